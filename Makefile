@@ -1,0 +1,19 @@
+.PHONY: run test build generate bench
+
+# Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
+run:
+	scripts/run.sh
+
+# The whole test suite, against its own private PostgreSQL cluster.
+test:
+	scripts/test.sh
+
+build:
+	go build -o bin/parley ./cmd/parley
+
+# Regenerate the templ components (the generated files are committed).
+generate:
+	go tool templ generate -path views
+
+bench:
+	scripts/test.sh -run '^$$' -bench . -benchtime 2s

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
+)
+
+func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("tenant create", stderr)
+	slug := fs.String("slug", "", "URL-safe tenant slug")
+	name := fs.String("name", "", "display name")
+	plan := fs.String("plan", "", "plan: "+strings.Join(db.PlanNames(), ", "))
+	email := fs.String("owner-email", "", "owner login email")
+	password := fs.String("owner-password", "", "owner login password (at least 10 characters)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	b, err := box()
+	if err != nil {
+		return err
+	}
+	return withDB(ctx, func(store *db.DB) error {
+		p, err := handlers.ProvisionTenant(ctx, store, b, handlers.NewTenantParams{Slug: *slug, Name: *name, Plan: *plan, OwnerEmail: *email, OwnerPassword: *password})
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, p)
+	})
+}
+
+func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("token create", stderr)
+	tenant := fs.String("tenant", "", "tenant slug")
+	scopesFlag := fs.String("scopes", "", "comma-separated scopes: "+strings.Join(auth.RESTScopes, ","))
+	name := fs.String("name", "Created from the command line", "label shown in the dashboard")
+	legacy := fs.Bool("legacy", false, "create a legacy plain key (sent in X-API-Key); default scope stats:read")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tenant == "" {
+		return errors.New("--tenant: required")
+	}
+	var scopes []string
+	var err error
+	switch {
+	case *scopesFlag == "" && *legacy:
+		scopes = auth.LegacyKeyScopes
+	case *scopesFlag == "":
+		return errors.New("--scopes: required")
+	default:
+		if scopes, err = auth.ParseScopes(*scopesFlag); err != nil {
+			return fmt.Errorf("--scopes: %w", err)
+		}
+	}
+	return withDB(ctx, func(store *db.DB) error {
+		t, err := store.TenantBySlug(ctx, *tenant)
+		if err != nil {
+			return fmt.Errorf("--tenant: %w", err)
+		}
+		token, nt := auth.NewToken(t.ID, *name, scopes, *legacy)
+		stored, err := store.CreateToken(ctx, nt)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, map[string]any{"id": stored.ID, "tenant": t.Slug, "token": token, "scopes": scopes, "legacy": *legacy})
+	})
+}
+
+func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("user create", stderr)
+	email := fs.String("email", "", "login email")
+	password := fs.String("password", "", "password (at least 10 characters)")
+	tenant := fs.String("tenant", "", "tenant slug the user becomes an owner of")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case !strings.Contains(*email, "@"):
+		return fmt.Errorf("--email: %q is not an email address", *email)
+	case *tenant == "":
+		return errors.New("--tenant: required")
+	}
+	hash, err := auth.HashPassword(*password)
+	if err != nil {
+		return fmt.Errorf("--password: %w", err)
+	}
+	return withDB(ctx, func(store *db.DB) error {
+		t, err := store.TenantBySlug(ctx, *tenant)
+		if err != nil {
+			return fmt.Errorf("--tenant: %w", err)
+		}
+		if err := store.AddOwner(ctx, t.ID, *email, hash, true); err != nil {
+			return err
+		}
+		return printJSON(stdout, map[string]any{"email": *email, "tenant": t.Slug, "role": "owner"})
+	})
+}
+
+// seedDemo creates the demo tenant on an empty database and prints its logins once.
+func seedDemo(ctx context.Context, stdout io.Writer) error {
+	b, err := box()
+	if err != nil {
+		return err
+	}
+	return withDB(ctx, func(store *db.DB) error {
+		n, err := store.CountTenants(ctx)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			fmt.Fprintln(stdout, "Database already has tenants; demo logins were printed when it was first created.")
+			return nil
+		}
+		password := "demo-" + strings.ToLower(strings.TrimRight(fmt.Sprintf("%x", auth.RandomBytes(6)), "="))
+		p, err := handlers.ProvisionTenant(ctx, store, b, handlers.NewTenantParams{Slug: "demo", Name: "Demo Company", Plan: "scale", OwnerEmail: "owner@demo.parley.local", OwnerPassword: password})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, `
+Demo tenant created (shown once; keep it):
+  dashboard:  sign in at /admin/login
+  email:      %s
+  password:   %s
+  API token:  %s
+  try:        curl -H "Authorization: Bearer %s" localhost:8080/tenants/demo
+
+`, p.OwnerEmail, password, p.Token, p.Token)
+		return nil
+	})
+}

@@ -1,0 +1,148 @@
+// Command parley runs the Parley service and its administrative tasks.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	_ "time/tzdata" // IANA zones for tenant time zones, whatever the host has
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/migrations"
+	"github.com/parley/parley/web"
+)
+
+const usage = `usage: parley <command> [flags]
+
+commands:
+  serve                          run the HTTP server and background jobs
+  migrate                        apply database migrations
+  tenant create --slug S --name N --plan P [--owner-email E] [--owner-password W]
+  token create --tenant S --scopes a,b [--name N] [--legacy]
+  user create --email E --password W --tenant S
+  dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
+  seed-demo                      on an empty database, create the demo tenant and print its logins
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "parley:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage is returned for a wrong command line; the usage text has been printed.
+var errUsage = errors.New("see usage above")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cmd, rest := args[0], args[1:]
+	if (cmd == "tenant" || cmd == "token" || cmd == "user") && len(rest) > 0 && rest[0] == "create" {
+		cmd, rest = cmd+" create", rest[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, stderr)
+	case "migrate":
+		return withDB(ctx, func(store *db.DB) error {
+			if err := migrations.Up(ctx, store.Pool); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, "migrations applied")
+			return nil
+		})
+	case "tenant create":
+		return tenantCreate(ctx, rest, stdout, stderr)
+	case "token create":
+		return tokenCreate(ctx, rest, stdout, stderr)
+	case "user create":
+		return userCreate(ctx, rest, stdout, stderr)
+	case "dev-db":
+		return devDB(ctx, rest, stdout, stderr)
+	case "seed-demo":
+		return seedDemo(ctx, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", strings.Join(args[:min(2, len(args))], " "))
+}
+
+func loadConfig() (web.Config, error) { return web.LoadConfig(os.Getenv, os.Environ()) }
+
+// withDB opens the database named by DATABASE_URL for a one-off command.
+func withDB(ctx context.Context, fn func(*db.DB) error) error {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return errors.New("DATABASE_URL: required")
+	}
+	store, err := db.Open(ctx, url, 4)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return fn(store)
+}
+
+// box builds the secret box from PARLEY_SECRET_KEY.
+func box() (*auth.Box, error) {
+	s := os.Getenv("PARLEY_SECRET_KEY")
+	if s == "" {
+		return nil, errors.New("PARLEY_SECRET_KEY: required (64 hexadecimal characters)")
+	}
+	key, err := auth.ParseKey(strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("PARLEY_SECRET_KEY: %w", err)
+	}
+	return auth.NewBox(key)
+}
+
+func serve(ctx context.Context, stderr io.Writer) error {
+	cfg, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	var handler slog.Handler = slog.NewJSONHandler(stderr, nil)
+	if cfg.LogFormat == "text" {
+		handler = slog.NewTextHandler(stderr, nil)
+	}
+	logger := slog.New(handler)
+	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	srv, err := web.NewServer(cfg, store, logger)
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,307 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Tenant is one row of tenants. Sealed secrets stay sealed here; callers that
+// need them open them with the secret box.
+type Tenant struct {
+	ID                string           `db:"id"`
+	Slug              string           `db:"slug"`
+	Name              string           `db:"name"`
+	Plan              string           `db:"plan"`
+	BotSeats          int              `db:"bot_seats"`
+	Description       *string          `db:"description"`
+	Timezone          string           `db:"timezone"`
+	WidgetKey         *string          `db:"widget_key"`
+	VisitorSigningKey []byte           `db:"visitor_signing_key"`
+	BotName           *string          `db:"bot_name"`
+	BotTitle          *string          `db:"bot_title"`
+	BotLore           *string          `db:"bot_lore"`
+	BotTone           string           `db:"bot_tone"`
+	UseTutoiement     bool             `db:"use_tutoiement"`
+	AllowEmojis       bool             `db:"allow_emojis"`
+	PrimaryColor      string           `db:"primary_color"`
+	SecondaryColor    *string          `db:"secondary_color"`
+	ShowAIBadge       bool             `db:"show_ai_badge"`
+	BotAvatar         *string          `db:"bot_avatar"`
+	AvatarType        string           `db:"avatar_type"`
+	AvatarBackground  *string          `db:"avatar_background"`
+	TeaserText        *string          `db:"teaser_text"`
+	AutoOpen          bool             `db:"auto_open"`
+	AutoOpenDelay     int              `db:"auto_open_delay"`
+	BubblePulse       bool             `db:"bubble_pulse"`
+	AllowedDomains    []string         `db:"allowed_domains"`
+	ContentPolicy     string           `db:"content_policy"`
+	VisitorAuthMode   *string          `db:"visitor_auth_mode"`
+	VisitorContextURL *string          `db:"visitor_context_url"`
+	CaptchaEnabled    bool             `db:"captcha_enabled"`
+	CaptchaSiteKey    *string          `db:"captcha_site_key"`
+	CaptchaSecretKey  []byte           `db:"captcha_secret_key"`
+	BookingCTAEnabled bool             `db:"booking_cta_enabled"`
+	BookingCTAConfig  BookingCTAConfig `db:"booking_cta_config"`
+	IsOnboarded       bool             `db:"is_onboarded"`
+	CreatedAt         time.Time        `db:"created_at"`
+	UpdatedAt         time.Time        `db:"updated_at"`
+}
+
+// BookingCTAConfig is the booking call-to-action shown by the widget.
+type BookingCTAConfig struct {
+	Headline    string `json:"headline"`
+	Subtitle    string `json:"subtitle"`
+	CTAText     string `json:"ctaText"`
+	OfficeHours string `json:"officeHours"`
+}
+
+// PlanInfo returns the tenant's plan row (the free plan if the name is unknown).
+func (t *Tenant) PlanInfo() Plan {
+	if p, ok := PlanByName(t.Plan); ok {
+		return p
+	}
+	return Plans[0]
+}
+
+// ConversationsLimit is the plan's monthly base plus paid bot seats.
+func (t *Tenant) ConversationsLimit() int {
+	return t.PlanInfo().ConversationsLimit + t.BotSeats*ConversationsPerBotSeat
+}
+
+const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, widget_key,
+	visitor_signing_key, bot_name, bot_title, bot_lore, bot_tone, use_tutoiement, allow_emojis,
+	primary_color, secondary_color, show_ai_badge, bot_avatar, avatar_type, avatar_background,
+	teaser_text, auto_open, auto_open_delay, bubble_pulse, allowed_domains, content_policy,
+	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
+	booking_cta_enabled, booking_cta_config, is_onboarded, created_at, updated_at`
+
+var scanTenant = pgx.RowToStructByName[Tenant]
+
+// TenantBySlug returns the tenant with that slug.
+func (d *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
+	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
+	if err != nil {
+		return Tenant{}, notFound(err, "Tenant")
+	}
+	return t, nil
+}
+
+// TenantByID returns the tenant with that id.
+func (d *DB) TenantByID(ctx context.Context, id string) (Tenant, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id)
+	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
+	if err != nil {
+		return Tenant{}, notFound(err, "Tenant")
+	}
+	return t, nil
+}
+
+// CountTenants returns how many tenants exist.
+func (d *DB) CountTenants(ctx context.Context) (int, error) {
+	var n int
+	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM tenants`).Scan(&n)
+	return n, err
+}
+
+// NewTenant is everything needed to provision a tenant in one transaction:
+// the tenant, its default segment, optionally an owner login, and one API token.
+type NewTenant struct {
+	Slug              string
+	Name              string
+	Plan              string
+	SealedSigningKey  []byte
+	OwnerEmail        string // empty: no owner account
+	OwnerPasswordHash string
+	Token             NewToken
+}
+
+// CreateTenant provisions a tenant. A taken slug is a conflict; an existing
+// user with the owner email becomes an owner of the new tenant too, keeping
+// their password.
+func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (Tenant, error) {
+	var t Tenant
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+			VALUES ($1, $2, $3, $4) RETURNING `+tenantColumns,
+			nt.Slug, nt.Name, nt.Plan, nt.SealedSigningKey)
+		var err error
+		t, err = pgx.CollectExactlyOneRow(rows, scanTenant)
+		if isUniqueViolation(err, "tenants_slug_key") {
+			return Errorf(KindConflict, "a tenant with slug %q already exists", nt.Slug)
+		}
+		if err != nil {
+			return fmt.Errorf("inserting tenant: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
+			VALUES ($1, 'default', 'Default', $2, true)`, t.ID, DefaultSystemPrompt(nt.Name)); err != nil {
+			return fmt.Errorf("inserting default segment: %w", err)
+		}
+		if nt.OwnerEmail != "" {
+			if _, err := addOwner(ctx, tx, t.ID, nt.OwnerEmail, nt.OwnerPasswordHash); err != nil {
+				return err
+			}
+		}
+		nt.Token.TenantID = t.ID
+		if _, err := insertToken(ctx, tx, nt.Token); err != nil {
+			return err
+		}
+		return nil
+	})
+	return t, err
+}
+
+// DefaultSystemPrompt is the starting system prompt of a new tenant's default segment.
+func DefaultSystemPrompt(tenantName string) string {
+	return "You are the assistant of " + tenantName + ". Answer visitors' questions from the knowledge base, " +
+		"be concise, and say so when you do not know."
+}
+
+// TenantPatch is a partial update of the tenant's writable fields. Unset fields do not change.
+type TenantPatch struct {
+	Name              Opt[string]           `json:"name"`
+	Description       Opt[string]           `json:"description"`
+	Timezone          Opt[string]           `json:"timezone"`
+	BotName           Opt[string]           `json:"botName"`
+	BotTitle          Opt[string]           `json:"botTitle"`
+	BotLore           Opt[string]           `json:"botLore"`
+	BotTone           Opt[string]           `json:"botTone"`
+	UseTutoiement     Opt[bool]             `json:"useTutoiement"`
+	AllowEmojis       Opt[bool]             `json:"allowEmojis"`
+	PrimaryColor      Opt[string]           `json:"primaryColor"`
+	SecondaryColor    Opt[string]           `json:"secondaryColor"`
+	ShowAIBadge       Opt[bool]             `json:"showAiBadge"`
+	BotAvatar         Opt[string]           `json:"botAvatar"`
+	AvatarType        Opt[string]           `json:"avatarType"`
+	AvatarBackground  Opt[string]           `json:"avatarBackground"`
+	TeaserText        Opt[string]           `json:"teaserText"`
+	AutoOpen          Opt[bool]             `json:"autoOpen"`
+	AutoOpenDelay     Opt[int]              `json:"autoOpenDelay"`
+	BubblePulse       Opt[bool]             `json:"bubblePulse"`
+	AllowedDomains    Opt[[]string]         `json:"allowedDomains"`
+	ContentPolicy     Opt[string]           `json:"contentPolicy"`
+	VisitorAuthMode   Opt[string]           `json:"visitorAuthMode"`
+	VisitorContextURL Opt[string]           `json:"visitorContextUrl"`
+	CaptchaEnabled    Opt[bool]             `json:"captchaEnabled"`
+	CaptchaSiteKey    Opt[string]           `json:"captchaSiteKey"`
+	CaptchaSecretKey  Opt[string]           `json:"captchaSecretKey"` // plain text in; sealed before UpdateTenant
+	BookingCTAEnabled Opt[bool]             `json:"bookingCtaEnabled"`
+	BookingCTAConfig  Opt[BookingCTAConfig] `json:"bookingCtaConfig"`
+	IsOnboarded       Opt[bool]             `json:"isOnboarded"`
+
+	// Set by the caller, never decoded from a request body.
+	SealedCaptchaSecret Opt[[]byte] `json:"-"`
+	WidgetKey           Opt[string] `json:"-"`
+	SealedSigningKey    Opt[[]byte] `json:"-"`
+}
+
+type setClause struct {
+	column string
+	value  any
+}
+
+func addSet[T any](sets []setClause, column string, o Opt[T]) []setClause {
+	if !o.Set {
+		return sets
+	}
+	if o.Null {
+		return append(sets, setClause{column, nil})
+	}
+	return append(sets, setClause{column, o.Value})
+}
+
+// UpdateTenant applies the set fields of p and returns the updated tenant.
+func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (Tenant, error) {
+	var sets []setClause
+	sets = addSet(sets, "name", p.Name)
+	sets = addSet(sets, "description", p.Description)
+	sets = addSet(sets, "timezone", p.Timezone)
+	sets = addSet(sets, "bot_name", p.BotName)
+	sets = addSet(sets, "bot_title", p.BotTitle)
+	sets = addSet(sets, "bot_lore", p.BotLore)
+	sets = addSet(sets, "bot_tone", p.BotTone)
+	sets = addSet(sets, "use_tutoiement", p.UseTutoiement)
+	sets = addSet(sets, "allow_emojis", p.AllowEmojis)
+	sets = addSet(sets, "primary_color", p.PrimaryColor)
+	sets = addSet(sets, "secondary_color", p.SecondaryColor)
+	sets = addSet(sets, "show_ai_badge", p.ShowAIBadge)
+	sets = addSet(sets, "bot_avatar", p.BotAvatar)
+	sets = addSet(sets, "avatar_type", p.AvatarType)
+	sets = addSet(sets, "avatar_background", p.AvatarBackground)
+	sets = addSet(sets, "teaser_text", p.TeaserText)
+	sets = addSet(sets, "auto_open", p.AutoOpen)
+	sets = addSet(sets, "auto_open_delay", p.AutoOpenDelay)
+	sets = addSet(sets, "bubble_pulse", p.BubblePulse)
+	if p.AllowedDomains.Set {
+		domains := p.AllowedDomains.Value
+		if domains == nil {
+			domains = []string{} // null clears the list; the column is never null
+		}
+		sets = append(sets, setClause{"allowed_domains", domains})
+	}
+	sets = addSet(sets, "content_policy", p.ContentPolicy)
+	sets = addSet(sets, "visitor_auth_mode", p.VisitorAuthMode)
+	sets = addSet(sets, "visitor_context_url", p.VisitorContextURL)
+	sets = addSet(sets, "captcha_enabled", p.CaptchaEnabled)
+	sets = addSet(sets, "captcha_site_key", p.CaptchaSiteKey)
+	sets = addSet(sets, "captcha_secret_key", p.SealedCaptchaSecret)
+	sets = addSet(sets, "booking_cta_enabled", p.BookingCTAEnabled)
+	if p.BookingCTAConfig.Set {
+		cfg, _ := json.Marshal(p.BookingCTAConfig.Value) // null resets to an empty config
+		sets = append(sets, setClause{"booking_cta_config", cfg})
+	}
+	sets = addSet(sets, "is_onboarded", p.IsOnboarded)
+	sets = addSet(sets, "widget_key", p.WidgetKey)
+	sets = addSet(sets, "visitor_signing_key", p.SealedSigningKey)
+
+	var b strings.Builder
+	args := []any{tenantID}
+	b.WriteString("UPDATE tenants SET updated_at = now()")
+	for _, s := range sets {
+		args = append(args, s.value)
+		fmt.Fprintf(&b, ", %s = $%d", s.column, len(args))
+	}
+	b.WriteString(" WHERE id = $1 RETURNING " + tenantColumns)
+	rows, _ := d.Pool.Query(ctx, b.String(), args...)
+	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
+	if err != nil {
+		return Tenant{}, notFound(err, "Tenant")
+	}
+	return t, nil
+}
+
+// TenantStats is usage of the tenant against its plan. ConversationsUsed
+// counts conversations started in the current period.
+type TenantStats struct {
+	ConversationsUsed int
+	Segments          int
+	APITokens         int
+	PeriodStart       time.Time
+	PeriodEnd         time.Time
+}
+
+// MonthStart returns the first instant of the calendar month of now, in UTC:
+// the conversation quota resets then.
+func MonthStart(now time.Time) time.Time {
+	now = now.UTC()
+	return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// TenantUsage counts what the tenant uses now.
+func (d *DB) TenantUsage(ctx context.Context, tenantID string, now time.Time) (TenantStats, error) {
+	s := TenantStats{PeriodStart: MonthStart(now)}
+	s.PeriodEnd = s.PeriodStart.AddDate(0, 1, 0)
+	err := d.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM segments WHERE tenant_id = $1),
+		(SELECT count(*) FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL)`,
+		tenantID).Scan(&s.Segments, &s.APITokens)
+	if err != nil {
+		return s, fmt.Errorf("counting tenant usage: %w", err)
+	}
+	return s, nil
+}

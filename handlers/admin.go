@@ -1,0 +1,204 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// Session keys.
+const (
+	sessUserID     = "userID"
+	sessTenantID   = "tenantID"
+	sessFlash      = "flash"
+	sessFlashError = "flashError"
+	sessNewToken   = "newToken"
+)
+
+// Login attempts: at most loginLimit failures per window, per client address and per email.
+const (
+	loginLimit  = 10
+	loginWindow = 15 * time.Minute
+)
+
+// AdminContext is the signed-in user and the tenant they are administering.
+type AdminContext struct {
+	User        db.User
+	Tenant      db.Tenant
+	Memberships []db.Membership
+}
+
+func adminFrom(c echo.Context) *AdminContext { return c.Get(AdminKey).(*AdminContext) }
+
+func csrfToken(c echo.Context) string {
+	s, _ := c.Get("csrf").(string)
+	return s
+}
+
+// page builds the layout model of a signed-in page and consumes flash messages.
+func (h *Handler) page(c echo.Context, title, active string) views.Page {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	p := views.Page{
+		Title: title, Active: active, UserEmail: a.User.Email,
+		TenantSlug: a.Tenant.Slug, TenantName: a.Tenant.Name, CSRF: csrfToken(c),
+		Flash: h.Sessions.PopString(ctx, sessFlash), FlashError: h.Sessions.PopString(ctx, sessFlashError),
+	}
+	for _, m := range a.Memberships {
+		p.Tenants = append(p.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
+	}
+	return p
+}
+
+// RequireAdmin lets signed-in users through with their AdminContext and sends
+// everyone else to the sign-in page.
+func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		userID := h.Sessions.GetString(ctx, sessUserID)
+		if userID == "" {
+			return h.toLogin(c)
+		}
+		user, err := h.DB.UserByID(ctx, userID)
+		if db.ErrorKind(err) == db.KindNotFound {
+			_ = h.Sessions.Destroy(ctx)
+			return h.toLogin(c)
+		}
+		if err != nil {
+			return err
+		}
+		ms, err := h.DB.Memberships(ctx, userID)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			_ = h.Sessions.Destroy(ctx)
+			return render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
+		}
+		current := ms[0].TenantID
+		want := h.Sessions.GetString(ctx, sessTenantID)
+		for _, m := range ms {
+			if m.TenantID == want {
+				current = want
+			}
+		}
+		t, err := h.DB.TenantByID(ctx, current)
+		if err != nil {
+			return err
+		}
+		c.Set(AdminKey, &AdminContext{User: user, Tenant: t, Memberships: ms})
+		return next(c)
+	}
+}
+
+func (h *Handler) toLogin(c echo.Context) error {
+	target := "/admin/login"
+	if c.Request().Method == http.MethodGet && c.Request().URL.Path != "/admin" {
+		target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		c.Response().Header().Set("HX-Redirect", target)
+		return c.NoContent(http.StatusUnauthorized)
+	}
+	return c.Redirect(http.StatusSeeOther, target)
+}
+
+// safeNext keeps post-login redirects on the dashboard.
+func safeNext(next string) string {
+	if strings.HasPrefix(next, "/admin") && !strings.HasPrefix(next, "//") && !strings.Contains(next, "\\") {
+		return next
+	}
+	return "/admin"
+}
+
+// ShowLogin renders the sign-in page.
+func (h *Handler) ShowLogin(c echo.Context) error {
+	if h.Sessions.GetString(c.Request().Context(), sessUserID) != "" {
+		return c.Redirect(http.StatusSeeOther, "/admin")
+	}
+	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next")}))
+}
+
+// Login checks the credentials, rate-limited per address and per email.
+func (h *Handler) Login(c echo.Context) error {
+	ctx := c.Request().Context()
+	email := strings.TrimSpace(c.FormValue("email"))
+	password := c.FormValue("password")
+	form := views.LoginForm{Email: email, CSRF: csrfToken(c), Next: c.FormValue("next")}
+	now := h.now()
+	keys := []string{"login:ip:" + c.RealIP(), "login:email:" + strings.ToLower(email)}
+	for _, k := range keys {
+		n, err := h.DB.Count(ctx, k, loginWindow, now)
+		if err != nil {
+			return err
+		}
+		if n >= loginLimit {
+			form.Error = "Too many failed sign-in attempts. Wait 15 minutes and try again."
+			return render(c, http.StatusTooManyRequests, views.Login(form))
+		}
+	}
+	user, err := h.DB.UserByEmail(ctx, email)
+	if err != nil && db.ErrorKind(err) != db.KindNotFound {
+		return err
+	}
+	if !auth.CheckPassword(user.PasswordHash, password) {
+		for _, k := range keys {
+			if _, err := h.DB.Hit(ctx, k, loginWindow, now); err != nil {
+				return err
+			}
+		}
+		form.Error = "Wrong email or password."
+		return render(c, http.StatusUnauthorized, views.Login(form))
+	}
+	// A new session token on privilege change prevents session fixation.
+	if err := h.Sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessUserID, user.ID)
+	return c.Redirect(http.StatusSeeOther, safeNext(form.Next))
+}
+
+// Logout ends the session.
+func (h *Handler) Logout(c echo.Context) error {
+	if err := h.Sessions.Destroy(c.Request().Context()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/login")
+}
+
+// SwitchTenant changes the tenant being administered, among the user's own.
+func (h *Handler) SwitchTenant(c echo.Context) error {
+	a := adminFrom(c)
+	slug := c.FormValue("tenant")
+	for _, m := range a.Memberships {
+		if m.TenantSlug == slug {
+			h.Sessions.Put(c.Request().Context(), sessTenantID, m.TenantID)
+			return c.Redirect(http.StatusSeeOther, "/admin")
+		}
+	}
+	return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+}
+
+// ShowOverview renders the dashboard home.
+func (h *Handler) ShowOverview(c echo.Context) error {
+	a := adminFrom(c)
+	u, err := h.DB.TenantUsage(c.Request().Context(), a.Tenant.ID, h.now())
+	if err != nil {
+		return err
+	}
+	s := newStatsJSON(a.Tenant, u)
+	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), views.Overview{
+		Plan: s.Plan, IsActivated: a.Tenant.PlanInfo().Widget,
+		ConversationsUsed: s.ConversationsUsed, ConversationsLimit: s.ConversationsLimit,
+		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusLimit: s.CorpusLimit,
+		APITokensCount: s.APITokensCount, PeriodEnd: s.PeriodEnd.Format("2 January 2006"),
+		EmbedCode: h.EmbedCode(a.Tenant),
+	}))
+}

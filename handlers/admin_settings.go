@@ -1,0 +1,125 @@
+package handlers
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+func options(values []string) []views.Option {
+	out := make([]views.Option, len(values))
+	for i, v := range values {
+		out[i] = views.Option{Value: v, Label: strings.ReplaceAll(strings.ToLower(v), "_", " ")}
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func settingsForm(t db.Tenant) views.SettingsForm {
+	return views.SettingsForm{
+		Name: t.Name, BotName: deref(t.BotName), BotTitle: deref(t.BotTitle), BotLore: deref(t.BotLore),
+		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
+		PrimaryColor: t.PrimaryColor, SecondaryColor: deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
+		BotAvatar: deref(t.BotAvatar), AvatarType: t.AvatarType, TeaserText: deref(t.TeaserText),
+		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
+		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
+		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey),
+	}
+}
+
+func withChoices(f views.SettingsForm) views.SettingsForm {
+	f.Tones, f.AvatarTypes, f.Policies = options(BotTones), options(AvatarTypes), options(ContentPolicies)
+	return f
+}
+
+// ShowSettings renders the persona and widget page.
+func (h *Handler) ShowSettings(c echo.Context) error {
+	f := withChoices(settingsForm(adminFrom(c).Tenant))
+	return render(c, http.StatusOK, views.SettingsPage(h.page(c, "Persona & widget", "settings"), f))
+}
+
+// SaveSettings validates the form with the API's rules, saves it, or re-renders it with the errors.
+func (h *Handler) SaveSettings(c echo.Context) error {
+	a := adminFrom(c)
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	get := func(k string) string { return form.Get(k) }
+	checked := func(k string) bool { return get(k) == "true" || get(k) == "on" }
+	var domains []string
+	for _, line := range strings.FieldsFunc(get("allowedDomains"), func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
+		if line = strings.TrimSpace(line); line != "" {
+			domains = append(domains, line)
+		}
+	}
+	p := db.TenantPatch{
+		Name: db.Some(get("name")), BotName: db.Some(get("botName")), BotTitle: db.Some(get("botTitle")),
+		BotLore: db.Some(get("botLore")), BotTone: db.Some(get("botTone")),
+		UseTutoiement: db.Some(checked("useTutoiement")), AllowEmojis: db.Some(checked("allowEmojis")),
+		PrimaryColor: db.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: db.Some(strings.TrimSpace(get("secondaryColor"))),
+		ShowAIBadge: db.Some(checked("showAiBadge")), BotAvatar: db.Some(strings.TrimSpace(get("botAvatar"))),
+		AvatarType: db.Some(get("avatarType")), TeaserText: db.Some(get("teaserText")),
+		AutoOpen: db.Some(checked("autoOpen")), BubblePulse: db.Some(checked("bubblePulse")),
+		AllowedDomains: db.Some(domains), ContentPolicy: db.Some(get("contentPolicy")),
+	}
+	errs := db.FieldErrors{}
+	if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
+		errs.Add("autoOpenDelay", "must be a whole number of seconds")
+	} else {
+		p.AutoOpenDelay = db.Some(n)
+	}
+	_, err = h.applyTenantPatch(c.Request().Context(), a.Tenant, p, errs)
+	if db.ErrorKind(err) == db.KindInvalid {
+		f := views.SettingsForm{
+			Name: get("name"), BotName: get("botName"), BotTitle: get("botTitle"), BotLore: get("botLore"),
+			BotTone: get("botTone"), UseTutoiement: checked("useTutoiement"), AllowEmojis: checked("allowEmojis"),
+			PrimaryColor: get("primaryColor"), SecondaryColor: get("secondaryColor"), ShowAIBadge: checked("showAiBadge"),
+			BotAvatar: get("botAvatar"), AvatarType: get("avatarType"), TeaserText: get("teaserText"),
+			AutoOpen: checked("autoOpen"), AutoOpenDelay: get("autoOpenDelay"), BubblePulse: checked("bubblePulse"),
+			AllowedDomains: get("allowedDomains"), ContentPolicy: get("contentPolicy"),
+			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey),
+			Errors: views.Errors(err.(*db.Error).Details.(map[string]string)),
+		}
+		return render(c, http.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Persona & widget", "settings"), withChoices(f)))
+	}
+	if err != nil {
+		return err
+	}
+	h.Sessions.Put(c.Request().Context(), sessFlash, "Settings saved.")
+	return c.Redirect(http.StatusSeeOther, "/admin/settings")
+}
+
+// SaveWidgetKey generates a new widget key or removes it.
+func (h *Handler) SaveWidgetKey(c echo.Context) error {
+	a := adminFrom(c)
+	var p db.TenantPatch
+	msg := "Widget key removed: any allowed site can use the chat."
+	switch c.FormValue("action") {
+	case "generate":
+		p.WidgetKey = db.Some("wk_" + base64.RawURLEncoding.EncodeToString(auth.RandomBytes(18)))
+		msg = "New widget key generated: update the embed code on your site."
+	case "clear":
+		p.WidgetKey = db.Opt[string]{Set: true, Null: true}
+	default:
+		return invalid("action must be generate or clear")
+	}
+	if _, err := h.DB.UpdateTenant(c.Request().Context(), a.Tenant.ID, p); err != nil {
+		return err
+	}
+	h.Sessions.Put(c.Request().Context(), sessFlash, msg)
+	return c.Redirect(http.StatusSeeOther, "/admin/settings")
+}

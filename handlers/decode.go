@@ -1,0 +1,91 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+)
+
+// maxJSONBody bounds management request bodies (bulk corpus imports are larger and set their own).
+const maxJSONBody = 1 << 20
+
+// decodeObject reads a JSON object body into a map of raw fields.
+func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, error) {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
+	if err != nil {
+		return nil, invalid("Could not read request body")
+	}
+	if int64(len(body)) > limit {
+		return nil, &db.Error{Kind: db.KindTooLarge, Message: "Request body too large"}
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return nil, invalid("Request body must be a JSON object")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, invalid("Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return raw, nil
+}
+
+// decodeFields unmarshals each field of raw into the struct field of dst
+// (a pointer to a struct) whose json tag names it, collecting one error per
+// field of the wrong type. Fields dst does not declare are ignored, so a
+// client may send back what it read.
+func decodeFields(raw map[string]json.RawMessage, dst any) db.FieldErrors {
+	errs := db.FieldErrors{}
+	v := reflect.ValueOf(dst).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		msg, ok := raw[name]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(msg, v.Field(i).Addr().Interface()); err != nil {
+			errs.Add(name, typeError(err))
+		}
+	}
+	return errs
+}
+
+// typeError turns a JSON unmarshalling error into a message about the expected type.
+func typeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return te.Field + " must be " + describeType(te.Type)
+		}
+		return "must be " + describeType(te.Type)
+	}
+	return "has an invalid value"
+}
+
+func describeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(describeType(t.Elem()), "a "), "an ") + "s"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "of another type"
+}

@@ -1,0 +1,176 @@
+package handlers
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+)
+
+// tenantJSON is the API representation of a tenant. Secrets never appear:
+// the captcha secret shows as hasCaptchaSecretKey.
+type tenantJSON struct {
+	ID                  string              `json:"id"`
+	Slug                string              `json:"slug"`
+	Name                string              `json:"name"`
+	Plan                string              `json:"plan"`
+	IsActivated         bool                `json:"isActivated"`
+	Description         *string             `json:"description"`
+	Timezone            string              `json:"timezone"`
+	BotName             *string             `json:"botName"`
+	BotTitle            *string             `json:"botTitle"`
+	BotLore             *string             `json:"botLore"`
+	BotTone             string              `json:"botTone"`
+	UseTutoiement       bool                `json:"useTutoiement"`
+	AllowEmojis         bool                `json:"allowEmojis"`
+	PrimaryColor        string              `json:"primaryColor"`
+	SecondaryColor      *string             `json:"secondaryColor"`
+	ShowAIBadge         bool                `json:"showAiBadge"`
+	BotAvatar           *string             `json:"botAvatar"`
+	AvatarType          string              `json:"avatarType"`
+	AvatarBackground    *string             `json:"avatarBackground"`
+	TeaserText          *string             `json:"teaserText"`
+	AutoOpen            bool                `json:"autoOpen"`
+	AutoOpenDelay       int                 `json:"autoOpenDelay"`
+	BubblePulse         bool                `json:"bubblePulse"`
+	AllowedDomains      []string            `json:"allowedDomains"`
+	ContentPolicy       string              `json:"contentPolicy"`
+	VisitorAuthMode     *string             `json:"visitorAuthMode"`
+	VisitorContextURL   *string             `json:"visitorContextUrl"`
+	CaptchaEnabled      bool                `json:"captchaEnabled"`
+	CaptchaSiteKey      *string             `json:"captchaSiteKey"`
+	HasCaptchaSecretKey bool                `json:"hasCaptchaSecretKey"`
+	HasWidgetKey        bool                `json:"hasWidgetKey"`
+	BookingCTAEnabled   bool                `json:"bookingCtaEnabled"`
+	BookingCTAConfig    db.BookingCTAConfig `json:"bookingCtaConfig"`
+	IsOnboarded         bool                `json:"isOnboarded"`
+	BotSeats            int                 `json:"botSeats"`
+	ConversationsLimit  int                 `json:"conversationsLimit"`
+	ConversationsUsed   int                 `json:"conversationsUsed"`
+	SegmentsLimit       int                 `json:"segmentsLimit"`
+	CorpusLimit         int                 `json:"corpusLimit"`
+	CreatedAt           time.Time           `json:"createdAt"`
+	UpdatedAt           time.Time           `json:"updatedAt"`
+}
+
+func newTenantJSON(t db.Tenant, usage db.TenantStats) tenantJSON {
+	plan := t.PlanInfo()
+	return tenantJSON{
+		ID: t.ID, Slug: t.Slug, Name: t.Name, Plan: t.Plan, IsActivated: plan.Widget,
+		Description: t.Description, Timezone: t.Timezone,
+		BotName: t.BotName, BotTitle: t.BotTitle, BotLore: t.BotLore, BotTone: t.BotTone,
+		UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
+		PrimaryColor: t.PrimaryColor, SecondaryColor: t.SecondaryColor, ShowAIBadge: t.ShowAIBadge,
+		BotAvatar: t.BotAvatar, AvatarType: t.AvatarType, AvatarBackground: t.AvatarBackground,
+		TeaserText: t.TeaserText, AutoOpen: t.AutoOpen, AutoOpenDelay: t.AutoOpenDelay, BubblePulse: t.BubblePulse,
+		AllowedDomains: t.AllowedDomains, ContentPolicy: t.ContentPolicy,
+		VisitorAuthMode: t.VisitorAuthMode, VisitorContextURL: t.VisitorContextURL,
+		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: t.CaptchaSiteKey, HasCaptchaSecretKey: t.CaptchaSecretKey != nil,
+		HasWidgetKey:      t.WidgetKey != nil,
+		BookingCTAEnabled: t.BookingCTAEnabled, BookingCTAConfig: t.BookingCTAConfig, IsOnboarded: t.IsOnboarded,
+		BotSeats: t.BotSeats, ConversationsLimit: t.ConversationsLimit(), ConversationsUsed: usage.ConversationsUsed,
+		SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	}
+}
+
+// statsJSON is the tenant's usage against its plan (GET /tenants/{slug}/stats and `stats` of GET /tenants/{slug}).
+type statsJSON struct {
+	Plan               string    `json:"plan"`
+	ConversationsUsed  int       `json:"conversationsUsed"`
+	ConversationsLimit int       `json:"conversationsLimit"`
+	SegmentsCount      int       `json:"segmentsCount"`
+	SegmentsLimit      int       `json:"segmentsLimit"`
+	CorpusLimit        int       `json:"corpusLimit"`
+	APITokensCount     int       `json:"apiTokensCount"`
+	PeriodStart        time.Time `json:"periodStart"`
+	PeriodEnd          time.Time `json:"periodEnd"`
+}
+
+func newStatsJSON(t db.Tenant, u db.TenantStats) statsJSON {
+	plan := t.PlanInfo()
+	return statsJSON{
+		Plan: t.Plan, ConversationsUsed: u.ConversationsUsed, ConversationsLimit: t.ConversationsLimit(),
+		SegmentsCount: u.Segments, SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
+		APITokensCount: u.APITokens, PeriodStart: u.PeriodStart, PeriodEnd: u.PeriodEnd,
+	}
+}
+
+// EmbedCode is the snippet a tenant pastes into their site. The widget key,
+// when set, travels in data-widget-key.
+func (h *Handler) EmbedCode(t db.Tenant) string {
+	s := `<script src="` + html.EscapeString(h.CDNURL) + `/widget.js" data-tenant="` + html.EscapeString(t.Slug) + `"`
+	if t.WidgetKey != nil {
+		s += ` data-widget-key="` + html.EscapeString(*t.WidgetKey) + `"`
+	}
+	return s + ` async></script>`
+}
+
+// ShowTenant answers GET /tenants/{slug}.
+func (h *Handler) ShowTenant(c echo.Context) error {
+	t := tenantFrom(c)
+	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"tenant": newTenantJSON(t, usage),
+		"stats":  newStatsJSON(t, usage),
+		// Conversations arrive with the chat engine; until one exists the list is truly empty.
+		"recentConversations": []any{},
+		"embedCode":           h.EmbedCode(t),
+	})
+}
+
+// ShowTenantStats answers GET /tenants/{slug}/stats.
+func (h *Handler) ShowTenantStats(c echo.Context) error {
+	t := tenantFrom(c)
+	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newStatsJSON(t, usage))
+}
+
+// UpdateTenant answers PUT /tenants/{slug}: only sent fields change.
+func (h *Handler) UpdateTenant(c echo.Context) error {
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	var p db.TenantPatch
+	errs := decodeFields(raw, &p)
+	t, err := h.applyTenantPatch(c.Request().Context(), tenantFrom(c), p, errs)
+	if err != nil {
+		return err
+	}
+	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newTenantJSON(t, usage))
+}
+
+// applyTenantPatch validates p (adding to errs from decoding), seals secrets and saves.
+// Both the API and the admin settings page go through it.
+func (h *Handler) applyTenantPatch(ctx context.Context, t db.Tenant, p db.TenantPatch, errs db.FieldErrors) (db.Tenant, error) {
+	for k, v := range validateTenantPatch(&p) {
+		errs.Add(k, v)
+	}
+	checkCaptcha(errs, t, p)
+	if err := errs.Err(); err != nil {
+		return t, err
+	}
+	if p.CaptchaSecretKey.Set {
+		if p.CaptchaSecretKey.Null || p.CaptchaSecretKey.Value == "" {
+			p.SealedCaptchaSecret = db.Opt[[]byte]{Set: true, Null: true}
+		} else {
+			p.SealedCaptchaSecret = db.Some(h.Box.Seal([]byte(p.CaptchaSecretKey.Value)))
+		}
+	}
+	return h.DB.UpdateTenant(ctx, t.ID, p)
+}

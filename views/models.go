@@ -1,0 +1,57 @@
+// Package views holds the admin dashboard's templ components and the small
+// view models they render.
+package views
+
+// Page is what the layout needs on every admin page.
+type Page struct {
+	Title      string
+	Active     string // key of the nav item to highlight
+	UserEmail  string
+	TenantSlug string
+	TenantName string
+	Tenants    []TenantOption
+	CSRF       string
+	Flash      string
+	FlashError string
+}
+
+// TenantOption is one tenant the signed-in user may switch to.
+type TenantOption struct {
+	Slug, Name string
+	Current    bool
+}
+
+// NavItem is one area of the dashboard.
+type NavItem struct {
+	Key, Label, Href string
+}
+
+// Nav lists the areas that exist, in order. Later areas (segments, corpus,
+// tools, submissions, ...) are appended here when they are built.
+var Nav = []NavItem{
+	{Key: "overview", Label: "Overview", Href: "/admin"},
+	{Key: "settings", Label: "Persona & widget", Href: "/admin/settings"},
+	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
+}
+
+// Option is a choice of a select.
+type Option struct {
+	Value, Label string
+}
+
+// Errors maps a form field name to its message.
+type Errors map[string]string
+
+// safeColor returns c when it is a #RRGGBB colour, else transparent, so that a
+// rejected value never reaches a style attribute.
+func safeColor(c string) string {
+	if len(c) != 7 || c[0] != '#' {
+		return "transparent"
+	}
+	for _, r := range c[1:] {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return "transparent"
+		}
+	}
+	return c
+}

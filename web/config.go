@@ -1,0 +1,167 @@
+// Package web assembles Parley's HTTP server: configuration, the Echo
+// instance, the route table, middleware and error mapping.
+package web
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/parley/parley/auth"
+)
+
+// Config is everything Parley reads from the environment.
+type Config struct {
+	DatabaseURL      string
+	Addr             string
+	BaseURL          string
+	SecretKey        []byte
+	CDNURL           string
+	LLMProvider      string
+	LLMBaseURL       string
+	LLMAPIKey        string
+	LLMModel         string
+	SSRFAllow        []netip.Prefix
+	TrustedProxies   []netip.Prefix
+	CaptchaVerifyURL string
+	DBMaxConns       int32
+	LogFormat        string
+}
+
+// knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.
+var knownVars = []string{
+	"PARLEY_ADDR", "PARLEY_BASE_URL", "PARLEY_SECRET_KEY", "PARLEY_CDN_URL",
+	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
+	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
+	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT",
+}
+
+// LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
+var LLMProviders = []string{"local", "openai", "anthropic"}
+
+// LoadConfig reads the configuration from getenv (os.Getenv in production) and
+// validates it; every error names the variable. environ lists the variables
+// set, to catch misspelt PARLEY_ names.
+func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "PARLEY_") && !strings.HasPrefix(name, "PARLEY_TEST_") && !slices.Contains(knownVars, name) {
+			return Config{}, fmt.Errorf("%s: unknown variable (known: %s)", name, strings.Join(knownVars, ", "))
+		}
+	}
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		DatabaseURL:      get("DATABASE_URL", ""),
+		Addr:             get("PARLEY_ADDR", ":8080"),
+		LLMProvider:      get("PARLEY_LLM_PROVIDER", "local"),
+		LLMBaseURL:       get("PARLEY_LLM_BASE_URL", ""),
+		LLMAPIKey:        get("PARLEY_LLM_API_KEY", ""),
+		LLMModel:         get("PARLEY_LLM_MODEL", ""),
+		CaptchaVerifyURL: get("PARLEY_CAPTCHA_VERIFY_URL", "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
+		DBMaxConns:       20,
+	}
+	if c.DatabaseURL == "" {
+		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")
+	}
+	if _, _, err := splitHostPort(c.Addr); err != nil {
+		return c, fmt.Errorf("PARLEY_ADDR: %v", err)
+	}
+	_, port, _ := splitHostPort(c.Addr)
+	var err error
+	if c.BaseURL, err = checkURL("PARLEY_BASE_URL", get("PARLEY_BASE_URL", "http://localhost:"+port)); err != nil {
+		return c, err
+	}
+	if c.CDNURL, err = checkURL("PARLEY_CDN_URL", get("PARLEY_CDN_URL", c.BaseURL)); err != nil {
+		return c, err
+	}
+	if c.LLMBaseURL != "" {
+		if c.LLMBaseURL, err = checkURL("PARLEY_LLM_BASE_URL", c.LLMBaseURL); err != nil {
+			return c, err
+		}
+	}
+	if _, err := checkURL("PARLEY_CAPTCHA_VERIFY_URL", c.CaptchaVerifyURL); err != nil {
+		return c, err
+	}
+	if !slices.Contains(LLMProviders, c.LLMProvider) {
+		return c, fmt.Errorf("PARLEY_LLM_PROVIDER: %q is not one of %s", c.LLMProvider, strings.Join(LLMProviders, ", "))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		return c, fmt.Errorf("PARLEY_LOG_FORMAT: %q is not json or text", c.LogFormat)
+	}
+	if s := getenv("PARLEY_SECRET_KEY"); s != "" {
+		if c.SecretKey, err = auth.ParseKey(strings.TrimSpace(s)); err != nil {
+			return c, fmt.Errorf("PARLEY_SECRET_KEY: %v", err)
+		}
+	}
+	if c.SSRFAllow, err = parseCIDRs("PARLEY_SSRF_ALLOW", getenv("PARLEY_SSRF_ALLOW")); err != nil {
+		return c, err
+	}
+	if c.TrustedProxies, err = parseCIDRs("PARLEY_TRUSTED_PROXIES", getenv("PARLEY_TRUSTED_PROXIES")); err != nil {
+		return c, err
+	}
+	if s := getenv("PARLEY_DB_MAX_CONNS"); s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || n > 1000 {
+			return c, fmt.Errorf("PARLEY_DB_MAX_CONNS: %q is not an integer between 1 and 1000", s)
+		}
+		c.DBMaxConns = int32(n)
+	}
+	return c, nil
+}
+
+// SecureCookies reports whether cookies get the Secure flag: whenever the
+// service is reached over HTTPS.
+func (c Config) SecureCookies() bool { return strings.HasPrefix(c.BaseURL, "https://") }
+
+func splitHostPort(addr string) (string, string, error) {
+	i := strings.LastIndex(addr, ":")
+	if i < 0 {
+		return "", "", fmt.Errorf("%q must be host:port or :port", addr)
+	}
+	port := addr[i+1:]
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", "", fmt.Errorf("%q has no valid port", addr)
+	}
+	return addr[:i], port, nil
+}
+
+func checkURL(name, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%s: %q is not an absolute http(s) URL", name, raw)
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+func parseCIDRs(name, raw string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(raw, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			addr, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q is not a CIDR or address", name, f)
+			}
+			out = append(out, netip.PrefixFrom(addr, addr.BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a CIDR", name, f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}

@@ -1,0 +1,74 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+var kindStatus = map[db.Kind]int{
+	db.KindInvalid:      http.StatusBadRequest,
+	db.KindUnauthorized: http.StatusUnauthorized,
+	db.KindForbidden:    http.StatusForbidden,
+	db.KindNotFound:     http.StatusNotFound,
+	db.KindConflict:     http.StatusConflict,
+	db.KindNotActivated: http.StatusPaymentRequired,
+	db.KindRateLimited:  http.StatusTooManyRequests,
+	db.KindTooLarge:     http.StatusRequestEntityTooLarge,
+}
+
+// errorBody is the spec's error shape.
+type errorBody struct {
+	Error   string `json:"error"`
+	Details any    `json:"details,omitempty"`
+	Code    string `json:"code,omitempty"`
+}
+
+// handleError is the one place errors become responses: application errors
+// keep their message, Echo's own keep theirs, anything else is logged and
+// shown as "Internal error".
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := http.StatusInternalServerError
+	body := errorBody{Error: "Internal error"}
+	var appErr *db.Error
+	var httpErr *echo.HTTPError
+	switch {
+	case errors.As(err, &appErr) && appErr.Kind != db.KindInternal:
+		status = kindStatus[appErr.Kind]
+		body = errorBody{Error: appErr.Message, Details: appErr.Details, Code: appErr.Code}
+	case errors.As(err, &httpErr):
+		status = httpErr.Code
+		if msg, ok := httpErr.Message.(string); ok {
+			body.Error = msg
+		} else {
+			body.Error = http.StatusText(status)
+		}
+		if status == http.StatusForbidden && strings.Contains(body.Error, "CSRF") || status == http.StatusBadRequest && strings.Contains(body.Error, "csrf") {
+			body.Error = "Your form expired or came from another site; reload the page and try again."
+			status = http.StatusForbidden
+		}
+	}
+	if status >= 500 {
+		s.Logger.Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	if strings.HasPrefix(c.Request().URL.Path, "/admin") {
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+		c.Response().WriteHeader(status)
+		_ = views.ErrorPage(status, body.Error).Render(c.Request().Context(), c.Response())
+		return
+	}
+	_ = c.JSON(status, body)
+}

@@ -1,0 +1,125 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/handlers"
+)
+
+// testKey is the secret key of test servers.
+var testKey = strings.Repeat("ab", 32)
+
+// bundle is a running test server on the test binary's database.
+type bundle struct {
+	srv *Server
+	ts  *httptest.Server
+	db  *db.DB
+	box *auth.Box
+}
+
+// setup starts a Parley server on an httptest listener.
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	store := dbtest.New(t)
+	cfg, err := LoadConfig(func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return dbtest.URL()
+		case "PARLEY_SECRET_KEY":
+			return testKey
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Echo)
+	t.Cleanup(ts.Close)
+	key, _ := auth.ParseKey(testKey)
+	box, _ := auth.NewBox(key)
+	return &bundle{srv: srv, ts: ts, db: store, box: box}
+}
+
+var tenantSeq atomic.Int64
+
+// tenant is a provisioned test tenant.
+type tenant struct {
+	handlers.Provisioned
+	Password string
+}
+
+// newTenant provisions a tenant with a unique slug on plan, with an owner login.
+func (b *bundle) newTenant(t *testing.T, plan string) tenant {
+	t.Helper()
+	n := tenantSeq.Add(1)
+	slug := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1_000_000_000, n)
+	pw := "password-" + slug
+	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, handlers.NewTenantParams{
+		Slug: slug, Name: "Tenant " + slug, Plan: plan, OwnerEmail: "owner@" + slug + ".test", OwnerPassword: pw,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tenant{Provisioned: p, Password: pw}
+}
+
+// token creates an ak_ token of tenant with the given scopes.
+func (b *bundle) token(t *testing.T, tenantID string, scopes ...string) string {
+	t.Helper()
+	tok, nt := auth.NewToken(tenantID, "test", scopes, false)
+	if _, err := b.db.CreateToken(context.Background(), nt); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// do sends a request with optional bearer token and JSON body and decodes the JSON answer.
+func (b *bundle) do(t *testing.T, method, path, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	switch v := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(v)
+	default:
+		buf, _ := json.Marshal(v)
+		r = strings.NewReader(string(buf))
+	}
+	req, _ := http.NewRequest(method, b.ts.URL+path, r)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 && (raw[0] == '{') {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
+		}
+	}
+	return resp.StatusCode, out
+}

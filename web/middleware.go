@@ -1,0 +1,116 @@
+package web
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
+)
+
+// ipExtractor believes X-Forwarded-For only from the configured trusted
+// proxies; with none, the client address is the connection's.
+func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// logRequests writes one line per request with its id and tenant.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // write the response now, so its status is logged
+		}
+		attrs := []any{
+			"method", c.Request().Method, "path", c.Request().URL.Path, "status", c.Response().Status,
+			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "ip", c.RealIP(),
+		}
+		if t, ok := c.Get(handlers.TenantKey).(db.Tenant); ok {
+			attrs = append(attrs, "tenant", t.Slug)
+		} else if a, ok := c.Get(handlers.AdminKey).(*handlers.AdminContext); ok {
+			attrs = append(attrs, "tenant", a.Tenant.Slug)
+		}
+		s.Logger.Info("request", attrs...)
+		return nil
+	}
+}
+
+// tenantAPI authenticates a /tenants/:slug request and loads its tenant. A
+// credential of another tenant gets 404, as if the tenant did not exist.
+func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		p, err := s.Auth.Authenticate(ctx, c.Request())
+		if err != nil {
+			return err
+		}
+		t, err := s.DB.TenantBySlug(ctx, c.Param("slug"))
+		if db.ErrorKind(err) == db.KindNotFound || (err == nil && t.ID != p.TenantID) {
+			return db.Errorf(db.KindNotFound, "Tenant not found")
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(handlers.PrincipalKey, p)
+		c.Set(handlers.TenantKey, t)
+		return next(c)
+	}
+}
+
+// requireScope refuses a request whose credential lacks scope, naming it.
+func requireScope(scope string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p := c.Get(handlers.PrincipalKey).(auth.Principal)
+			if !p.HasScope(scope) {
+				return &db.Error{Kind: db.KindForbidden, Message: "Missing scope: " + scope,
+					Details: map[string]string{"requiredScope": scope}}
+			}
+			return next(c)
+		}
+	}
+}
+
+// adminCSRF protects every admin form with a double-submit token.
+func (s *Server) adminCSRF() echo.MiddlewareFunc {
+	return middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "form:_csrf,header:X-CSRF-Token",
+		CookieName:     "parley_csrf",
+		CookiePath:     "/admin",
+		CookieHTTPOnly: true,
+		CookieSecure:   s.Config.SecureCookies(),
+		CookieSameSite: http.SameSiteStrictMode,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return &db.Error{Kind: db.KindForbidden,
+				Message: "Your form expired or came from another site; reload the page and try again."}
+		},
+	})
+}
+
+// adminHeaders keeps admin pages out of frames and caches.
+func adminHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; frame-ancestors 'none'")
+		return next(c)
+	}
+}

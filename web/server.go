@@ -1,0 +1,107 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/jobs"
+)
+
+// Server is one Parley instance: the Echo instance and what it serves with.
+type Server struct {
+	Echo     *echo.Echo
+	Config   Config
+	DB       *db.DB
+	Logger   *slog.Logger
+	Handler  *handlers.Handler
+	Auth     *auth.Authenticator
+	Sessions *scs.SessionManager
+}
+
+// NewServer wires a server for cfg on an open database.
+func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
+	if len(cfg.SecretKey) == 0 {
+		return nil, errors.New("PARLEY_SECRET_KEY: required (64 hexadecimal characters; make run generates one under .data/)")
+	}
+	box, err := auth.NewBox(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("PARLEY_SECRET_KEY: %w", err)
+	}
+	sessions := scs.New()
+	sessions.Store = pgxstore.NewWithCleanupInterval(store.Pool, 10*time.Minute)
+	sessions.Lifetime = 12 * time.Hour
+	sessions.IdleTimeout = 2 * time.Hour
+	sessions.Cookie.Name = "parley_session"
+	sessions.Cookie.HttpOnly = true
+	sessions.Cookie.SameSite = http.SameSiteLaxMode
+	sessions.Cookie.Secure = cfg.SecureCookies()
+	sessions.Cookie.Path = "/admin"
+
+	s := &Server{
+		Echo:     echo.New(),
+		Config:   cfg,
+		DB:       store,
+		Logger:   logger,
+		Auth:     &auth.Authenticator{DB: store},
+		Sessions: sessions,
+	}
+	s.Handler = &handlers.Handler{
+		DB: store, Box: box, Sessions: sessions,
+		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
+	}
+	s.Echo.HideBanner = true
+	s.Echo.HidePort = true
+	s.Echo.HTTPErrorHandler = s.handleError
+	s.Echo.IPExtractor = ipExtractor(cfg.TrustedProxies)
+	s.routes()
+	return s, nil
+}
+
+// Run serves until ctx ends, with River working beside it, then drains
+// in-flight requests and jobs.
+func (s *Server) Run(ctx context.Context) error {
+	river, err := jobs.NewClient(s.DB, s.Logger)
+	if err != nil {
+		return fmt.Errorf("creating job client: %w", err)
+	}
+	if err := river.Start(ctx); err != nil {
+		return fmt.Errorf("starting jobs: %w", err)
+	}
+	srv := &http.Server{
+		Addr:              s.Config.Addr,
+		Handler:           s.Echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	s.Logger.Info("parley listening", "addr", s.Config.Addr, "base_url", s.Config.BaseURL)
+
+	select {
+	case err := <-errc:
+		_ = river.Stop(context.Background())
+		return fmt.Errorf("listening on %s: %w", s.Config.Addr, err)
+	case <-ctx.Done():
+	}
+	s.Logger.Info("shutting down: draining requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		s.Logger.Error("shutdown incomplete", "err", err)
+	}
+	if err := river.Stop(shutdownCtx); err != nil {
+		s.Logger.Error("stopping jobs", "err", err)
+	}
+	return nil
+}
