@@ -9,12 +9,16 @@ import (
 // MinPasswordLength is the shortest admin password accepted.
 const MinPasswordLength = 10
 
+// MaxPasswordBytes is the longest admin password accepted: bcrypt ignores
+// anything after the 72nd byte.
+const MaxPasswordBytes = 72
+
 // HashPassword hashes an admin password with bcrypt.
 func HashPassword(pw string) (string, error) {
 	if len(pw) < MinPasswordLength {
 		return "", errors.New("password must be at least 10 characters")
 	}
-	if len(pw) > 72 {
+	if len(pw) > MaxPasswordBytes {
 		return "", errors.New("password must be at most 72 bytes")
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
@@ -26,10 +30,11 @@ func HashPassword(pw string) (string, error) {
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("parley-dummy-password"), bcrypt.DefaultCost)
 
 // CheckPassword reports whether pw matches hash; with an empty hash it still
-// spends the time of one comparison.
+// spends the time of one comparison. A password longer than HashPassword
+// accepts never matches (bcrypt alone would match it on its first 72 bytes).
 func CheckPassword(hash, pw string) bool {
-	if hash == "" {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
+	if hash == "" || len(pw) > MaxPasswordBytes {
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw[:min(len(pw), MaxPasswordBytes)]))
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil

@@ -5,6 +5,8 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -53,4 +55,17 @@ type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// storable reports whether PostgreSQL can take s as a text parameter: valid
+// UTF-8 without NUL. Lookups by user-supplied text check it first, so that odd
+// input finds nothing instead of failing the query.
+func storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// storableKey makes s storable by replacing what PostgreSQL refuses with U+FFFD.
+func storableKey(s string) string {
+	if storable(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }

@@ -10,6 +10,7 @@ import (
 // contains now, and returns the count including this one. Counters live in
 // Postgres so that every instance sees the same numbers.
 func (d *DB) Hit(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
+	key = storableKey(key)
 	start := now.Truncate(window)
 	var n int
 	err := d.Pool.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, expires_at, count)
@@ -24,6 +25,7 @@ func (d *DB) Hit(ctx context.Context, key string, window time.Duration, now time
 
 // Count returns the count of key in the window containing now, without adding to it.
 func (d *DB) Count(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
+	key = storableKey(key)
 	var n int
 	err := d.Pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM rate_counters WHERE key = $1 AND window_start = $2`,
 		key, now.Truncate(window)).Scan(&n)
@@ -35,6 +37,7 @@ func (d *DB) Count(ctx context.Context, key string, window time.Duration, now ti
 
 // ResetCounter forgets key's count in the window containing now.
 func (d *DB) ResetCounter(ctx context.Context, key string, window time.Duration, now time.Time) error {
+	key = storableKey(key)
 	_, err := d.Pool.Exec(ctx, `DELETE FROM rate_counters WHERE key = $1 AND window_start = $2`, key, now.Truncate(window))
 	return err
 }

@@ -84,6 +84,9 @@ var scanTenant = pgx.RowToStructByName[Tenant]
 
 // TenantBySlug returns the tenant with that slug.
 func (d *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
+	if !storable(slug) {
+		return Tenant{}, Errorf(KindNotFound, "Tenant not found")
+	}
 	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {

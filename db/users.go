@@ -68,6 +68,9 @@ func (d *DB) AddOwner(ctx context.Context, tenantID, email, passwordHash string,
 
 // UserByEmail returns the user with that email, case-insensitively.
 func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
+	if !storable(email) {
+		return User{}, Errorf(KindNotFound, "User not found")
+	}
 	rows, _ := d.Pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE lower(email) = lower($1)`, email)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {

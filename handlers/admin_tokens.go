@@ -65,11 +65,11 @@ func (h *Handler) CreateToken(c echo.Context) error {
 		errs.Add("name", tooLong(maxTokenName))
 	}
 	scopes, scopeErr := auth.CheckScopes(form["scopes"])
-	if scopeErr != nil {
+	switch {
+	case len(form["scopes"]) == 0:
 		errs.Add("scopes", "Choose at least one scope.")
-		if len(form["scopes"]) > 0 {
-			errs.Add("scopes", scopeErr.Error())
-		}
+	case scopeErr != nil:
+		errs.Add("scopes", scopeErr.Error()) // names the unknown scope
 	}
 	if len(errs) > 0 {
 		chosen := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -36,7 +37,7 @@ func ProvisionTenant(ctx context.Context, store *db.DB, b *auth.Box, np NewTenan
 	switch {
 	case !slugPattern.MatchString(slug):
 		return Provisioned{}, fmt.Errorf("--slug: %q must be 1 to 100 lowercase letters, digits or hyphens, starting with a letter or digit", slug)
-	case strings.TrimSpace(name) == "" || len(name) > 255:
+	case strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > 255:
 		return Provisioned{}, errors.New("--name: required, at most 255 characters")
 	}
 	if _, ok := db.PlanByName(plan); !ok {

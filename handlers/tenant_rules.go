@@ -44,6 +44,9 @@ const (
 	maxCTAOfficeHours   = 200
 )
 
+// noNUL is the message for text holding a NUL character, which PostgreSQL cannot store.
+const noNUL = "must not contain NUL characters"
+
 func tooLong(n int) string { return fmt.Sprintf("must be at most %d characters", n) }
 
 func checkLen(errs db.FieldErrors, field string, o db.Opt[string], max int) {
@@ -95,6 +98,19 @@ func checkHTTPURL(errs db.FieldErrors, field string, o db.Opt[string], httpsOnly
 // fields, domains lower-cased) and checks every rule of the tenant table.
 func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 	errs := db.FieldErrors{}
+	// PostgreSQL text cannot hold NUL; refuse it here rather than fail the UPDATE with a 500.
+	for _, f := range []struct {
+		name string
+		o    db.Opt[string]
+	}{{"name", p.Name}, {"description", p.Description}, {"timezone", p.Timezone}, {"botName", p.BotName},
+		{"botTitle", p.BotTitle}, {"botLore", p.BotLore}, {"botTone", p.BotTone}, {"primaryColor", p.PrimaryColor},
+		{"secondaryColor", p.SecondaryColor}, {"botAvatar", p.BotAvatar}, {"avatarType", p.AvatarType},
+		{"avatarBackground", p.AvatarBackground}, {"teaserText", p.TeaserText}, {"contentPolicy", p.ContentPolicy},
+		{"visitorAuthMode", p.VisitorAuthMode}, {"visitorContextUrl", p.VisitorContextURL}, {"captchaSiteKey", p.CaptchaSiteKey}} {
+		if f.o.Set && strings.ContainsRune(f.o.Value, 0) {
+			errs.Add(f.name, noNUL)
+		}
+	}
 	for _, o := range []*db.Opt[string]{&p.Description, &p.BotName, &p.BotTitle, &p.BotLore, &p.SecondaryColor,
 		&p.BotAvatar, &p.AvatarBackground, &p.TeaserText, &p.VisitorAuthMode, &p.VisitorContextURL, &p.CaptchaSiteKey} {
 		nullIfEmpty(o)
@@ -153,6 +169,9 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 			max         int
 		}{{"headline", cfg.Headline, maxCTAHeadline}, {"subtitle", cfg.Subtitle, maxCTASubtitle},
 			{"ctaText", cfg.CTAText, maxCTAText}, {"officeHours", cfg.OfficeHours, maxCTAOfficeHours}} {
+			if strings.ContainsRune(f.value, 0) {
+				errs.Add("bookingCtaConfig", f.name+" "+noNUL)
+			}
 			if utf8.RuneCountInString(f.value) > f.max {
 				errs.Add("bookingCtaConfig", fmt.Sprintf("%s %s", f.name, tooLong(f.max)))
 			}

@@ -1,0 +1,355 @@
+package db_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// uniqueKey is a rate-counter key no other test uses.
+func uniqueKey(t *testing.T) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "test:" + t.Name() + ":" + hex.EncodeToString(b)
+}
+
+func TestRateCounters(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	ctx := context.Background()
+	// A fixed instant in the middle of a minute, far from every other test's windows.
+	base := time.Date(2011, 3, 4, 5, 6, 30, 0, time.UTC)
+
+	t.Run("hits within a window count up", func(t *testing.T) {
+		t.Parallel()
+		key := uniqueKey(t)
+		for i := 1; i <= 5; i++ {
+			n, err := store.Hit(ctx, key, time.Minute, base.Add(time.Duration(i)*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != i {
+				t.Errorf("hit %d returned %d", i, n)
+			}
+		}
+		n, err := store.Count(ctx, key, time.Minute, base)
+		if err != nil || n != 5 {
+			t.Errorf("Count = %d, %v; want 5", n, err)
+		}
+	})
+	t.Run("a new window starts at 1", func(t *testing.T) {
+		t.Parallel()
+		key := uniqueKey(t)
+		for range 3 {
+			if _, err := store.Hit(ctx, key, time.Minute, base); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := store.Hit(ctx, key, time.Minute, base.Add(time.Minute))
+		if err != nil || n != 1 {
+			t.Errorf("first hit of the next window = %d, %v", n, err)
+		}
+		// the window boundary is the truncation: 05:06:59.999 is still the first window
+		n, err = store.Hit(ctx, key, time.Minute, time.Date(2011, 3, 4, 5, 6, 59, 999_000_000, time.UTC))
+		if err != nil || n != 4 {
+			t.Errorf("last instant of the first window = %d, %v; want 4", n, err)
+		}
+		if n, _ := store.Count(ctx, key, time.Minute, base.Add(time.Minute)); n != 1 {
+			t.Errorf("Count of the second window = %d", n)
+		}
+	})
+	t.Run("windows of different lengths are separate", func(t *testing.T) {
+		t.Parallel()
+		key := uniqueKey(t)
+		if _, err := store.Hit(ctx, key, time.Hour, base); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := store.Count(ctx, key, time.Hour, base.Add(20*time.Minute)); n != 1 {
+			t.Errorf("hour window count = %d", n)
+		}
+		if n, _ := store.Count(ctx, key, time.Minute, base.Add(20*time.Minute)); n != 0 {
+			t.Errorf("minute window 20 minutes later = %d", n)
+		}
+	})
+	t.Run("keys are separate", func(t *testing.T) {
+		t.Parallel()
+		a, b := uniqueKey(t), uniqueKey(t)
+		_, _ = store.Hit(ctx, a, time.Minute, base)
+		_, _ = store.Hit(ctx, a, time.Minute, base)
+		if n, _ := store.Count(ctx, b, time.Minute, base); n != 0 {
+			t.Errorf("untouched key counts %d", n)
+		}
+	})
+	t.Run("keys PostgreSQL cannot store still count", func(t *testing.T) {
+		t.Parallel()
+		for _, key := range []string{uniqueKey(t) + "\x00nul", uniqueKey(t) + "\xff\xfe"} {
+			for i := 1; i <= 2; i++ {
+				n, err := store.Hit(ctx, key, time.Minute, base)
+				if err != nil || n != i {
+					t.Fatalf("Hit(%q) = %d, %v; want %d", key, n, err, i)
+				}
+			}
+			if n, err := store.Count(ctx, key, time.Minute, base); err != nil || n != 2 {
+				t.Errorf("Count(%q) = %d, %v", key, n, err)
+			}
+			if err := store.ResetCounter(ctx, key, time.Minute, base); err != nil {
+				t.Errorf("ResetCounter(%q): %v", key, err)
+			}
+			if n, _ := store.Count(ctx, key, time.Minute, base); n != 0 {
+				t.Errorf("Count after reset = %d", n)
+			}
+		}
+	})
+	t.Run("Count of an unknown key is 0", func(t *testing.T) {
+		t.Parallel()
+		n, err := store.Count(ctx, uniqueKey(t), time.Minute, base)
+		if err != nil || n != 0 {
+			t.Errorf("Count = %d, %v", n, err)
+		}
+	})
+	t.Run("concurrent hits are all counted", func(t *testing.T) {
+		t.Parallel()
+		key := uniqueKey(t)
+		const hits = 20
+		var wg sync.WaitGroup
+		seen := make(chan int, hits)
+		for range hits {
+			wg.Go(func() {
+				n, err := store.Hit(ctx, key, time.Minute, base)
+				if err != nil {
+					t.Error(err)
+				}
+				seen <- n
+			})
+		}
+		wg.Wait()
+		close(seen)
+		got := map[int]bool{}
+		for n := range seen {
+			got[n] = true
+		}
+		if len(got) != hits {
+			t.Errorf("concurrent hits returned %d distinct counts, want %d", len(got), hits)
+		}
+		if n, _ := store.Count(ctx, key, time.Minute, base); n != hits {
+			t.Errorf("Count = %d, want %d", n, hits)
+		}
+	})
+	t.Run("ResetCounter forgets only its window", func(t *testing.T) {
+		t.Parallel()
+		key := uniqueKey(t)
+		_, _ = store.Hit(ctx, key, time.Minute, base)
+		_, _ = store.Hit(ctx, key, time.Minute, base)
+		_, _ = store.Hit(ctx, key, time.Minute, base.Add(time.Minute))
+		if err := store.ResetCounter(ctx, key, time.Minute, base.Add(10*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := store.Count(ctx, key, time.Minute, base); n != 0 {
+			t.Errorf("after reset, Count = %d", n)
+		}
+		if n, _ := store.Count(ctx, key, time.Minute, base.Add(time.Minute)); n != 1 {
+			t.Errorf("reset touched the next window: %d", n)
+		}
+		if n, _ := store.Hit(ctx, key, time.Minute, base); n != 1 {
+			t.Errorf("first hit after reset = %d", n)
+		}
+		if err := store.ResetCounter(ctx, uniqueKey(t), time.Minute, base); err != nil {
+			t.Errorf("resetting an unknown key: %v", err)
+		}
+	})
+	t.Run("DeleteExpiredCounters", func(t *testing.T) {
+		t.Parallel()
+		// an instant of its own, before every window the other subtests use
+		old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+		expired, live := uniqueKey(t), uniqueKey(t)
+		_, _ = store.Hit(ctx, expired, time.Minute, old)
+		_, _ = store.Hit(ctx, live, time.Minute, old.Add(2*time.Minute))
+		now := old.Add(2*time.Minute + 10*time.Second)
+		n, err := store.DeleteExpiredCounters(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < 1 {
+			t.Errorf("deleted %d counters, want at least the expired one", n)
+		}
+		if c, _ := store.Count(ctx, expired, time.Minute, old); c != 0 {
+			t.Errorf("expired counter still counts %d", c)
+		}
+		if c, _ := store.Count(ctx, live, time.Minute, now); c != 1 {
+			t.Errorf("live counter counts %d, want 1", c)
+		}
+		// a counter that ends exactly now is not expired yet
+		edge := uniqueKey(t)
+		_, _ = store.Hit(ctx, edge, time.Minute, old.Add(time.Minute))
+		if _, err := store.DeleteExpiredCounters(ctx, old.Add(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := store.Count(ctx, edge, time.Minute, old.Add(time.Minute)); c != 1 {
+			t.Errorf("counter ending now was deleted")
+		}
+	})
+}
+
+// newTenant creates a tenant (with its default segment) directly through the store.
+func newTenant(t *testing.T, store *db.DB) db.Tenant {
+	t.Helper()
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	slug := fmt.Sprintf("dbt-%x", b[:6])
+	ten, err := store.CreateTenant(context.Background(), db.NewTenant{
+		Slug: slug, Name: "DB test " + slug, Plan: "starter", SealedSigningKey: []byte("not really sealed"),
+		Token: db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_xxxx", Scopes: []string{"stats:read"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ten
+}
+
+func TestOneDefaultSegment(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	ctx := context.Background()
+	insert := func(tenantID, slug string, isDefault bool) error {
+		_, err := store.Pool.Exec(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
+			VALUES ($1, $2, $2, 'prompt', $3)`, tenantID, slug, isDefault)
+		return err
+	}
+	uniqueViolation := func(t *testing.T, err error, constraint string) {
+		t.Helper()
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23505" || pgErr.ConstraintName != constraint {
+			t.Errorf("err = %v, want a unique violation of %s", err, constraint)
+		}
+	}
+	countDefaults := func(t *testing.T, tenantID string) int {
+		t.Helper()
+		var n int
+		if err := store.Pool.QueryRow(ctx, `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, tenantID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	t.Run("a new tenant has exactly one default segment", func(t *testing.T) {
+		t.Parallel()
+		ten := newTenant(t, store)
+		if n := countDefaults(t, ten.ID); n != 1 {
+			t.Errorf("%d default segments", n)
+		}
+		usage, err := store.TenantUsage(ctx, ten.ID, time.Now())
+		if err != nil || usage.Segments != 1 || usage.APITokens != 1 {
+			t.Errorf("usage %+v, %v", usage, err)
+		}
+	})
+	t.Run("a second default is refused", func(t *testing.T) {
+		t.Parallel()
+		ten := newTenant(t, store)
+		uniqueViolation(t, insert(ten.ID, "second-default", true), "segments_one_default")
+		if n := countDefaults(t, ten.ID); n != 1 {
+			t.Errorf("%d default segments", n)
+		}
+	})
+	t.Run("turning another segment into a default is refused", func(t *testing.T) {
+		t.Parallel()
+		ten := newTenant(t, store)
+		if err := insert(ten.ID, "other", false); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.Pool.Exec(ctx, `UPDATE segments SET is_default = true WHERE tenant_id = $1 AND slug = 'other'`, ten.ID)
+		uniqueViolation(t, err, "segments_one_default")
+	})
+	t.Run("non-default segments are not limited by the index", func(t *testing.T) {
+		t.Parallel()
+		ten := newTenant(t, store)
+		for i := range 3 {
+			if err := insert(ten.ID, fmt.Sprintf("extra-%d", i), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := countDefaults(t, ten.ID); n != 1 {
+			t.Errorf("%d default segments", n)
+		}
+	})
+	t.Run("each tenant has its own default", func(t *testing.T) {
+		t.Parallel()
+		a, b := newTenant(t, store), newTenant(t, store)
+		if countDefaults(t, a.ID) != 1 || countDefaults(t, b.ID) != 1 {
+			t.Error("defaults per tenant")
+		}
+	})
+	t.Run("the default can move in one transaction", func(t *testing.T) {
+		t.Parallel()
+		ten := newTenant(t, store)
+		if err := insert(ten.ID, "next", false); err != nil {
+			t.Fatal(err)
+		}
+		_, err := store.Pool.Exec(ctx, `UPDATE segments SET is_default = (slug = 'next') WHERE tenant_id = $1`, ten.ID)
+		if err != nil {
+			t.Fatalf("moving the default: %v", err)
+		}
+		var slug string
+		if err := store.Pool.QueryRow(ctx, `SELECT slug FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&slug); err != nil || slug != "next" {
+			t.Errorf("default is %q (%v)", slug, err)
+		}
+	})
+	t.Run("segment slugs are unique per tenant", func(t *testing.T) {
+		t.Parallel()
+		ten := newTenant(t, store)
+		uniqueViolation(t, insert(ten.ID, "default", false), "segments_tenant_id_slug_key")
+	})
+}
+
+func TestTenantBySlugOddInput(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	for _, slug := range []string{"", "no-such-tenant", "a\x00b", "\xff\xfe", "UPPER", "x' OR '1'='1"} {
+		t.Run(fmt.Sprintf("%q", slug), func(t *testing.T) {
+			t.Parallel()
+			_, err := store.TenantBySlug(context.Background(), slug)
+			if db.ErrorKind(err) != db.KindNotFound {
+				t.Errorf("err = %v, want not found", err)
+			}
+		})
+	}
+}
+
+func TestUserByEmailOddInput(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	for _, email := range []string{"", "nobody@example.com", "a\x00b@example.com", "\xff@example.com"} {
+		t.Run(fmt.Sprintf("%q", email), func(t *testing.T) {
+			t.Parallel()
+			if _, err := store.UserByEmail(context.Background(), email); db.ErrorKind(err) != db.KindNotFound {
+				t.Errorf("err = %v, want not found", err)
+			}
+		})
+	}
+}
+
+func TestCreateTenantDuplicateSlug(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	ten := newTenant(t, store)
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	_, err := store.CreateTenant(context.Background(), db.NewTenant{Slug: ten.Slug, Name: "dup", Plan: "free",
+		SealedSigningKey: []byte("k"), Token: db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_", Scopes: []string{"stats:read"}}})
+	if db.ErrorKind(err) != db.KindConflict {
+		t.Fatalf("err = %v, want a conflict", err)
+	}
+	// the transaction rolled back: the token of the refused tenant was not stored
+	if _, err := store.TokenByHash(context.Background(), b); db.ErrorKind(err) != db.KindNotFound {
+		t.Errorf("token of the refused tenant: %v", err)
+	}
+}

@@ -1,0 +1,884 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+)
+
+const (
+	msgWrongLogin = "Wrong email or password."
+	msgCSRF       = "Your form expired or came from another site; reload the page and try again."
+)
+
+// setupAdmin is setup for dashboard tests: the server believes X-Forwarded-For
+// from the loopback test client, so each adminClient has an address of its own
+// and the login rate limit of one test (10 failures per address) does not lock
+// out the others, which all connect from 127.0.0.1. env adds configuration.
+func setupAdmin(t *testing.T, env map[string]string) *bundle {
+	t.Helper()
+	store := dbtest.New(t)
+	cfg, err := LoadConfig(func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return dbtest.URL()
+		case "PARLEY_SECRET_KEY":
+			return testKey
+		case "PARLEY_TRUSTED_PROXIES":
+			return "127.0.0.1/32"
+		}
+		return env[k]
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Login failures are counted in fixed 15-minute windows: a clock that starts
+	// in the middle of one keeps a test's failures and its limited attempt in the
+	// same window.
+	start := time.Now()
+	mid := start.Truncate(15 * time.Minute).Add(7*time.Minute + 30*time.Second)
+	srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
+	ts := httptest.NewServer(srv.Echo)
+	t.Cleanup(ts.Close)
+	key, _ := auth.ParseKey(testKey)
+	box, _ := auth.NewBox(key)
+	return &bundle{srv: srv, ts: ts, db: store, box: box}
+}
+
+var clientSeq atomic.Int64
+
+// adminClient stands in for a browser on the dashboard: a cookie jar, a client
+// address of its own, redirects not followed (tests look at them), and the
+// CSRF token of the last page read.
+type adminClient struct {
+	t    *testing.T
+	b    *bundle
+	http *http.Client
+	ip   string
+	csrf string
+}
+
+// newAdminClient returns a signed-out client with an address no other client has.
+func (b *bundle) newAdminClient(t *testing.T) *adminClient {
+	jar, _ := cookiejar.New(nil)
+	n := clientSeq.Add(1)
+	return &adminClient{t: t, b: b, ip: fmt.Sprintf("198.18.%d.%d", n/250%250, n%250+1), http: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// as returns the client reporting to t: a subtest that goes on with its
+// parent's session must not fail the parent.
+func (c *adminClient) as(t *testing.T) *adminClient {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
+// adminPage is one answer of the dashboard.
+type adminPage struct {
+	status int
+	header http.Header
+	body   string
+	doc    *goquery.Document
+}
+
+func (p adminPage) location() string { return p.header.Get("Location") }
+
+// text is the trimmed text of the first element matching sel.
+func (p adminPage) text(sel string) string { return strings.TrimSpace(p.doc.Find(sel).First().Text()) }
+
+// cookie returns the cookie the answer set, or nil.
+func (p adminPage) cookie(name string) *http.Cookie {
+	for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func (c *adminClient) do(method, path string, form url.Values, header map[string]string) adminPage {
+	c.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, c.b.ts.URL+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("X-Forwarded-For", c.ip)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(raw)))
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if tok, ok := doc.Find(`input[name="_csrf"]`).Attr("value"); ok && tok != "" {
+		c.csrf = tok
+	}
+	return adminPage{status: resp.StatusCode, header: resp.Header, body: string(raw), doc: doc}
+}
+
+func (c *adminClient) get(path string) adminPage {
+	c.t.Helper()
+	return c.do("GET", path, nil, nil)
+}
+
+// post sends the form exactly as given, without a CSRF token unless it has one.
+func (c *adminClient) post(path string, form url.Values) adminPage {
+	c.t.Helper()
+	return c.do("POST", path, form, nil)
+}
+
+// submit sends the form with the CSRF token of the last page, as a browser does.
+func (c *adminClient) submit(path string, form url.Values) adminPage {
+	c.t.Helper()
+	if c.csrf == "" {
+		c.t.Fatalf("POST %s: no CSRF token read yet", path)
+	}
+	f := url.Values{"_csrf": {c.csrf}}
+	for k, v := range form {
+		f[k] = v
+	}
+	return c.do("POST", path, f, nil)
+}
+
+// login opens the sign-in page and submits it.
+func (c *adminClient) login(email, password, next string) adminPage {
+	c.t.Helper()
+	c.get("/admin/login")
+	return c.submit("/admin/login", url.Values{"email": {email}, "password": {password}, "next": {next}})
+}
+
+// signIn logs in as the tenant's owner and fails the test otherwise.
+func (c *adminClient) signIn(ten tenant) {
+	c.t.Helper()
+	if p := c.login(ten.OwnerEmail, ten.Password, ""); p.status != http.StatusSeeOther || p.location() != "/admin" {
+		c.t.Fatalf("signing in as %s: %d to %q: %s", ten.OwnerEmail, p.status, p.location(), p.text("#login-error"))
+	}
+}
+
+// signedIn reports whether the client's session reaches the dashboard.
+func (c *adminClient) signedIn() bool {
+	c.t.Helper()
+	p := c.get("/admin")
+	if p.status != http.StatusOK && (p.status != http.StatusSeeOther || p.location() != "/admin/login") {
+		c.t.Fatalf("GET /admin: %d to %q", p.status, p.location())
+	}
+	return p.status == http.StatusOK
+}
+
+// formValues reads what a browser would submit from the form selected by sel.
+func formValues(form *goquery.Selection) url.Values {
+	v := url.Values{}
+	form.Find("input[name], select[name], textarea[name]").Each(func(_ int, s *goquery.Selection) {
+		name := s.AttrOr("name", "")
+		switch goquery.NodeName(s) {
+		case "select":
+			opt := s.Find("option[selected]").First()
+			if opt.Length() == 0 {
+				opt = s.Find("option").First()
+			}
+			v.Add(name, opt.AttrOr("value", opt.Text()))
+		case "textarea":
+			v.Add(name, s.Text())
+		default:
+			switch s.AttrOr("type", "text") {
+			case "checkbox", "radio":
+				if _, checked := s.Attr("checked"); checked {
+					v.Add(name, s.AttrOr("value", "on"))
+				}
+			default:
+				v.Add(name, s.AttrOr("value", ""))
+			}
+		}
+	})
+	return v
+}
+
+// settingsForm reads the settings page's form as a browser would submit it.
+func (c *adminClient) settingsForm() url.Values {
+	c.t.Helper()
+	p := c.get("/admin/settings")
+	if p.status != http.StatusOK {
+		c.t.Fatalf("GET /admin/settings: %d", p.status)
+	}
+	return formValues(p.doc.Find("#settings-form"))
+}
+
+func (b *bundle) tenantNow(t *testing.T, slug string) db.Tenant {
+	t.Helper()
+	got, err := b.db.TenantBySlug(context.Background(), slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestAdminLogin(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.newTenant(t, "starter")
+
+	for _, tc := range []struct{ name, email, password string }{
+		{"WrongPassword", ten.OwnerEmail, "not-" + ten.Password},
+		{"UnknownEmail", "nobody-" + ten.Slug + "@example.test", ten.Password},
+		{"EmptyPassword", ten.OwnerEmail, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := b.newAdminClient(t)
+			p := c.login(tc.email, tc.password, "")
+			if p.status != http.StatusUnauthorized || p.text("#login-error") != msgWrongLogin {
+				t.Errorf("status %d, error %q", p.status, p.text("#login-error"))
+			}
+			if got := p.doc.Find("#email").AttrOr("value", ""); got != tc.email {
+				t.Errorf("email field = %q, want what was typed", got)
+			}
+			if got := p.doc.Find("#password").AttrOr("value", ""); got != "" {
+				t.Errorf("the password is sent back: %q", got)
+			}
+			if c.signedIn() {
+				t.Error("signed in with wrong credentials")
+			}
+		})
+	}
+
+	t.Run("Success", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		c.signIn(ten)
+		p := c.get("/admin")
+		if p.status != http.StatusOK || p.text(".logout .muted") != ten.OwnerEmail {
+			t.Errorf("GET /admin: %d, user %q", p.status, p.text(".logout .muted"))
+		}
+		if p := c.get("/admin/login"); p.status != http.StatusSeeOther || p.location() != "/admin" {
+			t.Errorf("login page when signed in: %d to %q", p.status, p.location())
+		}
+	})
+
+	t.Run("EmailIgnoresCase", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		if p := c.login("  "+strings.ToUpper(ten.OwnerEmail)+" ", ten.Password, ""); p.status != http.StatusSeeOther {
+			t.Errorf("status %d: %s", p.status, p.text("#login-error"))
+		}
+	})
+
+	t.Run("NextFromRedirect", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		p := c.get("/admin/tokens?page=2")
+		if p.status != http.StatusSeeOther || p.location() != "/admin/login?next=%2Fadmin%2Ftokens%3Fpage%3D2" {
+			t.Fatalf("signed out GET /admin/tokens: %d to %q", p.status, p.location())
+		}
+		p = c.get(p.location())
+		next := p.doc.Find(`input[name="next"]`).AttrOr("value", "")
+		if next != "/admin/tokens?page=2" {
+			t.Fatalf("login form next = %q", next)
+		}
+		// A failed attempt keeps where the user was going.
+		p = c.submit("/admin/login", url.Values{"email": {ten.OwnerEmail}, "password": {"typo"}, "next": {next}})
+		if got := p.doc.Find(`input[name="next"]`).AttrOr("value", ""); p.status != http.StatusUnauthorized || got != next {
+			t.Fatalf("failed login: %d, next %q", p.status, got)
+		}
+		p = c.submit("/admin/login", url.Values{"email": {ten.OwnerEmail}, "password": {ten.Password}, "next": {next}})
+		if p.status != http.StatusSeeOther || p.location() != "/admin/tokens?page=2" {
+			t.Errorf("after login: %d to %q", p.status, p.location())
+		}
+	})
+
+	// Only dashboard paths are followed after login: anything else is an open redirect.
+	for _, tc := range []struct{ name, next, want string }{
+		{"NextAdminPath", "/admin/settings", "/admin/settings"},
+		{"NextEmpty", "", "/admin"},
+		{"NextAbsoluteURL", "https://evil.example/admin", "/admin"},
+		{"NextSchemeRelative", "//evil.example/admin", "/admin"},
+		{"NextBackslash", "/\\evil.example/admin", "/admin"},
+		{"NextAdminBackslash", "/admin\\..\\\\evil.example", "/admin"},
+		{"NextJavaScript", "javascript:alert(1)", "/admin"},
+		{"NextOtherPath", "/tenants/" + ten.Slug, "/admin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := b.newAdminClient(t)
+			p := c.login(ten.OwnerEmail, ten.Password, tc.next)
+			if p.status != http.StatusSeeOther || p.location() != tc.want {
+				t.Errorf("next %q: %d to %q, want %q", tc.next, p.status, p.location(), tc.want)
+			}
+		})
+	}
+}
+
+func TestAdminLoginRateLimit(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+
+	fail := func(t *testing.T, c *adminClient, email string) {
+		t.Helper()
+		if p := c.login(email, "wrong-password", ""); p.status != http.StatusUnauthorized {
+			t.Fatalf("failure before the limit: status %d: %s", p.status, p.text("#login-error"))
+		}
+	}
+	limited := func(t *testing.T, p adminPage) {
+		t.Helper()
+		if p.status != http.StatusTooManyRequests || !strings.Contains(p.text("#login-error"), "Wait 15 minutes") {
+			t.Errorf("status %d, error %q; want 429 telling to wait", p.status, p.text("#login-error"))
+		}
+	}
+
+	t.Run("PerEmail", func(t *testing.T) {
+		t.Parallel()
+		ten, other := b.newTenant(t, "starter"), b.newTenant(t, "starter")
+		c := b.newAdminClient(t)
+		for range 10 {
+			fail(t, c, ten.OwnerEmail)
+		}
+		limited(t, c.login(ten.OwnerEmail, ten.Password, ""))
+		if c.signedIn() {
+			t.Error("the right password signed in past the limit")
+		}
+		// The email is locked from any address, whatever its case.
+		c2 := b.newAdminClient(t)
+		limited(t, c2.login(ten.OwnerEmail, ten.Password, ""))
+		limited(t, c2.login(strings.ToUpper(ten.OwnerEmail), ten.Password, ""))
+		// Other accounts from that address are not.
+		c2.signIn(other)
+	})
+
+	t.Run("PerAddress", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "starter")
+		c := b.newAdminClient(t)
+		for i := range 10 {
+			fail(t, c, fmt.Sprintf("guess%d-%s@example.test", i, ten.Slug))
+		}
+		limited(t, c.login(ten.OwnerEmail, ten.Password, ""))
+		// The same account from another address is fine.
+		b.newAdminClient(t).signIn(ten)
+	})
+}
+
+func TestAdminCSRF(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.newTenant(t, "starter")
+
+	refused := func(t *testing.T, p adminPage) {
+		t.Helper()
+		if p.status != http.StatusForbidden || !strings.Contains(p.text("body"), msgCSRF) {
+			t.Errorf("status %d, body %q; want 403 with %q", p.status, p.text("body"), msgCSRF)
+		}
+		if ct := p.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("Content-Type %q, want an HTML page", ct)
+		}
+	}
+
+	t.Run("LoginWithoutToken", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		c.get("/admin/login")
+		refused(t, c.post("/admin/login", url.Values{"email": {ten.OwnerEmail}, "password": {ten.Password}}))
+		if c.signedIn() {
+			t.Error("signed in without a CSRF token")
+		}
+	})
+
+	t.Run("LoginWithForgedToken", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		c.get("/admin/login")
+		refused(t, c.post("/admin/login", url.Values{"_csrf": {"forged"}, "email": {ten.OwnerEmail}, "password": {ten.Password}}))
+	})
+
+	t.Run("LoginWithoutCookie", func(t *testing.T) {
+		t.Parallel()
+		// A token read from a page, sent from a client that never got its cookie.
+		token := b.newAdminClient(t).get("/admin/login").doc.Find(`input[name="_csrf"]`).AttrOr("value", "")
+		refused(t, b.newAdminClient(t).post("/admin/login", url.Values{"_csrf": {token}, "email": {ten.OwnerEmail}, "password": {ten.Password}}))
+	})
+
+	t.Run("SettingsWithoutToken", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		c.signIn(ten)
+		form := c.settingsForm()
+		form.Del("_csrf")
+		form.Set("botTitle", "Forged title")
+		refused(t, c.post("/admin/settings", form))
+		if got := b.tenantNow(t, ten.Slug); strOrEmpty(got.BotTitle) == "Forged title" {
+			t.Error("saved without a CSRF token")
+		}
+	})
+
+	t.Run("CrossSiteRequest", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		c.signIn(ten)
+		form := c.settingsForm() // with a valid token: the browser says the request is cross-site
+		form.Set("botTitle", "Cross-site title")
+		refused(t, c.do("POST", "/admin/settings", form, map[string]string{"Sec-Fetch-Site": "cross-site"}))
+		if got := b.tenantNow(t, ten.Slug); strOrEmpty(got.BotTitle) == "Cross-site title" {
+			t.Error("saved from another site")
+		}
+	})
+}
+
+func TestAdminSession(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.newTenant(t, "starter")
+
+	for _, tc := range []struct{ name, method, path, want string }{
+		{"Overview", "GET", "/admin", "/admin/login"},
+		{"Settings", "GET", "/admin/settings", "/admin/login?next=%2Fadmin%2Fsettings"},
+		{"SaveSettings", "POST", "/admin/settings", "/admin/login"},
+		{"RevokeToken", "POST", "/admin/tokens/x/revoke", "/admin/login"},
+	} {
+		t.Run("SignedOut"+tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := b.newAdminClient(t)
+			c.get("/admin/login")
+			var p adminPage
+			if tc.method == "GET" {
+				p = c.get(tc.path)
+			} else {
+				p = c.submit(tc.path, url.Values{})
+			}
+			if p.status != http.StatusSeeOther || p.location() != tc.want {
+				t.Errorf("%s %s: %d to %q, want 303 to %q", tc.method, tc.path, p.status, p.location(), tc.want)
+			}
+		})
+	}
+
+	t.Run("SignedOutHTMX", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		p := c.do("GET", "/admin/tokens", nil, map[string]string{"HX-Request": "true"})
+		if p.status != http.StatusUnauthorized || p.header.Get("HX-Redirect") != "/admin/login?next=%2Fadmin%2Ftokens" {
+			t.Errorf("htmx request: %d, HX-Redirect %q", p.status, p.header.Get("HX-Redirect"))
+		}
+	})
+
+	t.Run("Logout", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		c.signIn(ten)
+		var old *http.Cookie
+		u, _ := url.Parse(b.ts.URL + "/admin")
+		for _, ck := range c.http.Jar.Cookies(u) {
+			if ck.Name == "parley_session" {
+				old = ck
+			}
+		}
+		if old == nil {
+			t.Fatal("no session cookie after signing in")
+		}
+		c.get("/admin")
+		if p := c.submit("/admin/logout", nil); p.status != http.StatusSeeOther || p.location() != "/admin/login" {
+			t.Fatalf("logout: %d to %q", p.status, p.location())
+		}
+		if c.signedIn() {
+			t.Error("still signed in after logout")
+		}
+		// The session is gone on the server, not only from the cookie jar.
+		replay := b.newAdminClient(t)
+		replay.http.Jar.SetCookies(u, []*http.Cookie{{Name: old.Name, Value: old.Value, Path: "/admin"}})
+		if replay.signedIn() {
+			t.Error("the session cookie of a signed-out session still works")
+		}
+	})
+
+	t.Run("CookieFlags", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		csrf := c.get("/admin/login").cookie("parley_csrf")
+		if csrf == nil || !csrf.HttpOnly || csrf.SameSite != http.SameSiteStrictMode || csrf.Path != "/admin" || csrf.Secure {
+			t.Errorf("CSRF cookie = %+v; want HttpOnly, SameSite=Strict, Path=/admin, not Secure over http", csrf)
+		}
+		sess := c.login(ten.OwnerEmail, ten.Password, "").cookie("parley_session")
+		if sess == nil || !sess.HttpOnly || sess.SameSite != http.SameSiteLaxMode || sess.Path != "/admin" || sess.Secure {
+			t.Errorf("session cookie = %+v; want HttpOnly, SameSite=Lax, Path=/admin, not Secure over http", sess)
+		}
+	})
+
+	t.Run("SecureCookiesBehindHTTPS", func(t *testing.T) {
+		t.Parallel()
+		bs := setupAdmin(t, map[string]string{"PARLEY_BASE_URL": "https://parley.example"})
+		tn := bs.newTenant(t, "starter")
+		// The jar keeps Secure cookies from plain http, so they are sent by hand.
+		c := bs.newAdminClient(t)
+		c.http.Jar = nil
+		p := c.get("/admin/login")
+		csrf := p.cookie("parley_csrf")
+		if csrf == nil || !csrf.Secure || !csrf.HttpOnly {
+			t.Fatalf("CSRF cookie = %+v; want Secure and HttpOnly", csrf)
+		}
+		p = c.do("POST", "/admin/login", url.Values{"_csrf": {c.csrf}, "email": {tn.OwnerEmail}, "password": {tn.Password}},
+			map[string]string{"Cookie": csrf.Name + "=" + csrf.Value})
+		sess := p.cookie("parley_session")
+		if p.status != http.StatusSeeOther || sess == nil || !sess.Secure || !sess.HttpOnly || sess.SameSite != http.SameSiteLaxMode {
+			t.Errorf("login %d, session cookie = %+v; want Secure, HttpOnly, SameSite=Lax", p.status, sess)
+		}
+	})
+}
+
+func TestAdminSwitchTenant(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	a, second, stranger := b.newTenant(t, "starter"), b.newTenant(t, "builder"), b.newTenant(t, "starter")
+	if err := b.db.AddOwner(context.Background(), second.ID, a.OwnerEmail, "", false); err != nil {
+		t.Fatal(err)
+	}
+	c := b.newAdminClient(t)
+	c.signIn(a)
+
+	current := func(c *adminClient) string {
+		t := c.t
+		t.Helper()
+		p := c.get("/admin/settings")
+		opts := p.doc.Find("#tenant-switch option")
+		if opts.Length() != 2 {
+			t.Fatalf("tenant switcher has %d options, want 2", opts.Length())
+		}
+		sel := p.doc.Find("#tenant-switch option[selected]")
+		if sel.Length() != 1 {
+			t.Fatalf("%d tenants selected in the switcher", sel.Length())
+		}
+		if name := p.doc.Find("#name").AttrOr("value", ""); name != "Tenant "+sel.AttrOr("value", "") {
+			t.Fatalf("settings show tenant %q while the switcher says %q", name, sel.AttrOr("value", ""))
+		}
+		return sel.AttrOr("value", "")
+	}
+	switchTo := func(c *adminClient, slug string) adminPage {
+		c.t.Helper()
+		c.get("/admin")
+		return c.submit("/admin/tenant", url.Values{"tenant": {slug}})
+	}
+
+	for _, slug := range []string{second.Slug, a.Slug, second.Slug} {
+		if p := switchTo(c, slug); p.status != http.StatusSeeOther || p.location() != "/admin" {
+			t.Fatalf("switching to %s: %d to %q", slug, p.status, p.location())
+		}
+		if got := current(c); got != slug {
+			t.Fatalf("after switching to %s the dashboard shows %s", slug, got)
+		}
+	}
+
+	t.Run("SaveGoesToCurrentTenant", func(t *testing.T) {
+		c := c.as(t)
+		form := c.settingsForm()
+		form.Set("botName", "Bot of the second")
+		if p := c.submit("/admin/settings", form); p.status != http.StatusSeeOther {
+			t.Fatalf("save: %d", p.status)
+		}
+		if got := strOrEmpty(b.tenantNow(t, second.Slug).BotName); got != "Bot of the second" {
+			t.Errorf("second tenant's botName = %q", got)
+		}
+		if got := strOrEmpty(b.tenantNow(t, a.Slug).BotName); got == "Bot of the second" {
+			t.Error("the save reached the other tenant too")
+		}
+	})
+
+	t.Run("NotOwned", func(t *testing.T) {
+		c := c.as(t)
+		p := switchTo(c, stranger.Slug)
+		if p.status != http.StatusNotFound || !strings.Contains(p.text("body"), "You do not administer that tenant.") {
+			t.Errorf("switching to a stranger's tenant: %d %q", p.status, p.text("body"))
+		}
+		if got := current(c); got != second.Slug {
+			t.Errorf("after a refused switch the dashboard shows %s", got)
+		}
+	})
+
+	t.Run("OneTenantNoSwitcher", func(t *testing.T) {
+		c := b.newAdminClient(t)
+		c.signIn(stranger)
+		p := c.get("/admin")
+		if p.doc.Find("#tenant-switch").Length() != 0 || p.text(".tenant code") != stranger.Slug {
+			t.Errorf("single-tenant sidebar: %q", p.text(".tenant"))
+		}
+	})
+}
+
+func TestAdminTokens(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	mine, theirs := b.newTenant(t, "starter"), b.newTenant(t, "starter")
+	c := b.newAdminClient(t)
+	c.signIn(mine)
+
+	tokenID := func(t *testing.T, tenantID string) string {
+		t.Helper()
+		ts, err := b.db.ListTokens(context.Background(), tenantID)
+		if err != nil || len(ts) == 0 {
+			t.Fatalf("tokens: %v %v", ts, err)
+		}
+		return ts[0].ID
+	}
+	tokenCount := func(t *testing.T) int {
+		t.Helper()
+		ts, err := b.db.ListTokens(context.Background(), mine.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ts)
+	}
+
+	t.Run("RevokeOtherTenantsToken", func(t *testing.T) {
+		c := c.as(t)
+		id := tokenID(t, theirs.ID)
+		c.get("/admin/tokens")
+		if p := c.submit("/admin/tokens/"+id+"/revoke", nil); p.status != http.StatusNotFound {
+			t.Errorf("revoking another tenant's token: %d", p.status)
+		}
+		p := c.do("POST", "/admin/tokens/"+id+"/revoke", url.Values{"_csrf": {c.csrf}}, map[string]string{"HX-Request": "true"})
+		if p.status != http.StatusNotFound {
+			t.Errorf("revoking another tenant's token with htmx: %d", p.status)
+		}
+		if status, body := b.do(t, "GET", "/tenants/"+theirs.Slug, theirs.Token, nil); status != http.StatusOK {
+			t.Errorf("their token after the attempts: %d %v", status, body)
+		}
+	})
+
+	t.Run("RevokeUnknownID", func(t *testing.T) {
+		c := c.as(t)
+		c.get("/admin/tokens")
+		for _, id := range []string{"not-a-uuid", "00000000-0000-0000-0000-000000000000"} {
+			if p := c.submit("/admin/tokens/"+id+"/revoke", nil); p.status != http.StatusNotFound {
+				t.Errorf("revoking %q: %d", id, p.status)
+			}
+		}
+	})
+
+	t.Run("RevokeWithoutJavaScript", func(t *testing.T) {
+		c := c.as(t)
+		tok := b.token(t, mine.ID, auth.ScopeSettingsRead)
+		ts, _ := b.db.ListTokens(context.Background(), mine.ID)
+		id := ts[0].ID // newest first
+		c.get("/admin/tokens")
+		if p := c.submit("/admin/tokens/"+id+"/revoke", nil); p.status != http.StatusSeeOther || p.location() != "/admin/tokens" {
+			t.Fatalf("revoke: %d to %q", p.status, p.location())
+		}
+		p := c.get("/admin/tokens")
+		if p.text(".flash.ok") != "Token revoked." || p.text("#token-"+id+" .badge.revoked") != "revoked" {
+			t.Errorf("flash %q, row %q", p.text(".flash.ok"), p.text("#token-"+id))
+		}
+		if status, _ := b.do(t, "GET", "/tenants/"+mine.Slug, tok, nil); status != http.StatusUnauthorized {
+			t.Errorf("revoked token: %d", status)
+		}
+		if status, _ := b.do(t, "GET", "/tenants/"+mine.Slug, mine.Token, nil); status != http.StatusOK {
+			t.Errorf("the tenant's other token: %d", status)
+		}
+	})
+
+	t.Run("CreateShownOnce", func(t *testing.T) {
+		c := c.as(t)
+		c.get("/admin/tokens")
+		p := c.submit("/admin/tokens", url.Values{"name": {"Nightly export"}, "scopes": {"stats:read"}})
+		if p.status != http.StatusSeeOther || p.location() != "/admin/tokens" {
+			t.Fatalf("create: %d to %q", p.status, p.location())
+		}
+		tok := c.get("/admin/tokens").text("#new-token")
+		if status, _ := b.do(t, "GET", "/tenants/"+mine.Slug, tok, nil); status != http.StatusForbidden {
+			t.Errorf("a stats:read token on settings: %d, want 403", status)
+		}
+		if again := c.get("/admin/tokens"); again.doc.Find("#new-token").Length() != 0 || strings.Contains(again.body, tok) {
+			t.Error("the token is shown twice")
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		form url.Values
+		errs map[string]string
+	}{
+		{"CreateEmpty", url.Values{"name": {"  "}}, map[string]string{
+			"name": "Give the token a name, so you know later what uses it.", "scopes": "Choose at least one scope."}},
+		{"CreateNameTooLong", url.Values{"name": {strings.Repeat("n", 101)}, "scopes": {"stats:read"}}, map[string]string{
+			"name": "must be at most 100 characters"}},
+		{"CreateUnknownScope", url.Values{"name": {"x"}, "scopes": {"stats:read", "root:all"}}, map[string]string{
+			"scopes": `unknown scope "root:all"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := c.as(t)
+			before := tokenCount(t)
+			c.get("/admin/tokens")
+			p := c.submit("/admin/tokens", tc.form)
+			if p.status != http.StatusUnprocessableEntity {
+				t.Errorf("status %d, want 422", p.status)
+			}
+			for field, msg := range tc.errs {
+				if got := p.text("#err-" + field); !strings.HasPrefix(got, msg) {
+					t.Errorf("%s error = %q, want %q", field, got, msg)
+				}
+			}
+			for _, s := range tc.form["scopes"] {
+				if _, ok := p.doc.Find(`input[name=scopes][value="` + s + `"]`).Attr("checked"); s != "root:all" && !ok {
+					t.Errorf("scope %s lost its tick", s)
+				}
+			}
+			if n := tokenCount(t); n != before {
+				t.Errorf("%d tokens after a refused create, %d before", n, before)
+			}
+		})
+	}
+	// 100 characters is allowed.
+	t.Run("CreateNameAtLimit", func(t *testing.T) {
+		c := c.as(t)
+		c.get("/admin/tokens")
+		if p := c.submit("/admin/tokens", url.Values{"name": {strings.Repeat("é", 100)}, "scopes": {"stats:read"}}); p.status != http.StatusSeeOther {
+			t.Errorf("status %d: %s", p.status, p.text("#err-name"))
+		}
+	})
+}
+
+func TestAdminSettings(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+
+	stored := func(tn db.Tenant, field string) string {
+		switch field {
+		case "botName":
+			return strOrEmpty(tn.BotName)
+		case "teaserText":
+			return strOrEmpty(tn.TeaserText)
+		case "autoOpenDelay":
+			return strconv.Itoa(tn.AutoOpenDelay)
+		}
+		panic(field)
+	}
+	for _, tc := range []struct {
+		name, field, value, err string
+	}{
+		// Lengths count characters, not bytes.
+		{"BotNameAtLimit", "botName", strings.Repeat("é", 50), ""},
+		{"BotNameTooLong", "botName", strings.Repeat("é", 51), "must be at most 50 characters"},
+		{"TeaserAtLimit", "teaserText", strings.Repeat("ü", 160), ""},
+		{"TeaserTooLong", "teaserText", strings.Repeat("ü", 161), "must be at most 160 characters"},
+		{"DelayMin", "autoOpenDelay", "3", ""},
+		{"DelayMax", "autoOpenDelay", "120", ""},
+		{"DelayTooShort", "autoOpenDelay", "2", "must be between 3 and 120 seconds"},
+		{"DelayTooLong", "autoOpenDelay", "121", "must be between 3 and 120 seconds"},
+		{"DelayNotNumber", "autoOpenDelay", "soon", "must be a whole number of seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ten := b.newTenant(t, "starter")
+			c := b.newAdminClient(t)
+			c.signIn(ten)
+			before := b.tenantNow(t, ten.Slug)
+			form := c.settingsForm()
+			form.Set(tc.field, tc.value)
+			form.Set("name", "Renamed "+ten.Slug) // valid: must be saved only with the whole form
+			p := c.submit("/admin/settings", form)
+			after := b.tenantNow(t, ten.Slug)
+
+			if tc.err == "" {
+				if p.status != http.StatusSeeOther || p.location() != "/admin/settings" {
+					t.Fatalf("status %d to %q: %s", p.status, p.location(), p.text(".field-error"))
+				}
+				if got := stored(after, tc.field); got != tc.value {
+					t.Errorf("stored %s = %q, want %q", tc.field, got, tc.value)
+				}
+				if after.Name != "Renamed "+ten.Slug {
+					t.Errorf("stored name = %q", after.Name)
+				}
+				if p := c.get("/admin/settings"); p.text(".flash.ok") != "Settings saved." || p.doc.Find("#"+tc.field).AttrOr("value", "") != tc.value {
+					t.Errorf("after saving: flash %q, %s shown %q", p.text(".flash.ok"), tc.field, p.doc.Find("#"+tc.field).AttrOr("value", ""))
+				}
+				return
+			}
+			if p.status != http.StatusUnprocessableEntity {
+				t.Errorf("status %d, want 422", p.status)
+			}
+			if got := p.text("#err-" + tc.field); got != tc.err {
+				t.Errorf("error of %s = %q, want %q", tc.field, got, tc.err)
+			}
+			if p.doc.Find("#form-errors").Length() != 1 || p.doc.Find(".field-error").Length() != 1 {
+				t.Errorf("want the form banner and one field error, got %q", p.text(".field-error"))
+			}
+			in := p.doc.Find("#" + tc.field)
+			if in.AttrOr("value", "") != tc.value || in.AttrOr("aria-invalid", "") != "true" {
+				t.Errorf("%s field: value %q, aria-invalid %q; want what was typed, marked invalid",
+					tc.field, in.AttrOr("value", ""), in.AttrOr("aria-invalid", ""))
+			}
+			if p.doc.Find("#name").AttrOr("value", "") != "Renamed "+ten.Slug {
+				t.Error("the other fields lost what was typed")
+			}
+			if after.Name != before.Name || stored(after, tc.field) != stored(before, tc.field) || !after.UpdatedAt.Equal(before.UpdatedAt) {
+				t.Errorf("a refused form was saved: name %q, %s %q", after.Name, tc.field, stored(after, tc.field))
+			}
+		})
+	}
+
+	t.Run("UnchangedFormKeepsEverything", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "starter")
+		ctx := context.Background()
+		// Start from a tenant with every optional field set, so that a field the
+		// form drops or mangles shows.
+		_, err := b.db.UpdateTenant(ctx, ten.ID, db.TenantPatch{
+			BotName: db.Some("Ada"), BotTitle: db.Some("Sales assistant"), BotLore: db.Some("Line one\nLine two"),
+			BotTone: db.Some("PLAYFUL"), UseTutoiement: db.Some(true), AllowEmojis: db.Some(false),
+			PrimaryColor: db.Some("#112233"), SecondaryColor: db.Some("#445566"), ShowAIBadge: db.Some(false),
+			BotAvatar: db.Some("https://cdn.example/a.png"), AvatarType: db.Some("LIBRARY"), TeaserText: db.Some("Hi there"),
+			AutoOpen: db.Some(true), AutoOpenDelay: db.Some(42), BubblePulse: db.Some(true),
+			AllowedDomains: db.Some([]string{"example.com", "*.shop.example"}), ContentPolicy: db.Some("MODERATE"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := b.tenantNow(t, ten.Slug)
+		c := b.newAdminClient(t)
+		c.signIn(ten)
+		if p := c.submit("/admin/settings", c.settingsForm()); p.status != http.StatusSeeOther {
+			t.Fatalf("status %d: %s", p.status, p.text(".field-error"))
+		}
+		after := b.tenantNow(t, ten.Slug)
+		if fmt.Sprintf("%+v", settingsOf(before)) != fmt.Sprintf("%+v", settingsOf(after)) {
+			t.Errorf("saving the form unchanged changed the tenant:\nbefore %+v\nafter  %+v", settingsOf(before), settingsOf(after))
+		}
+	})
+}
+
+// settingsOf is what the settings page edits, dereferenced for comparison.
+func settingsOf(tn db.Tenant) []any {
+	return []any{tn.Name, strOrEmpty(tn.BotName), strOrEmpty(tn.BotTitle), strOrEmpty(tn.BotLore), tn.BotTone,
+		tn.UseTutoiement, tn.AllowEmojis, tn.PrimaryColor, strOrEmpty(tn.SecondaryColor), tn.ShowAIBadge,
+		strOrEmpty(tn.BotAvatar), tn.AvatarType, strOrEmpty(tn.TeaserText), tn.AutoOpen, tn.AutoOpenDelay,
+		tn.BubblePulse, tn.AllowedDomains, tn.ContentPolicy}
+}

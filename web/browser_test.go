@@ -1,0 +1,340 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/auth"
+)
+
+// The test binary's one headless Chromium; every browser test opens a tab in it.
+var chromium struct {
+	once sync.Once
+	ctx  context.Context
+	err  error
+}
+
+// browserTab opens a new tab of the shared browser, in a browser context of
+// its own, closed when the test ends.
+// A browser that does not start fails the test: browser tests never skip.
+func browserTab(t *testing.T) context.Context {
+	t.Helper()
+	chromium.once.Do(func() { chromium.ctx, chromium.err = startChromium() })
+	if chromium.err != nil {
+		t.Fatalf("headless Chromium: %v (set PARLEY_TEST_CHROMIUM to its binary; apt-get install chromium)", chromium.err)
+	}
+	// Each test gets its own browser context, so its own cookies: cookies ignore
+	// the port, and every test server listens on 127.0.0.1.
+	tab, closeTab := chromedp.NewContext(chromium.ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(closeTab)
+	// The first action opens the tab and binds the tab's life to the context it
+	// gets, so it gets the tab context and the timeout only limits what follows.
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startChromium starts the browser. Its life is the test binary's: chromedp
+// kills it when the binary exits, so the profile directories of earlier
+// binaries are removed here instead.
+func startChromium() (context.Context, error) {
+	path := os.Getenv("PARLEY_TEST_CHROMIUM")
+	if path == "" {
+		path = "/usr/bin/chromium"
+	}
+	removeStaleProfiles()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("parley-chromium-%d-", os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(dir),
+	)
+	alloc, _ := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, _ := chromedp.NewContext(alloc)
+	// The first action starts the browser and ties it to ctx, which must not
+	// time out; a browser that hangs at start is caught here instead.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("starting %s: %w", path, err)
+		}
+	case <-time.After(time.Minute):
+		return nil, fmt.Errorf("starting %s: no answer after a minute", path)
+	}
+	return ctx, nil
+}
+
+// removeStaleProfiles deletes the profile directories of test binaries that have exited.
+func removeStaleProfiles() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "parley-chromium-*"))
+	for _, d := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "parley-chromium-"), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil && p.Signal(syscall.Signal(0)) == nil {
+			continue // still running
+		}
+		_ = os.RemoveAll(d)
+	}
+}
+
+// strOrEmpty reads an optional column.
+func strOrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// mustStep fails the test on a browser error, naming the step.
+func mustStep(t *testing.T, step string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// mustRunStep runs one browser action and returns its value.
+func mustRunStep[T any](ctx context.Context, t *testing.T, step string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	mustStep(t, step, err)
+	return v
+}
+
+// submitForm clicks a submit button and waits for the page it leads to; it returns that page's status.
+func submitForm(ctx context.Context, t *testing.T, button string) int64 {
+	t.Helper()
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(button)))
+	mustStep(t, "submitting with "+button, err)
+	return resp.Status
+}
+
+// fillField empties an input and types text into it, as a user does.
+func fillField(id, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Clear(chromedp.ID(id)), chromedp.SendKeys(chromedp.ID(id), text))
+}
+
+// browserSignIn signs in through the login form, starting from a dashboard page.
+func browserSignIn(ctx context.Context, t *testing.T, b *bundle, ten tenant) {
+	t.Helper()
+	mustStep(t, "opening /admin", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+	loc := mustRunStep(ctx, t, "location", chromedp.Location())
+	if loc != b.ts.URL+"/admin/login" {
+		t.Fatalf("signed out, /admin went to %s, want the login page", loc)
+	}
+	mustStep(t, "filling the login form", chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("email"), ten.OwnerEmail),
+		chromedp.SendKeys(chromedp.ID("password"), ten.Password),
+	))
+	if status := submitForm(ctx, t, `form[action="/admin/login"] button[type=submit]`); status != http.StatusOK {
+		t.Fatalf("after signing in: status %d", status)
+	}
+	if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin" {
+		t.Fatalf("after signing in at %s, want /admin", loc)
+	}
+}
+
+func TestBrowserSettings(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "starter")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+
+	t.Run("Overview", func(t *testing.T) {
+		if plan := mustRunStep(ctx, t, "plan", chromedp.Text(chromedp.ID("plan"))); plan != "starter" {
+			t.Errorf("plan = %q, want starter", plan)
+		}
+		embed := mustRunStep(ctx, t, "embed code", chromedp.Text(chromedp.ID("embed-code")))
+		if want := `<script src="` + b.srv.Config.CDNURL + `/widget.js" data-tenant="` + ten.Slug + `" async></script>`; embed != want {
+			t.Errorf("embed code = %q, want %q", embed, want)
+		}
+	})
+
+	before, err := b.db.TenantBySlug(context.Background(), ten.Slug)
+	mustStep(t, "reading the tenant", err)
+
+	t.Run("Save", func(t *testing.T) {
+		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+		if h1 := mustRunStep(ctx, t, "title", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Persona & widget" {
+			t.Fatalf("heading = %q", h1)
+		}
+		if before.PrimaryColor == "#0A7E8C" {
+			t.Fatal("the new colour is already the tenant's: the test would prove nothing")
+		}
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("botName", "Ada Lovebot"), fillField("primaryColor", "#0A7E8C")))
+		if status := submitForm(ctx, t, `#settings-form button[type=submit]`); status != http.StatusOK {
+			t.Fatalf("after saving: status %d", status)
+		}
+		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Settings saved." {
+			t.Errorf("flash = %q", flash)
+		}
+		if v := mustRunStep(ctx, t, "bot name", chromedp.Value(chromedp.ID("botName"))); v != "Ada Lovebot" {
+			t.Errorf("bot name shown = %q", v)
+		}
+		if v := mustRunStep(ctx, t, "primary colour", chromedp.Value(chromedp.ID("primaryColor"))); v != "#0A7E8C" {
+			t.Errorf("primary colour shown = %q", v)
+		}
+		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
+		mustStep(t, "reading the tenant", err)
+		if got.BotName == nil || *got.BotName != "Ada Lovebot" || got.PrimaryColor != "#0A7E8C" {
+			t.Errorf("stored botName %v, primaryColor %q", strOrEmpty(got.BotName), got.PrimaryColor)
+		}
+		// The rest of the form went back unchanged.
+		if got.Name != before.Name || got.BotTone != before.BotTone || got.AutoOpenDelay != before.AutoOpenDelay ||
+			got.ShowAIBadge != before.ShowAIBadge || got.ContentPolicy != before.ContentPolicy {
+			t.Errorf("other fields changed: before %+v, after %+v", before, got)
+		}
+	})
+
+	t.Run("InvalidColour", func(t *testing.T) {
+		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("botName", "Not saved"), fillField("primaryColor", "#12345G")))
+		if status := submitForm(ctx, t, `#settings-form button[type=submit]`); status != http.StatusUnprocessableEntity {
+			t.Errorf("status %d, want 422", status)
+		}
+		if msg := mustRunStep(ctx, t, "field error", chromedp.Text(chromedp.ID("err-primaryColor"))); msg != "must be a hex colour #RRGGBB" {
+			t.Errorf("primaryColor error = %q", msg)
+		}
+		if msg := mustRunStep(ctx, t, "form error", chromedp.Text(chromedp.ID("form-errors"))); !strings.Contains(msg, "nothing was saved") {
+			t.Errorf("form error = %q", msg)
+		}
+		if v := mustRunStep(ctx, t, "primary colour", chromedp.Value(chromedp.ID("primaryColor"))); v != "#12345G" {
+			t.Errorf("the form lost what was typed: primary colour %q", v)
+		}
+		invalid := mustRunStep(ctx, t, "aria-invalid", chromedp.AttributeValue(chromedp.ID("primaryColor"), "aria-invalid"))
+		if invalid.Value != "true" {
+			t.Errorf("primaryColor aria-invalid = %q", invalid.Value)
+		}
+		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
+		mustStep(t, "reading the tenant", err)
+		if got.PrimaryColor != "#0A7E8C" || strOrEmpty(got.BotName) != "Ada Lovebot" {
+			t.Errorf("an invalid form was saved: primaryColor %q, botName %q", got.PrimaryColor, strOrEmpty(got.BotName))
+		}
+	})
+}
+
+func TestBrowserTokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "builder")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+
+	mustStep(t, "opening tokens", chromedp.Do(ctx,
+		chromedp.Navigate(b.ts.URL+"/admin/tokens"),
+		fillField("token-name", "CRM sync"),
+		chromedp.Click(chromedp.CSS(`input[name=scopes][value="settings:read"]`)),
+		chromedp.Click(chromedp.CSS(`input[name=scopes][value="stats:read"]`)),
+	))
+	if status := submitForm(ctx, t, `#token-form button[type=submit]`); status != http.StatusOK {
+		t.Fatalf("after creating: status %d", status)
+	}
+	token := strings.TrimSpace(mustRunStep(ctx, t, "new token", chromedp.Text(chromedp.ID("new-token"))))
+	if !strings.HasPrefix(token, "ak_") {
+		t.Fatalf("new token = %q", token)
+	}
+
+	t.Run("TokenWorks", func(t *testing.T) {
+		if status, body := b.do(t, "GET", "/tenants/"+ten.Slug, token, nil); status != http.StatusOK {
+			t.Errorf("GET with the new token: %d %v", status, body)
+		}
+		// Only the chosen scopes: settings:write was not ticked.
+		status, body := b.do(t, "PUT", "/tenants/"+ten.Slug, token, map[string]any{"botName": "x"})
+		if status != http.StatusForbidden || body["error"] != "Missing scope: "+auth.ScopeSettingsWrite {
+			t.Errorf("PUT with a read-only token: %d %v", status, body)
+		}
+	})
+
+	ts, err := b.db.ListTokens(context.Background(), ten.ID)
+	mustStep(t, "listing tokens", err)
+	var id string
+	for _, tk := range ts {
+		if tk.Name == "CRM sync" {
+			id = tk.ID
+			if strings.Join(tk.Scopes, ",") != "settings:read,stats:read" {
+				t.Errorf("stored scopes = %v", tk.Scopes)
+			}
+		}
+	}
+	if id == "" {
+		t.Fatalf("no stored token named CRM sync among %+v", ts)
+	}
+	row := "#token-" + id
+
+	t.Run("ShownOnce", func(t *testing.T) {
+		mustStep(t, "reloading", chromedp.Do(ctx, chromedp.Reload()))
+		html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html")))
+		if strings.Contains(html, token) || strings.Contains(html, `id="new-token"`) {
+			t.Error("the token is still shown after a reload")
+		}
+		if scopes := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" td:nth-child(3)"))); !strings.Contains(scopes, "settings:read") || !strings.Contains(scopes, "stats:read") {
+			t.Errorf("row scopes = %q", scopes)
+		}
+	})
+
+	t.Run("Revoke", func(t *testing.T) {
+		dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+		asked := make(chan string, 1)
+		go func() {
+			for ev, err := range dialogs {
+				if err != nil {
+					return
+				}
+				asked <- ev.Message
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+				return
+			}
+		}()
+		mustStep(t, "clicking Revoke", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button"))))
+		select {
+		case msg := <-asked:
+			if !strings.Contains(msg, "Revoke token CRM sync?") {
+				t.Errorf("confirmation = %q", msg)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no confirmation dialog")
+		}
+		mustStep(t, "waiting for the revoked row", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(row+" .badge.revoked"))))
+		if txt := mustRunStep(ctx, t, "badge", chromedp.Text(chromedp.CSS(row+" .badge.revoked"))); txt != "revoked" {
+			t.Errorf("badge = %q", txt)
+		}
+		// htmx swapped the row in place: no navigation happened.
+		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/tokens" {
+			t.Errorf("location after revoking = %s", loc)
+		}
+		if status, body := b.do(t, "GET", "/tenants/"+ten.Slug, token, nil); status != http.StatusUnauthorized {
+			t.Errorf("GET with the revoked token: %d %v", status, body)
+		}
+	})
+}
