@@ -53,6 +53,10 @@ func decodeFields(raw map[string]json.RawMessage, dst any) db.FieldErrors {
 		if !ok {
 			continue
 		}
+		if hasNUL(msg) {
+			errs.Add(name, "must not contain NUL characters")
+			continue
+		}
 		if err := json.Unmarshal(msg, v.Field(i).Addr().Interface()); err != nil {
 			errs.Add(name, typeError(err))
 		}
@@ -88,4 +92,24 @@ func describeType(t reflect.Type) string {
 		return "an object"
 	}
 	return "of another type"
+}
+
+// hasNUL reports whether a JSON value holds a NUL character, which Postgres
+// text cannot store. A literal backslash before "u0000" is not one.
+func hasNUL(raw json.RawMessage) bool {
+	for i := bytes.Index(raw, []byte(`\u0000`)); i >= 0; {
+		backslashes := 0
+		for j := i - 1; j >= 0 && raw[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return true
+		}
+		next := bytes.Index(raw[i+1:], []byte(`\u0000`))
+		if next < 0 {
+			return false
+		}
+		i += 1 + next
+	}
+	return false
 }

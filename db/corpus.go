@@ -1,0 +1,341 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// CorpusEntry is one knowledge-base entry. SegmentSlug/SegmentName are empty
+// for an entry that applies to every segment.
+type CorpusEntry struct {
+	ID               string     `db:"id"`
+	TenantID         string     `db:"tenant_id"`
+	SegmentID        *string    `db:"segment_id"`
+	SegmentSlug      *string    `db:"segment_slug"`
+	SegmentName      *string    `db:"segment_name"`
+	Title            string     `db:"title"`
+	Content          string     `db:"content"`
+	Summary          *string    `db:"summary"`
+	Priority         int        `db:"priority"`
+	IsActive         bool       `db:"is_active"`
+	ExternalID       *string    `db:"external_id"`
+	Source           *string    `db:"source"`
+	SourceURL        *string    `db:"source_url"`
+	Locale           *string    `db:"locale"`
+	Tags             []string   `db:"tags"`
+	SyncETag         *string    `db:"sync_etag"`
+	SyncLastModified *string    `db:"sync_last_modified"`
+	SyncedAt         *time.Time `db:"synced_at"`
+	SyncError        *string    `db:"sync_error"`
+	SyncErrorAt      *time.Time `db:"sync_error_at"`
+	CreatedAt        time.Time  `db:"created_at"`
+	UpdatedAt        time.Time  `db:"updated_at"`
+}
+
+const corpusColumns = `c.id, c.tenant_id, c.segment_id, s.slug AS segment_slug, s.name AS segment_name,
+	c.title, c.content, c.summary, c.priority, c.is_active, c.external_id, c.source, c.source_url,
+	c.locale, c.tags, c.sync_etag, c.sync_last_modified, c.synced_at, c.sync_error, c.sync_error_at,
+	c.created_at, c.updated_at`
+
+const corpusFrom = ` FROM corpus_entries c LEFT JOIN segments s ON s.id = c.segment_id `
+
+// CorpusWrite is a corpus create or partial update. SegmentID is resolved by
+// the caller from a slug; Set with Null means "every segment".
+type CorpusWrite struct {
+	Title      Opt[string]
+	Content    Opt[string]
+	Summary    Opt[string]
+	Priority   Opt[int]
+	IsActive   Opt[bool]
+	ExternalID Opt[string]
+	Source     Opt[string]
+	SourceURL  Opt[string]
+	Locale     Opt[string]
+	Tags       Opt[[]string]
+	SegmentID  Opt[string]
+}
+
+// CorpusQuery filters and pages a corpus list.
+type CorpusQuery struct {
+	SegmentID string // empty: every entry
+	Search    string
+	Page      int
+	Limit     int
+}
+
+// searchCondition matches an entry against free text: full-text search in the
+// English and language-neutral configurations (so stemmed English and other
+// languages both match) or a title substring (pg_trgm index).
+const searchCondition = `(c.search @@ (websearch_to_tsquery('english', $%[1]d) || websearch_to_tsquery('simple', $%[1]d))
+	OR c.title ILIKE '%%' || $%[2]d || '%%')`
+
+// escapeLike escapes LIKE wildcards in user input.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// ListCorpus returns one page of a tenant's corpus and the total count,
+// highest priority first, then most recently updated.
+//
+// With a search, the matching rows are collected first (a materialised CTE,
+// so the planner answers from the GIN indexes) and only the page is read in
+// full; the planner otherwise tends to walk the priority index and test every
+// entry when it overestimates how many match.
+func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) ([]CorpusEntry, int, error) {
+	where := " WHERE c.tenant_id = $1"
+	args := []any{tenantID}
+	if q.SegmentID != "" {
+		args = append(args, q.SegmentID)
+		where += fmt.Sprintf(" AND c.segment_id = $%d", len(args))
+	}
+	const order = " ORDER BY c.priority DESC, c.updated_at DESC, c.id"
+	offset := (q.Page - 1) * q.Limit
+	if q.Search == "" {
+		var total int
+		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("counting corpus: %w", err)
+		}
+		args = append(args, q.Limit, offset)
+		rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+where+order+
+			fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
+		entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+		if err != nil {
+			return nil, 0, fmt.Errorf("listing corpus: %w", err)
+		}
+		return entries, total, nil
+	}
+	args = append(args, q.Search, escapeLike(q.Search))
+	where += " AND " + fmt.Sprintf(searchCondition, len(args)-1, len(args))
+	args = append(args, q.Limit, offset)
+	rows, _ := d.Pool.Query(ctx, `WITH m AS MATERIALIZED (SELECT c.id, c.priority, c.updated_at FROM corpus_entries c`+where+`),
+		page AS (SELECT m.id, count(*) OVER () AS total FROM m ORDER BY m.priority DESC, m.updated_at DESC, m.id`+
+		fmt.Sprintf(" LIMIT $%d OFFSET $%d)", len(args)-1, len(args))+`
+		SELECT `+corpusColumns+`, page.total FROM page JOIN corpus_entries c ON c.id = page.id
+		LEFT JOIN segments s ON s.id = c.segment_id`+order, args...)
+	type row struct {
+		CorpusEntry
+		Total int `db:"total"`
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[row])
+	if err != nil {
+		return nil, 0, fmt.Errorf("searching corpus: %w", err)
+	}
+	entries := make([]CorpusEntry, len(found))
+	total := 0
+	for i, r := range found {
+		entries[i], total = r.CorpusEntry, r.Total
+	}
+	if len(found) == 0 && offset > 0 {
+		// Past the last page: the total still matters to the caller.
+		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args[:len(args)-2]...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("counting corpus matches: %w", err)
+		}
+	}
+	return entries, total, nil
+}
+
+// CorpusEntry returns one of the tenant's entries.
+func (d *DB) CorpusEntry(ctx context.Context, tenantID, id string) (CorpusEntry, error) {
+	return corpusEntry(ctx, d.Pool, tenantID, id)
+}
+
+func corpusEntry(ctx context.Context, q Querier, tenantID, id string) (CorpusEntry, error) {
+	if !looksLikeUUID(id) {
+		return CorpusEntry{}, Errorf(KindNotFound, "Corpus entry not found")
+	}
+	rows, _ := q.Query(ctx, `SELECT `+corpusColumns+corpusFrom+` WHERE c.tenant_id = $1 AND c.id = $2`, tenantID, id)
+	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[CorpusEntry])
+	if err != nil {
+		return CorpusEntry{}, notFound(err, "Corpus entry")
+	}
+	return e, nil
+}
+
+// CountCorpus counts a tenant's entries.
+func (d *DB) CountCorpus(ctx context.Context, tenantID string) (int, error) {
+	var n int
+	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n)
+	return n, err
+}
+
+// CorpusLimitError is the 429 of a create beyond the plan's corpus limit.
+func CorpusLimitError(current, limit int) *Error {
+	return &Error{Kind: KindRateLimited,
+		Message: fmt.Sprintf("Corpus limit of the plan reached (%d of %d entries): upgrade the plan or delete entries", current, limit),
+		Details: map[string]int{"current": current, "limit": limit}}
+}
+
+// UpsertResult says what an upsert did.
+type UpsertResult int
+
+// What an upsert did.
+const (
+	Created UpsertResult = iota
+	Updated
+	Unchanged
+)
+
+// UpsertCorpus creates an entry or, when ExternalID names an existing one,
+// updates it (only the fields set). The plan's limit applies to creates. One
+// transaction; the tenant row lock makes the limit hold under concurrency.
+func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (CorpusEntry, UpsertResult, error) {
+	var e CorpusEntry
+	var res UpsertResult
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		e, res, err = upsertCorpus(ctx, tx, tenantID, limit, w)
+		return err
+	})
+	return e, res, err
+}
+
+func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w CorpusWrite) (CorpusEntry, UpsertResult, error) {
+	if err := lockTenant(ctx, tx, tenantID); err != nil {
+		return CorpusEntry{}, 0, fmt.Errorf("locking tenant: %w", err)
+	}
+	if w.ExternalID.Set && !w.ExternalID.Null {
+		var id string
+		err := tx.QueryRow(ctx, `SELECT id FROM corpus_entries WHERE tenant_id = $1 AND external_id = $2`, tenantID, w.ExternalID.Value).Scan(&id)
+		if err == nil {
+			before, err := corpusEntry(ctx, tx, tenantID, id)
+			if err != nil {
+				return CorpusEntry{}, 0, err
+			}
+			if w.sameAs(before) {
+				return before, Unchanged, nil
+			}
+			e, err := updateCorpus(ctx, tx, tenantID, id, w)
+			return e, Updated, err
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return CorpusEntry{}, 0, fmt.Errorf("finding entry by externalId: %w", err)
+		}
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
+		return CorpusEntry{}, 0, fmt.Errorf("counting corpus: %w", err)
+	}
+	if n >= limit {
+		return CorpusEntry{}, 0, CorpusLimitError(n, limit)
+	}
+	priority := 5
+	if w.Priority.Set && !w.Priority.Null {
+		priority = w.Priority.Value
+	}
+	active := true
+	if w.IsActive.Set && !w.IsActive.Null {
+		active = w.IsActive.Value
+	}
+	tags := w.Tags.Value
+	if tags == nil {
+		tags = []string{}
+	}
+	var id string
+	err := tx.QueryRow(ctx, `INSERT INTO corpus_entries (tenant_id, segment_id, title, content, summary, priority,
+		is_active, external_id, source, source_url, locale, tags)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+		tenantID, w.SegmentID.Ptr(), w.Title.Value, w.Content.Value, w.Summary.Ptr(), priority, active,
+		w.ExternalID.Ptr(), w.Source.Ptr(), w.SourceURL.Ptr(), w.Locale.Ptr(), tags).Scan(&id)
+	if err != nil {
+		return CorpusEntry{}, 0, fmt.Errorf("inserting corpus entry: %w", err)
+	}
+	e, err := corpusEntry(ctx, tx, tenantID, id)
+	return e, Created, err
+}
+
+// sameAs reports whether applying w to e would change nothing.
+func (w CorpusWrite) sameAs(e CorpusEntry) bool {
+	str := func(o Opt[string], cur *string) bool {
+		if !o.Set {
+			return true
+		}
+		if o.Null || cur == nil {
+			return o.Null == (cur == nil)
+		}
+		return o.Value == *cur
+	}
+	if w.Title.Set && w.Title.Value != e.Title || w.Content.Set && w.Content.Value != e.Content ||
+		w.Priority.Set && w.Priority.Value != e.Priority || w.IsActive.Set && w.IsActive.Value != e.IsActive {
+		return false
+	}
+	if w.Tags.Set && strings.Join(w.Tags.Value, "\x00") != strings.Join(e.Tags, "\x00") {
+		return false
+	}
+	return str(w.Summary, e.Summary) && str(w.Source, e.Source) && str(w.SourceURL, e.SourceURL) &&
+		str(w.Locale, e.Locale) && str(w.SegmentID, e.SegmentID)
+}
+
+// UpdateCorpus applies a partial update to one of the tenant's entries.
+func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrite) (CorpusEntry, error) {
+	if !looksLikeUUID(id) {
+		return CorpusEntry{}, Errorf(KindNotFound, "Corpus entry not found")
+	}
+	var e CorpusEntry
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		e, err = updateCorpus(ctx, tx, tenantID, id, w)
+		return err
+	})
+	return e, err
+}
+
+func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusWrite) (CorpusEntry, error) {
+	var sets []setClause
+	sets = addSet(sets, "title", w.Title)
+	sets = addSet(sets, "content", w.Content)
+	sets = addSet(sets, "summary", w.Summary)
+	sets = addSet(sets, "priority", w.Priority)
+	sets = addSet(sets, "is_active", w.IsActive)
+	sets = addSet(sets, "external_id", w.ExternalID)
+	sets = addSet(sets, "source", w.Source)
+	sets = addSet(sets, "source_url", w.SourceURL)
+	sets = addSet(sets, "locale", w.Locale)
+	if w.Tags.Set {
+		tags := w.Tags.Value
+		if tags == nil {
+			tags = []string{}
+		}
+		sets = append(sets, setClause{"tags", tags})
+	}
+	sets = addSet(sets, "segment_id", w.SegmentID)
+	var b strings.Builder
+	args := []any{tenantID, id}
+	b.WriteString("UPDATE corpus_entries SET updated_at = now()")
+	for _, c := range sets {
+		args = append(args, c.value)
+		fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
+	}
+	b.WriteString(" WHERE tenant_id = $1 AND id = $2")
+	tag, err := tx.Exec(ctx, b.String(), args...)
+	if isUniqueViolation(err, "corpus_external_id") {
+		return CorpusEntry{}, &Error{Kind: KindConflict, Message: "Another entry already has this externalId",
+			Details: map[string]string{"externalId": "already used by another entry"}}
+	}
+	if err != nil {
+		return CorpusEntry{}, fmt.Errorf("updating corpus entry: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return CorpusEntry{}, Errorf(KindNotFound, "Corpus entry not found")
+	}
+	return corpusEntry(ctx, tx, tenantID, id)
+}
+
+// DeleteCorpus deletes one of the tenant's entries.
+func (d *DB) DeleteCorpus(ctx context.Context, tenantID, id string) error {
+	if !looksLikeUUID(id) {
+		return Errorf(KindNotFound, "Corpus entry not found")
+	}
+	tag, err := d.Pool.Exec(ctx, `DELETE FROM corpus_entries WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	if err != nil {
+		return fmt.Errorf("deleting corpus entry: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Errorf(KindNotFound, "Corpus entry not found")
+	}
+	return nil
+}

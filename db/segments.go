@@ -1,0 +1,343 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Segment is an audience with its own system prompt, welcome message and starters.
+type Segment struct {
+	ID                   string      `db:"id" json:"id"`
+	TenantID             string      `db:"tenant_id" json:"-"`
+	Slug                 string      `db:"slug" json:"slug"`
+	Name                 string      `db:"name" json:"name"`
+	SystemPrompt         string      `db:"system_prompt" json:"systemPrompt"`
+	WelcomeMessage       *string     `db:"welcome_message" json:"welcomeMessage"`
+	ConversationStarters []Starter   `db:"conversation_starters" json:"conversationStarters"`
+	FormConfig           *FormConfig `db:"form_config" json:"formConfig"`
+	IsDefault            bool        `db:"is_default" json:"isDefault"`
+	IsActive             bool        `db:"is_active" json:"isActive"`
+	CreatedAt            time.Time   `db:"created_at" json:"createdAt"`
+	UpdatedAt            time.Time   `db:"updated_at" json:"updatedAt"`
+}
+
+// Starter is a conversation starter shown by the widget.
+type Starter struct {
+	Text  string `json:"text"`
+	Emoji string `json:"emoji"`
+}
+
+// FormConfig is a segment's lead form.
+type FormConfig struct {
+	Enabled             bool        `json:"enabled"`
+	Intent              string      `json:"intent"`
+	ConfirmationMessage string      `json:"confirmationMessage,omitempty"`
+	Fields              []FormField `json:"fields"`
+}
+
+// FormField is one field of a form (segment forms and SUBMIT_FORM tools).
+type FormField struct {
+	Name     string `json:"name"`
+	Label    string `json:"label"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+}
+
+// SegmentSummary is a list item: the segment without its system prompt, with counts.
+type SegmentSummary struct {
+	Segment
+	CorpusCount        int `db:"corpus_count"`
+	ConversationsCount int `db:"conversations_count"`
+}
+
+const segmentColumns = `s.id, s.tenant_id, s.slug, s.name, s.system_prompt, s.welcome_message,
+	s.conversation_starters, s.form_config, s.is_default, s.is_active, s.created_at, s.updated_at`
+
+// ListSegments lists a tenant's segments, the default first, then by name.
+func (d *DB) ListSegments(ctx context.Context, tenantID string) ([]SegmentSummary, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+segmentColumns+`,
+		(SELECT count(*) FROM corpus_entries c WHERE c.segment_id = s.id) AS corpus_count,
+		0 AS conversations_count
+		FROM segments s WHERE s.tenant_id = $1 ORDER BY s.is_default DESC, s.name, s.slug`, tenantID)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[SegmentSummary])
+	if err != nil {
+		return nil, fmt.Errorf("listing segments: %w", err)
+	}
+	return out, nil
+}
+
+// looksLikeUUID tells ids from slugs in paths that accept either.
+func looksLikeUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Segment returns one of the tenant's segments by id or, failing that, by slug.
+func (d *DB) Segment(ctx context.Context, tenantID, idOrSlug string) (Segment, error) {
+	return segmentByRef(ctx, d.Pool, tenantID, idOrSlug, false)
+}
+
+func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdate bool) (Segment, error) {
+	col := "s.slug"
+	if looksLikeUUID(ref) {
+		col = "s.id::text"
+	}
+	sql := `SELECT ` + segmentColumns + ` FROM segments s WHERE s.tenant_id = $1 AND ` + col + ` = $2`
+	if forUpdate {
+		sql += " FOR UPDATE"
+	}
+	rows, _ := q.Query(ctx, sql, tenantID, ref)
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+	if err != nil {
+		return Segment{}, notFound(err, "Segment")
+	}
+	return s, nil
+}
+
+// DefaultSegment returns the tenant's default segment.
+func (d *DB) DefaultSegment(ctx context.Context, tenantID string) (Segment, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+segmentColumns+` FROM segments s WHERE s.tenant_id = $1 AND s.is_default`, tenantID)
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+	if err != nil {
+		return Segment{}, notFound(err, "Default segment")
+	}
+	return s, nil
+}
+
+// lockTenant serialises segment writes of one tenant: the limit check and the
+// one-default rule then hold under concurrent requests.
+func lockTenant(ctx context.Context, tx pgx.Tx, tenantID string) error {
+	_, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, tenantID)
+	return err
+}
+
+// SegmentWrite is a segment create or partial update. On create Slug may be
+// empty (generated from the name); IsDefault true moves the default here.
+type SegmentWrite struct {
+	Slug                 Opt[string]      `json:"slug"`
+	Name                 Opt[string]      `json:"name"`
+	SystemPrompt         Opt[string]      `json:"systemPrompt"`
+	WelcomeMessage       Opt[string]      `json:"welcomeMessage"`
+	ConversationStarters Opt[[]Starter]   `json:"conversationStarters"`
+	FormConfig           Opt[*FormConfig] `json:"formConfig"`
+	IsDefault            Opt[bool]        `json:"isDefault"`
+	IsActive             Opt[bool]        `json:"isActive"`
+}
+
+// CreateSegment creates a segment within the plan's limit. A taken slug is a
+// conflict when the caller chose it; a generated one gets a numeric suffix.
+func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w SegmentWrite) (Segment, error) {
+	var s Segment
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if err := lockTenant(ctx, tx, tenantID); err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM segments WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
+			return fmt.Errorf("counting segments: %w", err)
+		}
+		if n >= limit {
+			return &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
+				Message: fmt.Sprintf("Segment limit of the plan reached (%d of %d): upgrade the plan or delete a segment", n, limit),
+				Details: map[string]int{"current": n, "limit": limit}}
+		}
+		slug := w.Slug.Value
+		if !w.Slug.Set || w.Slug.Null || slug == "" {
+			var err error
+			if slug, err = freeSlug(ctx, tx, tenantID, Slugify(w.Name.Value)); err != nil {
+				return err
+			}
+		}
+		if w.IsDefault.Value {
+			if _, err := tx.Exec(ctx, `UPDATE segments SET is_default = false, updated_at = now() WHERE tenant_id = $1 AND is_default`, tenantID); err != nil {
+				return fmt.Errorf("moving default segment: %w", err)
+			}
+		}
+		starters := w.ConversationStarters.Value
+		if starters == nil {
+			starters = []Starter{}
+		}
+		isActive := true
+		if w.IsActive.Set && !w.IsActive.Null {
+			isActive = w.IsActive.Value
+		}
+		rows, _ := tx.Query(ctx, `INSERT INTO segments AS s (tenant_id, slug, name, system_prompt, welcome_message,
+			conversation_starters, form_config, is_default, is_active)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+segmentColumns,
+			tenantID, slug, w.Name.Value, w.SystemPrompt.Value, w.WelcomeMessage.Ptr(), starters,
+			w.FormConfig.Value, w.IsDefault.Value, isActive)
+		var err error
+		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
+			return &Error{Kind: KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", slug),
+				Details: map[string]string{"slug": "already used by another segment"}}
+		}
+		if err != nil {
+			return fmt.Errorf("inserting segment: %w", err)
+		}
+		return nil
+	})
+	return s, err
+}
+
+// freeSlug returns base, or base-2, base-3, ... whichever the tenant does not use yet.
+func freeSlug(ctx context.Context, tx pgx.Tx, tenantID, base string) (string, error) {
+	rows, _ := tx.Query(ctx, `SELECT slug FROM segments WHERE tenant_id = $1 AND (slug = $2 OR slug LIKE $3)`,
+		tenantID, base, base+"-%")
+	taken, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", fmt.Errorf("finding a free slug: %w", err)
+	}
+	used := map[string]bool{}
+	for _, t := range taken {
+		used[t] = true
+	}
+	slug := base
+	for i := 2; used[slug]; i++ {
+		suffix := "-" + strconv.Itoa(i)
+		slug = strings.TrimRight(truncate(base, 100-len(suffix)), "-") + suffix
+	}
+	return slug, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// UpdateSegment applies a partial update. Making a segment the default takes
+// the flag from the previous one in the same transaction; the default cannot
+// be made non-default directly (another segment must take it).
+func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentWrite) (Segment, error) {
+	var s Segment
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if err := lockTenant(ctx, tx, tenantID); err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		cur, err := segmentByRef(ctx, tx, tenantID, ref, true)
+		if err != nil {
+			return err
+		}
+		if w.IsDefault.Set && !w.IsDefault.Value && cur.IsDefault {
+			return &Error{Kind: KindInvalid, Message: "The default segment stays default until another segment is made the default",
+				Details: map[string]string{"isDefault": "set isDefault true on another segment instead"}}
+		}
+		if w.IsActive.Set && !w.IsActive.Value && (cur.IsDefault || w.IsDefault.Value) {
+			return &Error{Kind: KindInvalid, Message: "The default segment cannot be deactivated",
+				Details: map[string]string{"isActive": "the default segment must stay active"}}
+		}
+		if w.IsDefault.Value && !cur.IsDefault {
+			if _, err := tx.Exec(ctx, `UPDATE segments SET is_default = false, updated_at = now() WHERE tenant_id = $1 AND is_default`, tenantID); err != nil {
+				return fmt.Errorf("moving default segment: %w", err)
+			}
+		}
+		var sets []setClause
+		sets = addSet(sets, "slug", w.Slug)
+		sets = addSet(sets, "name", w.Name)
+		sets = addSet(sets, "system_prompt", w.SystemPrompt)
+		sets = addSet(sets, "welcome_message", w.WelcomeMessage)
+		if w.ConversationStarters.Set {
+			st := w.ConversationStarters.Value
+			if st == nil {
+				st = []Starter{}
+			}
+			sets = append(sets, setClause{"conversation_starters", st})
+		}
+		if w.FormConfig.Set {
+			sets = append(sets, setClause{"form_config", w.FormConfig.Value})
+		}
+		sets = addSet(sets, "is_default", w.IsDefault)
+		sets = addSet(sets, "is_active", w.IsActive)
+		var b strings.Builder
+		args := []any{cur.ID}
+		b.WriteString("UPDATE segments AS s SET updated_at = now()")
+		for _, c := range sets {
+			args = append(args, c.value)
+			fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
+		}
+		b.WriteString(" WHERE s.id = $1 RETURNING " + segmentColumns)
+		rows, _ := tx.Query(ctx, b.String(), args...)
+		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
+			return &Error{Kind: KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", w.Slug.Value),
+				Details: map[string]string{"slug": "already used by another segment"}}
+		}
+		if err != nil {
+			return fmt.Errorf("updating segment: %w", err)
+		}
+		return nil
+	})
+	return s, err
+}
+
+// SegmentDeletion reports what deleting a segment removed with it.
+type SegmentDeletion struct {
+	ID                   string
+	CorpusEntriesDeleted int64
+	ToolsDeleted         int64
+}
+
+// DeleteSegment deletes a non-default segment. A segment that still has
+// corpus entries or tools bound to it is refused (409, with the counts)
+// unless cascade is set, which deletes them in the same transaction; nothing
+// is moved silently.
+func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bool) (SegmentDeletion, error) {
+	var del SegmentDeletion
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if err := lockTenant(ctx, tx, tenantID); err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		s, err := segmentByRef(ctx, tx, tenantID, ref, true)
+		if err != nil {
+			return err
+		}
+		if s.IsDefault {
+			return Errorf(KindInvalid, "The default segment cannot be deleted: make another segment the default first")
+		}
+		var entries, tools int
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM corpus_entries WHERE segment_id = $1),
+			(SELECT count(*) FROM tools WHERE segment_id = $1)`, s.ID).Scan(&entries, &tools); err != nil {
+			return fmt.Errorf("counting segment corpus and tools: %w", err)
+		}
+		if (entries > 0 || tools > 0) && !cascade {
+			return &Error{Kind: KindConflict,
+				Message: fmt.Sprintf("Segment %q still has %d corpus entries and %d tools: move them to another segment, or delete with ?cascade=true to delete them too", s.Slug, entries, tools),
+				Details: map[string]int{"corpusEntries": entries, "tools": tools}}
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM corpus_entries WHERE tenant_id = $1 AND segment_id = $2`, tenantID, s.ID)
+		if err != nil {
+			return fmt.Errorf("deleting segment corpus: %w", err)
+		}
+		del = SegmentDeletion{ID: s.ID, CorpusEntriesDeleted: tag.RowsAffected()}
+		if tag, err = tx.Exec(ctx, `DELETE FROM tools WHERE tenant_id = $1 AND segment_id = $2`, tenantID, s.ID); err != nil {
+			return fmt.Errorf("deleting segment tools: %w", err)
+		}
+		del.ToolsDeleted = tag.RowsAffected()
+		if _, err := tx.Exec(ctx, `DELETE FROM segments WHERE tenant_id = $1 AND id = $2`, tenantID, s.ID); err != nil {
+			return fmt.Errorf("deleting segment: %w", err)
+		}
+		return nil
+	})
+	return del, err
+}

@@ -1,0 +1,297 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+)
+
+// Corpus limits (spec's corpus table; tags limits chosen here and documented).
+const (
+	maxCorpusTitle      = 255
+	maxCorpusContent    = 50000
+	maxCorpusSummary    = 500
+	maxCorpusSource     = 50
+	maxCorpusSourceURL  = 500
+	maxCorpusExternalID = 255
+	maxCorpusLocale     = 10
+	maxCorpusTags       = 20
+	maxCorpusTag        = 50
+	minCorpusPriority   = 0
+	maxCorpusPriority   = 100
+	defaultCorpusLimit  = 20
+	maxCorpusPageSize   = 100
+	maxBulkEntries      = 50
+	maxPage             = 1000000 // keeps page*limit far from overflowing an offset
+)
+
+var localePattern = regexp.MustCompile(`^[A-Za-z]{2}(-[A-Za-z]{2})?$`)
+
+// corpusBody is the JSON of a corpus write; segmentSlug has the variant name segment.
+type corpusBody struct {
+	Title       db.Opt[string]   `json:"title"`
+	Content     db.Opt[string]   `json:"content"`
+	Summary     db.Opt[string]   `json:"summary"`
+	Priority    db.Opt[int]      `json:"priority"`
+	IsActive    db.Opt[bool]     `json:"isActive"`
+	ExternalID  db.Opt[string]   `json:"externalId"`
+	Source      db.Opt[string]   `json:"source"`
+	SourceURL   db.Opt[string]   `json:"sourceUrl"`
+	Locale      db.Opt[string]   `json:"locale"`
+	Tags        db.Opt[[]string] `json:"tags"`
+	SegmentSlug db.Opt[string]   `json:"segmentSlug"`
+	Segment     db.Opt[string]   `json:"segment"`
+}
+
+// corpusJSON is the API representation of an entry. locale is write-only per the spec.
+type corpusJSON struct {
+	ID         string        `json:"id"`
+	Title      string        `json:"title"`
+	Content    string        `json:"content"`
+	Summary    *string       `json:"summary"`
+	Priority   int           `json:"priority"`
+	IsActive   bool          `json:"isActive"`
+	ExternalID *string       `json:"externalId"`
+	Source     *string       `json:"source"`
+	SourceURL  *string       `json:"sourceUrl"`
+	Segment    *segmentRef   `json:"segment"`
+	Tags       []string      `json:"tags"`
+	Sync       *corpusSyncJS `json:"sync,omitempty"`
+	CreatedAt  time.Time     `json:"createdAt"`
+	UpdatedAt  time.Time     `json:"updatedAt"`
+}
+
+type segmentRef struct {
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+}
+
+// corpusSyncJS is present on entries created from a URL: when the last refresh
+// succeeded and the last error, if the latest refresh failed.
+type corpusSyncJS struct {
+	SyncedAt    *time.Time `json:"syncedAt"`
+	LastError   *string    `json:"lastError"`
+	LastErrorAt *time.Time `json:"lastErrorAt"`
+}
+
+func newCorpusJSON(e db.CorpusEntry) corpusJSON {
+	j := corpusJSON{
+		ID: e.ID, Title: e.Title, Content: e.Content, Summary: e.Summary, Priority: e.Priority,
+		IsActive: e.IsActive, ExternalID: e.ExternalID, Source: e.Source, SourceURL: e.SourceURL,
+		Tags: e.Tags, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt,
+	}
+	if e.SegmentSlug != nil {
+		j.Segment = &segmentRef{Slug: *e.SegmentSlug, Name: deref(e.SegmentName)}
+	}
+	if e.SyncedAt != nil || e.SyncError != nil {
+		j.Sync = &corpusSyncJS{SyncedAt: e.SyncedAt, LastError: e.SyncError, LastErrorAt: e.SyncErrorAt}
+	}
+	return j
+}
+
+// validateCorpus checks a corpus body (creating: title and content required)
+// and resolves its segment slug; it returns the write to apply.
+func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusBody, creating bool) (db.CorpusWrite, db.FieldErrors) {
+	errs := db.FieldErrors{}
+	for _, o := range []*db.Opt[string]{&b.Summary, &b.ExternalID, &b.Source, &b.SourceURL, &b.Locale} {
+		nullIfEmpty(o)
+	}
+	required := func(field string, o *db.Opt[string], max int) {
+		if creating && !o.Set {
+			errs.Add(field, "is required")
+			return
+		}
+		if notNull(errs, field, *o) {
+			if strings.TrimSpace(o.Value) == "" {
+				errs.Add(field, "must not be empty")
+			}
+			checkLen(errs, field, *o, max)
+		}
+	}
+	b.Title.Value = strings.TrimSpace(b.Title.Value)
+	required("title", &b.Title, maxCorpusTitle)
+	required("content", &b.Content, maxCorpusContent)
+	checkLen(errs, "summary", b.Summary, maxCorpusSummary)
+	if notNull(errs, "priority", b.Priority) && (b.Priority.Value < minCorpusPriority || b.Priority.Value > maxCorpusPriority) {
+		errs.Add("priority", fmt.Sprintf("must be between %d and %d", minCorpusPriority, maxCorpusPriority))
+	}
+	notNull(errs, "isActive", b.IsActive)
+	checkLen(errs, "externalId", b.ExternalID, maxCorpusExternalID)
+	checkLen(errs, "source", b.Source, maxCorpusSource)
+	checkHTTPURL(errs, "sourceUrl", b.SourceURL, false)
+	if b.Locale.Set && !b.Locale.Null {
+		if utf8.RuneCountInString(b.Locale.Value) > maxCorpusLocale || !localePattern.MatchString(b.Locale.Value) {
+			errs.Add("locale", "must be a language code such as en, fr or fr-CA")
+		} else {
+			b.Locale.Value = strings.ToLower(b.Locale.Value)
+		}
+	}
+	if b.Tags.Set && !b.Tags.Null {
+		tags := []string{}
+		for _, t := range b.Tags.Value {
+			if t = strings.TrimSpace(t); t != "" && !contains(tags, t) {
+				tags = append(tags, t)
+			}
+			if utf8.RuneCountInString(t) > maxCorpusTag {
+				errs.Add("tags", fmt.Sprintf("each tag %s", tooLong(maxCorpusTag)))
+			}
+		}
+		if len(tags) > maxCorpusTags {
+			errs.Add("tags", fmt.Sprintf("at most %d tags", maxCorpusTags))
+		}
+		b.Tags.Value = tags
+	}
+	w := db.CorpusWrite{Title: b.Title, Content: b.Content, Summary: b.Summary, Priority: b.Priority,
+		IsActive: b.IsActive, ExternalID: b.ExternalID, Source: b.Source, SourceURL: b.SourceURL,
+		Locale: b.Locale, Tags: b.Tags}
+	seg, field := b.SegmentSlug, "segmentSlug"
+	if !seg.Set && b.Segment.Set {
+		seg, field = b.Segment, "segment"
+	}
+	if seg.Set {
+		if seg.Null || seg.Value == "" {
+			w.SegmentID = db.Opt[string]{Set: true, Null: true}
+		} else if s, err := h.DB.Segment(ctx, tenantID, seg.Value); err != nil {
+			errs.Add(field, fmt.Sprintf("no segment with slug %q", seg.Value))
+		} else {
+			w.SegmentID = db.Some(s.ID)
+		}
+	}
+	return w, errs
+}
+
+func (h *Handler) decodeCorpus(c echo.Context, creating bool) (db.CorpusWrite, error) {
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return db.CorpusWrite{}, err
+	}
+	var b corpusBody
+	errs := decodeFields(raw, &b)
+	w, verrs := h.validateCorpus(c.Request().Context(), tenantFrom(c).ID, b, creating)
+	for k, v := range verrs {
+		errs.Add(k, v)
+	}
+	return w, errs.Err()
+}
+
+// intParam reads an optional integer query parameter within [min, max].
+func intParam(c echo.Context, name string, def, min, max int) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		if max == int(^uint(0)>>1) {
+			return 0, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("%s must be an integer of at least %d", name, min),
+				Details: map[string]string{name: fmt.Sprintf("must be an integer of at least %d", min)}}
+		}
+		return 0, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("%s must be an integer between %d and %d", name, min, max),
+			Details: map[string]string{name: fmt.Sprintf("must be an integer between %d and %d", min, max)}}
+	}
+	return n, nil
+}
+
+// ListCorpus answers GET /tenants/{slug}/corpus.
+func (h *Handler) ListCorpus(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := tenantFrom(c)
+	page, err := intParam(c, "page", 1, 1, maxPage)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(c, "limit", defaultCorpusLimit, 1, maxCorpusPageSize)
+	if err != nil {
+		return err
+	}
+	q := db.CorpusQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
+	if utf8.RuneCountInString(q.Search) > 200 {
+		return invalid("search must be at most 200 characters")
+	}
+	segSlug := c.QueryParam("segmentSlug")
+	if segSlug == "" {
+		segSlug = c.QueryParam("segment")
+	}
+	if segSlug != "" {
+		s, err := h.DB.Segment(ctx, t.ID, segSlug)
+		if db.ErrorKind(err) == db.KindNotFound {
+			return &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", segSlug),
+				Details: map[string]string{"segmentSlug": "unknown segment"}}
+		}
+		if err != nil {
+			return err
+		}
+		q.SegmentID = s.ID
+	}
+	entries, total, err := h.DB.ListCorpus(ctx, t.ID, q)
+	if err != nil {
+		return err
+	}
+	out := make([]corpusJSON, len(entries))
+	for i, e := range entries {
+		out[i] = newCorpusJSON(e)
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"corpus":     out,
+		"pagination": map[string]int{"page": page, "limit": limit, "total": total, "totalPages": (total + limit - 1) / limit},
+	})
+}
+
+// CreateCorpus answers POST /tenants/{slug}/corpus: with externalId an
+// idempotent upsert (200 created:false when an entry was updated).
+func (h *Handler) CreateCorpus(c echo.Context) error {
+	w, err := h.decodeCorpus(c, true)
+	if err != nil {
+		return err
+	}
+	t := tenantFrom(c)
+	e, res, err := h.DB.UpsertCorpus(c.Request().Context(), t.ID, t.PlanInfo().CorpusLimit, w)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if res == db.Created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created})
+}
+
+// ShowCorpus answers GET /tenants/{slug}/corpus/{id}.
+func (h *Handler) ShowCorpus(c echo.Context) error {
+	e, err := h.DB.CorpusEntry(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"corpus": newCorpusJSON(e)})
+}
+
+// UpdateCorpus answers PUT and PATCH /tenants/{slug}/corpus/{id}: both partial.
+func (h *Handler) UpdateCorpus(c echo.Context) error {
+	w, err := h.decodeCorpus(c, false)
+	if err != nil {
+		return err
+	}
+	e, err := h.DB.UpdateCorpus(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), w)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"corpus": newCorpusJSON(e)})
+}
+
+// DeleteCorpus answers DELETE /tenants/{slug}/corpus/{id}.
+func (h *Handler) DeleteCorpus(c echo.Context) error {
+	id := c.Param("id")
+	if err := h.DB.DeleteCorpus(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+}

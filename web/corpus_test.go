@@ -1,0 +1,349 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestCorpus(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	t.Run("CreateDefaultsAndUpsert", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus"
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"title": " Pricing ", "content": "Plans cost 10 EUR."})
+		e := body["corpus"].(map[string]any)
+		if st != 201 || body["created"] != true || e["title"] != "Pricing" || e["priority"] != float64(5) || e["isActive"] != true || e["segment"] != nil {
+			t.Fatalf("create: %d %v", st, body)
+		}
+		if _, ok := e["locale"]; ok {
+			t.Errorf("locale is write-only: %v", e)
+		}
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"title": "FAQ", "content": "v1", "externalId": "faq-1", "locale": "FR-ca", "tags": []string{"faq", "faq", " help "}})
+		if st != 201 || body["created"] != true {
+			t.Fatalf("create with externalId: %d %v", st, body)
+		}
+		id := body["corpus"].(map[string]any)["id"]
+		if tags := body["corpus"].(map[string]any)["tags"].([]any); len(tags) != 2 || tags[1] != "help" {
+			t.Errorf("tags = %v", tags)
+		}
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"title": "FAQ", "content": "v2", "externalId": "faq-1"})
+		if st != 200 || body["created"] != false || body["corpus"].(map[string]any)["id"] != id || body["corpus"].(map[string]any)["content"] != "v2" {
+			t.Errorf("upsert: %d %v", st, body)
+		}
+		var locale string
+		if err := b.db.Pool.QueryRow(t.Context(), `SELECT locale FROM corpus_entries WHERE id = $1`, id).Scan(&locale); err != nil || locale != "fr-ca" {
+			t.Errorf("stored locale %q %v", locale, err)
+		}
+	})
+
+	t.Run("FieldLimits", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus"
+		base := func(extra map[string]any) map[string]any {
+			m := map[string]any{"title": "t", "content": "c"}
+			for k, v := range extra {
+				m[k] = v
+			}
+			return m
+		}
+		cases := []struct {
+			name  string
+			body  map[string]any
+			field string
+		}{
+			{"Title255", base(map[string]any{"title": strings.Repeat("t", 255)}), ""},
+			{"Title256", base(map[string]any{"title": strings.Repeat("t", 256)}), "title"},
+			{"TitleMissing", map[string]any{"content": "c"}, "title"},
+			{"TitleEmpty", base(map[string]any{"title": " "}), "title"},
+			{"Content50000", base(map[string]any{"content": strings.Repeat("é", 50000)}), ""},
+			{"Content50001", base(map[string]any{"content": strings.Repeat("c", 50001)}), "content"},
+			{"ContentMissing", map[string]any{"title": "t"}, "content"},
+			{"Summary500", base(map[string]any{"summary": strings.Repeat("s", 500)}), ""},
+			{"Summary501", base(map[string]any{"summary": strings.Repeat("s", 501)}), "summary"},
+			{"Source50", base(map[string]any{"source": strings.Repeat("s", 50)}), ""},
+			{"Source51", base(map[string]any{"source": strings.Repeat("s", 51)}), "source"},
+			{"SourceURL500", base(map[string]any{"sourceUrl": "https://e.com/" + strings.Repeat("p", 486)}), ""},
+			{"SourceURL501", base(map[string]any{"sourceUrl": "https://e.com/" + strings.Repeat("p", 487)}), "sourceUrl"},
+			{"SourceURLNotURI", base(map[string]any{"sourceUrl": "not a url"}), "sourceUrl"},
+			{"ExternalID255", base(map[string]any{"externalId": strings.Repeat("x", 255)}), ""},
+			{"ExternalID256", base(map[string]any{"externalId": strings.Repeat("y", 256)}), "externalId"},
+			{"Priority0", base(map[string]any{"priority": 0}), ""},
+			{"Priority100", base(map[string]any{"priority": 100}), ""},
+			{"PriorityMinus1", base(map[string]any{"priority": -1}), "priority"},
+			{"Priority101", base(map[string]any{"priority": 101}), "priority"},
+			{"PriorityFloat", base(map[string]any{"priority": 2.5}), "priority"},
+			{"LocaleEn", base(map[string]any{"locale": "en"}), ""},
+			{"LocaleEnGB", base(map[string]any{"locale": "en-GB"}), ""},
+			{"LocaleBad", base(map[string]any{"locale": "english"}), "locale"},
+			{"LocaleThreeLetters", base(map[string]any{"locale": "eng"}), "locale"},
+			{"TagsNotArray", base(map[string]any{"tags": "a"}), "tags"},
+			{"Tags21", base(map[string]any{"tags": manyTags(21)}), "tags"},
+			{"Tags20", base(map[string]any{"tags": manyTags(20)}), ""},
+			{"UnknownSegment", base(map[string]any{"segmentSlug": "nope"}), "segmentSlug"},
+			{"UnknownSegmentVariant", base(map[string]any{"segment": "nope"}), "segment"},
+			{"IsActiveNumber", base(map[string]any{"isActive": 1}), "isActive"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				st, body := b.do(t, "POST", path, ten.Token, tc.body)
+				if tc.field == "" {
+					if st != 201 {
+						t.Fatalf("want 201, got %d %v", st, body)
+					}
+					return
+				}
+				if st != 400 || body["details"].(map[string]any)[tc.field] == nil {
+					t.Fatalf("want 400 on %s, got %d %v", tc.field, st, body)
+				}
+			})
+		}
+	})
+
+	t.Run("ListFilterSearchPaginate", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus"
+		b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"})
+		for i := 0; i < 5; i++ {
+			b.do(t, "POST", path, ten.Token, map[string]any{"title": fmt.Sprintf("General %d", i), "content": "Opening hours are nine to five.", "priority": 10 + i})
+		}
+		b.do(t, "POST", path, ten.Token, map[string]any{"title": "Wholesale", "content": "Our wholesale pricing starts at 100 units.", "segmentSlug": "pros"})
+		b.do(t, "POST", path, ten.Token, map[string]any{"title": "Delivery", "content": "Shipping takes two days.", "segment": "pros"})
+
+		_, all := b.do(t, "GET", path+"?limit=3&page=2", ten.Token, nil)
+		p := all["pagination"].(map[string]any)
+		if p["total"] != float64(7) || p["totalPages"] != float64(3) || p["page"] != float64(2) || p["limit"] != float64(3) || len(all["corpus"].([]any)) != 3 {
+			t.Errorf("page 2: %v", all)
+		}
+		_, first := b.do(t, "GET", path+"?limit=1", ten.Token, nil)
+		if first["corpus"].([]any)[0].(map[string]any)["title"] != "General 4" {
+			t.Errorf("highest priority first: %v", first["corpus"])
+		}
+		for _, q := range []string{"?segmentSlug=pros", "?segment=pros"} {
+			_, seg := b.do(t, "GET", path+q, ten.Token, nil)
+			if seg["pagination"].(map[string]any)["total"] != float64(2) {
+				t.Errorf("%s: %v", q, seg)
+			}
+			if s := seg["corpus"].([]any)[0].(map[string]any)["segment"].(map[string]any); s["slug"] != "pros" || s["name"] != "Pros" {
+				t.Errorf("segment object: %v", s)
+			}
+		}
+		_, found := b.do(t, "GET", path+"?search=price", ten.Token, nil) // stems to "pricing"
+		if c := found["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["title"] != "Wholesale" {
+			t.Errorf("search price: %v", found)
+		}
+		_, found = b.do(t, "GET", path+"?search=eliver", ten.Token, nil) // title substring
+		if c := found["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["title"] != "Delivery" {
+			t.Errorf("search substring: %v", found)
+		}
+		_, found = b.do(t, "GET", path+"?search=%25", ten.Token, nil)
+		if found["pagination"].(map[string]any)["total"] != float64(0) {
+			t.Errorf("a %% in search is literal, not a wildcard: %v", found)
+		}
+		for _, q := range []string{"?page=0", "?page=x", "?limit=0", "?limit=101", "?segmentSlug=nope"} {
+			if st, body := b.do(t, "GET", path+q, ten.Token, nil); st != 400 {
+				t.Errorf("%s: %d %v", q, st, body)
+			}
+		}
+		if st, _ := b.do(t, "GET", path+"?limit=100&unknown=1", ten.Token, nil); st != 200 {
+			t.Errorf("limit 100 with unknown parameter: %d", st)
+		}
+	})
+
+	t.Run("GetUpdateDelete", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		other := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus"
+		_, body := b.do(t, "POST", path, ten.Token, map[string]any{"title": "T", "content": "C", "summary": "S", "priority": 7})
+		id := body["corpus"].(map[string]any)["id"].(string)
+		for _, method := range []string{"PUT", "PATCH"} {
+			st, upd := b.do(t, method, path+"/"+id, ten.Token, map[string]any{"title": "T " + method})
+			e := upd["corpus"].(map[string]any)
+			if st != 200 || e["title"] != "T "+method || e["content"] != "C" || e["summary"] != "S" || e["priority"] != float64(7) {
+				t.Errorf("%s partial: %d %v", method, st, upd)
+			}
+		}
+		st, upd := b.do(t, "PATCH", path+"/"+id, ten.Token, map[string]any{"summary": nil, "isActive": false})
+		if st != 200 || upd["corpus"].(map[string]any)["summary"] != nil || upd["corpus"].(map[string]any)["isActive"] != false {
+			t.Errorf("clear summary: %d %v", st, upd)
+		}
+		if st, _ := b.do(t, "PATCH", path+"/"+id, ten.Token, map[string]any{"title": ""}); st != 400 {
+			t.Errorf("empty title: %d", st)
+		}
+		if st, _ := b.do(t, "PATCH", path+"/"+id, ten.Token, map[string]any{"content": strings.Repeat("c", 50001)}); st != 400 {
+			t.Errorf("content too long: %d", st)
+		}
+		if st, body := b.do(t, "GET", path+"/not-a-uuid", ten.Token, nil); st != 404 || body["error"] != "Corpus entry not found" {
+			t.Errorf("bad id: %d %v", st, body)
+		}
+		if st, _ := b.do(t, "GET", "/tenants/"+other.Slug+"/corpus/"+id, other.Token, nil); st != 404 {
+			t.Errorf("other tenant reads entry: %d", st)
+		}
+		if st, _ := b.do(t, "PATCH", "/tenants/"+other.Slug+"/corpus/"+id, other.Token, map[string]any{"title": "x"}); st != 404 {
+			t.Errorf("other tenant updates entry: %d", st)
+		}
+		if st, _ := b.do(t, "DELETE", "/tenants/"+other.Slug+"/corpus/"+id, other.Token, nil); st != 404 {
+			t.Errorf("other tenant deletes entry: %d", st)
+		}
+		st, del := b.do(t, "DELETE", path+"/"+id, ten.Token, nil)
+		if st != 200 || del["deleted"] != true || del["id"] != id {
+			t.Errorf("delete: %d %v", st, del)
+		}
+		if st, _ := b.do(t, "GET", path+"/"+id, ten.Token, nil); st != 404 {
+			t.Errorf("after delete: %d", st)
+		}
+	})
+
+	t.Run("Bulk", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/bulk"
+		entries := func(n int, prefix string) []map[string]any {
+			out := []map[string]any{}
+			for i := 0; i < n; i++ {
+				out = append(out, map[string]any{"externalId": fmt.Sprintf("%s-%d", prefix, i), "title": "T", "content": "C"})
+			}
+			return out
+		}
+		for _, n := range []int{0, 51} {
+			if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"entries": entries(n, "x")}); st != 400 {
+				t.Errorf("%d entries: %d %v", n, st, body)
+			}
+		}
+		if st, _ := b.do(t, "POST", path, ten.Token, map[string]any{"entries": "nope"}); st != 400 {
+			t.Errorf("entries not an array: %d", st)
+		}
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"entries": entries(50, "a")})
+		if st != 200 || body["created"] != float64(50) {
+			t.Fatalf("50 entries: %d %v", st, body)
+		}
+		mixed := entries(2, "a") // unchanged: skipped
+		mixed = append(mixed,
+			map[string]any{"externalId": "a-2", "title": "T2", "content": "C"},                       // updated
+			map[string]any{"externalId": "new-1", "title": "N", "content": "C", "priority": 3},       // created
+			map[string]any{"title": "no id", "content": "C"},                                         // error
+			map[string]any{"externalId": "bad-1", "title": strings.Repeat("t", 256), "content": "C"}, // error
+			map[string]any{"externalId": "new-1", "title": "dup", "content": "C"},                    // error: twice
+		)
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"entries": mixed})
+		if st != 200 || body["created"] != float64(1) || body["updated"] != float64(1) || body["skipped"] != float64(2) {
+			t.Fatalf("mixed: %d %v", st, body)
+		}
+		errs := body["errors"].([]any)
+		if len(errs) != 3 || errs[1].(map[string]any)["externalId"] != "bad-1" || !strings.Contains(errs[1].(map[string]any)["reason"].(string), "title") {
+			t.Errorf("errors = %v", errs)
+		}
+		results := body["results"].([]any)
+		if results[0].(map[string]any)["status"] != "skipped" || results[0].(map[string]any)["reason"] == nil {
+			t.Errorf("skipped item: %v", results[0])
+		}
+		var n int
+		_ = b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID).Scan(&n)
+		if n != 51 {
+			t.Errorf("%d entries stored, want 51", n)
+		}
+	})
+
+	t.Run("CorpusLimitGives429", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "free") // 50 entries
+		entries := []map[string]any{}
+		for i := 0; i < 50; i++ {
+			entries = append(entries, map[string]any{"externalId": fmt.Sprint(i), "title": "T", "content": "C"})
+		}
+		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries}); st != 200 || body["created"] != float64(50) {
+			t.Fatalf("fill: %d %v", st, body)
+		}
+		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "one more", "content": "c"})
+		if st != http.StatusTooManyRequests || !strings.Contains(body["error"].(string), "limit") {
+			t.Errorf("over limit: %d %v", st, body)
+		}
+		st, body = b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "update", "content": "c", "externalId": "0"})
+		if st != 200 {
+			t.Errorf("update at the limit: %d %v", st, body)
+		}
+	})
+
+	t.Run("CSVImport", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"})
+		csv := "\xef\xbb\xbftitle,content,segment,priority\n" +
+			"Hours,\"Open 9-5, Monday to Friday\",,7\n" +
+			"\"Multi\",\"line one\nline two\",pros,\n" +
+			",missing title,,\n" +
+			"Bad priority,x,,high\n" +
+			"Unknown segment,x,nope,1\n"
+		st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "file", csv)
+		if st != 200 || body["imported"] != float64(2) {
+			t.Fatalf("import: %d %v", st, body)
+		}
+		errs := body["errors"].([]any)
+		if len(errs) != 3 {
+			t.Fatalf("errors = %v", errs)
+		}
+		lines := []float64{5, 6, 7}
+		for i, e := range errs {
+			if e.(map[string]any)["line"] != lines[i] {
+				t.Errorf("error %d line = %v, want %v (%v)", i, e.(map[string]any)["line"], lines[i], e)
+			}
+		}
+		_, list := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?segmentSlug=pros", ten.Token, nil)
+		if c := list["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["content"] != "line one\nline two" {
+			t.Errorf("multi-line entry: %v", list)
+		}
+		_, list = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=hours", ten.Token, nil)
+		if c := list["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["content"] != "Open 9-5, Monday to Friday" || c[0].(map[string]any)["priority"] != float64(7) {
+			t.Errorf("quoted comma entry: %v", list)
+		}
+
+		if st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "other", csv); st != 400 {
+			t.Errorf("no file part: %d %v", st, body)
+		}
+		if st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "file", "name,text\na,b\n"); st != 400 || !strings.Contains(body["error"].(string), "title") {
+			t.Errorf("wrong header: %d %v", st, body)
+		}
+		big := "title,content\n" + strings.Repeat("t,"+strings.Repeat("c", 1000)+"\n", 5300)
+		if st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "file", big); st != http.StatusRequestEntityTooLarge || !strings.Contains(body["error"].(string), "MiB") {
+			t.Errorf("too large: %d %v", st, body)
+		}
+	})
+}
+
+func manyTags(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("tag%d", i)
+	}
+	return out
+}
+
+// upload posts content as a multipart file part named part.
+func (b *bundle) upload(t *testing.T, path, token, part, content string) (int, map[string]any) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, _ := mw.CreateFormFile(part, "corpus.csv")
+	_, _ = io.WriteString(fw, content)
+	_ = mw.Close()
+	req, _ := http.NewRequest("POST", b.ts.URL+path, &buf)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	decodeJSON(t, resp, &out)
+	return resp.StatusCode, out
+}

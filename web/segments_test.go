@@ -1,0 +1,264 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/parley/parley/auth"
+)
+
+func TestSegments(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	t.Run("CreateGeneratesUniqueSlugs", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		st, s1 := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Équipe Ventes!", "systemPrompt": "Sell."})
+		if st != http.StatusCreated || s1["slug"] != "equipe-ventes" || s1["systemPrompt"] != "Sell." || s1["isDefault"] != false || s1["isActive"] != true {
+			t.Fatalf("create: %d %v", st, s1)
+		}
+		_, s2 := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Equipe ventes", "systemPrompt": "Sell."})
+		if s2["slug"] != "equipe-ventes-2" {
+			t.Errorf("second slug = %v", s2["slug"])
+		}
+		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "X", "slug": "equipe-ventes", "systemPrompt": "p"})
+		if st != http.StatusConflict || !strings.Contains(body["error"].(string), "equipe-ventes") {
+			t.Errorf("caller slug taken: %d %v", st, body)
+		}
+		st, body = b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "slug": "pros", "systemPrompt": "p"})
+		if st != http.StatusCreated || body["slug"] != "pros" {
+			t.Errorf("caller slug: %d %v", st, body)
+		}
+	})
+
+	t.Run("Validation", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/segments"
+		starter := func(n int, text string) []map[string]string {
+			out := []map[string]string{}
+			for i := 0; i < n; i++ {
+				out = append(out, map[string]string{"text": text, "emoji": "👋"})
+			}
+			return out
+		}
+		field := func(name, typ string) map[string]any {
+			return map[string]any{"name": name, "label": "L", "type": typ, "required": true}
+		}
+		cases := []struct {
+			name  string
+			body  map[string]any
+			field string // empty: valid
+		}{
+			{"MissingName", map[string]any{"systemPrompt": "p"}, "name"},
+			{"MissingPrompt", map[string]any{"name": "n"}, "systemPrompt"},
+			{"EmptyPrompt", map[string]any{"name": "n", "systemPrompt": "  "}, "systemPrompt"},
+			{"Name255", map[string]any{"name": strings.Repeat("n", 255), "systemPrompt": "p"}, ""},
+			{"Name256", map[string]any{"name": strings.Repeat("n", 256), "systemPrompt": "p"}, "name"},
+			{"Slug100", map[string]any{"name": "n", "slug": strings.Repeat("s", 100), "systemPrompt": "p"}, ""},
+			{"Slug101", map[string]any{"name": "n", "slug": strings.Repeat("s", 101), "systemPrompt": "p"}, "slug"},
+			{"SlugUpper", map[string]any{"name": "n", "slug": "Sales", "systemPrompt": "p"}, "slug"},
+			{"FourStarters", map[string]any{"name": "n", "systemPrompt": "p", "conversationStarters": starter(4, strings.Repeat("a", 50))}, ""},
+			{"FiveStarters", map[string]any{"name": "n", "systemPrompt": "p", "conversationStarters": starter(5, "a")}, "conversationStarters"},
+			{"StarterText51", map[string]any{"name": "n", "systemPrompt": "p", "conversationStarters": starter(1, strings.Repeat("a", 51))}, "conversationStarters"},
+			{"StartersWrongType", map[string]any{"name": "n", "systemPrompt": "p", "conversationStarters": "hi"}, "conversationStarters"},
+			{"FormOK", map[string]any{"name": "n", "systemPrompt": "p", "formConfig": map[string]any{"enabled": true, "intent": "lead", "fields": []any{field("email", "email"), field("full_name", "text")}}}, ""},
+			{"FormDuplicateNames", map[string]any{"name": "n", "systemPrompt": "p", "formConfig": map[string]any{"enabled": true, "fields": []any{field("email", "email"), field("email", "text")}}}, "formConfig"},
+			{"FormUnknownType", map[string]any{"name": "n", "systemPrompt": "p", "formConfig": map[string]any{"enabled": true, "fields": []any{field("age", "number")}}}, "formConfig"},
+			{"FormEnabledNoFields", map[string]any{"name": "n", "systemPrompt": "p", "formConfig": map[string]any{"enabled": true, "fields": []any{}}}, "formConfig"},
+			{"IsActiveString", map[string]any{"name": "n", "systemPrompt": "p", "isActive": "yes"}, "isActive"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				st, body := b.do(t, "POST", path, ten.Token, tc.body)
+				if tc.field == "" {
+					if st != http.StatusCreated {
+						t.Fatalf("want 201, got %d %v", st, body)
+					}
+					b.do(t, "DELETE", path+"/"+body["id"].(string), ten.Token, nil)
+					return
+				}
+				if st != http.StatusBadRequest {
+					t.Fatalf("want 400, got %d %v", st, body)
+				}
+				if d, _ := body["details"].(map[string]any); d[tc.field] == nil {
+					t.Errorf("details lack %s: %v", tc.field, body)
+				}
+			})
+		}
+	})
+
+	t.Run("ListGetUpdate", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/segments"
+		_, created := b.do(t, "POST", path, ten.Token, map[string]any{"name": "Support", "systemPrompt": "Help.", "welcomeMessage": "Hi"})
+		id := created["id"].(string)
+
+		req, _ := http.NewRequest("GET", b.ts.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+ten.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list []map[string]any
+		decodeJSON(t, resp, &list)
+		if len(list) != 2 || list[0]["isDefault"] != true {
+			t.Fatalf("list = %v", list)
+		}
+		for _, s := range list {
+			if _, ok := s["systemPrompt"]; ok {
+				t.Errorf("list item has systemPrompt: %v", s)
+			}
+			if _, ok := s["corpusCount"].(float64); !ok {
+				t.Errorf("list item lacks corpusCount: %v", s)
+			}
+			if _, ok := s["conversationsCount"].(float64); !ok {
+				t.Errorf("list item lacks conversationsCount: %v", s)
+			}
+		}
+		for _, ref := range []string{id, "support"} {
+			st, got := b.do(t, "GET", path+"/"+ref, ten.Token, nil)
+			if st != 200 || got["systemPrompt"] != "Help." {
+				t.Errorf("get %s: %d %v", ref, st, got)
+			}
+		}
+		st, upd := b.do(t, "PUT", path+"/"+id, ten.Token, map[string]any{"welcomeMessage": "Hello", "isActive": false})
+		if st != 200 || upd["welcomeMessage"] != "Hello" || upd["name"] != "Support" || upd["isActive"] != false || upd["systemPrompt"] != "Help." {
+			t.Errorf("update: %d %v", st, upd)
+		}
+		st, _ = b.do(t, "PUT", path+"/"+id, ten.Token, map[string]any{"name": ""})
+		if st != 400 {
+			t.Errorf("empty name: %d", st)
+		}
+		st, _ = b.do(t, "GET", path+"/00000000-0000-0000-0000-000000000000", ten.Token, nil)
+		if st != 404 {
+			t.Errorf("unknown id: %d", st)
+		}
+	})
+
+	t.Run("DefaultMovesAndCannotBeDeleted", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/segments"
+		_, def := b.do(t, "GET", path+"/default", ten.Token, nil)
+		st, body := b.do(t, "DELETE", path+"/"+def["id"].(string), ten.Token, nil)
+		if st != 400 || !strings.Contains(body["error"].(string), "default segment cannot be deleted") {
+			t.Errorf("delete default: %d %v", st, body)
+		}
+		st, body = b.do(t, "PUT", path+"/default", ten.Token, map[string]any{"isDefault": false})
+		if st != 400 {
+			t.Errorf("undefault the default: %d %v", st, body)
+		}
+		_, other := b.do(t, "POST", path, ten.Token, map[string]any{"name": "Other", "systemPrompt": "p", "isDefault": true})
+		if other["isDefault"] != true {
+			t.Fatalf("created default: %v", other)
+		}
+		_, old := b.do(t, "GET", path+"/default", ten.Token, nil)
+		if old["isDefault"] != false {
+			t.Errorf("old default still default: %v", old)
+		}
+		st, body = b.do(t, "DELETE", path+"/default", ten.Token, nil)
+		if st != 200 || body["deleted"] != true || body["id"] != def["id"] {
+			t.Errorf("delete former default: %d %v", st, body)
+		}
+	})
+
+	t.Run("ConcurrentDefaultsLeaveExactlyOne", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/segments"
+		var ids []string
+		for i := 0; i < 6; i++ {
+			_, s := b.do(t, "POST", path, ten.Token, map[string]any{"name": fmt.Sprintf("S%d", i), "systemPrompt": "p"})
+			ids = append(ids, s["id"].(string))
+		}
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.do(t, "PUT", path+"/"+id, ten.Token, map[string]any{"isDefault": true})
+			}()
+		}
+		wg.Wait()
+		var n int
+		if err := b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("%d default segments", n)
+		}
+	})
+
+	t.Run("LimitGives429", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "starter") // 3 segments, one is the default
+		path := "/tenants/" + ten.Slug + "/segments"
+		for i := 0; i < 2; i++ {
+			if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"name": fmt.Sprintf("S%d", i), "systemPrompt": "p"}); st != 201 {
+				t.Fatalf("segment %d: %d %v", i, st, body)
+			}
+		}
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"name": "One too many", "systemPrompt": "p"})
+		if st != http.StatusTooManyRequests || !strings.Contains(body["error"].(string), "limit") {
+			t.Errorf("over limit: %d %v", st, body)
+		}
+	})
+
+	t.Run("DeleteWithCorpusRefusedUnlessCascade", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/segments"
+		_, seg := b.do(t, "POST", path, ten.Token, map[string]any{"name": "Docs", "systemPrompt": "p"})
+		for i := 0; i < 2; i++ {
+			st, _ := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": fmt.Sprintf("E%d", i), "content": "c", "segmentSlug": "docs"})
+			if st != 201 {
+				t.Fatalf("corpus: %d", st)
+			}
+		}
+		st, body := b.do(t, "DELETE", path+"/docs", ten.Token, nil)
+		if st != http.StatusConflict || body["details"].(map[string]any)["corpusEntries"] != float64(2) {
+			t.Fatalf("delete with corpus: %d %v", st, body)
+		}
+		if st, _ := b.do(t, "DELETE", path+"/docs?cascade=maybe", ten.Token, nil); st != 400 {
+			t.Errorf("cascade=maybe: %d", st)
+		}
+		st, body = b.do(t, "DELETE", path+"/docs?cascade=true", ten.Token, nil)
+		if st != 200 || body["corpusEntriesDeleted"] != float64(2) || body["id"] != seg["id"] {
+			t.Errorf("cascade delete: %d %v", st, body)
+		}
+		_, list := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus", ten.Token, nil)
+		if list["pagination"].(map[string]any)["total"] != float64(0) {
+			t.Errorf("corpus left: %v", list)
+		}
+	})
+
+	t.Run("ScopesAndIsolation", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		other := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/segments"
+		read := b.token(t, ten.ID, auth.ScopeSegmentsRead)
+		if st, _ := b.do(t, "GET", path, read, nil); st != 200 {
+			t.Errorf("read with segments:read: %d", st)
+		}
+		if st, body := b.do(t, "POST", path, read, map[string]any{"name": "n", "systemPrompt": "p"}); st != 403 || body["error"] != "Missing scope: segments:write" {
+			t.Errorf("write with read scope: %d %v", st, body)
+		}
+		if st, _ := b.do(t, "GET", path+"/default", other.Token, nil); st != 404 {
+			t.Errorf("other tenant's token: %d", st)
+		}
+		_, otherDefault := b.do(t, "GET", "/tenants/"+other.Slug+"/segments/default", other.Token, nil)
+		if st, _ := b.do(t, "GET", path+"/"+otherDefault["id"].(string), ten.Token, nil); st != 404 {
+			t.Errorf("other tenant's segment id: %d", st)
+		}
+		if st, _ := b.do(t, "DELETE", path+"/"+otherDefault["id"].(string), ten.Token, nil); st != 404 {
+			t.Errorf("delete other tenant's segment: %d", st)
+		}
+	})
+}
