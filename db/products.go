@@ -1,0 +1,229 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Product is an item of the catalog RECOMMEND_PRODUCT searches.
+type Product struct {
+	ID          string    `db:"id"`
+	TenantID    string    `db:"tenant_id"`
+	ExternalID  *string   `db:"external_id"`
+	Name        string    `db:"name"`
+	Description *string   `db:"description"`
+	Price       *float64  `db:"price"`
+	Currency    *string   `db:"currency"`
+	URL         *string   `db:"url"`
+	ImageURL    *string   `db:"image_url"`
+	Tags        []string  `db:"tags"`
+	IsActive    bool      `db:"is_active"`
+	CreatedAt   time.Time `db:"created_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+}
+
+const productColumns = `id, tenant_id, external_id, name, description, price::float8 AS price, currency, url,
+	image_url, tags, is_active, created_at, updated_at`
+
+// ProductWrite is a product create or partial update.
+type ProductWrite struct {
+	ExternalID  Opt[string]
+	Name        Opt[string]
+	Description Opt[string]
+	Price       Opt[float64]
+	Currency    Opt[string]
+	URL         Opt[string]
+	ImageURL    Opt[string]
+	Tags        Opt[[]string]
+	IsActive    Opt[bool]
+}
+
+// ProductQuery filters and pages the catalog.
+type ProductQuery struct {
+	Search     string
+	ActiveOnly bool
+	Page       int
+	Limit      int
+}
+
+// ListProducts returns one page of the catalog and the total.
+func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]Product, int, error) {
+	where := " WHERE tenant_id = $1"
+	args := []any{tenantID}
+	order := " ORDER BY name, id"
+	if q.ActiveOnly {
+		where += " AND is_active"
+	}
+	if q.Search != "" {
+		args = append(args, q.Search, escapeLike(q.Search))
+		n := len(args)
+		where += fmt.Sprintf(` AND (search @@ (websearch_to_tsquery('english', $%d) || websearch_to_tsquery('simple', $%d))
+			OR name ILIKE '%%' || $%d || '%%' OR $%d = ANY(tags))`, n-1, n-1, n, n-1)
+		order = fmt.Sprintf(` ORDER BY ts_rank(search, websearch_to_tsquery('english', $%d) || websearch_to_tsquery('simple', $%d)) DESC, name, id`, n-1, n-1)
+	}
+	var total int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting products: %w", err)
+	}
+	args = append(args, q.Limit, (q.Page-1)*q.Limit)
+	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
+		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
+	ps, err := pgx.CollectRows(rows, pgx.RowToStructByName[Product])
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing products: %w", err)
+	}
+	return ps, total, nil
+}
+
+// Product returns one of the tenant's products.
+func (d *DB) Product(ctx context.Context, tenantID, id string) (Product, error) {
+	return product(ctx, d.Pool, tenantID, id)
+}
+
+// ProductByExternalID returns the tenant's product with that externalId.
+func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID string) (Product, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Product])
+	if err != nil {
+		return Product{}, notFound(err, "Product")
+	}
+	return p, nil
+}
+
+func product(ctx context.Context, q Querier, tenantID, id string) (Product, error) {
+	if !looksLikeUUID(id) {
+		return Product{}, Errorf(KindNotFound, "Product not found")
+	}
+	rows, _ := q.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Product])
+	if err != nil {
+		return Product{}, notFound(err, "Product")
+	}
+	return p, nil
+}
+
+func productSets(w ProductWrite) []setClause {
+	var sets []setClause
+	sets = addSet(sets, "external_id", w.ExternalID)
+	sets = addSet(sets, "name", w.Name)
+	sets = addSet(sets, "description", w.Description)
+	sets = addSet(sets, "price", w.Price)
+	sets = addSet(sets, "currency", w.Currency)
+	sets = addSet(sets, "url", w.URL)
+	sets = addSet(sets, "image_url", w.ImageURL)
+	if w.Tags.Set {
+		tags := w.Tags.Value
+		if tags == nil {
+			tags = []string{}
+		}
+		sets = append(sets, setClause{"tags", tags})
+	}
+	sets = addSet(sets, "is_active", w.IsActive)
+	return sets
+}
+
+func externalIDConflict(err error) error {
+	if isUniqueViolation(err, "products_external_id") {
+		return &Error{Kind: KindConflict, Message: "Another product already has this externalId",
+			Details: map[string]string{"externalId": "already used by another product"}}
+	}
+	return nil
+}
+
+// UpsertProduct creates a product or, when ExternalID names an existing one, updates it.
+func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (Product, bool, error) {
+	var p Product
+	created := false
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if w.ExternalID.Set && !w.ExternalID.Null {
+			var id string
+			err := tx.QueryRow(ctx, `SELECT id FROM products WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`,
+				tenantID, w.ExternalID.Value).Scan(&id)
+			if err == nil {
+				var uerr error
+				p, uerr = updateProduct(ctx, tx, tenantID, id, w)
+				return uerr
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("finding product by externalId: %w", err)
+			}
+		}
+		sets := productSets(w)
+		cols := []string{"tenant_id"}
+		vals := []string{"$1"}
+		args := []any{tenantID}
+		for _, s := range sets {
+			args = append(args, s.value)
+			cols = append(cols, s.column)
+			vals = append(vals, fmt.Sprintf("$%d", len(args)))
+		}
+		var id string
+		err := tx.QueryRow(ctx, `INSERT INTO products (`+strings.Join(cols, ", ")+`) VALUES (`+strings.Join(vals, ", ")+`) RETURNING id`, args...).Scan(&id)
+		if e := externalIDConflict(err); e != nil {
+			return e
+		}
+		if err != nil {
+			return fmt.Errorf("inserting product: %w", err)
+		}
+		created = true
+		p, err = product(ctx, tx, tenantID, id)
+		return err
+	})
+	return p, created, err
+}
+
+// UpdateProduct applies a partial update.
+func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (Product, error) {
+	if !looksLikeUUID(id) {
+		return Product{}, Errorf(KindNotFound, "Product not found")
+	}
+	var p Product
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		p, err = updateProduct(ctx, tx, tenantID, id, w)
+		return err
+	})
+	return p, err
+}
+
+func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w ProductWrite) (Product, error) {
+	var b strings.Builder
+	args := []any{tenantID, id}
+	b.WriteString("UPDATE products SET updated_at = now()")
+	for _, c := range productSets(w) {
+		args = append(args, c.value)
+		fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
+	}
+	b.WriteString(" WHERE tenant_id = $1 AND id = $2")
+	tag, err := tx.Exec(ctx, b.String(), args...)
+	if e := externalIDConflict(err); e != nil {
+		return Product{}, e
+	}
+	if err != nil {
+		return Product{}, fmt.Errorf("updating product: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Product{}, Errorf(KindNotFound, "Product not found")
+	}
+	return product(ctx, tx, tenantID, id)
+}
+
+// DeleteProduct deletes one of the tenant's products.
+func (d *DB) DeleteProduct(ctx context.Context, tenantID, id string) error {
+	if !looksLikeUUID(id) {
+		return Errorf(KindNotFound, "Product not found")
+	}
+	tag, err := d.Pool.Exec(ctx, `DELETE FROM products WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	if err != nil {
+		return fmt.Errorf("deleting product: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Errorf(KindNotFound, "Product not found")
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Tool is an action the agent can take in a conversation.
+type Tool struct {
+	ID            string          `db:"id"`
+	TenantID      string          `db:"tenant_id"`
+	SegmentID     *string         `db:"segment_id"`
+	SegmentSlug   *string         `db:"segment_slug"`
+	Name          string          `db:"name"`
+	Description   string          `db:"description"`
+	Type          string          `db:"type"`
+	Config        json.RawMessage `db:"config"`
+	IsActive      bool            `db:"is_active"`
+	Position      float64         `db:"position"`
+	WebhookURL    *string         `db:"webhook_url"`
+	WebhookSecret []byte          `db:"webhook_secret"`
+	CreatedAt     time.Time       `db:"created_at"`
+	UpdatedAt     time.Time       `db:"updated_at"`
+}
+
+const toolColumns = `t.id, t.tenant_id, t.segment_id, s.slug AS segment_slug, t.name, t.description, t.type,
+	t.config, t.is_active, t.position, t.webhook_url, t.webhook_secret, t.created_at, t.updated_at`
+
+const toolFrom = ` FROM tools t LEFT JOIN segments s ON s.id = t.segment_id `
+
+// ToolWrite is a tool create or partial update; Config is already validated
+// for Type, WebhookSecret already sealed.
+type ToolWrite struct {
+	Name          Opt[string]
+	Description   Opt[string]
+	Type          Opt[string]
+	Config        Opt[json.RawMessage]
+	SegmentID     Opt[string]
+	IsActive      Opt[bool]
+	Position      Opt[float64]
+	WebhookURL    Opt[string]
+	WebhookSecret Opt[[]byte]
+}
+
+func toolNameConflict(err error, name string) error {
+	if isUniqueViolation(err, "tools_name") {
+		return &Error{Kind: KindConflict, Message: fmt.Sprintf("A tool named %q already exists", name),
+			Details: map[string]string{"name": "already used by another tool"}}
+	}
+	return nil
+}
+
+// ListTools lists the tenant's tools, lowest position first.
+func (d *DB) ListTools(ctx context.Context, tenantID string) ([]Tool, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
+	tools, err := pgx.CollectRows(rows, pgx.RowToStructByName[Tool])
+	if err != nil {
+		return nil, fmt.Errorf("listing tools: %w", err)
+	}
+	return tools, nil
+}
+
+// Tool returns one of the tenant's tools.
+func (d *DB) Tool(ctx context.Context, tenantID, id string) (Tool, error) {
+	return tool(ctx, d.Pool, tenantID, id)
+}
+
+func tool(ctx context.Context, q Querier, tenantID, id string) (Tool, error) {
+	if !looksLikeUUID(id) {
+		return Tool{}, Errorf(KindNotFound, "Tool not found")
+	}
+	rows, _ := q.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 AND t.id = $2`, tenantID, id)
+	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Tool])
+	if err != nil {
+		return Tool{}, notFound(err, "Tool")
+	}
+	return t, nil
+}
+
+// CreateTool stores a new tool.
+func (d *DB) CreateTool(ctx context.Context, tenantID string, w ToolWrite) (Tool, error) {
+	active := true
+	if w.IsActive.Set {
+		active = w.IsActive.Value
+	}
+	config := w.Config.Value
+	if config == nil {
+		config = json.RawMessage("{}")
+	}
+	var id string
+	err := d.Pool.QueryRow(ctx, `INSERT INTO tools (tenant_id, segment_id, name, description, type, config, is_active,
+		position, webhook_url, webhook_secret) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		tenantID, w.SegmentID.Ptr(), w.Name.Value, w.Description.Value, w.Type.Value, config, active,
+		w.Position.Value, w.WebhookURL.Ptr(), w.WebhookSecret.Ptr()).Scan(&id)
+	if e := toolNameConflict(err, w.Name.Value); e != nil {
+		return Tool{}, e
+	}
+	if err != nil {
+		return Tool{}, fmt.Errorf("inserting tool: %w", err)
+	}
+	return d.Tool(ctx, tenantID, id)
+}
+
+// UpdateTool applies a partial update.
+func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (Tool, error) {
+	if !looksLikeUUID(id) {
+		return Tool{}, Errorf(KindNotFound, "Tool not found")
+	}
+	var sets []setClause
+	sets = addSet(sets, "name", w.Name)
+	sets = addSet(sets, "description", w.Description)
+	sets = addSet(sets, "type", w.Type)
+	if w.Config.Set {
+		cfg := w.Config.Value
+		if cfg == nil {
+			cfg = json.RawMessage("{}")
+		}
+		sets = append(sets, setClause{"config", cfg})
+	}
+	sets = addSet(sets, "segment_id", w.SegmentID)
+	sets = addSet(sets, "is_active", w.IsActive)
+	sets = addSet(sets, "position", w.Position)
+	sets = addSet(sets, "webhook_url", w.WebhookURL)
+	sets = addSet(sets, "webhook_secret", w.WebhookSecret)
+	var b strings.Builder
+	args := []any{tenantID, id}
+	b.WriteString("UPDATE tools SET updated_at = now()")
+	for _, c := range sets {
+		args = append(args, c.value)
+		fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
+	}
+	b.WriteString(" WHERE tenant_id = $1 AND id = $2")
+	tag, err := d.Pool.Exec(ctx, b.String(), args...)
+	if e := toolNameConflict(err, w.Name.Value); e != nil {
+		return Tool{}, e
+	}
+	if err != nil {
+		return Tool{}, fmt.Errorf("updating tool: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Tool{}, Errorf(KindNotFound, "Tool not found")
+	}
+	return d.Tool(ctx, tenantID, id)
+}
+
+// DeleteTool deletes one of the tenant's tools.
+func (d *DB) DeleteTool(ctx context.Context, tenantID, id string) error {
+	if !looksLikeUUID(id) {
+		return Errorf(KindNotFound, "Tool not found")
+	}
+	tag, err := d.Pool.Exec(ctx, `DELETE FROM tools WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	if err != nil {
+		return fmt.Errorf("deleting tool: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Errorf(KindNotFound, "Tool not found")
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Visitor is a person (or agent) who talked to a tenant's bot.
+type Visitor struct {
+	ID           string          `db:"id"`
+	TenantID     string          `db:"tenant_id"`
+	Email        *string         `db:"email"`
+	DisplayName  *string         `db:"display_name"`
+	Phone        *string         `db:"phone"`
+	AuthProvider *string         `db:"auth_provider"`
+	ExternalID   *string         `db:"external_id"`
+	Metadata     json.RawMessage `db:"metadata"`
+	CreatedAt    time.Time       `db:"created_at"`
+	UpdatedAt    time.Time       `db:"updated_at"`
+}
+
+// VisitorDetail adds counts to a visitor.
+type VisitorDetail struct {
+	Visitor
+	ConversationCount int `db:"conversation_count"`
+	MemoryCount       int `db:"memory_count"`
+}
+
+// MemoryFact is one remembered fact about a visitor.
+type MemoryFact struct {
+	Key       string    `db:"key"`
+	Value     string    `db:"value"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+const visitorColumns = `id, tenant_id, email, display_name, phone, auth_provider, external_id, metadata, created_at, updated_at`
+
+// VisitorWrite is a visitor create or partial update.
+type VisitorWrite struct {
+	Email        Opt[string]
+	DisplayName  Opt[string]
+	Phone        Opt[string]
+	AuthProvider Opt[string]
+	ExternalID   Opt[string]
+	Metadata     Opt[json.RawMessage]
+}
+
+func visitorConflict(err error) error {
+	switch {
+	case isUniqueViolation(err, "visitors_email"):
+		return &Error{Kind: KindConflict, Message: "A visitor with this email already exists",
+			Details: map[string]string{"email": "already used by another visitor"}}
+	case isUniqueViolation(err, "visitors_external_id"):
+		return &Error{Kind: KindConflict, Message: "A visitor with this externalId already exists",
+			Details: map[string]string{"externalId": "already used by another visitor"}}
+	}
+	return nil
+}
+
+// ListVisitors returns a page of visitors, newest first, and the total.
+// search matches email, display name or external id (case-insensitive substring).
+func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]Visitor, int, error) {
+	where := " WHERE tenant_id = $1"
+	args := []any{tenantID}
+	if search != "" {
+		args = append(args, "%"+escapeLike(search)+"%")
+		where += ` AND (coalesce(email, '') || ' ' || coalesce(display_name, '') || ' ' || coalesce(external_id, '')) ILIKE $2`
+	}
+	var total int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM visitors`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting visitors: %w", err)
+	}
+	args = append(args, limit, offset)
+	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors`+where+
+		fmt.Sprintf(" ORDER BY created_at DESC, id LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
+	vs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Visitor])
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing visitors: %w", err)
+	}
+	return vs, total, nil
+}
+
+// VisitorDetail returns one visitor with its counts.
+func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDetail, error) {
+	if !looksLikeUUID(id) {
+		return VisitorDetail{}, Errorf(KindNotFound, "Visitor not found")
+	}
+	// Conversations arrive with the chat engine; until then a visitor has none.
+	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+`, 0 AS conversation_count,
+		(SELECT count(*) FROM memory_facts m WHERE m.visitor_id = v.id) AS memory_count
+		FROM visitors v WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[VisitorDetail])
+	if err != nil {
+		return VisitorDetail{}, notFound(err, "Visitor")
+	}
+	return v, nil
+}
+
+func visitorSets(w VisitorWrite) []setClause {
+	var sets []setClause
+	sets = addSet(sets, "email", w.Email)
+	sets = addSet(sets, "display_name", w.DisplayName)
+	sets = addSet(sets, "phone", w.Phone)
+	sets = addSet(sets, "auth_provider", w.AuthProvider)
+	sets = addSet(sets, "external_id", w.ExternalID)
+	if w.Metadata.Set {
+		m := w.Metadata.Value
+		if m == nil {
+			m = json.RawMessage("{}")
+		}
+		sets = append(sets, setClause{"metadata", m})
+	}
+	return sets
+}
+
+// CreateVisitor stores a visitor.
+func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite) (VisitorDetail, error) {
+	cols := []string{"tenant_id"}
+	vals := []string{"$1"}
+	args := []any{tenantID}
+	for _, s := range visitorSets(w) {
+		args = append(args, s.value)
+		cols = append(cols, s.column)
+		vals = append(vals, fmt.Sprintf("$%d", len(args)))
+	}
+	var id string
+	err := d.Pool.QueryRow(ctx, `INSERT INTO visitors (`+strings.Join(cols, ", ")+`) VALUES (`+strings.Join(vals, ", ")+`) RETURNING id`, args...).Scan(&id)
+	if e := visitorConflict(err); e != nil {
+		return VisitorDetail{}, e
+	}
+	if err != nil {
+		return VisitorDetail{}, fmt.Errorf("inserting visitor: %w", err)
+	}
+	return d.VisitorDetail(ctx, tenantID, id)
+}
+
+// UpdateVisitor applies a partial update. The row must keep an email or an externalId.
+func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWrite) (VisitorDetail, error) {
+	if !looksLikeUUID(id) {
+		return VisitorDetail{}, Errorf(KindNotFound, "Visitor not found")
+	}
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		var b strings.Builder
+		args := []any{tenantID, id}
+		b.WriteString("UPDATE visitors SET updated_at = now()")
+		for _, c := range visitorSets(w) {
+			args = append(args, c.value)
+			fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
+		}
+		b.WriteString(" WHERE tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL")
+		var identified bool
+		err := tx.QueryRow(ctx, b.String(), args...).Scan(&identified)
+		if e := visitorConflict(err); e != nil {
+			return e
+		}
+		if err != nil {
+			return notFound(err, "Visitor")
+		}
+		if !identified {
+			return &Error{Kind: KindInvalid, Message: "A visitor needs an email or an externalId",
+				Details: map[string]string{"email": "cannot clear both email and externalId"}}
+		}
+		return nil
+	})
+	if err != nil {
+		return VisitorDetail{}, err
+	}
+	return d.VisitorDetail(ctx, tenantID, id)
+}
+
+// DeleteVisitor deletes a visitor; memory facts go with it (and, once they
+// exist, conversations; submissions keep a null visitor link).
+func (d *DB) DeleteVisitor(ctx context.Context, tenantID, id string) error {
+	if !looksLikeUUID(id) {
+		return Errorf(KindNotFound, "Visitor not found")
+	}
+	tag, err := d.Pool.Exec(ctx, `DELETE FROM visitors WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	if err != nil {
+		return fmt.Errorf("deleting visitor: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Errorf(KindNotFound, "Visitor not found")
+	}
+	return nil
+}
+
+// visitorExists checks the visitor belongs to the tenant.
+func (d *DB) visitorExists(ctx context.Context, tenantID, visitorID string) error {
+	if !looksLikeUUID(visitorID) {
+		return Errorf(KindNotFound, "Visitor not found")
+	}
+	var ok bool
+	if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $2)`, tenantID, visitorID).Scan(&ok); err != nil {
+		return fmt.Errorf("finding visitor: %w", err)
+	}
+	if !ok {
+		return Errorf(KindNotFound, "Visitor not found")
+	}
+	return nil
+}
+
+// ListMemory lists a visitor's facts by key.
+func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]MemoryFact, error) {
+	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
+		return nil, err
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 ORDER BY key`, tenantID, visitorID)
+	facts, err := pgx.CollectRows(rows, pgx.RowToStructByName[MemoryFact])
+	if err != nil {
+		return nil, fmt.Errorf("listing memory: %w", err)
+	}
+	return facts, nil
+}
+
+// Memory returns one fact.
+func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (MemoryFact, error) {
+	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
+		return MemoryFact{}, err
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
+	f, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[MemoryFact])
+	if err != nil {
+		return MemoryFact{}, notFound(err, "Memory fact")
+	}
+	return f, nil
+}
+
+// maxFactsPerVisitor bounds the facts one visitor accumulates (they all go into the prompt).
+const maxFactsPerVisitor = 100
+
+// UpsertMemory stores a fact by key, replacing its value.
+func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (MemoryFact, error) {
+	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
+		return MemoryFact{}, err
+	}
+	var f MemoryFact
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM visitors WHERE id = $1 FOR UPDATE`, visitorID); err != nil {
+			return fmt.Errorf("locking visitor: %w", err)
+		}
+		var n int
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT count(*), bool_or(key = $2) IS TRUE FROM memory_facts WHERE visitor_id = $1`, visitorID, key).Scan(&n, &exists); err != nil {
+			return fmt.Errorf("counting memory: %w", err)
+		}
+		if !exists && n >= maxFactsPerVisitor {
+			return &Error{Kind: KindConflict, Message: fmt.Sprintf("This visitor already has %d facts, the most kept: delete some first", maxFactsPerVisitor)}
+		}
+		rows, _ := tx.Query(ctx, `INSERT INTO memory_facts (tenant_id, visitor_id, key, value) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (visitor_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
+			RETURNING key, value, updated_at`, tenantID, visitorID, key, value)
+		var err error
+		f, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[MemoryFact])
+		if err != nil {
+			return fmt.Errorf("storing memory: %w", err)
+		}
+		return nil
+	})
+	return f, err
+}
+
+// DeleteMemory forgets one fact.
+func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) error {
+	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
+		return err
+	}
+	tag, err := d.Pool.Exec(ctx, `DELETE FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
+	if err != nil {
+		return fmt.Errorf("deleting memory: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Errorf(KindNotFound, "Memory fact not found")
+	}
+	return nil
+}
