@@ -3,6 +3,8 @@
 package handlers
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -24,6 +27,8 @@ type Handler struct {
 	CDNURL   string
 	Logger   *slog.Logger
 	Now      func() time.Time
+	// Outbound makes every outgoing request (corpus sync, webhooks, MCP).
+	Outbound *agent.Outbound
 }
 
 // Keys of values the middleware leaves in the Echo context.
@@ -67,4 +72,18 @@ func (h *Handler) Readyz(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database unreachable"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// checkOutboundURL refuses, at registration, a URL whose host is or resolves
+// to a private or reserved address. A host that does not resolve now is
+// accepted: DNS may not exist yet, and the dial-time guard still applies to
+// every request.
+func (h *Handler) checkOutboundURL(ctx context.Context, errs db.FieldErrors, field, rawURL string) {
+	if _, bad := errs[field]; bad || h.Outbound == nil {
+		return
+	}
+	var oe *agent.OutboundError
+	if err := h.Outbound.CheckURL(ctx, rawURL); errors.As(err, &oe) && oe.Kind == agent.OutboundRefused {
+		errs.Add(field, oe.Error())
+	}
 }

@@ -10,15 +10,18 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
-// NewClient builds the River client with every worker and periodic job.
-// Jobs stuck running (a crashed instance) are rescued after a minute rather
-// than River's default hour.
-func NewClient(store *db.DB, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
+// NewClient builds the River client with every worker and periodic job;
+// outgoing requests go through outbound. Jobs stuck running (a crashed
+// instance) are rescued after a minute rather than River's default hour.
+func NewClient(store *db.DB, outbound *agent.Outbound, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
+	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: outbound.Client(FetchTimeout)})
+	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
 	return river.NewClient(riverpgxv5.New(store.Pool), &river.Config{
 		Logger:               logger,
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
@@ -28,6 +31,9 @@ func NewClient(store *db.DB, logger *slog.Logger) (*river.Client[pgx.Tx], error)
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return CounterCleanupArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(scanInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return CorpusSyncScanArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: false}),
 		},
 	})
 }

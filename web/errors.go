@@ -20,6 +20,10 @@ var kindStatus = map[db.Kind]int{
 	db.KindNotActivated: http.StatusPaymentRequired,
 	db.KindRateLimited:  http.StatusTooManyRequests,
 	db.KindTooLarge:     http.StatusRequestEntityTooLarge,
+
+	db.KindUnprocessable:  http.StatusUnprocessableEntity,
+	db.KindBadGateway:     http.StatusBadGateway,
+	db.KindGatewayTimeout: http.StatusGatewayTimeout,
 }
 
 // errorBody is the spec's error shape.

@@ -12,6 +12,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -59,6 +60,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions,
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
+		Outbound: agent.NewOutbound(cfg.SSRFAllow, nil),
 	}
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true
@@ -71,7 +73,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 // Run serves until ctx ends, with River working beside it, then drains
 // in-flight requests and jobs.
 func (s *Server) Run(ctx context.Context) error {
-	river, err := jobs.NewClient(s.DB, s.Logger)
+	river, err := jobs.NewClient(s.DB, s.Handler.Outbound, s.Logger)
 	if err != nil {
 		return fmt.Errorf("creating job client: %w", err)
 	}

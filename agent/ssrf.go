@@ -1,0 +1,321 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"code.dny.dev/ssrf"
+)
+
+// MaxRedirects is how many redirects an outgoing request follows.
+const MaxRedirects = 5
+
+// Resolver looks up a host's addresses; *net.Resolver is one. Tests replace it
+// because the machines that run them have no public DNS.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Outbound makes outgoing HTTP requests (webhooks, corpus sync, MCP) that can
+// only reach public addresses. The address is checked where it is dialed, for
+// every connection, redirects included, so a name that resolves to a public
+// address when a URL is registered and to a private one later (DNS
+// rebinding) still cannot reach inside. Refused: private, loopback,
+// link-local (cloud metadata 169.254.169.254 among them), CGNAT, multicast,
+// documentation and other special-purpose IPv4 ranges, and every IPv6
+// address outside global unicast (::1, fc00::/7, fe80::/10, IPv4-mapped) plus
+// the special-purpose ranges inside it. Any port is allowed: the address is
+// what keeps requests outside. Environment proxies are ignored, since a proxy
+// would dial on our behalf, unchecked.
+type Outbound struct {
+	guard     *ssrf.Guardian
+	resolver  Resolver
+	dialer    *net.Dialer
+	transport *http.Transport
+}
+
+// NewOutbound builds the guarded client factory. allow lists prefixes exempt
+// from the guard (PARLEY_SSRF_ALLOW, for tests and private deployments);
+// resolver nil means the system resolver.
+func NewOutbound(allow []netip.Prefix, resolver Resolver) *Outbound {
+	var v4, v6 []netip.Prefix
+	for _, p := range allow {
+		if p.Addr().Is4() {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	o := &Outbound{
+		guard:    ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...)),
+		resolver: resolver,
+	}
+	o.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: o.control}
+	o.transport = &http.Transport{
+		Proxy:                 nil, // a proxy would dial for us, past the guard
+		DialContext:           o.dial,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return o
+}
+
+// Client returns an HTTP client whose whole exchange, body included, is
+// bounded by timeout. Clients share one connection pool.
+func (o *Outbound) Client(timeout time.Duration) *http.Client {
+	return &http.Client{
+		Transport: o.transport,
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return &OutboundError{Kind: OutboundRefused, Host: req.URL.Hostname(),
+					Reason: fmt.Sprintf("redirect to a %s: URL (only http and https are followed)", req.URL.Scheme)}
+			}
+			if len(via) >= MaxRedirects {
+				return &OutboundError{Kind: OutboundUnreachable, Host: via[0].URL.Hostname(),
+					Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
+			}
+			return nil
+		},
+	}
+}
+
+// CheckURL refuses, before anything is sent, a URL that is not absolute
+// http(s) or whose host resolves to any non-public address; it is for
+// registration-time checks (a webhook URL). The dial-time guard still
+// applies to every request.
+func (o *Outbound) CheckURL(ctx context.Context, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return &OutboundError{Kind: OutboundRefused, Reason: "not an absolute http or https URL"}
+	}
+	host := u.Hostname()
+	addrs, err := o.lookup(ctx, host)
+	if err != nil {
+		return classifyDial(ctx, host, err)
+	}
+	for _, a := range addrs {
+		if err := o.checkAddr(a); err != nil {
+			return &OutboundError{Kind: OutboundRefused, Host: host, Err: err}
+		}
+	}
+	return nil
+}
+
+// checkAddr is the guard's verdict on one address, IPv4-mapped IPv6
+// addresses judged as the IPv4 address they carry.
+func (o *Outbound) checkAddr(a netip.Addr) error {
+	return o.guard.SafeAddr(a.Unmap())
+}
+
+// control is the last check, on the socket about to connect: whatever
+// resolved the name, this is the address that is dialed.
+func (o *Outbound) control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &OutboundError{Kind: OutboundRefused, Err: err}
+	}
+	if err := o.checkAddr(ap.Addr()); err != nil {
+		return &OutboundError{Kind: OutboundRefused, Err: err}
+	}
+	return nil
+}
+
+func (o *Outbound) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	addrs, err := o.resolver.LookupNetIP(ctx, "ip", host)
+	if err == nil && len(addrs) == 0 {
+		err = &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	return addrs, err
+}
+
+// dial resolves addr's host itself, skips refused addresses and dials the
+// others in turn by IP, so the address checked is the address dialed.
+func (o *Outbound) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, &OutboundError{Kind: OutboundUnreachable, Host: addr, Err: err}
+	}
+	addrs, err := o.lookup(ctx, host)
+	if err != nil {
+		return nil, classifyDial(ctx, host, err)
+	}
+	var refused, firstErr error
+	for _, a := range addrs {
+		if err := o.checkAddr(a); err != nil {
+			if refused == nil {
+				refused = err
+			}
+			continue
+		}
+		conn, err := o.dialer.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if firstErr == nil {
+		return nil, &OutboundError{Kind: OutboundRefused, Host: host, Err: refused}
+	}
+	return nil, classifyDial(ctx, host, firstErr)
+}
+
+// OutboundKind says why an outgoing request failed.
+type OutboundKind int
+
+// Ways an outgoing request fails.
+const (
+	// OutboundRefused: the destination is not allowed (a private or reserved
+	// address, or a redirect to a scheme other than http and https).
+	OutboundRefused OutboundKind = iota + 1
+	// OutboundUnreachable: DNS failure, connection refused or reset, TLS
+	// failure, too many redirects.
+	OutboundUnreachable
+	// OutboundTimeout: no complete answer in time.
+	OutboundTimeout
+)
+
+// OutboundError is a failed outgoing request. Its message is safe to show
+// to the tenant who gave the URL: it never names the address a refused
+// host resolved to.
+type OutboundError struct {
+	Kind   OutboundKind
+	Host   string
+	Reason string // overrides the kind's standard wording
+	Err    error  // the underlying error, for logs
+}
+
+func (e *OutboundError) Error() string {
+	host := e.Host
+	if host == "" {
+		host = "the host"
+	}
+	switch e.Kind {
+	case OutboundRefused:
+		if e.Reason != "" {
+			return "refused: " + e.Reason
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
+			return fmt.Sprintf("refused: %s is a private or reserved address", host)
+		}
+		return fmt.Sprintf("refused: %s resolves to a private or reserved address", host)
+	case OutboundTimeout:
+		return fmt.Sprintf("timed out waiting for %s", host)
+	default:
+		reason := e.Reason
+		if reason == "" {
+			reason = describeFailure(e.Err)
+		}
+		return fmt.Sprintf("cannot reach %s: %s", host, reason)
+	}
+}
+
+// Unwrap returns the underlying error.
+func (e *OutboundError) Unwrap() error { return e.Err }
+
+// ClassifyOutbound turns an error of a guarded client's request, or of
+// reading its response body, into an *OutboundError (nil for nil). host
+// names the destination when the error itself does not.
+func ClassifyOutbound(err error, host string) *OutboundError {
+	if err == nil {
+		return nil
+	}
+	if h := urlErrorHost(err); h != "" {
+		host = h
+	}
+	if isTimeout(err) {
+		return &OutboundError{Kind: OutboundTimeout, Host: host, Err: err}
+	}
+	var oe *OutboundError
+	if errors.As(err, &oe) {
+		c := *oe
+		if c.Host == "" {
+			c.Host = host
+		}
+		return &c
+	}
+	return &OutboundError{Kind: OutboundUnreachable, Host: host, Err: err}
+}
+
+func urlErrorHost(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			return u.Hostname()
+		}
+	}
+	return ""
+}
+
+func classifyDial(ctx context.Context, host string, err error) error {
+	var oe *OutboundError
+	if errors.As(err, &oe) && oe.Kind == OutboundRefused {
+		return &OutboundError{Kind: OutboundRefused, Host: host, Err: oe.Err}
+	}
+	if ctx.Err() != nil || isTimeout(err) {
+		return &OutboundError{Kind: OutboundTimeout, Host: host, Err: err}
+	}
+	return &OutboundError{Kind: OutboundUnreachable, Host: host, Err: err}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// describeFailure says in a few words why a connection failed.
+func describeFailure(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case err == nil:
+		return "request failed"
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "no such host"
+	case errors.As(err, &dnsErr):
+		return "DNS lookup failed"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to host"
+	case errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &certErr):
+		return "its TLS certificate is not valid"
+	case errors.As(err, &recordErr):
+		return "TLS handshake failed (is it an https server?)"
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}

@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/jobs"
+)
+
+// SyncCorpus answers POST /tenants/{slug}/corpus/sync: it fetches url now
+// through the SSRF-guarded client, converts it (jobs.FetchDocument) and
+// stores it as an entry with source "url", kept fresh by the periodic
+// refresh. When the tenant already has an entry with that sourceUrl, that
+// entry is refreshed (200) instead of a new one created (201); the body's
+// other fields (title, summary, priority, isActive, locale, tags,
+// segmentSlug) apply when sent, and an omitted title keeps the entry's own
+// or, on create, takes the page's. The fetch is unconditional: an explicit
+// sync always re-reads the page. Fetch failures keep an existing entry's
+// content and are recorded on it as its sync error.
+func (h *Handler) SyncCorpus(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := tenantFrom(c)
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	var target struct {
+		URL db.Opt[string] `json:"url"`
+	}
+	errs := decodeFields(raw, &target)
+	rawURL := strings.TrimSpace(target.URL.Value)
+	switch {
+	case errs["url"] != "":
+	case !target.URL.Set || target.URL.Null || rawURL == "":
+		errs.Add("url", "is required")
+	case utf8.RuneCountInString(rawURL) > maxCorpusSourceURL:
+		errs.Add("url", tooLong(maxCorpusSourceURL))
+	default:
+		u, err := url.Parse(rawURL)
+		switch {
+		case err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https"):
+			errs.Add("url", "must be an absolute http or https URL such as https://example.com/faq")
+		case u.User != nil:
+			errs.Add("url", "must not contain a user name or password")
+		}
+	}
+	// The entry fields a sync accepts; content and the identity fields come from the fetch.
+	var b corpusBody
+	for k, v := range decodeFields(raw, &b) {
+		errs.Add(k, v)
+	}
+	b.Content, b.ExternalID, b.Source, b.SourceURL = db.Opt[string]{}, db.Opt[string]{}, db.Opt[string]{}, db.Opt[string]{}
+	w, verrs := h.validateCorpus(ctx, t.ID, b, false)
+	for k, v := range verrs {
+		errs.Add(k, v)
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+
+	existing, err := h.DB.CorpusEntryBySourceURL(ctx, t.ID, rawURL)
+	found := err == nil
+	if err != nil && db.ErrorKind(err) != db.KindNotFound {
+		return err
+	}
+	limit := t.PlanInfo().CorpusLimit
+	if !found {
+		// Refuse before fetching; SyncCorpus checks again under the tenant lock.
+		n, err := h.DB.CountCorpus(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if n >= limit {
+			return db.CorpusLimitError(n, limit)
+		}
+	}
+
+	doc, err := jobs.FetchDocument(ctx, h.Outbound.Client(jobs.FetchTimeout), rawURL, "", "")
+	if err != nil {
+		if found && existing.SyncedAt != nil {
+			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.now()); rerr != nil && db.ErrorKind(rerr) != db.KindNotFound {
+				h.Logger.Error("recording corpus sync error", "err", rerr, "tenant", t.Slug, "entry", existing.ID)
+			}
+		}
+		return err
+	}
+	e, res, err := h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, db.CorpusSync{
+		Title: doc.Title, Content: doc.Content, ETag: doc.ETag, LastModified: doc.LastModified, At: h.now()})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if res == db.Created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created})
+}

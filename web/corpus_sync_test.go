@@ -1,0 +1,384 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// setupSync is setup with PARLEY_SSRF_ALLOW=127.0.0.1/32, so that the sync
+// endpoint may fetch pages from httptest servers.
+func setupSync(t *testing.T) *bundle {
+	t.Helper()
+	store := dbtest.New(t)
+	cfg, err := LoadConfig(func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return dbtest.URL()
+		case "PARLEY_SECRET_KEY":
+			return testKey
+		case "PARLEY_SSRF_ALLOW":
+			return "127.0.0.1/32"
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Echo)
+	t.Cleanup(ts.Close)
+	key, _ := auth.ParseKey(testKey)
+	box, _ := auth.NewBox(key)
+	return &bundle{srv: srv, ts: ts, db: store, box: box}
+}
+
+// testSite is a remote site whose pages tests set and count fetches of.
+type testSite struct {
+	mu    sync.Mutex
+	pages map[string]sitePage
+	hits  map[string]int
+	ts    *httptest.Server
+}
+
+type sitePage struct {
+	status      int
+	contentType string
+	body        string
+}
+
+func newTestSite(t *testing.T) *testSite {
+	p := &testSite{pages: map[string]sitePage{}, hits: map[string]int{}}
+	p.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.hits[r.URL.Path]++
+		pg, ok := p.pages[r.URL.Path]
+		p.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		if pg.status == http.StatusFound {
+			http.Redirect(w, r, pg.body, http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", pg.contentType)
+		if pg.status != 0 {
+			w.WriteHeader(pg.status)
+		}
+		_, _ = io.WriteString(w, pg.body)
+	}))
+	t.Cleanup(p.ts.Close)
+	return p
+}
+
+func (p *testSite) set(path string, pg sitePage) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pages[path] = pg
+	return p.ts.URL + path
+}
+
+// fetches says how many times path was requested.
+func (p *testSite) fetches(path string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hits[path]
+}
+
+func article(title, text string) string {
+	return `<!doctype html><html><head><title>` + title + `</title></head><body>
+<nav><a href="/">Home</a> <a href="/pricing">Pricing</a> <a href="/about">About us</a></nav>
+<main><article><h1>` + title + `</h1>
+<p>` + text + ` This paragraph is long enough for the readability extraction to treat it as the
+main content of the page rather than as navigation, which needs a few sentences of real prose.</p>
+<p>A second paragraph adds more body text, so the article clearly outweighs the navigation and the footer.</p>
+</article></main>
+<footer>Footer noise: copyright and legal links</footer></body></html>`
+}
+
+func TestCorpusSync(t *testing.T) {
+	t.Parallel()
+	b := setupSync(t)
+	site := newTestSite(t)
+
+	t.Run("CreateThenRefresh", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		url := site.set("/faq", sitePage{contentType: "text/html; charset=utf-8", body: article("Opening hours", "We open at nine.")})
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
+		if st != http.StatusCreated || body["created"] != true {
+			t.Fatalf("create: %d %v", st, body)
+		}
+		e := body["corpus"].(map[string]any)
+		if e["title"] != "Opening hours" || e["source"] != "url" || e["sourceUrl"] != url || e["priority"] != float64(5) || e["isActive"] != true {
+			t.Errorf("entry: %v", e)
+		}
+		content := e["content"].(string)
+		if !strings.Contains(content, "We open at nine.") || strings.Contains(content, "Footer noise") || strings.Contains(content, "About us") {
+			t.Errorf("content: %q", content)
+		}
+		sync, _ := e["sync"].(map[string]any)
+		if sync == nil || sync["syncedAt"] == nil || sync["lastError"] != nil {
+			t.Errorf("sync: %v", e["sync"])
+		}
+		id := e["id"]
+
+		site.set("/faq", sitePage{contentType: "text/html; charset=utf-8", body: article("Opening hours", "We now open at eight.")})
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
+		e = body["corpus"].(map[string]any)
+		if st != http.StatusOK || body["created"] != false || e["id"] != id || !strings.Contains(e["content"].(string), "We now open at eight.") {
+			t.Fatalf("refresh: %d %v", st, body)
+		}
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": url, "title": "Hours", "priority": 9, "segmentSlug": "default"})
+		e = body["corpus"].(map[string]any)
+		if st != http.StatusOK || e["id"] != id || e["title"] != "Hours" || e["priority"] != float64(9) || e["segment"].(map[string]any)["slug"] != "default" {
+			t.Fatalf("refresh with fields: %d %v", st, body)
+		}
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
+		if st != http.StatusOK || body["corpus"].(map[string]any)["title"] != "Hours" {
+			t.Errorf("a refresh without title keeps the entry's: %d %v", st, body)
+		}
+		var n int
+		if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM corpus_entries WHERE source_url = $1 AND tenant_id = $2`, url, ten.ID).Scan(&n); err != nil || n != 1 {
+			t.Errorf("entries for the URL: %d %v", n, err)
+		}
+	})
+
+	t.Run("MarkdownWithTitleAndSegment", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		url := site.set("/guide.md", sitePage{contentType: "text/markdown", body: "# Guide\n\nStep one."})
+		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token,
+			map[string]any{"url": url, "title": " Setup guide ", "segment": "default", "summary": "How to set up", "tags": []string{"setup"}, "locale": "en"})
+		e := body["corpus"].(map[string]any)
+		if st != http.StatusCreated || e["title"] != "Setup guide" || e["content"] != "# Guide\n\nStep one." || e["summary"] != "How to set up" ||
+			e["segment"].(map[string]any)["slug"] != "default" || len(e["tags"].([]any)) != 1 {
+			t.Errorf("%d %v", st, body)
+		}
+	})
+
+	t.Run("Validation", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		good := site.set("/valid", sitePage{contentType: "text/plain", body: "ok"})
+		cases := []struct {
+			name  string
+			body  any
+			field string
+		}{
+			{"Missing", map[string]any{"title": "t"}, "url"},
+			{"Null", map[string]any{"url": nil}, "url"},
+			{"Empty", map[string]any{"url": " "}, "url"},
+			{"Number", map[string]any{"url": 5}, "url"},
+			{"NotURI", map[string]any{"url": "not a url"}, "url"},
+			{"Relative", map[string]any{"url": "/faq"}, "url"},
+			{"FTP", map[string]any{"url": "ftp://example.com/file"}, "url"},
+			{"TooLong", map[string]any{"url": "https://e.com/" + strings.Repeat("p", 487)}, "url"},
+			{"Credentials", map[string]any{"url": "https://user:pw@example.com/"}, "url"},
+			{"TitleTooLong", map[string]any{"url": good, "title": strings.Repeat("t", 256)}, "title"},
+			{"TitleEmpty", map[string]any{"url": good, "title": ""}, "title"},
+			{"UnknownSegment", map[string]any{"url": good, "segmentSlug": "nope"}, "segmentSlug"},
+			{"PriorityRange", map[string]any{"url": good, "priority": 101}, "priority"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				st, body := b.do(t, "POST", path, ten.Token, tc.body)
+				details, _ := body["details"].(map[string]any)
+				if st != http.StatusBadRequest || details[tc.field] == nil {
+					t.Errorf("want 400 on %s, got %d %v", tc.field, st, body)
+				}
+			})
+		}
+		if site.fetches("/valid") != 0 {
+			t.Errorf("an invalid request fetched the page")
+		}
+		if st, body := b.do(t, "POST", path, ten.Token, "[1]"); st != http.StatusBadRequest {
+			t.Errorf("not an object: %d %v", st, body)
+		}
+	})
+
+	t.Run("Refused", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		redirect := site.set("/to-metadata", sitePage{status: http.StatusFound, body: "http://169.254.169.254/latest/meta-data/"})
+		cases := []struct{ name, url, msg string }{
+			{"Private", "http://10.0.0.1/", "refused: 10.0.0.1 is a private or reserved address"},
+			{"Metadata", "http://169.254.169.254/latest/meta-data/", "refused: 169.254.169.254 is a private or reserved address"},
+			{"IPv6Loopback", "http://[::1]/", "refused: ::1 is a private or reserved address"},
+			{"RedirectToMetadata", redirect, "refused: 169.254.169.254 is a private or reserved address"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": tc.url})
+				if st != http.StatusBadRequest || body["error"] != tc.msg {
+					t.Errorf("%d %v", st, body)
+				}
+			})
+		}
+	})
+
+	t.Run("RefusedWithoutAllowList", func(t *testing.T) {
+		t.Parallel()
+		plain := setup(t) // no PARLEY_SSRF_ALLOW: the loopback test site is off limits
+		ten := plain.newTenant(t, "scale")
+		url := site.set("/loopback", sitePage{contentType: "text/plain", body: "internal"})
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(site.ts.URL, "http://"))
+		for _, u := range []string{url, "http://localhost:" + port + "/loopback"} {
+			st, body := plain.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": u})
+			if st != http.StatusBadRequest || !strings.HasPrefix(fmt.Sprint(body["error"]), "refused: ") {
+				t.Errorf("%s: %d %v", u, st, body)
+			}
+		}
+		_, body := plain.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": "http://localhost:" + port + "/loopback"})
+		if body["error"] != "refused: localhost resolves to a private or reserved address" {
+			t.Errorf("hostname message: %v", body)
+		}
+		if site.fetches("/loopback") != 0 {
+			t.Errorf("the refused site was reached")
+		}
+	})
+
+	t.Run("RemoteFailures", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := "http://" + l.Addr().String() + "/"
+		l.Close()
+		cases := []struct {
+			name   string
+			url    string
+			status int
+			msg    string
+		}{
+			{"Unsupported", site.set("/logo.png", sitePage{contentType: "image/png", body: "\x89PNG\r\n\x1a\n"}), 422,
+				"unsupported content type image/png: supported are HTML, Markdown, plain text and PDF"},
+			{"Empty", site.set("/blank", sitePage{contentType: "text/plain", body: " \n\n "}), 422, "the page has no text content once converted"},
+			{"TooLong", site.set("/huge", sitePage{contentType: "text/plain", body: strings.Repeat("x", 50001)}), 422,
+				"the page converts to 50,001 characters, over the 50,000 character limit of a corpus entry; split it or sync a smaller page"},
+			{"NotFound", site.ts.URL + "/missing", 502, "127.0.0.1 answered HTTP 404 Not Found"},
+			{"ServerError", site.set("/broken", sitePage{status: 500, contentType: "text/plain", body: "boom"}), 502, "127.0.0.1 answered HTTP 500 Internal Server Error"},
+			{"ConnectionRefused", closed, 502, "cannot reach 127.0.0.1: connection refused"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": tc.url})
+				if st != tc.status || body["error"] != tc.msg {
+					t.Errorf("want %d %q, got %d %v", tc.status, tc.msg, st, body)
+				}
+			})
+		}
+		_, list := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus", ten.Token, nil)
+		if n := len(list["corpus"].([]any)); n != 0 {
+			t.Errorf("failed syncs created %d entries", n)
+		}
+	})
+
+	t.Run("FailedRefreshKeepsContent", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		url := site.set("/flaky", sitePage{contentType: "text/plain", body: "good content"})
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
+		if st != http.StatusCreated {
+			t.Fatalf("%d %v", st, body)
+		}
+		id := body["corpus"].(map[string]any)["id"].(string)
+		site.set("/flaky", sitePage{status: 503, contentType: "text/plain", body: "down"})
+		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url}); st != http.StatusBadGateway {
+			t.Fatalf("%d %v", st, body)
+		}
+		_, body = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus/"+id, ten.Token, nil)
+		e := body["corpus"].(map[string]any)
+		sync := e["sync"].(map[string]any)
+		if e["content"] != "good content" || sync["lastError"] != "127.0.0.1 answered HTTP 503 Service Unavailable" || sync["lastErrorAt"] == nil || sync["syncedAt"] == nil {
+			t.Errorf("%v", e)
+		}
+		site.set("/flaky", sitePage{contentType: "text/plain", body: "back again"})
+		_, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
+		e = body["corpus"].(map[string]any)
+		if e["content"] != "back again" || e["sync"].(map[string]any)["lastError"] != nil {
+			t.Errorf("recovered: %v", e)
+		}
+	})
+
+	t.Run("CorpusLimit", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "free") // 50 entries
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		synced := site.set("/limit-synced", sitePage{contentType: "text/plain", body: "v1"})
+		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": synced}); st != http.StatusCreated {
+			t.Fatalf("%d %v", st, body)
+		}
+		entries := []map[string]any{}
+		for i := 0; i < 49; i++ {
+			entries = append(entries, map[string]any{"externalId": fmt.Sprint(i), "title": "T", "content": "C"})
+		}
+		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries}); st != 200 || body["created"] != float64(49) {
+			t.Fatalf("fill: %d %v", st, body)
+		}
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": site.set("/limit-new", sitePage{contentType: "text/plain", body: "new"})})
+		if st != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(body["error"]), "limit") || site.fetches("/limit-new") != 0 {
+			t.Errorf("over limit: %d %v (fetched %d times)", st, body, site.fetches("/limit-new"))
+		}
+		site.set("/limit-synced", sitePage{contentType: "text/plain", body: "v2"})
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": synced})
+		if st != http.StatusOK || body["corpus"].(map[string]any)["content"] != "v2" {
+			t.Errorf("refresh at the limit: %d %v", st, body)
+		}
+	})
+
+	t.Run("TenantIsolation", func(t *testing.T) {
+		t.Parallel()
+		ten, other := b.newTenant(t, "scale"), b.newTenant(t, "scale")
+		url := site.set("/shared", sitePage{contentType: "text/plain", body: "shared page"})
+		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": url})
+		if st != http.StatusCreated {
+			t.Fatalf("%d %v", st, body)
+		}
+		id := body["corpus"].(map[string]any)["id"]
+		st, body = b.do(t, "POST", "/tenants/"+other.Slug+"/corpus/sync", other.Token, map[string]any{"url": url})
+		if st != http.StatusCreated || body["corpus"].(map[string]any)["id"] == id {
+			t.Errorf("other tenant's sync of the same URL must create its own entry: %d %v", st, body)
+		}
+		if st, _ := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", other.Token, map[string]any{"url": url}); st != http.StatusNotFound {
+			t.Errorf("other tenant's token on this tenant: %d", st)
+		}
+	})
+
+	t.Run("Scopes", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/sync"
+		url := site.set("/scoped", sitePage{contentType: "text/plain", body: "scoped"})
+		if st, _ := b.do(t, "POST", path, b.token(t, ten.ID, auth.ScopeCorpusRead), map[string]any{"url": url}); st != http.StatusForbidden {
+			t.Errorf("corpus:read: %d", st)
+		}
+		if st, _ := b.do(t, "POST", path, "", map[string]any{"url": url}); st != http.StatusUnauthorized {
+			t.Errorf("no token: %d", st)
+		}
+		if st, body := b.do(t, "POST", path, b.token(t, ten.ID, auth.ScopeCorpusWrite), map[string]any{"url": url}); st != http.StatusCreated {
+			t.Errorf("corpus:write: %d %v", st, body)
+		}
+	})
+}
