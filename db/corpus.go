@@ -79,64 +79,74 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// ListCorpus returns one page of a tenant's corpus and the total count,
-// highest priority first, then most recently updated.
+// searchCountCap bounds how many search matches are counted: past it the
+// total is reported as a lower bound (CorpusPage.TotalCapped), as search
+// engines do, and the page is read straight off the priority index.
+const searchCountCap = 1000
+
+// CorpusPage is one page of a corpus list.
+type CorpusPage struct {
+	Entries []CorpusEntry
+	Total   int
+	// TotalCapped is set when a search matched more than searchCountCap
+	// entries: Total is then searchCountCap, a lower bound.
+	TotalCapped bool
+}
+
+// ListCorpus returns one page of a tenant's corpus, highest priority first,
+// then most recently updated.
 //
-// With a search, the matching rows are collected first (a materialised CTE,
-// so the planner answers from the GIN indexes) and only the page is read in
-// full; the planner otherwise tends to walk the priority index and test every
-// entry when it overestimates how many match.
-func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) ([]CorpusEntry, int, error) {
+// A search first collects up to searchCountCap+1 matching ids, which the
+// planner answers from the GIN indexes when matches are rare and from an
+// early-stopping scan when they are common. Rare: the page is cut from those
+// ids. Common: the page comes off the priority index, which finds enough
+// matches within a few rows; counting every match of a word that sits in
+// most entries would cost more than the page is worth.
+func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (CorpusPage, error) {
 	where := " WHERE c.tenant_id = $1"
 	args := []any{tenantID}
 	if q.SegmentID != "" {
 		args = append(args, q.SegmentID)
 		where += fmt.Sprintf(" AND c.segment_id = $%d", len(args))
 	}
-	const order = " ORDER BY c.priority DESC, c.updated_at DESC, c.id"
+	if q.Search != "" {
+		args = append(args, q.Search, escapeLike(q.Search))
+		where += " AND " + fmt.Sprintf(searchCondition, len(args)-1, len(args))
+	}
+	page := CorpusPage{}
 	offset := (q.Page - 1) * q.Limit
+	const order = " ORDER BY c.priority DESC, c.updated_at DESC, c.id"
+	pageSQL := `SELECT ` + corpusColumns + corpusFrom + where + order +
+		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)+1, len(args)+2)
 	if q.Search == "" {
-		var total int
-		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("counting corpus: %w", err)
+		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&page.Total); err != nil {
+			return page, fmt.Errorf("counting corpus: %w", err)
 		}
-		args = append(args, q.Limit, offset)
-		rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+where+order+
-			fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
-		entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+	} else {
+		rows, _ := d.Pool.Query(ctx, `SELECT c.id FROM corpus_entries c`+where+fmt.Sprintf(" LIMIT %d", searchCountCap+1), args...)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return nil, 0, fmt.Errorf("listing corpus: %w", err)
+			return page, fmt.Errorf("searching corpus: %w", err)
 		}
-		return entries, total, nil
+		if len(ids) > searchCountCap {
+			page.Total, page.TotalCapped = searchCountCap, true
+		} else {
+			page.Total = len(ids)
+			if len(ids) == 0 {
+				return page, nil
+			}
+			pageSQL = `SELECT ` + corpusColumns + corpusFrom + ` WHERE c.tenant_id = $1 AND c.id = ANY($2::uuid[])` + order + ` LIMIT $3 OFFSET $4`
+			args = []any{tenantID, ids}
+		}
 	}
-	args = append(args, q.Search, escapeLike(q.Search))
-	where += " AND " + fmt.Sprintf(searchCondition, len(args)-1, len(args))
 	args = append(args, q.Limit, offset)
-	rows, _ := d.Pool.Query(ctx, `WITH m AS MATERIALIZED (SELECT c.id, c.priority, c.updated_at FROM corpus_entries c`+where+`),
-		page AS (SELECT m.id, count(*) OVER () AS total FROM m ORDER BY m.priority DESC, m.updated_at DESC, m.id`+
-		fmt.Sprintf(" LIMIT $%d OFFSET $%d)", len(args)-1, len(args))+`
-		SELECT `+corpusColumns+`, page.total FROM page JOIN corpus_entries c ON c.id = page.id
-		LEFT JOIN segments s ON s.id = c.segment_id`+order, args...)
-	type row struct {
-		CorpusEntry
-		Total int `db:"total"`
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowToStructByName[row])
+	rows, _ := d.Pool.Query(ctx, pageSQL, args...)
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
 	if err != nil {
-		return nil, 0, fmt.Errorf("searching corpus: %w", err)
+		return page, fmt.Errorf("listing corpus: %w", err)
 	}
-	entries := make([]CorpusEntry, len(found))
-	total := 0
-	for i, r := range found {
-		entries[i], total = r.CorpusEntry, r.Total
-	}
-	if len(found) == 0 && offset > 0 {
-		// Past the last page: the total still matters to the caller.
-		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args[:len(args)-2]...).Scan(&total); err != nil {
-			return nil, 0, fmt.Errorf("counting corpus matches: %w", err)
-		}
-	}
-	return entries, total, nil
+	page.Entries = entries
+	return page, nil
 }
 
 // CorpusEntry returns one of the tenant's entries.
@@ -303,15 +313,7 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 		sets = append(sets, setClause{"tags", tags})
 	}
 	sets = addSet(sets, "segment_id", w.SegmentID)
-	var b strings.Builder
-	args := []any{tenantID, id}
-	b.WriteString("UPDATE corpus_entries SET updated_at = now()")
-	for _, c := range sets {
-		args = append(args, c.value)
-		fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
-	}
-	b.WriteString(" WHERE tenant_id = $1 AND id = $2")
-	tag, err := tx.Exec(ctx, b.String(), args...)
+	err := updateTenantRow(ctx, tx, "corpus_entries", "Corpus entry", tenantID, id, sets)
 	if isUniqueViolation(err, "corpus_external_id") {
 		return CorpusEntry{}, &Error{Kind: KindConflict, Message: "Another entry already has this externalId",
 			Details: map[string]string{"externalId": "already used by another entry"}}
@@ -319,23 +321,10 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 	if err != nil {
 		return CorpusEntry{}, fmt.Errorf("updating corpus entry: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return CorpusEntry{}, Errorf(KindNotFound, "Corpus entry not found")
-	}
 	return corpusEntry(ctx, tx, tenantID, id)
 }
 
 // DeleteCorpus deletes one of the tenant's entries.
 func (d *DB) DeleteCorpus(ctx context.Context, tenantID, id string) error {
-	if !looksLikeUUID(id) {
-		return Errorf(KindNotFound, "Corpus entry not found")
-	}
-	tag, err := d.Pool.Exec(ctx, `DELETE FROM corpus_entries WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	if err != nil {
-		return fmt.Errorf("deleting corpus entry: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Corpus entry not found")
-	}
-	return nil
+	return deleteTenantRow(ctx, d.Pool, "corpus_entries", "Corpus entry", tenantID, id)
 }

@@ -117,7 +117,7 @@ func BenchmarkCorpusSearch(b *testing.B) {
 	queries := []string{vocabWord(20), vocabWord(40), vocabWord(150), vocabWord(400), vocabWord(1200), vocabWord(2500),
 		vocabWord(30) + " " + vocabWord(90), vocabWord(1200) + " " + vocabWord(2200), vocabWord(150)[:3]}
 	runTimed(b, func(i int) error {
-		_, _, err := store.ListCorpus(context.Background(), benchTenant, db.CorpusQuery{Search: queries[i%len(queries)], Page: 1, Limit: 20})
+		_, err := store.ListCorpus(context.Background(), benchTenant, db.CorpusQuery{Search: queries[i%len(queries)], Page: 1, Limit: 20})
 		return err
 	})
 }
@@ -128,7 +128,7 @@ func BenchmarkCorpusSearchCommonWord(b *testing.B) {
 	store := dbtest.New(b)
 	seedCorpus(b, store)
 	runTimed(b, func(i int) error {
-		_, _, err := store.ListCorpus(context.Background(), benchTenant, db.CorpusQuery{Search: vocabWord(0), Page: 1, Limit: 20})
+		_, err := store.ListCorpus(context.Background(), benchTenant, db.CorpusQuery{Search: vocabWord(0), Page: 1, Limit: 20})
 		return err
 	})
 }
@@ -142,7 +142,7 @@ func BenchmarkCorpusList(b *testing.B) {
 		if i%2 == 1 {
 			q.SegmentID = benchSeg
 		}
-		_, _, err := store.ListCorpus(context.Background(), benchTenant, q)
+		_, err := store.ListCorpus(context.Background(), benchTenant, q)
 		return err
 	})
 }

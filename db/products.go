@@ -192,38 +192,17 @@ func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWr
 }
 
 func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w ProductWrite) (Product, error) {
-	var b strings.Builder
-	args := []any{tenantID, id}
-	b.WriteString("UPDATE products SET updated_at = now()")
-	for _, c := range productSets(w) {
-		args = append(args, c.value)
-		fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
-	}
-	b.WriteString(" WHERE tenant_id = $1 AND id = $2")
-	tag, err := tx.Exec(ctx, b.String(), args...)
+	err := updateTenantRow(ctx, tx, "products", "Product", tenantID, id, productSets(w))
 	if e := externalIDConflict(err); e != nil {
 		return Product{}, e
 	}
 	if err != nil {
 		return Product{}, fmt.Errorf("updating product: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return Product{}, Errorf(KindNotFound, "Product not found")
-	}
 	return product(ctx, tx, tenantID, id)
 }
 
 // DeleteProduct deletes one of the tenant's products.
 func (d *DB) DeleteProduct(ctx context.Context, tenantID, id string) error {
-	if !looksLikeUUID(id) {
-		return Errorf(KindNotFound, "Product not found")
-	}
-	tag, err := d.Pool.Exec(ctx, `DELETE FROM products WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	if err != nil {
-		return fmt.Errorf("deleting product: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Product not found")
-	}
-	return nil
+	return deleteTenantRow(ctx, d.Pool, "products", "Product", tenantID, id)
 }

@@ -269,15 +269,8 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 		}
 		sets = addSet(sets, "is_default", w.IsDefault)
 		sets = addSet(sets, "is_active", w.IsActive)
-		var b strings.Builder
-		args := []any{cur.ID}
-		b.WriteString("UPDATE segments AS s SET updated_at = now()")
-		for _, c := range sets {
-			args = append(args, c.value)
-			fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
-		}
-		b.WriteString(" WHERE s.id = $1 RETURNING " + segmentColumns)
-		rows, _ := tx.Query(ctx, b.String(), args...)
+		sql, args := updateSQL("segments AS s", "s.id = $1 RETURNING "+segmentColumns, []any{cur.ID}, sets)
+		rows, _ := tx.Query(ctx, sql, args...)
 		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
 		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
 			return &Error{Kind: KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", w.Slug.Value),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -203,21 +202,6 @@ type TenantPatch struct {
 	SealedSigningKey    Opt[[]byte] `json:"-"`
 }
 
-type setClause struct {
-	column string
-	value  any
-}
-
-func addSet[T any](sets []setClause, column string, o Opt[T]) []setClause {
-	if !o.Set {
-		return sets
-	}
-	if o.Null {
-		return append(sets, setClause{column, nil})
-	}
-	return append(sets, setClause{column, o.Value})
-}
-
 // UpdateTenant applies the set fields of p and returns the updated tenant.
 func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (Tenant, error) {
 	var sets []setClause
@@ -262,15 +246,8 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 	sets = addSet(sets, "widget_key", p.WidgetKey)
 	sets = addSet(sets, "visitor_signing_key", p.SealedSigningKey)
 
-	var b strings.Builder
-	args := []any{tenantID}
-	b.WriteString("UPDATE tenants SET updated_at = now()")
-	for _, s := range sets {
-		args = append(args, s.value)
-		fmt.Fprintf(&b, ", %s = $%d", s.column, len(args))
-	}
-	b.WriteString(" WHERE id = $1 RETURNING " + tenantColumns)
-	rows, _ := d.Pool.Query(ctx, b.String(), args...)
+	sql, args := updateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
+	rows, _ := d.Pool.Query(ctx, sql, args...)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
 		return Tenant{}, notFound(err, "Tenant")

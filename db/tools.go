@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -127,38 +126,17 @@ func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (
 	sets = addSet(sets, "position", w.Position)
 	sets = addSet(sets, "webhook_url", w.WebhookURL)
 	sets = addSet(sets, "webhook_secret", w.WebhookSecret)
-	var b strings.Builder
-	args := []any{tenantID, id}
-	b.WriteString("UPDATE tools SET updated_at = now()")
-	for _, c := range sets {
-		args = append(args, c.value)
-		fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
-	}
-	b.WriteString(" WHERE tenant_id = $1 AND id = $2")
-	tag, err := d.Pool.Exec(ctx, b.String(), args...)
+	err := updateTenantRow(ctx, d.Pool, "tools", "Tool", tenantID, id, sets)
 	if e := toolNameConflict(err, w.Name.Value); e != nil {
 		return Tool{}, e
 	}
 	if err != nil {
 		return Tool{}, fmt.Errorf("updating tool: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return Tool{}, Errorf(KindNotFound, "Tool not found")
-	}
 	return d.Tool(ctx, tenantID, id)
 }
 
 // DeleteTool deletes one of the tenant's tools.
 func (d *DB) DeleteTool(ctx context.Context, tenantID, id string) error {
-	if !looksLikeUUID(id) {
-		return Errorf(KindNotFound, "Tool not found")
-	}
-	tag, err := d.Pool.Exec(ctx, `DELETE FROM tools WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	if err != nil {
-		return fmt.Errorf("deleting tool: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Tool not found")
-	}
-	return nil
+	return deleteTenantRow(ctx, d.Pool, "tools", "Tool", tenantID, id)
 }

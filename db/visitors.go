@@ -145,16 +145,10 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 		return VisitorDetail{}, Errorf(KindNotFound, "Visitor not found")
 	}
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
-		var b strings.Builder
-		args := []any{tenantID, id}
-		b.WriteString("UPDATE visitors SET updated_at = now()")
-		for _, c := range visitorSets(w) {
-			args = append(args, c.value)
-			fmt.Fprintf(&b, ", %s = $%d", c.column, len(args))
-		}
-		b.WriteString(" WHERE tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL")
+		sql, args := updateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL",
+			[]any{tenantID, id}, visitorSets(w))
 		var identified bool
-		err := tx.QueryRow(ctx, b.String(), args...).Scan(&identified)
+		err := tx.QueryRow(ctx, sql, args...).Scan(&identified)
 		if e := visitorConflict(err); e != nil {
 			return e
 		}
@@ -176,17 +170,7 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 // DeleteVisitor deletes a visitor; memory facts go with it (and, once they
 // exist, conversations; submissions keep a null visitor link).
 func (d *DB) DeleteVisitor(ctx context.Context, tenantID, id string) error {
-	if !looksLikeUUID(id) {
-		return Errorf(KindNotFound, "Visitor not found")
-	}
-	tag, err := d.Pool.Exec(ctx, `DELETE FROM visitors WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	if err != nil {
-		return fmt.Errorf("deleting visitor: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Visitor not found")
-	}
-	return nil
+	return deleteTenantRow(ctx, d.Pool, "visitors", "Visitor", tenantID, id)
 }
 
 // visitorExists checks the visitor belongs to the tenant.

@@ -232,18 +232,19 @@ func (h *Handler) ListCorpus(c echo.Context) error {
 		}
 		q.SegmentID = s.ID
 	}
-	entries, total, err := h.DB.ListCorpus(ctx, t.ID, q)
+	res, err := h.DB.ListCorpus(ctx, t.ID, q)
 	if err != nil {
 		return err
 	}
-	out := make([]corpusJSON, len(entries))
-	for i, e := range entries {
+	out := make([]corpusJSON, len(res.Entries))
+	for i, e := range res.Entries {
 		out[i] = newCorpusJSON(e)
 	}
-	return c.JSON(http.StatusOK, map[string]any{
-		"corpus":     out,
-		"pagination": map[string]int{"page": page, "limit": limit, "total": total, "totalPages": (total + limit - 1) / limit},
-	})
+	pagination := map[string]any{"page": page, "limit": limit, "total": res.Total, "totalPages": (res.Total + limit - 1) / limit}
+	if res.TotalCapped {
+		pagination["totalCapped"] = true
+	}
+	return c.JSON(http.StatusOK, map[string]any{"corpus": out, "pagination": pagination})
 }
 
 // CreateCorpus answers POST /tenants/{slug}/corpus: with externalId an

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,8 +24,6 @@ import (
 // sync always re-reads the page. Fetch failures keep an existing entry's
 // content and are recorded on it as its sync error.
 func (h *Handler) SyncCorpus(c echo.Context) error {
-	ctx := c.Request().Context()
-	t := tenantFrom(c)
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
@@ -33,10 +32,30 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 		URL db.Opt[string] `json:"url"`
 	}
 	errs := decodeFields(raw, &target)
-	rawURL := strings.TrimSpace(target.URL.Value)
+	// The entry fields a sync accepts; content and the identity fields come from the fetch.
+	var b corpusBody
+	for k, v := range decodeFields(raw, &b) {
+		errs.Add(k, v)
+	}
+	e, res, err := h.syncURL(c.Request().Context(), tenantFrom(c), target.URL, b, errs)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if res == db.Created {
+		status = http.StatusCreated
+	}
+	return c.JSON(status, map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created})
+}
+
+// syncURL validates a sync request (errs holds decoding problems already),
+// fetches and converts the page, and creates or refreshes the tenant's entry
+// for that URL. The API and the dashboard's "Add from URL" share it.
+func (h *Handler) syncURL(ctx context.Context, t db.Tenant, target db.Opt[string], b corpusBody, errs db.FieldErrors) (db.CorpusEntry, db.UpsertResult, error) {
+	rawURL := strings.TrimSpace(target.Value)
 	switch {
 	case errs["url"] != "":
-	case !target.URL.Set || target.URL.Null || rawURL == "":
+	case !target.Set || target.Null || rawURL == "":
 		errs.Add("url", "is required")
 	case utf8.RuneCountInString(rawURL) > maxCorpusSourceURL:
 		errs.Add("url", tooLong(maxCorpusSourceURL))
@@ -49,34 +68,29 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 			errs.Add("url", "must not contain a user name or password")
 		}
 	}
-	// The entry fields a sync accepts; content and the identity fields come from the fetch.
-	var b corpusBody
-	for k, v := range decodeFields(raw, &b) {
-		errs.Add(k, v)
-	}
 	b.Content, b.ExternalID, b.Source, b.SourceURL = db.Opt[string]{}, db.Opt[string]{}, db.Opt[string]{}, db.Opt[string]{}
 	w, verrs := h.validateCorpus(ctx, t.ID, b, false)
 	for k, v := range verrs {
 		errs.Add(k, v)
 	}
 	if err := errs.Err(); err != nil {
-		return err
+		return db.CorpusEntry{}, 0, err
 	}
 
 	existing, err := h.DB.CorpusEntryBySourceURL(ctx, t.ID, rawURL)
 	found := err == nil
 	if err != nil && db.ErrorKind(err) != db.KindNotFound {
-		return err
+		return db.CorpusEntry{}, 0, err
 	}
 	limit := t.PlanInfo().CorpusLimit
 	if !found {
-		// Refuse before fetching; SyncCorpus checks again under the tenant lock.
+		// Refuse before fetching; DB.SyncCorpus checks again under the tenant lock.
 		n, err := h.DB.CountCorpus(ctx, t.ID)
 		if err != nil {
-			return err
+			return db.CorpusEntry{}, 0, err
 		}
 		if n >= limit {
-			return db.CorpusLimitError(n, limit)
+			return db.CorpusEntry{}, 0, db.CorpusLimitError(n, limit)
 		}
 	}
 
@@ -87,16 +101,8 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 				h.Logger.Error("recording corpus sync error", "err", rerr, "tenant", t.Slug, "entry", existing.ID)
 			}
 		}
-		return err
+		return db.CorpusEntry{}, 0, err
 	}
-	e, res, err := h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, db.CorpusSync{
+	return h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, db.CorpusSync{
 		Title: doc.Title, Content: doc.Content, ETag: doc.ETag, LastModified: doc.LastModified, At: h.now()})
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
-	if res == db.Created {
-		status = http.StatusCreated
-	}
-	return c.JSON(status, map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created})
 }

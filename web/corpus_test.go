@@ -159,6 +159,30 @@ func TestCorpus(t *testing.T) {
 		}
 	})
 
+	t.Run("SearchTotalCappedPastAThousand", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		if _, err := b.db.Pool.Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content, priority)
+			SELECT $1, 'Entry ' || g, CASE WHEN g <= 1001 THEN 'common word' ELSE 'other' END, g % 100
+			FROM generate_series(1, 1100) g`, ten.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, body := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=common&limit=5", ten.Token, nil)
+		p := body["pagination"].(map[string]any)
+		c := body["corpus"].([]any)
+		if p["total"] != float64(1000) || p["totalCapped"] != true || len(c) != 5 || c[0].(map[string]any)["priority"] != float64(99) {
+			t.Errorf("capped search: %v, first %v", p, c[0])
+		}
+		_, body = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=other", ten.Token, nil)
+		if p := body["pagination"].(map[string]any); p["total"] != float64(99) || p["totalCapped"] != nil {
+			t.Errorf("uncapped search: %v", p)
+		}
+		_, body = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=other&page=99", ten.Token, nil)
+		if p := body["pagination"].(map[string]any); p["total"] != float64(99) || len(body["corpus"].([]any)) != 0 {
+			t.Errorf("past the last page: %v", body)
+		}
+	})
+
 	t.Run("GetUpdateDelete", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
