@@ -1,0 +1,260 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// corpusPageSize is the number of entries per page of the knowledge-base table.
+const corpusPageSize = defaultCorpusLimit
+
+func corpusRowOf(e db.CorpusEntry) views.CorpusRow {
+	return views.CorpusRow{
+		ID: e.ID, Title: e.Title, Segment: deref(e.SegmentSlug), Priority: e.Priority, IsActive: e.IsActive,
+		Tags: e.Tags, Source: deref(e.Source), Updated: e.UpdatedAt.UTC().Format("2006-01-02 15:04"),
+	}
+}
+
+// segmentOptions lists the tenant's segments for a select: value slug, label name.
+func (h *Handler) segmentOptions(ctx context.Context, tenantID string) ([]views.Option, error) {
+	segs, err := h.DB.ListSegments(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]views.Option, len(segs))
+	for i, s := range segs {
+		out[i] = views.Option{Value: s.Slug, Label: s.Name}
+	}
+	return out, nil
+}
+
+// corpusList reads the filters and the page from the query and loads that page.
+// An unknown segment drops the filter; a page past the end shows the last one.
+func (h *Handler) corpusList(c echo.Context) (views.CorpusList, error) {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	l := views.CorpusList{Search: strings.TrimSpace(c.QueryParam("search")), Segment: c.QueryParam("segment"), Page: 1}
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
+		l.Page = n
+	}
+	q := db.CorpusQuery{Search: l.Search, Page: l.Page, Limit: corpusPageSize}
+	if l.Segment != "" {
+		s, err := h.DB.Segment(ctx, tenantID, l.Segment)
+		switch db.ErrorKind(err) {
+		case db.KindNotFound:
+			l.Segment = ""
+		case db.KindInternal:
+			if err != nil {
+				return l, err
+			}
+			q.SegmentID = s.ID
+		}
+	}
+	res, err := h.DB.ListCorpus(ctx, tenantID, q)
+	if err != nil {
+		return l, err
+	}
+	l.Total, l.TotalCapped, l.TotalPages = res.Total, res.TotalCapped, (res.Total+corpusPageSize-1)/corpusPageSize
+	if l.Page > l.TotalPages && l.TotalPages > 0 && !res.TotalCapped {
+		l.Page, q.Page = l.TotalPages, l.TotalPages
+		if res, err = h.DB.ListCorpus(ctx, tenantID, q); err != nil {
+			return l, err
+		}
+	}
+	for _, e := range res.Entries {
+		l.Rows = append(l.Rows, corpusRowOf(e))
+	}
+	return l, nil
+}
+
+// ShowCorpusPage renders the knowledge base; htmx requests aimed at the
+// table (search, segment filter, pager) get the table alone.
+func (h *Handler) ShowCorpusPage(c echo.Context) error {
+	a := adminFrom(c)
+	l, err := h.corpusList(c)
+	if err != nil {
+		return err
+	}
+	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-Target") == "corpus-table" {
+		return render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: csrfToken(c)}, l))
+	}
+	segs, err := h.segmentOptions(c.Request().Context(), a.Tenant.ID)
+	if err != nil {
+		return err
+	}
+	v := views.CorpusView{List: l, Segments: segs, Limit: a.Tenant.PlanInfo().CorpusLimit}
+	return render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+}
+
+func corpusFormOf(e db.CorpusEntry) views.CorpusForm {
+	return views.CorpusForm{
+		ID: e.ID, Title: e.Title, Content: e.Content, Summary: deref(e.Summary), Priority: strconv.Itoa(e.Priority),
+		IsActive: e.IsActive, Segment: deref(e.SegmentSlug), Locale: deref(e.Locale), Tags: strings.Join(e.Tags, ", "),
+		Source: deref(e.Source),
+	}
+}
+
+func corpusTitle(f views.CorpusForm) string {
+	if f.ID == "" {
+		return "New knowledge-base entry"
+	}
+	return "Entry " + f.Title
+}
+
+func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusForm) error {
+	segs, err := h.segmentOptions(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	f.Segments, f.MaxContent, f.MaxSummary = segs, maxCorpusContent, maxCorpusSummary
+	return render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
+}
+
+// ShowCorpusForm renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
+func (h *Handler) ShowCorpusForm(c echo.Context) error {
+	f := views.CorpusForm{IsActive: true}
+	if id := c.Param("id"); id != "" {
+		e, err := h.DB.CorpusEntry(c.Request().Context(), adminFrom(c).Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		f = corpusFormOf(e)
+	}
+	return h.renderCorpusForm(c, http.StatusOK, f)
+}
+
+// readCorpusForm reads the submitted form as it is to be shown again, and
+// the API body it stands for; errs holds what could not even be read.
+func readCorpusForm(form url.Values) (views.CorpusForm, corpusBody, db.FieldErrors) {
+	f := views.CorpusForm{
+		Title: form.Get("title"), Content: crlf(form.Get("content")), Summary: crlf(form.Get("summary")),
+		Priority: strings.TrimSpace(form.Get("priority")), IsActive: form.Get("isActive") == "true" || form.Get("isActive") == "on",
+		Segment: form.Get("segment"), Locale: strings.TrimSpace(form.Get("locale")), Tags: form.Get("tags"),
+	}
+	b := corpusBody{
+		Title: db.Some(f.Title), Content: db.Some(f.Content), Summary: db.Some(f.Summary), IsActive: db.Some(f.IsActive),
+		Locale: db.Some(f.Locale), Tags: db.Some(strings.Split(f.Tags, ",")), SegmentSlug: db.Some(f.Segment),
+	}
+	errs := db.FieldErrors{}
+	// An empty priority takes the default on create and keeps the current one on edit.
+	if f.Priority != "" {
+		if n, err := strconv.Atoi(f.Priority); err != nil {
+			errs.Add("priority", "must be a whole number")
+		} else {
+			b.Priority = db.Some(n)
+		}
+	}
+	return f, b, errs
+}
+
+// SaveCorpusForm creates or updates an entry with the API's rules, or
+// re-renders the form with the errors.
+func (h *Handler) SaveCorpusForm(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	id := c.Param("id")
+	creating := id == ""
+	f, b, errs := readCorpusForm(form)
+	if !creating {
+		cur, err := h.DB.CorpusEntry(ctx, a.Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		f.ID, f.Source = cur.ID, deref(cur.Source)
+	}
+	w, verrs := h.validateCorpus(ctx, a.Tenant.ID, b, creating)
+	for k, v := range verrs {
+		errs.Add(k, v)
+	}
+	if len(errs) > 0 {
+		f.Errors = views.Errors(errs)
+		return h.renderCorpusForm(c, http.StatusUnprocessableEntity, f)
+	}
+	if creating {
+		_, _, err = h.DB.UpsertCorpus(ctx, a.Tenant.ID, a.Tenant.PlanInfo().CorpusLimit, w)
+	} else {
+		_, err = h.DB.UpdateCorpus(ctx, a.Tenant.ID, f.ID, w)
+	}
+	if status, ferrs, msg, ok := formStatus(err); ok {
+		f.Errors, f.Message = ferrs, msg
+		return h.renderCorpusForm(c, status, f)
+	}
+	if err != nil {
+		return err
+	}
+	verb := "saved"
+	if creating {
+		verb = "created"
+	}
+	h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Entry %s %s.", strings.TrimSpace(f.Title), verb))
+	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
+}
+
+// DeleteCorpusRow deletes one of the tenant's entries; htmx gets an empty row, removed in place.
+func (h *Handler) DeleteCorpusRow(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := h.DB.DeleteCorpus(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+		return err
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		return c.HTML(http.StatusOK, "")
+	}
+	h.Sessions.Put(ctx, sessFlash, "Entry deleted.")
+	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
+}
+
+// ImportCorpusForm imports an uploaded CSV file as POST /tenants/{slug}/corpus/import does.
+// htmx gets the result in place (and the table is told to refresh); a plain
+// form post gets it as flash messages after the redirect.
+func (h *Handler) ImportCorpusForm(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	var res views.ImportResult
+	status := http.StatusOK
+	data, err := readCSVUpload(c)
+	if err == nil {
+		var lines []importError
+		res.Imported, lines, err = h.importCorpusCSV(ctx, a.Tenant, data)
+		for _, l := range lines {
+			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: l.Error})
+		}
+	}
+	if err != nil {
+		if k := db.ErrorKind(err); k != db.KindInvalid && k != db.KindTooLarge {
+			return err
+		}
+		res.Error, status = err.Error(), http.StatusUnprocessableEntity
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		if res.Imported > 0 {
+			c.Response().Header().Set("HX-Trigger", "corpusChanged")
+		}
+		return render(c, status, views.ImportResultView(&res))
+	}
+	if res.Error != "" {
+		h.Sessions.Put(ctx, sessFlashError, res.Error)
+	} else {
+		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Imported %d entries.", res.Imported))
+		if len(res.Lines) > 0 {
+			parts := make([]string, len(res.Lines))
+			for i, l := range res.Lines {
+				parts[i] = fmt.Sprintf("line %d: %s", l.Line, l.Message)
+			}
+			h.Sessions.Put(ctx, sessFlashError, "Not imported: "+strings.Join(parts, "; "))
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
+}

@@ -1,0 +1,115 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// syncPreviewChars is how much of the converted Markdown "Add from URL" shows.
+const syncPreviewChars = 800
+
+// SyncCorpusForm is the dashboard's "Add from URL": it fetches and converts
+// a page as POST /tenants/{slug}/corpus/sync does, creating the tenant's
+// entry for that URL or refreshing it. htmx gets the form back with the
+// result (and the table is told to refresh); a plain form post gets the
+// whole page with the result, since the preview is worth seeing once.
+func (h *Handler) SyncCorpusForm(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	f := views.URLSyncForm{URL: strings.TrimSpace(form.Get("url")), Title: strings.TrimSpace(form.Get("title")), Segment: form.Get("segment")}
+	// Empty title and segment are left out: the page's title on create, the entry's own on refresh.
+	var b corpusBody
+	if f.Title != "" {
+		b.Title = db.Some(f.Title)
+	}
+	if f.Segment != "" {
+		b.SegmentSlug = db.Some(f.Segment)
+	}
+	status := http.StatusOK
+	e, res, err := h.syncURL(ctx, a.Tenant, db.Some(f.URL), b, db.FieldErrors{})
+	if err == nil {
+		f = views.URLSyncForm{Result: &views.URLSyncResult{
+			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: f.URL,
+			Preview: preview(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
+		}}
+	} else {
+		var ok bool
+		if status, f.Errors, f.Message, ok = syncFailure(err); !ok {
+			return err
+		}
+	}
+	if f.Segments, err = h.segmentOptions(ctx, a.Tenant.ID); err != nil {
+		return err
+	}
+
+	if c.Request().Header.Get("HX-Request") == "true" {
+		if f.Result != nil {
+			c.Response().Header().Set("HX-Trigger", "corpusChanged")
+		}
+		return render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, f))
+	}
+	l, err := h.corpusList(c)
+	if err != nil {
+		return err
+	}
+	v := views.CorpusView{List: l, Segments: f.Segments, Limit: a.Tenant.PlanInfo().CorpusLimit, Sync: f}
+	return render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+}
+
+// syncFailure maps what syncURL refused to the status and the messages the
+// form shows; ok is false for errors left to the error handler (internal).
+func syncFailure(err error) (status int, fields views.Errors, msg string, ok bool) {
+	var e *db.Error
+	if !errors.As(err, &e) {
+		return 0, nil, "", false
+	}
+	switch e.Kind {
+	case db.KindTooLarge:
+		status = http.StatusRequestEntityTooLarge
+	case db.KindUnprocessable:
+		status = http.StatusUnprocessableEntity
+	case db.KindBadGateway:
+		status = http.StatusBadGateway
+	case db.KindGatewayTimeout:
+		status = http.StatusGatewayTimeout
+	default:
+		// Invalid (the fields, or a refused address as the url's error) and the corpus limit.
+		status, fields, msg, ok = formStatus(err)
+		if fields["url"] == msg {
+			msg = "" // shown at the field already
+		}
+		return status, fields, sentence(msg), ok
+	}
+	return status, nil, sentence(e.Message), true
+}
+
+// sentence capitalises the fetcher's messages ("refused: ...", "the page
+// has no text ...") to stand alone.
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// preview is the first n characters of s, cut at a character boundary.
+func preview(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}

@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
+	t := adminFrom(c).Tenant
+	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
+	return render(c, status, views.MCPPage(h.page(c, "MCP tools", "mcp"), f))
+}
+
+// ShowMCPPage renders the MCP tools form, or what the plan lacks.
+func (h *Handler) ShowMCPPage(c echo.Context) error {
+	s, err := h.DB.MCPSettings(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	return h.renderMCP(c, http.StatusOK, views.MCPForm{Configured: s.URL != nil, URL: deref(s.URL),
+		MaxTools: strconv.Itoa(s.MaxTools), HasKey: s.SealedAPIKey != nil})
+}
+
+// SubmitMCPSettings saves the form with the API's rules, or re-renders it with the errors.
+func (h *Handler) SubmitMCPSettings(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	if !t.PlanInfo().MCP {
+		return planRequired("MCP tools", t.Plan, "builder")
+	}
+	ctx := c.Request().Context()
+	cur, err := h.DB.MCPSettings(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	f := views.MCPForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("mcpToolsUrl")),
+		MaxTools: strings.TrimSpace(form.Get("mcpToolsMaxTools")), HasKey: cur.SealedAPIKey != nil}
+	errs := db.FieldErrors{}
+	b := mcpBody{URL: db.Some(f.URL)}
+	if f.URL == "" {
+		errs.Add("mcpToolsUrl", "is required; to turn MCP tools off, remove the configuration")
+	}
+	if n, err := strconv.Atoi(f.MaxTools); err != nil {
+		errs.Add("mcpToolsMaxTools", "must be a whole number")
+	} else {
+		b.MaxTools = db.Some(n)
+	}
+	switch key := form.Get("mcpToolsApiKey"); {
+	case key != "":
+		b.APIKey = db.Some(key)
+	case form.Get("removeApiKey") == "true":
+		b.APIKey = db.Some("") // the API's way to remove it
+	}
+	maxTools, key := h.validateMCPSettings(c.Request().Context(), b, cur.MaxTools, errs)
+	if err := errs.Err(); err != nil {
+		f.Errors = views.Errors(errs)
+		return h.renderMCP(c, http.StatusUnprocessableEntity, f)
+	}
+	if _, err := h.DB.SaveMCPSettings(ctx, t.ID, f.URL, maxTools, key); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "MCP tools saved.")
+	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
+}
+
+// RemoveMCPSettings deletes the configuration; htmx is sent back to the page.
+func (h *Handler) RemoveMCPSettings(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := h.DB.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "MCP configuration removed.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/admin/mcp-tools")
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
+}

@@ -1,0 +1,154 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// adminProductsPage is the length of a page of the dashboard's catalog.
+const adminProductsPage = 20
+
+func productRow(p db.Product) views.ProductRow {
+	r := views.ProductRow{ID: p.ID, Name: p.Name, Tags: p.Tags, Active: p.IsActive}
+	if p.Price != nil {
+		r.Price = strconv.FormatFloat(*p.Price, 'f', 2, 64) + " " + deref(p.Currency)
+	}
+	return r
+}
+
+func productForm(p db.Product) views.ProductForm {
+	f := views.ProductForm{ID: p.ID, Name: p.Name, Description: deref(p.Description), Currency: deref(p.Currency),
+		URL: deref(p.URL), ImageURL: deref(p.ImageURL), Tags: strings.Join(p.Tags, ", "), Active: p.IsActive}
+	if p.Price != nil {
+		f.Price = formatNumber(*p.Price)
+	}
+	return f
+}
+
+// ShowProductsPage lists the catalog with a search and pages; htmx gets the list alone.
+func (h *Handler) ShowProductsPage(c echo.Context) error {
+	l := views.ProductsList{Search: strings.TrimSpace(c.QueryParam("search")), Page: 1}
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
+		l.Page = n
+	}
+	ps, total, err := h.DB.ListProducts(c.Request().Context(), adminFrom(c).Tenant.ID,
+		db.ProductQuery{Search: l.Search, Page: l.Page, Limit: adminProductsPage})
+	if err != nil {
+		return err
+	}
+	l.Total, l.Pages = total, (total+adminProductsPage-1)/adminProductsPage
+	for _, p := range ps {
+		l.Products = append(l.Products, productRow(p))
+	}
+	p := h.page(c, "Products", "products")
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.ProductsListView(p, l))
+	}
+	return render(c, http.StatusOK, views.ProductsPage(p, l))
+}
+
+// ShowNewProductPage renders the create form.
+func (h *Handler) ShowNewProductPage(c echo.Context) error {
+	return render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
+}
+
+// productFromForm reads a product form into the API's body.
+func productFromForm(c echo.Context) (productBody, views.ProductForm, db.FieldErrors, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return productBody{}, views.ProductForm{}, nil, invalid("Could not read the form")
+	}
+	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
+	f := views.ProductForm{Name: form.Get("name"), Description: form.Get("description"), Price: get("price"),
+		Currency: get("currency"), URL: get("url"), ImageURL: get("imageUrl"), Tags: form.Get("tags"),
+		Active: form.Get("isActive") == "true"}
+	b := productBody{Name: db.Some(f.Name), Description: db.Some(f.Description), Currency: db.Some(f.Currency),
+		URL: db.Some(f.URL), ImageURL: db.Some(f.ImageURL), Tags: db.Some(strings.Split(f.Tags, ",")), IsActive: db.Some(f.Active)}
+	errs := db.FieldErrors{}
+	if f.Price == "" {
+		b.Price = db.Opt[float64]{Set: true, Null: true}
+	} else if v, err := strconv.ParseFloat(f.Price, 64); err != nil {
+		errs.Add("price", "must be a number such as 49.90")
+	} else {
+		b.Price = db.Some(v)
+	}
+	return b, f, errs, nil
+}
+
+// saveProductForm validates a product form with the API's rules and saves it,
+// or re-renders the form with the errors.
+func (h *Handler) saveProductForm(c echo.Context, cur *db.Product) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	b, f, errs, err := productFromForm(c)
+	if err != nil {
+		return err
+	}
+	w, verrs := validateProduct(b, cur)
+	for k, v := range verrs {
+		errs.Add(k, v)
+	}
+	var p db.Product
+	if err = errs.Err(); err == nil {
+		if cur == nil {
+			p, _, err = h.DB.UpsertProduct(ctx, a.Tenant.ID, w) // no externalId: always a new product
+		} else {
+			p, err = h.DB.UpdateProduct(ctx, a.Tenant.ID, cur.ID, w)
+		}
+	}
+	if err == nil {
+		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Product %s saved.", p.Name))
+		return c.Redirect(http.StatusSeeOther, "/admin/products")
+	}
+	fe, status, ok := failedForm(err)
+	if !ok {
+		return err
+	}
+	f.Errors = fe
+	title := "New product"
+	if cur != nil {
+		f.ID, title = cur.ID, "Edit product"
+	}
+	return render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
+}
+
+// SubmitNewProduct creates a product from the form.
+func (h *Handler) SubmitNewProduct(c echo.Context) error { return h.saveProductForm(c, nil) }
+
+// ShowEditProductPage renders a product's edit form.
+func (h *Handler) ShowEditProductPage(c echo.Context) error {
+	p, err := h.DB.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
+}
+
+// SubmitProductEdit saves a product's edit form.
+func (h *Handler) SubmitProductEdit(c echo.Context) error {
+	p, err := h.DB.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return h.saveProductForm(c, &p)
+}
+
+// RemoveProduct deletes a product; htmx gets an empty answer that removes the row.
+func (h *Handler) RemoveProduct(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := h.DB.DeleteProduct(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+		return err
+	}
+	if isHTMX(c) {
+		return c.HTML(http.StatusOK, "")
+	}
+	h.Sessions.Put(ctx, sessFlash, "Product deleted.")
+	return c.Redirect(http.StatusSeeOther, "/admin/products")
+}

@@ -1,0 +1,300 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// segmentFormRows groups the form values named prefix.N.key by N, in the
+// order of N: the repeated rows of the starters and the form builder.
+func segmentFormRows(form url.Values, prefix string) []map[string]string {
+	rows := map[int]map[string]string{}
+	for k, v := range form {
+		rest, ok := strings.CutPrefix(k, prefix+".")
+		if !ok {
+			continue
+		}
+		idx, key, ok := strings.Cut(rest, ".")
+		i, err := strconv.Atoi(idx)
+		if !ok || err != nil || i < 0 {
+			continue
+		}
+		if rows[i] == nil {
+			rows[i] = map[string]string{}
+		}
+		rows[i][key] = v[0]
+	}
+	keys := make([]int, 0, len(rows))
+	for i := range rows {
+		keys = append(keys, i)
+	}
+	sort.Ints(keys)
+	out := make([]map[string]string, len(keys))
+	for n, i := range keys {
+		out[n] = rows[i]
+	}
+	return out
+}
+
+// withStarterRows pads the starters to the editor's maxStarters rows.
+func withStarterRows(st []views.StarterRow) []views.StarterRow {
+	for len(st) < maxStarters {
+		st = append(st, views.StarterRow{})
+	}
+	return st
+}
+
+// crlf normalises the line breaks browsers send in textareas, so lengths count as the API counts them.
+func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+func segmentFormOf(s db.Segment) views.SegmentForm {
+	f := views.SegmentForm{
+		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: deref(s.WelcomeMessage),
+		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: FormFieldTypes,
+	}
+	for _, st := range s.ConversationStarters {
+		f.Starters = append(f.Starters, views.StarterRow{Text: st.Text, Emoji: st.Emoji})
+	}
+	f.Starters = withStarterRows(f.Starters)
+	if fc := s.FormConfig; fc != nil {
+		f.FormEnabled, f.FormIntent, f.FormConfirm = fc.Enabled, fc.Intent, fc.ConfirmationMessage
+		for _, fl := range fc.Fields {
+			f.Fields = append(f.Fields, views.SegmentFieldRow{Name: fl.Name, Label: fl.Label, Type: fl.Type, Required: fl.Required})
+		}
+	}
+	return f
+}
+
+// readSegmentForm reads the submitted form as it is to be shown again; rows
+// left empty are dropped.
+func readSegmentForm(form url.Values) views.SegmentForm {
+	checked := func(k string) bool { return form.Get(k) == "true" || form.Get(k) == "on" }
+	f := views.SegmentForm{
+		Name: form.Get("name"), Slug: strings.TrimSpace(form.Get("slug")), SystemPrompt: crlf(form.Get("systemPrompt")),
+		WelcomeMessage: crlf(form.Get("welcomeMessage")), IsActive: checked("isActive"), MakeDefault: checked("isDefault"),
+		FormEnabled: checked("formEnabled"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
+		FieldTypes: FormFieldTypes,
+	}
+	for _, r := range segmentFormRows(form, "starters") {
+		st := views.StarterRow{Text: r["text"], Emoji: strings.TrimSpace(r["emoji"])}
+		if strings.TrimSpace(st.Text) != "" || st.Emoji != "" {
+			f.Starters = append(f.Starters, st)
+		}
+	}
+	for _, r := range segmentFormRows(form, "fields") {
+		fl := views.SegmentFieldRow{Name: strings.TrimSpace(r["name"]), Label: r["label"], Type: r["type"],
+			Required: r["required"] == "true" || r["required"] == "on"}
+		if fl.Name != "" || strings.TrimSpace(fl.Label) != "" {
+			f.Fields = append(f.Fields, fl)
+		}
+	}
+	return f
+}
+
+// segmentWrite turns the form into the API's write: every field is sent, as
+// a PUT of the whole segment would, except what must not change implicitly.
+func segmentWrite(f views.SegmentForm, creating bool) db.SegmentWrite {
+	w := db.SegmentWrite{
+		Name: db.Some(f.Name), SystemPrompt: db.Some(f.SystemPrompt), WelcomeMessage: db.Some(f.WelcomeMessage),
+		IsActive: db.Some(f.IsActive),
+	}
+	// On edit an emptied slug keeps the current one; on create it is made from the name.
+	if creating || f.Slug != "" {
+		w.Slug = db.Some(f.Slug)
+	}
+	// Only moving the default here is a change: the default stays default until another takes it.
+	if f.MakeDefault && !f.IsDefault {
+		w.IsDefault = db.Some(true)
+	}
+	starters := []db.Starter{}
+	for _, s := range f.Starters {
+		starters = append(starters, db.Starter{Text: s.Text, Emoji: s.Emoji})
+	}
+	w.ConversationStarters = db.Some(starters)
+	if !f.FormEnabled && strings.TrimSpace(f.FormIntent) == "" && strings.TrimSpace(f.FormConfirm) == "" && len(f.Fields) == 0 {
+		w.FormConfig = db.Some[*db.FormConfig](nil)
+	} else {
+		fc := &db.FormConfig{Enabled: f.FormEnabled, Intent: strings.TrimSpace(f.FormIntent),
+			ConfirmationMessage: strings.TrimSpace(f.FormConfirm), Fields: []db.FormField{}}
+		for _, fl := range f.Fields {
+			fc.Fields = append(fc.Fields, db.FormField{Name: fl.Name, Label: strings.TrimSpace(fl.Label), Type: fl.Type, Required: fl.Required})
+		}
+		w.FormConfig = db.Some(fc)
+	}
+	return w
+}
+
+// formStatus is the status of a form re-rendered for an application error,
+// with the field errors it carries and the message for the whole form; ok is
+// false for errors that have no form to go back to (not found, internal).
+func formStatus(err error) (status int, fields views.Errors, msg string, ok bool) {
+	var e *db.Error
+	if !errors.As(err, &e) {
+		return 0, nil, "", false
+	}
+	switch e.Kind {
+	case db.KindInvalid:
+		status = http.StatusUnprocessableEntity
+	case db.KindConflict:
+		status = http.StatusConflict
+	case db.KindRateLimited:
+		status = http.StatusTooManyRequests
+	default:
+		return 0, nil, "", false
+	}
+	if d, isMap := e.Details.(map[string]string); isMap {
+		fields = views.Errors(d)
+	}
+	if len(fields) == 0 || e.Message != "Validation failed" {
+		msg = e.Message
+	}
+	return status, fields, msg, true
+}
+
+func segmentTitle(f views.SegmentForm) string {
+	if f.ID == "" {
+		return "New segment"
+	}
+	return "Segment " + f.Name
+}
+
+func segmentRowOf(s db.SegmentSummary) views.SegmentRow {
+	return views.SegmentRow{ID: s.ID, Name: s.Name, Slug: s.Slug, IsDefault: s.IsDefault, IsActive: s.IsActive, CorpusCount: s.CorpusCount}
+}
+
+func (h *Handler) segmentsView(c echo.Context) (views.SegmentsView, error) {
+	a := adminFrom(c)
+	segs, err := h.DB.ListSegments(c.Request().Context(), a.Tenant.ID)
+	if err != nil {
+		return views.SegmentsView{}, err
+	}
+	v := views.SegmentsView{Limit: a.Tenant.PlanInfo().SegmentsLimit}
+	for _, s := range segs {
+		v.Segments = append(v.Segments, segmentRowOf(s))
+	}
+	return v, nil
+}
+
+// ShowSegmentsPage lists the tenant's segments.
+func (h *Handler) ShowSegmentsPage(c echo.Context) error {
+	v, err := h.segmentsView(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+}
+
+// ShowSegmentForm renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
+func (h *Handler) ShowSegmentForm(c echo.Context) error {
+	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: FormFieldTypes}
+	if id := c.Param("id"); id != "" {
+		s, err := h.DB.Segment(c.Request().Context(), adminFrom(c).Tenant.ID, id)
+		if err != nil {
+			return err
+		}
+		f = segmentFormOf(s)
+	}
+	return render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+}
+
+// SaveSegmentForm creates or updates a segment with the API's rules, or
+// re-renders the form with the errors.
+func (h *Handler) SaveSegmentForm(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	f := readSegmentForm(form)
+	creating := c.Param("id") == ""
+	if !creating {
+		cur, err := h.DB.Segment(ctx, a.Tenant.ID, c.Param("id"))
+		if err != nil {
+			return err
+		}
+		f.ID, f.IsDefault = cur.ID, cur.IsDefault
+	}
+	rerender := func(status int, errs views.Errors, msg string) error {
+		f.Errors, f.Message, f.Starters = errs, msg, withStarterRows(f.Starters)
+		return render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+	}
+	w := segmentWrite(f, creating)
+	if errs := validateSegmentWrite(&w, creating); len(errs) > 0 {
+		return rerender(http.StatusUnprocessableEntity, views.Errors(errs), "")
+	}
+	if creating {
+		_, err = h.DB.CreateSegment(ctx, a.Tenant.ID, a.Tenant.PlanInfo().SegmentsLimit, w)
+	} else {
+		_, err = h.DB.UpdateSegment(ctx, a.Tenant.ID, f.ID, w)
+	}
+	if status, errs, msg, ok := formStatus(err); ok {
+		return rerender(status, errs, msg)
+	}
+	if err != nil {
+		return err
+	}
+	verb := "saved"
+	if creating {
+		verb = "created"
+	}
+	h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Segment %s %s.", strings.TrimSpace(f.Name), verb))
+	return c.Redirect(http.StatusSeeOther, "/admin/segments")
+}
+
+// DeleteSegmentRow deletes one of the tenant's segments; with cascade=true
+// also its corpus entries and tools. htmx gets an empty row (removed in
+// place) or the row with the refusal, such as the API's 409.
+func (h *Handler) DeleteSegmentRow(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	ref := c.Param("id")
+	cascade := c.FormValue("cascade") == "true"
+	htmx := c.Request().Header.Get("HX-Request") == "true"
+	del, err := h.DB.DeleteSegment(ctx, a.Tenant.ID, ref, cascade)
+	if err == nil {
+		if htmx {
+			return c.HTML(http.StatusOK, "")
+		}
+		msg := "Segment deleted."
+		if del.CorpusEntriesDeleted > 0 || del.ToolsDeleted > 0 {
+			msg = fmt.Sprintf("Segment deleted with %d knowledge-base entries and %d tools.", del.CorpusEntriesDeleted, del.ToolsDeleted)
+		}
+		h.Sessions.Put(ctx, sessFlash, msg)
+		return c.Redirect(http.StatusSeeOther, "/admin/segments")
+	}
+	kind := db.ErrorKind(err)
+	if kind != db.KindConflict && kind != db.KindInvalid {
+		return err
+	}
+	status := http.StatusConflict
+	if kind == db.KindInvalid {
+		status = http.StatusUnprocessableEntity
+	}
+	v, lerr := h.segmentsView(c)
+	if lerr != nil {
+		return lerr
+	}
+	for i, r := range v.Segments {
+		if r.ID != ref && r.Slug != ref {
+			continue
+		}
+		r.DeleteError, r.Cascade = err.Error(), kind == db.KindConflict
+		if htmx {
+			return render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
+		}
+		v.Segments[i] = r
+		return render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+	}
+	return err
+}

@@ -1,0 +1,425 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// failedForm returns the field errors of a validation failure or a conflict,
+// which a form re-renders, and the status to render them with; ok is false
+// for any other error.
+func failedForm(err error) (views.Errors, int, bool) {
+	var e *db.Error
+	if !errors.As(err, &e) {
+		return nil, 0, false
+	}
+	fe, _ := e.Details.(map[string]string)
+	switch {
+	case e.Kind == db.KindInvalid && len(fe) > 0:
+		return views.Errors(fe), http.StatusUnprocessableEntity, true
+	case e.Kind == db.KindConflict && len(fe) > 0:
+		return views.Errors(fe), http.StatusConflict, true
+	}
+	return nil, 0, false
+}
+
+// isHTMX reports whether htmx sent the request.
+func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
+// indexedFormRows reads the repeated rows named prefix.N.column, in the order of
+// N: row editors number rows as they add them and leave gaps as they remove them.
+func indexedFormRows(form url.Values, prefix string) []map[string]string {
+	rows := map[int]map[string]string{}
+	for k, v := range form {
+		rest, ok := strings.CutPrefix(k, prefix+".")
+		if !ok {
+			continue
+		}
+		idx, col, ok := strings.Cut(rest, ".")
+		n, err := strconv.Atoi(idx)
+		if !ok || err != nil || n < 0 || len(v) == 0 {
+			continue
+		}
+		if rows[n] == nil {
+			rows[n] = map[string]string{}
+		}
+		rows[n][col] = v[0]
+	}
+	keys := make([]int, 0, len(rows))
+	for n := range rows {
+		keys = append(keys, n)
+	}
+	sort.Ints(keys)
+	out := make([]map[string]string, len(keys))
+	for i, n := range keys {
+		out[i] = rows[n]
+	}
+	return out
+}
+
+func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func toolRow(t db.Tool) views.ToolRow {
+	return views.ToolRow{ID: t.ID, Name: t.Name, Type: t.Type, Segment: deref(t.SegmentSlug), Active: t.IsActive,
+		Position: formatNumber(t.Position)}
+}
+
+// toolConfigForm shows a stored (or default) config of type typ.
+func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
+	if len(raw) == 0 {
+		raw, _ = agent.ValidateToolConfig(typ, nil, func(db.FieldErrors, string, []db.FormField) {})
+	}
+	f := views.ToolConfigForm{Type: typ, FieldTypes: FormFieldTypes}
+	switch typ {
+	case agent.ToolSubmitForm:
+		var c agent.SubmitFormConfig
+		_ = json.Unmarshal(raw, &c)
+		for _, fl := range c.Fields {
+			f.Fields = append(f.Fields, views.ToolFieldRow{Name: fl.Name, Label: fl.Label, Type: fl.Type, Required: fl.Required})
+		}
+		if len(f.Fields) == 0 {
+			f.Fields = []views.ToolFieldRow{{Type: "text"}}
+		}
+		f.Confirmation = c.ConfirmationMessage
+	case agent.ToolGenerateQuote:
+		c := agent.QuoteConfig{ValidityDays: 30} // the default, when raw is a failed default
+		_ = json.Unmarshal(raw, &c)
+		f.Currency, f.TaxRate, f.ValidityDays = c.Currency, formatNumber(c.TaxRate), strconv.Itoa(c.ValidityDays)
+		for _, it := range c.Items {
+			opts := make([]string, len(it.Options))
+			for i, o := range it.Options {
+				opts[i] = o.Name + "=" + formatNumber(o.UnitPrice)
+			}
+			f.Items = append(f.Items, views.QuoteItemRow{Name: it.Name, Description: it.Description,
+				UnitPrice: formatNumber(it.UnitPrice), Unit: it.Unit, Options: strings.Join(opts, "; ")})
+		}
+		if len(f.Items) == 0 {
+			f.Items = []views.QuoteItemRow{{}}
+		}
+	case agent.ToolBookMeeting:
+		var c agent.MeetingConfig
+		_ = json.Unmarshal(raw, &c)
+		f.DurationMinutes, f.BufferMinutes = strconv.Itoa(c.DurationMinutes), strconv.Itoa(c.BufferMinutes)
+		f.BookingWindowDays, f.MinNoticeHours = strconv.Itoa(c.BookingWindowDays), strconv.Itoa(c.MinNoticeHours)
+	case agent.ToolEscalateToHuman:
+		var c agent.EscalateConfig
+		_ = json.Unmarshal(raw, &c)
+		f.HandoffMessage = c.HandoffMessage
+	case agent.ToolRememberFact:
+		var c agent.RememberConfig
+		_ = json.Unmarshal(raw, &c)
+		f.AllowedKeys = strings.Join(c.AllowedKeys, ", ")
+	case agent.ToolRecommendProduct:
+		var c agent.RecommendConfig
+		_ = json.Unmarshal(raw, &c)
+		f.MaxResults = strconv.Itoa(c.MaxResults)
+	}
+	return f
+}
+
+// toolTypeOptions are the types the dashboard creates: the API's user types, never synthetic ones.
+func toolTypeOptions() []views.Option {
+	out := make([]views.Option, len(agent.UserToolTypes))
+	for i, t := range agent.UserToolTypes {
+		out[i] = views.Option{Value: t, Label: views.ToolTypeLabel(t)}
+	}
+	return out
+}
+
+// withToolChoices adds the type and segment choices to a tool form.
+func (h *Handler) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm, error) {
+	segs, err := h.DB.ListSegments(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return f, err
+	}
+	f.Segments = nil
+	for _, s := range segs {
+		f.Segments = append(f.Segments, views.Option{Value: s.ID, Label: s.Name + " (" + s.Slug + ")"})
+	}
+	f.Types = toolTypeOptions()
+	f.Config.FieldTypes = FormFieldTypes
+	return f, nil
+}
+
+func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) error {
+	f, err := h.withToolChoices(c, f)
+	if err != nil {
+		return err
+	}
+	title := "New tool"
+	if f.ID != "" {
+		title = "Edit tool"
+	}
+	return render(c, status, views.ToolFormPage(h.page(c, title, "tools"), f))
+}
+
+// ShowToolsPage lists the tenant's tools.
+func (h *Handler) ShowToolsPage(c echo.Context) error {
+	tools, err := h.DB.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	rows := make([]views.ToolRow, len(tools))
+	for i, t := range tools {
+		rows[i] = toolRow(t)
+	}
+	return render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
+}
+
+// ShowNewToolPage renders the create form for the type asked (the first type by default).
+func (h *Handler) ShowNewToolPage(c echo.Context) error {
+	tools, err := h.DB.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	pos := 0.0
+	for _, t := range tools {
+		pos = max(pos, math.Floor(t.Position)+1) // new tools go last
+	}
+	typ := c.QueryParam("type")
+	if !contains(agent.UserToolTypes, typ) {
+		typ = agent.UserToolTypes[0]
+	}
+	return h.renderToolForm(c, http.StatusOK, views.ToolForm{Type: typ, Active: true, Position: formatNumber(pos),
+		Config: toolConfigForm(typ, nil)})
+}
+
+// ShowToolConfigFields is the htmx fragment of a type's settings, swapped in when the type changes.
+func (h *Handler) ShowToolConfigFields(c echo.Context) error {
+	typ := c.QueryParam("type")
+	if !contains(agent.UserToolTypes, typ) {
+		return invalid("type must be one of %s", strings.Join(agent.UserToolTypes, ", "))
+	}
+	return render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
+}
+
+// toolFromForm reads a tool form into the API's body and the form to show
+// again; problems of reading (a number that is not one) go into errs.
+func toolFromForm(form url.Values, typ string, cur *db.Tool) (toolBody, views.ToolForm, db.FieldErrors) {
+	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
+	errs := db.FieldErrors{}
+	f := views.ToolForm{Name: form.Get("name"), Description: form.Get("description"), Type: typ,
+		SegmentID: get("segmentId"), Active: form.Get("isActive") == "true", Position: get("position")}
+	b := toolBody{Name: db.Some(form.Get("name")), Description: db.Some(form.Get("description")),
+		SegmentID: db.Some(get("segmentId")), IsActive: db.Some(f.Active)}
+	if cur == nil {
+		b.Type = db.Some(typ)
+	}
+	if pos, err := strconv.ParseFloat(f.Position, 64); err != nil {
+		errs.Add("position", "must be a number")
+	} else {
+		b.Position = db.Some(pos)
+	}
+	cfg := views.ToolConfigForm{Type: typ, FieldTypes: FormFieldTypes}
+	// intField adds a whole number to the config; a blank leaves the default.
+	intField := func(conf map[string]any, name string, shown *string) {
+		*shown = get(name)
+		if *shown == "" {
+			return
+		}
+		n, err := strconv.Atoi(*shown)
+		if err != nil {
+			errs.Add(name, "must be a whole number")
+			return
+		}
+		conf[name] = n
+	}
+	conf := map[string]any{}
+	switch typ {
+	case agent.ToolSubmitForm:
+		fields := []db.FormField{}
+		for _, r := range indexedFormRows(form, "field") {
+			row := views.ToolFieldRow{Name: strings.TrimSpace(r["name"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
+			if row.Name == "" && row.Label == "" {
+				continue // an empty row is one the user did not fill
+			}
+			cfg.Fields = append(cfg.Fields, row)
+			fields = append(fields, db.FormField{Name: row.Name, Label: row.Label, Type: row.Type, Required: row.Required})
+		}
+		if len(cfg.Fields) == 0 {
+			cfg.Fields = []views.ToolFieldRow{{Type: "text"}}
+		}
+		conf["fields"] = fields
+		cfg.Confirmation = form.Get("confirmationMessage")
+		if strings.TrimSpace(cfg.Confirmation) != "" {
+			conf["confirmationMessage"] = strings.TrimSpace(cfg.Confirmation)
+		}
+	case agent.ToolGenerateQuote:
+		cfg.Currency = strings.ToUpper(get("currency"))
+		conf["currency"] = cfg.Currency
+		if cfg.TaxRate = get("taxRate"); cfg.TaxRate != "" {
+			if v, err := strconv.ParseFloat(cfg.TaxRate, 64); err != nil {
+				errs.Add("taxRate", "must be a number")
+			} else {
+				conf["taxRate"] = v
+			}
+		}
+		intField(conf, "validityDays", &cfg.ValidityDays)
+		items := []agent.QuoteItem{}
+		for _, r := range indexedFormRows(form, "item") {
+			row := views.QuoteItemRow{Name: strings.TrimSpace(r["name"]), Description: strings.TrimSpace(r["description"]),
+				UnitPrice: strings.TrimSpace(r["unitPrice"]), Unit: strings.TrimSpace(r["unit"]), Options: strings.TrimSpace(r["options"])}
+			if row == (views.QuoteItemRow{}) {
+				continue
+			}
+			cfg.Items = append(cfg.Items, row)
+			where := fmt.Sprintf("item %d", len(cfg.Items))
+			it := agent.QuoteItem{Name: row.Name, Description: row.Description, Unit: row.Unit}
+			if p, err := strconv.ParseFloat(row.UnitPrice, 64); err != nil {
+				errs.Add("items", where+": unit price must be a number such as 120 or 49.90")
+			} else {
+				it.UnitPrice = p
+			}
+			for _, o := range strings.FieldsFunc(row.Options, func(r rune) bool { return r == ';' || r == '\n' }) {
+				name, price, ok := strings.Cut(o, "=")
+				p, err := strconv.ParseFloat(strings.TrimSpace(price), 64)
+				if !ok || err != nil {
+					errs.Add("items", where+": write each option as Name=price, separated by semicolons")
+					continue
+				}
+				it.Options = append(it.Options, agent.QuoteOption{Name: strings.TrimSpace(name), UnitPrice: p})
+			}
+			items = append(items, it)
+		}
+		if len(cfg.Items) == 0 {
+			cfg.Items = []views.QuoteItemRow{{}}
+		}
+		conf["items"] = items
+	case agent.ToolBookMeeting:
+		intField(conf, "durationMinutes", &cfg.DurationMinutes)
+		intField(conf, "bufferMinutes", &cfg.BufferMinutes)
+		intField(conf, "bookingWindowDays", &cfg.BookingWindowDays)
+		intField(conf, "minNoticeHours", &cfg.MinNoticeHours)
+	case agent.ToolEscalateToHuman:
+		cfg.HandoffMessage = form.Get("handoffMessage")
+		if strings.TrimSpace(cfg.HandoffMessage) != "" {
+			conf["handoffMessage"] = strings.TrimSpace(cfg.HandoffMessage)
+		}
+		cfg.WebhookURL = get("webhookUrl")
+		b.WebhookURL = db.Some(cfg.WebhookURL)
+		cfg.HasSecret = cur != nil && cur.WebhookSecret != nil
+		switch secret := form.Get("webhookSecret"); {
+		case secret != "":
+			b.WebhookSecret = db.Some(secret)
+		case form.Get("clearWebhookSecret") == "true":
+			b.WebhookSecret = db.Some("") // the API's way to remove it
+		}
+	case agent.ToolRememberFact:
+		cfg.AllowedKeys = form.Get("allowedKeys")
+		keys := []string{}
+		for _, k := range strings.Split(cfg.AllowedKeys, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		conf["allowedKeys"] = keys
+	case agent.ToolRecommendProduct:
+		intField(conf, "maxResults", &cfg.MaxResults)
+	}
+	raw, _ := json.Marshal(conf)
+	b.Config = db.Some(json.RawMessage(raw))
+	f.Config = cfg
+	return b, f, errs
+}
+
+// saveToolForm validates a submitted tool form with the API's rules and saves
+// it, or re-renders it with the errors.
+func (h *Handler) saveToolForm(c echo.Context, cur *db.Tool) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	typ := strings.TrimSpace(form.Get("type"))
+	if cur != nil {
+		typ = cur.Type
+	}
+	b, f, errs := toolFromForm(form, typ, cur)
+	if cur != nil {
+		f.ID = cur.ID
+	}
+	w, err := h.validateTool(ctx, a.Tenant.ID, b, errs, cur)
+	if err == nil {
+		var t db.Tool
+		if cur == nil {
+			t, err = h.DB.CreateTool(ctx, a.Tenant.ID, w)
+		} else {
+			t, err = h.DB.UpdateTool(ctx, a.Tenant.ID, cur.ID, w)
+		}
+		if err == nil {
+			h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Tool %s saved.", t.Name))
+			return c.Redirect(http.StatusSeeOther, "/admin/tools")
+		}
+	}
+	fe, status, ok := failedForm(err)
+	if !ok {
+		return err
+	}
+	// The config's problems are shown in its section, the others by their fields.
+	f.Errors, f.Config.Errors = views.Errors{}, views.Errors{}
+	for k, v := range fe {
+		switch k {
+		case "config", "fields", "items", "currency", "taxRate", "validityDays", "durationMinutes", "bufferMinutes",
+			"bookingWindowDays", "minNoticeHours", "webhookUrl", "webhookSecret", "maxResults":
+			f.Config.Errors[k] = v
+		default:
+			f.Errors[k] = v
+		}
+	}
+	if !contains(agent.UserToolTypes, typ) {
+		f.Type = agent.UserToolTypes[0] // the select shows it; the type's error says what was wrong
+		f.Config = toolConfigForm(f.Type, nil)
+	}
+	return h.renderToolForm(c, status, f)
+}
+
+// SubmitNewTool creates a tool from the form.
+func (h *Handler) SubmitNewTool(c echo.Context) error { return h.saveToolForm(c, nil) }
+
+// ShowEditToolPage renders a tool's edit form.
+func (h *Handler) ShowEditToolPage(c echo.Context) error {
+	t, err := h.DB.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	cfg := toolConfigForm(t.Type, t.Config)
+	cfg.WebhookURL, cfg.HasSecret = deref(t.WebhookURL), t.WebhookSecret != nil
+	return h.renderToolForm(c, http.StatusOK, views.ToolForm{ID: t.ID, Name: t.Name, Description: t.Description,
+		Type: t.Type, SegmentID: deref(t.SegmentID), Active: t.IsActive, Position: formatNumber(t.Position), Config: cfg})
+}
+
+// SubmitToolEdit saves a tool's edit form; the type stays.
+func (h *Handler) SubmitToolEdit(c echo.Context) error {
+	t, err := h.DB.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return h.saveToolForm(c, &t)
+}
+
+// RemoveTool deletes a tool; htmx gets an empty answer that removes the row.
+func (h *Handler) RemoveTool(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := h.DB.DeleteTool(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+		return err
+	}
+	if isHTMX(c) {
+		return c.HTML(http.StatusOK, "")
+	}
+	h.Sessions.Put(ctx, sessFlash, "Tool deleted.")
+	return c.Redirect(http.StatusSeeOther, "/admin/tools")
+}

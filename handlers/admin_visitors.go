@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// adminVisitorsPage is the default length of a page of the dashboard's visitors.
+const adminVisitorsPage = 25
+
+const dateTime = "2006-01-02 15:04 UTC"
+
+// ShowVisitorsPage lists visitors with a search, paged by offset and limit; htmx gets the list alone.
+func (h *Handler) ShowVisitorsPage(c echo.Context) error {
+	l := views.VisitorsList{Search: strings.TrimSpace(c.QueryParam("search")), Limit: adminVisitorsPage}
+	if n, err := strconv.Atoi(c.QueryParam("limit")); err == nil && n >= 1 && n <= maxVisitorsLimit {
+		l.Limit = n
+	}
+	if n, err := strconv.Atoi(c.QueryParam("offset")); err == nil && n > 0 {
+		l.Offset = n
+	}
+	if len([]rune(l.Search)) > maxVisitorSearchChars {
+		l.Search = string([]rune(l.Search)[:maxVisitorSearchChars])
+	}
+	vs, total, err := h.DB.ListVisitors(c.Request().Context(), adminFrom(c).Tenant.ID, l.Search, l.Limit, l.Offset)
+	if err != nil {
+		return err
+	}
+	l.Total = total
+	for _, v := range vs {
+		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: deref(v.Email), Name: deref(v.DisplayName),
+			ExternalID: deref(v.ExternalID), Provider: deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.VisitorsListView(l))
+	}
+	return render(c, http.StatusOK, views.VisitorsPage(h.page(c, "Visitors", "visitors"), l))
+}
+
+// prettyJSON indents a JSON object for reading and editing.
+func prettyJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(raw) == 0 || json.Indent(&b, raw, "", "  ") != nil {
+		return "{}"
+	}
+	return b.String()
+}
+
+// visitorProfile loads what the profile page shows.
+func (h *Handler) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	v, err := h.DB.VisitorDetail(ctx, tenantID, c.Param("id"))
+	if err != nil {
+		return views.VisitorProfile{}, err
+	}
+	facts, err := h.DB.ListMemory(ctx, tenantID, v.ID)
+	if err != nil {
+		return views.VisitorProfile{}, err
+	}
+	p := views.VisitorProfile{ID: v.ID, Email: deref(v.Email), Name: deref(v.DisplayName), Phone: deref(v.Phone),
+		Provider: deref(v.AuthProvider), ExternalID: deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
+		CreatedAt: v.CreatedAt.UTC().Format(dateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
+	for _, f := range facts {
+		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dateTime)})
+	}
+	p.Edit = views.VisitorForm{Email: p.Email, Name: p.Name, Phone: p.Phone, Provider: p.Provider, ExternalID: p.ExternalID, Metadata: p.Metadata}
+	return p, nil
+}
+
+func (h *Handler) renderVisitor(c echo.Context, status int, v views.VisitorProfile) error {
+	title := v.Email
+	if title == "" {
+		title = v.ExternalID
+	}
+	return render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
+}
+
+// ShowVisitorPage renders a visitor's profile.
+func (h *Handler) ShowVisitorPage(c echo.Context) error {
+	v, err := h.visitorProfile(c)
+	if err != nil {
+		return err
+	}
+	return h.renderVisitor(c, http.StatusOK, v)
+}
+
+// SubmitVisitorEdit saves the profile form with the API's rules, or re-renders it with the errors.
+func (h *Handler) SubmitVisitorEdit(c echo.Context) error {
+	ctx := c.Request().Context()
+	v, err := h.visitorProfile(c)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	f := views.VisitorForm{Email: form.Get("email"), Name: form.Get("displayName"), Phone: form.Get("phone"),
+		Provider: form.Get("authProvider"), ExternalID: form.Get("externalId"), Metadata: form.Get("metadata")}
+	b := visitorBody{Email: db.Some(f.Email), DisplayName: db.Some(f.Name), Phone: db.Some(f.Phone),
+		AuthProvider: db.Some(f.Provider), ExternalID: db.Some(f.ExternalID)}
+	errs := db.FieldErrors{}
+	// The API receives metadata as JSON already parsed; a form sends text.
+	switch m := strings.TrimSpace(f.Metadata); {
+	case m == "":
+		b.Metadata = db.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
+	case !json.Valid([]byte(m)):
+		errs.Add("metadata", "must be a JSON object")
+	case hasNUL([]byte(m)):
+		errs.Add("metadata", noNUL)
+	default:
+		b.Metadata = db.Some(json.RawMessage(m))
+	}
+	w := validateVisitor(b, errs, false)
+	if err = errs.Err(); err == nil {
+		_, err = h.DB.UpdateVisitor(ctx, adminFrom(c).Tenant.ID, v.ID, w)
+	}
+	if err == nil {
+		h.Sessions.Put(ctx, sessFlash, "Profile saved.")
+		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID)
+	}
+	fe, status, ok := failedForm(err)
+	if !ok {
+		return err
+	}
+	f.Errors = fe
+	v.Edit = f
+	return h.renderVisitor(c, status, v)
+}
+
+// EraseVisitor deletes a visitor with their memory and conversations; htmx is sent to the list.
+func (h *Handler) EraseVisitor(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := h.DB.DeleteVisitor(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Visitor erased, with their memory and conversations.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/admin/visitors")
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/visitors")
+}
+
+// AddMemoryFact stores a fact from the form with the API's rules, or re-renders the profile with the errors.
+func (h *Handler) AddMemoryFact(c echo.Context) error {
+	ctx := c.Request().Context()
+	v, err := h.visitorProfile(c)
+	if err != nil {
+		return err
+	}
+	key, value := strings.TrimSpace(c.FormValue("key")), c.FormValue("value")
+	errs := db.FieldErrors{}
+	checkMemoryKey(errs, key)
+	checkMemoryValue(errs, value)
+	if err = errs.Err(); err == nil {
+		_, err = h.DB.UpsertMemory(ctx, adminFrom(c).Tenant.ID, v.ID, key, value)
+	}
+	if err == nil {
+		h.Sessions.Put(ctx, sessFlash, "Remembered "+key+".")
+		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID+"#memory")
+	}
+	fe, status, ok := failedForm(err)
+	if !ok && db.ErrorKind(err) == db.KindConflict {
+		fe, status, ok = views.Errors{"key": err.Error()}, http.StatusConflict, true // the most facts kept
+	}
+	if !ok {
+		return err
+	}
+	v.NewFact = views.MemoryFactForm{Key: key, Value: value, Errors: fe}
+	return h.renderVisitor(c, status, v)
+}
+
+// RemoveMemoryFact forgets a fact; htmx gets the row removed and the new count.
+func (h *Handler) RemoveMemoryFact(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	id := c.Param("id")
+	key, err := url.PathUnescape(c.Param("key"))
+	if err != nil {
+		return db.Errorf(db.KindNotFound, "Memory fact not found")
+	}
+	if err := h.DB.DeleteMemory(ctx, tenantID, id, key); err != nil {
+		return err
+	}
+	if !isHTMX(c) {
+		h.Sessions.Put(ctx, sessFlash, "Forgot "+key+".")
+		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+id+"#memory")
+	}
+	v, err := h.DB.VisitorDetail(ctx, tenantID, id)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.MemoryCount(v.MemoryCount))
+}

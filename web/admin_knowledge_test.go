@@ -1,0 +1,643 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/db"
+)
+
+// kbConfirmClick clicks sel, accepts the confirmation dialog it opens and returns the dialog's message.
+func kbConfirmClick(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	asked := make(chan string, 1)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			asked <- ev.Message
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			return
+		}
+	}()
+	mustStep(t, "clicking "+sel, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))))
+	select {
+	case msg := <-asked:
+		return msg
+	case <-time.After(10 * time.Second):
+		t.Fatalf("clicking %s: no confirmation dialog", sel)
+	}
+	return ""
+}
+
+// kbMarkPage leaves a mark in the page's window; kbPageKept reports whether it
+// is still there, that is whether no navigation or reload happened since.
+func kbMarkPage(ctx context.Context, t *testing.T) {
+	t.Helper()
+	mustRunStep(ctx, t, "marking the page", chromedp.Evaluate[string](`window.kbMark = 'kept'`))
+}
+
+func kbPageKept(ctx context.Context, t *testing.T) bool {
+	t.Helper()
+	return mustRunStep(ctx, t, "reading the page mark", chromedp.Evaluate[string](`window.kbMark || ''`)) == "kept"
+}
+
+// kbOnePage fails the test when a fragment swap nested a whole page into the page.
+func kbOnePage(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if n := mustRunStep(ctx, t, "counting pages", chromedp.Evaluate[int](`document.querySelectorAll('main, aside.sidebar').length`)); n != 2 {
+		t.Errorf("%d main and sidebar elements: a swap nested a page", n)
+	}
+}
+
+// kbCorpusEntry stores an entry directly, for what a test does not create through the pages.
+func kbCorpusEntry(t *testing.T, b *bundle, tenantID, segmentID, title string) db.CorpusEntry {
+	t.Helper()
+	w := db.CorpusWrite{Title: db.Some(title), Content: db.Some("Content of " + title)}
+	if segmentID != "" {
+		w.SegmentID = db.Some(segmentID)
+	}
+	e, _, err := b.db.UpsertCorpus(context.Background(), tenantID, 1000, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "builder")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	bg := context.Background()
+
+	t.Run("Nav", func(t *testing.T) {
+		labels := mustRunStep(ctx, t, "nav", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('nav a')).map(a => a.textContent.trim())`))
+		if len(labels) < 3 || labels[0] != "Overview" || labels[1] != "Segments" || labels[2] != "Knowledge base" {
+			t.Errorf("nav = %q, want Overview, Segments, Knowledge base first", labels)
+		}
+	})
+
+	t.Run("DefaultHasNoDelete", func(t *testing.T) {
+		mustStep(t, "opening segments", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments")))
+		def, err := b.db.DefaultSegment(bg, ten.ID)
+		mustStep(t, "default segment", err)
+		row := "#segment-" + def.ID
+		if txt := mustRunStep(ctx, t, "default badge", chromedp.Text(chromedp.CSS(row+" .badge.default"))); txt != "default" {
+			t.Errorf("default badge = %q", txt)
+		}
+		if n := mustRunStep(ctx, t, "delete buttons", chromedp.Evaluate[int](`document.querySelectorAll('`+row+` button').length`)); n != 0 {
+			t.Errorf("the default segment has %d buttons, want no delete button", n)
+		}
+	})
+
+	t.Run("Create", func(t *testing.T) {
+		mustStep(t, "opening segments", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments")))
+		if status := submitForm(ctx, t, "#new-segment"); status != http.StatusOK {
+			t.Fatalf("new segment page: status %d", status)
+		}
+		mustStep(t, "filling the form", chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.ID("name"), "Wholesale buyers"),
+			chromedp.SendKeys(chromedp.ID("systemPrompt"), "You help wholesale buyers order in bulk."),
+			chromedp.SendKeys(chromedp.ID("welcomeMessage"), "Hello, buyer!"),
+			chromedp.SendKeys(chromedp.ID("starter-0-text"), "See bulk prices"),
+			chromedp.SendKeys(chromedp.ID("starter-0-emoji"), "💰"),
+			chromedp.SendKeys(chromedp.ID("starter-1-text"), "Talk to sales"),
+			chromedp.Click(chromedp.ID("formEnabled")),
+			chromedp.SendKeys(chromedp.ID("formIntent"), "request a quote"),
+			chromedp.SendKeys(chromedp.ID("formConfirmation"), "Thanks, we will call you."),
+			// Three rows added, the last removed: the builder's add and remove both work.
+			chromedp.Click(chromedp.ID("add-field")),
+			chromedp.Click(chromedp.ID("add-field")),
+			chromedp.Click(chromedp.ID("add-field")),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.0.name"]`), "email"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.0.label"]`), "Your email"),
+			chromedp.SetValue(chromedp.CSS(`select[name="fields.0.type"]`), "email"),
+			chromedp.Click(chromedp.CSS(`input[name="fields.0.required"]`)),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.name"]`), "company"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.label"]`), "Company"),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.2.name"]`), "dropped"),
+			chromedp.Click(chromedp.CSS(`#form-fields tbody tr:nth-child(3) .remove-field`)),
+		))
+		if n := mustRunStep(ctx, t, "field rows", chromedp.Evaluate[int](`document.querySelectorAll('#form-fields tbody tr').length`)); n != 2 {
+			t.Fatalf("%d field rows after adding 3 and removing 1", n)
+		}
+		if status := submitForm(ctx, t, "#save-segment"); status != http.StatusOK {
+			t.Fatalf("after creating: status %d", status)
+		}
+		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/segments" {
+			t.Errorf("after creating at %s", loc)
+		}
+		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Segment Wholesale buyers created." {
+			t.Errorf("flash = %q", flash)
+		}
+		s, err := b.db.Segment(bg, ten.ID, "wholesale-buyers")
+		mustStep(t, "reading the segment", err)
+		if s.SystemPrompt != "You help wholesale buyers order in bulk." || strOrEmpty(s.WelcomeMessage) != "Hello, buyer!" || !s.IsActive || s.IsDefault {
+			t.Errorf("stored %+v", s)
+		}
+		if want := []db.Starter{{Text: "See bulk prices", Emoji: "💰"}, {Text: "Talk to sales"}}; len(s.ConversationStarters) != 2 ||
+			s.ConversationStarters[0] != want[0] || s.ConversationStarters[1] != want[1] {
+			t.Errorf("starters = %+v", s.ConversationStarters)
+		}
+		fc := s.FormConfig
+		if fc == nil || !fc.Enabled || fc.Intent != "request a quote" || fc.ConfirmationMessage != "Thanks, we will call you." || len(fc.Fields) != 2 {
+			t.Fatalf("form = %+v", fc)
+		}
+		if want := (db.FormField{Name: "email", Label: "Your email", Type: "email", Required: true}); fc.Fields[0] != want {
+			t.Errorf("field 1 = %+v", fc.Fields[0])
+		}
+		if want := (db.FormField{Name: "company", Label: "Company", Type: "text"}); fc.Fields[1] != want {
+			t.Errorf("field 2 = %+v", fc.Fields[1])
+		}
+		row := "#segment-" + s.ID
+		if txt := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row))); !strings.Contains(txt, "Wholesale buyers") || !strings.Contains(txt, "wholesale-buyers") || !strings.Contains(txt, "0 entries") {
+			t.Errorf("row = %q", txt)
+		}
+	})
+
+	seg, err := b.db.Segment(bg, ten.ID, "wholesale-buyers")
+	mustStep(t, "reading the segment", err)
+	row := "#segment-" + seg.ID
+
+	t.Run("DuplicateFieldName", func(t *testing.T) {
+		mustStep(t, "opening the segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/"+seg.ID)))
+		mustStep(t, "editing", chromedp.Do(ctx,
+			fillField("name", "Wholesale partners"),
+			chromedp.Clear(chromedp.CSS(`input[name="fields.1.name"]`)),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.name"]`), "email"),
+		))
+		if status := submitForm(ctx, t, "#save-segment"); status != http.StatusUnprocessableEntity {
+			t.Errorf("status %d, want 422", status)
+		}
+		msg := mustRunStep(ctx, t, "form error", chromedp.Text(chromedp.ID("err-formConfig")))
+		if want := `field 2: name "email" is used twice; field names must be unique`; msg != want {
+			t.Errorf("error = %q, want %q", msg, want)
+		}
+		if v := mustRunStep(ctx, t, "name", chromedp.Value(chromedp.ID("name"))); v != "Wholesale partners" {
+			t.Errorf("the form lost what was typed: name %q", v)
+		}
+		if v := mustRunStep(ctx, t, "starter", chromedp.Value(chromedp.ID("starter-0-emoji"))); v != "💰" {
+			t.Errorf("the form lost the starters: %q", v)
+		}
+		got, err := b.db.Segment(bg, ten.ID, seg.ID)
+		mustStep(t, "reading the segment", err)
+		if got.Name != "Wholesale buyers" {
+			t.Errorf("an invalid form was saved: name %q", got.Name)
+		}
+	})
+
+	t.Run("Edit", func(t *testing.T) {
+		// Goes on from the re-rendered form: fix the name and save.
+		mustStep(t, "fixing", chromedp.Do(ctx,
+			chromedp.Clear(chromedp.CSS(`input[name="fields.1.name"]`)),
+			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.name"]`), "company_name"),
+			fillField("starter-1-text", "Talk to our sales team"),
+		))
+		if status := submitForm(ctx, t, "#save-segment"); status != http.StatusOK {
+			t.Fatalf("after saving: status %d", status)
+		}
+		if txt := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row))); !strings.Contains(txt, "Wholesale partners") {
+			t.Errorf("row after editing = %q", txt)
+		}
+		got, err := b.db.Segment(bg, ten.ID, seg.ID)
+		mustStep(t, "reading the segment", err)
+		if got.Name != "Wholesale partners" || got.Slug != "wholesale-buyers" || got.FormConfig == nil ||
+			len(got.FormConfig.Fields) != 2 || got.FormConfig.Fields[1].Name != "company_name" ||
+			len(got.ConversationStarters) != 2 || got.ConversationStarters[1].Text != "Talk to our sales team" {
+			t.Errorf("stored %+v, form %+v", got, got.FormConfig)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		entry := kbCorpusEntry(t, b, ten.ID, seg.ID, "Bulk price list")
+		mustStep(t, "opening segments", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments")))
+		kbMarkPage(ctx, t)
+
+		msg := kbConfirmClick(ctx, t, row+" button")
+		if msg != "Delete segment Wholesale partners?" {
+			t.Errorf("confirmation = %q", msg)
+		}
+		mustStep(t, "waiting for the refusal", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(row+" .delete-error"))))
+		refusal := mustRunStep(ctx, t, "refusal", chromedp.Text(chromedp.CSS(row+" .delete-error")))
+		if !strings.Contains(refusal, `Segment "wholesale-buyers" still has 1 corpus entries and 0 tools`) {
+			t.Errorf("refusal = %q", refusal)
+		}
+		if _, err := b.db.Segment(bg, ten.ID, seg.ID); err != nil {
+			t.Fatalf("the segment went without cascade: %v", err)
+		}
+
+		msg = kbConfirmClick(ctx, t, row+" button.cascade")
+		if !strings.Contains(msg, "together with its knowledge-base entries") {
+			t.Errorf("cascade confirmation = %q", msg)
+		}
+		mustStep(t, "waiting for the row to go", chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(row))))
+		if !kbPageKept(ctx, t) {
+			t.Error("the page was reloaded: the row should go in place")
+		}
+		kbOnePage(ctx, t)
+		if _, err := b.db.Segment(bg, ten.ID, seg.ID); db.ErrorKind(err) != db.KindNotFound {
+			t.Errorf("segment after delete: %v", err)
+		}
+		if _, err := b.db.CorpusEntry(bg, ten.ID, entry.ID); db.ErrorKind(err) != db.KindNotFound {
+			t.Errorf("its entry after the cascade: %v", err)
+		}
+	})
+}
+
+func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "builder")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	bg := context.Background()
+	def, err := b.db.DefaultSegment(bg, ten.ID)
+	mustStep(t, "default segment", err)
+
+	t.Run("Create", func(t *testing.T) {
+		mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus")))
+		if status := submitForm(ctx, t, "#new-entry"); status != http.StatusOK {
+			t.Fatalf("new entry page: status %d", status)
+		}
+		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "0" {
+			t.Errorf("content count before typing = %q", n)
+		}
+		mustStep(t, "typing", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("content"), "Orders ship in 2 days")))
+		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "21" {
+			t.Errorf("content count after typing 21 characters = %q", n)
+		}
+		mustStep(t, "typing", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("content"), " é")))
+		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "23" {
+			t.Errorf("content count after typing 2 more = %q", n)
+		}
+		mustStep(t, "typing", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("summary"), "Shipping")))
+		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("summary-count"))); n != "8" {
+			t.Errorf("summary count = %q", n)
+		}
+		if txt := mustRunStep(ctx, t, "limit", chromedp.Evaluate[string](`document.getElementById('summary-count').parentElement.textContent`)); !strings.Contains(txt, "/ 500") {
+			t.Errorf("summary counter = %q, want the limit 500", txt)
+		}
+		mustStep(t, "filling", chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.ID("title"), "Shipping times"),
+			chromedp.SendKeys(chromedp.ID("priority"), "7"),
+			chromedp.SendKeys(chromedp.ID("tags"), "shipping, delivery"),
+			chromedp.SendKeys(chromedp.ID("locale"), "en"),
+			chromedp.SetValue(chromedp.ID("segment"), def.Slug),
+		))
+		if status := submitForm(ctx, t, "#save-entry"); status != http.StatusOK {
+			t.Fatalf("after creating: status %d", status)
+		}
+		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Entry Shipping times created." {
+			t.Errorf("flash = %q", flash)
+		}
+		es, _, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Page: 1, Limit: 10})
+		mustStep(t, "listing", err)
+		if len(es) != 1 {
+			t.Fatalf("%d entries", len(es))
+		}
+		e := es[0]
+		if e.Title != "Shipping times" || e.Content != "Orders ship in 2 days é" || strOrEmpty(e.Summary) != "Shipping" ||
+			e.Priority != 7 || !e.IsActive || strOrEmpty(e.Locale) != "en" || strings.Join(e.Tags, ",") != "shipping,delivery" ||
+			strOrEmpty(e.SegmentID) != def.ID {
+			t.Errorf("stored %+v", e)
+		}
+		if txt := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS("#corpus-"+e.ID))); !strings.Contains(txt, "Shipping times") || !strings.Contains(txt, def.Slug) {
+			t.Errorf("row = %q", txt)
+		}
+	})
+
+	es, _, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Page: 1, Limit: 10})
+	mustStep(t, "listing", err)
+	if len(es) != 1 {
+		t.Fatalf("%d entries", len(es))
+	}
+	entry := es[0]
+
+	t.Run("Edit", func(t *testing.T) {
+		mustStep(t, "opening the entry", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus/"+entry.ID)))
+		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "23" {
+			t.Errorf("content count of the stored entry = %q", n)
+		}
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("title", "Shipping and delivery times"), fillField("priority", "9")))
+		if status := submitForm(ctx, t, "#save-entry"); status != http.StatusOK {
+			t.Fatalf("after saving: status %d", status)
+		}
+		got, err := b.db.CorpusEntry(bg, ten.ID, entry.ID)
+		mustStep(t, "reading the entry", err)
+		if got.Title != "Shipping and delivery times" || got.Priority != 9 || got.Content != entry.Content || strOrEmpty(got.SegmentID) != def.ID {
+			t.Errorf("stored %+v", got)
+		}
+	})
+
+	other := kbCorpusEntry(t, b, ten.ID, "", "Return policy")
+
+	t.Run("Search", func(t *testing.T) {
+		mustStep(t, "opening the knowledge base", chromedp.Do(ctx,
+			chromedp.Navigate(b.ts.URL+"/admin/corpus"),
+			chromedp.WaitVisible(chromedp.CSS("#corpus-"+other.ID)),
+			chromedp.WaitVisible(chromedp.CSS("#corpus-"+entry.ID)),
+		))
+		kbMarkPage(ctx, t)
+		mustStep(t, "searching", chromedp.Do(ctx,
+			chromedp.SendKeys(chromedp.ID("corpus-search"), "delivery"),
+			chromedp.WaitNotPresent(chromedp.CSS("#corpus-"+other.ID)),
+			chromedp.WaitVisible(chromedp.CSS("#corpus-"+entry.ID)),
+		))
+		if txt := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("corpus-total"))); txt != "1 entries" {
+			t.Errorf("total = %q", txt)
+		}
+		mustStep(t, "searching for nothing", chromedp.Do(ctx,
+			fillField("corpus-search", "zebra"),
+			chromedp.WaitVisible(chromedp.ID("corpus-empty")),
+		))
+		// Clear sets the value without the input event that typing raises.
+		mustRunStep(ctx, t, "input event", chromedp.Evaluate[bool](`(() => { const s = document.getElementById('corpus-search'); s.value = ''; return s.dispatchEvent(new Event('input', {bubbles: true})) })()`))
+		mustStep(t, "filtering by segment", chromedp.Do(ctx,
+			chromedp.WaitVisible(chromedp.CSS("#corpus-"+other.ID)),
+			chromedp.SetValue(chromedp.ID("corpus-segment"), def.Slug),
+		))
+		mustRunStep(ctx, t, "change event", chromedp.Evaluate[bool](`document.getElementById('corpus-segment').dispatchEvent(new Event('change', {bubbles: true}))`))
+		mustStep(t, "filtered", chromedp.Do(ctx,
+			chromedp.WaitNotPresent(chromedp.CSS("#corpus-"+other.ID)),
+			chromedp.WaitVisible(chromedp.CSS("#corpus-"+entry.ID)),
+		))
+		if !kbPageKept(ctx, t) {
+			t.Error("the page was reloaded: search should update the table in place")
+		}
+		kbOnePage(ctx, t)
+	})
+
+	t.Run("ImportCSV", func(t *testing.T) {
+		csvPath := filepath.Join(t.TempDir(), "faq.csv")
+		csv := "title,content,segment,priority\n" +
+			"Opening hours,We open at 9.," + def.Slug + ",3\n" +
+			",A line without a title,,\n" +
+			"Payment methods,\"Cards, transfers\",,\n"
+		mustStep(t, "writing the CSV", os.WriteFile(csvPath, []byte(csv), 0o600))
+		mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus")))
+		kbMarkPage(ctx, t)
+		mustStep(t, "importing", chromedp.Do(ctx,
+			chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{csvPath}),
+			chromedp.Click(chromedp.CSS("#import-form button[type=submit]")),
+			chromedp.WaitVisible(chromedp.ID("import-count")),
+		))
+		if txt := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 2 entries." {
+			t.Errorf("import count = %q", txt)
+		}
+		lines := mustRunStep(ctx, t, "errors", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#import-errors li')).map(li => li.textContent.trim())`))
+		if len(lines) != 1 || lines[0] != "Line 3: title must not be empty" {
+			t.Errorf("import errors = %q", lines)
+		}
+		// The table refreshes itself with the new entries.
+		mustRunStep(ctx, t, "waiting for the table", chromedp.Poll[bool](`document.getElementById('corpus-table').textContent.includes('Payment methods')`, chromedp.WithPollingTimeout(10*time.Second)))
+		if !kbPageKept(ctx, t) {
+			t.Error("the page was reloaded by the import")
+		}
+		kbOnePage(ctx, t)
+		es, total, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10})
+		mustStep(t, "listing", err)
+		if total != 1 || es[0].Content != "We open at 9." || es[0].Priority != 3 || strOrEmpty(es[0].SegmentID) != def.ID || strOrEmpty(es[0].Source) != "csv" {
+			t.Errorf("imported %+v", es)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus")))
+		kbMarkPage(ctx, t)
+		row := "#corpus-" + other.ID
+		if msg := kbConfirmClick(ctx, t, row+" button"); msg != "Delete entry Return policy?" {
+			t.Errorf("confirmation = %q", msg)
+		}
+		mustStep(t, "waiting for the row to go", chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(row))))
+		if !kbPageKept(ctx, t) {
+			t.Error("the page was reloaded: the row should go in place")
+		}
+		kbOnePage(ctx, t)
+		if _, err := b.db.CorpusEntry(bg, ten.ID, other.ID); db.ErrorKind(err) != db.KindNotFound {
+			t.Errorf("entry after delete: %v", err)
+		}
+		if _, err := b.db.CorpusEntry(bg, ten.ID, entry.ID); err != nil {
+			t.Errorf("another entry went too: %v", err)
+		}
+	})
+}
+
+func TestAdminKnowledgeHTTP(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	bg := context.Background()
+	c := b.newAdminClient(t)
+	c.signIn(mine)
+
+	theirSeg, err := b.db.CreateSegment(bg, theirs.ID, 10, db.SegmentWrite{Name: db.Some("Their segment"), SystemPrompt: db.Some("Theirs.")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirEntry := kbCorpusEntry(t, b, theirs.ID, theirSeg.ID, "Their secret entry")
+	htmx := func(c *adminClient, path string, form url.Values) adminPage {
+		f := url.Values{"_csrf": {c.csrf}}
+		for k, v := range form {
+			f[k] = v
+		}
+		return c.do("POST", path, f, map[string]string{"HX-Request": "true"})
+	}
+
+	t.Run("OtherTenantsIDs", func(t *testing.T) {
+		c := c.as(t)
+		for _, path := range []string{"/admin/segments/" + theirSeg.ID, "/admin/segments/" + theirSeg.Slug, "/admin/corpus/" + theirEntry.ID} {
+			if p := c.get(path); p.status != http.StatusNotFound {
+				t.Errorf("GET %s: %d, want 404", path, p.status)
+			}
+		}
+		c.get("/admin/segments")
+		for _, tc := range []struct {
+			path string
+			form url.Values
+		}{
+			{"/admin/segments/" + theirSeg.ID, url.Values{"name": {"Taken over"}, "systemPrompt": {"Mine now."}, "isActive": {"true"}}},
+			{"/admin/segments/" + theirSeg.ID + "/delete", url.Values{"cascade": {"true"}}},
+			{"/admin/corpus/" + theirEntry.ID, url.Values{"title": {"Taken over"}, "content": {"Mine now."}, "isActive": {"true"}}},
+			{"/admin/corpus/" + theirEntry.ID + "/delete", nil},
+		} {
+			if p := c.submit(tc.path, tc.form); p.status != http.StatusNotFound {
+				t.Errorf("POST %s: %d, want 404", tc.path, p.status)
+			}
+			if p := htmx(c, tc.path, tc.form); p.status != http.StatusNotFound {
+				t.Errorf("POST %s with htmx: %d, want 404", tc.path, p.status)
+			}
+		}
+		s, err := b.db.Segment(bg, theirs.ID, theirSeg.ID)
+		if err != nil || s.Name != "Their segment" {
+			t.Errorf("their segment after the attempts: %+v %v", s, err)
+		}
+		e, err := b.db.CorpusEntry(bg, theirs.ID, theirEntry.ID)
+		if err != nil || e.Title != "Their secret entry" {
+			t.Errorf("their entry after the attempts: %+v %v", e, err)
+		}
+		if p := c.get("/admin/segments"); strings.Contains(p.body, theirSeg.ID) || strings.Contains(p.body, "Their segment") {
+			t.Error("their segment is listed")
+		}
+		if p := c.get("/admin/corpus"); strings.Contains(p.body, theirEntry.ID) || strings.Contains(p.body, "Their secret entry") {
+			t.Error("their entry is listed")
+		}
+		// A segment filter naming their slug shows none of their entries.
+		if p := c.get("/admin/corpus?segment=" + theirSeg.Slug); strings.Contains(p.body, "Their secret entry") {
+			t.Error("their entry is listed under their segment's slug")
+		}
+	})
+
+	t.Run("SegmentValidation", func(t *testing.T) {
+		c := c.as(t)
+		c.get("/admin/segments/new")
+		p := c.submit("/admin/segments", url.Values{
+			"name": {"  "}, "systemPrompt": {"Prompt kept"}, "slug": {"Bad Slug"},
+			"starters.0.text": {strings.Repeat("s", 51)}, "isActive": {"true"},
+		})
+		if p.status != http.StatusUnprocessableEntity {
+			t.Fatalf("status %d, want 422", p.status)
+		}
+		for sel, want := range map[string]string{
+			"#err-name":                 "must not be empty",
+			"#err-slug":                 "must be 1 to 100 lowercase letters, digits or hyphens",
+			"#err-conversationStarters": "starter 1: text must be at most 50 characters",
+			"#form-errors":              "Some fields need attention; nothing was saved.",
+		} {
+			if got := p.text(sel); got != want {
+				t.Errorf("%s = %q, want %q", sel, got, want)
+			}
+		}
+		if v := p.doc.Find("#systemPrompt").Text(); v != "Prompt kept" {
+			t.Errorf("system prompt shown = %q", v)
+		}
+		if segs, _ := b.db.ListSegments(bg, mine.ID); len(segs) != 1 {
+			t.Errorf("%d segments after an invalid create", len(segs))
+		}
+	})
+
+	t.Run("DefaultSegmentStaysActive", func(t *testing.T) {
+		c := c.as(t)
+		def, err := b.db.DefaultSegment(bg, mine.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		form := formValues(c.get("/admin/segments/" + def.ID).doc.Find("#segment-form"))
+		form.Del("isActive")
+		p := c.do("POST", "/admin/segments/"+def.ID, form, nil)
+		if p.status != http.StatusUnprocessableEntity || p.text("#err-isActive") != "the default segment must stay active" ||
+			p.text("#form-errors") != "The default segment cannot be deactivated" {
+			t.Errorf("deactivating the default: %d %q %q", p.status, p.text("#err-isActive"), p.text("#form-errors"))
+		}
+		if p := htmx(c, "/admin/segments/"+def.ID+"/delete", nil); p.status != http.StatusUnprocessableEntity ||
+			!strings.Contains(p.text(".delete-error"), "The default segment cannot be deleted") {
+			t.Errorf("deleting the default: %d %q", p.status, p.text(".delete-error"))
+		}
+	})
+
+	t.Run("DeleteConflictWithoutJavaScript", func(t *testing.T) {
+		c := c.as(t)
+		s, err := b.db.CreateSegment(bg, mine.ID, 10, db.SegmentWrite{Name: db.Some("Busy"), SystemPrompt: db.Some("Busy.")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kbCorpusEntry(t, b, mine.ID, s.ID, "Busy entry")
+		c.get("/admin/segments")
+		p := c.submit("/admin/segments/"+s.ID+"/delete", nil)
+		if p.status != http.StatusConflict {
+			t.Fatalf("status %d, want 409", p.status)
+		}
+		if got := p.text("#segment-" + s.ID + " .delete-error"); !strings.Contains(got, "still has 1 corpus entries") {
+			t.Errorf("refusal = %q", got)
+		}
+		if p.doc.Find("#segment-"+s.ID+" button.cascade").Length() != 1 {
+			t.Error("no cascade button")
+		}
+		if p := c.submit("/admin/segments/"+s.ID+"/delete", url.Values{"cascade": {"true"}}); p.status != http.StatusSeeOther {
+			t.Fatalf("cascade: %d", p.status)
+		}
+		if p := c.get("/admin/segments"); p.text(".flash.ok") != "Segment deleted with 1 knowledge-base entries and 0 tools." {
+			t.Errorf("flash = %q", p.text(".flash.ok"))
+		}
+	})
+
+	t.Run("CorpusPages", func(t *testing.T) {
+		c := c.as(t)
+		for i := range 22 {
+			kbCorpusEntry(t, b, mine.ID, "", fmt.Sprintf("Paged entry %02d", i))
+		}
+		p := c.get("/admin/corpus")
+		if n := p.doc.Find("#corpus tbody tr").Length(); n != 20 || p.text("#corpus-total") != "22 entries" {
+			t.Errorf("page 1: %d rows, total %q", n, p.text("#corpus-total"))
+		}
+		next, _ := p.doc.Find(`#corpus-table a[rel="next"]`).Attr("href")
+		if next != "/admin/corpus?page=2" {
+			t.Fatalf("next page link %q", next)
+		}
+		// The pager's htmx request gets the table alone.
+		p = c.do("GET", next, nil, map[string]string{"HX-Request": "true", "HX-Target": "corpus-table"})
+		if n := p.doc.Find("#corpus tbody tr").Length(); p.status != http.StatusOK || n != 2 || p.doc.Find("main").Length() != 0 {
+			t.Errorf("page 2 fragment: %d, %d rows, main present %v", p.status, n, p.doc.Find("main").Length() != 0)
+		}
+		if p := c.get("/admin/corpus?page=99&search=Paged"); p.text(".pager span:nth-of-type(2)") != "Page 2 of 2" {
+			t.Errorf("a page past the end: %q", p.text(".pager"))
+		}
+		res, err := b.db.ListCorpus(bg, mine.ID, db.CorpusQuery{Page: 1, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Entries {
+			if err := b.db.DeleteCorpus(bg, mine.ID, e.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("CorpusValidation", func(t *testing.T) {
+		c := c.as(t)
+		c.get("/admin/corpus/new")
+		p := c.submit("/admin/corpus", url.Values{
+			"title": {"Too long"}, "content": {strings.Repeat("é", 50001)}, "summary": {strings.Repeat("s", 501)},
+			"priority": {"101"}, "locale": {"english"}, "segment": {"no-such-segment"}, "isActive": {"true"},
+		})
+		if p.status != http.StatusUnprocessableEntity {
+			t.Fatalf("status %d, want 422", p.status)
+		}
+		for sel, want := range map[string]string{
+			"#err-content":     "must be at most 50000 characters",
+			"#err-summary":     "must be at most 500 characters",
+			"#err-priority":    "must be between 0 and 100",
+			"#err-locale":      "must be a language code such as en, fr or fr-CA",
+			"#err-segmentSlug": `no segment with slug "no-such-segment"`,
+			"#content-count":   "50001",
+		} {
+			if got := p.text(sel); got != want {
+				t.Errorf("%s = %q, want %q", sel, got, want)
+			}
+		}
+		if v, _ := p.doc.Find("#title").Attr("value"); v != "Too long" {
+			t.Errorf("title shown = %q", v)
+		}
+		// Line breaks count once, as the API counts them: CRLF from the browser is one.
+		p = c.submit("/admin/corpus", url.Values{"title": {"Lines"}, "content": {"a\r\nb"}, "priority": {"x"}})
+		if p.status != http.StatusUnprocessableEntity || p.text("#err-priority") != "must be a whole number" || p.text("#content-count") != "3" {
+			t.Errorf("bad priority: %d %q count %q", p.status, p.text("#err-priority"), p.text("#content-count"))
+		}
+		if n, _ := b.db.CountCorpus(bg, mine.ID); n != 0 {
+			t.Errorf("%d entries after invalid creates", n)
+		}
+	})
+}
