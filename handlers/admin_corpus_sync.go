@@ -41,7 +41,7 @@ func (h *Handler) SyncCorpusForm(c echo.Context) error {
 	e, res, err := h.syncURL(ctx, a.Tenant, db.Some(f.URL), b, db.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
-			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: f.URL,
+			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: deref(e.SourceURL),
 			Preview: preview(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
 		}}
 	} else {
@@ -50,7 +50,8 @@ func (h *Handler) SyncCorpusForm(c echo.Context) error {
 			return err
 		}
 	}
-	if f.Segments, err = h.segmentOptions(ctx, a.Tenant.ID); err != nil {
+	segs, err := h.segmentOptions(ctx, a.Tenant.ID)
+	if err != nil {
 		return err
 	}
 
@@ -58,13 +59,13 @@ func (h *Handler) SyncCorpusForm(c echo.Context) error {
 		if f.Result != nil {
 			c.Response().Header().Set("HX-Trigger", "corpusChanged")
 		}
-		return render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, f))
+		return render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, segs, f))
 	}
 	l, err := h.corpusList(c)
 	if err != nil {
 		return err
 	}
-	v := views.CorpusView{List: l, Segments: f.Segments, Limit: a.Tenant.PlanInfo().CorpusLimit, Sync: f}
+	v := views.CorpusView{List: l, Segments: segs, Limit: a.Tenant.PlanInfo().CorpusLimit, Sync: f}
 	return render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
 }
 
@@ -98,6 +99,9 @@ func syncFailure(err error) (status int, fields views.Errors, msg string, ok boo
 // sentence capitalises the fetcher's messages ("refused: ...", "the page
 // has no text ...") to stand alone.
 func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -99,6 +99,7 @@ func (s *Server) routes() {
 	signedIn.GET("/corpus/new", h.ShowCorpusForm)
 	signedIn.POST("/corpus", h.SaveCorpusForm)
 	signedIn.POST("/corpus/import", h.ImportCorpusForm)
+	signedIn.POST("/corpus/sync", h.SyncCorpusForm)
 	signedIn.GET("/corpus/:id", h.ShowCorpusForm)
 	signedIn.POST("/corpus/:id", h.SaveCorpusForm)
 	signedIn.POST("/corpus/:id/delete", h.DeleteCorpusRow)
