@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -99,6 +100,19 @@ func ValidateToolConfig(toolType string, raw json.RawMessage, validateForm func(
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	decode := func(dst any) bool {
+		// encoding/json matches keys case-insensitively; the schema does not.
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(raw, &keys) == nil {
+			known := jsonKeys(dst)
+			for k := range keys {
+				if !known[k] {
+					add("unknown key %q for %s", k, toolType)
+				}
+			}
+			if len(problems) > 0 {
+				return false
+			}
+		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(dst); err != nil {
@@ -191,6 +205,17 @@ func ValidateToolConfig(toolType string, raw json.RawMessage, validateForm func(
 	}
 	normalised, _ := json.Marshal(out)
 	return normalised, nil
+}
+
+// jsonKeys lists the JSON field names of the struct dst points to.
+func jsonKeys(dst any) map[string]bool {
+	t := reflect.TypeOf(dst).Elem()
+	keys := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		keys[name] = true
+	}
+	return keys
 }
 
 func validateQuote(c *QuoteConfig, add func(string, ...any)) {

@@ -25,10 +25,6 @@ const (
 	// KindUnprocessable: well-formed request whose subject cannot be used (a
 	// fetched page of an unsupported type, empty, or too long).
 	KindUnprocessable
-	// KindBadGateway: a remote server the request depends on failed.
-	KindBadGateway
-	// KindGatewayTimeout: a remote server the request depends on did not answer in time.
-	KindGatewayTimeout
 )
 
 // Error is the one application error type. Message is safe to show to callers;

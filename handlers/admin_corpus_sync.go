@@ -81,10 +81,6 @@ func syncFailure(err error) (status int, fields views.Errors, msg string, ok boo
 		status = http.StatusRequestEntityTooLarge
 	case db.KindUnprocessable:
 		status = http.StatusUnprocessableEntity
-	case db.KindBadGateway:
-		status = http.StatusBadGateway
-	case db.KindGatewayTimeout:
-		status = http.StatusGatewayTimeout
 	default:
 		// Invalid (the fields, or a refused address as the url's error) and the corpus limit.
 		status, fields, msg, ok = formStatus(err)

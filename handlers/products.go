@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -66,6 +67,9 @@ func newProductJSON(p db.Product) productJSON {
 // validateProduct checks a product body; cur is the stored product on update (nil on create).
 func validateProduct(b productBody, cur *db.Product) (db.ProductWrite, db.FieldErrors) {
 	errs := db.FieldErrors{}
+	if b.ExternalID.Set && !b.ExternalID.Null {
+		b.ExternalID.Value = strings.TrimSpace(b.ExternalID.Value)
+	}
 	for _, o := range []*db.Opt[string]{&b.ExternalID, &b.Description, &b.Currency, &b.URL, &b.ImageURL} {
 		nullIfEmpty(o)
 	}
@@ -136,6 +140,9 @@ func (h *Handler) ListProducts(c echo.Context) error {
 		return err
 	}
 	q := db.ProductQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
+	if utf8.RuneCountInString(q.Search) > 200 {
+		return invalid("search must be at most 200 characters")
+	}
 	if v := c.QueryParam("isActive"); v != "" {
 		active, err := strconv.ParseBool(v)
 		if err != nil || !active {
@@ -188,8 +195,8 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 
 func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productBody, errs db.FieldErrors) (db.Product, bool, error) {
 	var cur *db.Product
-	if b.ExternalID.Set && !b.ExternalID.Null && b.ExternalID.Value != "" {
-		p, err := h.DB.ProductByExternalID(ctx, tenantID, b.ExternalID.Value)
+	if ext := strings.TrimSpace(b.ExternalID.Value); b.ExternalID.Set && !b.ExternalID.Null && ext != "" {
+		p, err := h.DB.ProductByExternalID(ctx, tenantID, ext)
 		switch {
 		case err == nil:
 			cur = &p

@@ -230,7 +230,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	value := ""
 	v := bytes.TrimSpace(raw["value"])
 	switch {
-	case hasNUL(v) || hasNUL(raw["key"]):
+	case hasNUL(v):
 		errs.Add("value", "must not contain NUL characters")
 	case len(v) == 0 || string(v) == "null":
 		errs.Add("value", "is required")

@@ -108,7 +108,7 @@ func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastM
 			LastModified: or(resp.Header.Get("Last-Modified"), lastModified)}, nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Document{}, &db.Error{Kind: db.KindBadGateway,
+		return Document{}, &db.Error{Kind: db.KindUnprocessable, Code: CodeHTTPError,
 			Message: fmt.Sprintf("%s answered HTTP %d %s", host, resp.StatusCode, http.StatusText(resp.StatusCode))}
 	}
 	if resp.ContentLength > MaxDocumentBytes {
@@ -137,7 +137,7 @@ func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastM
 	case "application/pdf", "application/x-pdf":
 		title, content, err = convertPDF(ctx, body)
 	default:
-		return Document{}, &db.Error{Kind: db.KindUnprocessable,
+		return Document{}, &db.Error{Kind: db.KindUnprocessable, Code: CodeUnsupportedType,
 			Message: fmt.Sprintf("unsupported content type %s: supported are %s", mediaType, supportedTypes)}
 	}
 	if err != nil {
@@ -160,25 +160,36 @@ func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastM
 		ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}, nil
 }
 
+// Codes of the errors a fetch ends with: each failure the tenant can act on
+// differently has its own, all answered with a 4xx (the URL is the caller's input).
+const (
+	CodeRefused         = "URL_REFUSED"              // 400: the host is or resolves to a private or reserved address
+	CodeUnreachable     = "URL_UNREACHABLE"          // 422: DNS failure, connection refused, TLS failure, redirect loop
+	CodeHTTPError       = "URL_HTTP_ERROR"           // 422: the host answered with a non-2xx status
+	CodeTimeout         = "URL_TIMEOUT"              // 422: no complete answer within the time limit
+	CodeTooLarge        = "URL_TOO_LARGE"            // 413: the page is over the size limit
+	CodeUnsupportedType = "UNSUPPORTED_CONTENT_TYPE" // 422: neither HTML, Markdown, text nor PDF
+)
+
 // fetchError maps a failed request or body read to an application error.
 func fetchError(err error, host string, timeout time.Duration) error {
 	oe := agent.ClassifyOutbound(err, host)
 	switch oe.Kind {
 	case agent.OutboundRefused:
-		return &db.Error{Kind: db.KindInvalid, Message: oe.Error(), Details: map[string]string{"url": oe.Error()}}
+		return &db.Error{Kind: db.KindInvalid, Code: CodeRefused, Message: oe.Error(), Details: map[string]string{"url": oe.Error()}}
 	case agent.OutboundTimeout:
 		msg := oe.Error()
 		if timeout > 0 {
 			msg = fmt.Sprintf("timed out: %s did not send the page within %s", oe.Host, timeout)
 		}
-		return &db.Error{Kind: db.KindGatewayTimeout, Message: msg}
+		return &db.Error{Kind: db.KindUnprocessable, Code: CodeTimeout, Message: msg}
 	default:
-		return &db.Error{Kind: db.KindBadGateway, Message: oe.Error()}
+		return &db.Error{Kind: db.KindUnprocessable, Code: CodeUnreachable, Message: oe.Error()}
 	}
 }
 
 func tooLarge() error {
-	return &db.Error{Kind: db.KindTooLarge, Message: fmt.Sprintf("the page is larger than the %d MiB limit", MaxDocumentBytes>>20)}
+	return &db.Error{Kind: db.KindTooLarge, Code: CodeTooLarge, Message: fmt.Sprintf("the page is larger than the %d MiB limit", MaxDocumentBytes>>20)}
 }
 
 // convertHTML extracts the main content of a page (readability) as Markdown;

@@ -292,7 +292,7 @@ func TestFetchDocument(t *testing.T) {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) }))
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindBadGateway, "HTTP 304")
+		wantError(t, err, db.KindUnprocessable, "HTTP 304")
 	})
 
 	t.Run("TooLargeDeclared", func(t *testing.T) {
@@ -350,7 +350,7 @@ func TestFetchDocument(t *testing.T) {
 		ts := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindBadGateway, "127.0.0.1 answered HTTP 404 Not Found")
+		wantError(t, err, db.KindUnprocessable, "127.0.0.1 answered HTTP 404 Not Found")
 	})
 
 	t.Run("Unreachable", func(t *testing.T) {
@@ -359,7 +359,7 @@ func TestFetchDocument(t *testing.T) {
 		url := ts.URL
 		ts.Close()
 		_, err := fetch(t, url)
-		wantError(t, err, db.KindBadGateway, "cannot reach 127.0.0.1: connection refused")
+		wantError(t, err, db.KindUnprocessable, "cannot reach 127.0.0.1: connection refused")
 	})
 
 	t.Run("Refused", func(t *testing.T) {
@@ -387,7 +387,7 @@ func TestFetchDocument(t *testing.T) {
 		}))
 		t.Cleanup(ts.Close)
 		_, err := FetchDocument(context.Background(), allowLoopback.Client(200*time.Millisecond), ts.URL, "", "")
-		wantError(t, err, db.KindGatewayTimeout, "timed out: 127.0.0.1 did not send the page within 200ms")
+		wantError(t, err, db.KindUnprocessable, "timed out: 127.0.0.1 did not send the page within 200ms")
 	})
 
 	t.Run("NotHTTP", func(t *testing.T) {

@@ -166,7 +166,7 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 			t.Errorf("the form lost the URL: %q", v)
 		}
 		if hidden := mustRunStep(ctx, t, "generic error", chromedp.Evaluate[bool](`document.getElementById('htmx-error').hidden`)); !hidden {
-			t.Error("the 502 was reported as a failed request instead of shown in place")
+			t.Error("the 422 was reported as a failed request instead of shown in place")
 		}
 		noEntryFor(t, b, ten.ID, gone)
 		pageKept(t)
@@ -307,7 +307,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 			field  string // the field with an inline error, if any
 			msg    string // in the field error, else in the result
 		}{
-			{"RemoteNotFound", url.Values{"url": {site.ts.URL + "/missing"}}, http.StatusBadGateway, "", "answered HTTP 404 Not Found"},
+			{"RemoteNotFound", url.Values{"url": {site.ts.URL + "/missing"}}, http.StatusUnprocessableEntity, "", "answered HTTP 404 Not Found"},
 			{"UnsupportedType", url.Values{"url": {picture}}, http.StatusUnprocessableEntity, "", "Unsupported content type image/png"},
 			{"NoText", url.Values{"url": {empty}}, http.StatusUnprocessableEntity, "", "The page has no text content once converted"},
 			{"Missing", url.Values{"url": {" "}}, http.StatusUnprocessableEntity, "url", "is required"},

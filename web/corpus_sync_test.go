@@ -242,7 +242,7 @@ func TestCorpusSync(t *testing.T) {
 		_, port, _ := net.SplitHostPort(strings.TrimPrefix(site.ts.URL, "http://"))
 		for _, u := range []string{url, "http://localhost:" + port + "/loopback"} {
 			st, body := plain.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": u})
-			if st != http.StatusBadRequest || !strings.HasPrefix(fmt.Sprint(body["error"]), "refused: ") {
+			if st != http.StatusBadRequest || !strings.HasPrefix(fmt.Sprint(body["error"]), "refused: ") || body["code"] != "URL_REFUSED" {
 				t.Errorf("%s: %d %v", u, st, body)
 			}
 		}
@@ -270,21 +270,23 @@ func TestCorpusSync(t *testing.T) {
 			url    string
 			status int
 			msg    string
+			code   string
 		}{
 			{"Unsupported", site.set("/logo.png", sitePage{contentType: "image/png", body: "\x89PNG\r\n\x1a\n"}), 422,
-				"unsupported content type image/png: supported are HTML, Markdown, plain text and PDF"},
-			{"Empty", site.set("/blank", sitePage{contentType: "text/plain", body: " \n\n "}), 422, "the page has no text content once converted"},
+				"unsupported content type image/png: supported are HTML, Markdown, plain text and PDF", "UNSUPPORTED_CONTENT_TYPE"},
+			{"Empty", site.set("/blank", sitePage{contentType: "text/plain", body: " \n\n "}), 422, "the page has no text content once converted", ""},
 			{"TooLong", site.set("/huge", sitePage{contentType: "text/plain", body: strings.Repeat("x", 50001)}), 422,
-				"the page converts to 50,001 characters, over the 50,000 character limit of a corpus entry; split it or sync a smaller page"},
-			{"NotFound", site.ts.URL + "/missing", 502, "127.0.0.1 answered HTTP 404 Not Found"},
-			{"ServerError", site.set("/broken", sitePage{status: 500, contentType: "text/plain", body: "boom"}), 502, "127.0.0.1 answered HTTP 500 Internal Server Error"},
-			{"ConnectionRefused", closed, 502, "cannot reach 127.0.0.1: connection refused"},
+				"the page converts to 50,001 characters, over the 50,000 character limit of a corpus entry; split it or sync a smaller page", ""},
+			{"NotFound", site.ts.URL + "/missing", 422, "127.0.0.1 answered HTTP 404 Not Found", "URL_HTTP_ERROR"},
+			{"ServerError", site.set("/broken", sitePage{status: 500, contentType: "text/plain", body: "boom"}), 422, "127.0.0.1 answered HTTP 500 Internal Server Error", "URL_HTTP_ERROR"},
+			{"ConnectionRefused", closed, 422, "cannot reach 127.0.0.1: connection refused", "URL_UNREACHABLE"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": tc.url})
-				if st != tc.status || body["error"] != tc.msg {
-					t.Errorf("want %d %q, got %d %v", tc.status, tc.msg, st, body)
+				code, _ := body["code"].(string)
+				if st != tc.status || body["error"] != tc.msg || code != tc.code {
+					t.Errorf("want %d %q code %q, got %d %v", tc.status, tc.msg, tc.code, st, body)
 				}
 			})
 		}
@@ -305,7 +307,7 @@ func TestCorpusSync(t *testing.T) {
 		}
 		id := body["corpus"].(map[string]any)["id"].(string)
 		site.set("/flaky", sitePage{status: 503, contentType: "text/plain", body: "down"})
-		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url}); st != http.StatusBadGateway {
+		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url}); st != http.StatusUnprocessableEntity {
 			t.Fatalf("%d %v", st, body)
 		}
 		_, body = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus/"+id, ten.Token, nil)

@@ -21,9 +21,7 @@ var kindStatus = map[db.Kind]int{
 	db.KindRateLimited:  http.StatusTooManyRequests,
 	db.KindTooLarge:     http.StatusRequestEntityTooLarge,
 
-	db.KindUnprocessable:  http.StatusUnprocessableEntity,
-	db.KindBadGateway:     http.StatusBadGateway,
-	db.KindGatewayTimeout: http.StatusGatewayTimeout,
+	db.KindUnprocessable: http.StatusUnprocessableEntity,
 }
 
 // errorBody is the spec's error shape.

@@ -2292,7 +2292,7 @@ func TestOpenAPICorpusSyncFetchResponses(t *testing.T) {
 
 	// A failed refresh keeps the content and records the error on the entry.
 	site.set("/shipping", sitePage{status: http.StatusInternalServerError, contentType: "text/plain", body: "down"})
-	if status, body = c.exchange("POST", path, ten.Token, map[string]any{"url": page}, true); status != http.StatusBadGateway {
+	if status, body = c.exchange("POST", path, ten.Token, map[string]any{"url": page}, true); status != http.StatusUnprocessableEntity {
 		t.Errorf("POST sync of a failing page: %d %v", status, body)
 	}
 	status, body = c.exchange("GET", "/tenants/"+ten.Slug+"/corpus/"+id, ten.Token, nil, true)
@@ -2313,8 +2313,8 @@ func TestOpenAPICorpusSyncFetchResponses(t *testing.T) {
 		{"empty", sitePage{contentType: "text/plain", body: "   \n  "}, http.StatusUnprocessableEntity},
 		{"long", sitePage{contentType: "text/plain", body: strings.Repeat("word ", 12000)}, http.StatusUnprocessableEntity},
 		{"big", sitePage{contentType: "text/plain", body: strings.Repeat("x", 10<<20+1)}, http.StatusRequestEntityTooLarge},
-		{"missing", sitePage{status: http.StatusNotFound, contentType: "text/html", body: "gone"}, http.StatusBadGateway},
-		{"loop", sitePage{status: http.StatusFound, body: "/loop"}, http.StatusBadGateway},
+		{"missing", sitePage{status: http.StatusNotFound, contentType: "text/html", body: "gone"}, http.StatusUnprocessableEntity},
+		{"loop", sitePage{status: http.StatusFound, body: "/loop"}, http.StatusUnprocessableEntity},
 	} {
 		u := site.set("/"+tc.what, tc.page)
 		status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": u}, true)

@@ -93,6 +93,7 @@ func TestTools(t *testing.T) {
 				map[string]any{"name": "a", "label": "A", "type": "text"}, map[string]any{"name": "a", "label": "A", "type": "text"}}}, nil)},
 			{"FormBadType", "config", "type", base("SUBMIT_FORM", map[string]any{"fields": []any{map[string]any{"name": "a", "label": "A", "type": "date"}}}, nil)},
 			{"UnknownConfigKey", "config", "unknown key", base("BOOK_MEETING", map[string]any{"colour": "red"}, nil)},
+			{"ConfigKeyWrongCase", "config", "unknown key", base("RECOMMEND_PRODUCT", map[string]any{"MaxResults": 5}, nil)},
 			{"ConfigNotObject", "config", "object", base("BOOK_MEETING", []int{1}, nil)},
 			{"QuoteNoItems", "config", "1 to 200", base("GENERATE_QUOTE", map[string]any{"currency": "EUR", "items": []any{}}, nil)},
 			{"QuoteBadCurrency", "config", "ISO 4217", base("GENERATE_QUOTE", map[string]any{"currency": "euro", "items": []any{map[string]any{"name": "x", "unitPrice": 1}}}, nil)},
