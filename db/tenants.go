@@ -47,6 +47,8 @@ type Tenant struct {
 	BookingCTAEnabled bool             `db:"booking_cta_enabled"`
 	BookingCTAConfig  BookingCTAConfig `db:"booking_cta_config"`
 	IsOnboarded       bool             `db:"is_onboarded"`
+	MCPToolsURL       *string          `db:"mcp_tools_url"`
+	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
 	CreatedAt         time.Time        `db:"created_at"`
 	UpdatedAt         time.Time        `db:"updated_at"`
 }
@@ -77,7 +79,7 @@ const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, w
 	primary_color, secondary_color, show_ai_badge, bot_avatar, avatar_type, avatar_background,
 	teaser_text, auto_open, auto_open_delay, bubble_pulse, allowed_domains, content_policy,
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
-	booking_cta_enabled, booking_cta_config, is_onboarded, created_at, updated_at`
+	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_max_tools, created_at, updated_at`
 
 var scanTenant = pgx.RowToStructByName[Tenant]
 
@@ -260,6 +262,7 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 type TenantStats struct {
 	ConversationsUsed int
 	Segments          int
+	CorpusEntries     int
 	APITokens         int
 	PeriodStart       time.Time
 	PeriodEnd         time.Time
@@ -278,8 +281,9 @@ func (d *DB) TenantUsage(ctx context.Context, tenantID string, now time.Time) (T
 	s.PeriodEnd = s.PeriodStart.AddDate(0, 1, 0)
 	err := d.Pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM segments WHERE tenant_id = $1),
+		(SELECT count(*) FROM corpus_entries WHERE tenant_id = $1),
 		(SELECT count(*) FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL)`,
-		tenantID).Scan(&s.Segments, &s.APITokens)
+		tenantID).Scan(&s.Segments, &s.CorpusEntries, &s.APITokens)
 	if err != nil {
 		return s, fmt.Errorf("counting tenant usage: %w", err)
 	}

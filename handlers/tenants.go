@@ -48,6 +48,8 @@ type tenantJSON struct {
 	BookingCTAEnabled   bool                `json:"bookingCtaEnabled"`
 	BookingCTAConfig    db.BookingCTAConfig `json:"bookingCtaConfig"`
 	IsOnboarded         bool                `json:"isOnboarded"`
+	MCPToolsURL         *string             `json:"mcpToolsUrl"`
+	MCPToolsMaxTools    int                 `json:"mcpToolsMaxTools"`
 	BotSeats            int                 `json:"botSeats"`
 	ConversationsLimit  int                 `json:"conversationsLimit"`
 	ConversationsUsed   int                 `json:"conversationsUsed"`
@@ -72,6 +74,7 @@ func newTenantJSON(t db.Tenant, usage db.TenantStats) tenantJSON {
 		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: t.CaptchaSiteKey, HasCaptchaSecretKey: t.CaptchaSecretKey != nil,
 		HasWidgetKey:      t.WidgetKey != nil,
 		BookingCTAEnabled: t.BookingCTAEnabled, BookingCTAConfig: t.BookingCTAConfig, IsOnboarded: t.IsOnboarded,
+		MCPToolsURL: t.MCPToolsURL, MCPToolsMaxTools: t.MCPToolsMaxTools,
 		BotSeats: t.BotSeats, ConversationsLimit: t.ConversationsLimit(), ConversationsUsed: usage.ConversationsUsed,
 		SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
@@ -85,6 +88,7 @@ type statsJSON struct {
 	ConversationsLimit int       `json:"conversationsLimit"`
 	SegmentsCount      int       `json:"segmentsCount"`
 	SegmentsLimit      int       `json:"segmentsLimit"`
+	CorpusCount        int       `json:"corpusCount"`
 	CorpusLimit        int       `json:"corpusLimit"`
 	APITokensCount     int       `json:"apiTokensCount"`
 	PeriodStart        time.Time `json:"periodStart"`
@@ -95,7 +99,7 @@ func newStatsJSON(t db.Tenant, u db.TenantStats) statsJSON {
 	plan := t.PlanInfo()
 	return statsJSON{
 		Plan: t.Plan, ConversationsUsed: u.ConversationsUsed, ConversationsLimit: t.ConversationsLimit(),
-		SegmentsCount: u.Segments, SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
+		SegmentsCount: u.Segments, SegmentsLimit: plan.SegmentsLimit, CorpusCount: u.CorpusEntries, CorpusLimit: plan.CorpusLimit,
 		APITokensCount: u.APITokens, PeriodStart: u.PeriodStart, PeriodEnd: u.PeriodEnd,
 	}
 }

@@ -1068,10 +1068,14 @@ func TestShowTenantStats(t *testing.T) {
 				if err := b.db.RevokeToken(ctx, ten.ID, revokedID); err != nil {
 					t.Fatal(err)
 				}
+				// two corpus entries, counted against the plan's corpus limit
+				if _, err := b.db.Pool.Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content) VALUES ($1, 'a', 'a'), ($1, 'b', 'b')`, ten.ID); err != nil {
+					t.Fatal(err)
+				}
 				wantLimit := float64(p.conversations + 1000*seats)
 				wantStats := map[string]any{
 					"plan": p.plan, "conversationsUsed": 0.0, "conversationsLimit": wantLimit,
-					"segmentsCount": 1.0, "segmentsLimit": float64(p.segs), "corpusLimit": float64(p.crp),
+					"segmentsCount": 1.0, "segmentsLimit": float64(p.segs), "corpusCount": 2.0, "corpusLimit": float64(p.crp),
 					"apiTokensCount": 3.0,
 					"periodStart":    month.Format(time.RFC3339), "periodEnd": month.AddDate(0, 1, 0).Format(time.RFC3339),
 				}

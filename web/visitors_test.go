@@ -240,6 +240,10 @@ func TestProductsAndMCPSettings(t *testing.T) {
 		if raw := b.rawBody(t, "GET", path, ten.Token); strings.Contains(raw, key) {
 			t.Errorf("key echoed: %s", raw)
 		}
+		raw := b.rawBody(t, "GET", "/tenants/"+ten.Slug, ten.Token)
+		if strings.Contains(raw, key) || !strings.Contains(raw, `"mcpToolsUrl":"https://tools.example.com/mcp"`) || !strings.Contains(raw, `"mcpToolsMaxTools":20`) {
+			t.Errorf("tenant shows the MCP settings without the key: %s", raw)
+		}
 		_, kept := b.do(t, "PUT", path, ten.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp2"})
 		if kept["hasApiKey"] != true || kept["mcpToolsMaxTools"] != float64(20) {
 			t.Errorf("absent key and max kept: %v", kept)
