@@ -159,7 +159,7 @@ func TestCorpus(t *testing.T) {
 		}
 	})
 
-	t.Run("SearchTotalCappedPastAThousand", func(t *testing.T) {
+	t.Run("SearchTotalCappedPastFiveHundred", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
 		if _, err := b.db.Pool.Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content, priority)
@@ -170,7 +170,7 @@ func TestCorpus(t *testing.T) {
 		_, body := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=common&limit=5", ten.Token, nil)
 		p := body["pagination"].(map[string]any)
 		c := body["corpus"].([]any)
-		if p["total"] != float64(1000) || p["totalCapped"] != true || len(c) != 5 || c[0].(map[string]any)["priority"] != float64(99) {
+		if p["total"] != float64(500) || p["totalCapped"] != true || len(c) != 5 || c[0].(map[string]any)["priority"] != float64(99) {
 			t.Errorf("capped search: %v, first %v", p, c[0])
 		}
 		_, body = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=other", ten.Token, nil)

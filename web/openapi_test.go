@@ -2352,7 +2352,7 @@ func TestOpenAPICorpusSyncFetchResponses(t *testing.T) {
 }
 
 // TestOpenAPICorpusSearchCapped validates a corpus search matching more than
-// 1,000 entries, whose total is capped, against the document.
+// 500 entries, whose total is capped, against the document.
 func TestOpenAPICorpusSearchCapped(t *testing.T) {
 	t.Parallel()
 	_, c, schema := openAPIHarness(t, setup(t))
@@ -2364,7 +2364,7 @@ func TestOpenAPICorpusSearchCapped(t *testing.T) {
 	}
 	status, body := c.exchange("GET", "/tenants/"+ten.Slug+"/corpus?search=common&limit=5&page=3", ten.Token, nil, true)
 	p, _ := body.(map[string]any)["pagination"].(map[string]any)
-	if status != http.StatusOK || p["total"] != float64(1000) || p["totalCapped"] != true || p["totalPages"] != float64(200) || len(body.(map[string]any)["corpus"].([]any)) != 5 {
+	if status != http.StatusOK || p["total"] != float64(500) || p["totalCapped"] != true || p["totalPages"] != float64(100) || len(body.(map[string]any)["corpus"].([]any)) != 5 {
 		t.Fatalf("GET a capped search: %d %v", status, p)
 	}
 	documentedKeys(t, "GET a capped search", schema("CorpusList"), body)
