@@ -15,5 +15,6 @@ build:
 generate:
 	go tool templ generate -path views
 
+# The benchmarks of BENCHMARKS.md.
 bench:
-	scripts/test.sh -run '^$$' -bench . -benchtime 2s
+	scripts/bench.sh

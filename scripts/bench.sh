@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# make bench: the benchmarks recorded in BENCHMARKS.md, without the race detector.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
+export PARLEY_TEST_DATABASE_URL
+go test -run '^$' -bench BenchmarkCorpus -benchtime 1000x -count 3 ./db/
