@@ -180,6 +180,9 @@ func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w Se
 		if w.IsActive.Set && !w.IsActive.Null {
 			isActive = w.IsActive.Value
 		}
+		if w.IsDefault.Value && !isActive {
+			return inactiveDefault()
+		}
 		rows, _ := tx.Query(ctx, `INSERT INTO segments AS s (tenant_id, slug, name, system_prompt, welcome_message,
 			conversation_starters, form_config, is_default, is_active)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+segmentColumns,
@@ -247,6 +250,9 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 			return &Error{Kind: KindInvalid, Message: "The default segment cannot be deactivated",
 				Details: map[string]string{"isActive": "the default segment must stay active"}}
 		}
+		if w.IsDefault.Value && !cur.IsActive && !(w.IsActive.Set && w.IsActive.Value) {
+			return inactiveDefault()
+		}
 		if w.IsDefault.Value && !cur.IsDefault {
 			if _, err := tx.Exec(ctx, `UPDATE segments SET is_default = false, updated_at = now() WHERE tenant_id = $1 AND is_default`, tenantID); err != nil {
 				return fmt.Errorf("moving default segment: %w", err)
@@ -282,6 +288,13 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 		return nil
 	})
 	return s, err
+}
+
+// inactiveDefault refuses a default segment that would not answer: chat
+// falls back to the default, so it must stay active.
+func inactiveDefault() error {
+	return &Error{Kind: KindInvalid, Message: "The default segment must be active",
+		Details: map[string]string{"isActive": "the default segment must stay active; activate it as well"}}
 }
 
 // SegmentDeletion reports what deleting a segment removed with it.

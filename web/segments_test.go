@@ -154,6 +154,17 @@ func TestSegments(t *testing.T) {
 		if st != 400 {
 			t.Errorf("undefault the default: %d %v", st, body)
 		}
+		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"name": "Off", "systemPrompt": "p", "isDefault": true, "isActive": false}); st != 400 {
+			t.Errorf("inactive default created: %d %v", st, body)
+		}
+		_, off := b.do(t, "POST", path, ten.Token, map[string]any{"name": "Off", "systemPrompt": "p", "isActive": false})
+		if st, body := b.do(t, "PUT", path+"/"+off["id"].(string), ten.Token, map[string]any{"isDefault": true}); st != 400 {
+			t.Errorf("inactive segment made default: %d %v", st, body)
+		}
+		if st, body := b.do(t, "PUT", path+"/"+off["id"].(string), ten.Token, map[string]any{"isDefault": true, "isActive": true}); st != 200 || body["isDefault"] != true {
+			t.Errorf("activated and made default: %d %v", st, body)
+		}
+		b.do(t, "PUT", path+"/default", ten.Token, map[string]any{"isDefault": true})
 		_, other := b.do(t, "POST", path, ten.Token, map[string]any{"name": "Other", "systemPrompt": "p", "isDefault": true})
 		if other["isDefault"] != true {
 			t.Fatalf("created default: %v", other)

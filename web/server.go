@@ -65,6 +65,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true
 	s.Echo.HTTPErrorHandler = s.handleError
+	s.Echo.JSONSerializer = jsonSerializer{}
 	s.Echo.IPExtractor = ipExtractor(cfg.TrustedProxies)
 	s.routes()
 	return s, nil
