@@ -197,7 +197,7 @@ func (h *Handler) ShowOverview(c echo.Context) error {
 	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), views.Overview{
 		Plan: s.Plan, IsActivated: a.Tenant.PlanInfo().Widget,
 		ConversationsUsed: s.ConversationsUsed, ConversationsLimit: s.ConversationsLimit,
-		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusLimit: s.CorpusLimit,
+		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusCount: s.CorpusCount, CorpusLimit: s.CorpusLimit,
 		APITokensCount: s.APITokensCount, PeriodEnd: s.PeriodEnd.Format("2 January 2006"),
 		EmbedCode: h.EmbedCode(a.Tenant),
 	}))
