@@ -1,0 +1,79 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// promptScope is the WHERE clause shared by the prompt queries: the tenant's
+// active entries for one segment ($2; NULL means only the entries of every
+// segment) plus the entries that apply to every segment.
+const promptScope = ` WHERE c.tenant_id = $1 AND c.is_active AND (c.segment_id IS NULL OR c.segment_id = $2::uuid)`
+
+// localeLanguage returns the language part of a locale, lowercased:
+// "fr-CA" and "fr_ca" give "fr". Empty for an empty locale.
+func localeLanguage(locale string) string {
+	locale = strings.ToLower(strings.TrimSpace(locale))
+	lang, _, _ := strings.Cut(strings.ReplaceAll(locale, "_", "-"), "-")
+	return lang
+}
+
+// promptSegment turns a segment id into the $2 of promptScope.
+func promptSegment(segmentID string) (*string, error) {
+	if segmentID == "" {
+		return nil, nil
+	}
+	if !looksLikeUUID(segmentID) {
+		return nil, Errorf(KindNotFound, "Segment not found")
+	}
+	return &segmentID, nil
+}
+
+// PromptCorpus returns the entries a conversation's system prompt draws
+// from: the tenant's active entries for the segment (or for every segment),
+// in the visitor's language, highest priority first, then most recently
+// updated, at most limit.
+//
+// An entry matches the locale when it has none, or when its language part
+// equals the locale's: "fr" matches "fr-CA" and "fr-CA" matches "fr" and
+// "fr-FR", since a French visitor reads any French entry. An empty locale
+// (language unknown) applies no locale filter.
+func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]CorpusEntry, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	seg, err := promptSegment(segmentID)
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+`
+		AND ($3 = '' OR c.locale IS NULL OR lower(split_part(c.locale, '-', 1)) = $3)
+		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`,
+		tenantID, seg, localeLanguage(locale), limit)
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+	if err != nil {
+		return nil, fmt.Errorf("loading prompt corpus: %w", err)
+	}
+	return entries, nil
+}
+
+// HasCorpusSummaries reports whether any active entry applying to the
+// segment has a summary: its content is then only reachable through the
+// explore_corpus tool, which the chat must inject (EXPLORE_CORPUS). A blank
+// summary counts as none, as in the prompt.
+func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID string) (bool, error) {
+	seg, err := promptSegment(segmentID)
+	if err != nil {
+		return false, err
+	}
+	var found bool
+	err = d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+`
+		AND btrim(c.summary) <> '')`, tenantID, seg).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("checking corpus summaries: %w", err)
+	}
+	return found, nil
+}

@@ -1,0 +1,236 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// promptFixture is a tenant with two extra segments, seeded row by row.
+type promptFixture struct {
+	store   *db.DB
+	tenant  db.Tenant
+	sales   string // segment ids
+	support string
+}
+
+func setupPromptCorpus(t *testing.T) *promptFixture {
+	t.Helper()
+	store := dbtest.New(t)
+	f := &promptFixture{store: store, tenant: newTenant(t, store)}
+	f.sales = f.segment(t, "sales")
+	f.support = f.segment(t, "support")
+	return f
+}
+
+func (f *promptFixture) segment(t *testing.T, slug string) string {
+	t.Helper()
+	var id string
+	err := f.store.Pool.QueryRow(context.Background(), `INSERT INTO segments (tenant_id, slug, name, system_prompt)
+		VALUES ($1, $2, $2, 'prompt') RETURNING id`, f.tenant.ID, slug).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// entry describes one row to insert; zero values are the defaults of a
+// plain active entry for every segment and every locale.
+type entry struct {
+	title    string
+	segment  string // id; empty: every segment
+	locale   string
+	summary  string
+	priority int
+	inactive bool
+	age      time.Duration // how long ago it was updated
+}
+
+func (f *promptFixture) add(t *testing.T, tenantID string, e entry) {
+	t.Helper()
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	_, err := f.store.Pool.Exec(context.Background(), `INSERT INTO corpus_entries
+		(tenant_id, segment_id, title, content, summary, priority, is_active, locale, updated_at)
+		VALUES ($1, $2, $3, 'content of ' || $3, $4, $5, $6, $7, now() - $8::interval)`,
+		tenantID, opt(e.segment), e.title, opt(e.summary), e.priority, !e.inactive, opt(e.locale), e.age)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func titles(entries []db.CorpusEntry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Title
+	}
+	return out
+}
+
+func TestPromptCorpus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("SegmentScoping", func(t *testing.T) {
+		t.Parallel()
+		f := setupPromptCorpus(t)
+		f.add(t, f.tenant.ID, entry{title: "everyone", priority: 3})
+		f.add(t, f.tenant.ID, entry{title: "sales only", segment: f.sales, priority: 2})
+		f.add(t, f.tenant.ID, entry{title: "support only", segment: f.support, priority: 1})
+		for _, tc := range []struct {
+			name, segment string
+			want          []string
+		}{
+			{"Sales", f.sales, []string{"everyone", "sales only"}},
+			{"Support", f.support, []string{"everyone", "support only"}},
+			{"NoSegment", "", []string{"everyone"}},
+		} {
+			got, err := f.store.PromptCorpus(ctx, f.tenant.ID, tc.segment, "", 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(titles(got), tc.want) {
+				t.Errorf("%s: got %q, want %q", tc.name, titles(got), tc.want)
+			}
+		}
+	})
+
+	t.Run("LocaleScoping", func(t *testing.T) {
+		t.Parallel()
+		f := setupPromptCorpus(t)
+		f.add(t, f.tenant.ID, entry{title: "any", priority: 6})
+		f.add(t, f.tenant.ID, entry{title: "fr", locale: "fr", priority: 5})
+		f.add(t, f.tenant.ID, entry{title: "fr-CA", locale: "fr-CA", priority: 4})
+		f.add(t, f.tenant.ID, entry{title: "en", locale: "en", priority: 3})
+		f.add(t, f.tenant.ID, entry{title: "en-GB", locale: "en-gb", priority: 2})
+		for _, tc := range []struct {
+			locale string
+			want   []string
+		}{
+			{"fr", []string{"any", "fr", "fr-CA"}},
+			{"fr-ca", []string{"any", "fr", "fr-CA"}},
+			{"FR-FR", []string{"any", "fr", "fr-CA"}},
+			{"fr_CA", []string{"any", "fr", "fr-CA"}},
+			{"en-US", []string{"any", "en", "en-GB"}},
+			{"de", []string{"any"}},
+			{"", []string{"any", "fr", "fr-CA", "en", "en-GB"}},
+		} {
+			got, err := f.store.PromptCorpus(ctx, f.tenant.ID, f.sales, tc.locale, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(titles(got), tc.want) {
+				t.Errorf("locale %q: got %q, want %q", tc.locale, titles(got), tc.want)
+			}
+		}
+	})
+
+	t.Run("InactiveAndOtherTenantExcluded", func(t *testing.T) {
+		t.Parallel()
+		f := setupPromptCorpus(t)
+		other := newTenant(t, f.store)
+		f.add(t, f.tenant.ID, entry{title: "active"})
+		f.add(t, f.tenant.ID, entry{title: "inactive", inactive: true})
+		f.add(t, f.tenant.ID, entry{title: "inactive with summary", summary: "s", inactive: true})
+		f.add(t, other.ID, entry{title: "other tenant", priority: 100})
+		f.add(t, other.ID, entry{title: "other tenant with summary", summary: "s", priority: 100})
+		got, err := f.store.PromptCorpus(ctx, f.tenant.ID, f.sales, "fr", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"active"}; !slices.Equal(titles(got), want) {
+			t.Errorf("got %q, want %q", titles(got), want)
+		}
+		has, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.sales)
+		if err != nil || has {
+			t.Errorf("HasCorpusSummaries = %v, %v; want false: the only summaries are inactive or another tenant's", has, err)
+		}
+		// The other tenant's segment id does not open its entries either.
+		got, err = f.store.PromptCorpus(ctx, other.ID, f.sales, "", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range got {
+			if e.TenantID != other.ID {
+				t.Errorf("entry %q of tenant %s returned for %s", e.Title, e.TenantID, other.ID)
+			}
+		}
+	})
+
+	t.Run("OrderAndLimit", func(t *testing.T) {
+		t.Parallel()
+		f := setupPromptCorpus(t)
+		f.add(t, f.tenant.ID, entry{title: "low", priority: 1})
+		f.add(t, f.tenant.ID, entry{title: "high old", priority: 9, age: time.Hour})
+		f.add(t, f.tenant.ID, entry{title: "high new", priority: 9, segment: f.sales})
+		f.add(t, f.tenant.ID, entry{title: "mid", priority: 5, summary: "a summary"})
+		got, err := f.store.PromptCorpus(ctx, f.tenant.ID, f.sales, "", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"high new", "high old", "mid", "low"}; !slices.Equal(titles(got), want) {
+			t.Errorf("got %q, want %q", titles(got), want)
+		}
+		if got[2].Summary == nil || *got[2].Summary != "a summary" {
+			t.Errorf("summary not loaded: %v", got[2].Summary)
+		}
+		got, err = f.store.PromptCorpus(ctx, f.tenant.ID, f.sales, "", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"high new", "high old"}; !slices.Equal(titles(got), want) {
+			t.Errorf("limit 2: got %q, want %q", titles(got), want)
+		}
+		if got, err := f.store.PromptCorpus(ctx, f.tenant.ID, f.sales, "", 0); err != nil || len(got) != 0 {
+			t.Errorf("limit 0: got %d entries, %v", len(got), err)
+		}
+	})
+
+	t.Run("BadSegmentID", func(t *testing.T) {
+		t.Parallel()
+		f := setupPromptCorpus(t)
+		_, err := f.store.PromptCorpus(ctx, f.tenant.ID, "sales", "", 10)
+		var e *db.Error
+		if !errors.As(err, &e) || e.Kind != db.KindNotFound {
+			t.Errorf("err = %v, want not found", err)
+		}
+	})
+}
+
+func TestHasCorpusSummaries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	f.add(t, f.tenant.ID, entry{title: "plain"})
+	f.add(t, f.tenant.ID, entry{title: "blank summary", summary: "   "})
+	f.add(t, f.tenant.ID, entry{title: "summarised for sales", segment: f.sales, summary: "short"})
+	for _, tc := range []struct {
+		name, segment string
+		want          bool
+	}{
+		{"SegmentWithSummary", f.sales, true},
+		{"OtherSegment", f.support, false},
+		{"NoSegment", "", false},
+	} {
+		got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, tc.segment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	f.add(t, f.tenant.ID, entry{title: "summarised for all", summary: "short"})
+	if got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.support); err != nil || !got {
+		t.Errorf("after an entry for every segment: %v, %v; want true", got, err)
+	}
+}
