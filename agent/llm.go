@@ -1,0 +1,279 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Provider is a language model behind one streaming interface: openai (any
+// OpenAI-compatible server), anthropic, and local (no network).
+type Provider interface {
+	// Name is the provider's kind: "openai", "anthropic", "local".
+	Name() string
+	// Model is the model asked for.
+	Model() string
+	// Stream sends req and returns the answer as it arrives. It returns once
+	// the first event is in, so an upstream failure to start (bad key, rate
+	// limit, unreachable, timeout) comes back as its error, before anything
+	// has been written to the caller; a failure after that is the stream's
+	// last element. The caller must range over the stream (stopping early
+	// is fine) or cancel ctx: that is what releases the upstream connection.
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// Stream yields a model's answer in order: text deltas and complete tool
+// calls, then one EventDone; or, on failure, a final non-nil error (an
+// *LLMError, or the context's error when the caller went away).
+type Stream = iter.Seq2[Event, error]
+
+// Role says who wrote a message.
+type Role string
+
+// Message roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // a tool's result, answering ToolCallID
+)
+
+// Message is one turn of the conversation sent to the model.
+type Message struct {
+	Role       Role
+	Content    string
+	ToolCalls  []ToolCall // tool calls an assistant message made
+	ToolCallID string     // for RoleTool: the call this result answers
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage // a JSON object, as the model wrote it
+}
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // a JSON Schema object; empty means no parameters
+}
+
+// Passage is a corpus entry the engine retrieved for this turn.
+type Passage struct {
+	Title   string
+	Content string
+}
+
+// Request is everything a provider needs for one model call.
+type Request struct {
+	System    string
+	Messages  []Message
+	Tools     []ToolSpec
+	MaxTokens int // 0: the provider's default
+	// Passages are the retrieved corpus entries; the local provider answers
+	// from them, the others ignore them (the engine puts them in System).
+	Passages []Passage
+}
+
+// EventKind says what an Event carries.
+type EventKind int
+
+// Kinds of stream events.
+const (
+	EventText     EventKind = iota + 1 // Text holds the next piece of the answer
+	EventToolCall                      // ToolCall holds a complete call, arguments assembled
+	EventDone                          // the answer is complete; StopReason and Usage are set
+)
+
+// Event is one element of a Stream.
+type Event struct {
+	Kind       EventKind
+	Text       string
+	ToolCall   ToolCall
+	StopReason string // EventDone: "stop", "tool_calls", "length"
+	Usage      Usage  // EventDone: zero when the provider does not report it
+}
+
+// Usage counts the tokens of one model call.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+}
+
+// Stop reasons, the same for every provider.
+const (
+	StopEnd       = "stop"
+	StopToolCalls = "tool_calls"
+	StopLength    = "length"
+)
+
+// DefaultMaxTokens bounds an answer when the request does not.
+const DefaultMaxTokens = 1024
+
+// LLMErrorKind says why a model call failed.
+type LLMErrorKind int
+
+// Ways a model call fails.
+const (
+	LLMAuth        LLMErrorKind = iota + 1 // the key was refused (401, 403)
+	LLMRateLimited                         // 429, or the provider is overloaded
+	LLMTimeout                             // no complete answer before the deadline
+	LLMUpstream                            // the provider failed (5xx, or an error mid-stream)
+	LLMBadRequest                          // the provider refused the request (400, 404, 422: model, schema, size)
+	LLMUnreachable                         // DNS, connection, TLS, or a base URL the SSRF guard refuses
+)
+
+// LLMError is a failed model call. Its message is safe to show to the
+// tenant and the visitor: it never contains the API key, and it quotes the
+// provider's own words only for a bad request, with the key removed.
+type LLMError struct {
+	Kind     LLMErrorKind
+	Provider string
+	Status   int    // the upstream HTTP status, when there was one
+	Detail   string // the provider's explanation (bad request) or the reason it is unreachable
+	Err      error  // the underlying error, for logs; may mention the request URL
+}
+
+func (e *LLMError) Error() string {
+	p := "the " + e.Provider + " model provider"
+	status := ""
+	if e.Status != 0 {
+		status = fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	switch e.Kind {
+	case LLMAuth:
+		return p + " rejected the API key" + status
+	case LLMRateLimited:
+		return p + " is rate limiting or overloaded" + status + "; try again shortly"
+	case LLMTimeout:
+		return p + " did not answer in time"
+	case LLMBadRequest:
+		if e.Detail != "" {
+			return p + " refused the request" + status + ": " + e.Detail
+		}
+		return p + " refused the request" + status
+	case LLMUnreachable:
+		if e.Detail != "" {
+			return "cannot reach " + p + ": " + e.Detail
+		}
+		return "cannot reach " + p
+	default:
+		return p + " failed" + status
+	}
+}
+
+// Unwrap returns the underlying error.
+func (e *LLMError) Unwrap() error { return e.Err }
+
+// llmStatusKind classifies an upstream HTTP status.
+func llmStatusKind(status int) LLMErrorKind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return LLMAuth
+	case status == http.StatusTooManyRequests || status == 529: // 529: Anthropic's "overloaded"
+		return LLMRateLimited
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		return LLMTimeout
+	case status >= 500:
+		return LLMUpstream
+	default:
+		return LLMBadRequest
+	}
+}
+
+// llmTransportError classifies an error that came with no upstream status:
+// the caller's deadline, a cancelled caller, a failed connection, or an
+// answer that could not be read. A cancelled caller gets the context's error
+// back: nobody is left to read a message.
+func llmTransportError(ctx context.Context, provider string, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	if ctx.Err() != nil || isTimeout(err) {
+		return &LLMError{Kind: LLMTimeout, Provider: provider, Err: err}
+	}
+	var oe *OutboundError
+	if errors.As(err, &oe) {
+		switch oe.Kind {
+		case OutboundTimeout:
+			return &LLMError{Kind: LLMTimeout, Provider: provider, Err: err}
+		case OutboundRefused:
+			return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: oe.Error(), Err: err}
+		}
+		detail := oe.Reason
+		if detail == "" {
+			detail = describeFailure(oe.Err)
+		}
+		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: detail, Err: err}
+	}
+	var ue *url.Error
+	var opErr *net.OpError
+	if errors.As(err, &ue) || errors.As(err, &opErr) {
+		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: describeFailure(err), Err: err}
+	}
+	return &LLMError{Kind: LLMUpstream, Provider: provider, Err: err}
+}
+
+// llmRedact makes an upstream message safe to show: the key removed, one
+// line, bounded.
+func llmRedact(msg, key string) string {
+	if key != "" {
+		msg = strings.ReplaceAll(msg, key, "[redacted]")
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	const maxLen = 300
+	if len(msg) > maxLen {
+		cut := maxLen
+		for cut > 0 && !isRuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// llmArguments returns a tool call's arguments as a JSON object: the empty
+// object when the model sent none.
+func llmArguments(s string) json.RawMessage {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(s)
+}
+
+// llmPull turns an iterator into a stream whose first element has already
+// been read: Stream implementations call it so that a failure to start is
+// returned from Stream itself. stop releases the upstream connection.
+func llmPull(seq Stream) (Stream, error) {
+	next, stop := iter.Pull2(seq)
+	first, err, ok := next()
+	if !ok {
+		stop()
+		return func(func(Event, error) bool) {}, nil
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return func(yield func(Event, error) bool) {
+		defer stop()
+		if !yield(first, nil) {
+			return
+		}
+		for {
+			ev, err, ok := next()
+			if !ok || !yield(ev, err) || err != nil {
+				return
+			}
+		}
+	}, nil
+}

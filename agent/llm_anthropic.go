@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+)
+
+// AnthropicConfig configures the Anthropic provider.
+type AnthropicConfig struct {
+	BaseURL string // "" means Anthropic's API
+	APIKey  string
+	Model   string
+	// HTTPClient sends the requests; see OpenAIConfig.HTTPClient.
+	HTTPClient *http.Client
+}
+
+// Anthropic is the provider for Anthropic's Messages API.
+type Anthropic struct {
+	model    string
+	key      string
+	messages anthropic.MessageService
+}
+
+// NewAnthropic builds the Anthropic provider. Like NewOpenAI it reads nothing
+// from the environment.
+func NewAnthropic(cfg AnthropicConfig) *Anthropic {
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(client),
+		option.WithMaxRetries(0),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"))
+	}
+	return &Anthropic{model: cfg.Model, key: cfg.APIKey, messages: anthropic.NewClient(opts...).Messages}
+}
+
+// Name returns "anthropic".
+func (p *Anthropic) Name() string { return "anthropic" }
+
+// Model returns the configured model.
+func (p *Anthropic) Model() string { return p.model }
+
+// Stream sends req as a streaming message.
+func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	return llmPull(func(yield func(Event, error) bool) {
+		s := p.messages.NewStreaming(ctx, params)
+		defer s.Close()
+
+		// Tool-use blocks by content block index; each is complete at its stop.
+		calls := map[int64]*struct {
+			call ToolCall
+			args strings.Builder
+		}{}
+		var usage Usage
+		var stop string
+		for s.Next() {
+			ev := s.Current()
+			switch ev.Type {
+			case "message_start":
+				usage.InputTokens = int(ev.Message.Usage.InputTokens)
+			case "content_block_start":
+				if b := ev.ContentBlock; b.Type == "tool_use" {
+					calls[ev.Index] = &struct {
+						call ToolCall
+						args strings.Builder
+					}{call: ToolCall{ID: b.ID, Name: b.Name}}
+				}
+			case "content_block_delta":
+				switch ev.Delta.Type {
+				case "text_delta":
+					if ev.Delta.Text != "" && !yield(Event{Kind: EventText, Text: ev.Delta.Text}, nil) {
+						return
+					}
+				case "input_json_delta":
+					if c := calls[ev.Index]; c != nil {
+						c.args.WriteString(ev.Delta.PartialJSON)
+					}
+				}
+			case "content_block_stop":
+				if c := calls[ev.Index]; c != nil {
+					delete(calls, ev.Index)
+					c.call.Arguments = llmArguments(c.args.String())
+					if !yield(Event{Kind: EventToolCall, ToolCall: c.call}, nil) {
+						return
+					}
+				}
+			case "message_delta":
+				stop = string(ev.Delta.StopReason)
+				if n := int(ev.Usage.InputTokens); n > 0 {
+					usage.InputTokens = n
+				}
+				usage.OutputTokens = int(ev.Usage.OutputTokens)
+			}
+		}
+		if err := s.Err(); err != nil {
+			yield(Event{}, p.classify(ctx, err))
+			return
+		}
+		switch stop {
+		case "tool_use":
+			stop = StopToolCalls
+		case "max_tokens", "model_context_window_exceeded":
+			stop = StopLength
+		default:
+			stop = StopEnd
+		}
+		yield(Event{Kind: EventDone, StopReason: stop, Usage: usage}, nil)
+	})
+}
+
+func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
+	params := anthropic.MessageNewParams{
+		Model:     anthropic.Model(p.model),
+		MaxTokens: int64(cmp.Or(req.MaxTokens, DefaultMaxTokens)),
+	}
+	if req.System != "" {
+		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+	}
+	// Tool results travel in a user message; consecutive user-side blocks
+	// share one message, since the API wants the results right after the
+	// assistant's tool_use turn.
+	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
+		if n := len(params.Messages); n > 0 && params.Messages[n-1].Role == role {
+			params.Messages[n-1].Content = append(params.Messages[n-1].Content, blocks...)
+			return
+		}
+		params.Messages = append(params.Messages, anthropic.MessageParam{Role: role, Content: blocks})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
+		case RoleTool:
+			add(anthropic.MessageParamRoleUser, anthropic.NewToolResultBlock(m.ToolCallID, m.Content, false))
+		case RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Content != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			}
+			for _, c := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, llmArguments(string(c.Arguments)), c.Name))
+			}
+			if len(blocks) > 0 {
+				add(anthropic.MessageParamRoleAssistant, blocks...)
+			}
+		default:
+			return params, fmt.Errorf("message role %q is not user, assistant or tool", m.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		schema, err := anthropicSchema(t.Parameters)
+		if err != nil {
+			return params, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+		tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
+		if t.Description != "" {
+			tool.Description = anthropic.String(t.Description)
+		}
+		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
+	}
+	return params, nil
+}
+
+// anthropicSchema splits a JSON Schema object into the SDK's input schema:
+// properties and required in their fields, every other keyword kept as is.
+func anthropicSchema(raw json.RawMessage) (anthropic.ToolInputSchemaParam, error) {
+	var s anthropic.ToolInputSchemaParam
+	if len(raw) == 0 {
+		s.Properties = map[string]any{}
+		return s, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return s, fmt.Errorf("parameters are not a JSON object: %w", err)
+	}
+	for k, v := range m {
+		switch k {
+		case "type":
+		case "properties":
+			s.Properties = v
+		case "required":
+			if err := json.Unmarshal(v, &s.Required); err != nil {
+				return s, fmt.Errorf("parameters: required is not a list of names: %w", err)
+			}
+		default:
+			if s.ExtraFields == nil {
+				s.ExtraFields = map[string]any{}
+			}
+			s.ExtraFields[k] = v
+		}
+	}
+	return s, nil
+}
+
+// classify turns an SDK error into an *LLMError.
+func (p *Anthropic) classify(ctx context.Context, err error) error {
+	var apiErr *anthropic.Error
+	if !errors.As(err, &apiErr) {
+		return llmTransportError(ctx, p.Name(), err)
+	}
+	status := apiErr.StatusCode
+	kind := llmStatusKind(status)
+	// An error event mid-stream arrives on a 200 response: its type says what.
+	if status < 400 {
+		switch apiErr.Type() {
+		case "rate_limit_error", "overloaded_error":
+			kind = LLMRateLimited
+		case "timeout_error":
+			kind = LLMTimeout
+		default:
+			kind = LLMUpstream
+		}
+		status = 0
+	}
+	e := &LLMError{Kind: kind, Provider: p.Name(), Status: status, Err: err}
+	if kind == LLMBadRequest {
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(apiErr.RawJSON()), &body) == nil {
+			e.Detail = llmRedact(body.Error.Message, p.key)
+		}
+	}
+	return e
+}

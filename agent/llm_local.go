@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// LocalNotice opens every answer of the local provider.
+const LocalNotice = "No language model is configured for this agent yet, so this answer quotes its knowledge base directly."
+
+// LocalNoMatch is the local provider's answer when no passage shares a word
+// with the question.
+const LocalNoMatch = "Nothing in the knowledge base matches the question."
+
+// localMaxPassages and localMaxChars bound the local provider's answer.
+const (
+	localMaxPassages = 3
+	localMaxChars    = 800
+)
+
+// Local is the provider that needs no network: it answers with the request's
+// passages that best match the last user message, says plainly that no
+// language model is configured, and never calls tools. A new install works
+// with it before any key is set.
+type Local struct{}
+
+// NewLocal builds the local provider.
+func NewLocal() *Local { return &Local{} }
+
+// Name returns "local".
+func (*Local) Name() string { return "local" }
+
+// Model returns "corpus": the answer is the corpus itself.
+func (*Local) Model() string { return "corpus" }
+
+// Stream answers from req.Passages: the notice, then each best passage, one
+// chunk apiece.
+func (*Local) Stream(ctx context.Context, req Request) (Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var question string
+	for _, m := range slices.Backward(req.Messages) {
+		if m.Role == RoleUser {
+			question = m.Content
+			break
+		}
+	}
+	best := LocalRank(question, req.Passages)
+	chunks := []string{LocalNotice}
+	if len(best) == 0 {
+		chunks = append(chunks, "\n\n"+LocalNoMatch)
+	}
+	for _, p := range best[:min(len(best), localMaxPassages)] {
+		text := "\n\n"
+		if p.Title != "" {
+			text += p.Title + "\n"
+		}
+		chunks = append(chunks, text+localClip(strings.TrimSpace(p.Content), localMaxChars))
+	}
+	return func(yield func(Event, error) bool) {
+		for _, c := range chunks {
+			if err := ctx.Err(); err != nil {
+				yield(Event{}, err)
+				return
+			}
+			if !yield(Event{Kind: EventText, Text: c}, nil) {
+				return
+			}
+		}
+		yield(Event{Kind: EventDone, StopReason: StopEnd}, nil)
+	}, nil
+}
+
+// LocalRank orders passages by how many of the question's words they hold,
+// a word in the title counting twice, and drops those sharing none. Ties keep
+// the passages' order, which is the retrieval's.
+func LocalRank(question string, passages []Passage) []Passage {
+	terms := localTerms(question)
+	if len(terms) == 0 {
+		return nil
+	}
+	type scored struct {
+		p     Passage
+		score int
+	}
+	var ranked []scored
+	for _, p := range passages {
+		title, content := localTerms(p.Title), localTerms(p.Content)
+		score := 0
+		for t := range terms {
+			if title[t] {
+				score += 2
+			}
+			if content[t] {
+				score++
+			}
+		}
+		if score > 0 {
+			ranked = append(ranked, scored{p, score})
+		}
+	}
+	slices.SortStableFunc(ranked, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	out := make([]Passage, len(ranked))
+	for i, r := range ranked {
+		out[i] = r.p
+	}
+	return out
+}
+
+// localTerms returns the distinct words of s that carry meaning: lower case,
+// a plural's s dropped, stop words and one-letter words left out.
+func localTerms(s string) map[string]bool {
+	terms := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
+	}) {
+		if len([]rune(w)) < 2 || localStopWords[w] {
+			continue
+		}
+		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1]
+		}
+		terms[w] = true
+	}
+	return terms
+}
+
+// localStopWords are English and French words too common to say what a
+// question is about.
+var localStopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be by can do does for from has have how i in is it
+		me my of on or our so than that the their there this to us was we what when where which who why
+		will with you your
+		au aux avec ce ces dans de des du en est et il je la le les leur mais me mes ne nous on ou où par
+		pas pour qu que qui sa se ses son sur ta te tes ton tu un une vos votre vous`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// localClip shortens s to at most n bytes, at a word boundary.
+func localClip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndexFunc(s[:n], unicode.IsSpace)
+	if cut <= 0 {
+		cut = n
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return strings.TrimSpace(s[:cut]) + " …"
+}

@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// OpenAIBaseURL is OpenAI's own API, used when no base URL is configured.
+const OpenAIBaseURL = "https://api.openai.com/v1"
+
+// OpenAIConfig configures an OpenAI-compatible provider: OpenAI itself, or
+// Ollama, vLLM, llama.cpp, Groq, OpenRouter, Mistral through BaseURL.
+type OpenAIConfig struct {
+	BaseURL string // up to and including the version, e.g. http://ollama:11434/v1; "" means OpenAIBaseURL
+	APIKey  string
+	Model   string
+	// HTTPClient sends the requests. A base URL a tenant or a caller chose
+	// must go through the SSRF-guarded client, (*Outbound).Client. nil means
+	// a plain client, for the operator's own configuration only.
+	HTTPClient *http.Client
+}
+
+// OpenAI is the provider for any server speaking OpenAI's chat completions.
+type OpenAI struct {
+	model      string
+	key        string
+	newTokens  bool // max_completion_tokens (OpenAI) rather than max_tokens (most compatible servers)
+	completion openai.ChatCompletionService
+}
+
+// NewOpenAI builds an OpenAI-compatible provider. It reads nothing from the
+// environment: a tenant without a key must not borrow the operator's.
+func NewOpenAI(cfg OpenAIConfig) *OpenAI {
+	base := strings.TrimRight(cmp.Or(cfg.BaseURL, OpenAIBaseURL), "/") + "/"
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	u, _ := url.Parse(base)
+	return &OpenAI{
+		model:     cfg.Model,
+		key:       cfg.APIKey,
+		newTokens: u != nil && u.Hostname() == "api.openai.com",
+		// The service alone, not openai.NewClient, which would add
+		// OPENAI_API_KEY and friends from the environment.
+		completion: openai.NewChatCompletionService(
+			option.WithBaseURL(base),
+			option.WithAPIKey(cfg.APIKey),
+			option.WithHTTPClient(client),
+			// A visitor is waiting: the engine decides whether to try again.
+			option.WithMaxRetries(0),
+		),
+	}
+}
+
+// Name returns "openai".
+func (p *OpenAI) Name() string { return "openai" }
+
+// Model returns the configured model.
+func (p *OpenAI) Model() string { return p.model }
+
+// Stream sends req as a streaming chat completion.
+func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return nil, err
+	}
+	return llmPull(func(yield func(Event, error) bool) {
+		s := p.completion.NewStreaming(ctx, params)
+		defer s.Close()
+
+		type partial struct {
+			index    int64
+			id, name string
+			args     strings.Builder
+		}
+		var calls []*partial
+		var stop string
+		var usage Usage
+		for s.Next() {
+			chunk := s.Current()
+			if chunk.JSON.Usage.Valid() {
+				usage = Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+			}
+			for _, choice := range chunk.Choices {
+				if choice.Index != 0 {
+					continue
+				}
+				if t := choice.Delta.Content; t != "" {
+					if !yield(Event{Kind: EventText, Text: t}, nil) {
+						return
+					}
+				}
+				// A call's pieces share its index; only the first names it.
+				for _, d := range choice.Delta.ToolCalls {
+					i := slices.IndexFunc(calls, func(c *partial) bool { return c.index == d.Index })
+					if i < 0 {
+						calls = append(calls, &partial{index: d.Index})
+						i = len(calls) - 1
+					}
+					c := calls[i]
+					if d.ID != "" {
+						c.id = d.ID
+					}
+					if d.Function.Name != "" {
+						c.name = d.Function.Name
+					}
+					c.args.WriteString(d.Function.Arguments)
+				}
+				if choice.FinishReason != "" {
+					stop = choice.FinishReason
+				}
+			}
+		}
+		if err := s.Err(); err != nil {
+			yield(Event{}, p.classify(ctx, err))
+			return
+		}
+		slices.SortFunc(calls, func(a, b *partial) int { return cmp.Compare(a.index, b.index) })
+		for _, c := range calls {
+			call := ToolCall{ID: cmp.Or(c.id, fmt.Sprintf("call_%d", c.index)), Name: c.name, Arguments: llmArguments(c.args.String())}
+			if !yield(Event{Kind: EventToolCall, ToolCall: call}, nil) {
+				return
+			}
+		}
+		switch {
+		case stop == "tool_calls" || stop == "function_call" || stop == "" && len(calls) > 0:
+			stop = StopToolCalls
+		case stop == "":
+			stop = StopEnd
+		}
+		yield(Event{Kind: EventDone, StopReason: stop, Usage: usage}, nil)
+	})
+}
+
+func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(p.model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	maxTokens := int64(cmp.Or(req.MaxTokens, DefaultMaxTokens))
+	if p.newTokens {
+		params.MaxCompletionTokens = openai.Int(maxTokens)
+	} else {
+		params.MaxTokens = openai.Int(maxTokens)
+	}
+	if req.System != "" {
+		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case RoleUser:
+			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+		case RoleTool:
+			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+		case RoleAssistant:
+			a := openai.ChatCompletionAssistantMessageParam{}
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       c.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(llmArguments(string(c.Arguments)))},
+					},
+				})
+			}
+			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		default:
+			return params, fmt.Errorf("message role %q is not user, assistant or tool", m.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
+				return params, fmt.Errorf("tool %s: parameters are not a JSON object: %w", t.Name, err)
+			}
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	return params, nil
+}
+
+// classify turns an SDK error into an *LLMError.
+func (p *OpenAI) classify(ctx context.Context, err error) error {
+	var apiErr *openai.Error
+	if errors.As(err, &apiErr) {
+		e := &LLMError{Kind: llmStatusKind(apiErr.StatusCode), Provider: p.Name(), Status: apiErr.StatusCode, Err: err}
+		if e.Kind == LLMBadRequest {
+			e.Detail = llmRedact(apiErr.Message, p.key)
+		}
+		return e
+	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		return &LLMError{Kind: LLMUpstream, Provider: p.Name(), Err: err}
+	}
+	return llmTransportError(ctx, p.Name(), err)
+}
