@@ -62,7 +62,7 @@ const segmentColumns = `s.id, s.tenant_id, s.slug, s.name, s.system_prompt, s.we
 func (d *DB) ListSegments(ctx context.Context, tenantID string) ([]SegmentSummary, error) {
 	rows, _ := d.Pool.Query(ctx, `SELECT `+segmentColumns+`,
 		(SELECT count(*) FROM corpus_entries c WHERE c.segment_id = s.id) AS corpus_count,
-		0 AS conversations_count
+		(SELECT count(*) FROM conversations v WHERE v.segment_id = s.id) AS conversations_count
 		FROM segments s WHERE s.tenant_id = $1 ORDER BY s.is_default DESC, s.name, s.slug`, tenantID)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[SegmentSummary])
 	if err != nil {

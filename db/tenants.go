@@ -282,8 +282,9 @@ func (d *DB) TenantUsage(ctx context.Context, tenantID string, now time.Time) (T
 	err := d.Pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM segments WHERE tenant_id = $1),
 		(SELECT count(*) FROM corpus_entries WHERE tenant_id = $1),
-		(SELECT count(*) FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL)`,
-		tenantID).Scan(&s.Segments, &s.CorpusEntries, &s.APITokens)
+		(SELECT count(*) FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL),
+		(SELECT count(*) FROM conversations WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3)`,
+		tenantID, s.PeriodStart, s.PeriodEnd).Scan(&s.Segments, &s.CorpusEntries, &s.APITokens, &s.ConversationsUsed)
 	if err != nil {
 		return s, fmt.Errorf("counting tenant usage: %w", err)
 	}

@@ -90,8 +90,8 @@ func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDet
 	if !looksLikeUUID(id) {
 		return VisitorDetail{}, Errorf(KindNotFound, "Visitor not found")
 	}
-	// Conversations arrive with the chat engine; until then a visitor has none.
-	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+`, 0 AS conversation_count,
+	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+`,
+		(SELECT count(*) FROM conversations c WHERE c.visitor_id = v.id) AS conversation_count,
 		(SELECT count(*) FROM memory_facts m WHERE m.visitor_id = v.id) AS memory_count
 		FROM visitors v WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[VisitorDetail])

@@ -1,0 +1,417 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Conversation is one chat session of a visitor (or an agent) with a tenant's bot.
+type Conversation struct {
+	ID               string               `db:"id"`
+	TenantID         string               `db:"tenant_id"`
+	SegmentID        *string              `db:"segment_id"`
+	VisitorID        *string              `db:"visitor_id"`
+	SessionID        string               `db:"session_id"`
+	Channel          string               `db:"channel"`
+	Status           string               `db:"status"`
+	VisitorType      string               `db:"visitor_type"`
+	AgentModel       *string              `db:"agent_model"`
+	PageURL          *string              `db:"page_url"`
+	Metadata         ConversationMetadata `db:"metadata"`
+	FirstUserMessage *string              `db:"first_user_message"`
+	Locale           *string              `db:"locale"`
+	MessageCount     int                  `db:"message_count"`
+	ToolCallsCount   int                  `db:"tool_calls_count"`
+	FeedbackPositive int                  `db:"feedback_positive"`
+	FeedbackNegative int                  `db:"feedback_negative"`
+	CreatedAt        time.Time            `db:"created_at"`
+	UpdatedAt        time.Time            `db:"updated_at"`
+	LastMessageAt    time.Time            `db:"last_message_at"`
+}
+
+// ConversationMetadata is what the widget tells about the page a conversation started on.
+type ConversationMetadata struct {
+	UserAgent string `json:"userAgent,omitempty"`
+	Referrer  string `json:"referrer,omitempty"`
+	Page      string `json:"page,omitempty"`
+}
+
+// Conversation channels and statuses, and visitor types.
+const (
+	ChannelWeb   = "web"
+	ChannelAgent = "agent"
+	ChannelVoice = "voice"
+	ChannelAPI   = "api"
+	ChannelForm  = "form" // submissions only: the standalone form widget
+
+	StatusBot       = "BOT"
+	StatusEscalated = "ESCALATED"
+
+	VisitorHuman = "human"
+	VisitorAgent = "agent"
+)
+
+// Message is one stored chat message. Feedback is the visitor's vote on an
+// assistant message: 1, -1 or nil.
+type Message struct {
+	ID             string    `db:"id"`
+	ConversationID string    `db:"conversation_id"`
+	Role           string    `db:"role"`
+	Content        string    `db:"content"`
+	Feedback       *int      `db:"feedback"`
+	CreatedAt      time.Time `db:"created_at"`
+}
+
+// Turn is a user or assistant message as the model and the webhook payload see it.
+type Turn struct {
+	Role      string    `json:"role" db:"role"`
+	Content   string    `json:"content" db:"content"`
+	Timestamp time.Time `json:"timestamp,omitzero" db:"created_at"`
+}
+
+// ToolCall is one tool run of a conversation, as its tool history keeps it.
+type ToolCall struct {
+	ToolName  string          `json:"toolName" db:"tool_name"`
+	ToolType  string          `json:"toolType" db:"tool_type"`
+	Input     json.RawMessage `json:"input" db:"input"`
+	Result    json.RawMessage `json:"result" db:"result"`
+	Timestamp time.Time       `json:"timestamp" db:"created_at"`
+}
+
+const conversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
+	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
+	feedback_positive, feedback_negative, created_at, updated_at, last_message_at`
+
+// ConversationStart is what the chat engine knows when a message arrives.
+// Limit is the tenant's monthly limit of new conversations
+// (Tenant.ConversationsLimit); zero or less refuses every new conversation.
+// Channel defaults to web and VisitorType to human.
+type ConversationStart struct {
+	TenantID    string
+	SessionID   string
+	Limit       int
+	SegmentID   *string
+	VisitorID   *string
+	Channel     string
+	VisitorType string
+	AgentModel  *string
+	PageURL     *string
+	Locale      *string
+	Metadata    ConversationMetadata
+}
+
+// LimitDetails is the details payload of a LIMIT_REACHED error.
+type LimitDetails struct {
+	Current     int       `json:"current"`
+	Limit       int       `json:"limit"`
+	NextResetAt time.Time `json:"nextResetAt"`
+}
+
+// ConversationsUsed counts the tenant's conversations created in the calendar
+// month (UTC) of now: what the monthly limit is measured against.
+func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Time) (int, error) {
+	start := MonthStart(now)
+	var n int
+	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3`,
+		tenantID, start, start.AddDate(0, 1, 0)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting conversations: %w", err)
+	}
+	return n, nil
+}
+
+// LockSession serializes the writes of one session: it takes a transaction
+// advisory lock on (tenant, session) that the commit releases. Hold it only
+// for the short database steps of a turn (storing the user message, storing
+// the reply and tool calls), never while the model streams. Take it before
+// StartOrContinueConversation, which then takes the tenant's quota lock: one
+// order for both locks, so no deadlock.
+func LockSession(ctx context.Context, tx pgx.Tx, tenantID, sessionID string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('session:' || $1 || ':' || $2, 0))`,
+		tenantID, storableKey(sessionID)); err != nil {
+		return fmt.Errorf("locking session: %w", err)
+	}
+	return nil
+}
+
+func (p *ConversationStart) validate() error {
+	fe := FieldErrors{}
+	if p.SessionID == "" || utf8.RuneCountInString(p.SessionID) > 100 || !storable(p.SessionID) {
+		fe.Add("sessionId", "must be 1 to 100 characters")
+	}
+	if p.Channel == "" {
+		p.Channel = ChannelWeb
+	}
+	switch p.Channel {
+	case ChannelWeb, ChannelAgent, ChannelVoice, ChannelAPI:
+	default:
+		fe.Add("channel", "must be web, agent, voice or api")
+	}
+	if p.VisitorType == "" {
+		p.VisitorType = VisitorHuman
+	}
+	if p.VisitorType != VisitorHuman && p.VisitorType != VisitorAgent {
+		fe.Add("visitorType", "must be human or agent")
+	}
+	return fe.Err()
+}
+
+// StartOrContinueConversation returns the tenant's conversation of the
+// session, creating it when there is none (created reports which). A new
+// conversation counts against the monthly limit: the count and the insert
+// happen under a per-tenant lock held until tx ends, so concurrent starts
+// never exceed it; beyond it the error is KindRateLimited, code LIMIT_REACHED,
+// with LimitDetails. An existing session always continues. The month is the
+// database clock's calendar month in UTC; NextResetAt is the first instant of
+// the next one.
+func StartOrContinueConversation(ctx context.Context, tx pgx.Tx, p ConversationStart) (c Conversation, created bool, err error) {
+	if err := p.validate(); err != nil {
+		return Conversation{}, false, err
+	}
+	if c, err := conversationBySession(ctx, tx, p.TenantID, p.SessionID); err == nil || ErrorKind(err) != KindNotFound {
+		return c, false, err
+	}
+	if err := belongsToTenant(ctx, tx, "segments", "Segment", p.TenantID, p.SegmentID); err != nil {
+		return Conversation{}, false, err
+	}
+	if err := belongsToTenant(ctx, tx, "visitors", "Visitor", p.TenantID, p.VisitorID); err != nil {
+		return Conversation{}, false, err
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('conversation-limit:' || $1, 0))`, p.TenantID); err != nil {
+		return Conversation{}, false, fmt.Errorf("locking conversation limit: %w", err)
+	}
+	// The lock's previous holder has committed: look again before counting.
+	if c, err := conversationBySession(ctx, tx, p.TenantID, p.SessionID); err == nil || ErrorKind(err) != KindNotFound {
+		return c, false, err
+	}
+	var used int
+	var monthStart time.Time
+	if err := tx.QueryRow(ctx, `SELECT count(*), date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+		FROM conversations WHERE tenant_id = $1 AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
+		p.TenantID).Scan(&used, &monthStart); err != nil {
+		return Conversation{}, false, fmt.Errorf("counting conversations: %w", err)
+	}
+	if used >= p.Limit {
+		return Conversation{}, false, &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
+			Message: "Monthly conversation limit reached",
+			Details: LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
+	}
+	rows, _ := tx.Query(ctx, `INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel,
+		visitor_type, agent_model, page_url, locale, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		RETURNING `+conversationColumns,
+		p.TenantID, p.SessionID, p.SegmentID, p.VisitorID, p.Channel, p.VisitorType, p.AgentModel, p.PageURL, p.Locale, p.Metadata)
+	c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	if err != nil {
+		return Conversation{}, false, fmt.Errorf("inserting conversation: %w", err)
+	}
+	return c, true, nil
+}
+
+// StartOrContinueConversation runs StartOrContinueConversation in its own transaction.
+func (d *DB) StartOrContinueConversation(ctx context.Context, p ConversationStart) (c Conversation, created bool, err error) {
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		c, created, err = StartOrContinueConversation(ctx, tx, p)
+		return err
+	})
+	return c, created, err
+}
+
+func conversationBySession(ctx context.Context, q Querier, tenantID, sessionID string) (Conversation, error) {
+	rows, _ := q.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	if err != nil {
+		return Conversation{}, notFound(err, "Conversation")
+	}
+	return c, nil
+}
+
+// Conversation returns one of the tenant's conversations.
+func (d *DB) Conversation(ctx context.Context, tenantID, id string) (Conversation, error) {
+	if !looksLikeUUID(id) {
+		return Conversation{}, Errorf(KindNotFound, "Conversation not found")
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	if err != nil {
+		return Conversation{}, notFound(err, "Conversation")
+	}
+	return c, nil
+}
+
+// belongsToTenant checks that the row of table with id (when not nil) is the tenant's.
+func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID string, id *string) error {
+	if id == nil {
+		return nil
+	}
+	if !looksLikeUUID(*id) {
+		return Errorf(KindNotFound, "%s not found", what)
+	}
+	var ok bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE tenant_id = $1 AND id = $2)`, tenantID, *id).Scan(&ok); err != nil {
+		return fmt.Errorf("finding %s: %w", strings.ToLower(what), err)
+	}
+	if !ok {
+		return Errorf(KindNotFound, "%s not found", what)
+	}
+	return nil
+}
+
+// AppendMessage stores a message of the conversation and, in the same
+// statement, counts it, moves last_message_at and keeps the first user
+// message.
+func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (Message, error) {
+	if role != "user" && role != "assistant" {
+		return Message{}, &Error{Kind: KindInvalid, Message: "role must be user or assistant"}
+	}
+	if !looksLikeUUID(conversationID) {
+		return Message{}, Errorf(KindNotFound, "Conversation not found")
+	}
+	content = storableKey(content)
+	rows, _ := q.Query(ctx, `WITH c AS (
+			UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
+				first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
+			WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
+		INSERT INTO messages (tenant_id, conversation_id, role, content) SELECT tenant_id, id, $3, $4 FROM c
+		RETURNING id, conversation_id, role, content, feedback, created_at`, tenantID, conversationID, role, content)
+	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message])
+	if err != nil {
+		return Message{}, notFound(err, "Conversation")
+	}
+	return m, nil
+}
+
+// AppendToolHistory records a tool run of the conversation (its name
+// lowercased) and counts it. A nil Input is stored as {}, a nil Result as null.
+func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call ToolCall) error {
+	if !looksLikeUUID(conversationID) {
+		return Errorf(KindNotFound, "Conversation not found")
+	}
+	input := call.Input
+	if input == nil {
+		input = json.RawMessage("{}")
+	}
+	var result any // nil is SQL NULL
+	if call.Result != nil {
+		result = call.Result
+	}
+	if !json.Valid(input) || call.Result != nil && !json.Valid(call.Result) {
+		return &Error{Kind: KindInvalid, Message: "tool input and result must be JSON"}
+	}
+	tag, err := q.Exec(ctx, `WITH c AS (
+			UPDATE conversations SET tool_calls_count = tool_calls_count + 1, updated_at = now()
+			WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
+		INSERT INTO tool_history (tenant_id, conversation_id, tool_name, tool_type, input, result)
+		SELECT tenant_id, id, $3, $4, $5, $6 FROM c`,
+		tenantID, conversationID, strings.ToLower(storableKey(call.ToolName)), storableKey(call.ToolType), input, result)
+	if err != nil {
+		return fmt.Errorf("storing tool history: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Errorf(KindNotFound, "Conversation not found")
+	}
+	return nil
+}
+
+// ToolHistory lists the conversation's tool runs, oldest first.
+func (d *DB) ToolHistory(ctx context.Context, tenantID, conversationID string) ([]ToolCall, error) {
+	if !looksLikeUUID(conversationID) {
+		return nil, Errorf(KindNotFound, "Conversation not found")
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT tool_name, tool_type, input, result, created_at FROM tool_history
+		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, conversationID)
+	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[ToolCall])
+	if err != nil {
+		return nil, fmt.Errorf("listing tool history: %w", err)
+	}
+	return calls, nil
+}
+
+// SetConversationStatus moves the conversation to BOT or ESCALATED.
+func SetConversationStatus(ctx context.Context, q Querier, tenantID, conversationID, status string) error {
+	if status != StatusBot && status != StatusEscalated {
+		return &Error{Kind: KindInvalid, Message: "status must be BOT or ESCALATED"}
+	}
+	if !looksLikeUUID(conversationID) {
+		return Errorf(KindNotFound, "Conversation not found")
+	}
+	err := updateTenantRow(ctx, q, "conversations", "Conversation", tenantID, conversationID, []setClause{{"status", status}})
+	if err != nil && ErrorKind(err) != KindNotFound {
+		return fmt.Errorf("setting conversation status: %w", err)
+	}
+	return err
+}
+
+// RecentTurns returns the last n user and assistant messages of the
+// conversation, oldest first.
+func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]Turn, error) {
+	if !looksLikeUUID(conversationID) {
+		return nil, Errorf(KindNotFound, "Conversation not found")
+	}
+	if n <= 0 {
+		return []Turn{}, nil
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT role, content, created_at FROM (
+			SELECT seq, role, content, created_at FROM messages
+			WHERE tenant_id = $1 AND conversation_id = $2 AND role IN ('user', 'assistant')
+			ORDER BY seq DESC LIMIT $3) t
+		ORDER BY seq`, tenantID, conversationID, n)
+	turns, err := pgx.CollectRows(rows, pgx.RowToStructByName[Turn])
+	if err != nil {
+		return nil, fmt.Errorf("reading recent turns: %w", err)
+	}
+	return turns, nil
+}
+
+// RecordFeedback stores the visitor's vote (1 or -1) on an assistant message
+// and keeps the conversation's counts in step: changing a vote moves it from
+// one count to the other, repeating it changes nothing.
+func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, value int) error {
+	if value != 1 && value != -1 {
+		return &Error{Kind: KindInvalid, Message: "feedback must be 1 or -1", Details: map[string]string{"value": "must be 1 or -1"}}
+	}
+	if !looksLikeUUID(messageID) {
+		return Errorf(KindNotFound, "Message not found")
+	}
+	return d.InTx(ctx, func(tx pgx.Tx) error {
+		var role, conversationID string
+		var old *int
+		err := tx.QueryRow(ctx, `SELECT role, conversation_id, feedback FROM messages WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+			tenantID, messageID).Scan(&role, &conversationID, &old)
+		if err != nil {
+			return notFound(err, "Message")
+		}
+		if role != "assistant" {
+			return &Error{Kind: KindInvalid, Message: "Only assistant messages take feedback"}
+		}
+		if old != nil && *old == value {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE messages SET feedback = $2 WHERE id = $1`, messageID, value); err != nil {
+			return fmt.Errorf("storing feedback: %w", err)
+		}
+		var dPos, dNeg int
+		if value == 1 {
+			dPos++
+		} else {
+			dNeg++
+		}
+		if old != nil { // the old vote was the other one
+			if *old == 1 {
+				dPos--
+			} else {
+				dNeg--
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE conversations SET feedback_positive = feedback_positive + $2,
+			feedback_negative = feedback_negative + $3, updated_at = now() WHERE id = $1`, conversationID, dPos, dNeg); err != nil {
+			return fmt.Errorf("counting feedback: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,378 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// convFixture is a tenant of its own with helpers to start conversations.
+type convFixture struct {
+	store  *db.DB
+	tenant db.Tenant
+	other  db.Tenant
+}
+
+func setupConversations(t *testing.T) *convFixture {
+	t.Helper()
+	store := dbtest.New(t)
+	return &convFixture{store: store, tenant: newTenant(t, store), other: newTenant(t, store)}
+}
+
+func (f *convFixture) start(t *testing.T, p db.ConversationStart) db.Conversation {
+	t.Helper()
+	if p.TenantID == "" {
+		p.TenantID = f.tenant.ID
+	}
+	if p.Limit == 0 {
+		p.Limit = 1000
+	}
+	c, _, err := f.store.StartOrContinueConversation(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (f *convFixture) visitor(t *testing.T, tenantID string) string {
+	t.Helper()
+	v, err := f.store.CreateVisitor(context.Background(), tenantID, db.VisitorWrite{Email: db.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.ID
+}
+
+func wantKind(t *testing.T, err error, kind db.Kind) {
+	t.Helper()
+	if db.ErrorKind(err) != kind {
+		t.Fatalf("error = %v (kind %d), want kind %d", err, db.ErrorKind(err), kind)
+	}
+}
+
+func TestStartOrContinueConversation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("IdempotentPerSession", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 10, PageURL: ptr("https://example.com/a"),
+			Metadata: db.ConversationMetadata{UserAgent: "UA", Referrer: "https://ref", Page: "/a"}}
+		c1, created, err := f.store.StartOrContinueConversation(ctx, p)
+		if err != nil || !created {
+			t.Fatalf("first start: created=%v err=%v", created, err)
+		}
+		if c1.Channel != "web" || c1.Status != "BOT" || c1.VisitorType != "human" || c1.Metadata.UserAgent != "UA" {
+			t.Errorf("defaults/metadata: %+v", c1)
+		}
+		c2, created, err := f.store.StartOrContinueConversation(ctx, p)
+		if err != nil || created || c2.ID != c1.ID {
+			t.Fatalf("second start: created=%v err=%v id %s vs %s", created, err, c2.ID, c1.ID)
+		}
+		// the same session id in another tenant is another conversation
+		p.TenantID = f.other.ID
+		c3, created, err := f.store.StartOrContinueConversation(ctx, p)
+		if err != nil || !created || c3.ID == c1.ID {
+			t.Fatalf("other tenant: created=%v err=%v", created, err)
+		}
+	})
+
+	t.Run("Invalid", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		for name, p := range map[string]db.ConversationStart{
+			"EmptySession":   {SessionID: ""},
+			"LongSession":    {SessionID: strings.Repeat("é", 101)},
+			"BadChannel":     {SessionID: "x", Channel: "fax"},
+			"BadVisitorType": {SessionID: "x", VisitorType: "robot"},
+		} {
+			p.TenantID, p.Limit = f.tenant.ID, 10
+			_, _, err := f.store.StartOrContinueConversation(ctx, p)
+			if db.ErrorKind(err) != db.KindInvalid {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+
+	t.Run("OtherTenantsLinks", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		v := f.visitor(t, f.other.ID)
+		_, _, err := f.store.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v})
+		wantKind(t, err, db.KindNotFound)
+		var seg string
+		if err := f.store.Pool.QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.other.ID).Scan(&seg); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = f.store.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg})
+		wantKind(t, err, db.KindNotFound)
+	})
+
+	t.Run("MonthlyLimitUnderConcurrency", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		const limit = 3
+		var wg sync.WaitGroup
+		errs := make([]error, 10)
+		for i := range errs {
+			wg.Go(func() {
+				_, _, errs[i] = f.store.StartOrContinueConversation(ctx, db.ConversationStart{
+					TenantID: f.tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit})
+			})
+		}
+		wg.Wait()
+		ok := 0
+		now := time.Now().UTC()
+		nextReset := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC)
+		for _, err := range errs {
+			if err == nil {
+				ok++
+				continue
+			}
+			var e *db.Error
+			if !errors.As(err, &e) || e.Kind != db.KindRateLimited || e.Code != "LIMIT_REACHED" {
+				t.Fatalf("unexpected error %v", err)
+			}
+			d, _ := e.Details.(db.LimitDetails)
+			if d.Current != limit || d.Limit != limit || !d.NextResetAt.Equal(nextReset) {
+				t.Errorf("details = %+v, want current=limit=%d nextResetAt=%s", d, limit, nextReset)
+			}
+		}
+		if ok != limit {
+			t.Errorf("%d conversations started, want %d", ok, limit)
+		}
+		used, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
+		if err != nil || used != limit {
+			t.Errorf("ConversationsUsed = %d, %v", used, err)
+		}
+		// an existing session continues at the limit
+		for i := range errs {
+			if errs[i] == nil {
+				_, created, err := f.store.StartOrContinueConversation(ctx, db.ConversationStart{
+					TenantID: f.tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit})
+				if err != nil || created {
+					t.Errorf("continuing c%d at the limit: created=%v err=%v", i, created, err)
+				}
+			}
+		}
+		// the limit is the tenant's: another tenant still starts
+		if _, _, err := f.store.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: f.other.ID, SessionID: "c0", Limit: limit}); err != nil {
+			t.Errorf("other tenant: %v", err)
+		}
+	})
+
+	t.Run("LimitAtNAndNPlusOne", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		for i := range 2 {
+			f.start(t, db.ConversationStart{SessionID: fmt.Sprintf("s%d", i), Limit: 2})
+		}
+		_, _, err := f.store.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 2})
+		wantKind(t, err, db.KindRateLimited)
+		if _, _, err := f.store.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 3}); err != nil {
+			t.Errorf("limit raised: %v", err)
+		}
+	})
+
+	t.Run("ConversationsUsedIsThisMonth", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		c := f.start(t, db.ConversationStart{SessionID: "old"})
+		f.start(t, db.ConversationStart{SessionID: "new"})
+		if _, err := f.store.Pool.Exec(ctx, `UPDATE conversations SET created_at = created_at - interval '40 days' WHERE id = $1`, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		used, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
+		if err != nil || used != 1 {
+			t.Errorf("ConversationsUsed = %d, %v; want 1", used, err)
+		}
+		if used, _ := f.store.ConversationsUsed(ctx, f.other.ID, time.Now()); used != 0 {
+			t.Errorf("other tenant used %d", used)
+		}
+	})
+}
+
+func TestConversationWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("MessagesAndCounters", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		c := f.start(t, db.ConversationStart{SessionID: "m"})
+		steps := []struct{ role, content string }{
+			{"assistant", "Hello!"}, {"user", "first question"}, {"assistant", "answer"}, {"user", "second"},
+		}
+		for _, s := range steps {
+			if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, s.role, s.content); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"SUBMIT_FORM", "Search_Products"} {
+			if err := db.AppendToolHistory(ctx, f.store.Pool, f.tenant.ID, c.ID, db.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
+				Input: json.RawMessage(`{"email":"a@b.c"}`), Result: json.RawMessage(`{"success":true}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.MessageCount != 4 || got.ToolCallsCount != 2 || got.FirstUserMessage == nil || *got.FirstUserMessage != "first question" {
+			t.Errorf("counters: %+v", got)
+		}
+		if !got.LastMessageAt.After(c.LastMessageAt) {
+			t.Errorf("last_message_at did not move")
+		}
+		calls, err := f.store.ToolHistory(ctx, f.tenant.ID, c.ID)
+		if err != nil || len(calls) != 2 || calls[0].ToolName != "submit_form" || calls[1].ToolName != "search_products" {
+			t.Errorf("tool history %+v, %v", calls, err)
+		}
+		turns, err := f.store.RecentTurns(ctx, f.tenant.ID, c.ID, 3)
+		if err != nil || len(turns) != 3 || turns[0].Content != "first question" || turns[2].Content != "second" {
+			t.Errorf("recent turns %+v, %v", turns, err)
+		}
+		if err := db.SetConversationStatus(ctx, f.store.Pool, f.tenant.ID, c.ID, "ESCALATED"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := f.store.Conversation(ctx, f.tenant.ID, c.ID); got.Status != "ESCALATED" {
+			t.Errorf("status %s", got.Status)
+		}
+		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.tenant.ID, c.ID, "CLOSED"), db.KindInvalid)
+		_, err = db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "system", "x")
+		wantKind(t, err, db.KindInvalid)
+	})
+
+	t.Run("SessionLockSerializes", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		c := f.start(t, db.ConversationStart{SessionID: "lock"})
+		// Each writer reads the count before appending: without the lock two
+		// writers would read the same count.
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				err := f.store.InTx(ctx, func(tx pgx.Tx) error {
+					if err := db.LockSession(ctx, tx, f.tenant.ID, "lock"); err != nil {
+						return err
+					}
+					var n int
+					if err := tx.QueryRow(ctx, `SELECT message_count FROM conversations WHERE id = $1`, c.ID).Scan(&n); err != nil {
+						return err
+					}
+					_, err := db.AppendMessage(ctx, tx, f.tenant.ID, c.ID, "user", fmt.Sprint(n))
+					return err
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		turns, err := f.store.RecentTurns(ctx, f.tenant.ID, c.ID, 100)
+		if err != nil || len(turns) != 20 {
+			t.Fatalf("%d turns, %v", len(turns), err)
+		}
+		for i, turn := range turns {
+			if turn.Content != fmt.Sprint(i) {
+				t.Fatalf("turn %d is %q: writers interleaved", i, turn.Content)
+			}
+		}
+	})
+
+	t.Run("Feedback", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		c := f.start(t, db.ConversationStart{SessionID: "fb"})
+		user, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "q")
+		a1, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "assistant", "a1")
+		a2, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "assistant", "a2")
+		counts := func() (int, int) {
+			got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.FeedbackPositive, got.FeedbackNegative
+		}
+		steps := []struct {
+			id       string
+			value    int
+			pos, neg int
+		}{
+			{a1.ID, 1, 1, 0},
+			{a1.ID, 1, 1, 0}, // repeating changes nothing
+			{a2.ID, -1, 1, 1},
+			{a1.ID, -1, 0, 2}, // changing a vote moves it
+			{a2.ID, 1, 1, 1},
+		}
+		for i, s := range steps {
+			if err := f.store.RecordFeedback(ctx, f.tenant.ID, s.id, s.value); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			if p, n := counts(); p != s.pos || n != s.neg {
+				t.Errorf("step %d: counts %d/%d, want %d/%d", i, p, n, s.pos, s.neg)
+			}
+		}
+		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, user.ID, 1), db.KindInvalid)
+		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, a1.ID, 0), db.KindInvalid)
+		wantKind(t, f.store.RecordFeedback(ctx, f.other.ID, a1.ID, 1), db.KindNotFound)
+		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, "nope", 1), db.KindNotFound)
+	})
+
+	t.Run("TenantIsolation", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		c := f.start(t, db.ConversationStart{SessionID: "iso"})
+		_, err := db.AppendMessage(ctx, f.store.Pool, f.other.ID, c.ID, "user", "x")
+		wantKind(t, err, db.KindNotFound)
+		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool, f.other.ID, c.ID, db.ToolCall{ToolName: "x", ToolType: "X"}), db.KindNotFound)
+		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.other.ID, c.ID, "ESCALATED"), db.KindNotFound)
+		_, err = f.store.Conversation(ctx, f.other.ID, c.ID)
+		wantKind(t, err, db.KindNotFound)
+		if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "mine"); err != nil {
+			t.Fatal(err)
+		}
+		if turns, err := f.store.RecentTurns(ctx, f.other.ID, c.ID, 10); err != nil || len(turns) != 0 {
+			t.Errorf("other tenant sees %d turns, %v", len(turns), err)
+		}
+		if calls, err := f.store.ToolHistory(ctx, f.other.ID, c.ID); err != nil || len(calls) != 0 {
+			t.Errorf("other tenant sees %d tool calls, %v", len(calls), err)
+		}
+		got, _ := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+		if got.MessageCount != 1 || got.ToolCallsCount != 0 || got.Status != "BOT" {
+			t.Errorf("other tenant's writes leaked: %+v", got)
+		}
+	})
+
+	t.Run("DeletingVisitorCascades", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		v := f.visitor(t, f.tenant.ID)
+		c := f.start(t, db.ConversationStart{SessionID: "v", VisitorID: &v})
+		if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "hi"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.DeleteVisitor(ctx, f.tenant.ID, v); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+		wantKind(t, err, db.KindNotFound)
+		var n int
+		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d messages left, %v", n, err)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,271 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Submission is what a lead tool captured (a form, a quote, a booking, ...).
+// Its links become null when the tool, conversation or visitor is deleted.
+type Submission struct {
+	ID             string          `db:"id"`
+	TenantID       string          `db:"tenant_id"`
+	ToolID         *string         `db:"tool_id"`
+	ToolType       string          `db:"tool_type"`
+	ToolName       string          `db:"tool_name"`
+	ConversationID *string         `db:"conversation_id"`
+	VisitorID      *string         `db:"visitor_id"`
+	Channel        string          `db:"channel"`
+	Status         string          `db:"status"`
+	Input          json.RawMessage `db:"input"`
+	Result         json.RawMessage `db:"result"`
+	PageURL        *string         `db:"page_url"`
+	CreatedAt      time.Time       `db:"created_at"`
+	UpdatedAt      time.Time       `db:"updated_at"`
+}
+
+// NewSubmission is a submission to create. Input is a JSON object under the
+// tenant's own field names; Result a JSON object (nil for either is {}).
+// Channel is web, voice, api or form.
+type NewSubmission struct {
+	TenantID       string
+	ToolID         *string
+	ToolType       string
+	ToolName       string
+	ConversationID *string
+	VisitorID      *string
+	Channel        string
+	Input          json.RawMessage
+	Result         json.RawMessage
+	PageURL        *string
+}
+
+// Submission statuses.
+const (
+	SubmissionNew       = "NEW"
+	SubmissionContacted = "CONTACTED"
+	SubmissionResolved  = "RESOLVED"
+)
+
+// Event types recorded in the events table.
+const (
+	EventSubmissionCreated = "submission.created"
+	EventSubmissionUpdated = "submission.updated"
+)
+
+// Event is a recorded webhook event; Payload is the frozen webhook body.
+type Event struct {
+	ID           string          `db:"id"`
+	TenantID     string          `db:"tenant_id"`
+	Type         string          `db:"type"`
+	SubmissionID *string         `db:"submission_id"`
+	Payload      json.RawMessage `db:"payload"`
+	CreatedAt    time.Time       `db:"created_at"`
+}
+
+// EventPayload is the spec's webhook body.
+type EventPayload struct {
+	Event     string    `json:"event"`
+	CreatedAt time.Time `json:"createdAt"`
+	Data      EventData `json:"data"`
+}
+
+// EventData is the submission as a webhook sees it. Messages is present only
+// when the caller had the turns; PreviousStatus only on submission.updated,
+// next to Status (the new status).
+type EventData struct {
+	ID             string          `json:"id"`
+	ToolID         *string         `json:"toolId"`
+	ToolType       string          `json:"toolType"`
+	ToolName       string          `json:"toolName"`
+	Channel        string          `json:"channel"`
+	Status         string          `json:"status"`
+	PreviousStatus string          `json:"previousStatus,omitempty"`
+	Input          json.RawMessage `json:"input"`
+	Result         json.RawMessage `json:"result"`
+	ConversationID *string         `json:"conversationId"`
+	Messages       []Turn          `json:"messages,omitempty"`
+	VisitorUserID  *string         `json:"visitorUserId"`
+	PageURL        *string         `json:"pageUrl"`
+	CreatedAt      time.Time       `json:"createdAt"`
+}
+
+// maxPayloadTurns is how many turns a webhook payload carries.
+const maxPayloadTurns = 10
+
+const submissionColumns = `id, tenant_id, tool_id, tool_type, tool_name, conversation_id, visitor_id, channel,
+	status, input, result, page_url, created_at, updated_at`
+
+// jsonObject returns raw, or {} when nil, and false when it is not a JSON object.
+func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
+	if raw == nil {
+		return json.RawMessage("{}"), true
+	}
+	if !json.Valid(raw) || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		return nil, false
+	}
+	return raw, true
+}
+
+// CreateSubmission stores a NEW submission and, in tx, its submission.created
+// event with the frozen webhook payload; both exist or neither does. messages
+// are the conversation's recent turns when the caller has them: only user and
+// assistant turns are kept, the last 10. Linked tool, conversation and
+// visitor must be the tenant's.
+func CreateSubmission(ctx context.Context, tx pgx.Tx, s NewSubmission, messages []Turn) (Submission, Event, error) {
+	fe := FieldErrors{}
+	input, ok := jsonObject(s.Input)
+	if !ok {
+		fe.Add("input", "must be a JSON object")
+	}
+	result, ok := jsonObject(s.Result)
+	if !ok {
+		fe.Add("result", "must be a JSON object")
+	}
+	switch s.Channel {
+	case ChannelWeb, ChannelVoice, ChannelAPI, ChannelForm:
+	default:
+		fe.Add("channel", "must be web, voice, api or form")
+	}
+	if s.ToolType == "" {
+		fe.Add("toolType", "is required")
+	}
+	if s.ToolName == "" {
+		fe.Add("toolName", "is required")
+	}
+	if err := fe.Err(); err != nil {
+		return Submission{}, Event{}, err
+	}
+	if err := belongsToTenant(ctx, tx, "tools", "Tool", s.TenantID, s.ToolID); err != nil {
+		return Submission{}, Event{}, err
+	}
+	if err := belongsToTenant(ctx, tx, "conversations", "Conversation", s.TenantID, s.ConversationID); err != nil {
+		return Submission{}, Event{}, err
+	}
+	if err := belongsToTenant(ctx, tx, "visitors", "Visitor", s.TenantID, s.VisitorID); err != nil {
+		return Submission{}, Event{}, err
+	}
+	rows, _ := tx.Query(ctx, `INSERT INTO submissions (tenant_id, tool_id, tool_type, tool_name, conversation_id,
+		visitor_id, channel, input, result, page_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		RETURNING `+submissionColumns,
+		s.TenantID, s.ToolID, storableKey(s.ToolType), storableKey(s.ToolName), s.ConversationID, s.VisitorID,
+		s.Channel, input, result, s.PageURL)
+	sub, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+	if err != nil {
+		return Submission{}, Event{}, fmt.Errorf("inserting submission: %w", err)
+	}
+	data := eventData(sub)
+	data.Messages = payloadTurns(messages)
+	ev, err := recordEvent(ctx, tx, sub, EventSubmissionCreated, sub.CreatedAt, data)
+	return sub, ev, err
+}
+
+// CreateSubmission runs CreateSubmission in its own transaction.
+func (d *DB) CreateSubmission(ctx context.Context, s NewSubmission, messages []Turn) (sub Submission, ev Event, err error) {
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		sub, ev, err = CreateSubmission(ctx, tx, s, messages)
+		return err
+	})
+	return sub, ev, err
+}
+
+// payloadTurns keeps the last user and assistant turns a payload carries.
+func payloadTurns(messages []Turn) []Turn {
+	var turns []Turn
+	for _, m := range messages {
+		if m.Role == "user" || m.Role == "assistant" {
+			turns = append(turns, m)
+		}
+	}
+	if len(turns) > maxPayloadTurns {
+		turns = turns[len(turns)-maxPayloadTurns:]
+	}
+	return turns
+}
+
+func eventData(s Submission) EventData {
+	return EventData{ID: s.ID, ToolID: s.ToolID, ToolType: s.ToolType, ToolName: s.ToolName, Channel: s.Channel,
+		Status: s.Status, Input: s.Input, Result: s.Result, ConversationID: s.ConversationID,
+		VisitorUserID: s.VisitorID, PageURL: s.PageURL, CreatedAt: s.CreatedAt.UTC()}
+}
+
+// recordEvent inserts the event row of typ with its frozen payload.
+func recordEvent(ctx context.Context, tx pgx.Tx, s Submission, typ string, at time.Time, data EventData) (Event, error) {
+	payload, err := json.Marshal(EventPayload{Event: typ, CreatedAt: at.UTC(), Data: data})
+	if err != nil {
+		return Event{}, fmt.Errorf("encoding %s payload: %w", typ, err)
+	}
+	rows, _ := tx.Query(ctx, `INSERT INTO events (tenant_id, type, submission_id, payload, created_at)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, tenant_id, type, submission_id, payload, created_at`,
+		s.TenantID, typ, s.ID, payload, at)
+	ev, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return Event{}, fmt.Errorf("recording %s event: %w", typ, err)
+	}
+	return ev, nil
+}
+
+// Submission returns one of the tenant's submissions.
+func (d *DB) Submission(ctx context.Context, tenantID, id string) (Submission, error) {
+	if !looksLikeUUID(id) {
+		return Submission{}, Errorf(KindNotFound, "Submission not found")
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+	if err != nil {
+		return Submission{}, notFound(err, "Submission")
+	}
+	return s, nil
+}
+
+// UpdateSubmissionStatus moves a submission to status (NEW, CONTACTED or
+// RESOLVED; anything else is KindInvalid) and, in tx, records its
+// submission.updated event carrying status and previousStatus. Setting the
+// status it already has changes nothing and records no event (ev is zero).
+func UpdateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub Submission, ev Event, err error) {
+	switch status {
+	case SubmissionNew, SubmissionContacted, SubmissionResolved:
+	default:
+		return Submission{}, Event{}, &Error{Kind: KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
+			Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
+	}
+	if !looksLikeUUID(id) {
+		return Submission{}, Event{}, Errorf(KindNotFound, "Submission not found")
+	}
+	var previous string
+	if err := tx.QueryRow(ctx, `SELECT status FROM submissions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+		tenantID, id).Scan(&previous); err != nil {
+		return Submission{}, Event{}, notFound(err, "Submission")
+	}
+	if previous == status {
+		rows, _ := tx.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id)
+		sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+		if err != nil {
+			return Submission{}, Event{}, fmt.Errorf("reading submission: %w", err)
+		}
+		return sub, Event{}, nil
+	}
+	rows, _ := tx.Query(ctx, `UPDATE submissions SET status = $2, updated_at = now() WHERE id = $1 RETURNING `+submissionColumns, id, status)
+	sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+	if err != nil {
+		return Submission{}, Event{}, fmt.Errorf("updating submission status: %w", err)
+	}
+	data := eventData(sub)
+	data.PreviousStatus = previous
+	ev, err = recordEvent(ctx, tx, sub, EventSubmissionUpdated, sub.UpdatedAt, data)
+	return sub, ev, err
+}
+
+// UpdateSubmissionStatus runs UpdateSubmissionStatus in its own transaction.
+func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub Submission, ev Event, err error) {
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		sub, ev, err = UpdateSubmissionStatus(ctx, tx, tenantID, id, status)
+		return err
+	})
+	return sub, ev, err
+}

@@ -1,0 +1,310 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley/db"
+)
+
+// subFixture adds a tool, a visitor and a conversation of the tenant.
+type subFixture struct {
+	*convFixture
+	tool         db.Tool
+	visitorID    string
+	conversation db.Conversation
+}
+
+func setupSubmissions(t *testing.T) *subFixture {
+	t.Helper()
+	f := &subFixture{convFixture: setupConversations(t)}
+	var err error
+	f.tool, err = f.store.CreateTool(context.Background(), f.tenant.ID, db.ToolWrite{Name: db.Some("Contact form"),
+		Description: db.Some("Collects contact details"), Type: db.Some("SUBMIT_FORM")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.visitorID = f.visitor(t, f.tenant.ID)
+	f.conversation = f.start(t, db.ConversationStart{SessionID: "sub", VisitorID: &f.visitorID})
+	return f
+}
+
+func (f *subFixture) newSubmission() db.NewSubmission {
+	return db.NewSubmission{TenantID: f.tenant.ID, ToolID: &f.tool.ID, ToolType: "SUBMIT_FORM", ToolName: "Contact form",
+		ConversationID: &f.conversation.ID, VisitorID: &f.visitorID, Channel: "web",
+		Input: json.RawMessage(`{"full_name":"Ada","work_email":"ada@example.com"}`), Result: json.RawMessage(`{"success":true}`),
+		PageURL: ptr("https://example.com/pricing")}
+}
+
+// events returns the tenant's recorded events, oldest first.
+func (f *subFixture) events(t *testing.T, tenantID string) []db.Event {
+	t.Helper()
+	rows, _ := f.store.Pool.Query(context.Background(), `SELECT id, tenant_id, type, submission_id, payload, created_at
+		FROM events WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[db.Event])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestCreateSubmission(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("PayloadShape", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		var turns []db.Turn
+		for i := range 14 {
+			turns = append(turns, db.Turn{Role: "user", Content: fmt.Sprintf("u%d", i)}, db.Turn{Role: "assistant", Content: fmt.Sprintf("a%d", i)})
+		}
+		turns = append(turns, db.Turn{Role: "tool", Content: "{}"}, db.Turn{Role: "system", Content: "prompt"})
+		sub, ev, err := f.store.CreateSubmission(ctx, f.newSubmission(), turns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.Status != "NEW" || ev.Type != "submission.created" || ev.SubmissionID == nil || *ev.SubmissionID != sub.ID {
+			t.Fatalf("submission %+v event %+v", sub, ev)
+		}
+		evs := f.events(t, f.tenant.ID)
+		if len(evs) != 1 || evs[0].ID != ev.ID {
+			t.Fatalf("%d events recorded", len(evs))
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(evs[0].Payload, &top); err != nil {
+			t.Fatal(err)
+		}
+		if got := keys(top); !slices.Equal(got, []string{"createdAt", "data", "event"}) {
+			t.Errorf("top-level keys %v", got)
+		}
+		var data map[string]json.RawMessage
+		if err := json.Unmarshal(top["data"], &data); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"channel", "conversationId", "createdAt", "id", "input", "messages", "pageUrl", "result",
+			"status", "toolId", "toolName", "toolType", "visitorUserId"}
+		if got := keys(data); !slices.Equal(got, want) {
+			t.Errorf("data keys %v, want %v", got, want)
+		}
+		var p db.EventPayload
+		if err := json.Unmarshal(evs[0].Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		d := p.Data
+		if p.Event != "submission.created" || d.ID != sub.ID || *d.ToolID != f.tool.ID || d.ToolType != "SUBMIT_FORM" ||
+			d.ToolName != "Contact form" || d.Channel != "web" || d.Status != "NEW" || *d.ConversationID != f.conversation.ID ||
+			*d.VisitorUserID != f.visitorID || *d.PageURL != "https://example.com/pricing" || !d.CreatedAt.Equal(sub.CreatedAt) {
+			t.Errorf("payload %+v", p)
+		}
+		var input map[string]string
+		if err := json.Unmarshal(d.Input, &input); err != nil || input["work_email"] != "ada@example.com" {
+			t.Errorf("input %s", d.Input)
+		}
+		if len(d.Messages) != 10 || d.Messages[0].Content != "u9" || d.Messages[9].Content != "a13" {
+			t.Errorf("messages %+v", d.Messages)
+		}
+		for _, m := range d.Messages {
+			if m.Role != "user" && m.Role != "assistant" {
+				t.Errorf("role %s in payload", m.Role)
+			}
+		}
+	})
+
+	t.Run("FormWithoutLinksOrMessages", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		_, _, err := f.store.CreateSubmission(ctx, db.NewSubmission{TenantID: f.tenant.ID, ToolType: "SUBMIT_FORM",
+			ToolName: "Form", Channel: "form", Input: json.RawMessage(`{"email":"x@y.z"}`)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data map[string]json.RawMessage
+		var top struct{ Data json.RawMessage }
+		_ = json.Unmarshal(f.events(t, f.tenant.ID)[0].Payload, &top)
+		_ = json.Unmarshal(top.Data, &data)
+		if _, ok := data["messages"]; ok {
+			t.Errorf("messages present without turns")
+		}
+		for _, k := range []string{"toolId", "conversationId", "visitorUserId", "pageUrl"} {
+			if string(data[k]) != "null" {
+				t.Errorf("%s = %s, want null", k, data[k])
+			}
+		}
+		if string(data["result"]) != "{}" {
+			t.Errorf("result = %s", data["result"])
+		}
+	})
+
+	t.Run("RolledBackLeavesNeither", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		boom := errors.New("boom")
+		err := f.store.InTx(ctx, func(tx pgx.Tx) error {
+			if _, _, err := db.CreateSubmission(ctx, tx, f.newSubmission(), nil); err != nil {
+				return err
+			}
+			// a later statement of the same transaction fails
+			if _, err := tx.Exec(ctx, `SELECT 1/0`); err != nil {
+				return err
+			}
+			return boom
+		})
+		if err == nil {
+			t.Fatal("transaction succeeded")
+		}
+		var n int
+		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM submissions WHERE tenant_id = $1`, f.tenant.ID).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d submissions left, %v", n, err)
+		}
+		if evs := f.events(t, f.tenant.ID); len(evs) != 0 {
+			t.Errorf("%d events left", len(evs))
+		}
+	})
+
+	t.Run("Invalid", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		for name, mod := range map[string]func(*db.NewSubmission){
+			"Channel":     func(s *db.NewSubmission) { s.Channel = "fax" },
+			"InputArray":  func(s *db.NewSubmission) { s.Input = json.RawMessage(`[1]`) },
+			"InputBroken": func(s *db.NewSubmission) { s.Input = json.RawMessage(`{`) },
+			"NoToolType":  func(s *db.NewSubmission) { s.ToolType = "" },
+		} {
+			s := f.newSubmission()
+			mod(&s)
+			if _, _, err := f.store.CreateSubmission(ctx, s, nil); db.ErrorKind(err) != db.KindInvalid {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	})
+
+	t.Run("OtherTenantsLinks", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		for name, mod := range map[string]func(*db.NewSubmission){
+			"Tool":         func(s *db.NewSubmission) { s.ToolID = &f.tool.ID },
+			"Conversation": func(s *db.NewSubmission) { s.ConversationID = &f.conversation.ID },
+			"Visitor":      func(s *db.NewSubmission) { s.VisitorID = &f.visitorID },
+		} {
+			s := db.NewSubmission{TenantID: f.other.ID, ToolType: "SUBMIT_FORM", ToolName: "x", Channel: "api"}
+			mod(&s)
+			if _, _, err := f.store.CreateSubmission(ctx, s, nil); db.ErrorKind(err) != db.KindNotFound {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		if evs := f.events(t, f.other.ID); len(evs) != 0 {
+			t.Errorf("%d events recorded", len(evs))
+		}
+	})
+
+	t.Run("DeletedLinksBecomeNull", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.store.DeleteTool(ctx, f.tenant.ID, f.tool.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.Pool.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, f.conversation.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.store.Submission(ctx, f.tenant.ID, sub.ID)
+		if err != nil || got.ToolID != nil || got.ConversationID != nil || got.VisitorID == nil {
+			t.Fatalf("after deleting tool and conversation: %+v, %v", got, err)
+		}
+		if err := f.store.DeleteVisitor(ctx, f.tenant.ID, f.visitorID); err != nil {
+			t.Fatal(err)
+		}
+		got, err = f.store.Submission(ctx, f.tenant.ID, sub.ID)
+		if err != nil || got.VisitorID != nil || got.ToolName != "Contact form" {
+			t.Fatalf("after deleting visitor: %+v, %v", got, err)
+		}
+		// the frozen payload keeps the old links
+		if evs := f.events(t, f.tenant.ID); len(evs) != 1 || evs[0].SubmissionID == nil {
+			t.Errorf("events %+v", evs)
+		}
+	})
+}
+
+func TestUpdateSubmissionStatus(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("RecordsEventWithPreviousStatus", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ev, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "CONTACTED")
+		if err != nil || got.Status != "CONTACTED" || ev.Type != "submission.updated" {
+			t.Fatalf("%+v %+v %v", got, ev, err)
+		}
+		var p db.EventPayload
+		if err := json.Unmarshal(ev.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Event != "submission.updated" || p.Data.Status != "CONTACTED" || p.Data.PreviousStatus != "NEW" || p.Data.ID != sub.ID {
+			t.Errorf("payload %+v", p)
+		}
+		// same status: no change, no event
+		if _, ev, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "CONTACTED"); err != nil || ev.ID != "" {
+			t.Errorf("repeat: %+v %v", ev, err)
+		}
+		if _, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "RESOLVED"); err != nil {
+			t.Fatal(err)
+		}
+		evs := f.events(t, f.tenant.ID)
+		if len(evs) != 3 {
+			t.Fatalf("%d events", len(evs))
+		}
+		_ = json.Unmarshal(evs[2].Payload, &p)
+		if p.Data.Status != "RESOLVED" || p.Data.PreviousStatus != "CONTACTED" {
+			t.Errorf("last payload %+v", p.Data)
+		}
+	})
+
+	t.Run("BadStatusAndIsolation", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"", "new", "DONE"} {
+			_, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, s)
+			wantKind(t, err, db.KindInvalid)
+		}
+		_, _, err = f.store.UpdateSubmissionStatus(ctx, f.other.ID, sub.ID, "CONTACTED")
+		wantKind(t, err, db.KindNotFound)
+		_, _, err = f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, "not-a-uuid", "CONTACTED")
+		wantKind(t, err, db.KindNotFound)
+		_, err = f.store.Submission(ctx, f.other.ID, sub.ID)
+		wantKind(t, err, db.KindNotFound)
+		if got, _ := f.store.Submission(ctx, f.tenant.ID, sub.ID); got.Status != "NEW" {
+			t.Errorf("status %s", got.Status)
+		}
+		if evs := f.events(t, f.tenant.ID); len(evs) != 1 {
+			t.Errorf("%d events", len(evs))
+		}
+	})
+}
