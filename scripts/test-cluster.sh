@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Starts (or reuses) the private test cluster on port PARLEY_TEST_PG_PORT
-# (default 5439, apart from make
-# run's 5438 and the system's 5432), recreates the migrated template every test
-# binary clones its database from, and prints the admin URL the tests use.
+# (default 5439, apart from make run's 5438 and the system's 5432), recreates
+# the migrated template every test binary clones its database from, and
+# prints the admin URL the tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .data bin
