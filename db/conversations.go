@@ -415,3 +415,22 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 		return nil
 	})
 }
+
+// CheckSessionMessage reports NotFound unless the message belongs to the
+// tenant's conversation of that session: a visitor votes only on the
+// answers of their own conversation.
+func (d *DB) CheckSessionMessage(ctx context.Context, tenantID, sessionID, messageID string) error {
+	if !looksLikeUUID(messageID) || !storable(sessionID) {
+		return Errorf(KindNotFound, "Message not found")
+	}
+	var ok bool
+	err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
+		WHERE m.tenant_id = $1 AND m.id = $2 AND c.tenant_id = $1 AND c.session_id = $3)`, tenantID, messageID, sessionID).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("finding message: %w", err)
+	}
+	if !ok {
+		return Errorf(KindNotFound, "Message not found")
+	}
+	return nil
+}

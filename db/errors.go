@@ -25,6 +25,9 @@ const (
 	// KindUnprocessable: well-formed request whose subject cannot be used (a
 	// fetched page of an unsupported type, empty, or too long).
 	KindUnprocessable
+	// KindUpstream: a service Parley depends on for the answer (the language
+	// model) failed; the message says which and is safe to show.
+	KindUpstream
 )
 
 // Error is the one application error type. Message is safe to show to callers;

@@ -77,3 +77,27 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID string)
 	}
 	return found, nil
 }
+
+// ExploreCorpus returns the full entries applying to the segment that match
+// query (an entry's title or words of it), an exact title first, then by
+// text rank and priority, at most limit: what the explore_corpus tool reads.
+func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, query string, limit int) ([]CorpusEntry, error) {
+	query = strings.TrimSpace(query)
+	if limit <= 0 || query == "" {
+		return nil, nil
+	}
+	seg, err := promptSegment(segmentID)
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+` AND `+fmt.Sprintf(searchCondition, 3, 4)+`
+		ORDER BY lower(c.title) = lower($3) DESC,
+			ts_rank(c.search, websearch_to_tsquery('english', $3) || websearch_to_tsquery('simple', $3)) DESC,
+			c.priority DESC, c.updated_at DESC, c.id
+		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit)
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+	if err != nil {
+		return nil, fmt.Errorf("exploring corpus: %w", err)
+	}
+	return entries, nil
+}

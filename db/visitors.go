@@ -262,3 +262,39 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 	}
 	return nil
 }
+
+// ResolveChatVisitor finds the visitor a chat message names, by id first,
+// then by externalId; a value that names neither creates a visitor with it
+// as externalId, so that a site can key visitors by its own user ids without
+// registering them first.
+func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (Visitor, error) {
+	if ref == "" || !storable(ref) || len(ref) > 255 {
+		return Visitor{}, &Error{Kind: KindInvalid, Message: "visitorId must be 1 to 255 characters",
+			Details: FieldErrors{"visitorId": "must be 1 to 255 characters"}}
+	}
+	find := func() (Visitor, error) {
+		id := ""
+		if looksLikeUUID(ref) {
+			id = ref
+		}
+		rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
+			WHERE tenant_id = $1 AND (id::text = $2 OR external_id = $3)
+			ORDER BY (id::text = $2) DESC LIMIT 1`, tenantID, id, ref)
+		v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Visitor])
+		if err != nil {
+			return Visitor{}, notFound(err, "Visitor")
+		}
+		return v, nil
+	}
+	v, err := find()
+	if ErrorKind(err) != KindNotFound {
+		return v, err
+	}
+	// A concurrent first message may create the same visitor: the unique
+	// index decides, and the loser reads the winner's row.
+	if _, err := d.Pool.Exec(ctx, `INSERT INTO visitors (tenant_id, external_id) VALUES ($1, $2)
+		ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO NOTHING`, tenantID, ref); err != nil {
+		return Visitor{}, fmt.Errorf("creating chat visitor: %w", err)
+	}
+	return find()
+}

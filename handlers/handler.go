@@ -29,6 +29,11 @@ type Handler struct {
 	Now      func() time.Time
 	// Outbound makes every outgoing request (corpus sync, webhooks, MCP).
 	Outbound *agent.Outbound
+	// LLM is Parley's managed model provider, from the configuration; nil
+	// means the local provider, which answers from the corpus.
+	LLM agent.Provider
+	// Captcha checks the bot-challenge tokens of chat messages.
+	Captcha *CaptchaVerifier
 }
 
 // Keys of values the middleware leaves in the Echo context.

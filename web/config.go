@@ -94,6 +94,11 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	if !slices.Contains(LLMProviders, c.LLMProvider) {
 		return c, fmt.Errorf("PARLEY_LLM_PROVIDER: %q is not one of %s", c.LLMProvider, strings.Join(LLMProviders, ", "))
 	}
+	if c.LLMProvider != "local" && c.LLMModel == "" {
+		// Model names change too often for a default to stay right; a wrong
+		// one would only fail later, at the first chat message.
+		return c, fmt.Errorf("PARLEY_LLM_MODEL: required when PARLEY_LLM_PROVIDER is %s (the model name your provider serves)", c.LLMProvider)
+	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		return c, fmt.Errorf("PARLEY_LOG_FORMAT: %q is not json or text", c.LogFormat)
 	}

@@ -82,7 +82,7 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
-		{"anthropic", map[string]string{"PARLEY_LLM_PROVIDER": "anthropic"}, func(t *testing.T, c Config) {
+		{"anthropic", map[string]string{"PARLEY_LLM_PROVIDER": "anthropic", "PARLEY_LLM_MODEL": "claude-x"}, func(t *testing.T, c Config) {
 			if c.LLMProvider != "anthropic" {
 				t.Errorf("%+v", c)
 			}
@@ -150,6 +150,8 @@ func TestConfigErrors(t *testing.T) {
 		want string // the variable the message must start with
 	}{
 		{"missing DATABASE_URL", map[string]string{"DATABASE_URL": ""}, "DATABASE_URL"},
+		{"openai without a model", map[string]string{"PARLEY_LLM_PROVIDER": "openai"}, "PARLEY_LLM_MODEL"},
+		{"anthropic without a model", map[string]string{"PARLEY_LLM_PROVIDER": "anthropic"}, "PARLEY_LLM_MODEL"},
 		{"blank DATABASE_URL", map[string]string{"DATABASE_URL": "   "}, "DATABASE_URL"},
 		{"PARLEY_ADDR without port", map[string]string{"PARLEY_ADDR": "nope"}, "PARLEY_ADDR"},
 		{"PARLEY_ADDR bad port", map[string]string{"PARLEY_ADDR": "localhost:http"}, "PARLEY_ADDR"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -22,6 +23,7 @@ var kindStatus = map[db.Kind]int{
 	db.KindTooLarge:     http.StatusRequestEntityTooLarge,
 
 	db.KindUnprocessable: http.StatusUnprocessableEntity,
+	db.KindUpstream:      http.StatusBadGateway,
 }
 
 // errorBody is the spec's error shape.
@@ -29,6 +31,15 @@ type errorBody struct {
 	Error   string `json:"error"`
 	Details any    `json:"details,omitempty"`
 	Code    string `json:"code,omitempty"`
+}
+
+// limitBody is the body of a LIMIT_REACHED error: {error, current, limit, nextResetAt}.
+type limitBody struct {
+	Error       string    `json:"error"`
+	Code        string    `json:"code,omitempty"`
+	Current     int       `json:"current"`
+	Limit       int       `json:"limit"`
+	NextResetAt time.Time `json:"nextResetAt"`
 }
 
 // handleError is the one place errors become responses: application errors
@@ -64,6 +75,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
+		return
+	}
+	if d, ok := body.Details.(db.LimitDetails); ok {
+		// The chat's LIMIT_REACHED body carries the counts at top level (spec, Errors).
+		_ = c.JSON(status, limitBody{Error: body.Error, Code: body.Code, Current: d.Current, Limit: d.Limit, NextResetAt: d.NextResetAt})
 		return
 	}
 	if strings.HasPrefix(c.Request().URL.Path, "/admin") {

@@ -24,6 +24,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 )
 
 // loadOpenAPI parses and validates the embedded document.
@@ -542,6 +543,54 @@ func TestOpenAPIResponses(t *testing.T) {
 		}
 	}
 	c.exchange("GET", "/openapi.json", "", nil, true)
+}
+
+// TestOpenAPIContextResponses validates GET /context/{slug} against the document.
+func TestOpenAPIContextResponses(t *testing.T) {
+	t.Parallel()
+	doc, c, schema := openAPIHarness(t, setup(t))
+	b := c.b
+	discovery := schema("ContextDiscovery")
+	obj := func(body any) map[string]any { m, _ := body.(map[string]any); return m }
+	count := func(v any) int { a, _ := v.([]any); return len(a) }
+
+	// Every capability the handler can list is in the documented enum, in its order.
+	enum := discovery.Properties["capabilities"].Value.Items.Value.Enum
+	want := []any{handlers.CapabilityChat, handlers.CapabilityMCPTools, handlers.CapabilityVoice}
+	for _, typ := range agent.UserToolTypes {
+		want = append(want, strings.ToLower(typ))
+	}
+	if !slices.Equal(enum, want) {
+		t.Errorf("capabilities enum = %v, want %v", enum, want)
+	}
+
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug
+	b.do(t, "PUT", base, ten.Token, map[string]any{"description": "We sell things", "botName": "Ada", "botTitle": "Guide"})
+	b.do(t, "PUT", base+"/mcp-tools", ten.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp"})
+	b.do(t, "POST", base+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"})
+	b.do(t, "POST", base+"/tools", ten.Token, map[string]any{"name": "Meet", "description": "d", "type": "BOOK_MEETING", "segmentId": "pros"})
+	status, body := c.exchange("GET", "/context/"+ten.Slug, "", nil, true)
+	if got := obj(body); status != http.StatusOK || count(got["capabilities"]) != 3 || count(got["segments"]) != 2 {
+		t.Fatalf("GET context: %d %v", status, body)
+	}
+	sameKeys(t, "GET context", discovery, body)
+	documentedKeys(t, "GET context", discovery, body)
+
+	// The nulls of a bare tenant, and an empty capability list.
+	free := b.newTenant(t, "free")
+	status, body = c.exchange("GET", "/context/"+free.Slug, "", nil, true)
+	if got := obj(body); status != http.StatusOK || got["capabilities"] == nil || count(got["capabilities"]) != 0 || obj(got["tenant"])["botName"] != nil {
+		t.Errorf("GET context of a free tenant: %d %v", status, body)
+	}
+	sameKeys(t, "GET free context", discovery, body)
+
+	if status, body = c.exchange("GET", "/context/no-such-tenant", "", nil, true); status != http.StatusNotFound || obj(body)["error"] != "Tenant not found" {
+		t.Errorf("GET context of no tenant: %d %v", status, body)
+	}
+	if op := doc.Paths.Value("/context/{slug}").Get; op.Security == nil || len(*op.Security) != 0 {
+		t.Errorf("GET /context/{slug} is not documented as public")
+	}
 }
 
 func TestOpenAPIServed(t *testing.T) {

@@ -23,6 +23,11 @@ func (s *Server) routes() {
 	e.GET("/openapi.json", serveOpenAPI)
 	e.StaticFS("/static", static.FS)
 
+	// Public agent surface.
+	e.GET("/context/:slug", h.ShowContext)
+	e.POST("/chat/:slug", h.Chat)
+	e.POST("/chat/:slug/feedback", h.SaveChatFeedback)
+
 	// Management REST API.
 	api := e.Group("/tenants/:slug", s.tenantAPI)
 	api.GET("", h.ShowTenant, requireScope(auth.ScopeSettingsRead))

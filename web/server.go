@@ -61,6 +61,8 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		DB: store, Box: box, Sessions: sessions,
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: agent.NewOutbound(cfg.SSRFAllow, nil),
+		LLM:      managedProvider(cfg),
+		Captcha:  &handlers.CaptchaVerifier{URL: cfg.CaptchaVerifyURL},
 	}
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true
@@ -69,6 +71,19 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Echo.IPExtractor = ipExtractor(cfg.TrustedProxies)
 	s.routes()
 	return s, nil
+}
+
+// managedProvider is Parley's own model provider, from the configuration.
+// The base URL is the operator's, so the calls need no SSRF guard.
+func managedProvider(cfg Config) agent.Provider {
+	switch cfg.LLMProvider {
+	case "openai":
+		return agent.NewOpenAI(agent.OpenAIConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel})
+	case "anthropic":
+		return agent.NewAnthropic(agent.AnthropicConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel})
+	default:
+		return agent.NewLocal()
+	}
 }
 
 // Run serves until ctx ends, with River working beside it, then drains

@@ -1,0 +1,597 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/db"
+)
+
+// Chat request limits (spec, Limits).
+const (
+	maxChatMessage    = 15000
+	maxChatSessionID  = 100
+	maxAgentModel     = 100
+	maxChatBody       = 256 << 10
+	maxChatLocale     = 35
+	chatHistoryTurns  = 20
+	chatMaxIterations = 4
+	// chatStoreTimeout bounds the writes after the model answered; they run
+	// even when the visitor went away, so that what was said is kept.
+	chatStoreTimeout = 10 * time.Second
+	// escalationTimeout bounds an escalation webhook call.
+	escalationTimeout = 5 * time.Second
+)
+
+// chatRequest is the body of POST /chat/{slug}.
+type chatRequest struct {
+	Message      string         `json:"message"`
+	SessionID    string         `json:"sessionId"`
+	Segment      string         `json:"segment"`
+	Stream       *bool          `json:"stream"`
+	PageURL      string         `json:"pageUrl"`
+	PageContext  map[string]any `json:"pageContext"`
+	VisitorID    string         `json:"visitorId"`
+	VisitorToken string         `json:"visitorToken"`
+	CaptchaToken string         `json:"captchaToken"`
+	Locale       string         `json:"locale"`
+	WidgetKey    string         `json:"widgetKey"`
+}
+
+// chatReply is the JSON envelope, and the fields of the final SSE event.
+type chatReply struct {
+	Done             bool             `json:"done,omitempty"`
+	Message          string           `json:"message"`
+	MessageID        string           `json:"messageId,omitempty"`
+	SessionID        string           `json:"sessionId"`
+	ConversationID   string           `json:"conversationId"`
+	MessageCount     int              `json:"messageCount"`
+	VisitorType      string           `json:"visitorType"`
+	AgentModel       *string          `json:"agentModel,omitempty"`
+	ToolExecutions   []map[string]any `json:"toolExecutions"`
+	ContactSubmitted bool             `json:"contactSubmitted"`
+	ToolResults      map[string]bool  `json:"toolResults"`
+	LLMSource        string           `json:"llmSource"`
+	LLMProvider      string           `json:"llmProvider"`
+	LLMModel         string           `json:"llmModel"`
+	Status           string           `json:"status"`
+}
+
+// chatTurn is what the gates and the first transaction settled for one message.
+type chatTurn struct {
+	tenant      db.Tenant
+	segment     db.Segment
+	visitor     *db.Visitor
+	conv        db.Conversation
+	req         chatRequest
+	locale      string
+	channel     string
+	visitorType string
+	agentModel  *string
+	metadata    db.ConversationMetadata
+}
+
+// Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
+// answer streamed as server-sent events; callers declaring X-Agent-Model get
+// one JSON envelope (either can be asked for with stream). The visitor's
+// message is stored before the model is called, and the answer, tool runs
+// and submissions after it, each in a short transaction: no database lock or
+// connection is held while the model streams.
+func (h *Handler) Chat(c echo.Context) error {
+	ctx := c.Request().Context()
+	req, err := decodeChatRequest(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	if !t.PlanInfo().Widget {
+		return &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
+			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
+	}
+	hdr := c.Request().Header
+	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
+		return &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
+	}
+	if err := checkWidgetKey(t, hdr.Get("X-Widget-Key"), req.WidgetKey); err != nil {
+		return err
+	}
+	if err := checkCaptchaToken(ctx, h.Captcha, h.Box, h.Logger, t, req.CaptchaToken, c.RealIP()); err != nil {
+		return err
+	}
+	if err := chatRateLimit(ctx, h.DB, c.RealIP(), h.now()); err != nil {
+		if secs, ok := retryAfterSeconds(err); ok {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+		return err
+	}
+
+	turn := chatTurn{tenant: t, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
+		metadata: db.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
+			Referrer: truncate(hdr.Get("Referer"), 500), Page: truncate(req.PageURL, 500)}}
+	if turn.segment, err = h.chatSegment(ctx, t, c.QueryParam("segment"), req.Segment); err != nil {
+		return err
+	}
+	turn.locale = strings.TrimSpace(req.Locale)
+	if turn.locale == "" {
+		turn.locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
+	}
+	if utf8.RuneCountInString(turn.locale) > maxChatLocale {
+		return invalid("locale too long (max %d chars)", maxChatLocale)
+	}
+	if ref := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
+		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
+		if err != nil {
+			return err
+		}
+		turn.visitor = &v
+	}
+	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
+	if declared != "" {
+		turn.channel = db.ChannelAgent
+		turn.visitorType = db.VisitorAgent
+		turn.agentModel = truncatePtr(declared, maxAgentModel)
+	} else if model, ok := agentPrefix(req.Message); ok {
+		turn.visitorType = db.VisitorAgent
+		if model != "" {
+			turn.agentModel = truncatePtr(model, maxAgentModel)
+		}
+	}
+	stream := declared == ""
+	if req.Stream != nil {
+		stream = *req.Stream
+	}
+
+	if err := h.startChatTurn(ctx, &turn); err != nil {
+		return err
+	}
+	return h.answerChat(c, &turn, stream)
+}
+
+// decodeChatRequest reads and validates the body, with the spec's messages.
+func decodeChatRequest(c echo.Context) (chatRequest, error) {
+	var req chatRequest
+	raw, err := decodeObject(c, maxChatBody)
+	if err != nil {
+		return req, err
+	}
+	if errs := decodeFields(raw, &req); len(errs) > 0 {
+		return req, errs.Err()
+	}
+	if strings.TrimSpace(req.Message) == "" || strings.TrimSpace(req.SessionID) == "" {
+		return req, invalid("message and sessionId are required")
+	}
+	if utf8.RuneCountInString(req.Message) > maxChatMessage {
+		return req, invalid("Message too long (max %d chars)", maxChatMessage)
+	}
+	if utf8.RuneCountInString(req.SessionID) > maxChatSessionID {
+		return req, invalid("sessionId too long (max %d chars)", maxChatSessionID)
+	}
+	return req, nil
+}
+
+// chatSegment picks the segment: query, then body, else the default. An
+// unknown or inactive segment is the caller's mistake, a 400.
+func (h *Handler) chatSegment(ctx context.Context, t db.Tenant, query, body string) (db.Segment, error) {
+	ref := strings.TrimSpace(cmpOr(query, body))
+	if ref == "" {
+		return h.DB.DefaultSegment(ctx, t.ID)
+	}
+	s, err := h.DB.Segment(ctx, t.ID, ref)
+	if db.ErrorKind(err) == db.KindNotFound || err == nil && !s.IsActive {
+		return db.Segment{}, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
+			Details: db.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
+	}
+	return s, err
+}
+
+// startChatTurn stores the visitor's message in the session's conversation,
+// starting it (within the monthly limit) when it is the first.
+func (h *Handler) startChatTurn(ctx context.Context, turn *chatTurn) error {
+	t := turn.tenant
+	start := db.ConversationStart{
+		TenantID: t.ID, SessionID: turn.req.SessionID, Limit: t.ConversationsLimit(),
+		SegmentID: &turn.segment.ID, Channel: turn.channel, VisitorType: turn.visitorType,
+		AgentModel: turn.agentModel, PageURL: nonEmptyPtr(turn.req.PageURL), Locale: nonEmptyPtr(turn.locale),
+		Metadata: turn.metadata,
+	}
+	if turn.visitor != nil {
+		start.VisitorID = &turn.visitor.ID
+	}
+	return h.DB.InTx(ctx, func(tx pgx.Tx) error {
+		if err := db.LockSession(ctx, tx, t.ID, turn.req.SessionID); err != nil {
+			return err
+		}
+		conv, _, err := db.StartOrContinueConversation(ctx, tx, start)
+		if err != nil {
+			return err
+		}
+		if _, err := db.AppendMessage(ctx, tx, t.ID, conv.ID, "user", turn.req.Message); err != nil {
+			return err
+		}
+		turn.conv = conv
+		return nil
+	})
+}
+
+// answerChat runs the model and tools, streams or collects the answer, and
+// stores it.
+func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error {
+	ctx := c.Request().Context()
+	t, seg := turn.tenant, turn.segment
+	corpus, err := h.DB.PromptCorpus(ctx, t.ID, seg.ID, turn.locale, agent.PromptCorpusLimit)
+	if err != nil {
+		return err
+	}
+	hasSummaries, err := h.DB.HasCorpusSummaries(ctx, t.ID, seg.ID)
+	if err != nil {
+		return err
+	}
+	var memory []db.MemoryFact
+	if turn.visitor != nil {
+		if memory, err = h.DB.ListMemory(ctx, t.ID, turn.visitor.ID); err != nil {
+			return err
+		}
+	}
+	prompt := agent.BuildPrompt(agent.PromptInput{
+		Tenant: t, Segment: seg, Corpus: corpus, HasSummaries: hasSummaries, Memory: memory,
+		PageContext: turn.req.PageContext, PageURL: turn.req.PageURL, Locale: turn.locale,
+		Now: h.now(), Logger: h.Logger,
+	})
+	tools, err := h.DB.ListTools(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	var segTools []db.Tool
+	for _, tool := range tools {
+		if tool.SegmentID == nil || *tool.SegmentID == seg.ID {
+			segTools = append(segTools, tool)
+		}
+	}
+	registry := agent.NewToolRegistry(segTools, h.chatToolDeps(turn, prompt.ExploreCorpus))
+	history, err := h.DB.RecentTurns(ctx, t.ID, turn.conv.ID, chatHistoryTurns)
+	if err != nil {
+		return err
+	}
+	req := agent.Request{System: prompt.System}
+	for _, m := range history {
+		req.Messages = append(req.Messages, agent.Message{Role: agent.Role(m.Role), Content: m.Content})
+	}
+	for _, e := range corpus {
+		req.Passages = append(req.Passages, agent.Passage{Title: e.Title, Content: e.Content})
+	}
+	provider := h.LLM
+	if provider == nil {
+		provider = agent.NewLocal()
+	}
+
+	c.Response().Header().Set("X-AI-Generated", "true")
+	var sse *sseWriter
+	if stream {
+		sse = startSSE(c)
+	}
+	emit := func(ev agent.Event) {
+		if sse != nil && ev.Kind == agent.EventText {
+			sse.send(map[string]string{"text": ev.Text})
+		}
+	}
+	res, runErr := agent.RunTurn(ctx, provider, req, registry, chatMaxIterations, emit)
+
+	// What was said is stored even when the visitor went away or the model
+	// failed half-way.
+	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chatStoreTimeout)
+	defer cancel()
+	msgID, storeErr := h.finishChatTurn(storeCtx, turn, res, history)
+	if storeErr != nil {
+		h.Logger.Error("storing chat turn", "tenant", t.Slug, "conversation", turn.conv.ID, "err", storeErr)
+	}
+	clientGone := errors.Is(runErr, context.Canceled) || ctx.Err() != nil
+	if runErr != nil && !clientGone {
+		h.Logger.Warn("chat model call failed", "tenant", t.Slug, "provider", provider.Name(), "err", runErr)
+	}
+	for _, ex := range res.Executions {
+		if ex.Err != nil {
+			h.Logger.Warn("chat tool failed", "tenant", t.Slug, "tool", ex.ToolName, "err", ex.Err)
+		}
+	}
+
+	if sse != nil {
+		switch {
+		case clientGone:
+			return nil
+		case runErr != nil:
+			msg, code := chatLLMError(runErr)
+			sse.send(map[string]string{"error": msg, "code": code})
+			return nil
+		case storeErr != nil:
+			sse.send(map[string]string{"error": "Internal error", "code": "INTERNAL"})
+			return nil
+		}
+	} else {
+		switch {
+		case clientGone:
+			return nil // nobody is left to read an answer; what was said is stored
+		case runErr != nil:
+			msg, code := chatLLMError(runErr)
+			return &db.Error{Kind: db.KindUpstream, Code: code, Message: msg}
+		case storeErr != nil:
+			return storeErr
+		}
+	}
+
+	conv, err := h.DB.Conversation(storeCtx, t.ID, turn.conv.ID)
+	if err != nil {
+		if sse != nil {
+			h.Logger.Error("reading the conversation after a chat turn", "tenant", t.Slug, "conversation", turn.conv.ID, "err", err)
+			sse.send(map[string]string{"error": "Internal error", "code": "INTERNAL"})
+			return nil
+		}
+		return err
+	}
+	reply := chatReply{
+		Message: res.Text, MessageID: msgID, SessionID: turn.req.SessionID, ConversationID: conv.ID,
+		MessageCount: conv.MessageCount, VisitorType: turn.visitorType, AgentModel: turn.agentModel,
+		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
+		LLMSource: "managed", LLMProvider: provider.Name(), LLMModel: provider.Model(),
+		Status: strings.ToLower(conv.Status),
+	}
+	if sse != nil {
+		reply.Done = true
+		sse.send(reply)
+		return nil
+	}
+	return c.JSON(http.StatusOK, reply)
+}
+
+// chatToolDeps binds the tool executors to this tenant, segment, visitor and conversation.
+func (h *Handler) chatToolDeps(turn *chatTurn, explore bool) agent.ToolDeps {
+	t := turn.tenant
+	deps := agent.ToolDeps{
+		Products: chatProducts{db: h.DB, tenantID: t.ID},
+		EscalationContext: map[string]any{
+			"conversationId": turn.conv.ID, "sessionId": turn.req.SessionID, "pageUrl": turn.req.PageURL,
+		},
+		Now: h.Now,
+		EscalatorFor: func(tool db.Tool) agent.Escalator {
+			if tool.WebhookURL == nil || *tool.WebhookURL == "" || h.Outbound == nil {
+				return nil
+			}
+			var secret []byte
+			if len(tool.WebhookSecret) > 0 && h.Box != nil {
+				s, err := h.Box.Open(tool.WebhookSecret)
+				if err != nil {
+					h.Logger.Error("cannot open an escalation webhook secret", "tenant", t.Slug, "tool", tool.ID, "err", err)
+					return nil
+				}
+				secret = s
+			}
+			return agent.WebhookEscalator{URL: *tool.WebhookURL, Secret: secret, Client: h.Outbound.Client(escalationTimeout), Now: h.Now}
+		},
+	}
+	if turn.visitor != nil {
+		deps.Memory = chatMemory{db: h.DB, tenantID: t.ID, visitorID: turn.visitor.ID}
+		deps.EscalationContext["visitorId"] = turn.visitor.ID
+	}
+	if explore {
+		deps.Corpus = chatCorpus{db: h.DB, tenantID: t.ID, segmentID: turn.segment.ID}
+	}
+	return deps
+}
+
+// finishChatTurn stores, in one transaction, the answer, the tool runs, the
+// submissions they produced (with their submission.created events) and an
+// escalation. It returns the stored answer's id ("" when nothing was said).
+func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.TurnResult, history []db.Turn) (string, error) {
+	t := turn.tenant
+	channel := db.ChannelWeb
+	if turn.channel == db.ChannelAgent {
+		channel = db.ChannelAPI
+	}
+	turns := append([]db.Turn(nil), history...)
+	if res.Text != "" {
+		turns = append(turns, db.Turn{Role: "assistant", Content: res.Text, Timestamp: h.now()})
+	}
+	var msgID string
+	err := h.DB.InTx(ctx, func(tx pgx.Tx) error {
+		if err := db.LockSession(ctx, tx, t.ID, turn.req.SessionID); err != nil {
+			return err
+		}
+		if res.Text != "" {
+			m, err := db.AppendMessage(ctx, tx, t.ID, turn.conv.ID, "assistant", res.Text)
+			if err != nil {
+				return err
+			}
+			msgID = m.ID
+		}
+		for _, ex := range res.Executions {
+			input := json.RawMessage(ex.Input)
+			if !json.Valid(input) {
+				b, _ := json.Marshal(map[string]string{"raw": string(ex.Input)})
+				input = b
+			}
+			result, err := json.Marshal(map[string]any{"success": ex.Success, "summary": ex.Summary, "result": ex.Result})
+			if err != nil {
+				return fmt.Errorf("encoding tool result: %w", err)
+			}
+			if err := db.AppendToolHistory(ctx, tx, t.ID, turn.conv.ID, db.ToolCall{
+				ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}); err != nil {
+				return err
+			}
+			if ex.Submission == nil {
+				continue
+			}
+			sub := ex.Submission
+			in, err := json.Marshal(sub.Input)
+			if err != nil {
+				return fmt.Errorf("encoding submission input: %w", err)
+			}
+			out, err := json.Marshal(sub.Result)
+			if err != nil {
+				return fmt.Errorf("encoding submission result: %w", err)
+			}
+			ns := db.NewSubmission{
+				TenantID: t.ID, ToolID: nonEmptyPtr(sub.ToolID), ToolType: sub.ToolType, ToolName: sub.ToolName,
+				ConversationID: &turn.conv.ID, Channel: channel, Input: in, Result: out, PageURL: nonEmptyPtr(turn.req.PageURL),
+			}
+			if turn.visitor != nil {
+				ns.VisitorID = &turn.visitor.ID
+			}
+			if _, _, err := db.CreateSubmission(ctx, tx, ns, turns); err != nil {
+				return err
+			}
+		}
+		if res.Escalated() {
+			return db.SetConversationStatus(ctx, tx, t.ID, turn.conv.ID, db.StatusEscalated)
+		}
+		return nil
+	})
+	return msgID, err
+}
+
+// chatLLMError turns a failed model call into a message safe to show and a code.
+func chatLLMError(err error) (string, string) {
+	var le *agent.LLMError
+	if !errors.As(err, &le) {
+		return "The assistant could not answer right now; try again shortly", "LLM_ERROR"
+	}
+	code := "LLM_ERROR"
+	switch le.Kind {
+	case agent.LLMAuth:
+		code = "LLM_AUTH"
+	case agent.LLMRateLimited:
+		code = "LLM_RATE_LIMITED"
+	case agent.LLMTimeout:
+		code = "LLM_TIMEOUT"
+	case agent.LLMUnreachable:
+		code = "LLM_UNREACHABLE"
+	case agent.LLMBadRequest:
+		code = "LLM_BAD_REQUEST"
+	}
+	return le.Error(), code
+}
+
+// sseWriter writes server-sent events, flushing each.
+type sseWriter struct{ c echo.Context }
+
+func startSSE(c echo.Context) *sseWriter {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	c.Response().WriteHeader(http.StatusOK)
+	c.Response().Flush()
+	return &sseWriter{c: c}
+}
+
+// send writes one `data: <json>` event; a write to a visitor who left is
+// ignored, the request context tells the rest.
+func (s *sseWriter) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	w := s.c.Response()
+	if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+		return
+	}
+	w.Flush()
+}
+
+// agentPrefix recognises a message that declares its author an agent with
+// an "[AGENT:<model>]" prefix, returning the model named (possibly empty).
+func agentPrefix(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(msg), "[AGENT:")
+	if !ok {
+		return "", false
+	}
+	model, _, _ := strings.Cut(rest, "]")
+	return strings.TrimSpace(model), true
+}
+
+// chatMemory is REMEMBER_FACT's store for one visitor.
+type chatMemory struct {
+	db                  *db.DB
+	tenantID, visitorID string
+}
+
+func (m chatMemory) Remember(ctx context.Context, key, value string) error {
+	_, err := m.db.UpsertMemory(ctx, m.tenantID, m.visitorID, key, value)
+	return err
+}
+
+// chatProducts is RECOMMEND_PRODUCT's search of the tenant's active catalog.
+type chatProducts struct {
+	db       *db.DB
+	tenantID string
+}
+
+func (p chatProducts) Search(ctx context.Context, query string, limit int) ([]agent.Product, error) {
+	found, _, err := p.db.ListProducts(ctx, p.tenantID, db.ProductQuery{Search: query, ActiveOnly: true, Page: 1, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.Product, len(found))
+	for i, f := range found {
+		out[i] = agent.Product{ID: f.ID, Name: f.Name, Description: deref(f.Description), Price: f.Price,
+			Currency: deref(f.Currency), URL: deref(f.URL), ImageURL: deref(f.ImageURL)}
+	}
+	return out, nil
+}
+
+// chatCorpus is explore_corpus's reader of the segment's entries.
+type chatCorpus struct {
+	db                  *db.DB
+	tenantID, segmentID string
+}
+
+func (c chatCorpus) Explore(ctx context.Context, query string, limit int) ([]agent.Passage, error) {
+	entries, err := c.db.ExploreCorpus(ctx, c.tenantID, c.segmentID, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]agent.Passage, len(entries))
+	for i, e := range entries {
+		out[i] = agent.Passage{Title: e.Title, Content: e.Content}
+	}
+	return out, nil
+}
+
+func cmpOr(a, b string) string {
+	if strings.TrimSpace(a) != "" {
+		return a
+	}
+	return b
+}
+
+func nonEmptyPtr(s string) *string {
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
+	}
+	return &s
+}
+
+func truncatePtr(s string, n int) *string {
+	s = truncate(s, n)
+	return &s
+}
+
+// truncate cuts s to at most n characters.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+)
+
+// chatFeedbackRequest is the body of POST /chat/{slug}/feedback.
+type chatFeedbackRequest struct {
+	SessionID string `json:"sessionId"`
+	MessageID string `json:"messageId"`
+	Value     string `json:"value"`
+	WidgetKey string `json:"widgetKey"`
+}
+
+// chatFeedbackReply is its answer.
+type chatFeedbackReply struct {
+	MessageID string `json:"messageId"`
+	Value     string `json:"value"`
+}
+
+// SaveChatFeedback answers POST /chat/{slug}/feedback: the visitor's thumbs
+// up or down on an answer of their own conversation (named by sessionId).
+// Voting again replaces the vote. The chat's origin, widget-key and
+// per-address gates apply; the bot challenge does not, a vote costing
+// nothing to serve.
+func (h *Handler) SaveChatFeedback(c echo.Context) error {
+	ctx := c.Request().Context()
+	var req chatFeedbackRequest
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	if errs := decodeFields(raw, &req); len(errs) > 0 {
+		return errs.Err()
+	}
+	errs := db.FieldErrors{}
+	if strings.TrimSpace(req.SessionID) == "" {
+		errs.Add("sessionId", "is required")
+	}
+	if strings.TrimSpace(req.MessageID) == "" {
+		errs.Add("messageId", "is required")
+	}
+	value := map[string]int{"up": 1, "down": -1}[req.Value]
+	if value == 0 {
+		errs.Add("value", "must be up or down")
+	}
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	if !t.PlanInfo().Widget {
+		return &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
+			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
+	}
+	hdr := c.Request().Header
+	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
+		return &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
+	}
+	if err := checkWidgetKey(t, hdr.Get("X-Widget-Key"), req.WidgetKey); err != nil {
+		return err
+	}
+	if err := chatRateLimit(ctx, h.DB, c.RealIP(), h.now()); err != nil {
+		if secs, ok := retryAfterSeconds(err); ok {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+		}
+		return err
+	}
+	if err := h.DB.CheckSessionMessage(ctx, t.ID, req.SessionID, req.MessageID); err != nil {
+		return err
+	}
+	if err := h.DB.RecordFeedback(ctx, t.ID, req.MessageID, value); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, chatFeedbackReply{MessageID: req.MessageID, Value: req.Value})
+}

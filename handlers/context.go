@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/db"
+)
+
+// Capabilities GET /context/{slug} may list besides the tool types. Each is
+// listed only when it is true for the tenant now.
+const (
+	// CapabilityChat: the plan has the widget, so POST /chat/{slug} answers.
+	CapabilityChat = "chat"
+	// CapabilityMCPTools: the plan has MCP and the tenant configured its MCP server.
+	CapabilityMCPTools = "mcp_tools"
+	// CapabilityVoice: the plan has voice and a phone line is set up. No
+	// tenant can set one up yet, so it is never listed.
+	CapabilityVoice = "voice"
+)
+
+// contextJSON is the public description of a tenant's agent, for other
+// agents and browsers. It holds nothing private: no ids, keys, limits or plan.
+type contextJSON struct {
+	Tenant       contextTenantJSON    `json:"tenant"`
+	Capabilities []string             `json:"capabilities"`
+	Segments     []string             `json:"segments"`
+	Endpoints    contextEndpointsJSON `json:"endpoints"`
+}
+
+type contextTenantJSON struct {
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+	BotName     *string `json:"botName"`
+	BotTitle    *string `json:"botTitle"`
+}
+
+// contextEndpointsJSON lists where to talk to the agent. MCP is null: this
+// service does not serve an MCP server of its own yet.
+type contextEndpointsJSON struct {
+	Chat string  `json:"chat"`
+	MCP  *string `json:"mcp"`
+}
+
+// ShowContext answers GET /context/{slug}: public, cacheable for a minute,
+// readable from any origin.
+func (h *Handler) ShowContext(c echo.Context) error {
+	hdr := c.Response().Header()
+	hdr.Set(echo.HeaderAccessControlAllowOrigin, "*")
+	hdr.Set(echo.HeaderCacheControl, "no-store") // errors are not cached
+	ctx := c.Request().Context()
+	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	segments, err := h.DB.ListSegments(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	tools, err := h.DB.ListTools(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	out := contextJSON{
+		Tenant: contextTenantJSON{Name: t.Name, Description: nonBlank(t.Description),
+			BotName: nonBlank(t.BotName), BotTitle: nonBlank(t.BotTitle)},
+		Capabilities: contextCapabilities(t, segments, tools),
+		Segments:     []string{},
+		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug},
+	}
+	for _, s := range segments { // the default first
+		if s.IsActive {
+			out.Segments = append(out.Segments, s.Slug)
+		}
+	}
+	hdr.Set(echo.HeaderCacheControl, "public, max-age=60")
+	return c.JSON(http.StatusOK, out)
+}
+
+// contextCapabilities lists what the tenant's agent can do: the channels its
+// plan and configuration enable, then, when it can hold a conversation, the
+// type (lowercase) of each active tool reachable from an active segment, once.
+func contextCapabilities(t db.Tenant, segments []db.SegmentSummary, tools []db.Tool) []string {
+	plan := t.PlanInfo()
+	caps := []string{}
+	if plan.Widget {
+		caps = append(caps, CapabilityChat)
+	}
+	if plan.MCP && t.MCPToolsURL != nil && strings.TrimSpace(*t.MCPToolsURL) != "" {
+		caps = append(caps, CapabilityMCPTools)
+	}
+	// CapabilityVoice needs a configured phone line, which does not exist yet.
+	if !plan.Widget {
+		return caps // tools run inside conversations; without a channel none can run
+	}
+	activeSegment := map[string]bool{}
+	for _, s := range segments {
+		activeSegment[s.ID] = s.IsActive
+	}
+	has := map[string]bool{}
+	for _, tool := range tools {
+		if tool.IsActive && (tool.SegmentID == nil || activeSegment[*tool.SegmentID]) {
+			has[tool.Type] = true
+		}
+	}
+	for _, typ := range agent.UserToolTypes {
+		if has[typ] {
+			caps = append(caps, strings.ToLower(typ))
+		}
+	}
+	return caps
+}
+
+// nonBlank is nil for a missing or blank string.
+func nonBlank(s *string) *string {
+	if s == nil || strings.TrimSpace(*s) == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,704 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// setupChat is setup with the managed provider pointed at a scripted
+// OpenAI-compatible server, and X-Forwarded-For trusted from loopback so
+// that each test call comes from its own address (the per-address chat
+// limit is shared by the whole test binary's database).
+func setupChat(t *testing.T, env map[string]string, turns ...llmtest.Turn) (*bundle, *llmtest.OpenAI) {
+	t.Helper()
+	llm := llmtest.NewOpenAI(t, turns...)
+	store := dbtest.New(t)
+	cfg, err := LoadConfig(func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		switch k {
+		case "DATABASE_URL":
+			return dbtest.URL()
+		case "PARLEY_SECRET_KEY":
+			return testKey
+		case "PARLEY_LLM_PROVIDER":
+			return "openai"
+		case "PARLEY_LLM_BASE_URL":
+			return llm.URL
+		case "PARLEY_LLM_MODEL":
+			return "test-model"
+		case "PARLEY_SSRF_ALLOW":
+			return "127.0.0.1/32"
+		case "PARLEY_TRUSTED_PROXIES":
+			return "127.0.0.1/32"
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Echo)
+	t.Cleanup(ts.Close)
+	key, _ := auth.ParseKey(testKey)
+	box, _ := auth.NewBox(key)
+	return &bundle{srv: srv, ts: ts, db: store, box: box}, llm
+}
+
+var chatAddrSeq atomic.Int64
+
+// newChatAddr is an address no other test call uses.
+func newChatAddr() string {
+	n := chatAddrSeq.Add(1)
+	return fmt.Sprintf("10.77.%d.%d", n/250, n%250+1)
+}
+
+// chatResponse is an answer of POST /chat/{slug}.
+type chatResponse struct {
+	status int
+	header http.Header
+	body   map[string]any   // JSON answers
+	events []map[string]any // SSE answers, in order
+}
+
+// chat posts body to /chat/{slug} from a fresh address (unless headers set
+// X-Forwarded-For) and reads the JSON or SSE answer.
+func (b *bundle) chat(t *testing.T, path string, body any, headers map[string]string) chatResponse {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	if s, ok := body.(string); ok {
+		raw = []byte(s)
+	}
+	req, _ := http.NewRequest("POST", b.ts.URL+path, strings.NewReader(string(raw)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", newChatAddr())
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := chatResponse{status: resp.StatusCode, header: resp.Header}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				t.Fatalf("bad SSE event %q", data)
+			}
+			out.events = append(out.events, ev)
+		}
+		return out
+	}
+	all, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(all, &out.body); err != nil {
+		t.Fatalf("bad JSON answer %d %q", resp.StatusCode, all)
+	}
+	return out
+}
+
+// exec runs SQL on the test database.
+func (b *bundle) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := b.db.Pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// count runs a count query on the test database.
+func (b *bundle) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := b.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+var agentHeaders = map[string]string{"X-Agent-Model": "claude-test"}
+
+func TestChatGates(t *testing.T) {
+	t.Parallel()
+	verify := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"success": %t}`, r.PostForm.Get("response") == "good-token")
+	}))
+	t.Cleanup(verify.Close)
+	b, llm := setupChat(t, map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": verify.URL})
+	ten := b.newTenant(t, "starter")
+	path := "/chat/" + ten.Slug
+	ok := map[string]any{"message": "Hello", "sessionId": "s-1"}
+
+	cases := []struct {
+		name    string
+		path    string
+		body    any
+		headers map[string]string
+		status  int
+		err     string
+		code    string
+	}{
+		{"MissingMessage", path, map[string]any{"sessionId": "s"}, nil, 400, "message and sessionId are required", ""},
+		{"BlankMessage", path, map[string]any{"message": "  ", "sessionId": "s"}, nil, 400, "message and sessionId are required", ""},
+		{"MissingSession", path, map[string]any{"message": "hi"}, nil, 400, "message and sessionId are required", ""},
+		{"MessageTooLong", path, map[string]any{"message": strings.Repeat("é", 15001), "sessionId": "s"}, nil, 400, "Message too long (max 15000 chars)", ""},
+		{"SessionTooLong", path, map[string]any{"message": "hi", "sessionId": strings.Repeat("s", 101)}, nil, 400, "sessionId too long (max 100 chars)", ""},
+		{"NotJSON", path, "nope", nil, 400, "Request body must be a JSON object", ""},
+		{"UnknownTenant", "/chat/no-such-tenant", ok, nil, 404, "Tenant not found", ""},
+		{"UnknownSegment", path + "?segment=nope", ok, nil, 400, `Unknown or inactive segment: "nope"`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := b.chat(t, tc.path, tc.body, tc.headers)
+			if r.status != tc.status || r.body["error"] != tc.err || tc.code != "" && r.body["code"] != tc.code {
+				t.Errorf("got %d %v, want %d %q", r.status, r.body, tc.status, tc.err)
+			}
+		})
+	}
+
+	t.Run("MessageOf15000", func(t *testing.T) {
+		// Validation passes; the gate of a free plan answers next.
+		free := b.newTenant(t, "free")
+		r := b.chat(t, "/chat/"+free.Slug, map[string]any{"message": strings.Repeat("é", 15000), "sessionId": strings.Repeat("s", 100)}, nil)
+		if r.status != 402 || r.body["code"] != "NOT_ACTIVATED" {
+			t.Errorf("got %d %v, want 402 NOT_ACTIVATED", r.status, r.body)
+		}
+	})
+
+	t.Run("Origin", func(t *testing.T) {
+		o := b.newTenant(t, "starter")
+		b.exec(t, `UPDATE tenants SET allowed_domains = '{example.com}' WHERE id = $1`, o.ID)
+		r := b.chat(t, "/chat/"+o.Slug, ok, map[string]string{"Origin": "https://evil.test"})
+		if r.status != 403 || r.body["error"] != "Origin not allowed" {
+			t.Errorf("got %d %v", r.status, r.body)
+		}
+		r = b.chat(t, "/chat/"+o.Slug+"?segment=nope", ok, map[string]string{"Origin": "https://www.example.com"})
+		if r.status != 400 {
+			t.Errorf("allowed origin: got %d %v, want the segment's 400", r.status, r.body)
+		}
+	})
+
+	t.Run("WidgetKey", func(t *testing.T) {
+		w := b.newTenant(t, "starter")
+		b.exec(t, `UPDATE tenants SET widget_key = 'wk-123' WHERE id = $1`, w.ID)
+		for _, h := range []map[string]string{nil, {"X-Widget-Key": "wrong"}} {
+			r := b.chat(t, "/chat/"+w.Slug, ok, h)
+			if r.status != 403 || r.body["error"] != "Invalid or missing widget key" {
+				t.Errorf("key %v: got %d %v", h, r.status, r.body)
+			}
+		}
+		r := b.chat(t, "/chat/"+w.Slug+"?segment=nope", map[string]any{"message": "hi", "sessionId": "s", "widgetKey": "wk-123"}, nil)
+		if r.status != 400 {
+			t.Errorf("body key: got %d %v, want the segment's 400", r.status, r.body)
+		}
+	})
+
+	t.Run("Captcha", func(t *testing.T) {
+		cp := b.newTenant(t, "starter")
+		b.exec(t, `UPDATE tenants SET captcha_enabled = true, captcha_site_key = 'site', captcha_secret_key = $2 WHERE id = $1`,
+			cp.ID, b.box.Seal([]byte("secret")))
+		r := b.chat(t, "/chat/"+cp.Slug, ok, nil)
+		if r.status != 403 || r.body["code"] != "CAPTCHA_REQUIRED" {
+			t.Errorf("no token: got %d %v", r.status, r.body)
+		}
+		r = b.chat(t, "/chat/"+cp.Slug, map[string]any{"message": "hi", "sessionId": "s", "captchaToken": "bad-token"}, nil)
+		if r.status != 403 || r.body["code"] != "CAPTCHA_FAILED" {
+			t.Errorf("bad token: got %d %v", r.status, r.body)
+		}
+		r = b.chat(t, "/chat/"+cp.Slug+"?segment=nope", map[string]any{"message": "hi", "sessionId": "s", "captchaToken": "good-token"}, nil)
+		if r.status != 400 {
+			t.Errorf("good token: got %d %v, want the segment's 400", r.status, r.body)
+		}
+	})
+
+	t.Run("RateLimit", func(t *testing.T) {
+		addr := map[string]string{"X-Forwarded-For": newChatAddr()}
+		for i := range 20 {
+			if r := b.chat(t, path+"?segment=nope", ok, addr); r.status != 400 {
+				t.Fatalf("message %d: got %d %v", i+1, r.status, r.body)
+			}
+		}
+		r := b.chat(t, path, ok, addr)
+		if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body["error"].(string), "Too many messages") {
+			t.Errorf("21st message: got %d %v (Retry-After %q)", r.status, r.body, r.header.Get("Retry-After"))
+		}
+	})
+
+	t.Run("OtherTenantsSegment", func(t *testing.T) {
+		other := b.newTenant(t, "starter")
+		st, seg := b.do(t, "POST", "/tenants/"+other.Slug+"/segments", other.Token,
+			map[string]any{"name": "Theirs", "systemPrompt": "Not yours."})
+		if st != 201 {
+			t.Fatalf("segment: %d %v", st, seg)
+		}
+		r := b.chat(t, path, map[string]any{"message": "hi", "sessionId": "s", "segment": seg["slug"]}, nil)
+		if r.status != 400 {
+			t.Errorf("got %d %v", r.status, r.body)
+		}
+		inactive := b.newTenant(t, "starter")
+		st, seg = b.do(t, "POST", "/tenants/"+inactive.Slug+"/segments", inactive.Token,
+			map[string]any{"name": "Paused", "systemPrompt": "Paused."})
+		if st != 201 {
+			t.Fatalf("segment: %d %v", st, seg)
+		}
+		if st, _ := b.do(t, "PUT", "/tenants/"+inactive.Slug+"/segments/"+seg["id"].(string), inactive.Token, map[string]any{"isActive": false}); st != 200 {
+			t.Fatalf("deactivating: %d", st)
+		}
+		r = b.chat(t, "/chat/"+inactive.Slug, map[string]any{"message": "hi", "sessionId": "s", "segment": seg["slug"]}, nil)
+		if r.status != 400 {
+			t.Errorf("inactive: got %d %v", r.status, r.body)
+		}
+	})
+
+	t.Run("MonthlyLimit", func(t *testing.T) {
+		full := b.newTenant(t, "starter")
+		b.exec(t, `INSERT INTO conversations (tenant_id, session_id) SELECT $1, 'old-' || g FROM generate_series(1, 1000) g`, full.ID)
+		r := b.chat(t, "/chat/"+full.Slug, ok, agentHeaders)
+		if r.status != 429 || r.body["error"] == nil || r.body["current"] != float64(1000) || r.body["limit"] != float64(1000) || r.body["nextResetAt"] == nil {
+			t.Errorf("got %d %v", r.status, r.body)
+		}
+		checkChatSchema(t, "limit", "ChatLimitError", r.body)
+		if _, nested := r.body["details"]; nested {
+			t.Errorf("counts must be top level: %v", r.body)
+		}
+		// An existing session still continues.
+		llm.Push(llmtest.Turn{Text: []string{"Still here."}})
+		r = b.chat(t, "/chat/"+full.Slug, map[string]any{"message": "again", "sessionId": "old-7"}, agentHeaders)
+		if r.status != 200 || r.body["message"] != "Still here." {
+			t.Errorf("existing session: got %d %v", r.status, r.body)
+		}
+	})
+}
+
+func TestChatEnvelope(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil, llmtest.Turn{Text: []string{"Hello ", "agent."}})
+	ten := b.newTenant(t, "starter")
+	model := strings.Repeat("m", 150)
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Who are you?", "sessionId": "env-1"},
+		map[string]string{"X-Agent-Model": model})
+	if r.status != 200 || r.header.Get("X-AI-Generated") != "true" {
+		t.Fatalf("got %d %v %v", r.status, r.header, r.body)
+	}
+	want := map[string]any{
+		"message": "Hello agent.", "sessionId": "env-1", "messageCount": float64(2), "visitorType": "agent",
+		"agentModel": strings.Repeat("m", 100), "contactSubmitted": false, "llmSource": "managed",
+		"llmProvider": "openai", "llmModel": "test-model", "status": "bot",
+	}
+	for k, v := range want {
+		if r.body[k] != v {
+			t.Errorf("%s = %v, want %v", k, r.body[k], v)
+		}
+	}
+	checkChatSchema(t, "envelope", "ChatReply", r.body)
+	if ex, ok := r.body["toolExecutions"].([]any); !ok || len(ex) != 0 {
+		t.Errorf("toolExecutions = %v", r.body["toolExecutions"])
+	}
+	if tr, ok := r.body["toolResults"].(map[string]any); !ok || len(tr) != 0 {
+		t.Errorf("toolResults = %v", r.body["toolResults"])
+	}
+	convID, _ := r.body["conversationId"].(string)
+	var channel, visitorType, agentModel string
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, visitor_type, agent_model FROM conversations WHERE id = $1 AND tenant_id = $2`,
+		convID, ten.ID).Scan(&channel, &visitorType, &agentModel); err != nil {
+		t.Fatal(err)
+	}
+	if channel != "agent" || visitorType != "agent" || agentModel != strings.Repeat("m", 100) {
+		t.Errorf("stored conversation: %s %s %s", channel, visitorType, agentModel)
+	}
+	if got := llm.Requests(); len(got) != 1 || got[0].Chat.Messages[len(got[0].Chat.Messages)-1].Content != "Who are you?" {
+		t.Errorf("model received %v", got)
+	}
+
+	t.Run("SecondTurnContinues", func(t *testing.T) {
+		llm.Push(llmtest.Turn{Text: []string{"Again."}})
+		r2 := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "And now?", "sessionId": "env-1"}, agentHeaders)
+		if r2.status != 200 || r2.body["conversationId"] != convID || r2.body["messageCount"] != float64(4) {
+			t.Fatalf("got %d %v", r2.status, r2.body)
+		}
+		reqs := llm.Requests()
+		msgs := reqs[len(reqs)-1].Chat.Messages
+		var roles []string
+		for _, m := range msgs {
+			roles = append(roles, m.Role+":"+string(m.Content))
+		}
+		joined := strings.Join(roles, "|")
+		if !strings.Contains(joined, "user:Who are you?|assistant:Hello agent.|user:And now?") {
+			t.Errorf("history sent: %s", joined)
+		}
+	})
+
+	t.Run("AgentPrefix", func(t *testing.T) {
+		llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "[AGENT: gpt-x] hello", "sessionId": "prefix-1", "stream": false}, nil)
+		if r.status != 200 || r.body["visitorType"] != "agent" || r.body["agentModel"] != "gpt-x" {
+			t.Errorf("got %d %v", r.status, r.body)
+		}
+		var channel string
+		_ = b.db.Pool.QueryRow(context.Background(), `SELECT channel FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&channel)
+		if channel != "web" {
+			t.Errorf("channel %q, want web (no X-Agent-Model)", channel)
+		}
+	})
+
+	t.Run("UpstreamFailure", func(t *testing.T) {
+		llm.Push(llmtest.Turn{Status: 500, ErrorMessage: "boom"})
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "hi", "sessionId": "fail-1"}, agentHeaders)
+		if r.status != 502 || r.body["code"] == nil || r.body["error"] == nil {
+			t.Errorf("got %d %v", r.status, r.body)
+		}
+	})
+}
+
+func TestChatStream(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil, llmtest.Turn{Text: []string{"One ", "two ", "three."}})
+	ten := b.newTenant(t, "starter")
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Count", "sessionId": "sse-1",
+		"pageUrl": "https://example.com/pricing"}, map[string]string{"X-Visitor-Id": "crm-42"})
+	if r.status != 200 || len(r.events) != 4 {
+		t.Fatalf("got %d %v", r.status, r.events)
+	}
+	for i, want := range []string{"One ", "two ", "three."} {
+		if r.events[i]["text"] != want {
+			t.Errorf("chunk %d = %v, want %q", i, r.events[i], want)
+		}
+	}
+	done := r.events[3]
+	for k, v := range map[string]any{"done": true, "sessionId": "sse-1", "messageCount": float64(2), "visitorType": "human",
+		"llmSource": "managed", "llmProvider": "openai", "llmModel": "test-model", "message": "One two three.", "contactSubmitted": false} {
+		if done[k] != v {
+			t.Errorf("done %s = %v, want %v", k, done[k], v)
+		}
+	}
+	checkChatSchema(t, "done event", "ChatReply", done)
+	for _, chunk := range r.events[:3] {
+		checkChatSchema(t, "chunk", "ChatStreamChunk", chunk)
+	}
+	if done["conversationId"] == nil || done["messageId"] == nil || done["toolExecutions"] == nil {
+		t.Errorf("done event: %v", done)
+	}
+	var channel, visitorType, page, externalID string
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT c.channel, c.visitor_type, c.page_url, v.external_id
+		FROM conversations c JOIN visitors v ON v.id = c.visitor_id WHERE c.id = $1`, done["conversationId"]).Scan(&channel, &visitorType, &page, &externalID); err != nil {
+		t.Fatal(err)
+	}
+	if channel != "web" || visitorType != "human" || page != "https://example.com/pricing" || externalID != "crm-42" {
+		t.Errorf("stored: %s %s %s %s", channel, visitorType, page, externalID)
+	}
+	if n := b.count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1 AND role = 'assistant' AND content = 'One two three.'`, done["conversationId"]); n != 1 {
+		t.Errorf("assistant messages stored: %d", n)
+	}
+
+	t.Run("UpstreamFailure", func(t *testing.T) {
+		llm.Push(llmtest.Turn{Status: 401, ErrorMessage: "bad key"})
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "hi", "sessionId": "sse-fail"}, nil)
+		last := r.events[len(r.events)-1]
+		if r.status != 200 || last["error"] == nil || last["code"] != "LLM_AUTH" {
+			t.Errorf("got %d %v", r.status, r.events)
+		}
+		checkChatSchema(t, "error event", "ChatStreamError", last)
+	})
+
+	t.Run("DisconnectKeepsWhatWasSaid", func(t *testing.T) {
+		llm.Push(llmtest.Turn{Text: []string{"Partial answer"}, Stall: true})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "POST", b.ts.URL+"/chat/"+ten.Slug,
+			strings.NewReader(`{"message":"Tell me everything","sessionId":"sse-gone"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Forwarded-For", newChatAddr())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		if err != nil || !strings.Contains(line, "Partial answer") {
+			t.Fatalf("first chunk %q: %v", line, err)
+		}
+		cancel()
+		resp.Body.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n := b.count(t, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+				WHERE c.tenant_id = $1 AND c.session_id = 'sse-gone' AND m.role = 'assistant' AND m.content = 'Partial answer'`, ten.ID)
+			if n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the partial answer was not stored after the visitor left")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
+	t.Run("AgentAskingForStream", func(t *testing.T) {
+		llm.Push(llmtest.Turn{Text: []string{"Streamed."}})
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "hi", "sessionId": "sse-agent", "stream": true}, agentHeaders)
+		if r.status != 200 || len(r.events) != 2 || r.events[1]["visitorType"] != "agent" || r.events[1]["done"] != true {
+			t.Errorf("got %d %v", r.status, r.events)
+		}
+	})
+}
+
+func TestChatTools(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	ten := b.newTenant(t, "starter")
+	st, seg := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token,
+		map[string]any{"name": "Sales", "systemPrompt": "You sell blue widgets to companies."})
+	if st != 201 {
+		t.Fatalf("segment: %d %v", st, seg)
+	}
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{
+		"title": "Shipping", "content": "Widgets ship within 3 business days."}); st != 201 {
+		t.Fatalf("corpus: %d %v", st, body)
+	}
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{
+		"name": "Contact form", "description": "Collect a lead", "type": "SUBMIT_FORM",
+		"config": map[string]any{"fields": []any{
+			map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true},
+			map[string]any{"name": "email", "label": "Email", "type": "email", "required": true},
+		}}}); st != 201 {
+		t.Fatalf("tool: %d %v", st, body)
+	}
+	llm.Push(
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "contact_form",
+			Arguments: []string{`{"full_name":"Ada`, ` Lovelace","email":"ada@example.com"}`}}}},
+		llmtest.Turn{Text: []string{"Thanks Ada, we will be in touch."}},
+	)
+	r := b.chat(t, "/chat/"+ten.Slug+"?segment="+seg["slug"].(string),
+		map[string]any{"message": "I want widgets, I am Ada Lovelace, ada@example.com", "sessionId": "tools-1"}, agentHeaders)
+	if r.status != 200 || r.body["contactSubmitted"] != true || r.body["message"] != "Thanks Ada, we will be in touch." {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	if tr, _ := r.body["toolResults"].(map[string]any); tr["Contact form"] != true {
+		t.Errorf("toolResults = %v", r.body["toolResults"])
+	}
+	ex, _ := r.body["toolExecutions"].([]any)
+	if len(ex) != 1 {
+		t.Fatalf("toolExecutions = %v", r.body["toolExecutions"])
+	}
+	checkChatSchema(t, "tools envelope", "ChatReply", r.body)
+	e := ex[0].(map[string]any)
+	if e["name"] != "Contact form" || e["type"] != "SUBMIT_FORM" || e["success"] != true || e["summary"] == nil || e["timestamp"] == nil {
+		t.Errorf("execution = %v", e)
+	}
+	if _, raw := e["input"]; raw {
+		t.Errorf("raw input leaked: %v", e)
+	}
+
+	convID := r.body["conversationId"]
+	var channel, name, email, toolType string
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, input->>'full_name', input->>'email', tool_type FROM submissions
+		WHERE tenant_id = $1 AND conversation_id = $2`, ten.ID, convID).Scan(&channel, &name, &email, &toolType); err != nil {
+		t.Fatalf("submission: %v", err)
+	}
+	if channel != "api" || name != "Ada Lovelace" || email != "ada@example.com" || toolType != "SUBMIT_FORM" {
+		t.Errorf("submission: %s %s %s %s", channel, name, email, toolType)
+	}
+	if n := b.count(t, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'submission.created'`, ten.ID); n != 1 {
+		t.Errorf("events: %d", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM tool_history WHERE conversation_id = $1 AND tool_name = 'contact form'`, convID); n != 1 {
+		t.Errorf("tool history: %d", n)
+	}
+
+	reqs := llm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model calls: %d", len(reqs))
+	}
+	first := reqs[0].Chat
+	system := string(first.Messages[0].Content)
+	if first.Messages[0].Role != "system" || !strings.Contains(system, "You sell blue widgets to companies.") ||
+		!strings.Contains(system, "Widgets ship within 3 business days.") {
+		t.Errorf("system prompt: %q", system)
+	}
+	if len(first.Tools) != 1 || first.Tools[0].Function.Name != "contact_form" || !strings.Contains(string(first.Tools[0].Function.Parameters), "full_name") {
+		t.Errorf("tools offered: %+v", first.Tools)
+	}
+	second := reqs[1].Chat.Messages
+	if last := second[len(second)-1]; last.Role != "tool" || last.ToolCallID != "call_1" || !strings.Contains(string(last.Content), `"success":true`) {
+		t.Errorf("tool result sent back: %+v", last)
+	}
+}
+
+func TestChatLocalProvider(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "starter")
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{
+		"title": "Opening hours", "content": "The shop opens at nine every weekday."}); st != 201 {
+		t.Fatalf("corpus: %d %v", st, body)
+	}
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "What are the opening hours?", "sessionId": "local-1"}, agentHeaders)
+	msg, _ := r.body["message"].(string)
+	if r.status != 200 || !strings.HasPrefix(msg, agent.LocalNotice) || !strings.Contains(msg, "The shop opens at nine every weekday.") ||
+		r.body["llmProvider"] != "local" || r.body["llmModel"] != "corpus" {
+		t.Errorf("got %d %v", r.status, r.body)
+	}
+}
+
+// checkChatSchema checks a chat answer against its schema in openapi.json:
+// valid, and every field documented.
+func checkChatSchema(t *testing.T, where, name string, v map[string]any) {
+	t.Helper()
+	doc := loadOpenAPI(t)
+	schema := doc.Components.Schemas[name].Value
+	if err := schema.VisitJSON(v); err != nil {
+		t.Errorf("%s does not match %s: %v", where, name, err)
+	}
+	documentedKeys(t, where, schema, v)
+}
+
+func TestChatEscalation(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	ten := b.newTenant(t, "starter")
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{
+		"name": "Human", "description": "Hand over to the team", "type": "ESCALATE_TO_HUMAN"}); st != 201 {
+		t.Fatalf("tool: %d %v", st, body)
+	}
+	llm.Push(
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_h", Name: "human", Arguments: []string{`{"reason":"wants a person"}`}}}},
+		llmtest.Turn{Text: []string{"Someone will take over."}},
+	)
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Let me talk to a person", "sessionId": "esc-1", "stream": false}, nil)
+	if r.status != 200 || r.body["status"] != "escalated" || r.body["visitorType"] != "human" {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	var status string
+	_ = b.db.Pool.QueryRow(context.Background(), `SELECT status FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&status)
+	if status != "ESCALATED" {
+		t.Errorf("stored status %q", status)
+	}
+}
+
+func TestChatFeedback(t *testing.T) {
+	t.Parallel()
+	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"Answer."}})
+	ten := b.newTenant(t, "starter")
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Question", "sessionId": "fb-1"}, agentHeaders)
+	msgID, _ := r.body["messageId"].(string)
+	if r.status != 200 || msgID == "" {
+		t.Fatalf("chat: %d %v", r.status, r.body)
+	}
+	path := "/chat/" + ten.Slug + "/feedback"
+	fb := b.chat(t, path, map[string]any{"sessionId": "fb-1", "messageId": msgID, "value": "up"}, nil)
+	if fb.status != 200 || fb.body["value"] != "up" || fb.body["messageId"] != msgID {
+		t.Fatalf("feedback: %d %v", fb.status, fb.body)
+	}
+	checkChatSchema(t, "feedback", "ChatFeedback", fb.body)
+	if fb = b.chat(t, path, map[string]any{"sessionId": "fb-1", "messageId": msgID, "value": "down"}, nil); fb.status != 200 {
+		t.Fatalf("changed vote: %d %v", fb.status, fb.body)
+	}
+	pos := b.count(t, `SELECT feedback_positive FROM conversations WHERE id = $1`, r.body["conversationId"])
+	neg := b.count(t, `SELECT feedback_negative FROM conversations WHERE id = $1`, r.body["conversationId"])
+	if pos != 0 || neg != 1 {
+		t.Errorf("counts +%d -%d, want +0 -1", pos, neg)
+	}
+
+	cases := []struct {
+		name   string
+		path   string
+		body   map[string]any
+		status int
+		err    string
+	}{
+		{"BadValue", path, map[string]any{"sessionId": "fb-1", "messageId": msgID, "value": "meh"}, 400, "Validation failed"},
+		{"MissingSession", path, map[string]any{"messageId": msgID, "value": "up"}, 400, "Validation failed"},
+		{"OtherSession", path, map[string]any{"sessionId": "fb-2", "messageId": msgID, "value": "up"}, 404, "Message not found"},
+		{"UnknownMessage", path, map[string]any{"sessionId": "fb-1", "messageId": "00000000-0000-0000-0000-000000000000", "value": "up"}, 404, "Message not found"},
+		{"UnknownTenant", "/chat/no-such-tenant/feedback", map[string]any{"sessionId": "fb-1", "messageId": msgID, "value": "up"}, 404, "Tenant not found"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := b.chat(t, tc.path, tc.body, nil)
+			if got.status != tc.status || got.body["error"] != tc.err {
+				t.Errorf("got %d %v, want %d %q", got.status, got.body, tc.status, tc.err)
+			}
+		})
+	}
+	t.Run("UserMessage", func(t *testing.T) {
+		var userID string
+		_ = b.db.Pool.QueryRow(context.Background(), `SELECT id FROM messages WHERE conversation_id = $1 AND role = 'user'`, r.body["conversationId"]).Scan(&userID)
+		got := b.chat(t, path, map[string]any{"sessionId": "fb-1", "messageId": userID, "value": "up"}, nil)
+		if got.status != 400 {
+			t.Errorf("got %d %v", got.status, got.body)
+		}
+	})
+}
+
+func TestChatVisitorMemory(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	ten := b.newTenant(t, "starter")
+	st, v := b.do(t, "POST", "/tenants/"+ten.Slug+"/visitors", ten.Token, map[string]any{"externalId": "user-7", "displayName": "Grace"})
+	if st != 201 && st != 200 {
+		t.Fatalf("visitor: %d %v", st, v)
+	}
+	vid := v["id"].(string)
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/visitors/"+vid+"/memory", ten.Token,
+		map[string]any{"key": "favourite_colour", "value": "teal"}); st != 200 && st != 201 {
+		t.Fatalf("memory: %d %v", st, body)
+	}
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{
+		"name": "Remember", "description": "Keep facts", "type": "REMEMBER_FACT"}); st != 201 {
+		t.Fatalf("tool: %d %v", st, body)
+	}
+	llm.Push(
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_m", Name: "remember", Arguments: []string{`{"key":"city","value":"Lyon"}`}}}},
+		llmtest.Turn{Text: []string{"Noted."}},
+		llmtest.Turn{Text: []string{"Hello again."}},
+	)
+	// By id in the header, then by externalId in the body: the same visitor.
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "I live in Lyon", "sessionId": "mem-1"},
+		map[string]string{"X-Visitor-Id": vid, "X-Agent-Model": "m"})
+	if r.status != 200 || r.body["toolResults"].(map[string]any)["Remember"] != true {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	system := string(llm.Requests()[0].Chat.Messages[0].Content)
+	if !strings.Contains(system, "favourite_colour: teal") {
+		t.Errorf("memory not in the prompt: %q", system)
+	}
+	r = b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Hi", "sessionId": "mem-2", "visitorId": "user-7"}, agentHeaders)
+	if r.status != 200 {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	reqs := llm.Requests()
+	if system := string(reqs[len(reqs)-1].Chat.Messages[0].Content); !strings.Contains(system, "city: Lyon") {
+		t.Errorf("remembered fact not in the next prompt: %q", system)
+	}
+	if n := b.count(t, `SELECT count(*) FROM conversations WHERE tenant_id = $1 AND visitor_id = $2`, ten.ID, vid); n != 2 {
+		t.Errorf("conversations of the visitor: %d", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM visitors WHERE tenant_id = $1`, ten.ID); n != 1 {
+		t.Errorf("visitors: %d", n)
+	}
+}

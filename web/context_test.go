@@ -1,0 +1,208 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// getContext fetches GET /context/{slug} without credentials and returns the
+// response, its raw body and the decoded body.
+func (b *bundle) getContext(t *testing.T, slug string) (*http.Response, string, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(b.ts.URL + "/context/" + slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("GET /context/%s: bad JSON %q", slug, raw)
+	}
+	return resp, string(raw), out
+}
+
+// mustDo is b.do failing the test on a status other than want.
+func (b *bundle) mustDo(t *testing.T, want int, method, path, token string, body any) map[string]any {
+	t.Helper()
+	status, got := b.do(t, method, path, token, body)
+	if status != want {
+		t.Fatalf("%s %s: %d %v, want %d", method, path, status, got, want)
+	}
+	return got
+}
+
+func TestContextDiscovery(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+
+	t.Run("Fields", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		base := "/tenants/" + ten.Slug
+		b.mustDo(t, 200, "PUT", base, ten.Token, map[string]any{
+			"description": "We sell things", "botName": "Ada", "botTitle": "Sales assistant", "botLore": "private lore",
+			"visitorContextUrl": "https://hooks.example.com/private-context", "captchaEnabled": true,
+			"captchaSiteKey": "site-key-x", "captchaSecretKey": "captcha-secret-x",
+		})
+		b.mustDo(t, 200, "PUT", base+"/mcp-tools", ten.Token, map[string]any{
+			"mcpToolsUrl": "https://tools.example.com/private-mcp", "mcpToolsApiKey": "mcp-key-x"})
+		if _, err := b.db.Pool.Exec(t.Context(), `UPDATE tenants SET widget_key = 'wk-private-x' WHERE id = $1`, ten.ID); err != nil {
+			t.Fatal(err)
+		}
+
+		// Segments: the default first, then by name; an inactive one is left out.
+		b.mustDo(t, 201, "POST", base+"/segments", ten.Token, map[string]any{"slug": "zeta", "name": "Zeta", "systemPrompt": "p"})
+		b.mustDo(t, 201, "POST", base+"/segments", ten.Token, map[string]any{"slug": "alpha", "name": "Alpha", "systemPrompt": "p"})
+		b.mustDo(t, 201, "POST", base+"/segments", ten.Token, map[string]any{"slug": "archive", "name": "Archive", "systemPrompt": "p"})
+		b.mustDo(t, 200, "PATCH", base+"/segments/archive", ten.Token, map[string]any{"isActive": false})
+
+		// Tools: active ones count once per type; an inactive tool, or one
+		// tied to an inactive segment, does not count.
+		form := map[string]any{"fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}
+		for _, tool := range []map[string]any{
+			{"name": "Form", "description": "d", "type": "SUBMIT_FORM", "config": form, "segmentId": "alpha"},
+			{"name": "Remember", "description": "d", "type": "REMEMBER_FACT"},
+			{"name": "Remember too", "description": "d", "type": "REMEMBER_FACT", "segmentId": "zeta"},
+			{"name": "Meet", "description": "d", "type": "BOOK_MEETING", "segmentId": "archive"},
+			{"name": "Products", "description": "d", "type": "RECOMMEND_PRODUCT", "isActive": false},
+		} {
+			b.mustDo(t, 201, "POST", base+"/tools", ten.Token, tool)
+		}
+
+		// Another tenant's segments and tools never appear.
+		other := b.newTenant(t, "scale")
+		b.mustDo(t, 201, "POST", "/tenants/"+other.Slug+"/segments", other.Token, map[string]any{"slug": "other-seg", "name": "Other", "systemPrompt": "p"})
+		b.mustDo(t, 201, "POST", "/tenants/"+other.Slug+"/tools", other.Token, map[string]any{"name": "Human", "description": "d", "type": "ESCALATE_TO_HUMAN"})
+		b.mustDo(t, 201, "POST", "/tenants/"+other.Slug+"/tools", other.Token, map[string]any{"name": "Meet", "description": "d", "type": "BOOK_MEETING"})
+
+		resp, raw, got := b.getContext(t, ten.Slug)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET context: %d %s", resp.StatusCode, raw)
+		}
+		want := map[string]any{
+			"tenant":       map[string]any{"name": ten.Name, "description": "We sell things", "botName": "Ada", "botTitle": "Sales assistant"},
+			"capabilities": []any{"chat", "mcp_tools", "submit_form", "remember_fact"},
+			"segments":     []any{"default", "alpha", "zeta"},
+			"endpoints":    map[string]any{"chat": b.srv.Config.BaseURL + "/chat/" + ten.Slug, "mcp": nil},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("GET context:\n got %v\nwant %v", got, want)
+		}
+		for _, h := range [][2]string{
+			{"Cache-Control", "public, max-age=60"},
+			{"Access-Control-Allow-Origin", "*"},
+			{"Content-Type", "application/json"},
+		} {
+			if v := resp.Header.Get(h[0]); v != h[1] {
+				t.Errorf("%s = %q, want %q", h[0], v, h[1])
+			}
+		}
+		for _, private := range []string{ten.ID, ten.Token, other.Slug, "other-seg", "archive", "escalate", "book_meeting",
+			"recommend_product", "scale", "private", "site-key-x", "captcha-secret-x", "mcp-key-x", "tools.example.com",
+			"Limit", "id\"", "voice"} {
+			if strings.Contains(strings.ToLower(raw), strings.ToLower(private)) {
+				t.Errorf("GET context leaks %q: %s", private, raw)
+			}
+		}
+
+		// The other tenant sees only its own.
+		_, _, got = b.getContext(t, other.Slug)
+		if caps := got["capabilities"]; !reflect.DeepEqual(caps, []any{"chat", "book_meeting", "escalate_to_human"}) {
+			t.Errorf("other tenant's capabilities = %v", caps)
+		}
+		if segs := got["segments"]; !reflect.DeepEqual(segs, []any{"default", "other-seg"}) {
+			t.Errorf("other tenant's segments = %v", segs)
+		}
+
+		// A change shows on the next request (the cache is the client's).
+		b.mustDo(t, 200, "PATCH", base+"/segments/archive", ten.Token, map[string]any{"isActive": true})
+		if _, _, got = b.getContext(t, ten.Slug); !slices.Contains(got["capabilities"].([]any), any("book_meeting")) ||
+			!reflect.DeepEqual(got["segments"], []any{"default", "alpha", "archive", "zeta"}) {
+			t.Errorf("after activating archive: %v", got)
+		}
+	})
+
+	t.Run("UnsetFieldsAreNull", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "starter")
+		_, raw, got := b.getContext(t, ten.Slug)
+		tenant, _ := got["tenant"].(map[string]any)
+		for _, k := range []string{"description", "botName", "botTitle"} {
+			if v, ok := tenant[k]; !ok || v != nil {
+				t.Errorf("tenant.%s = %v (present %v), want null: %s", k, v, ok, raw)
+			}
+		}
+	})
+
+	t.Run("CapabilitiesPerPlan", func(t *testing.T) {
+		t.Parallel()
+		mcpURL := "https://tools.example.com/mcp"
+		for _, tc := range []struct {
+			plan    string
+			withMCP bool
+			want    []any
+		}{
+			// Without the widget no conversation can run, hence no tool either.
+			{"free", false, []any{}},
+			{"free", true, []any{}},
+			{"starter", false, []any{"remember_fact"}},
+			{"starter", true, []any{"remember_fact"}}, // a URL left from a higher plan does not count
+			{"builder", false, []any{"remember_fact"}},
+			{"builder", true, []any{"mcp_tools", "remember_fact"}},
+			{"scale", false, []any{"remember_fact"}}, // no phone line can be set up: no voice
+			{"scale", true, []any{"mcp_tools", "remember_fact"}},
+		} {
+			ten := b.newTenant(t, tc.plan)
+			b.mustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{"name": "Remember", "description": "d", "type": "REMEMBER_FACT"})
+			if tc.withMCP {
+				if _, err := b.db.Pool.Exec(t.Context(), `UPDATE tenants SET mcp_tools_url = $2 WHERE id = $1`, ten.ID, mcpURL); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := tc.want
+			if tc.plan != "free" {
+				want = append([]any{"chat"}, want...)
+			}
+			resp, raw, got := b.getContext(t, ten.Slug)
+			if resp.StatusCode != http.StatusOK || !reflect.DeepEqual(got["capabilities"], want) {
+				t.Errorf("%s (MCP URL %v): %d %s, want capabilities %v", tc.plan, tc.withMCP, resp.StatusCode, raw, want)
+			}
+			if !reflect.DeepEqual(got["segments"], []any{"default"}) {
+				t.Errorf("%s: segments %v", tc.plan, got["segments"])
+			}
+		}
+	})
+
+	t.Run("UnknownSlug", func(t *testing.T) {
+		t.Parallel()
+		for _, slug := range []string{"no-such-tenant", "UPPER", strings.Repeat("x", 200)} {
+			resp, raw, got := b.getContext(t, slug)
+			if resp.StatusCode != http.StatusNotFound || !reflect.DeepEqual(got, map[string]any{"error": "Tenant not found"}) {
+				t.Errorf("GET /context/%s: %d %s", slug, resp.StatusCode, raw)
+			}
+			if v := resp.Header.Get("Access-Control-Allow-Origin"); v != "*" {
+				t.Errorf("404 Access-Control-Allow-Origin = %q", v)
+			}
+			if v := resp.Header.Get("Cache-Control"); v != "no-store" {
+				t.Errorf("404 Cache-Control = %q", v)
+			}
+		}
+	})
+
+	t.Run("NoCredentialsNeeded", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "starter")
+		// Credentials, even bad ones, are ignored.
+		for _, token := range []string{"", "ak_invalid", ten.Token} {
+			if status, got := b.do(t, "GET", "/context/"+ten.Slug+"/", token, nil); status != http.StatusOK || got["tenant"] == nil {
+				t.Errorf("GET context with token %q: %d %v", token, status, got)
+			}
+		}
+	})
+}
