@@ -38,6 +38,7 @@ type Resolver interface {
 // what keeps requests outside. Environment proxies are ignored, since a proxy
 // would dial on our behalf, unchecked.
 type Outbound struct {
+	allow     []netip.Prefix // exempt from the guard
 	guard     *ssrf.Guardian
 	resolver  Resolver
 	dialer    *net.Dialer
@@ -60,6 +61,7 @@ func NewOutbound(allow []netip.Prefix, resolver Resolver) *Outbound {
 		resolver = net.DefaultResolver
 	}
 	o := &Outbound{
+		allow:    append([]netip.Prefix(nil), allow...),
 		guard:    ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...)),
 		resolver: resolver,
 	}

@@ -80,6 +80,21 @@ type chatTurn struct {
 	visitorType string
 	agentModel  *string
 	metadata    db.ConversationMetadata
+	// verified: a visitor token proved who the visitor is. Under a visitor
+	// auth mode an unverified visitor (an id alone proves nothing) gets no
+	// memory: none in the prompt, no REMEMBER_FACT.
+	verified bool
+	// llm is the caller's own model (X-LLM-Key), nil for the managed one.
+	llm agent.Provider
+}
+
+// memoryAllowed reports whether the turn may read and write the visitor's memory.
+func (turn *chatTurn) memoryAllowed() bool {
+	if turn.visitor == nil {
+		return false
+	}
+	mode := turn.tenant.VisitorAuthMode
+	return turn.verified || mode == nil || *mode == ""
 }
 
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
@@ -132,12 +147,22 @@ func (h *Handler) Chat(c echo.Context) error {
 	if utf8.RuneCountInString(turn.locale) > maxChatLocale {
 		return invalid("locale too long (max %d chars)", maxChatLocale)
 	}
-	if ref := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
+	// A valid visitor token wins over a visitor id; an invalid one is refused.
+	if token := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
+		v, err := h.verifiedChatVisitor(ctx, t, token)
+		if err != nil {
+			return err
+		}
+		turn.visitor, turn.verified = &v, true
+	} else if ref := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
 		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
 		if err != nil {
 			return err
 		}
 		turn.visitor = &v
+	}
+	if turn.llm, err = h.callerLLM(ctx, hdr); err != nil {
+		return err
 	}
 	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
 	if declared != "" {
@@ -155,6 +180,17 @@ func (h *Handler) Chat(c echo.Context) error {
 		stream = *req.Stream
 	}
 
+	// One turn of a session at a time: the lease is taken before the user
+	// message is stored and given back once the answer is, even when the
+	// visitor leaves or the model fails.
+	release, err := h.acquireSessionLease(ctx, t.ID, req.SessionID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // the caller left while waiting: nothing was stored
+		}
+		return err
+	}
+	defer release()
 	if err := h.startChatTurn(ctx, &turn); err != nil {
 		return err
 	}
@@ -241,7 +277,7 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 		return err
 	}
 	var memory []db.MemoryFact
-	if turn.visitor != nil {
+	if turn.memoryAllowed() {
 		if memory, err = h.DB.ListMemory(ctx, t.ID, turn.visitor.ID); err != nil {
 			return err
 		}
@@ -257,6 +293,9 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 	}
 	var segTools []db.Tool
 	for _, tool := range tools {
+		if tool.Type == agent.ToolRememberFact && turn.visitor != nil && !turn.memoryAllowed() {
+			continue // an unverified visitor's memory is not written
+		}
 		if tool.SegmentID == nil || *tool.SegmentID == seg.ID {
 			segTools = append(segTools, tool)
 		}
@@ -274,6 +313,9 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 		req.Passages = append(req.Passages, agent.Passage{Title: e.Title, Content: e.Content})
 	}
 	provider := h.LLM
+	if turn.llm != nil {
+		provider = turn.llm
+	}
 	if provider == nil {
 		provider = agent.NewLocal()
 	}
@@ -381,8 +423,10 @@ func (h *Handler) chatToolDeps(turn *chatTurn, explore bool) agent.ToolDeps {
 			return agent.WebhookEscalator{URL: *tool.WebhookURL, Secret: secret, Client: h.Outbound.Client(escalationTimeout), Now: h.Now}
 		},
 	}
-	if turn.visitor != nil {
+	if turn.memoryAllowed() {
 		deps.Memory = chatMemory{db: h.DB, tenantID: t.ID, visitorID: turn.visitor.ID}
+	}
+	if turn.visitor != nil {
 		deps.EscalationContext["visitorId"] = turn.visitor.ID
 	}
 	if explore {

@@ -34,6 +34,9 @@ type Handler struct {
 	LLM agent.Provider
 	// Captcha checks the bot-challenge tokens of chat messages.
 	Captcha *CaptchaVerifier
+	// SessionWait bounds how long a chat message waits for the previous
+	// message of its session to be answered; 0 means 30 seconds.
+	SessionWait time.Duration
 }
 
 // Keys of values the middleware leaves in the Echo context.

@@ -1,0 +1,69 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/parley/parley/agent"
+)
+
+// callerLLMTimeout bounds a whole exchange with a caller's own model.
+const callerLLMTimeout = 5 * time.Minute
+
+// callerLLM returns the provider of a caller who brings their own model:
+// X-LLM-Key (or X-API-Key, which on /chat is the caller's LLM key),
+// X-LLM-Provider (openai, the default, or anthropic), X-LLM-Model (required
+// with a key) and X-LLM-Base-Url (https, refused when it reaches a private
+// address). Requests go through the SSRF-guarded client. It returns nil when
+// no key is given. The key is used for this turn only: never logged, never
+// stored.
+func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provider, error) {
+	key := strings.TrimSpace(cmpOr(hdr.Get("X-LLM-Key"), hdr.Get("X-API-Key")))
+	provider := strings.ToLower(strings.TrimSpace(hdr.Get("X-LLM-Provider")))
+	model := strings.TrimSpace(hdr.Get("X-LLM-Model"))
+	base := strings.TrimSpace(hdr.Get("X-LLM-Base-Url"))
+	if key == "" {
+		return nil, nil // the managed model answers; the other headers mean nothing alone
+	}
+	switch provider {
+	case "", "openai":
+		provider = "openai"
+	case "anthropic":
+	default:
+		return nil, invalid("Unknown X-LLM-Provider %q: use openai or anthropic", truncate(provider, 40))
+	}
+	if model == "" {
+		return nil, invalid("X-LLM-Model is required with X-LLM-Key")
+	}
+	if len(model) > maxAgentModel {
+		return nil, invalid("X-LLM-Model too long (max %d chars)", maxAgentModel)
+	}
+	if h.Outbound == nil {
+		return nil, errors.New("no outbound client for a caller's model")
+	}
+	if base != "" {
+		u, err := url.Parse(base)
+		if err != nil || u.Hostname() == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
+			return nil, invalid("X-LLM-Base-Url must be an absolute https URL")
+		}
+		if u.Scheme == "http" && !h.Outbound.Exempt(ctx, base) {
+			return nil, invalid("X-LLM-Base-Url must use https")
+		}
+		if err := h.Outbound.CheckURL(ctx, base); err != nil {
+			var oe *agent.OutboundError
+			if errors.As(err, &oe) && oe.Kind == agent.OutboundRefused {
+				return nil, invalid("X-LLM-Base-Url %s", oe.Error())
+			}
+			return nil, invalid("X-LLM-Base-Url cannot be reached: %s", err.Error())
+		}
+	}
+	client := h.Outbound.Client(callerLLMTimeout)
+	if provider == "anthropic" {
+		return agent.NewAnthropic(agent.AnthropicConfig{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}), nil
+	}
+	return agent.NewOpenAI(agent.OpenAIConfig{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}), nil
+}
