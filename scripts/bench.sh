@@ -5,3 +5,6 @@ cd "$(dirname "$0")/.."
 PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
 export PARLEY_TEST_DATABASE_URL
 go test -run '^$' -bench BenchmarkCorpus -benchtime 1000x -count 3 ./db/
+# The chat endpoint against a zero-latency model (web/chat_bench_test.go):
+# latency and throughput at concurrency 1 and 100, then 1,000 open streams.
+go test -run '^$' -bench BenchmarkChat -benchtime 2000x ./web/
