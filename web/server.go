@@ -76,11 +76,23 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 // managedProvider is Parley's own model provider, from the configuration.
 // The base URL is the operator's, so the calls need no SSRF guard.
 func managedProvider(cfg Config) agent.Provider {
+	// The operator's model server is trusted (it may be Ollama on localhost),
+	// so it is not behind the SSRF guard; every chat turn reaches it, so keep
+	// enough idle connections per host that concurrent turns reuse them
+	// rather than dial (and, in production, shake hands) each time.
+	client := &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	}}
 	switch cfg.LLMProvider {
 	case "openai":
-		return agent.NewOpenAI(agent.OpenAIConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel})
+		return agent.NewOpenAI(agent.OpenAIConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client})
 	case "anthropic":
-		return agent.NewAnthropic(agent.AnthropicConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel})
+		return agent.NewAnthropic(agent.AnthropicConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client})
 	default:
 		return agent.NewLocal()
 	}
