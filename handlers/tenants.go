@@ -114,6 +114,22 @@ func (h *Handler) EmbedCode(t db.Tenant) string {
 	return s + ` async></script>`
 }
 
+// recentConversations is how many conversations GET /tenants/{slug} shows.
+const recentConversations = 5
+
+// recentConversationJSON is one item of recentConversations.
+type recentConversationJSON struct {
+	ID               string    `json:"id"`
+	SessionID        string    `json:"sessionId"`
+	Channel          string    `json:"channel"`
+	Status           string    `json:"status"`
+	VisitorType      string    `json:"visitorType"`
+	MessageCount     int       `json:"messageCount"`
+	FirstUserMessage *string   `json:"firstUserMessage"`
+	CreatedAt        time.Time `json:"createdAt"`
+	LastMessageAt    time.Time `json:"lastMessageAt"`
+}
+
 // ShowTenant answers GET /tenants/{slug}.
 func (h *Handler) ShowTenant(c echo.Context) error {
 	t := tenantFrom(c)
@@ -121,11 +137,20 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	recent, err := h.DB.RecentConversations(c.Request().Context(), t.ID, recentConversations)
+	if err != nil {
+		return err
+	}
+	items := make([]recentConversationJSON, len(recent))
+	for i, rc := range recent {
+		items[i] = recentConversationJSON{ID: rc.ID, SessionID: rc.SessionID, Channel: rc.Channel, Status: rc.Status,
+			VisitorType: rc.VisitorType, MessageCount: rc.MessageCount, FirstUserMessage: rc.FirstUserMessage,
+			CreatedAt: rc.CreatedAt, LastMessageAt: rc.LastMessageAt}
+	}
 	return c.JSON(http.StatusOK, map[string]any{
-		"tenant": newTenantJSON(t, usage),
-		"stats":  newStatsJSON(t, usage),
-		// Conversations arrive with the chat engine; until one exists the list is truly empty.
-		"recentConversations": []any{},
+		"tenant":              newTenantJSON(t, usage),
+		"stats":               newStatsJSON(t, usage),
+		"recentConversations": items,
 		"embedCode":           h.EmbedCode(t),
 	})
 }

@@ -563,6 +563,21 @@ func TestChatLocalProvider(t *testing.T) {
 		r.body["llmProvider"] != "local" || r.body["llmModel"] != "corpus" {
 		t.Errorf("got %d %v", r.status, r.body)
 	}
+
+	// The conversation shows among the tenant's recent ones, with its counts.
+	_, show := b.do(t, "GET", "/tenants/"+ten.Slug, ten.Token, nil)
+	recent, _ := show["recentConversations"].([]any)
+	if len(recent) != 1 {
+		t.Fatalf("recentConversations = %v", show["recentConversations"])
+	}
+	rc := recent[0].(map[string]any)
+	if rc["id"] != r.body["conversationId"] || rc["sessionId"] != "local-1" || rc["messageCount"] != float64(2) ||
+		rc["firstUserMessage"] != "What are the opening hours?" || rc["visitorType"] != "agent" || rc["status"] != "BOT" {
+		t.Errorf("recent conversation = %v", rc)
+	}
+	if stats := show["stats"].(map[string]any); stats["conversationsUsed"] != float64(1) {
+		t.Errorf("conversationsUsed = %v", stats["conversationsUsed"])
+	}
 }
 
 // checkChatSchema checks a chat answer against its schema in openapi.json:
