@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,7 +191,7 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 		pos = max(pos, math.Floor(t.Position)+1) // new tools go last
 	}
 	typ := c.QueryParam("type")
-	if !contains(agent.UserToolTypes, typ) {
+	if !slices.Contains(agent.UserToolTypes, typ) {
 		typ = agent.UserToolTypes[0]
 	}
 	return h.renderToolForm(c, http.StatusOK, views.ToolForm{Type: typ, Active: true, Position: formatNumber(pos),
@@ -200,7 +201,7 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 // ShowToolConfigFields is the htmx fragment of a type's settings, swapped in when the type changes.
 func (h *Handler) ShowToolConfigFields(c echo.Context) error {
 	typ := c.QueryParam("type")
-	if !contains(agent.UserToolTypes, typ) {
+	if !slices.Contains(agent.UserToolTypes, typ) {
 		return invalid("type must be one of %s", strings.Join(agent.UserToolTypes, ", "))
 	}
 	return render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
@@ -380,7 +381,7 @@ func (h *Handler) saveToolForm(c echo.Context, cur *db.Tool) error {
 			f.Errors[k] = v
 		}
 	}
-	if !contains(agent.UserToolTypes, typ) {
+	if !slices.Contains(agent.UserToolTypes, typ) {
 		f.Type = agent.UserToolTypes[0] // the select shows it; the type's error says what was wrong
 		f.Config = toolConfigForm(f.Type, nil)
 	}

@@ -97,6 +97,35 @@ func (turn *chatTurn) memoryAllowed() bool {
 	return turn.verified || mode == nil || *mode == ""
 }
 
+// chatTenant runs the gates every public chat request passes first: the
+// tenant exists, its plan has the widget, the origin is allowed and the
+// widget key (when the tenant set one) matches.
+func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (db.Tenant, error) {
+	t, err := h.DB.TenantBySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return t, err
+	}
+	if !t.PlanInfo().Widget {
+		return t, &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
+			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
+	}
+	hdr := c.Request().Header
+	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
+		return t, &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
+	}
+	return t, checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
+}
+
+// limitChatRate counts the request against the client address's limits and
+// sets Retry-After when it is refused.
+func (h *Handler) limitChatRate(c echo.Context) error {
+	err := chatRateLimit(c.Request().Context(), h.DB, c.RealIP(), h.now())
+	if secs, ok := retryAfterSeconds(err); ok {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	return err
+}
+
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
 // answer streamed as server-sent events; callers declaring X-Agent-Model get
 // one JSON envelope (either can be asked for with stream). The visitor's
@@ -109,30 +138,17 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
+	t, err := h.chatTenant(c, req.WidgetKey)
 	if err != nil {
-		return err
-	}
-	if !t.PlanInfo().Widget {
-		return &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
-			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
-	}
-	hdr := c.Request().Header
-	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
-		return &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
-	}
-	if err := checkWidgetKey(t, hdr.Get("X-Widget-Key"), req.WidgetKey); err != nil {
 		return err
 	}
 	if err := checkCaptchaToken(ctx, h.Captcha, h.Box, h.Logger, t, req.CaptchaToken, c.RealIP()); err != nil {
 		return err
 	}
-	if err := chatRateLimit(ctx, h.DB, c.RealIP(), h.now()); err != nil {
-		if secs, ok := retryAfterSeconds(err); ok {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		}
+	if err := h.limitChatRate(c); err != nil {
 		return err
 	}
+	hdr := c.Request().Header
 
 	turn := chatTurn{tenant: t, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
 		metadata: db.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),

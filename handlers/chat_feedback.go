@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -53,25 +52,11 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	if err := errs.Err(); err != nil {
 		return err
 	}
-	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
+	t, err := h.chatTenant(c, req.WidgetKey)
 	if err != nil {
 		return err
 	}
-	if !t.PlanInfo().Widget {
-		return &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
-			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
-	}
-	hdr := c.Request().Header
-	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
-		return &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
-	}
-	if err := checkWidgetKey(t, hdr.Get("X-Widget-Key"), req.WidgetKey); err != nil {
-		return err
-	}
-	if err := chatRateLimit(ctx, h.DB, c.RealIP(), h.now()); err != nil {
-		if secs, ok := retryAfterSeconds(err); ok {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-		}
+	if err := h.limitChatRate(c); err != nil {
 		return err
 	}
 	if err := h.DB.CheckSessionMessage(ctx, t.ID, req.SessionID, req.MessageID); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,27 @@ const (
 )
 
 var localePattern = regexp.MustCompile(`^[A-Za-z]{2}(-[A-Za-z]{2})?$`)
+
+// normalizeTags trims tags, drops empty and repeated ones, and checks the
+// limits shared by corpus entries and products.
+func normalizeTags(errs db.FieldErrors, o *db.Opt[[]string]) {
+	if !o.Set || o.Null {
+		return
+	}
+	tags := []string{}
+	for _, t := range o.Value {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+		if utf8.RuneCountInString(t) > maxCorpusTag {
+			errs.Add("tags", "each tag "+tooLong(maxCorpusTag))
+		}
+	}
+	if len(tags) > maxCorpusTags {
+		errs.Add("tags", fmt.Sprintf("at most %d tags", maxCorpusTags))
+	}
+	o.Value = tags
+}
 
 // corpusBody is the JSON of a corpus write; segmentSlug has the variant name segment.
 type corpusBody struct {
@@ -135,21 +157,7 @@ func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusB
 			b.Locale.Value = strings.ToLower(b.Locale.Value)
 		}
 	}
-	if b.Tags.Set && !b.Tags.Null {
-		tags := []string{}
-		for _, t := range b.Tags.Value {
-			if t = strings.TrimSpace(t); t != "" && !contains(tags, t) {
-				tags = append(tags, t)
-			}
-			if utf8.RuneCountInString(t) > maxCorpusTag {
-				errs.Add("tags", fmt.Sprintf("each tag %s", tooLong(maxCorpusTag)))
-			}
-		}
-		if len(tags) > maxCorpusTags {
-			errs.Add("tags", fmt.Sprintf("at most %d tags", maxCorpusTags))
-		}
-		b.Tags.Value = tags
-	}
+	normalizeTags(errs, &b.Tags)
 	w := db.CorpusWrite{Title: b.Title, Content: b.Content, Summary: b.Summary, Priority: b.Priority,
 		IsActive: b.IsActive, ExternalID: b.ExternalID, Source: b.Source, SourceURL: b.SourceURL,
 		Locale: b.Locale, Tags: b.Tags}

@@ -109,21 +109,7 @@ func validateProduct(b productBody, cur *db.Product) (db.ProductWrite, db.FieldE
 	}
 	checkHTTPURL(errs, "url", b.URL, false)
 	checkHTTPURL(errs, "imageUrl", b.ImageURL, false)
-	if b.Tags.Set && !b.Tags.Null {
-		tags := []string{}
-		for _, t := range b.Tags.Value {
-			if t = strings.TrimSpace(t); t != "" && !contains(tags, t) {
-				tags = append(tags, t)
-			}
-			if len([]rune(t)) > maxCorpusTag {
-				errs.Add("tags", "each tag "+tooLong(maxCorpusTag))
-			}
-		}
-		if len(tags) > maxCorpusTags {
-			errs.Add("tags", fmt.Sprintf("at most %d tags", maxCorpusTags))
-		}
-		b.Tags.Value = tags
-	}
+	normalizeTags(errs, &b.Tags)
 	notNull(errs, "isActive", b.IsActive)
 	return db.ProductWrite{ExternalID: b.ExternalID, Name: b.Name, Description: b.Description, Price: b.Price,
 		Currency: b.Currency, URL: b.URL, ImageURL: b.ImageURL, Tags: b.Tags, IsActive: b.IsActive}, errs

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,20 +70,11 @@ func validateFormFields(errs db.FieldErrors, key string, fields []db.FormField) 
 			errs.Add(key, fmt.Sprintf("%s: name %q is used twice; field names must be unique", where, f.Name))
 		case strings.TrimSpace(f.Label) == "" || utf8.RuneCountInString(f.Label) > maxFormFieldLabel:
 			errs.Add(key, fmt.Sprintf("%s: label is required, at most %d characters", where, maxFormFieldLabel))
-		case !contains(FormFieldTypes, f.Type):
+		case !slices.Contains(FormFieldTypes, f.Type):
 			errs.Add(key, fmt.Sprintf("%s: type %q must be one of %s", where, f.Type, strings.Join(FormFieldTypes, ", ")))
 		}
 		seen[f.Name] = true
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // validateSegmentWrite checks a create (creating true) or partial update.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -101,10 +102,10 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 		switch {
 		case b.Type.Null:
 			errs.Add("type", "must not be null")
-		case contains(agent.SyntheticToolTypes, b.Type.Value):
+		case slices.Contains(agent.SyntheticToolTypes, b.Type.Value):
 			errs.Add("type", fmt.Sprintf("%s is injected automatically at chat time and cannot be created or changed; allowed types: %s",
 				b.Type.Value, strings.Join(agent.UserToolTypes, ", ")))
-		case !contains(agent.UserToolTypes, b.Type.Value):
+		case !slices.Contains(agent.UserToolTypes, b.Type.Value):
 			errs.Add("type", "must be one of "+strings.Join(agent.UserToolTypes, ", "))
 		default:
 			typ = b.Type.Value
