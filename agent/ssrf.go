@@ -82,8 +82,24 @@ func NewOutbound(allow []netip.Prefix, resolver Resolver) *Outbound {
 // Client returns an HTTP client whose whole exchange, body included, is
 // bounded by timeout. Clients share one connection pool.
 func (o *Outbound) Client(timeout time.Duration) *http.Client {
+	return o.client(o.transport, timeout)
+}
+
+// PooledClient is Client with a connection pool of its own that keeps up to
+// idlePerHost idle connections to each host, where the shared pool keeps 4:
+// for callers that send many requests at once to the same host (webhook
+// deliveries, 100 at a time), which would otherwise close most connections
+// after one request and dial a new one for the next. The guard is the same.
+func (o *Outbound) PooledClient(timeout time.Duration, idlePerHost int) *http.Client {
+	t := o.transport.Clone()
+	t.MaxIdleConnsPerHost = idlePerHost
+	t.MaxIdleConns = max(t.MaxIdleConns, idlePerHost)
+	return o.client(t, timeout)
+}
+
+func (o *Outbound) client(transport *http.Transport, timeout time.Duration) *http.Client {
 	return &http.Client{
-		Transport: o.transport,
+		Transport: transport,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {

@@ -156,6 +156,22 @@ func TestOutboundAllowList(t *testing.T) {
 		t.Parallel()
 		wantKind(t, get(o, 2*time.Second, "http://127.0.0.2"+port+"/"), OutboundRefused)
 	})
+	t.Run("PooledClientGuarded", func(t *testing.T) {
+		t.Parallel()
+		c := o.PooledClient(2*time.Second, 100)
+		resp, err := c.Get(ts.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		_, err = c.Get("http://127.0.0.2" + port + "/")
+		wantKind(t, err, OutboundRefused)
+		resp, err = c.Get("http://mixed.test" + port + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	})
 }
 
 func TestOutboundRedirects(t *testing.T) {

@@ -194,7 +194,8 @@ func eventData(s Submission) EventData {
 		VisitorUserID: s.VisitorID, PageURL: s.PageURL, CreatedAt: s.CreatedAt.UTC()}
 }
 
-// recordEvent inserts the event row of typ with its frozen payload.
+// recordEvent inserts the event row of typ with its frozen payload and, in
+// the same transaction, its webhook deliveries.
 func recordEvent(ctx context.Context, tx pgx.Tx, s Submission, typ string, at time.Time, data EventData) (Event, error) {
 	payload, err := json.Marshal(EventPayload{Event: typ, CreatedAt: at.UTC(), Data: data})
 	if err != nil {
@@ -206,6 +207,9 @@ func recordEvent(ctx context.Context, tx pgx.Tx, s Submission, typ string, at ti
 	ev, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Event])
 	if err != nil {
 		return Event{}, fmt.Errorf("recording %s event: %w", typ, err)
+	}
+	if err := enqueueDeliveries(ctx, tx, ev); err != nil {
+		return Event{}, err
 	}
 	return ev, nil
 }

@@ -64,7 +64,7 @@ type chatReply struct {
 	ToolResults      map[string]bool  `json:"toolResults"`
 	LLMSource        string           `json:"llmSource"`
 	LLMProvider      string           `json:"llmProvider"`
-	LLMModel         string           `json:"llmModel"`
+	LLMModel         *string          `json:"llmModel,omitempty"`
 	Status           string           `json:"status"`
 }
 
@@ -126,6 +126,20 @@ func (h *Handler) limitChatRate(c echo.Context) error {
 	return err
 }
 
+// publicGates runs, in order, every gate a chat message or a form post
+// passes before its body is used: chatTenant's, then the bot challenge, then
+// the per-address rate limit (messages and form posts share its counters).
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken string) (db.Tenant, error) {
+	t, err := h.chatTenant(c, widgetKey)
+	if err != nil {
+		return t, err
+	}
+	if err := checkCaptchaToken(c.Request().Context(), h.Captcha, h.Box, h.Logger, t, captchaToken, c.RealIP()); err != nil {
+		return t, err
+	}
+	return t, h.limitChatRate(c)
+}
+
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
 // answer streamed as server-sent events; callers declaring X-Agent-Model get
 // one JSON envelope (either can be asked for with stream). The visitor's
@@ -138,14 +152,8 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.chatTenant(c, req.WidgetKey)
+	t, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken)
 	if err != nil {
-		return err
-	}
-	if err := checkCaptchaToken(ctx, h.Captcha, h.Box, h.Logger, t, req.CaptchaToken, c.RealIP()); err != nil {
-		return err
-	}
-	if err := h.limitChatRate(c); err != nil {
 		return err
 	}
 	hdr := c.Request().Header
@@ -328,9 +336,14 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 	for _, e := range corpus {
 		req.Passages = append(req.Passages, agent.Passage{Title: e.Title, Content: e.Content})
 	}
-	provider := h.LLM
+	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
+	provider, source := h.LLM, "managed"
 	if turn.llm != nil {
 		provider = turn.llm
+	} else if hook, err := h.webhookLLM(turn); err != nil {
+		return err
+	} else if hook != nil {
+		provider, source = hook, "webhook"
 	}
 	if provider == nil {
 		provider = agent.NewLocal()
@@ -403,8 +416,11 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 		Message: res.Text, MessageID: msgID, SessionID: turn.req.SessionID, ConversationID: conv.ID,
 		MessageCount: conv.MessageCount, VisitorType: turn.visitorType, AgentModel: turn.agentModel,
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
-		LLMSource: "managed", LLMProvider: provider.Name(), LLMModel: provider.Model(),
-		Status: strings.ToLower(conv.Status),
+		LLMSource: source, LLMProvider: provider.Name(), Status: strings.ToLower(conv.Status),
+	}
+	if source != "webhook" {
+		model := provider.Model() // absent, not empty, when the tenant's endpoint answered
+		reply.LLMModel = &model
 	}
 	if sse != nil {
 		reply.Done = true

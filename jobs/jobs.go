@@ -11,22 +11,45 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
 
+// WebhookWorkers is how many deliveries run at once per instance: enough
+// that receivers answering slowly (up to the 5 s bound) do not hold up the
+// rest. Deliveries keep as many idle connections per host, so that a busy
+// receiver's connections are reused rather than dialled per delivery.
+const WebhookWorkers = 100
+
+// JobTimeout bounds a job that sets no timeout of its own; no worker sets a
+// longer one (a delivery takes at most 15 s, a corpus sync 30 s).
+const JobTimeout = 30 * time.Second
+
+// RescueAfter is how long a job may stay running before River takes it for
+// the job of a crashed instance and runs it again: just past the longest job
+// timeout, so a live job is never run twice, and seconds rather than River's
+// default hour, so a crash delays deliveries by well under a minute.
+const RescueAfter = JobTimeout + 5*time.Second
+
 // NewClient builds the River client with every worker and periodic job;
-// outgoing requests go through outbound. Jobs stuck running (a crashed
-// instance) are rescued after a minute rather than River's default hour.
-func NewClient(store *db.DB, outbound *agent.Outbound, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
+// outgoing requests go through outbound.
+func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
 	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: outbound.Client(FetchTimeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
+	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(outbound),
+		Logger: logger})
 	return river.NewClient(riverpgxv5.New(store.Pool), &river.Config{
-		Logger:               logger,
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 20}},
+		Logger: logger,
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault: {MaxWorkers: 20},
+			db.WebhookQueue:    {MaxWorkers: WebhookWorkers},
+		},
 		Workers:              workers,
-		RescueStuckJobsAfter: time.Minute,
+		FetchCooldown:        db.JobFetchCooldown,
+		JobTimeout:           JobTimeout,
+		RescueStuckJobsAfter: RescueAfter,
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return CounterCleanupArgs{}, nil },

@@ -8,3 +8,6 @@ go test -run '^$' -bench BenchmarkCorpus -benchtime 1000x -count 3 ./db/
 # The chat endpoint against a zero-latency model (web/chat_bench_test.go):
 # latency and throughput at concurrency 1 and 100, then 1,000 open streams.
 go test -run '^$' -bench BenchmarkChat -benchtime 2000x ./web/
+# Webhook deliveries through the production River client (jobs/webhook_bench_test.go):
+# throughput (burst and backlog of 5,000) and enqueue-to-first-attempt at 500/s and 1,000/s.
+go test -run '^$' -bench Webhook -benchtime 1x -count 3 ./jobs/

@@ -30,12 +30,14 @@ type NavItem struct {
 // tools, submissions, ...) are appended here when they are built.
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/admin"},
+	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions"},
 	{Key: "segments", Label: "Segments", Href: "/admin/segments"},
 	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus"},
 	{Key: "tools", Label: "Tools", Href: "/admin/tools"},
 	{Key: "products", Label: "Products", Href: "/admin/products"},
 	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},
 	{Key: "mcp", Label: "MCP tools", Href: "/admin/mcp-tools"},
+	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
 	{Key: "settings", Label: "Persona & widget", Href: "/admin/settings"},
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
 }

@@ -86,8 +86,8 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 
 	t.Run("Nav", func(t *testing.T) {
 		labels := mustRunStep(ctx, t, "nav", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('nav a')).map(a => a.textContent.trim())`))
-		if len(labels) < 3 || labels[0] != "Overview" || labels[1] != "Segments" || labels[2] != "Knowledge base" {
-			t.Errorf("nav = %q, want Overview, Segments, Knowledge base first", labels)
+		if len(labels) < 4 || labels[0] != "Overview" || labels[1] != "Submissions" || labels[2] != "Segments" || labels[3] != "Knowledge base" {
+			t.Errorf("nav = %q, want Overview, Submissions, Segments, Knowledge base first", labels)
 		}
 	})
 

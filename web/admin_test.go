@@ -882,3 +882,39 @@ func settingsOf(tn db.Tenant) []any {
 		strOrEmpty(tn.BotAvatar), tn.AvatarType, strOrEmpty(tn.TeaserText), tn.AutoOpen, tn.AutoOpenDelay,
 		tn.BubblePulse, tn.AllowedDomains, tn.ContentPolicy}
 }
+
+// adminCall is a dashboard request that must answer 404, such as one naming
+// another tenant's row.
+type adminCall struct {
+	name, method, path string
+	form               url.Values // nil: a GET
+	hx                 bool
+}
+
+// expectNotFound makes each call as c's user, in a subtest, and checks the
+// answer is 404.
+func (c *adminClient) expectNotFound(t *testing.T, calls []adminCall) {
+	t.Helper()
+	for _, tc := range calls {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := c.as(t)
+			var p adminPage
+			if tc.form == nil {
+				p = cc.get(tc.path)
+			} else {
+				form := url.Values{"_csrf": {cc.csrf}}
+				for k, v := range tc.form {
+					form[k] = v
+				}
+				header := map[string]string{}
+				if tc.hx {
+					header["HX-Request"] = "true"
+				}
+				p = cc.do(tc.method, tc.path, form, header)
+			}
+			if p.status != http.StatusNotFound {
+				t.Errorf("%s %s: %d, want 404", tc.method, tc.path, p.status)
+			}
+		})
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -122,4 +124,16 @@ func (b *bundle) do(t *testing.T, method, path, token string, body any) (int, ma
 		}
 	}
 	return resp.StatusCode, out
+}
+
+// hookResolver stands in for DNS in tests of outgoing calls (the machines
+// that run them have no public DNS): it maps host names to one address each;
+// any other name does not resolve.
+type hookResolver map[string]string
+
+func (r hookResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }

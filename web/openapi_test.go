@@ -153,6 +153,18 @@ func TestOpenAPIDocument(t *testing.T) {
 		"GET /tenants/{slug}/mcp-tools":    auth.ScopeSettingsRead,
 		"PUT /tenants/{slug}/mcp-tools":    auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/mcp-tools": auth.ScopeSettingsWrite,
+
+		"GET /tenants/{slug}/submissions":         auth.ScopeConversationsRead,
+		"PUT /tenants/{slug}/submissions/{id}":    auth.ScopeConversationsWrite,
+		"DELETE /tenants/{slug}/submissions/{id}": auth.ScopeConversationsWrite,
+
+		"GET /tenants/{slug}/webhooks":                                         auth.ScopeSettingsRead,
+		"POST /tenants/{slug}/webhooks":                                        auth.ScopeSettingsWrite,
+		"GET /tenants/{slug}/webhooks/{id}":                                    auth.ScopeSettingsRead,
+		"PATCH /tenants/{slug}/webhooks/{id}":                                  auth.ScopeSettingsWrite,
+		"DELETE /tenants/{slug}/webhooks/{id}":                                 auth.ScopeSettingsWrite,
+		"GET /tenants/{slug}/webhooks/{id}/deliveries":                         auth.ScopeSettingsRead,
+		"POST /tenants/{slug}/webhooks/{id}/deliveries/{deliveryId}/redeliver": auth.ScopeSettingsWrite,
 	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {

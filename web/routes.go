@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -17,6 +18,7 @@ func (s *Server) routes() {
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
+	e.Use(publicCORS())
 
 	e.GET("/healthz", h.Healthz)
 	e.GET("/readyz", h.Readyz)
@@ -27,6 +29,7 @@ func (s *Server) routes() {
 	e.GET("/context/:slug", h.ShowContext)
 	e.POST("/chat/:slug", h.Chat)
 	e.POST("/chat/:slug/feedback", h.SaveChatFeedback)
+	e.POST("/form/:slug", h.SubmitForm)
 
 	// Management REST API.
 	api := e.Group("/tenants/:slug", s.tenantAPI)
@@ -79,6 +82,19 @@ func (s *Server) routes() {
 	api.GET("/mcp-tools", h.ShowMCPSettings, requireScope(auth.ScopeSettingsRead))
 	api.PUT("/mcp-tools", h.SaveMCPSettings, requireScope(auth.ScopeSettingsWrite))
 	api.DELETE("/mcp-tools", h.DeleteMCPSettings, requireScope(auth.ScopeSettingsWrite))
+	api.POST("/visitor-signing-key/rotate", h.RotateVisitorSigningKey, requireScope(auth.ScopeSettingsWrite))
+
+	api.GET("/webhooks", h.ListWebhooks, requireScope(auth.ScopeSettingsRead))
+	api.POST("/webhooks", h.CreateWebhook, requireScope(auth.ScopeSettingsWrite))
+	api.GET("/webhooks/:id", h.ShowWebhook, requireScope(auth.ScopeSettingsRead))
+	api.PATCH("/webhooks/:id", h.UpdateWebhook, requireScope(auth.ScopeSettingsWrite))
+	api.DELETE("/webhooks/:id", h.DeleteWebhook, requireScope(auth.ScopeSettingsWrite))
+	api.GET("/webhooks/:id/deliveries", h.ListWebhookDeliveries, requireScope(auth.ScopeSettingsRead))
+	api.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhook, requireScope(auth.ScopeSettingsWrite))
+
+	api.GET("/submissions", h.ListSubmissions, requireScope(auth.ScopeConversationsRead))
+	api.PUT("/submissions/:id", h.UpdateSubmission, requireScope(auth.ScopeConversationsWrite))
+	api.DELETE("/submissions/:id", h.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
 
 	// Admin dashboard.
 	admin := e.Group("/admin", adminHeaders, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF())
@@ -91,6 +107,7 @@ func (s *Server) routes() {
 	signedIn.GET("/settings", h.ShowSettings)
 	signedIn.POST("/settings", h.SaveSettings)
 	signedIn.POST("/settings/widget-key", h.SaveWidgetKey)
+	signedIn.POST("/settings/visitor-signing-key", h.RotateSigningKeyForm)
 	signedIn.GET("/tokens", h.ShowTokens)
 	signedIn.POST("/tokens", h.CreateToken)
 	signedIn.POST("/tokens/:id/revoke", h.RevokeToken)
@@ -127,9 +144,41 @@ func (s *Server) routes() {
 	signedIn.POST("/visitors/:id/erase", h.EraseVisitor)
 	signedIn.POST("/visitors/:id/memory", h.AddMemoryFact)
 	signedIn.POST("/visitors/:id/memory/:key/delete", h.RemoveMemoryFact)
+	signedIn.GET("/submissions", h.ShowSubmissionsPage)
+	signedIn.GET("/submissions/:id", h.ShowSubmissionPage)
+	signedIn.POST("/submissions/:id/status", h.ChangeSubmissionStatus)
+	signedIn.POST("/submissions/:id/delete", h.RemoveSubmission)
 	signedIn.GET("/mcp-tools", h.ShowMCPPage)
 	signedIn.POST("/mcp-tools", h.SubmitMCPSettings)
 	signedIn.POST("/mcp-tools/delete", h.RemoveMCPSettings)
+	signedIn.GET("/webhooks", h.ShowWebhooksPage)
+	signedIn.POST("/webhooks", h.SubmitNewWebhook)
+	signedIn.GET("/webhooks/:id", h.ShowWebhookPage)
+	signedIn.POST("/webhooks/:id", h.SubmitWebhookEdit)
+	signedIn.POST("/webhooks/:id/enabled", h.ToggleWebhook)
+	signedIn.POST("/webhooks/:id/delete", h.RemoveWebhook)
+	signedIn.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhookDelivery)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
+}
+
+// publicCORS lets pages on other sites call the public agent surface (chat,
+// feedback, the form widget, context discovery) from a browser: any origin,
+// no cookies. The Origin gate of chat and forms still refuses pages outside
+// the tenant's allowedDomains; CORS only stops the browser hiding answers
+// the tenant means its own pages to read. Preflights are answered for these
+// paths only; the management API and the dashboard send no CORS headers.
+func publicCORS() echo.MiddlewareFunc {
+	return middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return !strings.HasPrefix(p, "/chat/") && !strings.HasPrefix(p, "/form/") && !strings.HasPrefix(p, "/context/")
+		},
+		AllowOrigins: []string{"*"},
+		AllowMethods: []string{http.MethodGet, http.MethodPost},
+		AllowHeaders: []string{"Content-Type", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
+			"X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url"},
+		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", echo.HeaderXRequestID},
+		MaxAge:        600,
+	})
 }

@@ -1,0 +1,148 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SubmissionFilter filters and pages a submissions list. Empty strings and
+// zero times filter nothing; Page is 1-based.
+type SubmissionFilter struct {
+	ToolType string // compared upper-cased
+	ToolID   string
+	Status   string
+	Channel  string
+	// Search is a case-insensitive substring of one of the collected values
+	// (the values of input, not its field names).
+	Search string
+	From   time.Time // created at or after
+	To     time.Time // created before
+	Page   int
+	Limit  int
+}
+
+// SubmissionStats counts the tenant's submissions of the filtered tool type
+// (all types when none). Today counts those created since midnight UTC.
+// ByChannel has every channel, zero when it has none.
+type SubmissionStats struct {
+	Total     int            `json:"total"`
+	New       int            `json:"new"`
+	Today     int            `json:"today"`
+	ByChannel map[string]int `json:"byChannel"`
+}
+
+// SubmissionPage is one page of a submissions list. Total counts the matches
+// of every page; Stats is computed for page 1 only (nil on other pages).
+type SubmissionPage struct {
+	Submissions []Submission
+	Total       int
+	Stats       *SubmissionStats
+}
+
+// ListSubmissions returns a page of the tenant's submissions, most recent
+// first, with the number of matches and, on page 1, the stats.
+func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionFilter) (SubmissionPage, error) {
+	args := []any{tenantID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var where strings.Builder
+	where.WriteString(" WHERE tenant_id = $1")
+	if f.ToolType != "" {
+		where.WriteString(" AND tool_type = " + arg(strings.ToUpper(storableKey(f.ToolType))))
+	}
+	if f.ToolID != "" {
+		if looksLikeUUID(f.ToolID) {
+			where.WriteString(" AND tool_id = " + arg(f.ToolID))
+		} else {
+			where.WriteString(" AND false") // no tool has such an id
+		}
+	}
+	if f.Status != "" {
+		where.WriteString(" AND status = " + arg(storableKey(f.Status)))
+	}
+	if f.Channel != "" {
+		where.WriteString(" AND channel = " + arg(storableKey(f.Channel)))
+	}
+	if f.Search != "" {
+		where.WriteString(" AND EXISTS (SELECT 1 FROM jsonb_each_text(input) e WHERE e.value ILIKE " +
+			arg("%"+escapeLike(storableKey(f.Search))+"%") + ")")
+	}
+	if !f.From.IsZero() {
+		where.WriteString(" AND created_at >= " + arg(f.From))
+	}
+	if !f.To.IsZero() {
+		where.WriteString(" AND created_at < " + arg(f.To))
+	}
+	page := SubmissionPage{}
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+where.String(), args...).Scan(&page.Total); err != nil {
+		return SubmissionPage{}, fmt.Errorf("counting submissions: %w", err)
+	}
+	limit := arg(f.Limit)
+	offset := arg((f.Page - 1) * f.Limit)
+	rows, _ := d.Pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+where.String()+
+		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, args...)
+	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Submission])
+	if err != nil {
+		return SubmissionPage{}, fmt.Errorf("listing submissions: %w", err)
+	}
+	page.Submissions = subs
+	if f.Page == 1 {
+		stats, err := d.submissionStats(ctx, tenantID, f.ToolType)
+		if err != nil {
+			return SubmissionPage{}, err
+		}
+		page.Stats = &stats
+	}
+	return page, nil
+}
+
+// submissionStats counts the whole tenant, of one tool type when toolType is set.
+func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (SubmissionStats, error) {
+	s := SubmissionStats{ByChannel: map[string]int{}}
+	var web, voice, api, form int
+	err := d.Pool.QueryRow(ctx, `SELECT count(*),
+		count(*) FILTER (WHERE status = 'NEW'),
+		count(*) FILTER (WHERE created_at >= date_trunc('day', now(), 'UTC')),
+		count(*) FILTER (WHERE channel = 'web'),
+		count(*) FILTER (WHERE channel = 'voice'),
+		count(*) FILTER (WHERE channel = 'api'),
+		count(*) FILTER (WHERE channel = 'form')
+		FROM submissions WHERE tenant_id = $1 AND ($2 = '' OR tool_type = $2)`,
+		tenantID, strings.ToUpper(storableKey(toolType))).Scan(&s.Total, &s.New, &s.Today, &web, &voice, &api, &form)
+	if err != nil {
+		return SubmissionStats{}, fmt.Errorf("counting submission stats: %w", err)
+	}
+	s.ByChannel[ChannelWeb], s.ByChannel[ChannelVoice], s.ByChannel[ChannelAPI], s.ByChannel[ChannelForm] = web, voice, api, form
+	return s, nil
+}
+
+// DeleteSubmission erases one of the tenant's submissions and its recorded
+// events, whose frozen webhook payloads hold the same contact details (their
+// webhook deliveries go with them). The conversation it came from stays.
+func (d *DB) DeleteSubmission(ctx context.Context, tenantID, id string) error {
+	if !looksLikeUUID(id) {
+		return Errorf(KindNotFound, "Submission not found")
+	}
+	return d.InTx(ctx, func(tx pgx.Tx) error {
+		// Locked first so that a concurrent status change cannot record an
+		// event after its events are deleted (it would outlive the submission).
+		var found string
+		if err := tx.QueryRow(ctx, `SELECT id FROM submissions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+			tenantID, id).Scan(&found); err != nil {
+			return notFound(err, "Submission")
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM events WHERE tenant_id = $1 AND submission_id = $2`, tenantID, id); err != nil {
+			return fmt.Errorf("deleting submission events: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id); err != nil {
+			return fmt.Errorf("deleting submission: %w", err)
+		}
+		return nil
+	})
+}

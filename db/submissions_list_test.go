@@ -1,0 +1,278 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/db"
+)
+
+// add creates a submission changed by mod and backdates it to created.
+func (f *subFixture) add(t *testing.T, created time.Time, mod func(*db.NewSubmission)) db.Submission {
+	t.Helper()
+	s := f.newSubmission()
+	if mod != nil {
+		mod(&s)
+	}
+	sub, _, err := f.store.CreateSubmission(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Pool.Exec(context.Background(), `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created); err != nil {
+		t.Fatal(err)
+	}
+	sub.CreatedAt = created
+	return sub
+}
+
+func ids(subs []db.Submission) []string {
+	out := make([]string, len(subs))
+	for i, s := range subs {
+		out[i] = s.ID
+	}
+	return out
+}
+
+func TestListSubmissions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond) // what Postgres stores
+
+	t.Run("MostRecentFirst", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		old := f.add(t, now.Add(-3*time.Hour), nil)
+		recent := f.add(t, now.Add(-time.Hour), nil)
+		same1 := f.add(t, now.Add(-2*time.Hour), nil)
+		same2 := f.add(t, now.Add(-2*time.Hour), nil)
+		tied := []string{same1.ID, same2.ID}
+		slices.Sort(tied)
+		page, err := f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{Page: 1, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{recent.ID, tied[1], tied[0], old.ID}
+		if got := ids(page.Submissions); !slices.Equal(got, want) || page.Total != 4 {
+			t.Errorf("order %v, want %v (total %d)", got, want, page.Total)
+		}
+		page, err = f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{Page: 2, Limit: 3})
+		if err != nil || !slices.Equal(ids(page.Submissions), []string{old.ID}) || page.Total != 4 {
+			t.Errorf("page 2: %v total %d, %v", ids(page.Submissions), page.Total, err)
+		}
+	})
+
+	t.Run("Filters", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		form := f.add(t, now.Add(-time.Hour), func(s *db.NewSubmission) {
+			s.Channel, s.ToolID, s.ConversationID = "form", nil, nil
+		})
+		booking := f.add(t, now.Add(-2*time.Hour), func(s *db.NewSubmission) {
+			s.ToolType, s.ToolName, s.Channel, s.ToolID = "BOOK_MEETING", "Demo", "voice", nil
+		})
+		web := f.add(t, now.Add(-50*time.Hour), nil)
+		if _, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, web.ID, "CONTACTED"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name   string
+			filter db.SubmissionFilter
+			want   []string
+		}{
+			{"None", db.SubmissionFilter{}, []string{form.ID, booking.ID, web.ID}},
+			{"ToolType", db.SubmissionFilter{ToolType: "BOOK_MEETING"}, []string{booking.ID}},
+			{"ToolTypeLowerCase", db.SubmissionFilter{ToolType: "submit_form"}, []string{form.ID, web.ID}},
+			{"ToolTypeUnknown", db.SubmissionFilter{ToolType: "GENERATE_QUOTE"}, nil},
+			{"ToolID", db.SubmissionFilter{ToolID: f.tool.ID}, []string{web.ID}},
+			{"ToolIDNotUUID", db.SubmissionFilter{ToolID: "nope"}, nil},
+			{"Status", db.SubmissionFilter{Status: "CONTACTED"}, []string{web.ID}},
+			{"StatusNew", db.SubmissionFilter{Status: "NEW"}, []string{form.ID, booking.ID}},
+			{"Channel", db.SubmissionFilter{Channel: "voice"}, []string{booking.ID}},
+			{"From", db.SubmissionFilter{From: now.Add(-2 * time.Hour)}, []string{form.ID, booking.ID}},
+			{"ToExclusive", db.SubmissionFilter{To: now.Add(-2 * time.Hour)}, []string{web.ID}},
+			{"Window", db.SubmissionFilter{From: now.Add(-3 * time.Hour), To: now.Add(-90 * time.Minute)}, []string{booking.ID}},
+			{"Combined", db.SubmissionFilter{ToolType: "SUBMIT_FORM", Status: "NEW", Channel: "form"}, []string{form.ID}},
+		} {
+			tc.filter.Page, tc.filter.Limit = 1, 10
+			page, err := f.store.ListSubmissions(ctx, f.tenant.ID, tc.filter)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if got := ids(page.Submissions); !slices.Equal(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) || page.Total != len(tc.want) {
+				t.Errorf("%s: %v (total %d), want %v", tc.name, got, page.Total, tc.want)
+			}
+		}
+	})
+
+	t.Run("SearchEscapesWildcards", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		input := func(raw string) func(*db.NewSubmission) {
+			return func(s *db.NewSubmission) { s.Input = json.RawMessage(raw) }
+		}
+		percent := f.add(t, now.Add(-1*time.Minute), input(`{"note":"100% Sure"}`))
+		digits := f.add(t, now.Add(-2*time.Minute), input(`{"note":"1000 sure"}`))
+		underscore := f.add(t, now.Add(-3*time.Minute), input(`{"code":"a_b"}`))
+		letter := f.add(t, now.Add(-4*time.Minute), input(`{"code":"axb"}`))
+		backslash := f.add(t, now.Add(-5*time.Minute), input(`{"path":"C:\\temp"}`))
+		nested := f.add(t, now.Add(-6*time.Minute), input(`{"address":{"city":"Zürich"},"tags":["vip"]}`))
+		for search, want := range map[string][]string{
+			"0%":     {percent.ID},
+			"SURE":   {percent.ID, digits.ID},
+			"a_b":    {underscore.ID},
+			"x":      {letter.ID},
+			`:\`:     {backslash.ID},
+			"zürich": {nested.ID},
+			"vip":    {nested.ID},
+			"note":   nil, // field names are not collected values
+			"%":      {percent.ID},
+			"_":      {underscore.ID},
+		} {
+			page, err := f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{Search: search, Page: 1, Limit: 10})
+			if err != nil {
+				t.Fatalf("%q: %v", search, err)
+			}
+			if got := ids(page.Submissions); !slices.Equal(got, want) && (len(got) != 0 || len(want) != 0) {
+				t.Errorf("search %q: %v, want %v", search, got, want)
+			}
+		}
+	})
+
+	t.Run("StatsOnPageOneHonouringToolTypeOnly", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		f.add(t, now, func(s *db.NewSubmission) { s.Channel = "api" })
+		f.add(t, now.Add(-48*time.Hour), nil) // not today
+		f.add(t, now, func(s *db.NewSubmission) {
+			s.ToolType, s.Channel, s.ToolID = "BOOK_MEETING", "voice", nil
+		})
+		contacted := f.add(t, now, func(s *db.NewSubmission) { s.Channel = "form"; s.ToolID = nil })
+		if _, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, contacted.ID, "CONTACTED"); err != nil {
+			t.Fatal(err)
+		}
+		// another tenant's submissions count for nobody else
+		g := setupSubmissions(t)
+		g.add(t, now, nil)
+
+		page, err := f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{Status: "CONTACTED", Channel: "form", Search: "zz", Page: 1, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := db.SubmissionStats{Total: 4, New: 3, Today: 3, ByChannel: map[string]int{"web": 1, "voice": 1, "api": 1, "form": 1}}
+		if page.Stats == nil || !statsEqual(*page.Stats, want) || page.Total != 0 {
+			t.Errorf("stats %+v total %d, want %+v", page.Stats, page.Total, want)
+		}
+		page, err = f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{ToolType: "SUBMIT_FORM", Page: 1, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = db.SubmissionStats{Total: 3, New: 2, Today: 2, ByChannel: map[string]int{"web": 1, "voice": 0, "api": 1, "form": 1}}
+		if page.Stats == nil || !statsEqual(*page.Stats, want) || page.Total != 3 || len(page.Submissions) != 1 {
+			t.Errorf("SUBMIT_FORM stats %+v total %d, want %+v", page.Stats, page.Total, want)
+		}
+		page, err = f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{Page: 2, Limit: 1})
+		if err != nil || page.Stats != nil || len(page.Submissions) != 1 {
+			t.Errorf("page 2: stats %+v, %d rows, %v", page.Stats, len(page.Submissions), err)
+		}
+		empty, err := f.store.ListSubmissions(ctx, f.other.ID, db.SubmissionFilter{Page: 1, Limit: 10})
+		zero := db.SubmissionStats{ByChannel: map[string]int{"web": 0, "voice": 0, "api": 0, "form": 0}}
+		if err != nil || empty.Total != 0 || empty.Stats == nil || !statsEqual(*empty.Stats, zero) {
+			t.Errorf("empty tenant: %+v, %v", empty, err)
+		}
+	})
+
+	t.Run("TenantIsolation", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		mine := f.add(t, now, nil)
+		g := setupSubmissions(t)
+		g.add(t, now, nil)
+		page, err := f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{Page: 1, Limit: 10})
+		if err != nil || !slices.Equal(ids(page.Submissions), []string{mine.ID}) || page.Stats.Total != 1 {
+			t.Errorf("listed %v, stats %+v, %v", ids(page.Submissions), page.Stats, err)
+		}
+		// filtering by the other tenant's tool finds nothing
+		page, err = f.store.ListSubmissions(ctx, f.tenant.ID, db.SubmissionFilter{ToolID: g.tool.ID, Page: 1, Limit: 10})
+		if err != nil || page.Total != 0 {
+			t.Errorf("other tenant's tool: %v, %v", ids(page.Submissions), err)
+		}
+	})
+}
+
+func statsEqual(a, b db.SubmissionStats) bool {
+	if a.Total != b.Total || a.New != b.New || a.Today != b.Today || len(a.ByChannel) != len(b.ByChannel) {
+		return false
+	}
+	for k, v := range b.ByChannel {
+		if n, ok := a.ByChannel[k]; !ok || n != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestDeleteSubmission(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("RemovesEventsKeepsConversation", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "CONTACTED"); err != nil {
+			t.Fatal(err)
+		}
+		kept, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if evs := f.events(t, f.tenant.ID); len(evs) != 3 {
+			t.Fatalf("%d events before delete", len(evs))
+		}
+		if err := f.store.DeleteSubmission(ctx, f.tenant.ID, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.store.Submission(ctx, f.tenant.ID, sub.ID)
+		wantKind(t, err, db.KindNotFound)
+		evs := f.events(t, f.tenant.ID)
+		if len(evs) != 1 || *evs[0].SubmissionID != kept.ID {
+			t.Errorf("events left %+v", evs)
+		}
+		var n int
+		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE payload::text LIKE '%' || $1 || '%'`, sub.ID).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%d payloads still name the submission, %v", n, err)
+		}
+		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, f.conversation.ID).Scan(&n); err != nil || n != 1 {
+			t.Errorf("conversation gone: %d, %v", n, err)
+		}
+		wantKind(t, f.store.DeleteSubmission(ctx, f.tenant.ID, sub.ID), db.KindNotFound)
+	})
+
+	t.Run("NotFound", func(t *testing.T) {
+		t.Parallel()
+		f := setupSubmissions(t)
+		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, id := range map[string]string{"NotAUUID": "nope", "Unknown": "00000000-0000-0000-0000-000000000000"} {
+			err := f.store.DeleteSubmission(ctx, f.tenant.ID, id)
+			if e, ok := err.(*db.Error); !ok || e.Kind != db.KindNotFound || e.Message != "Submission not found" {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		wantKind(t, f.store.DeleteSubmission(ctx, f.other.ID, sub.ID), db.KindNotFound)
+		if _, err := f.store.Submission(ctx, f.tenant.ID, sub.ID); err != nil {
+			t.Errorf("another tenant's delete removed it: %v", err)
+		}
+		if evs := f.events(t, f.tenant.ID); len(evs) != 1 {
+			t.Errorf("%d events left", len(evs))
+		}
+	})
+}

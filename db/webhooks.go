@@ -1,0 +1,438 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// WebhookEvents are the events an endpoint may subscribe to.
+var WebhookEvents = []string{EventSubmissionCreated, EventSubmissionUpdated}
+
+// Webhook limits.
+const (
+	MaxWebhookEndpoints = 20 // per tenant
+	MaxWebhookPIIFields = 32
+)
+
+// Delivery statuses. A delivery is pending until an attempt succeeds, the
+// last attempt fails, or its endpoint is disabled first (dropped).
+const (
+	DeliveryPending   = "pending"
+	DeliverySucceeded = "succeeded"
+	DeliveryFailed    = "failed"
+	DeliveryDropped   = "dropped"
+)
+
+// DeliveryMaxAttempts is how many attempts a delivery gets: the first and five
+// retries.
+const DeliveryMaxAttempts = 6
+
+// WebhookEndpoint is a tenant's receiver of events. SecretSealed is the
+// signing secret sealed with the service's key; it never leaves the service.
+type WebhookEndpoint struct {
+	ID           string    `db:"id"`
+	TenantID     string    `db:"tenant_id"`
+	URL          string    `db:"url"`
+	Description  string    `db:"description"`
+	Events       []string  `db:"events"`
+	Enabled      bool      `db:"enabled"`
+	PIIFields    []string  `db:"pii_fields"`
+	SecretSealed []byte    `db:"secret_sealed"`
+	CreatedAt    time.Time `db:"created_at"`
+	UpdatedAt    time.Time `db:"updated_at"`
+}
+
+// WebhookEndpointWrite holds the fields of a create or a partial update; the
+// handler has validated them.
+type WebhookEndpointWrite struct {
+	URL          Opt[string]
+	Description  Opt[string]
+	Events       Opt[[]string]
+	Enabled      Opt[bool]
+	PIIFields    Opt[[]string]
+	SecretSealed []byte // create only
+}
+
+// WebhookDelivery is one event sent (or to be sent) to one endpoint.
+type WebhookDelivery struct {
+	ID            string     `db:"id"`
+	TenantID      string     `db:"tenant_id"`
+	EndpointID    string     `db:"endpoint_id"`
+	EventID       string     `db:"event_id"`
+	Event         string     `db:"event"`
+	Status        string     `db:"status"`
+	Attempts      int        `db:"attempts"`
+	HTTPStatus    *int       `db:"http_status"`
+	LastError     *string    `db:"last_error"`
+	CreatedAt     time.Time  `db:"created_at"`
+	LastAttemptAt *time.Time `db:"last_attempt_at"`
+	NextAttemptAt *time.Time `db:"next_attempt_at"`
+	DeliveredAt   *time.Time `db:"delivered_at"`
+	UpdatedAt     time.Time  `db:"updated_at"`
+}
+
+// DeliveryStats sums an endpoint's deliveries created since Since.
+type DeliveryStats struct {
+	Since         time.Time  `json:"since"`
+	Total         int        `json:"total"`
+	Pending       int        `json:"pending"`
+	Succeeded     int        `json:"succeeded"`
+	Failed        int        `json:"failed"`
+	Dropped       int        `json:"dropped"`
+	LastAttemptAt *time.Time `json:"lastAttemptAt"`
+	LastSuccessAt *time.Time `json:"lastSuccessAt"`
+}
+
+// WebhookDeliveryArgs is the River job that makes one attempt of a delivery
+// (River retries it on the delivery schedule). It lives here, beside the
+// outbox, because deliveries are enqueued in the transaction that records
+// their event; the worker is in package jobs.
+type WebhookDeliveryArgs struct {
+	DeliveryID string `json:"deliveryId"`
+}
+
+// Kind names the job.
+func (WebhookDeliveryArgs) Kind() string { return "webhook_delivery" }
+
+// WebhookQueue is the River queue deliveries run on, apart from other work so
+// that a slow receiver cannot hold up corpus syncs, nor the reverse.
+const WebhookQueue = "webhooks"
+
+// InsertOpts puts deliveries on their queue with their number of attempts.
+func (WebhookDeliveryArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: WebhookQueue, MaxAttempts: DeliveryMaxAttempts}
+}
+
+// JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
+// and this package's inserter alike. A queue fetches at most this often, so
+// its workers over it bound its throughput (River's default, 100 ms, held 100
+// delivery workers to 1,000 deliveries a second); and an instance notifies a
+// queue of inserts at most this often, which bounds how long a new job waits
+// to be fetched.
+const JobFetchCooldown = 20 * time.Millisecond
+
+// jobInserter inserts River jobs inside our transactions. It is an
+// insert-only client: it runs nothing and needs no pool of its own.
+var jobInserter = func() *river.Client[pgx.Tx] {
+	c, err := river.NewClient(riverpgxv5.New(nil), &river.Config{FetchCooldown: JobFetchCooldown})
+	if err != nil {
+		panic(fmt.Sprintf("river insert-only client: %v", err))
+	}
+	return c
+}()
+
+const endpointColumns = `id, tenant_id, url, description, events, enabled, pii_fields, secret_sealed, created_at, updated_at`
+
+const deliveryColumns = `id, tenant_id, endpoint_id, event_id, event, status, attempts, http_status, last_error,
+	created_at, last_attempt_at, next_attempt_at, delivered_at, updated_at`
+
+// enqueueDeliveries makes, in tx, one delivery of ev for each enabled endpoint
+// of the tenant subscribed to its type, and the River job of each. An event
+// is thus never recorded without its deliveries, nor the reverse.
+func enqueueDeliveries(ctx context.Context, tx pgx.Tx, ev Event) error {
+	rows, _ := tx.Query(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event)
+		SELECT tenant_id, id, $2, $3 FROM webhook_endpoints
+		WHERE tenant_id = $1 AND enabled AND $3 = ANY(events) RETURNING id`, ev.TenantID, ev.ID, ev.Type)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("enqueueing deliveries: %w", err)
+	}
+	return insertDeliveryJobs(ctx, tx, ids)
+}
+
+func insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: WebhookDeliveryArgs{DeliveryID: id}}
+	}
+	if _, err := jobInserter.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("inserting delivery jobs: %w", err)
+	}
+	return nil
+}
+
+// ListWebhookEndpoints lists a tenant's endpoints, oldest first.
+func (d *DB) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]WebhookEndpoint, error) {
+	rows, _ := d.Pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1
+		ORDER BY created_at, id`, tenantID)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookEndpoint])
+	if err != nil {
+		return nil, fmt.Errorf("listing webhook endpoints: %w", err)
+	}
+	return out, nil
+}
+
+// WebhookEndpoint returns one of the tenant's endpoints.
+func (d *DB) WebhookEndpoint(ctx context.Context, tenantID, id string) (WebhookEndpoint, error) {
+	return webhookEndpoint(ctx, d.Pool, tenantID, id, "")
+}
+
+func webhookEndpoint(ctx context.Context, q Querier, tenantID, id, lock string) (WebhookEndpoint, error) {
+	if !looksLikeUUID(id) {
+		return WebhookEndpoint{}, Errorf(KindNotFound, "Webhook endpoint not found")
+	}
+	rows, _ := q.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2 `+lock,
+		tenantID, id)
+	ep, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
+	if err != nil {
+		return WebhookEndpoint{}, notFound(err, "Webhook endpoint")
+	}
+	return ep, nil
+}
+
+// CreateWebhookEndpoint stores an endpoint, enabled. A tenant has at most
+// MaxWebhookEndpoints (KindConflict past that).
+func (d *DB) CreateWebhookEndpoint(ctx context.Context, tenantID string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
+	events, pii := w.Events.Value, w.PIIFields.Value
+	if events == nil {
+		events = []string{}
+	}
+	if pii == nil {
+		pii = []string{}
+	}
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		// Serialise creations of one tenant so that the cap holds.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, tenantID); err != nil {
+			return fmt.Errorf("locking tenant: %w", err)
+		}
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
+			return fmt.Errorf("counting webhook endpoints: %w", err)
+		}
+		if n >= MaxWebhookEndpoints {
+			return Errorf(KindConflict, "A tenant can have at most %d webhook endpoints; delete one first", MaxWebhookEndpoints)
+		}
+		rows, _ := tx.Query(ctx, `INSERT INTO webhook_endpoints (tenant_id, url, description, events, pii_fields, secret_sealed)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+endpointColumns,
+			tenantID, w.URL.Value, w.Description.Value, events, pii, w.SecretSealed)
+		ep, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
+		if err != nil {
+			return fmt.Errorf("inserting webhook endpoint: %w", err)
+		}
+		return nil
+	})
+	return ep, err
+}
+
+// UpdateWebhookEndpoint applies a partial update. Disabling an endpoint drops
+// its pending deliveries in the same transaction: none is attempted after
+// the update commits (an attempt already under way finishes).
+func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		before, err := webhookEndpoint(ctx, tx, tenantID, id, "FOR UPDATE")
+		if err != nil {
+			return err
+		}
+		var sets []setClause
+		sets = addSet(sets, "url", w.URL)
+		sets = addSet(sets, "description", w.Description)
+		sets = addSet(sets, "events", w.Events)
+		sets = addSet(sets, "enabled", w.Enabled)
+		sets = addSet(sets, "pii_fields", w.PIIFields)
+		if err := updateTenantRow(ctx, tx, "webhook_endpoints", "Webhook endpoint", tenantID, id, sets); err != nil {
+			return fmt.Errorf("updating webhook endpoint: %w", err)
+		}
+		if before.Enabled && w.Enabled.Set && !w.Enabled.Value {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL,
+				updated_at = now() WHERE endpoint_id = $1 AND status = 'pending'`, id); err != nil {
+				return fmt.Errorf("dropping pending deliveries: %w", err)
+			}
+		}
+		ep, err = webhookEndpoint(ctx, tx, tenantID, id, "")
+		return err
+	})
+	return ep, err
+}
+
+// DeleteWebhookEndpoint removes an endpoint and its delivery history; jobs
+// still queued for it find nothing to send.
+func (d *DB) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {
+	return deleteTenantRow(ctx, d.Pool, "webhook_endpoints", "Webhook endpoint", tenantID, id)
+}
+
+// WebhookDeliveryStats sums the endpoint's deliveries created since since.
+func (d *DB) WebhookDeliveryStats(ctx context.Context, tenantID, endpointID string, since time.Time) (DeliveryStats, error) {
+	s := DeliveryStats{Since: since.UTC()}
+	err := d.Pool.QueryRow(ctx, `SELECT count(*),
+			count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'succeeded'),
+			count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'dropped'),
+			max(last_attempt_at), max(delivered_at)
+		FROM webhook_deliveries WHERE tenant_id = $1 AND endpoint_id = $2 AND created_at >= $3`,
+		tenantID, endpointID, since).Scan(&s.Total, &s.Pending, &s.Succeeded, &s.Failed, &s.Dropped,
+		&s.LastAttemptAt, &s.LastSuccessAt)
+	if err != nil {
+		return DeliveryStats{}, fmt.Errorf("summing deliveries: %w", err)
+	}
+	return s, nil
+}
+
+// DeliveryFilter selects a page of an endpoint's deliveries.
+type DeliveryFilter struct {
+	Status string // empty for every status
+	Event  string // empty for every event
+	Page   int    // 1-based
+	Limit  int
+}
+
+// ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
+// first, and how many match.
+func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID string, f DeliveryFilter) ([]WebhookDelivery, int, error) {
+	if _, err := d.WebhookEndpoint(ctx, tenantID, endpointID); err != nil {
+		return nil, 0, err
+	}
+	where := `tenant_id = $1 AND endpoint_id = $2 AND ($3 = '' OR status = $3) AND ($4 = '' OR event = $4)`
+	args := []any{tenantID, endpointID, f.Status, f.Event}
+	var total int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting deliveries: %w", err)
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
+		ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookDelivery])
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing deliveries: %w", err)
+	}
+	return out, total, nil
+}
+
+// Redeliver queues a past delivery of the endpoint again, with the same
+// payload and delivery id, for a full new round of attempts. A delivery still
+// pending is a conflict, as is one of a disabled endpoint.
+func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID string) (del WebhookDelivery, err error) {
+	if !looksLikeUUID(deliveryID) {
+		return WebhookDelivery{}, Errorf(KindNotFound, "Delivery not found")
+	}
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
+		if err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+			WHERE tenant_id = $1 AND endpoint_id = $2 AND id = $3 FOR UPDATE`, tenantID, endpointID, deliveryID)
+		del, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
+		if err != nil {
+			return notFound(err, "Delivery")
+		}
+		if !ep.Enabled {
+			return Errorf(KindConflict, "Webhook endpoint is disabled; enable it before redelivering")
+		}
+		if del.Status == DeliveryPending {
+			return Errorf(KindConflict, "Delivery is already queued")
+		}
+		// A dropped delivery's job may still wait for a retry: it would run
+		// beside the new one and could end the new round early, so cancel it.
+		rows, _ = tx.Query(ctx, `SELECT id FROM river_job WHERE kind = 'webhook_delivery'
+			AND args->>'deliveryId' = $1 AND state IN ('available', 'pending', 'retryable', 'scheduled')`, deliveryID)
+		stale, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("finding queued delivery jobs: %w", err)
+		}
+		for _, id := range stale {
+			if _, err := jobInserter.JobCancelTx(ctx, tx, id); err != nil {
+				return fmt.Errorf("cancelling delivery job: %w", err)
+			}
+		}
+		// attempts counts the current round, so it restarts at 0 (of DeliveryMaxAttempts).
+		rows, _ = tx.Query(ctx, `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),
+			updated_at = now() WHERE id = $1 RETURNING `+deliveryColumns, deliveryID)
+		del, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
+		if err != nil {
+			return fmt.Errorf("requeueing delivery: %w", err)
+		}
+		return insertDeliveryJobs(ctx, tx, []string{deliveryID})
+	})
+	return del, err
+}
+
+// OutgoingDelivery is what an attempt needs: the delivery, its endpoint and
+// the stored (unredacted) payload.
+type OutgoingDelivery struct {
+	ID              string
+	Status          string
+	Event           string
+	Payload         []byte
+	URL             string
+	EndpointEnabled bool
+	PIIFields       []string
+	SecretSealed    []byte
+}
+
+// ErrDeliveryGone: the delivery no longer exists (its endpoint or submission
+// was deleted).
+var ErrDeliveryGone = errors.New("delivery no longer exists")
+
+// DeliveryForAttempt loads a delivery to attempt. It is called by the worker
+// outside any tenant context: the job names the delivery only.
+func (d *DB) DeliveryForAttempt(ctx context.Context, id string) (OutgoingDelivery, error) {
+	var o OutgoingDelivery
+	err := d.Pool.QueryRow(ctx, `SELECT d.id, d.status, d.event, e.payload, w.url, w.enabled, w.pii_fields, w.secret_sealed
+		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id
+		WHERE d.id = $1`, id).Scan(&o.ID, &o.Status, &o.Event, &o.Payload, &o.URL, &o.EndpointEnabled, &o.PIIFields, &o.SecretSealed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return OutgoingDelivery{}, ErrDeliveryGone
+	}
+	if err != nil {
+		return OutgoingDelivery{}, fmt.Errorf("loading delivery: %w", err)
+	}
+	return o, nil
+}
+
+// DeliveryAttempt is the outcome of one attempt.
+type DeliveryAttempt struct {
+	At         time.Time
+	HTTPStatus *int
+	Error      string // empty on success
+	Succeeded  bool
+	Final      bool       // the last attempt: a failure makes the delivery failed
+	NextAt     *time.Time // when the next attempt is due, after a failure that is not final
+}
+
+// RecordDeliveryAttempt counts an attempt and its outcome. The status moves
+// only from pending: an attempt that finishes after its endpoint was
+// disabled is counted, and the delivery stays dropped.
+func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAttempt) error {
+	status := DeliveryPending
+	switch {
+	case a.Succeeded:
+		status = DeliverySucceeded
+	case a.Final:
+		status = DeliveryFailed
+	}
+	var lastErr *string
+	if a.Error != "" {
+		lastErr = &a.Error
+	}
+	var deliveredAt *time.Time
+	if a.Succeeded {
+		deliveredAt = &a.At
+	}
+	_, err := d.Pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $2,
+			http_status = $3, last_error = $4,
+			status = CASE WHEN status = 'pending' THEN $5 ELSE status END,
+			next_attempt_at = CASE WHEN status = 'pending' THEN $6::timestamptz END,
+			delivered_at = COALESCE($7, delivered_at), updated_at = now()
+		WHERE id = $1`, id, a.At, a.HTTPStatus, lastErr, status, a.NextAt, deliveredAt)
+	if err != nil {
+		return fmt.Errorf("recording delivery attempt: %w", err)
+	}
+	return nil
+}
+
+// DropDelivery marks a pending delivery dropped (its endpoint is disabled).
+func (d *DB) DropDelivery(ctx context.Context, id string) error {
+	_, err := d.Pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL,
+		updated_at = now() WHERE id = $1 AND status = 'pending'`, id)
+	if err != nil {
+		return fmt.Errorf("dropping delivery: %w", err)
+	}
+	return nil
+}

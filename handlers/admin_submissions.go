@@ -1,0 +1,294 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// maxShownMessages is how many of the originating conversation's last
+// messages a submission's page shows.
+const maxShownMessages = 200
+
+// maxSummaryValue is the length of one value in a list row's summary.
+const maxSummaryValue = 60
+
+// submissionToolTypes are the choices of the tool type filter: every type the API accepts.
+var submissionToolTypes = func() []views.Option {
+	var opts []views.Option
+	for _, t := range append(append([]string{}, agent.UserToolTypes...), agent.SyntheticToolTypes...) {
+		opts = append(opts, views.Option{Value: t, Label: views.ToolTypeName(t)})
+	}
+	return opts
+}()
+
+// inputFields reads a submission's input in its stored order.
+func inputFields(raw json.RawMessage) []views.SubmissionField {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var fields []views.SubmissionField
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		fields = append(fields, views.SubmissionField{Key: key, Value: fieldText(v)})
+	}
+	return fields
+}
+
+// fieldText shows a collected value: strings as they are, null as nothing,
+// anything else as JSON.
+func fieldText(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	if string(v) == "null" {
+		return ""
+	}
+	return prettyJSON(v)
+}
+
+// submissionSummary is a row's glimpse of what was collected: the email, name
+// and phone when the fields have such names, else the first two values.
+func submissionSummary(fields []views.SubmissionField) string {
+	var parts []string
+	used := map[string]bool{}
+	for _, want := range []string{"email", "name", "phone"} {
+		for _, f := range fields {
+			if !used[f.Key] && f.Value != "" && strings.Contains(strings.ToLower(f.Key), want) {
+				parts, used[f.Key] = append(parts, shortValue(f.Value)), true
+				break
+			}
+		}
+	}
+	if len(parts) == 0 {
+		for _, f := range fields {
+			if f.Value != "" {
+				parts = append(parts, shortValue(f.Value))
+			}
+			if len(parts) == 2 {
+				break
+			}
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// shortValue puts a value on one line of at most maxSummaryValue characters.
+func shortValue(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > maxSummaryValue {
+		s = string([]rune(s)[:maxSummaryValue-1]) + "…"
+	}
+	return s
+}
+
+func submissionRow(s db.Submission) views.SubmissionRow {
+	return views.SubmissionRow{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(dateTime), ToolName: s.ToolName,
+		ToolType: s.ToolType, Channel: s.Channel, Summary: submissionSummary(inputFields(s.Input)), Status: s.Status}
+}
+
+func submissionStatus(s db.Submission, errMsg string) views.SubmissionStatus {
+	return views.SubmissionStatus{ID: s.ID, Status: s.Status, Error: errMsg, UpdatedAt: s.UpdatedAt.UTC().Format(dateTime)}
+}
+
+// ShowSubmissionsPage is the inbox: the counters, the filters (checked as the
+// API checks them, an empty search box meaning no search) and a page of
+// submissions, newest first.
+func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	v := views.SubmissionsView{ToolTypes: submissionToolTypes, Filter: views.SubmissionsFilter{
+		Status: c.QueryParam("status"), Channel: c.QueryParam("channel"), ToolType: strings.ToUpper(c.QueryParam("toolType")),
+		From: c.QueryParam("from"), To: c.QueryParam("to"), Search: strings.TrimSpace(c.QueryParam("search")),
+		Limit: c.QueryParam("limit"),
+	}}
+	status := http.StatusOK
+	f, err := checkSubmissionFilter(c, v.Filter.Search != "")
+	if err != nil {
+		var ok bool
+		if v.Errors, status, ok = failedForm(err); !ok {
+			return err
+		}
+		for k := range v.Errors {
+			v.Errors[k] = err.Error() // the API's own message, which names the parameter
+		}
+	} else {
+		page, err := h.DB.ListSubmissions(ctx, tenantID, f)
+		if err != nil {
+			return err
+		}
+		v.Page, v.Total, v.Pages = f.Page, page.Total, (page.Total+f.Limit-1)/f.Limit
+		for _, s := range page.Submissions {
+			v.Rows = append(v.Rows, submissionRow(s))
+		}
+		if page.Stats != nil {
+			v.Stats = views.SubmissionsStats(*page.Stats)
+		}
+	}
+	if v.Stats.ByChannel == nil {
+		// Computed with page 1 only, and of the filter's tool type when that is valid.
+		sf := db.SubmissionFilter{Page: 1, Limit: 1}
+		if v.Errors["toolType"] == "" {
+			sf.ToolType = v.Filter.ToolType
+		}
+		first, err := h.DB.ListSubmissions(ctx, tenantID, sf)
+		if err != nil {
+			return err
+		}
+		v.Stats = views.SubmissionsStats(*first.Stats)
+	}
+	return render(c, status, views.SubmissionsPage(h.page(c, "Submissions", "submissions"), v))
+}
+
+// submissionDetail loads what a submission's page shows.
+func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, error) {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	s, err := h.DB.Submission(ctx, tenantID, c.Param("id"))
+	if err != nil {
+		return views.SubmissionDetail{}, err
+	}
+	d := views.SubmissionDetail{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType, Channel: s.Channel,
+		PageURL: deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
+		Fields: inputFields(s.Input), Result: prettyJSON(s.Result)}
+	if s.VisitorID != nil {
+		v, err := h.DB.VisitorDetail(ctx, tenantID, *s.VisitorID)
+		switch {
+		case err == nil:
+			d.VisitorID, d.VisitorLabel = v.ID, deref(v.Email)
+			if d.VisitorLabel == "" {
+				d.VisitorLabel = deref(v.DisplayName)
+			}
+			if d.VisitorLabel == "" {
+				d.VisitorLabel = deref(v.ExternalID)
+			}
+			if d.VisitorLabel == "" {
+				d.VisitorLabel = v.ID
+			}
+		case db.ErrorKind(err) != db.KindNotFound: // erased meanwhile: shown as anonymous
+			return views.SubmissionDetail{}, err
+		}
+	}
+	if s.ConversationID != nil {
+		conv, err := h.DB.Conversation(ctx, tenantID, *s.ConversationID)
+		switch {
+		case err == nil:
+			turns, err := h.DB.RecentTurns(ctx, tenantID, conv.ID, maxShownMessages)
+			if err != nil {
+				return views.SubmissionDetail{}, err
+			}
+			d.ConversationID, d.ConversationStarted, d.MessageCount = conv.ID, conv.CreatedAt.UTC().Format(dateTime), conv.MessageCount
+			for _, t := range turns {
+				d.Messages = append(d.Messages, views.SubmissionMessage{Role: t.Role, Content: t.Content, At: t.Timestamp.UTC().Format(dateTime)})
+			}
+			d.MessageCount = max(d.MessageCount, len(d.Messages))
+		case db.ErrorKind(err) != db.KindNotFound: // deleted meanwhile: shown as gone
+			return views.SubmissionDetail{}, err
+		}
+	}
+	return d, nil
+}
+
+// ShowSubmissionPage renders one of the tenant's submissions.
+func (h *Handler) ShowSubmissionPage(c echo.Context) error {
+	d, err := h.submissionDetail(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.SubmissionPage(h.page(c, "Submission", "submissions"), d))
+}
+
+// safeSubmissionsNext keeps the return address of a status change on the submissions pages.
+func safeSubmissionsNext(next string) string {
+	if (next == "/admin/submissions" || strings.HasPrefix(next, "/admin/submissions?") || strings.HasPrefix(next, "/admin/submissions/")) &&
+		!strings.Contains(next, "\\") {
+		return next
+	}
+	return "/admin/submissions"
+}
+
+// ChangeSubmissionStatus moves a submission to the chosen status, with the
+// API's rules and its submission.updated event. htmx gets the list row, or
+// the detail page's control, re-rendered; a refusal shows in its error slot.
+// Without htmx the browser goes back where it was, with a flash message.
+func (h *Handler) ChangeSubmissionStatus(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	id := c.Param("id")
+	sub, _, err := h.DB.UpdateSubmissionStatus(ctx, tenantID, id, c.FormValue("status"))
+	kind := db.ErrorKind(err)
+	if err != nil && kind != db.KindInvalid && (kind != db.KindNotFound || !isHTMX(c) || !uuidPattern.MatchString(id)) {
+		return err
+	}
+	if !isHTMX(c) {
+		if err != nil {
+			h.Sessions.Put(ctx, sessFlashError, err.Error())
+		} else {
+			h.Sessions.Put(ctx, sessFlash, "Status set to "+sub.Status+".")
+		}
+		return c.Redirect(http.StatusSeeOther, safeSubmissionsNext(c.FormValue("next")))
+	}
+	if kind == db.KindNotFound {
+		// Deleted meanwhile (or another tenant's): nothing to re-render, the reason goes in the error slot.
+		c.Response().Header().Set("HX-Retarget", "#status-error-"+id)
+		c.Response().Header().Set("HX-Reswap", "innerHTML")
+		return c.HTML(http.StatusNotFound, template.HTMLEscapeString(err.Error()))
+	}
+	status, msg := http.StatusOK, ""
+	if err != nil { // a status outside the three: shown with the one stored
+		status, msg = http.StatusUnprocessableEntity, err.Error()
+		if sub, err = h.DB.Submission(ctx, tenantID, id); err != nil {
+			return err
+		}
+	}
+	p := views.Page{CSRF: csrfToken(c)}
+	if c.FormValue("view") == "detail" {
+		return render(c, status, views.SubmissionStatusChanged(p, submissionStatus(sub, msg)))
+	}
+	row := submissionRow(sub)
+	row.Error = msg
+	return render(c, status, views.SubmissionRowView(p, row, safeSubmissionsNext(c.FormValue("next"))))
+}
+
+// RemoveSubmission erases a submission and its recorded events; its
+// conversation stays. htmx is sent to the list, where a flash message says so.
+func (h *Handler) RemoveSubmission(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	s, err := h.DB.Submission(ctx, tenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if err := h.DB.DeleteSubmission(ctx, tenantID, s.ID); err != nil {
+		return err
+	}
+	msg := "Submission deleted."
+	if s.ConversationID != nil {
+		msg = "Submission deleted; the conversation is kept."
+	}
+	h.Sessions.Put(ctx, sessFlash, msg)
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/admin/submissions")
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/submissions")
+}

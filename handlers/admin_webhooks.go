@@ -1,0 +1,293 @@
+package handlers
+
+import (
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// sessNewWebhookSecret holds a just-created endpoint's signing secret until
+// the page after the redirect shows it, once.
+const sessNewWebhookSecret = "newWebhookSecret"
+
+// deliveryStatuses are the statuses the deliveries log filters on.
+var deliveryStatuses = []string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}
+
+func webhookRow(e db.WebhookEndpoint) views.WebhookRow {
+	return views.WebhookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
+		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime)}
+}
+
+func deliveryRow(endpointID string, d db.WebhookDelivery) views.DeliveryRow {
+	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
+		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: deref(d.LastError),
+		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: timeOrDash(d.LastAttemptAt), NextAttempt: timeOrDash(d.NextAttemptAt)}
+	if d.HTTPStatus != nil {
+		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
+	}
+	return r
+}
+
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "—"
+	}
+	return t.UTC().Format(dateTime)
+}
+
+// webhookForm turns an endpoint into its edit form.
+func webhookForm(e db.WebhookEndpoint) views.WebhookForm {
+	f := views.WebhookForm{ID: e.ID, URL: e.URL, Description: e.Description, Enabled: e.Enabled,
+		PIIFields: strings.Join(e.PIIFields, ", "), Events: map[string]bool{}}
+	for _, ev := range e.Events {
+		f.Events[ev] = true
+	}
+	return f
+}
+
+// webhookFromForm reads the create or edit form into the API's body, so that
+// the API's rules validate it, and the form to show again.
+func webhookFromForm(form url.Values, creating bool) (webhookBody, views.WebhookForm, db.FieldErrors) {
+	errs := db.FieldErrors{}
+	f := views.WebhookForm{URL: form.Get("url"), Description: form.Get("description"), PIIFields: form.Get("piiFields"),
+		Events: map[string]bool{}, Enabled: form.Get("enabled") == "true"}
+	for name, v := range map[string]string{"url": f.URL, "description": f.Description, "piiFields": f.PIIFields} {
+		if strings.ContainsRune(v, 0) {
+			errs.Add(name, "must not contain NUL characters")
+		}
+	}
+	events := []string{}
+	for _, e := range form["events"] {
+		f.Events[e] = true
+		events = append(events, e)
+	}
+	pii := []string{}
+	for _, p := range strings.Split(f.PIIFields, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			pii = append(pii, p)
+		}
+	}
+	b := webhookBody{URL: db.Some(f.URL), Description: db.Some(f.Description), Events: db.Some(events), PIIFields: db.Some(pii)}
+	if !creating {
+		b.Enabled = db.Some(f.Enabled) // endpoints are created enabled
+	}
+	return b, f, errs
+}
+
+func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
+	eps, err := h.DB.ListWebhookEndpoints(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, e := range eps {
+		v.Endpoints = append(v.Endpoints, webhookRow(e))
+	}
+	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, db.WebhookEvents, webhookSecretWarning
+	return v, nil
+}
+
+func (h *Handler) renderWebhooksPage(c echo.Context, status int, v views.WebhooksView) error {
+	v, err := h.webhooksView(c, v)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.WebhooksPage(h.page(c, "Webhooks", "webhooks"), v))
+}
+
+// ShowWebhooksPage lists the tenant's webhook endpoints, with a just-created
+// endpoint's signing secret shown once.
+func (h *Handler) ShowWebhooksPage(c echo.Context) error {
+	form := views.WebhookForm{Events: map[string]bool{}}
+	for _, e := range db.WebhookEvents {
+		form.Events[e] = true // new endpoints get every event unless told otherwise
+	}
+	return h.renderWebhooksPage(c, http.StatusOK, views.WebhooksView{
+		NewSecret: h.Sessions.PopString(c.Request().Context(), sessNewWebhookSecret),
+		Form:      form,
+	})
+}
+
+// SubmitNewWebhook creates an endpoint from the form with the API's rules;
+// its secret is shown once after the redirect.
+func (h *Handler) SubmitNewWebhook(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	b, f, errs := webhookFromForm(form, true)
+	w := h.validateWebhook(ctx, b, errs, true)
+	if len(errs) > 0 {
+		f.Errors = views.Errors(errs)
+		return h.renderWebhooksPage(c, http.StatusUnprocessableEntity, views.WebhooksView{Form: f})
+	}
+	secret := newWebhookSecret()
+	w.SecretSealed = h.Box.Seal([]byte(secret))
+	ep, err := h.DB.CreateWebhookEndpoint(ctx, a.Tenant.ID, w)
+	if db.ErrorKind(err) == db.KindConflict {
+		f.Error = err.Error() // the cap of endpoints
+		return h.renderWebhooksPage(c, http.StatusConflict, views.WebhooksView{Form: f})
+	}
+	if err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessNewWebhookSecret, secret)
+	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint "+ep.URL+" created.")
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
+}
+
+// ToggleWebhook enables or disables an endpoint; disabling drops its pending
+// deliveries. htmx gets the updated row.
+func (h *Handler) ToggleWebhook(c echo.Context) error {
+	ctx := c.Request().Context()
+	enabled := c.FormValue("enabled") == "true"
+	ep, err := h.DB.UpdateWebhookEndpoint(ctx, adminFrom(c).Tenant.ID, c.Param("id"), db.WebhookEndpointWrite{Enabled: db.Some(enabled)})
+	if err != nil {
+		return err
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep)))
+	}
+	verb := "disabled"
+	if enabled {
+		verb = "enabled"
+	}
+	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint "+ep.URL+" "+verb+".")
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
+}
+
+// RemoveWebhook deletes an endpoint and its delivery history. htmx from the
+// list gets an empty answer that removes the row; from the endpoint's own
+// page, a redirect to the list.
+func (h *Handler) RemoveWebhook(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := h.DB.DeleteWebhookEndpoint(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+		return err
+	}
+	if isHTMX(c) && c.FormValue("from") != "detail" {
+		return c.HTML(http.StatusOK, "")
+	}
+	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint deleted.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/admin/webhooks")
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
+}
+
+// renderWebhookPage shows an endpoint: its form (f), its delivery statistics
+// and a page of its deliveries log, filtered by the query's status.
+func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.now().Add(-deliveryStatsWindow))
+	if err != nil {
+		return err
+	}
+	l := views.DeliveriesList{EndpointID: ep.ID, Statuses: deliveryStatuses, Page: 1}
+	if s := c.QueryParam("status"); slices.Contains(deliveryStatuses, s) {
+		l.Status = s // an unknown status shows every delivery
+	}
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 && n <= maxPage {
+		l.Page = n
+	}
+	ds, total, err := h.DB.ListWebhookDeliveries(ctx, tenantID, ep.ID,
+		db.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: defaultDeliveriesPage})
+	if err != nil {
+		return err
+	}
+	l.Total, l.Pages = total, (total+defaultDeliveriesPage-1)/defaultDeliveriesPage
+	for _, d := range ds {
+		l.Rows = append(l.Rows, deliveryRow(ep.ID, d))
+	}
+	f.ID, f.AllEvents = ep.ID, db.WebhookEvents
+	v := views.WebhookView{Endpoint: webhookRow(ep), Form: f, Deliveries: l, Stats: views.DeliveryStats{
+		Total: stats.Total, Succeeded: stats.Succeeded, Failed: stats.Failed, Pending: stats.Pending, Dropped: stats.Dropped,
+		LastSuccess: "never", LastAttempt: "never",
+	}}
+	if stats.LastSuccessAt != nil {
+		v.Stats.LastSuccess = stats.LastSuccessAt.UTC().Format(dateTime)
+	}
+	if stats.LastAttemptAt != nil {
+		v.Stats.LastAttempt = stats.LastAttemptAt.UTC().Format(dateTime)
+	}
+	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
+		return render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
+	}
+	return render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
+}
+
+// ShowWebhookPage renders an endpoint's edit form, statistics and deliveries.
+func (h *Handler) ShowWebhookPage(c echo.Context) error {
+	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return h.renderWebhookPage(c, http.StatusOK, ep, webhookForm(ep))
+}
+
+// SubmitWebhookEdit saves an endpoint's form with the API's rules, or shows
+// it again with the errors.
+func (h *Handler) SubmitWebhookEdit(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	ep, err := h.DB.WebhookEndpoint(ctx, tenantID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	b, f, errs := webhookFromForm(form, false)
+	w := h.validateWebhook(ctx, b, errs, false)
+	if len(errs) > 0 {
+		f.Errors = views.Errors(errs)
+		return h.renderWebhookPage(c, http.StatusUnprocessableEntity, ep, f)
+	}
+	if ep, err = h.DB.UpdateWebhookEndpoint(ctx, tenantID, ep.ID, w); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint saved.")
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+ep.ID)
+}
+
+// RedeliverWebhookDelivery queues a past delivery again. htmx gets the row,
+// pending, or the refusal (409: the endpoint is disabled, or the delivery is
+// already queued) swapped into the row's error slot.
+func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
+	ctx := c.Request().Context()
+	tenantID := adminFrom(c).Tenant.ID
+	endpointID, deliveryID := c.Param("id"), c.Param("deliveryId")
+	d, err := h.DB.Redeliver(ctx, tenantID, endpointID, deliveryID)
+	refused := db.ErrorKind(err) == db.KindConflict
+	if err != nil && !refused {
+		return err
+	}
+	if !isHTMX(c) {
+		if refused {
+			h.Sessions.Put(ctx, sessFlashError, err.Error())
+		} else {
+			h.Sessions.Put(ctx, sessFlash, "Delivery queued again.")
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+endpointID)
+	}
+	if refused {
+		// The row stays as it is; the reason goes in its error slot.
+		c.Response().Header().Set("HX-Retarget", "#redeliver-error-"+deliveryID)
+		c.Response().Header().Set("HX-Reswap", "innerHTML")
+		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
+	}
+	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d)))
+}

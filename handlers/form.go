@@ -1,0 +1,204 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+)
+
+// Standalone form limits, chosen here and documented in the OpenAPI document.
+const (
+	maxFormBody      = 64 << 10
+	maxFormValue     = 2000
+	maxFormPageURL   = 2000
+	maxFormVisitorID = 255
+	// formToolType is the tool type of a standalone form's submissions, the
+	// same as a SUBMIT_FORM tool's, so that lists filter them together.
+	formToolType = "SUBMIT_FORM"
+	// defaultFormToolName names the submission's tool when the form has no intent.
+	defaultFormToolName = "form"
+	// defaultFormConfirmation is the answer when the form has no confirmation message.
+	defaultFormConfirmation = "Thank you, we will be in touch."
+)
+
+// formRequest is the body of POST /form/{slug}. Fields stay raw until the
+// segment's form says what each must hold.
+type formRequest struct {
+	Segment      string                     `json:"segment"`
+	Fields       map[string]json.RawMessage `json:"fields"`
+	PageURL      string                     `json:"pageUrl"`
+	VisitorID    string                     `json:"visitorId"`
+	WidgetKey    string                     `json:"widgetKey"`
+	CaptchaToken string                     `json:"captchaToken"`
+}
+
+// formReply is the answer to a stored submission.
+type formReply struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// SubmitForm answers POST /form/{slug}: a visitor sends the standalone lead
+// form of a segment, without a chat. The chat's gates run in the chat's
+// order (tenant, plan, origin, widget key, bot challenge, per-address limit,
+// segment), and a form post counts toward the same per-address limit as a
+// chat message. The values are checked against the segment's form and
+// stored as one NEW submission of channel form, with no conversation; its
+// submission.created event is recorded in the same transaction.
+func (h *Handler) SubmitForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	req, err := decodeFormRequest(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken)
+	if err != nil {
+		return err
+	}
+	seg, err := h.chatSegment(ctx, t, c.QueryParam("segment"), req.Segment)
+	if err != nil {
+		return err
+	}
+	form := seg.FormConfig
+	if form == nil || !form.Enabled {
+		return db.Errorf(db.KindNotFound, "Form not enabled for this segment")
+	}
+	values, err := formValues(form.Fields, req.Fields)
+	if err != nil {
+		return err
+	}
+	input, err := json.Marshal(values)
+	if err != nil {
+		return fmt.Errorf("encoding form input: %w", err)
+	}
+	message := cmpOr(strings.TrimSpace(form.ConfirmationMessage), defaultFormConfirmation)
+	result, err := json.Marshal(map[string]any{"success": true, "message": message})
+	if err != nil {
+		return fmt.Errorf("encoding form result: %w", err)
+	}
+	sub := db.NewSubmission{
+		TenantID: t.ID, ToolType: formToolType,
+		ToolName: cmpOr(strings.TrimSpace(form.Intent), defaultFormToolName),
+		Channel:  db.ChannelForm, Input: input, Result: result, PageURL: nonEmptyPtr(req.PageURL),
+	}
+	ref := strings.TrimSpace(cmpOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
+	if sub.VisitorID, err = h.existingVisitor(ctx, t.ID, ref); err != nil {
+		return err
+	}
+	s, _, err := h.DB.CreateSubmission(ctx, sub, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, formReply{ID: s.ID, Status: s.Status, Message: message})
+}
+
+// decodeFormRequest reads the body and checks its shape; the values of
+// fields are checked once the segment's form is known.
+func decodeFormRequest(c echo.Context) (formRequest, error) {
+	var req formRequest
+	raw, err := decodeObject(c, maxFormBody)
+	if err != nil {
+		return req, err
+	}
+	errs := decodeFields(raw, &req)
+	if _, bad := errs["fields"]; !bad && req.Fields == nil {
+		errs.Add("fields", "is required: an object of the form's field names to values")
+	}
+	if utf8.RuneCountInString(req.PageURL) > maxFormPageURL {
+		errs.Add("pageUrl", fmt.Sprintf("must be at most %d characters", maxFormPageURL))
+	}
+	if utf8.RuneCountInString(req.VisitorID) > maxFormVisitorID {
+		errs.Add("visitorId", fmt.Sprintf("must be at most %d characters", maxFormVisitorID))
+	}
+	return req, errs.Err()
+}
+
+// formValues checks the sent values against the form's fields and returns
+// them, trimmed, under the tenant's field names. Every field is checked and
+// every problem reported, keyed by field name. A value is a string (null
+// counts as absent); empty optional fields are left out; names the form
+// does not declare are refused rather than silently stored.
+func formValues(fields []db.FormField, sent map[string]json.RawMessage) (map[string]string, error) {
+	errs := db.FieldErrors{}
+	declared := map[string]bool{}
+	values := map[string]string{}
+	for _, f := range fields {
+		declared[f.Name] = true
+		raw, ok := sent[f.Name]
+		var v string
+		if ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			if hasNUL(raw) {
+				errs.Add(f.Name, "must not contain NUL characters")
+				continue
+			}
+			if err := json.Unmarshal(raw, &v); err != nil {
+				errs.Add(f.Name, "must be a string")
+				continue
+			}
+			v = strings.TrimSpace(v)
+		}
+		switch {
+		case v == "" && f.Required:
+			errs.Add(f.Name, "is required")
+		case v == "":
+		case utf8.RuneCountInString(v) > maxFormValue:
+			errs.Add(f.Name, fmt.Sprintf("must be at most %d characters", maxFormValue))
+		case f.Type == "email" && (utf8.RuneCountInString(v) > maxVisitorEmail || !emailPattern.MatchString(v)):
+			errs.Add(f.Name, "must be an email address")
+		case f.Type == "phone" && !phonePattern.MatchString(v):
+			errs.Add(f.Name, "must be a phone number: digits, optionally a leading +, spaces, dots, dashes, parentheses")
+		default:
+			values[f.Name] = v
+		}
+	}
+	for name := range sent {
+		if !declared[name] {
+			errs.Add(name, "is not a field of this form")
+		}
+	}
+	if len(errs) == 0 && len(values) == 0 {
+		errs.Add("fields", "fill in at least one field")
+	}
+	return values, errs.Err()
+}
+
+// existingVisitor returns the id of the tenant's visitor named by ref (a
+// visitor id, else an externalId), or nil when ref is empty or names none:
+// a form post never creates a visitor, and an unknown reference does not
+// cost the tenant the lead.
+func (h *Handler) existingVisitor(ctx context.Context, tenantID, ref string) (*string, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	v, err := h.DB.VisitorDetail(ctx, tenantID, ref)
+	if err == nil {
+		return &v.ID, nil
+	}
+	if db.ErrorKind(err) != db.KindNotFound {
+		return nil, err
+	}
+	// No exact lookup by externalId that leaves a missing visitor alone is
+	// exported yet: the search matches a superset, filtered here exactly.
+	found, _, err := h.DB.ListVisitors(ctx, tenantID, ref, formVisitorCandidates, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range found {
+		if v.ExternalID != nil && *v.ExternalID == ref {
+			return &v.ID, nil
+		}
+	}
+	return nil, nil
+}
+
+// formVisitorCandidates bounds the search for a visitor by externalId.
+const formVisitorCandidates = 50

@@ -1,0 +1,204 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/db"
+)
+
+// Submissions list limits: the spec's, and the search cap chosen here
+// (documented in the OpenAPI document).
+const (
+	defaultSubmissionsLimit  = 30
+	maxSubmissionsLimit      = 100
+	minSubmissionSearchChars = 2
+	maxSubmissionSearchChars = 200
+)
+
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// submissionStatuses are the allowed values of a submission's status.
+var submissionStatuses = []string{db.SubmissionNew, db.SubmissionContacted, db.SubmissionResolved}
+
+// submissionChannels are where a submission can come from.
+var submissionChannels = []string{db.ChannelWeb, db.ChannelVoice, db.ChannelAPI, db.ChannelForm}
+
+// statusError is the 400 of a status missing, not a string, or outside the three allowed values.
+func statusError() error {
+	return &db.Error{Kind: db.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
+		Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
+}
+
+type submissionToolJSON struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+type submissionJSON struct {
+	ID             string             `json:"id"`
+	CreatedAt      time.Time          `json:"createdAt"`
+	UpdatedAt      time.Time          `json:"updatedAt"`
+	Channel        string             `json:"channel"`
+	Status         string             `json:"status"`
+	Input          json.RawMessage    `json:"input"`
+	Result         json.RawMessage    `json:"result"`
+	ConversationID *string            `json:"conversationId"`
+	VisitorUserID  *string            `json:"visitorUserId"`
+	PageURL        *string            `json:"pageUrl"`
+	ToolID         *string            `json:"toolId"`
+	Tool           submissionToolJSON `json:"tool"`
+}
+
+func newSubmissionJSON(s db.Submission) submissionJSON {
+	return submissionJSON{ID: s.ID, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Channel: s.Channel,
+		Status: s.Status, Input: s.Input, Result: s.Result, ConversationID: s.ConversationID, VisitorUserID: s.VisitorID,
+		PageURL: s.PageURL, ToolID: s.ToolID, Tool: submissionToolJSON{Name: s.ToolName, Type: s.ToolType}}
+}
+
+// queryError is the 400 of an invalid value of a known query parameter.
+func queryError(name, problem string) error {
+	return &db.Error{Kind: db.KindInvalid, Message: name + " " + problem, Details: map[string]string{name: problem}}
+}
+
+// timeParam reads an RFC 3339 date-time or a YYYY-MM-DD date (midnight UTC);
+// with endOfDay a date means the midnight after it, so that an exclusive
+// upper bound still takes the whole day in.
+func timeParam(c echo.Context, name string, endOfDay bool) (time.Time, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return time.Time{}, queryError(name, "must be an RFC 3339 date-time or a YYYY-MM-DD date")
+	}
+	if endOfDay {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, nil
+}
+
+// submissionFilter reads and checks the query of GET /tenants/{slug}/submissions.
+// The parameter `type` is ignored on purpose: the filter is `toolType`.
+// A search parameter present is checked even when empty.
+func submissionFilter(c echo.Context) (db.SubmissionFilter, error) {
+	_, searched := c.QueryParams()["search"]
+	return checkSubmissionFilter(c, searched)
+}
+
+// checkSubmissionFilter reads and checks the query of a submissions list; the
+// search is read and checked only when searched.
+func checkSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, error) {
+	var f db.SubmissionFilter
+	var err error
+	if f.Page, err = intParam(c, "page", 1, 1, maxPage); err != nil {
+		return f, err
+	}
+	if f.Limit, err = intParam(c, "limit", defaultSubmissionsLimit, 1, maxSubmissionsLimit); err != nil {
+		return f, err
+	}
+	if v := c.QueryParam("toolType"); v != "" {
+		f.ToolType = strings.ToUpper(v)
+		if !slices.Contains(agent.UserToolTypes, f.ToolType) && !slices.Contains(agent.SyntheticToolTypes, f.ToolType) {
+			return f, queryError("toolType", "must be one of "+strings.Join(append(slices.Clone(agent.UserToolTypes), agent.SyntheticToolTypes...), ", "))
+		}
+	}
+	if f.ToolID = c.QueryParam("toolId"); f.ToolID != "" && !uuidPattern.MatchString(f.ToolID) {
+		return f, queryError("toolId", "must be a uuid")
+	}
+	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(submissionStatuses, f.Status) {
+		return f, queryError("status", "must be NEW, CONTACTED or RESOLVED")
+	}
+	if f.Channel = c.QueryParam("channel"); f.Channel != "" && !slices.Contains(submissionChannels, f.Channel) {
+		return f, queryError("channel", "must be web, voice, api or form")
+	}
+	if searched {
+		f.Search = strings.TrimSpace(c.QueryParam("search"))
+		if n := utf8.RuneCountInString(f.Search); n < minSubmissionSearchChars || n > maxSubmissionSearchChars {
+			return f, queryError("search", fmt.Sprintf("must be %d to %d characters", minSubmissionSearchChars, maxSubmissionSearchChars))
+		}
+	}
+	if f.From, err = timeParam(c, "from", false); err != nil {
+		return f, err
+	}
+	if f.To, err = timeParam(c, "to", true); err != nil {
+		return f, err
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
+		return f, queryError("to", "must be after from")
+	}
+	return f, nil
+}
+
+// ListSubmissions answers GET /tenants/{slug}/submissions: {submissions,
+// pagination, stats}, stats on page 1 only.
+func (h *Handler) ListSubmissions(c echo.Context) error {
+	f, err := submissionFilter(c)
+	if err != nil {
+		return err
+	}
+	page, err := h.DB.ListSubmissions(c.Request().Context(), tenantFrom(c).ID, f)
+	if err != nil {
+		return err
+	}
+	out := make([]submissionJSON, len(page.Submissions))
+	for i, s := range page.Submissions {
+		out[i] = newSubmissionJSON(s)
+	}
+	body := map[string]any{
+		"submissions": out,
+		"pagination":  map[string]int{"page": f.Page, "limit": f.Limit, "total": page.Total, "pages": (page.Total + f.Limit - 1) / f.Limit},
+	}
+	if page.Stats != nil {
+		body["stats"] = page.Stats
+	}
+	return c.JSON(http.StatusOK, body)
+}
+
+// UpdateSubmission answers PUT /tenants/{slug}/submissions/{id}: body
+// {status}. Any status may follow any other; setting the current one again
+// changes nothing and fires no event.
+func (h *Handler) UpdateSubmission(c echo.Context) error {
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	var status string
+	if err := json.Unmarshal(raw["status"], &status); err != nil || !slices.Contains(submissionStatuses, status) {
+		return statusError()
+	}
+	ctx := c.Request().Context()
+	var sub db.Submission
+	err = h.DB.InTx(ctx, func(tx pgx.Tx) error {
+		sub, _, err = db.UpdateSubmissionStatus(ctx, tx, tenantFrom(c).ID, c.Param("id"), status)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newSubmissionJSON(sub))
+}
+
+// DeleteSubmission answers DELETE /tenants/{slug}/submissions/{id}: the
+// submission and its recorded events go for good, its conversation stays.
+func (h *Handler) DeleteSubmission(c echo.Context) error {
+	id := c.Param("id")
+	if err := h.DB.DeleteSubmission(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+}

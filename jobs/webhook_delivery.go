@@ -1,0 +1,228 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/riverqueue/river"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+)
+
+// DeliveryTimeout bounds one delivery attempt, response included.
+const DeliveryTimeout = 5 * time.Second
+
+// RetryDelays are the waits after each failed attempt: six attempts in all,
+// spread over about eight hours.
+var RetryDelays = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour}
+
+// retryDelay is the wait after failed attempt number attempt (1-based).
+func retryDelay(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt > len(RetryDelays) {
+		return RetryDelays[len(RetryDelays)-1]
+	}
+	return RetryDelays[attempt-1]
+}
+
+// DeliveryClient is the HTTP client of deliveries: SSRF-guarded, bounded by
+// DeliveryTimeout, keeping an idle connection per worker to a busy receiver,
+// and not following redirects. A 3xx is a failed attempt: a redirected POST
+// would arrive as a GET without its body, and an endpoint that moved should
+// be updated by its owner, who sees "HTTP 301" in the deliveries log.
+func DeliveryClient(outbound *agent.Outbound) *http.Client {
+	c := outbound.PooledClient(DeliveryTimeout, WebhookWorkers)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return c
+}
+
+// maxErrorLen bounds the last error stored with a delivery.
+const maxErrorLen = 500
+
+// WebhookDeliveryWorker makes one attempt of a delivery per job run; River
+// runs the job again on the retry schedule until an attempt succeeds or the
+// attempts are spent.
+type WebhookDeliveryWorker struct {
+	river.WorkerDefaults[db.WebhookDeliveryArgs]
+	DB     *db.DB
+	Box    *auth.Box
+	Client *http.Client // bounded by DeliveryTimeout; SSRF-guarded
+	Logger *slog.Logger
+	// Now is the clock of signatures and of the retry schedule; nil is time.Now.
+	Now func() time.Time
+}
+
+func (w *WebhookDeliveryWorker) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Timeout leaves the attempt's own 5 s bound room to record the outcome.
+func (w *WebhookDeliveryWorker) Timeout(*river.Job[db.WebhookDeliveryArgs]) time.Duration {
+	return DeliveryTimeout + 10*time.Second
+}
+
+// NextRetry follows the delivery schedule rather than River's default.
+func (w *WebhookDeliveryWorker) NextRetry(job *river.Job[db.WebhookDeliveryArgs]) time.Time {
+	return w.now().Add(retryDelay(job.Attempt))
+}
+
+// Work attempts the delivery once.
+func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.WebhookDeliveryArgs]) error {
+	d, err := w.DB.DeliveryForAttempt(ctx, job.Args.DeliveryID)
+	if errors.Is(err, db.ErrDeliveryGone) {
+		return nil // its endpoint or submission was deleted: nothing to send
+	}
+	if err != nil {
+		return err
+	}
+	if d.Status != db.DeliveryPending {
+		return nil // dropped, or already settled by another run
+	}
+	if !d.EndpointEnabled {
+		return w.DB.DropDelivery(ctx, d.ID)
+	}
+	secret, err := w.Box.Open(d.SecretSealed)
+	if err != nil {
+		// The service's key changed: no attempt can ever succeed.
+		w.record(ctx, job, d.ID, w.now(), nil, "signing secret cannot be opened with the service's key", true)
+		return nil
+	}
+	body, err := RedactPayload(d.Payload, d.PIIFields)
+	if err != nil {
+		w.record(ctx, job, d.ID, w.now(), nil, "stored payload is not valid JSON", true)
+		return nil
+	}
+	at := w.now()
+	status, sendErr := w.send(ctx, d, secret, body, at)
+	if sendErr == nil {
+		w.record(ctx, job, d.ID, at, &status, "", false)
+		return nil
+	}
+	var hs *int
+	if status != 0 {
+		hs = &status
+	}
+	final := job.Attempt >= job.MaxAttempts
+	if err := w.record(ctx, job, d.ID, at, hs, sendErr.Error(), final); err != nil {
+		return err
+	}
+	if final {
+		return nil // failed: stays inspectable, redeliver queues it again
+	}
+	return sendErr // River schedules the next attempt with NextRetry
+}
+
+// record stores the attempt's outcome; failed is the outcome of an attempt
+// that failed (errMsg set) and the delivery's last.
+func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[db.WebhookDeliveryArgs], id string, at time.Time,
+	status *int, errMsg string, final bool) error {
+	a := db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final}
+	if errMsg != "" && !final {
+		next := at.Add(retryDelay(job.Attempt))
+		a.NextAt = &next
+	}
+	err := w.DB.RecordDeliveryAttempt(ctx, id, a)
+	if err != nil && w.Logger != nil {
+		w.Logger.Error("recording webhook delivery attempt", "delivery", id, "err", err)
+	}
+	return err
+}
+
+// send POSTs body, signed at at; it returns the HTTP status (0 when none came)
+// and an error for anything but a 2xx.
+func (w *WebhookDeliveryWorker) send(ctx context.Context, d db.OutgoingDelivery, secret, body []byte, at time.Time) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, strings.NewReader(string(body)))
+	if err != nil {
+		return 0, fmt.Errorf("invalid endpoint URL: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Parley-Webhooks/1")
+	req.Header.Set("X-Service-Signature", agent.SignWebhook(secret, at, body))
+	req.Header.Set("X-Service-Event", d.Event)
+	req.Header.Set("X-Service-Delivery-Id", d.ID)
+	resp, err := w.Client.Do(req)
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return 0, fmt.Errorf("timed out after %s", DeliveryTimeout)
+		}
+		return 0, errors.New(agent.ClassifyOutbound(err, req.URL.Hostname()).Error())
+	}
+	defer resp.Body.Close()
+	snippet, readErr := io.ReadAll(io.LimitReader(resp.Body, 512))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return resp.StatusCode, nil
+	}
+	msg := "HTTP " + strconv.Itoa(resp.StatusCode)
+	if s := strings.TrimSpace(string(snippet)); s != "" && readErr == nil && utf8.ValidString(s) {
+		msg += ": " + s
+	}
+	return resp.StatusCode, errors.New(msg)
+}
+
+func truncateError(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	s = s[:maxErrorLen]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// RedactPayload returns the body to send: the stored payload with the
+// endpoint's piiFields removed from data.input and, when any are set,
+// data.messages removed entirely. The stored payload is not changed.
+func RedactPayload(payload []byte, piiFields []string) ([]byte, error) {
+	if len(piiFields) == 0 {
+		if !json.Valid(payload) {
+			return nil, errors.New("invalid payload")
+		}
+		return payload, nil
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return nil, err
+	}
+	var data map[string]json.RawMessage
+	if err := json.Unmarshal(p["data"], &data); err != nil {
+		return nil, err
+	}
+	delete(data, "messages")
+	var input map[string]json.RawMessage
+	if raw, ok := data["input"]; ok && json.Unmarshal(raw, &input) == nil && input != nil {
+		for _, f := range piiFields {
+			delete(input, f)
+		}
+		b, err := json.Marshal(input)
+		if err != nil {
+			return nil, err
+		}
+		data["input"] = b
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	p["data"] = b
+	return json.Marshal(p)
+}

@@ -1,0 +1,379 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/db"
+)
+
+// inboxSubmission creates a submission of the tenant, created at created (now when zero).
+func inboxSubmission(t *testing.T, b *bundle, tenantID, channel, toolType, toolName, input string, created time.Time,
+	mod func(*db.NewSubmission)) db.Submission {
+	t.Helper()
+	ctx := context.Background()
+	page := "https://shop.example/pricing"
+	ns := db.NewSubmission{TenantID: tenantID, ToolType: toolType, ToolName: toolName, Channel: channel, PageURL: &page,
+		Input: json.RawMessage(input), Result: json.RawMessage(`{"success":true,"message":"Thanks, we will call you."}`)}
+	if mod != nil {
+		mod(&ns)
+	}
+	sub, _, err := b.db.CreateSubmission(ctx, ns, nil)
+	mustStep(t, "creating a submission", err)
+	if !created.IsZero() {
+		_, err := b.db.Pool.Exec(ctx, `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created)
+		mustStep(t, "dating a submission", err)
+	}
+	return sub
+}
+
+// eventCount counts the recorded events of a submission, of type typ when set.
+func eventCount(t *testing.T, b *bundle, submissionID, typ string) int {
+	t.Helper()
+	var n int
+	mustStep(t, "counting events", b.db.Pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM events WHERE submission_id = $1 AND ($2 = '' OR type = $2)`, submissionID, typ).Scan(&n))
+	return n
+}
+
+// rowIDs returns the ids of the listed submission rows, in order.
+func rowIDs(ctx context.Context, t *testing.T) []string {
+	t.Helper()
+	return mustRunStep(ctx, t, "listed rows", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll('#submissions tbody tr')).map(r => r.id.replace('submission-', ''))`))
+}
+
+func TestBrowserSubmissions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "scale")
+	bg := context.Background()
+
+	conv, _, err := b.db.StartOrContinueConversation(bg, db.ConversationStart{TenantID: ten.ID, SessionID: "inbox", Limit: 1000})
+	mustStep(t, "starting a conversation", err)
+	for _, m := range [][2]string{{"user", "Can someone call me about pricing?"}, {"assistant", "Of course. What is your name and email?"}} {
+		_, err := db.AppendMessage(bg, b.db.Pool, ten.ID, conv.ID, m[0], m[1])
+		mustStep(t, "storing a message", err)
+	}
+	now := time.Now().UTC()
+	old := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"old@example.com"}`, now.Add(-48*time.Hour), nil)
+	ada := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",
+		`{"full_name":"Ada Lovelace","work_email":"ada@example.com","message":"Call me"}`, now.Add(-4*time.Minute),
+		func(ns *db.NewSubmission) { ns.ConversationID = &conv.ID })
+	grace := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"name":"Grace Hopper","phone":"+1 555 0100"}`, now.Add(-3*time.Minute), nil)
+	demo := inboxSubmission(t, b, ten.ID, "voice", "BOOK_MEETING", "Demo booking", `{"date":"2026-12-01","company":"Initech"}`, now.Add(-2*time.Minute), nil)
+	quote := inboxSubmission(t, b, ten.ID, "api", "GENERATE_QUOTE", "Quote", `{"email":"linus@example.org","seats":12}`, now.Add(-time.Minute), nil)
+	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, grace.ID, db.SubmissionContacted)
+	mustStep(t, "contacting grace", err)
+	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, demo.ID, db.SubmissionResolved)
+	mustStep(t, "resolving the demo", err)
+	// Another tenant's submission is never counted nor listed.
+	other := b.newTenant(t, "scale")
+	theirs := inboxSubmission(t, b, other.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, time.Time{}, nil)
+
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	list := b.ts.URL + "/admin/submissions"
+
+	t.Run("CountersAndOrder", func(t *testing.T) {
+		mustStep(t, "opening the inbox", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
+			chromedp.Click(chromedp.CSS(`nav a[href="/admin/submissions"]`)), chromedp.WaitVisible(chromedp.ID("submissions"))))
+		for id, want := range map[string]string{"stat-total": "5", "stat-new": "3", "stat-today": "4",
+			"stat-channel-web": "2", "stat-channel-voice": "1", "stat-channel-api": "1", "stat-channel-form": "1"} {
+			if got := mustRunStep(ctx, t, id, chromedp.Text(chromedp.ID(id))); got != want {
+				t.Errorf("%s = %q, want %s", id, got, want)
+			}
+		}
+		want := []string{quote.ID, demo.ID, grace.ID, ada.ID, old.ID}
+		if got := rowIDs(ctx, t); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("rows = %v, want newest first %v", got, want)
+		}
+		for sub, want := range map[string]string{
+			ada.ID: "ada@example.com · Ada Lovelace", grace.ID: "Grace Hopper · +1 555 0100",
+			demo.ID: "2026-12-01 · Initech", quote.ID: "linus@example.org",
+		} {
+			if got := mustRunStep(ctx, t, "summary", chromedp.Text(chromedp.CSS("#submission-"+sub+" td.summary"))); got != want {
+				t.Errorf("summary of %s = %q, want %q", sub, got, want)
+			}
+		}
+		if got := mustRunStep(ctx, t, "tool", chromedp.Text(chromedp.CSS("#submission-"+demo.ID+" td.tool"))); got != "Demo booking Book meeting" {
+			t.Errorf("tool cell = %q", got)
+		}
+		if html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("main"))); strings.Contains(html, theirs.ID) {
+			t.Error("another tenant's submission is listed")
+		}
+	})
+
+	t.Run("FilterByStatus", func(t *testing.T) {
+		mustStep(t, "choosing a status", chromedp.Do(ctx, chromedp.Navigate(list), chooseOption("status", "CONTACTED")))
+		if status := submitForm(ctx, t, "#apply-filters"); status != http.StatusOK {
+			t.Fatalf("status %d", status)
+		}
+		if got := rowIDs(ctx, t); len(got) != 1 || got[0] != grace.ID {
+			t.Errorf("contacted rows = %v, want grace's", got)
+		}
+		if got := mustRunStep(ctx, t, "select", chromedp.Value(chromedp.ID("status"))); got != "CONTACTED" {
+			t.Errorf("the status filter shows %q after filtering", got)
+		}
+		if got := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("stat-total"))); got != "5" {
+			t.Errorf("counters follow the status filter: total %q", got)
+		}
+	})
+
+	t.Run("FilterByChannelAcrossPages", func(t *testing.T) {
+		mustStep(t, "choosing a channel", chromedp.Do(ctx, chromedp.Navigate(list+"?limit=1"), chooseOption("channel", "web")))
+		submitForm(ctx, t, "#apply-filters")
+		if got := rowIDs(ctx, t); len(got) != 1 || got[0] != ada.ID {
+			t.Errorf("first web page = %v, want ada's", got)
+		}
+		if status := submitForm(ctx, t, `a[rel="next"]`); status != http.StatusOK {
+			t.Fatalf("next page: status %d", status)
+		}
+		if got := rowIDs(ctx, t); len(got) != 1 || got[0] != old.ID {
+			t.Errorf("second web page = %v, want the old one", got)
+		}
+		if got := mustRunStep(ctx, t, "channel", chromedp.Value(chromedp.ID("channel"))); got != "web" {
+			t.Errorf("page 2 lost the channel filter: %q", got)
+		}
+		if got := mustRunStep(ctx, t, "pager", chromedp.Text(chromedp.ID("submissions-total"))); got != "2 submissions · page 2 of 2" {
+			t.Errorf("pager = %q", got)
+		}
+		if got := mustRunStep(ctx, t, "new", chromedp.Text(chromedp.ID("stat-new"))); got != "3" {
+			t.Errorf("page 2 counters: new %q", got)
+		}
+		mustStep(t, "voice", chromedp.Do(ctx, chooseOption("channel", "voice")))
+		submitForm(ctx, t, "#apply-filters")
+		if got := rowIDs(ctx, t); len(got) != 1 || got[0] != demo.ID {
+			t.Errorf("voice rows = %v, want the demo", got)
+		}
+	})
+
+	t.Run("FilterByTypeAndDate", func(t *testing.T) {
+		today := now.Format(time.DateOnly)
+		mustStep(t, "filtering", chromedp.Do(ctx, chromedp.Navigate(list), chooseOption("toolType", "SUBMIT_FORM"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('from').value = `+jsString(today))))
+		submitForm(ctx, t, "#apply-filters")
+		if got := rowIDs(ctx, t); strings.Join(got, ",") != grace.ID+","+ada.ID {
+			t.Errorf("SUBMIT_FORM rows from today = %v", got)
+		}
+		if got := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("stat-total"))); got != "3" {
+			t.Errorf("counters of SUBMIT_FORM: total %q, want 3", got)
+		}
+	})
+
+	t.Run("Search", func(t *testing.T) {
+		mustStep(t, "searching", chromedp.Do(ctx, chromedp.Navigate(list), fillField("search", "GRACE")))
+		submitForm(ctx, t, "#apply-filters")
+		if got := rowIDs(ctx, t); len(got) != 1 || got[0] != grace.ID {
+			t.Errorf("search rows = %v, want grace's", got)
+		}
+		mustStep(t, "searching one letter", chromedp.Do(ctx, fillField("search", "a")))
+		if status := submitForm(ctx, t, "#apply-filters"); status != http.StatusUnprocessableEntity {
+			t.Errorf("too short a search: status %d, want 422", status)
+		}
+		if msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("err-search"))); msg != "search must be 2 to 200 characters" {
+			t.Errorf("search error = %q", msg)
+		}
+		if got := mustRunStep(ctx, t, "search", chromedp.Value(chromedp.ID("search"))); got != "a" {
+			t.Errorf("the search box lost what was typed: %q", got)
+		}
+		if n := len(rowIDs(ctx, t)); n != 0 {
+			t.Errorf("%d rows listed under an invalid search", n)
+		}
+	})
+
+	t.Run("StatusInPlace", func(t *testing.T) {
+		mustStep(t, "opening the inbox", chromedp.Do(ctx, chromedp.Navigate(list)))
+		mustStep(t, "marking ada contacted", chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`),
+			chooseOption("status-"+ada.ID, "CONTACTED"),
+			chromedp.WaitVisible(chromedp.CSS("#submission-"+ada.ID+" select.status-contacted"))))
+		if ok := mustRunStep(ctx, t, "same page", chromedp.Evaluate[bool](`window.notReloaded === true`)); !ok {
+			t.Error("the page reloaded")
+		}
+		got, err := b.db.Submission(bg, ten.ID, ada.ID)
+		mustStep(t, "reading ada", err)
+		if got.Status != db.SubmissionContacted {
+			t.Errorf("stored status = %s", got.Status)
+		}
+		if n := eventCount(t, b, ada.ID, db.EventSubmissionUpdated); n != 1 {
+			t.Errorf("%d submission.updated events, want 1", n)
+		}
+
+		// A value outside the three is refused in the row, which keeps the stored status.
+		mustStep(t, "choosing a forged status", chromedp.Do(ctx,
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('#status-`+ada.ID+` option[value=RESOLVED]').value = 'DONE'`),
+			chooseOption("status-"+ada.ID, "DONE")))
+		waitUntil(ctx, t, "the refusal", `document.getElementById('status-error-`+ada.ID+`').textContent !== ''`)
+		if msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("status-error-"+ada.ID))); msg != "status must be NEW, CONTACTED or RESOLVED" {
+			t.Errorf("refusal = %q", msg)
+		}
+		if v := mustRunStep(ctx, t, "select", chromedp.Value(chromedp.ID("status-"+ada.ID))); v != "CONTACTED" {
+			t.Errorf("the row shows %q after a refusal", v)
+		}
+
+		// Deleted behind the page's back: the row says so.
+		mustStep(t, "deleting the quote", b.db.DeleteSubmission(bg, ten.ID, quote.ID))
+		mustStep(t, "resolving the quote", chromedp.Do(ctx, chooseOption("status-"+quote.ID, "RESOLVED")))
+		waitUntil(ctx, t, "the refusal", `document.getElementById('status-error-`+quote.ID+`').textContent !== ''`)
+		if msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("status-error-"+quote.ID))); msg != "Submission not found" {
+			t.Errorf("refusal = %q", msg)
+		}
+	})
+
+	t.Run("Detail", func(t *testing.T) {
+		mustStep(t, "opening ada's", chromedp.Do(ctx, chromedp.Navigate(list),
+			chromedp.Click(chromedp.CSS("#submission-"+ada.ID+" td.summary a")), chromedp.WaitVisible(chromedp.ID("submission"))))
+		for sel, want := range map[string]string{
+			`dd[data-field="full_name"]`:  "Ada Lovelace",
+			`dd[data-field="work_email"]`: "ada@example.com",
+			`dd[data-field="message"]`:    "Call me",
+			"#submission-channel":         "Chat widget",
+			"#submission-page":            "https://shop.example/pricing",
+			"#submission-visitor":         "anonymous",
+		} {
+			if got := mustRunStep(ctx, t, sel, chromedp.Text(chromedp.CSS(sel))); got != want {
+				t.Errorf("%s = %q, want %q", sel, got, want)
+			}
+		}
+		if r := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.ID("submission-result"))); !strings.Contains(r, `"message": "Thanks, we will call you."`) {
+			t.Errorf("result = %q", r)
+		}
+		msgs := mustRunStep(ctx, t, "messages", chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll('#messages .content')).map(m => m.textContent)`))
+		if len(msgs) != 2 || msgs[0] != "Can someone call me about pricing?" || msgs[1] != "Of course. What is your name and email?" {
+			t.Errorf("messages = %q", msgs)
+		}
+
+		before := mustRunStep(ctx, t, "updated", chromedp.Text(chromedp.ID("submission-updated")))
+		mustStep(t, "resolving", chromedp.Do(ctx, chooseOption("status-"+ada.ID, "RESOLVED"),
+			chromedp.WaitVisible(chromedp.CSS("#status-control select.status-resolved"))))
+		if got, _ := b.db.Submission(bg, ten.ID, ada.ID); got.Status != db.SubmissionResolved {
+			t.Errorf("stored status = %s", got.Status)
+		}
+		if after := mustRunStep(ctx, t, "updated", chromedp.Text(chromedp.ID("submission-updated"))); after == "" || before == "" {
+			t.Errorf("updated = %q then %q", before, after)
+		}
+
+		mustStep(t, "opening grace's", chromedp.Do(ctx, chromedp.Navigate(list+"/"+grace.ID)))
+		if note := mustRunStep(ctx, t, "note", chromedp.Text(chromedp.ID("no-conversation"))); note != "Submitted through the standalone form, no conversation." {
+			t.Errorf("form note = %q", note)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		mustStep(t, "opening ada's", chromedp.Do(ctx, chromedp.Navigate(list+"/"+ada.ID)))
+		if msg := clickAndConfirm(ctx, t, "#delete-submission"); !strings.Contains(msg, "Delete this submission?") {
+			t.Errorf("confirmation = %q", msg)
+		}
+		waitUntil(ctx, t, "the list", `location.pathname === '/admin/submissions' && !!document.querySelector('.flash.ok')`)
+		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Submission deleted; the conversation is kept." {
+			t.Errorf("flash = %q", flash)
+		}
+		if _, err := b.db.Submission(bg, ten.ID, ada.ID); db.ErrorKind(err) != db.KindNotFound {
+			t.Errorf("the submission is still stored: %v", err)
+		}
+		if n := eventCount(t, b, ada.ID, ""); n != 0 {
+			t.Errorf("%d events of the deleted submission left", n)
+		}
+		if _, err := b.db.Conversation(bg, ten.ID, conv.ID); err != nil {
+			t.Errorf("the conversation went with the submission: %v", err)
+		}
+		if ids := rowIDs(ctx, t); strings.Contains(strings.Join(ids, ","), ada.ID) {
+			t.Error("the deleted submission is still listed")
+		}
+	})
+}
+
+func TestAdminSubmissionsIsolation(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	mine, theirs := b.newTenant(t, "scale"), b.newTenant(t, "scale")
+	sub := inboxSubmission(t, b, theirs.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, time.Time{}, nil)
+	c := b.newAdminClient(t)
+	c.signIn(mine)
+	c.get("/admin/submissions")
+
+	c.expectNotFound(t, []adminCall{
+		{"Show", "GET", "/admin/submissions/" + sub.ID, nil, false},
+		{"Status", "POST", "/admin/submissions/" + sub.ID + "/status", url.Values{"status": {"RESOLVED"}}, false},
+		{"StatusHTMX", "POST", "/admin/submissions/" + sub.ID + "/status", url.Values{"status": {"RESOLVED"}, "view": {"row"}}, true},
+		{"Delete", "POST", "/admin/submissions/" + sub.ID + "/delete", url.Values{}, false},
+		{"DeleteHTMX", "POST", "/admin/submissions/" + sub.ID + "/delete", url.Values{}, true},
+		{"NotAnID", "GET", "/admin/submissions/not-a-uuid", nil, false},
+	})
+
+	if p := c.get("/admin/submissions"); p.text("#stat-total") != "0" || strings.Contains(p.body, sub.ID) {
+		t.Errorf("their submission shows: total %q", p.text("#stat-total"))
+	}
+	got, err := b.db.Submission(context.Background(), theirs.ID, sub.ID)
+	mustStep(t, "reading their submission", err)
+	if got.Status != db.SubmissionNew || eventCount(t, b, sub.ID, "") != 1 {
+		t.Errorf("their submission changed: %s, %d events", got.Status, eventCount(t, b, sub.ID, ""))
+	}
+}
+
+func TestAdminSubmissionsForms(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.newTenant(t, "scale")
+	sub := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"email":"bo@example.com"}`, time.Time{}, nil)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	t.Run("InvalidFilters", func(t *testing.T) {
+		for q, field := range map[string]string{"status=DONE": "status", "channel=fax": "channel", "toolType=NOPE": "toolType",
+			"from=yesterday": "from", "from=2026-02-02&to=2026-01-01": "to", "search=%20x%20": "search"} {
+			p := c.as(t).get("/admin/submissions?" + q)
+			if p.status != http.StatusUnprocessableEntity || p.text("#err-"+field) == "" || p.doc.Find("#submissions").Length() != 0 {
+				t.Errorf("%s: %d, error %q", q, p.status, p.text("#err-"+field))
+			}
+		}
+		if p := c.as(t).get("/admin/submissions?page=0"); p.status != http.StatusUnprocessableEntity || !strings.HasPrefix(p.text("#filter-error"), "page must be an integer between 1 and") {
+			t.Errorf("page=0: %d %q", p.status, p.text("#filter-error"))
+		}
+		if p := c.as(t).get("/admin/submissions?search=&status="); p.status != http.StatusOK || p.doc.Find("#submissions tbody tr").Length() != 1 {
+			t.Errorf("empty filters: %d", p.status)
+		}
+	})
+
+	t.Run("StatusWithoutJavaScript", func(t *testing.T) {
+		cc := c.as(t)
+		cc.get("/admin/submissions/" + sub.ID)
+		p := cc.submit("/admin/submissions/"+sub.ID+"/status", url.Values{"status": {"CONTACTED"}, "view": {"detail"}, "next": {"/admin/submissions/" + sub.ID}})
+		if p.status != http.StatusSeeOther || p.location() != "/admin/submissions/"+sub.ID {
+			t.Fatalf("%d to %q", p.status, p.location())
+		}
+		if got := cc.get(p.location()); got.text(".flash.ok") != "Status set to CONTACTED." || got.doc.Find(`#status-control option[selected]`).AttrOr("value", "") != "CONTACTED" {
+			t.Errorf("after the change: flash %q", got.text(".flash.ok"))
+		}
+		p = cc.submit("/admin/submissions/"+sub.ID+"/status", url.Values{"status": {"CONTACTED"}, "next": {"https://evil.example/"}})
+		if p.location() != "/admin/submissions" {
+			t.Errorf("next outside the dashboard followed: %q", p.location())
+		}
+		if n := eventCount(t, b, sub.ID, db.EventSubmissionUpdated); n != 1 {
+			t.Errorf("%d submission.updated events, want 1 (the same status again fires none)", n)
+		}
+	})
+
+	t.Run("DeleteWithoutConversation", func(t *testing.T) {
+		cc := c.as(t)
+		cc.get("/admin/submissions/" + sub.ID)
+		if p := cc.submit("/admin/submissions/"+sub.ID+"/delete", nil); p.status != http.StatusSeeOther || p.location() != "/admin/submissions" {
+			t.Fatalf("%d to %q", p.status, p.location())
+		}
+		if p := cc.get("/admin/submissions"); p.text(".flash.ok") != "Submission deleted." {
+			t.Errorf("flash = %q", p.text(".flash.ok"))
+		}
+		if n := eventCount(t, b, sub.ID, ""); n != 0 {
+			t.Errorf("%d events left", n)
+		}
+	})
+}

@@ -1,0 +1,442 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/db"
+)
+
+// adminHookHosts stands in for DNS: hooks.example.com is public,
+// internal.example.com private, anything else does not resolve.
+var adminHookHosts = hookResolver{"hooks.example.com": "93.184.216.34", "internal.example.com": "10.1.2.3"}
+
+const adminHookURL = "https://hooks.example.com/parley"
+
+// withAdminHookResolver makes the server resolve webhook hosts with adminHookHosts.
+func withAdminHookResolver(b *bundle) *bundle {
+	b.srv.Handler.Outbound = agent.NewOutbound(nil, adminHookHosts)
+	return b
+}
+
+// adminHookEndpoint stores an endpoint of the tenant directly.
+func adminHookEndpoint(t *testing.T, b *bundle, tenantID, u string) db.WebhookEndpoint {
+	t.Helper()
+	ep, err := b.db.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
+		URL: db.Some(u), Events: db.Some(db.WebhookEvents), SecretSealed: b.box.Seal([]byte("whsec_test")),
+	})
+	mustStep(t, "creating an endpoint", err)
+	return ep
+}
+
+// adminHookDelivery records a submission, so that each enabled endpoint of the
+// tenant gets a delivery, and returns the endpoint's newest delivery.
+func adminHookDelivery(t *testing.T, b *bundle, tenantID, endpointID string) db.WebhookDelivery {
+	t.Helper()
+	ctx := context.Background()
+	_, _, err := b.db.CreateSubmission(ctx, db.NewSubmission{TenantID: tenantID, ToolType: "SUBMIT_FORM", ToolName: "contact",
+		Channel: "web", Input: json.RawMessage(`{"email":"a@b.co"}`)}, nil)
+	mustStep(t, "creating a submission", err)
+	ds, _, err := b.db.ListWebhookDeliveries(ctx, tenantID, endpointID, db.DeliveryFilter{Page: 1, Limit: 1})
+	mustStep(t, "listing deliveries", err)
+	if len(ds) != 1 {
+		t.Fatalf("the submission made %d deliveries for the endpoint, want 1", len(ds))
+	}
+	return ds[0]
+}
+
+// adminFailDelivery marks a delivery as failed after its last attempt.
+func adminFailDelivery(t *testing.T, b *bundle, id string) {
+	t.Helper()
+	_, err := b.db.Pool.Exec(context.Background(), `UPDATE webhook_deliveries SET status = 'failed', attempts = 6,
+		last_error = 'HTTP 500: boom', http_status = 500, last_attempt_at = now(), next_attempt_at = NULL WHERE id = $1`, id)
+	mustStep(t, "failing the delivery", err)
+}
+
+// adminDeliveryJobs counts the River jobs queued for a delivery.
+func adminDeliveryJobs(t *testing.T, b *bundle, id string) int {
+	t.Helper()
+	var n int
+	err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
+		WHERE kind = 'webhook_delivery' AND args->>'deliveryId' = $1`, id).Scan(&n)
+	mustStep(t, "counting delivery jobs", err)
+	return n
+}
+
+func adminSetHookEnabled(t *testing.T, b *bundle, tenantID, id string, enabled bool) {
+	t.Helper()
+	_, err := b.db.UpdateWebhookEndpoint(context.Background(), tenantID, id, db.WebhookEndpointWrite{Enabled: db.Some(enabled)})
+	mustStep(t, "updating the endpoint", err)
+}
+
+func TestBrowserWebhooks(t *testing.T) {
+	t.Parallel()
+	b := withAdminHookResolver(setup(t))
+	ten := b.newTenant(t, "builder")
+	bg := context.Background()
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+
+	mustStep(t, "filling the form", chromedp.Do(ctx,
+		chromedp.Navigate(b.ts.URL+"/admin/webhooks"),
+		fillField("url", adminHookURL),
+		fillField("description", "CRM"),
+		fillField("piiFields", "email, phone"),
+	))
+	if status := submitForm(ctx, t, "#create-webhook"); status != http.StatusOK {
+		t.Fatalf("after creating: status %d", status)
+	}
+	secret := strings.TrimSpace(mustRunStep(ctx, t, "new secret", chromedp.Text(chromedp.ID("new-secret"))))
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("secret shown = %q", secret)
+	}
+	if txt := mustRunStep(ctx, t, "copy button", chromedp.Text(chromedp.ID("copy-secret"))); txt != "Copy" {
+		t.Errorf("copy button = %q", txt)
+	}
+	if warning := mustRunStep(ctx, t, "warning", chromedp.Text(chromedp.ID("secret-once"))); !strings.Contains(warning, "shown only once") {
+		t.Errorf("no warning that the secret is shown once: %q", warning)
+	}
+	eps, err := b.db.ListWebhookEndpoints(bg, ten.ID)
+	mustStep(t, "listing endpoints", err)
+	if len(eps) != 1 {
+		t.Fatalf("%d endpoints stored, want 1", len(eps))
+	}
+	ep := eps[0]
+	if ep.URL != adminHookURL || ep.Description != "CRM" || !ep.Enabled || strings.Join(ep.Events, ",") != "submission.created,submission.updated" ||
+		strings.Join(ep.PIIFields, ",") != "email,phone" {
+		t.Errorf("stored endpoint = %+v", ep)
+	}
+	if plain, err := b.box.Open(ep.SecretSealed); err != nil || string(plain) != secret {
+		t.Errorf("the secret shown is not the one stored (%v)", err)
+	}
+	row := "#webhook-" + ep.ID
+
+	t.Run("ShownOnce", func(t *testing.T) {
+		mustStep(t, "reloading", chromedp.Do(ctx, chromedp.Reload()))
+		html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html")))
+		if strings.Contains(html, secret) || strings.Contains(html, `id="new-secret"`) {
+			t.Error("the secret is still shown after a reload")
+		}
+		if u := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" .webhook-url"))); u != adminHookURL {
+			t.Errorf("row URL = %q", u)
+		}
+	})
+
+	t.Run("PrivateAddress", func(t *testing.T) {
+		mustStep(t, "filling the form", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks"), fillField("url", "https://10.0.0.1/hook")))
+		if status := submitForm(ctx, t, "#create-webhook"); status != http.StatusUnprocessableEntity {
+			t.Errorf("status %d, want 422", status)
+		}
+		if msg := mustRunStep(ctx, t, "url error", chromedp.Text(chromedp.ID("err-url"))); msg != "refused: 10.0.0.1 is a private or reserved address" {
+			t.Errorf("url error = %q", msg)
+		}
+		if v := mustRunStep(ctx, t, "url", chromedp.Value(chromedp.ID("url"))); v != "https://10.0.0.1/hook" {
+			t.Errorf("the form lost what was typed: %q", v)
+		}
+		if eps, _ := b.db.ListWebhookEndpoints(bg, ten.ID); len(eps) != 1 {
+			t.Errorf("%d endpoints stored, want 1", len(eps))
+		}
+	})
+
+	t.Run("DisableInPlace", func(t *testing.T) {
+		mustStep(t, "opening the list", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks")))
+		mustStep(t, "disabling", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button.toggle")),
+			chromedp.WaitVisible(chromedp.CSS(row+" .badge.revoked"))))
+		if got, _ := b.db.WebhookEndpoint(bg, ten.ID, ep.ID); got.Enabled {
+			t.Error("the endpoint is still enabled")
+		}
+		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/webhooks" {
+			t.Errorf("location after disabling = %s", loc)
+		}
+		mustStep(t, "enabling", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button.toggle")),
+			chromedp.WaitVisible(chromedp.CSS(row+" .badge.on"))))
+		if got, _ := b.db.WebhookEndpoint(bg, ten.ID, ep.ID); !got.Enabled {
+			t.Error("the endpoint is still disabled")
+		}
+	})
+
+	del := adminHookDelivery(t, b, ten.ID, ep.ID)
+	adminFailDelivery(t, b, del.ID)
+	drow := "#delivery-" + del.ID
+
+	t.Run("FailedDelivery", func(t *testing.T) {
+		mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks/"+ep.ID)))
+		for sel, want := range map[string]string{
+			drow + " .badge":       "failed",
+			drow + " .last-error":  "HTTP 500: boom",
+			drow + " .attempts":    "6/6",
+			drow + " .http-status": "500",
+			"#stat-total":          "1",
+			"#stat-failed":         "1",
+			"#stat-last-success":   "never",
+		} {
+			if got := mustRunStep(ctx, t, sel, chromedp.Text(chromedp.CSS(sel))); got != want {
+				t.Errorf("%s = %q, want %q", sel, got, want)
+			}
+		}
+		if cls := mustRunStep(ctx, t, "badge", chromedp.AttributeValue(chromedp.CSS(drow+" .badge"), "class")); !strings.Contains(cls.Value, "status-failed") {
+			t.Errorf("badge class = %q", cls.Value)
+		}
+	})
+
+	t.Run("RedeliverRefused", func(t *testing.T) {
+		adminSetHookEnabled(t, b, ten.ID, ep.ID, false)
+		mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks/"+ep.ID),
+			chromedp.Click(chromedp.CSS(drow+" button.redeliver")),
+			chromedp.WaitVisible(chromedp.ID("redeliver-error-"+del.ID))))
+		msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("redeliver-error-"+del.ID)))
+		if msg != "Webhook endpoint is disabled; enable it before redelivering" {
+			t.Errorf("refusal shown = %q", msg)
+		}
+		if badge := mustRunStep(ctx, t, "badge", chromedp.Text(chromedp.CSS(drow+" .badge"))); badge != "failed" {
+			t.Errorf("badge after a refusal = %q", badge)
+		}
+		if n := adminDeliveryJobs(t, b, del.ID); n != 1 {
+			t.Errorf("%d jobs for the delivery, want the first only", n)
+		}
+		adminSetHookEnabled(t, b, ten.ID, ep.ID, true)
+	})
+
+	t.Run("Redeliver", func(t *testing.T) {
+		mustStep(t, "redelivering", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks/"+ep.ID),
+			chromedp.Click(chromedp.CSS(drow+" button.redeliver")),
+			chromedp.WaitVisible(chromedp.CSS(drow+" .badge.status-pending"))))
+		if badge := mustRunStep(ctx, t, "badge", chromedp.Text(chromedp.CSS(drow+" .badge"))); badge != "pending" {
+			t.Errorf("badge = %q", badge)
+		}
+		if n := mustRunStep(ctx, t, "buttons", chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(drow+" button.redeliver")+`).length`)); n != 0 {
+			t.Error("a pending delivery still offers Redeliver")
+		}
+		if n := adminDeliveryJobs(t, b, del.ID); n != 2 {
+			t.Errorf("%d jobs for the delivery, want 2", n)
+		}
+		ds, _, err := b.db.ListWebhookDeliveries(bg, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 10})
+		mustStep(t, "listing deliveries", err)
+		if len(ds) != 1 || ds[0].Status != db.DeliveryPending {
+			t.Errorf("deliveries = %+v", ds)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		mustStep(t, "opening the list", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks")))
+		msg := clickAndConfirm(ctx, t, row+" button.delete")
+		if !strings.Contains(msg, "Delete the endpoint "+adminHookURL) {
+			t.Errorf("confirmation = %q", msg)
+		}
+		waitUntil(ctx, t, "the row to go", `!document.querySelector(`+jsString(row)+`)`)
+		if _, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID); db.ErrorKind(err) != db.KindNotFound {
+			t.Errorf("the endpoint is still stored: %v", err)
+		}
+		var n int
+		mustStep(t, "counting deliveries", b.db.Pool.QueryRow(bg, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&n))
+		if n != 0 {
+			t.Errorf("%d deliveries left", n)
+		}
+	})
+}
+
+func TestAdminWebhooksValidation(t *testing.T) {
+	t.Parallel()
+	b := withAdminHookResolver(setupAdmin(t, nil))
+	ten := b.newTenant(t, "builder")
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	c.get("/admin/webhooks")
+	both := []string{db.EventSubmissionCreated, db.EventSubmissionUpdated}
+	many := make([]string, 33)
+	for i := range many {
+		many[i] = "f" + strconv.Itoa(i)
+	}
+
+	for _, tc := range []struct {
+		name, field, want string
+		form              url.Values
+	}{
+		{"NoURL", "url", "is required", url.Values{"url": {" "}, "events": both}},
+		{"NotAURL", "url", "must be an absolute https URL", url.Values{"url": {"hooks.example.com"}, "events": both}},
+		{"PlainHTTP", "url", "must use https", url.Values{"url": {"http://hooks.example.com/x"}, "events": both}},
+		{"Credentials", "url", "must not contain credentials; authenticate deliveries with the signing secret", url.Values{"url": {"https://u:p@hooks.example.com/x"}, "events": both}},
+		{"PrivateAddress", "url", "refused: 10.0.0.1 is a private or reserved address", url.Values{"url": {"https://10.0.0.1/hook"}, "events": both}},
+		{"ResolvesPrivate", "url", "refused: internal.example.com resolves to a private or reserved address", url.Values{"url": {"https://internal.example.com/hook"}, "events": both}},
+		{"Unresolvable", "url", "host nowhere.example.com could not be resolved", url.Values{"url": {"https://nowhere.example.com/hook"}, "events": both}},
+		{"NoEvents", "events", "must list at least one of submission.created, submission.updated", url.Values{"url": {adminHookURL}}},
+		{"UnknownEvent", "events", `unknown event "order.paid"; events are submission.created, submission.updated`, url.Values{"url": {adminHookURL}, "events": {"order.paid"}}},
+		{"DescriptionTooLong", "description", "must be at most 500 characters", url.Values{"url": {adminHookURL}, "events": both, "description": {strings.Repeat("d", 501)}}},
+		{"TooManyPIIFields", "piiFields", "must list at most 32 fields", url.Values{"url": {adminHookURL}, "events": both, "piiFields": {strings.Join(many, ",")}}},
+		{"NUL", "description", "must not contain NUL characters", url.Values{"url": {adminHookURL}, "events": both, "description": {"a\x00b"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := c.as(t)
+			p := cc.submit("/admin/webhooks", tc.form)
+			if p.status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 422", p.status)
+			}
+			if got := p.text("#err-" + tc.field); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("%s error = %q, want %q", tc.field, got, tc.want)
+			}
+			if got := p.doc.Find("#url").AttrOr("value", ""); got != tc.form.Get("url") {
+				t.Errorf("url shown = %q, want what was typed", got)
+			}
+		})
+	}
+	if eps, _ := b.db.ListWebhookEndpoints(context.Background(), ten.ID); len(eps) != 0 {
+		t.Errorf("%d endpoints stored by invalid forms", len(eps))
+	}
+
+	t.Run("CreateAndEdit", func(t *testing.T) {
+		cc := c.as(t)
+		p := cc.submit("/admin/webhooks", url.Values{"url": {adminHookURL}, "events": {db.EventSubmissionUpdated}, "piiFields": {"email, , phone,email"}})
+		if p.status != http.StatusSeeOther || p.location() != "/admin/webhooks" {
+			t.Fatalf("creating: %d to %q: %s", p.status, p.location(), p.text("main"))
+		}
+		list := cc.get("/admin/webhooks")
+		secret := list.text("#new-secret")
+		if !strings.HasPrefix(secret, "whsec_") || list.doc.Find("#copy-secret").Length() != 1 {
+			t.Errorf("secret %q, copy buttons %d", secret, list.doc.Find("#copy-secret").Length())
+		}
+		if again := cc.get("/admin/webhooks"); again.doc.Find("#new-secret").Length() != 0 || strings.Contains(again.body, secret) {
+			t.Error("the secret is shown a second time")
+		}
+		eps, err := b.db.ListWebhookEndpoints(context.Background(), ten.ID)
+		mustStep(t, "listing", err)
+		if len(eps) != 1 || strings.Join(eps[0].Events, ",") != "submission.updated" || strings.Join(eps[0].PIIFields, ",") != "email,phone" {
+			t.Fatalf("stored = %+v", eps)
+		}
+		id := eps[0].ID
+
+		edit := cc.get("/admin/webhooks/" + id)
+		form := formValues(edit.doc.Find("#webhook-form"))
+		if form.Get("enabled") != "true" || form.Get("piiFields") != "email, phone" {
+			t.Errorf("edit form = %v", form)
+		}
+		form.Set("url", "https://10.0.0.1/hook")
+		if p := cc.submit("/admin/webhooks/"+id, form); p.status != http.StatusUnprocessableEntity ||
+			p.text("#err-url") != "refused: 10.0.0.1 is a private or reserved address" {
+			t.Errorf("invalid edit: %d %q", p.status, p.text("#err-url"))
+		}
+		form.Set("url", adminHookURL+"/v2")
+		form.Set("description", "Edited")
+		form["events"] = both
+		form.Del("enabled")
+		form.Set("piiFields", "")
+		if p := cc.submit("/admin/webhooks/"+id, form); p.status != http.StatusSeeOther || p.location() != "/admin/webhooks/"+id {
+			t.Fatalf("saving: %d to %q: %s", p.status, p.location(), p.text("main"))
+		}
+		got, err := b.db.WebhookEndpoint(context.Background(), ten.ID, id)
+		mustStep(t, "reading", err)
+		if got.URL != adminHookURL+"/v2" || got.Description != "Edited" || got.Enabled || len(got.Events) != 2 || len(got.PIIFields) != 0 {
+			t.Errorf("after saving: %+v", got)
+		}
+		if p := cc.get("/admin/webhooks/" + id); p.text(".flash.ok") != "Webhook endpoint saved." || p.text("#endpoint-state") != "disabled" {
+			t.Errorf("after saving: flash %q, state %q", p.text(".flash.ok"), p.text("#endpoint-state"))
+		}
+	})
+}
+
+func TestAdminWebhooksDeliveries(t *testing.T) {
+	t.Parallel()
+	b := withAdminHookResolver(setupAdmin(t, nil))
+	ten := b.newTenant(t, "builder")
+	ep := adminHookEndpoint(t, b, ten.ID, adminHookURL)
+	failed := adminHookDelivery(t, b, ten.ID, ep.ID)
+	adminFailDelivery(t, b, failed.ID)
+	pending := adminHookDelivery(t, b, ten.ID, ep.ID)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	path := "/admin/webhooks/" + ep.ID
+
+	t.Run("Log", func(t *testing.T) {
+		p := c.as(t).get(path)
+		rows := p.doc.Find("#deliveries-table tbody tr")
+		if rows.Length() != 2 || rows.First().AttrOr("id", "") != "delivery-"+pending.ID {
+			t.Fatalf("%d rows, first %q: want 2, newest first", rows.Length(), rows.First().AttrOr("id", ""))
+		}
+		if p.doc.Find("#delivery-"+pending.ID+" button.redeliver").Length() != 0 || p.doc.Find("#delivery-"+failed.ID+" button.redeliver").Length() != 1 {
+			t.Error("Redeliver is offered for a pending delivery, or not for a failed one")
+		}
+		if p.text("#stat-total") != "2" || p.text("#stat-pending") != "1" || p.text("#stat-failed") != "1" {
+			t.Errorf("stats: total %q, pending %q, failed %q", p.text("#stat-total"), p.text("#stat-pending"), p.text("#stat-failed"))
+		}
+	})
+
+	t.Run("FilterByStatus", func(t *testing.T) {
+		p := c.as(t).get(path + "?status=failed")
+		rows := p.doc.Find("#deliveries-table tbody tr")
+		if rows.Length() != 1 || rows.AttrOr("id", "") != "delivery-"+failed.ID {
+			t.Errorf("failed filter: %d rows", rows.Length())
+		}
+		if sel := p.doc.Find("#status-filter option[selected]").AttrOr("value", ""); sel != "failed" {
+			t.Errorf("filter shown = %q", sel)
+		}
+		if p := c.as(t).get(path + "?status=dropped"); p.doc.Find("#no-deliveries").Length() != 1 {
+			t.Error("no empty-state for a filter matching nothing")
+		}
+		frag := c.as(t).do("GET", path+"?status=pending", nil, map[string]string{"HX-Request": "true", "HX-Target": "deliveries"})
+		if frag.doc.Find("main").Length() != 0 || frag.doc.Find("#deliveries-table tbody tr").Length() != 1 {
+			t.Errorf("htmx filter: not the log fragment: %s", frag.body)
+		}
+	})
+
+	t.Run("RedeliverAlreadyQueued", func(t *testing.T) {
+		cc := c.as(t)
+		cc.get(path)
+		p := cc.do("POST", path+"/deliveries/"+pending.ID+"/redeliver", url.Values{"_csrf": {cc.csrf}}, map[string]string{"HX-Request": "true"})
+		if p.status != http.StatusConflict || p.header.Get("HX-Retarget") != "#redeliver-error-"+pending.ID ||
+			strings.TrimSpace(p.body) != "Delivery is already queued" {
+			t.Errorf("%d, retarget %q: %q", p.status, p.header.Get("HX-Retarget"), p.body)
+		}
+	})
+
+	t.Run("RedeliverWithoutJavaScript", func(t *testing.T) {
+		cc := c.as(t)
+		cc.get(path)
+		p := cc.submit(path+"/deliveries/"+failed.ID+"/redeliver", url.Values{})
+		if p.status != http.StatusSeeOther || p.location() != path {
+			t.Fatalf("%d to %q", p.status, p.location())
+		}
+		if p := cc.get(path); p.text(".flash.ok") != "Delivery queued again." || p.text("#delivery-"+failed.ID+" .badge") != "pending" {
+			t.Errorf("flash %q, badge %q", p.text(".flash.ok"), p.text("#delivery-"+failed.ID+" .badge"))
+		}
+	})
+}
+
+func TestAdminWebhooksIsolation(t *testing.T) {
+	t.Parallel()
+	b := withAdminHookResolver(setupAdmin(t, nil))
+	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	ep := adminHookEndpoint(t, b, theirs.ID, adminHookURL)
+	del := adminHookDelivery(t, b, theirs.ID, ep.ID)
+	adminFailDelivery(t, b, del.ID)
+	c := b.newAdminClient(t)
+	c.signIn(mine)
+	c.get("/admin/webhooks")
+
+	c.expectNotFound(t, []adminCall{
+		{"Show", "GET", "/admin/webhooks/" + ep.ID, nil, false},
+		{"Edit", "POST", "/admin/webhooks/" + ep.ID, url.Values{"url": {adminHookURL + "/mine"}, "events": {db.EventSubmissionCreated}}, false},
+		{"Disable", "POST", "/admin/webhooks/" + ep.ID + "/enabled", url.Values{"enabled": {"false"}}, true},
+		{"Delete", "POST", "/admin/webhooks/" + ep.ID + "/delete", url.Values{}, true},
+		{"Redeliver", "POST", "/admin/webhooks/" + ep.ID + "/deliveries/" + del.ID + "/redeliver", url.Values{}, true},
+		{"NotAnID", "GET", "/admin/webhooks/not-a-uuid", nil, false},
+	})
+
+	if p := c.get("/admin/webhooks"); p.doc.Find("#webhooks").Length() != 0 || strings.Contains(p.body, ep.ID) {
+		t.Error("their endpoint is listed")
+	}
+	got, err := b.db.WebhookEndpoint(context.Background(), theirs.ID, ep.ID)
+	mustStep(t, "reading their endpoint", err)
+	if got.URL != adminHookURL || !got.Enabled || len(got.Events) != 2 {
+		t.Errorf("their endpoint changed: %+v", got)
+	}
+	if n := adminDeliveryJobs(t, b, del.ID); n != 1 {
+		t.Errorf("their delivery was queued again: %d jobs", n)
+	}
+}
