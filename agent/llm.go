@@ -149,6 +149,11 @@ func (e *LLMError) Error() string {
 	}
 	switch e.Kind {
 	case LLMAuth:
+		if e.Provider == "webhook" {
+			// A tenant's reply endpoint has no API key: it refused the call,
+			// most often because it verifies with an older signing key.
+			return p + " refused the call" + status + "; check that it verifies signatures with the current visitor signing key"
+		}
 		return p + " rejected the API key" + status
 	case LLMRateLimited:
 		return p + " is rate limiting or overloaded" + status + "; try again shortly"

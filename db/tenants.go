@@ -49,6 +49,7 @@ type Tenant struct {
 	IsOnboarded       bool             `db:"is_onboarded"`
 	MCPToolsURL       *string          `db:"mcp_tools_url"`
 	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
+	LLMWebhookURL     *string          `db:"llm_webhook_url"`
 	CreatedAt         time.Time        `db:"created_at"`
 	UpdatedAt         time.Time        `db:"updated_at"`
 }
@@ -79,7 +80,7 @@ const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, w
 	primary_color, secondary_color, show_ai_badge, bot_avatar, avatar_type, avatar_background,
 	teaser_text, auto_open, auto_open_delay, bubble_pulse, allowed_domains, content_policy,
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
-	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_max_tools, created_at, updated_at`
+	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_max_tools, llm_webhook_url, created_at, updated_at`
 
 var scanTenant = pgx.RowToStructByName[Tenant]
 
@@ -197,6 +198,7 @@ type TenantPatch struct {
 	BookingCTAEnabled Opt[bool]             `json:"bookingCtaEnabled"`
 	BookingCTAConfig  Opt[BookingCTAConfig] `json:"bookingCtaConfig"`
 	IsOnboarded       Opt[bool]             `json:"isOnboarded"`
+	LLMWebhookURL     Opt[string]           `json:"llmWebhookUrl"`
 
 	// Set by the caller, never decoded from a request body.
 	SealedCaptchaSecret Opt[[]byte] `json:"-"`
@@ -245,6 +247,7 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 		sets = append(sets, setClause{"booking_cta_config", cfg})
 	}
 	sets = addSet(sets, "is_onboarded", p.IsOnboarded)
+	sets = addSet(sets, "llm_webhook_url", p.LLMWebhookURL)
 	sets = addSet(sets, "widget_key", p.WidgetKey)
 	sets = addSet(sets, "visitor_signing_key", p.SealedSigningKey)
 

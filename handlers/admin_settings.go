@@ -36,7 +36,7 @@ func settingsForm(t db.Tenant) views.SettingsForm {
 		BotAvatar: deref(t.BotAvatar), AvatarType: t.AvatarType, TeaserText: deref(t.TeaserText),
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
-		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey),
+		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey), LLMWebhookURL: deref(t.LLMWebhookURL),
 	}
 }
 
@@ -48,6 +48,8 @@ func withChoices(f views.SettingsForm) views.SettingsForm {
 // ShowSettings renders the persona and widget page.
 func (h *Handler) ShowSettings(c echo.Context) error {
 	f := withChoices(settingsForm(adminFrom(c).Tenant))
+	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
+	f.SigningKeyWarning = signingKeyWarning
 	return render(c, http.StatusOK, views.SettingsPage(h.page(c, "Persona & widget", "settings"), f))
 }
 
@@ -75,6 +77,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 		AvatarType: db.Some(get("avatarType")), TeaserText: db.Some(get("teaserText")),
 		AutoOpen: db.Some(checked("autoOpen")), BubblePulse: db.Some(checked("bubblePulse")),
 		AllowedDomains: db.Some(domains), ContentPolicy: db.Some(get("contentPolicy")),
+		LLMWebhookURL: db.Some(get("llmWebhookUrl")),
 	}
 	errs := db.FieldErrors{}
 	if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
@@ -91,7 +94,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			BotAvatar: get("botAvatar"), AvatarType: get("avatarType"), TeaserText: get("teaserText"),
 			AutoOpen: checked("autoOpen"), AutoOpenDelay: get("autoOpenDelay"), BubblePulse: checked("bubblePulse"),
 			AllowedDomains: get("allowedDomains"), ContentPolicy: get("contentPolicy"),
-			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey),
+			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey), LLMWebhookURL: get("llmWebhookUrl"),
 			Errors: views.Errors(err.(*db.Error).Details.(map[string]string)),
 		}
 		return render(c, http.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Persona & widget", "settings"), withChoices(f)))

@@ -106,13 +106,14 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 		{"botTitle", p.BotTitle}, {"botLore", p.BotLore}, {"botTone", p.BotTone}, {"primaryColor", p.PrimaryColor},
 		{"secondaryColor", p.SecondaryColor}, {"botAvatar", p.BotAvatar}, {"avatarType", p.AvatarType},
 		{"avatarBackground", p.AvatarBackground}, {"teaserText", p.TeaserText}, {"contentPolicy", p.ContentPolicy},
-		{"visitorAuthMode", p.VisitorAuthMode}, {"visitorContextUrl", p.VisitorContextURL}, {"captchaSiteKey", p.CaptchaSiteKey}} {
+		{"visitorAuthMode", p.VisitorAuthMode}, {"visitorContextUrl", p.VisitorContextURL}, {"captchaSiteKey", p.CaptchaSiteKey},
+		{"llmWebhookUrl", p.LLMWebhookURL}} {
 		if f.o.Set && strings.ContainsRune(f.o.Value, 0) {
 			errs.Add(f.name, noNUL)
 		}
 	}
 	for _, o := range []*db.Opt[string]{&p.Description, &p.BotName, &p.BotTitle, &p.BotLore, &p.SecondaryColor,
-		&p.BotAvatar, &p.AvatarBackground, &p.TeaserText, &p.VisitorAuthMode, &p.VisitorContextURL, &p.CaptchaSiteKey} {
+		&p.BotAvatar, &p.AvatarBackground, &p.TeaserText, &p.VisitorAuthMode, &p.VisitorContextURL, &p.CaptchaSiteKey, &p.LLMWebhookURL} {
 		nullIfEmpty(o)
 	}
 	if notNull(errs, "name", p.Name) {
@@ -158,6 +159,12 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 		errs.Add("visitorAuthMode", "must be one of jwt, otp, all, or null")
 	}
 	checkHTTPURL(errs, "visitorContextUrl", p.VisitorContextURL, true)
+	if p.LLMWebhookURL.Set && !p.LLMWebhookURL.Null {
+		p.LLMWebhookURL.Value = strings.TrimSpace(p.LLMWebhookURL.Value)
+	}
+	// https is enforced with the SSRF check (plain http for exempt hosts),
+	// which needs the outbound client: see checkLLMWebhookURL.
+	checkHTTPURL(errs, "llmWebhookUrl", p.LLMWebhookURL, false)
 	notNull(errs, "captchaEnabled", p.CaptchaEnabled)
 	checkLen(errs, "captchaSiteKey", p.CaptchaSiteKey, maxCaptchaKey)
 	checkLen(errs, "captchaSecretKey", p.CaptchaSecretKey, maxCaptchaKey)

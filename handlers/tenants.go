@@ -50,6 +50,7 @@ type tenantJSON struct {
 	IsOnboarded         bool                `json:"isOnboarded"`
 	MCPToolsURL         *string             `json:"mcpToolsUrl"`
 	MCPToolsMaxTools    int                 `json:"mcpToolsMaxTools"`
+	LLMWebhookURL       *string             `json:"llmWebhookUrl"`
 	BotSeats            int                 `json:"botSeats"`
 	ConversationsLimit  int                 `json:"conversationsLimit"`
 	ConversationsUsed   int                 `json:"conversationsUsed"`
@@ -74,7 +75,7 @@ func newTenantJSON(t db.Tenant, usage db.TenantStats) tenantJSON {
 		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: t.CaptchaSiteKey, HasCaptchaSecretKey: t.CaptchaSecretKey != nil,
 		HasWidgetKey:      t.WidgetKey != nil,
 		BookingCTAEnabled: t.BookingCTAEnabled, BookingCTAConfig: t.BookingCTAConfig, IsOnboarded: t.IsOnboarded,
-		MCPToolsURL: t.MCPToolsURL, MCPToolsMaxTools: t.MCPToolsMaxTools,
+		MCPToolsURL: t.MCPToolsURL, MCPToolsMaxTools: t.MCPToolsMaxTools, LLMWebhookURL: t.LLMWebhookURL,
 		BotSeats: t.BotSeats, ConversationsLimit: t.ConversationsLimit(), ConversationsUsed: usage.ConversationsUsed,
 		SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
@@ -191,6 +192,9 @@ func (h *Handler) applyTenantPatch(ctx context.Context, t db.Tenant, p db.Tenant
 		errs.Add(k, v)
 	}
 	checkCaptcha(errs, t, p)
+	if p.LLMWebhookURL.Set && !p.LLMWebhookURL.Null {
+		h.checkLLMWebhookURL(ctx, errs, p.LLMWebhookURL.Value)
+	}
 	if err := errs.Err(); err != nil {
 		return t, err
 	}
