@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -113,28 +114,29 @@ type LimitDetails struct {
 	NextResetAt time.Time `json:"nextResetAt"`
 }
 
-// ConversationsUsed counts the tenant's conversations created in the calendar
-// month (UTC) of now: what the monthly limit is measured against.
+// ConversationsUsed is how many conversations the tenant started in the
+// calendar month (UTC) of now, deleted ones included: what the monthly limit
+// is measured against.
 func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Time) (int, error) {
-	start := MonthStart(now)
 	var n int
-	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3`,
-		tenantID, start, start.AddDate(0, 1, 0)).Scan(&n)
+	err := d.Pool.QueryRow(ctx, `SELECT coalesce((SELECT count FROM conversation_usage WHERE tenant_id = $1 AND month = $2), 0)`,
+		tenantID, MonthStart(now)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("counting conversations: %w", err)
 	}
 	return n, nil
 }
 
+const lockSessionSQL = `SELECT pg_advisory_xact_lock(hashtextextended('session:' || $1 || ':' || $2, 0))`
+
 // LockSession serializes the writes of one session: it takes a transaction
 // advisory lock on (tenant, session) that the commit releases. Hold it only
 // for the short database steps of a turn (storing the user message, storing
-// the reply and tool calls), never while the model streams. Take it before
-// StartOrContinueConversation, which then takes the tenant's quota lock: one
-// order for both locks, so no deadlock.
+// the reply and tool calls), never while the model streams.
+// StartOrContinueConversation takes it itself, before the tenant's usage row:
+// one order for both locks, so no deadlock.
 func LockSession(ctx context.Context, tx pgx.Tx, tenantID, sessionID string) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('session:' || $1 || ':' || $2, 0))`,
-		tenantID, storableKey(sessionID)); err != nil {
+	if _, err := tx.Exec(ctx, lockSessionSQL, tenantID, storableKey(sessionID)); err != nil {
 		return fmt.Errorf("locking session: %w", err)
 	}
 	return nil
@@ -164,53 +166,97 @@ func (p *ConversationStart) validate() error {
 
 // StartOrContinueConversation returns the tenant's conversation of the
 // session, creating it when there is none (created reports which). A new
-// conversation counts against the monthly limit: the count and the insert
-// happen under a per-tenant lock held until tx ends, so concurrent starts
-// never exceed it; beyond it the error is KindRateLimited, code LIMIT_REACHED,
-// with LimitDetails. An existing session always continues. The month is the
-// database clock's calendar month in UTC; NextResetAt is the first instant of
-// the next one.
+// conversation counts against the monthly limit (conversation_usage): the
+// count and the insert are one statement, and the usage row stays locked
+// until tx ends, so concurrent starts never exceed it; beyond it the error is
+// KindRateLimited, code LIMIT_REACHED, with LimitDetails. An existing session
+// always continues. The month is the database clock's calendar month in UTC;
+// NextResetAt is the first instant of the next one. It takes the session's
+// lock (LockSession) first, so that two starts of one session cannot race.
 func StartOrContinueConversation(ctx context.Context, tx pgx.Tx, p ConversationStart) (c Conversation, created bool, err error) {
 	if err := p.validate(); err != nil {
 		return Conversation{}, false, err
 	}
-	if c, err := conversationBySession(ctx, tx, p.TenantID, p.SessionID); err == nil || ErrorKind(err) != KindNotFound {
+	// The session's lock and its conversation, in one round trip.
+	batch := &pgx.Batch{}
+	batch.Queue(lockSessionSQL, p.TenantID, storableKey(p.SessionID))
+	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, p.TenantID, p.SessionID)
+	br := tx.SendBatch(ctx, batch)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return Conversation{}, false, fmt.Errorf("locking session: %w", err)
+	}
+	rows, _ := br.Query()
+	c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil || !errors.Is(err, pgx.ErrNoRows) {
+		if err != nil {
+			err = fmt.Errorf("finding the session's conversation: %w", err)
+		}
 		return c, false, err
 	}
-	if err := belongsToTenant(ctx, tx, "segments", "Segment", p.TenantID, p.SegmentID); err != nil {
-		return Conversation{}, false, err
+	// One statement counts the conversation against the month's usage, only
+	// while under the limit, and inserts it when counted and when its segment
+	// and visitor are the tenant's. The usage row stays locked until commit,
+	// so the count and the insert are atomic; new conversations of one tenant
+	// wait for each other only that long.
+	rows, _ = tx.Query(ctx, countStartSQL+`
+		INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel,
+			visitor_type, agent_model, page_url, locale, metadata)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM used
+		RETURNING `+conversationColumns, p.startArgs()...)
+	c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	if err == nil {
+		return c, true, nil
 	}
-	if err := belongsToTenant(ctx, tx, "visitors", "Visitor", p.TenantID, p.VisitorID); err != nil {
-		return Conversation{}, false, err
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return Conversation{}, false, fmt.Errorf("inserting conversation: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('conversation-limit:' || $1, 0))`, p.TenantID); err != nil {
-		return Conversation{}, false, fmt.Errorf("locking conversation limit: %w", err)
+	return Conversation{}, false, startRefused(ctx, tx, p)
+}
+
+// countStartSQL begins a statement that starts a conversation: CTE "used"
+// has a row when the conversation was counted against the month's usage,
+// which happens only while under the limit ($11) and when its segment ($3)
+// and visitor ($4) are the tenant's ($1). The usage row stays locked until
+// the transaction ends, so the count and the insert are atomic.
+const countStartSQL = `WITH ok AS (
+		SELECT ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM segments WHERE tenant_id = $1 AND id = $3))
+		   AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $4)) AS ok),
+	used AS (
+		INSERT INTO conversation_usage (tenant_id, month, count)
+		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok WHERE ok AND $11 > 0
+		ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + 1
+		WHERE conversation_usage.count < $11
+		RETURNING count)`
+
+// startArgs are the parameters of countStartSQL and the insert after it.
+func (p *ConversationStart) startArgs() []any {
+	return []any{p.TenantID, p.SessionID, p.SegmentID, p.VisitorID, p.Channel, p.VisitorType, p.AgentModel,
+		p.PageURL, p.Locale, p.Metadata, p.Limit}
+}
+
+// startRefused says why a start inserted nothing: a segment or visitor of
+// another tenant, else the monthly limit.
+func startRefused(ctx context.Context, q Querier, p ConversationStart) error {
+	if err := belongsToTenant(ctx, q, "segments", "Segment", p.TenantID, p.SegmentID); err != nil {
+		return err
 	}
-	// The lock's previous holder has committed: look again before counting.
-	if c, err := conversationBySession(ctx, tx, p.TenantID, p.SessionID); err == nil || ErrorKind(err) != KindNotFound {
-		return c, false, err
+	if err := belongsToTenant(ctx, q, "visitors", "Visitor", p.TenantID, p.VisitorID); err != nil {
+		return err
 	}
 	var used int
 	var monthStart time.Time
-	if err := tx.QueryRow(ctx, `SELECT count(*), date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
-		FROM conversations WHERE tenant_id = $1 AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
-		p.TenantID).Scan(&used, &monthStart); err != nil {
-		return Conversation{}, false, fmt.Errorf("counting conversations: %w", err)
+	if err := q.QueryRow(ctx, `SELECT coalesce((SELECT count FROM conversation_usage WHERE tenant_id = $1
+			AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0),
+		date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, p.TenantID).Scan(&used, &monthStart); err != nil {
+		return fmt.Errorf("reading conversation usage: %w", err)
 	}
-	if used >= p.Limit {
-		return Conversation{}, false, &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
-			Message: "Monthly conversation limit reached",
-			Details: LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
-	}
-	rows, _ := tx.Query(ctx, `INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel,
-		visitor_type, agent_model, page_url, locale, metadata) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		RETURNING `+conversationColumns,
-		p.TenantID, p.SessionID, p.SegmentID, p.VisitorID, p.Channel, p.VisitorType, p.AgentModel, p.PageURL, p.Locale, p.Metadata)
-	c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
-	if err != nil {
-		return Conversation{}, false, fmt.Errorf("inserting conversation: %w", err)
-	}
-	return c, true, nil
+	return &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
+		Message: "Monthly conversation limit reached",
+		Details: LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
 }
 
 // StartOrContinueConversation runs StartOrContinueConversation in its own transaction.
@@ -265,6 +311,13 @@ func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID strin
 // AppendMessage stores a message of the conversation and, in the same
 // statement, counts it, moves last_message_at and keeps the first user
 // message.
+const appendMessageSQL = `WITH c AS (
+		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
+			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
+		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
+	INSERT INTO messages (tenant_id, conversation_id, role, content) SELECT tenant_id, id, $3, $4 FROM c
+	RETURNING id, conversation_id, role, content, feedback, created_at`
+
 func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (Message, error) {
 	if role != "user" && role != "assistant" {
 		return Message{}, &Error{Kind: KindInvalid, Message: "role must be user or assistant"}
@@ -272,13 +325,7 @@ func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, rol
 	if !looksLikeUUID(conversationID) {
 		return Message{}, Errorf(KindNotFound, "Conversation not found")
 	}
-	content = storableKey(content)
-	rows, _ := q.Query(ctx, `WITH c AS (
-			UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
-				first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
-			WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
-		INSERT INTO messages (tenant_id, conversation_id, role, content) SELECT tenant_id, id, $3, $4 FROM c
-		RETURNING id, conversation_id, role, content, feedback, created_at`, tenantID, conversationID, role, content)
+	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, storableKey(content))
 	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message])
 	if err != nil {
 		return Message{}, notFound(err, "Conversation")

@@ -188,14 +188,23 @@ func TestStartOrContinueConversation(t *testing.T) {
 	t.Run("ConversationsUsedIsThisMonth", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		c := f.start(t, db.ConversationStart{SessionID: "old"})
+		c := f.start(t, db.ConversationStart{SessionID: "gone"})
 		f.start(t, db.ConversationStart{SessionID: "new"})
-		if _, err := f.store.Pool.Exec(ctx, `UPDATE conversations SET created_at = created_at - interval '40 days' WHERE id = $1`, c.ID); err != nil {
+		// Last month's usage does not count this month.
+		if _, err := f.store.Pool.Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count)
+			VALUES ($1, $2, 500)`, f.tenant.ID, db.MonthStart(time.Now()).AddDate(0, -1, 0)); err != nil {
+			t.Fatal(err)
+		}
+		// A deleted conversation still counts: the limit is on conversations started.
+		if _, err := f.store.Pool.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		used, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
-		if err != nil || used != 1 {
-			t.Errorf("ConversationsUsed = %d, %v; want 1", used, err)
+		if err != nil || used != 2 {
+			t.Errorf("ConversationsUsed = %d, %v; want 2", used, err)
+		}
+		if _, _, err := f.store.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "again", Limit: 2}); db.ErrorKind(err) != db.KindRateLimited {
+			t.Errorf("third start under a limit of 2 after a deletion: %v", err)
 		}
 		if used, _ := f.store.ConversationsUsed(ctx, f.other.ID, time.Now()); used != 0 {
 			t.Errorf("other tenant used %d", used)

@@ -353,3 +353,65 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 		t.Errorf("token of the refused tenant: %v", err)
 	}
 }
+
+func TestHitWithin(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	ctx := context.Background()
+	base := time.Date(2012, 5, 6, 7, 8, 30, 0, time.UTC)
+
+	t.Run("counts every window until one is full, then none", func(t *testing.T) {
+		t.Parallel()
+		k := uniqueKey(t)
+		windows := []db.Window{{Key: k + ":min", Length: time.Minute, Limit: 3}, {Key: k + ":hour", Length: time.Hour, Limit: 5}}
+		for i := 1; i <= 3; i++ {
+			counts, counted, err := store.HitWithin(ctx, windows, base)
+			if err != nil || !counted || counts[0] != i || counts[1] != i {
+				t.Fatalf("hit %d: %v %v %v", i, counts, counted, err)
+			}
+		}
+		// The minute is full: refused, and the hour is not counted either.
+		counts, counted, err := store.HitWithin(ctx, windows, base)
+		if err != nil || counted || counts[0] != 3 || counts[1] != 3 {
+			t.Fatalf("refused hit: %v %v %v", counts, counted, err)
+		}
+		// Next minute: counted again, the hour goes on from 3.
+		counts, counted, err = store.HitWithin(ctx, windows, base.Add(time.Minute))
+		if err != nil || !counted || counts[0] != 1 || counts[1] != 4 {
+			t.Fatalf("next minute: %v %v %v", counts, counted, err)
+		}
+		n, err := store.Count(ctx, k+":hour", time.Hour, base)
+		if err != nil || n != 4 {
+			t.Fatalf("hour count %d %v", n, err)
+		}
+	})
+
+	t.Run("concurrent hits never count past the limit unseen", func(t *testing.T) {
+		t.Parallel()
+		k := uniqueKey(t)
+		windows := []db.Window{{Key: k, Length: time.Minute, Limit: 10}}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		allowed := 0
+		for i := 0; i < 40; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				counts, counted, err := store.HitWithin(ctx, windows, base)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if counted && counts[0] <= 10 {
+					mu.Lock()
+					allowed++
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if allowed != 10 {
+			t.Errorf("%d hits allowed, want 10", allowed)
+		}
+	})
+}

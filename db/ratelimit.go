@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -49,4 +50,64 @@ func (d *DB) DeleteExpiredCounters(ctx context.Context, now time.Time) (int64, e
 		return 0, fmt.Errorf("deleting expired counters: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// Window is one fixed-window limit of HitWithin: at most Limit events of Key
+// per Length.
+type Window struct {
+	Key    string
+	Length time.Duration
+	Limit  int
+}
+
+// HitWithin counts one event against every window, in one statement, only
+// when each is under its limit; otherwise it counts against none, so a
+// client retrying while refused is not refused for longer. It returns each
+// window's count: after the event when it was counted, before it when not.
+// counted reports which. Concurrent calls racing past the check cannot push
+// a count past its limit unseen: the counts after the event say so.
+func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (counts []int, counted bool, err error) {
+	// The windows are a VALUES list rather than unnest(arrays): the planner
+	// then knows how few they are and probes the counters' primary key,
+	// where it would guess a hundred rows for unnest and scan the table.
+	var values strings.Builder
+	args := make([]any, 0, 5*len(windows))
+	for i, w := range windows {
+		start := now.Truncate(w.Length)
+		args = append(args, i, storableKey(w.Key), start, start.Add(w.Length), w.Limit)
+		n := len(args)
+		if i > 0 {
+			values.WriteString(", ")
+		}
+		fmt.Fprintf(&values, "($%d::int, $%d::text, $%d::timestamptz, $%d::timestamptz, $%d::int)", n-4, n-3, n-2, n-1, n)
+	}
+	rows, _ := d.Pool.Query(ctx, `WITH w AS (
+			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
+			FROM (VALUES `+values.String()+`) AS w(ord, key, start, ends, lim)
+			LEFT JOIN rate_counters c ON c.key = w.key AND c.window_start = w.start),
+		hit AS (
+			INSERT INTO rate_counters (key, window_start, expires_at, count)
+			SELECT key, start, ends, 1 FROM w WHERE NOT EXISTS (SELECT 1 FROM w WHERE n >= lim)
+			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
+			RETURNING key, count)
+		SELECT w.n, hit.count FROM w LEFT JOIN hit ON hit.key = w.key ORDER BY w.ord`, args...)
+	counts = make([]int, 0, len(windows))
+	counted = true
+	for rows.Next() {
+		var before int
+		var after *int
+		if err := rows.Scan(&before, &after); err != nil {
+			return nil, false, fmt.Errorf("counting rate windows: %w", err)
+		}
+		if after == nil {
+			counted = false
+			counts = append(counts, before)
+		} else {
+			counts = append(counts, *after)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("counting rate windows: %w", err)
+	}
+	return counts, counted, nil
 }

@@ -286,8 +286,8 @@ func (d *DB) TenantUsage(ctx context.Context, tenantID string, now time.Time) (T
 		(SELECT count(*) FROM segments WHERE tenant_id = $1),
 		(SELECT count(*) FROM corpus_entries WHERE tenant_id = $1),
 		(SELECT count(*) FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL),
-		(SELECT count(*) FROM conversations WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3)`,
-		tenantID, s.PeriodStart, s.PeriodEnd).Scan(&s.Segments, &s.CorpusEntries, &s.APITokens, &s.ConversationsUsed)
+		coalesce((SELECT count FROM conversation_usage WHERE tenant_id = $1 AND month = $2), 0)`,
+		tenantID, s.PeriodStart).Scan(&s.Segments, &s.CorpusEntries, &s.APITokens, &s.ConversationsUsed)
 	if err != nil {
 		return s, fmt.Errorf("counting tenant usage: %w", err)
 	}

@@ -74,6 +74,9 @@ type chatTurn struct {
 	segment     db.Segment
 	visitor     *db.Visitor
 	conv        db.Conversation
+	created     bool       // this message started the conversation
+	userMessage db.Message // the message as stored
+	lease       *sessionLease
 	req         chatRequest
 	locale      string
 	channel     string
@@ -128,16 +131,32 @@ func (h *Handler) limitChatRate(c echo.Context) error {
 
 // publicGates runs, in order, every gate a chat message or a form post
 // passes before its body is used: chatTenant's, then the bot challenge, then
-// the per-address rate limit (messages and form posts share its counters).
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken string) (db.Tenant, error) {
+// the per-address rate limit (messages and form posts share its counters),
+// then the segment (query, body, else the default). The segment is read
+// while the rate limit is counted, which saves a round trip; a refusal of
+// the rate limit still wins over a bad segment.
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (db.Tenant, db.Segment, error) {
 	t, err := h.chatTenant(c, widgetKey)
 	if err != nil {
-		return t, err
+		return t, db.Segment{}, err
 	}
-	if err := checkCaptchaToken(c.Request().Context(), h.Captcha, h.Box, h.Logger, t, captchaToken, c.RealIP()); err != nil {
-		return t, err
+	ctx := c.Request().Context()
+	if err := checkCaptchaToken(ctx, h.Captcha, h.Box, h.Logger, t, captchaToken, c.RealIP()); err != nil {
+		return t, db.Segment{}, err
 	}
-	return t, h.limitChatRate(c)
+	var seg db.Segment
+	var segErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seg, segErr = h.chatSegment(ctx, t, c.QueryParam("segment"), segment)
+	}()
+	rateErr := h.limitChatRate(c)
+	<-done
+	if rateErr != nil {
+		return t, db.Segment{}, rateErr
+	}
+	return t, seg, segErr
 }
 
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
@@ -152,18 +171,15 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken)
+	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment)
 	if err != nil {
 		return err
 	}
 	hdr := c.Request().Header
 
-	turn := chatTurn{tenant: t, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
+	turn := chatTurn{tenant: t, segment: seg, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
 		metadata: db.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
 			Referrer: truncate(hdr.Get("Referer"), 500), Page: truncate(req.PageURL, 500)}}
-	if turn.segment, err = h.chatSegment(ctx, t, c.QueryParam("segment"), req.Segment); err != nil {
-		return err
-	}
 	turn.locale = strings.TrimSpace(req.Locale)
 	if turn.locale == "" {
 		turn.locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
@@ -207,18 +223,21 @@ func (h *Handler) Chat(c echo.Context) error {
 	// One turn of a session at a time: the lease is taken before the user
 	// message is stored and given back once the answer is, even when the
 	// visitor leaves or the model fails.
-	release, err := h.acquireSessionLease(ctx, t.ID, req.SessionID)
+	pre := h.prefetchPrompt(ctx, &turn)
+	defer pre.wait() // no read outlives the request
+	lease, err := h.acquireSessionLease(ctx, t.ID, req.SessionID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // the caller left while waiting: nothing was stored
 		}
 		return err
 	}
-	defer release()
+	defer lease.release()
+	turn.lease = lease
 	if err := h.startChatTurn(ctx, &turn); err != nil {
 		return err
 	}
-	return h.answerChat(c, &turn, stream)
+	return h.answerChat(c, &turn, stream, pre)
 }
 
 // decodeChatRequest reads and validates the body, with the spec's messages.
@@ -271,50 +290,28 @@ func (h *Handler) startChatTurn(ctx context.Context, turn *chatTurn) error {
 	if turn.visitor != nil {
 		start.VisitorID = &turn.visitor.ID
 	}
-	return h.DB.InTx(ctx, func(tx pgx.Tx) error {
-		if err := db.LockSession(ctx, tx, t.ID, turn.req.SessionID); err != nil {
-			return err
-		}
-		conv, _, err := db.StartOrContinueConversation(ctx, tx, start)
-		if err != nil {
-			return err
-		}
-		if _, err := db.AppendMessage(ctx, tx, t.ID, conv.ID, "user", turn.req.Message); err != nil {
-			return err
-		}
-		turn.conv = conv
-		return nil
-	})
+	conv, msg, created, err := h.DB.OpenTurnFound(ctx, start, turn.req.Message, turn.lease.state.Conversation)
+	if err != nil {
+		return err
+	}
+	turn.conv, turn.userMessage, turn.created = conv, msg, created
+	return nil
 }
 
 // answerChat runs the model and tools, streams or collects the answer, and
 // stores it.
-func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error {
+func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool, pre *promptData) error {
 	ctx := c.Request().Context()
 	t, seg := turn.tenant, turn.segment
-	corpus, err := h.DB.PromptCorpus(ctx, t.ID, seg.ID, turn.locale, agent.PromptCorpusLimit)
-	if err != nil {
+	if err := pre.wait(); err != nil {
 		return err
 	}
-	hasSummaries, err := h.DB.HasCorpusSummaries(ctx, t.ID, seg.ID)
-	if err != nil {
-		return err
-	}
-	var memory []db.MemoryFact
-	if turn.memoryAllowed() {
-		if memory, err = h.DB.ListMemory(ctx, t.ID, turn.visitor.ID); err != nil {
-			return err
-		}
-	}
+	corpus, hasSummaries, memory, tools := pre.corpus, pre.hasSummaries, pre.memory, pre.tools
 	prompt := agent.BuildPrompt(agent.PromptInput{
 		Tenant: t, Segment: seg, Corpus: corpus, HasSummaries: hasSummaries, Memory: memory,
 		PageContext: turn.req.PageContext, PageURL: turn.req.PageURL, Locale: turn.locale,
 		Now: h.now(), Logger: h.Logger,
 	})
-	tools, err := h.DB.ListTools(ctx, t.ID)
-	if err != nil {
-		return err
-	}
 	var segTools []db.Tool
 	for _, tool := range tools {
 		if tool.Type == agent.ToolRememberFact && turn.visitor != nil && !turn.memoryAllowed() {
@@ -325,10 +322,21 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 		}
 	}
 	registry := agent.NewToolRegistry(segTools, h.chatToolDeps(turn, prompt.ExploreCorpus))
-	history, err := h.DB.RecentTurns(ctx, t.ID, turn.conv.ID, chatHistoryTurns)
-	if err != nil {
-		return err
+	// The history is the turns read with the lease (none for a new
+	// conversation) and the message just stored.
+	var history []db.Turn
+	switch {
+	case turn.created:
+	case turn.lease.state.Conversation != nil:
+		history = append(history, turn.lease.state.Turns...)
+	default: // another start of the session won a race: read what it has
+		turns, err := h.DB.RecentTurns(ctx, t.ID, turn.conv.ID, chatHistoryTurns)
+		if err != nil {
+			return err
+		}
+		history = turns[:max(len(turns)-1, 0)]
 	}
+	history = append(history, db.Turn{Role: "user", Content: turn.userMessage.Content, Timestamp: turn.userMessage.CreatedAt})
 	req := agent.Request{System: prompt.System}
 	for _, m := range history {
 		req.Messages = append(req.Messages, agent.Message{Role: agent.Role(m.Role), Content: m.Content})
@@ -403,14 +411,13 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool) error 
 		}
 	}
 
-	conv, err := h.DB.Conversation(storeCtx, t.ID, turn.conv.ID)
-	if err != nil {
-		if sse != nil {
-			h.Logger.Error("reading the conversation after a chat turn", "tenant", t.Slug, "conversation", turn.conv.ID, "err", err)
-			sse.send(map[string]string{"error": "Internal error", "code": "INTERNAL"})
-			return nil
-		}
-		return err
+	// The turn held the session: the conversation is as it left it.
+	conv := turn.conv
+	if msgID != "" {
+		conv.MessageCount++
+	}
+	if res.Escalated() {
+		conv.Status = db.StatusEscalated
 	}
 	reply := chatReply{
 		Message: res.Text, MessageID: msgID, SessionID: turn.req.SessionID, ConversationID: conv.ID,
@@ -480,11 +487,27 @@ func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.
 	if res.Text != "" {
 		turns = append(turns, db.Turn{Role: "assistant", Content: res.Text, Timestamp: h.now()})
 	}
+	if len(res.Executions) == 0 && !res.Escalated() {
+		// The common turn, text alone: one round trip stores the reply and
+		// gives the session back.
+		if res.Text == "" {
+			return "", nil
+		}
+		if turn.lease == nil {
+			m, err := db.AppendMessage(ctx, h.DB.Pool, t.ID, turn.conv.ID, "assistant", res.Text)
+			return m.ID, err
+		}
+		m, err := h.DB.AppendReplyReleasingLease(ctx, t.ID, turn.conv.ID, res.Text, turn.req.SessionID, turn.lease.holder)
+		if err != nil {
+			return "", err
+		}
+		turn.lease.released.Store(true)
+		return m.ID, nil
+	}
+	// The session's lease keeps other turns of the session out; the
+	// conversation's row lock, taken by each append, orders the writes.
 	var msgID string
 	err := h.DB.InTx(ctx, func(tx pgx.Tx) error {
-		if err := db.LockSession(ctx, tx, t.ID, turn.req.SessionID); err != nil {
-			return err
-		}
 		if res.Text != "" {
 			m, err := db.AppendMessage(ctx, tx, t.ID, turn.conv.ID, "assistant", res.Text)
 			if err != nil {

@@ -265,33 +265,19 @@ type chatRateDetails struct {
 // usually holds whole.
 func chatRateLimit(ctx context.Context, store *db.DB, ip string, now time.Time) error {
 	who := rateLimitAddr(ip)
-	windows := []struct {
-		key    string
-		window time.Duration
-		limit  int
-	}{
-		{"chat:ip:min:" + who, time.Minute, chatPerMinute},
-		{"chat:ip:hour:" + who, time.Hour, chatPerHour},
+	windows := []db.Window{
+		{Key: "chat:ip:min:" + who, Length: time.Minute, Limit: chatPerMinute},
+		{Key: "chat:ip:hour:" + who, Length: time.Hour, Limit: chatPerHour},
+	}
+	counts, counted, err := store.HitWithin(ctx, windows, now)
+	if err != nil {
+		return err
 	}
 	var wait time.Duration
-	for _, w := range windows {
-		n, err := store.Count(ctx, w.key, w.window, now)
-		if err != nil {
-			return err
-		}
-		if n >= w.limit {
-			wait = max(wait, windowLeft(now, w.window))
-		}
-	}
-	if wait == 0 {
-		for _, w := range windows {
-			n, err := store.Hit(ctx, w.key, w.window, now)
-			if err != nil {
-				return err
-			}
-			if n > w.limit {
-				wait = max(wait, windowLeft(now, w.window))
-			}
+	for i, w := range windows {
+		// Refused before counting: at the limit. Counted: past it (a race).
+		if !counted && counts[i] >= w.Limit || counted && counts[i] > w.Limit {
+			wait = max(wait, windowLeft(now, w.Length))
 		}
 	}
 	if wait == 0 {

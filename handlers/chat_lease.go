@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"sync/atomic"
 	"time"
 
 	"github.com/parley/parley/db"
@@ -21,23 +22,32 @@ const (
 var errSessionBusy = &db.Error{Kind: db.KindConflict,
 	Message: "Another message of this session is still being answered; retry shortly"}
 
+// sessionLease is a turn's hold on its session.
+type sessionLease struct {
+	h                           *Handler
+	ctx                         context.Context
+	tenantID, sessionID, holder string
+	released                    atomic.Bool
+	// state is the session as read right after the lease was taken: its
+	// conversation (nil when none yet) and the turns before this one.
+	state db.SessionState
+}
+
 // acquireSessionLease waits, polling with backoff, until this turn holds the
 // lease of its session, so that the turns of one session run one after the
 // other: the user message of the second lands after the first's answer.
 // No connection or lock is held while waiting or while the model answers.
-// It returns the release function, which runs with a context of its own
-// (the visitor may have left) and is safe to call once.
-func (h *Handler) acquireSessionLease(ctx context.Context, tenantID, sessionID string) (func(), error) {
+func (h *Handler) acquireSessionLease(ctx context.Context, tenantID, sessionID string) (*sessionLease, error) {
 	holder := rand.Text()
 	deadline := time.Now().Add(cmp.Or(h.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {
-		ok, err := h.DB.TryAcquireSessionLease(ctx, tenantID, sessionID, holder)
+		ok, state, err := h.DB.TryAcquireSessionLeaseFinding(ctx, tenantID, sessionID, holder, chatHistoryTurns-1)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			break
+			return &sessionLease{h: h, ctx: ctx, tenantID: tenantID, sessionID: sessionID, holder: holder, state: state}, nil
 		}
 		if time.Now().Add(wait).After(deadline) {
 			return nil, errSessionBusy
@@ -49,12 +59,18 @@ func (h *Handler) acquireSessionLease(ctx context.Context, tenantID, sessionID s
 		}
 		wait = min(wait*2, leasePollMax)
 	}
-	release := func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseLimit)
-		defer cancel()
-		if err := h.DB.ReleaseSessionLease(rctx, tenantID, sessionID, holder); err != nil {
-			h.Logger.Error("releasing a chat session lease", "tenant", tenantID, "err", err)
-		}
+}
+
+// release gives the lease back unless that was done already (with the
+// reply, see db.AppendReplyReleasingLease). It runs with a context of its own:
+// the visitor may have left.
+func (l *sessionLease) release() {
+	if l.released.Swap(true) {
+		return
 	}
-	return release, nil
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), leaseReleaseLimit)
+	defer cancel()
+	if err := l.h.DB.ReleaseSessionLease(rctx, l.tenantID, l.sessionID, l.holder); err != nil {
+		l.h.Logger.Error("releasing a chat session lease", "tenant", l.tenantID, "err", err)
+	}
 }

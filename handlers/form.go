@@ -60,11 +60,7 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken)
-	if err != nil {
-		return err
-	}
-	seg, err := h.chatSegment(ctx, t, c.QueryParam("segment"), req.Segment)
+	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment)
 	if err != nil {
 		return err
 	}

@@ -183,6 +183,20 @@ func (q *queryCounter) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 	}
 }
 
+// Batches count each of their statements, and their time once: they are
+// one round trip.
+func (q *queryCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return context.WithValue(ctx, queryStartKey{}, time.Now())
+}
+
+func (q *queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { q.n.Add(1) }
+
+func (q *queryCounter) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	if start, ok := ctx.Value(queryStartKey{}).(time.Time); ok {
+		q.nanos.Add(int64(time.Since(start)))
+	}
+}
+
 // tenant provisions a scale-plan tenant whose monthly conversation limit
 // (25,000 plus 1,000 per bot seat) is far above what a run starts.
 func (cb *chatBench) tenant(b *testing.B) (slug, id string) {

@@ -279,6 +279,7 @@ func TestChatGates(t *testing.T) {
 	t.Run("MonthlyLimit", func(t *testing.T) {
 		full := b.newTenant(t, "starter")
 		b.exec(t, `INSERT INTO conversations (tenant_id, session_id) SELECT $1, 'old-' || g FROM generate_series(1, 1000) g`, full.ID)
+		b.exec(t, `INSERT INTO conversation_usage (tenant_id, month, count) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1000)`, full.ID)
 		r := b.chat(t, "/chat/"+full.Slug, ok, agentHeaders)
 		if r.status != 429 || r.body["error"] == nil || r.body["current"] != float64(1000) || r.body["limit"] != float64(1000) || r.body["nextResetAt"] == nil {
 			t.Errorf("got %d %v", r.status, r.body)

@@ -1,0 +1,92 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// openedConversation is a conversation started together with its first message.
+type openedConversation struct {
+	Conversation
+	MessageID        string    `db:"message_id"`
+	MessageCreatedAt time.Time `db:"message_created_at"`
+}
+
+// OpenTurn stores a visitor's message: appended to the session's
+// conversation when there is one; else the conversation is started with it
+// as its first message, counted against the monthly limit, in one statement
+// (so the tenant's usage row is locked only while that statement runs, and
+// new conversations of a busy tenant barely wait for each other). The errors
+// are StartOrContinueConversation's. Turns of one session must not overlap
+// (the chat engine's session lease sees to it); should two starts of one
+// session race anyway, the second appends to the first's conversation.
+func (d *DB) OpenTurn(ctx context.Context, p ConversationStart, message string) (Conversation, Message, bool, error) {
+	return d.openTurn(ctx, p, message, nil, false)
+}
+
+// OpenTurnFound is OpenTurn when the caller has just read the session's
+// conversation (found, nil when there was none), with the session's lease
+// taken: see TryAcquireSessionLeaseFinding.
+func (d *DB) OpenTurnFound(ctx context.Context, p ConversationStart, message string, found *Conversation) (Conversation, Message, bool, error) {
+	return d.openTurn(ctx, p, message, found, true)
+}
+
+func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, found *Conversation, looked bool) (Conversation, Message, bool, error) {
+	if err := p.validate(); err != nil {
+		return Conversation{}, Message{}, false, err
+	}
+	content := storableKey(message)
+	for range 2 {
+		var c Conversation
+		var err error
+		switch {
+		case looked && found != nil:
+			c = *found
+		case looked:
+			err = Errorf(KindNotFound, "Conversation not found")
+		default:
+			c, err = conversationBySession(ctx, d.Pool, p.TenantID, p.SessionID)
+		}
+		looked = false // a second round looks again
+		if err == nil {
+			m, err := AppendMessage(ctx, d.Pool, p.TenantID, c.ID, "user", content)
+			if err != nil {
+				return Conversation{}, Message{}, false, err
+			}
+			c.MessageCount++
+			return c, m, false, nil
+		}
+		if ErrorKind(err) != KindNotFound {
+			return Conversation{}, Message{}, false, err
+		}
+		rows, _ := d.Pool.Query(ctx, countStartSQL+`,
+			conv AS (
+				INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel, visitor_type,
+					agent_model, page_url, locale, metadata, message_count, first_user_message, last_message_at)
+				SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $12, clock_timestamp() FROM used
+				RETURNING `+conversationColumns+`),
+			msg AS (
+				INSERT INTO messages (tenant_id, conversation_id, role, content)
+				SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
+			SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`,
+			append(p.startArgs(), content)...)
+		opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
+		switch {
+		case err == nil:
+			m := Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
+				CreatedAt: opened.MessageCreatedAt}
+			return opened.Conversation, m, true, nil
+		case errors.Is(err, pgx.ErrNoRows):
+			return Conversation{}, Message{}, false, startRefused(ctx, d.Pool, p)
+		case isUniqueViolation(err, "conversations_session"):
+			continue // another start of the session won: append to its conversation
+		default:
+			return Conversation{}, Message{}, false, fmt.Errorf("starting conversation: %w", err)
+		}
+	}
+	return Conversation{}, Message{}, false, errors.New("starting conversation: the session's conversation keeps changing")
+}
