@@ -263,6 +263,27 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 	return nil
 }
 
+// FindVisitor returns the tenant's visitor named by ref: its id, else its
+// externalId (both indexed); KindNotFound when it names none. It never
+// creates one.
+func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (Visitor, error) {
+	if ref == "" || !storable(ref) {
+		return Visitor{}, Errorf(KindNotFound, "Visitor not found")
+	}
+	var id *string // compared as a uuid, so that the primary key serves
+	if looksLikeUUID(ref) {
+		id = &ref
+	}
+	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
+		WHERE tenant_id = $1 AND (id = $2::uuid OR external_id = $3)
+		ORDER BY (id = $2::uuid) IS TRUE DESC LIMIT 1`, tenantID, id, ref)
+	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Visitor])
+	if err != nil {
+		return Visitor{}, notFound(err, "Visitor")
+	}
+	return v, nil
+}
+
 // ResolveChatVisitor finds the visitor a chat message names, by id first,
 // then by externalId; a value that names neither creates a visitor with it
 // as externalId, so that a site can key visitors by its own user ids without
@@ -272,20 +293,7 @@ func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (Visi
 		return Visitor{}, &Error{Kind: KindInvalid, Message: "visitorId must be 1 to 255 characters",
 			Details: FieldErrors{"visitorId": "must be 1 to 255 characters"}}
 	}
-	find := func() (Visitor, error) {
-		id := ""
-		if looksLikeUUID(ref) {
-			id = ref
-		}
-		rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
-			WHERE tenant_id = $1 AND (id::text = $2 OR external_id = $3)
-			ORDER BY (id::text = $2) DESC LIMIT 1`, tenantID, id, ref)
-		v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Visitor])
-		if err != nil {
-			return Visitor{}, notFound(err, "Visitor")
-		}
-		return v, nil
-	}
+	find := func() (Visitor, error) { return d.FindVisitor(ctx, tenantID, ref) }
 	v, err := find()
 	if ErrorKind(err) != KindNotFound {
 		return v, err

@@ -175,26 +175,12 @@ func (h *Handler) existingVisitor(ctx context.Context, tenantID, ref string) (*s
 	if ref == "" {
 		return nil, nil
 	}
-	v, err := h.DB.VisitorDetail(ctx, tenantID, ref)
-	if err == nil {
-		return &v.ID, nil
+	v, err := h.DB.FindVisitor(ctx, tenantID, ref)
+	if db.ErrorKind(err) == db.KindNotFound {
+		return nil, nil
 	}
-	if db.ErrorKind(err) != db.KindNotFound {
-		return nil, err
-	}
-	// No exact lookup by externalId that leaves a missing visitor alone is
-	// exported yet: the search matches a superset, filtered here exactly.
-	found, _, err := h.DB.ListVisitors(ctx, tenantID, ref, formVisitorCandidates, 0)
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range found {
-		if v.ExternalID != nil && *v.ExternalID == ref {
-			return &v.ID, nil
-		}
-	}
-	return nil, nil
+	return &v.ID, nil
 }
-
-// formVisitorCandidates bounds the search for a visitor by externalId.
-const formVisitorCandidates = 50
