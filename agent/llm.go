@@ -255,28 +255,61 @@ func llmArguments(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
-// llmPull turns an iterator into a stream whose first element has already
-// been read: Stream implementations call it so that a failure to start is
-// returned from Stream itself. stop releases the upstream connection.
-func llmPull(seq Stream) (Stream, error) {
-	next, stop := iter.Pull2(seq)
-	first, err, ok := next()
-	if !ok {
-		stop()
-		return func(func(Event, error) bool) {}, nil
-	}
-	if err != nil {
-		stop()
-		return nil, err
+// chunkSource is an SDK's stream of chunks (openai-go's and
+// anthropic-sdk-go's ssestream.Stream both are).
+type chunkSource[C any] interface {
+	Next() bool
+	Current() C
+	Err() error
+	Close() error
+}
+
+// streamChunks turns a provider's chunk stream into a Stream. Chunks are read
+// here until the first event (add returns the events a chunk completes), so
+// that a failure to start (bad key, rate limit, unreachable, a model that
+// says nothing) is the error of Provider.Stream itself; the rest are read as
+// the caller ranges, on the caller's goroutine: no coroutine, so an open
+// stream costs one goroutine less, and no switch per chunk. finish returns
+// the events after the last chunk (tool calls, done); classify turns an SDK
+// error into an *LLMError.
+func streamChunks[C any](src chunkSource[C], add func(C) []Event, finish func() []Event, classify func(error) error) (Stream, error) {
+	var pending []Event
+	ended := false
+	for len(pending) == 0 && !ended {
+		if src.Next() {
+			pending = append(pending, add(src.Current())...)
+			continue
+		}
+		if err := src.Err(); err != nil {
+			src.Close()
+			return nil, classify(err)
+		}
+		ended = true
 	}
 	return func(yield func(Event, error) bool) {
-		defer stop()
-		if !yield(first, nil) {
-			return
-		}
+		defer src.Close()
 		for {
-			ev, err, ok := next()
-			if !ok || !yield(ev, err) || err != nil {
+			for _, ev := range pending {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			pending = pending[:0]
+			if ended {
+				break
+			}
+			if src.Next() {
+				pending = append(pending, add(src.Current())...)
+				continue
+			}
+			if err := src.Err(); err != nil {
+				yield(Event{}, classify(err))
+				return
+			}
+			ended = true
+		}
+		for _, ev := range finish() {
+			if !yield(ev, nil) {
 				return
 			}
 		}

@@ -60,70 +60,68 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return llmPull(func(yield func(Event, error) bool) {
-		s := p.messages.NewStreaming(ctx, params)
-		defer s.Close()
+	t := anthropicTurn{calls: map[int64]*anthropicCall{}}
+	return streamChunks(p.messages.NewStreaming(ctx, params), t.add, t.finish,
+		func(err error) error { return p.classify(ctx, err) })
+}
 
-		// Tool-use blocks by content block index; each is complete at its stop.
-		calls := map[int64]*struct {
-			call ToolCall
-			args strings.Builder
-		}{}
-		var usage Usage
-		var stop string
-		for s.Next() {
-			ev := s.Current()
-			switch ev.Type {
-			case "message_start":
-				usage.InputTokens = int(ev.Message.Usage.InputTokens)
-			case "content_block_start":
-				if b := ev.ContentBlock; b.Type == "tool_use" {
-					calls[ev.Index] = &struct {
-						call ToolCall
-						args strings.Builder
-					}{call: ToolCall{ID: b.ID, Name: b.Name}}
-				}
-			case "content_block_delta":
-				switch ev.Delta.Type {
-				case "text_delta":
-					if ev.Delta.Text != "" && !yield(Event{Kind: EventText, Text: ev.Delta.Text}, nil) {
-						return
-					}
-				case "input_json_delta":
-					if c := calls[ev.Index]; c != nil {
-						c.args.WriteString(ev.Delta.PartialJSON)
-					}
-				}
-			case "content_block_stop":
-				if c := calls[ev.Index]; c != nil {
-					delete(calls, ev.Index)
-					c.call.Arguments = llmArguments(c.args.String())
-					if !yield(Event{Kind: EventToolCall, ToolCall: c.call}, nil) {
-						return
-					}
-				}
-			case "message_delta":
-				stop = string(ev.Delta.StopReason)
-				if n := int(ev.Usage.InputTokens); n > 0 {
-					usage.InputTokens = n
-				}
-				usage.OutputTokens = int(ev.Usage.OutputTokens)
+// anthropicTurn gathers a streamed message: text deltas become events as they
+// come, a tool-use block when its stop arrives, then the done event.
+type anthropicTurn struct {
+	calls map[int64]*anthropicCall // by content block index
+	usage Usage
+	stop  string
+}
+
+type anthropicCall struct {
+	call ToolCall
+	args strings.Builder
+}
+
+func (t *anthropicTurn) add(ev anthropic.MessageStreamEventUnion) []Event {
+	switch ev.Type {
+	case "message_start":
+		t.usage.InputTokens = int(ev.Message.Usage.InputTokens)
+	case "content_block_start":
+		if b := ev.ContentBlock; b.Type == "tool_use" {
+			t.calls[ev.Index] = &anthropicCall{call: ToolCall{ID: b.ID, Name: b.Name}}
+		}
+	case "content_block_delta":
+		switch ev.Delta.Type {
+		case "text_delta":
+			if ev.Delta.Text != "" {
+				return []Event{{Kind: EventText, Text: ev.Delta.Text}}
+			}
+		case "input_json_delta":
+			if c := t.calls[ev.Index]; c != nil {
+				c.args.WriteString(ev.Delta.PartialJSON)
 			}
 		}
-		if err := s.Err(); err != nil {
-			yield(Event{}, p.classify(ctx, err))
-			return
+	case "content_block_stop":
+		if c := t.calls[ev.Index]; c != nil {
+			delete(t.calls, ev.Index)
+			c.call.Arguments = llmArguments(c.args.String())
+			return []Event{{Kind: EventToolCall, ToolCall: c.call}}
 		}
-		switch stop {
-		case "tool_use":
-			stop = StopToolCalls
-		case "max_tokens", "model_context_window_exceeded":
-			stop = StopLength
-		default:
-			stop = StopEnd
+	case "message_delta":
+		t.stop = string(ev.Delta.StopReason)
+		if n := int(ev.Usage.InputTokens); n > 0 {
+			t.usage.InputTokens = n
 		}
-		yield(Event{Kind: EventDone, StopReason: stop, Usage: usage}, nil)
-	})
+		t.usage.OutputTokens = int(ev.Usage.OutputTokens)
+	}
+	return nil
+}
+
+func (t *anthropicTurn) finish() []Event {
+	stop := StopEnd
+	switch t.stop {
+	case "tool_use":
+		stop = StopToolCalls
+	case "max_tokens", "model_context_window_exceeded":
+		stop = StopLength
+	}
+	return []Event{{Kind: EventDone, StopReason: stop, Usage: t.usage}}
 }
 
 func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {

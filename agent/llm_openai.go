@@ -77,72 +77,75 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return llmPull(func(yield func(Event, error) bool) {
-		s := p.completion.NewStreaming(ctx, params)
-		defer s.Close()
+	var t openaiTurn
+	return streamChunks(p.completion.NewStreaming(ctx, params), t.add, t.finish,
+		func(err error) error { return p.classify(ctx, err) })
+}
 
-		type partial struct {
-			index    int64
-			id, name string
-			args     strings.Builder
+// openaiTurn gathers a streamed answer: text deltas become events as they
+// come; a tool call's pieces share its index and only the first names it,
+// so calls are emitted whole at the end, then the done event.
+type openaiTurn struct {
+	calls []*openaiCall
+	stop  string
+	usage Usage
+}
+
+type openaiCall struct {
+	index    int64
+	id, name string
+	args     strings.Builder
+}
+
+func (t *openaiTurn) add(chunk openai.ChatCompletionChunk) (evs []Event) {
+	if chunk.JSON.Usage.Valid() {
+		t.usage = Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+	}
+	for _, choice := range chunk.Choices {
+		if choice.Index != 0 {
+			continue
 		}
-		var calls []*partial
-		var stop string
-		var usage Usage
-		for s.Next() {
-			chunk := s.Current()
-			if chunk.JSON.Usage.Valid() {
-				usage = Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+		if text := choice.Delta.Content; text != "" {
+			evs = append(evs, Event{Kind: EventText, Text: text})
+		}
+		for _, d := range choice.Delta.ToolCalls {
+			i := slices.IndexFunc(t.calls, func(c *openaiCall) bool { return c.index == d.Index })
+			if i < 0 {
+				t.calls = append(t.calls, &openaiCall{index: d.Index})
+				i = len(t.calls) - 1
 			}
-			for _, choice := range chunk.Choices {
-				if choice.Index != 0 {
-					continue
-				}
-				if t := choice.Delta.Content; t != "" {
-					if !yield(Event{Kind: EventText, Text: t}, nil) {
-						return
-					}
-				}
-				// A call's pieces share its index; only the first names it.
-				for _, d := range choice.Delta.ToolCalls {
-					i := slices.IndexFunc(calls, func(c *partial) bool { return c.index == d.Index })
-					if i < 0 {
-						calls = append(calls, &partial{index: d.Index})
-						i = len(calls) - 1
-					}
-					c := calls[i]
-					if d.ID != "" {
-						c.id = d.ID
-					}
-					if d.Function.Name != "" {
-						c.name = d.Function.Name
-					}
-					c.args.WriteString(d.Function.Arguments)
-				}
-				if choice.FinishReason != "" {
-					stop = choice.FinishReason
-				}
+			c := t.calls[i]
+			if d.ID != "" {
+				c.id = d.ID
 			}
-		}
-		if err := s.Err(); err != nil {
-			yield(Event{}, p.classify(ctx, err))
-			return
-		}
-		slices.SortFunc(calls, func(a, b *partial) int { return cmp.Compare(a.index, b.index) })
-		for _, c := range calls {
-			call := ToolCall{ID: cmp.Or(c.id, fmt.Sprintf("call_%d", c.index)), Name: c.name, Arguments: llmArguments(c.args.String())}
-			if !yield(Event{Kind: EventToolCall, ToolCall: call}, nil) {
-				return
+			if d.Function.Name != "" {
+				c.name = d.Function.Name
 			}
+			c.args.WriteString(d.Function.Arguments)
 		}
-		switch {
-		case stop == "tool_calls" || stop == "function_call" || stop == "" && len(calls) > 0:
-			stop = StopToolCalls
-		case stop == "":
-			stop = StopEnd
+		if choice.FinishReason != "" {
+			t.stop = choice.FinishReason
 		}
-		yield(Event{Kind: EventDone, StopReason: stop, Usage: usage}, nil)
-	})
+	}
+	return evs
+}
+
+// finish returns the tool calls, in index order, and the done event.
+func (t *openaiTurn) finish() []Event {
+	slices.SortFunc(t.calls, func(a, b *openaiCall) int { return cmp.Compare(a.index, b.index) })
+	var evs []Event
+	for _, c := range t.calls {
+		evs = append(evs, Event{Kind: EventToolCall, ToolCall: ToolCall{ID: cmp.Or(c.id, fmt.Sprintf("call_%d", c.index)),
+			Name: c.name, Arguments: llmArguments(c.args.String())}})
+	}
+	stop := t.stop
+	switch {
+	case stop == "tool_calls" || stop == "function_call" || stop == "" && len(t.calls) > 0:
+		stop = StopToolCalls
+	case stop == "":
+		stop = StopEnd
+	}
+	return append(evs, Event{Kind: EventDone, StopReason: stop, Usage: t.usage})
 }
 
 func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,6 +34,14 @@ func clickAndConfirm(ctx context.Context, t *testing.T, sel string) string {
 			return
 		}
 	}()
+	// A button just swapped in is only htmx's (hx-confirm included) once htmx
+	// has processed its form: clicking earlier submits the form plainly.
+	waitUntil(ctx, t, "htmx to take "+sel, fmt.Sprintf(`(() => {
+		const b = document.querySelector(%q);
+		if (!b || document.querySelector('.htmx-settling, .htmx-swapping')) return false;
+		const f = b.closest('[hx-post], [hx-get], [hx-delete]');
+		return !f || !!f['htmx-internal-data'];
+	})()`, sel))
 	mustStep(t, "clicking "+sel, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))))
 	select {
 	case msg := <-asked:

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/db"
@@ -20,26 +19,7 @@ import (
 // kbConfirmClick clicks sel, accepts the confirmation dialog it opens and returns the dialog's message.
 func kbConfirmClick(ctx context.Context, t *testing.T, sel string) string {
 	t.Helper()
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	asked := make(chan string, 1)
-	go func() {
-		for ev, err := range dialogs {
-			if err != nil {
-				return
-			}
-			asked <- ev.Message
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-			return
-		}
-	}()
-	mustStep(t, "clicking "+sel, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))))
-	select {
-	case msg := <-asked:
-		return msg
-	case <-time.After(10 * time.Second):
-		t.Fatalf("clicking %s: no confirmation dialog", sel)
-	}
-	return ""
+	return clickAndConfirm(ctx, t, sel)
 }
 
 // kbMarkPage leaves a mark in the page's window; kbPageKept reports whether it

@@ -189,7 +189,9 @@ func (q *queryCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 	return context.WithValue(ctx, queryStartKey{}, time.Now())
 }
 
-func (q *queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) { q.n.Add(1) }
+func (q *queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	q.n.Add(1)
+}
 
 func (q *queryCounter) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
 	if start, ok := ctx.Value(queryStartKey{}).(time.Time); ok {
