@@ -436,3 +436,29 @@ func (d *DB) DropDelivery(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// DeliveryRetention is how long the deliveries log keeps a settled delivery
+// (succeeded, failed or dropped), and an event all of whose deliveries are
+// settled: long enough to look into a failure and redeliver it.
+const DeliveryRetention = 30 * 24 * time.Hour
+
+// PruneDeliveries deletes the settled deliveries created before cutoff, then
+// the events recorded before cutoff that no delivery still needs (a pending
+// one). It returns how many of each went.
+func (d *DB) PruneDeliveries(ctx context.Context, cutoff time.Time) (deliveries, events int64, err error) {
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`, cutoff)
+		if err != nil {
+			return fmt.Errorf("pruning deliveries: %w", err)
+		}
+		deliveries = tag.RowsAffected()
+		tag, err = tx.Exec(ctx, `DELETE FROM events e WHERE e.created_at < $1
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`, cutoff)
+		if err != nil {
+			return fmt.Errorf("pruning events: %w", err)
+		}
+		events = tag.RowsAffected()
+		return nil
+	})
+	return deliveries, events, err
+}

@@ -38,6 +38,7 @@ func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *sl
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
 	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: outbound.Client(FetchTimeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
+	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(outbound),
 		Logger: logger})
 	return river.NewClient(riverpgxv5.New(store.Pool), &river.Config{
@@ -57,6 +58,9 @@ func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *sl
 			river.NewPeriodicJob(river.PeriodicInterval(scanInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return CorpusSyncScanArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: false}),
+			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return DeliveryPruneArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
 		},
 	})
 }
@@ -76,5 +80,25 @@ type CounterCleanupWorker struct {
 // Work deletes the expired counters.
 func (w *CounterCleanupWorker) Work(ctx context.Context, job *river.Job[CounterCleanupArgs]) error {
 	_, err := w.DB.DeleteExpiredCounters(ctx, time.Now())
+	return err
+}
+
+// DeliveryPruneArgs asks for the deliveries log to be trimmed to
+// db.DeliveryRetention.
+type DeliveryPruneArgs struct{}
+
+// Kind names the job.
+func (DeliveryPruneArgs) Kind() string { return "webhook_delivery_prune" }
+
+// DeliveryPruneWorker deletes settled deliveries, and the events they
+// carried, past db.DeliveryRetention.
+type DeliveryPruneWorker struct {
+	river.WorkerDefaults[DeliveryPruneArgs]
+	DB *db.DB
+}
+
+// Work prunes.
+func (w *DeliveryPruneWorker) Work(ctx context.Context, job *river.Job[DeliveryPruneArgs]) error {
+	_, _, err := w.DB.PruneDeliveries(ctx, time.Now().Add(-db.DeliveryRetention))
 	return err
 }
