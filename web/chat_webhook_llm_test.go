@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/llmtest"
 	"github.com/parley/parley/auth"
 )
@@ -28,21 +26,6 @@ var replyHosts = hookResolver{
 	"reply.public.test": "93.184.216.34", // public: accepted, never dialled
 	"reply.inside.test": "10.0.0.7",      // private
 	"reply.meta.test":   "169.254.169.254",
-}
-
-// withOutbound replaces the server's outbound guard: loopback exempt when
-// exempt127, test host names resolved by replyHosts. The listener is
-// restarted so that no request races the change.
-func (b *bundle) withOutbound(t *testing.T, exempt127 bool) {
-	t.Helper()
-	b.ts.Close()
-	var allow []netip.Prefix
-	if exempt127 {
-		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	}
-	b.srv.Handler.Outbound = agent.NewOutbound(allow, replyHosts)
-	b.ts = httptest.NewServer(b.srv.Echo)
-	t.Cleanup(b.ts.Close)
 }
 
 // replyEndpoint is a tenant's reply endpoint that verifies each call's
@@ -131,7 +114,7 @@ func (b *bundle) rotateSigningKey(t *testing.T, ten tenant) string {
 func TestChatWebhookLLM(t *testing.T) {
 	t.Parallel()
 	b, managed := setupChat(t, nil)
-	b.withOutbound(t, true)
+	b.withOutbound(t, true, replyHosts)
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	oldKey := b.visitorKey(t, ten.ID)
@@ -351,7 +334,7 @@ func TestChatWebhookLLM(t *testing.T) {
 func TestTenantLLMWebhookURL(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.withOutbound(t, false)
+	b.withOutbound(t, false, replyHosts)
 	ten := b.newTenant(t, "starter")
 	put := func(t *testing.T, v any) (int, map[string]any) {
 		t.Helper()
@@ -411,7 +394,7 @@ func TestTenantLLMWebhookURL(t *testing.T) {
 
 	t.Run("HTTPExempt", func(t *testing.T) {
 		b := setup(t)
-		b.withOutbound(t, true)
+		b.withOutbound(t, true, replyHosts)
 		ten := b.newTenant(t, "starter")
 		st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"llmWebhookUrl": "http://127.0.0.1:9/reply"})
 		if st != 200 || body["llmWebhookUrl"] != "http://127.0.0.1:9/reply" {

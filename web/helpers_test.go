@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -136,4 +137,19 @@ func (r hookResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 		return []netip.Addr{netip.MustParseAddr(a)}, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// withOutbound replaces the server's outbound guard with one resolving
+// through hosts and, when exempt127, exempting 127.0.0.0/8. The listener is
+// restarted so that no request sees the guard change under it.
+func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) {
+	t.Helper()
+	b.ts.Close()
+	var allow []netip.Prefix
+	if exempt127 {
+		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	}
+	b.srv.Handler.Outbound = agent.NewOutbound(allow, hosts)
+	b.ts = httptest.NewServer(b.srv.Echo)
+	t.Cleanup(b.ts.Close)
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/jobs"
@@ -39,14 +37,7 @@ var webhookHosts = hookResolver{
 func setupWebhookAPI(t *testing.T, exempt127 bool) *bundle {
 	t.Helper()
 	b := setup(t)
-	b.ts.Close()
-	var allow []netip.Prefix
-	if exempt127 {
-		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	}
-	b.srv.Handler.Outbound = agent.NewOutbound(allow, webhookHosts)
-	b.ts = httptest.NewServer(b.srv.Echo)
-	t.Cleanup(b.ts.Close)
+	b.withOutbound(t, exempt127, webhookHosts)
 	return b
 }
 
