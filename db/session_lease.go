@@ -13,21 +13,8 @@ import (
 // session for at most this long.
 const SessionLeaseTTL = 2 * time.Minute
 
-// TryAcquireSessionLease takes the lease of (tenant, session) for holder
-// when nobody holds it or its holder's lease expired, reporting whether it
-// did. It holds no lock or connection once it returns.
-func (d *DB) TryAcquireSessionLease(ctx context.Context, tenantID, sessionID, holder string) (bool, error) {
-	var got string
-	err := d.Pool.QueryRow(ctx, acquireLeaseSQL, tenantID, storableKey(sessionID), holder, SessionLeaseTTL.Seconds()).Scan(&got)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("taking the session lease: %w", err)
-	}
-	return got == holder, nil
-}
-
+// acquireLeaseSQL takes the lease of (tenant, session) for holder when
+// nobody holds it or its holder's lease expired; it returns the holder.
 const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, holder, busy_until)
 	VALUES ($1, $2, $3, now() + make_interval(secs => $4))
 	ON CONFLICT (tenant_id, session_id) DO UPDATE SET holder = EXCLUDED.holder, busy_until = EXCLUDED.busy_until
@@ -42,9 +29,11 @@ type SessionState struct {
 	Turns        []Turn
 }
 
-// TryAcquireSessionLeaseFinding is TryAcquireSessionLease that also reads,
-// when it took the lease, the session's state with up to turns recent turns,
-// in the same round trip.
+// TryAcquireSessionLeaseFinding takes the lease of (tenant, session) for
+// holder when nobody holds it or its holder's lease expired, reporting
+// whether it did, and then reads the session's state with up to turns recent
+// turns, in the same round trip. It holds no lock or connection once it
+// returns.
 func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessionID, holder string, turns int) (bool, SessionState, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, SessionLeaseTTL.Seconds())

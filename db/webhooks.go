@@ -284,10 +284,11 @@ type DeliveryFilter struct {
 }
 
 // ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
-// first, and how many match.
+// first, and how many match; nothing when the endpoint is not the tenant's
+// (callers that answer 404 for it look the endpoint up first).
 func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID string, f DeliveryFilter) ([]WebhookDelivery, int, error) {
-	if _, err := d.WebhookEndpoint(ctx, tenantID, endpointID); err != nil {
-		return nil, 0, err
+	if !looksLikeUUID(endpointID) {
+		return nil, 0, nil
 	}
 	where := `tenant_id = $1 AND endpoint_id = $2 AND ($3 = '' OR status = $3) AND ($4 = '' OR event = $4)`
 	args := []any{tenantID, endpointID, f.Status, f.Event}
@@ -295,13 +296,30 @@ func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID str
 	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting deliveries: %w", err)
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
-		ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`, append(args, f.Limit, (f.Page-1)*f.Limit)...)
+	out, err := d.deliveries(ctx, where, append(args, f.Limit, (f.Page-1)*f.Limit))
+	return out, total, err
+}
+
+// RecentWebhookDeliveries returns the endpoint's latest n deliveries, newest
+// first; none when the endpoint is not the tenant's.
+func (d *DB) RecentWebhookDeliveries(ctx context.Context, tenantID, endpointID string, n int) ([]WebhookDelivery, error) {
+	if !looksLikeUUID(endpointID) {
+		return nil, nil
+	}
+	return d.deliveries(ctx, `tenant_id = $1 AND endpoint_id = $2`, []any{tenantID, endpointID, n, 0})
+}
+
+// deliveries runs the page query of the deliveries matching where, whose
+// last two arguments are the limit and the offset.
+func (d *DB) deliveries(ctx context.Context, where string, args []any) ([]WebhookDelivery, error) {
+	n := len(args)
+	rows, _ := d.Pool.Query(ctx, fmt.Sprintf(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
+		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, n-1, n), args...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookDelivery])
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing deliveries: %w", err)
+		return nil, fmt.Errorf("listing deliveries: %w", err)
 	}
-	return out, total, nil
+	return out, nil
 }
 
 // Redeliver queues a past delivery of the endpoint again, with the same

@@ -10,7 +10,7 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// Session lease waits (see db.TryAcquireSessionLease).
+// Session lease waits (see db.TryAcquireSessionLeaseFinding).
 const (
 	leaseWaitDefault  = 30 * time.Second
 	leasePollFirst    = 50 * time.Millisecond

@@ -25,7 +25,7 @@ func (h *Handler) checkLLMWebhookURL(ctx context.Context, errs db.FieldErrors, r
 		errs.Add(field, "must be an absolute URL such as https://example.com/path")
 	case u.User != nil:
 		errs.Add(field, "must not contain credentials; calls are signed with the visitor signing key")
-	case u.Scheme != "https" && (h.Outbound == nil || !h.Outbound.Exempt(ctx, raw)):
+	case h.plainHTTPRefused(ctx, u, raw):
 		errs.Add(field, "must use https")
 	default:
 		h.checkOutboundURL(ctx, errs, field, raw)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/a-h/templ"
@@ -87,11 +88,44 @@ func (h *Handler) Readyz(c echo.Context) error {
 // accepted: DNS may not exist yet, and the dial-time guard still applies to
 // every request.
 func (h *Handler) checkOutboundURL(ctx context.Context, errs db.FieldErrors, field, rawURL string) {
-	if _, bad := errs[field]; bad || h.Outbound == nil {
+	if _, bad := errs[field]; bad {
 		return
 	}
-	var oe *agent.OutboundError
-	if err := h.Outbound.CheckURL(ctx, rawURL); errors.As(err, &oe) && oe.Kind == agent.OutboundRefused {
-		errs.Add(field, oe.Error())
+	if msg := h.addressProblem(ctx, rawURL, false); msg != "" {
+		errs.Add(field, msg)
 	}
+}
+
+// addressProblem says why the service must not call rawURL's host, or "":
+// it is or resolves to a private or reserved address; or, when
+// mustResolve, it does not resolve. The dial-time guard applies again to
+// every request whatever this says.
+func (h *Handler) addressProblem(ctx context.Context, rawURL string, mustResolve bool) string {
+	if h.Outbound == nil {
+		return ""
+	}
+	err := h.Outbound.CheckURL(ctx, rawURL)
+	var oe *agent.OutboundError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &oe) && oe.Kind == agent.OutboundRefused:
+		return oe.Error()
+	case !mustResolve:
+		return ""
+	}
+	host := rawURL
+	if u, perr := url.Parse(rawURL); perr == nil {
+		host = u.Hostname()
+	}
+	if oe != nil {
+		return "host " + host + " could not be resolved; it must be a public host name: " + oe.Error()
+	}
+	return "host " + host + " could not be resolved"
+}
+
+// plainHTTPRefused reports whether u is plain http to a host the operator
+// did not exempt (PARLEY_SSRF_ALLOW): outgoing calls to anyone else use https.
+func (h *Handler) plainHTTPRefused(ctx context.Context, u *url.URL, rawURL string) bool {
+	return u.Scheme != "https" && (h.Outbound == nil || !h.Outbound.Exempt(ctx, rawURL))
 }

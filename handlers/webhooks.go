@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
@@ -201,21 +199,10 @@ func (h *Handler) checkWebhookURL(ctx context.Context, raw string) string {
 	if h.Outbound == nil {
 		return ""
 	}
-	if u.Scheme == "http" && !h.Outbound.Exempt(ctx, raw) {
+	if h.plainHTTPRefused(ctx, u, raw) {
 		return "must use https"
 	}
-	err = h.Outbound.CheckURL(ctx, raw)
-	var oe *agent.OutboundError
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &oe) && oe.Kind == agent.OutboundRefused:
-		return oe.Error()
-	case errors.As(err, &oe):
-		return "host " + u.Hostname() + " could not be resolved; it must be a public host name: " + oe.Error()
-	default:
-		return "host " + u.Hostname() + " could not be resolved"
-	}
+	return h.addressProblem(ctx, raw, true)
 }
 
 func quoteShort(s string) string {
@@ -275,7 +262,7 @@ func (h *Handler) ShowWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recent, _, err := h.DB.ListWebhookDeliveries(ctx, t.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: recentDeliveries})
+	recent, err := h.DB.RecentWebhookDeliveries(ctx, t.ID, ep.ID, recentDeliveries)
 	if err != nil {
 		return err
 	}
@@ -334,7 +321,12 @@ func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
 	if f.Event != "" && !slices.Contains(db.WebhookEvents, f.Event) {
 		return queryError("event", "must be one of "+strings.Join(db.WebhookEvents, ", "))
 	}
-	ds, total, err := h.DB.ListWebhookDeliveries(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), f)
+	ctx := c.Request().Context()
+	ep, err := h.DB.WebhookEndpoint(ctx, tenantFrom(c).ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	ds, total, err := h.DB.ListWebhookDeliveries(ctx, ep.TenantID, ep.ID, f)
 	if err != nil {
 		return err
 	}
