@@ -271,47 +271,73 @@ type chunkSource[C any] interface {
 // the caller ranges, on the caller's goroutine: no coroutine, so an open
 // stream costs one goroutine less, and no switch per chunk. finish returns
 // the events after the last chunk (tool calls, done); classify turns an SDK
-// error into an *LLMError.
-func streamChunks[C any](src chunkSource[C], add func(C) []Event, finish func() []Event, classify func(error) error) (Stream, error) {
-	var pending []Event
-	ended := false
-	for len(pending) == 0 && !ended {
-		if src.Next() {
-			pending = append(pending, add(src.Current())...)
-			continue
-		}
-		if err := src.Err(); err != nil {
+// error into an *LLMError. gate, when the call was made with one, is waited
+// on before each chunk is read (see sse_gate.go).
+func streamChunks[C any](src chunkSource[C], gate *eventGate, add func(C) []Event, finish func() []Event, classify func(error) error) (Stream, error) {
+	s := &chunkStream[C]{src: src, gate: gate, add: add, finish: finish, classify: classify}
+	for len(s.pending) == 0 && !s.ended {
+		s.gate.wait()
+		if err := s.step(); err != nil {
 			src.Close()
-			return nil, classify(err)
+			return nil, err
 		}
-		ended = true
 	}
-	return func(yield func(Event, error) bool) {
-		defer src.Close()
-		for {
-			for _, ev := range pending {
-				if !yield(ev, nil) {
-					return
-				}
-			}
-			pending = pending[:0]
-			if ended {
-				break
-			}
-			if src.Next() {
-				pending = append(pending, add(src.Current())...)
-				continue
-			}
-			if err := src.Err(); err != nil {
-				yield(Event{}, classify(err))
-				return
-			}
-			ended = true
-		}
-		for _, ev := range finish() {
+	return s.events, nil
+}
+
+// chunkStream is the state of a stream of chunks being turned into events.
+type chunkStream[C any] struct {
+	src      chunkSource[C]
+	gate     *eventGate
+	add      func(C) []Event
+	finish   func() []Event
+	classify func(error) error
+	pending  []Event // events read and not yet yielded
+	ended    bool
+}
+
+// step reads one chunk, adding the events it completes to pending, or marks
+// the end. It returns the stream's error, classified.
+//
+// It is not inlined so that the chunk, a large value, stays in its frame and
+// out of the frame of events, under which the goroutine waits.
+//
+//go:noinline
+func (s *chunkStream[C]) step() error {
+	if s.src.Next() {
+		s.pending = append(s.pending, s.add(s.src.Current())...)
+		return nil
+	}
+	if err := s.src.Err(); err != nil {
+		return s.classify(err)
+	}
+	s.ended = true
+	return nil
+}
+
+// events is the Stream: it yields what is pending, then waits for and reads
+// the next chunk, until the end.
+func (s *chunkStream[C]) events(yield func(Event, error) bool) {
+	defer s.src.Close()
+	for {
+		for _, ev := range s.pending {
 			if !yield(ev, nil) {
 				return
 			}
 		}
-	}, nil
+		s.pending = s.pending[:0]
+		if s.ended {
+			break
+		}
+		s.gate.wait()
+		if err := s.step(); err != nil {
+			yield(Event{}, err)
+			return
+		}
+	}
+	for _, ev := range s.finish() {
+		if !yield(ev, nil) {
+			return
+		}
+	}
 }

@@ -41,6 +41,7 @@ func NewAnthropic(cfg AnthropicConfig) *Anthropic {
 		option.WithAPIKey(cfg.APIKey),
 		option.WithHTTPClient(client),
 		option.WithMaxRetries(0),
+		option.WithMiddleware(gateMiddleware),
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"))
@@ -61,7 +62,8 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 		return nil, err
 	}
 	t := anthropicTurn{calls: map[int64]*anthropicCall{}}
-	return streamChunks(p.messages.NewStreaming(ctx, params), t.add, t.finish,
+	ctx, gate := withEventGate(ctx)
+	return streamChunks(p.messages.NewStreaming(ctx, params), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
 }
 

@@ -61,6 +61,7 @@ func NewOpenAI(cfg OpenAIConfig) *OpenAI {
 			option.WithHTTPClient(client),
 			// A visitor is waiting: the engine decides whether to try again.
 			option.WithMaxRetries(0),
+			option.WithMiddleware(gateMiddleware),
 		),
 	}
 }
@@ -78,7 +79,8 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 		return nil, err
 	}
 	var t openaiTurn
-	return streamChunks(p.completion.NewStreaming(ctx, params), t.add, t.finish,
+	ctx, gate := withEventGate(ctx)
+	return streamChunks(p.completion.NewStreaming(ctx, params), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
 }
 

@@ -89,6 +89,10 @@ type chatTurn struct {
 	verified bool
 	// llm is the caller's own model (X-LLM-Key), nil for the managed one.
 	llm agent.Provider
+	// stream: the answer goes out as server-sent events, else as one envelope.
+	stream bool
+	// pre is the prompt data, read while the turn waits for its lease.
+	pre *promptData
 }
 
 // memoryAllowed reports whether the turn may read and write the visitor's memory.
@@ -165,19 +169,43 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 // message is stored before the model is called, and the answer, tool runs
 // and submissions after it, each in a short transaction: no database lock or
 // connection is held while the model streams.
+//
+// Chat only sequences the steps. The gates and the prompt are worked out in
+// functions that have returned before the model is called, so the frames
+// under which the goroutine waits on the model are small: an open stream's
+// goroutine stack can then shrink to 16 KiB instead of 64 KiB (BENCHMARKS.md,
+// open streams). Keep large locals out of Chat, chatCall.run and RunTurn.
 func (h *Handler) Chat(c echo.Context) error {
+	turn, err := h.openChatTurn(c)
+	if err != nil || turn == nil {
+		return err
+	}
+	defer turn.close()
+	call, err := h.prepareChatCall(c, turn)
+	if err != nil {
+		return err
+	}
+	call.run(c.Request().Context())
+	return h.answerChat(c, turn, call)
+}
+
+// openChatTurn decodes the request, passes the gates, takes the session's
+// lease and stores the visitor's message. The turn it returns holds the
+// lease and the prompt reads under way: the caller closes it. It returns no
+// turn and no error when the caller left while waiting for the session.
+func (h *Handler) openChatTurn(c echo.Context) (*chatTurn, error) {
 	ctx := c.Request().Context()
 	req, err := decodeChatRequest(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hdr := c.Request().Header
 
-	turn := chatTurn{tenant: t, segment: seg, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
+	turn := &chatTurn{tenant: t, segment: seg, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
 		metadata: db.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
 			Referrer: truncate(hdr.Get("Referer"), 500), Page: truncate(req.PageURL, 500)}}
 	turn.locale = strings.TrimSpace(req.Locale)
@@ -185,24 +213,24 @@ func (h *Handler) Chat(c echo.Context) error {
 		turn.locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
 	}
 	if utf8.RuneCountInString(turn.locale) > maxChatLocale {
-		return invalid("locale too long (max %d chars)", maxChatLocale)
+		return nil, invalid("locale too long (max %d chars)", maxChatLocale)
 	}
 	// A valid visitor token wins over a visitor id; an invalid one is refused.
 	if token := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
 		v, err := h.verifiedChatVisitor(ctx, t, token)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		turn.visitor, turn.verified = &v, true
 	} else if ref := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
 		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		turn.visitor = &v
 	}
 	if turn.llm, err = h.callerLLM(ctx, hdr); err != nil {
-		return err
+		return nil, err
 	}
 	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
 	if declared != "" {
@@ -215,29 +243,39 @@ func (h *Handler) Chat(c echo.Context) error {
 			turn.agentModel = truncatePtr(model, maxAgentModel)
 		}
 	}
-	stream := declared == ""
+	turn.stream = declared == ""
 	if req.Stream != nil {
-		stream = *req.Stream
+		turn.stream = *req.Stream
 	}
 
 	// One turn of a session at a time: the lease is taken before the user
 	// message is stored and given back once the answer is, even when the
 	// visitor leaves or the model fails.
-	pre := h.prefetchPrompt(ctx, &turn)
-	defer pre.wait() // no read outlives the request
+	turn.pre = h.prefetchPrompt(ctx, turn)
 	lease, err := h.acquireSessionLease(ctx, t.ID, req.SessionID)
 	if err != nil {
+		turn.close() // no read outlives the request
 		if ctx.Err() != nil {
-			return nil // the caller left while waiting: nothing was stored
+			return nil, nil // the caller left while waiting: nothing was stored
 		}
-		return err
+		return nil, err
 	}
-	defer lease.release()
 	turn.lease = lease
-	if err := h.startChatTurn(ctx, &turn); err != nil {
-		return err
+	if err := h.startChatTurn(ctx, turn); err != nil {
+		turn.close()
+		return nil, err
 	}
-	return h.answerChat(c, &turn, stream, pre)
+	return turn, nil
+}
+
+// close waits for the prompt reads and gives the session's lease back.
+func (turn *chatTurn) close() {
+	if turn.pre != nil {
+		_ = turn.pre.wait()
+	}
+	if turn.lease != nil {
+		turn.lease.release()
+	}
 }
 
 // decodeChatRequest reads and validates the body, with the spec's messages.
@@ -298,13 +336,27 @@ func (h *Handler) startChatTurn(ctx context.Context, turn *chatTurn) error {
 	return nil
 }
 
-// answerChat runs the model and tools, streams or collects the answer, and
-// stores it.
-func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool, pre *promptData) error {
+// chatCall is one model call of a turn, with what it needs while the model
+// streams: kept small and on the heap (see Chat).
+type chatCall struct {
+	provider agent.Provider
+	source   string // llmSource: managed or webhook
+	req      agent.Request
+	registry *agent.ToolRegistry
+	history  []db.Turn // the turns the model was given, the visitor's message last
+	sse      *sseWriter
+	res      agent.TurnResult // what the model said and did
+	err      error            // the model call's failure
+}
+
+// prepareChatCall builds the prompt and the tool registry from the turn's
+// prompt data and history, picks the model, and starts the event stream
+// when the answer is streamed.
+func (h *Handler) prepareChatCall(c echo.Context, turn *chatTurn) (*chatCall, error) {
 	ctx := c.Request().Context()
-	t, seg := turn.tenant, turn.segment
+	t, seg, pre := turn.tenant, turn.segment, turn.pre
 	if err := pre.wait(); err != nil {
-		return err
+		return nil, err
 	}
 	corpus, hasSummaries, memory, tools := pre.corpus, pre.hasSummaries, pre.memory, pre.tools
 	prompt := agent.BuildPrompt(agent.PromptInput{
@@ -321,59 +373,70 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool, pre *p
 			segTools = append(segTools, tool)
 		}
 	}
-	registry := agent.NewToolRegistry(segTools, h.chatToolDeps(turn, prompt.ExploreCorpus))
+	call := &chatCall{registry: agent.NewToolRegistry(segTools, h.chatToolDeps(turn, prompt.ExploreCorpus))}
 	// The history is the turns read with the lease (none for a new
 	// conversation) and the message just stored.
-	var history []db.Turn
 	switch {
 	case turn.created:
 	case turn.lease.state.Conversation != nil:
-		history = append(history, turn.lease.state.Turns...)
+		call.history = append(call.history, turn.lease.state.Turns...)
 	default: // another start of the session won a race: read what it has
 		turns, err := h.DB.RecentTurns(ctx, t.ID, turn.conv.ID, chatHistoryTurns)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		history = turns[:max(len(turns)-1, 0)]
+		call.history = turns[:max(len(turns)-1, 0)]
 	}
-	history = append(history, db.Turn{Role: "user", Content: turn.userMessage.Content, Timestamp: turn.userMessage.CreatedAt})
-	req := agent.Request{System: prompt.System}
-	for _, m := range history {
-		req.Messages = append(req.Messages, agent.Message{Role: agent.Role(m.Role), Content: m.Content})
+	call.history = append(call.history, db.Turn{Role: "user", Content: turn.userMessage.Content, Timestamp: turn.userMessage.CreatedAt})
+	call.req = agent.Request{System: prompt.System}
+	for _, m := range call.history {
+		call.req.Messages = append(call.req.Messages, agent.Message{Role: agent.Role(m.Role), Content: m.Content})
 	}
 	for _, e := range corpus {
-		req.Passages = append(req.Passages, agent.Passage{Title: e.Title, Content: e.Content})
+		call.req.Passages = append(call.req.Passages, agent.Passage{Title: e.Title, Content: e.Content})
 	}
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
-	provider, source := h.LLM, "managed"
+	call.provider, call.source = h.LLM, "managed"
 	if turn.llm != nil {
-		provider = turn.llm
+		call.provider = turn.llm
 	} else if hook, err := h.webhookLLM(turn); err != nil {
-		return err
+		return nil, err
 	} else if hook != nil {
-		provider, source = hook, "webhook"
+		call.provider, call.source = hook, "webhook"
 	}
-	if provider == nil {
-		provider = agent.NewLocal()
+	if call.provider == nil {
+		call.provider = agent.NewLocal()
 	}
 
 	c.Response().Header().Set("X-AI-Generated", "true")
-	var sse *sseWriter
-	if stream {
-		sse = startSSE(c)
+	if turn.stream {
+		call.sse = startSSE(c)
 	}
-	emit := func(ev agent.Event) {
-		if sse != nil && ev.Kind == agent.EventText {
-			sse.send(map[string]string{"text": ev.Text})
-		}
-	}
-	res, runErr := agent.RunTurn(ctx, provider, req, registry, chatMaxIterations, emit)
+	return call, nil
+}
 
+// run calls the model and runs its tools, streaming the text as it comes
+// when the answer is streamed.
+func (call *chatCall) run(ctx context.Context) {
+	call.res, call.err = agent.RunTurn(ctx, call.provider, call.req, call.registry, chatMaxIterations, call.emit)
+}
+
+func (call *chatCall) emit(ev agent.Event) {
+	if call.sse != nil && ev.Kind == agent.EventText {
+		call.sse.send(map[string]string{"text": ev.Text})
+	}
+}
+
+// answerChat stores what the model said and did, and sends the envelope:
+// the final SSE event, or the JSON body.
+func (h *Handler) answerChat(c echo.Context, turn *chatTurn, call *chatCall) error {
+	ctx := c.Request().Context()
+	t, provider, sse, res, runErr := turn.tenant, call.provider, call.sse, call.res, call.err
 	// What was said is stored even when the visitor went away or the model
 	// failed half-way.
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chatStoreTimeout)
 	defer cancel()
-	msgID, storeErr := h.finishChatTurn(storeCtx, turn, res, history)
+	msgID, storeErr := h.finishChatTurn(storeCtx, turn, res, call.history)
 	if storeErr != nil {
 		h.Logger.Error("storing chat turn", "tenant", t.Slug, "conversation", turn.conv.ID, "err", storeErr)
 	}
@@ -423,9 +486,9 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, stream bool, pre *p
 		Message: res.Text, MessageID: msgID, SessionID: turn.req.SessionID, ConversationID: conv.ID,
 		MessageCount: conv.MessageCount, VisitorType: turn.visitorType, AgentModel: turn.agentModel,
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
-		LLMSource: source, LLMProvider: provider.Name(), Status: strings.ToLower(conv.Status),
+		LLMSource: call.source, LLMProvider: provider.Name(), Status: strings.ToLower(conv.Status),
 	}
-	if source != "webhook" {
+	if call.source != "webhook" {
 		model := provider.Model() // absent, not empty, when the tenant's endpoint answered
 		reply.LLMModel = &model
 	}

@@ -460,6 +460,9 @@ func BenchmarkChatOpenStreams(b *testing.B) {
 	b.ReportMetric(float64(through.heap+through.stack-direct.heap-direct.stack)/streams/1024, "KiB/stream-server")
 	b.ReportMetric(float64(through.goroutines-direct.goroutines)/streams, "server-goroutines/stream")
 	b.ReportMetric(ttfb99, "ttfb-p99-ms")
+	b.Logf("direct: heap %.1f stack %.1f goroutines %.2f per stream; through: heap %.1f stack %.1f goroutines %.2f",
+		float64(direct.heap)/streams/1024, float64(direct.stack)/streams/1024, float64(direct.goroutines)/streams,
+		float64(through.heap)/streams/1024, float64(through.stack)/streams/1024, float64(through.goroutines)/streams)
 }
 
 // memUse is the in-use heap and goroutine stacks, after a GC.
@@ -467,7 +470,7 @@ type memUse struct{ heap, stack, goroutines int64 }
 
 func inUse() memUse {
 	var m runtime.MemStats
-	runtime.GC()
+	runtime.GC() // a parked goroutine's stack is halved at most once per cycle
 	runtime.GC()
 	runtime.ReadMemStats(&m)
 	return memUse{int64(m.HeapInuse), int64(m.StackInuse), int64(runtime.NumGoroutine())}
@@ -498,6 +501,11 @@ func holdStreams(b *testing.B, cb *chatBench, n int,
 	if os.Getenv("PARLEY_BENCH_HEAPPROFILE") != "" && len(resps) > 0 && strings.Contains(resps[0].Request.URL.Path, "/chat/") {
 		if f, err := os.Create(os.Getenv("PARLEY_BENCH_HEAPPROFILE")); err == nil {
 			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+		// Where each goroutine waits: its frames size its stack.
+		if f, err := os.Create(os.Getenv("PARLEY_BENCH_HEAPPROFILE") + ".goroutines"); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 			f.Close()
 		}
 	}

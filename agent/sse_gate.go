@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+)
+
+// An open chat stream spends most of its life waiting for the model's next
+// event, and a goroutine's stack is sized by how deep it is while it waits:
+// the runtime halves a parked goroutine's stack at each garbage collection
+// only while less than a quarter of it is in use. Waiting inside the SDKs'
+// Stream.Next means waiting under their frames (3 KiB for openai-go's chunk
+// type, 5 KiB for anthropic-sdk-go's) and under the chunk-typed frames of
+// the loop that calls them, which keeps each stream's handler at 32 KiB of
+// stack instead of 16 KiB (BENCHMARKS.md, open streams).
+//
+// The event gate moves that wait up: the SDK's response body is wrapped so
+// that the stream's loop can block on it first, in a small frame, until the
+// body holds a whole event; the body then hands the SDK that event and no
+// more, so Stream.Next decodes it without reading the network. The wrapper
+// is a transparent reader: whatever it hands out, in whatever pieces, is the
+// body's bytes in order, and a read it was not ready for goes straight to
+// the body, so the SDKs see the same stream either way.
+
+// gateKey is the context key under which a stream's eventGate travels from
+// Provider.Stream to gateMiddleware.
+type gateKey struct{}
+
+// eventGate is where gateMiddleware leaves the wrapped body of one streaming
+// call.
+type eventGate struct{ body *gatedBody }
+
+// withEventGate returns ctx carrying a new gate for one streaming call.
+func withEventGate(ctx context.Context) (context.Context, *eventGate) {
+	g := &eventGate{}
+	return context.WithValue(ctx, gateKey{}, g), g
+}
+
+// wait blocks until the body holds the next whole event, or ends. A gate
+// with no body (the response was not an event stream) does not wait.
+func (g *eventGate) wait() {
+	if g != nil && g.body != nil {
+		g.body.wait()
+	}
+}
+
+// gateMiddleware is an SDK middleware (openai-go's and anthropic-sdk-go's
+// have the same signature) wrapping a successful event-stream response of a
+// call made with withEventGate.
+func gateMiddleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	resp, err := next(req)
+	g, _ := req.Context().Value(gateKey{}).(*eventGate)
+	if err != nil || g == nil || resp == nil || resp.Body == nil || resp.StatusCode/100 != 2 {
+		return resp, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		return resp, err
+	}
+	g.body = &gatedBody{rc: resp.Body}
+	resp.Body = g.body
+	return resp, err
+}
+
+// gatedBody buffers an event stream's body so that its reader can wait for
+// a whole event before reading it.
+type gatedBody struct {
+	rc    io.ReadCloser
+	buf   []byte // read from rc and not handed out yet: buf[off:]
+	off   int
+	ready int   // bytes of buf[off:] up to the end of a whole event; 0: none known
+	err   error // rc's error, returned once buf is drained
+}
+
+const gateMinBuffer = 512
+
+// wait reads the body until what is buffered holds a whole event, the body
+// ends or fails.
+func (b *gatedBody) wait() {
+	for b.ready == 0 && b.err == nil {
+		if n := eventEnd(b.buf[b.off:]); n > 0 {
+			b.ready = n
+			return
+		}
+		if b.off > 0 { // keep the unread part at the start
+			b.buf = b.buf[:copy(b.buf, b.buf[b.off:])]
+			b.off = 0
+		}
+		if len(b.buf) == cap(b.buf) {
+			b.buf = append(b.buf, make([]byte, max(gateMinBuffer, cap(b.buf)))...)[:len(b.buf)]
+		}
+		n, err := b.rc.Read(b.buf[len(b.buf):cap(b.buf)])
+		b.buf = b.buf[:len(b.buf)+n]
+		b.err = err
+	}
+}
+
+// Read hands out what is buffered (up to the end of the event waited for,
+// when there is one), else reads the body.
+func (b *gatedBody) Read(p []byte) (int, error) {
+	if b.off == len(b.buf) {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return b.rc.Read(p)
+	}
+	avail := b.buf[b.off:]
+	if b.ready > 0 {
+		avail = avail[:b.ready]
+	}
+	n := copy(p, avail)
+	b.off += n
+	b.ready = max(b.ready-n, 0)
+	if b.off == len(b.buf) {
+		b.buf, b.off = b.buf[:0], 0
+	}
+	return n, nil
+}
+
+// Close closes the body.
+func (b *gatedBody) Close() error { return b.rc.Close() }
+
+// eventEnd returns the length of the shortest prefix of data ending with a
+// whole event as the SDKs' decoders see one (lines end with "\n", a "\r"
+// before it is dropped; an empty line ends an event that had a "data" or
+// "event" field), or 0 when data holds none.
+func eventEnd(data []byte) int {
+	fields := false
+	for pos := 0; ; {
+		i := bytes.IndexByte(data[pos:], '\n')
+		if i < 0 {
+			return 0
+		}
+		line := bytes.TrimSuffix(data[pos:pos+i], []byte("\r"))
+		pos += i + 1
+		if len(line) == 0 {
+			if fields {
+				return pos
+			}
+			continue
+		}
+		name, _, _ := bytes.Cut(line, []byte(":"))
+		if string(name) == "data" || string(name) == "event" {
+			fields = true
+		}
+	}
+}
