@@ -10,7 +10,8 @@ import (
 )
 
 // SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
-// session for at most this long.
+// session for at most this long. A live holder renews its lease while its
+// turn runs (RenewSessionLease).
 const SessionLeaseTTL = 2 * time.Minute
 
 // acquireLeaseSQL takes the lease of (tenant, session) for holder when
@@ -34,9 +35,9 @@ type SessionState struct {
 // whether it did, and then reads the session's state with up to turns recent
 // turns, in the same round trip. It holds no lock or connection once it
 // returns.
-func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessionID, holder string, turns int) (bool, SessionState, error) {
+func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, SessionState, error) {
 	batch := &pgx.Batch{}
-	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, SessionLeaseTTL.Seconds())
+	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds())
 	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
 	batch.Queue(`SELECT role, content, created_at FROM (
 			SELECT m.seq, m.role, m.content, m.created_at FROM messages m
@@ -69,6 +70,18 @@ func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessio
 		return true, SessionState{}, fmt.Errorf("reading recent turns: %w", err)
 	}
 	return true, st, br.Close()
+}
+
+// RenewSessionLease extends holder's lease to ttl from now, reporting
+// whether holder still had it (false: it expired and another turn took it,
+// or it was given back).
+func (d *DB) RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error) {
+	tag, err := d.Pool.Exec(ctx, `UPDATE session_leases SET busy_until = now() + make_interval(secs => $4)
+		WHERE tenant_id = $1 AND session_id = $2 AND holder = $3`, tenantID, storableKey(sessionID), holder, ttl.Seconds())
+	if err != nil {
+		return false, fmt.Errorf("renewing the session lease: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // ReleaseSessionLease gives the lease back, when holder still has it.

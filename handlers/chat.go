@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,9 @@ const (
 	// chatStoreTimeout bounds the writes after the model answered; they run
 	// even when the visitor went away, so that what was said is kept.
 	chatStoreTimeout = 10 * time.Second
+	// chatTurnTimeout bounds a turn's model calls and tools, as the
+	// caller's own model's client is bounded (callerLLMTimeout).
+	chatTurnTimeout = 5 * time.Minute
 	// escalationTimeout bounds an escalation webhook call.
 	escalationTimeout = 5 * time.Second
 )
@@ -185,7 +189,7 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	call.run(c.Request().Context())
+	call.run(c.Request().Context(), cmp.Or(h.TurnTimeout, chatTurnTimeout))
 	return h.answerChat(c, turn, call)
 }
 
@@ -366,8 +370,10 @@ func (h *Handler) prepareChatCall(c echo.Context, turn *chatTurn) (*chatCall, er
 	})
 	var segTools []db.Tool
 	for _, tool := range tools {
-		if tool.Type == agent.ToolRememberFact && turn.visitor != nil && !turn.memoryAllowed() {
-			continue // an unverified visitor's memory is not written
+		if tool.Type == agent.ToolRememberFact && !turn.memoryAllowed() {
+			// An anonymous visitor (known by the session alone) has no
+			// memory, and an unverified one's is not written.
+			continue
 		}
 		if tool.SegmentID == nil || *tool.SegmentID == seg.ID {
 			segTools = append(segTools, tool)
@@ -416,8 +422,12 @@ func (h *Handler) prepareChatCall(c echo.Context, turn *chatTurn) (*chatCall, er
 }
 
 // run calls the model and runs its tools, streaming the text as it comes
-// when the answer is streamed.
-func (call *chatCall) run(ctx context.Context) {
+// when the answer is streamed. A model that stays silent, or a turn that
+// takes longer than timeout, ends with an LLM_TIMEOUT error, never a
+// stream left hanging.
+func (call *chatCall) run(ctx context.Context, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	call.res, call.err = agent.RunTurn(ctx, call.provider, call.req, call.registry, chatMaxIterations, call.emit)
 }
 
@@ -564,7 +574,7 @@ func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.
 		if err != nil {
 			return "", err
 		}
-		turn.lease.released.Store(true)
+		turn.lease.markReleased()
 		return m.ID, nil
 	}
 	// The session's lease keeps other turns of the session out; the

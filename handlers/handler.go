@@ -38,6 +38,12 @@ type Handler struct {
 	// SessionWait bounds how long a chat message waits for the previous
 	// message of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration
+	// SessionLease is how long a session's lease lasts between renewals;
+	// 0 means db.SessionLeaseTTL.
+	SessionLease time.Duration
+	// TurnTimeout bounds a chat turn's model calls and tools; 0 means
+	// 5 minutes.
+	TurnTimeout time.Duration
 }
 
 // Keys of values the middleware leaves in the Echo context.

@@ -717,4 +717,26 @@ func TestChatVisitorMemory(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM visitors WHERE tenant_id = $1`, ten.ID); n != 1 {
 		t.Errorf("visitors: %d", n)
 	}
+
+	// An anonymous visitor (no token, no id: known by the session alone)
+	// has no memory to write to: the tool offered above is not offered.
+	offersRemember := func(req llmtest.Received) bool {
+		for _, tool := range req.Chat.Tools {
+			if tool.Function.Name == "remember" {
+				return true
+			}
+		}
+		return false
+	}
+	if !offersRemember(reqs[0]) {
+		t.Fatalf("remember was not offered to a known visitor: %v", reqs[0].Chat.Tools)
+	}
+	llm.Push(llmtest.Turn{Text: []string{"Hello, stranger."}})
+	if r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Remember me", "sessionId": "mem-anon"}, agentHeaders); r.status != 200 {
+		t.Fatalf("anonymous: got %d %v", r.status, r.body)
+	}
+	reqs = llm.Requests()
+	if offersRemember(reqs[len(reqs)-1]) {
+		t.Errorf("remember offered to an anonymous visitor")
+	}
 }

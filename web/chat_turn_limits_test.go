@@ -1,0 +1,117 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/agent/llmtest"
+)
+
+// A turn that outlasts the session lease's lifetime keeps its session: the
+// lease is renewed while the model answers, so a second message of the
+// session still waits for the first's answer instead of taking the expired
+// lease and interleaving.
+func TestChatLeaseOutlivesItsLifetime(t *testing.T) {
+	t.Parallel()
+	// The managed model, behind a proxy that holds a request mentioning
+	// "slow" for 1.5 s: five lifetimes of the lease below.
+	llm := llmtest.NewOpenAI(t)
+	target, _ := url.Parse(llm.URL)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := httputil.DumpRequest(r, true)
+		if strings.Contains(string(body), "slow") {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	b, _ := setupChat(t, map[string]string{"PARLEY_LLM_BASE_URL": slow.URL + "/v1"})
+	b.srv.Handler.SessionLease = 300 * time.Millisecond // renewed every 100 ms
+	b.srv.Handler.SessionWait = 10 * time.Second
+	ten := b.newTenant(t, "starter")
+	path := "/chat/" + ten.Slug
+	llm.Push(llmtest.Turn{Text: []string{"Answer A."}}, llmtest.Turn{Text: []string{"Answer B."}})
+
+	var wg sync.WaitGroup
+	var first, second chatResponse
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		first = b.chat(t, path, map[string]any{"message": "slow one", "sessionId": "renew-1"}, agentHeaders)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	go func() {
+		defer wg.Done()
+		second = b.chat(t, path, map[string]any{"message": "two", "sessionId": "renew-1"}, agentHeaders)
+	}()
+	wg.Wait()
+	if first.status != 200 || second.status != 200 {
+		t.Fatalf("got %d %v and %d %v", first.status, first.body, second.status, second.body)
+	}
+	var got []string
+	rows, err := b.db.Pool.Query(t.Context(), `SELECT m.role || ':' || m.content FROM messages m
+		JOIN conversations c ON c.id = m.conversation_id WHERE c.tenant_id = $1 AND c.session_id = 'renew-1' ORDER BY m.seq`, ten.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	want := []string{"user:slow one", "assistant:Answer A.", "user:two", "assistant:Answer B."}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("stored messages %q, want %q", got, want)
+	}
+	if second.body["messageCount"] != float64(4) {
+		t.Errorf("second answer's messageCount %v, want 4", second.body["messageCount"])
+	}
+	if n := b.count(t, `SELECT count(*) FROM session_leases WHERE tenant_id = $1`, ten.ID); n != 0 {
+		t.Errorf("%d leases left behind", n)
+	}
+}
+
+// A model that goes silent mid-answer ends the turn at the turn's time
+// limit with LLM_TIMEOUT, in both response modes, and what it said is kept.
+func TestChatTurnTimeout(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	b.srv.Handler.TurnTimeout = 400 * time.Millisecond
+	ten := b.newTenant(t, "starter")
+
+	llm.Push(llmtest.Turn{Text: []string{"Partial answer"}, Stall: true})
+	start := time.Now()
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "hi", "sessionId": "silent-sse"}, nil)
+	if len(r.events) != 2 || r.events[0]["text"] != "Partial answer" || r.events[1]["code"] != "LLM_TIMEOUT" ||
+		r.events[1]["error"] != "the openai model provider did not answer in time" {
+		t.Errorf("SSE: got %d %v, want the partial text then an LLM_TIMEOUT error event", r.status, r.events)
+	} else {
+		checkChatSchema(t, "timeout event", "ChatStreamError", r.events[1])
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("the stream ended after %v", waited)
+	}
+
+	llm.Push(llmtest.Turn{Stall: true})
+	r = b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "hi", "sessionId": "silent-json"}, agentHeaders)
+	if r.status != http.StatusBadGateway || r.body["code"] != "LLM_TIMEOUT" {
+		t.Errorf("JSON: got %d %v, want 502 LLM_TIMEOUT", r.status, r.body)
+	}
+
+	if n := b.count(t, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+		WHERE c.tenant_id = $1 AND c.session_id = 'silent-sse' AND m.role = 'assistant' AND m.content = 'Partial answer'`, ten.ID); n != 1 {
+		t.Errorf("the partial answer was stored %d times, want once", n)
+	}
+	if n := b.count(t, `SELECT count(*) FROM session_leases WHERE tenant_id = $1`, ten.ID); n != 0 {
+		t.Errorf("%d leases left behind", n)
+	}
+}
