@@ -206,3 +206,13 @@ func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w Produc
 func (d *DB) DeleteProduct(ctx context.Context, tenantID, id string) error {
 	return deleteTenantRow(ctx, d.Pool, "products", "Product", tenantID, id)
 }
+
+// HasActiveProducts reports whether the tenant has at least one active
+// product: the chat offers RECOMMEND_PRODUCT only then.
+func (d *DB) HasActiveProducts(ctx context.Context, tenantID string) (bool, error) {
+	var found bool
+	if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active)`, tenantID).Scan(&found); err != nil {
+		return false, fmt.Errorf("checking for products: %w", err)
+	}
+	return found, nil
+}

@@ -49,8 +49,7 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+`
-		AND ($3 = '' OR c.locale IS NULL OR lower(split_part(c.locale, '-', 1)) = $3)
+	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
 		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`,
 		tenantID, seg, localeLanguage(locale), limit)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
@@ -60,28 +59,34 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	return entries, nil
 }
 
+// localeCondition keeps the entries in the language of the locale in
+// parameter $%[1]d (see PromptCorpus).
+const localeCondition = `
+		AND ($%[1]d = '' OR c.locale IS NULL OR lower(split_part(c.locale, '-', 1)) = $%[1]d)`
+
 // HasCorpusSummaries reports whether any active entry applying to the
-// segment has a summary: its content is then only reachable through the
-// explore_corpus tool, which the chat must inject (EXPLORE_CORPUS). A blank
-// summary counts as none, as in the prompt.
-func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID string) (bool, error) {
+// segment and the locale (as PromptCorpus) has a summary: its content is
+// then only reachable through the explore_corpus tool, which the chat must
+// inject (EXPLORE_CORPUS). A blank summary counts as none, as in the prompt.
+func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error) {
 	seg, err := promptSegment(segmentID)
 	if err != nil {
 		return false, err
 	}
 	var found bool
-	err = d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+`
-		AND btrim(c.summary) <> '')`, tenantID, seg).Scan(&found)
+	err = d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
+		AND btrim(c.summary) <> '')`, tenantID, seg, localeLanguage(locale)).Scan(&found)
 	if err != nil {
 		return false, fmt.Errorf("checking corpus summaries: %w", err)
 	}
 	return found, nil
 }
 
-// ExploreCorpus returns the full entries applying to the segment that match
-// query (an entry's title or words of it), an exact title first, then by
-// text rank and priority, at most limit: what the explore_corpus tool reads.
-func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, query string, limit int) ([]CorpusEntry, error) {
+// ExploreCorpus returns the full entries applying to the segment and the
+// locale (as PromptCorpus) that match query (an entry's title or words of
+// it), an exact title first, then by text rank and priority, at most limit:
+// what the explore_corpus tool reads.
+func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]CorpusEntry, error) {
 	query = strings.TrimSpace(query)
 	if limit <= 0 || query == "" {
 		return nil, nil
@@ -90,11 +95,12 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, query strin
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+` AND `+fmt.Sprintf(searchCondition, 3, 4)+`
+	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+` AND `+fmt.Sprintf(searchCondition, 3, 4)+
+		fmt.Sprintf(localeCondition, 6)+`
 		ORDER BY lower(c.title) = lower($3) DESC,
 			ts_rank(c.search, websearch_to_tsquery('english', $3) || websearch_to_tsquery('simple', $3)) DESC,
 			c.priority DESC, c.updated_at DESC, c.id
-		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit)
+		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit, localeLanguage(locale))
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("exploring corpus: %w", err)

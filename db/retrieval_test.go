@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,7 +151,7 @@ func TestPromptCorpus(t *testing.T) {
 		if want := []string{"active"}; !slices.Equal(titles(got), want) {
 			t.Errorf("got %q, want %q", titles(got), want)
 		}
-		has, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.sales)
+		has, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.sales, "")
 		if err != nil || has {
 			t.Errorf("HasCorpusSummaries = %v, %v; want false: the only summaries are inactive or another tenant's", has, err)
 		}
@@ -221,7 +222,7 @@ func TestHasCorpusSummaries(t *testing.T) {
 		{"OtherSegment", f.support, false},
 		{"NoSegment", "", false},
 	} {
-		got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, tc.segment)
+		got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, tc.segment, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,7 +231,51 @@ func TestHasCorpusSummaries(t *testing.T) {
 		}
 	}
 	f.add(t, f.tenant.ID, entry{title: "summarised for all", summary: "short"})
-	if got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.support); err != nil || !got {
+	if got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.support, ""); err != nil || !got {
 		t.Errorf("after an entry for every segment: %v, %v; want true", got, err)
+	}
+
+	// Summaries in another language do not count for a visitor's locale.
+	g := setupPromptCorpus(t)
+	g.add(t, g.tenant.ID, entry{title: "résumé", locale: "fr", summary: "court"})
+	for _, tc := range []struct {
+		locale string
+		want   bool
+	}{{"en", false}, {"fr", true}, {"fr-CA", true}, {"", true}} {
+		if got, err := g.store.HasCorpusSummaries(ctx, g.tenant.ID, "", tc.locale); err != nil || got != tc.want {
+			t.Errorf("a French summary, locale %q: %v, %v; want %v", tc.locale, got, err, tc.want)
+		}
+	}
+}
+
+func TestExploreCorpusLocale(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	f.add(t, f.tenant.ID, entry{title: "Warranty", locale: "en"})
+	f.add(t, f.tenant.ID, entry{title: "Garantie warranty", locale: "fr"})
+	f.add(t, f.tenant.ID, entry{title: "Warranty terms"}) // no locale: every language
+	for _, tc := range []struct {
+		locale string
+		want   string
+	}{
+		{"en-GB", "Warranty,Warranty terms"},
+		{"fr", "Garantie warranty,Warranty terms"},
+		{"", "Warranty,Garantie warranty,Warranty terms"},
+	} {
+		got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", tc.locale, "warranty", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var titles []string
+		for _, e := range got {
+			titles = append(titles, e.Title)
+		}
+		slices.Sort(titles)
+		want := strings.Split(tc.want, ",")
+		slices.Sort(want)
+		if !slices.Equal(titles, want) {
+			t.Errorf("locale %q: explored %q, want %q", tc.locale, titles, want)
+		}
 	}
 }

@@ -368,18 +368,12 @@ func (h *Handler) prepareChatCall(c echo.Context, turn *chatTurn) (*chatCall, er
 		PageContext: turn.req.PageContext, PageURL: turn.req.PageURL, Locale: turn.locale,
 		Now: h.now(), Logger: h.Logger,
 	})
-	var segTools []db.Tool
-	for _, tool := range tools {
-		if tool.Type == agent.ToolRememberFact && !turn.memoryAllowed() {
-			// An anonymous visitor (known by the session alone) has no
-			// memory, and an unverified one's is not written.
-			continue
-		}
-		if tool.SegmentID == nil || *tool.SegmentID == seg.ID {
-			segTools = append(segTools, tool)
-		}
+	tt := agent.Enrich(tools, agent.EnrichFacts{SegmentID: seg.ID, MemoryAllowed: turn.memoryAllowed(),
+		HasProducts: pre.hasProducts, HasSummaries: prompt.ExploreCorpus})
+	call := &chatCall{registry: agent.NewToolRegistry(tt.Tools, h.chatToolDeps(turn, tt.Explore))}
+	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
+		h.Logger.Debug("chat tools not offered", "tenant", t.Slug, "tools", skipped)
 	}
-	call := &chatCall{registry: agent.NewToolRegistry(segTools, h.chatToolDeps(turn, prompt.ExploreCorpus))}
 	// The history is the turns read with the lease (none for a new
 	// conversation) and the message just stored.
 	switch {
@@ -542,7 +536,7 @@ func (h *Handler) chatToolDeps(turn *chatTurn, explore bool) agent.ToolDeps {
 		deps.EscalationContext["visitorId"] = turn.visitor.ID
 	}
 	if explore {
-		deps.Corpus = chatCorpus{db: h.DB, tenantID: t.ID, segmentID: turn.segment.ID}
+		deps.Corpus = chatCorpus{db: h.DB, tenantID: t.ID, segmentID: turn.segment.ID, locale: turn.locale}
 	}
 	return deps
 }
@@ -725,12 +719,12 @@ func (p chatProducts) Search(ctx context.Context, query string, limit int) ([]ag
 
 // chatCorpus is explore_corpus's reader of the segment's entries.
 type chatCorpus struct {
-	db                  *db.DB
-	tenantID, segmentID string
+	db                          *db.DB
+	tenantID, segmentID, locale string
 }
 
 func (c chatCorpus) Explore(ctx context.Context, query string, limit int) ([]agent.Passage, error) {
-	entries, err := c.db.ExploreCorpus(ctx, c.tenantID, c.segmentID, query, limit)
+	entries, err := c.db.ExploreCorpus(ctx, c.tenantID, c.segmentID, c.locale, query, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ type promptData struct {
 	hasSummaries bool
 	memory       []db.MemoryFact
 	tools        []db.Tool
+	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
 	errs         [4]error
 }
 
@@ -38,7 +39,7 @@ func (h *Handler) prefetchPrompt(ctx context.Context, turn *chatTurn) *promptDat
 		return err
 	})
 	read(1, func() (err error) {
-		p.hasSummaries, err = h.DB.HasCorpusSummaries(ctx, t.ID, seg.ID)
+		p.hasSummaries, err = h.DB.HasCorpusSummaries(ctx, t.ID, seg.ID, turn.locale)
 		return err
 	})
 	if turn.memoryAllowed() {
@@ -48,7 +49,10 @@ func (h *Handler) prefetchPrompt(ctx context.Context, turn *chatTurn) *promptDat
 		})
 	}
 	read(3, func() (err error) {
-		p.tools, err = h.DB.ListTools(ctx, t.ID)
+		if p.tools, err = h.DB.ListTools(ctx, t.ID); err != nil || !agent.HasToolType(p.tools, agent.ToolRecommendProduct) {
+			return err
+		}
+		p.hasProducts, err = h.DB.HasActiveProducts(ctx, t.ID)
 		return err
 	})
 	return p

@@ -1,0 +1,104 @@
+package agent
+
+import "github.com/parley/parley/db"
+
+// TurnTools is what the enrichment chain assembles before each answer: the
+// tools the model is offered for this turn.
+type TurnTools struct {
+	// Tools are the tenant's tools offered, in the tenant's order.
+	Tools []db.Tool
+	// Explore offers the synthetic EXPLORE_CORPUS tool.
+	Explore bool
+	// Skipped lists tools left out by a step, with why, for the logs.
+	Skipped []string
+}
+
+// EnrichFacts is what the steps decide from, read before the chain runs.
+type EnrichFacts struct {
+	SegmentID string
+	// MemoryAllowed: the visitor is known and may have memory written
+	// (see the chat handler's visitor rules).
+	MemoryAllowed bool
+	// HasProducts: the tenant has at least one active product.
+	HasProducts bool
+	// HasSummaries: knowledge beyond the prompt is available through
+	// EXPLORE_CORPUS (Prompt.ExploreCorpus).
+	HasSummaries bool
+}
+
+// EnrichStep is one named step of the chain.
+type EnrichStep struct {
+	Name  string
+	Apply func(*TurnTools, EnrichFacts)
+}
+
+// EnrichmentChain is the spec's chain of steps run before each answer, in
+// the spec's order, holding the steps this service has: dbTools,
+// enrichProducts, enrichCorpus. The connector steps take their places when
+// the connectors exist: enrichCalendar, the payment step and enrichMCP
+// between dbTools and enrichProducts, enrichOTP last.
+var EnrichmentChain = []EnrichStep{
+	{Name: "dbTools", Apply: enrichDBTools},
+	{Name: "enrichProducts", Apply: enrichProducts},
+	{Name: "enrichCorpus", Apply: enrichCorpus},
+}
+
+// Enrich runs the chain over the tenant's tools.
+func Enrich(tenantTools []db.Tool, facts EnrichFacts) TurnTools {
+	tt := TurnTools{Tools: tenantTools}
+	for _, step := range EnrichmentChain {
+		step.Apply(&tt, facts)
+	}
+	return tt
+}
+
+// enrichDBTools keeps the tenant's active tools that apply to the segment
+// (a tool with no segment applies to all), and REMEMBER_FACT only for a
+// visitor whose memory may be written.
+func enrichDBTools(tt *TurnTools, f EnrichFacts) {
+	var kept []db.Tool
+	for _, t := range tt.Tools {
+		switch {
+		case !t.IsActive:
+		case t.SegmentID != nil && *t.SegmentID != f.SegmentID:
+		case t.Type == ToolRememberFact && !f.MemoryAllowed:
+			tt.Skipped = append(tt.Skipped, t.Name+": no visitor memory to write to")
+		default:
+			kept = append(kept, t)
+		}
+	}
+	tt.Tools = kept
+}
+
+// enrichProducts offers RECOMMEND_PRODUCT only when there is a catalog to
+// recommend from.
+func enrichProducts(tt *TurnTools, f EnrichFacts) {
+	if f.HasProducts {
+		return
+	}
+	kept := tt.Tools[:0:0]
+	for _, t := range tt.Tools {
+		if t.Type == ToolRecommendProduct {
+			tt.Skipped = append(tt.Skipped, t.Name+": the catalog has no active product")
+			continue
+		}
+		kept = append(kept, t)
+	}
+	tt.Tools = kept
+}
+
+// enrichCorpus adds EXPLORE_CORPUS when the knowledge base holds more than
+// the prompt gives.
+func enrichCorpus(tt *TurnTools, f EnrichFacts) {
+	tt.Explore = f.HasSummaries
+}
+
+// HasToolType reports whether tools hold an active tool of type typ.
+func HasToolType(tools []db.Tool, typ string) bool {
+	for _, t := range tools {
+		if t.IsActive && t.Type == typ {
+			return true
+		}
+	}
+	return false
+}
