@@ -849,7 +849,14 @@ func (r *ToolRegistry) escalate(ctx context.Context, rt *registeredTool, in map[
 	}
 	ex.Summary = "The conversation was handed over to a human. Tell the visitor: " + msg
 	ex.Result = map[string]any{"escalated": true, "handoffMessage": msg}
-	ex.Data = map[string]any{"reason": reason}
+	ex.Data = ex.Result // the reason and contact are the model's input: not echoed
+	// A lead like the others: the team finds the hand-over in its inbox (and
+	// its submission.created webhooks), with or without the tool's webhook.
+	input := map[string]any{"reason": reason}
+	if contact != "" {
+		input["contact"] = contact
+	}
+	ex.Submission = &SubmissionDraft{ToolID: rt.tool.ID, ToolName: rt.tool.Name, ToolType: rt.tool.Type, Input: input, Result: ex.Result}
 }
 
 // WebhookEscalator notifies an ESCALATE_TO_HUMAN tool's webhookUrl with a

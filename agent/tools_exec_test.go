@@ -371,6 +371,13 @@ func TestEscalation(t *testing.T) {
 		if !ex.Success || !ex.Escalated || ex.ToolType != ToolEscalateToHuman || !res.Escalated() {
 			t.Fatalf("execution %+v", ex)
 		}
+		// A lead: the submission holds what the model gave; the envelope's data does not.
+		if s := ex.Submission; s == nil || s.ToolType != ToolEscalateToHuman || s.Input["reason"] != "wants a refund" || s.Input["contact"] != "ada@example.com" {
+			t.Errorf("submission %+v", ex.Submission)
+		}
+		if _, leaked := ex.Data["reason"]; leaked || ex.Data["escalated"] != true {
+			t.Errorf("envelope data %v", ex.Data)
+		}
 		msgs := srv.Requests()[1].Chat.Messages
 		if last := msgs[len(msgs)-1]; last.ToolCallID != "esc" || !strings.Contains(string(last.Content), "Marie will answer") {
 			t.Fatalf("tool message %+v", last)

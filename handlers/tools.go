@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -135,7 +136,12 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 		if typ != agent.ToolEscalateToHuman {
 			errs.Add("webhookUrl", "only ESCALATE_TO_HUMAN tools call a webhook")
 		}
-		checkHTTPURL(errs, "webhookUrl", b.WebhookURL, true)
+		// https, as every outgoing call, except to a host the operator
+		// exempted (PARLEY_SSRF_ALLOW), as for webhook endpoints.
+		checkHTTPURL(errs, "webhookUrl", b.WebhookURL, false)
+		if u, err := url.Parse(b.WebhookURL.Value); err == nil && u.Scheme == "http" && u.Host != "" && h.plainHTTPRefused(ctx, u, b.WebhookURL.Value) {
+			errs.Add("webhookUrl", "must use https")
+		}
 		h.checkOutboundURL(ctx, errs, "webhookUrl", b.WebhookURL.Value)
 	}
 	if b.WebhookSecret.Set {

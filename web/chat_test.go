@@ -3,6 +3,9 @@ package web
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -597,12 +600,27 @@ func TestChatEscalation(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
 	ten := b.newTenant(t, "starter")
+	// The team's endpoint, which verifies the signature with the secret the
+	// owner gave the tool.
+	const secret = "esc-secret-for-the-team"
+	type call struct {
+		sig  string
+		body []byte
+	}
+	calls := make(chan call, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		calls <- call{r.Header.Get("X-Service-Signature"), body}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(hook.Close)
 	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{
-		"name": "Human", "description": "Hand over to the team", "type": "ESCALATE_TO_HUMAN"}); st != 201 {
+		"name": "Human", "description": "Hand over to the team", "type": "ESCALATE_TO_HUMAN",
+		"webhookUrl": hook.URL + "/handover", "webhookSecret": secret}); st != 201 {
 		t.Fatalf("tool: %d %v", st, body)
 	}
 	llm.Push(
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_h", Name: "human", Arguments: []string{`{"reason":"wants a person"}`}}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_h", Name: "human", Arguments: []string{`{"reason":"wants a person","contact":"ada@example.com"}`}}}},
 		llmtest.Turn{Text: []string{"Someone will take over."}},
 	)
 	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Let me talk to a person", "sessionId": "esc-1", "stream": false}, nil)
@@ -613,6 +631,48 @@ func TestChatEscalation(t *testing.T) {
 	_ = b.db.Pool.QueryRow(context.Background(), `SELECT status FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&status)
 	if status != "ESCALATED" {
 		t.Errorf("stored status %q", status)
+	}
+	// No input of the model in the envelope.
+	ex, _ := r.body["toolExecutions"].([]any)
+	if len(ex) != 1 || strings.Contains(fmt.Sprint(ex), "wants a person") || strings.Contains(fmt.Sprint(ex), "ada@example.com") {
+		t.Errorf("toolExecutions = %v", ex)
+	}
+
+	// The team was told, signed with the tool's secret.
+	select {
+	case c := <-calls:
+		ts, v1, ok := strings.Cut(strings.TrimPrefix(c.sig, "t="), ",v1=")
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts + "."))
+		mac.Write(c.body)
+		if !ok || !hmac.Equal([]byte(v1), []byte(hex.EncodeToString(mac.Sum(nil)))) {
+			t.Errorf("signature %q does not verify with the tool's secret", c.sig)
+		}
+		var payload struct {
+			Event string         `json:"event"`
+			Data  map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(c.body, &payload); err != nil || payload.Event != "conversation.escalated" ||
+			payload.Data["reason"] != "wants a person" || payload.Data["contact"] != "ada@example.com" ||
+			payload.Data["conversationId"] != r.body["conversationId"] || payload.Data["sessionId"] != "esc-1" {
+			t.Errorf("escalation payload %s (%v)", c.body, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the escalation webhook was not called")
+	}
+
+	// And the hand-over is a lead in the inbox, with its event.
+	var channel, reason, contact, subStatus string
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, input->>'reason', input->>'contact', status FROM submissions
+		WHERE tenant_id = $1 AND conversation_id = $2 AND tool_type = 'ESCALATE_TO_HUMAN'`, ten.ID, r.body["conversationId"]).
+		Scan(&channel, &reason, &contact, &subStatus); err != nil {
+		t.Fatalf("submission: %v", err)
+	}
+	if channel != "web" || reason != "wants a person" || contact != "ada@example.com" || subStatus != "NEW" {
+		t.Errorf("submission: %s %q %q %s", channel, reason, contact, subStatus)
+	}
+	if n := b.count(t, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'submission.created'`, ten.ID); n != 1 {
+		t.Errorf("submission.created events: %d", n)
 	}
 }
 
