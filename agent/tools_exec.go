@@ -153,6 +153,10 @@ type registeredTool struct {
 	esc   EscalateConfig
 }
 
+// Runnable reports whether tools of type typ can run here: BOOK_MEETING
+// waits for a calendar connector, and is never offered until then.
+func Runnable(typ string) bool { return typ != ToolBookMeeting }
+
 // ToolRegistry holds the tools offered for one turn and executes them.
 type ToolRegistry struct {
 	deps    ToolDeps
@@ -174,8 +178,8 @@ func NewToolRegistry(tools []db.Tool, deps ToolDeps) *ToolRegistry {
 		if !t.IsActive {
 			continue
 		}
-		if t.Type == ToolBookMeeting {
-			r.Skipped = append(r.Skipped, t.Name+": BOOK_MEETING needs a calendar connector")
+		if !Runnable(t.Type) {
+			r.Skipped = append(r.Skipped, t.Name+": "+t.Type+" needs a calendar connector")
 			continue
 		}
 		rt := &registeredTool{tool: t}

@@ -64,10 +64,16 @@ func (h *Handler) ShowContext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	hasProducts := false
+	if agent.HasToolType(tools, agent.ToolRecommendProduct) {
+		if hasProducts, err = h.DB.HasActiveProducts(ctx, t.ID); err != nil {
+			return err
+		}
+	}
 	out := contextJSON{
 		Tenant: contextTenantJSON{Name: t.Name, Description: nonBlank(t.Description),
 			BotName: nonBlank(t.BotName), BotTitle: nonBlank(t.BotTitle)},
-		Capabilities: contextCapabilities(t, segments, tools),
+		Capabilities: contextCapabilities(t, segments, tools, hasProducts),
 		Segments:     []string{},
 		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug},
 	}
@@ -82,8 +88,10 @@ func (h *Handler) ShowContext(c echo.Context) error {
 
 // contextCapabilities lists what the tenant's agent can do: the channels its
 // plan and configuration enable, then, when it can hold a conversation, the
-// type (lowercase) of each active tool reachable from an active segment, once.
-func contextCapabilities(t db.Tenant, segments []db.SegmentSummary, tools []db.Tool) []string {
+// type (lowercase) of each active tool reachable from an active segment and
+// offered in chat (as the enrichment chain decides: no BOOK_MEETING without
+// a calendar, no RECOMMEND_PRODUCT without an active product), once.
+func contextCapabilities(t db.Tenant, segments []db.SegmentSummary, tools []db.Tool, hasProducts bool) []string {
 	plan := t.PlanInfo()
 	caps := []string{}
 	if plan.Widget {
@@ -102,7 +110,8 @@ func contextCapabilities(t db.Tenant, segments []db.SegmentSummary, tools []db.T
 	}
 	has := map[string]bool{}
 	for _, tool := range tools {
-		if tool.IsActive && (tool.SegmentID == nil || activeSegment[*tool.SegmentID]) {
+		offered := agent.Runnable(tool.Type) && (tool.Type != agent.ToolRecommendProduct || hasProducts)
+		if offered && tool.IsActive && (tool.SegmentID == nil || activeSegment[*tool.SegmentID]) {
 			has[tool.Type] = true
 		}
 	}

@@ -62,15 +62,18 @@ func TestContextDiscovery(t *testing.T) {
 		b.mustDo(t, 201, "POST", base+"/segments", ten.Token, map[string]any{"slug": "archive", "name": "Archive", "systemPrompt": "p"})
 		b.mustDo(t, 200, "PATCH", base+"/segments/archive", ten.Token, map[string]any{"isActive": false})
 
-		// Tools: active ones count once per type; an inactive tool, or one
-		// tied to an inactive segment, does not count.
+		// Tools: active ones count once per type; an inactive tool, one tied
+		// to an inactive segment, or one chat does not offer (BOOK_MEETING
+		// without a calendar, RECOMMEND_PRODUCT without a product), does not.
 		form := map[string]any{"fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}
 		for _, tool := range []map[string]any{
 			{"name": "Form", "description": "d", "type": "SUBMIT_FORM", "config": form, "segmentId": "alpha"},
 			{"name": "Remember", "description": "d", "type": "REMEMBER_FACT"},
 			{"name": "Remember too", "description": "d", "type": "REMEMBER_FACT", "segmentId": "zeta"},
-			{"name": "Meet", "description": "d", "type": "BOOK_MEETING", "segmentId": "archive"},
-			{"name": "Products", "description": "d", "type": "RECOMMEND_PRODUCT", "isActive": false},
+			{"name": "Quote", "description": "d", "type": "GENERATE_QUOTE", "segmentId": "archive", "config": map[string]any{
+				"currency": "EUR", "items": []any{map[string]any{"name": "Widget", "unitPrice": 1, "currency": "EUR"}}}},
+			{"name": "Meet", "description": "d", "type": "BOOK_MEETING"},
+			{"name": "Products", "description": "d", "type": "RECOMMEND_PRODUCT"},
 		} {
 			b.mustDo(t, 201, "POST", base+"/tools", ten.Token, tool)
 		}
@@ -103,7 +106,7 @@ func TestContextDiscovery(t *testing.T) {
 				t.Errorf("%s = %q, want %q", h[0], v, h[1])
 			}
 		}
-		for _, private := range []string{ten.ID, ten.Token, other.Slug, "other-seg", "archive", "escalate", "book_meeting",
+		for _, private := range []string{ten.ID, ten.Token, other.Slug, "other-seg", "archive", "escalate", "book_meeting", "generate_quote",
 			"recommend_product", "scale", "private", "site-key-x", "captcha-secret-x", "mcp-key-x", "tools.example.com",
 			"Limit", "id\"", "voice"} {
 			if strings.Contains(strings.ToLower(raw), strings.ToLower(private)) {
@@ -113,7 +116,7 @@ func TestContextDiscovery(t *testing.T) {
 
 		// The other tenant sees only its own.
 		_, _, got = b.getContext(t, other.Slug)
-		if caps := got["capabilities"]; !reflect.DeepEqual(caps, []any{"chat", "book_meeting", "escalate_to_human"}) {
+		if caps := got["capabilities"]; !reflect.DeepEqual(caps, []any{"chat", "escalate_to_human"}) {
 			t.Errorf("other tenant's capabilities = %v", caps)
 		}
 		if segs := got["segments"]; !reflect.DeepEqual(segs, []any{"default", "other-seg"}) {
@@ -122,9 +125,13 @@ func TestContextDiscovery(t *testing.T) {
 
 		// A change shows on the next request (the cache is the client's).
 		b.mustDo(t, 200, "PATCH", base+"/segments/archive", ten.Token, map[string]any{"isActive": true})
-		if _, _, got = b.getContext(t, ten.Slug); !slices.Contains(got["capabilities"].([]any), any("book_meeting")) ||
+		if _, _, got = b.getContext(t, ten.Slug); !slices.Contains(got["capabilities"].([]any), any("generate_quote")) ||
 			!reflect.DeepEqual(got["segments"], []any{"default", "alpha", "archive", "zeta"}) {
 			t.Errorf("after activating archive: %v", got)
+		}
+		b.mustDo(t, 201, "POST", base+"/products", ten.Token, map[string]any{"name": "Lamp"})
+		if _, _, got = b.getContext(t, ten.Slug); !slices.Contains(got["capabilities"].([]any), any("recommend_product")) {
+			t.Errorf("after adding a product: %v", got["capabilities"])
 		}
 	})
 
