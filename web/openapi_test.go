@@ -581,7 +581,7 @@ func TestOpenAPIContextResponses(t *testing.T) {
 	b.do(t, "PUT", base, ten.Token, map[string]any{"description": "We sell things", "botName": "Ada", "botTitle": "Guide"})
 	b.do(t, "PUT", base+"/mcp-tools", ten.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp"})
 	b.do(t, "POST", base+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"})
-	b.do(t, "POST", base+"/tools", ten.Token, map[string]any{"name": "Meet", "description": "d", "type": "BOOK_MEETING", "segmentId": "pros"})
+	b.do(t, "POST", base+"/tools", ten.Token, map[string]any{"name": "Human", "description": "d", "type": "ESCALATE_TO_HUMAN", "segmentId": "pros"})
 	status, body := c.exchange("GET", "/context/"+ten.Slug, "", nil, true)
 	if got := obj(body); status != http.StatusOK || count(got["capabilities"]) != 3 || count(got["segments"]) != 2 {
 		t.Fatalf("GET context: %d %v", status, body)
