@@ -29,6 +29,7 @@ const (
 	SectionKnowledge = "knowledge" // corpus tier 1: full content of entries without summary
 	SectionSummaries = "summaries" // corpus tier 2: title and summary, content via explore_corpus
 	SectionMemory    = "memory"    // the visitor's memory facts
+	SectionContext   = "context"   // what the tenant's systems say about the visitor (context webhook)
 	SectionPage      = "page"      // the page the visitor is on
 	SectionDate      = "date"      // current date and time in the tenant's time zone
 	SectionLanguage  = "language"  // the reply language
@@ -50,6 +51,9 @@ const (
 	SummariesCap = 8_000
 	// MemoryCap bounds the visitor's facts (a value may be 2,000 characters).
 	MemoryCap = 4_000
+	// VisitorContextCap bounds the context webhook's answer; a longer one is
+	// cut, not dropped.
+	VisitorContextCap = 4_000
 	// PageContextCap bounds the page context, visitor-supplied text.
 	PageContextCap = 500
 	// PageValueCap bounds one page context value; longer values are cut.
@@ -82,6 +86,9 @@ type PromptInput struct {
 	// even when none of them made it into Corpus.
 	HasSummaries bool
 	Memory       []db.MemoryFact
+	// VisitorContext is the answer of the tenant's context webhook
+	// (visitorContextUrl) for this message; empty when none.
+	VisitorContext string
 	// VisitorVerified says the visitor proved who they are (signed token or
 	// code); it changes how the memory facts may be used.
 	VisitorVerified bool
@@ -180,6 +187,8 @@ func BuildPrompt(in PromptInput) Prompt {
 
 	b.addItems(SectionMemory, "## What you remember about this visitor\n"+promptVerified(in.VisitorVerified),
 		promptMemory(in.Memory), MemoryCap, "<visitor_memory>\n", "\n", "</visitor_memory>")
+	b.addItems(SectionContext, "## About this visitor, from "+promptLine(in.Tenant.Name, 100)+"'s systems\n",
+		promptContext(in.VisitorContext), VisitorContextCap, "<visitor_context>\n", "\n", "</visitor_context>")
 	b.addItems(SectionPage, "## Page the visitor is viewing\n", promptPage(in.PageContext, in.PageURL),
 		PageContextCap, "<page_context>\n", "\n", "</page_context>")
 
@@ -384,6 +393,19 @@ func promptMemory(facts []db.MemoryFact) []string {
 	return out
 }
 
+// promptContext is the context webhook's answer as one item, cut to fit
+// VisitorContextCap (the item and its line break).
+func promptContext(s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	if r := []rune(s); len(r) > VisitorContextCap-1 {
+		s = string(r[:VisitorContextCap-2]) + "…"
+	}
+	return []string{promptData(s)}
+}
+
 var promptPageKey = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,40}$`)
 
 // promptPage renders the page context, title and url first, the other
@@ -496,7 +518,7 @@ func promptLine(s string, max int) string {
 }
 
 // promptTags matches the delimiters BuildPrompt puts around data.
-var promptTags = regexp.MustCompile(`(?i)<\s*/?\s*(knowledge|entry|visitor_memory|page_context)\b`)
+var promptTags = regexp.MustCompile(`(?i)<\s*/?\s*(knowledge|entry|visitor_memory|visitor_context|page_context)\b`)
 
 // promptData defuses copies of the data delimiters inside untrusted text,
 // so that it cannot close its block and pose as instructions.

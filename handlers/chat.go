@@ -365,6 +365,7 @@ func (h *Handler) prepareChatCall(c echo.Context, turn *chatTurn) (*chatCall, er
 	corpus, hasSummaries, memory, tools := pre.corpus, pre.hasSummaries, pre.memory, pre.tools
 	prompt := agent.BuildPrompt(agent.PromptInput{
 		Tenant: t, Segment: seg, Corpus: corpus, HasSummaries: hasSummaries, Memory: memory,
+		VisitorVerified: turn.verified, VisitorContext: pre.visitorContext,
 		PageContext: turn.req.PageContext, PageURL: turn.req.PageURL, Locale: turn.locale,
 		Now: h.now(), Logger: h.Logger,
 	})

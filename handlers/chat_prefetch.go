@@ -20,7 +20,10 @@ type promptData struct {
 	memory       []db.MemoryFact
 	tools        []db.Tool
 	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
-	errs         [4]error
+	// visitorContext is the tenant's context webhook's answer; a failed
+	// call leaves it empty and is logged: the chat goes on without it.
+	visitorContext string
+	errs           [4]error
 }
 
 // prefetchPrompt starts the reads of the turn's prompt data.
@@ -48,6 +51,13 @@ func (h *Handler) prefetchPrompt(ctx context.Context, turn *chatTurn) *promptDat
 			return err
 		})
 	}
+	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && h.Outbound != nil && h.Box != nil {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.visitorContext = h.visitorContext(ctx, turn)
+		}()
+	}
 	read(3, func() (err error) {
 		if p.tools, err = h.DB.ListTools(ctx, t.ID); err != nil || !agent.HasToolType(p.tools, agent.ToolRecommendProduct) {
 			return err
@@ -67,4 +77,30 @@ func (p *promptData) wait() error {
 		}
 	}
 	return nil
+}
+
+// visitorContext calls the tenant's context webhook for this message. The
+// visitor's identity is sent only when the visitor may have memory (known,
+// and verified when the tenant set a visitor auth mode): an id alone proves
+// nothing, and the tenant's systems must not describe someone to whoever
+// claims their id.
+func (h *Handler) visitorContext(ctx context.Context, turn *chatTurn) string {
+	t := turn.tenant
+	key, err := h.Box.Open(t.VisitorSigningKey)
+	if err != nil {
+		h.Logger.Error("opening the visitor signing key for the context webhook", "tenant", t.Slug, "err", err)
+		return ""
+	}
+	q := agent.VisitorContextQuery{Verified: turn.verified}
+	if v := turn.visitor; v != nil && turn.memoryAllowed() {
+		q.VisitorID, q.ExternalID, q.Email = &v.ID, v.ExternalID, v.Email
+	}
+	got, err := agent.FetchVisitorContext(ctx, h.Outbound.Client(agent.VisitorContextTimeout), *t.VisitorContextURL, key, h.now(), q)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.Logger.Warn("chat context webhook failed; answering without it", "tenant", t.Slug, "err", err)
+		}
+		return ""
+	}
+	return got
 }

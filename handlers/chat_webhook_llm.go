@@ -10,12 +10,13 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// checkLLMWebhookURL refuses a reply endpoint the service must not call:
-// credentials in the URL, plain http to a host the operator did not exempt
-// (PARLEY_SSRF_ALLOW), or a host that is or resolves to a private or
-// reserved address. Length and shape were checked with the other fields.
-func (h *Handler) checkLLMWebhookURL(ctx context.Context, errs db.FieldErrors, raw string) {
-	const field = "llmWebhookUrl"
+// checkSignedCallURL refuses a tenant endpoint the service calls with
+// requests signed by the visitor signing key (the reply endpoint, the
+// context webhook) when it must not call it: credentials in the URL, plain
+// http to a host the operator did not exempt (PARLEY_SSRF_ALLOW), or a host
+// that is or resolves to a private or reserved address. Length and shape
+// were checked with the other fields.
+func (h *Handler) checkSignedCallURL(ctx context.Context, errs db.FieldErrors, field, raw string) {
 	if _, bad := errs[field]; bad {
 		return
 	}

@@ -158,12 +158,14 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 	if p.VisitorAuthMode.Set && !p.VisitorAuthMode.Null && !slices.Contains(VisitorAuthModes, p.VisitorAuthMode.Value) {
 		errs.Add("visitorAuthMode", "must be one of jwt, otp, all, or null")
 	}
-	checkHTTPURL(errs, "visitorContextUrl", p.VisitorContextURL, true)
-	if p.LLMWebhookURL.Set && !p.LLMWebhookURL.Null {
-		p.LLMWebhookURL.Value = strings.TrimSpace(p.LLMWebhookURL.Value)
+	for _, o := range []*db.Opt[string]{&p.VisitorContextURL, &p.LLMWebhookURL} {
+		if o.Set && !o.Null {
+			o.Value = strings.TrimSpace(o.Value)
+		}
 	}
 	// https is enforced with the SSRF check (plain http for exempt hosts),
-	// which needs the outbound client: see checkLLMWebhookURL.
+	// which needs the outbound client: see checkSignedCallURL.
+	checkHTTPURL(errs, "visitorContextUrl", p.VisitorContextURL, false)
 	checkHTTPURL(errs, "llmWebhookUrl", p.LLMWebhookURL, false)
 	notNull(errs, "captchaEnabled", p.CaptchaEnabled)
 	checkLen(errs, "captchaSiteKey", p.CaptchaSiteKey, maxCaptchaKey)

@@ -193,7 +193,10 @@ func (h *Handler) applyTenantPatch(ctx context.Context, t db.Tenant, p db.Tenant
 	}
 	checkCaptcha(errs, t, p)
 	if p.LLMWebhookURL.Set && !p.LLMWebhookURL.Null {
-		h.checkLLMWebhookURL(ctx, errs, p.LLMWebhookURL.Value)
+		h.checkSignedCallURL(ctx, errs, "llmWebhookUrl", p.LLMWebhookURL.Value)
+	}
+	if p.VisitorContextURL.Set && !p.VisitorContextURL.Null {
+		h.checkSignedCallURL(ctx, errs, "visitorContextUrl", p.VisitorContextURL.Value)
 	}
 	if err := errs.Err(); err != nil {
 		return t, err

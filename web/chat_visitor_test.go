@@ -82,8 +82,9 @@ func TestChatVisitorToken(t *testing.T) {
 			t.Fatalf("got %d %v", r.status, r.body)
 		}
 		req := llm.Requests()[n]
-		if system := string(req.Chat.Messages[0].Content); !strings.Contains(system, "favourite_colour: teal") {
-			t.Errorf("verified visitor's memory not in the prompt: %q", system)
+		if system := string(req.Chat.Messages[0].Content); !strings.Contains(system, "favourite_colour: teal") ||
+			!strings.Contains(system, "The visitor's identity is verified.") {
+			t.Errorf("verified visitor's memory not in the prompt as verified: %q", system)
 		}
 		if !offered(req, "remember") {
 			t.Errorf("REMEMBER_FACT not offered to a verified visitor")
