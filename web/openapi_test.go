@@ -494,7 +494,7 @@ func TestOpenAPIResponses(t *testing.T) {
 
 	invalid := map[string]any{
 		"primaryColor": "red", "autoOpenDelay": 1, "botTone": "LOUD", "showAiBadge": "yes",
-		"teaserText": strings.Repeat("x", 161), "visitorContextUrl": "http://insecure.example.com",
+		"teaserText": strings.Repeat("x", 161), "visitorContextUrl": "ftp://insecure.example.com",
 		"allowedDomains": []string{"https://example.com/"}, "name": nil,
 	}
 	status, body = c.exchange("PUT", base, ten.Token, invalid, false)
