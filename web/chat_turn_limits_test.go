@@ -19,20 +19,10 @@ import (
 // lease and interleaving.
 func TestChatLeaseOutlivesItsLifetime(t *testing.T) {
 	t.Parallel()
-	// The managed model, behind a proxy that holds a request mentioning
-	// "slow" for 1.5 s: five lifetimes of the lease below.
-	llm := llmtest.NewOpenAI(t)
-	target, _ := url.Parse(llm.URL)
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := httputil.DumpRequest(r, true)
-		if strings.Contains(string(body), "slow") {
-			time.Sleep(1500 * time.Millisecond)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(slow.Close)
-	b, _ := setupChat(t, map[string]string{"PARLEY_LLM_BASE_URL": slow.URL + "/v1"})
+	// A model that takes 1.5 s over a message mentioning "slow": five
+	// lifetimes of the lease below.
+	llm, slowURL := slowModel(t, 1500*time.Millisecond)
+	b, _ := setupChat(t, map[string]string{"PARLEY_LLM_BASE_URL": slowURL})
 	b.srv.Handler.SessionLease = 300 * time.Millisecond // renewed every 100 ms
 	b.srv.Handler.SessionWait = 10 * time.Second
 	ten := b.newTenant(t, "starter")
@@ -114,4 +104,22 @@ func TestChatTurnTimeout(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM session_leases WHERE tenant_id = $1`, ten.ID); n != 0 {
 		t.Errorf("%d leases left behind", n)
 	}
+}
+
+// slowModel is a scripted model behind a proxy that holds each request
+// mentioning "slow" for delay before passing it on; it returns the model
+// and the base URL to configure.
+func slowModel(t *testing.T, delay time.Duration) (*llmtest.OpenAI, string) {
+	llm := llmtest.NewOpenAI(t)
+	target, _ := url.Parse(llm.URL)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := httputil.DumpRequest(r, true)
+		if strings.Contains(string(body), "slow") {
+			time.Sleep(delay)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	return llm, slow.URL + "/v1"
 }

@@ -2,10 +2,6 @@ package web
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -262,20 +258,8 @@ func TestChatCallerLLM(t *testing.T) {
 
 func TestChatSessionSerialized(t *testing.T) {
 	t.Parallel()
-	// The managed model, behind a proxy that holds a request mentioning
-	// "slow" for 500 ms before passing it on.
-	llm := llmtest.NewOpenAI(t)
-	target, _ := url.Parse(llm.URL)
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := httputil.DumpRequest(r, true)
-		if strings.Contains(string(body), "slow") {
-			time.Sleep(500 * time.Millisecond)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(slow.Close)
-	b, _ := setupChat(t, map[string]string{"PARLEY_LLM_BASE_URL": slow.URL + "/v1"})
+	llm, slowURL := slowModel(t, 500*time.Millisecond)
+	b, _ := setupChat(t, map[string]string{"PARLEY_LLM_BASE_URL": slowURL})
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	llm.Push(llmtest.Turn{Text: []string{"Answer A."}}, llmtest.Turn{Text: []string{"Answer B."}}, llmtest.Turn{Text: []string{"Answer C."}})
