@@ -196,7 +196,7 @@ func BuildPrompt(in PromptInput) Prompt {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	b.add(SectionDate, "## Current date and time\n", promptDate(now, in.Tenant.Timezone))
+	b.add(SectionDate, "## Current date and time\n", promptDate(now, in.Tenant.Timezone, lang))
 	b.add(SectionLanguage, "## Language\n", promptReplyLanguage(lang))
 
 	return Prompt{System: strings.Join(b.parts, "\n\n"), Sections: b.reports, ExploreCorpus: explore}
@@ -467,15 +467,42 @@ func promptValue(v any) string {
 }
 
 // promptDate says the date and time in the tenant's time zone (UTC when
-// the zone is unknown), weekday included: the model has no clock.
-func promptDate(now time.Time, zone string) string {
+// it has none or an unknown one), with the date also written in the
+// visitor's language when it is one of promptDateNames', so that the agent
+// can quote it as the visitor writes dates.
+func promptDate(now time.Time, zone, lang string) string {
 	loc, err := time.LoadLocation(zone)
 	if err != nil || zone == "" || zone == "Local" {
 		loc, zone = time.UTC, "UTC"
 	}
 	t := now.In(loc)
-	return fmt.Sprintf("It is %s (time zone %s, UTC%s). Use it for anything relative to today: tomorrow, next Monday, opening hours.",
-		t.Format("Monday, 2 January 2006, 15:04"), zone, t.Format("-07:00"))
+	s := fmt.Sprintf("It is %s (time zone %s, UTC%s).", t.Format("Monday, 2 January 2006, 15:04"), zone, t.Format("-07:00"))
+	if n, ok := promptDateNames[lang]; ok {
+		s += " In the visitor's language: " + fmt.Sprintf(n.pattern, n.days[t.Weekday()], t.Day(), n.months[t.Month()-1], t.Year()) + ", " + t.Format("15:04") + "."
+	}
+	return s + " Use it for anything relative to today: tomorrow, next Monday, opening hours."
+}
+
+// promptDateNames are, for the languages other than English that the
+// prompt names (promptReplyLanguage), how a date is written: the pattern
+// takes the weekday (names Sunday first), the day, the month and the year.
+var promptDateNames = map[string]struct {
+	pattern string
+	days    [7]string
+	months  [12]string
+}{
+	"fr": {"%s %d %s %d", [7]string{"dimanche", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi"},
+		[12]string{"janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"}},
+	"de": {"%s, %d. %s %d", [7]string{"Sonntag", "Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag"},
+		[12]string{"Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober", "November", "Dezember"}},
+	"es": {"%s %d de %s de %d", [7]string{"domingo", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado"},
+		[12]string{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"}},
+	"it": {"%s %d %s %d", [7]string{"domenica", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato"},
+		[12]string{"gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"}},
+	"pt": {"%s, %d de %s de %d", [7]string{"domingo", "segunda-feira", "terça-feira", "quarta-feira", "quinta-feira", "sexta-feira", "sábado"},
+		[12]string{"janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"}},
+	"nl": {"%s %d %s %d", [7]string{"zondag", "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag"},
+		[12]string{"januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober", "november", "december"}},
 }
 
 var promptLocale = regexp.MustCompile(`^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})?$`)
