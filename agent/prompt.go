@@ -245,17 +245,30 @@ func (b *promptBuilder) addItems(name, heading string, items []string, limit int
 // separator's) fit in limit; an item that does not fit is dropped and the
 // next ones are still tried.
 func promptPack(items []string, limit int, sep string) (kept []string, dropped int) {
-	used := 0
-	for _, it := range items {
-		n := utf8.RuneCountInString(it) + utf8.RuneCountInString(sep)
-		if used+n > limit {
+	for i, keep := range promptFit(items, limit, sep) {
+		if keep {
+			kept = append(kept, items[i])
+		} else {
 			dropped++
-			continue
 		}
-		used += n
-		kept = append(kept, it)
 	}
 	return kept, dropped
+}
+
+// promptFit says which items a section capped at limit keeps, in order:
+// an item that does not fit in what is left is dropped whole, so a shorter
+// one after it may still fit.
+func promptFit(items []string, limit int, sep string) []bool {
+	keep := make([]bool, len(items))
+	used := 0
+	for i, it := range items {
+		n := utf8.RuneCountInString(it) + utf8.RuneCountInString(sep)
+		if used+n <= limit {
+			used += n
+			keep[i] = true
+		}
+	}
+	return keep
 }
 
 func promptDeref(s *string) string {
@@ -351,6 +364,21 @@ func promptPolicy(policy string) string {
 // tier 2 (summary), each in priority order, rendered as entries. A blank
 // summary counts as none.
 func promptTiers(corpus []db.CorpusEntry) (tier1, tier2 []string) {
+	t := promptTierEntries(corpus)
+	return t.items[0], t.items[1]
+}
+
+// promptTier holds the corpus entries of the two tiers, in prompt order, and
+// their rendered items.
+type promptTier struct {
+	entries [2][]db.CorpusEntry
+	items   [2][]string
+}
+
+// promptTierEntries orders the entries by priority, then most recently
+// updated, and splits them: tier 1 (index 0) the entries without summary,
+// whole; tier 2 (index 1) those with one, by their summary.
+func promptTierEntries(corpus []db.CorpusEntry) promptTier {
 	entries := slices.Clone(corpus)
 	slices.SortStableFunc(entries, func(a, b db.CorpusEntry) int {
 		if a.Priority != b.Priority {
@@ -358,15 +386,57 @@ func promptTiers(corpus []db.CorpusEntry) (tier1, tier2 []string) {
 		}
 		return b.UpdatedAt.Compare(a.UpdatedAt)
 	})
+	var t promptTier
 	for _, e := range entries {
 		title := promptData(promptLine(e.Title, 300))
 		if s := strings.TrimSpace(promptDeref(e.Summary)); s != "" {
-			tier2 = append(tier2, fmt.Sprintf("<entry id=%q>\n# %s\n%s\n</entry>", e.ID, title, promptData(s)))
+			t.entries[1] = append(t.entries[1], e)
+			t.items[1] = append(t.items[1], fmt.Sprintf("<entry id=%q>\n# %s\n%s\n</entry>", e.ID, title, promptData(s)))
 		} else {
-			tier1 = append(tier1, fmt.Sprintf("<entry>\n# %s\n%s\n</entry>", title, promptData(strings.TrimSpace(e.Content))))
+			t.entries[0] = append(t.entries[0], e)
+			t.items[0] = append(t.items[0], fmt.Sprintf("<entry>\n# %s\n%s\n</entry>", title, promptData(strings.TrimSpace(e.Content))))
 		}
 	}
-	return tier1, tier2
+	return t
+}
+
+// CorpusFit is how knowledge-base entries fit the prompt's two corpus
+// sections, as BuildPrompt places them: for the owner to see what the agent
+// is given.
+type CorpusFit struct {
+	// Whole are the entries without summary given whole; Summarized those
+	// given by their summary (their content read through explore_corpus).
+	Whole, Summarized []db.CorpusEntry
+	// LeftOutWhole are entries without summary that do not fit: the agent
+	// does not know them. LeftOutSummarized have a summary that does not
+	// fit: explore_corpus can still find them by search.
+	LeftOutWhole, LeftOutSummarized []db.CorpusEntry
+	// KnowledgeChars and SummariesChars are the characters used of
+	// KnowledgeCap and SummariesCap.
+	KnowledgeChars, SummariesChars int
+}
+
+// FitCorpus places entries as BuildPrompt does (pass what db.PromptCorpus
+// returns for a segment and locale).
+func FitCorpus(corpus []db.CorpusEntry) CorpusFit {
+	t := promptTierEntries(corpus)
+	var f CorpusFit
+	for tier, keeps := range [2][]bool{promptFit(t.items[0], KnowledgeCap, "\n"), promptFit(t.items[1], SummariesCap, "\n")} {
+		for i, keep := range keeps {
+			e, n := t.entries[tier][i], utf8.RuneCountInString(t.items[tier][i])+1
+			switch {
+			case keep && tier == 0:
+				f.Whole, f.KnowledgeChars = append(f.Whole, e), f.KnowledgeChars+n
+			case keep:
+				f.Summarized, f.SummariesChars = append(f.Summarized, e), f.SummariesChars+n
+			case tier == 0:
+				f.LeftOutWhole = append(f.LeftOutWhole, e)
+			default:
+				f.LeftOutSummarized = append(f.LeftOutSummarized, e)
+			}
+		}
+	}
+	return f
 }
 
 func promptVerified(verified bool) string {

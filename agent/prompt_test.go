@@ -570,3 +570,47 @@ func TestBuildPromptVisitorContext(t *testing.T) {
 		t.Error("an empty context made a section")
 	}
 }
+
+// FitCorpus says what BuildPrompt does with the same entries.
+func TestFitCorpus(t *testing.T) {
+	t.Parallel()
+	var corpus []db.CorpusEntry
+	for i := range 30 {
+		// Entries of 1,000 to 3,900 characters, priorities mixed, every third summarized.
+		content := fmt.Sprintf("content-%02d ", i) + strings.Repeat("x", 1000+100*i)
+		var summary *string
+		if i%3 == 0 {
+			summary = promptPtr(fmt.Sprintf("summary-%02d ", i) + strings.Repeat("s", 450))
+		}
+		corpus = append(corpus, promptEntry(fmt.Sprintf("id-%02d", i), fmt.Sprintf("Entry %02d", i), content, i%7, summary))
+	}
+	p := promptFor(t, func(in *PromptInput) { in.Corpus = corpus })
+	f := FitCorpus(corpus)
+	if len(f.Whole)+len(f.LeftOutWhole) != 20 || len(f.Summarized)+len(f.LeftOutSummarized) != 10 {
+		t.Fatalf("tiers %d+%d whole, %d+%d summarized; want 20 and 10", len(f.Whole), len(f.LeftOutWhole), len(f.Summarized), len(f.LeftOutSummarized))
+	}
+	if len(f.LeftOutWhole) == 0 || f.KnowledgeChars > KnowledgeCap || f.SummariesChars > SummariesCap || f.KnowledgeChars < KnowledgeCap/2 {
+		t.Fatalf("fit %d/%d chars, %d left out: the test corpus should overflow tier 1", f.KnowledgeChars, f.SummariesChars, len(f.LeftOutWhole))
+	}
+	if r := p.Section(SectionKnowledge); r.Included != len(f.Whole) || r.Dropped != len(f.LeftOutWhole) {
+		t.Errorf("knowledge: BuildPrompt kept %d dropped %d, FitCorpus %d and %d", r.Included, r.Dropped, len(f.Whole), len(f.LeftOutWhole))
+	}
+	if r := p.Section(SectionSummaries); r.Included != len(f.Summarized) || r.Dropped != len(f.LeftOutSummarized) {
+		t.Errorf("summaries: BuildPrompt kept %d dropped %d, FitCorpus %d and %d", r.Included, r.Dropped, len(f.Summarized), len(f.LeftOutSummarized))
+	}
+	for _, e := range f.Whole {
+		if !strings.Contains(p.System, strings.Fields(e.Content)[0]) {
+			t.Errorf("%s is said to fit but is not in the prompt", e.Title)
+		}
+	}
+	for _, e := range f.LeftOutWhole {
+		if strings.Contains(p.System, strings.Fields(e.Content)[0]) {
+			t.Errorf("%s is said to be left out but is in the prompt", e.Title)
+		}
+	}
+	for _, e := range f.Summarized {
+		if !strings.Contains(p.System, strings.Fields(*e.Summary)[0]) {
+			t.Errorf("%s's summary is said to fit but is not in the prompt", e.Title)
+		}
+	}
+}

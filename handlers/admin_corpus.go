@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -92,7 +93,42 @@ func (h *Handler) ShowCorpusPage(c echo.Context) error {
 		return err
 	}
 	v := views.CorpusView{List: l, Segments: segs, Limit: a.Tenant.PlanInfo().CorpusLimit}
+	if v.Budget, err = h.corpusBudget(c.Request().Context(), a.Tenant.ID); err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+}
+
+// corpusBudget works out, for each active segment, how its entries fit the
+// agent's prompt (agent.FitCorpus over what the chat loads, every locale).
+func (h *Handler) corpusBudget(ctx context.Context, tenantID string) ([]views.CorpusBudget, error) {
+	segments, err := h.DB.ListSegments(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	var out []views.CorpusBudget
+	titles := func(es []db.CorpusEntry) []string {
+		var t []string
+		for _, e := range es {
+			t = append(t, e.Title)
+		}
+		return t
+	}
+	for _, s := range segments {
+		if !s.IsActive {
+			continue
+		}
+		entries, err := h.DB.PromptCorpus(ctx, tenantID, s.ID, "", agent.PromptCorpusLimit)
+		if err != nil {
+			return nil, err
+		}
+		f := agent.FitCorpus(entries)
+		out = append(out, views.CorpusBudget{Segment: s.Name, Whole: len(f.Whole), Summarized: len(f.Summarized),
+			KnowledgeChars: f.KnowledgeChars, KnowledgeCap: agent.KnowledgeCap,
+			SummariesChars: f.SummariesChars, SummariesCap: agent.SummariesCap,
+			LeftOutWhole: titles(f.LeftOutWhole), LeftOutSummarized: titles(f.LeftOutSummarized)})
+	}
+	return out, nil
 }
 
 func corpusFormOf(e db.CorpusEntry) views.CorpusForm {
