@@ -21,6 +21,14 @@ func options(values []string) []views.Option {
 	return out
 }
 
+// visitorAuthModeOptions are the settings page's choices for visitorAuthMode; "" clears it.
+var visitorAuthModeOptions = []views.Option{
+	{Value: "", Label: "None: anonymous visitors allowed"},
+	{Value: "jwt", Label: "Signed visitor token (JWT)"},
+	{Value: "otp", Label: "One-time code by email"},
+	{Value: "all", Label: "Either"},
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -37,11 +45,14 @@ func settingsForm(t db.Tenant) views.SettingsForm {
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
 		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey), LLMWebhookURL: deref(t.LLMWebhookURL),
+		VisitorAuthMode: deref(t.VisitorAuthMode), VisitorContextURL: deref(t.VisitorContextURL),
+		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: deref(t.CaptchaSiteKey), HasCaptchaSecret: t.CaptchaSecretKey != nil,
 	}
 }
 
 func withChoices(f views.SettingsForm) views.SettingsForm {
 	f.Tones, f.AvatarTypes, f.Policies = options(BotTones), options(AvatarTypes), options(ContentPolicies)
+	f.AuthModes = visitorAuthModeOptions
 	return f
 }
 
@@ -77,7 +88,13 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 		AvatarType: db.Some(get("avatarType")), TeaserText: db.Some(get("teaserText")),
 		AutoOpen: db.Some(checked("autoOpen")), BubblePulse: db.Some(checked("bubblePulse")),
 		AllowedDomains: db.Some(domains), ContentPolicy: db.Some(get("contentPolicy")),
-		LLMWebhookURL: db.Some(get("llmWebhookUrl")),
+		LLMWebhookURL: db.Some(get("llmWebhookUrl")), VisitorAuthMode: db.Some(get("visitorAuthMode")),
+		VisitorContextURL: db.Some(get("visitorContextUrl")), CaptchaEnabled: db.Some(checked("captchaEnabled")),
+		CaptchaSiteKey: db.Some(strings.TrimSpace(get("captchaSiteKey"))),
+	}
+	// The secret is write-only: an empty field keeps the stored one.
+	if secret := strings.TrimSpace(get("captchaSecretKey")); secret != "" {
+		p.CaptchaSecretKey = db.Some(secret)
 	}
 	errs := db.FieldErrors{}
 	if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
@@ -95,7 +112,9 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			AutoOpen: checked("autoOpen"), AutoOpenDelay: get("autoOpenDelay"), BubblePulse: checked("bubblePulse"),
 			AllowedDomains: get("allowedDomains"), ContentPolicy: get("contentPolicy"),
 			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey), LLMWebhookURL: get("llmWebhookUrl"),
-			Errors: views.Errors(err.(*db.Error).Details.(map[string]string)),
+			VisitorAuthMode: get("visitorAuthMode"), VisitorContextURL: get("visitorContextUrl"),
+			CaptchaEnabled: checked("captchaEnabled"), CaptchaSiteKey: get("captchaSiteKey"),
+			HasCaptchaSecret: a.Tenant.CaptchaSecretKey != nil, Errors: views.Errors(err.(*db.Error).Details.(map[string]string)),
 		}
 		return render(c, http.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Persona & widget", "settings"), withChoices(f)))
 	}

@@ -1,0 +1,152 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+func TestAdminVisitorSettingsBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "starter")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	const save = "#settings-form button[type=submit]"
+
+	// stored reads the chat-security columns as they are in the database.
+	type row struct {
+		mode, contextURL, siteKey *string
+		captcha                   bool
+		secret                    []byte
+	}
+	stored := func(t *testing.T) row {
+		t.Helper()
+		var r row
+		err := b.db.Pool.QueryRow(context.Background(), `SELECT visitor_auth_mode, visitor_context_url, captcha_enabled,
+			captcha_site_key, captcha_secret_key FROM tenants WHERE id = $1`, ten.ID).Scan(&r.mode, &r.contextURL, &r.captcha, &r.siteKey, &r.secret)
+		mustStep(t, "reading the tenant", err)
+		return r
+	}
+
+	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+	if h2 := mustRunStep(ctx, t, "card", chromedp.Text(chromedp.CSS("#settings-form #visitor-identity h2"))); h2 != "Visitor identity & bot protection" {
+		t.Fatalf("card heading = %q", h2)
+	}
+	if state := mustRunStep(ctx, t, "secret state", chromedp.Text(chromedp.ID("captcha-secret-state"))); strings.TrimSpace(state) != "No secret key set." {
+		t.Errorf("secret state before any key = %q", state)
+	}
+
+	t.Run("PrivateContextURL", func(t *testing.T) {
+		mustStep(t, "editing", chromedp.Do(ctx,
+			chooseOption("visitorAuthMode", "jwt"),
+			typeField("visitorContextUrl", "https://10.1.2.3/ctx"),
+		))
+		if status := submitForm(ctx, t, save); status != http.StatusUnprocessableEntity {
+			t.Fatalf("saving a private address: status %d, want 422", status)
+		}
+		if msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("err-visitorContextUrl"))); !strings.Contains(msg, "private or reserved") {
+			t.Errorf("visitorContextUrl error = %q", msg)
+		}
+		if v := mustRunStep(ctx, t, "mode", chromedp.Value(chromedp.ID("visitorAuthMode"))); v != "jwt" {
+			t.Errorf("the form lost the chosen mode: %q", v)
+		}
+		if v := mustRunStep(ctx, t, "context URL", chromedp.Value(chromedp.ID("visitorContextUrl"))); v != "https://10.1.2.3/ctx" {
+			t.Errorf("the form lost the typed URL: %q", v)
+		}
+		if r := stored(t); r.mode != nil || r.contextURL != nil {
+			t.Errorf("an invalid form was saved: mode %q, context URL %q", strOrEmpty(r.mode), strOrEmpty(r.contextURL))
+		}
+	})
+
+	t.Run("PublicContextURL", func(t *testing.T) {
+		mustStep(t, "fixing the URL", chromedp.Do(ctx, typeField("visitorContextUrl", "https://93.184.216.34/ctx")))
+		if status := submitForm(ctx, t, save); status != http.StatusOK {
+			t.Fatalf("saving a public address: status %d", status)
+		}
+		if r := stored(t); strOrEmpty(r.mode) != "jwt" || strOrEmpty(r.contextURL) != "https://93.184.216.34/ctx" {
+			t.Errorf("stored mode %q, context URL %q", strOrEmpty(r.mode), strOrEmpty(r.contextURL))
+		}
+		if v := mustRunStep(ctx, t, "mode", chromedp.Value(chromedp.ID("visitorAuthMode"))); v != "jwt" {
+			t.Errorf("mode shown after saving = %q", v)
+		}
+	})
+
+	t.Run("CaptchaWithoutKeys", func(t *testing.T) {
+		mustStep(t, "ticking captchaEnabled", chromedp.Do(ctx, chromedp.Click(chromedp.ID("captchaEnabled"))))
+		if status := submitForm(ctx, t, save); status != http.StatusUnprocessableEntity {
+			t.Fatalf("enabling without keys: status %d, want 422", status)
+		}
+		for _, id := range []string{"err-captchaSiteKey", "err-captchaSecretKey"} {
+			if msg := mustRunStep(ctx, t, id, chromedp.Text(chromedp.ID(id))); !strings.Contains(msg, "is required") {
+				t.Errorf("%s = %q", id, msg)
+			}
+		}
+		if on := mustRunStep(ctx, t, "checkbox", chromedp.Evaluate[bool](`document.getElementById('captchaEnabled').checked`)); !on {
+			t.Error("the form lost the ticked checkbox")
+		}
+		if r := stored(t); r.captcha {
+			t.Error("captcha was enabled without keys")
+		}
+	})
+
+	var sealed []byte
+	t.Run("CaptchaWithKeys", func(t *testing.T) {
+		const secret = "0x4AAAAAAAsecret-plain"
+		mustStep(t, "filling the keys", chromedp.Do(ctx,
+			typeField("captchaSiteKey", "0x4AAAAAAAsite"),
+			typeField("captchaSecretKey", secret),
+		))
+		if status := submitForm(ctx, t, save); status != http.StatusOK {
+			t.Fatalf("saving the keys: status %d", status)
+		}
+		r := stored(t)
+		if !r.captcha || strOrEmpty(r.siteKey) != "0x4AAAAAAAsite" {
+			t.Errorf("stored captcha_enabled %v, site key %q", r.captcha, strOrEmpty(r.siteKey))
+		}
+		if len(r.secret) == 0 || bytes.Contains(r.secret, []byte(secret)) {
+			t.Errorf("stored secret %q is not sealed", r.secret)
+		} else if plain, err := b.box.Open(r.secret); err != nil || string(plain) != secret {
+			t.Errorf("stored secret opens to %q, %v", plain, err)
+		}
+		sealed = r.secret
+		if state := mustRunStep(ctx, t, "secret state", chromedp.Text(chromedp.ID("captcha-secret-state"))); strings.TrimSpace(state) != "A secret key is set." {
+			t.Errorf("secret state = %q", state)
+		}
+		if v := mustRunStep(ctx, t, "secret field", chromedp.Value(chromedp.ID("captchaSecretKey"))); v != "" {
+			t.Errorf("secret field = %q, want empty", v)
+		}
+		if html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html"))); strings.Contains(html, secret) {
+			t.Error("the page shows the secret")
+		}
+	})
+
+	t.Run("KeepSecret", func(t *testing.T) {
+		if sealed == nil {
+			t.Fatal("no stored secret to compare with: CaptchaWithKeys failed")
+		}
+		if status := submitForm(ctx, t, save); status != http.StatusOK {
+			t.Fatalf("saving with an empty secret field: status %d", status)
+		}
+		if r := stored(t); !bytes.Equal(r.secret, sealed) || !r.captcha {
+			t.Errorf("stored secret changed or captcha turned off: %v, %q", r.captcha, r.secret)
+		}
+		if state := mustRunStep(ctx, t, "secret state", chromedp.Text(chromedp.ID("captcha-secret-state"))); strings.TrimSpace(state) != "A secret key is set." {
+			t.Errorf("secret state = %q", state)
+		}
+	})
+
+	t.Run("ClearMode", func(t *testing.T) {
+		mustStep(t, "choosing none", chromedp.Do(ctx, chooseOption("visitorAuthMode", "")))
+		if status := submitForm(ctx, t, save); status != http.StatusOK {
+			t.Fatalf("clearing the mode: status %d", status)
+		}
+		if r := stored(t); r.mode != nil {
+			t.Errorf("stored mode after clearing = %q", *r.mode)
+		}
+	})
+}
