@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,14 +175,11 @@ func (p *WebhookLLM) call(ctx context.Context, req Request) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.URL, bytes.NewReader(body))
+	hr, err := newSignedPost(ctx, p.cfg.URL, WebhookLLMEvent, p.cfg.Key, p.cfg.Now(), body)
 	if err != nil {
 		return "", &LLMError{Kind: LLMUnreachable, Provider: p.Name(), Detail: "the reply endpoint URL is not valid", Err: err}
 	}
-	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json")
-	hr.Header.Set("X-Service-Event", WebhookLLMEvent)
-	hr.Header.Set("X-Service-Signature", SignWebhook(p.cfg.Key, p.cfg.Now(), body))
 	resp, err := p.cfg.HTTPClient.Do(hr)
 	if err != nil {
 		return "", llmTransportError(ctx, p.Name(), err)

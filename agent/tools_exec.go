@@ -896,13 +896,10 @@ func (w WebhookEscalator) Escalate(ctx context.Context, reason string, payload m
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
+	req, err := newSignedPost(ctx, w.URL, EscalationEvent, w.Secret, at, body)
 	if err != nil {
 		return fmt.Errorf("escalation webhook: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Service-Signature", SignWebhook(w.Secret, at, body))
-	req.Header.Set("X-Service-Event", EscalationEvent)
 	id := make([]byte, 16)
 	rand.Read(id)
 	req.Header.Set("X-Service-Delivery-Id", hex.EncodeToString(id))
@@ -920,6 +917,20 @@ func (w WebhookEscalator) Escalate(ctx context.Context, reason string, payload m
 		return fmt.Errorf("escalation webhook answered HTTP %d", resp.StatusCode)
 	}
 	return nil
+}
+
+// newSignedPost is a POST of the JSON body to url as the service sends its
+// calls to tenants' endpoints: headers X-Service-Event and
+// X-Service-Signature (SignWebhook, keyed with secret, at t).
+func newSignedPost(ctx context.Context, url, event string, secret []byte, t time.Time, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Service-Event", event)
+	req.Header.Set("X-Service-Signature", SignWebhook(secret, t, body))
+	return req, nil
 }
 
 // SignWebhook returns the X-Service-Signature value for body sent at t.

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,9 @@ import (
 // made for every message, while the message waits for its session and is
 // stored, so it delays the answer only when the endpoint is slower than that.
 const VisitorContextTimeout = 3 * time.Second
+
+// VisitorContextEvent is the X-Service-Event of a context webhook call.
+const VisitorContextEvent = "visitor.context"
 
 // maxVisitorContextBody bounds what is read of a context webhook's answer;
 // the prompt keeps at most VisitorContextCap characters of it.
@@ -44,13 +46,10 @@ func FetchVisitorContext(ctx context.Context, client *http.Client, url string, k
 	}
 	ctx, cancel := context.WithTimeout(ctx, VisitorContextTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := newSignedPost(ctx, url, VisitorContextEvent, key, now, body)
 	if err != nil {
 		return "", fmt.Errorf("context webhook: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Service-Event", "visitor.context")
-	req.Header.Set("X-Service-Signature", SignWebhook(key, now, body))
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("context webhook: %w", err)

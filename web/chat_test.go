@@ -780,15 +780,7 @@ func TestChatVisitorMemory(t *testing.T) {
 
 	// An anonymous visitor (no token, no id: known by the session alone)
 	// has no memory to write to: the tool offered above is not offered.
-	offersRemember := func(req llmtest.Received) bool {
-		for _, tool := range req.Chat.Tools {
-			if tool.Function.Name == "remember" {
-				return true
-			}
-		}
-		return false
-	}
-	if !offersRemember(reqs[0]) {
+	if !offered(reqs[0], "remember") {
 		t.Fatalf("remember was not offered to a known visitor: %v", reqs[0].Chat.Tools)
 	}
 	llm.Push(llmtest.Turn{Text: []string{"Hello, stranger."}})
@@ -796,7 +788,7 @@ func TestChatVisitorMemory(t *testing.T) {
 		t.Fatalf("anonymous: got %d %v", r.status, r.body)
 	}
 	reqs = llm.Requests()
-	if offersRemember(reqs[len(reqs)-1]) {
+	if offered(reqs[len(reqs)-1], "remember") {
 		t.Errorf("remember offered to an anonymous visitor")
 	}
 }
