@@ -298,9 +298,5 @@ func (h *Handler) UpdateCorpus(c echo.Context) error {
 
 // DeleteCorpus answers DELETE /tenants/{slug}/corpus/{id}.
 func (h *Handler) DeleteCorpus(c echo.Context) error {
-	id := c.Param("id")
-	if err := h.DB.DeleteCorpus(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return deleteOne(c, "id", h.DB.DeleteCorpus)
 }

@@ -80,6 +80,17 @@ func (h *Handler) Healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// deleteOne answers a DELETE of one of the tenant's resources, named by the
+// path parameter param: del removes it (or answers its not-found error),
+// then the body is {deleted: true, id}.
+func deleteOne(c echo.Context, param string, del func(ctx context.Context, tenantID, id string) error) error {
+	id := c.Param(param)
+	if err := del(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+}
+
 // Readyz answers 200 when the database is reachable, 503 otherwise.
 func (h *Handler) Readyz(c echo.Context) error {
 	if err := h.DB.Ping(c.Request().Context()); err != nil {

@@ -229,11 +229,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 
 // DeleteProduct answers DELETE /tenants/{slug}/products/{id}.
 func (h *Handler) DeleteProduct(c echo.Context) error {
-	id := c.Param("id")
-	if err := h.DB.DeleteProduct(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return deleteOne(c, "id", h.DB.DeleteProduct)
 }
 
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},

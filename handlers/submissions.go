@@ -196,9 +196,5 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 // DeleteSubmission answers DELETE /tenants/{slug}/submissions/{id}: the
 // submission and its recorded events go for good, its conversation stays.
 func (h *Handler) DeleteSubmission(c echo.Context) error {
-	id := c.Param("id")
-	if err := h.DB.DeleteSubmission(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return deleteOne(c, "id", h.DB.DeleteSubmission)
 }

@@ -227,9 +227,5 @@ func (h *Handler) UpdateTool(c echo.Context) error {
 
 // DeleteTool answers DELETE /tenants/{slug}/tools/{id}.
 func (h *Handler) DeleteTool(c echo.Context) error {
-	id := c.Param("id")
-	if err := h.DB.DeleteTool(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return deleteOne(c, "id", h.DB.DeleteTool)
 }

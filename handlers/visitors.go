@@ -184,11 +184,7 @@ func (h *Handler) UpdateVisitor(c echo.Context) error {
 
 // DeleteVisitor answers DELETE /tenants/{slug}/visitors/{visitorId}: permanent, with its memory.
 func (h *Handler) DeleteVisitor(c echo.Context) error {
-	id := c.Param("visitorId")
-	if err := h.DB.DeleteVisitor(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return deleteOne(c, "visitorId", h.DB.DeleteVisitor)
 }
 
 // ListMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory: a bare array.

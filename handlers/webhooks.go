@@ -297,11 +297,7 @@ func (h *Handler) UpdateWebhook(c echo.Context) error {
 
 // DeleteWebhook answers DELETE /tenants/{slug}/webhooks/{id}.
 func (h *Handler) DeleteWebhook(c echo.Context) error {
-	id := c.Param("id")
-	if err := h.DB.DeleteWebhookEndpoint(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return deleteOne(c, "id", h.DB.DeleteWebhookEndpoint)
 }
 
 // ListWebhookDeliveries answers GET /tenants/{slug}/webhooks/{id}/deliveries.

@@ -34,20 +34,7 @@ const (
 func setupAdmin(t *testing.T, env map[string]string) *bundle {
 	t.Helper()
 	store := dbtest.New(t)
-	cfg, err := LoadConfig(func(k string) string {
-		switch k {
-		case "DATABASE_URL":
-			return dbtest.URL()
-		case "PARLEY_SECRET_KEY":
-			return testKey
-		case "PARLEY_TRUSTED_PROXIES":
-			return "127.0.0.1/32"
-		}
-		return env[k]
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, env, map[string]string{"PARLEY_TRUSTED_PROXIES": "127.0.0.1/32"})
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -30,18 +30,7 @@ import (
 func setupEnv(t *testing.T, env map[string]string) *bundle {
 	t.Helper()
 	store := dbtest.New(t)
-	cfg, err := LoadConfig(func(k string) string {
-		switch k {
-		case "DATABASE_URL":
-			return dbtest.URL()
-		case "PARLEY_SECRET_KEY":
-			return testKey
-		}
-		return env[k]
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, env)
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

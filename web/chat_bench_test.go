@@ -129,30 +129,7 @@ func newChatBench(b *testing.B) *chatBench {
 	store := &db.DB{Pool: pool}
 	b.Cleanup(store.Close)
 	model := newBenchModel(b)
-	cfg, err := LoadConfig(func(k string) string {
-		switch k {
-		case "DATABASE_URL":
-			return dbtest.URL()
-		case "PARLEY_SECRET_KEY":
-			return testKey
-		case "PARLEY_LLM_PROVIDER":
-			return "openai"
-		case "PARLEY_LLM_BASE_URL":
-			return model.URL
-		case "PARLEY_LLM_MODEL":
-			return "test-model"
-		case "PARLEY_SSRF_ALLOW":
-			return "127.0.0.1/32"
-		case "PARLEY_TRUSTED_PROXIES":
-			return "127.0.0.1/32"
-		case "PARLEY_DB_MAX_CONNS":
-			return "40"
-		}
-		return ""
-	}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testConfig(b, chatEnv(model.URL), map[string]string{"PARLEY_DB_MAX_CONNS": "40"})
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)

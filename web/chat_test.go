@@ -31,31 +31,7 @@ func setupChat(t *testing.T, env map[string]string, turns ...llmtest.Turn) (*bun
 	t.Helper()
 	llm := llmtest.NewOpenAI(t, turns...)
 	store := dbtest.New(t)
-	cfg, err := LoadConfig(func(k string) string {
-		if v, ok := env[k]; ok {
-			return v
-		}
-		switch k {
-		case "DATABASE_URL":
-			return dbtest.URL()
-		case "PARLEY_SECRET_KEY":
-			return testKey
-		case "PARLEY_LLM_PROVIDER":
-			return "openai"
-		case "PARLEY_LLM_BASE_URL":
-			return llm.URL
-		case "PARLEY_LLM_MODEL":
-			return "test-model"
-		case "PARLEY_SSRF_ALLOW":
-			return "127.0.0.1/32"
-		case "PARLEY_TRUSTED_PROXIES":
-			return "127.0.0.1/32"
-		}
-		return ""
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, chatEnv(llm.URL), env)
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -21,20 +21,7 @@ import (
 func setupSync(t *testing.T) *bundle {
 	t.Helper()
 	store := dbtest.New(t)
-	cfg, err := LoadConfig(func(k string) string {
-		switch k {
-		case "DATABASE_URL":
-			return dbtest.URL()
-		case "PARLEY_SECRET_KEY":
-			return testKey
-		case "PARLEY_SSRF_ALLOW":
-			return "127.0.0.1/32"
-		}
-		return ""
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t, map[string]string{"PARLEY_SSRF_ALLOW": "127.0.0.1/32"})
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

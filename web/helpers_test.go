@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -37,18 +38,7 @@ type bundle struct {
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	store := dbtest.New(t)
-	cfg, err := LoadConfig(func(k string) string {
-		switch k {
-		case "DATABASE_URL":
-			return dbtest.URL()
-		case "PARLEY_SECRET_KEY":
-			return testKey
-		}
-		return ""
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(t)
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -152,4 +142,29 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 	b.srv.Handler.Outbound = agent.NewOutbound(allow, hosts)
 	b.ts = httptest.NewServer(b.srv.Echo)
 	t.Cleanup(b.ts.Close)
+}
+
+// testConfig is a test server's configuration: the test database and key,
+// then each of envs in turn, a later one winning.
+func testConfig(tb testing.TB, envs ...map[string]string) Config {
+	tb.Helper()
+	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": testKey}
+	for _, e := range envs {
+		maps.Copy(env, e)
+	}
+	cfg, err := LoadConfig(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
+}
+
+// chatEnv configures the managed model as the OpenAI-compatible server at
+// modelURL, with the loopback exempt from the SSRF guard and trusted as a
+// proxy (tests send X-Forwarded-For).
+func chatEnv(modelURL string) map[string]string {
+	return map[string]string{
+		"PARLEY_LLM_PROVIDER": "openai", "PARLEY_LLM_BASE_URL": modelURL, "PARLEY_LLM_MODEL": "test-model",
+		"PARLEY_SSRF_ALLOW": "127.0.0.1/32", "PARLEY_TRUSTED_PROXIES": "127.0.0.1/32",
+	}
 }
