@@ -87,6 +87,12 @@ func managedProvider(cfg Config) agent.Provider {
 		MaxIdleConnsPerHost: 128,
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
+		// Over HTTP/1.1 a streamed answer holds its connection, and so the
+		// connection's write buffer, for its whole length, though the buffer
+		// only batched the request's headers and first kilobyte (the rest of
+		// a body goes past it to the socket): 1 KiB instead of 4 saves 3 KiB
+		// per open stream.
+		WriteBufferSize: 1 << 10,
 	}}
 	switch cfg.LLMProvider {
 	case "openai":
