@@ -1,190 +1,423 @@
 package agent
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
+	"time"
+
+	"github.com/parley/parley/db"
 )
 
-// DefaultMaxIterations bounds the tool rounds of one turn when the caller
-// does not.
-const DefaultMaxIterations = 4
+// Engine limits of one turn.
+const (
+	// HistoryTurns is how many turns of the conversation the model is
+	// given, the visitor's new message included.
+	HistoryTurns = 20
+	// DefaultTurnTimeout bounds a turn's model calls and tools.
+	DefaultTurnTimeout = 5 * time.Minute
+	// storeTimeout bounds the writes after the model answered; they run even
+	// when the visitor went away, so that what was said is kept.
+	storeTimeout = 10 * time.Second
+	// escalationTimeout bounds an escalation webhook call.
+	escalationTimeout = 5 * time.Second
+)
 
-// StopMaxIterations is the TurnResult.StopReason of a turn that hit the
-// tool-round bound.
-const StopMaxIterations = "max_iterations"
+// Store is what the engine reads and writes; *db.DB satisfies it.
+type Store interface {
+	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, db.SessionState, error)
+	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
+	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
+	StartTurn(ctx context.Context, p db.ConversationStart, message string, known *db.Conversation) (db.Conversation, db.Message, bool, error)
+	RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]db.Turn, error)
 
-// ToolLimitInstruction is added to the system prompt of the closing call
-// of a turn that used all its tool rounds.
-const ToolLimitInstruction = "\n\n## Tool limit reached\nYou cannot call any more tools for this message. Answer the visitor now with what you already know; if something could not be done, say so plainly."
+	PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]db.CorpusEntry, error)
+	HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error)
+	ListMemory(ctx context.Context, tenantID, visitorID string) ([]db.MemoryFact, error)
+	ListTools(ctx context.Context, tenantID string) ([]db.Tool, error)
+	HasActiveProducts(ctx context.Context, tenantID string) (bool, error)
 
-// ToolLimitMessage is said to the visitor when the closing call of a turn
-// that hit the bound produced no text.
-const ToolLimitMessage = "Sorry, I could not finish that just now. Could you tell me again what you need, or rephrase it?"
+	UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (db.MemoryFact, error)
+	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]db.Product, error)
+	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]db.CorpusEntry, error)
 
-// TurnResult is what one visitor message produced.
-type TurnResult struct {
-	// Text is everything emitted to the visitor, in order: the text of every
-	// model call, separated by a blank line, and ToolLimitMessage if used.
-	Text string
-	// Executions are the tool calls executed, in order.
-	Executions []Execution
-	// Messages are the messages the turn added to the conversation after
-	// the request's: assistant tool-call messages and tool results (not the
-	// final answer, which is Text).
-	Messages []Message
-	// StopReason is the last model call's (StopEnd, StopLength) or
-	// StopMaxIterations.
-	StopReason string
-	// Calls counts the model calls; Usage sums theirs.
-	Calls int
-	Usage Usage
+	SaveTurn(ctx context.Context, r db.TurnRecord) (db.Message, error)
 }
 
-// RunTurn answers one visitor message: it streams the model's text through
-// emit as it arrives, executes the tools the model calls (in order, one
-// after the other), feeds their results back and calls the model again,
-// for at most maxIterations tool rounds (<= 0: DefaultMaxIterations).
+// Secrets opens values sealed at rest (the visitor signing key, escalation
+// webhook secrets); auth.Box satisfies it.
+type Secrets interface {
+	Open(sealed []byte) ([]byte, error)
+}
+
+// Engine runs the turns of every channel: web chat, the agent JSON
+// envelope, and voice. One Engine serves every tenant; it holds no state of
+// its own between turns.
+type Engine struct {
+	Store Store
+	// LLM is the managed model; nil means the local provider, which answers
+	// from the knowledge base.
+	LLM Provider
+	// Outbound makes the turn's outgoing requests (reply endpoint, context
+	// webhook, escalation webhooks); nil turns them off.
+	Outbound *Outbound
+	Secrets  Secrets
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// SessionWait bounds how long a message waits for the previous message
+	// of its session to be answered; 0 means 30 seconds.
+	SessionWait time.Duration
+	// SessionLease is how long a session's lease lasts between renewals; 0
+	// means db.SessionLeaseTTL.
+	SessionLease time.Duration
+	// TurnTimeout bounds a turn's model calls and tools; 0 means
+	// DefaultTurnTimeout.
+	TurnTimeout time.Duration
+}
+
+// TurnInput is one visitor message, with what the channel settled about it.
+type TurnInput struct {
+	Tenant  db.Tenant
+	Segment db.Segment
+	// Visitor is the known visitor, nil when anonymous; Verified says a
+	// visitor token proved who it is.
+	Visitor  *db.Visitor
+	Verified bool
+
+	SessionID   string
+	Message     string
+	Locale      string
+	PageURL     string
+	PageContext map[string]any
+
+	// Channel is the conversation's (db.ChannelWeb, db.ChannelAgent...);
+	// VisitorType and AgentModel say who writes.
+	Channel     string
+	VisitorType string
+	AgentModel  *string
+	Metadata    db.ConversationMetadata
+	// LLM is the caller's own model for this turn; nil for the tenant's.
+	LLM Provider
+}
+
+// memoryAllowed reports whether the turn may read and write the visitor's
+// memory: the visitor is known and, under a visitor auth mode, verified (an
+// id alone proves nothing).
+func (in *TurnInput) memoryAllowed() bool {
+	if in.Visitor == nil {
+		return false
+	}
+	mode := in.Tenant.VisitorAuthMode
+	return in.Verified || mode == nil || *mode == ""
+}
+
+// TurnOutput is what a turn said and did, and where it is stored.
+type TurnOutput struct {
+	Result TurnResult
+	// MessageID is the stored answer's id, "" when nothing was said.
+	MessageID      string
+	ConversationID string
+	// MessageCount and Status are the conversation's after the turn.
+	MessageCount int
+	Status       string
+	// Source is the llmSource (managed or webhook); Provider and Model name
+	// the model (Model "" when the tenant's reply endpoint answered).
+	Source   string
+	Provider string
+	Model    string
+}
+
+// EventReady is emitted once a turn is open and its model is about to be
+// called: the message is stored, and what goes wrong from here on is the
+// model's or the store's, reported by Reply with what was said so far.
+const EventReady EventKind = -1
+
+// ErrNotStored is the error of a turn that was answered but could not be
+// stored (Reply wraps the store's error with it).
+var ErrNotStored = errors.New("the turn could not be stored")
+
+// ErrSessionBusy answers a message whose session stayed busy too long.
+var ErrSessionBusy = &db.Error{Kind: db.KindConflict,
+	Message: "Another message of this session is still being answered; retry shortly"}
+
+// Reply runs one turn: it takes the session's lease (so that the turns of a
+// session run one after the other), stores the visitor's message, reads the
+// prompt data, builds the prompt and the turn's tools (the enrichment
+// chain), picks the model (the caller's, else the tenant's reply endpoint,
+// else the managed one), runs the tool loop streaming the text through
+// emit, and stores what was said and done with one store call that also
+// gives the lease back.
 //
-// On reaching the bound it makes one closing call: the tools are still
-// declared (some providers refuse a conversation holding tool calls
-// without them) but the system prompt gets ToolLimitInstruction, and any
-// tool call in that answer is ignored, not executed. When the closing call
-// says nothing, ToolLimitMessage is emitted. So a turn makes at most
-// maxIterations+1 model calls.
+// Before EventReady is emitted, an error means nothing was answered (a
+// refused start, a busy session, a failed read, or the caller's context
+// ending while the turn waited). After it, the error is the model's (an
+// *LLMError, or the context's) or, wrapped in ErrNotStored, the store's;
+// the output holds what was said, which is stored however the model ended.
 //
-// req.Tools is replaced by the registry's specs (none when registry is
-// nil). A failed model call returns the result so far, with the text
-// already emitted, and the provider's error (an *LLMError, or the context's
-// error when the caller went away): the caller can store what was said.
-func RunTurn(ctx context.Context, provider Provider, req Request, registry *ToolRegistry, maxIterations int, emit func(Event)) (TurnResult, error) {
-	if maxIterations <= 0 {
-		maxIterations = DefaultMaxIterations
+// Reply only sequences. The turn is opened and the call prepared in
+// functions that have returned before the model is called, so the frames
+// under which a streaming turn waits are small: an open stream's goroutine
+// stack can then shrink to 16 KiB instead of 64 KiB (BENCHMARKS.md, open
+// streams). Keep large locals out of Reply, turnCall.run and RunTurn.
+func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(Event)) (*TurnOutput, error) {
+	t, err := e.open(ctx, in)
+	if err != nil {
+		return nil, err
 	}
-	if emit == nil {
-		emit = func(Event) {}
+	defer t.close()
+	call, err := e.prepare(ctx, t, emit)
+	if err != nil {
+		return nil, err
 	}
-	req.Tools = registry.Specs()
-	req.Messages = append([]Message(nil), req.Messages...)
-	var res TurnResult
-	var text strings.Builder
-	say := func(s string) {
-		if s == "" {
-			return
-		}
-		emit(Event{Kind: EventText, Text: s})
-		text.WriteString(s)
+	emit(Event{Kind: EventReady})
+	call.run(ctx, cmp.Or(e.TurnTimeout, DefaultTurnTimeout))
+	return e.finish(ctx, t, call)
+}
+
+// turn is what the first steps settled for one message.
+type turn struct {
+	in          *TurnInput
+	conv        db.Conversation
+	created     bool       // this message started the conversation
+	userMessage db.Message // the message as stored
+	lease       *sessionLease
+	// reads is the prompt data, read while the turn waits for its lease.
+	reads *promptReads
+}
+
+// open takes the session's lease and stores the visitor's message, while
+// the prompt data is read. The turn it returns holds the lease and the reads
+// under way: the caller closes it.
+func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
+	t := &turn{in: in}
+	t.reads = e.readPrompt(ctx, in)
+	lease, err := e.takeSessionLease(ctx, in.Tenant.ID, in.SessionID)
+	if err != nil {
+		t.close() // no read outlives the turn
+		return nil, err
 	}
-	for round := 0; ; round++ {
-		closing := round == maxIterations
-		call := req
-		if closing {
-			call.System += ToolLimitInstruction
-		}
-		// A blank line between the texts of successive calls, emitted with
-		// the first text of the next one.
-		sep := ""
-		if t := text.String(); t != "" && !strings.HasSuffix(t, "\n") {
-			sep = "\n\n"
-		}
-		var roundText strings.Builder
-		var calls []ToolCall
-		stop := ""
-		stream, err := provider.Stream(ctx, call)
-		res.Calls++
-		if err == nil {
-			for ev, serr := range stream {
-				if serr != nil {
-					err = serr
-					break
-				}
-				switch ev.Kind {
-				case EventText:
-					if ev.Text == "" {
-						continue
-					}
-					if roundText.Len() == 0 {
-						say(sep)
-					}
-					roundText.WriteString(ev.Text)
-					say(ev.Text)
-				case EventToolCall:
-					calls = append(calls, ev.ToolCall)
-				case EventDone:
-					stop = ev.StopReason
-					res.Usage.InputTokens += ev.Usage.InputTokens
-					res.Usage.OutputTokens += ev.Usage.OutputTokens
-				}
-			}
-		}
+	t.lease = lease
+	start := db.ConversationStart{
+		TenantID: in.Tenant.ID, SessionID: in.SessionID, Limit: in.Tenant.ConversationsLimit(),
+		SegmentID: &in.Segment.ID, Channel: in.Channel, VisitorType: in.VisitorType,
+		AgentModel: in.AgentModel, PageURL: nonEmptyPtr(in.PageURL), Locale: nonEmptyPtr(in.Locale),
+		Metadata: in.Metadata,
+	}
+	if in.Visitor != nil {
+		start.VisitorID = &in.Visitor.ID
+	}
+	t.conv, t.userMessage, t.created, err = e.Store.StartTurn(ctx, start, in.Message, lease.state.Conversation)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// close waits for the prompt reads and gives the session's lease back
+// unless the turn's store call did.
+func (t *turn) close() {
+	if t.reads != nil {
+		_ = t.reads.wait()
+	}
+	if t.lease != nil {
+		t.lease.release()
+	}
+}
+
+// turnCall is a turn's model call, with what it needs while the model
+// streams: kept small and on the heap (see Reply).
+type turnCall struct {
+	provider Provider
+	source   string // llmSource: managed or webhook
+	req      Request
+	registry *ToolRegistry
+	history  []db.Turn // the turns the model was given, the visitor's message last
+	emit     func(Event)
+	res      TurnResult // what the model said and did
+	err      error      // the model call's failure
+}
+
+// prepare builds the prompt and the tool registry from the turn's prompt
+// data and history, and picks the model.
+func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnCall, error) {
+	in, reads := t.in, t.reads
+	if err := reads.wait(); err != nil {
+		return nil, err
+	}
+	prompt := BuildPrompt(PromptInput{
+		Tenant: in.Tenant, Segment: in.Segment, Corpus: reads.corpus, HasSummaries: reads.hasSummaries,
+		Memory: reads.memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
+		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale,
+		Now: e.now(), Logger: e.Logger,
+	})
+	tt := Enrich(reads.tools, EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
+		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus})
+	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt.Explore))}
+	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
+		e.Logger.Debug("tools not offered", "tenant", in.Tenant.Slug, "tools", skipped)
+	}
+	// The history is the turns read with the lease (none for a new
+	// conversation) and the message just stored.
+	switch {
+	case t.created:
+	case t.lease.state.Conversation != nil:
+		call.history = append(call.history, t.lease.state.Turns...)
+	default: // another start of the session won a race: read what it has
+		turns, err := e.Store.RecentTurns(ctx, in.Tenant.ID, t.conv.ID, HistoryTurns)
 		if err != nil {
-			res.Text = text.String()
-			res.StopReason = stop
-			return res, err
+			return nil, err
 		}
-		if closing {
-			if roundText.Len() == 0 {
-				say(sep)
-				say(ToolLimitMessage)
+		call.history = turns[:max(len(turns)-1, 0)]
+	}
+	call.history = append(call.history, db.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
+	call.req = Request{System: prompt.System}
+	for _, m := range call.history {
+		call.req.Messages = append(call.req.Messages, Message{Role: Role(m.Role), Content: m.Content})
+	}
+	for _, c := range reads.corpus {
+		call.req.Passages = append(call.req.Passages, Passage{Title: c.Title, Content: c.Content})
+	}
+	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
+	call.provider, call.source = e.LLM, "managed"
+	if in.LLM != nil {
+		call.provider = in.LLM
+	} else if hook, err := e.replyEndpoint(t); err != nil {
+		return nil, err
+	} else if hook != nil {
+		call.provider, call.source = hook, "webhook"
+	}
+	if call.provider == nil {
+		call.provider = NewLocal()
+	}
+	return call, nil
+}
+
+// run calls the model and runs its tools, streaming the text through emit
+// as it comes. A model that stays silent, or a turn that takes longer than
+// timeout, ends with an LLM_TIMEOUT error, never a stream left hanging.
+func (call *turnCall) run(ctx context.Context, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	call.res, call.err = RunTurn(ctx, call.provider, call.req, call.registry, DefaultMaxIterations, call.emit)
+}
+
+// finish stores what the model said and did, even when the caller went
+// away or the model failed half-way, and returns the turn's output with the
+// model's failure, else the store's.
+func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutput, error) {
+	in, res := t.in, call.res
+	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	msg, storeErr := e.save(storeCtx, t, res, call.history)
+	if storeErr != nil {
+		e.Logger.Error("storing a turn", "tenant", in.Tenant.Slug, "conversation", t.conv.ID, "err", storeErr)
+	}
+	clientGone := errors.Is(call.err, context.Canceled) || ctx.Err() != nil
+	if call.err != nil && !clientGone {
+		e.Logger.Warn("model call failed", "tenant", in.Tenant.Slug, "provider", call.provider.Name(), "err", call.err)
+	}
+	for _, ex := range res.Executions {
+		if ex.Err != nil {
+			e.Logger.Warn("tool failed", "tenant", in.Tenant.Slug, "tool", ex.ToolName, "err", ex.Err)
+		}
+	}
+	// The turn held the session: the conversation is as it left it.
+	out := &TurnOutput{Result: res, MessageID: msg.ID, ConversationID: t.conv.ID,
+		MessageCount: t.conv.MessageCount, Status: t.conv.Status,
+		Source: call.source, Provider: call.provider.Name()}
+	if out.MessageID != "" {
+		out.MessageCount++
+	}
+	if storeErr == nil && res.Escalated() {
+		out.Status = db.StatusEscalated
+	}
+	if call.source != "webhook" {
+		out.Model = call.provider.Model()
+	}
+	if call.err == nil && storeErr != nil {
+		return out, fmt.Errorf("%w: %w", ErrNotStored, storeErr)
+	}
+	return out, call.err
+}
+
+// save stores the turn with one store call, which gives the session's lease
+// back with it.
+func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, history []db.Turn) (db.Message, error) {
+	in := t.in
+	rec := db.TurnRecord{TenantID: in.Tenant.ID, ConversationID: t.conv.ID, SessionID: in.SessionID,
+		LeaseHolder: t.lease.holder, Reply: res.Text, Escalated: res.Escalated()}
+	if len(res.Executions) > 0 {
+		rec.Transcript = append([]db.Turn(nil), history...)
+		if res.Text != "" {
+			rec.Transcript = append(rec.Transcript, db.Turn{Role: "assistant", Content: res.Text, Timestamp: e.now()})
+		}
+	}
+	channel := in.Channel
+	if channel == db.ChannelAgent {
+		channel = db.ChannelAPI // a submission of the agent channel came through the API
+	}
+	for _, ex := range res.Executions {
+		run, err := toolRun(ex)
+		if err != nil {
+			return db.Message{}, err
+		}
+		if run.Submission != nil {
+			run.Submission.Channel, run.Submission.PageURL = channel, nonEmptyPtr(in.PageURL)
+			if in.Visitor != nil {
+				run.Submission.VisitorID = &in.Visitor.ID
 			}
-			res.Text, res.StopReason = text.String(), StopMaxIterations
-			return res, nil
 		}
-		if len(calls) == 0 || registry == nil {
-			res.Text, res.StopReason = text.String(), stop
-			if res.StopReason == "" || res.StopReason == StopToolCalls {
-				res.StopReason = StopEnd
-			}
-			return res, nil
-		}
-		added := []Message{{Role: RoleAssistant, Content: roundText.String(), ToolCalls: calls}}
-		for _, c := range calls {
-			ex := registry.Execute(ctx, c)
-			res.Executions = append(res.Executions, ex)
-			added = append(added, Message{Role: RoleTool, Content: ex.ToolMessage(), ToolCallID: c.ID})
-		}
-		req.Messages = append(req.Messages, added...)
-		res.Messages = append(res.Messages, added...)
+		rec.ToolRuns = append(rec.ToolRuns, run)
 	}
+	msg, err := e.Store.SaveTurn(ctx, rec)
+	if err == nil {
+		t.lease.markReleased()
+	}
+	return msg, err
 }
 
-// ContactSubmitted says a SUBMIT_FORM tool succeeded during the turn (the
-// envelope's contactSubmitted).
-func (r TurnResult) ContactSubmitted() bool {
-	for _, e := range r.Executions {
-		if e.ToolType == ToolSubmitForm && e.Success {
-			return true
+// toolRun is an execution as the tool history and the submissions keep it.
+func toolRun(ex Execution) (db.ToolRun, error) {
+	input := json.RawMessage(ex.Input)
+	if !json.Valid(input) {
+		b, _ := json.Marshal(map[string]string{"raw": string(ex.Input)})
+		input = b
+	}
+	result, err := json.Marshal(map[string]any{"success": ex.Success, "summary": ex.Summary, "result": ex.Result})
+	if err != nil {
+		return db.ToolRun{}, fmt.Errorf("encoding tool result: %w", err)
+	}
+	run := db.ToolRun{Call: db.ToolCall{ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}}
+	if sub := ex.Submission; sub != nil {
+		in, err := json.Marshal(sub.Input)
+		if err != nil {
+			return db.ToolRun{}, fmt.Errorf("encoding submission input: %w", err)
 		}
-	}
-	return false
-}
-
-// Escalated says ESCALATE_TO_HUMAN fired: the conversation's status
-// becomes escalated.
-func (r TurnResult) Escalated() bool {
-	for _, e := range r.Executions {
-		if e.Escalated {
-			return true
+		out, err := json.Marshal(sub.Result)
+		if err != nil {
+			return db.ToolRun{}, fmt.Errorf("encoding submission result: %w", err)
 		}
+		run.Submission = &db.NewSubmission{ToolID: nonEmptyPtr(sub.ToolID), ToolType: sub.ToolType,
+			ToolName: sub.ToolName, Input: in, Result: out}
 	}
-	return false
+	return run, nil
 }
 
-// ToolResults maps each executed tool's name to whether it succeeded (the
-// envelope's toolResults); a tool called more than once reports its last
-// execution.
-func (r TurnResult) ToolResults() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range r.Executions {
-		m[e.ToolName] = e.Success
+func (e *Engine) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
 	}
-	return m
+	return time.Now()
 }
 
-// ToolExecutions is the envelope's toolExecutions array.
-func (r TurnResult) ToolExecutions() []map[string]any {
-	out := make([]map[string]any, len(r.Executions))
-	for i, e := range r.Executions {
-		out[i] = e.Envelope()
+func nonEmptyPtr(s string) *string {
+	if s = strings.TrimSpace(s); s == "" {
+		return nil
 	}
-	return out
+	return &s
 }

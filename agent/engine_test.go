@@ -2,315 +2,272 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/parley/parley/agent/llmtest"
 	"github.com/parley/parley/db"
 )
 
-// engineFixture is a scripted model and a provider talking to it.
-func engineFixture(t *testing.T, turns ...llmtest.Turn) (*llmtest.OpenAI, Provider) {
-	t.Helper()
-	srv := llmtest.NewOpenAI(t, turns...)
-	return srv, NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-test", Model: "test-model"})
+// memStore is an in-memory Store: the engine's tests run without Postgres
+// (the web tests run it on *db.DB).
+type memStore struct {
+	mu         sync.Mutex
+	holder     string // the session lease's holder, "" when free
+	conv       *db.Conversation
+	turns      []db.Turn
+	tools      []db.Tool
+	saved      []db.TurnRecord
+	releases   int
+	startErr   error
+	saveErr    error
+	corpus     []db.CorpusEntry
+	memory     []db.MemoryFact
+	remembered map[string]string
 }
 
-func testTool(t *testing.T, name, typ string, cfg any) db.Tool {
-	t.Helper()
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
+func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder string, _ time.Duration, _ int) (bool, db.SessionState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.holder != "" {
+		return false, db.SessionState{}, nil
 	}
-	return db.Tool{ID: "tool-" + strings.ToLower(typ), Name: name, Type: typ, Config: raw, IsActive: true}
+	m.holder = holder
+	st := db.SessionState{Turns: append([]db.Turn(nil), m.turns...)}
+	if m.conv != nil {
+		c := *m.conv
+		st.Conversation = &c
+	}
+	return true, st, nil
 }
 
-func contactForm(t *testing.T) db.Tool {
-	return testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{
-		Fields: []db.FormField{
-			{Name: "fullName", Label: "Full name", Type: "text", Required: true},
-			{Name: "workEmail", Label: "Email", Type: "email", Required: true},
-			{Name: "phone", Label: "Phone", Type: "phone"},
-		},
-		ConfirmationMessage: "Thanks, we will call you back.",
-	})
+func (m *memStore) RenewSessionLease(_ context.Context, _, _, holder string, _ time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holder == holder, nil
 }
 
-func userAsks(s string) Request {
-	return Request{System: "You are helpful.", Messages: []Message{{Role: RoleUser, Content: s}}}
+func (m *memStore) ReleaseSessionLease(_ context.Context, _, _, holder string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.holder == holder {
+		m.holder = ""
+		m.releases++
+	}
+	return nil
 }
 
-// collect records the emitted text events.
-func collect(texts *[]string) func(Event) {
-	return func(ev Event) {
-		if ev.Kind == EventText {
-			*texts = append(*texts, ev.Text)
-		}
+func (m *memStore) StartTurn(_ context.Context, p db.ConversationStart, message string, known *db.Conversation) (db.Conversation, db.Message, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.startErr != nil {
+		return db.Conversation{}, db.Message{}, false, m.startErr
+	}
+	created := known == nil
+	if created {
+		m.conv = &db.Conversation{ID: "conv-1", TenantID: p.TenantID, SessionID: p.SessionID, Channel: p.Channel, Status: db.StatusBot}
+	}
+	m.conv.MessageCount++
+	m.turns = append(m.turns, db.Turn{Role: "user", Content: message})
+	return *m.conv, db.Message{ID: "msg-user", ConversationID: m.conv.ID, Role: "user", Content: message}, created, nil
+}
+
+func (m *memStore) RecentTurns(context.Context, string, string, int) ([]db.Turn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]db.Turn(nil), m.turns...), nil
+}
+
+func (m *memStore) PromptCorpus(context.Context, string, string, string, int) ([]db.CorpusEntry, error) {
+	return m.corpus, nil
+}
+
+func (m *memStore) HasCorpusSummaries(context.Context, string, string, string) (bool, error) {
+	return false, nil
+}
+
+func (m *memStore) ListMemory(context.Context, string, string) ([]db.MemoryFact, error) {
+	return m.memory, nil
+}
+
+func (m *memStore) ListTools(context.Context, string) ([]db.Tool, error) { return m.tools, nil }
+
+func (m *memStore) HasActiveProducts(context.Context, string) (bool, error) { return false, nil }
+
+func (m *memStore) UpsertMemory(_ context.Context, _, _, key, value string) (db.MemoryFact, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.remembered == nil {
+		m.remembered = map[string]string{}
+	}
+	m.remembered[key] = value
+	return db.MemoryFact{Key: key, Value: value}, nil
+}
+
+func (m *memStore) SearchProducts(context.Context, string, string, int) ([]db.Product, error) {
+	return nil, nil
+}
+
+func (m *memStore) ExploreCorpus(context.Context, string, string, string, string, int) ([]db.CorpusEntry, error) {
+	return nil, nil
+}
+
+func (m *memStore) SaveTurn(_ context.Context, r db.TurnRecord) (db.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saveErr != nil {
+		return db.Message{}, m.saveErr
+	}
+	m.saved = append(m.saved, r)
+	if r.LeaseHolder != "" && m.holder == r.LeaseHolder {
+		m.holder = ""
+	}
+	if r.Reply == "" {
+		return db.Message{}, nil
+	}
+	m.turns = append(m.turns, db.Turn{Role: "assistant", Content: r.Reply})
+	m.conv.MessageCount++
+	return db.Message{ID: "msg-reply", Role: "assistant", Content: r.Reply}, nil
+}
+
+func testEngine(store Store, llm Provider) *Engine {
+	return &Engine{Store: store, LLM: llm, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SessionWait: 200 * time.Millisecond}
+}
+
+func testInput(channel string) *TurnInput {
+	return &TurnInput{
+		Tenant:  db.Tenant{ID: "tenant-1", Slug: "bikes", Plan: "scale"},
+		Segment: db.Segment{ID: "seg-1", Slug: "default"},
+		Visitor: &db.Visitor{ID: "visitor-1"}, SessionID: "s1", Message: "Call me back please",
+		PageURL: "https://bikes.example/contact", Channel: channel, VisitorType: db.VisitorHuman,
 	}
 }
 
-func TestRunTurn(t *testing.T) {
+// events records what a turn emitted, in order.
+type events struct{ kinds []EventKind }
+
+func (ev *events) emit(e Event) { ev.kinds = append(ev.kinds, e.Kind) }
+
+func TestEngineReply(t *testing.T) {
 	t.Parallel()
 
-	t.Run("no tools streams text in order", func(t *testing.T) {
-		t.Parallel()
-		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"Hel", "lo ", "there"}})
-		var texts []string
-		res, err := RunTurn(context.Background(), p, userAsks("hi"), nil, 0, collect(&texts))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Join(texts, "|") != "Hel|lo |there" || res.Text != "Hello there" {
-			t.Fatalf("texts %q, result %q", texts, res.Text)
-		}
-		if res.StopReason != StopEnd || res.Calls != 1 || len(res.Executions) != 0 {
-			t.Fatalf("result %+v", res)
-		}
-		if n := len(srv.Requests()[0].Chat.Tools); n != 0 {
-			t.Fatalf("%d tools offered with no registry", n)
-		}
-	})
-
-	t.Run("submit form with valid arguments", func(t *testing.T) {
+	t.Run("a lead turn is stored with one store call that gives the lease back", func(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t,
-			llmtest.Turn{Text: []string{"One moment."}, ToolCalls: []llmtest.ToolCall{{ID: "call_form", Name: "contact_form",
-				Arguments: []string{`{"fullName":"Ada Lovelace",`, `"workEmail":"ada@example.com","phone":"+44 (20) 7946-0958","extra":"dropped"}`}}}},
-			llmtest.Turn{Text: []string{"Done, ", "we will call you."}},
-		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
-		var texts []string
-		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, collect(&texts))
+			llmtest.Turn{Text: []string{"One moment."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form",
+				Arguments: []string{`{"fullName":"Ada Lovelace","workEmail":"ada@example.com"}`}}}},
+			llmtest.Turn{Text: []string{"Done: we will call you."}})
+		store := &memStore{tools: []db.Tool{contactForm(t)}}
+		var ev events
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelAgent), ev.emit)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Text != "One moment.\n\nDone, we will call you." || strings.Join(texts, "") != res.Text {
-			t.Fatalf("text %q, emitted %q", res.Text, texts)
+		if len(ev.kinds) < 2 || ev.kinds[0] != EventReady || ev.kinds[1] != EventText {
+			t.Fatalf("events %v: want EventReady before the first text", ev.kinds)
 		}
-		if len(res.Executions) != 1 {
-			t.Fatalf("executions %+v", res.Executions)
+		if len(store.saved) != 1 {
+			t.Fatalf("%d store calls, want 1", len(store.saved))
 		}
-		ex := res.Executions[0]
-		if !ex.Success || ex.ToolType != ToolSubmitForm || ex.ToolName != "Contact form" || ex.Submission == nil {
-			t.Fatalf("execution %+v", ex)
+		rec := store.saved[0]
+		if rec.LeaseHolder == "" || store.holder != "" || store.releases != 0 {
+			t.Errorf("lease: record holder %q, still held by %q, %d separate releases", rec.LeaseHolder, store.holder, store.releases)
 		}
-		want := map[string]any{"fullName": "Ada Lovelace", "workEmail": "ada@example.com", "phone": "+44 (20) 7946-0958"}
-		if len(ex.Submission.Input) != len(want) {
-			t.Fatalf("submission input %v", ex.Submission.Input)
+		if rec.Reply != "One moment.\n\nDone: we will call you." || len(rec.ToolRuns) != 1 {
+			t.Fatalf("record %+v", rec)
 		}
-		for k, v := range want {
-			if ex.Submission.Input[k] != v {
-				t.Fatalf("submission input %v, want %v", ex.Submission.Input, want)
-			}
+		sub := rec.ToolRuns[0].Submission
+		if sub == nil || sub.Channel != db.ChannelAPI || sub.VisitorID == nil || *sub.VisitorID != "visitor-1" ||
+			sub.PageURL == nil || !strings.Contains(string(sub.Input), "ada@example.com") {
+			t.Fatalf("submission %+v", sub)
 		}
-		env := ex.Envelope()
-		if env["name"] != "Contact form" || env["success"] != true || env["type"] != ToolSubmitForm {
-			t.Fatalf("envelope %v", env)
+		if n := len(rec.Transcript); n != 2 || rec.Transcript[0].Role != "user" || rec.Transcript[1].Role != "assistant" {
+			t.Errorf("transcript %+v", rec.Transcript)
 		}
-		reqs := srv.Requests()
-		if len(reqs) != 2 {
-			t.Fatalf("%d requests", len(reqs))
+		if out.MessageID != "msg-reply" || out.MessageCount != 2 || out.ConversationID != "conv-1" ||
+			out.Source != "managed" || out.Provider != "openai" || out.Model != "test-model" || !out.Result.ContactSubmitted() {
+			t.Errorf("output %+v", out)
 		}
-		msgs := reqs[1].Chat.Messages
-		last, prev := msgs[len(msgs)-1], msgs[len(msgs)-2]
-		if prev.Role != "assistant" || len(prev.ToolCalls) != 1 || prev.ToolCalls[0].ID != "call_form" || prev.ToolCalls[0].Function.Name != "contact_form" {
-			t.Fatalf("assistant message %+v", prev)
-		}
-		if last.Role != "tool" || last.ToolCallID != "call_form" || !strings.Contains(string(last.Content), `"success":true`) ||
-			!strings.Contains(string(last.Content), "we will call you back") {
-			t.Fatalf("tool message %+v", last)
-		}
-		if !res.ContactSubmitted() || res.Escalated() || !res.ToolResults()["Contact form"] || len(res.ToolExecutions()) != 1 {
-			t.Fatalf("envelope helpers: %v %v %v", res.ContactSubmitted(), res.Escalated(), res.ToolResults())
-		}
-		if len(res.Messages) != 2 || res.Messages[1].ToolCallID != "call_form" {
-			t.Fatalf("messages %+v", res.Messages)
+		if n := len(srv.Requests()); n != 2 {
+			t.Errorf("%d model calls, want 2", n)
 		}
 	})
 
-	t.Run("submit form with an invalid email", func(t *testing.T) {
+	t.Run("a turn that cannot be stored says so and gives the lease back", func(t *testing.T) {
 		t.Parallel()
-		srv, p := engineFixture(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada-at-example"}`}}}},
-			llmtest.Turn{Text: []string{"Could you check your email address?"}},
-		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
-		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, nil)
-		if err != nil {
-			t.Fatal(err)
+		_, p := engineFixture(t, llmtest.Turn{Text: []string{"Hello"}})
+		store := &memStore{saveErr: errors.New("disk full")}
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), func(Event) {})
+		if !errors.Is(err, ErrNotStored) || out == nil || out.Result.Text != "Hello" {
+			t.Fatalf("err %v, out %+v", err, out)
 		}
-		ex := res.Executions[0]
-		if res.ContactSubmitted() || res.ToolResults()["Contact form"] {
-			t.Fatal("a failed form counts as submitted")
-		}
-		if ex.Success || ex.Submission != nil || !strings.Contains(ex.Summary, "not a valid email address") {
-			t.Fatalf("execution %+v", ex)
-		}
-		msgs := srv.Requests()[1].Chat.Messages
-		last := msgs[len(msgs)-1]
-		if last.ToolCallID != "c1" || !strings.Contains(string(last.Content), "not a valid email address") || !strings.Contains(string(last.Content), `"success":false`) {
-			t.Fatalf("tool message %+v", last)
+		if store.holder != "" || store.releases != 1 {
+			t.Errorf("lease held by %q after the turn, %d releases", store.holder, store.releases)
 		}
 	})
 
-	t.Run("iteration bound", func(t *testing.T) {
+	t.Run("a refused start calls no model and keeps nothing", func(t *testing.T) {
 		t.Parallel()
-		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
-		srv, p := engineFixture(t, loop, loop, loop)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
-		var texts []string
-		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 2, collect(&texts))
-		if err != nil {
-			t.Fatal(err)
+		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"never"}})
+		refused := &db.Error{Kind: db.KindRateLimited, Code: "LIMIT_REACHED", Message: "limit"}
+		store := &memStore{startErr: refused}
+		var ev events
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), ev.emit)
+		if !errors.Is(err, refused) || out != nil || len(ev.kinds) != 0 {
+			t.Fatalf("err %v, out %+v, events %v", err, out, ev.kinds)
 		}
-		if res.StopReason != StopMaxIterations || res.Calls != 3 || len(res.Executions) != 2 {
-			t.Fatalf("stop %q, calls %d, executions %d", res.StopReason, res.Calls, len(res.Executions))
-		}
-		if res.Text != ToolLimitMessage || strings.Join(texts, "") != ToolLimitMessage {
-			t.Fatalf("text %q emitted %q", res.Text, texts)
-		}
-		reqs := srv.Requests()
-		if len(reqs) != 3 {
-			t.Fatalf("%d requests", len(reqs))
-		}
-		sys := string(reqs[2].Chat.Messages[0].Content)
-		if !strings.Contains(sys, "Tool limit reached") || strings.Contains(string(reqs[1].Chat.Messages[0].Content), "Tool limit reached") {
-			t.Fatalf("closing system prompt %q", sys)
+		if store.holder != "" || len(srv.Requests()) != 0 || len(store.saved) != 0 {
+			t.Errorf("lease %q, %d model calls, %d saves", store.holder, len(srv.Requests()), len(store.saved))
 		}
 	})
 
-	t.Run("closing call text is kept", func(t *testing.T) {
+	t.Run("a busy session is refused after the wait", func(t *testing.T) {
 		t.Parallel()
-		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
-		_, p := engineFixture(t, loop, llmtest.Turn{Text: []string{"I need your name and email."}})
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
-		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 1, nil)
-		if err != nil {
-			t.Fatal(err)
+		_, p := engineFixture(t)
+		store := &memStore{holder: "another turn"}
+		_, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), func(Event) {})
+		if !errors.Is(err, ErrSessionBusy) {
+			t.Fatalf("err %v, want ErrSessionBusy", err)
 		}
-		if res.Text != "I need your name and email." || res.StopReason != StopMaxIterations {
-			t.Fatalf("result %+v", res)
+		if store.holder != "another turn" {
+			t.Errorf("the other turn's lease was taken: %q", store.holder)
 		}
 	})
 
-	t.Run("upstream error after partial text", func(t *testing.T) {
+	t.Run("the caller's own model wins over the managed one", func(t *testing.T) {
 		t.Parallel()
-		_, p := engineFixture(t,
-			llmtest.Turn{Text: []string{"Checking."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada@example.com"}`}}}},
-			llmtest.Turn{Status: 503, ErrorMessage: "overloaded"},
-		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
-		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
-		var le *LLMError
-		if !errors.As(err, &le) || le.Kind != LLMUpstream {
-			t.Fatalf("error %v", err)
-		}
-		if res.Text != "Checking." || len(res.Executions) != 1 || !res.Executions[0].Success {
-			t.Fatalf("partial result %+v", res)
+		managed, mp := engineFixture(t, llmtest.Turn{Text: []string{"managed"}})
+		own, op := engineFixture(t, llmtest.Turn{Text: []string{"own"}})
+		in := testInput(db.ChannelWeb)
+		in.LLM = op
+		out, err := testEngine(&memStore{}, mp).Reply(context.Background(), in, func(Event) {})
+		if err != nil || out.Result.Text != "own" || len(managed.Requests()) != 0 || len(own.Requests()) != 1 {
+			t.Fatalf("err %v, out %+v", err, out)
 		}
 	})
 
-	t.Run("unknown tool name", func(t *testing.T) {
+	t.Run("history comes from the lease's read", func(t *testing.T) {
 		t.Parallel()
-		_, p := engineFixture(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "launch_rockets", Arguments: []string{`{}`}}}},
-			llmtest.Turn{Text: []string{"Sorry."}},
-		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
-		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
-		if err != nil {
-			t.Fatal(err)
+		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"again"}})
+		store := &memStore{conv: &db.Conversation{ID: "conv-1", MessageCount: 2, Status: db.StatusBot},
+			turns: []db.Turn{{Role: "user", Content: "first"}, {Role: "assistant", Content: "first answer"}}}
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), func(Event) {})
+		if err != nil || out.MessageCount != 4 {
+			t.Fatalf("err %v, out %+v", err, out)
 		}
-		if res.Executions[0].Success || !strings.Contains(res.Executions[0].Summary, "launch_rockets") {
-			t.Fatalf("execution %+v", res.Executions[0])
+		msgs := srv.Requests()[0].Chat.Messages
+		var got []string
+		for _, m := range msgs[1:] { // after the system prompt
+			got = append(got, m.Role+":"+string(m.Content))
 		}
-	})
-
-	t.Run("tool specs sent to the model", func(t *testing.T) {
-		t.Parallel()
-		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"ok"}})
-		tools := []db.Tool{
-			contactForm(t),
-			testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{Fields: []db.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
-			testTool(t, "Quote!", ToolGenerateQuote, quoteConfig()),
-			testTool(t, "Remember", ToolRememberFact, RememberConfig{AllowedKeys: []string{"company"}}),
-			testTool(t, "Products", ToolRecommendProduct, RecommendConfig{MaxResults: 2}),
-			testTool(t, "Human", ToolEscalateToHuman, EscalateConfig{}),
-			testTool(t, "Meeting", ToolBookMeeting, MeetingConfig{DurationMinutes: 30}),
-			testTool(t, "Off", ToolRememberFact, RememberConfig{}),
-		}
-		tools[len(tools)-1].IsActive = false
-		reg := NewToolRegistry(tools, ToolDeps{Corpus: fakeCorpus{}})
-		if _, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil); err != nil {
-			t.Fatal(err)
-		}
-		got := srv.Requests()[0].Chat.Tools
-		wantNames := []string{"contact_form", "contact_form_2", "quote", "remember", "products", "human", ExploreCorpusTool}
-		if len(got) != len(wantNames) {
-			t.Fatalf("%d tools offered, want %d", len(got), len(wantNames))
-		}
-		seen := map[string]bool{}
-		for i, tool := range got {
-			name := tool.Function.Name
-			if name != wantNames[i] || seen[name] {
-				t.Fatalf("tool %d is %q, want %q (unique)", i, name, wantNames[i])
-			}
-			seen[name] = true
-			var schema struct {
-				Type       string                     `json:"type"`
-				Properties map[string]json.RawMessage `json:"properties"`
-				Required   []string                   `json:"required"`
-			}
-			if err := json.Unmarshal(tool.Function.Parameters, &schema); err != nil || schema.Type != "object" || schema.Required == nil {
-				t.Fatalf("tool %s schema %s: %v", name, tool.Function.Parameters, err)
-			}
-			for _, r := range schema.Required {
-				if _, ok := schema.Properties[r]; !ok {
-					t.Fatalf("tool %s requires undeclared %q", name, r)
-				}
-			}
-			if tool.Function.Description == "" {
-				t.Fatalf("tool %s has no description", name)
-			}
-		}
-		if !strings.Contains(string(got[0].Function.Parameters), `"required":["fullName","workEmail"]`) ||
-			!strings.Contains(string(got[0].Function.Parameters), `"format":"email"`) {
-			t.Fatalf("form schema %s", got[0].Function.Parameters)
-		}
-		if !strings.Contains(string(got[3].Function.Parameters), `"enum":["company"]`) {
-			t.Fatalf("remember schema %s", got[3].Function.Parameters)
-		}
-		if !strings.Contains(string(got[2].Function.Parameters), `"enum":["Consulting day","Audit"]`) {
-			t.Fatalf("quote schema %s", got[2].Function.Parameters)
-		}
-		if len(reg.Skipped) != 1 || !strings.Contains(reg.Skipped[0], "BOOK_MEETING") {
-			t.Fatalf("skipped %v", reg.Skipped)
-		}
-	})
-}
-
-func TestFunctionName(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"Get a Quote!":     "get_a_quote",
-		"  Contact form  ": "contact_form",
-		"123 go":           "tool_123_go",
-		"***":              "submit_form",
-		"Élan vital":       "lan_vital",
-	} {
-		t.Run(in, func(t *testing.T) {
-			t.Parallel()
-			if got := functionName(in, ToolSubmitForm); got != want {
-				t.Fatalf("functionName(%q) = %q, want %q", in, got, want)
-			}
-		})
-	}
-	t.Run("long names are cut", func(t *testing.T) {
-		t.Parallel()
-		if got := functionName(strings.Repeat("ab ", 40), ToolSubmitForm); len(got) > 56 || strings.HasSuffix(got, "_") {
-			t.Fatalf("got %q", got)
+		if strings.Join(got, "|") != "user:first|assistant:first answer|user:Call me back please" {
+			t.Errorf("model was sent %q", got)
 		}
 	})
 }

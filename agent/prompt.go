@@ -123,16 +123,6 @@ type SectionReport struct {
 	Chars    int // characters of the section as rendered, heading included
 }
 
-// Section returns the report of the named section (zero if unknown).
-func (p Prompt) Section(name string) SectionReport {
-	for _, s := range p.Sections {
-		if s.Name == name {
-			return s
-		}
-	}
-	return SectionReport{}
-}
-
 // BuildPrompt assembles the system prompt of a conversation, one section
 // after another in the order of the Section constants:
 //

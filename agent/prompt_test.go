@@ -156,7 +156,7 @@ func TestBuildPromptPersona(t *testing.T) {
 		if !strings.Contains(p.System, "## Instructions for this conversation\nQualify the lead before quoting.") {
 			t.Errorf("segment prompt missing:\n%s", p.System)
 		}
-		if r := p.Section(SectionLore); r.Included != 2 || r.Dropped != 0 {
+		if r := sectionOf(p, SectionLore); r.Included != 2 || r.Dropped != 0 {
 			t.Errorf("lore report = %+v", r)
 		}
 	})
@@ -221,10 +221,10 @@ func TestBuildPromptCorpus(t *testing.T) {
 		if !p.ExploreCorpus {
 			t.Error("ExploreCorpus = false with a summarised entry")
 		}
-		if r := p.Section(SectionKnowledge); r.Included != 2 || r.Dropped != 0 || r.Chars != utf8.RuneCountInString(tier1) {
+		if r := sectionOf(p, SectionKnowledge); r.Included != 2 || r.Dropped != 0 || r.Chars != utf8.RuneCountInString(tier1) {
 			t.Errorf("knowledge report = %+v (section %d chars)", r, utf8.RuneCountInString(tier1))
 		}
-		if r := p.Section(SectionSummaries); r.Included != 1 {
+		if r := sectionOf(p, SectionSummaries); r.Included != 1 {
 			t.Errorf("summaries report = %+v", r)
 		}
 	})
@@ -300,7 +300,7 @@ func TestBuildPromptCaps(t *testing.T) {
 		if strings.Index(tier1, "NINE") > strings.Index(tier1, "EIGHT") || strings.Index(tier1, "EIGHT") > strings.Index(tier1, "still fits") {
 			t.Error("entries not in priority order")
 		}
-		if r := p.Section(SectionKnowledge); r.Included != 3 || r.Dropped != 1 {
+		if r := sectionOf(p, SectionKnowledge); r.Included != 3 || r.Dropped != 1 {
 			t.Errorf("knowledge report = %+v", r)
 		}
 		if d := PromptSectionDrops.Load() - before; d < 1 {
@@ -319,7 +319,7 @@ func TestBuildPromptCaps(t *testing.T) {
 			corpus = append(corpus, promptEntry(fmt.Sprint("e", i), fmt.Sprint("Entry ", i), "content", 100-i, promptPtr(strings.Repeat("s", 480))))
 		}
 		p := promptFor(t, func(in *PromptInput) { in.Corpus = corpus })
-		r := p.Section(SectionSummaries)
+		r := sectionOf(p, SectionSummaries)
 		if r.Included == 0 || r.Dropped == 0 || r.Included+r.Dropped != 30 {
 			t.Fatalf("summaries report = %+v", r)
 		}
@@ -370,7 +370,7 @@ func TestBuildPromptVisitor(t *testing.T) {
 			if !strings.Contains(mem, tc.want) || !strings.HasSuffix(mem, want) {
 				t.Errorf("%s: memory section =\n%s", tc.name, mem)
 			}
-			if r := p.Section(SectionMemory); r.Included != 2 {
+			if r := sectionOf(p, SectionMemory); r.Included != 2 {
 				t.Errorf("memory report = %+v", r)
 			}
 		}
@@ -391,7 +391,7 @@ func TestBuildPromptVisitor(t *testing.T) {
 			facts = append(facts, db.MemoryFact{Key: fmt.Sprint("k", i), Value: strings.Repeat("v", 1500), UpdatedAt: now.Add(time.Duration(i) * time.Minute)})
 		}
 		p := promptFor(t, func(in *PromptInput) { in.Memory = facts })
-		if r := p.Section(SectionMemory); r.Included != 2 || r.Dropped != 3 {
+		if r := sectionOf(p, SectionMemory); r.Included != 2 || r.Dropped != 3 {
 			t.Errorf("memory report = %+v", r)
 		}
 		mem := promptSection(t, p, "## What you remember")
@@ -430,7 +430,7 @@ func TestBuildPromptVisitor(t *testing.T) {
 		if strings.Contains(page, "- product:") || !strings.Contains(page, `- tags: ["a","b"]`) {
 			t.Errorf("want product dropped and tags kept:\n%s", page)
 		}
-		if r := p.Section(SectionPage); r.Included != 5 || r.Dropped != 1 {
+		if r := sectionOf(p, SectionPage); r.Included != 5 || r.Dropped != 1 {
 			t.Errorf("page report = %+v", r)
 		}
 	})
@@ -561,7 +561,7 @@ func TestBuildPromptVisitorContext(t *testing.T) {
 	}
 	long := strings.Repeat("x", VisitorContextCap+50)
 	p = promptFor(t, func(in *PromptInput) { in.VisitorContext = long })
-	if r := p.Section(SectionContext); r.Included != 1 || r.Dropped != 0 || !strings.Contains(p.System, strings.Repeat("x", VisitorContextCap-2)+"…") ||
+	if r := sectionOf(p, SectionContext); r.Included != 1 || r.Dropped != 0 || !strings.Contains(p.System, strings.Repeat("x", VisitorContextCap-2)+"…") ||
 		strings.Contains(p.System, strings.Repeat("x", VisitorContextCap-1)) {
 		t.Errorf("a long context should be cut to %d characters: %+v", VisitorContextCap, r)
 	}
@@ -592,10 +592,10 @@ func TestFitCorpus(t *testing.T) {
 	if len(f.LeftOutWhole) == 0 || f.KnowledgeChars > KnowledgeCap || f.SummariesChars > SummariesCap || f.KnowledgeChars < KnowledgeCap/2 {
 		t.Fatalf("fit %d/%d chars, %d left out: the test corpus should overflow tier 1", f.KnowledgeChars, f.SummariesChars, len(f.LeftOutWhole))
 	}
-	if r := p.Section(SectionKnowledge); r.Included != len(f.Whole) || r.Dropped != len(f.LeftOutWhole) {
+	if r := sectionOf(p, SectionKnowledge); r.Included != len(f.Whole) || r.Dropped != len(f.LeftOutWhole) {
 		t.Errorf("knowledge: BuildPrompt kept %d dropped %d, FitCorpus %d and %d", r.Included, r.Dropped, len(f.Whole), len(f.LeftOutWhole))
 	}
-	if r := p.Section(SectionSummaries); r.Included != len(f.Summarized) || r.Dropped != len(f.LeftOutSummarized) {
+	if r := sectionOf(p, SectionSummaries); r.Included != len(f.Summarized) || r.Dropped != len(f.LeftOutSummarized) {
 		t.Errorf("summaries: BuildPrompt kept %d dropped %d, FitCorpus %d and %d", r.Included, r.Dropped, len(f.Summarized), len(f.LeftOutSummarized))
 	}
 	for _, e := range f.Whole {
@@ -613,4 +613,14 @@ func TestFitCorpus(t *testing.T) {
 			t.Errorf("%s's summary is said to fit but is not in the prompt", e.Title)
 		}
 	}
+}
+
+// sectionOf returns the report of the named section (zero if unknown).
+func sectionOf(p Prompt, name string) SectionReport {
+	for _, s := range p.Sections {
+		if s.Name == name {
+			return s
+		}
+	}
+	return SectionReport{}
 }

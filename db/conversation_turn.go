@@ -16,36 +16,30 @@ type openedConversation struct {
 	MessageCreatedAt time.Time `db:"message_created_at"`
 }
 
-// OpenTurn stores a visitor's message: appended to the session's
-// conversation when there is one; else the conversation is started with it
-// as its first message, counted against the monthly limit, in one statement
-// (so the tenant's usage row is locked only while that statement runs, and
-// new conversations of a busy tenant barely wait for each other). The errors
-// are StartOrContinueConversation's. Turns of one session must not overlap
-// (the chat engine's session lease sees to it); should two starts of one
+// StartTurn stores a visitor's message, the first step of a turn. The
+// caller holds the session's lease and has just read the session's
+// conversation with it (known, nil when there was none: see
+// TakeSessionLease), so the message is appended to it without another
+// look-up; else the conversation is started with the message as its first,
+// counted against the monthly limit, in one statement (so the tenant's usage
+// row is locked only while that statement runs, and new conversations of a
+// busy tenant barely wait for each other). It reports whether it started the
+// conversation. A start that fails the conversation's rules is 400; one the
+// monthly limit refuses is 429 with LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
-func (d *DB) OpenTurn(ctx context.Context, p ConversationStart, message string) (Conversation, Message, bool, error) {
-	return d.openTurn(ctx, p, message, nil, false)
-}
-
-// OpenTurnFound is OpenTurn when the caller has just read the session's
-// conversation (found, nil when there was none), with the session's lease
-// taken: see TryAcquireSessionLeaseFinding.
-func (d *DB) OpenTurnFound(ctx context.Context, p ConversationStart, message string, found *Conversation) (Conversation, Message, bool, error) {
-	return d.openTurn(ctx, p, message, found, true)
-}
-
-func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, found *Conversation, looked bool) (Conversation, Message, bool, error) {
+func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string, known *Conversation) (Conversation, Message, bool, error) {
+	looked := true // known is what the session holds now
 	if err := p.validate(); err != nil {
 		return Conversation{}, Message{}, false, err
 	}
 	content := storableKey(message)
 	for range 2 {
+		assumed := looked // this round trusts known instead of looking
 		var c Conversation
 		var err error
 		switch {
-		case looked && found != nil:
-			c = *found
+		case looked && known != nil:
+			c = *known
 		case looked:
 			err = Errorf(KindNotFound, "Conversation not found")
 		default:
@@ -80,6 +74,11 @@ func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, 
 			m := Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
 				CreatedAt: opened.MessageCreatedAt}
 			return opened.Conversation, m, true, nil
+		case errors.Is(err, pgx.ErrNoRows) && assumed:
+			// Refused, but the session may have a conversation after all
+			// (another start won before known was read): look, and
+			// continue it rather than refuse a session that exists.
+			continue
 		case errors.Is(err, pgx.ErrNoRows):
 			return Conversation{}, Message{}, false, startRefused(ctx, d.Pool, p)
 		case isUniqueViolation(err, "conversations_session"):

@@ -11,7 +11,7 @@ import (
 	"github.com/parley/parley/db"
 )
 
-func TestOpenTurn(t *testing.T) {
+func TestStartTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
@@ -19,12 +19,12 @@ func TestOpenTurn(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 5, Channel: db.ChannelAgent}
-		c, m, created, err := f.store.OpenTurn(ctx, p, "Hello there")
+		c, m, created, err := f.store.StartTurn(ctx, p, "Hello there", nil)
 		if err != nil || !created || c.MessageCount != 1 || c.FirstUserMessage == nil || *c.FirstUserMessage != "Hello there" ||
 			c.Channel != db.ChannelAgent || m.ConversationID != c.ID || m.Role != "user" || m.Content != "Hello there" || m.CreatedAt.IsZero() {
 			t.Fatalf("first turn: %+v %+v %v %v", c, m, created, err)
 		}
-		c2, m2, created, err := f.store.OpenTurn(ctx, p, "Again")
+		c2, m2, created, err := f.store.StartTurn(ctx, p, "Again", nil)
 		if err != nil || created || c2.ID != c.ID || c2.MessageCount != 2 || m2.ID == m.ID {
 			t.Fatalf("second turn: %+v %+v %v %v", c2, m2, created, err)
 		}
@@ -45,8 +45,8 @@ func TestOpenTurn(t *testing.T) {
 		errs := make([]error, 12)
 		for i := range errs {
 			wg.Go(func() {
-				_, _, _, errs[i] = f.store.OpenTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID,
-					SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "hi")
+				_, _, _, errs[i] = f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID,
+					SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "hi", nil)
 			})
 		}
 		wg.Wait()
@@ -81,7 +81,7 @@ func TestOpenTurn(t *testing.T) {
 		ids := make([]string, 8)
 		for i := range ids {
 			wg.Go(func() {
-				c, _, _, err := f.store.OpenTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "same", Limit: 100}, "m")
+				c, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "same", Limit: 100}, "m", nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -108,7 +108,7 @@ func TestOpenTurn(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		theirVisitor := f.visitor(t, f.other.ID)
-		_, _, _, err := f.store.OpenTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "v", Limit: 10, VisitorID: &theirVisitor}, "hi")
+		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "v", Limit: 10, VisitorID: &theirVisitor}, "hi", nil)
 		wantKind(t, err, db.KindNotFound)
 		if used, _ := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now()); used != 0 {
 			t.Errorf("a refused start counted: %d", used)
@@ -116,30 +116,31 @@ func TestOpenTurn(t *testing.T) {
 	})
 }
 
-func TestLeaseFindingReadsTheSession(t *testing.T) {
+func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupConversations(t)
-	ok, st, err := f.store.TryAcquireSessionLeaseFinding(ctx, f.tenant.ID, "fresh", "h1", db.SessionLeaseTTL, 5)
+	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", db.SessionLeaseTTL, 5)
 	if err != nil || !ok || st.Conversation != nil || len(st.Turns) != 0 {
 		t.Fatalf("fresh session: %v %+v %v", ok, st, err)
 	}
 	p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "fresh", Limit: 10}
-	c, _, _, err := f.store.OpenTurnFound(ctx, p, "one", st.Conversation)
+	c, _, _, err := f.store.StartTurn(ctx, p, "one", st.Conversation)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.AppendReplyReleasingLease(ctx, f.tenant.ID, c.ID, "reply one", "fresh", "h1"); err != nil {
+	if _, err := f.store.SaveTurn(ctx, db.TurnRecord{TenantID: f.tenant.ID, ConversationID: c.ID,
+		SessionID: "fresh", LeaseHolder: "h1", Reply: "reply one"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 2; i <= 4; i++ {
-		if _, _, _, err := f.store.OpenTurn(ctx, p, fmt.Sprintf("msg %d", i)); err != nil {
+		if _, _, _, err := f.store.StartTurn(ctx, p, fmt.Sprintf("msg %d", i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The reply gave the lease back: another holder takes it and reads the
 	// last turns, oldest first.
-	ok, st, err = f.store.TryAcquireSessionLeaseFinding(ctx, f.tenant.ID, "fresh", "h2", db.SessionLeaseTTL, 3)
+	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", db.SessionLeaseTTL, 3)
 	if err != nil || !ok || st.Conversation == nil || st.Conversation.ID != c.ID || st.Conversation.MessageCount != 5 {
 		t.Fatalf("second lease: %v %+v %v", ok, st.Conversation, err)
 	}
@@ -147,11 +148,11 @@ func TestLeaseFindingReadsTheSession(t *testing.T) {
 		t.Errorf("turns %+v", st.Turns)
 	}
 	// Held: a third holder does not get it, nor the state.
-	if ok, st, err := f.store.TryAcquireSessionLeaseFinding(ctx, f.tenant.ID, "fresh", "h3", db.SessionLeaseTTL, 3); err != nil || ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", db.SessionLeaseTTL, 3); err != nil || ok || st.Conversation != nil {
 		t.Errorf("held lease taken: %v %+v %v", ok, st, err)
 	}
 	// Another tenant's session of the same name is its own.
-	if ok, st, err := f.store.TryAcquireSessionLeaseFinding(ctx, f.other.ID, "fresh", "h4", db.SessionLeaseTTL, 3); err != nil || !ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", db.SessionLeaseTTL, 3); err != nil || !ok || st.Conversation != nil {
 		t.Errorf("other tenant: %v %+v %v", ok, st, err)
 	}
 }

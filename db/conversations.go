@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -127,21 +126,6 @@ func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Ti
 	return n, nil
 }
 
-const lockSessionSQL = `SELECT pg_advisory_xact_lock(hashtextextended('session:' || $1 || ':' || $2, 0))`
-
-// LockSession serializes the writes of one session: it takes a transaction
-// advisory lock on (tenant, session) that the commit releases. Hold it only
-// for the short database steps of a turn (storing the user message, storing
-// the reply and tool calls), never while the model streams.
-// StartOrContinueConversation takes it itself, before the tenant's usage row:
-// one order for both locks, so no deadlock.
-func LockSession(ctx context.Context, tx pgx.Tx, tenantID, sessionID string) error {
-	if _, err := tx.Exec(ctx, lockSessionSQL, tenantID, storableKey(sessionID)); err != nil {
-		return fmt.Errorf("locking session: %w", err)
-	}
-	return nil
-}
-
 func (p *ConversationStart) validate() error {
 	fe := FieldErrors{}
 	if p.SessionID == "" || utf8.RuneCountInString(p.SessionID) > 100 || !storable(p.SessionID) {
@@ -162,59 +146,6 @@ func (p *ConversationStart) validate() error {
 		fe.Add("visitorType", "must be human or agent")
 	}
 	return fe.Err()
-}
-
-// StartOrContinueConversation returns the tenant's conversation of the
-// session, creating it when there is none (created reports which). A new
-// conversation counts against the monthly limit (conversation_usage): the
-// count and the insert are one statement, and the usage row stays locked
-// until tx ends, so concurrent starts never exceed it; beyond it the error is
-// KindRateLimited, code LIMIT_REACHED, with LimitDetails. An existing session
-// always continues. The month is the database clock's calendar month in UTC;
-// NextResetAt is the first instant of the next one. It takes the session's
-// lock (LockSession) first, so that two starts of one session cannot race.
-func StartOrContinueConversation(ctx context.Context, tx pgx.Tx, p ConversationStart) (c Conversation, created bool, err error) {
-	if err := p.validate(); err != nil {
-		return Conversation{}, false, err
-	}
-	// The session's lock and its conversation, in one round trip.
-	batch := &pgx.Batch{}
-	batch.Queue(lockSessionSQL, p.TenantID, storableKey(p.SessionID))
-	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, p.TenantID, p.SessionID)
-	br := tx.SendBatch(ctx, batch)
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return Conversation{}, false, fmt.Errorf("locking session: %w", err)
-	}
-	rows, _ := br.Query()
-	c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err == nil || !errors.Is(err, pgx.ErrNoRows) {
-		if err != nil {
-			err = fmt.Errorf("finding the session's conversation: %w", err)
-		}
-		return c, false, err
-	}
-	// One statement counts the conversation against the month's usage, only
-	// while under the limit, and inserts it when counted and when its segment
-	// and visitor are the tenant's. The usage row stays locked until commit,
-	// so the count and the insert are atomic; new conversations of one tenant
-	// wait for each other only that long.
-	rows, _ = tx.Query(ctx, countStartSQL+`
-		INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel,
-			visitor_type, agent_model, page_url, locale, metadata)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM used
-		RETURNING `+conversationColumns, p.startArgs()...)
-	c, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
-	if err == nil {
-		return c, true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return Conversation{}, false, fmt.Errorf("inserting conversation: %w", err)
-	}
-	return Conversation{}, false, startRefused(ctx, tx, p)
 }
 
 // countStartSQL begins a statement that starts a conversation: CTE "used"
@@ -257,15 +188,6 @@ func startRefused(ctx context.Context, q Querier, p ConversationStart) error {
 	return &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
 		Message: "Monthly conversation limit reached",
 		Details: LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
-}
-
-// StartOrContinueConversation runs StartOrContinueConversation in its own transaction.
-func (d *DB) StartOrContinueConversation(ctx context.Context, p ConversationStart) (c Conversation, created bool, err error) {
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
-		c, created, err = StartOrContinueConversation(ctx, tx, p)
-		return err
-	})
-	return c, created, err
 }
 
 func conversationBySession(ctx context.Context, q Querier, tenantID, sessionID string) (Conversation, error) {
@@ -363,20 +285,6 @@ func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 		return Errorf(KindNotFound, "Conversation not found")
 	}
 	return nil
-}
-
-// ToolHistory lists the conversation's tool runs, oldest first.
-func (d *DB) ToolHistory(ctx context.Context, tenantID, conversationID string) ([]ToolCall, error) {
-	if !looksLikeUUID(conversationID) {
-		return nil, Errorf(KindNotFound, "Conversation not found")
-	}
-	rows, _ := d.Pool.Query(ctx, `SELECT tool_name, tool_type, input, result, created_at FROM tool_history
-		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, conversationID)
-	calls, err := pgx.CollectRows(rows, pgx.RowToStructByName[ToolCall])
-	if err != nil {
-		return nil, fmt.Errorf("listing tool history: %w", err)
-	}
-	return calls, nil
 }
 
 // SetConversationStatus moves the conversation to BOT or ESCALATED.

@@ -102,12 +102,6 @@ func TestRateCounters(t *testing.T) {
 			if n, err := store.Count(ctx, key, time.Minute, base); err != nil || n != 2 {
 				t.Errorf("Count(%q) = %d, %v", key, n, err)
 			}
-			if err := store.ResetCounter(ctx, key, time.Minute, base); err != nil {
-				t.Errorf("ResetCounter(%q): %v", key, err)
-			}
-			if n, _ := store.Count(ctx, key, time.Minute, base); n != 0 {
-				t.Errorf("Count after reset = %d", n)
-			}
 		}
 	})
 	t.Run("Count of an unknown key is 0", func(t *testing.T) {
@@ -143,28 +137,6 @@ func TestRateCounters(t *testing.T) {
 		}
 		if n, _ := store.Count(ctx, key, time.Minute, base); n != hits {
 			t.Errorf("Count = %d, want %d", n, hits)
-		}
-	})
-	t.Run("ResetCounter forgets only its window", func(t *testing.T) {
-		t.Parallel()
-		key := uniqueKey(t)
-		_, _ = store.Hit(ctx, key, time.Minute, base)
-		_, _ = store.Hit(ctx, key, time.Minute, base)
-		_, _ = store.Hit(ctx, key, time.Minute, base.Add(time.Minute))
-		if err := store.ResetCounter(ctx, key, time.Minute, base.Add(10*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-		if n, _ := store.Count(ctx, key, time.Minute, base); n != 0 {
-			t.Errorf("after reset, Count = %d", n)
-		}
-		if n, _ := store.Count(ctx, key, time.Minute, base.Add(time.Minute)); n != 1 {
-			t.Errorf("reset touched the next window: %d", n)
-		}
-		if n, _ := store.Hit(ctx, key, time.Minute, base); n != 1 {
-			t.Errorf("first hit after reset = %d", n)
-		}
-		if err := store.ResetCounter(ctx, uniqueKey(t), time.Minute, base); err != nil {
-			t.Errorf("resetting an unknown key: %v", err)
 		}
 	})
 	t.Run("DeleteExpiredCounters", func(t *testing.T) {

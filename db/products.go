@@ -53,9 +53,20 @@ type ProductQuery struct {
 
 // ListProducts returns one page of the catalog and the total.
 func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]Product, int, error) {
-	where := " WHERE tenant_id = $1"
-	args := []any{tenantID}
-	order := " ORDER BY name, id"
+	where, order, args := productFilter(tenantID, q)
+	var total int
+	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting products: %w", err)
+	}
+	ps, err := d.productPage(ctx, where, order, args, q)
+	return ps, total, err
+}
+
+// productFilter is the WHERE and ORDER BY of a catalog query, with their arguments.
+func productFilter(tenantID string, q ProductQuery) (where, order string, args []any) {
+	where = " WHERE tenant_id = $1"
+	args = []any{tenantID}
+	order = " ORDER BY name, id"
 	if q.ActiveOnly {
 		where += " AND is_active"
 	}
@@ -66,18 +77,18 @@ func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) 
 			OR name ILIKE '%%' || $%d || '%%' OR $%d = ANY(tags))`, n-1, n-1, n, n-1)
 		order = fmt.Sprintf(` ORDER BY ts_rank(search, websearch_to_tsquery('english', $%d) || websearch_to_tsquery('simple', $%d)) DESC, name, id`, n-1, n-1)
 	}
-	var total int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("counting products: %w", err)
-	}
-	args = append(args, q.Limit, (q.Page-1)*q.Limit)
+	return where, order, args
+}
+
+func (d *DB) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]Product, error) {
+	args = append(args, q.Limit, (max(q.Page, 1)-1)*q.Limit)
 	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
 	ps, err := pgx.CollectRows(rows, pgx.RowToStructByName[Product])
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing products: %w", err)
+		return nil, fmt.Errorf("listing products: %w", err)
 	}
-	return ps, total, nil
+	return ps, nil
 }
 
 // Product returns one of the tenant's products.
@@ -215,4 +226,12 @@ func (d *DB) HasActiveProducts(ctx context.Context, tenantID string) (bool, erro
 		return false, fmt.Errorf("checking for products: %w", err)
 	}
 	return found, nil
+}
+
+// SearchProducts returns the tenant's active products matching query, best
+// first, at most limit: RECOMMEND_PRODUCT's search.
+func (d *DB) SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]Product, error) {
+	q := ProductQuery{Search: query, ActiveOnly: true, Page: 1, Limit: limit}
+	where, order, args := productFilter(tenantID, q)
+	return d.productPage(ctx, where, order, args, q)
 }

@@ -36,13 +36,6 @@ func (d *DB) Count(ctx context.Context, key string, window time.Duration, now ti
 	return n, nil
 }
 
-// ResetCounter forgets key's count in the window containing now.
-func (d *DB) ResetCounter(ctx context.Context, key string, window time.Duration, now time.Time) error {
-	key = storableKey(key)
-	_, err := d.Pool.Exec(ctx, `DELETE FROM rate_counters WHERE key = $1 AND window_start = $2`, key, now.Truncate(window))
-	return err
-}
-
 // DeleteExpiredCounters removes counters whose window has ended and returns how many.
 func (d *DB) DeleteExpiredCounters(ctx context.Context, now time.Time) (int64, error) {
 	tag, err := d.Pool.Exec(ctx, `DELETE FROM rate_counters WHERE expires_at < $1`, now)

@@ -22,20 +22,18 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 	WHERE session_leases.busy_until < now()
 	RETURNING holder`
 
-// SessionState is what TryAcquireSessionLeaseFinding read once it held the
-// lease: the session's conversation (nil when there is none yet) and its
+// SessionState is what TakeSessionLease read once it held the lease: the session's conversation (nil when there is none yet) and its
 // last user and assistant turns, oldest first.
 type SessionState struct {
 	Conversation *Conversation
 	Turns        []Turn
 }
 
-// TryAcquireSessionLeaseFinding takes the lease of (tenant, session) for
-// holder when nobody holds it or its holder's lease expired, reporting
-// whether it did, and then reads the session's state with up to turns recent
-// turns, in the same round trip. It holds no lock or connection once it
-// returns.
-func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, SessionState, error) {
+// TakeSessionLease takes the lease of (tenant, session) for holder when
+// nobody holds it or its holder's lease expired, reporting whether it did,
+// and then reads the session's state with up to turns recent turns, in the
+// same round trip. It holds no lock or connection once it returns.
+func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, SessionState, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds())
 	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
@@ -94,28 +92,112 @@ func (d *DB) ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holde
 
 const releaseLeaseSQL = `DELETE FROM session_leases WHERE tenant_id = $1 AND session_id = $2 AND holder = $3`
 
-// AppendReplyReleasingLease stores an assistant reply of the conversation and
-// gives the session's lease back, in one round trip: the two statements go
-// as one batch, which PostgreSQL runs as one implicit transaction, so the
-// lease is not given back unless the reply is stored. It is the end of a
-// turn that ran no tools.
-func (d *DB) AppendReplyReleasingLease(ctx context.Context, tenantID, conversationID, content, sessionID, holder string) (Message, error) {
-	if !looksLikeUUID(conversationID) {
+// TurnRecord is what an answered message leaves behind: the answer, the
+// tools it ran with the submissions they produced, and an escalation.
+// LeaseHolder, when set, is the session lease given back with the turn.
+type TurnRecord struct {
+	TenantID       string
+	ConversationID string
+	SessionID      string
+	LeaseHolder    string
+	// Reply is the assistant's answer; "" when nothing was said.
+	Reply    string
+	ToolRuns []ToolRun
+	// Escalated moves the conversation to ESCALATED.
+	Escalated bool
+	// Transcript is the conversation as each submission keeps it.
+	Transcript []Turn
+}
+
+// ToolRun is one tool run of a turn and the submission it produced, if any
+// (Submission's TenantID and ConversationID are the turn's).
+type ToolRun struct {
+	Call       ToolCall
+	Submission *NewSubmission
+}
+
+// SaveTurn stores a turn in one transaction: the reply, the tool history,
+// the submissions with their submission.created events and deliveries, the
+// conversation's status, and the session lease given back (when the record
+// names its holder). It returns the stored reply (zero when there was none).
+// The lease is not given back unless the rest is stored.
+func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (Message, error) {
+	if len(r.ToolRuns) == 0 && !r.Escalated {
+		// The common turn, text alone: one round trip.
+		return d.saveReply(ctx, r)
+	}
+	var m Message
+	err := d.InTx(ctx, func(tx pgx.Tx) error {
+		if r.Reply != "" {
+			var err error
+			if m, err = AppendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply); err != nil {
+				return err
+			}
+		}
+		for _, run := range r.ToolRuns {
+			if err := AppendToolHistory(ctx, tx, r.TenantID, r.ConversationID, run.Call); err != nil {
+				return err
+			}
+			if run.Submission == nil {
+				continue
+			}
+			ns := *run.Submission
+			ns.TenantID, ns.ConversationID = r.TenantID, &r.ConversationID
+			if _, _, err := CreateSubmission(ctx, tx, ns, r.Transcript); err != nil {
+				return err
+			}
+		}
+		if r.Escalated {
+			if err := SetConversationStatus(ctx, tx, r.TenantID, r.ConversationID, StatusEscalated); err != nil {
+				return err
+			}
+		}
+		if r.LeaseHolder != "" {
+			if _, err := tx.Exec(ctx, releaseLeaseSQL, r.TenantID, storableKey(r.SessionID), r.LeaseHolder); err != nil {
+				return fmt.Errorf("releasing the session lease: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Message{}, err
+	}
+	return m, nil
+}
+
+// saveReply stores a turn's reply and gives the session's lease back in one
+// round trip: the statements go as one batch, which PostgreSQL runs as one
+// implicit transaction, so the lease is not given back unless the reply is
+// stored.
+func (d *DB) saveReply(ctx context.Context, r TurnRecord) (Message, error) {
+	if !looksLikeUUID(r.ConversationID) {
 		return Message{}, Errorf(KindNotFound, "Conversation not found")
 	}
 	batch := &pgx.Batch{}
-	batch.Queue(appendMessageSQL, tenantID, conversationID, "assistant", storableKey(content))
-	batch.Queue(releaseLeaseSQL, tenantID, storableKey(sessionID), holder)
-	br := d.Pool.SendBatch(ctx, batch)
-	rows, _ := br.Query()
-	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message])
-	if err != nil {
-		br.Close()
-		return Message{}, notFound(err, "Conversation")
+	if r.Reply != "" {
+		batch.Queue(appendMessageSQL, r.TenantID, r.ConversationID, "assistant", storableKey(r.Reply))
 	}
-	if _, err := br.Exec(); err != nil {
-		br.Close()
-		return Message{}, fmt.Errorf("releasing the session lease: %w", err)
+	if r.LeaseHolder != "" {
+		batch.Queue(releaseLeaseSQL, r.TenantID, storableKey(r.SessionID), r.LeaseHolder)
+	}
+	if batch.Len() == 0 {
+		return Message{}, nil
+	}
+	br := d.Pool.SendBatch(ctx, batch)
+	var m Message
+	if r.Reply != "" {
+		rows, _ := br.Query()
+		var err error
+		if m, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message]); err != nil {
+			br.Close()
+			return Message{}, notFound(err, "Conversation")
+		}
+	}
+	if r.LeaseHolder != "" {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return Message{}, fmt.Errorf("releasing the session lease: %w", err)
+		}
 	}
 	if err := br.Close(); err != nil {
 		return Message{}, fmt.Errorf("storing the reply: %w", err)

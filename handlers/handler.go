@@ -30,20 +30,10 @@ type Handler struct {
 	Now      func() time.Time
 	// Outbound makes every outgoing request (corpus sync, webhooks, MCP).
 	Outbound *agent.Outbound
-	// LLM is Parley's managed model provider, from the configuration; nil
-	// means the local provider, which answers from the corpus.
-	LLM agent.Provider
+	// Engine runs the turns of chat (and of every other channel).
+	Engine *agent.Engine
 	// Captcha checks the bot-challenge tokens of chat messages.
-	Captcha *CaptchaVerifier
-	// SessionWait bounds how long a chat message waits for the previous
-	// message of its session to be answered; 0 means 30 seconds.
-	SessionWait time.Duration
-	// SessionLease is how long a session's lease lasts between renewals;
-	// 0 means db.SessionLeaseTTL.
-	SessionLease time.Duration
-	// TurnTimeout bounds a chat turn's model calls and tools; 0 means
-	// 5 minutes.
-	TurnTimeout time.Duration
+	Captcha *auth.BotChallenge
 }
 
 // Keys of values the middleware leaves in the Echo context.

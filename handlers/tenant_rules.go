@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -237,5 +238,28 @@ func checkCaptcha(errs db.FieldErrors, t db.Tenant, p db.TenantPatch) {
 	}
 	if !hasSecret {
 		errs.Add("captchaSecretKey", "is required while captchaEnabled is true")
+	}
+}
+
+// checkSignedCallURL refuses a tenant endpoint the service calls with
+// requests signed by the visitor signing key (the reply endpoint, the
+// context webhook) when it must not call it: credentials in the URL, plain
+// http to a host the operator did not exempt (PARLEY_SSRF_ALLOW), or a host
+// that is or resolves to a private or reserved address. Length and shape
+// were checked with the other fields.
+func (h *Handler) checkSignedCallURL(ctx context.Context, errs db.FieldErrors, field, raw string) {
+	if _, bad := errs[field]; bad {
+		return
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		errs.Add(field, "must be an absolute URL such as https://example.com/path")
+	case u.User != nil:
+		errs.Add(field, "must not contain credentials; calls are signed with the visitor signing key")
+	case h.plainHTTPRefused(ctx, u, raw):
+		errs.Add(field, "must use https")
+	default:
+		h.checkOutboundURL(ctx, errs, field, raw)
 	}
 }

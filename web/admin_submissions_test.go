@@ -56,12 +56,11 @@ func TestBrowserSubmissions(t *testing.T) {
 	ten := b.newTenant(t, "scale")
 	bg := context.Background()
 
-	conv, _, err := b.db.StartOrContinueConversation(bg, db.ConversationStart{TenantID: ten.ID, SessionID: "inbox", Limit: 1000})
+	conv, _, _, err := b.db.StartTurn(bg, db.ConversationStart{TenantID: ten.ID, SessionID: "inbox", Limit: 1000},
+		"Can someone call me about pricing?", nil)
 	mustStep(t, "starting a conversation", err)
-	for _, m := range [][2]string{{"user", "Can someone call me about pricing?"}, {"assistant", "Of course. What is your name and email?"}} {
-		_, err := db.AppendMessage(bg, b.db.Pool, ten.ID, conv.ID, m[0], m[1])
-		mustStep(t, "storing a message", err)
-	}
+	_, err = b.db.SaveTurn(bg, db.TurnRecord{TenantID: ten.ID, ConversationID: conv.ID, Reply: "Of course. What is your name and email?"})
+	mustStep(t, "storing the reply", err)
 	now := time.Now().UTC()
 	old := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"old@example.com"}`, now.Add(-48*time.Hour), nil)
 	ada := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",

@@ -57,12 +57,14 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Auth:     &auth.Authenticator{DB: store},
 		Sessions: sessions,
 	}
+	outbound := agent.NewOutbound(cfg.SSRFAllow, nil)
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions,
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
-		Outbound: agent.NewOutbound(cfg.SSRFAllow, nil),
-		LLM:      managedProvider(cfg),
-		Captcha:  &handlers.CaptchaVerifier{URL: cfg.CaptchaVerifyURL},
+		Outbound: outbound,
+		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: outbound,
+			Secrets: box, Logger: logger},
+		Captcha: &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 	}
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true

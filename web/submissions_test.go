@@ -30,7 +30,7 @@ func (b *bundle) newSubTenant(t *testing.T) subTenant {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, _, err := b.db.StartOrContinueConversation(ctx, db.ConversationStart{TenantID: ten.ID, SessionID: "s-" + ten.Slug, Limit: 1000})
+	conv, _, _, err := b.db.StartTurn(ctx, db.ConversationStart{TenantID: ten.ID, SessionID: "s-" + ten.Slug, Limit: 1000}, "Hello", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,18 @@
-package handlers
+package agent
 
 import (
 	"context"
 	"sync"
 
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
-// promptData is what the prompt and the tool registry of a turn are built
+// promptReads is what the prompt and the tool registry of a turn are built
 // from. None of it depends on the conversation, so it is read while the turn
 // waits for its session's lease and stores the visitor's message: each read
 // on its own pool connection, at once, rather than one round trip after
 // another before the first byte can be sent.
-type promptData struct {
+type promptReads struct {
 	wg           sync.WaitGroup
 	corpus       []db.CorpusEntry
 	hasSummaries bool
@@ -26,10 +25,10 @@ type promptData struct {
 	errs           [4]error
 }
 
-// prefetchPrompt starts the reads of the turn's prompt data.
-func (h *Handler) prefetchPrompt(ctx context.Context, turn *chatTurn) *promptData {
-	p := &promptData{}
-	t, seg := turn.tenant, turn.segment
+// readPrompt starts the reads of the turn's prompt data.
+func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
+	p := &promptReads{}
+	t, seg := in.Tenant, in.Segment
 	read := func(i int, f func() error) {
 		p.wg.Add(1)
 		go func() {
@@ -38,38 +37,38 @@ func (h *Handler) prefetchPrompt(ctx context.Context, turn *chatTurn) *promptDat
 		}()
 	}
 	read(0, func() (err error) {
-		p.corpus, err = h.DB.PromptCorpus(ctx, t.ID, seg.ID, turn.locale, agent.PromptCorpusLimit)
+		p.corpus, err = e.Store.PromptCorpus(ctx, t.ID, seg.ID, in.Locale, PromptCorpusLimit)
 		return err
 	})
 	read(1, func() (err error) {
-		p.hasSummaries, err = h.DB.HasCorpusSummaries(ctx, t.ID, seg.ID, turn.locale)
+		p.hasSummaries, err = e.Store.HasCorpusSummaries(ctx, t.ID, seg.ID, in.Locale)
 		return err
 	})
-	if turn.memoryAllowed() {
+	if in.memoryAllowed() {
 		read(2, func() (err error) {
-			p.memory, err = h.DB.ListMemory(ctx, t.ID, turn.visitor.ID)
+			p.memory, err = e.Store.ListMemory(ctx, t.ID, in.Visitor.ID)
 			return err
 		})
 	}
-	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && h.Outbound != nil && h.Box != nil {
+	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && e.Outbound != nil && e.Secrets != nil {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.visitorContext = h.visitorContext(ctx, turn)
+			p.visitorContext = e.visitorContext(ctx, in)
 		}()
 	}
 	read(3, func() (err error) {
-		if p.tools, err = h.DB.ListTools(ctx, t.ID); err != nil || !agent.HasToolType(p.tools, agent.ToolRecommendProduct) {
+		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil || !HasToolType(p.tools, ToolRecommendProduct) {
 			return err
 		}
-		p.hasProducts, err = h.DB.HasActiveProducts(ctx, t.ID)
+		p.hasProducts, err = e.Store.HasActiveProducts(ctx, t.ID)
 		return err
 	})
 	return p
 }
 
 // wait returns once every read is done, with the first error.
-func (p *promptData) wait() error {
+func (p *promptReads) wait() error {
 	p.wg.Wait()
 	for _, err := range p.errs {
 		if err != nil {
@@ -84,21 +83,21 @@ func (p *promptData) wait() error {
 // and verified when the tenant set a visitor auth mode): an id alone proves
 // nothing, and the tenant's systems must not describe someone to whoever
 // claims their id.
-func (h *Handler) visitorContext(ctx context.Context, turn *chatTurn) string {
-	t := turn.tenant
-	key, err := h.Box.Open(t.VisitorSigningKey)
+func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) string {
+	t := in.Tenant
+	key, err := e.Secrets.Open(t.VisitorSigningKey)
 	if err != nil {
-		h.Logger.Error("opening the visitor signing key for the context webhook", "tenant", t.Slug, "err", err)
+		e.Logger.Error("opening the visitor signing key for the context webhook", "tenant", t.Slug, "err", err)
 		return ""
 	}
-	q := agent.VisitorContextQuery{Verified: turn.verified}
-	if v := turn.visitor; v != nil && turn.memoryAllowed() {
+	q := VisitorContextQuery{Verified: in.Verified}
+	if v := in.Visitor; v != nil && in.memoryAllowed() {
 		q.VisitorID, q.ExternalID, q.Email = &v.ID, v.ExternalID, v.Email
 	}
-	got, err := agent.FetchVisitorContext(ctx, h.Outbound.Client(agent.VisitorContextTimeout), *t.VisitorContextURL, key, h.now(), q)
+	got, err := FetchVisitorContext(ctx, e.Outbound.Client(VisitorContextTimeout), *t.VisitorContextURL, key, e.now(), q)
 	if err != nil {
 		if ctx.Err() == nil {
-			h.Logger.Warn("chat context webhook failed; answering without it", "tenant", t.Slug, "err", err)
+			e.Logger.Warn("context webhook failed; answering without it", "tenant", t.Slug, "err", err)
 		}
 		return ""
 	}

@@ -1,4 +1,4 @@
-package handlers
+package agent
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// Session lease waits (see db.TryAcquireSessionLeaseFinding).
+// Session lease waits (see db.TakeSessionLease).
 const (
 	leaseWaitDefault  = 30 * time.Second
 	leasePollFirst    = 50 * time.Millisecond
@@ -19,13 +19,9 @@ const (
 	leaseReleaseLimit = 5 * time.Second
 )
 
-// errSessionBusy answers a message whose session stayed busy too long.
-var errSessionBusy = &db.Error{Kind: db.KindConflict,
-	Message: "Another message of this session is still being answered; retry shortly"}
-
 // sessionLease is a turn's hold on its session.
 type sessionLease struct {
-	h                           *Handler
+	e                           *Engine
 	ctx                         context.Context
 	tenantID, sessionID, holder string
 	ttl                         time.Duration
@@ -37,27 +33,27 @@ type sessionLease struct {
 	state db.SessionState
 }
 
-// acquireSessionLease waits, polling with backoff, until this turn holds the
+// takeSessionLease waits, polling with backoff, until this turn holds the
 // lease of its session, so that the turns of one session run one after the
 // other: the user message of the second lands after the first's answer.
 // No connection or lock is held while waiting or while the model answers.
-func (h *Handler) acquireSessionLease(ctx context.Context, tenantID, sessionID string) (*sessionLease, error) {
+func (e *Engine) takeSessionLease(ctx context.Context, tenantID, sessionID string) (*sessionLease, error) {
 	holder := rand.Text()
-	ttl := cmp.Or(h.SessionLease, db.SessionLeaseTTL)
-	deadline := time.Now().Add(cmp.Or(h.SessionWait, leaseWaitDefault))
+	ttl := cmp.Or(e.SessionLease, db.SessionLeaseTTL)
+	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {
-		ok, state, err := h.DB.TryAcquireSessionLeaseFinding(ctx, tenantID, sessionID, holder, ttl, chatHistoryTurns-1)
+		ok, state, err := e.Store.TakeSessionLease(ctx, tenantID, sessionID, holder, ttl, HistoryTurns-1)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			l := &sessionLease{h: h, ctx: ctx, tenantID: tenantID, sessionID: sessionID, holder: holder, ttl: ttl, state: state}
+			l := &sessionLease{e: e, ctx: ctx, tenantID: tenantID, sessionID: sessionID, holder: holder, ttl: ttl, state: state}
 			l.keepAlive()
 			return l, nil
 		}
 		if time.Now().Add(wait).After(deadline) {
-			return nil, errSessionBusy
+			return nil, ErrSessionBusy
 		}
 		select {
 		case <-ctx.Done():
@@ -85,21 +81,21 @@ func (l *sessionLease) keepAlive() {
 func (l *sessionLease) renew() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), leaseReleaseLimit)
 	defer cancel()
-	held, err := l.h.DB.RenewSessionLease(ctx, l.tenantID, l.sessionID, l.holder, l.ttl)
+	held, err := l.e.Store.RenewSessionLease(ctx, l.tenantID, l.sessionID, l.holder, l.ttl)
 	switch {
 	case err != nil:
-		l.h.Logger.Error("renewing a chat session lease", "tenant", l.tenantID, "err", err)
+		l.e.Logger.Error("renewing a chat session lease", "tenant", l.tenantID, "err", err)
 	case !held:
 		if !l.released.Load() {
-			l.h.Logger.Warn("a chat turn lost its session lease", "tenant", l.tenantID)
+			l.e.Logger.Warn("a chat turn lost its session lease", "tenant", l.tenantID)
 		}
 		return
 	}
 	l.keepAlive()
 }
 
-// markReleased records that the lease was given back (with the reply, see
-// db.AppendReplyReleasingLease) and stops its renewals, reporting whether it
+// markReleased records that the lease was given back (with the turn, see
+// db.SaveTurn) and stops its renewals, reporting whether it
 // had been already.
 func (l *sessionLease) markReleased() bool {
 	was := l.released.Swap(true)
@@ -119,7 +115,7 @@ func (l *sessionLease) release() {
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), leaseReleaseLimit)
 	defer cancel()
-	if err := l.h.DB.ReleaseSessionLease(rctx, l.tenantID, l.sessionID, l.holder); err != nil {
-		l.h.Logger.Error("releasing a chat session lease", "tenant", l.tenantID, "err", err)
+	if err := l.e.Store.ReleaseSessionLease(rctx, l.tenantID, l.sessionID, l.holder); err != nil {
+		l.e.Logger.Error("releasing a chat session lease", "tenant", l.tenantID, "err", err)
 	}
 }

@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/parley/parley/db"
+)
+
+// toolDeps binds the tool executors to the turn's tenant, segment, visitor
+// and conversation.
+func (e *Engine) toolDeps(t *turn, explore bool) ToolDeps {
+	in := t.in
+	tenant := in.Tenant
+	deps := ToolDeps{
+		Products: storeProducts{store: e.Store, tenantID: tenant.ID},
+		EscalationContext: map[string]any{
+			"conversationId": t.conv.ID, "sessionId": in.SessionID, "pageUrl": in.PageURL,
+		},
+		Now: e.Now,
+		EscalatorFor: func(tool db.Tool) Escalator {
+			if tool.WebhookURL == nil || *tool.WebhookURL == "" || e.Outbound == nil {
+				return nil
+			}
+			var secret []byte
+			if len(tool.WebhookSecret) > 0 && e.Secrets != nil {
+				s, err := e.Secrets.Open(tool.WebhookSecret)
+				if err != nil {
+					e.Logger.Error("cannot open an escalation webhook secret", "tenant", tenant.Slug, "tool", tool.ID, "err", err)
+					return nil
+				}
+				secret = s
+			}
+			return WebhookEscalator{URL: *tool.WebhookURL, Secret: secret, Client: e.Outbound.Client(escalationTimeout), Now: e.Now}
+		},
+	}
+	if in.memoryAllowed() {
+		deps.Memory = storeMemory{store: e.Store, tenantID: tenant.ID, visitorID: in.Visitor.ID}
+	}
+	if in.Visitor != nil {
+		deps.EscalationContext["visitorId"] = in.Visitor.ID
+	}
+	if explore {
+		deps.Corpus = storeCorpus{store: e.Store, tenantID: tenant.ID, segmentID: in.Segment.ID, locale: in.Locale}
+	}
+	return deps
+}
+
+// replyEndpoint returns the provider that calls the tenant's reply endpoint
+// for this turn, or nil when the tenant has none. Calls are signed with the
+// tenant's visitor signing key and go through the SSRF-guarded client.
+func (e *Engine) replyEndpoint(t *turn) (Provider, error) {
+	in := t.in
+	tenant := in.Tenant
+	if tenant.LLMWebhookURL == nil || *tenant.LLMWebhookURL == "" {
+		return nil, nil
+	}
+	if e.Outbound == nil || e.Secrets == nil {
+		return nil, errors.New("no outbound client or secrets for the reply endpoint")
+	}
+	key, err := e.Secrets.Open(tenant.VisitorSigningKey)
+	if err != nil {
+		return nil, fmt.Errorf("opening the visitor signing key: %w", err)
+	}
+	wt := WebhookTurn{
+		Tenant: tenant.Slug, SessionID: in.SessionID, ConversationID: t.conv.ID, Message: in.Message,
+		Locale: in.Locale, Segment: in.Segment.Slug, PageURL: in.PageURL,
+	}
+	if v := in.Visitor; v != nil {
+		wt.Visitor = &WebhookVisitor{ID: v.ID, ExternalID: v.ExternalID, Email: v.Email, DisplayName: v.DisplayName}
+	}
+	return NewWebhookLLM(WebhookLLMConfig{
+		URL: *tenant.LLMWebhookURL, Key: key, HTTPClient: e.Outbound.Client(WebhookLLMTimeout), Now: e.Now, Turn: wt,
+	}), nil
+}
+
+// storeMemory is REMEMBER_FACT's store for one visitor.
+type storeMemory struct {
+	store               Store
+	tenantID, visitorID string
+}
+
+func (m storeMemory) Remember(ctx context.Context, key, value string) error {
+	_, err := m.store.UpsertMemory(ctx, m.tenantID, m.visitorID, key, value)
+	return err
+}
+
+// storeProducts is RECOMMEND_PRODUCT's search of the tenant's active catalog.
+type storeProducts struct {
+	store    Store
+	tenantID string
+}
+
+func (p storeProducts) Search(ctx context.Context, query string, limit int) ([]Product, error) {
+	found, err := p.store.SearchProducts(ctx, p.tenantID, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Product, len(found))
+	for i, f := range found {
+		out[i] = Product{ID: f.ID, Name: f.Name, Description: promptDeref(f.Description), Price: f.Price,
+			Currency: promptDeref(f.Currency), URL: promptDeref(f.URL), ImageURL: promptDeref(f.ImageURL)}
+	}
+	return out, nil
+}
+
+// storeCorpus is explore_corpus's reader of the segment's entries.
+type storeCorpus struct {
+	store                       Store
+	tenantID, segmentID, locale string
+}
+
+func (c storeCorpus) Explore(ctx context.Context, query string, limit int) ([]Passage, error) {
+	entries, err := c.store.ExploreCorpus(ctx, c.tenantID, c.segmentID, c.locale, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Passage, len(entries))
+	for i, e := range entries {
+		out[i] = Passage{Title: e.Title, Content: e.Content}
+	}
+	return out, nil
+}
