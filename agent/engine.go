@@ -102,6 +102,18 @@ type TurnInput struct {
 	Metadata    db.ConversationMetadata
 	// LLM is the caller's own model for this turn; nil for the tenant's.
 	LLM Provider
+	// Logger is the request's logger (request id, tenant); nil means the
+	// engine's.
+	Logger *slog.Logger
+}
+
+// logger is the turn's logger: the request's, else the engine's naming the
+// tenant by slug. open sets it before anything runs in parallel.
+func (in *TurnInput) logger(e *Engine) *slog.Logger {
+	if in.Logger == nil {
+		in.Logger = e.Logger.With("tenant", in.Tenant.Slug)
+	}
+	return in.Logger
 }
 
 // memoryAllowed reports whether the turn may read and write the visitor's
@@ -193,9 +205,10 @@ type turn struct {
 // the prompt data is read. The turn it returns holds the lease and the reads
 // under way: the caller closes it.
 func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
+	log := in.logger(e) // set before the reads, which log through it
 	t := &turn{in: in}
 	t.reads = e.readPrompt(ctx, in)
-	lease, err := e.takeSessionLease(ctx, in.Tenant.ID, in.SessionID)
+	lease, err := e.takeSessionLease(ctx, log, in.Tenant.ID, in.SessionID)
 	if err != nil {
 		t.close() // no read outlives the turn
 		return nil, err
@@ -253,13 +266,13 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		Tenant: in.Tenant, Segment: in.Segment, Corpus: reads.corpus, HasSummaries: reads.hasSummaries,
 		Memory: reads.memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale,
-		Now: e.now(), Logger: e.Logger,
+		Now: e.now(), Logger: in.logger(e),
 	})
 	tt := Enrich(reads.tools, EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
 		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus})
 	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt.Explore))}
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
-		e.Logger.Debug("tools not offered", "tenant", in.Tenant.Slug, "tools", skipped)
+		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}
 	// The history is the turns read with the lease (none for a new
 	// conversation) and the message just stored.
@@ -315,15 +328,15 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	defer cancel()
 	msg, storeErr := e.save(storeCtx, t, res, call.history)
 	if storeErr != nil {
-		e.Logger.Error("storing a turn", "tenant", in.Tenant.Slug, "conversation", t.conv.ID, "err", storeErr)
+		in.logger(e).Error("storing a turn", "conversation", t.conv.ID, "err", storeErr)
 	}
 	clientGone := errors.Is(call.err, context.Canceled) || ctx.Err() != nil
 	if call.err != nil && !clientGone {
-		e.Logger.Warn("model call failed", "tenant", in.Tenant.Slug, "provider", call.provider.Name(), "err", call.err)
+		in.logger(e).Warn("model call failed", "provider", call.provider.Name(), "err", call.err)
 	}
 	for _, ex := range res.Executions {
 		if ex.Err != nil {
-			e.Logger.Warn("tool failed", "tenant", in.Tenant.Slug, "tool", ex.ToolName, "err", ex.Err)
+			in.logger(e).Warn("tool failed", "tool", ex.ToolName, "err", ex.Err)
 		}
 	}
 	// The turn held the session: the conversation is as it left it.

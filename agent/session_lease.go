@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ const (
 // sessionLease is a turn's hold on its session.
 type sessionLease struct {
 	e                           *Engine
+	log                         *slog.Logger
 	ctx                         context.Context
 	tenantID, sessionID, holder string
 	ttl                         time.Duration
@@ -37,7 +39,7 @@ type sessionLease struct {
 // lease of its session, so that the turns of one session run one after the
 // other: the user message of the second lands after the first's answer.
 // No connection or lock is held while waiting or while the model answers.
-func (e *Engine) takeSessionLease(ctx context.Context, tenantID, sessionID string) (*sessionLease, error) {
+func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, tenantID, sessionID string) (*sessionLease, error) {
 	holder := rand.Text()
 	ttl := cmp.Or(e.SessionLease, db.SessionLeaseTTL)
 	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
@@ -48,7 +50,7 @@ func (e *Engine) takeSessionLease(ctx context.Context, tenantID, sessionID strin
 			return nil, err
 		}
 		if ok {
-			l := &sessionLease{e: e, ctx: ctx, tenantID: tenantID, sessionID: sessionID, holder: holder, ttl: ttl, state: state}
+			l := &sessionLease{e: e, log: log, ctx: ctx, tenantID: tenantID, sessionID: sessionID, holder: holder, ttl: ttl, state: state}
 			l.keepAlive()
 			return l, nil
 		}
@@ -84,10 +86,10 @@ func (l *sessionLease) renew() {
 	held, err := l.e.Store.RenewSessionLease(ctx, l.tenantID, l.sessionID, l.holder, l.ttl)
 	switch {
 	case err != nil:
-		l.e.Logger.Error("renewing a chat session lease", "tenant", l.tenantID, "err", err)
+		l.log.Error("renewing a session lease", "err", err)
 	case !held:
 		if !l.released.Load() {
-			l.e.Logger.Warn("a chat turn lost its session lease", "tenant", l.tenantID)
+			l.log.Warn("a turn lost its session lease")
 		}
 		return
 	}
@@ -116,6 +118,6 @@ func (l *sessionLease) release() {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(l.ctx), leaseReleaseLimit)
 	defer cancel()
 	if err := l.e.Store.ReleaseSessionLease(rctx, l.tenantID, l.sessionID, l.holder); err != nil {
-		l.e.Logger.Error("releasing a chat session lease", "tenant", l.tenantID, "err", err)
+		l.log.Error("releasing a session lease", "err", err)
 	}
 }

@@ -87,7 +87,7 @@ func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) string {
 	t := in.Tenant
 	key, err := e.Secrets.Open(t.VisitorSigningKey)
 	if err != nil {
-		e.Logger.Error("opening the visitor signing key for the context webhook", "tenant", t.Slug, "err", err)
+		in.logger(e).Error("opening the visitor signing key for the context webhook", "err", err)
 		return ""
 	}
 	q := VisitorContextQuery{Verified: in.Verified}
@@ -97,7 +97,7 @@ func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) string {
 	got, err := FetchVisitorContext(ctx, e.Outbound.Client(VisitorContextTimeout), *t.VisitorContextURL, key, e.now(), q)
 	if err != nil {
 		if ctx.Err() == nil {
-			e.Logger.Warn("context webhook failed; answering without it", "tenant", t.Slug, "err", err)
+			in.logger(e).Warn("context webhook failed; answering without it", "err", err)
 		}
 		return ""
 	}

@@ -27,7 +27,7 @@ func (e *Engine) toolDeps(t *turn, explore bool) ToolDeps {
 			if len(tool.WebhookSecret) > 0 && e.Secrets != nil {
 				s, err := e.Secrets.Open(tool.WebhookSecret)
 				if err != nil {
-					e.Logger.Error("cannot open an escalation webhook secret", "tenant", tenant.Slug, "tool", tool.ID, "err", err)
+					in.logger(e).Error("cannot open an escalation webhook secret", "tool", tool.ID, "err", err)
 					return nil
 				}
 				secret = s

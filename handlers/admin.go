@@ -35,7 +35,14 @@ type AdminContext struct {
 	Memberships []db.Membership
 }
 
-func adminFrom(c echo.Context) *AdminContext { return c.Get(AdminKey).(*AdminContext) }
+// adminFrom is the admin request's owner and tenant; the requireAdmin
+// middleware set it before any admin handler runs.
+func adminFrom(c echo.Context) *AdminContext {
+	if a, ok := adminOf(c); ok {
+		return a
+	}
+	return &AdminContext{}
+}
 
 func csrfToken(c echo.Context) string {
 	s, _ := c.Get("csrf").(string)
@@ -93,7 +100,7 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		c.Set(AdminKey, &AdminContext{User: user, Tenant: t, Memberships: ms})
+		setAdmin(c, &AdminContext{User: user, Tenant: t, Memberships: ms})
 		return next(c)
 	}
 }

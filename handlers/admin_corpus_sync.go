@@ -38,7 +38,7 @@ func (h *Handler) SyncCorpusForm(c echo.Context) error {
 		b.SegmentSlug = db.Some(f.Segment)
 	}
 	status := http.StatusOK
-	e, res, err := h.syncURL(ctx, a.Tenant, db.Some(f.URL), b, db.FieldErrors{})
+	e, res, err := h.syncURL(ctx, h.log(c), a.Tenant, db.Some(f.URL), b, db.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
 			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: deref(e.SourceURL),

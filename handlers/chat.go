@@ -67,6 +67,7 @@ func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (db.Tenant, e
 	if err != nil {
 		return t, err
 	}
+	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
 		return t, &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
 			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
@@ -100,7 +101,7 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 		return t, db.Segment{}, err
 	}
 	ctx := c.Request().Context()
-	if err := h.Captcha.Check(ctx, h.Box, h.Logger, t, captchaToken, c.RealIP()); err != nil {
+	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
 		return t, db.Segment{}, err
 	}
 	var seg db.Segment
@@ -161,7 +162,7 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 	}
 	// A valid visitor token wins over a visitor id; an invalid one is refused.
 	if token := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
-		v, err := h.verifiedChatVisitor(ctx, t, token)
+		v, err := h.verifiedChatVisitor(c, t, token)
 		if err != nil {
 			return nil, false, err
 		}
@@ -173,6 +174,7 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 		}
 		in.Visitor = &v
 	}
+	in.Logger = h.log(c)
 	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
 		return nil, false, err
 	}

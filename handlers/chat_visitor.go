@@ -1,10 +1,10 @@
 package handlers
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
+	"github.com/labstack/echo/v4"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -12,7 +12,8 @@ import (
 // verifiedChatVisitor verifies a visitor token and resolves (creating when
 // needed) the visitor it names by externalId, updating the email and display
 // name from the claims that carry them.
-func (h *Handler) verifiedChatVisitor(ctx context.Context, t db.Tenant, token string) (db.Visitor, error) {
+func (h *Handler) verifiedChatVisitor(c echo.Context, t db.Tenant, token string) (db.Visitor, error) {
+	ctx := c.Request().Context()
 	var key []byte
 	if len(t.VisitorSigningKey) > 0 {
 		if h.Box == nil {
@@ -49,7 +50,7 @@ func (h *Handler) verifiedChatVisitor(ctx context.Context, t db.Tenant, token st
 	if err != nil {
 		// A claim the store refuses (an email another visitor has) does not
 		// undo the verification: the visitor is who the token says.
-		h.Logger.Warn("updating a verified visitor from token claims", "tenant", t.Slug, "visitor", v.ID, "err", err)
+		h.log(c).Warn("updating a verified visitor from token claims", "visitor", v.ID, "err", err)
 		return v, nil
 	}
 	return d.Visitor, nil

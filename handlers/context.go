@@ -56,6 +56,7 @@ func (h *Handler) ShowContext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	SetTenant(c, t)
 	segments, err := h.DB.ListSegments(ctx, t.ID)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,7 +38,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 	for k, v := range decodeFields(raw, &b) {
 		errs.Add(k, v)
 	}
-	e, res, err := h.syncURL(c.Request().Context(), tenantFrom(c), target.URL, b, errs)
+	e, res, err := h.syncURL(c.Request().Context(), h.log(c), tenantFrom(c), target.URL, b, errs)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 // syncURL validates a sync request (errs holds decoding problems already),
 // fetches and converts the page, and creates or refreshes the tenant's entry
 // for that URL. The API and the dashboard's "Add from URL" share it.
-func (h *Handler) syncURL(ctx context.Context, t db.Tenant, target db.Opt[string], b corpusBody, errs db.FieldErrors) (db.CorpusEntry, db.UpsertResult, error) {
+func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t db.Tenant, target db.Opt[string], b corpusBody, errs db.FieldErrors) (db.CorpusEntry, db.UpsertResult, error) {
 	rawURL := strings.TrimSpace(target.Value)
 	switch {
 	case errs["url"] != "":
@@ -98,7 +99,7 @@ func (h *Handler) syncURL(ctx context.Context, t db.Tenant, target db.Opt[string
 	if err != nil {
 		if found && existing.SyncedAt != nil {
 			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.now()); rerr != nil && db.ErrorKind(rerr) != db.KindNotFound {
-				h.Logger.Error("recording corpus sync error", "err", rerr, "tenant", t.Slug, "entry", existing.ID)
+				log.Error("recording corpus sync error", "err", rerr, "entry", existing.ID)
 			}
 		}
 		return db.CorpusEntry{}, 0, err

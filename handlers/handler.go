@@ -36,17 +36,12 @@ type Handler struct {
 	Captcha *auth.BotChallenge
 }
 
-// Keys of values the middleware leaves in the Echo context.
-const (
-	// TenantKey holds the db.Tenant a /tenants/{slug} request is about.
-	TenantKey = "parley.tenant"
-	// PrincipalKey holds the auth.Principal of an authenticated API request.
-	PrincipalKey = "parley.principal"
-	// AdminKey holds the *AdminContext of a signed-in admin request.
-	AdminKey = "parley.admin"
-)
-
-func tenantFrom(c echo.Context) db.Tenant { return c.Get(TenantKey).(db.Tenant) }
+// tenantFrom is the tenant a /tenants/{slug} request is about; the
+// tenantAPI middleware set it before any handler runs.
+func tenantFrom(c echo.Context) db.Tenant {
+	t, _ := TenantOf(c)
+	return t
+}
 
 func (h *Handler) now() time.Time {
 	if h.Now != nil {
@@ -84,7 +79,7 @@ func deleteOne(c echo.Context, param string, del func(ctx context.Context, tenan
 // Readyz answers 200 when the database is reachable, 503 otherwise.
 func (h *Handler) Readyz(c echo.Context) error {
 	if err := h.DB.Ping(c.Request().Context()); err != nil {
-		h.Logger.Error("readiness check failed", "err", err)
+		h.log(c).Error("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database unreachable"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -70,8 +71,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 	}
 	if status >= 500 {
-		s.Logger.Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path,
-			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		handlers.LoggerOf(c, s.Logger).Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)

@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 )
@@ -31,6 +30,7 @@ func ipExtractor(trusted []netip.Prefix) echo.IPExtractor {
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		handlers.StartScope(c, s.Logger, c.Response().Header().Get(echo.HeaderXRequestID))
 		err := next(c)
 		if err != nil {
 			c.Error(err) // write the response now, so its status is logged
@@ -44,17 +44,8 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 // middleware's frame, which every handler runs under (an open chat stream
 // for its whole life), stays small.
 func (s *Server) logRequest(c echo.Context, start time.Time) {
-	attrs := []any{
-		"method", c.Request().Method, "path", c.Request().URL.Path, "status", c.Response().Status,
-		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-		"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "ip", c.RealIP(),
-	}
-	if t, ok := c.Get(handlers.TenantKey).(db.Tenant); ok {
-		attrs = append(attrs, "tenant", t.Slug)
-	} else if a, ok := c.Get(handlers.AdminKey).(*handlers.AdminContext); ok {
-		attrs = append(attrs, "tenant", a.Tenant.Slug)
-	}
-	s.Logger.Info("request", attrs...)
+	handlers.LoggerOf(c, s.Logger).Info("request", "method", c.Request().Method, "path", c.Request().URL.Path,
+		"status", c.Response().Status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "ip", c.RealIP())
 }
 
 // tenantAPI authenticates a /tenants/:slug request and loads its tenant. A
@@ -73,8 +64,8 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		c.Set(handlers.PrincipalKey, p)
-		c.Set(handlers.TenantKey, t)
+		handlers.SetPrincipal(c, p)
+		handlers.SetTenant(c, t)
 		return next(c)
 	}
 }
@@ -83,8 +74,7 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 func requireScope(scope string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			p := c.Get(handlers.PrincipalKey).(auth.Principal)
-			if !p.HasScope(scope) {
+			if p, ok := handlers.PrincipalOf(c); !ok || !p.HasScope(scope) {
 				return &db.Error{Kind: db.KindForbidden, Message: "Missing scope: " + scope,
 					Details: map[string]string{"requiredScope": scope}}
 			}
