@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // openedConversation is a conversation started together with its first message.
 type openedConversation struct {
-	Conversation
+	parley.Conversation
 	MessageID        string    `db:"message_id"`
 	MessageCreatedAt time.Time `db:"message_created_at"`
 }
@@ -24,30 +26,30 @@ type openedConversation struct {
 // are StartOrContinueConversation's. Turns of one session must not overlap
 // (the chat engine's session lease sees to it); should two starts of one
 // session race anyway, the second appends to the first's conversation.
-func (d *DB) OpenTurn(ctx context.Context, p ConversationStart, message string) (Conversation, Message, bool, error) {
+func (d *DB) OpenTurn(ctx context.Context, p ConversationStart, message string) (parley.Conversation, parley.Message, bool, error) {
 	return d.openTurn(ctx, p, message, nil, false)
 }
 
 // OpenTurnFound is OpenTurn when the caller has just read the session's
 // conversation (found, nil when there was none), with the session's lease
 // taken: see TryAcquireSessionLeaseFinding.
-func (d *DB) OpenTurnFound(ctx context.Context, p ConversationStart, message string, found *Conversation) (Conversation, Message, bool, error) {
+func (d *DB) OpenTurnFound(ctx context.Context, p ConversationStart, message string, found *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
 	return d.openTurn(ctx, p, message, found, true)
 }
 
-func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, found *Conversation, looked bool) (Conversation, Message, bool, error) {
+func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, found *parley.Conversation, looked bool) (parley.Conversation, parley.Message, bool, error) {
 	if err := p.validate(); err != nil {
-		return Conversation{}, Message{}, false, err
+		return parley.Conversation{}, parley.Message{}, false, err
 	}
 	content := storableKey(message)
 	for range 2 {
-		var c Conversation
+		var c parley.Conversation
 		var err error
 		switch {
 		case looked && found != nil:
 			c = *found
 		case looked:
-			err = Errorf(KindNotFound, "Conversation not found")
+			err = parley.Errorf(parley.KindNotFound, "Conversation not found")
 		default:
 			c, err = conversationBySession(ctx, d.Pool, p.TenantID, p.SessionID)
 		}
@@ -55,13 +57,13 @@ func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, 
 		if err == nil {
 			m, err := AppendMessage(ctx, d.Pool, p.TenantID, c.ID, "user", content)
 			if err != nil {
-				return Conversation{}, Message{}, false, err
+				return parley.Conversation{}, parley.Message{}, false, err
 			}
 			c.MessageCount++
 			return c, m, false, nil
 		}
-		if ErrorKind(err) != KindNotFound {
-			return Conversation{}, Message{}, false, err
+		if parley.ErrorKind(err) != parley.KindNotFound {
+			return parley.Conversation{}, parley.Message{}, false, err
 		}
 		rows, _ := d.Pool.Query(ctx, countStartSQL+`,
 			conv AS (
@@ -77,16 +79,16 @@ func (d *DB) openTurn(ctx context.Context, p ConversationStart, message string, 
 		opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
 		switch {
 		case err == nil:
-			m := Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
+			m := parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
 				CreatedAt: opened.MessageCreatedAt}
 			return opened.Conversation, m, true, nil
 		case errors.Is(err, pgx.ErrNoRows):
-			return Conversation{}, Message{}, false, startRefused(ctx, d.Pool, p)
+			return parley.Conversation{}, parley.Message{}, false, startRefused(ctx, d.Pool, p)
 		case isUniqueViolation(err, "conversations_session"):
 			continue // another start of the session won: append to its conversation
 		default:
-			return Conversation{}, Message{}, false, fmt.Errorf("starting conversation: %w", err)
+			return parley.Conversation{}, parley.Message{}, false, fmt.Errorf("starting conversation: %w", err)
 		}
 	}
-	return Conversation{}, Message{}, false, errors.New("starting conversation: the session's conversation keeps changing")
+	return parley.Conversation{}, parley.Message{}, false, errors.New("starting conversation: the session's conversation keeps changing")
 }

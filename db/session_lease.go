@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
@@ -26,8 +28,8 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 // lease: the session's conversation (nil when there is none yet) and its
 // last user and assistant turns, oldest first.
 type SessionState struct {
-	Conversation *Conversation
-	Turns        []Turn
+	Conversation *parley.Conversation
+	Turns        []parley.Turn
 }
 
 // TryAcquireSessionLeaseFinding takes the lease of (tenant, session) for
@@ -58,7 +60,7 @@ func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessio
 	}
 	var st SessionState
 	rows, _ := br.Query()
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	switch {
 	case err == nil:
 		st.Conversation = &c
@@ -66,7 +68,7 @@ func (d *DB) TryAcquireSessionLeaseFinding(ctx context.Context, tenantID, sessio
 		return true, SessionState{}, fmt.Errorf("finding the session's conversation: %w", err)
 	}
 	rows, _ = br.Query()
-	if st.Turns, err = pgx.CollectRows(rows, pgx.RowToStructByName[Turn]); err != nil {
+	if st.Turns, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.Turn]); err != nil {
 		return true, SessionState{}, fmt.Errorf("reading recent turns: %w", err)
 	}
 	return true, st, br.Close()
@@ -99,26 +101,26 @@ const releaseLeaseSQL = `DELETE FROM session_leases WHERE tenant_id = $1 AND ses
 // as one batch, which PostgreSQL runs as one implicit transaction, so the
 // lease is not given back unless the reply is stored. It is the end of a
 // turn that ran no tools.
-func (d *DB) AppendReplyReleasingLease(ctx context.Context, tenantID, conversationID, content, sessionID, holder string) (Message, error) {
+func (d *DB) AppendReplyReleasingLease(ctx context.Context, tenantID, conversationID, content, sessionID, holder string) (parley.Message, error) {
 	if !looksLikeUUID(conversationID) {
-		return Message{}, Errorf(KindNotFound, "Conversation not found")
+		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(appendMessageSQL, tenantID, conversationID, "assistant", storableKey(content))
 	batch.Queue(releaseLeaseSQL, tenantID, storableKey(sessionID), holder)
 	br := d.Pool.SendBatch(ctx, batch)
 	rows, _ := br.Query()
-	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message])
+	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {
 		br.Close()
-		return Message{}, notFound(err, "Conversation")
+		return parley.Message{}, notFound(err, "Conversation")
 	}
 	if _, err := br.Exec(); err != nil {
 		br.Close()
-		return Message{}, fmt.Errorf("releasing the session lease: %w", err)
+		return parley.Message{}, fmt.Errorf("releasing the session lease: %w", err)
 	}
 	if err := br.Close(); err != nil {
-		return Message{}, fmt.Errorf("storing the reply: %w", err)
+		return parley.Message{}, fmt.Errorf("storing the reply: %w", err)
 	}
 	return m, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
@@ -74,19 +75,19 @@ type chatReply struct {
 
 // chatTurn is what the gates and the first transaction settled for one message.
 type chatTurn struct {
-	tenant      db.Tenant
-	segment     db.Segment
-	visitor     *db.Visitor
-	conv        db.Conversation
-	created     bool       // this message started the conversation
-	userMessage db.Message // the message as stored
+	tenant      parley.Tenant
+	segment     parley.Segment
+	visitor     *parley.Visitor
+	conv        parley.Conversation
+	created     bool           // this message started the conversation
+	userMessage parley.Message // the message as stored
 	lease       *sessionLease
 	req         chatRequest
 	locale      string
 	channel     string
 	visitorType string
 	agentModel  *string
-	metadata    db.ConversationMetadata
+	metadata    parley.ConversationMetadata
 	// verified: a visitor token proved who the visitor is. Under a visitor
 	// auth mode an unverified visitor (an id alone proves nothing) gets no
 	// memory: none in the prompt, no REMEMBER_FACT.
@@ -111,18 +112,18 @@ func (turn *chatTurn) memoryAllowed() bool {
 // chatTenant runs the gates every public chat request passes first: the
 // tenant exists, its plan has the widget, the origin is allowed and the
 // widget key (when the tenant set one) matches.
-func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (db.Tenant, error) {
+func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenant, error) {
 	t, err := h.DB.TenantBySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
 		return t, err
 	}
 	if !t.PlanInfo().Widget {
-		return t, &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
+		return t, &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
 			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
 	}
 	hdr := c.Request().Header
 	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
-		return t, &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
+		return t, &parley.Error{Kind: parley.KindForbidden, Message: "Origin not allowed"}
 	}
 	return t, checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
 }
@@ -143,16 +144,16 @@ func (h *Handler) limitChatRate(c echo.Context) error {
 // then the segment (query, body, else the default). The segment is read
 // while the rate limit is counted, which saves a round trip; a refusal of
 // the rate limit still wins over a bad segment.
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (db.Tenant, db.Segment, error) {
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (parley.Tenant, parley.Segment, error) {
 	t, err := h.chatTenant(c, widgetKey)
 	if err != nil {
-		return t, db.Segment{}, err
+		return t, parley.Segment{}, err
 	}
 	ctx := c.Request().Context()
 	if err := checkCaptchaToken(ctx, h.Captcha, h.Box, h.Logger, t, captchaToken, c.RealIP()); err != nil {
-		return t, db.Segment{}, err
+		return t, parley.Segment{}, err
 	}
-	var seg db.Segment
+	var seg parley.Segment
 	var segErr error
 	done := make(chan struct{})
 	go func() {
@@ -162,7 +163,7 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 	rateErr := h.limitChatRate(c)
 	<-done
 	if rateErr != nil {
-		return t, db.Segment{}, rateErr
+		return t, parley.Segment{}, rateErr
 	}
 	return t, seg, segErr
 }
@@ -209,8 +210,8 @@ func (h *Handler) openChatTurn(c echo.Context) (*chatTurn, error) {
 	}
 	hdr := c.Request().Header
 
-	turn := &chatTurn{tenant: t, segment: seg, req: req, channel: db.ChannelWeb, visitorType: db.VisitorHuman,
-		metadata: db.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
+	turn := &chatTurn{tenant: t, segment: seg, req: req, channel: parley.ChannelWeb, visitorType: parley.VisitorHuman,
+		metadata: parley.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
 			Referrer: truncate(hdr.Get("Referer"), 500), Page: truncate(req.PageURL, 500)}}
 	turn.locale = strings.TrimSpace(req.Locale)
 	if turn.locale == "" {
@@ -238,11 +239,11 @@ func (h *Handler) openChatTurn(c echo.Context) (*chatTurn, error) {
 	}
 	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
 	if declared != "" {
-		turn.channel = db.ChannelAgent
-		turn.visitorType = db.VisitorAgent
+		turn.channel = parley.ChannelAgent
+		turn.visitorType = parley.VisitorAgent
 		turn.agentModel = truncatePtr(declared, maxAgentModel)
 	} else if model, ok := agentPrefix(req.Message); ok {
-		turn.visitorType = db.VisitorAgent
+		turn.visitorType = parley.VisitorAgent
 		if model != "" {
 			turn.agentModel = truncatePtr(model, maxAgentModel)
 		}
@@ -306,15 +307,15 @@ func decodeChatRequest(c echo.Context) (chatRequest, error) {
 
 // chatSegment picks the segment: query, then body, else the default. An
 // unknown or inactive segment is the caller's mistake, a 400.
-func (h *Handler) chatSegment(ctx context.Context, t db.Tenant, query, body string) (db.Segment, error) {
+func (h *Handler) chatSegment(ctx context.Context, t parley.Tenant, query, body string) (parley.Segment, error) {
 	ref := strings.TrimSpace(cmpOr(query, body))
 	if ref == "" {
 		return h.DB.DefaultSegment(ctx, t.ID)
 	}
 	s, err := h.DB.Segment(ctx, t.ID, ref)
-	if db.ErrorKind(err) == db.KindNotFound || err == nil && !s.IsActive {
-		return db.Segment{}, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
-			Details: db.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
+	if parley.ErrorKind(err) == parley.KindNotFound || err == nil && !s.IsActive {
+		return parley.Segment{}, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
+			Details: parley.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
 	}
 	return s, err
 }
@@ -347,7 +348,7 @@ type chatCall struct {
 	source   string // llmSource: managed or webhook
 	req      agent.Request
 	registry *agent.ToolRegistry
-	history  []db.Turn // the turns the model was given, the visitor's message last
+	history  []parley.Turn // the turns the model was given, the visitor's message last
 	sse      *sseWriter
 	res      agent.TurnResult // what the model said and did
 	err      error            // the model call's failure
@@ -388,7 +389,7 @@ func (h *Handler) prepareChatCall(c echo.Context, turn *chatTurn) (*chatCall, er
 		}
 		call.history = turns[:max(len(turns)-1, 0)]
 	}
-	call.history = append(call.history, db.Turn{Role: "user", Content: turn.userMessage.Content, Timestamp: turn.userMessage.CreatedAt})
+	call.history = append(call.history, parley.Turn{Role: "user", Content: turn.userMessage.Content, Timestamp: turn.userMessage.CreatedAt})
 	call.req = agent.Request{System: prompt.System}
 	for _, m := range call.history {
 		call.req.Messages = append(call.req.Messages, agent.Message{Role: agent.Role(m.Role), Content: m.Content})
@@ -473,7 +474,7 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, call *chatCall) err
 			return nil // nobody is left to read an answer; what was said is stored
 		case runErr != nil:
 			msg, code := chatLLMError(runErr)
-			return &db.Error{Kind: db.KindUpstream, Code: code, Message: msg}
+			return &parley.Error{Kind: parley.KindUpstream, Code: code, Message: msg}
 		case storeErr != nil:
 			return storeErr
 		}
@@ -485,7 +486,7 @@ func (h *Handler) answerChat(c echo.Context, turn *chatTurn, call *chatCall) err
 		conv.MessageCount++
 	}
 	if res.Escalated() {
-		conv.Status = db.StatusEscalated
+		conv.Status = parley.StatusEscalated
 	}
 	reply := chatReply{
 		Message: res.Text, MessageID: msgID, SessionID: turn.req.SessionID, ConversationID: conv.ID,
@@ -514,7 +515,7 @@ func (h *Handler) chatToolDeps(turn *chatTurn, explore bool) agent.ToolDeps {
 			"conversationId": turn.conv.ID, "sessionId": turn.req.SessionID, "pageUrl": turn.req.PageURL,
 		},
 		Now: h.Now,
-		EscalatorFor: func(tool db.Tool) agent.Escalator {
+		EscalatorFor: func(tool parley.Tool) agent.Escalator {
 			if tool.WebhookURL == nil || *tool.WebhookURL == "" || h.Outbound == nil {
 				return nil
 			}
@@ -545,15 +546,15 @@ func (h *Handler) chatToolDeps(turn *chatTurn, explore bool) agent.ToolDeps {
 // finishChatTurn stores, in one transaction, the answer, the tool runs, the
 // submissions they produced (with their submission.created events) and an
 // escalation. It returns the stored answer's id ("" when nothing was said).
-func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.TurnResult, history []db.Turn) (string, error) {
+func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.TurnResult, history []parley.Turn) (string, error) {
 	t := turn.tenant
-	channel := db.ChannelWeb
-	if turn.channel == db.ChannelAgent {
-		channel = db.ChannelAPI
+	channel := parley.ChannelWeb
+	if turn.channel == parley.ChannelAgent {
+		channel = parley.ChannelAPI
 	}
-	turns := append([]db.Turn(nil), history...)
+	turns := append([]parley.Turn(nil), history...)
 	if res.Text != "" {
-		turns = append(turns, db.Turn{Role: "assistant", Content: res.Text, Timestamp: h.now()})
+		turns = append(turns, parley.Turn{Role: "assistant", Content: res.Text, Timestamp: h.now()})
 	}
 	if len(res.Executions) == 0 && !res.Escalated() {
 		// The common turn, text alone: one round trip stores the reply and
@@ -593,7 +594,7 @@ func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.
 			if err != nil {
 				return fmt.Errorf("encoding tool result: %w", err)
 			}
-			if err := db.AppendToolHistory(ctx, tx, t.ID, turn.conv.ID, db.ToolCall{
+			if err := db.AppendToolHistory(ctx, tx, t.ID, turn.conv.ID, parley.ToolCall{
 				ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}); err != nil {
 				return err
 			}
@@ -609,7 +610,7 @@ func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.
 			if err != nil {
 				return fmt.Errorf("encoding submission result: %w", err)
 			}
-			ns := db.NewSubmission{
+			ns := parley.NewSubmission{
 				TenantID: t.ID, ToolID: nonEmptyPtr(sub.ToolID), ToolType: sub.ToolType, ToolName: sub.ToolName,
 				ConversationID: &turn.conv.ID, Channel: channel, Input: in, Result: out, PageURL: nonEmptyPtr(turn.req.PageURL),
 			}
@@ -621,7 +622,7 @@ func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.
 			}
 		}
 		if res.Escalated() {
-			return db.SetConversationStatus(ctx, tx, t.ID, turn.conv.ID, db.StatusEscalated)
+			return db.SetConversationStatus(ctx, tx, t.ID, turn.conv.ID, parley.StatusEscalated)
 		}
 		return nil
 	})

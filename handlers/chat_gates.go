@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -119,7 +120,7 @@ func domainEntryMatches(entry, host string, port int) bool {
 // data-widget-key) or, for callers that cannot set headers, in the body field
 // widgetKey; a non-empty header wins. The key is public on the tenant's pages,
 // so it only keeps casual callers out; it is still compared in constant time.
-func checkWidgetKey(t db.Tenant, header, bodyKey string) error {
+func checkWidgetKey(t parley.Tenant, header, bodyKey string) error {
 	if t.WidgetKey == nil || *t.WidgetKey == "" {
 		return nil
 	}
@@ -128,7 +129,7 @@ func checkWidgetKey(t db.Tenant, header, bodyKey string) error {
 		given = strings.TrimSpace(bodyKey)
 	}
 	if given == "" || subtle.ConstantTimeCompare([]byte(given), []byte(*t.WidgetKey)) != 1 {
-		return &db.Error{Kind: db.KindForbidden, Message: "Invalid or missing widget key"}
+		return &parley.Error{Kind: parley.KindForbidden, Message: "Invalid or missing widget key"}
 	}
 	return nil
 }
@@ -205,20 +206,20 @@ func (v *CaptchaVerifier) siteverify(ctx context.Context, secret, token, remoteI
 // closed with CAPTCHA_FAILED and a message saying verification is
 // unavailable, never a 5xx: the visitor can retry, and the cause is logged
 // for the operator.
-func checkCaptchaToken(ctx context.Context, v *CaptchaVerifier, box *auth.Box, logger *slog.Logger, t db.Tenant, token, remoteIP string) error {
+func checkCaptchaToken(ctx context.Context, v *CaptchaVerifier, box *auth.Box, logger *slog.Logger, t parley.Tenant, token, remoteIP string) error {
 	if !t.CaptchaEnabled {
 		return nil
 	}
 	token = strings.TrimSpace(token)
 	if token == "" {
-		return &db.Error{Kind: db.KindForbidden, Code: "CAPTCHA_REQUIRED",
+		return &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_REQUIRED",
 			Message: "Bot challenge required: solve the challenge and send its token as captchaToken"}
 	}
-	failed := &db.Error{Kind: db.KindForbidden, Code: "CAPTCHA_FAILED", Message: "Bot challenge failed: solve it again"}
+	failed := &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_FAILED", Message: "Bot challenge failed: solve it again"}
 	if len(token) > maxCaptchaToken {
 		return failed
 	}
-	unavailable := &db.Error{Kind: db.KindForbidden, Code: "CAPTCHA_FAILED",
+	unavailable := &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_FAILED",
 		Message: "Bot challenge could not be verified right now (verification unavailable); try again shortly"}
 	if len(t.CaptchaSecretKey) == 0 || box == nil {
 		logger.Error("bot-challenge gate is on but the secret key is missing", "tenant", t.Slug)
@@ -284,8 +285,8 @@ func chatRateLimit(ctx context.Context, store *db.DB, ip string, now time.Time) 
 		return nil
 	}
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return &db.Error{
-		Kind: db.KindRateLimited,
+	return &parley.Error{
+		Kind: parley.KindRateLimited,
 		Message: fmt.Sprintf("Too many messages: at most %d a minute and %d an hour from one address; retry in %d seconds",
 			chatPerMinute, chatPerHour, secs),
 		Details: chatRateDetails{RetryAfter: secs},
@@ -319,8 +320,8 @@ func rateLimitAddr(ip string) string {
 // retryAfterSeconds returns the wait a chat rate-limit error asks for, for
 // the Retry-After header.
 func retryAfterSeconds(err error) (int, bool) {
-	var e *db.Error
-	if !errors.As(err, &e) || e.Kind != db.KindRateLimited {
+	var e *parley.Error
+	if !errors.As(err, &e) || e.Kind != parley.KindRateLimited {
 		return 0, false
 	}
 	d, ok := e.Details.(chatRateDetails)

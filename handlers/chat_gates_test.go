@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -77,17 +78,17 @@ func TestCheckWidgetKey(t *testing.T) {
 	t.Parallel()
 
 	key := "wk_secret"
-	withKey := db.Tenant{Slug: "acme", WidgetKey: &key}
+	withKey := parley.Tenant{Slug: "acme", WidgetKey: &key}
 	empty := ""
 	tests := []struct {
 		name         string
-		tenant       db.Tenant
+		tenant       parley.Tenant
 		header, body string
 		wantErr      bool
 	}{
-		{"NoneSet", db.Tenant{Slug: "acme"}, "", "", false},
-		{"NoneSetIgnoresGivenKey", db.Tenant{Slug: "acme"}, "whatever", "", false},
-		{"EmptyKeyCountsAsNone", db.Tenant{Slug: "acme", WidgetKey: &empty}, "", "", false},
+		{"NoneSet", parley.Tenant{Slug: "acme"}, "", "", false},
+		{"NoneSetIgnoresGivenKey", parley.Tenant{Slug: "acme"}, "whatever", "", false},
+		{"EmptyKeyCountsAsNone", parley.Tenant{Slug: "acme", WidgetKey: &empty}, "", "", false},
 		{"RightHeader", withKey, key, "", false},
 		{"RightBody", withKey, "", key, false},
 		{"WrongHeader", withKey, "wk_wrong", "", true},
@@ -107,8 +108,8 @@ func TestCheckWidgetKey(t *testing.T) {
 				}
 				return
 			}
-			var e *db.Error
-			if !errors.As(err, &e) || e.Kind != db.KindForbidden || e.Message != "Invalid or missing widget key" || e.Code != "" {
+			var e *parley.Error
+			if !errors.As(err, &e) || e.Kind != parley.KindForbidden || e.Message != "Invalid or missing widget key" || e.Code != "" {
 				t.Fatalf("err = %#v, want forbidden 'Invalid or missing widget key'", err)
 			}
 		})
@@ -165,13 +166,13 @@ func TestCaptcha(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := "0x4AAA-site"
-	tenant := db.Tenant{Slug: "acme", CaptchaEnabled: true, CaptchaSiteKey: &site,
+	tenant := parley.Tenant{Slug: "acme", CaptchaEnabled: true, CaptchaSiteKey: &site,
 		CaptchaSecretKey: box.Seal([]byte("0x4AAA-secret"))}
 
 	wantCode := func(t *testing.T, err error, code string) {
 		t.Helper()
-		var e *db.Error
-		if !errors.As(err, &e) || e.Kind != db.KindForbidden || e.Code != code || e.Message == "" {
+		var e *parley.Error
+		if !errors.As(err, &e) || e.Kind != parley.KindForbidden || e.Code != code || e.Message == "" {
 			t.Fatalf("err = %#v, want forbidden with code %s", err, code)
 		}
 	}
@@ -225,7 +226,7 @@ func TestCaptcha(t *testing.T) {
 		}
 		err := checkCaptchaToken(ctx, v, box, logger, tenant, "tok", "")
 		wantCode(t, err, "CAPTCHA_FAILED")
-		if e := err.(*db.Error); e.Message == "Bot challenge failed: solve it again" {
+		if e := err.(*parley.Error); e.Message == "Bot challenge failed: solve it again" {
 			t.Errorf("message %q does not say verification is unavailable", e.Message)
 		}
 	})
@@ -303,8 +304,8 @@ func TestChatRateLimit(t *testing.T) {
 
 	wantLimited := func(t *testing.T, err error, retry int) {
 		t.Helper()
-		var e *db.Error
-		if !errors.As(err, &e) || e.Kind != db.KindRateLimited {
+		var e *parley.Error
+		if !errors.As(err, &e) || e.Kind != parley.KindRateLimited {
 			t.Fatalf("err = %#v, want rate limited", err)
 		}
 		want := fmt.Sprintf("Too many messages: at most 20 a minute and 200 an hour from one address; retry in %d seconds", retry)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -20,7 +21,7 @@ const (
 )
 
 // errSessionBusy answers a message whose session stayed busy too long.
-var errSessionBusy = &db.Error{Kind: db.KindConflict,
+var errSessionBusy = &parley.Error{Kind: parley.KindConflict,
 	Message: "Another message of this session is still being answered; retry shortly"}
 
 // sessionLease is a turn's hold on its session.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/db"
 )
 
 // promptData is what the prompt and the tool registry of a turn are built
@@ -15,10 +15,10 @@ import (
 // another before the first byte can be sent.
 type promptData struct {
 	wg           sync.WaitGroup
-	corpus       []db.CorpusEntry
+	corpus       []parley.CorpusEntry
 	hasSummaries bool
-	memory       []db.MemoryFact
-	tools        []db.Tool
+	memory       []parley.MemoryFact
+	tools        []parley.Tool
 	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.

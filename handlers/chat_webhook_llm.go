@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/db"
 )
 
 // checkSignedCallURL refuses a tenant endpoint the service calls with
@@ -16,7 +16,7 @@ import (
 // http to a host the operator did not exempt (PARLEY_SSRF_ALLOW), or a host
 // that is or resolves to a private or reserved address. Length and shape
 // were checked with the other fields.
-func (h *Handler) checkSignedCallURL(ctx context.Context, errs db.FieldErrors, field, raw string) {
+func (h *Handler) checkSignedCallURL(ctx context.Context, errs parley.FieldErrors, field, raw string) {
 	if _, bad := errs[field]; bad {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -40,22 +41,22 @@ var (
 
 // segmentSummaryJSON is a list item: no systemPrompt, with counts.
 type segmentSummaryJSON struct {
-	ID                   string         `json:"id"`
-	Slug                 string         `json:"slug"`
-	Name                 string         `json:"name"`
-	WelcomeMessage       *string        `json:"welcomeMessage"`
-	ConversationStarters []db.Starter   `json:"conversationStarters"`
-	FormConfig           *db.FormConfig `json:"formConfig"`
-	IsDefault            bool           `json:"isDefault"`
-	IsActive             bool           `json:"isActive"`
-	CorpusCount          int            `json:"corpusCount"`
-	ConversationsCount   int            `json:"conversationsCount"`
-	CreatedAt            time.Time      `json:"createdAt"`
-	UpdatedAt            time.Time      `json:"updatedAt"`
+	ID                   string             `json:"id"`
+	Slug                 string             `json:"slug"`
+	Name                 string             `json:"name"`
+	WelcomeMessage       *string            `json:"welcomeMessage"`
+	ConversationStarters []parley.Starter   `json:"conversationStarters"`
+	FormConfig           *parley.FormConfig `json:"formConfig"`
+	IsDefault            bool               `json:"isDefault"`
+	IsActive             bool               `json:"isActive"`
+	CorpusCount          int                `json:"corpusCount"`
+	ConversationsCount   int                `json:"conversationsCount"`
+	CreatedAt            time.Time          `json:"createdAt"`
+	UpdatedAt            time.Time          `json:"updatedAt"`
 }
 
 // validateFormFields checks a form's fields: known types, unique valid names, labels.
-func validateFormFields(errs db.FieldErrors, key string, fields []db.FormField) {
+func validateFormFields(errs parley.FieldErrors, key string, fields []parley.FormField) {
 	if len(fields) > maxFormFields {
 		errs.Add(key, fmt.Sprintf("at most %d fields", maxFormFields))
 		return
@@ -78,8 +79,8 @@ func validateFormFields(errs db.FieldErrors, key string, fields []db.FormField) 
 }
 
 // validateSegmentWrite checks a create (creating true) or partial update.
-func validateSegmentWrite(w *db.SegmentWrite, creating bool) db.FieldErrors {
-	errs := db.FieldErrors{}
+func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors {
+	errs := parley.FieldErrors{}
 	nullIfEmpty(&w.WelcomeMessage)
 	if creating && !w.Name.Set {
 		errs.Add("name", "is required")
@@ -137,7 +138,7 @@ func validateSegmentWrite(w *db.SegmentWrite, creating bool) db.FieldErrors {
 			errs.Add("formConfig", "an enabled form needs at least one field")
 		}
 		if fc.Fields == nil {
-			fc.Fields = []db.FormField{}
+			fc.Fields = []parley.FormField{}
 		}
 		validateFormFields(errs, "formConfig", fc.Fields)
 	}

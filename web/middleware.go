@@ -9,8 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 )
 
@@ -49,7 +49,7 @@ func (s *Server) logRequest(c echo.Context, start time.Time) {
 		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID), "ip", c.RealIP(),
 	}
-	if t, ok := c.Get(handlers.TenantKey).(db.Tenant); ok {
+	if t, ok := c.Get(handlers.TenantKey).(parley.Tenant); ok {
 		attrs = append(attrs, "tenant", t.Slug)
 	} else if a, ok := c.Get(handlers.AdminKey).(*handlers.AdminContext); ok {
 		attrs = append(attrs, "tenant", a.Tenant.Slug)
@@ -67,8 +67,8 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		t, err := s.DB.TenantBySlug(ctx, c.Param("slug"))
-		if db.ErrorKind(err) == db.KindNotFound || (err == nil && t.ID != p.TenantID) {
-			return db.Errorf(db.KindNotFound, "Tenant not found")
+		if parley.ErrorKind(err) == parley.KindNotFound || (err == nil && t.ID != p.TenantID) {
+			return parley.Errorf(parley.KindNotFound, "Tenant not found")
 		}
 		if err != nil {
 			return err
@@ -85,7 +85,7 @@ func requireScope(scope string) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			p := c.Get(handlers.PrincipalKey).(auth.Principal)
 			if !p.HasScope(scope) {
-				return &db.Error{Kind: db.KindForbidden, Message: "Missing scope: " + scope,
+				return &parley.Error{Kind: parley.KindForbidden, Message: "Missing scope: " + scope,
 					Details: map[string]string{"requiredScope": scope}}
 			}
 			return next(c)
@@ -103,7 +103,7 @@ func (s *Server) adminCSRF() echo.MiddlewareFunc {
 		CookieSecure:   s.Config.SecureCookies(),
 		CookieSameSite: http.SameSiteStrictMode,
 		ErrorHandler: func(err error, c echo.Context) error {
-			return &db.Error{Kind: db.KindForbidden,
+			return &parley.Error{Kind: parley.KindForbidden,
 				Message: "Your form expired or came from another site; reload the page and try again."}
 		},
 	})
