@@ -93,7 +93,7 @@ var (
 // ValidateToolConfig checks raw (may be nil: defaults) against the type's
 // schema, rejects unknown keys, fills defaults and returns the normalised
 // config to store. Problems are returned as one message per problem.
-func ValidateToolConfig(toolType string, raw json.RawMessage, validateForm func(errs parley.FieldErrors, key string, fields []parley.FormField)) (json.RawMessage, []string) {
+func ValidateToolConfig(toolType string, raw json.RawMessage) (json.RawMessage, []string) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
@@ -140,7 +140,7 @@ func ValidateToolConfig(toolType string, raw json.RawMessage, validateForm func(
 				add("fields: a form needs at least one field")
 			}
 			errs := parley.FieldErrors{}
-			validateForm(errs, "fields", c.Fields)
+			parley.ValidateFormFields(errs, "fields", c.Fields)
 			for _, m := range errs {
 				add("fields: %s", m)
 			}

@@ -61,7 +61,7 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 func segmentFormOf(s parley.Segment) views.SegmentForm {
 	f := views.SegmentForm{
 		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: deref(s.WelcomeMessage),
-		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: FormFieldTypes,
+		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: parley.FormFieldTypes,
 	}
 	for _, st := range s.ConversationStarters {
 		f.Starters = append(f.Starters, views.StarterRow{Text: st.Text, Emoji: st.Emoji})
@@ -84,7 +84,7 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 		Name: form.Get("name"), Slug: strings.TrimSpace(form.Get("slug")), SystemPrompt: crlf(form.Get("systemPrompt")),
 		WelcomeMessage: crlf(form.Get("welcomeMessage")), IsActive: checked("isActive"), MakeDefault: checked("isDefault"),
 		FormEnabled: checked("formEnabled"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
-		FieldTypes: FormFieldTypes,
+		FieldTypes: parley.FormFieldTypes,
 	}
 	for _, r := range segmentFormRows(form, "starters") {
 		st := views.StarterRow{Text: r["text"], Emoji: strings.TrimSpace(r["emoji"])}
@@ -197,7 +197,7 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 
 // ShowSegmentForm renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
 func (h *Handler) ShowSegmentForm(c echo.Context) error {
-	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: FormFieldTypes}
+	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: parley.FormFieldTypes}
 	if id := c.Param("id"); id != "" {
 		s, err := h.DB.Segment(c.Request().Context(), adminFrom(c).Tenant.ID, id)
 		if err != nil {

@@ -81,9 +81,9 @@ func toolRow(t parley.Tool) views.ToolRow {
 // toolConfigForm shows a stored (or default) config of type typ.
 func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
 	if len(raw) == 0 {
-		raw, _ = agent.ValidateToolConfig(typ, nil, func(parley.FieldErrors, string, []parley.FormField) {})
+		raw, _ = agent.ValidateToolConfig(typ, nil)
 	}
-	f := views.ToolConfigForm{Type: typ, FieldTypes: FormFieldTypes}
+	f := views.ToolConfigForm{Type: typ, FieldTypes: parley.FormFieldTypes}
 	switch typ {
 	case agent.ToolSubmitForm:
 		var c agent.SubmitFormConfig
@@ -151,7 +151,7 @@ func (h *Handler) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolF
 		f.Segments = append(f.Segments, views.Option{Value: s.ID, Label: s.Name + " (" + s.Slug + ")"})
 	}
 	f.Types = toolTypeOptions()
-	f.Config.FieldTypes = FormFieldTypes
+	f.Config.FieldTypes = parley.FormFieldTypes
 	return f, nil
 }
 
@@ -224,7 +224,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 	} else {
 		b.Position = parley.Some(pos)
 	}
-	cfg := views.ToolConfigForm{Type: typ, FieldTypes: FormFieldTypes}
+	cfg := views.ToolConfigForm{Type: typ, FieldTypes: parley.FormFieldTypes}
 	// intField adds a whole number to the config; a blank leaves the default.
 	intField := func(conf map[string]any, name string, shown *string) {
 		*shown = get(name)

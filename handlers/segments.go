@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,25 +17,19 @@ import (
 
 // Segment limits; those the spec does not give are chosen here and documented in the OpenAPI document.
 const (
-	maxSegmentSlug       = 100
-	maxSegmentName       = 255
-	maxSystemPrompt      = 20000
-	maxWelcomeMessage    = 1000
-	maxStarters          = 4
-	maxStarterText       = 50
-	maxStarterEmoji      = 16
-	maxFormFields        = 20
-	maxFormIntent        = 100
-	maxFormConfirmation  = 500
-	maxFormFieldLabel    = 100
-	maxFormFieldNameChar = 64
+	maxSegmentSlug      = 100
+	maxSegmentName      = 255
+	maxSystemPrompt     = 20000
+	maxWelcomeMessage   = 1000
+	maxStarters         = 4
+	maxStarterText      = 50
+	maxStarterEmoji     = 16
+	maxFormIntent       = 100
+	maxFormConfirmation = 500
 )
 
 var (
 	segmentSlugPattern = regexp.MustCompile(`^[a-z0-9-]{1,100}$`)
-	formFieldName      = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
-	// FormFieldTypes are the types a form field may have.
-	FormFieldTypes = []string{"text", "email", "phone", "textarea"}
 )
 
 // segmentSummaryJSON is a list item: no systemPrompt, with counts.
@@ -53,29 +46,6 @@ type segmentSummaryJSON struct {
 	ConversationsCount   int                `json:"conversationsCount"`
 	CreatedAt            time.Time          `json:"createdAt"`
 	UpdatedAt            time.Time          `json:"updatedAt"`
-}
-
-// validateFormFields checks a form's fields: known types, unique valid names, labels.
-func validateFormFields(errs parley.FieldErrors, key string, fields []parley.FormField) {
-	if len(fields) > maxFormFields {
-		errs.Add(key, fmt.Sprintf("at most %d fields", maxFormFields))
-		return
-	}
-	seen := map[string]bool{}
-	for i, f := range fields {
-		where := fmt.Sprintf("field %d", i+1)
-		switch {
-		case !formFieldName.MatchString(f.Name):
-			errs.Add(key, fmt.Sprintf("%s: name %q must start with a letter and hold only letters, digits and underscores (snake_case), at most %d characters", where, f.Name, maxFormFieldNameChar))
-		case seen[f.Name]:
-			errs.Add(key, fmt.Sprintf("%s: name %q is used twice; field names must be unique", where, f.Name))
-		case strings.TrimSpace(f.Label) == "" || utf8.RuneCountInString(f.Label) > maxFormFieldLabel:
-			errs.Add(key, fmt.Sprintf("%s: label is required, at most %d characters", where, maxFormFieldLabel))
-		case !slices.Contains(FormFieldTypes, f.Type):
-			errs.Add(key, fmt.Sprintf("%s: type %q must be one of %s", where, f.Type, strings.Join(FormFieldTypes, ", ")))
-		}
-		seen[f.Name] = true
-	}
 }
 
 // validateSegmentWrite checks a create (creating true) or partial update.
@@ -140,7 +110,7 @@ func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors 
 		if fc.Fields == nil {
 			fc.Fields = []parley.FormField{}
 		}
-		validateFormFields(errs, "formConfig", fc.Fields)
+		parley.ValidateFormFields(errs, "formConfig", fc.Fields)
 	}
 	notNull(errs, "isDefault", w.IsDefault)
 	notNull(errs, "isActive", w.IsActive)

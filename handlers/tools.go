@@ -121,7 +121,7 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 			cfg = cur.Config
 		}
 		if b.Config.Set || b.Type.Set || creating {
-			norm, problems := agent.ValidateToolConfig(typ, cfg, validateFormFields)
+			norm, problems := agent.ValidateToolConfig(typ, cfg)
 			if len(problems) > 0 {
 				errs.Add("config", strings.Join(problems, "; "))
 			} else {

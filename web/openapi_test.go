@@ -1485,9 +1485,8 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 		agent.ToolSubmitForm:    `{"fields": [{"name": "email", "label": "Email", "type": "email"}]}`,
 		agent.ToolGenerateQuote: `{"currency": "EUR", "items": [{"name": "Website", "options": [{"name": "Hosting"}]}]}`,
 	}
-	noForm := func(parley.FieldErrors, string, []parley.FormField) {}
 	for typ, name := range toolConfigSchemas {
-		norm, problems := agent.ValidateToolConfig(typ, json.RawMessage(minimal[typ]), noForm)
+		norm, problems := agent.ValidateToolConfig(typ, json.RawMessage(minimal[typ]))
 		if len(problems) > 0 {
 			t.Fatalf("%s: %v", typ, problems)
 		}
