@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -32,20 +33,20 @@ type Store interface {
 	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, db.SessionState, error)
 	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
 	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
-	StartTurn(ctx context.Context, p db.ConversationStart, message string, known *db.Conversation) (db.Conversation, db.Message, bool, error)
-	RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]db.Turn, error)
+	StartTurn(ctx context.Context, p db.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
+	RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]parley.Turn, error)
 
-	PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]db.CorpusEntry, error)
+	PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]parley.CorpusEntry, error)
 	HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error)
-	ListMemory(ctx context.Context, tenantID, visitorID string) ([]db.MemoryFact, error)
-	ListTools(ctx context.Context, tenantID string) ([]db.Tool, error)
+	ListMemory(ctx context.Context, tenantID, visitorID string) ([]parley.MemoryFact, error)
+	ListTools(ctx context.Context, tenantID string) ([]parley.Tool, error)
 	HasActiveProducts(ctx context.Context, tenantID string) (bool, error)
 
-	UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (db.MemoryFact, error)
+	UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error)
 	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]db.Product, error)
-	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]db.CorpusEntry, error)
+	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error)
 
-	SaveTurn(ctx context.Context, r db.TurnRecord) (db.Message, error)
+	SaveTurn(ctx context.Context, r db.TurnRecord) (parley.Message, error)
 }
 
 // Secrets opens values sealed at rest (the visitor signing key, escalation
@@ -81,11 +82,11 @@ type Engine struct {
 
 // TurnInput is one visitor message, with what the channel settled about it.
 type TurnInput struct {
-	Tenant  db.Tenant
-	Segment db.Segment
+	Tenant  parley.Tenant
+	Segment parley.Segment
 	// Visitor is the known visitor, nil when anonymous; Verified says a
 	// visitor token proved who it is.
-	Visitor  *db.Visitor
+	Visitor  *parley.Visitor
 	Verified bool
 
 	SessionID   string
@@ -94,12 +95,12 @@ type TurnInput struct {
 	PageURL     string
 	PageContext map[string]any
 
-	// Channel is the conversation's (db.ChannelWeb, db.ChannelAgent...);
+	// Channel is the conversation's (parley.ChannelWeb, parley.ChannelAgent...);
 	// VisitorType and AgentModel say who writes.
 	Channel     string
 	VisitorType string
 	AgentModel  *string
-	Metadata    db.ConversationMetadata
+	Metadata    parley.ConversationMetadata
 	// LLM is the caller's own model for this turn; nil for the tenant's.
 	LLM Provider
 	// Logger is the request's logger (request id, tenant); nil means the
@@ -153,7 +154,7 @@ const EventReady EventKind = -1
 var ErrNotStored = errors.New("the turn could not be stored")
 
 // ErrSessionBusy answers a message whose session stayed busy too long.
-var ErrSessionBusy = &db.Error{Kind: db.KindConflict,
+var ErrSessionBusy = &parley.Error{Kind: parley.KindConflict,
 	Message: "Another message of this session is still being answered; retry shortly"}
 
 // Reply runs one turn: it takes the session's lease (so that the turns of a
@@ -193,9 +194,9 @@ func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(Event)) (*T
 // turn is what the first steps settled for one message.
 type turn struct {
 	in          *TurnInput
-	conv        db.Conversation
-	created     bool       // this message started the conversation
-	userMessage db.Message // the message as stored
+	conv        parley.Conversation
+	created     bool           // this message started the conversation
+	userMessage parley.Message // the message as stored
 	lease       *sessionLease
 	// reads is the prompt data, read while the turn waits for its lease.
 	reads *promptReads
@@ -249,7 +250,7 @@ type turnCall struct {
 	source   string // llmSource: managed or webhook
 	req      Request
 	registry *ToolRegistry
-	history  []db.Turn // the turns the model was given, the visitor's message last
+	history  []parley.Turn // the turns the model was given, the visitor's message last
 	emit     func(Event)
 	res      TurnResult // what the model said and did
 	err      error      // the model call's failure
@@ -287,7 +288,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		}
 		call.history = turns[:max(len(turns)-1, 0)]
 	}
-	call.history = append(call.history, db.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
+	call.history = append(call.history, parley.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
 	call.req = Request{System: prompt.System}
 	for _, m := range call.history {
 		call.req.Messages = append(call.req.Messages, Message{Role: Role(m.Role), Content: m.Content})
@@ -347,7 +348,7 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 		out.MessageCount++
 	}
 	if storeErr == nil && res.Escalated() {
-		out.Status = db.StatusEscalated
+		out.Status = parley.StatusEscalated
 	}
 	if call.source != "webhook" {
 		out.Model = call.provider.Model()
@@ -360,24 +361,24 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 
 // save stores the turn with one store call, which gives the session's lease
 // back with it.
-func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, history []db.Turn) (db.Message, error) {
+func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, history []parley.Turn) (parley.Message, error) {
 	in := t.in
 	rec := db.TurnRecord{TenantID: in.Tenant.ID, ConversationID: t.conv.ID, SessionID: in.SessionID,
 		LeaseHolder: t.lease.holder, Reply: res.Text, Escalated: res.Escalated()}
 	if len(res.Executions) > 0 {
-		rec.Transcript = append([]db.Turn(nil), history...)
+		rec.Transcript = append([]parley.Turn(nil), history...)
 		if res.Text != "" {
-			rec.Transcript = append(rec.Transcript, db.Turn{Role: "assistant", Content: res.Text, Timestamp: e.now()})
+			rec.Transcript = append(rec.Transcript, parley.Turn{Role: "assistant", Content: res.Text, Timestamp: e.now()})
 		}
 	}
 	channel := in.Channel
-	if channel == db.ChannelAgent {
-		channel = db.ChannelAPI // a submission of the agent channel came through the API
+	if channel == parley.ChannelAgent {
+		channel = parley.ChannelAPI // a submission of the agent channel came through the API
 	}
 	for _, ex := range res.Executions {
 		run, err := toolRun(ex)
 		if err != nil {
-			return db.Message{}, err
+			return parley.Message{}, err
 		}
 		if run.Submission != nil {
 			run.Submission.Channel, run.Submission.PageURL = channel, nonEmptyPtr(in.PageURL)
@@ -405,7 +406,7 @@ func toolRun(ex Execution) (db.ToolRun, error) {
 	if err != nil {
 		return db.ToolRun{}, fmt.Errorf("encoding tool result: %w", err)
 	}
-	run := db.ToolRun{Call: db.ToolCall{ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}}
+	run := db.ToolRun{Call: parley.ToolCall{ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}}
 	if sub := ex.Submission; sub != nil {
 		in, err := json.Marshal(sub.Input)
 		if err != nil {
@@ -415,7 +416,7 @@ func toolRun(ex Execution) (db.ToolRun, error) {
 		if err != nil {
 			return db.ToolRun{}, fmt.Errorf("encoding submission result: %w", err)
 		}
-		run.Submission = &db.NewSubmission{ToolID: nonEmptyPtr(sub.ToolID), ToolType: sub.ToolType,
+		run.Submission = &parley.NewSubmission{ToolID: nonEmptyPtr(sub.ToolID), ToolType: sub.ToolType,
 			ToolName: sub.ToolName, Input: in, Result: out}
 	}
 	return run, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent/llmtest"
 	"github.com/parley/parley/db"
 )
@@ -19,15 +20,15 @@ import (
 type memStore struct {
 	mu         sync.Mutex
 	holder     string // the session lease's holder, "" when free
-	conv       *db.Conversation
-	turns      []db.Turn
-	tools      []db.Tool
+	conv       *parley.Conversation
+	turns      []parley.Turn
+	tools      []parley.Tool
 	saved      []db.TurnRecord
 	releases   int
 	startErr   error
 	saveErr    error
-	corpus     []db.CorpusEntry
-	memory     []db.MemoryFact
+	corpus     []parley.CorpusEntry
+	memory     []parley.MemoryFact
 	remembered map[string]string
 }
 
@@ -38,7 +39,7 @@ func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder string, _ ti
 		return false, db.SessionState{}, nil
 	}
 	m.holder = holder
-	st := db.SessionState{Turns: append([]db.Turn(nil), m.turns...)}
+	st := db.SessionState{Turns: append([]parley.Turn(nil), m.turns...)}
 	if m.conv != nil {
 		c := *m.conv
 		st.Conversation = &c
@@ -62,28 +63,28 @@ func (m *memStore) ReleaseSessionLease(_ context.Context, _, _, holder string) e
 	return nil
 }
 
-func (m *memStore) StartTurn(_ context.Context, p db.ConversationStart, message string, known *db.Conversation) (db.Conversation, db.Message, bool, error) {
+func (m *memStore) StartTurn(_ context.Context, p db.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.startErr != nil {
-		return db.Conversation{}, db.Message{}, false, m.startErr
+		return parley.Conversation{}, parley.Message{}, false, m.startErr
 	}
 	created := known == nil
 	if created {
-		m.conv = &db.Conversation{ID: "conv-1", TenantID: p.TenantID, SessionID: p.SessionID, Channel: p.Channel, Status: db.StatusBot}
+		m.conv = &parley.Conversation{ID: "conv-1", TenantID: p.TenantID, SessionID: p.SessionID, Channel: p.Channel, Status: parley.StatusBot}
 	}
 	m.conv.MessageCount++
-	m.turns = append(m.turns, db.Turn{Role: "user", Content: message})
-	return *m.conv, db.Message{ID: "msg-user", ConversationID: m.conv.ID, Role: "user", Content: message}, created, nil
+	m.turns = append(m.turns, parley.Turn{Role: "user", Content: message})
+	return *m.conv, parley.Message{ID: "msg-user", ConversationID: m.conv.ID, Role: "user", Content: message}, created, nil
 }
 
-func (m *memStore) RecentTurns(context.Context, string, string, int) ([]db.Turn, error) {
+func (m *memStore) RecentTurns(context.Context, string, string, int) ([]parley.Turn, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]db.Turn(nil), m.turns...), nil
+	return append([]parley.Turn(nil), m.turns...), nil
 }
 
-func (m *memStore) PromptCorpus(context.Context, string, string, string, int) ([]db.CorpusEntry, error) {
+func (m *memStore) PromptCorpus(context.Context, string, string, string, int) ([]parley.CorpusEntry, error) {
 	return m.corpus, nil
 }
 
@@ -91,48 +92,48 @@ func (m *memStore) HasCorpusSummaries(context.Context, string, string, string) (
 	return false, nil
 }
 
-func (m *memStore) ListMemory(context.Context, string, string) ([]db.MemoryFact, error) {
+func (m *memStore) ListMemory(context.Context, string, string) ([]parley.MemoryFact, error) {
 	return m.memory, nil
 }
 
-func (m *memStore) ListTools(context.Context, string) ([]db.Tool, error) { return m.tools, nil }
+func (m *memStore) ListTools(context.Context, string) ([]parley.Tool, error) { return m.tools, nil }
 
 func (m *memStore) HasActiveProducts(context.Context, string) (bool, error) { return false, nil }
 
-func (m *memStore) UpsertMemory(_ context.Context, _, _, key, value string) (db.MemoryFact, error) {
+func (m *memStore) UpsertMemory(_ context.Context, _, _, key, value string) (parley.MemoryFact, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.remembered == nil {
 		m.remembered = map[string]string{}
 	}
 	m.remembered[key] = value
-	return db.MemoryFact{Key: key, Value: value}, nil
+	return parley.MemoryFact{Key: key, Value: value}, nil
 }
 
 func (m *memStore) SearchProducts(context.Context, string, string, int) ([]db.Product, error) {
 	return nil, nil
 }
 
-func (m *memStore) ExploreCorpus(context.Context, string, string, string, string, int) ([]db.CorpusEntry, error) {
+func (m *memStore) ExploreCorpus(context.Context, string, string, string, string, int) ([]parley.CorpusEntry, error) {
 	return nil, nil
 }
 
-func (m *memStore) SaveTurn(_ context.Context, r db.TurnRecord) (db.Message, error) {
+func (m *memStore) SaveTurn(_ context.Context, r db.TurnRecord) (parley.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.saveErr != nil {
-		return db.Message{}, m.saveErr
+		return parley.Message{}, m.saveErr
 	}
 	m.saved = append(m.saved, r)
 	if r.LeaseHolder != "" && m.holder == r.LeaseHolder {
 		m.holder = ""
 	}
 	if r.Reply == "" {
-		return db.Message{}, nil
+		return parley.Message{}, nil
 	}
-	m.turns = append(m.turns, db.Turn{Role: "assistant", Content: r.Reply})
+	m.turns = append(m.turns, parley.Turn{Role: "assistant", Content: r.Reply})
 	m.conv.MessageCount++
-	return db.Message{ID: "msg-reply", Role: "assistant", Content: r.Reply}, nil
+	return parley.Message{ID: "msg-reply", Role: "assistant", Content: r.Reply}, nil
 }
 
 func testEngine(store Store, llm Provider) *Engine {
@@ -142,10 +143,10 @@ func testEngine(store Store, llm Provider) *Engine {
 
 func testInput(channel string) *TurnInput {
 	return &TurnInput{
-		Tenant:  db.Tenant{ID: "tenant-1", Slug: "bikes", Plan: "scale"},
-		Segment: db.Segment{ID: "seg-1", Slug: "default"},
-		Visitor: &db.Visitor{ID: "visitor-1"}, SessionID: "s1", Message: "Call me back please",
-		PageURL: "https://bikes.example/contact", Channel: channel, VisitorType: db.VisitorHuman,
+		Tenant:  parley.Tenant{ID: "tenant-1", Slug: "bikes", Plan: "scale"},
+		Segment: parley.Segment{ID: "seg-1", Slug: "default"},
+		Visitor: &parley.Visitor{ID: "visitor-1"}, SessionID: "s1", Message: "Call me back please",
+		PageURL: "https://bikes.example/contact", Channel: channel, VisitorType: parley.VisitorHuman,
 	}
 }
 
@@ -163,9 +164,9 @@ func TestEngineReply(t *testing.T) {
 			llmtest.Turn{Text: []string{"One moment."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form",
 				Arguments: []string{`{"fullName":"Ada Lovelace","workEmail":"ada@example.com"}`}}}},
 			llmtest.Turn{Text: []string{"Done: we will call you."}})
-		store := &memStore{tools: []db.Tool{contactForm(t)}}
+		store := &memStore{tools: []parley.Tool{contactForm(t)}}
 		var ev events
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelAgent), ev.emit)
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelAgent), ev.emit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestEngineReply(t *testing.T) {
 			t.Fatalf("record %+v", rec)
 		}
 		sub := rec.ToolRuns[0].Submission
-		if sub == nil || sub.Channel != db.ChannelAPI || sub.VisitorID == nil || *sub.VisitorID != "visitor-1" ||
+		if sub == nil || sub.Channel != parley.ChannelAPI || sub.VisitorID == nil || *sub.VisitorID != "visitor-1" ||
 			sub.PageURL == nil || !strings.Contains(string(sub.Input), "ada@example.com") {
 			t.Fatalf("submission %+v", sub)
 		}
@@ -203,7 +204,7 @@ func TestEngineReply(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t, llmtest.Turn{Text: []string{"Hello"}})
 		store := &memStore{saveErr: errors.New("disk full")}
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), func(Event) {})
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
 		if !errors.Is(err, ErrNotStored) || out == nil || out.Result.Text != "Hello" {
 			t.Fatalf("err %v, out %+v", err, out)
 		}
@@ -215,10 +216,10 @@ func TestEngineReply(t *testing.T) {
 	t.Run("a refused start calls no model and keeps nothing", func(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"never"}})
-		refused := &db.Error{Kind: db.KindRateLimited, Code: "LIMIT_REACHED", Message: "limit"}
+		refused := &parley.Error{Kind: parley.KindRateLimited, Code: "LIMIT_REACHED", Message: "limit"}
 		store := &memStore{startErr: refused}
 		var ev events
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), ev.emit)
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), ev.emit)
 		if !errors.Is(err, refused) || out != nil || len(ev.kinds) != 0 {
 			t.Fatalf("err %v, out %+v, events %v", err, out, ev.kinds)
 		}
@@ -231,7 +232,7 @@ func TestEngineReply(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t)
 		store := &memStore{holder: "another turn"}
-		_, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), func(Event) {})
+		_, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
 		if !errors.Is(err, ErrSessionBusy) {
 			t.Fatalf("err %v, want ErrSessionBusy", err)
 		}
@@ -244,7 +245,7 @@ func TestEngineReply(t *testing.T) {
 		t.Parallel()
 		managed, mp := engineFixture(t, llmtest.Turn{Text: []string{"managed"}})
 		own, op := engineFixture(t, llmtest.Turn{Text: []string{"own"}})
-		in := testInput(db.ChannelWeb)
+		in := testInput(parley.ChannelWeb)
 		in.LLM = op
 		out, err := testEngine(&memStore{}, mp).Reply(context.Background(), in, func(Event) {})
 		if err != nil || out.Result.Text != "own" || len(managed.Requests()) != 0 || len(own.Requests()) != 1 {
@@ -255,9 +256,9 @@ func TestEngineReply(t *testing.T) {
 	t.Run("history comes from the lease's read", func(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"again"}})
-		store := &memStore{conv: &db.Conversation{ID: "conv-1", MessageCount: 2, Status: db.StatusBot},
-			turns: []db.Turn{{Role: "user", Content: "first"}, {Role: "assistant", Content: "first answer"}}}
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(db.ChannelWeb), func(Event) {})
+		store := &memStore{conv: &parley.Conversation{ID: "conv-1", MessageCount: 2, Status: parley.StatusBot},
+			turns: []parley.Turn{{Role: "user", Content: "first"}, {Role: "assistant", Content: "first answer"}}}
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
 		if err != nil || out.MessageCount != 4 {
 			t.Fatalf("err %v, out %+v", err, out)
 		}

@@ -1,12 +1,12 @@
 package agent
 
-import "github.com/parley/parley/db"
+import "github.com/parley/parley"
 
 // TurnTools is what the enrichment chain assembles before each answer: the
 // tools the model is offered for this turn.
 type TurnTools struct {
 	// Tools are the tenant's tools offered, in the tenant's order.
-	Tools []db.Tool
+	Tools []parley.Tool
 	// Explore offers the synthetic EXPLORE_CORPUS tool.
 	Explore bool
 	// Skipped lists tools left out by a step, with why, for the logs.
@@ -44,7 +44,7 @@ var EnrichmentChain = []EnrichStep{
 }
 
 // Enrich runs the chain over the tenant's tools.
-func Enrich(tenantTools []db.Tool, facts EnrichFacts) TurnTools {
+func Enrich(tenantTools []parley.Tool, facts EnrichFacts) TurnTools {
 	tt := TurnTools{Tools: tenantTools}
 	for _, step := range EnrichmentChain {
 		step.Apply(&tt, facts)
@@ -56,7 +56,7 @@ func Enrich(tenantTools []db.Tool, facts EnrichFacts) TurnTools {
 // (a tool with no segment applies to all), and REMEMBER_FACT only for a
 // visitor whose memory may be written.
 func enrichDBTools(tt *TurnTools, f EnrichFacts) {
-	var kept []db.Tool
+	var kept []parley.Tool
 	for _, t := range tt.Tools {
 		switch {
 		case !t.IsActive:
@@ -94,7 +94,7 @@ func enrichCorpus(tt *TurnTools, f EnrichFacts) {
 }
 
 // HasToolType reports whether tools hold an active tool of type typ.
-func HasToolType(tools []db.Tool, typ string) bool {
+func HasToolType(tools []parley.Tool, typ string) bool {
 	for _, t := range tools {
 		if t.IsActive && t.Type == typ {
 			return true

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 func TestEnrichmentChain(t *testing.T) {
@@ -20,7 +20,7 @@ func TestEnrichmentChain(t *testing.T) {
 	}
 
 	seg, other := "seg-1", "seg-2"
-	tools := []db.Tool{
+	tools := []parley.Tool{
 		{Name: "Form", Type: ToolSubmitForm, IsActive: true},
 		{Name: "Segment form", Type: ToolSubmitForm, IsActive: true, SegmentID: &seg},
 		{Name: "Other form", Type: ToolSubmitForm, IsActive: true, SegmentID: &other},

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent/llmtest"
-	"github.com/parley/parley/db"
 )
 
 // engineFixture is a scripted model and a provider talking to it.
@@ -18,18 +18,18 @@ func engineFixture(t *testing.T, turns ...llmtest.Turn) (*llmtest.OpenAI, Provid
 	return srv, NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-test", Model: "test-model"})
 }
 
-func testTool(t *testing.T, name, typ string, cfg any) db.Tool {
+func testTool(t *testing.T, name, typ string, cfg any) parley.Tool {
 	t.Helper()
 	raw, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db.Tool{ID: "tool-" + strings.ToLower(typ), Name: name, Type: typ, Config: raw, IsActive: true}
+	return parley.Tool{ID: "tool-" + strings.ToLower(typ), Name: name, Type: typ, Config: raw, IsActive: true}
 }
 
-func contactForm(t *testing.T) db.Tool {
+func contactForm(t *testing.T) parley.Tool {
 	return testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{
-		Fields: []db.FormField{
+		Fields: []parley.FormField{
 			{Name: "fullName", Label: "Full name", Type: "text", Required: true},
 			{Name: "workEmail", Label: "Email", Type: "email", Required: true},
 			{Name: "phone", Label: "Phone", Type: "phone"},
@@ -80,7 +80,7 @@ func TestRunTurn(t *testing.T) {
 				Arguments: []string{`{"fullName":"Ada Lovelace",`, `"workEmail":"ada@example.com","phone":"+44 (20) 7946-0958","extra":"dropped"}`}}}},
 			llmtest.Turn{Text: []string{"Done, ", "we will call you."}},
 		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
+		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		var texts []string
 		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, collect(&texts))
 		if err != nil {
@@ -136,7 +136,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada-at-example"}`}}}},
 			llmtest.Turn{Text: []string{"Could you check your email address?"}},
 		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
+		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
 		srv, p := engineFixture(t, loop, loop, loop)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
+		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		var texts []string
 		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 2, collect(&texts))
 		if err != nil {
@@ -185,7 +185,7 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
 		_, p := engineFixture(t, loop, llmtest.Turn{Text: []string{"I need your name and email."}})
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
+		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 1, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +201,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{Text: []string{"Checking."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada@example.com"}`}}}},
 			llmtest.Turn{Status: 503, ErrorMessage: "overloaded"},
 		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
+		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
 		var le *LLMError
 		if !errors.As(err, &le) || le.Kind != LLMUpstream {
@@ -218,7 +218,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "launch_rockets", Arguments: []string{`{}`}}}},
 			llmtest.Turn{Text: []string{"Sorry."}},
 		)
-		reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{})
+		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -231,9 +231,9 @@ func TestRunTurn(t *testing.T) {
 	t.Run("tool specs sent to the model", func(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"ok"}})
-		tools := []db.Tool{
+		tools := []parley.Tool{
 			contactForm(t),
-			testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{Fields: []db.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
+			testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
 			testTool(t, "Quote!", ToolGenerateQuote, quoteConfig()),
 			testTool(t, "Remember", ToolRememberFact, RememberConfig{AllowedKeys: []string{"company"}}),
 			testTool(t, "Products", ToolRecommendProduct, RecommendConfig{MaxResults: 2}),

@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // Section names, in the order BuildPrompt writes them. The order runs from
@@ -76,16 +76,16 @@ var PromptSectionDrops atomic.Int64
 // loads it (db.PromptCorpus, db.HasCorpusSummaries, db.ListMemory) and
 // decides what the visitor may see: BuildPrompt renders what it is given.
 type PromptInput struct {
-	Tenant  db.Tenant
-	Segment db.Segment
+	Tenant  parley.Tenant
+	Segment parley.Segment
 	// Corpus is the candidate entries, in any order: BuildPrompt orders
 	// them by priority, then most recently updated.
-	Corpus []db.CorpusEntry
+	Corpus []parley.CorpusEntry
 	// HasSummaries says that the segment has entries with a summary beyond
 	// those in Corpus (db.HasCorpusSummaries): explore_corpus is then offered
 	// even when none of them made it into Corpus.
 	HasSummaries bool
-	Memory       []db.MemoryFact
+	Memory       []parley.MemoryFact
 	// VisitorContext is the answer of the tenant's context webhook
 	// (visitorContextUrl) for this message; empty when none.
 	VisitorContext string
@@ -280,7 +280,7 @@ func promptParagraphs(s string) []string {
 	return out
 }
 
-func promptIdentity(t db.Tenant, lang string) string {
+func promptIdentity(t parley.Tenant, lang string) string {
 	var lines []string
 	name, title := promptLine(promptDeref(t.BotName), 100), promptLine(promptDeref(t.BotTitle), 200)
 	org := promptLine(t.Name, 300)
@@ -353,7 +353,7 @@ func promptPolicy(policy string) string {
 // promptTiers splits the corpus into tier 1 (no summary: full content) and
 // tier 2 (summary), each in priority order, rendered as entries. A blank
 // summary counts as none.
-func promptTiers(corpus []db.CorpusEntry) (tier1, tier2 []string) {
+func promptTiers(corpus []parley.CorpusEntry) (tier1, tier2 []string) {
 	t := promptTierEntries(corpus)
 	return t.items[0], t.items[1]
 }
@@ -361,16 +361,16 @@ func promptTiers(corpus []db.CorpusEntry) (tier1, tier2 []string) {
 // promptTier holds the corpus entries of the two tiers, in prompt order, and
 // their rendered items.
 type promptTier struct {
-	entries [2][]db.CorpusEntry
+	entries [2][]parley.CorpusEntry
 	items   [2][]string
 }
 
 // promptTierEntries orders the entries by priority, then most recently
 // updated, and splits them: tier 1 (index 0) the entries without summary,
 // whole; tier 2 (index 1) those with one, by their summary.
-func promptTierEntries(corpus []db.CorpusEntry) promptTier {
+func promptTierEntries(corpus []parley.CorpusEntry) promptTier {
 	entries := slices.Clone(corpus)
-	slices.SortStableFunc(entries, func(a, b db.CorpusEntry) int {
+	slices.SortStableFunc(entries, func(a, b parley.CorpusEntry) int {
 		if a.Priority != b.Priority {
 			return b.Priority - a.Priority
 		}
@@ -396,11 +396,11 @@ func promptTierEntries(corpus []db.CorpusEntry) promptTier {
 type CorpusFit struct {
 	// Whole are the entries without summary given whole; Summarized those
 	// given by their summary (their content read through explore_corpus).
-	Whole, Summarized []db.CorpusEntry
+	Whole, Summarized []parley.CorpusEntry
 	// LeftOutWhole are entries without summary that do not fit: the agent
 	// does not know them. LeftOutSummarized have a summary that does not
 	// fit: explore_corpus can still find them by search.
-	LeftOutWhole, LeftOutSummarized []db.CorpusEntry
+	LeftOutWhole, LeftOutSummarized []parley.CorpusEntry
 	// KnowledgeChars and SummariesChars are the characters used of
 	// KnowledgeCap and SummariesCap.
 	KnowledgeChars, SummariesChars int
@@ -408,7 +408,7 @@ type CorpusFit struct {
 
 // FitCorpus places entries as BuildPrompt does (pass what db.PromptCorpus
 // returns for a segment and locale).
-func FitCorpus(corpus []db.CorpusEntry) CorpusFit {
+func FitCorpus(corpus []parley.CorpusEntry) CorpusFit {
 	t := promptTierEntries(corpus)
 	var f CorpusFit
 	for tier, keeps := range [2][]bool{promptFit(t.items[0], KnowledgeCap, "\n"), promptFit(t.items[1], SummariesCap, "\n")} {
@@ -439,9 +439,9 @@ func promptVerified(verified bool) string {
 
 // promptMemory renders the facts, most recently updated first, so the cap
 // keeps the freshest.
-func promptMemory(facts []db.MemoryFact) []string {
+func promptMemory(facts []parley.MemoryFact) []string {
 	facts = slices.Clone(facts)
-	slices.SortStableFunc(facts, func(a, b db.MemoryFact) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	slices.SortStableFunc(facts, func(a, b parley.MemoryFact) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
 	var out []string
 	for _, f := range facts {
 		k, v := promptLine(f.Key, 64), promptLine(f.Value, MemoryCap)

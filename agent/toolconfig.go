@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // Tool types a tenant can create.
@@ -33,8 +33,8 @@ var SyntheticToolTypes = []string{"CHECK_AVAILABILITY", "COLLECT_PAYMENT", "EXPL
 
 // SubmitFormConfig is a SUBMIT_FORM tool's form.
 type SubmitFormConfig struct {
-	Fields              []db.FormField `json:"fields"`
-	ConfirmationMessage string         `json:"confirmationMessage,omitempty"`
+	Fields              []parley.FormField `json:"fields"`
+	ConfirmationMessage string             `json:"confirmationMessage,omitempty"`
 }
 
 // QuoteConfig is a GENERATE_QUOTE tool's price list; quotes are computed from it, never by the model.
@@ -93,7 +93,7 @@ var (
 // ValidateToolConfig checks raw (may be nil: defaults) against the type's
 // schema, rejects unknown keys, fills defaults and returns the normalised
 // config to store. Problems are returned as one message per problem.
-func ValidateToolConfig(toolType string, raw json.RawMessage, validateForm func(errs db.FieldErrors, key string, fields []db.FormField)) (json.RawMessage, []string) {
+func ValidateToolConfig(toolType string, raw json.RawMessage) (json.RawMessage, []string) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
@@ -139,8 +139,8 @@ func ValidateToolConfig(toolType string, raw json.RawMessage, validateForm func(
 			if len(c.Fields) == 0 {
 				add("fields: a form needs at least one field")
 			}
-			errs := db.FieldErrors{}
-			validateForm(errs, "fields", c.Fields)
+			errs := parley.FieldErrors{}
+			parley.ValidateFormFields(errs, "fields", c.Fields)
 			for _, m := range errs {
 				add("fields: %s", m)
 			}

@@ -19,7 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // Tool execution: the tenant's tools become ToolSpecs the model sees, and the
@@ -78,7 +78,7 @@ type ToolDeps struct {
 	// typically a WebhookEscalator with the tool's webhookUrl and its
 	// unsealed webhookSecret; nil (or a nil result) escalates without
 	// notifying anyone but the conversation's status.
-	EscalatorFor func(tool db.Tool) Escalator
+	EscalatorFor func(tool parley.Tool) Escalator
 	// EscalationContext is merged into the escalation payload
 	// (conversationId, visitorId, pageUrl...).
 	EscalationContext map[string]any
@@ -145,7 +145,7 @@ const ExploreCorpusType = "EXPLORE_CORPUS"
 // registeredTool is one tool the model may call.
 type registeredTool struct {
 	spec  ToolSpec
-	tool  db.Tool
+	tool  parley.Tool
 	form  SubmitFormConfig
 	quote QuoteConfig
 	rem   RememberConfig
@@ -168,7 +168,7 @@ type ToolRegistry struct {
 // NewToolRegistry builds the registry from the tenant's tools, in order.
 // Inactive tools and BOOK_MEETING are left out; a tool whose stored config
 // no longer validates is left out and listed in Skipped.
-func NewToolRegistry(tools []db.Tool, deps ToolDeps) *ToolRegistry {
+func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	r := &ToolRegistry{deps: deps, byName: map[string]*registeredTool{}}
 	used := map[string]bool{}
 	if deps.Corpus != nil {
@@ -218,7 +218,7 @@ func NewToolRegistry(tools []db.Tool, deps ToolDeps) *ToolRegistry {
 		r.byName[name] = rt
 	}
 	if deps.Corpus != nil {
-		rt := &registeredTool{tool: db.Tool{Name: ExploreCorpusTool, Type: ExploreCorpusType}}
+		rt := &registeredTool{tool: parley.Tool{Name: ExploreCorpusTool, Type: ExploreCorpusType}}
 		rt.spec = ToolSpec{Name: ExploreCorpusTool, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		r.tools = append(r.tools, rt)
 		r.byName[ExploreCorpusTool] = rt

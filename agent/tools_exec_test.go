@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent/llmtest"
-	"github.com/parley/parley/db"
 )
 
 func quoteConfig() QuoteConfig {
@@ -92,7 +92,7 @@ func execute(t *testing.T, reg *ToolRegistry, name, args string) Execution {
 
 func TestSubmitForm(t *testing.T) {
 	t.Parallel()
-	reg := NewToolRegistry([]db.Tool{contactForm(t)}, ToolDeps{Now: func() time.Time { return fixedNow }})
+	reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{Now: func() time.Time { return fixedNow }})
 	for _, tc := range []struct {
 		name, args string
 		ok         bool
@@ -133,7 +133,7 @@ func TestSubmitForm(t *testing.T) {
 
 func TestGenerateQuote(t *testing.T) {
 	t.Parallel()
-	reg := NewToolRegistry([]db.Tool{testTool(t, "Quote", ToolGenerateQuote, quoteConfig())}, ToolDeps{Now: func() time.Time { return fixedNow }})
+	reg := NewToolRegistry([]parley.Tool{testTool(t, "Quote", ToolGenerateQuote, quoteConfig())}, ToolDeps{Now: func() time.Time { return fixedNow }})
 
 	t.Run("exact totals in cents", func(t *testing.T) {
 		t.Parallel()
@@ -167,7 +167,7 @@ func TestGenerateQuote(t *testing.T) {
 		t.Parallel()
 		c := quoteConfig()
 		c.Items[1].UnitPrice = 1e9
-		r := NewToolRegistry([]db.Tool{testTool(t, "Quote", ToolGenerateQuote, c)}, ToolDeps{})
+		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", ToolGenerateQuote, c)}, ToolDeps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1000000}]}`)
 		if ex.Success || !strings.Contains(ex.Summary, "too large") {
 			t.Fatalf("execution %+v", ex)
@@ -177,7 +177,7 @@ func TestGenerateQuote(t *testing.T) {
 		t.Parallel()
 		c := quoteConfig()
 		c.TaxRate = 8.25
-		r := NewToolRegistry([]db.Tool{testTool(t, "Quote", ToolGenerateQuote, c)}, ToolDeps{})
+		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", ToolGenerateQuote, c)}, ToolDeps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1}]}`)
 		// 300.50 × 8.25% = 24.79125 → 24.79
 		if !ex.Success || ex.Result["taxCents"] != int64(2479) || ex.Result["total"] != "325.29" {
@@ -205,7 +205,7 @@ func TestGenerateQuote(t *testing.T) {
 func TestRememberFact(t *testing.T) {
 	t.Parallel()
 	mem := &fakeMemory{}
-	reg := NewToolRegistry([]db.Tool{
+	reg := NewToolRegistry([]parley.Tool{
 		testTool(t, "Remember", ToolRememberFact, RememberConfig{AllowedKeys: []string{"company", "budget"}}),
 		testTool(t, "Remember anything", ToolRememberFact, RememberConfig{}),
 	}, ToolDeps{Memory: mem})
@@ -236,7 +236,7 @@ func TestRememberFact(t *testing.T) {
 	})
 	t.Run("no memory store", func(t *testing.T) {
 		t.Parallel()
-		r := NewToolRegistry([]db.Tool{testTool(t, "Remember", ToolRememberFact, RememberConfig{})}, ToolDeps{})
+		r := NewToolRegistry([]parley.Tool{testTool(t, "Remember", ToolRememberFact, RememberConfig{})}, ToolDeps{})
 		if ex := execute(t, r, "remember", `{"key":"company","value":"Acme"}`); ex.Success {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -248,7 +248,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("limited to maxResults", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10, overshoot: true}
-		reg := NewToolRegistry([]db.Tool{testTool(t, "Find products", ToolRecommendProduct, RecommendConfig{MaxResults: 2})}, ToolDeps{Products: ps})
+		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find products", ToolRecommendProduct, RecommendConfig{MaxResults: 2})}, ToolDeps{Products: ps})
 		ex := execute(t, reg, "find_products", `{"query":"running shoes"}`)
 		products := ex.Result["products"].([]Product)
 		if !ex.Success || ps.gotLimit != 2 || ps.gotQuery != "running shoes" || len(products) != 2 {
@@ -261,7 +261,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("default maxResults and empty query", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10}
-		reg := NewToolRegistry([]db.Tool{testTool(t, "Find", ToolRecommendProduct, map[string]any{})}, ToolDeps{Products: ps})
+		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find", ToolRecommendProduct, map[string]any{})}, ToolDeps{Products: ps})
 		if ex := execute(t, reg, "find", `{"query":"x"}`); len(ex.Result["products"].([]Product)) != 3 {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -321,7 +321,7 @@ func TestEscalation(t *testing.T) {
 	url := hook.URL
 	tool.WebhookURL = &url
 	deps := ToolDeps{
-		EscalatorFor: func(t db.Tool) Escalator {
+		EscalatorFor: func(t parley.Tool) Escalator {
 			return WebhookEscalator{URL: *t.WebhookURL, Secret: secret, Client: hook.Client()}
 		},
 		EscalationContext: map[string]any{"conversationId": "conv-1"},
@@ -330,7 +330,7 @@ func TestEscalation(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "esc", Name: "talk_to_a_human", Arguments: []string{`{"reason":"wants a refund","contact":"ada@example.com"}`}}}},
 		llmtest.Turn{Text: []string{"Marie will answer within the hour."}},
 	)
-	res, err := RunTurn(context.Background(), p, userAsks("human please"), NewToolRegistry([]db.Tool{tool}, deps), 0, nil)
+	res, err := RunTurn(context.Background(), p, userAsks("human please"), NewToolRegistry([]parley.Tool{tool}, deps), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestEscalation(t *testing.T) {
 		t.Parallel()
 		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
 		t.Cleanup(down.Close)
-		reg := NewToolRegistry([]db.Tool{tool}, ToolDeps{EscalatorFor: func(db.Tool) Escalator {
+		reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{EscalatorFor: func(parley.Tool) Escalator {
 			return WebhookEscalator{URL: down.URL, Secret: secret, Client: down.Client()}
 		}})
 		ex := execute(t, reg, "talk_to_a_human", `{"reason":"x"}`)
@@ -397,7 +397,7 @@ func TestEscalation(t *testing.T) {
 	})
 	t.Run("reason required", func(t *testing.T) {
 		t.Parallel()
-		reg := NewToolRegistry([]db.Tool{tool}, ToolDeps{EscalatorFor: func(db.Tool) Escalator {
+		reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{EscalatorFor: func(parley.Tool) Escalator {
 			return escalatorFunc(func() error { return errors.New("must not be called") })
 		}})
 		if ex := execute(t, reg, "talk_to_a_human", `{}`); ex.Success || ex.Escalated || ex.Err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // promptReads is what the prompt and the tool registry of a turn are built
@@ -14,10 +14,10 @@ import (
 // another before the first byte can be sent.
 type promptReads struct {
 	wg           sync.WaitGroup
-	corpus       []db.CorpusEntry
+	corpus       []parley.CorpusEntry
 	hasSummaries bool
-	memory       []db.MemoryFact
-	tools        []db.Tool
+	memory       []parley.MemoryFact
+	tools        []parley.Tool
 	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.

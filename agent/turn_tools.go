@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // toolDeps binds the tool executors to the turn's tenant, segment, visitor
@@ -19,7 +19,7 @@ func (e *Engine) toolDeps(t *turn, explore bool) ToolDeps {
 			"conversationId": t.conv.ID, "sessionId": in.SessionID, "pageUrl": in.PageURL,
 		},
 		Now: e.Now,
-		EscalatorFor: func(tool db.Tool) Escalator {
+		EscalatorFor: func(tool parley.Tool) Escalator {
 			if tool.WebhookURL == nil || *tool.WebhookURL == "" || e.Outbound == nil {
 				return nil
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -335,14 +336,14 @@ func TestAuthenticator(t *testing.T) {
 		}
 		// ak_ tokens never reach the verifier
 		seen = ""
-		if _, err := a.Authenticate(ctx, req("Authorization", "Bearer ak_unknown")); db.ErrorKind(err) != db.KindUnauthorized || seen != "" {
+		if _, err := a.Authenticate(ctx, req("Authorization", "Bearer ak_unknown")); parley.ErrorKind(err) != parley.KindUnauthorized || seen != "" {
 			t.Errorf("unknown ak_ token: %v, verifier saw %q", err, seen)
 		}
 	})
 	t.Run("without a verifier non-ak_ bearers are refused", func(t *testing.T) {
 		t.Parallel()
 		_, err := (&auth.Authenticator{DB: store}).Authenticate(ctx, req("Authorization", "Bearer eyJ.payload.sig"))
-		if db.ErrorKind(err) != db.KindUnauthorized {
+		if parley.ErrorKind(err) != parley.KindUnauthorized {
 			t.Errorf("err = %v", err)
 		}
 	})
@@ -351,7 +352,7 @@ func TestAuthenticator(t *testing.T) {
 		a := &auth.Authenticator{DB: store}
 		for _, r := range []*http.Request{req("", ""), req("Authorization", "Basic x"), req("Authorization", "Bearer"),
 			req("X-API-Key", tok), req("X-API-Key", "lk_unknown")} {
-			if _, err := a.Authenticate(ctx, r); db.ErrorKind(err) != db.KindUnauthorized {
+			if _, err := a.Authenticate(ctx, r); parley.ErrorKind(err) != parley.KindUnauthorized {
 				t.Errorf("%v: err = %v", r.Header, err)
 			}
 		}

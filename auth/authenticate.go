@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -32,7 +33,9 @@ type Authenticator struct {
 	JWT BearerVerifier
 }
 
-func unauthorized(msg string) error { return &db.Error{Kind: db.KindUnauthorized, Message: msg} }
+func unauthorized(msg string) error {
+	return &parley.Error{Kind: parley.KindUnauthorized, Message: msg}
+}
 
 // Authenticate reads `Authorization: Bearer` or `X-API-Key`. An ak_ token is
 // accepted only as Bearer; X-API-Key carries a tenant's legacy plain key.
@@ -62,7 +65,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (Prin
 
 func (a *Authenticator) lookup(ctx context.Context, token string, legacy bool) (Principal, error) {
 	t, err := a.DB.TokenByHash(ctx, HashToken(token))
-	if db.ErrorKind(err) == db.KindNotFound || (err == nil && t.Legacy != legacy) {
+	if parley.ErrorKind(err) == parley.KindNotFound || (err == nil && t.Legacy != legacy) {
 		return Principal{}, unauthorized("Invalid or revoked token")
 	}
 	if err != nil {

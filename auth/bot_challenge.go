@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // BotChallenge checks bot-challenge tokens against a siteverify endpoint:
@@ -79,20 +79,20 @@ func (v *BotChallenge) siteverify(ctx context.Context, secret, token, remoteIP s
 // closed with CAPTCHA_FAILED and a message saying verification is
 // unavailable, never a 5xx: the visitor can retry, and the cause is logged
 // for the operator.
-func (v *BotChallenge) Check(ctx context.Context, box *Box, logger *slog.Logger, t db.Tenant, token, remoteIP string) error {
+func (v *BotChallenge) Check(ctx context.Context, box *Box, logger *slog.Logger, t parley.Tenant, token, remoteIP string) error {
 	if !t.CaptchaEnabled {
 		return nil
 	}
 	token = strings.TrimSpace(token)
 	if token == "" {
-		return &db.Error{Kind: db.KindForbidden, Code: "CAPTCHA_REQUIRED",
+		return &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_REQUIRED",
 			Message: "Bot challenge required: solve the challenge and send its token as captchaToken"}
 	}
-	failed := &db.Error{Kind: db.KindForbidden, Code: "CAPTCHA_FAILED", Message: "Bot challenge failed: solve it again"}
+	failed := &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_FAILED", Message: "Bot challenge failed: solve it again"}
 	if len(token) > maxCaptchaToken {
 		return failed
 	}
-	unavailable := &db.Error{Kind: db.KindForbidden, Code: "CAPTCHA_FAILED",
+	unavailable := &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_FAILED",
 		Message: "Bot challenge could not be verified right now (verification unavailable); try again shortly"}
 	if len(t.CaptchaSecretKey) == 0 || box == nil {
 		logger.Error("bot-challenge gate is on but the secret key is missing", "tenant", t.Slug)

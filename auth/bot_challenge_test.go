@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // siteverifyFake is an httptest stand-in for Turnstile's siteverify.
@@ -64,13 +64,13 @@ func TestCaptcha(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := "0x4AAA-site"
-	tenant := db.Tenant{Slug: "acme", CaptchaEnabled: true, CaptchaSiteKey: &site,
+	tenant := parley.Tenant{Slug: "acme", CaptchaEnabled: true, CaptchaSiteKey: &site,
 		CaptchaSecretKey: box.Seal([]byte("0x4AAA-secret"))}
 
 	wantCode := func(t *testing.T, err error, code string) {
 		t.Helper()
-		var e *db.Error
-		if !errors.As(err, &e) || e.Kind != db.KindForbidden || e.Code != code || e.Message == "" {
+		var e *parley.Error
+		if !errors.As(err, &e) || e.Kind != parley.KindForbidden || e.Code != code || e.Message == "" {
 			t.Fatalf("err = %#v, want forbidden with code %s", err, code)
 		}
 	}
@@ -116,7 +116,7 @@ func TestCaptcha(t *testing.T) {
 		v := &BotChallenge{URL: f.srv.URL}
 		err := v.Check(ctx, box, logger, tenant, "tok", "")
 		wantCode(t, err, "CAPTCHA_FAILED")
-		if e := err.(*db.Error); e.Message == "Bot challenge failed: solve it again" {
+		if e := err.(*parley.Error); e.Message == "Bot challenge failed: solve it again" {
 			t.Errorf("message %q does not say verification is unavailable", e.Message)
 		}
 	})

@@ -8,7 +8,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // visitorTokenLeeway tolerates clock skew between the tenant's server, which
@@ -26,7 +26,7 @@ type VisitorClaims struct {
 // visitorTokenError is a refused visitor token: 401 with the reason, never
 // the token.
 func visitorTokenError(reason string) error {
-	return &db.Error{Kind: db.KindUnauthorized, Message: "Invalid visitor token: " + reason}
+	return &parley.Error{Kind: parley.KindUnauthorized, Message: "Invalid visitor token: " + reason}
 }
 
 // errVisitorTokenAlg refuses a token signed with another algorithm than HS256.

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // openedConversation is a conversation started together with its first message.
 type openedConversation struct {
-	Conversation
+	parley.Conversation
 	MessageID        string    `db:"message_id"`
 	MessageCreatedAt time.Time `db:"message_created_at"`
 }
@@ -27,21 +29,21 @@ type openedConversation struct {
 // conversation. A start that fails the conversation's rules is 400; one the
 // monthly limit refuses is 429 with LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
-func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string, known *Conversation) (Conversation, Message, bool, error) {
+func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
 	looked := true // known is what the session holds now
 	if err := p.validate(); err != nil {
-		return Conversation{}, Message{}, false, err
+		return parley.Conversation{}, parley.Message{}, false, err
 	}
 	content := storableKey(message)
 	for range 2 {
 		assumed := looked // this round trusts known instead of looking
-		var c Conversation
+		var c parley.Conversation
 		var err error
 		switch {
 		case looked && known != nil:
 			c = *known
 		case looked:
-			err = Errorf(KindNotFound, "Conversation not found")
+			err = parley.Errorf(parley.KindNotFound, "Conversation not found")
 		default:
 			c, err = conversationBySession(ctx, d.Pool, p.TenantID, p.SessionID)
 		}
@@ -49,13 +51,13 @@ func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string,
 		if err == nil {
 			m, err := AppendMessage(ctx, d.Pool, p.TenantID, c.ID, "user", content)
 			if err != nil {
-				return Conversation{}, Message{}, false, err
+				return parley.Conversation{}, parley.Message{}, false, err
 			}
 			c.MessageCount++
 			return c, m, false, nil
 		}
-		if ErrorKind(err) != KindNotFound {
-			return Conversation{}, Message{}, false, err
+		if parley.ErrorKind(err) != parley.KindNotFound {
+			return parley.Conversation{}, parley.Message{}, false, err
 		}
 		rows, _ := d.Pool.Query(ctx, countStartSQL+`,
 			conv AS (
@@ -71,7 +73,7 @@ func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string,
 		opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
 		switch {
 		case err == nil:
-			m := Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
+			m := parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
 				CreatedAt: opened.MessageCreatedAt}
 			return opened.Conversation, m, true, nil
 		case errors.Is(err, pgx.ErrNoRows) && assumed:
@@ -80,12 +82,12 @@ func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string,
 			// continue it rather than refuse a session that exists.
 			continue
 		case errors.Is(err, pgx.ErrNoRows):
-			return Conversation{}, Message{}, false, startRefused(ctx, d.Pool, p)
+			return parley.Conversation{}, parley.Message{}, false, startRefused(ctx, d.Pool, p)
 		case isUniqueViolation(err, "conversations_session"):
 			continue // another start of the session won: append to its conversation
 		default:
-			return Conversation{}, Message{}, false, fmt.Errorf("starting conversation: %w", err)
+			return parley.Conversation{}, parley.Message{}, false, fmt.Errorf("starting conversation: %w", err)
 		}
 	}
-	return Conversation{}, Message{}, false, errors.New("starting conversation: the session's conversation keeps changing")
+	return parley.Conversation{}, parley.Message{}, false, errors.New("starting conversation: the session's conversation keeps changing")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -18,10 +19,10 @@ func TestStartTurn(t *testing.T) {
 	t.Run("StartsThenAppends", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 5, Channel: db.ChannelAgent}
+		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 5, Channel: parley.ChannelAgent}
 		c, m, created, err := f.store.StartTurn(ctx, p, "Hello there", nil)
 		if err != nil || !created || c.MessageCount != 1 || c.FirstUserMessage == nil || *c.FirstUserMessage != "Hello there" ||
-			c.Channel != db.ChannelAgent || m.ConversationID != c.ID || m.Role != "user" || m.Content != "Hello there" || m.CreatedAt.IsZero() {
+			c.Channel != parley.ChannelAgent || m.ConversationID != c.ID || m.Role != "user" || m.Content != "Hello there" || m.CreatedAt.IsZero() {
 			t.Fatalf("first turn: %+v %+v %v %v", c, m, created, err)
 		}
 		c2, m2, created, err := f.store.StartTurn(ctx, p, "Again", nil)
@@ -52,7 +53,7 @@ func TestStartTurn(t *testing.T) {
 		wg.Wait()
 		started := 0
 		for _, err := range errs {
-			var e *db.Error
+			var e *parley.Error
 			switch {
 			case err == nil:
 				started++
@@ -109,7 +110,7 @@ func TestStartTurn(t *testing.T) {
 		f := setupConversations(t)
 		theirVisitor := f.visitor(t, f.other.ID)
 		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "v", Limit: 10, VisitorID: &theirVisitor}, "hi", nil)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		if used, _ := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now()); used != 0 {
 			t.Errorf("a refused start counted: %d", used)
 		}

@@ -9,80 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
-
-// Conversation is one chat session of a visitor (or an agent) with a tenant's bot.
-type Conversation struct {
-	ID               string               `db:"id"`
-	TenantID         string               `db:"tenant_id"`
-	SegmentID        *string              `db:"segment_id"`
-	VisitorID        *string              `db:"visitor_id"`
-	SessionID        string               `db:"session_id"`
-	Channel          string               `db:"channel"`
-	Status           string               `db:"status"`
-	VisitorType      string               `db:"visitor_type"`
-	AgentModel       *string              `db:"agent_model"`
-	PageURL          *string              `db:"page_url"`
-	Metadata         ConversationMetadata `db:"metadata"`
-	FirstUserMessage *string              `db:"first_user_message"`
-	Locale           *string              `db:"locale"`
-	MessageCount     int                  `db:"message_count"`
-	ToolCallsCount   int                  `db:"tool_calls_count"`
-	FeedbackPositive int                  `db:"feedback_positive"`
-	FeedbackNegative int                  `db:"feedback_negative"`
-	CreatedAt        time.Time            `db:"created_at"`
-	UpdatedAt        time.Time            `db:"updated_at"`
-	LastMessageAt    time.Time            `db:"last_message_at"`
-}
-
-// ConversationMetadata is what the widget tells about the page a conversation started on.
-type ConversationMetadata struct {
-	UserAgent string `json:"userAgent,omitempty"`
-	Referrer  string `json:"referrer,omitempty"`
-	Page      string `json:"page,omitempty"`
-}
-
-// Conversation channels and statuses, and visitor types.
-const (
-	ChannelWeb   = "web"
-	ChannelAgent = "agent"
-	ChannelVoice = "voice"
-	ChannelAPI   = "api"
-	ChannelForm  = "form" // submissions only: the standalone form widget
-
-	StatusBot       = "BOT"
-	StatusEscalated = "ESCALATED"
-
-	VisitorHuman = "human"
-	VisitorAgent = "agent"
-)
-
-// Message is one stored chat message. Feedback is the visitor's vote on an
-// assistant message: 1, -1 or nil.
-type Message struct {
-	ID             string    `db:"id"`
-	ConversationID string    `db:"conversation_id"`
-	Role           string    `db:"role"`
-	Content        string    `db:"content"`
-	Feedback       *int      `db:"feedback"`
-	CreatedAt      time.Time `db:"created_at"`
-}
-
-// Turn is a user or assistant message as the model and the webhook payload see it.
-type Turn struct {
-	Role      string    `json:"role" db:"role"`
-	Content   string    `json:"content" db:"content"`
-	Timestamp time.Time `json:"timestamp,omitzero" db:"created_at"`
-}
-
-// ToolCall is one tool run of a conversation, as its tool history keeps it.
-type ToolCall struct {
-	ToolName  string          `json:"toolName" db:"tool_name"`
-	ToolType  string          `json:"toolType" db:"tool_type"`
-	Input     json.RawMessage `json:"input" db:"input"`
-	Result    json.RawMessage `json:"result" db:"result"`
-	Timestamp time.Time       `json:"timestamp" db:"created_at"`
-}
 
 const conversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
 	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
@@ -103,7 +32,7 @@ type ConversationStart struct {
 	AgentModel  *string
 	PageURL     *string
 	Locale      *string
-	Metadata    ConversationMetadata
+	Metadata    parley.ConversationMetadata
 }
 
 // LimitDetails is the details payload of a LIMIT_REACHED error.
@@ -127,22 +56,22 @@ func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Ti
 }
 
 func (p *ConversationStart) validate() error {
-	fe := FieldErrors{}
+	fe := parley.FieldErrors{}
 	if p.SessionID == "" || utf8.RuneCountInString(p.SessionID) > 100 || !storable(p.SessionID) {
 		fe.Add("sessionId", "must be 1 to 100 characters")
 	}
 	if p.Channel == "" {
-		p.Channel = ChannelWeb
+		p.Channel = parley.ChannelWeb
 	}
 	switch p.Channel {
-	case ChannelWeb, ChannelAgent, ChannelVoice, ChannelAPI:
+	case parley.ChannelWeb, parley.ChannelAgent, parley.ChannelVoice, parley.ChannelAPI:
 	default:
 		fe.Add("channel", "must be web, agent, voice or api")
 	}
 	if p.VisitorType == "" {
-		p.VisitorType = VisitorHuman
+		p.VisitorType = parley.VisitorHuman
 	}
-	if p.VisitorType != VisitorHuman && p.VisitorType != VisitorAgent {
+	if p.VisitorType != parley.VisitorHuman && p.VisitorType != parley.VisitorAgent {
 		fe.Add("visitorType", "must be human or agent")
 	}
 	return fe.Err()
@@ -185,29 +114,29 @@ func startRefused(ctx context.Context, q Querier, p ConversationStart) error {
 		date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, p.TenantID).Scan(&used, &monthStart); err != nil {
 		return fmt.Errorf("reading conversation usage: %w", err)
 	}
-	return &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
+	return &parley.Error{Kind: parley.KindRateLimited, Code: "LIMIT_REACHED",
 		Message: "Monthly conversation limit reached",
 		Details: LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
 }
 
-func conversationBySession(ctx context.Context, q Querier, tenantID, sessionID string) (Conversation, error) {
+func conversationBySession(ctx context.Context, q Querier, tenantID, sessionID string) (parley.Conversation, error) {
 	rows, _ := q.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	if err != nil {
-		return Conversation{}, notFound(err, "Conversation")
+		return parley.Conversation{}, notFound(err, "Conversation")
 	}
 	return c, nil
 }
 
 // Conversation returns one of the tenant's conversations.
-func (d *DB) Conversation(ctx context.Context, tenantID, id string) (Conversation, error) {
+func (d *DB) Conversation(ctx context.Context, tenantID, id string) (parley.Conversation, error) {
 	if !looksLikeUUID(id) {
-		return Conversation{}, Errorf(KindNotFound, "Conversation not found")
+		return parley.Conversation{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	if err != nil {
-		return Conversation{}, notFound(err, "Conversation")
+		return parley.Conversation{}, notFound(err, "Conversation")
 	}
 	return c, nil
 }
@@ -218,14 +147,14 @@ func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID strin
 		return nil
 	}
 	if !looksLikeUUID(*id) {
-		return Errorf(KindNotFound, "%s not found", what)
+		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	var ok bool
 	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+` WHERE tenant_id = $1 AND id = $2)`, tenantID, *id).Scan(&ok); err != nil {
 		return fmt.Errorf("finding %s: %w", strings.ToLower(what), err)
 	}
 	if !ok {
-		return Errorf(KindNotFound, "%s not found", what)
+		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	return nil
 }
@@ -240,26 +169,26 @@ const appendMessageSQL = `WITH c AS (
 	INSERT INTO messages (tenant_id, conversation_id, role, content) SELECT tenant_id, id, $3, $4 FROM c
 	RETURNING id, conversation_id, role, content, feedback, created_at`
 
-func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (Message, error) {
+func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (parley.Message, error) {
 	if role != "user" && role != "assistant" {
-		return Message{}, &Error{Kind: KindInvalid, Message: "role must be user or assistant"}
+		return parley.Message{}, &parley.Error{Kind: parley.KindInvalid, Message: "role must be user or assistant"}
 	}
 	if !looksLikeUUID(conversationID) {
-		return Message{}, Errorf(KindNotFound, "Conversation not found")
+		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, storableKey(content))
-	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message])
+	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {
-		return Message{}, notFound(err, "Conversation")
+		return parley.Message{}, notFound(err, "Conversation")
 	}
 	return m, nil
 }
 
 // AppendToolHistory records a tool run of the conversation (its name
 // lowercased) and counts it. A nil Input is stored as {}, a nil Result as null.
-func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call ToolCall) error {
+func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call parley.ToolCall) error {
 	if !looksLikeUUID(conversationID) {
-		return Errorf(KindNotFound, "Conversation not found")
+		return parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	input := call.Input
 	if input == nil {
@@ -270,7 +199,7 @@ func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 		result = call.Result
 	}
 	if !json.Valid(input) || call.Result != nil && !json.Valid(call.Result) {
-		return &Error{Kind: KindInvalid, Message: "tool input and result must be JSON"}
+		return &parley.Error{Kind: parley.KindInvalid, Message: "tool input and result must be JSON"}
 	}
 	tag, err := q.Exec(ctx, `WITH c AS (
 			UPDATE conversations SET tool_calls_count = tool_calls_count + 1, updated_at = now()
@@ -282,21 +211,21 @@ func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 		return fmt.Errorf("storing tool history: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Conversation not found")
+		return parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	return nil
 }
 
 // SetConversationStatus moves the conversation to BOT or ESCALATED.
 func SetConversationStatus(ctx context.Context, q Querier, tenantID, conversationID, status string) error {
-	if status != StatusBot && status != StatusEscalated {
-		return &Error{Kind: KindInvalid, Message: "status must be BOT or ESCALATED"}
+	if status != parley.StatusBot && status != parley.StatusEscalated {
+		return &parley.Error{Kind: parley.KindInvalid, Message: "status must be BOT or ESCALATED"}
 	}
 	if !looksLikeUUID(conversationID) {
-		return Errorf(KindNotFound, "Conversation not found")
+		return parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	err := updateTenantRow(ctx, q, "conversations", "Conversation", tenantID, conversationID, []setClause{{"status", status}})
-	if err != nil && ErrorKind(err) != KindNotFound {
+	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return fmt.Errorf("setting conversation status: %w", err)
 	}
 	return err
@@ -304,19 +233,19 @@ func SetConversationStatus(ctx context.Context, q Querier, tenantID, conversatio
 
 // RecentTurns returns the last n user and assistant messages of the
 // conversation, oldest first.
-func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]Turn, error) {
+func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]parley.Turn, error) {
 	if !looksLikeUUID(conversationID) {
-		return nil, Errorf(KindNotFound, "Conversation not found")
+		return nil, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	if n <= 0 {
-		return []Turn{}, nil
+		return []parley.Turn{}, nil
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT role, content, created_at FROM (
 			SELECT seq, role, content, created_at FROM messages
 			WHERE tenant_id = $1 AND conversation_id = $2 AND role IN ('user', 'assistant')
 			ORDER BY seq DESC LIMIT $3) t
 		ORDER BY seq`, tenantID, conversationID, n)
-	turns, err := pgx.CollectRows(rows, pgx.RowToStructByName[Turn])
+	turns, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Turn])
 	if err != nil {
 		return nil, fmt.Errorf("reading recent turns: %w", err)
 	}
@@ -328,10 +257,10 @@ func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n
 // one count to the other, repeating it changes nothing.
 func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, value int) error {
 	if value != 1 && value != -1 {
-		return &Error{Kind: KindInvalid, Message: "feedback must be 1 or -1", Details: map[string]string{"value": "must be 1 or -1"}}
+		return &parley.Error{Kind: parley.KindInvalid, Message: "feedback must be 1 or -1", Details: map[string]string{"value": "must be 1 or -1"}}
 	}
 	if !looksLikeUUID(messageID) {
-		return Errorf(KindNotFound, "Message not found")
+		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	return d.InTx(ctx, func(tx pgx.Tx) error {
 		var role, conversationID string
@@ -342,7 +271,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 			return notFound(err, "Message")
 		}
 		if role != "assistant" {
-			return &Error{Kind: KindInvalid, Message: "Only assistant messages take feedback"}
+			return &parley.Error{Kind: parley.KindInvalid, Message: "Only assistant messages take feedback"}
 		}
 		if old != nil && *old == value {
 			return nil
@@ -376,7 +305,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 // answers of their own conversation.
 func (d *DB) CheckSessionMessage(ctx context.Context, tenantID, sessionID, messageID string) error {
 	if !looksLikeUUID(messageID) || !storable(sessionID) {
-		return Errorf(KindNotFound, "Message not found")
+		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	var ok bool
 	err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
@@ -385,7 +314,7 @@ func (d *DB) CheckSessionMessage(ctx context.Context, tenantID, sessionID, messa
 		return fmt.Errorf("finding message: %w", err)
 	}
 	if !ok {
-		return Errorf(KindNotFound, "Message not found")
+		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	return nil
 }

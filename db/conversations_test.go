@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -19,8 +20,8 @@ import (
 // convFixture is a tenant of its own with helpers to start conversations.
 type convFixture struct {
 	store  *db.DB
-	tenant db.Tenant
-	other  db.Tenant
+	tenant parley.Tenant
+	other  parley.Tenant
 }
 
 func setupConversations(t *testing.T) *convFixture {
@@ -29,7 +30,7 @@ func setupConversations(t *testing.T) *convFixture {
 	return &convFixture{store: store, tenant: newTenant(t, store), other: newTenant(t, store)}
 }
 
-func (f *convFixture) start(t *testing.T, p db.ConversationStart) db.Conversation {
+func (f *convFixture) start(t *testing.T, p db.ConversationStart) parley.Conversation {
 	t.Helper()
 	if p.TenantID == "" {
 		p.TenantID = f.tenant.ID
@@ -59,17 +60,17 @@ func (f *convFixture) toolNames(t *testing.T, tenantID, conversationID string) [
 
 func (f *convFixture) visitor(t *testing.T, tenantID string) string {
 	t.Helper()
-	v, err := f.store.CreateVisitor(context.Background(), tenantID, db.VisitorWrite{Email: db.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
+	v, err := f.store.CreateVisitor(context.Background(), tenantID, db.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return v.ID
 }
 
-func wantKind(t *testing.T, err error, kind db.Kind) {
+func wantKind(t *testing.T, err error, kind parley.Kind) {
 	t.Helper()
-	if db.ErrorKind(err) != kind {
-		t.Fatalf("error = %v (kind %d), want kind %d", err, db.ErrorKind(err), kind)
+	if parley.ErrorKind(err) != kind {
+		t.Fatalf("error = %v (kind %d), want kind %d", err, parley.ErrorKind(err), kind)
 	}
 }
 
@@ -81,7 +82,7 @@ func TestStartTurnRules(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 10, PageURL: ptr("https://example.com/a"),
-			Metadata: db.ConversationMetadata{UserAgent: "UA", Referrer: "https://ref", Page: "/a"}}
+			Metadata: parley.ConversationMetadata{UserAgent: "UA", Referrer: "https://ref", Page: "/a"}}
 		c1, _, created, err := f.store.StartTurn(ctx, p, "hi", nil)
 		if err != nil || !created {
 			t.Fatalf("first start: created=%v err=%v", created, err)
@@ -112,7 +113,7 @@ func TestStartTurnRules(t *testing.T) {
 		} {
 			p.TenantID, p.Limit = f.tenant.ID, 10
 			_, _, _, err := f.store.StartTurn(ctx, p, "hi", nil)
-			if db.ErrorKind(err) != db.KindInvalid {
+			if parley.ErrorKind(err) != parley.KindInvalid {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -123,13 +124,13 @@ func TestStartTurnRules(t *testing.T) {
 		f := setupConversations(t)
 		v := f.visitor(t, f.other.ID)
 		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v}, "hi", nil)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		var seg string
 		if err := f.store.Pool.QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.other.ID).Scan(&seg); err != nil {
 			t.Fatal(err)
 		}
 		_, _, _, err = f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg}, "hi", nil)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 	})
 
 	t.Run("MonthlyLimitUnderConcurrency", func(t *testing.T) {
@@ -153,8 +154,8 @@ func TestStartTurnRules(t *testing.T) {
 				ok++
 				continue
 			}
-			var e *db.Error
-			if !errors.As(err, &e) || e.Kind != db.KindRateLimited || e.Code != "LIMIT_REACHED" {
+			var e *parley.Error
+			if !errors.As(err, &e) || e.Kind != parley.KindRateLimited || e.Code != "LIMIT_REACHED" {
 				t.Fatalf("unexpected error %v", err)
 			}
 			d, _ := e.Details.(db.LimitDetails)
@@ -192,7 +193,7 @@ func TestStartTurnRules(t *testing.T) {
 			f.start(t, db.ConversationStart{SessionID: fmt.Sprintf("s%d", i), Limit: 2})
 		}
 		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 2}, "hi", nil)
-		wantKind(t, err, db.KindRateLimited)
+		wantKind(t, err, parley.KindRateLimited)
 		if _, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 3}, "hi", nil); err != nil {
 			t.Errorf("limit raised: %v", err)
 		}
@@ -216,7 +217,7 @@ func TestStartTurnRules(t *testing.T) {
 		if err != nil || used != 2 {
 			t.Errorf("ConversationsUsed = %d, %v; want 2", used, err)
 		}
-		if _, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "again", Limit: 2}, "hi", nil); db.ErrorKind(err) != db.KindRateLimited {
+		if _, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "again", Limit: 2}, "hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
 			t.Errorf("third start under a limit of 2 after a deletion: %v", err)
 		}
 		if used, _ := f.store.ConversationsUsed(ctx, f.other.ID, time.Now()); used != 0 {
@@ -242,7 +243,7 @@ func TestConversationWrites(t *testing.T) {
 			}
 		}
 		for _, name := range []string{"SUBMIT_FORM", "Search_Products"} {
-			if err := db.AppendToolHistory(ctx, f.store.Pool, f.tenant.ID, c.ID, db.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
+			if err := db.AppendToolHistory(ctx, f.store.Pool, f.tenant.ID, c.ID, parley.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
 				Input: json.RawMessage(`{"email":"a@b.c"}`), Result: json.RawMessage(`{"success":true}`)}); err != nil {
 				t.Fatal(err)
 			}
@@ -270,9 +271,9 @@ func TestConversationWrites(t *testing.T) {
 		if got, _ := f.store.Conversation(ctx, f.tenant.ID, c.ID); got.Status != "ESCALATED" {
 			t.Errorf("status %s", got.Status)
 		}
-		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.tenant.ID, c.ID, "CLOSED"), db.KindInvalid)
+		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
 		_, err = db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "system", "x")
-		wantKind(t, err, db.KindInvalid)
+		wantKind(t, err, parley.KindInvalid)
 	})
 
 	t.Run("Feedback", func(t *testing.T) {
@@ -308,10 +309,10 @@ func TestConversationWrites(t *testing.T) {
 				t.Errorf("step %d: counts %d/%d, want %d/%d", i, p, n, s.pos, s.neg)
 			}
 		}
-		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, user.ID, 1), db.KindInvalid)
-		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, a1.ID, 0), db.KindInvalid)
-		wantKind(t, f.store.RecordFeedback(ctx, f.other.ID, a1.ID, 1), db.KindNotFound)
-		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, "nope", 1), db.KindNotFound)
+		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, user.ID, 1), parley.KindInvalid)
+		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, a1.ID, 0), parley.KindInvalid)
+		wantKind(t, f.store.RecordFeedback(ctx, f.other.ID, a1.ID, 1), parley.KindNotFound)
+		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, "nope", 1), parley.KindNotFound)
 	})
 
 	t.Run("TenantIsolation", func(t *testing.T) {
@@ -319,11 +320,11 @@ func TestConversationWrites(t *testing.T) {
 		f := setupConversations(t)
 		c := f.start(t, db.ConversationStart{SessionID: "iso"})
 		_, err := db.AppendMessage(ctx, f.store.Pool, f.other.ID, c.ID, "user", "x")
-		wantKind(t, err, db.KindNotFound)
-		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool, f.other.ID, c.ID, db.ToolCall{ToolName: "x", ToolType: "X"}), db.KindNotFound)
-		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.other.ID, c.ID, "ESCALATED"), db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
+		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool, f.other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
+		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
 		_, err = f.store.Conversation(ctx, f.other.ID, c.ID)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "mine"); err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +352,7 @@ func TestConversationWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		var n int
 		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d messages left, %v", n, err)

@@ -5,37 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// CorpusEntry is one knowledge-base entry. SegmentSlug/SegmentName are empty
-// for an entry that applies to every segment.
-type CorpusEntry struct {
-	ID               string     `db:"id"`
-	TenantID         string     `db:"tenant_id"`
-	SegmentID        *string    `db:"segment_id"`
-	SegmentSlug      *string    `db:"segment_slug"`
-	SegmentName      *string    `db:"segment_name"`
-	Title            string     `db:"title"`
-	Content          string     `db:"content"`
-	Summary          *string    `db:"summary"`
-	Priority         int        `db:"priority"`
-	IsActive         bool       `db:"is_active"`
-	ExternalID       *string    `db:"external_id"`
-	Source           *string    `db:"source"`
-	SourceURL        *string    `db:"source_url"`
-	Locale           *string    `db:"locale"`
-	Tags             []string   `db:"tags"`
-	SyncETag         *string    `db:"sync_etag"`
-	SyncLastModified *string    `db:"sync_last_modified"`
-	SyncedAt         *time.Time `db:"synced_at"`
-	SyncError        *string    `db:"sync_error"`
-	SyncErrorAt      *time.Time `db:"sync_error_at"`
-	CreatedAt        time.Time  `db:"created_at"`
-	UpdatedAt        time.Time  `db:"updated_at"`
-}
+	"github.com/parley/parley"
+)
 
 const corpusColumns = `c.id, c.tenant_id, c.segment_id, s.slug AS segment_slug, s.name AS segment_name,
 	c.title, c.content, c.summary, c.priority, c.is_active, c.external_id, c.source, c.source_url,
@@ -47,17 +21,17 @@ const corpusFrom = ` FROM corpus_entries c LEFT JOIN segments s ON s.id = c.segm
 // CorpusWrite is a corpus create or partial update. SegmentID is resolved by
 // the caller from a slug; Set with Null means "every segment".
 type CorpusWrite struct {
-	Title      Opt[string]
-	Content    Opt[string]
-	Summary    Opt[string]
-	Priority   Opt[int]
-	IsActive   Opt[bool]
-	ExternalID Opt[string]
-	Source     Opt[string]
-	SourceURL  Opt[string]
-	Locale     Opt[string]
-	Tags       Opt[[]string]
-	SegmentID  Opt[string]
+	Title      parley.Opt[string]
+	Content    parley.Opt[string]
+	Summary    parley.Opt[string]
+	Priority   parley.Opt[int]
+	IsActive   parley.Opt[bool]
+	ExternalID parley.Opt[string]
+	Source     parley.Opt[string]
+	SourceURL  parley.Opt[string]
+	Locale     parley.Opt[string]
+	Tags       parley.Opt[[]string]
+	SegmentID  parley.Opt[string]
 }
 
 // CorpusQuery filters and pages a corpus list.
@@ -86,7 +60,7 @@ const searchCountCap = 500
 
 // CorpusPage is one page of a corpus list.
 type CorpusPage struct {
-	Entries []CorpusEntry
+	Entries []parley.CorpusEntry
 	Total   int
 	// TotalCapped is set when a search matched more than searchCountCap
 	// entries: Total is then searchCountCap, a lower bound.
@@ -140,7 +114,7 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 	}
 	args = append(args, q.Limit, offset)
 	rows, _ := d.Pool.Query(ctx, pageSQL, args...)
-	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return page, fmt.Errorf("listing corpus: %w", err)
 	}
@@ -171,18 +145,18 @@ func (d *DB) matchingCorpusIDs(ctx context.Context, where string, args []any) ([
 }
 
 // CorpusEntry returns one of the tenant's entries.
-func (d *DB) CorpusEntry(ctx context.Context, tenantID, id string) (CorpusEntry, error) {
+func (d *DB) CorpusEntry(ctx context.Context, tenantID, id string) (parley.CorpusEntry, error) {
 	return corpusEntry(ctx, d.Pool, tenantID, id)
 }
 
-func corpusEntry(ctx context.Context, q Querier, tenantID, id string) (CorpusEntry, error) {
+func corpusEntry(ctx context.Context, q Querier, tenantID, id string) (parley.CorpusEntry, error) {
 	if !looksLikeUUID(id) {
-		return CorpusEntry{}, Errorf(KindNotFound, "Corpus entry not found")
+		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+corpusColumns+corpusFrom+` WHERE c.tenant_id = $1 AND c.id = $2`, tenantID, id)
-	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[CorpusEntry])
+	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
-		return CorpusEntry{}, notFound(err, "Corpus entry")
+		return parley.CorpusEntry{}, notFound(err, "Corpus entry")
 	}
 	return e, nil
 }
@@ -195,8 +169,8 @@ func (d *DB) CountCorpus(ctx context.Context, tenantID string) (int, error) {
 }
 
 // CorpusLimitError is the 429 of a create beyond the plan's corpus limit.
-func CorpusLimitError(current, limit int) *Error {
-	return &Error{Kind: KindRateLimited,
+func CorpusLimitError(current, limit int) *parley.Error {
+	return &parley.Error{Kind: parley.KindRateLimited,
 		Message: fmt.Sprintf("Corpus limit of the plan reached (%d of %d entries): upgrade the plan or delete entries", current, limit),
 		Details: map[string]int{"current": current, "limit": limit}}
 }
@@ -214,8 +188,8 @@ const (
 // UpsertCorpus creates an entry or, when ExternalID names an existing one,
 // updates it (only the fields set). The plan's limit applies to creates. One
 // transaction; the tenant row lock makes the limit hold under concurrency.
-func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (CorpusEntry, UpsertResult, error) {
-	var e CorpusEntry
+func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
+	var e parley.CorpusEntry
 	var res UpsertResult
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -225,9 +199,9 @@ func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w Cor
 	return e, res, err
 }
 
-func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w CorpusWrite) (CorpusEntry, UpsertResult, error) {
+func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
 	if err := lockTenant(ctx, tx, tenantID); err != nil {
-		return CorpusEntry{}, 0, fmt.Errorf("locking tenant: %w", err)
+		return parley.CorpusEntry{}, 0, fmt.Errorf("locking tenant: %w", err)
 	}
 	if w.ExternalID.Set && !w.ExternalID.Null {
 		var id string
@@ -235,7 +209,7 @@ func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w 
 		if err == nil {
 			before, err := corpusEntry(ctx, tx, tenantID, id)
 			if err != nil {
-				return CorpusEntry{}, 0, err
+				return parley.CorpusEntry{}, 0, err
 			}
 			if w.sameAs(before) {
 				return before, Unchanged, nil
@@ -244,15 +218,15 @@ func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w 
 			return e, Updated, err
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return CorpusEntry{}, 0, fmt.Errorf("finding entry by externalId: %w", err)
+			return parley.CorpusEntry{}, 0, fmt.Errorf("finding entry by externalId: %w", err)
 		}
 	}
 	var n int
 	if err := tx.QueryRow(ctx, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
-		return CorpusEntry{}, 0, fmt.Errorf("counting corpus: %w", err)
+		return parley.CorpusEntry{}, 0, fmt.Errorf("counting corpus: %w", err)
 	}
 	if n >= limit {
-		return CorpusEntry{}, 0, CorpusLimitError(n, limit)
+		return parley.CorpusEntry{}, 0, CorpusLimitError(n, limit)
 	}
 	priority := 5
 	if w.Priority.Set && !w.Priority.Null {
@@ -273,15 +247,15 @@ func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w 
 		tenantID, w.SegmentID.Ptr(), w.Title.Value, w.Content.Value, w.Summary.Ptr(), priority, active,
 		w.ExternalID.Ptr(), w.Source.Ptr(), w.SourceURL.Ptr(), w.Locale.Ptr(), tags).Scan(&id)
 	if err != nil {
-		return CorpusEntry{}, 0, fmt.Errorf("inserting corpus entry: %w", err)
+		return parley.CorpusEntry{}, 0, fmt.Errorf("inserting corpus entry: %w", err)
 	}
 	e, err := corpusEntry(ctx, tx, tenantID, id)
 	return e, Created, err
 }
 
 // sameAs reports whether applying w to e would change nothing.
-func (w CorpusWrite) sameAs(e CorpusEntry) bool {
-	str := func(o Opt[string], cur *string) bool {
+func (w CorpusWrite) sameAs(e parley.CorpusEntry) bool {
+	str := func(o parley.Opt[string], cur *string) bool {
 		if !o.Set {
 			return true
 		}
@@ -302,11 +276,11 @@ func (w CorpusWrite) sameAs(e CorpusEntry) bool {
 }
 
 // UpdateCorpus applies a partial update to one of the tenant's entries.
-func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrite) (CorpusEntry, error) {
+func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrite) (parley.CorpusEntry, error) {
 	if !looksLikeUUID(id) {
-		return CorpusEntry{}, Errorf(KindNotFound, "Corpus entry not found")
+		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
-	var e CorpusEntry
+	var e parley.CorpusEntry
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		e, err = updateCorpus(ctx, tx, tenantID, id, w)
@@ -315,7 +289,7 @@ func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrit
 	return e, err
 }
 
-func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusWrite) (CorpusEntry, error) {
+func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusWrite) (parley.CorpusEntry, error) {
 	var sets []setClause
 	sets = addSet(sets, "title", w.Title)
 	sets = addSet(sets, "content", w.Content)
@@ -336,11 +310,11 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 	sets = addSet(sets, "segment_id", w.SegmentID)
 	err := updateTenantRow(ctx, tx, "corpus_entries", "Corpus entry", tenantID, id, sets)
 	if isUniqueViolation(err, "corpus_external_id") {
-		return CorpusEntry{}, &Error{Kind: KindConflict, Message: "Another entry already has this externalId",
+		return parley.CorpusEntry{}, &parley.Error{Kind: parley.KindConflict, Message: "Another entry already has this externalId",
 			Details: map[string]string{"externalId": "already used by another entry"}}
 	}
 	if err != nil {
-		return CorpusEntry{}, fmt.Errorf("updating corpus entry: %w", err)
+		return parley.CorpusEntry{}, fmt.Errorf("updating corpus entry: %w", err)
 	}
 	return corpusEntry(ctx, tx, tenantID, id)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // CorpusSync is what a successful fetch of an entry's URL stores.
@@ -32,16 +34,16 @@ func emptyNull(s string) *string {
 
 // CorpusEntryBySourceURL returns the tenant's entry synced from url: the one
 // that was synced, else the oldest, when several carry that sourceUrl.
-func (d *DB) CorpusEntryBySourceURL(ctx context.Context, tenantID, url string) (CorpusEntry, error) {
+func (d *DB) CorpusEntryBySourceURL(ctx context.Context, tenantID, url string) (parley.CorpusEntry, error) {
 	return corpusEntryBySourceURL(ctx, d.Pool, tenantID, url)
 }
 
-func corpusEntryBySourceURL(ctx context.Context, q Querier, tenantID, url string) (CorpusEntry, error) {
+func corpusEntryBySourceURL(ctx context.Context, q Querier, tenantID, url string) (parley.CorpusEntry, error) {
 	rows, _ := q.Query(ctx, `SELECT `+corpusColumns+corpusFrom+` WHERE c.tenant_id = $1 AND c.source_url = $2
 		ORDER BY c.synced_at IS NULL, c.created_at, c.id LIMIT 1`, tenantID, url)
-	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[CorpusEntry])
+	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
-		return CorpusEntry{}, notFound(err, "Corpus entry")
+		return parley.CorpusEntry{}, notFound(err, "Corpus entry")
 	}
 	return e, nil
 }
@@ -51,16 +53,16 @@ func corpusEntryBySourceURL(ctx context.Context, q Querier, tenantID, url string
 // content and the sync state), or creates one within the plan's limit with
 // source "url" and, without a title in w, the page's title. One transaction
 // under the tenant lock, so two syncs of one URL make one entry.
-func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url string, w CorpusWrite, s CorpusSync) (CorpusEntry, UpsertResult, error) {
-	var e CorpusEntry
+func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url string, w CorpusWrite, s CorpusSync) (parley.CorpusEntry, UpsertResult, error) {
+	var e parley.CorpusEntry
 	var res UpsertResult
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
-		w.Content = Some(s.Content)
-		w.SourceURL = Some(url)
-		w.ExternalID = Opt[string]{}
+		w.Content = parley.Some(s.Content)
+		w.SourceURL = parley.Some(url)
+		w.ExternalID = parley.Opt[string]{}
 		existing, err := corpusEntryBySourceURL(ctx, tx, tenantID, url)
 		switch {
 		case err == nil:
@@ -68,12 +70,12 @@ func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url str
 				return err
 			}
 			e.ID, res = existing.ID, Updated
-		case ErrorKind(err) == KindNotFound:
+		case parley.ErrorKind(err) == parley.KindNotFound:
 			if !w.Title.Set {
-				w.Title = Some(s.Title)
+				w.Title = parley.Some(s.Title)
 			}
 			if !w.Source.Set {
-				w.Source = Some("url")
+				w.Source = parley.Some("url")
 			}
 			if e, res, err = upsertCorpus(ctx, tx, tenantID, limit, w); err != nil {
 				return err
@@ -126,7 +128,7 @@ func syncUpdated(n int64, err error, what string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return Errorf(KindNotFound, "Corpus entry not found")
+		return parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
 	return nil
 }

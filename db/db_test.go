@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -173,7 +174,7 @@ func TestRateCounters(t *testing.T) {
 }
 
 // newTenant creates a tenant (with its default segment) directly through the store.
-func newTenant(t *testing.T, store *db.DB) db.Tenant {
+func newTenant(t *testing.T, store *db.DB) parley.Tenant {
 	t.Helper()
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
@@ -289,7 +290,7 @@ func TestTenantBySlugOddInput(t *testing.T) {
 		t.Run(fmt.Sprintf("%q", slug), func(t *testing.T) {
 			t.Parallel()
 			_, err := store.TenantBySlug(context.Background(), slug)
-			if db.ErrorKind(err) != db.KindNotFound {
+			if parley.ErrorKind(err) != parley.KindNotFound {
 				t.Errorf("err = %v, want not found", err)
 			}
 		})
@@ -302,7 +303,7 @@ func TestUserByEmailOddInput(t *testing.T) {
 	for _, email := range []string{"", "nobody@example.com", "a\x00b@example.com", "\xff@example.com"} {
 		t.Run(fmt.Sprintf("%q", email), func(t *testing.T) {
 			t.Parallel()
-			if _, err := store.UserByEmail(context.Background(), email); db.ErrorKind(err) != db.KindNotFound {
+			if _, err := store.UserByEmail(context.Background(), email); parley.ErrorKind(err) != parley.KindNotFound {
 				t.Errorf("err = %v, want not found", err)
 			}
 		})
@@ -317,11 +318,11 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 	_, _ = rand.Read(b)
 	_, err := store.CreateTenant(context.Background(), db.NewTenant{Slug: ten.Slug, Name: "dup", Plan: "free",
 		SealedSigningKey: []byte("k"), Token: db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_", Scopes: []string{"stats:read"}}})
-	if db.ErrorKind(err) != db.KindConflict {
+	if parley.ErrorKind(err) != parley.KindConflict {
 		t.Fatalf("err = %v, want a conflict", err)
 	}
 	// the transaction rolled back: the token of the refused tenant was not stored
-	if _, err := store.TokenByHash(context.Background(), b); db.ErrorKind(err) != db.KindNotFound {
+	if _, err := store.TokenByHash(context.Background(), b); parley.ErrorKind(err) != parley.KindNotFound {
 		t.Errorf("token of the refused tenant: %v", err)
 	}
 }

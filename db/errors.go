@@ -6,79 +6,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/parley/parley"
 )
-
-// Kind classifies an application error; the HTTP layer maps each kind to one status.
-type Kind int
-
-// Error kinds, one per way a request can fail for a reason the caller can act on.
-const (
-	KindInternal Kind = iota
-	KindInvalid
-	KindUnauthorized
-	KindForbidden
-	KindNotFound
-	KindConflict
-	KindNotActivated
-	KindRateLimited
-	KindTooLarge
-	// KindUnprocessable: well-formed request whose subject cannot be used (a
-	// fetched page of an unsupported type, empty, or too long).
-	KindUnprocessable
-	// KindUpstream: a service Parley depends on for the answer (the language
-	// model) failed; the message says which and is safe to show.
-	KindUpstream
-)
-
-// Error is the one application error type. Message is safe to show to callers;
-// Code is the spec's machine code (NOT_ACTIVATED, LIMIT_REACHED, ...), Details
-// anything structured that helps the caller fix the request.
-type Error struct {
-	Kind    Kind
-	Message string
-	Code    string
-	Details any
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Errorf returns an Error of the given kind with a formatted message.
-func Errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
-
-// ErrorKind returns the kind of err, KindInternal for errors that are not ours.
-func ErrorKind(err error) Kind {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	return KindInternal
-}
-
-// FieldErrors maps a field name to what is wrong with it. It is the details
-// payload of validation errors.
-type FieldErrors map[string]string
-
-// Add records the first problem found with a field.
-func (fe FieldErrors) Add(field, msg string) {
-	if _, ok := fe[field]; !ok {
-		fe[field] = msg
-	}
-}
-
-// Err returns nil when there is no problem, else an invalid-kind Error carrying the fields.
-func (fe FieldErrors) Err() error {
-	if len(fe) == 0 {
-		return nil
-	}
-	return &Error{Kind: KindInvalid, Message: "Validation failed", Details: map[string]string(fe)}
-}
 
 // notFound turns pgx.ErrNoRows into a not-found Error and wraps anything else.
 func notFound(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Errorf(KindNotFound, "%s not found", what)
+		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	return fmt.Errorf("reading %s: %w", what, err)
 }

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
+
+	"github.com/parley/parley"
 )
 
 // MCPSettings is the tenant's external MCP server configuration; the API key stays sealed.
@@ -24,7 +26,7 @@ func (d *DB) MCPSettings(ctx context.Context, tenantID string) (MCPSettings, err
 }
 
 // SaveMCPSettings sets the URL and max tools; the key changes only when apiKey is set.
-func (d *DB) SaveMCPSettings(ctx context.Context, tenantID, url string, maxTools int, apiKey Opt[[]byte]) (MCPSettings, error) {
+func (d *DB) SaveMCPSettings(ctx context.Context, tenantID, url string, maxTools int, apiKey parley.Opt[[]byte]) (MCPSettings, error) {
 	var s MCPSettings
 	err := d.Pool.QueryRow(ctx, `UPDATE tenants SET mcp_tools_url = $2, mcp_tools_max_tools = $3,
 		mcp_tools_api_key = CASE WHEN $4 THEN $5 ELSE mcp_tools_api_key END, updated_at = now()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // Product is an item of the catalog RECOMMEND_PRODUCT searches.
@@ -32,15 +34,15 @@ const productColumns = `id, tenant_id, external_id, name, description, price::fl
 
 // ProductWrite is a product create or partial update.
 type ProductWrite struct {
-	ExternalID  Opt[string]
-	Name        Opt[string]
-	Description Opt[string]
-	Price       Opt[float64]
-	Currency    Opt[string]
-	URL         Opt[string]
-	ImageURL    Opt[string]
-	Tags        Opt[[]string]
-	IsActive    Opt[bool]
+	ExternalID  parley.Opt[string]
+	Name        parley.Opt[string]
+	Description parley.Opt[string]
+	Price       parley.Opt[float64]
+	Currency    parley.Opt[string]
+	URL         parley.Opt[string]
+	ImageURL    parley.Opt[string]
+	Tags        parley.Opt[[]string]
+	IsActive    parley.Opt[bool]
 }
 
 // ProductQuery filters and pages the catalog.
@@ -108,7 +110,7 @@ func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID strin
 
 func product(ctx context.Context, q Querier, tenantID, id string) (Product, error) {
 	if !looksLikeUUID(id) {
-		return Product{}, Errorf(KindNotFound, "Product not found")
+		return Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Product])
@@ -140,7 +142,7 @@ func productSets(w ProductWrite) []setClause {
 
 func externalIDConflict(err error) error {
 	if isUniqueViolation(err, "products_external_id") {
-		return &Error{Kind: KindConflict, Message: "Another product already has this externalId",
+		return &parley.Error{Kind: parley.KindConflict, Message: "Another product already has this externalId",
 			Details: map[string]string{"externalId": "already used by another product"}}
 	}
 	return nil
@@ -191,7 +193,7 @@ func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite)
 // UpdateProduct applies a partial update.
 func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (Product, error) {
 	if !looksLikeUUID(id) {
-		return Product{}, Errorf(KindNotFound, "Product not found")
+		return Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	var p Product
 	err := d.InTx(ctx, func(tx pgx.Tx) error {

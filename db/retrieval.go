@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // promptScope is the WHERE clause shared by the prompt queries: the tenant's
@@ -27,7 +29,7 @@ func promptSegment(segmentID string) (*string, error) {
 		return nil, nil
 	}
 	if !looksLikeUUID(segmentID) {
-		return nil, Errorf(KindNotFound, "Segment not found")
+		return nil, parley.Errorf(parley.KindNotFound, "Segment not found")
 	}
 	return &segmentID, nil
 }
@@ -41,7 +43,7 @@ func promptSegment(segmentID string) (*string, error) {
 // equals the locale's: "fr" matches "fr-CA" and "fr-CA" matches "fr" and
 // "fr-FR", since a French visitor reads any French entry. An empty locale
 // (language unknown) applies no locale filter.
-func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]CorpusEntry, error) {
+func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]parley.CorpusEntry, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -52,7 +54,7 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
 		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`,
 		tenantID, seg, localeLanguage(locale), limit)
-	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("loading prompt corpus: %w", err)
 	}
@@ -86,7 +88,7 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 // locale (as PromptCorpus) that match query (an entry's title or words of
 // it), an exact title first, then by text rank and priority, at most limit:
 // what the explore_corpus tool reads.
-func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]CorpusEntry, error) {
+func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error) {
 	query = strings.TrimSpace(query)
 	if limit <= 0 || query == "" {
 		return nil, nil
@@ -101,7 +103,7 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 			ts_rank(c.search, websearch_to_tsquery('english', $3) || websearch_to_tsquery('simple', $3)) DESC,
 			c.priority DESC, c.updated_at DESC, c.id
 		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit, localeLanguage(locale))
-	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[CorpusEntry])
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("exploring corpus: %w", err)
 	}

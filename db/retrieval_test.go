@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -15,7 +16,7 @@ import (
 // promptFixture is a tenant with two extra segments, seeded row by row.
 type promptFixture struct {
 	store   *db.DB
-	tenant  db.Tenant
+	tenant  parley.Tenant
 	sales   string // segment ids
 	support string
 }
@@ -69,7 +70,7 @@ func (f *promptFixture) add(t *testing.T, tenantID string, e entry) {
 	}
 }
 
-func titles(entries []db.CorpusEntry) []string {
+func titles(entries []parley.CorpusEntry) []string {
 	out := make([]string, len(entries))
 	for i, e := range entries {
 		out[i] = e.Title
@@ -200,8 +201,8 @@ func TestPromptCorpus(t *testing.T) {
 		t.Parallel()
 		f := setupPromptCorpus(t)
 		_, err := f.store.PromptCorpus(ctx, f.tenant.ID, "sales", "", 10)
-		var e *db.Error
-		if !errors.As(err, &e) || e.Kind != db.KindNotFound {
+		var e *parley.Error
+		if !errors.As(err, &e) || e.Kind != parley.KindNotFound {
 			t.Errorf("err = %v, want not found", err)
 		}
 	})

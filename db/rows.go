@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/parley/parley"
 )
 
 // setClause is one column of a partial update.
@@ -13,7 +15,7 @@ type setClause struct {
 }
 
 // addSet appends o's column when the caller sent it (NULL when sent as null).
-func addSet[T any](sets []setClause, column string, o Opt[T]) []setClause {
+func addSet[T any](sets []setClause, column string, o parley.Opt[T]) []setClause {
 	if !o.Set {
 		return sets
 	}
@@ -46,7 +48,7 @@ func updateTenantRow(ctx context.Context, q Querier, table, what, tenantID, id s
 		return err // callers turn constraint violations into their own errors
 	}
 	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "%s not found", what)
+		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	return nil
 }
@@ -55,14 +57,14 @@ func updateTenantRow(ctx context.Context, q Querier, table, what, tenantID, id s
 // that is not a UUID or names no row of the tenant is a not-found Error.
 func deleteTenantRow(ctx context.Context, q Querier, table, what, tenantID, id string) error {
 	if !looksLikeUUID(id) {
-		return Errorf(KindNotFound, "%s not found", what)
+		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	tag, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	if err != nil {
 		return fmt.Errorf("deleting %s: %w", strings.ToLower(what), err)
 	}
 	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "%s not found", what)
+		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	return nil
 }

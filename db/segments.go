@@ -5,52 +5,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
-
-// Segment is an audience with its own system prompt, welcome message and starters.
-type Segment struct {
-	ID                   string      `db:"id" json:"id"`
-	TenantID             string      `db:"tenant_id" json:"-"`
-	Slug                 string      `db:"slug" json:"slug"`
-	Name                 string      `db:"name" json:"name"`
-	SystemPrompt         string      `db:"system_prompt" json:"systemPrompt"`
-	WelcomeMessage       *string     `db:"welcome_message" json:"welcomeMessage"`
-	ConversationStarters []Starter   `db:"conversation_starters" json:"conversationStarters"`
-	FormConfig           *FormConfig `db:"form_config" json:"formConfig"`
-	IsDefault            bool        `db:"is_default" json:"isDefault"`
-	IsActive             bool        `db:"is_active" json:"isActive"`
-	CreatedAt            time.Time   `db:"created_at" json:"createdAt"`
-	UpdatedAt            time.Time   `db:"updated_at" json:"updatedAt"`
-}
-
-// Starter is a conversation starter shown by the widget.
-type Starter struct {
-	Text  string `json:"text"`
-	Emoji string `json:"emoji"`
-}
-
-// FormConfig is a segment's lead form.
-type FormConfig struct {
-	Enabled             bool        `json:"enabled"`
-	Intent              string      `json:"intent"`
-	ConfirmationMessage string      `json:"confirmationMessage,omitempty"`
-	Fields              []FormField `json:"fields"`
-}
-
-// FormField is one field of a form (segment forms and SUBMIT_FORM tools).
-type FormField struct {
-	Name     string `json:"name"`
-	Label    string `json:"label"`
-	Type     string `json:"type"`
-	Required bool   `json:"required"`
-}
 
 // SegmentSummary is a list item: the segment without its system prompt, with counts.
 type SegmentSummary struct {
-	Segment
+	parley.Segment
 	CorpusCount        int `db:"corpus_count"`
 	ConversationsCount int `db:"conversations_count"`
 }
@@ -92,11 +55,11 @@ func looksLikeUUID(s string) bool {
 }
 
 // Segment returns one of the tenant's segments by id or, failing that, by slug.
-func (d *DB) Segment(ctx context.Context, tenantID, idOrSlug string) (Segment, error) {
+func (d *DB) Segment(ctx context.Context, tenantID, idOrSlug string) (parley.Segment, error) {
 	return segmentByRef(ctx, d.Pool, tenantID, idOrSlug, false)
 }
 
-func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdate bool) (Segment, error) {
+func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdate bool) (parley.Segment, error) {
 	col := "s.slug"
 	if looksLikeUUID(ref) {
 		col = "s.id::text"
@@ -106,19 +69,19 @@ func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdat
 		sql += " FOR UPDATE"
 	}
 	rows, _ := q.Query(ctx, sql, tenantID, ref)
-	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 	if err != nil {
-		return Segment{}, notFound(err, "Segment")
+		return parley.Segment{}, notFound(err, "Segment")
 	}
 	return s, nil
 }
 
 // DefaultSegment returns the tenant's default segment.
-func (d *DB) DefaultSegment(ctx context.Context, tenantID string) (Segment, error) {
+func (d *DB) DefaultSegment(ctx context.Context, tenantID string) (parley.Segment, error) {
 	rows, _ := d.Pool.Query(ctx, `SELECT `+segmentColumns+` FROM segments s WHERE s.tenant_id = $1 AND s.is_default`, tenantID)
-	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 	if err != nil {
-		return Segment{}, notFound(err, "Default segment")
+		return parley.Segment{}, notFound(err, "Default segment")
 	}
 	return s, nil
 }
@@ -133,20 +96,20 @@ func lockTenant(ctx context.Context, tx pgx.Tx, tenantID string) error {
 // SegmentWrite is a segment create or partial update. On create Slug may be
 // empty (generated from the name); IsDefault true moves the default here.
 type SegmentWrite struct {
-	Slug                 Opt[string]      `json:"slug"`
-	Name                 Opt[string]      `json:"name"`
-	SystemPrompt         Opt[string]      `json:"systemPrompt"`
-	WelcomeMessage       Opt[string]      `json:"welcomeMessage"`
-	ConversationStarters Opt[[]Starter]   `json:"conversationStarters"`
-	FormConfig           Opt[*FormConfig] `json:"formConfig"`
-	IsDefault            Opt[bool]        `json:"isDefault"`
-	IsActive             Opt[bool]        `json:"isActive"`
+	Slug                 parley.Opt[string]             `json:"slug"`
+	Name                 parley.Opt[string]             `json:"name"`
+	SystemPrompt         parley.Opt[string]             `json:"systemPrompt"`
+	WelcomeMessage       parley.Opt[string]             `json:"welcomeMessage"`
+	ConversationStarters parley.Opt[[]parley.Starter]   `json:"conversationStarters"`
+	FormConfig           parley.Opt[*parley.FormConfig] `json:"formConfig"`
+	IsDefault            parley.Opt[bool]               `json:"isDefault"`
+	IsActive             parley.Opt[bool]               `json:"isActive"`
 }
 
 // CreateSegment creates a segment within the plan's limit. A taken slug is a
 // conflict when the caller chose it; a generated one gets a numeric suffix.
-func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w SegmentWrite) (Segment, error) {
-	var s Segment
+func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w SegmentWrite) (parley.Segment, error) {
+	var s parley.Segment
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -156,7 +119,7 @@ func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w Se
 			return fmt.Errorf("counting segments: %w", err)
 		}
 		if n >= limit {
-			return &Error{Kind: KindRateLimited, Code: "LIMIT_REACHED",
+			return &parley.Error{Kind: parley.KindRateLimited, Code: "LIMIT_REACHED",
 				Message: fmt.Sprintf("Segment limit of the plan reached (%d of %d): upgrade the plan or delete a segment", n, limit),
 				Details: map[string]int{"current": n, "limit": limit}}
 		}
@@ -174,7 +137,7 @@ func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w Se
 		}
 		starters := w.ConversationStarters.Value
 		if starters == nil {
-			starters = []Starter{}
+			starters = []parley.Starter{}
 		}
 		isActive := true
 		if w.IsActive.Set && !w.IsActive.Null {
@@ -189,9 +152,9 @@ func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w Se
 			tenantID, slug, w.Name.Value, w.SystemPrompt.Value, w.WelcomeMessage.Ptr(), starters,
 			w.FormConfig.Value, w.IsDefault.Value, isActive)
 		var err error
-		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
-			return &Error{Kind: KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", slug),
+			return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", slug),
 				Details: map[string]string{"slug": "already used by another segment"}}
 		}
 		if err != nil {
@@ -232,8 +195,8 @@ func truncate(s string, n int) string {
 // UpdateSegment applies a partial update. Making a segment the default takes
 // the flag from the previous one in the same transaction; the default cannot
 // be made non-default directly (another segment must take it).
-func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentWrite) (Segment, error) {
-	var s Segment
+func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentWrite) (parley.Segment, error) {
+	var s parley.Segment
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -243,11 +206,11 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 			return err
 		}
 		if w.IsDefault.Set && !w.IsDefault.Value && cur.IsDefault {
-			return &Error{Kind: KindInvalid, Message: "The default segment stays default until another segment is made the default",
+			return &parley.Error{Kind: parley.KindInvalid, Message: "The default segment stays default until another segment is made the default",
 				Details: map[string]string{"isDefault": "set isDefault true on another segment instead"}}
 		}
 		if w.IsActive.Set && !w.IsActive.Value && (cur.IsDefault || w.IsDefault.Value) {
-			return &Error{Kind: KindInvalid, Message: "The default segment cannot be deactivated",
+			return &parley.Error{Kind: parley.KindInvalid, Message: "The default segment cannot be deactivated",
 				Details: map[string]string{"isActive": "the default segment must stay active"}}
 		}
 		if w.IsDefault.Value && !cur.IsActive && !(w.IsActive.Set && w.IsActive.Value) {
@@ -266,7 +229,7 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 		if w.ConversationStarters.Set {
 			st := w.ConversationStarters.Value
 			if st == nil {
-				st = []Starter{}
+				st = []parley.Starter{}
 			}
 			sets = append(sets, setClause{"conversation_starters", st})
 		}
@@ -277,9 +240,9 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 		sets = addSet(sets, "is_active", w.IsActive)
 		sql, args := updateSQL("segments AS s", "s.id = $1 RETURNING "+segmentColumns, []any{cur.ID}, sets)
 		rows, _ := tx.Query(ctx, sql, args...)
-		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Segment])
+		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
-			return &Error{Kind: KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", w.Slug.Value),
+			return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", w.Slug.Value),
 				Details: map[string]string{"slug": "already used by another segment"}}
 		}
 		if err != nil {
@@ -293,7 +256,7 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 // inactiveDefault refuses a default segment that would not answer: chat
 // falls back to the default, so it must stay active.
 func inactiveDefault() error {
-	return &Error{Kind: KindInvalid, Message: "The default segment must be active",
+	return &parley.Error{Kind: parley.KindInvalid, Message: "The default segment must be active",
 		Details: map[string]string{"isActive": "the default segment must stay active; activate it as well"}}
 }
 
@@ -319,7 +282,7 @@ func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bo
 			return err
 		}
 		if s.IsDefault {
-			return Errorf(KindInvalid, "The default segment cannot be deleted: make another segment the default first")
+			return parley.Errorf(parley.KindInvalid, "The default segment cannot be deleted: make another segment the default first")
 		}
 		var entries, tools int
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM corpus_entries WHERE segment_id = $1),
@@ -327,7 +290,7 @@ func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bo
 			return fmt.Errorf("counting segment corpus and tools: %w", err)
 		}
 		if (entries > 0 || tools > 0) && !cascade {
-			return &Error{Kind: KindConflict,
+			return &parley.Error{Kind: parley.KindConflict,
 				Message: fmt.Sprintf("Segment %q still has %d corpus entries and %d tools: move them to another segment, or delete with ?cascade=true to delete them too", s.Slug, entries, tools),
 				Details: map[string]int{"corpusEntries": entries, "tools": tools}}
 		}

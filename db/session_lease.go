@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
@@ -25,8 +27,8 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 // SessionState is what TakeSessionLease read once it held the lease: the session's conversation (nil when there is none yet) and its
 // last user and assistant turns, oldest first.
 type SessionState struct {
-	Conversation *Conversation
-	Turns        []Turn
+	Conversation *parley.Conversation
+	Turns        []parley.Turn
 }
 
 // TakeSessionLease takes the lease of (tenant, session) for holder when
@@ -56,7 +58,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder s
 	}
 	var st SessionState
 	rows, _ := br.Query()
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Conversation])
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	switch {
 	case err == nil:
 		st.Conversation = &c
@@ -64,7 +66,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder s
 		return true, SessionState{}, fmt.Errorf("finding the session's conversation: %w", err)
 	}
 	rows, _ = br.Query()
-	if st.Turns, err = pgx.CollectRows(rows, pgx.RowToStructByName[Turn]); err != nil {
+	if st.Turns, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.Turn]); err != nil {
 		return true, SessionState{}, fmt.Errorf("reading recent turns: %w", err)
 	}
 	return true, st, br.Close()
@@ -106,14 +108,14 @@ type TurnRecord struct {
 	// Escalated moves the conversation to ESCALATED.
 	Escalated bool
 	// Transcript is the conversation as each submission keeps it.
-	Transcript []Turn
+	Transcript []parley.Turn
 }
 
 // ToolRun is one tool run of a turn and the submission it produced, if any
 // (Submission's TenantID and ConversationID are the turn's).
 type ToolRun struct {
-	Call       ToolCall
-	Submission *NewSubmission
+	Call       parley.ToolCall
+	Submission *parley.NewSubmission
 }
 
 // SaveTurn stores a turn in one transaction: the reply, the tool history,
@@ -121,12 +123,12 @@ type ToolRun struct {
 // conversation's status, and the session lease given back (when the record
 // names its holder). It returns the stored reply (zero when there was none).
 // The lease is not given back unless the rest is stored.
-func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (Message, error) {
+func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (parley.Message, error) {
 	if len(r.ToolRuns) == 0 && !r.Escalated {
 		// The common turn, text alone: one round trip.
 		return d.saveReply(ctx, r)
 	}
-	var m Message
+	var m parley.Message
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		if r.Reply != "" {
 			var err error
@@ -148,7 +150,7 @@ func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (Message, error) {
 			}
 		}
 		if r.Escalated {
-			if err := SetConversationStatus(ctx, tx, r.TenantID, r.ConversationID, StatusEscalated); err != nil {
+			if err := SetConversationStatus(ctx, tx, r.TenantID, r.ConversationID, parley.StatusEscalated); err != nil {
 				return err
 			}
 		}
@@ -160,7 +162,7 @@ func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (Message, error) {
 		return nil
 	})
 	if err != nil {
-		return Message{}, err
+		return parley.Message{}, err
 	}
 	return m, nil
 }
@@ -169,9 +171,9 @@ func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (Message, error) {
 // round trip: the statements go as one batch, which PostgreSQL runs as one
 // implicit transaction, so the lease is not given back unless the reply is
 // stored.
-func (d *DB) saveReply(ctx context.Context, r TurnRecord) (Message, error) {
+func (d *DB) saveReply(ctx context.Context, r TurnRecord) (parley.Message, error) {
 	if !looksLikeUUID(r.ConversationID) {
-		return Message{}, Errorf(KindNotFound, "Conversation not found")
+		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	batch := &pgx.Batch{}
 	if r.Reply != "" {
@@ -181,26 +183,26 @@ func (d *DB) saveReply(ctx context.Context, r TurnRecord) (Message, error) {
 		batch.Queue(releaseLeaseSQL, r.TenantID, storableKey(r.SessionID), r.LeaseHolder)
 	}
 	if batch.Len() == 0 {
-		return Message{}, nil
+		return parley.Message{}, nil
 	}
 	br := d.Pool.SendBatch(ctx, batch)
-	var m Message
+	var m parley.Message
 	if r.Reply != "" {
 		rows, _ := br.Query()
 		var err error
-		if m, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Message]); err != nil {
+		if m, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message]); err != nil {
 			br.Close()
-			return Message{}, notFound(err, "Conversation")
+			return parley.Message{}, notFound(err, "Conversation")
 		}
 	}
 	if r.LeaseHolder != "" {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
-			return Message{}, fmt.Errorf("releasing the session lease: %w", err)
+			return parley.Message{}, fmt.Errorf("releasing the session lease: %w", err)
 		}
 	}
 	if err := br.Close(); err != nil {
-		return Message{}, fmt.Errorf("storing the reply: %w", err)
+		return parley.Message{}, fmt.Errorf("storing the reply: %w", err)
 	}
 	return m, nil
 }

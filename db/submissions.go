@@ -8,48 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Submission is what a lead tool captured (a form, a quote, a booking, ...).
-// Its links become null when the tool, conversation or visitor is deleted.
-type Submission struct {
-	ID             string          `db:"id"`
-	TenantID       string          `db:"tenant_id"`
-	ToolID         *string         `db:"tool_id"`
-	ToolType       string          `db:"tool_type"`
-	ToolName       string          `db:"tool_name"`
-	ConversationID *string         `db:"conversation_id"`
-	VisitorID      *string         `db:"visitor_id"`
-	Channel        string          `db:"channel"`
-	Status         string          `db:"status"`
-	Input          json.RawMessage `db:"input"`
-	Result         json.RawMessage `db:"result"`
-	PageURL        *string         `db:"page_url"`
-	CreatedAt      time.Time       `db:"created_at"`
-	UpdatedAt      time.Time       `db:"updated_at"`
-}
-
-// NewSubmission is a submission to create. Input is a JSON object under the
-// tenant's own field names; Result a JSON object (nil for either is {}).
-// Channel is web, voice, api or form.
-type NewSubmission struct {
-	TenantID       string
-	ToolID         *string
-	ToolType       string
-	ToolName       string
-	ConversationID *string
-	VisitorID      *string
-	Channel        string
-	Input          json.RawMessage
-	Result         json.RawMessage
-	PageURL        *string
-}
-
-// Submission statuses.
-const (
-	SubmissionNew       = "NEW"
-	SubmissionContacted = "CONTACTED"
-	SubmissionResolved  = "RESOLVED"
+	"github.com/parley/parley"
 )
 
 // Event types recorded in the events table.
@@ -89,7 +49,7 @@ type EventData struct {
 	Input          json.RawMessage `json:"input"`
 	Result         json.RawMessage `json:"result"`
 	ConversationID *string         `json:"conversationId"`
-	Messages       []Turn          `json:"messages,omitempty"`
+	Messages       []parley.Turn   `json:"messages,omitempty"`
 	VisitorUserID  *string         `json:"visitorUserId"`
 	PageURL        *string         `json:"pageUrl"`
 	CreatedAt      time.Time       `json:"createdAt"`
@@ -117,8 +77,8 @@ func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
 // are the conversation's recent turns when the caller has them: only user and
 // assistant turns are kept, the last 10. Linked tool, conversation and
 // visitor must be the tenant's.
-func CreateSubmission(ctx context.Context, tx pgx.Tx, s NewSubmission, messages []Turn) (Submission, Event, error) {
-	fe := FieldErrors{}
+func CreateSubmission(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, Event, error) {
+	fe := parley.FieldErrors{}
 	input, ok := jsonObject(s.Input)
 	if !ok {
 		fe.Add("input", "must be a JSON object")
@@ -128,7 +88,7 @@ func CreateSubmission(ctx context.Context, tx pgx.Tx, s NewSubmission, messages 
 		fe.Add("result", "must be a JSON object")
 	}
 	switch s.Channel {
-	case ChannelWeb, ChannelVoice, ChannelAPI, ChannelForm:
+	case parley.ChannelWeb, parley.ChannelVoice, parley.ChannelAPI, parley.ChannelForm:
 	default:
 		fe.Add("channel", "must be web, voice, api or form")
 	}
@@ -139,25 +99,25 @@ func CreateSubmission(ctx context.Context, tx pgx.Tx, s NewSubmission, messages 
 		fe.Add("toolName", "is required")
 	}
 	if err := fe.Err(); err != nil {
-		return Submission{}, Event{}, err
+		return parley.Submission{}, Event{}, err
 	}
 	if err := belongsToTenant(ctx, tx, "tools", "Tool", s.TenantID, s.ToolID); err != nil {
-		return Submission{}, Event{}, err
+		return parley.Submission{}, Event{}, err
 	}
 	if err := belongsToTenant(ctx, tx, "conversations", "Conversation", s.TenantID, s.ConversationID); err != nil {
-		return Submission{}, Event{}, err
+		return parley.Submission{}, Event{}, err
 	}
 	if err := belongsToTenant(ctx, tx, "visitors", "Visitor", s.TenantID, s.VisitorID); err != nil {
-		return Submission{}, Event{}, err
+		return parley.Submission{}, Event{}, err
 	}
 	rows, _ := tx.Query(ctx, `INSERT INTO submissions (tenant_id, tool_id, tool_type, tool_name, conversation_id,
 		visitor_id, channel, input, result, page_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		RETURNING `+submissionColumns,
 		s.TenantID, s.ToolID, storableKey(s.ToolType), storableKey(s.ToolName), s.ConversationID, s.VisitorID,
 		s.Channel, input, result, s.PageURL)
-	sub, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+	sub, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
-		return Submission{}, Event{}, fmt.Errorf("inserting submission: %w", err)
+		return parley.Submission{}, Event{}, fmt.Errorf("inserting submission: %w", err)
 	}
 	data := eventData(sub)
 	data.Messages = payloadTurns(messages)
@@ -166,7 +126,7 @@ func CreateSubmission(ctx context.Context, tx pgx.Tx, s NewSubmission, messages 
 }
 
 // CreateSubmission runs CreateSubmission in its own transaction.
-func (d *DB) CreateSubmission(ctx context.Context, s NewSubmission, messages []Turn) (sub Submission, ev Event, err error) {
+func (d *DB) CreateSubmission(ctx context.Context, s parley.NewSubmission, messages []parley.Turn) (sub parley.Submission, ev Event, err error) {
 	err = d.InTx(ctx, func(tx pgx.Tx) error {
 		sub, ev, err = CreateSubmission(ctx, tx, s, messages)
 		return err
@@ -175,8 +135,8 @@ func (d *DB) CreateSubmission(ctx context.Context, s NewSubmission, messages []T
 }
 
 // payloadTurns keeps the last user and assistant turns a payload carries.
-func payloadTurns(messages []Turn) []Turn {
-	var turns []Turn
+func payloadTurns(messages []parley.Turn) []parley.Turn {
+	var turns []parley.Turn
 	for _, m := range messages {
 		if m.Role == "user" || m.Role == "assistant" {
 			turns = append(turns, m)
@@ -188,7 +148,7 @@ func payloadTurns(messages []Turn) []Turn {
 	return turns
 }
 
-func eventData(s Submission) EventData {
+func eventData(s parley.Submission) EventData {
 	return EventData{ID: s.ID, ToolID: s.ToolID, ToolType: s.ToolType, ToolName: s.ToolName, Channel: s.Channel,
 		Status: s.Status, Input: s.Input, Result: s.Result, ConversationID: s.ConversationID,
 		VisitorUserID: s.VisitorID, PageURL: s.PageURL, CreatedAt: s.CreatedAt.UTC()}
@@ -196,7 +156,7 @@ func eventData(s Submission) EventData {
 
 // recordEvent inserts the event row of typ with its frozen payload and, in
 // the same transaction, its webhook deliveries.
-func recordEvent(ctx context.Context, tx pgx.Tx, s Submission, typ string, at time.Time, data EventData) (Event, error) {
+func recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string, at time.Time, data EventData) (Event, error) {
 	payload, err := json.Marshal(EventPayload{Event: typ, CreatedAt: at.UTC(), Data: data})
 	if err != nil {
 		return Event{}, fmt.Errorf("encoding %s payload: %w", typ, err)
@@ -215,14 +175,14 @@ func recordEvent(ctx context.Context, tx pgx.Tx, s Submission, typ string, at ti
 }
 
 // Submission returns one of the tenant's submissions.
-func (d *DB) Submission(ctx context.Context, tenantID, id string) (Submission, error) {
+func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submission, error) {
 	if !looksLikeUUID(id) {
-		return Submission{}, Errorf(KindNotFound, "Submission not found")
+		return parley.Submission{}, parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
-		return Submission{}, notFound(err, "Submission")
+		return parley.Submission{}, notFound(err, "Submission")
 	}
 	return s, nil
 }
@@ -231,33 +191,33 @@ func (d *DB) Submission(ctx context.Context, tenantID, id string) (Submission, e
 // RESOLVED; anything else is KindInvalid) and, in tx, records its
 // submission.updated event carrying status and previousStatus. Setting the
 // status it already has changes nothing and records no event (ev is zero).
-func UpdateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub Submission, ev Event, err error) {
+func UpdateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
 	switch status {
-	case SubmissionNew, SubmissionContacted, SubmissionResolved:
+	case parley.SubmissionNew, parley.SubmissionContacted, parley.SubmissionResolved:
 	default:
-		return Submission{}, Event{}, &Error{Kind: KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
+		return parley.Submission{}, Event{}, &parley.Error{Kind: parley.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
 			Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
 	}
 	if !looksLikeUUID(id) {
-		return Submission{}, Event{}, Errorf(KindNotFound, "Submission not found")
+		return parley.Submission{}, Event{}, parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
 	var previous string
 	if err := tx.QueryRow(ctx, `SELECT status FROM submissions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 		tenantID, id).Scan(&previous); err != nil {
-		return Submission{}, Event{}, notFound(err, "Submission")
+		return parley.Submission{}, Event{}, notFound(err, "Submission")
 	}
 	if previous == status {
 		rows, _ := tx.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id)
-		sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+		sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 		if err != nil {
-			return Submission{}, Event{}, fmt.Errorf("reading submission: %w", err)
+			return parley.Submission{}, Event{}, fmt.Errorf("reading submission: %w", err)
 		}
 		return sub, Event{}, nil
 	}
 	rows, _ := tx.Query(ctx, `UPDATE submissions SET status = $2, updated_at = now() WHERE id = $1 RETURNING `+submissionColumns, id, status)
-	sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Submission])
+	sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
-		return Submission{}, Event{}, fmt.Errorf("updating submission status: %w", err)
+		return parley.Submission{}, Event{}, fmt.Errorf("updating submission status: %w", err)
 	}
 	data := eventData(sub)
 	data.PreviousStatus = previous
@@ -266,7 +226,7 @@ func UpdateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status
 }
 
 // UpdateSubmissionStatus runs UpdateSubmissionStatus in its own transaction.
-func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub Submission, ev Event, err error) {
+func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
 	err = d.InTx(ctx, func(tx pgx.Tx) error {
 		sub, ev, err = UpdateSubmissionStatus(ctx, tx, tenantID, id, status)
 		return err

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // SubmissionFilter filters and pages a submissions list. Empty strings and
@@ -38,7 +40,7 @@ type SubmissionStats struct {
 // SubmissionPage is one page of a submissions list. Total counts the matches
 // of every page; Stats is computed for page 1 only (nil on other pages).
 type SubmissionPage struct {
-	Submissions []Submission
+	Submissions []parley.Submission
 	Total       int
 	Stats       *SubmissionStats
 }
@@ -87,7 +89,7 @@ func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionF
 	offset := arg((f.Page - 1) * f.Limit)
 	rows, _ := d.Pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+where.String()+
 		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, args...)
-	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Submission])
+	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
 		return SubmissionPage{}, fmt.Errorf("listing submissions: %w", err)
 	}
@@ -118,7 +120,7 @@ func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (Su
 	if err != nil {
 		return SubmissionStats{}, fmt.Errorf("counting submission stats: %w", err)
 	}
-	s.ByChannel[ChannelWeb], s.ByChannel[ChannelVoice], s.ByChannel[ChannelAPI], s.ByChannel[ChannelForm] = web, voice, api, form
+	s.ByChannel[parley.ChannelWeb], s.ByChannel[parley.ChannelVoice], s.ByChannel[parley.ChannelAPI], s.ByChannel[parley.ChannelForm] = web, voice, api, form
 	return s, nil
 }
 
@@ -127,7 +129,7 @@ func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (Su
 // webhook deliveries go with them). The conversation it came from stays.
 func (d *DB) DeleteSubmission(ctx context.Context, tenantID, id string) error {
 	if !looksLikeUUID(id) {
-		return Errorf(KindNotFound, "Submission not found")
+		return parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
 	return d.InTx(ctx, func(tx pgx.Tx) error {
 		// Locked first so that a concurrent status change cannot record an

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
 // add creates a submission changed by mod and backdates it to created.
-func (f *subFixture) add(t *testing.T, created time.Time, mod func(*db.NewSubmission)) db.Submission {
+func (f *subFixture) add(t *testing.T, created time.Time, mod func(*parley.NewSubmission)) parley.Submission {
 	t.Helper()
 	s := f.newSubmission()
 	if mod != nil {
@@ -28,7 +29,7 @@ func (f *subFixture) add(t *testing.T, created time.Time, mod func(*db.NewSubmis
 	return sub
 }
 
-func ids(subs []db.Submission) []string {
+func ids(subs []parley.Submission) []string {
 	out := make([]string, len(subs))
 	for i, s := range subs {
 		out[i] = s.ID
@@ -67,10 +68,10 @@ func TestListSubmissions(t *testing.T) {
 	t.Run("Filters", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		form := f.add(t, now.Add(-time.Hour), func(s *db.NewSubmission) {
+		form := f.add(t, now.Add(-time.Hour), func(s *parley.NewSubmission) {
 			s.Channel, s.ToolID, s.ConversationID = "form", nil, nil
 		})
-		booking := f.add(t, now.Add(-2*time.Hour), func(s *db.NewSubmission) {
+		booking := f.add(t, now.Add(-2*time.Hour), func(s *parley.NewSubmission) {
 			s.ToolType, s.ToolName, s.Channel, s.ToolID = "BOOK_MEETING", "Demo", "voice", nil
 		})
 		web := f.add(t, now.Add(-50*time.Hour), nil)
@@ -110,8 +111,8 @@ func TestListSubmissions(t *testing.T) {
 	t.Run("SearchEscapesWildcards", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		input := func(raw string) func(*db.NewSubmission) {
-			return func(s *db.NewSubmission) { s.Input = json.RawMessage(raw) }
+		input := func(raw string) func(*parley.NewSubmission) {
+			return func(s *parley.NewSubmission) { s.Input = json.RawMessage(raw) }
 		}
 		percent := f.add(t, now.Add(-1*time.Minute), input(`{"note":"100% Sure"}`))
 		digits := f.add(t, now.Add(-2*time.Minute), input(`{"note":"1000 sure"}`))
@@ -144,12 +145,12 @@ func TestListSubmissions(t *testing.T) {
 	t.Run("StatsOnPageOneHonouringToolTypeOnly", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		f.add(t, now, func(s *db.NewSubmission) { s.Channel = "api" })
+		f.add(t, now, func(s *parley.NewSubmission) { s.Channel = "api" })
 		f.add(t, now.Add(-48*time.Hour), nil) // not today
-		f.add(t, now, func(s *db.NewSubmission) {
+		f.add(t, now, func(s *parley.NewSubmission) {
 			s.ToolType, s.Channel, s.ToolID = "BOOK_MEETING", "voice", nil
 		})
-		contacted := f.add(t, now, func(s *db.NewSubmission) { s.Channel = "form"; s.ToolID = nil })
+		contacted := f.add(t, now, func(s *parley.NewSubmission) { s.Channel = "form"; s.ToolID = nil })
 		if _, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, contacted.ID, "CONTACTED"); err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestDeleteSubmission(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = f.store.Submission(ctx, f.tenant.ID, sub.ID)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		evs := f.events(t, f.tenant.ID)
 		if len(evs) != 1 || *evs[0].SubmissionID != kept.ID {
 			t.Errorf("events left %+v", evs)
@@ -251,7 +252,7 @@ func TestDeleteSubmission(t *testing.T) {
 		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, f.conversation.ID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("conversation gone: %d, %v", n, err)
 		}
-		wantKind(t, f.store.DeleteSubmission(ctx, f.tenant.ID, sub.ID), db.KindNotFound)
+		wantKind(t, f.store.DeleteSubmission(ctx, f.tenant.ID, sub.ID), parley.KindNotFound)
 	})
 
 	t.Run("NotFound", func(t *testing.T) {
@@ -263,11 +264,11 @@ func TestDeleteSubmission(t *testing.T) {
 		}
 		for name, id := range map[string]string{"NotAUUID": "nope", "Unknown": "00000000-0000-0000-0000-000000000000"} {
 			err := f.store.DeleteSubmission(ctx, f.tenant.ID, id)
-			if e, ok := err.(*db.Error); !ok || e.Kind != db.KindNotFound || e.Message != "Submission not found" {
+			if e, ok := err.(*parley.Error); !ok || e.Kind != parley.KindNotFound || e.Message != "Submission not found" {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
-		wantKind(t, f.store.DeleteSubmission(ctx, f.other.ID, sub.ID), db.KindNotFound)
+		wantKind(t, f.store.DeleteSubmission(ctx, f.other.ID, sub.ID), parley.KindNotFound)
 		if _, err := f.store.Submission(ctx, f.tenant.ID, sub.ID); err != nil {
 			t.Errorf("another tenant's delete removed it: %v", err)
 		}

@@ -10,23 +10,24 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
 // subFixture adds a tool, a visitor and a conversation of the tenant.
 type subFixture struct {
 	*convFixture
-	tool         db.Tool
+	tool         parley.Tool
 	visitorID    string
-	conversation db.Conversation
+	conversation parley.Conversation
 }
 
 func setupSubmissions(t *testing.T) *subFixture {
 	t.Helper()
 	f := &subFixture{convFixture: setupConversations(t)}
 	var err error
-	f.tool, err = f.store.CreateTool(context.Background(), f.tenant.ID, db.ToolWrite{Name: db.Some("Contact form"),
-		Description: db.Some("Collects contact details"), Type: db.Some("SUBMIT_FORM")})
+	f.tool, err = f.store.CreateTool(context.Background(), f.tenant.ID, db.ToolWrite{Name: parley.Some("Contact form"),
+		Description: parley.Some("Collects contact details"), Type: parley.Some("SUBMIT_FORM")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +36,8 @@ func setupSubmissions(t *testing.T) *subFixture {
 	return f
 }
 
-func (f *subFixture) newSubmission() db.NewSubmission {
-	return db.NewSubmission{TenantID: f.tenant.ID, ToolID: &f.tool.ID, ToolType: "SUBMIT_FORM", ToolName: "Contact form",
+func (f *subFixture) newSubmission() parley.NewSubmission {
+	return parley.NewSubmission{TenantID: f.tenant.ID, ToolID: &f.tool.ID, ToolType: "SUBMIT_FORM", ToolName: "Contact form",
 		ConversationID: &f.conversation.ID, VisitorID: &f.visitorID, Channel: "web",
 		Input: json.RawMessage(`{"full_name":"Ada","work_email":"ada@example.com"}`), Result: json.RawMessage(`{"success":true}`),
 		PageURL: ptr("https://example.com/pricing")}
@@ -70,11 +71,11 @@ func TestCreateSubmission(t *testing.T) {
 	t.Run("PayloadShape", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		var turns []db.Turn
+		var turns []parley.Turn
 		for i := range 14 {
-			turns = append(turns, db.Turn{Role: "user", Content: fmt.Sprintf("u%d", i)}, db.Turn{Role: "assistant", Content: fmt.Sprintf("a%d", i)})
+			turns = append(turns, parley.Turn{Role: "user", Content: fmt.Sprintf("u%d", i)}, parley.Turn{Role: "assistant", Content: fmt.Sprintf("a%d", i)})
 		}
-		turns = append(turns, db.Turn{Role: "tool", Content: "{}"}, db.Turn{Role: "system", Content: "prompt"})
+		turns = append(turns, parley.Turn{Role: "tool", Content: "{}"}, parley.Turn{Role: "system", Content: "prompt"})
 		sub, ev, err := f.store.CreateSubmission(ctx, f.newSubmission(), turns)
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestCreateSubmission(t *testing.T) {
 	t.Run("FormWithoutLinksOrMessages", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		_, _, err := f.store.CreateSubmission(ctx, db.NewSubmission{TenantID: f.tenant.ID, ToolType: "SUBMIT_FORM",
+		_, _, err := f.store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.tenant.ID, ToolType: "SUBMIT_FORM",
 			ToolName: "Form", Channel: "form", Input: json.RawMessage(`{"email":"x@y.z"}`)}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -180,15 +181,15 @@ func TestCreateSubmission(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		for name, mod := range map[string]func(*db.NewSubmission){
-			"Channel":     func(s *db.NewSubmission) { s.Channel = "fax" },
-			"InputArray":  func(s *db.NewSubmission) { s.Input = json.RawMessage(`[1]`) },
-			"InputBroken": func(s *db.NewSubmission) { s.Input = json.RawMessage(`{`) },
-			"NoToolType":  func(s *db.NewSubmission) { s.ToolType = "" },
+		for name, mod := range map[string]func(*parley.NewSubmission){
+			"Channel":     func(s *parley.NewSubmission) { s.Channel = "fax" },
+			"InputArray":  func(s *parley.NewSubmission) { s.Input = json.RawMessage(`[1]`) },
+			"InputBroken": func(s *parley.NewSubmission) { s.Input = json.RawMessage(`{`) },
+			"NoToolType":  func(s *parley.NewSubmission) { s.ToolType = "" },
 		} {
 			s := f.newSubmission()
 			mod(&s)
-			if _, _, err := f.store.CreateSubmission(ctx, s, nil); db.ErrorKind(err) != db.KindInvalid {
+			if _, _, err := f.store.CreateSubmission(ctx, s, nil); parley.ErrorKind(err) != parley.KindInvalid {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -197,14 +198,14 @@ func TestCreateSubmission(t *testing.T) {
 	t.Run("OtherTenantsLinks", func(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
-		for name, mod := range map[string]func(*db.NewSubmission){
-			"Tool":         func(s *db.NewSubmission) { s.ToolID = &f.tool.ID },
-			"Conversation": func(s *db.NewSubmission) { s.ConversationID = &f.conversation.ID },
-			"Visitor":      func(s *db.NewSubmission) { s.VisitorID = &f.visitorID },
+		for name, mod := range map[string]func(*parley.NewSubmission){
+			"Tool":         func(s *parley.NewSubmission) { s.ToolID = &f.tool.ID },
+			"Conversation": func(s *parley.NewSubmission) { s.ConversationID = &f.conversation.ID },
+			"Visitor":      func(s *parley.NewSubmission) { s.VisitorID = &f.visitorID },
 		} {
-			s := db.NewSubmission{TenantID: f.other.ID, ToolType: "SUBMIT_FORM", ToolName: "x", Channel: "api"}
+			s := parley.NewSubmission{TenantID: f.other.ID, ToolType: "SUBMIT_FORM", ToolName: "x", Channel: "api"}
 			mod(&s)
-			if _, _, err := f.store.CreateSubmission(ctx, s, nil); db.ErrorKind(err) != db.KindNotFound {
+			if _, _, err := f.store.CreateSubmission(ctx, s, nil); parley.ErrorKind(err) != parley.KindNotFound {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -292,14 +293,14 @@ func TestUpdateSubmissionStatus(t *testing.T) {
 		}
 		for _, s := range []string{"", "new", "DONE"} {
 			_, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, s)
-			wantKind(t, err, db.KindInvalid)
+			wantKind(t, err, parley.KindInvalid)
 		}
 		_, _, err = f.store.UpdateSubmissionStatus(ctx, f.other.ID, sub.ID, "CONTACTED")
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		_, _, err = f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, "not-a-uuid", "CONTACTED")
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		_, err = f.store.Submission(ctx, f.other.ID, sub.ID)
-		wantKind(t, err, db.KindNotFound)
+		wantKind(t, err, parley.KindNotFound)
 		if got, _ := f.store.Submission(ctx, f.tenant.ID, sub.ID); got.Status != "NEW" {
 			t.Errorf("status %s", got.Status)
 		}

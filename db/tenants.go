@@ -7,73 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
-
-// Tenant is one row of tenants. Sealed secrets stay sealed here; callers that
-// need them open them with the secret box.
-type Tenant struct {
-	ID                string           `db:"id"`
-	Slug              string           `db:"slug"`
-	Name              string           `db:"name"`
-	Plan              string           `db:"plan"`
-	BotSeats          int              `db:"bot_seats"`
-	Description       *string          `db:"description"`
-	Timezone          string           `db:"timezone"`
-	WidgetKey         *string          `db:"widget_key"`
-	VisitorSigningKey []byte           `db:"visitor_signing_key"`
-	BotName           *string          `db:"bot_name"`
-	BotTitle          *string          `db:"bot_title"`
-	BotLore           *string          `db:"bot_lore"`
-	BotTone           string           `db:"bot_tone"`
-	UseTutoiement     bool             `db:"use_tutoiement"`
-	AllowEmojis       bool             `db:"allow_emojis"`
-	PrimaryColor      string           `db:"primary_color"`
-	SecondaryColor    *string          `db:"secondary_color"`
-	ShowAIBadge       bool             `db:"show_ai_badge"`
-	BotAvatar         *string          `db:"bot_avatar"`
-	AvatarType        string           `db:"avatar_type"`
-	AvatarBackground  *string          `db:"avatar_background"`
-	TeaserText        *string          `db:"teaser_text"`
-	AutoOpen          bool             `db:"auto_open"`
-	AutoOpenDelay     int              `db:"auto_open_delay"`
-	BubblePulse       bool             `db:"bubble_pulse"`
-	AllowedDomains    []string         `db:"allowed_domains"`
-	ContentPolicy     string           `db:"content_policy"`
-	VisitorAuthMode   *string          `db:"visitor_auth_mode"`
-	VisitorContextURL *string          `db:"visitor_context_url"`
-	CaptchaEnabled    bool             `db:"captcha_enabled"`
-	CaptchaSiteKey    *string          `db:"captcha_site_key"`
-	CaptchaSecretKey  []byte           `db:"captcha_secret_key"`
-	BookingCTAEnabled bool             `db:"booking_cta_enabled"`
-	BookingCTAConfig  BookingCTAConfig `db:"booking_cta_config"`
-	IsOnboarded       bool             `db:"is_onboarded"`
-	MCPToolsURL       *string          `db:"mcp_tools_url"`
-	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
-	LLMWebhookURL     *string          `db:"llm_webhook_url"`
-	CreatedAt         time.Time        `db:"created_at"`
-	UpdatedAt         time.Time        `db:"updated_at"`
-}
-
-// BookingCTAConfig is the booking call-to-action shown by the widget.
-type BookingCTAConfig struct {
-	Headline    string `json:"headline"`
-	Subtitle    string `json:"subtitle"`
-	CTAText     string `json:"ctaText"`
-	OfficeHours string `json:"officeHours"`
-}
-
-// PlanInfo returns the tenant's plan row (the free plan if the name is unknown).
-func (t *Tenant) PlanInfo() Plan {
-	if p, ok := PlanByName(t.Plan); ok {
-		return p
-	}
-	return Plans[0]
-}
-
-// ConversationsLimit is the plan's monthly base plus paid bot seats.
-func (t *Tenant) ConversationsLimit() int {
-	return t.PlanInfo().ConversationsLimit + t.BotSeats*ConversationsPerBotSeat
-}
 
 const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, widget_key,
 	visitor_signing_key, bot_name, bot_title, bot_lore, bot_tone, use_tutoiement, allow_emojis,
@@ -82,27 +18,27 @@ const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, w
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
 	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_max_tools, llm_webhook_url, created_at, updated_at`
 
-var scanTenant = pgx.RowToStructByName[Tenant]
+var scanTenant = pgx.RowToStructByName[parley.Tenant]
 
 // TenantBySlug returns the tenant with that slug.
-func (d *DB) TenantBySlug(ctx context.Context, slug string) (Tenant, error) {
+func (d *DB) TenantBySlug(ctx context.Context, slug string) (parley.Tenant, error) {
 	if !storable(slug) {
-		return Tenant{}, Errorf(KindNotFound, "Tenant not found")
+		return parley.Tenant{}, parley.Errorf(parley.KindNotFound, "Tenant not found")
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, notFound(err, "Tenant")
 	}
 	return t, nil
 }
 
 // TenantByID returns the tenant with that id.
-func (d *DB) TenantByID(ctx context.Context, id string) (Tenant, error) {
+func (d *DB) TenantByID(ctx context.Context, id string) (parley.Tenant, error) {
 	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, notFound(err, "Tenant")
 	}
 	return t, nil
 }
@@ -129,8 +65,8 @@ type NewTenant struct {
 // CreateTenant provisions a tenant. A taken slug is a conflict; an existing
 // user with the owner email becomes an owner of the new tenant too, keeping
 // their password.
-func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (Tenant, error) {
-	var t Tenant
+func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (parley.Tenant, error) {
+	var t parley.Tenant
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 			VALUES ($1, $2, $3, $4) RETURNING `+tenantColumns,
@@ -138,7 +74,7 @@ func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (Tenant, error) {
 		var err error
 		t, err = pgx.CollectExactlyOneRow(rows, scanTenant)
 		if isUniqueViolation(err, "tenants_slug_key") {
-			return Errorf(KindConflict, "a tenant with slug %q already exists", nt.Slug)
+			return parley.Errorf(parley.KindConflict, "a tenant with slug %q already exists", nt.Slug)
 		}
 		if err != nil {
 			return fmt.Errorf("inserting tenant: %w", err)
@@ -169,45 +105,45 @@ func DefaultSystemPrompt(tenantName string) string {
 
 // TenantPatch is a partial update of the tenant's writable fields. Unset fields do not change.
 type TenantPatch struct {
-	Name              Opt[string]           `json:"name"`
-	Description       Opt[string]           `json:"description"`
-	Timezone          Opt[string]           `json:"timezone"`
-	BotName           Opt[string]           `json:"botName"`
-	BotTitle          Opt[string]           `json:"botTitle"`
-	BotLore           Opt[string]           `json:"botLore"`
-	BotTone           Opt[string]           `json:"botTone"`
-	UseTutoiement     Opt[bool]             `json:"useTutoiement"`
-	AllowEmojis       Opt[bool]             `json:"allowEmojis"`
-	PrimaryColor      Opt[string]           `json:"primaryColor"`
-	SecondaryColor    Opt[string]           `json:"secondaryColor"`
-	ShowAIBadge       Opt[bool]             `json:"showAiBadge"`
-	BotAvatar         Opt[string]           `json:"botAvatar"`
-	AvatarType        Opt[string]           `json:"avatarType"`
-	AvatarBackground  Opt[string]           `json:"avatarBackground"`
-	TeaserText        Opt[string]           `json:"teaserText"`
-	AutoOpen          Opt[bool]             `json:"autoOpen"`
-	AutoOpenDelay     Opt[int]              `json:"autoOpenDelay"`
-	BubblePulse       Opt[bool]             `json:"bubblePulse"`
-	AllowedDomains    Opt[[]string]         `json:"allowedDomains"`
-	ContentPolicy     Opt[string]           `json:"contentPolicy"`
-	VisitorAuthMode   Opt[string]           `json:"visitorAuthMode"`
-	VisitorContextURL Opt[string]           `json:"visitorContextUrl"`
-	CaptchaEnabled    Opt[bool]             `json:"captchaEnabled"`
-	CaptchaSiteKey    Opt[string]           `json:"captchaSiteKey"`
-	CaptchaSecretKey  Opt[string]           `json:"captchaSecretKey"` // plain text in; sealed before UpdateTenant
-	BookingCTAEnabled Opt[bool]             `json:"bookingCtaEnabled"`
-	BookingCTAConfig  Opt[BookingCTAConfig] `json:"bookingCtaConfig"`
-	IsOnboarded       Opt[bool]             `json:"isOnboarded"`
-	LLMWebhookURL     Opt[string]           `json:"llmWebhookUrl"`
+	Name              parley.Opt[string]                  `json:"name"`
+	Description       parley.Opt[string]                  `json:"description"`
+	Timezone          parley.Opt[string]                  `json:"timezone"`
+	BotName           parley.Opt[string]                  `json:"botName"`
+	BotTitle          parley.Opt[string]                  `json:"botTitle"`
+	BotLore           parley.Opt[string]                  `json:"botLore"`
+	BotTone           parley.Opt[string]                  `json:"botTone"`
+	UseTutoiement     parley.Opt[bool]                    `json:"useTutoiement"`
+	AllowEmojis       parley.Opt[bool]                    `json:"allowEmojis"`
+	PrimaryColor      parley.Opt[string]                  `json:"primaryColor"`
+	SecondaryColor    parley.Opt[string]                  `json:"secondaryColor"`
+	ShowAIBadge       parley.Opt[bool]                    `json:"showAiBadge"`
+	BotAvatar         parley.Opt[string]                  `json:"botAvatar"`
+	AvatarType        parley.Opt[string]                  `json:"avatarType"`
+	AvatarBackground  parley.Opt[string]                  `json:"avatarBackground"`
+	TeaserText        parley.Opt[string]                  `json:"teaserText"`
+	AutoOpen          parley.Opt[bool]                    `json:"autoOpen"`
+	AutoOpenDelay     parley.Opt[int]                     `json:"autoOpenDelay"`
+	BubblePulse       parley.Opt[bool]                    `json:"bubblePulse"`
+	AllowedDomains    parley.Opt[[]string]                `json:"allowedDomains"`
+	ContentPolicy     parley.Opt[string]                  `json:"contentPolicy"`
+	VisitorAuthMode   parley.Opt[string]                  `json:"visitorAuthMode"`
+	VisitorContextURL parley.Opt[string]                  `json:"visitorContextUrl"`
+	CaptchaEnabled    parley.Opt[bool]                    `json:"captchaEnabled"`
+	CaptchaSiteKey    parley.Opt[string]                  `json:"captchaSiteKey"`
+	CaptchaSecretKey  parley.Opt[string]                  `json:"captchaSecretKey"` // plain text in; sealed before UpdateTenant
+	BookingCTAEnabled parley.Opt[bool]                    `json:"bookingCtaEnabled"`
+	BookingCTAConfig  parley.Opt[parley.BookingCTAConfig] `json:"bookingCtaConfig"`
+	IsOnboarded       parley.Opt[bool]                    `json:"isOnboarded"`
+	LLMWebhookURL     parley.Opt[string]                  `json:"llmWebhookUrl"`
 
 	// Set by the caller, never decoded from a request body.
-	SealedCaptchaSecret Opt[[]byte] `json:"-"`
-	WidgetKey           Opt[string] `json:"-"`
-	SealedSigningKey    Opt[[]byte] `json:"-"`
+	SealedCaptchaSecret parley.Opt[[]byte] `json:"-"`
+	WidgetKey           parley.Opt[string] `json:"-"`
+	SealedSigningKey    parley.Opt[[]byte] `json:"-"`
 }
 
 // UpdateTenant applies the set fields of p and returns the updated tenant.
-func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (Tenant, error) {
+func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (parley.Tenant, error) {
 	var sets []setClause
 	sets = addSet(sets, "name", p.Name)
 	sets = addSet(sets, "description", p.Description)
@@ -255,7 +191,7 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 	rows, _ := d.Pool.Query(ctx, sql, args...)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, notFound(err, "Tenant")
 	}
 	return t, nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // APIToken is a stored API token; the token itself is never stored, only its hash.
@@ -86,7 +88,7 @@ func (d *DB) RevokeToken(ctx context.Context, tenantID, id string) error {
 		return fmt.Errorf("revoking token: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Token not found")
+		return parley.Errorf(parley.KindNotFound, "Token not found")
 	}
 	return nil
 }

@@ -4,28 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Tool is an action the agent can take in a conversation.
-type Tool struct {
-	ID            string          `db:"id"`
-	TenantID      string          `db:"tenant_id"`
-	SegmentID     *string         `db:"segment_id"`
-	SegmentSlug   *string         `db:"segment_slug"`
-	Name          string          `db:"name"`
-	Description   string          `db:"description"`
-	Type          string          `db:"type"`
-	Config        json.RawMessage `db:"config"`
-	IsActive      bool            `db:"is_active"`
-	Position      float64         `db:"position"`
-	WebhookURL    *string         `db:"webhook_url"`
-	WebhookSecret []byte          `db:"webhook_secret"`
-	CreatedAt     time.Time       `db:"created_at"`
-	UpdatedAt     time.Time       `db:"updated_at"`
-}
+	"github.com/parley/parley"
+)
 
 const toolColumns = `t.id, t.tenant_id, t.segment_id, s.slug AS segment_slug, t.name, t.description, t.type,
 	t.config, t.is_active, t.position, t.webhook_url, t.webhook_secret, t.created_at, t.updated_at`
@@ -35,29 +18,29 @@ const toolFrom = ` FROM tools t LEFT JOIN segments s ON s.id = t.segment_id `
 // ToolWrite is a tool create or partial update; Config is already validated
 // for Type, WebhookSecret already sealed.
 type ToolWrite struct {
-	Name          Opt[string]
-	Description   Opt[string]
-	Type          Opt[string]
-	Config        Opt[json.RawMessage]
-	SegmentID     Opt[string]
-	IsActive      Opt[bool]
-	Position      Opt[float64]
-	WebhookURL    Opt[string]
-	WebhookSecret Opt[[]byte]
+	Name          parley.Opt[string]
+	Description   parley.Opt[string]
+	Type          parley.Opt[string]
+	Config        parley.Opt[json.RawMessage]
+	SegmentID     parley.Opt[string]
+	IsActive      parley.Opt[bool]
+	Position      parley.Opt[float64]
+	WebhookURL    parley.Opt[string]
+	WebhookSecret parley.Opt[[]byte]
 }
 
 func toolNameConflict(err error, name string) error {
 	if isUniqueViolation(err, "tools_name") {
-		return &Error{Kind: KindConflict, Message: fmt.Sprintf("A tool named %q already exists", name),
+		return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("A tool named %q already exists", name),
 			Details: map[string]string{"name": "already used by another tool"}}
 	}
 	return nil
 }
 
 // ListTools lists the tenant's tools, lowest position first.
-func (d *DB) ListTools(ctx context.Context, tenantID string) ([]Tool, error) {
+func (d *DB) ListTools(ctx context.Context, tenantID string) ([]parley.Tool, error) {
 	rows, _ := d.Pool.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
-	tools, err := pgx.CollectRows(rows, pgx.RowToStructByName[Tool])
+	tools, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Tool])
 	if err != nil {
 		return nil, fmt.Errorf("listing tools: %w", err)
 	}
@@ -65,24 +48,24 @@ func (d *DB) ListTools(ctx context.Context, tenantID string) ([]Tool, error) {
 }
 
 // Tool returns one of the tenant's tools.
-func (d *DB) Tool(ctx context.Context, tenantID, id string) (Tool, error) {
+func (d *DB) Tool(ctx context.Context, tenantID, id string) (parley.Tool, error) {
 	return tool(ctx, d.Pool, tenantID, id)
 }
 
-func tool(ctx context.Context, q Querier, tenantID, id string) (Tool, error) {
+func tool(ctx context.Context, q Querier, tenantID, id string) (parley.Tool, error) {
 	if !looksLikeUUID(id) {
-		return Tool{}, Errorf(KindNotFound, "Tool not found")
+		return parley.Tool{}, parley.Errorf(parley.KindNotFound, "Tool not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 AND t.id = $2`, tenantID, id)
-	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Tool])
+	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Tool])
 	if err != nil {
-		return Tool{}, notFound(err, "Tool")
+		return parley.Tool{}, notFound(err, "Tool")
 	}
 	return t, nil
 }
 
 // CreateTool stores a new tool.
-func (d *DB) CreateTool(ctx context.Context, tenantID string, w ToolWrite) (Tool, error) {
+func (d *DB) CreateTool(ctx context.Context, tenantID string, w ToolWrite) (parley.Tool, error) {
 	active := true
 	if w.IsActive.Set {
 		active = w.IsActive.Value
@@ -97,18 +80,18 @@ func (d *DB) CreateTool(ctx context.Context, tenantID string, w ToolWrite) (Tool
 		tenantID, w.SegmentID.Ptr(), w.Name.Value, w.Description.Value, w.Type.Value, config, active,
 		w.Position.Value, w.WebhookURL.Ptr(), w.WebhookSecret.Ptr()).Scan(&id)
 	if e := toolNameConflict(err, w.Name.Value); e != nil {
-		return Tool{}, e
+		return parley.Tool{}, e
 	}
 	if err != nil {
-		return Tool{}, fmt.Errorf("inserting tool: %w", err)
+		return parley.Tool{}, fmt.Errorf("inserting tool: %w", err)
 	}
 	return d.Tool(ctx, tenantID, id)
 }
 
 // UpdateTool applies a partial update.
-func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (Tool, error) {
+func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (parley.Tool, error) {
 	if !looksLikeUUID(id) {
-		return Tool{}, Errorf(KindNotFound, "Tool not found")
+		return parley.Tool{}, parley.Errorf(parley.KindNotFound, "Tool not found")
 	}
 	var sets []setClause
 	sets = addSet(sets, "name", w.Name)
@@ -128,10 +111,10 @@ func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (
 	sets = addSet(sets, "webhook_secret", w.WebhookSecret)
 	err := updateTenantRow(ctx, d.Pool, "tools", "Tool", tenantID, id, sets)
 	if e := toolNameConflict(err, w.Name.Value); e != nil {
-		return Tool{}, e
+		return parley.Tool{}, e
 	}
 	if err != nil {
-		return Tool{}, fmt.Errorf("updating tool: %w", err)
+		return parley.Tool{}, fmt.Errorf("updating tool: %w", err)
 	}
 	return d.Tool(ctx, tenantID, id)
 }

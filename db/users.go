@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // User is an admin login.
@@ -69,7 +71,7 @@ func (d *DB) AddOwner(ctx context.Context, tenantID, email, passwordHash string,
 // UserByEmail returns the user with that email, case-insensitively.
 func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
 	if !storable(email) {
-		return User{}, Errorf(KindNotFound, "User not found")
+		return User{}, parley.Errorf(parley.KindNotFound, "User not found")
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE lower(email) = lower($1)`, email)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])

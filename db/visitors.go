@@ -5,58 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// Visitor is a person (or agent) who talked to a tenant's bot.
-type Visitor struct {
-	ID           string          `db:"id"`
-	TenantID     string          `db:"tenant_id"`
-	Email        *string         `db:"email"`
-	DisplayName  *string         `db:"display_name"`
-	Phone        *string         `db:"phone"`
-	AuthProvider *string         `db:"auth_provider"`
-	ExternalID   *string         `db:"external_id"`
-	Metadata     json.RawMessage `db:"metadata"`
-	CreatedAt    time.Time       `db:"created_at"`
-	UpdatedAt    time.Time       `db:"updated_at"`
-}
+	"github.com/parley/parley"
+)
 
 // VisitorDetail adds counts to a visitor.
 type VisitorDetail struct {
-	Visitor
+	parley.Visitor
 	ConversationCount int `db:"conversation_count"`
 	MemoryCount       int `db:"memory_count"`
-}
-
-// MemoryFact is one remembered fact about a visitor.
-type MemoryFact struct {
-	Key       string    `db:"key"`
-	Value     string    `db:"value"`
-	UpdatedAt time.Time `db:"updated_at"`
 }
 
 const visitorColumns = `id, tenant_id, email, display_name, phone, auth_provider, external_id, metadata, created_at, updated_at`
 
 // VisitorWrite is a visitor create or partial update.
 type VisitorWrite struct {
-	Email        Opt[string]
-	DisplayName  Opt[string]
-	Phone        Opt[string]
-	AuthProvider Opt[string]
-	ExternalID   Opt[string]
-	Metadata     Opt[json.RawMessage]
+	Email        parley.Opt[string]
+	DisplayName  parley.Opt[string]
+	Phone        parley.Opt[string]
+	AuthProvider parley.Opt[string]
+	ExternalID   parley.Opt[string]
+	Metadata     parley.Opt[json.RawMessage]
 }
 
 func visitorConflict(err error) error {
 	switch {
 	case isUniqueViolation(err, "visitors_email"):
-		return &Error{Kind: KindConflict, Message: "A visitor with this email already exists",
+		return &parley.Error{Kind: parley.KindConflict, Message: "A visitor with this email already exists",
 			Details: map[string]string{"email": "already used by another visitor"}}
 	case isUniqueViolation(err, "visitors_external_id"):
-		return &Error{Kind: KindConflict, Message: "A visitor with this externalId already exists",
+		return &parley.Error{Kind: parley.KindConflict, Message: "A visitor with this externalId already exists",
 			Details: map[string]string{"externalId": "already used by another visitor"}}
 	}
 	return nil
@@ -64,7 +44,7 @@ func visitorConflict(err error) error {
 
 // ListVisitors returns a page of visitors, newest first, and the total.
 // search matches email, display name or external id (case-insensitive substring).
-func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]Visitor, int, error) {
+func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]parley.Visitor, int, error) {
 	where := " WHERE tenant_id = $1"
 	args := []any{tenantID}
 	if search != "" {
@@ -78,7 +58,7 @@ func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, o
 	args = append(args, limit, offset)
 	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors`+where+
 		fmt.Sprintf(" ORDER BY created_at DESC, id LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
-	vs, err := pgx.CollectRows(rows, pgx.RowToStructByName[Visitor])
+	vs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Visitor])
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing visitors: %w", err)
 	}
@@ -88,7 +68,7 @@ func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, o
 // VisitorDetail returns one visitor with its counts.
 func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDetail, error) {
 	if !looksLikeUUID(id) {
-		return VisitorDetail{}, Errorf(KindNotFound, "Visitor not found")
+		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+`,
 		(SELECT count(*) FROM conversations c WHERE c.visitor_id = v.id) AS conversation_count,
@@ -142,7 +122,7 @@ func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite)
 // UpdateVisitor applies a partial update. The row must keep an email or an externalId.
 func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWrite) (VisitorDetail, error) {
 	if !looksLikeUUID(id) {
-		return VisitorDetail{}, Errorf(KindNotFound, "Visitor not found")
+		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		sql, args := updateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL",
@@ -156,7 +136,7 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 			return notFound(err, "Visitor")
 		}
 		if !identified {
-			return &Error{Kind: KindInvalid, Message: "A visitor needs an email or an externalId",
+			return &parley.Error{Kind: parley.KindInvalid, Message: "A visitor needs an email or an externalId",
 				Details: map[string]string{"email": "cannot clear both email and externalId"}}
 		}
 		return nil
@@ -176,25 +156,25 @@ func (d *DB) DeleteVisitor(ctx context.Context, tenantID, id string) error {
 // visitorExists checks the visitor belongs to the tenant.
 func (d *DB) visitorExists(ctx context.Context, tenantID, visitorID string) error {
 	if !looksLikeUUID(visitorID) {
-		return Errorf(KindNotFound, "Visitor not found")
+		return parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	var ok bool
 	if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $2)`, tenantID, visitorID).Scan(&ok); err != nil {
 		return fmt.Errorf("finding visitor: %w", err)
 	}
 	if !ok {
-		return Errorf(KindNotFound, "Visitor not found")
+		return parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	return nil
 }
 
 // ListMemory lists a visitor's facts by key.
-func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]MemoryFact, error) {
+func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]parley.MemoryFact, error) {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return nil, err
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 ORDER BY key`, tenantID, visitorID)
-	facts, err := pgx.CollectRows(rows, pgx.RowToStructByName[MemoryFact])
+	facts, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.MemoryFact])
 	if err != nil {
 		return nil, fmt.Errorf("listing memory: %w", err)
 	}
@@ -202,14 +182,14 @@ func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]Memo
 }
 
 // Memory returns one fact.
-func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (MemoryFact, error) {
+func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (parley.MemoryFact, error) {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
-		return MemoryFact{}, err
+		return parley.MemoryFact{}, err
 	}
 	rows, _ := d.Pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
-	f, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[MemoryFact])
+	f, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.MemoryFact])
 	if err != nil {
-		return MemoryFact{}, notFound(err, "Memory fact")
+		return parley.MemoryFact{}, notFound(err, "Memory fact")
 	}
 	return f, nil
 }
@@ -218,11 +198,11 @@ func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (Memor
 const maxFactsPerVisitor = 100
 
 // UpsertMemory stores a fact by key, replacing its value.
-func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (MemoryFact, error) {
+func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error) {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
-		return MemoryFact{}, err
+		return parley.MemoryFact{}, err
 	}
-	var f MemoryFact
+	var f parley.MemoryFact
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM visitors WHERE id = $1 FOR UPDATE`, visitorID); err != nil {
 			return fmt.Errorf("locking visitor: %w", err)
@@ -233,13 +213,13 @@ func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value s
 			return fmt.Errorf("counting memory: %w", err)
 		}
 		if !exists && n >= maxFactsPerVisitor {
-			return &Error{Kind: KindConflict, Message: fmt.Sprintf("This visitor already has %d facts, the most kept: delete some first", maxFactsPerVisitor)}
+			return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("This visitor already has %d facts, the most kept: delete some first", maxFactsPerVisitor)}
 		}
 		rows, _ := tx.Query(ctx, `INSERT INTO memory_facts (tenant_id, visitor_id, key, value) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (visitor_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()
 			RETURNING key, value, updated_at`, tenantID, visitorID, key, value)
 		var err error
-		f, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[MemoryFact])
+		f, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.MemoryFact])
 		if err != nil {
 			return fmt.Errorf("storing memory: %w", err)
 		}
@@ -258,7 +238,7 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 		return fmt.Errorf("deleting memory: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return Errorf(KindNotFound, "Memory fact not found")
+		return parley.Errorf(parley.KindNotFound, "Memory fact not found")
 	}
 	return nil
 }
@@ -266,9 +246,9 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 // FindVisitor returns the tenant's visitor named by ref: its id, else its
 // externalId (both indexed); KindNotFound when it names none. It never
 // creates one.
-func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (Visitor, error) {
+func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
 	if ref == "" || !storable(ref) {
-		return Visitor{}, Errorf(KindNotFound, "Visitor not found")
+		return parley.Visitor{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	var id *string // compared as a uuid, so that the primary key serves
 	if looksLikeUUID(ref) {
@@ -277,9 +257,9 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (Visitor, er
 	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
 		WHERE tenant_id = $1 AND (id = $2::uuid OR external_id = $3)
 		ORDER BY (id = $2::uuid) IS TRUE DESC LIMIT 1`, tenantID, id, ref)
-	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Visitor])
+	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Visitor])
 	if err != nil {
-		return Visitor{}, notFound(err, "Visitor")
+		return parley.Visitor{}, notFound(err, "Visitor")
 	}
 	return v, nil
 }
@@ -288,21 +268,21 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (Visitor, er
 // then by externalId; a value that names neither creates a visitor with it
 // as externalId, so that a site can key visitors by its own user ids without
 // registering them first.
-func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (Visitor, error) {
+func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
 	if ref == "" || !storable(ref) || len(ref) > 255 {
-		return Visitor{}, &Error{Kind: KindInvalid, Message: "visitorId must be 1 to 255 characters",
-			Details: FieldErrors{"visitorId": "must be 1 to 255 characters"}}
+		return parley.Visitor{}, &parley.Error{Kind: parley.KindInvalid, Message: "visitorId must be 1 to 255 characters",
+			Details: parley.FieldErrors{"visitorId": "must be 1 to 255 characters"}}
 	}
-	find := func() (Visitor, error) { return d.FindVisitor(ctx, tenantID, ref) }
+	find := func() (parley.Visitor, error) { return d.FindVisitor(ctx, tenantID, ref) }
 	v, err := find()
-	if ErrorKind(err) != KindNotFound {
+	if parley.ErrorKind(err) != parley.KindNotFound {
 		return v, err
 	}
 	// A concurrent first message may create the same visitor: the unique
 	// index decides, and the loser reads the winner's row.
 	if _, err := d.Pool.Exec(ctx, `INSERT INTO visitors (tenant_id, external_id) VALUES ($1, $2)
 		ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO NOTHING`, tenantID, ref); err != nil {
-		return Visitor{}, fmt.Errorf("creating chat visitor: %w", err)
+		return parley.Visitor{}, fmt.Errorf("creating chat visitor: %w", err)
 	}
 	return find()
 }

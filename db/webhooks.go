@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/parley/parley"
 )
 
 // WebhookEvents are the events an endpoint may subscribe to.
@@ -51,11 +53,11 @@ type WebhookEndpoint struct {
 // WebhookEndpointWrite holds the fields of a create or a partial update; the
 // handler has validated them.
 type WebhookEndpointWrite struct {
-	URL          Opt[string]
-	Description  Opt[string]
-	Events       Opt[[]string]
-	Enabled      Opt[bool]
-	PIIFields    Opt[[]string]
+	URL          parley.Opt[string]
+	Description  parley.Opt[string]
+	Events       parley.Opt[[]string]
+	Enabled      parley.Opt[bool]
+	PIIFields    parley.Opt[[]string]
 	SecretSealed []byte // create only
 }
 
@@ -178,7 +180,7 @@ func (d *DB) WebhookEndpoint(ctx context.Context, tenantID, id string) (WebhookE
 
 func webhookEndpoint(ctx context.Context, q Querier, tenantID, id, lock string) (WebhookEndpoint, error) {
 	if !looksLikeUUID(id) {
-		return WebhookEndpoint{}, Errorf(KindNotFound, "Webhook endpoint not found")
+		return WebhookEndpoint{}, parley.Errorf(parley.KindNotFound, "Webhook endpoint not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2 `+lock,
 		tenantID, id)
@@ -209,7 +211,7 @@ func (d *DB) CreateWebhookEndpoint(ctx context.Context, tenantID string, w Webho
 			return fmt.Errorf("counting webhook endpoints: %w", err)
 		}
 		if n >= MaxWebhookEndpoints {
-			return Errorf(KindConflict, "A tenant can have at most %d webhook endpoints; delete one first", MaxWebhookEndpoints)
+			return parley.Errorf(parley.KindConflict, "A tenant can have at most %d webhook endpoints; delete one first", MaxWebhookEndpoints)
 		}
 		rows, _ := tx.Query(ctx, `INSERT INTO webhook_endpoints (tenant_id, url, description, events, pii_fields, secret_sealed)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+endpointColumns,
@@ -327,7 +329,7 @@ func (d *DB) deliveries(ctx context.Context, where string, args []any) ([]Webhoo
 // pending is a conflict, as is one of a disabled endpoint.
 func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID string) (del WebhookDelivery, err error) {
 	if !looksLikeUUID(deliveryID) {
-		return WebhookDelivery{}, Errorf(KindNotFound, "Delivery not found")
+		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
 	err = d.InTx(ctx, func(tx pgx.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
@@ -341,10 +343,10 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 			return notFound(err, "Delivery")
 		}
 		if !ep.Enabled {
-			return Errorf(KindConflict, "Webhook endpoint is disabled; enable it before redelivering")
+			return parley.Errorf(parley.KindConflict, "Webhook endpoint is disabled; enable it before redelivering")
 		}
 		if del.Status == DeliveryPending {
-			return Errorf(KindConflict, "Delivery is already queued")
+			return parley.Errorf(parley.KindConflict, "Delivery is already queued")
 		}
 		// A dropped delivery's job may still wait for a retry: it would run
 		// beside the new one and could end the new round early, so cancel it.

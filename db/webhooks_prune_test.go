@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -14,8 +15,8 @@ func TestPruneDeliveries(t *testing.T) {
 	store := dbtest.New(t)
 	ctx := context.Background()
 	ten := newTenant(t, store)
-	ep, err := store.CreateWebhookEndpoint(ctx, ten.ID, db.WebhookEndpointWrite{URL: db.Some("https://hooks.example.com/x"),
-		Events: db.Some(db.WebhookEvents), SecretSealed: []byte("sealed")})
+	ep, err := store.CreateWebhookEndpoint(ctx, ten.ID, db.WebhookEndpointWrite{URL: parley.Some("https://hooks.example.com/x"),
+		Events: parley.Some(db.WebhookEvents), SecretSealed: []byte("sealed")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,8 +24,8 @@ func TestPruneDeliveries(t *testing.T) {
 	// pending (a retry due), recent and settled, and an old event of no
 	// endpoint (recorded before the endpoint existed).
 	event := func(age time.Duration, status string) string {
-		_, ev, err := store.CreateSubmission(ctx, db.NewSubmission{TenantID: ten.ID, ToolType: "SUBMIT_FORM", ToolName: "contact",
-			Channel: db.ChannelForm}, nil)
+		_, ev, err := store.CreateSubmission(ctx, parley.NewSubmission{TenantID: ten.ID, ToolType: "SUBMIT_FORM", ToolName: "contact",
+			Channel: parley.ChannelForm}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

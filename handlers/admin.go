@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -31,7 +32,7 @@ const (
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {
 	User        db.User
-	Tenant      db.Tenant
+	Tenant      parley.Tenant
 	Memberships []db.Membership
 }
 
@@ -74,7 +75,7 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 			return h.toLogin(c)
 		}
 		user, err := h.DB.UserByID(ctx, userID)
-		if db.ErrorKind(err) == db.KindNotFound {
+		if parley.ErrorKind(err) == parley.KindNotFound {
 			_ = h.Sessions.Destroy(ctx)
 			return h.toLogin(c)
 		}
@@ -152,7 +153,7 @@ func (h *Handler) Login(c echo.Context) error {
 		}
 	}
 	user, err := h.DB.UserByEmail(ctx, email)
-	if err != nil && db.ErrorKind(err) != db.KindNotFound {
+	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
 	if !auth.CheckPassword(user.PasswordHash, password) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -18,7 +19,7 @@ import (
 // corpusPageSize is the number of entries per page of the knowledge-base table.
 const corpusPageSize = defaultCorpusLimit
 
-func corpusRowOf(e db.CorpusEntry) views.CorpusRow {
+func corpusRowOf(e parley.CorpusEntry) views.CorpusRow {
 	return views.CorpusRow{
 		ID: e.ID, Title: e.Title, Segment: deref(e.SegmentSlug), Priority: e.Priority, IsActive: e.IsActive,
 		Tags: e.Tags, Source: deref(e.Source), Updated: e.UpdatedAt.UTC().Format("2006-01-02 15:04"),
@@ -50,10 +51,10 @@ func (h *Handler) corpusList(c echo.Context) (views.CorpusList, error) {
 	q := db.CorpusQuery{Search: l.Search, Page: l.Page, Limit: corpusPageSize}
 	if l.Segment != "" {
 		s, err := h.DB.Segment(ctx, tenantID, l.Segment)
-		switch db.ErrorKind(err) {
-		case db.KindNotFound:
+		switch parley.ErrorKind(err) {
+		case parley.KindNotFound:
 			l.Segment = ""
-		case db.KindInternal:
+		case parley.KindInternal:
 			if err != nil {
 				return l, err
 			}
@@ -107,7 +108,7 @@ func (h *Handler) corpusBudget(ctx context.Context, tenantID string) ([]views.Co
 		return nil, err
 	}
 	var out []views.CorpusBudget
-	titles := func(es []db.CorpusEntry) []string {
+	titles := func(es []parley.CorpusEntry) []string {
 		var t []string
 		for _, e := range es {
 			t = append(t, e.Title)
@@ -131,7 +132,7 @@ func (h *Handler) corpusBudget(ctx context.Context, tenantID string) ([]views.Co
 	return out, nil
 }
 
-func corpusFormOf(e db.CorpusEntry) views.CorpusForm {
+func corpusFormOf(e parley.CorpusEntry) views.CorpusForm {
 	return views.CorpusForm{
 		ID: e.ID, Title: e.Title, Content: e.Content, Summary: deref(e.Summary), Priority: strconv.Itoa(e.Priority),
 		IsActive: e.IsActive, Segment: deref(e.SegmentSlug), Locale: deref(e.Locale), Tags: strings.Join(e.Tags, ", "),
@@ -170,23 +171,23 @@ func (h *Handler) ShowCorpusForm(c echo.Context) error {
 
 // readCorpusForm reads the submitted form as it is to be shown again, and
 // the API body it stands for; errs holds what could not even be read.
-func readCorpusForm(form url.Values) (views.CorpusForm, corpusBody, db.FieldErrors) {
+func readCorpusForm(form url.Values) (views.CorpusForm, corpusBody, parley.FieldErrors) {
 	f := views.CorpusForm{
 		Title: form.Get("title"), Content: crlf(form.Get("content")), Summary: crlf(form.Get("summary")),
 		Priority: strings.TrimSpace(form.Get("priority")), IsActive: form.Get("isActive") == "true" || form.Get("isActive") == "on",
 		Segment: form.Get("segment"), Locale: strings.TrimSpace(form.Get("locale")), Tags: form.Get("tags"),
 	}
 	b := corpusBody{
-		Title: db.Some(f.Title), Content: db.Some(f.Content), Summary: db.Some(f.Summary), IsActive: db.Some(f.IsActive),
-		Locale: db.Some(f.Locale), Tags: db.Some(strings.Split(f.Tags, ",")), SegmentSlug: db.Some(f.Segment),
+		Title: parley.Some(f.Title), Content: parley.Some(f.Content), Summary: parley.Some(f.Summary), IsActive: parley.Some(f.IsActive),
+		Locale: parley.Some(f.Locale), Tags: parley.Some(strings.Split(f.Tags, ",")), SegmentSlug: parley.Some(f.Segment),
 	}
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	// An empty priority takes the default on create and keeps the current one on edit.
 	if f.Priority != "" {
 		if n, err := strconv.Atoi(f.Priority); err != nil {
 			errs.Add("priority", "must be a whole number")
 		} else {
-			b.Priority = db.Some(n)
+			b.Priority = parley.Some(n)
 		}
 	}
 	return f, b, errs
@@ -269,7 +270,7 @@ func (h *Handler) ImportCorpusForm(c echo.Context) error {
 		}
 	}
 	if err != nil {
-		if k := db.ErrorKind(err); k != db.KindInvalid && k != db.KindTooLarge {
+		if k := parley.ErrorKind(err); k != parley.KindInvalid && k != parley.KindTooLarge {
 			return err
 		}
 		res.Error, status = err.Error(), http.StatusUnprocessableEntity

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -32,13 +33,13 @@ func (h *Handler) SyncCorpusForm(c echo.Context) error {
 	// Empty title and segment are left out: the page's title on create, the entry's own on refresh.
 	var b corpusBody
 	if f.Title != "" {
-		b.Title = db.Some(f.Title)
+		b.Title = parley.Some(f.Title)
 	}
 	if f.Segment != "" {
-		b.SegmentSlug = db.Some(f.Segment)
+		b.SegmentSlug = parley.Some(f.Segment)
 	}
 	status := http.StatusOK
-	e, res, err := h.syncURL(ctx, h.log(c), a.Tenant, db.Some(f.URL), b, db.FieldErrors{})
+	e, res, err := h.syncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), b, parley.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
 			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: deref(e.SourceURL),
@@ -72,14 +73,14 @@ func (h *Handler) SyncCorpusForm(c echo.Context) error {
 // syncFailure maps what syncURL refused to the status and the messages the
 // form shows; ok is false for errors left to the error handler (internal).
 func syncFailure(err error) (status int, fields views.Errors, msg string, ok bool) {
-	var e *db.Error
+	var e *parley.Error
 	if !errors.As(err, &e) {
 		return 0, nil, "", false
 	}
 	switch e.Kind {
-	case db.KindTooLarge:
+	case parley.KindTooLarge:
 		status = http.StatusRequestEntityTooLarge
-	case db.KindUnprocessable:
+	case parley.KindUnprocessable:
 		status = http.StatusUnprocessableEntity
 	default:
 		// Invalid (the fields, or a refused address as the url's error) and the corpus limit.

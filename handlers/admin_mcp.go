@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 	"github.com/parley/parley/views"
 )
 
@@ -44,21 +44,21 @@ func (h *Handler) SubmitMCPSettings(c echo.Context) error {
 	}
 	f := views.MCPForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("mcpToolsUrl")),
 		MaxTools: strings.TrimSpace(form.Get("mcpToolsMaxTools")), HasKey: cur.SealedAPIKey != nil}
-	errs := db.FieldErrors{}
-	b := mcpBody{URL: db.Some(f.URL)}
+	errs := parley.FieldErrors{}
+	b := mcpBody{URL: parley.Some(f.URL)}
 	if f.URL == "" {
 		errs.Add("mcpToolsUrl", "is required; to turn MCP tools off, remove the configuration")
 	}
 	if n, err := strconv.Atoi(f.MaxTools); err != nil {
 		errs.Add("mcpToolsMaxTools", "must be a whole number")
 	} else {
-		b.MaxTools = db.Some(n)
+		b.MaxTools = parley.Some(n)
 	}
 	switch key := form.Get("mcpToolsApiKey"); {
 	case key != "":
-		b.APIKey = db.Some(key)
+		b.APIKey = parley.Some(key)
 	case form.Get("removeApiKey") == "true":
-		b.APIKey = db.Some("") // the API's way to remove it
+		b.APIKey = parley.Some("") // the API's way to remove it
 	}
 	maxTools, key := h.validateMCPSettings(c.Request().Context(), b, cur.MaxTools, errs)
 	if err := errs.Err(); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -60,7 +61,7 @@ func (h *Handler) ShowNewProductPage(c echo.Context) error {
 }
 
 // productFromForm reads a product form into the API's body.
-func productFromForm(c echo.Context) (productBody, views.ProductForm, db.FieldErrors, error) {
+func productFromForm(c echo.Context) (productBody, views.ProductForm, parley.FieldErrors, error) {
 	form, err := c.FormParams()
 	if err != nil {
 		return productBody{}, views.ProductForm{}, nil, invalid("Could not read the form")
@@ -69,15 +70,15 @@ func productFromForm(c echo.Context) (productBody, views.ProductForm, db.FieldEr
 	f := views.ProductForm{Name: form.Get("name"), Description: form.Get("description"), Price: get("price"),
 		Currency: get("currency"), URL: get("url"), ImageURL: get("imageUrl"), Tags: form.Get("tags"),
 		Active: form.Get("isActive") == "true"}
-	b := productBody{Name: db.Some(f.Name), Description: db.Some(f.Description), Currency: db.Some(f.Currency),
-		URL: db.Some(f.URL), ImageURL: db.Some(f.ImageURL), Tags: db.Some(strings.Split(f.Tags, ",")), IsActive: db.Some(f.Active)}
-	errs := db.FieldErrors{}
+	b := productBody{Name: parley.Some(f.Name), Description: parley.Some(f.Description), Currency: parley.Some(f.Currency),
+		URL: parley.Some(f.URL), ImageURL: parley.Some(f.ImageURL), Tags: parley.Some(strings.Split(f.Tags, ",")), IsActive: parley.Some(f.Active)}
+	errs := parley.FieldErrors{}
 	if f.Price == "" {
-		b.Price = db.Opt[float64]{Set: true, Null: true}
+		b.Price = parley.Opt[float64]{Set: true, Null: true}
 	} else if v, err := strconv.ParseFloat(f.Price, 64); err != nil {
 		errs.Add("price", "must be a number such as 49.90")
 	} else {
-		b.Price = db.Some(v)
+		b.Price = parley.Some(v)
 	}
 	return b, f, errs, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -57,10 +58,10 @@ func withStarterRows(st []views.StarterRow) []views.StarterRow {
 // crlf normalises the line breaks browsers send in textareas, so lengths count as the API counts them.
 func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
-func segmentFormOf(s db.Segment) views.SegmentForm {
+func segmentFormOf(s parley.Segment) views.SegmentForm {
 	f := views.SegmentForm{
 		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: deref(s.WelcomeMessage),
-		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: FormFieldTypes,
+		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: parley.FormFieldTypes,
 	}
 	for _, st := range s.ConversationStarters {
 		f.Starters = append(f.Starters, views.StarterRow{Text: st.Text, Emoji: st.Emoji})
@@ -83,7 +84,7 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 		Name: form.Get("name"), Slug: strings.TrimSpace(form.Get("slug")), SystemPrompt: crlf(form.Get("systemPrompt")),
 		WelcomeMessage: crlf(form.Get("welcomeMessage")), IsActive: checked("isActive"), MakeDefault: checked("isDefault"),
 		FormEnabled: checked("formEnabled"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
-		FieldTypes: FormFieldTypes,
+		FieldTypes: parley.FormFieldTypes,
 	}
 	for _, r := range segmentFormRows(form, "starters") {
 		st := views.StarterRow{Text: r["text"], Emoji: strings.TrimSpace(r["emoji"])}
@@ -105,31 +106,31 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 // a PUT of the whole segment would, except what must not change implicitly.
 func segmentWrite(f views.SegmentForm, creating bool) db.SegmentWrite {
 	w := db.SegmentWrite{
-		Name: db.Some(f.Name), SystemPrompt: db.Some(f.SystemPrompt), WelcomeMessage: db.Some(f.WelcomeMessage),
-		IsActive: db.Some(f.IsActive),
+		Name: parley.Some(f.Name), SystemPrompt: parley.Some(f.SystemPrompt), WelcomeMessage: parley.Some(f.WelcomeMessage),
+		IsActive: parley.Some(f.IsActive),
 	}
 	// On edit an emptied slug keeps the current one; on create it is made from the name.
 	if creating || f.Slug != "" {
-		w.Slug = db.Some(f.Slug)
+		w.Slug = parley.Some(f.Slug)
 	}
 	// Only moving the default here is a change: the default stays default until another takes it.
 	if f.MakeDefault && !f.IsDefault {
-		w.IsDefault = db.Some(true)
+		w.IsDefault = parley.Some(true)
 	}
-	starters := []db.Starter{}
+	starters := []parley.Starter{}
 	for _, s := range f.Starters {
-		starters = append(starters, db.Starter{Text: s.Text, Emoji: s.Emoji})
+		starters = append(starters, parley.Starter{Text: s.Text, Emoji: s.Emoji})
 	}
-	w.ConversationStarters = db.Some(starters)
+	w.ConversationStarters = parley.Some(starters)
 	if !f.FormEnabled && strings.TrimSpace(f.FormIntent) == "" && strings.TrimSpace(f.FormConfirm) == "" && len(f.Fields) == 0 {
-		w.FormConfig = db.Some[*db.FormConfig](nil)
+		w.FormConfig = parley.Some[*parley.FormConfig](nil)
 	} else {
-		fc := &db.FormConfig{Enabled: f.FormEnabled, Intent: strings.TrimSpace(f.FormIntent),
-			ConfirmationMessage: strings.TrimSpace(f.FormConfirm), Fields: []db.FormField{}}
+		fc := &parley.FormConfig{Enabled: f.FormEnabled, Intent: strings.TrimSpace(f.FormIntent),
+			ConfirmationMessage: strings.TrimSpace(f.FormConfirm), Fields: []parley.FormField{}}
 		for _, fl := range f.Fields {
-			fc.Fields = append(fc.Fields, db.FormField{Name: fl.Name, Label: strings.TrimSpace(fl.Label), Type: fl.Type, Required: fl.Required})
+			fc.Fields = append(fc.Fields, parley.FormField{Name: fl.Name, Label: strings.TrimSpace(fl.Label), Type: fl.Type, Required: fl.Required})
 		}
-		w.FormConfig = db.Some(fc)
+		w.FormConfig = parley.Some(fc)
 	}
 	return w
 }
@@ -138,16 +139,16 @@ func segmentWrite(f views.SegmentForm, creating bool) db.SegmentWrite {
 // with the field errors it carries and the message for the whole form; ok is
 // false for errors that have no form to go back to (not found, internal).
 func formStatus(err error) (status int, fields views.Errors, msg string, ok bool) {
-	var e *db.Error
+	var e *parley.Error
 	if !errors.As(err, &e) {
 		return 0, nil, "", false
 	}
 	switch e.Kind {
-	case db.KindInvalid:
+	case parley.KindInvalid:
 		status = http.StatusUnprocessableEntity
-	case db.KindConflict:
+	case parley.KindConflict:
 		status = http.StatusConflict
-	case db.KindRateLimited:
+	case parley.KindRateLimited:
 		status = http.StatusTooManyRequests
 	default:
 		return 0, nil, "", false
@@ -196,7 +197,7 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 
 // ShowSegmentForm renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
 func (h *Handler) ShowSegmentForm(c echo.Context) error {
-	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: FormFieldTypes}
+	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: parley.FormFieldTypes}
 	if id := c.Param("id"); id != "" {
 		s, err := h.DB.Segment(c.Request().Context(), adminFrom(c).Tenant.ID, id)
 		if err != nil {
@@ -273,12 +274,12 @@ func (h *Handler) DeleteSegmentRow(c echo.Context) error {
 		h.Sessions.Put(ctx, sessFlash, msg)
 		return c.Redirect(http.StatusSeeOther, "/admin/segments")
 	}
-	kind := db.ErrorKind(err)
-	if kind != db.KindConflict && kind != db.KindInvalid {
+	kind := parley.ErrorKind(err)
+	if kind != parley.KindConflict && kind != parley.KindInvalid {
 		return err
 	}
 	status := http.StatusConflict
-	if kind == db.KindInvalid {
+	if kind == parley.KindInvalid {
 		status = http.StatusUnprocessableEntity
 	}
 	v, lerr := h.segmentsView(c)
@@ -289,7 +290,7 @@ func (h *Handler) DeleteSegmentRow(c echo.Context) error {
 		if r.ID != ref && r.Slug != ref {
 			continue
 		}
-		r.DeleteError, r.Cascade = err.Error(), kind == db.KindConflict
+		r.DeleteError, r.Cascade = err.Error(), kind == parley.KindConflict
 		if htmx {
 			return render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -36,7 +37,7 @@ func deref(s *string) string {
 	return *s
 }
 
-func settingsForm(t db.Tenant) views.SettingsForm {
+func settingsForm(t parley.Tenant) views.SettingsForm {
 	return views.SettingsForm{
 		Name: t.Name, BotName: deref(t.BotName), BotTitle: deref(t.BotTitle), BotLore: deref(t.BotLore),
 		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
@@ -80,30 +81,30 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 		}
 	}
 	p := db.TenantPatch{
-		Name: db.Some(get("name")), BotName: db.Some(get("botName")), BotTitle: db.Some(get("botTitle")),
-		BotLore: db.Some(get("botLore")), BotTone: db.Some(get("botTone")),
-		UseTutoiement: db.Some(checked("useTutoiement")), AllowEmojis: db.Some(checked("allowEmojis")),
-		PrimaryColor: db.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: db.Some(strings.TrimSpace(get("secondaryColor"))),
-		ShowAIBadge: db.Some(checked("showAiBadge")), BotAvatar: db.Some(strings.TrimSpace(get("botAvatar"))),
-		AvatarType: db.Some(get("avatarType")), TeaserText: db.Some(get("teaserText")),
-		AutoOpen: db.Some(checked("autoOpen")), BubblePulse: db.Some(checked("bubblePulse")),
-		AllowedDomains: db.Some(domains), ContentPolicy: db.Some(get("contentPolicy")),
-		LLMWebhookURL: db.Some(get("llmWebhookUrl")), VisitorAuthMode: db.Some(get("visitorAuthMode")),
-		VisitorContextURL: db.Some(get("visitorContextUrl")), CaptchaEnabled: db.Some(checked("captchaEnabled")),
-		CaptchaSiteKey: db.Some(strings.TrimSpace(get("captchaSiteKey"))),
+		Name: parley.Some(get("name")), BotName: parley.Some(get("botName")), BotTitle: parley.Some(get("botTitle")),
+		BotLore: parley.Some(get("botLore")), BotTone: parley.Some(get("botTone")),
+		UseTutoiement: parley.Some(checked("useTutoiement")), AllowEmojis: parley.Some(checked("allowEmojis")),
+		PrimaryColor: parley.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: parley.Some(strings.TrimSpace(get("secondaryColor"))),
+		ShowAIBadge: parley.Some(checked("showAiBadge")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
+		AvatarType: parley.Some(get("avatarType")), TeaserText: parley.Some(get("teaserText")),
+		AutoOpen: parley.Some(checked("autoOpen")), BubblePulse: parley.Some(checked("bubblePulse")),
+		AllowedDomains: parley.Some(domains), ContentPolicy: parley.Some(get("contentPolicy")),
+		LLMWebhookURL: parley.Some(get("llmWebhookUrl")), VisitorAuthMode: parley.Some(get("visitorAuthMode")),
+		VisitorContextURL: parley.Some(get("visitorContextUrl")), CaptchaEnabled: parley.Some(checked("captchaEnabled")),
+		CaptchaSiteKey: parley.Some(strings.TrimSpace(get("captchaSiteKey"))),
 	}
 	// The secret is write-only: an empty field keeps the stored one.
 	if secret := strings.TrimSpace(get("captchaSecretKey")); secret != "" {
-		p.CaptchaSecretKey = db.Some(secret)
+		p.CaptchaSecretKey = parley.Some(secret)
 	}
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
 		errs.Add("autoOpenDelay", "must be a whole number of seconds")
 	} else {
-		p.AutoOpenDelay = db.Some(n)
+		p.AutoOpenDelay = parley.Some(n)
 	}
 	_, err = h.applyTenantPatch(c.Request().Context(), a.Tenant, p, errs)
-	if db.ErrorKind(err) == db.KindInvalid {
+	if parley.ErrorKind(err) == parley.KindInvalid {
 		f := views.SettingsForm{
 			Name: get("name"), BotName: get("botName"), BotTitle: get("botTitle"), BotLore: get("botLore"),
 			BotTone: get("botTone"), UseTutoiement: checked("useTutoiement"), AllowEmojis: checked("allowEmojis"),
@@ -114,7 +115,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey), LLMWebhookURL: get("llmWebhookUrl"),
 			VisitorAuthMode: get("visitorAuthMode"), VisitorContextURL: get("visitorContextUrl"),
 			CaptchaEnabled: checked("captchaEnabled"), CaptchaSiteKey: get("captchaSiteKey"),
-			HasCaptchaSecret: a.Tenant.CaptchaSecretKey != nil, Errors: views.Errors(err.(*db.Error).Details.(map[string]string)),
+			HasCaptchaSecret: a.Tenant.CaptchaSecretKey != nil, Errors: views.Errors(err.(*parley.Error).Details.(map[string]string)),
 		}
 		return render(c, http.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Persona & widget", "settings"), withChoices(f)))
 	}
@@ -132,10 +133,10 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 	msg := "Widget key removed: any allowed site can use the chat."
 	switch c.FormValue("action") {
 	case "generate":
-		p.WidgetKey = db.Some("wk_" + base64.RawURLEncoding.EncodeToString(auth.RandomBytes(18)))
+		p.WidgetKey = parley.Some("wk_" + base64.RawURLEncoding.EncodeToString(auth.RandomBytes(18)))
 		msg = "New widget key generated: update the embed code on your site."
 	case "clear":
-		p.WidgetKey = db.Opt[string]{Set: true, Null: true}
+		p.WidgetKey = parley.Opt[string]{Set: true, Null: true}
 	default:
 		return invalid("action must be generate or clear")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -101,12 +102,12 @@ func shortValue(s string) string {
 	return s
 }
 
-func submissionRow(s db.Submission) views.SubmissionRow {
+func submissionRow(s parley.Submission) views.SubmissionRow {
 	return views.SubmissionRow{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(dateTime), ToolName: s.ToolName,
 		ToolType: s.ToolType, Channel: s.Channel, Summary: submissionSummary(inputFields(s.Input)), Status: s.Status}
 }
 
-func submissionStatus(s db.Submission, errMsg string) views.SubmissionStatus {
+func submissionStatus(s parley.Submission, errMsg string) views.SubmissionStatus {
 	return views.SubmissionStatus{ID: s.ID, Status: s.Status, Error: errMsg, UpdatedAt: s.UpdatedAt.UTC().Format(dateTime)}
 }
 
@@ -184,7 +185,7 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 			if d.VisitorLabel == "" {
 				d.VisitorLabel = v.ID
 			}
-		case db.ErrorKind(err) != db.KindNotFound: // erased meanwhile: shown as anonymous
+		case parley.ErrorKind(err) != parley.KindNotFound: // erased meanwhile: shown as anonymous
 			return views.SubmissionDetail{}, err
 		}
 	}
@@ -201,7 +202,7 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 				d.Messages = append(d.Messages, views.SubmissionMessage{Role: t.Role, Content: t.Content, At: t.Timestamp.UTC().Format(dateTime)})
 			}
 			d.MessageCount = max(d.MessageCount, len(d.Messages))
-		case db.ErrorKind(err) != db.KindNotFound: // deleted meanwhile: shown as gone
+		case parley.ErrorKind(err) != parley.KindNotFound: // deleted meanwhile: shown as gone
 			return views.SubmissionDetail{}, err
 		}
 	}
@@ -235,8 +236,8 @@ func (h *Handler) ChangeSubmissionStatus(c echo.Context) error {
 	tenantID := adminFrom(c).Tenant.ID
 	id := c.Param("id")
 	sub, _, err := h.DB.UpdateSubmissionStatus(ctx, tenantID, id, c.FormValue("status"))
-	kind := db.ErrorKind(err)
-	if err != nil && kind != db.KindInvalid && (kind != db.KindNotFound || !isHTMX(c) || !uuidPattern.MatchString(id)) {
+	kind := parley.ErrorKind(err)
+	if err != nil && kind != parley.KindInvalid && (kind != parley.KindNotFound || !isHTMX(c) || !uuidPattern.MatchString(id)) {
 		return err
 	}
 	if !isHTMX(c) {
@@ -247,7 +248,7 @@ func (h *Handler) ChangeSubmissionStatus(c echo.Context) error {
 		}
 		return c.Redirect(http.StatusSeeOther, safeSubmissionsNext(c.FormValue("next")))
 	}
-	if kind == db.KindNotFound {
+	if kind == parley.KindNotFound {
 		// Deleted meanwhile (or another tenant's): nothing to re-render, the reason goes in the error slot.
 		c.Response().Header().Set("HX-Retarget", "#status-error-"+id)
 		c.Response().Header().Set("HX-Reswap", "innerHTML")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -58,7 +59,7 @@ func (h *Handler) CreateToken(c echo.Context) error {
 		return invalid("Could not read the form")
 	}
 	name := strings.TrimSpace(form.Get("name"))
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	if name == "" {
 		errs.Add("name", "Give the token a name, so you know later what uses it.")
 	} else if utf8.RuneCountInString(name) > maxTokenName {
@@ -111,5 +112,5 @@ func (h *Handler) RevokeToken(c echo.Context) error {
 			return render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: csrfToken(c)}, tokenRow(t)))
 		}
 	}
-	return db.Errorf(db.KindNotFound, "Token not found")
+	return parley.Errorf(parley.KindNotFound, "Token not found")
 }

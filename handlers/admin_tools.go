@@ -14,8 +14,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
 
@@ -23,15 +23,15 @@ import (
 // which a form re-renders, and the status to render them with; ok is false
 // for any other error.
 func failedForm(err error) (views.Errors, int, bool) {
-	var e *db.Error
+	var e *parley.Error
 	if !errors.As(err, &e) {
 		return nil, 0, false
 	}
 	fe, _ := e.Details.(map[string]string)
 	switch {
-	case e.Kind == db.KindInvalid && len(fe) > 0:
+	case e.Kind == parley.KindInvalid && len(fe) > 0:
 		return views.Errors(fe), http.StatusUnprocessableEntity, true
-	case e.Kind == db.KindConflict && len(fe) > 0:
+	case e.Kind == parley.KindConflict && len(fe) > 0:
 		return views.Errors(fe), http.StatusConflict, true
 	}
 	return nil, 0, false
@@ -73,7 +73,7 @@ func indexedFormRows(form url.Values, prefix string) []map[string]string {
 
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-func toolRow(t db.Tool) views.ToolRow {
+func toolRow(t parley.Tool) views.ToolRow {
 	return views.ToolRow{ID: t.ID, Name: t.Name, Type: t.Type, Segment: deref(t.SegmentSlug), Active: t.IsActive,
 		Position: formatNumber(t.Position)}
 }
@@ -81,9 +81,9 @@ func toolRow(t db.Tool) views.ToolRow {
 // toolConfigForm shows a stored (or default) config of type typ.
 func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
 	if len(raw) == 0 {
-		raw, _ = agent.ValidateToolConfig(typ, nil, func(db.FieldErrors, string, []db.FormField) {})
+		raw, _ = agent.ValidateToolConfig(typ, nil)
 	}
-	f := views.ToolConfigForm{Type: typ, FieldTypes: FormFieldTypes}
+	f := views.ToolConfigForm{Type: typ, FieldTypes: parley.FormFieldTypes}
 	switch typ {
 	case agent.ToolSubmitForm:
 		var c agent.SubmitFormConfig
@@ -151,7 +151,7 @@ func (h *Handler) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolF
 		f.Segments = append(f.Segments, views.Option{Value: s.ID, Label: s.Name + " (" + s.Slug + ")"})
 	}
 	f.Types = toolTypeOptions()
-	f.Config.FieldTypes = FormFieldTypes
+	f.Config.FieldTypes = parley.FormFieldTypes
 	return f, nil
 }
 
@@ -209,22 +209,22 @@ func (h *Handler) ShowToolConfigFields(c echo.Context) error {
 
 // toolFromForm reads a tool form into the API's body and the form to show
 // again; problems of reading (a number that is not one) go into errs.
-func toolFromForm(form url.Values, typ string, cur *db.Tool) (toolBody, views.ToolForm, db.FieldErrors) {
+func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, views.ToolForm, parley.FieldErrors) {
 	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	f := views.ToolForm{Name: form.Get("name"), Description: form.Get("description"), Type: typ,
 		SegmentID: get("segmentId"), Active: form.Get("isActive") == "true", Position: get("position")}
-	b := toolBody{Name: db.Some(form.Get("name")), Description: db.Some(form.Get("description")),
-		SegmentID: db.Some(get("segmentId")), IsActive: db.Some(f.Active)}
+	b := toolBody{Name: parley.Some(form.Get("name")), Description: parley.Some(form.Get("description")),
+		SegmentID: parley.Some(get("segmentId")), IsActive: parley.Some(f.Active)}
 	if cur == nil {
-		b.Type = db.Some(typ)
+		b.Type = parley.Some(typ)
 	}
 	if pos, err := strconv.ParseFloat(f.Position, 64); err != nil {
 		errs.Add("position", "must be a number")
 	} else {
-		b.Position = db.Some(pos)
+		b.Position = parley.Some(pos)
 	}
-	cfg := views.ToolConfigForm{Type: typ, FieldTypes: FormFieldTypes}
+	cfg := views.ToolConfigForm{Type: typ, FieldTypes: parley.FormFieldTypes}
 	// intField adds a whole number to the config; a blank leaves the default.
 	intField := func(conf map[string]any, name string, shown *string) {
 		*shown = get(name)
@@ -241,14 +241,14 @@ func toolFromForm(form url.Values, typ string, cur *db.Tool) (toolBody, views.To
 	conf := map[string]any{}
 	switch typ {
 	case agent.ToolSubmitForm:
-		fields := []db.FormField{}
+		fields := []parley.FormField{}
 		for _, r := range indexedFormRows(form, "field") {
 			row := views.ToolFieldRow{Name: strings.TrimSpace(r["name"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
 			if row.Name == "" && row.Label == "" {
 				continue // an empty row is one the user did not fill
 			}
 			cfg.Fields = append(cfg.Fields, row)
-			fields = append(fields, db.FormField{Name: row.Name, Label: row.Label, Type: row.Type, Required: row.Required})
+			fields = append(fields, parley.FormField{Name: row.Name, Label: row.Label, Type: row.Type, Required: row.Required})
 		}
 		if len(cfg.Fields) == 0 {
 			cfg.Fields = []views.ToolFieldRow{{Type: "text"}}
@@ -310,13 +310,13 @@ func toolFromForm(form url.Values, typ string, cur *db.Tool) (toolBody, views.To
 			conf["handoffMessage"] = strings.TrimSpace(cfg.HandoffMessage)
 		}
 		cfg.WebhookURL = get("webhookUrl")
-		b.WebhookURL = db.Some(cfg.WebhookURL)
+		b.WebhookURL = parley.Some(cfg.WebhookURL)
 		cfg.HasSecret = cur != nil && cur.WebhookSecret != nil
 		switch secret := form.Get("webhookSecret"); {
 		case secret != "":
-			b.WebhookSecret = db.Some(secret)
+			b.WebhookSecret = parley.Some(secret)
 		case form.Get("clearWebhookSecret") == "true":
-			b.WebhookSecret = db.Some("") // the API's way to remove it
+			b.WebhookSecret = parley.Some("") // the API's way to remove it
 		}
 	case agent.ToolRememberFact:
 		cfg.AllowedKeys = form.Get("allowedKeys")
@@ -331,14 +331,14 @@ func toolFromForm(form url.Values, typ string, cur *db.Tool) (toolBody, views.To
 		intField(conf, "maxResults", &cfg.MaxResults)
 	}
 	raw, _ := json.Marshal(conf)
-	b.Config = db.Some(json.RawMessage(raw))
+	b.Config = parley.Some(json.RawMessage(raw))
 	f.Config = cfg
 	return b, f, errs
 }
 
 // saveToolForm validates a submitted tool form with the API's rules and saves
 // it, or re-renders it with the errors.
-func (h *Handler) saveToolForm(c echo.Context, cur *db.Tool) error {
+func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -355,7 +355,7 @@ func (h *Handler) saveToolForm(c echo.Context, cur *db.Tool) error {
 	}
 	w, err := h.validateTool(ctx, a.Tenant.ID, b, errs, cur)
 	if err == nil {
-		var t db.Tool
+		var t parley.Tool
 		if cur == nil {
 			t, err = h.DB.CreateTool(ctx, a.Tenant.ID, w)
 		} else {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 	"github.com/parley/parley/views"
 )
 
@@ -107,19 +107,19 @@ func (h *Handler) SubmitVisitorEdit(c echo.Context) error {
 	}
 	f := views.VisitorForm{Email: form.Get("email"), Name: form.Get("displayName"), Phone: form.Get("phone"),
 		Provider: form.Get("authProvider"), ExternalID: form.Get("externalId"), Metadata: form.Get("metadata")}
-	b := visitorBody{Email: db.Some(f.Email), DisplayName: db.Some(f.Name), Phone: db.Some(f.Phone),
-		AuthProvider: db.Some(f.Provider), ExternalID: db.Some(f.ExternalID)}
-	errs := db.FieldErrors{}
+	b := visitorBody{Email: parley.Some(f.Email), DisplayName: parley.Some(f.Name), Phone: parley.Some(f.Phone),
+		AuthProvider: parley.Some(f.Provider), ExternalID: parley.Some(f.ExternalID)}
+	errs := parley.FieldErrors{}
 	// The API receives metadata as JSON already parsed; a form sends text.
 	switch m := strings.TrimSpace(f.Metadata); {
 	case m == "":
-		b.Metadata = db.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
+		b.Metadata = parley.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
 	case !json.Valid([]byte(m)):
 		errs.Add("metadata", "must be a JSON object")
 	case hasNUL([]byte(m)):
 		errs.Add("metadata", noNUL)
 	default:
-		b.Metadata = db.Some(json.RawMessage(m))
+		b.Metadata = parley.Some(json.RawMessage(m))
 	}
 	w := validateVisitor(b, errs, false)
 	if err = errs.Err(); err == nil {
@@ -160,7 +160,7 @@ func (h *Handler) AddMemoryFact(c echo.Context) error {
 		return err
 	}
 	key, value := strings.TrimSpace(c.FormValue("key")), c.FormValue("value")
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	checkMemoryKey(errs, key)
 	checkMemoryValue(errs, value)
 	if err = errs.Err(); err == nil {
@@ -171,7 +171,7 @@ func (h *Handler) AddMemoryFact(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID+"#memory")
 	}
 	fe, status, ok := failedForm(err)
-	if !ok && db.ErrorKind(err) == db.KindConflict {
+	if !ok && parley.ErrorKind(err) == parley.KindConflict {
 		fe, status, ok = views.Errors{"key": err.Error()}, http.StatusConflict, true // the most facts kept
 	}
 	if !ok {
@@ -188,7 +188,7 @@ func (h *Handler) RemoveMemoryFact(c echo.Context) error {
 	id := c.Param("id")
 	key, err := url.PathUnescape(c.Param("key"))
 	if err != nil {
-		return db.Errorf(db.KindNotFound, "Memory fact not found")
+		return parley.Errorf(parley.KindNotFound, "Memory fact not found")
 	}
 	if err := h.DB.DeleteMemory(ctx, tenantID, id, key); err != nil {
 		return err

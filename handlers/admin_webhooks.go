@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -57,8 +58,8 @@ func webhookForm(e db.WebhookEndpoint) views.WebhookForm {
 
 // webhookFromForm reads the create or edit form into the API's body, so that
 // the API's rules validate it, and the form to show again.
-func webhookFromForm(form url.Values, creating bool) (webhookBody, views.WebhookForm, db.FieldErrors) {
-	errs := db.FieldErrors{}
+func webhookFromForm(form url.Values, creating bool) (webhookBody, views.WebhookForm, parley.FieldErrors) {
+	errs := parley.FieldErrors{}
 	f := views.WebhookForm{URL: form.Get("url"), Description: form.Get("description"), PIIFields: form.Get("piiFields"),
 		Events: map[string]bool{}, Enabled: form.Get("enabled") == "true"}
 	for name, v := range map[string]string{"url": f.URL, "description": f.Description, "piiFields": f.PIIFields} {
@@ -77,9 +78,9 @@ func webhookFromForm(form url.Values, creating bool) (webhookBody, views.Webhook
 			pii = append(pii, p)
 		}
 	}
-	b := webhookBody{URL: db.Some(f.URL), Description: db.Some(f.Description), Events: db.Some(events), PIIFields: db.Some(pii)}
+	b := webhookBody{URL: parley.Some(f.URL), Description: parley.Some(f.Description), Events: parley.Some(events), PIIFields: parley.Some(pii)}
 	if !creating {
-		b.Enabled = db.Some(f.Enabled) // endpoints are created enabled
+		b.Enabled = parley.Some(f.Enabled) // endpoints are created enabled
 	}
 	return b, f, errs
 }
@@ -135,7 +136,7 @@ func (h *Handler) SubmitNewWebhook(c echo.Context) error {
 	secret := newWebhookSecret()
 	w.SecretSealed = h.Box.Seal([]byte(secret))
 	ep, err := h.DB.CreateWebhookEndpoint(ctx, a.Tenant.ID, w)
-	if db.ErrorKind(err) == db.KindConflict {
+	if parley.ErrorKind(err) == parley.KindConflict {
 		f.Error = err.Error() // the cap of endpoints
 		return h.renderWebhooksPage(c, http.StatusConflict, views.WebhooksView{Form: f})
 	}
@@ -152,7 +153,7 @@ func (h *Handler) SubmitNewWebhook(c echo.Context) error {
 func (h *Handler) ToggleWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	enabled := c.FormValue("enabled") == "true"
-	ep, err := h.DB.UpdateWebhookEndpoint(ctx, adminFrom(c).Tenant.ID, c.Param("id"), db.WebhookEndpointWrite{Enabled: db.Some(enabled)})
+	ep, err := h.DB.UpdateWebhookEndpoint(ctx, adminFrom(c).Tenant.ID, c.Param("id"), db.WebhookEndpointWrite{Enabled: parley.Some(enabled)})
 	if err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 	tenantID := adminFrom(c).Tenant.ID
 	endpointID, deliveryID := c.Param("id"), c.Param("deliveryId")
 	d, err := h.DB.Redeliver(ctx, tenantID, endpointID, deliveryID)
-	refused := db.ErrorKind(err) == db.KindConflict
+	refused := parley.ErrorKind(err) == parley.KindConflict
 	if err != nil && !refused {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/db"
 )
 
 // Chat request limits (spec, Limits).
@@ -62,19 +62,19 @@ type chatReply struct {
 // chatTenant runs the gates every public chat request passes first: the
 // tenant exists, its plan has the widget, the origin is allowed and the
 // widget key (when the tenant set one) matches.
-func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (db.Tenant, error) {
+func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenant, error) {
 	t, err := h.DB.TenantBySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
 		return t, err
 	}
 	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
-		return t, &db.Error{Kind: db.KindNotActivated, Code: "NOT_ACTIVATED",
+		return t, &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
 			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
 	}
 	hdr := c.Request().Header
 	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
-		return t, &db.Error{Kind: db.KindForbidden, Message: "Origin not allowed"}
+		return t, &parley.Error{Kind: parley.KindForbidden, Message: "Origin not allowed"}
 	}
 	return t, checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
 }
@@ -95,16 +95,16 @@ func (h *Handler) limitChatRate(c echo.Context) error {
 // then the segment (query, body, else the default). The segment is read
 // while the rate limit is counted, which saves a round trip; a refusal of
 // the rate limit still wins over a bad segment.
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (db.Tenant, db.Segment, error) {
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (parley.Tenant, parley.Segment, error) {
 	t, err := h.chatTenant(c, widgetKey)
 	if err != nil {
-		return t, db.Segment{}, err
+		return t, parley.Segment{}, err
 	}
 	ctx := c.Request().Context()
 	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
-		return t, db.Segment{}, err
+		return t, parley.Segment{}, err
 	}
-	var seg db.Segment
+	var seg parley.Segment
 	var segErr error
 	done := make(chan struct{})
 	go func() {
@@ -114,7 +114,7 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 	rateErr := h.limitChatRate(c)
 	<-done
 	if rateErr != nil {
-		return t, db.Segment{}, rateErr
+		return t, parley.Segment{}, rateErr
 	}
 	return t, seg, segErr
 }
@@ -150,8 +150,8 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 	}
 	hdr := c.Request().Header
 	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: req.SessionID, Message: req.Message,
-		PageURL: req.PageURL, PageContext: req.PageContext, Channel: db.ChannelWeb, VisitorType: db.VisitorHuman,
-		Metadata: db.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
+		PageURL: req.PageURL, PageContext: req.PageContext, Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman,
+		Metadata: parley.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
 			Referrer: truncate(hdr.Get("Referer"), 500), Page: truncate(req.PageURL, 500)}}
 	in.Locale = strings.TrimSpace(req.Locale)
 	if in.Locale == "" {
@@ -180,11 +180,11 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 	}
 	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
 	if declared != "" {
-		in.Channel = db.ChannelAgent
-		in.VisitorType = db.VisitorAgent
+		in.Channel = parley.ChannelAgent
+		in.VisitorType = parley.VisitorAgent
 		in.AgentModel = truncatePtr(declared, maxAgentModel)
 	} else if model, ok := agentPrefix(req.Message); ok {
-		in.VisitorType = db.VisitorAgent
+		in.VisitorType = parley.VisitorAgent
 		if model != "" {
 			in.AgentModel = truncatePtr(model, maxAgentModel)
 		}
@@ -220,15 +220,15 @@ func decodeChatRequest(c echo.Context) (chatRequest, error) {
 
 // chatSegment picks the segment: query, then body, else the default. An
 // unknown or inactive segment is the caller's mistake, a 400.
-func (h *Handler) chatSegment(ctx context.Context, t db.Tenant, query, body string) (db.Segment, error) {
+func (h *Handler) chatSegment(ctx context.Context, t parley.Tenant, query, body string) (parley.Segment, error) {
 	ref := strings.TrimSpace(cmpOr(query, body))
 	if ref == "" {
 		return h.DB.DefaultSegment(ctx, t.ID)
 	}
 	s, err := h.DB.Segment(ctx, t.ID, ref)
-	if db.ErrorKind(err) == db.KindNotFound || err == nil && !s.IsActive {
-		return db.Segment{}, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
-			Details: db.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
+	if parley.ErrorKind(err) == parley.KindNotFound || err == nil && !s.IsActive {
+		return parley.Segment{}, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
+			Details: parley.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
 	}
 	return s, err
 }
@@ -283,7 +283,7 @@ func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 		case notStored:
 			return err
 		}
-		return &db.Error{Kind: db.KindUpstream, Code: code, Message: msg}
+		return &parley.Error{Kind: parley.KindUpstream, Code: code, Message: msg}
 	}
 	res := out.Result
 	reply := chatReply{

@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // chatFeedbackRequest is the body of POST /chat/{slug}/feedback.
@@ -38,7 +38,7 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	if errs := decodeFields(raw, &req); len(errs) > 0 {
 		return errs.Err()
 	}
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	if strings.TrimSpace(req.SessionID) == "" {
 		errs.Add("sessionId", "is required")
 	}

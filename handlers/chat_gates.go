@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -114,7 +115,7 @@ func domainEntryMatches(entry, host string, port int) bool {
 // data-widget-key) or, for callers that cannot set headers, in the body field
 // widgetKey; a non-empty header wins. The key is public on the tenant's pages,
 // so it only keeps casual callers out; it is still compared in constant time.
-func checkWidgetKey(t db.Tenant, header, bodyKey string) error {
+func checkWidgetKey(t parley.Tenant, header, bodyKey string) error {
 	if t.WidgetKey == nil || *t.WidgetKey == "" {
 		return nil
 	}
@@ -123,7 +124,7 @@ func checkWidgetKey(t db.Tenant, header, bodyKey string) error {
 		given = strings.TrimSpace(bodyKey)
 	}
 	if given == "" || subtle.ConstantTimeCompare([]byte(given), []byte(*t.WidgetKey)) != 1 {
-		return &db.Error{Kind: db.KindForbidden, Message: "Invalid or missing widget key"}
+		return &parley.Error{Kind: parley.KindForbidden, Message: "Invalid or missing widget key"}
 	}
 	return nil
 }
@@ -169,8 +170,8 @@ func chatRateLimit(ctx context.Context, store *db.DB, ip string, now time.Time) 
 		return nil
 	}
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return &db.Error{
-		Kind: db.KindRateLimited,
+	return &parley.Error{
+		Kind: parley.KindRateLimited,
 		Message: fmt.Sprintf("Too many messages: at most %d a minute and %d an hour from one address; retry in %d seconds",
 			chatPerMinute, chatPerHour, secs),
 		Details: chatRateDetails{RetryAfter: secs},
@@ -204,8 +205,8 @@ func rateLimitAddr(ip string) string {
 // retryAfterSeconds returns the wait a chat rate-limit error asks for, for
 // the Retry-After header.
 func retryAfterSeconds(err error) (int, bool) {
-	var e *db.Error
-	if !errors.As(err, &e) || e.Kind != db.KindRateLimited {
+	var e *parley.Error
+	if !errors.As(err, &e) || e.Kind != parley.KindRateLimited {
 		return 0, false
 	}
 	d, ok := e.Details.(chatRateDetails)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -71,17 +72,17 @@ func TestCheckWidgetKey(t *testing.T) {
 	t.Parallel()
 
 	key := "wk_secret"
-	withKey := db.Tenant{Slug: "acme", WidgetKey: &key}
+	withKey := parley.Tenant{Slug: "acme", WidgetKey: &key}
 	empty := ""
 	tests := []struct {
 		name         string
-		tenant       db.Tenant
+		tenant       parley.Tenant
 		header, body string
 		wantErr      bool
 	}{
-		{"NoneSet", db.Tenant{Slug: "acme"}, "", "", false},
-		{"NoneSetIgnoresGivenKey", db.Tenant{Slug: "acme"}, "whatever", "", false},
-		{"EmptyKeyCountsAsNone", db.Tenant{Slug: "acme", WidgetKey: &empty}, "", "", false},
+		{"NoneSet", parley.Tenant{Slug: "acme"}, "", "", false},
+		{"NoneSetIgnoresGivenKey", parley.Tenant{Slug: "acme"}, "whatever", "", false},
+		{"EmptyKeyCountsAsNone", parley.Tenant{Slug: "acme", WidgetKey: &empty}, "", "", false},
 		{"RightHeader", withKey, key, "", false},
 		{"RightBody", withKey, "", key, false},
 		{"WrongHeader", withKey, "wk_wrong", "", true},
@@ -101,8 +102,8 @@ func TestCheckWidgetKey(t *testing.T) {
 				}
 				return
 			}
-			var e *db.Error
-			if !errors.As(err, &e) || e.Kind != db.KindForbidden || e.Message != "Invalid or missing widget key" || e.Code != "" {
+			var e *parley.Error
+			if !errors.As(err, &e) || e.Kind != parley.KindForbidden || e.Message != "Invalid or missing widget key" || e.Code != "" {
 				t.Fatalf("err = %#v, want forbidden 'Invalid or missing widget key'", err)
 			}
 		})
@@ -119,8 +120,8 @@ func TestChatRateLimit(t *testing.T) {
 
 	wantLimited := func(t *testing.T, err error, retry int) {
 		t.Helper()
-		var e *db.Error
-		if !errors.As(err, &e) || e.Kind != db.KindRateLimited {
+		var e *parley.Error
+		if !errors.As(err, &e) || e.Kind != parley.KindRateLimited {
 			t.Fatalf("err = %#v, want rate limited", err)
 		}
 		want := fmt.Sprintf("Too many messages: at most 20 a minute and 200 an hour from one address; retry in %d seconds", retry)

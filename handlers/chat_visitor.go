@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -12,35 +13,35 @@ import (
 // verifiedChatVisitor verifies a visitor token and resolves (creating when
 // needed) the visitor it names by externalId, updating the email and display
 // name from the claims that carry them.
-func (h *Handler) verifiedChatVisitor(c echo.Context, t db.Tenant, token string) (db.Visitor, error) {
+func (h *Handler) verifiedChatVisitor(c echo.Context, t parley.Tenant, token string) (parley.Visitor, error) {
 	ctx := c.Request().Context()
 	var key []byte
 	if len(t.VisitorSigningKey) > 0 {
 		if h.Box == nil {
-			return db.Visitor{}, fmt.Errorf("no secret box to open the visitor signing key")
+			return parley.Visitor{}, fmt.Errorf("no secret box to open the visitor signing key")
 		}
 		k, err := h.Box.Open(t.VisitorSigningKey)
 		if err != nil {
-			return db.Visitor{}, fmt.Errorf("opening the visitor signing key: %w", err)
+			return parley.Visitor{}, fmt.Errorf("opening the visitor signing key: %w", err)
 		}
 		key = k
 	}
 	claims, err := auth.VerifyVisitorToken(key, token, h.now())
 	if err != nil {
-		return db.Visitor{}, err
+		return parley.Visitor{}, err
 	}
 	v, err := h.DB.ResolveVisitorByExternalID(ctx, t.ID, claims.Subject)
 	if err != nil {
-		return db.Visitor{}, err
+		return parley.Visitor{}, err
 	}
 	var w db.VisitorWrite
 	changed := false
 	if e := strings.TrimSpace(claims.Email); e != "" && (v.Email == nil || *v.Email != e) {
-		w.Email = db.Some(e)
+		w.Email = parley.Some(e)
 		changed = true
 	}
 	if n := strings.TrimSpace(claims.Name); n != "" && (v.DisplayName == nil || *v.DisplayName != n) {
-		w.DisplayName = db.Some(n)
+		w.DisplayName = parley.Some(n)
 		changed = true
 	}
 	if !changed {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
@@ -92,7 +93,7 @@ func (h *Handler) ShowContext(c echo.Context) error {
 // type (lowercase) of each active tool reachable from an active segment and
 // offered in chat (as the enrichment chain decides: no BOOK_MEETING without
 // a calendar, no RECOMMEND_PRODUCT without an active product), once.
-func contextCapabilities(t db.Tenant, segments []db.SegmentSummary, tools []db.Tool, hasProducts bool) []string {
+func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []parley.Tool, hasProducts bool) []string {
 	plan := t.PlanInfo()
 	caps := []string{}
 	if plan.Widget {

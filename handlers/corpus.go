@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -39,7 +40,7 @@ var localePattern = regexp.MustCompile(`^[A-Za-z]{2}(-[A-Za-z]{2})?$`)
 
 // normalizeTags trims tags, drops empty and repeated ones, and checks the
 // limits shared by corpus entries and products.
-func normalizeTags(errs db.FieldErrors, o *db.Opt[[]string]) {
+func normalizeTags(errs parley.FieldErrors, o *parley.Opt[[]string]) {
 	if !o.Set || o.Null {
 		return
 	}
@@ -60,18 +61,18 @@ func normalizeTags(errs db.FieldErrors, o *db.Opt[[]string]) {
 
 // corpusBody is the JSON of a corpus write; segmentSlug has the variant name segment.
 type corpusBody struct {
-	Title       db.Opt[string]   `json:"title"`
-	Content     db.Opt[string]   `json:"content"`
-	Summary     db.Opt[string]   `json:"summary"`
-	Priority    db.Opt[int]      `json:"priority"`
-	IsActive    db.Opt[bool]     `json:"isActive"`
-	ExternalID  db.Opt[string]   `json:"externalId"`
-	Source      db.Opt[string]   `json:"source"`
-	SourceURL   db.Opt[string]   `json:"sourceUrl"`
-	Locale      db.Opt[string]   `json:"locale"`
-	Tags        db.Opt[[]string] `json:"tags"`
-	SegmentSlug db.Opt[string]   `json:"segmentSlug"`
-	Segment     db.Opt[string]   `json:"segment"`
+	Title       parley.Opt[string]   `json:"title"`
+	Content     parley.Opt[string]   `json:"content"`
+	Summary     parley.Opt[string]   `json:"summary"`
+	Priority    parley.Opt[int]      `json:"priority"`
+	IsActive    parley.Opt[bool]     `json:"isActive"`
+	ExternalID  parley.Opt[string]   `json:"externalId"`
+	Source      parley.Opt[string]   `json:"source"`
+	SourceURL   parley.Opt[string]   `json:"sourceUrl"`
+	Locale      parley.Opt[string]   `json:"locale"`
+	Tags        parley.Opt[[]string] `json:"tags"`
+	SegmentSlug parley.Opt[string]   `json:"segmentSlug"`
+	Segment     parley.Opt[string]   `json:"segment"`
 }
 
 // corpusJSON is the API representation of an entry. locale is write-only per the spec.
@@ -105,7 +106,7 @@ type corpusSyncJS struct {
 	LastErrorAt *time.Time `json:"lastErrorAt"`
 }
 
-func newCorpusJSON(e db.CorpusEntry) corpusJSON {
+func newCorpusJSON(e parley.CorpusEntry) corpusJSON {
 	j := corpusJSON{
 		ID: e.ID, Title: e.Title, Content: e.Content, Summary: e.Summary, Priority: e.Priority,
 		IsActive: e.IsActive, ExternalID: e.ExternalID, Source: e.Source, SourceURL: e.SourceURL,
@@ -122,12 +123,12 @@ func newCorpusJSON(e db.CorpusEntry) corpusJSON {
 
 // validateCorpus checks a corpus body (creating: title and content required)
 // and resolves its segment slug; it returns the write to apply.
-func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusBody, creating bool) (db.CorpusWrite, db.FieldErrors) {
-	errs := db.FieldErrors{}
-	for _, o := range []*db.Opt[string]{&b.Summary, &b.ExternalID, &b.Source, &b.SourceURL, &b.Locale} {
+func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusBody, creating bool) (db.CorpusWrite, parley.FieldErrors) {
+	errs := parley.FieldErrors{}
+	for _, o := range []*parley.Opt[string]{&b.Summary, &b.ExternalID, &b.Source, &b.SourceURL, &b.Locale} {
 		nullIfEmpty(o)
 	}
-	required := func(field string, o *db.Opt[string], max int) {
+	required := func(field string, o *parley.Opt[string], max int) {
 		if creating && !o.Set {
 			errs.Add(field, "is required")
 			return
@@ -167,11 +168,11 @@ func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusB
 	}
 	if seg.Set {
 		if seg.Null || seg.Value == "" {
-			w.SegmentID = db.Opt[string]{Set: true, Null: true}
+			w.SegmentID = parley.Opt[string]{Set: true, Null: true}
 		} else if s, err := h.DB.Segment(ctx, tenantID, seg.Value); err != nil {
 			errs.Add(field, fmt.Sprintf("no segment with slug %q", seg.Value))
 		} else {
-			w.SegmentID = db.Some(s.ID)
+			w.SegmentID = parley.Some(s.ID)
 		}
 	}
 	return w, errs
@@ -200,10 +201,10 @@ func intParam(c echo.Context, name string, def, min, max int) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < min || n > max {
 		if max == int(^uint(0)>>1) {
-			return 0, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("%s must be an integer of at least %d", name, min),
+			return 0, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("%s must be an integer of at least %d", name, min),
 				Details: map[string]string{name: fmt.Sprintf("must be an integer of at least %d", min)}}
 		}
-		return 0, &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("%s must be an integer between %d and %d", name, min, max),
+		return 0, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("%s must be an integer between %d and %d", name, min, max),
 			Details: map[string]string{name: fmt.Sprintf("must be an integer between %d and %d", min, max)}}
 	}
 	return n, nil
@@ -231,8 +232,8 @@ func (h *Handler) ListCorpus(c echo.Context) error {
 	}
 	if segSlug != "" {
 		s, err := h.DB.Segment(ctx, t.ID, segSlug)
-		if db.ErrorKind(err) == db.KindNotFound {
-			return &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", segSlug),
+		if parley.ErrorKind(err) == parley.KindNotFound {
+			return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", segSlug),
 				Details: map[string]string{"segmentSlug": "unknown segment"}}
 		}
 		if err != nil {

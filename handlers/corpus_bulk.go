@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -29,7 +30,7 @@ type bulkError struct {
 }
 
 // reason joins field errors into one sentence, fields in order.
-func reason(errs db.FieldErrors) string {
+func reason(errs parley.FieldErrors) string {
 	keys := make([]string, 0, len(errs))
 	for k := range errs {
 		keys = append(keys, k)
@@ -52,11 +53,11 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw["entries"], &items); err != nil || raw["entries"] == nil {
-		return &db.Error{Kind: db.KindInvalid, Message: "entries must be an array of 1 to 50 entries",
+		return &parley.Error{Kind: parley.KindInvalid, Message: "entries must be an array of 1 to 50 entries",
 			Details: map[string]string{"entries": "must be an array"}}
 	}
 	if len(items) < 1 || len(items) > maxBulkEntries {
-		return &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("entries must hold 1 to %d entries, got %d", maxBulkEntries, len(items)),
+		return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("entries must hold 1 to %d entries, got %d", maxBulkEntries, len(items)),
 			Details: map[string]string{"entries": fmt.Sprintf("1 to %d entries", maxBulkEntries)}}
 	}
 	ctx := c.Request().Context()
@@ -98,7 +99,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 		}
 		e, res, err := h.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w)
 		switch {
-		case db.ErrorKind(err) != db.KindInternal:
+		case parley.ErrorKind(err) != parley.KindInternal:
 			fail(extID, err.Error())
 		case err != nil:
 			return err

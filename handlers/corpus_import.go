@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // maxCSVBytes bounds a CSV import.
@@ -48,12 +48,12 @@ func readCSVUpload(c echo.Context) ([]byte, error) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, &db.Error{Kind: db.KindTooLarge, Message: fmt.Sprintf("CSV file too large: at most %d MiB; split it into several imports", maxCSVBytes>>20)}
+		return nil, &parley.Error{Kind: parley.KindTooLarge, Message: fmt.Sprintf("CSV file too large: at most %d MiB; split it into several imports", maxCSVBytes>>20)}
 	case err != nil:
-		return nil, &db.Error{Kind: db.KindInvalid, Message: "Send the CSV as a multipart/form-data part named \"file\"",
+		return nil, &parley.Error{Kind: parley.KindInvalid, Message: "Send the CSV as a multipart/form-data part named \"file\"",
 			Details: map[string]string{"file": "is required"}}
 	case fh.Size > maxCSVBytes:
-		return nil, &db.Error{Kind: db.KindTooLarge, Message: fmt.Sprintf("CSV file too large: at most %d MiB; split it into several imports", maxCSVBytes>>20)}
+		return nil, &parley.Error{Kind: parley.KindTooLarge, Message: fmt.Sprintf("CSV file too large: at most %d MiB; split it into several imports", maxCSVBytes>>20)}
 	}
 	f, err := fh.Open()
 	if err != nil {
@@ -70,7 +70,7 @@ func readCSVUpload(c echo.Context) ([]byte, error) {
 // importCorpusCSV imports the rows of a CSV file into t's corpus: it returns
 // how many were imported and the errors of the rejected lines; an error is a
 // file that cannot be imported at all.
-func (h *Handler) importCorpusCSV(ctx context.Context, t db.Tenant, data []byte) (int, []importError, error) {
+func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (int, []importError, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
@@ -114,17 +114,17 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t db.Tenant, data []byte)
 		var b corpusBody
 		title, _ := get("title")
 		content, _ := get("content")
-		b.Title, b.Content = db.Some(title), db.Some(content)
+		b.Title, b.Content = parley.Some(title), parley.Some(content)
 		if s, ok := get("segment"); ok && strings.TrimSpace(s) != "" {
-			b.SegmentSlug = db.Some(strings.TrimSpace(s))
+			b.SegmentSlug = parley.Some(strings.TrimSpace(s))
 		}
-		fe := db.FieldErrors{}
+		fe := parley.FieldErrors{}
 		if p, ok := get("priority"); ok && strings.TrimSpace(p) != "" {
 			n, err := strconv.Atoi(strings.TrimSpace(p))
 			if err != nil {
 				fe.Add("priority", "must be an integer between 0 and 100")
 			} else {
-				b.Priority = db.Some(n)
+				b.Priority = parley.Some(n)
 			}
 		}
 		w, verrs := h.validateCorpus(ctx, t.ID, b, true)
@@ -135,9 +135,9 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t db.Tenant, data []byte)
 			errs = append(errs, importError{Line: line, Error: reason(fe)})
 			continue
 		}
-		w.Source = db.Some("csv")
+		w.Source = parley.Some("csv")
 		if _, _, err := h.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w); err != nil {
-			if db.ErrorKind(err) == db.KindInternal {
+			if parley.ErrorKind(err) == parley.KindInternal {
 				return 0, nil, err
 			}
 			errs = append(errs, importError{Line: line, Error: err.Error()})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/jobs"
 )
@@ -30,7 +31,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 		return err
 	}
 	var target struct {
-		URL db.Opt[string] `json:"url"`
+		URL parley.Opt[string] `json:"url"`
 	}
 	errs := decodeFields(raw, &target)
 	// The entry fields a sync accepts; content and the identity fields come from the fetch.
@@ -52,7 +53,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 // syncURL validates a sync request (errs holds decoding problems already),
 // fetches and converts the page, and creates or refreshes the tenant's entry
 // for that URL. The API and the dashboard's "Add from URL" share it.
-func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t db.Tenant, target db.Opt[string], b corpusBody, errs db.FieldErrors) (db.CorpusEntry, db.UpsertResult, error) {
+func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], b corpusBody, errs parley.FieldErrors) (parley.CorpusEntry, db.UpsertResult, error) {
 	rawURL := strings.TrimSpace(target.Value)
 	switch {
 	case errs["url"] != "":
@@ -69,40 +70,40 @@ func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t db.Tenant, ta
 			errs.Add("url", "must not contain a user name or password")
 		}
 	}
-	b.Content, b.ExternalID, b.Source, b.SourceURL = db.Opt[string]{}, db.Opt[string]{}, db.Opt[string]{}, db.Opt[string]{}
+	b.Content, b.ExternalID, b.Source, b.SourceURL = parley.Opt[string]{}, parley.Opt[string]{}, parley.Opt[string]{}, parley.Opt[string]{}
 	w, verrs := h.validateCorpus(ctx, t.ID, b, false)
 	for k, v := range verrs {
 		errs.Add(k, v)
 	}
 	if err := errs.Err(); err != nil {
-		return db.CorpusEntry{}, 0, err
+		return parley.CorpusEntry{}, 0, err
 	}
 
 	existing, err := h.DB.CorpusEntryBySourceURL(ctx, t.ID, rawURL)
 	found := err == nil
-	if err != nil && db.ErrorKind(err) != db.KindNotFound {
-		return db.CorpusEntry{}, 0, err
+	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
+		return parley.CorpusEntry{}, 0, err
 	}
 	limit := t.PlanInfo().CorpusLimit
 	if !found {
 		// Refuse before fetching; DB.SyncCorpus checks again under the tenant lock.
 		n, err := h.DB.CountCorpus(ctx, t.ID)
 		if err != nil {
-			return db.CorpusEntry{}, 0, err
+			return parley.CorpusEntry{}, 0, err
 		}
 		if n >= limit {
-			return db.CorpusEntry{}, 0, db.CorpusLimitError(n, limit)
+			return parley.CorpusEntry{}, 0, db.CorpusLimitError(n, limit)
 		}
 	}
 
 	doc, err := jobs.FetchDocument(ctx, h.Outbound.Client(jobs.FetchTimeout), rawURL, "", "")
 	if err != nil {
 		if found && existing.SyncedAt != nil {
-			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.now()); rerr != nil && db.ErrorKind(rerr) != db.KindNotFound {
+			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.now()); rerr != nil && parley.ErrorKind(rerr) != parley.KindNotFound {
 				log.Error("recording corpus sync error", "err", rerr, "entry", existing.ID)
 			}
 		}
-		return db.CorpusEntry{}, 0, err
+		return parley.CorpusEntry{}, 0, err
 	}
 	return h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, db.CorpusSync{
 		Title: doc.Title, Content: doc.Content, ETag: doc.ETag, LastModified: doc.LastModified, At: h.now()})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // maxJSONBody bounds management request bodies (bulk corpus imports are larger and set their own).
@@ -23,7 +23,7 @@ func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, erro
 		return nil, invalid("Could not read request body")
 	}
 	if int64(len(body)) > limit {
-		return nil, &db.Error{Kind: db.KindTooLarge, Message: "Request body too large"}
+		return nil, &parley.Error{Kind: parley.KindTooLarge, Message: "Request body too large"}
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
@@ -40,8 +40,8 @@ func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, erro
 // (a pointer to a struct) whose json tag names it, collecting one error per
 // field of the wrong type. Fields dst does not declare are ignored, so a
 // client may send back what it read.
-func decodeFields(raw map[string]json.RawMessage, dst any) db.FieldErrors {
-	errs := db.FieldErrors{}
+func decodeFields(raw map[string]json.RawMessage, dst any) parley.FieldErrors {
+	errs := parley.FieldErrors{}
 	v := reflect.ValueOf(dst).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // Standalone form limits, chosen here and documented in the OpenAPI document.
@@ -66,7 +66,7 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	}
 	form := seg.FormConfig
 	if form == nil || !form.Enabled {
-		return db.Errorf(db.KindNotFound, "Form not enabled for this segment")
+		return parley.Errorf(parley.KindNotFound, "Form not enabled for this segment")
 	}
 	values, err := formValues(form.Fields, req.Fields)
 	if err != nil {
@@ -81,10 +81,10 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding form result: %w", err)
 	}
-	sub := db.NewSubmission{
+	sub := parley.NewSubmission{
 		TenantID: t.ID, ToolType: formToolType,
 		ToolName: cmpOr(strings.TrimSpace(form.Intent), defaultFormToolName),
-		Channel:  db.ChannelForm, Input: input, Result: result, PageURL: nonEmptyPtr(req.PageURL),
+		Channel:  parley.ChannelForm, Input: input, Result: result, PageURL: nonEmptyPtr(req.PageURL),
 	}
 	ref := strings.TrimSpace(cmpOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
 	if sub.VisitorID, err = h.existingVisitor(ctx, t.ID, ref); err != nil {
@@ -123,8 +123,8 @@ func decodeFormRequest(c echo.Context) (formRequest, error) {
 // every problem reported, keyed by field name. A value is a string (null
 // counts as absent); empty optional fields are left out; names the form
 // does not declare are refused rather than silently stored.
-func formValues(fields []db.FormField, sent map[string]json.RawMessage) (map[string]string, error) {
-	errs := db.FieldErrors{}
+func formValues(fields []parley.FormField, sent map[string]json.RawMessage) (map[string]string, error) {
+	errs := parley.FieldErrors{}
 	declared := map[string]bool{}
 	values := map[string]string{}
 	for _, f := range fields {
@@ -176,7 +176,7 @@ func (h *Handler) existingVisitor(ctx context.Context, tenantID, ref string) (*s
 		return nil, nil
 	}
 	v, err := h.DB.FindVisitor(ctx, tenantID, ref)
-	if db.ErrorKind(err) == db.KindNotFound {
+	if parley.ErrorKind(err) == parley.KindNotFound {
 		return nil, nil
 	}
 	if err != nil {

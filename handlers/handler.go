@@ -14,6 +14,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -38,7 +39,7 @@ type Handler struct {
 
 // tenantFrom is the tenant a /tenants/{slug} request is about; the
 // tenantAPI middleware set it before any handler runs.
-func tenantFrom(c echo.Context) db.Tenant {
+func tenantFrom(c echo.Context) parley.Tenant {
 	t, _ := TenantOf(c)
 	return t
 }
@@ -58,7 +59,9 @@ func render(c echo.Context, status int, component templ.Component) error {
 }
 
 // invalid is a 400 with a message and no details.
-func invalid(format string, args ...any) error { return db.Errorf(db.KindInvalid, format, args...) }
+func invalid(format string, args ...any) error {
+	return parley.Errorf(parley.KindInvalid, format, args...)
+}
 
 // Healthz answers while the process is up.
 func (h *Handler) Healthz(c echo.Context) error {
@@ -89,7 +92,7 @@ func (h *Handler) Readyz(c echo.Context) error {
 // to a private or reserved address. A host that does not resolve now is
 // accepted: DNS may not exist yet, and the dial-time guard still applies to
 // every request.
-func (h *Handler) checkOutboundURL(ctx context.Context, errs db.FieldErrors, field, rawURL string) {
+func (h *Handler) checkOutboundURL(ctx context.Context, errs parley.FieldErrors, field, rawURL string) {
 	if _, bad := errs[field]; bad {
 		return
 	}

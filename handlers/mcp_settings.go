@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -32,15 +33,15 @@ func newMCPSettingsJSON(s db.MCPSettings, plan string) mcpSettingsJSON {
 
 // mcpBody is the JSON of an MCP tools save.
 type mcpBody struct {
-	URL      db.Opt[string] `json:"mcpToolsUrl"`
-	APIKey   db.Opt[string] `json:"mcpToolsApiKey"`
-	MaxTools db.Opt[int]    `json:"mcpToolsMaxTools"`
+	URL      parley.Opt[string] `json:"mcpToolsUrl"`
+	APIKey   parley.Opt[string] `json:"mcpToolsApiKey"`
+	MaxTools parley.Opt[int]    `json:"mcpToolsMaxTools"`
 }
 
 // validateMCPSettings checks an MCP tools save, adding its problems to errs;
 // keep is the max tools used when b has none. It returns the max tools and the
 // key change (unset keeps the stored key). The API and the dashboard share it.
-func (h *Handler) validateMCPSettings(ctx context.Context, b mcpBody, keep int, errs db.FieldErrors) (int, db.Opt[[]byte]) {
+func (h *Handler) validateMCPSettings(ctx context.Context, b mcpBody, keep int, errs parley.FieldErrors) (int, parley.Opt[[]byte]) {
 	if !b.URL.Set || b.URL.Null || b.URL.Value == "" {
 		errs.Add("mcpToolsUrl", "is required (use DELETE to remove the configuration)")
 	} else {
@@ -54,15 +55,15 @@ func (h *Handler) validateMCPSettings(ctx context.Context, b mcpBody, keep int, 
 			errs.Add("mcpToolsMaxTools", fmt.Sprintf("must be between %d and %d", minMCPTools, maxMCPTools))
 		}
 	}
-	var key db.Opt[[]byte]
+	var key parley.Opt[[]byte]
 	if b.APIKey.Set {
 		switch {
 		case b.APIKey.Null || b.APIKey.Value == "":
-			key = db.Opt[[]byte]{Set: true, Null: true}
+			key = parley.Opt[[]byte]{Set: true, Null: true}
 		case utf8.RuneCountInString(b.APIKey.Value) > maxMCPAPIKey:
 			errs.Add("mcpToolsApiKey", tooLong(maxMCPAPIKey))
 		default:
-			key = db.Some(h.Box.Seal([]byte(b.APIKey.Value)))
+			key = parley.Some(h.Box.Seal([]byte(b.APIKey.Value)))
 		}
 	}
 	return maxTools, key
@@ -70,7 +71,7 @@ func (h *Handler) validateMCPSettings(ctx context.Context, b mcpBody, keep int, 
 
 // planRequired is the 402 of a feature the tenant's plan lacks.
 func planRequired(feature, plan, needed string) error {
-	return &db.Error{Kind: db.KindNotActivated, Code: "PLAN_REQUIRED",
+	return &parley.Error{Kind: parley.KindNotActivated, Code: "PLAN_REQUIRED",
 		Message: fmt.Sprintf("%s need the %s plan or above (current plan: %s)", feature, needed, plan),
 		Details: map[string]string{"plan": plan, "requiredPlan": needed}}
 }

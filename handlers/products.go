@@ -15,6 +15,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -32,15 +33,15 @@ const (
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
 
 type productBody struct {
-	ExternalID  db.Opt[string]   `json:"externalId"`
-	Name        db.Opt[string]   `json:"name"`
-	Description db.Opt[string]   `json:"description"`
-	Price       db.Opt[float64]  `json:"price"`
-	Currency    db.Opt[string]   `json:"currency"`
-	URL         db.Opt[string]   `json:"url"`
-	ImageURL    db.Opt[string]   `json:"imageUrl"`
-	Tags        db.Opt[[]string] `json:"tags"`
-	IsActive    db.Opt[bool]     `json:"isActive"`
+	ExternalID  parley.Opt[string]   `json:"externalId"`
+	Name        parley.Opt[string]   `json:"name"`
+	Description parley.Opt[string]   `json:"description"`
+	Price       parley.Opt[float64]  `json:"price"`
+	Currency    parley.Opt[string]   `json:"currency"`
+	URL         parley.Opt[string]   `json:"url"`
+	ImageURL    parley.Opt[string]   `json:"imageUrl"`
+	Tags        parley.Opt[[]string] `json:"tags"`
+	IsActive    parley.Opt[bool]     `json:"isActive"`
 }
 
 type productJSON struct {
@@ -65,12 +66,12 @@ func newProductJSON(p db.Product) productJSON {
 }
 
 // validateProduct checks a product body; cur is the stored product on update (nil on create).
-func validateProduct(b productBody, cur *db.Product) (db.ProductWrite, db.FieldErrors) {
-	errs := db.FieldErrors{}
+func validateProduct(b productBody, cur *db.Product) (db.ProductWrite, parley.FieldErrors) {
+	errs := parley.FieldErrors{}
 	if b.ExternalID.Set && !b.ExternalID.Null {
 		b.ExternalID.Value = strings.TrimSpace(b.ExternalID.Value)
 	}
-	for _, o := range []*db.Opt[string]{&b.ExternalID, &b.Description, &b.Currency, &b.URL, &b.ImageURL} {
+	for _, o := range []*parley.Opt[string]{&b.ExternalID, &b.Description, &b.Currency, &b.URL, &b.ImageURL} {
 		nullIfEmpty(o)
 	}
 	if cur == nil && !b.Name.Set {
@@ -179,14 +180,14 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 	return c.JSON(status, newProductJSON(p))
 }
 
-func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productBody, errs db.FieldErrors) (db.Product, bool, error) {
+func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productBody, errs parley.FieldErrors) (db.Product, bool, error) {
 	var cur *db.Product
 	if ext := strings.TrimSpace(b.ExternalID.Value); b.ExternalID.Set && !b.ExternalID.Null && ext != "" {
 		p, err := h.DB.ProductByExternalID(ctx, tenantID, ext)
 		switch {
 		case err == nil:
 			cur = &p
-		case db.ErrorKind(err) != db.KindNotFound:
+		case parley.ErrorKind(err) != parley.KindNotFound:
 			return db.Product{}, false, err
 		}
 	}
@@ -241,7 +242,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw["products"], &items); err != nil || raw["products"] == nil || len(items) < 1 || len(items) > maxProductsBulk {
-		return &db.Error{Kind: db.KindInvalid, Message: fmt.Sprintf("products must be an array of 1 to %d products", maxProductsBulk),
+		return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("products must be an array of 1 to %d products", maxProductsBulk),
 			Details: map[string]string{"products": fmt.Sprintf("1 to %d products", maxProductsBulk)}}
 	}
 	ctx := c.Request().Context()
@@ -272,12 +273,12 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 			continue
 		}
 		_, created, err := h.upsertProduct(ctx, tenantID, b, errs)
-		var appErr *db.Error
+		var appErr *parley.Error
 		switch {
-		case errors.As(err, &appErr) && appErr.Kind == db.KindInvalid:
+		case errors.As(err, &appErr) && appErr.Kind == parley.KindInvalid:
 			fe, _ := appErr.Details.(map[string]string)
 			out.Errors = append(out.Errors, bulkError{ExternalID: ext, Reason: reason(fe)})
-		case err != nil && db.ErrorKind(err) != db.KindInternal:
+		case err != nil && parley.ErrorKind(err) != parley.KindInternal:
 			out.Errors = append(out.Errors, bulkError{ExternalID: ext, Reason: err.Error()})
 		case err != nil:
 			return err

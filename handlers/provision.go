@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -40,8 +41,8 @@ func ProvisionTenant(ctx context.Context, store *db.DB, b *auth.Box, np NewTenan
 	case strings.TrimSpace(name) == "" || utf8.RuneCountInString(name) > 255:
 		return Provisioned{}, errors.New("--name: required, at most 255 characters")
 	}
-	if _, ok := db.PlanByName(plan); !ok {
-		return Provisioned{}, fmt.Errorf("--plan: %q is not one of %s", plan, strings.Join(db.PlanNames(), ", "))
+	if _, ok := parley.PlanByName(plan); !ok {
+		return Provisioned{}, fmt.Errorf("--plan: %q is not one of %s", plan, strings.Join(parley.PlanNames(), ", "))
 	}
 	if (email == "") != (password == "") {
 		return Provisioned{}, errors.New("--owner-email and --owner-password go together")

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
 )
 
 // scopeKey is the context key of a request's scope; unexported, so only the
@@ -20,7 +20,7 @@ type scope struct {
 	base      *slog.Logger
 	requestID string
 	logger    *slog.Logger // base with request_id and tenant, built on first use
-	tenant    *db.Tenant
+	tenant    *parley.Tenant
 	principal *auth.Principal
 	admin     *AdminContext
 }
@@ -39,14 +39,14 @@ func scopeOf(c echo.Context) *scope {
 
 // SetTenant records the tenant the request is about; the request's log
 // lines name it by slug from then on.
-func SetTenant(c echo.Context, t db.Tenant) {
+func SetTenant(c echo.Context, t parley.Tenant) {
 	if s := scopeOf(c); s != nil {
 		s.tenant, s.logger = &t, nil
 	}
 }
 
 // TenantOf returns the tenant the request is about, if one was set.
-func TenantOf(c echo.Context) (db.Tenant, bool) {
+func TenantOf(c echo.Context) (parley.Tenant, bool) {
 	if s := scopeOf(c); s != nil {
 		if s.tenant != nil {
 			return *s.tenant, true
@@ -55,7 +55,7 @@ func TenantOf(c echo.Context) (db.Tenant, bool) {
 			return s.admin.Tenant, true
 		}
 	}
-	return db.Tenant{}, false
+	return parley.Tenant{}, false
 }
 
 // SetPrincipal records the credential an API request was authenticated with.

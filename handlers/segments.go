@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,74 +11,46 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
 // Segment limits; those the spec does not give are chosen here and documented in the OpenAPI document.
 const (
-	maxSegmentSlug       = 100
-	maxSegmentName       = 255
-	maxSystemPrompt      = 20000
-	maxWelcomeMessage    = 1000
-	maxStarters          = 4
-	maxStarterText       = 50
-	maxStarterEmoji      = 16
-	maxFormFields        = 20
-	maxFormIntent        = 100
-	maxFormConfirmation  = 500
-	maxFormFieldLabel    = 100
-	maxFormFieldNameChar = 64
+	maxSegmentSlug      = 100
+	maxSegmentName      = 255
+	maxSystemPrompt     = 20000
+	maxWelcomeMessage   = 1000
+	maxStarters         = 4
+	maxStarterText      = 50
+	maxStarterEmoji     = 16
+	maxFormIntent       = 100
+	maxFormConfirmation = 500
 )
 
 var (
 	segmentSlugPattern = regexp.MustCompile(`^[a-z0-9-]{1,100}$`)
-	formFieldName      = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
-	// FormFieldTypes are the types a form field may have.
-	FormFieldTypes = []string{"text", "email", "phone", "textarea"}
 )
 
 // segmentSummaryJSON is a list item: no systemPrompt, with counts.
 type segmentSummaryJSON struct {
-	ID                   string         `json:"id"`
-	Slug                 string         `json:"slug"`
-	Name                 string         `json:"name"`
-	WelcomeMessage       *string        `json:"welcomeMessage"`
-	ConversationStarters []db.Starter   `json:"conversationStarters"`
-	FormConfig           *db.FormConfig `json:"formConfig"`
-	IsDefault            bool           `json:"isDefault"`
-	IsActive             bool           `json:"isActive"`
-	CorpusCount          int            `json:"corpusCount"`
-	ConversationsCount   int            `json:"conversationsCount"`
-	CreatedAt            time.Time      `json:"createdAt"`
-	UpdatedAt            time.Time      `json:"updatedAt"`
-}
-
-// validateFormFields checks a form's fields: known types, unique valid names, labels.
-func validateFormFields(errs db.FieldErrors, key string, fields []db.FormField) {
-	if len(fields) > maxFormFields {
-		errs.Add(key, fmt.Sprintf("at most %d fields", maxFormFields))
-		return
-	}
-	seen := map[string]bool{}
-	for i, f := range fields {
-		where := fmt.Sprintf("field %d", i+1)
-		switch {
-		case !formFieldName.MatchString(f.Name):
-			errs.Add(key, fmt.Sprintf("%s: name %q must start with a letter and hold only letters, digits and underscores (snake_case), at most %d characters", where, f.Name, maxFormFieldNameChar))
-		case seen[f.Name]:
-			errs.Add(key, fmt.Sprintf("%s: name %q is used twice; field names must be unique", where, f.Name))
-		case strings.TrimSpace(f.Label) == "" || utf8.RuneCountInString(f.Label) > maxFormFieldLabel:
-			errs.Add(key, fmt.Sprintf("%s: label is required, at most %d characters", where, maxFormFieldLabel))
-		case !slices.Contains(FormFieldTypes, f.Type):
-			errs.Add(key, fmt.Sprintf("%s: type %q must be one of %s", where, f.Type, strings.Join(FormFieldTypes, ", ")))
-		}
-		seen[f.Name] = true
-	}
+	ID                   string             `json:"id"`
+	Slug                 string             `json:"slug"`
+	Name                 string             `json:"name"`
+	WelcomeMessage       *string            `json:"welcomeMessage"`
+	ConversationStarters []parley.Starter   `json:"conversationStarters"`
+	FormConfig           *parley.FormConfig `json:"formConfig"`
+	IsDefault            bool               `json:"isDefault"`
+	IsActive             bool               `json:"isActive"`
+	CorpusCount          int                `json:"corpusCount"`
+	ConversationsCount   int                `json:"conversationsCount"`
+	CreatedAt            time.Time          `json:"createdAt"`
+	UpdatedAt            time.Time          `json:"updatedAt"`
 }
 
 // validateSegmentWrite checks a create (creating true) or partial update.
-func validateSegmentWrite(w *db.SegmentWrite, creating bool) db.FieldErrors {
-	errs := db.FieldErrors{}
+func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors {
+	errs := parley.FieldErrors{}
 	nullIfEmpty(&w.WelcomeMessage)
 	if creating && !w.Name.Set {
 		errs.Add("name", "is required")
@@ -137,9 +108,9 @@ func validateSegmentWrite(w *db.SegmentWrite, creating bool) db.FieldErrors {
 			errs.Add("formConfig", "an enabled form needs at least one field")
 		}
 		if fc.Fields == nil {
-			fc.Fields = []db.FormField{}
+			fc.Fields = []parley.FormField{}
 		}
-		validateFormFields(errs, "formConfig", fc.Fields)
+		parley.ValidateFormFields(errs, "formConfig", fc.Fields)
 	}
 	notNull(errs, "isDefault", w.IsDefault)
 	notNull(errs, "isActive", w.IsActive)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -35,7 +36,7 @@ func (h *Handler) rotateVisitorSigningKey(ctx context.Context, tenantID string) 
 		return "", errors.New("no secret box to seal the visitor signing key")
 	}
 	key := newVisitorSigningKey()
-	if _, err := h.DB.UpdateTenant(ctx, tenantID, db.TenantPatch{SealedSigningKey: db.Some(h.Box.Seal([]byte(key)))}); err != nil {
+	if _, err := h.DB.UpdateTenant(ctx, tenantID, db.TenantPatch{SealedSigningKey: parley.Some(h.Box.Seal([]byte(key)))}); err != nil {
 		return "", err
 	}
 	return key, nil

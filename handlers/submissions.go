@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
@@ -29,14 +30,14 @@ const (
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // submissionStatuses are the allowed values of a submission's status.
-var submissionStatuses = []string{db.SubmissionNew, db.SubmissionContacted, db.SubmissionResolved}
+var submissionStatuses = []string{parley.SubmissionNew, parley.SubmissionContacted, parley.SubmissionResolved}
 
 // submissionChannels are where a submission can come from.
-var submissionChannels = []string{db.ChannelWeb, db.ChannelVoice, db.ChannelAPI, db.ChannelForm}
+var submissionChannels = []string{parley.ChannelWeb, parley.ChannelVoice, parley.ChannelAPI, parley.ChannelForm}
 
 // statusError is the 400 of a status missing, not a string, or outside the three allowed values.
 func statusError() error {
-	return &db.Error{Kind: db.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
+	return &parley.Error{Kind: parley.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
 		Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
 }
 
@@ -60,7 +61,7 @@ type submissionJSON struct {
 	Tool           submissionToolJSON `json:"tool"`
 }
 
-func newSubmissionJSON(s db.Submission) submissionJSON {
+func newSubmissionJSON(s parley.Submission) submissionJSON {
 	return submissionJSON{ID: s.ID, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(), Channel: s.Channel,
 		Status: s.Status, Input: s.Input, Result: s.Result, ConversationID: s.ConversationID, VisitorUserID: s.VisitorID,
 		PageURL: s.PageURL, ToolID: s.ToolID, Tool: submissionToolJSON{Name: s.ToolName, Type: s.ToolType}}
@@ -68,7 +69,7 @@ func newSubmissionJSON(s db.Submission) submissionJSON {
 
 // queryError is the 400 of an invalid value of a known query parameter.
 func queryError(name, problem string) error {
-	return &db.Error{Kind: db.KindInvalid, Message: name + " " + problem, Details: map[string]string{name: problem}}
+	return &parley.Error{Kind: parley.KindInvalid, Message: name + " " + problem, Details: map[string]string{name: problem}}
 }
 
 // timeParam reads an RFC 3339 date-time or a YYYY-MM-DD date (midnight UTC);
@@ -182,7 +183,7 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 		return statusError()
 	}
 	ctx := c.Request().Context()
-	var sub db.Submission
+	var sub parley.Submission
 	err = h.DB.InTx(ctx, func(tx pgx.Tx) error {
 		sub, _, err = db.UpdateSubmissionStatus(ctx, tx, tenantFrom(c).ID, c.Param("id"), status)
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -50,21 +51,21 @@ const noNUL = "must not contain NUL characters"
 
 func tooLong(n int) string { return fmt.Sprintf("must be at most %d characters", n) }
 
-func checkLen(errs db.FieldErrors, field string, o db.Opt[string], max int) {
+func checkLen(errs parley.FieldErrors, field string, o parley.Opt[string], max int) {
 	if o.Set && !o.Null && utf8.RuneCountInString(o.Value) > max {
 		errs.Add(field, tooLong(max))
 	}
 }
 
 // nullIfEmpty makes an empty string a clear: forms send "" for an emptied field.
-func nullIfEmpty(o *db.Opt[string]) {
+func nullIfEmpty(o *parley.Opt[string]) {
 	if o.Set && !o.Null && strings.TrimSpace(o.Value) == "" {
 		o.Null = true
 		o.Value = ""
 	}
 }
 
-func notNull[T any](errs db.FieldErrors, field string, o db.Opt[T]) bool {
+func notNull[T any](errs parley.FieldErrors, field string, o parley.Opt[T]) bool {
 	if o.Set && o.Null {
 		errs.Add(field, "must not be null")
 		return false
@@ -72,13 +73,13 @@ func notNull[T any](errs db.FieldErrors, field string, o db.Opt[T]) bool {
 	return o.Set
 }
 
-func checkEnum(errs db.FieldErrors, field string, o db.Opt[string], allowed []string) {
+func checkEnum(errs parley.FieldErrors, field string, o parley.Opt[string], allowed []string) {
 	if notNull(errs, field, o) && !slices.Contains(allowed, o.Value) {
 		errs.Add(field, "must be one of "+strings.Join(allowed, ", "))
 	}
 }
 
-func checkHTTPURL(errs db.FieldErrors, field string, o db.Opt[string], httpsOnly bool) {
+func checkHTTPURL(errs parley.FieldErrors, field string, o parley.Opt[string], httpsOnly bool) {
 	if !o.Set || o.Null {
 		return
 	}
@@ -97,12 +98,12 @@ func checkHTTPURL(errs db.FieldErrors, field string, o db.Opt[string], httpsOnly
 
 // validateTenantPatch normalises p (trims, empty strings clear nullable
 // fields, domains lower-cased) and checks every rule of the tenant table.
-func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
-	errs := db.FieldErrors{}
+func validateTenantPatch(p *db.TenantPatch) parley.FieldErrors {
+	errs := parley.FieldErrors{}
 	// PostgreSQL text cannot hold NUL; refuse it here rather than fail the UPDATE with a 500.
 	for _, f := range []struct {
 		name string
-		o    db.Opt[string]
+		o    parley.Opt[string]
 	}{{"name", p.Name}, {"description", p.Description}, {"timezone", p.Timezone}, {"botName", p.BotName},
 		{"botTitle", p.BotTitle}, {"botLore", p.BotLore}, {"botTone", p.BotTone}, {"primaryColor", p.PrimaryColor},
 		{"secondaryColor", p.SecondaryColor}, {"botAvatar", p.BotAvatar}, {"avatarType", p.AvatarType},
@@ -113,7 +114,7 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 			errs.Add(f.name, noNUL)
 		}
 	}
-	for _, o := range []*db.Opt[string]{&p.Description, &p.BotName, &p.BotTitle, &p.BotLore, &p.SecondaryColor,
+	for _, o := range []*parley.Opt[string]{&p.Description, &p.BotName, &p.BotTitle, &p.BotLore, &p.SecondaryColor,
 		&p.BotAvatar, &p.AvatarBackground, &p.TeaserText, &p.VisitorAuthMode, &p.VisitorContextURL, &p.CaptchaSiteKey, &p.LLMWebhookURL} {
 		nullIfEmpty(o)
 	}
@@ -159,7 +160,7 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 	if p.VisitorAuthMode.Set && !p.VisitorAuthMode.Null && !slices.Contains(VisitorAuthModes, p.VisitorAuthMode.Value) {
 		errs.Add("visitorAuthMode", "must be one of jwt, otp, all, or null")
 	}
-	for _, o := range []*db.Opt[string]{&p.VisitorContextURL, &p.LLMWebhookURL} {
+	for _, o := range []*parley.Opt[string]{&p.VisitorContextURL, &p.LLMWebhookURL} {
 		if o.Set && !o.Null {
 			o.Value = strings.TrimSpace(o.Value)
 		}
@@ -192,7 +193,7 @@ func validateTenantPatch(p *db.TenantPatch) db.FieldErrors {
 }
 
 // validateDomains checks allowedDomains and returns them lower-cased, without duplicates.
-func validateDomains(errs db.FieldErrors, domains []string) []string {
+func validateDomains(errs parley.FieldErrors, domains []string) []string {
 	if len(domains) > maxDomains {
 		errs.Add("allowedDomains", fmt.Sprintf("must have at most %d entries", maxDomains))
 		return domains
@@ -217,7 +218,7 @@ func validateDomains(errs db.FieldErrors, domains []string) []string {
 
 // checkCaptcha refuses enabling the bot-challenge gate without both keys,
 // looking at the patch and at what the tenant already has.
-func checkCaptcha(errs db.FieldErrors, t db.Tenant, p db.TenantPatch) {
+func checkCaptcha(errs parley.FieldErrors, t parley.Tenant, p db.TenantPatch) {
 	enabled := t.CaptchaEnabled
 	if p.CaptchaEnabled.Set {
 		enabled = p.CaptchaEnabled.Value
@@ -247,7 +248,7 @@ func checkCaptcha(errs db.FieldErrors, t db.Tenant, p db.TenantPatch) {
 // http to a host the operator did not exempt (PARLEY_SSRF_ALLOW), or a host
 // that is or resolves to a private or reserved address. Length and shape
 // were checked with the other fields.
-func (h *Handler) checkSignedCallURL(ctx context.Context, errs db.FieldErrors, field, raw string) {
+func (h *Handler) checkSignedCallURL(ctx context.Context, errs parley.FieldErrors, field, raw string) {
 	if _, bad := errs[field]; bad {
 		return
 	}

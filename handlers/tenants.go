@@ -8,59 +8,60 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
 // tenantJSON is the API representation of a tenant. Secrets never appear:
 // the captcha secret shows as hasCaptchaSecretKey.
 type tenantJSON struct {
-	ID                  string              `json:"id"`
-	Slug                string              `json:"slug"`
-	Name                string              `json:"name"`
-	Plan                string              `json:"plan"`
-	IsActivated         bool                `json:"isActivated"`
-	Description         *string             `json:"description"`
-	Timezone            string              `json:"timezone"`
-	BotName             *string             `json:"botName"`
-	BotTitle            *string             `json:"botTitle"`
-	BotLore             *string             `json:"botLore"`
-	BotTone             string              `json:"botTone"`
-	UseTutoiement       bool                `json:"useTutoiement"`
-	AllowEmojis         bool                `json:"allowEmojis"`
-	PrimaryColor        string              `json:"primaryColor"`
-	SecondaryColor      *string             `json:"secondaryColor"`
-	ShowAIBadge         bool                `json:"showAiBadge"`
-	BotAvatar           *string             `json:"botAvatar"`
-	AvatarType          string              `json:"avatarType"`
-	AvatarBackground    *string             `json:"avatarBackground"`
-	TeaserText          *string             `json:"teaserText"`
-	AutoOpen            bool                `json:"autoOpen"`
-	AutoOpenDelay       int                 `json:"autoOpenDelay"`
-	BubblePulse         bool                `json:"bubblePulse"`
-	AllowedDomains      []string            `json:"allowedDomains"`
-	ContentPolicy       string              `json:"contentPolicy"`
-	VisitorAuthMode     *string             `json:"visitorAuthMode"`
-	VisitorContextURL   *string             `json:"visitorContextUrl"`
-	CaptchaEnabled      bool                `json:"captchaEnabled"`
-	CaptchaSiteKey      *string             `json:"captchaSiteKey"`
-	HasCaptchaSecretKey bool                `json:"hasCaptchaSecretKey"`
-	HasWidgetKey        bool                `json:"hasWidgetKey"`
-	BookingCTAEnabled   bool                `json:"bookingCtaEnabled"`
-	BookingCTAConfig    db.BookingCTAConfig `json:"bookingCtaConfig"`
-	IsOnboarded         bool                `json:"isOnboarded"`
-	MCPToolsURL         *string             `json:"mcpToolsUrl"`
-	MCPToolsMaxTools    int                 `json:"mcpToolsMaxTools"`
-	LLMWebhookURL       *string             `json:"llmWebhookUrl"`
-	BotSeats            int                 `json:"botSeats"`
-	ConversationsLimit  int                 `json:"conversationsLimit"`
-	ConversationsUsed   int                 `json:"conversationsUsed"`
-	SegmentsLimit       int                 `json:"segmentsLimit"`
-	CorpusLimit         int                 `json:"corpusLimit"`
-	CreatedAt           time.Time           `json:"createdAt"`
-	UpdatedAt           time.Time           `json:"updatedAt"`
+	ID                  string                  `json:"id"`
+	Slug                string                  `json:"slug"`
+	Name                string                  `json:"name"`
+	Plan                string                  `json:"plan"`
+	IsActivated         bool                    `json:"isActivated"`
+	Description         *string                 `json:"description"`
+	Timezone            string                  `json:"timezone"`
+	BotName             *string                 `json:"botName"`
+	BotTitle            *string                 `json:"botTitle"`
+	BotLore             *string                 `json:"botLore"`
+	BotTone             string                  `json:"botTone"`
+	UseTutoiement       bool                    `json:"useTutoiement"`
+	AllowEmojis         bool                    `json:"allowEmojis"`
+	PrimaryColor        string                  `json:"primaryColor"`
+	SecondaryColor      *string                 `json:"secondaryColor"`
+	ShowAIBadge         bool                    `json:"showAiBadge"`
+	BotAvatar           *string                 `json:"botAvatar"`
+	AvatarType          string                  `json:"avatarType"`
+	AvatarBackground    *string                 `json:"avatarBackground"`
+	TeaserText          *string                 `json:"teaserText"`
+	AutoOpen            bool                    `json:"autoOpen"`
+	AutoOpenDelay       int                     `json:"autoOpenDelay"`
+	BubblePulse         bool                    `json:"bubblePulse"`
+	AllowedDomains      []string                `json:"allowedDomains"`
+	ContentPolicy       string                  `json:"contentPolicy"`
+	VisitorAuthMode     *string                 `json:"visitorAuthMode"`
+	VisitorContextURL   *string                 `json:"visitorContextUrl"`
+	CaptchaEnabled      bool                    `json:"captchaEnabled"`
+	CaptchaSiteKey      *string                 `json:"captchaSiteKey"`
+	HasCaptchaSecretKey bool                    `json:"hasCaptchaSecretKey"`
+	HasWidgetKey        bool                    `json:"hasWidgetKey"`
+	BookingCTAEnabled   bool                    `json:"bookingCtaEnabled"`
+	BookingCTAConfig    parley.BookingCTAConfig `json:"bookingCtaConfig"`
+	IsOnboarded         bool                    `json:"isOnboarded"`
+	MCPToolsURL         *string                 `json:"mcpToolsUrl"`
+	MCPToolsMaxTools    int                     `json:"mcpToolsMaxTools"`
+	LLMWebhookURL       *string                 `json:"llmWebhookUrl"`
+	BotSeats            int                     `json:"botSeats"`
+	ConversationsLimit  int                     `json:"conversationsLimit"`
+	ConversationsUsed   int                     `json:"conversationsUsed"`
+	SegmentsLimit       int                     `json:"segmentsLimit"`
+	CorpusLimit         int                     `json:"corpusLimit"`
+	CreatedAt           time.Time               `json:"createdAt"`
+	UpdatedAt           time.Time               `json:"updatedAt"`
 }
 
-func newTenantJSON(t db.Tenant, usage db.TenantStats) tenantJSON {
+func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 	plan := t.PlanInfo()
 	return tenantJSON{
 		ID: t.ID, Slug: t.Slug, Name: t.Name, Plan: t.Plan, IsActivated: plan.Widget,
@@ -96,7 +97,7 @@ type statsJSON struct {
 	PeriodEnd          time.Time `json:"periodEnd"`
 }
 
-func newStatsJSON(t db.Tenant, u db.TenantStats) statsJSON {
+func newStatsJSON(t parley.Tenant, u db.TenantStats) statsJSON {
 	plan := t.PlanInfo()
 	return statsJSON{
 		Plan: t.Plan, ConversationsUsed: u.ConversationsUsed, ConversationsLimit: t.ConversationsLimit(),
@@ -107,7 +108,7 @@ func newStatsJSON(t db.Tenant, u db.TenantStats) statsJSON {
 
 // EmbedCode is the snippet a tenant pastes into their site. The widget key,
 // when set, travels in data-widget-key.
-func (h *Handler) EmbedCode(t db.Tenant) string {
+func (h *Handler) EmbedCode(t parley.Tenant) string {
 	s := `<script src="` + html.EscapeString(h.CDNURL) + `/widget.js" data-tenant="` + html.EscapeString(t.Slug) + `"`
 	if t.WidgetKey != nil {
 		s += ` data-widget-key="` + html.EscapeString(*t.WidgetKey) + `"`
@@ -187,7 +188,7 @@ func (h *Handler) UpdateTenant(c echo.Context) error {
 
 // applyTenantPatch validates p (adding to errs from decoding), seals secrets and saves.
 // Both the API and the admin settings page go through it.
-func (h *Handler) applyTenantPatch(ctx context.Context, t db.Tenant, p db.TenantPatch, errs db.FieldErrors) (db.Tenant, error) {
+func (h *Handler) applyTenantPatch(ctx context.Context, t parley.Tenant, p db.TenantPatch, errs parley.FieldErrors) (parley.Tenant, error) {
 	for k, v := range validateTenantPatch(&p) {
 		errs.Add(k, v)
 	}
@@ -203,9 +204,9 @@ func (h *Handler) applyTenantPatch(ctx context.Context, t db.Tenant, p db.Tenant
 	}
 	if p.CaptchaSecretKey.Set {
 		if p.CaptchaSecretKey.Null || p.CaptchaSecretKey.Value == "" {
-			p.SealedCaptchaSecret = db.Opt[[]byte]{Set: true, Null: true}
+			p.SealedCaptchaSecret = parley.Opt[[]byte]{Set: true, Null: true}
 		} else {
-			p.SealedCaptchaSecret = db.Some(h.Box.Seal([]byte(p.CaptchaSecretKey.Value)))
+			p.SealedCaptchaSecret = parley.Some(h.Box.Seal([]byte(p.CaptchaSecretKey.Value)))
 		}
 	}
 	return h.DB.UpdateTenant(ctx, t.ID, p)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
@@ -26,15 +27,15 @@ const (
 
 // toolBody is the JSON of a tool create or PATCH.
 type toolBody struct {
-	Name          db.Opt[string]          `json:"name"`
-	Description   db.Opt[string]          `json:"description"`
-	Type          db.Opt[string]          `json:"type"`
-	Config        db.Opt[json.RawMessage] `json:"config"`
-	SegmentID     db.Opt[string]          `json:"segmentId"`
-	IsActive      db.Opt[bool]            `json:"isActive"`
-	Position      db.Opt[float64]         `json:"position"`
-	WebhookURL    db.Opt[string]          `json:"webhookUrl"`
-	WebhookSecret db.Opt[string]          `json:"webhookSecret"`
+	Name          parley.Opt[string]          `json:"name"`
+	Description   parley.Opt[string]          `json:"description"`
+	Type          parley.Opt[string]          `json:"type"`
+	Config        parley.Opt[json.RawMessage] `json:"config"`
+	SegmentID     parley.Opt[string]          `json:"segmentId"`
+	IsActive      parley.Opt[bool]            `json:"isActive"`
+	Position      parley.Opt[float64]         `json:"position"`
+	WebhookURL    parley.Opt[string]          `json:"webhookUrl"`
+	WebhookSecret parley.Opt[string]          `json:"webhookSecret"`
 }
 
 // toolJSON is the API representation of a tool; the webhook secret never appears.
@@ -54,14 +55,14 @@ type toolJSON struct {
 	UpdatedAt        time.Time       `json:"updatedAt"`
 }
 
-func newToolJSON(t db.Tool) toolJSON {
+func newToolJSON(t parley.Tool) toolJSON {
 	return toolJSON{ID: t.ID, Name: t.Name, Description: t.Description, Type: t.Type, Config: t.Config,
 		Segment: t.SegmentSlug, SegmentID: t.SegmentID, IsActive: t.IsActive, Position: t.Position,
 		WebhookURL: t.WebhookURL, HasWebhookSecret: t.WebhookSecret != nil, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 // decodeTool validates a tool body against cur (nil when creating) and returns the write.
-func (h *Handler) decodeTool(c echo.Context, cur *db.Tool) (db.ToolWrite, error) {
+func (h *Handler) decodeTool(c echo.Context, cur *parley.Tool) (db.ToolWrite, error) {
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
 		return db.ToolWrite{}, err
@@ -74,10 +75,10 @@ func (h *Handler) decodeTool(c echo.Context, cur *db.Tool) (db.ToolWrite, error)
 // validateTool checks a decoded tool body against cur (nil when creating),
 // adding to errs those found while decoding, and returns the write. The API
 // and the dashboard both save tools through it.
-func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody, errs db.FieldErrors, cur *db.Tool) (db.ToolWrite, error) {
+func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody, errs parley.FieldErrors, cur *parley.Tool) (db.ToolWrite, error) {
 	creating := cur == nil
 	nullIfEmpty(&b.WebhookURL)
-	text := func(field string, o *db.Opt[string], max int) {
+	text := func(field string, o *parley.Opt[string], max int) {
 		if creating && !o.Set {
 			errs.Add(field, "is required")
 			return
@@ -120,11 +121,11 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 			cfg = cur.Config
 		}
 		if b.Config.Set || b.Type.Set || creating {
-			norm, problems := agent.ValidateToolConfig(typ, cfg, validateFormFields)
+			norm, problems := agent.ValidateToolConfig(typ, cfg)
 			if len(problems) > 0 {
 				errs.Add("config", strings.Join(problems, "; "))
 			} else {
-				w.Config = db.Some(norm)
+				w.Config = parley.Some(norm)
 			}
 		}
 	}
@@ -147,22 +148,22 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 	if b.WebhookSecret.Set {
 		switch {
 		case b.WebhookSecret.Null || b.WebhookSecret.Value == "":
-			w.WebhookSecret = db.Opt[[]byte]{Set: true, Null: true}
+			w.WebhookSecret = parley.Opt[[]byte]{Set: true, Null: true}
 		case utf8.RuneCountInString(b.WebhookSecret.Value) > maxToolWebhookSecret:
 			errs.Add("webhookSecret", tooLong(maxToolWebhookSecret))
 		case typ != agent.ToolEscalateToHuman:
 			errs.Add("webhookSecret", "only ESCALATE_TO_HUMAN tools sign a webhook")
 		default:
-			w.WebhookSecret = db.Some(h.Box.Seal([]byte(b.WebhookSecret.Value)))
+			w.WebhookSecret = parley.Some(h.Box.Seal([]byte(b.WebhookSecret.Value)))
 		}
 	}
 	if b.SegmentID.Set {
 		if b.SegmentID.Null || b.SegmentID.Value == "" {
-			w.SegmentID = db.Opt[string]{Set: true, Null: true}
+			w.SegmentID = parley.Opt[string]{Set: true, Null: true}
 		} else if s, err := h.DB.Segment(ctx, tenantID, b.SegmentID.Value); err != nil {
 			errs.Add("segmentId", fmt.Sprintf("no segment with id or slug %q", b.SegmentID.Value))
 		} else {
-			w.SegmentID = db.Some(s.ID)
+			w.SegmentID = parley.Some(s.ID)
 		}
 	}
 	return w, errs.Err()
@@ -215,8 +216,8 @@ func (h *Handler) UpdateTool(c echo.Context) error {
 		return err
 	}
 	if w.Type.Set && w.Type.Value != agent.ToolEscalateToHuman && cur.Type == agent.ToolEscalateToHuman {
-		w.WebhookURL = db.Opt[string]{Set: true, Null: true} // a webhook only belongs to escalation
-		w.WebhookSecret = db.Opt[[]byte]{Set: true, Null: true}
+		w.WebhookURL = parley.Opt[string]{Set: true, Null: true} // a webhook only belongs to escalation
+		w.WebhookSecret = parley.Opt[[]byte]{Set: true, Null: true}
 	}
 	t, err := h.DB.UpdateTool(ctx, cur.TenantID, cur.ID, w)
 	if err != nil {

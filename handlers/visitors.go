@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -35,12 +36,12 @@ var (
 )
 
 type visitorBody struct {
-	Email        db.Opt[string]          `json:"email"`
-	DisplayName  db.Opt[string]          `json:"displayName"`
-	Phone        db.Opt[string]          `json:"phone"`
-	AuthProvider db.Opt[string]          `json:"authProvider"`
-	ExternalID   db.Opt[string]          `json:"externalId"`
-	Metadata     db.Opt[json.RawMessage] `json:"metadata"`
+	Email        parley.Opt[string]          `json:"email"`
+	DisplayName  parley.Opt[string]          `json:"displayName"`
+	Phone        parley.Opt[string]          `json:"phone"`
+	AuthProvider parley.Opt[string]          `json:"authProvider"`
+	ExternalID   parley.Opt[string]          `json:"externalId"`
+	Metadata     parley.Opt[json.RawMessage] `json:"metadata"`
 }
 
 type visitorJSON struct {
@@ -57,7 +58,7 @@ type visitorJSON struct {
 	MemoryCount       *int            `json:"memoryCount,omitempty"`
 }
 
-func newVisitorJSON(v db.Visitor) visitorJSON {
+func newVisitorJSON(v parley.Visitor) visitorJSON {
 	return visitorJSON{ID: v.ID, Email: v.Email, DisplayName: v.DisplayName, Phone: v.Phone, AuthProvider: v.AuthProvider,
 		ExternalID: v.ExternalID, Metadata: v.Metadata, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
 }
@@ -87,8 +88,8 @@ func (h *Handler) decodeVisitor(c echo.Context, creating bool) (db.VisitorWrite,
 
 // validateVisitor normalises a decoded visitor body and adds its problems to
 // errs; the API and the dashboard both save visitors through it.
-func validateVisitor(b visitorBody, errs db.FieldErrors, creating bool) db.VisitorWrite {
-	for _, o := range []*db.Opt[string]{&b.Email, &b.DisplayName, &b.Phone, &b.AuthProvider, &b.ExternalID} {
+func validateVisitor(b visitorBody, errs parley.FieldErrors, creating bool) db.VisitorWrite {
+	for _, o := range []*parley.Opt[string]{&b.Email, &b.DisplayName, &b.Phone, &b.AuthProvider, &b.ExternalID} {
 		if o.Set && !o.Null {
 			o.Value = strings.TrimSpace(o.Value)
 		}
@@ -216,7 +217,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	errs := db.FieldErrors{}
+	errs := parley.FieldErrors{}
 	var key string
 	if err := json.Unmarshal(raw["key"], &key); err != nil || raw["key"] == nil {
 		errs.Add("key", "is required, a string")
@@ -258,14 +259,14 @@ func (h *Handler) DeleteMemory(c echo.Context) error {
 }
 
 // checkMemoryKey checks the key of a memory fact.
-func checkMemoryKey(errs db.FieldErrors, key string) {
+func checkMemoryKey(errs parley.FieldErrors, key string) {
 	if !memoryKeyPattern.MatchString(key) {
 		errs.Add("key", "must be 1 to 64 letters, digits, underscores, dots or hyphens (snake_case recommended)")
 	}
 }
 
 // checkMemoryValue checks the text value of a memory fact.
-func checkMemoryValue(errs db.FieldErrors, value string) {
+func checkMemoryValue(errs parley.FieldErrors, value string) {
 	if strings.ContainsRune(value, 0) {
 		errs.Add("value", noNUL)
 	}

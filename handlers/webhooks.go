@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -33,11 +34,11 @@ const webhookSecretWarning = "Store this signing secret now: it is shown only on
 	"Verify each delivery's X-Service-Signature with it and reject timestamps more than 300 seconds old."
 
 type webhookBody struct {
-	URL         db.Opt[string]   `json:"url"`
-	Description db.Opt[string]   `json:"description"`
-	Events      db.Opt[[]string] `json:"events"`
-	Enabled     db.Opt[bool]     `json:"enabled"`
-	PIIFields   db.Opt[[]string] `json:"piiFields"`
+	URL         parley.Opt[string]   `json:"url"`
+	Description parley.Opt[string]   `json:"description"`
+	Events      parley.Opt[[]string] `json:"events"`
+	Enabled     parley.Opt[bool]     `json:"enabled"`
+	PIIFields   parley.Opt[[]string] `json:"piiFields"`
 }
 
 type webhookJSON struct {
@@ -103,7 +104,7 @@ func (h *Handler) decodeWebhook(c echo.Context, creating bool) (db.WebhookEndpoi
 // validateWebhook checks a create or update body, the API's or the
 // dashboard form's, adding its problems to errs; a field that already has an
 // error (of decoding) is not checked again.
-func (h *Handler) validateWebhook(ctx context.Context, b webhookBody, errs db.FieldErrors, creating bool) db.WebhookEndpointWrite {
+func (h *Handler) validateWebhook(ctx context.Context, b webhookBody, errs parley.FieldErrors, creating bool) db.WebhookEndpointWrite {
 	w := db.WebhookEndpointWrite{}
 	if _, bad := errs["url"]; !bad {
 		switch {
@@ -114,7 +115,7 @@ func (h *Handler) validateWebhook(ctx context.Context, b webhookBody, errs db.Fi
 			if msg := h.checkWebhookURL(ctx, u); msg != "" {
 				errs.Add("url", msg)
 			}
-			w.URL = db.Some(u)
+			w.URL = parley.Some(u)
 		}
 	}
 	if _, bad := errs["description"]; !bad && b.Description.Set {
@@ -122,14 +123,14 @@ func (h *Handler) validateWebhook(ctx context.Context, b webhookBody, errs db.Fi
 		if utf8.RuneCountInString(d) > maxWebhookDescription {
 			errs.Add("description", "must be at most 500 characters")
 		}
-		w.Description = db.Some(d)
+		w.Description = parley.Some(d)
 	} else if creating {
-		w.Description = db.Some("")
+		w.Description = parley.Some("")
 	}
 	if _, bad := errs["events"]; !bad {
 		switch {
 		case !b.Events.Set && creating:
-			w.Events = db.Some(slices.Clone(db.WebhookEvents)) // every event
+			w.Events = parley.Some(slices.Clone(db.WebhookEvents)) // every event
 		case b.Events.Set && (b.Events.Null || len(b.Events.Value) == 0):
 			errs.Add("events", "must list at least one of "+strings.Join(db.WebhookEvents, ", "))
 		case b.Events.Set:
@@ -143,7 +144,7 @@ func (h *Handler) validateWebhook(ctx context.Context, b webhookBody, errs db.Fi
 					events = append(events, e)
 				}
 			}
-			w.Events = db.Some(events)
+			w.Events = parley.Some(events)
 		}
 	}
 	if _, bad := errs["enabled"]; !bad && b.Enabled.Set {
@@ -173,7 +174,7 @@ func (h *Handler) validateWebhook(ctx context.Context, b webhookBody, errs db.Fi
 				fields = append(fields, f)
 			}
 		}
-		w.PIIFields = db.Some(fields)
+		w.PIIFields = parley.Some(fields)
 	}
 	return w
 }

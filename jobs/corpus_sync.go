@@ -26,6 +26,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
@@ -71,7 +72,7 @@ type Document struct {
 // FetchDocument GETs rawURL through client (an agent.Outbound client) and
 // converts it: HTML to Markdown of its main content, Markdown and plain
 // text as they are, PDF to its text. With etag or lastModified the request
-// is conditional and a 304 comes back as NotModified. Errors are *db.Error
+// is conditional and a 304 comes back as NotModified. Errors are *parley.Error
 // with a message for the tenant: refused address (invalid), unreachable
 // host or HTTP error status (bad gateway), timeout (gateway timeout), body
 // over MaxDocumentBytes (too large), unsupported type, no text or text over
@@ -81,12 +82,12 @@ type Document struct {
 func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastModified string) (Document, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return Document{}, &db.Error{Kind: db.KindInvalid, Message: "url must be an absolute http or https URL",
+		return Document{}, &parley.Error{Kind: parley.KindInvalid, Message: "url must be an absolute http or https URL",
 			Details: map[string]string{"url": "must be an absolute http or https URL"}}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return Document{}, &db.Error{Kind: db.KindInvalid, Message: "url is not a valid URL: " + err.Error(),
+		return Document{}, &parley.Error{Kind: parley.KindInvalid, Message: "url is not a valid URL: " + err.Error(),
 			Details: map[string]string{"url": "is not a valid URL"}}
 	}
 	req.Header.Set("User-Agent", userAgent)
@@ -108,7 +109,7 @@ func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastM
 			LastModified: or(resp.Header.Get("Last-Modified"), lastModified)}, nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Document{}, &db.Error{Kind: db.KindUnprocessable, Code: CodeHTTPError,
+		return Document{}, &parley.Error{Kind: parley.KindUnprocessable, Code: CodeHTTPError,
 			Message: fmt.Sprintf("%s answered HTTP %d %s", host, resp.StatusCode, http.StatusText(resp.StatusCode))}
 	}
 	if resp.ContentLength > MaxDocumentBytes {
@@ -137,7 +138,7 @@ func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastM
 	case "application/pdf", "application/x-pdf":
 		title, content, err = convertPDF(ctx, body)
 	default:
-		return Document{}, &db.Error{Kind: db.KindUnprocessable, Code: CodeUnsupportedType,
+		return Document{}, &parley.Error{Kind: parley.KindUnprocessable, Code: CodeUnsupportedType,
 			Message: fmt.Sprintf("unsupported content type %s: supported are %s", mediaType, supportedTypes)}
 	}
 	if err != nil {
@@ -145,10 +146,10 @@ func FetchDocument(ctx context.Context, client *http.Client, rawURL, etag, lastM
 	}
 	content = tidy(content)
 	if content == "" {
-		return Document{}, &db.Error{Kind: db.KindUnprocessable, Message: "the page has no text content once converted"}
+		return Document{}, &parley.Error{Kind: parley.KindUnprocessable, Message: "the page has no text content once converted"}
 	}
 	if n := utf8.RuneCountInString(content); n > MaxContentChars {
-		return Document{}, &db.Error{Kind: db.KindUnprocessable,
+		return Document{}, &parley.Error{Kind: parley.KindUnprocessable,
 			Message: fmt.Sprintf("the page converts to %s characters, over the %s character limit of a corpus entry; split it or sync a smaller page",
 				thousands(n), thousands(MaxContentChars))}
 	}
@@ -176,20 +177,20 @@ func fetchError(err error, host string, timeout time.Duration) error {
 	oe := agent.ClassifyOutbound(err, host)
 	switch oe.Kind {
 	case agent.OutboundRefused:
-		return &db.Error{Kind: db.KindInvalid, Code: CodeRefused, Message: oe.Error(), Details: map[string]string{"url": oe.Error()}}
+		return &parley.Error{Kind: parley.KindInvalid, Code: CodeRefused, Message: oe.Error(), Details: map[string]string{"url": oe.Error()}}
 	case agent.OutboundTimeout:
 		msg := oe.Error()
 		if timeout > 0 {
 			msg = fmt.Sprintf("timed out: %s did not send the page within %s", oe.Host, timeout)
 		}
-		return &db.Error{Kind: db.KindUnprocessable, Code: CodeTimeout, Message: msg}
+		return &parley.Error{Kind: parley.KindUnprocessable, Code: CodeTimeout, Message: msg}
 	default:
-		return &db.Error{Kind: db.KindUnprocessable, Code: CodeUnreachable, Message: oe.Error()}
+		return &parley.Error{Kind: parley.KindUnprocessable, Code: CodeUnreachable, Message: oe.Error()}
 	}
 }
 
 func tooLarge() error {
-	return &db.Error{Kind: db.KindTooLarge, Code: CodeTooLarge, Message: fmt.Sprintf("the page is larger than the %d MiB limit", MaxDocumentBytes>>20)}
+	return &parley.Error{Kind: parley.KindTooLarge, Code: CodeTooLarge, Message: fmt.Sprintf("the page is larger than the %d MiB limit", MaxDocumentBytes>>20)}
 }
 
 // convertHTML extracts the main content of a page (readability) as Markdown;
@@ -197,11 +198,11 @@ func tooLarge() error {
 func convertHTML(body []byte, contentType string, page *url.URL) (string, string, error) {
 	r, err := charset.NewReader(bytes.NewReader(body), contentType)
 	if err != nil {
-		return "", "", &db.Error{Kind: db.KindUnprocessable, Message: "unknown character set: " + err.Error()}
+		return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: "unknown character set: " + err.Error()}
 	}
 	doc, err := html.Parse(r)
 	if err != nil {
-		return "", "", &db.Error{Kind: db.KindUnprocessable, Message: "could not parse the HTML: " + err.Error()}
+		return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: "could not parse the HTML: " + err.Error()}
 	}
 	conv := converter.NewConverter(converter.WithPlugins(base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
 	var title, md string
@@ -219,7 +220,7 @@ func convertHTML(body []byte, contentType string, page *url.URL) (string, string
 	if strings.TrimSpace(md) == "" {
 		out, err := conv.ConvertNode(doc, converter.WithDomain(page.String()))
 		if err != nil {
-			return "", "", &db.Error{Kind: db.KindUnprocessable, Message: "could not convert the HTML: " + err.Error()}
+			return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: "could not convert the HTML: " + err.Error()}
 		}
 		md = string(out)
 	}
@@ -252,11 +253,11 @@ var heading = regexp.MustCompile(`(?m)^#[ \t]+(.+?)[ \t#]*$`)
 func convertText(body []byte, contentType string) (string, string, error) {
 	r, err := charset.NewReader(bytes.NewReader(body), contentType)
 	if err != nil {
-		return "", "", &db.Error{Kind: db.KindUnprocessable, Message: "unknown character set: " + err.Error()}
+		return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: "unknown character set: " + err.Error()}
 	}
 	text, err := io.ReadAll(r)
 	if err != nil {
-		return "", "", &db.Error{Kind: db.KindUnprocessable, Message: "could not decode the text: " + err.Error()}
+		return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: "could not decode the text: " + err.Error()}
 	}
 	s := strings.ReplaceAll(strings.TrimPrefix(string(text), "\uFEFF"), "\r\n", "\n")
 	title := ""
@@ -290,16 +291,16 @@ func convertPDF(ctx context.Context, body []byte) (string, string, error) {
 	}()
 	select {
 	case r := <-done:
-		var dbErr *db.Error
+		var dbErr *parley.Error
 		if errors.As(r.err, &dbErr) {
 			return "", "", r.err
 		}
 		if r.err != nil {
-			return "", "", &db.Error{Kind: db.KindUnprocessable, Message: "could not read the PDF: " + truncate(oneLine(r.err.Error()), 200)}
+			return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: "could not read the PDF: " + truncate(oneLine(r.err.Error()), 200)}
 		}
 		return r.title, r.text, nil
 	case <-ctx.Done():
-		return "", "", &db.Error{Kind: db.KindUnprocessable, Message: fmt.Sprintf("could not read the PDF: its text took longer than %s to extract", pdfTimeout)}
+		return "", "", &parley.Error{Kind: parley.KindUnprocessable, Message: fmt.Sprintf("could not read the PDF: its text took longer than %s to extract", pdfTimeout)}
 	}
 }
 
@@ -321,7 +322,7 @@ func extractPDF(ctx context.Context, body []byte) (string, string, error) {
 		b.WriteString(text)
 		b.WriteString("\n\n")
 		if b.Len() > maxPDFText {
-			return "", "", &db.Error{Kind: db.KindUnprocessable,
+			return "", "", &parley.Error{Kind: parley.KindUnprocessable,
 				Message: fmt.Sprintf("the PDF converts to more than %s characters, over the %s character limit of a corpus entry",
 					thousands(maxPDFText), thousands(MaxContentChars))}
 		}
@@ -413,7 +414,7 @@ type CorpusSyncWorker struct {
 // Work refreshes the entry; an entry deleted or no longer synced is skipped.
 func (w *CorpusSyncWorker) Work(ctx context.Context, job *river.Job[CorpusSyncArgs]) error {
 	e, err := w.DB.CorpusEntry(ctx, job.Args.TenantID, job.Args.EntryID)
-	if db.ErrorKind(err) == db.KindNotFound {
+	if parley.ErrorKind(err) == parley.KindNotFound {
 		return nil
 	}
 	if err != nil {
@@ -433,7 +434,7 @@ func (w *CorpusSyncWorker) Work(ctx context.Context, job *river.Job[CorpusSyncAr
 		err = w.DB.SaveCorpusSync(ctx, e.TenantID, e.ID, db.CorpusSync{Content: doc.Content,
 			ETag: doc.ETag, LastModified: doc.LastModified, At: now})
 	}
-	if db.ErrorKind(err) == db.KindNotFound {
+	if parley.ErrorKind(err) == parley.KindNotFound {
 		return nil // deleted while it was being fetched
 	}
 	return err

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -91,10 +92,10 @@ func fetch(t *testing.T, url string) (Document, error) {
 	return FetchDocument(context.Background(), allowLoopback.Client(5*time.Second), url, "", "")
 }
 
-func wantError(t *testing.T, err error, kind db.Kind, contains string) {
+func wantError(t *testing.T, err error, kind parley.Kind, contains string) {
 	t.Helper()
-	if db.ErrorKind(err) != kind || !strings.Contains(fmt.Sprint(err), contains) {
-		t.Fatalf("want kind %d containing %q, got kind %d: %v", kind, contains, db.ErrorKind(err), err)
+	if parley.ErrorKind(err) != kind || !strings.Contains(fmt.Sprint(err), contains) {
+		t.Fatalf("want kind %d containing %q, got kind %d: %v", kind, contains, parley.ErrorKind(err), err)
 	}
 }
 
@@ -236,7 +237,7 @@ func TestFetchDocument(t *testing.T) {
 			_, err := fetch(t, ts.URL)
 			if err != nil {
 				failed++
-				if k := db.ErrorKind(err); k != db.KindUnprocessable {
+				if k := parley.ErrorKind(err); k != parley.KindUnprocessable {
 					t.Errorf("body %d: kind %d: %v", i, k, err)
 				}
 			}
@@ -292,7 +293,7 @@ func TestFetchDocument(t *testing.T) {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNotModified) }))
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindUnprocessable, "HTTP 304")
+		wantError(t, err, parley.KindUnprocessable, "HTTP 304")
 	})
 
 	t.Run("TooLargeDeclared", func(t *testing.T) {
@@ -304,7 +305,7 @@ func TestFetchDocument(t *testing.T) {
 		}))
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindTooLarge, "larger than the 10 MiB limit")
+		wantError(t, err, parley.KindTooLarge, "larger than the 10 MiB limit")
 	})
 
 	t.Run("TooLargeStreamed", func(t *testing.T) {
@@ -321,28 +322,28 @@ func TestFetchDocument(t *testing.T) {
 		}))
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindTooLarge, "10 MiB")
+		wantError(t, err, parley.KindTooLarge, "10 MiB")
 	})
 
 	t.Run("TooLongAfterConversion", func(t *testing.T) {
 		t.Parallel()
 		ts := serve(t, "text/markdown", []byte(strings.Repeat("word ", 12000)))
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindUnprocessable, "converts to 59,999 characters, over the 50,000 character limit")
+		wantError(t, err, parley.KindUnprocessable, "converts to 59,999 characters, over the 50,000 character limit")
 	})
 
 	t.Run("Unsupported", func(t *testing.T) {
 		t.Parallel()
 		ts := serve(t, "image/png", []byte("\x89PNG\r\n\x1a\n"))
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindUnprocessable, "unsupported content type image/png: supported are HTML, Markdown, plain text and PDF")
+		wantError(t, err, parley.KindUnprocessable, "unsupported content type image/png: supported are HTML, Markdown, plain text and PDF")
 	})
 
 	t.Run("Empty", func(t *testing.T) {
 		t.Parallel()
 		ts := serve(t, "text/html", []byte("<html><head><title>Nothing</title></head><body><script>x()</script>  </body></html>"))
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindUnprocessable, "no text content")
+		wantError(t, err, parley.KindUnprocessable, "no text content")
 	})
 
 	t.Run("RemoteStatus", func(t *testing.T) {
@@ -350,7 +351,7 @@ func TestFetchDocument(t *testing.T) {
 		ts := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindUnprocessable, "127.0.0.1 answered HTTP 404 Not Found")
+		wantError(t, err, parley.KindUnprocessable, "127.0.0.1 answered HTTP 404 Not Found")
 	})
 
 	t.Run("Unreachable", func(t *testing.T) {
@@ -359,14 +360,14 @@ func TestFetchDocument(t *testing.T) {
 		url := ts.URL
 		ts.Close()
 		_, err := fetch(t, url)
-		wantError(t, err, db.KindUnprocessable, "cannot reach 127.0.0.1: connection refused")
+		wantError(t, err, parley.KindUnprocessable, "cannot reach 127.0.0.1: connection refused")
 	})
 
 	t.Run("Refused", func(t *testing.T) {
 		t.Parallel()
 		ts := serve(t, "text/plain", []byte("secret"))
 		_, err := FetchDocument(context.Background(), agent.NewOutbound(nil, nil).Client(time.Second), ts.URL, "", "")
-		wantError(t, err, db.KindInvalid, "refused: 127.0.0.1 is a private or reserved address")
+		wantError(t, err, parley.KindInvalid, "refused: 127.0.0.1 is a private or reserved address")
 	})
 
 	t.Run("RedirectToMetadataRefused", func(t *testing.T) {
@@ -374,7 +375,7 @@ func TestFetchDocument(t *testing.T) {
 		ts := httptest.NewServer(http.RedirectHandler("http://169.254.169.254/latest/meta-data/", http.StatusFound))
 		t.Cleanup(ts.Close)
 		_, err := fetch(t, ts.URL)
-		wantError(t, err, db.KindInvalid, "refused: 169.254.169.254")
+		wantError(t, err, parley.KindInvalid, "refused: 169.254.169.254")
 	})
 
 	t.Run("Timeout", func(t *testing.T) {
@@ -387,13 +388,13 @@ func TestFetchDocument(t *testing.T) {
 		}))
 		t.Cleanup(ts.Close)
 		_, err := FetchDocument(context.Background(), allowLoopback.Client(200*time.Millisecond), ts.URL, "", "")
-		wantError(t, err, db.KindUnprocessable, "timed out: 127.0.0.1 did not send the page within 200ms")
+		wantError(t, err, parley.KindUnprocessable, "timed out: 127.0.0.1 did not send the page within 200ms")
 	})
 
 	t.Run("NotHTTP", func(t *testing.T) {
 		t.Parallel()
 		_, err := fetch(t, "ftp://example.com/file")
-		wantError(t, err, db.KindInvalid, "http or https")
+		wantError(t, err, parley.KindInvalid, "http or https")
 	})
 }
 
@@ -401,7 +402,7 @@ func TestFetchDocument(t *testing.T) {
 type syncFixture struct {
 	store    *db.DB
 	tenantID string
-	entry    db.CorpusEntry
+	entry    parley.CorpusEntry
 }
 
 var slugSeq atomic.Int64
@@ -424,7 +425,7 @@ func newSyncFixture(t *testing.T, url string, etag string) syncFixture {
 	return syncFixture{store: store, tenantID: tenantID, entry: e}
 }
 
-func (f syncFixture) reload(t *testing.T) db.CorpusEntry {
+func (f syncFixture) reload(t *testing.T) parley.CorpusEntry {
 	t.Helper()
 	e, err := f.store.CorpusEntry(context.Background(), f.tenantID, f.entry.ID)
 	if err != nil {

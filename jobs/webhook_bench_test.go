@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -88,7 +89,7 @@ type webhookBench struct {
 var benchInput = json.RawMessage(`{"name":"Ada Lovelace","email":"ada@example.com","phone":"+44 20 7946 0000",` +
 	`"company":"Analytical Engines","message":"Please call me back about the enterprise plan."}`)
 
-var benchTurns = []db.Turn{
+var benchTurns = []parley.Turn{
 	{Role: "user", Content: "Hello, I would like a quote for 40 seats."},
 	{Role: "assistant", Content: "Happy to help. May I have your name and email?"},
 	{Role: "user", Content: "Ada Lovelace, ada@example.com"},
@@ -110,8 +111,8 @@ func newWebhookBench(b *testing.B) *webhookBench {
 		VALUES ($1, 'Hooks bench', 'scale', '\x00') RETURNING id`, slug).Scan(&w.tenantID); err != nil {
 		b.Fatal(err)
 	}
-	ep, err := store.CreateWebhookEndpoint(ctx, w.tenantID, db.WebhookEndpointWrite{URL: db.Some(w.recv.srv.URL + "/hook"),
-		Events: db.Some(db.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_bench"))})
+	ep, err := store.CreateWebhookEndpoint(ctx, w.tenantID, db.WebhookEndpointWrite{URL: parley.Some(w.recv.srv.URL + "/hook"),
+		Events: parley.Some(db.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_bench"))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -144,8 +145,8 @@ func (w *webhookBench) start(b *testing.B) {
 // submit records one submission, and so one delivery; it returns the event
 // id and the time just after the transaction committed.
 func (w *webhookBench) submit(ctx context.Context) (string, time.Time, error) {
-	_, ev, err := w.store.CreateSubmission(ctx, db.NewSubmission{TenantID: w.tenantID, ToolType: "SUBMIT_FORM",
-		ToolName: "contact", Channel: db.ChannelWeb, Input: benchInput}, benchTurns)
+	_, ev, err := w.store.CreateSubmission(ctx, parley.NewSubmission{TenantID: w.tenantID, ToolType: "SUBMIT_FORM",
+		ToolName: "contact", Channel: parley.ChannelWeb, Input: benchInput}, benchTurns)
 	return ev.ID, time.Now(), err
 }
 

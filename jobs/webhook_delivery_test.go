@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -190,7 +191,7 @@ func (f *deliveryFixture) endpoint(t *testing.T, url string, pii ...string) (str
 	t.Helper()
 	secret := "whsec_" + strconv.FormatInt(time.Now().UnixNano(), 16)
 	ep, err := f.store.CreateWebhookEndpoint(context.Background(), f.tenantID, db.WebhookEndpointWrite{
-		URL: db.Some(url), Events: db.Some(db.WebhookEvents), PIIFields: db.Some(pii), SecretSealed: f.box.Seal([]byte(secret))})
+		URL: parley.Some(url), Events: parley.Some(db.WebhookEvents), PIIFields: parley.Some(pii), SecretSealed: f.box.Seal([]byte(secret))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,11 +200,11 @@ func (f *deliveryFixture) endpoint(t *testing.T, url string, pii ...string) (str
 
 // submit records a submission (and so its deliveries) and returns the
 // delivery made for endpointID.
-func (f *deliveryFixture) submit(t *testing.T, endpointID string, input string, turns []db.Turn) db.WebhookDelivery {
+func (f *deliveryFixture) submit(t *testing.T, endpointID string, input string, turns []parley.Turn) db.WebhookDelivery {
 	t.Helper()
 	ctx := context.Background()
-	_, ev, err := f.store.CreateSubmission(ctx, db.NewSubmission{TenantID: f.tenantID, ToolType: "SUBMIT_FORM",
-		ToolName: "contact", Channel: db.ChannelWeb, Input: json.RawMessage(input)}, turns)
+	_, ev, err := f.store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.tenantID, ToolType: "SUBMIT_FORM",
+		ToolName: "contact", Channel: parley.ChannelWeb, Input: json.RawMessage(input)}, turns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestWebhookDelivery(t *testing.T) {
 	t.Run("SignedRedactedOnce", func(t *testing.T) {
 		r := newReceiver(t, func(int) int { return 204 })
 		epID, secret := f.endpoint(t, r.srv.URL+"/hook?src=parley", "email", "phone")
-		turns := []db.Turn{{Role: "user", Content: "I am ada@example.com"}, {Role: "assistant", Content: "Thanks"}}
+		turns := []parley.Turn{{Role: "user", Content: "I am ada@example.com"}, {Role: "assistant", Content: "Thanks"}}
 		d := f.submit(t, epID, `{"email":"ada@example.com","phone":"+331","company":"Analytical"}`, turns)
 		waitFor(t, "delivery", func() bool { return f.delivery(t, epID, d.ID).Status == db.DeliverySucceeded })
 		got := r.requests()
@@ -445,8 +446,8 @@ func TestWebhookDelivery(t *testing.T) {
 		l.Close()
 		epClosed, _ := f.endpoint(t, closed)
 		f.clock.Set(time.Now().Truncate(time.Second))
-		_, ev, err := f.store.CreateSubmission(ctx, db.NewSubmission{TenantID: f.tenantID, ToolType: "SUBMIT_FORM",
-			ToolName: "contact", Channel: db.ChannelWeb}, nil)
+		_, ev, err := f.store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.tenantID, ToolType: "SUBMIT_FORM",
+			ToolName: "contact", Channel: parley.ChannelWeb}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

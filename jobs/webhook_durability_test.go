@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -109,14 +110,14 @@ func TestWebhookDurability(t *testing.T) {
 		VALUES ($1, 'Durability', 'scale', '\x00') RETURNING id`, fmt.Sprintf("durable-%d", time.Now().UnixNano())).Scan(&tenantID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.CreateWebhookEndpoint(ctx, tenantID, db.WebhookEndpointWrite{URL: db.Some(rcv.URL),
-		Events: db.Some(db.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_durable"))}); err != nil {
+	if _, err := store.CreateWebhookEndpoint(ctx, tenantID, db.WebhookEndpointWrite{URL: parley.Some(rcv.URL),
+		Events: parley.Some(db.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_durable"))}); err != nil {
 		t.Fatal(err)
 	}
 	submit := func(n int) {
 		for i := 0; i < n; i++ {
-			if _, _, err := store.CreateSubmission(ctx, db.NewSubmission{TenantID: tenantID, ToolType: "SUBMIT_FORM",
-				ToolName: "contact", Channel: db.ChannelForm}, nil); err != nil {
+			if _, _, err := store.CreateSubmission(ctx, parley.NewSubmission{TenantID: tenantID, ToolType: "SUBMIT_FORM",
+				ToolName: "contact", Channel: parley.ChannelForm}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -91,7 +92,7 @@ func jsString(s string) string {
 }
 
 // toolNamed finds the tenant's tool by name.
-func toolNamed(t *testing.T, b *bundle, tenantID, name string) db.Tool {
+func toolNamed(t *testing.T, b *bundle, tenantID, name string) parley.Tool {
 	t.Helper()
 	tools, err := b.db.ListTools(context.Background(), tenantID)
 	mustStep(t, "listing tools", err)
@@ -101,7 +102,7 @@ func toolNamed(t *testing.T, b *bundle, tenantID, name string) db.Tool {
 		}
 	}
 	t.Fatalf("no tool named %q among %d", name, len(tools))
-	return db.Tool{}
+	return parley.Tool{}
 }
 
 func TestAdminConfigToolsBrowser(t *testing.T) {
@@ -160,7 +161,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 		tl := toolNamed(t, b, ten.ID, "Contact request")
 		var cfg agent.SubmitFormConfig
 		mustStep(t, "reading the config", json.Unmarshal(tl.Config, &cfg))
-		want := []db.FormField{{Name: "email", Label: "Your email", Type: "email", Required: true}, {Name: "company", Label: "Company", Type: "text"}}
+		want := []parley.FormField{{Name: "email", Label: "Your email", Type: "email", Required: true}, {Name: "company", Label: "Company", Type: "text"}}
 		if len(cfg.Fields) != 2 || cfg.Fields[0] != want[0] || cfg.Fields[1] != want[1] {
 			t.Errorf("stored fields = %+v, want %+v", cfg.Fields, want)
 		}
@@ -254,7 +255,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/tools" {
 			t.Errorf("location after deleting = %s", loc)
 		}
-		if _, err := b.db.Tool(context.Background(), ten.ID, tl.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.Tool(context.Background(), ten.ID, tl.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("the tool is still stored: %v", err)
 		}
 	})
@@ -267,7 +268,7 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	// Another product, so that the search has something to leave out.
-	_, _, err := b.db.UpsertProduct(context.Background(), ten.ID, db.ProductWrite{Name: db.Some("Office chair"), IsActive: db.Some(true)})
+	_, _, err := b.db.UpsertProduct(context.Background(), ten.ID, db.ProductWrite{Name: parley.Some("Office chair"), IsActive: parley.Some(true)})
 	mustStep(t, "creating a product", err)
 
 	mustStep(t, "filling the form", chromedp.Do(ctx,
@@ -331,7 +332,7 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 			t.Errorf("confirmation = %q", msg)
 		}
 		mustStep(t, "waiting for the row to go", chromedp.Do(ctx, chromedp.WaitNotPresent(chromedp.CSS(row))))
-		if _, err := b.db.Product(context.Background(), ten.ID, p.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.Product(context.Background(), ten.ID, p.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("the product is still stored: %v", err)
 		}
 	})
@@ -393,7 +394,7 @@ func TestAdminConfigVisitorsBrowser(t *testing.T) {
 		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("memory-count"))); n != "0" {
 			t.Errorf("memory count after deleting = %q", n)
 		}
-		if _, err := b.db.Memory(context.Background(), ten.ID, id, "company_size"); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.Memory(context.Background(), ten.ID, id, "company_size"); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("the fact is still stored: %v", err)
 		}
 	})
@@ -497,12 +498,12 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 func otherTenantData(t *testing.T, b *bundle, tenantID string) (toolID, productID, visitorID string) {
 	t.Helper()
 	ctx := context.Background()
-	tl, err := b.db.CreateTool(ctx, tenantID, db.ToolWrite{Name: db.Some("Theirs"), Description: db.Some("Not yours."),
-		Type: db.Some(agent.ToolRecommendProduct), Config: db.Some(json.RawMessage(`{"maxResults":3}`))})
+	tl, err := b.db.CreateTool(ctx, tenantID, db.ToolWrite{Name: parley.Some("Theirs"), Description: parley.Some("Not yours."),
+		Type: parley.Some(agent.ToolRecommendProduct), Config: parley.Some(json.RawMessage(`{"maxResults":3}`))})
 	mustStep(t, "creating a tool", err)
-	p, _, err := b.db.UpsertProduct(ctx, tenantID, db.ProductWrite{Name: db.Some("Their product")})
+	p, _, err := b.db.UpsertProduct(ctx, tenantID, db.ProductWrite{Name: parley.Some("Their product")})
 	mustStep(t, "creating a product", err)
-	v, err := b.db.CreateVisitor(ctx, tenantID, db.VisitorWrite{Email: db.Some("them@example.com")})
+	v, err := b.db.CreateVisitor(ctx, tenantID, db.VisitorWrite{Email: parley.Some("them@example.com")})
 	mustStep(t, "creating a visitor", err)
 	_, err = b.db.UpsertMemory(ctx, tenantID, v.ID, "secret", "theirs")
 	mustStep(t, "storing a fact", err)
@@ -562,10 +563,10 @@ func TestAdminConfigValidation(t *testing.T) {
 	c := b.newAdminClient(t)
 	c.signIn(ten)
 	ctx := context.Background()
-	v, err := b.db.CreateVisitor(ctx, ten.ID, db.VisitorWrite{Email: db.Some("grace@example.com")})
+	v, err := b.db.CreateVisitor(ctx, ten.ID, db.VisitorWrite{Email: parley.Some("grace@example.com")})
 	mustStep(t, "creating a visitor", err)
-	_, err = b.db.CreateTool(ctx, ten.ID, db.ToolWrite{Name: db.Some("Taken"), Description: db.Some("d"),
-		Type: db.Some(agent.ToolRememberFact), Config: db.Some(json.RawMessage(`{"allowedKeys":[]}`))})
+	_, err = b.db.CreateTool(ctx, ten.ID, db.ToolWrite{Name: parley.Some("Taken"), Description: parley.Some("d"),
+		Type: parley.Some(agent.ToolRememberFact), Config: parley.Some(json.RawMessage(`{"allowedKeys":[]}`))})
 	mustStep(t, "creating a tool", err)
 
 	tool := func(typ string, extra url.Values) url.Values {

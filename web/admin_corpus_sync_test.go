@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -32,7 +33,7 @@ func syncPost(c *adminClient, form url.Values, htmx bool) adminPage {
 }
 
 // entryFor returns the tenant's entry for a source URL, failing the test when there is none.
-func entryFor(t *testing.T, b *bundle, tenantID, sourceURL string) db.CorpusEntry {
+func entryFor(t *testing.T, b *bundle, tenantID, sourceURL string) parley.CorpusEntry {
 	t.Helper()
 	e, err := b.db.CorpusEntryBySourceURL(context.Background(), tenantID, sourceURL)
 	if err != nil {
@@ -44,7 +45,7 @@ func entryFor(t *testing.T, b *bundle, tenantID, sourceURL string) db.CorpusEntr
 // noEntryFor fails the test when the tenant has an entry for a source URL.
 func noEntryFor(t *testing.T, b *bundle, tenantID, sourceURL string) {
 	t.Helper()
-	if e, err := b.db.CorpusEntryBySourceURL(context.Background(), tenantID, sourceURL); db.ErrorKind(err) != db.KindNotFound {
+	if e, err := b.db.CorpusEntryBySourceURL(context.Background(), tenantID, sourceURL); parley.ErrorKind(err) != parley.KindNotFound {
 		t.Errorf("an entry for %s: %+v %v", sourceURL, e, err)
 	}
 }
@@ -279,7 +280,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 			t.Errorf("GET my entry as them: %d", p.status)
 		}
 		// My segment's slug is not theirs to use.
-		seg, err := b.db.CreateSegment(bg, mine.ID, 10, db.SegmentWrite{Name: db.Some("Wholesale buyers"), SystemPrompt: db.Some("Mine.")})
+		seg, err := b.db.CreateSegment(bg, mine.ID, 10, db.SegmentWrite{Name: parley.Some("Wholesale buyers"), SystemPrompt: parley.Some("Mine.")})
 		mustStep(t, "creating my segment", err)
 		other := site.set("/theirs", html("Their page", "Their own text."))
 		if p := syncPost(tc, url.Values{"url": {other}, "segment": {seg.Slug}}, true); p.status != http.StatusUnprocessableEntity || p.text("#err-segmentSlug") == "" {
@@ -356,7 +357,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 		tn := b.tenantNow(t, full.Slug)
 		limit := tn.PlanInfo().CorpusLimit
 		for i := range limit {
-			if _, _, err := b.db.UpsertCorpus(bg, full.ID, limit, db.CorpusWrite{Title: db.Some(fmt.Sprintf("Entry %d", i)), Content: db.Some("Text")}); err != nil {
+			if _, _, err := b.db.UpsertCorpus(bg, full.ID, limit, db.CorpusWrite{Title: parley.Some(fmt.Sprintf("Entry %d", i)), Content: parley.Some("Text")}); err != nil {
 				t.Fatal(err)
 			}
 		}

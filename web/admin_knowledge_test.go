@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -43,11 +44,11 @@ func kbOnePage(ctx context.Context, t *testing.T) {
 }
 
 // kbCorpusEntry stores an entry directly, for what a test does not create through the pages.
-func kbCorpusEntry(t *testing.T, b *bundle, tenantID, segmentID, title string) db.CorpusEntry {
+func kbCorpusEntry(t *testing.T, b *bundle, tenantID, segmentID, title string) parley.CorpusEntry {
 	t.Helper()
-	w := db.CorpusWrite{Title: db.Some(title), Content: db.Some("Content of " + title)}
+	w := db.CorpusWrite{Title: parley.Some(title), Content: parley.Some("Content of " + title)}
 	if segmentID != "" {
-		w.SegmentID = db.Some(segmentID)
+		w.SegmentID = parley.Some(segmentID)
 	}
 	e, _, err := b.db.UpsertCorpus(context.Background(), tenantID, 1000, w)
 	if err != nil {
@@ -129,7 +130,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 		if s.SystemPrompt != "You help wholesale buyers order in bulk." || strOrEmpty(s.WelcomeMessage) != "Hello, buyer!" || !s.IsActive || s.IsDefault {
 			t.Errorf("stored %+v", s)
 		}
-		if want := []db.Starter{{Text: "See bulk prices", Emoji: "💰"}, {Text: "Talk to sales"}}; len(s.ConversationStarters) != 2 ||
+		if want := []parley.Starter{{Text: "See bulk prices", Emoji: "💰"}, {Text: "Talk to sales"}}; len(s.ConversationStarters) != 2 ||
 			s.ConversationStarters[0] != want[0] || s.ConversationStarters[1] != want[1] {
 			t.Errorf("starters = %+v", s.ConversationStarters)
 		}
@@ -137,10 +138,10 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 		if fc == nil || !fc.Enabled || fc.Intent != "request a quote" || fc.ConfirmationMessage != "Thanks, we will call you." || len(fc.Fields) != 2 {
 			t.Fatalf("form = %+v", fc)
 		}
-		if want := (db.FormField{Name: "email", Label: "Your email", Type: "email", Required: true}); fc.Fields[0] != want {
+		if want := (parley.FormField{Name: "email", Label: "Your email", Type: "email", Required: true}); fc.Fields[0] != want {
 			t.Errorf("field 1 = %+v", fc.Fields[0])
 		}
-		if want := (db.FormField{Name: "company", Label: "Company", Type: "text"}); fc.Fields[1] != want {
+		if want := (parley.FormField{Name: "company", Label: "Company", Type: "text"}); fc.Fields[1] != want {
 			t.Errorf("field 2 = %+v", fc.Fields[1])
 		}
 		row := "#segment-" + s.ID
@@ -229,10 +230,10 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 			t.Error("the page was reloaded: the row should go in place")
 		}
 		kbOnePage(ctx, t)
-		if _, err := b.db.Segment(bg, ten.ID, seg.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.Segment(bg, ten.ID, seg.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("segment after delete: %v", err)
 		}
-		if _, err := b.db.CorpusEntry(bg, ten.ID, entry.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.CorpusEntry(bg, ten.ID, entry.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("its entry after the cascade: %v", err)
 		}
 	})
@@ -407,7 +408,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 			t.Error("the page was reloaded: the row should go in place")
 		}
 		kbOnePage(ctx, t)
-		if _, err := b.db.CorpusEntry(bg, ten.ID, other.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.CorpusEntry(bg, ten.ID, other.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("entry after delete: %v", err)
 		}
 		if _, err := b.db.CorpusEntry(bg, ten.ID, entry.ID); err != nil {
@@ -424,7 +425,7 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 	c := b.newAdminClient(t)
 	c.signIn(mine)
 
-	theirSeg, err := b.db.CreateSegment(bg, theirs.ID, 10, db.SegmentWrite{Name: db.Some("Their segment"), SystemPrompt: db.Some("Theirs.")})
+	theirSeg, err := b.db.CreateSegment(bg, theirs.ID, 10, db.SegmentWrite{Name: parley.Some("Their segment"), SystemPrompt: parley.Some("Theirs.")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +531,7 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 
 	t.Run("DeleteConflictWithoutJavaScript", func(t *testing.T) {
 		c := c.as(t)
-		s, err := b.db.CreateSegment(bg, mine.ID, 10, db.SegmentWrite{Name: db.Some("Busy"), SystemPrompt: db.Some("Busy.")})
+		s, err := b.db.CreateSegment(bg, mine.ID, 10, db.SegmentWrite{Name: parley.Some("Busy"), SystemPrompt: parley.Some("Busy.")})
 		if err != nil {
 			t.Fatal(err)
 		}

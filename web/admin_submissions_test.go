@@ -11,16 +11,17 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
 // inboxSubmission creates a submission of the tenant, created at created (now when zero).
 func inboxSubmission(t *testing.T, b *bundle, tenantID, channel, toolType, toolName, input string, created time.Time,
-	mod func(*db.NewSubmission)) db.Submission {
+	mod func(*parley.NewSubmission)) parley.Submission {
 	t.Helper()
 	ctx := context.Background()
 	page := "https://shop.example/pricing"
-	ns := db.NewSubmission{TenantID: tenantID, ToolType: toolType, ToolName: toolName, Channel: channel, PageURL: &page,
+	ns := parley.NewSubmission{TenantID: tenantID, ToolType: toolType, ToolName: toolName, Channel: channel, PageURL: &page,
 		Input: json.RawMessage(input), Result: json.RawMessage(`{"success":true,"message":"Thanks, we will call you."}`)}
 	if mod != nil {
 		mod(&ns)
@@ -65,13 +66,13 @@ func TestBrowserSubmissions(t *testing.T) {
 	old := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"old@example.com"}`, now.Add(-48*time.Hour), nil)
 	ada := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",
 		`{"full_name":"Ada Lovelace","work_email":"ada@example.com","message":"Call me"}`, now.Add(-4*time.Minute),
-		func(ns *db.NewSubmission) { ns.ConversationID = &conv.ID })
+		func(ns *parley.NewSubmission) { ns.ConversationID = &conv.ID })
 	grace := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"name":"Grace Hopper","phone":"+1 555 0100"}`, now.Add(-3*time.Minute), nil)
 	demo := inboxSubmission(t, b, ten.ID, "voice", "BOOK_MEETING", "Demo booking", `{"date":"2026-12-01","company":"Initech"}`, now.Add(-2*time.Minute), nil)
 	quote := inboxSubmission(t, b, ten.ID, "api", "GENERATE_QUOTE", "Quote", `{"email":"linus@example.org","seats":12}`, now.Add(-time.Minute), nil)
-	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, grace.ID, db.SubmissionContacted)
+	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, grace.ID, parley.SubmissionContacted)
 	mustStep(t, "contacting grace", err)
-	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, demo.ID, db.SubmissionResolved)
+	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, demo.ID, parley.SubmissionResolved)
 	mustStep(t, "resolving the demo", err)
 	// Another tenant's submission is never counted nor listed.
 	other := b.newTenant(t, "scale")
@@ -199,7 +200,7 @@ func TestBrowserSubmissions(t *testing.T) {
 		}
 		got, err := b.db.Submission(bg, ten.ID, ada.ID)
 		mustStep(t, "reading ada", err)
-		if got.Status != db.SubmissionContacted {
+		if got.Status != parley.SubmissionContacted {
 			t.Errorf("stored status = %s", got.Status)
 		}
 		if n := eventCount(t, b, ada.ID, db.EventSubmissionUpdated); n != 1 {
@@ -254,7 +255,7 @@ func TestBrowserSubmissions(t *testing.T) {
 		before := mustRunStep(ctx, t, "updated", chromedp.Text(chromedp.ID("submission-updated")))
 		mustStep(t, "resolving", chromedp.Do(ctx, chooseOption("status-"+ada.ID, "RESOLVED"),
 			chromedp.WaitVisible(chromedp.CSS("#status-control select.status-resolved"))))
-		if got, _ := b.db.Submission(bg, ten.ID, ada.ID); got.Status != db.SubmissionResolved {
+		if got, _ := b.db.Submission(bg, ten.ID, ada.ID); got.Status != parley.SubmissionResolved {
 			t.Errorf("stored status = %s", got.Status)
 		}
 		if after := mustRunStep(ctx, t, "updated", chromedp.Text(chromedp.ID("submission-updated"))); after == "" || before == "" {
@@ -276,7 +277,7 @@ func TestBrowserSubmissions(t *testing.T) {
 		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Submission deleted; the conversation is kept." {
 			t.Errorf("flash = %q", flash)
 		}
-		if _, err := b.db.Submission(bg, ten.ID, ada.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.Submission(bg, ten.ID, ada.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("the submission is still stored: %v", err)
 		}
 		if n := eventCount(t, b, ada.ID, ""); n != 0 {
@@ -314,7 +315,7 @@ func TestAdminSubmissionsIsolation(t *testing.T) {
 	}
 	got, err := b.db.Submission(context.Background(), theirs.ID, sub.ID)
 	mustStep(t, "reading their submission", err)
-	if got.Status != db.SubmissionNew || eventCount(t, b, sub.ID, "") != 1 {
+	if got.Status != parley.SubmissionNew || eventCount(t, b, sub.ID, "") != 1 {
 		t.Errorf("their submission changed: %s, %d events", got.Status, eventCount(t, b, sub.ID, ""))
 	}
 }

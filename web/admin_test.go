@@ -17,6 +17,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -227,7 +228,7 @@ func (c *adminClient) settingsForm() url.Values {
 	return formValues(p.doc.Find("#settings-form"))
 }
 
-func (b *bundle) tenantNow(t *testing.T, slug string) db.Tenant {
+func (b *bundle) tenantNow(t *testing.T, slug string) parley.Tenant {
 	t.Helper()
 	got, err := b.db.TenantBySlug(context.Background(), slug)
 	if err != nil {
@@ -758,7 +759,7 @@ func TestAdminSettings(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
 
-	stored := func(tn db.Tenant, field string) string {
+	stored := func(tn parley.Tenant, field string) string {
 		switch field {
 		case "botName":
 			return strOrEmpty(tn.BotName)
@@ -840,12 +841,12 @@ func TestAdminSettings(t *testing.T) {
 		// Start from a tenant with every optional field set, so that a field the
 		// form drops or mangles shows.
 		_, err := b.db.UpdateTenant(ctx, ten.ID, db.TenantPatch{
-			BotName: db.Some("Ada"), BotTitle: db.Some("Sales assistant"), BotLore: db.Some("Line one\nLine two"),
-			BotTone: db.Some("PLAYFUL"), UseTutoiement: db.Some(true), AllowEmojis: db.Some(false),
-			PrimaryColor: db.Some("#112233"), SecondaryColor: db.Some("#445566"), ShowAIBadge: db.Some(false),
-			BotAvatar: db.Some("https://cdn.example/a.png"), AvatarType: db.Some("LIBRARY"), TeaserText: db.Some("Hi there"),
-			AutoOpen: db.Some(true), AutoOpenDelay: db.Some(42), BubblePulse: db.Some(true),
-			AllowedDomains: db.Some([]string{"example.com", "*.shop.example"}), ContentPolicy: db.Some("MODERATE"),
+			BotName: parley.Some("Ada"), BotTitle: parley.Some("Sales assistant"), BotLore: parley.Some("Line one\nLine two"),
+			BotTone: parley.Some("PLAYFUL"), UseTutoiement: parley.Some(true), AllowEmojis: parley.Some(false),
+			PrimaryColor: parley.Some("#112233"), SecondaryColor: parley.Some("#445566"), ShowAIBadge: parley.Some(false),
+			BotAvatar: parley.Some("https://cdn.example/a.png"), AvatarType: parley.Some("LIBRARY"), TeaserText: parley.Some("Hi there"),
+			AutoOpen: parley.Some(true), AutoOpenDelay: parley.Some(42), BubblePulse: parley.Some(true),
+			AllowedDomains: parley.Some([]string{"example.com", "*.shop.example"}), ContentPolicy: parley.Some("MODERATE"),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -864,7 +865,7 @@ func TestAdminSettings(t *testing.T) {
 }
 
 // settingsOf is what the settings page edits, dereferenced for comparison.
-func settingsOf(tn db.Tenant) []any {
+func settingsOf(tn parley.Tenant) []any {
 	return []any{tn.Name, strOrEmpty(tn.BotName), strOrEmpty(tn.BotTitle), strOrEmpty(tn.BotLore), tn.BotTone,
 		tn.UseTutoiement, tn.AllowEmojis, tn.PrimaryColor, strOrEmpty(tn.SecondaryColor), tn.ShowAIBadge,
 		strOrEmpty(tn.BotAvatar), tn.AvatarType, strOrEmpty(tn.TeaserText), tn.AutoOpen, tn.AutoOpenDelay,

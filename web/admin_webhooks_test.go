@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
@@ -31,7 +32,7 @@ func withAdminHookResolver(b *bundle) *bundle {
 func adminHookEndpoint(t *testing.T, b *bundle, tenantID, u string) db.WebhookEndpoint {
 	t.Helper()
 	ep, err := b.db.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
-		URL: db.Some(u), Events: db.Some(db.WebhookEvents), SecretSealed: b.box.Seal([]byte("whsec_test")),
+		URL: parley.Some(u), Events: parley.Some(db.WebhookEvents), SecretSealed: b.box.Seal([]byte("whsec_test")),
 	})
 	mustStep(t, "creating an endpoint", err)
 	return ep
@@ -42,7 +43,7 @@ func adminHookEndpoint(t *testing.T, b *bundle, tenantID, u string) db.WebhookEn
 func adminHookDelivery(t *testing.T, b *bundle, tenantID, endpointID string) db.WebhookDelivery {
 	t.Helper()
 	ctx := context.Background()
-	_, _, err := b.db.CreateSubmission(ctx, db.NewSubmission{TenantID: tenantID, ToolType: "SUBMIT_FORM", ToolName: "contact",
+	_, _, err := b.db.CreateSubmission(ctx, parley.NewSubmission{TenantID: tenantID, ToolType: "SUBMIT_FORM", ToolName: "contact",
 		Channel: "web", Input: json.RawMessage(`{"email":"a@b.co"}`)}, nil)
 	mustStep(t, "creating a submission", err)
 	ds, _, err := b.db.ListWebhookDeliveries(ctx, tenantID, endpointID, db.DeliveryFilter{Page: 1, Limit: 1})
@@ -73,7 +74,7 @@ func adminDeliveryJobs(t *testing.T, b *bundle, id string) int {
 
 func adminSetHookEnabled(t *testing.T, b *bundle, tenantID, id string, enabled bool) {
 	t.Helper()
-	_, err := b.db.UpdateWebhookEndpoint(context.Background(), tenantID, id, db.WebhookEndpointWrite{Enabled: db.Some(enabled)})
+	_, err := b.db.UpdateWebhookEndpoint(context.Background(), tenantID, id, db.WebhookEndpointWrite{Enabled: parley.Some(enabled)})
 	mustStep(t, "updating the endpoint", err)
 }
 
@@ -232,7 +233,7 @@ func TestBrowserWebhooks(t *testing.T) {
 			t.Errorf("confirmation = %q", msg)
 		}
 		waitUntil(ctx, t, "the row to go", `!document.querySelector(`+jsString(row)+`)`)
-		if _, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID); db.ErrorKind(err) != db.KindNotFound {
+		if _, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID); parley.ErrorKind(err) != parley.KindNotFound {
 			t.Errorf("the endpoint is still stored: %v", err)
 		}
 		var n int

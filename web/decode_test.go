@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 )
 
@@ -19,7 +20,7 @@ func decodeJSON(t *testing.T, resp *http.Response, v any) {
 }
 
 // listCorpus lists a tenant's corpus straight from the database, for assertions.
-func listCorpus(store *db.DB, ctx context.Context, tenantID string, q db.CorpusQuery) ([]db.CorpusEntry, int, error) {
+func listCorpus(store *db.DB, ctx context.Context, tenantID string, q db.CorpusQuery) ([]parley.CorpusEntry, int, error) {
 	res, err := store.ListCorpus(ctx, tenantID, q)
 	return res.Entries, res.Total, err
 }

@@ -8,23 +8,24 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
-var kindStatus = map[db.Kind]int{
-	db.KindInvalid:      http.StatusBadRequest,
-	db.KindUnauthorized: http.StatusUnauthorized,
-	db.KindForbidden:    http.StatusForbidden,
-	db.KindNotFound:     http.StatusNotFound,
-	db.KindConflict:     http.StatusConflict,
-	db.KindNotActivated: http.StatusPaymentRequired,
-	db.KindRateLimited:  http.StatusTooManyRequests,
-	db.KindTooLarge:     http.StatusRequestEntityTooLarge,
+var kindStatus = map[parley.Kind]int{
+	parley.KindInvalid:      http.StatusBadRequest,
+	parley.KindUnauthorized: http.StatusUnauthorized,
+	parley.KindForbidden:    http.StatusForbidden,
+	parley.KindNotFound:     http.StatusNotFound,
+	parley.KindConflict:     http.StatusConflict,
+	parley.KindNotActivated: http.StatusPaymentRequired,
+	parley.KindRateLimited:  http.StatusTooManyRequests,
+	parley.KindTooLarge:     http.StatusRequestEntityTooLarge,
 
-	db.KindUnprocessable: http.StatusUnprocessableEntity,
-	db.KindUpstream:      http.StatusBadGateway,
+	parley.KindUnprocessable: http.StatusUnprocessableEntity,
+	parley.KindUpstream:      http.StatusBadGateway,
 }
 
 // errorBody is the spec's error shape.
@@ -52,10 +53,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	status := http.StatusInternalServerError
 	body := errorBody{Error: "Internal error"}
-	var appErr *db.Error
+	var appErr *parley.Error
 	var httpErr *echo.HTTPError
 	switch {
-	case errors.As(err, &appErr) && appErr.Kind != db.KindInternal:
+	case errors.As(err, &appErr) && appErr.Kind != parley.KindInternal:
 		status = kindStatus[appErr.Kind]
 		body = errorBody{Error: appErr.Message, Details: appErr.Details, Code: appErr.Code}
 	case errors.As(err, &httpErr):

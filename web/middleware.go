@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
 )
 
@@ -58,8 +58,8 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		t, err := s.DB.TenantBySlug(ctx, c.Param("slug"))
-		if db.ErrorKind(err) == db.KindNotFound || (err == nil && t.ID != p.TenantID) {
-			return db.Errorf(db.KindNotFound, "Tenant not found")
+		if parley.ErrorKind(err) == parley.KindNotFound || (err == nil && t.ID != p.TenantID) {
+			return parley.Errorf(parley.KindNotFound, "Tenant not found")
 		}
 		if err != nil {
 			return err
@@ -75,7 +75,7 @@ func requireScope(scope string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if p, ok := handlers.PrincipalOf(c); !ok || !p.HasScope(scope) {
-				return &db.Error{Kind: db.KindForbidden, Message: "Missing scope: " + scope,
+				return &parley.Error{Kind: parley.KindForbidden, Message: "Missing scope: " + scope,
 					Details: map[string]string{"requiredScope": scope}}
 			}
 			return next(c)
@@ -93,7 +93,7 @@ func (s *Server) adminCSRF() echo.MiddlewareFunc {
 		CookieSecure:   s.Config.SecureCookies(),
 		CookieSameSite: http.SameSiteStrictMode,
 		ErrorHandler: func(err error, c echo.Context) error {
-			return &db.Error{Kind: db.KindForbidden,
+			return &parley.Error{Kind: parley.KindForbidden,
 				Message: "Your form expired or came from another site; reload the page and try again."}
 		},
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -1436,7 +1437,7 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 		"EscalateToHumanToolConfig":  reflect.TypeFor[agent.EscalateConfig](),
 		"RememberFactToolConfig":     reflect.TypeFor[agent.RememberConfig](),
 		"RecommendProductToolConfig": reflect.TypeFor[agent.RecommendConfig](),
-		"ToolFormField":              reflect.TypeFor[db.FormField](),
+		"ToolFormField":              reflect.TypeFor[parley.FormField](),
 	}
 	for name, st := range structs {
 		for _, n := range []string{name, name + "Input"} {
@@ -1484,9 +1485,8 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 		agent.ToolSubmitForm:    `{"fields": [{"name": "email", "label": "Email", "type": "email"}]}`,
 		agent.ToolGenerateQuote: `{"currency": "EUR", "items": [{"name": "Website", "options": [{"name": "Hosting"}]}]}`,
 	}
-	noForm := func(db.FieldErrors, string, []db.FormField) {}
 	for typ, name := range toolConfigSchemas {
-		norm, problems := agent.ValidateToolConfig(typ, json.RawMessage(minimal[typ]), noForm)
+		norm, problems := agent.ValidateToolConfig(typ, json.RawMessage(minimal[typ]))
 		if len(problems) > 0 {
 			t.Fatalf("%s: %v", typ, problems)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -25,8 +26,8 @@ func (b *bundle) newSubTenant(t *testing.T) subTenant {
 	t.Helper()
 	ctx := context.Background()
 	ten := b.newTenant(t, "scale")
-	tool, err := b.db.CreateTool(ctx, ten.ID, db.ToolWrite{Name: db.Some("Contact form"),
-		Description: db.Some("Collects contact details"), Type: db.Some("SUBMIT_FORM")})
+	tool, err := b.db.CreateTool(ctx, ten.ID, db.ToolWrite{Name: parley.Some("Contact form"),
+		Description: parley.Some("Collects contact details"), Type: parley.Some("SUBMIT_FORM")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +40,11 @@ func (b *bundle) newSubTenant(t *testing.T) subTenant {
 
 // addSubmission creates a web SUBMIT_FORM submission of the tenant's tool and
 // conversation, changed by mod, created at created (now when zero).
-func (b *bundle) addSubmission(t *testing.T, st subTenant, created time.Time, mod func(*db.NewSubmission)) db.Submission {
+func (b *bundle) addSubmission(t *testing.T, st subTenant, created time.Time, mod func(*parley.NewSubmission)) parley.Submission {
 	t.Helper()
 	ctx := context.Background()
 	page := "https://example.com/pricing"
-	ns := db.NewSubmission{TenantID: st.ID, ToolID: &st.toolID, ToolType: "SUBMIT_FORM", ToolName: "Contact form",
+	ns := parley.NewSubmission{TenantID: st.ID, ToolID: &st.toolID, ToolType: "SUBMIT_FORM", ToolName: "Contact form",
 		ConversationID: &st.conversationID, Channel: "web", PageURL: &page,
 		Input: json.RawMessage(`{"full_name":"Ada Lovelace","work_email":"ada@example.com"}`), Result: json.RawMessage(`{"success":true}`)}
 	if mod != nil {
@@ -108,15 +109,15 @@ func TestSubmissions(t *testing.T) {
 		st := b.newSubTenant(t)
 		now := time.Now().UTC()
 		ada := b.addSubmission(t, st, now.Add(-time.Hour), nil)
-		grace := b.addSubmission(t, st, now.Add(-2*time.Hour), func(s *db.NewSubmission) {
+		grace := b.addSubmission(t, st, now.Add(-2*time.Hour), func(s *parley.NewSubmission) {
 			s.ToolType, s.ToolName, s.Channel, s.ToolID = "BOOK_MEETING", "Demo booking", "voice", nil
 			s.Input = json.RawMessage(`{"name":"Grace Hopper","slot":"Thursday 10:00"}`)
 		})
-		january := b.addSubmission(t, st, time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC), func(s *db.NewSubmission) {
+		january := b.addSubmission(t, st, time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC), func(s *parley.NewSubmission) {
 			s.Channel, s.ToolID, s.ConversationID, s.PageURL = "form", nil, nil, nil
 			s.Input = json.RawMessage(`{"email":"100%@shop.test"}`)
 		})
-		quote := b.addSubmission(t, st, now.Add(-30*time.Minute), func(s *db.NewSubmission) {
+		quote := b.addSubmission(t, st, now.Add(-30*time.Minute), func(s *parley.NewSubmission) {
 			s.ToolType, s.ToolName, s.Channel, s.ToolID = "GENERATE_QUOTE", "Quote", "api", nil
 			s.Input = json.RawMessage(`{"total":"1_000 EUR"}`)
 		})
@@ -221,8 +222,8 @@ func TestSubmissions(t *testing.T) {
 		t.Parallel()
 		st := b.newSubTenant(t)
 		b.addSubmission(t, st, time.Time{}, nil)
-		b.addSubmission(t, st, time.Now().Add(-72*time.Hour), func(s *db.NewSubmission) { s.Channel = "form" })
-		booking := b.addSubmission(t, st, time.Time{}, func(s *db.NewSubmission) {
+		b.addSubmission(t, st, time.Now().Add(-72*time.Hour), func(s *parley.NewSubmission) { s.Channel = "form" })
+		booking := b.addSubmission(t, st, time.Time{}, func(s *parley.NewSubmission) {
 			s.ToolType, s.ToolName, s.Channel, s.ToolID = "BOOK_MEETING", "Demo", "voice", nil
 		})
 		if _, _, err := b.db.UpdateSubmissionStatus(ctx, st.ID, booking.ID, "RESOLVED"); err != nil {
@@ -412,7 +413,7 @@ func TestOpenAPISubmissionResponses(t *testing.T) {
 	b := c.b
 	st := b.newSubTenant(t)
 	first := b.addSubmission(t, st, time.Now().Add(-time.Minute), nil)
-	b.addSubmission(t, st, time.Time{}, func(s *db.NewSubmission) {
+	b.addSubmission(t, st, time.Time{}, func(s *parley.NewSubmission) {
 		s.ToolType, s.ToolName, s.Channel, s.ToolID, s.ConversationID, s.PageURL = "COLLECT_PAYMENT", "Payment link", "form", nil, nil, nil
 	})
 	list, item := schema("SubmissionList"), schema("Submission")

@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/jobs"
@@ -114,12 +115,12 @@ func (w *webhookAPI) deliveries(t *testing.T, id, query string) ([]any, map[stri
 }
 
 // newSubmission records a submission of the tenant, which fires submission.created.
-func newSubmission(t *testing.T, b *bundle, tenantID string) db.Submission {
+func newSubmission(t *testing.T, b *bundle, tenantID string) parley.Submission {
 	t.Helper()
-	sub, _, err := b.db.CreateSubmission(context.Background(), db.NewSubmission{
+	sub, _, err := b.db.CreateSubmission(context.Background(), parley.NewSubmission{
 		TenantID: tenantID, ToolType: "SUBMIT_FORM", ToolName: "Contact", Channel: "api",
 		Input: json.RawMessage(`{"name":"Ada","phone":"+33 6 00 00 00 00"}`),
-	}, []db.Turn{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}})
+	}, []parley.Turn{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +417,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	}
 
 	// A status change reaches both subscribed endpoints; its payload carries both statuses.
-	if _, _, err := b.db.UpdateSubmissionStatus(ctx, w.ten.ID, sub.ID, db.SubmissionContacted); err != nil {
+	if _, _, err := b.db.UpdateSubmissionStatus(ctx, w.ten.ID, sub.ID, parley.SubmissionContacted); err != nil {
 		t.Fatal(err)
 	}
 	ds, _ = w.deliveries(t, updatesID, "")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -16,7 +17,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlags("tenant create", stderr)
 	slug := fs.String("slug", "", "URL-safe tenant slug")
 	name := fs.String("name", "", "display name")
-	plan := fs.String("plan", "", "plan: "+strings.Join(db.PlanNames(), ", "))
+	plan := fs.String("plan", "", "plan: "+strings.Join(parley.PlanNames(), ", "))
 	email := fs.String("owner-email", "", "owner login email")
 	password := fs.String("owner-password", "", "owner login password (at least 10 characters)")
 	if err := fs.Parse(args); err != nil {

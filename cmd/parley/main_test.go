@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -119,7 +120,7 @@ func TestTenantCreate(t *testing.T) {
 		if err != nil || stored.Legacy || stored.TenantID != p.ID {
 			t.Errorf("stored token %+v, %v", stored, err)
 		}
-		if _, err := authenticate(t, store, "X-API-Key", p.Token); db.ErrorKind(err) != db.KindUnauthorized {
+		if _, err := authenticate(t, store, "X-API-Key", p.Token); parley.ErrorKind(err) != parley.KindUnauthorized {
 			t.Errorf("ak_ token in X-API-Key: %v", err)
 		}
 	})
@@ -212,7 +213,7 @@ func TestTenantCreateErrors(t *testing.T) {
 			slug := uniqueSlug("err")
 			_, _, err := runCLI(t, tc.args(slug)...)
 			wantErr(t, err, tc.want...)
-			if _, err := store.TenantBySlug(context.Background(), slug); db.ErrorKind(err) != db.KindNotFound {
+			if _, err := store.TenantBySlug(context.Background(), slug); parley.ErrorKind(err) != parley.KindNotFound {
 				t.Errorf("a failed create left tenant %s behind (%v)", slug, err)
 			}
 		})
@@ -308,7 +309,7 @@ func TestTokenCreate(t *testing.T) {
 		if err != nil || pr.TenantID != ten.ID || !slices.Equal(pr.Scopes, []string{auth.ScopeStatsRead}) {
 			t.Errorf("X-API-Key: %+v, %v", pr, err)
 		}
-		if _, err := authenticate(t, store, "Authorization", "Bearer "+p.Token); db.ErrorKind(err) != db.KindUnauthorized {
+		if _, err := authenticate(t, store, "Authorization", "Bearer "+p.Token); parley.ErrorKind(err) != parley.KindUnauthorized {
 			t.Errorf("legacy key as Bearer: %v", err)
 		}
 	})
@@ -429,7 +430,7 @@ func TestUserCreate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := runCLI(t, append([]string{"user", "create"}, tc.args...)...)
 			wantErr(t, err, tc.want...)
-			if _, err := store.UserByEmail(ctx, "x@"+slug+".test"); db.ErrorKind(err) != db.KindNotFound {
+			if _, err := store.UserByEmail(ctx, "x@"+slug+".test"); parley.ErrorKind(err) != parley.KindNotFound {
 				t.Errorf("a failed user create made the user (%v)", err)
 			}
 		})
@@ -510,7 +511,7 @@ func TestSeedDemoNotEmpty(t *testing.T) {
 	if after != before {
 		t.Errorf("tenants %d -> %d", before, after)
 	}
-	if _, err := store.TenantBySlug(context.Background(), "demo"); db.ErrorKind(err) != db.KindNotFound {
+	if _, err := store.TenantBySlug(context.Background(), "demo"); parley.ErrorKind(err) != parley.KindNotFound {
 		t.Errorf("demo tenant created on a database with tenants (%v)", err)
 	}
 }

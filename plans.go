@@ -1,4 +1,4 @@
-package db
+package parley
 
 // Plan is one row of the plan table: what a tenant may use and how much of it.
 type Plan struct {

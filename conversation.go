@@ -1,0 +1,79 @@
+package parley
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Conversation is one chat session of a visitor (or an agent) with a tenant's bot.
+type Conversation struct {
+	ID               string               `db:"id"`
+	TenantID         string               `db:"tenant_id"`
+	SegmentID        *string              `db:"segment_id"`
+	VisitorID        *string              `db:"visitor_id"`
+	SessionID        string               `db:"session_id"`
+	Channel          string               `db:"channel"`
+	Status           string               `db:"status"`
+	VisitorType      string               `db:"visitor_type"`
+	AgentModel       *string              `db:"agent_model"`
+	PageURL          *string              `db:"page_url"`
+	Metadata         ConversationMetadata `db:"metadata"`
+	FirstUserMessage *string              `db:"first_user_message"`
+	Locale           *string              `db:"locale"`
+	MessageCount     int                  `db:"message_count"`
+	ToolCallsCount   int                  `db:"tool_calls_count"`
+	FeedbackPositive int                  `db:"feedback_positive"`
+	FeedbackNegative int                  `db:"feedback_negative"`
+	CreatedAt        time.Time            `db:"created_at"`
+	UpdatedAt        time.Time            `db:"updated_at"`
+	LastMessageAt    time.Time            `db:"last_message_at"`
+}
+
+// ConversationMetadata is what the widget tells about the page a conversation started on.
+type ConversationMetadata struct {
+	UserAgent string `json:"userAgent,omitempty"`
+	Referrer  string `json:"referrer,omitempty"`
+	Page      string `json:"page,omitempty"`
+}
+
+// Conversation channels and statuses, and visitor types.
+const (
+	ChannelWeb   = "web"
+	ChannelAgent = "agent"
+	ChannelVoice = "voice"
+	ChannelAPI   = "api"
+	ChannelForm  = "form" // submissions only: the standalone form widget
+
+	StatusBot       = "BOT"
+	StatusEscalated = "ESCALATED"
+
+	VisitorHuman = "human"
+	VisitorAgent = "agent"
+)
+
+// Message is one stored chat message. Feedback is the visitor's vote on an
+// assistant message: 1, -1 or nil.
+type Message struct {
+	ID             string    `db:"id"`
+	ConversationID string    `db:"conversation_id"`
+	Role           string    `db:"role"`
+	Content        string    `db:"content"`
+	Feedback       *int      `db:"feedback"`
+	CreatedAt      time.Time `db:"created_at"`
+}
+
+// Turn is a user or assistant message as the model and the webhook payload see it.
+type Turn struct {
+	Role      string    `json:"role" db:"role"`
+	Content   string    `json:"content" db:"content"`
+	Timestamp time.Time `json:"timestamp,omitzero" db:"created_at"`
+}
+
+// ToolCall is one tool run of a conversation, as its tool history keeps it.
+type ToolCall struct {
+	ToolName  string          `json:"toolName" db:"tool_name"`
+	ToolType  string          `json:"toolType" db:"tool_type"`
+	Input     json.RawMessage `json:"input" db:"input"`
+	Result    json.RawMessage `json:"result" db:"result"`
+	Timestamp time.Time       `json:"timestamp" db:"created_at"`
+}

@@ -1,0 +1,71 @@
+package parley
+
+import (
+	"time"
+)
+
+// Tenant is one row of tenants. Sealed secrets stay sealed here; callers that
+// need them open them with the secret box.
+type Tenant struct {
+	ID                string           `db:"id"`
+	Slug              string           `db:"slug"`
+	Name              string           `db:"name"`
+	Plan              string           `db:"plan"`
+	BotSeats          int              `db:"bot_seats"`
+	Description       *string          `db:"description"`
+	Timezone          string           `db:"timezone"`
+	WidgetKey         *string          `db:"widget_key"`
+	VisitorSigningKey []byte           `db:"visitor_signing_key"`
+	BotName           *string          `db:"bot_name"`
+	BotTitle          *string          `db:"bot_title"`
+	BotLore           *string          `db:"bot_lore"`
+	BotTone           string           `db:"bot_tone"`
+	UseTutoiement     bool             `db:"use_tutoiement"`
+	AllowEmojis       bool             `db:"allow_emojis"`
+	PrimaryColor      string           `db:"primary_color"`
+	SecondaryColor    *string          `db:"secondary_color"`
+	ShowAIBadge       bool             `db:"show_ai_badge"`
+	BotAvatar         *string          `db:"bot_avatar"`
+	AvatarType        string           `db:"avatar_type"`
+	AvatarBackground  *string          `db:"avatar_background"`
+	TeaserText        *string          `db:"teaser_text"`
+	AutoOpen          bool             `db:"auto_open"`
+	AutoOpenDelay     int              `db:"auto_open_delay"`
+	BubblePulse       bool             `db:"bubble_pulse"`
+	AllowedDomains    []string         `db:"allowed_domains"`
+	ContentPolicy     string           `db:"content_policy"`
+	VisitorAuthMode   *string          `db:"visitor_auth_mode"`
+	VisitorContextURL *string          `db:"visitor_context_url"`
+	CaptchaEnabled    bool             `db:"captcha_enabled"`
+	CaptchaSiteKey    *string          `db:"captcha_site_key"`
+	CaptchaSecretKey  []byte           `db:"captcha_secret_key"`
+	BookingCTAEnabled bool             `db:"booking_cta_enabled"`
+	BookingCTAConfig  BookingCTAConfig `db:"booking_cta_config"`
+	IsOnboarded       bool             `db:"is_onboarded"`
+	MCPToolsURL       *string          `db:"mcp_tools_url"`
+	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
+	LLMWebhookURL     *string          `db:"llm_webhook_url"`
+	CreatedAt         time.Time        `db:"created_at"`
+	UpdatedAt         time.Time        `db:"updated_at"`
+}
+
+// BookingCTAConfig is the booking call-to-action shown by the widget.
+type BookingCTAConfig struct {
+	Headline    string `json:"headline"`
+	Subtitle    string `json:"subtitle"`
+	CTAText     string `json:"ctaText"`
+	OfficeHours string `json:"officeHours"`
+}
+
+// PlanInfo returns the tenant's plan row (the free plan if the name is unknown).
+func (t *Tenant) PlanInfo() Plan {
+	if p, ok := PlanByName(t.Plan); ok {
+		return p
+	}
+	return Plans[0]
+}
+
+// ConversationsLimit is the plan's monthly base plus paid bot seats.
+func (t *Tenant) ConversationsLimit() int {
+	return t.PlanInfo().ConversationsLimit + t.BotSeats*ConversationsPerBotSeat
+}
