@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 )
 
 // Engine limits of one turn.
@@ -30,10 +29,10 @@ const (
 
 // Store is what the engine reads and writes; *db.DB satisfies it.
 type Store interface {
-	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, db.SessionState, error)
+	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, parley.SessionState, error)
 	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
 	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
-	StartTurn(ctx context.Context, p db.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
+	StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
 	RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]parley.Turn, error)
 
 	PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]parley.CorpusEntry, error)
@@ -43,10 +42,10 @@ type Store interface {
 	HasActiveProducts(ctx context.Context, tenantID string) (bool, error)
 
 	UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error)
-	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]db.Product, error)
+	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error)
 	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error)
 
-	SaveTurn(ctx context.Context, r db.TurnRecord) (parley.Message, error)
+	SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error)
 }
 
 // Secrets opens values sealed at rest (the visitor signing key, escalation
@@ -73,7 +72,7 @@ type Engine struct {
 	// of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration
 	// SessionLease is how long a session's lease lasts between renewals; 0
-	// means db.SessionLeaseTTL.
+	// means SessionLeaseTTL.
 	SessionLease time.Duration
 	// TurnTimeout bounds a turn's model calls and tools; 0 means
 	// DefaultTurnTimeout.
@@ -215,7 +214,7 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 		return nil, err
 	}
 	t.lease = lease
-	start := db.ConversationStart{
+	start := parley.ConversationStart{
 		TenantID: in.Tenant.ID, SessionID: in.SessionID, Limit: in.Tenant.ConversationsLimit(),
 		SegmentID: &in.Segment.ID, Channel: in.Channel, VisitorType: in.VisitorType,
 		AgentModel: in.AgentModel, PageURL: nonEmptyPtr(in.PageURL), Locale: nonEmptyPtr(in.Locale),
@@ -363,7 +362,7 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 // back with it.
 func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, history []parley.Turn) (parley.Message, error) {
 	in := t.in
-	rec := db.TurnRecord{TenantID: in.Tenant.ID, ConversationID: t.conv.ID, SessionID: in.SessionID,
+	rec := parley.TurnRecord{TenantID: in.Tenant.ID, ConversationID: t.conv.ID, SessionID: in.SessionID,
 		LeaseHolder: t.lease.holder, Reply: res.Text, Escalated: res.Escalated()}
 	if len(res.Executions) > 0 {
 		rec.Transcript = append([]parley.Turn(nil), history...)
@@ -396,7 +395,7 @@ func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, history []pa
 }
 
 // toolRun is an execution as the tool history and the submissions keep it.
-func toolRun(ex Execution) (db.ToolRun, error) {
+func toolRun(ex Execution) (parley.ToolRun, error) {
 	input := json.RawMessage(ex.Input)
 	if !json.Valid(input) {
 		b, _ := json.Marshal(map[string]string{"raw": string(ex.Input)})
@@ -404,17 +403,17 @@ func toolRun(ex Execution) (db.ToolRun, error) {
 	}
 	result, err := json.Marshal(map[string]any{"success": ex.Success, "summary": ex.Summary, "result": ex.Result})
 	if err != nil {
-		return db.ToolRun{}, fmt.Errorf("encoding tool result: %w", err)
+		return parley.ToolRun{}, fmt.Errorf("encoding tool result: %w", err)
 	}
-	run := db.ToolRun{Call: parley.ToolCall{ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}}
+	run := parley.ToolRun{Call: parley.ToolCall{ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}}
 	if sub := ex.Submission; sub != nil {
 		in, err := json.Marshal(sub.Input)
 		if err != nil {
-			return db.ToolRun{}, fmt.Errorf("encoding submission input: %w", err)
+			return parley.ToolRun{}, fmt.Errorf("encoding submission input: %w", err)
 		}
 		out, err := json.Marshal(sub.Result)
 		if err != nil {
-			return db.ToolRun{}, fmt.Errorf("encoding submission result: %w", err)
+			return parley.ToolRun{}, fmt.Errorf("encoding submission result: %w", err)
 		}
 		run.Submission = &parley.NewSubmission{ToolID: nonEmptyPtr(sub.ToolID), ToolType: sub.ToolType,
 			ToolName: sub.ToolName, Input: in, Result: out}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/llmtest"
-	"github.com/parley/parley/db"
 )
 
 // memStore is an in-memory Store: the engine's tests run without Postgres
@@ -23,7 +22,7 @@ type memStore struct {
 	conv       *parley.Conversation
 	turns      []parley.Turn
 	tools      []parley.Tool
-	saved      []db.TurnRecord
+	saved      []parley.TurnRecord
 	releases   int
 	startErr   error
 	saveErr    error
@@ -32,14 +31,14 @@ type memStore struct {
 	remembered map[string]string
 }
 
-func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder string, _ time.Duration, _ int) (bool, db.SessionState, error) {
+func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder string, _ time.Duration, _ int) (bool, parley.SessionState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holder != "" {
-		return false, db.SessionState{}, nil
+		return false, parley.SessionState{}, nil
 	}
 	m.holder = holder
-	st := db.SessionState{Turns: append([]parley.Turn(nil), m.turns...)}
+	st := parley.SessionState{Turns: append([]parley.Turn(nil), m.turns...)}
 	if m.conv != nil {
 		c := *m.conv
 		st.Conversation = &c
@@ -63,7 +62,7 @@ func (m *memStore) ReleaseSessionLease(_ context.Context, _, _, holder string) e
 	return nil
 }
 
-func (m *memStore) StartTurn(_ context.Context, p db.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
+func (m *memStore) StartTurn(_ context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.startErr != nil {
@@ -110,7 +109,7 @@ func (m *memStore) UpsertMemory(_ context.Context, _, _, key, value string) (par
 	return parley.MemoryFact{Key: key, Value: value}, nil
 }
 
-func (m *memStore) SearchProducts(context.Context, string, string, int) ([]db.Product, error) {
+func (m *memStore) SearchProducts(context.Context, string, string, int) ([]parley.Product, error) {
 	return nil, nil
 }
 
@@ -118,7 +117,7 @@ func (m *memStore) ExploreCorpus(context.Context, string, string, string, string
 	return nil, nil
 }
 
-func (m *memStore) SaveTurn(_ context.Context, r db.TurnRecord) (parley.Message, error) {
+func (m *memStore) SaveTurn(_ context.Context, r parley.TurnRecord) (parley.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.saveErr != nil {

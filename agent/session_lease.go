@@ -9,11 +9,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley"
 )
 
 // Session lease waits (see db.TakeSessionLease).
 const (
+	// SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
+	// session for at most this long. A live holder renews its lease while its
+	// turn runs (RenewSessionLease).
+	SessionLeaseTTL = 2 * time.Minute
+
 	leaseWaitDefault  = 30 * time.Second
 	leasePollFirst    = 50 * time.Millisecond
 	leasePollMax      = 500 * time.Millisecond
@@ -32,7 +37,7 @@ type sessionLease struct {
 	renewal                     *time.Timer // the next renewal, while the lease is held
 	// state is the session as read right after the lease was taken: its
 	// conversation (nil when none yet) and the turns before this one.
-	state db.SessionState
+	state parley.SessionState
 }
 
 // takeSessionLease waits, polling with backoff, until this turn holds the
@@ -41,7 +46,7 @@ type sessionLease struct {
 // No connection or lock is held while waiting or while the model answers.
 func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, tenantID, sessionID string) (*sessionLease, error) {
 	holder := rand.Text()
-	ttl := cmp.Or(e.SessionLease, db.SessionLeaseTTL)
+	ttl := cmp.Or(e.SessionLease, SessionLeaseTTL)
 	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {

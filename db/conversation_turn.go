@@ -29,9 +29,9 @@ type openedConversation struct {
 // conversation. A start that fails the conversation's rules is 400; one the
 // monthly limit refuses is 429 with LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
-func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
+func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
 	looked := true // known is what the session holds now
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return parley.Conversation{}, parley.Message{}, false, err
 	}
 	content := storableKey(message)
@@ -69,7 +69,7 @@ func (d *DB) StartTurn(ctx context.Context, p ConversationStart, message string,
 				INSERT INTO messages (tenant_id, conversation_id, role, content)
 				SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
 			SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`,
-			append(p.startArgs(), content)...)
+			append(startArgs(&p), content)...)
 		opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
 		switch {
 		case err == nil:

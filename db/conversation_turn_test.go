@@ -19,7 +19,7 @@ func TestStartTurn(t *testing.T) {
 	t.Run("StartsThenAppends", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 5, Channel: parley.ChannelAgent}
+		p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 5, Channel: parley.ChannelAgent}
 		c, m, created, err := f.store.StartTurn(ctx, p, "Hello there", nil)
 		if err != nil || !created || c.MessageCount != 1 || c.FirstUserMessage == nil || *c.FirstUserMessage != "Hello there" ||
 			c.Channel != parley.ChannelAgent || m.ConversationID != c.ID || m.Role != "user" || m.Content != "Hello there" || m.CreatedAt.IsZero() {
@@ -46,7 +46,7 @@ func TestStartTurn(t *testing.T) {
 		errs := make([]error, 12)
 		for i := range errs {
 			wg.Go(func() {
-				_, _, _, errs[i] = f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID,
+				_, _, _, errs[i] = f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID,
 					SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "hi", nil)
 			})
 		}
@@ -82,7 +82,7 @@ func TestStartTurn(t *testing.T) {
 		ids := make([]string, 8)
 		for i := range ids {
 			wg.Go(func() {
-				c, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "same", Limit: 100}, "m", nil)
+				c, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "same", Limit: 100}, "m", nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -109,7 +109,7 @@ func TestStartTurn(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		theirVisitor := f.visitor(t, f.other.ID)
-		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "v", Limit: 10, VisitorID: &theirVisitor}, "hi", nil)
+		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "v", Limit: 10, VisitorID: &theirVisitor}, "hi", nil)
 		wantKind(t, err, parley.KindNotFound)
 		if used, _ := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now()); used != 0 {
 			t.Errorf("a refused start counted: %d", used)
@@ -121,16 +121,16 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupConversations(t)
-	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", db.SessionLeaseTTL, 5)
+	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", 2*time.Minute, 5)
 	if err != nil || !ok || st.Conversation != nil || len(st.Turns) != 0 {
 		t.Fatalf("fresh session: %v %+v %v", ok, st, err)
 	}
-	p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "fresh", Limit: 10}
+	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "fresh", Limit: 10}
 	c, _, _, err := f.store.StartTurn(ctx, p, "one", st.Conversation)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.SaveTurn(ctx, db.TurnRecord{TenantID: f.tenant.ID, ConversationID: c.ID,
+	if _, err := f.store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.tenant.ID, ConversationID: c.ID,
 		SessionID: "fresh", LeaseHolder: "h1", Reply: "reply one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	}
 	// The reply gave the lease back: another holder takes it and reads the
 	// last turns, oldest first.
-	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", db.SessionLeaseTTL, 3)
+	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", 2*time.Minute, 3)
 	if err != nil || !ok || st.Conversation == nil || st.Conversation.ID != c.ID || st.Conversation.MessageCount != 5 {
 		t.Fatalf("second lease: %v %+v %v", ok, st.Conversation, err)
 	}
@@ -149,11 +149,11 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 		t.Errorf("turns %+v", st.Turns)
 	}
 	// Held: a third holder does not get it, nor the state.
-	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", db.SessionLeaseTTL, 3); err != nil || ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", 2*time.Minute, 3); err != nil || ok || st.Conversation != nil {
 		t.Errorf("held lease taken: %v %+v %v", ok, st, err)
 	}
 	// Another tenant's session of the same name is its own.
-	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", db.SessionLeaseTTL, 3); err != nil || !ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", 2*time.Minute, 3); err != nil || !ok || st.Conversation != nil {
 		t.Errorf("other tenant: %v %+v %v", ok, st, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,24 +15,6 @@ import (
 const conversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
 	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
 	feedback_positive, feedback_negative, created_at, updated_at, last_message_at`
-
-// ConversationStart is what the chat engine knows when a message arrives.
-// Limit is the tenant's monthly limit of new conversations
-// (Tenant.ConversationsLimit); zero or less refuses every new conversation.
-// Channel defaults to web and VisitorType to human.
-type ConversationStart struct {
-	TenantID    string
-	SessionID   string
-	Limit       int
-	SegmentID   *string
-	VisitorID   *string
-	Channel     string
-	VisitorType string
-	AgentModel  *string
-	PageURL     *string
-	Locale      *string
-	Metadata    parley.ConversationMetadata
-}
 
 // LimitDetails is the details payload of a LIMIT_REACHED error.
 type LimitDetails struct {
@@ -55,28 +36,6 @@ func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Ti
 	return n, nil
 }
 
-func (p *ConversationStart) validate() error {
-	fe := parley.FieldErrors{}
-	if p.SessionID == "" || utf8.RuneCountInString(p.SessionID) > 100 || !storable(p.SessionID) {
-		fe.Add("sessionId", "must be 1 to 100 characters")
-	}
-	if p.Channel == "" {
-		p.Channel = parley.ChannelWeb
-	}
-	switch p.Channel {
-	case parley.ChannelWeb, parley.ChannelAgent, parley.ChannelVoice, parley.ChannelAPI:
-	default:
-		fe.Add("channel", "must be web, agent, voice or api")
-	}
-	if p.VisitorType == "" {
-		p.VisitorType = parley.VisitorHuman
-	}
-	if p.VisitorType != parley.VisitorHuman && p.VisitorType != parley.VisitorAgent {
-		fe.Add("visitorType", "must be human or agent")
-	}
-	return fe.Err()
-}
-
 // countStartSQL begins a statement that starts a conversation: CTE "used"
 // has a row when the conversation was counted against the month's usage,
 // which happens only while under the limit ($11) and when its segment ($3)
@@ -93,14 +52,14 @@ const countStartSQL = `WITH ok AS (
 		RETURNING count)`
 
 // startArgs are the parameters of countStartSQL and the insert after it.
-func (p *ConversationStart) startArgs() []any {
+func startArgs(p *parley.ConversationStart) []any {
 	return []any{p.TenantID, p.SessionID, p.SegmentID, p.VisitorID, p.Channel, p.VisitorType, p.AgentModel,
 		p.PageURL, p.Locale, p.Metadata, p.Limit}
 }
 
 // startRefused says why a start inserted nothing: a segment or visitor of
 // another tenant, else the monthly limit.
-func startRefused(ctx context.Context, q Querier, p ConversationStart) error {
+func startRefused(ctx context.Context, q Querier, p parley.ConversationStart) error {
 	if err := belongsToTenant(ctx, q, "segments", "Segment", p.TenantID, p.SegmentID); err != nil {
 		return err
 	}

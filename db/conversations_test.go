@@ -30,7 +30,7 @@ func setupConversations(t *testing.T) *convFixture {
 	return &convFixture{store: store, tenant: newTenant(t, store), other: newTenant(t, store)}
 }
 
-func (f *convFixture) start(t *testing.T, p db.ConversationStart) parley.Conversation {
+func (f *convFixture) start(t *testing.T, p parley.ConversationStart) parley.Conversation {
 	t.Helper()
 	if p.TenantID == "" {
 		p.TenantID = f.tenant.ID
@@ -81,7 +81,7 @@ func TestStartTurnRules(t *testing.T) {
 	t.Run("IdempotentPerSession", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		p := db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 10, PageURL: ptr("https://example.com/a"),
+		p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 10, PageURL: ptr("https://example.com/a"),
 			Metadata: parley.ConversationMetadata{UserAgent: "UA", Referrer: "https://ref", Page: "/a"}}
 		c1, _, created, err := f.store.StartTurn(ctx, p, "hi", nil)
 		if err != nil || !created {
@@ -105,7 +105,7 @@ func TestStartTurnRules(t *testing.T) {
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		for name, p := range map[string]db.ConversationStart{
+		for name, p := range map[string]parley.ConversationStart{
 			"EmptySession":   {SessionID: ""},
 			"LongSession":    {SessionID: strings.Repeat("é", 101)},
 			"BadChannel":     {SessionID: "x", Channel: "fax"},
@@ -123,13 +123,13 @@ func TestStartTurnRules(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		v := f.visitor(t, f.other.ID)
-		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v}, "hi", nil)
+		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v}, "hi", nil)
 		wantKind(t, err, parley.KindNotFound)
 		var seg string
 		if err := f.store.Pool.QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.other.ID).Scan(&seg); err != nil {
 			t.Fatal(err)
 		}
-		_, _, _, err = f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg}, "hi", nil)
+		_, _, _, err = f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg}, "hi", nil)
 		wantKind(t, err, parley.KindNotFound)
 	})
 
@@ -141,7 +141,7 @@ func TestStartTurnRules(t *testing.T) {
 		errs := make([]error, 10)
 		for i := range errs {
 			wg.Go(func() {
-				_, _, _, errs[i] = f.store.StartTurn(ctx, db.ConversationStart{
+				_, _, _, errs[i] = f.store.StartTurn(ctx, parley.ConversationStart{
 					TenantID: f.tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "hi", nil)
 			})
 		}
@@ -173,7 +173,7 @@ func TestStartTurnRules(t *testing.T) {
 		// an existing session continues at the limit
 		for i := range errs {
 			if errs[i] == nil {
-				_, _, created, err := f.store.StartTurn(ctx, db.ConversationStart{
+				_, _, created, err := f.store.StartTurn(ctx, parley.ConversationStart{
 					TenantID: f.tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "again", nil)
 				if err != nil || created {
 					t.Errorf("continuing c%d at the limit: created=%v err=%v", i, created, err)
@@ -181,7 +181,7 @@ func TestStartTurnRules(t *testing.T) {
 			}
 		}
 		// the limit is the tenant's: another tenant still starts
-		if _, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.other.ID, SessionID: "c0", Limit: limit}, "hi", nil); err != nil {
+		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.other.ID, SessionID: "c0", Limit: limit}, "hi", nil); err != nil {
 			t.Errorf("other tenant: %v", err)
 		}
 	})
@@ -190,11 +190,11 @@ func TestStartTurnRules(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		for i := range 2 {
-			f.start(t, db.ConversationStart{SessionID: fmt.Sprintf("s%d", i), Limit: 2})
+			f.start(t, parley.ConversationStart{SessionID: fmt.Sprintf("s%d", i), Limit: 2})
 		}
-		_, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 2}, "hi", nil)
+		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 2}, "hi", nil)
 		wantKind(t, err, parley.KindRateLimited)
-		if _, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 3}, "hi", nil); err != nil {
+		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 3}, "hi", nil); err != nil {
 			t.Errorf("limit raised: %v", err)
 		}
 	})
@@ -202,8 +202,8 @@ func TestStartTurnRules(t *testing.T) {
 	t.Run("ConversationsUsedIsThisMonth", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		c := f.start(t, db.ConversationStart{SessionID: "gone"})
-		f.start(t, db.ConversationStart{SessionID: "new"})
+		c := f.start(t, parley.ConversationStart{SessionID: "gone"})
+		f.start(t, parley.ConversationStart{SessionID: "new"})
 		// Last month's usage does not count this month.
 		if _, err := f.store.Pool.Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count)
 			VALUES ($1, $2, 500)`, f.tenant.ID, db.MonthStart(time.Now()).AddDate(0, -1, 0)); err != nil {
@@ -217,7 +217,7 @@ func TestStartTurnRules(t *testing.T) {
 		if err != nil || used != 2 {
 			t.Errorf("ConversationsUsed = %d, %v; want 2", used, err)
 		}
-		if _, _, _, err := f.store.StartTurn(ctx, db.ConversationStart{TenantID: f.tenant.ID, SessionID: "again", Limit: 2}, "hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
+		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "again", Limit: 2}, "hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
 			t.Errorf("third start under a limit of 2 after a deletion: %v", err)
 		}
 		if used, _ := f.store.ConversationsUsed(ctx, f.other.ID, time.Now()); used != 0 {
@@ -233,7 +233,7 @@ func TestConversationWrites(t *testing.T) {
 	t.Run("MessagesAndCounters", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		c := f.start(t, db.ConversationStart{SessionID: "m"})
+		c := f.start(t, parley.ConversationStart{SessionID: "m"})
 		steps := []struct{ role, content string }{
 			{"assistant", "Hello!"}, {"user", "first question"}, {"assistant", "answer"}, {"user", "second"},
 		}
@@ -279,7 +279,7 @@ func TestConversationWrites(t *testing.T) {
 	t.Run("Feedback", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		c := f.start(t, db.ConversationStart{SessionID: "fb"})
+		c := f.start(t, parley.ConversationStart{SessionID: "fb"})
 		user, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "q")
 		a1, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "assistant", "a1")
 		a2, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "assistant", "a2")
@@ -318,7 +318,7 @@ func TestConversationWrites(t *testing.T) {
 	t.Run("TenantIsolation", func(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
-		c := f.start(t, db.ConversationStart{SessionID: "iso"})
+		c := f.start(t, parley.ConversationStart{SessionID: "iso"})
 		_, err := db.AppendMessage(ctx, f.store.Pool, f.other.ID, c.ID, "user", "x")
 		wantKind(t, err, parley.KindNotFound)
 		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool, f.other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
@@ -344,7 +344,7 @@ func TestConversationWrites(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		v := f.visitor(t, f.tenant.ID)
-		c := f.start(t, db.ConversationStart{SessionID: "v", VisitorID: &v})
+		c := f.start(t, parley.ConversationStart{SessionID: "v", VisitorID: &v})
 		if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "hi"); err != nil {
 			t.Fatal(err)
 		}

@@ -5,29 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
 )
-
-// Product is an item of the catalog RECOMMEND_PRODUCT searches.
-type Product struct {
-	ID          string    `db:"id"`
-	TenantID    string    `db:"tenant_id"`
-	ExternalID  *string   `db:"external_id"`
-	Name        string    `db:"name"`
-	Description *string   `db:"description"`
-	Price       *float64  `db:"price"`
-	Currency    *string   `db:"currency"`
-	URL         *string   `db:"url"`
-	ImageURL    *string   `db:"image_url"`
-	Tags        []string  `db:"tags"`
-	IsActive    bool      `db:"is_active"`
-	CreatedAt   time.Time `db:"created_at"`
-	UpdatedAt   time.Time `db:"updated_at"`
-}
 
 const productColumns = `id, tenant_id, external_id, name, description, price::float8 AS price, currency, url,
 	image_url, tags, is_active, created_at, updated_at`
@@ -54,7 +36,7 @@ type ProductQuery struct {
 }
 
 // ListProducts returns one page of the catalog and the total.
-func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]Product, int, error) {
+func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]parley.Product, int, error) {
 	where, order, args := productFilter(tenantID, q)
 	var total int
 	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
@@ -82,40 +64,40 @@ func productFilter(tenantID string, q ProductQuery) (where, order string, args [
 	return where, order, args
 }
 
-func (d *DB) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]Product, error) {
+func (d *DB) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]parley.Product, error) {
 	args = append(args, q.Limit, (max(q.Page, 1)-1)*q.Limit)
 	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
-	ps, err := pgx.CollectRows(rows, pgx.RowToStructByName[Product])
+	ps, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
 		return nil, fmt.Errorf("listing products: %w", err)
 	}
 	return ps, nil
 }
 
-// Product returns one of the tenant's products.
-func (d *DB) Product(ctx context.Context, tenantID, id string) (Product, error) {
+// parley.Product returns one of the tenant's products.
+func (d *DB) Product(ctx context.Context, tenantID, id string) (parley.Product, error) {
 	return product(ctx, d.Pool, tenantID, id)
 }
 
 // ProductByExternalID returns the tenant's product with that externalId.
-func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID string) (Product, error) {
+func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID string) (parley.Product, error) {
 	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
-	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Product])
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
-		return Product{}, notFound(err, "Product")
+		return parley.Product{}, notFound(err, "Product")
 	}
 	return p, nil
 }
 
-func product(ctx context.Context, q Querier, tenantID, id string) (Product, error) {
+func product(ctx context.Context, q Querier, tenantID, id string) (parley.Product, error) {
 	if !looksLikeUUID(id) {
-		return Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
+		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = $2`, tenantID, id)
-	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Product])
+	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
-		return Product{}, notFound(err, "Product")
+		return parley.Product{}, notFound(err, "Product")
 	}
 	return p, nil
 }
@@ -149,8 +131,8 @@ func externalIDConflict(err error) error {
 }
 
 // UpsertProduct creates a product or, when ExternalID names an existing one, updates it.
-func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (Product, bool, error) {
-	var p Product
+func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (parley.Product, bool, error) {
+	var p parley.Product
 	created := false
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		if w.ExternalID.Set && !w.ExternalID.Null {
@@ -191,11 +173,11 @@ func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite)
 }
 
 // UpdateProduct applies a partial update.
-func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (Product, error) {
+func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (parley.Product, error) {
 	if !looksLikeUUID(id) {
-		return Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
+		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
-	var p Product
+	var p parley.Product
 	err := d.InTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		p, err = updateProduct(ctx, tx, tenantID, id, w)
@@ -204,13 +186,13 @@ func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWr
 	return p, err
 }
 
-func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w ProductWrite) (Product, error) {
+func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w ProductWrite) (parley.Product, error) {
 	err := updateTenantRow(ctx, tx, "products", "Product", tenantID, id, productSets(w))
 	if e := externalIDConflict(err); e != nil {
-		return Product{}, e
+		return parley.Product{}, e
 	}
 	if err != nil {
-		return Product{}, fmt.Errorf("updating product: %w", err)
+		return parley.Product{}, fmt.Errorf("updating product: %w", err)
 	}
 	return product(ctx, tx, tenantID, id)
 }
@@ -232,7 +214,7 @@ func (d *DB) HasActiveProducts(ctx context.Context, tenantID string) (bool, erro
 
 // SearchProducts returns the tenant's active products matching query, best
 // first, at most limit: RECOMMEND_PRODUCT's search.
-func (d *DB) SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]Product, error) {
+func (d *DB) SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error) {
 	q := ProductQuery{Search: query, ActiveOnly: true, Page: 1, Limit: limit}
 	where, order, args := productFilter(tenantID, q)
 	return d.productPage(ctx, where, order, args, q)

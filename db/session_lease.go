@@ -11,11 +11,6 @@ import (
 	"github.com/parley/parley"
 )
 
-// SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
-// session for at most this long. A live holder renews its lease while its
-// turn runs (RenewSessionLease).
-const SessionLeaseTTL = 2 * time.Minute
-
 // acquireLeaseSQL takes the lease of (tenant, session) for holder when
 // nobody holds it or its holder's lease expired; it returns the holder.
 const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, holder, busy_until)
@@ -24,18 +19,11 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 	WHERE session_leases.busy_until < now()
 	RETURNING holder`
 
-// SessionState is what TakeSessionLease read once it held the lease: the session's conversation (nil when there is none yet) and its
-// last user and assistant turns, oldest first.
-type SessionState struct {
-	Conversation *parley.Conversation
-	Turns        []parley.Turn
-}
-
 // TakeSessionLease takes the lease of (tenant, session) for holder when
 // nobody holds it or its holder's lease expired, reporting whether it did,
 // and then reads the session's state with up to turns recent turns, in the
 // same round trip. It holds no lock or connection once it returns.
-func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, SessionState, error) {
+func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds())
 	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
@@ -49,25 +37,25 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder s
 	defer br.Close()
 	var got string
 	if err := br.QueryRow().Scan(&got); errors.Is(err, pgx.ErrNoRows) {
-		return false, SessionState{}, nil
+		return false, parley.SessionState{}, nil
 	} else if err != nil {
-		return false, SessionState{}, fmt.Errorf("taking the session lease: %w", err)
+		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", err)
 	}
 	if got != holder {
-		return false, SessionState{}, nil
+		return false, parley.SessionState{}, nil
 	}
-	var st SessionState
+	var st parley.SessionState
 	rows, _ := br.Query()
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	switch {
 	case err == nil:
 		st.Conversation = &c
 	case !errors.Is(err, pgx.ErrNoRows):
-		return true, SessionState{}, fmt.Errorf("finding the session's conversation: %w", err)
+		return true, parley.SessionState{}, fmt.Errorf("finding the session's conversation: %w", err)
 	}
 	rows, _ = br.Query()
 	if st.Turns, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.Turn]); err != nil {
-		return true, SessionState{}, fmt.Errorf("reading recent turns: %w", err)
+		return true, parley.SessionState{}, fmt.Errorf("reading recent turns: %w", err)
 	}
 	return true, st, br.Close()
 }
@@ -94,36 +82,12 @@ func (d *DB) ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holde
 
 const releaseLeaseSQL = `DELETE FROM session_leases WHERE tenant_id = $1 AND session_id = $2 AND holder = $3`
 
-// TurnRecord is what an answered message leaves behind: the answer, the
-// tools it ran with the submissions they produced, and an escalation.
-// LeaseHolder, when set, is the session lease given back with the turn.
-type TurnRecord struct {
-	TenantID       string
-	ConversationID string
-	SessionID      string
-	LeaseHolder    string
-	// Reply is the assistant's answer; "" when nothing was said.
-	Reply    string
-	ToolRuns []ToolRun
-	// Escalated moves the conversation to ESCALATED.
-	Escalated bool
-	// Transcript is the conversation as each submission keeps it.
-	Transcript []parley.Turn
-}
-
-// ToolRun is one tool run of a turn and the submission it produced, if any
-// (Submission's TenantID and ConversationID are the turn's).
-type ToolRun struct {
-	Call       parley.ToolCall
-	Submission *parley.NewSubmission
-}
-
 // SaveTurn stores a turn in one transaction: the reply, the tool history,
 // the submissions with their submission.created events and deliveries, the
 // conversation's status, and the session lease given back (when the record
 // names its holder). It returns the stored reply (zero when there was none).
 // The lease is not given back unless the rest is stored.
-func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (parley.Message, error) {
+func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error) {
 	if len(r.ToolRuns) == 0 && !r.Escalated {
 		// The common turn, text alone: one round trip.
 		return d.saveReply(ctx, r)
@@ -171,7 +135,7 @@ func (d *DB) SaveTurn(ctx context.Context, r TurnRecord) (parley.Message, error)
 // round trip: the statements go as one batch, which PostgreSQL runs as one
 // implicit transaction, so the lease is not given back unless the reply is
 // stored.
-func (d *DB) saveReply(ctx context.Context, r TurnRecord) (parley.Message, error) {
+func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message, error) {
 	if !looksLikeUUID(r.ConversationID) {
 		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}

@@ -32,7 +32,7 @@ func setupSubmissions(t *testing.T) *subFixture {
 		t.Fatal(err)
 	}
 	f.visitorID = f.visitor(t, f.tenant.ID)
-	f.conversation = f.start(t, db.ConversationStart{SessionID: "sub", VisitorID: &f.visitorID})
+	f.conversation = f.start(t, parley.ConversationStart{SessionID: "sub", VisitorID: &f.visitorID})
 	return f
 }
 

@@ -16,7 +16,7 @@ import (
 // adminProductsPage is the length of a page of the dashboard's catalog.
 const adminProductsPage = 20
 
-func productRow(p db.Product) views.ProductRow {
+func productRow(p parley.Product) views.ProductRow {
 	r := views.ProductRow{ID: p.ID, Name: p.Name, Tags: p.Tags, Active: p.IsActive}
 	if p.Price != nil {
 		r.Price = strconv.FormatFloat(*p.Price, 'f', 2, 64) + " " + deref(p.Currency)
@@ -24,7 +24,7 @@ func productRow(p db.Product) views.ProductRow {
 	return r
 }
 
-func productForm(p db.Product) views.ProductForm {
+func productForm(p parley.Product) views.ProductForm {
 	f := views.ProductForm{ID: p.ID, Name: p.Name, Description: deref(p.Description), Currency: deref(p.Currency),
 		URL: deref(p.URL), ImageURL: deref(p.ImageURL), Tags: strings.Join(p.Tags, ", "), Active: p.IsActive}
 	if p.Price != nil {
@@ -85,7 +85,7 @@ func productFromForm(c echo.Context) (productBody, views.ProductForm, parley.Fie
 
 // saveProductForm validates a product form with the API's rules and saves it,
 // or re-renders the form with the errors.
-func (h *Handler) saveProductForm(c echo.Context, cur *db.Product) error {
+func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	b, f, errs, err := productFromForm(c)
@@ -96,7 +96,7 @@ func (h *Handler) saveProductForm(c echo.Context, cur *db.Product) error {
 	for k, v := range verrs {
 		errs.Add(k, v)
 	}
-	var p db.Product
+	var p parley.Product
 	if err = errs.Err(); err == nil {
 		if cur == nil {
 			p, _, err = h.DB.UpsertProduct(ctx, a.Tenant.ID, w) // no externalId: always a new product

@@ -59,14 +59,14 @@ type productJSON struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
-func newProductJSON(p db.Product) productJSON {
+func newProductJSON(p parley.Product) productJSON {
 	return productJSON{ID: p.ID, ExternalID: p.ExternalID, Name: p.Name, Description: p.Description, Price: p.Price,
 		Currency: p.Currency, URL: p.URL, ImageURL: p.ImageURL, Tags: p.Tags, IsActive: p.IsActive,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
 // validateProduct checks a product body; cur is the stored product on update (nil on create).
-func validateProduct(b productBody, cur *db.Product) (db.ProductWrite, parley.FieldErrors) {
+func validateProduct(b productBody, cur *parley.Product) (db.ProductWrite, parley.FieldErrors) {
 	errs := parley.FieldErrors{}
 	if b.ExternalID.Set && !b.ExternalID.Null {
 		b.ExternalID.Value = strings.TrimSpace(b.ExternalID.Value)
@@ -180,15 +180,15 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 	return c.JSON(status, newProductJSON(p))
 }
 
-func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productBody, errs parley.FieldErrors) (db.Product, bool, error) {
-	var cur *db.Product
+func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productBody, errs parley.FieldErrors) (parley.Product, bool, error) {
+	var cur *parley.Product
 	if ext := strings.TrimSpace(b.ExternalID.Value); b.ExternalID.Set && !b.ExternalID.Null && ext != "" {
 		p, err := h.DB.ProductByExternalID(ctx, tenantID, ext)
 		switch {
 		case err == nil:
 			cur = &p
 		case parley.ErrorKind(err) != parley.KindNotFound:
-			return db.Product{}, false, err
+			return parley.Product{}, false, err
 		}
 	}
 	w, verrs := validateProduct(b, cur)
@@ -196,7 +196,7 @@ func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productB
 		errs.Add(k, v)
 	}
 	if err := errs.Err(); err != nil {
-		return db.Product{}, false, err
+		return parley.Product{}, false, err
 	}
 	return h.DB.UpsertProduct(ctx, tenantID, w)
 }

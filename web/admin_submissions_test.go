@@ -57,10 +57,10 @@ func TestBrowserSubmissions(t *testing.T) {
 	ten := b.newTenant(t, "scale")
 	bg := context.Background()
 
-	conv, _, _, err := b.db.StartTurn(bg, db.ConversationStart{TenantID: ten.ID, SessionID: "inbox", Limit: 1000},
+	conv, _, _, err := b.db.StartTurn(bg, parley.ConversationStart{TenantID: ten.ID, SessionID: "inbox", Limit: 1000},
 		"Can someone call me about pricing?", nil)
 	mustStep(t, "starting a conversation", err)
-	_, err = b.db.SaveTurn(bg, db.TurnRecord{TenantID: ten.ID, ConversationID: conv.ID, Reply: "Of course. What is your name and email?"})
+	_, err = b.db.SaveTurn(bg, parley.TurnRecord{TenantID: ten.ID, ConversationID: conv.ID, Reply: "Of course. What is your name and email?"})
 	mustStep(t, "storing the reply", err)
 	now := time.Now().UTC()
 	old := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"old@example.com"}`, now.Add(-48*time.Hour), nil)

@@ -31,7 +31,7 @@ func (b *bundle) newSubTenant(t *testing.T) subTenant {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, _, _, err := b.db.StartTurn(ctx, db.ConversationStart{TenantID: ten.ID, SessionID: "s-" + ten.Slug, Limit: 1000}, "Hello", nil)
+	conv, _, _, err := b.db.StartTurn(ctx, parley.ConversationStart{TenantID: ten.ID, SessionID: "s-" + ten.Slug, Limit: 1000}, "Hello", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

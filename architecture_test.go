@@ -1,0 +1,61 @@
+package parley_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// allowedImports is the table of ARCHITECTURE.md: which of our packages each
+// package may import (tests aside). A package missing here may import
+// nothing of ours.
+var allowedImports = map[string][]string{
+	"":              {},
+	"db":            {""},
+	"db/dbtest":     {"", "db"},
+	"agent":         {""},
+	"agent/llmtest": {},
+	"auth":          {"", "db"},
+	"jobs":          {"", "agent", "auth", "db"},
+	"views":         {},
+	"static":        {},
+	"migrations":    {},
+	"handlers":      {"", "agent", "auth", "db", "jobs", "views"},
+	"web":           {"", "agent", "auth", "db", "handlers", "jobs", "static", "views"},
+	"cmd/parley":    {"", "auth", "db", "handlers", "migrations", "web", "agent", "jobs"},
+}
+
+// TestImportRules fails when a package imports one of ours that the design
+// does not let it: the dependencies point one way, and nothing imports
+// handlers but web and cmd.
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports ","}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const module = "github.com/parley/parley"
+	rel := func(p string) (string, bool) {
+		if p == module {
+			return "", true
+		}
+		r, ok := strings.CutPrefix(p, module+"/")
+		return r, ok
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, imports, _ := strings.Cut(line, " ")
+		pkg, _ := rel(path)
+		allowed, known := allowedImports[pkg]
+		if !known {
+			t.Errorf("package %q is not in the import table (ARCHITECTURE.md): add it with what it may import", path)
+			continue
+		}
+		for _, imp := range strings.Split(imports, ",") {
+			dep, ours := rel(imp)
+			if ours && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s, which the design does not allow", path, imp)
+			}
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package parley
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// ConversationStart is what the chat engine knows when a message arrives.
+// Limit is the tenant's monthly limit of new conversations
+// (Tenant.ConversationsLimit); zero or less refuses every new conversation.
+// Channel defaults to web and VisitorType to human.
+type ConversationStart struct {
+	TenantID    string
+	SessionID   string
+	Limit       int
+	SegmentID   *string
+	VisitorID   *string
+	Channel     string
+	VisitorType string
+	AgentModel  *string
+	PageURL     *string
+	Locale      *string
+	Metadata    ConversationMetadata
+}
+
+// Validate applies the start's rules, filling in the default channel (web)
+// and visitor type (human).
+func (p *ConversationStart) Validate() error {
+	fe := FieldErrors{}
+	if p.SessionID == "" || utf8.RuneCountInString(p.SessionID) > 100 || !utf8.ValidString(p.SessionID) || strings.ContainsRune(p.SessionID, 0) {
+		fe.Add("sessionId", "must be 1 to 100 characters")
+	}
+	if p.Channel == "" {
+		p.Channel = ChannelWeb
+	}
+	switch p.Channel {
+	case ChannelWeb, ChannelAgent, ChannelVoice, ChannelAPI:
+	default:
+		fe.Add("channel", "must be web, agent, voice or api")
+	}
+	if p.VisitorType == "" {
+		p.VisitorType = VisitorHuman
+	}
+	if p.VisitorType != VisitorHuman && p.VisitorType != VisitorAgent {
+		fe.Add("visitorType", "must be human or agent")
+	}
+	return fe.Err()
+}
+
+// SessionState is what TakeSessionLease read once it held the lease: the session's conversation (nil when there is none yet) and its
+// last user and assistant turns, oldest first.
+type SessionState struct {
+	Conversation *Conversation
+	Turns        []Turn
+}
+
+// TurnRecord is what an answered message leaves behind: the answer, the
+// tools it ran with the submissions they produced, and an escalation.
+// LeaseHolder, when set, is the session lease given back with the turn.
+type TurnRecord struct {
+	TenantID       string
+	ConversationID string
+	SessionID      string
+	LeaseHolder    string
+	// Reply is the assistant's answer; "" when nothing was said.
+	Reply    string
+	ToolRuns []ToolRun
+	// Escalated moves the conversation to ESCALATED.
+	Escalated bool
+	// Transcript is the conversation as each submission keeps it.
+	Transcript []Turn
+}
+
+// ToolRun is one tool run of a turn and the submission it produced, if any
+// (Submission's TenantID and ConversationID are the turn's).
+type ToolRun struct {
+	Call       ToolCall
+	Submission *NewSubmission
+}
