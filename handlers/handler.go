@@ -35,6 +35,8 @@ type Handler struct {
 	LLM agent.Provider
 	// Captcha checks the bot-challenge tokens of chat messages.
 	Captcha *CaptchaVerifier
+	// Passwords checks admin sign-ins.
+	Passwords *auth.Passwords
 	// SessionWait bounds how long a chat message waits for the previous
 	// message of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration

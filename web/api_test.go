@@ -42,12 +42,11 @@ func setupEnv(t *testing.T, env map[string]string) *bundle {
 	return &bundle{srv: srv, ts: ts, db: store, box: box}
 }
 
-// bareTenant provisions a tenant without an owner login (no bcrypt: cheap
-// enough for one tenant per table case).
+// bareTenant provisions a tenant without an owner login (no password hash).
 func (b *bundle) bareTenant(t *testing.T, plan string) tenant {
 	t.Helper()
 	slug := fmt.Sprintf("bare%d-%d", time.Now().UnixNano()%1_000_000_000, tenantSeq.Add(1))
-	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, handlers.NewTenantParams{
+	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, b.srv.Handler.Passwords, handlers.NewTenantParams{
 		Slug: slug, Name: "Tenant " + slug, Plan: plan,
 	})
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -64,7 +66,7 @@ func (b *bundle) newTenant(t *testing.T, plan string) tenant {
 	n := tenantSeq.Add(1)
 	slug := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1_000_000_000, n)
 	pw := "password-" + slug
-	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, handlers.NewTenantParams{
+	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, b.srv.Handler.Passwords, handlers.NewTenantParams{
 		Slug: slug, Name: "Tenant " + slug, Plan: plan, OwnerEmail: "owner@" + slug + ".test", OwnerPassword: pw,
 	})
 	if err != nil {
@@ -145,7 +147,9 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 }
 
 // testConfig is a test server's configuration: the test database and key,
-// then each of envs in turn, a later one winning.
+// then each of envs in turn, a later one winning. Passwords are hashed at
+// bcrypt's lowest cost: the default cost takes most of a second a hash
+// under the race detector.
 func testConfig(tb testing.TB, envs ...map[string]string) Config {
 	tb.Helper()
 	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": testKey}
@@ -156,6 +160,7 @@ func testConfig(tb testing.TB, envs ...map[string]string) Config {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	cfg.PasswordCost = bcrypt.MinCost
 	return cfg
 }
 

@@ -58,7 +58,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Sessions: sessions,
 	}
 	s.Handler = &handlers.Handler{
-		DB: store, Box: box, Sessions: sessions,
+		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: agent.NewOutbound(cfg.SSRFAllow, nil),
 		LLM:      managedProvider(cfg),
