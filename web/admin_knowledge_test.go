@@ -59,7 +59,7 @@ func kbCorpusEntry(t *testing.T, b *bundle, tenantID, segmentID, title string) d
 func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	bg := context.Background()
@@ -241,7 +241,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	bg := context.Background()
@@ -419,7 +419,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 func TestAdminKnowledgeHTTP(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	mine, theirs := b.ownedTenant(t, "builder"), b.newTenant(t, "builder")
 	bg := context.Background()
 	c := b.newAdminClient(t)
 	c.signIn(mine)
