@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -240,6 +242,9 @@ func TestScopes(t *testing.T) {
 
 func TestPasswords(t *testing.T) {
 	t.Parallel()
+	// The lowest cost keeps the test fast under the race detector; Check
+	// reads the cost from the hash, so nothing else depends on it.
+	pws := auth.NewPasswords(bcrypt.MinCost)
 	for _, tc := range []struct {
 		name string
 		pw   string
@@ -255,10 +260,10 @@ func TestPasswords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h, err := auth.HashPassword(tc.pw)
+			h, err := pws.Hash(tc.pw)
 			if !tc.ok {
 				if err == nil {
-					t.Errorf("HashPassword accepted %d bytes", len(tc.pw))
+					t.Errorf("Hash accepted %d bytes", len(tc.pw))
 				}
 				return
 			}
@@ -268,18 +273,18 @@ func TestPasswords(t *testing.T) {
 			if h == tc.pw || !strings.HasPrefix(h, "$2") {
 				t.Errorf("hash %q", h)
 			}
-			if !auth.CheckPassword(h, tc.pw) {
+			if !pws.Check(h, tc.pw) {
 				t.Error("the password does not match its hash")
 			}
-			if auth.CheckPassword(h, tc.pw+"x") || auth.CheckPassword(h, tc.pw[:len(tc.pw)-1]) {
+			if pws.Check(h, tc.pw+"x") || pws.Check(h, tc.pw[:len(tc.pw)-1]) {
 				t.Error("a different password matches")
 			}
 		})
 	}
 	t.Run("hashes are salted", func(t *testing.T) {
 		t.Parallel()
-		a, _ := auth.HashPassword("same password")
-		b, _ := auth.HashPassword("same password")
+		a, _ := pws.Hash("same password")
+		b, _ := pws.Hash("same password")
 		if a == b {
 			t.Error("two hashes of the same password are equal")
 		}
@@ -287,11 +292,37 @@ func TestPasswords(t *testing.T) {
 	t.Run("empty or garbage hash never matches", func(t *testing.T) {
 		t.Parallel()
 		for _, h := range []string{"", "not a hash", "$2a$10$short"} {
-			for _, pw := range []string{"", "parley-dummy-password", "anything at all"} {
-				if auth.CheckPassword(h, pw) {
-					t.Errorf("CheckPassword(%q, %q) = true", h, pw)
+			for _, pw := range []string{"", "parley-dummy-password", "anything at all", strings.Repeat("p", 73)} {
+				if pws.Check(h, pw) {
+					t.Errorf("Check(%q, %q) = true", h, pw)
 				}
 			}
+		}
+	})
+	t.Run("hashes at the hasher's cost", func(t *testing.T) {
+		t.Parallel()
+		h, err := pws.Hash("a cheap password")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err := bcrypt.Cost([]byte(h)); err != nil || c != bcrypt.MinCost {
+			t.Errorf("cost %d (%v), want %d", c, err, bcrypt.MinCost)
+		}
+	})
+	t.Run("a hash of another cost still checks", func(t *testing.T) {
+		t.Parallel()
+		h, err := auth.NewPasswords(bcrypt.MinCost + 1).Hash("another password")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pws.Check(h, "another password") || pws.Check(h, "another passwort") {
+			t.Error("Check of a hash made at another cost")
+		}
+	})
+	t.Run("cost 0 is bcrypt's default", func(t *testing.T) {
+		t.Parallel()
+		if c := auth.NewPasswords(0).Cost(); c != bcrypt.DefaultCost {
+			t.Errorf("cost %d, want %d", c, bcrypt.DefaultCost)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"errors"
+	"sync"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -13,28 +14,60 @@ const MinPasswordLength = 10
 // anything after the 72nd byte.
 const MaxPasswordBytes = 72
 
-// HashPassword hashes an admin password with bcrypt.
-func HashPassword(pw string) (string, error) {
+// dummyPassword is hashed for the comparison made when the user does not exist.
+const dummyPassword = "parley-dummy-password"
+
+// Passwords hashes and checks admin passwords with bcrypt at one cost.
+type Passwords struct {
+	cost int
+	// dummy is compared against when the user does not exist, so that a
+	// login for an unknown email costs the same time as one with a wrong
+	// password. It is hashed at the first such login, at the hasher's cost.
+	dummy func() []byte
+}
+
+// NewPasswords returns a hasher at bcrypt cost cost: bcrypt.DefaultCost in
+// production; tests use bcrypt.MinCost, as a hash at the default cost takes
+// most of a second under the race detector. A cost below bcrypt.MinCost
+// means bcrypt.DefaultCost.
+func NewPasswords(cost int) *Passwords {
+	if cost < bcrypt.MinCost {
+		cost = bcrypt.DefaultCost
+	}
+	p := &Passwords{cost: cost}
+	p.dummy = sync.OnceValue(func() []byte {
+		h, err := bcrypt.GenerateFromPassword([]byte(dummyPassword), p.cost)
+		if err != nil {
+			// Only a cost above bcrypt.MaxCost fails, and then Hash fails too.
+			return nil
+		}
+		return h
+	})
+	return p
+}
+
+// Cost is the bcrypt cost of the hashes p makes.
+func (p *Passwords) Cost() int { return p.cost }
+
+// Hash hashes an admin password.
+func (p *Passwords) Hash(pw string) (string, error) {
 	if len(pw) < MinPasswordLength {
 		return "", errors.New("password must be at least 10 characters")
 	}
 	if len(pw) > MaxPasswordBytes {
 		return "", errors.New("password must be at most 72 bytes")
 	}
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), p.cost)
 	return string(h), err
 }
 
-// dummyHash is compared against when the user does not exist, so that a login
-// for an unknown email costs the same time as one with a wrong password.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("parley-dummy-password"), bcrypt.DefaultCost)
-
-// CheckPassword reports whether pw matches hash; with an empty hash it still
-// spends the time of one comparison. A password longer than HashPassword
-// accepts never matches (bcrypt alone would match it on its first 72 bytes).
-func CheckPassword(hash, pw string) bool {
+// Check reports whether pw matches hash, which may have been made at any
+// cost; with an empty hash it still spends the time of one comparison. A
+// password longer than Hash accepts never matches (bcrypt alone would match
+// it on its first 72 bytes).
+func (p *Passwords) Check(hash, pw string) bool {
 	if hash == "" || len(pw) > MaxPasswordBytes {
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw[:min(len(pw), MaxPasswordBytes)]))
+		_ = bcrypt.CompareHashAndPassword(p.dummy(), []byte(pw[:min(len(pw), MaxPasswordBytes)]))
 		return false
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil

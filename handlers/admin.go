@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -156,7 +155,7 @@ func (h *Handler) Login(c echo.Context) error {
 	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
-	if !auth.CheckPassword(user.PasswordHash, password) {
+	if !h.Passwords.Check(user.PasswordHash, password) {
 		for _, k := range keys {
 			if _, err := h.DB.Hit(ctx, k, loginWindow, now); err != nil {
 				return err

@@ -35,6 +35,8 @@ type Handler struct {
 	Engine *agent.Engine
 	// Captcha checks the bot-challenge tokens of chat messages.
 	Captcha *auth.BotChallenge
+	// Passwords checks admin sign-ins.
+	Passwords *auth.Passwords
 }
 
 // tenantFrom is the tenant a /tenants/{slug} request is about; the

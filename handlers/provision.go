@@ -32,8 +32,8 @@ type Provisioned struct {
 }
 
 // ProvisionTenant creates a tenant with its default segment, optional owner
-// and one token carrying every REST scope.
-func ProvisionTenant(ctx context.Context, store *db.DB, b *auth.Box, np NewTenantParams) (Provisioned, error) {
+// (its password hashed by pws) and one token carrying every REST scope.
+func ProvisionTenant(ctx context.Context, store *db.DB, b *auth.Box, pws *auth.Passwords, np NewTenantParams) (Provisioned, error) {
 	slug, name, plan, email, password := np.Slug, np.Name, np.Plan, np.OwnerEmail, np.OwnerPassword
 	switch {
 	case !slugPattern.MatchString(slug):
@@ -52,7 +52,7 @@ func ProvisionTenant(ctx context.Context, store *db.DB, b *auth.Box, np NewTenan
 		if !strings.Contains(email, "@") {
 			return Provisioned{}, fmt.Errorf("--owner-email: %q is not an email address", email)
 		}
-		hash, err := auth.HashPassword(password)
+		hash, err := pws.Hash(password)
 		if err != nil {
 			return Provisioned{}, fmt.Errorf("--owner-password: %w", err)
 		}

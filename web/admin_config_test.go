@@ -108,7 +108,7 @@ func toolNamed(t *testing.T, b *bundle, tenantID, name string) parley.Tool {
 func TestAdminConfigToolsBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 
@@ -264,7 +264,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 func TestAdminConfigProductsBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	// Another product, so that the search has something to leave out.
@@ -341,7 +341,7 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 func TestAdminConfigVisitorsBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	tok := b.token(t, ten.ID, auth.ScopeVisitorsRead, auth.ScopeVisitorsWrite)
 	status, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/visitors", tok, map[string]any{
 		"email": "ada@example.com", "displayName": "Ada", "phone": "+33 1 23 45 67 89", "authProvider": "google",
@@ -426,7 +426,7 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 
 	t.Run("Builder", func(t *testing.T) {
 		t.Parallel()
-		ten := b.newTenant(t, "builder")
+		ten := b.ownedTenant(t, "builder")
 		ctx := browserTab(t)
 		browserSignIn(ctx, t, b, ten)
 		const key = "sk-mcp-very-secret-9431"
@@ -481,7 +481,7 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 
 	t.Run("Starter", func(t *testing.T) {
 		t.Parallel()
-		ten := b.newTenant(t, "starter")
+		ten := b.ownedTenant(t, "starter")
 		ctx := browserTab(t)
 		browserSignIn(ctx, t, b, ten)
 		mustStep(t, "opening the page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/mcp-tools")))
@@ -513,7 +513,7 @@ func otherTenantData(t *testing.T, b *bundle, tenantID string) (toolID, productI
 func TestAdminConfigIsolation(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	mine, theirs := b.ownedTenant(t, "builder"), b.newTenant(t, "builder")
 	toolID, productID, visitorID := otherTenantData(t, b, theirs.ID)
 	c := b.newAdminClient(t)
 	c.signIn(mine)
@@ -559,7 +559,7 @@ func TestAdminConfigIsolation(t *testing.T) {
 func TestAdminConfigValidation(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
 	ctx := context.Background()
@@ -635,7 +635,7 @@ func TestAdminConfigValidation(t *testing.T) {
 	}
 
 	t.Run("MCPOnStarter", func(t *testing.T) {
-		starter := b.newTenant(t, "starter")
+		starter := b.ownedTenant(t, "starter")
 		sc := b.newAdminClient(t)
 		sc.signIn(starter)
 		p := sc.get("/admin/mcp-tools")
@@ -663,7 +663,7 @@ func TestAdminConfigValidation(t *testing.T) {
 func TestAdminConfigWebhookSecret(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
 	const secret = "whsec-do-not-show-5521"

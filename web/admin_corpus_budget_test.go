@@ -13,7 +13,7 @@ import (
 func TestAdminCorpusBudget(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	base := "/tenants/" + ten.Slug
 	b.mustDo(t, 201, "POST", base+"/segments", ten.Token, map[string]any{"slug": "pros", "name": "Professionals", "systemPrompt": "p"})
 	b.mustDo(t, 201, "POST", base+"/segments", ten.Token, map[string]any{"slug": "old", "name": "Archive", "systemPrompt": "p"})

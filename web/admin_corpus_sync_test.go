@@ -62,7 +62,7 @@ func waitShown(ctx context.Context, t *testing.T, id string) {
 func TestAdminCorpusSyncBrowser(t *testing.T) {
 	t.Parallel()
 	b := setupSync(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	bg := context.Background()
 	def, err := b.db.DefaultSegment(bg, ten.ID)
 	mustStep(t, "default segment", err)
@@ -204,7 +204,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, map[string]string{"PARLEY_SSRF_ALLOW": "127.0.0.1/32"})
 	site := newTestSite(t)
-	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	mine, theirs := b.ownedTenant(t, "builder"), b.ownedTenant(t, "builder")
 	bg := context.Background()
 	c := b.newAdminClient(t)
 	c.signIn(mine)
@@ -353,7 +353,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 	})
 
 	t.Run("CorpusLimit", func(t *testing.T) {
-		full := b.newTenant(t, "free")
+		full := b.ownedTenant(t, "free")
 		tn := b.tenantNow(t, full.Slug)
 		limit := tn.PlanInfo().CorpusLimit
 		for i := range limit {
@@ -392,7 +392,7 @@ func TestAdminCorpusSyncRefused(t *testing.T) {
 	b := setupAdmin(t, nil)
 	site := newTestSite(t)
 	local := site.set("/local", sitePage{contentType: "text/plain", body: "Local text."})
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
 	c.get("/admin/corpus")

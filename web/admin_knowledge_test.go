@@ -60,7 +60,7 @@ func kbCorpusEntry(t *testing.T, b *bundle, tenantID, segmentID, title string) p
 func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	bg := context.Background()
@@ -242,7 +242,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	bg := context.Background()
@@ -420,7 +420,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 func TestAdminKnowledgeHTTP(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	mine, theirs := b.ownedTenant(t, "builder"), b.newTenant(t, "builder")
 	bg := context.Background()
 	c := b.newAdminClient(t)
 	c.signIn(mine)

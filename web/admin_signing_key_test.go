@@ -13,7 +13,7 @@ import (
 func TestAdminSigningKeyBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "starter")
+	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 	oldKey := b.visitorKey(t, ten.ID)

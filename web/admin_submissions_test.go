@@ -54,7 +54,7 @@ func rowIDs(ctx context.Context, t *testing.T) []string {
 func TestBrowserSubmissions(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "scale")
+	ten := b.ownedTenant(t, "scale")
 	bg := context.Background()
 
 	conv, _, _, err := b.db.StartTurn(bg, parley.ConversationStart{TenantID: ten.ID, SessionID: "inbox", Limit: 1000},
@@ -295,7 +295,7 @@ func TestBrowserSubmissions(t *testing.T) {
 func TestAdminSubmissionsIsolation(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	mine, theirs := b.newTenant(t, "scale"), b.newTenant(t, "scale")
+	mine, theirs := b.ownedTenant(t, "scale"), b.newTenant(t, "scale")
 	sub := inboxSubmission(t, b, theirs.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, time.Time{}, nil)
 	c := b.newAdminClient(t)
 	c.signIn(mine)
@@ -323,7 +323,7 @@ func TestAdminSubmissionsIsolation(t *testing.T) {
 func TestAdminSubmissionsForms(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "scale")
+	ten := b.ownedTenant(t, "scale")
 	sub := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"email":"bo@example.com"}`, time.Time{}, nil)
 	c := b.newAdminClient(t)
 	c.signIn(ten)

@@ -175,6 +175,9 @@ func (c *adminClient) login(email, password, next string) adminPage {
 // signIn logs in as the tenant's owner and fails the test otherwise.
 func (c *adminClient) signIn(ten tenant) {
 	c.t.Helper()
+	if ten.Password == "" {
+		c.t.Fatalf("tenant %s has no owner login: make it with ownedTenant", ten.Slug)
+	}
 	if p := c.login(ten.OwnerEmail, ten.Password, ""); p.status != http.StatusSeeOther || p.location() != "/admin" {
 		c.t.Fatalf("signing in as %s: %d to %q: %s", ten.OwnerEmail, p.status, p.location(), p.text("#login-error"))
 	}
@@ -240,7 +243,7 @@ func (b *bundle) tenantNow(t *testing.T, slug string) parley.Tenant {
 func TestAdminLogin(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "starter")
+	ten := b.ownedTenant(t, "starter")
 
 	for _, tc := range []struct{ name, email, password string }{
 		{"WrongPassword", ten.OwnerEmail, "not-" + ten.Password},
@@ -351,7 +354,7 @@ func TestAdminLoginRateLimit(t *testing.T) {
 
 	t.Run("PerEmail", func(t *testing.T) {
 		t.Parallel()
-		ten, other := b.newTenant(t, "starter"), b.newTenant(t, "starter")
+		ten, other := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
 		c := b.newAdminClient(t)
 		for range 10 {
 			fail(t, c, ten.OwnerEmail)
@@ -370,7 +373,7 @@ func TestAdminLoginRateLimit(t *testing.T) {
 
 	t.Run("PerAddress", func(t *testing.T) {
 		t.Parallel()
-		ten := b.newTenant(t, "starter")
+		ten := b.ownedTenant(t, "starter")
 		c := b.newAdminClient(t)
 		for i := range 10 {
 			fail(t, c, fmt.Sprintf("guess%d-%s@example.test", i, ten.Slug))
@@ -384,7 +387,7 @@ func TestAdminLoginRateLimit(t *testing.T) {
 func TestAdminCSRF(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "starter")
+	ten := b.ownedTenant(t, "starter")
 
 	refused := func(t *testing.T, p adminPage) {
 		t.Helper()
@@ -449,7 +452,7 @@ func TestAdminCSRF(t *testing.T) {
 func TestAdminSession(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	ten := b.newTenant(t, "starter")
+	ten := b.ownedTenant(t, "starter")
 
 	for _, tc := range []struct{ name, method, path, want string }{
 		{"Overview", "GET", "/admin", "/admin/login"},
@@ -527,7 +530,7 @@ func TestAdminSession(t *testing.T) {
 	t.Run("SecureCookiesBehindHTTPS", func(t *testing.T) {
 		t.Parallel()
 		bs := setupAdmin(t, map[string]string{"PARLEY_BASE_URL": "https://parley.example"})
-		tn := bs.newTenant(t, "starter")
+		tn := bs.ownedTenant(t, "starter")
 		// The jar keeps Secure cookies from plain http, so they are sent by hand.
 		c := bs.newAdminClient(t)
 		c.http.Jar = nil
@@ -548,7 +551,7 @@ func TestAdminSession(t *testing.T) {
 func TestAdminSwitchTenant(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	a, second, stranger := b.newTenant(t, "starter"), b.newTenant(t, "builder"), b.newTenant(t, "starter")
+	a, second, stranger := b.ownedTenant(t, "starter"), b.newTenant(t, "builder"), b.ownedTenant(t, "starter")
 	if err := b.db.AddOwner(context.Background(), second.ID, a.OwnerEmail, "", false); err != nil {
 		t.Fatal(err)
 	}
@@ -626,7 +629,7 @@ func TestAdminSwitchTenant(t *testing.T) {
 func TestAdminTokens(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	mine, theirs := b.newTenant(t, "starter"), b.newTenant(t, "starter")
+	mine, theirs := b.ownedTenant(t, "starter"), b.newTenant(t, "starter")
 	c := b.newAdminClient(t)
 	c.signIn(mine)
 
@@ -786,7 +789,7 @@ func TestAdminSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ten := b.newTenant(t, "starter")
+			ten := b.ownedTenant(t, "starter")
 			c := b.newAdminClient(t)
 			c.signIn(ten)
 			before := b.tenantNow(t, ten.Slug)
@@ -836,7 +839,7 @@ func TestAdminSettings(t *testing.T) {
 
 	t.Run("UnchangedFormKeepsEverything", func(t *testing.T) {
 		t.Parallel()
-		ten := b.newTenant(t, "starter")
+		ten := b.ownedTenant(t, "starter")
 		ctx := context.Background()
 		// Start from a tenant with every optional field set, so that a field the
 		// form drops or mangles shows.

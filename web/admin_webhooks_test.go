@@ -81,7 +81,7 @@ func adminSetHookEnabled(t *testing.T, b *bundle, tenantID, id string, enabled b
 func TestBrowserWebhooks(t *testing.T) {
 	t.Parallel()
 	b := withAdminHookResolver(setup(t))
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	bg := context.Background()
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
@@ -247,7 +247,7 @@ func TestBrowserWebhooks(t *testing.T) {
 func TestAdminWebhooksValidation(t *testing.T) {
 	t.Parallel()
 	b := withAdminHookResolver(setupAdmin(t, nil))
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
 	c.get("/admin/webhooks")
@@ -345,7 +345,7 @@ func TestAdminWebhooksValidation(t *testing.T) {
 func TestAdminWebhooksDeliveries(t *testing.T) {
 	t.Parallel()
 	b := withAdminHookResolver(setupAdmin(t, nil))
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ep := adminHookEndpoint(t, b, ten.ID, adminHookURL)
 	failed := adminHookDelivery(t, b, ten.ID, ep.ID)
 	adminFailDelivery(t, b, failed.ID)
@@ -412,7 +412,7 @@ func TestAdminWebhooksDeliveries(t *testing.T) {
 func TestAdminWebhooksIsolation(t *testing.T) {
 	t.Parallel()
 	b := withAdminHookResolver(setupAdmin(t, nil))
-	mine, theirs := b.newTenant(t, "builder"), b.newTenant(t, "builder")
+	mine, theirs := b.ownedTenant(t, "builder"), b.newTenant(t, "builder")
 	ep := adminHookEndpoint(t, b, theirs.ID, adminHookURL)
 	del := adminHookDelivery(t, b, theirs.ID, ep.ID)
 	adminFailDelivery(t, b, del.ID)

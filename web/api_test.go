@@ -21,7 +21,6 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/handlers"
 )
 
 // ---- helpers of this file ----
@@ -40,20 +39,6 @@ func setupEnv(t *testing.T, env map[string]string) *bundle {
 	key, _ := auth.ParseKey(testKey)
 	box, _ := auth.NewBox(key)
 	return &bundle{srv: srv, ts: ts, db: store, box: box}
-}
-
-// bareTenant provisions a tenant without an owner login (no bcrypt: cheap
-// enough for one tenant per table case).
-func (b *bundle) bareTenant(t *testing.T, plan string) tenant {
-	t.Helper()
-	slug := fmt.Sprintf("bare%d-%d", time.Now().UnixNano()%1_000_000_000, tenantSeq.Add(1))
-	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, handlers.NewTenantParams{
-		Slug: slug, Name: "Tenant " + slug, Plan: plan,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tenant{Provisioned: p}
 }
 
 // request sends a request with exactly the given headers and body and returns
@@ -186,7 +171,7 @@ var tenantEndpoints = []endpoint{
 func TestAuthMatrix(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	ctx := context.Background()
 
 	revoked, revokedID := b.newToken(t, ten.ID, false, auth.RESTScopes...)
@@ -249,7 +234,7 @@ func TestAuthMatrix(t *testing.T) {
 func TestAuthAccepted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "builder")
+	ten := b.newTenant(t, "builder")
 	for _, tc := range []struct {
 		name    string
 		headers map[string]string
@@ -285,8 +270,8 @@ func TestAuthAccepted(t *testing.T) {
 func TestAuthLegacyKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "scale")
-	other := b.bareTenant(t, "scale")
+	ten := b.newTenant(t, "scale")
+	other := b.newTenant(t, "scale")
 	ctx := context.Background()
 
 	readKey, _ := b.newToken(t, ten.ID, true, auth.ScopeSettingsRead)
@@ -340,7 +325,7 @@ func TestAuthLegacyKey(t *testing.T) {
 func TestScopeMatrix(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	for _, ep := range tenantEndpoints {
 		t.Run(ep.name+"/every scope but "+ep.scope, func(t *testing.T) {
 			t.Parallel()
@@ -369,7 +354,7 @@ func TestScopeMatrix(t *testing.T) {
 
 	t.Run("a forbidden PUT changes nothing", func(t *testing.T) {
 		t.Parallel()
-		victim := b.bareTenant(t, "starter")
+		victim := b.newTenant(t, "starter")
 		tok := b.token(t, victim.ID, scopesExcept(auth.ScopeSettingsWrite)...)
 		status, _, raw := b.request(t, "PUT", "/tenants/"+victim.Slug, bearer(tok), `{"botLore":"forbidden lore"}`)
 		if status != http.StatusForbidden {
@@ -390,8 +375,8 @@ func TestScopeMatrix(t *testing.T) {
 func TestIsolation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	a := b.bareTenant(t, "scale")
-	victim := b.bareTenant(t, "scale")
+	a := b.newTenant(t, "scale")
+	victim := b.newTenant(t, "scale")
 	before, err := b.db.TenantBySlug(context.Background(), victim.Slug)
 	if err != nil {
 		t.Fatal(err)
@@ -654,7 +639,7 @@ func TestTenantUpdateFields(t *testing.T) {
 	for _, tc := range tenantFieldCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ten := b.bareTenant(t, "starter") // each case on a fresh tenant: cases cannot disturb each other
+			ten := b.newTenant(t, "starter") // each case on a fresh tenant: cases cannot disturb each other
 			before, err := b.db.TenantBySlug(context.Background(), ten.Slug)
 			if err != nil {
 				t.Fatal(err)
@@ -721,7 +706,7 @@ func TestTenantUpdateFields(t *testing.T) {
 func TestTenantUpdateOnlySentFieldsChange(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	status, first := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{
 		"botName": "Ava", "allowedDomains": []string{"example.com"}, "secondaryColor": "#111111", "autoOpenDelay": 30,
 		"bookingCtaConfig": map[string]string{"headline": "Book a call"}, "visitorAuthMode": "otp",
@@ -767,7 +752,7 @@ func TestTenantUpdateRawBodies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ten := b.bareTenant(t, "starter")
+			ten := b.newTenant(t, "starter")
 			status, body, raw := b.request(t, "PUT", "/tenants/"+ten.Slug, bearer(ten.Token), tc.body)
 			if tc.field == "autoOpenDelay" {
 				// 1e1 is 10 written as a float: either accepted as 10 or refused with a
@@ -793,7 +778,7 @@ func TestTenantUpdateRawBodies(t *testing.T) {
 func TestTenantUpdateCaptcha(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	const secret = "captcha-secret-0x5EC12E7-do-not-leak"
 	put := func(t *testing.T, body map[string]any) (int, map[string]any, string) {
 		t.Helper()
@@ -903,7 +888,7 @@ func TestTenantUpdateCaptcha(t *testing.T) {
 func TestTenantUpdateBadBodies(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	atLimit := `{"botLore":"` + strings.Repeat("a", 1<<20-len(`{"botLore":""}`)) + `"}`
 	if len(atLimit) != 1<<20 {
 		t.Fatalf("body of %d bytes", len(atLimit))
@@ -1013,7 +998,7 @@ func TestShowTenant(t *testing.T) {
 func TestShowTenantEmbedCodeCDN(t *testing.T) {
 	t.Parallel()
 	b := setupEnv(t, map[string]string{"PARLEY_BASE_URL": "https://api.example.com", "PARLEY_CDN_URL": "https://cdn.example.com/"})
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	status, body := b.do(t, "GET", "/tenants/"+ten.Slug, ten.Token, nil)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %v", status, body)
@@ -1043,7 +1028,7 @@ func TestShowTenantStats(t *testing.T) {
 		for _, seats := range []int{0, 3} {
 			t.Run(fmt.Sprintf("%s with %d bot seats", p.plan, seats), func(t *testing.T) {
 				t.Parallel()
-				ten := b.bareTenant(t, p.plan)
+				ten := b.newTenant(t, p.plan)
 				ctx := context.Background()
 				if seats > 0 {
 					if _, err := b.db.Pool.Exec(ctx, `UPDATE tenants SET bot_seats = $2 WHERE id = $1`, ten.ID, seats); err != nil {
@@ -1099,7 +1084,7 @@ func TestShowTenantStats(t *testing.T) {
 func TestHealth(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.bareTenant(t, "starter")
+	ten := b.newTenant(t, "starter")
 	for _, tc := range []struct {
 		name, method, path string
 		headers            map[string]string

@@ -167,7 +167,7 @@ func browserSignIn(ctx context.Context, t *testing.T, b *bundle, ten tenant) {
 func TestBrowserSettings(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "starter")
+	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 
@@ -247,7 +247,7 @@ func TestBrowserSettings(t *testing.T) {
 func TestBrowserTokens(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ten := b.newTenant(t, "builder")
+	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
 	browserSignIn(ctx, t, b, ten)
 

@@ -106,6 +106,7 @@ type chatBench struct {
 	model   *benchModel
 	store   *db.DB
 	box     *auth.Box
+	pws     *auth.Passwords
 	client  *http.Client
 	queries *queryCounter
 }
@@ -140,7 +141,7 @@ func newChatBench(b *testing.B) *chatBench {
 	box, _ := auth.NewBox(key)
 	tr := &http.Transport{MaxIdleConns: 2000, MaxIdleConnsPerHost: 2000, DisableCompression: true}
 	b.Cleanup(tr.CloseIdleConnections)
-	return &chatBench{ts: ts, model: model, store: store, box: box, client: &http.Client{Transport: tr}, queries: tracer}
+	return &chatBench{ts: ts, model: model, store: store, box: box, pws: srv.Handler.Passwords, client: &http.Client{Transport: tr}, queries: tracer}
 }
 
 // queryCounter counts the statements sent to PostgreSQL and the time until
@@ -182,7 +183,7 @@ func (cb *chatBench) tenant(b *testing.B) (slug, id string) {
 	b.Helper()
 	n := tenantSeq.Add(1)
 	slug = fmt.Sprintf("bench%d-%d", time.Now().UnixNano()%1_000_000_000, n)
-	p, err := handlers.ProvisionTenant(context.Background(), cb.store, cb.box, handlers.NewTenantParams{
+	p, err := handlers.ProvisionTenant(context.Background(), cb.store, cb.box, cb.pws, handlers.NewTenantParams{
 		Slug: slug, Name: "Bench " + slug, Plan: "scale", OwnerEmail: "owner@" + slug + ".test", OwnerPassword: "password-" + slug,
 	})
 	if err != nil {

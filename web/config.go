@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/parley/parley/auth"
 )
 
@@ -29,6 +31,9 @@ type Config struct {
 	CaptchaVerifyURL string
 	DBMaxConns       int32
 	LogFormat        string
+	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
+	// It is not read from the environment; tests lower it to bcrypt.MinCost.
+	PasswordCost int
 }
 
 // knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.
@@ -68,6 +73,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		CaptchaVerifyURL: get("PARLEY_CAPTCHA_VERIFY_URL", "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
 		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:       20,
+		PasswordCost:     bcrypt.DefaultCost,
 	}
 	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")

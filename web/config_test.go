@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // envOf turns a map into LoadConfig's two inputs; DATABASE_URL is set unless the map says otherwise.
@@ -39,6 +40,7 @@ func TestConfigDefaults(t *testing.T) {
 		CaptchaVerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
 		DBMaxConns:       20,
 		LogFormat:        "json",
+		PasswordCost:     bcrypt.DefaultCost, // production's; tests lower it in testConfig
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -52,25 +54,39 @@ func setup(t *testing.T) *bundle {
 
 var tenantSeq atomic.Int64
 
-// tenant is a provisioned test tenant.
+// tenant is a provisioned test tenant; OwnerEmail and Password are its
+// owner's login, empty when it has none.
 type tenant struct {
 	handlers.Provisioned
 	Password string
 }
 
-// newTenant provisions a tenant with a unique slug on plan, with an owner login.
+// newTenant provisions a tenant with a unique slug on plan, without an owner
+// login: most tests use its API token only. Tests that sign in to /admin use
+// ownedTenant.
 func (b *bundle) newTenant(t *testing.T, plan string) tenant {
 	t.Helper()
-	n := tenantSeq.Add(1)
-	slug := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1_000_000_000, n)
-	pw := "password-" + slug
-	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, handlers.NewTenantParams{
-		Slug: slug, Name: "Tenant " + slug, Plan: plan, OwnerEmail: "owner@" + slug + ".test", OwnerPassword: pw,
-	})
+	return b.provision(t, plan, false)
+}
+
+// ownedTenant is newTenant with an owner login (OwnerEmail, Password).
+func (b *bundle) ownedTenant(t *testing.T, plan string) tenant {
+	t.Helper()
+	return b.provision(t, plan, true)
+}
+
+func (b *bundle) provision(t *testing.T, plan string, owner bool) tenant {
+	t.Helper()
+	slug := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1_000_000_000, tenantSeq.Add(1))
+	np := handlers.NewTenantParams{Slug: slug, Name: "Tenant " + slug, Plan: plan}
+	if owner {
+		np.OwnerEmail, np.OwnerPassword = "owner@"+slug+".test", "password-"+slug
+	}
+	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, b.srv.Handler.Passwords, np)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tenant{Provisioned: p, Password: pw}
+	return tenant{Provisioned: p, Password: np.OwnerPassword}
 }
 
 // token creates an ak_ token of tenant with the given scopes.
@@ -145,7 +161,9 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 }
 
 // testConfig is a test server's configuration: the test database and key,
-// then each of envs in turn, a later one winning.
+// then each of envs in turn, a later one winning. Passwords are hashed at
+// bcrypt's lowest cost: the default cost takes most of a second a hash
+// under the race detector.
 func testConfig(tb testing.TB, envs ...map[string]string) Config {
 	tb.Helper()
 	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": testKey}
@@ -156,6 +174,7 @@ func testConfig(tb testing.TB, envs ...map[string]string) Config {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	cfg.PasswordCost = bcrypt.MinCost
 	return cfg
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -28,15 +29,28 @@ import (
 	"github.com/parley/parley/handlers"
 )
 
-// loadOpenAPI parses and validates the embedded document.
-func loadOpenAPI(t *testing.T) *openapi3.T {
-	t.Helper()
+// openAPIDoc is the embedded document, parsed and validated once per test
+// binary: that takes half a second of CPU under the race detector, and some
+// thirty tests read the document (none changes it; kin-openapi's validation
+// caches are safe for concurrent use).
+var openAPIDoc = sync.OnceValues(func() (*openapi3.T, error) {
 	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
 	if err != nil {
-		t.Fatalf("loading openapi.json: %v", err)
+		return nil, fmt.Errorf("loading openapi.json: %w", err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("openapi.json is not a valid OpenAPI document: %v", err)
+		return nil, fmt.Errorf("openapi.json is not a valid OpenAPI document: %w", err)
+	}
+	return doc, nil
+})
+
+// loadOpenAPI returns the embedded document, parsed and validated; tests
+// must not change it.
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openAPIDoc()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return doc
 }

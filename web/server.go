@@ -59,7 +59,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	}
 	outbound := agent.NewOutbound(cfg.SSRFAllow, nil)
 	s.Handler = &handlers.Handler{
-		DB: store, Box: box, Sessions: sessions,
+		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: outbound,
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: outbound,

@@ -13,7 +13,7 @@ import (
 	"github.com/parley/parley/handlers"
 )
 
-func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth.Passwords) error {
 	fs := newFlags("tenant create", stderr)
 	slug := fs.String("slug", "", "URL-safe tenant slug")
 	name := fs.String("name", "", "display name")
@@ -28,7 +28,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	return withDB(ctx, func(store *db.DB) error {
-		p, err := handlers.ProvisionTenant(ctx, store, b, handlers.NewTenantParams{Slug: *slug, Name: *name, Plan: *plan, OwnerEmail: *email, OwnerPassword: *password})
+		p, err := handlers.ProvisionTenant(ctx, store, b, pws, handlers.NewTenantParams{Slug: *slug, Name: *name, Plan: *plan, OwnerEmail: *email, OwnerPassword: *password})
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	})
 }
 
-func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth.Passwords) error {
 	fs := newFlags("user create", stderr)
 	email := fs.String("email", "", "login email")
 	password := fs.String("password", "", "password (at least 10 characters)")
@@ -88,7 +88,7 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *tenant == "":
 		return errors.New("--tenant: required")
 	}
-	hash, err := auth.HashPassword(*password)
+	hash, err := pws.Hash(*password)
 	if err != nil {
 		return fmt.Errorf("--password: %w", err)
 	}
@@ -105,7 +105,7 @@ func userCreate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // seedDemo creates the demo tenant on an empty database and prints its logins once.
-func seedDemo(ctx context.Context, stdout io.Writer) error {
+func seedDemo(ctx context.Context, stdout io.Writer, pws *auth.Passwords) error {
 	b, err := box()
 	if err != nil {
 		return err
@@ -120,7 +120,7 @@ func seedDemo(ctx context.Context, stdout io.Writer) error {
 			return nil
 		}
 		password := "demo-" + strings.ToLower(strings.TrimRight(fmt.Sprintf("%x", auth.RandomBytes(6)), "="))
-		p, err := handlers.ProvisionTenant(ctx, store, b, handlers.NewTenantParams{Slug: "demo", Name: "Demo Company", Plan: "scale", OwnerEmail: "owner@demo.parley.local", OwnerPassword: password})
+		p, err := handlers.ProvisionTenant(ctx, store, b, pws, handlers.NewTenantParams{Slug: "demo", Name: "Demo Company", Plan: "scale", OwnerEmail: "owner@demo.parley.local", OwnerPassword: password})
 		if err != nil {
 			return err
 		}

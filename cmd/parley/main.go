@@ -16,6 +16,8 @@ import (
 
 	_ "time/tzdata" // IANA zones for tenant time zones, whatever the host has
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/migrations"
@@ -37,7 +39,7 @@ commands:
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, auth.NewPasswords(bcrypt.DefaultCost)); err != nil {
 		fmt.Fprintln(os.Stderr, "parley:", err)
 		os.Exit(1)
 	}
@@ -46,7 +48,9 @@ func main() {
 // errUsage is returned for a wrong command line; the usage text has been printed.
 var errUsage = errors.New("see usage above")
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// run runs one command line; pws hashes the passwords of the owners it
+// creates (serve hashes at the cost of its configuration).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth.Passwords) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errUsage
@@ -67,15 +71,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	case "tenant create":
-		return tenantCreate(ctx, rest, stdout, stderr)
+		return tenantCreate(ctx, rest, stdout, stderr, pws)
 	case "token create":
 		return tokenCreate(ctx, rest, stdout, stderr)
 	case "user create":
-		return userCreate(ctx, rest, stdout, stderr)
+		return userCreate(ctx, rest, stdout, stderr, pws)
 	case "dev-db":
 		return devDB(ctx, rest, stdout, stderr)
 	case "seed-demo":
-		return seedDemo(ctx, stdout)
+		return seedDemo(ctx, stdout, pws)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

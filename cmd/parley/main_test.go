@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
@@ -40,13 +41,18 @@ func cliEnv(t *testing.T) *db.DB {
 	return store
 }
 
+// testPasswords hashes at bcrypt's lowest cost: the default cost takes most
+// of a second a hash under the race detector. Checks read the cost from the
+// hash.
+var testPasswords = auth.NewPasswords(bcrypt.MinCost)
+
 // runCLI runs a command line in-process.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err = run(ctx, args, &out, &errOut)
+	err = run(ctx, args, &out, &errOut, testPasswords)
 	return out.String(), errOut.String(), err
 }
 
@@ -135,8 +141,11 @@ func TestTenantCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !auth.CheckPassword(u.PasswordHash, "correct horse battery") || auth.CheckPassword(u.PasswordHash, "wrong password!") {
+		if !testPasswords.Check(u.PasswordHash, "correct horse battery") || testPasswords.Check(u.PasswordHash, "wrong password!") {
 			t.Error("password check")
+		}
+		if c, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil || c != testPasswords.Cost() {
+			t.Errorf("hashed at cost %d (%v), want the cost of the hasher run was given, %d", c, err, testPasswords.Cost())
 		}
 		ms, err := store.Memberships(ctx, u.ID)
 		if err != nil || len(ms) != 1 || ms[0].TenantSlug != slug || ms[0].Role != "owner" {
@@ -368,7 +377,7 @@ func TestUserCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !auth.CheckPassword(u.PasswordHash, "new user password") {
+		if !testPasswords.Check(u.PasswordHash, "new user password") {
 			t.Error("password does not match")
 		}
 		ms, err := store.Memberships(ctx, u.ID)
@@ -385,7 +394,7 @@ func TestUserCreate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !auth.CheckPassword(u.PasswordHash, "second password") || auth.CheckPassword(u.PasswordHash, "first password") {
+		if !testPasswords.Check(u.PasswordHash, "second password") || testPasswords.Check(u.PasswordHash, "first password") {
 			t.Error("password was not reset")
 		}
 		ms, err := store.Memberships(ctx, u.ID)
@@ -413,7 +422,7 @@ func TestUserCreate(t *testing.T) {
 		}
 		u, _ := store.UserByEmail(ctx, ownerEmail)
 		ms, _ := store.Memberships(ctx, u.ID)
-		if len(ms) != 2 || !auth.CheckPassword(u.PasswordHash, "third password") {
+		if len(ms) != 2 || !testPasswords.Check(u.PasswordHash, "third password") {
 			t.Errorf("memberships %+v", ms)
 		}
 	})
@@ -600,7 +609,7 @@ func TestSeedDemoEmpty(t *testing.T) {
 		t.Errorf("demo tenant %s on %s", demo.Name, demo.Plan)
 	}
 	u, err := store.UserByEmail(ctx, email)
-	if err != nil || !auth.CheckPassword(u.PasswordHash, password) {
+	if err != nil || !testPasswords.Check(u.PasswordHash, password) {
 		t.Errorf("demo owner login: %v", err)
 	}
 	if ms, err := store.Memberships(ctx, u.ID); err != nil || len(ms) != 1 || ms[0].TenantID != demo.ID {
