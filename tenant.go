@@ -1,7 +1,11 @@
 package parley
 
 import (
+	"fmt"
+	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Tenant is one row of tenants. Sealed secrets stay sealed here; callers that
@@ -68,4 +72,37 @@ func (t *Tenant) PlanInfo() Plan {
 // ConversationsLimit is the plan's monthly base plus paid bot seats.
 func (t *Tenant) ConversationsLimit() int {
 	return t.PlanInfo().ConversationsLimit + t.BotSeats*ConversationsPerBotSeat
+}
+
+// slugPattern is the shape of a tenant's slug.
+var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,99}$`)
+
+// NewTenantInput is what a tenant is created with: the tenant create
+// command's flags.
+type NewTenantInput struct {
+	Slug, Name, Plan, OwnerEmail, OwnerPassword string
+}
+
+// Validate applies the rules of a new tenant, with one message per field
+// (slug, name, plan, ownerEmail, ownerPassword). The password's own rules
+// are the hasher's.
+func (in NewTenantInput) Validate() error {
+	fe := FieldErrors{}
+	if !slugPattern.MatchString(in.Slug) {
+		fe.Add("slug", fmt.Sprintf("%q must be 1 to 100 lowercase letters, digits or hyphens, starting with a letter or digit", in.Slug))
+	}
+	if strings.TrimSpace(in.Name) == "" || utf8.RuneCountInString(in.Name) > 255 {
+		fe.Add("name", "required, at most 255 characters")
+	}
+	if _, ok := PlanByName(in.Plan); !ok {
+		fe.Add("plan", fmt.Sprintf("%q is not one of %s", in.Plan, strings.Join(PlanNames(), ", ")))
+	}
+	switch {
+	case (in.OwnerEmail == "") != (in.OwnerPassword == ""):
+		fe.Add("ownerEmail", "the owner's email and password go together")
+		fe.Add("ownerPassword", "the owner's email and password go together")
+	case in.OwnerEmail != "" && !strings.Contains(in.OwnerEmail, "@"):
+		fe.Add("ownerEmail", fmt.Sprintf("%q is not an email address", in.OwnerEmail))
+	}
+	return fe.Err()
 }

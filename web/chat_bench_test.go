@@ -36,10 +36,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/handlers"
 )
 
 // benchModel is a zero-latency OpenAI-compatible chat completions server: it
@@ -183,7 +183,7 @@ func (cb *chatBench) tenant(b *testing.B) (slug, id string) {
 	b.Helper()
 	n := tenantSeq.Add(1)
 	slug = fmt.Sprintf("bench%d-%d", time.Now().UnixNano()%1_000_000_000, n)
-	p, err := handlers.ProvisionTenant(context.Background(), cb.store, cb.box, cb.pws, handlers.NewTenantParams{
+	p, err := auth.Provision(context.Background(), cb.store, cb.box, cb.pws, parley.NewTenantInput{
 		Slug: slug, Name: "Bench " + slug, Plan: "scale", OwnerEmail: "owner@" + slug + ".test", OwnerPassword: "password-" + slug,
 	})
 	if err != nil {

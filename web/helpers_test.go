@@ -18,11 +18,11 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/handlers"
 )
 
 // testKey is the secret key of test servers.
@@ -57,7 +57,7 @@ var tenantSeq atomic.Int64
 // tenant is a provisioned test tenant; OwnerEmail and Password are its
 // owner's login, empty when it has none.
 type tenant struct {
-	handlers.Provisioned
+	auth.Provisioned
 	Password string
 }
 
@@ -78,11 +78,11 @@ func (b *bundle) ownedTenant(t *testing.T, plan string) tenant {
 func (b *bundle) provision(t *testing.T, plan string, owner bool) tenant {
 	t.Helper()
 	slug := fmt.Sprintf("t%d-%d", time.Now().UnixNano()%1_000_000_000, tenantSeq.Add(1))
-	np := handlers.NewTenantParams{Slug: slug, Name: "Tenant " + slug, Plan: plan}
+	np := parley.NewTenantInput{Slug: slug, Name: "Tenant " + slug, Plan: plan}
 	if owner {
 		np.OwnerEmail, np.OwnerPassword = "owner@"+slug+".test", "password-"+slug
 	}
-	p, err := handlers.ProvisionTenant(context.Background(), b.db, b.box, b.srv.Handler.Passwords, np)
+	p, err := auth.Provision(context.Background(), b.db, b.box, b.srv.Handler.Passwords, np)
 	if err != nil {
 		t.Fatal(err)
 	}

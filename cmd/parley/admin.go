@@ -10,7 +10,6 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/handlers"
 )
 
 func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth.Passwords) error {
@@ -28,9 +27,9 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		return err
 	}
 	return withDB(ctx, func(store *db.DB) error {
-		p, err := handlers.ProvisionTenant(ctx, store, b, pws, handlers.NewTenantParams{Slug: *slug, Name: *name, Plan: *plan, OwnerEmail: *email, OwnerPassword: *password})
+		p, err := auth.Provision(ctx, store, b, pws, parley.NewTenantInput{Slug: *slug, Name: *name, Plan: *plan, OwnerEmail: *email, OwnerPassword: *password})
 		if err != nil {
-			return err
+			return flagErrors(err)
 		}
 		return printJSON(stdout, p)
 	})
@@ -120,7 +119,7 @@ func seedDemo(ctx context.Context, stdout io.Writer, pws *auth.Passwords) error 
 			return nil
 		}
 		password := "demo-" + strings.ToLower(strings.TrimRight(fmt.Sprintf("%x", auth.RandomBytes(6)), "="))
-		p, err := handlers.ProvisionTenant(ctx, store, b, pws, handlers.NewTenantParams{Slug: "demo", Name: "Demo Company", Plan: "scale", OwnerEmail: "owner@demo.parley.local", OwnerPassword: password})
+		p, err := auth.Provision(ctx, store, b, pws, parley.NewTenantInput{Slug: "demo", Name: "Demo Company", Plan: "scale", OwnerEmail: "owner@demo.parley.local", OwnerPassword: password})
 		if err != nil {
 			return err
 		}
@@ -135,4 +134,30 @@ Demo tenant created (shown once; keep it):
 `, p.OwnerEmail, password, p.Token, p.Token)
 		return nil
 	})
+}
+
+// tenantFlags are tenant create's flags, in the order of its usage, named
+// by the fields of parley.NewTenantInput.
+var tenantFlags = []struct{ field, flag string }{
+	{"slug", "--slug"}, {"name", "--name"}, {"plan", "--plan"},
+	{"ownerEmail", "--owner-email"}, {"ownerPassword", "--owner-password"},
+}
+
+// flagErrors words a refused new tenant in terms of the command's flags.
+func flagErrors(err error) error {
+	var e *parley.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	fields, ok := e.Details.(map[string]string)
+	if !ok {
+		return err
+	}
+	var parts []string
+	for _, f := range tenantFlags {
+		if msg, bad := fields[f.field]; bad {
+			parts = append(parts, f.flag+": "+msg)
+		}
+	}
+	return errors.New(strings.Join(parts, "; "))
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/handlers"
 )
 
 var cliKey = strings.Repeat("cd", 32)
@@ -84,13 +83,13 @@ func authenticate(t *testing.T, store *db.DB, header, value string) (auth.Princi
 }
 
 // createTenant runs tenant create and decodes its output.
-func createTenant(t *testing.T, args ...string) handlers.Provisioned {
+func createTenant(t *testing.T, args ...string) auth.Provisioned {
 	t.Helper()
 	out, errOut, err := runCLI(t, append([]string{"tenant", "create"}, args...)...)
 	if err != nil {
 		t.Fatalf("tenant create: %v\n%s", err, errOut)
 	}
-	var p handlers.Provisioned
+	var p auth.Provisioned
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("tenant create printed %q: %v", out, err)
 	}
