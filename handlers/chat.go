@@ -617,7 +617,7 @@ func (h *Handler) finishChatTurn(ctx context.Context, turn *chatTurn, res agent.
 			if turn.visitor != nil {
 				ns.VisitorID = &turn.visitor.ID
 			}
-			if _, _, err := db.CreateSubmission(ctx, tx, ns, turns); err != nil {
+			if _, _, err := h.DB.CreateSubmissionInTx(ctx, tx, ns, turns); err != nil {
 				return err
 			}
 		}
