@@ -109,7 +109,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 			}
 			ns := *run.Submission
 			ns.TenantID, ns.ConversationID = r.TenantID, &r.ConversationID
-			if _, _, err := CreateSubmission(ctx, tx, ns, r.Transcript); err != nil {
+			if _, _, err := d.CreateSubmissionInTx(ctx, tx, ns, r.Transcript); err != nil {
 				return err
 			}
 		}

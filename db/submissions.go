@@ -72,12 +72,12 @@ func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
 	return raw, true
 }
 
-// CreateSubmission stores a NEW submission and, in tx, its submission.created
+// CreateSubmissionInTx stores a NEW submission and, in tx, its submission.created
 // event with the frozen webhook payload; both exist or neither does. messages
 // are the conversation's recent turns when the caller has them: only user and
 // assistant turns are kept, the last 10. Linked tool, conversation and
 // visitor must be the tenant's.
-func CreateSubmission(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, Event, error) {
+func (d *DB) CreateSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, Event, error) {
 	fe := parley.FieldErrors{}
 	input, ok := jsonObject(s.Input)
 	if !ok {
@@ -121,14 +121,14 @@ func CreateSubmission(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, me
 	}
 	data := eventData(sub)
 	data.Messages = payloadTurns(messages)
-	ev, err := recordEvent(ctx, tx, sub, EventSubmissionCreated, sub.CreatedAt, data)
+	ev, err := d.recordEvent(ctx, tx, sub, EventSubmissionCreated, sub.CreatedAt, data)
 	return sub, ev, err
 }
 
-// CreateSubmission runs CreateSubmission in its own transaction.
+// CreateSubmission runs CreateSubmissionInTx in its own transaction.
 func (d *DB) CreateSubmission(ctx context.Context, s parley.NewSubmission, messages []parley.Turn) (sub parley.Submission, ev Event, err error) {
 	err = d.InTx(ctx, func(tx pgx.Tx) error {
-		sub, ev, err = CreateSubmission(ctx, tx, s, messages)
+		sub, ev, err = d.CreateSubmissionInTx(ctx, tx, s, messages)
 		return err
 	})
 	return sub, ev, err
@@ -156,7 +156,7 @@ func eventData(s parley.Submission) EventData {
 
 // recordEvent inserts the event row of typ with its frozen payload and, in
 // the same transaction, its webhook deliveries.
-func recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string, at time.Time, data EventData) (Event, error) {
+func (d *DB) recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string, at time.Time, data EventData) (Event, error) {
 	payload, err := json.Marshal(EventPayload{Event: typ, CreatedAt: at.UTC(), Data: data})
 	if err != nil {
 		return Event{}, fmt.Errorf("encoding %s payload: %w", typ, err)
@@ -168,7 +168,7 @@ func recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string
 	if err != nil {
 		return Event{}, fmt.Errorf("recording %s event: %w", typ, err)
 	}
-	if err := enqueueDeliveries(ctx, tx, ev); err != nil {
+	if err := d.enqueueDeliveries(ctx, tx, ev); err != nil {
 		return Event{}, err
 	}
 	return ev, nil
@@ -188,10 +188,18 @@ func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submis
 }
 
 // UpdateSubmissionStatus moves a submission to status (NEW, CONTACTED or
-// RESOLVED; anything else is KindInvalid) and, in tx, records its
+// RESOLVED; anything else is KindInvalid) and, in its transaction, records its
 // submission.updated event carrying status and previousStatus. Setting the
 // status it already has changes nothing and records no event (ev is zero).
-func UpdateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
+func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
+	err = d.InTx(ctx, func(tx pgx.Tx) error {
+		sub, ev, err = d.updateSubmissionStatus(ctx, tx, tenantID, id, status)
+		return err
+	})
+	return sub, ev, err
+}
+
+func (d *DB) updateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
 	switch status {
 	case parley.SubmissionNew, parley.SubmissionContacted, parley.SubmissionResolved:
 	default:
@@ -221,15 +229,6 @@ func UpdateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status
 	}
 	data := eventData(sub)
 	data.PreviousStatus = previous
-	ev, err = recordEvent(ctx, tx, sub, EventSubmissionUpdated, sub.UpdatedAt, data)
-	return sub, ev, err
-}
-
-// UpdateSubmissionStatus runs UpdateSubmissionStatus in its own transaction.
-func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
-		sub, ev, err = UpdateSubmissionStatus(ctx, tx, tenantID, id, status)
-		return err
-	})
+	ev, err = d.recordEvent(ctx, tx, sub, EventSubmissionUpdated, sub.UpdatedAt, data)
 	return sub, ev, err
 }

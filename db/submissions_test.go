@@ -157,7 +157,7 @@ func TestCreateSubmission(t *testing.T) {
 		f := setupSubmissions(t)
 		boom := errors.New("boom")
 		err := f.store.InTx(ctx, func(tx pgx.Tx) error {
-			if _, _, err := db.CreateSubmission(ctx, tx, f.newSubmission(), nil); err != nil {
+			if _, _, err := f.store.CreateSubmissionInTx(ctx, tx, f.newSubmission(), nil); err != nil {
 				return err
 			}
 			// a later statement of the same transaction fails

@@ -2,15 +2,17 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/deliveryargs"
 )
 
 // WebhookEvents are the events an endpoint may subscribe to.
@@ -33,7 +35,7 @@ const (
 
 // DeliveryMaxAttempts is how many attempts a delivery gets: the first and five
 // retries.
-const DeliveryMaxAttempts = 6
+const DeliveryMaxAttempts = deliveryargs.MaxAttempts
 
 // WebhookEndpoint is a tenant's receiver of events. SecretSealed is the
 // signing secret sealed with the service's key; it never leaves the service.
@@ -91,44 +93,6 @@ type DeliveryStats struct {
 	LastSuccessAt *time.Time `json:"lastSuccessAt"`
 }
 
-// WebhookDeliveryArgs is the River job that makes one attempt of a delivery
-// (River retries it on the delivery schedule). It lives here, beside the
-// outbox, because deliveries are enqueued in the transaction that records
-// their event; the worker is in package jobs.
-type WebhookDeliveryArgs struct {
-	DeliveryID string `json:"deliveryId"`
-}
-
-// Kind names the job.
-func (WebhookDeliveryArgs) Kind() string { return "webhook_delivery" }
-
-// WebhookQueue is the River queue deliveries run on, apart from other work so
-// that a slow receiver cannot hold up corpus syncs, nor the reverse.
-const WebhookQueue = "webhooks"
-
-// InsertOpts puts deliveries on their queue with their number of attempts.
-func (WebhookDeliveryArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: WebhookQueue, MaxAttempts: DeliveryMaxAttempts}
-}
-
-// JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
-// and this package's inserter alike. A queue fetches at most this often, so
-// its workers over it bound its throughput (River's default, 100 ms, held 100
-// delivery workers to 1,000 deliveries a second); and an instance notifies a
-// queue of inserts at most this often, which bounds how long a new job waits
-// to be fetched.
-const JobFetchCooldown = 20 * time.Millisecond
-
-// jobInserter inserts River jobs inside our transactions. It is an
-// insert-only client: it runs nothing and needs no pool of its own.
-var jobInserter = func() *river.Client[pgx.Tx] {
-	c, err := river.NewClient(riverpgxv5.New(nil), &river.Config{FetchCooldown: JobFetchCooldown})
-	if err != nil {
-		panic(fmt.Sprintf("river insert-only client: %v", err))
-	}
-	return c
-}()
-
 const endpointColumns = `id, tenant_id, url, description, events, enabled, pii_fields, secret_sealed, created_at, updated_at`
 
 const deliveryColumns = `id, tenant_id, endpoint_id, event_id, event, status, attempts, http_status, last_error,
@@ -137,7 +101,7 @@ const deliveryColumns = `id, tenant_id, endpoint_id, event_id, event, status, at
 // enqueueDeliveries makes, in tx, one delivery of ev for each enabled endpoint
 // of the tenant subscribed to its type, and the River job of each. An event
 // is thus never recorded without its deliveries, nor the reverse.
-func enqueueDeliveries(ctx context.Context, tx pgx.Tx, ev Event) error {
+func (d *DB) enqueueDeliveries(ctx context.Context, tx pgx.Tx, ev Event) error {
 	rows, _ := tx.Query(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event)
 		SELECT tenant_id, id, $2, $3 FROM webhook_endpoints
 		WHERE tenant_id = $1 AND enabled AND $3 = ANY(events) RETURNING id`, ev.TenantID, ev.ID, ev.Type)
@@ -145,19 +109,35 @@ func enqueueDeliveries(ctx context.Context, tx pgx.Tx, ev Event) error {
 	if err != nil {
 		return fmt.Errorf("enqueueing deliveries: %w", err)
 	}
-	return insertDeliveryJobs(ctx, tx, ids)
+	return d.insertDeliveryJobs(ctx, tx, ids)
 }
 
-func insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) error {
+// insertDeliveryJobs inserts, in tx, the River job of each delivery and
+// records its id on the delivery.
+func (d *DB) insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	params := make([]river.InsertManyParams, len(ids))
 	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: WebhookDeliveryArgs{DeliveryID: id}}
+		params[i] = river.InsertManyParams{Args: deliveryargs.Args{DeliveryID: id}}
 	}
-	if _, err := jobInserter.InsertManyTx(ctx, tx, params); err != nil {
+	res, err := d.jobs.InsertManyTx(ctx, tx, params)
+	if err != nil {
 		return fmt.Errorf("inserting delivery jobs: %w", err)
+	}
+	// River does not promise the order of the results: pair them by args.
+	deliveries, jobs := make([]string, len(res)), make([]int64, len(res))
+	for i, r := range res {
+		var args deliveryargs.Args
+		if err := json.Unmarshal(r.Job.EncodedArgs, &args); err != nil {
+			return fmt.Errorf("reading delivery job args: %w", err)
+		}
+		deliveries[i], jobs[i] = args.DeliveryID, r.Job.ID
+	}
+	if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries d SET job_id = j.job_id
+		FROM unnest($1::uuid[], $2::bigint[]) AS j(id, job_id) WHERE d.id = j.id`, deliveries, jobs); err != nil {
+		return fmt.Errorf("recording delivery jobs: %w", err)
 	}
 	return nil
 }
@@ -350,16 +330,8 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 		}
 		// A dropped delivery's job may still wait for a retry: it would run
 		// beside the new one and could end the new round early, so cancel it.
-		rows, _ = tx.Query(ctx, `SELECT id FROM river_job WHERE kind = 'webhook_delivery'
-			AND args->>'deliveryId' = $1 AND state IN ('available', 'pending', 'retryable', 'scheduled')`, deliveryID)
-		stale, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return fmt.Errorf("finding queued delivery jobs: %w", err)
-		}
-		for _, id := range stale {
-			if _, err := jobInserter.JobCancelTx(ctx, tx, id); err != nil {
-				return fmt.Errorf("cancelling delivery job: %w", err)
-			}
+		if err := d.cancelQueuedDeliveryJob(ctx, tx, deliveryID); err != nil {
+			return err
 		}
 		// attempts counts the current round, so it restarts at 0 (of DeliveryMaxAttempts).
 		rows, _ = tx.Query(ctx, `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),
@@ -368,9 +340,36 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 		if err != nil {
 			return fmt.Errorf("requeueing delivery: %w", err)
 		}
-		return insertDeliveryJobs(ctx, tx, []string{deliveryID})
+		return d.insertDeliveryJobs(ctx, tx, []string{deliveryID})
 	})
 	return del, err
+}
+
+// cancelQueuedDeliveryJob cancels, in tx, the delivery's last job if it still
+// waits to run. A running attempt is left to finish, as is one whose job River
+// has already cleaned up.
+func (d *DB) cancelQueuedDeliveryJob(ctx context.Context, tx pgx.Tx, deliveryID string) error {
+	var jobID *int64
+	if err := tx.QueryRow(ctx, `SELECT job_id FROM webhook_deliveries WHERE id = $1`, deliveryID).Scan(&jobID); err != nil {
+		return fmt.Errorf("reading delivery job: %w", err)
+	}
+	if jobID == nil {
+		return nil
+	}
+	job, err := d.jobs.JobGetTx(ctx, tx, *jobID)
+	if errors.Is(err, river.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading delivery job: %w", err)
+	}
+	switch job.State {
+	case rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled:
+		if _, err := d.jobs.JobCancelTx(ctx, tx, job.ID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("cancelling delivery job: %w", err)
+		}
+	}
+	return nil
 }
 
 // OutgoingDelivery is what an attempt needs: the delivery, its endpoint and

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
@@ -183,11 +182,7 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 		return statusError()
 	}
 	ctx := c.Request().Context()
-	var sub parley.Submission
-	err = h.DB.InTx(ctx, func(tx pgx.Tx) error {
-		sub, _, err = db.UpdateSubmissionStatus(ctx, tx, tenantFrom(c).ID, c.Param("id"), status)
-		return err
-	})
+	sub, _, err := h.DB.UpdateSubmissionStatus(ctx, tenantFrom(c).ID, c.Param("id"), status)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/deliveryargs"
 )
 
 // WebhookWorkers is how many deliveries run at once per instance: enough
@@ -45,7 +46,7 @@ func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *sl
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
-			db.WebhookQueue:    {MaxWorkers: WebhookWorkers},
+			deliveryargs.Queue: {MaxWorkers: WebhookWorkers},
 		},
 		Workers:              workers,
 		FetchCooldown:        db.JobFetchCooldown,

@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/deliveryargs"
 )
 
 // DeliveryTimeout bounds one delivery attempt, response included.
@@ -56,7 +57,7 @@ const maxErrorLen = 500
 // runs the job again on the retry schedule until an attempt succeeds or the
 // attempts are spent.
 type WebhookDeliveryWorker struct {
-	river.WorkerDefaults[db.WebhookDeliveryArgs]
+	river.WorkerDefaults[deliveryargs.Args]
 	DB     *db.DB
 	Box    *auth.Box
 	Client *http.Client // bounded by DeliveryTimeout; SSRF-guarded
@@ -73,17 +74,17 @@ func (w *WebhookDeliveryWorker) now() time.Time {
 }
 
 // Timeout leaves the attempt's own 5 s bound room to record the outcome.
-func (w *WebhookDeliveryWorker) Timeout(*river.Job[db.WebhookDeliveryArgs]) time.Duration {
+func (w *WebhookDeliveryWorker) Timeout(*river.Job[deliveryargs.Args]) time.Duration {
 	return DeliveryTimeout + 10*time.Second
 }
 
 // NextRetry follows the delivery schedule rather than River's default.
-func (w *WebhookDeliveryWorker) NextRetry(job *river.Job[db.WebhookDeliveryArgs]) time.Time {
+func (w *WebhookDeliveryWorker) NextRetry(job *river.Job[deliveryargs.Args]) time.Time {
 	return w.now().Add(retryDelay(job.Attempt))
 }
 
 // Work attempts the delivery once.
-func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.WebhookDeliveryArgs]) error {
+func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliveryargs.Args]) error {
 	d, err := w.DB.DeliveryForAttempt(ctx, job.Args.DeliveryID)
 	if errors.Is(err, db.ErrDeliveryGone) {
 		return nil // its endpoint or submission was deleted: nothing to send
@@ -130,7 +131,7 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[db.Webh
 
 // record stores the attempt's outcome; failed is the outcome of an attempt
 // that failed (errMsg set) and the delivery's last.
-func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[db.WebhookDeliveryArgs], id string, at time.Time,
+func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[deliveryargs.Args], id string, at time.Time,
 	status *int, errMsg string, final bool) error {
 	a := db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final}
 	if errMsg != "" && !final {

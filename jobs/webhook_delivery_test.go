@@ -30,6 +30,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/deliveryargs"
 )
 
 // verifySignature checks a delivery the way the spec tells receivers to,
@@ -167,7 +168,7 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 		Now:    f.clock.Now})
 	f.client, err = river.NewClient(riverpgxv5.New(store.Pool), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Queues:            map[string]river.QueueConfig{db.WebhookQueue: {MaxWorkers: 10}},
+		Queues:            map[string]river.QueueConfig{deliveryargs.Queue: {MaxWorkers: 10}},
 		Workers:           workers,
 		FetchCooldown:     10 * time.Millisecond,
 		FetchPollInterval: 50 * time.Millisecond,

@@ -127,7 +127,10 @@ func newChatBench(b *testing.B) *chatBench {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store := &db.DB{Pool: pool}
+	store, err := db.New(pool)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(store.Close)
 	model := newBenchModel(b)
 	cfg := testConfig(b, chatEnv(model.URL), map[string]string{"PARLEY_DB_MAX_CONNS": "40"})

@@ -22,6 +22,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/deliveryargs"
 	"github.com/parley/parley/jobs"
 )
 
@@ -613,7 +614,7 @@ func TestWebhookSend(t *testing.T) {
 
 	now := time.Now()
 	worker := &jobs.WebhookDeliveryWorker{DB: b.db, Box: b.box, Client: b.srv.Handler.Outbound.Client(jobs.DeliveryTimeout), Now: func() time.Time { return now }}
-	job := &river.Job[db.WebhookDeliveryArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 6}, Args: db.WebhookDeliveryArgs{DeliveryID: id}}
+	job := &river.Job[deliveryargs.Args]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 6}, Args: deliveryargs.Args{DeliveryID: id}}
 	if err := worker.Work(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
