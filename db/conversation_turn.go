@@ -45,11 +45,11 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		case looked:
 			err = parley.Errorf(parley.KindNotFound, "Conversation not found")
 		default:
-			c, err = conversationBySession(ctx, d.Pool, p.TenantID, p.SessionID)
+			c, err = conversationBySession(ctx, d.pool, p.TenantID, p.SessionID)
 		}
 		looked = false // a second round looks again
 		if err == nil {
-			m, err := AppendMessage(ctx, d.Pool, p.TenantID, c.ID, "user", content)
+			m, err := appendMessage(ctx, d.pool, p.TenantID, c.ID, "user", content)
 			if err != nil {
 				return parley.Conversation{}, parley.Message{}, false, err
 			}
@@ -59,7 +59,7 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		if parley.ErrorKind(err) != parley.KindNotFound {
 			return parley.Conversation{}, parley.Message{}, false, err
 		}
-		rows, _ := d.Pool.Query(ctx, countStartSQL+`,
+		rows, _ := d.pool.Query(ctx, countStartSQL+`,
 			conv AS (
 				INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel, visitor_type,
 					agent_model, page_url, locale, metadata, message_count, first_user_message, last_message_at)
@@ -82,7 +82,7 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 			// continue it rather than refuse a session that exists.
 			continue
 		case errors.Is(err, pgx.ErrNoRows):
-			return parley.Conversation{}, parley.Message{}, false, startRefused(ctx, d.Pool, p)
+			return parley.Conversation{}, parley.Message{}, false, startRefused(ctx, d.pool, p)
 		case isUniqueViolation(err, "conversations_session"):
 			continue // another start of the session won: append to its conversation
 		default:

@@ -69,7 +69,7 @@ func TestStartTurn(t *testing.T) {
 			t.Errorf("%d started, want %d", started, limit)
 		}
 		var n int
-		f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE tenant_id = $1`, f.tenant.ID).Scan(&n)
+		f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE tenant_id = $1`, f.tenant.ID).Scan(&n)
 		if n != limit {
 			t.Errorf("%d messages stored, want %d: a refused start stores nothing", n, limit)
 		}
@@ -97,7 +97,7 @@ func TestStartTurn(t *testing.T) {
 			}
 		}
 		var msgs, count, used int
-		f.store.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM messages WHERE conversation_id = $1),
+		f.store.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM messages WHERE conversation_id = $1),
 			(SELECT message_count FROM conversations WHERE id = $1),
 			(SELECT count FROM conversation_usage WHERE tenant_id = $2)`, ids[0], f.tenant.ID).Scan(&msgs, &count, &used)
 		if msgs != 8 || count != 8 || used != 1 {

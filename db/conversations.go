@@ -28,7 +28,7 @@ type LimitDetails struct {
 // is measured against.
 func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Time) (int, error) {
 	var n int
-	err := d.Pool.QueryRow(ctx, `SELECT coalesce((SELECT count FROM conversation_usage WHERE tenant_id = $1 AND month = $2), 0)`,
+	err := d.pool.QueryRow(ctx, `SELECT coalesce((SELECT count FROM conversation_usage WHERE tenant_id = $1 AND month = $2), 0)`,
 		tenantID, MonthStart(now)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("counting conversations: %w", err)
@@ -92,7 +92,7 @@ func (d *DB) Conversation(ctx context.Context, tenantID, id string) (parley.Conv
 	if !looksLikeUUID(id) {
 		return parley.Conversation{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	rows, _ := d.pool.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	if err != nil {
 		return parley.Conversation{}, notFound(err, "Conversation")
@@ -118,7 +118,7 @@ func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID strin
 	return nil
 }
 
-// AppendMessage stores a message of the conversation and, in the same
+// appendMessage stores a message of the conversation and, in the same
 // statement, counts it, moves last_message_at and keeps the first user
 // message.
 const appendMessageSQL = `WITH c AS (
@@ -128,7 +128,7 @@ const appendMessageSQL = `WITH c AS (
 	INSERT INTO messages (tenant_id, conversation_id, role, content) SELECT tenant_id, id, $3, $4 FROM c
 	RETURNING id, conversation_id, role, content, feedback, created_at`
 
-func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (parley.Message, error) {
+func appendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (parley.Message, error) {
 	if role != "user" && role != "assistant" {
 		return parley.Message{}, &parley.Error{Kind: parley.KindInvalid, Message: "role must be user or assistant"}
 	}
@@ -143,9 +143,9 @@ func AppendMessage(ctx context.Context, q Querier, tenantID, conversationID, rol
 	return m, nil
 }
 
-// AppendToolHistory records a tool run of the conversation (its name
+// appendToolHistory records a tool run of the conversation (its name
 // lowercased) and counts it. A nil Input is stored as {}, a nil Result as null.
-func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call parley.ToolCall) error {
+func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call parley.ToolCall) error {
 	if !looksLikeUUID(conversationID) {
 		return parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
@@ -175,8 +175,8 @@ func AppendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 	return nil
 }
 
-// SetConversationStatus moves the conversation to BOT or ESCALATED.
-func SetConversationStatus(ctx context.Context, q Querier, tenantID, conversationID, status string) error {
+// setConversationStatus moves the conversation to BOT or ESCALATED.
+func setConversationStatus(ctx context.Context, q Querier, tenantID, conversationID, status string) error {
 	if status != parley.StatusBot && status != parley.StatusEscalated {
 		return &parley.Error{Kind: parley.KindInvalid, Message: "status must be BOT or ESCALATED"}
 	}
@@ -199,7 +199,7 @@ func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n
 	if n <= 0 {
 		return []parley.Turn{}, nil
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT role, content, created_at FROM (
+	rows, _ := d.pool.Query(ctx, `SELECT role, content, created_at FROM (
 			SELECT seq, role, content, created_at FROM messages
 			WHERE tenant_id = $1 AND conversation_id = $2 AND role IN ('user', 'assistant')
 			ORDER BY seq DESC LIMIT $3) t
@@ -221,7 +221,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 	if !looksLikeUUID(messageID) {
 		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
-	return d.InTx(ctx, func(tx pgx.Tx) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
 		var role, conversationID string
 		var old *int
 		err := tx.QueryRow(ctx, `SELECT role, conversation_id, feedback FROM messages WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
@@ -267,7 +267,7 @@ func (d *DB) CheckSessionMessage(ctx context.Context, tenantID, sessionID, messa
 		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	var ok bool
-	err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
+	err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE m.tenant_id = $1 AND m.id = $2 AND c.tenant_id = $1 AND c.session_id = $3)`, tenantID, messageID, sessionID).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("finding message: %w", err)

@@ -49,7 +49,7 @@ func (f *convFixture) start(t *testing.T, p parley.ConversationStart) parley.Con
 // tenant sees them, oldest first.
 func (f *convFixture) toolNames(t *testing.T, tenantID, conversationID string) []string {
 	t.Helper()
-	rows, _ := f.store.Pool.Query(context.Background(), `SELECT tool_name FROM tool_history
+	rows, _ := f.store.Pool().Query(context.Background(), `SELECT tool_name FROM tool_history
 		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, conversationID)
 	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
@@ -126,7 +126,7 @@ func TestStartTurnRules(t *testing.T) {
 		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v}, "hi", nil)
 		wantKind(t, err, parley.KindNotFound)
 		var seg string
-		if err := f.store.Pool.QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.other.ID).Scan(&seg); err != nil {
+		if err := f.store.Pool().QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.other.ID).Scan(&seg); err != nil {
 			t.Fatal(err)
 		}
 		_, _, _, err = f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg}, "hi", nil)
@@ -205,12 +205,12 @@ func TestStartTurnRules(t *testing.T) {
 		c := f.start(t, parley.ConversationStart{SessionID: "gone"})
 		f.start(t, parley.ConversationStart{SessionID: "new"})
 		// Last month's usage does not count this month.
-		if _, err := f.store.Pool.Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count)
+		if _, err := f.store.Pool().Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count)
 			VALUES ($1, $2, 500)`, f.tenant.ID, db.MonthStart(time.Now()).AddDate(0, -1, 0)); err != nil {
 			t.Fatal(err)
 		}
 		// A deleted conversation still counts: the limit is on conversations started.
-		if _, err := f.store.Pool.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, c.ID); err != nil {
+		if _, err := f.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		used, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
@@ -238,12 +238,12 @@ func TestConversationWrites(t *testing.T) {
 			{"assistant", "Hello!"}, {"user", "first question"}, {"assistant", "answer"}, {"user", "second"},
 		}
 		for _, s := range steps {
-			if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, s.role, s.content); err != nil {
+			if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, s.role, s.content); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, name := range []string{"SUBMIT_FORM", "Search_Products"} {
-			if err := db.AppendToolHistory(ctx, f.store.Pool, f.tenant.ID, c.ID, parley.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
+			if err := db.AppendToolHistory(ctx, f.store.Pool(), f.tenant.ID, c.ID, parley.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
 				Input: json.RawMessage(`{"email":"a@b.c"}`), Result: json.RawMessage(`{"success":true}`)}); err != nil {
 				t.Fatal(err)
 			}
@@ -265,14 +265,14 @@ func TestConversationWrites(t *testing.T) {
 		if err != nil || len(turns) != 3 || turns[0].Content != "first question" || turns[2].Content != "second" {
 			t.Errorf("recent turns %+v, %v", turns, err)
 		}
-		if err := db.SetConversationStatus(ctx, f.store.Pool, f.tenant.ID, c.ID, "ESCALATED"); err != nil {
+		if err := db.SetConversationStatus(ctx, f.store.Pool(), f.tenant.ID, c.ID, "ESCALATED"); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := f.store.Conversation(ctx, f.tenant.ID, c.ID); got.Status != "ESCALATED" {
 			t.Errorf("status %s", got.Status)
 		}
-		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
-		_, err = db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "system", "x")
+		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool(), f.tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
+		_, err = db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "system", "x")
 		wantKind(t, err, parley.KindInvalid)
 	})
 
@@ -280,9 +280,9 @@ func TestConversationWrites(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		c := f.start(t, parley.ConversationStart{SessionID: "fb"})
-		user, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "q")
-		a1, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "assistant", "a1")
-		a2, _ := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "assistant", "a2")
+		user, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "q")
+		a1, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a1")
+		a2, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a2")
 		counts := func() (int, int) {
 			got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
 			if err != nil {
@@ -319,13 +319,13 @@ func TestConversationWrites(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		c := f.start(t, parley.ConversationStart{SessionID: "iso"})
-		_, err := db.AppendMessage(ctx, f.store.Pool, f.other.ID, c.ID, "user", "x")
+		_, err := db.AppendMessage(ctx, f.store.Pool(), f.other.ID, c.ID, "user", "x")
 		wantKind(t, err, parley.KindNotFound)
-		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool, f.other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
-		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool, f.other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
+		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool(), f.other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
+		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool(), f.other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
 		_, err = f.store.Conversation(ctx, f.other.ID, c.ID)
 		wantKind(t, err, parley.KindNotFound)
-		if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "mine"); err != nil {
+		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "mine"); err != nil {
 			t.Fatal(err)
 		}
 		if turns, err := f.store.RecentTurns(ctx, f.other.ID, c.ID, 10); err != nil || len(turns) != 0 {
@@ -345,7 +345,7 @@ func TestConversationWrites(t *testing.T) {
 		f := setupConversations(t)
 		v := f.visitor(t, f.tenant.ID)
 		c := f.start(t, parley.ConversationStart{SessionID: "v", VisitorID: &v})
-		if _, err := db.AppendMessage(ctx, f.store.Pool, f.tenant.ID, c.ID, "user", "hi"); err != nil {
+		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "hi"); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.store.DeleteVisitor(ctx, f.tenant.ID, v); err != nil {
@@ -354,7 +354,7 @@ func TestConversationWrites(t *testing.T) {
 		_, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
 		wantKind(t, err, parley.KindNotFound)
 		var n int
-		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d messages left, %v", n, err)
 		}
 	})

@@ -93,7 +93,7 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 	pageSQL := `SELECT ` + corpusColumns + corpusFrom + where + order +
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)+1, len(args)+2)
 	if q.Search == "" {
-		if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&page.Total); err != nil {
+		if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&page.Total); err != nil {
 			return page, fmt.Errorf("counting corpus: %w", err)
 		}
 	} else {
@@ -113,7 +113,7 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 		}
 	}
 	args = append(args, q.Limit, offset)
-	rows, _ := d.Pool.Query(ctx, pageSQL, args...)
+	rows, _ := d.pool.Query(ctx, pageSQL, args...)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return page, fmt.Errorf("listing corpus: %w", err)
@@ -129,7 +129,7 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 // when the index would hand over the matches directly.
 func (d *DB) matchingCorpusIDs(ctx context.Context, where string, args []any) ([]string, error) {
 	var ids []string
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)`); err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func (d *DB) matchingCorpusIDs(ctx context.Context, where string, args []any) ([
 
 // CorpusEntry returns one of the tenant's entries.
 func (d *DB) CorpusEntry(ctx context.Context, tenantID, id string) (parley.CorpusEntry, error) {
-	return corpusEntry(ctx, d.Pool, tenantID, id)
+	return corpusEntry(ctx, d.pool, tenantID, id)
 }
 
 func corpusEntry(ctx context.Context, q Querier, tenantID, id string) (parley.CorpusEntry, error) {
@@ -164,7 +164,7 @@ func corpusEntry(ctx context.Context, q Querier, tenantID, id string) (parley.Co
 // CountCorpus counts a tenant's entries.
 func (d *DB) CountCorpus(ctx context.Context, tenantID string) (int, error) {
 	var n int
-	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n)
+	err := d.pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n)
 	return n, err
 }
 
@@ -191,7 +191,7 @@ const (
 func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
 	var e parley.CorpusEntry
 	var res UpsertResult
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		e, res, err = upsertCorpus(ctx, tx, tenantID, limit, w)
 		return err
@@ -281,7 +281,7 @@ func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrit
 		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
 	var e parley.CorpusEntry
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		e, err = updateCorpus(ctx, tx, tenantID, id, w)
 		return err
@@ -321,5 +321,5 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 
 // DeleteCorpus deletes one of the tenant's entries.
 func (d *DB) DeleteCorpus(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.Pool, "corpus_entries", "Corpus entry", tenantID, id)
+	return deleteTenantRow(ctx, d.pool, "corpus_entries", "Corpus entry", tenantID, id)
 }

@@ -27,19 +27,19 @@ func seedCorpus(b *testing.B, store *db.DB) {
 	benchOnce.Do(func() {
 		ctx := context.Background()
 		slug := fmt.Sprintf("bench-%d", time.Now().UnixNano())
-		err := store.Pool.QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+		err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 			VALUES ($1, 'Bench', 'scale', '\x00') RETURNING id`, slug).Scan(&benchTenant)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.Pool.QueryRow(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
+		if err := store.Pool().QueryRow(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
 			VALUES ($1, 'default', 'Default', 'p', true) RETURNING id`, benchTenant).Scan(&benchSeg); err != nil {
 			b.Fatal(err)
 		}
 		// A vocabulary of 3,000 pseudo-words drawn with a Zipf-like skew (word
 		// k about as frequent as 1/k), so that common words match thousands of
 		// entries and rare ones a handful, as in real knowledge bases.
-		conn, err := store.Pool.Acquire(ctx) // temporary tables live on one connection
+		conn, err := store.Pool().Acquire(ctx) // temporary tables live on one connection
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func seedCorpus(b *testing.B, store *db.DB) {
 		if _, err := conn.Exec(ctx, `DROP TABLE picks, vocab`); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := store.Pool.Exec(ctx, `VACUUM ANALYZE corpus_entries`); err != nil {
+		if _, err := store.Pool().Exec(ctx, `VACUUM ANALYZE corpus_entries`); err != nil {
 			b.Fatal(err)
 		}
 	})

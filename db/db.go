@@ -18,7 +18,7 @@ import (
 
 // DB is the handle every store method hangs off.
 type DB struct {
-	Pool *pgxpool.Pool
+	pool *pgxpool.Pool
 	// jobs inserts and cancels River jobs (webhook deliveries) inside the
 	// transactions that change the data they are about.
 	jobs *river.Client[pgx.Tx]
@@ -80,7 +80,7 @@ func Open(ctx context.Context, url string, maxConns int32, opts ...Option) (*DB,
 
 // New makes the store of an open pool.
 func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
-	d := &DB{Pool: pool}
+	d := &DB{pool: pool}
 	for _, o := range opts {
 		o(d)
 	}
@@ -94,15 +94,20 @@ func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
 	return d, nil
 }
 
+// Pool is the store's connection pool, for the libraries that bring their
+// own SQL (River's driver, the admin session store, goose). Our reads and
+// writes are the store's methods: nothing outside db writes SQL.
+func (d *DB) Pool() *pgxpool.Pool { return d.pool }
+
 // Close releases the pool.
-func (d *DB) Close() { d.Pool.Close() }
+func (d *DB) Close() { d.pool.Close() }
 
 // Ping reports whether the database answers.
-func (d *DB) Ping(ctx context.Context) error { return d.Pool.Ping(ctx) }
+func (d *DB) Ping(ctx context.Context) error { return d.pool.Ping(ctx) }
 
-// InTx runs fn in one transaction, committed when fn returns nil.
-func (d *DB) InTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.Pool, fn)
+// inTx runs fn in one transaction, committed when fn returns nil.
+func (d *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, d.pool, fn)
 }
 
 // Querier is what both the pool and a transaction offer.

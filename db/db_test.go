@@ -194,7 +194,7 @@ func TestOneDefaultSegment(t *testing.T) {
 	store := dbtest.New(t)
 	ctx := context.Background()
 	insert := func(tenantID, slug string, isDefault bool) error {
-		_, err := store.Pool.Exec(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
+		_, err := store.Pool().Exec(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
 			VALUES ($1, $2, $2, 'prompt', $3)`, tenantID, slug, isDefault)
 		return err
 	}
@@ -208,7 +208,7 @@ func TestOneDefaultSegment(t *testing.T) {
 	countDefaults := func(t *testing.T, tenantID string) int {
 		t.Helper()
 		var n int
-		if err := store.Pool.QueryRow(ctx, `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, tenantID).Scan(&n); err != nil {
+		if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, tenantID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -239,7 +239,7 @@ func TestOneDefaultSegment(t *testing.T) {
 		if err := insert(ten.ID, "other", false); err != nil {
 			t.Fatal(err)
 		}
-		_, err := store.Pool.Exec(ctx, `UPDATE segments SET is_default = true WHERE tenant_id = $1 AND slug = 'other'`, ten.ID)
+		_, err := store.Pool().Exec(ctx, `UPDATE segments SET is_default = true WHERE tenant_id = $1 AND slug = 'other'`, ten.ID)
 		uniqueViolation(t, err, "segments_one_default")
 	})
 	t.Run("non-default segments are not limited by the index", func(t *testing.T) {
@@ -267,12 +267,12 @@ func TestOneDefaultSegment(t *testing.T) {
 		if err := insert(ten.ID, "next", false); err != nil {
 			t.Fatal(err)
 		}
-		_, err := store.Pool.Exec(ctx, `UPDATE segments SET is_default = (slug = 'next') WHERE tenant_id = $1`, ten.ID)
+		_, err := store.Pool().Exec(ctx, `UPDATE segments SET is_default = (slug = 'next') WHERE tenant_id = $1`, ten.ID)
 		if err != nil {
 			t.Fatalf("moving the default: %v", err)
 		}
 		var slug string
-		if err := store.Pool.QueryRow(ctx, `SELECT slug FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&slug); err != nil || slug != "next" {
+		if err := store.Pool().QueryRow(ctx, `SELECT slug FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&slug); err != nil || slug != "next" {
 			t.Errorf("default is %q (%v)", slug, err)
 		}
 	})

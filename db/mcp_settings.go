@@ -17,7 +17,7 @@ type MCPSettings struct {
 // MCPSettings reads the tenant's MCP tools configuration.
 func (d *DB) MCPSettings(ctx context.Context, tenantID string) (MCPSettings, error) {
 	var s MCPSettings
-	err := d.Pool.QueryRow(ctx, `SELECT mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools FROM tenants WHERE id = $1`, tenantID).
+	err := d.pool.QueryRow(ctx, `SELECT mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools FROM tenants WHERE id = $1`, tenantID).
 		Scan(&s.URL, &s.SealedAPIKey, &s.MaxTools)
 	if err != nil {
 		return s, notFound(err, "Tenant")
@@ -28,7 +28,7 @@ func (d *DB) MCPSettings(ctx context.Context, tenantID string) (MCPSettings, err
 // SaveMCPSettings sets the URL and max tools; the key changes only when apiKey is set.
 func (d *DB) SaveMCPSettings(ctx context.Context, tenantID, url string, maxTools int, apiKey parley.Opt[[]byte]) (MCPSettings, error) {
 	var s MCPSettings
-	err := d.Pool.QueryRow(ctx, `UPDATE tenants SET mcp_tools_url = $2, mcp_tools_max_tools = $3,
+	err := d.pool.QueryRow(ctx, `UPDATE tenants SET mcp_tools_url = $2, mcp_tools_max_tools = $3,
 		mcp_tools_api_key = CASE WHEN $4 THEN $5 ELSE mcp_tools_api_key END, updated_at = now()
 		WHERE id = $1 RETURNING mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools`,
 		tenantID, url, maxTools, apiKey.Set, apiKey.Ptr()).Scan(&s.URL, &s.SealedAPIKey, &s.MaxTools)
@@ -40,7 +40,7 @@ func (d *DB) SaveMCPSettings(ctx context.Context, tenantID, url string, maxTools
 
 // ClearMCPSettings removes the configuration (URL and key; max tools back to 10).
 func (d *DB) ClearMCPSettings(ctx context.Context, tenantID string) error {
-	_, err := d.Pool.Exec(ctx, `UPDATE tenants SET mcp_tools_url = NULL, mcp_tools_api_key = NULL,
+	_, err := d.pool.Exec(ctx, `UPDATE tenants SET mcp_tools_url = NULL, mcp_tools_api_key = NULL,
 		mcp_tools_max_tools = 10, updated_at = now() WHERE id = $1`, tenantID)
 	if err != nil {
 		return fmt.Errorf("clearing MCP settings: %w", err)

@@ -39,7 +39,7 @@ type ProductQuery struct {
 func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]parley.Product, int, error) {
 	where, order, args := productFilter(tenantID, q)
 	var total int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting products: %w", err)
 	}
 	ps, err := d.productPage(ctx, where, order, args, q)
@@ -66,7 +66,7 @@ func productFilter(tenantID string, q ProductQuery) (where, order string, args [
 
 func (d *DB) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]parley.Product, error) {
 	args = append(args, q.Limit, (max(q.Page, 1)-1)*q.Limit)
-	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
+	rows, _ := d.pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
 	ps, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
@@ -77,12 +77,12 @@ func (d *DB) productPage(ctx context.Context, where, order string, args []any, q
 
 // parley.Product returns one of the tenant's products.
 func (d *DB) Product(ctx context.Context, tenantID, id string) (parley.Product, error) {
-	return product(ctx, d.Pool, tenantID, id)
+	return product(ctx, d.pool, tenantID, id)
 }
 
 // ProductByExternalID returns the tenant's product with that externalId.
 func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID string) (parley.Product, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
+	rows, _ := d.pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
 		return parley.Product{}, notFound(err, "Product")
@@ -134,7 +134,7 @@ func externalIDConflict(err error) error {
 func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (parley.Product, bool, error) {
 	var p parley.Product
 	created := false
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if w.ExternalID.Set && !w.ExternalID.Null {
 			var id string
 			err := tx.QueryRow(ctx, `SELECT id FROM products WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`,
@@ -178,7 +178,7 @@ func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWr
 		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	var p parley.Product
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		p, err = updateProduct(ctx, tx, tenantID, id, w)
 		return err
@@ -199,14 +199,14 @@ func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w Produc
 
 // DeleteProduct deletes one of the tenant's products.
 func (d *DB) DeleteProduct(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.Pool, "products", "Product", tenantID, id)
+	return deleteTenantRow(ctx, d.pool, "products", "Product", tenantID, id)
 }
 
 // HasActiveProducts reports whether the tenant has at least one active
 // product: the chat offers RECOMMEND_PRODUCT only then.
 func (d *DB) HasActiveProducts(ctx context.Context, tenantID string) (bool, error) {
 	var found bool
-	if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active)`, tenantID).Scan(&found); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active)`, tenantID).Scan(&found); err != nil {
 		return false, fmt.Errorf("checking for products: %w", err)
 	}
 	return found, nil

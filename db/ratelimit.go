@@ -14,7 +14,7 @@ func (d *DB) Hit(ctx context.Context, key string, window time.Duration, now time
 	key = storableKey(key)
 	start := now.Truncate(window)
 	var n int
-	err := d.Pool.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, expires_at, count)
+	err := d.pool.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, expires_at, count)
 		VALUES ($1, $2, $3, 1)
 		ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
 		RETURNING count`, key, start, start.Add(window)).Scan(&n)
@@ -28,7 +28,7 @@ func (d *DB) Hit(ctx context.Context, key string, window time.Duration, now time
 func (d *DB) Count(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
 	key = storableKey(key)
 	var n int
-	err := d.Pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM rate_counters WHERE key = $1 AND window_start = $2`,
+	err := d.pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM rate_counters WHERE key = $1 AND window_start = $2`,
 		key, now.Truncate(window)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("reading counter %s: %w", key, err)
@@ -38,7 +38,7 @@ func (d *DB) Count(ctx context.Context, key string, window time.Duration, now ti
 
 // DeleteExpiredCounters removes counters whose window has ended and returns how many.
 func (d *DB) DeleteExpiredCounters(ctx context.Context, now time.Time) (int64, error) {
-	tag, err := d.Pool.Exec(ctx, `DELETE FROM rate_counters WHERE expires_at < $1`, now)
+	tag, err := d.pool.Exec(ctx, `DELETE FROM rate_counters WHERE expires_at < $1`, now)
 	if err != nil {
 		return 0, fmt.Errorf("deleting expired counters: %w", err)
 	}
@@ -74,7 +74,7 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 		}
 		fmt.Fprintf(&values, "($%d::int, $%d::text, $%d::timestamptz, $%d::timestamptz, $%d::int)", n-4, n-3, n-2, n-1, n)
 	}
-	rows, _ := d.Pool.Query(ctx, `WITH w AS (
+	rows, _ := d.pool.Query(ctx, `WITH w AS (
 			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
 			FROM (VALUES `+values.String()+`) AS w(ord, key, start, ends, lim)
 			LEFT JOIN rate_counters c ON c.key = w.key AND c.window_start = w.start),

@@ -51,7 +51,7 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
+	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
 		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`,
 		tenantID, seg, localeLanguage(locale), limit)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
@@ -76,7 +76,7 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 		return false, err
 	}
 	var found bool
-	err = d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
+	err = d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
 		AND btrim(c.summary) <> '')`, tenantID, seg, localeLanguage(locale)).Scan(&found)
 	if err != nil {
 		return false, fmt.Errorf("checking corpus summaries: %w", err)
@@ -97,7 +97,7 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+` AND `+fmt.Sprintf(searchCondition, 3, 4)+
+	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+` AND `+fmt.Sprintf(searchCondition, 3, 4)+
 		fmt.Sprintf(localeCondition, 6)+`
 		ORDER BY lower(c.title) = lower($3) DESC,
 			ts_rank(c.search, websearch_to_tsquery('english', $3) || websearch_to_tsquery('simple', $3)) DESC,

@@ -33,7 +33,7 @@ func setupPromptCorpus(t *testing.T) *promptFixture {
 func (f *promptFixture) segment(t *testing.T, slug string) string {
 	t.Helper()
 	var id string
-	err := f.store.Pool.QueryRow(context.Background(), `INSERT INTO segments (tenant_id, slug, name, system_prompt)
+	err := f.store.Pool().QueryRow(context.Background(), `INSERT INTO segments (tenant_id, slug, name, system_prompt)
 		VALUES ($1, $2, $2, 'prompt') RETURNING id`, f.tenant.ID, slug).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func (f *promptFixture) add(t *testing.T, tenantID string, e entry) {
 		}
 		return &s
 	}
-	_, err := f.store.Pool.Exec(context.Background(), `INSERT INTO corpus_entries
+	_, err := f.store.Pool().Exec(context.Background(), `INSERT INTO corpus_entries
 		(tenant_id, segment_id, title, content, summary, priority, is_active, locale, updated_at)
 		VALUES ($1, $2, $3, 'content of ' || $3, $4, $5, $6, $7, now() - $8::interval)`,
 		tenantID, opt(e.segment), e.title, opt(e.summary), e.priority, !e.inactive, opt(e.locale), e.age)

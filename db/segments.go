@@ -23,7 +23,7 @@ const segmentColumns = `s.id, s.tenant_id, s.slug, s.name, s.system_prompt, s.we
 
 // ListSegments lists a tenant's segments, the default first, then by name.
 func (d *DB) ListSegments(ctx context.Context, tenantID string) ([]SegmentSummary, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+segmentColumns+`,
+	rows, _ := d.pool.Query(ctx, `SELECT `+segmentColumns+`,
 		(SELECT count(*) FROM corpus_entries c WHERE c.segment_id = s.id) AS corpus_count,
 		(SELECT count(*) FROM conversations v WHERE v.segment_id = s.id) AS conversations_count
 		FROM segments s WHERE s.tenant_id = $1 ORDER BY s.is_default DESC, s.name, s.slug`, tenantID)
@@ -56,7 +56,7 @@ func looksLikeUUID(s string) bool {
 
 // Segment returns one of the tenant's segments by id or, failing that, by slug.
 func (d *DB) Segment(ctx context.Context, tenantID, idOrSlug string) (parley.Segment, error) {
-	return segmentByRef(ctx, d.Pool, tenantID, idOrSlug, false)
+	return segmentByRef(ctx, d.pool, tenantID, idOrSlug, false)
 }
 
 func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdate bool) (parley.Segment, error) {
@@ -78,7 +78,7 @@ func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdat
 
 // DefaultSegment returns the tenant's default segment.
 func (d *DB) DefaultSegment(ctx context.Context, tenantID string) (parley.Segment, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+segmentColumns+` FROM segments s WHERE s.tenant_id = $1 AND s.is_default`, tenantID)
+	rows, _ := d.pool.Query(ctx, `SELECT `+segmentColumns+` FROM segments s WHERE s.tenant_id = $1 AND s.is_default`, tenantID)
 	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 	if err != nil {
 		return parley.Segment{}, notFound(err, "Default segment")
@@ -110,7 +110,7 @@ type SegmentWrite struct {
 // conflict when the caller chose it; a generated one gets a numeric suffix.
 func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w SegmentWrite) (parley.Segment, error) {
 	var s parley.Segment
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -197,7 +197,7 @@ func truncate(s string, n int) string {
 // be made non-default directly (another segment must take it).
 func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentWrite) (parley.Segment, error) {
 	var s parley.Segment
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -273,7 +273,7 @@ type SegmentDeletion struct {
 // is moved silently.
 func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bool) (SegmentDeletion, error) {
 	var del SegmentDeletion
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}

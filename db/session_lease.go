@@ -33,7 +33,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder s
 			WHERE c.tenant_id = $1 AND c.session_id = $2 AND m.role IN ('user', 'assistant')
 			ORDER BY m.seq DESC LIMIT $3) t
 		ORDER BY seq`, tenantID, sessionID, max(turns, 0))
-	br := d.Pool.SendBatch(ctx, batch)
+	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	var got string
 	if err := br.QueryRow().Scan(&got); errors.Is(err, pgx.ErrNoRows) {
@@ -64,7 +64,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder s
 // whether holder still had it (false: it expired and another turn took it,
 // or it was given back).
 func (d *DB) RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error) {
-	tag, err := d.Pool.Exec(ctx, `UPDATE session_leases SET busy_until = now() + make_interval(secs => $4)
+	tag, err := d.pool.Exec(ctx, `UPDATE session_leases SET busy_until = now() + make_interval(secs => $4)
 		WHERE tenant_id = $1 AND session_id = $2 AND holder = $3`, tenantID, storableKey(sessionID), holder, ttl.Seconds())
 	if err != nil {
 		return false, fmt.Errorf("renewing the session lease: %w", err)
@@ -74,7 +74,7 @@ func (d *DB) RenewSessionLease(ctx context.Context, tenantID, sessionID, holder 
 
 // ReleaseSessionLease gives the lease back, when holder still has it.
 func (d *DB) ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error {
-	if _, err := d.Pool.Exec(ctx, releaseLeaseSQL, tenantID, storableKey(sessionID), holder); err != nil {
+	if _, err := d.pool.Exec(ctx, releaseLeaseSQL, tenantID, storableKey(sessionID), holder); err != nil {
 		return fmt.Errorf("releasing the session lease: %w", err)
 	}
 	return nil
@@ -93,15 +93,15 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 		return d.saveReply(ctx, r)
 	}
 	var m parley.Message
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if r.Reply != "" {
 			var err error
-			if m, err = AppendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply); err != nil {
+			if m, err = appendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply); err != nil {
 				return err
 			}
 		}
 		for _, run := range r.ToolRuns {
-			if err := AppendToolHistory(ctx, tx, r.TenantID, r.ConversationID, run.Call); err != nil {
+			if err := appendToolHistory(ctx, tx, r.TenantID, r.ConversationID, run.Call); err != nil {
 				return err
 			}
 			if run.Submission == nil {
@@ -109,12 +109,12 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 			}
 			ns := *run.Submission
 			ns.TenantID, ns.ConversationID = r.TenantID, &r.ConversationID
-			if _, _, err := d.CreateSubmissionInTx(ctx, tx, ns, r.Transcript); err != nil {
+			if _, _, err := d.createSubmissionInTx(ctx, tx, ns, r.Transcript); err != nil {
 				return err
 			}
 		}
 		if r.Escalated {
-			if err := SetConversationStatus(ctx, tx, r.TenantID, r.ConversationID, parley.StatusEscalated); err != nil {
+			if err := setConversationStatus(ctx, tx, r.TenantID, r.ConversationID, parley.StatusEscalated); err != nil {
 				return err
 			}
 		}
@@ -149,7 +149,7 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 	if batch.Len() == 0 {
 		return parley.Message{}, nil
 	}
-	br := d.Pool.SendBatch(ctx, batch)
+	br := d.pool.SendBatch(ctx, batch)
 	var m parley.Message
 	if r.Reply != "" {
 		rows, _ := br.Query()

@@ -72,12 +72,12 @@ func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
 	return raw, true
 }
 
-// CreateSubmissionInTx stores a NEW submission and, in tx, its submission.created
+// createSubmissionInTx stores a NEW submission and, in tx, its submission.created
 // event with the frozen webhook payload; both exist or neither does. messages
 // are the conversation's recent turns when the caller has them: only user and
 // assistant turns are kept, the last 10. Linked tool, conversation and
 // visitor must be the tenant's.
-func (d *DB) CreateSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, Event, error) {
+func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, Event, error) {
 	fe := parley.FieldErrors{}
 	input, ok := jsonObject(s.Input)
 	if !ok {
@@ -125,10 +125,10 @@ func (d *DB) CreateSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSu
 	return sub, ev, err
 }
 
-// CreateSubmission runs CreateSubmissionInTx in its own transaction.
+// CreateSubmission runs createSubmissionInTx in its own transaction.
 func (d *DB) CreateSubmission(ctx context.Context, s parley.NewSubmission, messages []parley.Turn) (sub parley.Submission, ev Event, err error) {
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
-		sub, ev, err = d.CreateSubmissionInTx(ctx, tx, s, messages)
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
+		sub, ev, err = d.createSubmissionInTx(ctx, tx, s, messages)
 		return err
 	})
 	return sub, ev, err
@@ -179,7 +179,7 @@ func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submis
 	if !looksLikeUUID(id) {
 		return parley.Submission{}, parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
 		return parley.Submission{}, notFound(err, "Submission")
@@ -192,7 +192,7 @@ func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submis
 // submission.updated event carrying status and previousStatus. Setting the
 // status it already has changes nothing and records no event (ev is zero).
 func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		sub, ev, err = d.updateSubmissionStatus(ctx, tx, tenantID, id, status)
 		return err
 	})

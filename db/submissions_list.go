@@ -82,12 +82,12 @@ func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionF
 		where.WriteString(" AND created_at < " + arg(f.To))
 	}
 	page := SubmissionPage{}
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+where.String(), args...).Scan(&page.Total); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+where.String(), args...).Scan(&page.Total); err != nil {
 		return SubmissionPage{}, fmt.Errorf("counting submissions: %w", err)
 	}
 	limit := arg(f.Limit)
 	offset := arg((f.Page - 1) * f.Limit)
-	rows, _ := d.Pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+where.String()+
+	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+where.String()+
 		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, args...)
 	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
@@ -108,7 +108,7 @@ func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionF
 func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (SubmissionStats, error) {
 	s := SubmissionStats{ByChannel: map[string]int{}}
 	var web, voice, api, form int
-	err := d.Pool.QueryRow(ctx, `SELECT count(*),
+	err := d.pool.QueryRow(ctx, `SELECT count(*),
 		count(*) FILTER (WHERE status = 'NEW'),
 		count(*) FILTER (WHERE created_at >= date_trunc('day', now(), 'UTC')),
 		count(*) FILTER (WHERE channel = 'web'),
@@ -131,7 +131,7 @@ func (d *DB) DeleteSubmission(ctx context.Context, tenantID, id string) error {
 	if !looksLikeUUID(id) {
 		return parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
-	return d.InTx(ctx, func(tx pgx.Tx) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
 		// Locked first so that a concurrent status change cannot record an
 		// event after its events are deleted (it would outlive the submission).
 		var found string

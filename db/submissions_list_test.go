@@ -22,7 +22,7 @@ func (f *subFixture) add(t *testing.T, created time.Time, mod func(*parley.NewSu
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.Pool.Exec(context.Background(), `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created); err != nil {
+	if _, err := f.store.Pool().Exec(context.Background(), `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created); err != nil {
 		t.Fatal(err)
 	}
 	sub.CreatedAt = created
@@ -246,10 +246,10 @@ func TestDeleteSubmission(t *testing.T) {
 			t.Errorf("events left %+v", evs)
 		}
 		var n int
-		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM events WHERE payload::text LIKE '%' || $1 || '%'`, sub.ID).Scan(&n); err != nil || n != 0 {
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM events WHERE payload::text LIKE '%' || $1 || '%'`, sub.ID).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d payloads still name the submission, %v", n, err)
 		}
-		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, f.conversation.ID).Scan(&n); err != nil || n != 1 {
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, f.conversation.ID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("conversation gone: %d, %v", n, err)
 		}
 		wantKind(t, f.store.DeleteSubmission(ctx, f.tenant.ID, sub.ID), parley.KindNotFound)

@@ -46,7 +46,7 @@ func (f *subFixture) newSubmission() parley.NewSubmission {
 // events returns the tenant's recorded events, oldest first.
 func (f *subFixture) events(t *testing.T, tenantID string) []db.Event {
 	t.Helper()
-	rows, _ := f.store.Pool.Query(context.Background(), `SELECT id, tenant_id, type, submission_id, payload, created_at
+	rows, _ := f.store.Pool().Query(context.Background(), `SELECT id, tenant_id, type, submission_id, payload, created_at
 		FROM events WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
 	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[db.Event])
 	if err != nil {
@@ -156,8 +156,8 @@ func TestCreateSubmission(t *testing.T) {
 		t.Parallel()
 		f := setupSubmissions(t)
 		boom := errors.New("boom")
-		err := f.store.InTx(ctx, func(tx pgx.Tx) error {
-			if _, _, err := f.store.CreateSubmissionInTx(ctx, tx, f.newSubmission(), nil); err != nil {
+		err := db.InTx(f.store, ctx, func(tx pgx.Tx) error {
+			if _, _, err := db.CreateSubmissionInTx(f.store, ctx, tx, f.newSubmission(), nil); err != nil {
 				return err
 			}
 			// a later statement of the same transaction fails
@@ -170,7 +170,7 @@ func TestCreateSubmission(t *testing.T) {
 			t.Fatal("transaction succeeded")
 		}
 		var n int
-		if err := f.store.Pool.QueryRow(ctx, `SELECT count(*) FROM submissions WHERE tenant_id = $1`, f.tenant.ID).Scan(&n); err != nil || n != 0 {
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM submissions WHERE tenant_id = $1`, f.tenant.ID).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d submissions left, %v", n, err)
 		}
 		if evs := f.events(t, f.tenant.ID); len(evs) != 0 {
@@ -224,7 +224,7 @@ func TestCreateSubmission(t *testing.T) {
 		if err := f.store.DeleteTool(ctx, f.tenant.ID, f.tool.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.store.Pool.Exec(ctx, `DELETE FROM conversations WHERE id = $1`, f.conversation.ID); err != nil {
+		if _, err := f.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, f.conversation.ID); err != nil {
 			t.Fatal(err)
 		}
 		got, err := f.store.Submission(ctx, f.tenant.ID, sub.ID)

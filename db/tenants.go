@@ -25,7 +25,7 @@ func (d *DB) TenantBySlug(ctx context.Context, slug string) (parley.Tenant, erro
 	if !storable(slug) {
 		return parley.Tenant{}, parley.Errorf(parley.KindNotFound, "Tenant not found")
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
+	rows, _ := d.pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
 		return parley.Tenant{}, notFound(err, "Tenant")
@@ -35,7 +35,7 @@ func (d *DB) TenantBySlug(ctx context.Context, slug string) (parley.Tenant, erro
 
 // TenantByID returns the tenant with that id.
 func (d *DB) TenantByID(ctx context.Context, id string) (parley.Tenant, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id)
+	rows, _ := d.pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
 		return parley.Tenant{}, notFound(err, "Tenant")
@@ -46,7 +46,7 @@ func (d *DB) TenantByID(ctx context.Context, id string) (parley.Tenant, error) {
 // CountTenants returns how many tenants exist.
 func (d *DB) CountTenants(ctx context.Context) (int, error) {
 	var n int
-	err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM tenants`).Scan(&n)
+	err := d.pool.QueryRow(ctx, `SELECT count(*) FROM tenants`).Scan(&n)
 	return n, err
 }
 
@@ -67,7 +67,7 @@ type NewTenant struct {
 // their password.
 func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (parley.Tenant, error) {
 	var t parley.Tenant
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 			VALUES ($1, $2, $3, $4) RETURNING `+tenantColumns,
 			nt.Slug, nt.Name, nt.Plan, nt.SealedSigningKey)
@@ -188,7 +188,7 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 	sets = addSet(sets, "visitor_signing_key", p.SealedSigningKey)
 
 	sql, args := updateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
-	rows, _ := d.Pool.Query(ctx, sql, args...)
+	rows, _ := d.pool.Query(ctx, sql, args...)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
 		return parley.Tenant{}, notFound(err, "Tenant")
@@ -218,7 +218,7 @@ func MonthStart(now time.Time) time.Time {
 func (d *DB) TenantUsage(ctx context.Context, tenantID string, now time.Time) (TenantStats, error) {
 	s := TenantStats{PeriodStart: MonthStart(now)}
 	s.PeriodEnd = s.PeriodStart.AddDate(0, 1, 0)
-	err := d.Pool.QueryRow(ctx, `SELECT
+	err := d.pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM segments WHERE tenant_id = $1),
 		(SELECT count(*) FROM corpus_entries WHERE tenant_id = $1),
 		(SELECT count(*) FROM api_tokens WHERE tenant_id = $1 AND revoked_at IS NULL),

@@ -48,12 +48,12 @@ func insertToken(ctx context.Context, q Querier, nt NewToken) (APIToken, error) 
 
 // CreateToken stores a new token for a tenant.
 func (d *DB) CreateToken(ctx context.Context, nt NewToken) (APIToken, error) {
-	return insertToken(ctx, d.Pool, nt)
+	return insertToken(ctx, d.pool, nt)
 }
 
 // TokenByHash returns the live (not revoked) token with that hash.
 func (d *DB) TokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens
+	rows, _ := d.pool.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens
 		WHERE token_hash = $1 AND revoked_at IS NULL`, hash)
 	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIToken])
 	if err != nil {
@@ -64,14 +64,14 @@ func (d *DB) TokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
 
 // TouchToken records use of a token, at most once a minute so that reads stay reads.
 func (d *DB) TouchToken(ctx context.Context, id string) error {
-	_, err := d.Pool.Exec(ctx, `UPDATE api_tokens SET last_used_at = now()
+	_, err := d.pool.Exec(ctx, `UPDATE api_tokens SET last_used_at = now()
 		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, id)
 	return err
 }
 
 // ListTokens lists a tenant's tokens, live ones first, newest first.
 func (d *DB) ListTokens(ctx context.Context, tenantID string) ([]APIToken, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE tenant_id = $1
+	rows, _ := d.pool.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE tenant_id = $1
 		ORDER BY revoked_at IS NOT NULL, created_at DESC`, tenantID)
 	ts, err := pgx.CollectRows(rows, pgx.RowToStructByName[APIToken])
 	if err != nil {
@@ -82,7 +82,7 @@ func (d *DB) ListTokens(ctx context.Context, tenantID string) ([]APIToken, error
 
 // RevokeToken revokes one of the tenant's tokens. Revoking twice is harmless.
 func (d *DB) RevokeToken(ctx context.Context, tenantID, id string) error {
-	tag, err := d.Pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
+	tag, err := d.pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
 		WHERE tenant_id = $1 AND id::text = $2`, tenantID, id)
 	if err != nil {
 		return fmt.Errorf("revoking token: %w", err)

@@ -39,7 +39,7 @@ func toolNameConflict(err error, name string) error {
 
 // ListTools lists the tenant's tools, lowest position first.
 func (d *DB) ListTools(ctx context.Context, tenantID string) ([]parley.Tool, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
+	rows, _ := d.pool.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
 	tools, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Tool])
 	if err != nil {
 		return nil, fmt.Errorf("listing tools: %w", err)
@@ -49,7 +49,7 @@ func (d *DB) ListTools(ctx context.Context, tenantID string) ([]parley.Tool, err
 
 // Tool returns one of the tenant's tools.
 func (d *DB) Tool(ctx context.Context, tenantID, id string) (parley.Tool, error) {
-	return tool(ctx, d.Pool, tenantID, id)
+	return tool(ctx, d.pool, tenantID, id)
 }
 
 func tool(ctx context.Context, q Querier, tenantID, id string) (parley.Tool, error) {
@@ -75,7 +75,7 @@ func (d *DB) CreateTool(ctx context.Context, tenantID string, w ToolWrite) (parl
 		config = json.RawMessage("{}")
 	}
 	var id string
-	err := d.Pool.QueryRow(ctx, `INSERT INTO tools (tenant_id, segment_id, name, description, type, config, is_active,
+	err := d.pool.QueryRow(ctx, `INSERT INTO tools (tenant_id, segment_id, name, description, type, config, is_active,
 		position, webhook_url, webhook_secret) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
 		tenantID, w.SegmentID.Ptr(), w.Name.Value, w.Description.Value, w.Type.Value, config, active,
 		w.Position.Value, w.WebhookURL.Ptr(), w.WebhookSecret.Ptr()).Scan(&id)
@@ -109,7 +109,7 @@ func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (
 	sets = addSet(sets, "position", w.Position)
 	sets = addSet(sets, "webhook_url", w.WebhookURL)
 	sets = addSet(sets, "webhook_secret", w.WebhookSecret)
-	err := updateTenantRow(ctx, d.Pool, "tools", "Tool", tenantID, id, sets)
+	err := updateTenantRow(ctx, d.pool, "tools", "Tool", tenantID, id, sets)
 	if e := toolNameConflict(err, w.Name.Value); e != nil {
 		return parley.Tool{}, e
 	}
@@ -121,5 +121,5 @@ func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (
 
 // DeleteTool deletes one of the tenant's tools.
 func (d *DB) DeleteTool(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.Pool, "tools", "Tool", tenantID, id)
+	return deleteTenantRow(ctx, d.pool, "tools", "Tool", tenantID, id)
 }

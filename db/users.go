@@ -53,7 +53,7 @@ func addOwner(ctx context.Context, tx pgx.Tx, tenantID, email, passwordHash stri
 // user with the given password hash if needed. When the user exists and
 // resetPassword is set, their password is replaced.
 func (d *DB) AddOwner(ctx context.Context, tenantID, email, passwordHash string, resetPassword bool) error {
-	return d.InTx(ctx, func(tx pgx.Tx) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
 		created, err := addOwner(ctx, tx, tenantID, email, passwordHash)
 		if err != nil {
 			return err
@@ -73,7 +73,7 @@ func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
 	if !storable(email) {
 		return User{}, parley.Errorf(parley.KindNotFound, "User not found")
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE lower(email) = lower($1)`, email)
+	rows, _ := d.pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE lower(email) = lower($1)`, email)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
 		return User{}, notFound(err, "User")
@@ -83,7 +83,7 @@ func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
 
 // UserByID returns the user with that id.
 func (d *DB) UserByID(ctx context.Context, id string) (User, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE id = $1`, id)
+	rows, _ := d.pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE id = $1`, id)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
 		return User{}, notFound(err, "User")
@@ -93,7 +93,7 @@ func (d *DB) UserByID(ctx context.Context, id string) (User, error) {
 
 // Memberships lists the tenants a user administers, by name.
 func (d *DB) Memberships(ctx context.Context, userID string) ([]Membership, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT m.tenant_id, t.slug, t.name, m.role
+	rows, _ := d.pool.Query(ctx, `SELECT m.tenant_id, t.slug, t.name, m.role
 		FROM tenant_members m JOIN tenants t ON t.id = m.tenant_id
 		WHERE m.user_id = $1 ORDER BY t.name, t.slug`, userID)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[Membership])

@@ -52,11 +52,11 @@ func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, o
 		where += ` AND (coalesce(email, '') || ' ' || coalesce(display_name, '') || ' ' || coalesce(external_id, '')) ILIKE $2`
 	}
 	var total int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM visitors`+where, args...).Scan(&total); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM visitors`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting visitors: %w", err)
 	}
 	args = append(args, limit, offset)
-	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors`+where+
+	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors`+where+
 		fmt.Sprintf(" ORDER BY created_at DESC, id LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
 	vs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Visitor])
 	if err != nil {
@@ -70,7 +70,7 @@ func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDet
 	if !looksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+`,
+	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+`,
 		(SELECT count(*) FROM conversations c WHERE c.visitor_id = v.id) AS conversation_count,
 		(SELECT count(*) FROM memory_facts m WHERE m.visitor_id = v.id) AS memory_count
 		FROM visitors v WHERE tenant_id = $1 AND id = $2`, tenantID, id)
@@ -109,7 +109,7 @@ func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite)
 		vals = append(vals, fmt.Sprintf("$%d", len(args)))
 	}
 	var id string
-	err := d.Pool.QueryRow(ctx, `INSERT INTO visitors (`+strings.Join(cols, ", ")+`) VALUES (`+strings.Join(vals, ", ")+`) RETURNING id`, args...).Scan(&id)
+	err := d.pool.QueryRow(ctx, `INSERT INTO visitors (`+strings.Join(cols, ", ")+`) VALUES (`+strings.Join(vals, ", ")+`) RETURNING id`, args...).Scan(&id)
 	if e := visitorConflict(err); e != nil {
 		return VisitorDetail{}, e
 	}
@@ -124,7 +124,7 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 	if !looksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		sql, args := updateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL",
 			[]any{tenantID, id}, visitorSets(w))
 		var identified bool
@@ -150,7 +150,7 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 // DeleteVisitor deletes a visitor; memory facts go with it (and, once they
 // exist, conversations; submissions keep a null visitor link).
 func (d *DB) DeleteVisitor(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.Pool, "visitors", "Visitor", tenantID, id)
+	return deleteTenantRow(ctx, d.pool, "visitors", "Visitor", tenantID, id)
 }
 
 // visitorExists checks the visitor belongs to the tenant.
@@ -159,7 +159,7 @@ func (d *DB) visitorExists(ctx context.Context, tenantID, visitorID string) erro
 		return parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	var ok bool
-	if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $2)`, tenantID, visitorID).Scan(&ok); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $2)`, tenantID, visitorID).Scan(&ok); err != nil {
 		return fmt.Errorf("finding visitor: %w", err)
 	}
 	if !ok {
@@ -173,7 +173,7 @@ func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]parl
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return nil, err
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 ORDER BY key`, tenantID, visitorID)
+	rows, _ := d.pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 ORDER BY key`, tenantID, visitorID)
 	facts, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.MemoryFact])
 	if err != nil {
 		return nil, fmt.Errorf("listing memory: %w", err)
@@ -186,7 +186,7 @@ func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (parle
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return parley.MemoryFact{}, err
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
+	rows, _ := d.pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
 	f, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.MemoryFact])
 	if err != nil {
 		return parley.MemoryFact{}, notFound(err, "Memory fact")
@@ -203,7 +203,7 @@ func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value s
 		return parley.MemoryFact{}, err
 	}
 	var f parley.MemoryFact
-	err := d.InTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM visitors WHERE id = $1 FOR UPDATE`, visitorID); err != nil {
 			return fmt.Errorf("locking visitor: %w", err)
 		}
@@ -233,7 +233,7 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return err
 	}
-	tag, err := d.Pool.Exec(ctx, `DELETE FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
+	tag, err := d.pool.Exec(ctx, `DELETE FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
 	if err != nil {
 		return fmt.Errorf("deleting memory: %w", err)
 	}
@@ -254,7 +254,7 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visi
 	if looksLikeUUID(ref) {
 		id = &ref
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
+	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
 		WHERE tenant_id = $1 AND (id = $2::uuid OR external_id = $3)
 		ORDER BY (id = $2::uuid) IS TRUE DESC LIMIT 1`, tenantID, id, ref)
 	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Visitor])
@@ -280,7 +280,7 @@ func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (parl
 	}
 	// A concurrent first message may create the same visitor: the unique
 	// index decides, and the loser reads the winner's row.
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO visitors (tenant_id, external_id) VALUES ($1, $2)
+	if _, err := d.pool.Exec(ctx, `INSERT INTO visitors (tenant_id, external_id) VALUES ($1, $2)
 		ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO NOTHING`, tenantID, ref); err != nil {
 		return parley.Visitor{}, fmt.Errorf("creating chat visitor: %w", err)
 	}

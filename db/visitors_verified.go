@@ -18,11 +18,11 @@ func (d *DB) ResolveVisitorByExternalID(ctx context.Context, tenantID, externalI
 	}
 	// A concurrent first message may create the same visitor: the unique
 	// index decides, and both read the winner's row.
-	if _, err := d.Pool.Exec(ctx, `INSERT INTO visitors (tenant_id, external_id) VALUES ($1, $2)
+	if _, err := d.pool.Exec(ctx, `INSERT INTO visitors (tenant_id, external_id) VALUES ($1, $2)
 		ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO NOTHING`, tenantID, externalID); err != nil {
 		return parley.Visitor{}, fmt.Errorf("creating chat visitor: %w", err)
 	}
-	rows, _ := d.Pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
+	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
 	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Visitor])
 	if err != nil {
 		return parley.Visitor{}, notFound(err, "Visitor")

@@ -144,7 +144,7 @@ func (d *DB) insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) er
 
 // ListWebhookEndpoints lists a tenant's endpoints, oldest first.
 func (d *DB) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]WebhookEndpoint, error) {
-	rows, _ := d.Pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1
+	rows, _ := d.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1
 		ORDER BY created_at, id`, tenantID)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookEndpoint])
 	if err != nil {
@@ -155,7 +155,7 @@ func (d *DB) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]Webho
 
 // WebhookEndpoint returns one of the tenant's endpoints.
 func (d *DB) WebhookEndpoint(ctx context.Context, tenantID, id string) (WebhookEndpoint, error) {
-	return webhookEndpoint(ctx, d.Pool, tenantID, id, "")
+	return webhookEndpoint(ctx, d.pool, tenantID, id, "")
 }
 
 func webhookEndpoint(ctx context.Context, q Querier, tenantID, id, lock string) (WebhookEndpoint, error) {
@@ -181,7 +181,7 @@ func (d *DB) CreateWebhookEndpoint(ctx context.Context, tenantID string, w Webho
 	if pii == nil {
 		pii = []string{}
 	}
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		// Serialise creations of one tenant so that the cap holds.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -209,7 +209,7 @@ func (d *DB) CreateWebhookEndpoint(ctx context.Context, tenantID string, w Webho
 // its pending deliveries in the same transaction: none is attempted after
 // the update commits (an attempt already under way finishes).
 func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		before, err := webhookEndpoint(ctx, tx, tenantID, id, "FOR UPDATE")
 		if err != nil {
 			return err
@@ -238,13 +238,13 @@ func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w W
 // DeleteWebhookEndpoint removes an endpoint and its delivery history; jobs
 // still queued for it find nothing to send.
 func (d *DB) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.Pool, "webhook_endpoints", "Webhook endpoint", tenantID, id)
+	return deleteTenantRow(ctx, d.pool, "webhook_endpoints", "Webhook endpoint", tenantID, id)
 }
 
 // WebhookDeliveryStats sums the endpoint's deliveries created since since.
 func (d *DB) WebhookDeliveryStats(ctx context.Context, tenantID, endpointID string, since time.Time) (DeliveryStats, error) {
 	s := DeliveryStats{Since: since.UTC()}
-	err := d.Pool.QueryRow(ctx, `SELECT count(*),
+	err := d.pool.QueryRow(ctx, `SELECT count(*),
 			count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'succeeded'),
 			count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'dropped'),
 			max(last_attempt_at), max(delivered_at)
@@ -275,7 +275,7 @@ func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID str
 	where := `tenant_id = $1 AND endpoint_id = $2 AND ($3 = '' OR status = $3) AND ($4 = '' OR event = $4)`
 	args := []any{tenantID, endpointID, f.Status, f.Event}
 	var total int
-	if err := d.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE `+where, args...).Scan(&total); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting deliveries: %w", err)
 	}
 	out, err := d.deliveries(ctx, where, append(args, f.Limit, (f.Page-1)*f.Limit))
@@ -295,7 +295,7 @@ func (d *DB) RecentWebhookDeliveries(ctx context.Context, tenantID, endpointID s
 // last two arguments are the limit and the offset.
 func (d *DB) deliveries(ctx context.Context, where string, args []any) ([]WebhookDelivery, error) {
 	n := len(args)
-	rows, _ := d.Pool.Query(ctx, fmt.Sprintf(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
+	rows, _ := d.pool.Query(ctx, fmt.Sprintf(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
 		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, n-1, n), args...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookDelivery])
 	if err != nil {
@@ -311,7 +311,7 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 	if !looksLikeUUID(deliveryID) {
 		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
 		if err != nil {
 			return err
@@ -393,7 +393,7 @@ var ErrDeliveryGone = errors.New("delivery no longer exists")
 // outside any tenant context: the job names the delivery only.
 func (d *DB) DeliveryForAttempt(ctx context.Context, id string) (OutgoingDelivery, error) {
 	var o OutgoingDelivery
-	err := d.Pool.QueryRow(ctx, `SELECT d.id, d.status, d.event, e.payload, w.url, w.enabled, w.pii_fields, w.secret_sealed
+	err := d.pool.QueryRow(ctx, `SELECT d.id, d.status, d.event, e.payload, w.url, w.enabled, w.pii_fields, w.secret_sealed
 		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id
 		WHERE d.id = $1`, id).Scan(&o.ID, &o.Status, &o.Event, &o.Payload, &o.URL, &o.EndpointEnabled, &o.PIIFields, &o.SecretSealed)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -434,7 +434,7 @@ func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAtt
 	if a.Succeeded {
 		deliveredAt = &a.At
 	}
-	_, err := d.Pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $2,
+	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $2,
 			http_status = $3, last_error = $4,
 			status = CASE WHEN status = 'pending' THEN $5 ELSE status END,
 			next_attempt_at = CASE WHEN status = 'pending' THEN $6::timestamptz END,
@@ -448,7 +448,7 @@ func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAtt
 
 // DropDelivery marks a pending delivery dropped (its endpoint is disabled).
 func (d *DB) DropDelivery(ctx context.Context, id string) error {
-	_, err := d.Pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL,
+	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL,
 		updated_at = now() WHERE id = $1 AND status = 'pending'`, id)
 	if err != nil {
 		return fmt.Errorf("dropping delivery: %w", err)
@@ -465,7 +465,7 @@ const DeliveryRetention = 30 * 24 * time.Hour
 // the events recorded before cutoff that no delivery still needs (a pending
 // one). It returns how many of each went.
 func (d *DB) PruneDeliveries(ctx context.Context, cutoff time.Time) (deliveries, events int64, err error) {
-	err = d.InTx(ctx, func(tx pgx.Tx) error {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`, cutoff)
 		if err != nil {
 			return fmt.Errorf("pruning deliveries: %w", err)

@@ -29,7 +29,7 @@ func TestDeliveryJobs(t *testing.T) {
 	jobOf := func(t *testing.T, deliveryID string) job {
 		t.Helper()
 		var j job
-		if err := store.Pool.QueryRow(ctx, `SELECT j.id, j.state, j.kind, j.args->>'deliveryId' FROM webhook_deliveries d
+		if err := store.Pool().QueryRow(ctx, `SELECT j.id, j.state, j.kind, j.args->>'deliveryId' FROM webhook_deliveries d
 			JOIN river_job j ON j.id = d.job_id WHERE d.id = $1`, deliveryID).Scan(&j.id, &j.state, &j.kind, &j.args); err != nil {
 			t.Fatalf("the delivery's job: %v", err)
 		}
@@ -38,7 +38,7 @@ func TestDeliveryJobs(t *testing.T) {
 	stateOf := func(t *testing.T, jobID int64) string {
 		t.Helper()
 		var s string
-		if err := store.Pool.QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, jobID).Scan(&s); err != nil {
+		if err := store.Pool().QueryRow(ctx, `SELECT state FROM river_job WHERE id = $1`, jobID).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		return s
@@ -51,14 +51,14 @@ func TestDeliveryJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var id string
-		if err := store.Pool.QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1`, ev.ID).Scan(&id); err != nil {
+		if err := store.Pool().QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1`, ev.ID).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
 	fail := func(t *testing.T, deliveryID string) {
 		t.Helper()
-		if _, err := store.Pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'failed' WHERE id = $1`, deliveryID); err != nil {
+		if _, err := store.Pool().Exec(ctx, `UPDATE webhook_deliveries SET status = 'failed' WHERE id = $1`, deliveryID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +88,7 @@ func TestDeliveryJobs(t *testing.T) {
 	t.Run("RedeliverLeavesRunning", func(t *testing.T) {
 		id := newDelivery(t)
 		running := jobOf(t, id)
-		if _, err := store.Pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now()
+		if _, err := store.Pool().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now()
 			WHERE id = $1`, running.id); err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestDeliveryJobs(t *testing.T) {
 	t.Run("RedeliverAfterJobCleanedUp", func(t *testing.T) {
 		id := newDelivery(t)
 		gone := jobOf(t, id)
-		if _, err := store.Pool.Exec(ctx, `DELETE FROM river_job WHERE id = $1`, gone.id); err != nil {
+		if _, err := store.Pool().Exec(ctx, `DELETE FROM river_job WHERE id = $1`, gone.id); err != nil {
 			t.Fatal(err)
 		}
 		fail(t, id)

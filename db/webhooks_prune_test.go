@@ -29,11 +29,11 @@ func TestPruneDeliveries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.Pool.Exec(ctx, `UPDATE events SET created_at = now() - make_interval(secs => $2) WHERE id = $1`,
+		if _, err := store.Pool().Exec(ctx, `UPDATE events SET created_at = now() - make_interval(secs => $2) WHERE id = $1`,
 			ev.ID, age.Seconds()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.Pool.Exec(ctx, `UPDATE webhook_deliveries SET status = $2, created_at = now() - make_interval(secs => $3)
+		if _, err := store.Pool().Exec(ctx, `UPDATE webhook_deliveries SET status = $2, created_at = now() - make_interval(secs => $3)
 			WHERE event_id = $1`, ev.ID, status, age.Seconds()); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestPruneDeliveries(t *testing.T) {
 	oldFailed := event(old, db.DeliveryFailed)
 	oldPending := event(old, db.DeliveryPending)
 	recent := event(time.Hour, db.DeliverySucceeded)
-	if _, err := store.Pool.Exec(ctx, `DELETE FROM webhook_deliveries WHERE event_id = $1`, recent); err != nil {
+	if _, err := store.Pool().Exec(ctx, `DELETE FROM webhook_deliveries WHERE event_id = $1`, recent); err != nil {
 		t.Fatal(err)
 	}
 	recentDone := event(2*time.Hour, db.DeliverySucceeded)
@@ -57,7 +57,7 @@ func TestPruneDeliveries(t *testing.T) {
 		t.Errorf("pruned %d deliveries and %d events, want 2 and 2", deliveries, events)
 	}
 	left := map[string]bool{}
-	rows, _ := store.Pool.Query(ctx, `SELECT id FROM events WHERE tenant_id = $1`, ten.ID)
+	rows, _ := store.Pool().Query(ctx, `SELECT id FROM events WHERE tenant_id = $1`, ten.ID)
 	for rows.Next() {
 		var id string
 		rows.Scan(&id)

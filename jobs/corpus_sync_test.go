@@ -413,7 +413,7 @@ func newSyncFixture(t *testing.T, url string, etag string) syncFixture {
 	ctx := context.Background()
 	var tenantID string
 	slug := fmt.Sprintf("jobs-%d-%d", time.Now().UnixNano()%1_000_000_000, slugSeq.Add(1))
-	if err := store.Pool.QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+	if err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 		VALUES ($1, 'Jobs test', 'scale', '\x00') RETURNING id`, slug).Scan(&tenantID); err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +544,7 @@ func TestCorpusSyncScan(t *testing.T) {
 	due := newSyncFixture(t, ts.URL+"/due", "")
 	fresh := newSyncFixture(t, ts.URL+"/fresh", "")
 	ctx := context.Background()
-	if _, err := fresh.store.Pool.Exec(ctx, `UPDATE corpus_entries SET synced_at = now() WHERE id = $1`, fresh.entry.ID); err != nil {
+	if _, err := fresh.store.Pool().Exec(ctx, `UPDATE corpus_entries SET synced_at = now() WHERE id = $1`, fresh.entry.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -565,8 +565,8 @@ func TestCorpusSyncScan(t *testing.T) {
 
 	t.Run("QueuesRefreshJobs", func(t *testing.T) {
 		store := due.store
-		tw := rivertest.NewWorker(t, riverpgxv5.New(store.Pool), &river.Config{}, &CorpusSyncScanWorker{DB: store})
-		tx, err := store.Pool.Begin(ctx)
+		tw := rivertest.NewWorker(t, riverpgxv5.New(store.Pool()), &river.Config{}, &CorpusSyncScanWorker{DB: store})
+		tx, err := store.Pool().Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -577,7 +577,7 @@ func TestCorpusSyncScan(t *testing.T) {
 		}
 		count := func(id string) int {
 			var n int
-			if err := store.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'corpus_sync' AND args->>'entry_id' = $1`, id).Scan(&n); err != nil {
+			if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'corpus_sync' AND args->>'entry_id' = $1`, id).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n

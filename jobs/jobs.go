@@ -42,7 +42,7 @@ func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *sl
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(outbound),
 		Logger: logger})
-	return river.NewClient(riverpgxv5.New(store.Pool), &river.Config{
+	return river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},

@@ -107,7 +107,7 @@ func newWebhookBench(b *testing.B) *webhookBench {
 	}
 	w := &webhookBench{store: store, recv: newBenchReceiver(b)}
 	slug := fmt.Sprintf("bench-hooks-%d-%d", time.Now().UnixNano()%1_000_000_000, slugSeq.Add(1))
-	if err := store.Pool.QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+	if err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 		VALUES ($1, 'Hooks bench', 'scale', '\x00') RETURNING id`, slug).Scan(&w.tenantID); err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func (w *webhookBench) waitSettled(b *testing.B, want int) {
 	for {
 		if w.recv.count.Load() >= int64(want) {
 			var pending int
-			if err := w.store.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries
+			if err := w.store.Pool().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries
 				WHERE endpoint_id = $1 AND status = 'pending'`, w.endpointID).Scan(&pending); err != nil {
 				b.Fatal(err)
 			}
@@ -192,7 +192,7 @@ func (w *webhookBench) waitSettled(b *testing.B, want int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	var succeeded int
-	if err := w.store.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries
+	if err := w.store.Pool().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries
 		WHERE endpoint_id = $1 AND status = 'succeeded'`, w.endpointID).Scan(&succeeded); err != nil {
 		b.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func BenchmarkWebhookLatency(b *testing.B) {
 				}
 				w.waitSettled(b, n)
 				conns += w.recv.conns.Load()
-				rows, _ := w.store.Pool.Query(context.Background(), `SELECT id, event_id FROM webhook_deliveries
+				rows, _ := w.store.Pool().Query(context.Background(), `SELECT id, event_id FROM webhook_deliveries
 					WHERE endpoint_id = $1`, w.endpointID)
 				pairs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, EventID string }])
 				if err != nil {

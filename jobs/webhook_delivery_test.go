@@ -158,7 +158,7 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	}
 	f := &deliveryFixture{store: store, box: box, clock: &clock{t: time.Now().Truncate(time.Second)}}
 	slug := fmt.Sprintf("hooks-%d-%d", time.Now().UnixNano()%1_000_000_000, slugSeq.Add(1))
-	if err := store.Pool.QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+	if err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 		VALUES ($1, 'Hooks test', 'scale', '\x00') RETURNING id`, slug).Scan(&f.tenantID); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box,
 		Client: DeliveryClient(agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)),
 		Now:    f.clock.Now})
-	f.client, err = river.NewClient(riverpgxv5.New(store.Pool), &river.Config{
+	f.client, err = river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues:            map[string]river.QueueConfig{deliveryargs.Queue: {MaxWorkers: 10}},
 		Workers:           workers,
@@ -210,7 +210,7 @@ func (f *deliveryFixture) submit(t *testing.T, endpointID string, input string, 
 		t.Fatal(err)
 	}
 	var id string
-	if err := f.store.Pool.QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2`,
+	if err := f.store.Pool().QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2`,
 		ev.ID, endpointID).Scan(&id); err != nil {
 		t.Fatalf("delivery of the event: %v", err)
 	}
@@ -243,7 +243,7 @@ type jobRow struct {
 func (f *deliveryFixture) job(t *testing.T, deliveryID string) jobRow {
 	t.Helper()
 	var j jobRow
-	if err := f.store.Pool.QueryRow(context.Background(), `SELECT id, state, attempt, scheduled_at FROM river_job
+	if err := f.store.Pool().QueryRow(context.Background(), `SELECT id, state, attempt, scheduled_at FROM river_job
 		WHERE kind = 'webhook_delivery' AND args->>'deliveryId' = $1 ORDER BY id DESC LIMIT 1`, deliveryID).
 		Scan(&j.ID, &j.State, &j.Attempt, &j.ScheduledAt); err != nil {
 		t.Fatal(err)
@@ -352,7 +352,7 @@ func TestWebhookDelivery(t *testing.T) {
 			t.Errorf("messages sent despite piiFields: %s", req.body)
 		}
 		var stored string
-		f.store.Pool.QueryRow(ctx, `SELECT e.payload::text FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
+		f.store.Pool().QueryRow(ctx, `SELECT e.payload::text FROM events e JOIN webhook_deliveries d ON d.event_id = e.id
 			WHERE d.id = $1`, d.ID).Scan(&stored)
 		if !strings.Contains(stored, "ada@example.com") || !strings.Contains(stored, `"messages"`) {
 			t.Errorf("stored payload was redacted: %s", stored)
@@ -420,7 +420,7 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 		// Redelivery: same delivery id and payload, a fresh round of attempts.
 		ok := newReceiver(t, func(int) int { return 200 })
-		if _, err := f.store.Pool.Exec(ctx, `UPDATE webhook_endpoints SET url = $1 WHERE id = $2`, ok.srv.URL, epID); err != nil {
+		if _, err := f.store.Pool().Exec(ctx, `UPDATE webhook_endpoints SET url = $1 WHERE id = $2`, ok.srv.URL, epID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.store.Redeliver(ctx, f.tenantID, epID, d.ID); err != nil {
@@ -454,7 +454,7 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 		for _, c := range []struct{ ep, want string }{{epSlow, "timed out after 5s"}, {epClosed, "refused"}} {
 			var id string
-			if err := f.store.Pool.QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2`,
+			if err := f.store.Pool().QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2`,
 				ev.ID, c.ep).Scan(&id); err != nil {
 				t.Fatal(err)
 			}
@@ -490,7 +490,7 @@ func TestWebhookDelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := f.submit(t, epID, `{}`, nil)
-		if _, err := f.store.Pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false WHERE id = $1`, epID); err != nil {
+		if _, err := f.store.Pool().Exec(ctx, `UPDATE webhook_endpoints SET enabled = false WHERE id = $1`, epID); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.client.Start(ctx); err != nil {

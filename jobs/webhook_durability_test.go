@@ -106,7 +106,7 @@ func TestWebhookDurability(t *testing.T) {
 	defer rcv.Close()
 
 	var tenantID string
-	if err := store.Pool.QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+	if err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 		VALUES ($1, 'Durability', 'scale', '\x00') RETURNING id`, fmt.Sprintf("durable-%d", time.Now().UnixNano())).Scan(&tenantID); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestWebhookDurability(t *testing.T) {
 	}
 	count := func(status string) int {
 		var n int
-		if err := store.Pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND status = $2`,
+		if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE tenant_id = $1 AND status = $2`,
 			tenantID, status).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestWebhookDurability(t *testing.T) {
 	child.Wait()
 	inFlight := int(requests.Load())
 	var running int
-	store.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_delivery' AND state = 'running'`).Scan(&running)
+	store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'webhook_delivery' AND state = 'running'`).Scan(&running)
 	if pending := count(db.DeliveryPending); running == 0 || pending <= running {
 		t.Fatalf("at the crash: %d jobs running, %d deliveries pending; want some of each", running, pending)
 	}
@@ -177,7 +177,7 @@ func TestWebhookDurability(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	rows, err := store.Pool.Query(ctx, `SELECT id FROM webhook_deliveries WHERE tenant_id = $1`, tenantID)
+	rows, err := store.Pool().Query(ctx, `SELECT id FROM webhook_deliveries WHERE tenant_id = $1`, tenantID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func TestAdminCorpusBudget(t *testing.T) {
 
 	// Raising History's priority brings it in and leaves Terms out.
 	var id string
-	if err := b.db.Pool.QueryRow(t.Context(), `SELECT id FROM corpus_entries WHERE tenant_id = $1 AND title = 'History'`, ten.ID).Scan(&id); err != nil {
+	if err := b.db.Pool().QueryRow(t.Context(), `SELECT id FROM corpus_entries WHERE tenant_id = $1 AND title = 'History'`, ten.ID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	b.mustDo(t, 200, "PATCH", base+"/corpus/"+id, ten.Token, map[string]any{"priority": 100})

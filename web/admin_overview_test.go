@@ -9,7 +9,7 @@ func TestAdminOverview(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
 	ten := b.ownedTenant(t, "scale")
-	if _, err := b.db.Pool.Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content)
+	if _, err := b.db.Pool().Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content)
 		SELECT $1, 'Entry ' || g, 'text' FROM generate_series(1, 1234) g`, ten.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func inboxSubmission(t *testing.T, b *bundle, tenantID, channel, toolType, toolN
 	sub, _, err := b.db.CreateSubmission(ctx, ns, nil)
 	mustStep(t, "creating a submission", err)
 	if !created.IsZero() {
-		_, err := b.db.Pool.Exec(ctx, `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created)
+		_, err := b.db.Pool().Exec(ctx, `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created)
 		mustStep(t, "dating a submission", err)
 	}
 	return sub
@@ -39,7 +39,7 @@ func inboxSubmission(t *testing.T, b *bundle, tenantID, channel, toolType, toolN
 func eventCount(t *testing.T, b *bundle, submissionID, typ string) int {
 	t.Helper()
 	var n int
-	mustStep(t, "counting events", b.db.Pool.QueryRow(context.Background(),
+	mustStep(t, "counting events", b.db.Pool().QueryRow(context.Background(),
 		`SELECT count(*) FROM events WHERE submission_id = $1 AND ($2 = '' OR type = $2)`, submissionID, typ).Scan(&n))
 	return n
 }

@@ -27,7 +27,7 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 	stored := func(t *testing.T) row {
 		t.Helper()
 		var r row
-		err := b.db.Pool.QueryRow(context.Background(), `SELECT visitor_auth_mode, visitor_context_url, captcha_enabled,
+		err := b.db.Pool().QueryRow(context.Background(), `SELECT visitor_auth_mode, visitor_context_url, captcha_enabled,
 			captcha_site_key, captcha_secret_key FROM tenants WHERE id = $1`, ten.ID).Scan(&r.mode, &r.contextURL, &r.captcha, &r.siteKey, &r.secret)
 		mustStep(t, "reading the tenant", err)
 		return r

@@ -57,7 +57,7 @@ func adminHookDelivery(t *testing.T, b *bundle, tenantID, endpointID string) db.
 // adminFailDelivery marks a delivery as failed after its last attempt.
 func adminFailDelivery(t *testing.T, b *bundle, id string) {
 	t.Helper()
-	_, err := b.db.Pool.Exec(context.Background(), `UPDATE webhook_deliveries SET status = 'failed', attempts = 6,
+	_, err := b.db.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET status = 'failed', attempts = 6,
 		last_error = 'HTTP 500: boom', http_status = 500, last_attempt_at = now(), next_attempt_at = NULL WHERE id = $1`, id)
 	mustStep(t, "failing the delivery", err)
 }
@@ -66,7 +66,7 @@ func adminFailDelivery(t *testing.T, b *bundle, id string) {
 func adminDeliveryJobs(t *testing.T, b *bundle, id string) int {
 	t.Helper()
 	var n int
-	err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job
+	err := b.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM river_job
 		WHERE kind = 'webhook_delivery' AND args->>'deliveryId' = $1`, id).Scan(&n)
 	mustStep(t, "counting delivery jobs", err)
 	return n
@@ -237,7 +237,7 @@ func TestBrowserWebhooks(t *testing.T) {
 			t.Errorf("the endpoint is still stored: %v", err)
 		}
 		var n int
-		mustStep(t, "counting deliveries", b.db.Pool.QueryRow(bg, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&n))
+		mustStep(t, "counting deliveries", b.db.Pool().QueryRow(bg, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1`, ep.ID).Scan(&n))
 		if n != 0 {
 			t.Errorf("%d deliveries left", n)
 		}

@@ -844,7 +844,7 @@ func TestTenantUpdateCaptcha(t *testing.T) {
 	})
 	t.Run("the secret is sealed at rest", func(t *testing.T) {
 		var stored []byte
-		if err := b.db.Pool.QueryRow(context.Background(), `SELECT captcha_secret_key FROM tenants WHERE id = $1`, ten.ID).Scan(&stored); err != nil {
+		if err := b.db.Pool().QueryRow(context.Background(), `SELECT captcha_secret_key FROM tenants WHERE id = $1`, ten.ID).Scan(&stored); err != nil {
 			t.Fatal(err)
 		}
 		if len(stored) == 0 || bytes.Contains(stored, []byte(secret)) {
@@ -876,7 +876,7 @@ func TestTenantUpdateCaptcha(t *testing.T) {
 			t.Errorf("captcha fields after clearing: %s", raw)
 		}
 		var stored []byte
-		if err := b.db.Pool.QueryRow(context.Background(), `SELECT captcha_secret_key FROM tenants WHERE id = $1`, ten.ID).Scan(&stored); err != nil {
+		if err := b.db.Pool().QueryRow(context.Background(), `SELECT captcha_secret_key FROM tenants WHERE id = $1`, ten.ID).Scan(&stored); err != nil {
 			t.Fatal(err)
 		}
 		if stored != nil {
@@ -1031,7 +1031,7 @@ func TestShowTenantStats(t *testing.T) {
 				ten := b.newTenant(t, p.plan)
 				ctx := context.Background()
 				if seats > 0 {
-					if _, err := b.db.Pool.Exec(ctx, `UPDATE tenants SET bot_seats = $2 WHERE id = $1`, ten.ID, seats); err != nil {
+					if _, err := b.db.Pool().Exec(ctx, `UPDATE tenants SET bot_seats = $2 WHERE id = $1`, ten.ID, seats); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -1043,7 +1043,7 @@ func TestShowTenantStats(t *testing.T) {
 					t.Fatal(err)
 				}
 				// two corpus entries, counted against the plan's corpus limit
-				if _, err := b.db.Pool.Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content) VALUES ($1, 'a', 'a'), ($1, 'b', 'b')`, ten.ID); err != nil {
+				if _, err := b.db.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content) VALUES ($1, 'a', 'a'), ($1, 'b', 'b')`, ten.ID); err != nil {
 					t.Fatal(err)
 				}
 				wantLimit := float64(p.conversations + 1000*seats)

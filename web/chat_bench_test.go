@@ -192,7 +192,7 @@ func (cb *chatBench) tenant(b *testing.B) (slug, id string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := cb.store.Pool.Exec(context.Background(), `UPDATE tenants SET bot_seats = 1000 WHERE id = $1`, p.ID); err != nil {
+	if _, err := cb.store.Pool().Exec(context.Background(), `UPDATE tenants SET bot_seats = 1000 WHERE id = $1`, p.ID); err != nil {
 		b.Fatal(err)
 	}
 	return slug, p.ID
@@ -379,7 +379,7 @@ func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int) {
 	// Warm connections and caches outside the measurement.
 	_, _ = runLoad(b, min(2*conc, 200), conc, turn)
 	warm := 0
-	_ = cb.store.Pool.QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+	_ = cb.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE c.tenant_id = $1 AND m.role = 'assistant'`, tenantID).Scan(&warm)
 
 	direct, _ := runLoad(b, min(b.N, 2000), conc, func(int) (timing, error) { t, _, err := cb.modelTurn(ctx, false); return t, err })
@@ -391,7 +391,7 @@ func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int) {
 	q, qt := cb.queries.n.Load()-q0, cb.queries.nanos.Load()-qt0
 
 	var stored int
-	if err := cb.store.Pool.QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+	if err := cb.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE c.tenant_id = $1 AND m.role = 'assistant' AND m.content = 'Hello, we sell blue widgets.'`, tenantID).Scan(&stored); err != nil {
 		b.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func (b *bundle) chat(t *testing.T, path string, body any, headers map[string]st
 // exec runs SQL on the test database.
 func (b *bundle) exec(t *testing.T, sql string, args ...any) {
 	t.Helper()
-	if _, err := b.db.Pool.Exec(context.Background(), sql, args...); err != nil {
+	if _, err := b.db.Pool().Exec(context.Background(), sql, args...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -113,7 +113,7 @@ func (b *bundle) exec(t *testing.T, sql string, args ...any) {
 func (b *bundle) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := b.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+	if err := b.db.Pool().QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -305,7 +305,7 @@ func TestChatEnvelope(t *testing.T) {
 	}
 	convID, _ := r.body["conversationId"].(string)
 	var channel, visitorType, agentModel string
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, visitor_type, agent_model FROM conversations WHERE id = $1 AND tenant_id = $2`,
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT channel, visitor_type, agent_model FROM conversations WHERE id = $1 AND tenant_id = $2`,
 		convID, ten.ID).Scan(&channel, &visitorType, &agentModel); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestChatEnvelope(t *testing.T) {
 			t.Errorf("got %d %v", r.status, r.body)
 		}
 		var channel string
-		_ = b.db.Pool.QueryRow(context.Background(), `SELECT channel FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&channel)
+		_ = b.db.Pool().QueryRow(context.Background(), `SELECT channel FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&channel)
 		if channel != "web" {
 			t.Errorf("channel %q, want web (no X-Agent-Model)", channel)
 		}
@@ -385,7 +385,7 @@ func TestChatStream(t *testing.T) {
 		t.Errorf("done event: %v", done)
 	}
 	var channel, visitorType, page, externalID string
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT c.channel, c.visitor_type, c.page_url, v.external_id
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT c.channel, c.visitor_type, c.page_url, v.external_id
 		FROM conversations c JOIN visitors v ON v.id = c.visitor_id WHERE c.id = $1`, done["conversationId"]).Scan(&channel, &visitorType, &page, &externalID); err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +496,7 @@ func TestChatTools(t *testing.T) {
 
 	convID := r.body["conversationId"]
 	var channel, name, email, toolType string
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, input->>'full_name', input->>'email', tool_type FROM submissions
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT channel, input->>'full_name', input->>'email', tool_type FROM submissions
 		WHERE tenant_id = $1 AND conversation_id = $2`, ten.ID, convID).Scan(&channel, &name, &email, &toolType); err != nil {
 		t.Fatalf("submission: %v", err)
 	}
@@ -604,7 +604,7 @@ func TestChatEscalation(t *testing.T) {
 		t.Fatalf("got %d %v", r.status, r.body)
 	}
 	var status string
-	_ = b.db.Pool.QueryRow(context.Background(), `SELECT status FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&status)
+	_ = b.db.Pool().QueryRow(context.Background(), `SELECT status FROM conversations WHERE id = $1`, r.body["conversationId"]).Scan(&status)
 	if status != "ESCALATED" {
 		t.Errorf("stored status %q", status)
 	}
@@ -639,7 +639,7 @@ func TestChatEscalation(t *testing.T) {
 
 	// And the hand-over is a lead in the inbox, with its event.
 	var channel, reason, contact, subStatus string
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, input->>'reason', input->>'contact', status FROM submissions
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT channel, input->>'reason', input->>'contact', status FROM submissions
 		WHERE tenant_id = $1 AND conversation_id = $2 AND tool_type = 'ESCALATE_TO_HUMAN'`, ten.ID, r.body["conversationId"]).
 		Scan(&channel, &reason, &contact, &subStatus); err != nil {
 		t.Fatalf("submission: %v", err)
@@ -699,7 +699,7 @@ func TestChatFeedback(t *testing.T) {
 	}
 	t.Run("UserMessage", func(t *testing.T) {
 		var userID string
-		_ = b.db.Pool.QueryRow(context.Background(), `SELECT id FROM messages WHERE conversation_id = $1 AND role = 'user'`, r.body["conversationId"]).Scan(&userID)
+		_ = b.db.Pool().QueryRow(context.Background(), `SELECT id FROM messages WHERE conversation_id = $1 AND role = 'user'`, r.body["conversationId"]).Scan(&userID)
 		got := b.chat(t, path, map[string]any{"sessionId": "fb-1", "messageId": userID, "value": "up"}, nil)
 		if got.status != 400 {
 			t.Errorf("got %d %v", got.status, got.body)

@@ -46,7 +46,7 @@ func TestChatLeaseOutlivesItsLifetime(t *testing.T) {
 		t.Fatalf("got %d %v and %d %v", first.status, first.body, second.status, second.body)
 	}
 	var got []string
-	rows, err := b.db.Pool.Query(t.Context(), `SELECT m.role || ':' || m.content FROM messages m
+	rows, err := b.db.Pool().Query(t.Context(), `SELECT m.role || ':' || m.content FROM messages m
 		JOIN conversations c ON c.id = m.conversation_id WHERE c.tenant_id = $1 AND c.session_id = 'renew-1' ORDER BY m.seq`, ten.ID)
 	if err != nil {
 		t.Fatal(err)

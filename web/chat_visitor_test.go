@@ -16,7 +16,7 @@ import (
 func (b *bundle) visitorKey(t *testing.T, tenantID string) []byte {
 	t.Helper()
 	var sealed []byte
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT visitor_signing_key FROM tenants WHERE id = $1`, tenantID).Scan(&sealed); err != nil {
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT visitor_signing_key FROM tenants WHERE id = $1`, tenantID).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
 	key, err := b.box.Open(sealed)
@@ -295,7 +295,7 @@ func TestChatSessionSerialized(t *testing.T) {
 	if second.body["messageCount"] != float64(4) {
 		t.Errorf("second answer's messageCount %v", second.body["messageCount"])
 	}
-	rows, err := b.db.Pool.Query(context.Background(), `SELECT m.role, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id
+	rows, err := b.db.Pool().Query(context.Background(), `SELECT m.role, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE c.tenant_id = $1 AND c.session_id = 'ser-1' ORDER BY m.seq`, ten.ID)
 	if err != nil {
 		t.Fatal(err)

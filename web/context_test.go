@@ -52,7 +52,7 @@ func TestContextDiscovery(t *testing.T) {
 		})
 		b.mustDo(t, 200, "PUT", base+"/mcp-tools", ten.Token, map[string]any{
 			"mcpToolsUrl": "https://tools.example.com/private-mcp", "mcpToolsApiKey": "mcp-key-x"})
-		if _, err := b.db.Pool.Exec(t.Context(), `UPDATE tenants SET widget_key = 'wk-private-x' WHERE id = $1`, ten.ID); err != nil {
+		if _, err := b.db.Pool().Exec(t.Context(), `UPDATE tenants SET widget_key = 'wk-private-x' WHERE id = $1`, ten.ID); err != nil {
 			t.Fatal(err)
 		}
 
@@ -168,7 +168,7 @@ func TestContextDiscovery(t *testing.T) {
 			ten := b.newTenant(t, tc.plan)
 			b.mustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{"name": "Remember", "description": "d", "type": "REMEMBER_FACT"})
 			if tc.withMCP {
-				if _, err := b.db.Pool.Exec(t.Context(), `UPDATE tenants SET mcp_tools_url = $2 WHERE id = $1`, ten.ID, mcpURL); err != nil {
+				if _, err := b.db.Pool().Exec(t.Context(), `UPDATE tenants SET mcp_tools_url = $2 WHERE id = $1`, ten.ID, mcpURL); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -141,7 +141,7 @@ func TestCorpusSync(t *testing.T) {
 			t.Errorf("a refresh without title keeps the entry's: %d %v", st, body)
 		}
 		var n int
-		if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM corpus_entries WHERE source_url = $1 AND tenant_id = $2`, url, ten.ID).Scan(&n); err != nil || n != 1 {
+		if err := b.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM corpus_entries WHERE source_url = $1 AND tenant_id = $2`, url, ten.ID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("entries for the URL: %d %v", n, err)
 		}
 	})

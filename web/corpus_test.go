@@ -39,7 +39,7 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("upsert: %d %v", st, body)
 		}
 		var locale string
-		if err := b.db.Pool.QueryRow(t.Context(), `SELECT locale FROM corpus_entries WHERE id = $1`, id).Scan(&locale); err != nil || locale != "fr-ca" {
+		if err := b.db.Pool().QueryRow(t.Context(), `SELECT locale FROM corpus_entries WHERE id = $1`, id).Scan(&locale); err != nil || locale != "fr-ca" {
 			t.Errorf("stored locale %q %v", locale, err)
 		}
 	})
@@ -162,7 +162,7 @@ func TestCorpus(t *testing.T) {
 	t.Run("SearchTotalCappedPastFiveHundred", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
-		if _, err := b.db.Pool.Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content, priority)
+		if _, err := b.db.Pool().Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content, priority)
 			SELECT $1, 'Entry ' || g, CASE WHEN g <= 1001 THEN 'common word' ELSE 'other' END, g % 100
 			FROM generate_series(1, 1100) g`, ten.ID); err != nil {
 			t.Fatal(err)
@@ -272,7 +272,7 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("skipped item: %v", results[0])
 		}
 		var n int
-		_ = b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID).Scan(&n)
+		_ = b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID).Scan(&n)
 		if n != 51 {
 			t.Errorf("%d entries stored, want 51", n)
 		}

@@ -114,7 +114,7 @@ var contactForm = map[string]any{
 func (b *bundle) putDefaultForm(t *testing.T, ten tenant, form any) {
 	t.Helper()
 	var id string
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT id FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&id); err != nil {
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT id FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug+"/segments/"+id, ten.Token, map[string]any{"formConfig": form}); st != 200 {
@@ -160,7 +160,7 @@ func TestFormSubmit(t *testing.T) {
 			input, result                       map[string]any
 			pageURL, convID, visitorID          *string
 		)
-		if err := b.db.Pool.QueryRow(context.Background(), `SELECT channel, tool_type, tool_name, status, input, result,
+		if err := b.db.Pool().QueryRow(context.Background(), `SELECT channel, tool_type, tool_name, status, input, result,
 			page_url, conversation_id::text, visitor_id::text FROM submissions WHERE tenant_id = $1 AND id = $2`, ten.ID, r.body["id"]).
 			Scan(&channel, &toolType, &toolName, &status, &input, &result, &pageURL, &convID, &visitorID); err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestFormSubmit(t *testing.T) {
 		}
 		var typ string
 		var payload map[string]any
-		if err := b.db.Pool.QueryRow(context.Background(), `SELECT type, payload FROM events WHERE tenant_id = $1 AND submission_id = $2`,
+		if err := b.db.Pool().QueryRow(context.Background(), `SELECT type, payload FROM events WHERE tenant_id = $1 AND submission_id = $2`,
 			ten.ID, r.body["id"]).Scan(&typ, &payload); err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +339,7 @@ func TestFormSubmit(t *testing.T) {
 		}
 		visitorOf := func(id any) *string {
 			var vid *string
-			if err := b.db.Pool.QueryRow(context.Background(), `SELECT visitor_id::text FROM submissions WHERE id = $1`, id).Scan(&vid); err != nil {
+			if err := b.db.Pool().QueryRow(context.Background(), `SELECT visitor_id::text FROM submissions WHERE id = $1`, id).Scan(&vid); err != nil {
 				t.Fatal(err)
 			}
 			return vid

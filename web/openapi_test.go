@@ -2433,7 +2433,7 @@ func TestOpenAPICorpusSearchCapped(t *testing.T) {
 	_, c, schema := openAPIHarness(t, setup(t))
 	b := c.b
 	ten := b.newTenant(t, "scale")
-	if _, err := b.db.Pool.Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content, priority)
+	if _, err := b.db.Pool().Exec(t.Context(), `INSERT INTO corpus_entries (tenant_id, title, content, priority)
 		SELECT $1, 'Entry ' || g, 'common word', g % 100 FROM generate_series(1, 1001) g`, ten.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -198,7 +198,7 @@ func TestSegments(t *testing.T) {
 		}
 		wg.Wait()
 		var n int
-		if err := b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&n); err != nil {
+		if err := b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, ten.ID).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if n != 1 {

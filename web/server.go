@@ -40,7 +40,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("PARLEY_SECRET_KEY: %w", err)
 	}
 	sessions := scs.New()
-	sessions.Store = pgxstore.NewWithCleanupInterval(store.Pool, 10*time.Minute)
+	sessions.Store = pgxstore.NewWithCleanupInterval(store.Pool(), 10*time.Minute)
 	sessions.Lifetime = 12 * time.Hour
 	sessions.IdleTimeout = 2 * time.Hour
 	sessions.Cookie.Name = "parley_session"

@@ -55,7 +55,7 @@ func (b *bundle) addSubmission(t *testing.T, st subTenant, created time.Time, mo
 		t.Fatal(err)
 	}
 	if !created.IsZero() {
-		if _, err := b.db.Pool.Exec(ctx, `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created); err != nil {
+		if _, err := b.db.Pool().Exec(ctx, `UPDATE submissions SET created_at = $2 WHERE id = $1`, sub.ID, created); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +65,7 @@ func (b *bundle) addSubmission(t *testing.T, st subTenant, created time.Time, mo
 // submissionEvents returns the types and payloads of the events recorded for a submission, oldest first.
 func (b *bundle) submissionEvents(t *testing.T, id string) []db.EventPayload {
 	t.Helper()
-	rows, err := b.db.Pool.Query(context.Background(), `SELECT payload FROM events WHERE submission_id = $1 OR payload->'data'->>'id' = $1::text
+	rows, err := b.db.Pool().Query(context.Background(), `SELECT payload FROM events WHERE submission_id = $1 OR payload->'data'->>'id' = $1::text
 		ORDER BY created_at, id`, id)
 	if err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestSubmissions(t *testing.T) {
 			t.Errorf("the other submission's events: %d", len(evs))
 		}
 		var n int
-		if err := b.db.Pool.QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, st.conversationID).Scan(&n); err != nil || n != 1 {
+		if err := b.db.Pool().QueryRow(ctx, `SELECT count(*) FROM conversations WHERE id = $1`, st.conversationID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("conversation: %d, %v", n, err)
 		}
 		if status, body := b.do(t, "PUT", st.base+"/"+sub.ID, st.Token, map[string]any{"status": "RESOLVED"}); status != http.StatusNotFound || body["error"] != "Submission not found" {

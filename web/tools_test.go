@@ -147,7 +147,7 @@ func TestTools(t *testing.T) {
 			}
 		}
 		var sealed []byte
-		if err := b.db.Pool.QueryRow(t.Context(), `SELECT webhook_secret FROM tools WHERE id = $1`, tool["id"]).Scan(&sealed); err != nil {
+		if err := b.db.Pool().QueryRow(t.Context(), `SELECT webhook_secret FROM tools WHERE id = $1`, tool["id"]).Scan(&sealed); err != nil {
 			t.Fatal(err)
 		}
 		if bytes.Contains(sealed, []byte(secret)) {

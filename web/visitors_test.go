@@ -147,7 +147,7 @@ func TestVisitors(t *testing.T) {
 			t.Errorf("delete: %d %v", st, del)
 		}
 		var n int
-		_ = b.db.Pool.QueryRow(t.Context(), `SELECT count(*) FROM memory_facts WHERE visitor_id = $1`, id).Scan(&n)
+		_ = b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM memory_facts WHERE visitor_id = $1`, id).Scan(&n)
 		if n != 0 {
 			t.Errorf("%d facts survive their visitor", n)
 		}

@@ -131,7 +131,7 @@ func newSubmission(t *testing.T, b *bundle, tenantID string) parley.Submission {
 func countRows(t *testing.T, b *bundle, sql string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := b.db.Pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+	if err := b.db.Pool().QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -194,7 +194,7 @@ func TestWebhookCreate(t *testing.T) {
 
 	// The secret signs: the stored sealed secret is the string shown.
 	var sealed []byte
-	if err := b.db.Pool.QueryRow(context.Background(), `SELECT secret_sealed FROM webhook_endpoints WHERE id = $1`, id).Scan(&sealed); err != nil {
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT secret_sealed FROM webhook_endpoints WHERE id = $1`, id).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
 	if opened, err := b.box.Open(sealed); err != nil || string(opened) != secret {
@@ -428,7 +428,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	updatedID := obj(ds[0])["id"].(string)
 	payloadOf := func(deliveryID string) []byte {
 		var p []byte
-		if err := b.db.Pool.QueryRow(ctx, `SELECT e.payload FROM events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE d.id = $1`, deliveryID).Scan(&p); err != nil {
+		if err := b.db.Pool().QueryRow(ctx, `SELECT e.payload FROM events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE d.id = $1`, deliveryID).Scan(&p); err != nil {
 			t.Fatal(err)
 		}
 		return p

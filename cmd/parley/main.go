@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		return serve(ctx, stderr)
 	case "migrate":
 		return withDB(ctx, func(store *db.DB) error {
-			if err := migrations.Up(ctx, store.Pool); err != nil {
+			if err := migrations.Up(ctx, store.Pool()); err != nil {
 				return err
 			}
 			fmt.Fprintln(stdout, "migrations applied")

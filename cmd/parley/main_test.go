@@ -131,7 +131,7 @@ func TestTenantCreate(t *testing.T) {
 	})
 	t.Run("the tenant has its default segment", func(t *testing.T) {
 		var n int
-		if err := store.Pool.QueryRow(ctx, `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, p.ID).Scan(&n); err != nil || n != 1 {
+		if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM segments WHERE tenant_id = $1 AND is_default`, p.ID).Scan(&n); err != nil || n != 1 {
 			t.Errorf("default segments: %d, %v", n, err)
 		}
 	})
@@ -411,7 +411,7 @@ func TestUserCreate(t *testing.T) {
 			t.Errorf("memberships %v, want %v", slugs, want)
 		}
 		var users int
-		if err := store.Pool.QueryRow(ctx, `SELECT count(*) FROM users WHERE lower(email) = lower($1)`, ownerEmail).Scan(&users); err != nil || users != 1 {
+		if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM users WHERE lower(email) = lower($1)`, ownerEmail).Scan(&users); err != nil || users != 1 {
 			t.Errorf("%d users with that email (%v)", users, err)
 		}
 	})

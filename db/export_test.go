@@ -1,0 +1,15 @@
+package db
+
+// The transaction-level steps, for the tests of the package's rules; the
+// application goes through the store's methods.
+var (
+	AppendMessage         = appendMessage
+	AppendToolHistory     = appendToolHistory
+	SetConversationStatus = setConversationStatus
+)
+
+// InTx runs fn in one transaction (tests only).
+var InTx = (*DB).inTx
+
+// CreateSubmissionInTx stores a submission in tx (tests only).
+var CreateSubmissionInTx = (*DB).createSubmissionInTx
