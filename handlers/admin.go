@@ -125,8 +125,8 @@ func safeNext(next string) string {
 	return "/admin"
 }
 
-// ShowLogin renders the sign-in page.
-func (h *Handler) ShowLogin(c echo.Context) error {
+// ShowLoginPage renders the sign-in page.
+func (h *Handler) ShowLoginPage(c echo.Context) error {
 	if h.Sessions.GetString(c.Request().Context(), sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
@@ -193,8 +193,8 @@ func (h *Handler) SwitchTenant(c echo.Context) error {
 	return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 }
 
-// ShowOverview renders the dashboard home.
-func (h *Handler) ShowOverview(c echo.Context) error {
+// ShowOverviewPage renders the dashboard home.
+func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	a := adminFrom(c)
 	u, err := h.DB.TenantUsage(c.Request().Context(), a.Tenant.ID, h.now())
 	if err != nil {

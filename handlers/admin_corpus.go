@@ -156,8 +156,8 @@ func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusFor
 	return render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
 }
 
-// ShowCorpusForm renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
-func (h *Handler) ShowCorpusForm(c echo.Context) error {
+// ShowCorpusEntryPage renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
+func (h *Handler) ShowCorpusEntryPage(c echo.Context) error {
 	f := views.CorpusForm{IsActive: true}
 	if id := c.Param("id"); id != "" {
 		e, err := h.DB.CorpusEntry(c.Request().Context(), adminFrom(c).Tenant.ID, id)
@@ -193,9 +193,9 @@ func readCorpusForm(form url.Values) (views.CorpusForm, corpusBody, parley.Field
 	return f, b, errs
 }
 
-// SaveCorpusForm creates or updates an entry with the API's rules, or
+// SaveCorpusEntry creates or updates an entry with the API's rules, or
 // re-renders the form with the errors.
-func (h *Handler) SaveCorpusForm(c echo.Context) error {
+func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -240,8 +240,8 @@ func (h *Handler) SaveCorpusForm(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }
 
-// DeleteCorpusRow deletes one of the tenant's entries; htmx gets an empty row, removed in place.
-func (h *Handler) DeleteCorpusRow(c echo.Context) error {
+// RemoveCorpusEntry deletes one of the tenant's entries; htmx gets an empty row, removed in place.
+func (h *Handler) RemoveCorpusEntry(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.DB.DeleteCorpus(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
@@ -253,10 +253,10 @@ func (h *Handler) DeleteCorpusRow(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }
 
-// ImportCorpusForm imports an uploaded CSV file as POST /tenants/{slug}/corpus/import does.
+// SaveCorpusImport imports an uploaded CSV file as POST /tenants/{slug}/corpus/import does.
 // htmx gets the result in place (and the table is told to refresh); a plain
 // form post gets it as flash messages after the redirect.
-func (h *Handler) ImportCorpusForm(c echo.Context) error {
+func (h *Handler) SaveCorpusImport(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	var res views.ImportResult

@@ -17,12 +17,12 @@ import (
 // syncPreviewChars is how much of the converted Markdown "Add from URL" shows.
 const syncPreviewChars = 800
 
-// SyncCorpusForm is the dashboard's "Add from URL": it fetches and converts
+// SaveCorpusSync is the dashboard's "Add from URL": it fetches and converts
 // a page as POST /tenants/{slug}/corpus/sync does, creating the tenant's
 // entry for that URL or refreshing it. htmx gets the form back with the
 // result (and the table is told to refresh); a plain form post gets the
 // whole page with the result, since the preview is worth seeing once.
-func (h *Handler) SyncCorpusForm(c echo.Context) error {
+func (h *Handler) SaveCorpusSync(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()

@@ -27,8 +27,8 @@ func (h *Handler) ShowMCPPage(c echo.Context) error {
 		MaxTools: strconv.Itoa(s.MaxTools), HasKey: s.SealedAPIKey != nil})
 }
 
-// SubmitMCPSettings saves the form with the API's rules, or re-renders it with the errors.
-func (h *Handler) SubmitMCPSettings(c echo.Context) error {
+// SaveMCPSettings saves the form with the API's rules, or re-renders it with the errors.
+func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
 		return planRequired("MCP tools", t.Plan, "builder")

@@ -120,8 +120,8 @@ func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
 	return render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
 }
 
-// SubmitNewProduct creates a product from the form.
-func (h *Handler) SubmitNewProduct(c echo.Context) error { return h.saveProductForm(c, nil) }
+// SaveNewProduct creates a product from the form.
+func (h *Handler) SaveNewProduct(c echo.Context) error { return h.saveProductForm(c, nil) }
 
 // ShowEditProductPage renders a product's edit form.
 func (h *Handler) ShowEditProductPage(c echo.Context) error {
@@ -132,8 +132,8 @@ func (h *Handler) ShowEditProductPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
 }
 
-// SubmitProductEdit saves a product's edit form.
-func (h *Handler) SubmitProductEdit(c echo.Context) error {
+// SaveProduct saves a product's edit form.
+func (h *Handler) SaveProduct(c echo.Context) error {
 	p, err := h.DB.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err

@@ -195,8 +195,8 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
 }
 
-// ShowSegmentForm renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
-func (h *Handler) ShowSegmentForm(c echo.Context) error {
+// ShowSegmentPage renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
+func (h *Handler) ShowSegmentPage(c echo.Context) error {
 	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: parley.FormFieldTypes}
 	if id := c.Param("id"); id != "" {
 		s, err := h.DB.Segment(c.Request().Context(), adminFrom(c).Tenant.ID, id)
@@ -208,9 +208,9 @@ func (h *Handler) ShowSegmentForm(c echo.Context) error {
 	return render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 }
 
-// SaveSegmentForm creates or updates a segment with the API's rules, or
+// SaveSegment creates or updates a segment with the API's rules, or
 // re-renders the form with the errors.
-func (h *Handler) SaveSegmentForm(c echo.Context) error {
+func (h *Handler) SaveSegment(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -253,10 +253,10 @@ func (h *Handler) SaveSegmentForm(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/segments")
 }
 
-// DeleteSegmentRow deletes one of the tenant's segments; with cascade=true
+// RemoveSegment deletes one of the tenant's segments; with cascade=true
 // also its corpus entries and tools. htmx gets an empty row (removed in
 // place) or the row with the refusal, such as the API's 409.
-func (h *Handler) DeleteSegmentRow(c echo.Context) error {
+func (h *Handler) RemoveSegment(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	ref := c.Param("id")

@@ -57,8 +57,8 @@ func withChoices(f views.SettingsForm) views.SettingsForm {
 	return f
 }
 
-// ShowSettings renders the persona and widget page.
-func (h *Handler) ShowSettings(c echo.Context) error {
+// ShowSettingsPage renders the persona and widget page.
+func (h *Handler) ShowSettingsPage(c echo.Context) error {
 	f := withChoices(settingsForm(adminFrom(c).Tenant))
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
 	f.SigningKeyWarning = signingKeyWarning

@@ -227,11 +227,11 @@ func safeSubmissionsNext(next string) string {
 	return "/admin/submissions"
 }
 
-// ChangeSubmissionStatus moves a submission to the chosen status, with the
+// SaveSubmissionStatus moves a submission to the chosen status, with the
 // API's rules and its submission.updated event. htmx gets the list row, or
 // the detail page's control, re-rendered; a refusal shows in its error slot.
 // Without htmx the browser goes back where it was, with a flash message.
-func (h *Handler) ChangeSubmissionStatus(c echo.Context) error {
+func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	id := c.Param("id")

@@ -39,8 +39,8 @@ func (h *Handler) tokensView(c echo.Context, v views.TokensView) (views.TokensVi
 	return v, nil
 }
 
-// ShowTokens renders the API tokens page, with a just-created token shown once.
-func (h *Handler) ShowTokens(c echo.Context) error {
+// ShowTokensPage renders the API tokens page, with a just-created token shown once.
+func (h *Handler) ShowTokensPage(c echo.Context) error {
 	v, err := h.tokensView(c, views.TokensView{
 		NewToken: h.Sessions.PopString(c.Request().Context(), sessNewToken),
 		Chosen:   map[string]bool{},
@@ -51,8 +51,8 @@ func (h *Handler) ShowTokens(c echo.Context) error {
 	return render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 }
 
-// CreateToken creates a token with the chosen scopes; the token is shown once after the redirect.
-func (h *Handler) CreateToken(c echo.Context) error {
+// SaveToken creates a token with the chosen scopes; the token is shown once after the redirect.
+func (h *Handler) SaveToken(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {

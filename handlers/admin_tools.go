@@ -388,8 +388,8 @@ func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	return h.renderToolForm(c, status, f)
 }
 
-// SubmitNewTool creates a tool from the form.
-func (h *Handler) SubmitNewTool(c echo.Context) error { return h.saveToolForm(c, nil) }
+// SaveNewTool creates a tool from the form.
+func (h *Handler) SaveNewTool(c echo.Context) error { return h.saveToolForm(c, nil) }
 
 // ShowEditToolPage renders a tool's edit form.
 func (h *Handler) ShowEditToolPage(c echo.Context) error {
@@ -403,8 +403,8 @@ func (h *Handler) ShowEditToolPage(c echo.Context) error {
 		Type: t.Type, SegmentID: deref(t.SegmentID), Active: t.IsActive, Position: formatNumber(t.Position), Config: cfg})
 }
 
-// SubmitToolEdit saves a tool's edit form; the type stays.
-func (h *Handler) SubmitToolEdit(c echo.Context) error {
+// SaveTool saves a tool's edit form; the type stays.
+func (h *Handler) SaveTool(c echo.Context) error {
 	t, err := h.DB.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err

@@ -94,8 +94,8 @@ func (h *Handler) ShowVisitorPage(c echo.Context) error {
 	return h.renderVisitor(c, http.StatusOK, v)
 }
 
-// SubmitVisitorEdit saves the profile form with the API's rules, or re-renders it with the errors.
-func (h *Handler) SubmitVisitorEdit(c echo.Context) error {
+// SaveVisitor saves the profile form with the API's rules, or re-renders it with the errors.
+func (h *Handler) SaveVisitor(c echo.Context) error {
 	ctx := c.Request().Context()
 	v, err := h.visitorProfile(c)
 	if err != nil {
@@ -152,8 +152,8 @@ func (h *Handler) EraseVisitor(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/visitors")
 }
 
-// AddMemoryFact stores a fact from the form with the API's rules, or re-renders the profile with the errors.
-func (h *Handler) AddMemoryFact(c echo.Context) error {
+// SaveMemoryFact stores a fact from the form with the API's rules, or re-renders the profile with the errors.
+func (h *Handler) SaveMemoryFact(c echo.Context) error {
 	ctx := c.Request().Context()
 	v, err := h.visitorProfile(c)
 	if err != nil {

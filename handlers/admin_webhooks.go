@@ -118,9 +118,9 @@ func (h *Handler) ShowWebhooksPage(c echo.Context) error {
 	})
 }
 
-// SubmitNewWebhook creates an endpoint from the form with the API's rules;
+// SaveNewWebhook creates an endpoint from the form with the API's rules;
 // its secret is shown once after the redirect.
-func (h *Handler) SubmitNewWebhook(c echo.Context) error {
+func (h *Handler) SaveNewWebhook(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -238,9 +238,9 @@ func (h *Handler) ShowWebhookPage(c echo.Context) error {
 	return h.renderWebhookPage(c, http.StatusOK, ep, webhookForm(ep))
 }
 
-// SubmitWebhookEdit saves an endpoint's form with the API's rules, or shows
+// SaveWebhook saves an endpoint's form with the API's rules, or shows
 // it again with the errors.
-func (h *Handler) SubmitWebhookEdit(c echo.Context) error {
+func (h *Handler) SaveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	ep, err := h.DB.WebhookEndpoint(ctx, tenantID, c.Param("id"))

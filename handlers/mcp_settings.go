@@ -87,9 +87,9 @@ func (h *Handler) ShowMCPSettings(c echo.Context) error {
 	return c.JSON(http.StatusOK, newMCPSettingsJSON(s, t.Plan))
 }
 
-// SaveMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or above).
+// UpdateMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or above).
 // An absent mcpToolsApiKey keeps the stored key; null or "" removes it.
-func (h *Handler) SaveMCPSettings(c echo.Context) error {
+func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 	t := tenantFrom(c)
 	if !t.PlanInfo().MCP {
 		return planRequired("MCP tools", t.Plan, "builder")

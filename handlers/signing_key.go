@@ -59,8 +59,8 @@ func (h *Handler) RotateVisitorSigningKey(c echo.Context) error {
 	return c.JSON(http.StatusOK, visitorSigningKeyJSON{Key: key, Algorithm: "HS256", Warning: signingKeyWarning})
 }
 
-// RotateSigningKeyForm rotates the key from the settings page, which shows it once after the redirect.
-func (h *Handler) RotateSigningKeyForm(c echo.Context) error {
+// SaveVisitorSigningKey rotates the key from the settings page, which shows it once after the redirect.
+func (h *Handler) SaveVisitorSigningKey(c echo.Context) error {
 	ctx := c.Request().Context()
 	key, err := h.rotateVisitorSigningKey(ctx, adminFrom(c).Tenant.ID)
 	if err != nil {
