@@ -24,16 +24,6 @@ type DB struct {
 	jobs *river.Client[pgx.Tx]
 }
 
-// Option configures Open.
-type Option func(*DB)
-
-// WithJobClient has the store insert and cancel River jobs with c, an
-// insert-only client (NewJobClient) or a working one. Without it the store
-// makes its own insert-only client.
-func WithJobClient(c *river.Client[pgx.Tx]) Option {
-	return func(d *DB) { d.jobs = c }
-}
-
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
 // and the insert-only one alike. A queue fetches at most this often, so its
 // workers over it bound its throughput (River's default, 100 ms, held 100
@@ -54,7 +44,7 @@ func NewJobClient() (*river.Client[pgx.Tx], error) {
 
 // Open connects a pool to url and checks that the database answers.
 // maxConns overrides the pool size when positive.
-func Open(ctx context.Context, url string, maxConns int32, opts ...Option) (*DB, error) {
+func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parsing DATABASE_URL: %w", err)
@@ -70,7 +60,7 @@ func Open(ctx context.Context, url string, maxConns int32, opts ...Option) (*DB,
 		pool.Close()
 		return nil, fmt.Errorf("connecting to database: %w", err)
 	}
-	d, err := New(pool, opts...)
+	d, err := New(pool)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -78,20 +68,14 @@ func Open(ctx context.Context, url string, maxConns int32, opts ...Option) (*DB,
 	return d, nil
 }
 
-// New makes the store of an open pool.
-func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
-	d := &DB{pool: pool}
-	for _, o := range opts {
-		o(d)
+// New makes the store of an open pool, with its own insert-only River
+// client (NewJobClient): built here, never at package initialisation.
+func New(pool *pgxpool.Pool) (*DB, error) {
+	c, err := NewJobClient()
+	if err != nil {
+		return nil, err
 	}
-	if d.jobs == nil {
-		c, err := NewJobClient()
-		if err != nil {
-			return nil, err
-		}
-		d.jobs = c
-	}
-	return d, nil
+	return &DB{pool: pool, jobs: c}, nil
 }
 
 // Pool is the store's connection pool, for the libraries that bring their
