@@ -145,7 +145,7 @@ func (p *WebhookLLM) body(req Request) ([]byte, error) {
 		b.Message = b.Messages[len(b.Messages)-1].Content
 	}
 	for _, s := range req.Passages {
-		b.Passages = append(b.Passages, webhookLLMSource{Title: s.Title, Content: s.Content})
+		b.Passages = append(b.Passages, webhookLLMSource(s))
 	}
 	body, err := json.Marshal(b)
 	if err != nil {

@@ -2,6 +2,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -32,16 +33,36 @@ const JobTimeout = 30 * time.Second
 // default hour, so a crash delays deliveries by well under a minute.
 const RescueAfter = JobTimeout + 5*time.Second
 
+// Timing is the client's time limits and delivery retry schedule. The zero
+// value is production's; a test that kills a runner shortens them, so that
+// the new runner rescues and retries the dead one's jobs in seconds.
+type Timing struct {
+	// JobTimeout bounds a job that sets no timeout of its own; 0 means
+	// JobTimeout.
+	JobTimeout time.Duration
+	// DeliveryTimeout bounds one delivery attempt (its job gets three times
+	// as long); 0 means DeliveryTimeout.
+	DeliveryTimeout time.Duration
+	// RescueAfter is how long a job may stay running before it is taken
+	// for the job of a crashed instance; longer than every job's timeout.
+	// 0 means RescueAfter.
+	RescueAfter time.Duration
+	// RetryDelays are the waits after failed delivery attempts; empty
+	// means RetryDelays.
+	RetryDelays []time.Duration
+}
+
 // NewClient builds the River client with every worker and periodic job;
 // outgoing requests go through outbound.
-func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
+func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
+	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
 	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: outbound.Client(FetchTimeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
-	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(outbound),
-		Logger: logger})
+	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(outbound, deliveryTimeout),
+		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays})
 	return river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{
@@ -50,8 +71,8 @@ func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *sl
 		},
 		Workers:              workers,
 		FetchCooldown:        db.JobFetchCooldown,
-		JobTimeout:           JobTimeout,
-		RescueStuckJobsAfter: RescueAfter,
+		JobTimeout:           cmp.Or(timing.JobTimeout, JobTimeout),
+		RescueStuckJobsAfter: cmp.Or(timing.RescueAfter, RescueAfter),
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return CounterCleanupArgs{}, nil },

@@ -28,24 +28,14 @@ const DeliveryTimeout = 5 * time.Second
 // spread over about eight hours.
 var RetryDelays = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour}
 
-// retryDelay is the wait after failed attempt number attempt (1-based).
-func retryDelay(attempt int) time.Duration {
-	if attempt < 1 {
-		attempt = 1
-	}
-	if attempt > len(RetryDelays) {
-		return RetryDelays[len(RetryDelays)-1]
-	}
-	return RetryDelays[attempt-1]
-}
-
 // DeliveryClient is the HTTP client of deliveries: SSRF-guarded, bounded by
-// DeliveryTimeout, keeping an idle connection per worker to a busy receiver,
-// and not following redirects. A 3xx is a failed attempt: a redirected POST
-// would arrive as a GET without its body, and an endpoint that moved should
-// be updated by its owner, who sees "HTTP 301" in the deliveries log.
-func DeliveryClient(outbound *agent.Outbound) *http.Client {
-	c := outbound.PooledClient(DeliveryTimeout, WebhookWorkers)
+// timeout (DeliveryTimeout in production), keeping an idle connection per
+// worker to a busy receiver, and not following redirects. A 3xx is a failed
+// attempt: a redirected POST would arrive as a GET without its body, and an
+// endpoint that moved should be updated by its owner, who sees "HTTP 301" in
+// the deliveries log.
+func DeliveryClient(outbound *agent.Outbound, timeout time.Duration) *http.Client {
+	c := outbound.PooledClient(timeout, WebhookWorkers)
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c
 }
@@ -60,10 +50,32 @@ type WebhookDeliveryWorker struct {
 	river.WorkerDefaults[deliveryargs.Args]
 	DB     *db.DB
 	Box    *auth.Box
-	Client *http.Client // bounded by DeliveryTimeout; SSRF-guarded
+	Client *http.Client // bounded by the attempt's timeout; SSRF-guarded
 	Logger *slog.Logger
 	// Now is the clock of signatures and of the retry schedule; nil is time.Now.
 	Now func() time.Time
+	// DeliveryTimeout bounds one attempt, response included; 0 means
+	// DeliveryTimeout.
+	DeliveryTimeout time.Duration
+	// RetryDelays are the waits after each failed attempt, the last one
+	// repeated; empty means RetryDelays.
+	RetryDelays []time.Duration
+}
+
+func (w *WebhookDeliveryWorker) deliveryTimeout() time.Duration {
+	if w.DeliveryTimeout > 0 {
+		return w.DeliveryTimeout
+	}
+	return DeliveryTimeout
+}
+
+// retryDelay is the wait after failed attempt number attempt (1-based).
+func (w *WebhookDeliveryWorker) retryDelay(attempt int) time.Duration {
+	delays := w.RetryDelays
+	if len(delays) == 0 {
+		delays = RetryDelays
+	}
+	return delays[min(max(attempt, 1), len(delays))-1]
 }
 
 func (w *WebhookDeliveryWorker) now() time.Time {
@@ -73,14 +85,15 @@ func (w *WebhookDeliveryWorker) now() time.Time {
 	return time.Now()
 }
 
-// Timeout leaves the attempt's own 5 s bound room to record the outcome.
+// Timeout leaves the attempt's own bound (5 s in production) twice as long
+// again to record the outcome.
 func (w *WebhookDeliveryWorker) Timeout(*river.Job[deliveryargs.Args]) time.Duration {
-	return DeliveryTimeout + 10*time.Second
+	return 3 * w.deliveryTimeout()
 }
 
 // NextRetry follows the delivery schedule rather than River's default.
 func (w *WebhookDeliveryWorker) NextRetry(job *river.Job[deliveryargs.Args]) time.Time {
-	return w.now().Add(retryDelay(job.Attempt))
+	return w.now().Add(w.retryDelay(job.Attempt))
 }
 
 // Work attempts the delivery once.
@@ -135,7 +148,7 @@ func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[deliv
 	status *int, errMsg string, final bool) error {
 	a := db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final}
 	if errMsg != "" && !final {
-		next := at.Add(retryDelay(job.Attempt))
+		next := at.Add(w.retryDelay(job.Attempt))
 		a.NextAt = &next
 	}
 	err := w.DB.RecordDeliveryAttempt(ctx, id, a)
@@ -148,7 +161,8 @@ func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[deliv
 // send POSTs body, signed at at; it returns the HTTP status (0 when none came)
 // and an error for anything but a 2xx.
 func (w *WebhookDeliveryWorker) send(ctx context.Context, d db.OutgoingDelivery, secret, body []byte, at time.Time) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
+	timeout := w.deliveryTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, strings.NewReader(string(body)))
 	if err != nil {
@@ -162,7 +176,7 @@ func (w *WebhookDeliveryWorker) send(ctx context.Context, d db.OutgoingDelivery,
 	resp, err := w.Client.Do(req)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return 0, fmt.Errorf("timed out after %s", DeliveryTimeout)
+			return 0, fmt.Errorf("timed out after %s", timeout)
 		}
 		return 0, errors.New(agent.ClassifyOutbound(err, req.URL.Hostname()).Error())
 	}

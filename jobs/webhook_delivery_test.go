@@ -101,7 +101,7 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 		if status == 0 { // hang past the delivery timeout
 			select {
 			case <-req.Context().Done():
-			case <-time.After(DeliveryTimeout + 2*time.Second):
+			case <-time.After(fixtureDeliveryTimeout + 2*time.Second):
 			}
 			return
 		}
@@ -146,6 +146,11 @@ type deliveryFixture struct {
 	tenantID string
 }
 
+// fixtureDeliveryTimeout bounds the fixture's attempts: shorter than
+// production's DeliveryTimeout, so that the timeout test waits less, and
+// long enough for a receiver that answers at once on a loaded machine.
+const fixtureDeliveryTimeout = 2 * time.Second
+
 func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	t.Helper()
 	store := dbtest.New(t)
@@ -164,8 +169,9 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box,
-		Client: DeliveryClient(agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)),
-		Now:    f.clock.Now})
+		Client:          DeliveryClient(agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil), fixtureDeliveryTimeout),
+		DeliveryTimeout: fixtureDeliveryTimeout,
+		Now:             f.clock.Now})
 	f.client, err = river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues:            map[string]river.QueueConfig{deliveryargs.Queue: {MaxWorkers: 10}},
@@ -452,7 +458,7 @@ func TestWebhookDelivery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []struct{ ep, want string }{{epSlow, "timed out after 5s"}, {epClosed, "refused"}} {
+		for _, c := range []struct{ ep, want string }{{epSlow, "timed out after 2s"}, {epClosed, "refused"}} {
 			var id string
 			if err := f.store.Pool().QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2`,
 				ev.ID, c.ep).Scan(&id); err != nil {
@@ -509,6 +515,34 @@ func strOr(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// TestDeliveryTiming pins production's attempt bound and retry schedule
+// (the zero worker's), which tests shorten through the worker's fields.
+func TestDeliveryTiming(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, w *WebhookDeliveryWorker, timeout time.Duration, delays []time.Duration) {
+		t.Helper()
+		if got := w.deliveryTimeout(); got != timeout {
+			t.Errorf("attempt bound %s, want %s", got, timeout)
+		}
+		if got := w.Timeout(nil); got != 3*timeout {
+			t.Errorf("job timeout %s, want %s", got, 3*timeout)
+		}
+		for i, want := range delays {
+			if got := w.retryDelay(i + 1); got != want {
+				t.Errorf("delay after attempt %d: %s, want %s", i+1, got, want)
+			}
+		}
+	}
+	t.Run("Production", func(t *testing.T) {
+		check(t, &WebhookDeliveryWorker{}, 5*time.Second,
+			[]time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.Minute, time.Hour, 6 * time.Hour, 6 * time.Hour})
+	})
+	t.Run("Set", func(t *testing.T) {
+		check(t, &WebhookDeliveryWorker{DeliveryTimeout: time.Second, RetryDelays: []time.Duration{time.Second, 2 * time.Second}},
+			time.Second, []time.Duration{time.Second, 2 * time.Second, 2 * time.Second})
+	})
 }
 
 func TestRedactPayload(t *testing.T) {

@@ -29,11 +29,30 @@ import (
 const (
 	childEnv    = "PARLEY_DURABILITY_CHILD_DB"
 	childKeyEnv = "PARLEY_DURABILITY_CHILD_KEY"
+	// childRescueEnv set makes the child run with rescueTiming.
+	childRescueEnv = "PARLEY_DURABILITY_CHILD_RESCUE"
 )
 
+// rescueTiming is the restarted runner's. With production's timing it would
+// rescue the dead runner's jobs 35 s after they started, at a rescuer run
+// (every 30 s), and retry them 30 s later. Here any job running for 7 s is
+// rescued, and retried a second later. The new runner's first rescuer run
+// comes when it becomes the leader, once the dead runner's leadership has
+// expired: at least 9 s after the kill (River's leader TTL is 15 s, renewed
+// every 5 ± 1 s), so the dead runner's jobs are rescued at that first run.
+// The receiver answers at once by then, so a 2 s attempt bound is ample.
+func rescueTiming() Timing {
+	return Timing{
+		JobTimeout:      6 * time.Second,
+		DeliveryTimeout: 2 * time.Second, // the delivery job: 6 s
+		RescueAfter:     7 * time.Second,
+		RetryDelays:     []time.Duration{time.Second},
+	}
+}
+
 // TestDurabilityChild is the job runner TestWebhookDurability starts and
-// kills: the production River client on the parent's database. It does
-// nothing when run by itself.
+// kills: the production River client on the parent's database, with
+// production's timing or rescueTiming. It does nothing when run by itself.
 func TestDurabilityChild(t *testing.T) {
 	url := os.Getenv(childEnv)
 	if url == "" {
@@ -52,8 +71,12 @@ func TestDurabilityChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var timing Timing
+	if os.Getenv(childRescueEnv) != "" {
+		timing = rescueTiming()
+	}
 	client, err := NewClient(store, box, agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil),
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+		slog.New(slog.NewTextHandler(io.Discard, nil)), timing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +92,11 @@ func TestDurabilityChild(t *testing.T) {
 // pending and in flight, records more events while it is down, restarts it,
 // and checks that every delivery then reaches the receiver and ends
 // succeeded: none is lost. In-flight deliveries come back once River
-// rescues their jobs (RescueAfter), so the test takes about a minute.
+// rescues their jobs; the restarted runner does that with rescueTiming, so
+// the test takes 10 to 30 s.
 func TestWebhookDurability(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills and restarts a job runner; about a minute")
+		t.Skip("kills and restarts a job runner; up to 30 s")
 	}
 	// Not parallel: the child runs every delivery job of the test database.
 	store := dbtest.New(t)
@@ -126,9 +150,10 @@ func TestWebhookDurability(t *testing.T) {
 	// others are in flight when it dies.
 	submit(WebhookWorkers + 50)
 
-	start := func() *exec.Cmd {
+	start := func(env ...string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestDurabilityChild$", "-test.count", "1")
 		cmd.Env = append(os.Environ(), childEnv+"="+dbtest.URL(), childKeyEnv+"="+hex.EncodeToString(key))
+		cmd.Env = append(cmd.Env, env...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -167,9 +192,11 @@ func TestWebhookDurability(t *testing.T) {
 
 	submit(20) // events recorded while no runner is up
 	slow.Store(false)
-	start()
+	start(childRescueEnv + "=1")
 	total := WebhookWorkers + 50 + 20
-	deadline = time.Now().Add(2*RescueAfter + 45*time.Second)
+	// The leadership handover (up to 21 s), two rescuer runs (30 s apart),
+	// the retry delay, and margin for a loaded machine.
+	deadline = time.Now().Add(90 * time.Second)
 	for count(db.DeliverySucceeded) < total {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d deliveries succeeded after the restart (%d pending, %d failed)",

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# make test: the whole suite against a private PostgreSQL cluster. Each test
-# binary clones its own database from a template migrated here.
+# make test: go vet, staticcheck, then the whole suite against a private
+# PostgreSQL cluster. Each test binary clones its own database from a
+# template migrated here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
 export PARLEY_TEST_DATABASE_URL
 export PARLEY_TEST_CHROMIUM=${PARLEY_TEST_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 go vet ./...
+go tool staticcheck ./... # the version pinned by go.mod's tool directive
 go test -race -count=1 -timeout 20m "$@" ./...

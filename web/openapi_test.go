@@ -1035,7 +1035,9 @@ func TestOpenAPISegmentResponses(t *testing.T) {
 	if status != http.StatusCreated {
 		t.Fatalf("POST corpus in a segment: %d %v", status, body)
 	}
-	status, body = c.exchange("GET", base, ten.Token, nil, true)
+	if status, body = c.exchange("GET", base, ten.Token, nil, true); status != http.StatusOK {
+		t.Fatalf("GET segments: %d %v", status, body)
+	}
 	documentedKeys(t, "GET segments", listSchema, body)
 	for _, s := range body.([]any) {
 		if s := s.(map[string]any); s["slug"] == "default" && s["corpusCount"] != float64(1) {
@@ -2375,7 +2377,9 @@ func TestOpenAPICorpusSyncFetchResponses(t *testing.T) {
 		t.Errorf("GET entry after a failed refresh: %d %v", status, body)
 	}
 	documentedKeys(t, "GET synced entry", schema("CorpusEnvelope"), body)
-	status, body = c.exchange("GET", "/tenants/"+ten.Slug+"/corpus", ten.Token, nil, true)
+	if status, body = c.exchange("GET", "/tenants/"+ten.Slug+"/corpus", ten.Token, nil, true); status != http.StatusOK {
+		t.Errorf("GET corpus with a synced entry: %d %v", status, body)
+	}
 	documentedKeys(t, "GET corpus with a synced entry", schema("CorpusList"), body)
 
 	// Pages that cannot become entries, and remote failures.

@@ -109,7 +109,7 @@ func managedProvider(cfg Config) agent.Provider {
 // Run serves until ctx ends, with River working beside it, then drains
 // in-flight requests and jobs.
 func (s *Server) Run(ctx context.Context) error {
-	river, err := jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound, s.Logger)
+	river, err := jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound, s.Logger, jobs.Timing{})
 	if err != nil {
 		return fmt.Errorf("creating job client: %w", err)
 	}
