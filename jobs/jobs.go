@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
@@ -33,14 +33,14 @@ const JobTimeout = 30 * time.Second
 const RescueAfter = JobTimeout + 5*time.Second
 
 // NewClient builds the River client with every worker and periodic job;
-// outgoing requests go through outbound.
-func NewClient(store *db.DB, box *auth.Box, outbound *agent.Outbound, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
+// outgoing requests go through guard.
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
-	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: outbound.Client(FetchTimeout)})
+	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: guard.Client(FetchTimeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
-	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(outbound),
+	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard),
 		Logger: logger})
 	return river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger: logger,
