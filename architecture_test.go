@@ -15,16 +15,17 @@ var allowedImports = map[string][]string{
 	"db":              {"", "db/deliveryargs"},
 	"db/deliveryargs": {},
 	"db/dbtest":       {"", "db"},
-	"agent":           {""},
+	"agent":           {"", "agent/outbound"},
 	"agent/llmtest":   {},
+	"agent/outbound":  {""},
 	"auth":            {"", "db"},
-	"jobs":            {"", "agent", "auth", "db", "db/deliveryargs"},
+	"jobs":            {"", "agent/outbound", "auth", "db", "db/deliveryargs"},
 	"views":           {},
 	"static":          {},
 	"migrations":      {},
-	"handlers":        {"", "agent", "auth", "db", "jobs", "views"},
-	"web":             {"", "agent", "auth", "db", "handlers", "jobs", "static", "views"},
-	"cmd/parley":      {"", "auth", "db", "handlers", "migrations", "web", "agent", "jobs"},
+	"handlers":        {"", "agent", "agent/outbound", "auth", "db", "jobs", "views"},
+	"web":             {"", "agent", "agent/outbound", "auth", "db", "handlers", "jobs", "static", "views"},
+	"cmd/parley":      {"", "auth", "db", "handlers", "migrations", "web", "agent", "agent/outbound", "jobs"},
 }
 
 // TestImportRules fails when a package imports one of ours that the design

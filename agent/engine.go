@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound"
 )
 
 // Engine limits of one turn.
@@ -64,7 +65,7 @@ type Engine struct {
 	LLM Provider
 	// Outbound makes the turn's outgoing requests (reply endpoint, context
 	// webhook, escalation webhooks); nil turns them off.
-	Outbound *Outbound
+	Outbound *outbound.Guard
 	Secrets  Secrets
 	Logger   *slog.Logger
 	Now      func() time.Time

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/parley/parley/agent/outbound"
 )
 
 // Provider is a language model behind one streaming interface: openai (any
@@ -201,27 +203,27 @@ func llmTransportError(ctx context.Context, provider string, err error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
-	if ctx.Err() != nil || isTimeout(err) {
+	if ctx.Err() != nil || outbound.IsTimeout(err) {
 		return &LLMError{Kind: LLMTimeout, Provider: provider, Err: err}
 	}
-	var oe *OutboundError
+	var oe *outbound.Error
 	if errors.As(err, &oe) {
 		switch oe.Kind {
-		case OutboundTimeout:
+		case outbound.Timeout:
 			return &LLMError{Kind: LLMTimeout, Provider: provider, Err: err}
-		case OutboundRefused:
+		case outbound.Refused:
 			return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: oe.Error(), Err: err}
 		}
 		detail := oe.Reason
 		if detail == "" {
-			detail = describeFailure(oe.Err)
+			detail = outbound.DescribeFailure(oe.Err)
 		}
 		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: detail, Err: err}
 	}
 	var ue *url.Error
 	var opErr *net.OpError
 	if errors.As(err, &ue) || errors.As(err, &opErr) {
-		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: describeFailure(err), Err: err}
+		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: outbound.DescribeFailure(err), Err: err}
 	}
 	return &LLMError{Kind: LLMUpstream, Provider: provider, Err: err}
 }

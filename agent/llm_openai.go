@@ -27,7 +27,7 @@ type OpenAIConfig struct {
 	APIKey  string
 	Model   string
 	// HTTPClient sends the requests. A base URL a tenant or a caller chose
-	// must go through the SSRF-guarded client, (*Outbound).Client. nil means
+	// must go through the SSRF-guarded client, (*outbound.Guard).Client. nil means
 	// a plain client, for the operator's own configuration only.
 	HTTPClient *http.Client
 }

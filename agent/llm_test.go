@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound"
 )
 
 const testLLMKey = "sk-test-secret-0123456789"
@@ -54,7 +55,7 @@ type openAIBundle struct {
 func setupOpenAI(t *testing.T, turns ...llmtest.Turn) openAIBundle {
 	t.Helper()
 	srv := llmtest.NewOpenAI(t, turns...)
-	out := NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	out := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 	p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "test-model", HTTPClient: out.Client(10 * time.Second)})
 	return openAIBundle{srv: srv, provider: p}
 }
@@ -324,7 +325,7 @@ func TestOpenAIProvider(t *testing.T) {
 	t.Run("ClientTimeout", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: []string{"Let me think"}, Stall: true})
-		out := NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+		out := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 		p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "m", HTTPClient: out.Client(200 * time.Millisecond)})
 		start := time.Now()
 		s, err := p.Stream(t.Context(), userRequest("Hi"))
@@ -369,7 +370,7 @@ func TestOpenAIProvider(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		out := NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+		out := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 		p := NewOpenAI(OpenAIConfig{BaseURL: "http://" + addr + "/v1", APIKey: testLLMKey, Model: "m", HTTPClient: out.Client(5 * time.Second)})
 		_, err = p.Stream(t.Context(), userRequest("Hi"))
 		var le *LLMError
@@ -384,7 +385,7 @@ func TestOpenAIProvider(t *testing.T) {
 	t.Run("BaseURLRefusedBySSRFGuard", func(t *testing.T) {
 		t.Parallel()
 		srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: []string{"never"}})
-		p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "m", HTTPClient: NewOutbound(nil, nil).Client(5 * time.Second)})
+		p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "m", HTTPClient: outbound.New(nil, nil).Client(5 * time.Second)})
 		_, err := p.Stream(t.Context(), userRequest("Hi"))
 		var le *LLMError
 		if !errors.As(err, &le) || le.Kind != LLMUnreachable {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/parley/parley/agent/outbound"
 )
 
 // WebhookLLMEvent is the X-Service-Event and `event` of a call to a tenant's
@@ -52,7 +54,7 @@ type WebhookLLMConfig struct {
 	// signing key, unsealed.
 	Key []byte
 	// HTTPClient sends the call; the URL is the tenant's, so it must be the
-	// SSRF-guarded client, (*Outbound).Client.
+	// SSRF-guarded client, (*outbound.Guard).Client.
 	HTTPClient *http.Client
 	Timeout    time.Duration    // 0: WebhookLLMTimeout
 	Now        func() time.Time // nil: time.Now
@@ -175,7 +177,7 @@ func (p *WebhookLLM) call(ctx context.Context, req Request) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	hr, err := newSignedPost(ctx, p.cfg.URL, WebhookLLMEvent, p.cfg.Key, p.cfg.Now(), body)
+	hr, err := outbound.NewSignedPost(ctx, p.cfg.URL, WebhookLLMEvent, p.cfg.Key, p.cfg.Now(), body)
 	if err != nil {
 		return "", &LLMError{Kind: LLMUnreachable, Provider: p.Name(), Detail: "the reply endpoint URL is not valid", Err: err}
 	}

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parley/parley/agent/outbound"
 )
 
 const testWebhookKey = "vsk_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -63,7 +65,7 @@ func ptr(s string) *string { return &s }
 // provider returns the provider reaching the endpoint through the guarded
 // client, loopback allowed as tests allow it.
 func (b *webhookBundle) provider(url string, timeout time.Duration) *WebhookLLM {
-	out := NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	out := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 	return NewWebhookLLM(WebhookLLMConfig{URL: url, Key: []byte(testWebhookKey), HTTPClient: out.Client(10 * time.Second),
 		Timeout: timeout, Now: func() time.Time { return b.now }, Turn: b.turn})
 }
@@ -308,7 +310,7 @@ func TestWebhookLLM(t *testing.T) {
 		b := setupWebhookLLM(t, answer(200, `{"reply":"x"}`))
 		// No exemption: the guard refuses loopback where it dials.
 		p := NewWebhookLLM(WebhookLLMConfig{URL: b.srv.URL, Key: []byte(testWebhookKey),
-			HTTPClient: NewOutbound(nil, nil).Client(5 * time.Second), Turn: b.turn})
+			HTTPClient: outbound.New(nil, nil).Client(5 * time.Second), Turn: b.turn})
 		_, err := p.Stream(context.Background(), webhookRequest())
 		var le *LLMError
 		if !errors.As(err, &le) || le.Kind != LLMUnreachable {

@@ -3,9 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -20,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound"
 )
 
 // Tool execution: the tenant's tools become ToolSpecs the model sees, and the
@@ -870,7 +869,7 @@ type WebhookEscalator struct {
 	URL    string
 	Secret []byte // unsealed
 	// Client sends the request; it must be the SSRF-guarded client
-	// ((*Outbound).Client), the URL being the tenant's.
+	// ((*outbound.Guard).Client), the URL being the tenant's.
 	Client *http.Client
 	Now    func() time.Time // nil: time.Now
 }
@@ -896,7 +895,7 @@ func (w WebhookEscalator) Escalate(ctx context.Context, reason string, payload m
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := newSignedPost(ctx, w.URL, EscalationEvent, w.Secret, at, body)
+	req, err := outbound.NewSignedPost(ctx, w.URL, EscalationEvent, w.Secret, at, body)
 	if err != nil {
 		return fmt.Errorf("escalation webhook: %w", err)
 	}
@@ -917,26 +916,4 @@ func (w WebhookEscalator) Escalate(ctx context.Context, reason string, payload m
 		return fmt.Errorf("escalation webhook answered HTTP %d", resp.StatusCode)
 	}
 	return nil
-}
-
-// newSignedPost is a POST of the JSON body to url as the service sends its
-// calls to tenants' endpoints: headers X-Service-Event and
-// X-Service-Signature (SignWebhook, keyed with secret, at t).
-func newSignedPost(ctx context.Context, url, event string, secret []byte, t time.Time, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Service-Event", event)
-	req.Header.Set("X-Service-Signature", SignWebhook(secret, t, body))
-	return req, nil
-}
-
-// SignWebhook returns the X-Service-Signature value for body sent at t.
-func SignWebhook(secret []byte, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts + "." + string(body)))
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }

@@ -409,14 +409,3 @@ func TestEscalation(t *testing.T) {
 type escalatorFunc func() error
 
 func (f escalatorFunc) Escalate(context.Context, string, map[string]any) error { return f() }
-
-func TestSignWebhook(t *testing.T) {
-	t.Parallel()
-	// Known vector: HMAC-SHA256("secret", "1700000000.{}").
-	mac := hmac.New(sha256.New, []byte("secret"))
-	mac.Write([]byte("1700000000.{}"))
-	want := "t=1700000000,v1=" + hex.EncodeToString(mac.Sum(nil))
-	if got := SignWebhook([]byte("secret"), time.Unix(1700000000, 0), []byte("{}")); got != want {
-		t.Fatalf("got %s, want %s", got, want)
-	}
-}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/parley/parley/agent/outbound"
 )
 
 // VisitorContextTimeout bounds a call to a tenant's context webhook. It is
@@ -46,7 +48,7 @@ func FetchVisitorContext(ctx context.Context, client *http.Client, url string, k
 	}
 	ctx, cancel := context.WithTimeout(ctx, VisitorContextTimeout)
 	defer cancel()
-	req, err := newSignedPost(ctx, url, VisitorContextEvent, key, now, body)
+	req, err := outbound.NewSignedPost(ctx, url, VisitorContextEvent, key, now, body)
 	if err != nil {
 		return "", fmt.Errorf("context webhook: %w", err)
 	}

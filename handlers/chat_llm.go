@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 )
 
 // callerLLMTimeout bounds a whole exchange with a caller's own model.
@@ -54,8 +55,8 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 			return nil, invalid("X-LLM-Base-Url must use https")
 		}
 		if err := h.Outbound.CheckURL(ctx, base); err != nil {
-			var oe *agent.OutboundError
-			if errors.As(err, &oe) && oe.Kind == agent.OutboundRefused {
+			var oe *outbound.Error
+			if errors.As(err, &oe) && oe.Kind == outbound.Refused {
 				return nil, invalid("X-LLM-Base-Url %s", oe.Error())
 			}
 			return nil, invalid("X-LLM-Base-Url cannot be reached: %s", err.Error())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -30,7 +31,7 @@ type Handler struct {
 	Logger   *slog.Logger
 	Now      func() time.Time
 	// Outbound makes every outgoing request (corpus sync, webhooks, MCP).
-	Outbound *agent.Outbound
+	Outbound *outbound.Guard
 	// Engine runs the turns of chat (and of every other channel).
 	Engine *agent.Engine
 	// Captcha checks the bot-challenge tokens of chat messages.
@@ -112,11 +113,11 @@ func (h *Handler) addressProblem(ctx context.Context, rawURL string, mustResolve
 		return ""
 	}
 	err := h.Outbound.CheckURL(ctx, rawURL)
-	var oe *agent.OutboundError
+	var oe *outbound.Error
 	switch {
 	case err == nil:
 		return ""
-	case errors.As(err, &oe) && oe.Kind == agent.OutboundRefused:
+	case errors.As(err, &oe) && oe.Kind == outbound.Refused:
 		return oe.Error()
 	case !mustResolve:
 		return ""

@@ -27,7 +27,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/db"
 )
 
@@ -69,7 +69,7 @@ type Document struct {
 	NotModified bool
 }
 
-// FetchDocument GETs rawURL through client (an agent.Outbound client) and
+// FetchDocument GETs rawURL through client (an outbound.Guard client) and
 // converts it: HTML to Markdown of its main content, Markdown and plain
 // text as they are, PDF to its text. With etag or lastModified the request
 // is conditional and a 304 comes back as NotModified. Errors are *parley.Error
@@ -174,11 +174,11 @@ const (
 
 // fetchError maps a failed request or body read to an application error.
 func fetchError(err error, host string, timeout time.Duration) error {
-	oe := agent.ClassifyOutbound(err, host)
+	oe := outbound.Classify(err, host)
 	switch oe.Kind {
-	case agent.OutboundRefused:
+	case outbound.Refused:
 		return &parley.Error{Kind: parley.KindInvalid, Code: CodeRefused, Message: oe.Error(), Details: map[string]string{"url": oe.Error()}}
-	case agent.OutboundTimeout:
+	case outbound.Timeout:
 		msg := oe.Error()
 		if timeout > 0 {
 			msg = fmt.Sprintf("timed out: %s did not send the page within %s", oe.Host, timeout)

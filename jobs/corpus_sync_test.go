@@ -19,13 +19,13 @@ import (
 	"github.com/riverqueue/river/rivertest"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
 
 // allowLoopback is the guarded client of tests: httptest servers listen on 127.0.0.1.
-var allowLoopback = agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, nil)
+var allowLoopback = outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, nil)
 
 const noisyHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Returns policy | Acme</title></head>
@@ -366,7 +366,7 @@ func TestFetchDocument(t *testing.T) {
 	t.Run("Refused", func(t *testing.T) {
 		t.Parallel()
 		ts := serve(t, "text/plain", []byte("secret"))
-		_, err := FetchDocument(context.Background(), agent.NewOutbound(nil, nil).Client(time.Second), ts.URL, "", "")
+		_, err := FetchDocument(context.Background(), outbound.New(nil, nil).Client(time.Second), ts.URL, "", "")
 		wantError(t, err, parley.KindInvalid, "refused: 127.0.0.1 is a private or reserved address")
 	})
 

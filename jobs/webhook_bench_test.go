@@ -31,7 +31,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -118,8 +118,8 @@ func newWebhookBench(b *testing.B) *webhookBench {
 	}
 	w.endpointID = ep.ID
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	outbound := agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
-	if w.client, err = NewClient(store, box, outbound, logger, Timing{}); err != nil {
+	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	if w.client, err = NewClient(store, box, guard, logger, Timing{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
@@ -34,8 +34,8 @@ var RetryDelays = []time.Duration{30 * time.Second, 2 * time.Minute, 10 * time.M
 // attempt: a redirected POST would arrive as a GET without its body, and an
 // endpoint that moved should be updated by its owner, who sees "HTTP 301" in
 // the deliveries log.
-func DeliveryClient(outbound *agent.Outbound, timeout time.Duration) *http.Client {
-	c := outbound.PooledClient(timeout, WebhookWorkers)
+func DeliveryClient(guard *outbound.Guard, timeout time.Duration) *http.Client {
+	c := guard.PooledClient(timeout, WebhookWorkers)
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c
 }
@@ -164,21 +164,18 @@ func (w *WebhookDeliveryWorker) send(ctx context.Context, d db.OutgoingDelivery,
 	timeout := w.deliveryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, strings.NewReader(string(body)))
+	req, err := outbound.NewSignedPost(ctx, d.URL, d.Event, secret, at, body)
 	if err != nil {
 		return 0, fmt.Errorf("invalid endpoint URL: %v", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Parley-Webhooks/1")
-	req.Header.Set("X-Service-Signature", agent.SignWebhook(secret, at, body))
-	req.Header.Set("X-Service-Event", d.Event)
 	req.Header.Set("X-Service-Delivery-Id", d.ID)
 	resp, err := w.Client.Do(req)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return 0, fmt.Errorf("timed out after %s", timeout)
 		}
-		return 0, errors.New(agent.ClassifyOutbound(err, req.URL.Hostname()).Error())
+		return 0, errors.New(outbound.Classify(err, req.URL.Hostname()).Error())
 	}
 	defer resp.Body.Close()
 	snippet, readErr := io.ReadAll(io.LimitReader(resp.Body, 512))

@@ -26,7 +26,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -169,7 +169,7 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box,
-		Client:          DeliveryClient(agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil), fixtureDeliveryTimeout),
+		Client:          DeliveryClient(outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil), fixtureDeliveryTimeout),
 		DeliveryTimeout: fixtureDeliveryTimeout,
 		Now:             f.clock.Now})
 	f.client, err = river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -75,7 +75,7 @@ func TestDurabilityChild(t *testing.T) {
 	if os.Getenv(childRescueEnv) != "" {
 		timing = rescueTiming()
 	}
-	client, err := NewClient(store, box, agent.NewOutbound([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil),
+	client, err := NewClient(store, box, outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil),
 		slog.New(slog.NewTextHandler(io.Discard, nil)), timing)
 	if err != nil {
 		t.Fatal(err)

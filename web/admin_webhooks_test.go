@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/db"
 )
 
@@ -24,7 +24,7 @@ const adminHookURL = "https://hooks.example.com/parley"
 
 // withAdminHookResolver makes the server resolve webhook hosts with adminHookHosts.
 func withAdminHookResolver(b *bundle) *bundle {
-	b.srv.Handler.Outbound = agent.NewOutbound(nil, adminHookHosts)
+	b.srv.Handler.Outbound = outbound.New(nil, adminHookHosts)
 	return b
 }
 

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -155,7 +155,7 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 	if exempt127 {
 		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
-	b.srv.Handler.Outbound = agent.NewOutbound(allow, hosts)
+	b.srv.Handler.Outbound = outbound.New(allow, hosts)
 	b.ts = httptest.NewServer(b.srv.Echo)
 	t.Cleanup(b.ts.Close)
 }

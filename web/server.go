@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -57,12 +58,12 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Auth:     &auth.Authenticator{DB: store},
 		Sessions: sessions,
 	}
-	outbound := agent.NewOutbound(cfg.SSRFAllow, nil)
+	guard := outbound.New(cfg.SSRFAllow, nil)
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
-		Outbound: outbound,
-		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: outbound,
+		Outbound: guard,
+		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Logger: logger},
 		Captcha: &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 	}

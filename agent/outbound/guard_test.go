@@ -1,4 +1,4 @@
-package agent
+package outbound
 
 import (
 	"context"
@@ -49,16 +49,16 @@ func okServer(t *testing.T) *httptest.Server {
 	return ts
 }
 
-func wantKind(t *testing.T, err error, kind OutboundKind) *OutboundError {
+func wantKind(t *testing.T, err error, kind Kind) *Error {
 	t.Helper()
-	oe := ClassifyOutbound(err, "")
+	oe := Classify(err, "")
 	if oe == nil || oe.Kind != kind {
 		t.Fatalf("want kind %d, got %v (%#v)", kind, err, oe)
 	}
 	return oe
 }
 
-func get(o *Outbound, timeout time.Duration, url string) error {
+func get(o *Guard, timeout time.Duration, url string) error {
 	resp, err := o.Client(timeout).Get(url)
 	if err == nil {
 		resp.Body.Close()
@@ -66,10 +66,10 @@ func get(o *Outbound, timeout time.Duration, url string) error {
 	return err
 }
 
-func TestOutboundRefuses(t *testing.T) {
+func TestGuardRefuses(t *testing.T) {
 	t.Parallel()
 	ts := okServer(t) // listening on 127.0.0.1: reachable if the guard let it through
-	o := NewOutbound(nil, fakeResolver{
+	o := New(nil, fakeResolver{
 		"internal.example": {"10.1.2.3"},
 		"meta.example":     {"169.254.169.254"},
 		"v6.example":       {"fd12::1"},
@@ -97,22 +97,22 @@ func TestOutboundRefuses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			oe := wantKind(t, get(o, 2*time.Second, tc.url), OutboundRefused)
+			oe := wantKind(t, get(o, 2*time.Second, tc.url), Refused)
 			if tc.msg != "" && oe.Error() != tc.msg {
 				t.Errorf("message %q, want %q", oe.Error(), tc.msg)
 			}
-			if err := o.CheckURL(context.Background(), tc.url); ClassifyOutbound(err, "") == nil || ClassifyOutbound(err, "").Kind != OutboundRefused {
+			if err := o.CheckURL(context.Background(), tc.url); Classify(err, "") == nil || Classify(err, "").Kind != Refused {
 				t.Errorf("CheckURL: %v", err)
 			}
 		})
 	}
 }
 
-func TestOutboundAllowList(t *testing.T) {
+func TestGuardAllowList(t *testing.T) {
 	t.Parallel()
 	ts := okServer(t)
 	port := ts.URL[strings.LastIndex(ts.URL, ":"):]
-	o := NewOutbound(append(loopback, netip.MustParsePrefix("fd00::/8")), fakeResolver{
+	o := New(append(loopback, netip.MustParsePrefix("fd00::/8")), fakeResolver{
 		"app.test":   {"127.0.0.1"},
 		"mixed.test": {"10.9.9.9", "127.0.0.1"},
 	})
@@ -143,18 +143,18 @@ func TestOutboundAllowList(t *testing.T) {
 			t.Fatal(err)
 		}
 		// At registration every address must be public.
-		wantKind(t, o.CheckURL(context.Background(), "http://mixed.test/"), OutboundRefused)
+		wantKind(t, o.CheckURL(context.Background(), "http://mixed.test/"), Refused)
 	})
 	t.Run("IPv6Prefix", func(t *testing.T) {
 		t.Parallel()
 		if err := o.CheckURL(context.Background(), "http://[fd00::1]/"); err != nil {
 			t.Fatal(err)
 		}
-		wantKind(t, o.CheckURL(context.Background(), "http://[fc00::1]/"), OutboundRefused)
+		wantKind(t, o.CheckURL(context.Background(), "http://[fc00::1]/"), Refused)
 	})
 	t.Run("OtherPrivateStillRefused", func(t *testing.T) {
 		t.Parallel()
-		wantKind(t, get(o, 2*time.Second, "http://127.0.0.2"+port+"/"), OutboundRefused)
+		wantKind(t, get(o, 2*time.Second, "http://127.0.0.2"+port+"/"), Refused)
 	})
 	t.Run("PooledClientGuarded", func(t *testing.T) {
 		t.Parallel()
@@ -165,7 +165,7 @@ func TestOutboundAllowList(t *testing.T) {
 		}
 		resp.Body.Close()
 		_, err = c.Get("http://127.0.0.2" + port + "/")
-		wantKind(t, err, OutboundRefused)
+		wantKind(t, err, Refused)
 		resp, err = c.Get("http://mixed.test" + port + "/")
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +174,7 @@ func TestOutboundAllowList(t *testing.T) {
 	})
 }
 
-func TestOutboundRedirects(t *testing.T) {
+func TestGuardRedirects(t *testing.T) {
 	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/private", func(w http.ResponseWriter, r *http.Request) {
@@ -195,29 +195,29 @@ func TestOutboundRedirects(t *testing.T) {
 	mux.HandleFunc("/end", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("end")) })
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
-	o := NewOutbound(loopback, fakeResolver{})
+	o := New(loopback, fakeResolver{})
 
 	t.Run("ToPrivateAddress", func(t *testing.T) {
 		t.Parallel()
-		oe := wantKind(t, get(o, 2*time.Second, ts.URL+"/private"), OutboundRefused)
+		oe := wantKind(t, get(o, 2*time.Second, ts.URL+"/private"), Refused)
 		if oe.Error() != "refused: 10.0.0.1 is a private or reserved address" {
 			t.Errorf("message %q", oe.Error())
 		}
 	})
 	t.Run("ToMetadata", func(t *testing.T) {
 		t.Parallel()
-		wantKind(t, get(o, 2*time.Second, ts.URL+"/metadata"), OutboundRefused)
+		wantKind(t, get(o, 2*time.Second, ts.URL+"/metadata"), Refused)
 	})
 	t.Run("ToOtherScheme", func(t *testing.T) {
 		t.Parallel()
-		oe := wantKind(t, get(o, 2*time.Second, ts.URL+"/ftp"), OutboundRefused)
+		oe := wantKind(t, get(o, 2*time.Second, ts.URL+"/ftp"), Refused)
 		if !strings.Contains(oe.Error(), "ftp") {
 			t.Errorf("message %q", oe.Error())
 		}
 	})
 	t.Run("TooMany", func(t *testing.T) {
 		t.Parallel()
-		oe := wantKind(t, get(o, 2*time.Second, ts.URL+"/loop"), OutboundUnreachable)
+		oe := wantKind(t, get(o, 2*time.Second, ts.URL+"/loop"), Unreachable)
 		if !strings.Contains(oe.Error(), "more than 5 redirects") {
 			t.Errorf("message %q", oe.Error())
 		}
@@ -230,23 +230,23 @@ func TestOutboundRedirects(t *testing.T) {
 	})
 }
 
-func TestOutboundDNSRebinding(t *testing.T) {
+func TestGuardDNSRebinding(t *testing.T) {
 	t.Parallel()
 	ts := okServer(t)
 	port := ts.URL[strings.LastIndex(ts.URL, ":"):]
-	o := NewOutbound(nil, &rebindingResolver{})
+	o := New(nil, &rebindingResolver{})
 	if err := o.CheckURL(context.Background(), "http://rebind.example"+port+"/"); err != nil {
 		t.Fatalf("first lookup is public: %v", err)
 	}
-	oe := wantKind(t, get(o, 2*time.Second, "http://rebind.example"+port+"/"), OutboundRefused)
+	oe := wantKind(t, get(o, 2*time.Second, "http://rebind.example"+port+"/"), Refused)
 	if oe.Error() != "refused: rebind.example resolves to a private or reserved address" {
 		t.Errorf("message %q", oe.Error())
 	}
 }
 
-func TestOutboundFailures(t *testing.T) {
+func TestGuardFailures(t *testing.T) {
 	t.Parallel()
-	o := NewOutbound(loopback, fakeResolver{})
+	o := New(loopback, fakeResolver{})
 
 	t.Run("ConnectionRefused", func(t *testing.T) {
 		t.Parallel()
@@ -256,18 +256,18 @@ func TestOutboundFailures(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		oe := wantKind(t, get(o, 2*time.Second, "http://"+addr+"/"), OutboundUnreachable)
+		oe := wantKind(t, get(o, 2*time.Second, "http://"+addr+"/"), Unreachable)
 		if oe.Error() != "cannot reach 127.0.0.1: connection refused" {
 			t.Errorf("message %q", oe.Error())
 		}
 	})
 	t.Run("NoSuchHost", func(t *testing.T) {
 		t.Parallel()
-		oe := wantKind(t, get(o, 2*time.Second, "http://nowhere.example/"), OutboundUnreachable)
+		oe := wantKind(t, get(o, 2*time.Second, "http://nowhere.example/"), Unreachable)
 		if oe.Error() != "cannot reach nowhere.example: no such host" {
 			t.Errorf("message %q", oe.Error())
 		}
-		wantKind(t, o.CheckURL(context.Background(), "https://nowhere.example/"), OutboundUnreachable)
+		wantKind(t, o.CheckURL(context.Background(), "https://nowhere.example/"), Unreachable)
 	})
 	t.Run("Timeout", func(t *testing.T) {
 		t.Parallel()
@@ -280,7 +280,7 @@ func TestOutboundFailures(t *testing.T) {
 		}))
 		t.Cleanup(ts.Close)
 		t.Cleanup(func() { close(release) })
-		oe := wantKind(t, get(o, 100*time.Millisecond, ts.URL), OutboundTimeout)
+		oe := wantKind(t, get(o, 100*time.Millisecond, ts.URL), Timeout)
 		if oe.Error() != "timed out waiting for 127.0.0.1" {
 			t.Errorf("message %q", oe.Error())
 		}
@@ -288,7 +288,7 @@ func TestOutboundFailures(t *testing.T) {
 	t.Run("NotHTTP", func(t *testing.T) {
 		t.Parallel()
 		for _, u := range []string{"ftp://example.com/", "/relative", "http:///nohost", "file:///etc/passwd"} {
-			oe := wantKind(t, o.CheckURL(context.Background(), u), OutboundRefused)
+			oe := wantKind(t, o.CheckURL(context.Background(), u), Refused)
 			if !strings.Contains(oe.Error(), "http") {
 				t.Errorf("%s: %q", u, oe.Error())
 			}
@@ -297,8 +297,8 @@ func TestOutboundFailures(t *testing.T) {
 	t.Run("ErrorsAs", func(t *testing.T) {
 		t.Parallel()
 		err := get(o, time.Second, "http://10.0.0.1/")
-		var oe *OutboundError
-		if !errors.As(err, &oe) || oe.Kind != OutboundRefused || oe.Host != "10.0.0.1" {
+		var oe *Error
+		if !errors.As(err, &oe) || oe.Kind != Refused || oe.Host != "10.0.0.1" {
 			t.Fatalf("errors.As on the client's error: %v %#v", err, oe)
 		}
 	})

@@ -1,4 +1,8 @@
-package agent
+// Package outbound is the service's one way out: the SSRF-guarded HTTP client
+// every outgoing request goes through (webhooks, corpus sync, MCP, the reply
+// endpoint, the context webhook) and the signature of the requests the
+// service sends to tenants' endpoints.
+package outbound
 
 import (
 	"context"
@@ -26,7 +30,7 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// Outbound makes outgoing HTTP requests (webhooks, corpus sync, MCP) that can
+// Guard makes outgoing HTTP requests (webhooks, corpus sync, MCP) that can
 // only reach public addresses. The address is checked where it is dialed, for
 // every connection, redirects included, so a name that resolves to a public
 // address when a URL is registered and to a private one later (DNS
@@ -37,7 +41,7 @@ type Resolver interface {
 // the special-purpose ranges inside it. Any port is allowed: the address is
 // what keeps requests outside. Environment proxies are ignored, since a proxy
 // would dial on our behalf, unchecked.
-type Outbound struct {
+type Guard struct {
 	allow     []netip.Prefix // exempt from the guard
 	guard     *ssrf.Guardian
 	resolver  Resolver
@@ -45,10 +49,10 @@ type Outbound struct {
 	transport *http.Transport
 }
 
-// NewOutbound builds the guarded client factory. allow lists prefixes exempt
+// New builds the guarded client factory. allow lists prefixes exempt
 // from the guard (PARLEY_SSRF_ALLOW, for tests and private deployments);
 // resolver nil means the system resolver.
-func NewOutbound(allow []netip.Prefix, resolver Resolver) *Outbound {
+func New(allow []netip.Prefix, resolver Resolver) *Guard {
 	var v4, v6 []netip.Prefix
 	for _, p := range allow {
 		if p.Addr().Is4() {
@@ -60,15 +64,15 @@ func NewOutbound(allow []netip.Prefix, resolver Resolver) *Outbound {
 	if resolver == nil {
 		resolver = net.DefaultResolver
 	}
-	o := &Outbound{
+	g := &Guard{
 		allow:    append([]netip.Prefix(nil), allow...),
 		guard:    ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(v4...), ssrf.WithAllowedV6Prefixes(v6...)),
 		resolver: resolver,
 	}
-	o.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: o.control}
-	o.transport = &http.Transport{
+	g.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.control}
+	g.transport = &http.Transport{
 		Proxy:                 nil, // a proxy would dial for us, past the guard
-		DialContext:           o.dial,
+		DialContext:           g.dial,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   4,
@@ -76,13 +80,13 @@ func NewOutbound(allow []netip.Prefix, resolver Resolver) *Outbound {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	return o
+	return g
 }
 
 // Client returns an HTTP client whose whole exchange, body included, is
 // bounded by timeout. Clients share one connection pool.
-func (o *Outbound) Client(timeout time.Duration) *http.Client {
-	return o.client(o.transport, timeout)
+func (g *Guard) Client(timeout time.Duration) *http.Client {
+	return g.client(g.transport, timeout)
 }
 
 // PooledClient is Client with a connection pool of its own that keeps up to
@@ -90,24 +94,24 @@ func (o *Outbound) Client(timeout time.Duration) *http.Client {
 // for callers that send many requests at once to the same host (webhook
 // deliveries, 100 at a time), which would otherwise close most connections
 // after one request and dial a new one for the next. The guard is the same.
-func (o *Outbound) PooledClient(timeout time.Duration, idlePerHost int) *http.Client {
-	t := o.transport.Clone()
+func (g *Guard) PooledClient(timeout time.Duration, idlePerHost int) *http.Client {
+	t := g.transport.Clone()
 	t.MaxIdleConnsPerHost = idlePerHost
 	t.MaxIdleConns = max(t.MaxIdleConns, idlePerHost)
-	return o.client(t, timeout)
+	return g.client(t, timeout)
 }
 
-func (o *Outbound) client(transport *http.Transport, timeout time.Duration) *http.Client {
+func (g *Guard) client(transport *http.Transport, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: transport,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return &OutboundError{Kind: OutboundRefused, Host: req.URL.Hostname(),
+				return &Error{Kind: Refused, Host: req.URL.Hostname(),
 					Reason: fmt.Sprintf("redirect to a %s: URL (only http and https are followed)", req.URL.Scheme)}
 			}
 			if len(via) >= MaxRedirects {
-				return &OutboundError{Kind: OutboundUnreachable, Host: via[0].URL.Hostname(),
+				return &Error{Kind: Unreachable, Host: via[0].URL.Hostname(),
 					Reason: fmt.Sprintf("more than %d redirects", MaxRedirects)}
 			}
 			return nil
@@ -119,19 +123,19 @@ func (o *Outbound) client(transport *http.Transport, timeout time.Duration) *htt
 // http(s) or whose host resolves to any non-public address; it is for
 // registration-time checks (a webhook URL). The dial-time guard still
 // applies to every request.
-func (o *Outbound) CheckURL(ctx context.Context, rawURL string) error {
+func (g *Guard) CheckURL(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return &OutboundError{Kind: OutboundRefused, Reason: "not an absolute http or https URL"}
+		return &Error{Kind: Refused, Reason: "not an absolute http or https URL"}
 	}
 	host := u.Hostname()
-	addrs, err := o.lookup(ctx, host)
+	addrs, err := g.lookup(ctx, host)
 	if err != nil {
 		return classifyDial(ctx, host, err)
 	}
 	for _, a := range addrs {
-		if err := o.checkAddr(a); err != nil {
-			return &OutboundError{Kind: OutboundRefused, Host: host, Err: err}
+		if err := g.checkAddr(a); err != nil {
+			return &Error{Kind: Refused, Host: host, Err: err}
 		}
 	}
 	return nil
@@ -139,28 +143,28 @@ func (o *Outbound) CheckURL(ctx context.Context, rawURL string) error {
 
 // checkAddr is the guard's verdict on one address, IPv4-mapped IPv6
 // addresses judged as the IPv4 address they carry.
-func (o *Outbound) checkAddr(a netip.Addr) error {
-	return o.guard.SafeAddr(a.Unmap())
+func (g *Guard) checkAddr(a netip.Addr) error {
+	return g.guard.SafeAddr(a.Unmap())
 }
 
 // control is the last check, on the socket about to connect: whatever
 // resolved the name, this is the address that is dialed.
-func (o *Outbound) control(network, address string, _ syscall.RawConn) error {
+func (g *Guard) control(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &OutboundError{Kind: OutboundRefused, Err: err}
+		return &Error{Kind: Refused, Err: err}
 	}
-	if err := o.checkAddr(ap.Addr()); err != nil {
-		return &OutboundError{Kind: OutboundRefused, Err: err}
+	if err := g.checkAddr(ap.Addr()); err != nil {
+		return &Error{Kind: Refused, Err: err}
 	}
 	return nil
 }
 
-func (o *Outbound) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+func (g *Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
 	}
-	addrs, err := o.resolver.LookupNetIP(ctx, "ip", host)
+	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
 	if err == nil && len(addrs) == 0 {
 		err = &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
@@ -169,24 +173,24 @@ func (o *Outbound) lookup(ctx context.Context, host string) ([]netip.Addr, error
 
 // dial resolves addr's host itself, skips refused addresses and dials the
 // others in turn by IP, so the address checked is the address dialed.
-func (o *Outbound) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+func (g *Guard) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, &OutboundError{Kind: OutboundUnreachable, Host: addr, Err: err}
+		return nil, &Error{Kind: Unreachable, Host: addr, Err: err}
 	}
-	addrs, err := o.lookup(ctx, host)
+	addrs, err := g.lookup(ctx, host)
 	if err != nil {
 		return nil, classifyDial(ctx, host, err)
 	}
 	var refused, firstErr error
 	for _, a := range addrs {
-		if err := o.checkAddr(a); err != nil {
+		if err := g.checkAddr(a); err != nil {
 			if refused == nil {
 				refused = err
 			}
 			continue
 		}
-		conn, err := o.dialer.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
+		conn, err := g.dialer.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
 		if err == nil {
 			return conn, nil
 		}
@@ -198,43 +202,43 @@ func (o *Outbound) dial(ctx context.Context, network, addr string) (net.Conn, er
 		}
 	}
 	if firstErr == nil {
-		return nil, &OutboundError{Kind: OutboundRefused, Host: host, Err: refused}
+		return nil, &Error{Kind: Refused, Host: host, Err: refused}
 	}
 	return nil, classifyDial(ctx, host, firstErr)
 }
 
-// OutboundKind says why an outgoing request failed.
-type OutboundKind int
+// Kind says why an outgoing request failed.
+type Kind int
 
 // Ways an outgoing request fails.
 const (
-	// OutboundRefused: the destination is not allowed (a private or reserved
+	// Refused: the destination is not allowed (a private or reserved
 	// address, or a redirect to a scheme other than http and https).
-	OutboundRefused OutboundKind = iota + 1
-	// OutboundUnreachable: DNS failure, connection refused or reset, TLS
+	Refused Kind = iota + 1
+	// Unreachable: DNS failure, connection refused or reset, TLS
 	// failure, too many redirects.
-	OutboundUnreachable
-	// OutboundTimeout: no complete answer in time.
-	OutboundTimeout
+	Unreachable
+	// Timeout: no complete answer in time.
+	Timeout
 )
 
-// OutboundError is a failed outgoing request. Its message is safe to show
+// Error is a failed outgoing request. Its message is safe to show
 // to the tenant who gave the URL: it never names the address a refused
 // host resolved to.
-type OutboundError struct {
-	Kind   OutboundKind
+type Error struct {
+	Kind   Kind
 	Host   string
 	Reason string // overrides the kind's standard wording
 	Err    error  // the underlying error, for logs
 }
 
-func (e *OutboundError) Error() string {
+func (e *Error) Error() string {
 	host := e.Host
 	if host == "" {
 		host = "the host"
 	}
 	switch e.Kind {
-	case OutboundRefused:
+	case Refused:
 		if e.Reason != "" {
 			return "refused: " + e.Reason
 		}
@@ -242,34 +246,34 @@ func (e *OutboundError) Error() string {
 			return fmt.Sprintf("refused: %s is a private or reserved address", host)
 		}
 		return fmt.Sprintf("refused: %s resolves to a private or reserved address", host)
-	case OutboundTimeout:
+	case Timeout:
 		return fmt.Sprintf("timed out waiting for %s", host)
 	default:
 		reason := e.Reason
 		if reason == "" {
-			reason = describeFailure(e.Err)
+			reason = DescribeFailure(e.Err)
 		}
 		return fmt.Sprintf("cannot reach %s: %s", host, reason)
 	}
 }
 
 // Unwrap returns the underlying error.
-func (e *OutboundError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// ClassifyOutbound turns an error of a guarded client's request, or of
-// reading its response body, into an *OutboundError (nil for nil). host
+// Classify turns an error of a guarded client's request, or of
+// reading its response body, into an *Error (nil for nil). host
 // names the destination when the error itself does not.
-func ClassifyOutbound(err error, host string) *OutboundError {
+func Classify(err error, host string) *Error {
 	if err == nil {
 		return nil
 	}
 	if h := urlErrorHost(err); h != "" {
 		host = h
 	}
-	if isTimeout(err) {
-		return &OutboundError{Kind: OutboundTimeout, Host: host, Err: err}
+	if IsTimeout(err) {
+		return &Error{Kind: Timeout, Host: host, Err: err}
 	}
-	var oe *OutboundError
+	var oe *Error
 	if errors.As(err, &oe) {
 		c := *oe
 		if c.Host == "" {
@@ -277,7 +281,7 @@ func ClassifyOutbound(err error, host string) *OutboundError {
 		}
 		return &c
 	}
-	return &OutboundError{Kind: OutboundUnreachable, Host: host, Err: err}
+	return &Error{Kind: Unreachable, Host: host, Err: err}
 }
 
 func urlErrorHost(err error) string {
@@ -291,23 +295,24 @@ func urlErrorHost(err error) string {
 }
 
 func classifyDial(ctx context.Context, host string, err error) error {
-	var oe *OutboundError
-	if errors.As(err, &oe) && oe.Kind == OutboundRefused {
-		return &OutboundError{Kind: OutboundRefused, Host: host, Err: oe.Err}
+	var oe *Error
+	if errors.As(err, &oe) && oe.Kind == Refused {
+		return &Error{Kind: Refused, Host: host, Err: oe.Err}
 	}
-	if ctx.Err() != nil || isTimeout(err) {
-		return &OutboundError{Kind: OutboundTimeout, Host: host, Err: err}
+	if ctx.Err() != nil || IsTimeout(err) {
+		return &Error{Kind: Timeout, Host: host, Err: err}
 	}
-	return &OutboundError{Kind: OutboundUnreachable, Host: host, Err: err}
+	return &Error{Kind: Unreachable, Host: host, Err: err}
 }
 
-func isTimeout(err error) bool {
+// IsTimeout reports whether err is a deadline that passed or a network timeout.
+func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-// describeFailure says in a few words why a connection failed.
-func describeFailure(err error) string {
+// DescribeFailure says in a few words why a connection failed.
+func DescribeFailure(err error) string {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
