@@ -88,7 +88,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Errorf("info = %q %q, want Parley 2.1.0", doc.Info.Title, doc.Info.Version)
 	}
 
-	// The security schemes, and every REST scope in the OAuth flow.
+	// The security schemes this build serves: ak_ tokens as Bearer, legacy
+	// keys in X-API-Key. No OAuth until the OAuth server exists.
 	schemes := doc.Components.SecuritySchemes
 	if s := schemes["bearerAuth"]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
 		t.Errorf("bearerAuth is not an http bearer scheme")
@@ -96,25 +97,24 @@ func TestOpenAPIDocument(t *testing.T) {
 	if s := schemes["legacyApiKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-API-Key" {
 		t.Errorf("legacyApiKey is not an apiKey in header X-API-Key")
 	}
-	oauth := schemes["oauth2"]
-	if oauth == nil || oauth.Value.Flows == nil || oauth.Value.Flows.AuthorizationCode == nil {
-		t.Fatalf("oauth2 has no authorizationCode flow")
+	if got := sortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey"}) {
+		t.Errorf("security schemes = %v, want bearerAuth and legacyApiKey", got)
 	}
-	flow := oauth.Value.Flows.AuthorizationCode
-	if flow.AuthorizationURL != "/oauth/authorize" || flow.TokenURL != "/oauth/token" || flow.RefreshURL != "/oauth/token" {
-		t.Errorf("oauth2 URLs = %q %q %q", flow.AuthorizationURL, flow.TokenURL, flow.RefreshURL)
+	if strings.Contains(strings.ToLower(string(OpenAPI)), "oauth") {
+		t.Errorf("the document mentions OAuth, which this build does not serve")
 	}
-	if got, want := sortedKeys(flow.Scopes), slices.Sorted(slices.Values(auth.RESTScopes)); !slices.Equal(got, want) {
-		t.Errorf("oauth2 scopes = %v, want %v", got, want)
+	scope := doc.Components.Schemas["Scope"].Value
+	var enum []string
+	for _, v := range scope.Enum {
+		enum = append(enum, v.(string))
 	}
-	for scope, desc := range flow.Scopes {
-		if strings.TrimSpace(desc) == "" || strings.Contains(desc, "\n") {
-			t.Errorf("scope %s: description %q is not one line", scope, desc)
+	if got, want := slices.Sorted(slices.Values(enum)), slices.Sorted(slices.Values(auth.RESTScopes)); !slices.Equal(got, want) {
+		t.Errorf("Scope enum = %v, want %v", got, want)
+	}
+	for _, s := range auth.RESTScopes {
+		if !strings.Contains(scope.Description, "- `"+s+"`: ") {
+			t.Errorf("Scope does not describe %s", s)
 		}
-	}
-	scopeEnum := doc.Components.Schemas["Scope"].Value.Enum
-	if len(scopeEnum) != len(auth.RESTScopes) {
-		t.Errorf("Scope enum has %d values, want %d", len(scopeEnum), len(auth.RESTScopes))
 	}
 
 	// Each management operation names one REST scope, the same in every
@@ -204,7 +204,10 @@ func TestOpenAPIDocument(t *testing.T) {
 					found[name] = slices.Equal(scopes, []string{scope})
 				}
 			}
-			for _, name := range []string{"bearerAuth", "oauth2", "legacyApiKey"} {
+			if len(*op.Security) != 2 {
+				t.Errorf("%s: security %v, want bearerAuth and legacyApiKey", key, *op.Security)
+			}
+			for _, name := range []string{"bearerAuth", "legacyApiKey"} {
 				if !found[name] {
 					t.Errorf("%s: security %s does not require exactly [%s]", key, name, scope)
 				}
