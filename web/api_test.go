@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	neturl "net/url"
 	"reflect"
 	"regexp"
@@ -34,11 +33,7 @@ func setupEnv(t *testing.T, env map[string]string) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
-	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}
+	return newBundle(t, srv, store)
 }
 
 // request sends a request with exactly the given headers and body and returns
@@ -59,7 +54,7 @@ func (b *bundle) request(t *testing.T, method, path string, headers map[string]s
 	if body != "" && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -1135,7 +1130,7 @@ func TestAuthAdminLoginOddInput(t *testing.T) {
 	b := setupEnv(t, map[string]string{"PARLEY_TRUSTED_PROXIES": "127.0.0.1/32,::1/128"})
 	ip := fmt.Sprintf("198.18.%d.%d", time.Now().UnixNano()%250, tenantSeq.Add(1)%250+1)
 	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Transport: b.ts.Client().Transport, Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	send := func(req *http.Request) *http.Response {
 		t.Helper()
 		req.Header.Set("X-Forwarded-For", ip)

@@ -26,11 +26,7 @@ func setupSync(t *testing.T) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
-	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}
+	return newBundle(t, srv, store)
 }
 
 // testSite is a remote site whose pages tests set and count fetches of.

@@ -363,7 +363,7 @@ func (b *bundle) upload(t *testing.T, path, token, part, content string) (int, m
 	req, _ := http.NewRequest("POST", b.ts.URL+path, &buf)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestSegments(t *testing.T) {
 
 		req, _ := http.NewRequest("GET", b.ts.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+ten.Token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := b.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

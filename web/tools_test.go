@@ -240,7 +240,7 @@ func (b *bundle) raw(t *testing.T, method, path, token string, body *strings.Rea
 		req, _ = http.NewRequest(method, b.ts.URL+path, nil)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
