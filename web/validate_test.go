@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -163,5 +165,27 @@ func readBody(resp *http.Response) ([]byte, error) {
 func (v *validatingTransport) CloseIdleConnections() {
 	if c, ok := v.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
+	}
+}
+
+// TestNoUncheckedClient keeps every test request on a validating client:
+// Go's default client would bypass validatingTransport.
+func TestNoUncheckedClient(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkg := "http" + "."
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range []string{"DefaultClient", "Get(", "Post(", "PostForm(", "Head("} {
+			if bytes.Contains(src, []byte(pkg+call)) {
+				t.Errorf("%s uses %s%s: send requests through b.ts.Client()", f, pkg, call)
+			}
+		}
 	}
 }
