@@ -1161,3 +1161,75 @@ func TestAuthAdminLoginOddInput(t *testing.T) {
 		})
 	}
 }
+
+// TestTenantUpdateAgainstDocument sends PUT /tenants/{slug} bodies that set
+// every field, clear every nullable one, and break one rule per field: the
+// document accepts the first two as the server does, and refuses each
+// invalid field as the server does (400 naming it).
+func TestTenantUpdateAgainstDocument(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := &openAPIChecker{t: t, b: b}
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug
+
+	valid := map[string]any{
+		"name": "Renamed", "description": "We sell things", "timezone": "Europe/Paris",
+		"botName": "Ada", "botTitle": "Assistant", "botLore": "Knows everything.", "botTone": "FRIENDLY",
+		"useTutoiement": true, "allowEmojis": true, "primaryColor": "#0F766E", "secondaryColor": "#ffffff",
+		"showAiBadge": false, "botAvatar": "https://cdn.example.com/ada.png", "avatarType": "UPLOAD",
+		"avatarBackground": "#000000", "teaserText": "Ask me", "autoOpen": true, "autoOpenDelay": 5,
+		"bubblePulse": false, "allowedDomains": []string{"example.com", "*.example.org"},
+		"contentPolicy": "SFW_STRICT", "visitorAuthMode": "otp", "visitorContextUrl": "https://hooks.example.com/ctx",
+		"captchaEnabled": true, "captchaSiteKey": "site-key", "captchaSecretKey": "secret-key",
+		"bookingCtaEnabled": true,
+		"bookingCtaConfig":  map[string]any{"headline": "Book", "subtitle": "Now", "ctaText": "Go", "officeHours": "9-5"},
+		"isOnboarded":       true,
+	}
+	status, body := c.exchange("PUT", base, ten.Token, valid, true)
+	if status != http.StatusOK {
+		t.Fatalf("PUT valid: %d %v", status, body)
+	}
+	if got := body.(map[string]any); got["hasCaptchaSecretKey"] != true || got["botName"] != "Ada" {
+		t.Errorf("PUT did not apply: %v", got)
+	}
+
+	// Clearing nullable fields gives nulls, which the document must allow.
+	clear := map[string]any{
+		"captchaEnabled": false, "captchaSiteKey": nil, "captchaSecretKey": "", "description": nil, "botName": "",
+		"secondaryColor": nil, "botAvatar": "", "visitorAuthMode": nil, "visitorContextUrl": "", "allowedDomains": nil,
+		"bookingCtaConfig": nil, "teaserText": nil, "avatarBackground": nil, "botTitle": nil, "botLore": nil,
+		"id": "ignored", "unknownField": 1,
+	}
+	status, body = c.exchange("PUT", base, ten.Token, clear, true)
+	if status != http.StatusOK {
+		t.Fatalf("PUT clear: %d %v", status, body)
+	}
+	if got := body.(map[string]any); got["botName"] != nil || got["hasCaptchaSecretKey"] != false {
+		t.Errorf("PUT clear did not apply: %v", got)
+	}
+
+	invalid := map[string]any{
+		"primaryColor": "red", "autoOpenDelay": 1, "botTone": "LOUD", "showAiBadge": "yes",
+		"teaserText": strings.Repeat("x", 161), "visitorContextUrl": "ftp://insecure.example.com",
+		"allowedDomains": []string{"https://example.com/"}, "name": nil,
+	}
+	status, body = c.exchange("PUT", base, ten.Token, invalid, false)
+	if status != http.StatusBadRequest {
+		t.Fatalf("PUT invalid: %d %v", status, body)
+	}
+	details, _ := body.(map[string]any)["details"].(map[string]any)
+	for field := range invalid {
+		if _, ok := details[field]; !ok {
+			t.Errorf("PUT invalid: no details for %s: %v", field, details)
+		}
+	}
+
+	// Each invalid field alone is refused by both the server and the document.
+	for field, value := range invalid {
+		status, body = c.exchange("PUT", base, ten.Token, map[string]any{field: value}, false)
+		if status != http.StatusBadRequest {
+			t.Errorf("PUT %s=%v: %d %v", field, value, status, body)
+		}
+	}
+}
