@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -47,11 +46,7 @@ func setupAdmin(t *testing.T, env map[string]string) *bundle {
 	mid := start.Truncate(15 * time.Minute).Add(7*time.Minute + 30*time.Second)
 	srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
 	srv.Handler.Engine.Now = srv.Handler.Now
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
-	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}
+	return newBundle(t, srv, store)
 }
 
 var clientSeq atomic.Int64
@@ -72,6 +67,7 @@ func (b *bundle) newAdminClient(t *testing.T) *adminClient {
 	jar, _ := cookiejar.New(nil)
 	n := clientSeq.Add(1)
 	return &adminClient{t: t, b: b, ip: fmt.Sprintf("198.18.%d.%d", n/250%250, n%250+1), http: &http.Client{
+		Transport:     b.ts.Client().Transport,
 		Jar:           jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	neturl "net/url"
 	"reflect"
 	"regexp"
@@ -34,11 +33,7 @@ func setupEnv(t *testing.T, env map[string]string) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
-	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}
+	return newBundle(t, srv, store)
 }
 
 // request sends a request with exactly the given headers and body and returns
@@ -59,7 +54,7 @@ func (b *bundle) request(t *testing.T, method, path string, headers map[string]s
 	if body != "" && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -1135,7 +1130,7 @@ func TestAuthAdminLoginOddInput(t *testing.T) {
 	b := setupEnv(t, map[string]string{"PARLEY_TRUSTED_PROXIES": "127.0.0.1/32,::1/128"})
 	ip := fmt.Sprintf("198.18.%d.%d", time.Now().UnixNano()%250, tenantSeq.Add(1)%250+1)
 	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	client := &http.Client{Transport: b.ts.Client().Transport, Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	send := func(req *http.Request) *http.Response {
 		t.Helper()
 		req.Header.Set("X-Forwarded-For", ip)
@@ -1164,5 +1159,77 @@ func TestAuthAdminLoginOddInput(t *testing.T) {
 				t.Errorf("status %d, want 401", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// TestTenantUpdateAgainstDocument sends PUT /tenants/{slug} bodies that set
+// every field, clear every nullable one, and break one rule per field: the
+// document accepts the first two as the server does, and refuses each
+// invalid field as the server does (400 naming it).
+func TestTenantUpdateAgainstDocument(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := &openAPIChecker{t: t, b: b}
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug
+
+	valid := map[string]any{
+		"name": "Renamed", "description": "We sell things", "timezone": "Europe/Paris",
+		"botName": "Ada", "botTitle": "Assistant", "botLore": "Knows everything.", "botTone": "FRIENDLY",
+		"useTutoiement": true, "allowEmojis": true, "primaryColor": "#0F766E", "secondaryColor": "#ffffff",
+		"showAiBadge": false, "botAvatar": "https://cdn.example.com/ada.png", "avatarType": "UPLOAD",
+		"avatarBackground": "#000000", "teaserText": "Ask me", "autoOpen": true, "autoOpenDelay": 5,
+		"bubblePulse": false, "allowedDomains": []string{"example.com", "*.example.org"},
+		"contentPolicy": "SFW_STRICT", "visitorAuthMode": "otp", "visitorContextUrl": "https://hooks.example.com/ctx",
+		"captchaEnabled": true, "captchaSiteKey": "site-key", "captchaSecretKey": "secret-key",
+		"bookingCtaEnabled": true,
+		"bookingCtaConfig":  map[string]any{"headline": "Book", "subtitle": "Now", "ctaText": "Go", "officeHours": "9-5"},
+		"isOnboarded":       true,
+	}
+	status, body := c.exchange("PUT", base, ten.Token, valid, true)
+	if status != http.StatusOK {
+		t.Fatalf("PUT valid: %d %v", status, body)
+	}
+	if got := body.(map[string]any); got["hasCaptchaSecretKey"] != true || got["botName"] != "Ada" {
+		t.Errorf("PUT did not apply: %v", got)
+	}
+
+	// Clearing nullable fields gives nulls, which the document must allow.
+	clear := map[string]any{
+		"captchaEnabled": false, "captchaSiteKey": nil, "captchaSecretKey": "", "description": nil, "botName": "",
+		"secondaryColor": nil, "botAvatar": "", "visitorAuthMode": nil, "visitorContextUrl": "", "allowedDomains": nil,
+		"bookingCtaConfig": nil, "teaserText": nil, "avatarBackground": nil, "botTitle": nil, "botLore": nil,
+		"id": "ignored", "unknownField": 1,
+	}
+	status, body = c.exchange("PUT", base, ten.Token, clear, true)
+	if status != http.StatusOK {
+		t.Fatalf("PUT clear: %d %v", status, body)
+	}
+	if got := body.(map[string]any); got["botName"] != nil || got["hasCaptchaSecretKey"] != false {
+		t.Errorf("PUT clear did not apply: %v", got)
+	}
+
+	invalid := map[string]any{
+		"primaryColor": "red", "autoOpenDelay": 1, "botTone": "LOUD", "showAiBadge": "yes",
+		"teaserText": strings.Repeat("x", 161), "visitorContextUrl": "ftp://insecure.example.com",
+		"allowedDomains": []string{"https://example.com/"}, "name": nil,
+	}
+	status, body = c.exchange("PUT", base, ten.Token, invalid, false)
+	if status != http.StatusBadRequest {
+		t.Fatalf("PUT invalid: %d %v", status, body)
+	}
+	details, _ := body.(map[string]any)["details"].(map[string]any)
+	for field := range invalid {
+		if _, ok := details[field]; !ok {
+			t.Errorf("PUT invalid: no details for %s: %v", field, details)
+		}
+	}
+
+	// Each invalid field alone is refused by both the server and the document.
+	for field, value := range invalid {
+		status, body = c.exchange("PUT", base, ten.Token, map[string]any{field: value}, false)
+		if status != http.StatusBadRequest {
+			t.Errorf("PUT %s=%v: %d %v", field, value, status, body)
+		}
 	}
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/llmtest"
-	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -36,11 +35,7 @@ func setupChat(t *testing.T, env map[string]string, turns ...llmtest.Turn) (*bun
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
-	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}, llm
+	return newBundle(t, srv, store), llm
 }
 
 var chatAddrSeq atomic.Int64
@@ -73,7 +68,7 @@ func (b *bundle) chat(t *testing.T, path string, body any, headers map[string]st
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +409,7 @@ func TestChatStream(t *testing.T) {
 			strings.NewReader(`{"message":"Tell me everything","sessionId":"sse-gone"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Forwarded-For", newChatAddr())
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := b.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 // response, its raw body and the decoded body.
 func (b *bundle) getContext(t *testing.T, slug string) (*http.Response, string, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(b.ts.URL + "/context/" + slug)
+	resp, err := b.ts.Client().Get(b.ts.URL + "/context/" + slug)
 	if err != nil {
 		t.Fatal(err)
 	}

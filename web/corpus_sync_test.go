@@ -26,11 +26,7 @@ func setupSync(t *testing.T) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
-	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}
+	return newBundle(t, srv, store)
 }
 
 // testSite is a remote site whose pages tests set and count fetches of.
@@ -370,4 +366,154 @@ func TestCorpusSync(t *testing.T) {
 			t.Errorf("corpus:write: %d %v", st, body)
 		}
 	})
+}
+
+// TestCorpusSyncRefusedBeforeFetch: corpus sync requests refused before any
+// fetch (the test server has no SSRF allow list, so every local address is
+// refused); each request is also checked to be valid, or refused, by
+// openapi.json.
+func TestCorpusSyncRefusedBeforeFetch(t *testing.T) {
+	t.Parallel()
+	c := &openAPIChecker{t: t, b: setup(t)}
+	b := c.b
+	ten := b.newTenant(t, "scale")
+	path := "/tenants/" + ten.Slug + "/corpus/sync"
+	ok := "https://help.example.com/faq"
+	tags := strings.Fields("a b c d e f g h i j k l m n o p q r s t u")
+	for what, req := range map[string]any{
+		"noURL":      map[string]any{"title": "t"},
+		"nullURL":    map[string]any{"url": nil},
+		"emptyURL":   map[string]any{"url": " "},
+		"urlType":    map[string]any{"url": 5},
+		"ftp":        map[string]any{"url": "ftp://example.com/x"},
+		"relative":   map[string]any{"url": "example.com/faq"},
+		"userinfo":   map[string]any{"url": "https://user:pw@example.com/faq"},
+		"longURL":    map[string]any{"url": "https://example.com/" + strings.Repeat("p", 490)},
+		"blankTitle": map[string]any{"url": ok, "title": " "},
+		"longTitle":  map[string]any{"url": ok, "title": strings.Repeat("t", 256)},
+		"priority":   map[string]any{"url": ok, "priority": 101},
+		"locale":     map[string]any{"url": ok, "locale": "english"},
+		"isActive":   map[string]any{"url": ok, "isActive": nil},
+		"tags":       map[string]any{"url": ok, "tags": tags},
+		"summary":    map[string]any{"url": ok, "summary": strings.Repeat("s", 501)},
+		"string":     ok,
+	} {
+		if status, body := c.exchange("POST", path, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST sync %s: %d %v", what, status, body)
+		}
+	}
+	if status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": ok, "segmentSlug": "nope"}, true); status != http.StatusBadRequest || errorDetails(body)["segmentSlug"] == nil {
+		t.Errorf("POST sync to an unknown segment: %d %v", status, body)
+	}
+	if status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": "https://user@example.com/"}, false); errorDetails(body)["url"] != "must not contain a user name or password" {
+		t.Errorf("POST sync with a user name: %d %v", status, body)
+	}
+	for _, u := range []string{"http://127.0.0.1:1/faq", "http://localhost:1/faq", "https://[::1]/faq"} {
+		status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": u}, true)
+		if msg := fmt.Sprint(errorDetails(body)["url"]); status != http.StatusBadRequest || !strings.HasPrefix(msg, "refused: ") || body.(map[string]any)["error"] != msg {
+			t.Errorf("POST sync of %s: %d %v", u, status, body)
+		}
+	}
+	if status, body := c.exchange("POST", path, b.token(t, ten.ID, auth.ScopeCorpusRead), map[string]any{"url": ok}, true); status != http.StatusForbidden {
+		t.Errorf("POST sync with corpus:read: %d %v", status, body)
+	}
+	if status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": ok, "summary": strings.Repeat("s", 1<<20)}, false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST sync large body: %d %v", status, body)
+	}
+}
+
+// TestCorpusSyncFetch syncs pages from a local site (allowed by
+// PARLEY_SSRF_ALLOW): create, refresh, a failed refresh kept on the entry,
+// pages that cannot become entries, and the corpus limit; each request is
+// also checked to be valid, or refused, by openapi.json.
+func TestCorpusSyncFetch(t *testing.T) {
+	t.Parallel()
+	c := &openAPIChecker{t: t, b: setupSync(t)}
+	b := c.b
+	site := newTestSite(t)
+	ten := b.newTenant(t, "scale")
+	path := "/tenants/" + ten.Slug + "/corpus/sync"
+	entry := func(body any) map[string]any {
+		m, _ := body.(map[string]any)
+		e, _ := m["corpus"].(map[string]any)
+		return e
+	}
+	if status, body := c.exchange("POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"}, true); status != http.StatusCreated {
+		t.Fatalf("POST segment: %d %v", status, body)
+	}
+
+	// Create, then refresh the entry of the same URL.
+	page := site.set("/shipping", sitePage{contentType: "text/html; charset=utf-8", body: article("Shipping", "Orders ship within two working days.")})
+	status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": page, "segmentSlug": "pros", "tags": []string{"shipping"}, "priority": 6}, true)
+	e := entry(body)
+	if status != http.StatusCreated || body.(map[string]any)["created"] != true || e["source"] != "url" || e["sourceUrl"] != page || e["title"] != "Shipping" || e["priority"] != float64(6) {
+		t.Fatalf("POST sync: %d %v", status, body)
+	}
+	if s, _ := e["sync"].(map[string]any); s["syncedAt"] == nil || s["lastError"] != nil {
+		t.Errorf("POST sync: sync %v", e["sync"])
+	}
+	id := e["id"].(string)
+	status, body = c.exchange("POST", path, ten.Token, map[string]any{"url": page, "title": "Delivery"}, true)
+	if e := entry(body); status != http.StatusOK || body.(map[string]any)["created"] != false || e["id"] != id || e["title"] != "Delivery" || e["segment"] == nil {
+		t.Errorf("POST sync again: %d %v", status, body)
+	}
+
+	// A failed refresh keeps the content and records the error on the entry.
+	site.set("/shipping", sitePage{status: http.StatusInternalServerError, contentType: "text/plain", body: "down"})
+	if status, body = c.exchange("POST", path, ten.Token, map[string]any{"url": page}, true); status != http.StatusUnprocessableEntity {
+		t.Errorf("POST sync of a failing page: %d %v", status, body)
+	}
+	status, body = c.exchange("GET", "/tenants/"+ten.Slug+"/corpus/"+id, ten.Token, nil, true)
+	if s, _ := entry(body)["sync"].(map[string]any); status != http.StatusOK || s["lastError"] == nil || s["lastErrorAt"] == nil || s["syncedAt"] == nil {
+		t.Errorf("GET entry after a failed refresh: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", "/tenants/"+ten.Slug+"/corpus", ten.Token, nil, true); status != http.StatusOK {
+		t.Errorf("GET corpus with a synced entry: %d %v", status, body)
+	}
+
+	// Pages that cannot become entries, and remote failures.
+	for _, tc := range []struct {
+		what   string
+		page   sitePage
+		status int
+	}{
+		{"image", sitePage{contentType: "image/png", body: "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 64)}, http.StatusUnprocessableEntity},
+		{"empty", sitePage{contentType: "text/plain", body: "   \n  "}, http.StatusUnprocessableEntity},
+		{"long", sitePage{contentType: "text/plain", body: strings.Repeat("word ", 12000)}, http.StatusUnprocessableEntity},
+		{"big", sitePage{contentType: "text/plain", body: strings.Repeat("x", 10<<20+1)}, http.StatusRequestEntityTooLarge},
+		{"missing", sitePage{status: http.StatusNotFound, contentType: "text/html", body: "gone"}, http.StatusUnprocessableEntity},
+		{"loop", sitePage{status: http.StatusFound, body: "/loop"}, http.StatusUnprocessableEntity},
+	} {
+		u := site.set("/"+tc.what, tc.page)
+		status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": u}, true)
+		if m, _ := body.(map[string]any); status != tc.status || m["error"] == "" {
+			t.Errorf("POST sync of %s: %d %v", tc.what, status, body)
+		}
+	}
+
+	// The corpus limit applies when a sync creates an entry, not when it refreshes one.
+	free := b.newTenant(t, "free") // 50 entries
+	freePath := "/tenants/" + free.Slug + "/corpus/sync"
+	faq := site.set("/faq", sitePage{contentType: "text/markdown", body: "# FAQ\n\nAsk us anything."})
+	if status, body = c.exchange("POST", freePath, free.Token, map[string]any{"url": faq}, true); status != http.StatusCreated {
+		t.Fatalf("POST sync on the free plan: %d %v", status, body)
+	}
+	var fill []any
+	for i := 0; i < 49; i++ {
+		fill = append(fill, map[string]any{"externalId": fmt.Sprint(i), "title": "t", "content": "c"})
+	}
+	if status, got := b.do(t, "POST", "/tenants/"+free.Slug+"/corpus/bulk", free.Token, map[string]any{"entries": fill}); status != http.StatusOK || got["created"] != float64(49) {
+		t.Fatalf("fill the free corpus: %d %v", status, got)
+	}
+	other := site.set("/other", sitePage{contentType: "text/plain", body: "Other page."})
+	status, body = c.exchange("POST", freePath, free.Token, map[string]any{"url": other}, true)
+	if status != http.StatusTooManyRequests || errorDetails(body)["limit"] != float64(50) {
+		t.Errorf("POST sync over the corpus limit: %d %v", status, body)
+	}
+	if site.fetches("/other") != 0 {
+		t.Errorf("a sync over the limit fetched the page")
+	}
+	if status, body = c.exchange("POST", freePath, free.Token, map[string]any{"url": faq}, true); status != http.StatusOK {
+		t.Errorf("POST sync refresh at the corpus limit: %d %v", status, body)
+	}
 }

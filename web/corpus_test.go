@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/parley/parley/auth"
 )
 
 func TestCorpus(t *testing.T) {
@@ -363,11 +365,282 @@ func (b *bundle) upload(t *testing.T, path, token, part, content string) (int, m
 	req, _ := http.NewRequest("POST", b.ts.URL+path, &buf)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", mw.FormDataContentType())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out map[string]any
 	decodeJSON(t, resp, &out)
 	return resp.StatusCode, out
+}
+
+// TestCorpusLifecycle walks the corpus through every operation: create and
+// upsert, invalid bodies, list filters, partial updates, bulk, CSV import,
+// delete, 404, 403, 413 and the plan's limit; each request is also checked
+// to be valid, or refused, by openapi.json.
+func TestCorpusLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := &openAPIChecker{t: t, b: b}
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug + "/corpus"
+	if status, body := c.exchange("POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"}, true); status != http.StatusCreated {
+		t.Fatalf("POST segment: %d %v", status, body)
+	}
+	entry := func(body any) map[string]any {
+		m, _ := body.(map[string]any)
+		e, _ := m["corpus"].(map[string]any)
+		return e
+	}
+
+	// Create: defaults, then every member.
+	status, body := c.exchange("POST", base, ten.Token, map[string]any{"title": " Pricing ", "content": "Plans cost 10 EUR."}, true)
+	if e := entry(body); status != http.StatusCreated || body.(map[string]any)["created"] != true || e["title"] != "Pricing" || e["priority"] != float64(5) || e["segment"] != nil {
+		t.Fatalf("POST corpus: %d %v", status, body)
+	}
+	pricingID := entry(body)["id"].(string)
+
+	full := map[string]any{
+		"title": "Opening hours", "content": "Open Monday to Friday.", "summary": "Weekdays.", "priority": 0, "isActive": false,
+		"externalId": "faq-hours", "source": "helpdesk", "sourceUrl": "https://help.example.com/hours", "locale": "FR-ca",
+		"tags": []string{"hours", "hours", " faq "}, "segmentSlug": "pros",
+	}
+	status, body = c.exchange("POST", base, ten.Token, full, true)
+	e := entry(body)
+	if status != http.StatusCreated || e["segment"].(map[string]any)["slug"] != "pros" || len(e["tags"].([]any)) != 2 || e["isActive"] != false {
+		t.Fatalf("POST full corpus: %d %v", status, body)
+	}
+	if _, ok := e["locale"]; ok {
+		t.Errorf("POST full corpus: locale is write-only, yet returned: %v", e)
+	}
+	hoursID := e["id"].(string)
+
+	// With a known externalId: an upsert, 200 created:false; unchanged writes nothing.
+	full["content"] = "Open Monday to Saturday."
+	status, body = c.exchange("POST", base, ten.Token, full, true)
+	if e := entry(body); status != http.StatusOK || body.(map[string]any)["created"] != false || e["id"] != hoursID || e["content"] != full["content"] {
+		t.Errorf("POST upsert: %d %v", status, body)
+	}
+	updatedAt := entry(body)["updatedAt"]
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "faq-hours", "title": "Opening hours", "content": full["content"]}, true)
+	if e := entry(body); status != http.StatusOK || body.(map[string]any)["created"] != false || e["updatedAt"] != updatedAt || e["summary"] != "Weekdays." {
+		t.Errorf("POST unchanged upsert: %d %v", status, body)
+	}
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"title": "Variant", "content": "c", "segment": "pros"}, true)
+	if status != http.StatusCreated || entry(body)["segment"].(map[string]any)["name"] != "Pros" {
+		t.Errorf("POST with segment: %d %v", status, body)
+	}
+	variantID := entry(body)["id"].(string)
+
+	// Invalid bodies.
+	invalid := map[string]any{
+		"title": " ", "content": "", "summary": strings.Repeat("s", 501), "priority": 101, "isActive": nil,
+		"externalId": strings.Repeat("x", 256), "source": strings.Repeat("s", 51), "sourceUrl": "not a url",
+		"locale": "english", "tags": strings.Fields(strings.Repeat("tag ", 20) + "a b c d e f g h i j k l m n o p q r s t u"),
+	}
+	status, body = c.exchange("POST", base, ten.Token, invalid, false)
+	if status != http.StatusBadRequest {
+		t.Fatalf("POST invalid corpus: %d %v", status, body)
+	}
+	for field := range invalid {
+		if _, ok := errorDetails(body)[field]; !ok {
+			t.Errorf("POST invalid corpus: no details for %s: %v", field, body)
+		}
+	}
+	for _, field := range sortedKeys(invalid) {
+		req := map[string]any{"title": "t", "content": "c", field: invalid[field]}
+		if status, body = c.exchange("POST", base, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST %s=%v: %d %v", field, invalid[field], status, body)
+		}
+	}
+	for what, req := range map[string]map[string]any{
+		"title256": {"title": strings.Repeat("t", 256), "content": "c"},
+		"tag51":    {"title": "t", "content": "c", "tags": []string{strings.Repeat("t", 51)}},
+		"priority": {"title": "t", "content": "c", "priority": -1},
+		"noTitle":  {"content": "c"},
+		"ftp":      {"title": "t", "content": "c", "sourceUrl": "ftp://example.com/x"},
+	} {
+		if status, body = c.exchange("POST", base, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST %s: %d %v", what, status, body)
+		}
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"title": "t", "content": "c", "segmentSlug": "nope"}, true); status != http.StatusBadRequest || errorDetails(body)["segmentSlug"] == nil {
+		t.Errorf("POST unknown segment: %d %v", status, body)
+	}
+
+	// List, filter, search, paginate.
+	status, body = c.exchange("GET", base, ten.Token, nil, true)
+	if status != http.StatusOK || len(body.(map[string]any)["corpus"].([]any)) != 3 {
+		t.Fatalf("GET corpus: %d %v", status, body)
+	}
+	for _, q := range []string{"?segmentSlug=pros&page=2&limit=1", "?segment=pros&page=2&limit=1", "?segmentSlug=&segment=pros&limit=1&page=2"} {
+		status, body = c.exchange("GET", base+q, ten.Token, nil, true)
+		p, _ := body.(map[string]any)["pagination"].(map[string]any)
+		if status != http.StatusOK || p["total"] != float64(2) || p["totalPages"] != float64(2) || p["page"] != float64(2) || len(body.(map[string]any)["corpus"].([]any)) != 1 {
+			t.Errorf("GET corpus%s: %d %v", q, status, body)
+		}
+	}
+	status, body = c.exchange("GET", base+"?search=saturdays", ten.Token, nil, true)
+	if status != http.StatusOK || body.(map[string]any)["pagination"].(map[string]any)["total"] != float64(1) {
+		t.Errorf("GET corpus?search: %d %v", status, body)
+	}
+	status, body = c.exchange("GET", base+"?page=9", ten.Token, nil, true)
+	if status != http.StatusOK || len(body.(map[string]any)["corpus"].([]any)) != 0 {
+		t.Errorf("GET corpus past the last page: %d %v", status, body)
+	}
+	for _, q := range []string{"?limit=101", "?limit=0", "?page=0", "?page=x", "?search=" + strings.Repeat("s", 201)} {
+		if status, body = c.exchange("GET", base+q, ten.Token, nil, false); status != http.StatusBadRequest {
+			t.Errorf("GET corpus%s: %d %v", q, status, body)
+		}
+	}
+	if status, body = c.exchange("GET", base+"?segmentSlug=nope", ten.Token, nil, true); status != http.StatusBadRequest || errorDetails(body)["segmentSlug"] == nil {
+		t.Errorf("GET corpus of an unknown segment: %d %v", status, body)
+	}
+
+	// Read, update (PUT and PATCH both partial), conflicts.
+	status, body = c.exchange("GET", base+"/"+hoursID, ten.Token, nil, true)
+	if status != http.StatusOK || entry(body)["id"] != hoursID {
+		t.Errorf("GET entry: %d %v", status, body)
+	}
+	status, body = c.exchange("PATCH", base+"/"+hoursID, ten.Token, map[string]any{"priority": 9, "segmentSlug": nil, "locale": "", "id": "ignored"}, true)
+	if e := entry(body); status != http.StatusOK || e["priority"] != float64(9) || e["segment"] != nil || e["title"] != "Opening hours" {
+		t.Errorf("PATCH entry: %d %v", status, body)
+	}
+	status, body = c.exchange("PUT", base+"/"+hoursID, ten.Token, map[string]any{"title": " Hours ", "tags": nil, "summary": "", "sourceUrl": nil, "segment": "pros"}, true)
+	if e := entry(body); status != http.StatusOK || e["title"] != "Hours" || len(e["tags"].([]any)) != 0 || e["summary"] != nil || e["sourceUrl"] != nil || e["segment"] == nil {
+		t.Errorf("PUT entry: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+pricingID, ten.Token, map[string]any{"externalId": "faq-hours"}, true); status != http.StatusConflict || errorDetails(body)["externalId"] == nil {
+		t.Errorf("PATCH taken externalId: %d %v", status, body)
+	}
+	if status, body = c.exchange("PUT", base+"/"+pricingID, ten.Token, map[string]any{"title": nil, "content": " ", "priority": "high"}, false); status != http.StatusBadRequest || len(errorDetails(body)) != 3 {
+		t.Errorf("PUT invalid entry: %d %v", status, body)
+	}
+
+	// Bulk: created, then skipped/updated/created, then per-item errors.
+	bulk := base + "/bulk"
+	items := []any{
+		map[string]any{"externalId": "b1", "title": "B1", "content": "one"},
+		map[string]any{"externalId": "b2", "title": "B2", "content": "two", "segmentSlug": "pros", "priority": 3},
+	}
+	status, body = c.exchange("POST", bulk, ten.Token, map[string]any{"entries": items}, true)
+	if got, _ := body.(map[string]any); status != http.StatusOK || got["created"] != float64(2) {
+		t.Fatalf("POST bulk: %d %v", status, body)
+	}
+	items[1] = map[string]any{"externalId": "b2", "title": "B2", "content": "two, changed"}
+	items = append(items, map[string]any{"externalId": "b3", "title": "B3", "content": "three"})
+	status, body = c.exchange("POST", bulk, ten.Token, map[string]any{"entries": items}, true)
+	got, _ := body.(map[string]any)
+	if status != http.StatusOK || got["created"] != float64(1) || got["updated"] != float64(1) || got["skipped"] != float64(1) || len(got["errors"].([]any)) != 0 {
+		t.Errorf("POST bulk again: %d %v", status, body)
+	}
+	if r := got["results"].([]any); len(r) != 3 || r[0].(map[string]any)["status"] != "skipped" || r[0].(map[string]any)["reason"] != "unchanged" || r[1].(map[string]any)["status"] != "updated" {
+		t.Errorf("POST bulk results: %v", r)
+	}
+	status, body = c.exchange("POST", bulk, ten.Token, map[string]any{"entries": []any{
+		map[string]any{"title": "no id", "content": "c"},
+		map[string]any{"externalId": "b4", "title": "", "content": "c"},
+		"not an object",
+		map[string]any{"externalId": "b5", "title": "ok", "content": "c"},
+	}}, false)
+	got, _ = body.(map[string]any)
+	if status != http.StatusOK || got["created"] != float64(1) || len(got["errors"].([]any)) != 3 {
+		t.Errorf("POST bulk with bad items: %d %v", status, body)
+	}
+	for _, req := range []any{map[string]any{"entries": []any{}}, map[string]any{"entries": "x"}, map[string]any{}, "not an object"} {
+		if status, body = c.exchange("POST", bulk, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST bulk %v: %d %v", req, status, body)
+		}
+	}
+	fiftyOne := []any{}
+	for i := 0; i < 51; i++ {
+		fiftyOne = append(fiftyOne, map[string]any{"externalId": fmt.Sprint(i), "title": "t", "content": "c"})
+	}
+	if status, body = c.exchange("POST", bulk, ten.Token, map[string]any{"entries": fiftyOne}, false); status != http.StatusBadRequest {
+		t.Errorf("POST bulk of 51: %d %v", status, body)
+	}
+
+	// CSV import, as multipart/form-data.
+	imp := base + "/import"
+	csv := "\xef\xbb\xbfTitle,content,segment,priority\n" +
+		"Hours,\"Open 9-5, Monday to Friday\",,7\n" +
+		"\"Multi\",\"line one\nline two\",pros,\n" +
+		",missing title,,\n" +
+		"Bad priority,x,,high\n"
+	ct, raw := multipartFile("file", "corpus.csv", csv)
+	status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, true)
+	got, _ = body.(map[string]any)
+	if status != http.StatusOK || got["imported"] != float64(2) || len(got["errors"].([]any)) != 2 || got["errors"].([]any)[0].(map[string]any)["line"] != float64(5) {
+		t.Errorf("POST import: %d %v", status, body)
+	}
+	ct, raw = multipartFile("other", "corpus.csv", csv)
+	if status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, false); status != http.StatusBadRequest || errorDetails(body)["file"] == nil {
+		t.Errorf("POST import without a file part: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", imp, ten.Token, map[string]any{"file": "title,content"}, false); status != http.StatusBadRequest {
+		t.Errorf("POST import as JSON: %d %v", status, body)
+	}
+	ct, raw = multipartFile("file", "corpus.csv", "name,text\na,b\n")
+	if status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, true); status != http.StatusBadRequest {
+		t.Errorf("POST import with a wrong header: %d %v", status, body)
+	}
+	ct, raw = multipartFile("file", "corpus.csv", "title,content\n"+strings.Repeat("t,"+strings.Repeat("c", 1000)+"\n", 5300))
+	if status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, true); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST import over 5 MiB: %d %v", status, body)
+	}
+
+	// Delete, 404, 403, 413.
+	status, body = c.exchange("DELETE", base+"/"+variantID, ten.Token, nil, true)
+	if got, _ := body.(map[string]any); status != http.StatusOK || got["deleted"] != true || got["id"] != variantID {
+		t.Errorf("DELETE entry: %d %v", status, body)
+	}
+	for _, method := range []string{"GET", "DELETE", "PATCH", "PUT"} {
+		var req any
+		if method == "PATCH" || method == "PUT" {
+			req = map[string]any{"priority": 1}
+		}
+		status, body = c.exchange(method, base+"/"+variantID, ten.Token, req, true)
+		if status != http.StatusNotFound || body.(map[string]any)["error"] != "Corpus entry not found" {
+			t.Errorf("%s deleted entry: %d %v", method, status, body)
+		}
+	}
+	other := b.newTenant(t, "scale")
+	if status, body = c.exchange("GET", "/tenants/"+other.Slug+"/corpus/"+hoursID, other.Token, nil, true); status != http.StatusNotFound {
+		t.Errorf("GET another tenant's entry: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base, other.Token, nil, true); status != http.StatusNotFound || body.(map[string]any)["error"] != "Tenant not found" {
+		t.Errorf("GET corpus with another tenant's token: %d %v", status, body)
+	}
+	readOnly := b.token(t, ten.ID, auth.ScopeCorpusRead)
+	if status, body = c.exchange("POST", bulk, readOnly, map[string]any{"entries": items}, true); status != http.StatusForbidden || body.(map[string]any)["error"] != "Missing scope: corpus:write" {
+		t.Errorf("POST bulk with corpus:read: %d %v", status, body)
+	}
+	ct, raw = multipartFile("file", "corpus.csv", csv)
+	if status, body = c.exchangeRaw("POST", imp, readOnly, ct, raw, true); status != http.StatusForbidden {
+		t.Errorf("POST import with corpus:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base+"/"+hoursID, b.token(t, ten.ID, auth.ScopeSegmentsRead), nil, true); status != http.StatusForbidden {
+		t.Errorf("GET entry with segments:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"title": "t", "content": strings.Repeat("c", 1<<20)}, false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST large body: %d %v", status, body)
+	}
+
+	// The plan's corpus limit: 429 on create, upserts of existing entries still work.
+	free := b.newTenant(t, "free") // 50 entries
+	fifty := fiftyOne[:50]
+	if status, body = c.exchange("POST", "/tenants/"+free.Slug+"/corpus/bulk", free.Token, map[string]any{"entries": fifty}, true); status != http.StatusOK || body.(map[string]any)["created"] != float64(50) {
+		t.Fatalf("fill the free corpus: %d %v", status, body)
+	}
+	status, body = c.exchange("POST", "/tenants/"+free.Slug+"/corpus", free.Token, map[string]any{"title": "one more", "content": "c"}, true)
+	if status != http.StatusTooManyRequests || errorDetails(body)["limit"] != float64(50) {
+		t.Errorf("POST over the corpus limit: %d %v", status, body)
+	}
+	status, body = c.exchange("POST", "/tenants/"+free.Slug+"/corpus/bulk", free.Token, map[string]any{"entries": []any{map[string]any{"externalId": "new", "title": "t", "content": "c"}}}, true)
+	if got, _ := body.(map[string]any); status != http.StatusOK || len(got["errors"].([]any)) != 1 {
+		t.Errorf("POST bulk over the corpus limit: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", "/tenants/"+free.Slug+"/corpus", free.Token, map[string]any{"externalId": "0", "title": "t", "content": "changed"}, true); status != http.StatusOK {
+		t.Errorf("POST upsert at the corpus limit: %d %v", status, body)
+	}
 }

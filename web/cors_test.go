@@ -16,7 +16,7 @@ func TestPublicCORS(t *testing.T) {
 		req.Header.Set("Origin", "https://shop.example.com")
 		req.Header.Set("Access-Control-Request-Method", "POST")
 		req.Header.Set("Access-Control-Request-Headers", "content-type,x-widget-key,x-visitor-token")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := b.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestPublicCORS(t *testing.T) {
 	// A real cross-origin answer carries the header and exposes X-AI-Generated.
 	req, _ := http.NewRequest(http.MethodGet, b.ts.URL+"/context/"+ten.Slug, nil)
 	req.Header.Set("Origin", "https://shop.example.com")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

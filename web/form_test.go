@@ -78,7 +78,7 @@ func (f *formHarness) post(t *testing.T, path string, body any, headers map[stri
 	out := formResponse{reqErr: openapi3filter.ValidateRequest(context.Background(), in)}
 
 	req = newReq()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

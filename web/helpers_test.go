@@ -30,6 +30,7 @@ var testKey = strings.Repeat("ab", 32)
 
 // bundle is a running test server on the test binary's database.
 type bundle struct {
+	t   *testing.T // the test that started the server, which mismatches with openapi.json fail
 	srv *Server
 	ts  *httptest.Server
 	db  *db.DB
@@ -45,11 +46,27 @@ func setup(t *testing.T) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Echo)
-	t.Cleanup(ts.Close)
+	return newBundle(t, srv, store)
+}
+
+// newBundle serves srv for t.
+func newBundle(t *testing.T, srv *Server, store *db.DB) *bundle {
+	t.Helper()
 	key, _ := auth.ParseKey(testKey)
 	box, _ := auth.NewBox(key)
-	return &bundle{srv: srv, ts: ts, db: store, box: box}
+	b := &bundle{t: t, srv: srv, db: store, box: box}
+	b.serve()
+	return b
+}
+
+// serve starts (or restarts) the test server. Its client, b.ts.Client(),
+// which every request of the tests goes through, checks each exchange
+// against openapi.json (see validatingTransport).
+func (b *bundle) serve() {
+	b.ts = httptest.NewServer(b.srv.Echo)
+	b.t.Cleanup(b.ts.Close)
+	c := b.ts.Client()
+	c.Transport = &validatingTransport{tb: b.t, base: c.Transport}
 }
 
 var tenantSeq atomic.Int64
@@ -118,7 +135,7 @@ func (b *bundle) do(t *testing.T, method, path, token string, body any) (int, ma
 	if r != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +173,7 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
 	b.srv.Handler.Outbound = outbound.New(allow, hosts)
-	b.ts = httptest.NewServer(b.srv.Echo)
-	t.Cleanup(b.ts.Close)
+	b.serve()
 }
 
 // testConfig is a test server's configuration: the test database and key,

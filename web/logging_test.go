@@ -58,7 +58,7 @@ func TestRequestLogger(t *testing.T) {
 
 	req, _ := http.NewRequest("GET", b.ts.URL+"/tenants/"+ten.Slug, nil)
 	req.Header.Set("Authorization", "Bearer "+b.token(t, ten.ID, auth.ScopeSettingsRead))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

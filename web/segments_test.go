@@ -101,7 +101,7 @@ func TestSegments(t *testing.T) {
 
 		req, _ := http.NewRequest("GET", b.ts.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+ten.Token)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := b.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,4 +272,196 @@ func TestSegments(t *testing.T) {
 			t.Errorf("delete other tenant's segment: %d", st)
 		}
 	})
+}
+
+// TestSegmentLifecycle walks a tenant's segments through every operation:
+// generated and chosen slugs, partial updates, the default segment's rules,
+// deletion with cascade, 404, 403, 413 and the plan's limit; each request
+// is also checked to be valid, or refused, by openapi.json.
+func TestSegmentLifecycle(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := &openAPIChecker{t: t, b: b}
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug + "/segments"
+
+	status, body := c.exchange("GET", base, ten.Token, nil, true)
+	if status != http.StatusOK {
+		t.Fatalf("GET segments: %d %v", status, body)
+	}
+	if list, _ := body.([]any); len(list) != 1 || list[0].(map[string]any)["isDefault"] != true || list[0].(map[string]any)["slug"] != "default" {
+		t.Fatalf("GET segments of a new tenant: %v", body)
+	}
+	defaultID := body.([]any)[0].(map[string]any)["id"].(string)
+
+	// Create with every member; the slug is generated from the name.
+	full := map[string]any{
+		"name": "Équipe Ventes", "systemPrompt": "Sell.", "welcomeMessage": "Hi",
+		"conversationStarters": []any{map[string]any{"text": "Pricing?", "emoji": "💶"}, map[string]any{"text": "Call me"}},
+		"formConfig": map[string]any{"enabled": true, "intent": "lead", "confirmationMessage": "Thanks", "fields": []any{
+			map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true},
+			map[string]any{"name": "email", "label": "Email", "type": "email"},
+		}},
+		"isDefault": false, "isActive": true,
+	}
+	status, body = c.exchange("POST", base, ten.Token, full, true)
+	if status != http.StatusCreated {
+		t.Fatalf("POST segment: %d %v", status, body)
+	}
+	created := body.(map[string]any)
+	if created["slug"] != "equipe-ventes" || created["systemPrompt"] != "Sell." {
+		t.Errorf("POST segment: %v", created)
+	}
+	id := created["id"].(string)
+
+	// A generated slug that is taken gets a suffix; nullable members come back null.
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"name": "Equipe ventes", "systemPrompt": "p", "slug": "", "welcomeMessage": nil, "formConfig": nil}, true)
+	if status != http.StatusCreated || body.(map[string]any)["slug"] != "equipe-ventes-2" || body.(map[string]any)["formConfig"] != nil {
+		t.Fatalf("POST generated slug: %d %v", status, body)
+	}
+	secondID := body.(map[string]any)["id"].(string)
+
+	// A taken slug the caller chose is a conflict.
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"name": "X", "slug": "equipe-ventes", "systemPrompt": "p"}, true)
+	if status != http.StatusConflict || errorDetails(body)["slug"] == nil {
+		t.Errorf("POST taken slug: %d %v", status, body)
+	}
+
+	// Invalid bodies: refused by the server and by the document, field by field.
+	starters := []any{}
+	for i := 0; i < 5; i++ {
+		starters = append(starters, map[string]any{"text": "hi"})
+	}
+	invalid := map[string]any{
+		"slug": "Bad Slug", "name": "", "systemPrompt": " ", "welcomeMessage": strings.Repeat("w", 1001),
+		"conversationStarters": starters,
+		"formConfig":           map[string]any{"enabled": true, "fields": []any{map[string]any{"name": "age", "label": "Age", "type": "number"}}},
+		"isDefault":            nil, "isActive": "yes",
+	}
+	status, body = c.exchange("POST", base, ten.Token, invalid, false)
+	if status != http.StatusBadRequest {
+		t.Fatalf("POST invalid segment: %d %v", status, body)
+	}
+	for field := range invalid {
+		if _, ok := errorDetails(body)[field]; !ok {
+			t.Errorf("POST invalid segment: no details for %s: %v", field, body)
+		}
+	}
+	alone := map[string]any{
+		"starterText":   map[string]any{"conversationStarters": []any{map[string]any{"text": strings.Repeat("a", 51)}}},
+		"starterEmoji":  map[string]any{"conversationStarters": []any{map[string]any{"text": "a", "emoji": strings.Repeat("e", 17)}}},
+		"formNoFields":  map[string]any{"formConfig": map[string]any{"enabled": true}},
+		"formFieldName": map[string]any{"formConfig": map[string]any{"fields": []any{map[string]any{"name": "1st", "label": "L", "type": "text"}}}},
+		"formLabel":     map[string]any{"formConfig": map[string]any{"fields": []any{map[string]any{"name": "a", "label": strings.Repeat("l", 101), "type": "text"}}}},
+		"formIntent":    map[string]any{"formConfig": map[string]any{"intent": strings.Repeat("i", 101)}},
+		"name256":       map[string]any{"name": strings.Repeat("n", 256)},
+		"slug101":       map[string]any{"slug": strings.Repeat("s", 101)},
+	}
+	for _, field := range sortedKeys(invalid) {
+		alone[field] = map[string]any{field: invalid[field]}
+	}
+	for what, fields := range alone {
+		req := map[string]any{"name": "n", "systemPrompt": "p"}
+		for k, v := range fields.(map[string]any) {
+			req[k] = v
+		}
+		if status, body = c.exchange("POST", base, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST %s: %d %v", what, status, body)
+		}
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"name": "n"}, false); status != http.StatusBadRequest || errorDetails(body)["systemPrompt"] == nil {
+		t.Errorf("POST without systemPrompt: %d %v", status, body)
+	}
+
+	// Read by id and by slug.
+	for _, ref := range []string{id, "equipe-ventes"} {
+		status, body = c.exchange("GET", base+"/"+ref, ten.Token, nil, true)
+		if status != http.StatusOK || body.(map[string]any)["id"] != id {
+			t.Errorf("GET segment %s: %d %v", ref, status, body)
+		}
+	}
+
+	// PUT and PATCH are partial updates; clearing gives nulls and [].
+	status, body = c.exchange("PUT", base+"/"+id, ten.Token, map[string]any{"welcomeMessage": "", "formConfig": nil, "conversationStarters": nil, "id": "ignored", "unknown": 1}, true)
+	if got, _ := body.(map[string]any); status != http.StatusOK || got["welcomeMessage"] != nil || got["formConfig"] != nil || len(got["conversationStarters"].([]any)) != 0 || got["name"] != "Équipe Ventes" {
+		t.Errorf("PUT clear: %d %v", status, body)
+	}
+	status, body = c.exchange("PATCH", base+"/equipe-ventes", ten.Token, map[string]any{"isDefault": true, "name": "Sales", "slug": "sales"}, true)
+	if got, _ := body.(map[string]any); status != http.StatusOK || got["isDefault"] != true || got["slug"] != "sales" {
+		t.Errorf("PATCH make default: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base+"/default", ten.Token, nil, true); status != http.StatusOK || body.(map[string]any)["isDefault"] != false {
+		t.Errorf("former default: %d %v", status, body)
+	}
+	// The default cannot be un-defaulted, deactivated or deleted.
+	if status, body = c.exchange("PATCH", base+"/sales", ten.Token, map[string]any{"isDefault": false}, true); status != http.StatusBadRequest || errorDetails(body)["isDefault"] == nil {
+		t.Errorf("PATCH isDefault false on the default: %d %v", status, body)
+	}
+	if status, body = c.exchange("PUT", base+"/"+id, ten.Token, map[string]any{"isActive": false}, true); status != http.StatusBadRequest || errorDetails(body)["isActive"] == nil {
+		t.Errorf("PUT isActive false on the default: %d %v", status, body)
+	}
+	if status, body = c.exchange("DELETE", base+"/"+id, ten.Token, nil, true); status != http.StatusBadRequest {
+		t.Errorf("DELETE the default: %d %v", status, body)
+	}
+	if status, body = c.exchange("PUT", base+"/"+id, ten.Token, map[string]any{"slug": "default"}, true); status != http.StatusConflict {
+		t.Errorf("PUT taken slug: %d %v", status, body)
+	}
+	if status, body = c.exchange("PUT", base+"/"+id, ten.Token, map[string]any{"slug": nil, "name": nil}, false); status != http.StatusBadRequest || len(errorDetails(body)) != 2 {
+		t.Errorf("PUT null slug and name: %d %v", status, body)
+	}
+
+	// Deleting a segment with corpus entries needs cascade=true.
+	status, body = c.exchange("POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "T", "content": "C", "segmentSlug": "default"}, true)
+	if status != http.StatusCreated {
+		t.Fatalf("POST corpus in a segment: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base, ten.Token, nil, true); status != http.StatusOK {
+		t.Fatalf("GET segments: %d %v", status, body)
+	}
+	for _, s := range body.([]any) {
+		if s := s.(map[string]any); s["slug"] == "default" && s["corpusCount"] != float64(1) {
+			t.Errorf("corpusCount: %v", s)
+		}
+	}
+	status, body = c.exchange("DELETE", base+"/default", ten.Token, nil, true)
+	if status != http.StatusConflict || errorDetails(body)["corpusEntries"] != float64(1) || errorDetails(body)["tools"] != float64(0) {
+		t.Errorf("DELETE with corpus: %d %v", status, body)
+	}
+	if status, body = c.exchange("DELETE", base+"/default?cascade=maybe", ten.Token, nil, false); status != http.StatusBadRequest {
+		t.Errorf("DELETE cascade=maybe: %d %v", status, body)
+	}
+	status, body = c.exchange("DELETE", base+"/default?cascade=true", ten.Token, nil, true)
+	if got, _ := body.(map[string]any); status != http.StatusOK || got["deleted"] != true || got["id"] != defaultID || got["corpusEntriesDeleted"] != float64(1) || got["toolsDeleted"] != float64(0) {
+		t.Errorf("DELETE cascade: %d %v", status, body)
+	}
+	if status, body = c.exchange("DELETE", base+"/"+secondID, ten.Token, nil, true); status != http.StatusOK || body.(map[string]any)["corpusEntriesDeleted"] != float64(0) {
+		t.Errorf("DELETE without corpus: %d %v", status, body)
+	}
+
+	// 404, 403, 413, and the plan's limit.
+	for _, method := range []string{"GET", "DELETE"} {
+		for _, ref := range []string{"no-such-segment", "00000000-0000-0000-0000-000000000000", secondID} {
+			if status, body = c.exchange(method, base+"/"+ref, ten.Token, nil, true); status != http.StatusNotFound || body.(map[string]any)["error"] != "Segment not found" {
+				t.Errorf("%s unknown segment %s: %d %v", method, ref, status, body)
+			}
+		}
+	}
+	if status, body = c.exchange("PATCH", base+"/no-such-segment", ten.Token, map[string]any{"name": "x"}, true); status != http.StatusNotFound {
+		t.Errorf("PATCH unknown segment: %d %v", status, body)
+	}
+	readOnly := b.token(t, ten.ID, auth.ScopeSegmentsRead)
+	if status, body = c.exchange("POST", base, readOnly, map[string]any{"name": "n", "systemPrompt": "p"}, true); status != http.StatusForbidden {
+		t.Errorf("POST with segments:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base, b.token(t, ten.ID, auth.ScopeCorpusRead), nil, true); status != http.StatusForbidden {
+		t.Errorf("GET with corpus:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("PUT", base+"/"+id, ten.Token, map[string]any{"systemPrompt": strings.Repeat("x", 1<<20)}, false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("PUT large body: %d %v", status, body)
+	}
+	free := b.newTenant(t, "free") // one segment: its default
+	status, body = c.exchange("POST", "/tenants/"+free.Slug+"/segments", free.Token, map[string]any{"name": "n", "systemPrompt": "p"}, true)
+	if got, _ := body.(map[string]any); status != http.StatusTooManyRequests || got["code"] != "LIMIT_REACHED" || errorDetails(body)["limit"] != float64(1) || errorDetails(body)["current"] != float64(1) {
+		t.Errorf("POST over the limit: %d %v", status, body)
+	}
 }

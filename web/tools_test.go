@@ -2,9 +2,14 @@ package web
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/auth"
 )
 
 func TestTools(t *testing.T) {
@@ -240,7 +245,7 @@ func (b *bundle) raw(t *testing.T, method, path, token string, body *strings.Rea
 		req, _ = http.NewRequest(method, b.ts.URL+path, nil)
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,4 +260,226 @@ func (b *bundle) rawBody(t *testing.T, method, path, token string) string {
 	var buf bytes.Buffer
 	_, _ = buf.ReadFrom(resp.Body)
 	return buf.String()
+}
+
+// TestToolLifecycle walks tools through every operation: one of each type
+// with its normalised config, partial updates and type changes, invalid
+// bodies, unique names, delete, 404, 403 and 413; each request is also
+// checked to be valid, or refused, by openapi.json.
+func TestToolLifecycle(t *testing.T) {
+	t.Parallel()
+	c := &openAPIChecker{t: t, b: setup(t)}
+	b := c.b
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug + "/tools"
+	if status, body := c.exchange("POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"}, true); status != http.StatusCreated {
+		t.Fatalf("POST segment: %d %v", status, body)
+	}
+	tool := func(body any) map[string]any { m, _ := body.(map[string]any); return m }
+	config := func(body any) map[string]any { m, _ := tool(body)["config"].(map[string]any); return m }
+
+	status, body := c.exchange("GET", base, ten.Token, nil, true)
+	if list, ok := body.([]any); status != http.StatusOK || !ok || len(list) != 0 {
+		t.Fatalf("GET tools of a new tenant: %d %v", status, body)
+	}
+
+	// One tool of each type: the config comes back normalised, with its defaults.
+	form := map[string]any{"fields": []any{
+		map[string]any{"name": "email", "label": "Email", "type": "email", "required": true},
+		map[string]any{"name": "note", "label": "Note", "type": "textarea"},
+	}, "confirmationMessage": "Thanks"}
+	quote := map[string]any{"currency": "EUR", "taxRate": 20, "items": []any{
+		map[string]any{"name": " Website ", "description": "Five pages", "unitPrice": 1500, "unit": "site",
+			"options": []any{map[string]any{"name": "Hosting", "unitPrice": 119.88}}},
+		map[string]any{"name": "Logo", "unitPrice": 300.5, "currency": "EUR"},
+	}}
+	creates := []struct {
+		typ   string
+		extra map[string]any
+		check func(cfg map[string]any) bool
+	}{
+		{agent.ToolSubmitForm, map[string]any{"config": form, "segmentId": "pros", "position": 2}, func(cfg map[string]any) bool {
+			f := cfg["fields"].([]any)
+			return len(f) == 2 && f[1].(map[string]any)["required"] == false && cfg["confirmationMessage"] == "Thanks"
+		}},
+		{agent.ToolGenerateQuote, map[string]any{"config": quote, "position": 1.5}, func(cfg map[string]any) bool {
+			items := cfg["items"].([]any)
+			return items[0].(map[string]any)["name"] == "Website" && items[1].(map[string]any)["currency"] == "EUR" &&
+				cfg["validityDays"] == float64(30) && cfg["taxRate"] == float64(20)
+		}},
+		{agent.ToolBookMeeting, map[string]any{}, func(cfg map[string]any) bool {
+			return cfg["durationMinutes"] == float64(30) && cfg["bufferMinutes"] == float64(0) &&
+				cfg["bookingWindowDays"] == float64(30) && cfg["minNoticeHours"] == float64(2)
+		}},
+		{agent.ToolEscalateToHuman, map[string]any{"config": map[string]any{"handoffMessage": "A human will answer."},
+			"webhookUrl": "https://hooks.example.com/escalate", "webhookSecret": "s3cret"}, func(cfg map[string]any) bool {
+			return cfg["handoffMessage"] == "A human will answer."
+		}},
+		{agent.ToolRememberFact, map[string]any{"config": nil, "isActive": false}, func(cfg map[string]any) bool {
+			keys, ok := cfg["allowedKeys"].([]any)
+			return ok && len(keys) == 0
+		}},
+		{agent.ToolRecommendProduct, map[string]any{"config": map[string]any{"maxResults": 5}, "position": -1}, func(cfg map[string]any) bool {
+			return cfg["maxResults"] == float64(5)
+		}},
+	}
+	ids := map[string]string{}
+	for _, tc := range creates {
+		req := map[string]any{"name": "Tool " + tc.typ, "description": " Use it. ", "type": tc.typ}
+		maps.Copy(req, tc.extra)
+		status, body := c.exchange("POST", base, ten.Token, req, true)
+		if status != http.StatusCreated || tool(body)["type"] != tc.typ || tool(body)["description"] != "Use it." {
+			t.Fatalf("POST %s tool: %d %v", tc.typ, status, body)
+		}
+		if !tc.check(config(body)) {
+			t.Errorf("POST %s: config %v", tc.typ, config(body))
+		}
+		ids[tc.typ] = tool(body)["id"].(string)
+	}
+	status, body = c.exchange("GET", base+"/"+ids[agent.ToolSubmitForm], ten.Token, nil, true)
+	if got := tool(body); status != http.StatusOK || got["segment"] != "pros" || got["segmentId"] == nil || got["hasWebhookSecret"] != false {
+		t.Errorf("GET form tool: %d %v", status, body)
+	}
+	status, body = c.exchange("GET", base+"/"+ids[agent.ToolEscalateToHuman], ten.Token, nil, true)
+	if got := tool(body); status != http.StatusOK || got["hasWebhookSecret"] != true || got["webhookUrl"] != "https://hooks.example.com/escalate" || got["segment"] != nil {
+		t.Errorf("GET escalation tool: %d %v", status, body)
+	}
+
+	// The list: lowest position first, ties oldest first.
+	status, body = c.exchange("GET", base, ten.Token, nil, true)
+	list, _ := body.([]any)
+	if status != http.StatusOK || len(list) != 6 || tool(list[0])["type"] != agent.ToolRecommendProduct ||
+		tool(list[1])["type"] != agent.ToolBookMeeting || tool(list[5])["type"] != agent.ToolSubmitForm {
+		t.Fatalf("GET tools: %d %v", status, body)
+	}
+
+	// PATCH: only the members sent change; read-only members are ignored.
+	formID := ids[agent.ToolSubmitForm]
+	status, body = c.exchange("PATCH", base+"/"+formID, ten.Token, map[string]any{"name": "Callback", "segmentId": nil, "position": 3, "id": "ignored", "segment": "ignored", "hasWebhookSecret": true}, true)
+	if got := tool(body); status != http.StatusOK || got["name"] != "Callback" || got["segment"] != nil || got["segmentId"] != nil || got["id"] != formID || len(config(body)["fields"].([]any)) != 2 {
+		t.Errorf("PATCH tool: %d %v", status, body)
+	}
+	// Changing the type away from escalation drops the webhook.
+	status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolEscalateToHuman], ten.Token, map[string]any{"type": agent.ToolRecommendProduct, "config": map[string]any{}}, true)
+	if got := tool(body); status != http.StatusOK || got["webhookUrl"] != nil || got["hasWebhookSecret"] != false || config(body)["maxResults"] != float64(3) {
+		t.Errorf("PATCH type: %d %v", status, body)
+	}
+	// A new type without a config validates the stored one, which does not fit.
+	if status, body = c.exchange("PATCH", base+"/"+formID, ten.Token, map[string]any{"type": agent.ToolBookMeeting}, true); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(errorDetails(body)["config"]), "unknown key") {
+		t.Errorf("PATCH type with a config that does not fit: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolBookMeeting], ten.Token, map[string]any{"webhookSecret": "x"}, true); status != http.StatusBadRequest || errorDetails(body)["webhookSecret"] == nil {
+		t.Errorf("PATCH webhookSecret of a meeting tool: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolBookMeeting], ten.Token, map[string]any{"webhookSecret": "", "webhookUrl": nil, "config": map[string]any{"bufferMinutes": 15}}, true); status != http.StatusOK || config(body)["bufferMinutes"] != float64(15) || config(body)["durationMinutes"] != float64(30) {
+		t.Errorf("PATCH clearing an absent webhook: %d %v", status, body)
+	}
+
+	// Invalid bodies: refused by the server and by the document, field by field.
+	valid := func(typ string, extra map[string]any) map[string]any {
+		m := map[string]any{"name": "n", "description": "d", "type": typ}
+		maps.Copy(m, extra)
+		return m
+	}
+	field := func(name string, fields ...map[string]any) map[string]any {
+		return map[string]any{"config": map[string]any{"fields": fields}}
+	}
+	quoteWith := func(items ...any) map[string]any {
+		return map[string]any{"config": map[string]any{"currency": "EUR", "items": items}}
+	}
+	for _, tc := range []struct {
+		what, field string
+		req         map[string]any
+		docRefuses  bool
+	}{
+		{"synthetic", "type", valid("EXPLORE_CORPUS", nil), true},
+		{"unknownType", "type", valid("FOO", nil), true},
+		{"nullType", "type", valid("", map[string]any{"type": nil}), true},
+		{"noName", "name", map[string]any{"description": "d", "type": agent.ToolBookMeeting}, true},
+		{"blankName", "name", valid(agent.ToolBookMeeting, map[string]any{"name": " "}), true},
+		{"longName", "name", valid(agent.ToolBookMeeting, map[string]any{"name": strings.Repeat("n", 101)}), true},
+		{"noDescription", "description", map[string]any{"name": "n", "type": agent.ToolBookMeeting}, true},
+		{"longDescription", "description", valid(agent.ToolBookMeeting, map[string]any{"description": strings.Repeat("d", 1001)}), true},
+		{"unknownKey", "config", valid(agent.ToolBookMeeting, map[string]any{"config": map[string]any{"color": "red"}}), true},
+		{"duration", "config", valid(agent.ToolBookMeeting, map[string]any{"config": map[string]any{"durationMinutes": 4}}), true},
+		{"notObject", "config", valid(agent.ToolRecommendProduct, map[string]any{"config": "three"}), true},
+		{"maxResults", "config", valid(agent.ToolRecommendProduct, map[string]any{"config": map[string]any{"maxResults": 11}}), true},
+		{"handoff", "config", valid(agent.ToolEscalateToHuman, map[string]any{"config": map[string]any{"handoffMessage": strings.Repeat("h", 501)}}), true},
+		{"allowedKeys", "config", valid(agent.ToolRememberFact, map[string]any{"config": map[string]any{"allowedKeys": []string{"Company"}}}), true},
+		{"formNoConfig", "config", valid(agent.ToolSubmitForm, nil), true},
+		{"formNoFields", "config", valid(agent.ToolSubmitForm, map[string]any{"config": map[string]any{"fields": []any{}}}), true},
+		{"formFieldKey", "config", valid(agent.ToolSubmitForm, field("f", map[string]any{"name": "a", "label": "A", "type": "text", "placeholder": "x"})), true},
+		{"formFieldType", "config", valid(agent.ToolSubmitForm, field("f", map[string]any{"name": "a", "label": "A", "type": "number"})), true},
+		{"quoteCurrency", "config", valid(agent.ToolGenerateQuote, map[string]any{"config": map[string]any{"currency": "eur", "items": []any{map[string]any{"name": "x"}}}}), true},
+		{"quoteNoItems", "config", valid(agent.ToolGenerateQuote, quoteWith()), true},
+		{"quoteItemKey", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "price": 1})), true},
+		{"quoteCents", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "unitPrice": 1.234})), false},
+		{"quoteTwice", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "Logo"}, map[string]any{"name": " logo"})), false},
+		{"quoteItemCurrency", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "currency": "USD"})), false},
+		{"webhookOnForm", "webhookUrl", valid(agent.ToolSubmitForm, map[string]any{"config": form, "webhookUrl": "https://hooks.example.com/x"}), true},
+		{"webhookHTTP", "webhookUrl", valid(agent.ToolEscalateToHuman, map[string]any{"webhookUrl": "http://hooks.example.com/x"}), true},
+		{"webhookLoopback", "webhookUrl", valid(agent.ToolEscalateToHuman, map[string]any{"webhookUrl": "https://127.0.0.1/hook"}), false},
+		{"secretOnMeeting", "webhookSecret", valid(agent.ToolBookMeeting, map[string]any{"webhookSecret": "s"}), true},
+		{"longSecret", "webhookSecret", valid(agent.ToolEscalateToHuman, map[string]any{"webhookSecret": strings.Repeat("s", 256)}), true},
+		{"position", "position", valid(agent.ToolBookMeeting, map[string]any{"position": 1e10}), true},
+		{"positionType", "position", valid(agent.ToolBookMeeting, map[string]any{"position": "first"}), true},
+		{"isActive", "isActive", valid(agent.ToolBookMeeting, map[string]any{"isActive": nil}), true},
+		{"segment", "segmentId", valid(agent.ToolBookMeeting, map[string]any{"segmentId": "nope"}), false},
+	} {
+		status, body := c.exchange("POST", base, ten.Token, tc.req, !tc.docRefuses)
+		if status != http.StatusBadRequest || errorDetails(body)[tc.field] == nil {
+			t.Errorf("POST %s: %d %v", tc.what, status, body)
+		}
+	}
+	status, body = c.exchange("POST", base, ten.Token, valid("COLLECT_PAYMENT", nil), false)
+	if msg := fmt.Sprint(errorDetails(body)["type"]); status != http.StatusBadRequest || !strings.Contains(msg, "allowed types: "+strings.Join(agent.UserToolTypes, ", ")) {
+		t.Errorf("POST a synthetic type: %d %v", status, body)
+	}
+	status, body = c.exchange("POST", base, ten.Token, valid(agent.ToolEscalateToHuman, map[string]any{"webhookUrl": "https://10.1.2.3/hook"}), true)
+	if msg := fmt.Sprint(errorDetails(body)["webhookUrl"]); status != http.StatusBadRequest || !strings.HasPrefix(msg, "refused: ") {
+		t.Errorf("POST a private webhook: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, "not an object", false); status != http.StatusBadRequest {
+		t.Errorf("POST a string: %d %v", status, body)
+	}
+
+	// Names are unique per tenant, case-insensitively.
+	if status, body = c.exchange("POST", base, ten.Token, valid(agent.ToolBookMeeting, map[string]any{"name": "CALLBACK"}), true); status != http.StatusConflict || errorDetails(body)["name"] == nil {
+		t.Errorf("POST a taken name: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolBookMeeting], ten.Token, map[string]any{"name": "callback"}, true); status != http.StatusConflict || errorDetails(body)["name"] == nil {
+		t.Errorf("PATCH a taken name: %d %v", status, body)
+	}
+
+	// Delete, 404, 403, 413.
+	status, body = c.exchange("DELETE", base+"/"+formID, ten.Token, nil, true)
+	if got := tool(body); status != http.StatusOK || got["deleted"] != true || got["id"] != formID {
+		t.Errorf("DELETE tool: %d %v", status, body)
+	}
+	for _, method := range []string{"GET", "PATCH", "DELETE"} {
+		var req any
+		if method == "PATCH" {
+			req = map[string]any{"position": 1}
+		}
+		for _, id := range []string{formID, "not-a-uuid"} {
+			status, body = c.exchange(method, base+"/"+id, ten.Token, req, true) // uuid is a format, not checked
+			if status != http.StatusNotFound || tool(body)["error"] != "Tool not found" {
+				t.Errorf("%s tool %s: %d %v", method, id, status, body)
+			}
+		}
+	}
+	other := b.newTenant(t, "scale")
+	if status, body = c.exchange("GET", "/tenants/"+other.Slug+"/tools/"+ids[agent.ToolBookMeeting], other.Token, nil, true); status != http.StatusNotFound {
+		t.Errorf("GET another tenant's tool: %d %v", status, body)
+	}
+	readOnly := b.token(t, ten.ID, auth.ScopeToolsRead)
+	if status, body = c.exchange("POST", base, readOnly, valid(agent.ToolBookMeeting, nil), true); status != http.StatusForbidden || tool(body)["error"] != "Missing scope: tools:write" {
+		t.Errorf("POST with tools:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base, b.token(t, ten.ID, auth.ScopeVisitorsRead), nil, true); status != http.StatusForbidden {
+		t.Errorf("GET with visitors:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, valid(agent.ToolBookMeeting, map[string]any{"description": strings.Repeat("d", 1<<20)}), false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST large body: %d %v", status, body)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/parley/parley/auth"
 )
 
 func TestVisitors(t *testing.T) {
@@ -269,4 +271,487 @@ func TestProductsAndMCPSettings(t *testing.T) {
 			t.Errorf("starter plan: %d %v", st, body)
 		}
 	})
+}
+
+// TestProductLifecycle walks the product catalog through every operation:
+// create and upsert, invalid bodies, partial updates, list filters, bulk,
+// delete, 404, 403 and 413; each request is also checked to be valid, or
+// refused, by openapi.json.
+func TestProductLifecycle(t *testing.T) {
+	t.Parallel()
+	c := &openAPIChecker{t: t, b: setup(t)}
+	b := c.b
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug + "/products"
+	obj := func(body any) map[string]any { m, _ := body.(map[string]any); return m }
+	pagination := func(body any) map[string]any { m, _ := obj(body)["pagination"].(map[string]any); return m }
+	products := func(body any) []any { l, _ := obj(body)["products"].([]any); return l }
+
+	status, body := c.exchange("GET", base, ten.Token, nil, true)
+	if p := pagination(body); status != http.StatusOK || len(products(body)) != 0 || p["total"] != float64(0) || p["pages"] != float64(0) || p["limit"] != float64(20) {
+		t.Fatalf("GET products of a new tenant: %d %v", status, body)
+	}
+
+	// Create: defaults, then every member; the answer is the product itself.
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"name": " Mug "}, true)
+	if p := obj(body); status != http.StatusCreated || p["name"] != "Mug" || p["price"] != nil || p["isActive"] != true || len(p["tags"].([]any)) != 0 {
+		t.Fatalf("POST product: %d %v", status, body)
+	}
+	mugID := obj(body)["id"].(string)
+	full := map[string]any{
+		"externalId": "sku-1", "name": "Trail shoes", "description": "Grippy soles for muddy trails.", "price": 129.9,
+		"currency": "eur", "url": "https://shop.example.com/p/1", "imageUrl": "http://cdn.example.com/1.jpg",
+		"tags": []string{"running", " running ", "shoes", ""}, "isActive": true,
+	}
+	status, body = c.exchange("POST", base, ten.Token, full, true)
+	if p := obj(body); status != http.StatusCreated || p["currency"] != "EUR" || p["price"] != 129.9 || len(p["tags"].([]any)) != 2 || p["externalId"] != "sku-1" {
+		t.Fatalf("POST full product: %d %v", status, body)
+	}
+	shoesID := obj(body)["id"].(string)
+
+	// A known externalId: an upsert, 200, only the members sent change; name is not required.
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "sku-1", "price": 99.5}, true)
+	if p := obj(body); status != http.StatusOK || p["id"] != shoesID || p["name"] != "Trail shoes" || p["price"] != 99.5 {
+		t.Errorf("POST upsert: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "sku-new", "price": 1, "currency": "EUR"}, true); status != http.StatusBadRequest || errorDetails(body)["name"] == nil {
+		t.Errorf("POST an unknown externalId without a name: %d %v", status, body)
+	}
+
+	// Invalid bodies.
+	for what, req := range map[string]map[string]any{
+		"noName":      {},
+		"blankName":   {"name": " "},
+		"nullName":    {"name": nil},
+		"longName":    {"name": strings.Repeat("n", 256)},
+		"description": {"name": "n", "description": strings.Repeat("d", 5001)},
+		"externalId":  {"name": "n", "externalId": strings.Repeat("x", 256)},
+		"negative":    {"name": "n", "price": -1, "currency": "EUR"},
+		"huge":        {"name": "n", "price": 2e9, "currency": "EUR"},
+		"priceType":   {"name": "n", "price": "10"},
+		"currency":    {"name": "n", "price": 1, "currency": "EURO"},
+		"url":         {"name": "n", "url": "ftp://shop.example.com/p"},
+		"imageUrl":    {"name": "n", "imageUrl": "not a url"},
+		"tags":        {"name": "n", "tags": strings.Fields("a b c d e f g h i j k l m n o p q r s t u")},
+		"tag51":       {"name": "n", "tags": []string{strings.Repeat("t", 51)}},
+		"isActive":    {"name": "n", "isActive": nil},
+	} {
+		status, body = c.exchange("POST", base, ten.Token, req, false)
+		if status != http.StatusBadRequest {
+			t.Errorf("POST %s: %d %v", what, status, body)
+		}
+	}
+	for what, req := range map[string]map[string]any{
+		"cents":      {"name": "n", "price": 1.234, "currency": "EUR"},
+		"noCurrency": {"name": "n", "price": 5},
+	} {
+		if status, body = c.exchange("POST", base, ten.Token, req, true); status != http.StatusBadRequest {
+			t.Errorf("POST %s: %d %v", what, status, body)
+		}
+	}
+	if status, body = c.exchange("PATCH", base+"/"+shoesID, ten.Token, map[string]any{"currency": nil}, true); status != http.StatusBadRequest || errorDetails(body)["currency"] != "is required with a price" {
+		t.Errorf("PATCH clearing the currency of a priced product: %d %v", status, body)
+	}
+
+	// Update (PUT and PATCH both partial), clear, conflict.
+	status, body = c.exchange("PUT", base+"/"+shoesID, ten.Token, map[string]any{"description": "", "tags": nil, "url": nil, "price": nil, "currency": "", "id": "ignored"}, true)
+	if p := obj(body); status != http.StatusOK || p["description"] != nil || len(p["tags"].([]any)) != 0 || p["url"] != nil || p["price"] != nil || p["currency"] != nil || p["name"] != "Trail shoes" {
+		t.Errorf("PUT clear: %d %v", status, body)
+	}
+	status, body = c.exchange("PATCH", base+"/"+mugID, ten.Token, map[string]any{"price": 12, "currency": "usd", "tags": []string{"kitchen"}}, true)
+	if p := obj(body); status != http.StatusOK || p["price"] != float64(12) || p["currency"] != "USD" || p["name"] != "Mug" {
+		t.Errorf("PATCH product: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+mugID, ten.Token, map[string]any{"externalId": "sku-1"}, true); status != http.StatusConflict || errorDetails(body)["externalId"] == nil {
+		t.Errorf("PATCH a taken externalId: %d %v", status, body)
+	}
+
+	// List: filter, search, paginate, by name.
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"name": "Old mug", "isActive": false}, true); status != http.StatusCreated {
+		t.Fatalf("POST inactive product: %d %v", status, body)
+	}
+	status, body = c.exchange("GET", base+"?isActive=true", ten.Token, nil, true)
+	if status != http.StatusOK || pagination(body)["total"] != float64(2) || obj(products(body)[0])["name"] != "Mug" {
+		t.Errorf("GET active products: %d %v", status, body)
+	}
+	for q, want := range map[string]string{"?search=muddy": "", "?search=kitchen": "Mug", "?search=shoe": "Trail shoes"} {
+		status, body = c.exchange("GET", base+q, ten.Token, nil, true)
+		if status != http.StatusOK || (want != "" && (len(products(body)) != 1 || obj(products(body)[0])["name"] != want)) {
+			t.Errorf("GET products%s: %d %v", q, status, body)
+		}
+	}
+	status, body = c.exchange("GET", base+"?page=2&limit=1", ten.Token, nil, true)
+	if p := pagination(body); status != http.StatusOK || len(products(body)) != 1 || p["page"] != float64(2) || p["limit"] != float64(1) || p["total"] != float64(3) || p["pages"] != float64(3) {
+		t.Errorf("GET page 2: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base+"?page=9", ten.Token, nil, true); status != http.StatusOK || len(products(body)) != 0 {
+		t.Errorf("GET past the last page: %d %v", status, body)
+	}
+	for _, q := range []string{"?limit=101", "?limit=0", "?page=0", "?page=1000001", "?page=x", "?isActive=false", "?isActive=maybe"} {
+		if status, body = c.exchange("GET", base+q, ten.Token, nil, false); status != http.StatusBadRequest {
+			t.Errorf("GET products%s: %d %v", q, status, body)
+		}
+	}
+
+	// Bulk: created, then updated/created with per-item errors.
+	bulk := base + "/bulk"
+	status, body = c.exchange("POST", bulk, ten.Token, map[string]any{"products": []any{
+		map[string]any{"externalId": "b1", "name": "B1", "price": 1, "currency": "USD"},
+		map[string]any{"externalId": "b2", "name": "B2"},
+	}}, true)
+	if got := obj(body); status != http.StatusOK || got["created"] != float64(2) || got["updated"] != float64(0) || len(got["errors"].([]any)) != 0 {
+		t.Fatalf("POST bulk: %d %v", status, body)
+	}
+	status, body = c.exchange("POST", bulk, ten.Token, map[string]any{"products": []any{
+		map[string]any{"externalId": "b1", "price": 2},
+		map[string]any{"externalId": "b3", "name": "B3"},
+		map[string]any{"name": "no id"},
+		map[string]any{"externalId": "b3", "name": "twice"},
+		"not an object",
+		map[string]any{"externalId": "b4", "name": "B4", "price": 1.234, "currency": "EUR"},
+	}}, false)
+	got := obj(body)
+	if status != http.StatusOK || got["created"] != float64(1) || got["updated"] != float64(1) || len(got["errors"].([]any)) != 4 {
+		t.Fatalf("POST bulk with bad items: %d %v", status, body)
+	}
+	if e := got["errors"].([]any); obj(e[0])["externalId"] != "" || obj(e[1])["externalId"] != "b3" || obj(e[3])["externalId"] != "b4" {
+		t.Errorf("POST bulk errors: %v", e)
+	}
+	hundredOne := []any{}
+	for i := 0; i < 101; i++ {
+		hundredOne = append(hundredOne, map[string]any{"externalId": fmt.Sprint(i), "name": "p"})
+	}
+	for _, req := range []any{map[string]any{"products": []any{}}, map[string]any{"products": "x"}, map[string]any{}, map[string]any{"products": hundredOne}, "not an object"} {
+		if status, body = c.exchange("POST", bulk, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST bulk %.60v: %d %v", req, status, body)
+		}
+	}
+
+	// Read, delete, 404, 403, 413.
+	status, body = c.exchange("GET", base+"/"+mugID, ten.Token, nil, true)
+	if status != http.StatusOK || obj(body)["id"] != mugID {
+		t.Errorf("GET product: %d %v", status, body)
+	}
+	status, body = c.exchange("DELETE", base+"/"+mugID, ten.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || got["deleted"] != true || got["id"] != mugID {
+		t.Errorf("DELETE product: %d %v", status, body)
+	}
+	for _, method := range []string{"GET", "PUT", "PATCH", "DELETE"} {
+		var req any
+		if method == "PUT" || method == "PATCH" {
+			req = map[string]any{"name": "x"}
+		}
+		for _, id := range []string{mugID, "not-a-uuid"} {
+			if status, body = c.exchange(method, base+"/"+id, ten.Token, req, true); status != http.StatusNotFound || obj(body)["error"] != "Product not found" {
+				t.Errorf("%s product %s: %d %v", method, id, status, body)
+			}
+		}
+	}
+	if status, body = c.exchange("GET", base, b.token(t, ten.ID, auth.ScopeVisitorsRead), nil, true); status != http.StatusForbidden || obj(body)["error"] != "Missing scope: tools:read" {
+		t.Errorf("GET products with visitors:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", bulk, b.token(t, ten.ID, auth.ScopeToolsRead), map[string]any{"products": []any{map[string]any{"externalId": "x", "name": "x"}}}, true); status != http.StatusForbidden {
+		t.Errorf("POST bulk with tools:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"name": "n", "description": strings.Repeat("d", 1<<20)}, false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST large body: %d %v", status, body)
+	}
+}
+
+// TestVisitorLifecycle walks visitors and their memory through every
+// operation: create, duplicates, list, partial updates, memory upserts and
+// its limit, delete with the memory, 404, 403 and 413; each request is also
+// checked to be valid, or refused, by openapi.json.
+func TestVisitorLifecycle(t *testing.T) {
+	t.Parallel()
+	c := &openAPIChecker{t: t, b: setup(t)}
+	b := c.b
+	ten := b.newTenant(t, "scale")
+	base := "/tenants/" + ten.Slug + "/visitors"
+	obj := func(body any) map[string]any { m, _ := body.(map[string]any); return m }
+	visitors := func(body any) []any { l, _ := obj(body)["visitors"].([]any); return l }
+
+	status, body := c.exchange("GET", base, ten.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || len(visitors(body)) != 0 || got["total"] != float64(0) || got["limit"] != float64(50) || got["offset"] != float64(0) {
+		t.Fatalf("GET visitors of a new tenant: %d %v", status, body)
+	}
+
+	// Create: text trimmed, email lower-cased, counts present.
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{
+		"email": " Ada@Example.COM ", "displayName": " Ada ", "phone": "+33 1 23 45 67 89", "authProvider": "email",
+		"externalId": "crm-1", "metadata": map[string]any{"plan": "pro"},
+	}, true)
+	if v := obj(body); status != http.StatusCreated || v["email"] != "ada@example.com" || v["displayName"] != "Ada" || v["memoryCount"] != float64(0) || v["conversationCount"] != float64(0) {
+		t.Fatalf("POST visitor: %d %v", status, body)
+	}
+	adaID := obj(body)["id"].(string)
+	status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "crm-2", "email": ""}, true)
+	if v := obj(body); status != http.StatusCreated || v["email"] != nil || len(v["metadata"].(map[string]any)) != 0 {
+		t.Fatalf("POST visitor by externalId: %d %v", status, body)
+	}
+	bobID := obj(body)["id"].(string)
+
+	// Invalid bodies.
+	for what, req := range map[string]map[string]any{
+		"nothing":      {},
+		"blankEmail":   {"email": "   "},
+		"email":        {"email": "nope"},
+		"phone":        {"email": "a@b.co", "phone": "call me"},
+		"metadata":     {"externalId": "x", "metadata": []any{1}},
+		"metadataText": {"externalId": "x", "metadata": "x"},
+		"displayName":  {"externalId": "x", "displayName": strings.Repeat("d", 256)},
+		"authProvider": {"externalId": "x", "authProvider": strings.Repeat("a", 51)},
+		"externalId":   {"externalId": strings.Repeat("x", 256)},
+		"emailType":    {"email": 5},
+	} {
+		if status, body = c.exchange("POST", base, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST %s: %d %v", what, status, body)
+		}
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{}, false); errorDetails(body)["email"] != "email or externalId is required" {
+		t.Errorf("POST without email or externalId: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "x", "metadata": map[string]any{"k": strings.Repeat("v", 17000)}}, true); status != http.StatusBadRequest || errorDetails(body)["metadata"] == nil {
+		t.Errorf("POST metadata over 16 KiB: %d %v", status, body)
+	}
+	// Duplicates: email case-insensitively, externalId exactly.
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"email": "ADA@example.com"}, true); status != http.StatusConflict || errorDetails(body)["email"] == nil {
+		t.Errorf("POST a taken email: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "crm-2"}, true); status != http.StatusConflict || errorDetails(body)["externalId"] == nil {
+		t.Errorf("POST a taken externalId: %d %v", status, body)
+	}
+
+	// List: search, paginate, newest first.
+	status, body = c.exchange("GET", base+"?search=ADA", ten.Token, nil, true)
+	if status != http.StatusOK || obj(body)["total"] != float64(1) || obj(visitors(body)[0])["id"] != adaID {
+		t.Errorf("GET visitors?search: %d %v", status, body)
+	}
+	status, body = c.exchange("GET", base+"?search=crm&limit=1&offset=1", ten.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || got["total"] != float64(2) || got["limit"] != float64(1) || got["offset"] != float64(1) || len(visitors(body)) != 1 || obj(visitors(body)[0])["id"] != adaID {
+		t.Errorf("GET visitors page 2: %d %v", status, body)
+	}
+	for _, q := range []string{"?limit=0", "?limit=201", "?offset=-1", "?offset=x", "?search=" + strings.Repeat("s", 201)} {
+		if status, body = c.exchange("GET", base+q, ten.Token, nil, false); status != http.StatusBadRequest {
+			t.Errorf("GET visitors%s: %d %v", q, status, body)
+		}
+	}
+
+	// Read and update.
+	status, body = c.exchange("GET", base+"/"+adaID, ten.Token, nil, true)
+	if status != http.StatusOK || obj(body)["externalId"] != "crm-1" {
+		t.Errorf("GET visitor: %d %v", status, body)
+	}
+	status, body = c.exchange("PATCH", base+"/"+adaID, ten.Token, map[string]any{"displayName": nil, "phone": "", "metadata": nil, "id": "ignored", "memoryCount": 9}, true)
+	if v := obj(body); status != http.StatusOK || v["displayName"] != nil || v["phone"] != nil || len(v["metadata"].(map[string]any)) != 0 || v["email"] != "ada@example.com" || v["memoryCount"] != float64(0) {
+		t.Errorf("PATCH visitor: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+bobID, ten.Token, map[string]any{"externalId": nil}, true); status != http.StatusBadRequest || errorDetails(body)["email"] == nil {
+		t.Errorf("PATCH clearing the only identifier: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+bobID, ten.Token, map[string]any{"email": "Ada@example.com"}, true); status != http.StatusConflict {
+		t.Errorf("PATCH a taken email: %d %v", status, body)
+	}
+	if status, body = c.exchange("PATCH", base+"/"+bobID, ten.Token, map[string]any{"phone": "12"}, false); status != http.StatusBadRequest || errorDetails(body)["phone"] == nil {
+		t.Errorf("PATCH a short phone: %d %v", status, body)
+	}
+
+	// Memory: upsert by key, values as text, bare array by key.
+	mem := base + "/" + adaID + "/memory"
+	status, body = c.exchange("GET", mem, ten.Token, nil, true)
+	if l, ok := body.([]any); status != http.StatusOK || !ok || len(l) != 0 {
+		t.Fatalf("GET memory of a new visitor: %d %v", status, body)
+	}
+	for _, tc := range []struct {
+		key   string
+		value any
+		want  string
+	}{{"company", "Acme", "Acme"}, {"team_size", 12, "12"}, {"vip", true, "true"}, {"plan.tier-2", 1.5, "1.5"}, {"company", " Acme Ltd ", " Acme Ltd "}} {
+		status, body = c.exchange("POST", mem, ten.Token, map[string]any{"key": tc.key, "value": tc.value}, true)
+		if f := obj(body); status != http.StatusOK || f["key"] != tc.key || f["value"] != tc.want {
+			t.Errorf("POST memory %s=%v: %d %v", tc.key, tc.value, status, body)
+		}
+	}
+	status, body = c.exchange("GET", mem, ten.Token, nil, true)
+	if l, _ := body.([]any); status != http.StatusOK || len(l) != 4 || obj(l[0])["key"] != "company" || obj(l[1])["key"] != "plan.tier-2" {
+		t.Errorf("GET memory: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base+"/"+adaID, ten.Token, nil, true); obj(body)["memoryCount"] != float64(4) {
+		t.Errorf("memoryCount: %d %v", status, body)
+	}
+	status, body = c.exchange("GET", mem+"/company", ten.Token, nil, true)
+	if status != http.StatusOK || obj(body)["value"] != " Acme Ltd " {
+		t.Errorf("GET memory fact: %d %v", status, body)
+	}
+	for what, req := range map[string]any{
+		"badKey":     map[string]any{"key": "bad key", "value": "x"},
+		"underscore": map[string]any{"key": "_x", "value": "x"},
+		"longKey":    map[string]any{"key": strings.Repeat("k", 65), "value": "x"},
+		"keyType":    map[string]any{"key": 5, "value": "x"},
+		"noKey":      map[string]any{"value": "x"},
+		"noValue":    map[string]any{"key": "k"},
+		"nullValue":  map[string]any{"key": "k", "value": nil},
+		"object":     map[string]any{"key": "k", "value": map[string]any{}},
+		"array":      map[string]any{"key": "k", "value": []any{"x"}},
+		"empty":      map[string]any{"key": "k", "value": ""},
+		"blank":      map[string]any{"key": "k", "value": "   "},
+		"long":       map[string]any{"key": "k", "value": strings.Repeat("v", 2001)},
+		"string":     "not an object",
+	} {
+		if status, body = c.exchange("POST", mem, ten.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("POST memory %s: %d %v", what, status, body)
+		}
+	}
+	status, body = c.exchange("DELETE", mem+"/vip", ten.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || got["deleted"] != true || got["key"] != "vip" {
+		t.Errorf("DELETE memory fact: %d %v", status, body)
+	}
+	for _, method := range []string{"GET", "DELETE"} {
+		if status, body = c.exchange(method, mem+"/vip", ten.Token, nil, true); status != http.StatusNotFound || obj(body)["error"] != "Memory fact not found" {
+			t.Errorf("%s a deleted fact: %d %v", method, status, body)
+		}
+	}
+
+	// At most 100 facts per visitor; updating one of them still works.
+	bobMem := base + "/" + bobID + "/memory"
+	for i := 0; i < 100; i++ {
+		if status, got := b.do(t, "POST", bobMem, ten.Token, map[string]any{"key": fmt.Sprintf("k%d", i), "value": "v"}); status != http.StatusOK {
+			t.Fatalf("POST fact %d: %d %v", i, status, got)
+		}
+	}
+	if status, body = c.exchange("POST", bobMem, ten.Token, map[string]any{"key": "one_more", "value": "v"}, true); status != http.StatusConflict {
+		t.Errorf("POST the 101st fact: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", bobMem, ten.Token, map[string]any{"key": "k7", "value": "w"}, true); status != http.StatusOK {
+		t.Errorf("POST an update at the limit: %d %v", status, body)
+	}
+
+	// Delete (with the memory), 404, 403, 413.
+	status, body = c.exchange("DELETE", base+"/"+adaID, ten.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || got["deleted"] != true || got["id"] != adaID {
+		t.Errorf("DELETE visitor: %d %v", status, body)
+	}
+	for _, tc := range []struct{ method, path string }{
+		{"GET", base + "/" + adaID}, {"PATCH", base + "/" + adaID}, {"DELETE", base + "/" + adaID}, {"GET", base + "/not-a-uuid"},
+		{"GET", mem}, {"POST", mem}, {"GET", mem + "/company"}, {"DELETE", mem + "/company"},
+	} {
+		var req any
+		if tc.method == "PATCH" {
+			req = map[string]any{"displayName": "x"}
+		} else if tc.method == "POST" {
+			req = map[string]any{"key": "k", "value": "v"}
+		}
+		if status, body = c.exchange(tc.method, tc.path, ten.Token, req, true); status != http.StatusNotFound || obj(body)["error"] != "Visitor not found" {
+			t.Errorf("%s %s of a deleted visitor: %d %v", tc.method, tc.path, status, body)
+		}
+	}
+	other := b.newTenant(t, "scale")
+	if status, body = c.exchange("GET", "/tenants/"+other.Slug+"/visitors/"+bobID, other.Token, nil, true); status != http.StatusNotFound {
+		t.Errorf("GET another tenant's visitor: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", bobMem, b.token(t, ten.ID, auth.ScopeVisitorsRead), map[string]any{"key": "k", "value": "v"}, true); status != http.StatusForbidden || obj(body)["error"] != "Missing scope: visitors:write" {
+		t.Errorf("POST memory with visitors:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", base, b.token(t, ten.ID, auth.ScopeToolsRead), nil, true); status != http.StatusForbidden {
+		t.Errorf("GET visitors with tools:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("POST", base, ten.Token, map[string]any{"externalId": "x", "displayName": strings.Repeat("d", 1<<20)}, false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST large body: %d %v", status, body)
+	}
+}
+
+// TestMCPSettingsLifecycle walks the MCP tools settings through save, keep,
+// clear, invalid bodies, delete, the plans without MCP tools (402), 403,
+// 404 and 413; each request is also checked to be valid, or refused, by
+// openapi.json.
+func TestMCPSettingsLifecycle(t *testing.T) {
+	t.Parallel()
+	c := &openAPIChecker{t: t, b: setup(t)}
+	b := c.b
+	obj := func(body any) map[string]any { m, _ := body.(map[string]any); return m }
+	builder := b.newTenant(t, "builder")
+	path := "/tenants/" + builder.Slug + "/mcp-tools"
+
+	status, body := c.exchange("GET", path, builder.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || got["mcpToolsUrl"] != nil || got["mcpToolsMaxTools"] != float64(10) || got["hasApiKey"] != false || got["plan"] != "builder" {
+		t.Fatalf("GET mcp-tools: %d %v", status, body)
+	}
+
+	// Save; an absent key or number keeps the stored one, null or "" removes the key.
+	status, body = c.exchange("PUT", path, builder.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp", "mcpToolsApiKey": "sk-1", "mcpToolsMaxTools": 5}, true)
+	if got := obj(body); status != http.StatusOK || got["mcpToolsUrl"] != "https://tools.example.com/mcp" || got["hasApiKey"] != true || got["mcpToolsMaxTools"] != float64(5) {
+		t.Fatalf("PUT mcp-tools: %d %v", status, body)
+	}
+	status, body = c.exchange("PUT", path, builder.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/v2", "plan": "scale"}, true)
+	if got := obj(body); status != http.StatusOK || got["hasApiKey"] != true || got["mcpToolsMaxTools"] != float64(5) || got["plan"] != "builder" {
+		t.Errorf("PUT keeping the key: %d %v", status, body)
+	}
+	status, body = c.exchange("PUT", path, builder.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/v2", "mcpToolsApiKey": nil, "mcpToolsMaxTools": nil}, true)
+	if got := obj(body); status != http.StatusOK || got["hasApiKey"] != false || got["mcpToolsMaxTools"] != float64(5) {
+		t.Errorf("PUT removing the key: %d %v", status, body)
+	}
+
+	// Invalid bodies.
+	for what, req := range map[string]any{
+		"noURL":      map[string]any{"mcpToolsMaxTools": 3},
+		"nullURL":    map[string]any{"mcpToolsUrl": nil},
+		"emptyURL":   map[string]any{"mcpToolsUrl": ""},
+		"http":       map[string]any{"mcpToolsUrl": "http://tools.example.com/mcp"},
+		"longURL":    map[string]any{"mcpToolsUrl": "https://tools.example.com/" + strings.Repeat("p", 480)},
+		"zero":       map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp", "mcpToolsMaxTools": 0},
+		"twentyOne":  map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp", "mcpToolsMaxTools": 21},
+		"maxType":    map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp", "mcpToolsMaxTools": "5"},
+		"longKey":    map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp", "mcpToolsApiKey": strings.Repeat("k", 501)},
+		"notAnObjet": "https://tools.example.com/mcp",
+	} {
+		if status, body = c.exchange("PUT", path, builder.Token, req, false); status != http.StatusBadRequest {
+			t.Errorf("PUT %s: %d %v", what, status, body)
+		}
+	}
+	status, body = c.exchange("PUT", path, builder.Token, map[string]any{"mcpToolsUrl": "https://192.168.1.10/mcp"}, true)
+	if msg := fmt.Sprint(errorDetails(body)["mcpToolsUrl"]); status != http.StatusBadRequest || !strings.HasPrefix(msg, "refused: ") {
+		t.Errorf("PUT a private address: %d %v", status, body)
+	}
+
+	// Delete: back to the empty configuration.
+	status, body = c.exchange("DELETE", path, builder.Token, nil, true)
+	if got := obj(body); status != http.StatusOK || got["deleted"] != true || got["mcpToolsUrl"] != nil || got["mcpToolsMaxTools"] != float64(10) || got["hasApiKey"] != false {
+		t.Errorf("DELETE mcp-tools: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", path, builder.Token, nil, true); obj(body)["mcpToolsUrl"] != nil || obj(body)["mcpToolsMaxTools"] != float64(10) {
+		t.Errorf("GET after DELETE: %d %v", status, body)
+	}
+
+	// Plans without MCP tools: readable, deletable, not savable (402 whatever the body).
+	for _, plan := range []string{"free", "starter"} {
+		ten := b.newTenant(t, plan)
+		p := "/tenants/" + ten.Slug + "/mcp-tools"
+		if status, body = c.exchange("GET", p, ten.Token, nil, true); status != http.StatusOK || obj(body)["plan"] != plan {
+			t.Errorf("GET mcp-tools on %s: %d %v", plan, status, body)
+		}
+		status, body = c.exchange("PUT", p, ten.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp"}, true)
+		if got := obj(body); status != http.StatusPaymentRequired || got["code"] != "PLAN_REQUIRED" || errorDetails(body)["plan"] != plan || errorDetails(body)["requiredPlan"] != "builder" {
+			t.Errorf("PUT mcp-tools on %s: %d %v", plan, status, body)
+		}
+		if status, body = c.exchange("PUT", p, ten.Token, "not an object", false); status != http.StatusPaymentRequired {
+			t.Errorf("PUT a string on %s: %d %v", plan, status, body)
+		}
+		if status, body = c.exchange("DELETE", p, ten.Token, nil, true); status != http.StatusOK {
+			t.Errorf("DELETE mcp-tools on %s: %d %v", plan, status, body)
+		}
+	}
+
+	// 403, 404, 413.
+	if status, body = c.exchange("PUT", path, b.token(t, builder.ID, auth.ScopeSettingsRead), map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp"}, true); status != http.StatusForbidden || obj(body)["error"] != "Missing scope: settings:write" {
+		t.Errorf("PUT with settings:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", path, b.token(t, builder.ID, auth.ScopeToolsRead), nil, true); status != http.StatusForbidden {
+		t.Errorf("GET with tools:read: %d %v", status, body)
+	}
+	if status, body = c.exchange("GET", "/tenants/no-such-tenant/mcp-tools", builder.Token, nil, true); status != http.StatusNotFound {
+		t.Errorf("GET mcp-tools of no tenant: %d %v", status, body)
+	}
+	if status, body = c.exchange("PUT", path, builder.Token, map[string]any{"mcpToolsUrl": "https://tools.example.com/mcp", "mcpToolsApiKey": strings.Repeat("k", 1<<20)}, false); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("PUT large body: %d %v", status, body)
+	}
 }

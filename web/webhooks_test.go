@@ -55,7 +55,7 @@ func (b *bundle) rawDo(t *testing.T, method, path, token string, body any) (int,
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
