@@ -86,6 +86,16 @@ func chooseOption(id, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.Evaluate[chromedp.Void](js)
 }
 
+// okFlash waits for the page's success message and returns its text, read
+// in one evaluation: a node found first and read after can be swapped out
+// in between by the navigation or swap that brought the message.
+func okFlash(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	const read = `(document.querySelector('.flash.ok')?.innerText || '').trim()`
+	waitUntil(ctx, t, "the success message", read+` !== ''`)
+	return mustRunStep(ctx, t, "flash", chromedp.Evaluate[string](read))
+}
+
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -411,7 +421,7 @@ func TestAdminConfigVisitorsBrowser(t *testing.T) {
 		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/visitors" {
 			t.Errorf("after erasing at %s", loc)
 		}
-		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); !strings.Contains(flash, "Visitor erased") {
+		if flash := okFlash(ctx, t); !strings.Contains(flash, "Visitor erased") {
 			t.Errorf("flash = %q", flash)
 		}
 		if status, body := b.do(t, "GET", "/tenants/"+ten.Slug+"/visitors/"+id, tok, nil); status != http.StatusNotFound {

@@ -122,7 +122,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/segments" {
 			t.Errorf("after creating at %s", loc)
 		}
-		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Segment Wholesale buyers created." {
+		if flash := okFlash(ctx, t); flash != "Segment Wholesale buyers created." {
 			t.Errorf("flash = %q", flash)
 		}
 		s, err := b.db.Segment(bg, ten.ID, "wholesale-buyers")
@@ -282,7 +282,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		if status := submitForm(ctx, t, "#save-entry"); status != http.StatusOK {
 			t.Fatalf("after creating: status %d", status)
 		}
-		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Entry Shipping times created." {
+		if flash := okFlash(ctx, t); flash != "Entry Shipping times created." {
 			t.Errorf("flash = %q", flash)
 		}
 		es, _, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Page: 1, Limit: 10})

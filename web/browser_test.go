@@ -196,7 +196,7 @@ func TestBrowserSettings(t *testing.T) {
 		if status := submitForm(ctx, t, `#settings-form button[type=submit]`); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
 		}
-		if flash := mustRunStep(ctx, t, "flash", chromedp.Text(chromedp.CSS(".flash.ok"))); flash != "Settings saved." {
+		if flash := okFlash(ctx, t); flash != "Settings saved." {
 			t.Errorf("flash = %q", flash)
 		}
 		if v := mustRunStep(ctx, t, "bot name", chromedp.Value(chromedp.ID("botName"))); v != "Ada Lovebot" {
