@@ -119,6 +119,9 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 			t.Error("the submit button is enabled while the page is fetched")
 		}
 		waitShown(ctx, t, "sync-outcome")
+		// Until the swap settles (20 ms), htmx leaves on each swapped-in element
+		// the attributes of the one it replaced: the spinner's htmx-request class.
+		waitUntil(ctx, t, "the swap to settle", `!document.querySelector('.htmx-settling')`)
 		if txt := mustRunStep(ctx, t, "outcome", chromedp.Text(chromedp.ID("sync-outcome"))); txt != "Created" {
 			t.Errorf("outcome = %q", txt)
 		}
