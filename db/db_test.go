@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
@@ -267,7 +268,16 @@ func TestOneDefaultSegment(t *testing.T) {
 		if err := insert(ten.ID, "next", false); err != nil {
 			t.Fatal(err)
 		}
-		_, err := store.Pool().Exec(ctx, `UPDATE segments SET is_default = (slug = 'next') WHERE tenant_id = $1`, ten.ID)
+		// As the store does it: the old default is unset first. One UPDATE
+		// flipping both rows may meet the partial unique index between them
+		// (its check is not deferred), depending on the order it visits them.
+		err := db.InTx(store, ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE segments SET is_default = false WHERE tenant_id = $1 AND is_default`, ten.ID); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `UPDATE segments SET is_default = true WHERE tenant_id = $1 AND slug = 'next'`, ten.ID)
+			return err
+		})
 		if err != nil {
 			t.Fatalf("moving the default: %v", err)
 		}
