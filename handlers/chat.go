@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -79,22 +78,12 @@ func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenan
 	return t, checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
 }
 
-// limitChatRate counts the request against the client address's limits and
-// sets Retry-After when it is refused.
-func (h *Handler) limitChatRate(c echo.Context) error {
-	err := chatRateLimit(c.Request().Context(), h.DB, c.RealIP(), h.now())
-	if secs, ok := retryAfterSeconds(err); ok {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-	}
-	return err
-}
-
 // publicGates runs, in order, every gate a chat message or a form post
 // passes before its body is used: chatTenant's, then the bot challenge, then
-// the per-address rate limit (messages and form posts share its counters),
-// then the segment (query, body, else the default). The segment is read
-// while the rate limit is counted, which saves a round trip; a refusal of
-// the rate limit still wins over a bad segment.
+// the per-address rate limit (counted by web's middleware since the request
+// arrived; messages, votes and form posts share its counters), then the
+// segment (query, body, else the default). A refusal of the rate limit wins
+// over a bad segment.
 func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (parley.Tenant, parley.Segment, error) {
 	t, err := h.chatTenant(c, widgetKey)
 	if err != nil {
@@ -104,17 +93,9 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
 		return t, parley.Segment{}, err
 	}
-	var seg parley.Segment
-	var segErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		seg, segErr = h.chatSegment(ctx, t, c.QueryParam("segment"), segment)
-	}()
-	rateErr := h.limitChatRate(c)
-	<-done
-	if rateErr != nil {
-		return t, parley.Segment{}, rateErr
+	seg, segErr := h.chatSegment(ctx, t, c.QueryParam("segment"), segment)
+	if err := limitAddress(c); err != nil {
+		return t, parley.Segment{}, err
 	}
 	return t, seg, segErr
 }

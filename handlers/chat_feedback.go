@@ -56,7 +56,7 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.limitChatRate(c); err != nil {
+	if err := limitAddress(c); err != nil {
 		return err
 	}
 	if err := h.DB.CheckSessionMessage(ctx, t.ID, req.SessionID, req.MessageID); err != nil {

@@ -1,19 +1,12 @@
 package handlers
 
 import (
-	"context"
 	"crypto/subtle"
-	"errors"
-	"fmt"
-	"math"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 )
 
 // The gates POST /chat/{slug} passes before the agent runs. Each is a plain
@@ -127,88 +120,4 @@ func checkWidgetKey(t parley.Tenant, header, bodyKey string) error {
 		return &parley.Error{Kind: parley.KindForbidden, Message: "Invalid or missing widget key"}
 	}
 	return nil
-}
-
-// Per-address chat limits (spec, Limits).
-const (
-	chatPerMinute = 20
-	chatPerHour   = 200
-)
-
-// chatRateDetails is the details payload of a per-address rate-limit error;
-// the handler copies RetryAfter into the Retry-After header.
-type chatRateDetails struct {
-	RetryAfter int `json:"retryAfter"`
-}
-
-// chatRateLimit counts one chat message from ip against 20 a minute and 200
-// an hour, in fixed windows kept in Postgres so that every instance shares
-// them. Both counters are read first and a refused message counts against
-// neither, so a client retrying while blocked is not blocked for longer; an
-// accepted message adds one to each. The counts returned by that addition
-// decide again, so concurrent requests racing past the read still cannot
-// exceed a limit. An IPv6 address counts as its /64, which one subscriber
-// usually holds whole.
-func chatRateLimit(ctx context.Context, store *db.DB, ip string, now time.Time) error {
-	who := rateLimitAddr(ip)
-	windows := []db.Window{
-		{Key: "chat:ip:min:" + who, Length: time.Minute, Limit: chatPerMinute},
-		{Key: "chat:ip:hour:" + who, Length: time.Hour, Limit: chatPerHour},
-	}
-	counts, counted, err := store.HitWithin(ctx, windows, now)
-	if err != nil {
-		return err
-	}
-	var wait time.Duration
-	for i, w := range windows {
-		// Refused before counting: at the limit. Counted: past it (a race).
-		if !counted && counts[i] >= w.Limit || counted && counts[i] > w.Limit {
-			wait = max(wait, windowLeft(now, w.Length))
-		}
-	}
-	if wait == 0 {
-		return nil
-	}
-	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return &parley.Error{
-		Kind: parley.KindRateLimited,
-		Message: fmt.Sprintf("Too many messages: at most %d a minute and %d an hour from one address; retry in %d seconds",
-			chatPerMinute, chatPerHour, secs),
-		Details: chatRateDetails{RetryAfter: secs},
-	}
-}
-
-// windowLeft is the time from now to the end of the fixed window holding now.
-func windowLeft(now time.Time, window time.Duration) time.Duration {
-	return now.Truncate(window).Add(window).Sub(now)
-}
-
-// rateLimitAddr is what a per-address limit counts against: the IPv4 address
-// (IPv4-mapped IPv6 included), or the /64 of an IPv6 address. Anything that
-// is not an address is used as given.
-func rateLimitAddr(ip string) string {
-	a, err := netip.ParseAddr(strings.TrimSpace(ip))
-	if err != nil {
-		return ip
-	}
-	a = a.Unmap().WithZone("")
-	if a.Is4() {
-		return a.String()
-	}
-	p, err := a.Prefix(64)
-	if err != nil {
-		return a.String()
-	}
-	return p.String()
-}
-
-// retryAfterSeconds returns the wait a chat rate-limit error asks for, for
-// the Retry-After header.
-func retryAfterSeconds(err error) (int, bool) {
-	var e *parley.Error
-	if !errors.As(err, &e) || e.Kind != parley.KindRateLimited {
-		return 0, false
-	}
-	d, ok := e.Details.(chatRateDetails)
-	return d.RetryAfter, ok
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
@@ -23,6 +24,8 @@ type scope struct {
 	tenant    *parley.Tenant
 	principal *auth.Principal
 	admin     *AdminContext
+	// addressLimit waits for the per-address limit's verdict on the request.
+	addressLimit func() error
 }
 
 // StartScope begins the request's scope: the first middleware calls it,
@@ -86,6 +89,28 @@ func adminOf(c echo.Context) (*AdminContext, bool) {
 		return s.admin, true
 	}
 	return nil, false
+}
+
+// SetAddressLimit leaves the per-address limit's verdict for the handler to
+// wait for at its place in the gate order (web's perAddressLimit).
+func SetAddressLimit(c echo.Context, wait func() error) {
+	if s := scopeOf(c); s != nil {
+		s.addressLimit = wait
+	}
+}
+
+// errNoAddressLimit refuses a public request whose route lacks the
+// per-address limit: a wiring mistake, which must not let requests through
+// uncounted.
+var errNoAddressLimit = errors.New("the per-address limit is not set up for this route")
+
+// limitAddress waits for the per-address limit's verdict: nil, or 429 with
+// Retry-After.
+func limitAddress(c echo.Context) error {
+	if s := scopeOf(c); s != nil && s.addressLimit != nil {
+		return s.addressLimit()
+	}
+	return errNoAddressLimit
 }
 
 // LoggerOf returns the request's logger: fallback with the request id and

@@ -224,6 +224,35 @@ func TestChatGates(t *testing.T) {
 		}
 	})
 
+	t.Run("RateLimitAfterEarlierGates", func(t *testing.T) {
+		// Every request to the public surface is counted, whatever it is
+		// answered; a gate placed before the limit still answers its own
+		// error, with no Retry-After, and the limit answers once they pass.
+		addr := map[string]string{"X-Forwarded-For": newChatAddr()}
+		strict := b.newTenant(t, "starter")
+		if st, body := b.do(t, "PUT", "/tenants/"+strict.Slug, strict.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
+			t.Fatalf("allowedDomains: %d %v", st, body)
+		}
+		refused := map[string]string{"X-Forwarded-For": addr["X-Forwarded-For"], "Origin": "https://evil.example"}
+		for i := range 20 {
+			if r := b.chat(t, "/chat/"+strict.Slug, ok, refused); r.status != 403 {
+				t.Fatalf("request %d from a refused origin: got %d %v", i+1, r.status, r.body)
+			}
+		}
+		r := b.chat(t, "/chat/"+strict.Slug, ok, refused)
+		if r.status != 403 || r.header.Get("Retry-After") != "" {
+			t.Errorf("21st request from a refused origin: got %d (Retry-After %q), want the origin's 403", r.status, r.header.Get("Retry-After"))
+		}
+		r = b.chat(t, path, ok, addr)
+		if r.status != 429 || r.header.Get("Retry-After") == "" {
+			t.Errorf("first accepted request after 21 refused ones: got %d %v, want 429", r.status, r.body)
+		}
+		fb := b.chat(t, path+"/feedback", map[string]any{"sessionId": "s", "messageId": "m", "value": "up"}, addr)
+		if fb.status != 429 {
+			t.Errorf("a vote from the same address: got %d %v, want 429 (shared counters)", fb.status, fb.body)
+		}
+	})
+
 	t.Run("OtherTenantsSegment", func(t *testing.T) {
 		other := b.newTenant(t, "starter")
 		st, seg := b.do(t, "POST", "/tenants/"+other.Slug+"/segments", other.Token,

@@ -27,9 +27,9 @@ func (s *Server) routes() {
 
 	// Public agent surface.
 	e.GET("/context/:slug", h.ShowContext)
-	e.POST("/chat/:slug", h.Chat)
-	e.POST("/chat/:slug/feedback", h.SaveChatFeedback)
-	e.POST("/form/:slug", h.SubmitForm)
+	e.POST("/chat/:slug", h.Chat, s.perAddressLimit)
+	e.POST("/chat/:slug/feedback", h.SaveChatFeedback, s.perAddressLimit)
+	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit)
 
 	// Management REST API.
 	api := e.Group("/tenants/:slug", s.tenantAPI)
