@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -68,10 +67,6 @@ const PromptCorpusLimit = 200
 // ExploreCorpusTool is the name the model calls the EXPLORE_CORPUS tool by.
 const ExploreCorpusTool = "explore_corpus"
 
-// PromptSectionDrops counts the items dropped from prompts by the section
-// caps since the process started; exported for metrics.
-var PromptSectionDrops atomic.Int64
-
 // PromptInput is everything the system prompt is built from. The caller
 // loads it (db.PromptCorpus, db.HasCorpusSummaries, db.ListMemory) and
 // decides what the visitor may see: BuildPrompt renders what it is given.
@@ -100,7 +95,9 @@ type PromptInput struct {
 	Locale string
 	// Now is the current instant; zero means time.Now().
 	Now time.Time
-	// Logger receives a warning for each capped section; nil means slog.Default().
+	// Logger receives a warning for each capped section; it names the tenant
+	// (the engine passes the turn's logger); nil means slog.Default() with
+	// the tenant's slug.
 	Logger *slog.Logger
 }
 
@@ -146,14 +143,15 @@ type SectionReport struct {
 // tags inside it is defused. Each section is capped (the Cap constants);
 // entries are taken in priority order and one that does not fit in what is
 // left is dropped whole, so a shorter entry after it may still fit. Drops
-// are logged, counted in PromptSectionDrops and reported in Sections.
+// are logged and reported in Sections (which the dashboard's knowledge-base
+// page shows through FitCorpus).
 func BuildPrompt(in PromptInput) Prompt {
-	log := in.Logger
+	log := in.Logger // the turn's, which names the tenant
 	if log == nil {
-		log = slog.Default()
+		log = slog.Default().With("tenant", in.Tenant.Slug)
 	}
 	lang := promptLanguage(in.Locale)
-	b := promptBuilder{log: log.With("tenant", in.Tenant.ID)}
+	b := promptBuilder{log: log}
 
 	b.add(SectionIdentity, "", promptIdentity(in.Tenant, lang))
 	b.addItems(SectionLore, "## Background\n", promptParagraphs(promptDeref(in.Tenant.BotLore)), LoreCap, "", "\n\n", "")
@@ -219,7 +217,6 @@ func (b *promptBuilder) add(name, heading, text string) {
 func (b *promptBuilder) addItems(name, heading string, items []string, limit int, open, sep, end string) {
 	kept, dropped := promptPack(items, limit, sep)
 	if dropped > 0 {
-		PromptSectionDrops.Add(int64(dropped))
 		b.log.Warn("prompt section capped", "section", name, "included", len(kept), "dropped", dropped, "cap", limit)
 	}
 	if len(kept) == 0 {
