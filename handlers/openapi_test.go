@@ -59,6 +59,11 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"ContextDiscovery", reflect.TypeFor[contextJSON]()},
 		{"ContextDiscovery.tenant", reflect.TypeFor[contextTenantJSON]()},
 		{"ContextDiscovery.endpoints", reflect.TypeFor[contextEndpointsJSON]()},
+		{"WidgetSettings", reflect.TypeFor[widgetSettingsJSON]()},
+		{"WidgetSettings.segment", reflect.TypeFor[widgetSegmentJSON]()},
+		{"WidgetSettings.bot", reflect.TypeFor[widgetBotJSON]()},
+		{"WidgetSettings.launcher", reflect.TypeFor[widgetLauncherJSON]()},
+		{"WidgetSettings.endpoints", reflect.TypeFor[widgetEndpointsJSON]()},
 	} {
 		t.Run(tc.schema, func(t *testing.T) {
 			schema := lookupSchema(t, doc, tc.schema)

@@ -29,6 +29,7 @@ func (s *Server) routes() {
 	e.GET("/context/:slug", h.ShowContext)
 	e.POST("/chat/:slug", h.Chat, s.perAddressLimit)
 	e.POST("/chat/:slug/feedback", h.SaveChatFeedback, s.perAddressLimit)
+	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
 	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit)
 
 	// Management REST API.
@@ -176,9 +177,9 @@ func publicCORS() echo.MiddlewareFunc {
 		},
 		AllowOrigins: []string{"*"},
 		AllowMethods: []string{http.MethodGet, http.MethodPost},
-		AllowHeaders: []string{"Content-Type", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
+		AllowHeaders: []string{"Content-Type", "If-None-Match", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
 			"X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url"},
-		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", echo.HeaderXRequestID},
+		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", echo.HeaderXRequestID},
 		MaxAge:        600,
 	})
 }

@@ -1,0 +1,150 @@
+package handlers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+)
+
+// widgetSettingsMaxAge is how long browsers and shared caches may keep a
+// tenant's widget settings before asking again (with the ETag, which costs
+// a 304 when nothing changed): a saved change shows within a minute.
+const widgetSettingsMaxAge = "60"
+
+// widgetSettingsJSON is what the embedded widget shows and how it behaves,
+// for one segment: the tenant's public look and behaviour, nothing private
+// (no prompt, no key, no secret).
+type widgetSettingsJSON struct {
+	Tenant     string              `json:"tenant"`
+	Name       string              `json:"name"`
+	Segment    widgetSegmentJSON   `json:"segment"`
+	Bot        widgetBotJSON       `json:"bot"`
+	Launcher   widgetLauncherJSON  `json:"launcher"`
+	BookingCTA *widgetBookingJSON  `json:"bookingCta"`
+	Captcha    *widgetCaptchaJSON  `json:"captcha"`
+	Endpoints  widgetEndpointsJSON `json:"endpoints"`
+	Form       *widgetFormJSON     `json:"form"`
+}
+
+type widgetSegmentJSON struct {
+	Slug                 string           `json:"slug"`
+	WelcomeMessage       *string          `json:"welcomeMessage"`
+	ConversationStarters []parley.Starter `json:"conversationStarters"`
+}
+
+type widgetBotJSON struct {
+	Name             *string `json:"name"`
+	Title            *string `json:"title"`
+	AvatarType       string  `json:"avatarType"`
+	Avatar           *string `json:"avatar"`
+	AvatarBackground *string `json:"avatarBackground"`
+	PrimaryColor     string  `json:"primaryColor"`
+	SecondaryColor   *string `json:"secondaryColor"`
+	ShowAIBadge      bool    `json:"showAiBadge"`
+}
+
+type widgetLauncherJSON struct {
+	TeaserText    *string `json:"teaserText"`
+	AutoOpen      bool    `json:"autoOpen"`
+	AutoOpenDelay int     `json:"autoOpenDelay"`
+	BubblePulse   bool    `json:"bubblePulse"`
+}
+
+type widgetBookingJSON struct {
+	Headline    string `json:"headline"`
+	Subtitle    string `json:"subtitle"`
+	CTAText     string `json:"ctaText"`
+	OfficeHours string `json:"officeHours"`
+}
+
+type widgetCaptchaJSON struct {
+	SiteKey string `json:"siteKey"`
+}
+
+type widgetEndpointsJSON struct {
+	Chat     string `json:"chat"`
+	Feedback string `json:"feedback"`
+	Form     string `json:"form"`
+}
+
+// widgetFormJSON is the segment's lead form, when enabled.
+type widgetFormJSON struct {
+	Fields              []parley.FormField `json:"fields"`
+	ConfirmationMessage string             `json:"confirmationMessage,omitempty"`
+}
+
+// ShowWidgetSettings answers GET /chat/{slug}/widget: the settings the
+// embedded widget starts from. It passes chat's tenant gates (plan, origin,
+// widget key) and picks the segment as chat does (query segment, else the
+// default; an unknown or inactive one is 400). The answer is public and
+// cacheable for a minute, varies with Origin and X-Widget-Key, and carries
+// an ETag: If-None-Match gets 304 while nothing changed.
+func (h *Handler) ShowWidgetSettings(c echo.Context) error {
+	hdr := c.Response().Header()
+	hdr.Set(echo.HeaderCacheControl, "no-store") // errors are not cached
+	t, err := h.chatTenant(c, "")
+	if err != nil {
+		return err
+	}
+	seg, err := h.chatSegment(c.Request().Context(), t, c.QueryParam("segment"), "")
+	if err != nil {
+		return err
+	}
+	out := widgetSettingsJSON{
+		Tenant: t.Slug, Name: t.Name,
+		Segment: widgetSegmentJSON{Slug: seg.Slug, WelcomeMessage: nonBlank(seg.WelcomeMessage),
+			ConversationStarters: seg.ConversationStarters},
+		Bot: widgetBotJSON{Name: nonBlank(t.BotName), Title: nonBlank(t.BotTitle), AvatarType: t.AvatarType,
+			Avatar: nonBlank(t.BotAvatar), AvatarBackground: nonBlank(t.AvatarBackground),
+			PrimaryColor: t.PrimaryColor, SecondaryColor: nonBlank(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge},
+		Launcher: widgetLauncherJSON{TeaserText: nonBlank(t.TeaserText), AutoOpen: t.AutoOpen,
+			AutoOpenDelay: t.AutoOpenDelay, BubblePulse: t.BubblePulse},
+		Endpoints: widgetEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug,
+			Feedback: h.BaseURL + "/chat/" + t.Slug + "/feedback", Form: h.BaseURL + "/form/" + t.Slug},
+	}
+	if out.Segment.ConversationStarters == nil {
+		out.Segment.ConversationStarters = []parley.Starter{}
+	}
+	if t.BookingCTAEnabled {
+		b := t.BookingCTAConfig
+		out.BookingCTA = &widgetBookingJSON{Headline: b.Headline, Subtitle: b.Subtitle, CTAText: b.CTAText, OfficeHours: b.OfficeHours}
+	}
+	if t.CaptchaEnabled && t.CaptchaSiteKey != nil && strings.TrimSpace(*t.CaptchaSiteKey) != "" {
+		out.Captcha = &widgetCaptchaJSON{SiteKey: *t.CaptchaSiteKey}
+	}
+	if f := seg.FormConfig; f != nil && f.Enabled && len(f.Fields) > 0 {
+		out.Form = &widgetFormJSON{Fields: f.Fields, ConfirmationMessage: f.ConfirmationMessage}
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	hdr.Set(echo.HeaderCacheControl, "public, max-age="+widgetSettingsMaxAge)
+	hdr.Set("ETag", etag)
+	hdr.Add(echo.HeaderVary, "Origin")
+	hdr.Add(echo.HeaderVary, "X-Widget-Key")
+	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// etagMatches applies If-None-Match (a list of entity tags, weak ones
+// compared weakly, or *) to the current tag.
+func etagMatches(header, etag string) bool {
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == "*" || tag == etag {
+			return true
+		}
+	}
+	return false
+}
