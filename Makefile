@@ -1,4 +1,4 @@
-.PHONY: run test build generate bench
+.PHONY: run test build generate bench widget
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -18,3 +18,8 @@ generate:
 # The benchmarks of BENCHMARKS.md.
 bench:
 	scripts/bench.sh
+
+# The widget needs no build step: its source is copied to static/ (committed),
+# so that make run needs no Node. A test fails when the two differ.
+widget:
+	cp widget/widget.js static/widget.js

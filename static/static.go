@@ -1,5 +1,6 @@
-// Package static holds the files served under /static: CSS, vendored htmx and,
-// later, the built widget. Everything is embedded in the binary.
+// Package static holds the files served under /static: CSS, vendored htmx and
+// the built widget (widget.js, a copy of widget/widget.js made by make widget,
+// also served at /widget.js). Everything is embedded in the binary.
 package static
 
 import "embed"

@@ -36,7 +36,7 @@ func TestChatLeaseOutlivesItsLifetime(t *testing.T) {
 		defer wg.Done()
 		first = b.chat(t, path, map[string]any{"message": "slow one", "sessionId": "renew-1"}, agentHeaders)
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitSessionStarted(t, b, ten.ID, "renew-1")
 	go func() {
 		defer wg.Done()
 		second = b.chat(t, path, map[string]any{"message": "two", "sessionId": "renew-1"}, agentHeaders)
@@ -122,4 +122,19 @@ func slowModel(t *testing.T, delay time.Duration) (*llmtest.OpenAI, string) {
 	}))
 	t.Cleanup(slow.Close)
 	return llm, slow.URL + "/v1"
+}
+
+// waitSessionStarted returns once the session has a stored message: its
+// first turn holds the session's lease (it stores the message under it), so
+// a message sent now is the second, whatever the machine's load, with no
+// guessed delay.
+func waitSessionStarted(t *testing.T, b *bundle, tenantID, sessionID string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); b.count(t, `SELECT count(*) FROM messages m JOIN conversations c
+		ON c.id = m.conversation_id WHERE c.tenant_id = $1 AND c.session_id = $2`, tenantID, sessionID) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no message of session %s was stored", sessionID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -273,7 +273,7 @@ func TestChatSessionSerialized(t *testing.T) {
 		first = b.chat(t, path, map[string]any{"message": "slow one", "sessionId": "ser-1"}, agentHeaders)
 		firstDone = time.Now()
 	}()
-	time.Sleep(150 * time.Millisecond)
+	waitSessionStarted(t, b, ten.ID, "ser-1")
 	go func() {
 		defer wg.Done()
 		second = b.chat(t, path, map[string]any{"message": "two", "sessionId": "ser-1"}, agentHeaders)

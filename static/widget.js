@@ -1,0 +1,262 @@
+// Parley's embeddable chat widget. Plain JavaScript, no build step: this
+// file is copied as it is to static/widget.js (make widget), which the
+// service serves at /widget.js.
+//
+//   <script src="https://parley.example/widget.js" data-tenant="acme"
+//           data-segment="wholesale" data-widget-key="wk_..." async></script>
+//
+// It defines no global. Everything it shows lives in the shadow root of one
+// <parley-widget> element, so the host page's styles and scripts neither
+// reach it nor are reached by it. Text from the model or the knowledge base
+// never reaches the DOM as HTML: it is rendered with text nodes, and the
+// few Markdown forms understood (paragraphs, **bold**, links) are built
+// element by element.
+(() => {
+  const script = document.currentScript;
+  if (!script || !script.dataset.tenant) return;
+  const tenant = script.dataset.tenant;
+  const segment = script.dataset.segment || "";
+  const widgetKey = script.dataset.widgetKey || "";
+  const base = new URL(script.src, location.href).origin;
+  const sessionKey = "parley-session-" + tenant + "-" + segment;
+
+  const css = `
+    :host { all: initial; }
+    * { box-sizing: border-box; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+    .launcher { position: fixed; right: 20px; bottom: 20px; width: 56px; height: 56px; border-radius: 50%;
+      border: none; cursor: pointer; color: #fff; background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
+      font-size: 26px; z-index: 2147483000; }
+    .launcher.pulse { animation: pulse 2s infinite; }
+    @keyframes pulse { 0% { box-shadow: 0 0 0 0 var(--primary); } 70% { box-shadow: 0 0 0 14px transparent; } 100% { box-shadow: 0 0 0 0 transparent; } }
+    .teaser { position: fixed; right: 86px; bottom: 30px; max-width: 240px; background: #fff; color: #111;
+      border-radius: 12px; padding: 10px 14px; box-shadow: 0 4px 14px rgba(0,0,0,.2); font-size: 14px; z-index: 2147483000; cursor: pointer; }
+    .panel { position: fixed; right: 20px; bottom: 88px; width: 370px; max-width: calc(100vw - 24px);
+      height: 560px; max-height: calc(100vh - 110px); display: flex; flex-direction: column; background: #fff; color: #111;
+      border-radius: 14px; box-shadow: 0 8px 30px rgba(0,0,0,.3); overflow: hidden; z-index: 2147483000; }
+    @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; } }
+    .panel[hidden], .teaser[hidden] { display: none; }
+    header { background: var(--primary); color: #fff; padding: 12px 14px; display: flex; align-items: center; gap: 10px; }
+    header .who { flex: 1; }
+    header .name { font-weight: 600; font-size: 15px; }
+    header .title, header .badge { font-size: 12px; opacity: .9; }
+    header button { background: transparent; border: none; color: #fff; font-size: 20px; cursor: pointer; }
+    .log { flex: 1; overflow-y: auto; padding: 14px; display: flex; flex-direction: column; gap: 10px; background: #f7f7f8; }
+    .msg { max-width: 85%; padding: 9px 12px; border-radius: 12px; font-size: 14px; line-height: 1.45; word-wrap: break-word; }
+    .msg p { margin: 0 0 6px; } .msg p:last-child { margin: 0; }
+    .msg a { color: inherit; text-decoration: underline; }
+    .bot { align-self: flex-start; background: #fff; border: 1px solid #e4e4e7; }
+    .me { align-self: flex-end; background: var(--primary); color: #fff; }
+    .error { align-self: stretch; background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; }
+    .error button { margin-left: 8px; }
+    .typing { align-self: flex-start; color: #555; font-size: 13px; }
+    .starters { display: flex; flex-wrap: wrap; gap: 6px; }
+    .starters button, .votes button, .error button { border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
+      padding: 6px 10px; font-size: 13px; cursor: pointer; }
+    .votes { display: flex; gap: 4px; margin-top: 4px; }
+    .votes button[aria-pressed="true"] { background: var(--primary); color: #fff; }
+    form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e4e4e7; background: #fff; }
+    textarea { flex: 1; resize: none; border: 1px solid #d4d4d8; border-radius: 10px; padding: 8px 10px; font-size: 14px; min-height: 40px; color: #111; }
+    form button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: #fff; font-size: 14px; cursor: pointer; }
+    form button:disabled { opacity: .5; cursor: default; }
+  `;
+
+  const el = (tag, attrs = {}, ...children) => {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (k === "class") node.className = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v);
+    }
+    for (const c of children) node.append(c);
+    return node;
+  };
+
+  // Markdown, safely: paragraphs, **bold** and links (http and https only),
+  // each made of elements and text nodes.
+  const inline = (text) => {
+    const out = [];
+    const re = /\*\*([^*]+)\*\*|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+    let last = 0;
+    for (const m of text.matchAll(re)) {
+      if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
+      if (m[1] !== undefined) out.push(el("strong", {}, m[1]));
+      else {
+        const href = m[3] || m[4];
+        out.push(el("a", { href, target: "_blank", rel: "noopener noreferrer" }, m[2] || m[4]));
+      }
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) out.push(document.createTextNode(text.slice(last)));
+    return out;
+  };
+  const render = (node, text) => {
+    node.replaceChildren(...text.split(/\n{2,}/).filter((p) => p.trim()).map((p) => {
+      const para = el("p");
+      p.split("\n").forEach((line, i) => { if (i) para.append(el("br")); para.append(...inline(line)); });
+      return para;
+    }));
+  };
+
+  const sessionId = () => {
+    let id = sessionStorage.getItem(sessionKey);
+    if (!id) {
+      id = "w-" + crypto.randomUUID();
+      sessionStorage.setItem(sessionKey, id);
+    }
+    return id;
+  };
+
+  const headers = () => {
+    const h = { "Content-Type": "application/json" };
+    if (widgetKey) h["X-Widget-Key"] = widgetKey;
+    return h;
+  };
+
+  // problem turns a refused answer into words for the visitor.
+  const problem = async (resp) => {
+    let body = {};
+    try { body = await resp.json(); } catch { /* not JSON */ }
+    if (resp.status === 429 && resp.headers.get("Retry-After")) {
+      return "Too many messages for now: please wait " + resp.headers.get("Retry-After") + " seconds and try again.";
+    }
+    return body.error || "The assistant is not available right now.";
+  };
+
+  async function start() {
+    const q = segment ? "?segment=" + encodeURIComponent(segment) : "";
+    const resp = await fetch(base + "/chat/" + encodeURIComponent(tenant) + "/widget" + q,
+      { headers: widgetKey ? { "X-Widget-Key": widgetKey } : {} });
+    if (!resp.ok) {
+      console.warn("Parley widget:", await problem(resp));
+      return;
+    }
+    const s = await resp.json();
+    const host = document.createElement("parley-widget");
+    const root = host.attachShadow({ mode: "open" });
+    host.style.setProperty("--primary", s.bot.primaryColor || "#2563eb");
+    root.append(el("style", {}, css));
+
+    const log = el("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
+    const input = el("textarea", { rows: "1", "aria-label": "Your message", placeholder: "Write a message…", maxlength: "15000" });
+    const send = el("button", { type: "submit" }, "Send");
+    const form = el("form", {}, input, send);
+    const close = el("button", { type: "button", "aria-label": "Close chat" }, "×");
+    const who = el("div", { class: "who" }, el("div", { class: "name" }, s.bot.name || s.name));
+    if (s.bot.title) who.append(el("div", { class: "title" }, s.bot.title));
+    if (s.bot.showAiBadge) who.append(el("div", { class: "badge" }, "AI assistant"));
+    const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
+      el("header", {}, who, close), log, form);
+    const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
+      "aria-expanded": "false" }, "💬");
+    const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
+    root.append(teaser, panel, launcher);
+
+    const open = () => {
+      panel.hidden = false; teaser.hidden = true;
+      launcher.setAttribute("aria-expanded", "true");
+      input.focus();
+    };
+    const shut = () => { panel.hidden = true; launcher.setAttribute("aria-expanded", "false"); launcher.focus(); };
+    launcher.addEventListener("click", () => (panel.hidden ? open() : shut()));
+    close.addEventListener("click", shut);
+    teaser.addEventListener("click", open);
+    const delay = Math.max(0, s.launcher.autoOpenDelay || 0) * 1000;
+    if (s.launcher.autoOpen) setTimeout(() => { if (panel.hidden) open(); }, delay);
+    else if (s.launcher.teaserText) setTimeout(() => { if (panel.hidden) teaser.hidden = false; }, delay);
+
+    const bubble = (cls, text) => {
+      const b = el("div", { class: "msg " + cls });
+      render(b, text);
+      log.append(b);
+      log.scrollTop = log.scrollHeight;
+      return b;
+    };
+    if (s.segment.welcomeMessage) bubble("bot", s.segment.welcomeMessage);
+    let starters = null;
+    if (s.segment.conversationStarters.length) {
+      starters = el("div", { class: "starters" }, ...s.segment.conversationStarters.map((st) =>
+        el("button", { type: "button", onclick: () => ask(st.text) }, (st.emoji ? st.emoji + " " : "") + st.text)));
+      log.append(starters);
+    }
+
+    const vote = (messageId, value, buttons) => {
+      fetch(s.endpoints.feedback, { method: "POST", headers: headers(),
+        body: JSON.stringify({ sessionId: sessionId(), messageId, value, widgetKey: widgetKey || undefined }) })
+        .then((r) => { if (r.ok) buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.value === value))); });
+    };
+
+    let busy = false;
+    async function ask(text) {
+      text = text.trim();
+      if (!text || busy) return;
+      busy = true; send.disabled = true;
+      if (starters) { starters.remove(); starters = null; }
+      bubble("me", text);
+      const typing = el("div", { class: "typing", "aria-label": "The assistant is writing" }, "…");
+      log.append(typing);
+      let answer = null, said = "";
+      const fail = (msg) => {
+        typing.remove();
+        const retry = el("button", { type: "button" }, "Retry");
+        const e = el("div", { class: "msg error", role: "alert" }, msg, retry);
+        retry.addEventListener("click", () => { e.remove(); ask(text); });
+        log.append(e);
+      };
+      try {
+        const resp = await fetch(s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
+          message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
+          widgetKey: widgetKey || undefined }) });
+        if (!resp.ok) { fail(await problem(resp)); return; }
+        const reader = resp.body.getReader();
+        const decoder = new TextDecoder();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += decoder.decode(value, { stream: true });
+          let cut;
+          while ((cut = buf.indexOf("\n\n")) >= 0) {
+            const frame = buf.slice(0, cut); buf = buf.slice(cut + 2);
+            for (const line of frame.split("\n")) {
+              if (!line.startsWith("data: ")) continue;
+              const ev = JSON.parse(line.slice(6));
+              if (ev.error) { fail(ev.error); return; }
+              if (ev.text) {
+                if (!answer) { typing.remove(); answer = bubble("bot", ""); }
+                said += ev.text;
+                render(answer, said);
+                log.scrollTop = log.scrollHeight;
+              }
+              if (ev.done) {
+                typing.remove();
+                if (!answer) answer = bubble("bot", ev.message || "");
+                if (ev.messageId) {
+                  const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, "👍");
+                  const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, "👎");
+                  up.dataset.value = "up"; down.dataset.value = "down";
+                  up.addEventListener("click", () => vote(ev.messageId, "up", [up, down]));
+                  down.addEventListener("click", () => vote(ev.messageId, "down", [up, down]));
+                  answer.append(el("div", { class: "votes" }, up, down));
+                }
+              }
+            }
+          }
+        }
+      } catch (err) {
+        console.warn("Parley widget:", err);
+        fail("The connection was lost. Check your network and retry.");
+      } finally {
+        typing.remove();
+        busy = false; send.disabled = false;
+      }
+    }
+    form.addEventListener("submit", (e) => { e.preventDefault(); const t = input.value; input.value = ""; ask(t); });
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
+    });
+    document.body.append(host);
+  }
+
+  if (document.readyState === "complete") start();
+  else addEventListener("load", start, { once: true });
+})();
