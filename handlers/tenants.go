@@ -107,9 +107,13 @@ func newStatsJSON(t parley.Tenant, u db.TenantStats) statsJSON {
 }
 
 // EmbedCode is the snippet a tenant pastes into their site. The widget key,
-// when set, travels in data-widget-key.
+// when set, travels in data-widget-key; when the script is served from
+// another address than the API (PARLEY_CDN_URL), data-api names the API.
 func (h *Handler) EmbedCode(t parley.Tenant) string {
 	s := `<script src="` + html.EscapeString(h.CDNURL) + `/widget.js" data-tenant="` + html.EscapeString(t.Slug) + `"`
+	if h.CDNURL != h.BaseURL {
+		s += ` data-api="` + html.EscapeString(h.BaseURL) + `"`
+	}
 	if t.WidgetKey != nil {
 		s += ` data-widget-key="` + html.EscapeString(*t.WidgetKey) + `"`
 	}

@@ -999,7 +999,7 @@ func TestShowTenantEmbedCodeCDN(t *testing.T) {
 		t.Fatalf("status %d: %v", status, body)
 	}
 	embed := body["embedCode"].(string)
-	want := `<script src="https://cdn.example.com/widget.js" data-tenant="` + ten.Slug + `" async></script>`
+	want := `<script src="https://cdn.example.com/widget.js" data-tenant="` + ten.Slug + `" data-api="https://api.example.com" async></script>`
 	if embed != want {
 		t.Errorf("embedCode = %q, want %q", embed, want)
 	}

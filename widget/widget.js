@@ -5,6 +5,9 @@
 //   <script src="https://parley.example/widget.js" data-tenant="acme"
 //           data-segment="wholesale" data-widget-key="wk_..." async></script>
 //
+// (data-segment and data-widget-key are optional; data-api names the API
+// when the script is served from elsewhere.)
+//
 // It defines no global. Everything it shows lives in the shadow root of one
 // <parley-widget> element, so the host page's styles and scripts neither
 // reach it nor are reached by it. Text from the model or the knowledge base
@@ -17,7 +20,9 @@
   const tenant = script.dataset.tenant;
   const segment = script.dataset.segment || "";
   const widgetKey = script.dataset.widgetKey || "";
-  const base = new URL(script.src, location.href).origin;
+  // The API's address: data-api when the script comes from a CDN, else the
+  // script's own origin.
+  const base = script.dataset.api ? new URL(script.dataset.api).origin : new URL(script.src, location.href).origin;
   const sessionKey = "parley-session-" + tenant + "-" + segment;
 
   const css = `
