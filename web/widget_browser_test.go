@@ -44,23 +44,19 @@ func TestWidgetBrowser(t *testing.T) {
 	b.srv.Handler.BaseURL = b.ts.URL
 	ten := b.newTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "Help with the shop.", "welcomeMessage": "Hi! Ask me about bikes.",
-		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": "🕘"}}}
+		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": "🕘"}},
+		"formConfig": map[string]any{"enabled": true, "intent": "lead", "confirmationMessage": "Thanks, we will call you back.",
+			"fields": []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true},
+				map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}
 	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {
 		t.Fatalf("segment: %d %v", st, body)
 	}
-	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"primaryColor": "#0f766e", "botName": "Spoke"}); st != 200 {
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"primaryColor": "#0f766e", "botName": "Spoke",
+		"bookingCtaEnabled": true, "bookingCtaConfig": map[string]any{"headline": "Book a test ride", "subtitle": "30 minutes", "ctaText": "Book", "officeHours": "Mon-Sat"}}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 
-	// The tenant's site: another origin, with styles that would reach any
-	// element of the page.
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>Bikes</title>
-<style>* { color: rgb(255, 0, 0) !important; font-size: 40px !important; } button { display: none !important; }</style></head>
-<body><h1>Bikes</h1><script src="%s/widget.js" data-tenant="%s" data-segment="shop" async></script></body></html>`, b.ts.URL, ten.Slug)
-	}))
-	t.Cleanup(site.Close)
+	site := tenantSite(t, b, ten.Slug, "shop")
 
 	ctx := browserTab(t)
 	mustStep(t, "opening the site", chromedp.Do(ctx, chromedp.Navigate(site.URL)))
@@ -84,9 +80,21 @@ func TestWidgetBrowser(t *testing.T) {
 	if got := str("header", sr+`.querySelector('header .name').innerText`); got != "Spoke" {
 		t.Errorf("bot name = %q", got)
 	}
+	if got := str("booking", sr+`.querySelector('.booking strong')?.innerText || ''`); got != "Book a test ride" {
+		t.Errorf("booking call-to-action = %q", got)
+	}
+
+	// The segment's lead form posts to /form/{slug}: a submission of channel form.
+	run("filling the form", `(() => { const f = `+sr+`.querySelector('form.lead');
+		f.elements.full_name.value = 'Ada Lovelace'; f.elements.email.value = 'ada@example.com';
+		f.querySelector('button').click(); })()`)
+	waitUntil(ctx, t, "the form's confirmation", `!`+sr+`.querySelector('form.lead') && [...`+sr+`.querySelectorAll('.msg.bot')].some(m => m.innerText === 'Thanks, we will call you back.')`)
+	if n := b.count(t, `SELECT count(*) FROM submissions WHERE tenant_id = $1 AND channel = 'form' AND input->>'email' = 'ada@example.com'`, ten.ID); n != 1 {
+		t.Errorf("%d form submissions stored, want 1", n)
+	}
 
 	run("asking a starter", sr+`.querySelector('.starters button').click()`)
-	waitUntil(ctx, t, "the answer and its votes", sr+`.querySelectorAll('.msg.bot').length === 2 && !!`+sr+`.querySelector('.votes')`)
+	waitUntil(ctx, t, "the answer and its votes", `!!`+sr+`.querySelector('.votes')`)
 	answer := `[...` + sr + `.querySelectorAll('.msg.bot')].pop()`
 	if got := str("question", sr+`.querySelector('.msg.me').innerText`); got != "When are you open?" {
 		t.Errorf("the visitor's message = %q", got)
@@ -110,5 +118,43 @@ func TestWidgetBrowser(t *testing.T) {
 	if err := b.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE c.tenant_id = $1 AND m.role = 'assistant' AND m.feedback = 1`, ten.ID).Scan(&votes); err != nil || votes != 1 {
 		t.Errorf("stored votes = %d (%v)", votes, err)
+	}
+}
+
+// tenantSite serves a page of the tenant's site, on another origin than
+// Parley, embedding the widget, with styles that would reach any element of
+// the page.
+func tenantSite(t *testing.T, b *bundle, slug, segment string) *httptest.Server {
+	t.Helper()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>Bikes</title>
+<style>* { color: rgb(255, 0, 0) !important; font-size: 40px !important; } button { display: none !important; }</style></head>
+<body><h1>Bikes</h1><script src="%s/widget.js" data-tenant="%s" data-segment="%s" async></script></body></html>`, b.ts.URL, slug, segment)
+	}))
+	t.Cleanup(site.Close)
+	return site
+}
+
+// TestWidgetBrowserRefusedOrigin: on a page the tenant did not allow, the
+// widget says so to whoever opens it, and sends nothing.
+func TestWidgetBrowserRefusedOrigin(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	b.srv.Handler.BaseURL = b.ts.URL
+	ten := b.newTenant(t, "starter")
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
+		t.Fatalf("allowedDomains: %d %v", st, body)
+	}
+	site := tenantSite(t, b, ten.Slug, "default")
+	ctx := browserTab(t)
+	mustStep(t, "opening the site", chromedp.Do(ctx, chromedp.Navigate(site.URL)))
+	const sr = `document.querySelector('parley-widget').shadowRoot`
+	waitUntil(ctx, t, "the launcher", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
+	mustStep(t, "opening the chat", err)
+	waitUntil(ctx, t, "the refusal", sr+`.querySelector('.msg.error')?.innerText === 'Origin not allowed' && `+sr+`.querySelector('textarea').disabled`)
+	if n := len(llm.Requests()); n != 0 {
+		t.Errorf("%d model calls from a refused page", n)
 	}
 }

@@ -20,6 +20,7 @@
   const tenant = script.dataset.tenant;
   const segment = script.dataset.segment || "";
   const widgetKey = script.dataset.widgetKey || "";
+  const visitorToken = script.dataset.visitorToken || "";
   // The API's address: data-api when the script comes from a CDN, else the
   // script's own origin.
   const base = script.dataset.api ? new URL(script.dataset.api).origin : new URL(script.src, location.href).origin;
@@ -32,6 +33,7 @@
       border: none; cursor: pointer; color: #fff; background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
       font-size: 26px; z-index: 2147483000; }
     .launcher.pulse { animation: pulse 2s infinite; }
+    @media (prefers-reduced-motion: reduce) { .launcher.pulse { animation: none; } }
     @keyframes pulse { 0% { box-shadow: 0 0 0 0 var(--primary); } 70% { box-shadow: 0 0 0 14px transparent; } 100% { box-shadow: 0 0 0 0 transparent; } }
     .teaser { position: fixed; right: 86px; bottom: 30px; max-width: 240px; background: #fff; color: #111;
       border-radius: 12px; padding: 10px 14px; box-shadow: 0 4px 14px rgba(0,0,0,.2); font-size: 14px; z-index: 2147483000; cursor: pointer; }
@@ -59,10 +61,16 @@
       padding: 6px 10px; font-size: 13px; cursor: pointer; }
     .votes { display: flex; gap: 4px; margin-top: 4px; }
     .votes button[aria-pressed="true"] { background: var(--primary); color: #fff; }
-    form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e4e4e7; background: #fff; }
+    form.compose { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e4e4e7; background: #fff; }
+    .card { align-self: stretch; background: #fff; border: 1px solid #e4e4e7; border-radius: 12px; padding: 10px 12px; font-size: 14px; }
+    .card strong { display: block; margin-bottom: 2px; }
+    .card small { display: block; color: #555; margin-bottom: 6px; }
+    .card label { display: block; font-size: 13px; margin: 6px 0 2px; }
+    .card input, .card textarea { width: 100%; border: 1px solid #d4d4d8; border-radius: 8px; padding: 6px 8px; font-size: 14px; color: #111; }
+    .card .go { margin-top: 8px; border: none; border-radius: 8px; padding: 7px 12px; background: var(--primary); color: #fff; cursor: pointer; }
     textarea { flex: 1; resize: none; border: 1px solid #d4d4d8; border-radius: 10px; padding: 8px 10px; font-size: 14px; min-height: 40px; color: #111; }
-    form button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: #fff; font-size: 14px; cursor: pointer; }
-    form button:disabled { opacity: .5; cursor: default; }
+    form.compose button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: #fff; font-size: 14px; cursor: pointer; }
+    form.compose button:disabled, .card .go:disabled { opacity: .5; cursor: default; }
   `;
 
   const el = (tag, attrs = {}, ...children) => {
@@ -102,11 +110,14 @@
     }));
   };
 
+  // The session id is kept in the host page's localStorage, so the
+  // conversation goes on across its pages and visits.
   const sessionId = () => {
-    let id = sessionStorage.getItem(sessionKey);
+    let id = null;
+    try { id = localStorage.getItem(sessionKey); } catch { /* storage off */ }
     if (!id) {
       id = "w-" + crypto.randomUUID();
-      sessionStorage.setItem(sessionKey, id);
+      try { localStorage.setItem(sessionKey, id); } catch { /* storage off */ }
     }
     return id;
   };
@@ -131,11 +142,15 @@
     const q = segment ? "?segment=" + encodeURIComponent(segment) : "";
     const resp = await fetch(base + "/chat/" + encodeURIComponent(tenant) + "/widget" + q,
       { headers: widgetKey ? { "X-Widget-Key": widgetKey } : {} });
-    if (!resp.ok) {
-      console.warn("Parley widget:", await problem(resp));
-      return;
+    let s, refused = "";
+    if (resp.ok) s = await resp.json();
+    else {
+      // Shown to whoever opens the chat, so that the site's owner sees why.
+      refused = await problem(resp);
+      console.warn("Parley widget:", refused);
+      s = { name: "Chat", segment: { welcomeMessage: null, conversationStarters: [] }, bot: { primaryColor: "#52525b" },
+        launcher: {}, bookingCta: null, form: null, endpoints: {} };
     }
-    const s = await resp.json();
     const host = document.createElement("parley-widget");
     const root = host.attachShadow({ mode: "open" });
     host.style.setProperty("--primary", s.bot.primaryColor || "#2563eb");
@@ -144,7 +159,7 @@
     const log = el("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
     const input = el("textarea", { rows: "1", "aria-label": "Your message", placeholder: "Write a message…", maxlength: "15000" });
     const send = el("button", { type: "submit" }, "Send");
-    const form = el("form", {}, input, send);
+    const form = el("form", { class: "compose" }, input, send);
     const close = el("button", { type: "button", "aria-label": "Close chat" }, "×");
     const who = el("div", { class: "who" }, el("div", { class: "name" }, s.bot.name || s.name));
     if (s.bot.title) who.append(el("div", { class: "title" }, s.bot.title));
@@ -176,7 +191,20 @@
       log.scrollTop = log.scrollHeight;
       return b;
     };
+    if (refused) {
+      log.append(el("div", { class: "msg error", role: "alert" }, refused));
+      input.disabled = true; send.disabled = true;
+    }
     if (s.segment.welcomeMessage) bubble("bot", s.segment.welcomeMessage);
+    if (s.bookingCta) {
+      const b = s.bookingCta;
+      const card = el("div", { class: "card booking" }, el("strong", {}, b.headline));
+      if (b.subtitle) card.append(el("small", {}, b.subtitle));
+      if (b.officeHours) card.append(el("small", {}, b.officeHours));
+      card.append(el("button", { type: "button", class: "go", onclick: () => ask(b.ctaText || b.headline) }, b.ctaText || "Book"));
+      log.append(card);
+    }
+    if (s.form) log.append(leadForm(s.form));
     let starters = null;
     if (s.segment.conversationStarters.length) {
       starters = el("div", { class: "starters" }, ...s.segment.conversationStarters.map((st) =>
@@ -189,6 +217,39 @@
         body: JSON.stringify({ sessionId: sessionId(), messageId, value, widgetKey: widgetKey || undefined }) })
         .then((r) => { if (r.ok) buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.value === value))); });
     };
+
+    // leadForm is the segment's form, posted to /form/{slug} (channel form).
+    function leadForm(f) {
+      const fields = f.fields.map((fd) => {
+        const id = "pf-" + fd.name;
+        const input = fd.type === "textarea" ? el("textarea", { id, name: fd.name, rows: "2" })
+          : el("input", { id, name: fd.name, type: fd.type === "phone" ? "tel" : fd.type === "email" ? "email" : "text" });
+        if (fd.required) input.required = true;
+        return [el("label", { for: id }, fd.label + (fd.required ? " *" : "")), input];
+      }).flat();
+      const go = el("button", { type: "submit", class: "go" }, "Send");
+      const card = el("form", { class: "card lead", "aria-label": "Contact form" }, ...fields, go);
+      card.addEventListener("submit", async (e) => {
+        e.preventDefault();
+        go.disabled = true;
+        const values = {};
+        for (const fd of f.fields) {
+          const v = card.elements[fd.name].value.trim();
+          if (v) values[fd.name] = v;
+        }
+        try {
+          const r = await fetch(s.endpoints.form, { method: "POST", headers: headers(), body: JSON.stringify({
+            segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined }) });
+          if (!r.ok) { go.disabled = false; log.append(el("div", { class: "msg error", role: "alert" }, await problem(r))); return; }
+          const body = await r.json();
+          card.replaceWith(el("div", { class: "msg bot", role: "status" }, f.confirmationMessage || body.message || "Thank you!"));
+        } catch {
+          go.disabled = false;
+          log.append(el("div", { class: "msg error", role: "alert" }, "The connection was lost. Check your network and retry."));
+        }
+      });
+      return card;
+    }
 
     let busy = false;
     async function ask(text) {
@@ -210,7 +271,8 @@
       try {
         const resp = await fetch(s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
           message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
-          widgetKey: widgetKey || undefined }) });
+          pageContext: { title: document.title, url: location.href },
+          visitorToken: visitorToken || undefined, widgetKey: widgetKey || undefined }) });
         if (!resp.ok) { fail(await problem(resp)); return; }
         const reader = resp.body.getReader();
         const decoder = new TextDecoder();
