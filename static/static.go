@@ -7,5 +7,5 @@ import "embed"
 
 // FS holds the static files.
 //
-//go:embed *.css *.js
+//go:embed *.css *.js *.html
 var FS embed.FS

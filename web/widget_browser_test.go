@@ -158,3 +158,18 @@ func TestWidgetBrowserRefusedOrigin(t *testing.T) {
 		t.Errorf("%d model calls from a refused page", n)
 	}
 }
+
+// TestWidgetDemoPage: the sample site served by Parley itself shows the
+// widget of the tenant named in its address.
+func TestWidgetDemoPage(t *testing.T) {
+	t.Parallel()
+	b, _ := setupChat(t, nil)
+	b.srv.Handler.BaseURL = b.ts.URL
+	ten := b.newTenant(t, "starter")
+	ctx := browserTab(t)
+	mustStep(t, "opening the demo page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/static/demo.html?tenant="+ten.Slug)))
+	waitUntil(ctx, t, "the widget", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
+	if got := mustRunStep(ctx, t, "tenant", chromedp.Evaluate[string](`document.getElementById('which').textContent`)); got != "Tenant: "+ten.Slug {
+		t.Errorf("the page names %q", got)
+	}
+}
