@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
@@ -28,6 +30,14 @@ func TestWidgetScriptIsTheSource(t *testing.T) {
 	}
 	if string(src) != string(built) {
 		t.Fatal("static/widget.js differs from widget/widget.js: run make widget")
+	}
+	// The budget: under 30 KB gzipped.
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, _ = zw.Write(built)
+	_ = zw.Close()
+	if zipped.Len() >= 30<<10 {
+		t.Errorf("widget.js is %d bytes gzipped, over the 30 KB budget", zipped.Len())
 	}
 }
 
