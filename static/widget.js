@@ -25,6 +25,8 @@
   // script's own origin.
   const base = script.dataset.api ? new URL(script.dataset.api).origin : new URL(script.src, location.href).origin;
   const sessionKey = "parley-session-" + tenant + "-" + segment;
+  const historyKey = "parley-history-" + tenant + "-" + segment;
+  const historyMax = 50;
 
   const css = `
     :host { all: initial; }
@@ -122,6 +124,18 @@
     return id;
   };
 
+  // The conversation as shown, kept beside the session id so that another
+  // page of the site shows it again: [{r: "me"|"bot", t: text, id?}].
+  const history = {
+    load() { try { return JSON.parse(localStorage.getItem(historyKey)) || []; } catch { return []; } },
+    add(entry) {
+      try {
+        const h = history.load().concat(entry).slice(-historyMax);
+        localStorage.setItem(historyKey, JSON.stringify(h));
+      } catch { /* storage off or full */ }
+    },
+  };
+
   const headers = () => {
     const h = { "Content-Type": "application/json" };
     if (widgetKey) h["X-Widget-Key"] = widgetKey;
@@ -205,8 +219,21 @@
       log.append(card);
     }
     if (s.form) log.append(leadForm(s.form));
+    const votes = (node, messageId) => {
+      const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, "👍");
+      const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, "👎");
+      up.dataset.value = "up"; down.dataset.value = "down";
+      up.addEventListener("click", () => vote(messageId, "up", [up, down]));
+      down.addEventListener("click", () => vote(messageId, "down", [up, down]));
+      node.append(el("div", { class: "votes" }, up, down));
+    };
+    const past = refused ? [] : history.load();
+    for (const m of past) {
+      const node = bubble(m.r === "me" ? "me" : "bot", m.t);
+      if (m.id) votes(node, m.id);
+    }
     let starters = null;
-    if (s.segment.conversationStarters.length) {
+    if (!past.length && s.segment.conversationStarters.length) {
       starters = el("div", { class: "starters" }, ...s.segment.conversationStarters.map((st) =>
         el("button", { type: "button", onclick: () => ask(st.text) }, (st.emoji ? st.emoji + " " : "") + st.text)));
       log.append(starters);
@@ -258,6 +285,7 @@
       busy = true; send.disabled = true;
       if (starters) { starters.remove(); starters = null; }
       bubble("me", text);
+      history.add({ r: "me", t: text });
       const typing = el("div", { class: "typing", "aria-label": "The assistant is writing" }, "…");
       log.append(typing);
       let answer = null, said = "";
@@ -297,14 +325,8 @@
               if (ev.done) {
                 typing.remove();
                 if (!answer) answer = bubble("bot", ev.message || "");
-                if (ev.messageId) {
-                  const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, "👍");
-                  const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, "👎");
-                  up.dataset.value = "up"; down.dataset.value = "down";
-                  up.addEventListener("click", () => vote(ev.messageId, "up", [up, down]));
-                  down.addEventListener("click", () => vote(ev.messageId, "down", [up, down]));
-                  answer.append(el("div", { class: "votes" }, up, down));
-                }
+                history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined });
+                if (ev.messageId) votes(answer, ev.messageId);
               }
             }
           }

@@ -129,6 +129,19 @@ func TestWidgetBrowser(t *testing.T) {
 		WHERE c.tenant_id = $1 AND m.role = 'assistant' AND m.feedback = 1`, ten.ID).Scan(&votes); err != nil || votes != 1 {
 		t.Errorf("stored votes = %d (%v)", votes, err)
 	}
+
+	// Another page of the site: the conversation is shown again, and goes on
+	// in the same session.
+	mustStep(t, "opening another page", chromedp.Do(ctx, chromedp.Navigate(site.URL+"/shipping")))
+	waitUntil(ctx, t, "the launcher again", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
+	run("reopening the chat", sr+`.querySelector('.launcher').click()`)
+	waitUntil(ctx, t, "the restored conversation", sr+`.querySelector('.msg.me')?.innerText === 'When are you open?' && !!`+sr+`.querySelector('.votes')`)
+	if got := str("starters after a conversation", `String(!!`+sr+`.querySelector('.starters'))`); got != "false" {
+		t.Error("starters offered again in a conversation under way")
+	}
+	if n := b.count(t, `SELECT count(DISTINCT session_id) FROM conversations WHERE tenant_id = $1`, ten.ID); n != 1 {
+		t.Errorf("%d sessions, want the one", n)
+	}
 }
 
 // tenantSite serves a page of the tenant's site, on another origin than
