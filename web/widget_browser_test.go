@@ -196,3 +196,44 @@ func TestWidgetDemoPage(t *testing.T) {
 		t.Errorf("the page names %q", got)
 	}
 }
+
+// TestWidgetAccessibility runs axe-core over the open widget, with an
+// answer and the lead form in it: no serious or critical violation.
+func TestWidgetAccessibility(t *testing.T) {
+	t.Parallel()
+	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"We open at **9**. See https://bikes.example/hours"}})
+	b.srv.Handler.BaseURL = b.ts.URL
+	ten := b.newTenant(t, "starter")
+	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "p", "welcomeMessage": "Hi!",
+		"conversationStarters": []any{map[string]any{"text": "Hours?", "emoji": ""}},
+		"formConfig": map[string]any{"enabled": true, "intent": "lead",
+			"fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {
+		t.Fatalf("segment: %d %v", st, body)
+	}
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"showAiBadge": true, "teaserText": "Questions?"}); st != 200 {
+		t.Fatalf("settings: %d %v", st, body)
+	}
+	site := tenantSite(t, b, ten.Slug, "shop")
+	ctx := browserTab(t)
+	mustStep(t, "opening the site", chromedp.Do(ctx, chromedp.Navigate(site.URL)))
+	const sr = `document.querySelector('parley-widget').shadowRoot`
+	waitUntil(ctx, t, "the launcher", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click(); `+sr+`.querySelector('.starters button').click()`))
+	mustStep(t, "asking", err)
+	waitUntil(ctx, t, "the answer", `!!`+sr+`.querySelector('.votes')`)
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
+	mustStep(t, "loading axe-core", err)
+	found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document.querySelector('parley-widget'),
+		{ resultTypes: ['violations'] }).then(r => r.violations
+			.filter(v => v.impact === 'serious' || v.impact === 'critical')
+			.map(v => v.id + ': ' + v.help + ' (' + v.nodes.map(n => n.target.join(' ')).join(', ') + ')'))`,
+		chromedp.EvalAwaitPromise))
+	for _, v := range found {
+		t.Errorf("axe: %s", v)
+	}
+}

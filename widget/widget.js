@@ -32,7 +32,7 @@
     :host { all: initial; }
     * { box-sizing: border-box; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
     .launcher { position: fixed; right: 20px; bottom: 20px; width: 56px; height: 56px; border-radius: 50%;
-      border: none; cursor: pointer; color: #fff; background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
+      border: none; cursor: pointer; color: var(--on-primary); background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
       font-size: 26px; z-index: 2147483000; }
     .launcher.pulse { animation: pulse 2s infinite; }
     @media (prefers-reduced-motion: reduce) { .launcher.pulse { animation: none; } }
@@ -44,17 +44,17 @@
       border-radius: 14px; box-shadow: 0 8px 30px rgba(0,0,0,.3); overflow: hidden; z-index: 2147483000; }
     @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; } }
     .panel[hidden], .teaser[hidden] { display: none; }
-    header { background: var(--primary); color: #fff; padding: 12px 14px; display: flex; align-items: center; gap: 10px; }
+    header { background: var(--primary); color: var(--on-primary); padding: 12px 14px; display: flex; align-items: center; gap: 10px; }
     header .who { flex: 1; }
     header .name { font-weight: 600; font-size: 15px; }
-    header .title, header .badge { font-size: 12px; opacity: .9; }
-    header button { background: transparent; border: none; color: #fff; font-size: 20px; cursor: pointer; }
+    header .title, header .badge { font-size: 12px; }
+    header button { background: transparent; border: none; color: var(--on-primary); font-size: 20px; cursor: pointer; }
     .log { flex: 1; overflow-y: auto; padding: 14px; display: flex; flex-direction: column; gap: 10px; background: #f7f7f8; }
     .msg { max-width: 85%; padding: 9px 12px; border-radius: 12px; font-size: 14px; line-height: 1.45; word-wrap: break-word; }
     .msg p { margin: 0 0 6px; } .msg p:last-child { margin: 0; }
     .msg a { color: inherit; text-decoration: underline; }
     .bot { align-self: flex-start; background: #fff; border: 1px solid #e4e4e7; }
-    .me { align-self: flex-end; background: var(--primary); color: #fff; }
+    .me { align-self: flex-end; background: var(--primary); color: var(--on-primary); }
     .error { align-self: stretch; background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; }
     .error button { margin-left: 8px; }
     .typing { align-self: flex-start; color: #555; font-size: 13px; }
@@ -62,16 +62,16 @@
     .starters button, .votes button, .error button { border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
       padding: 6px 10px; font-size: 13px; cursor: pointer; }
     .votes { display: flex; gap: 4px; margin-top: 4px; }
-    .votes button[aria-pressed="true"] { background: var(--primary); color: #fff; }
+    .votes button[aria-pressed="true"] { background: var(--primary); color: var(--on-primary); }
     form.compose { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e4e4e7; background: #fff; }
     .card { align-self: stretch; background: #fff; border: 1px solid #e4e4e7; border-radius: 12px; padding: 10px 12px; font-size: 14px; }
     .card strong { display: block; margin-bottom: 2px; }
     .card small { display: block; color: #555; margin-bottom: 6px; }
     .card label { display: block; font-size: 13px; margin: 6px 0 2px; }
     .card input, .card textarea { width: 100%; border: 1px solid #d4d4d8; border-radius: 8px; padding: 6px 8px; font-size: 14px; color: #111; }
-    .card .go { margin-top: 8px; border: none; border-radius: 8px; padding: 7px 12px; background: var(--primary); color: #fff; cursor: pointer; }
+    .card .go { margin-top: 8px; border: none; border-radius: 8px; padding: 7px 12px; background: var(--primary); color: var(--on-primary); cursor: pointer; }
     textarea { flex: 1; resize: none; border: 1px solid #d4d4d8; border-radius: 10px; padding: 8px 10px; font-size: 14px; min-height: 40px; color: #111; }
-    form.compose button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: #fff; font-size: 14px; cursor: pointer; }
+    form.compose button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: var(--on-primary); font-size: 14px; cursor: pointer; }
     form.compose button:disabled, .card .go:disabled { opacity: .5; cursor: default; }
   `;
 
@@ -114,6 +114,17 @@
 
   // The session id is kept in the host page's localStorage, so the
   // conversation goes on across its pages and visits.
+  // onColour is the text colour, white or near black, that reads best on a
+  // background colour given as #rgb or #rrggbb (WCAG relative luminance).
+  const onColour = (hex) => {
+    let h = String(hex).replace("#", "");
+    if (h.length === 3) h = [...h].map((c) => c + c).join("");
+    if (!/^[0-9a-f]{6}$/i.test(h)) return "#fff";
+    const lin = (i) => { const c = parseInt(h.slice(i, i + 2), 16) / 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    const l = 0.2126 * lin(0) + 0.7152 * lin(2) + 0.0722 * lin(4);
+    return (l + 0.05) / 0.05 > 1.05 / (l + 0.05) ? "#111" : "#fff";
+  };
+
   const sessionId = () => {
     let id = null;
     try { id = localStorage.getItem(sessionKey); } catch { /* storage off */ }
@@ -167,7 +178,9 @@
     }
     const host = document.createElement("parley-widget");
     const root = host.attachShadow({ mode: "open" });
-    host.style.setProperty("--primary", s.bot.primaryColor || "#2563eb");
+    const primary = s.bot.primaryColor || "#2563eb";
+    host.style.setProperty("--primary", primary);
+    host.style.setProperty("--on-primary", onColour(primary));
     root.append(el("style", {}, css));
 
     const log = el("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
