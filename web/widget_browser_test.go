@@ -48,7 +48,7 @@ func TestWidgetScriptIsTheSource(t *testing.T) {
 func TestWidgetBrowser(t *testing.T) {
 	t.Parallel()
 	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"Our **shop** opens at 9. ", "Hours: https://bikes.example/hours ",
-		`<img src=x onerror="window.pwned=1">`}})
+		`<img src=x onerror="window.pwned=1"> [press](javascript:window.pwned=2)`}})
 	// The widget talks to the addresses its settings give, made from the
 	// public base URL: here, the test server's.
 	b.srv.Handler.BaseURL = b.ts.URL
@@ -117,6 +117,9 @@ func TestWidgetBrowser(t *testing.T) {
 	}
 	if got := str("markup as text", `(`+sr+`.querySelector('img') ? 'an img element' : '') + (window.pwned ? ' ran' : '') + (`+answer+`.innerText.includes('<img src=x') ? '' : ' text missing')`); got != "" {
 		t.Errorf("the model's markup: %s", got)
+	}
+	if got := str("javascript link", `String(`+answer+`.querySelectorAll('a').length) + ' ' + String(`+answer+`.innerText.includes('[press](javascript:'))`); got != "1 true" {
+		t.Errorf("links and the javascript: one as text = %q, want the one http(s) link and the rest as text", got)
 	}
 	if got := str("isolation", `getComputedStyle(`+answer+`).color + ' ' + getComputedStyle(`+sr+`.querySelector('form button')).display`); got != "rgb(17, 17, 17) block" {
 		t.Errorf("the host page's styles reached the widget: color and button display %q", got)
