@@ -1,4 +1,4 @@
-.PHONY: run test build generate bench widget
+.PHONY: run test build generate bench
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -18,8 +18,3 @@ generate:
 # The benchmarks of BENCHMARKS.md.
 bench:
 	scripts/bench.sh
-
-# The widget needs no build step: its source is copied to static/ (committed),
-# so that make run needs no Node. A test fails when the two differ.
-widget:
-	cp widget/widget.js static/widget.js

@@ -21,9 +21,10 @@ var allowedImports = map[string][]string{
 	"auth":            {"", "db"},
 	"jobs":            {"", "agent/outbound", "auth", "db", "db/deliveryargs"},
 	"views":           {},
+	"widget":          {},
 	"static":          {},
 	"migrations":      {},
-	"handlers":        {"", "agent", "agent/outbound", "auth", "db", "jobs", "views"},
+	"handlers":        {"", "agent", "agent/outbound", "auth", "db", "jobs", "views", "widget"},
 	"web":             {"", "agent", "agent/outbound", "auth", "db", "handlers", "jobs", "static", "views"},
 	"cmd/parley":      {"", "auth", "db", "handlers", "migrations", "web", "agent", "agent/outbound", "jobs"},
 }

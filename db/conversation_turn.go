@@ -30,24 +30,22 @@ type openedConversation struct {
 // monthly limit refuses is 429 with LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
 func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
-	looked := true // known is what the session holds now
 	if err := p.Validate(); err != nil {
 		return parley.Conversation{}, parley.Message{}, false, err
 	}
 	content := storableKey(message)
-	for range 2 {
-		assumed := looked // this round trusts known instead of looking
+	// The first round trusts known, what the session held when its lease
+	// was taken; a second round, after another start of the session won,
+	// looks the conversation up.
+	for round := range 2 {
 		var c parley.Conversation
-		var err error
+		var err error = parley.Errorf(parley.KindNotFound, "Conversation not found")
 		switch {
-		case looked && known != nil:
-			c = *known
-		case looked:
-			err = parley.Errorf(parley.KindNotFound, "Conversation not found")
-		default:
+		case round > 0:
 			c, err = conversationBySession(ctx, d.pool, p.TenantID, p.SessionID)
+		case known != nil:
+			c, err = *known, nil
 		}
-		looked = false // a second round looks again
 		if err == nil {
 			m, err := appendMessage(ctx, d.pool, p.TenantID, c.ID, "user", content)
 			if err != nil {
@@ -76,7 +74,7 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 			m := parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
 				CreatedAt: opened.MessageCreatedAt}
 			return opened.Conversation, m, true, nil
-		case errors.Is(err, pgx.ErrNoRows) && assumed:
+		case errors.Is(err, pgx.ErrNoRows) && round == 0:
 			// Refused, but the session may have a conversation after all
 			// (another start won before known was read): look, and
 			// continue it rather than refuse a session that exists.

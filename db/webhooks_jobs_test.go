@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -17,11 +16,7 @@ func TestDeliveryJobs(t *testing.T) {
 	store := dbtest.New(t)
 	ctx := context.Background()
 	ten := newTenant(t, store)
-	ep, err := store.CreateWebhookEndpoint(ctx, ten.ID, db.WebhookEndpointWrite{URL: parley.Some("https://hooks.example.com/x"),
-		Events: parley.Some(db.WebhookEvents), SecretSealed: []byte("sealed")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := newEndpoint(t, store, ten.ID)
 	type job struct {
 		id                int64
 		state, kind, args string

@@ -15,11 +15,7 @@ func TestPruneDeliveries(t *testing.T) {
 	store := dbtest.New(t)
 	ctx := context.Background()
 	ten := newTenant(t, store)
-	ep, err := store.CreateWebhookEndpoint(ctx, ten.ID, db.WebhookEndpointWrite{URL: parley.Some("https://hooks.example.com/x"),
-		Events: parley.Some(db.WebhookEvents), SecretSealed: []byte("sealed")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := newEndpoint(t, store, ten.ID)
 	// Four events, each with one delivery: old and settled, old and still
 	// pending (a retry due), recent and settled, and an old event of no
 	// endpoint (recorded before the endpoint existed).
@@ -70,4 +66,16 @@ func TestPruneDeliveries(t *testing.T) {
 	if _, total, err := store.ListWebhookDeliveries(ctx, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 10}); err != nil || total != 2 {
 		t.Errorf("deliveries left %d, %v; want the pending one and the recent one", total, err)
 	}
+}
+
+// newEndpoint is an enabled webhook endpoint of the tenant subscribed to
+// every event.
+func newEndpoint(t *testing.T, store *db.DB, tenantID string) db.WebhookEndpoint {
+	t.Helper()
+	ep, err := store.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
+		URL: parley.Some("https://hooks.example.com/x"), Events: parley.Some(db.WebhookEvents), SecretSealed: []byte("sealed")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/widget"
 )
 
 // widgetSettingsMaxAge is how long browsers and shared caches may keep a
@@ -21,15 +22,15 @@ const widgetSettingsMaxAge = "60"
 // for one segment: the tenant's public look and behaviour, nothing private
 // (no prompt, no key, no secret).
 type widgetSettingsJSON struct {
-	Tenant     string              `json:"tenant"`
-	Name       string              `json:"name"`
-	Segment    widgetSegmentJSON   `json:"segment"`
-	Bot        widgetBotJSON       `json:"bot"`
-	Launcher   widgetLauncherJSON  `json:"launcher"`
-	BookingCTA *widgetBookingJSON  `json:"bookingCta"`
-	Captcha    *widgetCaptchaJSON  `json:"captcha"`
-	Endpoints  widgetEndpointsJSON `json:"endpoints"`
-	Form       *widgetFormJSON     `json:"form"`
+	Tenant     string                   `json:"tenant"`
+	Name       string                   `json:"name"`
+	Segment    widgetSegmentJSON        `json:"segment"`
+	Bot        widgetBotJSON            `json:"bot"`
+	Launcher   widgetLauncherJSON       `json:"launcher"`
+	BookingCTA *parley.BookingCTAConfig `json:"bookingCta"`
+	Captcha    *widgetCaptchaJSON       `json:"captcha"`
+	Endpoints  widgetEndpointsJSON      `json:"endpoints"`
+	Form       *widgetFormJSON          `json:"form"`
 }
 
 type widgetSegmentJSON struct {
@@ -54,13 +55,6 @@ type widgetLauncherJSON struct {
 	AutoOpen      bool    `json:"autoOpen"`
 	AutoOpenDelay int     `json:"autoOpenDelay"`
 	BubblePulse   bool    `json:"bubblePulse"`
-}
-
-type widgetBookingJSON struct {
-	Headline    string `json:"headline"`
-	Subtitle    string `json:"subtitle"`
-	CTAText     string `json:"ctaText"`
-	OfficeHours string `json:"officeHours"`
 }
 
 type widgetCaptchaJSON struct {
@@ -112,8 +106,7 @@ func (h *Handler) ShowWidgetSettings(c echo.Context) error {
 		out.Segment.ConversationStarters = []parley.Starter{}
 	}
 	if t.BookingCTAEnabled {
-		b := t.BookingCTAConfig
-		out.BookingCTA = &widgetBookingJSON{Headline: b.Headline, Subtitle: b.Subtitle, CTAText: b.CTAText, OfficeHours: b.OfficeHours}
+		out.BookingCTA = &t.BookingCTAConfig
 	}
 	if t.CaptchaEnabled && t.CaptchaSiteKey != nil && strings.TrimSpace(*t.CaptchaSiteKey) != "" {
 		out.Captcha = &widgetCaptchaJSON{SiteKey: *t.CaptchaSiteKey}
@@ -125,16 +118,48 @@ func (h *Handler) ShowWidgetSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(body)
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
-	hdr.Set(echo.HeaderCacheControl, "public, max-age="+widgetSettingsMaxAge)
-	hdr.Set("ETag", etag)
 	hdr.Add(echo.HeaderVary, "Origin")
 	hdr.Add(echo.HeaderVary, "X-Widget-Key")
-	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+	if fresh(c, widgetSettingsMaxAge, etagOf(body)) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	return c.JSONBlob(http.StatusOK, body)
+}
+
+// widgetScriptMaxAge is how long browsers keep /widget.js before
+// revalidating it: a new release reaches pages within five minutes.
+const widgetScriptMaxAge = "300"
+
+// WidgetScript serves the embeddable widget at /widget.js (the address the
+// embed code names), readable from any page, cacheable for five minutes and
+// then revalidated with its ETag, computed once.
+func WidgetScript() echo.HandlerFunc {
+	etag := etagOf(widget.Script)
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set(echo.HeaderAccessControlAllowOrigin, "*")
+		h.Set("X-Content-Type-Options", "nosniff")
+		if fresh(c, widgetScriptMaxAge, etag) {
+			return c.NoContent(http.StatusNotModified)
+		}
+		return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", widget.Script)
+	}
+}
+
+// etagOf is a strong entity tag of body.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// fresh sets a public answer's caching headers (max-age in seconds, and
+// its ETag) and reports whether the copy the client holds is current: then
+// the answer is 304 with no body.
+func fresh(c echo.Context, maxAge, etag string) bool {
+	h := c.Response().Header()
+	h.Set(echo.HeaderCacheControl, "public, max-age="+maxAge)
+	h.Set("ETag", etag)
+	return etagMatches(c.Request().Header.Get("If-None-Match"), etag)
 }
 
 // etagMatches applies If-None-Match (a list of entity tags, weak ones

@@ -45,7 +45,6 @@ func setupAdmin(t *testing.T, env map[string]string) *bundle {
 	start := time.Now()
 	mid := start.Truncate(15 * time.Minute).Add(7*time.Minute + 30*time.Second)
 	srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
-	srv.Handler.Engine.Now = srv.Handler.Now
 	return newBundle(t, srv, store)
 }
 

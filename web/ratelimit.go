@@ -30,12 +30,8 @@ import (
 // tenant and segment reads: no round trip is added before the first byte.
 func (s *Server) perAddressLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		now := time.Now
-		if s.Handler.Now != nil {
-			now = s.Handler.Now
-		}
 		// The count runs to the end even when the client leaves.
-		ctx, ip, at := context.WithoutCancel(c.Request().Context()), c.RealIP(), now()
+		ctx, ip, at := context.WithoutCancel(c.Request().Context()), c.RealIP(), s.now()
 		verdict := make(chan error, 1)
 		go func() { verdict <- addressLimit(ctx, s.DB, ip, at) }()
 		var err error

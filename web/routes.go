@@ -1,9 +1,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -11,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/static"
 )
 
@@ -27,7 +25,7 @@ func (s *Server) routes() {
 	e.GET("/readyz", h.Readyz)
 	e.GET("/openapi.json", serveOpenAPI)
 	e.StaticFS("/static", static.FS)
-	e.GET("/widget.js", widgetScript())
+	e.GET("/widget.js", handlers.WidgetScript())
 
 	// Public agent surface.
 	e.GET("/context/:slug", h.ShowContext)
@@ -186,28 +184,4 @@ func publicCORS() echo.MiddlewareFunc {
 		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", echo.HeaderXRequestID},
 		MaxAge:        600,
 	})
-}
-
-// widgetScript serves the embeddable widget at /widget.js (the address the
-// embed code names): cacheable for five minutes, then revalidated with its
-// ETag, so that a new release reaches pages within minutes at the cost of a
-// 304 per visitor and five minutes.
-func widgetScript() echo.HandlerFunc {
-	script, err := static.FS.ReadFile("widget.js")
-	sum := sha256.Sum256(script)
-	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
-	return func(c echo.Context) error {
-		if err != nil {
-			return fmt.Errorf("reading the embedded widget: %w", err)
-		}
-		h := c.Response().Header()
-		h.Set(echo.HeaderCacheControl, "public, max-age=300")
-		h.Set("ETag", etag)
-		h.Set(echo.HeaderAccessControlAllowOrigin, "*")
-		h.Set("X-Content-Type-Options", "nosniff")
-		if match := c.Request().Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
-			return c.NoContent(http.StatusNotModified)
-		}
-		return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", script)
-	}
 }

@@ -63,8 +63,9 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: guard,
+		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
-			Secrets: box, Logger: logger},
+			Secrets: box, Logger: logger, Now: s.now},
 		Captcha: &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 	}
 	s.Echo.HideBanner = true
@@ -143,4 +144,13 @@ func (s *Server) Run(ctx context.Context) error {
 		s.Logger.Error("stopping jobs", "err", err)
 	}
 	return nil
+}
+
+// now is the server's clock: the handlers' (Handler.Now, which tests set),
+// else the time.
+func (s *Server) now() time.Time {
+	if s.Handler != nil && s.Handler.Now != nil {
+		return s.Handler.Now()
+	}
+	return time.Now()
 }

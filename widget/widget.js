@@ -1,6 +1,5 @@
-// Parley's embeddable chat widget. Plain JavaScript, no build step: this
-// file is copied as it is to static/widget.js (make widget), which the
-// service serves at /widget.js.
+// Parley's embeddable chat widget. Plain JavaScript, no build step: the
+// service embeds this file and serves it as it is at /widget.js.
 //
 //   <script src="https://parley.example/widget.js" data-tenant="acme"
 //           data-segment="wholesale" data-widget-key="wk_..." async></script>
