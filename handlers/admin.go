@@ -201,11 +201,15 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 		return err
 	}
 	s := newStatsJSON(a.Tenant, u)
+	embed, err := h.embed(c, a.Tenant, "")
+	if err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), views.Overview{
 		Plan: s.Plan, IsActivated: a.Tenant.PlanInfo().Widget,
 		ConversationsUsed: s.ConversationsUsed, ConversationsLimit: s.ConversationsLimit,
 		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusCount: s.CorpusCount, CorpusLimit: s.CorpusLimit,
 		APITokensCount: s.APITokensCount, PeriodEnd: s.PeriodEnd.Format("2 January 2006"),
-		EmbedCode: h.EmbedCode(a.Tenant),
+		Embed: embed,
 	}))
 }

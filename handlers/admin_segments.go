@@ -197,15 +197,36 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 
 // ShowSegmentPage renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
 func (h *Handler) ShowSegmentPage(c echo.Context) error {
+	a := adminFrom(c)
 	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: parley.FormFieldTypes}
+	var seg parley.Segment
 	if id := c.Param("id"); id != "" {
-		s, err := h.DB.Segment(c.Request().Context(), adminFrom(c).Tenant.ID, id)
-		if err != nil {
+		var err error
+		if seg, err = h.DB.Segment(c.Request().Context(), a.Tenant.ID, id); err != nil {
 			return err
 		}
-		f = segmentFormOf(s)
+		f = segmentFormOf(seg)
+	}
+	if err := h.withSegmentExtras(c, a.Tenant, seg, &f); err != nil {
+		return err
 	}
 	return render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+}
+
+// withSegmentExtras adds the live preview and, for a segment that exists,
+// its embed code.
+func (h *Handler) withSegmentExtras(c echo.Context, t parley.Tenant, seg parley.Segment, f *views.SegmentForm) error {
+	f.Preview = h.widgetPreview(t, seg, "segment-form")
+	if seg.ID == "" {
+		return nil
+	}
+	slug := seg.Slug
+	if seg.IsDefault {
+		slug = "" // the default segment needs no data-segment
+	}
+	e, err := h.embed(c, t, slug)
+	f.Embed = &e
+	return err
 }
 
 // SaveSegment creates or updates a segment with the API's rules, or
@@ -219,15 +240,18 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 	}
 	f := readSegmentForm(form)
 	creating := c.Param("id") == ""
+	var cur parley.Segment
 	if !creating {
-		cur, err := h.DB.Segment(ctx, a.Tenant.ID, c.Param("id"))
-		if err != nil {
+		if cur, err = h.DB.Segment(ctx, a.Tenant.ID, c.Param("id")); err != nil {
 			return err
 		}
 		f.ID, f.IsDefault = cur.ID, cur.IsDefault
 	}
 	rerender := func(status int, errs views.Errors, msg string) error {
 		f.Errors, f.Message, f.Starters = errs, msg, withStarterRows(f.Starters)
+		if err := h.withSegmentExtras(c, a.Tenant, cur, &f); err != nil {
+			return err
+		}
 		return render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 	}
 	w := segmentWrite(f, creating)

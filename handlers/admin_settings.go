@@ -59,7 +59,11 @@ func withChoices(f views.SettingsForm) views.SettingsForm {
 
 // ShowSettingsPage renders the persona and widget page.
 func (h *Handler) ShowSettingsPage(c echo.Context) error {
-	f := withChoices(settingsForm(adminFrom(c).Tenant))
+	a := adminFrom(c)
+	f := withChoices(settingsForm(a.Tenant))
+	if err := h.withSettingsPreview(c, a.Tenant, &f); err != nil {
+		return err
+	}
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
 	f.SigningKeyWarning = signingKeyWarning
 	return render(c, http.StatusOK, views.SettingsPage(h.page(c, "Persona & widget", "settings"), f))
@@ -117,6 +121,9 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			CaptchaEnabled: checked("captchaEnabled"), CaptchaSiteKey: get("captchaSiteKey"),
 			HasCaptchaSecret: a.Tenant.CaptchaSecretKey != nil, Errors: views.Errors(err.(*parley.Error).Details.(map[string]string)),
 		}
+		if err := h.withSettingsPreview(c, a.Tenant, &f); err != nil {
+			return err
+		}
 		return render(c, http.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Persona & widget", "settings"), withChoices(f)))
 	}
 	if err != nil {
@@ -124,6 +131,17 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 	}
 	h.Sessions.Put(c.Request().Context(), sessFlash, "Settings saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/settings")
+}
+
+// withSettingsPreview adds the live preview of the widget as the default
+// segment shows it.
+func (h *Handler) withSettingsPreview(c echo.Context, t parley.Tenant, f *views.SettingsForm) error {
+	seg, err := h.DB.DefaultSegment(c.Request().Context(), t.ID)
+	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
+		return err
+	}
+	f.Preview = h.widgetPreview(t, seg, "settings-form")
+	return nil
 }
 
 // SaveWidgetKey generates a new widget key or removes it.

@@ -109,8 +109,14 @@ func newStatsJSON(t parley.Tenant, u db.TenantStats) statsJSON {
 // EmbedCode is the snippet a tenant pastes into their site. The widget key,
 // when set, travels in data-widget-key; when the script is served from
 // another address than the API (PARLEY_CDN_URL), data-api names the API.
-func (h *Handler) EmbedCode(t parley.Tenant) string {
+func (h *Handler) EmbedCode(t parley.Tenant) string { return h.segmentEmbedCode(t, "") }
+
+// segmentEmbedCode is the embed code selecting a segment ("" for the default).
+func (h *Handler) segmentEmbedCode(t parley.Tenant, segment string) string {
 	s := `<script src="` + html.EscapeString(h.CDNURL) + `/widget.js" data-tenant="` + html.EscapeString(t.Slug) + `"`
+	if segment != "" {
+		s += ` data-segment="` + html.EscapeString(segment) + `"`
+	}
 	if h.CDNURL != h.BaseURL {
 		s += ` data-api="` + html.EscapeString(h.BaseURL) + `"`
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -90,6 +91,35 @@ func (h *Handler) ShowWidgetSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.noteInstallation(c, t); err != nil {
+		return err
+	}
+	body, err := json.Marshal(h.widgetSettings(t, seg))
+	if err != nil {
+		return err
+	}
+	hdr.Add(echo.HeaderVary, "Origin")
+	hdr.Add(echo.HeaderVary, "X-Widget-Key")
+	if fresh(c, widgetSettingsMaxAge, etagOf(body)) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// noteInstallation records that the widget loaded on a site of the
+// tenant's (a page of another origin than Parley's that passed the gates),
+// for the dashboard's "installation detected". The store writes at most
+// once an hour per tenant.
+func (h *Handler) noteInstallation(c echo.Context, t parley.Tenant) error {
+	origin := c.Request().Header.Get(echo.HeaderOrigin)
+	if origin == "" || origin == "null" || strings.EqualFold(origin, originOf(h.BaseURL)) || len(origin) > 300 {
+		return nil
+	}
+	return h.DB.NoteWidgetSeen(c.Request().Context(), t.ID, origin, h.now())
+}
+
+// widgetSettings is what the widget of tenant t shows for segment seg.
+func (h *Handler) widgetSettings(t parley.Tenant, seg parley.Segment) widgetSettingsJSON {
 	out := widgetSettingsJSON{
 		Tenant: t.Slug, Name: t.Name,
 		Segment: widgetSegmentJSON{Slug: seg.Slug, WelcomeMessage: nonBlank(seg.WelcomeMessage),
@@ -114,16 +144,7 @@ func (h *Handler) ShowWidgetSettings(c echo.Context) error {
 	if f := seg.FormConfig; f != nil && f.Enabled && len(f.Fields) > 0 {
 		out.Form = &widgetFormJSON{Fields: f.Fields, ConfirmationMessage: f.ConfirmationMessage}
 	}
-	body, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	hdr.Add(echo.HeaderVary, "Origin")
-	hdr.Add(echo.HeaderVary, "X-Widget-Key")
-	if fresh(c, widgetSettingsMaxAge, etagOf(body)) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	return c.JSONBlob(http.StatusOK, body)
+	return out
 }
 
 // widgetScriptMaxAge is how long browsers keep /widget.js before
@@ -172,4 +193,13 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// originOf is the origin (scheme://host[:port]) of an absolute address.
+func originOf(address string) string {
+	u, err := url.Parse(address)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }

@@ -22,7 +22,7 @@ type Overview struct {
 	CorpusLimit        int
 	APITokensCount     int
 	PeriodEnd          string
-	EmbedCode          string
+	Embed              Embed
 }
 
 // thousands writes n with comma separators: 25000 becomes 25,000.
@@ -289,20 +289,11 @@ func OverviewPage(p Page, o Overview) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</div><p><a href=\"/admin/tokens\">Manage tokens</a></p></section></div><section class=\"card\"><h2>Embed code</h2><p class=\"muted\">Paste this before the closing &lt;/body&gt; tag of your site.</p><pre id=\"embed-code\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</div><p><a href=\"/admin/tokens\">Manage tokens</a></p></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var18 string
-			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(o.EmbedCode)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `overview.templ`, Line: 79, Col: 37}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</pre></section>")
+			templ_7745c5c3_Err = EmbedCard(o.Embed).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

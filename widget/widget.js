@@ -23,6 +23,11 @@
   // The API's address: data-api when the script comes from a CDN, else the
   // script's own origin.
   const base = script.dataset.api ? new URL(script.dataset.api).origin : new URL(script.src, location.href).origin;
+  // data-preview names an element of the page that shows the widget from
+  // settings it is handed, instead of the saved ones: the dashboard's live
+  // preview. The element's data-settings holds them, and each "parley-preview"
+  // event on it shows them again. Nothing is sent or stored in a preview.
+  const preview = script.dataset.preview ? document.getElementById(script.dataset.preview) : null;
   const sessionKey = "parley-session-" + tenant + "-" + segment;
   const historyKey = "parley-history-" + tenant + "-" + segment;
   const historyMax = 50;
@@ -42,6 +47,10 @@
       height: 560px; max-height: calc(100vh - 110px); display: flex; flex-direction: column; background: #fff; color: #111;
       border-radius: 14px; box-shadow: 0 8px 30px rgba(0,0,0,.3); overflow: hidden; z-index: 2147483000; }
     @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; } }
+    :host(.preview) .launcher, :host(.preview) .teaser, :host(.preview) .panel { position: absolute; z-index: 1; }
+    :host(.preview) .panel { left: 12px; right: 12px; top: 12px; bottom: 88px; width: auto; max-width: none; height: auto; max-height: none; border-radius: 14px; }
+    .avatar { width: 34px; height: 34px; border-radius: 50%; object-fit: cover; flex: none; display: grid; place-items: center;
+      font-weight: 600; font-size: 15px; background: var(--avatar-bg); color: var(--on-avatar); }
     .panel[hidden], .teaser[hidden] { display: none; }
     header { background: var(--primary); color: var(--on-primary); padding: 12px 14px; display: flex; align-items: center; gap: 10px; }
     header .who { flex: 1; }
@@ -163,6 +172,12 @@
   };
 
   async function start() {
+    if (preview) {
+      const show = () => { try { mount(JSON.parse(preview.dataset.settings), ""); } catch (err) { console.warn("Parley preview:", err); } };
+      preview.addEventListener("parley-preview", show);
+      show();
+      return;
+    }
     const q = segment ? "?segment=" + encodeURIComponent(segment) : "";
     const resp = await fetch(base + "/chat/" + encodeURIComponent(tenant) + "/widget" + q,
       { headers: widgetKey ? { "X-Widget-Key": widgetKey } : {} });
@@ -175,11 +190,32 @@
       s = { name: "Chat", segment: { welcomeMessage: null, conversationStarters: [] }, bot: { primaryColor: "#52525b" },
         launcher: {}, bookingCta: null, form: null, endpoints: {} };
     }
+    mount(s, refused);
+  }
+
+  // avatar is the bot's picture (an http(s) or data:image address), else its
+  // initial on the avatar colour.
+  const avatar = (s) => {
+    const src = s.bot.avatar || "";
+    if (/^(https?:|data:image\/)/i.test(src)) return el("img", { class: "avatar", src, alt: "" });
+    const name = s.bot.name || s.name || "?";
+    return el("div", { class: "avatar", "aria-hidden": "true" }, [...name][0].toUpperCase());
+  };
+
+  // mount shows the widget for settings s; in a preview it replaces the one
+  // shown before, opened, with the teaser beside it.
+  let mounted = null;
+  function mount(s, refused) {
+    if (mounted) mounted.remove();
     const host = document.createElement("parley-widget");
+    mounted = host;
     const root = host.attachShadow({ mode: "open" });
     const primary = s.bot.primaryColor || "#2563eb";
     host.style.setProperty("--primary", primary);
     host.style.setProperty("--on-primary", onColour(primary));
+    const avatarBg = s.bot.avatarBackground || s.bot.secondaryColor || "#ffffff";
+    host.style.setProperty("--avatar-bg", avatarBg);
+    host.style.setProperty("--on-avatar", onColour(avatarBg));
     root.append(el("style", {}, css));
 
     const log = el("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
@@ -191,7 +227,7 @@
     if (s.bot.title) who.append(el("div", { class: "title" }, s.bot.title));
     if (s.bot.showAiBadge) who.append(el("div", { class: "badge" }, "AI assistant"));
     const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
-      el("header", {}, who, close), log, form);
+      el("header", {}, avatar(s), who, close), log, form);
     const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
       "aria-expanded": "false" }, "💬");
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
@@ -207,7 +243,13 @@
     close.addEventListener("click", shut);
     teaser.addEventListener("click", open);
     const delay = Math.max(0, s.launcher.autoOpenDelay || 0) * 1000;
-    if (s.launcher.autoOpen) setTimeout(() => { if (panel.hidden) open(); }, delay);
+    if (preview) {
+      host.classList.add("preview");
+      panel.hidden = false; launcher.setAttribute("aria-expanded", "true");
+      teaser.hidden = !s.launcher.teaserText;
+      input.disabled = true; send.disabled = true;
+      input.placeholder = "Visitors write here";
+    } else if (s.launcher.autoOpen) setTimeout(() => { if (panel.hidden) open(); }, delay);
     else if (s.launcher.teaserText) setTimeout(() => { if (panel.hidden) teaser.hidden = false; }, delay);
 
     const bubble = (cls, text) => {
@@ -239,7 +281,7 @@
       down.addEventListener("click", () => vote(messageId, "down", [up, down]));
       node.append(el("div", { class: "votes" }, up, down));
     };
-    const past = refused ? [] : history.load();
+    const past = refused || preview ? [] : history.load();
     for (const m of past) {
       const node = bubble(m.r === "me" ? "me" : "bot", m.t);
       if (m.id) votes(node, m.id);
@@ -267,6 +309,7 @@
         return [el("label", { for: id }, fd.label + (fd.required ? " *" : "")), input];
       }).flat();
       const go = el("button", { type: "submit", class: "go" }, "Send");
+      go.disabled = !!preview;
       const card = el("form", { class: "card lead", "aria-label": "Contact form" }, ...fields, go);
       card.addEventListener("submit", async (e) => {
         e.preventDefault();
@@ -293,7 +336,7 @@
     let busy = false;
     async function ask(text) {
       text = text.trim();
-      if (!text || busy) return;
+      if (!text || busy || preview) return;
       busy = true; send.disabled = true;
       if (starters) { starters.remove(); starters = null; }
       bubble("me", text);
@@ -355,7 +398,7 @@
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });
-    document.body.append(host);
+    (preview || document.body).append(host);
   }
 
   if (document.readyState === "complete") start();

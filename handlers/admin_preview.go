@@ -1,0 +1,31 @@
+package handlers
+
+import (
+	"encoding/json"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/views"
+)
+
+// widgetPreview is the live preview of tenant t's widget for segment seg,
+// beside the form formID.
+func (h *Handler) widgetPreview(t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
+	s := h.widgetSettings(t, seg)
+	s.Endpoints = widgetEndpointsJSON{} // a preview sends nothing
+	body, _ := json.Marshal(s)          // plain data: cannot fail
+	return views.WidgetPreview{Tenant: t.Slug, Settings: string(body), Form: formID}
+}
+
+// embed is the embed code card of tenant t for a segment ("" for the
+// default), with where and when the widget was last seen on its site.
+func (h *Handler) embed(c echo.Context, t parley.Tenant, segment string) (views.Embed, error) {
+	e := views.Embed{Code: h.segmentEmbedCode(t, segment), Segment: segment}
+	seen, err := h.DB.WidgetSeen(c.Request().Context(), t.ID)
+	if err != nil || seen == nil {
+		return e, err
+	}
+	e.SeenAt, e.SeenSite = seen.At.UTC().Format("2 January 2006, 15:04 UTC"), seen.Origin
+	return e, nil
+}

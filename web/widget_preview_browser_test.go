@@ -1,0 +1,116 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// previewShadow is the shadow root of the widget drawn in the dashboard's
+// live preview.
+const previewShadow = `document.querySelector('#widget-preview parley-widget').shadowRoot`
+
+// TestWidgetPreviewBrowser drives the dashboard's live preview in Chromium:
+// the real widget beside the Persona & widget settings and the segment
+// editor follows what the owner types before anything is saved; the embed
+// code of a segment selects it and copies; and the overview says when the
+// widget has loaded on the tenant's site.
+func TestWidgetPreviewBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.srv.Handler.BaseURL, b.srv.Handler.CDNURL = b.ts.URL, b.ts.URL
+	ten := b.ownedTenant(t, "starter")
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke", "primaryColor": "#1d4ed8",
+		"teaserText": "Need a bike?"}); st != 200 {
+		t.Fatalf("settings: %d %v", st, body)
+	}
+	st, seg := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Wholesale", "slug": "wholesale",
+		"systemPrompt": "Help trade buyers.", "welcomeMessage": "Hello, trade buyer!"})
+	if st != 201 {
+		t.Fatalf("segment: %d %v", st, seg)
+	}
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	str := func(step, js string) string {
+		t.Helper()
+		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
+	}
+	const sr = previewShadow
+
+	t.Run("Settings", func(t *testing.T) {
+		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+		waitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
+		if got := str("saved look", sr+`.querySelector('header .name').innerText + ' | ' + `+sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "Spoke | Need a bike? | rgb(29, 78, 216)" {
+			t.Errorf("preview of the saved settings = %q", got)
+		}
+		// Typing changes the preview before anything is saved.
+		mustStep(t, "typing", chromedp.Do(ctx, fillField("botName", "Velo"), fillField("primaryColor", "#0A7E8C"),
+			fillField("teaserText", "Ask about our e-bikes"), fillField("botAvatar", "data:image/gif;base64,R0lGODlhAQABAAAAACw=")))
+		waitUntil(ctx, t, "the typed name", sr+`.querySelector('header .name').innerText === 'Velo'`)
+		if got := str("typed look", sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor + ' | ' + (`+sr+`.querySelector('img.avatar')?.getAttribute('src') || 'no avatar')`); got != "Ask about our e-bikes | rgb(10, 126, 140) | data:image/gif;base64,R0lGODlhAQABAAAAACw=" {
+			t.Errorf("preview after typing = %q", got)
+		}
+		// A colour half typed keeps the last good one; the teaser emptied goes.
+		mustStep(t, "typing more", chromedp.Do(ctx, fillField("primaryColor", "#12"), typeField("teaserText", "")))
+		waitUntil(ctx, t, "the teaser to go", sr+`.querySelector('.teaser').hidden`)
+		if got := str("colour", `getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "rgb(29, 78, 216)" {
+			t.Errorf("launcher colour with an unfinished colour typed = %q, want the saved one", got)
+		}
+		// The preview sends nothing and stores nothing.
+		if got := str("compose", `String(`+sr+`.querySelector('textarea').disabled)`); got != "true" {
+			t.Error("the preview's message box can be typed in")
+		}
+		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
+		mustStep(t, "reading the tenant", err)
+		if strOrEmpty(got.BotName) != "Spoke" || got.PrimaryColor != "#1d4ed8" {
+			t.Errorf("typing saved: botName %q, primaryColor %q", strOrEmpty(got.BotName), got.PrimaryColor)
+		}
+	})
+
+	t.Run("Segment", func(t *testing.T) {
+		mustStep(t, "opening the segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/"+seg["id"].(string))))
+		waitUntil(ctx, t, "the welcome message", sr+`?.querySelector('.msg.bot')?.innerText === 'Hello, trade buyer!'`)
+		mustStep(t, "typing", chromedp.Do(ctx, typeField("welcomeMessage", "Welcome, wholesalers"),
+			fillField("starter-0-text", "Bulk prices?"), fillField("starter-0-emoji", "📦")))
+		waitUntil(ctx, t, "the typed welcome and starter", sr+`.querySelector('.msg.bot')?.innerText === 'Welcome, wholesalers' && `+
+			sr+`.querySelector('.starters button')?.innerText === '📦 Bulk prices?'`)
+		// The lead form shows once enabled with a field.
+		mustStep(t, "building the form", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#add-field`)),
+			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".name"]`), "email"),
+			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Your email"),
+			chromedp.Click(chromedp.CSS(`#formEnabled`))))
+		waitUntil(ctx, t, "the lead form", sr+`.querySelector('form.lead label')?.innerText === 'Your email'`)
+		if got := str("form button", `String(`+sr+`.querySelector('form.lead button').disabled)`); got != "true" {
+			t.Error("the preview's lead form can be sent")
+		}
+
+		// The segment's embed code selects it, and copies.
+		code := str("embed code", `document.getElementById('embed-code').innerText`)
+		if want := `<script src="` + b.ts.URL + `/widget.js" data-tenant="` + ten.Slug + `" data-segment="wholesale" async></script>`; code != want {
+			t.Errorf("segment embed code = %q, want %q", code, want)
+		}
+		mustStep(t, "copying", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#copy-embed`))))
+		waitUntil(ctx, t, "the copy", `document.getElementById('copy-embed').innerText !== 'Copy'`)
+		// Headless Chromium may refuse the clipboard: the code is then
+		// selected for the owner to copy.
+		if got := str("copied", `document.getElementById('copy-embed').innerText === 'Copied' ? 'copied' : window.getSelection().toString()`); got != "copied" && got != code {
+			t.Errorf("after Copy: %q", got)
+		}
+	})
+
+	t.Run("Installation", func(t *testing.T) {
+		mustStep(t, "opening the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+		if got := str("before", `document.getElementById('installation').innerText`); !strings.HasPrefix(got, "Not detected") {
+			t.Errorf("before any visit: %q", got)
+		}
+		// A page of the tenant's site (another origin) loads the widget.
+		site := tenantSite(t, b, ten.Slug, "")
+		openWidgetPage(ctx, t, site.URL)
+		mustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+		if got := str("after", `document.getElementById('installation').innerText`); !strings.HasPrefix(got, "Installation detected") || !strings.Contains(got, site.URL) {
+			t.Errorf("after the site loaded the widget: %q", got)
+		}
+	})
+}
