@@ -1,0 +1,133 @@
+package web
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// adminViewports are the screens every dashboard page must work on: a
+// laptop and a phone.
+var adminViewports = []struct {
+	name          string
+	width, height int64
+}{{"laptop", 1366, 900}, {"phone", 390, 844}}
+
+// TestAdminPagesBrowser visits every dashboard page, signed in, for a
+// tenant with data and for an empty one, at laptop and phone sizes: nothing
+// scrolls sideways, and axe-core finds no serious or critical violation.
+func TestAdminPagesBrowser(t *testing.T) {
+	t.Parallel()
+	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t)
+	full, empty := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
+	post := func(path string, body map[string]any) string {
+		t.Helper()
+		st, resp := b.do(t, "POST", "/tenants/"+full.Slug+path, full.Token, body)
+		if st != 201 {
+			t.Fatalf("POST %s: %d %v", path, st, resp)
+		}
+		id, _ := resp["id"].(string)
+		if e, ok := resp["corpus"].(map[string]any); ok {
+			id, _ = e["id"].(string)
+		}
+		if id == "" {
+			t.Fatalf("POST %s: no id in %v", path, resp)
+		}
+		return id
+	}
+	seg := post("/segments", map[string]any{"name": "Wholesale trade buyers", "slug": "wholesale", "systemPrompt": "Help trade buyers.",
+		"welcomeMessage": "Hello!", "conversationStarters": []any{map[string]any{"text": "Bulk prices?", "emoji": "📦"}},
+		"formConfig": map[string]any{"enabled": true, "intent": "lead", "fields": []any{
+			map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}})
+	entry := post("/corpus", map[string]any{"title": "Opening hours and holiday closures of the Lyon workshop",
+		"content": "The shop opens at nine every weekday. https://bikes.example/a-very-long-address/that-should-wrap-on-a-phone-screen-instead-of-scrolling"})
+	product := post("/products", map[string]any{"name": "Cargo bike with a very long descriptive name", "isActive": true})
+	tool := post("/tools", map[string]any{"name": "Contact form", "description": "Collect a lead", "type": "SUBMIT_FORM",
+		"config": map[string]any{"fields": []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true}}}})
+	visitor := post("/visitors", map[string]any{"email": "ada.lovelace.with.a.long.address@example.com", "displayName": "Ada"})
+	if st, resp := b.do(t, "POST", "/form/"+full.Slug, "", map[string]any{"segment": "wholesale",
+		"fields": map[string]any{"email": "lead@example.com"}}); st != 201 && st != 200 {
+		t.Fatalf("form: %d %v", st, resp)
+	}
+	var submission string
+	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(),
+		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
+
+	pages := []string{"", "/settings", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/webhooks"}
+	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
+		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission)
+
+	for _, ten := range []struct {
+		name  string
+		t     tenant
+		pages []string
+	}{{"data", full, withData}, {"empty", empty, pages}} {
+		for _, vp := range adminViewports {
+			t.Run(ten.name+"/"+vp.name, func(t *testing.T) {
+				t.Parallel()
+				ctx := browserTab(t)
+				browserSignIn(ctx, t, b, ten.t)
+				mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
+				for _, p := range ten.pages {
+					name := fmt.Sprintf("%s %s /admin%s", ten.name, vp.name, p)
+					mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+					waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+					if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
+						wide := mustRunStep(ctx, t, "widest", chromedp.Evaluate[string](`[...document.querySelectorAll('main *')]
+							.filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+							.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className).join(', ')`))
+						t.Errorf("%s scrolls sideways by %d px (%s)", name, over, wide)
+					}
+					if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
+						_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
+						mustStep(t, "loading axe-core", err)
+					}
+					found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] })
+						.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+						.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
+						chromedp.EvalAwaitPromise))
+					for _, v := range found {
+						t.Errorf("%s: axe: %s", name, v)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestAdminPhoneMenu: on a phone the navigation folds behind a Menu button
+// that opens it; the skip link leads past it to the page's content.
+func TestAdminPhoneMenu(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.ownedTenant(t, "starter")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(b.ts.URL+"/admin/segments")))
+	visible := `(() => { const a = document.querySelector('nav a[href="/admin/corpus"]'); return !!a && a.getClientRects().length > 0; })()`
+	if mustRunStep(ctx, t, "closed", chromedp.Evaluate[bool](visible)) {
+		t.Error("the navigation takes the phone's screen before Menu is pressed")
+	}
+	mustStep(t, "opening the menu", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".menu-toggle"))))
+	if !mustRunStep(ctx, t, "open", chromedp.Evaluate[bool](visible)) {
+		t.Error("Menu did not show the navigation")
+	}
+	if got := mustRunStep(ctx, t, "expanded", chromedp.Evaluate[string](`document.querySelector('.menu-toggle').getAttribute('aria-expanded')`)); got != "true" {
+		t.Errorf("aria-expanded = %q after opening", got)
+	}
+	mustStep(t, "following the skip link", chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('.skip-link').focus()`),
+		chromedp.KeyEvent("\r")))
+	waitUntil(ctx, t, "focus on the content", `document.activeElement === document.getElementById('main')`)
+	// On a laptop the navigation is always there, with no Menu button.
+	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(b.ts.URL+"/admin/segments")))
+	if !mustRunStep(ctx, t, "laptop", chromedp.Evaluate[bool](visible+` && getComputedStyle(document.querySelector('.menu-toggle')).display === 'none'`)) {
+		t.Error("on a laptop the navigation is hidden or the Menu button shown")
+	}
+}
