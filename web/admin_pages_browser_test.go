@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -129,5 +131,35 @@ func TestAdminPhoneMenu(t *testing.T) {
 	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(b.ts.URL+"/admin/segments")))
 	if !mustRunStep(ctx, t, "laptop", chromedp.Evaluate[bool](visible+` && getComputedStyle(document.querySelector('.menu-toggle')).display === 'none'`)) {
 		t.Error("on a laptop the navigation is hidden or the Menu button shown")
+	}
+}
+
+// leavePage navigates to url, accepting the "leave the page?" question if
+// the page asks it, and reports whether it did.
+func leavePage(ctx context.Context, t *testing.T, url string) bool {
+	t.Helper()
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	asked := make(chan page.DialogType, 1)
+	listen, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil || listen.Err() != nil {
+				return
+			}
+			asked <- ev.Type
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			return
+		}
+	}()
+	mustStep(t, "leaving for "+url, chromedp.Do(ctx, chromedp.Navigate(url)))
+	select {
+	case typ := <-asked:
+		if typ != page.DialogTypeBeforeunload {
+			t.Errorf("leaving the page asked a %s dialog", typ)
+		}
+		return true
+	default:
+		return false
 	}
 }

@@ -236,10 +236,26 @@ func TestBrowserSettings(t *testing.T) {
 		if invalid.Value != "true" {
 			t.Errorf("primaryColor aria-invalid = %q", invalid.Value)
 		}
+		// The field in error has the focus and names its message.
+		waitUntil(ctx, t, "the focus on the field in error", `document.activeElement?.id === 'primaryColor'`)
+		if got := mustRunStep(ctx, t, "described by", chromedp.Evaluate[string](`document.getElementById('primaryColor').getAttribute('aria-describedby') || ''`)); !strings.Contains(got, "err-primaryColor") {
+			t.Errorf("primaryColor aria-describedby = %q, want its error", got)
+		}
 		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
 		mustStep(t, "reading the tenant", err)
 		if got.PrimaryColor != "#0A7E8C" || strOrEmpty(got.BotName) != "Ada Lovebot" {
 			t.Errorf("an invalid form was saved: primaryColor %q, botName %q", got.PrimaryColor, strOrEmpty(got.BotName))
+		}
+	})
+
+	t.Run("WidgetKeyAsksFirst", func(t *testing.T) {
+		leavePage(ctx, t, b.ts.URL+"/admin/settings") // the rejected form above was left unsaved
+		msg := clickAndConfirm(ctx, t, "#generate-widget-key button")
+		if !strings.Contains(msg, "stops working on your site") {
+			t.Errorf("confirmation = %q", msg)
+		}
+		if flash := okFlash(ctx, t); !strings.HasPrefix(flash, "New widget key generated") {
+			t.Errorf("flash = %q", flash)
 		}
 	})
 }

@@ -67,6 +67,10 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if strOrEmpty(got.BotName) != "Spoke" || got.PrimaryColor != "#1d4ed8" {
 			t.Errorf("typing saved: botName %q, primaryColor %q", strOrEmpty(got.BotName), got.PrimaryColor)
 		}
+		// Leaving with changes unsaved asks first.
+		if !leavePage(ctx, t, b.ts.URL+"/admin/segments") {
+			t.Error("leaving the settings with unsaved changes did not ask")
+		}
 	})
 
 	t.Run("Segment", func(t *testing.T) {
@@ -98,6 +102,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("copied", `document.getElementById('copy-embed').innerText === 'Copied' ? 'copied' : window.getSelection().toString()`); got != "copied" && got != code {
 			t.Errorf("after Copy: %q", got)
 		}
+		leavePage(ctx, t, b.ts.URL+"/admin")
 	})
 
 	t.Run("Installation", func(t *testing.T) {

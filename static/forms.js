@@ -1,0 +1,55 @@
+// Forms that help: each field's hint and error are tied to it for screen
+// readers; after a rejected save the first field in error takes the focus;
+// forms marked data-unsaved warn before their changes are left behind;
+// forms with data-confirm ask first; and a success message goes once the
+// page changes in place.
+(function () {
+	function describe() {
+		document.querySelectorAll('main .field, main .check').forEach(function (box, n) {
+			var control = box.querySelector('input:not([type=hidden]), select, textarea');
+			if (!control) { return; }
+			var ids = [];
+			box.querySelectorAll('.hint, .field-error').forEach(function (note, i) {
+				if (!note.id) { note.id = 'note-' + n + '-' + i; }
+				ids.push(note.id);
+			});
+			if (ids.length) { control.setAttribute('aria-describedby', ids.join(' ')); }
+		});
+	}
+
+	function focusFirstError() {
+		var bad = document.querySelector('main [aria-invalid="true"]');
+		var msg = document.querySelector('main .field-error');
+		var target = bad || msg;
+		if (!target) { return; }
+		if (!bad) { target.setAttribute('tabindex', '-1'); }
+		target.scrollIntoView({ block: 'center' });
+		target.focus({ preventScroll: true });
+	}
+
+	var dirty = null;
+	document.addEventListener('input', function (e) {
+		var f = e.target.form || e.target.closest('form');
+		if (f && f.hasAttribute('data-unsaved')) { dirty = f; }
+	});
+	document.addEventListener('change', function (e) {
+		var f = e.target.form || e.target.closest('form');
+		if (f && f.hasAttribute('data-unsaved')) { dirty = f; }
+	});
+	document.addEventListener('submit', function (e) {
+		var f = e.target;
+		if (f.dataset.confirm && !window.confirm(f.dataset.confirm)) {
+			e.preventDefault();
+			return;
+		}
+		if (f === dirty) { dirty = null; }
+	});
+	window.addEventListener('beforeunload', function (e) {
+		if (dirty) { e.preventDefault(); e.returnValue = ''; }
+	});
+	document.addEventListener('htmx:beforeRequest', function () {
+		document.querySelectorAll('main > .flash.ok').forEach(function (el) { el.remove(); });
+	});
+	document.addEventListener('htmx:afterSettle', describe);
+	document.addEventListener('DOMContentLoaded', function () { describe(); focusFirstError(); });
+})();
