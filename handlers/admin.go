@@ -106,6 +106,9 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (h *Handler) toLogin(c echo.Context) error {
+	if JSONRequest(c.Request()) {
+		return &parley.Error{Kind: parley.KindUnauthorized, Message: "You are signed out: sign in again"}
+	}
 	target := "/admin/login"
 	if c.Request().Method == http.MethodGet && c.Request().URL.Path != "/admin" {
 		target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
