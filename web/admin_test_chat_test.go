@@ -3,9 +3,14 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/agent/llmtest"
 )
@@ -269,4 +274,110 @@ func TestAdminTestChatPage(t *testing.T) {
 	if p := mc.get("/admin/test-chat"); p.status != 200 || p.doc.Find("#test-chat-no-model").Length() != 0 {
 		t.Errorf("managed model: %d, notice shown %v", p.status, p.doc.Find("#test-chat-no-model").Length() != 0)
 	}
+}
+
+// TestAdminTestChatBrowser drives the test chat in Chromium on a phone's
+// screen: an answer shown as it streams, a model that stops answering
+// reported, an answer with what the bot used (the knowledge entry, linked,
+// and the tool with its result), a new conversation on "Start over", and no
+// serious accessibility violation (axe-core).
+func TestAdminTestChatBrowser(t *testing.T) {
+	t.Parallel()
+	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := setupTestChat(t)
+	b := f.b
+	// The stalled answer below ends at the turn's time limit.
+	b.srv.Handler.Engine.TurnTimeout = 3 * time.Second
+	ctx := browserTab(t)
+	mustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
+	browserSignIn(ctx, t, b, f.ten)
+	mustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
+		chromedp.Click(chromedp.CSS(`nav a[href="/admin/test-chat"]`)), chromedp.WaitVisible(chromedp.ID("test-chat-message"))))
+	if got := mustRunStep(ctx, t, "width", chromedp.Evaluate[string](`document.documentElement.scrollWidth + ' ' + window.innerWidth + ' ' +
+		Math.round(document.getElementById('test-chat-message').getBoundingClientRect().width)`)); !fitsScreen(got) {
+		t.Errorf("page width, screen width, message box width = %s: the page does not fit the phone", got)
+	}
+	str := func(step, js string) string {
+		t.Helper()
+		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
+	}
+	ask := func(text string) {
+		t.Helper()
+		mustStep(t, "asking "+text, chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("test-chat-message"), text),
+			chromedp.Click(chromedp.ID("test-chat-send"))))
+	}
+	const lastBot = `[...document.querySelectorAll('.test-chat-msg.bot')].pop()`
+
+	// Streamed: the first words show while the model is still answering.
+	f.llm.Push(llmtest.Turn{Text: []string{"Let me think"}, Stall: true})
+	ask("Are you there?")
+	waitUntil(ctx, t, "the first words", lastBot+`?.getAttribute('aria-busy') === 'true' && `+lastBot+`.innerText.includes('Let me think')`)
+	waitUntil(ctx, t, "the time-out", lastBot+`.querySelector('[role=alert]')?.innerText === 'the openai model provider did not answer in time'`)
+
+	f.llm.Push(
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_q", Name: "quote", Arguments: []string{`{"items":[{"name":"Widget","quantity":4}]}`}}}},
+		llmtest.Turn{Text: []string{"That is ", "60 EUR."}},
+	)
+	ask("Price 4 widgets")
+	waitUntil(ctx, t, "the answer and what the bot used", `!!`+lastBot+`?.querySelector('details.test-chat-used')`)
+	if got := str("answer", lastBot+`.querySelector('.test-chat-text').innerText`); got != "That is 60 EUR." {
+		t.Errorf("answer = %q", got)
+	}
+	mustStep(t, "opening what the bot used", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.test-chat-msg.bot:last-child details.test-chat-used > summary`))))
+	if got := str("knowledge", lastBot+`.querySelector('.test-chat-knowledge a')?.getAttribute('href') + ' ' + `+lastBot+`.querySelector('.test-chat-knowledge a')?.innerText`); got != "/admin/corpus/"+f.hours+" Opening hours" {
+		t.Errorf("knowledge link = %q", got)
+	}
+	if got := str("tool", lastBot+`.querySelector('.test-chat-tools li')?.innerText || ''`); !strings.Contains(got, "Quote") || !strings.Contains(got, "worked") || !strings.Contains(got, "60.00 EUR") {
+		t.Errorf("tool = %q", got)
+	}
+	if got := str("tool result", lastBot+`.querySelector('.test-chat-tool-result')?.textContent || ''`); !strings.Contains(got, "60") {
+		t.Errorf("tool result = %q", got)
+	}
+
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
+	mustStep(t, "loading axe-core", err)
+	found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document.querySelector('main'), { resultTypes: ['violations'] })
+		.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+			.map(v => v.id + ': ' + v.help + ' (' + v.nodes.map(n => n.target.join(' ')).join(', ') + ')'))`, chromedp.EvalAwaitPromise))
+	for _, v := range found {
+		t.Errorf("axe: %s", v)
+	}
+
+	// Start over: a new conversation, in a session of its own.
+	mustStep(t, "starting over", chromedp.Do(ctx, chromedp.Click(chromedp.ID("test-chat-reset"))))
+	if n := str("messages left", `String(document.querySelectorAll('.test-chat-msg').length)`); n != "0" {
+		t.Errorf("%s messages left after starting over", n)
+	}
+	f.llm.Push(llmtest.Turn{Text: []string{"Hello again."}})
+	ask("Hello")
+	waitUntil(ctx, t, "the new answer", `!!`+lastBot+`?.querySelector('details.test-chat-used')`)
+	rows, err := b.db.Pool().Query(context.Background(), `SELECT session_id, message_count FROM conversations WHERE tenant_id = $1 AND is_test ORDER BY created_at`, f.ten.ID)
+	mustStep(t, "reading the conversations", err)
+	var got []string
+	for rows.Next() {
+		var s string
+		var n int
+		mustStep(t, "scanning", rows.Scan(&s, &n))
+		got = append(got, fmt.Sprintf("%t:%d", strings.HasPrefix(s, "test-") && len(s) > 20, n))
+	}
+	if strings.Join(got, " ") != "true:4 true:2" {
+		t.Errorf("test conversations (random test- session, messages) = %v, want one of 4 messages then one of 2", got)
+	}
+	if n := f.usedAt(); n != 0 {
+		t.Errorf("usage %d after test chats, want 0", n)
+	}
+}
+
+// fitsScreen reads "page width, screen width, message box width" and
+// reports whether nothing sticks out of the screen and the message box takes
+// most of its width.
+func fitsScreen(s string) bool {
+	var page, screen, box int
+	if _, err := fmt.Sscan(s, &page, &screen, &box); err != nil {
+		return false
+	}
+	return page <= screen && box*4 >= screen*3
 }
