@@ -120,6 +120,12 @@ func (h *Handler) toLogin(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, target)
 }
 
+// JSONRequest reports whether the request is a JSON call (the dashboard's
+// scripts), which gets its errors as JSON rather than as an HTML page.
+func JSONRequest(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON)
+}
+
 // safeNext keeps post-login redirects on the dashboard.
 func safeNext(next string) string {
 	if strings.HasPrefix(next, "/admin") && !strings.HasPrefix(next, "//") && !strings.Contains(next, "\\") {

@@ -13,10 +13,10 @@ import (
 	"github.com/parley/parley/views"
 )
 
-// TestSessionPrefix starts the session id of every test chat: the server
+// testSessionPrefix starts the session id of every test chat: the server
 // refuses any other, so that the owner's tests and visitors' conversations
 // never share a session (db.StartTurn refuses a mix of the two anyway).
-const TestSessionPrefix = "test-"
+const testSessionPrefix = "test-"
 
 // testChatRequest is the body of POST /admin/test-chat.
 type testChatRequest struct {
@@ -62,7 +62,7 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 		return err
 	}
 	v := views.TestChat{PlanActive: a.Tenant.PlanInfo().Widget, AnswersLocally: h.Engine.AnswersLocally(a.Tenant),
-		SessionPrefix: TestSessionPrefix}
+		SessionPrefix: testSessionPrefix}
 	for _, s := range segs {
 		if s.IsActive {
 			v.Segments = append(v.Segments, views.Option{Value: s.Slug, Label: s.Name})
@@ -112,9 +112,9 @@ func (h *Handler) testChatInput(c echo.Context) (*agent.TurnInput, error) {
 		return nil, invalid("Message too long (max %d chars)", maxChatMessage)
 	case utf8.RuneCountInString(req.SessionID) > maxChatSessionID:
 		return nil, invalid("sessionId too long (max %d chars)", maxChatSessionID)
-	case !strings.HasPrefix(req.SessionID, TestSessionPrefix):
-		return nil, &parley.Error{Kind: parley.KindInvalid, Message: "A test chat's sessionId starts with " + TestSessionPrefix,
-			Details: parley.FieldErrors{"sessionId": "must start with " + TestSessionPrefix}}
+	case !strings.HasPrefix(req.SessionID, testSessionPrefix):
+		return nil, &parley.Error{Kind: parley.KindInvalid, Message: "A test chat's sessionId starts with " + testSessionPrefix,
+			Details: parley.FieldErrors{"sessionId": "must start with " + testSessionPrefix}}
 	}
 	seg, segErr := h.chatSegment(c.Request().Context(), t, "", req.Segment)
 	if err := limitAddress(c); err != nil {
@@ -143,10 +143,4 @@ func testChatDoneOf(reply chatReply, out *agent.TurnOutput) testChatDone {
 			Summary: ex.Summary, Success: ex.Success})
 	}
 	return d
-}
-
-// JSONRequest reports whether the request is a JSON call (the dashboard's
-// scripts), which gets its errors as JSON rather than as an HTML page.
-func JSONRequest(r *http.Request) bool {
-	return strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON)
 }
