@@ -27,6 +27,9 @@ type Conversation struct {
 	CreatedAt        time.Time            `db:"created_at"`
 	UpdatedAt        time.Time            `db:"updated_at"`
 	LastMessageAt    time.Time            `db:"last_message_at"`
+	// Test marks a conversation the tenant's owner had from the dashboard's
+	// test chat: not counted against the monthly limit.
+	Test bool `db:"is_test"`
 }
 
 // ConversationMetadata is what the widget tells about the page a conversation started on.

@@ -8,7 +8,9 @@ import (
 // ConversationStart is what the chat engine knows when a message arrives.
 // Limit is the tenant's monthly limit of new conversations
 // (Tenant.ConversationsLimit); zero or less refuses every new conversation.
-// Channel defaults to web and VisitorType to human.
+// Channel defaults to web and VisitorType to human. Test starts a test
+// conversation of the owner's (the dashboard's test chat), which the monthly
+// limit neither refuses nor counts.
 type ConversationStart struct {
 	TenantID    string
 	SessionID   string
@@ -21,6 +23,7 @@ type ConversationStart struct {
 	PageURL     *string
 	Locale      *string
 	Metadata    ConversationMetadata
+	Test        bool
 }
 
 // Validate applies the start's rules, filling in the default channel (web)

@@ -106,6 +106,10 @@ type TurnInput struct {
 	// Logger is the request's logger (request id, tenant); nil means the
 	// engine's.
 	Logger *slog.Logger
+	// Test is the owner trying their bot from the dashboard: the
+	// conversation is marked a test, the monthly limit neither refuses nor
+	// counts it, and the output lists the knowledge the prompt held.
+	Test bool
 }
 
 // logger is the turn's logger: the request's, else the engine's naming the
@@ -142,6 +146,29 @@ type TurnOutput struct {
 	Source   string
 	Provider string
 	Model    string
+	// Knowledge is the knowledge-base entries the prompt held, in prompt
+	// order; set for a test turn only (TurnInput.Test).
+	Knowledge []KnowledgeUsed
+}
+
+// KnowledgeUsed is a knowledge-base entry a turn's prompt held.
+type KnowledgeUsed struct {
+	ID    string
+	Title string
+	// Summarized says the prompt held its summary, not its content (which
+	// the model reads through explore_corpus).
+	Summarized bool
+}
+
+// AnswersLocally reports whether the tenant's turns are answered by the
+// local provider, which quotes the knowledge base: no language model is
+// configured, neither the operator's managed one nor the tenant's reply
+// endpoint.
+func (e *Engine) AnswersLocally(t parley.Tenant) bool {
+	if t.LLMWebhookURL != nil && *t.LLMWebhookURL != "" {
+		return false
+	}
+	return e.LLM == nil || e.LLM.Name() == NewLocal().Name()
 }
 
 // EventReady is emitted once a turn is open and its model is about to be
@@ -219,7 +246,7 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 		TenantID: in.Tenant.ID, SessionID: in.SessionID, Limit: in.Tenant.ConversationsLimit(),
 		SegmentID: &in.Segment.ID, Channel: in.Channel, VisitorType: in.VisitorType,
 		AgentModel: in.AgentModel, PageURL: nonEmptyPtr(in.PageURL), Locale: nonEmptyPtr(in.Locale),
-		Metadata: in.Metadata,
+		Metadata: in.Metadata, Test: in.Test,
 	}
 	if in.Visitor != nil {
 		start.VisitorID = &in.Visitor.ID
@@ -252,8 +279,10 @@ type turnCall struct {
 	registry *ToolRegistry
 	history  []parley.Turn // the turns the model was given, the visitor's message last
 	emit     func(Event)
-	res      TurnResult // what the model said and did
-	err      error      // the model call's failure
+	// knowledge is the corpus entries the prompt held, for a test turn.
+	knowledge []KnowledgeUsed
+	res       TurnResult // what the model said and did
+	err       error      // the model call's failure
 }
 
 // prepare builds the prompt and the tool registry from the turn's prompt
@@ -295,6 +324,9 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	}
 	for _, c := range reads.corpus {
 		call.req.Passages = append(call.req.Passages, Passage{Title: c.Title, Content: c.Content})
+	}
+	if in.Test {
+		call.knowledge = knowledgeUsed(reads.corpus)
 	}
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
 	call.provider, call.source = e.LLM, "managed"
@@ -343,7 +375,7 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	// The turn held the session: the conversation is as it left it.
 	out := &TurnOutput{Result: res, MessageID: msg.ID, ConversationID: t.conv.ID,
 		MessageCount: t.conv.MessageCount, Status: t.conv.Status,
-		Source: call.source, Provider: call.provider.Name()}
+		Source: call.source, Provider: call.provider.Name(), Knowledge: call.knowledge}
 	if out.MessageID != "" {
 		out.MessageCount++
 	}
@@ -420,6 +452,20 @@ func toolRun(ex Execution) (parley.ToolRun, error) {
 			ToolName: sub.ToolName, Input: in, Result: out}
 	}
 	return run, nil
+}
+
+// knowledgeUsed lists the entries of corpus that BuildPrompt places in the
+// prompt (FitCorpus mirrors it), whole ones first.
+func knowledgeUsed(corpus []parley.CorpusEntry) []KnowledgeUsed {
+	fit := FitCorpus(corpus)
+	out := make([]KnowledgeUsed, 0, len(fit.Whole)+len(fit.Summarized))
+	for _, c := range fit.Whole {
+		out = append(out, KnowledgeUsed{ID: c.ID, Title: c.Title})
+	}
+	for _, c := range fit.Summarized {
+		out = append(out, KnowledgeUsed{ID: c.ID, Title: c.Title, Summarized: true})
+	}
+	return out
 }
 
 func (e *Engine) now() time.Time {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ type memStore struct {
 	corpus     []parley.CorpusEntry
 	memory     []parley.MemoryFact
 	remembered map[string]string
+	starts     []parley.ConversationStart
 }
 
 func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder string, _ time.Duration, _ int) (bool, parley.SessionState, error) {
@@ -65,6 +67,7 @@ func (m *memStore) ReleaseSessionLease(_ context.Context, _, _, holder string) e
 func (m *memStore) StartTurn(_ context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.starts = append(m.starts, p)
 	if m.startErr != nil {
 		return parley.Conversation{}, parley.Message{}, false, m.startErr
 	}
@@ -268,6 +271,36 @@ func TestEngineReply(t *testing.T) {
 		}
 		if strings.Join(got, "|") != "user:first|assistant:first answer|user:Call me back please" {
 			t.Errorf("model was sent %q", got)
+		}
+	})
+
+	t.Run("a test turn starts a test and lists the knowledge its prompt held", func(t *testing.T) {
+		t.Parallel()
+		_, p := engineFixture(t, llmtest.Turn{Text: []string{"Hi"}}, llmtest.Turn{Text: []string{"Hi"}})
+		summary := "How returns work."
+		store := &memStore{corpus: []parley.CorpusEntry{
+			{ID: "c-hours", Title: "Opening hours", Content: "9 to 6.", Priority: 2},
+			{ID: "c-returns", Title: "Returns", Content: "Long text.", Summary: &summary, Priority: 1},
+			{ID: "c-huge", Title: "Too long for the prompt", Content: strings.Repeat("x", KnowledgeCap)},
+		}}
+		in := testInput(parley.ChannelWeb)
+		in.Test = true
+		out, err := testEngine(store, p).Reply(context.Background(), in, func(Event) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []KnowledgeUsed{{ID: "c-hours", Title: "Opening hours"}, {ID: "c-returns", Title: "Returns", Summarized: true}}
+		if !slices.Equal(out.Knowledge, want) {
+			t.Errorf("knowledge %+v, want %+v (the entry that does not fit left out)", out.Knowledge, want)
+		}
+		if len(store.starts) != 1 || !store.starts[0].Test {
+			t.Errorf("starts %+v, want one test start", store.starts)
+		}
+
+		// A visitor's turn pays nothing for it.
+		out, err = testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		if err != nil || out.Knowledge != nil || len(store.starts) != 2 || store.starts[1].Test {
+			t.Errorf("visitor turn: knowledge %+v, starts %+v, err %v", out.Knowledge, store.starts, err)
 		}
 	})
 }

@@ -25,7 +25,9 @@ type openedConversation struct {
 // look-up; else the conversation is started with the message as its first,
 // counted against the monthly limit, in one statement (so the tenant's usage
 // row is locked only while that statement runs, and new conversations of a
-// busy tenant barely wait for each other). It reports whether it started the
+// busy tenant barely wait for each other). A test start (p.Test) is neither
+// refused nor counted by the limit, and a test never continues a visitor's
+// conversation, nor a visitor a test (409). It reports whether it started the
 // conversation. A start that fails the conversation's rules is 400; one the
 // monthly limit refuses is 429 with LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
@@ -46,6 +48,9 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		case known != nil:
 			c, err = *known, nil
 		}
+		if err == nil && c.Test != p.Test {
+			return parley.Conversation{}, parley.Message{}, false, sessionOfOther(p.Test)
+		}
 		if err == nil {
 			m, err := appendMessage(ctx, d.pool, p.TenantID, c.ID, "user", content)
 			if err != nil {
@@ -60,12 +65,12 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		rows, _ := d.pool.Query(ctx, countStartSQL+`,
 			conv AS (
 				INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel, visitor_type,
-					agent_model, page_url, locale, metadata, message_count, first_user_message, last_message_at)
-				SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $12, clock_timestamp() FROM used
+					agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
+				SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, 1, $13, clock_timestamp() FROM used
 				RETURNING `+conversationColumns+`),
 			msg AS (
 				INSERT INTO messages (tenant_id, conversation_id, role, content)
-				SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
+				SELECT tenant_id, id, 'user', $13 FROM conv RETURNING id, created_at)
 			SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`,
 			append(startArgs(&p), content)...)
 		opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
@@ -88,4 +93,13 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		}
 	}
 	return parley.Conversation{}, parley.Message{}, false, errors.New("starting conversation: the session's conversation keeps changing")
+}
+
+// sessionOfOther refuses to continue a conversation of the other kind: a
+// test chat's message in a visitor's session, or the reverse.
+func sessionOfOther(test bool) error {
+	if test {
+		return parley.Errorf(parley.KindConflict, "This session id is a visitor's conversation; a test chat starts its own")
+	}
+	return parley.Errorf(parley.KindConflict, "This session id is a test conversation of the dashboard; start another session")
 }

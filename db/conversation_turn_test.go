@@ -115,6 +115,72 @@ func TestStartTurn(t *testing.T) {
 			t.Errorf("a refused start counted: %d", used)
 		}
 	})
+
+	t.Run("TestAtTheLimit", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "visitor", Limit: 1}, "hi", nil); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "visitor-2", Limit: 1}, "hi", nil)
+		wantKind(t, err, parley.KindRateLimited) // the month is full for visitors
+		c, _, created, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "test-1", Limit: 1, Test: true}, "hi", nil)
+		if err != nil || !created || !c.Test {
+			t.Fatalf("test start at the limit: %+v %v %v", c, created, err)
+		}
+		// Even a tenant whose plan allows no conversation can test its bot.
+		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "test-2", Limit: 0, Test: true}, "hi", nil); err != nil {
+			t.Fatalf("test start with limit 0: %v", err)
+		}
+		if used, _ := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now()); used != 1 {
+			t.Errorf("usage %d after two test starts, want the visitor's 1", used)
+		}
+		got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+		if err != nil || !got.Test {
+			t.Errorf("stored test conversation: %+v %v", got, err)
+		}
+		visitor, err := f.store.Conversation(ctx, f.tenant.ID, f.sessionConversation(t, "visitor"))
+		if err != nil || visitor.Test {
+			t.Errorf("visitor's conversation marked a test: %+v %v", visitor, err)
+		}
+		// A test of another tenant's segment is refused like any start.
+		theirs := f.segment(t, f.other.ID)
+		_, _, _, err = f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "test-3", Limit: 1, Test: true, SegmentID: &theirs}, "hi", nil)
+		wantKind(t, err, parley.KindNotFound)
+	})
+
+	t.Run("TestAndVisitorSessionsStayApart", func(t *testing.T) {
+		t.Parallel()
+		f := setupConversations(t)
+		visitor := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "test-shared", Limit: 10}
+		if _, _, _, err := f.store.StartTurn(ctx, visitor, "hi", nil); err != nil {
+			t.Fatal(err)
+		}
+		test := visitor
+		test.Test = true
+		_, _, _, err := f.store.StartTurn(ctx, test, "hi", nil)
+		wantKind(t, err, parley.KindConflict)
+		// Through the session lease's read too (known).
+		known, err := f.store.Conversation(ctx, f.tenant.ID, f.sessionConversation(t, "test-shared"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err = f.store.StartTurn(ctx, test, "hi", &known)
+		wantKind(t, err, parley.KindConflict)
+
+		test.SessionID = "test-own"
+		if _, _, _, err := f.store.StartTurn(ctx, test, "hi", nil); err != nil {
+			t.Fatal(err)
+		}
+		visitor.SessionID = "test-own"
+		_, _, _, err = f.store.StartTurn(ctx, visitor, "hi", nil)
+		wantKind(t, err, parley.KindConflict)
+		var n int
+		f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE tenant_id = $1`, f.tenant.ID).Scan(&n)
+		if n != 2 {
+			t.Errorf("%d messages stored, want 2: a refused message is not stored", n)
+		}
+	})
 }
 
 func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
@@ -156,4 +222,26 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", 2*time.Minute, 3); err != nil || !ok || st.Conversation != nil {
 		t.Errorf("other tenant: %v %+v %v", ok, st, err)
 	}
+}
+
+// sessionConversation is the id of the tenant's conversation of the session.
+func (f *convFixture) sessionConversation(t *testing.T, sessionID string) string {
+	t.Helper()
+	var id string
+	if err := f.store.Pool().QueryRow(context.Background(), `SELECT id FROM conversations WHERE tenant_id = $1 AND session_id = $2`,
+		f.tenant.ID, sessionID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// segment adds a segment to the tenant and returns its id.
+func (f *convFixture) segment(t *testing.T, tenantID string) string {
+	t.Helper()
+	var id string
+	if err := f.store.Pool().QueryRow(context.Background(), `INSERT INTO segments (tenant_id, slug, name, system_prompt)
+		VALUES ($1, $2, 'Segment', '') RETURNING id`, tenantID, fmt.Sprintf("s%d", time.Now().UnixNano())).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

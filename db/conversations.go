@@ -14,7 +14,7 @@ import (
 
 const conversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
 	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
-	feedback_positive, feedback_negative, created_at, updated_at, last_message_at`
+	feedback_positive, feedback_negative, created_at, updated_at, last_message_at, is_test`
 
 // LimitDetails is the details payload of a LIMIT_REACHED error.
 type LimitDetails struct {
@@ -37,24 +37,29 @@ func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Ti
 }
 
 // countStartSQL begins a statement that starts a conversation: CTE "used"
-// has a row when the conversation was counted against the month's usage,
-// which happens only while under the limit ($11) and when its segment ($3)
-// and visitor ($4) are the tenant's ($1). The usage row stays locked until
-// the transaction ends, so the count and the insert are atomic.
+// has a row when the conversation may start, which happens only when its
+// segment ($3) and visitor ($4) are the tenant's ($1) and, unless it is a
+// test ($12), when it was counted against the month's usage while under the
+// limit ($11). A test is neither refused by the limit nor counted. The usage
+// row stays locked until the transaction ends, so the count and the insert
+// are atomic.
 const countStartSQL = `WITH ok AS (
 		SELECT ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM segments WHERE tenant_id = $1 AND id = $3))
 		   AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $4)) AS ok),
-	used AS (
+	counted AS (
 		INSERT INTO conversation_usage (tenant_id, month, count)
-		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok WHERE ok AND $11 > 0
+		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok WHERE ok AND NOT $12::boolean AND $11 > 0
 		ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + 1
 		WHERE conversation_usage.count < $11
-		RETURNING count)`
+		RETURNING count),
+	used AS (
+		SELECT count FROM counted
+		UNION ALL SELECT NULL FROM ok WHERE ok AND $12::boolean)`
 
 // startArgs are the parameters of countStartSQL and the insert after it.
 func startArgs(p *parley.ConversationStart) []any {
 	return []any{p.TenantID, p.SessionID, p.SegmentID, p.VisitorID, p.Channel, p.VisitorType, p.AgentModel,
-		p.PageURL, p.Locale, p.Metadata, p.Limit}
+		p.PageURL, p.Locale, p.Metadata, p.Limit, p.Test}
 }
 
 // startRefused says why a start inserted nothing: a segment or visitor of

@@ -106,6 +106,9 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 func (h *Handler) toLogin(c echo.Context) error {
+	if JSONRequest(c.Request()) {
+		return &parley.Error{Kind: parley.KindUnauthorized, Message: "You are signed out: sign in again"}
+	}
 	target := "/admin/login"
 	if c.Request().Method == http.MethodGet && c.Request().URL.Path != "/admin" {
 		target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
@@ -115,6 +118,12 @@ func (h *Handler) toLogin(c echo.Context) error {
 		return c.NoContent(http.StatusUnauthorized)
 	}
 	return c.Redirect(http.StatusSeeOther, target)
+}
+
+// JSONRequest reports whether the request is a JSON call (the dashboard's
+// scripts), which gets its errors as JSON rather than as an HTML page.
+func JSONRequest(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON)
 }
 
 // safeNext keeps post-login redirects on the dashboard.

@@ -279,6 +279,10 @@ func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 	}
 	if w.sse != nil {
 		reply.Done = true
+		if w.in.Test {
+			w.sse.send(testChatDoneOf(reply, out))
+			return nil
+		}
 		w.sse.send(reply)
 		return nil
 	}

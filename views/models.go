@@ -33,6 +33,7 @@ var Nav = []NavItem{
 	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions"},
 	{Key: "segments", Label: "Segments", Href: "/admin/segments"},
 	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus"},
+	{Key: "test-chat", Label: "Test chat", Href: "/admin/test-chat"},
 	{Key: "tools", Label: "Tools", Href: "/admin/tools"},
 	{Key: "products", Label: "Products", Href: "/admin/products"},
 	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},

@@ -72,6 +72,12 @@ func (b *bundle) chat(t *testing.T, path string, body any, headers map[string]st
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readChatResponse(t, resp)
+}
+
+// readChatResponse reads a chat answer: SSE events, else one JSON body.
+func readChatResponse(t *testing.T, resp *http.Response) chatResponse {
+	t.Helper()
 	defer resp.Body.Close()
 	out := chatResponse{status: resp.StatusCode, header: resp.Header}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {

@@ -107,6 +107,8 @@ func (s *Server) routes() {
 	signedIn.POST("/logout", h.Logout)
 	signedIn.POST("/tenant", h.SwitchTenant)
 	signedIn.GET("", h.ShowOverviewPage)
+	signedIn.GET("/test-chat", h.ShowTestChatPage)
+	signedIn.POST("/test-chat", h.SendTestMessage, s.perAddressLimit)
 	signedIn.GET("/settings", h.ShowSettingsPage)
 	signedIn.POST("/settings", h.SaveSettings)
 	signedIn.POST("/settings/widget-key", h.SaveWidgetKey)
