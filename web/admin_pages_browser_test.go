@@ -62,7 +62,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
 
 	pages := []string{"", "/settings", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
-		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/webhooks"}
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/webhooks", "/test-chat"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission)
 

@@ -295,7 +295,7 @@ func TestAdminTestChatBrowser(t *testing.T) {
 	mustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
 	browserSignIn(ctx, t, b, f.ten)
 	mustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
-		chromedp.Click(chromedp.CSS(`nav a[href="/admin/test-chat"]`)), chromedp.WaitVisible(chromedp.ID("test-chat-message"))))
+		chromedp.Click(chromedp.CSS(`.menu-toggle`)), chromedp.Click(chromedp.CSS(`nav a[href="/admin/test-chat"]`)), chromedp.WaitVisible(chromedp.ID("test-chat-message"))))
 	if got := mustRunStep(ctx, t, "width", chromedp.Evaluate[string](`document.documentElement.scrollWidth + ' ' + window.innerWidth + ' ' +
 		Math.round(document.getElementById('test-chat-message').getBoundingClientRect().width)`)); !fitsScreen(got) {
 		t.Errorf("page width, screen width, message box width = %s: the page does not fit the phone", got)
