@@ -53,7 +53,8 @@
     .panel { position: fixed; right: 20px; bottom: 88px; width: 370px; max-width: calc(100vw - 24px);
       height: 560px; max-height: calc(100vh - 110px); display: flex; flex-direction: column; background: #fff; color: #111;
       border-radius: 14px; box-shadow: 0 8px 30px rgba(0,0,0,.3); overflow: hidden; z-index: 2147483000; }
-    @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; } }
+    @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; }
+      :host(:not(.preview)) .panel:not([hidden]) ~ .launcher { display: none; } }
     :host(.preview) .launcher, :host(.preview) .teaser, :host(.preview) .panel { position: absolute; z-index: 1; }
     :host(.preview) .panel { left: 12px; right: 12px; top: 12px; bottom: 88px; width: auto; max-width: none; height: auto; max-height: none; border-radius: 14px; }
     .avatar { width: 34px; height: 34px; border-radius: 50%; object-fit: cover; flex: none; display: grid; place-items: center;
