@@ -11,24 +11,35 @@ import (
 )
 
 // screenshotDir is where browser tests keep their screenshots: the
-// directory PARLEY_TEST_ARTIFACTS names, else artifacts/screenshots at the
-// module root (ignored by git). CI prints it after the tests.
+// directory PARLEY_TEST_ARTIFACTS names (a relative one from the module
+// root), else artifacts/screenshots at the module root (ignored by git).
+// .ci/run prints it after the tests.
 func screenshotDir(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("PARLEY_TEST_ARTIFACTS"); dir != "" {
+	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
+	if filepath.IsAbs(dir) {
 		return dir
 	}
+	if dir == "" {
+		dir = filepath.Join("artifacts", "screenshots")
+	}
+	return filepath.Join(moduleRoot(t), dir)
+}
+
+// moduleRoot is the nearest directory above the test's holding go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "artifacts", "screenshots")
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test's directory, so no module root for artifacts/screenshots")
+			t.Fatal("no go.mod above the test's directory")
 		}
 		dir = parent
 	}
