@@ -36,6 +36,9 @@ type Handler struct {
 	Engine *agent.Engine
 	// Captcha checks the bot-challenge tokens of chat messages.
 	Captcha *auth.BotChallenge
+	// CaptchaScriptURL is the challenge's browser script, named in the
+	// widget's settings of a tenant with the gate on.
+	CaptchaScriptURL string
 	// Passwords checks admin sign-ins.
 	Passwords *auth.Passwords
 }

@@ -58,8 +58,11 @@ type widgetLauncherJSON struct {
 	BubblePulse   bool    `json:"bubblePulse"`
 }
 
+// widgetCaptchaJSON is what the widget needs to solve the bot challenge:
+// the tenant's public site key and the provider's script (explicit render).
 type widgetCaptchaJSON struct {
-	SiteKey string `json:"siteKey"`
+	SiteKey   string `json:"siteKey"`
+	ScriptURL string `json:"scriptUrl"`
 }
 
 type widgetEndpointsJSON struct {
@@ -139,7 +142,7 @@ func (h *Handler) widgetSettings(t parley.Tenant, seg parley.Segment) widgetSett
 		out.BookingCTA = &t.BookingCTAConfig
 	}
 	if t.CaptchaEnabled && t.CaptchaSiteKey != nil && strings.TrimSpace(*t.CaptchaSiteKey) != "" {
-		out.Captcha = &widgetCaptchaJSON{SiteKey: *t.CaptchaSiteKey}
+		out.Captcha = &widgetCaptchaJSON{SiteKey: *t.CaptchaSiteKey, ScriptURL: h.CaptchaScriptURL}
 	}
 	if f := seg.FormConfig; f != nil && f.Enabled && len(f.Fields) > 0 {
 		out.Form = &widgetFormJSON{Fields: f.Fields, ConfirmationMessage: f.ConfirmationMessage}

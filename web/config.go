@@ -29,6 +29,9 @@ type Config struct {
 	SSRFAllow        []netip.Prefix
 	TrustedProxies   []netip.Prefix
 	CaptchaVerifyURL string
+	// CaptchaScriptURL is the bot challenge's browser script, which the
+	// widget loads when a tenant turned the gate on.
+	CaptchaScriptURL string
 	DBMaxConns       int32
 	LogFormat        string
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
@@ -41,7 +44,7 @@ var knownVars = []string{
 	"PARLEY_ADDR", "PARLEY_BASE_URL", "PARLEY_SECRET_KEY", "PARLEY_CDN_URL",
 	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
-	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT",
+	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -71,6 +74,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		LLMAPIKey:        get("PARLEY_LLM_API_KEY", ""),
 		LLMModel:         get("PARLEY_LLM_MODEL", ""),
 		CaptchaVerifyURL: get("PARLEY_CAPTCHA_VERIFY_URL", "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+		CaptchaScriptURL: get("PARLEY_CAPTCHA_SCRIPT_URL", "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit"),
 		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:       20,
 		PasswordCost:     bcrypt.DefaultCost,
@@ -95,6 +99,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		}
 	}
 	if _, err := checkURL("PARLEY_CAPTCHA_VERIFY_URL", c.CaptchaVerifyURL); err != nil {
+		return c, err
+	}
+	if _, err := checkURL("PARLEY_CAPTCHA_SCRIPT_URL", c.CaptchaScriptURL); err != nil {
 		return c, err
 	}
 	if !slices.Contains(LLMProviders, c.LLMProvider) {

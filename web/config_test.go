@@ -38,6 +38,7 @@ func TestConfigDefaults(t *testing.T) {
 		CDNURL:           "http://localhost:8080",
 		LLMProvider:      "local",
 		CaptchaVerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+		CaptchaScriptURL: "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit",
 		DBMaxConns:       20,
 		LogFormat:        "json",
 		PasswordCost:     bcrypt.DefaultCost, // production's; tests lower it in testConfig
@@ -116,6 +117,12 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("DBMaxConns = %d", c.DBMaxConns)
 			}
 		}},
+		{"captcha provider of the operator's choice", map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": "https://captcha.example/siteverify",
+			"PARLEY_CAPTCHA_SCRIPT_URL": " https://captcha.example/api.js?render=explicit "}, func(t *testing.T, c Config) {
+			if c.CaptchaVerifyURL != "https://captcha.example/siteverify" || c.CaptchaScriptURL != "https://captcha.example/api.js?render=explicit" {
+				t.Errorf("%+v", c)
+			}
+		}},
 		{"text logs", map[string]string{"PARLEY_LOG_FORMAT": "text"}, func(t *testing.T, c Config) {
 			if c.LogFormat != "text" {
 				t.Errorf("LogFormat = %q", c.LogFormat)
@@ -164,6 +171,8 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_CDN_URL", map[string]string{"PARLEY_CDN_URL": "//cdn.example.com"}, "PARLEY_CDN_URL"},
 		{"PARLEY_LLM_BASE_URL", map[string]string{"PARLEY_LLM_BASE_URL": "localhost:11434"}, "PARLEY_LLM_BASE_URL"},
 		{"PARLEY_CAPTCHA_VERIFY_URL", map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": "file:///etc/passwd"}, "PARLEY_CAPTCHA_VERIFY_URL"},
+		{"PARLEY_CAPTCHA_SCRIPT_URL", map[string]string{"PARLEY_CAPTCHA_SCRIPT_URL": "javascript:alert(1)"}, "PARLEY_CAPTCHA_SCRIPT_URL"},
+		{"PARLEY_CAPTCHA_SCRIPT_URL relative", map[string]string{"PARLEY_CAPTCHA_SCRIPT_URL": "/turnstile.js"}, "PARLEY_CAPTCHA_SCRIPT_URL"},
 		{"PARLEY_SECRET_KEY short", map[string]string{"PARLEY_SECRET_KEY": "abcd"}, "PARLEY_SECRET_KEY"},
 		{"PARLEY_SECRET_KEY 62 hex", map[string]string{"PARLEY_SECRET_KEY": strings.Repeat("a", 62)}, "PARLEY_SECRET_KEY"},
 		{"PARLEY_SECRET_KEY 66 hex", map[string]string{"PARLEY_SECRET_KEY": strings.Repeat("a", 66)}, "PARLEY_SECRET_KEY"},

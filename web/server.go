@@ -66,7 +66,8 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Logger: logger, Now: s.now},
-		Captcha: &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
+		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
+		CaptchaScriptURL: cfg.CaptchaScriptURL,
 	}
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true

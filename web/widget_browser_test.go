@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -60,7 +61,7 @@ func TestWidgetBrowser(t *testing.T) {
 		t.Fatalf("segment: %d %v", st, body)
 	}
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"primaryColor": "#0f766e", "botName": "Spoke",
-		"bookingCtaEnabled": true, "bookingCtaConfig": map[string]any{"headline": "Book a test ride", "subtitle": "30 minutes", "ctaText": "Book", "officeHours": "Mon-Sat"}}); st != 200 {
+		"teaserText": "Need a hand with a bike?", "bookingCtaEnabled": true, "bookingCtaConfig": map[string]any{"headline": "Book a test ride", "subtitle": "30 minutes", "ctaText": "Book", "officeHours": "Mon-Sat"}}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 
@@ -79,8 +80,15 @@ func TestWidgetBrowser(t *testing.T) {
 		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
 	}
 
+	// Closed: the launcher and, after its delay, the teaser.
+	waitUntil(ctx, t, "the teaser", `!`+sr+`.querySelector('.teaser').hidden && `+sr+`.querySelector('.panel').hidden`)
+	if got := str("teaser", sr+`.querySelector('.teaser').innerText`); got != "Need a hand with a bike?" {
+		t.Errorf("teaser = %q", got)
+	}
+	saveScreenshot(t, ctx, "widget-closed")
+
 	run("opening the chat", sr+`.querySelector('.launcher').click()`)
-	waitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden`)
+	waitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden && `+sr+`.querySelector('.teaser').hidden`)
 	if got := str("welcome", sr+`.querySelector('.msg.bot').innerText`); got != "Hi! Ask me about bikes." {
 		t.Errorf("welcome = %q", got)
 	}
@@ -121,6 +129,7 @@ func TestWidgetBrowser(t *testing.T) {
 	if got := str("isolation", `getComputedStyle(`+answer+`).color + ' ' + getComputedStyle(`+sr+`.querySelector('form button')).display`); got != "rgb(17, 17, 17) block" {
 		t.Errorf("the host page's styles reached the widget: color and button display %q", got)
 	}
+	saveScreenshot(t, ctx, "widget-open")
 
 	run("voting", sr+`.querySelector('.votes button').click()`)
 	waitUntil(ctx, t, "the vote to show", sr+`.querySelector('.votes button').getAttribute('aria-pressed') === 'true'`)
@@ -151,11 +160,63 @@ func tenantSite(t *testing.T, b *bundle, slug, segment string) *httptest.Server 
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>Bikes</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>* { color: rgb(255, 0, 0) !important; font-size: 40px !important; } button { display: none !important; }</style></head>
 <body><h1>Bikes</h1><script src="%s/widget.js" data-tenant="%s" data-segment="%s" async></script></body></html>`, b.ts.URL, slug, segment)
 	}))
 	t.Cleanup(site.Close)
 	return site
+}
+
+// TestWidgetBrowserMobile: on a phone's narrow screen (390 by 844, under
+// the widget's 480 px breakpoint) the open chat fills the screen, and
+// nothing of the widget's covers its message field or Send button.
+func TestWidgetBrowserMobile(t *testing.T) {
+	t.Parallel()
+	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"We open at 9."}})
+	b.srv.Handler.BaseURL = b.ts.URL
+	ten := b.newTenant(t, "starter")
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke"}); st != 200 {
+		t.Fatalf("settings: %d %v", st, body)
+	}
+	site := tenantSite(t, b, ten.Slug, "default")
+	ctx := browserTab(t)
+	mustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	openWidgetPage(ctx, t, site.URL)
+	const sr = widgetShadow
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
+	mustStep(t, "opening the chat", err)
+	waitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden`)
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { const i = `+sr+`.querySelector('textarea'); i.value = 'When are you open?';
+		`+sr+`.querySelector('form.compose button').click(); })()`))
+	mustStep(t, "asking", err)
+	waitUntil(ctx, t, "the answer", `!!`+sr+`.querySelector('.votes')`)
+	got := mustRunStep(ctx, t, "the panel's box", chromedp.Evaluate[[]float64](`(() => {
+		const r = `+sr+`.querySelector('.panel').getBoundingClientRect();
+		return [innerWidth, innerHeight, r.left, r.top, r.width, r.height]; })()`))
+	if want := []float64{390, 844, 0, 0, 390, 844}; !slices.Equal(got, want) {
+		t.Errorf("viewport width and height, then the panel's left, top, width and height = %v, want %v", got, want)
+	}
+	// Whatever is on top at the centre of the Send button and of the message
+	// field must be that element: the launcher must not cover them.
+	covered := mustRunStep(ctx, t, "hit test", chromedp.Evaluate[[]string](`(() => {
+		const root = `+sr+`, out = [];
+		for (const sel of ['form.compose button', 'textarea']) {
+			const el = root.querySelector(sel), r = el.getBoundingClientRect();
+			const top = root.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+			if (top !== el) out.push(sel + ' is covered by ' + (top ? top.className || top.tagName : 'nothing'));
+		}
+		return out; })()`))
+	for _, c := range covered {
+		t.Error(c)
+	}
+	saveScreenshot(t, ctx, "widget-mobile")
+
+	// Closed again from the header, the launcher is back, and has the focus.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('header button').click()`))
+	mustStep(t, "closing the chat", err)
+	waitUntil(ctx, t, "the launcher back, focused", sr+`.querySelector('.panel').hidden && `+sr+`.activeElement === `+sr+`.querySelector('.launcher') &&
+		getComputedStyle(`+sr+`.querySelector('.launcher')).display !== 'none'`)
 }
 
 // TestWidgetBrowserRefusedOrigin: on a page the tenant did not allow, the

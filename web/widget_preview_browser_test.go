@@ -23,7 +23,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 	b.srv.Handler.BaseURL, b.srv.Handler.CDNURL = b.ts.URL, b.ts.URL
 	ten := b.ownedTenant(t, "starter")
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke", "primaryColor": "#1d4ed8",
-		"teaserText": "Need a bike?"}); st != 200 {
+		"teaserText": "Need a bike?", "captchaEnabled": true, "captchaSiteKey": "0x4AAA-site", "captchaSecretKey": "0x4AAA-secret"}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 	st, seg := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Wholesale", "slug": "wholesale",
@@ -58,10 +58,15 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("colour", `getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "rgb(29, 78, 216)" {
 			t.Errorf("launcher colour with an unfinished colour typed = %q, want the saved one", got)
 		}
-		// The preview sends nothing and stores nothing.
+		// The preview sends nothing and stores nothing, and loads no bot
+		// challenge though the tenant has the gate on.
 		if got := str("compose", `String(`+sr+`.querySelector('textarea').disabled)`); got != "true" {
 			t.Error("the preview's message box can be typed in")
 		}
+		if got := str("challenge", `String(document.querySelectorAll('script[src*="turnstile"], [slot=captcha]').length) + ' ' + String(!!window.turnstile)`); got != "0 false" {
+			t.Errorf("challenge scripts and containers, turnstile = %q, want none in a preview", got)
+		}
+		saveScreenshot(t, ctx, "widget-preview")
 		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
 		mustStep(t, "reading the tenant", err)
 		if strOrEmpty(got.BotName) != "Spoke" || got.PrimaryColor != "#1d4ed8" {

@@ -78,7 +78,8 @@ func TestWidgetSettings(t *testing.T) {
 		if cta, _ := body["bookingCta"].(map[string]any); cta["headline"] != "Book a test ride" {
 			t.Errorf("booking %v", body["bookingCta"])
 		}
-		if cp, _ := body["captcha"].(map[string]any); cp["siteKey"] != "0x4AAA-site" {
+		if cp, _ := body["captcha"].(map[string]any); cp["siteKey"] != "0x4AAA-site" || cp["scriptUrl"] != b.srv.Config.CaptchaScriptURL ||
+			cp["scriptUrl"] != "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit" {
 			t.Errorf("captcha %v", body["captcha"])
 		}
 		if form, _ := body["form"].(map[string]any); form["confirmationMessage"] != "We will call you." || len(form["fields"].([]any)) != 1 {

@@ -13,6 +13,13 @@
 // never reaches the DOM as HTML: it is rendered with text nodes, and the
 // few Markdown forms understood (paragraphs, **bold**, links) are built
 // element by element.
+//
+// When the tenant turned the bot challenge on, and only then, the widget
+// loads the challenge's script (Cloudflare Turnstile's, or one offering the
+// same explicit-render API) when the chat first opens, and sends a fresh,
+// single-use token as captchaToken with every message and form post. The
+// challenge's frame sits in one light-DOM child of <parley-widget>, shown
+// in the panel through a slot: the provider cannot render in a shadow root.
 (() => {
   const script = document.currentScript;
   if (!script || !script.dataset.tenant) return;
@@ -46,7 +53,8 @@
     .panel { position: fixed; right: 20px; bottom: 88px; width: 370px; max-width: calc(100vw - 24px);
       height: 560px; max-height: calc(100vh - 110px); display: flex; flex-direction: column; background: #fff; color: #111;
       border-radius: 14px; box-shadow: 0 8px 30px rgba(0,0,0,.3); overflow: hidden; z-index: 2147483000; }
-    @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; } }
+    @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; }
+      :host(:not(.preview)) .panel:not([hidden]) ~ .launcher { display: none; } }
     :host(.preview) .launcher, :host(.preview) .teaser, :host(.preview) .panel { position: absolute; z-index: 1; }
     :host(.preview) .panel { left: 12px; right: 12px; top: 12px; bottom: 88px; width: auto; max-width: none; height: auto; max-height: none; border-radius: 14px; }
     .avatar { width: 34px; height: 34px; border-radius: 50%; object-fit: cover; flex: none; display: grid; place-items: center;
@@ -81,6 +89,12 @@
     textarea { flex: 1; resize: none; border: 1px solid #d4d4d8; border-radius: 10px; padding: 8px 10px; font-size: 14px; min-height: 40px; color: #111; }
     form.compose button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: var(--on-primary); font-size: 14px; cursor: pointer; }
     form.compose button:disabled, .card .go:disabled { opacity: .5; cursor: default; }
+    .captcha { padding: 8px 10px 0; background: #fff; border-top: 1px solid #e4e4e7; font-size: 13px; color: #333; }
+    .captcha[hidden] { display: none; }
+    .captcha p { margin: 4px 0; }
+    .captcha p:empty { display: none; }
+    .captcha button { margin-left: 8px; border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
+      padding: 4px 10px; font-size: 13px; cursor: pointer; }
   `;
 
   const el = (tag, attrs = {}, ...children) => {
@@ -168,7 +182,46 @@
     if (resp.status === 429 && resp.headers.get("Retry-After")) {
       return "Too many messages for now: please wait " + resp.headers.get("Retry-After") + " seconds and try again.";
     }
+    if (body.code === "CAPTCHA_FAILED" || body.code === "CAPTCHA_REQUIRED") {
+      return "We could not confirm that you are not a robot. Please try again.";
+    }
     return body.error || "The assistant is not available right now.";
+  };
+
+  // challenge drives the bot challenge in box, an element of the host page,
+  // through the explicit-render API (turnstile.render, turnstile.reset). The
+  // script is added once; tokens are single-use, so take() hands one out and
+  // at once asks the provider for the next. changed(state) hears "ready",
+  // "waiting" and "error".
+  const challenge = (cfg, box, changed) => {
+    let id, token = "", loading = false;
+    const waiters = [];
+    const tell = (state) => changed(state || (token ? "ready" : "waiting"));
+    const hand = (resolve, t) => { token = ""; resolve(t); window.turnstile.reset(id); tell(); };
+    const draw = () => {
+      loading = false;
+      id = window.turnstile.render(box, { sitekey: cfg.siteKey,
+        callback: (t) => { const w = waiters.shift(); if (w) hand(w, t); else { token = t; tell(); } },
+        "expired-callback": () => { token = ""; tell(); },
+        "error-callback": () => { token = ""; tell("error"); return true; } });
+      tell();
+    };
+    const load = () => {
+      if (loading || id !== undefined) return;
+      if (window.turnstile) { draw(); return; }
+      loading = true; tell();
+      const tag = document.createElement("script");
+      tag.src = cfg.scriptUrl; tag.async = true;
+      tag.onload = () => { if (window.turnstile) draw(); else { loading = false; tell("error"); } };
+      tag.onerror = () => { loading = false; tag.remove(); tell("error"); };
+      document.head.append(tag);
+    };
+    return {
+      start: load,
+      retry() { if (id === undefined) load(); else { token = ""; window.turnstile.reset(id); tell(); } },
+      ready: () => !!token,
+      take() { load(); return new Promise((resolve) => { if (token) hand(resolve, token); else waiters.push(resolve); }); },
+    };
   };
 
   async function start() {
@@ -226,14 +279,37 @@
     const who = el("div", { class: "who" }, el("div", { class: "name" }, s.bot.name || s.name));
     if (s.bot.title) who.append(el("div", { class: "title" }, s.bot.title));
     if (s.bot.showAiBadge) who.append(el("div", { class: "badge" }, "AI assistant"));
+    const note = el("p", { role: "status" });
+    const checkRow = el("div", { class: "captcha", hidden: "" }, el("slot", { name: "captcha" }), note);
     const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
-      el("header", {}, avatar(s), who, close), log, form);
+      el("header", {}, avatar(s), who, close), log, checkRow, form);
     const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
       "aria-expanded": "false" }, "💬");
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
     root.append(teaser, panel, launcher);
 
+    // The bot challenge, when on (never in a preview, which sends nothing):
+    // its frame in a light-DOM child of the host element, slotted into the
+    // panel above the message field.
+    let busy = false;
+    let check = null;
+    const sync = () => { send.disabled = busy || !!refused || !!preview || (check !== null && !check.ready()); };
+    if (s.captcha && !preview) {
+      const box = el("div", { slot: "captcha" });
+      host.append(box);
+      checkRow.hidden = false;
+      const again = el("button", { type: "button" }, "Retry");
+      again.addEventListener("click", () => check.retry());
+      check = challenge(s.captcha, box, (state) => {
+        if (state === "error") note.replaceChildren("The check that you are not a robot could not load.", again);
+        else note.replaceChildren(state === "waiting" ? "Checking that you are not a robot…" : "");
+        sync();
+      });
+      sync();
+    }
+
     const open = () => {
+      if (check) check.start();
       panel.hidden = false; teaser.hidden = true;
       launcher.setAttribute("aria-expanded", "true");
       input.focus();
@@ -320,8 +396,9 @@
           if (v) values[fd.name] = v;
         }
         try {
+          const captchaToken = check ? await check.take() : undefined;
           const r = await fetch(s.endpoints.form, { method: "POST", headers: headers(), body: JSON.stringify({
-            segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined }) });
+            segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined, captchaToken }) });
           if (!r.ok) { go.disabled = false; log.append(el("div", { class: "msg error", role: "alert" }, await problem(r))); return; }
           const body = await r.json();
           card.replaceWith(el("div", { class: "msg bot", role: "status" }, f.confirmationMessage || body.message || "Thank you!"));
@@ -333,11 +410,10 @@
       return card;
     }
 
-    let busy = false;
     async function ask(text) {
       text = text.trim();
       if (!text || busy || preview) return;
-      busy = true; send.disabled = true;
+      busy = true; sync();
       if (starters) { starters.remove(); starters = null; }
       bubble("me", text);
       history.add({ r: "me", t: text });
@@ -350,12 +426,14 @@
         const e = el("div", { class: "msg error", role: "alert" }, msg, retry);
         retry.addEventListener("click", () => { e.remove(); ask(text); });
         log.append(e);
+        log.scrollTop = log.scrollHeight;
       };
       try {
+        const captchaToken = check ? await check.take() : undefined;
         const resp = await fetch(s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
           message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
           pageContext: { title: document.title, url: location.href },
-          visitorToken: visitorToken || undefined, widgetKey: widgetKey || undefined }) });
+          visitorToken: visitorToken || undefined, widgetKey: widgetKey || undefined, captchaToken }) });
         if (!resp.ok) { fail(await problem(resp)); return; }
         const reader = resp.body.getReader();
         const decoder = new TextDecoder();
@@ -391,7 +469,7 @@
         fail("The connection was lost. Check your network and retry.");
       } finally {
         typing.remove();
-        busy = false; send.disabled = false;
+        busy = false; sync();
       }
     }
     form.addEventListener("submit", (e) => { e.preventDefault(); const t = input.value; input.value = ""; ask(t); });
