@@ -19,7 +19,8 @@ var adminViewports = []struct {
 
 // TestAdminPagesBrowser visits every dashboard page, signed in, for a
 // tenant with data and for an empty one, at laptop and phone sizes: nothing
-// scrolls sideways, and axe-core finds no serious or critical violation.
+// scrolls sideways, and axe-core finds no serious or critical violation. A
+// screenshot of each page with data is kept (screenshotDir).
 func TestAdminPagesBrowser(t *testing.T) {
 	t.Parallel()
 	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
@@ -97,6 +98,9 @@ func TestAdminPagesBrowser(t *testing.T) {
 						chromedp.EvalAwaitPromise))
 					for _, v := range found {
 						t.Errorf("%s: axe: %s", name, v)
+					}
+					if ten.name == "data" {
+						saveScreenshot(ctx, t, "admin "+name)
 					}
 				}
 			})

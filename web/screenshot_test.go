@@ -50,7 +50,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // saveScreenshot keeps a full-page PNG of the tab as name.png in
 // screenshotDir, for a person to look at: the test asserts behaviour, the
 // picture shows how it looks. Other tests of the same name overwrite it.
-func saveScreenshot(t *testing.T, ctx context.Context, name string) {
+func saveScreenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	png := mustRunStep(ctx, t, "screenshot "+name, chromedp.FullScreenshot(100))
 	dir := screenshotDir(t)

@@ -85,7 +85,7 @@ func TestWidgetBrowser(t *testing.T) {
 	if got := str("teaser", sr+`.querySelector('.teaser').innerText`); got != "Need a hand with a bike?" {
 		t.Errorf("teaser = %q", got)
 	}
-	saveScreenshot(t, ctx, "widget-closed")
+	saveScreenshot(ctx, t, "widget-closed")
 
 	run("opening the chat", sr+`.querySelector('.launcher').click()`)
 	waitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden && `+sr+`.querySelector('.teaser').hidden`)
@@ -129,7 +129,7 @@ func TestWidgetBrowser(t *testing.T) {
 	if got := str("isolation", `getComputedStyle(`+answer+`).color + ' ' + getComputedStyle(`+sr+`.querySelector('form button')).display`); got != "rgb(17, 17, 17) block" {
 		t.Errorf("the host page's styles reached the widget: color and button display %q", got)
 	}
-	saveScreenshot(t, ctx, "widget-open")
+	saveScreenshot(ctx, t, "widget-open")
 
 	run("voting", sr+`.querySelector('.votes button').click()`)
 	waitUntil(ctx, t, "the vote to show", sr+`.querySelector('.votes button').getAttribute('aria-pressed') === 'true'`)
@@ -210,7 +210,7 @@ func TestWidgetBrowserMobile(t *testing.T) {
 	for _, c := range covered {
 		t.Error(c)
 	}
-	saveScreenshot(t, ctx, "widget-mobile")
+	saveScreenshot(ctx, t, "widget-mobile")
 
 	// Closed again from the header, the launcher is back, and has the focus.
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('header button').click()`))

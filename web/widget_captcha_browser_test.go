@@ -210,7 +210,7 @@ func TestWidgetBrowserCaptcha(t *testing.T) {
 		if got := str(t, "scripts", `String(document.querySelectorAll('script[src*="/turnstile/v0/api.js"]').length) + ' ' + `+sr+`.querySelector('.captcha [role=status]').innerText`); got != "1 " {
 			t.Errorf("provider scripts and note after the retry = %q, want one script and no note", got)
 		}
-		saveScreenshot(t, ctx, "widget-captcha")
+		saveScreenshot(ctx, t, "widget-captcha")
 	})
 	if t.Failed() {
 		return
@@ -255,7 +255,7 @@ func TestWidgetBrowserCaptcha(t *testing.T) {
 		if n := len(llm.Requests()); n != 3 {
 			t.Errorf("%d model calls, want none for the refused message", n)
 		}
-		saveScreenshot(t, ctx, "widget-captcha-refused")
+		saveScreenshot(ctx, t, "widget-captcha-refused")
 		verify.refuse.Store(false)
 		run(t, "retrying", sr+`.querySelector('.msg.error button').click()`)
 		waitUntil(ctx, t, "the answer after the retry", lastBot+` === 'Third answer.' && !`+sr+`.querySelector('.msg.error')`)

@@ -66,7 +66,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("challenge", `String(document.querySelectorAll('script[src*="turnstile"], [slot=captcha]').length) + ' ' + String(!!window.turnstile)`); got != "0 false" {
 			t.Errorf("challenge scripts and containers, turnstile = %q, want none in a preview", got)
 		}
-		saveScreenshot(t, ctx, "widget-preview")
+		saveScreenshot(ctx, t, "widget-preview")
 		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
 		mustStep(t, "reading the tenant", err)
 		if strOrEmpty(got.BotName) != "Spoke" || got.PrimaryColor != "#1d4ed8" {
