@@ -202,6 +202,36 @@ func (h *Handler) SwitchTenant(c echo.Context) error {
 	return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 }
 
+// onboarding is the new owner's path (persona, knowledge, test, install,
+// leads) with what is done ticked, until it is complete: then the tenant is
+// marked onboarded and the path is no longer shown.
+func (h *Handler) onboarding(c echo.Context, t parley.Tenant) ([]views.Step, error) {
+	if t.IsOnboarded {
+		return nil, nil
+	}
+	ctx := c.Request().Context()
+	o, err := h.DB.TenantOnboarding(ctx, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	if o.Done() {
+		_, err := h.DB.UpdateTenant(ctx, t.ID, db.TenantPatch{IsOnboarded: parley.Some(true)})
+		return nil, err
+	}
+	return []views.Step{
+		{Label: "Give your assistant a name and a personality", Hint: "Its name, its tone, and what it knows about itself.",
+			Href: "/admin/settings", Action: "Open Persona & widget", Done: o.Persona},
+		{Label: "Teach it what it should know", Hint: "Add your FAQ, opening hours, prices: type them, import a CSV or add a web page.",
+			Href: "/admin/corpus", Action: "Open the knowledge base", Done: o.Knowledge},
+		{Label: "Try it yourself", Hint: "Ask it what your visitors would ask, and see what it used to answer.",
+			Href: "/admin/test-chat", Action: "Open the test chat", Done: o.Tested},
+		{Label: "Put the chat on your site", Hint: "Paste the embed code below into your pages; this ticks itself once a visitor's page loads it.",
+			Href: "#embed", Action: "See the embed code", Done: o.Installed},
+		{Label: "Collect leads", Hint: "Turn on a segment's lead form so the assistant can take visitors' contact details.",
+			Href: "/admin/segments", Action: "Open segments", Done: o.Leads},
+	}, nil
+}
+
 // ShowOverviewPage renders the dashboard home.
 func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	a := adminFrom(c)
@@ -214,11 +244,15 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	steps, err := h.onboarding(c, a.Tenant)
+	if err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), views.Overview{
 		Plan: s.Plan, IsActivated: a.Tenant.PlanInfo().Widget,
 		ConversationsUsed: s.ConversationsUsed, ConversationsLimit: s.ConversationsLimit,
 		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusCount: s.CorpusCount, CorpusLimit: s.CorpusLimit,
 		APITokensCount: s.APITokensCount, PeriodEnd: s.PeriodEnd.Format("2 January 2006"),
-		Embed: embed,
+		Embed: embed, Steps: steps, AnswersLocally: h.Engine.AnswersLocally(a.Tenant),
 	}))
 }

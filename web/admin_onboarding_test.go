@@ -1,0 +1,88 @@
+package web
+
+import (
+	"context"
+
+	"github.com/PuerkitoBio/goquery"
+	"testing"
+)
+
+// TestAdminOnboarding: a new owner's overview shows the five first steps
+// with none done and says that no language model is configured; each step
+// ticks itself as the owner does it (through the real paths); once all are
+// done the tenant is marked onboarded and the path goes away.
+func TestAdminOnboarding(t *testing.T) {
+	t.Parallel()
+	b := setup(t) // no language model: answers come from the knowledge base
+	b.srv.Handler.BaseURL = b.ts.URL
+	ten := b.ownedTenant(t, "starter")
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	done := func() []string {
+		t.Helper()
+		p := c.get("/admin")
+		if p.status != 200 {
+			t.Fatalf("overview: %d", p.status)
+		}
+		var labels []string
+		p.doc.Find("#onboarding li.done strong").Each(func(_ int, s *goquery.Selection) { labels = append(labels, s.Text()) })
+		return labels
+	}
+	p := c.get("/admin")
+	if n := p.doc.Find("#onboarding ol.steps li").Length(); n != 5 {
+		t.Fatalf("%d steps shown to a new owner, want 5", n)
+	}
+	if got := done(); len(got) != 0 {
+		t.Errorf("steps done for a new owner: %v", got)
+	}
+	if p.doc.Find("#no-model").Length() != 1 {
+		t.Error("the overview does not say that no language model is configured")
+	}
+	// With a model configured, it says nothing of the kind.
+	withModel, _ := setupChat(t, nil)
+	mc := withModel.newAdminClient(t)
+	mc.signIn(withModel.ownedTenant(t, "starter"))
+	if p := mc.get("/admin"); p.status != 200 || p.doc.Find("#no-model").Length() != 0 {
+		t.Errorf("with a model configured: %d, notice shown %v", p.status, p.doc.Find("#no-model").Length() != 0)
+	}
+
+	// Persona, knowledge, lead form: through the API as an integrator would.
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke"}); st != 200 {
+		t.Fatalf("persona: %d %v", st, body)
+	}
+	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Hours", "content": "Open at nine."}); st != 201 {
+		t.Fatalf("corpus: %d %v", st, body)
+	}
+	if got := done(); len(got) != 2 {
+		t.Errorf("after the persona and an entry, done = %v", got)
+	}
+	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug+"/segments/default", ten.Token, map[string]any{"formConfig": map[string]any{
+		"enabled": true, "intent": "lead", "fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}); st != 200 {
+		t.Fatalf("lead form: %d %v", st, body)
+	}
+	// The test chat.
+	c.get("/admin/test-chat")
+	if r := c.testChat(map[string]any{"message": "When do you open?", "sessionId": "test-onboarding"}, false); r.status != 200 {
+		t.Fatalf("test chat: %d", r.status)
+	}
+	if got := done(); len(got) != 4 {
+		t.Errorf("after the test chat and the lead form, done = %v", got)
+	}
+	tenantRow, err := b.db.TenantBySlug(context.Background(), ten.Slug)
+	mustStep(t, "reading the tenant", err)
+	if tenantRow.IsOnboarded {
+		t.Fatal("onboarded with a step left")
+	}
+	// The widget loads on the tenant's site: every step is done.
+	if resp, body, _ := b.getWidgetSettings(t, "/chat/"+ten.Slug+"/widget", map[string]string{"Origin": "https://bikes.example"}); resp.StatusCode != 200 {
+		t.Fatalf("widget settings: %d %v", resp.StatusCode, body)
+	}
+	if p := c.get("/admin"); p.doc.Find("#onboarding").Length() != 0 {
+		t.Error("the path is still shown with every step done")
+	}
+	tenantRow, err = b.db.TenantBySlug(context.Background(), ten.Slug)
+	mustStep(t, "reading the tenant", err)
+	if !tenantRow.IsOnboarded {
+		t.Error("every step done but the tenant is not marked onboarded")
+	}
+}
