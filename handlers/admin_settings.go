@@ -14,13 +14,20 @@ import (
 	"github.com/parley/parley/views"
 )
 
-func options(values []string) []views.Option {
-	out := make([]views.Option, len(values))
-	for i, v := range values {
-		out[i] = views.Option{Value: v, Label: strings.ReplaceAll(strings.ToLower(v), "_", " ")}
+// toneOptions and policyOptions are the settings page's choices, in the
+// owner's words, for every value of BotTones and ContentPolicies.
+var (
+	toneOptions = []views.Option{
+		{Value: "FORMAL", Label: "Formal"}, {Value: "NEUTRAL", Label: "Neutral"}, {Value: "FRIENDLY", Label: "Friendly"},
+		{Value: "PLAYFUL", Label: "Playful"}, {Value: "TECHNICAL", Label: "Technical"},
 	}
-	return out
-}
+	policyOptions = []views.Option{
+		{Value: "SFW_STRICT", Label: "Strict: suitable for all ages"},
+		{Value: "SFW", Label: "Safe for work"},
+		{Value: "MODERATE", Label: "Moderate: mature topics discussed factually"},
+		{Value: "UNFILTERED", Label: "Unfiltered: adult topics discussed frankly"},
+	}
+)
 
 // visitorAuthModeOptions are the settings page's choices for visitorAuthMode; "" clears it.
 var visitorAuthModeOptions = []views.Option{
@@ -42,7 +49,7 @@ func settingsForm(t parley.Tenant) views.SettingsForm {
 		Name: t.Name, BotName: deref(t.BotName), BotTitle: deref(t.BotTitle), BotLore: deref(t.BotLore),
 		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
 		PrimaryColor: t.PrimaryColor, SecondaryColor: deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
-		BotAvatar: deref(t.BotAvatar), AvatarType: t.AvatarType, TeaserText: deref(t.TeaserText),
+		BotAvatar: deref(t.BotAvatar), TeaserText: deref(t.TeaserText),
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
 		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey), LLMWebhookURL: deref(t.LLMWebhookURL),
@@ -52,7 +59,7 @@ func settingsForm(t parley.Tenant) views.SettingsForm {
 }
 
 func withChoices(f views.SettingsForm) views.SettingsForm {
-	f.Tones, f.AvatarTypes, f.Policies = options(BotTones), options(AvatarTypes), options(ContentPolicies)
+	f.Tones, f.Policies = toneOptions, policyOptions
 	f.AuthModes = visitorAuthModeOptions
 	return f
 }
@@ -90,7 +97,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 		UseTutoiement: parley.Some(checked("useTutoiement")), AllowEmojis: parley.Some(checked("allowEmojis")),
 		PrimaryColor: parley.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: parley.Some(strings.TrimSpace(get("secondaryColor"))),
 		ShowAIBadge: parley.Some(checked("showAiBadge")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
-		AvatarType: parley.Some(get("avatarType")), TeaserText: parley.Some(get("teaserText")),
+		TeaserText: parley.Some(get("teaserText")),
 		AutoOpen: parley.Some(checked("autoOpen")), BubblePulse: parley.Some(checked("bubblePulse")),
 		AllowedDomains: parley.Some(domains), ContentPolicy: parley.Some(get("contentPolicy")),
 		LLMWebhookURL: parley.Some(get("llmWebhookUrl")), VisitorAuthMode: parley.Some(get("visitorAuthMode")),
@@ -113,7 +120,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			Name: get("name"), BotName: get("botName"), BotTitle: get("botTitle"), BotLore: get("botLore"),
 			BotTone: get("botTone"), UseTutoiement: checked("useTutoiement"), AllowEmojis: checked("allowEmojis"),
 			PrimaryColor: get("primaryColor"), SecondaryColor: get("secondaryColor"), ShowAIBadge: checked("showAiBadge"),
-			BotAvatar: get("botAvatar"), AvatarType: get("avatarType"), TeaserText: get("teaserText"),
+			BotAvatar: get("botAvatar"), TeaserText: get("teaserText"),
 			AutoOpen: checked("autoOpen"), AutoOpenDelay: get("autoOpenDelay"), BubblePulse: checked("bubblePulse"),
 			AllowedDomains: get("allowedDomains"), ContentPolicy: get("contentPolicy"),
 			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey), LLMWebhookURL: get("llmWebhookUrl"),

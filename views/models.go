@@ -2,6 +2,8 @@
 // view models they render.
 package views
 
+import "strings"
+
 // Page is what the layout needs on every admin page.
 type Page struct {
 	Title      string
@@ -63,4 +65,22 @@ func safeColor(c string) string {
 		}
 	}
 	return c
+}
+
+// count writes n with its noun in the right number and comma separators:
+// "1 entry", "2 entries", "1,000 entries".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+// pickerValue is a colour picker's value for c: c in lower case when it is
+// a #RRGGBB colour (the only form a picker takes), else fallback.
+func pickerValue(c, fallback string) string {
+	if safeColor(c) == "transparent" {
+		return fallback
+	}
+	return strings.ToLower(c)
 }

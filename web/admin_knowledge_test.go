@@ -338,7 +338,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 			chromedp.WaitNotPresent(chromedp.CSS("#corpus-"+other.ID)),
 			chromedp.WaitVisible(chromedp.CSS("#corpus-"+entry.ID)),
 		))
-		if txt := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("corpus-total"))); txt != "1 entries" {
+		if txt := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("corpus-total"))); txt != "1 entry" {
 			t.Errorf("total = %q", txt)
 		}
 		mustStep(t, "searching for nothing", chromedp.Do(ctx,

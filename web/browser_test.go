@@ -217,6 +217,21 @@ func TestBrowserSettings(t *testing.T) {
 		}
 	})
 
+	t.Run("ColourByNameAndPicker", func(t *testing.T) {
+		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+		mustStep(t, "typing a colour name", chromedp.Do(ctx, fillField("primaryColor", "green"), chromedp.Focus(chromedp.ID("botName"))))
+		const read = `document.getElementById('primaryColor').value + ' ' + document.querySelector('[data-colour-for=primaryColor]').value`
+		waitUntil(ctx, t, "the name made a colour", read+` === '#008000 #008000'`)
+		mustStep(t, "picking", chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('[data-colour-for=primaryColor]');
+			p.value = '#aa0011'; p.dispatchEvent(new Event('input', {bubbles: true})); })()`)))
+		if got := mustRunStep(ctx, t, "picked", chromedp.Evaluate[string](read)); got != "#AA0011 #aa0011" {
+			t.Errorf("after picking: text and picker = %q", got)
+		}
+		if !leavePage(ctx, t, b.ts.URL+"/admin/settings") {
+			t.Error("leaving a picked colour unsaved did not ask")
+		}
+	})
+
 	t.Run("InvalidColour", func(t *testing.T) {
 		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
 		mustStep(t, "editing", chromedp.Do(ctx, fillField("botName", "Not saved"), fillField("primaryColor", "#12345G")))
