@@ -101,6 +101,15 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 	return where.String(), args
 }
 
+// conversationItemSQL selects ConversationItems of conversations c, the
+// WHERE clause to follow.
+var conversationItemSQL = `SELECT ` + qualified("c", conversationColumns) + `,
+		s.slug AS segment_slug, s.name AS segment_name, last.preview
+	FROM conversations c
+	LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id
+	LEFT JOIN LATERAL (SELECT left(m.content, ` + fmt.Sprint(PreviewRunes+1) + `) AS preview FROM messages m
+		WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) last ON true`
+
 // ListConversations returns a page of the tenant's conversations, most
 // recently started first, with the number of matches.
 func (d *DB) ListConversations(ctx context.Context, tenantID string, f ConversationFilter) (ConversationPage, error) {
@@ -110,13 +119,8 @@ func (d *DB) ListConversations(ctx context.Context, tenantID string, f Conversat
 		return ConversationPage{}, fmt.Errorf("counting conversations: %w", err)
 	}
 	args = append(args, f.Limit, (f.Page-1)*f.Limit)
-	rows, _ := d.pool.Query(ctx, `SELECT `+qualified("c", conversationColumns)+`,
-			s.slug AS segment_slug, s.name AS segment_name, last.preview
-		FROM conversations c
-		LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id
-		LEFT JOIN LATERAL (SELECT left(m.content, `+fmt.Sprint(PreviewRunes+1)+`) AS preview FROM messages m
-			WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) last ON true`+
-		where+fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+	rows, _ := d.pool.Query(ctx, conversationItemSQL+where+
+		fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
 	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
 	if err != nil {
 		return ConversationPage{}, fmt.Errorf("listing conversations: %w", err)
@@ -154,4 +158,35 @@ func (d *DB) attachToolHistory(ctx context.Context, tenantID string, items []Con
 		return fmt.Errorf("reading tool history: %w", err)
 	}
 	return nil
+}
+
+// ConversationDetail is one conversation with every message, oldest first.
+type ConversationDetail struct {
+	ConversationItem
+	Messages []parley.Message
+}
+
+// ConversationDetail returns one of the tenant's conversations with its
+// messages and tool history; an id of another tenant's, or not a uuid, is
+// NotFound.
+func (d *DB) ConversationDetail(ctx context.Context, tenantID, id string) (ConversationDetail, error) {
+	if !looksLikeUUID(id) {
+		return ConversationDetail{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
+	}
+	rows, _ := d.pool.Query(ctx, conversationItemSQL+` WHERE c.tenant_id = $1 AND c.id = $2`, tenantID, id)
+	item, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConversationItem])
+	if err != nil {
+		return ConversationDetail{}, notFound(err, "Conversation")
+	}
+	items := []ConversationItem{item}
+	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
+		return ConversationDetail{}, err
+	}
+	rows, _ = d.pool.Query(ctx, `SELECT id, conversation_id, role, content, feedback, created_at FROM messages
+		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, id)
+	msgs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Message])
+	if err != nil {
+		return ConversationDetail{}, fmt.Errorf("reading messages: %w", err)
+	}
+	return ConversationDetail{ConversationItem: items[0], Messages: msgs}, nil
 }

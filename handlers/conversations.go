@@ -191,3 +191,76 @@ func (h *Handler) ListConversations(c echo.Context) error {
 		"pagination":    map[string]int{"page": f.Page, "limit": f.Limit, "total": page.Total, "pages": (page.Total + f.Limit - 1) / f.Limit},
 	})
 }
+
+type conversationMessageJSON struct {
+	ID        string    `json:"id"`
+	Role      string    `json:"role"`
+	Content   string    `json:"content"`
+	Timestamp time.Time `json:"timestamp"`
+	Feedback  *int      `json:"feedback"`
+}
+
+type conversationMetadataJSON struct {
+	UserAgent *string `json:"userAgent"`
+	Referrer  *string `json:"referrer"`
+	Page      *string `json:"page"`
+}
+
+// conversationDetailJSON is one conversation as GET /tenants/{slug}/conversations/{id} shows it.
+type conversationDetailJSON struct {
+	ID               string                    `json:"id"`
+	SessionID        string                    `json:"sessionId"`
+	Segment          *string                   `json:"segment"`
+	StartedAt        time.Time                 `json:"startedAt"`
+	LastMessageAt    time.Time                 `json:"lastMessageAt"`
+	UpdatedAt        time.Time                 `json:"updatedAt"`
+	Channel          string                    `json:"channel"`
+	Status           string                    `json:"status"`
+	VisitorType      string                    `json:"visitorType"`
+	VisitorID        *string                   `json:"visitorId"`
+	AgentModel       *string                   `json:"agentModel"`
+	PageURL          *string                   `json:"pageUrl"`
+	Locale           *string                   `json:"locale"`
+	Intent           *string                   `json:"intent"`
+	FirstUserMessage *string                   `json:"firstUserMessage"`
+	MessageCount     int                       `json:"messageCount"`
+	ToolCallsCount   int                       `json:"toolCallsCount"`
+	Feedback         conversationFeedbackJSON  `json:"feedback"`
+	Metadata         conversationMetadataJSON  `json:"metadata"`
+	Messages         []conversationMessageJSON `json:"messages"`
+	ToolHistory      []parley.ToolCall         `json:"toolHistory"`
+}
+
+// nonEmpty is s, nil when empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
+	c := d.Conversation
+	msgs := make([]conversationMessageJSON, len(d.Messages))
+	for i, m := range d.Messages {
+		msgs[i] = conversationMessageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(), Feedback: m.Feedback}
+	}
+	return conversationDetailJSON{ID: c.ID, SessionID: c.SessionID, Segment: d.SegmentSlug, StartedAt: c.CreatedAt.UTC(),
+		LastMessageAt: c.LastMessageAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), Channel: c.Channel, Status: c.Status,
+		VisitorType: c.VisitorType, VisitorID: c.VisitorID, AgentModel: c.AgentModel, PageURL: c.PageURL, Locale: c.Locale,
+		Intent: intentOf(c.FirstUserMessage), FirstUserMessage: c.FirstUserMessage, MessageCount: c.MessageCount,
+		ToolCallsCount: c.ToolCallsCount, Feedback: conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},
+		Metadata: conversationMetadataJSON{UserAgent: nonEmpty(c.Metadata.UserAgent), Referrer: nonEmpty(c.Metadata.Referrer),
+			Page: nonEmpty(c.Metadata.Page)},
+		Messages: msgs, ToolHistory: utcToolHistory(d.ToolHistory)}
+}
+
+// ShowConversation answers GET /tenants/{slug}/conversations/{id}: the
+// conversation with its messages, tool history and metadata.
+func (h *Handler) ShowConversation(c echo.Context) error {
+	d, err := h.DB.ConversationDetail(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newConversationDetailJSON(d))
+}

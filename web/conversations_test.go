@@ -258,6 +258,88 @@ func TestConversations(t *testing.T) {
 		}
 	})
 
+	t.Run("Detail", func(t *testing.T) {
+		t.Parallel()
+		ct := b.newConvTenant(t)
+		model, locale, page := "gpt-test", "fr", "https://example.com/tarifs"
+		conv := b.addConversation(t, ct, seedConversation{
+			start: func(p *parley.ConversationStart) {
+				p.Channel, p.VisitorType, p.AgentModel, p.Locale, p.PageURL = "agent", "agent", &model, &locale, &page
+				p.Metadata = parley.ConversationMetadata{UserAgent: "Bot/1.0", Page: "Tarifs"}
+			},
+			turns: []string{"Quels sont vos tarifs ?", "49 EUR par mois.", "Et pour 10 personnes ?", "Je vous transmets à un humain."},
+			tools: []parley.ToolCall{{ToolName: "Quote", ToolType: "GENERATE_QUOTE", Input: json.RawMessage(`{"seats":10}`), Result: json.RawMessage(`{"success":true}`)}},
+			votes: []int{-1, 1}, escalate: true,
+		})
+		status, body := b.do(t, "GET", ct.base+"/"+conv.ID, ct.Token, nil)
+		if status != http.StatusOK {
+			t.Fatalf("GET: %d %v", status, body)
+		}
+		meta, _ := body["metadata"].(map[string]any)
+		fb, _ := body["feedback"].(map[string]any)
+		if body["id"] != conv.ID || body["sessionId"] != conv.SessionID || body["segment"] != nil || body["channel"] != "agent" ||
+			body["status"] != "ESCALATED" || body["visitorType"] != "agent" || body["agentModel"] != model || body["locale"] != "fr" ||
+			body["pageUrl"] != page || body["intent"] != "quels sont vos tarifs" || body["firstUserMessage"] != "Quels sont vos tarifs ?" ||
+			body["messageCount"] != float64(4) || body["toolCallsCount"] != float64(1) || fb["positive"] != float64(1) || fb["negative"] != float64(1) ||
+			meta["userAgent"] != "Bot/1.0" || meta["page"] != "Tarifs" || meta["referrer"] != nil ||
+			body["startedAt"] != conv.CreatedAt.UTC().Format(time.RFC3339Nano) || body["lastMessageAt"] != conv.LastMessageAt.UTC().Format(time.RFC3339Nano) {
+			t.Errorf("detail %v", body)
+		}
+		msgs, _ := body["messages"].([]any)
+		var roles, contents []string
+		var votes []any
+		for _, m := range msgs {
+			m := m.(map[string]any)
+			roles, contents, votes = append(roles, m["role"].(string)), append(contents, m["content"].(string)), append(votes, m["feedback"])
+			if m["id"] == "" || m["timestamp"] == nil {
+				t.Errorf("message %v", m)
+			}
+		}
+		if !slices.Equal(roles, []string{"user", "assistant", "user", "assistant"}) || contents[3] != "Je vous transmets à un humain." ||
+			!slices.Equal(votes, []any{nil, float64(-1), nil, float64(1)}) {
+			t.Errorf("messages %v", msgs)
+		}
+		if h, _ := body["toolHistory"].([]any); len(h) != 1 || h[0].(map[string]any)["toolName"] != "quote" {
+			t.Errorf("toolHistory %v", body["toolHistory"])
+		}
+
+		// with a segment, its slug
+		withSegment := b.addConversation(t, ct, seedConversation{
+			start: func(p *parley.ConversationStart) {
+				s, err := b.db.Segment(ctx, ct.ID, "default")
+				if err != nil {
+					t.Fatal(err)
+				}
+				p.SegmentID = &s.ID
+			},
+			turns: []string{"Hi"},
+		})
+		if status, body := b.do(t, "GET", ct.base+"/"+withSegment.ID, ct.Token, nil); status != http.StatusOK || body["segment"] != "default" ||
+			len(body["messages"].([]any)) != 1 || len(body["toolHistory"].([]any)) != 0 || body["metadata"].(map[string]any)["page"] != nil {
+			t.Errorf("with segment: %d %v", status, body)
+		}
+
+		other := b.newConvTenant(t)
+		theirs := b.addConversation(t, other, seedConversation{turns: []string{"Hello"}})
+		for what, path := range map[string]string{
+			"OtherTenants": ct.base + "/" + theirs.ID, "NotAUUID": ct.base + "/nope", "Unknown": ct.base + "/00000000-0000-0000-0000-000000000000",
+			"AlmostAUUID": ct.base + "/" + conv.ID + "0",
+		} {
+			if status, body := b.do(t, "GET", path, ct.Token, nil); status != http.StatusNotFound || body["error"] != "Conversation not found" {
+				t.Errorf("GET %s: %d %v", what, status, body)
+			}
+		}
+		if status, _ := b.do(t, "GET", ct.base+"/"+conv.ID, other.Token, nil); status != http.StatusNotFound {
+			t.Errorf("GET with the other tenant's token: %d", status)
+		}
+		if status, body := b.do(t, "GET", ct.base+"/"+conv.ID, b.token(t, ct.ID, auth.ScopeConversationsRead), nil); status != http.StatusOK {
+			t.Errorf("GET with conversations:read: %d %v", status, body)
+		}
+		if status, body := b.do(t, "GET", ct.base+"/"+conv.ID, b.token(t, ct.ID, auth.ScopeStatsRead), nil); status != http.StatusForbidden || body["error"] != "Missing scope: conversations:read" {
+			t.Errorf("GET with stats:read: %d %v", status, body)
+		}
+	})
+
 	t.Run("LimitAtNAndNPlusOne", func(t *testing.T) {
 		t.Parallel()
 		ct := b.newConvTenant(t)
