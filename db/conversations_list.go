@@ -190,3 +190,39 @@ func (d *DB) ConversationDetail(ctx context.Context, tenantID, id string) (Conve
 	}
 	return ConversationDetail{ConversationItem: items[0], Messages: msgs}, nil
 }
+
+// ConversationExportRow is a conversation as exports write it.
+type ConversationExportRow struct {
+	ID               string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Channel          string
+	Status           string
+	VisitorType      string
+	SegmentSlug      *string
+	PageURL          *string
+	MessageCount     int
+	ToolCallsCount   int
+	FirstUserMessage *string
+}
+
+// EachConversation calls fn with the tenant's conversations matching f, most
+// recently started first, at most f.Limit (Page is ignored), one by one as
+// they arrive from the database: memory stays flat however many there are.
+// An error of fn stops the reading and is returned.
+func (d *DB) EachConversation(ctx context.Context, tenantID string, f ConversationFilter, fn func(ConversationExportRow) error) error {
+	where, args := conversationWhere(tenantID, f)
+	args = append(args, f.Limit)
+	rows, _ := d.pool.Query(ctx, `SELECT c.id, c.created_at, c.updated_at, c.channel, c.status, c.visitor_type, s.slug,
+			c.page_url, c.message_count, c.tool_calls_count, c.first_user_message
+		FROM conversations c
+		LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id`+where+
+		fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d`, len(args)), args...)
+	var r ConversationExportRow
+	_, err := pgx.ForEachRow(rows, []any{&r.ID, &r.CreatedAt, &r.UpdatedAt, &r.Channel, &r.Status, &r.VisitorType, &r.SegmentSlug,
+		&r.PageURL, &r.MessageCount, &r.ToolCallsCount, &r.FirstUserMessage}, func() error { return fn(r) })
+	if err != nil {
+		return fmt.Errorf("exporting conversations: %w", err)
+	}
+	return nil
+}

@@ -96,6 +96,7 @@ func (s *Server) routes() {
 	api.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhook, requireScope(auth.ScopeSettingsWrite))
 
 	api.GET("/conversations", h.ListConversations, requireScope(auth.ScopeConversationsRead))
+	api.GET("/conversations/export", h.ExportConversations, requireScope(auth.ScopeConversationsRead))
 	api.GET("/conversations/:id", h.ShowConversation, requireScope(auth.ScopeConversationsRead))
 
 	api.GET("/submissions", h.ListSubmissions, requireScope(auth.ScopeConversationsRead))
