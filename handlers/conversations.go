@@ -111,11 +111,16 @@ func newConversationItemJSON(it db.ConversationItem) conversationItemJSON {
 // conversationScope reads the filters the list and the export share: from,
 // to, channel and segment (a slug or id of the tenant's; another is 400).
 func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) error {
+	return h.conversationScopeIn(c, f, time.UTC)
+}
+
+// conversationScopeIn is conversationScope with dates in loc.
+func (h *Handler) conversationScopeIn(c echo.Context, f *db.ConversationFilter, loc *time.Location) error {
 	var err error
-	if f.From, err = timeParam(c, "from", false); err != nil {
+	if f.From, err = timeParamIn(c, "from", false, loc); err != nil {
 		return err
 	}
-	if f.To, err = timeParam(c, "to", true); err != nil {
+	if f.To, err = timeParamIn(c, "to", true, loc); err != nil {
 		return err
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {

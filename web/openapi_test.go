@@ -170,6 +170,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		"GET /tenants/{slug}/conversations":        auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/{id}":   auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/export": auth.ScopeConversationsRead,
+		"GET /tenants/{slug}/conversations/stats":  auth.ScopeStatsRead,
 
 		"GET /tenants/{slug}/submissions":         auth.ScopeConversationsRead,
 		"PUT /tenants/{slug}/submissions/{id}":    auth.ScopeConversationsWrite,
