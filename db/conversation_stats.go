@@ -24,12 +24,14 @@ type StatsQuery struct {
 	Granularity string
 	Location    string
 	AllTime     bool
+	// Top is how many entries topTools, byPage and topIntents keep (StatsTop when 0).
+	Top int
 }
 
 // maxQuestionRunes bounds the wording shown for an intent.
 const maxQuestionRunes = 200
 
-// StatsTop is how many entries topTools, byPage and topIntents keep.
+// StatsTop is how many entries topTools, byPage and topIntents keep by default.
 const StatsTop = 10
 
 // NoSegment is the bySegment key of conversations without a segment (its
@@ -125,6 +127,7 @@ func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuer
 		st.AllTime = &a
 	}
 	where, args := conversationWhere(tenantID, q.Filter)
+	top := cmp.Or(q.Top, StatsTop)
 
 	// Breakdowns: every segment of the tenant, zero when it has none.
 	rows, _ := d.pool.Query(ctx, `SELECT slug FROM segments WHERE tenant_id = $1`, tenantID)
@@ -156,7 +159,7 @@ func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuer
 
 	rows, _ = d.pool.Query(ctx, `SELECT th.tool_name, count(*) FROM tool_history th
 		JOIN conversations c ON c.tenant_id = th.tenant_id AND c.id = th.conversation_id`+where+` AND th.tenant_id = $1
-		GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+fmt.Sprint(StatsTop), args...)
+		GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+fmt.Sprint(top), args...)
 	if st.TopTools, err = pgx.CollectRows(rows, pgx.RowToStructByPos[StatsTool]); err != nil {
 		return ConversationStats{}, fmt.Errorf("counting tools: %w", err)
 	}
@@ -164,12 +167,12 @@ func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuer
 	// A page is its URL without query string or fragment: tracking
 	// parameters do not split it.
 	rows, _ = d.pool.Query(ctx, `SELECT split_part(split_part(c.page_url, '#', 1), '?', 1), count(*) FROM conversations c`+where+
-		` AND c.page_url IS NOT NULL AND c.page_url <> '' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+fmt.Sprint(StatsTop), args...)
+		` AND c.page_url IS NOT NULL AND c.page_url <> '' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+fmt.Sprint(top), args...)
 	if st.ByPage, err = pgx.CollectRows(rows, pgx.RowToStructByPos[StatsPage]); err != nil {
 		return ConversationStats{}, fmt.Errorf("counting pages: %w", err)
 	}
 
-	if st.TopIntents, err = d.statsIntents(ctx, where, args); err != nil {
+	if st.TopIntents, err = d.statsIntents(ctx, where, args, top); err != nil {
 		return ConversationStats{}, err
 	}
 	return st, nil
@@ -230,7 +233,7 @@ func (d *DB) statsTimeline(ctx context.Context, where string, args []any, q Stat
 // past their first line or 100th character) are one intent. The database
 // groups identical texts; the groups merge here, at most one row per
 // distinct first message.
-func (d *DB) statsIntents(ctx context.Context, where string, args []any) ([]StatsIntent, error) {
+func (d *DB) statsIntents(ctx context.Context, where string, args []any, top int) ([]StatsIntent, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT left(c.first_user_message, 500), count(*) FROM conversations c`+where+
 		` AND c.first_user_message IS NOT NULL GROUP BY 1`, args...)
 	type group struct {
@@ -269,5 +272,5 @@ func (d *DB) statsIntents(ctx context.Context, where string, args []any) ([]Stat
 	slices.SortFunc(out, func(a, b StatsIntent) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Question, b.Question))
 	})
-	return out[:min(len(out), StatsTop)], nil
+	return out[:min(len(out), top)], nil
 }

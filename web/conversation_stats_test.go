@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -170,6 +171,59 @@ func TestConversationStats(t *testing.T) {
 		body = b.statsOf(t, ct, "?from=2020-01-01&to=2026-12-31")
 		if w := body["window"].(map[string]any); w["from"] != "2026-01-01T00:00:00+01:00" || w["to"] != "2027-01-01T00:00:00+01:00" || len(body["timeline"].([]any)) != 365 {
 			t.Errorf("capped window %v, %d buckets", w, len(body["timeline"].([]any)))
+		}
+	})
+
+	t.Run("Export", func(t *testing.T) {
+		t.Parallel()
+		ct := b.newConvTenant(t)
+		page := "https://example.com/a,b"
+		for i := range 12 {
+			b.addConversation(t, ct, seedConversation{start: func(p *parley.ConversationStart) { p.PageURL = &page },
+				turns: []string{fmt.Sprintf("Question number %d", i), "Answer."},
+				tools: []parley.ToolCall{{ToolName: "Lookup", ToolType: "MCP_PROXY", Input: json.RawMessage(`{}`)}}})
+		}
+		for range 2 {
+			b.addConversation(t, ct, seedConversation{turns: []string{"-5% off?"}})
+		}
+		if n := len(b.statsOf(t, ct, "")["topIntents"].([]any)); n != 10 {
+			t.Errorf("stats show %d intents, want 10", n)
+		}
+		base := ct.base + "/stats/export"
+		status, header, raw := b.getRaw(t, base, ct.Token)
+		records := readCSV(t, raw)
+		if status != http.StatusOK || header.Get("Content-Type") != "text/csv; charset=utf-8" ||
+			!strings.HasPrefix(header.Get("Content-Disposition"), `attachment; filename="conversation-stats-timeline-`+ct.Slug+"-") ||
+			len(records) != 31 || strings.Join(records[0], ",") != "date,conversations,messages" || strings.Join(records[30][1:], ",") != "14,26" {
+			t.Fatalf("timeline: %d %v %q", status, header, raw)
+		}
+		status, _, raw = b.getRaw(t, base+"?dataset=topIntents", ct.Token)
+		records = readCSV(t, raw)
+		if status != http.StatusOK || len(records) != 14 || strings.Join(records[0], ",") != "question,count" ||
+			strings.Join(records[1], "|") != "'-5% off?|2" || records[2][1] != "1" || !bytes.HasPrefix(raw, []byte("question,count\r\n'-5% off?,2\r\n")) {
+			t.Errorf("topIntents: %d %q", status, raw)
+		}
+		status, _, raw = b.getRaw(t, base+"?dataset=byPage", ct.Token)
+		if status != http.StatusOK || string(raw) != "page,conversations\r\n\"https://example.com/a,b\",12\r\n" {
+			t.Errorf("byPage: %d %q", status, raw)
+		}
+		status, header, raw = b.getRaw(t, base+"?dataset=topTools&format=ndjson&window=bogus", ct.Token)
+		if status != http.StatusOK || header.Get("Content-Type") != "application/x-ndjson" || string(raw) != `{"calls":12,"name":"lookup"}`+"\n" {
+			t.Errorf("topTools: %d %q", status, raw)
+		}
+		status, _, raw = b.getRaw(t, base+"?format=ndjson&from=2026-02-01&to=2026-02-02&granularity=day", ct.Token)
+		if status != http.StatusOK || string(raw) != `{"conversations":0,"date":"2026-02-01","messages":0}`+"\n"+`{"conversations":0,"date":"2026-02-02","messages":0}`+"\n" {
+			t.Errorf("empty timeline: %d %q", status, raw)
+		}
+		for q, param := range map[string]string{"?dataset=byChannel": "dataset", "?dataset=TIMELINE": "dataset", "?format=xlsx": "format",
+			"?granularity=year": "granularity", "?from=nope": "from", "?segment=nope": "segment"} {
+			status, body := b.do(t, "GET", base+q, ct.Token, nil)
+			if status != http.StatusBadRequest || !strings.HasPrefix(fmt.Sprint(body["error"]), param+" ") || errorDetails(body)[param] == nil {
+				t.Errorf("stats export%s: %d %v, want 400 naming %s", q, status, body, param)
+			}
+		}
+		if status, body := b.do(t, "GET", base, b.token(t, ct.ID, auth.ScopeConversationsRead), nil); status != http.StatusForbidden || body["error"] != "Missing scope: stats:read" {
+			t.Errorf("stats export with conversations:read: %d %v", status, body)
 		}
 	})
 

@@ -98,6 +98,7 @@ func (s *Server) routes() {
 	api.GET("/conversations", h.ListConversations, requireScope(auth.ScopeConversationsRead))
 	api.GET("/conversations/export", h.ExportConversations, requireScope(auth.ScopeConversationsRead))
 	api.GET("/conversations/stats", h.ShowConversationStats, requireScope(auth.ScopeStatsRead))
+	api.GET("/conversations/stats/export", h.ExportConversationStats, requireScope(auth.ScopeStatsRead))
 	api.GET("/conversations/:id", h.ShowConversation, requireScope(auth.ScopeConversationsRead))
 
 	api.GET("/submissions", h.ListSubmissions, requireScope(auth.ScopeConversationsRead))
