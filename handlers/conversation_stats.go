@@ -72,6 +72,9 @@ func (h *Handler) statsQuery(c echo.Context, loc *time.Location) (db.StatsQuery,
 		now := h.now().In(loc)
 		f.To = time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
 	}
+	// Days and years back are counted on the tenant's wall clock, whatever
+	// offset an RFC 3339 bound was written with.
+	f.To = f.To.In(loc)
 	if f.From.IsZero() {
 		f.From = f.To.AddDate(0, 0, -defaultStatsDays)
 	}

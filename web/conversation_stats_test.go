@@ -167,6 +167,10 @@ func TestConversationStats(t *testing.T) {
 		if _, counts := timelineOf(b.statsOf(t, ct, "?from=2026-10-24T22:30:00Z&to=2026-10-25T23:30:00Z")); fmt.Sprint(counts) != "[2 0]" {
 			t.Errorf("instants: %v", counts)
 		}
+		// the default 30 days before an instant are counted on Paris's wall clock, across the change
+		if w := b.statsOf(t, ct, "?to=2026-10-27T00:00:00Z")["window"].(map[string]any); w["from"] != "2026-09-27T01:00:00+02:00" || w["to"] != "2026-10-27T01:00:00+01:00" {
+			t.Errorf("default from before an instant: %v", w)
+		}
 		// over a year: capped to the year before to
 		body = b.statsOf(t, ct, "?from=2020-01-01&to=2026-12-31")
 		if w := body["window"].(map[string]any); w["from"] != "2026-01-01T00:00:00+01:00" || w["to"] != "2027-01-01T00:00:00+01:00" || len(body["timeline"].([]any)) != 365 {
