@@ -95,6 +95,12 @@ func (s *Server) routes() {
 	api.GET("/webhooks/:id/deliveries", h.ListWebhookDeliveries, requireScope(auth.ScopeSettingsRead))
 	api.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhook, requireScope(auth.ScopeSettingsWrite))
 
+	api.GET("/conversations", h.ListConversations, requireScope(auth.ScopeConversationsRead))
+	api.GET("/conversations/export", h.ExportConversations, requireScope(auth.ScopeConversationsRead))
+	api.GET("/conversations/stats", h.ShowConversationStats, requireScope(auth.ScopeStatsRead))
+	api.GET("/conversations/stats/export", h.ExportConversationStats, requireScope(auth.ScopeStatsRead))
+	api.GET("/conversations/:id", h.ShowConversation, requireScope(auth.ScopeConversationsRead))
+
 	api.GET("/submissions", h.ListSubmissions, requireScope(auth.ScopeConversationsRead))
 	api.PUT("/submissions/:id", h.UpdateSubmission, requireScope(auth.ScopeConversationsWrite))
 	api.DELETE("/submissions/:id", h.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
