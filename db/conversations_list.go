@@ -68,7 +68,9 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 		return fmt.Sprintf("$%d", len(args))
 	}
 	var where strings.Builder
-	where.WriteString(" WHERE c.tenant_id = $1")
+	// The owner's rehearsals in the dashboard's test chat are not visitors'
+	// conversations: lists, exports and stats leave them out.
+	where.WriteString(" WHERE c.tenant_id = $1 AND NOT c.is_test")
 	if !f.From.IsZero() {
 		where.WriteString(" AND c.created_at >= " + arg(f.From))
 	}

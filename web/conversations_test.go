@@ -149,6 +149,9 @@ func TestConversations(t *testing.T) {
 			escalate: true, created: now.Add(-30 * time.Minute),
 		})
 		january := b.addConversation(t, ct, seedConversation{turns: []string{"Bonjour"}, created: time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)})
+		// the owner's rehearsal in the test chat, the latest of all, is not a visitor's conversation
+		b.addConversation(t, ct, seedConversation{start: func(p *parley.ConversationStart) { p.Test = true },
+			turns: []string{"How much is the Team plan?", "49 EUR."}, created: now})
 
 		// another tenant's conversation, with the same words, is never listed
 		other := b.newConvTenant(t)
