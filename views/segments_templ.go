@@ -538,7 +538,7 @@ func segmentFieldRow(i string, f SegmentFieldRow, types []string) templ.Componen
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "\" placeholder=\"email\" aria-label=\"Field name\"></td><td><input type=\"text\" name=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "\" placeholder=\"from the label\" aria-label=\"Field name\"></td><td><input type=\"text\" name=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1124,7 +1124,7 @@ func SegmentFormPage(p Page, f SegmentForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "</template><p><button class=\"btn small secondary\" type=\"button\" id=\"add-field\" onclick=\"addFormField()\">Add field</button></p><div class=\"hint\">Names are snake_case and unique, such as email or company_name.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "</template><p><button class=\"btn small secondary\" type=\"button\" id=\"add-field\" onclick=\"addFormField()\">Add field</button></p><div class=\"hint\">Leave a name empty to make it from the label (\"Company name\" gives company_name). Names tell the fields apart in submissions and webhooks, so each must be different.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
