@@ -329,7 +329,7 @@ func TestBrowserTokens(t *testing.T) {
 		if strings.Contains(html, token) || strings.Contains(html, `id="new-token"`) {
 			t.Error("the token is still shown after a reload")
 		}
-		if scopes := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" td:nth-child(3)"))); !strings.Contains(scopes, "settings:read") || !strings.Contains(scopes, "stats:read") {
+		if scopes := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" td:nth-child(3)"))); !strings.Contains(scopes, "Read settings") || !strings.Contains(scopes, "Read analytics") {
 			t.Errorf("row scopes = %q", scopes)
 		}
 	})
