@@ -220,7 +220,7 @@ func (h *Handler) onboarding(c echo.Context, t parley.Tenant) ([]views.Step, err
 	}
 	return []views.Step{
 		{Label: "Give your assistant a name and a personality", Hint: "Its name, its tone, and what it knows about itself.",
-			Href: "/admin/settings", Action: "Open Persona & widget", Done: o.Persona},
+			Href: "/admin/settings", Action: "Open the persona settings", Done: o.Persona},
 		{Label: "Teach it what it should know", Hint: "Add your FAQ, opening hours, prices: type them, import a CSV or add a web page.",
 			Href: "/admin/corpus", Action: "Open the knowledge base", Done: o.Knowledge},
 		{Label: "Try it yourself", Hint: "Ask it what your visitors would ask, and see what it used to answer.",

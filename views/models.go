@@ -41,7 +41,7 @@ var Nav = []NavItem{
 	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},
 	{Key: "mcp", Label: "MCP tools", Href: "/admin/mcp-tools"},
 	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
-	{Key: "settings", Label: "Persona & widget", Href: "/admin/settings"},
+	{Key: "settings", Label: "Settings", Href: "/admin/settings"},
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
 }
 

@@ -100,7 +100,7 @@ func OverviewPage(p Page, o Overview) templ.Component {
 			}
 			ctx = templ.InitializeContext(ctx)
 			if o.AnswersLocally {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"note\" id=\"no-model\" role=\"note\"><strong>No language model is configured.</strong> Your assistant answers by quoting your knowledge base word for word. To give it real answers, the server's operator sets <code>PARLEY_LLM_PROVIDER</code>, <code>PARLEY_LLM_MODEL</code> and <code>PARLEY_LLM_API_KEY</code>, or you connect your own backend under <a href=\"/admin/settings#llmWebhookUrl\">Persona &amp; widget → Reply endpoint</a>.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"note\" id=\"no-model\" role=\"note\"><strong>No language model is configured.</strong> Your assistant answers by quoting your knowledge base word for word. To give it real answers, the server's operator sets <code>PARLEY_LLM_PROVIDER</code>, <code>PARLEY_LLM_MODEL</code> and <code>PARLEY_LLM_API_KEY</code>, or you connect your own backend under <a href=\"/admin/settings/developer#llmWebhookUrl\">Settings → Developer settings → Reply endpoint</a>.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -63,7 +63,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(),
 		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
 
-	pages := []string{"", "/settings", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
+	pages := []string{"", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/webhooks", "/test-chat"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission)
@@ -137,7 +137,7 @@ func TestAdminPagesDarkBrowser(t *testing.T) {
 		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
 	mustStep(t, "dark", err)
 	browserSignIn(ctx, t, b, ten)
-	for _, p := range []string{"", "/settings", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
+	for _, p := range []string{"", "/settings", "/settings/developer", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
 		name := "dark /admin" + p
 		mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
 		waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
