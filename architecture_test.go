@@ -19,6 +19,8 @@ var allowedImports = map[string][]string{
 	"agent/llmtest":   {},
 	"agent/outbound":  {""},
 	"auth":            {"", "db"},
+	"mail":            {},
+	"mail/mailtest":   {},
 	"jobs":            {"", "agent/outbound", "auth", "db", "db/deliveryargs"},
 	"views":           {},
 	"widget":          {},
