@@ -69,6 +69,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
 			deliveryargs.Queue: {MaxWorkers: WebhookWorkers},
+			MailQueue:          {MaxWorkers: 5},
 		},
 		Workers:              workers,
 		FetchCooldown:        db.JobFetchCooldown,

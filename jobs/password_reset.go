@@ -37,9 +37,16 @@ type PasswordResetArgs struct {
 // Kind names the job.
 func (PasswordResetArgs) Kind() string { return "password_reset_email" }
 
-// InsertOpts gives up after five attempts (River's backoff spreads them
-// over about six minutes): a link arriving much later would be stale.
-func (PasswordResetArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+// MailQueue is the River queue of the jobs that send email, apart from
+// other work so that a slow mail server holds up nothing else.
+const MailQueue = "mail"
+
+// InsertOpts puts the job on MailQueue and gives up after five attempts
+// (River's backoff spreads them over about six minutes): a link arriving
+// much later would be stale.
+func (PasswordResetArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: MailQueue, MaxAttempts: 5}
+}
 
 // PasswordResetWorker makes the link (a new token per attempt: only its
 // hash is stored, so a retry cannot send the previous one again) and mails

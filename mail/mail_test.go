@@ -151,7 +151,7 @@ func TestSend(t *testing.T) {
 		if err := s.Send(t.Context(), msg); err != nil {
 			t.Fatal(err)
 		}
-		got := srv.Wait(t, 1, 5*time.Second)
+		got := srv.Wait(t, "zoe@example.com", 1, 5*time.Second)
 		if got.From != "no-reply@parley.test" || len(got.To) != 1 || got.To[0] != "zoe@example.com" {
 			t.Errorf("envelope %s -> %v", got.From, got.To)
 		}
@@ -194,7 +194,7 @@ func TestSend(t *testing.T) {
 		if err := NewSender(c).Send(t.Context(), Message{To: "zoe@example.com", Subject: "Hi\r\nBcc: spy@example.com", Body: "x"}); err != nil {
 			t.Fatal(err)
 		}
-		m, _ := readMessage(t, srv.Wait(t, 1, 5*time.Second))
+		m, _ := readMessage(t, srv.Wait(t, "zoe@example.com", 1, 5*time.Second))
 		if bcc := m.Header.Get("Bcc"); bcc != "" {
 			t.Errorf("the subject added Bcc: %q", bcc)
 		}
@@ -206,7 +206,7 @@ func TestSend(t *testing.T) {
 		if err := remoteSender(t, srv, pool).Send(t.Context(), msg); err != nil {
 			t.Fatal(err)
 		}
-		if got := srv.Wait(t, 1, 5*time.Second); !got.TLS {
+		if got := srv.Wait(t, "zoe@example.com", 1, 5*time.Second); !got.TLS {
 			t.Error("the message did not come over TLS")
 		}
 	})
@@ -241,7 +241,7 @@ func TestSend(t *testing.T) {
 		if err := s.Send(t.Context(), msg); err != nil {
 			t.Fatal(err)
 		}
-		if got := srv.Wait(t, 1, 5*time.Second); !got.TLS {
+		if got := srv.Wait(t, "zoe@example.com", 1, 5*time.Second); !got.TLS {
 			t.Error("the message did not come over TLS")
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -102,19 +103,32 @@ func (s *Server) Messages() []Message {
 	return append([]Message(nil), s.messages...)
 }
 
-// Wait returns the n-th accepted message (1-based), waiting up to timeout
-// for it; it fails the test if none comes.
-func (s *Server) Wait(t testing.TB, n int, timeout time.Duration) Message {
+// To are the messages accepted so far for addr (an envelope recipient), in
+// order.
+func (s *Server) To(addr string) []Message {
+	var out []Message
+	for _, m := range s.Messages() {
+		if slices.Contains(m.To, addr) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Wait returns the n-th message (1-based) accepted for addr, waiting up to
+// timeout for it; it fails the test if none comes.
+func (s *Server) Wait(t testing.TB, addr string, n int, timeout time.Duration) Message {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
-		if ms := s.Messages(); len(ms) >= n {
+		if ms := s.To(addr); len(ms) >= n {
 			return ms[n-1]
 		}
 		select {
 		case <-s.arrived:
+		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
-			t.Fatalf("mailtest: message %d did not arrive within %s (%d arrived)", n, timeout, len(s.Messages()))
+			t.Fatalf("mailtest: message %d for %s did not arrive within %s (%d arrived)", n, addr, timeout, len(s.To(addr)))
 		}
 	}
 }
