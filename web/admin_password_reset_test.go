@@ -219,7 +219,7 @@ func TestAdminPasswordReset(t *testing.T) {
 				if p.status != http.StatusUnprocessableEntity || p.text("#err-"+tc.field) == "" {
 					t.Fatalf("%d, error %q\n%s", p.status, p.text("#err-"+tc.field), p.body)
 				}
-				if got := p.doc.Find("#" + tc.field).AttrOr("aria-describedby", ""); !strings.Contains(got, "err-"+tc.field) {
+				if got := p.doc.Find("#"+tc.field).AttrOr("aria-describedby", ""); !strings.Contains(got, "err-"+tc.field) {
 					t.Errorf("the field is not tied to its error: aria-describedby=%q", got)
 				}
 			})
