@@ -103,6 +103,9 @@ func resetLinkStatus(p views.ResetProblem) int {
 // ShowResetPasswordPage is the page an emailed link opens: the new
 // password's form, or why the link does not work and what to do.
 func (h *Handler) ShowResetPasswordPage(c echo.Context) error {
+	// The token is in this page's address: no link or asset of the page
+	// passes it on in a Referer.
+	c.Response().Header().Set("Referrer-Policy", "no-referrer")
 	f := views.ResetPasswordForm{CSRF: csrfToken(c), Token: c.QueryParam("token")}
 	p, err := h.resetProblem(c, f.Token)
 	if err != nil {

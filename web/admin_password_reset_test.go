@@ -209,6 +209,9 @@ func TestAdminPasswordReset(t *testing.T) {
 		if form.status != http.StatusOK || form.doc.Find(`form[action="/admin/reset-password"] input#password`).Length() != 1 {
 			t.Fatalf("reset page: %d\n%s", form.status, form.body)
 		}
+		if rp := form.header.Get("Referrer-Policy"); rp != "no-referrer" {
+			t.Errorf("the page holding the token in its address has Referrer-Policy %q", rp)
+		}
 		for _, tc := range []struct{ name, password, confirm, field string }{
 			{"TooShort", "short", "short", "password"},
 			{"TooLong", strings.Repeat("é", 40), strings.Repeat("é", 40), "password"},
