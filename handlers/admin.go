@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -20,6 +21,9 @@ const (
 	sessFlash      = "flash"
 	sessFlashError = "flashError"
 	sessNewToken   = "newToken"
+	// sessPasswordStamp is auth.PasswordStamp of the password the session
+	// signed in with: once the password changes, the session ends.
+	sessPasswordStamp = "passwordStamp"
 )
 
 // Login attempts: at most loginLimit failures per window, per client address and per email.
@@ -81,6 +85,12 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if !auth.StampMatches(h.Sessions.GetString(ctx, sessPasswordStamp), user.PasswordHash) {
+			// Signed in with a password changed since (a reset link, or
+			// an operator's parley user create).
+			_ = h.Sessions.Destroy(ctx)
+			return h.toLogin(c)
+		}
 		ms, err := h.DB.Memberships(ctx, userID)
 		if err != nil {
 			return err
@@ -139,7 +149,8 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 	if h.Sessions.GetString(c.Request().Context(), sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
-	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next")}))
+	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"),
+		Notice: h.Sessions.PopString(c.Request().Context(), sessFlash)}))
 }
 
 // Login checks the credentials, rate-limited per address and per email.
@@ -178,6 +189,7 @@ func (h *Handler) Login(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessUserID, user.ID)
+	h.Sessions.Put(ctx, sessPasswordStamp, auth.PasswordStamp(user.PasswordHash))
 	return c.Redirect(http.StatusSeeOther, safeNext(form.Next))
 }
 
