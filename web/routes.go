@@ -26,6 +26,7 @@ func (s *Server) routes() {
 	e.GET("/openapi.json", serveOpenAPI)
 	e.StaticFS("/static", static.FS)
 	e.GET("/widget.js", handlers.WidgetScript())
+	e.GET("/avatars/:slug", h.ShowAvatar)
 
 	// Public agent surface.
 	e.GET("/context/:slug", h.ShowContext)
@@ -106,7 +107,7 @@ func (s *Server) routes() {
 	api.DELETE("/submissions/:id", h.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
 
 	// Admin dashboard.
-	admin := e.Group("/admin", adminHeaders, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF())
+	admin := e.Group("/admin", adminHeaders, adminBodyLimit, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF())
 	admin.GET("/login", h.ShowLoginPage)
 	admin.POST("/login", h.Login)
 	admin.GET("/forgot-password", h.ShowForgotPasswordPage)
@@ -126,6 +127,7 @@ func (s *Server) routes() {
 	signedIn.GET("/settings/developer", h.ShowSettingsPage)
 	signedIn.POST("/settings/developer", h.SaveSettings)
 	signedIn.POST("/settings/widget-key", h.SaveWidgetKey)
+	signedIn.POST("/settings/avatar", h.SaveAvatar)
 	signedIn.POST("/settings/visitor-signing-key", h.SaveVisitorSigningKey)
 	signedIn.GET("/tokens", h.ShowTokensPage)
 	signedIn.POST("/tokens", h.SaveToken)
