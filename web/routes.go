@@ -113,6 +113,8 @@ func (s *Server) routes() {
 	signedIn.POST("/logout", h.Logout)
 	signedIn.POST("/tenant", h.SwitchTenant)
 	signedIn.GET("", h.ShowOverviewPage)
+	signedIn.GET("/conversations", h.ShowConversationsPage)
+	signedIn.GET("/conversations/:id", h.ShowConversationPage)
 	signedIn.GET("/test-chat", h.ShowTestChatPage)
 	signedIn.POST("/test-chat", h.SendTestMessage, s.perAddressLimit)
 	signedIn.GET("/settings", h.ShowSettingsPage)
