@@ -33,6 +33,7 @@ type NavItem struct {
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/admin"},
 	{Key: "conversations", Label: "Conversations", Href: "/admin/conversations"},
+	{Key: "analytics", Label: "Analytics", Href: "/admin/analytics"},
 	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions"},
 	{Key: "segments", Label: "Segments", Href: "/admin/segments"},
 	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus"},

@@ -115,6 +115,8 @@ func (s *Server) routes() {
 	signedIn.GET("", h.ShowOverviewPage)
 	signedIn.GET("/conversations", h.ShowConversationsPage)
 	signedIn.GET("/conversations/:id", h.ShowConversationPage)
+	signedIn.GET("/analytics", h.ShowAnalyticsPage)
+	signedIn.GET("/analytics/export", h.ExportAnalytics)
 	signedIn.GET("/test-chat", h.ShowTestChatPage)
 	signedIn.POST("/test-chat", h.SendTestMessage, s.perAddressLimit)
 	signedIn.GET("/settings", h.ShowSettingsPage)
