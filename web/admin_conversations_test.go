@@ -256,3 +256,54 @@ func TestAdminConversationsEmptyAndPages(t *testing.T) {
 		t.Errorf("past the end: %q", p.text("#no-conversations"))
 	}
 }
+
+func TestAdminOverviewActivity(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	f := seedInbox(t, b)
+	ct := convTenant{tenant: f.ten}
+	for i := range 3 {
+		b.addConversation(t, ct, seedConversation{turns: []string{fmt.Sprintf("Old question %d", i)}, created: time.Now().Add(-time.Duration(48+i) * time.Hour)})
+	}
+	c := b.newAdminClient(t)
+	c.signIn(f.ten)
+	p := c.get("/admin")
+	if p.status != http.StatusOK {
+		t.Fatalf("status %d", p.status)
+	}
+	// what the overview already had stays
+	if p.text("#plan") == "" || p.doc.Find("#embed").Length() == 0 {
+		t.Error("the plan or the embed card is gone")
+	}
+	rows := p.doc.Find("#activity-chart tbody tr")
+	if rows.Length() != 30 {
+		t.Fatalf("%d days, want 30", rows.Length())
+	}
+	today := rows.Last().Find("td")
+	// ada, the agent's and the escalated conversation today (january is not in the window); ada's lead
+	if got, leads := today.Eq(0).Text(), today.Eq(1).Text(); got != "3" || leads != "1" {
+		t.Errorf("today: %s conversations, %s leads", got, leads)
+	}
+	if got := p.doc.Find("#activity-chart .legend").Text(); !strings.Contains(got, "Conversations: 6") || !strings.Contains(got, "Leads: 1") {
+		t.Errorf("legend %q", got)
+	}
+	if got := p.text("#satisfaction-rate"); got != "67%" {
+		t.Errorf("satisfaction %q", got)
+	}
+	latest := listedConversations(p)
+	if len(latest) != 5 || latest[0] != f.escalated.ID || latest[1] != f.ada.ID {
+		t.Errorf("latest %v", latest)
+	}
+	if href := p.doc.Find("#latest-conversations a.conversation-question").First().AttrOr("href", ""); href != "/admin/conversations/"+f.escalated.ID {
+		t.Errorf("latest link %q", href)
+	}
+
+	empty := b.ownedTenant(t, "starter")
+	cc := b.newAdminClient(t)
+	cc.signIn(empty)
+	p = cc.get("/admin")
+	if p.status != http.StatusOK || !strings.HasPrefix(p.text("#latest-conversations #no-conversations"), "No conversations yet.") ||
+		p.doc.Find("#activity-chart tbody tr").Length() != 30 || p.text("#satisfaction-rate") != "–" || p.doc.Find("#onboarding").Length() != 1 {
+		t.Errorf("empty overview: %d %q", p.status, p.text("#no-conversations"))
+	}
+}
