@@ -118,7 +118,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 		v.BySegment = append(v.BySegment, views.Bar{Label: o.Label, Value: st.BySegment[o.Value], Href: inboxLink(window, "segment", o.Value)})
 	}
 	if n := st.BySegment[db.NoSegment]; n > 0 {
-		v.BySegment = append(v.BySegment, views.Bar{Label: "No segment (deleted since)", Value: n})
+		v.BySegment = append(v.BySegment, views.Bar{Label: "No segment", Value: n})
 	}
 	slices.SortStableFunc(v.BySegment, func(a, b views.Bar) int { return cmp.Compare(b.Value, a.Value) })
 	for _, tl := range st.TopTools {

@@ -26,8 +26,13 @@ type inboxFixture struct {
 
 func seedInbox(t *testing.T, b *bundle) inboxFixture {
 	t.Helper()
+	return seedInboxOf(t, b, b.ownedTenant(t, "scale"))
+}
+
+// seedInboxOf gives ten the conversations of an inboxFixture.
+func seedInboxOf(t *testing.T, b *bundle, ten tenant) inboxFixture {
+	t.Helper()
 	ctx := context.Background()
-	ten := b.ownedTenant(t, "scale")
 	ct := convTenant{tenant: ten}
 	sales, err := b.db.CreateSegment(ctx, ten.ID, 10, db.SegmentWrite{Name: parley.Some("Sales"), Slug: parley.Some("sales"),
 		SystemPrompt: parley.Some("You sell.")})
