@@ -139,4 +139,3 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 func (h *Handler) ExportAnalytics(c echo.Context) error {
 	return h.ExportConversationStats(c)
 }
-
