@@ -273,7 +273,7 @@ func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Ove
 	now := h.now().In(loc)
 	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
 	from := to.AddDate(0, 0, -defaultStatsDays)
-	st, err := h.DB.ConversationStats(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},
+	st, err := h.DB.ConversationTimeline(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},
 		Granularity: "day", Location: loc.String()})
 	if err != nil {
 		return err
