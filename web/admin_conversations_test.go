@@ -234,6 +234,27 @@ func TestAdminConversations(t *testing.T) {
 	})
 }
 
+// TestAdminConversationsTimeZone: the inbox reads and shows dates on the
+// tenant's wall clock.
+func TestAdminConversationsTimeZone(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "scale")
+	_, err := b.db.UpdateTenant(context.Background(), ten.ID, db.TenantPatch{Timezone: parley.Some("Pacific/Auckland")})
+	mustStep(t, "setting the time zone", err)
+	// 12:00 UTC on 15 January is 01:00 on the 16th in Auckland (NZDT, UTC+13)
+	conv := b.addConversation(t, convTenant{tenant: ten}, seedConversation{turns: []string{"Kia ora"}, created: time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)})
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	if p := c.get("/admin/conversations?from=2026-01-16&to=2026-01-16"); !slices.Equal(listedConversations(p), []string{conv.ID}) ||
+		p.text("#conversation-"+conv.ID+" .started") != "2026-01-16 01:00 NZDT" {
+		t.Errorf("16 January in Auckland: %v, started %q", listedConversations(p), p.text("#conversation-"+conv.ID+" .started"))
+	}
+	if p := c.get("/admin/conversations?from=2026-01-15&to=2026-01-15"); len(listedConversations(p)) != 0 {
+		t.Errorf("15 January in Auckland: %v", listedConversations(p))
+	}
+}
+
 func TestAdminConversationsEmptyAndPages(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
