@@ -178,6 +178,22 @@ func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuer
 	return st, nil
 }
 
+// ConversationTimeline computes only the totals, satisfaction and timeline
+// of the query's window: what the dashboard's overview shows on every visit,
+// without the breakdowns and the grouping of intents.
+func (d *DB) ConversationTimeline(ctx context.Context, tenantID string, q StatsQuery) (ConversationStats, error) {
+	var st ConversationStats
+	var err error
+	if st.Totals, st.Satisfaction, err = d.statsTotals(ctx, tenantID, q.Filter); err != nil {
+		return ConversationStats{}, err
+	}
+	where, args := conversationWhere(tenantID, q.Filter)
+	if st.Timeline, err = d.statsTimeline(ctx, where, args, q); err != nil {
+		return ConversationStats{}, err
+	}
+	return st, nil
+}
+
 // statsTotals counts the conversations of f and their votes.
 func (d *DB) statsTotals(ctx context.Context, tenantID string, f ConversationFilter) (StatsTotals, StatsSatisfaction, error) {
 	where, args := conversationWhere(tenantID, f)

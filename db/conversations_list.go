@@ -24,8 +24,12 @@ type ConversationFilter struct {
 	Status   string
 	// Search is a case-insensitive substring of one of the conversation's messages.
 	Search string
-	Page   int
-	Limit  int
+	// HasFeedback keeps the conversations with at least one vote on an answer.
+	HasFeedback bool
+	// HasSubmission keeps the conversations that produced a submission.
+	HasSubmission bool
+	Page          int
+	Limit         int
 }
 
 // ConversationItem is a conversation as lists show it: with its segment,
@@ -99,6 +103,12 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 	if f.Search != "" {
 		where.WriteString(` AND EXISTS (SELECT 1 FROM messages m WHERE m.tenant_id = $1 AND m.conversation_id = c.id
 			AND m.content ILIKE ` + arg("%"+escapeLike(storableKey(f.Search))+"%") + `)`)
+	}
+	if f.HasFeedback {
+		where.WriteString(" AND c.feedback_positive + c.feedback_negative > 0")
+	}
+	if f.HasSubmission {
+		where.WriteString(" AND EXISTS (SELECT 1 FROM submissions sub WHERE sub.tenant_id = $1 AND sub.conversation_id = c.id)")
 	}
 	return where.String(), args
 }

@@ -260,11 +260,58 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), views.Overview{
+	o := views.Overview{
 		Plan: s.Plan, IsActivated: a.Tenant.PlanInfo().Widget,
 		ConversationsUsed: s.ConversationsUsed, ConversationsLimit: s.ConversationsLimit,
 		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusCount: s.CorpusCount, CorpusLimit: s.CorpusLimit,
 		APITokensCount: s.APITokensCount, PeriodEnd: s.PeriodEnd.Format("2 January 2006"),
 		Embed: embed, Steps: steps, AnswersLocally: h.Engine.AnswersLocally(a.Tenant),
-	}))
+	}
+	if err := h.overviewActivity(c, a.Tenant, &o); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
+}
+
+// overviewLatest is how many conversations the overview lists.
+const overviewLatest = 5
+
+// overviewActivity adds the last 30 days (today included, in the tenant's
+// time zone) to the overview: conversations and leads per day, the
+// satisfaction, and the latest conversations.
+func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overview) error {
+	ctx := c.Request().Context()
+	loc := tenantLocation(t)
+	now := h.now().In(loc)
+	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
+	from := to.AddDate(0, 0, -defaultStatsDays)
+	st, err := h.DB.ConversationTimeline(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},
+		Granularity: "day", Location: loc.String()})
+	if err != nil {
+		return err
+	}
+	leads, err := h.DB.SubmissionsPerDay(ctx, t.ID, from, to, loc.String())
+	if err != nil {
+		return err
+	}
+	o.Activity = views.Chart{ID: "activity-chart", Title: "Conversations and leads per day", Series: []views.ChartSeries{
+		{Name: "Conversations", Class: "series-a"}, {Name: "Leads", Class: "series-b"}}}
+	for i, b := range st.Timeline {
+		o.Activity.Labels = append(o.Activity.Labels, bucketLabel(b.Date, "day"))
+		o.Activity.Series[0].Values = append(o.Activity.Series[0].Values, b.Conversations)
+		n := 0
+		if i < len(leads) && leads[i].Date == b.Date {
+			n = leads[i].Count
+		}
+		o.Activity.Series[1].Values = append(o.Activity.Series[1].Values, n)
+	}
+	o.Satisfaction = satisfaction(st.Satisfaction)
+	latest, err := h.DB.ListConversations(ctx, t.ID, db.ConversationFilter{Page: 1, Limit: overviewLatest})
+	if err != nil {
+		return err
+	}
+	for _, it := range latest.Conversations {
+		o.Latest = append(o.Latest, conversationRow(it, loc))
+	}
+	return nil
 }

@@ -32,6 +32,8 @@ type NavItem struct {
 // tools, submissions, ...) are appended here when they are built.
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/admin"},
+	{Key: "conversations", Label: "Conversations", Href: "/admin/conversations"},
+	{Key: "analytics", Label: "Analytics", Href: "/admin/analytics"},
 	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions"},
 	{Key: "segments", Label: "Segments", Href: "/admin/segments"},
 	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus"},

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,8 +68,9 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 
 	t.Run("Nav", func(t *testing.T) {
 		labels := mustRunStep(ctx, t, "nav", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('nav a')).map(a => a.textContent.trim())`))
-		if len(labels) < 4 || labels[0] != "Overview" || labels[1] != "Submissions" || labels[2] != "Segments" || labels[3] != "Knowledge base" {
-			t.Errorf("nav = %q, want Overview, Submissions, Segments, Knowledge base first", labels)
+		want := []string{"Overview", "Conversations", "Analytics", "Submissions", "Segments", "Knowledge base"}
+		if len(labels) < len(want) || !slices.Equal(labels[:len(want)], want) {
+			t.Errorf("nav = %q, want %q first", labels, want)
 		}
 	})
 

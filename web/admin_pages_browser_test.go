@@ -63,10 +63,12 @@ func TestAdminPagesBrowser(t *testing.T) {
 	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(),
 		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
 
-	pages := []string{"", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
+	inbox := seedInboxOf(t, b, full)
+
+	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/webhooks", "/test-chat"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
-		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission)
+		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
 
 	for _, ten := range []struct {
 		name  string
