@@ -39,8 +39,8 @@
 			form.querySelectorAll('#form-fields tbody tr').forEach(function (row) {
 				var name = row.querySelector('[name$=".name"]').value.trim();
 				var label = row.querySelector('[name$=".label"]').value.trim();
-				if (name && label) {
-					fields.push({ name: name, label: label, type: row.querySelector('[name$=".type"]').value,
+				if (label) { // a name left empty is made from the label when saved
+					fields.push({ name: name || label, label: label, type: row.querySelector('[name$=".type"]').value,
 						required: row.querySelector('[name$=".required"]').checked });
 				}
 			});

@@ -1124,7 +1124,7 @@ func SegmentFormPage(p Page, f SegmentForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "</template><p><button class=\"btn small secondary\" type=\"button\" id=\"add-field\" onclick=\"addFormField()\">Add field</button></p><div class=\"hint\">Leave a name empty to make it from the label (\"Company name\" gives company_name). Names tell the fields apart in submissions and webhooks, so each must be different.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "</template><p class=\"preset-row\"><button class=\"btn small secondary\" type=\"button\" id=\"add-name\" onclick=\"addFormField('Name', 'text', true)\">Add name</button> <button class=\"btn small secondary\" type=\"button\" id=\"add-email\" onclick=\"addFormField('Email', 'email', true)\">Add email</button> <button class=\"btn small secondary\" type=\"button\" id=\"add-phone\" onclick=\"addFormField('Phone', 'phone', false)\">Add phone</button> <button class=\"btn small secondary\" type=\"button\" id=\"add-field\" onclick=\"addFormField()\">Add another field</button></p><div class=\"hint\">Leave a name empty to make it from the label (\"Company name\" gives company_name). Names tell the fields apart in submissions and webhooks, so each must be different.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1163,7 +1163,7 @@ func SegmentFormPage(p Page, f SegmentForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, " <script>\n\t\t\tfunction addFormField() {\n\t\t\t\tvar body = document.querySelector('#form-fields tbody');\n\t\t\t\tvar i = Number(body.dataset.next);\n\t\t\t\tbody.dataset.next = i + 1;\n\t\t\t\tvar html = document.getElementById('form-field-template').innerHTML.split('__i__').join(String(i));\n\t\t\t\tbody.insertAdjacentHTML('beforeend', html);\n\t\t\t}\n\t\t</script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, " <script>\n\t\t\t// addFormField adds a row to the lead form, filled in for the\n\t\t\t// common fields (name, email, phone) or empty.\n\t\t\tfunction addFormField(label, type, required) {\n\t\t\t\tvar body = document.querySelector('#form-fields tbody');\n\t\t\t\tvar i = Number(body.dataset.next);\n\t\t\t\tbody.dataset.next = i + 1;\n\t\t\t\tvar html = document.getElementById('form-field-template').innerHTML.split('__i__').join(String(i));\n\t\t\t\tbody.insertAdjacentHTML('beforeend', html);\n\t\t\t\tvar row = body.lastElementChild;\n\t\t\t\tif (label) {\n\t\t\t\t\trow.querySelector('[name$=\".label\"]').value = label;\n\t\t\t\t\trow.querySelector('[name$=\".type\"]').value = type;\n\t\t\t\t\trow.querySelector('[name$=\".required\"]').checked = required;\n\t\t\t\t\tdocument.getElementById('formEnabled').checked = true;\n\t\t\t\t\trow.querySelector('[name$=\".label\"]').dispatchEvent(new Event('input', { bubbles: true }));\n\t\t\t\t}\n\t\t\t\trow.querySelector('[name$=\".label\"]').focus();\n\t\t\t}\n\t\t</script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -92,12 +93,12 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 			fillField("starter-0-text", "Bulk prices?"), fillField("starter-0-emoji", "📦")))
 		waitUntil(ctx, t, "the typed welcome and starter", sr+`.querySelector('.msg.bot')?.innerText === 'Welcome, wholesalers' && `+
 			sr+`.querySelector('.starters button')?.innerText === '📦 Bulk prices?'`)
-		// The lead form shows once enabled with a field.
-		mustStep(t, "building the form", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#add-field`)),
-			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".name"]`), "email"),
-			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Your email"),
-			chromedp.Click(chromedp.CSS(`#formEnabled`))))
-		waitUntil(ctx, t, "the lead form", sr+`.querySelector('form.lead label')?.innerText === 'Your email'`)
+		// The lead form shows once it has a field: the common ones are one
+		// click each (and turn the form on), another is typed.
+		mustStep(t, "building the form", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#add-name`)), chromedp.Click(chromedp.CSS(`#add-email`)),
+			chromedp.Click(chromedp.CSS(`#add-field`)),
+			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Company size")))
+		waitUntil(ctx, t, "the lead form", `[...`+sr+`.querySelectorAll('form.lead label')].map(l => l.innerText).join('|') === 'Name *|Email *|Company size'`)
 		if got := str("form button", `String(`+sr+`.querySelector('form.lead button').disabled)`); got != "true" {
 			t.Error("the preview's lead form can be sent")
 		}
@@ -114,7 +115,21 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("copied", `document.getElementById('copy-embed').innerText === 'Copied' ? 'copied' : window.getSelection().toString()`); got != "copied" && got != code {
 			t.Errorf("after Copy: %q", got)
 		}
-		leavePage(ctx, t, b.ts.URL+"/admin")
+		// Saved, the fields get names made from their labels.
+		if status := submitForm(ctx, t, `#save-segment`); status != http.StatusOK {
+			t.Fatalf("saving the segment: %d", status)
+		}
+		saved, err := b.db.Segment(context.Background(), ten.ID, "wholesale")
+		mustStep(t, "reading the segment", err)
+		var names []string
+		if saved.FormConfig != nil && saved.FormConfig.Enabled {
+			for _, f := range saved.FormConfig.Fields {
+				names = append(names, f.Name+":"+f.Type)
+			}
+		}
+		if got := strings.Join(names, " "); got != "name:text email:email company_size:text" {
+			t.Errorf("saved lead form = %q", got)
+		}
 	})
 
 	t.Run("Installation", func(t *testing.T) {
