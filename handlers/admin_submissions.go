@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -267,7 +269,27 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	}
 	row := submissionRow(sub)
 	row.Error = msg
-	return render(c, status, views.SubmissionRowView(p, row, safeSubmissionsNext(c.FormValue("next"))))
+	next := safeSubmissionsNext(c.FormValue("next"))
+	toolType := statsToolType(next)
+	stats, err := h.DB.ListSubmissions(ctx, tenantID, db.SubmissionFilter{ToolType: toolType, Page: 1, Limit: 1})
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.SubmissionRowChanged(p, row, next, views.SubmissionsStats(*stats.Stats), views.StatsScope(toolType)))
+}
+
+// statsToolType is the tool type the list's counters cover: that of the list's
+// filter (in its address, next) when the filter is valid, else every type.
+func statsToolType(next string) string {
+	u, err := url.Parse(next)
+	if err != nil {
+		return ""
+	}
+	t := strings.ToUpper(u.Query().Get("toolType"))
+	if !slices.Contains(agent.UserToolTypes, t) && !slices.Contains(agent.SyntheticToolTypes, t) {
+		return ""
+	}
+	return t
 }
 
 // RemoveSubmission erases a submission and its recorded events; its

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
@@ -206,6 +207,8 @@ func TestBrowserSubmissions(t *testing.T) {
 		if n := eventCount(t, b, ada.ID, db.EventSubmissionUpdated); n != 1 {
 			t.Errorf("%d submission.updated events, want 1", n)
 		}
+		// The counters come with the row: ada is no longer new.
+		waitUntil(ctx, t, "the counters", `document.getElementById('stat-new').textContent === '2'`)
 
 		// A value outside the three is refused in the row, which keeps the stored status.
 		mustStep(t, "choosing a forged status", chromedp.Do(ctx,
@@ -225,6 +228,51 @@ func TestBrowserSubmissions(t *testing.T) {
 		waitUntil(ctx, t, "the refusal", `document.getElementById('status-error-`+quote.ID+`').textContent !== ''`)
 		if msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("status-error-"+quote.ID))); msg != "Submission not found" {
 			t.Errorf("refusal = %q", msg)
+		}
+	})
+
+	t.Run("KeyboardBrowsingDoesNotSave", func(t *testing.T) {
+		sel := "#status-" + old.ID
+		value := func() string { return mustRunStep(ctx, t, "select", chromedp.Value(chromedp.CSS(sel))) }
+		stored := func() string {
+			got, err := b.db.Submission(bg, ten.ID, old.ID)
+			mustStep(t, "reading the old one", err)
+			return got.Status
+		}
+		mustStep(t, "opening the inbox", chromedp.Do(ctx, chromedp.Navigate(list), chromedp.WaitVisible(chromedp.CSS(sel))))
+		newBefore := mustRunStep(ctx, t, "new", chromedp.Text(chromedp.ID("stat-new")))
+		mustStep(t, "browsing with the arrow keys", chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)),
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown)))
+		if v := value(); v != parley.SubmissionResolved {
+			t.Fatalf("two arrow presses show %q, want RESOLVED (the keys did not reach the select)", v)
+		}
+		time.Sleep(300 * time.Millisecond) // a save, if one were sent, would have landed
+		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionNew || n != 0 {
+			t.Errorf("browsing saved: stored %s, %d submission.updated events", st, n)
+		}
+		if !mustRunStep(ctx, t, "hint", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById('status-pending-`+old.ID+`')).display !== 'none'`)) {
+			t.Error("the unsaved choice is not marked")
+		}
+
+		mustStep(t, "undoing with Escape", chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)))
+		if v := value(); v != parley.SubmissionNew {
+			t.Errorf("after Escape the select shows %q, want NEW", v)
+		}
+
+		mustStep(t, "choosing with Enter", chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter)))
+		waitUntil(ctx, t, "the saved row", `!!document.querySelector('#submission-`+old.ID+` select.status-contacted')`)
+		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionContacted || n != 1 {
+			t.Errorf("Enter: stored %s, %d submission.updated events, want CONTACTED and 1", st, n)
+		}
+		if got := mustRunStep(ctx, t, "new", chromedp.Text(chromedp.ID("stat-new"))); got == newBefore {
+			t.Errorf("New still %s after saving", got)
+		}
+
+		mustStep(t, "browsing then leaving the field", chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)),
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.Focus(chromedp.ID("search"))))
+		waitUntil(ctx, t, "the saved row", `!!document.querySelector('#submission-`+old.ID+` select.status-resolved')`)
+		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionResolved || n != 2 {
+			t.Errorf("leaving the field: stored %s, %d submission.updated events, want RESOLVED and 2", st, n)
 		}
 	})
 
