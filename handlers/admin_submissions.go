@@ -25,10 +25,12 @@ const maxShownMessages = 200
 // maxSummaryValue is the length of one value in a list row's summary.
 const maxSummaryValue = 60
 
-// submissionToolTypes are the choices of the tool type filter: every type the API accepts.
+// submissionToolTypes are the choices of the type filter: the types that
+// produce submissions, by their names for owners. (An address may still
+// carry any type the API accepts.)
 var submissionToolTypes = func() []views.Option {
 	var opts []views.Option
-	for _, t := range append(append([]string{}, agent.UserToolTypes...), agent.SyntheticToolTypes...) {
+	for _, t := range agent.SubmissionToolTypes {
 		opts = append(opts, views.Option{Value: t, Label: views.ToolTypeName(t)})
 	}
 	return opts

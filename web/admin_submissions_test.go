@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -104,7 +105,7 @@ func TestBrowserSubmissions(t *testing.T) {
 				t.Errorf("summary of %s = %q, want %q", sub, got, want)
 			}
 		}
-		if got := mustRunStep(ctx, t, "tool", chromedp.Text(chromedp.CSS("#submission-"+demo.ID+" td.tool"))); got != "Demo booking Book meeting" {
+		if got := mustRunStep(ctx, t, "tool", chromedp.Text(chromedp.CSS("#submission-"+demo.ID+" td.tool"))); got != "Demo booking Meeting booking" {
 			t.Errorf("tool cell = %q", got)
 		}
 		if html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("main"))); strings.Contains(html, theirs.ID) {
@@ -389,6 +390,26 @@ func TestAdminSubmissionsForms(t *testing.T) {
 		}
 		if p := c.as(t).get("/admin/submissions?search=&status="); p.status != http.StatusOK || p.doc.Find("#submissions tbody tr").Length() != 1 {
 			t.Errorf("empty filters: %d", p.status)
+		}
+	})
+
+	t.Run("TypeFilterOffersKindsOfSubmission", func(t *testing.T) {
+		p := c.as(t).get("/admin/submissions")
+		var got []string
+		p.doc.Find("#toolType option").Each(func(_ int, o *goquery.Selection) {
+			got = append(got, o.AttrOr("value", "")+"="+strings.TrimSpace(o.Text()))
+		})
+		want := []string{"=Any type", "SUBMIT_FORM=Lead form", "GENERATE_QUOTE=Quote", "BOOK_MEETING=Meeting booking",
+			"ESCALATE_TO_HUMAN=Handover to a person"}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("type options = %q, want %q (only the types that produce submissions)", got, want)
+		}
+		p = c.as(t).get("/admin/submissions?toolType=GENERATE_QUOTE")
+		if scope := p.text("#stats-scope"); !strings.HasPrefix(scope, "Counters cover the Quote submissions only") {
+			t.Errorf("scope = %q", scope)
+		}
+		if p.status != http.StatusOK || p.text("#stat-total") != "0" {
+			t.Errorf("quotes: %d, total %q", p.status, p.text("#stat-total"))
 		}
 	})
 
