@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -292,7 +293,7 @@ func TestBrowserSubmissions(t *testing.T) {
 				t.Errorf("%s = %q, want %q", sel, got, want)
 			}
 		}
-		if r := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.ID("submission-result"))); !strings.Contains(r, `"message": "Thanks, we will call you."`) {
+		if r := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.CSS(`#submission-result dd[data-result="message"]`))); r != "Thanks, we will call you." {
 			t.Errorf("result = %q", r)
 		}
 		msgs := mustRunStep(ctx, t, "messages", chromedp.Evaluate[[]string](
@@ -445,4 +446,61 @@ func TestAdminSubmissionsForms(t *testing.T) {
 			t.Errorf("%d events left", n)
 		}
 	})
+}
+
+func TestAdminSubmissionDetailLabels(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "scale")
+	bg := context.Background()
+	tool, err := b.db.CreateTool(bg, ten.ID, db.ToolWrite{Name: parley.Some("Bike fitting"), Type: parley.Some("SUBMIT_FORM"),
+		Config: parley.Some(json.RawMessage(`{"fields":[{"name":"work_email","label":"Your work email","type":"email","required":true},
+			{"name":"bike_size","label":"Frame size","type":"text","required":false}]}`))})
+	mustStep(t, "creating the tool", err)
+	_, err = b.db.UpdateSegment(bg, ten.ID, "default", db.SegmentWrite{FormConfig: parley.Some(&parley.FormConfig{Enabled: true,
+		Intent: "Contact us", Fields: []parley.FormField{{Name: "fullName", Label: "Name and surname", Type: "text"}}})})
+	mustStep(t, "setting the segment's form", err)
+	byTool := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Bike fitting",
+		`{"work_email":"ada@example.com","bike_size":"56 cm","newsletter":true,"seats":12,"extras":["lock","bell"],"address":{"city":"Lyon","zip":"69001"},"note":null}`,
+		time.Time{}, func(ns *parley.NewSubmission) { ns.ToolID = &tool.ID })
+	byForm := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact us", `{"fullName":"Grace Hopper"}`, time.Time{}, nil)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	fields := func(p adminPage) map[string]string {
+		got := map[string]string{}
+		p.doc.Find("#submission-input dl.input-fields dt").Each(func(_ int, dt *goquery.Selection) {
+			got[strings.TrimSpace(dt.Text())] = strings.TrimSpace(dt.Next().Text())
+		})
+		return got
+	}
+	p := c.get("/admin/submissions/" + byTool.ID)
+	want := map[string]string{"Your work email": "ada@example.com", "Frame size": "56 cm", "Newsletter": "Yes", "Seats": "12",
+		"Extras": "lock, bell", "Address": "City: Lyon\nZip: 69001", "Note": "—"}
+	if got := fields(p); !maps.Equal(got, want) {
+		t.Errorf("fields = %q, want %q", got, want)
+	}
+	if txt := p.doc.Find("#submission-input dl").Text(); strings.ContainsAny(txt, "{}[\"") || strings.Contains(txt, "work_email") {
+		t.Errorf("raw keys or JSON shown: %q", txt)
+	}
+	result := map[string]string{}
+	p.doc.Find("#submission-result dt").Each(func(_ int, dt *goquery.Selection) {
+		result[strings.TrimSpace(dt.Text())] = strings.TrimSpace(dt.Next().Text())
+	})
+	if want := map[string]string{"Success": "Yes", "Message": "Thanks, we will call you."}; !maps.Equal(result, want) {
+		t.Errorf("outcome = %q, want %q", result, want)
+	}
+	if p.doc.Find("#submission-raw[open]").Length() != 0 || !strings.Contains(p.doc.Find("#submission-raw pre").First().Text(), `"work_email": "ada@example.com"`) {
+		t.Error("the JSON is not kept, closed, for developers")
+	}
+
+	if got := fields(c.get("/admin/submissions/" + byForm.ID)); !maps.Equal(got, map[string]string{"Name and surname": "Grace Hopper"}) {
+		t.Errorf("standalone form fields = %q, want the segment form's label", got)
+	}
+
+	// The tool gone, names are put in words.
+	mustStep(t, "deleting the tool", b.db.DeleteTool(bg, ten.ID, tool.ID))
+	if got := fields(c.get("/admin/submissions/" + byTool.ID)); got["Work email"] != "ada@example.com" || got["Bike size"] != "56 cm" {
+		t.Errorf("fields without the tool = %q", got)
+	}
 }
