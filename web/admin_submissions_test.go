@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -502,5 +503,76 @@ func TestAdminSubmissionDetailLabels(t *testing.T) {
 	mustStep(t, "deleting the tool", b.db.DeleteTool(bg, ten.ID, tool.ID))
 	if got := fields(c.get("/admin/submissions/" + byTool.ID)); got["Work email"] != "ada@example.com" || got["Bike size"] != "56 cm" {
 		t.Errorf("fields without the tool = %q", got)
+	}
+}
+
+func TestAdminSubmissionsExport(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "scale")
+	now := time.Now().UTC()
+	evil := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",
+		`{"full_name":"=HYPERLINK(\"https://evil.example\",\"click\")","phone":"+1 555 0100","note":"Hello, \"shop\"\nsecond line","handle":"@ada"}`,
+		now.Add(-2*time.Minute), nil)
+	plain := inboxSubmission(t, b, ten.ID, "web", "GENERATE_QUOTE", "Quote", `{"email":"bo@example.com","seats":-3,"paid":true}`, now.Add(-time.Minute), nil)
+	inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"email":"form@example.com"}`, now, nil)
+	other := b.newTenant(t, "scale")
+	inboxSubmission(t, b, other.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, now, nil)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	if href := c.get("/admin/submissions?channel=web&limit=1").doc.Find("#export-csv").AttrOr("href", ""); href != "/admin/submissions/export.csv?channel=web" {
+		t.Errorf("export button = %q, want the filters without the page size", href)
+	}
+	p := c.get("/admin/submissions/export.csv?channel=web")
+	if p.status != http.StatusOK || p.header.Get("Content-Type") != "text/csv; charset=utf-8" ||
+		!strings.HasPrefix(p.header.Get("Content-Disposition"), `attachment; filename="submissions-`+ten.Slug+`-`) {
+		t.Fatalf("export: %d %q %q", p.status, p.header.Get("Content-Type"), p.header.Get("Content-Disposition"))
+	}
+	body, ok := strings.CutPrefix(p.body, "\uFEFF")
+	if !ok {
+		t.Error("no byte order mark: spreadsheets misread accents")
+	}
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatalf("not RFC 4180 CSV: %v\n%s", err, body)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want a header and the 2 web submissions:\n%s", len(recs), body)
+	}
+	rows := map[string]map[string]string{}
+	for _, rec := range recs[1:] {
+		row := map[string]string{}
+		for i, h := range recs[0] {
+			row[h] = rec[i]
+		}
+		rows[row["Submission"]] = row
+	}
+	wantHeader := "Created (UTC),Status,Channel,Type,Tool,Page,Visitor,Conversation,Submission,Full name,Handle,Note,Phone,Email,Paid,Seats"
+	if got := strings.Join(recs[0], ","); got != wantHeader {
+		t.Errorf("header = %s\nwant     %s", got, wantHeader)
+	}
+	for sub, want := range map[string]map[string]string{
+		evil.ID: {"Full name": `'=HYPERLINK("https://evil.example","click")`, "Phone": "'+1 555 0100", "Handle": "'@ada",
+			"Note": "Hello, \"shop\"\nsecond line", "Status": "New", "Channel": "Chat widget", "Type": "Lead form", "Email": ""},
+		plain.ID: {"Email": "bo@example.com", "Seats": "'-3", "Paid": "Yes", "Type": "Quote", "Tool": "Quote",
+			"Page": "https://shop.example/pricing", "Full name": ""},
+	} {
+		for col, v := range want {
+			if got := rows[sub][col]; got != v {
+				t.Errorf("%s of %s = %q, want %q", col, sub, got, v)
+			}
+		}
+	}
+	if strings.Contains(body, "theirs@example.com") || strings.Contains(body, "form@example.com") {
+		t.Error("the export holds rows outside the filter or the tenant")
+	}
+
+	if p := c.get("/admin/submissions/export.csv?status=DONE"); p.status < 400 || strings.Contains(p.header.Get("Content-Type"), "csv") {
+		t.Errorf("invalid filter: %d %q", p.status, p.header.Get("Content-Type"))
+	}
+	anon := b.newAdminClient(t)
+	if p := anon.get("/admin/submissions/export.csv"); strings.Contains(p.body, "bo@example.com") {
+		t.Error("exported without signing in")
 	}
 }

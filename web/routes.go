@@ -150,6 +150,7 @@ func (s *Server) routes() {
 	signedIn.POST("/visitors/:id/memory", h.SaveMemoryFact)
 	signedIn.POST("/visitors/:id/memory/:key/delete", h.RemoveMemoryFact)
 	signedIn.GET("/submissions", h.ShowSubmissionsPage)
+	signedIn.GET("/submissions/export.csv", h.ExportSubmissions)
 	signedIn.GET("/submissions/:id", h.ShowSubmissionPage)
 	signedIn.POST("/submissions/:id/status", h.SaveSubmissionStatus)
 	signedIn.POST("/submissions/:id/delete", h.RemoveSubmission)
