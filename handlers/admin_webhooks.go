@@ -29,21 +29,52 @@ func webhookRow(e db.WebhookEndpoint) views.WebhookRow {
 		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime)}
 }
 
-func deliveryRow(endpointID string, d db.WebhookDelivery) views.DeliveryRow {
+// dateTimeSeconds shows times a few seconds apart, such as an attempt and its retry.
+const dateTimeSeconds = "2006-01-02 15:04:05 UTC"
+
+func deliveryRow(endpointID string, d db.WebhookDelivery, now time.Time) views.DeliveryRow {
 	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
 		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: deref(d.LastError),
-		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: timeOrDash(d.LastAttemptAt), NextAttempt: timeOrDash(d.NextAttemptAt)}
+		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
 	if d.HTTPStatus != nil {
 		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
 	}
 	return r
 }
 
-func timeOrDash(t *time.Time) string {
+func secondsOrDash(t *time.Time) string {
 	if t == nil {
 		return "—"
 	}
-	return t.UTC().Format(dateTime)
+	return t.UTC().Format(dateTimeSeconds)
+}
+
+// nextAttempt says when a pending delivery is tried next: the time its retry
+// is scheduled for, to the second, and how long until then; "now" when it
+// waits for a worker. A settled delivery has none.
+func nextAttempt(d db.WebhookDelivery, now time.Time) string {
+	if d.Status != db.DeliveryPending {
+		return "—"
+	}
+	if d.NextAttemptAt == nil || !d.NextAttemptAt.After(now) {
+		return "now (queued)"
+	}
+	return d.NextAttemptAt.UTC().Format(dateTimeSeconds) + " (in " + roughDuration(d.NextAttemptAt.Sub(now)) + ")"
+}
+
+// roughDuration is a wait in the largest units that matter: "25 s", "2 min", "1 h 5 min".
+func roughDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(max(d.Round(time.Second), time.Second)/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + " min"
+	}
+	h, m := int(d/time.Hour), int((d%time.Hour).Round(time.Minute)/time.Minute)
+	if m == 0 || m == 60 {
+		return strconv.Itoa(h+m/60) + " h"
+	}
+	return strconv.Itoa(h) + " h " + strconv.Itoa(m) + " min"
 }
 
 // webhookForm turns an endpoint into its edit form.
@@ -210,7 +241,7 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	}
 	l.Total, l.Pages = total, (total+defaultDeliveriesPage-1)/defaultDeliveriesPage
 	for _, d := range ds {
-		l.Rows = append(l.Rows, deliveryRow(ep.ID, d))
+		l.Rows = append(l.Rows, deliveryRow(ep.ID, d, h.now()))
 	}
 	f.ID, f.AllEvents = ep.ID, db.WebhookEvents
 	v := views.WebhookView{Endpoint: webhookRow(ep), Form: f, Deliveries: l, Stats: views.DeliveryStats{
@@ -290,5 +321,5 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
 	}
-	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d)))
+	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
 }

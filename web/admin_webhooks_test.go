@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -365,6 +366,30 @@ func TestAdminWebhooksDeliveries(t *testing.T) {
 		}
 		if p.text("#stat-total") != "2" || p.text("#stat-pending") != "1" || p.text("#stat-failed") != "1" {
 			t.Errorf("stats: total %q, pending %q, failed %q", p.text("#stat-total"), p.text("#stat-pending"), p.text("#stat-failed"))
+		}
+	})
+
+	t.Run("NextAttemptIsTheRetrysTime", func(t *testing.T) {
+		now := b.srv.Handler.Now().UTC() // the dashboard's clock
+		last, next := now.Add(-5*time.Second), now.Add(10*time.Minute)
+		_, err := b.db.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET attempts = 1, last_error = 'HTTP 502',
+			last_attempt_at = $2, next_attempt_at = $3 WHERE id = $1`, pending.ID, last, next)
+		mustStep(t, "failing a first attempt", err)
+		defer func() {
+			_, err := b.db.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET attempts = 0, last_error = NULL,
+				last_attempt_at = NULL, next_attempt_at = NULL WHERE id = $1`, pending.ID)
+			mustStep(t, "restoring the delivery", err)
+		}()
+		p := c.as(t).get(path)
+		row := "#delivery-" + pending.ID
+		if got, want := p.text(row+" td.last-attempt"), last.Format("2006-01-02 15:04:05 UTC"); got != want {
+			t.Errorf("last attempt = %q, want %q", got, want)
+		}
+		if got, want := p.text(row+" td.next-attempt"), next.Format("2006-01-02 15:04:05 UTC")+" (in 10 min)"; got != want {
+			t.Errorf("next attempt = %q, want %q", got, want)
+		}
+		if got := p.text("#delivery-" + failed.ID + " td.next-attempt"); got != "—" {
+			t.Errorf("a failed delivery's next attempt = %q", got)
 		}
 	})
 
