@@ -257,6 +257,55 @@ func (d *DB) WebhookDeliveryStats(ctx context.Context, tenantID, endpointID stri
 	return s, nil
 }
 
+// FailingStreak is how many deliveries in a row must have failed their last
+// attempt for an endpoint to count as failing.
+const FailingStreak = 3
+
+// EndpointHealth is how an endpoint's deliveries go lately: its last success
+// (within the deliveries log's retention), the deliveries attempted since the
+// window's start and those of them whose last attempt failed, whether the
+// last FailingStreak attempted deliveries all failed, and whether the latest
+// attempt of the window succeeded.
+type EndpointHealth struct {
+	LastSuccessAt   *time.Time
+	Attempted       int
+	Failed          int
+	Failing         bool
+	LatestSucceeded bool
+}
+
+// WebhookHealth returns the health of each of the tenant's endpoints, by id,
+// counting deliveries attempted since since.
+func (d *DB) WebhookHealth(ctx context.Context, tenantID string, since time.Time) (map[string]EndpointHealth, error) {
+	rows, err := d.pool.Query(ctx, `SELECT w.id,
+			(SELECT max(d.delivered_at) FROM webhook_deliveries d WHERE d.endpoint_id = w.id),
+			(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.last_attempt_at >= $2),
+			(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.last_attempt_at >= $2
+				AND d.last_error IS NOT NULL),
+			(SELECT count(*) = $3 AND bool_and(r.last_error IS NOT NULL) FROM (SELECT d.last_error FROM webhook_deliveries d
+				WHERE d.endpoint_id = w.id AND d.last_attempt_at IS NOT NULL ORDER BY d.last_attempt_at DESC LIMIT $3) r),
+			COALESCE((SELECT d.last_error IS NULL FROM webhook_deliveries d WHERE d.endpoint_id = w.id
+				AND d.last_attempt_at >= $2 ORDER BY d.last_attempt_at DESC LIMIT 1), false)
+		FROM webhook_endpoints w WHERE w.tenant_id = $1`, tenantID, since, FailingStreak)
+	if err != nil {
+		return nil, fmt.Errorf("reading webhook health: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]EndpointHealth{}
+	for rows.Next() {
+		var id string
+		var h EndpointHealth
+		if err := rows.Scan(&id, &h.LastSuccessAt, &h.Attempted, &h.Failed, &h.Failing, &h.LatestSucceeded); err != nil {
+			return nil, fmt.Errorf("reading webhook health: %w", err)
+		}
+		out[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading webhook health: %w", err)
+	}
+	return out, nil
+}
+
 // DeliveryFilter selects a page of an endpoint's deliveries.
 type DeliveryFilter struct {
 	Status string // empty for every status

@@ -24,9 +24,46 @@ const sessNewWebhookSecret = "newWebhookSecret"
 // deliveryStatuses are the statuses the deliveries log filters on.
 var deliveryStatuses = []string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}
 
-func webhookRow(e db.WebhookEndpoint) views.WebhookRow {
+// healthWindow is the span of the recent failures an endpoint's health counts.
+const healthWindow = 24 * time.Hour
+
+func webhookRow(e db.WebhookEndpoint, health db.EndpointHealth) views.WebhookRow {
 	return views.WebhookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
-		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime)}
+		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime), Health: webhookHealth(e, health)}
+}
+
+// webhookHealth says how an endpoint's deliveries go, in words.
+func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealth {
+	v := views.WebhookHealth{LastSuccess: "never"}
+	if h.LastSuccessAt != nil {
+		v.LastSuccess = h.LastSuccessAt.UTC().Format(dateTime)
+	}
+	switch {
+	case h.Attempted == 0:
+		v.Recent = "Nothing sent in the last 24 h."
+	case h.Failed == 1 && h.Attempted == 1:
+		v.Recent = "The one delivery of the last 24 h failed."
+	default:
+		v.Recent = fmt.Sprintf("%d of %d deliveries failed in the last 24 h.", h.Failed, h.Attempted)
+	}
+	switch {
+	case !e.Enabled:
+		v.State, v.Title = "disabled", "Receives no events until enabled again."
+	case h.Failing:
+		v.State, v.Title = "failing", fmt.Sprintf("The last %d deliveries all failed: check the endpoint, then redeliver.", db.FailingStreak)
+	case h.LatestSucceeded:
+		v.State, v.Title = "working", "The latest delivery went through."
+	case h.Attempted > 0:
+		v.State, v.Title = "enabled", "The latest delivery failed; see the log."
+	default:
+		v.State, v.Title = "enabled", "Receives the events it subscribes to."
+	}
+	return v
+}
+
+// endpointHealth reads the health of the tenant's endpoints.
+func (h *Handler) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
+	return h.DB.WebhookHealth(c.Request().Context(), adminFrom(c).Tenant.ID, h.now().Add(-healthWindow))
 }
 
 // dateTimeSeconds shows times a few seconds apart, such as an attempt and its retry.
@@ -121,8 +158,12 @@ func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.Webh
 	if err != nil {
 		return v, err
 	}
+	health, err := h.endpointHealth(c)
+	if err != nil {
+		return v, err
+	}
 	for _, e := range eps {
-		v.Endpoints = append(v.Endpoints, webhookRow(e))
+		v.Endpoints = append(v.Endpoints, webhookRow(e, health[e.ID]))
 	}
 	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, db.WebhookEvents, webhookSecretWarning
 	return v, nil
@@ -189,7 +230,11 @@ func (h *Handler) ToggleWebhook(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep)))
+		health, err := h.endpointHealth(c)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
 	}
 	verb := "disabled"
 	if enabled {
@@ -243,8 +288,12 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	for _, d := range ds {
 		l.Rows = append(l.Rows, deliveryRow(ep.ID, d, h.now()))
 	}
+	health, err := h.endpointHealth(c)
+	if err != nil {
+		return err
+	}
 	f.ID, f.AllEvents = ep.ID, db.WebhookEvents
-	v := views.WebhookView{Endpoint: webhookRow(ep), Form: f, Deliveries: l, Stats: views.DeliveryStats{
+	v := views.WebhookView{Endpoint: webhookRow(ep, health[ep.ID]), Form: f, Deliveries: l, Stats: views.DeliveryStats{
 		Total: stats.Total, Succeeded: stats.Succeeded, Failed: stats.Failed, Pending: stats.Pending, Dropped: stats.Dropped,
 		LastSuccess: "never", LastAttempt: "never",
 	}}
