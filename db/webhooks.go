@@ -394,6 +394,64 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 	return del, err
 }
 
+// TestEventData is the data of a webhook.test event: Test is always true, so
+// that a receiver can tell it from real events whatever it reads first.
+type TestEventData struct {
+	Test       bool   `json:"test"`
+	EndpointID string `json:"endpointId"`
+	Message    string `json:"message"`
+}
+
+// testEventMessage tells whoever reads a test event's payload what it is.
+const testEventMessage = "A test event sent from the dashboard to check this endpoint; it needs no action."
+
+// SendTestEvent records a webhook.test event of the tenant and, in its
+// transaction, one delivery of it to the endpoint with its River job: the
+// test goes the way of every delivery (signed, retried, in the log). A
+// disabled endpoint is a conflict, as it receives nothing.
+func (d *DB) SendTestEvent(ctx context.Context, tenantID, endpointID string, at time.Time) (del WebhookDelivery, err error) {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
+		if err != nil {
+			return err
+		}
+		if !ep.Enabled {
+			return parley.Errorf(parley.KindConflict, "The endpoint is disabled; enable it to send a test event")
+		}
+		payload, err := json.Marshal(map[string]any{"event": EventWebhookTest, "createdAt": at.UTC(),
+			"data": TestEventData{Test: true, EndpointID: ep.ID, Message: testEventMessage}})
+		if err != nil {
+			return fmt.Errorf("encoding test event: %w", err)
+		}
+		var eventID string
+		if err := tx.QueryRow(ctx, `INSERT INTO events (tenant_id, type, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+			tenantID, EventWebhookTest, payload, at).Scan(&eventID); err != nil {
+			return fmt.Errorf("recording test event: %w", err)
+		}
+		rows, _ := tx.Query(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event)
+			VALUES ($1, $2, $3, $4) RETURNING `+deliveryColumns, tenantID, ep.ID, eventID, EventWebhookTest)
+		if del, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery]); err != nil {
+			return fmt.Errorf("enqueueing test delivery: %w", err)
+		}
+		return d.insertDeliveryJobs(ctx, tx, []string{del.ID})
+	})
+	return del, err
+}
+
+// WebhookDelivery returns one delivery of the tenant's endpoint.
+func (d *DB) WebhookDelivery(ctx context.Context, tenantID, endpointID, id string) (WebhookDelivery, error) {
+	if !looksLikeUUID(endpointID) || !looksLikeUUID(id) {
+		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
+	}
+	rows, _ := d.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE tenant_id = $1 AND endpoint_id = $2 AND id = $3`, tenantID, endpointID, id)
+	del, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
+	if err != nil {
+		return WebhookDelivery{}, notFound(err, "Delivery")
+	}
+	return del, nil
+}
+
 // cancelQueuedDeliveryJob cancels, in tx, the delivery's last job if it still
 // waits to run. A running attempt is left to finish, as is one whose job River
 // has already cleaned up.

@@ -372,3 +372,71 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 	}
 	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
 }
+
+// testEventResult says how a test delivery went, for the endpoint's page.
+func testEventResult(endpointID string, d db.WebhookDelivery, now time.Time) views.TestEventResult {
+	r := views.TestEventResult{EndpointID: endpointID, DeliveryID: d.ID}
+	status := ""
+	if d.HTTPStatus != nil {
+		status = "HTTP " + strconv.Itoa(*d.HTTPStatus)
+	}
+	switch {
+	case d.Status == db.DeliverySucceeded:
+		r.State, r.Text = "succeeded", "Delivered: the endpoint answered "+status+". Check that it verified the signature."
+	case d.Status == db.DeliveryPending && d.Attempts == 0:
+		r.State, r.Text, r.Waiting = "pending", "Sending…", true
+	case d.Status == db.DeliveryPending:
+		r.State, r.Text = "failed", "Not delivered: "+deref(d.LastError)+". Retried "+retryWhen(d, now)+
+			"; fix the endpoint and send another test to check at once."
+	case d.Status == db.DeliveryFailed:
+		r.State, r.Text = "failed", "Not delivered after every attempt: "+deref(d.LastError)+"."
+	default:
+		r.State, r.Text = "failed", "Not sent: the endpoint was disabled first."
+	}
+	return r
+}
+
+// retryWhen is when a pending delivery is tried again, in words.
+func retryWhen(d db.WebhookDelivery, now time.Time) string {
+	if d.NextAttemptAt == nil || !d.NextAttemptAt.After(now) {
+		return "now"
+	}
+	return "in " + roughDuration(d.NextAttemptAt.Sub(now))
+}
+
+// SendTestEvent queues a webhook.test delivery to the endpoint, signed and
+// sent by the delivery workers as any other. htmx gets the result panel,
+// which asks again until the first attempt is over; without htmx, the
+// endpoint's page with the delivery at the top of its log.
+func (h *Handler) SendTestEvent(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	d, err := h.DB.SendTestEvent(ctx, adminFrom(c).Tenant.ID, id, h.now())
+	refused := parley.ErrorKind(err) == parley.KindConflict
+	if err != nil && !refused {
+		return err
+	}
+	if !isHTMX(c) {
+		if refused {
+			h.Sessions.Put(ctx, sessFlashError, err.Error())
+		} else {
+			h.Sessions.Put(ctx, sessFlash, "Test event queued; its delivery is at the top of the log.")
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id)
+	}
+	if refused {
+		return render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
+	}
+	return render(c, http.StatusAccepted, views.TestEventResultView(testEventResult(id, d, h.now())))
+}
+
+// ShowTestEventResult is the result panel of a test delivery, asked for
+// again by the panel itself while the first attempt is under way.
+func (h *Handler) ShowTestEventResult(c echo.Context) error {
+	id := c.Param("id")
+	d, err := h.DB.WebhookDelivery(c.Request().Context(), adminFrom(c).Tenant.ID, id, c.Param("deliveryId"))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.TestEventResultView(testEventResult(id, d, h.now())))
+}

@@ -164,6 +164,8 @@ func (s *Server) routes() {
 	signedIn.POST("/webhooks/:id/enabled", h.ToggleWebhook)
 	signedIn.POST("/webhooks/:id/delete", h.RemoveWebhook)
 	signedIn.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhookDelivery)
+	signedIn.POST("/webhooks/:id/test", h.SendTestEvent)
+	signedIn.GET("/webhooks/:id/test/:deliveryId", h.ShowTestEventResult)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
 }
