@@ -174,6 +174,11 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 		if page := c.get(path); page.text("#delivery-"+d.ID+" code") != "webhook.test" || page.text("#endpoint-state") != "working" {
 			t.Errorf("log: %q, health %q", page.text("#delivery-"+d.ID+" code"), page.text("#endpoint-state"))
 		}
+		// The API's log lists it too, as its document says (the exchange is checked against openapi.json).
+		status, log := b.do(t, "GET", "/tenants/"+ten.Slug+"/webhooks/"+ep.ID+"/deliveries", b.token(t, ten.ID, "settings:read"), nil)
+		if ds := list(log["deliveries"]); status != http.StatusOK || len(ds) != 1 || obj(ds[0])["event"] != "webhook.test" {
+			t.Errorf("API log: %d %v", status, log)
+		}
 	})
 
 	t.Run("Refused", func(t *testing.T) {
