@@ -235,6 +235,22 @@ func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w W
 	return ep, err
 }
 
+// RotateWebhookSecret replaces an endpoint's signing secret with sealed.
+// Every attempt from then on, retries of earlier deliveries included, is
+// signed with the new secret only: the old one stops verifying at once.
+func (d *DB) RotateWebhookSecret(ctx context.Context, tenantID, id string, sealed []byte) (WebhookEndpoint, error) {
+	if !looksLikeUUID(id) {
+		return WebhookEndpoint{}, parley.Errorf(parley.KindNotFound, "Webhook endpoint not found")
+	}
+	rows, _ := d.pool.Query(ctx, `UPDATE webhook_endpoints SET secret_sealed = $3, updated_at = now()
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+endpointColumns, tenantID, id, sealed)
+	ep, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
+	if err != nil {
+		return WebhookEndpoint{}, notFound(err, "Webhook endpoint")
+	}
+	return ep, nil
+}
+
 // DeleteWebhookEndpoint removes an endpoint and its delivery history; jobs
 // still queued for it find nothing to send.
 func (d *DB) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {

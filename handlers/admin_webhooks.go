@@ -21,6 +21,14 @@ import (
 // the page after the redirect shows it, once.
 const sessNewWebhookSecret = "newWebhookSecret"
 
+// sessRotatedWebhookSecret, followed by an endpoint's id, holds its new
+// signing secret until the endpoint's page shows it, once.
+const sessRotatedWebhookSecret = "rotatedWebhookSecret:"
+
+// rotationWarning goes with a new secret: the old one stopped verifying.
+const rotationWarning = "Store it now: it is shown only once. The old secret no longer verifies anything: " +
+	"put this one in your receiver. Deliveries it refuses meanwhile are retried for about 8 hours, signed with this secret, and can be redelivered."
+
 // deliveryStatuses are the statuses the deliveries log filters on.
 var deliveryStatuses = []string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}
 
@@ -306,16 +314,40 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
 		return render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
 	}
+	if v.NewSecret = h.Sessions.PopString(ctx, sessRotatedWebhookSecret+ep.ID); v.NewSecret != "" {
+		v.Warning = rotationWarning
+	}
 	return render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
 }
 
-// ShowWebhookPage renders an endpoint's edit form, statistics and deliveries.
+// ShowWebhookPage renders an endpoint's edit form, statistics and
+// deliveries, with a just-rotated signing secret shown once.
 func (h *Handler) ShowWebhookPage(c echo.Context) error {
 	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return h.renderWebhookPage(c, http.StatusOK, ep, webhookForm(ep))
+}
+
+// RotateWebhookSecret gives an endpoint a new signing secret, shown once on
+// its page after the redirect. The old secret stops verifying at once (no
+// grace period: a delivery carries one signature, as the spec has it); the
+// retries of refused deliveries and redelivery cover the switch.
+func (h *Handler) RotateWebhookSecret(c echo.Context) error {
+	ctx := c.Request().Context()
+	secret := newWebhookSecret()
+	ep, err := h.DB.RotateWebhookSecret(ctx, adminFrom(c).Tenant.ID, c.Param("id"), h.Box.Seal([]byte(secret)))
+	if err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessRotatedWebhookSecret+ep.ID, secret)
+	h.Sessions.Put(ctx, sessFlash, "New signing secret made; the old one no longer verifies.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/admin/webhooks/"+ep.ID)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+ep.ID)
 }
 
 // SaveWebhook saves an endpoint's form with the API's rules, or shows

@@ -31,6 +31,7 @@ import (
 type signedHook struct {
 	srv      *httptest.Server
 	status   atomic.Int32
+	secret   atomic.Pointer[string]
 	received chan hookRequest
 }
 
@@ -41,8 +42,10 @@ type hookRequest struct {
 }
 
 func newSignedHook(t *testing.T, secret string) *signedHook {
+	t.Helper()
 	h := &signedHook{received: make(chan hookRequest, 8)}
 	h.status.Store(http.StatusNoContent)
+	h.secret.Store(&secret)
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var ts int64
@@ -56,7 +59,7 @@ func newSignedHook(t *testing.T, secret string) *signedHook {
 				sig = v
 			}
 		}
-		mac := hmac.New(sha256.New, []byte(secret))
+		mac := hmac.New(sha256.New, []byte(*h.secret.Load()))
 		fmt.Fprintf(mac, "%d.%s", ts, body)
 		got, _ := hex.DecodeString(sig)
 		ok := hmac.Equal(got, mac.Sum(nil)) && time.Since(time.Unix(ts, 0)).Abs() <= 300*time.Second
@@ -75,6 +78,19 @@ func newSignedHook(t *testing.T, secret string) *signedHook {
 func (h *signedHook) url() string {
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(h.srv.URL, "http://"))
 	return "http://hooks.test:" + port + "/hook"
+}
+
+// attempt works the delivery's job and returns what the receiver got.
+func (h *signedHook) attempt(t *testing.T, b *bundle, deliveryID string) hookRequest {
+	t.Helper()
+	workDeliveryJob(t, b, deliveryID)
+	select {
+	case r := <-h.received:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the receiver got nothing")
+	}
+	return hookRequest{}
 }
 
 // workDeliveryJob works the River job queued for a delivery with the
@@ -126,17 +142,7 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 		}
 		return p, ds[0]
 	}
-	result := func(t *testing.T, d db.WebhookDelivery) *hookRequest {
-		t.Helper()
-		workDeliveryJob(t, b, d.ID)
-		select {
-		case r := <-hook.received:
-			return &r
-		case <-time.After(10 * time.Second):
-			t.Fatal("the receiver got nothing")
-		}
-		return nil
-	}
+	result := func(t *testing.T, d db.WebhookDelivery) hookRequest { return hook.attempt(t, b, d.ID) }
 
 	t.Run("Delivered", func(t *testing.T) {
 		p, d := send(t)
@@ -217,4 +223,67 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 			t.Errorf("flash %q", page.text(".flash.ok"))
 		}
 	})
+}
+
+func TestAdminWebhooksRotateSecret(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	b.withOutbound(t, true, webhookHosts)
+	ten := b.ownedTenant(t, "builder")
+	bg := context.Background()
+	hook := newSignedHook(t, "whsec_test")
+	ep := adminHookEndpoint(t, b, ten.ID, hook.url())
+	queued, err := b.db.SendTestEvent(bg, ten.ID, ep.ID, time.Now())
+	mustStep(t, "queueing a delivery before the rotation", err)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	path := "/admin/webhooks/" + ep.ID
+
+	page := c.get(path)
+	if page.doc.Find("#new-secret").Length() != 0 || page.doc.Find(`#signing-secret form[hx-confirm]`).Length() != 1 {
+		t.Fatal("a secret is shown before any rotation, or the rotation asks for no confirmation")
+	}
+	p := c.do("POST", path+"/secret", url.Values{"_csrf": {c.csrf}}, map[string]string{"HX-Request": "true"})
+	if p.status != http.StatusOK || p.header.Get("HX-Redirect") != path {
+		t.Fatalf("rotation: %d to %q", p.status, p.header.Get("HX-Redirect"))
+	}
+	page = c.get(path)
+	secret := page.text("#new-secret")
+	if !strings.HasPrefix(secret, "whsec_") || secret == "whsec_test" || !strings.Contains(page.text("#secret-once"), "old secret no longer verifies") {
+		t.Fatalf("new secret %q, notice %q", secret, page.text("#secret-once"))
+	}
+	if page.text(".flash.ok") != "New signing secret made; the old one no longer verifies." {
+		t.Errorf("flash %q", page.text(".flash.ok"))
+	}
+	if again := c.get(path); again.doc.Find("#new-secret").Length() != 0 {
+		t.Error("the secret is shown twice")
+	}
+	stored, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID)
+	mustStep(t, "reading the endpoint", err)
+	if opened, err := b.box.Open(stored.SecretSealed); err != nil || string(opened) != secret {
+		t.Errorf("stored secret %q (%v), shown %q", opened, err, secret)
+	}
+
+	// No grace period: a delivery queued before the rotation is signed with the new secret.
+	if r := hook.attempt(t, b, queued.ID); r.verified {
+		t.Error("the old secret still verifies after the rotation")
+	}
+	hook.secret.Store(&secret)
+	d, err := b.db.Redeliver(bg, ten.ID, ep.ID, queued.ID)
+	if err != nil {
+		// Still pending after a refused attempt: its retry is the next attempt.
+		d = queued
+	}
+	if r := hook.attempt(t, b, d.ID); !r.verified {
+		t.Error("the new secret does not verify the next attempt")
+	}
+
+	cc := c.as(t)
+	cc.get(path)
+	if p := cc.submit(path+"/secret", url.Values{}); p.status != http.StatusSeeOther || p.location() != path {
+		t.Errorf("without JavaScript: %d to %q", p.status, p.location())
+	}
+	if p := cc.get(path); p.text("#new-secret") == secret || p.text("#new-secret") == "" {
+		t.Errorf("second rotation shows %q", p.text("#new-secret"))
+	}
 }

@@ -165,6 +165,7 @@ func (s *Server) routes() {
 	signedIn.POST("/webhooks/:id/delete", h.RemoveWebhook)
 	signedIn.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhookDelivery)
 	signedIn.POST("/webhooks/:id/test", h.SendTestEvent)
+	signedIn.POST("/webhooks/:id/secret", h.RotateWebhookSecret)
 	signedIn.GET("/webhooks/:id/test/:deliveryId", h.ShowTestEventResult)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
