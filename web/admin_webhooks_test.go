@@ -539,7 +539,7 @@ func TestAdminWebhooksHealth(t *testing.T) {
 			}
 		})
 	}
-	if title := p.doc.Find("#webhook-" + failing.ID + " td.state .badge").AttrOr("title", ""); !strings.Contains(title, "last 3 deliveries all failed") {
+	if title := p.doc.Find("#webhook-"+failing.ID+" td.state .badge").AttrOr("title", ""); !strings.Contains(title, "last 3 deliveries all failed") {
 		t.Errorf("failing badge explains %q", title)
 	}
 }
