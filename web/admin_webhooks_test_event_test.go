@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
@@ -285,5 +286,53 @@ func TestAdminWebhooksRotateSecret(t *testing.T) {
 	}
 	if p := cc.get(path); p.text("#new-secret") == secret || p.text("#new-secret") == "" {
 		t.Errorf("second rotation shows %q", p.text("#new-secret"))
+	}
+}
+
+// TestBrowserWebhookTestEventAndSecret drives Send test event and Make a new
+// secret in Chromium: the result panel asks again until the worker is done,
+// and the rotation is confirmed first.
+func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.withOutbound(t, true, webhookHosts)
+	ten := b.ownedTenant(t, "builder")
+	bg := context.Background()
+	hook := newSignedHook(t, "whsec_test")
+	ep := adminHookEndpoint(t, b, ten.ID, hook.url())
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks/"+ep.ID),
+		chromedp.WaitVisible(chromedp.ID("send-test"))))
+
+	mustStep(t, "sending a test event", chromedp.Do(ctx, chromedp.Click(chromedp.ID("send-test"))))
+	waitUntil(ctx, t, "the pending result", `document.getElementById('test-result')?.textContent === 'Sending…'`)
+	var d db.WebhookDelivery
+	for range 50 {
+		ds, _, err := b.db.ListWebhookDeliveries(bg, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 1})
+		mustStep(t, "listing deliveries", err)
+		if len(ds) == 1 {
+			d = ds[0]
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r := hook.attempt(t, b, d.ID); !r.verified {
+		t.Error("the test event's signature does not verify")
+	}
+	waitUntil(ctx, t, "the result", `document.getElementById('test-result')?.dataset.state === 'succeeded'`)
+	if txt := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.ID("test-result"))); !strings.Contains(txt, "answered HTTP 204") {
+		t.Errorf("result = %q", txt)
+	}
+
+	if msg := clickAndConfirm(ctx, t, "#rotate-secret"); !strings.Contains(msg, "stops verifying deliveries at once") {
+		t.Errorf("confirmation = %q", msg)
+	}
+	waitUntil(ctx, t, "the new secret", `!!document.getElementById('new-secret')`)
+	secret := strings.TrimSpace(mustRunStep(ctx, t, "secret", chromedp.Text(chromedp.ID("new-secret"))))
+	stored, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID)
+	mustStep(t, "reading the endpoint", err)
+	if opened, err := b.box.Open(stored.SecretSealed); err != nil || string(opened) != secret || secret == "whsec_test" {
+		t.Errorf("shown %q, stored %q (%v)", secret, opened, err)
 	}
 }
