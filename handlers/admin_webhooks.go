@@ -49,7 +49,11 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 	switch {
 	case h.Attempted == 0:
 		v.Recent = "Nothing sent in the last 24 h."
-	case h.Failed == 1 && h.Attempted == 1:
+	case h.Failed == 0 && h.Attempted == 1:
+		v.Recent = "The one delivery of the last 24 h went through."
+	case h.Failed == 0:
+		v.Recent = fmt.Sprintf("All %d deliveries of the last 24 h went through.", h.Attempted)
+	case h.Attempted == 1:
 		v.Recent = "The one delivery of the last 24 h failed."
 	default:
 		v.Recent = fmt.Sprintf("%d of %d deliveries failed in the last 24 h.", h.Failed, h.Attempted)
@@ -273,12 +277,12 @@ func (h *Handler) RemoveWebhook(c echo.Context) error {
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
 // and a page of its deliveries log, filtered by the query's status.
-func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.now().Add(-deliveryStatsWindow))
 	if err != nil {
-		return err
+		return views.WebhookView{}, err
 	}
 	l := views.DeliveriesList{EndpointID: ep.ID, Statuses: deliveryStatuses, Page: 1}
 	if s := c.QueryParam("status"); slices.Contains(deliveryStatuses, s) {
@@ -290,7 +294,7 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	ds, total, err := h.DB.ListWebhookDeliveries(ctx, tenantID, ep.ID,
 		db.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: defaultDeliveriesPage})
 	if err != nil {
-		return err
+		return views.WebhookView{}, err
 	}
 	l.Total, l.Pages = total, (total+defaultDeliveriesPage-1)/defaultDeliveriesPage
 	for _, d := range ds {
@@ -298,7 +302,7 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	}
 	health, err := h.endpointHealth(c)
 	if err != nil {
-		return err
+		return views.WebhookView{}, err
 	}
 	f.ID, f.AllEvents = ep.ID, db.WebhookEvents
 	v := views.WebhookView{Endpoint: webhookRow(ep, health[ep.ID]), Form: f, Deliveries: l, Stats: views.DeliveryStats{
@@ -311,6 +315,16 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	if stats.LastAttemptAt != nil {
 		v.Stats.LastAttempt = stats.LastAttemptAt.UTC().Format(dateTime)
 	}
+	return v, nil
+}
+
+func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+	ctx := c.Request().Context()
+	v, err := h.webhookView(c, ep, f)
+	if err != nil {
+		return err
+	}
+	l := v.Deliveries
 	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
 		return render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
 	}
@@ -459,7 +473,22 @@ func (h *Handler) SendTestEvent(c echo.Context) error {
 	if refused {
 		return render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
 	}
-	return render(c, http.StatusAccepted, views.TestEventResultView(testEventResult(id, d, h.now())))
+	return h.renderTestEventAnswer(c, http.StatusAccepted, d)
+}
+
+// renderTestEventAnswer answers with the test's result and, out of band, the
+// endpoint's health, statistics and delivery log (at the filter the page
+// sent along), which the test has just changed.
+func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
+	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, d.EndpointID)
+	if err != nil {
+		return err
+	}
+	v, err := h.webhookView(c, ep, views.WebhookForm{})
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
 }
 
 // ShowTestEventResult is the result panel of a test delivery, asked for
@@ -470,5 +499,8 @@ func (h *Handler) ShowTestEventResult(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.TestEventResultView(testEventResult(id, d, h.now())))
+	if r := testEventResult(id, d, h.now()); r.Waiting {
+		return render(c, http.StatusOK, views.TestEventResultView(r))
+	}
+	return h.renderTestEventAnswer(c, http.StatusOK, d)
 }

@@ -150,6 +150,9 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 		if p.status != http.StatusAccepted || p.doc.Find("#test-result[hx-get]").Length() != 1 || p.text("#test-result") != "Sending…" {
 			t.Fatalf("answer %d: %s", p.status, p.body)
 		}
+		if p.doc.Find(`#deliveries[hx-swap-oob="true"] #delivery-`+d.ID).Length() != 1 || p.doc.Find(`#delivery-stats[hx-swap-oob="true"]`).Length() != 1 {
+			t.Errorf("the log and the statistics do not come along: %s", p.body)
+		}
 		if d.Event != db.EventWebhookTest || d.Status != db.DeliveryPending || adminDeliveryJobs(t, b, d.ID) != 1 {
 			t.Fatalf("delivery %s %s with %d jobs", d.Event, d.Status, adminDeliveryJobs(t, b, d.ID))
 		}
@@ -324,6 +327,15 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 	if txt := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.ID("test-result"))); !strings.Contains(txt, "answered HTTP 204") {
 		t.Errorf("result = %q", txt)
 	}
+	// What the test changed on the page came with the result, without a reload.
+	for sel, want := range map[string]string{"#endpoint-state": "working", "#stat-succeeded": "1",
+		"#endpoint-recent": "The one delivery of the last 24 h went through.",
+		"#delivery-" + d.ID + " code": "webhook.test", "#delivery-" + d.ID + " .badge": "succeeded"} {
+		if got := mustRunStep(ctx, t, sel, chromedp.Text(chromedp.CSS(sel))); got != want {
+			t.Errorf("%s = %q, want %q", sel, got, want)
+		}
+	}
+	saveScreenshot(ctx, t, "webhook-endpoint-tested")
 
 	if msg := clickAndConfirm(ctx, t, "#rotate-secret"); !strings.Contains(msg, "stops verifying deliveries at once") {
 		t.Errorf("confirmation = %q", msg)
