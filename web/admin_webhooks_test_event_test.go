@@ -329,7 +329,7 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 	}
 	// What the test changed on the page came with the result, without a reload.
 	for sel, want := range map[string]string{"#endpoint-state": "working", "#stat-succeeded": "1",
-		"#endpoint-recent": "The one delivery of the last 24 h went through.",
+		"#endpoint-recent":            "The one delivery of the last 24 h went through.",
 		"#delivery-" + d.ID + " code": "webhook.test", "#delivery-" + d.ID + " .badge": "succeeded"} {
 		if got := mustRunStep(ctx, t, sel, chromedp.Text(chromedp.CSS(sel))); got != want {
 			t.Errorf("%s = %q, want %q", sel, got, want)
