@@ -19,13 +19,15 @@ var allowedImports = map[string][]string{
 	"agent/llmtest":   {},
 	"agent/outbound":  {""},
 	"auth":            {"", "db"},
-	"jobs":            {"", "agent/outbound", "auth", "db", "db/deliveryargs"},
+	"mail":            {},
+	"mail/mailtest":   {},
+	"jobs":            {"", "agent/outbound", "auth", "db", "db/deliveryargs", "mail"},
 	"views":           {},
 	"widget":          {},
 	"static":          {},
 	"migrations":      {},
 	"handlers":        {"", "agent", "agent/outbound", "auth", "db", "jobs", "views", "widget"},
-	"web":             {"", "agent", "agent/outbound", "auth", "db", "handlers", "jobs", "static", "views"},
+	"web":             {"", "agent", "agent/outbound", "auth", "db", "handlers", "jobs", "mail", "static", "views"},
 	"cmd/parley":      {"", "auth", "db", "handlers", "migrations", "web", "agent", "agent/outbound", "jobs"},
 }
 

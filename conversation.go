@@ -2,7 +2,10 @@ package parley
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Conversation is one chat session of a visitor (or an agent) with a tenant's bot.
@@ -79,4 +82,40 @@ type ToolCall struct {
 	Input     json.RawMessage `json:"input" db:"input"`
 	Result    json.RawMessage `json:"result" db:"result"`
 	Timestamp time.Time       `json:"timestamp" db:"created_at"`
+}
+
+// maxIntentRunes bounds an intent: long enough for a question, short enough
+// to group by.
+const maxIntentRunes = 100
+
+// Intent is what a conversation is about, as lists, exports and stats group
+// it: the first line of the visitor's first message, lower-cased, with
+// punctuation and symbols dropped and whitespace collapsed, cut at a word
+// boundary to at most 100 characters. "Pricing?" and "  pricing " share
+// the intent "pricing". "" when nothing is left.
+func Intent(firstUserMessage string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(firstUserMessage), "\n")
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(line) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		case unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r):
+			space = true
+		}
+	}
+	out := b.String()
+	if utf8.RuneCountInString(out) <= maxIntentRunes {
+		return out
+	}
+	runes := []rune(out)[:maxIntentRunes+1]
+	if i := strings.LastIndexByte(string(runes), ' '); i > 0 {
+		return string(runes)[:i]
+	}
+	return string(runes[:maxIntentRunes])
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -20,6 +21,9 @@ const (
 	sessFlash      = "flash"
 	sessFlashError = "flashError"
 	sessNewToken   = "newToken"
+	// sessPasswordStamp is auth.PasswordStamp of the password the session
+	// signed in with: once the password changes, the session ends.
+	sessPasswordStamp = "passwordStamp"
 )
 
 // Login attempts: at most loginLimit failures per window, per client address and per email.
@@ -81,6 +85,12 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if !auth.StampMatches(h.Sessions.GetString(ctx, sessPasswordStamp), user.PasswordHash) {
+			// Signed in with a password changed since (a reset link, or
+			// an operator's parley user create).
+			_ = h.Sessions.Destroy(ctx)
+			return h.toLogin(c)
+		}
 		ms, err := h.DB.Memberships(ctx, userID)
 		if err != nil {
 			return err
@@ -139,7 +149,8 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 	if h.Sessions.GetString(c.Request().Context(), sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
-	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next")}))
+	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"),
+		Notice: h.Sessions.PopString(c.Request().Context(), sessFlash)}))
 }
 
 // Login checks the credentials, rate-limited per address and per email.
@@ -178,6 +189,7 @@ func (h *Handler) Login(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessUserID, user.ID)
+	h.Sessions.Put(ctx, sessPasswordStamp, auth.PasswordStamp(user.PasswordHash))
 	return c.Redirect(http.StatusSeeOther, safeNext(form.Next))
 }
 
@@ -220,7 +232,7 @@ func (h *Handler) onboarding(c echo.Context, t parley.Tenant) ([]views.Step, err
 	}
 	return []views.Step{
 		{Label: "Give your assistant a name and a personality", Hint: "Its name, its tone, and what it knows about itself.",
-			Href: "/admin/settings", Action: "Open Persona & widget", Done: o.Persona},
+			Href: "/admin/settings", Action: "Open the persona settings", Done: o.Persona},
 		{Label: "Teach it what it should know", Hint: "Add your FAQ, opening hours, prices: type them, import a CSV or add a web page.",
 			Href: "/admin/corpus", Action: "Open the knowledge base", Done: o.Knowledge},
 		{Label: "Try it yourself", Hint: "Ask it what your visitors would ask, and see what it used to answer.",
@@ -248,11 +260,58 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), views.Overview{
+	o := views.Overview{
 		Plan: s.Plan, IsActivated: a.Tenant.PlanInfo().Widget,
 		ConversationsUsed: s.ConversationsUsed, ConversationsLimit: s.ConversationsLimit,
 		SegmentsCount: s.SegmentsCount, SegmentsLimit: s.SegmentsLimit, CorpusCount: s.CorpusCount, CorpusLimit: s.CorpusLimit,
 		APITokensCount: s.APITokensCount, PeriodEnd: s.PeriodEnd.Format("2 January 2006"),
 		Embed: embed, Steps: steps, AnswersLocally: h.Engine.AnswersLocally(a.Tenant),
-	}))
+	}
+	if err := h.overviewActivity(c, a.Tenant, &o); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
+}
+
+// overviewLatest is how many conversations the overview lists.
+const overviewLatest = 5
+
+// overviewActivity adds the last 30 days (today included, in the tenant's
+// time zone) to the overview: conversations and leads per day, the
+// satisfaction, and the latest conversations.
+func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overview) error {
+	ctx := c.Request().Context()
+	loc := tenantLocation(t)
+	now := h.now().In(loc)
+	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
+	from := to.AddDate(0, 0, -defaultStatsDays)
+	st, err := h.DB.ConversationTimeline(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},
+		Granularity: "day", Location: loc.String()})
+	if err != nil {
+		return err
+	}
+	leads, err := h.DB.SubmissionsPerDay(ctx, t.ID, from, to, loc.String())
+	if err != nil {
+		return err
+	}
+	o.Activity = views.Chart{ID: "activity-chart", Title: "Conversations and leads per day", Series: []views.ChartSeries{
+		{Name: "Conversations", Class: "series-a"}, {Name: "Leads", Class: "series-b"}}}
+	for i, b := range st.Timeline {
+		o.Activity.Labels = append(o.Activity.Labels, bucketLabel(b.Date, "day"))
+		o.Activity.Series[0].Values = append(o.Activity.Series[0].Values, b.Conversations)
+		n := 0
+		if i < len(leads) && leads[i].Date == b.Date {
+			n = leads[i].Count
+		}
+		o.Activity.Series[1].Values = append(o.Activity.Series[1].Values, n)
+	}
+	o.Satisfaction = satisfaction(st.Satisfaction)
+	latest, err := h.DB.ListConversations(ctx, t.ID, db.ConversationFilter{Page: 1, Limit: overviewLatest})
+	if err != nil {
+		return err
+	}
+	for _, it := range latest.Conversations {
+		o.Latest = append(o.Latest, conversationRow(it, loc))
+	}
+	return nil
 }

@@ -29,7 +29,7 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 	if err != nil {
 		return invalid("Could not read the form")
 	}
-	f := views.URLSyncForm{URL: strings.TrimSpace(form.Get("url")), Title: strings.TrimSpace(form.Get("title")), Segment: form.Get("segment")}
+	f := views.URLSyncForm{URL: withScheme(form.Get("url")), Title: strings.TrimSpace(form.Get("title")), Segment: form.Get("segment")}
 	// Empty title and segment are left out: the page's title on create, the entry's own on refresh.
 	var b corpusBody
 	if f.Title != "" {
@@ -113,4 +113,18 @@ func preview(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// withScheme completes an address typed without its scheme, as people copy
+// them from a browser's address bar ("acmebikes.com/faq"), with https://.
+func withScheme(address string) string {
+	address = strings.TrimSpace(address)
+	if address == "" || strings.Contains(address, "://") || strings.ContainsAny(address, " \t") {
+		return address
+	}
+	host, _, _ := strings.Cut(address, "/")
+	if !strings.Contains(host, ".") || strings.HasPrefix(host, ".") {
+		return address
+	}
+	return "https://" + address
 }

@@ -93,7 +93,7 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 		}
 	}
 	for _, r := range segmentFormRows(form, "fields") {
-		fl := views.SegmentFieldRow{Name: strings.TrimSpace(r["name"]), Label: r["label"], Type: r["type"],
+		fl := views.SegmentFieldRow{Name: formFieldName(r["name"], r["label"]), Label: r["label"], Type: r["type"],
 			Required: r["required"] == "true" || r["required"] == "on"}
 		if fl.Name != "" || strings.TrimSpace(fl.Label) != "" {
 			f.Fields = append(f.Fields, fl)
@@ -277,6 +277,27 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/segments")
 }
 
+// segmentDeleteProblem says, in the owner's words, why a segment was not
+// deleted: the API's message names its query parameter.
+func segmentDeleteProblem(err error) string {
+	var pe *parley.Error
+	if errors.As(err, &pe) && pe.Kind == parley.KindConflict {
+		if n, ok := pe.Details.(map[string]int); ok {
+			return fmt.Sprintf("This segment still has %s and %s. Move them to another segment first, or delete them together with the segment.",
+				plural(n["corpusEntries"], "knowledge-base entry", "knowledge-base entries"), plural(n["tools"], "tool", "tools"))
+		}
+	}
+	return err.Error()
+}
+
+// plural writes n with its noun in the right number: 1 tool, 2 tools.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 // RemoveSegment deletes one of the tenant's segments; with cascade=true
 // also its corpus entries and tools. htmx gets an empty row (removed in
 // place) or the row with the refusal, such as the API's 409.
@@ -293,7 +314,8 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 		}
 		msg := "Segment deleted."
 		if del.CorpusEntriesDeleted > 0 || del.ToolsDeleted > 0 {
-			msg = fmt.Sprintf("Segment deleted with %d knowledge-base entries and %d tools.", del.CorpusEntriesDeleted, del.ToolsDeleted)
+			msg = fmt.Sprintf("Segment deleted with %s and %s.", plural(int(del.CorpusEntriesDeleted), "knowledge-base entry", "knowledge-base entries"),
+				plural(int(del.ToolsDeleted), "tool", "tools"))
 		}
 		h.Sessions.Put(ctx, sessFlash, msg)
 		return c.Redirect(http.StatusSeeOther, "/admin/segments")
@@ -314,7 +336,7 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 		if r.ID != ref && r.Slug != ref {
 			continue
 		}
-		r.DeleteError, r.Cascade = err.Error(), kind == parley.KindConflict
+		r.DeleteError, r.Cascade = segmentDeleteProblem(err), kind == parley.KindConflict
 		if htmx {
 			return render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
 		}
@@ -322,4 +344,29 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 		return render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
 	}
 	return err
+}
+
+// formFieldName is a form field's name as the dashboard stores it: the one
+// typed, else one made from the label, in either case lower-case letters,
+// digits and underscores starting with a letter ("Full name" becomes
+// full_name), so that owners never have to write snake_case themselves.
+func formFieldName(name, label string) string {
+	src := strings.TrimSpace(name)
+	if src == "" {
+		src = strings.TrimSpace(label)
+	}
+	if src == "" {
+		return ""
+	}
+	n := strings.ReplaceAll(db.Slugify(src), "-", "_")
+	if n == "segment" && !strings.EqualFold(src, "segment") { // Slugify's answer for nothing usable
+		n = "field"
+	}
+	if n[0] >= '0' && n[0] <= '9' {
+		n = "field_" + n
+	}
+	if len(n) > 64 {
+		n = strings.TrimRight(n[:64], "_")
+	}
+	return n
 }

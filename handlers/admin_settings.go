@@ -14,13 +14,20 @@ import (
 	"github.com/parley/parley/views"
 )
 
-func options(values []string) []views.Option {
-	out := make([]views.Option, len(values))
-	for i, v := range values {
-		out[i] = views.Option{Value: v, Label: strings.ReplaceAll(strings.ToLower(v), "_", " ")}
+// toneOptions and policyOptions are the settings page's choices, in the
+// owner's words, for every value of BotTones and ContentPolicies.
+var (
+	toneOptions = []views.Option{
+		{Value: "FORMAL", Label: "Formal"}, {Value: "NEUTRAL", Label: "Neutral"}, {Value: "FRIENDLY", Label: "Friendly"},
+		{Value: "PLAYFUL", Label: "Playful"}, {Value: "TECHNICAL", Label: "Technical"},
 	}
-	return out
-}
+	policyOptions = []views.Option{
+		{Value: "SFW_STRICT", Label: "Strict: suitable for all ages"},
+		{Value: "SFW", Label: "Safe for work"},
+		{Value: "MODERATE", Label: "Moderate: mature topics discussed factually"},
+		{Value: "UNFILTERED", Label: "Unfiltered: adult topics discussed frankly"},
+	}
+)
 
 // visitorAuthModeOptions are the settings page's choices for visitorAuthMode; "" clears it.
 var visitorAuthModeOptions = []views.Option{
@@ -42,7 +49,7 @@ func settingsForm(t parley.Tenant) views.SettingsForm {
 		Name: t.Name, BotName: deref(t.BotName), BotTitle: deref(t.BotTitle), BotLore: deref(t.BotLore),
 		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
 		PrimaryColor: t.PrimaryColor, SecondaryColor: deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
-		BotAvatar: deref(t.BotAvatar), AvatarType: t.AvatarType, TeaserText: deref(t.TeaserText),
+		BotAvatar: deref(t.BotAvatar), TeaserText: deref(t.TeaserText),
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
 		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey), LLMWebhookURL: deref(t.LLMWebhookURL),
@@ -52,24 +59,62 @@ func settingsForm(t parley.Tenant) views.SettingsForm {
 }
 
 func withChoices(f views.SettingsForm) views.SettingsForm {
-	f.Tones, f.AvatarTypes, f.Policies = options(BotTones), options(AvatarTypes), options(ContentPolicies)
+	f.Tones, f.Policies = toneOptions, policyOptions
 	f.AuthModes = visitorAuthModeOptions
 	return f
 }
 
-// ShowSettingsPage renders the persona and widget page.
+// The settings pages: the assistant's persona, the widget's look, and the
+// developer settings (where the chat may run, the reply endpoint, visitor
+// identity, bot protection, keys). Each saves only its own fields.
+const (
+	settingsPersona   = "persona"
+	settingsWidget    = "widget"
+	settingsDeveloper = "developer"
+)
+
+// settingsSections are the pages' paths and titles.
+var settingsSections = map[string]struct{ path, title string }{
+	settingsPersona:   {"/admin/settings", "Persona"},
+	settingsWidget:    {"/admin/settings/widget", "Widget look"},
+	settingsDeveloper: {"/admin/settings/developer", "Developer settings"},
+}
+
+// settingsSection is the section a settings route serves.
+func settingsSection(c echo.Context) string {
+	switch {
+	case strings.HasSuffix(c.Path(), "/widget"):
+		return settingsWidget
+	case strings.HasSuffix(c.Path(), "/developer"):
+		return settingsDeveloper
+	}
+	return settingsPersona
+}
+
+// ShowSettingsPage renders one of the settings pages.
 func (h *Handler) ShowSettingsPage(c echo.Context) error {
 	a := adminFrom(c)
 	f := withChoices(settingsForm(a.Tenant))
-	if err := h.withSettingsPreview(c, a.Tenant, &f); err != nil {
-		return err
+	f.Section = settingsSection(c)
+	return h.renderSettings(c, http.StatusOK, a.Tenant, f)
+}
+
+// renderSettings renders the settings page of f.Section.
+func (h *Handler) renderSettings(c echo.Context, status int, t parley.Tenant, f views.SettingsForm) error {
+	if f.Section != settingsDeveloper {
+		if err := h.withSettingsPreview(c, t, &f); err != nil {
+			return err
+		}
 	}
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
 	f.SigningKeyWarning = signingKeyWarning
-	return render(c, http.StatusOK, views.SettingsPage(h.page(c, "Persona & widget", "settings"), f))
+	f.UploadedAvatar = strings.HasPrefix(deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
+	return render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
 }
 
-// SaveSettings validates the form with the API's rules, saves it, or re-renders it with the errors.
+// SaveSettings validates a settings page's fields with the API's rules and
+// saves them, or re-renders the page with the errors. Fields of the other
+// pages are left as they are.
 func (h *Handler) SaveSettings(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
@@ -78,59 +123,64 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 	}
 	get := func(k string) string { return form.Get(k) }
 	checked := func(k string) bool { return get(k) == "true" || get(k) == "on" }
-	var domains []string
-	for _, line := range strings.FieldsFunc(get("allowedDomains"), func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
-		if line = strings.TrimSpace(line); line != "" {
-			domains = append(domains, line)
-		}
-	}
-	p := db.TenantPatch{
-		Name: parley.Some(get("name")), BotName: parley.Some(get("botName")), BotTitle: parley.Some(get("botTitle")),
-		BotLore: parley.Some(get("botLore")), BotTone: parley.Some(get("botTone")),
-		UseTutoiement: parley.Some(checked("useTutoiement")), AllowEmojis: parley.Some(checked("allowEmojis")),
-		PrimaryColor: parley.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: parley.Some(strings.TrimSpace(get("secondaryColor"))),
-		ShowAIBadge: parley.Some(checked("showAiBadge")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
-		AvatarType: parley.Some(get("avatarType")), TeaserText: parley.Some(get("teaserText")),
-		AutoOpen: parley.Some(checked("autoOpen")), BubblePulse: parley.Some(checked("bubblePulse")),
-		AllowedDomains: parley.Some(domains), ContentPolicy: parley.Some(get("contentPolicy")),
-		LLMWebhookURL: parley.Some(get("llmWebhookUrl")), VisitorAuthMode: parley.Some(get("visitorAuthMode")),
-		VisitorContextURL: parley.Some(get("visitorContextUrl")), CaptchaEnabled: parley.Some(checked("captchaEnabled")),
-		CaptchaSiteKey: parley.Some(strings.TrimSpace(get("captchaSiteKey"))),
-	}
-	// The secret is write-only: an empty field keeps the stored one.
-	if secret := strings.TrimSpace(get("captchaSecretKey")); secret != "" {
-		p.CaptchaSecretKey = parley.Some(secret)
-	}
+	f := withChoices(settingsForm(a.Tenant)) // shown again, with what was typed, on errors
+	f.Section = settingsSection(c)
+	var p db.TenantPatch
 	errs := parley.FieldErrors{}
-	if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
-		errs.Add("autoOpenDelay", "must be a whole number of seconds")
-	} else {
-		p.AutoOpenDelay = parley.Some(n)
+	switch f.Section {
+	case settingsPersona:
+		p = db.TenantPatch{
+			Name: parley.Some(get("name")), BotName: parley.Some(get("botName")), BotTitle: parley.Some(get("botTitle")),
+			BotLore: parley.Some(get("botLore")), BotTone: parley.Some(get("botTone")), ContentPolicy: parley.Some(get("contentPolicy")),
+			UseTutoiement: parley.Some(checked("useTutoiement")), AllowEmojis: parley.Some(checked("allowEmojis")),
+		}
+		f.Name, f.BotName, f.BotTitle, f.BotLore, f.BotTone, f.ContentPolicy = get("name"), get("botName"), get("botTitle"),
+			get("botLore"), get("botTone"), get("contentPolicy")
+		f.UseTutoiement, f.AllowEmojis = checked("useTutoiement"), checked("allowEmojis")
+	case settingsWidget:
+		p = db.TenantPatch{
+			PrimaryColor: parley.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: parley.Some(strings.TrimSpace(get("secondaryColor"))),
+			ShowAIBadge: parley.Some(checked("showAiBadge")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
+			TeaserText: parley.Some(get("teaserText")), AutoOpen: parley.Some(checked("autoOpen")), BubblePulse: parley.Some(checked("bubblePulse")),
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
+			errs.Add("autoOpenDelay", "must be a whole number of seconds")
+		} else {
+			p.AutoOpenDelay = parley.Some(n)
+		}
+		f.PrimaryColor, f.SecondaryColor, f.BotAvatar, f.TeaserText, f.AutoOpenDelay = get("primaryColor"), get("secondaryColor"),
+			get("botAvatar"), get("teaserText"), get("autoOpenDelay")
+		f.ShowAIBadge, f.AutoOpen, f.BubblePulse = checked("showAiBadge"), checked("autoOpen"), checked("bubblePulse")
+	case settingsDeveloper:
+		var domains []string
+		for _, line := range strings.FieldsFunc(get("allowedDomains"), func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
+			if line = strings.TrimSpace(line); line != "" {
+				domains = append(domains, line)
+			}
+		}
+		p = db.TenantPatch{
+			AllowedDomains: parley.Some(domains), LLMWebhookURL: parley.Some(get("llmWebhookUrl")),
+			VisitorAuthMode: parley.Some(get("visitorAuthMode")), VisitorContextURL: parley.Some(get("visitorContextUrl")),
+			CaptchaEnabled: parley.Some(checked("captchaEnabled")), CaptchaSiteKey: parley.Some(strings.TrimSpace(get("captchaSiteKey"))),
+		}
+		// The secret is write-only: an empty field keeps the stored one.
+		if secret := strings.TrimSpace(get("captchaSecretKey")); secret != "" {
+			p.CaptchaSecretKey = parley.Some(secret)
+		}
+		f.AllowedDomains, f.LLMWebhookURL, f.VisitorAuthMode, f.VisitorContextURL = get("allowedDomains"), get("llmWebhookUrl"),
+			get("visitorAuthMode"), get("visitorContextUrl")
+		f.CaptchaEnabled, f.CaptchaSiteKey = checked("captchaEnabled"), get("captchaSiteKey")
 	}
 	_, err = h.applyTenantPatch(c.Request().Context(), a.Tenant, p, errs)
 	if parley.ErrorKind(err) == parley.KindInvalid {
-		f := views.SettingsForm{
-			Name: get("name"), BotName: get("botName"), BotTitle: get("botTitle"), BotLore: get("botLore"),
-			BotTone: get("botTone"), UseTutoiement: checked("useTutoiement"), AllowEmojis: checked("allowEmojis"),
-			PrimaryColor: get("primaryColor"), SecondaryColor: get("secondaryColor"), ShowAIBadge: checked("showAiBadge"),
-			BotAvatar: get("botAvatar"), AvatarType: get("avatarType"), TeaserText: get("teaserText"),
-			AutoOpen: checked("autoOpen"), AutoOpenDelay: get("autoOpenDelay"), BubblePulse: checked("bubblePulse"),
-			AllowedDomains: get("allowedDomains"), ContentPolicy: get("contentPolicy"),
-			HasWidgetKey: a.Tenant.WidgetKey != nil, WidgetKey: deref(a.Tenant.WidgetKey), LLMWebhookURL: get("llmWebhookUrl"),
-			VisitorAuthMode: get("visitorAuthMode"), VisitorContextURL: get("visitorContextUrl"),
-			CaptchaEnabled: checked("captchaEnabled"), CaptchaSiteKey: get("captchaSiteKey"),
-			HasCaptchaSecret: a.Tenant.CaptchaSecretKey != nil, Errors: views.Errors(err.(*parley.Error).Details.(map[string]string)),
-		}
-		if err := h.withSettingsPreview(c, a.Tenant, &f); err != nil {
-			return err
-		}
-		return render(c, http.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Persona & widget", "settings"), withChoices(f)))
+		f.Errors = views.Errors(err.(*parley.Error).Details.(map[string]string))
+		return h.renderSettings(c, http.StatusUnprocessableEntity, a.Tenant, f)
 	}
 	if err != nil {
 		return err
 	}
 	h.Sessions.Put(c.Request().Context(), sessFlash, "Settings saved.")
-	return c.Redirect(http.StatusSeeOther, "/admin/settings")
+	return c.Redirect(http.StatusSeeOther, settingsSections[f.Section].path)
 }
 
 // withSettingsPreview adds the live preview of the widget as the default
@@ -162,5 +212,5 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(c.Request().Context(), sessFlash, msg)
-	return c.Redirect(http.StatusSeeOther, "/admin/settings")
+	return c.Redirect(http.StatusSeeOther, "/admin/settings/developer#widget-key")
 }

@@ -316,16 +316,7 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 		v, err := h.DB.VisitorDetail(ctx, tenantID, *s.VisitorID)
 		switch {
 		case err == nil:
-			d.VisitorID, d.VisitorLabel = v.ID, deref(v.Email)
-			if d.VisitorLabel == "" {
-				d.VisitorLabel = deref(v.DisplayName)
-			}
-			if d.VisitorLabel == "" {
-				d.VisitorLabel = deref(v.ExternalID)
-			}
-			if d.VisitorLabel == "" {
-				d.VisitorLabel = v.ID
-			}
+			d.VisitorID, d.VisitorLabel = v.ID, visitorLabel(v)
 		case parley.ErrorKind(err) != parley.KindNotFound: // erased meanwhile: shown as anonymous
 			return views.SubmissionDetail{}, err
 		}

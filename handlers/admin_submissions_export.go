@@ -12,23 +12,10 @@ import (
 	"github.com/parley/parley/views"
 )
 
-// exportFlushRows is how many rows an export writes between flushes, so that
-// a long export reaches the browser as it is read.
-const exportFlushRows = 200
-
-// csvCell neutralises a cell that a spreadsheet would read as a formula (it
-// starts with =, +, -, @, a tab or a carriage return) by prefixing a quote,
-// the OWASP advice against CSV injection: a visitor types what lands here.
-func csvCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
 // ExportSubmissions streams the submissions of the list's filters (every
 // page) as CSV (RFC 4180): one row per submission, newest first, its
-// details, then one column per collected field. Values are those the
+// details, then one column per collected field; cells that a spreadsheet
+// would read as formulas are neutralised. Values are those the
 // detail page shows; a UTF-8 byte order mark lets spreadsheets read accents.
 func (h *Handler) ExportSubmissions(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -68,7 +55,7 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 	w := csv.NewWriter(res)
 	write := func(rec []string) error {
 		for i := range rec {
-			rec[i] = csvCell(rec[i])
+			rec[i] = neutralise(rec[i]) // a visitor typed what lands here
 		}
 		return w.Write(rec)
 	}

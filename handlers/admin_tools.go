@@ -243,7 +243,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 	case agent.ToolSubmitForm:
 		fields := []parley.FormField{}
 		for _, r := range indexedFormRows(form, "field") {
-			row := views.ToolFieldRow{Name: strings.TrimSpace(r["name"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
+			row := views.ToolFieldRow{Name: formFieldName(r["name"], r["label"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
 			if row.Name == "" && row.Label == "" {
 				continue // an empty row is one the user did not fill
 			}

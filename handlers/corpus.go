@@ -170,7 +170,7 @@ func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusB
 		if seg.Null || seg.Value == "" {
 			w.SegmentID = parley.Opt[string]{Set: true, Null: true}
 		} else if s, err := h.DB.Segment(ctx, tenantID, seg.Value); err != nil {
-			errs.Add(field, fmt.Sprintf("no segment with slug %q", seg.Value))
+			errs.Add(field, fmt.Sprintf("%q is not the slug of one of your segments", seg.Value))
 		} else {
 			w.SegmentID = parley.Some(s.ID)
 		}

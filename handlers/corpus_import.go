@@ -129,6 +129,9 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 		}
 		w, verrs := h.validateCorpus(ctx, t.ID, b, true)
 		for k, v := range verrs {
+			if k == "segmentSlug" {
+				k = "segment" // the file's column
+			}
 			fe.Add(k, v)
 		}
 		if len(fe) > 0 {

@@ -41,6 +41,10 @@ type Handler struct {
 	CaptchaScriptURL string
 	// Passwords checks admin sign-ins.
 	Passwords *auth.Passwords
+	// ResetByEmail is set when PARLEY_SMTP_URL is: forgotten passwords are
+	// reset with an emailed link. Otherwise the page says how an operator
+	// resets one.
+	ResetByEmail bool
 }
 
 // tenantFrom is the tenant a /tenants/{slug} request is about; the

@@ -67,5 +67,5 @@ func (h *Handler) SaveVisitorSigningKey(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessNewSigningKey, key)
-	return c.Redirect(http.StatusSeeOther, "/admin/settings#visitor-signing-key")
+	return c.Redirect(http.StatusSeeOther, "/admin/settings/developer#visitor-signing-key")
 }

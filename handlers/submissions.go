@@ -75,6 +75,11 @@ func queryError(name, problem string) error {
 // with endOfDay a date means the midnight after it, so that an exclusive
 // upper bound still takes the whole day in.
 func timeParam(c echo.Context, name string, endOfDay bool) (time.Time, error) {
+	return timeParamIn(c, name, endOfDay, time.UTC)
+}
+
+// timeParamIn is timeParam with a date meaning midnight in loc.
+func timeParamIn(c echo.Context, name string, endOfDay bool, loc *time.Location) (time.Time, error) {
 	v := c.QueryParam(name)
 	if v == "" {
 		return time.Time{}, nil
@@ -82,7 +87,7 @@ func timeParam(c echo.Context, name string, endOfDay bool) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, v); err == nil {
 		return t, nil
 	}
-	t, err := time.Parse(time.DateOnly, v)
+	t, err := time.ParseInLocation(time.DateOnly, v, loc)
 	if err != nil {
 		return time.Time{}, queryError(name, "must be an RFC 3339 date-time or a YYYY-MM-DD date")
 	}

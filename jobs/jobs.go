@@ -53,14 +53,15 @@ type Timing struct {
 }
 
 // NewClient builds the River client with every worker and periodic job;
-// outgoing requests go through guard.
-func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
+// outgoing requests go through guard, email through m.
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
 	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: guard.Client(FetchTimeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
+	river.AddWorker(workers, &PasswordResetWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard, deliveryTimeout),
 		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays})
 	return river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
@@ -68,6 +69,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, logger *slog.
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
 			deliveryargs.Queue: {MaxWorkers: WebhookWorkers},
+			MailQueue:          {MaxWorkers: 5},
 		},
 		Workers:              workers,
 		FetchCooldown:        db.JobFetchCooldown,

@@ -6,7 +6,7 @@
 (function () {
 	function describe() {
 		document.querySelectorAll('main .field, main .check').forEach(function (box, n) {
-			var control = box.querySelector('input:not([type=hidden]), select, textarea');
+			var control = box.querySelector('input[id]:not([type=hidden]):not([type=color]), select, textarea');
 			if (!control) { return; }
 			var ids = [];
 			box.querySelectorAll('.hint, .field-error').forEach(function (note, i) {
@@ -52,4 +52,39 @@
 	});
 	document.addEventListener('htmx:afterSettle', describe);
 	document.addEventListener('DOMContentLoaded', function () { describe(); focusFirstError(); });
+})();
+
+// Colour fields: a picker beside the text box, kept in step with it; a
+// colour typed by name ("green") or in another CSS form becomes #RRGGBB.
+(function () {
+	function toHex(v) {
+		v = v.trim();
+		if (/^#[0-9a-f]{6}$/i.test(v)) { return v.toUpperCase(); }
+		if (!v) { return ''; }
+		var c = document.createElement('canvas').getContext('2d');
+		c.fillStyle = '#010203';
+		c.fillStyle = v;
+		var out = c.fillStyle;
+		if (out === '#010203' || !/^#[0-9a-f]{6}$/i.test(out)) { return ''; }
+		return out.toUpperCase();
+	}
+	document.addEventListener('input', function (e) {
+		var picker = e.target;
+		if (!picker.dataset || !picker.dataset.colourFor) { return; }
+		var box = document.getElementById(picker.dataset.colourFor);
+		box.value = picker.value.toUpperCase();
+		box.dispatchEvent(new Event('input', { bubbles: true }));
+	});
+	document.addEventListener('change', function (e) {
+		var box = e.target;
+		if (!box.id) { return; }
+		var picker = document.querySelector('[data-colour-for="' + box.id + '"]');
+		if (!picker) { return; }
+		var hex = toHex(box.value);
+		if (hex && hex !== box.value) {
+			box.value = hex;
+			box.dispatchEvent(new Event('input', { bubbles: true }));
+		}
+		if (hex) { picker.value = hex.toLowerCase(); }
+	});
 })();

@@ -2,6 +2,8 @@
 // view models they render.
 package views
 
+import "strings"
+
 // Page is what the layout needs on every admin page.
 type Page struct {
 	Title      string
@@ -30,6 +32,8 @@ type NavItem struct {
 // tools, submissions, ...) are appended here when they are built.
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/admin"},
+	{Key: "conversations", Label: "Conversations", Href: "/admin/conversations"},
+	{Key: "analytics", Label: "Analytics", Href: "/admin/analytics"},
 	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions"},
 	{Key: "segments", Label: "Segments", Href: "/admin/segments"},
 	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus"},
@@ -39,7 +43,7 @@ var Nav = []NavItem{
 	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},
 	{Key: "mcp", Label: "MCP tools", Href: "/admin/mcp-tools"},
 	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
-	{Key: "settings", Label: "Persona & widget", Href: "/admin/settings"},
+	{Key: "settings", Label: "Settings", Href: "/admin/settings"},
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
 }
 
@@ -63,4 +67,22 @@ func safeColor(c string) string {
 		}
 	}
 	return c
+}
+
+// count writes n with its noun in the right number and comma separators:
+// "1 entry", "2 entries", "1,000 entries".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+// pickerValue is a colour picker's value for c: c in lower case when it is
+// a #RRGGBB colour (the only form a picker takes), else fallback.
+func pickerValue(c, fallback string) string {
+	if safeColor(c) == "transparent" {
+		return fallback
+	}
+	return strings.ToLower(c)
 }

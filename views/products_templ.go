@@ -168,7 +168,7 @@ func ProductsListView(p Page, l ProductsList) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<p class=\"muted\" id=\"no-products\">No products yet: RECOMMEND_PRODUCT tools recommend from this catalog.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<p class=\"muted\" id=\"no-products\">No products yet. Once you add some, a \"Recommend a product\" tool lets the assistant suggest them to visitors.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -189,7 +189,7 @@ func ProductsListView(p Page, l ProductsList) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = listPager(strconv.Itoa(l.Total)+" products", l.Page > 1, l.pageURL(l.Page-1), l.Page < l.Pages, l.pageURL(l.Page+1), "#products-list",
+		templ_7745c5c3_Err = listPager(count(l.Total, "product", "products"), l.Page > 1, l.pageURL(l.Page-1), l.Page < l.Pages, l.pageURL(l.Page+1), "#products-list",
 			"Page "+strconv.Itoa(l.Page)+" of "+strconv.Itoa(max(l.Pages, 1))).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err

@@ -71,7 +71,7 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if v.AnswersLocally {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"note\" id=\"test-chat-no-model\"><strong>No language model is configured.</strong> Your bot cannot write answers of its own yet: it replies by quoting the knowledge base entries closest to the question. To give it a language model, either:<ul><li>ask whoever runs this Parley server to set <code>PARLEY_LLM_PROVIDER</code> (<code>openai</code> or <code>anthropic</code>), <code>PARLEY_LLM_MODEL</code> and <code>PARLEY_LLM_API_KEY</code>, and restart it; or</li><li>answer from your own backend: set a reply endpoint in <a href=\"/admin/settings#llmWebhookUrl\">Persona &amp; widget</a>.</li></ul></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"note\" id=\"test-chat-no-model\"><strong>No language model is configured.</strong> Your bot cannot write answers of its own yet: it replies by quoting the knowledge base entries closest to the question. To give it a language model, either:<ul><li>ask whoever runs this Parley server to set <code>PARLEY_LLM_PROVIDER</code> (<code>openai</code> or <code>anthropic</code>), <code>PARLEY_LLM_MODEL</code> and <code>PARLEY_LLM_API_KEY</code>, and restart it; or</li><li>answer from your own backend: set a reply endpoint in <a href=\"/admin/settings/developer#llmWebhookUrl\">Developer settings</a>.</li></ul></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -1178,7 +1178,7 @@ func ToolConfigFields(c ToolConfigForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "</template><p><button class=\"btn small secondary\" type=\"button\" data-add-row=\"field-rows\" id=\"add-field\">Add field</button></p><div class=\"hint\">Names are snake_case, unique; rows left empty are ignored.</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "</template><p><button class=\"btn small secondary\" type=\"button\" data-add-row=\"field-rows\" id=\"add-field\">Add field</button></p><div class=\"hint\">Leave a name empty to make it from the label (\"Company name\" gives company_name); each name must be different. Rows left empty are ignored.</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1422,7 +1422,7 @@ func toolFieldRow(i string, r ToolFieldRow, types []string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 116, "\" aria-label=\"Field name\" placeholder=\"email\"></td><td><input type=\"text\" id=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 116, "\" aria-label=\"Field name\" placeholder=\"from the label\"></td><td><input type=\"text\" id=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -318,7 +318,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 			{"NotAURL", url.Values{"url": {"not a url"}}, http.StatusUnprocessableEntity, "url", "must be an absolute http or https URL"},
 			{"Credentials", url.Values{"url": {"https://user:pw@example.com/"}}, http.StatusUnprocessableEntity, "url", "must not contain a user name or password"},
 			{"TitleTooLong", url.Values{"url": {shipping}, "title": {strings.Repeat("t", 256)}}, http.StatusUnprocessableEntity, "title", "must be at most 255 characters"},
-			{"UnknownSegment", url.Values{"url": {shipping}, "segment": {"nope"}}, http.StatusUnprocessableEntity, "segmentSlug", `no segment with slug "nope"`},
+			{"UnknownSegment", url.Values{"url": {shipping}, "segment": {"nope"}}, http.StatusUnprocessableEntity, "segmentSlug", `"nope" is not the slug of one of your segments`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				c := c.as(t)

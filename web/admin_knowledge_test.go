@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,8 +68,9 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 
 	t.Run("Nav", func(t *testing.T) {
 		labels := mustRunStep(ctx, t, "nav", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('nav a')).map(a => a.textContent.trim())`))
-		if len(labels) < 4 || labels[0] != "Overview" || labels[1] != "Submissions" || labels[2] != "Segments" || labels[3] != "Knowledge base" {
-			t.Errorf("nav = %q, want Overview, Submissions, Segments, Knowledge base first", labels)
+		want := []string{"Overview", "Conversations", "Analytics", "Submissions", "Segments", "Knowledge base"}
+		if len(labels) < len(want) || !slices.Equal(labels[:len(want)], want) {
+			t.Errorf("nav = %q, want %q first", labels, want)
 		}
 	})
 
@@ -214,7 +216,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 		}
 		mustStep(t, "waiting for the refusal", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(row+" .delete-error"))))
 		refusal := mustRunStep(ctx, t, "refusal", chromedp.Text(chromedp.CSS(row+" .delete-error")))
-		if !strings.Contains(refusal, `Segment "wholesale-buyers" still has 1 corpus entries and 0 tools`) {
+		if !strings.Contains(refusal, `This segment still has 1 knowledge-base entry and 0 tools.`) || strings.Contains(refusal, "cascade") {
 			t.Errorf("refusal = %q", refusal)
 		}
 		if _, err := b.db.Segment(bg, ten.ID, seg.ID); err != nil {
@@ -338,7 +340,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 			chromedp.WaitNotPresent(chromedp.CSS("#corpus-"+other.ID)),
 			chromedp.WaitVisible(chromedp.CSS("#corpus-"+entry.ID)),
 		))
-		if txt := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("corpus-total"))); txt != "1 entries" {
+		if txt := mustRunStep(ctx, t, "total", chromedp.Text(chromedp.ID("corpus-total"))); txt != "1 entry" {
 			t.Errorf("total = %q", txt)
 		}
 		mustStep(t, "searching for nothing", chromedp.Do(ctx,
@@ -482,6 +484,27 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("LeadFormNamesFromLabels", func(t *testing.T) {
+		c := c.as(t)
+		c.get("/admin/segments/new")
+		p := c.submit("/admin/segments", url.Values{
+			"name": {"Leads"}, "systemPrompt": {"Take leads."}, "isActive": {"true"}, "formEnabled": {"true"}, "formIntent": {"lead"},
+			"fields.0.name": {""}, "fields.0.label": {"Full name"}, "fields.0.type": {"text"}, "fields.0.required": {"true"},
+			"fields.1.name": {"Work Email"}, "fields.1.label": {"Email at work"}, "fields.1.type": {"email"},
+		})
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("status %d, want 303: %s", p.status, p.text(".field-error"))
+		}
+		s, err := b.db.Segment(bg, mine.ID, "leads")
+		mustStep(t, "reading the segment", err)
+		if s.FormConfig == nil || len(s.FormConfig.Fields) != 2 || s.FormConfig.Fields[0].Name != "full_name" || s.FormConfig.Fields[1].Name != "work_email" {
+			t.Errorf("form fields = %+v, want full_name and work_email", s.FormConfig)
+		}
+		if _, err := b.db.DeleteSegment(bg, mine.ID, s.ID, true); err != nil { // the subtests below count segments
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("SegmentValidation", func(t *testing.T) {
 		c := c.as(t)
 		c.get("/admin/segments/new")
@@ -541,7 +564,7 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 		if p.status != http.StatusConflict {
 			t.Fatalf("status %d, want 409", p.status)
 		}
-		if got := p.text("#segment-" + s.ID + " .delete-error"); !strings.Contains(got, "still has 1 corpus entries") {
+		if got := p.text("#segment-" + s.ID + " .delete-error"); !strings.Contains(got, "still has 1 knowledge-base entry and 0 tools") {
 			t.Errorf("refusal = %q", got)
 		}
 		if p.doc.Find("#segment-"+s.ID+" button.cascade").Length() != 1 {
@@ -550,7 +573,7 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 		if p := c.submit("/admin/segments/"+s.ID+"/delete", url.Values{"cascade": {"true"}}); p.status != http.StatusSeeOther {
 			t.Fatalf("cascade: %d", p.status)
 		}
-		if p := c.get("/admin/segments"); p.text(".flash.ok") != "Segment deleted with 1 knowledge-base entries and 0 tools." {
+		if p := c.get("/admin/segments"); p.text(".flash.ok") != "Segment deleted with 1 knowledge-base entry and 0 tools." {
 			t.Errorf("flash = %q", p.text(".flash.ok"))
 		}
 	})
@@ -602,7 +625,7 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 			"#err-summary":     "must be at most 500 characters",
 			"#err-priority":    "must be between 0 and 100",
 			"#err-locale":      "must be a language code such as en, fr or fr-CA",
-			"#err-segmentSlug": `no segment with slug "no-such-segment"`,
+			"#err-segmentSlug": `"no-such-segment" is not the slug of one of your segments`,
 			"#content-count":   "50001",
 		} {
 			if got := p.text(sel); got != want {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -62,10 +63,12 @@ func TestAdminPagesBrowser(t *testing.T) {
 	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(),
 		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
 
-	pages := []string{"", "/settings", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
+	inbox := seedInboxOf(t, b, full)
+
+	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/webhooks", "/test-chat"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
-		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission)
+		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
 
 	for _, ten := range []struct {
 		name  string
@@ -106,6 +109,56 @@ func TestAdminPagesBrowser(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestAdminPagesDarkBrowser: with the system set to dark, the dashboard
+// turns dark and axe-core still finds no serious or critical violation
+// (contrast above all) on the pages that hold every kind of element.
+func TestAdminPagesDarkBrowser(t *testing.T) {
+	t.Parallel()
+	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t)
+	ten := b.ownedTenant(t, "starter")
+	if st, resp := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Hours", "content": "Open at nine."}); st != 201 {
+		t.Fatalf("corpus: %d %v", st, resp)
+	}
+	if st, resp := b.do(t, "PUT", "/tenants/"+ten.Slug+"/segments/default", ten.Token, map[string]any{"formConfig": map[string]any{"enabled": true,
+		"intent": "lead", "fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}); st != 200 {
+		t.Fatalf("lead form: %d %v", st, resp)
+	}
+	if st, resp := b.do(t, "POST", "/form/"+ten.Slug, "", map[string]any{"fields": map[string]any{"email": "lead@example.com"}}); st != 201 && st != 200 {
+		t.Fatalf("form: %d %v", st, resp)
+	}
+	var submission string
+	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(), `SELECT id::text FROM submissions WHERE tenant_id = $1`, ten.ID).Scan(&submission))
+	ctx := browserTab(t)
+	_, err = chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+	mustStep(t, "dark", err)
+	browserSignIn(ctx, t, b, ten)
+	for _, p := range []string{"", "/settings", "/settings/developer", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
+		name := "dark /admin" + p
+		mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+		waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+		if bg := mustRunStep(ctx, t, "background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(15, 17, 21)" {
+			t.Errorf("%s: page background %s, want the dark one", name, bg)
+		}
+		if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
+			_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
+			mustStep(t, "loading axe-core", err)
+		}
+		found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] })
+			.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+			.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
+			chromedp.EvalAwaitPromise))
+		for _, v := range found {
+			t.Errorf("%s: axe: %s", name, v)
+		}
+	}
+	saveScreenshot(ctx, t, "admin dark webhooks")
 }
 
 // TestAdminPhoneMenu: on a phone the navigation folds behind a Menu button

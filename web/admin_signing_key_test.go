@@ -18,7 +18,7 @@ func TestAdminSigningKeyBrowser(t *testing.T) {
 	browserSignIn(ctx, t, b, ten)
 	oldKey := b.visitorKey(t, ten.ID)
 
-	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/developer")))
 	if html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html"))); strings.Contains(html, `id="new-signing-key"`) || strings.Contains(html, "vsk_") {
 		t.Fatal("a signing key is shown before any rotation")
 	}
@@ -73,7 +73,7 @@ func TestAdminSigningKeyBrowser(t *testing.T) {
 
 	t.Run("ReplyEndpoint", func(t *testing.T) {
 		mustStep(t, "typing a private address", chromedp.Do(ctx,
-			chromedp.Navigate(b.ts.URL+"/admin/settings"),
+			chromedp.Navigate(b.ts.URL+"/admin/settings/developer"),
 			typeField("llmWebhookUrl", "https://10.1.2.3/reply"),
 		))
 		if status := submitForm(ctx, t, "#settings-form button[type=submit]"); status != http.StatusUnprocessableEntity {

@@ -219,12 +219,21 @@ func formValues(form *goquery.Selection) url.Values {
 // settingsForm reads the settings page's form as a browser would submit it.
 func (c *adminClient) settingsForm() url.Values {
 	c.t.Helper()
-	p := c.get("/admin/settings")
+	return c.settingsFormAt("/admin/settings")
+}
+
+// settingsFormAt reads the form of one of the settings pages as shown.
+func (c *adminClient) settingsFormAt(path string) url.Values {
+	c.t.Helper()
+	p := c.get(path)
 	if p.status != http.StatusOK {
-		c.t.Fatalf("GET /admin/settings: %d", p.status)
+		c.t.Fatalf("GET %s: %d", path, p.status)
 	}
 	return formValues(p.doc.Find("#settings-form"))
 }
+
+// settingsPages are the settings pages, each saving its own fields.
+var settingsPages = []string{"/admin/settings", "/admin/settings/widget", "/admin/settings/developer"}
 
 func (b *bundle) tenantNow(t *testing.T, slug string) parley.Tenant {
 	t.Helper()
@@ -768,19 +777,29 @@ func TestAdminSettings(t *testing.T) {
 		}
 		panic(field)
 	}
+	// Each case edits one field of a page and a valid companion field of
+	// the same page, which must be saved only with the whole form.
+	const persona, widget = "/admin/settings", "/admin/settings/widget"
+	companion := map[string]struct{ field, value string }{persona: {"name", "Renamed"}, widget: {"secondaryColor", "#123456"}}
+	companionStored := func(tn parley.Tenant, page string) string {
+		if page == persona {
+			return tn.Name
+		}
+		return strOrEmpty(tn.SecondaryColor)
+	}
 	for _, tc := range []struct {
-		name, field, value, err string
+		name, page, field, value, err string
 	}{
 		// Lengths count characters, not bytes.
-		{"BotNameAtLimit", "botName", strings.Repeat("é", 50), ""},
-		{"BotNameTooLong", "botName", strings.Repeat("é", 51), "must be at most 50 characters"},
-		{"TeaserAtLimit", "teaserText", strings.Repeat("ü", 160), ""},
-		{"TeaserTooLong", "teaserText", strings.Repeat("ü", 161), "must be at most 160 characters"},
-		{"DelayMin", "autoOpenDelay", "3", ""},
-		{"DelayMax", "autoOpenDelay", "120", ""},
-		{"DelayTooShort", "autoOpenDelay", "2", "must be between 3 and 120 seconds"},
-		{"DelayTooLong", "autoOpenDelay", "121", "must be between 3 and 120 seconds"},
-		{"DelayNotNumber", "autoOpenDelay", "soon", "must be a whole number of seconds"},
+		{"BotNameAtLimit", persona, "botName", strings.Repeat("é", 50), ""},
+		{"BotNameTooLong", persona, "botName", strings.Repeat("é", 51), "must be at most 50 characters"},
+		{"TeaserAtLimit", widget, "teaserText", strings.Repeat("ü", 160), ""},
+		{"TeaserTooLong", widget, "teaserText", strings.Repeat("ü", 161), "must be at most 160 characters"},
+		{"DelayMin", widget, "autoOpenDelay", "3", ""},
+		{"DelayMax", widget, "autoOpenDelay", "120", ""},
+		{"DelayTooShort", widget, "autoOpenDelay", "2", "must be between 3 and 120 seconds"},
+		{"DelayTooLong", widget, "autoOpenDelay", "121", "must be between 3 and 120 seconds"},
+		{"DelayNotNumber", widget, "autoOpenDelay", "soon", "must be a whole number of seconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -788,23 +807,24 @@ func TestAdminSettings(t *testing.T) {
 			c := b.newAdminClient(t)
 			c.signIn(ten)
 			before := b.tenantNow(t, ten.Slug)
-			form := c.settingsForm()
+			form := c.settingsFormAt(tc.page)
 			form.Set(tc.field, tc.value)
-			form.Set("name", "Renamed "+ten.Slug) // valid: must be saved only with the whole form
-			p := c.submit("/admin/settings", form)
+			co := companion[tc.page]
+			form.Set(co.field, co.value)
+			p := c.submit(tc.page, form)
 			after := b.tenantNow(t, ten.Slug)
 
 			if tc.err == "" {
-				if p.status != http.StatusSeeOther || p.location() != "/admin/settings" {
+				if p.status != http.StatusSeeOther || p.location() != tc.page {
 					t.Fatalf("status %d to %q: %s", p.status, p.location(), p.text(".field-error"))
 				}
 				if got := stored(after, tc.field); got != tc.value {
 					t.Errorf("stored %s = %q, want %q", tc.field, got, tc.value)
 				}
-				if after.Name != "Renamed "+ten.Slug {
-					t.Errorf("stored name = %q", after.Name)
+				if got := companionStored(after, tc.page); got != co.value {
+					t.Errorf("stored %s = %q", co.field, got)
 				}
-				if p := c.get("/admin/settings"); p.text(".flash.ok") != "Settings saved." || p.doc.Find("#"+tc.field).AttrOr("value", "") != tc.value {
+				if p := c.get(tc.page); p.text(".flash.ok") != "Settings saved." || p.doc.Find("#"+tc.field).AttrOr("value", "") != tc.value {
 					t.Errorf("after saving: flash %q, %s shown %q", p.text(".flash.ok"), tc.field, p.doc.Find("#"+tc.field).AttrOr("value", ""))
 				}
 				return
@@ -823,11 +843,11 @@ func TestAdminSettings(t *testing.T) {
 				t.Errorf("%s field: value %q, aria-invalid %q; want what was typed, marked invalid",
 					tc.field, in.AttrOr("value", ""), in.AttrOr("aria-invalid", ""))
 			}
-			if p.doc.Find("#name").AttrOr("value", "") != "Renamed "+ten.Slug {
+			if p.doc.Find("#"+co.field).AttrOr("value", "") != co.value {
 				t.Error("the other fields lost what was typed")
 			}
-			if after.Name != before.Name || stored(after, tc.field) != stored(before, tc.field) || !after.UpdatedAt.Equal(before.UpdatedAt) {
-				t.Errorf("a refused form was saved: name %q, %s %q", after.Name, tc.field, stored(after, tc.field))
+			if companionStored(after, tc.page) != companionStored(before, tc.page) || stored(after, tc.field) != stored(before, tc.field) || !after.UpdatedAt.Equal(before.UpdatedAt) {
+				t.Errorf("a refused form was saved: %s %q, %s %q", co.field, companionStored(after, tc.page), tc.field, stored(after, tc.field))
 			}
 		})
 	}
@@ -852,8 +872,10 @@ func TestAdminSettings(t *testing.T) {
 		before := b.tenantNow(t, ten.Slug)
 		c := b.newAdminClient(t)
 		c.signIn(ten)
-		if p := c.submit("/admin/settings", c.settingsForm()); p.status != http.StatusSeeOther {
-			t.Fatalf("status %d: %s", p.status, p.text(".field-error"))
+		for _, page := range settingsPages {
+			if p := c.submit(page, c.settingsFormAt(page)); p.status != http.StatusSeeOther {
+				t.Fatalf("%s: status %d: %s", page, p.status, p.text(".field-error"))
+			}
 		}
 		after := b.tenantNow(t, ten.Slug)
 		if fmt.Sprintf("%+v", settingsOf(before)) != fmt.Sprintf("%+v", settingsOf(after)) {

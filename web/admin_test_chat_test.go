@@ -241,7 +241,7 @@ func TestAdminTestChatPage(t *testing.T) {
 	p := c.get("/admin/test-chat")
 	notice := p.text("#test-chat-no-model")
 	if p.status != 200 || !strings.Contains(notice, "No language model is configured") || !strings.Contains(notice, "PARLEY_LLM_PROVIDER") ||
-		p.doc.Find(`#test-chat-no-model a[href="/admin/settings#llmWebhookUrl"]`).Length() != 1 {
+		p.doc.Find(`#test-chat-no-model a[href="/admin/settings/developer#llmWebhookUrl"]`).Length() != 1 {
 		t.Errorf("local model: %d, notice %q", p.status, notice)
 	}
 	if p.doc.Find(`nav a[href="/admin/test-chat"][aria-current="page"]`).Length() != 1 {

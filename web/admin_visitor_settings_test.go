@@ -33,7 +33,7 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 		return r
 	}
 
-	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
+	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/developer")))
 	if h2 := mustRunStep(ctx, t, "card", chromedp.Text(chromedp.CSS("#settings-form #visitor-identity h2"))); h2 != "Visitor identity & bot protection" {
 		t.Fatalf("card heading = %q", h2)
 	}

@@ -186,13 +186,13 @@ func TestBrowserSettings(t *testing.T) {
 
 	t.Run("Save", func(t *testing.T) {
 		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
-		if h1 := mustRunStep(ctx, t, "title", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Persona & widget" {
+		if h1 := mustRunStep(ctx, t, "title", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Persona" {
 			t.Fatalf("heading = %q", h1)
 		}
 		if before.PrimaryColor == "#0A7E8C" {
 			t.Fatal("the new colour is already the tenant's: the test would prove nothing")
 		}
-		mustStep(t, "editing", chromedp.Do(ctx, fillField("botName", "Ada Lovebot"), fillField("primaryColor", "#0A7E8C")))
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("botName", "Ada Lovebot")))
 		if status := submitForm(ctx, t, `#settings-form button[type=submit]`); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
 		}
@@ -201,6 +201,22 @@ func TestBrowserSettings(t *testing.T) {
 		}
 		if v := mustRunStep(ctx, t, "bot name", chromedp.Value(chromedp.ID("botName"))); v != "Ada Lovebot" {
 			t.Errorf("bot name shown = %q", v)
+		}
+		// The widget's look is on its own page, reached by its tab.
+		tab := mustRunStep(ctx, t, "the widget's tab", chromedp.Evaluate[string](`document.querySelector('nav.tabs a[href="/admin/settings/widget"]')?.href || ''`))
+		if tab == "" {
+			t.Fatal("no tab to the widget's look")
+		}
+		mustStep(t, "opening the widget's look", chromedp.Do(ctx, chromedp.Navigate(tab)))
+		if h1 := mustRunStep(ctx, t, "title", chromedp.Text(chromedp.CSS("main h1"))); h1 != "Widget look" {
+			t.Fatalf("heading = %q", h1)
+		}
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("primaryColor", "#0A7E8C")))
+		if status := submitForm(ctx, t, `#settings-form button[type=submit]`); status != http.StatusOK {
+			t.Fatalf("after saving: status %d", status)
+		}
+		if flash := okFlash(ctx, t); flash != "Settings saved." {
+			t.Errorf("flash = %q", flash)
 		}
 		if v := mustRunStep(ctx, t, "primary colour", chromedp.Value(chromedp.ID("primaryColor"))); v != "#0A7E8C" {
 			t.Errorf("primary colour shown = %q", v)
@@ -217,9 +233,24 @@ func TestBrowserSettings(t *testing.T) {
 		}
 	})
 
+	t.Run("ColourByNameAndPicker", func(t *testing.T) {
+		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/widget")))
+		mustStep(t, "typing a colour name", chromedp.Do(ctx, fillField("primaryColor", "green"), chromedp.Focus(chromedp.ID("teaserText"))))
+		const read = `document.getElementById('primaryColor').value + ' ' + document.querySelector('[data-colour-for=primaryColor]').value`
+		waitUntil(ctx, t, "the name made a colour", read+` === '#008000 #008000'`)
+		mustStep(t, "picking", chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector('[data-colour-for=primaryColor]');
+			p.value = '#aa0011'; p.dispatchEvent(new Event('input', {bubbles: true})); })()`)))
+		if got := mustRunStep(ctx, t, "picked", chromedp.Evaluate[string](read)); got != "#AA0011 #aa0011" {
+			t.Errorf("after picking: text and picker = %q", got)
+		}
+		if !leavePage(ctx, t, b.ts.URL+"/admin/settings/widget") {
+			t.Error("leaving a picked colour unsaved did not ask")
+		}
+	})
+
 	t.Run("InvalidColour", func(t *testing.T) {
-		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
-		mustStep(t, "editing", chromedp.Do(ctx, fillField("botName", "Not saved"), fillField("primaryColor", "#12345G")))
+		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/widget")))
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("teaserText", "Not saved"), fillField("primaryColor", "#12345G")))
 		if status := submitForm(ctx, t, `#settings-form button[type=submit]`); status != http.StatusUnprocessableEntity {
 			t.Errorf("status %d, want 422", status)
 		}
@@ -243,13 +274,13 @@ func TestBrowserSettings(t *testing.T) {
 		}
 		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
 		mustStep(t, "reading the tenant", err)
-		if got.PrimaryColor != "#0A7E8C" || strOrEmpty(got.BotName) != "Ada Lovebot" {
-			t.Errorf("an invalid form was saved: primaryColor %q, botName %q", got.PrimaryColor, strOrEmpty(got.BotName))
+		if got.PrimaryColor != "#0A7E8C" || strOrEmpty(got.TeaserText) == "Not saved" {
+			t.Errorf("an invalid form was saved: primaryColor %q, teaser %q", got.PrimaryColor, strOrEmpty(got.TeaserText))
 		}
 	})
 
 	t.Run("WidgetKeyAsksFirst", func(t *testing.T) {
-		leavePage(ctx, t, b.ts.URL+"/admin/settings") // the rejected form above was left unsaved
+		leavePage(ctx, t, b.ts.URL+"/admin/settings/developer") // the rejected form above was left unsaved
 		msg := clickAndConfirm(ctx, t, "#generate-widget-key button")
 		if !strings.Contains(msg, "stops working on your site") {
 			t.Errorf("confirmation = %q", msg)
@@ -314,7 +345,7 @@ func TestBrowserTokens(t *testing.T) {
 		if strings.Contains(html, token) || strings.Contains(html, `id="new-token"`) {
 			t.Error("the token is still shown after a reload")
 		}
-		if scopes := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" td:nth-child(3)"))); !strings.Contains(scopes, "settings:read") || !strings.Contains(scopes, "stats:read") {
+		if scopes := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" td:nth-child(3)"))); !strings.Contains(scopes, "Read settings") || !strings.Contains(scopes, "Read analytics") {
 			t.Errorf("row scopes = %q", scopes)
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/mail"
 )
 
 // Config is everything Parley reads from the environment.
@@ -34,6 +35,10 @@ type Config struct {
 	CaptchaScriptURL string
 	DBMaxConns       int32
 	LogFormat        string
+	// SMTP is the mail server of PARLEY_SMTP_URL, nil when unset: the
+	// dashboard then sends no password-reset links and says how an
+	// operator resets a password instead.
+	SMTP *mail.Config
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
@@ -44,7 +49,7 @@ var knownVars = []string{
 	"PARLEY_ADDR", "PARLEY_BASE_URL", "PARLEY_SECRET_KEY", "PARLEY_CDN_URL",
 	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
-	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT",
+	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -132,6 +137,14 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_DB_MAX_CONNS: %q is not an integer between 1 and 1000", s)
 		}
 		c.DBMaxConns = int32(n)
+	}
+	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
+		// mail.ParseURL's errors never repeat the URL, which holds the password.
+		smtp, err := mail.ParseURL(s)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_SMTP_URL: %v", err)
+		}
+		c.SMTP = &smtp
 	}
 	return c, nil
 }

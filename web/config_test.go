@@ -1,6 +1,8 @@
 package web
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -133,6 +135,15 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
+		{"SMTP server", map[string]string{"PARLEY_SMTP_URL": " smtps://ada:s3cret@mail.example.com?from=Parley%20%3Cno-reply%40example.com%3E "}, func(t *testing.T, c Config) {
+			if c.SMTP == nil || c.SMTP.Host != "mail.example.com" || c.SMTP.Port != 465 || !c.SMTP.ImplicitTLS || c.SMTP.From.Address != "no-reply@example.com" {
+				t.Errorf("SMTP = %v", c.SMTP)
+			}
+			js, _ := json.Marshal(c)
+			if s := fmt.Sprintf("%v %+v %v %s", c, c, *c.SMTP, js); strings.Contains(s, "s3cret") {
+				t.Errorf("the configuration prints the SMTP password: %s", s)
+			}
+		}},
 		{"blank values take the default", map[string]string{"PARLEY_ADDR": "  ", "PARLEY_LLM_PROVIDER": " ", "PARLEY_LOG_FORMAT": ""}, func(t *testing.T, c Config) {
 			if c.Addr != ":8080" || c.LLMProvider != "local" || c.LogFormat != "json" {
 				t.Errorf("%+v", c)
@@ -189,6 +200,8 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_DB_MAX_CONNS 1001", map[string]string{"PARLEY_DB_MAX_CONNS": "1001"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_DB_MAX_CONNS word", map[string]string{"PARLEY_DB_MAX_CONNS": "many"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_LOG_FORMAT", map[string]string{"PARLEY_LOG_FORMAT": "xml"}, "PARLEY_LOG_FORMAT"},
+		{"PARLEY_SMTP_URL scheme", map[string]string{"PARLEY_SMTP_URL": "mailto:no-reply@example.com"}, "PARLEY_SMTP_URL"},
+		{"PARLEY_SMTP_URL without from", map[string]string{"PARLEY_SMTP_URL": "smtp://u:p@mail.example.com:587"}, "PARLEY_SMTP_URL"},
 		{"unknown PARLEY_ variable", map[string]string{"PARLEY_TYPO": "1"}, "PARLEY_TYPO"},
 		{"misspelt known variable", map[string]string{"PARLEY_BASEURL": "https://x"}, "PARLEY_BASEURL"},
 	}

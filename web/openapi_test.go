@@ -167,6 +167,12 @@ func TestOpenAPIDocument(t *testing.T) {
 		"PUT /tenants/{slug}/mcp-tools":    auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/mcp-tools": auth.ScopeSettingsWrite,
 
+		"GET /tenants/{slug}/conversations":              auth.ScopeConversationsRead,
+		"GET /tenants/{slug}/conversations/{id}":         auth.ScopeConversationsRead,
+		"GET /tenants/{slug}/conversations/export":       auth.ScopeConversationsRead,
+		"GET /tenants/{slug}/conversations/stats":        auth.ScopeStatsRead,
+		"GET /tenants/{slug}/conversations/stats/export": auth.ScopeStatsRead,
+
 		"GET /tenants/{slug}/submissions":         auth.ScopeConversationsRead,
 		"PUT /tenants/{slug}/submissions/{id}":    auth.ScopeConversationsWrite,
 		"DELETE /tenants/{slug}/submissions/{id}": auth.ScopeConversationsWrite,

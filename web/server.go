@@ -10,7 +10,9 @@ import (
 
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
 
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
@@ -18,6 +20,7 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/jobs"
+	"github.com/parley/parley/mail"
 )
 
 // Server is one Parley instance: the Echo instance and what it serves with.
@@ -29,6 +32,8 @@ type Server struct {
 	Handler  *handlers.Handler
 	Auth     *auth.Authenticator
 	Sessions *scs.SessionManager
+	// Mail is the SMTP sender of PARLEY_SMTP_URL, nil when it is unset.
+	Mail *mail.Sender
 }
 
 // NewServer wires a server for cfg on an open database.
@@ -58,6 +63,9 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Auth:     &auth.Authenticator{DB: store},
 		Sessions: sessions,
 	}
+	if cfg.SMTP != nil {
+		s.Mail = mail.NewSender(*cfg.SMTP)
+	}
 	guard := outbound.New(cfg.SSRFAllow, nil)
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
@@ -68,6 +76,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 			Secrets: box, Logger: logger, Now: s.now},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
+		ResetByEmail:     s.Mail != nil,
 	}
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true
@@ -112,7 +121,7 @@ func managedProvider(cfg Config) agent.Provider {
 // Run serves until ctx ends, with River working beside it, then drains
 // in-flight requests and jobs.
 func (s *Server) Run(ctx context.Context) error {
-	river, err := jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound, s.Logger, jobs.Timing{})
+	river, err := s.NewJobClient(jobs.Timing{})
 	if err != nil {
 		return fmt.Errorf("creating job client: %w", err)
 	}
@@ -145,6 +154,13 @@ func (s *Server) Run(ctx context.Context) error {
 		s.Logger.Error("stopping jobs", "err", err)
 	}
 	return nil
+}
+
+// NewJobClient builds the River client that works the server's jobs, with
+// its outbound guard, its mail sender and its clock for reset links.
+func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
+	return jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound,
+		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.Logger, timing)
 }
 
 // now is the server's clock: the handlers' (Handler.Now, which tests set),

@@ -45,10 +45,17 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("saved look", sr+`.querySelector('header .name').innerText + ' | ' + `+sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "Spoke | Need a bike? | rgb(29, 78, 216)" {
 			t.Errorf("preview of the saved settings = %q", got)
 		}
-		// Typing changes the preview before anything is saved.
-		mustStep(t, "typing", chromedp.Do(ctx, fillField("botName", "Velo"), fillField("primaryColor", "#0A7E8C"),
-			fillField("teaserText", "Ask about our e-bikes"), fillField("botAvatar", "data:image/gif;base64,R0lGODlhAQABAAAAACw=")))
+		// Typing changes the preview before anything is saved: the name on
+		// the persona page, the look on the widget's page.
+		mustStep(t, "typing", chromedp.Do(ctx, fillField("botName", "Velo")))
 		waitUntil(ctx, t, "the typed name", sr+`.querySelector('header .name').innerText === 'Velo'`)
+		if !leavePage(ctx, t, b.ts.URL+"/admin/settings/widget") {
+			t.Error("leaving the persona with unsaved changes did not ask")
+		}
+		waitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
+		mustStep(t, "typing", chromedp.Do(ctx, fillField("primaryColor", "#0A7E8C"),
+			fillField("teaserText", "Ask about our e-bikes"), fillField("botAvatar", "data:image/gif;base64,R0lGODlhAQABAAAAACw=")))
+		waitUntil(ctx, t, "the typed teaser", sr+`.querySelector('.teaser').innerText === 'Ask about our e-bikes'`)
 		if got := str("typed look", sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor + ' | ' + (`+sr+`.querySelector('img.avatar')?.getAttribute('src') || 'no avatar')`); got != "Ask about our e-bikes | rgb(10, 126, 140) | data:image/gif;base64,R0lGODlhAQABAAAAACw=" {
 			t.Errorf("preview after typing = %q", got)
 		}

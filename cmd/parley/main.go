@@ -32,6 +32,8 @@ commands:
   tenant create --slug S --name N --plan P [--owner-email E] [--owner-password W]
   token create --tenant S --scopes a,b [--name N] [--legacy]
   user create --email E --password W --tenant S
+                                 add an owner; for an existing user, set a new password
+                                 (ending their sessions) and add the tenant if not theirs
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
   seed-demo                      on an empty database, create the demo tenant and print its logins
 `

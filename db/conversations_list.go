@@ -1,0 +1,240 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
+)
+
+// ConversationFilter filters and pages a conversations list. Empty strings
+// and zero times filter nothing; Page is 1-based.
+type ConversationFilter struct {
+	From      time.Time // created at or after
+	To        time.Time // created before
+	Channel   string
+	SegmentID string
+	VisitorID string
+	// ToolType keeps the conversations that ran a tool of this type.
+	ToolType string
+	Status   string
+	// Search is a case-insensitive substring of one of the conversation's messages.
+	Search string
+	// HasFeedback keeps the conversations with at least one vote on an answer.
+	HasFeedback bool
+	// HasSubmission keeps the conversations that produced a submission.
+	HasSubmission bool
+	Page          int
+	Limit         int
+}
+
+// ConversationItem is a conversation as lists show it: with its segment,
+// the start of its last message, and its tool history.
+type ConversationItem struct {
+	parley.Conversation
+	SegmentSlug *string `db:"segment_slug"`
+	SegmentName *string `db:"segment_name"`
+	// Preview is the start of the last message, at most PreviewRunes+1
+	// characters: one more says that it was cut.
+	Preview     *string           `db:"preview"`
+	ToolHistory []parley.ToolCall `db:"-"`
+}
+
+// PreviewRunes is how much of the last message a list shows.
+const PreviewRunes = 160
+
+// ConversationPage is one page of a conversations list; Total counts the
+// matches of every page.
+type ConversationPage struct {
+	Conversations []ConversationItem
+	Total         int
+}
+
+// qualified prefixes each column of a column list with the table alias a.
+func qualified(a, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = a + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// conversationWhere is the WHERE clause of f over conversations c, $1 being
+// the tenant's id; args holds $1 and the values it refers to.
+func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
+	args := []any{tenantID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	var where strings.Builder
+	// The owner's rehearsals in the dashboard's test chat are not visitors'
+	// conversations: lists, exports and stats leave them out.
+	where.WriteString(" WHERE c.tenant_id = $1 AND NOT c.is_test")
+	if !f.From.IsZero() {
+		where.WriteString(" AND c.created_at >= " + arg(f.From))
+	}
+	if !f.To.IsZero() {
+		where.WriteString(" AND c.created_at < " + arg(f.To))
+	}
+	if f.Channel != "" {
+		where.WriteString(" AND c.channel = " + arg(storableKey(f.Channel)))
+	}
+	if f.Status != "" {
+		where.WriteString(" AND c.status = " + arg(storableKey(f.Status)))
+	}
+	for _, id := range []struct{ column, value string }{{"segment_id", f.SegmentID}, {"visitor_id", f.VisitorID}} {
+		switch {
+		case id.value == "":
+		case looksLikeUUID(id.value):
+			where.WriteString(" AND c." + id.column + " = " + arg(id.value))
+		default:
+			where.WriteString(" AND false") // no row has such an id
+		}
+	}
+	if f.ToolType != "" {
+		where.WriteString(` AND EXISTS (SELECT 1 FROM tool_history th WHERE th.tenant_id = $1 AND th.conversation_id = c.id
+			AND th.tool_type = ` + arg(strings.ToUpper(storableKey(f.ToolType))) + `)`)
+	}
+	if f.Search != "" {
+		where.WriteString(` AND EXISTS (SELECT 1 FROM messages m WHERE m.tenant_id = $1 AND m.conversation_id = c.id
+			AND m.content ILIKE ` + arg("%"+escapeLike(storableKey(f.Search))+"%") + `)`)
+	}
+	if f.HasFeedback {
+		where.WriteString(" AND c.feedback_positive + c.feedback_negative > 0")
+	}
+	if f.HasSubmission {
+		where.WriteString(" AND EXISTS (SELECT 1 FROM submissions sub WHERE sub.tenant_id = $1 AND sub.conversation_id = c.id)")
+	}
+	return where.String(), args
+}
+
+// conversationItemSQL selects ConversationItems of conversations c, the
+// WHERE clause to follow.
+var conversationItemSQL = `SELECT ` + qualified("c", conversationColumns) + `,
+		s.slug AS segment_slug, s.name AS segment_name, last.preview
+	FROM conversations c
+	LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id
+	LEFT JOIN LATERAL (SELECT left(m.content, ` + fmt.Sprint(PreviewRunes+1) + `) AS preview FROM messages m
+		WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id ORDER BY m.seq DESC LIMIT 1) last ON true`
+
+// ListConversations returns a page of the tenant's conversations, most
+// recently started first, with the number of matches.
+func (d *DB) ListConversations(ctx context.Context, tenantID string, f ConversationFilter) (ConversationPage, error) {
+	where, args := conversationWhere(tenantID, f)
+	var page ConversationPage
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM conversations c`+where, args...).Scan(&page.Total); err != nil {
+		return ConversationPage{}, fmt.Errorf("counting conversations: %w", err)
+	}
+	args = append(args, f.Limit, (f.Page-1)*f.Limit)
+	rows, _ := d.pool.Query(ctx, conversationItemSQL+where+
+		fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
+	if err != nil {
+		return ConversationPage{}, fmt.Errorf("listing conversations: %w", err)
+	}
+	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
+		return ConversationPage{}, err
+	}
+	page.Conversations = items
+	return page, nil
+}
+
+// attachToolHistory reads the tool history of the listed conversations in
+// one query, oldest run first.
+func (d *DB) attachToolHistory(ctx context.Context, tenantID string, items []ConversationItem) error {
+	ids := make([]string, len(items))
+	at := make(map[string]int, len(items))
+	for i, it := range items {
+		ids[i], at[it.ID] = it.ID, i
+		items[i].ToolHistory = []parley.ToolCall{}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, _ := d.pool.Query(ctx, `SELECT conversation_id, tool_name, tool_type, input, result, created_at FROM tool_history
+		WHERE tenant_id = $1 AND conversation_id = ANY($2::uuid[]) ORDER BY conversation_id, seq`, tenantID, ids)
+	var conversationID string
+	var call parley.ToolCall
+	_, err := pgx.ForEachRow(rows, []any{&conversationID, &call.ToolName, &call.ToolType, &call.Input, &call.Result, &call.Timestamp}, func() error {
+		i := at[conversationID]
+		items[i].ToolHistory = append(items[i].ToolHistory, call)
+		call.Input, call.Result = nil, nil // the next row's JSON gets its own bytes
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading tool history: %w", err)
+	}
+	return nil
+}
+
+// ConversationDetail is one conversation with every message, oldest first.
+type ConversationDetail struct {
+	ConversationItem
+	Messages []parley.Message
+}
+
+// ConversationDetail returns one of the tenant's conversations with its
+// messages and tool history; an id of another tenant's, or not a uuid, is
+// NotFound.
+func (d *DB) ConversationDetail(ctx context.Context, tenantID, id string) (ConversationDetail, error) {
+	if !looksLikeUUID(id) {
+		return ConversationDetail{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
+	}
+	rows, _ := d.pool.Query(ctx, conversationItemSQL+` WHERE c.tenant_id = $1 AND c.id = $2`, tenantID, id)
+	item, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConversationItem])
+	if err != nil {
+		return ConversationDetail{}, notFound(err, "Conversation")
+	}
+	items := []ConversationItem{item}
+	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
+		return ConversationDetail{}, err
+	}
+	rows, _ = d.pool.Query(ctx, `SELECT id, conversation_id, role, content, feedback, created_at FROM messages
+		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, id)
+	msgs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Message])
+	if err != nil {
+		return ConversationDetail{}, fmt.Errorf("reading messages: %w", err)
+	}
+	return ConversationDetail{ConversationItem: items[0], Messages: msgs}, nil
+}
+
+// ConversationExportRow is a conversation as exports write it.
+type ConversationExportRow struct {
+	ID               string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	Channel          string
+	Status           string
+	VisitorType      string
+	SegmentSlug      *string
+	PageURL          *string
+	MessageCount     int
+	ToolCallsCount   int
+	FirstUserMessage *string
+}
+
+// EachConversation calls fn with the tenant's conversations matching f, most
+// recently started first, at most f.Limit (Page is ignored), one by one as
+// they arrive from the database: memory stays flat however many there are.
+// An error of fn stops the reading and is returned.
+func (d *DB) EachConversation(ctx context.Context, tenantID string, f ConversationFilter, fn func(ConversationExportRow) error) error {
+	where, args := conversationWhere(tenantID, f)
+	args = append(args, f.Limit)
+	rows, _ := d.pool.Query(ctx, `SELECT c.id, c.created_at, c.updated_at, c.channel, c.status, c.visitor_type, s.slug,
+			c.page_url, c.message_count, c.tool_calls_count, c.first_user_message
+		FROM conversations c
+		LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id`+where+
+		fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d`, len(args)), args...)
+	var r ConversationExportRow
+	_, err := pgx.ForEachRow(rows, []any{&r.ID, &r.CreatedAt, &r.UpdatedAt, &r.Channel, &r.Status, &r.VisitorType, &r.SegmentSlug,
+		&r.PageURL, &r.MessageCount, &r.ToolCallsCount, &r.FirstUserMessage}, func() error { return fn(r) })
+	if err != nil {
+		return fmt.Errorf("exporting conversations: %w", err)
+	}
+	return nil
+}

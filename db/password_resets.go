@@ -1,0 +1,106 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+)
+
+// PasswordReset is an emailed password-reset link, known by its token's
+// SHA-256.
+type PasswordReset struct {
+	UserID    string     `db:"user_id"`
+	CreatedAt time.Time  `db:"created_at"`
+	ExpiresAt time.Time  `db:"expires_at"`
+	UsedAt    *time.Time `db:"used_at"`
+}
+
+// Errors of ResetPassword for a link that exists but no longer resets.
+var (
+	ErrResetUsed    = errors.New("password reset link already used")
+	ErrResetExpired = errors.New("password reset link expired")
+)
+
+// resetRetention is how long a reset row outlives its link, so that an old
+// link is still told apart from a wrong one.
+const resetRetention = 7 * 24 * time.Hour
+
+// CreatePasswordReset stores a link for the user, valid until expires, by
+// the SHA-256 of its token; it deletes the rows that expired more than a
+// week ago.
+func (d *DB) CreatePasswordReset(ctx context.Context, userID string, tokenHash []byte, now, expires time.Time) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM password_resets WHERE expires_at < $1`, now.Add(-resetRetention)); err != nil {
+			return fmt.Errorf("deleting old password resets: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO password_resets (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)`,
+			tokenHash, userID, now, expires); err != nil {
+			return fmt.Errorf("storing password reset: %w", err)
+		}
+		return nil
+	})
+}
+
+// PasswordResetByHash is the link whose token has that SHA-256; NotFound
+// when there is none.
+func (d *DB) PasswordResetByHash(ctx context.Context, tokenHash []byte) (PasswordReset, error) {
+	rows, _ := d.pool.Query(ctx, `SELECT user_id, created_at, expires_at, used_at FROM password_resets WHERE token_hash = $1`, tokenHash)
+	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[PasswordReset])
+	if err != nil {
+		return PasswordReset{}, notFound(err, "Password reset")
+	}
+	return r, nil
+}
+
+// ResetPassword uses the link whose token has that SHA-256 to set its
+// user's password hash, in one transaction that also uses every other
+// unused link of the user's. It answers NotFound for an unknown link,
+// ErrResetUsed or ErrResetExpired for one that no longer resets, and the
+// user otherwise.
+func (d *DB) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (User, error) {
+	var u User
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		// FOR UPDATE: of two concurrent resets with one link, the second
+		// waits and then finds it used.
+		rows, _ := tx.Query(ctx, `SELECT user_id, created_at, expires_at, used_at FROM password_resets
+			WHERE token_hash = $1 FOR UPDATE`, tokenHash)
+		r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[PasswordReset])
+		switch {
+		case err != nil:
+			return notFound(err, "Password reset")
+		case r.UsedAt != nil:
+			return ErrResetUsed
+		case !now.Before(r.ExpiresAt):
+			return ErrResetExpired
+		}
+		rows, _ = tx.Query(ctx, `UPDATE users SET password_hash = $2 WHERE id = $1
+			RETURNING id, email, password_hash, created_at`, r.UserID, passwordHash)
+		if u, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User]); err != nil {
+			return notFound(err, "User")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE password_resets SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`, r.UserID, now); err != nil {
+			return fmt.Errorf("using password resets: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// InsertJob enqueues a River job that goes with no change of ours (a
+// change's jobs are inserted in its own transaction, like webhook
+// deliveries).
+func (d *DB) InsertJob(ctx context.Context, args river.JobArgs) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := d.jobs.InsertTx(ctx, tx, args, nil); err != nil {
+			return fmt.Errorf("enqueuing %s: %w", args.Kind(), err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,217 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// adminConversationsLimit is how many conversations a page of the inbox shows.
+const adminConversationsLimit = 20
+
+// maxInlineToolValue is the length past which a tool value is shown as a block.
+const maxInlineToolValue = 80
+
+// localTime is the dashboard's date-time in the tenant's time zone.
+const localTime = "2006-01-02 15:04 MST"
+
+// adminConversationFilter reads the inbox's filter: the API's checks and
+// messages, dates in the tenant's time zone, an empty search box meaning no
+// search, and the two check boxes.
+func (h *Handler) adminConversationFilter(c echo.Context, loc *time.Location) (db.ConversationFilter, error) {
+	f := db.ConversationFilter{Limit: adminConversationsLimit}
+	var err error
+	if f.Page, err = intParam(c, "page", 1, 1, maxPage); err != nil {
+		return f, err
+	}
+	if err := h.conversationScopeIn(c, &f, loc); err != nil {
+		return f, err
+	}
+	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {
+		return f, queryError("status", "must be BOT or ESCALATED")
+	}
+	if f.Search = strings.TrimSpace(c.QueryParam("search")); f.Search != "" {
+		if n := utf8.RuneCountInString(f.Search); n < minConversationSearchChars || n > maxConversationSearchChars {
+			return f, queryError("search", fmt.Sprintf("must be %d to %d characters", minConversationSearchChars, maxConversationSearchChars))
+		}
+	}
+	f.HasFeedback, f.HasSubmission = c.QueryParam("feedback") != "", c.QueryParam("submission") != ""
+	return f, nil
+}
+
+func conversationRow(it db.ConversationItem, loc *time.Location) views.ConversationRow {
+	c := it.Conversation
+	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
+		Question: shortValue(deref(c.FirstUserMessage)), Preview: deref(lastMessagePreview(it.Preview)), Messages: c.MessageCount,
+		ToolCalls: c.ToolCallsCount, Positive: c.FeedbackPositive, Negative: c.FeedbackNegative, Escalated: c.Status == parley.StatusEscalated}
+	if it.SegmentName != nil {
+		r.Segment = *it.SegmentName
+	}
+	if r.Preview == deref(c.FirstUserMessage) {
+		r.Preview = ""
+	}
+	return r
+}
+
+// ShowConversationsPage is the inbox: the filters (checked as the API checks
+// them) and a page of conversations, most recently started first.
+func (h *Handler) ShowConversationsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := adminFrom(c).Tenant
+	loc := tenantLocation(t)
+	segments, err := h.segmentOptions(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	v := views.ConversationsView{Segments: segments, TimeZone: loc.String(), Filter: views.ConversationsFilter{
+		Channel: c.QueryParam("channel"), Segment: c.QueryParam("segment"), Status: c.QueryParam("status"),
+		From: c.QueryParam("from"), To: c.QueryParam("to"), Search: strings.TrimSpace(c.QueryParam("search")),
+		Feedback: flag(c.QueryParam("feedback")), Submission: flag(c.QueryParam("submission")),
+	}}
+	status := http.StatusOK
+	f, err := h.adminConversationFilter(c, loc)
+	if err != nil {
+		var ok bool
+		if v.Errors, status, ok = failedForm(err); !ok {
+			return err
+		}
+		for k := range v.Errors {
+			v.Errors[k] = err.Error() // the API's own message, which names the parameter
+		}
+	} else {
+		page, err := h.DB.ListConversations(ctx, t.ID, f)
+		if err != nil {
+			return err
+		}
+		v.Page, v.Total, v.Pages = f.Page, page.Total, (page.Total+f.Limit-1)/f.Limit
+		for _, it := range page.Conversations {
+			v.Rows = append(v.Rows, conversationRow(it, loc))
+		}
+	}
+	return render(c, status, views.ConversationsPage(h.page(c, "Conversations", "conversations"), v))
+}
+
+// flag is a ticked check box's value kept across pages: "1", or "" when not ticked.
+func flag(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "1"
+}
+
+// toolFields shows a tool call's input or result: an object's members in
+// their stored order, anything else as one value.
+func toolFields(raw json.RawMessage) []views.ToolField {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "{}" {
+		return nil
+	}
+	var fields []views.ToolField
+	if raw[0] == '{' {
+		for _, f := range inputFields(raw) {
+			fields = append(fields, toolField(f.Key, f.Value))
+		}
+		return fields
+	}
+	return []views.ToolField{toolField("value", fieldText(raw))}
+}
+
+func toolField(key, value string) views.ToolField {
+	return views.ToolField{Key: key, Value: value,
+		Long: strings.Contains(value, "\n") || utf8.RuneCountInString(value) > maxInlineToolValue}
+}
+
+// transcript puts the tool calls among the messages. A turn's reply is
+// stored before its tool history (SaveTurn), so a call belongs to the last
+// answer stored before it and is shown before that answer, where it ran; a
+// call of a turn without an answer comes before the next visitor's message.
+func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Location) []views.TranscriptItem {
+	items := make([]views.TranscriptItem, 0, len(msgs)+len(calls))
+	next := 0
+	flushBefore := func(end time.Time) {
+		for ; next < len(calls) && (end.IsZero() || calls[next].Timestamp.Before(end)); next++ {
+			tc := calls[next]
+			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: tc.ToolName,
+				ToolType: tc.ToolType, Input: toolFields(tc.Input), Result: toolFields(tc.Result),
+				NoResult: len(tc.Result) == 0 || string(tc.Result) == "null"})
+		}
+	}
+	for i, m := range msgs {
+		switch {
+		case m.Role == "user":
+			flushBefore(m.CreatedAt)
+		case i+1 < len(msgs):
+			flushBefore(msgs[i+1].CreatedAt)
+		default:
+			flushBefore(time.Time{})
+		}
+		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime)}
+		if m.Feedback != nil {
+			it.Feedback = *m.Feedback
+		}
+		items = append(items, it)
+	}
+	flushBefore(time.Time{})
+	return items
+}
+
+// visitorLabel names a visitor for the owner: email, name, their own id, else ours.
+func visitorLabel(v db.VisitorDetail) string {
+	for _, s := range []*string{v.Email, v.DisplayName, v.ExternalID} {
+		if deref(s) != "" {
+			return *s
+		}
+	}
+	return v.ID
+}
+
+// ShowConversationPage renders one of the tenant's conversations: who,
+// where, the transcript with the tools run, and the submissions it produced.
+// Another tenant's conversation is the dashboard's 404.
+func (h *Handler) ShowConversationPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := adminFrom(c).Tenant
+	loc := tenantLocation(t)
+	d, err := h.DB.ConversationDetail(ctx, t.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	conv := d.Conversation
+	v := views.ConversationDetail{ID: conv.ID, Started: conv.CreatedAt.In(loc).Format(localTime),
+		LastMessage: conv.LastMessageAt.In(loc).Format(localTime), Channel: conv.Channel, Status: conv.Status,
+		VisitorType: conv.VisitorType, Segment: deref(d.SegmentName), PageURL: deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
+		Locale: deref(conv.Locale), AgentModel: deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
+		MessageCount: max(conv.MessageCount, len(d.Messages)), Items: transcript(d.Messages, d.ToolHistory, loc)}
+	if v.PageURL == "" {
+		v.PageURL = conv.Metadata.Page
+	}
+	if conv.VisitorID != nil {
+		vis, err := h.DB.VisitorDetail(ctx, t.ID, *conv.VisitorID)
+		switch {
+		case err == nil:
+			v.VisitorID, v.VisitorLabel = vis.ID, visitorLabel(vis)
+		case parley.ErrorKind(err) != parley.KindNotFound: // erased meanwhile: shown as anonymous
+			return err
+		}
+	}
+	subs, err := h.DB.ConversationSubmissions(ctx, t.ID, conv.ID)
+	if err != nil {
+		return err
+	}
+	for _, s := range subs {
+		v.Submissions = append(v.Submissions, views.ConversationSubmission{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType,
+			Summary: submissionSummary(inputFields(s.Input)), Status: s.Status, CreatedAt: s.CreatedAt.In(loc).Format(localTime)})
+	}
+	return render(c, http.StatusOK, views.ConversationPage(h.page(c, "Conversation", "conversations"), v))
+}

@@ -1,0 +1,202 @@
+package handlers
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/db"
+)
+
+// Export limits: the spec's row limits and window.
+const (
+	defaultExportLimit  = 1000
+	maxExportLimit      = 5000
+	defaultExportWindow = 30 * 24 * time.Hour
+	maxExportWindow     = 366 * 24 * time.Hour // a year, leap years included
+	// exportFlushRows is how many rows are written between two flushes of
+	// the response: the client sees rows arrive while the server holds
+	// only a few kilobytes.
+	exportFlushRows = 200
+)
+
+// conversationExportColumns are the CSV columns, in the spec's order; the
+// NDJSON objects have the same members.
+var conversationExportColumns = []string{"id", "created_at", "updated_at", "channel", "status", "visitor_type", "segment",
+	"page_url", "message_count", "tool_calls_count", "intent"}
+
+// exportWindow fills in the default window (the 30 days before to, to
+// being now) and refuses one over a year.
+func exportWindow(f *db.ConversationFilter, now time.Time) error {
+	if f.To.IsZero() {
+		f.To = now
+	}
+	if f.From.IsZero() {
+		f.From = f.To.Add(-defaultExportWindow)
+	}
+	if !f.To.After(f.From) {
+		return queryError("to", "must be after from")
+	}
+	if f.To.Sub(f.From) > maxExportWindow {
+		return queryError("from", "must be at most 366 days before to")
+	}
+	return nil
+}
+
+// exportFormat reads the format parameter: csv (default) or ndjson.
+func exportFormat(c echo.Context) (string, error) {
+	switch f := c.QueryParam("format"); f {
+	case "", "csv":
+		return "csv", nil
+	case "ndjson":
+		return f, nil
+	}
+	return "", queryError("format", "must be csv or ndjson")
+}
+
+// neutralise keeps a spreadsheet from reading a cell as a formula: a cell
+// starting with = + - @ (or a tab or carriage return, which some
+// spreadsheets skip before one) gets a leading apostrophe.
+func neutralise(cell string) string {
+	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+		return "'" + cell
+	}
+	return cell
+}
+
+// exportRowJSON is a conversation as an NDJSON line: the CSV columns, typed.
+type exportRowJSON struct {
+	ID             string    `json:"id"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	Channel        string    `json:"channel"`
+	Status         string    `json:"status"`
+	VisitorType    string    `json:"visitor_type"`
+	Segment        *string   `json:"segment"`
+	PageURL        *string   `json:"page_url"`
+	MessageCount   int       `json:"message_count"`
+	ToolCallsCount int       `json:"tool_calls_count"`
+	Intent         *string   `json:"intent"`
+}
+
+// exportWriter writes exported rows in one format.
+type exportWriter interface {
+	header() error
+	row(db.ConversationExportRow) error
+	flush() error
+}
+
+type csvExport struct{ w *csv.Writer }
+
+func (e csvExport) header() error { return e.w.Write(conversationExportColumns) }
+
+func (e csvExport) row(r db.ConversationExportRow) error {
+	deref := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	record := []string{r.ID, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.UpdatedAt.UTC().Format(time.RFC3339Nano), r.Channel,
+		r.Status, r.VisitorType, deref(r.SegmentSlug), deref(r.PageURL), strconv.Itoa(r.MessageCount), strconv.Itoa(r.ToolCallsCount),
+		deref(intentOf(r.FirstUserMessage))}
+	for i, cell := range record {
+		record[i] = neutralise(cell)
+	}
+	return e.w.Write(record)
+}
+
+func (e csvExport) flush() error {
+	e.w.Flush()
+	return e.w.Error()
+}
+
+type ndjsonExport struct{ enc *json.Encoder }
+
+func (e ndjsonExport) header() error { return nil }
+
+func (e ndjsonExport) row(r db.ConversationExportRow) error {
+	return e.enc.Encode(exportRowJSON{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Channel: r.Channel,
+		Status: r.Status, VisitorType: r.VisitorType, Segment: r.SegmentSlug, PageURL: r.PageURL, MessageCount: r.MessageCount,
+		ToolCallsCount: r.ToolCallsCount, Intent: intentOf(r.FirstUserMessage)})
+}
+
+func (e ndjsonExport) flush() error { return nil }
+
+// ExportConversations answers GET /tenants/{slug}/conversations/export: one
+// row per conversation, most recently started first, as CSV or NDJSON,
+// streamed from the database to the client. An error once rows are sent
+// cuts the body short (and is logged): the status is already 200.
+func (h *Handler) ExportConversations(c echo.Context) error {
+	var f db.ConversationFilter
+	if err := h.conversationScope(c, &f); err != nil {
+		return err
+	}
+	if err := exportWindow(&f, h.now()); err != nil {
+		return err
+	}
+	format, err := exportFormat(c)
+	if err != nil {
+		return err
+	}
+	if f.Limit, err = intParam(c, "limit", defaultExportLimit, 1, maxExportLimit); err != nil {
+		return err
+	}
+	t := tenantFrom(c)
+	resp := c.Response()
+	var out exportWriter
+	contentType := "text/csv; charset=utf-8"
+	if format == "ndjson" {
+		contentType = "application/x-ndjson"
+		out = ndjsonExport{enc: json.NewEncoder(resp)}
+	} else {
+		w := csv.NewWriter(resp)
+		w.UseCRLF = true // RFC 4180
+		out = csvExport{w: w}
+	}
+	started, n := false, 0
+	start := func() error {
+		started = true
+		resp.Header().Set(echo.HeaderContentType, contentType)
+		resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="conversations-%s-%s.%s"`,
+			t.Slug, h.now().UTC().Format("20060102"), format))
+		resp.WriteHeader(http.StatusOK)
+		return out.header()
+	}
+	err = h.DB.EachConversation(c.Request().Context(), t.ID, f, func(r db.ConversationExportRow) error {
+		if !started {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		if err := out.row(r); err != nil {
+			return err
+		}
+		if n++; n%exportFlushRows == 0 {
+			if err := out.flush(); err != nil {
+				return err
+			}
+			resp.Flush()
+		}
+		return nil
+	})
+	if err == nil && !started {
+		err = start()
+	}
+	if err == nil {
+		err = out.flush()
+	}
+	if err != nil && !started {
+		return err
+	}
+	if err != nil {
+		h.log(c).Error("conversations export cut short", "rows", n, "error", err)
+	}
+	return nil
+}
