@@ -27,6 +27,12 @@ const (
 // UserToolTypes are the types the API creates, in the order forms list them.
 var UserToolTypes = []string{ToolSubmitForm, ToolGenerateQuote, ToolBookMeeting, ToolEscalateToHuman, ToolRememberFact, ToolRecommendProduct}
 
+// SubmissionToolTypes are the types whose runs produce submissions: the lead
+// form (SUBMIT_FORM, also the type of the standalone form's), quotes, meeting
+// bookings and handovers to a person. The other types answer the visitor or
+// act on the conversation, and leave no submission.
+var SubmissionToolTypes = []string{ToolSubmitForm, ToolGenerateQuote, ToolBookMeeting, ToolEscalateToHuman}
+
 // SyntheticToolTypes are injected at chat time and never created through the API.
 var SyntheticToolTypes = []string{"CHECK_AVAILABILITY", "COLLECT_PAYMENT", "EXPLORE_CORPUS",
 	"SEND_VERIFICATION_CODE", "VERIFY_VISITOR_CODE", "VERIFY_EXTERNAL_CHALLENGE", "MCP_PROXY"}

@@ -12,10 +12,12 @@ import (
 	"github.com/parley/parley"
 )
 
-// Event types recorded in the events table.
+// Event types recorded in the events table. EventWebhookTest is sent to one
+// endpoint on demand ("Send test event"); no endpoint subscribes to it.
 const (
 	EventSubmissionCreated = "submission.created"
 	EventSubmissionUpdated = "submission.updated"
+	EventWebhookTest       = "webhook.test"
 )
 
 // Event is a recorded webhook event; Payload is the frozen webhook body.

@@ -45,50 +45,64 @@ type SubmissionPage struct {
 	Stats       *SubmissionStats
 }
 
-// ListSubmissions returns a page of the tenant's submissions, most recent
-// first, with the number of matches and, on page 1, the stats.
-func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionFilter) (SubmissionPage, error) {
-	args := []any{tenantID}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
+// submissionWhere is the WHERE clause of the tenant's submissions matching f
+// (its page and limit aside) and its arguments, to which arg adds more.
+type submissionWhere struct {
+	sql  string
+	args []any
+}
+
+func (w *submissionWhere) arg(v any) string {
+	w.args = append(w.args, v)
+	return fmt.Sprintf("$%d", len(w.args))
+}
+
+func newSubmissionWhere(tenantID string, f SubmissionFilter) *submissionWhere {
+	w := &submissionWhere{args: []any{tenantID}}
 	var where strings.Builder
 	where.WriteString(" WHERE tenant_id = $1")
 	if f.ToolType != "" {
-		where.WriteString(" AND tool_type = " + arg(strings.ToUpper(storableKey(f.ToolType))))
+		where.WriteString(" AND tool_type = " + w.arg(strings.ToUpper(storableKey(f.ToolType))))
 	}
 	if f.ToolID != "" {
 		if looksLikeUUID(f.ToolID) {
-			where.WriteString(" AND tool_id = " + arg(f.ToolID))
+			where.WriteString(" AND tool_id = " + w.arg(f.ToolID))
 		} else {
 			where.WriteString(" AND false") // no tool has such an id
 		}
 	}
 	if f.Status != "" {
-		where.WriteString(" AND status = " + arg(storableKey(f.Status)))
+		where.WriteString(" AND status = " + w.arg(storableKey(f.Status)))
 	}
 	if f.Channel != "" {
-		where.WriteString(" AND channel = " + arg(storableKey(f.Channel)))
+		where.WriteString(" AND channel = " + w.arg(storableKey(f.Channel)))
 	}
 	if f.Search != "" {
 		where.WriteString(" AND EXISTS (SELECT 1 FROM jsonb_each_text(input) e WHERE e.value ILIKE " +
-			arg("%"+escapeLike(storableKey(f.Search))+"%") + ")")
+			w.arg("%"+escapeLike(storableKey(f.Search))+"%") + ")")
 	}
 	if !f.From.IsZero() {
-		where.WriteString(" AND created_at >= " + arg(f.From))
+		where.WriteString(" AND created_at >= " + w.arg(f.From))
 	}
 	if !f.To.IsZero() {
-		where.WriteString(" AND created_at < " + arg(f.To))
+		where.WriteString(" AND created_at < " + w.arg(f.To))
 	}
+	w.sql = where.String()
+	return w
+}
+
+// ListSubmissions returns a page of the tenant's submissions, most recent
+// first, with the number of matches and, on page 1, the stats.
+func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionFilter) (SubmissionPage, error) {
+	w := newSubmissionWhere(tenantID, f)
 	page := SubmissionPage{}
-	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+where.String(), args...).Scan(&page.Total); err != nil {
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+w.sql, w.args...).Scan(&page.Total); err != nil {
 		return SubmissionPage{}, fmt.Errorf("counting submissions: %w", err)
 	}
-	limit := arg(f.Limit)
-	offset := arg((f.Page - 1) * f.Limit)
-	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+where.String()+
-		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, args...)
+	limit := w.arg(f.Limit)
+	offset := w.arg((f.Page - 1) * f.Limit)
+	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+w.sql+
+		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, w.args...)
 	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
 		return SubmissionPage{}, fmt.Errorf("listing submissions: %w", err)
@@ -102,6 +116,45 @@ func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionF
 		page.Stats = &stats
 	}
 	return page, nil
+}
+
+// SubmissionInputKeys lists the field names in the input of the tenant's
+// submissions matching f (its page and limit aside), in the order they were
+// first used.
+func (d *DB) SubmissionInputKeys(ctx context.Context, tenantID string, f SubmissionFilter) ([]string, error) {
+	w := newSubmissionWhere(tenantID, f)
+	rows, _ := d.pool.Query(ctx, `SELECT k FROM submissions, jsonb_object_keys(input) k`+w.sql+`
+		GROUP BY k ORDER BY min(created_at), k`, w.args...)
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("listing submission fields: %w", err)
+	}
+	return keys, nil
+}
+
+// EachSubmission calls fn with each of the tenant's submissions matching f
+// (its page and limit aside), newest first, reading them as fn goes: an
+// export of any size holds one row at a time. An error of fn stops it.
+func (d *DB) EachSubmission(ctx context.Context, tenantID string, f SubmissionFilter, fn func(parley.Submission) error) error {
+	w := newSubmissionWhere(tenantID, f)
+	rows, err := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+w.sql+` ORDER BY created_at DESC, id DESC`, w.args...)
+	if err != nil {
+		return fmt.Errorf("reading submissions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		s, err := pgx.RowToStructByName[parley.Submission](rows)
+		if err != nil {
+			return fmt.Errorf("reading a submission: %w", err)
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading submissions: %w", err)
+	}
+	return nil
 }
 
 // submissionStats counts the whole tenant, of one tool type when toolType is set.

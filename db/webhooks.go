@@ -235,6 +235,22 @@ func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w W
 	return ep, err
 }
 
+// RotateWebhookSecret replaces an endpoint's signing secret with sealed.
+// Every attempt from then on, retries of earlier deliveries included, is
+// signed with the new secret only: the old one stops verifying at once.
+func (d *DB) RotateWebhookSecret(ctx context.Context, tenantID, id string, sealed []byte) (WebhookEndpoint, error) {
+	if !looksLikeUUID(id) {
+		return WebhookEndpoint{}, parley.Errorf(parley.KindNotFound, "Webhook endpoint not found")
+	}
+	rows, _ := d.pool.Query(ctx, `UPDATE webhook_endpoints SET secret_sealed = $3, updated_at = now()
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+endpointColumns, tenantID, id, sealed)
+	ep, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
+	if err != nil {
+		return WebhookEndpoint{}, notFound(err, "Webhook endpoint")
+	}
+	return ep, nil
+}
+
 // DeleteWebhookEndpoint removes an endpoint and its delivery history; jobs
 // still queued for it find nothing to send.
 func (d *DB) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {
@@ -255,6 +271,55 @@ func (d *DB) WebhookDeliveryStats(ctx context.Context, tenantID, endpointID stri
 		return DeliveryStats{}, fmt.Errorf("summing deliveries: %w", err)
 	}
 	return s, nil
+}
+
+// FailingStreak is how many deliveries in a row must have failed their last
+// attempt for an endpoint to count as failing.
+const FailingStreak = 3
+
+// EndpointHealth is how an endpoint's deliveries go lately: its last success
+// (within the deliveries log's retention), the deliveries attempted since the
+// window's start and those of them whose last attempt failed, whether the
+// last FailingStreak attempted deliveries all failed, and whether the latest
+// attempt of the window succeeded.
+type EndpointHealth struct {
+	LastSuccessAt   *time.Time
+	Attempted       int
+	Failed          int
+	Failing         bool
+	LatestSucceeded bool
+}
+
+// WebhookHealth returns the health of each of the tenant's endpoints, by id,
+// counting deliveries attempted since since.
+func (d *DB) WebhookHealth(ctx context.Context, tenantID string, since time.Time) (map[string]EndpointHealth, error) {
+	rows, err := d.pool.Query(ctx, `SELECT w.id,
+			(SELECT max(d.delivered_at) FROM webhook_deliveries d WHERE d.endpoint_id = w.id),
+			(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.last_attempt_at >= $2),
+			(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.last_attempt_at >= $2
+				AND d.last_error IS NOT NULL),
+			(SELECT count(*) = $3 AND bool_and(r.last_error IS NOT NULL) FROM (SELECT d.last_error FROM webhook_deliveries d
+				WHERE d.endpoint_id = w.id AND d.last_attempt_at IS NOT NULL ORDER BY d.last_attempt_at DESC LIMIT $3) r),
+			COALESCE((SELECT d.last_error IS NULL FROM webhook_deliveries d WHERE d.endpoint_id = w.id
+				AND d.last_attempt_at >= $2 ORDER BY d.last_attempt_at DESC LIMIT 1), false)
+		FROM webhook_endpoints w WHERE w.tenant_id = $1`, tenantID, since, FailingStreak)
+	if err != nil {
+		return nil, fmt.Errorf("reading webhook health: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]EndpointHealth{}
+	for rows.Next() {
+		var id string
+		var h EndpointHealth
+		if err := rows.Scan(&id, &h.LastSuccessAt, &h.Attempted, &h.Failed, &h.Failing, &h.LatestSucceeded); err != nil {
+			return nil, fmt.Errorf("reading webhook health: %w", err)
+		}
+		out[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading webhook health: %w", err)
+	}
+	return out, nil
 }
 
 // DeliveryFilter selects a page of an endpoint's deliveries.
@@ -343,6 +408,64 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 		return d.insertDeliveryJobs(ctx, tx, []string{deliveryID})
 	})
 	return del, err
+}
+
+// TestEventData is the data of a webhook.test event: Test is always true, so
+// that a receiver can tell it from real events whatever it reads first.
+type TestEventData struct {
+	Test       bool   `json:"test"`
+	EndpointID string `json:"endpointId"`
+	Message    string `json:"message"`
+}
+
+// testEventMessage tells whoever reads a test event's payload what it is.
+const testEventMessage = "A test event sent from the dashboard to check this endpoint; it needs no action."
+
+// SendTestEvent records a webhook.test event of the tenant and, in its
+// transaction, one delivery of it to the endpoint with its River job: the
+// test goes the way of every delivery (signed, retried, in the log). A
+// disabled endpoint is a conflict, as it receives nothing.
+func (d *DB) SendTestEvent(ctx context.Context, tenantID, endpointID string, at time.Time) (del WebhookDelivery, err error) {
+	err = d.inTx(ctx, func(tx pgx.Tx) error {
+		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
+		if err != nil {
+			return err
+		}
+		if !ep.Enabled {
+			return parley.Errorf(parley.KindConflict, "The endpoint is disabled; enable it to send a test event")
+		}
+		payload, err := json.Marshal(map[string]any{"event": EventWebhookTest, "createdAt": at.UTC(),
+			"data": TestEventData{Test: true, EndpointID: ep.ID, Message: testEventMessage}})
+		if err != nil {
+			return fmt.Errorf("encoding test event: %w", err)
+		}
+		var eventID string
+		if err := tx.QueryRow(ctx, `INSERT INTO events (tenant_id, type, payload, created_at) VALUES ($1, $2, $3, $4) RETURNING id`,
+			tenantID, EventWebhookTest, payload, at).Scan(&eventID); err != nil {
+			return fmt.Errorf("recording test event: %w", err)
+		}
+		rows, _ := tx.Query(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event)
+			VALUES ($1, $2, $3, $4) RETURNING `+deliveryColumns, tenantID, ep.ID, eventID, EventWebhookTest)
+		if del, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery]); err != nil {
+			return fmt.Errorf("enqueueing test delivery: %w", err)
+		}
+		return d.insertDeliveryJobs(ctx, tx, []string{del.ID})
+	})
+	return del, err
+}
+
+// WebhookDelivery returns one delivery of the tenant's endpoint.
+func (d *DB) WebhookDelivery(ctx context.Context, tenantID, endpointID, id string) (WebhookDelivery, error) {
+	if !looksLikeUUID(endpointID) || !looksLikeUUID(id) {
+		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
+	}
+	rows, _ := d.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE tenant_id = $1 AND endpoint_id = $2 AND id = $3`, tenantID, endpointID, id)
+	del, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
+	if err != nil {
+		return WebhookDelivery{}, notFound(err, "Delivery")
+	}
+	return del, nil
 }
 
 // cancelQueuedDeliveryJob cancels, in tx, the delivery's last job if it still

@@ -3,9 +3,13 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -23,16 +27,19 @@ const maxShownMessages = 200
 // maxSummaryValue is the length of one value in a list row's summary.
 const maxSummaryValue = 60
 
-// submissionToolTypes are the choices of the tool type filter: every type the API accepts.
+// submissionToolTypes are the choices of the type filter: the types that
+// produce submissions, by their names for owners. (An address may still
+// carry any type the API accepts.)
 var submissionToolTypes = func() []views.Option {
 	var opts []views.Option
-	for _, t := range append(append([]string{}, agent.UserToolTypes...), agent.SyntheticToolTypes...) {
+	for _, t := range agent.SubmissionToolTypes {
 		opts = append(opts, views.Option{Value: t, Label: views.ToolTypeName(t)})
 	}
 	return opts
 }()
 
-// inputFields reads a submission's input in its stored order.
+// inputFields reads a submission's input (or result) in its stored order,
+// each value formatted for reading.
 func inputFields(raw json.RawMessage) []views.SubmissionField {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -49,22 +56,151 @@ func inputFields(raw json.RawMessage) []views.SubmissionField {
 		if err := dec.Decode(&v); err != nil {
 			break
 		}
-		fields = append(fields, views.SubmissionField{Key: key, Value: fieldText(v)})
+		fields = append(fields, views.SubmissionField{Key: key, Label: fieldLabel(key), Value: fieldText(v)})
 	}
 	return fields
 }
 
-// fieldText shows a collected value: strings as they are, null as nothing,
-// anything else as JSON.
+// fieldText shows a collected value for reading: strings as they are, null
+// as nothing, yes or no, numbers as written, lists one item a line (or
+// joined when short), objects as "Label: value" lines.
 func fieldText(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var x any
+	if dec.Decode(&x) != nil {
+		return string(v)
 	}
-	if string(v) == "null" {
+	return valueText(x, "")
+}
+
+func valueText(x any, indent string) string {
+	switch x := x.(type) {
+	case nil:
 		return ""
+	case string:
+		return x
+	case bool:
+		if x {
+			return "Yes"
+		}
+		return "No"
+	case json.Number:
+		return x.String()
+	case []any:
+		scalars := true
+		parts := make([]string, len(x))
+		for i, e := range x {
+			switch e.(type) {
+			case []any, map[string]any:
+				scalars = false
+			}
+			parts[i] = valueText(e, indent+"  ")
+		}
+		if scalars {
+			return strings.Join(parts, ", ")
+		}
+		for i := range parts {
+			parts[i] = indent + "• " + strings.TrimPrefix(parts[i], indent+"  ")
+		}
+		return strings.Join(parts, "\n")
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		lines := make([]string, 0, len(keys))
+		for _, k := range keys {
+			val := valueText(x[k], indent+"  ")
+			if strings.Contains(val, "\n") {
+				lines = append(lines, indent+fieldLabel(k)+":\n"+val)
+			} else {
+				lines = append(lines, indent+fieldLabel(k)+": "+val)
+			}
+		}
+		return strings.Join(lines, "\n")
 	}
-	return prettyJSON(v)
+	return fmt.Sprint(x)
+}
+
+// fieldLabel turns a field name (snake_case or camelCase) into words:
+// full_name and fullName are both "Full name".
+func fieldLabel(key string) string {
+	var b strings.Builder
+	prevLower := false
+	for _, r := range key {
+		switch {
+		case r == '_' || r == '-' || r == ' ':
+			if b.Len() > 0 {
+				b.WriteRune(' ')
+			}
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			b.WriteRune(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	words := strings.Join(strings.Fields(b.String()), " ")
+	if words == "" {
+		return key
+	}
+	r, n := utf8.DecodeRuneInString(words)
+	return string(unicode.ToUpper(r)) + words[n:]
+}
+
+// labelFields gives the fields the labels of the form they were collected
+// with, where that form declares them.
+func labelFields(fields []views.SubmissionField, form []parley.FormField) {
+	for i, f := range fields {
+		for _, ff := range form {
+			if ff.Name == f.Key && strings.TrimSpace(ff.Label) != "" {
+				fields[i].Label = strings.TrimSpace(ff.Label)
+			}
+		}
+	}
+}
+
+// formFieldsOf finds the form a submission was collected with: its SUBMIT_FORM
+// tool's, or for the standalone form the segment form that declares every
+// collected field. Nil when neither is known any more.
+func (h *Handler) formFieldsOf(c echo.Context, s parley.Submission, fields []views.SubmissionField) ([]parley.FormField, error) {
+	ctx := c.Request().Context()
+	if s.ToolID != nil {
+		t, err := h.DB.Tool(ctx, s.TenantID, *s.ToolID)
+		if parley.ErrorKind(err) == parley.KindNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var cfg agent.SubmitFormConfig
+		if t.Type != agent.ToolSubmitForm || json.Unmarshal(t.Config, &cfg) != nil {
+			return nil, nil
+		}
+		return cfg.Fields, nil
+	}
+	if s.Channel != parley.ChannelForm {
+		return nil, nil
+	}
+	segs, err := h.DB.ListSegments(ctx, s.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	for _, seg := range segs {
+		if seg.FormConfig == nil {
+			continue
+		}
+		declared := func(f views.SubmissionField) bool {
+			return slices.ContainsFunc(seg.FormConfig.Fields, func(ff parley.FormField) bool { return ff.Name == f.Key })
+		}
+		if len(fields) > 0 && !slices.ContainsFunc(fields, func(f views.SubmissionField) bool { return !declared(f) }) {
+			return seg.FormConfig.Fields, nil
+		}
+	}
+	return nil, nil
 }
 
 // submissionSummary is a row's glimpse of what was collected: the email, name
@@ -170,7 +306,12 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 	}
 	d := views.SubmissionDetail{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType, Channel: s.Channel,
 		PageURL: deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
-		Fields: inputFields(s.Input), Result: prettyJSON(s.Result)}
+		Fields: inputFields(s.Input), Result: inputFields(s.Result), RawInput: prettyJSON(s.Input), RawResult: prettyJSON(s.Result)}
+	form, err := h.formFieldsOf(c, s, d.Fields)
+	if err != nil {
+		return views.SubmissionDetail{}, err
+	}
+	labelFields(d.Fields, form)
 	if s.VisitorID != nil {
 		v, err := h.DB.VisitorDetail(ctx, tenantID, *s.VisitorID)
 		switch {
@@ -258,7 +399,27 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	}
 	row := submissionRow(sub)
 	row.Error = msg
-	return render(c, status, views.SubmissionRowView(p, row, safeSubmissionsNext(c.FormValue("next"))))
+	next := safeSubmissionsNext(c.FormValue("next"))
+	toolType := statsToolType(next)
+	stats, err := h.DB.ListSubmissions(ctx, tenantID, db.SubmissionFilter{ToolType: toolType, Page: 1, Limit: 1})
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.SubmissionRowChanged(p, row, next, views.SubmissionsStats(*stats.Stats), views.StatsScope(toolType)))
+}
+
+// statsToolType is the tool type the list's counters cover: that of the list's
+// filter (in its address, next) when the filter is valid, else every type.
+func statsToolType(next string) string {
+	u, err := url.Parse(next)
+	if err != nil {
+		return ""
+	}
+	t := strings.ToUpper(u.Query().Get("toolType"))
+	if !slices.Contains(agent.UserToolTypes, t) && !slices.Contains(agent.SyntheticToolTypes, t) {
+		return ""
+	}
+	return t
 }
 
 // RemoveSubmission erases a submission and its recorded events; its

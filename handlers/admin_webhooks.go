@@ -21,29 +21,109 @@ import (
 // the page after the redirect shows it, once.
 const sessNewWebhookSecret = "newWebhookSecret"
 
+// sessRotatedWebhookSecret, followed by an endpoint's id, holds its new
+// signing secret until the endpoint's page shows it, once.
+const sessRotatedWebhookSecret = "rotatedWebhookSecret:"
+
+// rotationWarning goes with a new secret: the old one stopped verifying.
+const rotationWarning = "Store it now: it is shown only once. The old secret no longer verifies anything: " +
+	"put this one in your receiver. Deliveries it refuses meanwhile are retried for about 8 hours, signed with this secret, and can be redelivered."
+
 // deliveryStatuses are the statuses the deliveries log filters on.
 var deliveryStatuses = []string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}
 
-func webhookRow(e db.WebhookEndpoint) views.WebhookRow {
+// healthWindow is the span of the recent failures an endpoint's health counts.
+const healthWindow = 24 * time.Hour
+
+func webhookRow(e db.WebhookEndpoint, health db.EndpointHealth) views.WebhookRow {
 	return views.WebhookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
-		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime)}
+		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime), Health: webhookHealth(e, health)}
 }
 
-func deliveryRow(endpointID string, d db.WebhookDelivery) views.DeliveryRow {
+// webhookHealth says how an endpoint's deliveries go, in words.
+func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealth {
+	v := views.WebhookHealth{LastSuccess: "never"}
+	if h.LastSuccessAt != nil {
+		v.LastSuccess = h.LastSuccessAt.UTC().Format(dateTime)
+	}
+	switch {
+	case h.Attempted == 0:
+		v.Recent = "Nothing sent in the last 24 h."
+	case h.Failed == 0 && h.Attempted == 1:
+		v.Recent = "The one delivery of the last 24 h went through."
+	case h.Failed == 0:
+		v.Recent = fmt.Sprintf("All %d deliveries of the last 24 h went through.", h.Attempted)
+	case h.Attempted == 1:
+		v.Recent = "The one delivery of the last 24 h failed."
+	default:
+		v.Recent = fmt.Sprintf("%d of %d deliveries failed in the last 24 h.", h.Failed, h.Attempted)
+	}
+	switch {
+	case !e.Enabled:
+		v.State, v.Title = "disabled", "Receives no events until enabled again."
+	case h.Failing:
+		v.State, v.Title = "failing", fmt.Sprintf("The last %d deliveries all failed: check the endpoint, then redeliver.", db.FailingStreak)
+	case h.LatestSucceeded:
+		v.State, v.Title = "working", "The latest delivery went through."
+	case h.Attempted > 0:
+		v.State, v.Title = "enabled", "The latest delivery failed; see the log."
+	default:
+		v.State, v.Title = "enabled", "Receives the events it subscribes to."
+	}
+	return v
+}
+
+// endpointHealth reads the health of the tenant's endpoints.
+func (h *Handler) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
+	return h.DB.WebhookHealth(c.Request().Context(), adminFrom(c).Tenant.ID, h.now().Add(-healthWindow))
+}
+
+// dateTimeSeconds shows times a few seconds apart, such as an attempt and its retry.
+const dateTimeSeconds = "2006-01-02 15:04:05 UTC"
+
+func deliveryRow(endpointID string, d db.WebhookDelivery, now time.Time) views.DeliveryRow {
 	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
 		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: deref(d.LastError),
-		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: timeOrDash(d.LastAttemptAt), NextAttempt: timeOrDash(d.NextAttemptAt)}
+		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
 	if d.HTTPStatus != nil {
 		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
 	}
 	return r
 }
 
-func timeOrDash(t *time.Time) string {
+func secondsOrDash(t *time.Time) string {
 	if t == nil {
 		return "—"
 	}
-	return t.UTC().Format(dateTime)
+	return t.UTC().Format(dateTimeSeconds)
+}
+
+// nextAttempt says when a pending delivery is tried next: the time its retry
+// is scheduled for, to the second, and how long until then; "now" when it
+// waits for a worker. A settled delivery has none.
+func nextAttempt(d db.WebhookDelivery, now time.Time) string {
+	if d.Status != db.DeliveryPending {
+		return "—"
+	}
+	if d.NextAttemptAt == nil || !d.NextAttemptAt.After(now) {
+		return "now (queued)"
+	}
+	return d.NextAttemptAt.UTC().Format(dateTimeSeconds) + " (in " + roughDuration(d.NextAttemptAt.Sub(now)) + ")"
+}
+
+// roughDuration is a wait in the largest units that matter: "25 s", "2 min", "1 h 5 min".
+func roughDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(max(d.Round(time.Second), time.Second)/time.Second)) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Round(time.Minute)/time.Minute)) + " min"
+	}
+	h, m := int(d/time.Hour), int((d%time.Hour).Round(time.Minute)/time.Minute)
+	if m == 0 || m == 60 {
+		return strconv.Itoa(h+m/60) + " h"
+	}
+	return strconv.Itoa(h) + " h " + strconv.Itoa(m) + " min"
 }
 
 // webhookForm turns an endpoint into its edit form.
@@ -90,8 +170,12 @@ func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.Webh
 	if err != nil {
 		return v, err
 	}
+	health, err := h.endpointHealth(c)
+	if err != nil {
+		return v, err
+	}
 	for _, e := range eps {
-		v.Endpoints = append(v.Endpoints, webhookRow(e))
+		v.Endpoints = append(v.Endpoints, webhookRow(e, health[e.ID]))
 	}
 	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, db.WebhookEvents, webhookSecretWarning
 	return v, nil
@@ -158,7 +242,11 @@ func (h *Handler) ToggleWebhook(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep)))
+		health, err := h.endpointHealth(c)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
 	}
 	verb := "disabled"
 	if enabled {
@@ -189,12 +277,12 @@ func (h *Handler) RemoveWebhook(c echo.Context) error {
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
 // and a page of its deliveries log, filtered by the query's status.
-func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.now().Add(-deliveryStatsWindow))
 	if err != nil {
-		return err
+		return views.WebhookView{}, err
 	}
 	l := views.DeliveriesList{EndpointID: ep.ID, Statuses: deliveryStatuses, Page: 1}
 	if s := c.QueryParam("status"); slices.Contains(deliveryStatuses, s) {
@@ -206,14 +294,18 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	ds, total, err := h.DB.ListWebhookDeliveries(ctx, tenantID, ep.ID,
 		db.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: defaultDeliveriesPage})
 	if err != nil {
-		return err
+		return views.WebhookView{}, err
 	}
 	l.Total, l.Pages = total, (total+defaultDeliveriesPage-1)/defaultDeliveriesPage
 	for _, d := range ds {
-		l.Rows = append(l.Rows, deliveryRow(ep.ID, d))
+		l.Rows = append(l.Rows, deliveryRow(ep.ID, d, h.now()))
+	}
+	health, err := h.endpointHealth(c)
+	if err != nil {
+		return views.WebhookView{}, err
 	}
 	f.ID, f.AllEvents = ep.ID, db.WebhookEvents
-	v := views.WebhookView{Endpoint: webhookRow(ep), Form: f, Deliveries: l, Stats: views.DeliveryStats{
+	v := views.WebhookView{Endpoint: webhookRow(ep, health[ep.ID]), Form: f, Deliveries: l, Stats: views.DeliveryStats{
 		Total: stats.Total, Succeeded: stats.Succeeded, Failed: stats.Failed, Pending: stats.Pending, Dropped: stats.Dropped,
 		LastSuccess: "never", LastAttempt: "never",
 	}}
@@ -223,19 +315,53 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	if stats.LastAttemptAt != nil {
 		v.Stats.LastAttempt = stats.LastAttemptAt.UTC().Format(dateTime)
 	}
+	return v, nil
+}
+
+func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+	ctx := c.Request().Context()
+	v, err := h.webhookView(c, ep, f)
+	if err != nil {
+		return err
+	}
+	l := v.Deliveries
 	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
 		return render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
+	}
+	if v.NewSecret = h.Sessions.PopString(ctx, sessRotatedWebhookSecret+ep.ID); v.NewSecret != "" {
+		v.Warning = rotationWarning
 	}
 	return render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
 }
 
-// ShowWebhookPage renders an endpoint's edit form, statistics and deliveries.
+// ShowWebhookPage renders an endpoint's edit form, statistics and
+// deliveries, with a just-rotated signing secret shown once.
 func (h *Handler) ShowWebhookPage(c echo.Context) error {
 	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return h.renderWebhookPage(c, http.StatusOK, ep, webhookForm(ep))
+}
+
+// RotateWebhookSecret gives an endpoint a new signing secret, shown once on
+// its page after the redirect. The old secret stops verifying at once (no
+// grace period: a delivery carries one signature, as the spec has it); the
+// retries of refused deliveries and redelivery cover the switch.
+func (h *Handler) RotateWebhookSecret(c echo.Context) error {
+	ctx := c.Request().Context()
+	secret := newWebhookSecret()
+	ep, err := h.DB.RotateWebhookSecret(ctx, adminFrom(c).Tenant.ID, c.Param("id"), h.Box.Seal([]byte(secret)))
+	if err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessRotatedWebhookSecret+ep.ID, secret)
+	h.Sessions.Put(ctx, sessFlash, "New signing secret made; the old one no longer verifies.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", "/admin/webhooks/"+ep.ID)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+ep.ID)
 }
 
 // SaveWebhook saves an endpoint's form with the API's rules, or shows
@@ -290,5 +416,91 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
 	}
-	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d)))
+	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
+}
+
+// testEventResult says how a test delivery went, for the endpoint's page.
+func testEventResult(endpointID string, d db.WebhookDelivery, now time.Time) views.TestEventResult {
+	r := views.TestEventResult{EndpointID: endpointID, DeliveryID: d.ID}
+	status := ""
+	if d.HTTPStatus != nil {
+		status = "HTTP " + strconv.Itoa(*d.HTTPStatus)
+	}
+	switch {
+	case d.Status == db.DeliverySucceeded:
+		r.State, r.Text = "succeeded", "Delivered: the endpoint answered "+status+". Check that it verified the signature."
+	case d.Status == db.DeliveryPending && d.Attempts == 0:
+		r.State, r.Text, r.Waiting = "pending", "Sending…", true
+	case d.Status == db.DeliveryPending:
+		r.State, r.Text = "failed", "Not delivered: "+deref(d.LastError)+". Retried "+retryWhen(d, now)+
+			"; fix the endpoint and send another test to check at once."
+	case d.Status == db.DeliveryFailed:
+		r.State, r.Text = "failed", "Not delivered after every attempt: "+deref(d.LastError)+"."
+	default:
+		r.State, r.Text = "failed", "Not sent: the endpoint was disabled first."
+	}
+	return r
+}
+
+// retryWhen is when a pending delivery is tried again, in words.
+func retryWhen(d db.WebhookDelivery, now time.Time) string {
+	if d.NextAttemptAt == nil || !d.NextAttemptAt.After(now) {
+		return "now"
+	}
+	return "in " + roughDuration(d.NextAttemptAt.Sub(now))
+}
+
+// SendTestEvent queues a webhook.test delivery to the endpoint, signed and
+// sent by the delivery workers as any other. htmx gets the result panel,
+// which asks again until the first attempt is over; without htmx, the
+// endpoint's page with the delivery at the top of its log.
+func (h *Handler) SendTestEvent(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	d, err := h.DB.SendTestEvent(ctx, adminFrom(c).Tenant.ID, id, h.now())
+	refused := parley.ErrorKind(err) == parley.KindConflict
+	if err != nil && !refused {
+		return err
+	}
+	if !isHTMX(c) {
+		if refused {
+			h.Sessions.Put(ctx, sessFlashError, err.Error())
+		} else {
+			h.Sessions.Put(ctx, sessFlash, "Test event queued; its delivery is at the top of the log.")
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id)
+	}
+	if refused {
+		return render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
+	}
+	return h.renderTestEventAnswer(c, http.StatusAccepted, d)
+}
+
+// renderTestEventAnswer answers with the test's result and, out of band, the
+// endpoint's health, statistics and delivery log (at the filter the page
+// sent along), which the test has just changed.
+func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
+	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, d.EndpointID)
+	if err != nil {
+		return err
+	}
+	v, err := h.webhookView(c, ep, views.WebhookForm{})
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
+}
+
+// ShowTestEventResult is the result panel of a test delivery, asked for
+// again by the panel itself while the first attempt is under way.
+func (h *Handler) ShowTestEventResult(c echo.Context) error {
+	id := c.Param("id")
+	d, err := h.DB.WebhookDelivery(c.Request().Context(), adminFrom(c).Tenant.ID, id, c.Param("deliveryId"))
+	if err != nil {
+		return err
+	}
+	if r := testEventResult(id, d, h.now()); r.Waiting {
+		return render(c, http.StatusOK, views.TestEventResultView(r))
+	}
+	return h.renderTestEventAnswer(c, http.StatusOK, d)
 }

@@ -148,7 +148,10 @@ func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[deliv
 	status *int, errMsg string, final bool) error {
 	a := db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final}
 	if errMsg != "" && !final {
-		next := at.Add(w.retryDelay(job.Attempt))
+		// From now, as NextRetry reckons River's schedule once Work returns,
+		// not from the attempt's start: a slow receiver would else show a
+		// next attempt up to the attempt's timeout earlier than River's.
+		next := w.now().Add(w.retryDelay(job.Attempt))
 		a.NextAt = &next
 	}
 	err := w.DB.RecordDeliveryAttempt(ctx, id, a)

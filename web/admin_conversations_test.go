@@ -185,7 +185,7 @@ func TestAdminConversations(t *testing.T) {
 		}
 		fields := map[string]string{}
 		tool.Find("dt").Each(func(_ int, s *goquery.Selection) { fields[s.Text()] = s.Next().Text() })
-		if fields["email"] != "ada@example.com" || fields["message"] != "Thanks" || fields["success"] != "true" {
+		if fields["email"] != "ada@example.com" || fields["message"] != "Thanks" || fields["success"] != "Yes" {
 			t.Errorf("tool fields %v", fields)
 		}
 		if strings.Contains(tool.Text(), `{"email"`) {

@@ -2,14 +2,18 @@ package web
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
@@ -103,7 +107,7 @@ func TestBrowserSubmissions(t *testing.T) {
 				t.Errorf("summary of %s = %q, want %q", sub, got, want)
 			}
 		}
-		if got := mustRunStep(ctx, t, "tool", chromedp.Text(chromedp.CSS("#submission-"+demo.ID+" td.tool"))); got != "Demo booking Book meeting" {
+		if got := mustRunStep(ctx, t, "tool", chromedp.Text(chromedp.CSS("#submission-"+demo.ID+" td.tool"))); got != "Demo booking Meeting booking" {
 			t.Errorf("tool cell = %q", got)
 		}
 		if html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("main"))); strings.Contains(html, theirs.ID) {
@@ -206,6 +210,8 @@ func TestBrowserSubmissions(t *testing.T) {
 		if n := eventCount(t, b, ada.ID, db.EventSubmissionUpdated); n != 1 {
 			t.Errorf("%d submission.updated events, want 1", n)
 		}
+		// The counters come with the row: ada is no longer new.
+		waitUntil(ctx, t, "the counters", `document.getElementById('stat-new').textContent === '2'`)
 
 		// A value outside the three is refused in the row, which keeps the stored status.
 		mustStep(t, "choosing a forged status", chromedp.Do(ctx,
@@ -228,6 +234,51 @@ func TestBrowserSubmissions(t *testing.T) {
 		}
 	})
 
+	t.Run("KeyboardBrowsingDoesNotSave", func(t *testing.T) {
+		sel := "#status-" + old.ID
+		value := func() string { return mustRunStep(ctx, t, "select", chromedp.Value(chromedp.CSS(sel))) }
+		stored := func() string {
+			got, err := b.db.Submission(bg, ten.ID, old.ID)
+			mustStep(t, "reading the old one", err)
+			return got.Status
+		}
+		mustStep(t, "opening the inbox", chromedp.Do(ctx, chromedp.Navigate(list), chromedp.WaitVisible(chromedp.CSS(sel))))
+		newBefore := mustRunStep(ctx, t, "new", chromedp.Text(chromedp.ID("stat-new")))
+		mustStep(t, "browsing with the arrow keys", chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)),
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowDown)))
+		if v := value(); v != parley.SubmissionResolved {
+			t.Fatalf("two arrow presses show %q, want RESOLVED (the keys did not reach the select)", v)
+		}
+		time.Sleep(300 * time.Millisecond) // a save, if one were sent, would have landed
+		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionNew || n != 0 {
+			t.Errorf("browsing saved: stored %s, %d submission.updated events", st, n)
+		}
+		if !mustRunStep(ctx, t, "hint", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById('status-pending-`+old.ID+`')).display !== 'none'`)) {
+			t.Error("the unsaved choice is not marked")
+		}
+
+		mustStep(t, "undoing with Escape", chromedp.Do(ctx, chromedp.KeyEvent(kb.Escape)))
+		if v := value(); v != parley.SubmissionNew {
+			t.Errorf("after Escape the select shows %q, want NEW", v)
+		}
+
+		mustStep(t, "choosing with Enter", chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter)))
+		waitUntil(ctx, t, "the saved row", `!!document.querySelector('#submission-`+old.ID+` select.status-contacted')`)
+		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionContacted || n != 1 {
+			t.Errorf("Enter: stored %s, %d submission.updated events, want CONTACTED and 1", st, n)
+		}
+		if got := mustRunStep(ctx, t, "new", chromedp.Text(chromedp.ID("stat-new"))); got == newBefore {
+			t.Errorf("New still %s after saving", got)
+		}
+
+		mustStep(t, "browsing then leaving the field", chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)),
+			chromedp.KeyEvent(kb.ArrowDown), chromedp.Focus(chromedp.ID("search"))))
+		waitUntil(ctx, t, "the saved row", `!!document.querySelector('#submission-`+old.ID+` select.status-resolved')`)
+		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionResolved || n != 2 {
+			t.Errorf("leaving the field: stored %s, %d submission.updated events, want RESOLVED and 2", st, n)
+		}
+	})
+
 	t.Run("Detail", func(t *testing.T) {
 		mustStep(t, "opening ada's", chromedp.Do(ctx, chromedp.Navigate(list),
 			chromedp.Click(chromedp.CSS("#submission-"+ada.ID+" td.summary a")), chromedp.WaitVisible(chromedp.ID("submission"))))
@@ -243,7 +294,7 @@ func TestBrowserSubmissions(t *testing.T) {
 				t.Errorf("%s = %q, want %q", sel, got, want)
 			}
 		}
-		if r := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.ID("submission-result"))); !strings.Contains(r, `"message": "Thanks, we will call you."`) {
+		if r := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.CSS(`#submission-result dd[data-result="message"]`))); r != "Thanks, we will call you." {
 			t.Errorf("result = %q", r)
 		}
 		msgs := mustRunStep(ctx, t, "messages", chromedp.Evaluate[[]string](
@@ -344,6 +395,26 @@ func TestAdminSubmissionsForms(t *testing.T) {
 		}
 	})
 
+	t.Run("TypeFilterOffersKindsOfSubmission", func(t *testing.T) {
+		p := c.as(t).get("/admin/submissions")
+		var got []string
+		p.doc.Find("#toolType option").Each(func(_ int, o *goquery.Selection) {
+			got = append(got, o.AttrOr("value", "")+"="+strings.TrimSpace(o.Text()))
+		})
+		want := []string{"=Any type", "SUBMIT_FORM=Lead form", "GENERATE_QUOTE=Quote", "BOOK_MEETING=Meeting booking",
+			"ESCALATE_TO_HUMAN=Handover to a person"}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("type options = %q, want %q (only the types that produce submissions)", got, want)
+		}
+		p = c.as(t).get("/admin/submissions?toolType=GENERATE_QUOTE")
+		if scope := p.text("#stats-scope"); !strings.HasPrefix(scope, "Counters cover the Quote submissions only") {
+			t.Errorf("scope = %q", scope)
+		}
+		if p.status != http.StatusOK || p.text("#stat-total") != "0" {
+			t.Errorf("quotes: %d, total %q", p.status, p.text("#stat-total"))
+		}
+	})
+
 	t.Run("StatusWithoutJavaScript", func(t *testing.T) {
 		cc := c.as(t)
 		cc.get("/admin/submissions/" + sub.ID)
@@ -376,4 +447,132 @@ func TestAdminSubmissionsForms(t *testing.T) {
 			t.Errorf("%d events left", n)
 		}
 	})
+}
+
+func TestAdminSubmissionDetailLabels(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "scale")
+	bg := context.Background()
+	tool, err := b.db.CreateTool(bg, ten.ID, db.ToolWrite{Name: parley.Some("Bike fitting"), Type: parley.Some("SUBMIT_FORM"),
+		Config: parley.Some(json.RawMessage(`{"fields":[{"name":"work_email","label":"Your work email","type":"email","required":true},
+			{"name":"bike_size","label":"Frame size","type":"text","required":false}]}`))})
+	mustStep(t, "creating the tool", err)
+	_, err = b.db.UpdateSegment(bg, ten.ID, "default", db.SegmentWrite{FormConfig: parley.Some(&parley.FormConfig{Enabled: true,
+		Intent: "Contact us", Fields: []parley.FormField{{Name: "fullName", Label: "Name and surname", Type: "text"}}})})
+	mustStep(t, "setting the segment's form", err)
+	byTool := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Bike fitting",
+		`{"work_email":"ada@example.com","bike_size":"56 cm","newsletter":true,"seats":12,"extras":["lock","bell"],"address":{"city":"Lyon","zip":"69001"},"note":null}`,
+		time.Time{}, func(ns *parley.NewSubmission) { ns.ToolID = &tool.ID })
+	byForm := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact us", `{"fullName":"Grace Hopper"}`, time.Time{}, nil)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	fields := func(p adminPage) map[string]string {
+		got := map[string]string{}
+		p.doc.Find("#submission-input dl.input-fields dt").Each(func(_ int, dt *goquery.Selection) {
+			got[strings.TrimSpace(dt.Text())] = strings.TrimSpace(dt.Next().Text())
+		})
+		return got
+	}
+	p := c.get("/admin/submissions/" + byTool.ID)
+	want := map[string]string{"Your work email": "ada@example.com", "Frame size": "56 cm", "Newsletter": "Yes", "Seats": "12",
+		"Extras": "lock, bell", "Address": "City: Lyon\nZip: 69001", "Note": "—"}
+	if got := fields(p); !maps.Equal(got, want) {
+		t.Errorf("fields = %q, want %q", got, want)
+	}
+	if txt := p.doc.Find("#submission-input dl").Text(); strings.ContainsAny(txt, "{}[\"") || strings.Contains(txt, "work_email") {
+		t.Errorf("raw keys or JSON shown: %q", txt)
+	}
+	result := map[string]string{}
+	p.doc.Find("#submission-result dt").Each(func(_ int, dt *goquery.Selection) {
+		result[strings.TrimSpace(dt.Text())] = strings.TrimSpace(dt.Next().Text())
+	})
+	if want := map[string]string{"Success": "Yes", "Message": "Thanks, we will call you."}; !maps.Equal(result, want) {
+		t.Errorf("outcome = %q, want %q", result, want)
+	}
+	if p.doc.Find("#submission-raw[open]").Length() != 0 || !strings.Contains(p.doc.Find("#submission-raw pre").First().Text(), `"work_email": "ada@example.com"`) {
+		t.Error("the JSON is not kept, closed, for developers")
+	}
+
+	if got := fields(c.get("/admin/submissions/" + byForm.ID)); !maps.Equal(got, map[string]string{"Name and surname": "Grace Hopper"}) {
+		t.Errorf("standalone form fields = %q, want the segment form's label", got)
+	}
+
+	// The tool gone, names are put in words.
+	mustStep(t, "deleting the tool", b.db.DeleteTool(bg, ten.ID, tool.ID))
+	if got := fields(c.get("/admin/submissions/" + byTool.ID)); got["Work email"] != "ada@example.com" || got["Bike size"] != "56 cm" {
+		t.Errorf("fields without the tool = %q", got)
+	}
+}
+
+func TestAdminSubmissionsExport(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "scale")
+	now := time.Now().UTC()
+	evil := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",
+		`{"full_name":"=HYPERLINK(\"https://evil.example\",\"click\")","phone":"+1 555 0100","note":"Hello, \"shop\"\nsecond line","handle":"@ada"}`,
+		now.Add(-2*time.Minute), nil)
+	plain := inboxSubmission(t, b, ten.ID, "web", "GENERATE_QUOTE", "Quote", `{"email":"bo@example.com","seats":-3,"paid":true}`, now.Add(-time.Minute), nil)
+	inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"email":"form@example.com"}`, now, nil)
+	other := b.newTenant(t, "scale")
+	inboxSubmission(t, b, other.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, now, nil)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	if href := c.get("/admin/submissions?channel=web&limit=1").doc.Find("#export-csv").AttrOr("href", ""); href != "/admin/submissions/export.csv?channel=web" {
+		t.Errorf("export button = %q, want the filters without the page size", href)
+	}
+	p := c.get("/admin/submissions/export.csv?channel=web")
+	if p.status != http.StatusOK || p.header.Get("Content-Type") != "text/csv; charset=utf-8" ||
+		!strings.HasPrefix(p.header.Get("Content-Disposition"), `attachment; filename="submissions-`+ten.Slug+`-`) {
+		t.Fatalf("export: %d %q %q", p.status, p.header.Get("Content-Type"), p.header.Get("Content-Disposition"))
+	}
+	body, ok := strings.CutPrefix(p.body, "\uFEFF")
+	if !ok {
+		t.Error("no byte order mark: spreadsheets misread accents")
+	}
+	recs, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatalf("not RFC 4180 CSV: %v\n%s", err, body)
+	}
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want a header and the 2 web submissions:\n%s", len(recs), body)
+	}
+	rows := map[string]map[string]string{}
+	for _, rec := range recs[1:] {
+		row := map[string]string{}
+		for i, h := range recs[0] {
+			row[h] = rec[i]
+		}
+		rows[row["Submission"]] = row
+	}
+	wantHeader := "Created (UTC),Status,Channel,Type,Tool,Page,Visitor,Conversation,Submission,Full name,Handle,Note,Phone,Email,Paid,Seats"
+	if got := strings.Join(recs[0], ","); got != wantHeader {
+		t.Errorf("header = %s\nwant     %s", got, wantHeader)
+	}
+	for sub, want := range map[string]map[string]string{
+		evil.ID: {"Full name": `'=HYPERLINK("https://evil.example","click")`, "Phone": "'+1 555 0100", "Handle": "'@ada",
+			"Note": "Hello, \"shop\"\nsecond line", "Status": "New", "Channel": "Chat widget", "Type": "Lead form", "Email": ""},
+		plain.ID: {"Email": "bo@example.com", "Seats": "'-3", "Paid": "Yes", "Type": "Quote", "Tool": "Quote",
+			"Page": "https://shop.example/pricing", "Full name": ""},
+	} {
+		for col, v := range want {
+			if got := rows[sub][col]; got != v {
+				t.Errorf("%s of %s = %q, want %q", col, sub, got, v)
+			}
+		}
+	}
+	if strings.Contains(body, "theirs@example.com") || strings.Contains(body, "form@example.com") {
+		t.Error("the export holds rows outside the filter or the tenant")
+	}
+
+	if p := c.get("/admin/submissions/export.csv?status=DONE"); p.status < 400 || strings.Contains(p.header.Get("Content-Type"), "csv") {
+		t.Errorf("invalid filter: %d %q", p.status, p.header.Get("Content-Type"))
+	}
+	anon := b.newAdminClient(t)
+	if p := anon.get("/admin/submissions/export.csv"); strings.Contains(p.body, "bo@example.com") {
+		t.Error("exported without signing in")
+	}
 }

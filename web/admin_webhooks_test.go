@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -157,8 +158,8 @@ func TestBrowserWebhooks(t *testing.T) {
 		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); loc != b.ts.URL+"/admin/webhooks" {
 			t.Errorf("location after disabling = %s", loc)
 		}
-		mustStep(t, "enabling", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button.toggle")),
-			chromedp.WaitVisible(chromedp.CSS(row+" .badge.on"))))
+		mustStep(t, "enabling", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button.toggle"))))
+		waitUntil(ctx, t, "the enabled row", `document.querySelector('`+row+` td.state .badge')?.textContent === 'enabled'`)
 		if got, _ := b.db.WebhookEndpoint(bg, ten.ID, ep.ID); !got.Enabled {
 			t.Error("the endpoint is still disabled")
 		}
@@ -368,6 +369,30 @@ func TestAdminWebhooksDeliveries(t *testing.T) {
 		}
 	})
 
+	t.Run("NextAttemptIsTheRetrysTime", func(t *testing.T) {
+		now := b.srv.Handler.Now().UTC() // the dashboard's clock
+		last, next := now.Add(-5*time.Second), now.Add(10*time.Minute)
+		_, err := b.db.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET attempts = 1, last_error = 'HTTP 502',
+			last_attempt_at = $2, next_attempt_at = $3 WHERE id = $1`, pending.ID, last, next)
+		mustStep(t, "failing a first attempt", err)
+		defer func() {
+			_, err := b.db.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET attempts = 0, last_error = NULL,
+				last_attempt_at = NULL, next_attempt_at = NULL WHERE id = $1`, pending.ID)
+			mustStep(t, "restoring the delivery", err)
+		}()
+		p := c.as(t).get(path)
+		row := "#delivery-" + pending.ID
+		if got, want := p.text(row+" td.last-attempt"), last.Format("2006-01-02 15:04:05 UTC"); got != want {
+			t.Errorf("last attempt = %q, want %q", got, want)
+		}
+		if got, want := p.text(row+" td.next-attempt"), next.Format("2006-01-02 15:04:05 UTC")+" (in 10 min)"; got != want {
+			t.Errorf("next attempt = %q, want %q", got, want)
+		}
+		if got := p.text("#delivery-" + failed.ID + " td.next-attempt"); got != "—" {
+			t.Errorf("a failed delivery's next attempt = %q", got)
+		}
+	})
+
 	t.Run("FilterByStatus", func(t *testing.T) {
 		p := c.as(t).get(path + "?status=failed")
 		rows := p.doc.Find("#deliveries-table tbody tr")
@@ -439,5 +464,82 @@ func TestAdminWebhooksIsolation(t *testing.T) {
 	}
 	if n := adminDeliveryJobs(t, b, del.ID); n != 1 {
 		t.Errorf("their delivery was queued again: %d jobs", n)
+	}
+}
+
+func TestAdminWebhooksHealth(t *testing.T) {
+	t.Parallel()
+	b := withAdminHookResolver(setupAdmin(t, nil))
+	ten := b.ownedTenant(t, "builder")
+	bg := context.Background()
+	// An event recorded before any endpoint exists has no delivery: the
+	// deliveries below are written as each scenario needs.
+	_, ev, err := b.db.CreateSubmission(bg, parley.NewSubmission{TenantID: ten.ID, ToolType: "SUBMIT_FORM", ToolName: "contact",
+		Channel: "web", Input: json.RawMessage(`{"email":"a@b.co"}`)}, nil)
+	mustStep(t, "recording an event", err)
+	now := b.srv.Handler.Now().UTC()
+	delivery := func(endpointID, status string, at time.Time, failed bool) {
+		t.Helper()
+		var lastErr, deliveredAt any
+		if failed {
+			lastErr = "HTTP 500: boom"
+		} else if status == db.DeliverySucceeded {
+			deliveredAt = at
+		}
+		_, err := b.db.Pool().Exec(bg, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event, status, attempts,
+			last_error, last_attempt_at, delivered_at, created_at) VALUES ($1, $2, $3, 'submission.created', $4, 1, $5, $6, $7, $6)`,
+			ten.ID, endpointID, ev.ID, status, lastErr, at, deliveredAt)
+		mustStep(t, "writing a delivery", err)
+	}
+	failing := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/failing")
+	delivery(failing.ID, db.DeliverySucceeded, now.Add(-48*time.Hour), false)
+	for i := range 3 {
+		delivery(failing.ID, db.DeliveryFailed, now.Add(-time.Duration(3-i)*time.Hour), true)
+	}
+	working := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/working")
+	delivery(working.ID, db.DeliveryFailed, now.Add(-3*time.Hour), true)
+	delivery(working.ID, db.DeliverySucceeded, now.Add(-2*time.Hour), false)
+	delivery(working.ID, db.DeliverySucceeded, now.Add(-time.Hour), false)
+	recovering := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/recovering")
+	delivery(recovering.ID, db.DeliverySucceeded, now.Add(-3*time.Hour), false)
+	delivery(recovering.ID, db.DeliveryFailed, now.Add(-2*time.Hour), true)
+	delivery(recovering.ID, db.DeliveryPending, now.Add(-time.Hour), true) // a retry is due
+	quiet := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/quiet")
+	off := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/off")
+	delivery(off.ID, db.DeliveryFailed, now.Add(-time.Hour), true)
+	adminSetHookEnabled(t, b, ten.ID, off.ID, false)
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	p := c.get("/admin/webhooks")
+	at := func(d time.Duration) string { return now.Add(d).Format("2006-01-02 15:04 UTC") }
+	for _, tc := range []struct {
+		name, id, state, lastSuccess, recent string
+	}{
+		{"Failing", failing.ID, "failing", at(-48 * time.Hour), "3 of 3 deliveries failed in the last 24 h."},
+		{"Working", working.ID, "working", at(-time.Hour), "1 of 3 deliveries failed in the last 24 h."},
+		{"NotYetFailing", recovering.ID, "enabled", at(-3 * time.Hour), "2 of 3 deliveries failed in the last 24 h."},
+		{"Quiet", quiet.ID, "enabled", "never", "Nothing sent in the last 24 h."},
+		{"Disabled", off.ID, "disabled", "never", "The one delivery of the last 24 h failed."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			row := "#webhook-" + tc.id + " td.state"
+			if got := p.text(row + " .badge"); got != tc.state {
+				t.Errorf("list badge = %q, want %q", got, tc.state)
+			}
+			if got := p.text(row + " #last-success"); got != tc.lastSuccess {
+				t.Errorf("list last success = %q, want %q", got, tc.lastSuccess)
+			}
+			if got := p.text(row + " #recent"); got != tc.recent {
+				t.Errorf("list recent = %q, want %q", got, tc.recent)
+			}
+			d := c.get("/admin/webhooks/" + tc.id)
+			if d.text("#endpoint-state") != tc.state || d.text("#endpoint-last-success") != tc.lastSuccess || d.text("#endpoint-recent") != tc.recent {
+				t.Errorf("endpoint page: %q, %q, %q", d.text("#endpoint-state"), d.text("#endpoint-last-success"), d.text("#endpoint-recent"))
+			}
+		})
+	}
+	if title := p.doc.Find("#webhook-"+failing.ID+" td.state .badge").AttrOr("title", ""); !strings.Contains(title, "last 3 deliveries all failed") {
+		t.Errorf("failing badge explains %q", title)
 	}
 }

@@ -170,6 +170,7 @@ func (s *Server) routes() {
 	signedIn.POST("/visitors/:id/memory", h.SaveMemoryFact)
 	signedIn.POST("/visitors/:id/memory/:key/delete", h.RemoveMemoryFact)
 	signedIn.GET("/submissions", h.ShowSubmissionsPage)
+	signedIn.GET("/submissions/export.csv", h.ExportSubmissions)
 	signedIn.GET("/submissions/:id", h.ShowSubmissionPage)
 	signedIn.POST("/submissions/:id/status", h.SaveSubmissionStatus)
 	signedIn.POST("/submissions/:id/delete", h.RemoveSubmission)
@@ -183,6 +184,9 @@ func (s *Server) routes() {
 	signedIn.POST("/webhooks/:id/enabled", h.ToggleWebhook)
 	signedIn.POST("/webhooks/:id/delete", h.RemoveWebhook)
 	signedIn.POST("/webhooks/:id/deliveries/:deliveryId/redeliver", h.RedeliverWebhookDelivery)
+	signedIn.POST("/webhooks/:id/test", h.SendTestEvent)
+	signedIn.POST("/webhooks/:id/secret", h.RotateWebhookSecret)
+	signedIn.GET("/webhooks/:id/test/:deliveryId", h.ShowTestEventResult)
 
 	e.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin") })
 }
