@@ -97,15 +97,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 							.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className).join(', ')`))
 						t.Errorf("%s scrolls sideways by %d px (%s)", name, over, wide)
 					}
-					if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
-						_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
-						mustStep(t, "loading axe-core", err)
-					}
-					found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] })
-						.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-						.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
-						chromedp.EvalAwaitPromise))
-					for _, v := range found {
+					for _, v := range axeViolations(ctx, t, axe) {
 						t.Errorf("%s: axe: %s", name, v)
 					}
 					if ten.name == "data" {
@@ -115,6 +107,20 @@ func TestAdminPagesBrowser(t *testing.T) {
 			})
 		}
 	}
+}
+
+// axeViolations runs axe-core (its source in axe, loaded into the page
+// once) over the tab's page and lists its serious and critical violations.
+func axeViolations(ctx context.Context, t *testing.T, axe []byte) []string {
+	t.Helper()
+	if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
+		mustStep(t, "loading axe-core", err)
+	}
+	return mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] })
+		.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+		.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
+		chromedp.EvalAwaitPromise))
 }
 
 // TestAdminPagesDarkBrowser: with the system set to dark, the dashboard
@@ -152,15 +158,7 @@ func TestAdminPagesDarkBrowser(t *testing.T) {
 		if bg := mustRunStep(ctx, t, "background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(15, 17, 21)" {
 			t.Errorf("%s: page background %s, want the dark one", name, bg)
 		}
-		if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
-			_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
-			mustStep(t, "loading axe-core", err)
-		}
-		found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] })
-			.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-			.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
-			chromedp.EvalAwaitPromise))
-		for _, v := range found {
+		for _, v := range axeViolations(ctx, t, axe) {
 			t.Errorf("%s: axe: %s", name, v)
 		}
 	}

@@ -441,15 +441,7 @@ func checkSignedOutPage(ctx context.Context, t *testing.T, axe []byte, name stri
 	if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
 		t.Errorf("%s scrolls sideways by %d px", name, over)
 	}
-	if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
-		mustStep(t, "loading axe-core", err)
-	}
-	found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, { resultTypes: ['violations'] })
-		.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-		.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
-		chromedp.EvalAwaitPromise))
-	for _, v := range found {
+	for _, v := range axeViolations(ctx, t, axe) {
 		t.Errorf("%s: axe: %s", name, v)
 	}
 	saveScreenshot(ctx, t, "signed out phone "+name)
