@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -143,6 +145,26 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		mustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
 		if got := str("after", `document.getElementById('installation').innerText`); !strings.HasPrefix(got, "Installation detected") || !strings.Contains(got, site.URL) {
 			t.Errorf("after the site loaded the widget: %q", got)
+		}
+	})
+
+	t.Run("AvatarUpload", func(t *testing.T) {
+		pic := filepath.Join(t.TempDir(), "spoke.png")
+		if err := os.WriteFile(pic, testPNG(t, 48), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mustStep(t, "opening the widget's look", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/widget")))
+		mustStep(t, "choosing the picture", chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("avatar-file"), []string{pic})))
+		if status := submitForm(ctx, t, `#avatar-form button[type=submit]`); status != http.StatusOK {
+			t.Fatalf("after uploading: status %d", status)
+		}
+		if flash := okFlash(ctx, t); flash != "Avatar uploaded: the chat shows it now." {
+			t.Errorf("flash = %q", flash)
+		}
+		// The page and the preview show it, loaded from Parley.
+		waitUntil(ctx, t, "the preview's avatar", sr+`?.querySelector('img.avatar')?.complete && `+sr+`.querySelector('img.avatar').naturalWidth === 48`)
+		if got := str("page avatar", `(() => { const i = document.querySelector('img.avatar-current'); return i && i.complete ? i.naturalWidth + ' ' + new URL(i.src).pathname : 'none'; })()`); got != "48 /avatars/"+ten.Slug {
+			t.Errorf("the page's avatar = %q", got)
 		}
 	})
 }
