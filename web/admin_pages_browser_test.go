@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
+
+// uuidPart is a row id in a dashboard path.
+var uuidPart = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 
 // adminViewports are the screens every dashboard page must work on: a
 // laptop and a phone.
@@ -101,7 +105,9 @@ func TestAdminPagesBrowser(t *testing.T) {
 						t.Errorf("%s: axe: %s", name, v)
 					}
 					if ten.name == "data" {
-						saveScreenshot(ctx, t, "admin "+name)
+						// Detail pages by their kind, not their row's id, so that
+						// each run overwrites the last.
+						saveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
 					}
 				}
 			})
