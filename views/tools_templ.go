@@ -1132,9 +1132,9 @@ func ToolConfigFields(c ToolConfigForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var52 string
-			templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(msg)
+			templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(OwnerWords(msg))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `tools.templ`, Line: 238, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `tools.templ`, Line: 238, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 			if templ_7745c5c3_Err != nil {
@@ -1335,7 +1335,7 @@ func ToolConfigFields(c ToolConfigForm) templ.Component {
 				}
 			}
 		case "REMEMBER_FACT":
-			templ_7745c5c3_Err = labeledInput(c.Errors, "text", "allowedKeys", "Allowed keys", c.AllowedKeys, "Comma-separated snake_case keys, e.g. company_size, budget. Empty lets the agent store any key.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(c.Errors, "text", "allowedKeys", "Allowed keys", c.AllowedKeys, "Comma-separated keys in lower-case letters, digits and underscores, e.g. company_size, budget. Empty lets the agent store any key.").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -544,7 +544,7 @@ func VisitorPage(p Page, v VisitorProfile) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.NewFact.Errors, "text", "key", "Key", v.NewFact.Key, "Letters, digits, _ . or -; snake_case recommended. An existing key is replaced.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.NewFact.Errors, "text", "key", "Key", v.NewFact.Key, "Letters, digits, _ . or -, such as company_size. An existing key is replaced.").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -133,6 +134,13 @@ func (c *adminClient) do(method, path string, form url.Values, header map[string
 	if tok, ok := doc.Find(`input[name="_csrf"]`).Attr("value"); ok && tok != "" {
 		c.csrf = tok
 	}
+	// Every error a dashboard page shows is in the owner's words, never the
+	// API's (every dashboard test checks it, on every page it reads).
+	doc.Find(".field-error, .flash.error").Each(func(_ int, s *goquery.Selection) {
+		if leak := views.LeakInMessage(s.Text()); leak != "" {
+			c.t.Errorf("%s %s shows %q: %q is the API's word, not the owner's", method, path, strings.TrimSpace(s.Text()), leak)
+		}
+	})
 	return adminPage{status: resp.StatusCode, header: resp.Header, body: string(raw), doc: doc}
 }
 
