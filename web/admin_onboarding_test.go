@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"strings"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/chromedp"
 	"testing"
 )
 
@@ -84,5 +86,36 @@ func TestAdminOnboarding(t *testing.T) {
 	mustStep(t, "reading the tenant", err)
 	if !tenantRow.IsOnboarded {
 		t.Error("every step done but the tenant is not marked onboarded")
+	}
+}
+
+// TestAdminOnboardingBrowser walks the first steps in Chromium as a new
+// owner would: the overview lists five steps with none done; the owner
+// follows "Open the test chat" and asks a question; back on the overview,
+// that step is ticked.
+func TestAdminOnboardingBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.ownedTenant(t, "starter")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	steps := `[...document.querySelectorAll('#onboarding ol.steps li')].map(li => (li.classList.contains('done') ? 'done ' : 'todo ') + li.querySelector('strong').innerText).join('|')`
+	if got := mustRunStep(ctx, t, "steps", chromedp.Evaluate[string](steps)); strings.Count(got, "todo ") != 5 {
+		t.Fatalf("a new owner's steps = %q, want five to do", got)
+	}
+	href := mustRunStep(ctx, t, "the test chat link", chromedp.Evaluate[string](`[...document.querySelectorAll('#onboarding a')].find(a => a.innerText === 'Open the test chat')?.href || ''`))
+	if href == "" {
+		t.Fatal("no link to the test chat among the steps")
+	}
+	mustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(href),
+		chromedp.SendKeys(chromedp.ID("test-chat-message"), "When do you open?"), chromedp.Click(chromedp.ID("test-chat-send"))))
+	waitUntil(ctx, t, "the answer", `[...document.querySelectorAll('.test-chat-msg.bot')].some(m => m.innerText.includes('No language model is configured'))`)
+	mustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+	got := mustRunStep(ctx, t, "steps", chromedp.Evaluate[string](steps))
+	if !strings.Contains(got, "done Try it yourself") || strings.Count(got, "todo ") != 4 {
+		t.Errorf("after the test chat, steps = %q", got)
+	}
+	if n := mustRunStep(ctx, t, "progress", chromedp.Evaluate[string](`document.querySelector('#onboarding [role=meter]').getAttribute('aria-valuenow')`)); n != "1" {
+		t.Errorf("the progress meter says %s steps done", n)
 	}
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/views"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/views"
 )
 
 const (
