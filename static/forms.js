@@ -36,8 +36,40 @@
 		var f = e.target.form || e.target.closest('form');
 		if (f && f.hasAttribute('data-unsaved')) { dirty = f; }
 	});
+	// missing marks the form's required fields left empty, next to each,
+	// and reports whether there was one: checked before the form is sent.
+	function missing(f) {
+		var first = null;
+		f.querySelectorAll('[required]').forEach(function (control) {
+			var box = control.closest('.field') || control.parentNode;
+			var note = box.querySelector('.field-error.required-note');
+			if (control.value.trim() !== '') {
+				if (note) { note.remove(); control.setAttribute('aria-invalid', 'false'); }
+				return;
+			}
+			if (!note) {
+				note = document.createElement('p');
+				note.className = 'field-error required-note';
+				note.id = 'required-' + (control.id || control.name);
+				note.textContent = 'Fill this in: it is required.';
+				box.appendChild(note);
+			}
+			control.setAttribute('aria-invalid', 'true');
+			control.setAttribute('aria-describedby', ((control.getAttribute('aria-describedby') || '') + ' ' + note.id).trim());
+			first = first || control;
+		});
+		if (first) {
+			first.scrollIntoView({ block: 'center' });
+			first.focus({ preventScroll: true });
+		}
+		return first !== null;
+	}
 	document.addEventListener('submit', function (e) {
 		var f = e.target;
+		if (f.hasAttribute('data-unsaved') && missing(f)) {
+			e.preventDefault();
+			return;
+		}
 		if (f.dataset.confirm && !window.confirm(f.dataset.confirm)) {
 			e.preventDefault();
 			return;

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"testing"
@@ -228,5 +229,33 @@ func leavePage(ctx context.Context, t *testing.T, url string) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// TestAdminRequiredFieldsBrowser: a form sent with a required field left
+// empty is stopped in the browser, the field says so and takes the focus,
+// and nothing reaches the server; filled in, it goes.
+func TestAdminRequiredFieldsBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.ownedTenant(t, "starter")
+	ctx := browserTab(t)
+	browserSignIn(ctx, t, b, ten)
+	mustStep(t, "opening a new segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/new"),
+		chromedp.SendKeys(chromedp.ID("systemPrompt"), "Help trade buyers."),
+		chromedp.Click(chromedp.ID("save-segment"))))
+	waitUntil(ctx, t, "the note on the empty name", `document.getElementById('required-name')?.innerText === 'Fill this in: it is required.'`)
+	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + document.getElementById('name').getAttribute('aria-invalid') + ' ' + location.pathname`)); got != "name true /admin/segments/new" {
+		t.Errorf("focus, aria-invalid and page = %q", got)
+	}
+	if n := b.count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 1 {
+		t.Errorf("%d segments: the empty form reached the server", n)
+	}
+	mustStep(t, "filling the name", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("name"), "Wholesale")))
+	if status := submitForm(ctx, t, "#save-segment"); status != http.StatusOK {
+		t.Fatalf("saving: %d", status)
+	}
+	if n := b.count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 2 {
+		t.Errorf("%d segments after saving a filled form, want 2", n)
 	}
 }
