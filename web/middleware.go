@@ -99,6 +99,25 @@ func (s *Server) adminCSRF() echo.MiddlewareFunc {
 	})
 }
 
+// hstsMaxAge is how long browsers keep to https for Parley's host: a year.
+const hstsMaxAge = "max-age=31536000"
+
+// securityHeaders sets on every answer what keeps browsers from guessing
+// its type (X-Content-Type-Options: nosniff) and, when Parley is served over
+// https (PARLEY_BASE_URL), from ever reaching it over plain http again
+// (Strict-Transport-Security).
+func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	hsts := s.Config.SecureCookies()
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		if hsts {
+			h.Set("Strict-Transport-Security", hstsMaxAge)
+		}
+		return next(c)
+	}
+}
+
 // maxAdminBody caps what a dashboard request may send, before the CSRF
 // check reads its form: the largest upload (a CSV import of 5 MiB) and room
 // for the rest of its form. Handlers check their own, smaller limits.

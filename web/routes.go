@@ -20,6 +20,7 @@ func (s *Server) routes() {
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(publicCORS())
+	e.Use(s.securityHeaders)
 
 	e.GET("/healthz", h.Healthz)
 	e.GET("/readyz", h.Readyz)
