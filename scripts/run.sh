@@ -7,7 +7,7 @@ mkdir -p .data bin
 go build -o bin/parley ./cmd/parley
 if [ -z "${DATABASE_URL:-}" ]; then
   scripts/pg-install.sh
-  DATABASE_URL=$(bin/parley dev-db --dir .data/pg --port 5438 --db parley)
+  DATABASE_URL=$(bin/parley dev-db --dir .data/pg --port "${PARLEY_DEV_PG_PORT:-5438}" --db parley)
   export DATABASE_URL
 fi
 if [ -z "${PARLEY_SECRET_KEY:-}" ]; then

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -70,13 +71,20 @@ func devDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return exec.CommandContext(ctx, bin, args...)
 	}
-	if _, err := os.Stat(filepath.Join(abs, "PG_VERSION")); err != nil {
+	_, statErr := os.Stat(filepath.Join(abs, "PG_VERSION"))
+	running := statErr == nil && pg("pg_ctl", "status", "-D", abs).Run() == nil
+	if !running {
+		if err := portFree(*port); err != nil {
+			return err
+		}
+	}
+	if statErr != nil {
 		out, err := pg("initdb", "-D", abs, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-locale").CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("initdb: %v\n%s", err, out)
 		}
 	}
-	if err := pg("pg_ctl", "status", "-D", abs).Run(); err != nil {
+	if !running {
 		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300", *port, abs)
 		if *fast {
 			opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -93,6 +101,17 @@ func devDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, url)
 	return nil
+}
+
+// portFree reports, as an error saying what to do, that another program
+// listens on 127.0.0.1:port, where the cluster would start.
+func portFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("port %d on 127.0.0.1 is taken by another program (another PostgreSQL?): stop it, or choose another port "+
+			"with PARLEY_DEV_PG_PORT=5440 make run (PARLEY_TEST_PG_PORT for make test, --port for dev-db)", port)
+	}
+	return l.Close()
 }
 
 func tail(s string, n int) string {

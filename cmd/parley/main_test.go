@@ -10,11 +10,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -652,4 +654,20 @@ func TestFindPGBin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDevDBPortTaken: dev-db on a port another program holds says which
+// port and how to choose another, instead of pg_ctl's failure.
+func TestDevDBPortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	var out, errOut bytes.Buffer
+	err = devDB(context.Background(), []string{"--dir", filepath.Join(t.TempDir(), "pg"), "--port", strconv.Itoa(port)}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("port %d on 127.0.0.1 is taken", port)) || !strings.Contains(err.Error(), "PARLEY_DEV_PG_PORT") {
+		t.Errorf("dev-db on a taken port: %v", err)
+	}
 }
