@@ -133,10 +133,9 @@ func (h *Handler) addressProblem(ctx context.Context, rawURL string, mustResolve
 	if u, perr := url.Parse(rawURL); perr == nil {
 		host = u.Hostname()
 	}
-	if oe != nil {
-		return "host " + host + " could not be resolved; it must be a public host name: " + oe.Error()
-	}
-	return "host " + host + " could not be resolved"
+	// The words of a name that resolves to a private address (outbound):
+	// a tenant learns nothing of which internal names exist.
+	return "refused: " + host + " is not a public internet address"
 }
 
 // plainHTTPRefused reports whether u is plain http to a host the operator

@@ -402,7 +402,7 @@ func TestAdminCorpusSyncRefused(t *testing.T) {
 	for _, tc := range []struct{ name, url, msg string }{
 		{"Private", "http://10.0.0.1/", "refused: 10.0.0.1 is a private or reserved address"},
 		{"Loopback", local, "refused: 127.0.0.1 is a private or reserved address"},
-		{"Localhost", strings.Replace(local, "127.0.0.1", "localhost", 1), "refused: localhost resolves to a private or reserved address"},
+		{"Localhost", strings.Replace(local, "127.0.0.1", "localhost", 1), "refused: localhost is not a public internet address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, htmx := range []bool{false, true} {

@@ -230,7 +230,7 @@ func TestCorpusSync(t *testing.T) {
 			}
 		}
 		_, body := plain.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": "http://localhost:" + port + "/loopback"})
-		if body["error"] != "refused: localhost resolves to a private or reserved address" {
+		if body["error"] != "refused: localhost is not a public internet address" {
 			t.Errorf("hostname message: %v", body)
 		}
 		if site.fetches("/loopback") != 0 {

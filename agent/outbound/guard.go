@@ -245,7 +245,9 @@ func (e *Error) Error() string {
 		if _, err := netip.ParseAddr(host); err == nil {
 			return fmt.Sprintf("refused: %s is a private or reserved address", host)
 		}
-		return fmt.Sprintf("refused: %s resolves to a private or reserved address", host)
+		// The same words as for a name that does not resolve (handlers):
+		// a tenant learns nothing of which internal names exist.
+		return fmt.Sprintf("refused: %s is not a public internet address", host)
 	case Timeout:
 		return fmt.Sprintf("timed out waiting for %s", host)
 	default:

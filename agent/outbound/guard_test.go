@@ -89,7 +89,7 @@ func TestGuardRefuses(t *testing.T) {
 		{"IPv6ULAfd", "http://[fd00:ec2::254]/", ""},
 		{"IPv6LinkLocal", "http://[fe80::1]/", ""},
 		{"IPv4MappedLoopback", "http://[::ffff:127.0.0.1]" + port + "/", ""},
-		{"HostnameToPrivate", "http://internal.example/", "refused: internal.example resolves to a private or reserved address"},
+		{"HostnameToPrivate", "http://internal.example/", "refused: internal.example is not a public internet address"},
 		{"HostnameToMetadata", "http://meta.example/", ""},
 		{"HostnameToULA", "http://v6.example/", ""},
 		{"HostnameToLoopbackServer", "http://loop.example" + port + "/", ""},
@@ -239,7 +239,7 @@ func TestGuardDNSRebinding(t *testing.T) {
 		t.Fatalf("first lookup is public: %v", err)
 	}
 	oe := wantKind(t, get(o, 2*time.Second, "http://rebind.example"+port+"/"), Refused)
-	if oe.Error() != "refused: rebind.example resolves to a private or reserved address" {
+	if oe.Error() != "refused: rebind.example is not a public internet address" {
 		t.Errorf("message %q", oe.Error())
 	}
 }
