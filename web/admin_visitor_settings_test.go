@@ -150,3 +150,25 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 		}
 	})
 }
+
+// TestAdminVisitorAuthWarning: where the visitor identification is chosen,
+// a tenant without a mode is told plainly that a visitor's id alone reaches
+// their memory, and pointed at signed tokens; with a mode, the warning goes.
+func TestAdminVisitorAuthWarning(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "starter")
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	if p := c.get("/admin/settings/developer"); !strings.Contains(p.text("#visitor-auth-warning"), "anyone who knows a visitor's id") {
+		t.Errorf("without a mode: warning %q", p.text("#visitor-auth-warning"))
+	}
+	form := c.settingsFormAt("/admin/settings/developer")
+	form.Set("visitorAuthMode", "jwt")
+	if p := c.submit("/admin/settings/developer", form); p.status != http.StatusSeeOther {
+		t.Fatalf("saving jwt: %d %s", p.status, p.text(".field-error"))
+	}
+	if p := c.get("/admin/settings/developer"); p.doc.Find("#visitor-auth-warning").Length() != 0 {
+		t.Error("the warning stays with jwt chosen")
+	}
+}
