@@ -536,9 +536,24 @@ type DeliveryAttempt struct {
 	Succeeded  bool
 	Final      bool       // the last attempt: a failure makes the delivery failed
 	NextAt     *time.Time // when the next attempt is due, after a failure that is not final
+	Counted    bool       // StartDeliveryAttempt counted the attempt already
 }
 
-// RecordDeliveryAttempt counts an attempt and its outcome. The status moves
+// StartDeliveryAttempt counts an attempt as it starts, before the request
+// goes out: an attempt cut short by a crash is counted too, and the log
+// never shows fewer attempts than the receiver saw. The outcome is recorded
+// after, with DeliveryAttempt.Counted set.
+func (d *DB) StartDeliveryAttempt(ctx context.Context, id string, at time.Time) error {
+	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $2, updated_at = now()
+		WHERE id = $1 AND status = 'pending'`, id, at)
+	if err != nil {
+		return fmt.Errorf("starting delivery attempt: %w", err)
+	}
+	return nil
+}
+
+// RecordDeliveryAttempt counts an attempt (unless StartDeliveryAttempt
+// did) and its outcome. The status moves
 // only from pending: an attempt that finishes after its endpoint was
 // disabled is counted, and the delivery stays dropped.
 func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAttempt) error {
@@ -557,12 +572,12 @@ func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAtt
 	if a.Succeeded {
 		deliveredAt = &a.At
 	}
-	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $2,
+	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + CASE WHEN $8 THEN 0 ELSE 1 END, last_attempt_at = $2,
 			http_status = $3, last_error = $4,
 			status = CASE WHEN status = 'pending' THEN $5 ELSE status END,
 			next_attempt_at = CASE WHEN status = 'pending' THEN $6::timestamptz END,
 			delivered_at = COALESCE($7, delivered_at), updated_at = now()
-		WHERE id = $1`, id, a.At, a.HTTPStatus, lastErr, status, a.NextAt, deliveredAt)
+		WHERE id = $1`, id, a.At, a.HTTPStatus, lastErr, status, a.NextAt, deliveredAt, a.Counted)
 	if err != nil {
 		return fmt.Errorf("recording delivery attempt: %w", err)
 	}

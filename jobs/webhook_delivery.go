@@ -123,9 +123,14 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliver
 		return nil
 	}
 	at := w.now()
+	// Counted before the request goes out, so that an attempt cut short
+	// (a crash, a shutdown) still shows in the log.
+	if err := w.DB.StartDeliveryAttempt(ctx, d.ID, at); err != nil {
+		return err
+	}
 	status, sendErr := w.send(ctx, d, secret, body, at)
 	if sendErr == nil {
-		w.record(ctx, job, d.ID, at, &status, "", false)
+		w.recordCounted(ctx, job, d.ID, at, &status, "", false)
 		return nil
 	}
 	var hs *int
@@ -133,7 +138,7 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliver
 		hs = &status
 	}
 	final := job.Attempt >= job.MaxAttempts
-	if err := w.record(ctx, job, d.ID, at, hs, sendErr.Error(), final); err != nil {
+	if err := w.recordCounted(ctx, job, d.ID, at, hs, sendErr.Error(), final); err != nil {
 		return err
 	}
 	if final {
@@ -142,12 +147,24 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliver
 	return sendErr // River schedules the next attempt with NextRetry
 }
 
-// record stores the attempt's outcome; failed is the outcome of an attempt
-// that failed (errMsg set) and the delivery's last.
+// record counts an attempt that sent nothing and stores its outcome; final
+// says the failed attempt (errMsg set) was the delivery's last.
 func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[deliveryargs.Args], id string, at time.Time,
 	status *int, errMsg string, final bool) error {
-	a := db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final}
-	if errMsg != "" && !final {
+	return w.store(ctx, job, id, db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final})
+}
+
+// recordCounted stores the outcome of an attempt StartDeliveryAttempt counted.
+func (w *WebhookDeliveryWorker) recordCounted(ctx context.Context, job *river.Job[deliveryargs.Args], id string, at time.Time,
+	status *int, errMsg string, final bool) error {
+	return w.store(ctx, job, id, db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "",
+		Final: final, Counted: true})
+}
+
+// store writes an attempt's outcome, with the next attempt's time after a
+// failure that is not the last.
+func (w *WebhookDeliveryWorker) store(ctx context.Context, job *river.Job[deliveryargs.Args], id string, a db.DeliveryAttempt) error {
+	if a.Error != "" && !a.Final {
 		// From now, as NextRetry reckons River's schedule once Work returns,
 		// not from the attempt's start: a slow receiver would else show a
 		// next attempt up to the attempt's timeout earlier than River's.

@@ -278,7 +278,10 @@ func (f *deliveryFixture) runRetries(t *testing.T, endpointID, deliveryID string
 	ctx := context.Background()
 	at := []time.Time{f.clock.Now()}
 	for n := 1; n <= attempts; n++ {
-		waitFor(t, fmt.Sprintf("attempt %d", n), func() bool { return f.delivery(t, endpointID, deliveryID).Attempts == n })
+		// An attempt is counted as it starts: wait for the receiver too.
+		waitFor(t, fmt.Sprintf("attempt %d", n), func() bool {
+			return f.delivery(t, endpointID, deliveryID).Attempts == n && len(r.requests()) >= n
+		})
 		if len(r.requests()) != n {
 			t.Fatalf("after attempt %d the receiver got %d requests", n, len(r.requests()))
 		}
@@ -465,7 +468,7 @@ func TestWebhookDelivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			var d db.WebhookDelivery
-			waitFor(t, "a failed attempt", func() bool { d = f.delivery(t, c.ep, id); return d.Attempts == 1 })
+			waitFor(t, "a failed attempt", func() bool { d = f.delivery(t, c.ep, id); return d.Attempts == 1 && d.LastError != nil })
 			if d.Status != db.DeliveryPending || d.LastError == nil || !strings.Contains(*d.LastError, c.want) ||
 				d.HTTPStatus != nil || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(f.clock.Now().Add(30*time.Second)) {
 				t.Errorf("after one attempt: %+v (error %q)", d, strOr(d.LastError))
@@ -480,7 +483,7 @@ func TestWebhookDelivery(t *testing.T) {
 		epID, _ := f.endpoint(t, moved.URL)
 		f.clock.Set(time.Now().Truncate(time.Second))
 		d := f.submit(t, epID, `{}`, nil)
-		waitFor(t, "a failed attempt", func() bool { d = f.delivery(t, epID, d.ID); return d.Attempts == 1 })
+		waitFor(t, "a failed attempt", func() bool { d = f.delivery(t, epID, d.ID); return d.Attempts == 1 && d.LastError != nil })
 		if d.Status != db.DeliveryPending || d.HTTPStatus == nil || *d.HTTPStatus != 301 || len(target.requests()) != 0 {
 			t.Errorf("after a redirect: %+v, target got %d requests", d, len(target.requests()))
 		}
