@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -91,4 +92,54 @@ func TestConversationFilterFeedbackAndSubmission(t *testing.T) {
 			t.Errorf("per day: %v %v", days, err)
 		}
 	})
+}
+
+// TestConversationSearchTotalCapped: a search counts its matches up to
+// SearchTotalCap, and says when it stopped there; the pages past it can
+// still be read.
+func TestConversationSearchTotalCapped(t *testing.T) {
+	t.Parallel()
+	f := setupConversations(t)
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	var convs []db.SeedConversation
+	for i := range db.SearchTotalCap + 5 { // 502 ship, 3 refund
+		c := db.SeedConversation{SessionID: fmt.Sprintf("s%d", i), Channel: "web", Status: "BOT", VisitorType: "human",
+			FirstUserMessage: "Do you ship abroad?", CreatedAt: now.Add(-time.Duration(i) * time.Minute),
+			Messages: []db.SeedMessage{{Role: "user", Content: "Do you ship abroad?", CreatedAt: now}}}
+		if i < 3 {
+			c.Messages[0].Content = "What is the refund policy?"
+		}
+		c.ID[0], c.ID[1], c.ID[6], c.ID[8] = byte(i>>8), byte(i), 0x40, 0x80
+		convs = append(convs, c)
+	}
+	if _, err := f.store.CopySeedConversations(ctx, f.tenant.ID, convs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		search string
+		total  int
+		capped bool
+	}{{"refund", 3, false}, {"SHIP", db.SearchTotalCap, true}, {"nowhere", 0, false}} {
+		t.Run(tc.search, func(t *testing.T) {
+			page, err := f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Search: tc.search, Page: 1, Limit: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != tc.total || page.TotalCapped != tc.capped || len(page.Conversations) != min(20, tc.total) {
+				t.Errorf("total %d, capped %v, %d on the page; want %d, %v", page.Total, page.TotalCapped, len(page.Conversations), tc.total, tc.capped)
+			}
+		})
+	}
+	// Past the cap, the pages past the counted ones still list the matches.
+	for _, p := range []struct{ page, want int }{{25, 20}, {26, 2}, {27, 0}} {
+		page, err := f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Search: "ship", Page: p.page, Limit: 20})
+		if err != nil || len(page.Conversations) != p.want {
+			t.Errorf("page %d: %d conversations, %v; want %d", p.page, len(page.Conversations), err, p.want)
+		}
+	}
+	// Without a search, every conversation is counted.
+	if page, err := f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Page: 1, Limit: 20}); err != nil || page.Total != db.SearchTotalCap+5 || page.TotalCapped {
+		t.Errorf("unfiltered: total %d, capped %v, %v", page.Total, page.TotalCapped, err)
+	}
 }

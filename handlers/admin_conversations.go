@@ -94,7 +94,7 @@ func (h *Handler) ShowConversationsPage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		v.Page, v.Total, v.Pages = f.Page, page.Total, (page.Total+f.Limit-1)/f.Limit
+		v.Page, v.Total, v.TotalCapped, v.Pages = f.Page, page.Total, page.TotalCapped, (page.Total+f.Limit-1)/f.Limit
 		for _, it := range page.Conversations {
 			v.Rows = append(v.Rows, conversationRow(it, loc))
 		}

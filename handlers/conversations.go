@@ -191,10 +191,11 @@ func (h *Handler) ListConversations(c echo.Context) error {
 	for i, it := range page.Conversations {
 		out[i] = newConversationItemJSON(it)
 	}
-	return c.JSON(http.StatusOK, map[string]any{
-		"conversations": out,
-		"pagination":    map[string]int{"page": f.Page, "limit": f.Limit, "total": page.Total, "pages": (page.Total + f.Limit - 1) / f.Limit},
-	})
+	pagination := map[string]any{"page": f.Page, "limit": f.Limit, "total": page.Total, "pages": (page.Total + f.Limit - 1) / f.Limit}
+	if page.TotalCapped {
+		pagination["totalCapped"] = true
+	}
+	return c.JSON(http.StatusOK, map[string]any{"conversations": out, "pagination": pagination})
 }
 
 type conversationMessageJSON struct {

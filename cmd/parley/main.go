@@ -36,6 +36,9 @@ commands:
                                  (ending their sessions) and add the tenant if not theirs
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
   seed-demo                      on an empty database, create the demo tenant and print its logins
+  seed-conversations --tenant S [--conversations N] [--messages-per M] [--days D] [--seed X]
+                                 add N generated conversations (about N*M messages, with tool runs,
+                                 submissions and votes) to a tenant, spread over the last D days
 `
 
 func main() {
@@ -82,6 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		return devDB(ctx, rest, stdout, stderr)
 	case "seed-demo":
 		return seedDemo(ctx, stdout, pws)
+	case "seed-conversations":
+		return seedConversations(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
