@@ -214,10 +214,11 @@ func (h *Handler) SwitchTenant(c echo.Context) error {
 	return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 }
 
-// onboarding is the new owner's path (persona, knowledge, test, install,
-// leads) with what is done ticked, until it is complete: then the tenant is
+// onboarding is the new owner's path (persona, knowledge, test, install
+// (installed: the widget was seen on the tenant's site), leads) with what
+// is done ticked, until it is complete: then the tenant is
 // marked onboarded and the path is no longer shown.
-func (h *Handler) onboarding(c echo.Context, t parley.Tenant) ([]views.Step, error) {
+func (h *Handler) onboarding(c echo.Context, t parley.Tenant, installed bool) ([]views.Step, error) {
 	if t.IsOnboarded {
 		return nil, nil
 	}
@@ -226,6 +227,7 @@ func (h *Handler) onboarding(c echo.Context, t parley.Tenant) ([]views.Step, err
 	if err != nil {
 		return nil, err
 	}
+	o.Installed = installed // read with the embed card
 	if o.Done() {
 		_, err := h.DB.UpdateTenant(ctx, t.ID, db.TenantPatch{IsOnboarded: parley.Some(true)})
 		return nil, err
@@ -256,7 +258,7 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	steps, err := h.onboarding(c, a.Tenant)
+	steps, err := h.onboarding(c, a.Tenant, embed.SeenAt != "")
 	if err != nil {
 		return err
 	}

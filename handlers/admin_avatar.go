@@ -100,7 +100,6 @@ func (h *Handler) ShowAvatar(c echo.Context) error {
 		return err
 	}
 	hdr := c.Response().Header()
-	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Content-Security-Policy", "default-src 'none'")
 	maxAge := "300"
 	if v := c.QueryParam("v"); v != "" && strings.HasPrefix(av.SHA, v) && len(v) >= 16 {

@@ -284,19 +284,12 @@ func segmentDeleteProblem(err error) string {
 	if errors.As(err, &pe) && pe.Kind == parley.KindConflict {
 		if n, ok := pe.Details.(map[string]int); ok {
 			return fmt.Sprintf("This segment still has %s and %s. Move them to another segment first, or delete them together with the segment.",
-				plural(n["corpusEntries"], "knowledge-base entry", "knowledge-base entries"), plural(n["tools"], "tool", "tools"))
+				views.Count(n["corpusEntries"], "knowledge-base entry", "knowledge-base entries"), views.Count(n["tools"], "tool", "tools"))
 		}
 	}
 	return err.Error()
 }
 
-// plural writes n with its noun in the right number: 1 tool, 2 tools.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
 
 // RemoveSegment deletes one of the tenant's segments; with cascade=true
 // also its corpus entries and tools. htmx gets an empty row (removed in
@@ -314,8 +307,8 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 		}
 		msg := "Segment deleted."
 		if del.CorpusEntriesDeleted > 0 || del.ToolsDeleted > 0 {
-			msg = fmt.Sprintf("Segment deleted with %s and %s.", plural(int(del.CorpusEntriesDeleted), "knowledge-base entry", "knowledge-base entries"),
-				plural(int(del.ToolsDeleted), "tool", "tools"))
+			msg = fmt.Sprintf("Segment deleted with %s and %s.", views.Count(int(del.CorpusEntriesDeleted), "knowledge-base entry", "knowledge-base entries"),
+				views.Count(int(del.ToolsDeleted), "tool", "tools"))
 		}
 		h.Sessions.Put(ctx, sessFlash, msg)
 		return c.Redirect(http.StatusSeeOther, "/admin/segments")

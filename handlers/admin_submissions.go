@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -56,7 +55,7 @@ func inputFields(raw json.RawMessage) []views.SubmissionField {
 		if err := dec.Decode(&v); err != nil {
 			break
 		}
-		fields = append(fields, views.SubmissionField{Key: key, Label: fieldLabel(key), Value: fieldText(v)})
+		fields = append(fields, views.SubmissionField{Key: key, Label: views.FieldLabel(key), Value: fieldText(v)})
 	}
 	return fields
 }
@@ -114,9 +113,9 @@ func valueText(x any, indent string) string {
 		for _, k := range keys {
 			val := valueText(x[k], indent+"  ")
 			if strings.Contains(val, "\n") {
-				lines = append(lines, indent+fieldLabel(k)+":\n"+val)
+				lines = append(lines, indent+views.FieldLabel(k)+":\n"+val)
 			} else {
-				lines = append(lines, indent+fieldLabel(k)+": "+val)
+				lines = append(lines, indent+views.FieldLabel(k)+": "+val)
 			}
 		}
 		return strings.Join(lines, "\n")
@@ -124,32 +123,6 @@ func valueText(x any, indent string) string {
 	return fmt.Sprint(x)
 }
 
-// fieldLabel turns a field name (snake_case or camelCase) into words:
-// full_name and fullName are both "Full name".
-func fieldLabel(key string) string {
-	var b strings.Builder
-	prevLower := false
-	for _, r := range key {
-		switch {
-		case r == '_' || r == '-' || r == ' ':
-			if b.Len() > 0 {
-				b.WriteRune(' ')
-			}
-			prevLower = false
-			continue
-		case unicode.IsUpper(r) && prevLower:
-			b.WriteRune(' ')
-		}
-		b.WriteRune(unicode.ToLower(r))
-		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
-	}
-	words := strings.Join(strings.Fields(b.String()), " ")
-	if words == "" {
-		return key
-	}
-	r, n := utf8.DecodeRuneInString(words)
-	return string(unicode.ToUpper(r)) + words[n:]
-}
 
 // labelFields gives the fields the labels of the form they were collected
 // with, where that form declares them.

@@ -35,7 +35,7 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 		seen[h] = true
 	}
 	for _, k := range keys {
-		label := fieldLabel(k)
+		label := views.FieldLabel(k)
 		if seen[label] {
 			label = k // two names with the same words (full_name, fullName)
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -45,6 +46,12 @@ type Handler struct {
 	// reset with an emailed link. Otherwise the page says how an operator
 	// resets one.
 	ResetByEmail bool
+
+	// sightings holds, per tenant id, when this process last recorded the
+	// widget's installation (noteInstallation), so that a widget loading
+	// on every page of a busy site costs the database one write an hour,
+	// not one statement per page view.
+	sightings sync.Map
 }
 
 // tenantFrom is the tenant a /tenants/{slug} request is about; the

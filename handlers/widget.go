@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -112,13 +113,22 @@ func (h *Handler) ShowWidgetSettings(c echo.Context) error {
 // noteInstallation records that the widget loaded on a site of the
 // tenant's (a page of another origin than Parley's that passed the gates),
 // for the dashboard's "installation detected". The store writes at most
-// once an hour per tenant.
+// once an hour per tenant; within that hour this process does not even ask
+// it again.
 func (h *Handler) noteInstallation(c echo.Context, t parley.Tenant) error {
 	origin := c.Request().Header.Get(echo.HeaderOrigin)
 	if origin == "" || origin == "null" || strings.EqualFold(origin, originOf(h.BaseURL)) || len(origin) > 300 {
 		return nil
 	}
-	return h.DB.NoteWidgetSeen(c.Request().Context(), t.ID, origin, h.now())
+	now := h.now()
+	if last, ok := h.sightings.Load(t.ID); ok && now.Sub(last.(time.Time)) < time.Hour {
+		return nil
+	}
+	if err := h.DB.NoteWidgetSeen(c.Request().Context(), t.ID, origin, now); err != nil {
+		return err
+	}
+	h.sightings.Store(t.ID, now)
+	return nil
 }
 
 // widgetSettings is what the widget of tenant t shows for segment seg.
@@ -162,7 +172,6 @@ func WidgetScript() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
 		h.Set(echo.HeaderAccessControlAllowOrigin, "*")
-		h.Set("X-Content-Type-Options", "nosniff")
 		if fresh(c, widgetScriptMaxAge, etag) {
 			return c.NoContent(http.StatusNotModified)
 		}

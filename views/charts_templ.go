@@ -97,7 +97,7 @@ func (c Chart) summary() string {
 	}
 	parts := make([]string, 0, len(c.Series))
 	for _, s := range c.Series {
-		parts = append(parts, fmt.Sprintf("%s in total", count(s.total(), strings.ToLower(s.Name), strings.ToLower(s.Name))))
+		parts = append(parts, fmt.Sprintf("%s in total", Count(s.total(), strings.ToLower(s.Name), strings.ToLower(s.Name))))
 	}
 	out := fmt.Sprintf("%s from %s to %s: %s.", c.Title, c.Labels[0], c.Labels[len(c.Labels)-1], strings.Join(parts, ", "))
 	if len(c.Series) > 0 && c.Series[0].total() > 0 {

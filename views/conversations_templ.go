@@ -420,7 +420,7 @@ func conversationsList(v ConversationsView) templ.Component {
 				}
 			} else {
 				var templ_7745c5c3_Var13 string
-				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(count(v.Total, "conversation", "conversations"))
+				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(Count(v.Total, "conversation", "conversations"))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `conversations.templ`, Line: 169, Col: 55}
 				}
@@ -663,7 +663,7 @@ func conversationRow(r ConversationRow) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var27 string
-		templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(count(r.Messages, "message", "messages"))
+		templ_7745c5c3_Var27, templ_7745c5c3_Err = templ.JoinStringErrs(Count(r.Messages, "message", "messages"))
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `conversations.templ`, Line: 200, Col: 48}
 		}
@@ -681,7 +681,7 @@ func conversationRow(r ConversationRow) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var28 string
-			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(count(r.ToolCalls, "tool call", "tool calls"))
+			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(Count(r.ToolCalls, "tool call", "tool calls"))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `conversations.templ`, Line: 202, Col: 54}
 			}
@@ -1247,7 +1247,7 @@ func ConversationPage(p Page, d ConversationDetail) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var56 string
-			templ_7745c5c3_Var56, templ_7745c5c3_Err = templ.JoinStringErrs(count(d.MessageCount, "message", "messages"))
+			templ_7745c5c3_Var56, templ_7745c5c3_Err = templ.JoinStringErrs(Count(d.MessageCount, "message", "messages"))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `conversations.templ`, Line: 340, Col: 66}
 			}

@@ -249,7 +249,7 @@ func CorpusPage(p Page, v CorpusView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(count(v.Limit, "entry", "entries"))
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(Count(v.Limit, "entry", "entries"))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `corpus.templ`, Line: 152, Col: 72}
 			}
@@ -651,7 +651,7 @@ func CorpusTable(p Page, l CorpusList) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var24 string
-			templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(count(l.Total, "entry", "entries"))
+			templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(Count(l.Total, "entry", "entries"))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `corpus.templ`, Line: 252, Col: 51}
 			}
@@ -661,7 +661,7 @@ func CorpusTable(p Page, l CorpusList) templ.Component {
 			}
 		} else {
 			var templ_7745c5c3_Var25 string
-			templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(count(l.Total, "entry", "entries"))
+			templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(Count(l.Total, "entry", "entries"))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `corpus.templ`, Line: 254, Col: 41}
 			}
@@ -1055,7 +1055,7 @@ func ImportResultView(r *ImportResult) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var47 string
-				templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(count(r.Imported, "entry", "entries"))
+				templ_7745c5c3_Var47, templ_7745c5c3_Err = templ.JoinStringErrs(Count(r.Imported, "entry", "entries"))
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `corpus.templ`, Line: 311, Col: 90}
 				}

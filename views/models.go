@@ -69,9 +69,9 @@ func safeColor(c string) string {
 	return c
 }
 
-// count writes n with its noun in the right number and comma separators:
+// Count writes n with its noun in the right number and comma separators:
 // "1 entry", "2 entries", "1,000 entries".
-func count(n int, one, many string) string {
+func Count(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

@@ -189,7 +189,7 @@ func ProductsListView(p Page, l ProductsList) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = listPager(count(l.Total, "product", "products"), l.Page > 1, l.pageURL(l.Page-1), l.Page < l.Pages, l.pageURL(l.Page+1), "#products-list",
+		templ_7745c5c3_Err = listPager(Count(l.Total, "product", "products"), l.Page > 1, l.pageURL(l.Page-1), l.Page < l.Pages, l.pageURL(l.Page+1), "#products-list",
 			"Page "+strconv.Itoa(l.Page)+" of "+strconv.Itoa(max(l.Pages, 1))).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err

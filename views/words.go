@@ -3,6 +3,8 @@ package views
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The dashboard shows the API's validation messages, which name fields as
@@ -24,10 +26,7 @@ var fieldWords = map[string]string{
 	"confirmationMessage": "confirmation message", "displayName": "name", "imageUrl": "image address", "productUrl": "product address",
 }
 
-var (
-	camelWord = regexp.MustCompile(`\b[a-z]+(?:[A-Z][a-z0-9]*)+\b`)
-	upperCut  = regexp.MustCompile(`([a-z0-9])([A-Z])`)
-)
+var camelWord = regexp.MustCompile(`\b[a-z]+(?:[A-Z][a-z0-9]*)+\b`)
 
 // OwnerWords rewrites an error message for the dashboard: field names in
 // the owner's words, snake_case explained, the API's query parameters left
@@ -42,7 +41,7 @@ func OwnerWords(msg string) string {
 		if words, ok := fieldWords[w]; ok {
 			return words
 		}
-		return strings.ToLower(upperCut.ReplaceAllString(w, "$1 $2"))
+		return strings.ToLower(FieldLabel(w))
 	})
 }
 
@@ -59,4 +58,31 @@ func LeakInMessage(msg string) string {
 		}
 	}
 	return ""
+}
+
+// FieldLabel turns a field name (snake_case or camelCase) into words:
+// full_name and fullName are both "Full name".
+func FieldLabel(key string) string {
+	var b strings.Builder
+	prevLower := false
+	for _, r := range key {
+		switch {
+		case r == '_' || r == '-' || r == ' ':
+			if b.Len() > 0 {
+				b.WriteRune(' ')
+			}
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			b.WriteRune(' ')
+		}
+		b.WriteRune(unicode.ToLower(r))
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	words := strings.Join(strings.Fields(b.String()), " ")
+	if words == "" {
+		return key
+	}
+	r, n := utf8.DecodeRuneInString(words)
+	return string(unicode.ToUpper(r)) + words[n:]
 }
