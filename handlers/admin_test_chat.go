@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -94,8 +93,7 @@ func (h *Handler) testChatInput(c echo.Context) (*agent.TurnInput, error) {
 	t := adminFrom(c).Tenant
 	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
-		return nil, &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
-			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
+		return nil, errNotActivated
 	}
 	var req testChatRequest
 	raw, err := decodeObject(c, maxChatBody)
@@ -105,14 +103,10 @@ func (h *Handler) testChatInput(c echo.Context) (*agent.TurnInput, error) {
 	if errs := decodeFields(raw, &req); len(errs) > 0 {
 		return nil, errs.Err()
 	}
-	switch {
-	case strings.TrimSpace(req.Message) == "" || strings.TrimSpace(req.SessionID) == "":
-		return nil, invalid("message and sessionId are required")
-	case utf8.RuneCountInString(req.Message) > maxChatMessage:
-		return nil, invalid("Message too long (max %d chars)", maxChatMessage)
-	case utf8.RuneCountInString(req.SessionID) > maxChatSessionID:
-		return nil, invalid("sessionId too long (max %d chars)", maxChatSessionID)
-	case !strings.HasPrefix(req.SessionID, testSessionPrefix):
+	if err := checkChatMessage(req.Message, req.SessionID); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(req.SessionID, testSessionPrefix) {
 		return nil, &parley.Error{Kind: parley.KindInvalid, Message: "A test chat's sessionId starts with " + testSessionPrefix,
 			Details: parley.FieldErrors{"sessionId": "must start with " + testSessionPrefix}}
 	}

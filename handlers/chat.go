@@ -68,8 +68,7 @@ func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenan
 	}
 	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
-		return t, &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
-			Message: "Chat is not activated for this tenant: its plan does not include the widget"}
+		return t, errNotActivated
 	}
 	hdr := c.Request().Header
 	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
@@ -77,6 +76,11 @@ func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenan
 	}
 	return t, checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
 }
+
+// errNotActivated answers chat (and the test chat) for a tenant whose plan
+// has no widget.
+var errNotActivated = &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
+	Message: "Chat is not activated for this tenant: its plan does not include the widget"}
 
 // publicGates runs, in order, every gate a chat message or a form post
 // passes before its body is used: chatTenant's, then the bot challenge, then
@@ -187,16 +191,21 @@ func decodeChatRequest(c echo.Context) (chatRequest, error) {
 	if errs := decodeFields(raw, &req); len(errs) > 0 {
 		return req, errs.Err()
 	}
-	if strings.TrimSpace(req.Message) == "" || strings.TrimSpace(req.SessionID) == "" {
-		return req, invalid("message and sessionId are required")
+	return req, checkChatMessage(req.Message, req.SessionID)
+}
+
+// checkChatMessage applies chat's rules to a message and its session id,
+// for chat and the dashboard's test chat alike.
+func checkChatMessage(message, sessionID string) error {
+	switch {
+	case strings.TrimSpace(message) == "" || strings.TrimSpace(sessionID) == "":
+		return invalid("message and sessionId are required")
+	case utf8.RuneCountInString(message) > maxChatMessage:
+		return invalid("Message too long (max %d chars)", maxChatMessage)
+	case utf8.RuneCountInString(sessionID) > maxChatSessionID:
+		return invalid("sessionId too long (max %d chars)", maxChatSessionID)
 	}
-	if utf8.RuneCountInString(req.Message) > maxChatMessage {
-		return req, invalid("Message too long (max %d chars)", maxChatMessage)
-	}
-	if utf8.RuneCountInString(req.SessionID) > maxChatSessionID {
-		return req, invalid("sessionId too long (max %d chars)", maxChatSessionID)
-	}
-	return req, nil
+	return nil
 }
 
 // chatSegment picks the segment: query, then body, else the default. An

@@ -97,12 +97,6 @@ type csvExport struct{ w *csv.Writer }
 func (e csvExport) header() error { return e.w.Write(conversationExportColumns) }
 
 func (e csvExport) row(r db.ConversationExportRow) error {
-	deref := func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
 	record := []string{r.ID, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.UpdatedAt.UTC().Format(time.RFC3339Nano), r.Channel,
 		r.Status, r.VisitorType, deref(r.SegmentSlug), deref(r.PageURL), strconv.Itoa(r.MessageCount), strconv.Itoa(r.ToolCallsCount),
 		deref(intentOf(r.FirstUserMessage))}
