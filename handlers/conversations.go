@@ -237,14 +237,6 @@ type conversationDetailJSON struct {
 	ToolHistory      []parley.ToolCall         `json:"toolHistory"`
 }
 
-// nonEmpty is s, nil when empty.
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
 	c := d.Conversation
 	msgs := make([]conversationMessageJSON, len(d.Messages))
@@ -256,8 +248,8 @@ func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
 		VisitorType: c.VisitorType, VisitorID: c.VisitorID, AgentModel: c.AgentModel, PageURL: c.PageURL, Locale: c.Locale,
 		Intent: intentOf(c.FirstUserMessage), FirstUserMessage: c.FirstUserMessage, MessageCount: c.MessageCount,
 		ToolCallsCount: c.ToolCallsCount, Feedback: conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},
-		Metadata: conversationMetadataJSON{UserAgent: nonEmpty(c.Metadata.UserAgent), Referrer: nonEmpty(c.Metadata.Referrer),
-			Page: nonEmpty(c.Metadata.Page)},
+		Metadata: conversationMetadataJSON{UserAgent: nonEmptyPtr(c.Metadata.UserAgent), Referrer: nonEmptyPtr(c.Metadata.Referrer),
+			Page: nonEmptyPtr(c.Metadata.Page)},
 		Messages: msgs, ToolHistory: utcToolHistory(d.ToolHistory)}
 }
 
