@@ -66,6 +66,19 @@ type Message struct {
 	Content        string    `db:"content"`
 	Feedback       *int      `db:"feedback"`
 	CreatedAt      time.Time `db:"created_at"`
+	// Knowledge is the knowledge-base entries the prompt held when the
+	// assistant wrote this answer: none for a visitor's message, and none
+	// for answers stored before they were recorded (migration 00021).
+	Knowledge []KnowledgeRef `db:"knowledge"`
+}
+
+// KnowledgeRef is a knowledge-base entry a prompt held, as it stood then.
+type KnowledgeRef struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Summarized says the prompt held the entry's summary, not its content
+	// (the model could read the rest through explore_corpus).
+	Summarized bool `json:"summarized"`
 }
 
 // Turn is a user or assistant message as the model and the webhook payload see it.

@@ -66,8 +66,11 @@ type TurnRecord struct {
 	SessionID      string
 	LeaseHolder    string
 	// Reply is the assistant's answer; "" when nothing was said.
-	Reply    string
-	ToolRuns []ToolRun
+	Reply string
+	// Knowledge is the knowledge-base entries the prompt held, stored with
+	// the reply.
+	Knowledge []KnowledgeRef
+	ToolRuns  []ToolRun
 	// Escalated moves the conversation to ESCALATED.
 	Escalated bool
 	// Transcript is the conversation as each submission keeps it.

@@ -146,18 +146,9 @@ type TurnOutput struct {
 	Source   string
 	Provider string
 	Model    string
-	// Knowledge is the knowledge-base entries the prompt held, in prompt
-	// order; set for a test turn only (TurnInput.Test).
-	Knowledge []KnowledgeUsed
-}
-
-// KnowledgeUsed is a knowledge-base entry a turn's prompt held.
-type KnowledgeUsed struct {
-	ID    string
-	Title string
-	// Summarized says the prompt held its summary, not its content (which
-	// the model reads through explore_corpus).
-	Summarized bool
+	// Knowledge is the knowledge-base entries the prompt held, whole ones
+	// first, as stored with the answer.
+	Knowledge []parley.KnowledgeRef
 }
 
 // AnswersLocally reports whether the tenant's turns are answered by the
@@ -279,8 +270,8 @@ type turnCall struct {
 	registry *ToolRegistry
 	history  []parley.Turn // the turns the model was given, the visitor's message last
 	emit     func(Event)
-	// knowledge is the corpus entries the prompt held, for a test turn.
-	knowledge []KnowledgeUsed
+	// knowledge is the corpus entries the prompt held.
+	knowledge []parley.KnowledgeRef
 	res       TurnResult // what the model said and did
 	err       error      // the model call's failure
 }
@@ -300,7 +291,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	})
 	tt := Enrich(reads.tools, EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
 		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus})
-	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt.Explore))}
+	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt.Explore)), knowledge: prompt.Knowledge}
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}
@@ -324,9 +315,6 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	}
 	for _, c := range reads.corpus {
 		call.req.Passages = append(call.req.Passages, Passage{Title: c.Title, Content: c.Content})
-	}
-	if in.Test {
-		call.knowledge = knowledgeUsed(reads.corpus)
 	}
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
 	call.provider, call.source = e.LLM, "managed"
@@ -359,7 +347,7 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	in, res := t.in, call.res
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	msg, storeErr := e.save(storeCtx, t, res, call.history)
+	msg, storeErr := e.save(storeCtx, t, res, call)
 	if storeErr != nil {
 		in.logger(e).Error("storing a turn", "conversation", t.conv.ID, "err", storeErr)
 	}
@@ -393,10 +381,13 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 
 // save stores the turn with one store call, which gives the session's lease
 // back with it.
-func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, history []parley.Turn) (parley.Message, error) {
-	in := t.in
+func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, call *turnCall) (parley.Message, error) {
+	in, history := t.in, call.history
 	rec := parley.TurnRecord{TenantID: in.Tenant.ID, ConversationID: t.conv.ID, SessionID: in.SessionID,
 		LeaseHolder: t.lease.holder, Reply: res.Text, Escalated: res.Escalated()}
+	if res.Text != "" {
+		rec.Knowledge = call.knowledge
+	}
 	if len(res.Executions) > 0 {
 		rec.Transcript = append([]parley.Turn(nil), history...)
 		if res.Text != "" {
@@ -452,20 +443,6 @@ func toolRun(ex Execution) (parley.ToolRun, error) {
 			ToolName: sub.ToolName, Input: in, Result: out}
 	}
 	return run, nil
-}
-
-// knowledgeUsed lists the entries of corpus that BuildPrompt places in the
-// prompt (FitCorpus mirrors it), whole ones first.
-func knowledgeUsed(corpus []parley.CorpusEntry) []KnowledgeUsed {
-	fit := FitCorpus(corpus)
-	out := make([]KnowledgeUsed, 0, len(fit.Whole)+len(fit.Summarized))
-	for _, c := range fit.Whole {
-		out = append(out, KnowledgeUsed{ID: c.ID, Title: c.Title})
-	}
-	for _, c := range fit.Summarized {
-		out = append(out, KnowledgeUsed{ID: c.ID, Title: c.Title, Summarized: true})
-	}
-	return out
 }
 
 func (e *Engine) now() time.Time {

@@ -274,7 +274,7 @@ func TestEngineReply(t *testing.T) {
 		}
 	})
 
-	t.Run("a test turn starts a test and lists the knowledge its prompt held", func(t *testing.T) {
+	t.Run("a turn lists the knowledge its prompt held and stores it with the answer", func(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t, llmtest.Turn{Text: []string{"Hi"}}, llmtest.Turn{Text: []string{"Hi"}})
 		summary := "How returns work."
@@ -289,7 +289,7 @@ func TestEngineReply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []KnowledgeUsed{{ID: "c-hours", Title: "Opening hours"}, {ID: "c-returns", Title: "Returns", Summarized: true}}
+		want := []parley.KnowledgeRef{{ID: "c-hours", Title: "Opening hours"}, {ID: "c-returns", Title: "Returns", Summarized: true}}
 		if !slices.Equal(out.Knowledge, want) {
 			t.Errorf("knowledge %+v, want %+v (the entry that does not fit left out)", out.Knowledge, want)
 		}
@@ -297,10 +297,13 @@ func TestEngineReply(t *testing.T) {
 			t.Errorf("starts %+v, want one test start", store.starts)
 		}
 
-		// A visitor's turn pays nothing for it.
+		// A visitor's turn records it too, stored with the answer.
 		out, err = testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
-		if err != nil || out.Knowledge != nil || len(store.starts) != 2 || store.starts[1].Test {
+		if err != nil || !slices.Equal(out.Knowledge, want) || len(store.starts) != 2 || store.starts[1].Test {
 			t.Errorf("visitor turn: knowledge %+v, starts %+v, err %v", out.Knowledge, store.starts, err)
+		}
+		if n := len(store.saved); n != 2 || !slices.Equal(store.saved[n-1].Knowledge, want) {
+			t.Errorf("saved %+v, want the answer stored with %+v", store.saved, want)
 		}
 	})
 }

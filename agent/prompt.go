@@ -110,6 +110,9 @@ type Prompt struct {
 	// ExploreCorpus says that entries with a summary exist: the chat must
 	// inject the EXPLORE_CORPUS tool.
 	ExploreCorpus bool
+	// Knowledge is the knowledge-base entries the prompt holds, whole ones
+	// first, each section in prompt order.
+	Knowledge []parley.KnowledgeRef
 }
 
 // SectionReport says what one prompt section holds.
@@ -158,12 +161,14 @@ func BuildPrompt(in PromptInput) Prompt {
 	b.add(SectionPolicy, "## Content policy\n", promptPolicy(in.Tenant.ContentPolicy))
 	b.addItems(SectionSegment, "## Instructions for this conversation\n", promptParagraphs(in.Segment.SystemPrompt), SegmentPromptCap, "", "\n\n", "")
 
-	tier1, tier2 := promptTiers(in.Corpus)
-	b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",
+	t := promptTierEntries(in.Corpus)
+	tier1, tier2 := t.items[0], t.items[1]
+	var kept [2][]bool
+	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",
 		tier1, KnowledgeCap, "<knowledge>\n", "\n", "</knowledge>")
 	explore := len(tier2) > 0 || in.HasSummaries
 	if len(tier2) > 0 {
-		b.addItems(SectionSummaries, "## Knowledge base summaries\nThese entries are summaries. The full text of each is available through the "+
+		kept[1] = b.addItems(SectionSummaries, "## Knowledge base summaries\nThese entries are summaries. The full text of each is available through the "+
 			ExploreCorpusTool+" tool: call it when a question needs details a summary does not give, rather than guessing.\n",
 			tier2, SummariesCap, "<knowledge>\n", "\n", "</knowledge>")
 	} else if explore {
@@ -187,7 +192,16 @@ func BuildPrompt(in PromptInput) Prompt {
 	b.add(SectionDate, "## Current date and time\n", promptDate(now, in.Tenant.Timezone, lang))
 	b.add(SectionLanguage, "## Language\n", promptReplyLanguage(lang))
 
-	return Prompt{System: strings.Join(b.parts, "\n\n"), Sections: b.reports, ExploreCorpus: explore}
+	p := Prompt{System: strings.Join(b.parts, "\n\n"), Sections: b.reports, ExploreCorpus: explore}
+	for tier, keeps := range kept {
+		for i, keep := range keeps {
+			if keep {
+				e := t.entries[tier][i]
+				p.Knowledge = append(p.Knowledge, parley.KnowledgeRef{ID: e.ID, Title: e.Title, Summarized: tier == 1})
+			}
+		}
+	}
+	return p
 }
 
 // promptBuilder collects sections and their reports.
@@ -213,33 +227,28 @@ func (b *promptBuilder) add(name, heading, text string) {
 }
 
 // addItems appends a section of the items kept within limit, joined by sep,
-// between open and end. A section whose items all fall out is left out.
-func (b *promptBuilder) addItems(name, heading string, items []string, limit int, open, sep, end string) {
-	kept, dropped := promptPack(items, limit, sep)
+// between open and end, and says which items it kept. A section whose items
+// all fall out is left out.
+func (b *promptBuilder) addItems(name, heading string, items []string, limit int, open, sep, end string) []bool {
+	keep := promptFit(items, limit, sep)
+	var kept []string
+	for i, k := range keep {
+		if k {
+			kept = append(kept, items[i])
+		}
+	}
+	dropped := len(items) - len(kept)
 	if dropped > 0 {
 		b.log.Warn("prompt section capped", "section", name, "included", len(kept), "dropped", dropped, "cap", limit)
 	}
 	if len(kept) == 0 {
 		b.reports = append(b.reports, SectionReport{Name: name, Dropped: dropped})
-		return
+		return keep
 	}
 	s := strings.TrimSuffix(heading+open+strings.Join(kept, sep)+"\n"+end, "\n")
 	b.parts = append(b.parts, s)
 	b.reports = append(b.reports, SectionReport{Name: name, Included: len(kept), Dropped: dropped, Chars: utf8.RuneCountInString(s)})
-}
-
-// promptPack keeps the items, in order, whose characters (plus the
-// separator's) fit in limit; an item that does not fit is dropped and the
-// next ones are still tried.
-func promptPack(items []string, limit int, sep string) (kept []string, dropped int) {
-	for i, keep := range promptFit(items, limit, sep) {
-		if keep {
-			kept = append(kept, items[i])
-		} else {
-			dropped++
-		}
-	}
-	return kept, dropped
+	return keep
 }
 
 // promptFit says which items a section capped at limit keeps, in order:
@@ -345,14 +354,6 @@ func promptPolicy(policy string) string {
 		return "Safe for work: no sexual content, graphic violence, hate or profanity; decline such requests politely " +
 			"and offer to help with something else."
 	}
-}
-
-// promptTiers splits the corpus into tier 1 (no summary: full content) and
-// tier 2 (summary), each in priority order, rendered as entries. A blank
-// summary counts as none.
-func promptTiers(corpus []parley.CorpusEntry) (tier1, tier2 []string) {
-	t := promptTierEntries(corpus)
-	return t.items[0], t.items[1]
 }
 
 // promptTier holds the corpus entries of the two tiers, in prompt order, and

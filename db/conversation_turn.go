@@ -52,7 +52,7 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 			return parley.Conversation{}, parley.Message{}, false, sessionOfOther(p.Test)
 		}
 		if err == nil {
-			m, err := appendMessage(ctx, d.pool, p.TenantID, c.ID, "user", content)
+			m, err := appendMessage(ctx, d.pool, p.TenantID, c.ID, "user", content, nil)
 			if err != nil {
 				return parley.Conversation{}, parley.Message{}, false, err
 			}

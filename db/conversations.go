@@ -123,24 +123,35 @@ func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID strin
 	return nil
 }
 
-// appendMessage stores a message of the conversation and, in the same
-// statement, counts it, moves last_message_at and keeps the first user
-// message.
+// appendMessage stores a message of the conversation ($5 the knowledge its
+// prompt held, for an answer) and, in the same statement, counts it, moves
+// last_message_at and keeps the first user message.
 const appendMessageSQL = `WITH c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
 		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
-	INSERT INTO messages (tenant_id, conversation_id, role, content) SELECT tenant_id, id, $3, $4 FROM c
-	RETURNING id, conversation_id, role, content, feedback, created_at`
+	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge) SELECT tenant_id, id, $3, $4, $5 FROM c
+	RETURNING ` + messageColumns
 
-func appendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string) (parley.Message, error) {
+// messageColumns are the columns of a parley.Message.
+const messageColumns = `id, conversation_id, role, content, feedback, created_at, knowledge`
+
+// knowledgeArg is the knowledge of a message as appendMessageSQL stores it: NULL for none.
+func knowledgeArg(k []parley.KnowledgeRef) any {
+	if len(k) == 0 {
+		return nil
+	}
+	return k
+}
+
+func appendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string, knowledge []parley.KnowledgeRef) (parley.Message, error) {
 	if role != "user" && role != "assistant" {
 		return parley.Message{}, &parley.Error{Kind: parley.KindInvalid, Message: "role must be user or assistant"}
 	}
 	if !looksLikeUUID(conversationID) {
 		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, storableKey(content))
+	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, storableKey(content), knowledgeArg(knowledge))
 	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {
 		return parley.Message{}, notFound(err, "Conversation")

@@ -209,7 +209,7 @@ func (d *DB) ConversationDetail(ctx context.Context, tenantID, id string) (Conve
 	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
 		return ConversationDetail{}, err
 	}
-	rows, _ = d.pool.Query(ctx, `SELECT id, conversation_id, role, content, feedback, created_at FROM messages
+	rows, _ = d.pool.Query(ctx, `SELECT `+messageColumns+` FROM messages
 		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, id)
 	msgs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {

@@ -238,7 +238,7 @@ func TestConversationWrites(t *testing.T) {
 			{"assistant", "Hello!"}, {"user", "first question"}, {"assistant", "answer"}, {"user", "second"},
 		}
 		for _, s := range steps {
-			if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, s.role, s.content); err != nil {
+			if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, s.role, s.content, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -272,7 +272,7 @@ func TestConversationWrites(t *testing.T) {
 			t.Errorf("status %s", got.Status)
 		}
 		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool(), f.tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
-		_, err = db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "system", "x")
+		_, err = db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "system", "x", nil)
 		wantKind(t, err, parley.KindInvalid)
 	})
 
@@ -280,9 +280,9 @@ func TestConversationWrites(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		c := f.start(t, parley.ConversationStart{SessionID: "fb"})
-		user, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "q")
-		a1, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a1")
-		a2, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a2")
+		user, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "q", nil)
+		a1, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a1", nil)
+		a2, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a2", nil)
 		counts := func() (int, int) {
 			got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
 			if err != nil {
@@ -319,13 +319,13 @@ func TestConversationWrites(t *testing.T) {
 		t.Parallel()
 		f := setupConversations(t)
 		c := f.start(t, parley.ConversationStart{SessionID: "iso"})
-		_, err := db.AppendMessage(ctx, f.store.Pool(), f.other.ID, c.ID, "user", "x")
+		_, err := db.AppendMessage(ctx, f.store.Pool(), f.other.ID, c.ID, "user", "x", nil)
 		wantKind(t, err, parley.KindNotFound)
 		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool(), f.other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
 		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool(), f.other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
 		_, err = f.store.Conversation(ctx, f.other.ID, c.ID)
 		wantKind(t, err, parley.KindNotFound)
-		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "mine"); err != nil {
+		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "mine", nil); err != nil {
 			t.Fatal(err)
 		}
 		if turns, err := f.store.RecentTurns(ctx, f.other.ID, c.ID, 10); err != nil || len(turns) != 0 {
@@ -345,7 +345,7 @@ func TestConversationWrites(t *testing.T) {
 		f := setupConversations(t)
 		v := f.visitor(t, f.tenant.ID)
 		c := f.start(t, parley.ConversationStart{SessionID: "v", VisitorID: &v})
-		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "hi"); err != nil {
+		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "hi", nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := f.store.DeleteVisitor(ctx, f.tenant.ID, v); err != nil {

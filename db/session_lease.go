@@ -96,7 +96,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if r.Reply != "" {
 			var err error
-			if m, err = appendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply); err != nil {
+			if m, err = appendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply, r.Knowledge); err != nil {
 				return err
 			}
 		}
@@ -141,7 +141,7 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 	}
 	batch := &pgx.Batch{}
 	if r.Reply != "" {
-		batch.Queue(appendMessageSQL, r.TenantID, r.ConversationID, "assistant", storableKey(r.Reply))
+		batch.Queue(appendMessageSQL, r.TenantID, r.ConversationID, "assistant", storableKey(r.Reply), knowledgeArg(r.Knowledge))
 	}
 	if r.LeaseHolder != "" {
 		batch.Queue(releaseLeaseSQL, r.TenantID, storableKey(r.SessionID), r.LeaseHolder)

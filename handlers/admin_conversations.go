@@ -157,6 +157,9 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 			flushBefore(time.Time{})
 		}
 		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime)}
+		for _, k := range m.Knowledge {
+			it.Knowledge = append(it.Knowledge, views.KnowledgeUsed{ID: k.ID, Title: k.Title, Summarized: k.Summarized})
+		}
 		if m.Feedback != nil {
 			it.Feedback = *m.Feedback
 		}

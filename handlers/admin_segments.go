@@ -290,7 +290,6 @@ func segmentDeleteProblem(err error) string {
 	return err.Error()
 }
 
-
 // RemoveSegment deletes one of the tenant's segments; with cascade=true
 // also its corpus entries and tools. htmx gets an empty row (removed in
 // place) or the row with the refusal, such as the API's 409.

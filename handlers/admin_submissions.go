@@ -123,7 +123,6 @@ func valueText(x any, indent string) string {
 	return fmt.Sprint(x)
 }
 
-
 // labelFields gives the fields the labels of the form they were collected
 // with, where that form declares them.
 func labelFields(fields []views.SubmissionField, form []parley.FormField) {

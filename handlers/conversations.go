@@ -204,6 +204,9 @@ type conversationMessageJSON struct {
 	Content   string    `json:"content"`
 	Timestamp time.Time `json:"timestamp"`
 	Feedback  *int      `json:"feedback"`
+	// Knowledge is what the answer's prompt held from the knowledge base:
+	// [] for a visitor's message and for answers stored before it was recorded.
+	Knowledge []parley.KnowledgeRef `json:"knowledge"`
 }
 
 type conversationMetadataJSON struct {
@@ -241,7 +244,11 @@ func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
 	c := d.Conversation
 	msgs := make([]conversationMessageJSON, len(d.Messages))
 	for i, m := range d.Messages {
-		msgs[i] = conversationMessageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(), Feedback: m.Feedback}
+		msgs[i] = conversationMessageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(), Feedback: m.Feedback,
+			Knowledge: m.Knowledge}
+		if msgs[i].Knowledge == nil {
+			msgs[i].Knowledge = []parley.KnowledgeRef{}
+		}
 	}
 	return conversationDetailJSON{ID: c.ID, SessionID: c.SessionID, Segment: d.SegmentSlug, StartedAt: c.CreatedAt.UTC(),
 		LastMessageAt: c.LastMessageAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), Channel: c.Channel, Status: c.Status,

@@ -20,6 +20,7 @@ import (
 type inboxFixture struct {
 	ten                              tenant
 	ada, agentConv, escalated, janua parley.Conversation
+	pricing                          parley.CorpusEntry // the knowledge ada's first answer drew on
 	visitor                          db.VisitorDetail
 	submission                       parley.Submission
 }
@@ -42,14 +43,18 @@ func seedInboxOf(t *testing.T, b *bundle, ten tenant) inboxFixture {
 	now := time.Now().UTC()
 	page := "https://shop.example/pricing"
 	f := inboxFixture{ten: ten, visitor: visitor}
+	f.pricing, _, err = b.db.UpsertCorpus(ctx, ten.ID, 100, db.CorpusWrite{Title: parley.Some("Plans and prices"),
+		Content: parley.Some("Starter is free; Team is 49 EUR a month.")})
+	mustStep(t, "adding a knowledge entry", err)
 	f.ada = b.addConversation(t, ct, seedConversation{
 		start: func(p *parley.ConversationStart) { p.VisitorID, p.PageURL, p.SegmentID = &visitor.ID, &page, &sales.ID },
 		turns: []string{"How much is the Team plan?", "It is 49 EUR a month.", "Can someone call me?", "Of course, we will call you."},
 		tools: []parley.ToolCall{{ToolName: "contact_form", ToolType: "SUBMIT_FORM",
 			Input:  json.RawMessage(`{"email":"ada@example.com","message":"Call me\nin the morning"}`),
 			Result: json.RawMessage(`{"success":true,"message":"Thanks"}`)}},
-		votes:   []int{1, -1},
-		created: now.Add(-time.Hour),
+		votes:     []int{1, -1},
+		created:   now.Add(-time.Hour),
+		knowledge: []parley.KnowledgeRef{{ID: f.pricing.ID, Title: f.pricing.Title}},
 	})
 	f.agentConv = b.addConversation(t, ct, seedConversation{
 		start: func(p *parley.ConversationStart) { p.Channel, p.VisitorType = "agent", "agent" },
@@ -193,6 +198,11 @@ func TestAdminConversations(t *testing.T) {
 		}
 		if pre := tool.Find("pre").Text(); pre != "Call me\nin the morning" {
 			t.Errorf("a value of several lines is not a block: %q", pre)
+		}
+		// what the first answer drew on, linked to the entry; nothing under the others
+		if k := p.doc.Find("#messages .knowledge-used"); k.Length() != 1 || k.Find("a").AttrOr("href", "") != "/admin/corpus/"+f.pricing.ID ||
+			k.Find("a").Text() != "Plans and prices" || !k.Parent().HasClass("assistant") {
+			t.Errorf("knowledge shown: %d, %q", k.Length(), k.Text())
 		}
 		if up, down := p.doc.Find("#messages .vote.up").Length(), p.doc.Find("#messages .vote.down").Length(); up != 1 || down != 1 {
 			t.Errorf("votes shown: %d up, %d down", up, down)

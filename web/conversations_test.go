@@ -39,7 +39,9 @@ type seedConversation struct {
 	// votes are the visitor's votes on the replies, in order (0: none).
 	votes    []int
 	escalate bool
-	created  time.Time // zero: now
+	// knowledge is what the first reply's prompt held.
+	knowledge []parley.KnowledgeRef
+	created   time.Time // zero: now
 }
 
 var sessionSeq atomic.Int64
@@ -65,6 +67,7 @@ func (b *bundle) addConversation(t *testing.T, ct convTenant, s seedConversation
 			rec.Reply = s.turns[i+1]
 		}
 		if i == 0 {
+			rec.Knowledge = s.knowledge
 			for _, tc := range s.tools {
 				rec.ToolRuns = append(rec.ToolRuns, parley.ToolRun{Call: tc})
 			}
@@ -273,6 +276,8 @@ func TestConversations(t *testing.T) {
 			turns: []string{"Quels sont vos tarifs ?", "49 EUR par mois.", "Et pour 10 personnes ?", "Je vous transmets à un humain."},
 			tools: []parley.ToolCall{{ToolName: "Quote", ToolType: "GENERATE_QUOTE", Input: json.RawMessage(`{"seats":10}`), Result: json.RawMessage(`{"success":true}`)}},
 			votes: []int{-1, 1}, escalate: true,
+			knowledge: []parley.KnowledgeRef{{ID: "6f1c0000-0000-4000-8000-000000000001", Title: "Tarifs 2026"},
+				{ID: "6f1c0000-0000-4000-8000-000000000002", Title: "Remises de groupe", Summarized: true}},
 		})
 		status, body := b.do(t, "GET", ct.base+"/"+conv.ID, ct.Token, nil)
 		if status != http.StatusOK {
@@ -301,6 +306,19 @@ func TestConversations(t *testing.T) {
 		if !slices.Equal(roles, []string{"user", "assistant", "user", "assistant"}) || contents[3] != "Je vous transmets à un humain." ||
 			!slices.Equal(votes, []any{nil, float64(-1), nil, float64(1)}) {
 			t.Errorf("messages %v", msgs)
+		}
+		// The knowledge the first answer's prompt held; [] elsewhere, never null.
+		var knowledge []string
+		for _, m := range msgs {
+			k, ok := m.(map[string]any)["knowledge"].([]any)
+			if !ok {
+				t.Fatalf("message without a knowledge array: %v", m)
+			}
+			knowledge = append(knowledge, fmt.Sprint(k))
+		}
+		if want := []string{"[]", "[map[id:6f1c0000-0000-4000-8000-000000000001 summarized:false title:Tarifs 2026] " +
+			"map[id:6f1c0000-0000-4000-8000-000000000002 summarized:true title:Remises de groupe]]", "[]", "[]"}; !slices.Equal(knowledge, want) {
+			t.Errorf("knowledge %q, want %q", knowledge, want)
 		}
 		if h, _ := body["toolHistory"].([]any); len(h) != 1 || h[0].(map[string]any)["toolName"] != "quote" {
 			t.Errorf("toolHistory %v", body["toolHistory"])
