@@ -21,8 +21,12 @@ type Segment struct {
 	FormConfig           *FormConfig `db:"form_config" json:"formConfig"`
 	IsDefault            bool        `db:"is_default" json:"isDefault"`
 	IsActive             bool        `db:"is_active" json:"isActive"`
-	CreatedAt            time.Time   `db:"created_at" json:"createdAt"`
-	UpdatedAt            time.Time   `db:"updated_at" json:"updatedAt"`
+	// LeadToolID is the SUBMIT_FORM tool the dashboard keeps in step with
+	// the form, through which the assistant asks for its fields in the
+	// conversation (the dashboard's "lead capture"); nil when none.
+	LeadToolID *string   `db:"lead_tool_id" json:"-"`
+	CreatedAt  time.Time `db:"created_at" json:"createdAt"`
+	UpdatedAt  time.Time `db:"updated_at" json:"updatedAt"`
 }
 
 // Starter is a conversation starter shown by the widget.

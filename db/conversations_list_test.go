@@ -116,11 +116,19 @@ func TestConversationSearchTotalCapped(t *testing.T) {
 	if _, err := f.store.CopySeedConversations(ctx, f.tenant.ID, convs); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.store.Pool().Exec(ctx, "ANALYZE messages"); err != nil { // the estimates the search goes by
+		t.Fatal(err)
+	}
+	// A search of few messages reads them off the trigram index and counts
+	// every match; one of many walks the conversations and counts up to the
+	// cap (here the first way is taken up to 100 matching messages).
+	f.store.SetSearchIndexFirstMax(100)
 	for _, tc := range []struct {
-		search string
-		total  int
-		capped bool
-	}{{"refund", 3, false}, {"SHIP", db.SearchTotalCap, true}, {"nowhere", 0, false}} {
+		search, first string
+		total         int
+		capped        bool
+	}{{"refund", "s0", 3, false}, {"SHIP", "s3", db.SearchTotalCap, true}, {"nowhere", "", 0, false}, {"fund", "s0", 3, false},
+		{"ip a", "s3", db.SearchTotalCap, true}} {
 		t.Run(tc.search, func(t *testing.T) {
 			page, err := f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Search: tc.search, Page: 1, Limit: 20})
 			if err != nil {
@@ -129,6 +137,9 @@ func TestConversationSearchTotalCapped(t *testing.T) {
 			if page.Total != tc.total || page.TotalCapped != tc.capped || len(page.Conversations) != min(20, tc.total) {
 				t.Errorf("total %d, capped %v, %d on the page; want %d, %v", page.Total, page.TotalCapped, len(page.Conversations), tc.total, tc.capped)
 			}
+			if tc.total > 0 && page.Conversations[0].SessionID != tc.first {
+				t.Errorf("first %s, want the newest, %s", page.Conversations[0].SessionID, tc.first)
+			}
 		})
 	}
 	// Past the cap, the pages past the counted ones still list the matches.
@@ -136,6 +147,25 @@ func TestConversationSearchTotalCapped(t *testing.T) {
 		page, err := f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Search: "ship", Page: p.page, Limit: 20})
 		if err != nil || len(page.Conversations) != p.want {
 			t.Errorf("page %d: %d conversations, %v; want %d", p.page, len(page.Conversations), err, p.want)
+		}
+	}
+	// With room for them all, the 502 are read off the index: counted
+	// exactly, the same pages, and the other filters still apply.
+	f.store.SetSearchIndexFirstMax(10000)
+	page, err := f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Search: "SHIP", Page: 26, Limit: 20})
+	if err != nil || page.Total != db.SearchTotalCap+2 || page.TotalCapped || len(page.Conversations) != 2 || page.Conversations[1].SessionID != "s504" {
+		t.Errorf("index first: total %d, capped %v, %d on the last page, %v", page.Total, page.TotalCapped, len(page.Conversations), err)
+	}
+	page, err = f.store.ListConversations(ctx, f.tenant.ID, db.ConversationFilter{Search: "ship", Page: 1, Limit: 20,
+		From: now.Add(-10 * time.Minute).Add(time.Second)})
+	if err != nil || page.Total != 7 || page.Conversations[0].SessionID != "s3" { // s3 to s9 ship, within ten minutes
+		t.Errorf("index first with a window: total %d, %v", page.Total, err)
+	}
+	// Another tenant's search finds none of them, whichever the way.
+	for _, most := range []int{-1, 10000} {
+		f.store.SetSearchIndexFirstMax(most)
+		if page, err := f.store.ListConversations(ctx, f.other.ID, db.ConversationFilter{Search: "ship", Page: 1, Limit: 20}); err != nil || page.Total != 0 {
+			t.Errorf("another tenant (%d): total %d, %v", most, page.Total, err)
 		}
 	}
 	// Without a search, every conversation is counted.

@@ -22,6 +22,9 @@ type DB struct {
 	// jobs inserts and cancels River jobs (webhook deliveries) inside the
 	// transactions that change the data they are about.
 	jobs *river.Client[pgx.Tx]
+	// indexFirstMax overrides searchIndexFirstMax when not zero (tests:
+	// negative walks every search).
+	indexFirstMax int
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)

@@ -13,3 +13,8 @@ var InTx = (*DB).inTx
 
 // CreateSubmissionInTx stores a submission in tx (tests only).
 var CreateSubmissionInTx = (*DB).createSubmissionInTx
+
+// SetSearchIndexFirstMax sets how many matching messages a search reads off
+// the trigram index at most before it walks the conversations instead
+// (negative: always walk).
+func (d *DB) SetSearchIndexFirstMax(n int) { d.indexFirstMax = n }

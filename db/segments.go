@@ -2,9 +2,11 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,7 +21,7 @@ type SegmentSummary struct {
 }
 
 const segmentColumns = `s.id, s.tenant_id, s.slug, s.name, s.system_prompt, s.welcome_message,
-	s.conversation_starters, s.form_config, s.is_default, s.is_active, s.created_at, s.updated_at`
+	s.conversation_starters, s.form_config, s.is_default, s.is_active, s.lead_tool_id, s.created_at, s.updated_at`
 
 // ListSegments lists a tenant's segments, the default first, then by name.
 func (d *DB) ListSegments(ctx context.Context, tenantID string) ([]SegmentSummary, error) {
@@ -104,6 +106,10 @@ type SegmentWrite struct {
 	FormConfig           parley.Opt[*parley.FormConfig] `json:"formConfig"`
 	IsDefault            parley.Opt[bool]               `json:"isDefault"`
 	IsActive             parley.Opt[bool]               `json:"isActive"`
+	// AskInChat, set by the dashboard only, keeps the segment's lead tool in
+	// step with the form: true creates or updates it (active, with the
+	// form's fields), false deactivates it (see syncLeadTool).
+	AskInChat parley.Opt[bool] `json:"-"`
 }
 
 // CreateSegment creates a segment within the plan's limit. A taken slug is a
@@ -159,6 +165,9 @@ func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w Se
 		}
 		if err != nil {
 			return fmt.Errorf("inserting segment: %w", err)
+		}
+		if w.AskInChat.Set {
+			return syncLeadTool(ctx, tx, &s, w.AskInChat.Value)
 		}
 		return nil
 	})
@@ -248,9 +257,92 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 		if err != nil {
 			return fmt.Errorf("updating segment: %w", err)
 		}
+		if w.AskInChat.Set {
+			return syncLeadTool(ctx, tx, &s, w.AskInChat.Value)
+		}
 		return nil
 	})
 	return s, err
+}
+
+// LeadToolName is the name of a segment's lead tool: "Lead capture: "
+// and the segment's name, or its slug too when another tool has that name.
+func leadToolName(ctx context.Context, tx pgx.Tx, s *parley.Segment) (string, error) {
+	name := truncateRunes("Lead capture: "+strings.TrimSpace(s.Name), 100)
+	var taken bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tools WHERE tenant_id = $1 AND name = $2 AND id IS DISTINCT FROM $3)`,
+		s.TenantID, name, s.LeadToolID).Scan(&taken); err != nil {
+		return "", fmt.Errorf("naming the lead tool: %w", err)
+	}
+	if taken {
+		suffix := " (" + s.Slug + ")"
+		name = truncateRunes("Lead capture: "+strings.TrimSpace(s.Name), 100-utf8.RuneCountInString(suffix)) + suffix
+	}
+	return name, nil
+}
+
+func truncateRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// syncLeadTool keeps s's lead tool in step with its form, in tx: asking,
+// the tool (created when s has none) is active, bound to s, with the form's
+// fields and confirmation message, and a description telling the assistant
+// when to use it; not asking, the tool, if any, is deactivated (kept, so
+// that its submissions still name it). Asking needs a field.
+func syncLeadTool(ctx context.Context, tx pgx.Tx, s *parley.Segment, ask bool) error {
+	if !ask {
+		if s.LeadToolID != nil {
+			if _, err := tx.Exec(ctx, `UPDATE tools SET is_active = false, updated_at = now() WHERE tenant_id = $1 AND id = $2`,
+				s.TenantID, *s.LeadToolID); err != nil {
+				return fmt.Errorf("deactivating the lead tool: %w", err)
+			}
+		}
+		return nil
+	}
+	fc := s.FormConfig
+	if fc == nil || len(fc.Fields) == 0 {
+		return &parley.Error{Kind: parley.KindInvalid, Message: "Validation failed",
+			Details: map[string]string{"formConfig": "add at least one field for the assistant to ask for"}}
+	}
+	config, err := json.Marshal(map[string]any{"fields": fc.Fields, "confirmationMessage": fc.ConfirmationMessage})
+	if err != nil {
+		return fmt.Errorf("encoding the lead tool: %w", err)
+	}
+	name, err := leadToolName(ctx, tx, s)
+	if err != nil {
+		return err
+	}
+	want := "when the visitor wants to be contacted"
+	if intent := strings.TrimSpace(fc.Intent); intent != "" {
+		want = "when the visitor wants to " + strings.TrimSuffix(intent, ".")
+	}
+	desc := "Collect the visitor's details " + want + ": ask for each field you do not know yet, " +
+		"confirm them with the visitor, then submit them once."
+	if s.LeadToolID != nil {
+		tag, err := tx.Exec(ctx, `UPDATE tools SET name = $3, description = $4, type = 'SUBMIT_FORM', config = $5,
+			segment_id = $6, is_active = true, updated_at = now() WHERE tenant_id = $1 AND id = $2`,
+			s.TenantID, *s.LeadToolID, name, desc, config, s.ID)
+		if err != nil {
+			return fmt.Errorf("updating the lead tool: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+	}
+	var id string
+	if err := tx.QueryRow(ctx, `INSERT INTO tools (tenant_id, segment_id, name, description, type, config)
+		VALUES ($1, $2, $3, $4, 'SUBMIT_FORM', $5) RETURNING id`, s.TenantID, s.ID, name, desc, config).Scan(&id); err != nil {
+		return fmt.Errorf("creating the lead tool: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE segments SET lead_tool_id = $2 WHERE id = $1`, s.ID, id); err != nil {
+		return fmt.Errorf("linking the lead tool: %w", err)
+	}
+	s.LeadToolID = &id
+	return nil
 }
 
 // inactiveDefault refuses a default segment that would not answer: chat
@@ -285,6 +377,15 @@ func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bo
 			return parley.Errorf(parley.KindInvalid, "The default segment cannot be deleted: make another segment the default first")
 		}
 		var entries, tools int
+		// The segment's own lead tool goes with it, whatever cascade says.
+		var leadDeleted int64
+		if s.LeadToolID != nil {
+			tag, err := tx.Exec(ctx, `DELETE FROM tools WHERE tenant_id = $1 AND id = $2`, tenantID, *s.LeadToolID)
+			if err != nil {
+				return fmt.Errorf("deleting the lead tool: %w", err)
+			}
+			leadDeleted = tag.RowsAffected()
+		}
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM corpus_entries WHERE segment_id = $1),
 			(SELECT count(*) FROM tools WHERE segment_id = $1)`, s.ID).Scan(&entries, &tools); err != nil {
 			return fmt.Errorf("counting segment corpus and tools: %w", err)
@@ -302,7 +403,7 @@ func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bo
 		if tag, err = tx.Exec(ctx, `DELETE FROM tools WHERE tenant_id = $1 AND segment_id = $2`, tenantID, s.ID); err != nil {
 			return fmt.Errorf("deleting segment tools: %w", err)
 		}
-		del.ToolsDeleted = tag.RowsAffected()
+		del.ToolsDeleted = tag.RowsAffected() + leadDeleted
 		if _, err := tx.Exec(ctx, `DELETE FROM segments WHERE tenant_id = $1 AND id = $2`, tenantID, s.ID); err != nil {
 			return fmt.Errorf("deleting segment: %w", err)
 		}

@@ -83,7 +83,7 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 	f := views.SegmentForm{
 		Name: form.Get("name"), Slug: strings.TrimSpace(form.Get("slug")), SystemPrompt: crlf(form.Get("systemPrompt")),
 		WelcomeMessage: crlf(form.Get("welcomeMessage")), IsActive: checked("isActive"), MakeDefault: checked("isDefault"),
-		FormEnabled: checked("formEnabled"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
+		FormEnabled: checked("formEnabled"), AskInChat: checked("askInChat"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
 		FieldTypes: parley.FormFieldTypes,
 	}
 	for _, r := range segmentFormRows(form, "starters") {
@@ -122,6 +122,7 @@ func segmentWrite(f views.SegmentForm, creating bool) db.SegmentWrite {
 		starters = append(starters, parley.Starter{Text: s.Text, Emoji: s.Emoji})
 	}
 	w.ConversationStarters = parley.Some(starters)
+	w.AskInChat = parley.Some(f.AskInChat)
 	if !f.FormEnabled && strings.TrimSpace(f.FormIntent) == "" && strings.TrimSpace(f.FormConfirm) == "" && len(f.Fields) == 0 {
 		w.FormConfig = parley.Some[*parley.FormConfig](nil)
 	} else {
@@ -206,11 +207,27 @@ func (h *Handler) ShowSegmentPage(c echo.Context) error {
 			return err
 		}
 		f = segmentFormOf(seg)
+		if f.AskInChat, err = h.asksInChat(c, seg); err != nil {
+			return err
+		}
 	}
 	if err := h.withSegmentExtras(c, a.Tenant, seg, &f); err != nil {
 		return err
 	}
 	return render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+}
+
+// asksInChat reports whether the assistant asks for seg's lead capture
+// fields in the conversation: its lead tool exists and is active.
+func (h *Handler) asksInChat(c echo.Context, seg parley.Segment) (bool, error) {
+	if seg.LeadToolID == nil {
+		return false, nil
+	}
+	t, err := h.DB.Tool(c.Request().Context(), seg.TenantID, *seg.LeadToolID)
+	if parley.ErrorKind(err) == parley.KindNotFound {
+		return false, nil
+	}
+	return err == nil && t.IsActive, err
 }
 
 // withSegmentExtras adds the live preview and, for a segment that exists,

@@ -149,6 +149,9 @@ func (h *Handler) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolF
 	f.Segments = nil
 	for _, s := range segs {
 		f.Segments = append(f.Segments, views.Option{Value: s.ID, Label: s.Name + " (" + s.Slug + ")"})
+		if f.ID != "" && s.LeadToolID != nil && *s.LeadToolID == f.ID {
+			f.LeadOf = &views.Option{Value: s.ID, Label: s.Name}
+		}
 	}
 	f.Types = toolTypeOptions()
 	f.Config.FieldTypes = parley.FormFieldTypes
@@ -169,13 +172,25 @@ func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) e
 
 // ShowToolsPage lists the tenant's tools.
 func (h *Handler) ShowToolsPage(c echo.Context) error {
-	tools, err := h.DB.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
+	ctx, tenantID := c.Request().Context(), adminFrom(c).Tenant.ID
+	tools, err := h.DB.ListTools(ctx, tenantID)
 	if err != nil {
 		return err
+	}
+	segs, err := h.DB.ListSegments(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	leadOf := map[string]*views.Option{}
+	for _, s := range segs {
+		if s.LeadToolID != nil {
+			leadOf[*s.LeadToolID] = &views.Option{Value: s.ID, Label: s.Name}
+		}
 	}
 	rows := make([]views.ToolRow, len(tools))
 	for i, t := range tools {
 		rows[i] = toolRow(t)
+		rows[i].LeadOf = leadOf[t.ID]
 	}
 	return render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
 }

@@ -159,7 +159,7 @@ func ToolTypeName(t string) string {
 	case "":
 		return ""
 	case "SUBMIT_FORM":
-		return "Lead form"
+		return "Lead capture"
 	case "GENERATE_QUOTE":
 		return "Quote"
 	case "BOOK_MEETING":

@@ -178,7 +178,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 		if tl.Type != agent.ToolSubmitForm || !tl.IsActive {
 			t.Errorf("stored type %s, active %v", tl.Type, tl.IsActive)
 		}
-		if row := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS("#tool-"+tl.ID))); !strings.Contains(row, "Submit form") || !strings.Contains(row, "active") {
+		if row := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS("#tool-"+tl.ID))); !strings.Contains(row, "Lead capture") || !strings.Contains(row, "active") {
 			t.Errorf("row = %q", row)
 		}
 	})

@@ -401,7 +401,7 @@ func TestAdminSubmissionsForms(t *testing.T) {
 		p.doc.Find("#toolType option").Each(func(_ int, o *goquery.Selection) {
 			got = append(got, o.AttrOr("value", "")+"="+strings.TrimSpace(o.Text()))
 		})
-		want := []string{"=Any type", "SUBMIT_FORM=Lead form", "GENERATE_QUOTE=Quote", "BOOK_MEETING=Meeting booking",
+		want := []string{"=Any type", "SUBMIT_FORM=Lead capture", "GENERATE_QUOTE=Quote", "BOOK_MEETING=Meeting booking",
 			"ESCALATE_TO_HUMAN=Handover to a person"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("type options = %q, want %q (only the types that produce submissions)", got, want)
@@ -554,7 +554,7 @@ func TestAdminSubmissionsExport(t *testing.T) {
 	}
 	for sub, want := range map[string]map[string]string{
 		evil.ID: {"Full name": `'=HYPERLINK("https://evil.example","click")`, "Phone": "'+1 555 0100", "Handle": "'@ada",
-			"Note": "Hello, \"shop\"\nsecond line", "Status": "New", "Channel": "Chat widget", "Type": "Lead form", "Email": ""},
+			"Note": "Hello, \"shop\"\nsecond line", "Status": "New", "Channel": "Chat widget", "Type": "Lead capture", "Email": ""},
 		plain.ID: {"Email": "bo@example.com", "Seats": "'-3", "Paid": "Yes", "Type": "Quote", "Tool": "Quote",
 			"Page": "https://shop.example/pricing", "Full name": ""},
 	} {
