@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -42,6 +43,11 @@ type Config struct {
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
+	// Heartbeat is how often the running server marks itself alive in the
+	// instances table (Server.Run): a process silent for three beats counts
+	// as dead, and the session leases of its turns are free. 5 s; not read
+	// from the environment; tests shorten it.
+	Heartbeat time.Duration
 }
 
 // knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.
@@ -83,6 +89,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:       20,
 		PasswordCost:     bcrypt.DefaultCost,
+		Heartbeat:        5 * time.Second,
 	}
 	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")
