@@ -12,7 +12,7 @@ import (
 )
 
 // acquireLeaseSQL takes the lease of (tenant, session) for holder, a turn
-// of instance $5 ('' for none), when nobody holds it or its holder is gone:
+// of instance $5 (empty for none), when nobody holds it or its holder is gone:
 // its lease expired, or the instance it names stopped beating (see
 // leaseInstanceGone). It returns the holder.
 const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
