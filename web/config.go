@@ -45,8 +45,8 @@ type Config struct {
 	PasswordCost int
 	// Heartbeat is how often the running server marks itself alive in the
 	// instances table (Server.Run): a process silent for three beats counts
-	// as dead, and the session leases of its turns are free. 5 s; not read
-	// from the environment; tests shorten it.
+	// as dead, and the session leases of its turns are free. 0 means 5 s.
+	// It is not read from the environment; tests shorten it.
 	Heartbeat time.Duration
 }
 
@@ -89,7 +89,6 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:       20,
 		PasswordCost:     bcrypt.DefaultCost,
-		Heartbeat:        5 * time.Second,
 	}
 	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")
