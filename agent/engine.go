@@ -30,7 +30,7 @@ const (
 
 // Store is what the engine reads and writes; *db.DB satisfies it.
 type Store interface {
-	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, parley.SessionState, error)
+	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error)
 	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
 	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
 	StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
@@ -75,6 +75,12 @@ type Engine struct {
 	// SessionLease is how long a session's lease lasts between renewals; 0
 	// means SessionLeaseTTL.
 	SessionLease time.Duration
+	// Instance is the id of the server process's row in the instances table
+	// (web.Server.Run registers it and beats its heartbeat): the leases of
+	// its turns name it, so that should the process die they are free as
+	// soon as its heartbeat goes stale, not when they expire. "" (tests that
+	// run no instance) leaves a lease to its expiry alone.
+	Instance string
 	// TurnTimeout bounds a turn's model calls and tools; 0 means
 	// DefaultTurnTimeout.
 	TurnTimeout time.Duration

@@ -160,6 +160,27 @@ func TestAnthropicProvider(t *testing.T) {
 		}
 	})
 
+	// A message left unanswered (its turn's process died, or the model
+	// failed) comes right before the next: the API wants the roles to
+	// alternate, so both go in one user message.
+	t.Run("UnansweredMessageSharesOneUserMessage", func(t *testing.T) {
+		t.Parallel()
+		p := NewAnthropic(AnthropicConfig{APIKey: testLLMKey, Model: "claude-test"})
+		params, err := p.params(Request{Messages: []Message{
+			{Role: RoleUser, Content: "Hi"},
+			{Role: RoleAssistant, Content: "Hello."},
+			{Role: RoleUser, Content: "Are you there?"},
+			{Role: RoleUser, Content: "Hello again"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(params.Messages); n != 3 || params.Messages[2].Role != "user" || len(params.Messages[2].Content) != 2 ||
+			params.Messages[2].Content[0].OfText.Text != "Are you there?" || params.Messages[2].Content[1].OfText.Text != "Hello again" {
+			t.Errorf("messages %+v; want 3, the last holding both user messages in order", params.Messages)
+		}
+	})
+
 	t.Run("Errors", func(t *testing.T) {
 		t.Parallel()
 		for _, tc := range []struct {

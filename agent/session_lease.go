@@ -15,8 +15,9 @@ import (
 // Session lease waits (see db.TakeSessionLease).
 const (
 	// SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
-	// session for at most this long. A live holder renews its lease while its
-	// turn runs (RenewSessionLease).
+	// session for at most this long, or until its instance's heartbeat goes
+	// stale when it runs under one (Engine.Instance), whichever comes first.
+	// A live holder renews its lease while its turn runs (RenewSessionLease).
 	SessionLeaseTTL = 2 * time.Minute
 
 	leaseWaitDefault  = 30 * time.Second
@@ -50,7 +51,7 @@ func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, tenantI
 	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {
-		ok, state, err := e.Store.TakeSessionLease(ctx, tenantID, sessionID, holder, ttl, HistoryTurns-1)
+		ok, state, err := e.Store.TakeSessionLease(ctx, tenantID, sessionID, holder, e.Instance, ttl, HistoryTurns-1)
 		if err != nil {
 			return nil, err
 		}

@@ -187,7 +187,7 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupConversations(t)
-	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", 2*time.Minute, 5)
+	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", "", 2*time.Minute, 5)
 	if err != nil || !ok || st.Conversation != nil || len(st.Turns) != 0 {
 		t.Fatalf("fresh session: %v %+v %v", ok, st, err)
 	}
@@ -207,7 +207,7 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	}
 	// The reply gave the lease back: another holder takes it and reads the
 	// last turns, oldest first.
-	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", 2*time.Minute, 3)
+	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", "", 2*time.Minute, 3)
 	if err != nil || !ok || st.Conversation == nil || st.Conversation.ID != c.ID || st.Conversation.MessageCount != 5 {
 		t.Fatalf("second lease: %v %+v %v", ok, st.Conversation, err)
 	}
@@ -215,11 +215,11 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 		t.Errorf("turns %+v", st.Turns)
 	}
 	// Held: a third holder does not get it, nor the state.
-	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", 2*time.Minute, 3); err != nil || ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", "", 2*time.Minute, 3); err != nil || ok || st.Conversation != nil {
 		t.Errorf("held lease taken: %v %+v %v", ok, st, err)
 	}
 	// Another tenant's session of the same name is its own.
-	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", 2*time.Minute, 3); err != nil || !ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", "", 2*time.Minute, 3); err != nil || !ok || st.Conversation != nil {
 		t.Errorf("other tenant: %v %+v %v", ok, st, err)
 	}
 }

@@ -11,21 +11,27 @@ import (
 	"github.com/parley/parley"
 )
 
-// acquireLeaseSQL takes the lease of (tenant, session) for holder when
-// nobody holds it or its holder's lease expired; it returns the holder.
-const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, holder, busy_until)
-	VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-	ON CONFLICT (tenant_id, session_id) DO UPDATE SET holder = EXCLUDED.holder, busy_until = EXCLUDED.busy_until
+// acquireLeaseSQL takes the lease of (tenant, session) for holder, a turn
+// of instance $5 (empty for none), when nobody holds it or its holder is gone:
+// its lease expired, or the instance it names stopped beating (see
+// leaseInstanceGone). It returns the holder.
+const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
+	VALUES ($1, $2, $3, NULLIF($5, '')::uuid, now() + make_interval(secs => $4))
+	ON CONFLICT (tenant_id, session_id) DO UPDATE
+	SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
 	WHERE session_leases.busy_until < now()
+		OR ` + leaseInstanceGone + `
 	RETURNING holder`
 
-// TakeSessionLease takes the lease of (tenant, session) for holder when
-// nobody holds it or its holder's lease expired, reporting whether it did,
-// and then reads the session's state with up to turns recent turns, in the
-// same round trip. It holds no lock or connection once it returns.
-func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
+// TakeSessionLease takes the lease of (tenant, session) for holder, a turn
+// of instance (the id RegisterInstance gave; "" for none), when nobody holds
+// it, its holder's lease expired, or its holder's instance is no longer
+// alive (its heartbeat went stale or it shut down), reporting whether it
+// did; then it reads the session's state with up to turns recent turns, in
+// the same round trip. It holds no lock or connection once it returns.
+func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
 	batch := &pgx.Batch{}
-	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds())
+	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance)
 	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
 	batch.Queue(`SELECT role, content, created_at FROM (
 			SELECT m.seq, m.role, m.content, m.created_at FROM messages m

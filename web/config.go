@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -42,6 +43,11 @@ type Config struct {
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
+	// Heartbeat is how often the running server marks itself alive in the
+	// instances table (Server.Run): a process silent for three beats counts
+	// as dead, and the session leases of its turns are free. 0 means 5 s.
+	// It is not read from the environment; tests shorten it.
+	Heartbeat time.Duration
 }
 
 // knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.

@@ -119,8 +119,14 @@ func managedProvider(cfg Config) agent.Provider {
 }
 
 // Run serves until ctx ends, with River working beside it, then drains
-// in-flight requests and jobs.
+// in-flight requests and jobs. It registers the process as an instance
+// (startInstance) before it serves and removes it once drained.
 func (s *Server) Run(ctx context.Context) error {
+	stopInstance, err := s.startInstance(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopInstance()
 	river, err := s.NewJobClient(jobs.Timing{})
 	if err != nil {
 		return fmt.Errorf("creating job client: %w", err)
