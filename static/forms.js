@@ -36,26 +36,55 @@
 		var f = e.target.form || e.target.closest('form');
 		if (f && f.hasAttribute('data-unsaved')) { dirty = f; }
 	});
-	// missing marks the form's required fields left empty, next to each,
-	// and reports whether there was one: checked before the form is sent.
-	function missing(f) {
+	// problem says, in words, what is wrong with a control's value before
+	// the form is sent: empty when required, past its limits (maxlength,
+	// min, max; data-max for the character counters), or not an email
+	// address; "" when nothing is. Addresses typed without https:// are
+	// left to the server, which completes them.
+	function problem(control) {
+		var v = control.value;
+		var chars = Array.from(v).length;
+		if (control.required && v.trim() === '') { return 'Fill this in: it is required.'; }
+		if (v === '') { return ''; }
+		var max = Number(control.getAttribute('maxlength') || control.dataset.max || 0);
+		if (max > 0 && chars > max) {
+			return 'At most ' + max.toLocaleString('en') + ' characters: this has ' + chars.toLocaleString('en') + '.';
+		}
+		if (control.type === 'number') {
+			var n = Number(v);
+			var lo = control.getAttribute('min'), hi = control.getAttribute('max');
+			if (control.validity.badInput || isNaN(n)) { return 'Enter a number.'; }
+			if ((lo !== null && n < Number(lo)) || (hi !== null && n > Number(hi))) {
+				if (lo !== null && hi !== null) { return 'Use a number from ' + lo + ' to ' + hi + '.'; }
+				return lo !== null ? 'Use a number of at least ' + lo + '.' : 'Use a number of at most ' + hi + '.';
+			}
+		}
+		if (control.type === 'email' && control.validity.typeMismatch) { return 'Enter an email address, like name@example.com.'; }
+		return '';
+	}
+	// invalid marks each control of the form with a problem, next to it,
+	// clears the marks of those fixed, and reports whether there was one:
+	// checked before the form is sent, so a limit is met before a round trip.
+	function invalid(f) {
 		var first = null;
-		f.querySelectorAll('[required]').forEach(function (control) {
+		f.querySelectorAll('input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not([type=file]), textarea, select').forEach(function (control) {
+			if (control.disabled || control.closest('template')) { return; }
 			var box = control.closest('.field') || control.parentNode;
-			var note = box.querySelector('.field-error.required-note');
-			if (control.value.trim() !== '') {
+			var note = box.querySelector('.field-error.check-note');
+			var msg = problem(control);
+			if (!msg) {
 				if (note) { note.remove(); control.setAttribute('aria-invalid', 'false'); }
 				return;
 			}
 			if (!note) {
 				note = document.createElement('p');
-				note.className = 'field-error required-note';
-				note.id = 'required-' + (control.id || control.name);
-				note.textContent = 'Fill this in: it is required.';
+				note.className = 'field-error check-note';
+				note.id = 'check-' + (control.id || control.name).replace(/[^A-Za-z0-9_-]/g, '-');
 				box.appendChild(note);
+				control.setAttribute('aria-describedby', ((control.getAttribute('aria-describedby') || '') + ' ' + note.id).trim());
 			}
+			note.textContent = msg;
 			control.setAttribute('aria-invalid', 'true');
-			control.setAttribute('aria-describedby', ((control.getAttribute('aria-describedby') || '') + ' ' + note.id).trim());
 			first = first || control;
 		});
 		if (first) {
@@ -66,7 +95,7 @@
 	}
 	document.addEventListener('submit', function (e) {
 		var f = e.target;
-		if (f.hasAttribute('data-unsaved') && missing(f)) {
+		if (f.hasAttribute('data-unsaved') && invalid(f)) {
 			e.preventDefault();
 			return;
 		}

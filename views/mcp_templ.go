@@ -96,7 +96,7 @@ func MCPPage(p Page, f MCPForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = labeledInput(f.Errors, "url", "mcpToolsUrl", "Server URL", f.URL, "https:// address of your MCP server.").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = labeledInput(f.Errors, "url", "mcpToolsUrl", "Server URL", f.URL, "https:// address of your MCP server.", templ.Attributes{"maxlength": "500"}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -146,7 +146,7 @@ func MCPPage(p Page, f MCPForm) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = labeledInput(f.Errors, "number", "mcpToolsMaxTools", "Maximum tools", f.MaxTools, "How many of the server's tools the agent is offered: 1 to 20.").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = labeledInput(f.Errors, "number", "mcpToolsMaxTools", "Maximum tools", f.MaxTools, "How many of the server's tools the agent is offered: 1 to 20.", templ.Attributes{"min": "1", "max": "20"}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -620,11 +620,11 @@ func ProductFormPage(p Page, f ProductForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "name", "Name", f.Name, "At most 255 characters.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "name", "Name", f.Name, "At most 255 characters.", templ.Attributes{"maxlength": "255"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledTextarea(f.Errors, "description", "Description", f.Description, "What the agent knows of the product; at most 5000 characters.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledTextarea(f.Errors, "description", "Description", f.Description, "What the agent knows of the product; at most 5000 characters.", templ.Attributes{"maxlength": "5000"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -632,11 +632,11 @@ func ProductFormPage(p Page, f ProductForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "price", "Price", f.Price, "Optional; at most two decimals.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "price", "Price", f.Price, "Optional; at most two decimals.", templ.Attributes{"inputmode": "decimal"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "currency", "Currency", f.Currency, "ISO 4217 code such as EUR; required with a price.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "currency", "Currency", f.Currency, "ISO 4217 code such as EUR; required with a price.", templ.Attributes{"maxlength": "3", "autocapitalize": "characters"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -644,11 +644,11 @@ func ProductFormPage(p Page, f ProductForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(f.Errors, "url", "url", "Product page URL", f.URL, "Optional, http(s)://.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(f.Errors, "url", "url", "Product page URL", f.URL, "Optional, http(s)://.", nil).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(f.Errors, "url", "imageUrl", "Image URL", f.ImageURL, "Optional, http(s)://.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(f.Errors, "url", "imageUrl", "Image URL", f.ImageURL, "Optional, http(s)://.", nil).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -656,7 +656,7 @@ func ProductFormPage(p Page, f ProductForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "tags", "Tags", f.Tags, "Comma-separated, e.g. shoes, running.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(f.Errors, "text", "tags", "Tags", f.Tags, "Comma-separated, e.g. shoes, running.", nil).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -544,11 +544,11 @@ func VisitorPage(p Page, v VisitorProfile) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.NewFact.Errors, "text", "key", "Key", v.NewFact.Key, "Letters, digits, _ . or -, such as company_size. An existing key is replaced.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.NewFact.Errors, "text", "key", "Key", v.NewFact.Key, "Letters, digits, _ . or -, such as company_size. An existing key is replaced.", nil).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.NewFact.Errors, "text", "value", "Value", v.NewFact.Value, "At most 2000 characters.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.NewFact.Errors, "text", "value", "Value", v.NewFact.Value, "At most 2000 characters.", templ.Attributes{"maxlength": "2000"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -592,19 +592,19 @@ func VisitorPage(p Page, v VisitorProfile) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "email", "email", "Email", v.Edit.Email, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "email", "email", "Email", v.Edit.Email, "", templ.Attributes{"maxlength": "254"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "displayName", "Name", v.Edit.Name, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "displayName", "Name", v.Edit.Name, "", templ.Attributes{"maxlength": "255"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "phone", "Phone", v.Edit.Phone, "e.g. +33 1 23 45 67 89").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "phone", "Phone", v.Edit.Phone, "e.g. +33 1 23 45 67 89", templ.Attributes{"maxlength": "32"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "authProvider", "Provider", v.Edit.Provider, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "authProvider", "Provider", v.Edit.Provider, "", templ.Attributes{"maxlength": "50"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -612,11 +612,11 @@ func VisitorPage(p Page, v VisitorProfile) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "externalId", "External id", v.Edit.ExternalID, "Your own id of this person. A visitor keeps an email or an external id.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledInput(v.Edit.Errors, "text", "externalId", "External id", v.Edit.ExternalID, "Your own id of this person. A visitor keeps an email or an external id.", templ.Attributes{"maxlength": "255"}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = labeledTextarea(v.Edit.Errors, "metadata", "Metadata", v.Edit.Metadata, "A JSON object, at most 16 KiB.").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = labeledTextarea(v.Edit.Errors, "metadata", "Metadata", v.Edit.Metadata, "A JSON object, at most 16 KiB.", nil).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -352,11 +352,11 @@ func webhookFields(f WebhookForm) templ.Component {
 			templ_7745c5c3_Var9 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = labeledInput(f.Errors, "url", "url", "URL", f.URL, "A public https:// address; private and reserved addresses are refused.").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = labeledInput(f.Errors, "url", "url", "URL", f.URL, "A public https:// address; private and reserved addresses are refused.", nil).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = labeledInput(f.Errors, "text", "description", "Description", f.Description, "Optional, at most 500 characters.").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = labeledInput(f.Errors, "text", "description", "Description", f.Description, "Optional, at most 500 characters.", templ.Attributes{"maxlength": "500"}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -427,7 +427,7 @@ func webhookFields(f WebhookForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = labeledInput(f.Errors, "text", "piiFields", "PII fields removed", f.PIIFields, "Comma-separated submission fields removed before sending, e.g. email, phone; setting any also removes the conversation's messages. At most 32.").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = labeledInput(f.Errors, "text", "piiFields", "PII fields removed", f.PIIFields, "Comma-separated submission fields removed before sending, e.g. email, phone; setting any also removes the conversation's messages. At most 32.", nil).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

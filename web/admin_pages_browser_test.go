@@ -233,8 +233,9 @@ func leavePage(ctx context.Context, t *testing.T, url string) bool {
 }
 
 // TestAdminRequiredFieldsBrowser: a form sent with a required field left
-// empty is stopped in the browser, the field says so and takes the focus,
-// and nothing reaches the server; filled in, it goes.
+// empty, or a number past its limits, is stopped in the browser, the field
+// says so and takes the focus, and nothing reaches the server; put right,
+// it goes.
 func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -244,7 +245,7 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	mustStep(t, "opening a new segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/new"),
 		chromedp.SendKeys(chromedp.ID("systemPrompt"), "Help trade buyers."),
 		chromedp.Click(chromedp.ID("save-segment"))))
-	waitUntil(ctx, t, "the note on the empty name", `document.getElementById('required-name')?.innerText === 'Fill this in: it is required.'`)
+	waitUntil(ctx, t, "the note on the empty name", `document.getElementById('check-name')?.innerText === 'Fill this in: it is required.'`)
 	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + document.getElementById('name').getAttribute('aria-invalid') + ' ' + location.pathname`)); got != "name true /admin/segments/new" {
 		t.Errorf("focus, aria-invalid and page = %q", got)
 	}
@@ -257,5 +258,25 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 2 {
 		t.Errorf("%d segments after saving a filled form, want 2", n)
+	}
+
+	// A number past its limits: a quote valid for 400 days.
+	mustStep(t, "opening a new quote tool", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/tools/new?type=GENERATE_QUOTE"),
+		chromedp.SendKeys(chromedp.ID("name"), "Quotes"),
+		chromedp.SetValue(chromedp.ID("validityDays"), "400"),
+		chromedp.Click(chromedp.ID("save-tool"))))
+	waitUntil(ctx, t, "the note on the validity", `document.getElementById('check-validityDays')?.innerText === 'Use a number from 1 to 365.'`)
+	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + location.pathname`)); got != "validityDays /admin/tools/new" {
+		t.Errorf("focus and page = %q", got)
+	}
+	if n := b.count(t, `SELECT count(*) FROM tools WHERE tenant_id = $1`, ten.ID); n != 0 {
+		t.Errorf("%d tools: the form past its limits reached the server", n)
+	}
+	mustStep(t, "putting it right", chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("validityDays"), "30"),
+		chromedp.SetValue(chromedp.ID("currency"), "EUR"), chromedp.SetValue(chromedp.ID("item-0-name"), "Repair"),
+		chromedp.SetValue(chromedp.ID("item-0-unitPrice"), "40"), chromedp.Click(chromedp.ID("save-tool"))))
+	waitUntil(ctx, t, "the form sent", `document.getElementById('check-validityDays') === null`)
+	if got := mustRunStep(ctx, t, "where the form went", chromedp.Evaluate[string](`location.pathname + ' ' + (document.querySelector('#form-errors')?.innerText || '')`)); got != "/admin/tools " {
+		t.Errorf("after putting it right: %q", got)
 	}
 }
