@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,11 +28,19 @@ const (
 	sessPasswordStamp = "passwordStamp"
 )
 
-// Login attempts: at most loginLimit failures per window, per client address and per email.
-const (
-	loginLimit  = 10
-	loginWindow = 15 * time.Minute
-)
+// loginThrottles are the keys a sign-in attempt is throttled by: its client
+// address, and its client address with the account it names. Failures slow
+// the next attempts of these keys down and never an account as such, so
+// that nobody can lock an owner out, and an address that has not failed
+// is never kept waiting. The address throttle lets an office behind one
+// address mistype a few times; the pair's, one owner.
+func loginThrottles(ip, email string) []db.LoginThrottle {
+	return []db.LoginThrottle{
+		{Key: "login:ip:" + ip, Free: 10, Base: time.Second, Max: 15 * time.Minute, Memory: time.Hour},
+		{Key: "login:pair:" + ip + " " + strings.ToLower(email), Free: 3, Base: time.Second, Max: 15 * time.Minute,
+			Memory: time.Hour, ClearOnSuccess: true},
+	}
+}
 
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {
@@ -136,6 +146,18 @@ func JSONRequest(r *http.Request) bool {
 	return strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON)
 }
 
+// waitWords says a wait of secs seconds in words: seconds up to a minute, then minutes.
+func waitWords(secs int64) string {
+	switch {
+	case secs <= 1:
+		return "1 second"
+	case secs <= 60:
+		return strconv.FormatInt(secs, 10) + " seconds"
+	default:
+		return strconv.FormatInt((secs+59)/60, 10) + " minutes"
+	}
+}
+
 // safeNext keeps post-login redirects on the dashboard.
 func safeNext(next string) string {
 	if strings.HasPrefix(next, "/admin") && !strings.HasPrefix(next, "//") && !strings.Contains(next, "\\") {
@@ -153,36 +175,35 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 		Notice: h.Sessions.PopString(c.Request().Context(), sessFlash)}))
 }
 
-// Login checks the credentials, rate-limited per address and per email.
+// Login checks the credentials, throttled per client address and per
+// client address and account (loginThrottles): a refused attempt is told
+// when to try again, in words and in Retry-After.
 func (h *Handler) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
 	form := views.LoginForm{Email: email, CSRF: csrfToken(c), Next: c.FormValue("next")}
-	now := h.now()
-	keys := []string{"login:ip:" + c.RealIP(), "login:email:" + strings.ToLower(email)}
-	for _, k := range keys {
-		n, err := h.DB.Count(ctx, k, loginWindow, now)
-		if err != nil {
-			return err
-		}
-		if n >= loginLimit {
-			form.Error = "Too many failed sign-in attempts. Wait 15 minutes and try again."
-			return render(c, http.StatusTooManyRequests, views.Login(form))
-		}
+	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.now())
+	if err != nil {
+		return err
+	}
+	if attempt.Wait > 0 {
+		secs := int64(math.Ceil(attempt.Wait.Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		form.Error = "Too many failed sign-in attempts. Try again in " + waitWords(secs) + "."
+		return render(c, http.StatusTooManyRequests, views.Login(form))
 	}
 	user, err := h.DB.UserByEmail(ctx, email)
 	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
 	if !h.Passwords.Check(user.PasswordHash, password) {
-		for _, k := range keys {
-			if _, err := h.DB.Hit(ctx, k, loginWindow, now); err != nil {
-				return err
-			}
-		}
+		// The attempt was counted as a failure when it started.
 		form.Error = "Wrong email or password."
 		return render(c, http.StatusUnauthorized, views.Login(form))
+	}
+	if err := h.DB.ForgiveLoginAttempt(ctx, attempt); err != nil {
+		return err
 	}
 	// A new session token on privilege change prevents session fixation.
 	if err := h.Sessions.RenewToken(ctx); err != nil {
