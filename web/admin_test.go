@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -612,6 +613,54 @@ func TestAdminSession(t *testing.T) {
 		replay.http.Jar.SetCookies(u, []*http.Cookie{{Name: old.Name, Value: old.Value, Path: "/admin"}})
 		if replay.signedIn() {
 			t.Error("the session cookie of a signed-out session still works")
+		}
+	})
+
+	// Issue 14, finding 7: the sessions table held the cookies' values.
+	t.Run("StoredHashed", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		sess := c.login(ten.OwnerEmail, ten.Password, "").cookie("parley_session")
+		if sess == nil || sess.Value == "" {
+			t.Fatal("no session cookie after signing in")
+		}
+		if !c.signedIn() {
+			t.Fatal("the session does not reach the dashboard")
+		}
+		var plain, hashed int
+		if err := b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE token = $1), count(*) FILTER (WHERE token = $2) FROM sessions`,
+			sess.Value, auth.SessionKey(sess.Value)).Scan(&plain, &hashed); err != nil {
+			t.Fatal(err)
+		}
+		if plain != 0 || hashed != 1 {
+			t.Fatalf("sessions stored under the cookie's value: %d, under its SHA-256: %d; want 0 and 1", plain, hashed)
+		}
+		if want := fmt.Sprintf("%x", sha256.Sum256([]byte(sess.Value))); auth.SessionKey(sess.Value) != want {
+			t.Fatalf("SessionKey = %q, want the hex SHA-256 %q", auth.SessionKey(sess.Value), want)
+		}
+		// Every token the table holds, as a cookie, signs nobody in.
+		rows, err := b.db.Pool().Query(t.Context(), `SELECT token FROM sessions`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokens []string
+		for rows.Next() {
+			var tok string
+			if err := rows.Scan(&tok); err != nil {
+				t.Fatal(err)
+			}
+			tokens = append(tokens, tok)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(b.ts.URL + "/admin")
+		for _, tok := range tokens {
+			thief := b.newAdminClient(t)
+			thief.http.Jar.SetCookies(u, []*http.Cookie{{Name: "parley_session", Value: tok, Path: "/admin"}})
+			if thief.signedIn() {
+				t.Fatalf("a token read from the sessions table signs in as a cookie")
+			}
 		}
 	})
 
