@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"net/url"
@@ -36,7 +37,7 @@ const (
 // address mistype a few times; the pair's, one owner.
 func loginThrottles(ip, email string) []db.LoginThrottle {
 	return []db.LoginThrottle{
-		{Key: "login:ip:" + ip, Free: 10, Base: time.Second, Max: 15 * time.Minute, Memory: time.Hour},
+		{Key: loginAddressKey(ip), Free: 10, Base: time.Second, Max: 15 * time.Minute, Memory: time.Hour},
 		{Key: "login:pair:" + ip + " " + strings.ToLower(email), Free: 3, Base: time.Second, Max: 15 * time.Minute,
 			Memory: time.Hour, ClearOnSuccess: true},
 	}
@@ -166,13 +167,57 @@ func safeNext(next string) string {
 	return "/admin"
 }
 
+func loginAddressKey(ip string) string { return "login:ip:" + ip }
+
+// loginChallengeAfter is how many failures an address has made, of those
+// remembered, before signing in from it takes solving the bot challenge,
+// when one is configured (Handler.SignInChallenge).
+const loginChallengeAfter = 3
+
+// withChallenge adds the bot challenge to the sign-in form of an address
+// with failures remembered, when they are enough and a challenge is configured.
+func (h *Handler) withChallenge(form *views.LoginForm, failures int) {
+	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
+		form.ChallengeSiteKey, form.ChallengeScriptURL = h.SignInChallenge.SiteKey, h.CaptchaScriptURL
+	}
+}
+
 // ShowLoginPage renders the sign-in page.
 func (h *Handler) ShowLoginPage(c echo.Context) error {
-	if h.Sessions.GetString(c.Request().Context(), sessUserID) != "" {
+	ctx := c.Request().Context()
+	if h.Sessions.GetString(ctx, sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
-	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"),
-		Notice: h.Sessions.PopString(c.Request().Context(), sessFlash)}))
+	form := views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, sessFlash)}
+	if h.SignInChallenge.SiteKey != "" {
+		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.now())
+		if err != nil {
+			return err
+		}
+		h.withChallenge(&form, n)
+	}
+	return render(c, http.StatusOK, views.Login(form))
+}
+
+// checkSignInChallenge verifies the bot challenge's token of the sign-in
+// form, and says what went wrong in the owner's words ("" when solved). It
+// fails closed, as the widget's gate does, and logs why for the operator.
+func (h *Handler) checkSignInChallenge(c echo.Context) string {
+	token := strings.TrimSpace(c.FormValue("challengeToken"))
+	if token == "" {
+		return "Complete the check that you are not a robot, then sign in."
+	}
+	err := h.Captcha.Verify(c.Request().Context(), h.SignInChallenge.SecretKey, token, c.RealIP())
+	var refused *auth.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		h.log(c).Info("sign-in bot challenge refused", "error_codes", refused.Codes)
+		return "The check that you are not a robot failed: do it again, then sign in."
+	case err != nil:
+		h.log(c).Warn("sign-in bot challenge unavailable", "err", err)
+		return "The check that you are not a robot could not be verified right now: try again shortly."
+	}
+	return ""
 }
 
 // Login checks the credentials, throttled per client address and per
@@ -187,11 +232,22 @@ func (h *Handler) Login(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Failures of the address before this attempt, which counts as one
+	// until the password proves right.
+	failures := attempt.Failures[0]
 	if attempt.Wait > 0 {
+		h.withChallenge(&form, failures)
 		secs := int64(math.Ceil(attempt.Wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		form.Error = "Too many failed sign-in attempts. Try again in " + waitWords(secs) + "."
 		return render(c, http.StatusTooManyRequests, views.Login(form))
+	}
+	h.withChallenge(&form, failures+1)
+	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
+		if msg := h.checkSignInChallenge(c); msg != "" {
+			form.Error = msg
+			return render(c, http.StatusForbidden, views.Login(form))
+		}
 	}
 	user, err := h.DB.UserByEmail(ctx, email)
 	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1072,4 +1074,97 @@ func (c *adminClient) expectNotFound(t *testing.T, calls []adminCall) {
 			}
 		})
 	}
+}
+
+// TestAdminLoginChallenge: with the operator's challenge keys configured,
+// an address that has failed repeatedly must solve the bot challenge to
+// sign in; an address that has not failed never sees it.
+func TestAdminLoginChallenge(t *testing.T) {
+	t.Parallel()
+	const secret = "operator-challenge-secret"
+	provider := "https://challenge.example"
+	verify := newSiteverify(t, secret)
+	b := setupAdmin(t, map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": verify.URL,
+		"PARLEY_CAPTCHA_SCRIPT_URL":       provider + "/turnstile/v0/api.js?render=explicit",
+		"PARLEY_ADMIN_CAPTCHA_SITE_KEY":   "0x4AAA-operator-site",
+		"PARLEY_ADMIN_CAPTCHA_SECRET_KEY": secret})
+	manualClock(b)
+	ten := b.ownedTenant(t, "starter")
+	const challengeAfter = 3 // failures of an address, as handlers.loginChallengeAfter
+	challenged := func(t *testing.T, p adminPage) bool {
+		t.Helper()
+		box := p.doc.Find("#login-challenge")
+		if box.Length() == 0 {
+			return false
+		}
+		if box.AttrOr("data-sitekey", "") != "0x4AAA-operator-site" ||
+			p.doc.Find(`script[src="`+provider+`/turnstile/v0/api.js?render=explicit"]`).Length() != 1 ||
+			p.doc.Find(`script[src="/static/login-challenge.js"]`).Length() != 1 ||
+			!strings.Contains(p.header.Get("Content-Security-Policy"), "script-src 'self' "+provider) ||
+			!strings.Contains(p.header.Get("Content-Security-Policy"), "frame-src "+provider) {
+			t.Errorf("challenge without its site key, scripts or CSP: %s; CSP %q", box.Parent().Text(), p.header.Get("Content-Security-Policy"))
+		}
+		return true
+	}
+	signIn := func(c *adminClient, token string) adminPage {
+		c.get("/admin/login")
+		return c.submit("/admin/login", url.Values{"email": {ten.OwnerEmail}, "password": {ten.Password}, "challengeToken": {token}})
+	}
+
+	a := b.newAdminClient(t)
+	if challenged(t, a.get("/admin/login")) {
+		t.Fatal("the challenge shown to an address that has not failed")
+	}
+	for i := range challengeAfter {
+		p := a.login(fmt.Sprintf("guess%d-%s@example.test", i, ten.Slug), "wrong-password", "")
+		if p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d %s", i+1, p.status, p.text("#login-error"))
+		}
+		if got := challenged(t, p); got != (i+1 == challengeAfter) {
+			t.Fatalf("after %d failures the challenge shown: %v", i+1, got)
+		}
+	}
+	if !challenged(t, a.get("/admin/login")) {
+		t.Fatal("no challenge on the sign-in page after repeated failures")
+	}
+	// A fresh address signs in with no challenge.
+	if p := signIn(b.newAdminClient(t), ""); p.status != http.StatusSeeOther || p.location() != "/admin" {
+		t.Fatalf("fresh address: %d %s", p.status, p.text("#login-error"))
+	}
+	if n := len(verify.seen()); n != 0 {
+		t.Fatalf("%d siteverify calls before any challenge was answered", n)
+	}
+	// The failing address: the right password is not enough.
+	p := signIn(a, "")
+	if p.status != http.StatusForbidden || p.text("#login-error") != "Complete the check that you are not a robot, then sign in." || !challenged(t, p) {
+		t.Fatalf("without a token: %d %q", p.status, p.text("#login-error"))
+	}
+	verify.refuse.Store(true)
+	p = signIn(a, "refused-token")
+	if p.status != http.StatusForbidden || p.text("#login-error") != "The check that you are not a robot failed: do it again, then sign in." {
+		t.Fatalf("with a refused token: %d %q", p.status, p.text("#login-error"))
+	}
+	verify.refuse.Store(false)
+	if p := signIn(a, "good-token"); p.status != http.StatusSeeOther || p.location() != "/admin" {
+		t.Fatalf("with a solved challenge: %d %q", p.status, p.text("#login-error"))
+	}
+	if got := verify.seen(); !slices.Equal(got, []string{"refused-token", "good-token"}) {
+		t.Errorf("siteverify asked about %q", got)
+	}
+
+	t.Run("VerificationUnavailable", func(t *testing.T) {
+		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}))
+		t.Cleanup(down.Close)
+		b.srv.Handler.Captcha.URL = down.URL
+		c := b.newAdminClient(t)
+		for i := range challengeAfter {
+			c.login(fmt.Sprintf("other%d-%s@example.test", i, ten.Slug), "wrong-password", "")
+		}
+		p := signIn(c, "some-token")
+		if p.status != http.StatusForbidden || p.text("#login-error") != "The check that you are not a robot could not be verified right now: try again shortly." {
+			t.Errorf("siteverify down: %d %q", p.status, p.text("#login-error"))
+		}
+	})
 }
