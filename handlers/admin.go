@@ -43,6 +43,14 @@ func loginThrottles(ip, email string) []db.LoginThrottle {
 	}
 }
 
+// loginAddressKey is the throttle key of a client address's sign-ins.
+func loginAddressKey(ip string) string { return "login:ip:" + ip }
+
+// loginChallengeAfter is how many failures an address has made, of those
+// remembered, before signing in from it takes solving the bot challenge,
+// when one is configured (Handler.SignInChallenge).
+const loginChallengeAfter = 3
+
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {
 	User        db.User
@@ -166,13 +174,6 @@ func safeNext(next string) string {
 	}
 	return "/admin"
 }
-
-func loginAddressKey(ip string) string { return "login:ip:" + ip }
-
-// loginChallengeAfter is how many failures an address has made, of those
-// remembered, before signing in from it takes solving the bot challenge,
-// when one is configured (Handler.SignInChallenge).
-const loginChallengeAfter = 3
 
 // withChallenge adds the bot challenge to the sign-in form of an address
 // with failures remembered, when they are enough and a challenge is configured.
