@@ -72,6 +72,35 @@ func (v *BotChallenge) siteverify(ctx context.Context, secret, token, remoteIP s
 	return out, nil
 }
 
+// Verify asks the siteverify endpoint whether token solves the challenge
+// of the keys whose secret is secret: nil when it does, a *RefusedError
+// when it does not (a missing or oversized token is refused without a
+// call), another error when no answer could be had.
+func (v *BotChallenge) Verify(ctx context.Context, secret, token, remoteIP string) error {
+	token = strings.TrimSpace(token)
+	if token == "" || len(token) > maxCaptchaToken {
+		return &RefusedError{}
+	}
+	r, err := v.siteverify(ctx, secret, token, remoteIP)
+	if err != nil {
+		return err
+	}
+	if !r.Success {
+		return &RefusedError{Codes: r.ErrorCodes}
+	}
+	return nil
+}
+
+// RefusedError is a refused token, with siteverify's error codes (none
+// when it was not asked), which tell a misconfigured secret
+// (invalid-input-secret) from a replayed or expired token: they are for
+// the operator, not the visitor.
+type RefusedError struct{ Codes []string }
+
+func (e *RefusedError) Error() string {
+	return "bot challenge refused: " + strings.Join(e.Codes, ", ")
+}
+
 // Check is the bot-challenge gate: nothing to do unless the
 // tenant enabled it; then a missing token is CAPTCHA_REQUIRED and a refused
 // one CAPTCHA_FAILED. When the token cannot be checked (service down or
@@ -83,15 +112,11 @@ func (v *BotChallenge) Check(ctx context.Context, box *Box, logger *slog.Logger,
 	if !t.CaptchaEnabled {
 		return nil
 	}
-	token = strings.TrimSpace(token)
-	if token == "" {
+	if strings.TrimSpace(token) == "" {
 		return &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_REQUIRED",
 			Message: "Bot challenge required: solve the challenge and send its token as captchaToken"}
 	}
 	failed := &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_FAILED", Message: "Bot challenge failed: solve it again"}
-	if len(token) > maxCaptchaToken {
-		return failed
-	}
 	unavailable := &parley.Error{Kind: parley.KindForbidden, Code: "CAPTCHA_FAILED",
 		Message: "Bot challenge could not be verified right now (verification unavailable); try again shortly"}
 	if len(t.CaptchaSecretKey) == 0 || box == nil {
@@ -103,16 +128,15 @@ func (v *BotChallenge) Check(ctx context.Context, box *Box, logger *slog.Logger,
 		logger.Error("cannot open the bot-challenge secret key", "tenant", t.Slug, "err", err)
 		return unavailable
 	}
-	r, err := v.siteverify(ctx, string(secret), token, remoteIP)
-	if err != nil {
+	err = v.Verify(ctx, string(secret), token, remoteIP)
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &refused):
+		logger.Info("bot challenge refused", "tenant", t.Slug, "error_codes", refused.Codes)
+		return failed
+	case err != nil:
 		logger.Warn("bot-challenge verification unavailable", "tenant", t.Slug, "err", err)
 		return unavailable
-	}
-	if !r.Success {
-		// The codes tell a misconfigured secret (invalid-input-secret) from
-		// a replayed or expired token; they are for the operator, not the visitor.
-		logger.Info("bot challenge refused", "tenant", t.Slug, "error_codes", r.ErrorCodes)
-		return failed
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"errors"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,11 +29,27 @@ const (
 	sessPasswordStamp = "passwordStamp"
 )
 
-// Login attempts: at most loginLimit failures per window, per client address and per email.
-const (
-	loginLimit  = 10
-	loginWindow = 15 * time.Minute
-)
+// loginThrottles are the keys a sign-in attempt is throttled by: its client
+// address, and its client address with the account it names. Failures slow
+// the next attempts of these keys down and never an account as such, so
+// that nobody can lock an owner out, and an address that has not failed
+// is never kept waiting. The address throttle lets an office behind one
+// address mistype a few times; the pair's, one owner.
+func loginThrottles(ip, email string) []db.LoginThrottle {
+	return []db.LoginThrottle{
+		{Key: loginAddressKey(ip), Free: 10, Base: time.Second, Max: 15 * time.Minute, Memory: time.Hour},
+		{Key: "login:pair:" + ip + " " + strings.ToLower(email), Free: 3, Base: time.Second, Max: 15 * time.Minute,
+			Memory: time.Hour, ClearOnSuccess: true},
+	}
+}
+
+// loginAddressKey is the throttle key of a client address's sign-ins.
+func loginAddressKey(ip string) string { return "login:ip:" + ip }
+
+// loginChallengeAfter is how many failures an address has made, of those
+// remembered, before signing in from it takes solving the bot challenge,
+// when one is configured (Handler.SignInChallenge).
+const loginChallengeAfter = 3
 
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {
@@ -136,6 +155,18 @@ func JSONRequest(r *http.Request) bool {
 	return strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON)
 }
 
+// waitWords says a wait of secs seconds in words: seconds up to a minute, then minutes.
+func waitWords(secs int64) string {
+	switch {
+	case secs <= 1:
+		return "1 second"
+	case secs <= 60:
+		return strconv.FormatInt(secs, 10) + " seconds"
+	default:
+		return strconv.FormatInt((secs+59)/60, 10) + " minutes"
+	}
+}
+
 // safeNext keeps post-login redirects on the dashboard.
 func safeNext(next string) string {
 	if strings.HasPrefix(next, "/admin") && !strings.HasPrefix(next, "//") && !strings.Contains(next, "\\") {
@@ -144,31 +175,79 @@ func safeNext(next string) string {
 	return "/admin"
 }
 
-// ShowLoginPage renders the sign-in page.
-func (h *Handler) ShowLoginPage(c echo.Context) error {
-	if h.Sessions.GetString(c.Request().Context(), sessUserID) != "" {
-		return c.Redirect(http.StatusSeeOther, "/admin")
+// withChallenge adds the bot challenge to the sign-in form of an address
+// with failures remembered, when they are enough and a challenge is configured.
+func (h *Handler) withChallenge(form *views.LoginForm, failures int) {
+	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
+		form.ChallengeSiteKey, form.ChallengeScriptURL = h.SignInChallenge.SiteKey, h.CaptchaScriptURL
 	}
-	return render(c, http.StatusOK, views.Login(views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"),
-		Notice: h.Sessions.PopString(c.Request().Context(), sessFlash)}))
 }
 
-// Login checks the credentials, rate-limited per address and per email.
+// ShowLoginPage renders the sign-in page.
+func (h *Handler) ShowLoginPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	if h.Sessions.GetString(ctx, sessUserID) != "" {
+		return c.Redirect(http.StatusSeeOther, "/admin")
+	}
+	form := views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, sessFlash)}
+	if h.SignInChallenge.SiteKey != "" {
+		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.now())
+		if err != nil {
+			return err
+		}
+		h.withChallenge(&form, n)
+	}
+	return render(c, http.StatusOK, views.Login(form))
+}
+
+// checkSignInChallenge verifies the bot challenge's token of the sign-in
+// form, and says what went wrong in the owner's words ("" when solved). It
+// fails closed, as the widget's gate does, and logs why for the operator.
+func (h *Handler) checkSignInChallenge(c echo.Context) string {
+	token := strings.TrimSpace(c.FormValue("challengeToken"))
+	if token == "" {
+		return "Complete the check that you are not a robot, then sign in."
+	}
+	err := h.Captcha.Verify(c.Request().Context(), h.SignInChallenge.SecretKey, token, c.RealIP())
+	var refused *auth.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		h.log(c).Info("sign-in bot challenge refused", "error_codes", refused.Codes)
+		return "The check that you are not a robot failed: do it again, then sign in."
+	case err != nil:
+		h.log(c).Warn("sign-in bot challenge unavailable", "err", err)
+		return "The check that you are not a robot could not be verified right now: try again shortly."
+	}
+	return ""
+}
+
+// Login checks the credentials, throttled per client address and per
+// client address and account (loginThrottles): a refused attempt is told
+// when to try again, in words and in Retry-After.
 func (h *Handler) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
 	form := views.LoginForm{Email: email, CSRF: csrfToken(c), Next: c.FormValue("next")}
-	now := h.now()
-	keys := []string{"login:ip:" + c.RealIP(), "login:email:" + strings.ToLower(email)}
-	for _, k := range keys {
-		n, err := h.DB.Count(ctx, k, loginWindow, now)
-		if err != nil {
-			return err
-		}
-		if n >= loginLimit {
-			form.Error = "Too many failed sign-in attempts. Wait 15 minutes and try again."
-			return render(c, http.StatusTooManyRequests, views.Login(form))
+	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.now())
+	if err != nil {
+		return err
+	}
+	// Failures of the address before this attempt, which counts as one
+	// until the password proves right.
+	failures := attempt.Failures[0]
+	if attempt.Wait > 0 {
+		h.withChallenge(&form, failures)
+		secs := int64(math.Ceil(attempt.Wait.Seconds()))
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		form.Error = "Too many failed sign-in attempts. Try again in " + waitWords(secs) + "."
+		return render(c, http.StatusTooManyRequests, views.Login(form))
+	}
+	h.withChallenge(&form, failures+1)
+	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
+		if msg := h.checkSignInChallenge(c); msg != "" {
+			form.Error = msg
+			return render(c, http.StatusForbidden, views.Login(form))
 		}
 	}
 	user, err := h.DB.UserByEmail(ctx, email)
@@ -176,13 +255,12 @@ func (h *Handler) Login(c echo.Context) error {
 		return err
 	}
 	if !h.Passwords.Check(user.PasswordHash, password) {
-		for _, k := range keys {
-			if _, err := h.DB.Hit(ctx, k, loginWindow, now); err != nil {
-				return err
-			}
-		}
+		// The attempt was counted as a failure when it started.
 		form.Error = "Wrong email or password."
 		return render(c, http.StatusUnauthorized, views.Login(form))
+	}
+	if err := h.DB.ForgiveLoginAttempt(ctx, attempt); err != nil {
+		return err
 	}
 	// A new session token on privilege change prevents session fixation.
 	if err := h.Sessions.RenewToken(ctx); err != nil {

@@ -40,6 +40,10 @@ type Handler struct {
 	// CaptchaScriptURL is the challenge's browser script, named in the
 	// widget's settings of a tenant with the gate on.
 	CaptchaScriptURL string
+	// SignInChallenge is the operator's bot challenge, asked of an address
+	// by the dashboard's sign-in after repeated failures; both keys empty:
+	// none.
+	SignInChallenge SignInChallenge
 	// Passwords checks admin sign-ins.
 	Passwords *auth.Passwords
 	// ResetByEmail is set when PARLEY_SMTP_URL is: forgotten passwords are
@@ -53,6 +57,9 @@ type Handler struct {
 	// not one statement per page view.
 	sightings sync.Map
 }
+
+// SignInChallenge holds the keys of the sign-in's bot challenge.
+type SignInChallenge struct{ SiteKey, SecretKey string }
 
 // tenantFrom is the tenant a /tenants/{slug} request is about; the
 // tenantAPI middleware set it before any handler runs.

@@ -95,15 +95,20 @@ type CounterCleanupArgs struct{}
 // Kind names the job.
 func (CounterCleanupArgs) Kind() string { return "counter_cleanup" }
 
-// CounterCleanupWorker deletes expired rate-limit counters so the table stays small.
+// CounterCleanupWorker deletes expired rate-limit counters, and the sign-in
+// failures forgotten, so the tables stay small.
 type CounterCleanupWorker struct {
 	river.WorkerDefaults[CounterCleanupArgs]
 	DB *db.DB
 }
 
-// Work deletes the expired counters.
+// Work deletes the expired counters and sign-in failures.
 func (w *CounterCleanupWorker) Work(ctx context.Context, job *river.Job[CounterCleanupArgs]) error {
-	_, err := w.DB.DeleteExpiredCounters(ctx, time.Now())
+	now := time.Now()
+	if _, err := w.DB.DeleteExpiredCounters(ctx, now); err != nil {
+		return err
+	}
+	_, err := w.DB.DeleteExpiredLoginFailures(ctx, now)
 	return err
 }
 

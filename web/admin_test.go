@@ -2,14 +2,18 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,8 +34,8 @@ const (
 
 // setupAdmin is setup for dashboard tests: the server believes X-Forwarded-For
 // from the loopback test client, so each adminClient has an address of its own
-// and the login rate limit of one test (10 failures per address) does not lock
-// out the others, which all connect from 127.0.0.1. env adds configuration.
+// and the sign-in throttle of one test's failures does not slow down the
+// others, which all connect from 127.0.0.1. env adds configuration.
 func setupAdmin(t *testing.T, env map[string]string) *bundle {
 	t.Helper()
 	store := dbtest.New(t)
@@ -40,9 +44,9 @@ func setupAdmin(t *testing.T, env map[string]string) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Login failures are counted in fixed 15-minute windows: a clock that starts
-	// in the middle of one keeps a test's failures and its limited attempt in the
-	// same window.
+	// Rate limits (the password reset's) count in fixed windows: a clock that
+	// starts in the middle of one keeps a test's requests and its limited one
+	// in the same window.
 	start := time.Now()
 	mid := start.Truncate(15 * time.Minute).Add(7*time.Minute + 30*time.Second)
 	srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
@@ -347,52 +351,140 @@ func TestAdminLogin(t *testing.T) {
 	}
 }
 
-func TestAdminLoginRateLimit(t *testing.T) {
+// manualClock stops b's clock at a fixed instant and returns what moves it on.
+func manualClock(b *bundle) (advance func(time.Duration)) {
+	var mu sync.Mutex
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	b.srv.Handler.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	return func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+}
+
+// TestAdminLoginThrottle: failed sign-ins slow down their address, and
+// their address with the account, never the account itself (issue 14,
+// finding 2: ten wrong passwords locked the owner out from everywhere).
+func TestAdminLoginThrottle(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, nil)
 
 	fail := func(t *testing.T, c *adminClient, email string) {
 		t.Helper()
-		if p := c.login(email, "wrong-password", ""); p.status != http.StatusUnauthorized {
-			t.Fatalf("failure before the limit: status %d: %s", p.status, p.text("#login-error"))
+		if p := c.login(email, "wrong-password", ""); p.status != http.StatusUnauthorized || p.text("#login-error") != msgWrongLogin {
+			t.Fatalf("failure: status %d: %s", p.status, p.text("#login-error"))
 		}
 	}
-	limited := func(t *testing.T, p adminPage) {
+	// throttled checks a 429 that says, in words and in Retry-After, to wait wait.
+	throttled := func(t *testing.T, p adminPage, wait string, retryAfter int) {
 		t.Helper()
-		if p.status != http.StatusTooManyRequests || !strings.Contains(p.text("#login-error"), "Wait 15 minutes") {
-			t.Errorf("status %d, error %q; want 429 telling to wait", p.status, p.text("#login-error"))
+		want := "Too many failed sign-in attempts. Try again in " + wait + "."
+		if p.status != http.StatusTooManyRequests || p.text("#login-error") != want || p.header.Get("Retry-After") != strconv.Itoa(retryAfter) {
+			t.Errorf("status %d, error %q, Retry-After %q; want 429, %q, %d", p.status, p.text("#login-error"),
+				p.header.Get("Retry-After"), want, retryAfter)
+		}
+	}
+	signsIn := func(t *testing.T, c *adminClient, ten tenant) {
+		t.Helper()
+		if p := c.login(ten.OwnerEmail, ten.Password, ""); p.status != http.StatusSeeOther || p.location() != "/admin" {
+			t.Fatalf("right password: %d to %q: %s", p.status, p.location(), p.text("#login-error"))
+		}
+		if !c.signedIn() {
+			t.Fatal("not signed in after the right password")
 		}
 	}
 
-	t.Run("PerEmail", func(t *testing.T) {
+	t.Run("NoAccountLockout", func(t *testing.T) {
 		t.Parallel()
-		ten, other := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
-		c := b.newAdminClient(t)
+		b := setupAdmin(t, nil)
+		advance := manualClock(b)
+		ten := b.ownedTenant(t, "starter")
+		// Ten wrong passwords from ten addresses, then ten from one, waiting
+		// out each of its delays.
 		for range 10 {
-			fail(t, c, ten.OwnerEmail)
+			fail(t, b.newAdminClient(t), ten.OwnerEmail)
 		}
-		limited(t, c.login(ten.OwnerEmail, ten.Password, ""))
-		if c.signedIn() {
-			t.Error("the right password signed in past the limit")
+		a := b.newAdminClient(t)
+		for i := range 10 {
+			p := a.login(ten.OwnerEmail, "wrong-password", "")
+			for p.status == http.StatusTooManyRequests {
+				secs, _ := strconv.Atoi(p.header.Get("Retry-After"))
+				if secs <= 0 || secs > 60 {
+					t.Fatalf("failure %d from one address: 429 with Retry-After %q: %s", i+1, p.header.Get("Retry-After"), p.text("#login-error"))
+				}
+				advance(time.Duration(secs) * time.Second)
+				p = a.login(ten.OwnerEmail, "wrong-password", "")
+			}
+			if p.status != http.StatusUnauthorized {
+				t.Fatalf("failure: status %d: %s", p.status, p.text("#login-error"))
+			}
 		}
-		// The email is locked from any address, whatever its case.
-		c2 := b.newAdminClient(t)
-		limited(t, c2.login(ten.OwnerEmail, ten.Password, ""))
-		limited(t, c2.login(strings.ToUpper(ten.OwnerEmail), ten.Password, ""))
-		// Other accounts from that address are not.
-		c2.signIn(other)
+		// The owner, from an address that has not failed, signs in at once.
+		signsIn(t, b.newAdminClient(t), ten)
+	})
+
+	t.Run("PerAddressAndAccount", func(t *testing.T) {
+		t.Parallel()
+		b := setupAdmin(t, nil)
+		advance := manualClock(b)
+		ten, other := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
+		a := b.newAdminClient(t)
+		// Three failures are free; the fourth makes the next attempt of the
+		// address on this account wait a second, even with the right password.
+		for range 4 {
+			fail(t, a, ten.OwnerEmail)
+		}
+		throttled(t, a.login(ten.OwnerEmail, ten.Password, ""), "1 second", 1)
+		throttled(t, a.login(strings.ToUpper(ten.OwnerEmail), ten.Password, ""), "1 second", 1)
+		// Another address on this account, and this address on another, are not kept waiting.
+		signsIn(t, b.newAdminClient(t), ten)
+		sameAddress := b.newAdminClient(t)
+		sameAddress.ip = a.ip
+		signsIn(t, sameAddress, other)
+		// Each further failure doubles the wait.
+		advance(time.Second)
+		fail(t, a, ten.OwnerEmail)
+		throttled(t, a.login(ten.OwnerEmail, ten.Password, ""), "2 seconds", 2)
+		for _, wait := range []int{2, 4, 8, 16, 32, 64} {
+			advance(time.Duration(wait) * time.Second)
+			fail(t, a, ten.OwnerEmail)
+		}
+		throttled(t, a.login(ten.OwnerEmail, ten.Password, ""), "3 minutes", 128)
+		// Once waited out, the right password signs in, and the failures
+		// of the address on the account are forgotten.
+		advance(128 * time.Second)
+		signsIn(t, a, ten)
+		if p := a.submit("/admin/logout", nil); p.status != http.StatusSeeOther {
+			t.Fatalf("logout: %d", p.status)
+		}
+		// One more failure: the pair has one, free, but the address, with
+		// twelve, waits 2 s (kept waiting 128 s, had the pair kept its eleven).
+		fail(t, a, ten.OwnerEmail)
+		throttled(t, a.login(ten.OwnerEmail, ten.Password, ""), "2 seconds", 2)
+		advance(2 * time.Second)
+		signsIn(t, a, ten)
 	})
 
 	t.Run("PerAddress", func(t *testing.T) {
 		t.Parallel()
+		b := setupAdmin(t, nil)
+		advance := manualClock(b)
 		ten := b.ownedTenant(t, "starter")
-		c := b.newAdminClient(t)
-		for i := range 10 {
-			fail(t, c, fmt.Sprintf("guess%d-%s@example.test", i, ten.Slug))
+		a := b.newAdminClient(t)
+		// Ten failures on as many accounts are free; the eleventh makes the
+		// address wait a second, whatever account it names.
+		for i := range 11 {
+			fail(t, a, fmt.Sprintf("guess%d-%s@example.test", i, ten.Slug))
 		}
-		limited(t, c.login(ten.OwnerEmail, ten.Password, ""))
+		throttled(t, a.login(ten.OwnerEmail, ten.Password, ""), "1 second", 1)
 		// The same account from another address is fine.
-		b.newAdminClient(t).signIn(ten)
+		signsIn(t, b.newAdminClient(t), ten)
+		advance(time.Second)
+		signsIn(t, a, ten)
 	})
 }
 
@@ -523,6 +615,54 @@ func TestAdminSession(t *testing.T) {
 		replay.http.Jar.SetCookies(u, []*http.Cookie{{Name: old.Name, Value: old.Value, Path: "/admin"}})
 		if replay.signedIn() {
 			t.Error("the session cookie of a signed-out session still works")
+		}
+	})
+
+	// Issue 14, finding 7: the sessions table held the cookies' values.
+	t.Run("StoredHashed", func(t *testing.T) {
+		t.Parallel()
+		c := b.newAdminClient(t)
+		sess := c.login(ten.OwnerEmail, ten.Password, "").cookie("parley_session")
+		if sess == nil || sess.Value == "" {
+			t.Fatal("no session cookie after signing in")
+		}
+		if !c.signedIn() {
+			t.Fatal("the session does not reach the dashboard")
+		}
+		var plain, hashed int
+		if err := b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE token = $1), count(*) FILTER (WHERE token = $2) FROM sessions`,
+			sess.Value, auth.SessionKey(sess.Value)).Scan(&plain, &hashed); err != nil {
+			t.Fatal(err)
+		}
+		if plain != 0 || hashed != 1 {
+			t.Fatalf("sessions stored under the cookie's value: %d, under its SHA-256: %d; want 0 and 1", plain, hashed)
+		}
+		if want := fmt.Sprintf("%x", sha256.Sum256([]byte(sess.Value))); auth.SessionKey(sess.Value) != want {
+			t.Fatalf("SessionKey = %q, want the hex SHA-256 %q", auth.SessionKey(sess.Value), want)
+		}
+		// Every token the table holds, as a cookie, signs nobody in.
+		rows, err := b.db.Pool().Query(t.Context(), `SELECT token FROM sessions`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokens []string
+		for rows.Next() {
+			var tok string
+			if err := rows.Scan(&tok); err != nil {
+				t.Fatal(err)
+			}
+			tokens = append(tokens, tok)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(b.ts.URL + "/admin")
+		for _, tok := range tokens {
+			thief := b.newAdminClient(t)
+			thief.http.Jar.SetCookies(u, []*http.Cookie{{Name: "parley_session", Value: tok, Path: "/admin"}})
+			if thief.signedIn() {
+				t.Fatalf("a token read from the sessions table signs in as a cookie")
+			}
 		}
 	})
 
@@ -934,4 +1074,97 @@ func (c *adminClient) expectNotFound(t *testing.T, calls []adminCall) {
 			}
 		})
 	}
+}
+
+// TestAdminLoginChallenge: with the operator's challenge keys configured,
+// an address that has failed repeatedly must solve the bot challenge to
+// sign in; an address that has not failed never sees it.
+func TestAdminLoginChallenge(t *testing.T) {
+	t.Parallel()
+	const secret = "operator-challenge-secret"
+	provider := "https://challenge.example"
+	verify := newSiteverify(t, secret)
+	b := setupAdmin(t, map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": verify.URL,
+		"PARLEY_CAPTCHA_SCRIPT_URL":       provider + "/turnstile/v0/api.js?render=explicit",
+		"PARLEY_ADMIN_CAPTCHA_SITE_KEY":   "0x4AAA-operator-site",
+		"PARLEY_ADMIN_CAPTCHA_SECRET_KEY": secret})
+	manualClock(b)
+	ten := b.ownedTenant(t, "starter")
+	const challengeAfter = 3 // failures of an address, as handlers.loginChallengeAfter
+	challenged := func(t *testing.T, p adminPage) bool {
+		t.Helper()
+		box := p.doc.Find("#login-challenge")
+		if box.Length() == 0 {
+			return false
+		}
+		if box.AttrOr("data-sitekey", "") != "0x4AAA-operator-site" ||
+			p.doc.Find(`script[src="`+provider+`/turnstile/v0/api.js?render=explicit"]`).Length() != 1 ||
+			p.doc.Find(`script[src="/static/login-challenge.js"]`).Length() != 1 ||
+			!strings.Contains(p.header.Get("Content-Security-Policy"), "script-src 'self' "+provider) ||
+			!strings.Contains(p.header.Get("Content-Security-Policy"), "frame-src "+provider) {
+			t.Errorf("challenge without its site key, scripts or CSP: %s; CSP %q", box.Parent().Text(), p.header.Get("Content-Security-Policy"))
+		}
+		return true
+	}
+	signIn := func(c *adminClient, token string) adminPage {
+		c.get("/admin/login")
+		return c.submit("/admin/login", url.Values{"email": {ten.OwnerEmail}, "password": {ten.Password}, "challengeToken": {token}})
+	}
+
+	a := b.newAdminClient(t)
+	if challenged(t, a.get("/admin/login")) {
+		t.Fatal("the challenge shown to an address that has not failed")
+	}
+	for i := range challengeAfter {
+		p := a.login(fmt.Sprintf("guess%d-%s@example.test", i, ten.Slug), "wrong-password", "")
+		if p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d %s", i+1, p.status, p.text("#login-error"))
+		}
+		if got := challenged(t, p); got != (i+1 == challengeAfter) {
+			t.Fatalf("after %d failures the challenge shown: %v", i+1, got)
+		}
+	}
+	if !challenged(t, a.get("/admin/login")) {
+		t.Fatal("no challenge on the sign-in page after repeated failures")
+	}
+	// A fresh address signs in with no challenge.
+	if p := signIn(b.newAdminClient(t), ""); p.status != http.StatusSeeOther || p.location() != "/admin" {
+		t.Fatalf("fresh address: %d %s", p.status, p.text("#login-error"))
+	}
+	if n := len(verify.seen()); n != 0 {
+		t.Fatalf("%d siteverify calls before any challenge was answered", n)
+	}
+	// The failing address: the right password is not enough.
+	p := signIn(a, "")
+	if p.status != http.StatusForbidden || p.text("#login-error") != "Complete the check that you are not a robot, then sign in." || !challenged(t, p) {
+		t.Fatalf("without a token: %d %q", p.status, p.text("#login-error"))
+	}
+	verify.refuse.Store(true)
+	p = signIn(a, "refused-token")
+	if p.status != http.StatusForbidden || p.text("#login-error") != "The check that you are not a robot failed: do it again, then sign in." {
+		t.Fatalf("with a refused token: %d %q", p.status, p.text("#login-error"))
+	}
+	verify.refuse.Store(false)
+	if p := signIn(a, "good-token"); p.status != http.StatusSeeOther || p.location() != "/admin" {
+		t.Fatalf("with a solved challenge: %d %q", p.status, p.text("#login-error"))
+	}
+	if got := verify.seen(); !slices.Equal(got, []string{"refused-token", "good-token"}) {
+		t.Errorf("siteverify asked about %q", got)
+	}
+
+	t.Run("VerificationUnavailable", func(t *testing.T) {
+		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}))
+		t.Cleanup(down.Close)
+		b.srv.Handler.Captcha.URL = down.URL
+		c := b.newAdminClient(t)
+		for i := range challengeAfter {
+			c.login(fmt.Sprintf("other%d-%s@example.test", i, ten.Slug), "wrong-password", "")
+		}
+		p := signIn(c, "some-token")
+		if p.status != http.StatusForbidden || p.text("#login-error") != "The check that you are not a robot could not be verified right now: try again shortly." {
+			t.Errorf("siteverify down: %d %q", p.status, p.text("#login-error"))
+		}
+	})
 }

@@ -34,8 +34,13 @@ type Config struct {
 	// CaptchaScriptURL is the bot challenge's browser script, which the
 	// widget loads when a tenant turned the gate on.
 	CaptchaScriptURL string
-	DBMaxConns       int32
-	LogFormat        string
+	// AdminCaptchaSiteKey and AdminCaptchaSecretKey are the operator's keys
+	// of the bot challenge the dashboard's sign-in asks of an address after
+	// repeated failures; both empty: no challenge.
+	AdminCaptchaSiteKey   string
+	AdminCaptchaSecretKey string
+	DBMaxConns            int32
+	LogFormat             string
 	// SMTP is the mail server of PARLEY_SMTP_URL, nil when unset: the
 	// dashboard then sends no password-reset links and says how an
 	// operator resets a password instead.
@@ -55,7 +60,8 @@ var knownVars = []string{
 	"PARLEY_ADDR", "PARLEY_BASE_URL", "PARLEY_SECRET_KEY", "PARLEY_CDN_URL",
 	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
-	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
+	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_ADMIN_CAPTCHA_SITE_KEY", "PARLEY_ADMIN_CAPTCHA_SECRET_KEY",
+	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -78,17 +84,19 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		return def
 	}
 	c := Config{
-		DatabaseURL:      get("DATABASE_URL", ""),
-		Addr:             get("PARLEY_ADDR", ":8080"),
-		LLMProvider:      get("PARLEY_LLM_PROVIDER", "local"),
-		LLMBaseURL:       get("PARLEY_LLM_BASE_URL", ""),
-		LLMAPIKey:        get("PARLEY_LLM_API_KEY", ""),
-		LLMModel:         get("PARLEY_LLM_MODEL", ""),
-		CaptchaVerifyURL: get("PARLEY_CAPTCHA_VERIFY_URL", "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
-		CaptchaScriptURL: get("PARLEY_CAPTCHA_SCRIPT_URL", "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit"),
-		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
-		DBMaxConns:       20,
-		PasswordCost:     bcrypt.DefaultCost,
+		DatabaseURL:           get("DATABASE_URL", ""),
+		Addr:                  get("PARLEY_ADDR", ":8080"),
+		LLMProvider:           get("PARLEY_LLM_PROVIDER", "local"),
+		LLMBaseURL:            get("PARLEY_LLM_BASE_URL", ""),
+		LLMAPIKey:             get("PARLEY_LLM_API_KEY", ""),
+		LLMModel:              get("PARLEY_LLM_MODEL", ""),
+		CaptchaVerifyURL:      get("PARLEY_CAPTCHA_VERIFY_URL", "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+		CaptchaScriptURL:      get("PARLEY_CAPTCHA_SCRIPT_URL", "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit"),
+		AdminCaptchaSiteKey:   get("PARLEY_ADMIN_CAPTCHA_SITE_KEY", ""),
+		AdminCaptchaSecretKey: get("PARLEY_ADMIN_CAPTCHA_SECRET_KEY", ""),
+		LogFormat:             get("PARLEY_LOG_FORMAT", "json"),
+		DBMaxConns:            20,
+		PasswordCost:          bcrypt.DefaultCost,
 	}
 	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")
@@ -114,6 +122,12 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	}
 	if _, err := checkURL("PARLEY_CAPTCHA_SCRIPT_URL", c.CaptchaScriptURL); err != nil {
 		return c, err
+	}
+	if c.AdminCaptchaSiteKey == "" && c.AdminCaptchaSecretKey != "" {
+		return c, fmt.Errorf("PARLEY_ADMIN_CAPTCHA_SITE_KEY: required with PARLEY_ADMIN_CAPTCHA_SECRET_KEY (the challenge's two keys)")
+	}
+	if c.AdminCaptchaSiteKey != "" && c.AdminCaptchaSecretKey == "" {
+		return c, fmt.Errorf("PARLEY_ADMIN_CAPTCHA_SECRET_KEY: required with PARLEY_ADMIN_CAPTCHA_SITE_KEY (the challenge's two keys)")
 	}
 	if !slices.Contains(LLMProviders, c.LLMProvider) {
 		return c, fmt.Errorf("PARLEY_LLM_PROVIDER: %q is not one of %s", c.LLMProvider, strings.Join(LLMProviders, ", "))

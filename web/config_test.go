@@ -125,6 +125,11 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
+		{"sign-in challenge keys", map[string]string{"PARLEY_ADMIN_CAPTCHA_SITE_KEY": " 0x4AAA-site ", "PARLEY_ADMIN_CAPTCHA_SECRET_KEY": "0x4AAA-secret"}, func(t *testing.T, c Config) {
+			if c.AdminCaptchaSiteKey != "0x4AAA-site" || c.AdminCaptchaSecretKey != "0x4AAA-secret" {
+				t.Errorf("%+v", c)
+			}
+		}},
 		{"text logs", map[string]string{"PARLEY_LOG_FORMAT": "text"}, func(t *testing.T, c Config) {
 			if c.LogFormat != "text" {
 				t.Errorf("LogFormat = %q", c.LogFormat)
@@ -173,6 +178,8 @@ func TestConfigErrors(t *testing.T) {
 		{"openai without a model", map[string]string{"PARLEY_LLM_PROVIDER": "openai"}, "PARLEY_LLM_MODEL"},
 		{"anthropic without a model", map[string]string{"PARLEY_LLM_PROVIDER": "anthropic"}, "PARLEY_LLM_MODEL"},
 		{"blank DATABASE_URL", map[string]string{"DATABASE_URL": "   "}, "DATABASE_URL"},
+		{"sign-in challenge without its secret", map[string]string{"PARLEY_ADMIN_CAPTCHA_SITE_KEY": "0x4AAA-site"}, "PARLEY_ADMIN_CAPTCHA_SECRET_KEY"},
+		{"sign-in challenge without its site key", map[string]string{"PARLEY_ADMIN_CAPTCHA_SECRET_KEY": "s"}, "PARLEY_ADMIN_CAPTCHA_SITE_KEY"},
 		{"PARLEY_ADDR without port", map[string]string{"PARLEY_ADDR": "nope"}, "PARLEY_ADDR"},
 		{"PARLEY_ADDR bad port", map[string]string{"PARLEY_ADDR": "localhost:http"}, "PARLEY_ADDR"},
 		{"PARLEY_ADDR port out of range", map[string]string{"PARLEY_ADDR": ":70000"}, "PARLEY_ADDR"},

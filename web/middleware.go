@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -135,15 +137,33 @@ func adminBodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// adminCSP is the dashboard's Content-Security-Policy.
+const adminCSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; frame-ancestors 'none'"
+
 // adminHeaders keeps admin pages out of frames and caches (nosniff comes
-// with every answer, from securityHeaders).
-func adminHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; frame-ancestors 'none'")
-		return next(c)
+// with every answer, from securityHeaders). With a sign-in challenge
+// configured, the sign-in page may also load the challenge's script and
+// frames from its provider.
+func (s *Server) adminHeaders() echo.MiddlewareFunc {
+	signInCSP := adminCSP
+	if s.Config.AdminCaptchaSiteKey != "" {
+		if u, err := url.Parse(s.Config.CaptchaScriptURL); err == nil {
+			origin := u.Scheme + "://" + u.Host
+			signInCSP = strings.Replace(adminCSP, "script-src 'self'", "script-src 'self' "+origin, 1) + "; frame-src " + origin
+		}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			h := c.Response().Header()
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Referrer-Policy", "same-origin")
+			h.Set("Cache-Control", "no-store")
+			if c.Path() == "/admin/login" {
+				h.Set("Content-Security-Policy", signInCSP)
+			} else {
+				h.Set("Content-Security-Policy", adminCSP)
+			}
+			return next(c)
+		}
 	}
 }

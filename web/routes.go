@@ -108,7 +108,7 @@ func (s *Server) routes() {
 	api.DELETE("/submissions/:id", h.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
 
 	// Admin dashboard.
-	admin := e.Group("/admin", adminHeaders, adminBodyLimit, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF())
+	admin := e.Group("/admin", s.adminHeaders(), adminBodyLimit, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF())
 	admin.GET("/login", h.ShowLoginPage)
 	admin.POST("/login", h.Login)
 	admin.GET("/forgot-password", h.ShowForgotPasswordPage)

@@ -46,7 +46,8 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("PARLEY_SECRET_KEY: %w", err)
 	}
 	sessions := scs.New()
-	sessions.Store = pgxstore.NewWithCleanupInterval(store.Pool(), 10*time.Minute)
+	// The table keeps each session under its token's hash, not the cookie's value.
+	sessions.Store = auth.HashedSessionStore{Store: pgxstore.NewWithCleanupInterval(store.Pool(), 10*time.Minute)}
 	sessions.Lifetime = 12 * time.Hour
 	sessions.IdleTimeout = 2 * time.Hour
 	sessions.Cookie.Name = "parley_session"
@@ -76,6 +77,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 			Secrets: box, Logger: logger, Now: s.now},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
+		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
 		ResetByEmail:     s.Mail != nil,
 	}
 	s.Echo.HideBanner = true
