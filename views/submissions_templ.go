@@ -233,7 +233,7 @@ func SubmissionsPage(p Page, v SubmissionsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, " <script src=\"/static/status-select.js\" defer></script> <script>htmxFragmentStatuses.push(404);</script> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, " <script src=\"/static/status-select.js\" defer></script> <span hidden data-htmx-swap-status=\"404\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1420,7 +1420,7 @@ func SubmissionPage(p Page, d SubmissionDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, " <script src=\"/static/status-select.js\" defer></script> <script>htmxFragmentStatuses.push(404);</script> <p><a href=\"/admin/submissions\">← All submissions</a></p><section class=\"card\" id=\"submission\"><h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, " <script src=\"/static/status-select.js\" defer></script> <span hidden data-htmx-swap-status=\"404\"></span><p><a href=\"/admin/submissions\">← All submissions</a></p><section class=\"card\" id=\"submission\"><h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

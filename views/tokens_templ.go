@@ -97,7 +97,7 @@ func TokensPage(p Page, v TokensView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</pre><button class=\"btn small secondary\" type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('new-token').textContent); this.textContent='Copied'\">Copy</button></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</pre><button class=\"btn small secondary\" type=\"button\" data-copy=\"new-token\">Copy</button></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -90,6 +90,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 			t.Run(ten.name+"/"+vp.name, func(t *testing.T) {
 				t.Parallel()
 				ctx := browserTab(t)
+				watchCSP(ctx, t)
 				browserSignIn(ctx, t, b, ten.t)
 				mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
 				for _, p := range ten.pages {
@@ -105,6 +106,9 @@ func TestAdminPagesBrowser(t *testing.T) {
 					for _, v := range axeViolations(ctx, t, axe) {
 						t.Errorf("%s: axe: %s", name, v)
 					}
+					for _, v := range cspViolations(ctx, t) {
+						t.Errorf("%s: refused by the Content-Security-Policy: %s", name, v)
+					}
 					if ten.name == "data" {
 						// Detail pages by their kind, not their row's id, so that
 						// each run overwrites the last.
@@ -114,6 +118,23 @@ func TestAdminPagesBrowser(t *testing.T) {
 			})
 		}
 	}
+}
+
+// watchCSP records, in every page the tab opens from now on, what the
+// Content-Security-Policy refuses (an inline script or event attribute, a
+// script from elsewhere): the recorder runs before the page's own scripts.
+func watchCSP(ctx context.Context, t *testing.T) {
+	t.Helper()
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.__csp = []; document.addEventListener('securitypolicyviolation', e =>
+			window.__csp.push(e.effectiveDirective + ' refused ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber + ' ' + (e.sample || '')));`})
+	mustStep(t, "watching the Content-Security-Policy", err)
+}
+
+// cspViolations lists what the policy refused on the tab's page so far.
+func cspViolations(ctx context.Context, t *testing.T) []string {
+	t.Helper()
+	return mustRunStep(ctx, t, "policy violations", chromedp.Evaluate[[]string](`window.__csp || []`))
 }
 
 // axeViolations runs axe-core (its source in axe, loaded into the page
@@ -278,5 +299,30 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	waitUntil(ctx, t, "the form sent", `location.pathname === '/admin/tools'`)
 	if got := mustRunStep(ctx, t, "where the form went", chromedp.Evaluate[string](`location.pathname + ' ' + (document.querySelector('#form-errors')?.innerText || '') + Array.from(document.querySelectorAll('.field-error')).map(e => e.id + ':' + e.innerText).join(' | ')`)); got != "/admin/tools " {
 		t.Errorf("after putting it right: %q", got)
+	}
+}
+
+// TestAdminCSPBrowser: the dashboard's policy refuses inline scripts and
+// event attributes, and watchCSP sees the refusal, as the page visits of
+// TestAdminPagesBrowser rely on.
+func TestAdminCSPBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.ownedTenant(t, "starter")
+	ctx := browserTab(t)
+	watchCSP(ctx, t)
+	browserSignIn(ctx, t, b, ten)
+	mustStep(t, "opening the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+	waitUntil(ctx, t, "the overview", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+	if v := cspViolations(ctx, t); len(v) != 0 {
+		t.Fatalf("violations before any inline script: %v", v)
+	}
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`
+		document.body.insertAdjacentHTML('beforeend', '<img src="/static/none.png" onerror="window.__ran = 1">');
+		const s = document.createElement('script'); s.textContent = 'window.__ran = 2'; document.body.append(s); 0`))
+	mustStep(t, "adding inline scripts", err)
+	waitUntil(ctx, t, "two refusals", `window.__csp.length >= 2`)
+	if ran := mustRunStep(ctx, t, "ran", chromedp.Evaluate[bool](`window.__ran !== undefined`)); ran {
+		t.Error("an inline script ran")
 	}
 }

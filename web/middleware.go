@@ -138,7 +138,7 @@ func adminBodyLimit(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // adminCSP is the dashboard's Content-Security-Policy.
-const adminCSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; frame-ancestors 'none'"
+const adminCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; frame-ancestors 'none'"
 
 // adminHeaders keeps admin pages out of frames and caches (nosniff comes
 // with every answer, from securityHeaders). With a sign-in challenge

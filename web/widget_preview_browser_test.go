@@ -101,6 +101,9 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`#add-field`)),
 			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Company size")))
 		waitUntil(ctx, t, "the lead form", `[...`+sr+`.querySelectorAll('form.lead label')].map(l => l.innerText).join('|') === 'Name *|Email *|Company size'`)
+		if got := str("both ways on", `String(document.getElementById('askInChat').checked && document.getElementById('formEnabled').checked)`); got != "true" {
+			t.Error("a preset did not turn on both ways of collecting the details")
+		}
 		if got := str("form button", `String(`+sr+`.querySelector('form.lead button').disabled)`); got != "true" {
 			t.Error("the preview's lead form can be sent")
 		}
