@@ -49,14 +49,14 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE corpus_import (title text NOT NULL, content text NOT NULL,
-			segment_id uuid, priority integer NOT NULL, external_id text, n integer NOT NULL) ON COMMIT DROP`); err != nil {
+			segment_id uuid, priority integer NOT NULL, external_id text) ON COMMIT DROP`); err != nil {
 			return fmt.Errorf("creating the import table: %w", err)
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"corpus_import"},
-			[]string{"title", "content", "segment_id", "priority", "external_id", "n"},
+			[]string{"title", "content", "segment_id", "priority", "external_id"},
 			pgx.CopyFromSlice(len(imp.Rows), func(i int) ([]any, error) {
 				r := imp.Rows[i]
-				return []any{r.Title, r.Content, r.SegmentID, r.Priority, r.ExternalID, i}, nil
+				return []any{r.Title, r.Content, r.SegmentID, r.Priority, r.ExternalID}, nil
 			}))
 		if err != nil {
 			return fmt.Errorf("copying the import: %w", err)
@@ -70,26 +70,31 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 		if adding := len(imp.Rows) - updates; current+adding > limit {
 			return CorpusImportLimitError(current, adding, limit)
 		}
-		// xmax is 0 in a row version an INSERT made, not in one ON CONFLICT
-		// updated; a row left as it was is not returned at all.
-		err = tx.QueryRow(ctx, `WITH w AS (
-				INSERT INTO corpus_entries AS c (tenant_id, segment_id, title, content, priority, external_id, source)
-				SELECT $1, segment_id, title, content, priority, external_id, $2 FROM corpus_import ORDER BY n
-				ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO UPDATE SET
-					title = excluded.title, content = excluded.content, source = excluded.source,
-					segment_id = CASE WHEN $3 THEN excluded.segment_id ELSE c.segment_id END,
-					priority = CASE WHEN $4 THEN excluded.priority ELSE c.priority END,
-					updated_at = now()
-				WHERE (c.title, c.content, c.source) IS DISTINCT FROM (excluded.title, excluded.content, excluded.source)
-					OR $3 AND c.segment_id IS DISTINCT FROM excluded.segment_id
-					OR $4 AND c.priority <> excluded.priority
-				RETURNING xmax = 0 AS created)
-			SELECT count(*) FILTER (WHERE created), count(*) FILTER (WHERE NOT created) FROM w`,
-			tenantID, imp.Source, imp.HasSegment, imp.HasPriority).Scan(&res.Created, &res.Updated)
+		// Rows that would change nothing are dropped first: an insert
+		// computes the row's search document before it finds the conflict.
+		tag, err := tx.Exec(ctx, `DELETE FROM corpus_import i USING corpus_entries c
+			WHERE c.tenant_id = $1 AND c.external_id = i.external_id
+				AND c.title = i.title AND c.content = i.content AND c.source IS NOT DISTINCT FROM $2
+				AND (NOT $3 OR c.segment_id IS NOT DISTINCT FROM i.segment_id)
+				AND (NOT $4 OR c.priority = i.priority)`,
+			tenantID, imp.Source, imp.HasSegment, imp.HasPriority)
+		if err != nil {
+			return fmt.Errorf("dropping unchanged rows: %w", err)
+		}
+		res.Unchanged = int(tag.RowsAffected())
+		tag, err = tx.Exec(ctx, `INSERT INTO corpus_entries AS c (tenant_id, segment_id, title, content, priority, external_id, source)
+			SELECT $1, segment_id, title, content, priority, external_id, $2 FROM corpus_import
+			ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO UPDATE SET
+				title = excluded.title, content = excluded.content, source = excluded.source,
+				segment_id = CASE WHEN $3 THEN excluded.segment_id ELSE c.segment_id END,
+				priority = CASE WHEN $4 THEN excluded.priority ELSE c.priority END,
+				updated_at = now()`,
+			tenantID, imp.Source, imp.HasSegment, imp.HasPriority)
 		if err != nil {
 			return fmt.Errorf("importing corpus: %w", err)
 		}
-		res.Unchanged = len(imp.Rows) - res.Created - res.Updated
+		res.Updated = updates - res.Unchanged
+		res.Created = int(tag.RowsAffected()) - res.Updated
 		return nil
 	})
 	if err != nil {
