@@ -268,7 +268,7 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		rep, err = h.importCorpusCSV(ctx, a.Tenant, data)
 		res.Imported, res.Omitted = rep.Imported, rep.ErrorsOmitted
 		for _, l := range rep.Errors {
-			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: l.Error})
+			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: views.OwnerWords(l.Error)})
 		}
 	}
 	if err != nil {
@@ -277,7 +277,7 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		default:
 			return err
 		}
-		res.Error, status = err.Error(), http.StatusUnprocessableEntity
+		res.Error, status = views.OwnerWords(err.Error()), http.StatusUnprocessableEntity
 	}
 	if c.Request().Header.Get("HX-Request") == "true" {
 		if res.Imported > 0 {
