@@ -78,14 +78,16 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 		Errors  []bulkError      `json:"errors"`
 		Results []bulkItemResult `json:"results"`
 	}{Errors: []bulkError{}, Results: make([]bulkItemResult, len(items))}
+	fail := func(i int, extID, why string) {
+		out.Errors = append(out.Errors, bulkError{ExternalID: extID, Reason: why})
+		out.Results[i] = bulkItemResult{ExternalID: extID, Status: "error", Reason: why}
+	}
 	writes := make([]db.CorpusWrite, 0, len(items))
 	seen := map[string]bool{}
 	for i, item := range items {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(item, &fields); err != nil {
-			why := fmt.Sprintf("entry %d is not a JSON object", i+1)
-			out.Errors = append(out.Errors, bulkError{Reason: why})
-			out.Results[i] = bulkItemResult{Status: "error", Reason: why}
+			fail(i, "", fmt.Sprintf("entry %d is not a JSON object", i+1))
 			continue
 		}
 		var b corpusBody
@@ -103,8 +105,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 		}
 		out.Results[i] = bulkItemResult{ExternalID: extID}
 		if len(errs) > 0 {
-			out.Errors = append(out.Errors, bulkError{ExternalID: extID, Reason: reason(errs)})
-			out.Results[i].Status, out.Results[i].Reason = "error", reason(errs)
+			fail(i, extID, reason(errs))
 			continue
 		}
 		writes = append(writes, w)
