@@ -177,6 +177,9 @@ func CorpusLimitError(current, limit int) *parley.Error {
 		Details: map[string]int{"current": current, "limit": limit}}
 }
 
+// DefaultCorpusPriority is the priority of an entry created without one.
+const DefaultCorpusPriority = 5
+
 // UpsertResult says what an upsert did.
 type UpsertResult int
 
@@ -230,7 +233,7 @@ func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w 
 	if n >= limit {
 		return parley.CorpusEntry{}, 0, CorpusLimitError(n, limit)
 	}
-	priority := 5
+	priority := DefaultCorpusPriority
 	if w.Priority.Set && !w.Priority.Null {
 		priority = w.Priority.Value
 	}

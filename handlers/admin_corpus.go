@@ -253,7 +253,8 @@ func (h *Handler) RemoveCorpusEntry(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }
 
-// SaveCorpusImport imports an uploaded CSV file as POST /tenants/{slug}/corpus/import does.
+// SaveCorpusImport imports an uploaded CSV file as POST /tenants/{slug}/corpus/import does:
+// every line or, when a line is bad, none.
 // htmx gets the result in place (and the table is told to refresh); a plain
 // form post gets it as flash messages after the redirect.
 func (h *Handler) SaveCorpusImport(c echo.Context) error {
@@ -263,17 +264,20 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 	status := http.StatusOK
 	data, err := readCSVUpload(c)
 	if err == nil {
-		var lines []importError
-		res.Imported, lines, err = h.importCorpusCSV(ctx, a.Tenant, data)
-		for _, l := range lines {
-			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: l.Error})
+		var rep importReport
+		rep, err = h.importCorpusCSV(ctx, a.Tenant, data)
+		res.Imported, res.Omitted = rep.Imported, rep.ErrorsOmitted
+		for _, l := range rep.Errors {
+			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: views.OwnerWords(l.Error)})
 		}
 	}
 	if err != nil {
-		if k := parley.ErrorKind(err); k != parley.KindInvalid && k != parley.KindTooLarge {
+		switch parley.ErrorKind(err) {
+		case parley.KindInvalid, parley.KindTooLarge, parley.KindRateLimited:
+		default:
 			return err
 		}
-		res.Error, status = err.Error(), http.StatusUnprocessableEntity
+		res.Error, status = views.OwnerWords(err.Error()), http.StatusUnprocessableEntity
 	}
 	if c.Request().Header.Get("HX-Request") == "true" {
 		if res.Imported > 0 {
@@ -281,17 +285,20 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		}
 		return render(c, status, views.ImportResultView(&res))
 	}
-	if res.Error != "" {
+	switch {
+	case res.Error != "":
 		h.Sessions.Put(ctx, sessFlashError, res.Error)
-	} else {
-		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Imported %d entries.", res.Imported))
-		if len(res.Lines) > 0 {
-			parts := make([]string, len(res.Lines))
-			for i, l := range res.Lines {
-				parts[i] = fmt.Sprintf("line %d: %s", l.Line, l.Message)
-			}
-			h.Sessions.Put(ctx, sessFlashError, "Not imported: "+strings.Join(parts, "; "))
+	case len(res.Lines) > 0:
+		parts := make([]string, len(res.Lines))
+		for i, l := range res.Lines {
+			parts[i] = fmt.Sprintf("line %d: %s", l.Line, l.Message)
 		}
+		if res.Omitted > 0 {
+			parts = append(parts, fmt.Sprintf("and %d more lines", res.Omitted))
+		}
+		h.Sessions.Put(ctx, sessFlashError, "Nothing was imported; fix these lines and import the file again: "+strings.Join(parts, "; "))
+	default:
+		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Imported %d entries.", res.Imported))
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }

@@ -121,9 +121,38 @@ func newCorpusJSON(e parley.CorpusEntry) corpusJSON {
 	return j
 }
 
+// segmentResolver finds one of the tenant's segments by slug (or id): its
+// id, or false when the tenant has no such segment.
+type segmentResolver func(ref string) (string, bool)
+
+// segmentTable resolves segments from one read of the tenant's segments, for
+// the writes of many entries at once (bulk, import).
+func (h *Handler) segmentTable(ctx context.Context, tenantID string) (segmentResolver, error) {
+	segs, err := h.DB.ListSegments(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[string]string, 2*len(segs))
+	for _, s := range segs {
+		ids[s.Slug], ids[s.ID] = s.ID, s.ID
+	}
+	return func(ref string) (string, bool) {
+		id, ok := ids[ref]
+		return id, ok
+	}, nil
+}
+
 // validateCorpus checks a corpus body (creating: title and content required)
 // and resolves its segment slug; it returns the write to apply.
 func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusBody, creating bool) (db.CorpusWrite, parley.FieldErrors) {
+	return checkCorpus(b, creating, func(ref string) (string, bool) {
+		s, err := h.DB.Segment(ctx, tenantID, ref)
+		return s.ID, err == nil
+	})
+}
+
+// checkCorpus is validateCorpus with the segments resolved by segment.
+func checkCorpus(b corpusBody, creating bool, segment segmentResolver) (db.CorpusWrite, parley.FieldErrors) {
 	errs := parley.FieldErrors{}
 	for _, o := range []*parley.Opt[string]{&b.Summary, &b.ExternalID, &b.Source, &b.SourceURL, &b.Locale} {
 		nullIfEmpty(o)
@@ -169,10 +198,10 @@ func (h *Handler) validateCorpus(ctx context.Context, tenantID string, b corpusB
 	if seg.Set {
 		if seg.Null || seg.Value == "" {
 			w.SegmentID = parley.Opt[string]{Set: true, Null: true}
-		} else if s, err := h.DB.Segment(ctx, tenantID, seg.Value); err != nil {
+		} else if id, ok := segment(seg.Value); !ok {
 			errs.Add(field, fmt.Sprintf("%q is not the slug of one of your segments", seg.Value))
 		} else {
-			w.SegmentID = parley.Some(s.ID)
+			w.SegmentID = parley.Some(id)
 		}
 	}
 	return w, errs

@@ -43,9 +43,14 @@ func reason(errs parley.FieldErrors) string {
 	return strings.Join(parts, "; ")
 }
 
+// notWritten is the reason given for the good items of a bulk request that
+// had bad ones: a request writes all its entries or none.
+const notWritten = "not written: other entries of this request have errors, and a request writes all its entries or none"
+
 // BulkCorpus answers POST /tenants/{slug}/corpus/bulk: 1..50 entries, each
-// validated and upserted by externalId on its own, in its own transaction, so
-// a bad item never stops or half-writes another.
+// upserted by externalId. Every item is checked first: with a bad one nothing
+// is written (the good ones are reported skipped, with the reason); else all
+// are written in one transaction.
 func (h *Handler) BulkCorpus(c echo.Context) error {
 	raw, err := decodeObject(c, maxBulkBody)
 	if err != nil {
@@ -62,22 +67,27 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
+	segment, err := h.segmentTable(ctx, t.ID)
+	if err != nil {
+		return err
+	}
 	out := struct {
 		Created int              `json:"created"`
 		Updated int              `json:"updated"`
 		Skipped int              `json:"skipped"`
 		Errors  []bulkError      `json:"errors"`
 		Results []bulkItemResult `json:"results"`
-	}{Errors: []bulkError{}, Results: make([]bulkItemResult, 0, len(items))}
-	fail := func(extID, why string) {
+	}{Errors: []bulkError{}, Results: make([]bulkItemResult, len(items))}
+	fail := func(i int, extID, why string) {
 		out.Errors = append(out.Errors, bulkError{ExternalID: extID, Reason: why})
-		out.Results = append(out.Results, bulkItemResult{ExternalID: extID, Status: "error", Reason: why})
+		out.Results[i] = bulkItemResult{ExternalID: extID, Status: "error", Reason: why}
 	}
+	writes := make([]db.CorpusWrite, 0, len(items))
 	seen := map[string]bool{}
 	for i, item := range items {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(item, &fields); err != nil {
-			fail("", fmt.Sprintf("entry %d is not a JSON object", i+1))
+			fail(i, "", fmt.Sprintf("entry %d is not a JSON object", i+1))
 			continue
 		}
 		var b corpusBody
@@ -89,29 +99,43 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 			errs.Add("externalId", "appears twice in this request")
 		}
 		seen[extID] = true
-		w, verrs := h.validateCorpus(ctx, t.ID, b, true)
+		w, verrs := checkCorpus(b, true, segment)
 		for k, v := range verrs {
 			errs.Add(k, v)
 		}
+		out.Results[i] = bulkItemResult{ExternalID: extID}
 		if len(errs) > 0 {
-			fail(extID, reason(errs))
+			fail(i, extID, reason(errs))
 			continue
 		}
-		e, res, err := h.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w)
-		switch {
-		case parley.ErrorKind(err) != parley.KindInternal:
-			fail(extID, err.Error())
-		case err != nil:
-			return err
-		case res == db.Created:
+		writes = append(writes, w)
+	}
+	if len(out.Errors) > 0 {
+		for i := range out.Results {
+			if out.Results[i].Status == "" {
+				out.Results[i].Status, out.Results[i].Reason = "skipped", notWritten
+				out.Skipped++
+			}
+		}
+		return c.JSON(http.StatusOK, out)
+	}
+	done, err := h.DB.UpsertCorpusBatch(ctx, t.ID, t.PlanInfo().CorpusLimit, writes)
+	if err != nil {
+		return err
+	}
+	for i, d := range done {
+		r := &out.Results[i]
+		r.ID = d.Entry.ID
+		switch d.Result {
+		case db.Created:
 			out.Created++
-			out.Results = append(out.Results, bulkItemResult{ExternalID: extID, Status: "created", ID: e.ID})
-		case res == db.Updated:
+			r.Status = "created"
+		case db.Updated:
 			out.Updated++
-			out.Results = append(out.Results, bulkItemResult{ExternalID: extID, Status: "updated", ID: e.ID})
+			r.Status = "updated"
 		default:
 			out.Skipped++
-			out.Results = append(out.Results, bulkItemResult{ExternalID: extID, Status: "skipped", ID: e.ID, Reason: "unchanged"})
+			r.Status, r.Reason = "skipped", "unchanged"
 		}
 	}
 	return c.JSON(http.StatusOK, out)

@@ -10,34 +10,49 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
 )
 
 // maxCSVBytes bounds a CSV import.
 const maxCSVBytes = 5 << 20
+
+// maxImportErrors bounds the rejected lines an import reports; the count of
+// the others goes in errorsOmitted.
+const maxImportErrors = 100
 
 type importError struct {
 	Line  int    `json:"line"`
 	Error string `json:"error"`
 }
 
+// importReport is what an import did: imported is 0 whenever a line was
+// rejected, since an import writes every line or none.
+type importReport struct {
+	Imported      int           `json:"imported"`
+	Errors        []importError `json:"errors"`
+	ErrorsOmitted int           `json:"errorsOmitted,omitempty"`
+}
+
 // ImportCorpus answers POST /tenants/{slug}/corpus/import: a multipart part
-// `file` holding CSV with the header title,content,segment,priority (columns
-// in any order; segment and priority optional). Each valid row becomes an
-// entry in its own transaction; each bad row is reported with its line.
+// `file` holding CSV with the header title,content,segment,priority,externalId
+// (columns in any order; all but title and content optional). Every line is
+// checked first: with a bad one nothing is written and the bad lines are
+// reported; else every line is written in one transaction.
 func (h *Handler) ImportCorpus(c echo.Context) error {
 	data, err := readCSVUpload(c)
 	if err != nil {
 		return err
 	}
-	imported, errs, err := h.importCorpusCSV(c.Request().Context(), tenantFrom(c), data)
+	rep, err := h.importCorpusCSV(c.Request().Context(), tenantFrom(c), data)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"imported": imported, "errors": errs})
+	return c.JSON(http.StatusOK, rep)
 }
 
 // readCSVUpload reads the multipart part `file` of a CSV import, within maxCSVBytes.
@@ -67,67 +82,139 @@ func readCSVUpload(c echo.Context) ([]byte, error) {
 	return data, nil
 }
 
-// importCorpusCSV imports the rows of a CSV file into t's corpus: it returns
-// how many were imported and the errors of the rejected lines; an error is a
-// file that cannot be imported at all.
-func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (int, []importError, error) {
+// unreadableCSV is the 400 of a file that cannot be split into rows.
+func unreadableCSV(line int, why string) error {
+	msg := fmt.Sprintf("line %d: %s", line, why)
+	return &parley.Error{Kind: parley.KindInvalid, Message: "The CSV file cannot be read at " + msg + "; nothing was imported",
+		Details: map[string]string{"file": msg}}
+}
+
+// checkCSVText refuses a file that is not UTF-8 text: NUL bytes or invalid
+// UTF-8, naming the first line that has one.
+func checkCSVText(data []byte) error {
+	if utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 {
+		return nil
+	}
+	for i := 0; i < len(data); {
+		why := ""
+		if data[i] == 0 {
+			why = "it holds a NUL byte; save the file as UTF-8 text"
+		} else if r, size := utf8.DecodeRune(data[i:]); r == utf8.RuneError && size == 1 {
+			why = "it is not valid UTF-8; save the file as UTF-8"
+		} else {
+			i += size
+			continue
+		}
+		return unreadableCSV(bytes.Count(data[:i], []byte("\n"))+1, why)
+	}
+	return nil
+}
+
+// csvColumn is a header name as the import matches it: case, spaces,
+// underscores and hyphens ignored (externalId, external_id).
+func csvColumn(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == ' ' {
+			return -1
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(name)))
+}
+
+// parseErrorOf describes a csv.ParseError by line.
+func parseErrorOf(err error) error {
+	var perr *csv.ParseError
+	if !errors.As(err, &perr) {
+		return unreadableCSV(1, err.Error())
+	}
+	if errors.Is(perr.Err, csv.ErrQuote) && perr.StartLine != perr.Line {
+		return unreadableCSV(perr.StartLine, "a quoted field starting on this line is not closed")
+	}
+	return unreadableCSV(perr.Line, perr.Err.Error())
+}
+
+// importCorpusCSV imports the rows of a CSV file into t's corpus, all or
+// none. A file that cannot be read at all is an error (400); rows that break
+// the entry rules are reported by line, and then nothing is written.
+func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (importReport, error) {
+	rep := importReport{Errors: []importError{}}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if err := checkCSVText(data); err != nil {
+		return rep, err
+	}
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
 	header, err := r.Read()
+	if err == io.EOF {
+		return rep, invalid("The CSV file is empty: the first line must be the header title,content,segment,priority")
+	}
 	if err != nil {
-		return 0, nil, invalid("The CSV file is empty or unreadable: the first line must be the header title,content,segment,priority")
+		return rep, parseErrorOf(err)
 	}
 	col := map[string]int{}
 	for i, name := range header {
-		col[strings.ToLower(strings.TrimSpace(name))] = i
+		if _, dup := col[csvColumn(name)]; !dup {
+			col[csvColumn(name)] = i
+		}
 	}
 	if _, ok := col["title"]; !ok {
-		return 0, nil, invalid("The CSV header must name the columns title and content (and optionally segment, priority); got %q", strings.Join(header, ","))
+		return rep, invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
 	}
 	if _, ok := col["content"]; !ok {
-		return 0, nil, invalid("The CSV header must name the columns title and content (and optionally segment, priority); got %q", strings.Join(header, ","))
+		return rep, invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
 	}
-	imported := 0
-	errs := []importError{}
+	segment, err := h.segmentTable(ctx, t.ID)
+	if err != nil {
+		return rep, err
+	}
+	_, hasSegment := col["segment"]
+	_, hasPriority := col["priority"]
+	imp := db.CorpusImport{Source: "csv", HasSegment: hasSegment, HasPriority: hasPriority}
+	lineOf := map[string]int{} // externalId -> its line
+	fail := func(line int, why string) {
+		if len(rep.Errors) < maxImportErrors {
+			rep.Errors = append(rep.Errors, importError{Line: line, Error: why})
+		} else {
+			rep.ErrorsOmitted++
+		}
+	}
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
-		var perr *csv.ParseError
-		if errors.As(err, &perr) {
-			errs = append(errs, importError{Line: perr.StartLine, Error: perr.Err.Error()})
-			if perr.Err == csv.ErrQuote || perr.Err == csv.ErrBareQuote {
-				break // the rest of the file cannot be split into rows reliably
-			}
-			continue
+		if err != nil {
+			return rep, parseErrorOf(err)
 		}
-		get := func(name string) (string, bool) {
-			i, ok := col[name]
-			if !ok || i >= len(rec) {
-				return "", false
+		line, _ := r.FieldPos(0) // a record read without error has a field
+		get := func(name string) string {
+			if i, ok := col[name]; ok && i < len(rec) {
+				return rec[i]
 			}
-			return rec[i], true
+			return ""
 		}
-		var b corpusBody
-		title, _ := get("title")
-		content, _ := get("content")
-		b.Title, b.Content = parley.Some(title), parley.Some(content)
-		if s, ok := get("segment"); ok && strings.TrimSpace(s) != "" {
-			b.SegmentSlug = parley.Some(strings.TrimSpace(s))
+		b := corpusBody{Title: parley.Some(get("title")), Content: parley.Some(get("content"))}
+		if s := strings.TrimSpace(get("segment")); s != "" {
+			b.SegmentSlug = parley.Some(s)
 		}
 		fe := parley.FieldErrors{}
-		if p, ok := get("priority"); ok && strings.TrimSpace(p) != "" {
-			n, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil {
+		if p := strings.TrimSpace(get("priority")); p != "" {
+			if n, err := strconv.Atoi(p); err != nil {
 				fe.Add("priority", "must be an integer between 0 and 100")
 			} else {
 				b.Priority = parley.Some(n)
 			}
 		}
-		w, verrs := h.validateCorpus(ctx, t.ID, b, true)
+		if id := strings.TrimSpace(get("externalid")); id != "" {
+			b.ExternalID = parley.Some(id)
+			if first, dup := lineOf[id]; dup {
+				fe.Add("externalId", fmt.Sprintf("%q is already on line %d", id, first))
+			} else {
+				lineOf[id] = line
+			}
+		}
+		w, verrs := checkCorpus(b, true, segment)
 		for k, v := range verrs {
 			if k == "segmentSlug" {
 				k = "segment" // the file's column
@@ -135,18 +222,22 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 			fe.Add(k, v)
 		}
 		if len(fe) > 0 {
-			errs = append(errs, importError{Line: line, Error: reason(fe)})
+			fail(line, reason(fe))
 			continue
 		}
-		w.Source = parley.Some("csv")
-		if _, _, err := h.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w); err != nil {
-			if parley.ErrorKind(err) == parley.KindInternal {
-				return 0, nil, err
-			}
-			errs = append(errs, importError{Line: line, Error: err.Error()})
-			continue
+		row := db.CorpusImportRow{Title: w.Title.Value, Content: w.Content.Value, SegmentID: w.SegmentID.Ptr(),
+			Priority: db.DefaultCorpusPriority, ExternalID: w.ExternalID.Ptr()}
+		if w.Priority.Set {
+			row.Priority = w.Priority.Value
 		}
-		imported++
+		imp.Rows = append(imp.Rows, row)
 	}
-	return imported, errs, nil
+	if len(rep.Errors) > 0 || len(imp.Rows) == 0 {
+		return rep, nil
+	}
+	if _, err := h.DB.ImportCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, imp); err != nil {
+		return rep, err
+	}
+	rep.Imported = len(imp.Rows)
+	return rep, nil
 }

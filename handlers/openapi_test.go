@@ -42,6 +42,7 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"CorpusBulkItemResult", reflect.TypeFor[bulkItemResult]()},
 		{"CorpusBulkError", reflect.TypeFor[bulkError]()},
 		{"CorpusImportError", reflect.TypeFor[importError]()},
+		{"CorpusImportResult", reflect.TypeFor[importReport]()},
 		{"Tool", reflect.TypeFor[toolJSON]()},
 		{"Product", reflect.TypeFor[productJSON]()},
 		{"VisitorDetail", reflect.TypeFor[visitorJSON]()},

@@ -5,6 +5,9 @@ cd "$(dirname "$0")/.."
 PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
 export PARLEY_TEST_DATABASE_URL
 go test -run '^$' -bench BenchmarkCorpus -benchtime 1000x -count 3 ./db/
+# A 50,000-row CSV import through the endpoint's code (handlers/corpus_import_bench_test.go):
+# into an empty corpus, then the same file again (every row an unchanged upsert).
+go test -run '^$' -bench 'BenchmarkCorpus(Import|Reimport)$' -benchtime 1x -count 5 ./handlers/
 # The chat endpoint against a zero-latency model (web/chat_bench_test.go):
 # latency and throughput at concurrency 1 and 100, then 1,000 open streams.
 go test -run '^$' -bench BenchmarkChat -benchtime 2000x ./web/

@@ -365,25 +365,36 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 	})
 
 	t.Run("ImportCSV", func(t *testing.T) {
-		csvPath := filepath.Join(t.TempDir(), "faq.csv")
-		csv := "title,content,segment,priority\n" +
+		dir := t.TempDir()
+		badPath, goodPath := filepath.Join(dir, "bad.csv"), filepath.Join(dir, "faq.csv")
+		bad := "title,content,segment,priority\n" +
 			"Opening hours,We open at 9.," + def.Slug + ",3\n" +
 			",A line without a title,,\n" +
 			"Payment methods,\"Cards, transfers\",,\n"
-		mustStep(t, "writing the CSV", os.WriteFile(csvPath, []byte(csv), 0o600))
+		mustStep(t, "writing the CSV", os.WriteFile(badPath, []byte(bad), 0o600))
+		mustStep(t, "writing the fixed CSV", os.WriteFile(goodPath, []byte(strings.Replace(bad, ",A line", "Untitled,A line", 1)), 0o600))
 		mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus")))
 		kbMarkPage(ctx, t)
-		mustStep(t, "importing", chromedp.Do(ctx,
-			chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{csvPath}),
+		// A file with a bad line imports nothing and lists the line.
+		mustStep(t, "importing the bad file", chromedp.Do(ctx,
+			chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{badPath}),
 			chromedp.Click(chromedp.CSS("#import-form button[type=submit]")),
-			chromedp.WaitVisible(chromedp.ID("import-count")),
+			chromedp.WaitVisible(chromedp.ID("import-refused")),
 		))
-		if txt := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 2 entries." {
-			t.Errorf("import count = %q", txt)
-		}
 		lines := mustRunStep(ctx, t, "errors", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#import-errors li')).map(li => li.textContent.trim())`))
 		if len(lines) != 1 || lines[0] != "Line 3: title must not be empty" {
 			t.Errorf("import errors = %q", lines)
+		}
+		if _, total, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10}); err != nil || total != 0 {
+			t.Errorf("a file with a bad line wrote %d entries (%v)", total, err)
+		}
+		mustStep(t, "importing the fixed file", chromedp.Do(ctx,
+			chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{goodPath}),
+			chromedp.Click(chromedp.CSS("#import-form button[type=submit]")),
+			chromedp.WaitVisible(chromedp.ID("import-count")),
+		))
+		if txt := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 3 entries." {
+			t.Errorf("import count = %q", txt)
 		}
 		// The table refreshes itself with the new entries.
 		mustRunStep(ctx, t, "waiting for the table", chromedp.Poll[bool](`document.getElementById('corpus-table').textContent.includes('Payment methods')`, chromedp.WithPollingTimeout(10*time.Second)))

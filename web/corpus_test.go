@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley/parley/auth"
 )
@@ -255,27 +258,55 @@ func TestCorpus(t *testing.T) {
 		}
 		mixed := entries(2, "a") // unchanged: skipped
 		mixed = append(mixed,
-			map[string]any{"externalId": "a-2", "title": "T2", "content": "C"},                       // updated
-			map[string]any{"externalId": "new-1", "title": "N", "content": "C", "priority": 3},       // created
+			map[string]any{"externalId": "a-2", "title": "T2", "content": "C"},                 // updated
+			map[string]any{"externalId": "new-1", "title": "N", "content": "C", "priority": 3}, // created
+		)
+		bad := append(slices.Clone(mixed),
 			map[string]any{"title": "no id", "content": "C"},                                         // error
 			map[string]any{"externalId": "bad-1", "title": strings.Repeat("t", 256), "content": "C"}, // error
 			map[string]any{"externalId": "new-1", "title": "dup", "content": "C"},                    // error: twice
 		)
-		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"entries": mixed})
-		if st != 200 || body["created"] != float64(1) || body["updated"] != float64(1) || body["skipped"] != float64(2) {
-			t.Fatalf("mixed: %d %v", st, body)
+		// A request with bad items writes none of its good ones.
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"entries": bad})
+		if st != 200 || body["created"] != float64(0) || body["updated"] != float64(0) || body["skipped"] != float64(4) {
+			t.Fatalf("mixed with errors: %d %v", st, body)
 		}
 		errs := body["errors"].([]any)
 		if len(errs) != 3 || errs[1].(map[string]any)["externalId"] != "bad-1" || !strings.Contains(errs[1].(map[string]any)["reason"].(string), "title") {
 			t.Errorf("errors = %v", errs)
 		}
 		results := body["results"].([]any)
-		if results[0].(map[string]any)["status"] != "skipped" || results[0].(map[string]any)["reason"] == nil {
-			t.Errorf("skipped item: %v", results[0])
+		if r := results[3].(map[string]any); r["status"] != "skipped" || !strings.HasPrefix(r["reason"].(string), "not written") || r["id"] != nil {
+			t.Errorf("good item of a refused request: %v", r)
 		}
-		var n int
-		_ = b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID).Scan(&n)
-		if n != 51 {
+		if r := results[5].(map[string]any); r["status"] != "error" || r["externalId"] != "bad-1" {
+			t.Errorf("bad item: %v", r)
+		}
+		var content string
+		_ = b.db.Pool().QueryRow(t.Context(), `SELECT content FROM corpus_entries WHERE tenant_id = $1 AND external_id = 'a-2'`, ten.ID).Scan(&content)
+		if n := countCorpus(t, b, ten.ID); n != 50 || content != "C" {
+			t.Errorf("after a refused request: %d entries, a-2 %q; want 50 and unchanged", n, content)
+		}
+		// The fourth item bad: the first three are not written either.
+		four := entries(4, "four")
+		four[3]["content"] = ""
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"entries": four})
+		if errs := body["errors"].([]any); st != 200 || body["created"] != float64(0) || len(errs) != 1 || errs[0].(map[string]any)["externalId"] != "four-3" {
+			t.Errorf("fourth item bad: %d %v", st, body)
+		}
+		if n := countCorpus(t, b, ten.ID); n != 50 {
+			t.Errorf("%d entries after the fourth item was refused, want 50", n)
+		}
+
+		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"entries": mixed})
+		if st != 200 || body["created"] != float64(1) || body["updated"] != float64(1) || body["skipped"] != float64(2) || len(body["errors"].([]any)) != 0 {
+			t.Fatalf("mixed: %d %v", st, body)
+		}
+		results = body["results"].([]any)
+		if results[0].(map[string]any)["status"] != "skipped" || results[0].(map[string]any)["reason"] != "unchanged" || results[3].(map[string]any)["status"] != "created" {
+			t.Errorf("results: %v", results)
+		}
+		if n := countCorpus(t, b, ten.ID); n != 51 {
 			t.Errorf("%d entries stored, want 51", n)
 		}
 	})
@@ -284,13 +315,27 @@ func TestCorpus(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "free") // 50 entries
 		entries := []map[string]any{}
-		for i := 0; i < 50; i++ {
+		for i := 0; i < 49; i++ {
 			entries = append(entries, map[string]any{"externalId": fmt.Sprint(i), "title": "T", "content": "C"})
 		}
-		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries}); st != 200 || body["created"] != float64(50) {
+		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries}); st != 200 || body["created"] != float64(49) {
 			t.Fatalf("fill: %d %v", st, body)
 		}
-		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "one more", "content": "c"})
+		// 49 + 2 new: over the limit, nothing written.
+		two := []map[string]any{{"externalId": "n1", "title": "T", "content": "C"}, {"externalId": "n2", "title": "T", "content": "C"}}
+		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": two})
+		if d, _ := body["details"].(map[string]any); st != http.StatusTooManyRequests || d["current"] != float64(49) || d["adding"] != float64(2) || d["limit"] != float64(50) {
+			t.Errorf("bulk over the limit: %d %v", st, body)
+		}
+		if n := countCorpus(t, b, ten.ID); n != 49 {
+			t.Errorf("%d entries after a refused bulk, want 49", n)
+		}
+		// An update and one new: exactly at the limit (the update is not counted).
+		upd := []map[string]any{{"externalId": "0", "title": "T", "content": "changed"}, {"externalId": "n1", "title": "T", "content": "C"}}
+		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": upd}); st != 200 || body["created"] != float64(1) || body["updated"] != float64(1) {
+			t.Errorf("bulk to the limit: %d %v", st, body)
+		}
+		st, body = b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "one more", "content": "c"})
 		if st != http.StatusTooManyRequests || !strings.Contains(body["error"].(string), "limit") {
 			t.Errorf("over limit: %d %v", st, body)
 		}
@@ -300,18 +345,54 @@ func TestCorpus(t *testing.T) {
 		}
 	})
 
+	t.Run("CSVImportLimit", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "free") // 50 entries
+		csv := func(from, to int) string {
+			var sb strings.Builder
+			sb.WriteString("externalId,title,content\n")
+			for i := from; i < to; i++ {
+				fmt.Fprintf(&sb, "e%d,Title %d,Content %d\n", i, i, i)
+			}
+			return sb.String()
+		}
+		path := "/tenants/" + ten.Slug + "/corpus/import"
+		if st, body := b.upload(t, path, ten.Token, "file", csv(0, 51)); st != http.StatusTooManyRequests || body["details"].(map[string]any)["adding"] != float64(51) {
+			t.Errorf("51 rows on a 50-entry plan: %d %v", st, body)
+		}
+		if n := countCorpus(t, b, ten.ID); n != 0 {
+			t.Errorf("%d entries after a refused import, want 0", n)
+		}
+		if st, body := b.upload(t, path, ten.Token, "file", csv(0, 50)); st != 200 || body["imported"] != float64(50) {
+			t.Fatalf("50 rows on a 50-entry plan: %d %v", st, body)
+		}
+		// At the limit, the same rows again are updates: allowed; one new row is not.
+		if st, body := b.upload(t, path, ten.Token, "file", csv(0, 50)); st != 200 || body["imported"] != float64(50) {
+			t.Errorf("re-import at the limit: %d %v", st, body)
+		}
+		if st, body := b.upload(t, path, ten.Token, "file", csv(1, 51)); st != http.StatusTooManyRequests || body["details"].(map[string]any)["current"] != float64(50) {
+			t.Errorf("one new row at the limit: %d %v", st, body)
+		}
+		if n := countCorpus(t, b, ten.ID); n != 50 {
+			t.Errorf("%d entries, want 50", n)
+		}
+	})
+
 	t.Run("CSVImport", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/import"
 		b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Pros", "systemPrompt": "p"})
-		csv := "\xef\xbb\xbftitle,content,segment,priority\n" +
+		good := "\xef\xbb\xbftitle,content,segment,priority\n" +
 			"Hours,\"Open 9-5, Monday to Friday\",,7\n" +
-			"\"Multi\",\"line one\nline two\",pros,\n" +
+			"\"Multi\",\"line one\nline two\",pros,\n"
+		csv := good +
 			",missing title,,\n" +
 			"Bad priority,x,,high\n" +
 			"Unknown segment,x,nope,1\n"
-		st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "file", csv)
-		if st != 200 || body["imported"] != float64(2) {
+		// Bad lines: nothing is written, each bad line is reported.
+		st, body := b.upload(t, path, ten.Token, "file", csv)
+		if st != 200 || body["imported"] != float64(0) {
 			t.Fatalf("import: %d %v", st, body)
 		}
 		errs := body["errors"].([]any)
@@ -324,15 +405,21 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("error %d line = %v, want %v (%v)", i, e.(map[string]any)["line"], lines[i], e)
 			}
 		}
+		if n := countCorpus(t, b, ten.ID); n != 0 {
+			t.Fatalf("%d entries written by a file with bad lines", n)
+		}
+		st, body = b.upload(t, path, ten.Token, "file", good)
+		if st != 200 || body["imported"] != float64(2) || len(body["errors"].([]any)) != 0 {
+			t.Fatalf("good file: %d %v", st, body)
+		}
 		_, list := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?segmentSlug=pros", ten.Token, nil)
 		if c := list["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["content"] != "line one\nline two" {
 			t.Errorf("multi-line entry: %v", list)
 		}
 		_, list = b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=hours", ten.Token, nil)
-		if c := list["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["content"] != "Open 9-5, Monday to Friday" || c[0].(map[string]any)["priority"] != float64(7) {
+		if c := list["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["content"] != "Open 9-5, Monday to Friday" || c[0].(map[string]any)["priority"] != float64(7) || c[0].(map[string]any)["source"] != "csv" {
 			t.Errorf("quoted comma entry: %v", list)
 		}
-
 		if st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "other", csv); st != 400 {
 			t.Errorf("no file part: %d %v", st, body)
 		}
@@ -343,7 +430,114 @@ func TestCorpus(t *testing.T) {
 		if st, body := b.upload(t, "/tenants/"+ten.Slug+"/corpus/import", ten.Token, "file", big); st != http.StatusRequestEntityTooLarge || !strings.Contains(body["error"].(string), "MiB") {
 			t.Errorf("too large: %d %v", st, body)
 		}
+		// Files that cannot be read: 400 naming the line, nothing written.
+		for name, tc := range map[string]struct {
+			csv  string
+			line string
+		}{
+			"unclosed quote": {"title,content\nA,a\nB,b\nC,\"never closed\nD,d\n", "line 4"},
+			"bare quote":     {"title,content\nA,a\nB,b\"c\n", "line 3"},
+			"NUL byte":       {"title,content\nA,a\nB,b\x00\n", "line 3"},
+			"invalid UTF-8":  {"title,content\nA,a\nB,\xff\xfe\n", "line 3"},
+			"header quote":   {"\"title,content\n", "line 1"},
+		} {
+			st, body := b.upload(t, path, ten.Token, "file", tc.csv)
+			if msg, _ := body["error"].(string); st != 400 || !strings.Contains(msg, tc.line) {
+				t.Errorf("%s: %d %v, want 400 naming %s", name, st, body, tc.line)
+			}
+		}
+		if n := countCorpus(t, b, ten.ID); n != 2 {
+			t.Errorf("%d entries after refused files, want 2", n)
+		}
 	})
+
+	t.Run("CSVImportAllOrNothing", func(t *testing.T) {
+		t.Parallel()
+		ten := b.newTenant(t, "scale")
+		path := "/tenants/" + ten.Slug + "/corpus/import"
+		// Line 4 bad: lines 2 and 3 are not written either.
+		bad := "externalId,title,content\ne1,One,first\ne2,Two,second\ne3,,third\ne4,Four,fourth\n"
+		st, body := b.upload(t, path, ten.Token, "file", bad)
+		if errs := body["errors"].([]any); st != 200 || body["imported"] != float64(0) || len(errs) != 1 || errs[0].(map[string]any)["line"] != float64(4) {
+			t.Fatalf("line 4 bad: %d %v", st, body)
+		}
+		if n := countCorpus(t, b, ten.ID); n != 0 {
+			t.Fatalf("%d entries written by a file with a bad line 4", n)
+		}
+		// The retry, fixed: every line once.
+		fixed := strings.Replace(bad, "e3,,third", "e3,Three,third", 1)
+		if st, body := b.upload(t, path, ten.Token, "file", fixed); st != 200 || body["imported"] != float64(4) {
+			t.Fatalf("fixed file: %d %v", st, body)
+		}
+		stamps := func() map[string]time.Time {
+			out := map[string]time.Time{}
+			rows, err := b.db.Pool().Query(t.Context(), `SELECT external_id, updated_at FROM corpus_entries WHERE tenant_id = $1`, ten.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id string
+				var at time.Time
+				if err := rows.Scan(&id, &at); err != nil {
+					t.Fatal(err)
+				}
+				out[id] = at
+			}
+			return out
+		}
+		before := stamps()
+		// The same file again: nothing changes, no copies.
+		if st, body := b.upload(t, path, ten.Token, "file", fixed); st != 200 || body["imported"] != float64(4) {
+			t.Fatalf("same file again: %d %v", st, body)
+		}
+		if after := stamps(); len(after) != 4 || !maps.Equal(before, after) {
+			t.Errorf("re-import changed entries: %v -> %v", before, after)
+		}
+		// A changed line updates its entry; a new one is added.
+		changed := strings.Replace(fixed, "e2,Two,second", "e2,Two,second edition", 1) + "e5,Five,fifth\n"
+		if st, body := b.upload(t, path, ten.Token, "file", changed); st != 200 || body["imported"] != float64(5) {
+			t.Fatalf("changed file: %d %v", st, body)
+		}
+		after := stamps()
+		if len(after) != 5 || !after["e1"].Equal(before["e1"]) || after["e2"].Equal(before["e2"]) {
+			t.Errorf("after the changed file: %v (before %v)", after, before)
+		}
+		var content string
+		_ = b.db.Pool().QueryRow(t.Context(), `SELECT content FROM corpus_entries WHERE tenant_id = $1 AND external_id = 'e2'`, ten.ID).Scan(&content)
+		if content != "second edition" {
+			t.Errorf("e2 content = %q", content)
+		}
+		// The entries can be found by the words of the file (search document filled).
+		_, list := b.do(t, "GET", "/tenants/"+ten.Slug+"/corpus?search=edition", ten.Token, nil)
+		if c := list["corpus"].([]any); len(c) != 1 || c[0].(map[string]any)["externalId"] != "e2" {
+			t.Errorf("search after import: %v", list)
+		}
+		// An externalId twice in one file is a bad line.
+		st, body = b.upload(t, path, ten.Token, "file", "external_id,title,content\nx1,A,a\nx1,B,b\n")
+		if errs := body["errors"].([]any); st != 200 || len(errs) != 1 || errs[0].(map[string]any)["line"] != float64(3) || !strings.Contains(errs[0].(map[string]any)["error"].(string), "line 2") {
+			t.Errorf("externalId twice: %d %v", st, body)
+		}
+		// Many bad lines: the first 100 are listed, the others counted.
+		many := "title,content\n" + strings.Repeat(",no title\n", 150)
+		st, body = b.upload(t, path, ten.Token, "file", many)
+		if st != 200 || len(body["errors"].([]any)) != 100 || body["errorsOmitted"] != float64(50) {
+			t.Errorf("150 bad lines: %d errors, omitted %v", len(body["errors"].([]any)), body["errorsOmitted"])
+		}
+		if n := countCorpus(t, b, ten.ID); n != 5 {
+			t.Errorf("%d entries, want 5", n)
+		}
+	})
+}
+
+// countCorpus counts the tenant's entries in the database.
+func countCorpus(t *testing.T, b *bundle, tenantID string) int {
+	t.Helper()
+	var n int
+	if err := b.db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func manyTags(n int) []string {
@@ -544,7 +738,7 @@ func TestCorpusLifecycle(t *testing.T) {
 		map[string]any{"externalId": "b5", "title": "ok", "content": "c"},
 	}}, false)
 	got, _ = body.(map[string]any)
-	if status != http.StatusOK || got["created"] != float64(1) || len(got["errors"].([]any)) != 3 {
+	if status != http.StatusOK || got["created"] != float64(0) || got["skipped"] != float64(1) || len(got["errors"].([]any)) != 3 {
 		t.Errorf("POST bulk with bad items: %d %v", status, body)
 	}
 	for _, req := range []any{map[string]any{"entries": []any{}}, map[string]any{"entries": "x"}, map[string]any{}, "not an object"} {
@@ -570,8 +764,12 @@ func TestCorpusLifecycle(t *testing.T) {
 	ct, raw := multipartFile("file", "corpus.csv", csv)
 	status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, true)
 	got, _ = body.(map[string]any)
-	if status != http.StatusOK || got["imported"] != float64(2) || len(got["errors"].([]any)) != 2 || got["errors"].([]any)[0].(map[string]any)["line"] != float64(5) {
+	if status != http.StatusOK || got["imported"] != float64(0) || len(got["errors"].([]any)) != 2 || got["errors"].([]any)[0].(map[string]any)["line"] != float64(5) {
 		t.Errorf("POST import: %d %v", status, body)
+	}
+	ct, raw = multipartFile("file", "corpus.csv", "title,content\nA,\"never closed\n")
+	if status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, true); status != http.StatusBadRequest || errorDetails(body)["file"] == nil {
+		t.Errorf("POST import with an unclosed quote: %d %v", status, body)
 	}
 	ct, raw = multipartFile("other", "corpus.csv", csv)
 	if status, body = c.exchangeRaw("POST", imp, ten.Token, ct, raw, false); status != http.StatusBadRequest || errorDetails(body)["file"] == nil {
@@ -637,8 +835,12 @@ func TestCorpusLifecycle(t *testing.T) {
 		t.Errorf("POST over the corpus limit: %d %v", status, body)
 	}
 	status, body = c.exchange("POST", "/tenants/"+free.Slug+"/corpus/bulk", free.Token, map[string]any{"entries": []any{map[string]any{"externalId": "new", "title": "t", "content": "c"}}}, true)
-	if got, _ := body.(map[string]any); status != http.StatusOK || len(got["errors"].([]any)) != 1 {
+	if status != http.StatusTooManyRequests || errorDetails(body)["adding"] != float64(1) {
 		t.Errorf("POST bulk over the corpus limit: %d %v", status, body)
+	}
+	ct, raw = multipartFile("file", "corpus.csv", "title,content\nA,a\n")
+	if status, body = c.exchangeRaw("POST", "/tenants/"+free.Slug+"/corpus/import", free.Token, ct, raw, true); status != http.StatusTooManyRequests || errorDetails(body)["limit"] != float64(50) {
+		t.Errorf("POST import over the corpus limit: %d %v", status, body)
 	}
 	if status, body = c.exchange("POST", "/tenants/"+free.Slug+"/corpus", free.Token, map[string]any{"externalId": "0", "title": "t", "content": "changed"}, true); status != http.StatusOK {
 		t.Errorf("POST upsert at the corpus limit: %d %v", status, body)

@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// importBenchRows is the size of the benchmarked file: the scale plan's
+// whole corpus limit, in one file under the 5 MiB cap.
+const importBenchRows = 50000
+
+// importBenchCSV is a file of n rows (title, content, segment, priority,
+// externalId) of varied English-like words, about 100 bytes a row.
+func importBenchCSV(n int) []byte {
+	words := strings.Fields(`opening hours refund policy shipping delivery invoice account password
+		warranty return order payment card transfer support contact address holiday weekend
+		price discount student business plan upgrade cancel subscription bike repair service`)
+	var sb strings.Builder
+	sb.WriteString("title,content,segment,priority,externalId\n")
+	for i := range n {
+		w := func(k int) string { return words[(i*7+k*13+i/k)%len(words)] }
+		seg := ""
+		if i%2 == 0 {
+			seg = "default"
+		}
+		fmt.Fprintf(&sb, "%s %s %d,\"%s %s, %s %s %s %s %s.\",%s,%d,row-%d\n",
+			w(1), w(2), i, w(3), w(4), w(5), w(6), w(7), w(8), w(9), seg, i%101, i)
+	}
+	return []byte(sb.String())
+}
+
+// BenchmarkCorpusImport imports a 50,000-row CSV file into an empty corpus
+// through the endpoint's own code (importCorpusCSV: parse, check every row,
+// then db.ImportCorpus), a new tenant per iteration.
+func BenchmarkCorpusImport(b *testing.B) {
+	store := dbtest.New(b)
+	h := &Handler{DB: store}
+	data := importBenchCSV(importBenchRows)
+	if len(data) > maxCSVBytes {
+		b.Fatalf("the file is %d bytes, over the %d-byte cap", len(data), maxCSVBytes)
+	}
+	ctx := context.Background()
+	b.SetBytes(int64(len(data)))
+	var took time.Duration
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		t := benchTenant(b, store, ctx, i)
+		b.StartTimer()
+		start := time.Now()
+		rep, err := h.importCorpusCSV(ctx, t, data)
+		took += time.Since(start)
+		if err != nil || rep.Imported != importBenchRows || len(rep.Errors) != 0 {
+			b.Fatalf("import: %v %+v", err, rep.Errors)
+		}
+	}
+	b.ReportMetric(float64(importBenchRows*b.N)/took.Seconds(), "rows/s")
+}
+
+// BenchmarkCorpusReimport imports the same 50,000-row file into a corpus
+// that already holds it: every row an upsert that changes nothing.
+func BenchmarkCorpusReimport(b *testing.B) {
+	store := dbtest.New(b)
+	h := &Handler{DB: store}
+	data := importBenchCSV(importBenchRows)
+	ctx := context.Background()
+	t := benchTenant(b, store, ctx, 0)
+	if _, err := h.importCorpusCSV(ctx, t, data); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		rep, err := h.importCorpusCSV(ctx, t, data)
+		if err != nil || rep.Imported != importBenchRows {
+			b.Fatalf("re-import: %v %+v", err, rep.Errors)
+		}
+	}
+	b.ReportMetric(float64(importBenchRows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchTenant creates a tenant on the scale plan (50,000 entries) with its
+// default segment.
+func benchTenant(b *testing.B, store *db.DB, ctx context.Context, i int) parley.Tenant {
+	b.Helper()
+	t := parley.Tenant{Slug: fmt.Sprintf("import-bench-%d-%d", time.Now().UnixNano(), i), Plan: "scale"}
+	err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
+		VALUES ($1, 'Bench', 'scale', '\x00') RETURNING id`, t.Slug).Scan(&t.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := store.Pool().Exec(ctx, `INSERT INTO segments (tenant_id, slug, name, system_prompt, is_default)
+		VALUES ($1, 'default', 'Default', 'p', true)`, t.ID); err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
