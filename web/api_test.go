@@ -903,7 +903,8 @@ func TestTenantUpdateBadBodies(t *testing.T) {
 		{"empty body", "", "", 400, ""},
 		{"whitespace body", " \n\t ", "", 400, ""},
 		{"trailing garbage", `{"botName":"x"} {"botName":"y"}`, "", 400, ""},
-		{"form encoded", "botName=x", "application/x-www-form-urlencoded", 400, ""},
+		{"form encoded", "botName=x", "application/x-www-form-urlencoded", 415, ""},
+		{"text", `{"botName":"x"}`, "text/plain", 415, ""},
 		{"exactly 1 MiB", atLimit, "", 400, "botLore"},
 		{"over 1 MiB", `{"botLore":"` + strings.Repeat("a", 1<<20) + `"}`, "", 413, ""},
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -39,10 +40,17 @@ type Config struct {
 	// dashboard then sends no password-reset links and says how an
 	// operator resets a password instead.
 	SMTP *mail.Config
+	// BodyTimeout bounds how long a request's body may take to arrive,
+	// counted from the end of its headers (PARLEY_BODY_TIMEOUT, default 60 s).
+	BodyTimeout time.Duration
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
 }
+
+// defaultBodyTimeout is PARLEY_BODY_TIMEOUT's default: room for the largest
+// upload (a 5 MiB CSV) over a slow line, not for a client that stopped.
+const defaultBodyTimeout = 60 * time.Second
 
 // knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.
 var knownVars = []string{
@@ -50,6 +58,7 @@ var knownVars = []string{
 	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
 	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
+	"PARLEY_BODY_TIMEOUT",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -82,6 +91,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		CaptchaScriptURL: get("PARLEY_CAPTCHA_SCRIPT_URL", "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit"),
 		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:       20,
+		BodyTimeout:      defaultBodyTimeout,
 		PasswordCost:     bcrypt.DefaultCost,
 	}
 	if c.DatabaseURL == "" {
@@ -137,6 +147,13 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_DB_MAX_CONNS: %q is not an integer between 1 and 1000", s)
 		}
 		c.DBMaxConns = int32(n)
+	}
+	if s := strings.TrimSpace(getenv("PARLEY_BODY_TIMEOUT")); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 10*time.Millisecond || d > time.Hour {
+			return c, fmt.Errorf("PARLEY_BODY_TIMEOUT: %q is not a duration between 10ms and 1h (such as 60s)", s)
+		}
+		c.BodyTimeout = d
 	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
 		// mail.ParseURL's errors never repeat the URL, which holds the password.

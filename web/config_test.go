@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
@@ -43,6 +44,7 @@ func TestConfigDefaults(t *testing.T) {
 		CaptchaScriptURL: "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit",
 		DBMaxConns:       20,
 		LogFormat:        "json",
+		BodyTimeout:      60 * time.Second,
 		PasswordCost:     bcrypt.DefaultCost, // production's; tests lower it in testConfig
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -112,6 +114,11 @@ func TestConfigValues(t *testing.T) {
 		{"DB max conns bounds", map[string]string{"PARLEY_DB_MAX_CONNS": "1000"}, func(t *testing.T, c Config) {
 			if c.DBMaxConns != 1000 {
 				t.Errorf("DBMaxConns = %d", c.DBMaxConns)
+			}
+		}},
+		{"body timeout", map[string]string{"PARLEY_BODY_TIMEOUT": " 90s "}, func(t *testing.T, c Config) {
+			if c.BodyTimeout != 90*time.Second {
+				t.Errorf("BodyTimeout = %v", c.BodyTimeout)
 			}
 		}},
 		{"DB max conns 1", map[string]string{"PARLEY_DB_MAX_CONNS": " 1 "}, func(t *testing.T, c Config) {
@@ -199,6 +206,8 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_DB_MAX_CONNS negative", map[string]string{"PARLEY_DB_MAX_CONNS": "-5"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_DB_MAX_CONNS 1001", map[string]string{"PARLEY_DB_MAX_CONNS": "1001"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_DB_MAX_CONNS word", map[string]string{"PARLEY_DB_MAX_CONNS": "many"}, "PARLEY_DB_MAX_CONNS"},
+		{"PARLEY_BODY_TIMEOUT word", map[string]string{"PARLEY_BODY_TIMEOUT": "long"}, "PARLEY_BODY_TIMEOUT"},
+		{"PARLEY_BODY_TIMEOUT zero", map[string]string{"PARLEY_BODY_TIMEOUT": "0s"}, "PARLEY_BODY_TIMEOUT"},
 		{"PARLEY_LOG_FORMAT", map[string]string{"PARLEY_LOG_FORMAT": "xml"}, "PARLEY_LOG_FORMAT"},
 		{"PARLEY_SMTP_URL scheme", map[string]string{"PARLEY_SMTP_URL": "mailto:no-reply@example.com"}, "PARLEY_SMTP_URL"},
 		{"PARLEY_SMTP_URL without from", map[string]string{"PARLEY_SMTP_URL": "smtp://u:p@mail.example.com:587"}, "PARLEY_SMTP_URL"},

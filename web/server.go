@@ -128,12 +128,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := river.Start(ctx); err != nil {
 		return fmt.Errorf("starting jobs: %w", err)
 	}
-	srv := &http.Server{
-		Addr:              s.Config.Addr,
-		Handler:           s.Echo,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := s.httpServer(s.Config.Addr)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	s.Logger.Info("parley listening", "addr", s.Config.Addr, "base_url", s.Config.BaseURL)
