@@ -42,6 +42,8 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 			`query parameter "search" must be valid UTF-8 text without NUL bytes`},
 		{"segment id NUL", "GET", "/tenants/" + ten.Slug + "/segments/%00", nil, nil,
 			"the path must be valid UTF-8 text without NUL bytes"},
+		{"slug NUL", "GET", "/tenants/a%00b", nil, nil,
+			"the path must be valid UTF-8 text without NUL bytes"},
 		{"parameter name", "GET", "/tenants/" + ten.Slug + "/corpus?%ff=1", nil, nil,
 			"a query parameter name must be valid UTF-8 text without NUL bytes"},
 	}
