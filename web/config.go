@@ -43,6 +43,10 @@ type Config struct {
 	// BodyTimeout bounds how long a request's body may take to arrive,
 	// counted from the end of its headers (PARLEY_BODY_TIMEOUT, default 60 s).
 	BodyTimeout time.Duration
+	// MaxConnsPerAddress caps the connections open at once from one client
+	// address, trusted proxies excepted (PARLEY_MAX_CONNS_PER_ADDRESS,
+	// default 256; 0 turns the cap off).
+	MaxConnsPerAddress int
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
@@ -58,7 +62,7 @@ var knownVars = []string{
 	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
 	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
-	"PARLEY_BODY_TIMEOUT",
+	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -92,7 +96,10 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		LogFormat:        get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:       20,
 		BodyTimeout:      defaultBodyTimeout,
-		PasswordCost:     bcrypt.DefaultCost,
+		// MaxConnsPerAddress: room for a whole office behind one address,
+		// each with a streamed answer open; not for thousands.
+		MaxConnsPerAddress: 256,
+		PasswordCost:       bcrypt.DefaultCost,
 	}
 	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")
@@ -154,6 +161,13 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_BODY_TIMEOUT: %q is not a duration between 10ms and 1h (such as 60s)", s)
 		}
 		c.BodyTimeout = d
+	}
+	if s := getenv("PARLEY_MAX_CONNS_PER_ADDRESS"); s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 || n > 1_000_000 {
+			return c, fmt.Errorf("PARLEY_MAX_CONNS_PER_ADDRESS: %q is not an integer between 0 (no cap) and 1000000", s)
+		}
+		c.MaxConnsPerAddress = n
 	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
 		// mail.ParseURL's errors never repeat the URL, which holds the password.

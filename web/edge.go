@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -147,4 +150,73 @@ func (s *Server) httpServer(addr string) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+}
+
+// limitListener caps the connections open at once from one client address,
+// so that one address cannot hold thousands of idle or stalled connections.
+// A connection over the cap is closed as soon as it is accepted. Addresses
+// in exempt (the trusted proxies, through which many clients come) are not
+// counted.
+type limitListener struct {
+	net.Listener
+	max    int
+	exempt []netip.Prefix
+
+	mu   sync.Mutex
+	open map[netip.Addr]int
+}
+
+// limitConns wraps ln with the per-address cap of the configuration (none
+// when it is 0).
+func (s *Server) limitConns(ln net.Listener) net.Listener {
+	if s.Config.MaxConnsPerAddress <= 0 {
+		return ln
+	}
+	return &limitListener{Listener: ln, max: s.Config.MaxConnsPerAddress, exempt: s.Config.TrustedProxies, open: map[netip.Addr]int{}}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		tcp, ok := c.RemoteAddr().(*net.TCPAddr)
+		if !ok {
+			return c, nil
+		}
+		addr := tcp.AddrPort().Addr().Unmap()
+		if slices.ContainsFunc(l.exempt, func(p netip.Prefix) bool { return p.Contains(addr) }) {
+			return c, nil
+		}
+		l.mu.Lock()
+		if l.open[addr] >= l.max {
+			l.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		l.open[addr]++
+		l.mu.Unlock()
+		return &countedConn{Conn: c, release: func() { l.release(addr) }}, nil
+	}
+}
+
+func (l *limitListener) release(addr netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[addr]--; l.open[addr] <= 0 {
+		delete(l.open, addr)
+	}
+}
+
+// countedConn gives its place back to its limitListener when closed.
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
 }

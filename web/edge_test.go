@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -144,6 +145,28 @@ func TestEdgeRequiresJSONBodies(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every JSON operation", func(t *testing.T) {
+		t.Parallel()
+		// Each operation the document gives a JSON body refuses a text one.
+		params := strings.NewReplacer("{slug}", ten.Slug, "{id}", "00000000-0000-0000-0000-000000000000",
+			"{visitorId}", "00000000-0000-0000-0000-000000000000", "{deliveryId}", "00000000-0000-0000-0000-000000000000")
+		n := 0
+		for path, item := range loadOpenAPI(t).Paths.Map() {
+			for method, op := range item.Operations() {
+				if op.RequestBody == nil || op.RequestBody.Value.Content.Get("application/json") == nil {
+					continue
+				}
+				n++
+				h := map[string]string{"Authorization": "Bearer " + ten.Token, "Content-Type": "text/plain", "X-Forwarded-For": newChatAddr()}
+				if status, _, raw := b.request(t, method, params.Replace(path), h, `{}`); status != http.StatusUnsupportedMediaType {
+					t.Errorf("%s %s: %d %s, want 415", method, path, status, raw)
+				}
+			}
+		}
+		if n < 20 {
+			t.Errorf("only %d operations with a JSON body", n)
+		}
+	})
 	t.Run("missing", func(t *testing.T) {
 		t.Parallel()
 		req, _ := http.NewRequest("POST", b.ts.URL+"/tenants/"+ten.Slug+"/segments", strings.NewReader(fmt.Sprintf(segment, 4)))
@@ -284,4 +307,70 @@ func newSlowModel(t *testing.T, release <-chan struct{}) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// Issue 14, finding 5: one address holds at most PARLEY_MAX_CONNS_PER_ADDRESS
+// connections at once; a closed one frees its place; trusted proxies are not
+// counted.
+func TestEdgeConnectionsPerAddress(t *testing.T) {
+	t.Parallel()
+	serve := func(t *testing.T, max int, trusted ...netip.Prefix) (addr string, accepted <-chan net.Conn) {
+		srv := &Server{Config: Config{MaxConnsPerAddress: max, TrustedProxies: trusted}}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln = srv.limitConns(ln)
+		t.Cleanup(func() { _ = ln.Close() })
+		conns := make(chan net.Conn, 10)
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				t.Cleanup(func() { _ = c.Close() })
+				_, _ = c.Write([]byte("ok"))
+				conns <- c
+			}
+		}()
+		return ln.Addr().String(), conns
+	}
+	// served reports whether a new connection to addr is served (true) or
+	// closed at once (false).
+	served := func(t *testing.T, addr string) bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 2)
+		_, err = io.ReadFull(c, buf)
+		return err == nil
+	}
+
+	t.Run("capped", func(t *testing.T) {
+		t.Parallel()
+		addr, accepted := serve(t, 2)
+		if !served(t, addr) || !served(t, addr) {
+			t.Fatal("the first two connections were not served")
+		}
+		if served(t, addr) {
+			t.Fatal("a third connection from the address was served")
+		}
+		_ = (<-accepted).Close()
+		if !served(t, addr) {
+			t.Error("a connection was not served after one closed")
+		}
+	})
+	t.Run("trusted proxy", func(t *testing.T) {
+		t.Parallel()
+		addr, _ := serve(t, 1, netip.MustParsePrefix("127.0.0.1/32"))
+		for i := range 3 {
+			if !served(t, addr) {
+				t.Fatalf("connection %d through the trusted proxy was not served", i+1)
+			}
+		}
+	})
 }

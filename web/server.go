@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -121,16 +122,22 @@ func managedProvider(cfg Config) agent.Provider {
 // Run serves until ctx ends, with River working beside it, then drains
 // in-flight requests and jobs.
 func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", s.Config.Addr, err)
+	}
 	river, err := s.NewJobClient(jobs.Timing{})
 	if err != nil {
+		_ = ln.Close()
 		return fmt.Errorf("creating job client: %w", err)
 	}
 	if err := river.Start(ctx); err != nil {
+		_ = ln.Close()
 		return fmt.Errorf("starting jobs: %w", err)
 	}
 	srv := s.httpServer(s.Config.Addr)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(s.limitConns(ln)) }()
 	s.Logger.Info("parley listening", "addr", s.Config.Addr, "base_url", s.Config.BaseURL)
 
 	select {
