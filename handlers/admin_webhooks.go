@@ -142,11 +142,6 @@ func webhookFromForm(form url.Values, creating bool) (webhookBody, views.Webhook
 	errs := parley.FieldErrors{}
 	f := views.WebhookForm{URL: form.Get("url"), Description: form.Get("description"), PIIFields: form.Get("piiFields"),
 		Events: map[string]bool{}, Enabled: form.Get("enabled") == "true"}
-	for name, v := range map[string]string{"url": f.URL, "description": f.Description, "piiFields": f.PIIFields} {
-		if strings.ContainsRune(v, 0) {
-			errs.Add(name, "must not contain NUL characters")
-		}
-	}
 	events := []string{}
 	for _, e := range form["events"] {
 		f.Events[e] = true

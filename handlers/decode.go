@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,6 +21,9 @@ const maxJSONBody = 1 << 20
 // decodeObject reads a JSON object body into a map of raw fields.
 func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, invalid("The request body did not arrive in time")
+	}
 	if err != nil {
 		return nil, invalid("Could not read request body")
 	}
@@ -33,7 +38,27 @@ func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, erro
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, invalid("Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
+	if !utf8.Valid(body) {
+		return nil, invalidUTF8(raw)
+	}
 	return raw, nil
+}
+
+// invalidUTF8 is the 400 of a JSON body that is not UTF-8, which
+// encoding/json would silently turn into U+FFFD: it names the fields whose
+// values hold the bad bytes (a raw value keeps the bytes as sent), or the
+// body when they are in a name.
+func invalidUTF8(raw map[string]json.RawMessage) error {
+	errs := parley.FieldErrors{}
+	for name, msg := range raw {
+		if !utf8.Valid(msg) && utf8.ValidString(name) {
+			errs.Add(name, "must be valid UTF-8 text")
+		}
+	}
+	if len(errs) == 0 {
+		return invalid("Request body must be valid UTF-8")
+	}
+	return errs.Err()
 }
 
 // decodeFields unmarshals each field of raw into the struct field of dst

@@ -273,7 +273,6 @@ func TestAdminWebhooksValidation(t *testing.T) {
 		{"UnknownEvent", "events", `unknown event "order.paid"; events are submission.created, submission.updated`, url.Values{"url": {adminHookURL}, "events": {"order.paid"}}},
 		{"DescriptionTooLong", "description", "must be at most 500 characters", url.Values{"url": {adminHookURL}, "events": both, "description": {strings.Repeat("d", 501)}}},
 		{"TooManyPIIFields", "piiFields", "must list at most 32 fields", url.Values{"url": {adminHookURL}, "events": both, "piiFields": {strings.Join(many, ",")}}},
-		{"NUL", "description", "must not contain NUL characters", url.Values{"url": {adminHookURL}, "events": both, "description": {"a\x00b"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc := c.as(t)
@@ -289,6 +288,13 @@ func TestAdminWebhooksValidation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("NUL", func(t *testing.T) {
+		// Refused at the edge, before the form is read.
+		p := c.as(t).submit("/admin/webhooks", url.Values{"url": {adminHookURL}, "events": both, "description": {"a\x00b"}})
+		if p.status != http.StatusBadRequest || !strings.Contains(p.doc.Text(), `form field "description" must be valid UTF-8 text without NUL bytes`) {
+			t.Errorf("%d %.300s", p.status, p.doc.Find("main").Text())
+		}
+	})
 	if eps, _ := b.db.ListWebhookEndpoints(context.Background(), ten.ID); len(eps) != 0 {
 		t.Errorf("%d endpoints stored by invalid forms", len(eps))
 	}

@@ -384,8 +384,6 @@ func TestIsolation(t *testing.T) {
 		{"unknown slug", "no-such-tenant-" + a.Slug},
 		{"slug that is not a slug", "Not_A%20Slug"},
 		{"overlong slug", strings.Repeat("x", 300)},
-		{"slug with a NUL byte", "a%00b"},
-		{"slug with invalid UTF-8", "a%ffb"},
 	}
 	creds := []struct {
 		name    string
@@ -903,7 +901,8 @@ func TestTenantUpdateBadBodies(t *testing.T) {
 		{"empty body", "", "", 400, ""},
 		{"whitespace body", " \n\t ", "", 400, ""},
 		{"trailing garbage", `{"botName":"x"} {"botName":"y"}`, "", 400, ""},
-		{"form encoded", "botName=x", "application/x-www-form-urlencoded", 400, ""},
+		{"form encoded", "botName=x", "application/x-www-form-urlencoded", 415, ""},
+		{"text", `{"botName":"x"}`, "text/plain", 415, ""},
 		{"exactly 1 MiB", atLimit, "", 400, "botLore"},
 		{"over 1 MiB", `{"botLore":"` + strings.Repeat("a", 1<<20) + `"}`, "", 413, ""},
 	}
@@ -1148,15 +1147,25 @@ func TestAuthAdminLoginOddInput(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no CSRF token on the sign-in page: %.300s", page)
 	}
-	for _, email := range []string{"a\x00b@example.com", "\xff\xfe@example.com", "nobody@example.com"} {
-		t.Run(fmt.Sprintf("%q", email), func(t *testing.T) {
-			form := neturl.Values{"_csrf": {string(m[1])}, "email": {email}, "password": {"wrong password \x00"}}
+	// Text PostgreSQL cannot store is refused at the edge (400 naming the
+	// field); a well-formed unknown login is refused by the sign-in (401).
+	for _, tc := range []struct {
+		email, password string
+		want            int
+	}{
+		{"a\x00b@example.com", "wrong password", http.StatusBadRequest},
+		{"\xff\xfe@example.com", "wrong password", http.StatusBadRequest},
+		{"nobody@example.com", "wrong password \x00", http.StatusBadRequest},
+		{"nobody@example.com", "wrong password", http.StatusUnauthorized},
+	} {
+		t.Run(fmt.Sprintf("%q %q", tc.email, tc.password), func(t *testing.T) {
+			form := neturl.Values{"_csrf": {string(m[1])}, "email": {tc.email}, "password": {tc.password}}
 			req, _ := http.NewRequest("POST", b.ts.URL+"/admin/login", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			resp := send(req)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized {
-				t.Errorf("status %d, want 401", resp.StatusCode)
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
 			}
 		})
 	}

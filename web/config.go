@@ -45,6 +45,13 @@ type Config struct {
 	// dashboard then sends no password-reset links and says how an
 	// operator resets a password instead.
 	SMTP *mail.Config
+	// BodyTimeout bounds how long a request's body may take to arrive,
+	// counted from the end of its headers (PARLEY_BODY_TIMEOUT, default 60 s).
+	BodyTimeout time.Duration
+	// MaxConnsPerAddress caps the connections open at once from one client
+	// address, trusted proxies excepted (PARLEY_MAX_CONNS_PER_ADDRESS,
+	// default 256; 0 turns the cap off).
+	MaxConnsPerAddress int
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
@@ -55,6 +62,10 @@ type Config struct {
 	Heartbeat time.Duration
 }
 
+// defaultBodyTimeout is PARLEY_BODY_TIMEOUT's default: room for the largest
+// upload (a 5 MiB CSV) over a slow line, not for a client that stopped.
+const defaultBodyTimeout = 60 * time.Second
+
 // knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.
 var knownVars = []string{
 	"PARLEY_ADDR", "PARLEY_BASE_URL", "PARLEY_SECRET_KEY", "PARLEY_CDN_URL",
@@ -62,6 +73,7 @@ var knownVars = []string{
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
 	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_ADMIN_CAPTCHA_SITE_KEY", "PARLEY_ADMIN_CAPTCHA_SECRET_KEY",
 	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
+	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -96,7 +108,11 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		AdminCaptchaSecretKey: get("PARLEY_ADMIN_CAPTCHA_SECRET_KEY", ""),
 		LogFormat:             get("PARLEY_LOG_FORMAT", "json"),
 		DBMaxConns:            20,
-		PasswordCost:          bcrypt.DefaultCost,
+		BodyTimeout:           defaultBodyTimeout,
+		// MaxConnsPerAddress: room for a whole office behind one address,
+		// each with a streamed answer open; not for thousands.
+		MaxConnsPerAddress: 256,
+		PasswordCost:       bcrypt.DefaultCost,
 	}
 	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL: required (make run starts a private cluster and sets it)")
@@ -157,6 +173,20 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_DB_MAX_CONNS: %q is not an integer between 1 and 1000", s)
 		}
 		c.DBMaxConns = int32(n)
+	}
+	if s := strings.TrimSpace(getenv("PARLEY_BODY_TIMEOUT")); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 10*time.Millisecond || d > time.Hour {
+			return c, fmt.Errorf("PARLEY_BODY_TIMEOUT: %q is not a duration between 10ms and 1h (such as 60s)", s)
+		}
+		c.BodyTimeout = d
+	}
+	if s := getenv("PARLEY_MAX_CONNS_PER_ADDRESS"); s != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 0 || n > 1_000_000 {
+			return c, fmt.Errorf("PARLEY_MAX_CONNS_PER_ADDRESS: %q is not an integer between 0 (no cap) and 1000000", s)
+		}
+		c.MaxConnsPerAddress = n
 	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
 		// mail.ParseURL's errors never repeat the URL, which holds the password.

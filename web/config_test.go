@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
@@ -34,16 +35,18 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		DatabaseURL:      "postgres://u@127.0.0.1:5432/parley",
-		Addr:             ":8080",
-		BaseURL:          "http://localhost:8080",
-		CDNURL:           "http://localhost:8080",
-		LLMProvider:      "local",
-		CaptchaVerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify",
-		CaptchaScriptURL: "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit",
-		DBMaxConns:       20,
-		LogFormat:        "json",
-		PasswordCost:     bcrypt.DefaultCost, // production's; tests lower it in testConfig
+		DatabaseURL:        "postgres://u@127.0.0.1:5432/parley",
+		Addr:               ":8080",
+		BaseURL:            "http://localhost:8080",
+		CDNURL:             "http://localhost:8080",
+		LLMProvider:        "local",
+		CaptchaVerifyURL:   "https://challenges.cloudflare.com/turnstile/v0/siteverify",
+		CaptchaScriptURL:   "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit",
+		DBMaxConns:         20,
+		LogFormat:          "json",
+		BodyTimeout:        60 * time.Second,
+		MaxConnsPerAddress: 256,
+		PasswordCost:       bcrypt.DefaultCost, // production's; tests lower it in testConfig
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -112,6 +115,16 @@ func TestConfigValues(t *testing.T) {
 		{"DB max conns bounds", map[string]string{"PARLEY_DB_MAX_CONNS": "1000"}, func(t *testing.T, c Config) {
 			if c.DBMaxConns != 1000 {
 				t.Errorf("DBMaxConns = %d", c.DBMaxConns)
+			}
+		}},
+		{"body timeout", map[string]string{"PARLEY_BODY_TIMEOUT": " 90s "}, func(t *testing.T, c Config) {
+			if c.BodyTimeout != 90*time.Second {
+				t.Errorf("BodyTimeout = %v", c.BodyTimeout)
+			}
+		}},
+		{"no connection cap", map[string]string{"PARLEY_MAX_CONNS_PER_ADDRESS": "0"}, func(t *testing.T, c Config) {
+			if c.MaxConnsPerAddress != 0 {
+				t.Errorf("MaxConnsPerAddress = %d", c.MaxConnsPerAddress)
 			}
 		}},
 		{"DB max conns 1", map[string]string{"PARLEY_DB_MAX_CONNS": " 1 "}, func(t *testing.T, c Config) {
@@ -206,6 +219,9 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_DB_MAX_CONNS negative", map[string]string{"PARLEY_DB_MAX_CONNS": "-5"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_DB_MAX_CONNS 1001", map[string]string{"PARLEY_DB_MAX_CONNS": "1001"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_DB_MAX_CONNS word", map[string]string{"PARLEY_DB_MAX_CONNS": "many"}, "PARLEY_DB_MAX_CONNS"},
+		{"PARLEY_MAX_CONNS_PER_ADDRESS negative", map[string]string{"PARLEY_MAX_CONNS_PER_ADDRESS": "-1"}, "PARLEY_MAX_CONNS_PER_ADDRESS"},
+		{"PARLEY_BODY_TIMEOUT word", map[string]string{"PARLEY_BODY_TIMEOUT": "long"}, "PARLEY_BODY_TIMEOUT"},
+		{"PARLEY_BODY_TIMEOUT zero", map[string]string{"PARLEY_BODY_TIMEOUT": "0s"}, "PARLEY_BODY_TIMEOUT"},
 		{"PARLEY_LOG_FORMAT", map[string]string{"PARLEY_LOG_FORMAT": "xml"}, "PARLEY_LOG_FORMAT"},
 		{"PARLEY_SMTP_URL scheme", map[string]string{"PARLEY_SMTP_URL": "mailto:no-reply@example.com"}, "PARLEY_SMTP_URL"},
 		{"PARLEY_SMTP_URL without from", map[string]string{"PARLEY_SMTP_URL": "smtp://u:p@mail.example.com:587"}, "PARLEY_SMTP_URL"},

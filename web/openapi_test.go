@@ -234,7 +234,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	if doc.Paths.Value("/tenants/{slug}").Put.Responses.Status(413) == nil {
 		t.Errorf("PUT /tenants/{slug}: no 413 response")
 	}
-	// Every operation of the table is documented; each write with a body documents 413.
+	// Every operation of the table is documented; each write with a body
+	// documents 413, and with a JSON body 415.
 	for key := range wantScope {
 		method, path, _ := strings.Cut(key, " ")
 		item := doc.Paths.Value(path)
@@ -244,6 +245,9 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 		if op := item.GetOperation(method); op.RequestBody != nil && op.Responses.Status(413) == nil {
 			t.Errorf("%s: no 413 response", key)
+		}
+		if op := item.GetOperation(method); op.RequestBody != nil && op.RequestBody.Value.Content.Get("application/json") != nil && op.Responses.Status(415) == nil {
+			t.Errorf("%s: no 415 response", key)
 		}
 	}
 }

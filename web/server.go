@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -124,26 +125,28 @@ func managedProvider(cfg Config) agent.Provider {
 // in-flight requests and jobs. It registers the process as an instance
 // (startInstance) before it serves and removes it once drained.
 func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", s.Config.Addr, err)
+	}
 	stopInstance, err := s.startInstance(ctx)
 	if err != nil {
+		_ = ln.Close()
 		return err
 	}
 	defer stopInstance()
 	river, err := s.NewJobClient(jobs.Timing{})
 	if err != nil {
+		_ = ln.Close()
 		return fmt.Errorf("creating job client: %w", err)
 	}
 	if err := river.Start(ctx); err != nil {
+		_ = ln.Close()
 		return fmt.Errorf("starting jobs: %w", err)
 	}
-	srv := &http.Server{
-		Addr:              s.Config.Addr,
-		Handler:           s.Echo,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := s.httpServer(s.Config.Addr)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(s.limitConns(ln)) }()
 	s.Logger.Info("parley listening", "addr", s.Config.Addr, "base_url", s.Config.BaseURL)
 
 	select {

@@ -55,6 +55,9 @@ func (b *bundle) rawDo(t *testing.T, method, path, token string, body any) (int,
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := b.ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
