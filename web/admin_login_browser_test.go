@@ -24,6 +24,7 @@ func TestAdminLoginChallengeBrowser(t *testing.T) {
 		"PARLEY_ADMIN_CAPTCHA_SECRET_KEY": secret})
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
+	ownAddress(ctx, t)
 	signIn := func(t *testing.T, password string) int64 {
 		t.Helper()
 		mustStep(t, "filling the sign-in form", chromedp.Do(ctx, fillField("email", ten.OwnerEmail), fillField("password", password)))

@@ -386,6 +386,7 @@ func TestAdminPasswordReset(t *testing.T) {
 		}
 		ten := b.ownedTenant(t, "starter")
 		ctx := browserTab(t)
+		ownAddress(ctx, t)
 		mustStep(t, "phone size", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
 		mustStep(t, "opening the sign-in page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/login")))
 		checkSignedOutPage(ctx, t, axe, "sign in")

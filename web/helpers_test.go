@@ -182,7 +182,13 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 // under the race detector.
 func testConfig(tb testing.TB, envs ...map[string]string) Config {
 	tb.Helper()
-	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": testKey}
+	// X-Forwarded-For is believed from the loopback, where every test
+	// client connects from: each browser tab (browserTab) and each
+	// adminClient sends an address of its own, so that one test's failed
+	// sign-ins and chat messages do not throttle another's, in the test
+	// binary's one database. A test may set its own proxies.
+	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": testKey,
+		"PARLEY_TRUSTED_PROXIES": "127.0.0.1/32,::1/128"}
 	for _, e := range envs {
 		maps.Copy(env, e)
 	}

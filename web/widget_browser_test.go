@@ -11,6 +11,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/agent/llmtest"
@@ -36,6 +37,10 @@ const widgetShadow = `document.querySelector('parley-widget').shadowRoot`
 // openWidgetPage opens url in the tab and waits for the widget's launcher.
 func openWidgetPage(ctx context.Context, t *testing.T, url string) {
 	t.Helper()
+	// The widget's requests are cross-origin: no extra header (ownAddress),
+	// which would have them preflighted.
+	_, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{}})
+	mustStep(t, "dropping the tab's own address", err)
 	mustStep(t, "opening "+url, chromedp.Do(ctx, chromedp.Navigate(url)))
 	waitUntil(ctx, t, "the launcher", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
 }
