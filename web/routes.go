@@ -36,6 +36,12 @@ func (s *Server) routes() {
 	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
 	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit)
 
+	// Parley's own MCP server (Streamable HTTP, stateless: GET and DELETE answer 405).
+	serveMCP := h.NewMCPServer()
+	e.POST(handlers.MCPPath, serveMCP, s.mcpAPI)
+	e.GET(handlers.MCPPath, serveMCP, s.mcpAPI)
+	e.DELETE(handlers.MCPPath, serveMCP, s.mcpAPI)
+
 	// Management REST API.
 	api := e.Group("/tenants/:slug", s.tenantAPI)
 	api.GET("", h.ShowTenant, requireScope(auth.ScopeSettingsRead))
