@@ -163,7 +163,7 @@ func newPersonaJSON(t parley.Tenant) personaJSON {
 		ContentPolicy: t.ContentPolicy, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis}
 }
 
-// ManageTools lists the management tools, in the order tools/list shows them.
+// ManageTools lists the management tools (tools/list sorts them by name).
 func (h *Handler) ManageTools() []ManageTool {
 	pagination := schema{
 		"page":  integer("Page number, from 1", 1, maxPage),

@@ -106,7 +106,7 @@ func TestMCPCorpus(t *testing.T) {
 	if got := cs.InitializeResult(); got == nil || got.ServerInfo.Name != "parley" {
 		t.Fatalf("initialize result %+v", got)
 	}
-	want := []string{"list_corpus_entries", "search_corpus", "read_corpus_entry", "create_corpus_entry", "update_corpus_entry", "delete_corpus_entry"}
+	want := []string{"create_corpus_entry", "delete_corpus_entry", "list_corpus_entries", "read_corpus_entry", "search_corpus", "update_corpus_entry"} // sorted by name
 	if got := toolNames(t, cs); !slices.Equal(got, want) {
 		t.Errorf("tools/list with corpus scopes = %v, want %v", got, want)
 	}
