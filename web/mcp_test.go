@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -443,4 +444,60 @@ func TestMCPBadInput(t *testing.T) {
 			t.Errorf("unknown tool: %v", err)
 		}
 	})
+}
+
+// TestMCPRevision20251125 speaks the revision Parley targets by hand: the
+// initialize handshake negotiates 2025-11-25, and later requests, each on
+// its own (no session id), carry MCP-Protocol-Version.
+func TestMCPRevision20251125(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "builder")
+	token := b.token(t, ten.ID, auth.ScopeCorpusRead, auth.ScopeCorpusWrite)
+	post := func(version string, msg map[string]any) (int, http.Header, map[string]any) {
+		t.Helper()
+		raw, _ := json.Marshal(msg)
+		req, _ := http.NewRequest("POST", b.ts.URL+"/mcp", strings.NewReader(string(raw)))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("MCP-Protocol-Version", version)
+		}
+		resp, err := b.ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, resp.Header, out
+	}
+
+	status, h, init := post("", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	res, _ := init["result"].(map[string]any)
+	if status != http.StatusOK || res["protocolVersion"] != "2025-11-25" || h.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("initialize: %d %v, session %q", status, init, h.Get("Mcp-Session-Id"))
+	}
+	if caps, _ := res["capabilities"].(map[string]any); caps["tools"] == nil {
+		t.Errorf("capabilities %v", res["capabilities"])
+	}
+	if status, _, _ := post("2025-11-25", map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); status != http.StatusAccepted {
+		t.Errorf("notifications/initialized: %d", status)
+	}
+	_, _, call := post("2025-11-25", map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{
+		"name": "create_corpus_entry", "arguments": map[string]any{"title": "Raw", "content": "Sent by hand."}}})
+	result, _ := call["result"].(map[string]any)
+	structured, _ := result["structuredContent"].(map[string]any)
+	if result["isError"] == true || structured["created"] != true {
+		t.Fatalf("tools/call: %v", call)
+	}
+
+	// Arguments that are not an object: a tool error, not a failure.
+	_, _, bad := post("2025-11-25", map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{
+		"name": "create_corpus_entry", "arguments": "title=Raw"}})
+	if r, _ := bad["result"].(map[string]any); r["isError"] != true || !strings.Contains(fmt.Sprint(r["content"]), "The arguments must be a JSON object") {
+		t.Errorf("string arguments: %v", bad)
+	}
 }
