@@ -165,6 +165,10 @@ func TestMCPScopes(t *testing.T) {
 		if names := toolNames(t, cs); slices.Contains(names, "create_corpus_entry") || !slices.Contains(names, "read_corpus_entry") {
 			t.Errorf("tools/list = %v", names)
 		}
+		// The list depends on the token: no shared cache may keep it.
+		if res, err := cs.ListTools(context.Background(), nil); err != nil || res.CacheScope != "private" {
+			t.Errorf("tools/list cacheScope %q, %v", res.CacheScope, err)
+		}
 		if got := b.count(t, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID); got != 0 {
 			t.Errorf("%d entries created without the scope", got)
 		}
