@@ -143,10 +143,8 @@ func toolProps(withID bool) schema {
 	return p
 }
 
-// personaFields are the tenant fields of the dashboard's Persona page.
-var personaFields = []string{"name", "botName", "botTitle", "botLore", "botTone", "contentPolicy", "useTutoiement", "allowEmojis"}
-
-// personaJSON is the persona as read_persona shows it.
+// personaJSON is the persona as read_persona shows it: the tenant fields of
+// the dashboard's Persona page (update_persona's arguments).
 type personaJSON struct {
 	Name          string  `json:"name"`
 	BotName       *string `json:"botName"`

@@ -442,6 +442,25 @@ func TestMCPBadInput(t *testing.T) {
 		}
 	})
 
+	t.Run("MalformedIDs", func(t *testing.T) {
+		cs := b.mcpClient(t, b.token(t, ten.ID, auth.RESTScopes...))
+		for _, tool := range []string{"read_corpus_entry", "update_corpus_entry", "delete_corpus_entry", "read_segment", "update_segment",
+			"read_tool", "update_tool", "read_conversation", "read_visitor"} {
+			if e := mustFail(t, cs, tool, map[string]any{"id": "not-a-uuid'"}); !strings.HasSuffix(e["error"].(string), "not found") {
+				t.Errorf("%s of a malformed id: %v", tool, e)
+			}
+		}
+	})
+
+	t.Run("EmptyPersonaUpdate", func(t *testing.T) {
+		if p := mustCall(t, cs, "update_persona", map[string]any{})["persona"].(map[string]any); p["name"] != "Tenant "+ten.Slug {
+			t.Errorf("update_persona {}: %v", p)
+		}
+		if e := mustFail(t, cs, "update_persona", map[string]any{"name": nil}); errorDetails(e)["name"] == nil {
+			t.Errorf("name null: %v", e)
+		}
+	})
+
 	t.Run("UnknownTool", func(t *testing.T) {
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "drop_everything", Arguments: map[string]any{}})
 		if err == nil || !strings.Contains(err.Error(), "drop_everything") {
