@@ -583,6 +583,8 @@ func (h *Handler) segmentSummaries(ctx context.Context, tenantID string) ([]segm
 // JSON object args: the one path every caller of a management tool takes.
 // A missing scope, an unknown tool, arguments that are not an object or
 // hold undeclared properties are errors of ours, as are the tool's own.
+// The plan gate (MCP from the builder plan) is the caller's: /mcp answers
+// 402 before any tool runs.
 func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p auth.Principal, name string, args json.RawMessage) (any, error) {
 	i := slices.IndexFunc(tools, func(tool ManageTool) bool { return tool.Name == name })
 	if i < 0 {

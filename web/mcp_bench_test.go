@@ -38,7 +38,7 @@ func BenchmarkMCPToolCall(b *testing.B) {
 	if _, err := store.CreateToken(ctx, nt); err != nil {
 		b.Fatal(err)
 	}
-	hc := &http.Client{Transport: bearerTransport{token: tok, base: http.DefaultTransport}}
+	hc := &http.Client{Transport: headerTransport{name: "Authorization", value: "Bearer " + tok, base: http.DefaultTransport}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {

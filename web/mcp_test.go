@@ -15,23 +15,23 @@ import (
 	"github.com/parley/parley/auth"
 )
 
-// bearerTransport adds an Authorization header to every request of the MCP client.
-type bearerTransport struct {
-	token string
-	base  http.RoundTripper
+// headerTransport sets one header on every request.
+type headerTransport struct {
+	name, value string
+	base        http.RoundTripper
 }
 
-func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(req)
+	req.Header.Set(h.name, h.value)
+	return h.base.RoundTrip(req)
 }
 
 // mcpClient connects the official SDK's client to /mcp with token, through
 // the test server's client (which checks every exchange against openapi.json).
 func (b *bundle) mcpClient(t *testing.T, token string) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: bearerTransport{token: token, base: b.ts.Client().Transport}}
+	hc := &http.Client{Transport: headerTransport{name: "Authorization", value: "Bearer " + token, base: b.ts.Client().Transport}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "parley-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: b.ts.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
@@ -185,6 +185,23 @@ func TestMCPScopes(t *testing.T) {
 		cs := b.mcpClient(t, b.token(t, ten.ID, auth.ScopeStatsRead))
 		if names := toolNames(t, cs); !slices.Equal(names, []string{"read_plan_usage"}) {
 			t.Errorf("tools/list with stats:read = %v", names)
+		}
+	})
+
+	t.Run("LegacyKeyInXAPIKey", func(t *testing.T) {
+		key, _ := b.newToken(t, ten.ID, true, auth.LegacyKeyScopes...)
+		hc := &http.Client{Transport: headerTransport{name: "X-API-Key", value: key, base: b.ts.Client().Transport}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: b.ts.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if names := toolNames(t, cs); !slices.Equal(names, []string{"read_plan_usage"}) {
+			t.Errorf("tools/list with a legacy key = %v", names)
+		}
+		if got := mustCall(t, cs, "read_plan_usage", nil)["plan"]; got != "scale" {
+			t.Errorf("read_plan_usage: %v", got)
 		}
 	})
 

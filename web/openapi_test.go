@@ -192,8 +192,8 @@ func TestOpenAPIDocument(t *testing.T) {
 			key := method + " " + path
 			if path == "/mcp" {
 				// The MCP server's scopes are per tool, inside the protocol.
-				if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["bearerAuth"] == nil {
-					t.Errorf("%s: security %v, want bearerAuth", key, op.Security)
+				if op.Security == nil || len(*op.Security) != 2 || (*op.Security)[0]["bearerAuth"] == nil || (*op.Security)[1]["legacyApiKey"] == nil {
+					t.Errorf("%s: security %v, want bearerAuth and legacyApiKey", key, op.Security)
 				}
 				continue
 			}
