@@ -256,6 +256,34 @@ func TestMCPAuthentication(t *testing.T) {
 		}
 	})
 
+	t.Run("BodyTooLarge", func(t *testing.T) {
+		ten := b.newTenant(t, "builder")
+		token := b.token(t, ten.ID, auth.ScopeCorpusWrite)
+		send := func(size int) int {
+			prefix := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_corpus_entry","arguments":{"title":"Big","content":"`
+			suffix := `"}}}`
+			body := prefix + strings.Repeat("a", size-len(prefix)-len(suffix)) + suffix
+			req, _ := http.NewRequest("POST", b.ts.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := b.ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		// At 1 MiB the body is read (and the content refused as too long by
+		// the tool, a 200 answer); a byte more is 413.
+		if got := send(1 << 20); got != http.StatusOK {
+			t.Errorf("1 MiB body: %d", got)
+		}
+		if got := send(1<<20 + 1); got != http.StatusRequestEntityTooLarge {
+			t.Errorf("1 MiB + 1 body: %d", got)
+		}
+	})
+
 	t.Run("GetIsNotAllowed", func(t *testing.T) {
 		ten := b.newTenant(t, "builder")
 		req, _ := http.NewRequest("GET", b.ts.URL+"/mcp", nil)
