@@ -420,6 +420,16 @@ func TestMCPConversationsVisitorsSettingsBilling(t *testing.T) {
 		t.Errorf("bad granularity: %v", e)
 	}
 
+	// Another tenant's token sees neither the conversation nor its stats.
+	other := b.newTenant(t, "scale")
+	csOther := b.mcpClient(t, b.token(t, other.ID, auth.ScopeConversationsRead))
+	if e := mustFail(t, csOther, "read_conversation", map[string]any{"id": conv.ID}); e["error"] != "Conversation not found" {
+		t.Errorf("read_conversation of another tenant's: %v", e)
+	}
+	if n := len(mustCall(t, csOther, "list_conversations", nil)["conversations"].([]any)); n != 0 {
+		t.Errorf("another tenant lists %d conversations", n)
+	}
+
 	visitors := mustCall(t, cs, "list_visitors", nil)
 	if visitors["total"] != float64(0) || visitors["limit"] != float64(50) {
 		t.Errorf("list_visitors: %v", visitors)
