@@ -31,6 +31,9 @@ type Authenticator struct {
 	// JWT verifies OAuth access tokens; nil until the OAuth server exists, and
 	// then every non-ak_ bearer credential is refused.
 	JWT BearerVerifier
+	// Audience is the resource an OAuth access token must be issued for: the
+	// REST base URL, or the MCP resource for /mcp.
+	Audience string
 }
 
 func unauthorized(msg string) error {

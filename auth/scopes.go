@@ -65,3 +65,63 @@ func CheckScopes(scopes []string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// The MCP server's scopes, one per family of management tools.
+const (
+	ScopeMCPCorpusRead        = "mcp:corpus:read"
+	ScopeMCPCorpusWrite       = "mcp:corpus:write"
+	ScopeMCPSegmentsRead      = "mcp:segments:read"
+	ScopeMCPSegmentsWrite     = "mcp:segments:write"
+	ScopeMCPToolsRead         = "mcp:tools:read"
+	ScopeMCPToolsWrite        = "mcp:tools:write"
+	ScopeMCPConversationsRead = "mcp:conversations:read"
+	ScopeMCPVisitorsRead      = "mcp:visitors:read"
+	ScopeMCPSettingsRead      = "mcp:settings:read"
+	ScopeMCPSettingsWrite     = "mcp:settings:write"
+	ScopeMCPBillingRead       = "mcp:billing:read"
+)
+
+// MCPScopes lists every MCP scope, in the spec's order.
+var MCPScopes = []string{
+	ScopeMCPCorpusRead, ScopeMCPCorpusWrite,
+	ScopeMCPSegmentsRead, ScopeMCPSegmentsWrite,
+	ScopeMCPToolsRead, ScopeMCPToolsWrite,
+	ScopeMCPConversationsRead, ScopeMCPVisitorsRead,
+	ScopeMCPSettingsRead, ScopeMCPSettingsWrite,
+	ScopeMCPBillingRead,
+}
+
+// mcpFromREST is what each REST scope of an ak_ token grants at the MCP
+// server: its namesake, and for the two scopes that read the plan and its
+// usage over REST (GET /tenants/{slug} and /stats need settings:read, the
+// legacy key's stats:read reads the conversation figures) mcp:billing:read.
+var mcpFromREST = map[string][]string{
+	ScopeCorpusRead:        {ScopeMCPCorpusRead},
+	ScopeCorpusWrite:       {ScopeMCPCorpusWrite},
+	ScopeSegmentsRead:      {ScopeMCPSegmentsRead},
+	ScopeSegmentsWrite:     {ScopeMCPSegmentsWrite},
+	ScopeToolsRead:         {ScopeMCPToolsRead},
+	ScopeToolsWrite:        {ScopeMCPToolsWrite},
+	ScopeConversationsRead: {ScopeMCPConversationsRead},
+	ScopeVisitorsRead:      {ScopeMCPVisitorsRead},
+	ScopeSettingsRead:      {ScopeMCPSettingsRead, ScopeMCPBillingRead},
+	ScopeSettingsWrite:     {ScopeMCPSettingsWrite},
+	ScopeStatsRead:         {ScopeMCPBillingRead},
+}
+
+// MCPScopesOf is what p may do at the MCP server, in MCPScopes' order: its
+// mcp:* scopes (an OAuth access token's), and those its REST scopes map to
+// (an ak_ token's).
+func MCPScopesOf(p Principal) []string {
+	var out []string
+	for _, s := range MCPScopes {
+		granted := slices.Contains(p.Scopes, s)
+		for _, rest := range p.Scopes {
+			granted = granted || slices.Contains(mcpFromREST[rest], s)
+		}
+		if granted {
+			out = append(out, s)
+		}
+	}
+	return out
+}

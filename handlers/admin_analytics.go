@@ -78,7 +78,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	v := views.AnalyticsView{Segments: segments, TimeZone: loc.String(), Filter: views.AnalyticsFilter{
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Granularity: c.QueryParam("granularity"),
 		Segment: c.QueryParam("segment"), Channel: c.QueryParam("channel")}}
-	q, err := h.statsQuery(c, loc)
+	q, err := h.statsQuery(ctx, t.ID, c, loc)
 	if err != nil {
 		errs, status, ok := failedForm(err)
 		if !ok {

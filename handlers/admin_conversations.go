@@ -35,7 +35,7 @@ func (h *Handler) adminConversationFilter(c echo.Context, loc *time.Location) (d
 	if f.Page, err = intParam(c, "page", 1, 1, maxPage); err != nil {
 		return f, err
 	}
-	if err := h.conversationScopeIn(c, &f, loc); err != nil {
+	if err := h.conversationScopeIn(c.Request().Context(), tenantFrom(c).ID, c, &f, loc); err != nil {
 		return f, err
 	}
 	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {

@@ -39,11 +39,12 @@ type contextTenantJSON struct {
 	BotTitle    *string `json:"botTitle"`
 }
 
-// contextEndpointsJSON lists where to talk to the agent. MCP is null: this
-// service does not serve an MCP server of its own yet.
+// contextEndpointsJSON lists where to talk to the agent (chat) and where
+// to manage it (Parley's MCP server, for the tenant's own integrators with a
+// token; the tenant comes from the token).
 type contextEndpointsJSON struct {
-	Chat string  `json:"chat"`
-	MCP  *string `json:"mcp"`
+	Chat string `json:"chat"`
+	MCP  string `json:"mcp"`
 }
 
 // ShowContext answers GET /context/{slug}: public, cacheable for a minute,
@@ -77,7 +78,7 @@ func (h *Handler) ShowContext(c echo.Context) error {
 			BotName: nonBlank(t.BotName), BotTitle: nonBlank(t.BotTitle)},
 		Capabilities: contextCapabilities(t, segments, tools, hasProducts),
 		Segments:     []string{},
-		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug},
+		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug, MCP: h.BaseURL + MCPPath},
 	}
 	for _, s := range segments { // the default first
 		if s.IsActive {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -55,13 +56,13 @@ func tenantLocation(t parley.Tenant) *time.Location {
 // statsQuery reads and checks the query of the stats: dates are in the
 // tenant's time zone; the window defaults to the last 30 days (today
 // included) and is capped to the year before to.
-func (h *Handler) statsQuery(c echo.Context, loc *time.Location) (db.StatsQuery, error) {
+func (h *Handler) statsQuery(ctx context.Context, tenantID string, params query, loc *time.Location) (db.StatsQuery, error) {
 	q := db.StatsQuery{Location: loc.String()}
 	f := &q.Filter
-	if err := h.conversationScopeIn(c, f, loc); err != nil {
+	if err := h.conversationScopeIn(ctx, tenantID, params, f, loc); err != nil {
 		return q, err
 	}
-	switch q.Granularity = c.QueryParam("granularity"); q.Granularity {
+	switch q.Granularity = params.QueryParam("granularity"); q.Granularity {
 	case "":
 		q.Granularity = "day"
 	case "day", "week", "month":
@@ -89,30 +90,40 @@ func (h *Handler) statsQuery(c echo.Context, loc *time.Location) (db.StatsQuery,
 
 // ShowConversationStats answers GET /tenants/{slug}/conversations/stats.
 func (h *Handler) ShowConversationStats(c echo.Context) error {
-	t := tenantFrom(c)
-	loc := tenantLocation(t)
-	q, err := h.statsQuery(c, loc)
+	st, err := h.conversationStats(c.Request().Context(), tenantFrom(c), c)
 	if err != nil {
 		return err
 	}
-	switch c.QueryParam("window") {
+	return c.JSON(http.StatusOK, st)
+}
+
+// conversationStats reads the query of the stats (with `window`) and
+// computes them: GET /tenants/{slug}/conversations/stats and the MCP tool
+// conversation_stats.
+func (h *Handler) conversationStats(ctx context.Context, t parley.Tenant, params query) (conversationStatsJSON, error) {
+	loc := tenantLocation(t)
+	q, err := h.statsQuery(ctx, t.ID, params, loc)
+	if err != nil {
+		return conversationStatsJSON{}, err
+	}
+	switch params.QueryParam("window") {
 	case "":
 	case "all":
 		q.AllTime = true
 	default:
-		return queryError("window", "must be all")
+		return conversationStatsJSON{}, queryError("window", "must be all")
 	}
-	st, err := h.DB.ConversationStats(c.Request().Context(), t.ID, q)
+	st, err := h.DB.ConversationStats(ctx, t.ID, q)
 	if err != nil {
-		return err
+		return conversationStatsJSON{}, err
 	}
-	return c.JSON(http.StatusOK, conversationStatsJSON{
+	return conversationStatsJSON{
 		Window:       statsWindowJSON{From: q.Filter.From.In(loc), To: q.Filter.To.In(loc), Granularity: q.Granularity, Timezone: loc.String()},
 		Totals:       st.Totals,
 		Satisfaction: st.Satisfaction,
 		Timeline:     st.Timeline, ByChannel: st.ByChannel, BySegment: st.BySegment, ByStatus: st.ByStatus,
 		ByVisitorType: st.ByVisitorType, TopTools: st.TopTools, ByPage: st.ByPage, TopIntents: st.TopIntents, AllTime: st.AllTime,
-	})
+	}, nil
 }
 
 // maxStatsExportRows is how many entries the exports of byPage, topIntents
@@ -157,7 +168,7 @@ func statsRecords(st db.ConversationStats, dataset string) [][]any {
 func (h *Handler) ExportConversationStats(c echo.Context) error {
 	t := tenantFrom(c)
 	loc := tenantLocation(t)
-	q, err := h.statsQuery(c, loc)
+	q, err := h.statsQuery(c.Request().Context(), t.ID, c, loc)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -111,26 +112,27 @@ func newConversationItemJSON(it db.ConversationItem) conversationItemJSON {
 // conversationScope reads the filters the list and the export share: from,
 // to, channel and segment (a slug or id of the tenant's; another is 400).
 func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) error {
-	return h.conversationScopeIn(c, f, time.UTC)
+	return h.conversationScopeIn(c.Request().Context(), tenantFrom(c).ID, c, f, time.UTC)
 }
 
-// conversationScopeIn is conversationScope with dates in loc.
-func (h *Handler) conversationScopeIn(c echo.Context, f *db.ConversationFilter, loc *time.Location) error {
+// conversationScopeIn is conversationScope with dates in loc, for the
+// tenant's query q.
+func (h *Handler) conversationScopeIn(ctx context.Context, tenantID string, q query, f *db.ConversationFilter, loc *time.Location) error {
 	var err error
-	if f.From, err = timeParamIn(c, "from", false, loc); err != nil {
+	if f.From, err = timeParamIn(q, "from", false, loc); err != nil {
 		return err
 	}
-	if f.To, err = timeParamIn(c, "to", true, loc); err != nil {
+	if f.To, err = timeParamIn(q, "to", true, loc); err != nil {
 		return err
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
 		return queryError("to", "must be after from")
 	}
-	if f.Channel = c.QueryParam("channel"); f.Channel != "" && !slices.Contains(conversationChannels, f.Channel) {
+	if f.Channel = q.QueryParam("channel"); f.Channel != "" && !slices.Contains(conversationChannels, f.Channel) {
 		return queryError("channel", "must be web, agent, voice or api")
 	}
-	if ref := c.QueryParam("segment"); ref != "" {
-		s, err := h.DB.Segment(c.Request().Context(), tenantFrom(c).ID, ref)
+	if ref := q.QueryParam("segment"); ref != "" {
+		s, err := h.DB.Segment(ctx, tenantID, ref)
 		if parley.ErrorKind(err) == parley.KindNotFound {
 			return queryError("segment", "must be the slug of one of the tenant's segments")
 		}
@@ -142,34 +144,35 @@ func (h *Handler) conversationScopeIn(c echo.Context, f *db.ConversationFilter, 
 	return nil
 }
 
-// conversationFilter reads and checks the query of GET /tenants/{slug}/conversations.
-func (h *Handler) conversationFilter(c echo.Context) (db.ConversationFilter, error) {
+// conversationFilter reads and checks the query of GET /tenants/{slug}/conversations
+// (and the arguments of the MCP tool list_conversations).
+func (h *Handler) conversationFilter(ctx context.Context, tenantID string, q query) (db.ConversationFilter, error) {
 	var f db.ConversationFilter
 	var err error
-	if f.Page, err = intParam(c, "page", 1, 1, maxPage); err != nil {
+	if f.Page, err = intParam(q, "page", 1, 1, maxPage); err != nil {
 		return f, err
 	}
-	if f.Limit, err = intParam(c, "limit", defaultConversationsLimit, 1, maxConversationsLimit); err != nil {
+	if f.Limit, err = intParam(q, "limit", defaultConversationsLimit, 1, maxConversationsLimit); err != nil {
 		return f, err
 	}
-	if err := h.conversationScope(c, &f); err != nil {
+	if err := h.conversationScopeIn(ctx, tenantID, q, &f, time.UTC); err != nil {
 		return f, err
 	}
-	if f.VisitorID = c.QueryParam("visitorId"); f.VisitorID != "" && !uuidPattern.MatchString(f.VisitorID) {
+	if f.VisitorID = q.QueryParam("visitorId"); f.VisitorID != "" && !uuidPattern.MatchString(f.VisitorID) {
 		return f, queryError("visitorId", "must be a uuid")
 	}
-	if v := c.QueryParam("toolType"); v != "" {
+	if v := q.QueryParam("toolType"); v != "" {
 		f.ToolType = strings.ToUpper(v)
 		all := append(slices.Clone(agent.UserToolTypes), agent.SyntheticToolTypes...)
 		if !slices.Contains(all, f.ToolType) {
 			return f, queryError("toolType", "must be one of "+strings.Join(all, ", "))
 		}
 	}
-	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {
+	if f.Status = q.QueryParam("status"); f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {
 		return f, queryError("status", "must be BOT or ESCALATED")
 	}
-	if _, searched := c.QueryParams()["search"]; searched {
-		f.Search = strings.TrimSpace(c.QueryParam("search"))
+	if _, searched := q.QueryParams()["search"]; searched {
+		f.Search = strings.TrimSpace(q.QueryParam("search"))
 		if n := utf8.RuneCountInString(f.Search); n < minConversationSearchChars || n > maxConversationSearchChars {
 			return f, queryError("search", fmt.Sprintf("must be %d to %d characters", minConversationSearchChars, maxConversationSearchChars))
 		}
@@ -179,13 +182,23 @@ func (h *Handler) conversationFilter(c echo.Context) (db.ConversationFilter, err
 
 // ListConversations answers GET /tenants/{slug}/conversations: {conversations, pagination}.
 func (h *Handler) ListConversations(c echo.Context) error {
-	f, err := h.conversationFilter(c)
+	out, err := h.listConversations(c.Request().Context(), tenantFrom(c).ID, c)
 	if err != nil {
 		return err
 	}
-	page, err := h.DB.ListConversations(c.Request().Context(), tenantFrom(c).ID, f)
+	return c.JSON(http.StatusOK, out)
+}
+
+// listConversations reads the query of a conversations listing and answers
+// {conversations, pagination}.
+func (h *Handler) listConversations(ctx context.Context, tenantID string, params query) (map[string]any, error) {
+	f, err := h.conversationFilter(ctx, tenantID, params)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	page, err := h.DB.ListConversations(ctx, tenantID, f)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]conversationItemJSON, len(page.Conversations))
 	for i, it := range page.Conversations {
@@ -195,7 +208,7 @@ func (h *Handler) ListConversations(c echo.Context) error {
 	if page.TotalCapped {
 		pagination["totalCapped"] = true
 	}
-	return c.JSON(http.StatusOK, map[string]any{"conversations": out, "pagination": pagination})
+	return map[string]any{"conversations": out, "pagination": pagination}, nil
 }
 
 type conversationMessageJSON struct {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -212,9 +213,15 @@ func (h *Handler) decodeCorpus(c echo.Context, creating bool) (db.CorpusWrite, e
 	if err != nil {
 		return db.CorpusWrite{}, err
 	}
+	return h.corpusWrite(c.Request().Context(), tenantFrom(c).ID, raw, creating)
+}
+
+// corpusWrite decodes and validates the fields of a corpus write: the REST
+// body or an MCP tool's arguments.
+func (h *Handler) corpusWrite(ctx context.Context, tenantID string, raw map[string]json.RawMessage, creating bool) (db.CorpusWrite, error) {
 	var b corpusBody
 	errs := decodeFields(raw, &b)
-	w, verrs := h.validateCorpus(c.Request().Context(), tenantFrom(c).ID, b, creating)
+	w, verrs := h.validateCorpus(ctx, tenantID, b, creating)
 	for k, v := range verrs {
 		errs.Add(k, v)
 	}
@@ -222,8 +229,8 @@ func (h *Handler) decodeCorpus(c echo.Context, creating bool) (db.CorpusWrite, e
 }
 
 // intParam reads an optional integer query parameter within [min, max].
-func intParam(c echo.Context, name string, def, min, max int) (int, error) {
-	v := c.QueryParam(name)
+func intParam(q query, name string, def, min, max int) (int, error) {
+	v := q.QueryParam(name)
 	if v == "" {
 		return def, nil
 	}
@@ -241,38 +248,46 @@ func intParam(c echo.Context, name string, def, min, max int) (int, error) {
 
 // ListCorpus answers GET /tenants/{slug}/corpus.
 func (h *Handler) ListCorpus(c echo.Context) error {
-	ctx := c.Request().Context()
-	t := tenantFrom(c)
-	page, err := intParam(c, "page", 1, 1, maxPage)
+	out, err := h.listCorpus(c.Request().Context(), tenantFrom(c).ID, c)
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(c, "limit", defaultCorpusLimit, 1, maxCorpusPageSize)
+	return c.JSON(http.StatusOK, out)
+}
+
+// listCorpus reads the query of a corpus listing (page, limit, search,
+// segmentSlug or segment) and answers {corpus, pagination}.
+func (h *Handler) listCorpus(ctx context.Context, tenantID string, params query) (map[string]any, error) {
+	page, err := intParam(params, "page", 1, 1, maxPage)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	q := db.CorpusQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
+	limit, err := intParam(params, "limit", defaultCorpusLimit, 1, maxCorpusPageSize)
+	if err != nil {
+		return nil, err
+	}
+	q := db.CorpusQuery{Page: page, Limit: limit, Search: strings.TrimSpace(params.QueryParam("search"))}
 	if utf8.RuneCountInString(q.Search) > 200 {
-		return invalid("search must be at most 200 characters")
+		return nil, invalid("search must be at most 200 characters")
 	}
-	segSlug := c.QueryParam("segmentSlug")
+	segSlug := params.QueryParam("segmentSlug")
 	if segSlug == "" {
-		segSlug = c.QueryParam("segment")
+		segSlug = params.QueryParam("segment")
 	}
 	if segSlug != "" {
-		s, err := h.DB.Segment(ctx, t.ID, segSlug)
+		s, err := h.DB.Segment(ctx, tenantID, segSlug)
 		if parley.ErrorKind(err) == parley.KindNotFound {
-			return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", segSlug),
+			return nil, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", segSlug),
 				Details: map[string]string{"segmentSlug": "unknown segment"}}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		q.SegmentID = s.ID
 	}
-	res, err := h.DB.ListCorpus(ctx, t.ID, q)
+	res, err := h.DB.ListCorpus(ctx, tenantID, q)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := make([]corpusJSON, len(res.Entries))
 	for i, e := range res.Entries {
@@ -282,7 +297,7 @@ func (h *Handler) ListCorpus(c echo.Context) error {
 	if res.TotalCapped {
 		pagination["totalCapped"] = true
 	}
-	return c.JSON(http.StatusOK, map[string]any{"corpus": out, "pagination": pagination})
+	return map[string]any{"corpus": out, "pagination": pagination}, nil
 }
 
 // CreateCorpus answers POST /tenants/{slug}/corpus: with externalId an

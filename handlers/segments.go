@@ -122,28 +122,14 @@ func (h *Handler) decodeSegmentWrite(c echo.Context, creating bool) (db.SegmentW
 	if err != nil {
 		return db.SegmentWrite{}, err
 	}
-	var w db.SegmentWrite
-	errs := decodeFields(raw, &w)
-	for k, v := range validateSegmentWrite(&w, creating) {
-		errs.Add(k, v)
-	}
-	return w, errs.Err()
+	return segmentWriteOf(raw, creating)
 }
 
 // ListSegments answers GET /tenants/{slug}/segments: a bare array without system prompts.
 func (h *Handler) ListSegments(c echo.Context) error {
-	segs, err := h.DB.ListSegments(c.Request().Context(), tenantFrom(c).ID)
+	out, err := h.segmentSummaries(c.Request().Context(), tenantFrom(c).ID)
 	if err != nil {
 		return err
-	}
-	out := make([]segmentSummaryJSON, len(segs))
-	for i, s := range segs {
-		out[i] = segmentSummaryJSON{
-			ID: s.ID, Slug: s.Slug, Name: s.Name, WelcomeMessage: s.WelcomeMessage,
-			ConversationStarters: s.ConversationStarters, FormConfig: s.FormConfig,
-			IsDefault: s.IsDefault, IsActive: s.IsActive, CorpusCount: s.CorpusCount,
-			ConversationsCount: s.ConversationsCount, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		}
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -74,13 +74,13 @@ func queryError(name, problem string) error {
 // timeParam reads an RFC 3339 date-time or a YYYY-MM-DD date (midnight UTC);
 // with endOfDay a date means the midnight after it, so that an exclusive
 // upper bound still takes the whole day in.
-func timeParam(c echo.Context, name string, endOfDay bool) (time.Time, error) {
-	return timeParamIn(c, name, endOfDay, time.UTC)
+func timeParam(q query, name string, endOfDay bool) (time.Time, error) {
+	return timeParamIn(q, name, endOfDay, time.UTC)
 }
 
 // timeParamIn is timeParam with a date meaning midnight in loc.
-func timeParamIn(c echo.Context, name string, endOfDay bool, loc *time.Location) (time.Time, error) {
-	v := c.QueryParam(name)
+func timeParamIn(q query, name string, endOfDay bool, loc *time.Location) (time.Time, error) {
+	v := q.QueryParam(name)
 	if v == "" {
 		return time.Time{}, nil
 	}

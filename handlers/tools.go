@@ -206,24 +206,35 @@ func (h *Handler) CreateTool(c echo.Context) error {
 
 // UpdateTool answers PATCH /tenants/{slug}/tools/{id}: any subset of the create fields.
 func (h *Handler) UpdateTool(c echo.Context) error {
-	ctx := c.Request().Context()
-	cur, err := h.DB.Tool(ctx, tenantFrom(c).ID, c.Param("id"))
+	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}
-	w, err := h.decodeTool(c, &cur)
+	t, err := h.updateTool(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), raw)
 	if err != nil {
 		return err
+	}
+	return c.JSON(http.StatusOK, newToolJSON(t))
+}
+
+// updateTool applies the fields of raw to the tenant's tool id: the REST
+// PATCH and the MCP tool update_tool.
+func (h *Handler) updateTool(ctx context.Context, tenantID, id string, raw map[string]json.RawMessage) (parley.Tool, error) {
+	cur, err := h.DB.Tool(ctx, tenantID, id)
+	if err != nil {
+		return parley.Tool{}, err
+	}
+	var b toolBody
+	errs := decodeFields(raw, &b)
+	w, err := h.validateTool(ctx, tenantID, b, errs, &cur)
+	if err != nil {
+		return parley.Tool{}, err
 	}
 	if w.Type.Set && w.Type.Value != agent.ToolEscalateToHuman && cur.Type == agent.ToolEscalateToHuman {
 		w.WebhookURL = parley.Opt[string]{Set: true, Null: true} // a webhook only belongs to escalation
 		w.WebhookSecret = parley.Opt[[]byte]{Set: true, Null: true}
 	}
-	t, err := h.DB.UpdateTool(ctx, cur.TenantID, cur.ID, w)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, newToolJSON(t))
+	return h.DB.UpdateTool(ctx, cur.TenantID, cur.ID, w)
 }
 
 // DeleteTool answers DELETE /tenants/{slug}/tools/{id}.

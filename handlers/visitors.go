@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -125,27 +126,37 @@ func validateVisitor(b visitorBody, errs parley.FieldErrors, creating bool) db.V
 
 // ListVisitors answers GET /tenants/{slug}/visitors: {visitors, total, limit, offset}.
 func (h *Handler) ListVisitors(c echo.Context) error {
-	limit, err := intParam(c, "limit", defaultVisitorsLimit, 1, maxVisitorsLimit)
+	out, err := h.listVisitors(c.Request().Context(), tenantFrom(c).ID, c)
 	if err != nil {
 		return err
 	}
-	offset, err := intParam(c, "offset", 0, 0, int(^uint(0)>>1))
+	return c.JSON(http.StatusOK, out)
+}
+
+// listVisitors reads the query of a visitors listing (limit, offset, search)
+// and answers {visitors, total, limit, offset}.
+func (h *Handler) listVisitors(ctx context.Context, tenantID string, params query) (map[string]any, error) {
+	limit, err := intParam(params, "limit", defaultVisitorsLimit, 1, maxVisitorsLimit)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	search := strings.TrimSpace(c.QueryParam("search"))
+	offset, err := intParam(params, "offset", 0, 0, int(^uint(0)>>1))
+	if err != nil {
+		return nil, err
+	}
+	search := strings.TrimSpace(params.QueryParam("search"))
 	if utf8.RuneCountInString(search) > maxVisitorSearchChars {
-		return invalid("search must be at most 200 characters")
+		return nil, invalid("search must be at most 200 characters")
 	}
-	vs, total, err := h.DB.ListVisitors(c.Request().Context(), tenantFrom(c).ID, search, limit, offset)
+	vs, total, err := h.DB.ListVisitors(ctx, tenantID, search, limit, offset)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := make([]visitorJSON, len(vs))
 	for i, v := range vs {
 		out[i] = newVisitorJSON(v)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"visitors": out, "total": total, "limit": limit, "offset": offset})
+	return map[string]any{"visitors": out, "total": total, "limit": limit, "offset": offset}, nil
 }
 
 // CreateVisitor answers POST /tenants/{slug}/visitors.

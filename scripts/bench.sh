@@ -14,6 +14,8 @@ go test -run '^$' -bench BenchmarkChat -benchtime 2000x ./web/
 # Webhook deliveries through the production River client (jobs/webhook_bench_test.go):
 # throughput (burst and backlog of 5,000) and enqueue-to-first-attempt at 500/s and 1,000/s.
 go test -run '^$' -bench Webhook -benchtime 1x -count 3 ./jobs/
+# One MCP tools/call through the official SDK client, beside the REST read (web/mcp_bench_test.go).
+go test -run '^$' -bench BenchmarkMCPToolCall -benchtime 2000x -benchmem ./web/
 # The conversations API (issue 12) over HTTP against a server of its own on
 # make run's cluster, with default durability, seeded once with 100,000
 # conversations (scripts/bench-conversations.sh).

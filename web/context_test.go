@@ -92,7 +92,7 @@ func TestContextDiscovery(t *testing.T) {
 			"tenant":       map[string]any{"name": ten.Name, "description": "We sell things", "botName": "Ada", "botTitle": "Sales assistant"},
 			"capabilities": []any{"chat", "mcp_tools", "submit_form", "remember_fact"},
 			"segments":     []any{"default", "alpha", "zeta"},
-			"endpoints":    map[string]any{"chat": b.srv.Config.BaseURL + "/chat/" + ten.Slug, "mcp": nil},
+			"endpoints":    map[string]any{"chat": b.srv.Config.BaseURL + "/chat/" + ten.Slug, "mcp": b.srv.Config.BaseURL + "/mcp"},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("GET context:\n got %v\nwant %v", got, want)

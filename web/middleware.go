@@ -72,6 +72,31 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// mcpAPI authenticates a request to the MCP server with the MCP resource's
+// Authenticator and loads the token's tenant: the tenant comes from the
+// credential, not the path. A request without valid credentials gets 401
+// naming the resource's protected-resource metadata (RFC 9728), where an
+// MCP client learns how to get a token.
+func (s *Server) mcpAPI(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		p, err := s.MCPAuth.Authenticate(ctx, c.Request())
+		if parley.ErrorKind(err) == parley.KindUnauthorized {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+handlers.MCPResourceMetadata(s.Config.BaseURL)+`"`)
+		}
+		if err != nil {
+			return err
+		}
+		t, err := s.DB.TenantByID(ctx, p.TenantID)
+		if err != nil {
+			return err
+		}
+		handlers.SetPrincipal(c, p)
+		handlers.SetTenant(c, t)
+		return next(c)
+	}
+}
+
 // requireScope refuses a request whose credential lacks scope, naming it.
 func requireScope(scope string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

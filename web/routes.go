@@ -38,6 +38,12 @@ func (s *Server) routes() {
 	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
 	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit, requireJSON)
 
+	// Parley's own MCP server (Streamable HTTP, stateless: GET and DELETE answer 405).
+	serveMCP := h.NewMCPServer()
+	e.POST(handlers.MCPPath, serveMCP, s.mcpAPI, requireJSON)
+	e.GET(handlers.MCPPath, serveMCP, s.mcpAPI)
+	e.DELETE(handlers.MCPPath, serveMCP, s.mcpAPI)
+
 	// Management REST API. Every endpoint that reads a JSON body refuses
 	// another type with 415 (requireJSON); the CSV import is multipart.
 	api := e.Group("/tenants/:slug", s.tenantAPI)

@@ -26,12 +26,15 @@ import (
 
 // Server is one Parley instance: the Echo instance and what it serves with.
 type Server struct {
-	Echo     *echo.Echo
-	Config   Config
-	DB       *db.DB
-	Logger   *slog.Logger
-	Handler  *handlers.Handler
-	Auth     *auth.Authenticator
+	Echo    *echo.Echo
+	Config  Config
+	DB      *db.DB
+	Logger  *slog.Logger
+	Handler *handlers.Handler
+	Auth    *auth.Authenticator
+	// MCPAuth is Auth for the MCP server: the same credentials, with OAuth
+	// access tokens issued for the MCP resource ({base}/mcp).
+	MCPAuth  *auth.Authenticator
 	Sessions *scs.SessionManager
 	// Mail is the SMTP sender of PARLEY_SMTP_URL, nil when it is unset.
 	Mail *mail.Sender
@@ -62,9 +65,12 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Config:   cfg,
 		DB:       store,
 		Logger:   logger,
-		Auth:     &auth.Authenticator{DB: store},
+		Auth:     &auth.Authenticator{DB: store, Audience: cfg.BaseURL},
 		Sessions: sessions,
 	}
+	mcpAuth := *s.Auth
+	mcpAuth.Audience = cfg.BaseURL + handlers.MCPPath
+	s.MCPAuth = &mcpAuth
 	if cfg.SMTP != nil {
 		s.Mail = mail.NewSender(*cfg.SMTP)
 	}

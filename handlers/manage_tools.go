@@ -1,0 +1,627 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+)
+
+// ManageTool is one management tool: what Parley's MCP server offers at
+// /mcp, independent of the transport, so that another caller (a chat turn
+// with an admin token) can run the same code. Each reuses the REST API's
+// decoding, validation and store methods, so rules and limits are the same.
+type ManageTool struct {
+	Name        string
+	Description string
+	// Scope is the mcp:* scope a caller needs to run it.
+	Scope string
+	// Input is the JSON Schema of its arguments: an object whose properties
+	// are the only arguments accepted.
+	Input map[string]any
+	// ReadOnly: it changes nothing; Destructive: it removes data.
+	ReadOnly, Destructive bool
+	// Run does the work for the tenant; args holds only declared properties.
+	// Its result is a JSON object; an error of ours is the caller's to fix.
+	Run func(ctx context.Context, t parley.Tenant, p auth.Principal, args map[string]json.RawMessage) (any, error)
+}
+
+// schema is a JSON Schema, as a map so that it marshals as it is written.
+type schema = map[string]any
+
+func object(props schema, required ...string) schema {
+	s := schema{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func str(desc string, maxLen int) schema {
+	s := schema{"type": "string", "description": desc}
+	if maxLen > 0 {
+		s["maxLength"] = maxLen
+	}
+	return s
+}
+
+// nullable is s accepting null too (which clears the field).
+func nullable(s schema) schema {
+	out := schema{}
+	for k, v := range s {
+		out[k] = v
+	}
+	out["type"] = []string{s["type"].(string), "null"}
+	return out
+}
+
+func integer(desc string, minimum, maximum int) schema {
+	return schema{"type": "integer", "description": desc, "minimum": minimum, "maximum": maximum}
+}
+
+func boolean(desc string) schema { return schema{"type": "boolean", "description": desc} }
+
+func enum(desc string, values []string) schema {
+	return schema{"type": "string", "description": desc, "enum": values}
+}
+
+func idArg(what string) schema { return str("The "+what+"'s id", 0) }
+
+// Schemas of the write tools' fields, with the REST API's limits.
+func corpusProps(withID bool) schema {
+	p := schema{
+		"title":       str("Title", maxCorpusTitle),
+		"content":     str("The text the assistant answers from (Markdown)", maxCorpusContent),
+		"summary":     nullable(str("A short summary, shown to the assistant when the whole entry does not fit its prompt", maxCorpusSummary)),
+		"priority":    integer("Higher first when the prompt is full", minCorpusPriority, maxCorpusPriority),
+		"isActive":    boolean("Whether the assistant uses it"),
+		"externalId":  nullable(str("Your own id: creating with one already used updates that entry instead", maxCorpusExternalID)),
+		"source":      nullable(str("Where it comes from (free text)", maxCorpusSource)),
+		"sourceUrl":   nullable(str("An http(s) URL it comes from", maxCorpusSourceURL)),
+		"locale":      nullable(str("Language code such as en, fr or fr-CA", maxCorpusLocale)),
+		"tags":        schema{"type": []string{"array", "null"}, "items": schema{"type": "string", "maxLength": maxCorpusTag}, "maxItems": maxCorpusTags},
+		"segmentSlug": nullable(str("Slug of the segment it belongs to; null for every segment", maxSegmentSlug)),
+	}
+	if withID {
+		p["id"] = idArg("corpus entry")
+	}
+	return p
+}
+
+func segmentProps(withID bool) schema {
+	formField := object(schema{
+		"name": str("Field name", 0), "label": str("Label shown", 0),
+		"type":     enum("Field type", parley.FormFieldTypes),
+		"required": boolean("Whether it must be filled"),
+	}, "name", "label", "type")
+	p := schema{
+		"slug":           str("Lowercase letters, digits and hyphens; generated from the name when omitted", maxSegmentSlug),
+		"name":           str("Name", maxSegmentName),
+		"systemPrompt":   str("Instructions the assistant follows in this segment", maxSystemPrompt),
+		"welcomeMessage": nullable(str("The widget's first message", maxWelcomeMessage)),
+		"conversationStarters": schema{"type": []string{"array", "null"}, "maxItems": maxStarters, "items": object(schema{
+			"text": str("Suggested first question", maxStarterText), "emoji": str("Optional emoji", maxStarterEmoji)}, "text")},
+		"formConfig": schema{"type": []string{"object", "null"}, "description": "The widget's lead form", "properties": schema{
+			"enabled": boolean("Whether the widget shows it"), "intent": str("What it is for", maxFormIntent),
+			"confirmationMessage": str("Shown once sent", maxFormConfirmation),
+			"fields":              schema{"type": "array", "items": formField},
+		}},
+		"isDefault": boolean("Whether it is the tenant's default segment"),
+		"isActive":  boolean("Whether it answers"),
+	}
+	if withID {
+		p["id"] = str("The segment's id or slug", 0)
+	}
+	return p
+}
+
+func toolProps(withID bool) schema {
+	p := schema{
+		"name":          str("Name the assistant sees", maxToolName),
+		"description":   str("When the assistant should use it", maxToolDescription),
+		"type":          enum("Tool type", agent.UserToolTypes),
+		"config":        schema{"type": "object", "description": "Settings of the type (see the REST API's tool configs)"},
+		"segmentId":     nullable(str("Id or slug of the segment it is offered in; null for every segment", 0)),
+		"isActive":      boolean("Whether it is offered"),
+		"position":      schema{"type": "number", "description": "Order among the tools, lowest first", "minimum": -1e9, "maximum": 1e9},
+		"webhookUrl":    nullable(str("ESCALATE_TO_HUMAN only: https URL called on a handover", maxURL)),
+		"webhookSecret": nullable(str("ESCALATE_TO_HUMAN only: secret signing the webhook (write only)", maxToolWebhookSecret)),
+	}
+	if withID {
+		p["id"] = idArg("tool")
+	}
+	return p
+}
+
+// personaJSON is the persona as read_persona shows it: the tenant fields of
+// the dashboard's Persona page (update_persona's arguments).
+type personaJSON struct {
+	Name          string  `json:"name"`
+	BotName       *string `json:"botName"`
+	BotTitle      *string `json:"botTitle"`
+	BotLore       *string `json:"botLore"`
+	BotTone       string  `json:"botTone"`
+	ContentPolicy string  `json:"contentPolicy"`
+	UseTutoiement bool    `json:"useTutoiement"`
+	AllowEmojis   bool    `json:"allowEmojis"`
+}
+
+func newPersonaJSON(t parley.Tenant) personaJSON {
+	return personaJSON{Name: t.Name, BotName: t.BotName, BotTitle: t.BotTitle, BotLore: t.BotLore, BotTone: t.BotTone,
+		ContentPolicy: t.ContentPolicy, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis}
+}
+
+// ManageTools lists the management tools (tools/list sorts them by name).
+func (h *Handler) ManageTools() []ManageTool {
+	pagination := schema{
+		"page":  integer("Page number, from 1", 1, maxPage),
+		"limit": integer("Entries per page", 1, maxCorpusPageSize),
+	}
+	corpusList := schema{"segmentSlug": str("Only the entries of this segment (slug)", maxSegmentSlug)}
+	for k, v := range pagination {
+		corpusList[k] = v
+	}
+	corpusSearch := schema{"search": str("Words to find in titles and contents", 200)}
+	for k, v := range corpusList {
+		corpusSearch[k] = v
+	}
+	conversationScopeProps := schema{
+		"from":    str("Start: RFC 3339 date-time, or YYYY-MM-DD", 0),
+		"to":      str("End (exclusive): RFC 3339 date-time, or YYYY-MM-DD (that whole day included)", 0),
+		"channel": enum("Channel", conversationChannels),
+		"segment": str("Slug or id of a segment", 0),
+	}
+	conversationList := schema{
+		"page":      integer("Page number, from 1", 1, maxPage),
+		"limit":     integer("Conversations per page", 1, maxConversationsLimit),
+		"status":    enum("Status", conversationStatuses),
+		"visitorId": str("Only this visitor's conversations (uuid)", 0),
+		"toolType":  enum("Only conversations that ran a tool of this type", append(slices.Clone(agent.UserToolTypes), agent.SyntheticToolTypes...)),
+		"search":    str("Words to find in the messages", maxConversationSearchChars),
+	}
+	statsProps := schema{
+		"granularity": enum("Timeline buckets", []string{"day", "week", "month"}),
+		"window":      enum("all: add all-time totals", []string{"all"}),
+	}
+	for k, v := range conversationScopeProps {
+		conversationList[k] = v
+		statsProps[k] = v
+	}
+
+	return []ManageTool{
+		{Name: "list_corpus_entries", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
+			Description: "List the knowledge base's entries, highest priority then most recently updated first, optionally of one segment.",
+			Input:       object(corpusList),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				q, err := queryArgs(args)
+				if err != nil {
+					return nil, err
+				}
+				return h.listCorpus(ctx, t.ID, q)
+			}},
+		{Name: "search_corpus", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
+			Description: "Search the knowledge base's entries for words in their titles and contents.",
+			Input:       object(corpusSearch, "search"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				q, err := queryArgs(args)
+				if err != nil {
+					return nil, err
+				}
+				if strings.TrimSpace(q.QueryParam("search")) == "" {
+					return nil, fieldError("search", "is required")
+				}
+				return h.listCorpus(ctx, t.ID, q)
+			}},
+		{Name: "read_corpus_entry", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
+			Description: "Read one knowledge base entry with its whole content.",
+			Input:       object(schema{"id": idArg("corpus entry")}, "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				e, err := h.DB.CorpusEntry(ctx, t.ID, id)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"corpus": newCorpusJSON(e)}, nil
+			}},
+		{Name: "create_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
+			Description: "Add an entry to the knowledge base (with externalId: update the entry that has it). Within the plan's corpus limit.",
+			Input:       object(corpusProps(false), "title", "content"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				w, err := h.corpusWrite(ctx, t.ID, args, true)
+				if err != nil {
+					return nil, err
+				}
+				e, res, err := h.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created}, nil
+			}},
+		{Name: "update_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
+			Description: "Change a knowledge base entry: only the fields given change.",
+			Input:       object(corpusProps(true), "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				w, err := h.corpusWrite(ctx, t.ID, args, false)
+				if err != nil {
+					return nil, err
+				}
+				e, err := h.DB.UpdateCorpus(ctx, t.ID, id, w)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"corpus": newCorpusJSON(e)}, nil
+			}},
+		{Name: "delete_corpus_entry", Scope: auth.ScopeMCPCorpusWrite, Destructive: true,
+			Description: "Delete a knowledge base entry for good.",
+			Input:       object(schema{"id": idArg("corpus entry")}, "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				if err := h.DB.DeleteCorpus(ctx, t.ID, id); err != nil {
+					return nil, err
+				}
+				return map[string]any{"deleted": true, "id": id}, nil
+			}},
+
+		{Name: "list_segments", Scope: auth.ScopeMCPSegmentsRead, ReadOnly: true,
+			Description: "List the segments (audiences with their own prompt, starters and form), without their system prompts.",
+			Input:       object(schema{}),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
+				segs, err := h.segmentSummaries(ctx, t.ID)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"segments": segs}, nil
+			}},
+		{Name: "read_segment", Scope: auth.ScopeMCPSegmentsRead, ReadOnly: true,
+			Description: "Read one segment with its system prompt.",
+			Input:       object(schema{"id": str("The segment's id or slug", 0)}, "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				s, err := h.DB.Segment(ctx, t.ID, id)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"segment": s}, nil
+			}},
+		{Name: "create_segment", Scope: auth.ScopeMCPSegmentsWrite,
+			Description: "Create a segment, within the plan's segment limit.",
+			Input:       object(segmentProps(false), "name", "systemPrompt"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				w, err := segmentWriteOf(args, true)
+				if err != nil {
+					return nil, err
+				}
+				s, err := h.DB.CreateSegment(ctx, t.ID, t.PlanInfo().SegmentsLimit, w)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"segment": s}, nil
+			}},
+		{Name: "update_segment", Scope: auth.ScopeMCPSegmentsWrite,
+			Description: "Change a segment: only the fields given change.",
+			Input:       object(segmentProps(true), "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				w, err := segmentWriteOf(args, false)
+				if err != nil {
+					return nil, err
+				}
+				s, err := h.DB.UpdateSegment(ctx, t.ID, id, w)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"segment": s}, nil
+			}},
+
+		{Name: "list_tools", Scope: auth.ScopeMCPToolsRead, ReadOnly: true,
+			Description: "List the tools the assistant may run (forms, quotes, meetings, handover, memory, products), lowest position first.",
+			Input:       object(schema{}),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
+				tools, err := h.DB.ListTools(ctx, t.ID)
+				if err != nil {
+					return nil, err
+				}
+				out := make([]toolJSON, len(tools))
+				for i, tool := range tools {
+					out[i] = newToolJSON(tool)
+				}
+				return map[string]any{"tools": out}, nil
+			}},
+		{Name: "read_tool", Scope: auth.ScopeMCPToolsRead, ReadOnly: true,
+			Description: "Read one tool with its configuration.",
+			Input:       object(schema{"id": idArg("tool")}, "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				tool, err := h.DB.Tool(ctx, t.ID, id)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"tool": newToolJSON(tool)}, nil
+			}},
+		{Name: "create_tool", Scope: auth.ScopeMCPToolsWrite,
+			Description: "Create a tool of one of the configurable types: " + strings.Join(agent.UserToolTypes, ", ") + ".",
+			Input:       object(toolProps(false), "name", "description", "type"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				var b toolBody
+				errs := decodeFields(args, &b)
+				w, err := h.validateTool(ctx, t.ID, b, errs, nil)
+				if err != nil {
+					return nil, err
+				}
+				tool, err := h.DB.CreateTool(ctx, t.ID, w)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"tool": newToolJSON(tool)}, nil
+			}},
+		{Name: "update_tool", Scope: auth.ScopeMCPToolsWrite,
+			Description: "Change a tool's settings: only the fields given change.",
+			Input:       object(toolProps(true), "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				tool, err := h.updateTool(ctx, t.ID, id, args)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"tool": newToolJSON(tool)}, nil
+			}},
+
+		{Name: "list_conversations", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
+			Description: "List conversations, most recent first, with filters (dates, channel, segment, status, visitor, tool type, words in the messages).",
+			Input:       object(conversationList),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				q, err := queryArgs(args)
+				if err != nil {
+					return nil, err
+				}
+				return h.listConversations(ctx, t.ID, q)
+			}},
+		{Name: "read_conversation", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
+			Description: "Read one conversation: its messages, tool history and metadata.",
+			Input:       object(schema{"id": idArg("conversation")}, "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				d, err := h.DB.ConversationDetail(ctx, t.ID, id)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"conversation": newConversationDetailJSON(d)}, nil
+			}},
+		{Name: "conversation_stats", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
+			Description: "Conversation analytics over a window (default the last 30 days, at most a year) in the tenant's time zone: totals, satisfaction, timeline, breakdowns, top tools, pages and questions.",
+			Input:       object(statsProps),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				q, err := queryArgs(args)
+				if err != nil {
+					return nil, err
+				}
+				return h.conversationStats(ctx, t, q)
+			}},
+
+		{Name: "list_visitors", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
+			Description: "List the known visitors, newest first.",
+			Input: object(schema{
+				"limit":  integer("Visitors per page", 1, maxVisitorsLimit),
+				"offset": integer("Visitors to skip", 0, int(^uint32(0)>>1)),
+				"search": str("Words to find in email, name, phone or external id", maxVisitorSearchChars),
+			}),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				q, err := queryArgs(args)
+				if err != nil {
+					return nil, err
+				}
+				return h.listVisitors(ctx, t.ID, q)
+			}},
+		{Name: "read_visitor", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
+			Description: "Read one visitor with their counts.",
+			Input:       object(schema{"id": idArg("visitor")}, "id"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				v, err := h.DB.VisitorDetail(ctx, t.ID, id)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"visitor": newVisitorDetailJSON(v)}, nil
+			}},
+
+		{Name: "read_persona", Scope: auth.ScopeMCPSettingsRead, ReadOnly: true,
+			Description: "Read the assistant's persona: the settings of the dashboard's Persona page.",
+			Input:       object(schema{}),
+			Run: func(_ context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
+				return map[string]any{"persona": newPersonaJSON(t)}, nil
+			}},
+		{Name: "update_persona", Scope: auth.ScopeMCPSettingsWrite,
+			Description: "Change the assistant's persona: only the fields given change.",
+			Input: object(schema{
+				"name":          str("The business's name", maxTenantName),
+				"botName":       nullable(str("The assistant's name", maxBotName)),
+				"botTitle":      nullable(str("The assistant's title", maxBotTitle)),
+				"botLore":       nullable(str("Who the assistant is and what it knows of the business", maxBotLore)),
+				"botTone":       enum("Tone", BotTones),
+				"contentPolicy": enum("What topics it may discuss", ContentPolicies),
+				"useTutoiement": boolean("French: address visitors with tu"),
+				"allowEmojis":   boolean("Whether answers may hold emojis"),
+			}),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				var p db.TenantPatch
+				errs := decodeFields(args, &p)
+				t, err := h.applyTenantPatch(ctx, t, p, errs)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"persona": newPersonaJSON(t)}, nil
+			}},
+
+		{Name: "read_plan_usage", Scope: auth.ScopeMCPBillingRead, ReadOnly: true,
+			Description: "Read the tenant's plan, what it includes, and this month's usage against its limits.",
+			Input:       object(schema{}),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
+				usage, err := h.DB.TenantUsage(ctx, t.ID, h.now())
+				if err != nil {
+					return nil, err
+				}
+				plan := t.PlanInfo()
+				return map[string]any{
+					"plan":     t.Plan,
+					"features": map[string]bool{"widget": plan.Widget, "mcp": plan.MCP, "voice": plan.Voice},
+					"botSeats": t.BotSeats,
+					"usage":    newStatsJSON(t, usage),
+				}, nil
+			}},
+	}
+}
+
+// fieldError is a validation error of one argument.
+func fieldError(field, problem string) error {
+	return &parley.Error{Kind: parley.KindInvalid, Message: "Validation failed", Details: map[string]string{field: problem}}
+}
+
+// idOf is the required string argument id.
+func idOf(args map[string]json.RawMessage) (string, error) {
+	var id string
+	if raw, ok := args["id"]; !ok || json.Unmarshal(raw, &id) != nil || strings.TrimSpace(id) == "" {
+		return "", fieldError("id", "is required: a non-empty string")
+	}
+	return id, nil
+}
+
+// queryArgs turns a listing tool's arguments (strings and integers) into
+// the query its REST endpoint reads, so that the endpoint's checks apply.
+func queryArgs(args map[string]json.RawMessage) (query, error) {
+	q := url.Values{}
+	errs := parley.FieldErrors{}
+	for name, raw := range args {
+		var s string
+		var n json.Number
+		switch {
+		case bytes.Equal(raw, []byte("null")):
+		case json.Unmarshal(raw, &s) == nil:
+			q.Set(name, s)
+		case json.Unmarshal(raw, &n) == nil:
+			if _, err := strconv.Atoi(n.String()); err != nil {
+				errs.Add(name, "must be an integer")
+			} else {
+				q.Set(name, n.String())
+			}
+		default:
+			errs.Add(name, "must be a string or an integer")
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return queryValues(q), nil
+}
+
+// segmentWriteOf decodes and validates a segment's fields, as the REST API does.
+func segmentWriteOf(args map[string]json.RawMessage, creating bool) (db.SegmentWrite, error) {
+	var w db.SegmentWrite
+	errs := decodeFields(args, &w)
+	for k, v := range validateSegmentWrite(&w, creating) {
+		errs.Add(k, v)
+	}
+	return w, errs.Err()
+}
+
+// segmentSummaries are the tenant's segments as GET /tenants/{slug}/segments lists them.
+func (h *Handler) segmentSummaries(ctx context.Context, tenantID string) ([]segmentSummaryJSON, error) {
+	segs, err := h.DB.ListSegments(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]segmentSummaryJSON, len(segs))
+	for i, s := range segs {
+		out[i] = segmentSummaryJSON{
+			ID: s.ID, Slug: s.Slug, Name: s.Name, WelcomeMessage: s.WelcomeMessage,
+			ConversationStarters: s.ConversationStarters, FormConfig: s.FormConfig,
+			IsDefault: s.IsDefault, IsActive: s.IsActive, CorpusCount: s.CorpusCount,
+			ConversationsCount: s.ConversationsCount, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		}
+	}
+	return out, nil
+}
+
+// RunManageTool runs the tool name for tenant t as principal p with the
+// JSON object args: the one path every caller of a management tool takes.
+// A missing scope, an unknown tool, arguments that are not an object or
+// hold undeclared properties are errors of ours, as are the tool's own.
+// The plan gate (MCP from the builder plan) is the caller's: /mcp answers
+// 402 before any tool runs.
+func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p auth.Principal, name string, args json.RawMessage) (any, error) {
+	i := slices.IndexFunc(tools, func(tool ManageTool) bool { return tool.Name == name })
+	if i < 0 {
+		return nil, parley.Errorf(parley.KindNotFound, "Unknown tool %q", name)
+	}
+	tool := tools[i]
+	if !slices.Contains(auth.MCPScopesOf(p), tool.Scope) {
+		return nil, &parley.Error{Kind: parley.KindForbidden, Message: "Missing scope: " + tool.Scope,
+			Details: map[string]string{"requiredScope": tool.Scope}}
+	}
+	fields := map[string]json.RawMessage{}
+	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if trimmed[0] != '{' || json.Unmarshal(trimmed, &fields) != nil {
+			return nil, invalid("The arguments must be a JSON object")
+		}
+	}
+	props, _ := tool.Input["properties"].(schema)
+	var unknown []string
+	for k, v := range fields {
+		if _, ok := props[k]; !ok {
+			unknown = append(unknown, k)
+		} else if hasNUL(v) {
+			return nil, fieldError(k, noNUL)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		known := make([]string, 0, len(props))
+		for k := range props {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		errs := parley.FieldErrors{}
+		for _, k := range unknown {
+			errs.Add(k, "is not an argument of "+tool.Name+fmt.Sprintf(" (arguments: %s)", strings.Join(known, ", ")))
+		}
+		return nil, errs.Err()
+	}
+	return tool.Run(ctx, t, p, fields)
+}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// BenchmarkMCPToolCall is one tools/call (read_corpus_entry) through the
+// official client, each answered by a server built for its request (the
+// stateless mode), beside the REST read of the same entry: the difference
+// is what the MCP layer costs.
+func BenchmarkMCPToolCall(b *testing.B) {
+	store := dbtest.New(b)
+	srv, err := NewServer(testConfig(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Echo)
+	b.Cleanup(ts.Close)
+	key, _ := auth.ParseKey(testKey)
+	box, _ := auth.NewBox(key)
+	ctx := context.Background()
+	p, err := auth.Provision(ctx, store, box, srv.Handler.Passwords, parley.NewTenantInput{Slug: "mcp-bench", Name: "MCP bench", Plan: "builder"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, nt := auth.NewToken(p.ID, "bench", []string{auth.ScopeCorpusRead, auth.ScopeCorpusWrite}, false)
+	if _, err := store.CreateToken(ctx, nt); err != nil {
+		b.Fatal(err)
+	}
+	hc := &http.Client{Transport: headerTransport{name: "Authorization", value: "Bearer " + tok, base: http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "create_corpus_entry", Arguments: map[string]any{"title": "Hours", "content": "Nine to five."}})
+	if err != nil || res.IsError {
+		b.Fatal(err, res)
+	}
+	id := res.StructuredContent.(map[string]any)["corpus"].(map[string]any)["id"].(string)
+
+	b.Run("mcp", func(b *testing.B) {
+		for b.Loop() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_corpus_entry", Arguments: map[string]any{"id": id}})
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+	b.Run("rest", func(b *testing.B) {
+		for b.Loop() {
+			req, _ := http.NewRequest("GET", ts.URL+"/tenants/mcp-bench/corpus/"+id, nil)
+			resp, err := hc.Do(req)
+			if err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatal(err, resp)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+}
