@@ -40,6 +40,8 @@ type Handler struct {
 	// CaptchaScriptURL is the challenge's browser script, named in the
 	// widget's settings of a tenant with the gate on.
 	CaptchaScriptURL string
+	// OAuth issues and verifies the authorization server's tokens.
+	OAuth *auth.OAuth
 	// Passwords checks admin sign-ins.
 	Passwords *auth.Passwords
 	// ResetByEmail is set when PARLEY_SMTP_URL is: forgotten passwords are
