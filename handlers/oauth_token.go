@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -29,7 +30,7 @@ func (h *Handler) Token(c echo.Context) error {
 	if err != nil {
 		return oauthFail(c, http.StatusBadRequest, "invalid_request", "The body must be form-encoded (application/x-www-form-urlencoded), at most 16 KB")
 	}
-	clientID := form.Get("client_id")
+	clientID := formClientID(c, form)
 	if clientID == "" {
 		return oauthFail(c, http.StatusBadRequest, "invalid_request", "client_id is required")
 	}
@@ -49,6 +50,16 @@ func (h *Handler) Token(c echo.Context) error {
 	default:
 		return oauthFail(c, http.StatusBadRequest, "unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
 	}
+}
+
+// formClientID is the client_id of the form, else the user name of HTTP
+// Basic authentication (which some clients send with an empty secret).
+func formClientID(c echo.Context, form url.Values) string {
+	if id := form.Get("client_id"); id != "" {
+		return id
+	}
+	id, _, _ := c.Request().BasicAuth()
+	return id
 }
 
 // newIssue draws the secrets of one token response.
@@ -163,7 +174,7 @@ func (h *Handler) Revoke(c echo.Context) error {
 		return oauthFail(c, http.StatusBadRequest, "invalid_request", "The body must be form-encoded (application/x-www-form-urlencoded), at most 16 KB")
 	}
 	ctx := c.Request().Context()
-	clientID, token := form.Get("client_id"), form.Get("token")
+	clientID, token := formClientID(c, form), form.Get("token")
 	if clientID == "" || token == "" {
 		return oauthFail(c, http.StatusBadRequest, "invalid_request", "client_id and token are required")
 	}
