@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,19 @@ func TestOAuthBrowserFlow(t *testing.T) {
 	if s := mustRunStep(ctx, t, "scopes", chromedp.Text(chromedp.ID("consent-scopes"))); !strings.Contains(s, "Read settings") || !strings.Contains(s, "Read the knowledge base") {
 		t.Errorf("consent scopes = %q", s)
 	}
+	// The consent page on a phone: no sideways scrolling, no serious axe violation.
+	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
+		t.Errorf("the consent page scrolls sideways by %d px on a phone", over)
+	}
+	for _, v := range axeViolations(ctx, t, axe) {
+		t.Errorf("consent page: axe: %s", v)
+	}
+	saveScreenshot(ctx, t, "admin oauth consent phone")
 	submitForm(ctx, t, "#approve")
 	var q url.Values
 	select {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
 )
 
 // oauthTest is a dashboard test server whose clock a test can move forward.
@@ -586,5 +587,32 @@ func TestOAuthConnectedApps(t *testing.T) {
 	wantOAuthError(t, "refresh after revoking the app", status, body, http.StatusBadRequest, "invalid_grant")
 	if p := c.get("/admin/connected-apps"); p.text("#no-apps") == "" {
 		t.Errorf("the revoked app is still listed")
+	}
+}
+
+// connectApp gives ten a connected app (a client with a live grant), as the
+// flow leaves one, for the pages that list them.
+func connectApp(t *testing.T, b *bundle, ten tenant) {
+	t.Helper()
+	ctx := t.Context()
+	user, err := b.db.UserByEmail(ctx, ten.OwnerEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := b.db.CreateOAuthClient(ctx, db.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "Claude Desktop",
+		RedirectURIs: []string{"http://127.0.0.1:33418/callback"}, Scopes: auth.OAuthScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := b.srv.now()
+	code := auth.NewOpaque("ac_")
+	if err := b.db.CreateOAuthCode(ctx, auth.HashToken(code), db.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
+		RedirectURI: client.RedirectURIs[0], Scopes: auth.MCPScopes, Resource: b.srv.Config.BaseURL + "/mcp",
+		CodeChallenge: "x", ExpiresAt: now.Add(auth.CodeTTL)}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.RedeemOAuthCode(ctx, auth.HashToken(code), db.OAuthIssue{JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
+		RefreshHash: auth.HashToken(auth.NewOpaque(auth.RefreshTokenPrefix)), RefreshExpires: now.Add(auth.RefreshTokenTTL)}, now); err != nil {
+		t.Fatal(err)
 	}
 }
