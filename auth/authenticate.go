@@ -62,7 +62,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (Prin
 			if err != nil {
 				return Principal{}, err
 			}
-			if a.Audience == "" || p.Audience != a.Audience {
+			if a.Audience == "" {
+				return Principal{}, unauthorized("OAuth access tokens are not accepted here")
+			}
+			if p.Audience != a.Audience {
 				return Principal{}, unauthorized("This access token was issued for another resource (" + p.Audience + "), not " + a.Audience)
 			}
 			return p, nil

@@ -180,6 +180,21 @@ func TestOAuthAccessTokens(t *testing.T) {
 	if _, err := o.VerifyAccessToken(ctx, tok2); err != nil {
 		t.Errorf("a token of the previous key after the second rotation: %v", err)
 	}
+	// The clean-up deletes tokens long expired: then even an unexpired
+	// signature finds no stored jti.
+	if _, err := store.DeleteExpiredOAuth(ctx, now.Add(auth.AccessTokenTTL+30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.VerifyAccessToken(ctx, tok2); err != nil {
+		t.Errorf("cleaned up before its expiry plus an hour: %v", err)
+	}
+	if _, err := store.DeleteExpiredOAuth(ctx, now.Add(auth.AccessTokenTTL+2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	refused("a token cleaned up", tok2)
+	if n, err := store.DeleteExpiredOAuth(ctx, now.Add(auth.RefreshTokenTTL+time.Hour)); err != nil || n == 0 {
+		t.Errorf("cleaning up expired refresh tokens and their grants: %d, %v", n, err)
+	}
 	// Keys sealed with another secret key do not open: an error, not a refusal.
 	wrong := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: newBox(t, strings.Repeat("04", 32))}, Issuer: "https://parley.test"}
 	if _, err := wrong.VerifyAccessToken(ctx, tok2); err == nil || parley.ErrorKind(err) == parley.KindUnauthorized {

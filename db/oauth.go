@@ -353,3 +353,25 @@ func (d *DB) RevokeConnectedApp(ctx context.Context, tenantID, clientID string, 
 	}
 	return tag.RowsAffected() > 0, nil
 }
+
+// DeleteExpiredOAuth deletes what can no longer be used: access tokens an
+// hour after they expired, refresh tokens once expired (a rotated one is
+// kept until then, so that its reuse is still caught), and the grants left
+// with neither; it returns how many rows went.
+func (d *DB) DeleteExpiredOAuth(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	for _, q := range []string{
+		`DELETE FROM oauth_access_tokens WHERE expires_at < $1::timestamptz - interval '1 hour'`,
+		`DELETE FROM oauth_refresh_tokens WHERE expires_at < $1`,
+		`DELETE FROM oauth_grants g WHERE created_at < $1
+			AND NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.grant_id = g.id)
+			AND NOT EXISTS (SELECT 1 FROM oauth_access_tokens a WHERE a.grant_id = g.id)`,
+	} {
+		tag, err := d.pool.Exec(ctx, q, now)
+		if err != nil {
+			return n, fmt.Errorf("deleting expired OAuth tokens: %w", err)
+		}
+		n += tag.RowsAffected()
+	}
+	return n, nil
+}

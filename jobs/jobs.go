@@ -89,21 +89,26 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 	})
 }
 
-// CounterCleanupArgs asks for expired rate-limit counters to be deleted.
+// CounterCleanupArgs asks for expired rate-limit counters (and expired
+// OAuth tokens) to be deleted.
 type CounterCleanupArgs struct{}
 
 // Kind names the job.
 func (CounterCleanupArgs) Kind() string { return "counter_cleanup" }
 
-// CounterCleanupWorker deletes expired rate-limit counters so the table stays small.
+// CounterCleanupWorker deletes expired rate-limit counters and OAuth tokens
+// so that their tables stay small.
 type CounterCleanupWorker struct {
 	river.WorkerDefaults[CounterCleanupArgs]
 	DB *db.DB
 }
 
-// Work deletes the expired counters.
+// Work deletes the expired counters and OAuth tokens.
 func (w *CounterCleanupWorker) Work(ctx context.Context, job *river.Job[CounterCleanupArgs]) error {
-	_, err := w.DB.DeleteExpiredCounters(ctx, time.Now())
+	if _, err := w.DB.DeleteExpiredCounters(ctx, time.Now()); err != nil {
+		return err
+	}
+	_, err := w.DB.DeleteExpiredOAuth(ctx, time.Now())
 	return err
 }
 
