@@ -30,6 +30,11 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 		ClientName: r.Client.Name, RedirectHost: u.Host, TenantName: a.Tenant.Name, TenantSlug: a.Tenant.Slug,
 		Scopes: r.Scopes, MCP: r.Resource == h.OAuth.MCPResource(), CSRF: csrfToken(c), UserEmail: a.User.Email,
 	}
+	if len(a.Memberships) > 1 {
+		for _, m := range a.Memberships {
+			v.Tenants = append(v.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
+		}
+	}
 	for _, k := range consentFields {
 		if val := q.Get(k); val != "" {
 			v.Fields = append(v.Fields, views.HiddenField{Name: k, Value: val})
@@ -39,7 +44,8 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 }
 
 // SaveConsent is the owner's answer: approve sends the client an
-// authorization code for the tenant, deny sends access_denied.
+// authorization code for the tenant chosen (one of the owner's; the one
+// they are administering by default), deny sends access_denied.
 func (h *Handler) SaveConsent(c echo.Context) error {
 	r, e := h.parseAuthorize(c, c.FormValue)
 	if e != nil {
@@ -49,10 +55,22 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 		return h.refuseAuthorize(c, r, &authzError{Code: "access_denied", Description: "The owner denied access"})
 	}
 	a := adminFrom(c)
+	tenantID := a.Tenant.ID
+	if slug := c.FormValue("tenant"); slug != "" {
+		tenantID = ""
+		for _, m := range a.Memberships {
+			if m.TenantSlug == slug {
+				tenantID = m.TenantID
+			}
+		}
+		if tenantID == "" {
+			return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+		}
+	}
 	now := h.now()
 	code := auth.NewOpaque("ac_")
 	err := h.DB.CreateOAuthCode(c.Request().Context(), auth.HashToken(code), db.OAuthCode{
-		ClientID: r.Client.ID, TenantID: a.Tenant.ID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
+		ClientID: r.Client.ID, TenantID: tenantID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
 		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge, ExpiresAt: now.Add(auth.CodeTTL),
 	}, now)
 	if err != nil {

@@ -616,3 +616,50 @@ func connectApp(t *testing.T, b *bundle, ten tenant) {
 		t.Fatal(err)
 	}
 }
+
+// TestOAuthConsentTenant: an owner of several tenants chooses which one the
+// app gets, among theirs only.
+func TestOAuthConsentTenant(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	a, b, stranger := o.ownedTenant(t, "starter"), o.ownedTenant(t, "starter"), o.ownedTenant(t, "starter")
+	if err := o.db.AddOwner(t.Context(), b.ID, a.OwnerEmail, "unused", false); err != nil {
+		t.Fatal(err)
+	}
+	c := o.newAdminClient(t)
+	c.signIn(a)
+	const redirect = "https://app.example/cb"
+	clientID := register(t, c, redirect)
+	verifier, challenge := pkce()
+	q := authzQuery(clientID, redirect, challenge, "resource", o.srv.Config.BaseURL, "scope", "settings:read")
+
+	p := c.get("/oauth/authorize?" + q.Encode())
+	page := c.get(p.location())
+	// The tenant the owner is administering is chosen at first.
+	selected := page.doc.Find("#consent-tenant option[selected]").AttrOr("value", "")
+	if opts := page.doc.Find("#consent-tenant option"); opts.Length() != 2 || selected != a.Slug && selected != b.Slug {
+		t.Fatalf("tenant choice: %d options, %q selected", opts.Length(), selected)
+	}
+	if current := c.get("/admin").body; !strings.Contains(current, `<option value="`+selected+`" selected>`) {
+		t.Errorf("the consent page chose %s, not the tenant the dashboard administers", selected)
+	}
+	form := formValues(page.doc.Find(`form[action="/admin/oauth/consent"]`))
+	form.Set("decision", "approve")
+	form.Set("tenant", stranger.Slug)
+	if p := c.do("POST", "/admin/oauth/consent", form, nil); p.status != http.StatusNotFound {
+		t.Errorf("granting a tenant not theirs: %d to %q", p.status, p.location())
+	}
+	form.Set("tenant", b.Slug)
+	done := c.do("POST", "/admin/oauth/consent", form, nil)
+	u, _ := url.Parse(done.location())
+	status, tok := exchange(t, c, clientID, u.Query().Get("code"), redirect, verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %v", status, tok)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+b.Slug, tok["access_token"].(string)); status != http.StatusOK {
+		t.Errorf("the chosen tenant: %d", status)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+a.Slug, tok["access_token"].(string)); status != http.StatusNotFound {
+		t.Errorf("the tenant not chosen: %d, want 404", status)
+	}
+}
