@@ -196,8 +196,8 @@ func (d *DB) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIssue, no
 		if err != nil {
 			return fmt.Errorf("using OAuth code: %w", err)
 		}
-		rows, _ = tx.Query(ctx, `INSERT INTO oauth_grants (client_id, tenant_id, user_id, scopes, resource, created_at, last_used_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+grantColumns, c.ClientID, c.TenantID, c.UserID, c.Scopes, c.Resource, now)
+		rows, _ = tx.Query(ctx, `INSERT INTO oauth_grants (client_id, tenant_id, user_id, scopes, resource, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+grantColumns, c.ClientID, c.TenantID, c.UserID, c.Scopes, c.Resource, now)
 		if g, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[OAuthGrant]); err != nil {
 			return fmt.Errorf("storing OAuth grant: %w", err)
 		}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -93,6 +94,10 @@ func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 	}
 	var rows []views.ConnectedAppRow
 	for _, app := range apps {
+		// The scopes in the order the consent page showed them.
+		slices.SortFunc(app.Scopes, func(x, y string) int {
+			return slices.Index(auth.OAuthScopes, x) - slices.Index(auth.OAuthScopes, y)
+		})
 		row := views.ConnectedAppRow{ClientID: app.ClientID, Name: app.ClientName, Scopes: app.Scopes,
 			AuthorizedAt: app.AuthorizedAt.Format("2 Jan 2006 15:04"), LastUsed: "never"}
 		if len(app.RedirectURIs) > 0 {

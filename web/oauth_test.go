@@ -560,12 +560,16 @@ func TestOAuthConnectedApps(t *testing.T) {
 		t.Fatalf("empty connected apps: %d", p.status)
 	}
 	clientID, tok := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL, "scope", "settings:read corpus:write")
+	if p := c.get("/admin/connected-apps"); p.doc.Find("#connected-apps tbody tr td").Eq(3).Text() != "never" {
+		t.Errorf("last used before any call: %q, want never", p.doc.Find("#connected-apps tbody tr td").Eq(3).Text())
+	}
 	if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug, tok["access_token"].(string)); status != http.StatusOK {
 		t.Fatal(status)
 	}
 	p := c.get("/admin/connected-apps")
 	row := p.doc.Find("#connected-apps tbody tr")
 	if row.Length() != 1 || !strings.Contains(row.Text(), "Test app") || !strings.Contains(row.Text(), "Change the knowledge base") ||
+		row.Find(".badge").First().AttrOr("title", "") != "corpus:write" ||
 		!strings.Contains(row.Text(), "app.example") || strings.Contains(row.Find("td").Eq(3).Text(), "never") {
 		t.Fatalf("connected apps row: %q", row.Text())
 	}
