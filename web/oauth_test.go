@@ -500,6 +500,16 @@ func TestOAuthAccessToken(t *testing.T) {
 	if status, body := apiGet(t, o.bundle, path, tok["access_token"].(string)); status != http.StatusUnauthorized || body["error"] != "Access token expired: refresh it" {
 		t.Errorf("after 16 minutes: %d %v", status, body)
 	}
+	// A 401 says where to find the authorization server (RFC 9728).
+	req, _ := http.NewRequest(http.MethodGet, o.ts.URL+path, nil)
+	resp, err := o.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer resource_metadata="`+o.srv.Config.BaseURL+`/.well-known/oauth-protected-resource"`; got != want {
+		t.Errorf("WWW-Authenticate = %q, want %q", got, want)
+	}
 
 	// Revocation of the access token alone; the refresh token still works.
 	clientID, tok := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL, "scope", "settings:read")
