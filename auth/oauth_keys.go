@@ -109,17 +109,22 @@ func (k *SigningKeys) load(ctx context.Context, force bool) ([]signingKey, error
 			return nil, err
 		}
 	}
+	// The signing key must open; an older one that does not (sealed under a
+	// secret key since replaced) is left out, so that after
+	// `parley oauth rotate-key` the server starts again.
 	keys := make([]signingKey, 0, len(stored))
-	for _, s := range stored {
+	for i, s := range stored {
 		der, err := k.Box.Open(s.PrivateKey)
-		if err != nil {
-			return nil, fmt.Errorf("OAuth key %s: %w", s.Kid, err)
+		var key *rsa.PrivateKey
+		if err == nil {
+			key, err = x509.ParsePKCS1PrivateKey(der)
 		}
-		key, err := x509.ParsePKCS1PrivateKey(der)
-		if err != nil {
-			return nil, fmt.Errorf("OAuth key %s: %w", s.Kid, err)
+		if err != nil && i == 0 {
+			return nil, fmt.Errorf("OAuth signing key %s: %w (PARLEY_SECRET_KEY changed? run parley oauth rotate-key)", s.Kid, err)
 		}
-		keys = append(keys, signingKey{kid: s.Kid, key: key})
+		if err == nil {
+			keys = append(keys, signingKey{kid: s.Kid, key: key})
+		}
 	}
 	k.keys, k.loadedAt = keys, time.Now()
 	return keys, nil

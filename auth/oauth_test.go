@@ -195,10 +195,27 @@ func TestOAuthAccessTokens(t *testing.T) {
 	if n, err := store.DeleteExpiredOAuth(ctx, now.Add(auth.RefreshTokenTTL+time.Hour)); err != nil || n == 0 {
 		t.Errorf("cleaning up expired refresh tokens and their grants: %d, %v", n, err)
 	}
-	// Keys sealed with another secret key do not open: an error, not a refusal.
-	wrong := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: newBox(t, strings.Repeat("04", 32))}, Issuer: "https://parley.test"}
+	// Keys sealed with another secret key do not open: an error, not a
+	// refusal, until a rotation under the new secret key.
+	newSecret := newBox(t, strings.Repeat("04", 32))
+	wrongKeys := &auth.SigningKeys{DB: store, Box: newSecret}
+	wrong := &auth.OAuth{DB: store, Keys: wrongKeys, Issuer: "https://parley.test", Now: o.Now}
+	if err := wrongKeys.Ensure(ctx); err == nil || !strings.Contains(err.Error(), "rotate-key") {
+		t.Errorf("keys under another secret key: %v, want an error naming rotate-key", err)
+	}
 	if _, err := wrong.VerifyAccessToken(ctx, tok2); err == nil || parley.ErrorKind(err) == parley.KindUnauthorized {
 		t.Errorf("keys under another secret key: %v, want an internal error", err)
+	}
+	if _, err := wrongKeys.Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g3, jti3 := oauthGrant(t, store, box, now)
+	tok3, err := wrong.SignAccessToken(ctx, g3, jti3, now)
+	if err != nil {
+		t.Fatalf("signing after the rotation under the new secret key: %v", err)
+	}
+	if _, err := wrong.VerifyAccessToken(ctx, tok3); err != nil {
+		t.Errorf("verifying after the rotation under the new secret key: %v", err)
 	}
 }
 
