@@ -139,15 +139,19 @@ func managedProvider(cfg Config) agent.Provider {
 // in-flight requests and jobs. It registers the process as an instance
 // (startInstance) before it serves and removes it once drained.
 func (s *Server) Run(ctx context.Context) error {
+	// The first start generates the OAuth signing key; a key that does not
+	// open stops the start. Ending ctx meanwhile is a shutdown.
+	if err := s.Handler.OAuth.Keys.Ensure(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("loading OAuth signing keys: %w", err)
+	}
 	stopInstance, err := s.startInstance(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopInstance()
-	// The first start generates the OAuth signing key.
-	if err := s.Handler.OAuth.Keys.Ensure(ctx); err != nil {
-		return fmt.Errorf("loading OAuth signing keys: %w", err)
-	}
 	river, err := s.NewJobClient(jobs.Timing{})
 	if err != nil {
 		return fmt.Errorf("creating job client: %w", err)
