@@ -22,7 +22,7 @@ import (
 
 // oauthGrant provisions a tenant with an owner, a client and a redeemed
 // code, and returns the grant and the jti stored for its access token.
-func oauthGrant(t *testing.T, store *db.DB, box *auth.Box, now time.Time) (db.OAuthGrant, string) {
+func oauthGrant(t testing.TB, store *db.DB, box *auth.Box, now time.Time) (db.OAuthGrant, string) {
 	t.Helper()
 	ctx := context.Background()
 	slug := "oauth-" + strings.ToLower(auth.NewOpaque("")[:8])
@@ -299,4 +299,34 @@ func TestFilterOAuthScopes(t *testing.T) {
 	if got := auth.FilterOAuthScopes("nothing known"); len(got) != 0 {
 		t.Errorf("unknown scopes kept: %v", got)
 	}
+}
+
+// BenchmarkVerifyAccessToken is what an OAuth access token adds to a
+// management request: the RS256 signature and the revocation read.
+func BenchmarkVerifyAccessToken(b *testing.B) {
+	ctx := context.Background()
+	store := dbtest.New(b)
+	key, _ := auth.ParseKey(strings.Repeat("05", 32))
+	box, _ := auth.NewBox(key)
+	now := time.Now()
+	o := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: box}, Issuer: "https://parley.test"}
+	g, jti := oauthGrant(b, store, box, now)
+	tok, err := o.SignAccessToken(ctx, g, jti, now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("signature", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := o.ParseAccessToken(ctx, tok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("signature and revocation", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := o.VerifyAccessToken(ctx, tok); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
