@@ -17,7 +17,9 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// oauthTest is a dashboard test server whose clock a test can move forward.
+// oauthTest is a dashboard test server whose clock stands still (in the
+// middle of a minute, so that a test's requests share each rate-limit
+// window) until a test moves it forward.
 type oauthTest struct {
 	*bundle
 	shift atomic.Int64 // nanoseconds added to the server's clock
@@ -27,8 +29,8 @@ func setupOAuth(t *testing.T) *oauthTest {
 	t.Helper()
 	b := setupAdmin(t, nil)
 	o := &oauthTest{bundle: b}
-	base := b.srv.Handler.Now
-	b.srv.Handler.Now = func() time.Time { return base().Add(time.Duration(o.shift.Load())) }
+	base := b.srv.Handler.Now()
+	b.srv.Handler.Now = func() time.Time { return base.Add(time.Duration(o.shift.Load())) }
 	return o
 }
 
@@ -267,8 +269,18 @@ func TestOAuthTokenRateLimit(t *testing.T) {
 		t.Fatalf("31st token request in a minute: %d %v", status, body)
 	}
 	// Revoke has its own 30 a minute.
-	if status, _, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"client_id": {"pc_unknown"}, "token": {"x"}}); status != http.StatusUnauthorized {
-		t.Errorf("revoke after 30 token requests: %d", status)
+	for i := range 30 {
+		if status, _, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"client_id": {"pc_unknown"}, "token": {"x"}}); status != http.StatusUnauthorized {
+			t.Fatalf("revoke %d after 30 token requests: %d", i+1, status)
+		}
+	}
+	if status, h, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"client_id": {"pc_unknown"}, "token": {"x"}}); status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Errorf("31st revoke in a minute: %d", status)
+	}
+	// The next minute, token requests go through again.
+	o.later(time.Minute)
+	if status, _, _ := oauthPost(t, c, "/oauth/token", bad); status != http.StatusUnauthorized {
+		t.Errorf("a token request the next minute: %d", status)
 	}
 	// Authorize: 20 a minute.
 	a := o.newAdminClient(t)
@@ -433,12 +445,16 @@ func TestOAuthTokenErrors(t *testing.T) {
 	q := authzQuery(clientID, redirect, challenge, "resource", o.srv.Config.BaseURL, "scope", "settings:read")
 
 	code := codeFor(t, c, q)
+	wrong := verifier[:len(verifier)-1] + "A"
+	if wrong == verifier {
+		wrong = verifier[:len(verifier)-1] + "B"
+	}
 	for name, tc := range map[string]struct {
 		form url.Values
 		st   int
 		code string
 	}{
-		"wrong verifier":     {url.Values{"code_verifier": {verifier[:len(verifier)-1] + "A"}}, 400, "invalid_grant"},
+		"wrong verifier":     {url.Values{"code_verifier": {wrong}}, 400, "invalid_grant"},
 		"short verifier":     {url.Values{"code_verifier": {"abc"}}, 400, "invalid_grant"},
 		"no verifier":        {url.Values{"code_verifier": {""}}, 400, "invalid_request"},
 		"redirect + slash":   {url.Values{"redirect_uri": {redirect + "/"}}, 400, "invalid_grant"},
