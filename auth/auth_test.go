@@ -357,9 +357,9 @@ func TestAuthenticator(t *testing.T) {
 	t.Run("non-ak_ bearer goes to the JWT verifier", func(t *testing.T) {
 		t.Parallel()
 		var seen string
-		a := &auth.Authenticator{DB: store, JWT: func(_ context.Context, token string) (auth.Principal, error) {
+		a := &auth.Authenticator{DB: store, Audience: "http://parley.test", JWT: func(_ context.Context, token string) (auth.Principal, error) {
 			seen = token
-			return auth.Principal{TenantID: "from-jwt", Scopes: []string{auth.ScopeCorpusRead}}, nil
+			return auth.Principal{TenantID: "from-jwt", Scopes: []string{auth.ScopeCorpusRead}, Audience: "http://parley.test"}, nil
 		}}
 		p, err := a.Authenticate(ctx, req("Authorization", "Bearer eyJ.payload.sig"))
 		if err != nil || p.TenantID != "from-jwt" || seen != "eyJ.payload.sig" {

@@ -15,21 +15,26 @@ type Principal struct {
 	TenantID string
 	Scopes   []string
 	TokenID  string
+	// Audience is the resource an OAuth access token was issued for (its
+	// aud); empty for ak_ tokens and legacy keys.
+	Audience string
+	// ClientID is the OAuth client of an access token.
+	ClientID string
 }
 
 // HasScope reports whether the principal carries scope.
 func (p Principal) HasScope(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
-// BearerVerifier verifies bearer credentials that are not ak_ tokens (the OAuth
-// access tokens of a later issue). It returns an unauthorized error when the
-// credential is not valid.
+// BearerVerifier verifies bearer credentials that are not ak_ tokens (OAuth
+// access tokens, OAuth.VerifyAccessToken). It returns an unauthorized error
+// when the credential is not valid.
 type BearerVerifier func(ctx context.Context, token string) (Principal, error)
 
 // Authenticator resolves the credentials of a management request.
 type Authenticator struct {
 	DB *db.DB
-	// JWT verifies OAuth access tokens; nil until the OAuth server exists, and
-	// then every non-ak_ bearer credential is refused.
+	// JWT verifies OAuth access tokens; when nil, every non-ak_ bearer
+	// credential is refused.
 	JWT BearerVerifier
 	// Audience is the resource an OAuth access token must be issued for: the
 	// REST base URL, or the MCP resource for /mcp.
@@ -53,7 +58,17 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (Prin
 			return a.lookup(ctx, cred, false)
 		}
 		if a.JWT != nil {
-			return a.JWT(ctx, cred)
+			p, err := a.JWT(ctx, cred)
+			if err != nil {
+				return Principal{}, err
+			}
+			if a.Audience == "" {
+				return Principal{}, unauthorized("OAuth access tokens are not accepted here")
+			}
+			if p.Audience != a.Audience {
+				return Principal{}, unauthorized("This access token was issued for another resource (" + p.Audience + "), not " + a.Audience)
+			}
+			return p, nil
 		}
 		return Principal{}, unauthorized("Invalid or revoked token")
 	}

@@ -44,6 +44,8 @@ type Handler struct {
 	// by the dashboard's sign-in after repeated failures; both keys empty:
 	// none.
 	SignInChallenge SignInChallenge
+	// OAuth issues and verifies the authorization server's tokens.
+	OAuth *auth.OAuth
 	// Passwords checks admin sign-ins.
 	Passwords *auth.Passwords
 	// ResetByEmail is set when PARLEY_SMTP_URL is: forgotten passwords are

@@ -89,26 +89,31 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 	})
 }
 
-// CounterCleanupArgs asks for expired rate-limit counters to be deleted.
+// CounterCleanupArgs asks for expired rate-limit counters (and expired
+// OAuth tokens) to be deleted.
 type CounterCleanupArgs struct{}
 
 // Kind names the job.
 func (CounterCleanupArgs) Kind() string { return "counter_cleanup" }
 
-// CounterCleanupWorker deletes expired rate-limit counters, and the sign-in
-// failures forgotten, so the tables stay small.
+// CounterCleanupWorker deletes expired rate-limit counters, the sign-in
+// failures forgotten and expired OAuth tokens, so that their tables stay
+// small.
 type CounterCleanupWorker struct {
 	river.WorkerDefaults[CounterCleanupArgs]
 	DB *db.DB
 }
 
-// Work deletes the expired counters and sign-in failures.
+// Work deletes the expired counters, sign-in failures and OAuth tokens.
 func (w *CounterCleanupWorker) Work(ctx context.Context, job *river.Job[CounterCleanupArgs]) error {
 	now := time.Now()
 	if _, err := w.DB.DeleteExpiredCounters(ctx, now); err != nil {
 		return err
 	}
-	_, err := w.DB.DeleteExpiredLoginFailures(ctx, now)
+	if _, err := w.DB.DeleteExpiredLoginFailures(ctx, now); err != nil {
+		return err
+	}
+	_, err := w.DB.DeleteExpiredOAuth(ctx, now)
 	return err
 }
 

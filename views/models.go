@@ -45,6 +45,7 @@ var Nav = []NavItem{
 	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
 	{Key: "settings", Label: "Settings", Href: "/admin/settings"},
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
+	{Key: "connected-apps", Label: "Connected apps", Href: "/admin/connected-apps"},
 }
 
 // Option is a choice of a select.

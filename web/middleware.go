@@ -57,6 +57,9 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		p, err := s.Auth.Authenticate(ctx, c.Request())
 		if err != nil {
+			// RFC 9728: where an OAuth client finds how to get a token.
+			c.Response().Header().Set("WWW-Authenticate",
+				`Bearer resource_metadata="`+s.Config.BaseURL+`/.well-known/oauth-protected-resource"`)
 			return err
 		}
 		t, err := s.DB.TenantBySlug(ctx, c.Param("slug"))

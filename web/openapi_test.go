@@ -86,8 +86,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Errorf("info = %q %q, want Parley 2.1.0", doc.Info.Title, doc.Info.Version)
 	}
 
-	// The security schemes this build serves: ak_ tokens as Bearer, legacy
-	// keys in X-API-Key. No OAuth until the OAuth server exists.
+	// The security schemes this build serves: ak_ tokens and OAuth access
+	// tokens as Bearer, legacy keys in X-API-Key, and the OAuth flow.
 	schemes := doc.Components.SecuritySchemes
 	if s := schemes["bearerAuth"]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
 		t.Errorf("bearerAuth is not an http bearer scheme")
@@ -95,13 +95,27 @@ func TestOpenAPIDocument(t *testing.T) {
 	if s := schemes["legacyApiKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-API-Key" {
 		t.Errorf("legacyApiKey is not an apiKey in header X-API-Key")
 	}
-	if got := sortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey"}) {
-		t.Errorf("security schemes = %v, want bearerAuth and legacyApiKey", got)
+	if got := sortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "oauth2"}) {
+		t.Errorf("security schemes = %v, want bearerAuth, legacyApiKey and oauth2", got)
 	}
-	// The MCP server's 401 names its protected-resource metadata (RFC 9728),
-	// whose path has the word; nothing else may.
-	if strings.Contains(strings.ReplaceAll(strings.ToLower(string(OpenAPI)), "/.well-known/oauth-protected-resource/mcp", ""), "oauth") {
-		t.Errorf("the document mentions OAuth, which this build does not serve")
+	if s := schemes["oauth2"]; s == nil || s.Value.Type != "oauth2" || s.Value.Flows == nil || s.Value.Flows.AuthorizationCode == nil {
+		t.Errorf("oauth2 is not an OAuth authorization code flow")
+	} else {
+		f := s.Value.Flows.AuthorizationCode
+		if f.AuthorizationURL != "/oauth/authorize" || f.TokenURL != "/oauth/token" || f.RefreshURL != "/oauth/token" {
+			t.Errorf("oauth2 flow URLs = %q %q %q", f.AuthorizationURL, f.TokenURL, f.RefreshURL)
+		}
+		if got := slices.Sorted(maps.Keys(f.Scopes)); !slices.Equal(got, slices.Sorted(slices.Values(auth.OAuthScopes))) {
+			t.Errorf("oauth2 scopes = %v, want %v", got, auth.OAuthScopes)
+		}
+	}
+	for _, op := range []string{"GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource",
+		"GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/jwks.json", "POST /oauth/register",
+		"GET /oauth/authorize", "POST /oauth/token", "POST /oauth/revoke"} {
+		method, path, _ := strings.Cut(op, " ")
+		if item := doc.Paths.Value(path); item == nil || item.GetOperation(method) == nil {
+			t.Errorf("%s is not documented", op)
+		}
 	}
 	scope := doc.Components.Schemas["Scope"].Value
 	var enum []string
@@ -192,8 +206,9 @@ func TestOpenAPIDocument(t *testing.T) {
 			key := method + " " + path
 			if path == "/mcp" {
 				// The MCP server's scopes are per tool, inside the protocol.
-				if op.Security == nil || len(*op.Security) != 2 || (*op.Security)[0]["bearerAuth"] == nil || (*op.Security)[1]["legacyApiKey"] == nil {
-					t.Errorf("%s: security %v, want bearerAuth and legacyApiKey", key, op.Security)
+				if op.Security == nil || len(*op.Security) != 3 || (*op.Security)[0]["oauth2"] == nil || (*op.Security)[1]["bearerAuth"] == nil ||
+					(*op.Security)[2]["legacyApiKey"] == nil {
+					t.Errorf("%s: security %v, want oauth2, bearerAuth and legacyApiKey", key, op.Security)
 				}
 				continue
 			}
@@ -217,10 +232,10 @@ func TestOpenAPIDocument(t *testing.T) {
 					found[name] = slices.Equal(scopes, []string{scope})
 				}
 			}
-			if len(*op.Security) != 2 {
-				t.Errorf("%s: security %v, want bearerAuth and legacyApiKey", key, *op.Security)
+			if len(*op.Security) != 3 {
+				t.Errorf("%s: security %v, want bearerAuth, oauth2 and legacyApiKey", key, *op.Security)
 			}
-			for _, name := range []string{"bearerAuth", "legacyApiKey"} {
+			for _, name := range []string{"bearerAuth", "oauth2", "legacyApiKey"} {
 				if !found[name] {
 					t.Errorf("%s: security %s does not require exactly [%s]", key, name, scope)
 				}

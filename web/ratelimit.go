@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -139,4 +140,38 @@ func retryAfterSeconds(err error) (int, bool) {
 	}
 	d, ok := e.Details.(chatRateDetails)
 	return d.RetryAfter, ok
+}
+
+// oauthLimit limits an endpoint of the authorization server to limit
+// requests per window from one address (spec, Limits), counted in Postgres
+// like chat's. A refused request is not counted, and gets 429 with
+// Retry-After and the RFC 6749 error shape.
+func (s *Server) oauthLimit(endpoint string, limit int, window time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			now := s.now()
+			w := db.Window{Key: "oauth:" + endpoint + ":" + rateLimitAddr(c.RealIP()), Length: window, Limit: limit}
+			counts, counted, err := s.DB.HitWithin(c.Request().Context(), []db.Window{w}, now)
+			if err != nil {
+				return err
+			}
+			if counted && counts[0] <= limit {
+				return next(c)
+			}
+			secs := max(1, int(math.Ceil(windowLeft(now, window).Seconds())))
+			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+			c.Response().Header().Set("Cache-Control", "no-store")
+			return c.JSON(http.StatusTooManyRequests, map[string]string{"error": "rate_limited",
+				"error_description": fmt.Sprintf("Too many %s requests from this address: at most %d per %s; retry in %d seconds",
+					endpoint, limit, windowName(window), secs)})
+		}
+	}
+}
+
+// windowName is a limit's window in words.
+func windowName(d time.Duration) string {
+	if d == time.Hour {
+		return "hour"
+	}
+	return "minute"
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -43,6 +44,16 @@ func (s *Server) routes() {
 	e.POST(handlers.MCPPath, serveMCP, s.mcpAPI, requireJSON)
 	e.GET(handlers.MCPPath, serveMCP, s.mcpAPI)
 	e.DELETE(handlers.MCPPath, serveMCP, s.mcpAPI)
+
+	// OAuth 2.1 authorization server (the consent page is the dashboard's).
+	e.GET("/.well-known/oauth-authorization-server", h.ShowAuthServerMetadata)
+	e.GET("/.well-known/oauth-protected-resource", h.ShowResourceMetadata)
+	e.GET("/.well-known/oauth-protected-resource/mcp", h.ShowMCPResourceMetadata)
+	e.GET("/.well-known/jwks.json", h.ShowJWKS)
+	e.POST("/oauth/register", h.RegisterOAuthClient, s.oauthLimit("register", s.OAuthLimits.Register, time.Hour), requireJSON)
+	e.GET("/oauth/authorize", h.Authorize, s.oauthLimit("authorize", s.OAuthLimits.Authorize, time.Minute))
+	e.POST("/oauth/token", h.Token, s.oauthLimit("token", s.OAuthLimits.Token, time.Minute))
+	e.POST("/oauth/revoke", h.Revoke, s.oauthLimit("revoke", s.OAuthLimits.Revoke, time.Minute))
 
 	// Management REST API. Every endpoint that reads a JSON body refuses
 	// another type with 415 (requireJSON); the CSV import is multipart.
@@ -146,6 +157,10 @@ func (s *Server) routes() {
 	signedIn.GET("/tokens", h.ShowTokensPage)
 	signedIn.POST("/tokens", h.SaveToken)
 	signedIn.POST("/tokens/:id/revoke", h.RevokeToken)
+	signedIn.GET("/oauth/consent", h.ShowConsentPage)
+	signedIn.POST("/oauth/consent", h.SaveConsent)
+	signedIn.GET("/connected-apps", h.ShowConnectedAppsPage)
+	signedIn.POST("/connected-apps/:client/revoke", h.RevokeConnectedApp)
 	signedIn.GET("/segments", h.ShowSegmentsPage)
 	signedIn.GET("/segments/new", h.ShowSegmentPage)
 	signedIn.POST("/segments", h.SaveSegment)

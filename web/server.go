@@ -38,7 +38,21 @@ type Server struct {
 	Sessions *scs.SessionManager
 	// Mail is the SMTP sender of PARLEY_SMTP_URL, nil when it is unset.
 	Mail *mail.Sender
+	// OAuthLimits are the authorization server's rate limits per address
+	// (spec, Limits); tests lower them.
+	OAuthLimits OAuthLimits
 }
+
+// OAuthLimits are the authorization server's limits per client address:
+// registrations an hour, authorization requests, token and revocation
+// requests a minute.
+type OAuthLimits struct {
+	Register, Authorize, Token, Revoke int
+}
+
+// DefaultOAuthLimits are the spec's: 5 registrations an hour, 20
+// authorization requests and 30 token and revocation requests a minute.
+var DefaultOAuthLimits = OAuthLimits{Register: 5, Authorize: 20, Token: 30, Revoke: 30}
 
 // NewServer wires a server for cfg on an open database.
 func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
@@ -61,13 +75,17 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	sessions.Cookie.Path = "/admin"
 
 	s := &Server{
-		Echo:     echo.New(),
-		Config:   cfg,
-		DB:       store,
-		Logger:   logger,
-		Auth:     &auth.Authenticator{DB: store, Audience: cfg.BaseURL},
-		Sessions: sessions,
+		Echo:        echo.New(),
+		Config:      cfg,
+		DB:          store,
+		Logger:      logger,
+		Sessions:    sessions,
+		OAuthLimits: DefaultOAuthLimits,
 	}
+	oauth := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: box}, Issuer: cfg.BaseURL, Now: s.now}
+	// The management API takes ak_ tokens and OAuth access tokens issued for
+	// it; the MCP server, those issued for it.
+	s.Auth = &auth.Authenticator{DB: store, JWT: oauth.VerifyAccessToken, Audience: cfg.BaseURL}
 	mcpAuth := *s.Auth
 	mcpAuth.Audience = cfg.BaseURL + handlers.MCPPath
 	s.MCPAuth = &mcpAuth
@@ -78,7 +96,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
-		Outbound: guard,
+		Outbound: guard, OAuth: oauth,
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Logger: logger, Now: s.now},
@@ -131,6 +149,14 @@ func managedProvider(cfg Config) agent.Provider {
 // in-flight requests and jobs. It registers the process as an instance
 // (startInstance) before it serves and removes it once drained.
 func (s *Server) Run(ctx context.Context) error {
+	// The first start generates the OAuth signing key; a key that does not
+	// open stops the start. Ending ctx meanwhile is a shutdown.
+	if err := s.Handler.OAuth.Keys.Ensure(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("loading OAuth signing keys: %w", err)
+	}
 	ln, err := net.Listen("tcp", s.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", s.Config.Addr, err)

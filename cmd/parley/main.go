@@ -34,6 +34,8 @@ commands:
   user create --email E --password W --tenant S
                                  add an owner; for an existing user, set a new password
                                  (ending their sessions) and add the tenant if not theirs
+  oauth rotate-key               add a new OAuth signing key; the previous one still verifies
+                                 (and stays in the JWKS) until the next rotation
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
   seed-demo                      on an empty database, create the demo tenant and print its logins
   seed-conversations --tenant S [--conversations N] [--messages-per M] [--days D] [--seed X]
@@ -64,6 +66,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 	if (cmd == "tenant" || cmd == "token" || cmd == "user") && len(rest) > 0 && rest[0] == "create" {
 		cmd, rest = cmd+" create", rest[1:]
 	}
+	if cmd == "oauth" && len(rest) > 0 && rest[0] == "rotate-key" {
+		cmd, rest = "oauth rotate-key", rest[1:]
+	}
 	switch cmd {
 	case "serve":
 		return serve(ctx, stderr)
@@ -81,6 +86,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		return tokenCreate(ctx, rest, stdout, stderr)
 	case "user create":
 		return userCreate(ctx, rest, stdout, stderr, pws)
+	case "oauth rotate-key":
+		return rotateOAuthKey(ctx, stdout)
 	case "dev-db":
 		return devDB(ctx, rest, stdout, stderr)
 	case "seed-demo":
@@ -109,6 +116,23 @@ func withDB(ctx context.Context, fn func(*db.DB) error) error {
 	}
 	defer store.Close()
 	return fn(store)
+}
+
+// rotateOAuthKey adds a new signing key of OAuth access tokens and retires
+// all but the previous one.
+func rotateOAuthKey(ctx context.Context, stdout io.Writer) error {
+	b, err := box()
+	if err != nil {
+		return err
+	}
+	return withDB(ctx, func(store *db.DB) error {
+		kid, err := (&auth.SigningKeys{DB: store, Box: b}).Rotate(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "new OAuth signing key %s; the previous key still verifies until the next rotation\n", kid)
+		return nil
+	})
 }
 
 // box builds the secret box from PARLEY_SECRET_KEY.

@@ -1,0 +1,130 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// consentFields are the authorization request's parameters, carried from
+// /oauth/authorize through the sign-in to the consent form.
+var consentFields = []string{"response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "resource"}
+
+// ShowConsentPage asks the signed-in owner whether the client may act on
+// their current tenant, with each scope in words.
+func (h *Handler) ShowConsentPage(c echo.Context) error {
+	q := c.QueryParams()
+	r, e := h.parseAuthorize(c, q.Get)
+	if e != nil {
+		return h.refuseAuthorize(c, r, e)
+	}
+	a := adminFrom(c)
+	u, _ := url.Parse(r.RedirectURI)
+	v := views.ConsentView{
+		ClientName: r.Client.Name, RedirectHost: u.Host, TenantName: a.Tenant.Name, TenantSlug: a.Tenant.Slug,
+		Scopes: r.Scopes, MCP: r.Resource == h.OAuth.MCPResource(), CSRF: csrfToken(c), UserEmail: a.User.Email,
+	}
+	if len(a.Memberships) > 1 {
+		for _, m := range a.Memberships {
+			v.Tenants = append(v.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
+		}
+	}
+	for _, k := range consentFields {
+		if val := q.Get(k); val != "" {
+			v.Fields = append(v.Fields, views.HiddenField{Name: k, Value: val})
+		}
+	}
+	return render(c, http.StatusOK, views.ConsentPage(v))
+}
+
+// SaveConsent is the owner's answer: approve sends the client an
+// authorization code for the tenant chosen (one of the owner's; the one
+// they are administering by default), deny sends access_denied.
+func (h *Handler) SaveConsent(c echo.Context) error {
+	r, e := h.parseAuthorize(c, c.FormValue)
+	if e != nil {
+		return h.refuseAuthorize(c, r, e)
+	}
+	if c.FormValue("decision") != "approve" {
+		return h.refuseAuthorize(c, r, &authzError{Code: "access_denied", Description: "The owner denied access"})
+	}
+	a := adminFrom(c)
+	tenantID := a.Tenant.ID
+	if slug := c.FormValue("tenant"); slug != "" {
+		tenantID = ""
+		for _, m := range a.Memberships {
+			if m.TenantSlug == slug {
+				tenantID = m.TenantID
+			}
+		}
+		if tenantID == "" {
+			return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+		}
+	}
+	now := h.now()
+	code := auth.NewOpaque("ac_")
+	err := h.DB.CreateOAuthCode(c.Request().Context(), auth.HashToken(code), db.OAuthCode{
+		ClientID: r.Client.ID, TenantID: tenantID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
+		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge, ExpiresAt: now.Add(auth.CodeTTL),
+	}, now)
+	if err != nil {
+		return err
+	}
+	p := url.Values{"code": {code}, "iss": {h.BaseURL}}
+	if r.State != "" {
+		p.Set("state", r.State)
+	}
+	return c.Redirect(http.StatusSeeOther, authzRedirect(r.RedirectURI, p))
+}
+
+// ShowConnectedAppsPage lists the OAuth clients holding live grants on the
+// tenant.
+func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
+	a := adminFrom(c)
+	apps, err := h.DB.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.now())
+	if err != nil {
+		return err
+	}
+	var rows []views.ConnectedAppRow
+	for _, app := range apps {
+		// The scopes in the order the consent page showed them.
+		slices.SortFunc(app.Scopes, func(x, y string) int {
+			return slices.Index(auth.OAuthScopes, x) - slices.Index(auth.OAuthScopes, y)
+		})
+		row := views.ConnectedAppRow{ClientID: app.ClientID, Name: app.ClientName, Scopes: app.Scopes,
+			AuthorizedAt: app.AuthorizedAt.Format("2 Jan 2006 15:04"), LastUsed: "never"}
+		if len(app.RedirectURIs) > 0 {
+			if u, err := url.Parse(app.RedirectURIs[0]); err == nil {
+				row.Host = u.Host
+			}
+		}
+		if app.LastUsedAt != nil {
+			row.LastUsed = app.LastUsedAt.Format("2 Jan 2006 15:04")
+		}
+		rows = append(rows, row)
+	}
+	return render(c, http.StatusOK, views.ConnectedAppsPage(h.page(c, "Connected apps", "connected-apps"), rows))
+}
+
+// RevokeConnectedApp revokes every grant of a client on the tenant: its
+// access and refresh tokens stop working at once.
+func (h *Handler) RevokeConnectedApp(c echo.Context) error {
+	a := adminFrom(c)
+	ctx := c.Request().Context()
+	found, err := h.DB.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.now())
+	if err != nil {
+		return err
+	}
+	if !found {
+		return parley.Errorf(parley.KindNotFound, "That app has no access to revoke")
+	}
+	h.Sessions.Put(ctx, sessFlash, "Access revoked: the app can no longer act on your tenant.")
+	return c.Redirect(http.StatusSeeOther, "/admin/connected-apps")
+}

@@ -1,0 +1,345 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// The authorization server's endpoints (RFC 8414, 7591, 6749, 7636, 7009,
+// 8707; RFC 9728 for the resources' metadata).
+const (
+	oauthAuthorizePath = "/oauth/authorize"
+	oauthTokenPath     = "/oauth/token"
+	oauthRegisterPath  = "/oauth/register"
+	oauthRevokePath    = "/oauth/revoke"
+	oauthJWKSPath      = "/.well-known/jwks.json"
+	// ConsentPath is the dashboard's consent page, to which /oauth/authorize
+	// sends a valid request (the dashboard's session cookie is scoped to /admin).
+	ConsentPath = "/admin/oauth/consent"
+)
+
+// Limits of registration input.
+const (
+	maxRedirectURIs   = 10
+	maxRedirectURILen = 2000
+	maxClientName     = 200
+	maxOAuthForm      = 16 << 10
+	maxStateLen       = 1000
+)
+
+// oauthError is an error body of RFC 6749 section 5.2 (and RFC 7591 3.2.2).
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// oauthFail answers an OAuth error; 401 invalid_client also gets its
+// WWW-Authenticate challenge.
+func oauthFail(c echo.Context, status int, code, description string) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	return c.JSON(status, oauthError{Error: code, Description: description})
+}
+
+// authServerMetadata is RFC 8414's document.
+type authServerMetadata struct {
+	Issuer                            string   `json:"issuer"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
+	TokenEndpoint                     string   `json:"token_endpoint"`
+	RegistrationEndpoint              string   `json:"registration_endpoint"`
+	RevocationEndpoint                string   `json:"revocation_endpoint"`
+	JWKSURI                           string   `json:"jwks_uri"`
+	ScopesSupported                   []string `json:"scopes_supported"`
+	ResponseTypesSupported            []string `json:"response_types_supported"`
+	ResponseModesSupported            []string `json:"response_modes_supported"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
+	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	RevocationEndpointAuthMethods     []string `json:"revocation_endpoint_auth_methods_supported"`
+	AuthorizationResponseIssParameter bool     `json:"authorization_response_iss_parameter_supported"`
+	ServiceDocumentation              string   `json:"service_documentation"`
+}
+
+// ShowAuthServerMetadata is /.well-known/oauth-authorization-server.
+func (h *Handler) ShowAuthServerMetadata(c echo.Context) error {
+	b := h.BaseURL
+	return c.JSON(http.StatusOK, authServerMetadata{
+		Issuer: b, AuthorizationEndpoint: b + oauthAuthorizePath, TokenEndpoint: b + oauthTokenPath,
+		RegistrationEndpoint: b + oauthRegisterPath, RevocationEndpoint: b + oauthRevokePath, JWKSURI: b + oauthJWKSPath,
+		ScopesSupported: auth.OAuthScopes, ResponseTypesSupported: []string{"code"}, ResponseModesSupported: []string{"query"},
+		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		CodeChallengeMethodsSupported:     []string{"S256"},
+		TokenEndpointAuthMethodsSupported: []string{"none"}, RevocationEndpointAuthMethods: []string{"none"},
+		AuthorizationResponseIssParameter: true, ServiceDocumentation: b + "/openapi.json",
+	})
+}
+
+// resourceMetadata is RFC 9728's document.
+type resourceMetadata struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers"`
+	ScopesSupported        []string `json:"scopes_supported"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	ResourceName           string   `json:"resource_name"`
+}
+
+// ShowResourceMetadata is /.well-known/oauth-protected-resource: the
+// management REST API, with the REST scopes.
+func (h *Handler) ShowResourceMetadata(c echo.Context) error {
+	return c.JSON(http.StatusOK, resourceMetadata{Resource: h.BaseURL, AuthorizationServers: []string{h.BaseURL},
+		ScopesSupported: auth.RESTScopes, BearerMethodsSupported: []string{"header"}, ResourceName: "Parley management API"})
+}
+
+// ShowMCPResourceMetadata is /.well-known/oauth-protected-resource/mcp:
+// Parley's MCP server, with the mcp: scopes.
+func (h *Handler) ShowMCPResourceMetadata(c echo.Context) error {
+	return c.JSON(http.StatusOK, resourceMetadata{Resource: h.OAuth.MCPResource(), AuthorizationServers: []string{h.BaseURL},
+		ScopesSupported: auth.MCPScopes, BearerMethodsSupported: []string{"header"}, ResourceName: "Parley MCP server"})
+}
+
+// ShowJWKS is /.well-known/jwks.json: the public keys of access tokens.
+func (h *Handler) ShowJWKS(c echo.Context) error {
+	keys, err := h.OAuth.Keys.JWKS(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
+}
+
+// registration is the body of POST /oauth/register, and its answer.
+type registration struct {
+	ClientID                string   `json:"client_id,omitempty"`
+	ClientIDIssuedAt        int64    `json:"client_id_issued_at,omitempty"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	Scope                   string   `json:"scope"`
+}
+
+// RegisterOAuthClient is RFC 7591 dynamic registration of a public client.
+func (h *Handler) RegisterOAuthClient(c echo.Context) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxOAuthForm+1))
+	if err != nil || len(body) > maxOAuthForm {
+		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "The body must be a JSON object of at most 16 KB")
+	}
+	var in registration
+	if err := json.Unmarshal(body, &in); err != nil {
+		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "The body must be a JSON object of client metadata: "+strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if len(in.RedirectURIs) == 0 || len(in.RedirectURIs) > maxRedirectURIs {
+		return oauthFail(c, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris: give between 1 and 10 redirect URIs")
+	}
+	for _, u := range in.RedirectURIs {
+		if len(u) > maxRedirectURILen {
+			return oauthFail(c, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris: at most 2000 characters each")
+		}
+		if why := auth.CheckRedirectURI(u); why != "" {
+			return oauthFail(c, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris: "+clipText(u, 100)+" "+why)
+		}
+	}
+	switch in.TokenEndpointAuthMethod {
+	case "", "none":
+	default:
+		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata",
+			"token_endpoint_auth_method: only public clients are registered here: use \"none\" (PKCE protects the code)")
+	}
+	for _, g := range in.GrantTypes {
+		if g != "authorization_code" && g != "refresh_token" {
+			return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "grant_types: only authorization_code and refresh_token are supported")
+		}
+	}
+	for _, r := range in.ResponseTypes {
+		if r != "code" {
+			return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "response_types: only code is supported")
+		}
+	}
+	name := strings.TrimSpace(in.ClientName)
+	if name == "" {
+		u, _ := url.Parse(in.RedirectURIs[0])
+		name = u.Hostname()
+	}
+	if len([]rune(name)) > maxClientName || !storableText(name) {
+		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "client_name: at most 200 characters of text")
+	}
+	scopes := auth.FilterOAuthScopes(in.Scope)
+	if strings.TrimSpace(in.Scope) == "" {
+		scopes = auth.OAuthScopes
+	}
+	client, err := h.DB.CreateOAuthClient(c.Request().Context(), db.OAuthClient{
+		ID: auth.NewOpaque("pc_"), Name: name, RedirectURIs: in.RedirectURIs, Scopes: scopes})
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, registration{
+		ClientID: client.ID, ClientIDIssuedAt: client.CreatedAt.Unix(), ClientName: client.Name,
+		RedirectURIs: client.RedirectURIs, GrantTypes: []string{"authorization_code", "refresh_token"},
+		ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none", Scope: strings.Join(client.Scopes, " "),
+	})
+}
+
+// storableText reports whether s is text PostgreSQL stores (no NUL, no
+// control characters).
+func storableText(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0xfffd })
+}
+
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// authzRequest is a valid authorization request.
+type authzRequest struct {
+	Client      db.OAuthClient
+	RedirectURI string
+	State       string
+	Challenge   string
+	Resource    string
+	Scopes      []string
+}
+
+// authzError is a refused authorization request. Untrusted means the
+// redirect URI is not (yet) known to be the client's: the error is shown as
+// a page and never sent there. Otherwise it goes back to the client as
+// error and error_description on the redirect URI.
+type authzError struct {
+	Untrusted   bool
+	Code        string
+	Description string
+}
+
+// parseAuthorize validates an authorization request (query of GET
+// /oauth/authorize, or the consent form carrying it).
+func (h *Handler) parseAuthorize(c echo.Context, get func(string) string) (authzRequest, *authzError) {
+	var r authzRequest
+	clientID := get("client_id")
+	if clientID == "" {
+		return r, &authzError{Untrusted: true, Description: "The request names no client (client_id is missing)."}
+	}
+	client, err := h.DB.OAuthClientByID(c.Request().Context(), clientID)
+	if err != nil {
+		return r, &authzError{Untrusted: true, Description: "The app asking for access is not registered here (unknown client_id)."}
+	}
+	r.Client = client
+	r.RedirectURI = get("redirect_uri")
+	if r.RedirectURI == "" {
+		return r, &authzError{Untrusted: true, Description: "The request names no redirect_uri."}
+	}
+	if !slices.Contains(client.RedirectURIs, r.RedirectURI) {
+		return r, &authzError{Untrusted: true, Description: "The redirect_uri is not one this app registered (it must match exactly)."}
+	}
+	r.State = get("state")
+	if len(r.State) > maxStateLen {
+		r.State = ""
+		return r, &authzError{Code: "invalid_request", Description: "state is longer than 1000 characters"}
+	}
+	if rt := get("response_type"); rt != "code" {
+		return r, &authzError{Code: "unsupported_response_type", Description: "response_type must be code"}
+	}
+	if m := get("code_challenge_method"); m != "S256" {
+		return r, &authzError{Code: "invalid_request", Description: "code_challenge_method must be S256 (PKCE is required; plain is refused)"}
+	}
+	r.Challenge = get("code_challenge")
+	if len(r.Challenge) != 43 || strings.ContainsFunc(r.Challenge, func(c rune) bool {
+		return !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
+	}) {
+		return r, &authzError{Code: "invalid_request", Description: "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)"}
+	}
+	r.Resource = get("resource")
+	if r.Resource == "" {
+		r.Resource = h.OAuth.MCPResource()
+	}
+	if !slices.Contains(h.OAuth.Resources(), r.Resource) {
+		return r, &authzError{Code: "invalid_target", Description: "resource must be " + strings.Join(h.OAuth.Resources(), " or ")}
+	}
+	for _, s := range auth.FilterOAuthScopes(get("scope")) {
+		if slices.Contains(client.Scopes, s) {
+			r.Scopes = append(r.Scopes, s)
+		}
+	}
+	if len(r.Scopes) == 0 {
+		// No known scope asked for: the scopes of the resource the client registered.
+		family := auth.RESTScopes
+		if r.Resource == h.OAuth.MCPResource() {
+			family = auth.MCPScopes
+		}
+		for _, s := range family {
+			if slices.Contains(client.Scopes, s) {
+				r.Scopes = append(r.Scopes, s)
+			}
+		}
+	}
+	if len(r.Scopes) == 0 {
+		return r, &authzError{Code: "invalid_scope", Description: "none of the scopes asked for is one this app registered"}
+	}
+	return r, nil
+}
+
+// authzRedirect is the client's redirect URI with params added to its query.
+func authzRedirect(redirectURI string, params url.Values) string {
+	u, _ := url.Parse(redirectURI)
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// refuseAuthorize answers a refused authorization request: a page when the
+// redirect URI is not trusted, else a redirect carrying the error.
+func (h *Handler) refuseAuthorize(c echo.Context, r authzRequest, e *authzError) error {
+	if e.Untrusted {
+		return render(c, http.StatusBadRequest, views.OAuthErrorPage(e.Description))
+	}
+	p := url.Values{"error": {e.Code}, "error_description": {e.Description}, "iss": {h.BaseURL}}
+	if r.State != "" {
+		p.Set("state", r.State)
+	}
+	return c.Redirect(http.StatusSeeOther, authzRedirect(r.RedirectURI, p))
+}
+
+// Authorize is GET /oauth/authorize: it checks the request and sends a valid
+// one to the dashboard's consent page (through the sign-in when needed).
+func (h *Handler) Authorize(c echo.Context) error {
+	q := c.QueryParams()
+	r, e := h.parseAuthorize(c, q.Get)
+	if e != nil {
+		return h.refuseAuthorize(c, r, e)
+	}
+	return c.Redirect(http.StatusSeeOther, ConsentPath+"?"+c.Request().URL.RawQuery)
+}
+
+var errNoForm = errors.New("not form-encoded")
+
+// oauthForm parses a form-encoded body of at most maxOAuthForm.
+func oauthForm(c echo.Context) (url.Values, error) {
+	req := c.Request()
+	ct, _, _ := strings.Cut(req.Header.Get(echo.HeaderContentType), ";")
+	if !strings.EqualFold(strings.TrimSpace(ct), echo.MIMEApplicationForm) {
+		return nil, errNoForm
+	}
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxOAuthForm)
+	if err := req.ParseForm(); err != nil {
+		return nil, err
+	}
+	return req.PostForm, nil
+}

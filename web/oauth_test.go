@@ -1,0 +1,695 @@
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+)
+
+// oauthTest is a dashboard test server whose clock stands still (in the
+// middle of a minute, so that a test's requests share each rate-limit
+// window) until a test moves it forward.
+type oauthTest struct {
+	*bundle
+	shift atomic.Int64 // nanoseconds added to the server's clock
+}
+
+func setupOAuth(t *testing.T) *oauthTest {
+	t.Helper()
+	b := setupAdmin(t, nil)
+	o := &oauthTest{bundle: b}
+	base := b.srv.Handler.Now()
+	b.srv.Handler.Now = func() time.Time { return base.Add(time.Duration(o.shift.Load())) }
+	return o
+}
+
+// later moves the server's clock forward by d.
+func (o *oauthTest) later(d time.Duration) { o.shift.Add(int64(d)) }
+
+// oauthJSON posts a JSON body from c's address and decodes the JSON answer.
+func oauthJSON(t *testing.T, c *adminClient, path string, body any) (int, http.Header, map[string]any) {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, c.b.ts.URL+path, strings.NewReader(string(raw)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", c.ip)
+	return oauthSend(t, c, req)
+}
+
+// oauthPost posts a form from c's address and decodes the JSON answer.
+func oauthPost(t *testing.T, c *adminClient, path string, form url.Values) (int, http.Header, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.b.ts.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", c.ip)
+	return oauthSend(t, c, req)
+}
+
+func oauthSend(t *testing.T, c *adminClient, req *http.Request) (int, http.Header, map[string]any) {
+	t.Helper()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: %d %q is not JSON", req.Method, req.URL.Path, resp.StatusCode, raw)
+		}
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
+// apiGet calls the management API with a bearer token.
+func apiGet(t *testing.T, b *bundle, path, token string) (int, map[string]any) {
+	t.Helper()
+	return b.do(t, http.MethodGet, path, token, nil)
+}
+
+// register registers a public client with one redirect URI and returns its id.
+func register(t *testing.T, c *adminClient, redirect string) string {
+	t.Helper()
+	status, _, body := oauthJSON(t, c, "/oauth/register", map[string]any{
+		"client_name": "Test app", "redirect_uris": []string{redirect}, "token_endpoint_auth_method": "none",
+		"grant_types": []string{"authorization_code", "refresh_token"}, "response_types": []string{"code"},
+	})
+	if status != http.StatusCreated {
+		t.Fatalf("registering: %d %v", status, body)
+	}
+	return body["client_id"].(string)
+}
+
+// pkce is a verifier and its S256 challenge.
+func pkce() (verifier, challenge string) {
+	verifier = base64.RawURLEncoding.EncodeToString(auth.RandomBytes(32))
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// authzQuery is an authorization request's query.
+func authzQuery(clientID, redirect, challenge string, extra ...string) url.Values {
+	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirect},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "state": {"st-123"}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		q.Set(extra[i], extra[i+1])
+	}
+	return q
+}
+
+// approve runs an authorization request as the signed-in c and returns the
+// redirect the client receives.
+func approve(t *testing.T, c *adminClient, q url.Values, decision string) *url.URL {
+	t.Helper()
+	p := c.get("/oauth/authorize?" + q.Encode())
+	if p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/admin/oauth/consent?") {
+		t.Fatalf("authorize: %d to %q: %s", p.status, p.location(), p.text("#oauth-error"))
+	}
+	page := c.get(p.location())
+	if page.status != http.StatusOK {
+		t.Fatalf("consent page: %d to %q", page.status, page.location())
+	}
+	form := formValues(page.doc.Find(`form[action="/admin/oauth/consent"]`))
+	form.Set("decision", decision)
+	done := c.do("POST", "/admin/oauth/consent", form, nil)
+	if done.status != http.StatusSeeOther {
+		t.Fatalf("consent: %d %s", done.status, done.body)
+	}
+	u, err := url.Parse(done.location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// codeFor approves a request and returns the code.
+func codeFor(t *testing.T, c *adminClient, q url.Values) string {
+	t.Helper()
+	u := approve(t, c, q, "approve")
+	code := u.Query().Get("code")
+	if code == "" || u.Query().Get("state") != q.Get("state") || u.Query().Get("iss") != c.b.srv.Config.BaseURL {
+		t.Fatalf("redirect %s lacks code, state or iss", u)
+	}
+	return code
+}
+
+// exchange trades a code for tokens.
+func exchange(t *testing.T, c *adminClient, clientID, code, redirect, verifier string) (int, map[string]any) {
+	t.Helper()
+	status, h, body := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {redirect}, "client_id": {clientID}, "code_verifier": {verifier}})
+	if status == http.StatusOK && h.Get("Cache-Control") != "no-store" {
+		t.Errorf("token response Cache-Control = %q, want no-store", h.Get("Cache-Control"))
+	}
+	return status, body
+}
+
+// tokens runs the whole flow for ten's owner (already signed in as c) and
+// returns the client id and token response.
+func tokens(t *testing.T, c *adminClient, redirect string, extra ...string) (string, map[string]any) {
+	t.Helper()
+	clientID := register(t, c, redirect)
+	verifier, challenge := pkce()
+	code := codeFor(t, c, authzQuery(clientID, redirect, challenge, extra...))
+	status, body := exchange(t, c, clientID, code, redirect, verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %v", status, body)
+	}
+	return clientID, body
+}
+
+func wantOAuthError(t *testing.T, what string, status int, body map[string]any, wantStatus int, wantCode string) {
+	t.Helper()
+	if status != wantStatus || body["error"] != wantCode {
+		t.Errorf("%s: %d %v, want %d %s", what, status, body, wantStatus, wantCode)
+	}
+	if d, _ := body["error_description"].(string); d == "" && wantCode != "" {
+		t.Errorf("%s: no error_description", what)
+	}
+}
+
+func TestOAuthMetadata(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	base := o.srv.Config.BaseURL
+	status, m := o.do(t, http.MethodGet, "/.well-known/oauth-authorization-server", "", nil)
+	if status != http.StatusOK || m["issuer"] != base || m["token_endpoint"] != base+"/oauth/token" ||
+		m["registration_endpoint"] != base+"/oauth/register" || m["jwks_uri"] != base+"/.well-known/jwks.json" {
+		t.Errorf("metadata = %d %v", status, m)
+	}
+	if got := m["code_challenge_methods_supported"].([]any); len(got) != 1 || got[0] != "S256" {
+		t.Errorf("code_challenge_methods_supported = %v, want [S256]", got)
+	}
+	if got := m["scopes_supported"].([]any); len(got) != len(auth.OAuthScopes) {
+		t.Errorf("scopes_supported = %v", got)
+	}
+	_, r := o.do(t, http.MethodGet, "/.well-known/oauth-protected-resource", "", nil)
+	if r["resource"] != base || r["authorization_servers"].([]any)[0] != base {
+		t.Errorf("resource metadata = %v", r)
+	}
+	_, r = o.do(t, http.MethodGet, "/.well-known/oauth-protected-resource/mcp", "", nil)
+	if r["resource"] != base+"/mcp" || r["scopes_supported"].([]any)[0] != auth.ScopeMCPCorpusRead {
+		t.Errorf("MCP resource metadata = %v", r)
+	}
+	status, jwks := o.do(t, http.MethodGet, "/.well-known/jwks.json", "", nil)
+	keys, _ := jwks["keys"].([]any)
+	if status != http.StatusOK || len(keys) == 0 || keys[0].(map[string]any)["alg"] != "RS256" || keys[0].(map[string]any)["kid"] == "" {
+		t.Errorf("jwks = %d %v", status, jwks)
+	}
+}
+
+func TestOAuthRegister(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	c := o.newAdminClient(t)
+	status, _, body := oauthJSON(t, c, "/oauth/register", map[string]any{"client_name": "Claude",
+		"redirect_uris": []string{"http://127.0.0.1:3000/cb", "https://app.example/cb"}, "scope": "corpus:read mcp:corpus:read bogus"})
+	if status != http.StatusCreated || body["token_endpoint_auth_method"] != "none" || body["scope"] != "corpus:read mcp:corpus:read" ||
+		!strings.HasPrefix(body["client_id"].(string), "pc_") {
+		t.Errorf("register = %d %v", status, body)
+	}
+	for name, tc := range map[string]struct {
+		body map[string]any
+		code string
+	}{
+		"no redirect":       {map[string]any{"client_name": "x"}, "invalid_redirect_uri"},
+		"plain http":        {map[string]any{"redirect_uris": []string{"http://app.example/cb"}}, "invalid_redirect_uri"},
+		"fragment":          {map[string]any{"redirect_uris": []string{"https://app.example/cb#x"}}, "invalid_redirect_uri"},
+		"relative":          {map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri"},
+		"confidential":      {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"},
+		"implicit":          {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "response_types": []string{"token"}}, "invalid_client_metadata"},
+		"client credential": {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "grant_types": []string{"client_credentials"}}, "invalid_client_metadata"},
+	} {
+		status, _, body := oauthJSON(t, o.newAdminClient(t), "/oauth/register", tc.body)
+		wantOAuthError(t, name, status, body, http.StatusBadRequest, tc.code)
+	}
+}
+
+func TestOAuthRegisterRateLimit(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	c := o.newAdminClient(t)
+	for i := range 5 {
+		register(t, c, "https://app.example/cb"+strconv.Itoa(i))
+	}
+	status, h, body := oauthJSON(t, c, "/oauth/register", map[string]any{"redirect_uris": []string{"https://app.example/cb"}})
+	if status != http.StatusTooManyRequests || body["error"] != "rate_limited" || h.Get("Retry-After") == "" {
+		t.Fatalf("6th registration in an hour: %d %v Retry-After %q", status, body, h.Get("Retry-After"))
+	}
+	// Another address is counted apart; the next hour the first may register again.
+	register(t, o.newAdminClient(t), "https://app.example/cb")
+	o.later(time.Hour)
+	register(t, c, "https://app.example/cb")
+}
+
+func TestOAuthTokenRateLimit(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	c := o.newAdminClient(t)
+	bad := url.Values{"grant_type": {"refresh_token"}, "client_id": {"pc_unknown"}, "refresh_token": {"rt_x"}}
+	for i := range 30 {
+		if status, _, _ := oauthPost(t, c, "/oauth/token", bad); status != http.StatusUnauthorized {
+			t.Fatalf("request %d: %d", i+1, status)
+		}
+	}
+	status, h, body := oauthPost(t, c, "/oauth/token", bad)
+	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Fatalf("31st token request in a minute: %d %v", status, body)
+	}
+	// Revoke has its own 30 a minute.
+	for i := range 30 {
+		if status, _, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"client_id": {"pc_unknown"}, "token": {"x"}}); status != http.StatusUnauthorized {
+			t.Fatalf("revoke %d after 30 token requests: %d", i+1, status)
+		}
+	}
+	if status, h, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"client_id": {"pc_unknown"}, "token": {"x"}}); status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Errorf("31st revoke in a minute: %d", status)
+	}
+	// The next minute, token requests go through again.
+	o.later(time.Minute)
+	if status, _, _ := oauthPost(t, c, "/oauth/token", bad); status != http.StatusUnauthorized {
+		t.Errorf("a token request the next minute: %d", status)
+	}
+	// Authorize: 20 a minute.
+	a := o.newAdminClient(t)
+	for i := range 20 {
+		if p := a.get("/oauth/authorize?client_id=pc_unknown"); p.status != http.StatusBadRequest {
+			t.Fatalf("authorize %d: %d", i+1, p.status)
+		}
+	}
+	if p := a.get("/oauth/authorize?client_id=pc_unknown"); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
+		t.Errorf("21st authorize in a minute: %d", p.status)
+	}
+}
+
+func TestOAuthFlow(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "starter")
+	c := o.newAdminClient(t)
+	const redirect = "http://127.0.0.1:9/callback"
+	clientID := register(t, c, redirect)
+	verifier, challenge := pkce()
+	q := authzQuery(clientID, redirect, challenge, "resource", o.srv.Config.BaseURL, "scope", "settings:read corpus:read unknown:scope")
+
+	// Signed out: authorize goes to the consent page, which goes to the sign-in, which comes back.
+	p := c.get("/oauth/authorize?" + q.Encode())
+	consent := p.location()
+	if p = c.get(consent); p.status != http.StatusSeeOther || !strings.HasPrefix(p.location(), "/admin/login?next=") {
+		t.Fatalf("signed out consent: %d to %q", p.status, p.location())
+	}
+	next, _ := url.Parse(p.location())
+	if p = c.login(ten.OwnerEmail, ten.Password, next.Query().Get("next")); p.location() != consent {
+		t.Fatalf("after sign-in: to %q, want back to %q", p.location(), consent)
+	}
+	page := c.get(consent)
+	if page.status != http.StatusOK || !strings.Contains(page.body, ten.Slug) || page.text("#redirect-host") != "127.0.0.1:9" {
+		t.Fatalf("consent page: %d %s", page.status, page.body)
+	}
+	scopes := page.doc.Find("#consent-scopes li")
+	if scopes.Length() != 2 || !strings.Contains(scopes.First().Text(), "Read the knowledge base") {
+		t.Errorf("consent lists %d scopes: %q (unknown scopes must be dropped)", scopes.Length(), scopes.Text())
+	}
+	// Without the CSRF token the consent is refused.
+	form := formValues(page.doc.Find(`form[action="/admin/oauth/consent"]`))
+	form.Set("decision", "approve")
+	noCSRF := url.Values{}
+	for k, v := range form {
+		if k != "_csrf" {
+			noCSRF[k] = v
+		}
+	}
+	if p := c.post("/admin/oauth/consent", noCSRF); p.status != http.StatusForbidden {
+		t.Errorf("consent without CSRF token: %d", p.status)
+	}
+	done := c.do("POST", "/admin/oauth/consent", form, nil)
+	u, _ := url.Parse(done.location())
+	code := u.Query().Get("code")
+	if done.status != http.StatusSeeOther || u.Host != "127.0.0.1:9" || code == "" || u.Query().Get("state") != "st-123" {
+		t.Fatalf("approve: %d to %q", done.status, done.location())
+	}
+
+	status, tok := exchange(t, c, clientID, code, redirect, verifier)
+	if status != http.StatusOK || tok["token_type"] != "Bearer" || tok["expires_in"] != float64(900) || tok["scope"] != "corpus:read settings:read" {
+		t.Fatalf("exchange: %d %v", status, tok)
+	}
+	access, refresh := tok["access_token"].(string), tok["refresh_token"].(string)
+	if status, body := apiGet(t, o.bundle, "/tenants/"+ten.Slug, access); status != http.StatusOK {
+		t.Fatalf("GET /tenants/%s with the access token: %d %v", ten.Slug, status, body)
+	}
+	// A scope not granted: 403 naming it.
+	if status, body := apiGet(t, o.bundle, "/tenants/"+ten.Slug+"/segments", access); status != http.StatusForbidden || body["error"] != "Missing scope: segments:read" {
+		t.Errorf("segments with a token without segments:read: %d %v", status, body)
+	}
+	// Another tenant: 404, as with ak_ tokens.
+	other := o.ownedTenant(t, "starter")
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+other.Slug, access); status != http.StatusNotFound {
+		t.Errorf("tenant B with tenant A's token: %d, want 404", status)
+	}
+
+	// Refresh rotates; the old refresh token used again revokes the chain.
+	status, _, r1 := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {clientID}})
+	if status != http.StatusOK || r1["refresh_token"] == refresh || r1["scope"] != "corpus:read settings:read" {
+		t.Fatalf("refresh: %d %v", status, r1)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug, r1["access_token"].(string)); status != http.StatusOK {
+		t.Fatalf("refreshed access token: %d", status)
+	}
+	status, _, again := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {clientID}})
+	wantOAuthError(t, "rotated refresh token reused", status, again, http.StatusBadRequest, "invalid_grant")
+	status, _, latest := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r1["refresh_token"].(string)}, "client_id": {clientID}})
+	wantOAuthError(t, "newest refresh token after the chain was revoked", status, latest, http.StatusBadRequest, "invalid_grant")
+	for _, a := range []string{access, r1["access_token"].(string)} {
+		if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug, a); status != http.StatusUnauthorized {
+			t.Errorf("access token of a revoked chain: %d, want 401", status)
+		}
+	}
+}
+
+func TestOAuthAuthorizeErrors(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "starter")
+	c := o.newAdminClient(t)
+	c.signIn(ten)
+	const redirect = "https://app.example/cb"
+	clientID := register(t, c, redirect)
+	_, challenge := pkce()
+	_, _, reg := oauthJSON(t, c, "/oauth/register", map[string]any{"redirect_uris": []string{redirect}, "scope": "corpus:read"})
+	restOnly := reg["client_id"].(string) // asks for the MCP resource by default, with no mcp: scope
+
+	// Not trusted yet: shown as a page, never redirected.
+	for name, q := range map[string]url.Values{
+		"unknown client":         authzQuery("pc_nope", redirect, challenge),
+		"no client":              authzQuery("", redirect, challenge),
+		"redirect one char off":  authzQuery(clientID, "https://app.example/cc", challenge),
+		"redirect trailing /":    authzQuery(clientID, redirect+"/", challenge),
+		"redirect other query":   authzQuery(clientID, redirect+"?x=1", challenge),
+		"no redirect":            authzQuery(clientID, "", challenge),
+		"redirect other scheme":  authzQuery(clientID, "http://app.example/cb", challenge),
+		"redirect upper-cased":   authzQuery(clientID, "https://APP.example/cb", challenge),
+		"redirect with fragment": authzQuery(clientID, redirect+"#", challenge),
+	} {
+		for _, path := range []string{"/oauth/authorize?", "/admin/oauth/consent?"} {
+			p := c.get(path + q.Encode())
+			if p.status != http.StatusBadRequest || p.location() != "" || p.text("#oauth-error") == "" {
+				t.Errorf("%s at %s: %d to %q", name, path, p.status, p.location())
+			}
+		}
+	}
+	// Trusted redirect: the error goes back to the client with the state.
+	for name, tc := range map[string]struct {
+		q    url.Values
+		code string
+	}{
+		"plain PKCE":      {authzQuery(clientID, redirect, challenge, "code_challenge_method", "plain"), "invalid_request"},
+		"no PKCE method":  {authzQuery(clientID, redirect, challenge, "code_challenge_method", ""), "invalid_request"},
+		"no challenge":    {authzQuery(clientID, redirect, ""), "invalid_request"},
+		"token flow":      {authzQuery(clientID, redirect, challenge, "response_type", "token"), "unsupported_response_type"},
+		"other resource":  {authzQuery(clientID, redirect, challenge, "resource", "https://evil.example"), "invalid_target"},
+		"no known scopes": {authzQuery(restOnly, redirect, challenge, "scope", "bogus"), "invalid_scope"},
+	} {
+		p := c.get("/oauth/authorize?" + tc.q.Encode())
+		u, _ := url.Parse(p.location())
+		if p.status != http.StatusSeeOther || u.Host != "app.example" || u.Query().Get("error") != tc.code || u.Query().Get("state") != "st-123" {
+			t.Errorf("%s: %d to %q, want %s back to the client", name, p.status, p.location(), tc.code)
+		}
+	}
+	// Deny: access_denied back to the client.
+	if u := approve(t, c, authzQuery(clientID, redirect, challenge), "deny"); u.Query().Get("error") != "access_denied" || u.Query().Get("code") != "" {
+		t.Errorf("deny: %s", u)
+	}
+}
+
+func TestOAuthTokenErrors(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "starter")
+	c := o.newAdminClient(t)
+	c.signIn(ten)
+	const redirect = "http://localhost:8765/cb"
+	clientID := register(t, c, redirect)
+	verifier, challenge := pkce()
+	q := authzQuery(clientID, redirect, challenge, "resource", o.srv.Config.BaseURL, "scope", "settings:read")
+
+	code := codeFor(t, c, q)
+	wrong := verifier[:len(verifier)-1] + "A"
+	if wrong == verifier {
+		wrong = verifier[:len(verifier)-1] + "B"
+	}
+	for name, tc := range map[string]struct {
+		form url.Values
+		st   int
+		code string
+	}{
+		"wrong verifier":     {url.Values{"code_verifier": {wrong}}, 400, "invalid_grant"},
+		"short verifier":     {url.Values{"code_verifier": {"abc"}}, 400, "invalid_grant"},
+		"no verifier":        {url.Values{"code_verifier": {""}}, 400, "invalid_request"},
+		"redirect + slash":   {url.Values{"redirect_uri": {redirect + "/"}}, 400, "invalid_grant"},
+		"redirect 1 char":    {url.Values{"redirect_uri": {"http://localhost:8765/cc"}}, 400, "invalid_grant"},
+		"other client":       {url.Values{"client_id": {register(t, o.newAdminClient(t), redirect)}}, 400, "invalid_grant"},
+		"unknown client":     {url.Values{"client_id": {"pc_nope"}}, 401, "invalid_client"},
+		"unknown code":       {url.Values{"code": {"ac_nope"}}, 400, "invalid_grant"},
+		"other resource":     {url.Values{"resource": {o.srv.Config.BaseURL + "/mcp"}}, 400, "invalid_target"},
+		"bad grant type":     {url.Values{"grant_type": {"password"}}, 400, "unsupported_grant_type"},
+		"client credentials": {url.Values{"grant_type": {"client_credentials"}}, 400, "unsupported_grant_type"},
+	} {
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}, "client_id": {clientID}, "code_verifier": {verifier}}
+		for k, v := range tc.form {
+			form[k] = v
+		}
+		status, _, body := oauthPost(t, c, "/oauth/token", form)
+		wantOAuthError(t, name, status, body, tc.st, tc.code)
+	}
+	// JSON is refused: the token endpoint is form-encoded only.
+	status, _, body := oauthJSON(t, c, "/oauth/token", map[string]string{"grant_type": "authorization_code", "code": code})
+	wantOAuthError(t, "JSON body", status, body, http.StatusBadRequest, "invalid_request")
+
+	// The failed attempts left the code usable; it works once.
+	status, tok := exchange(t, c, clientID, code, redirect, verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %v", status, tok)
+	}
+	access := tok["access_token"].(string)
+	status, replay := exchange(t, c, clientID, code, redirect, verifier)
+	wantOAuthError(t, "replayed code", status, replay, http.StatusBadRequest, "invalid_grant")
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug, access); status != http.StatusUnauthorized {
+		t.Errorf("access token of a replayed code: %d, want 401", status)
+	}
+	status, _, ref := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}, "client_id": {clientID}})
+	wantOAuthError(t, "refresh token of a replayed code", status, ref, http.StatusBadRequest, "invalid_grant")
+
+	// A code lives 10 minutes.
+	late := codeFor(t, c, q)
+	o.later(10*time.Minute + time.Second)
+	status, body = exchange(t, c, clientID, late, redirect, verifier)
+	wantOAuthError(t, "expired code", status, body, http.StatusBadRequest, "invalid_grant")
+}
+
+func TestOAuthAccessToken(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "starter")
+	c := o.newAdminClient(t)
+	c.signIn(ten)
+	path := "/tenants/" + ten.Slug
+
+	// Expiry: 15 minutes.
+	_, tok := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL, "scope", "settings:read")
+	o.later(14 * time.Minute)
+	if status, _ := apiGet(t, o.bundle, path, tok["access_token"].(string)); status != http.StatusOK {
+		t.Errorf("after 14 minutes: %d", status)
+	}
+	o.later(2 * time.Minute)
+	if status, body := apiGet(t, o.bundle, path, tok["access_token"].(string)); status != http.StatusUnauthorized || body["error"] != "Access token expired: refresh it" {
+		t.Errorf("after 16 minutes: %d %v", status, body)
+	}
+	// A 401 says where to find the authorization server (RFC 9728).
+	req, _ := http.NewRequest(http.MethodGet, o.ts.URL+path, nil)
+	resp, err := o.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, want := resp.Header.Get("WWW-Authenticate"), `Bearer resource_metadata="`+o.srv.Config.BaseURL+`/.well-known/oauth-protected-resource"`; got != want {
+		t.Errorf("WWW-Authenticate = %q, want %q", got, want)
+	}
+
+	// Revocation of the access token alone; the refresh token still works.
+	clientID, tok := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL, "scope", "settings:read")
+	if status, _, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"token": {tok["access_token"].(string)}, "client_id": {clientID}}); status != http.StatusOK {
+		t.Fatalf("revoke: %d", status)
+	}
+	if status, _ := apiGet(t, o.bundle, path, tok["access_token"].(string)); status != http.StatusUnauthorized {
+		t.Errorf("revoked access token: %d", status)
+	}
+	status, _, r := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}, "client_id": {clientID}})
+	if status != http.StatusOK {
+		t.Fatalf("refresh after revoking the access token: %d %v", status, r)
+	}
+	// Revoking the refresh token revokes the grant: its access tokens too.
+	if status, _, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"token": {r["refresh_token"].(string)}, "token_type_hint": {"refresh_token"}, "client_id": {clientID}}); status != http.StatusOK {
+		t.Fatalf("revoke refresh: %d", status)
+	}
+	if status, _ := apiGet(t, o.bundle, path, r["access_token"].(string)); status != http.StatusUnauthorized {
+		t.Errorf("access token of a revoked refresh token: %d", status)
+	}
+	// Unknown tokens: 200 (RFC 7009); unknown client: 401; missing token: 400.
+	if status, _, _ := oauthPost(t, c, "/oauth/revoke", url.Values{"token": {"whatever"}, "client_id": {clientID}}); status != http.StatusOK {
+		t.Errorf("revoking an unknown token: %d", status)
+	}
+	status, _, body := oauthPost(t, c, "/oauth/revoke", url.Values{"token": {"x"}, "client_id": {"pc_nope"}})
+	wantOAuthError(t, "revoke with unknown client", status, body, http.StatusUnauthorized, "invalid_client")
+	status, _, body = oauthPost(t, c, "/oauth/revoke", url.Values{"client_id": {clientID}})
+	wantOAuthError(t, "revoke without token", status, body, http.StatusBadRequest, "invalid_request")
+
+	// A token for the MCP server is refused by the REST API (audience), even
+	// when it carries REST scopes; mcp: scopes pass no REST scope check.
+	_, mcp := tokens(t, c, "https://app.example/cb", "scope", "settings:read mcp:settings:read")
+	if status, body := apiGet(t, o.bundle, path, mcp["access_token"].(string)); status != http.StatusUnauthorized || !strings.Contains(body["error"].(string), "another resource") {
+		t.Errorf("MCP token at the REST API: %d %v", status, body)
+	}
+	_, mcpOnly := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL, "scope", "mcp:settings:read")
+	if status, _ := apiGet(t, o.bundle, path, mcpOnly["access_token"].(string)); status != http.StatusForbidden {
+		t.Errorf("REST token with only mcp: scopes: %d, want 403", status)
+	}
+	// No scope asked: the resource's scopes (MCP by default).
+	_, def := tokens(t, c, "https://app.example/cb")
+	if def["scope"] != strings.Join(auth.MCPScopes, " ") {
+		t.Errorf("default scopes = %q", def["scope"])
+	}
+	// A forged token (signed by another key) is refused.
+	if status, _ := apiGet(t, o.bundle, path, "eyJhbGciOiJub25lIn0.eyJ0ZW5hbnQiOiJ4In0."); status != http.StatusUnauthorized {
+		t.Errorf("alg none token: %d", status)
+	}
+}
+
+func TestOAuthConnectedApps(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "starter")
+	c := o.newAdminClient(t)
+	c.signIn(ten)
+	if p := c.get("/admin/connected-apps"); p.status != http.StatusOK || p.text("#no-apps") == "" {
+		t.Fatalf("empty connected apps: %d", p.status)
+	}
+	clientID, tok := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL, "scope", "settings:read corpus:write")
+	if p := c.get("/admin/connected-apps"); p.doc.Find("#connected-apps tbody tr td").Eq(3).Text() != "never" {
+		t.Errorf("last used before any call: %q, want never", p.doc.Find("#connected-apps tbody tr td").Eq(3).Text())
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug, tok["access_token"].(string)); status != http.StatusOK {
+		t.Fatal(status)
+	}
+	p := c.get("/admin/connected-apps")
+	row := p.doc.Find("#connected-apps tbody tr")
+	if row.Length() != 1 || !strings.Contains(row.Text(), "Test app") || !strings.Contains(row.Text(), "Change the knowledge base") ||
+		row.Find(".badge").First().AttrOr("title", "") != "corpus:write" ||
+		!strings.Contains(row.Text(), "app.example") || strings.Contains(row.Find("td").Eq(3).Text(), "never") {
+		t.Fatalf("connected apps row: %q", row.Text())
+	}
+	// Another tenant's owner cannot revoke it.
+	other := o.ownedTenant(t, "starter")
+	oc := o.newAdminClient(t)
+	oc.signIn(other)
+	oc.get("/admin/connected-apps")
+	if p := oc.submit("/admin/connected-apps/"+clientID+"/revoke", nil); p.status != http.StatusNotFound {
+		t.Errorf("revoking another tenant's app: %d", p.status)
+	}
+	if p := c.submit("/admin/connected-apps/"+clientID+"/revoke", nil); p.status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", p.status)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug, tok["access_token"].(string)); status != http.StatusUnauthorized {
+		t.Errorf("access token after revoking the app: %d", status)
+	}
+	status, _, body := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}, "client_id": {clientID}})
+	wantOAuthError(t, "refresh after revoking the app", status, body, http.StatusBadRequest, "invalid_grant")
+	if p := c.get("/admin/connected-apps"); p.text("#no-apps") == "" {
+		t.Errorf("the revoked app is still listed")
+	}
+}
+
+// connectApp gives ten a connected app (a client with a live grant), as the
+// flow leaves one, for the pages that list them.
+func connectApp(t *testing.T, b *bundle, ten tenant) {
+	t.Helper()
+	ctx := t.Context()
+	user, err := b.db.UserByEmail(ctx, ten.OwnerEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := b.db.CreateOAuthClient(ctx, db.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "Claude Desktop",
+		RedirectURIs: []string{"http://127.0.0.1:33418/callback"}, Scopes: auth.OAuthScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := b.srv.now()
+	code := auth.NewOpaque("ac_")
+	if err := b.db.CreateOAuthCode(ctx, auth.HashToken(code), db.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
+		RedirectURI: client.RedirectURIs[0], Scopes: auth.MCPScopes, Resource: b.srv.Config.BaseURL + "/mcp",
+		CodeChallenge: "x", ExpiresAt: now.Add(auth.CodeTTL)}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.RedeemOAuthCode(ctx, auth.HashToken(code), db.OAuthIssue{JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
+		RefreshHash: auth.HashToken(auth.NewOpaque(auth.RefreshTokenPrefix)), RefreshExpires: now.Add(auth.RefreshTokenTTL)}, now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOAuthConsentTenant: an owner of several tenants chooses which one the
+// app gets, among theirs only.
+func TestOAuthConsentTenant(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	a, b, stranger := o.ownedTenant(t, "starter"), o.ownedTenant(t, "starter"), o.ownedTenant(t, "starter")
+	if err := o.db.AddOwner(t.Context(), b.ID, a.OwnerEmail, "unused", false); err != nil {
+		t.Fatal(err)
+	}
+	c := o.newAdminClient(t)
+	c.signIn(a)
+	const redirect = "https://app.example/cb"
+	clientID := register(t, c, redirect)
+	verifier, challenge := pkce()
+	q := authzQuery(clientID, redirect, challenge, "resource", o.srv.Config.BaseURL, "scope", "settings:read")
+
+	p := c.get("/oauth/authorize?" + q.Encode())
+	page := c.get(p.location())
+	// The tenant the owner is administering is chosen at first.
+	selected := page.doc.Find("#consent-tenant option[selected]").AttrOr("value", "")
+	if opts := page.doc.Find("#consent-tenant option"); opts.Length() != 2 || selected != a.Slug && selected != b.Slug {
+		t.Fatalf("tenant choice: %d options, %q selected", opts.Length(), selected)
+	}
+	if current := c.get("/admin").body; !strings.Contains(current, `<option value="`+selected+`" selected>`) {
+		t.Errorf("the consent page chose %s, not the tenant the dashboard administers", selected)
+	}
+	form := formValues(page.doc.Find(`form[action="/admin/oauth/consent"]`))
+	form.Set("decision", "approve")
+	form.Set("tenant", stranger.Slug)
+	if p := c.do("POST", "/admin/oauth/consent", form, nil); p.status != http.StatusNotFound {
+		t.Errorf("granting a tenant not theirs: %d to %q", p.status, p.location())
+	}
+	form.Set("tenant", b.Slug)
+	done := c.do("POST", "/admin/oauth/consent", form, nil)
+	u, _ := url.Parse(done.location())
+	status, tok := exchange(t, c, clientID, u.Query().Get("code"), redirect, verifier)
+	if status != http.StatusOK {
+		t.Fatalf("exchange: %d %v", status, tok)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+b.Slug, tok["access_token"].(string)); status != http.StatusOK {
+		t.Errorf("the chosen tenant: %d", status)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+a.Slug, tok["access_token"].(string)); status != http.StatusNotFound {
+		t.Errorf("the tenant not chosen: %d, want 404", status)
+	}
+}
