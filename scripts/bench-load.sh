@@ -27,7 +27,7 @@ export DATABASE_URL
 if ! psql "$DATABASE_URL" -Atc 'SHOW shared_preload_libraries' | grep -q pg_stat_statements; then
   datadir=$(psql "$DATABASE_URL" -Atc 'SHOW data_directory')
   psql "$DATABASE_URL" -qc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
-  bindir=$(dirname "$(ls /usr/lib/postgresql/*/bin/pg_ctl | sort -V | tail -1)")
+  bindir=$(psql "$DATABASE_URL" -Atc "SELECT setting FROM pg_config WHERE name = 'BINDIR'")
   if [ "$(id -u)" -eq 0 ]; then
     runuser -u postgres -- "$bindir/pg_ctl" restart -D "$datadir" -m fast -w -t 60 >/dev/null
   else

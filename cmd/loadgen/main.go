@@ -510,7 +510,7 @@ func printTable(out io.Writer, c config, f figures) {
 				}
 				dec := func(name string) string {
 					s := v[name]
-					if len(s) > 0 && s[0] >= 10 {
+					if len(s) > 0 && slices.Min(s) >= 10 {
 						return s.Format("%.0f")
 					}
 					return s.Format("%.2f")
