@@ -1,4 +1,4 @@
-.PHONY: run test build generate bench
+.PHONY: run test build generate bench bench-load
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -18,3 +18,8 @@ generate:
 # The benchmarks of BENCHMARKS.md.
 bench:
 	scripts/bench.sh
+
+# Chat as users run it (BENCHMARKS.md, issue 18): parley serve, a fake model
+# and a load generator, three processes, on a durable private cluster.
+bench-load:
+	scripts/bench-load.sh

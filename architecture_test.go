@@ -28,6 +28,8 @@ var allowedImports = map[string][]string{
 	"migrations":      {},
 	"handlers":        {"", "agent", "agent/outbound", "auth", "db", "jobs", "views", "widget"},
 	"web":             {"", "agent", "agent/outbound", "auth", "db", "handlers", "jobs", "mail", "static", "views"},
+	"cmd/fakellm":     {},
+	"cmd/loadgen":     {},
 	"cmd/parley":      {"", "auth", "db", "handlers", "migrations", "web", "agent", "agent/outbound", "jobs"},
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make bench-load: chat as users run it (BENCHMARKS.md, issue 18). Three
+# processes: `parley serve` (a release build) on a private PostgreSQL cluster
+# with the default durability (.data/pgload on port 5452, BENCH_PG_PORT and
+# BENCH_PG_DIR to change them; pg_stat_statements preloaded), a zero-latency
+# OpenAI-compatible model streaming 50 chunks (cmd/fakellm), and the load
+# generator (cmd/loadgen), which interleaves rounds straight to the model and
+# through Parley. The database parley_load is made anew on each run.
+# Arguments go to loadgen, e.g. scripts/bench-load.sh -rounds 1 -conc 1,50,200.
+# (Not PARLEY_ names for the knobs: the server refuses PARLEY_ variables it
+# does not know.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .data bin
+state=.data/bench-load
+mkdir -p "$state"
+go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
+go build -trimpath -o bin/fakellm ./cmd/fakellm
+go build -trimpath -o bin/loadgen ./cmd/loadgen
+echo "bin/parley (-trimpath -ldflags \"-s -w\"): $(stat -c %s bin/parley) bytes"
+scripts/pg-install.sh
+pg_port=${BENCH_PG_PORT:-5452}
+DATABASE_URL=$(bin/parley dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load --recreate)
+export DATABASE_URL
+# pg_stat_statements needs a restart with it preloaded; pg_ctl restart keeps
+# the options dev-db started the cluster with (postmaster.opts).
+if ! psql "$DATABASE_URL" -Atc 'SHOW shared_preload_libraries' | grep -q pg_stat_statements; then
+  datadir=$(psql "$DATABASE_URL" -Atc 'SHOW data_directory')
+  psql "$DATABASE_URL" -qc "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+  bindir=$(psql "$DATABASE_URL" -Atc "SELECT setting FROM pg_config WHERE name = 'BINDIR'")
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$bindir/pg_ctl" restart -D "$datadir" -m fast -w -t 60 >/dev/null
+  else
+    "$bindir/pg_ctl" restart -D "$datadir" -m fast -w -t 60 >/dev/null
+  fi
+fi
+psql "$DATABASE_URL" -qc 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
+if [ ! -s "$state/secret.key" ]; then
+  (umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$state/secret.key")
+fi
+PARLEY_SECRET_KEY=$(cat "$state/secret.key")
+model_addr=127.0.0.1:${BENCH_MODEL_PORT:-8153}
+export PARLEY_SECRET_KEY PARLEY_ADDR=127.0.0.1:${BENCH_PORT:-8152} PARLEY_LOG_FORMAT=text \
+  PARLEY_LLM_PROVIDER=openai PARLEY_LLM_BASE_URL=http://$model_addr/v1 PARLEY_LLM_MODEL=fake PARLEY_LLM_API_KEY=fake \
+  PARLEY_TRUSTED_PROXIES=127.0.0.1/32
+url=http://$PARLEY_ADDR
+bin/parley migrate >/dev/null
+bin/parley tenant create --slug load --name "Load Co" --plan scale >/dev/null
+# The scale plan's 25,000 conversations a month, plus 1,000 per bot seat: out of the way.
+psql "$DATABASE_URL" -qc "UPDATE tenants SET bot_seats = 1000 WHERE slug = 'load'"
+bin/fakellm -addr "$model_addr" -chunks 50 > "$state/fakellm.log" 2>&1 &
+model_pid=$!
+bin/parley serve 2> "$state/serve.log" &
+pid=$!
+trap 'kill $pid $model_pid 2>/dev/null || true; wait $pid $model_pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -sf -o /dev/null "$url/healthz" && break; sleep 0.2; done
+curl -sf -o /dev/null "$url/healthz" || { echo "the server did not start: $state/serve.log" >&2; exit 1; }
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(uname -sr)"
+bin/loadgen -parley "$url" -model "http://$model_addr/v1" -tenant load -db "$DATABASE_URL" \
+  -parley-pid "$pid" -model-pid "$model_pid" "$@"
