@@ -74,7 +74,7 @@ type Engine struct {
 	// code tool.
 	Mailer Mailer
 	Logger *slog.Logger
-	Now      func() time.Time
+	Now    func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
 	// of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration

@@ -24,7 +24,7 @@ type promptReads struct {
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
 	challenge *Challenge
-	errs           [4]error
+	errs      [4]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
