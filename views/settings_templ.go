@@ -1127,7 +1127,7 @@ func SettingsPage(p Page, f SettingsForm) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = textField(f, "visitorContextUrl", "Visitor context URL", f.VisitorContextURL, `Called for every chat message with who is writing, signed with the visitor signing key; answers {"context": "..."}, added to the agent's prompt. Empty: no call.`, 500).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = textField(f, "visitorContextUrl", "Visitor context URL", f.VisitorContextURL, `Called for every chat message with who is writing, signed with the visitor signing key; answers {"context": "..."}, added to the agent's prompt, and optionally a "challenge" (a question the assistant asks the visitor, whose answer your verifyUrl checks). Empty: no call.`, 500).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
