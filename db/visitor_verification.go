@@ -18,7 +18,7 @@ func (d *DB) SessionVerification(ctx context.Context, tenantID, sessionID string
 	rows, _ := d.pool.Query(ctx, `SELECT c.verified_by, v.id, v.tenant_id, v.email, v.display_name, v.phone,
 			v.auth_provider, v.external_id, v.metadata, v.created_at, v.updated_at
 		FROM conversations c LEFT JOIN visitors v ON v.id = c.verified_visitor_id
-		WHERE c.tenant_id = $1 AND c.session_id = $2 AND c.verified_at IS NOT NULL`, tenantID, storableKey(sessionID))
+		WHERE c.tenant_id = $1 AND c.session_id = $2 AND c.verified_at IS NOT NULL`, tenantID, sessionID)
 	var (
 		sv parley.SessionVerification
 		id *string

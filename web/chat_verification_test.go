@@ -163,6 +163,20 @@ func TestChatVisitorCode(t *testing.T) {
 		}
 	})
 
+	t.Run("MailRefused", func(t *testing.T) {
+		smtp.RejectNext(1)
+		res := toolResults(turn(t, "otp-e", call("c1", "send_verification_code", `{"email":"dave@example.com"}`)))
+		if len(res) != 1 || !strings.Contains(res[0], `"sent":false`) || !strings.Contains(res[0], "did not accept") {
+			t.Fatalf("refused mail: %q", res)
+		}
+		// A code nobody got throttles nothing: asking again sends one.
+		res = toolResults(turn(t, "otp-e", call("c1", "send_verification_code", `{"email":"dave@example.com"}`)))
+		if !strings.Contains(res[0], `"sent":true`) {
+			t.Errorf("send after a refused mail: %q", res)
+		}
+		smtp.Wait(t, "dave@example.com", 1, 5*time.Second)
+	})
+
 	t.Run("NewVisitorCreated", func(t *testing.T) {
 		skew.Add(int64(61 * time.Second))
 		turn(t, "otp-d", call("c1", "send_verification_code", `{"email":"carol@example.com"}`))
