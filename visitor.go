@@ -25,3 +25,35 @@ type MemoryFact struct {
 	Value     string    `db:"value"`
 	UpdatedAt time.Time `db:"updated_at"`
 }
+
+// How a conversation's visitor was verified within it.
+const (
+	VerifiedByCode      = "code"      // a code sent by email (VERIFY_VISITOR_CODE)
+	VerifiedByChallenge = "challenge" // the context webhook's challenge (VERIFY_EXTERNAL_CHALLENGE)
+)
+
+// SessionVerification is what a session's conversation proved of its
+// visitor: how (VerifiedBy...), and the visitor it was verified as, nil for
+// a challenge passed by an anonymous visitor.
+type SessionVerification struct {
+	By      string
+	Visitor *Visitor
+}
+
+// VerificationCode is the code last sent in a conversation, as stored: its
+// HMAC-SHA256 under its own salt, never the code.
+type VerificationCode struct {
+	Email     string
+	Hash      []byte
+	Salt      []byte
+	Attempts  int
+	ExpiresAt time.Time
+}
+
+// Why a try of a verification code could not be checked.
+const (
+	CodeTryOK        = ""          // the try is counted: compare the code
+	CodeTryNone      = "none"      // no code was sent in the conversation
+	CodeTryExpired   = "expired"   // the code expired
+	CodeTryExhausted = "exhausted" // every try of the code was used
+)

@@ -67,8 +67,14 @@ type Engine struct {
 	// webhook, escalation webhooks); nil turns them off.
 	Outbound *outbound.Guard
 	Secrets  Secrets
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// Verification keeps visitor verification (codes, challenge answers,
+	// verified conversations); nil offers no verification tool.
+	Verification VerificationStore
+	// Mailer sends verification codes; nil (no PARLEY_SMTP_URL) offers no
+	// code tool.
+	Mailer Mailer
+	Logger *slog.Logger
+	Now    func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
 	// of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration
@@ -129,7 +135,8 @@ func (in *TurnInput) logger(e *Engine) *slog.Logger {
 
 // memoryAllowed reports whether the turn may read and write the visitor's
 // memory: the visitor is known and, under a visitor auth mode, verified (an
-// id alone proves nothing).
+// id alone proves nothing) by a visitor token, or in this conversation by a
+// code or the context webhook's challenge (Engine.sessionVerified).
 func (in *TurnInput) memoryAllowed() bool {
 	if in.Visitor == nil {
 		return false
@@ -231,6 +238,9 @@ type turn struct {
 // under way: the caller closes it.
 func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	log := in.logger(e) // set before the reads, which log through it
+	if err := e.sessionVerified(ctx, in); err != nil {
+		return nil, err
+	}
 	t := &turn{in: in}
 	t.reads = e.readPrompt(ctx, in)
 	lease, err := e.takeSessionLease(ctx, log, in.Tenant.ID, in.SessionID)
@@ -295,9 +305,14 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale,
 		Now: e.now(), Logger: in.logger(e),
 	})
-	tt := Enrich(reads.tools, EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus})
-	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt.Explore)), knowledge: prompt.Knowledge}
+	facts := EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
+		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus}
+	if !in.Verified && e.Verification != nil {
+		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
+		facts.Challenge = reads.challenge
+	}
+	tt := Enrich(reads.tools, facts)
+	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}

@@ -9,6 +9,11 @@ type TurnTools struct {
 	Tools []parley.Tool
 	// Explore offers the synthetic EXPLORE_CORPUS tool.
 	Explore bool
+	// OTP offers SEND_VERIFICATION_CODE and VERIFY_VISITOR_CODE.
+	OTP bool
+	// Challenge offers VERIFY_EXTERNAL_CHALLENGE for the context webhook's
+	// challenge.
+	Challenge *Challenge
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -24,6 +29,12 @@ type EnrichFacts struct {
 	// HasSummaries: knowledge beyond the prompt is available through
 	// EXPLORE_CORPUS (Prompt.ExploreCorpus).
 	HasSummaries bool
+	// OTP: the tenant's visitorAuthMode is otp or all, the operator set up
+	// mail, and the visitor is not verified yet.
+	OTP bool
+	// Challenge is the context webhook's challenge, for a visitor not
+	// verified yet.
+	Challenge *Challenge
 }
 
 // EnrichStep is one named step of the chain.
@@ -34,13 +45,17 @@ type EnrichStep struct {
 
 // EnrichmentChain is the spec's chain of steps run before each answer, in
 // the spec's order, holding the steps this service has: dbTools,
-// enrichProducts, enrichCorpus. The connector steps take their places when
-// the connectors exist: enrichCalendar, the payment step and enrichMCP
-// between dbTools and enrichProducts, enrichOTP last.
+// enrichProducts, enrichCorpus, enrichOTP, then enrichChallenge (the
+// context webhook's second factor, which the spec's list leaves out). The
+// connector steps take their places when the connectors exist:
+// enrichCalendar, the payment step and enrichMCP between dbTools and
+// enrichProducts.
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
+	{Name: "enrichOTP", Apply: enrichOTP},
+	{Name: "enrichChallenge", Apply: enrichChallenge},
 }
 
 // Enrich runs the chain over the tenant's tools.
@@ -91,6 +106,18 @@ func enrichProducts(tt *TurnTools, f EnrichFacts) {
 // the prompt gives.
 func enrichCorpus(tt *TurnTools, f EnrichFacts) {
 	tt.Explore = f.HasSummaries
+}
+
+// enrichOTP adds the two code tools under visitorAuthMode otp or all, when
+// mail can be sent and the visitor is not verified yet.
+func enrichOTP(tt *TurnTools, f EnrichFacts) {
+	tt.OTP = f.OTP
+}
+
+// enrichChallenge adds VERIFY_EXTERNAL_CHALLENGE when the context webhook's
+// answer asks for a challenge.
+func enrichChallenge(tt *TurnTools, f EnrichFacts) {
+	tt.Challenge = f.Challenge
 }
 
 // HasToolType reports whether tools hold an active tool of type typ.

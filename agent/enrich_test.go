@@ -14,8 +14,9 @@ func TestEnrichmentChain(t *testing.T) {
 	for _, s := range EnrichmentChain {
 		names = append(names, s.Name)
 	}
-	// The spec's order, with the steps this service has.
-	if want := []string{"dbTools", "enrichProducts", "enrichCorpus"}; !slices.Equal(names, want) {
+	// The spec's order, with the steps this service has, and the context
+	// webhook's challenge last.
+	if want := []string{"dbTools", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
 		t.Fatalf("chain %v, want %v", names, want)
 	}
 

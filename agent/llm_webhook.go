@@ -177,7 +177,7 @@ func (p *WebhookLLM) call(ctx context.Context, req Request) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	hr, err := outbound.NewSignedPost(ctx, p.cfg.URL, WebhookLLMEvent, p.cfg.Key, p.cfg.Now(), body)
+	hr, err := outbound.NewSignedPostBody(ctx, p.cfg.URL, WebhookLLMEvent, p.cfg.Key, p.cfg.Now(), body)
 	if err != nil {
 		return "", &LLMError{Kind: LLMUnreachable, Provider: p.Name(), Detail: "the reply endpoint URL is not valid", Err: err}
 	}

@@ -78,15 +78,20 @@ func answer(status int, body string) http.HandlerFunc {
 	}
 }
 
-// verifySignature checks X-Service-Signature as the interface spec tells a
-// receiver to: v1 is hex HMAC-SHA256 over "<t>.<raw body>".
+// verifySignature checks X-Service-Signature both ways a receiver may read
+// it: v1 is hex HMAC-SHA256 over "<t>.<raw body>" (the Stripe-style
+// reading, which ignores other schemes), v0 over the raw body alone.
 func verifySignature(t *testing.T, header string, key, body []byte, now time.Time) {
 	t.Helper()
-	parts := strings.Split(header, ",")
-	if len(parts) != 2 || !strings.HasPrefix(parts[0], "t=") || !strings.HasPrefix(parts[1], "v1=") {
-		t.Fatalf("X-Service-Signature = %q, want t=<unix>,v1=<hex>", header)
+	schemes := map[string]string{}
+	for _, p := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(p, "=")
+		schemes[k] = v
 	}
-	ts := strings.TrimPrefix(parts[0], "t=")
+	if len(schemes) != 3 || schemes["t"] == "" || schemes["v1"] == "" || schemes["v0"] == "" {
+		t.Fatalf("X-Service-Signature = %q, want t=<unix>,v1=<hex>,v0=<hex>", header)
+	}
+	ts := schemes["t"]
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || sec != now.Unix() {
 		t.Errorf("t = %q, want %d", ts, now.Unix())
@@ -95,9 +100,15 @@ func verifySignature(t *testing.T, header string, key, body []byte, now time.Tim
 	mac.Write([]byte(ts))
 	mac.Write([]byte("."))
 	mac.Write(body)
-	got, err := hex.DecodeString(strings.TrimPrefix(parts[1], "v1="))
+	got, err := hex.DecodeString(schemes["v1"])
 	if err != nil || !hmac.Equal(got, mac.Sum(nil)) {
-		t.Errorf("v1 does not verify with the key over the raw body: %q", header)
+		t.Errorf("v1 does not verify with the key over t.body: %q", header)
+	}
+	mac = hmac.New(sha256.New, key)
+	mac.Write(body)
+	got, err = hex.DecodeString(schemes["v0"])
+	if err != nil || !hmac.Equal(got, mac.Sum(nil)) {
+		t.Errorf("v0 does not verify with the key over the raw body: %q", header)
 	}
 }
 

@@ -73,6 +73,10 @@ type ToolDeps struct {
 	Products ProductSearch
 	// Corpus, when set, adds the synthetic explore_corpus tool.
 	Corpus CorpusLookup
+	// Codes, when set, adds send_verification_code and verify_visitor_code;
+	// Challenge, when set, adds verify_external_challenge (verification.go).
+	Codes     *codeVerification
+	Challenge *challengeVerification
 	// EscalatorFor returns the escalator of an ESCALATE_TO_HUMAN tool,
 	// typically a WebhookEscalator with the tool's webhookUrl and its
 	// unsealed webhookSecret; nil (or a nil result) escalates without
@@ -173,6 +177,12 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	if deps.Corpus != nil {
 		used[ExploreCorpusTool] = true
 	}
+	if deps.Codes != nil {
+		used[sendCodeTool], used[verifyCodeTool] = true, true
+	}
+	if deps.Challenge != nil {
+		used[verifyChallengeTool] = true
+	}
 	for _, t := range tools {
 		if !t.IsActive {
 			continue
@@ -221,6 +231,23 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 		rt.spec = ToolSpec{Name: ExploreCorpusTool, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		r.tools = append(r.tools, rt)
 		r.byName[ExploreCorpusTool] = rt
+	}
+	synthetic := func(name, typ string) {
+		rt := &registeredTool{tool: parley.Tool{Name: name, Type: typ}}
+		rt.spec = ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
+		if typ == VerifyExternalChallengeType {
+			rt.spec.Description = "The visitor's identity must be confirmed by the business's own check before their account is discussed. " +
+				"Ask the visitor exactly this, in their language: \"" + deps.Challenge.challenge.Prompt + "\". Then pass their answer to this tool. Never guess an answer."
+		}
+		r.tools = append(r.tools, rt)
+		r.byName[name] = rt
+	}
+	if deps.Codes != nil {
+		synthetic(sendCodeTool, SendVerificationCodeType)
+		synthetic(verifyCodeTool, VerifyVisitorCodeType)
+	}
+	if deps.Challenge != nil {
+		synthetic(verifyChallengeTool, VerifyExternalChallengeType)
 	}
 	return r
 }
@@ -301,6 +328,10 @@ func toolDescription(rt *registeredTool) string {
 		guide = "Search the product catalog and recommend matching products. Only recommend products this tool returns."
 	case ToolEscalateToHuman:
 		guide = "Hand the conversation over to a human when the visitor asks for one or you cannot help. Give the reason; include the visitor's contact details if they gave them."
+	case SendVerificationCodeType:
+		return "Send a 6-digit code to the visitor's email address to verify who they are, when they want their account, orders or saved details discussed. Ask for their email first; then ask them to type the code they receive and call " + verifyCodeTool + "."
+	case VerifyVisitorCodeType:
+		return "Check the 6-digit code the visitor received by email (sent with " + sendCodeTool + "). On success the visitor is verified for the rest of the conversation."
 	case ExploreCorpusType:
 		return "Read the full content of knowledge base entries: pass the titles of the entries to read, or a query to search for. Use it when a summary does not answer the question, rather than guessing."
 	}
@@ -378,6 +409,12 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 			"reason":  map[string]any{"type": "string", "description": "why a human is needed"},
 			"contact": map[string]any{"type": "string", "description": "the visitor's email or phone, if they gave it"},
 		}, []string{"reason"})
+	case SendVerificationCodeType:
+		s = obj(map[string]any{"email": map[string]any{"type": "string", "format": "email", "description": "the visitor's email address, as they gave it"}}, []string{"email"})
+	case VerifyVisitorCodeType:
+		s = obj(map[string]any{"code": map[string]any{"type": "string", "description": "the 6-digit code, as the visitor typed it"}}, []string{"code"})
+	case VerifyExternalChallengeType:
+		s = obj(map[string]any{"answer": map[string]any{"type": "string", "description": "the visitor's answer, as they gave it"}}, []string{"answer"})
 	case ExploreCorpusType:
 		s = obj(map[string]any{
 			"query":  map[string]any{"type": "string", "description": "words to search the knowledge base for"},
@@ -426,6 +463,12 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 		r.escalate(ctx, rt, in, &ex)
 	case ExploreCorpusType:
 		r.explore(ctx, in, &ex)
+	case SendVerificationCodeType:
+		r.sendCode(ctx, in, &ex)
+	case VerifyVisitorCodeType:
+		r.verifyCode(ctx, in, &ex)
+	case VerifyExternalChallengeType:
+		r.verifyChallenge(ctx, in, &ex)
 	}
 	return ex
 }

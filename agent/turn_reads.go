@@ -22,7 +22,9 @@ type promptReads struct {
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.
 	visitorContext string
-	errs           [4]error
+	// challenge is the context webhook's challenge, nil when none.
+	challenge *Challenge
+	errs      [4]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -54,7 +56,7 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.visitorContext = e.visitorContext(ctx, in)
+			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
 		}()
 	}
 	read(3, func() (err error) {
@@ -83,12 +85,12 @@ func (p *promptReads) wait() error {
 // and verified when the tenant set a visitor auth mode): an id alone proves
 // nothing, and the tenant's systems must not describe someone to whoever
 // claims their id.
-func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) string {
+func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) (string, *Challenge) {
 	t := in.Tenant
 	key, err := e.Secrets.Open(t.VisitorSigningKey)
 	if err != nil {
 		in.logger(e).Error("opening the visitor signing key for the context webhook", "err", err)
-		return ""
+		return "", nil
 	}
 	q := VisitorContextQuery{Verified: in.Verified}
 	if v := in.Visitor; v != nil && in.memoryAllowed() {
@@ -99,7 +101,13 @@ func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) string {
 		if ctx.Err() == nil {
 			in.logger(e).Warn("context webhook failed; answering without it", "err", err)
 		}
-		return ""
+		return "", nil
 	}
-	return got
+	if got.Challenge != nil {
+		if err := got.Challenge.check(e.now()); err != nil {
+			in.logger(e).Warn("context webhook: challenge ignored", "err", err)
+			got.Challenge = nil
+		}
+	}
+	return got.Context, got.Challenge
 }

@@ -10,7 +10,7 @@ import (
 
 // toolDeps binds the tool executors to the turn's tenant, segment, visitor
 // and conversation.
-func (e *Engine) toolDeps(t *turn, explore bool) ToolDeps {
+func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 	in := t.in
 	tenant := in.Tenant
 	deps := ToolDeps{
@@ -41,8 +41,25 @@ func (e *Engine) toolDeps(t *turn, explore bool) ToolDeps {
 	if in.Visitor != nil {
 		deps.EscalationContext["visitorId"] = in.Visitor.ID
 	}
-	if explore {
+	if tt.Explore {
 		deps.Corpus = storeCorpus{store: e.Store, tenantID: tenant.ID, segmentID: in.Segment.ID, locale: in.Locale}
+	}
+	if tt.OTP {
+		deps.Codes = &codeVerification{store: e.Verification, mailer: e.Mailer, tenantID: tenant.ID,
+			conversationID: t.conv.ID, botName: promptDeref(tenant.BotName)}
+		if deps.Codes.botName == "" {
+			deps.Codes.botName = tenant.Name
+		}
+	}
+	if tt.Challenge != nil && e.Outbound != nil && e.Secrets != nil {
+		key, err := e.Secrets.Open(tenant.VisitorSigningKey)
+		if err != nil {
+			in.logger(e).Error("opening the visitor signing key for a challenge", "err", err)
+		} else {
+			deps.Challenge = &challengeVerification{store: e.Verification, challenge: *tt.Challenge,
+				client: e.Outbound.Client(ChallengeTimeout), key: key, tenantID: tenant.ID,
+				conversationID: t.conv.ID, sessionID: in.SessionID, visitor: in.Visitor}
+		}
 	}
 	return deps
 }

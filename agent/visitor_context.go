@@ -34,41 +34,58 @@ type VisitorContextQuery struct {
 	Timestamp  string  `json:"timestamp"`
 }
 
+// VisitorContextAnswer is a context webhook's answer: the context for the
+// prompt, and optionally a challenge (a second factor) for the visitor.
+type VisitorContextAnswer struct {
+	Context   string
+	Challenge *Challenge
+}
+
 // FetchVisitorContext asks the tenant's context webhook what its systems
 // know about the visitor: a POST of q, signed like the service's other
-// calls to tenants (X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256 of
-// "<t>.<body>"> keyed with the visitor signing key), answered by a 2xx with
-// {"context": string}. client must be the SSRF-guarded one, the URL being
-// the tenant's.
-func FetchVisitorContext(ctx context.Context, client *http.Client, url string, key []byte, now time.Time, q VisitorContextQuery) (string, error) {
+// calls signed with the visitor signing key (outbound.NewSignedPostBody:
+// X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">,
+// v0=<hex HMAC-SHA256 of the body>), answered by a 2xx with
+// {"context": string, "challenge"?: object}. client must be the
+// SSRF-guarded one, the URL being the tenant's. A challenge is returned as
+// received: the caller checks it.
+func FetchVisitorContext(ctx context.Context, client *http.Client, url string, key []byte, now time.Time, q VisitorContextQuery) (VisitorContextAnswer, error) {
 	q.Timestamp = now.UTC().Format(time.RFC3339)
 	body, err := json.Marshal(q)
 	if err != nil {
-		return "", fmt.Errorf("encoding the context query: %w", err)
+		return VisitorContextAnswer{}, fmt.Errorf("encoding the context query: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, VisitorContextTimeout)
 	defer cancel()
-	req, err := outbound.NewSignedPost(ctx, url, VisitorContextEvent, key, now, body)
+	req, err := outbound.NewSignedPostBody(ctx, url, VisitorContextEvent, key, now, body)
 	if err != nil {
-		return "", fmt.Errorf("context webhook: %w", err)
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook: %w", err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("context webhook: %w", err)
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxVisitorContextBody))
 	if err != nil {
-		return "", fmt.Errorf("context webhook: reading the answer: %w", err)
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook: reading the answer: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("context webhook answered HTTP %d", resp.StatusCode)
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook answered HTTP %d", resp.StatusCode)
 	}
 	var answer struct {
-		Context *string `json:"context"`
+		Context   *string         `json:"context"`
+		Challenge json.RawMessage `json:"challenge"`
 	}
 	if err := json.Unmarshal(raw, &answer); err != nil || answer.Context == nil {
-		return "", fmt.Errorf("context webhook: the answer is not a JSON object with a context string")
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook: the answer is not a JSON object with a context string")
 	}
-	return *answer.Context, nil
+	got := VisitorContextAnswer{Context: *answer.Context}
+	if len(answer.Challenge) > 0 && string(answer.Challenge) != "null" {
+		got.Challenge = &Challenge{}
+		// A challenge that does not decode stays empty, and the caller's
+		// check refuses it; the context stands.
+		_ = json.Unmarshal(answer.Challenge, got.Challenge)
+	}
+	return got, nil
 }

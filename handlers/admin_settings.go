@@ -34,7 +34,7 @@ var visitorAuthModeOptions = []views.Option{
 	{Value: "", Label: "None: anonymous visitors allowed"},
 	{Value: "jwt", Label: "Signed visitor token (JWT)"},
 	{Value: "otp", Label: "One-time code by email"},
-	{Value: "all", Label: "Either"},
+	{Value: "all", Label: "Either a token or a code"},
 }
 
 func deref(s *string) string {
@@ -95,6 +95,7 @@ func settingsSection(c echo.Context) string {
 func (h *Handler) ShowSettingsPage(c echo.Context) error {
 	a := adminFrom(c)
 	f := withChoices(settingsForm(a.Tenant))
+	f.MailConfigured = h.ResetByEmail
 	f.Section = settingsSection(c)
 	return h.renderSettings(c, http.StatusOK, a.Tenant, f)
 }
@@ -124,6 +125,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 	get := func(k string) string { return form.Get(k) }
 	checked := func(k string) bool { return get(k) == "true" || get(k) == "on" }
 	f := withChoices(settingsForm(a.Tenant)) // shown again, with what was typed, on errors
+	f.MailConfigured = h.ResetByEmail
 	f.Section = settingsSection(c)
 	var p db.TenantPatch
 	errs := parley.FieldErrors{}

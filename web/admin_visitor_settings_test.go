@@ -172,3 +172,24 @@ func TestAdminVisitorAuthWarning(t *testing.T) {
 		t.Error("the warning stays with jwt chosen")
 	}
 }
+
+// TestAdminVisitorOTPNeedsMail: where the mode is chosen, a server without
+// PARLEY_SMTP_URL says that codes by email need the operator to set it; a
+// server with mail says nothing.
+func TestAdminVisitorOTPNeedsMail(t *testing.T) {
+	t.Parallel()
+	for _, withMail := range []bool{false, true} {
+		var env map[string]string
+		if withMail {
+			env = map[string]string{"PARLEY_SMTP_URL": "smtp://127.0.0.1:2525?from=no-reply@parley.test"}
+		}
+		b := setupAdmin(t, env)
+		ten := b.ownedTenant(t, "starter")
+		c := b.newAdminClient(t)
+		c.signIn(ten)
+		note := c.get("/admin/settings/developer").text("#visitor-otp-mail")
+		if withMail != (note == "") || (!withMail && !strings.Contains(note, "PARLEY_SMTP_URL")) {
+			t.Errorf("mail configured %v: note %q", withMail, note)
+		}
+	}
+}

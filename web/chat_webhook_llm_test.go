@@ -77,13 +77,18 @@ func (e *replyEndpoint) received() ([]map[string]any, int) {
 }
 
 // validSignature checks t=<unix>,v1=<hex HMAC-SHA256(key, "<t>.<raw body>")>
-// and the 300-second tolerance.
+// and the 300-second tolerance, as a Stripe-style verifier does: it reads
+// the schemes it knows and ignores the others (v0).
 func validSignature(header string, key, body []byte, now time.Time) bool {
-	ts, v1, ok := strings.Cut(header, ",")
-	if !ok || !strings.HasPrefix(ts, "t=") || !strings.HasPrefix(v1, "v1=") {
-		return false
+	var ts, v1 string
+	for _, p := range strings.Split(header, ",") {
+		switch k, v, _ := strings.Cut(p, "="); k {
+		case "t":
+			ts = v
+		case "v1":
+			v1 = v
+		}
 	}
-	ts, v1 = ts[2:], v1[3:]
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || now.Sub(time.Unix(sec, 0)).Abs() > 300*time.Second {
 		return false

@@ -99,11 +99,16 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Outbound: guard, OAuth: oauth,
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
-			Secrets: box, Logger: logger, Now: s.now},
+			Secrets: box, Verification: store, Logger: logger, Now: s.now},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
 		ResetByEmail:     s.Mail != nil,
+	}
+	if s.Mail != nil {
+		s.Handler.Engine.Mailer = codeMailer{s.Mail}
+	} else {
+		logger.Info("visitor verification by email code is off: PARLEY_SMTP_URL is unset, so tenants in visitorAuthMode otp or all are not offered SEND_VERIFICATION_CODE")
 	}
 	s.Echo.HideBanner = true
 	s.Echo.HidePort = true
@@ -213,4 +218,11 @@ func (s *Server) now() time.Time {
 		return s.Handler.Now()
 	}
 	return time.Now()
+}
+
+// codeMailer sends the engine's verification codes through the SMTP sender.
+type codeMailer struct{ s *mail.Sender }
+
+func (m codeMailer) SendMail(ctx context.Context, to, subject, body string) error {
+	return m.s.Send(ctx, mail.Message{To: to, Subject: subject, Body: body})
 }

@@ -34,3 +34,27 @@ func Sign(secret []byte, t time.Time, body []byte) string {
 	mac.Write([]byte(ts + "." + string(body)))
 	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
+
+// NewSignedPostBody is NewSignedPost with a second scheme in
+// X-Service-Signature that covers the raw body alone (SignBody), for the
+// calls signed with a tenant's visitor signing key (the reply endpoint, the
+// context webhook and its challenge): a receiver may verify either reading.
+func NewSignedPostBody(ctx context.Context, url, event string, secret []byte, t time.Time, body []byte) (*http.Request, error) {
+	req, err := NewSignedPost(ctx, url, event, secret, t, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Service-Signature", SignBody(secret, t, body))
+	return req, nil
+}
+
+// SignBody returns Sign's value with a v0 scheme appended:
+// t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>,v0=<hex HMAC-SHA256(secret, body)>.
+// Stripe-style verifiers read t and v1 and ignore v0; a receiver that
+// verifies the raw body alone compares v0 (and has no replay protection
+// from t, which v0 does not cover).
+func SignBody(secret []byte, t time.Time, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return Sign(secret, t, body) + ",v0=" + hex.EncodeToString(mac.Sum(nil))
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,4 +57,38 @@ func TestNewSignedPost(t *testing.T) {
 			t.Fatal("no error for an invalid URL")
 		}
 	})
+}
+
+// SignBody's header verifies both ways a receiver may read it: a
+// Stripe-style verifier (t and v1 over "<t>.<body>", other schemes ignored)
+// and one that verifies the raw body alone (v0).
+func TestSignBody(t *testing.T) {
+	t.Parallel()
+	key, body, at := []byte("vsk_key"), []byte(`{"email":null}`), time.Unix(1700000000, 0)
+	header := SignBody(key, at, body)
+	schemes := map[string]string{}
+	for _, p := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(p, "=")
+		schemes[k] = v
+	}
+	stripeStyle := func() bool {
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(schemes["t"] + "." + string(body)))
+		return schemes["t"] == "1700000000" && hmac.Equal([]byte(schemes["v1"]), []byte(hex.EncodeToString(mac.Sum(nil))))
+	}
+	rawBody := func() bool {
+		mac := hmac.New(sha256.New, key)
+		mac.Write(body)
+		return hmac.Equal([]byte(schemes["v0"]), []byte(hex.EncodeToString(mac.Sum(nil))))
+	}
+	if !stripeStyle() || !rawBody() {
+		t.Fatalf("%q: t.body verifies %v, raw body verifies %v", header, stripeStyle(), rawBody())
+	}
+	if !strings.HasPrefix(header, Sign(key, at, body)+",") {
+		t.Errorf("%q does not start with Sign's t and v1", header)
+	}
+	req, err := NewSignedPostBody(context.Background(), "https://example.com/hook", "visitor.context", key, at, body)
+	if err != nil || req.Header.Get("X-Service-Signature") != header || req.Header.Get("X-Service-Event") != "visitor.context" {
+		t.Errorf("NewSignedPostBody: %v %v", err, req.Header)
+	}
 }
