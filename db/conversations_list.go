@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -213,6 +214,9 @@ func (d *DB) ListConversations(ctx context.Context, tenantID string, f Conversat
 		f.searchHits = hits
 	}
 	where, args := conversationWhere(tenantID, f)
+	if f.searchHits != nil {
+		return d.listSearchHits(ctx, tenantID, f, where, args)
+	}
 	var page ConversationPage
 	count := `SELECT count(*) FROM conversations c` + where
 	walking := f.Search != "" && f.searchHits == nil // else the hits make an exact count cheap
@@ -228,6 +232,55 @@ func (d *DB) ListConversations(ctx context.Context, tenantID string, f Conversat
 	args = append(args, f.Limit, (f.Page-1)*f.Limit)
 	rows, _ := d.pool.Query(ctx, conversationItemSQL+where+
 		fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
+	if err != nil {
+		return ConversationPage{}, fmt.Errorf("listing conversations: %w", err)
+	}
+	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
+		return ConversationPage{}, err
+	}
+	page.Conversations = items
+	return page, nil
+}
+
+// listSearchHits is ListConversations for a search read off the trigram
+// index (f.searchHits): the conversations among the hits that pass the
+// other filters are read once, id and start only, then counted, ordered and
+// paged here, and only the page's are read whole. Counting and paging in
+// two statements looked each hit up twice.
+func (d *DB) listSearchHits(ctx context.Context, tenantID string, f ConversationFilter, where string, args []any) (ConversationPage, error) {
+	type match struct {
+		id string
+		at time.Time
+	}
+	rows, _ := d.pool.Query(ctx, `SELECT c.id::text, c.created_at FROM conversations c`+where, args...)
+	matches, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (match, error) {
+		var m match
+		return m, r.Scan(&m.id, &m.at)
+	})
+	if err != nil {
+		return ConversationPage{}, fmt.Errorf("searching conversations: %w", err)
+	}
+	// The list's order: newest first, then by id descending (a uuid's text
+	// sorts as PostgreSQL sorts the uuid).
+	slices.SortFunc(matches, func(a, b match) int {
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return strings.Compare(b.id, a.id)
+	})
+	page := ConversationPage{Total: len(matches), Conversations: []ConversationItem{}}
+	lo := min((f.Page-1)*f.Limit, len(matches))
+	hi := min(lo+f.Limit, len(matches))
+	if lo == hi {
+		return page, nil
+	}
+	ids := make([]string, 0, hi-lo)
+	for _, m := range matches[lo:hi] {
+		ids = append(ids, m.id)
+	}
+	rows, _ = d.pool.Query(ctx, conversationItemSQL+` WHERE c.tenant_id = $1 AND c.id = ANY($2::uuid[])
+		ORDER BY c.created_at DESC, c.id DESC`, tenantID, ids)
 	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
 	if err != nil {
 		return ConversationPage{}, fmt.Errorf("listing conversations: %w", err)
