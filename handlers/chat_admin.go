@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
@@ -20,7 +21,8 @@ const adminToolPrefix = "admin_"
 // The token is an OAuth access token of this server issued for the MCP
 // resource ({base}/mcp), checked as /mcp checks it (signature, expiry,
 // revocation) and for the chat's tenant; anything else is a 401. The tenant
-// must be on a plan with MCP, as at /mcp. Each tool runs through
+// must be on a plan with MCP (402), and the token must grant an MCP scope
+// (403), as at /mcp. Each tool runs through
 // RunManageTool as the token's principal.
 func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error) {
 	refuse := func(reason string) error {
@@ -48,6 +50,10 @@ func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token str
 		return nil, planRequired("Admin tokens in chat (Parley's MCP tools)", t.Plan, "builder")
 	}
 	granted := auth.MCPScopesOf(p)
+	if len(granted) == 0 {
+		return nil, &parley.Error{Kind: parley.KindForbidden, Message: "This admin token grants none of the MCP scopes: " + strings.Join(auth.MCPScopes, " "),
+			Details: map[string]any{"requiredScope": auth.MCPScopes}}
+	}
 	all := h.ManageTools()
 	var out []agent.ExtraTool
 	for _, tool := range all {

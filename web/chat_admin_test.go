@@ -96,6 +96,14 @@ func TestChatAdminToken(t *testing.T) {
 	if !strings.EqualFold(name, "admin_create_corpus_entry") || typ != "MCP_ADMIN" || !strings.Contains(input, "Opening hours") {
 		t.Errorf("tool history: %s %s %s", name, typ, input)
 	}
+	checkChatSchema(t, "admin envelope", "ChatReply", r.body)
+	if ex, _ := r.body["toolExecutions"].([]any); len(ex) != 1 || ex[0].(map[string]any)["type"] != "MCP_ADMIN" || ex[0].(map[string]any)["success"] != true {
+		t.Errorf("toolExecutions = %v", r.body["toolExecutions"])
+	}
+	st, conv := b.do(t, "GET", "/tenants/"+ten.Slug+"/conversations/"+convID.(string), b.token(t, ten.ID, auth.ScopeConversationsRead), nil)
+	if h, _ := conv["toolHistory"].([]any); st != 200 || conv["toolCallsCount"] != 1.0 || len(h) != 1 || h[0].(map[string]any)["toolType"] != "MCP_ADMIN" {
+		t.Errorf("conversation: %d %v", st, conv)
+	}
 	if sent := llm.Requests()[1].Chat.Messages; !strings.Contains(string(sent[len(sent)-1].Content), `"success":true`) {
 		t.Errorf("tool result sent back: %s", sent[len(sent)-1].Content)
 	}
@@ -128,6 +136,23 @@ func TestChatAdminToken(t *testing.T) {
 	}
 	foreign, _, _ := adminToken(t, b, other, mcpRes, now, auth.ScopeMCPCorpusWrite)
 	restAud, _, _ := adminToken(t, b, ten, b.srv.Config.BaseURL, now, auth.ScopeMCPCorpusWrite)
+	starter := b.ownedTenant(t, "starter")
+	onStarter, _, _ := adminToken(t, b, starter, mcpRes, now, auth.ScopeMCPCorpusWrite)
+	noMCP, _, _ := adminToken(t, b, ten, mcpRes, now, auth.ScopeVisitorsWrite)
+	for _, c := range []struct {
+		name, slug, token string
+		status            int
+		err               string
+	}{
+		{"starter plan", starter.Slug, onStarter, http.StatusPaymentRequired, "PLAN_REQUIRED"},
+		{"no MCP scope", ten.Slug, noMCP, http.StatusForbidden, "This admin token grants none of the MCP scopes: " + strings.Join(auth.MCPScopes, " ")},
+	} {
+		r := b.chat(t, "/chat/"+c.slug, map[string]any{"message": "Hi", "sessionId": "admin-refused"},
+			map[string]string{"X-Agent-Model": "claude-test", "X-Service-Admin-Token": c.token})
+		if r.status != c.status || (r.body["error"] != c.err && r.body["code"] != c.err) {
+			t.Errorf("%s: %d %v", c.name, r.status, r.body)
+		}
+	}
 	for _, c := range []struct{ name, token, reason string }{
 		{"garbage", "not-a-jwt", "Invalid or revoked token"},
 		{"expired", expired, "Access token expired: refresh it"},
