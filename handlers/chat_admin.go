@@ -22,8 +22,8 @@ const adminToolPrefix = "admin_"
 // resource ({base}/mcp), checked as /mcp checks it (signature, expiry,
 // revocation) and for the chat's tenant; anything else is a 401. The tenant
 // must be on a plan with MCP (402), and the token must grant an MCP scope
-// (403), as at /mcp. Each tool runs through
-// RunManageTool as the token's principal.
+// (403), as at /mcp. Each tool runs through RunManageTool as the token's
+// principal.
 func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error) {
 	refuse := func(reason string) error {
 		return &parley.Error{Kind: parley.KindUnauthorized, Message: "Invalid admin token: " + reason}
