@@ -118,6 +118,9 @@ type TurnInput struct {
 	// Logger is the request's logger (request id, tenant); nil means the
 	// engine's.
 	Logger *slog.Logger
+	// ExtraTools are offered besides the tenant's and the synthetic tools:
+	// the management tools an admin token allows (X-Service-Admin-Token).
+	ExtraTools []ExtraTool
 	// Test is the owner trying their bot from the dashboard: the
 	// conversation is marked a test, the monthly limit neither refuses nor
 	// counts it, and the output lists the knowledge the prompt held.
@@ -313,6 +316,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	}
 	tt := Enrich(reads.tools, facts)
 	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
+	call.registry.AddExtra(in.ExtraTools)
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}

@@ -35,7 +35,7 @@ var SubmissionToolTypes = []string{ToolSubmitForm, ToolGenerateQuote, ToolBookMe
 
 // SyntheticToolTypes are injected at chat time and never created through the API.
 var SyntheticToolTypes = []string{"CHECK_AVAILABILITY", "COLLECT_PAYMENT", "EXPLORE_CORPUS",
-	"SEND_VERIFICATION_CODE", "VERIFY_VISITOR_CODE", "VERIFY_EXTERNAL_CHALLENGE", "MCP_PROXY"}
+	"SEND_VERIFICATION_CODE", "VERIFY_VISITOR_CODE", "VERIFY_EXTERNAL_CHALLENGE", "MCP_PROXY", AdminToolType}
 
 // SubmitFormConfig is a SUBMIT_FORM tool's form.
 type SubmitFormConfig struct {

@@ -154,6 +154,7 @@ type registeredTool struct {
 	rem   RememberConfig
 	rec   RecommendConfig
 	esc   EscalateConfig
+	extra *ExtraTool
 }
 
 // Runnable reports whether tools of type typ can run here: BOOK_MEETING
@@ -442,6 +443,10 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 {
 		args = []byte("{}")
+	}
+	if rt.extra != nil {
+		runExtra(ctx, rt.extra, args, &ex)
+		return ex
 	}
 	var in map[string]any
 	dec := json.NewDecoder(bytes.NewReader(args))

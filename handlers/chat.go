@@ -159,6 +159,11 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 		}
 		in.Visitor = &v
 	}
+	if token := strings.TrimSpace(hdr.Get("X-Service-Admin-Token")); token != "" {
+		if in.ExtraTools, err = h.adminChatTools(ctx, t, token); err != nil {
+			return nil, false, err
+		}
+	}
 	in.Logger = h.log(c)
 	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
 		return nil, false, err

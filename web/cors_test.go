@@ -15,7 +15,7 @@ func TestPublicCORS(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodOptions, b.ts.URL+path, nil)
 		req.Header.Set("Origin", "https://shop.example.com")
 		req.Header.Set("Access-Control-Request-Method", "POST")
-		req.Header.Set("Access-Control-Request-Headers", "content-type,x-widget-key,x-visitor-token")
+		req.Header.Set("Access-Control-Request-Headers", "content-type,x-widget-key,x-visitor-token,x-service-admin-token")
 		resp, err := b.ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -28,6 +28,7 @@ func TestPublicCORS(t *testing.T) {
 		allowed := strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers"))
 		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
 			!strings.Contains(allowed, "x-widget-key") || !strings.Contains(allowed, "x-visitor-token") ||
+			!strings.Contains(allowed, "x-service-admin-token") ||
 			!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
 			t.Errorf("preflight %s: %d %v", path, resp.StatusCode, resp.Header)
 		}
