@@ -25,9 +25,9 @@ var adminViewports = []struct {
 
 // TestAdminPagesBrowser visits every dashboard page, signed in, for a
 // tenant with data at laptop and phone sizes and for an empty one at phone
-// size: nothing
-// scrolls sideways, and axe-core finds no serious or critical violation. A
-// screenshot of each page with data is kept (screenshotDir).
+// size: nothing scrolls sideways, the Content-Security-Policy refuses
+// nothing, and at phone size axe-core finds no serious or critical
+// violation. A screenshot of each page with data is kept (screenshotDir).
 func TestAdminPagesBrowser(t *testing.T) {
 	t.Parallel()
 	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
@@ -104,8 +104,13 @@ func TestAdminPagesBrowser(t *testing.T) {
 							.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className).join(', ')`))
 						t.Errorf("%s scrolls sideways by %d px (%s)", name, over, wide)
 					}
-					for _, v := range axeViolations(ctx, t, axe) {
-						t.Errorf("%s: axe: %s", name, v)
+					// axe on the phone, where every page is checked (with data and
+					// empty): the laptop shows the same content in a wider grid,
+					// and skipping it there keeps the suite within its time.
+					if vp.name == "phone" {
+						for _, v := range axeViolations(ctx, t, axe) {
+							t.Errorf("%s: axe: %s", name, v)
+						}
 					}
 					for _, v := range cspViolations(ctx, t) {
 						t.Errorf("%s: refused by the Content-Security-Policy: %s", name, v)
