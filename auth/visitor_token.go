@@ -56,7 +56,7 @@ func VerifyVisitorToken(key []byte, token string, now time.Time) (VisitorClaims,
 	switch {
 	case err == nil:
 	case errors.Is(err, errVisitorTokenAlg):
-		return claims, visitorTokenError(fmt.Sprintf("algorithm must be HS256, not %q", clip(alg, 20)))
+		return claims, visitorTokenError(fmt.Sprintf("algorithm must be HS256, not %q", parley.Clip(alg, 20)))
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return claims, visitorTokenError("malformed token")
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
@@ -80,12 +80,4 @@ func VerifyVisitorToken(key []byte, token string, now time.Time) (VisitorClaims,
 		return claims, visitorTokenError("sub claim too long (max 255 characters)")
 	}
 	return claims, nil
-}
-
-// clip cuts s to at most n characters, for quoting a caller's value in an error.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }

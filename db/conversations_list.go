@@ -230,17 +230,10 @@ func (d *DB) ListConversations(ctx context.Context, tenantID string, f Conversat
 		page.Total, page.TotalCapped = SearchTotalCap, true
 	}
 	args = append(args, f.Limit, (f.Page-1)*f.Limit)
-	rows, _ := d.pool.Query(ctx, conversationItemSQL+where+
+	var err error
+	page.Conversations, err = d.conversationItems(ctx, tenantID, conversationItemSQL+where+
 		fmt.Sprintf(` ORDER BY c.created_at DESC, c.id DESC LIMIT $%d OFFSET $%d`, len(args)-1, len(args)), args...)
-	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
-	if err != nil {
-		return ConversationPage{}, fmt.Errorf("listing conversations: %w", err)
-	}
-	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
-		return ConversationPage{}, err
-	}
-	page.Conversations = items
-	return page, nil
+	return page, err
 }
 
 // listSearchHits is ListConversations for a search read off the trigram
@@ -279,17 +272,23 @@ func (d *DB) listSearchHits(ctx context.Context, tenantID string, f Conversation
 	for _, m := range matches[lo:hi] {
 		ids = append(ids, m.id)
 	}
-	rows, _ = d.pool.Query(ctx, conversationItemSQL+` WHERE c.tenant_id = $1 AND c.id = ANY($2::uuid[])
+	page.Conversations, err = d.conversationItems(ctx, tenantID, conversationItemSQL+` WHERE c.tenant_id = $1 AND c.id = ANY($2::uuid[])
 		ORDER BY c.created_at DESC, c.id DESC`, tenantID, ids)
+	return page, err
+}
+
+// conversationItems runs a query of conversationItemSQL and attaches the
+// tool history of the conversations it lists.
+func (d *DB) conversationItems(ctx context.Context, tenantID, sql string, args ...any) ([]ConversationItem, error) {
+	rows, _ := d.pool.Query(ctx, sql, args...)
 	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
 	if err != nil {
-		return ConversationPage{}, fmt.Errorf("listing conversations: %w", err)
+		return nil, fmt.Errorf("listing conversations: %w", err)
 	}
 	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
-		return ConversationPage{}, err
+		return nil, err
 	}
-	page.Conversations = items
-	return page, nil
+	return items, nil
 }
 
 // attachToolHistory reads the tool history of the listed conversations in

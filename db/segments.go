@@ -265,10 +265,10 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 	return s, err
 }
 
-// LeadToolName is the name of a segment's lead tool: "Lead capture: "
+// leadToolName is the name of a segment's lead tool: "Lead capture: "
 // and the segment's name, or its slug too when another tool has that name.
 func leadToolName(ctx context.Context, tx pgx.Tx, s *parley.Segment) (string, error) {
-	name := truncateRunes("Lead capture: "+strings.TrimSpace(s.Name), 100)
+	name := parley.Clip("Lead capture: "+strings.TrimSpace(s.Name), 100)
 	var taken bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tools WHERE tenant_id = $1 AND name = $2 AND id IS DISTINCT FROM $3)`,
 		s.TenantID, name, s.LeadToolID).Scan(&taken); err != nil {
@@ -276,16 +276,9 @@ func leadToolName(ctx context.Context, tx pgx.Tx, s *parley.Segment) (string, er
 	}
 	if taken {
 		suffix := " (" + s.Slug + ")"
-		name = truncateRunes("Lead capture: "+strings.TrimSpace(s.Name), 100-utf8.RuneCountInString(suffix)) + suffix
+		name = parley.Clip("Lead capture: "+strings.TrimSpace(s.Name), 100-utf8.RuneCountInString(suffix)) + suffix
 	}
 	return name, nil
-}
-
-func truncateRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
 }
 
 // syncLeadTool keeps s's lead tool in step with its form, in tx: asking,

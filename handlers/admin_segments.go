@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -15,37 +13,6 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
-
-// segmentFormRows groups the form values named prefix.N.key by N, in the
-// order of N: the repeated rows of the starters and the form builder.
-func segmentFormRows(form url.Values, prefix string) []map[string]string {
-	rows := map[int]map[string]string{}
-	for k, v := range form {
-		rest, ok := strings.CutPrefix(k, prefix+".")
-		if !ok {
-			continue
-		}
-		idx, key, ok := strings.Cut(rest, ".")
-		i, err := strconv.Atoi(idx)
-		if !ok || err != nil || i < 0 {
-			continue
-		}
-		if rows[i] == nil {
-			rows[i] = map[string]string{}
-		}
-		rows[i][key] = v[0]
-	}
-	keys := make([]int, 0, len(rows))
-	for i := range rows {
-		keys = append(keys, i)
-	}
-	sort.Ints(keys)
-	out := make([]map[string]string, len(keys))
-	for n, i := range keys {
-		out[n] = rows[i]
-	}
-	return out
-}
 
 // withStarterRows pads the starters to the editor's maxStarters rows.
 func withStarterRows(st []views.StarterRow) []views.StarterRow {
@@ -86,13 +53,13 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 		FormEnabled: checked("formEnabled"), AskInChat: checked("askInChat"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
 		FieldTypes: parley.FormFieldTypes,
 	}
-	for _, r := range segmentFormRows(form, "starters") {
+	for _, r := range indexedFormRows(form, "starters") {
 		st := views.StarterRow{Text: r["text"], Emoji: strings.TrimSpace(r["emoji"])}
 		if strings.TrimSpace(st.Text) != "" || st.Emoji != "" {
 			f.Starters = append(f.Starters, st)
 		}
 	}
-	for _, r := range segmentFormRows(form, "fields") {
+	for _, r := range indexedFormRows(form, "fields") {
 		fl := views.SegmentFieldRow{Name: formFieldName(r["name"], r["label"]), Label: r["label"], Type: r["type"],
 			Required: r["required"] == "true" || r["required"] == "on"}
 		if fl.Name != "" || strings.TrimSpace(fl.Label) != "" {

@@ -119,7 +119,7 @@ func (h *Handler) testChatInput(c echo.Context) (*agent.TurnInput, error) {
 	}
 	return &agent.TurnInput{Tenant: t, Segment: seg, SessionID: req.SessionID, Message: req.Message,
 		Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman, Test: true, Logger: h.log(c),
-		Metadata: parley.ConversationMetadata{UserAgent: truncate(c.Request().Header.Get("User-Agent"), 500)}}, nil
+		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(c.Request().Header.Get("User-Agent"), 500)}}, nil
 }
 
 // testChatDoneOf adds to chat's done event what the bot used.

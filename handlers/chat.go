@@ -136,8 +136,8 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 	hdr := c.Request().Header
 	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: req.SessionID, Message: req.Message,
 		PageURL: req.PageURL, PageContext: req.PageContext, Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman,
-		Metadata: parley.ConversationMetadata{UserAgent: truncate(hdr.Get("User-Agent"), 500),
-			Referrer: truncate(hdr.Get("Referer"), 500), Page: truncate(req.PageURL, 500)}}
+		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500),
+			Referrer: parley.Clip(hdr.Get("Referer"), 500), Page: parley.Clip(req.PageURL, 500)}}
 	in.Locale = strings.TrimSpace(req.Locale)
 	if in.Locale == "" {
 		in.Locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
@@ -378,14 +378,6 @@ func nonEmptyPtr(s string) *string {
 }
 
 func truncatePtr(s string, n int) *string {
-	s = truncate(s, n)
+	s = parley.Clip(s, n)
 	return &s
-}
-
-// truncate cuts s to at most n characters.
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n])
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
 )
@@ -35,7 +36,7 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 		provider = "openai"
 	case "anthropic":
 	default:
-		return nil, invalid("Unknown X-LLM-Provider %q: use openai or anthropic", truncate(provider, 40))
+		return nil, invalid("Unknown X-LLM-Provider %q: use openai or anthropic", parley.Clip(provider, 40))
 	}
 	if model == "" {
 		return nil, invalid("X-LLM-Model is required with X-LLM-Key")
