@@ -25,6 +25,9 @@ const (
 	// KindUpstream: a service Parley depends on for the answer (the language
 	// model) failed; the message says which and is safe to show.
 	KindUpstream
+	// KindUnavailable: the service is not configured for what was asked
+	// (the operator's account at an outside service is missing).
+	KindUnavailable
 )
 
 // Error is the one application error type. Message is safe to show to callers;

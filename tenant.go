@@ -49,6 +49,12 @@ type Tenant struct {
 	MCPToolsURL       *string          `db:"mcp_tools_url"`
 	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
 	LLMWebhookURL     *string          `db:"llm_webhook_url"`
+	VoiceEnabled      bool             `db:"voice_enabled"`
+	VoiceProvider     string           `db:"voice_provider"`
+	VoicePhoneNumber  *string          `db:"voice_phone_number"`
+	VoiceAssistantID  *string          `db:"voice_assistant_id"`
+	VoiceConfig       VoiceConfig      `db:"voice_config"`
+	VoiceSecret       []byte           `db:"voice_secret"` // sealed
 	CreatedAt         time.Time        `db:"created_at"`
 	UpdatedAt         time.Time        `db:"updated_at"`
 }

@@ -16,7 +16,8 @@ const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, w
 	primary_color, secondary_color, show_ai_badge, bot_avatar, avatar_type, avatar_background,
 	teaser_text, auto_open, auto_open_delay, bubble_pulse, allowed_domains, content_policy,
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
-	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_max_tools, llm_webhook_url, created_at, updated_at`
+	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_max_tools, llm_webhook_url,
+	voice_enabled, voice_provider, voice_phone_number, voice_assistant_id, voice_config, voice_secret, created_at, updated_at`
 
 var scanTenant = pgx.RowToStructByName[parley.Tenant]
 
@@ -135,11 +136,17 @@ type TenantPatch struct {
 	BookingCTAConfig  parley.Opt[parley.BookingCTAConfig] `json:"bookingCtaConfig"`
 	IsOnboarded       parley.Opt[bool]                    `json:"isOnboarded"`
 	LLMWebhookURL     parley.Opt[string]                  `json:"llmWebhookUrl"`
+	VoiceEnabled      parley.Opt[bool]                    `json:"voiceEnabled"`
+	VoiceProvider     parley.Opt[string]                  `json:"voiceProvider"`
+	VoicePhoneNumber  parley.Opt[string]                  `json:"voicePhoneNumber"`
+	VoiceAssistantID  parley.Opt[string]                  `json:"voiceAssistantId"`
+	VoiceConfig       parley.Opt[parley.VoiceConfig]      `json:"voiceConfig"`
 
 	// Set by the caller, never decoded from a request body.
 	SealedCaptchaSecret parley.Opt[[]byte] `json:"-"`
 	WidgetKey           parley.Opt[string] `json:"-"`
 	SealedSigningKey    parley.Opt[[]byte] `json:"-"`
+	SealedVoiceSecret   parley.Opt[[]byte] `json:"-"`
 }
 
 // UpdateTenant applies the set fields of p and returns the updated tenant.
@@ -186,6 +193,15 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 	sets = addSet(sets, "llm_webhook_url", p.LLMWebhookURL)
 	sets = addSet(sets, "widget_key", p.WidgetKey)
 	sets = addSet(sets, "visitor_signing_key", p.SealedSigningKey)
+	sets = addSet(sets, "voice_enabled", p.VoiceEnabled)
+	sets = addSet(sets, "voice_provider", p.VoiceProvider)
+	sets = addSet(sets, "voice_phone_number", p.VoicePhoneNumber)
+	sets = addSet(sets, "voice_assistant_id", p.VoiceAssistantID)
+	if p.VoiceConfig.Set {
+		cfg, _ := json.Marshal(p.VoiceConfig.Value) // null resets to an empty config
+		sets = append(sets, setClause{"voice_config", cfg})
+	}
+	sets = addSet(sets, "voice_secret", p.SealedVoiceSecret)
 
 	sql, args := updateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
 	rows, _ := d.pool.Query(ctx, sql, args...)

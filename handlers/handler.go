@@ -52,6 +52,9 @@ type Handler struct {
 	// reset with an emailed link. Otherwise the page says how an operator
 	// resets one.
 	ResetByEmail bool
+	// Vapi is the operator's account at the voice orchestrator, for the
+	// managed voice setup; unset, tenants link their own assistant.
+	Vapi VapiOperator
 
 	// sightings holds, per tenant id, when this process last recorded the
 	// widget's installation (noteInstallation), so that a widget loading

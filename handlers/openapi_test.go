@@ -48,6 +48,8 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"VisitorDetail", reflect.TypeFor[visitorJSON]()},
 		{"MemoryFact", reflect.TypeFor[memoryJSON]()},
 		{"MCPToolsSettings", reflect.TypeFor[mcpSettingsJSON]()},
+		{"VoiceConfig", reflect.TypeFor[parley.VoiceConfig]()},
+		{"VoiceSetup", reflect.TypeFor[voiceSetupJSON]()},
 		{"VisitorSigningKey", reflect.TypeFor[visitorSigningKeyJSON]()},
 		{"Submission", reflect.TypeFor[submissionJSON]()},
 		{"Submission.tool", reflect.TypeFor[submissionToolJSON]()},

@@ -52,6 +52,12 @@ type tenantJSON struct {
 	MCPToolsURL         *string                 `json:"mcpToolsUrl"`
 	MCPToolsMaxTools    int                     `json:"mcpToolsMaxTools"`
 	LLMWebhookURL       *string                 `json:"llmWebhookUrl"`
+	VoiceEnabled        bool                    `json:"voiceEnabled"`
+	VoiceProvider       string                  `json:"voiceProvider"`
+	VoicePhoneNumber    *string                 `json:"voicePhoneNumber"`
+	VoiceAssistantID    *string                 `json:"voiceAssistantId"`
+	VoiceConfig         parley.VoiceConfig      `json:"voiceConfig"`
+	VoiceSecretSet      bool                    `json:"voiceSecretSet"`
 	BotSeats            int                     `json:"botSeats"`
 	ConversationsLimit  int                     `json:"conversationsLimit"`
 	ConversationsUsed   int                     `json:"conversationsUsed"`
@@ -77,6 +83,8 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 		HasWidgetKey:      t.WidgetKey != nil,
 		BookingCTAEnabled: t.BookingCTAEnabled, BookingCTAConfig: t.BookingCTAConfig, IsOnboarded: t.IsOnboarded,
 		MCPToolsURL: t.MCPToolsURL, MCPToolsMaxTools: t.MCPToolsMaxTools, LLMWebhookURL: t.LLMWebhookURL,
+		VoiceEnabled: t.VoiceEnabled, VoiceProvider: t.VoiceProvider, VoicePhoneNumber: t.VoicePhoneNumber,
+		VoiceAssistantID: t.VoiceAssistantID, VoiceConfig: t.VoiceConfig, VoiceSecretSet: t.VoiceSecret != nil,
 		BotSeats: t.BotSeats, ConversationsLimit: t.ConversationsLimit(), ConversationsUsed: usage.ConversationsUsed,
 		SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
@@ -199,9 +207,15 @@ func (h *Handler) UpdateTenant(c echo.Context) error {
 // applyTenantPatch validates p (adding to errs from decoding), seals secrets and saves.
 // Both the API and the admin settings page go through it.
 func (h *Handler) applyTenantPatch(ctx context.Context, t parley.Tenant, p db.TenantPatch, errs parley.FieldErrors) (parley.Tenant, error) {
+	// As for MCP tools: a plan without voice refuses any change to the
+	// voice settings, whatever the rest of the body.
+	if !t.PlanInfo().Voice && changesVoice(t, p) {
+		return t, voicePlanRequired(t.Plan)
+	}
 	for k, v := range validateTenantPatch(&p) {
 		errs.Add(k, v)
 	}
+	validateVoicePatch(errs, t, &p)
 	checkCaptcha(errs, t, p)
 	if p.LLMWebhookURL.Set && !p.LLMWebhookURL.Null {
 		h.checkSignedCallURL(ctx, errs, "llmWebhookUrl", p.LLMWebhookURL.Value)

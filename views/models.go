@@ -42,6 +42,7 @@ var Nav = []NavItem{
 	{Key: "products", Label: "Products", Href: "/admin/products"},
 	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},
 	{Key: "mcp", Label: "MCP tools", Href: "/admin/mcp-tools"},
+	{Key: "voice", Label: "Voice", Href: "/admin/voice"},
 	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
 	{Key: "settings", Label: "Settings", Href: "/admin/settings"},
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},

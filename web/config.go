@@ -55,6 +55,13 @@ type Config struct {
 	// PasswordCost is the bcrypt cost of admin passwords: bcrypt.DefaultCost.
 	// It is not read from the environment; tests lower it to bcrypt.MinCost.
 	PasswordCost int
+	// VapiAPIKey and VapiBaseURL are the operator's account at the voice
+	// orchestrator (PARLEY_VAPI_API_KEY, PARLEY_VAPI_BASE_URL, default
+	// https://api.vapi.ai), with which the managed voice setup creates
+	// assistants and buys numbers; no key: managed setup answers 503 and
+	// tenants link their own assistant.
+	VapiAPIKey  string
+	VapiBaseURL string
 	// Heartbeat is how often the running server marks itself alive in the
 	// instances table (Server.Run): a process silent for three beats counts
 	// as dead, and the session leases of its turns are free. 0 means 5 s.
@@ -74,6 +81,7 @@ var knownVars = []string{
 	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_ADMIN_CAPTCHA_SITE_KEY", "PARLEY_ADMIN_CAPTCHA_SECRET_KEY",
 	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
 	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS",
+	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 }
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
@@ -107,6 +115,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		AdminCaptchaSiteKey:   get("PARLEY_ADMIN_CAPTCHA_SITE_KEY", ""),
 		AdminCaptchaSecretKey: get("PARLEY_ADMIN_CAPTCHA_SECRET_KEY", ""),
 		LogFormat:             get("PARLEY_LOG_FORMAT", "json"),
+		VapiAPIKey:            get("PARLEY_VAPI_API_KEY", ""),
 		DBMaxConns:            20,
 		BodyTimeout:           defaultBodyTimeout,
 		// MaxConnsPerAddress: room for a whole office behind one address,
@@ -132,6 +141,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		if c.LLMBaseURL, err = checkURL("PARLEY_LLM_BASE_URL", c.LLMBaseURL); err != nil {
 			return c, err
 		}
+	}
+	if c.VapiBaseURL, err = checkURL("PARLEY_VAPI_BASE_URL", get("PARLEY_VAPI_BASE_URL", "https://api.vapi.ai")); err != nil {
+		return c, err
 	}
 	if _, err := checkURL("PARLEY_CAPTCHA_VERIFY_URL", c.CaptchaVerifyURL); err != nil {
 		return c, err

@@ -47,6 +47,7 @@ func TestConfigDefaults(t *testing.T) {
 		BodyTimeout:        60 * time.Second,
 		MaxConnsPerAddress: 256,
 		PasswordCost:       bcrypt.DefaultCost, // production's; tests lower it in testConfig
+		VapiBaseURL:        "https://api.vapi.ai",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -162,6 +163,11 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("the configuration prints the SMTP password: %s", s)
 			}
 		}},
+		{"the operator's Vapi account", map[string]string{"PARLEY_VAPI_API_KEY": " vapi-key ", "PARLEY_VAPI_BASE_URL": "http://127.0.0.1:9/"}, func(t *testing.T, c Config) {
+			if c.VapiAPIKey != "vapi-key" || c.VapiBaseURL != "http://127.0.0.1:9" {
+				t.Errorf("%+v", c)
+			}
+		}},
 		{"blank values take the default", map[string]string{"PARLEY_ADDR": "  ", "PARLEY_LLM_PROVIDER": " ", "PARLEY_LOG_FORMAT": ""}, func(t *testing.T, c Config) {
 			if c.Addr != ":8080" || c.LLMProvider != "local" || c.LogFormat != "json" {
 				t.Errorf("%+v", c)
@@ -196,6 +202,7 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_ADDR without port", map[string]string{"PARLEY_ADDR": "nope"}, "PARLEY_ADDR"},
 		{"PARLEY_ADDR bad port", map[string]string{"PARLEY_ADDR": "localhost:http"}, "PARLEY_ADDR"},
 		{"PARLEY_ADDR port out of range", map[string]string{"PARLEY_ADDR": ":70000"}, "PARLEY_ADDR"},
+		{"PARLEY_VAPI_BASE_URL not a URL", map[string]string{"PARLEY_VAPI_BASE_URL": "api.vapi.ai"}, "PARLEY_VAPI_BASE_URL"},
 		{"PARLEY_BASE_URL ftp", map[string]string{"PARLEY_BASE_URL": "ftp://x"}, "PARLEY_BASE_URL"},
 		{"PARLEY_BASE_URL without host", map[string]string{"PARLEY_BASE_URL": "https://"}, "PARLEY_BASE_URL"},
 		{"PARLEY_BASE_URL relative", map[string]string{"PARLEY_BASE_URL": "parley.example.com"}, "PARLEY_BASE_URL"},

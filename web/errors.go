@@ -26,6 +26,7 @@ var kindStatus = map[parley.Kind]int{
 
 	parley.KindUnprocessable: http.StatusUnprocessableEntity,
 	parley.KindUpstream:      http.StatusBadGateway,
+	parley.KindUnavailable:   http.StatusServiceUnavailable,
 }
 
 // errorBody is the spec's error shape.

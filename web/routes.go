@@ -107,6 +107,8 @@ func (s *Server) routes() {
 	api.GET("/mcp-tools", h.ShowMCPSettings, requireScope(auth.ScopeSettingsRead))
 	api.PUT("/mcp-tools", h.UpdateMCPSettings, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.DELETE("/mcp-tools", h.DeleteMCPSettings, requireScope(auth.ScopeSettingsWrite))
+	api.POST("/voice/setup", h.SetUpVoice, requireScope(auth.ScopeSettingsWrite), requireJSON)
+	api.PUT("/voice/setup", h.LinkVoice, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.POST("/visitor-signing-key/rotate", h.RotateVisitorSigningKey, requireScope(auth.ScopeSettingsWrite))
 
 	api.GET("/webhooks", h.ListWebhooks, requireScope(auth.ScopeSettingsRead))
@@ -126,6 +128,11 @@ func (s *Server) routes() {
 	api.GET("/submissions", h.ListSubmissions, requireScope(auth.ScopeConversationsRead))
 	api.PUT("/submissions/:id", h.UpdateSubmission, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.DELETE("/submissions/:id", h.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
+
+	// A call's recording, relayed from the orchestrator's storage: for an API
+	// token of the tenant with conversations:read (the dashboard's player has
+	// its own route under /admin).
+	e.GET("/voice/:slug/recordings/:callId", h.ShowVoiceRecording, s.tenantAPI, requireScope(auth.ScopeConversationsRead))
 
 	// Admin dashboard.
 	admin := e.Group("/admin", s.adminHeaders(), adminBodyLimit, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF(), checkFormText)
@@ -202,6 +209,11 @@ func (s *Server) routes() {
 	signedIn.GET("/mcp-tools", h.ShowMCPPage)
 	signedIn.POST("/mcp-tools", h.SaveMCPSettings)
 	signedIn.POST("/mcp-tools/delete", h.RemoveMCPSettings)
+	signedIn.GET("/voice", h.ShowVoicePage)
+	signedIn.POST("/voice", h.SaveVoiceSettings)
+	signedIn.POST("/voice/setup", h.SaveManagedVoiceSetup)
+	signedIn.POST("/voice/link", h.SaveVoiceLink)
+	signedIn.GET("/voice/calls/:callId/recording", h.ShowVoiceCallRecording)
 	signedIn.GET("/webhooks", h.ShowWebhooksPage)
 	signedIn.POST("/webhooks", h.SaveNewWebhook)
 	signedIn.GET("/webhooks/:id", h.ShowWebhookPage)

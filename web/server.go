@@ -104,6 +104,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
 		ResetByEmail:     s.Mail != nil,
+		Vapi:             handlers.VapiOperator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 	}
 	if s.Mail != nil {
 		s.Handler.Engine.Mailer = codeMailer{s.Mail}

@@ -1,0 +1,236 @@
+package handlers
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/views"
+)
+
+// sessVoiceSecret holds the orchestrator's secret between a setup and the
+// page that shows it once.
+const sessVoiceSecret = "voiceSecret"
+
+// recentVoiceCalls is how many calls the Voice page lists.
+const recentVoiceCalls = 20
+
+// voiceForm fills the page's model from the tenant; the forms' typed
+// values are the tenant's own until a refused save re-renders them.
+func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
+	llm, server := h.VoiceURLs(t.Slug)
+	f := views.VoiceForm{Plan: t.Plan, Available: t.PlanInfo().Voice, Managed: h.Vapi.Configured(),
+		Enabled: t.VoiceEnabled, AssistantID: deref(t.VoiceAssistantID), PhoneNumber: deref(t.VoicePhoneNumber),
+		SecretSet: t.VoiceSecret != nil, CustomLLM: llm, ServerURL: server,
+		VoiceID: t.VoiceConfig.VoiceID, Language: t.VoiceConfig.Language, FirstMessage: t.VoiceConfig.FirstMessage,
+		EndPhrases: strings.Join(t.VoiceConfig.EndCallPhrases, "\n"),
+		LinkAssistantID: deref(t.VoiceAssistantID), LinkPhoneNumber: deref(t.VoicePhoneNumber), LinkLanguage: t.VoiceConfig.Language}
+	if t.VoiceConfig.MaxCallDuration > 0 {
+		f.MaxDuration = strconv.Itoa(t.VoiceConfig.MaxCallDuration)
+	}
+	if !f.Available {
+		return f, nil
+	}
+	calls, err := h.DB.RecentVoiceCalls(c.Request().Context(), t.ID, recentVoiceCalls)
+	if err != nil {
+		return f, err
+	}
+	loc, err := time.LoadLocation(t.Timezone)
+	if err != nil {
+		loc = time.UTC
+	}
+	for _, call := range calls {
+		f.Calls = append(f.Calls, voiceCallRow(call, loc))
+	}
+	return f, nil
+}
+
+// voiceCallRow is a call in the owner's words.
+func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
+	when := call.CreatedAt
+	if call.StartedAt != nil {
+		when = *call.StartedAt
+	}
+	row := views.VoiceCallRow{CallID: call.CallID, When: when.In(loc).Format("2 Jan 2006, 15:04"),
+		Caller: "Unknown caller", Duration: "in progress", EndedReason: strings.ReplaceAll(deref(call.EndedReason), "-", " "),
+		Summary: deref(call.Summary), Transcript: deref(call.Transcript), HasRecording: call.HasRecording}
+	if call.CallerNumber != nil && *call.CallerNumber != "" {
+		row.Caller = *call.CallerNumber
+	}
+	if call.DurationSeconds != nil {
+		s := int(math.Round(*call.DurationSeconds))
+		row.Duration = fmt.Sprintf("%d min %02d s", s/60, s%60)
+	} else if call.EndedAt != nil {
+		row.Duration = "ended"
+	}
+	if call.ConversationID != nil {
+		row.Conversation = "/admin/conversations/" + url.PathEscape(*call.ConversationID)
+	}
+	return row
+}
+
+func (h *Handler) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
+	return render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
+}
+
+// ShowVoicePage renders the voice settings, or what the plan lacks.
+func (h *Handler) ShowVoicePage(c echo.Context) error {
+	f, err := h.voiceForm(c, adminFrom(c).Tenant)
+	if err != nil {
+		return err
+	}
+	f.NewSecret = h.Sessions.PopString(c.Request().Context(), sessVoiceSecret)
+	return h.renderVoice(c, http.StatusOK, f)
+}
+
+// refusedVoiceForm re-renders the page with the errors of one of its forms,
+// keeping what was typed (apply sets the typed values).
+func (h *Handler) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, err error, apply func(*views.VoiceForm)) error {
+	e, ok := err.(*parley.Error)
+	fe, isFields := parley.FieldErrors(nil), false
+	if ok {
+		var m map[string]string
+		m, isFields = e.Details.(map[string]string)
+		fe = m
+	}
+	if !ok || e.Kind != parley.KindInvalid || !isFields {
+		// An error of the orchestrator or of the plan: a message on the page.
+		if ok && e.Kind != parley.KindInternal {
+			h.Sessions.Put(c.Request().Context(), sessFlashError, e.Message)
+			return c.Redirect(http.StatusSeeOther, "/admin/voice")
+		}
+		return err
+	}
+	f, ferr := h.voiceForm(c, t)
+	if ferr != nil {
+		return ferr
+	}
+	apply(&f)
+	f.Form, f.Errors = form, views.Errors(fe)
+	return h.renderVoice(c, http.StatusUnprocessableEntity, f)
+}
+
+// SaveVoiceSettings saves how the assistant speaks and whether calls are answered.
+func (h *Handler) SaveVoiceSettings(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	if !t.PlanInfo().Voice {
+		return voicePlanRequired(t.Plan)
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	typed := func(f *views.VoiceForm) {
+		f.Enabled = form.Get("voiceEnabled") == "true"
+		f.VoiceID, f.Language, f.FirstMessage = form.Get("voiceId"), form.Get("language"), form.Get("firstMessage")
+		f.EndPhrases, f.MaxDuration = form.Get("endCallPhrases"), form.Get("maxCallDuration")
+	}
+	errs := parley.FieldErrors{}
+	cfg := parley.VoiceConfig{VoiceID: form.Get("voiceId"), Language: form.Get("language"), FirstMessage: form.Get("firstMessage")}
+	for _, line := range strings.Split(form.Get("endCallPhrases"), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			cfg.EndCallPhrases = append(cfg.EndCallPhrases, line)
+		}
+	}
+	if d := strings.TrimSpace(form.Get("maxCallDuration")); d != "" {
+		if n, err := strconv.Atoi(d); err != nil {
+			errs.Add("maxCallDuration", "must be a whole number of seconds")
+		} else {
+			cfg.MaxCallDuration = n
+		}
+	}
+	checkVoiceConfig(errs, "", &cfg)
+	if err := errs.Err(); err != nil {
+		return h.refusedVoiceForm(c, t, "settings", err, typed)
+	}
+	p := db.TenantPatch{VoiceEnabled: parley.Some(form.Get("voiceEnabled") == "true"), VoiceConfig: parley.Some(cfg)}
+	if _, err := h.applyTenantPatch(c.Request().Context(), t, p, parley.FieldErrors{}); err != nil {
+		return h.refusedVoiceForm(c, t, "settings", err, typed)
+	}
+	h.Sessions.Put(c.Request().Context(), sessFlash, "Voice settings saved.")
+	return c.Redirect(http.StatusSeeOther, "/admin/voice")
+}
+
+// SaveManagedVoiceSetup runs the managed setup with the saved voice settings.
+func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	if !t.PlanInfo().Voice {
+		return voicePlanRequired(t.Plan)
+	}
+	if !h.Vapi.Configured() {
+		return managedSetupUnavailable
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	typed := func(f *views.VoiceForm) {
+		f.BuyNumber, f.AreaCode = form.Get("buyNumber") == "true", form.Get("numberAreaCode")
+	}
+	b := managedSetupBody{BuyNumber: parley.Some(form.Get("buyNumber") == "true"), NumberAreaCode: parley.Some(form.Get("numberAreaCode"))}
+	errs := parley.FieldErrors{}
+	cfg := checkManagedSetup(t, &b, errs)
+	if err := errs.Err(); err != nil {
+		return h.refusedVoiceForm(c, t, "setup", err, typed)
+	}
+	_, out, err := h.runManagedSetup(c.Request().Context(), t, cfg, b.BuyNumber.Value, b.NumberAreaCode.Value)
+	if err != nil {
+		return h.refusedVoiceForm(c, t, "setup", err, typed)
+	}
+	ctx := c.Request().Context()
+	h.Sessions.Put(ctx, sessVoiceSecret, out.Secret)
+	h.Sessions.Put(ctx, sessFlash, "The phone line is set up: calls are answered.")
+	return c.Redirect(http.StatusSeeOther, "/admin/voice")
+}
+
+// SaveVoiceLink links the owner's own assistant.
+func (h *Handler) SaveVoiceLink(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	if !t.PlanInfo().Voice {
+		return voicePlanRequired(t.Plan)
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	typed := func(f *views.VoiceForm) {
+		f.LinkAssistantID, f.LinkPhoneNumber, f.LinkLanguage = form.Get("assistantId"), form.Get("phoneNumber"), form.Get("linkLanguage")
+	}
+	b := linkSetupBody{AssistantID: parley.Some(form.Get("assistantId")), PhoneNumber: parley.Some(form.Get("phoneNumber")),
+		Secret: parley.Some(form.Get("secret"))}
+	if lang := strings.TrimSpace(form.Get("linkLanguage")); lang != "" {
+		b.Language = parley.Some(lang)
+	}
+	errs := parley.FieldErrors{}
+	cfg, secret := checkLinkSetup(t, &b, errs)
+	if lang, bad := errs["language"]; bad {
+		// The form's field is named linkLanguage (the settings form has its own).
+		delete(errs, "language")
+		errs.Add("linkLanguage", lang)
+	}
+	if err := errs.Err(); err != nil {
+		return h.refusedVoiceForm(c, t, "link", err, typed)
+	}
+	_, out, err := h.linkAssistant(c.Request().Context(), t, b, cfg, secret)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	h.Sessions.Put(ctx, sessVoiceSecret, out.Secret)
+	h.Sessions.Put(ctx, sessFlash, "Assistant linked: calls are answered once Vapi has the addresses and the secret.")
+	return c.Redirect(http.StatusSeeOther, "/admin/voice")
+}
+
+// ShowVoiceCallRecording plays a call's recording in the dashboard: the
+// signed-in owner's tenant only.
+func (h *Handler) ShowVoiceCallRecording(c echo.Context) error {
+	return h.relayRecording(c, adminFrom(c).Tenant.ID, c.Param("callId"))
+}

@@ -1,0 +1,210 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/parley/parley"
+)
+
+// VapiOperator is the operator's account at the voice orchestrator, used by
+// the managed voice setup (PARLEY_VAPI_API_KEY, PARLEY_VAPI_BASE_URL). An
+// empty APIKey turns managed setup off: tenants link their own assistant.
+// The base URL is the operator's, so calls to it are not behind the SSRF
+// guard.
+type VapiOperator struct {
+	APIKey  string
+	BaseURL string
+	// Client makes the calls; nil means one with a 20 s timeout.
+	Client *http.Client
+}
+
+// Configured reports whether managed setup can run.
+func (v VapiOperator) Configured() bool { return v.APIKey != "" && v.BaseURL != "" }
+
+// vapiTimeout bounds each call to the orchestrator's REST API.
+const vapiTimeout = 20 * time.Second
+
+// maxVapiAnswer bounds what is read of an answer of the orchestrator.
+const maxVapiAnswer = 1 << 20
+
+// vapiAssistant is the body of Vapi's POST /assistant: the assistant talks
+// through this tenant's custom LLM (Vapi posts to {model.url}/chat/completions)
+// and sends its events to the server URL; both carry the tenant's secret in
+// X-Vapi-Secret.
+type vapiAssistant struct {
+	Name               string            `json:"name"`
+	FirstMessage       string            `json:"firstMessage,omitempty"`
+	Model              vapiModel         `json:"model"`
+	Voice              *vapiVoice        `json:"voice,omitempty"`
+	Transcriber        *vapiTranscriber  `json:"transcriber,omitempty"`
+	EndCallPhrases     []string          `json:"endCallPhrases,omitempty"`
+	MaxDurationSeconds int               `json:"maxDurationSeconds,omitempty"`
+	Server             vapiServer        `json:"server"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
+}
+
+type vapiModel struct {
+	Provider string            `json:"provider"`
+	URL      string            `json:"url"`
+	Model    string            `json:"model"`
+	Headers  map[string]string `json:"headers,omitempty"`
+}
+
+type vapiVoice struct {
+	Provider string `json:"provider"`
+	VoiceID  string `json:"voiceId"`
+}
+
+type vapiTranscriber struct {
+	Provider string `json:"provider"`
+	Language string `json:"language"`
+}
+
+type vapiServer struct {
+	URL    string `json:"url"`
+	Secret string `json:"secret"`
+}
+
+// vapiPhoneNumber is the body of Vapi's POST /phone-number for a number
+// Vapi provides, attached to the assistant.
+type vapiPhoneNumber struct {
+	Provider              string `json:"provider"`
+	AssistantID           string `json:"assistantId"`
+	Name                  string `json:"name,omitempty"`
+	NumberDesiredAreaCode string `json:"numberDesiredAreaCode,omitempty"`
+}
+
+// vapiError is a refusal or failure of the orchestrator, in plain words.
+type vapiError struct {
+	Status  int // 0: no answer
+	Message string
+}
+
+func (e *vapiError) Error() string {
+	switch {
+	case e.Status == 0:
+		return "Vapi could not be reached: " + e.Message
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		return fmt.Sprintf("Vapi refused the service's API key (HTTP %d): %s; the operator must check PARLEY_VAPI_API_KEY", e.Status, e.Message)
+	default:
+		return fmt.Sprintf("Vapi answered HTTP %d: %s", e.Status, e.Message)
+	}
+}
+
+// call sends a JSON request to the orchestrator's REST API with the
+// operator's key and decodes a 2xx answer into out (when not nil).
+func (v VapiOperator) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(v.BaseURL, "/")+path, body)
+	if err != nil {
+		return &vapiError{Message: err.Error()}
+	}
+	req.Header.Set("Authorization", "Bearer "+v.APIKey)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	client := v.Client
+	if client == nil {
+		client = &http.Client{Timeout: vapiTimeout}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		msg := "no answer"
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			msg = fmt.Sprintf("no answer within %s", vapiTimeout)
+		}
+		return &vapiError{Message: msg}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxVapiAnswer))
+	if err != nil {
+		return &vapiError{Message: "the answer was cut off"}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &vapiError{Status: resp.StatusCode, Message: vapiErrorMessage(raw, resp.StatusCode)}
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return &vapiError{Status: resp.StatusCode, Message: "the answer is not the JSON expected"}
+		}
+	}
+	return nil
+}
+
+// vapiErrorMessage reads Vapi's error body, {message: string or [string],
+// error, statusCode}, into a short message.
+func vapiErrorMessage(raw []byte, status int) string {
+	var body struct {
+		Message json.RawMessage `json:"message"`
+		Error   string          `json:"error"`
+	}
+	msg := ""
+	if json.Unmarshal(raw, &body) == nil {
+		var one string
+		var many []string
+		switch {
+		case json.Unmarshal(body.Message, &one) == nil:
+			msg = one
+		case json.Unmarshal(body.Message, &many) == nil:
+			msg = strings.Join(many, "; ")
+		}
+		if msg == "" {
+			msg = body.Error
+		}
+	}
+	if msg = strings.TrimSpace(msg); msg == "" {
+		msg = http.StatusText(status)
+	}
+	return parley.Clip(msg, 300)
+}
+
+// createAssistant creates the assistant and returns its id.
+func (v VapiOperator) createAssistant(ctx context.Context, a vapiAssistant) (string, error) {
+	var out struct {
+		ID string `json:"id"`
+	}
+	if err := v.call(ctx, http.MethodPost, "/assistant", a, &out); err != nil {
+		return "", err
+	}
+	if !assistantIDPattern.MatchString(out.ID) || len(out.ID) > maxVoiceAssistantID {
+		return "", &vapiError{Status: http.StatusOK, Message: "the created assistant has no usable id"}
+	}
+	return out.ID, nil
+}
+
+// buyNumber buys a number attached to the assistant and returns it (E.164).
+func (v VapiOperator) buyNumber(ctx context.Context, p vapiPhoneNumber) (string, error) {
+	var out struct {
+		ID     string `json:"id"`
+		Number string `json:"number"`
+	}
+	if err := v.call(ctx, http.MethodPost, "/phone-number", p, &out); err != nil {
+		return "", err
+	}
+	if !e164.MatchString(out.Number) {
+		return "", &vapiError{Status: http.StatusOK, Message: fmt.Sprintf("the number bought (id %q) has no E.164 phone number", out.ID)}
+	}
+	return out.Number, nil
+}
+
+// deleteAssistant removes an assistant created by a setup that failed later.
+func (v VapiOperator) deleteAssistant(ctx context.Context, id string) error {
+	return v.call(ctx, http.MethodDelete, "/assistant/"+id, nil, nil)
+}

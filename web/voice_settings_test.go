@@ -1,0 +1,553 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db/dbtest"
+)
+
+func voiceStr(s string) *string { return &s }
+
+// fakeVapi is an in-process stand-in for Vapi's REST API: it checks the
+// operator's key (Bearer), records the assistants and numbers asked for,
+// and answers in Vapi's shapes, errors included ({message, error,
+// statusCode}, message a string or a list).
+type fakeVapi struct {
+	ts  *httptest.Server
+	key string
+
+	mu         sync.Mutex
+	assistants []map[string]any // bodies of POST /assistant
+	numbers    []map[string]any // bodies of POST /phone-number
+	deleted    []string         // ids of DELETE /assistant/{id}
+	failCreate int              // status of the next creates (0: succeed)
+	failNumber bool             // the next number purchases fail
+	failDelete bool             // deletes fail
+}
+
+func newFakeVapi(t *testing.T) *fakeVapi {
+	t.Helper()
+	f := &fakeVapi{key: "vapi-operator-key"}
+	f.ts = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.ts.Close)
+	return f
+}
+
+func vapiAnswer(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func (f *fakeVapi) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+f.key {
+		vapiAnswer(w, 401, map[string]any{"message": "Invalid Key. Hot tip, you may be using the private key instead of the public key, or vice versa.",
+			"error": "Unauthorized", "statusCode": 401})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var body map[string]any
+	if r.Body != nil {
+		_ = json.NewDecoder(r.Body).Decode(&body)
+	}
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/assistant":
+		if f.failCreate != 0 {
+			vapiAnswer(w, f.failCreate, map[string]any{"message": []string{"model.url must be a URL address"}, "error": "Bad Request", "statusCode": f.failCreate})
+			return
+		}
+		f.assistants = append(f.assistants, body)
+		vapiAnswer(w, 201, map[string]any{"id": "asst-" + string(rune('a'+len(f.assistants))), "orgId": "org-1", "name": body["name"]})
+	case r.Method == http.MethodPost && r.URL.Path == "/phone-number":
+		if f.failNumber {
+			vapiAnswer(w, 400, map[string]any{"message": []string{fmt.Sprintf("No numbers available for area code %v", body["numberDesiredAreaCode"])},
+				"error": "Bad Request", "statusCode": 400})
+			return
+		}
+		f.numbers = append(f.numbers, body)
+		vapiAnswer(w, 201, map[string]any{"id": "pn-1", "orgId": "org-1", "provider": "vapi", "number": "+14155550123",
+			"assistantId": body["assistantId"], "status": "active"})
+	case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/assistant/"):
+		if f.failDelete {
+			vapiAnswer(w, 500, map[string]any{"message": "Internal server error", "statusCode": 500})
+			return
+		}
+		f.deleted = append(f.deleted, strings.TrimPrefix(r.URL.Path, "/assistant/"))
+		vapiAnswer(w, 200, map[string]any{"id": strings.TrimPrefix(r.URL.Path, "/assistant/")})
+	default:
+		vapiAnswer(w, 404, map[string]any{"message": "Cannot " + r.Method + " " + r.URL.Path, "error": "Not Found", "statusCode": 404})
+	}
+}
+
+// setupWithVapi is setup with the managed voice setup pointed at a fake Vapi.
+func setupWithVapi(t *testing.T) (*bundle, *fakeVapi) {
+	t.Helper()
+	fake := newFakeVapi(t)
+	store := dbtest.New(t)
+	cfg := testConfig(t, map[string]string{"PARLEY_VAPI_API_KEY": fake.key, "PARLEY_VAPI_BASE_URL": fake.ts.URL})
+	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newBundle(t, srv, store), fake
+}
+
+// tenantOf reads GET /tenants/{slug}'s tenant.
+func (b *bundle) tenantOf(t *testing.T, ten tenant) map[string]any {
+	t.Helper()
+	st, got := b.do(t, "GET", "/tenants/"+ten.Slug, ten.Token, nil)
+	if st != 200 {
+		t.Fatalf("GET tenant: %d %v", st, got)
+	}
+	return got["tenant"].(map[string]any)
+}
+
+// openVoiceSecret opens the tenant's stored voice secret.
+func (b *bundle) openVoiceSecret(t *testing.T, tenantID string) string {
+	t.Helper()
+	var sealed []byte
+	if err := b.db.Pool().QueryRow(t.Context(), `SELECT voice_secret FROM tenants WHERE id = $1`, tenantID).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if sealed == nil {
+		return ""
+	}
+	plain, err := b.box.Open(sealed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(plain)
+}
+
+func TestVoiceTenantFields(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "scale")
+	got := b.tenantOf(t, ten)
+	if got["voiceEnabled"] != false || got["voiceProvider"] != "vapi" || got["voicePhoneNumber"] != nil ||
+		got["voiceAssistantId"] != nil || got["voiceSecretSet"] != false {
+		t.Fatalf("defaults: %v", got)
+	}
+	if cfg, _ := got["voiceConfig"].(map[string]any); cfg == nil || len(cfg) != 0 {
+		t.Fatalf("voiceConfig default = %v, want {}", got["voiceConfig"])
+	}
+	if _, leaked := got["voiceSecret"]; leaked {
+		t.Fatal("the secret is returned")
+	}
+
+	phrases := func(n, size int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strings.Repeat("b", size)
+		}
+		return out
+	}
+	atLimits := map[string]any{"voiceId": strings.Repeat("v", 100), "language": "fr-FR", "firstMessage": strings.Repeat("é", 1000),
+		"endCallPhrases": phrases(10, 100), "maxCallDuration": 3600}
+	st, put := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"voiceConfig": atLimits,
+		"voicePhoneNumber": " +33198765432 ", "voiceAssistantId": "5b6c1d2e-0f9a", "voiceProvider": "vapi"})
+	if st != 200 {
+		t.Fatalf("at the limits: %d %v", st, put)
+	}
+	cfg := put["voiceConfig"].(map[string]any)
+	if cfg["maxCallDuration"] != float64(3600) || len(cfg["endCallPhrases"].([]any)) != 10 || cfg["language"] != "fr-FR" ||
+		put["voicePhoneNumber"] != "+33198765432" || put["voiceAssistantId"] != "5b6c1d2e-0f9a" {
+		t.Fatalf("saved: %v", put)
+	}
+	if st, put := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"voiceConfig": map[string]any{"maxCallDuration": 10}}); st != 200 ||
+		put["voiceConfig"].(map[string]any)["maxCallDuration"] != float64(10) || put["voiceConfig"].(map[string]any)["voiceId"] != nil {
+		t.Fatalf("shortest duration (and the whole config replaced): %d %v", st, put)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		body  map[string]any
+		field string
+		want  string
+	}{
+		{"voiceId over 100", map[string]any{"voiceConfig": map[string]any{"voiceId": strings.Repeat("v", 101)}}, "voiceConfig", "voiceId must be at most 100"},
+		{"firstMessage over 1000", map[string]any{"voiceConfig": map[string]any{"firstMessage": strings.Repeat("é", 1001)}}, "voiceConfig", "firstMessage must be at most 1000"},
+		{"11 phrases", map[string]any{"voiceConfig": map[string]any{"endCallPhrases": phrases(11, 5)}}, "voiceConfig", "at most 10 phrases"},
+		{"phrase over 100", map[string]any{"voiceConfig": map[string]any{"endCallPhrases": phrases(1, 101)}}, "voiceConfig", "phrase 1 must be at most 100"},
+		{"empty phrase", map[string]any{"voiceConfig": map[string]any{"endCallPhrases": []string{"bye", " "}}}, "voiceConfig", "phrase 2 is empty"},
+		{"duration 3601", map[string]any{"voiceConfig": map[string]any{"maxCallDuration": 3601}}, "voiceConfig", "between 10 and 3600"},
+		{"duration 9", map[string]any{"voiceConfig": map[string]any{"maxCallDuration": 9}}, "voiceConfig", "between 10 and 3600"},
+		{"language", map[string]any{"voiceConfig": map[string]any{"language": "french please"}}, "voiceConfig", "BCP-47"},
+		{"duration a string", map[string]any{"voiceConfig": map[string]any{"maxCallDuration": "60"}}, "voiceConfig", "maxCallDuration must be an integer"},
+		{"phrases a string", map[string]any{"voiceConfig": map[string]any{"endCallPhrases": "bye"}}, "voiceConfig", "endCallPhrases must be an array"},
+		{"config a string", map[string]any{"voiceConfig": "loud"}, "voiceConfig", "must be an object"},
+		{"enabled a string", map[string]any{"voiceEnabled": "yes"}, "voiceEnabled", "must be a boolean"},
+		{"provider", map[string]any{"voiceProvider": "twilio"}, "voiceProvider", "must be one of vapi"},
+		{"provider null", map[string]any{"voiceProvider": nil}, "voiceProvider", "must not be null"},
+		{"phone", map[string]any{"voicePhoneNumber": "06 12 34 56 78"}, "voicePhoneNumber", "E.164"},
+		{"phone leading zero", map[string]any{"voicePhoneNumber": "+0612345678"}, "voicePhoneNumber", "E.164"},
+		{"assistant id", map[string]any{"voiceAssistantId": "has spaces"}, "voiceAssistantId", "assistant id"},
+		{"assistant id 201", map[string]any{"voiceAssistantId": strings.Repeat("a", 201)}, "voiceAssistantId", "at most 200"},
+		{"enabled without a secret", map[string]any{"voiceEnabled": true}, "voiceEnabled", "voice setup"},
+	} {
+		st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, tc.body)
+		msg, _ := errorDetails(got)[tc.field].(string)
+		if st != 400 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %d %v, want 400 with %s: %q", tc.name, st, got, tc.field, tc.want)
+		}
+	}
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"voiceAssistantId": strings.Repeat("a", 200)}); st != 200 {
+		t.Errorf("assistant id of 200: %d %v", st, got)
+	}
+	// "" and null clear the number; null resets the config.
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"voicePhoneNumber": "", "voiceConfig": nil}); st != 200 ||
+		got["voicePhoneNumber"] != nil || len(got["voiceConfig"].(map[string]any)) != 0 {
+		t.Errorf("clearing: %d %v", st, got)
+	}
+	// Another tenant's token does not reach these settings.
+	other := b.newTenant(t, "scale")
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, other.Token, map[string]any{"voicePhoneNumber": "+33198765432"}); st != 404 {
+		t.Errorf("another tenant's token: %d %v", st, got)
+	}
+}
+
+// TestVoicePlanRequired: a plan without voice refuses a change of the
+// voice settings with 402 PLAN_REQUIRED, as the MCP settings do, and both
+// setups whatever the body; sending back what was read still works.
+func TestVoicePlanRequired(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "builder")
+	for _, tc := range []struct {
+		method, path string
+		body         map[string]any
+	}{
+		{"PUT", "", map[string]any{"voiceConfig": map[string]any{"language": "fr-FR"}}},
+		{"PUT", "", map[string]any{"voicePhoneNumber": "+33198765432", "name": "Renamed"}},
+		{"POST", "/voice/setup", map[string]any{}},
+		{"PUT", "/voice/setup", map[string]any{"assistantId": "asst-1"}},
+	} {
+		st, got := b.do(t, tc.method, "/tenants/"+ten.Slug+tc.path, ten.Token, tc.body)
+		if st != 402 || got["code"] != "PLAN_REQUIRED" || errorDetails(got)["requiredPlan"] != "scale" {
+			t.Errorf("%s %s %v: %d %v", tc.method, tc.path, tc.body, st, got)
+		}
+	}
+	if got := b.tenantOf(t, ten); got["name"] == "Renamed" {
+		t.Error("a refused body changed the name")
+	}
+	read := b.tenantOf(t, ten)
+	read["name"] = "Round trip"
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, read); st != 200 || got["name"] != "Round trip" {
+		t.Errorf("sending back what was read on builder: %d %v", st, got)
+	}
+}
+
+func TestVoiceManagedSetup(t *testing.T) {
+	t.Parallel()
+	b, fake := setupWithVapi(t)
+	ten := b.newTenant(t, "scale")
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"voiceConfig": map[string]any{
+		"endCallPhrases": []string{"goodbye"}, "maxCallDuration": 600, "voiceId": "Kylie"}}); st != 200 {
+		t.Fatalf("config: %d %v", st, got)
+	}
+	st, got := b.do(t, "POST", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{"language": "en-US", "voiceId": "Elliot",
+		"firstMessage": "Hello, Acme Plumbing, how can I help?", "buyNumber": true, "numberAreaCode": "415"})
+	if st != 200 {
+		t.Fatalf("setup: %d %v", st, got)
+	}
+	secret, _ := got["secret"].(string)
+	base := b.srv.Config.BaseURL + "/voice/" + ten.Slug
+	if got["assistantId"] != "asst-b" || got["phoneNumber"] != "+14155550123" || got["customLlmUrl"] != base ||
+		got["serverUrl"] != base+"/events" || len(secret) < 40 {
+		t.Fatalf("answer: %v", got)
+	}
+	// What Vapi was asked.
+	if len(fake.assistants) != 1 || len(fake.numbers) != 1 {
+		t.Fatalf("calls: %d assistants, %d numbers", len(fake.assistants), len(fake.numbers))
+	}
+	a := fake.assistants[0]
+	model, _ := a["model"].(map[string]any)
+	headers, _ := model["headers"].(map[string]any)
+	server, _ := a["server"].(map[string]any)
+	voice, _ := a["voice"].(map[string]any)
+	transcriber, _ := a["transcriber"].(map[string]any)
+	if model["provider"] != "custom-llm" || model["url"] != base || headers["X-Vapi-Secret"] != secret ||
+		server["url"] != base+"/events" || server["secret"] != secret ||
+		a["firstMessage"] != "Hello, Acme Plumbing, how can I help?" || voice["voiceId"] != "Elliot" || transcriber["language"] != "en" ||
+		a["maxDurationSeconds"] != float64(600) || len(a["endCallPhrases"].([]any)) != 1 {
+		t.Errorf("assistant asked for: %v", a)
+	}
+	if n := fake.numbers[0]; n["provider"] != "vapi" || n["assistantId"] != "asst-b" || n["numberDesiredAreaCode"] != "415" {
+		t.Errorf("number asked for: %v", n)
+	}
+	// What was stored.
+	tn := b.tenantOf(t, ten)
+	cfg := tn["voiceConfig"].(map[string]any)
+	if tn["voiceEnabled"] != true || tn["voiceAssistantId"] != "asst-b" || tn["voicePhoneNumber"] != "+14155550123" ||
+		tn["voiceSecretSet"] != true || cfg["language"] != "en-US" || cfg["voiceId"] != "Elliot" || cfg["maxCallDuration"] != float64(600) {
+		t.Errorf("tenant after setup: %v", tn)
+	}
+	if stored := b.openVoiceSecret(t, ten.ID); stored != secret {
+		t.Errorf("stored secret %q, answered %q", stored, secret)
+	}
+
+	// One number per tenant.
+	if st, got := b.do(t, "POST", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{"buyNumber": true}); st != 400 ||
+		!strings.Contains(errorDetails(got)["buyNumber"].(string), "+14155550123") {
+		t.Errorf("a second number: %d %v", st, got)
+	}
+
+	// The number purchase fails: the assistant is deleted again, nothing is saved.
+	other := b.newTenant(t, "scale")
+	fake.failNumber = true
+	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{"buyNumber": true, "numberAreaCode": "999"})
+	msg, _ := got["error"].(string)
+	if st != 502 || got["code"] != "ORCHESTRATOR_ERROR" || !strings.Contains(msg, "buying the number failed") ||
+		!strings.Contains(msg, "No numbers available for area code 999") || !strings.Contains(msg, "deleted again") ||
+		errorDetails(got)["assistantDeleted"] != true {
+		t.Errorf("failed purchase: %d %v", st, got)
+	}
+	if len(fake.deleted) != 1 || fake.deleted[0] != errorDetails(got)["assistantId"] {
+		t.Errorf("deleted %v after %v", fake.deleted, got)
+	}
+	if tn := b.tenantOf(t, other); tn["voiceAssistantId"] != nil || tn["voiceEnabled"] != false || tn["voiceSecretSet"] != false {
+		t.Errorf("half written: %v", tn)
+	}
+	fake.failDelete = true
+	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{"buyNumber": true})
+	if msg, _ := got["error"].(string); st != 502 || !strings.Contains(msg, "could not be deleted") || errorDetails(got)["assistantDeleted"] != false {
+		t.Errorf("failed purchase and clean-up: %d %v", st, got)
+	}
+	fake.failNumber, fake.failDelete = false, false
+
+	// Vapi refuses the assistant.
+	fake.failCreate = 400
+	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{})
+	if msg, _ := got["error"].(string); st != 502 || !strings.Contains(msg, "Vapi answered HTTP 400: model.url must be a URL address") ||
+		!strings.Contains(msg, "nothing was saved") {
+		t.Errorf("refused assistant: %d %v", st, got)
+	}
+	fake.failCreate = 0
+	// The operator's key is wrong.
+	fake.key = "rotated"
+	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{})
+	if msg, _ := got["error"].(string); st != 502 || !strings.Contains(msg, "refused the service's API key (HTTP 401)") {
+		t.Errorf("wrong key: %d %v", st, got)
+	}
+	if tn := b.tenantOf(t, other); tn["voiceAssistantId"] != nil || tn["voiceSecretSet"] != false {
+		t.Errorf("half written after refusals: %v", tn)
+	}
+
+	// Bad bodies, checked before Vapi is called.
+	for _, tc := range []struct {
+		body        map[string]any
+		field, want string
+	}{
+		{map[string]any{"language": "english!"}, "language", "BCP-47"},
+		{map[string]any{"buyNumber": true, "numberAreaCode": "41"}, "numberAreaCode", "3-digit"},
+		{map[string]any{"numberAreaCode": "415"}, "numberAreaCode", "buyNumber true"},
+		{map[string]any{"buyNumber": "yes"}, "buyNumber", "boolean"},
+		{map[string]any{"firstMessage": strings.Repeat("x", 1001)}, "firstMessage", "at most 1000"},
+		{map[string]any{"voiceId": 7}, "voiceId", "string"},
+	} {
+		st, got := b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, tc.body)
+		if msg, _ := errorDetails(got)[tc.field].(string); st != 400 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %d %v", tc.body, st, got)
+		}
+	}
+	if st, got := b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, "[]"); st != 400 {
+		t.Errorf("not an object: %d %v", st, got)
+	}
+	// Scope and tenant.
+	if st, got := b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", b.token(t, other.ID, auth.ScopeSettingsRead), map[string]any{}); st != 403 {
+		t.Errorf("settings:read only: %d %v", st, got)
+	}
+	if st, got := b.do(t, "POST", "/tenants/"+ten.Slug+"/voice/setup", other.Token, map[string]any{}); st != 404 {
+		t.Errorf("another tenant's slug: %d %v", st, got)
+	}
+}
+
+// TestVoiceManagedSetupUnavailable: without the operator's Vapi key the
+// managed setup says so, and linking still works.
+func TestVoiceManagedSetupUnavailable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "scale")
+	st, got := b.do(t, "POST", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{"buyNumber": true})
+	if msg, _ := got["error"].(string); st != 503 || got["code"] != "VOICE_SETUP_UNAVAILABLE" || !strings.Contains(msg, "Link your own assistant") {
+		t.Errorf("unconfigured: %d %v", st, got)
+	}
+}
+
+func TestVoiceLink(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "scale")
+	own := "my-own-secret-0123456789"
+	st, got := b.do(t, "PUT", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{
+		"assistantId": "5b6c1d2e-0f9a-4b8c", "phoneNumber": "+33198765432", "language": "fr-FR", "secret": own})
+	base := b.srv.Config.BaseURL + "/voice/" + ten.Slug
+	if st != 200 || got["secret"] != own || got["assistantId"] != "5b6c1d2e-0f9a-4b8c" || got["phoneNumber"] != "+33198765432" ||
+		got["customLlmUrl"] != base || got["serverUrl"] != base+"/events" {
+		t.Fatalf("link: %d %v", st, got)
+	}
+	if s := b.openVoiceSecret(t, ten.ID); s != own {
+		t.Errorf("stored secret %q", s)
+	}
+	tn := b.tenantOf(t, ten)
+	if tn["voiceEnabled"] != true || tn["voiceAssistantId"] != "5b6c1d2e-0f9a-4b8c" || tn["voiceConfig"].(map[string]any)["language"] != "fr-FR" {
+		t.Errorf("tenant: %v", tn)
+	}
+	// Without a secret one is generated, replacing the old; no number is fine.
+	st, got = b.do(t, "PUT", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{"assistantId": "asst-2"})
+	gen, _ := got["secret"].(string)
+	if st != 200 || !strings.HasPrefix(gen, "vs_") || gen == own || got["phoneNumber"] != nil || b.openVoiceSecret(t, ten.ID) != gen {
+		t.Errorf("generated: %d %v", st, got)
+	}
+	// Now voiceEnabled may be turned off and on through the tenant.
+	for _, on := range []bool{false, true} {
+		if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"voiceEnabled": on}); st != 200 || got["voiceEnabled"] != on {
+			t.Errorf("voiceEnabled %v: %d %v", on, st, got)
+		}
+	}
+	for _, tc := range []struct {
+		body        map[string]any
+		field, want string
+	}{
+		{map[string]any{}, "assistantId", "is required"},
+		{map[string]any{"assistantId": " "}, "assistantId", "is required"},
+		{map[string]any{"assistantId": 42}, "assistantId", "string"},
+		{map[string]any{"assistantId": "a", "phoneNumber": "+0123456789"}, "phoneNumber", "E.164"},
+		{map[string]any{"assistantId": "a", "phoneNumber": "+1234567890123456"}, "phoneNumber", "E.164"},
+		{map[string]any{"assistantId": "a", "language": "fr_FR"}, "language", "BCP-47"},
+		{map[string]any{"assistantId": "a", "secret": strings.Repeat("s", 15)}, "secret", "16 to 200"},
+		{map[string]any{"assistantId": "a", "secret": strings.Repeat("s", 201)}, "secret", "16 to 200"},
+		{map[string]any{"assistantId": "a", "secret": "with a space inside it"}, "secret", "printable ASCII"},
+	} {
+		st, got := b.do(t, "PUT", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, tc.body)
+		if msg, _ := errorDetails(got)[tc.field].(string); st != 400 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: %d %v", tc.body, st, got)
+		}
+	}
+	for _, n := range []int{16, 200} {
+		if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{"assistantId": "a",
+			"secret": strings.Repeat("s", n)}); st != 200 {
+			t.Errorf("secret of %d: %d %v", n, st, got)
+		}
+	}
+	if b.tenantOf(t, ten)["voiceAssistantId"] != "a" {
+		t.Error("the last link is not stored")
+	}
+	other := b.newTenant(t, "scale")
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug+"/voice/setup", other.Token, map[string]any{"assistantId": "x"}); st != 404 {
+		t.Errorf("another tenant: %d %v", st, got)
+	}
+	if st, got := b.do(t, "PUT", "/tenants/"+ten.Slug+"/voice/setup", b.token(t, ten.ID, auth.ScopeConversationsRead), map[string]any{"assistantId": "x"}); st != 403 {
+		t.Errorf("without settings:write: %d %v", st, got)
+	}
+}
+
+// insertVoiceCall adds a call of the tenant as the voice runtime would.
+func (b *bundle) insertVoiceCall(t *testing.T, tenantID, callID string, recording *string) {
+	t.Helper()
+	if _, err := b.db.Pool().Exec(t.Context(), `INSERT INTO voice_calls (tenant_id, call_id, status, caller_number,
+		started_at, ended_at, ended_reason, duration_seconds, summary, transcript, recording_url)
+		VALUES ($1, $2, 'ended', '+33612345678', now() - interval '2 minutes', now() - interval '30 seconds',
+		'customer-ended-call', 90.4, 'The caller booked a visit for Tuesday at 9.', 'AI: Hello.\nUser: Can someone come on Tuesday?', $3)`,
+		tenantID, callID, recording); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// audioHost serves recordings: /wav.wav as audio/wav, /page as text/html.
+func audioHost(t *testing.T) (*httptest.Server, []byte) {
+	t.Helper()
+	audio := []byte("RIFF\x24\x00\x00\x00WAVEfmt fake audio bytes")
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wav.wav":
+			w.Header().Set("Content-Type", "audio/wav")
+			_, _ = w.Write(audio)
+		case "/page":
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte("<script>alert(1)</script>"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts, audio
+}
+
+func TestVoiceRecording(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	host, audio := audioHost(t)
+	ten, other := b.newTenant(t, "scale"), b.newTenant(t, "scale")
+	b.insertVoiceCall(t, ten.ID, "call-a", voiceStr(host.URL+"/wav.wav"))
+	b.insertVoiceCall(t, ten.ID, "call-html", voiceStr(host.URL+"/page"))
+	b.insertVoiceCall(t, ten.ID, "call-gone", voiceStr(host.URL+"/missing"))
+	b.insertVoiceCall(t, ten.ID, "call-silent", nil)
+	b.insertVoiceCall(t, other.ID, "call-b", voiceStr(host.URL+"/wav.wav"))
+	read := b.token(t, ten.ID, auth.ScopeConversationsRead)
+
+	get := func(path, token string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", b.ts.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := b.ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	// The guard refuses the loopback until the operator exempts it: an
+	// https address is refused when dialled, a plain http one before.
+	tlsHost := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(tlsHost.Close)
+	b.insertVoiceCall(t, ten.ID, "call-tls", voiceStr(tlsHost.URL+"/wav.wav"))
+	if resp, body := get("/voice/"+ten.Slug+"/recordings/call-tls", read); resp.StatusCode != 502 ||
+		!strings.Contains(string(body), "could not be fetched: refused") {
+		t.Errorf("guarded: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := get("/voice/"+ten.Slug+"/recordings/call-a", read); resp.StatusCode != 502 || !strings.Contains(string(body), "plain http") {
+		t.Errorf("plain http: %d %s", resp.StatusCode, body)
+	}
+	b.withOutbound(t, true, nil)
+	resp, body := get("/voice/"+ten.Slug+"/recordings/call-a", read)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "audio/wav" || string(body) != string(audio) ||
+		resp.Header.Get("Cache-Control") != "private, no-store" {
+		t.Errorf("recording: %d %v %q", resp.StatusCode, resp.Header, body)
+	}
+	if resp, body := get("/voice/"+ten.Slug+"/recordings/call-html", read); resp.StatusCode != 200 ||
+		resp.Header.Get("Content-Type") != "application/octet-stream" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("not audio: %d %v %q", resp.StatusCode, resp.Header, body)
+	}
+	for _, tc := range []struct {
+		path, token string
+		status      int
+		want        string
+	}{
+		{"/voice/" + ten.Slug + "/recordings/call-gone", read, 502, "answered HTTP 404"},
+		{"/voice/" + ten.Slug + "/recordings/call-silent", read, 404, "no recording"},
+		{"/voice/" + ten.Slug + "/recordings/call-b", read, 404, "Call not found"},   // another tenant's call
+		{"/voice/" + other.Slug + "/recordings/call-b", read, 404, "Tenant not found"}, // another tenant's slug
+		{"/voice/" + ten.Slug + "/recordings/nothing", read, 404, "Call not found"},
+		{"/voice/" + ten.Slug + "/recordings/call-a", b.token(t, ten.ID, auth.ScopeSettingsRead), 403, "conversations:read"},
+		{"/voice/" + ten.Slug + "/recordings/call-a", "", 401, ""},
+	} {
+		resp, body := get(tc.path, tc.token)
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s: %d %s, want %d %q", tc.path, resp.StatusCode, body, tc.status, tc.want)
+		}
+	}
+}
