@@ -347,7 +347,7 @@ func VoicePage(p Page, f VoiceForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = labeledInput(f.errorsOf("link"), "tel", "phoneNumber", "Phone number", f.LinkPhoneNumber, "Optional, in international form: + then country code and number, such as +33198765432.", templ.Attributes{"maxlength": "16"}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = labeledInput(f.errorsOf("link"), "text", "phoneNumber", "Phone number", f.LinkPhoneNumber, "Optional, in international form: + then country code and number, such as +33198765432.", templ.Attributes{"maxlength": "16", "inputmode": "tel", "autocomplete": "off"}).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -458,8 +458,8 @@ func (b *bundle) insertVoiceCall(t *testing.T, tenantID, callID string, recordin
 	if _, err := b.db.Pool().Exec(t.Context(), `INSERT INTO voice_calls (tenant_id, call_id, status, caller_number,
 		started_at, ended_at, ended_reason, duration_seconds, summary, transcript, recording_url)
 		VALUES ($1, $2, 'ended', '+33612345678', now() - interval '2 minutes', now() - interval '30 seconds',
-		'customer-ended-call', 90.4, 'The caller booked a visit for Tuesday at 9.', 'AI: Hello.\nUser: Can someone come on Tuesday?', $3)`,
-		tenantID, callID, recording); err != nil {
+		'customer-ended-call', 90.4, 'The caller booked a visit for Tuesday at 9.', $3, $4)`,
+		tenantID, callID, "AI: Hello.\nUser: Can someone come on Tuesday?", recording); err != nil {
 		t.Fatal(err)
 	}
 }
