@@ -31,7 +31,7 @@ func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, e
 		Enabled: t.VoiceEnabled, AssistantID: deref(t.VoiceAssistantID), PhoneNumber: deref(t.VoicePhoneNumber),
 		SecretSet: t.VoiceSecret != nil, CustomLLM: llm, ServerURL: server,
 		VoiceID: t.VoiceConfig.VoiceID, Language: t.VoiceConfig.Language, FirstMessage: t.VoiceConfig.FirstMessage,
-		EndPhrases: strings.Join(t.VoiceConfig.EndCallPhrases, "\n"),
+		EndPhrases:      strings.Join(t.VoiceConfig.EndCallPhrases, "\n"),
 		LinkAssistantID: deref(t.VoiceAssistantID), LinkPhoneNumber: deref(t.VoicePhoneNumber), LinkLanguage: t.VoiceConfig.Language}
 	if t.VoiceConfig.MaxCallDuration > 0 {
 		f.MaxDuration = strconv.Itoa(t.VoiceConfig.MaxCallDuration)

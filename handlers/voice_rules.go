@@ -17,18 +17,17 @@ import (
 // Voice field limits: the spec gives none; chosen here and documented in
 // the OpenAPI document.
 const (
-	maxVoiceID           = 100
-	maxVoiceLanguage     = 35
-	maxFirstMessage      = 1000
-	maxEndCallPhrases    = 10
-	maxEndCallPhrase     = 100
-	minCallDuration      = 10   // seconds; 0 leaves the orchestrator's default
-	maxCallDuration      = 3600 // one hour
-	maxVoiceAssistantID  = 200
-	minVoiceSecret       = 16
-	maxVoiceSecret       = 200
-	voiceSecretBytes     = 32
-	maxNumberAreaCodeLen = 3
+	maxVoiceID          = 100
+	maxVoiceLanguage    = 35
+	maxFirstMessage     = 1000
+	maxEndCallPhrases   = 10
+	maxEndCallPhrase    = 100
+	minCallDuration     = 10   // seconds; 0 leaves the orchestrator's default
+	maxCallDuration     = 3600 // one hour
+	maxVoiceAssistantID = 200
+	minVoiceSecret      = 16
+	maxVoiceSecret      = 200
+	voiceSecretBytes    = 32
 )
 
 var (

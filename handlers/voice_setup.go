@@ -84,7 +84,7 @@ func checkManagedSetup(t parley.Tenant, b *managedSetupBody, errs parley.FieldEr
 		}
 	}
 	if b.NumberAreaCode.Value != "" && !b.BuyNumber.Value {
-		errs.Add("numberAreaCode", "only goes with buyNumber true")
+		errs.Add("numberAreaCode", "is only used when a number is bought (buyNumber true)")
 	}
 	if b.BuyNumber.Value && t.VoicePhoneNumber != nil {
 		errs.Add("buyNumber", fmt.Sprintf("this tenant already has the number %s: managed setup links one number per tenant", *t.VoicePhoneNumber))

@@ -350,7 +350,7 @@ func TestVoiceManagedSetup(t *testing.T) {
 	}{
 		{map[string]any{"language": "english!"}, "language", "BCP-47"},
 		{map[string]any{"buyNumber": true, "numberAreaCode": "41"}, "numberAreaCode", "3-digit"},
-		{map[string]any{"numberAreaCode": "415"}, "numberAreaCode", "buyNumber true"},
+		{map[string]any{"numberAreaCode": "415"}, "numberAreaCode", "only used when a number is bought"},
 		{map[string]any{"buyNumber": "yes"}, "buyNumber", "boolean"},
 		{map[string]any{"firstMessage": strings.Repeat("x", 1001)}, "firstMessage", "at most 1000"},
 		{map[string]any{"voiceId": 7}, "voiceId", "string"},
@@ -539,7 +539,7 @@ func TestVoiceRecording(t *testing.T) {
 	}{
 		{"/voice/" + ten.Slug + "/recordings/call-gone", read, 502, "answered HTTP 404"},
 		{"/voice/" + ten.Slug + "/recordings/call-silent", read, 404, "no recording"},
-		{"/voice/" + ten.Slug + "/recordings/call-b", read, 404, "Call not found"},   // another tenant's call
+		{"/voice/" + ten.Slug + "/recordings/call-b", read, 404, "Call not found"},     // another tenant's call
 		{"/voice/" + other.Slug + "/recordings/call-b", read, 404, "Tenant not found"}, // another tenant's slug
 		{"/voice/" + ten.Slug + "/recordings/nothing", read, 404, "Call not found"},
 		{"/voice/" + ten.Slug + "/recordings/call-a", b.token(t, ten.ID, auth.ScopeSettingsRead), 403, "conversations:read"},
