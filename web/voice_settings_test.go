@@ -551,3 +551,19 @@ func TestVoiceRecording(t *testing.T) {
 		}
 	}
 }
+
+// TestVoiceManagedSetupUnreachable: Vapi not answering is a 502 in words,
+// and nothing is stored.
+func TestVoiceManagedSetupUnreachable(t *testing.T) {
+	t.Parallel()
+	b, fake := setupWithVapi(t)
+	fake.ts.Close()
+	ten := b.newTenant(t, "scale")
+	st, got := b.do(t, "POST", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{})
+	if msg, _ := got["error"].(string); st != 502 || got["code"] != "ORCHESTRATOR_ERROR" || !strings.Contains(msg, "Vapi could not be reached") {
+		t.Errorf("unreachable: %d %v", st, got)
+	}
+	if tn := b.tenantOf(t, ten); tn["voiceAssistantId"] != nil || tn["voiceSecretSet"] != false {
+		t.Errorf("stored after a failure: %v", tn)
+	}
+}
