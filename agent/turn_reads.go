@@ -24,7 +24,10 @@ type promptReads struct {
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
 	challenge *Challenge
-	errs      [4]error
+	// payment is the tenant's active payment connector, read off the voice
+	// channel only; a failed read is logged and the turn goes on without it.
+	payment *parley.PaymentConnector
+	errs    [4]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -57,6 +60,16 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		go func() {
 			defer p.wg.Done()
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
+		}()
+	}
+	if e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			var err error
+			if p.payment, err = e.Payments.ActivePaymentConnector(ctx, t.ID); err != nil && ctx.Err() == nil {
+				in.logger(e).Warn("reading the payment connector; answering without payments", "err", err)
+			}
 		}()
 	}
 	read(3, func() (err error) {

@@ -107,6 +107,10 @@ func (s *Server) routes() {
 	api.GET("/mcp-tools", h.ShowMCPSettings, requireScope(auth.ScopeSettingsRead))
 	api.PUT("/mcp-tools", h.UpdateMCPSettings, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.DELETE("/mcp-tools", h.DeleteMCPSettings, requireScope(auth.ScopeSettingsWrite))
+	api.GET("/integrations/payments", h.ShowPaymentConnector, requireScope(auth.ScopeSettingsRead))
+	api.PUT("/integrations/payments", h.UpdatePaymentConnector, requireScope(auth.ScopeSettingsWrite), requireJSON)
+	api.DELETE("/integrations/payments", h.DeletePaymentConnector, requireScope(auth.ScopeSettingsWrite))
+	api.POST("/integrations/payments/test", h.TestPaymentConnector, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.POST("/visitor-signing-key/rotate", h.RotateVisitorSigningKey, requireScope(auth.ScopeSettingsWrite))
 
 	api.GET("/webhooks", h.ListWebhooks, requireScope(auth.ScopeSettingsRead))
