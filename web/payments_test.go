@@ -125,7 +125,7 @@ func TestPaymentConnectorAPI(t *testing.T) {
 	if last := got[len(got)-1]; last.Path != "/v1/account" || last.Key != testStripeKey || last.Version == "" {
 		t.Errorf("Stripe got %+v", last)
 	}
-	st, body = b.do(t, "GET", path, ten.Token, nil)
+	_, body = b.do(t, "GET", path, ten.Token, nil)
 	if lt, _ := body["lastTest"].(map[string]any); lt["ok"] != true || !strings.Contains(lt["message"].(string), "Acme Test") {
 		t.Errorf("lastTest after a test: %v", body)
 	}
@@ -138,7 +138,7 @@ func TestPaymentConnectorAPI(t *testing.T) {
 		t.Errorf("the tested key is echoed: %v", body)
 	}
 	// A key tried before saving is not saved, nor its outcome.
-	if st, body = b.do(t, "GET", path, ten.Token, nil); body["keyLast4"] != "abcd" || body["lastTest"].(map[string]any)["ok"] != true {
+	if _, body = b.do(t, "GET", path, ten.Token, nil); body["keyLast4"] != "abcd" || body["lastTest"].(map[string]any)["ok"] != true {
 		t.Errorf("a tested key changed the connector: %v", body)
 	}
 	if st, body = b.do(t, "POST", path+"/test", ten.Token, map[string]any{"secretKey": "pk_live_nope12345678"}); st != 400 {
