@@ -168,7 +168,7 @@ func paymentSchema() map[string]any {
 	}, "required": []string{}, "additionalProperties": false}
 }
 
-// collect runs COLLECT_PAYMENT.
+// collectPayment runs COLLECT_PAYMENT.
 func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex *Execution) {
 	p := r.deps.Payment
 	for k := range in {

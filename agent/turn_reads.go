@@ -62,19 +62,20 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
 		}()
 	}
-	if e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			var err error
-			if p.payment, err = e.Payments.ActivePaymentConnector(ctx, t.ID); err != nil && ctx.Err() == nil {
-				in.logger(e).Warn("reading the payment connector; answering without payments", "err", err)
-			}
-		}()
-	}
 	read(3, func() (err error) {
-		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil || !HasToolType(p.tools, ToolRecommendProduct) {
+		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil {
 			return err
+		}
+		// The connector is read after the tools, in their goroutine: a read
+		// of its own would hold one more pool connection at once per message.
+		if e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
+			var perr error
+			if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {
+				in.logger(e).Warn("reading the payment connector; answering without payments", "err", perr)
+			}
+		}
+		if !HasToolType(p.tools, ToolRecommendProduct) {
+			return nil
 		}
 		p.hasProducts, err = e.Store.HasActiveProducts(ctx, t.ID)
 		return err
