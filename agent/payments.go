@@ -41,13 +41,26 @@ const DefaultStripeURL = "https://api.stripe.com"
 
 // client is a Stripe client for one tenant's key.
 func (s *Stripe) client(key string) *stripe.Client {
+	hc := s.Guard.Client(cmp.Or(s.Timeout, StripeTimeout))
+	hc.Transport = withoutHostInfo{hc.Transport}
 	backend := stripe.GetBackendWithConfig(stripe.APIBackend, &stripe.BackendConfig{
-		HTTPClient:        s.Guard.Client(cmp.Or(s.Timeout, StripeTimeout)),
+		HTTPClient:        hc,
 		URL:               stripe.String(s.URL),
 		MaxNetworkRetries: stripe.Int64(1),
 		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
 	})
 	return stripe.NewClient(key, stripe.WithBackends(&stripe.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}))
+}
+
+// withoutHostInfo drops the X-Stripe-Client-User-Agent header stripe-go
+// adds to every request, which carries the output of `uname -a` (the
+// server's host name and kernel): nothing Stripe needs to know.
+type withoutHostInfo struct{ base http.RoundTripper }
+
+func (w withoutHostInfo) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Del("X-Stripe-Client-User-Agent")
+	return w.base.RoundTrip(r)
 }
 
 // StripeAccount is what a connection test learnt of the key's account.

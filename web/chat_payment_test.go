@@ -133,7 +133,7 @@ func TestChatCollectPayment(t *testing.T) {
 		}
 		got := stripe.received()
 		link := got[len(got)-1]
-		if link.Path != "/v1/payment_links" || link.Key != testStripeKey || link.IdempotencyKey == "" || link.Version == "" ||
+		if link.Path != "/v1/payment_links" || link.Key != testStripeKey || link.IdempotencyKey == "" || link.Version == "" || link.HostInfo != "" ||
 			link.Form.Get("line_items[0][price_data][unit_amount]") != "6000" || link.Form.Get("line_items[0][price_data][currency]") != "eur" ||
 			link.Form.Get("line_items[0][quantity]") != "1" || link.Form.Get("restrictions[completed_sessions][limit]") != "1" ||
 			link.Form.Get("after_completion[hosted_confirmation][custom_message]") != "Thanks, see you soon!" ||

@@ -45,6 +45,8 @@ type stripeFailure struct {
 type stripeRequest struct {
 	Method, Path, Key, IdempotencyKey, Version string
 	Form                                       url.Values
+	// HostInfo is stripe-go's X-Stripe-Client-User-Agent, which names the host.
+	HostInfo string
 }
 
 type stripeReplay struct {
@@ -115,7 +117,7 @@ func masked(key string) string {
 func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := stripeRequest{Method: r.Method, Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"),
-		Version: r.Header.Get("Stripe-Version")}
+		Version: r.Header.Get("Stripe-Version"), HostInfo: r.Header.Get("X-Stripe-Client-User-Agent")}
 	req.Key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if r.Method == http.MethodPost {
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
