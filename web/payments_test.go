@@ -137,6 +137,16 @@ func TestPaymentConnectorAPI(t *testing.T) {
 	if strings.Contains(toJSON(body), "51UnknownKey") {
 		t.Errorf("the tested key is echoed: %v", body)
 	}
+	// A restricted key that may not read the account is still accepted.
+	const restricted = "rk_test_51RestrictedKeyForTests0042"
+	stripe.addKey(restricted, "")
+	stripe.mu.Lock()
+	stripe.noAccount[restricted] = true
+	stripe.mu.Unlock()
+	st, body = b.do(t, "POST", path+"/test", ten.Token, map[string]any{"secretKey": restricted})
+	if st != 200 || body["ok"] != true || body["account"] != nil || !strings.Contains(body["message"].(string), "restricted key") {
+		t.Errorf("test of a restricted key without the Account permission: %d %v", st, body)
+	}
 	// A key tried before saving is not saved, nor its outcome.
 	if _, body = b.do(t, "GET", path, ten.Token, nil); body["keyLast4"] != "abcd" || body["lastTest"].(map[string]any)["ok"] != true {
 		t.Errorf("a tested key changed the connector: %v", body)
@@ -167,6 +177,9 @@ func TestPaymentConnectorAPI(t *testing.T) {
 		if st, body := b.do(t, m, path, other.Token, map[string]any{"secretKey": testStripeKey}); st != 404 {
 			t.Errorf("%s of another tenant's connector: %d %v", m, st, body)
 		}
+	}
+	if st, body := b.do(t, "POST", path+"/test", other.Token, nil); st != 404 {
+		t.Errorf("test of another tenant's key: %d %v", st, body)
 	}
 	if st, body := b.do(t, "GET", "/tenants/"+other.Slug+"/integrations/payments", other.Token, nil); st != 200 || body["connected"] != false {
 		t.Errorf("the other tenant sees a connector: %d %v", st, body)
