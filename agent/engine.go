@@ -73,8 +73,12 @@ type Engine struct {
 	// Mailer sends verification codes; nil (no PARLEY_SMTP_URL) offers no
 	// code tool.
 	Mailer Mailer
-	Logger *slog.Logger
-	Now    func() time.Time
+	// Payments reads the payment connectors and Stripe reaches Stripe's API;
+	// either nil offers no COLLECT_PAYMENT.
+	Payments PaymentStore
+	Stripe   *Stripe
+	Logger   *slog.Logger
+	Now      func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
 	// of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration
@@ -308,8 +312,8 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale,
 		Now: e.now(), Logger: in.logger(e),
 	})
-	facts := EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus}
+	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
+		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus, Payment: reads.payment != nil}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
 		facts.Challenge = reads.challenge

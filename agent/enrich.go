@@ -14,6 +14,8 @@ type TurnTools struct {
 	// Challenge offers VERIFY_EXTERNAL_CHALLENGE for the context webhook's
 	// challenge.
 	Challenge *Challenge
+	// Payment offers COLLECT_PAYMENT.
+	Payment bool
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -21,6 +23,10 @@ type TurnTools struct {
 // EnrichFacts is what the steps decide from, read before the chain runs.
 type EnrichFacts struct {
 	SegmentID string
+	// Channel is the conversation's (parley.ChannelWeb, ChannelVoice...).
+	Channel string
+	// Payment: the tenant's payment connector is active.
+	Payment bool
 	// MemoryAllowed: the visitor is known and may have memory written
 	// (see the chat handler's visitor rules).
 	MemoryAllowed bool
@@ -45,13 +51,13 @@ type EnrichStep struct {
 
 // EnrichmentChain is the spec's chain of steps run before each answer, in
 // the spec's order, holding the steps this service has: dbTools,
-// enrichProducts, enrichCorpus, enrichOTP, then enrichChallenge (the
-// context webhook's second factor, which the spec's list leaves out). The
-// connector steps take their places when the connectors exist:
-// enrichCalendar, the payment step and enrichMCP between dbTools and
-// enrichProducts.
+// enrichPayment, enrichProducts, enrichCorpus, enrichOTP, then
+// enrichChallenge (the context webhook's second factor, which the spec's
+// list leaves out). The other connector steps take their places when the
+// connectors exist: enrichCalendar before enrichPayment, enrichMCP after it.
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
+	{Name: "enrichPayment", Apply: enrichPayment},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
 	{Name: "enrichOTP", Apply: enrichOTP},
@@ -83,6 +89,18 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 		}
 	}
 	tt.Tools = kept
+}
+
+// enrichPayment adds COLLECT_PAYMENT when the payment connector is active,
+// never on the voice channel (the spec: no payment during calls).
+func enrichPayment(tt *TurnTools, f EnrichFacts) {
+	switch {
+	case !f.Payment:
+	case f.Channel == parley.ChannelVoice:
+		tt.Skipped = append(tt.Skipped, "collect_payment: never offered on the voice channel")
+	default:
+		tt.Payment = true
+	}
 }
 
 // enrichProducts offers RECOMMEND_PRODUCT only when there is a catalog to

@@ -16,7 +16,7 @@ func TestEnrichmentChain(t *testing.T) {
 	}
 	// The spec's order, with the steps this service has, and the context
 	// webhook's challenge last.
-	if want := []string{"dbTools", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
+	if want := []string{"dbTools", "enrichPayment", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
 		t.Fatalf("chain %v, want %v", names, want)
 	}
 
@@ -53,5 +53,25 @@ func TestEnrichmentChain(t *testing.T) {
 	}
 	if len(tools) != 6 || tools[2].Name != "Other form" {
 		t.Errorf("the chain changed the tenant's tool list: %v", tools)
+	}
+}
+
+// The payment step offers COLLECT_PAYMENT while the connector is active, on
+// every channel but voice.
+func TestEnrichPayment(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		facts EnrichFacts
+		want  bool
+	}{
+		{EnrichFacts{Channel: parley.ChannelWeb, Payment: true}, true},
+		{EnrichFacts{Channel: parley.ChannelAgent, Payment: true}, true},
+		{EnrichFacts{Channel: parley.ChannelAPI, Payment: true}, true},
+		{EnrichFacts{Channel: parley.ChannelVoice, Payment: true}, false},
+		{EnrichFacts{Channel: parley.ChannelWeb}, false},
+	} {
+		if got := Enrich(nil, tc.facts).Payment; got != tc.want {
+			t.Errorf("%+v: payment offered %v, want %v", tc.facts, got, tc.want)
+		}
 	}
 }

@@ -77,6 +77,8 @@ type ToolDeps struct {
 	// Challenge, when set, adds verify_external_challenge (verification.go).
 	Codes     *codeVerification
 	Challenge *challengeVerification
+	// Payment, when set, adds collect_payment (payment_tool.go).
+	Payment *paymentCollection
 	// EscalatorFor returns the escalator of an ESCALATE_TO_HUMAN tool,
 	// typically a WebhookEscalator with the tool's webhookUrl and its
 	// unsealed webhookSecret; nil (or a nil result) escalates without
@@ -184,6 +186,9 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	if deps.Challenge != nil {
 		used[verifyChallengeTool] = true
 	}
+	if deps.Payment != nil {
+		used[collectPaymentTool] = true
+	}
 	for _, t := range tools {
 		if !t.IsActive {
 			continue
@@ -240,6 +245,9 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 			rt.spec.Description = "The visitor's identity must be confirmed by the business's own check before their account is discussed. " +
 				"Ask the visitor exactly this, in their language: \"" + deps.Challenge.challenge.Prompt + "\". Then pass their answer to this tool. Never guess an answer."
 		}
+		if typ == CollectPaymentType {
+			rt.spec.Description = paymentDescription(deps.Payment.connector)
+		}
 		r.tools = append(r.tools, rt)
 		r.byName[name] = rt
 	}
@@ -249,6 +257,9 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	}
 	if deps.Challenge != nil {
 		synthetic(verifyChallengeTool, VerifyExternalChallengeType)
+	}
+	if deps.Payment != nil {
+		synthetic(collectPaymentTool, CollectPaymentType)
 	}
 	return r
 }
@@ -416,6 +427,8 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 		s = obj(map[string]any{"code": map[string]any{"type": "string", "description": "the 6-digit code, as the visitor typed it"}}, []string{"code"})
 	case VerifyExternalChallengeType:
 		s = obj(map[string]any{"answer": map[string]any{"type": "string", "description": "the visitor's answer, as they gave it"}}, []string{"answer"})
+	case CollectPaymentType:
+		s = paymentSchema()
 	case ExploreCorpusType:
 		s = obj(map[string]any{
 			"query":  map[string]any{"type": "string", "description": "words to search the knowledge base for"},
@@ -460,6 +473,9 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 		r.submitForm(rt, in, &ex)
 	case ToolGenerateQuote:
 		r.quote(rt, in, &ex)
+		if ex.Success && r.deps.Payment != nil {
+			r.deps.Payment.noteQuote(ex.Result)
+		}
 	case ToolRememberFact:
 		r.remember(ctx, rt, in, &ex)
 	case ToolRecommendProduct:
@@ -474,6 +490,8 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 		r.verifyCode(ctx, in, &ex)
 	case VerifyExternalChallengeType:
 		r.verifyChallenge(ctx, in, &ex)
+	case CollectPaymentType:
+		r.collectPayment(ctx, in, &ex)
 	}
 	return ex
 }
@@ -707,9 +725,9 @@ func (r *ToolRegistry) quote(rt *registeredTool, in map[string]any, ex *Executio
 		"currency": q.Currency, "lines": lines,
 		"subtotal": formatCents(subtotal), "subtotalCents": subtotal,
 		"taxRate": q.TaxRate, "tax": formatCents(tax), "taxCents": tax,
-		"total": formatCents(total), "totalCents": total, "validUntil": validUntil,
+		"total": formatCents(total), "totalCents": total, "validUntil": validUntil, "quoteId": newQuoteID(),
 	}
-	ex.Summary = fmt.Sprintf("Quote: total %s %s (subtotal %s, tax %s), valid until %s.", formatCents(total), q.Currency, formatCents(subtotal), formatCents(tax), validUntil)
+	ex.Summary = fmt.Sprintf("Quote: total %s %s (subtotal %s, tax %s), valid until %s (quote %s).", formatCents(total), q.Currency, formatCents(subtotal), formatCents(tax), validUntil, ex.Result["quoteId"])
 	ex.Data = ex.Result
 	ex.Submission = &SubmissionDraft{ToolID: rt.tool.ID, ToolName: rt.tool.Name, ToolType: rt.tool.Type,
 		Input: map[string]any{"items": inputLines}, Result: ex.Result}

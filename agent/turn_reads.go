@@ -24,7 +24,10 @@ type promptReads struct {
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
 	challenge *Challenge
-	errs      [4]error
+	// payment is the tenant's active payment connector, read off the voice
+	// channel only; a failed read is logged and the turn goes on without it.
+	payment *parley.PaymentConnector
+	errs    [4]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -60,8 +63,19 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		}()
 	}
 	read(3, func() (err error) {
-		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil || !HasToolType(p.tools, ToolRecommendProduct) {
+		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil {
 			return err
+		}
+		// The connector is read after the tools, in their goroutine: a read
+		// of its own would hold one more pool connection at once per message.
+		if e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
+			var perr error
+			if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {
+				in.logger(e).Warn("reading the payment connector; answering without payments", "err", perr)
+			}
+		}
+		if !HasToolType(p.tools, ToolRecommendProduct) {
+			return nil
 		}
 		p.hasProducts, err = e.Store.HasActiveProducts(ctx, t.ID)
 		return err

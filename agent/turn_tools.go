@@ -61,6 +61,15 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 				conversationID: t.conv.ID, sessionID: in.SessionID, visitor: in.Visitor}
 		}
 	}
+	if tt.Payment && t.reads.payment != nil && e.Secrets != nil {
+		key, err := e.Secrets.Open(t.reads.payment.SealedKey)
+		if err != nil {
+			in.logger(e).Error("opening the payment connector's key", "err", err)
+		} else {
+			deps.Payment = &paymentCollection{stripe: e.Stripe, store: e.Payments, connector: *t.reads.payment,
+				key: string(key), tenantID: tenant.ID, conversationID: t.conv.ID}
+		}
+	}
 	return deps
 }
 

@@ -69,11 +69,15 @@ func TestAdminPagesBrowser(t *testing.T) {
 	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(),
 		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
 
+	if st, resp := b.do(t, "PUT", "/tenants/"+full.Slug+"/integrations/payments", full.Token, map[string]any{"secretKey": testStripeKey,
+		"currency": "EUR", "defaultAmount": 49.5, "defaultDescription": "Workshop deposit"}); st != 200 {
+		t.Fatalf("payments: %d %v", st, resp)
+	}
 	inbox := seedInboxOf(t, b, full)
 	connectApp(t, b, full)
 
 	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
-		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/voice", "/webhooks", "/test-chat", "/connected-apps"}
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/voice", "/integrations/payments", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
 

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/mail"
 )
@@ -41,6 +42,10 @@ type Config struct {
 	AdminCaptchaSecretKey string
 	DBMaxConns            int32
 	LogFormat             string
+	// StripeAPIURL is the base URL of Stripe's API that payment connectors
+	// call (PARLEY_STRIPE_API_URL, default https://api.stripe.com): a
+	// proxy, or a fake in tests.
+	StripeAPIURL string
 	// SMTP is the mail server of PARLEY_SMTP_URL, nil when unset: the
 	// dashboard then sends no password-reset links and says how an
 	// operator resets a password instead.
@@ -80,7 +85,7 @@ var knownVars = []string{
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
 	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_ADMIN_CAPTCHA_SITE_KEY", "PARLEY_ADMIN_CAPTCHA_SECRET_KEY",
 	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
-	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS",
+	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS", "PARLEY_STRIPE_API_URL",
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 }
 
@@ -143,6 +148,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		}
 	}
 	if c.VapiBaseURL, err = checkURL("PARLEY_VAPI_BASE_URL", get("PARLEY_VAPI_BASE_URL", "https://api.vapi.ai")); err != nil {
+		return c, err
+	}
+	if c.StripeAPIURL, err = checkURL("PARLEY_STRIPE_API_URL", get("PARLEY_STRIPE_API_URL", agent.DefaultStripeURL)); err != nil {
 		return c, err
 	}
 	if _, err := checkURL("PARLEY_CAPTCHA_VERIFY_URL", c.CaptchaVerifyURL); err != nil {

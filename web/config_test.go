@@ -44,6 +44,7 @@ func TestConfigDefaults(t *testing.T) {
 		CaptchaScriptURL:   "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit",
 		DBMaxConns:         20,
 		LogFormat:          "json",
+		StripeAPIURL:       "https://api.stripe.com",
 		BodyTimeout:        60 * time.Second,
 		MaxConnsPerAddress: 256,
 		PasswordCost:       bcrypt.DefaultCost, // production's; tests lower it in testConfig
@@ -133,6 +134,11 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("DBMaxConns = %d", c.DBMaxConns)
 			}
 		}},
+		{"Stripe API URL of the operator's choice", map[string]string{"PARLEY_STRIPE_API_URL": "http://127.0.0.1:12111/"}, func(t *testing.T, c Config) {
+			if c.StripeAPIURL != "http://127.0.0.1:12111" {
+				t.Errorf("StripeAPIURL = %q", c.StripeAPIURL)
+			}
+		}},
 		{"captcha provider of the operator's choice", map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": "https://captcha.example/siteverify",
 			"PARLEY_CAPTCHA_SCRIPT_URL": " https://captcha.example/api.js?render=explicit "}, func(t *testing.T, c Config) {
 			if c.CaptchaVerifyURL != "https://captcha.example/siteverify" || c.CaptchaScriptURL != "https://captcha.example/api.js?render=explicit" {
@@ -209,6 +215,7 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_CDN_URL", map[string]string{"PARLEY_CDN_URL": "//cdn.example.com"}, "PARLEY_CDN_URL"},
 		{"PARLEY_LLM_BASE_URL", map[string]string{"PARLEY_LLM_BASE_URL": "localhost:11434"}, "PARLEY_LLM_BASE_URL"},
 		{"PARLEY_CAPTCHA_VERIFY_URL", map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": "file:///etc/passwd"}, "PARLEY_CAPTCHA_VERIFY_URL"},
+		{"PARLEY_STRIPE_API_URL", map[string]string{"PARLEY_STRIPE_API_URL": "api.stripe.com"}, "PARLEY_STRIPE_API_URL"},
 		{"PARLEY_CAPTCHA_SCRIPT_URL", map[string]string{"PARLEY_CAPTCHA_SCRIPT_URL": "javascript:alert(1)"}, "PARLEY_CAPTCHA_SCRIPT_URL"},
 		{"PARLEY_CAPTCHA_SCRIPT_URL relative", map[string]string{"PARLEY_CAPTCHA_SCRIPT_URL": "/turnstile.js"}, "PARLEY_CAPTCHA_SCRIPT_URL"},
 		{"PARLEY_SECRET_KEY short", map[string]string{"PARLEY_SECRET_KEY": "abcd"}, "PARLEY_SECRET_KEY"},

@@ -187,6 +187,11 @@ func TestOpenAPIDocument(t *testing.T) {
 		"PUT /tenants/{slug}/mcp-tools":    auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/mcp-tools": auth.ScopeSettingsWrite,
 
+		"GET /tenants/{slug}/integrations/payments":       auth.ScopeSettingsRead,
+		"PUT /tenants/{slug}/integrations/payments":       auth.ScopeSettingsWrite,
+		"DELETE /tenants/{slug}/integrations/payments":    auth.ScopeSettingsWrite,
+		"POST /tenants/{slug}/integrations/payments/test": auth.ScopeSettingsWrite,
+
 		"GET /tenants/{slug}/conversations":              auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/{id}":         auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/export":       auth.ScopeConversationsRead,

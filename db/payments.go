@@ -1,0 +1,114 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
+)
+
+const paymentConnectorColumns = `tenant_id, secret_key, key_mode, key_type, key_last4, is_active, currency,
+	default_amount, default_description, success_message, checked_at, check_ok, check_message, created_at, updated_at`
+
+func scanPaymentConnector(row pgx.Row) (parley.PaymentConnector, error) {
+	var p parley.PaymentConnector
+	err := row.Scan(&p.TenantID, &p.SealedKey, &p.KeyMode, &p.KeyType, &p.KeyLast4, &p.IsActive, &p.Currency,
+		&p.DefaultAmount, &p.DefaultDescription, &p.SuccessMessage, &p.CheckedAt, &p.CheckOK, &p.CheckMessage,
+		&p.CreatedAt, &p.UpdatedAt)
+	return p, err
+}
+
+// PaymentConnector reads the tenant's payment connector; a tenant without
+// one gets a KindNotFound error.
+func (d *DB) PaymentConnector(ctx context.Context, tenantID string) (parley.PaymentConnector, error) {
+	p, err := scanPaymentConnector(d.pool.QueryRow(ctx, `SELECT `+paymentConnectorColumns+`
+		FROM payment_connectors WHERE tenant_id = $1`, tenantID))
+	if err != nil {
+		return p, notFound(err, "Payment connector")
+	}
+	return p, nil
+}
+
+// ActivePaymentConnector reads the tenant's payment connector when it is
+// active; nil when there is none or it is paused. The chat engine reads it
+// for every turn off the voice channel.
+func (d *DB) ActivePaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
+	p, err := scanPaymentConnector(d.pool.QueryRow(ctx, `SELECT `+paymentConnectorColumns+`
+		FROM payment_connectors WHERE tenant_id = $1 AND is_active`, tenantID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the payment connector: %w", err)
+	}
+	return &p, nil
+}
+
+// SavePaymentConnector creates or replaces the tenant's payment connector
+// with p (the caller merged a partial update into the stored one). A new key
+// forgets the last connection test, which was of the old key.
+func (d *DB) SavePaymentConnector(ctx context.Context, p parley.PaymentConnector) (parley.PaymentConnector, error) {
+	saved, err := scanPaymentConnector(d.pool.QueryRow(ctx, `INSERT INTO payment_connectors (tenant_id, secret_key,
+			key_mode, key_type, key_last4, is_active, currency, default_amount, default_description, success_message)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (tenant_id) DO UPDATE SET secret_key = EXCLUDED.secret_key, key_mode = EXCLUDED.key_mode,
+			key_type = EXCLUDED.key_type, key_last4 = EXCLUDED.key_last4, is_active = EXCLUDED.is_active,
+			currency = EXCLUDED.currency, default_amount = EXCLUDED.default_amount,
+			default_description = EXCLUDED.default_description, success_message = EXCLUDED.success_message,
+			checked_at = CASE WHEN payment_connectors.secret_key = EXCLUDED.secret_key THEN payment_connectors.checked_at END,
+			check_ok = CASE WHEN payment_connectors.secret_key = EXCLUDED.secret_key THEN payment_connectors.check_ok END,
+			check_message = CASE WHEN payment_connectors.secret_key = EXCLUDED.secret_key THEN payment_connectors.check_message END,
+			updated_at = now()
+		RETURNING `+paymentConnectorColumns,
+		p.TenantID, p.SealedKey, p.KeyMode, p.KeyType, p.KeyLast4, p.IsActive, p.Currency, p.DefaultAmount,
+		p.DefaultDescription, p.SuccessMessage))
+	if err != nil {
+		return saved, fmt.Errorf("saving the payment connector: %w", err)
+	}
+	return saved, nil
+}
+
+// RecordPaymentCheck keeps the outcome of a connection test of the stored
+// key (sealed: the key tested), unless the key changed meanwhile.
+func (d *DB) RecordPaymentCheck(ctx context.Context, tenantID string, sealedKey []byte, ok bool, message string, at time.Time) error {
+	_, err := d.pool.Exec(ctx, `UPDATE payment_connectors SET checked_at = $4, check_ok = $3, check_message = $5
+		WHERE tenant_id = $1 AND secret_key = $2`, tenantID, sealedKey, ok, at, storableKey(message))
+	if err != nil {
+		return fmt.Errorf("recording the payment connection test: %w", err)
+	}
+	return nil
+}
+
+// DeletePaymentConnector removes the tenant's payment connector and its key;
+// false when there was none. The payment links already sent stay valid at
+// Stripe, and their submissions stay.
+func (d *DB) DeletePaymentConnector(ctx context.Context, tenantID string) (bool, error) {
+	tag, err := d.pool.Exec(ctx, `DELETE FROM payment_connectors WHERE tenant_id = $1`, tenantID)
+	if err != nil {
+		return false, fmt.Errorf("deleting the payment connector: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// maxConversationPayments bounds the quotes and links one turn reads back.
+const maxConversationPayments = 50
+
+// ConversationPayments returns the conversation's quotes (GENERATE_QUOTE)
+// and payment links (COLLECT_PAYMENT) submissions, newest first.
+func (d *DB) ConversationPayments(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error) {
+	if !looksLikeUUID(conversationID) {
+		return nil, nil
+	}
+	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions
+		WHERE conversation_id = $2 AND tool_type IN ('GENERATE_QUOTE', 'COLLECT_PAYMENT') AND tenant_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $3`, tenantID, conversationID, maxConversationPayments)
+	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
+	if err != nil {
+		return nil, fmt.Errorf("listing the conversation's quotes and payments: %w", err)
+	}
+	return subs, nil
+}

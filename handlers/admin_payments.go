@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/views"
+)
+
+const paymentsPage = "/admin/integrations/payments"
+
+// paymentsForm is the page's model of a stored connector (nil: none).
+func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
+	j := newPaymentJSON(p)
+	f := views.PaymentsForm{Connected: j.Connected, IsActive: j.IsActive || p == nil,
+		Currency: deref(j.Currency), DefaultDescription: deref(j.DefaultDescription), SuccessMessage: deref(j.SuccessMessage)}
+	if p != nil {
+		f.Mode, f.KeyType, f.KeyLast4 = p.KeyMode, p.KeyType, p.KeyLast4
+	}
+	if j.DefaultAmount != nil && p.Currency != nil {
+		_, dec, _ := parley.PaymentCurrency(*p.Currency)
+		f.DefaultAmount = parley.FormatMinor(*p.DefaultAmount, dec)
+	}
+	if t := j.LastTest; t != nil {
+		f.LastTest = &views.PaymentTest{OK: t.OK, Message: t.Message, At: t.At.UTC().Format("2006-01-02 15:04 UTC")}
+	}
+	return f
+}
+
+func (h *Handler) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
+	return render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
+}
+
+// ShowPaymentsPage renders the payments integration: connect Stripe, test
+// the key, the fixed amount, disconnect.
+func (h *Handler) ShowPaymentsPage(c echo.Context) error {
+	p, err := h.storedPayment(c.Request().Context(), adminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	return h.renderPayments(c, http.StatusOK, paymentsForm(p))
+}
+
+// SavePayments connects Stripe or saves the settings with the API's rules
+// (mergePayment), or re-renders the form with the errors.
+func (h *Handler) SavePayments(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := adminFrom(c).Tenant
+	cur, err := h.storedPayment(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	f := paymentsForm(cur)
+	f.Currency = strings.TrimSpace(form.Get("currency"))
+	f.DefaultAmount = strings.TrimSpace(form.Get("defaultAmount"))
+	f.DefaultDescription, f.SuccessMessage = form.Get("defaultDescription"), form.Get("successMessage")
+	errs := parley.FieldErrors{}
+	b := paymentBody{Currency: parley.Some(f.Currency), DefaultDescription: parley.Some(f.DefaultDescription),
+		SuccessMessage: parley.Some(f.SuccessMessage)}
+	if key := strings.TrimSpace(form.Get("secretKey")); key != "" {
+		b.SecretKey = parley.Some(key)
+	}
+	if cur != nil {
+		f.IsActive = form.Get("isActive") == "true"
+		b.IsActive = parley.Some(f.IsActive)
+	}
+	switch amount := strings.ReplaceAll(f.DefaultAmount, ",", "."); amount {
+	case "":
+		b.DefaultAmount = parley.Opt[float64]{Set: true, Null: true}
+	default:
+		if v, err := strconv.ParseFloat(amount, 64); err != nil {
+			errs.Add("defaultAmount", "must be a number, such as 49.50")
+		} else {
+			b.DefaultAmount = parley.Some(v)
+		}
+	}
+	p := h.mergePayment(t.ID, cur, b, errs)
+	if err := errs.Err(); err != nil {
+		f.Errors = views.Errors(errs)
+		return h.renderPayments(c, http.StatusUnprocessableEntity, f)
+	}
+	if _, err := h.DB.SavePaymentConnector(ctx, p); err != nil {
+		return err
+	}
+	msg := "Payment settings saved."
+	if cur == nil {
+		msg = "Stripe connected. Use Test connection to check the key."
+	}
+	h.Sessions.Put(ctx, sessFlash, msg)
+	return c.Redirect(http.StatusSeeOther, paymentsPage)
+}
+
+// TestPayments asks Stripe about the saved key; htmx gets the result alone,
+// a plain form post the page with it.
+func (h *Handler) TestPayments(c echo.Context) error {
+	ctx := c.Request().Context()
+	res, err := h.runPaymentTest(ctx, adminFrom(c).Tenant.ID, "", parley.FieldErrors{})
+	if err != nil {
+		return err
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.PaymentTestResult(&views.PaymentTest{OK: res.OK, Message: res.Message,
+			At: res.TestedAt.Format("2006-01-02 15:04 UTC")}))
+	}
+	return c.Redirect(http.StatusSeeOther, paymentsPage)
+}
+
+// RemovePayments disconnects Stripe; htmx is sent back to the page.
+func (h *Handler) RemovePayments(c echo.Context) error {
+	ctx := c.Request().Context()
+	if _, err := h.DB.DeletePaymentConnector(ctx, adminFrom(c).Tenant.ID); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Stripe disconnected.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", paymentsPage)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, paymentsPage)
+}

@@ -1,0 +1,370 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
+)
+
+// The payment connector: the tenant's Stripe account, under
+// /tenants/{slug}/integrations/payments. The key is write-only: answers
+// carry hasSecretKey, its mode and type and its last 4 characters.
+
+// paymentJSON is the connector as the API shows it; a tenant without one
+// gets connected false and nulls.
+type paymentJSON struct {
+	Provider           string           `json:"provider"`
+	Connected          bool             `json:"connected"`
+	IsActive           bool             `json:"isActive"`
+	HasSecretKey       bool             `json:"hasSecretKey"`
+	Mode               *string          `json:"mode"`
+	KeyType            *string          `json:"keyType"`
+	KeyLast4           *string          `json:"keyLast4"`
+	Currency           *string          `json:"currency"`
+	DefaultAmount      *float64         `json:"defaultAmount"`
+	DefaultDescription *string          `json:"defaultDescription"`
+	SuccessMessage     *string          `json:"successMessage"`
+	LastTest           *paymentTestJSON `json:"lastTest"`
+	CreatedAt          *time.Time       `json:"createdAt"`
+	UpdatedAt          *time.Time       `json:"updatedAt"`
+}
+
+// paymentTestJSON is the outcome of the last connection test.
+type paymentTestJSON struct {
+	At      time.Time `json:"at"`
+	OK      bool      `json:"ok"`
+	Message string    `json:"message"`
+}
+
+func newPaymentJSON(p *parley.PaymentConnector) paymentJSON {
+	out := paymentJSON{Provider: "stripe"}
+	if p == nil {
+		return out
+	}
+	out.Connected, out.IsActive, out.HasSecretKey = true, p.IsActive, len(p.SealedKey) > 0
+	out.Mode, out.KeyType, out.KeyLast4 = &p.KeyMode, &p.KeyType, &p.KeyLast4
+	out.DefaultDescription, out.SuccessMessage = p.DefaultDescription, p.SuccessMessage
+	out.CreatedAt, out.UpdatedAt = &p.CreatedAt, &p.UpdatedAt
+	if p.Currency != nil {
+		cur, dec, _ := parley.PaymentCurrency(*p.Currency)
+		up := strings.ToUpper(cur)
+		out.Currency = &up
+		if p.DefaultAmount != nil {
+			a := parley.MajorUnits(*p.DefaultAmount, dec)
+			out.DefaultAmount = &a
+		}
+	}
+	if p.CheckedAt != nil && p.CheckOK != nil {
+		out.LastTest = &paymentTestJSON{At: *p.CheckedAt, OK: *p.CheckOK}
+		if p.CheckMessage != nil {
+			out.LastTest.Message = *p.CheckMessage
+		}
+	}
+	return out
+}
+
+// paymentBody is a payment connector save: only sent fields change.
+type paymentBody struct {
+	SecretKey          parley.Opt[string]  `json:"secretKey"`
+	IsActive           parley.Opt[bool]    `json:"isActive"`
+	Currency           parley.Opt[string]  `json:"currency"`
+	DefaultAmount      parley.Opt[float64] `json:"defaultAmount"`
+	DefaultDescription parley.Opt[string]  `json:"defaultDescription"`
+	SuccessMessage     parley.Opt[string]  `json:"successMessage"`
+}
+
+// paymentKey is a checked key: its mode, type and last 4 characters.
+type paymentKey struct {
+	key, mode, typ, last4 string
+}
+
+// checkPaymentKey checks a key's shape, adding its problem under field.
+func checkPaymentKey(errs parley.FieldErrors, field, key string) (paymentKey, bool) {
+	if utf8.RuneCountInString(key) > parley.MaxStripeKey {
+		errs.Add(field, tooLong(parley.MaxStripeKey))
+		return paymentKey{}, false
+	}
+	mode, typ, err := parley.ParseStripeKey(key)
+	if err != nil {
+		errs.Add(field, err.Error())
+		return paymentKey{}, false
+	}
+	return paymentKey{key: key, mode: mode, typ: typ, last4: parley.KeyLast4(key)}, true
+}
+
+// mergePayment applies b to cur (nil: no connector yet) with the API's
+// rules, adding the problems to errs. The API and the dashboard share it.
+func (h *Handler) mergePayment(tenantID string, cur *parley.PaymentConnector, b paymentBody, errs parley.FieldErrors) parley.PaymentConnector {
+	p := parley.PaymentConnector{TenantID: tenantID, IsActive: true}
+	if cur != nil {
+		p = *cur
+	}
+	switch {
+	case !b.SecretKey.Set:
+		if cur == nil {
+			errs.Add("secretKey", "is required to connect Stripe: a secret key (sk_test_... or sk_live_...) or a restricted key (rk_...)")
+		}
+	case b.SecretKey.Null || strings.TrimSpace(b.SecretKey.Value) == "":
+		errs.Add("secretKey", "cannot be empty; to disconnect Stripe, DELETE the connector")
+	default:
+		if k, ok := checkPaymentKey(errs, "secretKey", strings.TrimSpace(b.SecretKey.Value)); ok {
+			p.SealedKey = h.Box.Seal([]byte(k.key))
+			p.KeyMode, p.KeyType, p.KeyLast4 = k.mode, k.typ, k.last4
+		}
+	}
+	if b.IsActive.Set {
+		if b.IsActive.Null {
+			errs.Add("isActive", "must be true or false")
+		} else {
+			p.IsActive = b.IsActive.Value
+		}
+	}
+	oldDecimals := 2
+	if p.Currency != nil {
+		_, oldDecimals, _ = parley.PaymentCurrency(*p.Currency)
+	}
+	decimals := oldDecimals
+	if b.Currency.Set {
+		if b.Currency.Null || strings.TrimSpace(b.Currency.Value) == "" {
+			p.Currency = nil
+		} else if cur, dec, ok := parley.PaymentCurrency(b.Currency.Value); !ok {
+			errs.Add("currency", fmt.Sprintf("%q is not a currency Stripe charges in: use an ISO 4217 code such as EUR, USD or GBP", parley.Clip(b.Currency.Value, 20)))
+		} else {
+			p.Currency, decimals = &cur, dec
+		}
+	}
+	switch {
+	case b.DefaultAmount.Set && b.DefaultAmount.Null:
+		p.DefaultAmount = nil
+	case b.DefaultAmount.Set:
+		if minor, ok := parley.MinorUnits(b.DefaultAmount.Value, decimals); ok {
+			p.DefaultAmount = &minor
+		} else {
+			errs.Add("defaultAmount", amountRule(decimals))
+		}
+	case p.DefaultAmount != nil && decimals != oldDecimals:
+		// The amount is kept in the smallest unit: a new currency keeps its value.
+		if minor, ok := parley.MinorUnits(parley.MajorUnits(*p.DefaultAmount, oldDecimals), decimals); ok {
+			p.DefaultAmount = &minor
+		} else {
+			errs.Add("defaultAmount", "does not fit the new currency: "+amountRule(decimals)+"; send defaultAmount with the currency")
+		}
+	}
+	if p.DefaultAmount != nil && p.Currency == nil && errs["currency"] == "" {
+		errs.Add("currency", "is required with defaultAmount")
+	}
+	p.DefaultDescription = optText(errs, "defaultDescription", b.DefaultDescription, p.DefaultDescription, parley.MaxPaymentDescription)
+	p.SuccessMessage = optText(errs, "successMessage", b.SuccessMessage, p.SuccessMessage, parley.MaxPaymentSuccessMessage)
+	return p
+}
+
+func amountRule(decimals int) string {
+	return fmt.Sprintf("must be a positive amount with at most %d decimals, up to %s", decimals, parley.FormatMinor(parley.MaxPaymentMinor, decimals))
+}
+
+// optText applies an optional text field: null or blank clears it.
+func optText(errs parley.FieldErrors, field string, o parley.Opt[string], cur *string, max int) *string {
+	if !o.Set {
+		return cur
+	}
+	v := strings.TrimSpace(o.Value)
+	switch {
+	case o.Null || v == "":
+		return nil
+	case utf8.RuneCountInString(v) > max:
+		errs.Add(field, tooLong(max))
+		return cur
+	}
+	return &v
+}
+
+// storedPayment reads the tenant's connector, nil when it has none.
+func (h *Handler) storedPayment(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
+	p, err := h.DB.PaymentConnector(ctx, tenantID)
+	if parley.ErrorKind(err) == parley.KindNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// ShowPaymentConnector answers GET /tenants/{slug}/integrations/payments.
+func (h *Handler) ShowPaymentConnector(c echo.Context) error {
+	p, err := h.storedPayment(c.Request().Context(), tenantFrom(c).ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newPaymentJSON(p))
+}
+
+// UpdatePaymentConnector answers PUT /tenants/{slug}/integrations/payments:
+// it connects Stripe (secretKey required the first time) or changes the
+// fields sent.
+func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := tenantFrom(c)
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return err
+	}
+	var b paymentBody
+	errs := decodeFields(raw, &b)
+	cur, err := h.storedPayment(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	p := h.mergePayment(t.ID, cur, b, errs)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	saved, err := h.DB.SavePaymentConnector(ctx, p)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newPaymentJSON(&saved))
+}
+
+// DeletePaymentConnector answers DELETE /tenants/{slug}/integrations/payments:
+// the key is deleted and the agent stops offering payment links.
+func (h *Handler) DeletePaymentConnector(c echo.Context) error {
+	removed, err := h.DB.DeletePaymentConnector(c.Request().Context(), tenantFrom(c).ID)
+	if err != nil {
+		return err
+	}
+	if !removed {
+		return parley.Errorf(parley.KindNotFound, "No payment connector is set up")
+	}
+	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
+}
+
+// paymentTestResult is a connection test's answer.
+type paymentTestResult struct {
+	OK       bool                `json:"ok"`
+	Mode     string              `json:"mode"`
+	KeyLast4 string              `json:"keyLast4"`
+	Message  string              `json:"message"`
+	Reason   *string             `json:"reason"`
+	Account  *paymentAccountJSON `json:"account"`
+	TestedAt time.Time           `json:"testedAt"`
+}
+
+type paymentAccountJSON struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	Country        string `json:"country"`
+	ChargesEnabled bool   `json:"chargesEnabled"`
+}
+
+// testPaymentKey asks Stripe whether it takes k.
+func (h *Handler) testPaymentKey(ctx context.Context, k paymentKey) paymentTestResult {
+	res := paymentTestResult{Mode: k.mode, KeyLast4: k.last4, TestedAt: h.now().UTC()}
+	acct, err := h.Engine.Stripe.CheckKey(ctx, k.key)
+	if err != nil {
+		var pe *agent.PaymentError
+		if !errors.As(err, &pe) {
+			pe = &agent.PaymentError{Kind: agent.PaymentUnavailable, Message: "Stripe could not be reached"}
+		}
+		reason := string(pe.Kind)
+		res.Reason = &reason
+		switch pe.Kind {
+		case agent.PaymentKeyRefused:
+			res.Message = "Stripe refused the key: " + pe.Message
+		case agent.PaymentTimeout:
+			res.Message = "Stripe did not answer in time; try again."
+		case agent.PaymentRateLimited:
+			res.Message = "Stripe is rate limiting requests; try again in a moment."
+		default:
+			res.Message = pe.Message
+		}
+		return res
+	}
+	res.OK = true
+	switch {
+	case acct.Restricted:
+		res.Message = "Stripe accepted the restricted key (it may not read the account's details)."
+	default:
+		res.Account = &paymentAccountJSON{ID: acct.ID, Name: acct.Name, Country: acct.Country, ChargesEnabled: acct.ChargesEnabled}
+		name := acct.Name
+		if name == "" {
+			name = acct.ID
+		}
+		res.Message = "Connected to the Stripe account " + name
+		if acct.Country != "" {
+			res.Message += " (" + acct.Country + ")"
+		}
+		res.Message += "."
+		if !acct.ChargesEnabled {
+			res.Message += " The account cannot take payments yet: finish its activation in Stripe."
+		}
+	}
+	if k.mode == parley.StripeModeTest {
+		res.Message += " Test mode: payment links charge no real money."
+	}
+	return res
+}
+
+// runPaymentTest tests the key sent (secretKey, not saved) or else the
+// stored one, whose outcome is kept; errs gets the problems of a sent key.
+func (h *Handler) runPaymentTest(ctx context.Context, tenantID, sent string, errs parley.FieldErrors) (paymentTestResult, error) {
+	if sent != "" {
+		k, ok := checkPaymentKey(errs, "secretKey", sent)
+		if !ok {
+			return paymentTestResult{}, errs.Err()
+		}
+		return h.testPaymentKey(ctx, k), nil
+	}
+	cur, err := h.storedPayment(ctx, tenantID)
+	if err != nil {
+		return paymentTestResult{}, err
+	}
+	if cur == nil {
+		return paymentTestResult{}, parley.Errorf(parley.KindNotFound, "No payment connector is set up: send secretKey to test a key before saving it")
+	}
+	key, err := h.Box.Open(cur.SealedKey)
+	if err != nil {
+		return paymentTestResult{}, fmt.Errorf("opening the payment key: %w", err)
+	}
+	res := h.testPaymentKey(ctx, paymentKey{key: string(key), mode: cur.KeyMode, typ: cur.KeyType, last4: cur.KeyLast4})
+	if err := h.DB.RecordPaymentCheck(ctx, tenantID, cur.SealedKey, res.OK, res.Message, res.TestedAt); err != nil {
+		return paymentTestResult{}, err
+	}
+	return res, nil
+}
+
+// TestPaymentConnector answers POST /tenants/{slug}/integrations/payments/test:
+// it asks Stripe for the key's account. 200 whatever Stripe said (ok tells);
+// 404 without a connector and without a key in the body.
+func (h *Handler) TestPaymentConnector(c echo.Context) error {
+	ctx := c.Request().Context()
+	var b paymentBody
+	errs := parley.FieldErrors{}
+	if c.Request().ContentLength != 0 {
+		raw, err := decodeObject(c, maxJSONBody)
+		if err != nil {
+			return err
+		}
+		errs = decodeFields(raw, &b)
+		if b.SecretKey.Set && (b.SecretKey.Null || strings.TrimSpace(b.SecretKey.Value) == "") {
+			errs.Add("secretKey", "must be a key to test; leave it out to test the saved key")
+		}
+		if err := errs.Err(); err != nil {
+			return err
+		}
+	}
+	res, err := h.runPaymentTest(ctx, tenantFrom(c).ID, strings.TrimSpace(b.SecretKey.Value), errs)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, res)
+}
