@@ -73,6 +73,9 @@ type Engine struct {
 	// Mailer sends verification codes; nil (no PARLEY_SMTP_URL) offers no
 	// code tool.
 	Mailer Mailer
+	// Calendar reads the tenants' calendar connectors; nil offers no
+	// meeting tool.
+	Calendar CalendarStore
 	Logger *slog.Logger
 	Now    func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
@@ -309,7 +312,8 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		Now: e.now(), Logger: in.logger(e),
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus}
+		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus,
+		Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
 		facts.Challenge = reads.challenge

@@ -14,6 +14,9 @@ type TurnTools struct {
 	// Challenge offers VERIFY_EXTERNAL_CHALLENGE for the context webhook's
 	// challenge.
 	Challenge *Challenge
+	// Calendar offers CHECK_AVAILABILITY and runs the BOOK_MEETING tools
+	// kept, through the tenant's calendar connector.
+	Calendar bool
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -35,6 +38,9 @@ type EnrichFacts struct {
 	// Challenge is the context webhook's challenge, for a visitor not
 	// verified yet.
 	Challenge *Challenge
+	// Calendar: the tenant's calendar connector is set up (and the engine
+	// can reach it).
+	Calendar bool
 }
 
 // EnrichStep is one named step of the chain.
@@ -45,13 +51,13 @@ type EnrichStep struct {
 
 // EnrichmentChain is the spec's chain of steps run before each answer, in
 // the spec's order, holding the steps this service has: dbTools,
-// enrichProducts, enrichCorpus, enrichOTP, then enrichChallenge (the
-// context webhook's second factor, which the spec's list leaves out). The
-// connector steps take their places when the connectors exist:
-// enrichCalendar, the payment step and enrichMCP between dbTools and
-// enrichProducts.
+// enrichCalendar, enrichProducts, enrichCorpus, enrichOTP, then
+// enrichChallenge (the context webhook's second factor, which the spec's
+// list leaves out). The payment step and enrichMCP take their places
+// between enrichCalendar and enrichProducts when their connectors exist.
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
+	{Name: "enrichCalendar", Apply: enrichCalendar},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
 	{Name: "enrichOTP", Apply: enrichOTP},
@@ -83,6 +89,22 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 		}
 	}
 	tt.Tools = kept
+}
+
+// enrichCalendar keeps the BOOK_MEETING tools only with the tenant's
+// calendar connector, and then adds CHECK_AVAILABILITY for them: the
+// availability is of a booking tool's meetings (duration, buffer, window).
+func enrichCalendar(tt *TurnTools, f EnrichFacts) {
+	kept := tt.Tools[:0:0]
+	for _, t := range tt.Tools {
+		if t.Type == ToolBookMeeting && !f.Calendar {
+			tt.Skipped = append(tt.Skipped, t.Name+": no calendar connector")
+			continue
+		}
+		kept = append(kept, t)
+	}
+	tt.Tools = kept
+	tt.Calendar = f.Calendar && HasToolType(kept, ToolBookMeeting)
 }
 
 // enrichProducts offers RECOMMEND_PRODUCT only when there is a catalog to

@@ -19,12 +19,15 @@ type promptReads struct {
 	memory       []parley.MemoryFact
 	tools        []parley.Tool
 	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
+	// calendar is the tenant's calendar connector, read only when a
+	// BOOK_MEETING tool is active; nil when it has none.
+	calendar *parley.CalendarConnector
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
 	challenge *Challenge
-	errs      [4]error
+	errs      [5]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -60,8 +63,17 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		}()
 	}
 	read(3, func() (err error) {
-		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil || !HasToolType(p.tools, ToolRecommendProduct) {
+		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil {
 			return err
+		}
+		if e.Calendar != nil && HasToolType(p.tools, ToolBookMeeting) {
+			read(4, func() (err error) {
+				p.calendar, err = e.Calendar.CalendarConnector(ctx, t.ID)
+				return err
+			})
+		}
+		if !HasToolType(p.tools, ToolRecommendProduct) {
+			return nil
 		}
 		p.hasProducts, err = e.Store.HasActiveProducts(ctx, t.ID)
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
@@ -48,6 +49,9 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"VisitorDetail", reflect.TypeFor[visitorJSON]()},
 		{"MemoryFact", reflect.TypeFor[memoryJSON]()},
 		{"MCPToolsSettings", reflect.TypeFor[mcpSettingsJSON]()},
+		{"CalendarConnector", reflect.TypeFor[calendarJSON]()},
+		{"CalendarTest", reflect.TypeFor[calendarTest]()},
+		{"CalendarSlot", reflect.TypeFor[agent.Slot]()},
 		{"VisitorSigningKey", reflect.TypeFor[visitorSigningKeyJSON]()},
 		{"Submission", reflect.TypeFor[submissionJSON]()},
 		{"Submission.tool", reflect.TypeFor[submissionToolJSON]()},

@@ -107,6 +107,10 @@ func (s *Server) routes() {
 	api.GET("/mcp-tools", h.ShowMCPSettings, requireScope(auth.ScopeSettingsRead))
 	api.PUT("/mcp-tools", h.UpdateMCPSettings, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.DELETE("/mcp-tools", h.DeleteMCPSettings, requireScope(auth.ScopeSettingsWrite))
+	api.GET("/integrations/calendar", h.ShowCalendarConnector, requireScope(auth.ScopeSettingsRead))
+	api.PUT("/integrations/calendar", h.UpdateCalendarConnector, requireScope(auth.ScopeSettingsWrite), requireJSON)
+	api.DELETE("/integrations/calendar", h.DeleteCalendarConnector, requireScope(auth.ScopeSettingsWrite))
+	api.POST("/integrations/calendar/test", h.TestCalendarConnector, requireScope(auth.ScopeSettingsWrite))
 	api.POST("/visitor-signing-key/rotate", h.RotateVisitorSigningKey, requireScope(auth.ScopeSettingsWrite))
 
 	api.GET("/webhooks", h.ListWebhooks, requireScope(auth.ScopeSettingsRead))
