@@ -83,7 +83,9 @@ type SlotRules struct {
 func (r SlotRules) duration() time.Duration {
 	return time.Duration(max(r.Meeting.DurationMinutes, 5)) * time.Minute
 }
-func (r SlotRules) buffer() time.Duration { return time.Duration(r.Meeting.BufferMinutes) * time.Minute }
+func (r SlotRules) buffer() time.Duration {
+	return time.Duration(r.Meeting.BufferMinutes) * time.Minute
+}
 
 // earliest is the first bookable start: now plus the minimum notice.
 func (r SlotRules) earliest() time.Time {

@@ -76,8 +76,8 @@ type Engine struct {
 	// Calendar reads the tenants' calendar connectors; nil offers no
 	// meeting tool.
 	Calendar CalendarStore
-	Logger *slog.Logger
-	Now    func() time.Time
+	Logger   *slog.Logger
+	Now      func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
 	// of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration
