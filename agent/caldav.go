@@ -188,19 +188,25 @@ type busyTime struct {
 	Start, End time.Time
 }
 
-// events reads the calendar's events overlapping [from, to) with a
-// calendar-query and returns the times they take: transparent and
-// cancelled events are free time; all-day events take their days in loc;
-// recurring events are expanded within the range.
+// queryMargin widens each calendar-query: the client keeps only the events
+// that overlap, and some servers miss an event that matches the range
+// exactly (go-webdav's own matching among them).
+const queryMargin = time.Hour
+
+// events checks that path is a calendar the user may read, with a query.
 func (c *CalDAV) events(ctx context.Context, path string, from, to time.Time) ([]busyTime, error) {
 	return c.busy(ctx, path, from, to, time.UTC)
 }
 
+// busy reads the calendar's events overlapping [from, to) with a
+// calendar-query and returns the times they take: transparent and
+// cancelled events are free time; all-day events take their days in loc;
+// recurring events are expanded within the range.
 func (c *CalDAV) busy(ctx context.Context, path string, from, to time.Time, loc *time.Location) ([]busyTime, error) {
 	q := &caldav.CalendarQuery{
 		CompRequest: caldav.CalendarCompRequest{Name: ical.CompCalendar, AllProps: true, AllComps: true},
 		CompFilter: caldav.CompFilter{Name: ical.CompCalendar,
-			Comps: []caldav.CompFilter{{Name: ical.CompEvent, Start: from.UTC(), End: to.UTC()}}},
+			Comps: []caldav.CompFilter{{Name: ical.CompEvent, Start: from.Add(-queryMargin).UTC(), End: to.Add(queryMargin).UTC()}}},
 	}
 	objs, err := c.client.QueryCalendar(ctx, path, q)
 	if err != nil {
