@@ -183,6 +183,11 @@ func TestOpenAPIDocument(t *testing.T) {
 		"PUT /tenants/{slug}/mcp-tools":    auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/mcp-tools": auth.ScopeSettingsWrite,
 
+		"GET /tenants/{slug}/integrations/calendar":       auth.ScopeSettingsRead,
+		"PUT /tenants/{slug}/integrations/calendar":       auth.ScopeSettingsWrite,
+		"DELETE /tenants/{slug}/integrations/calendar":    auth.ScopeSettingsWrite,
+		"POST /tenants/{slug}/integrations/calendar/test": auth.ScopeSettingsWrite,
+
 		"GET /tenants/{slug}/conversations":              auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/{id}":         auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/export":       auth.ScopeConversationsRead,
