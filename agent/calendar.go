@@ -63,8 +63,9 @@ type calendarBooking struct {
 	meetings []*registeredTool
 }
 
-// tenantLocation is the tenant's time zone, UTC when unset or unknown.
-func tenantLocation(zone string) *time.Location {
+// TenantLocation is the tenant's time zone (its IANA name), UTC when unset
+// or unknown: the zone of office hours and slots.
+func TenantLocation(zone string) *time.Location {
 	if loc, err := time.LoadLocation(zone); err == nil && zone != "" && zone != "Local" {
 		return loc
 	}

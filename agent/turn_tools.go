@@ -59,7 +59,7 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 			in.logger(e).Error("opening the calendar connector", "err", err)
 		} else {
 			deps.Calendar = &calendarBooking{store: e.Calendar, conn: conn, calendar: c.CalendarURL, hours: c.OfficeHours,
-				loc: tenantLocation(tenant.Timezone), tenantID: tenant.ID, botName: cmp.Or(promptDeref(tenant.BotName), tenant.Name)}
+				loc: TenantLocation(tenant.Timezone), tenantID: tenant.ID, botName: cmp.Or(promptDeref(tenant.BotName), tenant.Name)}
 		}
 	}
 	if tt.Challenge != nil && e.Outbound != nil && e.Secrets != nil {

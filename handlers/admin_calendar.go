@@ -17,7 +17,7 @@ const calendarPagePath = "/admin/integrations/calendar"
 
 // calendarForm is the page's model of the stored connector (nil: none).
 func calendarForm(t parley.Tenant, c *parley.CalendarConnector) views.CalendarForm {
-	f := views.CalendarForm{Timezone: calendarZone(t).String()}
+	f := views.CalendarForm{Timezone: tenantLocation(t).String()}
 	hours := parley.DefaultOfficeHours()
 	if c != nil {
 		f.Connected, f.ServerURL, f.Username, f.HasPassword = true, c.ServerURL, c.Username, len(c.SealedPassword) > 0

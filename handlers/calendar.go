@@ -44,7 +44,7 @@ type calendarJSON struct {
 }
 
 func newCalendarJSON(t parley.Tenant, c *parley.CalendarConnector) calendarJSON {
-	out := calendarJSON{OfficeHours: parley.DefaultOfficeHours(), Timezone: calendarZone(t).String()}
+	out := calendarJSON{OfficeHours: parley.DefaultOfficeHours(), Timezone: tenantLocation(t).String()}
 	if c == nil {
 		return out
 	}
@@ -52,14 +52,6 @@ func newCalendarJSON(t parley.Tenant, c *parley.CalendarConnector) calendarJSON 
 	out.ServerURL, out.Username, out.CalendarURL = &c.ServerURL, &c.Username, &c.CalendarURL
 	out.CalendarName, out.OfficeHours, out.UpdatedAt = &c.CalendarName, c.OfficeHours, &c.UpdatedAt
 	return out
-}
-
-// calendarZone is the tenant's time zone, in which office hours and slots are.
-func calendarZone(t parley.Tenant) *time.Location {
-	if loc, err := time.LoadLocation(t.Timezone); err == nil && t.Timezone != "" && t.Timezone != "Local" {
-		return loc
-	}
-	return time.UTC
 }
 
 // calendarBody is the JSON of a calendar connector save.
@@ -269,7 +261,7 @@ type calendarTest struct {
 // slots, under the rules of the tenant's first active BOOK_MEETING tool (the
 // defaults when there is none). A failure is a *agent.CalendarError.
 func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
-	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: calendarZone(t).String()}
+	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: tenantLocation(t).String()}
 	meeting := agent.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
 	tools, err := h.DB.ListTools(ctx, t.ID)
 	if err != nil {
@@ -296,7 +288,7 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 	if err != nil {
 		return out, err
 	}
-	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: calendarZone(t), Meeting: meeting, Now: h.now()}
+	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: tenantLocation(t), Meeting: meeting, Now: h.now()}
 	out.Slots, err = agent.NextFreeSlots(ctx, conn, cur.CalendarURL, rules, testSlots)
 	if err != nil {
 		return out, err
