@@ -174,6 +174,10 @@ func TestChatCalendar(t *testing.T) {
 		if !strings.Contains(string(data), "grace@example.com") || !strings.Contains(string(data), "2026-11-30T11:30:00+01:00") {
 			t.Errorf("submission %s", data)
 		}
+		if n := b.count(t, `SELECT count(*) FROM events e JOIN submissions s ON s.id = e.submission_id
+			WHERE e.tenant_id = $1 AND e.type = 'submission.created' AND s.tool_type = 'BOOK_MEETING'`, ten.ID); n != 1 {
+			t.Errorf("%d submission.created events for the booking, want 1", n)
+		}
 		// The same slot again: refused, with other slots.
 		res = toolResult(t, turn(t, "cal-3", call("c1", "book_demo", `{"start":"2026-11-30T11:30:00+01:00","name":"Alan","email":"alan@example.com"}`))[1])
 		if res["success"] != false || !strings.Contains(res["summary"].(string), "no longer free") {
