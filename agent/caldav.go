@@ -114,7 +114,7 @@ func (c *CalDAV) fail(err error, what string) *CalendarError {
 	case status == http.StatusNotFound:
 		e.Message = "the calendar server has no " + what + " at that address (HTTP 404)"
 	case status != 0:
-		e.Message = fmt.Sprintf("the calendar server failed while reading the %s (HTTP %d)", what, status)
+		e.Message = fmt.Sprintf("the calendar server answered HTTP %d about the %s", status, what)
 	case outbound.IsTimeout(err):
 		e.Message = "the calendar server " + c.host + " did not answer in time"
 	case errors.As(err, &oe):

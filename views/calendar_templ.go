@@ -188,7 +188,7 @@ func CalendarPage(p Page, f CalendarForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"><section class=\"card\"><h2>Calendar server</h2><p class=\"hint\">Any CalDAV calendar works: Google, iCloud, Fastmail, Nextcloud and others. Use an app password where your provider offers one.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"><section class=\"card\"><h2>Calendar server</h2><p class=\"hint\">Any CalDAV calendar that takes a password works: iCloud, Fastmail, Nextcloud and others (not Google, which needs a sign-in this page does not offer yet). Use an app password where your provider offers one.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
