@@ -443,7 +443,9 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 	ex.Success = true
 	ex.Result = map[string]any{"booked": true, "start": slot.Start, "end": slot.End, "label": slot.Label,
 		"timezone": cb.loc.String(), "durationMinutes": rules.duration() / time.Minute}
-	ex.Summary = fmt.Sprintf("Booked: %s (%s). Tell the visitor the meeting is confirmed for that time; the invitation goes to %s.", slot.Label, cb.loc, email)
+	// No invitation is promised: whether the calendar server mails its
+	// attendees depends on the server.
+	ex.Summary = fmt.Sprintf("Booked: %s (%s), in the business's calendar with %s as attendee. Tell the visitor the meeting is confirmed for that time.", slot.Label, cb.loc, email)
 	ex.Data = map[string]any{"start": slot.Start, "end": slot.End}
 	input := map[string]any{"start": slot.Start, "end": slot.End, "timezone": cb.loc.String(), "name": name, "email": email}
 	if notes != "" {

@@ -434,7 +434,7 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 		s = obj(map[string]any{
 			"start": map[string]any{"type": "string", "description": "the chosen slot's start, exactly as " + checkAvailabilityTool + " gave it"},
 			"name":  map[string]any{"type": "string", "description": "the visitor's name"},
-			"email": map[string]any{"type": "string", "format": "email", "description": "the visitor's email address, where the invitation goes"},
+			"email": map[string]any{"type": "string", "format": "email", "description": "the visitor's email address, added to the meeting as attendee"},
 			"notes": map[string]any{"type": "string", "description": "what the visitor wants to discuss, if they said"},
 		}, []string{"start", "name", "email"})
 	case SendVerificationCodeType:
