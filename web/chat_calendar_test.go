@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,9 @@ func slotStarts(t *testing.T, res map[string]any, key string) []string {
 func TestChatCalendar(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
+	var logs logBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
 	b.withOutbound(t, true, nil)
 	paris, _ := time.LoadLocation("Europe/Paris")
 	// Monday 30 November 2026, 08:00 in Paris (07:00 UTC).
@@ -270,6 +274,14 @@ func TestChatCalendar(t *testing.T) {
 		if n := b.count(t, `SELECT count(*) FROM tool_history
 			WHERE tenant_id = $1 AND tool_type = 'CHECK_AVAILABILITY' AND result::text LIKE '%HTTP 503%'`, ten.ID); n == 0 {
 			t.Errorf("the failure is not in the tool history")
+		}
+		if len(logs.lines(t, "tool failed")) == 0 {
+			t.Errorf("the failures are not logged")
+		}
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		if strings.Contains(logs.buf.String(), cal.Password) {
+			t.Errorf("the calendar password is in the logs")
 		}
 	})
 
