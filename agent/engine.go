@@ -77,6 +77,9 @@ type Engine struct {
 	// either nil offers no COLLECT_PAYMENT.
 	Payments PaymentStore
 	Stripe   *Stripe
+	// Calendar reads the tenants' calendar connectors; nil offers no
+	// meeting tool.
+	Calendar CalendarStore
 	Logger   *slog.Logger
 	Now      func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
@@ -313,7 +316,8 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		Now: e.now(), Logger: in.logger(e),
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus, Payment: reads.payment != nil}
+		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus, Payment: reads.payment != nil,
+		Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
 		facts.Challenge = reads.challenge

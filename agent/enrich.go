@@ -16,6 +16,9 @@ type TurnTools struct {
 	Challenge *Challenge
 	// Payment offers COLLECT_PAYMENT.
 	Payment bool
+	// Calendar offers CHECK_AVAILABILITY and runs the BOOK_MEETING tools
+	// kept, through the tenant's calendar connector.
+	Calendar bool
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -41,6 +44,9 @@ type EnrichFacts struct {
 	// Challenge is the context webhook's challenge, for a visitor not
 	// verified yet.
 	Challenge *Challenge
+	// Calendar: the tenant's calendar connector is set up (and the engine
+	// can reach it).
+	Calendar bool
 }
 
 // EnrichStep is one named step of the chain.
@@ -51,12 +57,12 @@ type EnrichStep struct {
 
 // EnrichmentChain is the spec's chain of steps run before each answer, in
 // the spec's order, holding the steps this service has: dbTools,
-// enrichPayment, enrichProducts, enrichCorpus, enrichOTP, then
-// enrichChallenge (the context webhook's second factor, which the spec's
-// list leaves out). The other connector steps take their places when the
-// connectors exist: enrichCalendar before enrichPayment, enrichMCP after it.
+// enrichCalendar, enrichPayment, enrichProducts, enrichCorpus, enrichOTP,
+// then enrichChallenge (the context webhook's second factor, which the
+// spec's list leaves out).
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
+	{Name: "enrichCalendar", Apply: enrichCalendar},
 	{Name: "enrichPayment", Apply: enrichPayment},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
@@ -89,6 +95,22 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 		}
 	}
 	tt.Tools = kept
+}
+
+// enrichCalendar keeps the BOOK_MEETING tools only with the tenant's
+// calendar connector, and then adds CHECK_AVAILABILITY for them: the
+// availability is of a booking tool's meetings (duration, buffer, window).
+func enrichCalendar(tt *TurnTools, f EnrichFacts) {
+	kept := tt.Tools[:0:0]
+	for _, t := range tt.Tools {
+		if t.Type == ToolBookMeeting && !f.Calendar {
+			tt.Skipped = append(tt.Skipped, t.Name+": no calendar connector")
+			continue
+		}
+		kept = append(kept, t)
+	}
+	tt.Tools = kept
+	tt.Calendar = f.Calendar && HasToolType(kept, ToolBookMeeting)
 }
 
 // enrichPayment adds COLLECT_PAYMENT when the payment connector is active,

@@ -16,7 +16,7 @@ func TestEnrichmentChain(t *testing.T) {
 	}
 	// The spec's order, with the steps this service has, and the context
 	// webhook's challenge last.
-	if want := []string{"dbTools", "enrichPayment", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
+	if want := []string{"dbTools", "enrichCalendar", "enrichPayment", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
 		t.Fatalf("chain %v, want %v", names, want)
 	}
 
@@ -28,6 +28,7 @@ func TestEnrichmentChain(t *testing.T) {
 		{Name: "Off", Type: ToolGenerateQuote, IsActive: false},
 		{Name: "Memory", Type: ToolRememberFact, IsActive: true},
 		{Name: "Catalog", Type: ToolRecommendProduct, IsActive: true},
+		{Name: "Demo", Type: ToolBookMeeting, IsActive: true, SegmentID: &other},
 	}
 	kept := func(tt TurnTools) string {
 		var n []string
@@ -37,21 +38,26 @@ func TestEnrichmentChain(t *testing.T) {
 		return strings.Join(n, ",")
 	}
 	for _, tc := range []struct {
-		facts   EnrichFacts
-		want    string
-		explore bool
-		skipped int
+		facts    EnrichFacts
+		want     string
+		explore  bool
+		calendar bool
+		skipped  int
 	}{
-		{EnrichFacts{SegmentID: seg}, "Form,Segment form", false, 2},
-		{EnrichFacts{SegmentID: other, MemoryAllowed: true}, "Form,Other form,Memory", false, 1},
-		{EnrichFacts{SegmentID: seg, MemoryAllowed: true, HasProducts: true, HasSummaries: true}, "Form,Segment form,Memory,Catalog", true, 0},
+		{EnrichFacts{SegmentID: seg}, "Form,Segment form", false, false, 2},
+		// BOOK_MEETING only with the calendar connector, which then adds
+		// CHECK_AVAILABILITY; a calendar without a booking tool adds nothing.
+		{EnrichFacts{SegmentID: other, MemoryAllowed: true}, "Form,Other form,Memory", false, false, 2},
+		{EnrichFacts{SegmentID: other, MemoryAllowed: true, Calendar: true}, "Form,Other form,Memory,Demo", false, true, 1},
+		{EnrichFacts{SegmentID: seg, MemoryAllowed: true, HasProducts: true, HasSummaries: true, Calendar: true}, "Form,Segment form,Memory,Catalog", true, false, 0},
 	} {
 		tt := Enrich(tools, tc.facts)
-		if got := kept(tt); got != tc.want || tt.Explore != tc.explore || len(tt.Skipped) != tc.skipped {
-			t.Errorf("%+v: kept %q explore %v skipped %q; want %q %v and %d skipped", tc.facts, got, tt.Explore, tt.Skipped, tc.want, tc.explore, tc.skipped)
+		if got := kept(tt); got != tc.want || tt.Explore != tc.explore || tt.Calendar != tc.calendar || len(tt.Skipped) != tc.skipped {
+			t.Errorf("%+v: kept %q explore %v calendar %v skipped %q; want %q %v %v and %d skipped", tc.facts, got, tt.Explore, tt.Calendar, tt.Skipped,
+				tc.want, tc.explore, tc.calendar, tc.skipped)
 		}
 	}
-	if len(tools) != 6 || tools[2].Name != "Other form" {
+	if len(tools) != 7 || tools[2].Name != "Other form" {
 		t.Errorf("the chain changed the tenant's tool list: %v", tools)
 	}
 }

@@ -28,9 +28,9 @@ import (
 // (MemoryStore, ProductSearch, CorpusLookup, Escalator) that the chat
 // handler implements with the db.
 //
-// BOOK_MEETING is not offered to the model: there is no calendar connector
-// to execute it yet, and a tool the model can call but that cannot run
-// would promise visitors meetings nobody booked.
+// BOOK_MEETING is offered only with the tenant's calendar connector
+// (ToolDeps.Calendar, calendar.go): a tool the model can call but that
+// cannot run would promise visitors meetings nobody booked.
 
 // MemoryStore stores a visitor's facts (REMEMBER_FACT); the caller binds it
 // to the tenant and the visitor (db.UpsertMemory).
@@ -79,6 +79,9 @@ type ToolDeps struct {
 	Challenge *challengeVerification
 	// Payment, when set, adds collect_payment (payment_tool.go).
 	Payment *paymentCollection
+	// Calendar, when set, runs the BOOK_MEETING tools and adds
+	// check_availability (calendar.go); without it BOOK_MEETING is left out.
+	Calendar *calendarBooking
 	// EscalatorFor returns the escalator of an ESCALATE_TO_HUMAN tool,
 	// typically a WebhookEscalator with the tool's webhookUrl and its
 	// unsealed webhookSecret; nil (or a nil result) escalates without
@@ -156,12 +159,9 @@ type registeredTool struct {
 	rem   RememberConfig
 	rec   RecommendConfig
 	esc   EscalateConfig
+	meet  MeetingConfig
 	extra *ExtraTool
 }
-
-// Runnable reports whether tools of type typ can run here: BOOK_MEETING
-// waits for a calendar connector, and is never offered until then.
-func Runnable(typ string) bool { return typ != ToolBookMeeting }
 
 // ToolRegistry holds the tools offered for one turn and executes them.
 type ToolRegistry struct {
@@ -172,8 +172,8 @@ type ToolRegistry struct {
 }
 
 // NewToolRegistry builds the registry from the tenant's tools, in order.
-// Inactive tools and BOOK_MEETING are left out; a tool whose stored config
-// no longer validates is left out and listed in Skipped.
+// Inactive tools, and BOOK_MEETING without a calendar, are left out; a tool
+// whose stored config no longer validates is left out and listed in Skipped.
 func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	r := &ToolRegistry{deps: deps, byName: map[string]*registeredTool{}}
 	used := map[string]bool{}
@@ -189,11 +189,15 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	if deps.Payment != nil {
 		used[collectPaymentTool] = true
 	}
+	if deps.Calendar != nil {
+		used[checkAvailabilityTool] = true
+		deps.Calendar.meetings = nil
+	}
 	for _, t := range tools {
 		if !t.IsActive {
 			continue
 		}
-		if !Runnable(t.Type) {
+		if t.Type == ToolBookMeeting && deps.Calendar == nil {
 			r.Skipped = append(r.Skipped, t.Name+": "+t.Type+" needs a calendar connector")
 			continue
 		}
@@ -220,6 +224,9 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 			}
 		case ToolEscalateToHuman:
 			err = decodeConfig(t.Config, &rt.esc)
+		case ToolBookMeeting:
+			rt.meet = MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
+			err = decodeConfig(t.Config, &rt.meet)
 		default:
 			err = fmt.Errorf("type %s is not executable", t.Type)
 		}
@@ -231,6 +238,15 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 		rt.spec = ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		r.tools = append(r.tools, rt)
 		r.byName[name] = rt
+		if t.Type == ToolBookMeeting {
+			deps.Calendar.meetings = append(deps.Calendar.meetings, rt)
+		}
+	}
+	if deps.Calendar != nil && len(deps.Calendar.meetings) > 0 {
+		rt := &registeredTool{tool: parley.Tool{Name: checkAvailabilityTool, Type: CheckAvailabilityType}}
+		rt.spec = ToolSpec{Name: checkAvailabilityTool, Description: availabilityDescription(deps.Calendar), Parameters: availabilitySchema(deps.Calendar)}
+		r.tools = append(r.tools, rt)
+		r.byName[checkAvailabilityTool] = rt
 	}
 	if deps.Corpus != nil {
 		rt := &registeredTool{tool: parley.Tool{Name: ExploreCorpusTool, Type: ExploreCorpusType}}
@@ -338,6 +354,10 @@ func toolDescription(rt *registeredTool) string {
 		guide = "Remember a fact about the visitor for later conversations, as a snake_case key and a short value. Only store what the visitor told you."
 	case ToolRecommendProduct:
 		guide = "Search the product catalog and recommend matching products. Only recommend products this tool returns."
+	case ToolBookMeeting:
+		guide = fmt.Sprintf("Book a %d-minute meeting in the business's calendar. First call %s and offer the visitor a few free slots; ask for their name and email; "+
+			"then call this tool with the chosen slot's start exactly as %s gave it. Never say a meeting is booked unless this tool says so.",
+			rt.meet.DurationMinutes, checkAvailabilityTool, checkAvailabilityTool)
 	case ToolEscalateToHuman:
 		guide = "Hand the conversation over to a human when the visitor asks for one or you cannot help. Give the reason; include the visitor's contact details if they gave them."
 	case SendVerificationCodeType:
@@ -421,6 +441,13 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 			"reason":  map[string]any{"type": "string", "description": "why a human is needed"},
 			"contact": map[string]any{"type": "string", "description": "the visitor's email or phone, if they gave it"},
 		}, []string{"reason"})
+	case ToolBookMeeting:
+		s = obj(map[string]any{
+			"start": map[string]any{"type": "string", "description": "the chosen slot's start, exactly as " + checkAvailabilityTool + " gave it"},
+			"name":  map[string]any{"type": "string", "description": "the visitor's name"},
+			"email": map[string]any{"type": "string", "format": "email", "description": "the visitor's email address, added to the meeting as attendee"},
+			"notes": map[string]any{"type": "string", "description": "what the visitor wants to discuss, if they said"},
+		}, []string{"start", "name", "email"})
 	case SendVerificationCodeType:
 		s = obj(map[string]any{"email": map[string]any{"type": "string", "format": "email", "description": "the visitor's email address, as they gave it"}}, []string{"email"})
 	case VerifyVisitorCodeType:
@@ -482,6 +509,10 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 		r.recommend(ctx, rt, in, &ex)
 	case ToolEscalateToHuman:
 		r.escalate(ctx, rt, in, &ex)
+	case ToolBookMeeting:
+		r.bookMeeting(ctx, rt, in, &ex)
+	case CheckAvailabilityType:
+		r.checkAvailability(ctx, in, &ex)
 	case ExploreCorpusType:
 		r.explore(ctx, in, &ex)
 	case SendVerificationCodeType:

@@ -19,6 +19,9 @@ type promptReads struct {
 	memory       []parley.MemoryFact
 	tools        []parley.Tool
 	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
+	// calendar is the tenant's calendar connector, read only when a
+	// BOOK_MEETING tool is active; nil when it has none.
+	calendar *parley.CalendarConnector
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.
 	visitorContext string
@@ -27,7 +30,7 @@ type promptReads struct {
 	// payment is the tenant's active payment connector, read off the voice
 	// channel only; a failed read is logged and the turn goes on without it.
 	payment *parley.PaymentConnector
-	errs    [4]error
+	errs    [5]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -66,8 +69,15 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil {
 			return err
 		}
-		// The connector is read after the tools, in their goroutine: a read
-		// of its own would hold one more pool connection at once per message.
+		if e.Calendar != nil && HasToolType(p.tools, ToolBookMeeting) {
+			read(4, func() (err error) {
+				p.calendar, err = e.Calendar.CalendarConnector(ctx, t.ID)
+				return err
+			})
+		}
+		// The payment connector is read after the tools, in their goroutine:
+		// a read of its own would hold one more pool connection at once per
+		// message.
 		if e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
 			var perr error
 			if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,16 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 			conversationID: t.conv.ID, botName: promptDeref(tenant.BotName)}
 		if deps.Codes.botName == "" {
 			deps.Codes.botName = tenant.Name
+		}
+	}
+	if tt.Calendar {
+		c := t.reads.calendar
+		conn, err := dialCalendar(c, e.Secrets, e.Outbound.Client(CalendarTimeout))
+		if err != nil {
+			in.logger(e).Error("opening the calendar connector", "err", err)
+		} else {
+			deps.Calendar = &calendarBooking{store: e.Calendar, conn: conn, calendar: c.CalendarURL, hours: c.OfficeHours,
+				loc: TenantLocation(tenant.Timezone), tenantID: tenant.ID, botName: cmp.Or(promptDeref(tenant.BotName), tenant.Name)}
 		}
 	}
 	if tt.Challenge != nil && e.Outbound != nil && e.Secrets != nil {

@@ -73,10 +73,18 @@ func (h *Handler) ShowContext(c echo.Context) error {
 			return err
 		}
 	}
+	hasCalendar := false
+	if agent.HasToolType(tools, agent.ToolBookMeeting) {
+		conn, err := h.DB.CalendarConnector(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		hasCalendar = conn != nil
+	}
 	out := contextJSON{
 		Tenant: contextTenantJSON{Name: t.Name, Description: nonBlank(t.Description),
 			BotName: nonBlank(t.BotName), BotTitle: nonBlank(t.BotTitle)},
-		Capabilities: contextCapabilities(t, segments, tools, hasProducts),
+		Capabilities: contextCapabilities(t, segments, tools, hasProducts, hasCalendar),
 		Segments:     []string{},
 		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug, MCP: h.BaseURL + MCPPath},
 	}
@@ -93,8 +101,8 @@ func (h *Handler) ShowContext(c echo.Context) error {
 // plan and configuration enable, then, when it can hold a conversation, the
 // type (lowercase) of each active tool reachable from an active segment and
 // offered in chat (as the enrichment chain decides: no BOOK_MEETING without
-// a calendar, no RECOMMEND_PRODUCT without an active product), once.
-func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []parley.Tool, hasProducts bool) []string {
+// a calendar connector, no RECOMMEND_PRODUCT without an active product), once.
+func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []parley.Tool, hasProducts, hasCalendar bool) []string {
 	plan := t.PlanInfo()
 	caps := []string{}
 	if plan.Widget {
@@ -113,7 +121,7 @@ func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []
 	}
 	has := map[string]bool{}
 	for _, tool := range tools {
-		offered := agent.Runnable(tool.Type) && (tool.Type != agent.ToolRecommendProduct || hasProducts)
+		offered := (tool.Type != agent.ToolBookMeeting || hasCalendar) && (tool.Type != agent.ToolRecommendProduct || hasProducts)
 		if offered && tool.IsActive && (tool.SegmentID == nil || activeSegment[*tool.SegmentID]) {
 			has[tool.Type] = true
 		}

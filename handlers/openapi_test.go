@@ -9,6 +9,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
@@ -50,6 +51,9 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"MCPToolsSettings", reflect.TypeFor[mcpSettingsJSON]()},
 		{"VoiceConfig", reflect.TypeFor[parley.VoiceConfig]()},
 		{"VoiceSetup", reflect.TypeFor[voiceSetupJSON]()},
+		{"CalendarConnector", reflect.TypeFor[calendarJSON]()},
+		{"CalendarTest", reflect.TypeFor[calendarTest]()},
+		{"CalendarSlot", reflect.TypeFor[agent.Slot]()},
 		{"VisitorSigningKey", reflect.TypeFor[visitorSigningKeyJSON]()},
 		{"Submission", reflect.TypeFor[submissionJSON]()},
 		{"Submission.tool", reflect.TypeFor[submissionToolJSON]()},

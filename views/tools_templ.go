@@ -1341,7 +1341,7 @@ func ToolConfigFields(c ToolConfigForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		case "BOOK_MEETING":
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "<p class=\"note\" id=\"calendar-note\">This tool is offered to the agent only once a calendar connector is active.</p><div class=\"grid2\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "<p class=\"note\" id=\"calendar-note\">This tool is offered to the agent only once a calendar connector is active: <a href=\"/admin/integrations/calendar\">connect your calendar</a>.</p><div class=\"grid2\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/agent/caldavtest"
 )
 
 // uuidPart is a row id in a dashboard path.
@@ -35,7 +37,10 @@ func TestAdminPagesBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := setup(t)
+	b.withOutbound(t, true, nil) // the calendar server is on the loopback
+	cal := caldavtest.Start(t)
 	full, empty := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
+	b.mustDo(t, 200, "PUT", "/tenants/"+full.Slug+"/integrations/calendar", full.Token, calendarBody(cal, nil))
 	post := func(path string, body map[string]any) string {
 		t.Helper()
 		st, resp := b.do(t, "POST", "/tenants/"+full.Slug+path, full.Token, body)
@@ -77,7 +82,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 	connectApp(t, b, full)
 
 	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
-		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/voice", "/integrations/payments", "/webhooks", "/test-chat", "/connected-apps"}
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
 

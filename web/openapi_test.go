@@ -191,6 +191,10 @@ func TestOpenAPIDocument(t *testing.T) {
 		"PUT /tenants/{slug}/integrations/payments":       auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/integrations/payments":    auth.ScopeSettingsWrite,
 		"POST /tenants/{slug}/integrations/payments/test": auth.ScopeSettingsWrite,
+		"GET /tenants/{slug}/integrations/calendar":       auth.ScopeSettingsRead,
+		"PUT /tenants/{slug}/integrations/calendar":       auth.ScopeSettingsWrite,
+		"DELETE /tenants/{slug}/integrations/calendar":    auth.ScopeSettingsWrite,
+		"POST /tenants/{slug}/integrations/calendar/test": auth.ScopeSettingsWrite,
 
 		"GET /tenants/{slug}/conversations":              auth.ScopeConversationsRead,
 		"GET /tenants/{slug}/conversations/{id}":         auth.ScopeConversationsRead,

@@ -1,0 +1,199 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-ical"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent/caldavtest"
+	"github.com/parley/parley/agent/outbound"
+)
+
+func starts(slots []time.Time, loc *time.Location) []string {
+	out := []string{}
+	for _, s := range slots {
+		out = append(out, s.In(loc).Format("Mon 15:04 -07:00"))
+	}
+	return out
+}
+
+// Slots follow the office hours on the wall clock of the tenant's zone,
+// across a change of daylight saving time; the buffer keeps room on both
+// sides of busy times; the minimum notice and the booking window bound
+// them.
+func TestFreeSlots(t *testing.T) {
+	t.Parallel()
+	paris, _ := time.LoadLocation("Europe/Paris")
+	rules := SlotRules{
+		Hours: parley.OfficeHours{"saturday": {Start: "09:00", End: "10:00"}, "sunday": {Start: "09:00", End: "10:00"}, "monday": {Start: "09:00", End: "10:00"}},
+		Loc:   paris,
+		// Saturday 24 October 2026, 07:00: summer time ends on the 25th at 03:00.
+		Now:     time.Date(2026, 10, 24, 7, 0, 0, 0, paris),
+		Meeting: MeetingConfig{DurationMinutes: 20, BufferMinutes: 10, BookingWindowDays: 2, MinNoticeHours: 2},
+	}
+	from := time.Date(2026, 10, 24, 0, 0, 0, 0, paris)
+	busy := []busyTime{{time.Date(2026, 10, 25, 9, 30, 0, 0, paris), time.Date(2026, 10, 25, 9, 40, 0, 0, paris)}}
+	got := starts(rules.FreeSlots(busy, from, from.AddDate(0, 0, 7), 50), paris)
+	// 20-minute meetings every 15 minutes; Saturday from 09:00 (2 hours'
+	// notice); Sunday (now UTC+1) loses 09:15 and 09:30 to the busy time
+	// and its 10-minute buffer; Monday is past the 2-day window.
+	want := []string{"Sat 09:00 +02:00", "Sat 09:15 +02:00", "Sat 09:30 +02:00", "Sun 09:00 +01:00"}
+	if !slices.Equal(got, want) {
+		t.Errorf("slots %v\nwant %v", got, want)
+	}
+	for _, tc := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 10, 24, 9, 0, 0, 0, paris), ""},
+		{time.Date(2026, 10, 24, 9, 40, 0, 0, paris), ""}, // ends at 10:00 sharp
+		{time.Date(2026, 10, 24, 9, 41, 0, 0, paris), "outside the office hours"},
+		{time.Date(2026, 10, 24, 8, 59, 0, 0, paris), "outside the office hours"},
+		{time.Date(2026, 10, 24, 8, 0, 0, 0, time.UTC), "outside the office hours"}, // 10:00 in Paris
+		{time.Date(2026, 10, 27, 9, 0, 0, 0, paris), "no meetings on Tuesday"},
+		{time.Date(2026, 10, 26, 9, 0, 0, 0, paris), "at most 2 day(s) ahead"},
+	} {
+		if got := rules.Bookable(tc.at); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("Bookable(%s) = %q, want %q", tc.at, got, tc.want)
+		}
+	}
+	rules.Now = time.Date(2026, 10, 24, 7, 1, 0, 0, paris)
+	if got := rules.Bookable(time.Date(2026, 10, 24, 9, 0, 0, 0, paris)); !strings.Contains(got, "at least 2 hour(s) ahead") {
+		t.Errorf("one minute short of the notice: %q", got)
+	}
+}
+
+// The client reads what the calendar holds as busy: a weekly recurring
+// event on each of its days, an all-day event for the whole day in the
+// tenant's zone; and a server that does not answer in time, or a private
+// address the operator did not exempt, are errors in the owner's words.
+func TestCalDAVClient(t *testing.T) {
+	t.Parallel()
+	cal := caldavtest.Start(t)
+	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	conn, err := DialCalDAV(guard.Client(2*time.Second), cal.URL, cal.Username, cal.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := conn.Discover(t.Context(), "")
+	if err != nil || found.Path != caldavtest.CalendarPath || found.Name != caldavtest.CalendarName {
+		t.Fatalf("discover: %+v %v", found, err)
+	}
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	cal.AddComponent(func(ev *ical.Event) {
+		ev.Props.SetDateTime(ical.PropDateTimeStart, time.Date(2026, 11, 2, 1, 0, 0, 0, time.UTC))
+		ev.Props.SetDateTime(ical.PropDateTimeEnd, time.Date(2026, 11, 2, 2, 0, 0, 0, time.UTC))
+		rule := ical.NewProp(ical.PropRecurrenceRule)
+		rule.Value = "FREQ=WEEKLY;COUNT=10"
+		ev.Props.Set(rule)
+	})
+	cal.AddComponent(func(ev *ical.Event) {
+		ev.Props.SetDate(ical.PropDateTimeStart, time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
+		ev.Props.SetDate(ical.PropDateTimeEnd, time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
+	})
+	busy, err := conn.busy(t.Context(), found.Path, time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), tokyo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range busy {
+		got = append(got, b.Start.UTC().Format(time.RFC3339)+"/"+b.End.Sub(b.Start).String())
+	}
+	slices.Sort(got)
+	want := []string{"2026-11-16T01:00:00Z/1h0m0s", "2026-11-19T15:00:00Z/24h0m0s", "2026-11-23T01:00:00Z/1h0m0s"}
+	if !slices.Equal(got, want) {
+		t.Errorf("busy %v\nwant %v", got, want)
+	}
+
+	// An event exactly the range asked for is busy (go-webdav's server
+	// misses it without the query's margin).
+	exact := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	cal.AddEvent("Exact", exact, exact.Add(30*time.Minute))
+	if busy, err := conn.busy(t.Context(), found.Path, exact, exact.Add(30*time.Minute), time.UTC); err != nil || len(busy) != 1 {
+		t.Errorf("an event exactly the range: %v %v", busy, err)
+	}
+
+	cal.Delay.Store(int64(3 * time.Second))
+	_, err = conn.busy(t.Context(), found.Path, time.Now(), time.Now().Add(time.Hour), time.UTC)
+	if err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("slow server: %v", err)
+	}
+	cal.Delay.Store(0)
+
+	guarded, err := DialCalDAV(outbound.New(nil, nil).Client(time.Second), cal.URL, cal.Username, cal.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := cal.Requests.Load()
+	if _, err := guarded.Discover(t.Context(), ""); err == nil || !strings.Contains(err.Error(), "refused") || strings.Contains(err.Error(), cal.Password) {
+		t.Errorf("private address: %v", err)
+	}
+	if cal.Requests.Load() != before {
+		t.Errorf("the guard let a request through")
+	}
+}
+
+// lockStore serializes bookings as db.LockCalendar does, in process.
+type lockStore struct{ mu sync.Mutex }
+
+func (s *lockStore) CalendarConnector(context.Context, string) (*parley.CalendarConnector, error) {
+	return nil, nil
+}
+
+func (s *lockStore) LockCalendar(ctx context.Context, _ string, fn func(context.Context) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fn(ctx)
+}
+
+// Two visitors booking the same slot at once: the slot is re-checked under
+// the tenant's calendar lock, so one gets it and the other is told it was
+// taken, with other slots; the calendar holds one event.
+func TestBookMeetingConcurrent(t *testing.T) {
+	t.Parallel()
+	cal := caldavtest.Start(t)
+	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	store := &lockStore{}
+	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+	tool := testTool(t, "Demo", ToolBookMeeting, MeetingConfig{DurationMinutes: 30, BookingWindowDays: 7})
+	registry := func() *ToolRegistry {
+		conn, err := DialCalDAV(guard.Client(5*time.Second), cal.URL, cal.Username, cal.Password)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb := &calendarBooking{store: store, conn: conn, calendar: caldavtest.CalendarPath, loc: time.UTC, tenantID: "t1", botName: "Bot",
+			hours: parley.OfficeHours{"monday": {Start: "09:00", End: "17:00"}}}
+		return NewToolRegistry([]parley.Tool{tool}, ToolDeps{Calendar: cb, Now: func() time.Time { return now }})
+	}
+	var wg sync.WaitGroup
+	results := make([]Execution, 8)
+	for i := range results {
+		reg := registry()
+		wg.Go(func() {
+			results[i] = reg.Execute(t.Context(), ToolCall{ID: "c", Name: "demo",
+				Arguments: json.RawMessage(fmt.Sprintf(`{"start":"2026-11-30T10:00:00Z","name":"V%d","email":"v%d@example.com"}`, i, i))})
+		})
+	}
+	wg.Wait()
+	booked := 0
+	for _, ex := range results {
+		switch {
+		case ex.Success && ex.Submission != nil:
+			booked++
+		case !strings.Contains(ex.Summary, "no longer free") || !strings.Contains(ex.Summary, "Monday 30 November 2026, 09:00–09:30"):
+			t.Errorf("refused booking: %q", ex.Summary)
+		}
+	}
+	if booked != 1 || len(cal.Events()) != 1 {
+		t.Errorf("%d booked, %d events; want 1 and 1", booked, len(cal.Events()))
+	}
+}

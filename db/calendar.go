@@ -1,0 +1,78 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
+)
+
+// CalendarConnector returns the tenant's calendar connector, nil when it has none.
+func (d *DB) CalendarConnector(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
+	var c parley.CalendarConnector
+	err := d.pool.QueryRow(ctx, `SELECT tenant_id, server_url, username, password, calendar_url, calendar_name,
+			office_hours, created_at, updated_at
+		FROM calendar_connectors WHERE tenant_id = $1`, tenantID).
+		Scan(&c.TenantID, &c.ServerURL, &c.Username, &c.SealedPassword, &c.CalendarURL, &c.CalendarName,
+			&c.OfficeHours, &c.CreatedAt, &c.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the calendar connector: %w", err)
+	}
+	return &c, nil
+}
+
+// SaveCalendarConnector creates or replaces the tenant's calendar connector.
+func (d *DB) SaveCalendarConnector(ctx context.Context, c parley.CalendarConnector) (parley.CalendarConnector, error) {
+	if c.OfficeHours == nil {
+		c.OfficeHours = parley.OfficeHours{}
+	}
+	err := d.pool.QueryRow(ctx, `INSERT INTO calendar_connectors (tenant_id, server_url, username, password,
+			calendar_url, calendar_name, office_hours)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (tenant_id) DO UPDATE SET server_url = EXCLUDED.server_url, username = EXCLUDED.username,
+			password = EXCLUDED.password, calendar_url = EXCLUDED.calendar_url, calendar_name = EXCLUDED.calendar_name,
+			office_hours = EXCLUDED.office_hours, updated_at = now()
+		RETURNING created_at, updated_at`,
+		c.TenantID, c.ServerURL, c.Username, c.SealedPassword, c.CalendarURL, c.CalendarName, c.OfficeHours).
+		Scan(&c.CreatedAt, &c.UpdatedAt)
+	if err != nil {
+		return c, fmt.Errorf("saving the calendar connector: %w", err)
+	}
+	return c, nil
+}
+
+// DeleteCalendarConnector removes the tenant's calendar connector; it
+// reports whether there was one.
+func (d *DB) DeleteCalendarConnector(ctx context.Context, tenantID string) (bool, error) {
+	tag, err := d.pool.Exec(ctx, `DELETE FROM calendar_connectors WHERE tenant_id = $1`, tenantID)
+	if err != nil {
+		return false, fmt.Errorf("deleting the calendar connector: %w", err)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
+// LockCalendar runs fn while holding the tenant's calendar lock (a
+// transaction-level advisory lock), so that two bookings of one tenant, on
+// any instance, check the calendar and create their events one after the
+// other. fn runs on no connection of the transaction: it talks to the
+// calendar server, and the lock only holds a pool connection meanwhile.
+func (d *DB) LockCalendar(ctx context.Context, tenantID string, fn func(context.Context) error) error {
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("locking the calendar: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('calendar:' || $1::text, 0))`, tenantID); err != nil {
+		return fmt.Errorf("locking the calendar: %w", err)
+	}
+	if err := fn(ctx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}

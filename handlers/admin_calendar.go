@@ -1,0 +1,161 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/views"
+)
+
+const calendarPagePath = "/admin/integrations/calendar"
+
+// calendarForm is the page's model of the stored connector (nil: none).
+func calendarForm(t parley.Tenant, c *parley.CalendarConnector) views.CalendarForm {
+	f := views.CalendarForm{Timezone: tenantLocation(t).String()}
+	hours := parley.DefaultOfficeHours()
+	if c != nil {
+		f.Connected, f.ServerURL, f.Username, f.HasPassword = true, c.ServerURL, c.Username, len(c.SealedPassword) > 0
+		f.CalendarURL, f.CalendarName, hours = c.CalendarURL, c.CalendarName, c.OfficeHours
+	}
+	f.Days = calendarDays(hours)
+	return f
+}
+
+// calendarDays lays the office hours out as the form's rows, closed days
+// showing the usual hours to start from.
+func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
+	days := make([]views.CalendarDay, len(parley.Weekdays))
+	for i, key := range parley.Weekdays {
+		d := views.CalendarDay{Key: key, Label: strings.ToUpper(key[:1]) + key[1:], Start: "09:00", End: "17:00"}
+		if h, open := hours[key]; open {
+			d.Open, d.Start, d.End = true, h.Start, h.End
+		}
+		days[i] = d
+	}
+	return days
+}
+
+func (h *Handler) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
+	return render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
+}
+
+// ShowCalendarPage renders the calendar connector's form.
+func (h *Handler) ShowCalendarPage(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	cur, err := h.DB.CalendarConnector(c.Request().Context(), t.ID)
+	if err != nil {
+		return err
+	}
+	return h.renderCalendar(c, http.StatusOK, calendarForm(t, cur))
+}
+
+// SaveCalendarConnector connects the calendar with the API's rules (the
+// server is asked for the calendar before anything is stored), or
+// re-renders the form with the errors.
+func (h *Handler) SaveCalendarConnector(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	ctx := c.Request().Context()
+	cur, err := h.DB.CalendarConnector(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	b, days := calendarFormBody(form)
+	f := calendarForm(t, cur)
+	f.ServerURL, f.Username, f.CalendarURL, f.Days = b.ServerURL.Value, b.Username.Value, b.CalendarURL.Value, days
+	errs := parley.FieldErrors{}
+	conn := h.connectCalendar(ctx, t, cur, b, errs)
+	if len(errs) > 0 {
+		f.Errors = views.Errors(errs)
+		return h.renderCalendar(c, http.StatusUnprocessableEntity, f)
+	}
+	if _, err := h.DB.SaveCalendarConnector(ctx, conn); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Calendar connected.")
+	return c.Redirect(http.StatusSeeOther, calendarPagePath)
+}
+
+// calendarFormBody reads the form as the API's body, with the office hours
+// as the form's rows (so that a refused form shows what was typed).
+func calendarFormBody(form url.Values) (calendarBody, []views.CalendarDay) {
+	b := calendarBody{
+		ServerURL:   parley.Some(strings.TrimSpace(form.Get("serverUrl"))),
+		Username:    parley.Some(strings.TrimSpace(form.Get("username"))),
+		CalendarURL: parley.Some(strings.TrimSpace(form.Get("calendarUrl"))),
+	}
+	if p := form.Get("password"); p != "" {
+		b.Password = parley.Some(p)
+	}
+	hours := map[string]*parley.DayHours{}
+	days := make([]views.CalendarDay, len(parley.Weekdays))
+	for i, key := range parley.Weekdays {
+		d := views.CalendarDay{Key: key, Label: strings.ToUpper(key[:1]) + key[1:],
+			Open: form.Get("open_"+key) == "true", Start: strings.TrimSpace(form.Get("start_" + key)), End: strings.TrimSpace(form.Get("end_" + key))}
+		if d.Open {
+			hours[key] = &parley.DayHours{Start: d.Start, End: d.End}
+		}
+		days[i] = d
+	}
+	b.OfficeHours = parley.Some(hours)
+	return b, days
+}
+
+// TestCalendarConnection reads the calendar now and shows the next free
+// slots, or why it could not: a fragment for htmx, else the page.
+func (h *Handler) TestCalendarConnection(c echo.Context) error {
+	t := adminFrom(c).Tenant
+	ctx := c.Request().Context()
+	cur, err := h.DB.CalendarConnector(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	if cur == nil {
+		return parley.Errorf(parley.KindNotFound, "No calendar is connected")
+	}
+	res, err := h.testCalendar(ctx, t, cur)
+	v := views.CalendarTest{CalendarName: res.CalendarName, Duration: res.DurationMinutes, Timezone: res.Timezone}
+	if res.Meeting != nil {
+		v.Meeting = *res.Meeting
+	}
+	var ce *agent.CalendarError
+	switch {
+	case errors.As(err, &ce):
+		h.log(c).Warn("calendar connection test failed", "err", err)
+		v.Error = ce.Message
+	case err != nil:
+		return err
+	}
+	for _, s := range res.Slots {
+		v.Slots = append(v.Slots, s.Label)
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.CalendarTestView(v))
+	}
+	f := calendarForm(t, cur)
+	f.Test = &v
+	return h.renderCalendar(c, http.StatusOK, f)
+}
+
+// RemoveCalendarConnector disconnects the calendar; htmx is sent back to the page.
+func (h *Handler) RemoveCalendarConnector(c echo.Context) error {
+	ctx := c.Request().Context()
+	if _, err := h.DB.DeleteCalendarConnector(ctx, adminFrom(c).Tenant.ID); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Calendar disconnected.")
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", calendarPagePath)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, calendarPagePath)
+}

@@ -1,0 +1,90 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/agent/caldavtest"
+)
+
+// The calendar page in Chromium: the owner connects the in-process CalDAV
+// server (a wrong password first, refused on the password field), tests
+// the connection and sees the next free slots in words, and disconnects.
+// The password is never shown.
+func TestAdminCalendarBrowser(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.withOutbound(t, true, nil)
+	cal := caldavtest.Start(t)
+	ten := b.ownedTenant(t, "starter")
+	b.mustDo(t, 200, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"timezone": "Europe/Paris"})
+	ctx := browserTab(t)
+	watchCSP(ctx, t)
+	browserSignIn(ctx, t, b, ten)
+
+	mustStep(t, "filling the form", chromedp.Do(ctx,
+		chromedp.Navigate(b.ts.URL+"/admin/integrations/calendar"),
+		typeField("serverUrl", cal.URL),
+		typeField("username", cal.Username),
+		typeField("password", "wrong-password"),
+	))
+	if msg := mustRunStep(ctx, t, "status", chromedp.Text(chromedp.ID("calendar-not-connected"))); !strings.Contains(msg, "No calendar is connected") {
+		t.Errorf("status = %q", msg)
+	}
+	if status := submitForm(ctx, t, "#save-calendar"); status != http.StatusUnprocessableEntity {
+		t.Fatalf("wrong password: status %d", status)
+	}
+	if msg := mustRunStep(ctx, t, "password error", chromedp.Text(chromedp.ID("err-password"))); !strings.Contains(msg, "refused the username or password") {
+		t.Errorf("password error = %q", msg)
+	}
+	mustStep(t, "retyping", chromedp.Do(ctx, typeField("password", cal.Password),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('open_saturday').checked = true`)))
+	if status := submitForm(ctx, t, "#save-calendar"); status != http.StatusOK {
+		t.Fatalf("connecting: status %d", status)
+	}
+	if msg := mustRunStep(ctx, t, "status", chromedp.Text(chromedp.ID("calendar-connected"))); !strings.Contains(msg, caldavtest.CalendarName) {
+		t.Errorf("status = %q", msg)
+	}
+	conn, err := b.db.CalendarConnector(context.Background(), ten.ID)
+	if err != nil || conn == nil || conn.OfficeHours["saturday"].Start != "09:00" || len(conn.OfficeHours) != 6 {
+		t.Fatalf("stored %+v (%v)", conn, err)
+	}
+
+	mustStep(t, "testing", chromedp.Do(ctx, chromedp.Click(chromedp.ID("test-calendar"))))
+	waitUntil(ctx, t, "the slots", `document.querySelectorAll('#calendar-slots li').length === 5`)
+	result := mustRunStep(ctx, t, "result", chromedp.Text(chromedp.ID("calendar-test-result")))
+	paris, _ := time.LoadLocation("Europe/Paris")
+	first := time.Now().Add(2 * time.Hour).In(paris)
+	if !strings.Contains(result, "30-minute times") || !strings.Contains(result, "Europe/Paris") || !strings.Contains(result, "–") ||
+		!strings.Contains(result, first.AddDate(0, 0, 7).Format("2006")) {
+		t.Errorf("result = %q", result)
+	}
+	html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html")))
+	if strings.Contains(html, cal.Password) {
+		t.Error("the password is shown")
+	}
+
+	cal.Status.Store(503)
+	mustStep(t, "testing again", chromedp.Do(ctx, chromedp.Click(chromedp.ID("test-calendar"))))
+	waitUntil(ctx, t, "the failure", `(document.getElementById('calendar-test-result') || {}).dataset?.state === 'failed'`)
+	if msg := mustRunStep(ctx, t, "failure", chromedp.Text(chromedp.ID("calendar-test-result"))); !strings.Contains(msg, "HTTP 503") {
+		t.Errorf("failure = %q", msg)
+	}
+	cal.Status.Store(0)
+
+	if msg := clickAndConfirm(ctx, t, "#remove-calendar"); !strings.Contains(msg, "Disconnect the calendar?") {
+		t.Errorf("confirmation = %q", msg)
+	}
+	waitUntil(ctx, t, "the page", `document.readyState === 'complete' && !!document.getElementById('calendar-not-connected')`)
+	if conn, _ := b.db.CalendarConnector(context.Background(), ten.ID); conn != nil {
+		t.Errorf("still connected: %+v", conn)
+	}
+	for _, v := range cspViolations(ctx, t) {
+		t.Errorf("refused by the Content-Security-Policy: %s", v)
+	}
+}

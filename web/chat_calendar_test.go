@@ -1,0 +1,315 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-ical"
+
+	"github.com/parley/parley/agent/caldavtest"
+	"github.com/parley/parley/agent/llmtest"
+)
+
+// toolResult decodes the one tool result a model request carried.
+func toolResult(t *testing.T, req llmtest.Received) map[string]any {
+	t.Helper()
+	res := toolResults(req)
+	if len(res) != 1 {
+		t.Fatalf("%d tool results, want 1: %v", len(res), res)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(res[0]), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// slotStarts are the starts of a check_availability result's slots.
+func slotStarts(t *testing.T, res map[string]any, key string) []string {
+	t.Helper()
+	inner, _ := res["result"].(map[string]any)
+	list, ok := inner[key].([]any)
+	if !ok {
+		t.Fatalf("no %s in %v", key, res)
+	}
+	out := []string{}
+	for _, s := range list {
+		out = append(out, s.(map[string]any)["start"].(string))
+	}
+	return out
+}
+
+// Meetings through the real chat endpoint, against a real CalDAV server:
+// BOOK_MEETING is offered with CHECK_AVAILABILITY only once the calendar is
+// connected; the slots respect the office hours, the minimum notice, the
+// buffer around busy events and the tenant's time zone; a booking creates
+// the event with the visitor as attendee and a submission; a slot taken
+// meanwhile (or booked twice) is refused with other slots; a calendar that
+// fails is a tool result the model can explain; bad arguments are refused
+// at their limits.
+func TestChatCalendar(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	var logs logBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
+	b.withOutbound(t, true, nil)
+	paris, _ := time.LoadLocation("Europe/Paris")
+	// Monday 30 November 2026, 08:00 in Paris (07:00 UTC).
+	now := time.Date(2026, 11, 30, 8, 0, 0, 0, paris)
+	b.srv.Handler.Now = func() time.Time { return now }
+	cal := caldavtest.Start(t)
+
+	ten := b.newTenant(t, "starter")
+	base := "/tenants/" + ten.Slug
+	b.mustDo(t, 200, "PUT", base, ten.Token, map[string]any{"timezone": "Europe/Paris"})
+	b.mustDo(t, 201, "POST", base+"/tools", ten.Token, map[string]any{"name": "Book demo", "description": "Book a product demo", "type": "BOOK_MEETING",
+		"config": map[string]any{"durationMinutes": 30, "bufferMinutes": 15, "bookingWindowDays": 14, "minNoticeHours": 2}})
+	path := "/chat/" + ten.Slug
+
+	// turn sends one message whose model calls the tools, and returns the
+	// model's requests (the second carries the tool results).
+	turn := func(t *testing.T, session string, calls ...llmtest.ToolCall) []llmtest.Received {
+		t.Helper()
+		llm.Push(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: []string{"OK."}})
+		n := len(llm.Requests())
+		r := b.chat(t, path, map[string]any{"message": "I'd like a demo", "sessionId": session}, agentHeaders)
+		if r.status != 200 {
+			t.Fatalf("got %d %v", r.status, r.body)
+		}
+		reqs := llm.Requests()[n:]
+		if len(reqs) != 2 {
+			t.Fatalf("%d model requests, want 2", len(reqs))
+		}
+		return reqs
+	}
+
+	// Not connected: the booking tool is not offered.
+	llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+	n := len(llm.Requests())
+	if r := b.chat(t, path, map[string]any{"message": "Hi", "sessionId": "cal-0"}, agentHeaders); r.status != 200 {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	if got := offeredTools(llm.Requests()[n]); len(got) != 0 {
+		t.Fatalf("offered %v without a calendar", got)
+	}
+	_, _, ctx := b.getContext(t, ten.Slug)
+	if caps := ctx["capabilities"].([]any); slices.Contains(caps, any("book_meeting")) {
+		t.Errorf("context lists book_meeting without a calendar: %v", caps)
+	}
+
+	b.mustDo(t, 200, "PUT", base+"/integrations/calendar", ten.Token, calendarBody(cal, map[string]any{"officeHours": map[string]any{
+		"monday": map[string]any{"start": "09:00", "end": "12:00"}, "tuesday": map[string]any{"start": "09:00", "end": "12:00"}}}))
+	// Busy Monday 10:45-11:15 Paris.
+	cal.AddEvent("Dentist", time.Date(2026, 11, 30, 10, 45, 0, 0, paris), time.Date(2026, 11, 30, 11, 15, 0, 0, paris))
+	// A transparent event and a cancelled one take no time.
+	cal.AddComponent(func(ev *ical.Event) {
+		ev.Props.SetDateTime(ical.PropDateTimeStart, time.Date(2026, 12, 1, 9, 0, 0, 0, paris).UTC())
+		ev.Props.SetDateTime(ical.PropDateTimeEnd, time.Date(2026, 12, 1, 12, 0, 0, 0, paris).UTC())
+		ev.Props.SetText(ical.PropTransparency, "TRANSPARENT")
+	})
+	cal.AddComponent(func(ev *ical.Event) {
+		ev.Props.SetDateTime(ical.PropDateTimeStart, time.Date(2026, 12, 1, 9, 0, 0, 0, paris).UTC())
+		ev.Props.SetDateTime(ical.PropDateTimeEnd, time.Date(2026, 12, 1, 12, 0, 0, 0, paris).UTC())
+		ev.Props.SetText(ical.PropStatus, "CANCELLED")
+	})
+	if _, _, ctx := b.getContext(t, ten.Slug); !slices.Contains(ctx["capabilities"].([]any), any("book_meeting")) {
+		t.Errorf("context omits book_meeting with a calendar: %v", ctx["capabilities"])
+	}
+
+	t.Run("Availability", func(t *testing.T) {
+		reqs := turn(t, "cal-1", call("c1", "check_availability", `{"from":"2026-11-30","to":"2026-12-02"}`))
+		if got := offeredTools(reqs[0]); !slices.Equal(got, []string{"book_demo", "check_availability"}) {
+			t.Fatalf("offered %v", got)
+		}
+		res := toolResult(t, reqs[1])
+		// Monday: 09:00 and 09:30 are within 2 hours' notice; 10:30 and 11:00
+		// touch the busy 10:45-11:15 with the 15-minute buffer. Tuesday is
+		// free all morning; Wednesday is closed.
+		want := []string{"2026-11-30T10:00:00+01:00", "2026-11-30T11:30:00+01:00",
+			"2026-12-01T09:00:00+01:00", "2026-12-01T09:30:00+01:00", "2026-12-01T10:00:00+01:00",
+			"2026-12-01T10:30:00+01:00", "2026-12-01T11:00:00+01:00", "2026-12-01T11:30:00+01:00"}
+		if got := slotStarts(t, res, "slots"); !slices.Equal(got, want) || res["success"] != true {
+			t.Errorf("slots %v\nwant %v\n(%v)", got, want, res)
+		}
+		if inner := res["result"].(map[string]any); inner["timezone"] != "Europe/Paris" || inner["durationMinutes"] != float64(30) {
+			t.Errorf("result %v", inner)
+		}
+		// The default range is the coming week: today to Sunday.
+		res = toolResult(t, turn(t, "cal-1", call("c1", "check_availability", `{}`))[1])
+		if got := slotStarts(t, res, "slots"); !slices.Equal(got, want) {
+			t.Errorf("default range: %v", got)
+		}
+		// The next week: Monday 7 and Tuesday 8 December, all morning.
+		res = toolResult(t, turn(t, "cal-1", call("c1", "check_availability", `{"from":"2026-12-03","to":"2026-12-09"}`))[1])
+		if got := slotStarts(t, res, "slots"); len(got) != 12 || got[0] != "2026-12-07T09:00:00+01:00" || got[11] != "2026-12-08T11:30:00+01:00" {
+			t.Errorf("next week: %v", got)
+		}
+	})
+
+	t.Run("Book", func(t *testing.T) {
+		res := toolResult(t, turn(t, "cal-2", call("c1", "book_demo",
+			`{"start":"2026-11-30T11:30:00+01:00","name":"Grace Hopper","email":"Grace@Example.com","notes":"Fleet pricing"}`))[1])
+		if res["success"] != true || !strings.Contains(res["summary"].(string), "Monday 30 November 2026, 11:30–12:00") {
+			t.Fatalf("booking: %v", res)
+		}
+		var booked *caldavtest.Event
+		for _, e := range cal.Events() {
+			if strings.Contains(e.Summary, "Grace Hopper") {
+				booked = &e
+			}
+		}
+		if booked == nil || !booked.Start.Equal(time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)) || !booked.End.Equal(booked.Start.Add(30*time.Minute)) ||
+			len(booked.Attendees) != 1 || booked.Attendees[0] != (caldavtest.Attendee{Address: "mailto:grace@example.com", Name: "Grace Hopper"}) ||
+			!strings.Contains(booked.Description, "Fleet pricing") {
+			t.Fatalf("event %+v", booked)
+		}
+		subs := b.mustDo(t, 200, "GET", base+"/submissions?toolType=BOOK_MEETING", ten.Token, nil)["submissions"].([]any)
+		if len(subs) != 1 {
+			t.Fatalf("%d submissions", len(subs))
+		}
+		sub := subs[0].(map[string]any)
+		data, _ := json.Marshal(sub)
+		if !strings.Contains(string(data), "grace@example.com") || !strings.Contains(string(data), "2026-11-30T11:30:00+01:00") {
+			t.Errorf("submission %s", data)
+		}
+		if n := b.count(t, `SELECT count(*) FROM events e JOIN submissions s ON s.id = e.submission_id
+			WHERE e.tenant_id = $1 AND e.type = 'submission.created' AND s.tool_type = 'BOOK_MEETING'`, ten.ID); n != 1 {
+			t.Errorf("%d submission.created events for the booking, want 1", n)
+		}
+		// The same slot again: refused, with other slots.
+		res = toolResult(t, turn(t, "cal-3", call("c1", "book_demo", `{"start":"2026-11-30T11:30:00+01:00","name":"Alan","email":"alan@example.com"}`))[1])
+		if res["success"] != false || !strings.Contains(res["summary"].(string), "no longer free") {
+			t.Errorf("double booking: %v", res)
+		}
+		if got := slotStarts(t, res, "alternatives"); !slices.Equal(got, []string{"2026-11-30T10:00:00+01:00", "2026-12-01T09:00:00+01:00", "2026-12-01T09:30:00+01:00"}) {
+			t.Errorf("alternatives %v", got)
+		}
+	})
+
+	t.Run("TakenMeanwhile", func(t *testing.T) {
+		before := len(cal.Events())
+		// Offered, then taken in the calendar before the visitor chooses.
+		cal.AddEvent("Board meeting", time.Date(2026, 12, 1, 9, 0, 0, 0, paris), time.Date(2026, 12, 1, 9, 30, 0, 0, paris))
+		res := toolResult(t, turn(t, "cal-4", call("c1", "book_demo", `{"start":"2026-12-01T09:00:00+01:00","name":"Alan","email":"alan@example.com"}`))[1])
+		if res["success"] != false || !strings.Contains(res["summary"].(string), "taken meanwhile") ||
+			!strings.Contains(res["summary"].(string), "Tuesday 1 December 2026, 10:00–10:30") {
+			t.Errorf("taken meanwhile: %v", res)
+		}
+		if len(cal.Events()) != before+1 {
+			t.Errorf("an event was created for a taken slot")
+		}
+		if n := b.count(t, `SELECT count(*) FROM submissions WHERE tenant_id = $1`, ten.ID); n != 1 {
+			t.Errorf("%d submissions, want the one booking", n)
+		}
+	})
+
+	t.Run("BadArguments", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, tool, args, want string
+		}{
+			{"31 days", "check_availability", `{"from":"2026-11-30","to":"2026-12-30"}`, `"success":true`},
+			{"32 days", "check_availability", `{"from":"2026-11-30","to":"2026-12-31"}`, "at most 31 days"},
+			{"to before from", "check_availability", `{"from":"2026-12-02","to":"2026-12-01"}`, "must not be before"},
+			{"date a number", "check_availability", `{"from":20261130}`, "YYYY-MM-DD"},
+			{"date not a date", "check_availability", `{"from":"next monday"}`, "YYYY-MM-DD"},
+			{"beyond the window", "check_availability", `{"from":"2027-01-04","to":"2027-01-05"}`, `"slots":[],"timezone":"Europe/Paris","to":"2027-01-05"},"success":true,"summary":"No slot in that range: meetings can be booked from Monday 30 November 2026, 10:00 to Monday 14 December 2026`},
+			{"start a number", "book_demo", `{"start":1764496800,"name":"A","email":"a@example.com"}`, "start must be"},
+			{"no name", "book_demo", `{"start":"2026-12-01T10:00:00+01:00","email":"a@example.com"}`, "name (the visitor's name) is required"},
+			{"bad email", "book_demo", `{"start":"2026-12-01T10:00:00+01:00","name":"A","email":"not-an-email"}`, "email must be"},
+			{"name 201", "book_demo", `{"start":"2026-12-01T10:00:00+01:00","name":"` + strings.Repeat("n", 201) + `","email":"a@example.com"}`, "longer than 200"},
+			{"notes 1001", "book_demo", `{"start":"2026-12-01T10:00:00+01:00","name":"A","email":"a@example.com","notes":"` + strings.Repeat("x", 1001) + `"}`, "at most 1000"},
+			{"outside hours", "book_demo", `{"start":"2026-12-01T13:00:00+01:00","name":"A","email":"a@example.com"}`, "outside the office hours"},
+			{"closed day", "book_demo", `{"start":"2026-12-02T10:00:00+01:00","name":"A","email":"a@example.com"}`, "no meetings on Wednesday"},
+			{"too soon", "book_demo", `{"start":"2026-11-30T09:30:00+01:00","name":"A","email":"a@example.com"}`, "at least 2 hour(s) ahead"},
+			{"beyond window", "book_demo", `{"start":"2026-12-15T10:00:00+01:00","name":"A","email":"a@example.com"}`, "at most 14 day(s) ahead"},
+			{"not JSON", "book_demo", `{"start":`, "not a valid JSON object"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				res := toolResults(turn(t, "cal-bad", call("c1", tc.tool, tc.args))[1])
+				if len(res) != 1 || !strings.Contains(res[0], tc.want) {
+					t.Errorf("%s: %q, want %q", tc.args, res, tc.want)
+				}
+				if !strings.Contains(tc.want, `"success":true`) && !strings.Contains(res[0], `"success":false`) {
+					t.Errorf("not a failure: %q", res)
+				}
+			})
+		}
+		// At the limits: name 200 and notes 1000 book (Tuesday 11:30).
+		res := toolResult(t, turn(t, "cal-bad", call("c1", "book_demo", fmt.Sprintf(`{"start":"2026-12-01T11:30:00+01:00","name":"%s","email":"n@example.com","notes":"%s"}`,
+			strings.Repeat("n", 200), strings.Repeat("x", 1000))))[1])
+		if res["success"] != true {
+			t.Errorf("at the limits: %v", res)
+		}
+	})
+
+	t.Run("CalendarFails", func(t *testing.T) {
+		for _, tc := range []struct {
+			status int
+			want   string
+		}{
+			{503, "HTTP 503"},
+			{401, "refused the username or password"},
+		} {
+			cal.Status.Store(int32(tc.status))
+			res := toolResult(t, turn(t, "cal-5", call("c1", "check_availability", `{}`))[1])
+			if res["success"] != false || !strings.Contains(res["summary"].(string), tc.want) || !strings.Contains(res["summary"].(string), "contact details") {
+				t.Errorf("%d: %v", tc.status, res)
+			}
+			res = toolResult(t, turn(t, "cal-5", call("c1", "book_demo", `{"start":"2026-12-01T10:00:00+01:00","name":"A","email":"a@example.com"}`))[1])
+			if res["success"] != false || !strings.Contains(res["summary"].(string), "Nothing was booked") {
+				t.Errorf("%d booking: %v", tc.status, res)
+			}
+		}
+		cal.Status.Store(0)
+		if n := b.count(t, `SELECT count(*) FROM tool_history
+			WHERE tenant_id = $1 AND (input::text LIKE '%'||$2||'%' OR result::text LIKE '%'||$2||'%')`, ten.ID, cal.Password); n != 0 {
+			t.Errorf("the calendar password is in the tool history")
+		}
+		if n := b.count(t, `SELECT count(*) FROM tool_history
+			WHERE tenant_id = $1 AND tool_type = 'CHECK_AVAILABILITY' AND result::text LIKE '%HTTP 503%'`, ten.ID); n == 0 {
+			t.Errorf("the failure is not in the tool history")
+		}
+		if len(logs.lines(t, "tool failed")) == 0 {
+			t.Errorf("the failures are not logged")
+		}
+		logs.mu.Lock()
+		defer logs.mu.Unlock()
+		if strings.Contains(logs.buf.String(), cal.Password) {
+			t.Errorf("the calendar password is in the logs")
+		}
+	})
+
+	t.Run("OtherTenant", func(t *testing.T) {
+		// Another tenant with a BOOK_MEETING tool and no calendar of its own
+		// is not offered it, and its chat never reaches this calendar.
+		other := b.newTenant(t, "starter")
+		b.mustDo(t, 201, "POST", "/tenants/"+other.Slug+"/tools", other.Token, map[string]any{"name": "Book demo", "description": "d", "type": "BOOK_MEETING"})
+		before := cal.Requests.Load()
+		llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+		n := len(llm.Requests())
+		if r := b.chat(t, "/chat/"+other.Slug, map[string]any{"message": "Hi", "sessionId": "cal-o"}, agentHeaders); r.status != 200 {
+			t.Fatalf("got %d %v", r.status, r.body)
+		}
+		if got := offeredTools(llm.Requests()[n]); len(got) != 0 || cal.Requests.Load() != before {
+			t.Errorf("another tenant offered %v", got)
+		}
+	})
+
+	t.Run("Disconnected", func(t *testing.T) {
+		b.mustDo(t, 200, "DELETE", base+"/integrations/calendar", ten.Token, nil)
+		llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+		n := len(llm.Requests())
+		if r := b.chat(t, path, map[string]any{"message": "Hi", "sessionId": "cal-6"}, agentHeaders); r.status != 200 {
+			t.Fatalf("got %d %v", r.status, r.body)
+		}
+		if got := offeredTools(llm.Requests()[n]); len(got) != 0 {
+			t.Errorf("offered %v after disconnecting", got)
+		}
+	})
+}
