@@ -57,7 +57,7 @@ type Secrets interface {
 
 // Engine runs the turns of every channel: web chat, the agent JSON
 // envelope, and voice. One Engine serves every tenant; it holds no state of
-// its own between turns.
+// its own between turns but MCP's cache of tenants' tool lists.
 type Engine struct {
 	Store Store
 	// LLM is the managed model; nil means the local provider, which answers
@@ -73,6 +73,9 @@ type Engine struct {
 	// Mailer sends verification codes; nil (no PARLEY_SMTP_URL) offers no
 	// code tool.
 	Mailer Mailer
+	// MCP lists and calls the tools of tenants' own MCP servers, keeping
+	// each tenant's list a while; nil offers none.
+	MCP    *MCPProxy
 	Logger *slog.Logger
 	Now    func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
@@ -309,13 +312,15 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		Now: e.now(), Logger: in.logger(e),
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus}
+		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus,
+		MCPTools: reads.mcpTools, MCPMaxTools: in.Tenant.MCPToolsMaxTools}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
 		facts.Challenge = reads.challenge
 	}
 	tt := Enrich(reads.tools, facts)
 	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
+	call.registry.AddExtra(e.mcpExtras(in.Tenant, tt.MCP))
 	call.registry.AddExtra(in.ExtraTools)
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)

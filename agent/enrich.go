@@ -14,6 +14,9 @@ type TurnTools struct {
 	// Challenge offers VERIFY_EXTERNAL_CHALLENGE for the context webhook's
 	// challenge.
 	Challenge *Challenge
+	// MCP are the tenant's MCP server's tools offered (MCP_PROXY), named
+	// for the model.
+	MCP []mcpOffer
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -35,6 +38,11 @@ type EnrichFacts struct {
 	// Challenge is the context webhook's challenge, for a visitor not
 	// verified yet.
 	Challenge *Challenge
+	// MCPTools are the tools the tenant's own MCP server lists (nil when
+	// the plan has no MCP, no server is saved, or it could not be listed);
+	// MCPMaxTools is how many of them may be offered.
+	MCPTools    []MCPTool
+	MCPMaxTools int
 }
 
 // EnrichStep is one named step of the chain.
@@ -44,14 +52,14 @@ type EnrichStep struct {
 }
 
 // EnrichmentChain is the spec's chain of steps run before each answer, in
-// the spec's order, holding the steps this service has: dbTools,
+// the spec's order, holding the steps this service has: dbTools, enrichMCP,
 // enrichProducts, enrichCorpus, enrichOTP, then enrichChallenge (the
 // context webhook's second factor, which the spec's list leaves out). The
-// connector steps take their places when the connectors exist:
-// enrichCalendar, the payment step and enrichMCP between dbTools and
-// enrichProducts.
+// calendar and payment steps take their places between dbTools and
+// enrichMCP when those connectors exist.
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
+	{Name: "enrichMCP", Apply: enrichMCP},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
 	{Name: "enrichOTP", Apply: enrichOTP},
@@ -83,6 +91,14 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 		}
 	}
 	tt.Tools = kept
+}
+
+// enrichMCP offers the tools of the tenant's own MCP server, at most
+// MCPMaxTools of them, in the server's order, as mcp_<name>.
+func enrichMCP(tt *TurnTools, f EnrichFacts) {
+	offers, skipped := mcpOffers(f.MCPTools, f.MCPMaxTools)
+	tt.MCP = offers
+	tt.Skipped = append(tt.Skipped, skipped...)
 }
 
 // enrichProducts offers RECOMMEND_PRODUCT only when there is a catalog to

@@ -24,7 +24,10 @@ type promptReads struct {
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
 	challenge *Challenge
-	errs      [4]error
+	// mcpTools are the tenant's MCP server's tools; a failed discovery
+	// leaves them empty and is logged: the chat goes on without them.
+	mcpTools []MCPTool
+	errs     [4]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -57,6 +60,20 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		go func() {
 			defer p.wg.Done()
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
+		}()
+	}
+	if MCPConfigured(t) && e.MCP != nil {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			tools, err := e.MCP.Tools(ctx, t)
+			if err != nil {
+				if ctx.Err() == nil {
+					in.logger(e).Warn("MCP server's tools not listed; answering without them", "err", err)
+				}
+				return
+			}
+			p.mcpTools = tools
 		}()
 	}
 	read(3, func() (err error) {

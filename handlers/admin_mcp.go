@@ -68,6 +68,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	if _, err := h.DB.SaveMCPSettings(ctx, t.ID, f.URL, maxTools, key); err != nil {
 		return err
 	}
+	h.forgetMCPTools(t.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP tools saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
 }
@@ -78,6 +79,7 @@ func (h *Handler) RemoveMCPSettings(c echo.Context) error {
 	if err := h.DB.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
 		return err
 	}
+	h.forgetMCPTools(adminFrom(c).Tenant.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP configuration removed.")
 	if isHTMX(c) {
 		c.Response().Header().Set("HX-Redirect", "/admin/mcp-tools")
