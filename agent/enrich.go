@@ -16,7 +16,7 @@ type TurnTools struct {
 	Challenge *Challenge
 	// MCP are the tenant's MCP server's tools offered (MCP_PROXY), named
 	// for the model.
-	MCP []mcpOffer
+	MCP []MCPOffer
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -96,7 +96,7 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 // enrichMCP offers the tools of the tenant's own MCP server, at most
 // MCPMaxTools of them, in the server's order, as mcp_<name>.
 func enrichMCP(tt *TurnTools, f EnrichFacts) {
-	offers, skipped := mcpOffers(f.MCPTools, f.MCPMaxTools)
+	offers, skipped := MCPOffers(f.MCPTools, f.MCPMaxTools)
 	tt.MCP = offers
 	tt.Skipped = append(tt.Skipped, skipped...)
 }

@@ -419,15 +419,15 @@ func MCPFunctionName(name string) string {
 	return s
 }
 
-// mcpOffer is one server tool offered to the model this turn.
-type mcpOffer struct {
+// MCPOffer is one server tool offered to the model this turn.
+type MCPOffer struct {
 	Function string // the name the model calls
 	Tool     MCPTool
 }
 
-// mcpOffers names the server's tools for the model, in the server's order,
+// MCPOffers names the server's tools for the model, in the server's order,
 // at most max of them, the names made unique (_2, _3...).
-func mcpOffers(tools []MCPTool, max int) (offers []mcpOffer, skipped []string) {
+func MCPOffers(tools []MCPTool, max int) (offers []MCPOffer, skipped []string) {
 	used := map[string]bool{}
 	for i, t := range tools {
 		if i >= max {
@@ -441,14 +441,14 @@ func mcpOffers(tools []MCPTool, max int) (offers []mcpOffer, skipped []string) {
 			name = base[:min(len(base), maxFunctionName-len(suffix))] + suffix
 		}
 		used[name] = true
-		offers = append(offers, mcpOffer{Function: name, Tool: t})
+		offers = append(offers, MCPOffer{Function: name, Tool: t})
 	}
 	return offers, skipped
 }
 
 // mcpExtras are the offered server tools as the registry's extra tools,
 // each calling the tenant's server.
-func (e *Engine) mcpExtras(tenant parley.Tenant, offers []mcpOffer) []ExtraTool {
+func (e *Engine) mcpExtras(tenant parley.Tenant, offers []MCPOffer) []ExtraTool {
 	out := make([]ExtraTool, 0, len(offers))
 	for _, o := range offers {
 		desc := o.Tool.Description

@@ -15,7 +15,7 @@ func TestMCPOffers(t *testing.T) {
 	long := strings.Repeat("x", 80)
 	tools := []MCPTool{{Name: "get_weather"}, {Name: "Get Weather!"}, {Name: "été/météo"}, {Name: "???"},
 		{Name: long}, {Name: long + "y"}, {Name: "a-b"}, {Name: "beyond"}}
-	offers, skipped := mcpOffers(tools, 7)
+	offers, skipped := MCPOffers(tools, 7)
 	var names []string
 	for _, o := range offers {
 		names = append(names, o.Function)

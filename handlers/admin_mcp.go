@@ -14,17 +14,18 @@ import (
 func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 	t := adminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
-	return render(c, status, views.MCPPage(h.page(c, "MCP tools", "mcp"), f))
+	return render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
+}
+
+// mcpForm is the MCP page's form with the tenant's saved settings.
+func mcpForm(t parley.Tenant) views.MCPForm {
+	return views.MCPForm{Configured: t.MCPToolsURL != nil, URL: deref(t.MCPToolsURL),
+		MaxTools: strconv.Itoa(t.MCPToolsMaxTools), HasKey: t.MCPToolsAPIKey != nil}
 }
 
 // ShowMCPPage renders the MCP tools form, or what the plan lacks.
 func (h *Handler) ShowMCPPage(c echo.Context) error {
-	s, err := h.DB.MCPSettings(c.Request().Context(), adminFrom(c).Tenant.ID)
-	if err != nil {
-		return err
-	}
-	return h.renderMCP(c, http.StatusOK, views.MCPForm{Configured: s.URL != nil, URL: deref(s.URL),
-		MaxTools: strconv.Itoa(s.MaxTools), HasKey: s.SealedAPIKey != nil})
+	return h.renderMCP(c, http.StatusOK, mcpForm(adminFrom(c).Tenant))
 }
 
 // SaveMCPSettings saves the form with the API's rules, or re-renders it with the errors.
