@@ -200,7 +200,7 @@ func (p *MCPProxy) list(ctx context.Context, url string, sealedKey []byte) ([]MC
 	if err != nil {
 		return nil, err
 	}
-	defer session.Close()
+	defer closeSession(session)
 	var tools []MCPTool
 	params := &mcp.ListToolsParams{}
 	for range maxMCPListPages {
@@ -244,7 +244,7 @@ func (p *MCPProxy) Call(ctx context.Context, t parley.Tenant, name string, args 
 	if err != nil {
 		return nil, p.failure(err)
 	}
-	defer session.Close()
+	defer closeSession(session)
 	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: arguments})
 	if err != nil {
 		return nil, p.failure(p.describe(ctx, url, err))
@@ -301,6 +301,13 @@ func (p *MCPProxy) connect(ctx context.Context, url string, sealedKey []byte) (*
 		return nil, p.describe(ctx, url, err)
 	}
 	return session, nil
+}
+
+// closeSession ends a session without waiting: the SDK's DELETE of a
+// stateful session may take up to 5 seconds more from a server that is
+// slow, which the turn must not wait for.
+func closeSession(s *mcp.ClientSession) {
+	go func() { _ = s.Close() }()
 }
 
 // describe turns an SDK error into plain words naming no address the guard

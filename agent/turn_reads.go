@@ -62,7 +62,9 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
 		}()
 	}
-	if MCPConfigured(t) && e.MCP != nil {
+	// The tenant's reply endpoint, when it answers, runs no tools.
+	replyEndpoint := in.LLM == nil && t.LLMWebhookURL != nil && *t.LLMWebhookURL != ""
+	if MCPConfigured(t) && e.MCP != nil && !replyEndpoint {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
