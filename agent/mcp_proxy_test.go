@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound"
 )
 
 // MCP tools get names in the providers' charset, lower case, at most 64
@@ -61,5 +65,32 @@ func TestMCPObjectSchema(t *testing.T) {
 		if err != nil || !json.Valid(got) || string(got) != tc.want {
 			t.Errorf("%v: %s %v, want %s", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// The tenant's MCP server is reached through the SSRF guard: a private
+// address is refused before anything is sent, and the refusal is kept for
+// MCPFailureTTL, not asked again at every turn.
+func TestMCPProxyGuarded(t *testing.T) {
+	t.Parallel()
+	url := "http://127.0.0.1:1/mcp"
+	tenant := parley.Tenant{ID: "t1", Plan: "builder", MCPToolsURL: &url, MCPToolsMaxTools: 10}
+	p := &MCPProxy{Outbound: outbound.New(nil, nil), Timeout: time.Second}
+	_, err := p.Tools(t.Context(), tenant)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("a loopback MCP server: %v, want refused", err)
+	}
+	p.mu.Lock()
+	d := p.cache["t1"]
+	p.mu.Unlock()
+	_, again := p.Tools(t.Context(), tenant)
+	p.mu.Lock()
+	same, expires := p.cache["t1"] == d, d.expires
+	p.mu.Unlock()
+	if again == nil || !same {
+		t.Errorf("the refusal was not kept: %v", again)
+	}
+	if time.Until(expires) > MCPFailureTTL {
+		t.Errorf("a failure kept until %s", d.expires)
 	}
 }
