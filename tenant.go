@@ -47,6 +47,7 @@ type Tenant struct {
 	BookingCTAConfig  BookingCTAConfig `db:"booking_cta_config"`
 	IsOnboarded       bool             `db:"is_onboarded"`
 	MCPToolsURL       *string          `db:"mcp_tools_url"`
+	MCPToolsAPIKey    []byte           `db:"mcp_tools_api_key"` // sealed
 	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
 	LLMWebhookURL     *string          `db:"llm_webhook_url"`
 	VoiceEnabled      bool             `db:"voice_enabled"`

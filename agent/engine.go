@@ -57,7 +57,7 @@ type Secrets interface {
 
 // Engine runs the turns of every channel: web chat, the agent JSON
 // envelope, and voice. One Engine serves every tenant; it holds no state of
-// its own between turns.
+// its own between turns but MCP's cache of tenants' tool lists.
 type Engine struct {
 	Store Store
 	// LLM is the managed model; nil means the local provider, which answers
@@ -80,8 +80,11 @@ type Engine struct {
 	// Calendar reads the tenants' calendar connectors; nil offers no
 	// meeting tool.
 	Calendar CalendarStore
-	Logger   *slog.Logger
-	Now      func() time.Time
+	// MCP lists and calls the tools of tenants' own MCP servers, keeping
+	// each tenant's list a while; nil offers none.
+	MCP    *MCPProxy
+	Logger *slog.Logger
+	Now    func() time.Time
 	// SessionWait bounds how long a message waits for the previous message
 	// of its session to be answered; 0 means 30 seconds.
 	SessionWait time.Duration
@@ -317,13 +320,15 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
 		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus, Payment: reads.payment != nil,
-		Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil}
+		Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil,
+		MCPTools: reads.mcpTools, MCPMaxTools: in.Tenant.MCPToolsMaxTools}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
 		facts.Challenge = reads.challenge
 	}
 	tt := Enrich(reads.tools, facts)
 	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
+	call.registry.AddExtra(e.mcpExtras(in.Tenant, tt.MCP))
 	call.registry.AddExtra(in.ExtraTools)
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)

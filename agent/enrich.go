@@ -19,6 +19,9 @@ type TurnTools struct {
 	// Calendar offers CHECK_AVAILABILITY and runs the BOOK_MEETING tools
 	// kept, through the tenant's calendar connector.
 	Calendar bool
+	// MCP are the tenant's MCP server's tools offered (MCP_PROXY), named
+	// for the model.
+	MCP []MCPOffer
 	// Skipped lists tools left out by a step, with why, for the logs.
 	Skipped []string
 }
@@ -47,6 +50,11 @@ type EnrichFacts struct {
 	// Calendar: the tenant's calendar connector is set up (and the engine
 	// can reach it).
 	Calendar bool
+	// MCPTools are the tools the tenant's own MCP server lists (nil when
+	// the plan has no MCP, no server is saved, or it could not be listed);
+	// MCPMaxTools is how many of them may be offered.
+	MCPTools    []MCPTool
+	MCPMaxTools int
 }
 
 // EnrichStep is one named step of the chain.
@@ -57,13 +65,14 @@ type EnrichStep struct {
 
 // EnrichmentChain is the spec's chain of steps run before each answer, in
 // the spec's order, holding the steps this service has: dbTools,
-// enrichCalendar, enrichPayment, enrichProducts, enrichCorpus, enrichOTP,
-// then enrichChallenge (the context webhook's second factor, which the
-// spec's list leaves out).
+// enrichCalendar, enrichPayment, enrichMCP, enrichProducts, enrichCorpus,
+// enrichOTP, then enrichChallenge (the context webhook's second factor,
+// which the spec's list leaves out).
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
 	{Name: "enrichCalendar", Apply: enrichCalendar},
 	{Name: "enrichPayment", Apply: enrichPayment},
+	{Name: "enrichMCP", Apply: enrichMCP},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
 	{Name: "enrichOTP", Apply: enrichOTP},
@@ -123,6 +132,14 @@ func enrichPayment(tt *TurnTools, f EnrichFacts) {
 	default:
 		tt.Payment = true
 	}
+}
+
+// enrichMCP offers the tools of the tenant's own MCP server, at most
+// MCPMaxTools of them, in the server's order, as mcp_<name>.
+func enrichMCP(tt *TurnTools, f EnrichFacts) {
+	offers, skipped := MCPOffers(f.MCPTools, f.MCPMaxTools)
+	tt.MCP = offers
+	tt.Skipped = append(tt.Skipped, skipped...)
 }
 
 // enrichProducts offers RECOMMEND_PRODUCT only when there is a catalog to

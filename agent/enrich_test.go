@@ -16,7 +16,7 @@ func TestEnrichmentChain(t *testing.T) {
 	}
 	// The spec's order, with the steps this service has, and the context
 	// webhook's challenge last.
-	if want := []string{"dbTools", "enrichCalendar", "enrichPayment", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
+	if want := []string{"dbTools", "enrichCalendar", "enrichPayment", "enrichMCP", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
 		t.Fatalf("chain %v, want %v", names, want)
 	}
 

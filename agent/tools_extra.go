@@ -23,10 +23,22 @@ type ExtraTool struct {
 	// Parameters is the JSON Schema of its arguments.
 	Parameters json.RawMessage
 	// Run does the work with the model's arguments (a JSON object) and
-	// returns what the model is told. A *parley.Error is the model's to
-	// relay; any other error is a failure it is told about in general terms.
+	// returns what the model is told. A *parley.Error or a *ToolFailure is
+	// the model's to relay; any other error is a failure it is told about in
+	// general terms.
 	Run func(ctx context.Context, args json.RawMessage) (any, error)
 }
+
+// ToolFailure is an extra tool's failure: Summary is what the model is told
+// (and the tool history keeps), Result what it is given besides, Cause the
+// underlying error for the logs.
+type ToolFailure struct {
+	Summary string
+	Result  map[string]any
+	Cause   error
+}
+
+func (f *ToolFailure) Error() string { return f.Summary }
 
 // AddExtra offers tools after the registry's own, in order. One whose name
 // is taken is left out and listed in Skipped.
@@ -48,7 +60,11 @@ func (r *ToolRegistry) AddExtra(tools []ExtraTool) {
 func runExtra(ctx context.Context, x *ExtraTool, args json.RawMessage, ex *Execution) {
 	res, err := x.Run(ctx, args)
 	var pe *parley.Error
+	var tf *ToolFailure
 	switch {
+	case errors.As(err, &tf):
+		ex.Summary, ex.Result, ex.Err = tf.Summary, tf.Result, tf.Cause
+		return
 	case errors.As(err, &pe):
 		ex.Summary = pe.Message
 		if pe.Details != nil {

@@ -30,7 +30,10 @@ type promptReads struct {
 	// payment is the tenant's active payment connector, read off the voice
 	// channel only; a failed read is logged and the turn goes on without it.
 	payment *parley.PaymentConnector
-	errs    [5]error
+	// mcpTools are the tenant's MCP server's tools; a failed discovery
+	// leaves them empty and is logged: the chat goes on without them.
+	mcpTools []MCPTool
+	errs     [5]error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -63,6 +66,22 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		go func() {
 			defer p.wg.Done()
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
+		}()
+	}
+	// The tenant's reply endpoint, when it answers, runs no tools.
+	replyEndpoint := in.LLM == nil && t.LLMWebhookURL != nil && *t.LLMWebhookURL != ""
+	if MCPConfigured(t) && e.MCP != nil && !replyEndpoint {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			tools, err := e.MCP.Tools(ctx, t)
+			if err != nil {
+				if ctx.Err() == nil {
+					in.logger(e).Warn("MCP server's tools not listed; answering without them", "err", err)
+				}
+				return
+			}
+			p.mcpTools = tools
 		}()
 	}
 	read(3, func() (err error) {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -50,35 +51,56 @@ type VisitorContextAnswer struct {
 // SSRF-guarded one, the URL being the tenant's. A challenge is returned as
 // received: the caller checks it.
 func FetchVisitorContext(ctx context.Context, client *http.Client, url string, key []byte, now time.Time, q VisitorContextQuery) (VisitorContextAnswer, error) {
+	status, raw, err := CallVisitorContext(ctx, client, url, key, now, q)
+	if err != nil {
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook: %w", err)
+	}
+	if status/100 != 2 {
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook answered HTTP %d", status)
+	}
+	got, err := ParseVisitorContext(raw)
+	if err != nil {
+		return VisitorContextAnswer{}, fmt.Errorf("context webhook: %w", err)
+	}
+	return got, nil
+}
+
+// CallVisitorContext makes the context webhook's call, signed and bounded
+// by VisitorContextTimeout, and returns the status and the first 64 KiB of
+// the answer, whatever the status: FetchVisitorContext's call, which the
+// dashboard's "Send test" makes too.
+func CallVisitorContext(ctx context.Context, client *http.Client, url string, key []byte, now time.Time, q VisitorContextQuery) (int, []byte, error) {
 	q.Timestamp = now.UTC().Format(time.RFC3339)
 	body, err := json.Marshal(q)
 	if err != nil {
-		return VisitorContextAnswer{}, fmt.Errorf("encoding the context query: %w", err)
+		return 0, nil, fmt.Errorf("encoding the context query: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, VisitorContextTimeout)
 	defer cancel()
 	req, err := outbound.NewSignedPostBody(ctx, url, VisitorContextEvent, key, now, body)
 	if err != nil {
-		return VisitorContextAnswer{}, fmt.Errorf("context webhook: %w", err)
+		return 0, nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return VisitorContextAnswer{}, fmt.Errorf("context webhook: %w", err)
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxVisitorContextBody))
 	if err != nil {
-		return VisitorContextAnswer{}, fmt.Errorf("context webhook: reading the answer: %w", err)
+		return resp.StatusCode, raw, fmt.Errorf("reading the answer: %w", err)
 	}
-	if resp.StatusCode/100 != 2 {
-		return VisitorContextAnswer{}, fmt.Errorf("context webhook answered HTTP %d", resp.StatusCode)
-	}
+	return resp.StatusCode, raw, nil
+}
+
+// ParseVisitorContext reads a context webhook's 2xx answer.
+func ParseVisitorContext(raw []byte) (VisitorContextAnswer, error) {
 	var answer struct {
 		Context   *string         `json:"context"`
 		Challenge json.RawMessage `json:"challenge"`
 	}
 	if err := json.Unmarshal(raw, &answer); err != nil || answer.Context == nil {
-		return VisitorContextAnswer{}, fmt.Errorf("context webhook: the answer is not a JSON object with a context string")
+		return VisitorContextAnswer{}, errors.New("the answer is not a JSON object with a context string")
 	}
 	got := VisitorContextAnswer{Context: *answer.Context}
 	if len(answer.Challenge) > 0 && string(answer.Challenge) != "null" {

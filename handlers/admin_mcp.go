@@ -14,17 +14,18 @@ import (
 func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 	t := adminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
-	return render(c, status, views.MCPPage(h.page(c, "MCP tools", "mcp"), f))
+	return render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
+}
+
+// mcpForm is the MCP page's form with the tenant's saved settings.
+func mcpForm(t parley.Tenant) views.MCPForm {
+	return views.MCPForm{Configured: t.MCPToolsURL != nil, URL: deref(t.MCPToolsURL),
+		MaxTools: strconv.Itoa(t.MCPToolsMaxTools), HasKey: t.MCPToolsAPIKey != nil}
 }
 
 // ShowMCPPage renders the MCP tools form, or what the plan lacks.
 func (h *Handler) ShowMCPPage(c echo.Context) error {
-	s, err := h.DB.MCPSettings(c.Request().Context(), adminFrom(c).Tenant.ID)
-	if err != nil {
-		return err
-	}
-	return h.renderMCP(c, http.StatusOK, views.MCPForm{Configured: s.URL != nil, URL: deref(s.URL),
-		MaxTools: strconv.Itoa(s.MaxTools), HasKey: s.SealedAPIKey != nil})
+	return h.renderMCP(c, http.StatusOK, mcpForm(adminFrom(c).Tenant))
 }
 
 // SaveMCPSettings saves the form with the API's rules, or re-renders it with the errors.
@@ -68,6 +69,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	if _, err := h.DB.SaveMCPSettings(ctx, t.ID, f.URL, maxTools, key); err != nil {
 		return err
 	}
+	h.forgetMCPTools(t.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP tools saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
 }
@@ -78,6 +80,7 @@ func (h *Handler) RemoveMCPSettings(c echo.Context) error {
 	if err := h.DB.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
 		return err
 	}
+	h.forgetMCPTools(adminFrom(c).Tenant.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP configuration removed.")
 	if isHTMX(c) {
 		c.Response().Header().Set("HX-Redirect", "/admin/mcp-tools")

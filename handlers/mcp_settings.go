@@ -76,6 +76,15 @@ func planRequired(feature, plan, needed string) error {
 		Details: map[string]string{"plan": plan, "requiredPlan": needed}}
 }
 
+// forgetMCPTools drops the tenant's cached MCP tool list once its settings
+// changed. Other instances need no word of it: they use a cached list only
+// with the URL and key it was made with (agent.MCPProxy).
+func (h *Handler) forgetMCPTools(tenantID string) {
+	if h.Engine != nil && h.Engine.MCP != nil {
+		h.Engine.MCP.Forget(tenantID)
+	}
+}
+
 // ShowMCPSettings answers GET /tenants/{slug}/mcp-tools on every plan, so a
 // dashboard can show what an upgrade unlocks.
 func (h *Handler) ShowMCPSettings(c echo.Context) error {
@@ -114,6 +123,7 @@ func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	h.forgetMCPTools(t.ID)
 	return c.JSON(http.StatusOK, newMCPSettingsJSON(s, t.Plan))
 }
 
@@ -123,5 +133,6 @@ func (h *Handler) DeleteMCPSettings(c echo.Context) error {
 	if err := h.DB.ClearMCPSettings(c.Request().Context(), t.ID); err != nil {
 		return err
 	}
+	h.forgetMCPTools(t.ID)
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "mcpToolsUrl": nil, "mcpToolsMaxTools": defaultMCPTools, "hasApiKey": false})
 }

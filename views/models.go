@@ -41,7 +41,7 @@ var Nav = []NavItem{
 	{Key: "tools", Label: "Tools", Href: "/admin/tools"},
 	{Key: "products", Label: "Products", Href: "/admin/products"},
 	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},
-	{Key: "mcp", Label: "MCP tools", Href: "/admin/mcp-tools"},
+	{Key: "integrations", Label: "Integrations", Href: "/admin/integrations"},
 	{Key: "voice", Label: "Voice", Href: "/admin/voice"},
 	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
 	{Key: "settings", Label: "Settings", Href: "/admin/settings"},

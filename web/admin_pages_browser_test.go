@@ -78,11 +78,13 @@ func TestAdminPagesBrowser(t *testing.T) {
 		"currency": "EUR", "defaultAmount": 49.5, "defaultDescription": "Workshop deposit"}); st != 200 {
 		t.Fatalf("payments: %d %v", st, resp)
 	}
+	// Integrations with its states set: a context webhook and a mode.
+	b.exec(t, `UPDATE tenants SET visitor_context_url = 'https://crm.example.com/parley/context', visitor_auth_mode = 'otp' WHERE id = $1`, full.ID)
 	inbox := seedInboxOf(t, b, full)
 	connectApp(t, b, full)
 
 	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
-		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
 

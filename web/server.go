@@ -100,7 +100,8 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
-			Payments: store, Stripe: &agent.Stripe{URL: cfg.StripeAPIURL, Guard: guard}},
+			Payments: store, Stripe: &agent.Stripe{URL: cfg.StripeAPIURL, Guard: guard},
+			MCP: &agent.MCPProxy{Outbound: guard, Secrets: box, Now: s.now}},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
