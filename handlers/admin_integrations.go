@@ -21,22 +21,44 @@ import (
 const maxTestExcerpt = 600
 
 // integrationsView is the state of the tenant's connections.
-func (h *Handler) integrationsView(t parley.Tenant) views.IntegrationsView {
+func (h *Handler) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
 	v := views.IntegrationsView{AuthMode: deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
 		ContextURL: deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
-		MCPURL: deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools}
+		MCPURL: deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
+		VoiceAvailable: t.PlanInfo().Voice, VoiceEnabled: t.VoiceEnabled, VoiceNumber: deref(t.VoicePhoneNumber)}
+	cal, err := h.DB.CalendarConnector(ctx, t.ID)
+	if err != nil {
+		return v, err
+	}
+	if cal != nil {
+		v.CalendarName, v.CalendarServer = cal.CalendarName, cal.ServerURL
+		if u, perr := url.Parse(cal.ServerURL); perr == nil && u.Host != "" {
+			v.CalendarServer = u.Host
+		}
+	}
+	pay, err := h.DB.PaymentConnector(ctx, t.ID)
+	switch {
+	case err == nil:
+		v.PaymentsConnected, v.PaymentsPaused = true, !pay.IsActive
+		v.PaymentsTestMode = pay.KeyMode == parley.StripeModeTest
+	case parley.ErrorKind(err) != parley.KindNotFound:
+		return v, err
+	}
 	for _, o := range visitorAuthModeOptions {
 		if o.Value == v.AuthMode {
 			v.AuthModeLabel = o.Label
 		}
 	}
-	return v
+	return v, nil
 }
 
 // ShowIntegrationsPage renders the index of the tenant's connections:
 // visitor verification, the context webhook and the MCP server.
 func (h *Handler) ShowIntegrationsPage(c echo.Context) error {
-	v := h.integrationsView(adminFrom(c).Tenant)
+	v, err := h.integrationsView(c.Request().Context(), adminFrom(c).Tenant)
+	if err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
 }
 
@@ -50,7 +72,10 @@ func (h *Handler) SendContextTest(c echo.Context) error {
 	if isHTMX(c) {
 		return render(c, http.StatusOK, views.ContextTestResultView(&r))
 	}
-	v := h.integrationsView(t)
+	v, err := h.integrationsView(c.Request().Context(), t)
+	if err != nil {
+		return err
+	}
 	v.ContextTest = &r
 	return render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
 }

@@ -217,3 +217,54 @@ func TestAdminIntegrationsNoScript(t *testing.T) {
 		t.Errorf("discover on starter: %d", p.status)
 	}
 }
+
+// The calendar, payments and phone cards say what is connected, and only
+// for their own tenant.
+func TestAdminIntegrationsConnectorCards(t *testing.T) {
+	t.Parallel()
+	b := setupLoopback(t)
+	ten := b.ownedTenant(t, "scale")
+	other := b.ownedTenant(t, "starter")
+	sc := b.newAdminClient(t)
+	sc.signIn(ten)
+	state := func(p adminPage, card string) string { return strings.Join(strings.Fields(p.text(card+" .integration-state")), " ") }
+
+	p := sc.get("/admin/integrations")
+	for card, want := range map[string]string{"#integration-calendar": "Not set up", "#integration-payments": "Not set up", "#integration-voice": "Off"} {
+		if got := state(p, card); got != want {
+			t.Errorf("%s before: %q, want %q", card, got, want)
+		}
+	}
+
+	b.exec(t, `INSERT INTO calendar_connectors (tenant_id, server_url, username, password, calendar_url, calendar_name)
+		VALUES ($1, 'https://dav.example.com/remote.php/dav', 'ada', '\x00', 'https://dav.example.com/cal/work/', 'Work')`, ten.ID)
+	b.exec(t, `INSERT INTO payment_connectors (tenant_id, secret_key, key_mode, key_type, key_last4) VALUES ($1, '\x00', 'test', 'secret', '4242')`, ten.ID)
+	b.exec(t, `UPDATE tenants SET voice_enabled = true, voice_phone_number = '+14155550123' WHERE id = $1`, ten.ID)
+	p = sc.get("/admin/integrations")
+	for card, want := range map[string]string{
+		"#integration-calendar": "Connected Work on dav.example.com",
+		"#integration-payments": "Test mode Payment links are Stripe test links: no money moves.",
+		"#integration-voice":    "On Callers reach the assistant at +14155550123.",
+	} {
+		if got := state(p, card); got != want {
+			t.Errorf("%s connected: %q, want %q", card, got, want)
+		}
+	}
+	if strings.Contains(p.body, "4242") {
+		t.Error("the key's last digits are shown on the index")
+	}
+	b.exec(t, `UPDATE payment_connectors SET is_active = false, key_mode = 'live' WHERE tenant_id = $1`, ten.ID)
+	if got := state(sc.get("/admin/integrations"), "#integration-payments"); !strings.HasPrefix(got, "Paused") {
+		t.Errorf("paused payments: %q", got)
+	}
+
+	sc2 := b.newAdminClient(t)
+	sc2.signIn(other)
+	p = sc2.get("/admin/integrations")
+	for card, want := range map[string]string{"#integration-calendar": "Not set up", "#integration-payments": "Not set up",
+		"#integration-voice": "Scale plan Not included in the starter plan."} {
+		if got := state(p, card); got != want {
+			t.Errorf("other tenant %s: %q, want %q", card, got, want)
+		}
+	}
+}
