@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/parley/parley"
+import (
+	"slices"
+
+	"github.com/parley/parley"
+)
 
 // TurnTools is what the enrichment chain assembles before each answer: the
 // tools the model is offered for this turn.
@@ -35,6 +39,9 @@ type EnrichFacts struct {
 	// Challenge is the context webhook's challenge, for a visitor not
 	// verified yet.
 	Challenge *Challenge
+	// Channel is the conversation's (parley.ChannelWeb, parley.ChannelVoice...):
+	// enrichChannel keeps to the tools the channel can use.
+	Channel string
 }
 
 // EnrichStep is one named step of the chain.
@@ -46,16 +53,43 @@ type EnrichStep struct {
 // EnrichmentChain is the spec's chain of steps run before each answer, in
 // the spec's order, holding the steps this service has: dbTools,
 // enrichProducts, enrichCorpus, enrichOTP, then enrichChallenge (the
-// context webhook's second factor, which the spec's list leaves out). The
-// connector steps take their places when the connectors exist:
-// enrichCalendar, the payment step and enrichMCP between dbTools and
-// enrichProducts.
+// context webhook's second factor, which the spec's list leaves out), and
+// last enrichChannel, which keeps to what the conversation's channel can
+// use whatever the steps before it added. The connector steps take their
+// places when the connectors exist: enrichCalendar, the payment step and
+// enrichMCP between dbTools and enrichProducts.
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
 	{Name: "enrichProducts", Apply: enrichProducts},
 	{Name: "enrichCorpus", Apply: enrichCorpus},
 	{Name: "enrichOTP", Apply: enrichOTP},
 	{Name: "enrichChallenge", Apply: enrichChallenge},
+	{Name: "enrichChannel", Apply: enrichChannel},
+}
+
+// VoiceToolTypes are the only tool types a voice call is offered (spec,
+// Voice): never COLLECT_PAYMENT, nor any other. CHECK_AVAILABILITY is the
+// calendar connector's.
+var VoiceToolTypes = []string{ToolSubmitForm, ToolBookMeeting, "CHECK_AVAILABILITY", ToolEscalateToHuman}
+
+// enrichChannel keeps, on a voice call, the tools of VoiceToolTypes only,
+// and drops the verification tools: a caller has no inbox to read a code
+// from, and no context webhook vouches for a phone call. The knowledge
+// base's explore_corpus stays: voice answers from the same corpus as chat.
+func enrichChannel(tt *TurnTools, f EnrichFacts) {
+	if f.Channel != parley.ChannelVoice {
+		return
+	}
+	kept := tt.Tools[:0:0]
+	for _, t := range tt.Tools {
+		if !slices.Contains(VoiceToolTypes, t.Type) {
+			tt.Skipped = append(tt.Skipped, t.Name+": "+t.Type+" is not offered on a voice call")
+			continue
+		}
+		kept = append(kept, t)
+	}
+	tt.Tools = kept
+	tt.OTP, tt.Challenge = false, nil
 }
 
 // Enrich runs the chain over the tenant's tools.
