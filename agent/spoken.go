@@ -37,9 +37,9 @@ func SpokenText(text, locale string) string {
 }
 
 // Speaker renders a streamed reply piece by piece: Write takes the model's
-// next text and returns what can be spoken now, whole sentences rendered
-// with SpokenText (so that a number or a date is never cut between two
-// pieces); Flush returns the rest at the end.
+// next text and returns what can be spoken now, whole sentences or clauses
+// rendered with SpokenText (so that a number or a date is never cut between
+// two pieces); Flush returns the rest at the end.
 type Speaker struct {
 	locale string
 	buf    strings.Builder
@@ -52,8 +52,8 @@ func NewSpeaker(locale string) *Speaker { return &Speaker{locale: locale} }
 // it is cut at a space.
 const spokenPieceMax = 240
 
-// Write adds delta and returns the sentences it completed, rendered; ""
-// while none is complete.
+// Write adds delta and returns the sentences or clauses it completed,
+// rendered; "" while none is complete.
 func (sp *Speaker) Write(delta string) string {
 	sp.buf.WriteString(delta)
 	s := sp.buf.String()
@@ -83,25 +83,31 @@ func (sp *Speaker) render(piece string) string {
 	return out
 }
 
-// spokenCut is the end of the last whole sentence of s (its punctuation and
-// the space after it), or of a line; failing that, for a long s, its last
-// space; else 0.
+// spokenCut is the end of the last whole sentence or clause of s (its
+// punctuation and the space after it: . ! ? ; : , or …), or of a line,
+// outside brackets (a markdown link is never cut); failing that, for a long
+// s, its last space; else 0. A clause is enough: the voice starts on the
+// first words while the model writes the rest, and a number, a time or a
+// price is written without a space after a comma or colon inside it.
 func spokenCut(s string) int {
-	for i := len(s) - 1; i > 0; i-- {
-		if s[i] == '\n' {
-			return i + 1
-		}
-		if (s[i] == ' ' || s[i] == '\t') && strings.ContainsRune(".!?;…", rune(s[i-1])) {
-			return i + 1
-		}
-		if s[i] == ' ' && i >= 2 && strings.HasSuffix(s[:i], "…") {
-			return i + 1
+	cut, depth := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '[' || c == '(':
+			depth++
+		case (c == ']' || c == ')') && depth > 0:
+			depth--
+		case c == '\n':
+			cut, depth = i+1, 0
+		case (c == ' ' || c == '\t') && depth == 0 && i > 0 &&
+			(strings.IndexByte(".!?;:,", s[i-1]) >= 0 || strings.HasSuffix(s[:i], "…")):
+			cut = i + 1
 		}
 	}
-	if len(s) > spokenPieceMax {
+	if cut == 0 && len(s) > spokenPieceMax {
 		return strings.LastIndexByte(s, ' ') + 1
 	}
-	return 0
+	return cut
 }
 
 func spokenLanguage(locale string) string {

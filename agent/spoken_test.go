@@ -69,7 +69,9 @@ func TestSpeakerStream(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ locale, text string }{
 		{"en", "Hello! **Tuesday** 2026-11-24 at 9:30 am is free. It costs $1,250.50 in total.\n- Call +1 415 555 0100\n- Or come by"},
+		{"en", "See [our page, with the hours](https://example.com/a, b) or call (415) 555-0100, then: come on 11/03/2026, at 2:30 pm."},
 		{"fr", "Bonjour ! Mardi 24/11/2026 à 14h30, c'est libre. Cela coûte 1 250,50 € au total.\n- Appelez le 06 12 34 56 78"},
+		{"fr", "Le prix : 12,50 €, soit 3,5 % de moins… Venez au 12 bd Haussmann, 75009 Paris."},
 	} {
 		sp := NewSpeaker(tc.locale)
 		var out strings.Builder
@@ -96,5 +98,16 @@ func TestSpeakerStream(t *testing.T) {
 	}
 	if got := NewSpeaker("en").Write("Just three words"); got != "" {
 		t.Errorf("an unfinished sentence was spoken: %q", got)
+	}
+	// A clause is spoken as soon as it is complete.
+	sp := NewSpeaker("en")
+	if got := sp.Write("Hello, "); got != "Hello, " {
+		t.Errorf("first clause: %q", got)
+	}
+	if got := sp.Write("it costs $12,"); got != "" {
+		t.Errorf("a comma inside a number cut it: %q", got)
+	}
+	if got := sp.Write("500 today."); got != "" || sp.Flush() != "it costs twelve thousand five hundred dollars today." {
+		t.Errorf("the price was cut")
 	}
 }

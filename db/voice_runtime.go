@@ -24,19 +24,33 @@ type VoiceRuntime struct {
 	SealedSecret []byte
 }
 
-// VoiceRuntime reads the tenant's voice settings.
-func (d *DB) VoiceRuntime(ctx context.Context, tenantID string) (VoiceRuntime, error) {
+// VoiceRuntimeBySlug reads the tenant with that slug and its voice
+// settings, in one round trip (every request of the orchestrator starts
+// with it).
+func (d *DB) VoiceRuntimeBySlug(ctx context.Context, slug string) (parley.Tenant, VoiceRuntime, error) {
 	var v VoiceRuntime
-	var config []byte
-	err := d.pool.QueryRow(ctx, `SELECT voice_enabled, voice_assistant_id, voice_phone_number, voice_config, voice_secret
-		FROM tenants WHERE id = $1`, tenantID).Scan(&v.Enabled, &v.AssistantID, &v.PhoneNumber, &config, &v.SealedSecret)
+	if !storable(slug) {
+		return parley.Tenant{}, v, parley.Errorf(parley.KindNotFound, "Tenant not found")
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
+	batch.Queue(`SELECT voice_enabled, voice_assistant_id, voice_phone_number, voice_config, voice_secret
+		FROM tenants WHERE slug = $1`, slug)
+	br := d.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, _ := br.Query()
+	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return v, notFound(err, "Tenant")
+		return t, v, notFound(err, "Tenant")
+	}
+	var config []byte
+	if err := br.QueryRow().Scan(&v.Enabled, &v.AssistantID, &v.PhoneNumber, &config, &v.SealedSecret); err != nil {
+		return t, v, notFound(err, "Tenant") // deleted between the two reads
 	}
 	if err := json.Unmarshal(config, &v.Config); err != nil {
-		return v, fmt.Errorf("decoding voice_config: %w", err)
+		return t, v, fmt.Errorf("decoding voice_config: %w", err)
 	}
-	return v, nil
+	return t, v, br.Close()
 }
 
 // VoiceCall is a call's row: the orchestrator's call id, the conversation
@@ -48,23 +62,39 @@ type VoiceCall struct {
 	Status         string
 }
 
-// voiceCallUpsert inserts the call's row unless it exists; $1 tenant,
-// $2 call id, $3 caller number (may be NULL). It returns the row.
+// voiceCallUpsert inserts the call's row unless it exists, then updates it
+// with the SET list that follows; $1 tenant, $2 call id, $3 caller number
+// (may be NULL).
 const voiceCallUpsert = `INSERT INTO voice_calls (tenant_id, call_id, caller_number) VALUES ($1, $2, $3)
 	ON CONFLICT ON CONSTRAINT voice_calls_call DO UPDATE
 	SET caller_number = COALESCE(voice_calls.caller_number, EXCLUDED.caller_number), updated_at = now()`
 
 // OpenVoiceCall returns the row of the tenant's call callID, creating it on
-// the call's first request. Call ids are the tenant's own: another tenant's
-// call with the same id is another row.
+// the call's first request; the later turns of a call only read it. Call
+// ids are the tenant's own: another tenant's call with the same id is
+// another row.
 func (d *DB) OpenVoiceCall(ctx context.Context, tenantID, callID string, callerNumber *string) (VoiceCall, error) {
 	c := VoiceCall{CallID: callID}
-	err := d.pool.QueryRow(ctx, voiceCallUpsert+` RETURNING id, conversation_id, status`,
-		tenantID, storableKey(callID), callerNumber).Scan(&c.ID, &c.ConversationID, &c.Status)
-	if err != nil {
-		return c, fmt.Errorf("opening voice call: %w", err)
+	callID = storableKey(callID)
+	// Two first requests of a call at once: the one whose insert lost finds
+	// nothing in its snapshot, and reads the winner's row on the second round.
+	for range 2 {
+		err := d.pool.QueryRow(ctx, `WITH found AS (
+				SELECT id, conversation_id, status FROM voice_calls WHERE tenant_id = $1 AND call_id = $2),
+			created AS (
+				INSERT INTO voice_calls (tenant_id, call_id, caller_number) SELECT $1, $2, $3
+				WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT DO NOTHING RETURNING id, conversation_id, status)
+			SELECT * FROM found UNION ALL SELECT * FROM created`,
+			tenantID, callID, callerNumber).Scan(&c.ID, &c.ConversationID, &c.Status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return c, fmt.Errorf("opening voice call: %w", err)
+		}
+		return c, nil
 	}
-	return c, nil
+	return c, errors.New("opening voice call: its row was neither found nor created")
 }
 
 // LinkVoiceCall records the conversation of the call's turns.

@@ -35,16 +35,11 @@ var errVoiceDisabled = &parley.Error{Kind: parley.KindForbidden, Code: "VOICE_DI
 // has voice (402 PLAN_REQUIRED), voice is enabled (403 VOICE_DISABLED). The
 // secret is checked before anything else is said about the tenant.
 func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, db.VoiceRuntime, error) {
-	ctx := c.Request().Context()
-	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
-	if err != nil {
-		return t, db.VoiceRuntime{}, err
-	}
-	SetTenant(c, t)
-	v, err := h.DB.VoiceRuntime(ctx, t.ID)
+	t, v, err := h.DB.VoiceRuntimeBySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
 		return t, v, err
 	}
+	SetTenant(c, t)
 	if !h.voiceSecretMatches(c, v.SealedSecret) {
 		return t, v, errVoiceSecret
 	}
