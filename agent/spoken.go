@@ -24,14 +24,14 @@ func SpokenText(text, locale string) string {
 	if lang == "" {
 		return s
 	}
+	digits := strings.ContainsAny(s, "0123456789")
 	for _, rule := range spokenRules {
-		s = rule.re.ReplaceAllStringFunc(s, func(m string) string {
-			out, ok := rule.fn(lang, rule.re.FindStringSubmatch(m))
-			if !ok {
-				return m
-			}
-			return out
-		})
+		if !digits && !rule.words || rule.marks != "" && !strings.ContainsAny(s, rule.marks) {
+			continue // most clauses hold no number: their rules have nothing to match
+		}
+		if out := replaceSubmatches(rule, lang, s); out != s {
+			s, digits = out, strings.ContainsAny(out, "0123456789")
+		}
 	}
 	return strings.ReplaceAll(s, ".m..", ".m.") // a time that ended the sentence
 }
@@ -132,7 +132,6 @@ var (
 	mdEmphasis = regexp.MustCompile(`\*+|~~|` + "`+")
 	mdUnder    = regexp.MustCompile(`(^|[\s(])_+|_+($|[\s).,!?;:])`)
 	bareURL    = regexp.MustCompile(`https?://(?:www\.)?`)
-	spaces     = regexp.MustCompile(`[ \t]+`)
 	emojiRun   = regexp.MustCompile(`[ \t]*\x00+`)
 )
 
@@ -141,18 +140,30 @@ func spokenClean(text string) string {
 	ended := strings.HasSuffix(strings.TrimRight(text, " \t"), "\n")
 	var lines []string
 	for line := range strings.SplitSeq(text, "\n") {
-		if mdRule.MatchString(line) {
+		// Each pattern runs only when its mark is in the line: most clauses
+		// are plain text.
+		if strings.ContainsAny(line, "-*_") && mdRule.MatchString(line) {
 			continue
 		}
-		line = mdHeading.ReplaceAllString(line, "")
-		line = mdQuote.ReplaceAllString(line, "")
-		line = mdBullet.ReplaceAllString(line, "")
-		line = mdImage.ReplaceAllString(line, "$1")
-		line = mdLink.ReplaceAllString(line, "$1")
-		line = bareURL.ReplaceAllString(line, "")
-		line = mdEmphasis.ReplaceAllString(line, "")
-		line = mdUnder.ReplaceAllString(mdUnder.ReplaceAllString(line, "$1$2"), "$1$2") // twice: matches share their spaces
-		if strings.Contains(line, "|") {                                                // a table row: its cells, one after the other
+		if strings.ContainsAny(line, "#>-*+•0123456789") {
+			line = mdHeading.ReplaceAllString(line, "")
+			line = mdQuote.ReplaceAllString(line, "")
+			line = mdBullet.ReplaceAllString(line, "")
+		}
+		if strings.Contains(line, "](") {
+			line = mdImage.ReplaceAllString(line, "$1")
+			line = mdLink.ReplaceAllString(line, "$1")
+		}
+		if strings.Contains(line, "://") {
+			line = bareURL.ReplaceAllString(line, "")
+		}
+		if strings.ContainsAny(line, "*~`") {
+			line = mdEmphasis.ReplaceAllString(line, "")
+		}
+		if strings.Contains(line, "_") {
+			line = mdUnder.ReplaceAllString(mdUnder.ReplaceAllString(line, "$1$2"), "$1$2") // twice: matches share their spaces
+		}
+		if strings.Contains(line, "|") { // a table row: its cells, one after the other
 			cells := strings.FieldsFunc(line, func(r rune) bool { return r == '|' })
 			var kept []string
 			for _, c := range cells {
@@ -162,14 +173,15 @@ func spokenClean(text string) string {
 			}
 			line = strings.Join(kept, ", ")
 		}
-		line = emojiRun.ReplaceAllString(strings.Map(func(r rune) rune {
-			if isEmoji(r) {
-				return 0
-			}
-			return r
-		}, line), "") // an emoji goes with the spaces before it: "free 🎉." is "free."
-
-		line = strings.TrimSpace(spaces.ReplaceAllString(line, " "))
+		if strings.IndexFunc(line, isEmoji) >= 0 {
+			line = emojiRun.ReplaceAllString(strings.Map(func(r rune) rune {
+				if isEmoji(r) {
+					return 0
+				}
+				return r
+			}, line), "") // an emoji goes with the spaces before it: "free 🎉." is "free."
+		}
+		line = strings.Join(strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' }), " ")
 		if line == "" {
 			continue
 		}
@@ -205,29 +217,62 @@ func isEmoji(r rune) bool {
 	return false
 }
 
+// replaceSubmatches rewrites s's matches of the rule's expression with its
+// function, matching once.
+func replaceSubmatches(rule spokenRule, lang, s string) string {
+	all := rule.re.FindAllStringSubmatchIndex(s, -1)
+	if all == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range all {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = s[loc[2*i]:loc[2*i+1]]
+			}
+		}
+		out, ok := rule.fn(lang, m)
+		if !ok {
+			out = m[0]
+		}
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(out)
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
 // spokenRule rewrites each match of re; fn gets the submatches and says
-// whether it rewrote (false leaves the match as written).
+// whether it rewrote (false leaves the match as written). A rule matches
+// digits unless words says it matches words alone; one with marks matches
+// only text holding one of them. Both only spare the regular expression a
+// text it cannot match.
 type spokenRule struct {
-	re *regexp.Regexp
-	fn func(lang string, m []string) (string, bool)
+	re    *regexp.Regexp
+	fn    func(lang string, m []string) (string, bool)
+	words bool
+	marks string
 }
 
 // spokenRules run in order: a rule's words are not seen as digits by the
 // next ones.
 var spokenRules = []spokenRule{
-	{regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`), spokenISODate},
-	{regexp.MustCompile(`\b(\d{1,2})/(\d{1,2})/(\d{4})\b`), spokenSlashDate},
-	{regexp.MustCompile(`(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}|\(\d{3}\) ?\d{3}[ .-]\d{4}\b|\b\d{3}[ .-]\d{3}[ .-]\d{4}\b|\b0\d(?:[ .-]?\d{2}){4}\b)`), spokenPhone},
-	{regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s|$|[,;!?])`), spokenTime12},
-	{regexp.MustCompile(`\b(\d{1,2}):(\d{2})\b`), spokenTime24},
-	{regexp.MustCompile(`\b(\d{1,2}) ?h(?: ?(\d{2}))?\b`), spokenTimeH},
-	{regexp.MustCompile(`([$€£])\s?(` + spokenAmount + `)`), spokenPriceBefore},
-	{regexp.MustCompile(`(?i)\b(` + spokenAmount + `)\s?(€|\$|£|eur\b|euros?\b|usd\b|dollars?\b|gbp\b)`), spokenPriceAfter},
-	{regexp.MustCompile(`(\d+(?:[.,]\d+)?)\s?%`), spokenPercent},
-	{regexp.MustCompile(`\b(\d+)(st|nd|rd|th|er|re|e|ème|eme)\b`), spokenOrdinal},
-	{regexp.MustCompile(`\b([A-Z][a-zé]+ )(St|Ave|Rd|Blvd|Ln|Sq)\b`), spokenStreet},
-	{regexp.MustCompile(`(?i)\b(bd|boul|av|pl)\.? ([A-Za-zÀ-ÿ])`), spokenRue},
-	{regexp.MustCompile(`\b\d{1,3}(?:[,\x{00A0}\x{202F} ]\d{3})+(?:[.,]\d+)?\b|\b\d+(?:[.,]\d+)?\b`), spokenNumber},
+	{regexp.MustCompile(`\b(\d{4})-(\d{2})-(\d{2})\b`), spokenISODate, false, "-"},
+	{regexp.MustCompile(`\b(\d{1,2})/(\d{1,2})/(\d{4})\b`), spokenSlashDate, false, "/"},
+	{regexp.MustCompile(`(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,6}|\(\d{3}\) ?\d{3}[ .-]\d{4}\b|\b\d{3}[ .-]\d{3}[ .-]\d{4}\b|\b0\d(?:[ .-]?\d{2}){4}\b)`), spokenPhone, false, ""},
+	{regexp.MustCompile(`(?i)\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?m\.?(?:\s|$|[,;!?])`), spokenTime12, false, "aApP"},
+	{regexp.MustCompile(`\b(\d{1,2}):(\d{2})\b`), spokenTime24, false, ":"},
+	{regexp.MustCompile(`\b(\d{1,2}) ?h(?: ?(\d{2}))?\b`), spokenTimeH, false, "h"},
+	{regexp.MustCompile(`([$€£])\s?(` + spokenAmount + `)`), spokenPriceBefore, false, "$€£"},
+	{regexp.MustCompile(`(?i)\b(` + spokenAmount + `)\s?(€|\$|£|eur\b|euros?\b|usd\b|dollars?\b|gbp\b)`), spokenPriceAfter, false, "€$£eEuUdDgG"},
+	{regexp.MustCompile(`(\d+(?:[.,]\d+)?)\s?%`), spokenPercent, false, "%"},
+	{regexp.MustCompile(`\b(\d+)(st|nd|rd|th|er|re|e|ème|eme)\b`), spokenOrdinal, false, ""},
+	{regexp.MustCompile(`\b([A-Z][a-zé]+ )(St|Ave|Rd|Blvd|Ln|Sq)\b`), spokenStreet, true, "SARBL"},
+	{regexp.MustCompile(`(?i)\b(bd|boul|av|pl)\.? ([A-Za-zÀ-ÿ])`), spokenRue, true, ""},
+	{regexp.MustCompile(`\b\d{1,3}(?:[,\x{00A0}\x{202F} ]\d{3})+(?:[.,]\d+)?\b|\b\d+(?:[.,]\d+)?\b`), spokenNumber, false, ""},
 }
 
 // spokenAmount is a written amount: 1,200.50, 1 200,50, 12, 12.5.

@@ -111,3 +111,21 @@ func TestSpeakerStream(t *testing.T) {
 		t.Errorf("the price was cut")
 	}
 }
+
+// BenchmarkSpokenText renders a typical spoken sentence (what the voice
+// channel adds to each piece of a reply).
+//
+//	go test -run '^$' -bench BenchmarkSpokenText -benchmem ./agent/
+func BenchmarkSpokenText(b *testing.B) {
+	for _, tc := range []struct{ locale, text string }{
+		{"en", "Yes, **Tuesday** 2026-11-24 at 9:30 am is free, and the visit costs $80.50 in total. "},
+		{"fr", "Oui, mardi 24/11/2026 à 14h30, c'est libre ; la visite coûte 80,50 € au total. "},
+		{"en-words", "Of course, someone can come by and have a look at it for you. "},
+	} {
+		b.Run(tc.locale, func(b *testing.B) {
+			for b.Loop() {
+				SpokenText(tc.text, tc.locale[:2])
+			}
+		})
+	}
+}

@@ -121,7 +121,9 @@ func withCall(ev map[string]any, callID string) map[string]any {
 	return ev
 }
 
-func voiceBearer(secret string) map[string]string { return map[string]string{"Authorization": "Bearer " + secret} }
+func voiceBearer(secret string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + secret}
+}
 
 const voiceConfigEN = `{"language": "en-US", "firstMessage": "Hello, Acme Plumbing, how can I help?", "voiceId": "voice-1",
 	"endCallPhrases": ["goodbye"], "maxCallDuration": 600}`
