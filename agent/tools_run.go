@@ -12,7 +12,7 @@ import (
 // (the enrichment chain, so a voice call gets the voice tool set), bound to
 // in's tenant and segment and to the conversation conversationID ("" when
 // the call has none yet). The caller stores what the executions produced
-// (SubmissionOf).
+// (ToolRunOf).
 func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []ToolCall) ([]Execution, error) {
 	in.logger(e)
 	tools, err := e.Store.ListTools(ctx, in.Tenant.ID)
@@ -32,14 +32,13 @@ func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID str
 	return out, nil
 }
 
-// SubmissionOf is the submission an execution produced, as a turn of
-// channel stores it (nil when it produced none): conversationID may be nil.
-func SubmissionOf(ex Execution, tenantID, channel string, conversationID *string) (*parley.NewSubmission, error) {
+// ToolRunOf is an execution as a turn of channel stores it: the tool
+// history's entry and the submission it produced, if any (its TenantID and
+// ConversationID are left to the caller).
+func ToolRunOf(ex Execution, channel string) (parley.ToolRun, error) {
 	run, err := toolRun(ex)
-	if err != nil || run.Submission == nil {
-		return nil, err
+	if err == nil && run.Submission != nil {
+		run.Submission.Channel = channel
 	}
-	s := run.Submission
-	s.TenantID, s.Channel, s.ConversationID = tenantID, channel, conversationID
-	return s, nil
+	return run, err
 }

@@ -121,6 +121,32 @@ func (d *DB) SetVoiceCallStatus(ctx context.Context, tenantID, callID, status st
 	return nil
 }
 
+// SaveVoiceToolRuns stores, in one transaction, the tool runs of a voice
+// call's tool-calls event: their submissions (with their submission.created
+// events and deliveries) and, when the call has a conversation, its tool
+// history and, after an escalation, its ESCALATED status.
+func (d *DB) SaveVoiceToolRuns(ctx context.Context, tenantID string, conversationID *string, runs []parley.ToolRun, escalated bool) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
+		for _, r := range runs {
+			if conversationID != nil {
+				if err := appendToolHistory(ctx, tx, tenantID, *conversationID, r.Call); err != nil {
+					return err
+				}
+			}
+			if s := r.Submission; s != nil {
+				s.TenantID, s.ConversationID = tenantID, conversationID
+				if _, _, err := d.createSubmissionInTx(ctx, tx, *s, nil); err != nil {
+					return err
+				}
+			}
+		}
+		if escalated && conversationID != nil {
+			return setConversationStatus(ctx, tx, tenantID, *conversationID, parley.StatusEscalated)
+		}
+		return nil
+	})
+}
+
 // VoiceCallReport is what the end-of-call report says of a call.
 type VoiceCallReport struct {
 	EndedReason     *string

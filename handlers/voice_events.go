@@ -244,7 +244,8 @@ func (h *Handler) voiceAssistant(t parley.Tenant, v db.VoiceRuntime) map[string]
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set
 // and answers {results: [{name, toolCallId, result}]}, each result the
 // tool's outcome as the model is told it (a JSON string). Submissions are
-// stored with channel voice, on the call's conversation when it has one.
+// stored with channel voice, on the call's conversation when it has one,
+// which also gets the tool history (and the escalation) as a turn would.
 func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string, ev voiceEvent) error {
 	ctx := c.Request().Context()
 	calls := ev.ToolCallList
@@ -287,17 +288,17 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string,
 		return err
 	}
 	results := make([]map[string]string, len(execs))
+	runs := make([]parley.ToolRun, len(execs))
+	escalated := false
 	for i, ex := range execs {
-		sub, err := agent.SubmissionOf(ex, t.ID, parley.ChannelVoice, convID)
-		if err != nil {
+		if runs[i], err = agent.ToolRunOf(ex, parley.ChannelVoice); err != nil {
 			return err
 		}
-		if sub != nil {
-			if _, _, err := h.DB.CreateSubmission(ctx, *sub, nil); err != nil {
-				return err
-			}
-		}
+		escalated = escalated || ex.Escalated
 		results[i] = map[string]string{"name": run[i].Name, "toolCallId": run[i].ID, "result": ex.ToolMessage()}
+	}
+	if err := h.DB.SaveVoiceToolRuns(ctx, t.ID, convID, runs, escalated); err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"results": results})
 }

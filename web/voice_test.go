@@ -365,6 +365,7 @@ func TestVoiceEvents(t *testing.T) {
 			map[string]any{"name": "problem", "label": "Problem", "type": "text"}}}},
 		{"name": "Quote", "description": "Price a job", "type": "GENERATE_QUOTE", "config": map[string]any{"currency": "EUR", "items": []any{
 			map[string]any{"name": "Visit", "unitPrice": 80}}}},
+		{"name": "Human", "description": "Hand over", "type": "ESCALATE_TO_HUMAN", "config": map[string]any{}},
 	} {
 		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, tool); st != 201 {
 			t.Fatalf("tool: %d %v", st, body)
@@ -417,6 +418,33 @@ func TestVoiceEvents(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'submission.created'`, ten.ID); n != 3 {
 		t.Errorf("submission.created events: %d", n)
+	}
+
+	// A call with a conversation (one custom LLM turn, answered here by the
+	// local provider): the event's tool runs go into its tool history, and
+	// an escalation escalates it.
+	if r := b.voicePost(t, "/voice/"+ten.Slug+"/chat", auth, map[string]any{"call": map[string]any{"id": "call-ev-2"},
+		"messages": []any{map[string]any{"role": "user", "content": "Hello"}}}); r.status != 200 || r.body["object"] != "chat.completion" {
+		t.Fatalf("turn: %d %v", r.status, r.body)
+	}
+	r = b.voicePost(t, path, auth, map[string]any{"message": map[string]any{"type": "tool-calls", "call": map[string]any{"id": "call-ev-2"},
+		"toolCallList": []any{
+			map[string]any{"id": "t4", "name": "submit_form", "parameters": map[string]any{"name": "Marc"}},
+			map[string]any{"id": "t5", "name": "human", "parameters": map[string]any{"reason": "wants a person"}},
+		}}})
+	if _, _, out := result(r, 1); out["success"] != true {
+		t.Errorf("escalation: %v", out)
+	}
+	var convID, status string
+	var toolCalls int
+	if err := b.db.Pool().QueryRow(context.Background(), `SELECT c.id, c.status, c.tool_calls_count FROM voice_calls v
+		JOIN conversations c ON c.id = v.conversation_id WHERE v.tenant_id = $1 AND v.call_id = 'call-ev-2'`, ten.ID).Scan(&convID, &status, &toolCalls); err != nil ||
+		status != "ESCALATED" || toolCalls != 2 {
+		t.Errorf("the call's conversation after its tool calls: %s %d %v", status, toolCalls, err)
+	}
+	// The form and the escalation, each a submission of channel voice.
+	if n := b.count(t, `SELECT count(*) FROM submissions WHERE conversation_id = $1 AND channel = 'voice'`, convID); n != 2 {
+		t.Errorf("submissions on the call's conversation: %d", n)
 	}
 
 	// status-update.
@@ -484,6 +512,8 @@ func TestVoiceRefusals(t *testing.T) {
 		{"empty messages", chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": []any{}}, 400, "", "messages"},
 		{"no messages", chat(ten.Slug), voiceBearer(secret), map[string]any{"stream": true}, 400, "", "messages"},
 		{"no user message", chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": []any{map[string]any{"role": "system", "content": "x"}}}, 400, "", "messages"},
+		{"image only", chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}}}}}}, 400, "", "messages"},
 		{"blank user message", chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": []any{map[string]any{"role": "user", "content": "  "}}}, 400, "", "messages"},
 		{"messages not an array", chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": "hi"}, 400, "", "messages"},
 		{"stream not a boolean", chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": ok["messages"], "stream": "yes"}, 400, "", "stream"},
@@ -535,6 +565,30 @@ func TestVoiceRefusals(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT count(*) FROM voice_calls WHERE tenant_id = $1 AND call_id = 'c-1' AND summary IS NULL`, ten.ID); n != 1 {
 		t.Errorf("another tenant's report reached this tenant's call")
+	}
+}
+
+// TestVoiceCallRowRace: the first requests of a call arriving at once
+// (the orchestrator's assistant-request and a retry, say) find one row.
+func TestVoiceCallRowRace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten := b.newTenant(t, "scale")
+	ids := make(chan string, 8)
+	for range 8 {
+		go func() {
+			c, err := b.db.OpenVoiceCall(context.Background(), ten.ID, "race-call", nil)
+			if err != nil {
+				t.Error(err)
+			}
+			ids <- c.ID
+		}()
+	}
+	first := <-ids
+	for range 7 {
+		if id := <-ids; id != first || id == "" {
+			t.Errorf("rows %q and %q for one call", first, id)
+		}
 	}
 }
 
