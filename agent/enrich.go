@@ -76,6 +76,8 @@ var VoiceToolTypes = []string{ToolSubmitForm, ToolBookMeeting, "CHECK_AVAILABILI
 // and drops the verification tools: a caller has no inbox to read a code
 // from, and no context webhook vouches for a phone call. The knowledge
 // base's explore_corpus stays: voice answers from the same corpus as chat.
+// It filters TurnTools.Tools: a step that offers a tool some other way (a
+// flag of TurnTools) must leave it off when f.Channel is voice.
 func enrichChannel(tt *TurnTools, f EnrichFacts) {
 	if f.Channel != parley.ChannelVoice {
 		return
