@@ -131,6 +131,12 @@ type TurnInput struct {
 	// ExtraTools are offered besides the tenant's and the synthetic tools:
 	// the management tools an admin token allows (X-Service-Admin-Token).
 	ExtraTools []ExtraTool
+	// History, when not nil, is the conversation so far as the channel
+	// holds it, given to the model before Message instead of the stored
+	// turns: a voice orchestrator sends the whole call with each turn,
+	// including what it said itself (the first message) and what the caller
+	// cut short.
+	History []parley.Turn
 	// Test is the owner trying their bot from the dashboard: the
 	// conversation is marked a test, the monthly limit neither refuses nor
 	// counts it, and the output lists the knowledge the prompt held.
@@ -315,7 +321,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	prompt := BuildPrompt(PromptInput{
 		Tenant: in.Tenant, Segment: in.Segment, Corpus: reads.corpus, HasSummaries: reads.hasSummaries,
 		Memory: reads.memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
-		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale,
+		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale, Channel: in.Channel,
 		Now: e.now(), Logger: in.logger(e),
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
@@ -336,6 +342,8 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	// The history is the turns read with the lease (none for a new
 	// conversation) and the message just stored.
 	switch {
+	case in.History != nil:
+		call.history = append(call.history, in.History...)
 	case t.created:
 	case t.lease.state.Conversation != nil:
 		call.history = append(call.history, t.lease.state.Turns...)

@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/parley/parley"
+import (
+	"slices"
+
+	"github.com/parley/parley"
+)
 
 // TurnTools is what the enrichment chain assembles before each answer: the
 // tools the model is offered for this turn.
@@ -67,7 +71,9 @@ type EnrichStep struct {
 // the spec's order, holding the steps this service has: dbTools,
 // enrichCalendar, enrichPayment, enrichMCP, enrichProducts, enrichCorpus,
 // enrichOTP, then enrichChallenge (the context webhook's second factor,
-// which the spec's list leaves out).
+// which the spec's list leaves out), and last enrichChannel, which keeps to
+// what the conversation's channel can use whatever the steps before it
+// added.
 var EnrichmentChain = []EnrichStep{
 	{Name: "dbTools", Apply: enrichDBTools},
 	{Name: "enrichCalendar", Apply: enrichCalendar},
@@ -77,6 +83,37 @@ var EnrichmentChain = []EnrichStep{
 	{Name: "enrichCorpus", Apply: enrichCorpus},
 	{Name: "enrichOTP", Apply: enrichOTP},
 	{Name: "enrichChallenge", Apply: enrichChallenge},
+	{Name: "enrichChannel", Apply: enrichChannel},
+}
+
+// VoiceToolTypes are the only tool types a voice call is offered (spec,
+// Voice): never COLLECT_PAYMENT, nor any other. CHECK_AVAILABILITY is the
+// calendar connector's.
+var VoiceToolTypes = []string{ToolSubmitForm, ToolBookMeeting, "CHECK_AVAILABILITY", ToolEscalateToHuman}
+
+// enrichChannel keeps, on a voice call, the tools of VoiceToolTypes only,
+// and drops the verification tools: a caller has no inbox to read a code
+// from, and no context webhook vouches for a phone call. The knowledge
+// base's explore_corpus stays: voice answers from the same corpus as chat.
+// It filters TurnTools.Tools: a step that offers a tool some other way (a
+// flag of TurnTools) must leave it off when f.Channel is voice.
+func enrichChannel(tt *TurnTools, f EnrichFacts) {
+	if f.Channel != parley.ChannelVoice {
+		return
+	}
+	kept := tt.Tools[:0:0]
+	for _, t := range tt.Tools {
+		if !slices.Contains(VoiceToolTypes, t.Type) {
+			tt.Skipped = append(tt.Skipped, t.Name+": "+t.Type+" is not offered on a voice call")
+			continue
+		}
+		kept = append(kept, t)
+	}
+	tt.Tools = kept
+	if tt.Payment || len(tt.MCP) > 0 {
+		tt.Skipped = append(tt.Skipped, "collect_payment and the MCP server's tools: not offered on a voice call")
+	}
+	tt.OTP, tt.Challenge, tt.Payment, tt.MCP = false, nil, false, nil
 }
 
 // Enrich runs the chain over the tenant's tools.

@@ -15,8 +15,8 @@ func TestEnrichmentChain(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	// The spec's order, with the steps this service has, and the context
-	// webhook's challenge last.
-	if want := []string{"dbTools", "enrichCalendar", "enrichPayment", "enrichMCP", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge"}; !slices.Equal(names, want) {
+	// webhook's challenge, and last the channel's filter.
+	if want := []string{"dbTools", "enrichCalendar", "enrichPayment", "enrichMCP", "enrichProducts", "enrichCorpus", "enrichOTP", "enrichChallenge", "enrichChannel"}; !slices.Equal(names, want) {
 		t.Fatalf("chain %v, want %v", names, want)
 	}
 
@@ -79,5 +79,40 @@ func TestEnrichPayment(t *testing.T) {
 		if got := Enrich(nil, tc.facts).Payment; got != tc.want {
 			t.Errorf("%+v: payment offered %v, want %v", tc.facts, got, tc.want)
 		}
+	}
+}
+
+// TestEnrichVoiceChannel: a voice call keeps SUBMIT_FORM, BOOK_MEETING,
+// CHECK_AVAILABILITY and ESCALATE_TO_HUMAN, whatever steps before it
+// added, and no verification tool; explore_corpus stays. Other channels
+// are left alone.
+func TestEnrichVoiceChannel(t *testing.T) {
+	t.Parallel()
+	tools := []parley.Tool{
+		{Name: "Form", Type: ToolSubmitForm, IsActive: true},
+		{Name: "Meeting", Type: ToolBookMeeting, IsActive: true},
+		{Name: "Slots", Type: "CHECK_AVAILABILITY", IsActive: true},
+		{Name: "Human", Type: ToolEscalateToHuman, IsActive: true},
+		{Name: "Pay", Type: "COLLECT_PAYMENT", IsActive: true},
+		{Name: "Quote", Type: ToolGenerateQuote, IsActive: true},
+		{Name: "Memory", Type: ToolRememberFact, IsActive: true},
+		{Name: "Catalog", Type: ToolRecommendProduct, IsActive: true},
+	}
+	facts := EnrichFacts{MemoryAllowed: true, HasProducts: true, HasSummaries: true, OTP: true, Challenge: &Challenge{Prompt: "x"},
+		Calendar: true, Payment: true, MCPTools: []MCPTool{{Name: "lookup_order"}}, MCPMaxTools: 5}
+	web := Enrich(tools, facts)
+	if len(web.Tools) != len(tools) || !web.OTP || web.Challenge == nil || !web.Payment || len(web.MCP) != 1 || !web.Calendar {
+		t.Errorf("web chat lost tools: %+v", web)
+	}
+	facts.Channel = parley.ChannelVoice
+	voice := Enrich(tools, facts)
+	var names []string
+	for _, tl := range voice.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "Form,Meeting,Slots,Human" || voice.OTP || voice.Challenge != nil || !voice.Explore || len(voice.Skipped) != 6 ||
+		voice.Payment || voice.MCP != nil || !voice.Calendar {
+		t.Errorf("voice: tools %q otp %v challenge %v explore %v payment %v mcp %v calendar %v skipped %q", got, voice.OTP, voice.Challenge, voice.Explore,
+			voice.Payment, voice.MCP, voice.Calendar, voice.Skipped)
 	}
 }

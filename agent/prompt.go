@@ -32,6 +32,7 @@ const (
 	SectionPage      = "page"      // the page the visitor is on
 	SectionDate      = "date"      // current date and time in the tenant's time zone
 	SectionLanguage  = "language"  // the reply language
+	SectionVoice     = "voice"     // how to speak on a phone call (voice channel only)
 )
 
 // Section caps, in characters (runes) of the section's items as rendered,
@@ -93,6 +94,9 @@ type PromptInput struct {
 	PageURL     string
 	// Locale is the visitor's locale (en, fr, fr-CA...); empty when unknown.
 	Locale string
+	// Channel is the conversation's; on parley.ChannelVoice the prompt ends
+	// with how to speak on the phone (SectionVoice).
+	Channel string
 	// Now is the current instant; zero means time.Now().
 	Now time.Time
 	// Logger receives a warning for each capped section; it names the tenant
@@ -191,6 +195,9 @@ func BuildPrompt(in PromptInput) Prompt {
 	}
 	b.add(SectionDate, "## Current date and time\n", promptDate(now, in.Tenant.Timezone, lang))
 	b.add(SectionLanguage, "## Language\n", promptReplyLanguage(lang))
+	if in.Channel == parley.ChannelVoice {
+		b.add(SectionVoice, "## Speaking on the phone\n", promptVoice)
+	}
 
 	p := Prompt{System: strings.Join(b.parts, "\n\n"), Sections: b.reports, ExploreCorpus: explore}
 	for tier, keeps := range kept {
@@ -575,6 +582,15 @@ func promptLanguage(locale string) string {
 	lang, _, _ := strings.Cut(strings.ReplaceAll(locale, "_", "-"), "-")
 	return strings.ToLower(lang)
 }
+
+// promptVoice is the voice channel's instruction: the reply is spoken by a
+// text-to-speech voice (SpokenText then puts what is left into words).
+const promptVoice = "You are on a phone call: your reply is read aloud by a synthetic voice. " +
+	"Answer in one to three short sentences, then let the caller speak. " +
+	"Write plain sentences only: no markdown, no lists, no headings, no links, no emojis. " +
+	"Write dates, times, prices, phone numbers and addresses the way you would say them aloud. " +
+	"Ask for one piece of information at a time, and read back a phone number or an email address before you use it. " +
+	"You cannot send or receive files, pictures or payments during the call."
 
 func promptReplyLanguage(lang string) string {
 	names := map[string]string{"en": "English", "fr": "French", "de": "German", "es": "Spanish",

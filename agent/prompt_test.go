@@ -620,3 +620,22 @@ func sectionOf(p Prompt, name string) SectionReport {
 	}
 	return SectionReport{}
 }
+
+// TestPromptVoice: a voice call's prompt ends with how to speak on the
+// phone; other channels' prompts do not have it.
+func TestPromptVoice(t *testing.T) {
+	t.Parallel()
+	in := PromptInput{Tenant: parley.Tenant{Name: "Acme", Slug: "acme"}, Locale: "fr-FR"}
+	web := BuildPrompt(in)
+	in.Channel = parley.ChannelVoice
+	voice := BuildPrompt(in)
+	if strings.Contains(web.System, "## Speaking on the phone") {
+		t.Errorf("web prompt has the voice section")
+	}
+	if !strings.HasSuffix(voice.System, "## Speaking on the phone\n"+promptVoice) || !strings.Contains(voice.System, "Reply in French") {
+		t.Errorf("voice prompt: %q", voice.System)
+	}
+	if last := voice.Sections[len(voice.Sections)-1]; last.Name != SectionVoice || last.Included != 1 {
+		t.Errorf("voice section report: %+v", last)
+	}
+}

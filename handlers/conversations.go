@@ -251,6 +251,25 @@ type conversationDetailJSON struct {
 	Metadata         conversationMetadataJSON  `json:"metadata"`
 	Messages         []conversationMessageJSON `json:"messages"`
 	ToolHistory      []parley.ToolCall         `json:"toolHistory"`
+	// VoiceCall is the call of a conversation of channel voice.
+	VoiceCall *voiceCallJSON `json:"voiceCall,omitempty"`
+}
+
+// voiceCallJSON is a voice conversation's call: the orchestrator's end-of-call
+// report and status updates. The recording's URL is not shown:
+// GET /voice/{slug}/recordings/{callId} serves the recording.
+type voiceCallJSON struct {
+	CallID          string     `json:"callId"`
+	Status          string     `json:"status"`
+	CallerNumber    *string    `json:"callerNumber"`
+	StartedAt       *time.Time `json:"startedAt"`
+	EndedAt         *time.Time `json:"endedAt"`
+	EndedReason     *string    `json:"endedReason"`
+	DurationSeconds *float64   `json:"durationSeconds"`
+	Cost            *float64   `json:"cost"`
+	Summary         *string    `json:"summary"`
+	Transcript      *string    `json:"transcript"`
+	HasRecording    bool       `json:"hasRecording"`
 }
 
 func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
@@ -274,11 +293,32 @@ func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
 }
 
 // ShowConversation answers GET /tenants/{slug}/conversations/{id}: the
-// conversation with its messages, tool history and metadata.
+// conversation with its messages, tool history and metadata, and for a
+// voice conversation its call.
 func (h *Handler) ShowConversation(c echo.Context) error {
-	d, err := h.DB.ConversationDetail(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	ctx := c.Request().Context()
+	d, err := h.DB.ConversationDetail(ctx, tenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newConversationDetailJSON(d))
+	out := newConversationDetailJSON(d)
+	if d.Conversation.Channel == parley.ChannelVoice {
+		v, err := h.DB.VoiceCallOfConversation(ctx, tenantFrom(c).ID, d.Conversation.ID)
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			utc := func(t *time.Time) *time.Time {
+				if t == nil {
+					return nil
+				}
+				u := t.UTC()
+				return &u
+			}
+			out.VoiceCall = &voiceCallJSON{CallID: v.CallID, Status: v.Status, CallerNumber: v.CallerNumber,
+				StartedAt: utc(v.StartedAt), EndedAt: utc(v.EndedAt), EndedReason: v.EndedReason,
+				DurationSeconds: v.DurationSeconds, Cost: v.Cost, Summary: v.Summary, Transcript: v.Transcript, HasRecording: v.HasRecording}
+		}
+	}
+	return c.JSON(http.StatusOK, out)
 }

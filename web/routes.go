@@ -39,6 +39,13 @@ func (s *Server) routes() {
 	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
 	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit, requireJSON)
 
+	// Voice channel: the orchestrator's custom LLM and server URL,
+	// authenticated by the tenant's voice secret (no per-address limit: an
+	// orchestrator's calls share its addresses).
+	e.POST("/voice/:slug/chat", h.VoiceChat, requireJSON)
+	e.POST("/voice/:slug/chat/completions", h.VoiceChat, requireJSON)
+	e.POST("/voice/:slug/events", h.VoiceEvents, requireJSON)
+
 	// Parley's own MCP server (Streamable HTTP, stateless: GET and DELETE answer 405).
 	serveMCP := h.NewMCPServer()
 	e.POST(handlers.MCPPath, serveMCP, s.mcpAPI, requireJSON)

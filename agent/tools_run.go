@@ -1,0 +1,44 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/parley/parley"
+)
+
+// RunTools runs tool calls made outside a turn of this engine: a voice
+// orchestrator's own model calling the tenant's tools (its tool-calls
+// event). The tools are the ones a turn of in.Channel would be offered
+// (the enrichment chain, so a voice call gets the voice tool set), bound to
+// in's tenant and segment and to the conversation conversationID ("" when
+// the call has none yet). The caller stores what the executions produced
+// (ToolRunOf).
+func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []ToolCall) ([]Execution, error) {
+	in.logger(e)
+	tools, err := e.Store.ListTools(ctx, in.Tenant.ID)
+	if err != nil {
+		return nil, err
+	}
+	tt := Enrich(tools, EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel})
+	t := &turn{in: in, conv: parley.Conversation{ID: conversationID}}
+	registry := NewToolRegistry(tt.Tools, e.toolDeps(t, tt))
+	out := make([]Execution, len(calls))
+	for i, c := range calls {
+		out[i] = registry.Execute(ctx, c)
+		if out[i].Err != nil {
+			in.logger(e).Warn("tool failed", "tool", out[i].ToolName, "err", out[i].Err)
+		}
+	}
+	return out, nil
+}
+
+// ToolRunOf is an execution as a turn of channel stores it: the tool
+// history's entry and the submission it produced, if any (its TenantID and
+// ConversationID are left to the caller).
+func ToolRunOf(ex Execution, channel string) (parley.ToolRun, error) {
+	run, err := toolRun(ex)
+	if err == nil && run.Submission != nil {
+		run.Submission.Channel = channel
+	}
+	return run, err
+}

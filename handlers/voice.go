@@ -1,0 +1,83 @@
+package handlers
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+)
+
+// The voice channel's runtime: Parley is the custom LLM
+// (POST /voice/{slug}/chat[/completions], voice_chat.go) and the server URL
+// (POST /voice/{slug}/events, voice_events.go) of the tenant's voice
+// orchestrator, Vapi. Both are called by the orchestrator, authenticated
+// by the tenant's voice secret.
+
+// maxVoiceBody bounds a request of the orchestrator: a custom LLM request
+// carries the whole call so far, an end-of-call report its transcript.
+const maxVoiceBody = 2 << 20
+
+// errVoiceSecret answers a request without the tenant's voice secret.
+var errVoiceSecret = &parley.Error{Kind: parley.KindUnauthorized,
+	Message: "Missing or wrong voice secret: send the tenant's voice secret as Authorization: Bearer <secret> or X-Vapi-Secret: <secret>"}
+
+// errVoiceDisabled answers a tenant whose voice channel is off.
+var errVoiceDisabled = &parley.Error{Kind: parley.KindForbidden, Code: "VOICE_DISABLED",
+	Message: "Voice is not enabled for this tenant: turn it on in the tenant's voice settings (voiceEnabled)"}
+
+// voiceTenant runs the gates of every /voice/{slug} request of the
+// orchestrator, in order: the tenant exists (404), the request carries its
+// voice secret (401: a tenant without one refuses every request), its plan
+// has voice (402 PLAN_REQUIRED), voice is enabled (403 VOICE_DISABLED). The
+// secret is checked before anything else is said about the tenant.
+func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, db.VoiceRuntime, error) {
+	t, v, err := h.DB.VoiceRuntimeBySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return t, v, err
+	}
+	SetTenant(c, t)
+	if !h.voiceSecretMatches(c, v.SealedSecret) {
+		return t, v, errVoiceSecret
+	}
+	if !t.PlanInfo().Voice {
+		return t, v, planRequired("Voice calls", t.Plan, "scale")
+	}
+	if !v.Enabled {
+		return t, v, errVoiceDisabled
+	}
+	return t, v, nil
+}
+
+// voiceSecretMatches compares the secret sent (X-Vapi-Secret, Vapi's inline
+// server secret, else an Authorization bearer credential) with the
+// tenant's, in constant time over their SHA-256.
+func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
+	hdr := c.Request().Header
+	sent := strings.TrimSpace(hdr.Get("X-Vapi-Secret"))
+	if sent == "" {
+		scheme, token, ok := strings.Cut(strings.TrimSpace(hdr.Get("Authorization")), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			sent = strings.TrimSpace(token)
+		}
+	}
+	if sent == "" || len(sealed) == 0 {
+		return false
+	}
+	secret, err := h.Box.Open(sealed)
+	if err != nil {
+		h.log(c).Error("opening the voice secret", "err", err)
+		return false
+	}
+	a, b := sha256.Sum256([]byte(sent)), sha256.Sum256(secret)
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// voiceURL is the tenant's custom LLM base URL (the orchestrator appends
+// /chat/completions); the server URL is it plus /events.
+func (h *Handler) voiceURL(slug string) string {
+	return strings.TrimRight(h.BaseURL, "/") + "/voice/" + slug
+}

@@ -1,0 +1,297 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
+)
+
+// maxVoiceCallID bounds the orchestrator's call id (voice_calls.call_id).
+const maxVoiceCallID = 200
+
+// voiceChatRequest is what VoiceChat reads of an OpenAI chat completions
+// request; the rest (temperature, max_tokens, tools, metadata,
+// phoneNumber...) is ignored: the tenant's settings decide.
+type voiceChatRequest struct {
+	Model    string
+	Stream   bool
+	Messages []voiceMessage
+	CallID   string
+	Caller   *string
+}
+
+type voiceMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text is a message's text: a string, or the text parts of an array.
+func (m voiceMessage) text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// voiceCallRef is the call object of the orchestrator's requests.
+type voiceCallRef struct {
+	ID       string `json:"id"`
+	Customer *struct {
+		Number string `json:"number"`
+	} `json:"customer"`
+}
+
+// VoiceChat answers POST /voice/{slug}/chat and /voice/{slug}/chat/completions:
+// the tenant's agent as the orchestrator's OpenAI-compatible custom LLM.
+// The call's id (call.id) keys one conversation of channel voice; the
+// orchestrator's messages are the history and their last user message the
+// turn, run by agent.Engine.Reply with the voice tool set and prompt. The
+// answer, put into spoken form as it streams (agent.Speaker), is
+// `chat.completion.chunk` events ending with `data: [DONE]`, or one
+// `chat.completion` without stream.
+func (h *Handler) VoiceChat(c echo.Context) error {
+	in, req, call, err := h.voiceChatInput(c)
+	if err != nil {
+		return err
+	}
+	w := &voiceWriter{c: c, in: in, model: req.Model, stream: req.Stream, speaker: agent.NewSpeaker(in.Locale),
+		id: "chatcmpl-" + rand.Text(), created: h.now().Unix()}
+	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
+	if out != nil && out.ConversationID != "" && (call.ConversationID == nil || *call.ConversationID != out.ConversationID) {
+		ctx := context.WithoutCancel(c.Request().Context())
+		if lerr := h.DB.LinkVoiceCall(ctx, in.Tenant.ID, call.ID, out.ConversationID); lerr != nil {
+			h.log(c).Error("linking a voice call to its conversation", "err", lerr)
+		}
+	}
+	return w.finish(out, err)
+}
+
+// voiceCall is the call row a turn belongs to.
+type voiceCall struct {
+	ID             string
+	ConversationID *string
+}
+
+// voiceChatInput passes the gates, decodes the request and opens the
+// call's row: the turn's input.
+func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatRequest, voiceCall, error) {
+	var call voiceCall
+	t, v, err := h.voiceTenant(c)
+	if err != nil {
+		return nil, voiceChatRequest{}, call, err
+	}
+	req, err := decodeVoiceChat(c)
+	if err != nil {
+		return nil, req, call, err
+	}
+	ctx := c.Request().Context()
+	if req.CallID == "" {
+		// Without a call id (a test from a plain OpenAI client) the request
+		// is a call of its own.
+		req.CallID = "anonymous-" + rand.Text()
+	}
+	vc, err := h.DB.OpenVoiceCall(ctx, t.ID, req.CallID, req.Caller)
+	if err != nil {
+		return nil, req, call, err
+	}
+	call = voiceCall{ID: vc.ID, ConversationID: vc.ConversationID}
+	seg, err := h.DB.DefaultSegment(ctx, t.ID)
+	if err != nil {
+		return nil, req, call, err
+	}
+	last := len(req.Messages) - 1
+	for last >= 0 && req.Messages[last].Role != "user" {
+		last--
+	}
+	history := make([]parley.Turn, 0, max(last, 0))
+	for _, m := range req.Messages[:last] {
+		if text := strings.TrimSpace(m.text()); text != "" && (m.Role == "user" || m.Role == "assistant") {
+			history = append(history, parley.Turn{Role: m.Role, Content: text})
+		}
+	}
+	if n := agent.HistoryTurns - 1; len(history) > n {
+		history = history[len(history)-n:]
+	}
+	hdr := c.Request().Header
+	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: "voice-" + vc.ID,
+		Message: strings.TrimSpace(req.Messages[last].text()), History: history, Locale: v.Config.Language,
+		Channel: parley.ChannelVoice, VisitorType: parley.VisitorHuman, Logger: h.log(c),
+		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500)}}
+	return in, req, call, nil
+}
+
+// decodeVoiceChat reads the body: messages must hold a user message with
+// text, the last of which is the turn.
+func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
+	var req voiceChatRequest
+	raw, err := decodeObject(c, maxVoiceBody)
+	if err != nil {
+		return req, err
+	}
+	errs := parley.FieldErrors{}
+	field := func(name string, dst any, msg string) {
+		if v, ok := raw[name]; ok && string(v) != "null" {
+			if json.Unmarshal(v, dst) != nil {
+				errs.Add(name, msg)
+			}
+		}
+	}
+	var call voiceCallRef
+	field("model", &req.Model, "must be a string")
+	field("stream", &req.Stream, "must be a boolean")
+	field("messages", &req.Messages, "must be an array of {role, content}")
+	field("call", &call, "must be an object with a string id")
+	if err := errs.Err(); err != nil {
+		return req, err
+	}
+	req.CallID = strings.TrimSpace(call.ID)
+	if call.Customer != nil && call.Customer.Number != "" {
+		n := parley.Clip(call.Customer.Number, 50)
+		req.Caller = &n
+	}
+	if req.Model == "" {
+		req.Model = "parley"
+	}
+	last := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			last = strings.TrimSpace(m.text())
+		}
+	}
+	switch {
+	case len(req.Messages) == 0:
+		return req, &parley.Error{Kind: parley.KindInvalid, Message: "messages is required: the call's messages, the caller's last one at the end",
+			Details: parley.FieldErrors{"messages": "is required and must not be empty"}}
+	case last == "":
+		return req, &parley.Error{Kind: parley.KindInvalid, Message: "messages holds no user message with text: there is nothing to answer",
+			Details: parley.FieldErrors{"messages": "needs a user message with text"}}
+	case utf8.RuneCountInString(last) > maxChatMessage:
+		return req, invalid("The last user message is too long (max %d chars)", maxChatMessage)
+	case utf8.RuneCountInString(req.CallID) > maxVoiceCallID:
+		return req, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("call.id too long (max %d chars)", maxVoiceCallID),
+			Details: parley.FieldErrors{"call": "id is too long"}}
+	}
+	return req, nil
+}
+
+// voiceWriter sends a turn's answer in the OpenAI chat completions format.
+type voiceWriter struct {
+	c       echo.Context
+	in      *agent.TurnInput
+	model   string
+	stream  bool
+	speaker *agent.Speaker
+	id      string
+	created int64
+	sse     *sseWriter // set once the turn is open, when streaming
+	ready   bool
+}
+
+// voiceChunk is one chat.completion.chunk.
+type voiceChunk struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []voiceChunkChoice `json:"choices"`
+}
+
+type voiceChunkChoice struct {
+	Index        int               `json:"index"`
+	Delta        map[string]string `json:"delta"`
+	FinishReason *string           `json:"finish_reason"`
+}
+
+func (w *voiceWriter) chunk(delta map[string]string, finish *string) {
+	w.sse.send(voiceChunk{ID: w.id, Object: "chat.completion.chunk", Created: w.created, Model: w.model,
+		Choices: []voiceChunkChoice{{Delta: delta, FinishReason: finish}}})
+}
+
+func (w *voiceWriter) emit(ev agent.Event) {
+	switch {
+	case ev.Kind == agent.EventReady:
+		w.ready = true
+		if w.stream {
+			w.sse = startSSE(w.c)
+			w.chunk(map[string]string{"role": "assistant", "content": ""}, nil)
+		}
+	case ev.Kind == agent.EventText && w.sse != nil:
+		if s := w.speaker.Write(ev.Text); s != "" {
+			w.chunk(map[string]string{"content": s}, nil)
+		}
+	}
+}
+
+// voiceFallback is said when the model failed mid-call: the caller hears
+// something rather than silence.
+func voiceFallback(locale string) string {
+	if strings.HasPrefix(strings.ToLower(locale), "fr") {
+		return "Désolé, je n'ai pas pu répondre. Pouvez-vous répéter ?"
+	}
+	return "Sorry, I could not answer that just now. Could you say it again?"
+}
+
+// finish ends the stream (the rest of the text, the stop chunk, [DONE]) or
+// sends the chat.completion, or the turn's error.
+func (w *voiceWriter) finish(out *agent.TurnOutput, err error) error {
+	ctx := w.c.Request().Context()
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return nil // the orchestrator hung up; what was said is stored
+	}
+	if !w.ready {
+		return err
+	}
+	if err != nil && !errors.Is(err, agent.ErrNotStored) {
+		w.in.Logger.Warn("voice turn failed", "err", err)
+	}
+	stop := "stop"
+	if w.sse != nil {
+		rest := w.speaker.Flush()
+		if err != nil && !errors.Is(err, agent.ErrNotStored) && out != nil && out.Result.Text == "" {
+			rest = voiceFallback(w.in.Locale)
+		}
+		if rest != "" {
+			w.chunk(map[string]string{"content": rest}, nil)
+		}
+		w.chunk(map[string]string{}, &stop)
+		_, _ = fmt.Fprint(w.c.Response(), "data: [DONE]\n\n")
+		w.c.Response().Flush()
+		return nil
+	}
+	if err != nil && !errors.Is(err, agent.ErrNotStored) {
+		msg, code := chatLLMError(err)
+		return &parley.Error{Kind: parley.KindUpstream, Code: code, Message: msg}
+	}
+	if err != nil {
+		return err
+	}
+	return w.c.JSON(http.StatusOK, map[string]any{
+		"id": w.id, "object": "chat.completion", "created": w.created, "model": w.model,
+		"choices": []map[string]any{{"index": 0, "finish_reason": stop,
+			"message": map[string]string{"role": "assistant", "content": agent.SpokenText(out.Result.Text, w.in.Locale)}}},
+	})
+}
