@@ -3,6 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -139,7 +140,11 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 				return err
 			}
 		}
-		return c.JSON(http.StatusOK, h.voiceAssistant(t, v))
+		a, err := h.voiceAssistant(t, v)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, a)
 	case "tool-calls":
 		return h.voiceToolCalls(c, t, callID, ev)
 	case "status-update":
@@ -209,36 +214,18 @@ func cmpPtr(a, b *string) *string {
 }
 
 // voiceAssistant is the answer to assistant-request: the linked assistant's
-// id, else an assistant built from the tenant's voiceConfig whose model is
-// this tenant's custom LLM and whose server URL is its events endpoint.
-func (h *Handler) voiceAssistant(t parley.Tenant, v db.VoiceRuntime) map[string]any {
+// id, else the assistant the managed setup would create (newVapiAssistant),
+// built from the tenant's voiceConfig, with the tenant's secret for the
+// orchestrator's later requests (this request carried it already).
+func (h *Handler) voiceAssistant(t parley.Tenant, v db.VoiceRuntime) (any, error) {
 	if v.AssistantID != nil && *v.AssistantID != "" {
-		return map[string]any{"assistantId": *v.AssistantID}
+		return map[string]any{"assistantId": *v.AssistantID}, nil
 	}
-	cfg := v.Config
-	base := h.voiceURL(t.Slug)
-	a := map[string]any{
-		"name":   parley.Clip(t.Name, 40),
-		"model":  map[string]any{"provider": "custom-llm", "url": base, "model": "parley"},
-		"server": map[string]any{"url": base + "/events"},
+	secret, err := h.Box.Open(v.SealedSecret)
+	if err != nil {
+		return nil, fmt.Errorf("opening the voice secret: %w", err)
 	}
-	if cfg.FirstMessage != "" {
-		a["firstMessage"] = cfg.FirstMessage
-	}
-	if cfg.VoiceID != "" {
-		a["voice"] = map[string]any{"provider": "11labs", "voiceId": cfg.VoiceID}
-	}
-	if cfg.Language != "" {
-		lang, _, _ := strings.Cut(strings.ReplaceAll(cfg.Language, "_", "-"), "-")
-		a["transcriber"] = map[string]any{"provider": "deepgram", "language": strings.ToLower(lang)}
-	}
-	if len(cfg.EndCallPhrases) > 0 {
-		a["endCallPhrases"] = cfg.EndCallPhrases
-	}
-	if cfg.MaxCallDuration > 0 {
-		a["maxDurationSeconds"] = cfg.MaxCallDuration
-	}
-	return map[string]any{"assistant": a}
+	return map[string]any{"assistant": h.newVapiAssistant(t, v.Config, string(secret))}, nil
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set

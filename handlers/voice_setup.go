@@ -97,25 +97,8 @@ func checkManagedSetup(t parley.Tenant, b *managedSetupBody, errs parley.FieldEr
 // call to the orchestrator succeeded; an assistant created before a failed
 // number purchase is deleted again, and the error says whether that worked.
 func (h *Handler) runManagedSetup(ctx context.Context, t parley.Tenant, cfg parley.VoiceConfig, buyNumber bool, areaCode string) (parley.Tenant, voiceSetupJSON, error) {
-	llmURL, serverURL := h.VoiceURLs(t.Slug)
 	secret := newVoiceSecret()
-	a := vapiAssistant{
-		Name:               parley.Clip(t.Name, 40),
-		FirstMessage:       cfg.FirstMessage,
-		Model:              vapiModel{Provider: "custom-llm", URL: llmURL, Model: "parley", Headers: map[string]string{"X-Vapi-Secret": secret}},
-		EndCallPhrases:     cfg.EndCallPhrases,
-		MaxDurationSeconds: cfg.MaxCallDuration,
-		Server:             vapiServer{URL: serverURL, Secret: secret},
-		Metadata:           map[string]string{"parleyTenant": t.Slug},
-	}
-	if cfg.VoiceID != "" {
-		a.Voice = &vapiVoice{Provider: "vapi", VoiceID: cfg.VoiceID}
-	}
-	if cfg.Language != "" {
-		// The transcriber takes the primary language (en, fr).
-		primary, _, _ := strings.Cut(cfg.Language, "-")
-		a.Transcriber = &vapiTranscriber{Provider: "deepgram", Language: strings.ToLower(primary)}
-	}
+	a := h.newVapiAssistant(t, cfg, secret)
 	assistantID, err := h.Vapi.createAssistant(ctx, a)
 	if err != nil {
 		return t, voiceSetupJSON{}, &parley.Error{Kind: parley.KindUpstream, Code: "ORCHESTRATOR_ERROR",
@@ -146,7 +129,7 @@ func (h *Handler) runManagedSetup(ctx context.Context, t parley.Tenant, cfg parl
 	if err != nil {
 		return t, voiceSetupJSON{}, err
 	}
-	return saved, voiceSetupJSON{AssistantID: assistantID, PhoneNumber: number, CustomLLMURL: llmURL, ServerURL: serverURL, Secret: secret}, nil
+	return saved, voiceSetupJSON{AssistantID: assistantID, PhoneNumber: number, CustomLLMURL: a.Model.URL, ServerURL: a.Server.URL, Secret: secret}, nil
 }
 
 // checkLinkSetup validates a link body and returns the voice settings and

@@ -51,6 +51,33 @@ type vapiAssistant struct {
 	Metadata           map[string]string `json:"metadata,omitempty"`
 }
 
+// newVapiAssistant is the assistant of a tenant's calls, as the managed
+// setup creates it and as assistant-request answers it: its model is the
+// tenant's custom LLM and its server URL the tenant's events endpoint, both
+// called with the tenant's voice secret (X-Vapi-Secret), and it speaks as
+// voiceConfig says.
+func (h *Handler) newVapiAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret string) vapiAssistant {
+	llmURL, serverURL := h.VoiceURLs(t.Slug)
+	a := vapiAssistant{
+		Name:               parley.Clip(t.Name, 40),
+		FirstMessage:       cfg.FirstMessage,
+		Model:              vapiModel{Provider: "custom-llm", URL: llmURL, Model: "parley", Headers: map[string]string{"X-Vapi-Secret": secret}},
+		EndCallPhrases:     cfg.EndCallPhrases,
+		MaxDurationSeconds: cfg.MaxCallDuration,
+		Server:             vapiServer{URL: serverURL, Secret: secret},
+		Metadata:           map[string]string{"parleyTenant": t.Slug},
+	}
+	if cfg.VoiceID != "" {
+		a.Voice = &vapiVoice{Provider: "vapi", VoiceID: cfg.VoiceID}
+	}
+	if cfg.Language != "" {
+		// The transcriber takes the primary language (en, fr).
+		primary, _, _ := strings.Cut(strings.ReplaceAll(cfg.Language, "_", "-"), "-")
+		a.Transcriber = &vapiTranscriber{Provider: "deepgram", Language: strings.ToLower(primary)}
+	}
+	return a
+}
+
 type vapiModel struct {
 	Provider string            `json:"provider"`
 	URL      string            `json:"url"`

@@ -248,7 +248,8 @@ func TestVoiceCallEndToEnd(t *testing.T) {
 	server, _ := a["server"].(map[string]any)
 	base := b.srv.Config.BaseURL + "/voice/" + ten.Slug
 	if r.status != 200 || a["firstMessage"] != "Hello, Acme Plumbing, how can I help?" || model["provider"] != "custom-llm" || model["url"] != base ||
-		server["url"] != base+"/events" || a["maxDurationSeconds"] != float64(600) || a["transcriber"].(map[string]any)["language"] != "en" {
+		server["url"] != base+"/events" || a["maxDurationSeconds"] != float64(600) || a["transcriber"].(map[string]any)["language"] != "en" ||
+		server["secret"] != secret || model["headers"].(map[string]any)["X-Vapi-Secret"] != secret {
 		t.Fatalf("assistant-request: %d %v", r.status, r.body)
 	}
 	status := fixture(t, "status-update.json")
