@@ -227,7 +227,9 @@ func TestAdminIntegrationsConnectorCards(t *testing.T) {
 	other := b.ownedTenant(t, "starter")
 	sc := b.newAdminClient(t)
 	sc.signIn(ten)
-	state := func(p adminPage, card string) string { return strings.Join(strings.Fields(p.text(card+" .integration-state")), " ") }
+	state := func(p adminPage, card string) string {
+		return strings.Join(strings.Fields(p.text(card+" .integration-state")), " ")
+	}
 
 	p := sc.get("/admin/integrations")
 	for card, want := range map[string]string{"#integration-calendar": "Not set up", "#integration-payments": "Not set up", "#integration-voice": "Off"} {
