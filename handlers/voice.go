@@ -75,9 +75,3 @@ func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
 	a, b := sha256.Sum256([]byte(sent)), sha256.Sum256(secret)
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
-
-// voiceURL is the tenant's custom LLM base URL (the orchestrator appends
-// /chat/completions); the server URL is it plus /events.
-func (h *Handler) voiceURL(slug string) string {
-	return strings.TrimRight(h.BaseURL, "/") + "/voice/" + slug
-}
