@@ -80,8 +80,39 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	}
 	var t openaiTurn
 	ctx, gate := withEventGate(ctx)
-	return streamChunks(p.completion.NewStreaming(ctx, params), gate, t.add, t.finish,
+	// As ChatCompletionService.NewStreaming, but its chunks are decoded into
+	// openaiChunk, the few fields a turn reads, with encoding/json: the SDK's
+	// ChatCompletionChunk decoder (apijson, which keeps every field's raw
+	// JSON) was a quarter of the server's CPU on a 50-chunk answer
+	// (BENCHMARKS.md, issue 18).
+	var raw *http.Response
+	_, err = p.completion.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
+	return streamChunks(ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
+}
+
+// openaiChunk is what a turn reads of a streamed chat completion chunk.
+type openaiChunk struct {
+	Choices []struct {
+		Index int64 `json:"index"`
+		Delta struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	// Usage is nil but in the usage chunk (stream_options.include_usage).
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
 }
 
 // openaiTurn gathers a streamed answer: text deltas become events as they
@@ -99,8 +130,8 @@ type openaiCall struct {
 	args     strings.Builder
 }
 
-func (t *openaiTurn) add(chunk openai.ChatCompletionChunk) (evs []Event) {
-	if chunk.JSON.Usage.Valid() {
+func (t *openaiTurn) add(chunk openaiChunk) (evs []Event) {
+	if chunk.Usage != nil {
 		t.usage = Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
 	}
 	for _, choice := range chunk.Choices {

@@ -247,7 +247,7 @@ func (w *chatWriter) emit(ev agent.Event) {
 			w.sse = startSSE(w.c)
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
-		w.sse.send(map[string]string{"text": ev.Text})
+		w.sse.sendText(ev.Text)
 	}
 }
 
@@ -326,7 +326,10 @@ func chatLLMError(err error) (string, string) {
 }
 
 // sseWriter writes server-sent events, flushing each.
-type sseWriter struct{ c echo.Context }
+type sseWriter struct {
+	c   echo.Context
+	buf []byte // the event being written, reused
+}
 
 func startSSE(c echo.Context) *sseWriter {
 	h := c.Response().Header()
@@ -345,8 +348,23 @@ func (s *sseWriter) send(v any) {
 	if err != nil {
 		return
 	}
+	s.write(append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...))
+}
+
+// sendText writes a piece of the answer, `data: {"text":"..."}`, as send
+// would, without a map to marshal: it runs once per chunk of the model.
+func (s *sseWriter) sendText(text string) {
+	b, err := json.Marshal(text)
+	if err != nil {
+		return
+	}
+	s.write(append(append(append(s.buf[:0], `data: {"text":`...), b...), "}\n\n"...))
+}
+
+func (s *sseWriter) write(event []byte) {
+	s.buf = event
 	w := s.c.Response()
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+	if _, err := w.Write(event); err != nil {
 		return
 	}
 	w.Flush()
