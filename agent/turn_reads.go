@@ -9,49 +9,33 @@ import (
 
 // promptReads is what the prompt and the tool registry of a turn are built
 // from. None of it depends on the conversation, so it is read while the turn
-// waits for its session's lease and stores the visitor's message: each read
-// on its own pool connection, at once, rather than one round trip after
-// another before the first byte can be sent.
+// waits for its session's lease and stores the visitor's message: the
+// store's reads in one round trip (Store.PromptData), the tenant's context
+// webhook beside them.
 type promptReads struct {
-	wg           sync.WaitGroup
-	corpus       []parley.CorpusEntry
-	hasSummaries bool
-	memory       []parley.MemoryFact
-	tools        []parley.Tool
-	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
+	wg sync.WaitGroup
+	parley.PromptData
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
 	challenge *Challenge
-	errs      [4]error
+	err       error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
 func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 	p := &promptReads{}
 	t, seg := in.Tenant, in.Segment
-	read := func(i int, f func() error) {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.errs[i] = f()
-		}()
-	}
-	read(0, func() (err error) {
-		p.corpus, err = e.Store.PromptCorpus(ctx, t.ID, seg.ID, in.Locale, PromptCorpusLimit)
-		return err
-	})
-	read(1, func() (err error) {
-		p.hasSummaries, err = e.Store.HasCorpusSummaries(ctx, t.ID, seg.ID, in.Locale)
-		return err
-	})
+	visitorID := ""
 	if in.memoryAllowed() {
-		read(2, func() (err error) {
-			p.memory, err = e.Store.ListMemory(ctx, t.ID, in.Visitor.ID)
-			return err
-		})
+		visitorID = in.Visitor.ID
 	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		p.PromptData, p.err = e.Store.PromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit)
+	}()
 	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && e.Outbound != nil && e.Secrets != nil {
 		p.wg.Add(1)
 		go func() {
@@ -59,25 +43,13 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
 		}()
 	}
-	read(3, func() (err error) {
-		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil || !HasToolType(p.tools, ToolRecommendProduct) {
-			return err
-		}
-		p.hasProducts, err = e.Store.HasActiveProducts(ctx, t.ID)
-		return err
-	})
 	return p
 }
 
-// wait returns once every read is done, with the first error.
+// wait returns once every read is done, with the store's error.
 func (p *promptReads) wait() error {
 	p.wg.Wait()
-	for _, err := range p.errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.err
 }
 
 // visitorContext calls the tenant's context webhook for this message. The

@@ -126,7 +126,11 @@ func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID strin
 // appendMessage stores a message of the conversation ($5 the knowledge its
 // prompt held, for an answer) and, in the same statement, counts it, moves
 // last_message_at and keeps the first user message.
-const appendMessageSQL = `WITH c AS (
+const appendMessageSQL = `WITH ` + appendMessageCTE
+
+// appendMessageCTE is appendMessageSQL after its WITH, for statements that
+// add a step before it (saveReplySQL).
+const appendMessageCTE = `c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
 		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)

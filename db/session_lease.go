@@ -138,41 +138,32 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 }
 
 // saveReply stores a turn's reply and gives the session's lease back in one
-// round trip: the statements go as one batch, which PostgreSQL runs as one
-// implicit transaction, so the lease is not given back unless the reply is
-// stored.
+// statement (so one round trip and one transaction): the lease is not given
+// back unless the reply is stored.
 func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message, error) {
 	if !looksLikeUUID(r.ConversationID) {
 		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	batch := &pgx.Batch{}
-	if r.Reply != "" {
-		batch.Queue(appendMessageSQL, r.TenantID, r.ConversationID, "assistant", storableKey(r.Reply), knowledgeArg(r.Knowledge))
-	}
-	if r.LeaseHolder != "" {
-		batch.Queue(releaseLeaseSQL, r.TenantID, storableKey(r.SessionID), r.LeaseHolder)
-	}
-	if batch.Len() == 0 {
+	switch {
+	case r.Reply == "" && r.LeaseHolder == "":
 		return parley.Message{}, nil
+	case r.Reply == "":
+		return parley.Message{}, d.ReleaseSessionLease(ctx, r.TenantID, r.SessionID, r.LeaseHolder)
 	}
-	br := d.pool.SendBatch(ctx, batch)
-	var m parley.Message
-	if r.Reply != "" {
-		rows, _ := br.Query()
-		var err error
-		if m, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message]); err != nil {
-			br.Close()
-			return parley.Message{}, notFound(err, "Conversation")
-		}
-	}
+	sql, args := appendMessageSQL, []any{r.TenantID, r.ConversationID, "assistant", storableKey(r.Reply), knowledgeArg(r.Knowledge)}
 	if r.LeaseHolder != "" {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return parley.Message{}, fmt.Errorf("releasing the session lease: %w", err)
-		}
+		sql, args = saveReplySQL, append(args, storableKey(r.SessionID), r.LeaseHolder)
 	}
-	if err := br.Close(); err != nil {
-		return parley.Message{}, fmt.Errorf("storing the reply: %w", err)
+	rows, _ := d.pool.Query(ctx, sql, args...)
+	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
+	if err != nil {
+		return parley.Message{}, notFound(err, "Conversation")
 	}
 	return m, nil
 }
+
+// saveReplySQL is appendMessageSQL (an assistant message) giving the
+// session's lease ($6, $7: session, holder) back in the same statement.
+const saveReplySQL = `WITH released AS (
+		DELETE FROM session_leases WHERE tenant_id = $1 AND session_id = $6 AND holder = $7),
+	` + appendMessageCTE
