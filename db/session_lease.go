@@ -34,17 +34,20 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 // it, its holder's lease expired, or its holder's instance is no longer
 // alive (its heartbeat went stale or it shut down), reporting whether it
 // did; then it reads the session's state with up to turns recent turns, in
-// the same round trip. It holds no lock or connection once it returns.
+// the same round trip (two statements). It holds no lock or connection once it returns.
 func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
 	batch := &pgx.Batch{}
 	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance)
-	batch.Queue(`SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
-	batch.Queue(`SELECT role, content, created_at FROM (
-			SELECT m.seq, m.role, m.content, m.created_at FROM messages m
-			JOIN conversations c ON c.id = m.conversation_id
-			WHERE c.tenant_id = $1 AND c.session_id = $2 AND m.role IN ('user', 'assistant')
-			ORDER BY m.seq DESC LIMIT $3) t
-		ORDER BY seq`, tenantID, sessionID, max(turns, 0))
+	// The conversation and its last turns in one statement, the turns as
+	// arrays, oldest first.
+	batch.Queue(`SELECT `+conversationColumns+`, h.roles, h.contents, h.times FROM conversations
+		CROSS JOIN LATERAL (SELECT coalesce(array_agg(role ORDER BY seq), '{}') AS roles,
+				coalesce(array_agg(content ORDER BY seq), '{}') AS contents,
+				coalesce(array_agg(created_at ORDER BY seq), '{}') AS times
+			FROM (SELECT m.seq, m.role, m.content, m.created_at FROM messages m
+				WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant')
+				ORDER BY m.seq DESC LIMIT $3) t) h
+		WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID, max(turns, 0))
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	var got string
@@ -58,18 +61,30 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	}
 	var st parley.SessionState
 	rows, _ := br.Query()
-	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
+	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionConversation])
 	switch {
-	case err == nil:
-		st.Conversation = &c
-	case !errors.Is(err, pgx.ErrNoRows):
-		return true, parley.SessionState{}, fmt.Errorf("finding the session's conversation: %w", err)
-	}
-	rows, _ = br.Query()
-	if st.Turns, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.Turn]); err != nil {
-		return true, parley.SessionState{}, fmt.Errorf("reading recent turns: %w", err)
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return true, parley.SessionState{}, fmt.Errorf("reading the session's conversation: %w", err)
+	case len(c.Contents) != len(c.Roles) || len(c.Times) != len(c.Roles):
+		return true, parley.SessionState{}, errors.New("reading the session's conversation: its turns do not line up")
+	default:
+		st.Conversation = &c.Conversation
+		st.Turns = make([]parley.Turn, len(c.Roles))
+		for i := range c.Roles {
+			st.Turns[i] = parley.Turn{Role: c.Roles[i], Content: c.Contents[i], Timestamp: c.Times[i]}
+		}
 	}
 	return true, st, br.Close()
+}
+
+// sessionConversation is a conversation with its last turns, as
+// TakeSessionLease reads them.
+type sessionConversation struct {
+	parley.Conversation
+	Roles    []string    `db:"roles"`
+	Contents []string    `db:"contents"`
+	Times    []time.Time `db:"times"`
 }
 
 // RenewSessionLease extends holder's lease to ttl from now, reporting
