@@ -8,8 +8,10 @@ run:
 test:
 	scripts/test.sh
 
+# A release build: no file system paths (-trimpath), no symbol table or DWARF
+# (-s -w): 48.7 MB rather than 67 MB (BENCHMARKS.md). Debug with `go build`.
 build:
-	go build -o bin/parley ./cmd/parley
+	go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
 
 # Regenerate the templ components (the generated files are committed).
 generate:

@@ -57,6 +57,24 @@ type SessionState struct {
 	Turns        []Turn
 }
 
+// PromptData is what a turn's prompt and tools are built from, none of it
+// depending on the conversation: the corpus entries for the prompt, whether
+// any entry of the segment and locale has a summary, the visitor's memory
+// (when asked for), the tenant's tools, whether it has an active product,
+// and which connectors it has.
+type PromptData struct {
+	Corpus       []CorpusEntry
+	HasSummaries bool
+	Memory       []MemoryFact
+	Tools        []Tool
+	HasProducts  bool
+	// HasCalendar: the tenant has a calendar connector; HasPayment: an
+	// active payment connector. The connectors themselves are read apart,
+	// by the turns that use them.
+	HasCalendar bool
+	HasPayment  bool
+}
+
 // TurnRecord is what an answered message leaves behind: the answer, the
 // tools it ran with the submissions they produced, and an escalation.
 // LeaseHolder, when set, is the session lease given back with the turn.

@@ -36,11 +36,11 @@ type Store interface {
 	StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
 	RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]parley.Turn, error)
 
-	PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]parley.CorpusEntry, error)
-	HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error)
-	ListMemory(ctx context.Context, tenantID, visitorID string) ([]parley.MemoryFact, error)
-	ListTools(ctx context.Context, tenantID string) ([]parley.Tool, error)
-	HasActiveProducts(ctx context.Context, tenantID string) (bool, error)
+	// PromptData reads the turn's prompt data in one round trip: the
+	// corpus for the prompt (at most limit entries), whether it has
+	// summaries, the visitor's memory (visitorID "" for none), the tenant's
+	// tools and whether it has active products.
+	PromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int) (parley.PromptData, error)
 
 	UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error)
 	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error)
@@ -319,20 +319,20 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		return nil, err
 	}
 	prompt := BuildPrompt(PromptInput{
-		Tenant: in.Tenant, Segment: in.Segment, Corpus: reads.corpus, HasSummaries: reads.hasSummaries,
-		Memory: reads.memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
+		Tenant: in.Tenant, Segment: in.Segment, Corpus: reads.Corpus, HasSummaries: reads.HasSummaries,
+		Memory: reads.Memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale, Channel: in.Channel,
 		Now: e.now(), Logger: in.logger(e),
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.hasProducts, HasSummaries: prompt.ExploreCorpus, Payment: reads.payment != nil,
-		Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil,
+		HasProducts: reads.HasProducts && HasToolType(reads.Tools, ToolRecommendProduct), HasSummaries: prompt.ExploreCorpus,
+		Payment: reads.payment != nil, Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil,
 		MCPTools: reads.mcpTools, MCPMaxTools: in.Tenant.MCPToolsMaxTools}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil
 		facts.Challenge = reads.challenge
 	}
-	tt := Enrich(reads.tools, facts)
+	tt := Enrich(reads.Tools, facts)
 	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
 	call.registry.AddExtra(e.mcpExtras(in.Tenant, tt.MCP))
 	call.registry.AddExtra(in.ExtraTools)
@@ -359,7 +359,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	for _, m := range call.history {
 		call.req.Messages = append(call.req.Messages, Message{Role: Role(m.Role), Content: m.Content})
 	}
-	for _, c := range reads.corpus {
+	for _, c := range reads.Corpus {
 		call.req.Passages = append(call.req.Passages, Passage{Title: c.Title, Content: c.Content})
 	}
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.

@@ -86,21 +86,13 @@ func (m *memStore) RecentTurns(context.Context, string, string, int) ([]parley.T
 	return append([]parley.Turn(nil), m.turns...), nil
 }
 
-func (m *memStore) PromptCorpus(context.Context, string, string, string, int) ([]parley.CorpusEntry, error) {
-	return m.corpus, nil
+func (m *memStore) PromptData(_ context.Context, _, _, _, visitorID string, _ int) (parley.PromptData, error) {
+	p := parley.PromptData{Corpus: m.corpus, Tools: m.tools}
+	if visitorID != "" {
+		p.Memory = m.memory
+	}
+	return p, nil
 }
-
-func (m *memStore) HasCorpusSummaries(context.Context, string, string, string) (bool, error) {
-	return false, nil
-}
-
-func (m *memStore) ListMemory(context.Context, string, string) ([]parley.MemoryFact, error) {
-	return m.memory, nil
-}
-
-func (m *memStore) ListTools(context.Context, string) ([]parley.Tool, error) { return m.tools, nil }
-
-func (m *memStore) HasActiveProducts(context.Context, string) (bool, error) { return false, nil }
 
 func (m *memStore) UpsertMemory(_ context.Context, _, _, key, value string) (parley.MemoryFact, error) {
 	m.mu.Lock()

@@ -15,12 +15,20 @@ import (
 // (ToolRunOf).
 func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []ToolCall) ([]Execution, error) {
 	in.logger(e)
-	tools, err := e.Store.ListTools(ctx, in.Tenant.ID)
+	data, err := e.Store.PromptData(ctx, in.Tenant.ID, in.Segment.ID, in.Locale, "", 0)
 	if err != nil {
 		return nil, err
 	}
-	tt := Enrich(tools, EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel})
+	var cal *parley.CalendarConnector
+	if data.HasCalendar && e.Calendar != nil && HasToolType(data.Tools, ToolBookMeeting) {
+		if cal, err = e.Calendar.CalendarConnector(ctx, in.Tenant.ID); err != nil {
+			return nil, err
+		}
+	}
+	tt := Enrich(data.Tools, EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel,
+		Calendar: cal != nil && e.Outbound != nil && e.Secrets != nil})
 	t := &turn{in: in, conv: parley.Conversation{ID: conversationID}}
+	t.reads = &promptReads{calendar: cal}
 	registry := NewToolRegistry(tt.Tools, e.toolDeps(t, tt))
 	out := make([]Execution, len(calls))
 	for i, c := range calls {

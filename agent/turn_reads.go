@@ -9,58 +9,58 @@ import (
 
 // promptReads is what the prompt and the tool registry of a turn are built
 // from. None of it depends on the conversation, so it is read while the turn
-// waits for its session's lease and stores the visitor's message: each read
-// on its own pool connection, at once, rather than one round trip after
-// another before the first byte can be sent.
+// waits for its session's lease and stores the visitor's message: the
+// store's reads in one round trip (Store.PromptData), the tenant's context
+// webhook beside them.
 type promptReads struct {
-	wg           sync.WaitGroup
-	corpus       []parley.CorpusEntry
-	hasSummaries bool
-	memory       []parley.MemoryFact
-	tools        []parley.Tool
-	hasProducts  bool // read only when a RECOMMEND_PRODUCT tool is active
-	// calendar is the tenant's calendar connector, read only when a
-	// BOOK_MEETING tool is active; nil when it has none.
+	wg sync.WaitGroup
+	parley.PromptData
+	// calendar is the tenant's calendar connector, read only when it has
+	// one and an active BOOK_MEETING tool; nil otherwise.
 	calendar *parley.CalendarConnector
-	// visitorContext is the tenant's context webhook's answer; a failed
-	// call leaves it empty and is logged: the chat goes on without it.
-	visitorContext string
-	// challenge is the context webhook's challenge, nil when none.
-	challenge *Challenge
 	// payment is the tenant's active payment connector, read off the voice
 	// channel only; a failed read is logged and the turn goes on without it.
 	payment *parley.PaymentConnector
 	// mcpTools are the tenant's MCP server's tools; a failed discovery
 	// leaves them empty and is logged: the chat goes on without them.
 	mcpTools []MCPTool
-	errs     [5]error
+	// visitorContext is the tenant's context webhook's answer; a failed
+	// call leaves it empty and is logged: the chat goes on without it.
+	visitorContext string
+	// challenge is the context webhook's challenge, nil when none.
+	challenge *Challenge
+	err       error
 }
 
 // readPrompt starts the reads of the turn's prompt data.
 func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 	p := &promptReads{}
 	t, seg := in.Tenant, in.Segment
-	read := func(i int, f func() error) {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.errs[i] = f()
-		}()
-	}
-	read(0, func() (err error) {
-		p.corpus, err = e.Store.PromptCorpus(ctx, t.ID, seg.ID, in.Locale, PromptCorpusLimit)
-		return err
-	})
-	read(1, func() (err error) {
-		p.hasSummaries, err = e.Store.HasCorpusSummaries(ctx, t.ID, seg.ID, in.Locale)
-		return err
-	})
+	visitorID := ""
 	if in.memoryAllowed() {
-		read(2, func() (err error) {
-			p.memory, err = e.Store.ListMemory(ctx, t.ID, in.Visitor.ID)
-			return err
-		})
+		visitorID = in.Visitor.ID
 	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if p.PromptData, p.err = e.Store.PromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit); p.err != nil {
+			return
+		}
+		// The connectors are read only by the tenants that have them (the
+		// batch says which), after it: one round trip more for them, none
+		// for the others.
+		if p.HasCalendar && e.Calendar != nil && HasToolType(p.Tools, ToolBookMeeting) {
+			if p.calendar, p.err = e.Calendar.CalendarConnector(ctx, t.ID); p.err != nil {
+				return
+			}
+		}
+		if p.HasPayment && e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
+			var perr error
+			if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {
+				in.logger(e).Warn("reading the payment connector; answering without payments", "err", perr)
+			}
+		}
+	}()
 	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && e.Outbound != nil && e.Secrets != nil {
 		p.wg.Add(1)
 		go func() {
@@ -68,9 +68,10 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
 		}()
 	}
-	// The tenant's reply endpoint, when it answers, runs no tools.
+	// The tenant's reply endpoint, when it answers, runs no tools; a voice
+	// call is offered none of the MCP server's.
 	replyEndpoint := in.LLM == nil && t.LLMWebhookURL != nil && *t.LLMWebhookURL != ""
-	if MCPConfigured(t) && e.MCP != nil && !replyEndpoint {
+	if MCPConfigured(t) && e.MCP != nil && !replyEndpoint && in.Channel != parley.ChannelVoice {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -84,43 +85,13 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 			p.mcpTools = tools
 		}()
 	}
-	read(3, func() (err error) {
-		if p.tools, err = e.Store.ListTools(ctx, t.ID); err != nil {
-			return err
-		}
-		if e.Calendar != nil && HasToolType(p.tools, ToolBookMeeting) {
-			read(4, func() (err error) {
-				p.calendar, err = e.Calendar.CalendarConnector(ctx, t.ID)
-				return err
-			})
-		}
-		// The payment connector is read after the tools, in their goroutine:
-		// a read of its own would hold one more pool connection at once per
-		// message.
-		if e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
-			var perr error
-			if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {
-				in.logger(e).Warn("reading the payment connector; answering without payments", "err", perr)
-			}
-		}
-		if !HasToolType(p.tools, ToolRecommendProduct) {
-			return nil
-		}
-		p.hasProducts, err = e.Store.HasActiveProducts(ctx, t.ID)
-		return err
-	})
 	return p
 }
 
-// wait returns once every read is done, with the first error.
+// wait returns once every read is done, with the store's error.
 func (p *promptReads) wait() error {
 	p.wg.Wait()
-	for _, err := range p.errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.err
 }
 
 // visitorContext calls the tenant's context webhook for this message. The

@@ -23,9 +23,7 @@ type openedConversation struct {
 // conversation with it (known, nil when there was none: see
 // TakeSessionLease), so the message is appended to it without another
 // look-up; else the conversation is started with the message as its first,
-// counted against the monthly limit, in one statement (so the tenant's usage
-// row is locked only while that statement runs, and new conversations of a
-// busy tenant barely wait for each other). A test start (p.Test) is neither
+// counted against the monthly limit (see startConversation). A test start (p.Test) is neither
 // refused nor counted by the limit, and a test never continues a visitor's
 // conversation, nor a visitor a test (409). It reports whether it started the
 // conversation. A start that fails the conversation's rules is 400; one the
@@ -62,18 +60,7 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		if parley.ErrorKind(err) != parley.KindNotFound {
 			return parley.Conversation{}, parley.Message{}, false, err
 		}
-		rows, _ := d.pool.Query(ctx, countStartSQL+`,
-			conv AS (
-				INSERT INTO conversations (tenant_id, session_id, segment_id, visitor_id, channel, visitor_type,
-					agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
-				SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $12, 1, $13, clock_timestamp() FROM used
-				RETURNING `+conversationColumns+`),
-			msg AS (
-				INSERT INTO messages (tenant_id, conversation_id, role, content)
-				SELECT tenant_id, id, 'user', $13 FROM conv RETURNING id, created_at)
-			SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`,
-			append(startArgs(&p), content)...)
-		opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
+		opened, err := d.startConversation(ctx, &p, content)
 		switch {
 		case err == nil:
 			m := parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
@@ -102,4 +89,46 @@ func sessionOfOther(test bool) error {
 		return parley.Errorf(parley.KindConflict, "This session id is a visitor's conversation; a test chat starts its own")
 	}
 	return parley.Errorf(parley.KindConflict, "This session id is a test conversation of the dashboard; start another session")
+}
+
+// startConversation starts p's conversation with content as its first
+// message. Unless it is a test (neither refused by the limit nor counted),
+// the conversation is first counted against the monthly limit by a statement
+// of its own (countStartSQL, which commits without waiting for the disk, so
+// that the tenant's usage row is locked for the time of one short statement
+// and no WAL flush), then inserted in one statement committed synchronously,
+// which flushes the count with it. A start the limit refuses, or whose
+// segment or visitor is not the tenant's, inserts nothing and is
+// pgx.ErrNoRows; one whose insert fails takes its count back.
+func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart, content string) (openedConversation, error) {
+	var month *time.Time
+	if !p.Test {
+		var ok bool
+		if err := d.pool.QueryRow(ctx, countStartSQL, p.TenantID, p.SegmentID, p.VisitorID, p.Limit).Scan(&ok, &month); err != nil {
+			return openedConversation{}, fmt.Errorf("counting the conversation: %w", err)
+		}
+		if month == nil {
+			return openedConversation{}, pgx.ErrNoRows
+		}
+	}
+	rows, _ := d.pool.Query(ctx, startOKSQL+`,
+		conv AS (
+			INSERT INTO conversations (tenant_id, segment_id, visitor_id, session_id, channel, visitor_type,
+				agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, clock_timestamp() FROM ok WHERE ok
+			RETURNING `+conversationColumns+`),
+		msg AS (
+			INSERT INTO messages (tenant_id, conversation_id, role, content)
+			SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
+		SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`,
+		append(startArgs(p), content)...)
+	opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
+	if err != nil && month != nil {
+		// Not started: take the count back, even should the caller have
+		// gone (a count left would only be a conversation too many).
+		if _, uerr := d.pool.Exec(context.WithoutCancel(ctx), uncountStartSQL, p.TenantID, *month); uerr != nil {
+			return openedConversation{}, errors.Join(err, fmt.Errorf("taking back the conversation's count: %w", uerr))
+		}
+	}
+	return opened, err
 }

@@ -36,30 +36,40 @@ func (d *DB) ConversationsUsed(ctx context.Context, tenantID string, now time.Ti
 	return n, nil
 }
 
-// countStartSQL begins a statement that starts a conversation: CTE "used"
-// has a row when the conversation may start, which happens only when its
-// segment ($3) and visitor ($4) are the tenant's ($1) and, unless it is a
-// test ($12), when it was counted against the month's usage while under the
-// limit ($11). A test is neither refused by the limit nor counted. The usage
-// row stays locked until the transaction ends, so the count and the insert
-// are atomic.
-const countStartSQL = `WITH ok AS (
-		SELECT ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM segments WHERE tenant_id = $1 AND id = $3))
-		   AND ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $4)) AS ok),
+// startOKSQL begins the statements that count and start a conversation: CTE
+// "ok" has one row, true when the conversation's segment ($2) and visitor
+// ($3) are the tenant's ($1).
+const startOKSQL = `WITH ok AS (
+		SELECT ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM segments WHERE tenant_id = $1 AND id = $2))
+		   AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM visitors WHERE tenant_id = $1 AND id = $3)) AS ok)`
+
+// countStartSQL counts a conversation about to start against the month's
+// usage of tenant $1 while under the limit $4, when its segment and visitor
+// are the tenant's (startOKSQL). It returns ok and the month counted, NULL
+// when not counted. It commits without waiting for the disk (asyncCommit):
+// the usage row is locked only while the statement runs, not across a WAL
+// flush as well, so that the new conversations of a busy tenant do not queue
+// behind one another's flush; the conversation's insert, which commits
+// synchronously, flushes the count with it.
+const countStartSQL = startOKSQL + `,
 	counted AS (
 		INSERT INTO conversation_usage (tenant_id, month, count)
-		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok WHERE ok AND NOT $12::boolean AND $11 > 0
+		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, ` + asyncCommit + ` WHERE ok AND $4 > 0
 		ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + 1
-		WHERE conversation_usage.count < $11
-		RETURNING count),
-	used AS (
-		SELECT count FROM counted
-		UNION ALL SELECT NULL FROM ok WHERE ok AND $12::boolean)`
+		WHERE conversation_usage.count < $4
+		RETURNING month)
+	SELECT ok.ok, counted.month FROM ok LEFT JOIN counted ON true`
 
-// startArgs are the parameters of countStartSQL and the insert after it.
+// uncountStartSQL takes back a count of countStartSQL ($2 its month) whose
+// conversation was not started after all.
+const uncountStartSQL = `UPDATE conversation_usage SET count = count - 1 FROM ` + asyncCommit + `
+	WHERE tenant_id = $1 AND month = $2 AND count > 0`
+
+// startArgs are the parameters of the insert after startOKSQL, but its last
+// (the first message).
 func startArgs(p *parley.ConversationStart) []any {
-	return []any{p.TenantID, p.SessionID, p.SegmentID, p.VisitorID, p.Channel, p.VisitorType, p.AgentModel,
-		p.PageURL, p.Locale, p.Metadata, p.Limit, p.Test}
+	return []any{p.TenantID, p.SegmentID, p.VisitorID, p.SessionID, p.Channel, p.VisitorType, p.AgentModel,
+		p.PageURL, p.Locale, p.Metadata, p.Test}
 }
 
 // startRefused says why a start inserted nothing: a segment or visitor of
@@ -126,7 +136,11 @@ func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID strin
 // appendMessage stores a message of the conversation ($5 the knowledge its
 // prompt held, for an answer) and, in the same statement, counts it, moves
 // last_message_at and keeps the first user message.
-const appendMessageSQL = `WITH c AS (
+const appendMessageSQL = `WITH ` + appendMessageCTE
+
+// appendMessageCTE is appendMessageSQL after its WITH, for statements that
+// add a step before it (saveReplySQL).
+const appendMessageCTE = `c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
 		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)

@@ -116,3 +116,11 @@ func storableKey(s string) string {
 	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
+
+// asyncCommit is a FROM item of one row that sets synchronous_commit off
+// for the statement's transaction (set_config's is_local): its commit
+// returns before the WAL is flushed to disk, which the WAL writer does
+// within wal_writer_delay (200 ms). A PostgreSQL crash within that window
+// loses the transaction; any later synchronous commit flushes it first.
+// Only for writes whose loss a crash may excuse: a rate counter, a lease.
+const asyncCommit = `(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`

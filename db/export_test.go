@@ -18,3 +18,7 @@ var CreateSubmissionInTx = (*DB).createSubmissionInTx
 // the trigram index at most before it walks the conversations instead
 // (negative: always walk).
 func (d *DB) SetSearchIndexFirstMax(n int) { d.indexFirstMax = n }
+
+// AsyncCommit is the FROM item that turns synchronous_commit off for its
+// statement's transaction (tests only).
+const AsyncCommit = asyncCommit

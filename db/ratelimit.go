@@ -58,7 +58,9 @@ type Window struct {
 // client retrying while refused is not refused for longer. It returns each
 // window's count: after the event when it was counted, before it when not.
 // counted reports which. Concurrent calls racing past the check cannot push
-// a count past its limit unseen: the counts after the event say so.
+// a count past its limit unseen: the counts after the event say so. The
+// count commits without waiting for the disk (asyncCommit): a PostgreSQL
+// crash may forget the last fraction of a second of counts.
 func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (counts []int, counted bool, err error) {
 	// The windows are a VALUES list rather than unnest(arrays): the planner
 	// then knows how few they are and probes the counters' primary key,
@@ -77,6 +79,7 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 	rows, _ := d.pool.Query(ctx, `WITH w AS (
 			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
 			FROM (VALUES `+values.String()+`) AS w(ord, key, start, ends, lim)
+			CROSS JOIN `+asyncCommit+`
 			LEFT JOIN rate_counters c ON c.key = w.key AND c.window_start = w.start),
 		hit AS (
 			INSERT INTO rate_counters (key, window_start, expires_at, count)

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -403,4 +404,46 @@ func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bo
 		return nil
 	})
 	return del, err
+}
+
+// TenantAndSegment reads the tenant of slug with one of its segments in one
+// round trip, as TenantBySlug and then Segment (ref an id or a slug) or,
+// for an empty ref, DefaultSegment: what every chat message looks up first.
+// The segment is nil when the tenant has none matching ref; an unknown
+// tenant is not found.
+func (d *DB) TenantAndSegment(ctx context.Context, slug, ref string) (parley.Tenant, *parley.Segment, error) {
+	if !storable(slug) {
+		return parley.Tenant{}, nil, parley.Errorf(parley.KindNotFound, "Tenant not found")
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
+	segSQL := `SELECT ` + segmentColumns + ` FROM segments s JOIN tenants t ON t.id = s.tenant_id WHERE t.slug = $1 AND `
+	switch {
+	case ref == "":
+		batch.Queue(segSQL+`s.is_default`, slug)
+	case !storable(ref):
+	case looksLikeUUID(ref):
+		batch.Queue(segSQL+`s.id::text = $2`, slug, ref)
+	default:
+		batch.Queue(segSQL+`s.slug = $2`, slug, ref)
+	}
+	br := d.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, _ := br.Query()
+	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
+	if err != nil {
+		return parley.Tenant{}, nil, notFound(err, "Tenant")
+	}
+	if batch.Len() == 1 {
+		return t, nil, br.Close()
+	}
+	rows, _ = br.Query()
+	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return t, nil, br.Close()
+	case err != nil:
+		return parley.Tenant{}, nil, fmt.Errorf("reading the segment: %w", err)
+	}
+	return t, &s, br.Close()
 }

@@ -66,15 +66,20 @@ func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenan
 	if err != nil {
 		return t, err
 	}
+	return t, tenantGates(c, t, bodyWidgetKey)
+}
+
+// tenantGates are chatTenant's gates on a tenant read.
+func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
 	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
-		return t, errNotActivated
+		return errNotActivated
 	}
 	hdr := c.Request().Header
 	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
-		return t, &parley.Error{Kind: parley.KindForbidden, Message: "Origin not allowed"}
+		return &parley.Error{Kind: parley.KindForbidden, Message: "Origin not allowed"}
 	}
-	return t, checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
+	return checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
 }
 
 // errNotActivated answers chat (and the test chat) for a tenant whose plan
@@ -89,19 +94,30 @@ var errNotActivated = &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_AC
 // segment (query, body, else the default). A refusal of the rate limit wins
 // over a bad segment.
 func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (parley.Tenant, parley.Segment, error) {
-	t, err := h.chatTenant(c, widgetKey)
+	ctx := c.Request().Context()
+	// The tenant and the segment in one round trip; the segment's verdict
+	// waits for its place in the order.
+	ref := strings.TrimSpace(cmpOr(c.QueryParam("segment"), segment))
+	t, seg, err := h.DB.TenantAndSegment(ctx, c.Param("slug"), ref)
 	if err != nil {
 		return t, parley.Segment{}, err
 	}
-	ctx := c.Request().Context()
+	if err := tenantGates(c, t, widgetKey); err != nil {
+		return t, parley.Segment{}, err
+	}
 	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
 		return t, parley.Segment{}, err
 	}
-	seg, segErr := h.chatSegment(ctx, t, c.QueryParam("segment"), segment)
 	if err := limitAddress(c); err != nil {
 		return t, parley.Segment{}, err
 	}
-	return t, seg, segErr
+	switch {
+	case seg == nil && ref == "":
+		return t, parley.Segment{}, parley.Errorf(parley.KindNotFound, "Default segment not found")
+	case seg == nil || !seg.IsActive && ref != "":
+		return t, parley.Segment{}, unknownSegment(ref)
+	}
+	return t, *seg, nil
 }
 
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
@@ -222,10 +238,16 @@ func (h *Handler) chatSegment(ctx context.Context, t parley.Tenant, query, body 
 	}
 	s, err := h.DB.Segment(ctx, t.ID, ref)
 	if parley.ErrorKind(err) == parley.KindNotFound || err == nil && !s.IsActive {
-		return parley.Segment{}, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
-			Details: parley.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
+		return parley.Segment{}, unknownSegment(ref)
 	}
 	return s, err
+}
+
+// unknownSegment refuses a segment that is not one of the tenant's active
+// segments: the caller's mistake, a 400.
+func unknownSegment(ref string) error {
+	return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("Unknown or inactive segment: %q", ref),
+		Details: parley.FieldErrors{"segment": "no active segment of this tenant has this slug"}}
 }
 
 // chatWriter sends a turn's answer: as server-sent events, started once
@@ -247,7 +269,7 @@ func (w *chatWriter) emit(ev agent.Event) {
 			w.sse = startSSE(w.c)
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
-		w.sse.send(map[string]string{"text": ev.Text})
+		w.sse.sendText(ev.Text)
 	}
 }
 
@@ -326,7 +348,10 @@ func chatLLMError(err error) (string, string) {
 }
 
 // sseWriter writes server-sent events, flushing each.
-type sseWriter struct{ c echo.Context }
+type sseWriter struct {
+	c   echo.Context
+	buf []byte // the event being written, reused
+}
 
 func startSSE(c echo.Context) *sseWriter {
 	h := c.Response().Header()
@@ -345,8 +370,23 @@ func (s *sseWriter) send(v any) {
 	if err != nil {
 		return
 	}
+	s.write(append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...))
+}
+
+// sendText writes a piece of the answer, `data: {"text":"..."}`, as send
+// would, without a map to marshal: it runs once per chunk of the model.
+func (s *sseWriter) sendText(text string) {
+	b, err := json.Marshal(text)
+	if err != nil {
+		return
+	}
+	s.write(append(append(append(s.buf[:0], `data: {"text":`...), b...), "}\n\n"...))
+}
+
+func (s *sseWriter) write(event []byte) {
+	s.buf = event
 	w := s.c.Response()
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+	if _, err := w.Write(event); err != nil {
 		return
 	}
 	w.Flush()

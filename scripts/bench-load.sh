@@ -7,6 +7,9 @@
 # generator (cmd/loadgen), which interleaves rounds straight to the model and
 # through Parley. The database parley_load is made anew on each run.
 # Arguments go to loadgen, e.g. scripts/bench-load.sh -rounds 1 -conc 1,50,200.
+# BENCH_PARLEY_BIN runs that parley binary instead of building one (to compare
+# builds: run the script alternately with each); BENCH_CPUPROFILE=<file> has
+# the server write a CPU profile of the whole run (serve --cpuprofile).
 # (Not PARLEY_ names for the knobs: the server refuses PARLEY_ variables it
 # does not know.)
 set -euo pipefail
@@ -14,13 +17,16 @@ cd "$(dirname "$0")/.."
 mkdir -p .data bin
 state=.data/bench-load
 mkdir -p "$state"
-go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
+parley=${BENCH_PARLEY_BIN:-bin/parley}
+if [ -z "${BENCH_PARLEY_BIN:-}" ]; then
+  go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
+fi
 go build -trimpath -o bin/fakellm ./cmd/fakellm
 go build -trimpath -o bin/loadgen ./cmd/loadgen
-echo "bin/parley (-trimpath -ldflags \"-s -w\"): $(stat -c %s bin/parley) bytes"
+echo "$parley: $(stat -c %s "$parley") bytes"
 scripts/pg-install.sh
 pg_port=${BENCH_PG_PORT:-5452}
-DATABASE_URL=$(bin/parley dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load --recreate)
+DATABASE_URL=$("$parley" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load --recreate)
 export DATABASE_URL
 # pg_stat_statements needs a restart with it preloaded; pg_ctl restart keeps
 # the options dev-db started the cluster with (postmaster.opts).
@@ -44,13 +50,13 @@ export PARLEY_SECRET_KEY PARLEY_ADDR=127.0.0.1:${BENCH_PORT:-8152} PARLEY_LOG_FO
   PARLEY_LLM_PROVIDER=openai PARLEY_LLM_BASE_URL=http://$model_addr/v1 PARLEY_LLM_MODEL=fake PARLEY_LLM_API_KEY=fake \
   PARLEY_TRUSTED_PROXIES=127.0.0.1/32
 url=http://$PARLEY_ADDR
-bin/parley migrate >/dev/null
-bin/parley tenant create --slug load --name "Load Co" --plan scale >/dev/null
+"$parley" migrate >/dev/null
+"$parley" tenant create --slug load --name "Load Co" --plan scale >/dev/null
 # The scale plan's 25,000 conversations a month, plus 1,000 per bot seat: out of the way.
 psql "$DATABASE_URL" -qc "UPDATE tenants SET bot_seats = 1000 WHERE slug = 'load'"
 bin/fakellm -addr "$model_addr" -chunks 50 > "$state/fakellm.log" 2>&1 &
 model_pid=$!
-bin/parley serve 2> "$state/serve.log" &
+"$parley" serve ${BENCH_CPUPROFILE:+--cpuprofile "$BENCH_CPUPROFILE"} 2> "$state/serve.log" &
 pid=$!
 trap 'kill $pid $model_pid 2>/dev/null || true; wait $pid $model_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -sf -o /dev/null "$url/healthz" && break; sleep 0.2; done

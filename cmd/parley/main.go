@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -27,7 +28,8 @@ import (
 const usage = `usage: parley <command> [flags]
 
 commands:
-  serve                          run the HTTP server and background jobs
+  serve [--cpuprofile F]         run the HTTP server and background jobs; --cpuprofile writes
+                                 a CPU profile (runtime/pprof) to F until the server stops
   migrate                        apply database migrations
   tenant create --slug S --name N --plan P [--owner-email E] [--owner-password W]
   token create --tenant S --scopes a,b [--name N] [--legacy]
@@ -71,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, stderr)
+		return serve(ctx, rest, stderr)
 	case "migrate":
 		return withDB(ctx, func(store *db.DB) error {
 			if err := migrations.Up(ctx, store.Pool()); err != nil {
@@ -148,10 +150,26 @@ func box() (*auth.Box, error) {
 	return auth.NewBox(key)
 }
 
-func serve(ctx context.Context, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	cfg, err := loadConfig()
 	if err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var handler slog.Handler = slog.NewJSONHandler(stderr, nil)
 	if cfg.LogFormat == "text" {
