@@ -12,8 +12,8 @@ import (
 
 // screenshotDir is where browser tests keep their screenshots: the
 // directory PARLEY_TEST_ARTIFACTS names (a relative one from the module
-// root), else artifacts/screenshots at the module root (ignored by git).
-// .ci/run prints it after the tests.
+// root, such as artifacts/screenshots, which git ignores). .ci/run sets it
+// and prints it after the tests.
 func screenshotDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
@@ -50,8 +50,16 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // saveScreenshot keeps a full-page PNG of the tab as name.png in
 // screenshotDir, for a person to look at: the test asserts behaviour, the
 // picture shows how it looks. Other tests of the same name overwrite it.
+//
+// Pictures are taken only when PARLEY_TEST_ARTIFACTS is set (.ci/run sets
+// it): a full-page PNG costs Chromium a few hundred milliseconds of CPU, and
+// the suite takes about sixty of them, which a developer's make test is
+// spared.
 func saveScreenshot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
+	if os.Getenv("PARLEY_TEST_ARTIFACTS") == "" {
+		return
+	}
 	png := mustRunStep(ctx, t, "screenshot "+name, chromedp.FullScreenshot(100))
 	dir := screenshotDir(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
