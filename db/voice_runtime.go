@@ -183,32 +183,12 @@ func (d *DB) SaveVoiceCallReport(ctx context.Context, tenantID, callID string, r
 	return nil
 }
 
-// VoiceCallDetail is a call as the conversations API shows it: whether it
-// has a recording, not its URL (GET /voice/{slug}/recordings/{callId} serves
-// the recording).
-type VoiceCallDetail struct {
-	CallID          string
-	Status          string
-	CallerNumber    *string
-	StartedAt       *time.Time
-	EndedAt         *time.Time
-	EndedReason     *string
-	DurationSeconds *float64
-	Cost            *float64
-	Summary         *string
-	Transcript      *string
-	HasRecording    bool
-}
-
 // VoiceCallOfConversation returns the call of a voice conversation, nil
 // when the conversation is not a call's.
-func (d *DB) VoiceCallOfConversation(ctx context.Context, tenantID, conversationID string) (*VoiceCallDetail, error) {
-	var v VoiceCallDetail
-	err := d.pool.QueryRow(ctx, `SELECT call_id, status, caller_number, started_at, ended_at, ended_reason,
-		duration_seconds, cost, summary, transcript, recording_url IS NOT NULL
-		FROM voice_calls WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at DESC LIMIT 1`, tenantID, conversationID).
-		Scan(&v.CallID, &v.Status, &v.CallerNumber, &v.StartedAt, &v.EndedAt, &v.EndedReason,
-			&v.DurationSeconds, &v.Cost, &v.Summary, &v.Transcript, &v.HasRecording)
+func (d *DB) VoiceCallOfConversation(ctx context.Context, tenantID, conversationID string) (*VoiceCallRow, error) {
+	rows, _ := d.pool.Query(ctx, `SELECT `+voiceCallRowColumns+` FROM voice_calls
+		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at DESC LIMIT 1`, tenantID, conversationID)
+	v, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[VoiceCallRow])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

@@ -40,7 +40,9 @@ func (d *DB) SaveVoiceSetup(ctx context.Context, tenantID string, s VoiceSetup) 
 	return t, nil
 }
 
-// VoiceCallRow is one call of voice_calls as the voice settings show it.
+// VoiceCallRow is one call of voice_calls as the dashboard and the
+// conversations API show it: whether it has a recording, not its URL (the
+// recording routes serve it).
 type VoiceCallRow struct {
 	ID              string     `db:"id"`
 	CallID          string     `db:"call_id"`
@@ -51,6 +53,7 @@ type VoiceCallRow struct {
 	EndedAt         *time.Time `db:"ended_at"`
 	EndedReason     *string    `db:"ended_reason"`
 	DurationSeconds *float64   `db:"duration_seconds"`
+	Cost            *float64   `db:"cost"`
 	Summary         *string    `db:"summary"`
 	Transcript      *string    `db:"transcript"`
 	HasRecording    bool       `db:"has_recording"`
@@ -58,7 +61,7 @@ type VoiceCallRow struct {
 }
 
 const voiceCallRowColumns = `id::text, call_id, conversation_id::text, status, caller_number, started_at, ended_at,
-	ended_reason, duration_seconds, summary, transcript, recording_url IS NOT NULL AS has_recording, created_at`
+	ended_reason, duration_seconds, cost, summary, transcript, recording_url IS NOT NULL AS has_recording, created_at`
 
 // RecentVoiceCalls lists the tenant's last limit calls, newest first.
 func (d *DB) RecentVoiceCalls(ctx context.Context, tenantID string, limit int) ([]VoiceCallRow, error) {

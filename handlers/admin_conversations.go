@@ -180,7 +180,8 @@ func visitorLabel(v db.VisitorDetail) string {
 }
 
 // ShowConversationPage renders one of the tenant's conversations: who,
-// where, the transcript with the tools run, and the submissions it produced.
+// where, a phone call's report (voice), the transcript with the tools run,
+// and the submissions it produced.
 // Another tenant's conversation is the dashboard's 404.
 func (h *Handler) ShowConversationPage(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -206,6 +207,17 @@ func (h *Handler) ShowConversationPage(c echo.Context) error {
 			v.VisitorID, v.VisitorLabel = vis.ID, visitorLabel(vis)
 		case parley.ErrorKind(err) != parley.KindNotFound: // erased meanwhile: shown as anonymous
 			return err
+		}
+	}
+	if conv.Channel == parley.ChannelVoice {
+		v.Voice = true
+		call, err := h.DB.VoiceCallOfConversation(ctx, t.ID, conv.ID)
+		if err != nil {
+			return err
+		}
+		if call != nil {
+			row := voiceCallRow(*call, loc)
+			v.Call = &row
 		}
 	}
 	subs, err := h.DB.ConversationSubmissions(ctx, t.ID, conv.ID)

@@ -43,14 +43,56 @@ func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, e
 	if err != nil {
 		return f, err
 	}
-	loc, err := time.LoadLocation(t.Timezone)
-	if err != nil {
-		loc = time.UTC
-	}
+	loc := tenantLocation(t)
 	for _, call := range calls {
 		f.Calls = append(f.Calls, voiceCallRow(call, loc))
 	}
 	return f, nil
+}
+
+// voiceEndings are the orchestrator's (Vapi's) commonest ended reasons in
+// the owner's words.
+var voiceEndings = map[string]string{
+	"customer-ended-call":                       "The caller hung up",
+	"assistant-ended-call":                      "The assistant ended the call",
+	"assistant-said-end-call-phrase":            "The assistant said goodbye and hung up",
+	"assistant-ended-call-after-message-spoken": "The assistant said goodbye and hung up",
+	"assistant-forwarded-call":                  "The assistant forwarded the call",
+	"silence-timed-out":                         "The line stayed silent too long",
+	"exceeded-max-duration":                     "The call reached its longest allowed duration",
+	"customer-did-not-answer":                   "Nobody answered",
+	"customer-busy":                             "The line was busy",
+	"voicemail":                                 "The call reached a voicemail",
+	"manually-canceled":                         "The call was cancelled",
+}
+
+// voiceEnding says how a call ended, from the orchestrator's ended reason:
+// its words when known, else the reason's own words, a failure said so.
+func voiceEnding(reason string) string {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return ""
+	}
+	if words, ok := voiceEndings[reason]; ok {
+		return words
+	}
+	words := strings.NewReplacer("-", " ", ".", " ", "_", " ").Replace(reason)
+	if strings.Contains(reason, "error") || strings.Contains(reason, "failed") {
+		return "The call failed (" + words + ")"
+	}
+	return "Ended: " + words
+}
+
+// voiceCost is what the orchestrator charged for a call, in US dollars
+// (Vapi's unit); "" when not known.
+func voiceCost(cost *float64) string {
+	switch {
+	case cost == nil || *cost < 0:
+		return ""
+	case *cost > 0 && *cost < 0.005:
+		return "less than $0.01"
+	}
+	return fmt.Sprintf("$%.2f", *cost)
 }
 
 // voiceCallRow is a call in the owner's words.
@@ -60,7 +102,7 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 		when = *call.StartedAt
 	}
 	row := views.VoiceCallRow{CallID: call.CallID, When: when.In(loc).Format("2 Jan 2006, 15:04"),
-		Caller: "Unknown caller", Duration: "in progress", EndedReason: strings.ReplaceAll(deref(call.EndedReason), "-", " "),
+		Caller: "Unknown caller", Duration: "in progress", EndedReason: voiceEnding(deref(call.EndedReason)), Cost: voiceCost(call.Cost),
 		Summary: deref(call.Summary), Transcript: deref(call.Transcript), HasRecording: call.HasRecording}
 	if call.CallerNumber != nil && *call.CallerNumber != "" {
 		row.Caller = *call.CallerNumber

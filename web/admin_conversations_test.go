@@ -65,9 +65,23 @@ func seedInboxOf(t *testing.T, b *bundle, ten tenant) inboxFixture {
 		turns: []string{"I want a human", "Connecting you."}, escalate: true, created: now.Add(-30 * time.Minute),
 	})
 	f.janua = b.addConversation(t, ct, seedConversation{turns: []string{"Bonjour"}, created: time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)})
+	b.insertVoiceCall(t, ten.ID, "call-inbox", voiceStr("https://recordings.example/call-inbox.wav"))
+	b.linkVoiceCall(t, ten.ID, "call-inbox", f.escalated.ID, voiceCost(0.27))
 	f.submission = inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"ada@example.com","name":"Ada"}`,
 		time.Time{}, func(ns *parley.NewSubmission) { ns.ConversationID = &f.ada.ID })
 	return f
+}
+
+func voiceCost(c float64) *float64 { return &c }
+
+// linkVoiceCall makes the tenant's call callID (see insertVoiceCall) the
+// call of the conversation convID, at cost (nil: not known).
+func (b *bundle) linkVoiceCall(t *testing.T, tenantID, callID, convID string, cost *float64) {
+	t.Helper()
+	if _, err := b.db.Pool().Exec(t.Context(), `UPDATE voice_calls SET conversation_id = $3, cost = $4
+		WHERE tenant_id = $1 AND call_id = $2`, tenantID, callID, convID, cost); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // listedConversations returns the ids of the inbox's conversations, in order.
@@ -129,6 +143,9 @@ func TestAdminConversations(t *testing.T) {
 		}
 		if p.doc.Find("#conversation-" + f.ada.ID).HasClass("escalated") {
 			t.Error("a bot conversation marked escalated")
+		}
+		if esc.Find(".badge.voice").Text() != "Phone call" || p.doc.Find("#conversations .badge.voice").Length() != 1 {
+			t.Errorf("phone calls marked: %d", p.doc.Find("#conversations .badge.voice").Length())
 		}
 		ada := p.doc.Find("#conversation-" + f.ada.ID)
 		if q := ada.Find("a.conversation-question"); strings.TrimSpace(q.Text()) != "How much is the Team plan?" ||
@@ -228,11 +245,67 @@ func TestAdminConversations(t *testing.T) {
 		}
 	})
 
+	t.Run("PhoneCall", func(t *testing.T) {
+		p := c.as(t).get("/admin/conversations/" + f.escalated.ID)
+		panel := p.doc.Find("#phone-call")
+		if p.status != http.StatusOK || panel.Length() != 1 || panel.Find("h2").Text() != "Phone call" {
+			t.Fatalf("%d, panel %q", p.status, panel.Text())
+		}
+		for sel, want := range map[string]string{"#call-caller": "+33612345678", "#call-duration": "1 min 30 s",
+			"#call-ended": "The caller hung up", "#call-cost": "$0.27", "#call-summary": "The caller booked a visit for Tuesday at 9."} {
+			if got := p.text(sel); got != want {
+				t.Errorf("%s: %q, want %q", sel, got, want)
+			}
+		}
+		if p.text("#call-when") == "" {
+			t.Error("no date")
+		}
+		if src := panel.Find("audio[controls]").AttrOr("src", ""); src != "/admin/voice/calls/call-inbox/recording" || panel.Find(".call-no-recording").Length() != 0 {
+			t.Errorf("player %q", src)
+		}
+		if tr := panel.Find("details.call-transcript"); tr.Find("summary").Text() != "Transcript" || tr.Find("pre").Text() != "AI: Hello.\nUser: Can someone come on Tuesday?" {
+			t.Errorf("transcript %q", tr.Text())
+		}
+		// the chat's conversation has no call
+		if p := c.as(t).get("/admin/conversations/" + f.ada.ID); p.status != http.StatusOK || p.doc.Find("#phone-call").Length() != 0 {
+			t.Errorf("a chat conversation shows a call: %d", p.status)
+		}
+	})
+
+	t.Run("PhoneCallWithoutRecording", func(t *testing.T) {
+		// a call still going: no recording, no report yet
+		ct := convTenant{tenant: f.ten}
+		conv := b.addConversation(t, ct, seedConversation{start: func(p *parley.ConversationStart) { p.Channel = "voice" },
+			turns: []string{"Hello?", "Hello, how can I help?"}, created: time.Now().Add(-3 * time.Hour)})
+		if _, err := b.db.Pool().Exec(t.Context(), `INSERT INTO voice_calls (tenant_id, call_id, conversation_id, status, started_at)
+			VALUES ($1, 'call-live', $2, 'in-progress', now())`, f.ten.ID, conv.ID); err != nil {
+			t.Fatal(err)
+		}
+		p := c.as(t).get("/admin/conversations/" + conv.ID)
+		panel := p.doc.Find("#phone-call")
+		if p.status != http.StatusOK || panel.Find("audio").Length() != 0 || panel.Find(".call-no-recording").Text() != "No recording of this call." ||
+			p.text("#call-caller") != "Unknown caller" || p.text("#call-duration") != "in progress" || p.text("#call-ended") != "not reported yet" ||
+			panel.Find("#call-cost").Length() != 0 || panel.Find("details").Length() != 0 {
+			t.Errorf("%d, panel %q", p.status, strings.Join(strings.Fields(panel.Text()), " "))
+		}
+		// a voice conversation the orchestrator never reported
+		orphan := b.addConversation(t, ct, seedConversation{start: func(p *parley.ConversationStart) { p.Channel = "voice" },
+			turns: []string{"Hi"}, created: time.Now().Add(-4 * time.Hour)})
+		if p := c.as(t).get("/admin/conversations/" + orphan.ID); p.text("#phone-call #no-call") == "" {
+			t.Errorf("no report: %q", p.text("#phone-call"))
+		}
+	})
+
 	t.Run("AnotherTenant", func(t *testing.T) {
 		other := b.newConvTenant(t)
 		theirs := b.addConversation(t, other, seedConversation{turns: []string{"How much is the Team plan?", "49 EUR."}})
+		theirCall := b.addConversation(t, other, seedConversation{start: func(p *parley.ConversationStart) { p.Channel = "voice" },
+			turns: []string{"Hello?"}})
+		b.insertVoiceCall(t, other.ID, "call-theirs", voiceStr("https://recordings.example/theirs.wav"))
+		b.linkVoiceCall(t, other.ID, "call-theirs", theirCall.ID, nil)
 		c.expectNotFound(t, []adminCall{
 			{"Show", "GET", "/admin/conversations/" + theirs.ID, nil, false},
+			{"ShowCall", "GET", "/admin/conversations/" + theirCall.ID, nil, false},
 			{"NotAnID", "GET", "/admin/conversations/not-a-uuid", nil, false},
 		})
 		if p := c.as(t).get("/admin/conversations/" + theirs.ID); !strings.Contains(p.body, "Not found") && !strings.Contains(p.body, "not found") {

@@ -116,7 +116,7 @@ func TestAdminVoice(t *testing.T) {
 	p = c.get("/admin/voice")
 	if src := p.doc.Find("#voice-calls audio").AttrOr("src", ""); src != "/admin/voice/calls/call-a/recording" ||
 		!strings.Contains(p.text("#voice-calls"), "+33612345678") || !strings.Contains(p.text("#voice-calls"), "1 min 30 s") ||
-		!strings.Contains(p.text("#voice-calls"), "customer ended call") || !strings.Contains(p.text("#voice-calls details pre"), "Can someone come on Tuesday?") {
+		!strings.Contains(p.text("#voice-calls"), "The caller hung up") || !strings.Contains(p.text("#voice-calls details pre"), "Can someone come on Tuesday?") {
 		t.Errorf("calls: %s", p.doc.Find("#voice-calls").Text())
 	}
 	if p = c.get("/admin/voice/calls/call-a/recording"); p.status != 200 || p.body != string(audio) || p.header.Get("Content-Type") != "audio/wav" {
