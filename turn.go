@@ -2,6 +2,7 @@ package parley
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -24,6 +25,11 @@ type ConversationStart struct {
 	Locale      *string
 	Metadata    ConversationMetadata
 	Test        bool
+	// Counted is the month (UTC) in which TakeSessionLease already counted
+	// this start against the monthly limit (SessionState.Counted), nil when
+	// it did not: StartTurn then starts the conversation on that count, or
+	// takes it back when it starts none.
+	Counted *time.Time
 }
 
 // Validate applies the start's rules, filling in the default channel (web)
@@ -55,6 +61,11 @@ func (p *ConversationStart) Validate() error {
 type SessionState struct {
 	Conversation *Conversation
 	Turns        []Turn
+	// Counted is the month (UTC) in which the new conversation about to
+	// start was counted against the monthly limit, when the lease was
+	// asked to count it (the session had no conversation and the limit
+	// allowed one more); nil otherwise. See ConversationStart.Counted.
+	Counted *time.Time
 }
 
 // PromptData is what a turn's prompt and tools are built from, none of it

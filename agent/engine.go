@@ -30,7 +30,10 @@ const (
 
 // Store is what the engine reads and writes; *db.DB satisfies it.
 type Store interface {
-	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error)
+	// TakeSessionLease takes the session's lease and reads its state; count,
+	// when not nil, is the conversation to count against the monthly limit
+	// should the session have none (SessionState.Counted).
+	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) (bool, parley.SessionState, error)
 	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
 	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
 	StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
@@ -262,12 +265,6 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	}
 	t := &turn{in: in}
 	t.reads = e.readPrompt(ctx, in)
-	lease, err := e.takeSessionLease(ctx, log, in.Tenant.ID, in.SessionID)
-	if err != nil {
-		t.close() // no read outlives the turn
-		return nil, err
-	}
-	t.lease = lease
 	start := parley.ConversationStart{
 		TenantID: in.Tenant.ID, SessionID: in.SessionID, Limit: in.Tenant.ConversationsLimit(),
 		SegmentID: &in.Segment.ID, Channel: in.Channel, VisitorType: in.VisitorType,
@@ -277,6 +274,15 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	if in.Visitor != nil {
 		start.VisitorID = &in.Visitor.ID
 	}
+	// The lease counts a new conversation in its own round trip; StartTurn
+	// starts it on that count (or takes the count back).
+	lease, err := e.takeSessionLease(ctx, log, &start)
+	if err != nil {
+		t.close() // no read outlives the turn
+		return nil, err
+	}
+	t.lease = lease
+	start.Counted = lease.state.Counted
 	t.conv, t.userMessage, t.created, err = e.Store.StartTurn(ctx, start, in.Message, lease.state.Conversation)
 	if err != nil {
 		t.close()

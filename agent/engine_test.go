@@ -33,7 +33,7 @@ type memStore struct {
 	starts     []parley.ConversationStart
 }
 
-func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder, _ string, _ time.Duration, _ int) (bool, parley.SessionState, error) {
+func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder, _ string, _ time.Duration, _ int, _ *parley.ConversationStart) (bool, parley.SessionState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holder != "" {

@@ -96,8 +96,13 @@ const (
 
 // Event is one element of a Stream.
 type Event struct {
-	Kind       EventKind
-	Text       string
+	Kind EventKind
+	Text string
+	// More (EventText) says that more text follows and has already arrived:
+	// a writer may hold this text and send it with what follows rather than
+	// flush it alone (one write to the visitor instead of several). False
+	// when what comes next is not known yet, or is not text.
+	More       bool
 	ToolCall   ToolCall
 	StopReason string // EventDone: "stop", "tool_calls", "length"
 	Usage      Usage  // EventDone: zero when the provider does not report it
@@ -296,6 +301,7 @@ type chunkStream[C any] struct {
 	classify func(error) error
 	pending  []Event // events read and not yet yielded
 	ended    bool
+	err      error // the stream's error, yielded after what is pending
 }
 
 // step reads one chunk, adding the events it completes to pending, or marks
@@ -322,12 +328,26 @@ func (s *chunkStream[C]) step() error {
 func (s *chunkStream[C]) events(yield func(Event, error) bool) {
 	defer s.src.Close()
 	for {
-		for _, ev := range s.pending {
+		for i := 0; i < len(s.pending); i++ {
+			ev := s.pending[i]
+			if ev.Kind == EventText {
+				// While the next chunk has arrived already, read it: then
+				// whether more text follows is known (Event.More).
+				for i == len(s.pending)-1 && !s.ended && s.err == nil && s.gate.ahead() {
+					s.gate.wait()
+					s.err = s.step()
+				}
+				ev.More = i < len(s.pending)-1 && s.pending[i+1].Kind == EventText
+			}
 			if !yield(ev, nil) {
 				return
 			}
 		}
 		s.pending = s.pending[:0]
+		if s.err != nil {
+			yield(Event{}, s.err)
+			return
+		}
 		if s.ended {
 			break
 		}

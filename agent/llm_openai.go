@@ -16,7 +16,6 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // OpenAIBaseURL is OpenAI's own API, used when no base URL is configured.
@@ -80,6 +79,10 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the openai request: %w", err)
+	}
 	var t openaiTurn
 	ctx, gate := withEventGate(ctx)
 	// As ChatCompletionService.NewStreaming, but its chunks are decoded into
@@ -88,7 +91,8 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	// JSON) was a quarter of the server's CPU on a 50-chunk answer
 	// (BENCHMARKS.md, issue 18).
 	var raw *http.Response
-	_, err = p.completion.New(ctx, params, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&raw))
+	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
+		option.WithResponseBodyInto(&raw))
 	return streamChunks(ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
 }
@@ -206,55 +210,95 @@ func (t *openaiTurn) finish() []Event {
 	return append(evs, Event{Kind: EventDone, StopReason: stop, Usage: t.usage})
 }
 
-func (p *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(p.model),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
+// openaiRequest is the body of a streamed chat completion, marshalled with
+// encoding/json: openai-go's own parameters (ChatCompletionNewParams, whose
+// param.Opt fields it marshals by reflection, then "stream" set with sjson)
+// were 3.6 % of the server's CPU a turn (BENCHMARKS.md, issue 18). The SDK
+// still sends it and reads the answer.
+type openaiRequest struct {
+	Model               string          `json:"model"`
+	Messages            []openaiMessage `json:"messages"`
+	MaxTokens           int64           `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int64           `json:"max_completion_tokens,omitempty"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Tools []openaiTool `json:"tools,omitempty"`
+}
+
+// openaiMessage is a message of any role; Content is nil only for an
+// assistant's tool calls without text.
+type openaiMessage struct {
+	Role       string           `json:"role"`
+	Content    *string          `json:"content,omitempty"`
+	ToolCallID *string          `json:"tool_call_id,omitempty"`
+	ToolCalls  []openaiToolCall `json:"tool_calls,omitempty"`
+}
+
+type openaiToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type openaiTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+	} `json:"function"`
+}
+
+// params is the request of req, streamed, with the usage asked for.
+func (p *OpenAI) params(req Request) (openaiRequest, error) {
+	params := openaiRequest{Model: p.model, Stream: true, Messages: make([]openaiMessage, 0, len(req.Messages)+1)}
+	params.StreamOptions.IncludeUsage = true
 	maxTokens := int64(cmp.Or(req.MaxTokens, DefaultMaxTokens))
 	if p.newTokens {
-		params.MaxCompletionTokens = openai.Int(maxTokens)
+		params.MaxCompletionTokens = maxTokens
 	} else {
-		params.MaxTokens = openai.Int(maxTokens)
+		params.MaxTokens = maxTokens
 	}
 	if req.System != "" {
-		params.Messages = append(params.Messages, openai.SystemMessage(req.System))
+		params.Messages = append(params.Messages, openaiMessage{Role: "system", Content: &req.System})
 	}
-	for _, m := range req.Messages {
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		switch m.Role {
 		case RoleUser:
-			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+			params.Messages = append(params.Messages, openaiMessage{Role: "user", Content: &m.Content})
 		case RoleTool:
-			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+			params.Messages = append(params.Messages, openaiMessage{Role: "tool", Content: &m.Content, ToolCallID: &m.ToolCallID})
 		case RoleAssistant:
-			a := openai.ChatCompletionAssistantMessageParam{}
+			a := openaiMessage{Role: "assistant"}
 			if m.Content != "" || len(m.ToolCalls) == 0 {
-				a.Content.OfString = openai.String(m.Content)
+				a.Content = &m.Content
 			}
 			for _, c := range m.ToolCalls {
-				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(llmArguments(string(c.Arguments)))},
-					},
-				})
+				tc := openaiToolCall{ID: c.ID, Type: "function"}
+				tc.Function.Name, tc.Function.Arguments = c.Name, string(llmArguments(string(c.Arguments)))
+				a.ToolCalls = append(a.ToolCalls, tc)
 			}
-			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			params.Messages = append(params.Messages, a)
 		default:
 			return params, fmt.Errorf("message role %q is not user, assistant or tool", m.Role)
 		}
 	}
 	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			fn.Description = openai.String(t.Description)
-		}
+		tool := openaiTool{Type: "function"}
+		tool.Function.Name, tool.Function.Description = t.Name, t.Description
 		if len(t.Parameters) > 0 {
-			if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
-				return params, fmt.Errorf("tool %s: parameters are not a JSON object: %w", t.Name, err)
+			if trimmed := bytes.TrimSpace(t.Parameters); !json.Valid(trimmed) || trimmed[0] != '{' {
+				return params, fmt.Errorf("tool %s: parameters are not a JSON object", t.Name)
 			}
+			tool.Function.Parameters = t.Parameters
 		}
-		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+		params.Tools = append(params.Tools, tool)
 	}
 	return params, nil
 }

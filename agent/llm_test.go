@@ -406,7 +406,7 @@ func TestOpenAIProvider(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if params.MaxCompletionTokens.Value != DefaultMaxTokens || params.MaxTokens.Valid() {
+		if params.MaxCompletionTokens != DefaultMaxTokens || params.MaxTokens != 0 {
 			t.Errorf("max_completion_tokens %v max_tokens %v, want only max_completion_tokens", params.MaxCompletionTokens, params.MaxTokens)
 		}
 	})

@@ -67,11 +67,11 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 	req.Messages = append([]Message(nil), req.Messages...)
 	var res TurnResult
 	var text strings.Builder
-	say := func(s string) {
+	say := func(s string, more bool) {
 		if s == "" {
 			return
 		}
-		emit(Event{Kind: EventText, Text: s})
+		emit(Event{Kind: EventText, Text: s, More: more})
 		text.WriteString(s)
 	}
 	for round := 0; ; round++ {
@@ -103,10 +103,10 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 						continue
 					}
 					if roundText.Len() == 0 {
-						say(sep)
+						say(sep, true)
 					}
 					roundText.WriteString(ev.Text)
-					say(ev.Text)
+					say(ev.Text, ev.More)
 				case EventToolCall:
 					calls = append(calls, ev.ToolCall)
 				case EventDone:
@@ -123,8 +123,8 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 		}
 		if closing {
 			if roundText.Len() == 0 {
-				say(sep)
-				say(ToolLimitMessage)
+				say(sep, true)
+				say(ToolLimitMessage, false)
 			}
 			res.Text, res.StopReason = text.String(), StopMaxIterations
 			return res, nil

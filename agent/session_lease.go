@@ -45,13 +45,16 @@ type sessionLease struct {
 // lease of its session, so that the turns of one session run one after the
 // other: the user message of the second lands after the first's answer.
 // No connection or lock is held while waiting or while the model answers.
-func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, tenantID, sessionID string) (*sessionLease, error) {
+// start is the conversation the turn starts should the session have none,
+// which the lease counts against the monthly limit (db.TakeSessionLease).
+func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, start *parley.ConversationStart) (*sessionLease, error) {
+	tenantID, sessionID := start.TenantID, start.SessionID
 	holder := rand.Text()
 	ttl := cmp.Or(e.SessionLease, SessionLeaseTTL)
 	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {
-		ok, state, err := e.Store.TakeSessionLease(ctx, tenantID, sessionID, holder, e.Instance, ttl, HistoryTurns-1)
+		ok, state, err := e.Store.TakeSessionLease(ctx, tenantID, sessionID, holder, e.Instance, ttl, HistoryTurns-1, start)
 		if err != nil {
 			return nil, err
 		}

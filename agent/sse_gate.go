@@ -47,6 +47,12 @@ func (g *eventGate) wait() {
 	}
 }
 
+// ahead reports whether the body holds the next whole event already, so
+// that reading it will not wait for the network; false without a body.
+func (g *eventGate) ahead() bool {
+	return g != nil && g.body != nil && (g.body.ready > 0 || eventEnd(g.body.buf[g.body.off:]) > 0)
+}
+
 // gateMiddleware is an SDK middleware (openai-go's and anthropic-sdk-go's
 // have the same signature) wrapping a successful event-stream response of a
 // call made with withEventGate.

@@ -29,7 +29,23 @@ type openedConversation struct {
 // conversation. A start that fails the conversation's rules is 400; one the
 // monthly limit refuses is 429 with LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
+// A start counted already (p.Counted, by the session's lease) is started on
+// that count; when the turn starts no conversation, the count is taken back.
 func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error) {
+	counted := p.Counted
+	c, m, started, err := d.startTurn(ctx, p, message, known, &counted)
+	if counted != nil { // the count was not spent
+		if uerr := d.uncountStart(ctx, p.TenantID, *counted); uerr != nil {
+			return parley.Conversation{}, parley.Message{}, false, errors.Join(err, uerr)
+		}
+	}
+	return c, m, started, err
+}
+
+// startTurn is StartTurn; *counted is the count it has yet to spend, which
+// it sets to nil once startConversation spent it (or took it back).
+func (d *DB) startTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation, counted **time.Time) (parley.Conversation, parley.Message, bool, error) {
+	p.Counted = nil
 	if err := p.Validate(); err != nil {
 		return parley.Conversation{}, parley.Message{}, false, err
 	}
@@ -60,7 +76,9 @@ func (d *DB) StartTurn(ctx context.Context, p parley.ConversationStart, message 
 		if parley.ErrorKind(err) != parley.KindNotFound {
 			return parley.Conversation{}, parley.Message{}, false, err
 		}
+		p.Counted, *counted = *counted, nil
 		opened, err := d.startConversation(ctx, &p, content)
+		p.Counted = nil
 		switch {
 		case err == nil:
 			m := parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
@@ -92,8 +110,8 @@ func sessionOfOther(test bool) error {
 }
 
 // startConversation starts p's conversation with content as its first
-// message. Unless it is a test (neither refused by the limit nor counted),
-// the conversation is first counted against the monthly limit by a statement
+// message. Unless it is a test (neither refused by the limit nor counted) or
+// was counted already (p.Counted, by the session's lease), the conversation is first counted against the monthly limit by a statement
 // of its own (countStartSQL, which commits without waiting for the disk, so
 // that the tenant's usage row is locked for the time of one short statement
 // and no WAL flush), then inserted in one statement committed synchronously,
@@ -101,8 +119,8 @@ func sessionOfOther(test bool) error {
 // segment or visitor is not the tenant's, inserts nothing and is
 // pgx.ErrNoRows; one whose insert fails takes its count back.
 func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart, content string) (openedConversation, error) {
-	var month *time.Time
-	if !p.Test {
+	month := p.Counted
+	if !p.Test && month == nil {
 		var ok bool
 		if err := d.pool.QueryRow(ctx, countStartSQL, p.TenantID, p.SegmentID, p.VisitorID, p.Limit).Scan(&ok, &month); err != nil {
 			return openedConversation{}, fmt.Errorf("counting the conversation: %w", err)
@@ -124,11 +142,20 @@ func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart,
 		append(startArgs(p), content)...)
 	opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
 	if err != nil && month != nil {
-		// Not started: take the count back, even should the caller have
-		// gone (a count left would only be a conversation too many).
-		if _, uerr := d.pool.Exec(context.WithoutCancel(ctx), uncountStartSQL, p.TenantID, *month); uerr != nil {
-			return openedConversation{}, errors.Join(err, fmt.Errorf("taking back the conversation's count: %w", uerr))
+		// Not started: take the count back.
+		if uerr := d.uncountStart(ctx, p.TenantID, *month); uerr != nil {
+			return openedConversation{}, errors.Join(err, uerr)
 		}
 	}
 	return opened, err
+}
+
+// uncountStart takes back a count of a conversation that did not start
+// after all, even should the caller have gone (a count left would only be
+// a conversation too many).
+func (d *DB) uncountStart(ctx context.Context, tenantID string, month time.Time) error {
+	if _, err := d.pool.Exec(context.WithoutCancel(ctx), uncountStartSQL, tenantID, month); err != nil {
+		return fmt.Errorf("taking back the conversation's count: %w", err)
+	}
+	return nil
 }

@@ -187,7 +187,7 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupConversations(t)
-	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", "", 2*time.Minute, 5)
+	ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h1", "", 2*time.Minute, 5, nil)
 	if err != nil || !ok || st.Conversation != nil || len(st.Turns) != 0 {
 		t.Fatalf("fresh session: %v %+v %v", ok, st, err)
 	}
@@ -207,7 +207,7 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 	}
 	// The reply gave the lease back: another holder takes it and reads the
 	// last turns, oldest first.
-	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", "", 2*time.Minute, 3)
+	ok, st, err = f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h2", "", 2*time.Minute, 3, nil)
 	if err != nil || !ok || st.Conversation == nil || st.Conversation.ID != c.ID || st.Conversation.MessageCount != 5 {
 		t.Fatalf("second lease: %v %+v %v", ok, st.Conversation, err)
 	}
@@ -215,11 +215,11 @@ func TestTakeSessionLeaseReadsTheSession(t *testing.T) {
 		t.Errorf("turns %+v", st.Turns)
 	}
 	// Held: a third holder does not get it, nor the state.
-	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", "", 2*time.Minute, 3); err != nil || ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, "fresh", "h3", "", 2*time.Minute, 3, nil); err != nil || ok || st.Conversation != nil {
 		t.Errorf("held lease taken: %v %+v %v", ok, st, err)
 	}
 	// Another tenant's session of the same name is its own.
-	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", "", 2*time.Minute, 3); err != nil || !ok || st.Conversation != nil {
+	if ok, st, err := f.store.TakeSessionLease(ctx, f.other.ID, "fresh", "h4", "", 2*time.Minute, 3, nil); err != nil || !ok || st.Conversation != nil {
 		t.Errorf("other tenant: %v %+v %v", ok, st, err)
 	}
 }
@@ -244,4 +244,78 @@ func (f *convFixture) segment(t *testing.T, tenantID string) string {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// The lease of a session without a conversation counts the conversation
+// about to start (one round trip less for a first message): StartTurn
+// starts it on that count, and a turn that starts none takes it back, so
+// that the month's usage is the conversations started, no more, no less.
+func TestTakeSessionLeaseCountsTheStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupConversations(t)
+	used := func() int {
+		t.Helper()
+		n, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	take := func(session, holder string, p *parley.ConversationStart) parley.SessionState {
+		t.Helper()
+		ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, session, holder, "", 2*time.Minute, 3, p)
+		if err != nil || !ok {
+			t.Fatalf("lease of %s: %v %v", session, ok, err)
+		}
+		return st
+	}
+	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "a", Limit: 2}
+	st := take("a", "h1", &p)
+	if st.Counted == nil || used() != 1 {
+		t.Fatalf("first message's lease: counted %v, used %d, want a month and 1", st.Counted, used())
+	}
+	p.Counted = st.Counted
+	c, _, started, err := f.store.StartTurn(ctx, p, "one", st.Conversation)
+	if err != nil || !started || used() != 1 {
+		t.Fatalf("start on the lease's count: %v %v, used %d, want 1", started, err, used())
+	}
+	if _, err := f.store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.tenant.ID, ConversationID: c.ID,
+		SessionID: "a", LeaseHolder: "h1", Reply: "reply"}); err != nil {
+		t.Fatal(err)
+	}
+	// The session has its conversation now: its next lease counts nothing.
+	p.Counted = nil
+	if st := take("a", "h2", &p); st.Counted != nil || st.Conversation == nil || used() != 1 {
+		t.Fatalf("continuing session: counted %v, used %d", st.Counted, used())
+	}
+	// A start that fails (here its channel) takes its count back.
+	q := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "b", Limit: 2, Channel: "pigeon"}
+	st = take("b", "h3", &q)
+	if st.Counted == nil || used() != 2 {
+		t.Fatalf("second session's lease: counted %v, used %d", st.Counted, used())
+	}
+	q.Counted = st.Counted
+	if _, _, _, err := f.store.StartTurn(ctx, q, "one", nil); parley.ErrorKind(err) != parley.KindInvalid {
+		t.Fatalf("bad channel: %v", err)
+	}
+	if used() != 1 {
+		t.Fatalf("used %d after a failed start, want 1: its count taken back", used())
+	}
+	// At the limit the lease counts nothing, and the start is refused.
+	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "b", "h3"); err != nil {
+		t.Fatal(err)
+	}
+	q.Channel, q.Counted, q.Limit = "", nil, 1
+	if st := take("b", "h4", &q); st.Counted != nil || used() != 1 {
+		t.Fatalf("at the limit: counted %v, used %d", st.Counted, used())
+	}
+	if _, _, _, err := f.store.StartTurn(ctx, q, "one", nil); parley.ErrorKind(err) != parley.KindRateLimited {
+		t.Fatalf("over the limit: %v", err)
+	}
+	// A test is never counted.
+	tp := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "c", Limit: 5, Test: true}
+	if st := take("c", "h5", &tp); st.Counted != nil || used() != 1 {
+		t.Fatalf("test: counted %v, used %d", st.Counted, used())
+	}
 }

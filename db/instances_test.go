@@ -26,7 +26,7 @@ func TestSessionLeaseOfDeadInstance(t *testing.T) {
 	}
 	take := func(session, holder, instance string) bool {
 		t.Helper()
-		ok, _, err := store.TakeSessionLease(ctx, tenant, session, holder, instance, 2*time.Minute, 3)
+		ok, _, err := store.TakeSessionLease(ctx, tenant, session, holder, instance, 2*time.Minute, 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,14 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
 )
@@ -29,15 +31,59 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 		OR ` + leaseInstanceGone + `
 	RETURNING holder`
 
+// takeLeaseCountingSQL is acquireLeaseSQL ($4 to $7: the session as
+// stored, holder, ttl, instance) that also counts the conversation about to
+// start against the month's usage of tenant $1 while under the limit $8, as
+// countStartSQL does (startOKSQL: segment $2, visitor $3), when the lease
+// is taken and the session ($9) has no conversation yet: a first message
+// counts its conversation in the lease's round trip instead of one of its
+// own. It returns the holder and the month counted, NULL when not counted.
+// Its transaction (the lease's batch) commits asynchronously, so the usage
+// row stays locked only while the batch runs; the conversation's insert
+// (StartTurn), which commits synchronously, flushes the count with it.
+const takeLeaseCountingSQL = startOKSQL + `,
+	lease AS (
+		INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
+		SELECT $1, $4, $5, NULLIF($7, '')::uuid, now() + make_interval(secs => $6) FROM ` + asyncCommit + `
+		ON CONFLICT (tenant_id, session_id) DO UPDATE
+		SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
+		WHERE session_leases.busy_until < now()
+			OR ` + leaseInstanceGone + `
+		RETURNING holder),
+	counted AS (
+		INSERT INTO conversation_usage (tenant_id, month, count)
+		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, lease
+		WHERE ok AND lease.holder = $5 AND $8 > 0
+			AND NOT EXISTS (SELECT 1 FROM conversations WHERE tenant_id = $1 AND session_id = $9)
+		ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + 1
+		WHERE conversation_usage.count < $8
+		RETURNING month)
+	SELECT lease.holder, counted.month FROM lease LEFT JOIN counted ON true`
+
 // TakeSessionLease takes the lease of (tenant, session) for holder, a turn
 // of instance (the id RegisterInstance gave; "" for none), when nobody holds
 // it, its holder's lease expired, or its holder's instance is no longer
 // alive (its heartbeat went stale or it shut down), reporting whether it
 // did; then it reads the session's state with up to turns recent turns, in
 // the same round trip (two statements). It holds no lock or connection once it returns.
-func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
+//
+// count, when not nil, is the conversation that the turn will start should
+// the session have none (not a test: a test is never counted): the lease's
+// statement then counts it against the monthly limit (see
+// takeLeaseCountingSQL), and the state says in which month
+// (SessionState.Counted), for StartTurn (ConversationStart.Counted), which
+// starts the conversation on that count or takes it back.
+func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) (bool, parley.SessionState, error) {
+	if count != nil && count.Test {
+		count = nil
+	}
 	batch := &pgx.Batch{}
-	batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance)
+	if count != nil {
+		batch.Queue(takeLeaseCountingSQL, tenantID, count.SegmentID, count.VisitorID, storableKey(sessionID), holder,
+			ttl.Seconds(), instance, count.Limit, sessionID)
+	} else {
+		batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance)
+	}
 	// The conversation and its last turns in one statement, the turns as
 	// arrays, oldest first.
 	batch.Queue(`SELECT `+conversationColumns+`, h.roles, h.contents, h.times FROM conversations
@@ -51,7 +97,12 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	var got string
-	if err := br.QueryRow().Scan(&got); errors.Is(err, pgx.ErrNoRows) {
+	var month *time.Time
+	dest := []any{&got}
+	if count != nil {
+		dest = append(dest, &month)
+	}
+	if err := br.QueryRow().Scan(dest...); errors.Is(err, pgx.ErrNoRows) {
 		return false, parley.SessionState{}, nil
 	} else if err != nil {
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", err)
@@ -59,15 +110,34 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if got != holder {
 		return false, parley.SessionState{}, nil
 	}
+	st, err := readSessionState(br)
+	if err != nil || br.Close() != nil {
+		err = cmp.Or(err, br.Close())
+		var pgErr *pgconn.PgError
+		if month != nil && !errors.As(err, &pgErr) {
+			// The turn fails, its conversation will not start: take the
+			// count back, unless PostgreSQL refused a statement of the
+			// batch, whose transaction then undid the count itself.
+			err = errors.Join(err, d.uncountStart(ctx, tenantID, *month))
+		}
+		return true, parley.SessionState{}, err
+	}
+	st.Counted = month
+	return true, st, nil
+}
+
+// readSessionState reads the session's conversation and its last turns,
+// the second statement of TakeSessionLease's batch.
+func readSessionState(br pgx.BatchResults) (parley.SessionState, error) {
 	var st parley.SessionState
 	rows, _ := br.Query()
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionConversation])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
-		return true, parley.SessionState{}, fmt.Errorf("reading the session's conversation: %w", err)
+		return parley.SessionState{}, fmt.Errorf("reading the session's conversation: %w", err)
 	case len(c.Contents) != len(c.Roles) || len(c.Times) != len(c.Roles):
-		return true, parley.SessionState{}, errors.New("reading the session's conversation: its turns do not line up")
+		return parley.SessionState{}, errors.New("reading the session's conversation: its turns do not line up")
 	default:
 		st.Conversation = &c.Conversation
 		st.Turns = make([]parley.Turn, len(c.Roles))
@@ -75,7 +145,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 			st.Turns[i] = parley.Turn{Role: c.Roles[i], Content: c.Contents[i], Timestamp: c.Times[i]}
 		}
 	}
-	return true, st, br.Close()
+	return st, nil
 }
 
 // sessionConversation is a conversation with its last turns, as

@@ -269,7 +269,7 @@ func (w *chatWriter) emit(ev agent.Event) {
 			w.sse = startSSE(w.c)
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
-		w.sse.sendText(ev.Text)
+		w.sse.sendText(ev.Text, !ev.More)
 	}
 }
 
@@ -375,18 +375,23 @@ func (s *sseWriter) send(v any) {
 
 // sendText writes a piece of the answer, `data: {"text":"..."}`, as send
 // would, without a map to marshal: it runs once per chunk of the model.
-func (s *sseWriter) sendText(text string) {
+// Unless flush, the event stays in the response's buffer to go with the
+// next (what follows it has already arrived: agent.Event.More), so that a
+// model's chunks that came together cost one write to the visitor.
+func (s *sseWriter) sendText(text string, flush bool) {
 	b, err := json.Marshal(text)
 	if err != nil {
 		return
 	}
-	s.write(append(append(append(s.buf[:0], `data: {"text":`...), b...), "}\n\n"...))
+	s.writeEvent(append(append(append(s.buf[:0], `data: {"text":`...), b...), "}\n\n"...), flush)
 }
 
-func (s *sseWriter) write(event []byte) {
+func (s *sseWriter) write(event []byte) { s.writeEvent(event, true) }
+
+func (s *sseWriter) writeEvent(event []byte, flush bool) {
 	s.buf = event
 	w := s.c.Response()
-	if _, err := w.Write(event); err != nil {
+	if _, err := w.Write(event); err != nil || !flush {
 		return
 	}
 	w.Flush()

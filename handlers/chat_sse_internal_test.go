@@ -2,9 +2,12 @@ package handlers
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/agent"
 )
 
 // sendText writes the bytes send writes for {"text": ...}, whatever the
@@ -16,11 +19,40 @@ func TestSSESendTextMatchesSend(t *testing.T) {
 		viaMap, viaText := httptest.NewRecorder(), httptest.NewRecorder()
 		(&sseWriter{c: e.NewContext(nil, viaMap)}).send(map[string]string{"text": text})
 		w := &sseWriter{c: e.NewContext(nil, viaText)}
-		w.sendText("first, to reuse the buffer")
+		w.sendText("first, to reuse the buffer", true)
 		viaText.Body.Reset()
-		w.sendText(text)
+		w.sendText(text, true)
 		if got, want := viaText.Body.String(), viaMap.Body.String(); got != want {
 			t.Errorf("sendText(%q) wrote %q, send wrote %q", text, got, want)
 		}
 	}
 }
+
+// A text that more text follows (agent.Event.More) is written unflushed,
+// to go with the next; the next flushed one takes both.
+func TestSSEChatWriterFlushesOnceForTextInHand(t *testing.T) {
+	e := echo.New()
+	rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	w := &chatWriter{c: e.NewContext(nil, rec), stream: true}
+	w.emit(agent.Event{Kind: agent.EventReady})
+	start := rec.flushes
+	w.emit(agent.Event{Kind: agent.EventText, Text: "Hel", More: true})
+	w.emit(agent.Event{Kind: agent.EventText, Text: "lo", More: true})
+	if rec.flushes != start {
+		t.Errorf("%d flushes for texts more text follows, want none", rec.flushes-start)
+	}
+	w.emit(agent.Event{Kind: agent.EventText, Text: "!"})
+	if rec.flushes != start+1 {
+		t.Errorf("%d flushes after the last text, want 1", rec.flushes-start)
+	}
+	if got := rec.Body.String(); !strings.HasSuffix(got, `data: {"text":"Hel"}`+"\n\n"+`data: {"text":"lo"}`+"\n\n"+`data: {"text":"!"}`+"\n\n") {
+		t.Errorf("body %q", got)
+	}
+}
+
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }

@@ -32,7 +32,7 @@ func deadTurn(t *testing.T, b *bundle, tenantID, sessionID, message string) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, st, err := b.db.TakeSessionLease(ctx, tenantID, sessionID, "turn-of-x", x, 2*time.Minute, 19)
+	ok, st, err := b.db.TakeSessionLease(ctx, tenantID, sessionID, "turn-of-x", x, 2*time.Minute, 19, nil)
 	if err != nil || !ok {
 		t.Fatalf("the other instance's turn could not take the lease: %v %v", ok, err)
 	}
