@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -433,18 +434,28 @@ type MCPOffer struct {
 }
 
 // MCPOffers names the server's tools for the model, in the server's order,
-// at most max of them, the names made unique (_2, _3...).
-func MCPOffers(tools []MCPTool, max int) (offers []MCPOffer, skipped []string) {
-	used := map[string]bool{}
-	for i, t := range tools {
-		if i >= max {
-			skipped = append(skipped, fmt.Sprintf("%s: beyond the %d MCP tools allowed", t.Name, max))
-			continue
+// at most limit of them, the names made unique (_2, _3...). The tools
+// beyond limit are named in one line of skipped, whatever their number: it is
+// written at every turn.
+func MCPOffers(tools []MCPTool, limit int) (offers []MCPOffer, skipped []string) {
+	n := min(len(tools), max(limit, 0))
+	if beyond := tools[n:]; len(beyond) > 0 {
+		names := make([]string, len(beyond))
+		for i, t := range beyond {
+			names[i] = t.Name
 		}
-		name := MCPFunctionName(t.Name)
-		for n := 2; used[name]; n++ {
-			suffix := fmt.Sprintf("_%d", n)
-			base := MCPFunctionName(t.Name)
+		skipped = []string{fmt.Sprintf("%s: beyond the %d MCP tools allowed", strings.Join(names, ", "), n)}
+	}
+	if n == 0 {
+		return nil, skipped
+	}
+	offers = make([]MCPOffer, 0, n)
+	used := make(map[string]bool, n)
+	for _, t := range tools[:n] {
+		base := MCPFunctionName(t.Name)
+		name := base
+		for k := 2; used[name]; k++ {
+			suffix := "_" + strconv.Itoa(k)
 			name = base[:min(len(base), maxFunctionName-len(suffix))] + suffix
 		}
 		used[name] = true

@@ -94,3 +94,34 @@ func TestMCPProxyGuarded(t *testing.T) {
 		t.Errorf("a failure kept until %s", d.expires)
 	}
 }
+
+// The limits hold at their edge: a tenant's maximum of tools is offered
+// whole and one more is skipped, the tools beyond named in one line; a
+// name of 60 characters fits the 64 of a function name whole, one of 61
+// is clipped.
+func TestMCPOffersLimits(t *testing.T) {
+	t.Parallel()
+	tools := []MCPTool{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}}
+	if offers, skipped := MCPOffers(tools[:3], 3); len(offers) != 3 || skipped != nil {
+		t.Errorf("at the maximum: %d offered, skipped %v", len(offers), skipped)
+	}
+	offers, skipped := MCPOffers(tools, 2)
+	if len(offers) != 2 || offers[1].Tool.Name != "b" {
+		t.Errorf("beyond the maximum: %v", offers)
+	}
+	if want := []string{"c, d: beyond the 2 MCP tools allowed"}; !slices.Equal(skipped, want) {
+		t.Errorf("skipped %v, want %v", skipped, want)
+	}
+	if offers, skipped := MCPOffers(tools, 0); offers != nil || len(skipped) != 1 {
+		t.Errorf("a maximum of 0: %v, skipped %v", offers, skipped)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{strings.Repeat("n", 60), "mcp_" + strings.Repeat("n", 60)},
+		{strings.Repeat("n", 61), "mcp_" + strings.Repeat("n", 60)},
+		{strings.Repeat("n", 59) + "!", "mcp_" + strings.Repeat("n", 59)},
+	} {
+		if got := MCPFunctionName(tc.name); got != tc.want {
+			t.Errorf("MCPFunctionName(%d characters) = %q, want %q", len(tc.name), got, tc.want)
+		}
+	}
+}
