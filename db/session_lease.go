@@ -23,13 +23,21 @@ import (
 // the visitor's message (StartTurn), commits synchronously, which flushes
 // the WAL up to and including the lease; a PostgreSQL crash in between ends
 // the turn anyway. One disk flush less per turn.
-const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
-	SELECT $1, $2, $3, NULLIF($5, '')::uuid, now() + make_interval(secs => $4) FROM ` + asyncCommit + `
+var acquireLeaseSQL = takeLeaseSQL("$2", "$3", "$4", "$5")
+
+// takeLeaseSQL is the statement of acquireLeaseSQL with the placeholders
+// of its session, holder, ttl and instance (the tenant is $1): the lease
+// of takeLeaseCountingSQL as well.
+func takeLeaseSQL(session, holder, ttl, instance string) string {
+	return `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
+	SELECT $1, ` + session + `, ` + holder + `, NULLIF(` + instance + `, '')::uuid, now() + make_interval(secs => ` + ttl + `)
+	FROM ` + asyncCommit + `
 	ON CONFLICT (tenant_id, session_id) DO UPDATE
 	SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
 	WHERE session_leases.busy_until < now()
 		OR ` + leaseInstanceGone + `
 	RETURNING holder`
+}
 
 // takeLeaseCountingSQL is acquireLeaseSQL ($4 to $7: the session as
 // stored, holder, ttl, instance) that also counts the conversation about to
@@ -41,15 +49,8 @@ const acquireLeaseSQL = `INSERT INTO session_leases (tenant_id, session_id, hold
 // Its transaction (the lease's batch) commits asynchronously, so the usage
 // row stays locked only while the batch runs; the conversation's insert
 // (StartTurn), which commits synchronously, flushes the count with it.
-const takeLeaseCountingSQL = startOKSQL + `,
-	lease AS (
-		INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
-		SELECT $1, $4, $5, NULLIF($7, '')::uuid, now() + make_interval(secs => $6) FROM ` + asyncCommit + `
-		ON CONFLICT (tenant_id, session_id) DO UPDATE
-		SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
-		WHERE session_leases.busy_until < now()
-			OR ` + leaseInstanceGone + `
-		RETURNING holder),
+var takeLeaseCountingSQL = startOKSQL + `,
+	lease AS (` + takeLeaseSQL("$4", "$5", "$6", "$7") + `),
 	counted AS (
 		INSERT INTO conversation_usage (tenant_id, month, count)
 		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, lease
