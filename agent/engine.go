@@ -331,7 +331,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		Now: e.now(), Logger: in.logger(e),
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
-		HasProducts: reads.HasProducts && HasToolType(reads.Tools, ToolRecommendProduct), HasSummaries: prompt.ExploreCorpus,
+		HasProducts: reads.HasProducts, HasSummaries: prompt.ExploreCorpus,
 		Payment: reads.payment != nil, Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil,
 		MCPTools: reads.mcpTools, MCPMaxTools: in.Tenant.MCPToolsMaxTools}
 	if !in.Verified && e.Verification != nil {

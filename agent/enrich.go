@@ -101,15 +101,12 @@ func enrichChannel(tt *TurnTools, f EnrichFacts) {
 	if f.Channel != parley.ChannelVoice {
 		return
 	}
-	kept := tt.Tools[:0:0]
-	for _, t := range tt.Tools {
-		if !slices.Contains(VoiceToolTypes, t.Type) {
-			tt.Skipped = append(tt.Skipped, t.Name+": "+t.Type+" is not offered on a voice call")
-			continue
+	dropTools(tt, func(t parley.Tool) string {
+		if slices.Contains(VoiceToolTypes, t.Type) {
+			return ""
 		}
-		kept = append(kept, t)
-	}
-	tt.Tools = kept
+		return t.Type + " is not offered on a voice call"
+	})
 	if tt.Payment || len(tt.MCP) > 0 {
 		tt.Skipped = append(tt.Skipped, "collect_payment and the MCP server's tools: not offered on a voice call")
 	}
@@ -147,16 +144,15 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 // calendar connector, and then adds CHECK_AVAILABILITY for them: the
 // availability is of a booking tool's meetings (duration, buffer, window).
 func enrichCalendar(tt *TurnTools, f EnrichFacts) {
-	kept := tt.Tools[:0:0]
-	for _, t := range tt.Tools {
-		if t.Type == ToolBookMeeting && !f.Calendar {
-			tt.Skipped = append(tt.Skipped, t.Name+": no calendar connector")
-			continue
-		}
-		kept = append(kept, t)
+	if !f.Calendar {
+		dropTools(tt, func(t parley.Tool) string {
+			if t.Type == ToolBookMeeting {
+				return "no calendar connector"
+			}
+			return ""
+		})
 	}
-	tt.Tools = kept
-	tt.Calendar = f.Calendar && HasToolType(kept, ToolBookMeeting)
+	tt.Calendar = f.Calendar && HasToolType(tt.Tools, ToolBookMeeting)
 }
 
 // enrichPayment adds COLLECT_PAYMENT when the payment connector is active,
@@ -185,15 +181,35 @@ func enrichProducts(tt *TurnTools, f EnrichFacts) {
 	if f.HasProducts {
 		return
 	}
-	kept := tt.Tools[:0:0]
-	for _, t := range tt.Tools {
+	dropTools(tt, func(t parley.Tool) string {
 		if t.Type == ToolRecommendProduct {
-			tt.Skipped = append(tt.Skipped, t.Name+": the catalog has no active product")
-			continue
+			return "the catalog has no active product"
 		}
-		kept = append(kept, t)
+		return ""
+	})
+}
+
+// dropTools leaves out of tt.Tools each tool for which why gives a reason,
+// listing it in Skipped with the reason. The tools are copied only when one
+// goes: the steps run at every turn, and mostly drop nothing.
+func dropTools(tt *TurnTools, why func(parley.Tool) string) {
+	var kept []parley.Tool
+	dropped := false
+	for i, t := range tt.Tools {
+		reason := why(t)
+		switch {
+		case reason != "":
+			if !dropped {
+				kept, dropped = append(make([]parley.Tool, 0, len(tt.Tools)-1), tt.Tools[:i]...), true
+			}
+			tt.Skipped = append(tt.Skipped, t.Name+": "+reason)
+		case dropped:
+			kept = append(kept, t)
+		}
 	}
-	tt.Tools = kept
+	if dropped {
+		tt.Tools = kept
+	}
 }
 
 // enrichCorpus adds EXPLORE_CORPUS when the knowledge base holds more than

@@ -116,3 +116,29 @@ func TestEnrichVoiceChannel(t *testing.T) {
 			voice.Payment, voice.MCP, voice.Calendar, voice.Skipped)
 	}
 }
+
+// A step that drops nothing keeps the tools as they are, without a copy;
+// one that drops a tool copies the others, leaving the tenant's list alone.
+func TestDropToolsCopiesOnlyWhenOneGoes(t *testing.T) {
+	tools := []parley.Tool{{Name: "a", Type: ToolSubmitForm}, {Name: "b", Type: ToolRecommendProduct}, {Name: "c", Type: ToolSubmitForm}}
+	tt := TurnTools{Tools: tools}
+	dropTools(&tt, func(parley.Tool) string { return "" })
+	if &tt.Tools[0] != &tools[0] || len(tt.Tools) != 3 || tt.Skipped != nil {
+		t.Errorf("nothing dropped: copied or changed: %v %v", tt.Tools, tt.Skipped)
+	}
+	enrichProducts(&tt, EnrichFacts{})
+	if len(tt.Tools) != 2 || tt.Tools[0].Name != "a" || tt.Tools[1].Name != "c" || &tt.Tools[0] == &tools[0] {
+		t.Errorf("product tool dropped: %v", tt.Tools)
+	}
+	if tools[1].Name != "b" || len(tt.Skipped) != 1 || tt.Skipped[0] != "b: the catalog has no active product" {
+		t.Errorf("the tenant's list changed, or skipped %v", tt.Skipped)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		tt := TurnTools{Tools: tools}
+		enrichChannel(&tt, EnrichFacts{Channel: parley.ChannelWeb})
+		enrichCalendar(&tt, EnrichFacts{Calendar: true})
+		enrichProducts(&tt, EnrichFacts{HasProducts: true})
+	}); n != 0 {
+		t.Errorf("%v allocations where nothing is dropped", n)
+	}
+}
