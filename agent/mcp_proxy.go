@@ -90,6 +90,17 @@ type mcpDiscovery struct {
 	expires   time.Time // set when done, under MCPProxy.mu
 }
 
+// wait returns the discovery's answer once it is done, or ctx's error
+// should ctx end first.
+func (d *mcpDiscovery) wait(ctx context.Context) ([]MCPTool, error) {
+	select {
+	case <-d.done:
+		return d.tools, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // MCPConfigured reports whether the tenant's plan includes MCP tools and the
 // tenant saved a server.
 func MCPConfigured(t parley.Tenant) bool {
@@ -126,12 +137,7 @@ func (p *MCPProxy) Tools(ctx context.Context, t parley.Tenant) ([]MCPTool, error
 		d = p.start(t.ID, url, key)
 	}
 	p.mu.Unlock()
-	select {
-	case <-d.done:
-		return d.tools, d.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return d.wait(ctx)
 }
 
 // Refresh lists the tenant's server's tools now, whatever is cached, and
@@ -143,12 +149,7 @@ func (p *MCPProxy) Refresh(ctx context.Context, t parley.Tenant) ([]MCPTool, err
 	p.mu.Lock()
 	d := p.start(t.ID, *t.MCPToolsURL, t.MCPToolsAPIKey)
 	p.mu.Unlock()
-	select {
-	case <-d.done:
-		return d.tools, d.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return d.wait(ctx)
 }
 
 // Forget drops the tenant's cached list: its settings changed. The turns of
