@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 )
 
 // The voice channel's runtime: Parley is the custom LLM
@@ -34,22 +33,22 @@ var errVoiceDisabled = &parley.Error{Kind: parley.KindForbidden, Code: "VOICE_DI
 // voice secret (401: a tenant without one refuses every request), its plan
 // has voice (402 PLAN_REQUIRED), voice is enabled (403 VOICE_DISABLED). The
 // secret is checked before anything else is said about the tenant.
-func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, db.VoiceRuntime, error) {
-	t, v, err := h.DB.VoiceRuntimeBySlug(c.Request().Context(), c.Param("slug"))
+func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, error) {
+	t, err := h.DB.TenantBySlug(c.Request().Context(), c.Param("slug"))
 	if err != nil {
-		return t, v, err
+		return t, err
 	}
 	SetTenant(c, t)
-	if !h.voiceSecretMatches(c, v.SealedSecret) {
-		return t, v, errVoiceSecret
+	if !h.voiceSecretMatches(c, t.VoiceSecret) {
+		return t, errVoiceSecret
 	}
 	if !t.PlanInfo().Voice {
-		return t, v, planRequired("Voice calls", t.Plan, "scale")
+		return t, planRequired("Voice calls", t.Plan, "scale")
 	}
-	if !v.Enabled {
-		return t, v, errVoiceDisabled
+	if !t.VoiceEnabled {
+		return t, errVoiceDisabled
 	}
-	return t, v, nil
+	return t, nil
 }
 
 // voiceSecretMatches compares the secret sent (X-Vapi-Secret, Vapi's inline

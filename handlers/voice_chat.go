@@ -100,7 +100,7 @@ type voiceCall struct {
 // call's row: the turn's input.
 func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatRequest, voiceCall, error) {
 	var call voiceCall
-	t, v, err := h.voiceTenant(c)
+	t, err := h.voiceTenant(c)
 	if err != nil {
 		return nil, voiceChatRequest{}, call, err
 	}
@@ -138,7 +138,7 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 	}
 	hdr := c.Request().Header
 	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: "voice-" + vc.ID,
-		Message: strings.TrimSpace(req.Messages[last].text()), History: history, Locale: v.Config.Language,
+		Message: strings.TrimSpace(req.Messages[last].text()), History: history, Locale: t.VoiceConfig.Language,
 		Channel: parley.ChannelVoice, VisitorType: parley.VisitorHuman, Logger: h.log(c),
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500)}}
 	return in, req, call, nil

@@ -93,7 +93,7 @@ const maxVoiceToolCalls = 20
 // end-of-call-report (recorded on the call). Other types are ignored with
 // 200 {}.
 func (h *Handler) VoiceEvents(c echo.Context) error {
-	t, v, err := h.voiceTenant(c)
+	t, err := h.voiceTenant(c)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 				return err
 			}
 		}
-		a, err := h.voiceAssistant(t, v)
+		a, err := h.voiceAssistant(t)
 		if err != nil {
 			return err
 		}
@@ -217,15 +217,15 @@ func cmpPtr(a, b *string) *string {
 // id, else the assistant the managed setup would create (newVapiAssistant),
 // built from the tenant's voiceConfig, with the tenant's secret for the
 // orchestrator's later requests (this request carried it already).
-func (h *Handler) voiceAssistant(t parley.Tenant, v db.VoiceRuntime) (any, error) {
-	if v.AssistantID != nil && *v.AssistantID != "" {
-		return map[string]any{"assistantId": *v.AssistantID}, nil
+func (h *Handler) voiceAssistant(t parley.Tenant) (any, error) {
+	if t.VoiceAssistantID != nil && *t.VoiceAssistantID != "" {
+		return map[string]any{"assistantId": *t.VoiceAssistantID}, nil
 	}
-	secret, err := h.Box.Open(v.SealedSecret)
+	secret, err := h.Box.Open(t.VoiceSecret)
 	if err != nil {
 		return nil, fmt.Errorf("opening the voice secret: %w", err)
 	}
-	return map[string]any{"assistant": h.newVapiAssistant(t, v.Config, string(secret))}, nil
+	return map[string]any{"assistant": h.newVapiAssistant(t, t.VoiceConfig, string(secret))}, nil
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set
