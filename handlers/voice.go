@@ -32,24 +32,30 @@ var errVoiceDisabled = &parley.Error{Kind: parley.KindForbidden, Code: "VOICE_DI
 // orchestrator, in order: the tenant exists (404), the request carries its
 // voice secret (401: a tenant without one refuses every request), its plan
 // has voice (402 PLAN_REQUIRED), voice is enabled (403 VOICE_DISABLED). The
-// secret is checked before anything else is said about the tenant.
-func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, error) {
-	t, err := h.DB.TenantBySlug(c.Request().Context(), c.Param("slug"))
+// secret is checked before anything else is said about the tenant. The
+// tenant's default segment (nil: none), which turns and tool runs need, is
+// read in the same round trip.
+func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, *parley.Segment, error) {
+	t, seg, err := h.DB.TenantAndSegment(c.Request().Context(), c.Param("slug"), "")
 	if err != nil {
-		return t, err
+		return t, nil, err
 	}
 	SetTenant(c, t)
 	if !h.voiceSecretMatches(c, t.VoiceSecret) {
-		return t, errVoiceSecret
+		return t, nil, errVoiceSecret
 	}
 	if !t.PlanInfo().Voice {
-		return t, planRequired("Voice calls", t.Plan, "scale")
+		return t, nil, planRequired("Voice calls", t.Plan, "scale")
 	}
 	if !t.VoiceEnabled {
-		return t, errVoiceDisabled
+		return t, nil, errVoiceDisabled
 	}
-	return t, nil
+	return t, seg, nil
 }
+
+// errNoDefaultSegment answers a voice request that needs the tenant's
+// default segment when it has none.
+var errNoDefaultSegment = parley.Errorf(parley.KindNotFound, "Default segment not found")
 
 // voiceSecretMatches compares the secret sent (X-Vapi-Secret, Vapi's inline
 // server secret, else an Authorization bearer credential) with the

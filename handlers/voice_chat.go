@@ -100,7 +100,7 @@ type voiceCall struct {
 // call's row: the turn's input.
 func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatRequest, voiceCall, error) {
 	var call voiceCall
-	t, err := h.voiceTenant(c)
+	t, seg, err := h.voiceTenant(c)
 	if err != nil {
 		return nil, voiceChatRequest{}, call, err
 	}
@@ -119,9 +119,8 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 		return nil, req, call, err
 	}
 	call = voiceCall{ID: vc.ID, ConversationID: vc.ConversationID}
-	seg, err := h.DB.DefaultSegment(ctx, t.ID)
-	if err != nil {
-		return nil, req, call, err
+	if seg == nil {
+		return nil, req, call, errNoDefaultSegment
 	}
 	last := len(req.Messages) - 1
 	for last >= 0 && req.Messages[last].Role != "user" {
@@ -137,7 +136,7 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 		history = history[len(history)-n:]
 	}
 	hdr := c.Request().Header
-	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: "voice-" + vc.ID,
+	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: "voice-" + vc.ID,
 		Message: strings.TrimSpace(req.Messages[last].text()), History: history, Locale: t.VoiceConfig.Language,
 		Channel: parley.ChannelVoice, VisitorType: parley.VisitorHuman, Logger: h.log(c),
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500)}}

@@ -93,7 +93,7 @@ const maxVoiceToolCalls = 20
 // end-of-call-report (recorded on the call). Other types are ignored with
 // 200 {}.
 func (h *Handler) VoiceEvents(c echo.Context) error {
-	t, err := h.voiceTenant(c)
+	t, seg, err := h.voiceTenant(c)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, a)
 	case "tool-calls":
-		return h.voiceToolCalls(c, t, callID, ev)
+		return h.voiceToolCalls(c, t, seg, callID, ev)
 	case "status-update":
 		if strings.TrimSpace(ev.Status) == "" {
 			return &parley.Error{Kind: parley.KindInvalid, Message: "message.status is required for status-update",
@@ -233,7 +233,7 @@ func (h *Handler) voiceAssistant(t parley.Tenant) (any, error) {
 // tool's outcome as the model is told it (a JSON string). Submissions are
 // stored with channel voice, on the call's conversation when it has one,
 // which also gets the tool history (and the escalation) as a turn would.
-func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string, ev voiceEvent) error {
+func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Segment, callID string, ev voiceEvent) error {
 	ctx := c.Request().Context()
 	calls := ev.ToolCallList
 	if len(calls) == 0 {
@@ -260,15 +260,14 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string,
 		}
 		convID, session = vc.ConversationID, "voice-"+vc.ID
 	}
-	seg, err := h.DB.DefaultSegment(ctx, t.ID)
-	if err != nil {
-		return err
+	if seg == nil {
+		return errNoDefaultSegment
 	}
 	run := make([]agent.ToolCall, len(calls))
 	for i, tc := range calls {
 		run[i] = tc.call()
 	}
-	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: session, Channel: parley.ChannelVoice,
+	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: session, Channel: parley.ChannelVoice,
 		VisitorType: parley.VisitorHuman, Logger: h.log(c)}
 	execs, err := h.Engine.RunTools(ctx, in, derefOr(convID), run)
 	if err != nil {
