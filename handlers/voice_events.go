@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -124,8 +125,8 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 	case needCall && callID == "":
 		return &parley.Error{Kind: parley.KindInvalid, Message: "message.call.id is required for " + ev.Type,
 			Details: parley.FieldErrors{"message": "call.id is required"}}
-	case len(callID) > maxVoiceCallID:
-		return &parley.Error{Kind: parley.KindInvalid, Message: "message.call.id is too long",
+	case utf8.RuneCountInString(callID) > maxVoiceCallID:
+		return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("message.call.id is too long (max %d chars)", maxVoiceCallID),
 			Details: parley.FieldErrors{"message": "call.id is too long"}}
 	}
 	switch ev.Type {
