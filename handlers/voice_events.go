@@ -270,7 +270,7 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 	}
 	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: session, Channel: parley.ChannelVoice,
 		VisitorType: parley.VisitorHuman, Logger: h.log(c)}
-	execs, err := h.Engine.RunTools(ctx, in, derefOr(convID), run)
+	execs, err := h.Engine.RunTools(ctx, in, deref(convID), run)
 	if err != nil {
 		return err
 	}
@@ -288,11 +288,4 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"results": results})
-}
-
-func derefOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
