@@ -65,6 +65,15 @@ type voiceCallRef struct {
 	} `json:"customer"`
 }
 
+// caller is the caller's number (clipped to 50 chars), nil when not given.
+func (r *voiceCallRef) caller() *string {
+	if r == nil || r.Customer == nil || r.Customer.Number == "" {
+		return nil
+	}
+	n := parley.Clip(r.Customer.Number, 50)
+	return &n
+}
+
 // VoiceChat answers POST /voice/{slug}/chat and /voice/{slug}/chat/completions:
 // the tenant's agent as the orchestrator's OpenAI-compatible custom LLM.
 // The call's id (call.id) keys one conversation of channel voice; the
@@ -167,11 +176,7 @@ func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
 	if err := errs.Err(); err != nil {
 		return req, err
 	}
-	req.CallID = strings.TrimSpace(call.ID)
-	if call.Customer != nil && call.Customer.Number != "" {
-		n := parley.Clip(call.Customer.Number, 50)
-		req.Caller = &n
-	}
+	req.CallID, req.Caller = strings.TrimSpace(call.ID), call.caller()
 	if req.Model == "" {
 		req.Model = "parley"
 	}

@@ -28,10 +28,7 @@ type voiceEvent struct {
 	EndedAt     *string       `json:"endedAt"`
 	Cost        *float64      `json:"cost"`
 	Duration    *float64      `json:"durationSeconds"`
-	Customer    *struct {
-		Number string `json:"number"`
-	} `json:"customer"`
-	Artifact *struct {
+	Artifact    *struct {
 		Transcript   *string `json:"transcript"`
 		RecordingURL *string `json:"recordingUrl"`
 	} `json:"artifact"`
@@ -132,12 +129,7 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 	switch ev.Type {
 	case "assistant-request":
 		if callID != "" {
-			var caller *string
-			if ev.Call.Customer != nil && ev.Call.Customer.Number != "" {
-				n := parley.Clip(ev.Call.Customer.Number, 50)
-				caller = &n
-			}
-			if _, err := h.DB.OpenVoiceCall(ctx, t.ID, callID, caller); err != nil {
+			if _, err := h.DB.OpenVoiceCall(ctx, t.ID, callID, ev.Call.caller()); err != nil {
 				return err
 			}
 		}
