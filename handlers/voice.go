@@ -61,14 +61,7 @@ var errNoDefaultSegment = parley.Errorf(parley.KindNotFound, "Default segment no
 // server secret, else an Authorization bearer credential) with the
 // tenant's, in constant time over their SHA-256.
 func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
-	hdr := c.Request().Header
-	sent := strings.TrimSpace(hdr.Get("X-Vapi-Secret"))
-	if sent == "" {
-		scheme, token, ok := strings.Cut(strings.TrimSpace(hdr.Get("Authorization")), " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			sent = strings.TrimSpace(token)
-		}
-	}
+	sent := sentVoiceSecret(c)
 	if sent == "" || len(sealed) == 0 {
 		return false
 	}
@@ -79,4 +72,18 @@ func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
 	}
 	a, b := sha256.Sum256([]byte(sent)), sha256.Sum256(secret)
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// sentVoiceSecret is the voice secret the request sent: X-Vapi-Secret, else
+// an Authorization bearer credential; "" when neither.
+func sentVoiceSecret(c echo.Context) string {
+	hdr := c.Request().Header
+	if sent := strings.TrimSpace(hdr.Get("X-Vapi-Secret")); sent != "" {
+		return sent
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(hdr.Get("Authorization")), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return ""
 }

@@ -133,11 +133,7 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 				return err
 			}
 		}
-		a, err := h.voiceAssistant(t)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, a)
+		return c.JSON(http.StatusOK, h.voiceAssistant(c, t))
 	case "tool-calls":
 		return h.voiceToolCalls(c, t, seg, callID, ev)
 	case "status-update":
@@ -209,16 +205,13 @@ func cmpPtr(a, b *string) *string {
 // voiceAssistant is the answer to assistant-request: the linked assistant's
 // id, else the assistant the managed setup would create (newVapiAssistant),
 // built from the tenant's voiceConfig, with the tenant's secret for the
-// orchestrator's later requests (this request carried it already).
-func (h *Handler) voiceAssistant(t parley.Tenant) (any, error) {
+// orchestrator's later requests: the one this request carried, which
+// voiceTenant matched (the sealed one is not opened twice).
+func (h *Handler) voiceAssistant(c echo.Context, t parley.Tenant) any {
 	if t.VoiceAssistantID != nil && *t.VoiceAssistantID != "" {
-		return map[string]any{"assistantId": *t.VoiceAssistantID}, nil
+		return map[string]any{"assistantId": *t.VoiceAssistantID}
 	}
-	secret, err := h.Box.Open(t.VoiceSecret)
-	if err != nil {
-		return nil, fmt.Errorf("opening the voice secret: %w", err)
-	}
-	return map[string]any{"assistant": h.newVapiAssistant(t, t.VoiceConfig, string(secret))}, nil
+	return map[string]any{"assistant": h.newVapiAssistant(t, t.VoiceConfig, sentVoiceSecret(c))}
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set
