@@ -585,6 +585,11 @@ func TestVoiceRefusals(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM voice_calls WHERE tenant_id = $1 AND call_id = 'c-1' AND summary IS NULL`, ten.ID); n != 1 {
 		t.Errorf("another tenant's report reached this tenant's call")
 	}
+	// The custom LLM takes a call id of 200 characters too (201 are refused above).
+	llm.Push(llmtest.Turn{Text: []string{"Oui."}})
+	if r := b.voicePost(t, chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": ok["messages"], "call": map[string]any{"id": longID}}); r.status != 200 {
+		t.Errorf("chat: call id of 200 characters: %d %v", r.status, r.body)
+	}
 }
 
 // TestVoiceCallRowRace: the first requests of a call arriving at once
