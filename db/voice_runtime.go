@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,47 +10,6 @@ import (
 
 	"github.com/parley/parley"
 )
-
-// VoiceRuntime is what the voice channel's endpoints read of a tenant on
-// each request (the custom LLM and the orchestrator's events): whether
-// voice is on, the linked assistant, how it speaks, and the sealed secret
-// the orchestrator must send.
-type VoiceRuntime struct {
-	Enabled      bool
-	AssistantID  *string
-	PhoneNumber  *string
-	Config       parley.VoiceConfig
-	SealedSecret []byte
-}
-
-// VoiceRuntimeBySlug reads the tenant with that slug and its voice
-// settings, in one round trip (every request of the orchestrator starts
-// with it).
-func (d *DB) VoiceRuntimeBySlug(ctx context.Context, slug string) (parley.Tenant, VoiceRuntime, error) {
-	var v VoiceRuntime
-	if !storable(slug) {
-		return parley.Tenant{}, v, parley.Errorf(parley.KindNotFound, "Tenant not found")
-	}
-	batch := &pgx.Batch{}
-	batch.Queue(`SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
-	batch.Queue(`SELECT voice_enabled, voice_assistant_id, voice_phone_number, voice_config, voice_secret
-		FROM tenants WHERE slug = $1`, slug)
-	br := d.pool.SendBatch(ctx, batch)
-	defer br.Close()
-	rows, _ := br.Query()
-	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
-	if err != nil {
-		return t, v, notFound(err, "Tenant")
-	}
-	var config []byte
-	if err := br.QueryRow().Scan(&v.Enabled, &v.AssistantID, &v.PhoneNumber, &config, &v.SealedSecret); err != nil {
-		return t, v, notFound(err, "Tenant") // deleted between the two reads
-	}
-	if err := json.Unmarshal(config, &v.Config); err != nil {
-		return t, v, fmt.Errorf("decoding voice_config: %w", err)
-	}
-	return t, v, br.Close()
-}
 
 // VoiceCall is a call's row: the orchestrator's call id, the conversation
 // its turns went into, and what the events said about it.

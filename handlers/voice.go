@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 )
 
 // The voice channel's runtime: Parley is the custom LLM
@@ -33,37 +32,36 @@ var errVoiceDisabled = &parley.Error{Kind: parley.KindForbidden, Code: "VOICE_DI
 // orchestrator, in order: the tenant exists (404), the request carries its
 // voice secret (401: a tenant without one refuses every request), its plan
 // has voice (402 PLAN_REQUIRED), voice is enabled (403 VOICE_DISABLED). The
-// secret is checked before anything else is said about the tenant.
-func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, db.VoiceRuntime, error) {
-	t, v, err := h.DB.VoiceRuntimeBySlug(c.Request().Context(), c.Param("slug"))
+// secret is checked before anything else is said about the tenant. The
+// tenant's default segment (nil: none), which turns and tool runs need, is
+// read in the same round trip.
+func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, *parley.Segment, error) {
+	t, seg, err := h.DB.TenantAndSegment(c.Request().Context(), c.Param("slug"), "")
 	if err != nil {
-		return t, v, err
+		return t, nil, err
 	}
 	SetTenant(c, t)
-	if !h.voiceSecretMatches(c, v.SealedSecret) {
-		return t, v, errVoiceSecret
+	if !h.voiceSecretMatches(c, t.VoiceSecret) {
+		return t, nil, errVoiceSecret
 	}
 	if !t.PlanInfo().Voice {
-		return t, v, planRequired("Voice calls", t.Plan, "scale")
+		return t, nil, planRequired("Voice calls", t.Plan, "scale")
 	}
-	if !v.Enabled {
-		return t, v, errVoiceDisabled
+	if !t.VoiceEnabled {
+		return t, nil, errVoiceDisabled
 	}
-	return t, v, nil
+	return t, seg, nil
 }
+
+// errNoDefaultSegment answers a voice request that needs the tenant's
+// default segment when it has none.
+var errNoDefaultSegment = parley.Errorf(parley.KindNotFound, "Default segment not found")
 
 // voiceSecretMatches compares the secret sent (X-Vapi-Secret, Vapi's inline
 // server secret, else an Authorization bearer credential) with the
 // tenant's, in constant time over their SHA-256.
 func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
-	hdr := c.Request().Header
-	sent := strings.TrimSpace(hdr.Get("X-Vapi-Secret"))
-	if sent == "" {
-		scheme, token, ok := strings.Cut(strings.TrimSpace(hdr.Get("Authorization")), " ")
-		if ok && strings.EqualFold(scheme, "Bearer") {
-			sent = strings.TrimSpace(token)
-		}
-	}
+	sent := sentVoiceSecret(c)
 	if sent == "" || len(sealed) == 0 {
 		return false
 	}
@@ -74,4 +72,18 @@ func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
 	}
 	a, b := sha256.Sum256([]byte(sent)), sha256.Sum256(secret)
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// sentVoiceSecret is the voice secret the request sent: X-Vapi-Secret, else
+// an Authorization bearer credential; "" when neither.
+func sentVoiceSecret(c echo.Context) string {
+	hdr := c.Request().Header
+	if sent := strings.TrimSpace(hdr.Get("X-Vapi-Secret")); sent != "" {
+		return sent
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(hdr.Get("Authorization")), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return ""
 }

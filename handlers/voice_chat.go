@@ -28,6 +28,8 @@ type voiceChatRequest struct {
 	Messages []voiceMessage
 	CallID   string
 	Caller   *string
+	Turn     int    // the index in Messages of the last user message, the turn
+	Text     string // its text, trimmed
 }
 
 type voiceMessage struct {
@@ -65,6 +67,15 @@ type voiceCallRef struct {
 	} `json:"customer"`
 }
 
+// caller is the caller's number (clipped to 50 chars), nil when not given.
+func (r *voiceCallRef) caller() *string {
+	if r == nil || r.Customer == nil || r.Customer.Number == "" {
+		return nil
+	}
+	n := parley.Clip(r.Customer.Number, 50)
+	return &n
+}
+
 // VoiceChat answers POST /voice/{slug}/chat and /voice/{slug}/chat/completions:
 // the tenant's agent as the orchestrator's OpenAI-compatible custom LLM.
 // The call's id (call.id) keys one conversation of channel voice; the
@@ -100,7 +111,7 @@ type voiceCall struct {
 // call's row: the turn's input.
 func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatRequest, voiceCall, error) {
 	var call voiceCall
-	t, v, err := h.voiceTenant(c)
+	t, seg, err := h.voiceTenant(c)
 	if err != nil {
 		return nil, voiceChatRequest{}, call, err
 	}
@@ -119,16 +130,11 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 		return nil, req, call, err
 	}
 	call = voiceCall{ID: vc.ID, ConversationID: vc.ConversationID}
-	seg, err := h.DB.DefaultSegment(ctx, t.ID)
-	if err != nil {
-		return nil, req, call, err
+	if seg == nil {
+		return nil, req, call, errNoDefaultSegment
 	}
-	last := len(req.Messages) - 1
-	for last >= 0 && req.Messages[last].Role != "user" {
-		last--
-	}
-	history := make([]parley.Turn, 0, max(last, 0))
-	for _, m := range req.Messages[:last] {
+	history := make([]parley.Turn, 0, req.Turn)
+	for _, m := range req.Messages[:req.Turn] {
 		if text := strings.TrimSpace(m.text()); text != "" && (m.Role == "user" || m.Role == "assistant") {
 			history = append(history, parley.Turn{Role: m.Role, Content: text})
 		}
@@ -137,15 +143,15 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 		history = history[len(history)-n:]
 	}
 	hdr := c.Request().Header
-	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: "voice-" + vc.ID,
-		Message: strings.TrimSpace(req.Messages[last].text()), History: history, Locale: v.Config.Language,
+	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: "voice-" + vc.ID,
+		Message: req.Text, History: history, Locale: t.VoiceConfig.Language,
 		Channel: parley.ChannelVoice, VisitorType: parley.VisitorHuman, Logger: h.log(c),
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500)}}
 	return in, req, call, nil
 }
 
-// decodeVoiceChat reads the body: messages must hold a user message with
-// text, the last of which is the turn.
+// decodeVoiceChat reads the body: the last user message of messages is the
+// turn, and must have text.
 func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
 	var req voiceChatRequest
 	raw, err := decodeObject(c, maxVoiceBody)
@@ -168,28 +174,27 @@ func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
 	if err := errs.Err(); err != nil {
 		return req, err
 	}
-	req.CallID = strings.TrimSpace(call.ID)
-	if call.Customer != nil && call.Customer.Number != "" {
-		n := parley.Clip(call.Customer.Number, 50)
-		req.Caller = &n
-	}
+	req.CallID, req.Caller = strings.TrimSpace(call.ID), call.caller()
 	if req.Model == "" {
 		req.Model = "parley"
 	}
-	last := ""
-	for _, m := range req.Messages {
+	req.Turn = -1
+	for i, m := range req.Messages {
 		if m.Role == "user" {
-			last = strings.TrimSpace(m.text())
+			req.Turn = i
 		}
+	}
+	if req.Turn >= 0 {
+		req.Text = strings.TrimSpace(req.Messages[req.Turn].text())
 	}
 	switch {
 	case len(req.Messages) == 0:
 		return req, &parley.Error{Kind: parley.KindInvalid, Message: "messages is required: the call's messages, the caller's last one at the end",
 			Details: parley.FieldErrors{"messages": "is required and must not be empty"}}
-	case last == "":
+	case req.Text == "":
 		return req, &parley.Error{Kind: parley.KindInvalid, Message: "messages holds no user message with text: there is nothing to answer",
 			Details: parley.FieldErrors{"messages": "needs a user message with text"}}
-	case utf8.RuneCountInString(last) > maxChatMessage:
+	case utf8.RuneCountInString(req.Text) > maxChatMessage:
 		return req, invalid("The last user message is too long (max %d chars)", maxChatMessage)
 	case utf8.RuneCountInString(req.CallID) > maxVoiceCallID:
 		return req, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("call.id too long (max %d chars)", maxVoiceCallID),

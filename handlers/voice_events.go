@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,10 +28,7 @@ type voiceEvent struct {
 	EndedAt     *string       `json:"endedAt"`
 	Cost        *float64      `json:"cost"`
 	Duration    *float64      `json:"durationSeconds"`
-	Customer    *struct {
-		Number string `json:"number"`
-	} `json:"customer"`
-	Artifact *struct {
+	Artifact    *struct {
 		Transcript   *string `json:"transcript"`
 		RecordingURL *string `json:"recordingUrl"`
 	} `json:"artifact"`
@@ -93,7 +91,7 @@ const maxVoiceToolCalls = 20
 // end-of-call-report (recorded on the call). Other types are ignored with
 // 200 {}.
 func (h *Handler) VoiceEvents(c echo.Context) error {
-	t, v, err := h.voiceTenant(c)
+	t, seg, err := h.voiceTenant(c)
 	if err != nil {
 		return err
 	}
@@ -124,29 +122,20 @@ func (h *Handler) VoiceEvents(c echo.Context) error {
 	case needCall && callID == "":
 		return &parley.Error{Kind: parley.KindInvalid, Message: "message.call.id is required for " + ev.Type,
 			Details: parley.FieldErrors{"message": "call.id is required"}}
-	case len(callID) > maxVoiceCallID:
-		return &parley.Error{Kind: parley.KindInvalid, Message: "message.call.id is too long",
+	case utf8.RuneCountInString(callID) > maxVoiceCallID:
+		return &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("message.call.id is too long (max %d chars)", maxVoiceCallID),
 			Details: parley.FieldErrors{"message": "call.id is too long"}}
 	}
 	switch ev.Type {
 	case "assistant-request":
 		if callID != "" {
-			var caller *string
-			if ev.Call.Customer != nil && ev.Call.Customer.Number != "" {
-				n := parley.Clip(ev.Call.Customer.Number, 50)
-				caller = &n
-			}
-			if _, err := h.DB.OpenVoiceCall(ctx, t.ID, callID, caller); err != nil {
+			if _, err := h.DB.OpenVoiceCall(ctx, t.ID, callID, ev.Call.caller()); err != nil {
 				return err
 			}
 		}
-		a, err := h.voiceAssistant(t, v)
-		if err != nil {
-			return err
-		}
-		return c.JSON(http.StatusOK, a)
+		return c.JSON(http.StatusOK, h.voiceAssistant(c, t))
 	case "tool-calls":
-		return h.voiceToolCalls(c, t, callID, ev)
+		return h.voiceToolCalls(c, t, seg, callID, ev)
 	case "status-update":
 		if strings.TrimSpace(ev.Status) == "" {
 			return &parley.Error{Kind: parley.KindInvalid, Message: "message.status is required for status-update",
@@ -216,16 +205,13 @@ func cmpPtr(a, b *string) *string {
 // voiceAssistant is the answer to assistant-request: the linked assistant's
 // id, else the assistant the managed setup would create (newVapiAssistant),
 // built from the tenant's voiceConfig, with the tenant's secret for the
-// orchestrator's later requests (this request carried it already).
-func (h *Handler) voiceAssistant(t parley.Tenant, v db.VoiceRuntime) (any, error) {
-	if v.AssistantID != nil && *v.AssistantID != "" {
-		return map[string]any{"assistantId": *v.AssistantID}, nil
+// orchestrator's later requests: the one this request carried, which
+// voiceTenant matched (the sealed one is not opened twice).
+func (h *Handler) voiceAssistant(c echo.Context, t parley.Tenant) any {
+	if t.VoiceAssistantID != nil && *t.VoiceAssistantID != "" {
+		return map[string]any{"assistantId": *t.VoiceAssistantID}
 	}
-	secret, err := h.Box.Open(v.SealedSecret)
-	if err != nil {
-		return nil, fmt.Errorf("opening the voice secret: %w", err)
-	}
-	return map[string]any{"assistant": h.newVapiAssistant(t, v.Config, string(secret))}, nil
+	return map[string]any{"assistant": h.newVapiAssistant(t, t.VoiceConfig, sentVoiceSecret(c))}
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set
@@ -233,7 +219,7 @@ func (h *Handler) voiceAssistant(t parley.Tenant, v db.VoiceRuntime) (any, error
 // tool's outcome as the model is told it (a JSON string). Submissions are
 // stored with channel voice, on the call's conversation when it has one,
 // which also gets the tool history (and the escalation) as a turn would.
-func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string, ev voiceEvent) error {
+func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Segment, callID string, ev voiceEvent) error {
 	ctx := c.Request().Context()
 	calls := ev.ToolCallList
 	if len(calls) == 0 {
@@ -260,17 +246,16 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string,
 		}
 		convID, session = vc.ConversationID, "voice-"+vc.ID
 	}
-	seg, err := h.DB.DefaultSegment(ctx, t.ID)
-	if err != nil {
-		return err
+	if seg == nil {
+		return errNoDefaultSegment
 	}
 	run := make([]agent.ToolCall, len(calls))
 	for i, tc := range calls {
 		run[i] = tc.call()
 	}
-	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: session, Channel: parley.ChannelVoice,
+	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: session, Channel: parley.ChannelVoice,
 		VisitorType: parley.VisitorHuman, Logger: h.log(c)}
-	execs, err := h.Engine.RunTools(ctx, in, derefOr(convID), run)
+	execs, err := h.Engine.RunTools(ctx, in, deref(convID), run)
 	if err != nil {
 		return err
 	}
@@ -288,11 +273,4 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, callID string,
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"results": results})
-}
-
-func derefOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -527,6 +528,8 @@ func TestVoiceRefusals(t *testing.T) {
 		{"events: no type", "/voice/" + ten.Slug + "/events", voiceBearer(secret), map[string]any{"message": map[string]any{}}, 400, "", "message"},
 		{"events: no call id", "/voice/" + ten.Slug + "/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "end-of-call-report"}}, 400, "", "message"},
 		{"events: no status", "/voice/" + ten.Slug + "/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "status-update", "call": map[string]any{"id": "c"}}}, 400, "", "message"},
+		{"events: call id too long", "/voice/" + ten.Slug + "/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "status-update", "status": "ringing", "call": map[string]any{"id": strings.Repeat("é", 201)}}}, 400, "", "message"},
+		{"events: too many tool calls", "/voice/" + ten.Slug + "/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "tool-calls", "toolCallList": slices.Repeat([]any{map[string]any{"id": "t", "name": "x"}}, 21)}}, 400, "", ""},
 		{"events: wrong type", "/voice/" + ten.Slug + "/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "tool-calls", "toolCallList": "x"}}, 400, "", "message"},
 	} {
 		r := b.voicePost(t, tc.path, tc.headers, tc.body)
@@ -541,6 +544,21 @@ func TestVoiceRefusals(t *testing.T) {
 	}
 	if n := len(llm.Requests()); n != 0 {
 		t.Errorf("a refused request reached the model: %d calls", n)
+	}
+	// A call id of 200 characters is accepted, counted in characters, not bytes.
+	longID := strings.Repeat("é", 200)
+	if r := b.voicePost(t, "/voice/"+ten.Slug+"/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "status-update", "status": "ringing", "call": map[string]any{"id": longID}}}); r.status != 200 {
+		t.Errorf("events: call id of 200 characters: %d %v", r.status, r.body)
+	}
+	if n := b.count(t, `SELECT count(*) FROM voice_calls WHERE tenant_id = $1 AND call_id = $2`, ten.ID, longID); n != 1 {
+		t.Errorf("events: call id of 200 characters: %d rows", n)
+	}
+	// 20 tool calls in one event are run (21 are refused above).
+	calls := slices.Repeat([]any{map[string]any{"id": "t", "name": "NO_SUCH_TOOL"}}, 20)
+	if r := b.voicePost(t, "/voice/"+ten.Slug+"/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "tool-calls", "toolCallList": calls}}); r.status != 200 {
+		t.Errorf("events: 20 tool calls: %d %v", r.status, r.body)
+	} else if results, _ := r.body["results"].([]any); len(results) != 20 {
+		t.Errorf("events: 20 tool calls: %d results", len(results))
 	}
 
 	// Another tenant's call id: the same id is a call of each tenant's own,
@@ -566,6 +584,11 @@ func TestVoiceRefusals(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT count(*) FROM voice_calls WHERE tenant_id = $1 AND call_id = 'c-1' AND summary IS NULL`, ten.ID); n != 1 {
 		t.Errorf("another tenant's report reached this tenant's call")
+	}
+	// The custom LLM takes a call id of 200 characters too (201 are refused above).
+	llm.Push(llmtest.Turn{Text: []string{"Oui."}})
+	if r := b.voicePost(t, chat(ten.Slug), voiceBearer(secret), map[string]any{"messages": ok["messages"], "call": map[string]any{"id": longID}}); r.status != 200 {
+		t.Errorf("chat: call id of 200 characters: %d %v", r.status, r.body)
 	}
 }
 
