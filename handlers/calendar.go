@@ -262,7 +262,7 @@ type calendarTest struct {
 // defaults when there is none). A failure is a *agent.CalendarError.
 func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
 	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: tenantLocation(t).String()}
-	meeting := agent.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
+	meeting := agent.DefaultMeetingConfig()
 	tools, err := h.DB.ListTools(ctx, t.ID)
 	if err != nil {
 		return out, err
