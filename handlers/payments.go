@@ -87,12 +87,8 @@ type paymentKey struct {
 	key, mode, typ, last4 string
 }
 
-// checkPaymentKey checks a key's shape, adding its problem under field.
+// checkPaymentKey checks a key's shape and length, adding its problem under field.
 func checkPaymentKey(errs parley.FieldErrors, field, key string) (paymentKey, bool) {
-	if utf8.RuneCountInString(key) > parley.MaxStripeKey {
-		errs.Add(field, tooLong(parley.MaxStripeKey))
-		return paymentKey{}, false
-	}
 	mode, typ, err := parley.ParseStripeKey(key)
 	if err != nil {
 		errs.Add(field, err.Error())
