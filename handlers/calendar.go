@@ -241,9 +241,21 @@ func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
 		return err
 	}
 	if !found {
-		return parley.Errorf(parley.KindNotFound, "No calendar is connected")
+		return noCalendar()
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
+}
+
+// noCalendar answers a request about the connector of a tenant without one.
+func noCalendar() error { return parley.Errorf(parley.KindNotFound, "No calendar is connected") }
+
+// connectedCalendar reads the tenant's connector; none is noCalendar.
+func (h *Handler) connectedCalendar(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
+	cur, err := h.DB.CalendarConnector(ctx, tenantID)
+	if err == nil && cur == nil {
+		err = noCalendar()
+	}
+	return cur, err
 }
 
 // calendarTest is the result of a connection test.
@@ -306,12 +318,9 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 func (h *Handler) TestCalendarConnector(c echo.Context) error {
 	t := tenantFrom(c)
 	ctx := c.Request().Context()
-	cur, err := h.DB.CalendarConnector(ctx, t.ID)
+	cur, err := h.connectedCalendar(ctx, t.ID)
 	if err != nil {
 		return err
-	}
-	if cur == nil {
-		return parley.Errorf(parley.KindNotFound, "No calendar is connected")
 	}
 	out, err := h.testCalendar(ctx, t, cur)
 	var ce *agent.CalendarError
