@@ -81,13 +81,12 @@ func (h *Handler) connectCalendar(ctx context.Context, t parley.Tenant, cur *par
 		checkHTTPURL(errs, "serverUrl", parley.Some(c.ServerURL), false)
 		h.checkCalendarURL(ctx, errs, c.ServerURL)
 	}
+	c.Username = strings.TrimSpace(b.Username.Value)
 	switch {
-	case !b.Username.Set || b.Username.Null || strings.TrimSpace(b.Username.Value) == "":
+	case !b.Username.Set || b.Username.Null || c.Username == "":
 		errs.Add("username", "is required")
-	case utf8.RuneCountInString(b.Username.Value) > maxCalendarUsername:
+	case utf8.RuneCountInString(c.Username) > maxCalendarUsername:
 		errs.Add("username", tooLong(maxCalendarUsername))
-	default:
-		c.Username = strings.TrimSpace(b.Username.Value)
 	}
 	var password string
 	switch {
