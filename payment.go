@@ -50,13 +50,17 @@ const (
 	MaxPaymentMinor = 99_999_999
 )
 
-var stripeKeyPattern = regexp.MustCompile(`^(sk|rk)_(test|live)_[0-9A-Za-z]{8,240}$`)
+// stripeKeyPattern is a key's shape; its length is bounded by MaxStripeKey
+// (the 8 characters of the prefix included), not here.
+var stripeKeyPattern = regexp.MustCompile(`^(sk|rk)_(test|live)_[0-9A-Za-z]{8,}$`)
 
 // ParseStripeKey checks the shape of a Stripe secret or restricted key and
 // says its mode and type; the message of a refused key never repeats it.
 func ParseStripeKey(key string) (mode, typ string, err error) {
 	m := stripeKeyPattern.FindStringSubmatch(key)
 	switch {
+	case len(key) > MaxStripeKey:
+		return "", "", fmt.Errorf("must be at most %d characters", MaxStripeKey)
 	case m != nil:
 	case strings.HasPrefix(key, "pk_"):
 		return "", "", fmt.Errorf("is a publishable key (pk_...); use a secret key (sk_...) or a restricted key (rk_...)")

@@ -12,13 +12,16 @@ func TestParseStripeKey(t *testing.T) {
 		{"sk_live_51AbCdEfGh", StripeModeLive, StripeKeySecret},
 		{"rk_test_51AbCdEfGh", StripeModeTest, StripeKeyRestricted},
 		{"rk_live_51AbCdEfGh", StripeModeLive, StripeKeyRestricted},
+		// MaxStripeKey is the limit, prefix included.
+		{"sk_live_" + strings.Repeat("a", MaxStripeKey-8), StripeModeLive, StripeKeySecret},
 	} {
 		mode, typ, err := ParseStripeKey(tc.key)
 		if err != nil || mode != tc.mode || typ != tc.typ {
 			t.Errorf("%s: %s %s %v", tc.key, mode, typ, err)
 		}
 	}
-	for _, key := range []string{"", "pk_test_51AbCdEfGh", "sk_test_short", "sk_prod_51AbCdEfGh", "sk_test_51AbCd-fGh", "whsec_51AbCdEfGh", " sk_test_51AbCdEfGh"} {
+	for _, key := range []string{"", "pk_test_51AbCdEfGh", "sk_test_short", "sk_prod_51AbCdEfGh", "sk_test_51AbCd-fGh", "whsec_51AbCdEfGh", " sk_test_51AbCdEfGh",
+		"sk_live_" + strings.Repeat("a", MaxStripeKey-7)} {
 		if _, _, err := ParseStripeKey(key); err == nil {
 			t.Errorf("%q accepted", key)
 		} else if len(key) > 8 && strings.Contains(err.Error(), key) {

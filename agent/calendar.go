@@ -220,11 +220,21 @@ func (r SlotRules) slots(starts []time.Time) []Slot {
 func NextFreeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRules, n int) ([]Slot, error) {
 	from := rules.earliest()
 	to := minTime(rules.latest(), from.Add(MaxAvailabilityDays*24*time.Hour))
+	starts, err := freeSlots(ctx, c, calendar, rules, from, to, n)
+	if err != nil {
+		return nil, err
+	}
+	return rules.slots(starts), nil
+}
+
+// freeSlots reads the calendar's busy times over [from, to), widened by a
+// meeting and its buffers, and returns the starts of at most n free slots.
+func freeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRules, from, to time.Time, n int) ([]time.Time, error) {
 	busy, err := c.busy(ctx, calendar, from.Add(-rules.buffer()), to.Add(rules.duration()+rules.buffer()), rules.Loc)
 	if err != nil {
 		return nil, err
 	}
-	return rules.slots(rules.FreeSlots(busy, from, to, n)), nil
+	return rules.FreeSlots(busy, from, to, n), nil
 }
 
 func (cb *calendarBooking) rules(rt *registeredTool, now time.Time) SlotRules {
@@ -243,6 +253,15 @@ func (cb *calendarBooking) meeting(name string) *registeredTool {
 		return cb.meetings[0]
 	}
 	return nil
+}
+
+// meetingNames are the names the model sees of the turn's BOOK_MEETING tools.
+func (cb *calendarBooking) meetingNames() []string {
+	names := make([]string, len(cb.meetings))
+	for i, m := range cb.meetings {
+		names[i] = m.spec.Name
+	}
+	return names
 }
 
 // argDate reads a YYYY-MM-DD argument in loc; ok false when it is there
@@ -268,11 +287,7 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 	name, _ := argString(in, "meeting")
 	rt := cb.meeting(name)
 	if rt == nil {
-		names := make([]string, len(cb.meetings))
-		for i, m := range cb.meetings {
-			names[i] = m.spec.Name
-		}
-		ex.Summary = fmt.Sprintf("%q is not a meeting type; use one of: %s.", name, strings.Join(names, ", "))
+		ex.Summary = fmt.Sprintf("%q is not a meeting type; use one of: %s.", name, strings.Join(cb.meetingNames(), ", "))
 		return
 	}
 	rules := cb.rules(rt, r.now())
@@ -312,13 +327,12 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 		ex.Data = map[string]any{"slots": 0}
 		return
 	}
-	busy, err := cb.conn.busy(ctx, cb.calendar, winFrom.Add(-rules.buffer()), winTo.Add(rules.duration()+rules.buffer()), cb.loc)
+	starts, err := freeSlots(ctx, cb.conn, cb.calendar, rules, winFrom, winTo, MaxSlots+1)
 	if err != nil {
 		ex.Err = err
 		ex.Summary = "The calendar could not be read right now (" + calendarReason(err) + "). Apologize, and offer to take the visitor's contact details so that the team gets back to them."
 		return
 	}
-	starts := rules.FreeSlots(busy, winFrom, winTo, MaxSlots+1)
 	more := len(starts) > MaxSlots
 	if more {
 		starts = starts[:MaxSlots]
@@ -465,13 +479,13 @@ func (r *ToolRegistry) refuseSlot(ctx context.Context, cb *calendarBooking, rule
 		from = rules.earliest()
 	}
 	to := minTime(rules.latest(), from.Add(MaxAvailabilityDays*24*time.Hour))
-	busy, err := cb.conn.busy(ctx, cb.calendar, from.Add(-rules.buffer()), to.Add(rules.duration()+rules.buffer()), cb.loc)
+	starts, err := freeSlots(ctx, cb.conn, cb.calendar, rules, from, to, alternativeSlots)
 	if err != nil {
 		ex.Err = err
 		ex.Summary += " Call check_availability for other times."
 		return
 	}
-	alt := rules.slots(rules.FreeSlots(busy, from, to, alternativeSlots))
+	alt := rules.slots(starts)
 	ex.Result["alternatives"] = alt
 	ex.Data = map[string]any{"alternatives": len(alt)}
 	if len(alt) == 0 {
@@ -548,11 +562,7 @@ func availabilitySchema(cb *calendarBooking) json.RawMessage {
 		"to":   map[string]any{"type": "string", "format": "date", "description": "last day, YYYY-MM-DD"},
 	}
 	if len(cb.meetings) > 1 {
-		names := make([]string, len(cb.meetings))
-		for i, m := range cb.meetings {
-			names[i] = m.spec.Name
-		}
-		props["meeting"] = map[string]any{"type": "string", "enum": names, "description": "the booking tool the slots are for"}
+		props["meeting"] = map[string]any{"type": "string", "enum": cb.meetingNames(), "description": "the booking tool the slots are for"}
 	}
 	b, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": []string{}, "additionalProperties": false})
 	return b

@@ -197,3 +197,40 @@ func TestBookMeetingConcurrent(t *testing.T) {
 		t.Errorf("%d booked, %d events; want 1 and 1", booked, len(cal.Events()))
 	}
 }
+
+// check_availability lists at most MaxSlots slots: exactly MaxSlots free
+// slots are all listed without more; one day more lists MaxSlots and says
+// more exist.
+func TestAvailabilityMaxSlots(t *testing.T) {
+	t.Parallel()
+	cal := caldavtest.Start(t)
+	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
+	conn, err := DialCalDAV(guard.Client(5*time.Second), cal.URL, cal.Username, cal.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four 30-minute slots a weekday, from Monday 30 November 2026.
+	hours := parley.OfficeHours{}
+	for _, d := range parley.Weekdays[:5] {
+		hours[d] = parley.DayHours{Start: "09:00", End: "11:00"}
+	}
+	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+	tool := testTool(t, "Demo", ToolBookMeeting, MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30})
+	cb := &calendarBooking{conn: conn, calendar: caldavtest.CalendarPath, loc: time.UTC, tenantID: "t1", botName: "Bot", hours: hours}
+	reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{Calendar: cb, Now: func() time.Time { return now }})
+	for _, tc := range []struct {
+		to    string
+		slots int
+		more  bool
+	}{
+		{"2026-12-04", MaxSlots, false}, // Monday to Friday: 5 × 4
+		{"2026-12-07", MaxSlots, true},  // and Monday: 24 free
+	} {
+		ex := reg.Execute(t.Context(), ToolCall{ID: "c", Name: checkAvailabilityTool,
+			Arguments: json.RawMessage(`{"from":"2026-11-30","to":"` + tc.to + `"}`)})
+		slots, _ := ex.Result["slots"].([]Slot)
+		if !ex.Success || len(slots) != tc.slots || ex.Result["more"] != tc.more {
+			t.Errorf("to %s: success %v, %d slots, more %v; want %d, %v (%s)", tc.to, ex.Success, len(slots), ex.Result["more"], tc.slots, tc.more, ex.Summary)
+		}
+	}
+}

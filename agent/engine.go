@@ -332,7 +332,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	})
 	facts := EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel, MemoryAllowed: in.memoryAllowed(),
 		HasProducts: reads.HasProducts, HasSummaries: prompt.ExploreCorpus,
-		Payment: reads.payment != nil, Calendar: reads.calendar != nil && e.Outbound != nil && e.Secrets != nil,
+		Payment: reads.payment != nil, Calendar: reads.calendar != nil,
 		MCPTools: reads.mcpTools, MCPMaxTools: in.Tenant.MCPToolsMaxTools}
 	if !in.Verified && e.Verification != nil {
 		facts.OTP = offersOTP(in.Tenant) && e.Mailer != nil

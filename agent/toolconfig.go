@@ -75,6 +75,12 @@ type MeetingConfig struct {
 	MinNoticeHours    int `json:"minNoticeHours"`
 }
 
+// DefaultMeetingConfig is a BOOK_MEETING tool's rules where its config says
+// nothing: 30 minutes, booked 2 hours to 30 days ahead, no buffer.
+func DefaultMeetingConfig() MeetingConfig {
+	return MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
+}
+
 // RememberConfig limits the keys REMEMBER_FACT may store; empty allows any.
 type RememberConfig struct {
 	AllowedKeys []string `json:"allowedKeys"`
@@ -162,7 +168,7 @@ func ValidateToolConfig(toolType string, raw json.RawMessage) (json.RawMessage, 
 		}
 		out = c
 	case ToolBookMeeting:
-		c := MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
+		c := DefaultMeetingConfig()
 		if decode(&c) {
 			inRange := func(name string, v, min, max int) {
 				if v < min || v > max {

@@ -225,7 +225,7 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 		case ToolEscalateToHuman:
 			err = decodeConfig(t.Config, &rt.esc)
 		case ToolBookMeeting:
-			rt.meet = MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
+			rt.meet = DefaultMeetingConfig()
 			err = decodeConfig(t.Config, &rt.meet)
 		default:
 			err = fmt.Errorf("type %s is not executable", t.Type)

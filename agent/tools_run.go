@@ -20,13 +20,13 @@ func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID str
 		return nil, err
 	}
 	var cal *parley.CalendarConnector
-	if data.HasCalendar && e.Calendar != nil && HasToolType(data.Tools, ToolBookMeeting) {
+	if e.readsCalendar(data) {
 		if cal, err = e.Calendar.CalendarConnector(ctx, in.Tenant.ID); err != nil {
 			return nil, err
 		}
 	}
 	tt := Enrich(data.Tools, EnrichFacts{SegmentID: in.Segment.ID, Channel: in.Channel,
-		Calendar: cal != nil && e.Outbound != nil && e.Secrets != nil})
+		Calendar: cal != nil})
 	t := &turn{in: in, conv: parley.Conversation{ID: conversationID}}
 	t.reads = &promptReads{calendar: cal}
 	registry := NewToolRegistry(tt.Tools, e.toolDeps(t, tt))

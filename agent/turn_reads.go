@@ -32,6 +32,14 @@ type promptReads struct {
 	err       error
 }
 
+// readsCalendar says whether a turn with data reads the calendar
+// connector: the tenant has one, a BOOK_MEETING tool needs it, and this
+// engine can open its password and reach its server.
+func (e *Engine) readsCalendar(data parley.PromptData) bool {
+	return data.HasCalendar && e.Calendar != nil && e.Outbound != nil && e.Secrets != nil &&
+		HasToolType(data.Tools, ToolBookMeeting)
+}
+
 // readPrompt starts the reads of the turn's prompt data.
 func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 	p := &promptReads{}
@@ -49,7 +57,7 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		// The connectors are read only by the tenants that have them (the
 		// batch says which), after it: one round trip more for them, none
 		// for the others.
-		if p.HasCalendar && e.Calendar != nil && HasToolType(p.Tools, ToolBookMeeting) {
+		if e.readsCalendar(p.PromptData) {
 			if p.calendar, p.err = e.Calendar.CalendarConnector(ctx, t.ID); p.err != nil {
 				return
 			}

@@ -22,23 +22,22 @@ func scanPaymentConnector(row pgx.Row) (parley.PaymentConnector, error) {
 	return p, err
 }
 
-// PaymentConnector reads the tenant's payment connector; a tenant without
-// one gets a KindNotFound error.
-func (d *DB) PaymentConnector(ctx context.Context, tenantID string) (parley.PaymentConnector, error) {
-	p, err := scanPaymentConnector(d.pool.QueryRow(ctx, `SELECT `+paymentConnectorColumns+`
-		FROM payment_connectors WHERE tenant_id = $1`, tenantID))
-	if err != nil {
-		return p, notFound(err, "Payment connector")
-	}
-	return p, nil
+// PaymentConnector reads the tenant's payment connector, nil when it has
+// none (like CalendarConnector).
+func (d *DB) PaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
+	return d.paymentConnector(ctx, tenantID, false)
 }
 
 // ActivePaymentConnector reads the tenant's payment connector when it is
 // active; nil when there is none or it is paused. The chat engine reads it
 // for every turn off the voice channel.
 func (d *DB) ActivePaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
+	return d.paymentConnector(ctx, tenantID, true)
+}
+
+func (d *DB) paymentConnector(ctx context.Context, tenantID string, activeOnly bool) (*parley.PaymentConnector, error) {
 	p, err := scanPaymentConnector(d.pool.QueryRow(ctx, `SELECT `+paymentConnectorColumns+`
-		FROM payment_connectors WHERE tenant_id = $1 AND is_active`, tenantID))
+		FROM payment_connectors WHERE tenant_id = $1 AND (is_active OR NOT $2)`, tenantID, activeOnly))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

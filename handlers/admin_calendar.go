@@ -32,7 +32,7 @@ func calendarForm(t parley.Tenant, c *parley.CalendarConnector) views.CalendarFo
 func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 	days := make([]views.CalendarDay, len(parley.Weekdays))
 	for i, key := range parley.Weekdays {
-		d := views.CalendarDay{Key: key, Label: strings.ToUpper(key[:1]) + key[1:], Start: "09:00", End: "17:00"}
+		d := views.CalendarDay{Key: key, Label: dayLabel(key), Start: "09:00", End: "17:00"}
 		if h, open := hours[key]; open {
 			d.Open, d.Start, d.End = true, h.Start, h.End
 		}
@@ -40,6 +40,9 @@ func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 	}
 	return days
 }
+
+// dayLabel is a weekday key as the form shows it: "monday" → "Monday".
+func dayLabel(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
 
 func (h *Handler) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
 	return render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
@@ -99,7 +102,7 @@ func calendarFormBody(form url.Values) (calendarBody, []views.CalendarDay) {
 	hours := map[string]*parley.DayHours{}
 	days := make([]views.CalendarDay, len(parley.Weekdays))
 	for i, key := range parley.Weekdays {
-		d := views.CalendarDay{Key: key, Label: strings.ToUpper(key[:1]) + key[1:],
+		d := views.CalendarDay{Key: key, Label: dayLabel(key),
 			Open: form.Get("open_"+key) == "true", Start: strings.TrimSpace(form.Get("start_" + key)), End: strings.TrimSpace(form.Get("end_" + key))}
 		if d.Open {
 			hours[key] = &parley.DayHours{Start: d.Start, End: d.End}
@@ -115,12 +118,9 @@ func calendarFormBody(form url.Values) (calendarBody, []views.CalendarDay) {
 func (h *Handler) TestCalendarConnection(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	ctx := c.Request().Context()
-	cur, err := h.DB.CalendarConnector(ctx, t.ID)
+	cur, err := h.connectedCalendar(ctx, t.ID)
 	if err != nil {
 		return err
-	}
-	if cur == nil {
-		return parley.Errorf(parley.KindNotFound, "No calendar is connected")
 	}
 	res, err := h.testCalendar(ctx, t, cur)
 	v := views.CalendarTest{CalendarName: res.CalendarName, Duration: res.DurationMinutes, Timezone: res.Timezone}

@@ -37,12 +37,12 @@ func (h *Handler) integrationsView(ctx context.Context, t parley.Tenant) (views.
 		}
 	}
 	pay, err := h.DB.PaymentConnector(ctx, t.ID)
-	switch {
-	case err == nil:
+	if err != nil {
+		return v, err
+	}
+	if pay != nil {
 		v.PaymentsConnected, v.PaymentsPaused = true, !pay.IsActive
 		v.PaymentsTestMode = pay.KeyMode == parley.StripeModeTest
-	case parley.ErrorKind(err) != parley.KindNotFound:
-		return v, err
 	}
 	for _, o := range visitorAuthModeOptions {
 		if o.Value == v.AuthMode {

@@ -38,7 +38,7 @@ func (h *Handler) renderPayments(c echo.Context, status int, f views.PaymentsFor
 // ShowPaymentsPage renders the payments integration: connect Stripe, test
 // the key, the fixed amount, disconnect.
 func (h *Handler) ShowPaymentsPage(c echo.Context) error {
-	p, err := h.storedPayment(c.Request().Context(), adminFrom(c).Tenant.ID)
+	p, err := h.DB.PaymentConnector(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (h *Handler) ShowPaymentsPage(c echo.Context) error {
 func (h *Handler) SavePayments(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	cur, err := h.storedPayment(ctx, t.ID)
+	cur, err := h.DB.PaymentConnector(ctx, t.ID)
 	if err != nil {
 		return err
 	}

@@ -81,13 +81,12 @@ func (h *Handler) connectCalendar(ctx context.Context, t parley.Tenant, cur *par
 		checkHTTPURL(errs, "serverUrl", parley.Some(c.ServerURL), false)
 		h.checkCalendarURL(ctx, errs, c.ServerURL)
 	}
+	c.Username = strings.TrimSpace(b.Username.Value)
 	switch {
-	case !b.Username.Set || b.Username.Null || strings.TrimSpace(b.Username.Value) == "":
+	case !b.Username.Set || b.Username.Null || c.Username == "":
 		errs.Add("username", "is required")
-	case utf8.RuneCountInString(b.Username.Value) > maxCalendarUsername:
+	case utf8.RuneCountInString(c.Username) > maxCalendarUsername:
 		errs.Add("username", tooLong(maxCalendarUsername))
-	default:
-		c.Username = strings.TrimSpace(b.Username.Value)
 	}
 	var password string
 	switch {
@@ -241,9 +240,21 @@ func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
 		return err
 	}
 	if !found {
-		return parley.Errorf(parley.KindNotFound, "No calendar is connected")
+		return noCalendar()
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
+}
+
+// noCalendar answers a request about the connector of a tenant without one.
+func noCalendar() error { return parley.Errorf(parley.KindNotFound, "No calendar is connected") }
+
+// connectedCalendar reads the tenant's connector; none is noCalendar.
+func (h *Handler) connectedCalendar(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
+	cur, err := h.DB.CalendarConnector(ctx, tenantID)
+	if err == nil && cur == nil {
+		err = noCalendar()
+	}
+	return cur, err
 }
 
 // calendarTest is the result of a connection test.
@@ -262,7 +273,7 @@ type calendarTest struct {
 // defaults when there is none). A failure is a *agent.CalendarError.
 func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
 	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: tenantLocation(t).String()}
-	meeting := agent.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30, MinNoticeHours: 2}
+	meeting := agent.DefaultMeetingConfig()
 	tools, err := h.DB.ListTools(ctx, t.ID)
 	if err != nil {
 		return out, err
@@ -306,12 +317,9 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 func (h *Handler) TestCalendarConnector(c echo.Context) error {
 	t := tenantFrom(c)
 	ctx := c.Request().Context()
-	cur, err := h.DB.CalendarConnector(ctx, t.ID)
+	cur, err := h.connectedCalendar(ctx, t.ID)
 	if err != nil {
 		return err
-	}
-	if cur == nil {
-		return parley.Errorf(parley.KindNotFound, "No calendar is connected")
 	}
 	out, err := h.testCalendar(ctx, t, cur)
 	var ce *agent.CalendarError

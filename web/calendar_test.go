@@ -68,6 +68,7 @@ func TestCalendarConnectorAPI(t *testing.T) {
 			{"hours null", map[string]any{"serverUrl": cal.URL, "username": "ada", "password": cal.Password, "officeHours": nil}, "officeHours", "object"},
 			// At the limits the checks pass and the server has its say.
 			{"username 200", calendarBody(cal, map[string]any{"username": strings.Repeat("u", 200)}), "password", "refused"},
+			{"username 200 and spaces", calendarBody(cal, map[string]any{"username": " " + strings.Repeat("u", 200) + " "}), "password", "refused"},
 			{"password 500", calendarBody(cal, map[string]any{"password": strings.Repeat("p", 500)}), "password", "refused"},
 			{"unknown day", calendarBody(cal, map[string]any{"officeHours": map[string]any{"funday": map[string]any{"start": "09:00", "end": "10:00"}}}), "officeHours", "weekday"},
 			{"bad time", calendarBody(cal, map[string]any{"officeHours": map[string]any{"monday": map[string]any{"start": "9am", "end": "10:00"}}}), "officeHours", "HH:MM"},
