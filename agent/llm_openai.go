@@ -86,14 +86,14 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	var t openaiTurn
 	ctx, gate := withEventGate(ctx)
 	// As ChatCompletionService.NewStreaming, but its chunks are decoded into
-	// openaiChunk, the few fields a turn reads, with encoding/json: the SDK's
+	// openaiChunk, the few fields a turn reads (openaiChunks): the SDK's
 	// ChatCompletionChunk decoder (apijson, which keeps every field's raw
 	// JSON) was a quarter of the server's CPU on a 50-chunk answer
 	// (BENCHMARKS.md, issue 18).
 	var raw *http.Response
 	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
 		option.WithResponseBodyInto(&raw))
-	return streamChunks(ssestream.NewStream[openaiChunk](ssestream.NewDecoder(raw), err), gate, t.add, t.finish,
+	return streamChunks[openaiChunk](newOpenAIChunks(raw, err), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
 }
 
@@ -102,26 +102,28 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 // (some compatible servers send content as an array of parts) reads as
 // empty rather than failing the stream.
 type openaiChunk struct {
-	Choices []struct {
-		Index int64 `json:"index"`
-		Delta struct {
-			Content   chunkString `json:"content"`
-			ToolCalls []struct {
-				Index    int64       `json:"index"`
-				ID       chunkString `json:"id"`
-				Function struct {
-					Name      chunkString `json:"name"`
-					Arguments chunkString `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason chunkString `json:"finish_reason"`
-	} `json:"choices"`
+	Choices []openaiChoice `json:"choices"`
 	// Usage is nil but in the usage chunk (stream_options.include_usage).
 	Usage *struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
 		CompletionTokens int64 `json:"completion_tokens"`
 	} `json:"usage"`
+}
+
+type openaiChoice struct {
+	Index int64 `json:"index"`
+	Delta struct {
+		Content   chunkString `json:"content"`
+		ToolCalls []struct {
+			Index    int64       `json:"index"`
+			ID       chunkString `json:"id"`
+			Function struct {
+				Name      chunkString `json:"name"`
+				Arguments chunkString `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason chunkString `json:"finish_reason"`
 }
 
 // chunkString is a JSON string, or empty for any other value.
