@@ -258,6 +258,7 @@ type chatWriter struct {
 	stream bool
 	sse    *sseWriter // set once the turn is open, when streaming
 	ready  bool       // the turn is open: errors go in the answer
+	texted bool       // a text was sent
 }
 
 func (w *chatWriter) emit(ev agent.Event) {
@@ -269,7 +270,10 @@ func (w *chatWriter) emit(ev agent.Event) {
 			w.sse = startSSE(w.c)
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
-		w.sse.sendText(ev.Text, !ev.More)
+		// The first text goes out at once: the visitor sees the answer
+		// start without waiting for the text that came with it.
+		w.sse.sendText(ev.Text, !ev.More || !w.texted)
+		w.texted = true
 	}
 }
 

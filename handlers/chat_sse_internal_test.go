@@ -28,8 +28,10 @@ func TestSSESendTextMatchesSend(t *testing.T) {
 	}
 }
 
-// A text that more text follows (agent.Event.More) is written unflushed,
-// to go with the next; the next flushed one takes both.
+// The answer's first text is flushed at once, so that the visitor sees it
+// start as soon as it can; a later text that more text follows
+// (agent.Event.More) is written unflushed, to go with the next, and the
+// next flushed one takes both.
 func TestSSEChatWriterFlushesOnceForTextInHand(t *testing.T) {
 	e := echo.New()
 	rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
@@ -37,15 +39,19 @@ func TestSSEChatWriterFlushesOnceForTextInHand(t *testing.T) {
 	w.emit(agent.Event{Kind: agent.EventReady})
 	start := rec.flushes
 	w.emit(agent.Event{Kind: agent.EventText, Text: "Hel", More: true})
+	if rec.flushes != start+1 {
+		t.Errorf("%d flushes for the first text, want 1", rec.flushes-start)
+	}
 	w.emit(agent.Event{Kind: agent.EventText, Text: "lo", More: true})
-	if rec.flushes != start {
-		t.Errorf("%d flushes for texts more text follows, want none", rec.flushes-start)
+	w.emit(agent.Event{Kind: agent.EventText, Text: ",", More: true})
+	if rec.flushes != start+1 {
+		t.Errorf("%d flushes for later texts more text follows, want none", rec.flushes-start-1)
 	}
 	w.emit(agent.Event{Kind: agent.EventText, Text: "!"})
-	if rec.flushes != start+1 {
-		t.Errorf("%d flushes after the last text, want 1", rec.flushes-start)
+	if rec.flushes != start+2 {
+		t.Errorf("%d flushes after the last text, want 1", rec.flushes-start-1)
 	}
-	if got := rec.Body.String(); !strings.HasSuffix(got, `data: {"text":"Hel"}`+"\n\n"+`data: {"text":"lo"}`+"\n\n"+`data: {"text":"!"}`+"\n\n") {
+	if got := rec.Body.String(); !strings.HasSuffix(got, `data: {"text":"Hel"}`+"\n\n"+`data: {"text":"lo"}`+"\n\n"+`data: {"text":","}`+"\n\n"+`data: {"text":"!"}`+"\n\n") {
 		t.Errorf("body %q", got)
 	}
 }
