@@ -84,6 +84,9 @@ type PromptData struct {
 	// by the turns that use them.
 	HasCalendar bool
 	HasPayment  bool
+	// ConfigVersion is the tenant's configuration version the data was
+	// read at (Tenant.ConfigVersion), Memory aside.
+	ConfigVersion int64
 }
 
 // TurnRecord is what an answered message leaves behind: the answer, the

@@ -109,6 +109,11 @@ type Engine struct {
 type TurnInput struct {
 	Tenant  parley.Tenant
 	Segment parley.Segment
+	// CachedConfig says that the turn may read its prompt data through
+	// the chat's configuration cache (ConfigCache): Tenant was read, or
+	// found current, as the request began (db.ChatTenantAndSegment), and
+	// its ConfigVersion is what the prompt data must be as recent as.
+	CachedConfig bool
 	// Visitor is the known visitor, nil when anonymous; Verified says a
 	// visitor token proved who it is.
 	Visitor  *parley.Visitor

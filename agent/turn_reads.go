@@ -43,31 +43,11 @@ func (e *Engine) readsCalendar(data parley.PromptData) bool {
 // readPrompt starts the reads of the turn's prompt data.
 func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 	p := &promptReads{}
-	t, seg := in.Tenant, in.Segment
-	visitorID := ""
-	if in.memoryAllowed() {
-		visitorID = in.Visitor.ID
-	}
+	t := in.Tenant
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		if p.PromptData, p.err = e.Store.PromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit); p.err != nil {
-			return
-		}
-		// The connectors are read only by the tenants that have them (the
-		// batch says which), after it: one round trip more for them, none
-		// for the others.
-		if e.readsCalendar(p.PromptData) {
-			if p.calendar, p.err = e.Calendar.CalendarConnector(ctx, t.ID); p.err != nil {
-				return
-			}
-		}
-		if p.HasPayment && e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
-			var perr error
-			if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {
-				in.logger(e).Warn("reading the payment connector; answering without payments", "err", perr)
-			}
-		}
+		p.err = e.readStore(ctx, in, p)
 	}()
 	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && e.Outbound != nil && e.Secrets != nil {
 		p.wg.Add(1)
@@ -94,6 +74,52 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		}()
 	}
 	return p
+}
+
+// ConfigCache is the store's side of the chat's configuration cache
+// (TurnInput.CachedConfig), which db.DB implements: PromptData served from
+// the cache unless fresh.
+type ConfigCache interface {
+	ChatPromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int, fresh bool) (parley.PromptData, error)
+}
+
+// readStore reads the store's part of the turn's prompt data into p: the
+// prompt data (through the configuration cache when the turn may: read
+// afresh when the cache's is older than the tenant's configuration), then
+// the connectors the tenant has.
+func (e *Engine) readStore(ctx context.Context, in *TurnInput, p *promptReads) error {
+	t, seg := in.Tenant, in.Segment
+	visitorID := ""
+	if in.memoryAllowed() {
+		visitorID = in.Visitor.ID
+	}
+	var err error
+	if cc, ok := e.Store.(ConfigCache); ok && in.CachedConfig {
+		p.PromptData, err = cc.ChatPromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit, false)
+		if err == nil && p.ConfigVersion < t.ConfigVersion {
+			p.PromptData, err = cc.ChatPromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit, true)
+		}
+	} else {
+		p.PromptData, err = e.Store.PromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit)
+	}
+	if err != nil {
+		return err
+	}
+	// The connectors are read only by the tenants that have them (the
+	// batch says which), after it: one round trip more for them, none
+	// for the others.
+	if e.readsCalendar(p.PromptData) {
+		if p.calendar, err = e.Calendar.CalendarConnector(ctx, t.ID); err != nil {
+			return err
+		}
+	}
+	if p.HasPayment && e.Payments != nil && e.Stripe != nil && in.Channel != parley.ChannelVoice {
+		var perr error
+		if p.payment, perr = e.Payments.ActivePaymentConnector(ctx, t.ID); perr != nil && ctx.Err() == nil {
+			in.logger(e).Warn("reading the payment connector; answering without payments", "err", perr)
+		}
+	}
+	return nil
 }
 
 // wait returns once every read is done, with the store's error.

@@ -25,6 +25,9 @@ type DB struct {
 	// indexFirstMax overrides searchIndexFirstMax when not zero (tests:
 	// negative walks every search).
 	indexFirstMax int
+	// chat is the chat's configuration cache (ChatTenantAndSegment,
+	// ChatPromptData).
+	chat chatConfigCache
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)

@@ -30,10 +30,11 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 			AND btrim(c.summary) <> ''),
 		EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active),
 		EXISTS (SELECT 1 FROM calendar_connectors WHERE tenant_id = $1),
-		EXISTS (SELECT 1 FROM payment_connectors WHERE tenant_id = $1 AND is_active)`, tenantID, seg, lang)
+		EXISTS (SELECT 1 FROM payment_connectors WHERE tenant_id = $1 AND is_active),
+		(SELECT config_version FROM tenants WHERE id = $1)`, tenantID, seg, lang)
 	batch.Queue(`SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
 	if visitorID != "" {
-		batch.Queue(`SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 ORDER BY key`, tenantID, visitorID)
+		batch.Queue(memoryFactsSQL, tenantID, visitorID)
 	}
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
@@ -41,7 +42,7 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	if p.Corpus, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry]); err != nil {
 		return p, fmt.Errorf("loading prompt corpus: %w", err)
 	}
-	if err := br.QueryRow().Scan(&p.HasSummaries, &p.HasProducts, &p.HasCalendar, &p.HasPayment); err != nil {
+	if err := br.QueryRow().Scan(&p.HasSummaries, &p.HasProducts, &p.HasCalendar, &p.HasPayment, &p.ConfigVersion); err != nil {
 		return p, fmt.Errorf("checking corpus summaries, products and connectors: %w", err)
 	}
 	rows, _ = br.Query()
@@ -59,3 +60,6 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	}
 	return p, br.Close()
 }
+
+// memoryFactsSQL lists the facts of visitor $2 of tenant $1 by key.
+const memoryFactsSQL = `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 ORDER BY key`

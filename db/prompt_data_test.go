@@ -47,6 +47,11 @@ func TestPromptData(t *testing.T) {
 		if want.HasProducts, err = f.store.HasActiveProducts(ctx, tenantID); err != nil {
 			t.Fatal(err)
 		}
+		tenant, err := f.store.TenantBySlug(ctx, f.tenant.Slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.ConfigVersion = tenant.ConfigVersion
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("segment %q, locale %q, visitor %q:\n got %+v\nwant %+v", segment, locale, visitorID, got, want)
 		}

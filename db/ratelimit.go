@@ -62,6 +62,15 @@ type Window struct {
 // count commits without waiting for the disk (asyncCommit): a PostgreSQL
 // crash may forget the last fraction of a second of counts.
 func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (counts []int, counted bool, err error) {
+	counts, counted, _, err = d.HitWithinForTenant(ctx, windows, now, "")
+	return counts, counted, err
+}
+
+// HitWithinForTenant is HitWithin that also reads, in the same statement,
+// the configuration version of the tenant with that slug (nil when none, or
+// slug is empty): what the chat's configuration cache is checked against
+// (ChatTenantAndSegment).
+func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.Time, slug string) (counts []int, counted bool, version *int64, err error) {
 	// The windows are a VALUES list rather than unnest(arrays): the planner
 	// then knows how few they are and probes the counters' primary key,
 	// where it would guess a hundred rows for unnest and scan the table.
@@ -76,6 +85,11 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 		}
 		fmt.Fprintf(&values, "($%d::int, $%d::text, $%d::timestamptz, $%d::timestamptz, $%d::int)", n-4, n-3, n-2, n-1, n)
 	}
+	tenantVersion := "NULL::bigint"
+	if slug != "" && storable(slug) {
+		args = append(args, slug)
+		tenantVersion = fmt.Sprintf("(SELECT config_version FROM tenants WHERE slug = $%d)", len(args))
+	}
 	rows, _ := d.pool.Query(ctx, `WITH w AS (
 			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
 			FROM (VALUES `+values.String()+`) AS w(ord, key, start, ends, lim)
@@ -86,14 +100,14 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 			SELECT key, start, ends, 1 FROM w WHERE NOT EXISTS (SELECT 1 FROM w WHERE n >= lim)
 			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
 			RETURNING key, count)
-		SELECT w.n, hit.count FROM w LEFT JOIN hit ON hit.key = w.key ORDER BY w.ord`, args...)
+		SELECT w.n, hit.count, `+tenantVersion+` FROM w LEFT JOIN hit ON hit.key = w.key ORDER BY w.ord`, args...)
 	counts = make([]int, 0, len(windows))
 	counted = true
 	for rows.Next() {
 		var before int
 		var after *int
-		if err := rows.Scan(&before, &after); err != nil {
-			return nil, false, fmt.Errorf("counting rate windows: %w", err)
+		if err := rows.Scan(&before, &after, &version); err != nil {
+			return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
 		}
 		if after == nil {
 			counted = false
@@ -103,7 +117,7 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("counting rate windows: %w", err)
+		return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
 	}
-	return counts, counted, nil
+	return counts, counted, version, nil
 }

@@ -93,12 +93,28 @@ var errNotActivated = &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_AC
 // arrived; messages, votes and form posts share its counters), then the
 // segment (query, body, else the default). A refusal of the rate limit wins
 // over a bad segment.
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string) (parley.Tenant, parley.Segment, error) {
+//
+// A chat message (chat) reads the tenant and segment through the chat's
+// configuration cache: one kept by this instance is used once the
+// per-address limit's statement found its version current, else they are
+// read afresh (db.ChatTenantAndSegment), before any gate uses them.
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string, chat bool) (parley.Tenant, parley.Segment, error) {
 	ctx := c.Request().Context()
 	// The tenant and the segment in one round trip; the segment's verdict
 	// waits for its place in the order.
 	ref := strings.TrimSpace(cmpOr(c.QueryParam("segment"), segment))
-	t, seg, err := h.DB.TenantAndSegment(ctx, c.Param("slug"), ref)
+	var t parley.Tenant
+	var seg *parley.Segment
+	var err error
+	if chat {
+		var cached bool
+		t, seg, cached, err = h.DB.ChatTenantAndSegment(ctx, c.Param("slug"), ref, false)
+		if cached && !configCurrent(c, t) {
+			t, seg, _, err = h.DB.ChatTenantAndSegment(ctx, c.Param("slug"), ref, true)
+		}
+	} else {
+		t, seg, err = h.DB.TenantAndSegment(ctx, c.Param("slug"), ref)
+	}
 	if err != nil {
 		return t, parley.Segment{}, err
 	}
@@ -145,12 +161,12 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment)
+	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, true)
 	if err != nil {
 		return nil, false, err
 	}
 	hdr := c.Request().Header
-	in := &agent.TurnInput{Tenant: t, Segment: seg, SessionID: req.SessionID, Message: req.Message,
+	in := &agent.TurnInput{Tenant: t, Segment: seg, CachedConfig: true, SessionID: req.SessionID, Message: req.Message,
 		PageURL: req.PageURL, PageContext: req.PageContext, Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman,
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500),
 			Referrer: parley.Clip(hdr.Get("Referer"), 500), Page: parley.Clip(req.PageURL, 500)}}

@@ -26,6 +26,9 @@ type scope struct {
 	admin     *AdminContext
 	// addressLimit waits for the per-address limit's verdict on the request.
 	addressLimit func() error
+	// configVersion waits for the configuration version of the route's
+	// tenant, read with the per-address limit's counters (nil for none).
+	configVersion func() *int64
 }
 
 // StartScope begins the request's scope: the first middleware calls it,
@@ -97,6 +100,28 @@ func SetAddressLimit(c echo.Context, wait func() error) {
 	if s := scopeOf(c); s != nil {
 		s.addressLimit = wait
 	}
+}
+
+// SetConfigVersion leaves for the handler the configuration version of the
+// route's tenant, read by the per-address limit's statement, to check the
+// chat's configuration cache against (db.ChatTenantAndSegment).
+func SetConfigVersion(c echo.Context, wait func() *int64) {
+	if s := scopeOf(c); s != nil {
+		s.configVersion = wait
+	}
+}
+
+// configCurrent says whether t, served from the chat's configuration cache,
+// is still what the database holds: its version is the one the per-address
+// limit's statement read as the request began. Without that reading it is
+// not known to be.
+func configCurrent(c echo.Context, t parley.Tenant) bool {
+	s := scopeOf(c)
+	if s == nil || s.configVersion == nil {
+		return false
+	}
+	v := s.configVersion()
+	return v != nil && *v == t.ConfigVersion
 }
 
 // errNoAddressLimit refuses a public request whose route lacks the

@@ -32,15 +32,28 @@ import (
 func (s *Server) perAddressLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		// The count runs to the end even when the client leaves.
-		ctx, ip, at := context.WithoutCancel(c.Request().Context()), c.RealIP(), s.now()
-		verdict := make(chan error, 1)
-		go func() { verdict <- addressLimit(ctx, s.DB, ip, at) }()
-		var err error
+		ctx, ip, at, slug := context.WithoutCancel(c.Request().Context()), c.RealIP(), s.now(), c.Param("slug")
+		type result struct {
+			version *int64
+			err     error
+		}
+		verdict := make(chan result, 1)
+		go func() {
+			v, err := addressLimit(ctx, s.DB, ip, at, slug)
+			verdict <- result{v, err}
+		}()
+		var res result
 		var once sync.Once
 		wait := func() error {
-			once.Do(func() { err = <-verdict })
-			return err
+			once.Do(func() { res = <-verdict })
+			return res.err
 		}
+		// The statement also reads the configuration version of the
+		// route's tenant, which the chat's cache is checked against.
+		handlers.SetConfigVersion(c, func() *int64 {
+			_ = wait()
+			return res.version
+		})
 		handlers.SetAddressLimit(c, func() error {
 			if err := wait(); err != nil {
 				if secs, ok := retryAfterSeconds(err); ok {
@@ -78,15 +91,18 @@ type chatRateDetails struct {
 // decide again, so concurrent requests racing past the read still cannot
 // exceed a limit. An IPv6 address counts as its /64, which one subscriber
 // usually holds whole.
-func addressLimit(ctx context.Context, store *db.DB, ip string, now time.Time) error {
+//
+// It returns as well the configuration version of the tenant with slug (nil
+// for none), read by the same statement (db.HitWithinForTenant).
+func addressLimit(ctx context.Context, store *db.DB, ip string, now time.Time, slug string) (*int64, error) {
 	who := rateLimitAddr(ip)
 	windows := []db.Window{
 		{Key: "chat:ip:min:" + who, Length: time.Minute, Limit: chatPerMinute},
 		{Key: "chat:ip:hour:" + who, Length: time.Hour, Limit: chatPerHour},
 	}
-	counts, counted, err := store.HitWithin(ctx, windows, now)
+	counts, counted, version, err := store.HitWithinForTenant(ctx, windows, now, slug)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var wait time.Duration
 	for i, w := range windows {
@@ -96,10 +112,10 @@ func addressLimit(ctx context.Context, store *db.DB, ip string, now time.Time) e
 		}
 	}
 	if wait == 0 {
-		return nil
+		return version, nil
 	}
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return &parley.Error{
+	return version, &parley.Error{
 		Kind: parley.KindRateLimited,
 		Message: fmt.Sprintf("Too many messages: at most %d a minute and %d an hour from one address; retry in %d seconds",
 			chatPerMinute, chatPerHour, secs),

@@ -37,7 +37,7 @@ func TestAddressLimit(t *testing.T) {
 	send := func(t *testing.T, d *db.DB, ip string, at time.Time, n int) {
 		t.Helper()
 		for i := range n {
-			if err := addressLimit(ctx, d, ip, at); err != nil {
+			if err := limitOf(ctx, d, ip, at); err != nil {
 				t.Fatalf("message %d: %v", i+1, err)
 			}
 		}
@@ -47,7 +47,7 @@ func TestAddressLimit(t *testing.T) {
 		t.Parallel()
 		ip := "198.51.100.1"
 		send(t, store, ip, now, 20)
-		wantLimited(t, addressLimit(ctx, store, ip, now), 45)
+		wantLimited(t, limitOf(ctx, store, ip, now), 45)
 		// Refused messages count against neither window.
 		if n, err := store.Count(ctx, "chat:ip:min:"+ip, time.Minute, now); err != nil || n != 20 {
 			t.Errorf("minute count = %d, %v; want 20", n, err)
@@ -56,10 +56,10 @@ func TestAddressLimit(t *testing.T) {
 			t.Errorf("hour count = %d, %v; want 20", n, err)
 		}
 		// Other addresses are not affected; the next minute starts afresh.
-		if err := addressLimit(ctx, store, "198.51.100.2", now); err != nil {
+		if err := limitOf(ctx, store, "198.51.100.2", now); err != nil {
 			t.Errorf("other address: %v", err)
 		}
-		if err := addressLimit(ctx, store, ip, now.Add(time.Minute)); err != nil {
+		if err := limitOf(ctx, store, ip, now.Add(time.Minute)); err != nil {
 			t.Errorf("next minute: %v", err)
 		}
 	})
@@ -72,11 +72,11 @@ func TestAddressLimit(t *testing.T) {
 			send(t, store, ip, now.Add(time.Duration(m)*time.Minute), 20)
 		}
 		at := now.Add(10 * time.Minute) // 10:10:15, 2985 seconds left in the hour
-		wantLimited(t, addressLimit(ctx, store, ip, at), 2985)
+		wantLimited(t, limitOf(ctx, store, ip, at), 2985)
 		if n, err := store.Count(ctx, "chat:ip:min:"+ip, time.Minute, at); err != nil || n != 0 {
 			t.Errorf("minute count after a refusal = %d, %v; want 0", n, err)
 		}
-		if err := addressLimit(ctx, store, ip, now.Add(time.Hour)); err != nil {
+		if err := limitOf(ctx, store, ip, now.Add(time.Hour)); err != nil {
 			t.Errorf("next hour: %v", err)
 		}
 	})
@@ -92,8 +92,8 @@ func TestAddressLimit(t *testing.T) {
 		ip := "198.51.100.4"
 		send(t, store, ip, now, 10)
 		send(t, other, ip, now, 10)
-		wantLimited(t, addressLimit(ctx, store, ip, now), 45)
-		wantLimited(t, addressLimit(ctx, other, ip, now), 45)
+		wantLimited(t, limitOf(ctx, store, ip, now), 45)
+		wantLimited(t, limitOf(ctx, other, ip, now), 45)
 		if n, err := other.Count(ctx, "chat:ip:min:"+ip, time.Minute, now); err != nil || n != 20 {
 			t.Errorf("count seen by the second instance = %d, %v; want 20", n, err)
 		}
@@ -103,8 +103,8 @@ func TestAddressLimit(t *testing.T) {
 		t.Parallel()
 		send(t, store, "2001:db8:1:2::1", now, 10)
 		send(t, store, "2001:db8:1:2:ffff::9", now, 10)
-		wantLimited(t, addressLimit(ctx, store, "2001:db8:1:2::abcd", now), 45)
-		if err := addressLimit(ctx, store, "2001:db8:1:3::1", now); err != nil {
+		wantLimited(t, limitOf(ctx, store, "2001:db8:1:2::abcd", now), 45)
+		if err := limitOf(ctx, store, "2001:db8:1:3::1", now); err != nil {
 			t.Errorf("another /64: %v", err)
 		}
 	})
@@ -112,7 +112,7 @@ func TestAddressLimit(t *testing.T) {
 	t.Run("IPv4MappedCountsAsIPv4", func(t *testing.T) {
 		t.Parallel()
 		send(t, store, "::ffff:198.51.100.5", now, 20)
-		wantLimited(t, addressLimit(ctx, store, "198.51.100.5", now), 45)
+		wantLimited(t, limitOf(ctx, store, "198.51.100.5", now), 45)
 	})
 }
 
@@ -132,4 +132,10 @@ func TestRateLimitAddr(t *testing.T) {
 	if _, ok := retryAfterSeconds(errors.New("other")); ok {
 		t.Error("retryAfterSeconds accepted a foreign error")
 	}
+}
+
+// limitOf is addressLimit's verdict for a request naming no tenant.
+func limitOf(ctx context.Context, store *db.DB, ip string, now time.Time) error {
+	_, err := addressLimit(ctx, store, ip, now, "")
+	return err
 }
