@@ -54,6 +54,9 @@ url=http://$PARLEY_ADDR
 "$parley" tenant create --slug load --name "Load Co" --plan scale >/dev/null
 # The scale plan's 25,000 conversations a month, plus 1,000 per bot seat: out of the way.
 psql "$DATABASE_URL" -qc "UPDATE tenants SET bot_seats = 1000 WHERE slug = 'load'"
+# BENCH_SQL: statements run on the database before the server starts (an
+# experiment's index or setting), e.g. BENCH_SQL='DROP INDEX messages_content_trgm'.
+if [ -n "${BENCH_SQL:-}" ]; then psql "$DATABASE_URL" -qc "$BENCH_SQL"; fi
 bin/fakellm -addr "$model_addr" -chunks 50 > "$state/fakellm.log" 2>&1 &
 model_pid=$!
 "$parley" serve ${BENCH_CPUPROFILE:+--cpuprofile "$BENCH_CPUPROFILE"} 2> "$state/serve.log" &
