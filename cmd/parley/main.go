@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -160,6 +161,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	serveGC(os.Getenv)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -186,6 +188,26 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	return srv.Run(ctx)
+}
+
+// serveGCPercent is the garbage collector's target of `parley serve`
+// unless GOGC is set. A chat turn allocates about 100 KB against a live
+// heap of a few MB, so at Go's default of 100 the collector ran every 35
+// turns or so, a tenth of the server's CPU and the slowest first bytes
+// (BENCHMARKS.md, issue 18); at 400 the heap grows to five times what is
+// live before a collection (a few tens of MB), a quarter as many.
+const serveGCPercent = 400
+
+// serveGC sets the collector's target of the server, unless the operator
+// chose one with GOGC; it returns the target in force.
+func serveGC(getenv func(string) string) int {
+	if getenv("GOGC") != "" {
+		old := debug.SetGCPercent(100)
+		debug.SetGCPercent(old)
+		return old
+	}
+	debug.SetGCPercent(serveGCPercent)
+	return serveGCPercent
 }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {

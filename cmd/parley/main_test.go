@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -669,5 +670,18 @@ func TestDevDBPortTaken(t *testing.T) {
 	err = devDB(context.Background(), []string{"--dir", filepath.Join(t.TempDir(), "pg"), "--port", strconv.Itoa(port)}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("port %d on 127.0.0.1 is taken", port)) || !strings.Contains(err.Error(), "PARLEY_DEV_PG_PORT") {
 		t.Errorf("dev-db on a taken port: %v", err)
+	}
+}
+
+// The server collects garbage at serveGCPercent unless GOGC says
+// otherwise, which it leaves as the runtime read it.
+func TestServeGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	if got := serveGC(func(string) string { return "" }); got != serveGCPercent || debug.SetGCPercent(serveGCPercent) != serveGCPercent {
+		t.Errorf("GOGC unset: target %d, want %d", got, serveGCPercent)
+	}
+	debug.SetGCPercent(150) // as the runtime would have read GOGC=150
+	if got := serveGC(func(k string) string { return map[string]string{"GOGC": "150"}[k] }); got != 150 || debug.SetGCPercent(150) != 150 {
+		t.Errorf("GOGC=150: target %d, want 150 left alone", got)
 	}
 }
