@@ -28,17 +28,22 @@ import (
 // statements of the tenant's read or the three of the prompt batch.
 //
 // Entries expire after chatConfigTTL, which only bounds the memory they
-// keep; there are at most chatConfigEntries of each kind (the cache is
-// emptied when full: tenants come back at the cost of one read each).
+// keep; there are at most chatConfigEntries of each kind, and the prompt
+// data kept weighs at most chatPromptBytes (a prompt's corpus may hold 200
+// entries of 50,000 characters): the cache is emptied when full, and
+// tenants come back at the cost of one read each. Prompt data heavier than
+// a sixteenth of the budget is not kept: read each time, as before.
 const (
 	chatConfigTTL     = 5 * time.Minute
 	chatConfigEntries = 4096
+	chatPromptBytes   = 64 << 20
 )
 
 type chatConfigCache struct {
-	mu      sync.Mutex
-	tenants map[tenantKey]cachedTenant
-	prompts map[promptKey]cachedPrompt
+	mu          sync.Mutex
+	tenants     map[tenantKey]cachedTenant
+	prompts     map[promptKey]cachedPrompt
+	promptBytes int // the weight of prompts (promptWeight)
 }
 
 type tenantKey struct{ slug, segment string }
@@ -55,8 +60,25 @@ type promptKey struct {
 }
 
 type cachedPrompt struct {
-	data parley.PromptData // without memory
-	at   time.Time
+	data   parley.PromptData // without memory
+	at     time.Time
+	weight int
+}
+
+// promptWeight is about the bytes prompt data keeps: its texts, and a
+// little for each row.
+func promptWeight(p parley.PromptData) int {
+	n := 0
+	for _, c := range p.Corpus {
+		n += 256 + len(c.Title) + len(c.Content)
+		if c.Summary != nil {
+			n += len(*c.Summary)
+		}
+	}
+	for _, t := range p.Tools {
+		n += 256 + len(t.Name) + len(t.Description) + len(t.Config)
+	}
+	return n
 }
 
 func (c *chatConfigCache) tenant(k tenantKey, now time.Time) (cachedTenant, bool) {
@@ -89,12 +111,21 @@ func (c *chatConfigCache) prompt(k promptKey, now time.Time) (cachedPrompt, bool
 }
 
 func (c *chatConfigCache) keepPrompt(k promptKey, e cachedPrompt) {
+	e.weight = promptWeight(e.data)
+	if e.weight > chatPromptBytes/16 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.prompts == nil || len(c.prompts) >= chatConfigEntries {
-		c.prompts = make(map[promptKey]cachedPrompt)
+	if old, ok := c.prompts[k]; ok {
+		c.promptBytes -= old.weight
+		delete(c.prompts, k)
+	}
+	if c.prompts == nil || len(c.prompts) >= chatConfigEntries || c.promptBytes+e.weight > chatPromptBytes {
+		c.prompts, c.promptBytes = make(map[promptKey]cachedPrompt), 0
 	}
 	c.prompts[k] = e
+	c.promptBytes += e.weight
 }
 
 // ChatTenantAndSegment is TenantAndSegment for a chat turn: served from this
