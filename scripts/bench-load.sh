@@ -54,6 +54,15 @@ url=http://$PARLEY_ADDR
 "$parley" tenant create --slug load --name "Load Co" --plan scale >/dev/null
 # The scale plan's 25,000 conversations a month, plus 1,000 per bot seat: out of the way.
 psql "$DATABASE_URL" -qc "UPDATE tenants SET bot_seats = 1000 WHERE slug = 'load'"
+# BENCH_SEED: conversations seeded before the run (parley seed-conversations,
+# ten messages each, then VACUUM ANALYZE), so that the tables a turn writes
+# are of a size a tenant in use has, not new and tiny (whose first growth
+# sets autovacuum's analyses off during the rounds). 0 for none.
+seed=${BENCH_SEED:-20000}
+if [ "$seed" -gt 0 ]; then
+  "$parley" seed-conversations --tenant load --conversations "$seed" >/dev/null
+  psql "$DATABASE_URL" -qc 'VACUUM ANALYZE'
+fi
 # BENCH_SQL: statements run on the database before the server starts (an
 # experiment's index or setting), e.g. BENCH_SQL='DROP INDEX messages_content_trgm'.
 if [ -n "${BENCH_SQL:-}" ]; then psql "$DATABASE_URL" -qc "$BENCH_SQL"; fi
