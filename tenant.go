@@ -58,9 +58,10 @@ type Tenant struct {
 	VoiceSecret       []byte           `db:"voice_secret"` // sealed
 	CreatedAt         time.Time        `db:"created_at"`
 	UpdatedAt         time.Time        `db:"updated_at"`
-	// ConfigVersion counts the committed changes to what a chat reads of
-	// the tenant before its model is called (its row, segments, corpus,
-	// tools, products, connectors): see db.ChatConfig.
+	// ConfigVersion changes (grows) with every committed change to what a
+	// chat reads of the tenant before its model is called (its row,
+	// segments, corpus, tools, products, connectors), and is never another
+	// tenant's: see db.ChatTenantAndSegment.
 	ConfigVersion int64 `db:"config_version"`
 }
 

@@ -17,8 +17,9 @@ import (
 // tools, flags): five statements of the ten of a turn, which change when an
 // owner edits something, a few times a day. This instance keeps what it read
 // and serves the next turns from it, once proven current: every committed
-// change to those rows adds one to the tenant's config_version (migration
-// 00030's triggers); the per-address rate limit's statement, which every
+// change to those rows gives the tenant a new config_version, from one
+// sequence, so that no two tenants share one (migration 00030's
+// triggers); the per-address rate limit's statement, which every
 // chat message runs first, returns the tenant's version as well
 // (HitWithinForTenant); a tenant served from the cache at another version
 // is read afresh before any gate uses it (handlers' publicGates), and

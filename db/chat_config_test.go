@@ -2,11 +2,13 @@ package db_test
 
 import (
 	"context"
+	"crypto/rand"
 	"testing"
 	"time"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
 )
 
 // configVersion reads the tenant's configuration version.
@@ -189,4 +191,43 @@ func botName(t parley.Tenant) string {
 		return ""
 	}
 	return *t.BotName
+}
+
+// Versions come from one sequence: no two tenants share one, so a slug
+// another tenant takes over (the first deleted) is never found current with
+// what the cache kept of the first.
+func TestChatConfigSlugTakenOver(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	first := newTenant(t, store)
+	second := newTenant(t, store)
+	if first.ConfigVersion == second.ConfigVersion {
+		t.Fatalf("two new tenants share version %d", first.ConfigVersion)
+	}
+	kept, _, _, err := store.ChatTenantAndSegment(ctx, first.Slug, "", false)
+	if err != nil || kept.ID != first.ID {
+		t.Fatalf("first read: %s %v", kept.ID, err)
+	}
+	if _, err := store.Pool().Exec(ctx, `DELETE FROM tenants WHERE id = $1`, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	taker, err := store.CreateTenant(ctx, db.NewTenant{Slug: first.Slug, Name: "Taker", Plan: "starter",
+		SealedSigningKey: []byte("not really sealed"),
+		Token:            db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_xxxx", Scopes: []string{"stats:read"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached, _, fromCache, _ := store.ChatTenantAndSegment(ctx, first.Slug, "", false); !fromCache || cached.ID != first.ID {
+		t.Fatalf("the cache should still hold the first tenant (%s, cached %v): the case checks nothing", cached.ID, fromCache)
+	}
+	_, _, v, err := store.HitWithinForTenant(ctx, []db.Window{{Key: "takeover:" + first.Slug, Length: time.Minute, Limit: 1000}}, time.Now(), first.Slug)
+	if err != nil || v == nil {
+		t.Fatalf("version of the slug: %v %v", v, err)
+	}
+	if now := configVersion(t, store, taker.ID); *v == kept.ConfigVersion || *v != now {
+		t.Errorf("the slug's version is %d: the first tenant's was %d, the taker's is %d", *v, kept.ConfigVersion, now)
+	}
 }

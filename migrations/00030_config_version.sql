@@ -1,15 +1,20 @@
 -- +goose Up
--- A tenant's configuration version: what a chat turn's cached reads are
--- checked against (db.ChatConfig). Every committed change to what the chat
--- reads of a tenant before its model is called (the tenant row, its
--- segments, corpus entries, tools, products and connectors) adds one to it,
--- by the triggers below, so that an instance that kept those reads can tell,
--- from one column read in the session lease's statement it runs anyway,
--- whether they are still what the database holds.
+-- A tenant's configuration version: what the chat's cached reads are
+-- checked against (db.ChatTenantAndSegment). Every committed change to what
+-- the chat reads of a tenant before its model is called (the tenant row, its
+-- segments, corpus entries, tools, products and connectors) gives it a new,
+-- higher one, by the triggers below, so that an instance that kept those
+-- reads can tell, from one column read in the rate limit's statement every
+-- message runs anyway, whether they are still what the database holds.
+--
+-- The versions come from one sequence, so that no two tenants ever share
+-- one: a slug taken over by another tenant (the first deleted, or renamed)
+-- is never found current with what an instance kept of the first.
 --
 -- The tenant's own row: any update but the widget's sighting (written at
 -- most once an hour by widget loads, and read by no chat).
-ALTER TABLE tenants ADD COLUMN config_version bigint NOT NULL DEFAULT 0;
+CREATE SEQUENCE tenant_config_version;
+ALTER TABLE tenants ADD COLUMN config_version bigint NOT NULL DEFAULT nextval('tenant_config_version');
 
 -- +goose StatementBegin
 CREATE FUNCTION tenants_config_version() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -20,7 +25,7 @@ BEGIN
     o.widget_seen_at := NULL; o.widget_seen_origin := NULL; o.config_version := 0;
     n.widget_seen_at := NULL; n.widget_seen_origin := NULL; n.config_version := 0;
     IF n IS DISTINCT FROM o THEN
-        NEW.config_version := OLD.config_version + 1;
+        NEW.config_version := nextval('tenant_config_version');
     END IF;
     RETURN NEW;
 END $$;
@@ -36,13 +41,13 @@ CREATE TRIGGER tenants_config_version BEFORE UPDATE ON tenants
 CREATE FUNCTION config_rows_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        UPDATE tenants SET config_version = config_version + 1
+        UPDATE tenants SET config_version = nextval('tenant_config_version')
         WHERE id IN (SELECT DISTINCT tenant_id FROM new_rows);
     ELSIF TG_OP = 'DELETE' THEN
-        UPDATE tenants SET config_version = config_version + 1
+        UPDATE tenants SET config_version = nextval('tenant_config_version')
         WHERE id IN (SELECT DISTINCT tenant_id FROM old_rows);
     ELSE
-        UPDATE tenants SET config_version = config_version + 1
+        UPDATE tenants SET config_version = nextval('tenant_config_version')
         WHERE id IN (SELECT tenant_id FROM new_rows UNION SELECT tenant_id FROM old_rows);
     END IF;
     RETURN NULL;
@@ -82,3 +87,4 @@ DROP FUNCTION config_rows_changed();
 DROP TRIGGER tenants_config_version ON tenants;
 DROP FUNCTION tenants_config_version();
 ALTER TABLE tenants DROP COLUMN config_version;
+DROP SEQUENCE tenant_config_version;
