@@ -78,15 +78,14 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 
 // ConfigCache is the store's side of the chat's configuration cache
 // (TurnInput.CachedConfig), which db.DB implements: PromptData served from
-// the cache unless fresh.
+// the cache when read at configuration version atLeast or later.
 type ConfigCache interface {
-	ChatPromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int, fresh bool) (parley.PromptData, error)
+	ChatPromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int, atLeast int64) (parley.PromptData, error)
 }
 
 // readStore reads the store's part of the turn's prompt data into p: the
-// prompt data (through the configuration cache when the turn may: read
-// afresh when the cache's is older than the tenant's configuration), then
-// the connectors the tenant has.
+// prompt data (through the configuration cache when the turn may, as recent
+// as the tenant's configuration), then the connectors the tenant has.
 func (e *Engine) readStore(ctx context.Context, in *TurnInput, p *promptReads) error {
 	t, seg := in.Tenant, in.Segment
 	visitorID := ""
@@ -95,10 +94,7 @@ func (e *Engine) readStore(ctx context.Context, in *TurnInput, p *promptReads) e
 	}
 	var err error
 	if cc, ok := e.Store.(ConfigCache); ok && in.CachedConfig {
-		p.PromptData, err = cc.ChatPromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit, false)
-		if err == nil && p.ConfigVersion < t.ConfigVersion {
-			p.PromptData, err = cc.ChatPromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit, true)
-		}
+		p.PromptData, err = cc.ChatPromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit, t.ConfigVersion)
 	} else {
 		p.PromptData, err = e.Store.PromptData(ctx, t.ID, seg.ID, in.Locale, visitorID, PromptCorpusLimit)
 	}

@@ -41,10 +41,8 @@ const (
 )
 
 type chatConfigCache struct {
-	mu          sync.Mutex
-	tenants     map[tenantKey]cachedTenant
-	prompts     map[promptKey]cachedPrompt
-	promptBytes int // the weight of prompts (promptWeight)
+	tenants keptMap[tenantKey, cachedTenant]
+	prompts keptMap[promptKey, parley.PromptData] // without memory
 }
 
 type tenantKey struct{ slug, segment string }
@@ -52,18 +50,11 @@ type tenantKey struct{ slug, segment string }
 type cachedTenant struct {
 	tenant  parley.Tenant
 	segment *parley.Segment
-	at      time.Time
 }
 
 type promptKey struct {
 	tenantID, segmentID, lang string
 	limit                     int
-}
-
-type cachedPrompt struct {
-	data   parley.PromptData // without memory
-	at     time.Time
-	weight int
 }
 
 // promptWeight is about the bytes prompt data keeps: its texts, and a
@@ -82,51 +73,49 @@ func promptWeight(p parley.PromptData) int {
 	return n
 }
 
-func (c *chatConfigCache) tenant(k tenantKey, now time.Time) (cachedTenant, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.tenants[k]
+// keptMap is one kind of the cache's entries: at most chatConfigEntries,
+// weighing at most budget in all (0: no budget), each served for
+// chatConfigTTL after it was kept. It is emptied when the next entry would
+// pass either bound; an entry heavier than a sixteenth of the budget is not
+// kept.
+type keptMap[K comparable, V any] struct {
+	mu      sync.Mutex
+	entries map[K]keptEntry[V]
+	weight  int // of the entries
+}
+
+type keptEntry[V any] struct {
+	v      V
+	at     time.Time
+	weight int
+}
+
+func (m *keptMap[K, V]) get(k K, now time.Time) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[k]
 	if !ok || now.Sub(e.at) > chatConfigTTL {
-		return cachedTenant{}, false
+		var zero V
+		return zero, false
 	}
-	return e, true
+	return e.v, true
 }
 
-func (c *chatConfigCache) keepTenant(k tenantKey, e cachedTenant) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tenants == nil || len(c.tenants) >= chatConfigEntries {
-		c.tenants = make(map[tenantKey]cachedTenant)
-	}
-	c.tenants[k] = e
-}
-
-func (c *chatConfigCache) prompt(k promptKey, now time.Time) (cachedPrompt, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.prompts[k]
-	if !ok || now.Sub(e.at) > chatConfigTTL {
-		return cachedPrompt{}, false
-	}
-	return e, true
-}
-
-func (c *chatConfigCache) keepPrompt(k promptKey, e cachedPrompt) {
-	e.weight = promptWeight(e.data)
-	if e.weight > chatPromptBytes/16 {
+func (m *keptMap[K, V]) keep(k K, v V, weight, budget int, now time.Time) {
+	if budget > 0 && weight > budget/16 {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.prompts[k]; ok {
-		c.promptBytes -= old.weight
-		delete(c.prompts, k)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.entries[k]; ok {
+		m.weight -= old.weight
+		delete(m.entries, k)
 	}
-	if c.prompts == nil || len(c.prompts) >= chatConfigEntries || c.promptBytes+e.weight > chatPromptBytes {
-		c.prompts, c.promptBytes = make(map[promptKey]cachedPrompt), 0
+	if m.entries == nil || len(m.entries) >= chatConfigEntries || budget > 0 && m.weight+weight > budget {
+		m.entries, m.weight = make(map[K]keptEntry[V]), 0
 	}
-	c.prompts[k] = e
-	c.promptBytes += e.weight
+	m.entries[k] = keptEntry[V]{v: v, at: now, weight: weight}
+	m.weight += weight
 }
 
 // ChatTenantAndSegment is TenantAndSegment for a chat turn: served from this
@@ -137,13 +126,13 @@ func (c *chatConfigCache) keepPrompt(k promptKey, e cachedPrompt) {
 func (d *DB) ChatTenantAndSegment(ctx context.Context, slug, ref string, fresh bool) (t parley.Tenant, seg *parley.Segment, cached bool, err error) {
 	k := tenantKey{slug, ref}
 	if !fresh {
-		if e, ok := d.chat.tenant(k, time.Now()); ok {
+		if e, ok := d.chat.tenants.get(k, time.Now()); ok {
 			return e.tenant, cloneSegment(e.segment), true, nil
 		}
 	}
 	t, seg, err = d.TenantAndSegment(ctx, slug, ref)
 	if err == nil && seg != nil {
-		d.chat.keepTenant(k, cachedTenant{tenant: t, segment: cloneSegment(seg), at: time.Now()})
+		d.chat.tenants.keep(k, cachedTenant{tenant: t, segment: cloneSegment(seg)}, 0, 0, time.Now())
 	}
 	return t, seg, false, err
 }
@@ -157,34 +146,31 @@ func cloneSegment(s *parley.Segment) *parley.Segment {
 }
 
 // ChatPromptData is PromptData for a chat turn: everything but the
-// visitor's memory served from this instance's cache unless fresh, or read
-// (then kept) when the cache has none; the memory of visitorID ("" for
-// none) is read each time. Its ConfigVersion says what the cached part was
-// read at.
-func (d *DB) ChatPromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int, fresh bool) (parley.PromptData, error) {
+// visitor's memory served from this instance's cache when it was read at
+// version atLeast of the tenant's configuration or later, else read (then
+// kept); the memory of visitorID ("" for none) is read each time. Its
+// ConfigVersion says what the rest was read at.
+func (d *DB) ChatPromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int, atLeast int64) (parley.PromptData, error) {
 	k := promptKey{tenantID, segmentID, localeLanguage(locale), limit}
-	if !fresh {
-		if e, ok := d.chat.prompt(k, time.Now()); ok {
-			p := e.data
-			// The slices are the turn's to change: copies of the cached ones.
-			p.Corpus, p.Tools = slices.Clone(p.Corpus), slices.Clone(p.Tools)
-			if visitorID != "" {
-				rows, _ := d.pool.Query(ctx, memoryFactsSQL, tenantID, visitorID)
-				facts, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.MemoryFact])
-				if err != nil {
-					return parley.PromptData{}, fmt.Errorf("listing memory: %w", err)
-				}
-				p.Memory = facts
+	if p, ok := d.chat.prompts.get(k, time.Now()); ok && p.ConfigVersion >= atLeast {
+		// The slices are the turn's to change: copies of the cached ones.
+		p.Corpus, p.Tools = slices.Clone(p.Corpus), slices.Clone(p.Tools)
+		if visitorID != "" {
+			rows, _ := d.pool.Query(ctx, memoryFactsSQL, tenantID, visitorID)
+			facts, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.MemoryFact])
+			if err != nil {
+				return parley.PromptData{}, fmt.Errorf("listing memory: %w", err)
 			}
-			return p, nil
+			p.Memory = facts
 		}
+		return p, nil
 	}
 	p, err := d.PromptData(ctx, tenantID, segmentID, locale, visitorID, limit)
 	if err == nil {
 		kept := p
 		kept.Memory = nil
 		kept.Corpus, kept.Tools = slices.Clone(p.Corpus), slices.Clone(p.Tools)
-		d.chat.keepPrompt(k, cachedPrompt{data: kept, at: time.Now()})
+		d.chat.prompts.keep(k, kept, promptWeight(kept), chatPromptBytes, time.Now())
 	}
 	return p, err
 }

@@ -100,7 +100,7 @@ func TestChatConfigCache(t *testing.T) {
 	if err != nil || seg == nil || seg.ID != f.sales || cached {
 		t.Fatalf("first read: %v %v %v, want the segment read, not cached", seg, cached, err)
 	}
-	data, err := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, false)
+	data, err := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, 0)
 	if err != nil || len(data.Corpus) != 1 {
 		t.Fatalf("first prompt read: %+v %v", data, err)
 	}
@@ -133,7 +133,7 @@ func TestChatConfigCache(t *testing.T) {
 	if err != nil || !cached || botName(old) == "Zephyrine" || old.ConfigVersion != ten.ConfigVersion {
 		t.Fatalf("cached read: cached %v, name %q version %d (%v), want the first read's", cached, botName(old), old.ConfigVersion, err)
 	}
-	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, false); len(data.Corpus) != 1 {
+	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, 0); len(data.Corpus) != 1 {
 		t.Errorf("cached prompt data: %d entries, want the first read's 1", len(data.Corpus))
 	}
 	now := current()
@@ -149,10 +149,10 @@ func TestChatConfigCache(t *testing.T) {
 	if again, _, _, _ := f.store.ChatTenantAndSegment(ctx, slug, "sales", false); botName(again) != "Zephyrine" {
 		t.Errorf("the cache after a fresh read: %q", botName(again))
 	}
-	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, true); len(data.Corpus) != 2 || data.ConfigVersion != now {
+	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, now); len(data.Corpus) != 2 || data.ConfigVersion != now {
 		t.Errorf("fresh prompt data: %d entries at version %d, want 2 at %d", len(data.Corpus), data.ConfigVersion, now)
 	}
-	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, false); len(data.Corpus) != 2 {
+	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, 0); len(data.Corpus) != 2 {
 		t.Errorf("the prompt cache after a fresh read: %d entries", len(data.Corpus))
 	}
 
@@ -164,17 +164,17 @@ func TestChatConfigCache(t *testing.T) {
 	if _, err := f.store.UpsertMemory(ctx, id, v.ID, "city", "Paris"); err != nil {
 		t.Fatal(err)
 	}
-	data, err = f.store.ChatPromptData(ctx, id, f.sales, "", v.ID, 10, false)
+	data, err = f.store.ChatPromptData(ctx, id, f.sales, "", v.ID, 10, 0)
 	if err != nil || len(data.Memory) != 1 || data.Memory[0].Value != "Paris" {
 		t.Errorf("memory through the cache: %+v %v", data.Memory, err)
 	}
-	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, false); len(data.Memory) != 0 {
+	if data, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, 0); len(data.Memory) != 0 {
 		t.Errorf("another visitor's turn got memory: %+v", data.Memory)
 	}
 
 	// A slice the turn changes is its own.
 	data.Corpus[0].Title = "changed by a turn"
-	if again, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, false); again.Corpus[0].Title == "changed by a turn" {
+	if again, _ := f.store.ChatPromptData(ctx, id, f.sales, "", "", 10, 0); again.Corpus[0].Title == "changed by a turn" {
 		t.Error("a turn's change to its corpus reached the cache")
 	}
 
