@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -72,7 +71,7 @@ func decodeOpenAIChunkSDK(ev ssestream.Event) (openaiChunk, error) {
 	if ep := gjson.GetBytes(ev.Data, "error"); ep.Exists() {
 		return c, &ssestream.StreamError{Message: "received error while streaming: " + ep.String(), Event: ev}
 	}
-	if err := json.Unmarshal(ev.Data, (*openaiChunkJSON)(&c)); err != nil {
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
 		return openaiChunk{}, err
 	}
 	return c, nil
@@ -88,10 +87,7 @@ func (s *openaiChunks) Close() error {
 	return s.dec.Close()
 }
 
-var _ io.Closer = (*openaiChunks)(nil)
-
-// openaiChunkJSON is openaiChunk decoded by encoding/json: the slow path.
-type openaiChunkJSON openaiChunk
+var _ chunkSource[openaiChunk] = (*openaiChunks)(nil)
 
 // errChunkSlow sends a chunk to the slow path.
 var errChunkSlow = errors.New("chunk needs encoding/json")

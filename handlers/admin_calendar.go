@@ -153,9 +153,5 @@ func (h *Handler) RemoveCalendarConnector(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Calendar disconnected.")
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", calendarPagePath)
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, calendarPagePath)
+	return seeOther(c, calendarPagePath)
 }

@@ -82,9 +82,5 @@ func (h *Handler) RemoveMCPSettings(c echo.Context) error {
 	}
 	h.forgetMCPTools(adminFrom(c).Tenant.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP configuration removed.")
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", "/admin/mcp-tools")
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
+	return seeOther(c, "/admin/mcp-tools")
 }

@@ -120,9 +120,5 @@ func (h *Handler) RemovePayments(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Stripe disconnected.")
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", paymentsPage)
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, paymentsPage)
+	return seeOther(c, paymentsPage)
 }

@@ -411,9 +411,5 @@ func (h *Handler) RemoveSubmission(c echo.Context) error {
 		msg = "Submission deleted; the conversation is kept."
 	}
 	h.Sessions.Put(ctx, sessFlash, msg)
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", "/admin/submissions")
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/submissions")
+	return seeOther(c, "/admin/submissions")
 }

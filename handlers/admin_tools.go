@@ -40,6 +40,16 @@ func failedForm(err error) (views.Errors, int, bool) {
 // isHTMX reports whether htmx sent the request.
 func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
 
+// seeOther sends the browser to path once a change is made: 303 See Other,
+// or for htmx an HX-Redirect, which it follows with a whole page load.
+func seeOther(c echo.Context, path string) error {
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", path)
+		return c.NoContent(http.StatusOK)
+	}
+	return c.Redirect(http.StatusSeeOther, path)
+}
+
 // indexedFormRows reads the repeated rows named prefix.N.column, in the order of
 // N: row editors number rows as they add them and leave gaps as they remove them.
 func indexedFormRows(form url.Values, prefix string) []map[string]string {

@@ -145,11 +145,7 @@ func (h *Handler) EraseVisitor(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Visitor erased, with their memory and conversations.")
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", "/admin/visitors")
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/visitors")
+	return seeOther(c, "/admin/visitors")
 }
 
 // SaveMemoryFact stores a fact from the form with the API's rules, or re-renders the profile with the errors.

@@ -162,13 +162,9 @@ func (h *Handler) refusedVoiceForm(c echo.Context, t parley.Tenant, form string,
 
 // SaveVoiceSettings saves how the assistant speaks and whether calls are answered.
 func (h *Handler) SaveVoiceSettings(c echo.Context) error {
-	t := adminFrom(c).Tenant
-	if !t.PlanInfo().Voice {
-		return voicePlanRequired(t.Plan)
-	}
-	form, err := c.FormParams()
+	t, form, err := voiceForm(c)
 	if err != nil {
-		return invalid("Could not read the form")
+		return err
 	}
 	typed := func(f *views.VoiceForm) {
 		f.Enabled = form.Get("voiceEnabled") == "true"
@@ -203,16 +199,12 @@ func (h *Handler) SaveVoiceSettings(c echo.Context) error {
 
 // SaveManagedVoiceSetup runs the managed setup with the saved voice settings.
 func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
-	t := adminFrom(c).Tenant
-	if !t.PlanInfo().Voice {
-		return voicePlanRequired(t.Plan)
+	t, form, err := voiceForm(c)
+	if err != nil {
+		return err
 	}
 	if !h.Vapi.Configured() {
 		return managedSetupUnavailable
-	}
-	form, err := c.FormParams()
-	if err != nil {
-		return invalid("Could not read the form")
 	}
 	typed := func(f *views.VoiceForm) {
 		f.BuyNumber, f.AreaCode = form.Get("buyNumber") == "true", form.Get("numberAreaCode")
@@ -235,13 +227,9 @@ func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
 
 // SaveVoiceLink links the owner's own assistant.
 func (h *Handler) SaveVoiceLink(c echo.Context) error {
-	t := adminFrom(c).Tenant
-	if !t.PlanInfo().Voice {
-		return voicePlanRequired(t.Plan)
-	}
-	form, err := c.FormParams()
+	t, form, err := voiceForm(c)
 	if err != nil {
-		return invalid("Could not read the form")
+		return err
 	}
 	typed := func(f *views.VoiceForm) {
 		f.LinkAssistantID, f.LinkPhoneNumber, f.LinkLanguage = form.Get("assistantId"), form.Get("phoneNumber"), form.Get("linkLanguage")
@@ -275,4 +263,18 @@ func (h *Handler) SaveVoiceLink(c echo.Context) error {
 // signed-in owner's tenant only.
 func (h *Handler) ShowVoiceCallRecording(c echo.Context) error {
 	return h.relayRecording(c, adminFrom(c).Tenant.ID, c.Param("callId"))
+}
+
+// voiceForm is the tenant and the fields of a form posted on the Voice
+// page, refused unless the tenant's plan has voice.
+func voiceForm(c echo.Context) (parley.Tenant, url.Values, error) {
+	t := adminFrom(c).Tenant
+	if !t.PlanInfo().Voice {
+		return t, nil, voicePlanRequired(t.Plan)
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return t, nil, invalid("Could not read the form")
+	}
+	return t, form, nil
 }

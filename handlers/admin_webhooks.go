@@ -263,11 +263,7 @@ func (h *Handler) RemoveWebhook(c echo.Context) error {
 		return c.HTML(http.StatusOK, "")
 	}
 	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint deleted.")
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", "/admin/webhooks")
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
+	return seeOther(c, "/admin/webhooks")
 }
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
@@ -352,11 +348,7 @@ func (h *Handler) RotateWebhookSecret(c echo.Context) error {
 	}
 	h.Sessions.Put(ctx, sessRotatedWebhookSecret+ep.ID, secret)
 	h.Sessions.Put(ctx, sessFlash, "New signing secret made; the old one no longer verifies.")
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", "/admin/webhooks/"+ep.ID)
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+ep.ID)
+	return seeOther(c, "/admin/webhooks/"+ep.ID)
 }
 
 // SaveWebhook saves an endpoint's form with the API's rules, or shows

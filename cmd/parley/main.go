@@ -199,15 +199,11 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 const serveGCPercent = 400
 
 // serveGC sets the collector's target of the server, unless the operator
-// chose one with GOGC; it returns the target in force.
-func serveGC(getenv func(string) string) int {
-	if getenv("GOGC") != "" {
-		old := debug.SetGCPercent(100)
-		debug.SetGCPercent(old)
-		return old
+// chose one with GOGC (which the runtime read already).
+func serveGC(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(serveGCPercent)
 	}
-	debug.SetGCPercent(serveGCPercent)
-	return serveGCPercent
 }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
