@@ -66,6 +66,17 @@ type SessionState struct {
 	// asked to count it (the session had no conversation and the limit
 	// allowed one more); nil otherwise. See ConversationStart.Counted.
 	Counted *time.Time
+	// Opened is the visitor's message, stored in the lease's round trip
+	// (db.OpenTurn), nil when it was not: StartTurn stores it then.
+	Opened *OpenedTurn
+}
+
+// OpenedTurn is a visitor's message as stored: the conversation after it,
+// the message, and whether it started the conversation.
+type OpenedTurn struct {
+	Conversation Conversation
+	Message      Message
+	Created      bool
 }
 
 // PromptData is what a turn's prompt and tools are built from, none of it

@@ -30,10 +30,12 @@ const (
 
 // Store is what the engine reads and writes; *db.DB satisfies it.
 type Store interface {
-	// TakeSessionLease takes the session's lease and reads its state; count,
-	// when not nil, is the conversation to count against the monthly limit
-	// should the session have none (SessionState.Counted).
-	TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) (bool, parley.SessionState, error)
+	// OpenTurn takes the session's lease for holder, counting p's
+	// conversation against the monthly limit should the session have none
+	// (SessionState.Counted), reads the session's state with up to turns
+	// turns, and stores message when it can (SessionState.Opened); else
+	// the engine calls StartTurn.
+	OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error)
 	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
 	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
 	StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
@@ -279,14 +281,20 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	if in.Visitor != nil {
 		start.VisitorID = &in.Visitor.ID
 	}
-	// The lease counts a new conversation in its own round trip; StartTurn
-	// starts it on that count (or takes the count back).
-	lease, err := e.takeSessionLease(ctx, log, &start)
+	// The lease, its count of a new conversation and the message in one
+	// round trip; when the message could not be stored with them, StartTurn
+	// stores it or says why, starting the conversation on the lease's count
+	// (or taking the count back).
+	lease, err := e.takeSessionLease(ctx, log, &start, in.Message)
 	if err != nil {
 		t.close() // no read outlives the turn
 		return nil, err
 	}
 	t.lease = lease
+	if o := lease.state.Opened; o != nil {
+		t.conv, t.userMessage, t.created = o.Conversation, o.Message, o.Created
+		return t, nil
+	}
 	start.Counted = lease.state.Counted
 	t.conv, t.userMessage, t.created, err = e.Store.StartTurn(ctx, start, in.Message, lease.state.Conversation)
 	if err != nil {

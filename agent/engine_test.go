@@ -31,21 +31,44 @@ type memStore struct {
 	memory     []parley.MemoryFact
 	remembered map[string]string
 	starts     []parley.ConversationStart
+	// opens has OpenTurn store the message (StartTurn is then not called);
+	// leaseCalls counts OpenTurn's lease takings.
+	opens      bool
+	leaseCalls int
 }
 
-func (m *memStore) TakeSessionLease(_ context.Context, _, _, holder, _ string, _ time.Duration, _ int, _ *parley.ConversationStart) (bool, parley.SessionState, error) {
+// OpenTurn takes the lease and reads the state; with opens set it also
+// stores the message, as db.OpenTurn does when nothing is out of the
+// ordinary, else it leaves that to StartTurn.
+func (m *memStore) OpenTurn(_ context.Context, p parley.ConversationStart, message, holder, _ string, _ time.Duration, _ int) (bool, parley.SessionState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.holder != "" {
 		return false, parley.SessionState{}, nil
 	}
 	m.holder = holder
+	m.leaseCalls++
 	st := parley.SessionState{Turns: append([]parley.Turn(nil), m.turns...)}
 	if m.conv != nil {
 		c := *m.conv
 		st.Conversation = &c
 	}
+	if m.opens {
+		c, msg, created := m.store(p, message, st.Conversation)
+		st.Opened = &parley.OpenedTurn{Conversation: c, Message: msg, Created: created}
+	}
 	return true, st, nil
+}
+
+// store stores a message as StartTurn does; m.mu is held.
+func (m *memStore) store(p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool) {
+	created := known == nil
+	if created {
+		m.conv = &parley.Conversation{ID: "conv-1", TenantID: p.TenantID, SessionID: p.SessionID, Channel: p.Channel, Status: parley.StatusBot}
+	}
+	m.conv.MessageCount++
+	m.turns = append(m.turns, parley.Turn{Role: "user", Content: message})
+	return *m.conv, parley.Message{ID: "msg-user", ConversationID: m.conv.ID, Role: "user", Content: message}, created
 }
 
 func (m *memStore) RenewSessionLease(_ context.Context, _, _, holder string, _ time.Duration) (bool, error) {
@@ -71,13 +94,8 @@ func (m *memStore) StartTurn(_ context.Context, p parley.ConversationStart, mess
 	if m.startErr != nil {
 		return parley.Conversation{}, parley.Message{}, false, m.startErr
 	}
-	created := known == nil
-	if created {
-		m.conv = &parley.Conversation{ID: "conv-1", TenantID: p.TenantID, SessionID: p.SessionID, Channel: p.Channel, Status: parley.StatusBot}
-	}
-	m.conv.MessageCount++
-	m.turns = append(m.turns, parley.Turn{Role: "user", Content: message})
-	return *m.conv, parley.Message{ID: "msg-user", ConversationID: m.conv.ID, Role: "user", Content: message}, created, nil
+	c, msg, created := m.store(p, message, known)
+	return c, msg, created, nil
 }
 
 func (m *memStore) RecentTurns(context.Context, string, string, int) ([]parley.Turn, error) {
@@ -262,6 +280,35 @@ func TestEngineReply(t *testing.T) {
 			got = append(got, m.Role+":"+string(m.Content))
 		}
 		if strings.Join(got, "|") != "user:first|assistant:first answer|user:Call me back please" {
+			t.Errorf("model was sent %q", got)
+		}
+	})
+
+	t.Run("a message stored with the lease is not stored again", func(t *testing.T) {
+		t.Parallel()
+		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"Hello"}}, llmtest.Turn{Text: []string{"Sure"}})
+		store := &memStore{opens: true}
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		if err != nil || out.ConversationID != "conv-1" || out.MessageCount != 2 {
+			t.Fatalf("first turn: err %v, out %+v", err, out)
+		}
+		in := testInput(parley.ChannelWeb)
+		in.Message = "And now?"
+		out, err = testEngine(store, p).Reply(context.Background(), in, func(Event) {})
+		if err != nil || out.MessageCount != 4 {
+			t.Fatalf("second turn: err %v, out %+v", err, out)
+		}
+		if len(store.starts) != 0 || store.leaseCalls != 2 || len(store.saved) != 2 {
+			t.Errorf("%d StartTurn calls (want 0), %d leases, %d saves", len(store.starts), store.leaseCalls, len(store.saved))
+		}
+		// The history is the lease's read, then the message stored with
+		// it, once.
+		msgs := srv.Requests()[1].Chat.Messages
+		var got []string
+		for _, m := range msgs[1:] {
+			got = append(got, m.Role+":"+string(m.Content))
+		}
+		if strings.Join(got, "|") != "user:Call me back please|assistant:Hello|user:And now?" {
 			t.Errorf("model was sent %q", got)
 		}
 	})

@@ -12,7 +12,7 @@ import (
 	"github.com/parley/parley"
 )
 
-// Session lease waits (see db.TakeSessionLease).
+// Session lease waits (see db.TakeSessionLease and db.OpenTurn).
 const (
 	// SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
 	// session for at most this long, or until its instance's heartbeat goes
@@ -46,15 +46,16 @@ type sessionLease struct {
 // other: the user message of the second lands after the first's answer.
 // No connection or lock is held while waiting or while the model answers.
 // start is the conversation the turn starts should the session have none,
-// which the lease counts against the monthly limit (db.TakeSessionLease).
-func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, start *parley.ConversationStart) (*sessionLease, error) {
+// which the lease counts against the monthly limit, and message the
+// visitor's message, stored with the lease when it can be (Store.OpenTurn).
+func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, start *parley.ConversationStart, message string) (*sessionLease, error) {
 	tenantID, sessionID := start.TenantID, start.SessionID
 	holder := rand.Text()
 	ttl := cmp.Or(e.SessionLease, SessionLeaseTTL)
 	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {
-		ok, state, err := e.Store.TakeSessionLease(ctx, tenantID, sessionID, holder, e.Instance, ttl, HistoryTurns-1, start)
+		ok, state, err := e.Store.OpenTurn(ctx, *start, message, holder, e.Instance, ttl, HistoryTurns-1)
 		if err != nil {
 			return nil, err
 		}

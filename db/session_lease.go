@@ -45,7 +45,9 @@ func takeLeaseSQL(session, holder, ttl, instance string) string {
 // countStartSQL does (startOKSQL: segment $2, visitor $3), when the lease
 // is taken and the session ($9) has no conversation yet: a first message
 // counts its conversation in the lease's round trip instead of one of its
-// own. It returns the holder and the month counted, NULL when not counted.
+// own. It returns the holder and the month counted, NULL when not counted,
+// and leaves the holder it counted for in countedForSetting (its third
+// column).
 // Its transaction (the lease's batch) commits asynchronously, so the usage
 // row stays locked only while the batch runs; the conversation's insert
 // (StartTurn), which commits synchronously, flushes the count with it.
@@ -59,7 +61,17 @@ var takeLeaseCountingSQL = startOKSQL + `,
 		ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + 1
 		WHERE conversation_usage.count < $8
 		RETURNING month)
-	SELECT lease.holder, counted.month FROM lease LEFT JOIN counted ON true`
+	SELECT lease.holder, counted.month,
+		set_config('` + countedForSetting + `', CASE WHEN counted.month IS NULL THEN '' ELSE $5 END, false)
+	FROM lease LEFT JOIN counted ON true`
+
+// countedForSetting is a setting of the database session (set_config, not
+// local to the transaction) in which takeLeaseCountingSQL leaves the holder
+// whose conversation it counted (empty when it counted none): OpenTurn's
+// insert, a later transaction of the same pipeline, starts the conversation
+// only on that count. A holder is new for every turn, so a value left on a
+// pooled connection by an earlier turn never matches.
+const countedForSetting = "parley.counted_for"
 
 // TakeSessionLease takes the lease of (tenant, session) for holder, a turn
 // of instance (the id RegisterInstance gave; "" for none), when nobody holds
@@ -79,29 +91,16 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 		count = nil
 	}
 	batch := &pgx.Batch{}
-	if count != nil {
-		batch.Queue(takeLeaseCountingSQL, tenantID, count.SegmentID, count.VisitorID, storableKey(sessionID), holder,
-			ttl.Seconds(), instance, count.Limit, sessionID)
-	} else {
-		batch.Queue(acquireLeaseSQL, tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance)
+	for _, st := range leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count) {
+		batch.Queue(st.sql, st.args...)
 	}
-	// The conversation and its last turns in one statement, the turns as
-	// arrays, oldest first.
-	batch.Queue(`SELECT `+conversationColumns+`, h.roles, h.contents, h.times FROM conversations
-		CROSS JOIN LATERAL (SELECT coalesce(array_agg(role ORDER BY seq), '{}') AS roles,
-				coalesce(array_agg(content ORDER BY seq), '{}') AS contents,
-				coalesce(array_agg(created_at ORDER BY seq), '{}') AS times
-			FROM (SELECT m.seq, m.role, m.content, m.created_at FROM messages m
-				WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant')
-				ORDER BY m.seq DESC LIMIT $3) t) h
-		WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID, max(turns, 0))
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	var got string
 	var month *time.Time
 	dest := []any{&got}
 	if count != nil {
-		dest = append(dest, &month)
+		dest = append(dest, &month, nil) // and the mark of countedForSetting
 	}
 	if err := br.QueryRow().Scan(dest...); errors.Is(err, pgx.ErrNoRows) {
 		return false, parley.SessionState{}, nil
@@ -111,7 +110,8 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if got != holder {
 		return false, parley.SessionState{}, nil
 	}
-	st, err := readSessionState(br)
+	rows, _ := br.Query()
+	st, err := readSessionState(rows)
 	if err != nil || br.Close() != nil {
 		err = cmp.Or(err, br.Close())
 		var pgErr *pgconn.PgError
@@ -127,11 +127,32 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	return true, st, nil
 }
 
+// leaseStatements are the statements of TakeSessionLease: the lease
+// (counting count's conversation when not nil), then the session's state.
+func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) []statement {
+	lease := statement{acquireLeaseSQL, []any{tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance}}
+	if count != nil {
+		lease = statement{takeLeaseCountingSQL, []any{tenantID, count.SegmentID, count.VisitorID, storableKey(sessionID), holder,
+			ttl.Seconds(), instance, count.Limit, sessionID}}
+	}
+	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0)}}}
+}
+
+// sessionStateSQL reads the conversation of session $2 of tenant $1 and
+// its last $3 turns in one statement, the turns as arrays, oldest first.
+const sessionStateSQL = `SELECT ` + conversationColumns + `, h.roles, h.contents, h.times FROM conversations
+	CROSS JOIN LATERAL (SELECT coalesce(array_agg(role ORDER BY seq), '{}') AS roles,
+			coalesce(array_agg(content ORDER BY seq), '{}') AS contents,
+			coalesce(array_agg(created_at ORDER BY seq), '{}') AS times
+		FROM (SELECT m.seq, m.role, m.content, m.created_at FROM messages m
+			WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant')
+			ORDER BY m.seq DESC LIMIT $3) t) h
+	WHERE tenant_id = $1 AND session_id = $2`
+
 // readSessionState reads the session's conversation and its last turns,
 // the second statement of TakeSessionLease's batch.
-func readSessionState(br pgx.BatchResults) (parley.SessionState, error) {
+func readSessionState(rows pgx.Rows) (parley.SessionState, error) {
 	var st parley.SessionState
-	rows, _ := br.Query()
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionConversation])
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

@@ -1,0 +1,153 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// statement is one SQL statement of a pipeline, with its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// pipeline sends several transactions to PostgreSQL on one connection in
+// one round trip (the protocol's pipelining): each transaction is its
+// statements followed by a Sync, so each commits, or rolls back on an
+// error, on its own, in order, and a later one sees what an earlier one
+// committed. pgx's Batch, by contrast, ends all its statements with one
+// Sync: one transaction. A transaction's statements can therefore depend on
+// an earlier transaction only through the database (a row it wrote, or a
+// setting of the session: see set_config), never on what it returned, which
+// the client reads only once all have run.
+//
+// read is called for each statement in order, with the transaction's index,
+// the statement's index in it and its rows; it must read them and may stop
+// early (the rest are drained). A statement that failed, or that was
+// skipped because an earlier one of its transaction failed, gets rows whose
+// Err is the failure (for a skipped one, errSkipped). read's own error stops
+// nothing: the statements have all run by then; pipeline returns the first
+// of read's errors once every result is read.
+//
+// The statements are prepared on the connection once (pgx keeps them by
+// their text, as it does its own statement cache), so a pipeline costs one
+// round trip once its connection has run it before.
+func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i int, rows pgx.Rows) error) error {
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquiring a connection: %w", err)
+	}
+	defer conn.Release()
+	c := conn.Conn()
+	sds := make([][]*pgconn.StatementDescription, len(txs))
+	for i, tx := range txs {
+		sds[i] = make([]*pgconn.StatementDescription, len(tx))
+		for j, st := range tx {
+			// Prepared by name = text: a map look-up once the connection has it.
+			if sds[i][j], err = c.Prepare(ctx, st.sql, st.sql); err != nil {
+				return fmt.Errorf("preparing a statement: %w", err)
+			}
+		}
+	}
+	p := c.PgConn().StartPipeline(ctx)
+	var eqb pgx.ExtendedQueryBuilder
+	for i, tx := range txs {
+		for j, st := range tx {
+			if err := eqb.Build(c.TypeMap(), sds[i][j], st.args); err != nil {
+				_ = p.Close()
+				return fmt.Errorf("encoding the arguments of a statement: %w", err)
+			}
+			// By name, with the portal described: a skipped statement's
+			// description is then never taken for the next one's (pgconn
+			// keeps SendQueryStatement's descriptions in a queue that a
+			// failure before a Sync leaves misaligned).
+			p.SendQueryPrepared(sds[i][j].Name, eqb.ParamValues, eqb.ParamFormats, eqb.ResultFormats)
+		}
+		p.SendPipelineSync()
+	}
+	if err := p.Flush(); err != nil {
+		_ = p.Close()
+		return fmt.Errorf("sending a pipeline: %w", err)
+	}
+	var first error
+	for i, tx := range txs {
+		failed := error(nil)
+		for j := range tx {
+			var rows pgx.Rows
+			if failed != nil {
+				rows = errRows{errSkipped}
+			} else {
+				res, err := p.GetResults()
+				switch rr, ok := res.(*pgconn.ResultReader); {
+				case err != nil && !isPgError(err):
+					_ = p.Close() // the connection failed: pgconn closes it
+					return fmt.Errorf("pipeline: %w", err)
+				case err != nil:
+					failed = err
+					rows = errRows{err}
+				case ok:
+					rows = pgx.RowsFromResultReader(c.TypeMap(), rr)
+				default:
+					err = fmt.Errorf("pipeline: a statement's result was %T", res)
+					_ = p.Close()
+					return err
+				}
+			}
+			if err := read(i, j, rows); err != nil && first == nil {
+				first = err
+			}
+			rows.Close()
+			// PostgreSQL failed the statement while sending its rows: it
+			// skips the rest of the transaction. An error of the client's
+			// (decoding a value) stops nothing on the server.
+			if err := rows.Err(); err != nil && failed == nil && isPgError(err) {
+				failed = err
+			}
+		}
+		// The Sync's ReadyForQuery; after a failure, PostgreSQL skipped the
+		// transaction's other statements and pgconn their results.
+		if res, err := p.GetResults(); err == nil {
+			if _, ok := res.(*pgconn.PipelineSync); !ok {
+				_ = p.Close()
+				return fmt.Errorf("pipeline: expected the end of a transaction, got %T", res)
+			}
+		} else if failed == nil {
+			_ = p.Close()
+			return fmt.Errorf("pipeline: %w", err)
+		}
+	}
+	if err := p.Close(); err != nil && !isPgError(err) { // a statement's error was read already
+		return fmt.Errorf("closing a pipeline: %w", err)
+	}
+	return first
+}
+
+// isPgError reports whether err is PostgreSQL's refusal of a statement
+// (rather than the connection's failure, or the client's).
+func isPgError(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr)
+}
+
+// errSkipped is the error of a pipeline's statement that did not run
+// because an earlier statement of its transaction failed.
+var errSkipped = errors.New("not run: an earlier statement of its transaction failed")
+
+// errRows are the rows of a statement that failed or did not run.
+type errRows struct{ err error }
+
+func (r errRows) Close()                                       {}
+func (r errRows) Err() error                                   { return r.err }
+func (r errRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (r errRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (r errRows) Next() bool                                   { return false }
+func (r errRows) Scan(...any) error                            { return r.err }
+func (r errRows) Values() ([]any, error)                       { return nil, r.err }
+func (r errRows) RawValues() [][]byte                          { return nil }
+func (r errRows) Conn() *pgx.Conn                              { return nil }
+func (r errRows) TypeMap() *pgtype.Map                         { return nil }

@@ -1,0 +1,211 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+)
+
+// A pipeline's transactions commit or roll back each on its own, in order,
+// and a later one sees what an earlier one committed; a failed statement
+// skips the rest of its transaction only.
+func TestPipelineTransactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := dbtest.New(t)
+	key := uniqueKey(t)
+	insert := func(k string) string {
+		return fmt.Sprintf(`INSERT INTO rate_counters (key, window_start, expires_at, count) VALUES ('%s', now(), now(), 1)`, k)
+	}
+	got := map[string]string{}
+	err := store.Pipeline(ctx, [][]string{
+		{insert(key + ":a"), `SELECT set_config('parley.test_mark', 'one', false)`},
+		{insert(key + ":b"), `SELECT 1/0`, `SELECT 'skipped'`},
+		{`SELECT string_agg(key, ',' ORDER BY key) FROM rate_counters WHERE key LIKE '` + key + `:%'`,
+			`SELECT current_setting('parley.test_mark')`},
+	}, func(tx, i int, rows pgx.Rows) error {
+		var v string
+		if rows.Next() {
+			_ = rows.Scan(&v)
+		}
+		rows.Close()
+		if err := rows.Err(); errors.Is(err, db.ErrSkipped) {
+			v = "skipped"
+		} else if err != nil {
+			v = "error"
+		}
+		got[fmt.Sprintf("%d.%d", tx, i)] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"0.0": "", "0.1": "one", "1.0": "", "1.1": "error", "1.2": "skipped",
+		"2.0": key + ":a", "2.1": "one"}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("statement %s read %q, want %q (all: %v)", k, got[k], w, got)
+		}
+	}
+	// The connection is back in the pool, in a usable state.
+	var n int
+	if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM rate_counters WHERE key LIKE $1`, key+":%").Scan(&n); err != nil || n != 1 {
+		t.Errorf("counters after the pipeline: %d %v, want 1 (the failed transaction's undone)", n, err)
+	}
+}
+
+// OpenTurn takes the lease, counts a new conversation and stores the
+// message in one round trip; whatever is out of the ordinary it leaves to
+// StartTurn, with the lease's state and count, as TakeSessionLease does.
+func TestOpenTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupConversations(t)
+	used := func() int {
+		t.Helper()
+		n, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	open := func(p parley.ConversationStart, message, holder string) (bool, parley.SessionState) {
+		t.Helper()
+		ok, st, err := f.store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
+		if err != nil {
+			t.Fatalf("OpenTurn %s: %v", p.SessionID, err)
+		}
+		return ok, st
+	}
+	messages := func(session string) int {
+		t.Helper()
+		var n int
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+			WHERE c.tenant_id = $1 AND c.session_id = $2`, f.tenant.ID, session).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "a", Limit: 2, Channel: parley.ChannelAgent}
+
+	// A first message starts its conversation, counted once.
+	ok, st := open(p, "Hello there", "h1")
+	o := st.Opened
+	if !ok || o == nil || !o.Created || st.Conversation != nil || st.Counted != nil {
+		t.Fatalf("first message: %v %+v", ok, st)
+	}
+	if c := o.Conversation; c.MessageCount != 1 || c.FirstUserMessage == nil || *c.FirstUserMessage != "Hello there" ||
+		c.Channel != parley.ChannelAgent || c.SessionID != "a" || o.Message.ConversationID != c.ID ||
+		o.Message.Content != "Hello there" || o.Message.Role != "user" || o.Message.ID == "" || o.Message.CreatedAt.IsZero() {
+		t.Fatalf("first message stored as %+v", o)
+	}
+	if used() != 1 || messages("a") != 1 {
+		t.Fatalf("used %d, %d messages; want 1 and 1", used(), messages("a"))
+	}
+	// Held: another turn of the session gets neither the lease nor its
+	// message stored.
+	if ok, st := open(p, "Too soon", "h2"); ok || st.Opened != nil || messages("a") != 1 {
+		t.Fatalf("held session: %v %+v, %d messages", ok, st, messages("a"))
+	}
+	if _, err := f.store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.tenant.ID, ConversationID: o.Conversation.ID,
+		SessionID: "a", LeaseHolder: "h1", Reply: "Hi!"}); err != nil {
+		t.Fatal(err)
+	}
+	// The next message continues the conversation: nothing counted, the
+	// state read before the message.
+	ok, st = open(p, "Again", "h3")
+	if !ok || st.Opened == nil || st.Opened.Created || st.Opened.Conversation.ID != o.Conversation.ID ||
+		st.Opened.Conversation.MessageCount != 3 || st.Opened.Message.Content != "Again" {
+		t.Fatalf("second message: %v %+v", ok, st.Opened)
+	}
+	if st.Conversation == nil || st.Conversation.MessageCount != 2 || len(st.Turns) != 2 || st.Turns[1].Content != "Hi!" {
+		t.Fatalf("state read with the lease: %+v %+v", st.Conversation, st.Turns)
+	}
+	if used() != 1 || messages("a") != 3 {
+		t.Fatalf("used %d, %d messages; want 1 and 3", used(), messages("a"))
+	}
+	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "a", "h3"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A test chat's message in a visitor's session: not stored; StartTurn
+	// refuses it.
+	tp := p
+	tp.Test = true
+	ok, st = open(tp, "Owner here", "h4")
+	if !ok || st.Opened != nil || st.Counted != nil {
+		t.Fatalf("test in a visitor's session: %v %+v", ok, st)
+	}
+	if _, _, _, err := f.store.StartTurn(ctx, tp, "Owner here", st.Conversation); parley.ErrorKind(err) != parley.KindConflict {
+		t.Fatalf("StartTurn: %v, want a conflict", err)
+	}
+	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "a", "h4"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A segment of another tenant: nothing counted, nothing stored.
+	theirs := f.segment(t, f.other.ID)
+	q := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "b", Limit: 2, SegmentID: &theirs}
+	if ok, st = open(q, "Hi", "h5"); !ok || st.Opened != nil || st.Counted != nil || used() != 1 {
+		t.Fatalf("another tenant's segment: %v %+v, used %d", ok, st, used())
+	}
+	if _, _, _, err := f.store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindNotFound {
+		t.Fatalf("StartTurn: %v, want not found", err)
+	}
+	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "b", "h5"); err != nil {
+		t.Fatal(err)
+	}
+
+	// A start that breaks the rules (its channel) is counted by the lease,
+	// not stored; StartTurn refuses it and takes the count back.
+	q = parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "b", Limit: 2, Channel: "pigeon"}
+	ok, st = open(q, "Hi", "h6")
+	if !ok || st.Opened != nil || st.Counted == nil || used() != 2 {
+		t.Fatalf("bad channel: %v %+v, used %d", ok, st, used())
+	}
+	q.Counted = st.Counted
+	if _, _, _, err := f.store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindInvalid || used() != 1 {
+		t.Fatalf("StartTurn: %v, used %d; want invalid and 1", err, used())
+	}
+	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "b", "h6"); err != nil {
+		t.Fatal(err)
+	}
+
+	// At the limit (N = 1 of 1) nothing is counted or stored, even on a
+	// connection whose last count was another turn's; StartTurn says why.
+	q = parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "c", Limit: 1}
+	if ok, st = open(q, "Hi", "h7"); !ok || st.Opened != nil || st.Counted != nil || used() != 1 || messages("c") != 0 {
+		t.Fatalf("at the limit: %v %+v, used %d", ok, st, used())
+	}
+	if _, _, _, err := f.store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
+		t.Fatalf("StartTurn at the limit: %v", err)
+	}
+	// Under it (N + 1 = 2), the same session starts.
+	q.Limit = 2
+	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "c", "h7"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, st = open(q, "Hi", "h8"); !ok || st.Opened == nil || !st.Opened.Created || used() != 2 {
+		t.Fatalf("under the limit: %v %+v, used %d", ok, st, used())
+	}
+
+	// A test chat is never counted, whatever the limit.
+	tq := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "d", Limit: 0, Test: true}
+	if ok, st = open(tq, "Try", "h9"); !ok || st.Opened == nil || !st.Opened.Created || !st.Opened.Conversation.Test || used() != 2 {
+		t.Fatalf("test chat: %v %+v, used %d", ok, st, used())
+	}
+
+	// Another tenant's session of the same name is its own.
+	op := parley.ConversationStart{TenantID: f.other.ID, SessionID: "a", Limit: 5}
+	if ok, st = open(op, "Hello", "h10"); !ok || st.Opened == nil || !st.Opened.Created || st.Opened.Conversation.TenantID != f.other.ID {
+		t.Fatalf("other tenant: %v %+v", ok, st)
+	}
+}
