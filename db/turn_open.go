@@ -7,21 +7,21 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
 )
 
 // OpenTurn is TakeSessionLease followed by StartTurn in one round trip to
-// PostgreSQL: it takes the session's lease (counting p's conversation
-// against the monthly limit should the session have none, unless p is a
-// test) and reads the session's state, as TakeSessionLease does, in one
-// transaction committed asynchronously; then, in a second transaction of
-// the same pipeline, committed synchronously, it stores the visitor's
-// message, appended to the session's conversation or as the first of a new
-// one started on the lease's count, provided the lease was taken (and, for
-// a new conversation, counted). The message is on disk when OpenTurn
-// returns, with the lease and the count before it.
+// PostgreSQL, as a pipeline of two transactions. The first takes the
+// session's lease, counting p's conversation against the monthly limit
+// should the session have none (unless p is a test), and commits
+// asynchronously at once, so that the tenant's usage row is locked for one
+// statement. The second, committed synchronously, reads the session's state
+// as TakeSessionLease does, then stores the visitor's message, appended to
+// the session's conversation or as the first of a new one started on the
+// lease's count, provided the lease was taken (and, for a new conversation,
+// counted). The message is on disk when OpenTurn returns, with the lease and
+// the count before it.
 //
 // The state it returns says whether the message was stored
 // (SessionState.Opened). It is not when the second transaction found
@@ -35,26 +35,23 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	if p.Test {
 		count = nil
 	}
-	txs := [][]statement{leaseStatements(p.TenantID, p.SessionID, holder, instance, ttl, turns, count)}
-	content, leaseKey := storableKey(message), storableKey(p.SessionID)
+	sts := leaseStatements(p.TenantID, p.SessionID, holder, instance, ttl, turns, count)
+	txs := [][]statement{sts[:1], sts[1:]}
 	start := p
 	if start.Validate() == nil {
-		txs = append(txs, []statement{
-			{openAppendSQL, []any{p.TenantID, p.SessionID, p.Test, content, leaseKey, holder}},
-			{openStartSQL, append(startArgs(&start), content, leaseKey, holder)},
-		})
+		txs[1] = append(txs[1], statement{openTurnSQL,
+			append(startArgs(&start), storableKey(message), storableKey(p.SessionID), holder)})
 	}
 	var (
 		got                string
 		month              *time.Time
 		leaseErr, stateErr error
 		st                 parley.SessionState
-		opened             *openedConversation
-		created            bool
+		opened             *openedTurn
 	)
 	err := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) error {
 		switch {
-		case tx == 0 && i == 0: // the lease: its holder, the month counted
+		case tx == 0: // the lease: its holder, the month counted
 			if rows.Next() {
 				dest := []any{&got}
 				if count != nil {
@@ -64,12 +61,12 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 			}
 			rows.Close()
 			leaseErr = cmpErr(leaseErr, rows.Err())
-		case tx == 0: // the session's state
+		case i == 0: // the session's state
 			st, stateErr = readSessionState(rows)
-		default: // the message, appended (i = 0) or starting the conversation
-			os, err := pgx.CollectRows(rows, pgx.RowToStructByName[openedConversation])
+		default: // the message
+			os, err := pgx.CollectRows(rows, pgx.RowToStructByName[openedTurn])
 			if err == nil && len(os) == 1 {
-				opened, created = &os[0], i == 1
+				opened = &os[0]
 			}
 		}
 		return nil
@@ -82,60 +79,67 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	case got != holder:
 		return false, parley.SessionState{}, nil
 	}
+	created := opened != nil && opened.Created
 	if opened != nil {
 		st.Opened = &parley.OpenedTurn{Conversation: opened.Conversation, Created: created,
-			Message: parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
+			Message: parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: opened.Content,
 				CreatedAt: opened.MessageCreatedAt}}
 	}
-	var uncount error
 	if month != nil && !created {
-		var pgErr *pgconn.PgError
-		switch {
-		case stateErr != nil && errors.As(stateErr, &pgErr):
-			// PostgreSQL refused a statement of the lease's transaction,
-			// which undid the count itself.
-		case stateErr != nil, opened != nil:
+		if stateErr != nil || opened != nil {
 			// The turn fails, or continued a conversation after all: the
 			// count is not spent.
-			uncount = d.uncountStart(ctx, p.TenantID, *month)
-		default:
+			if err := d.uncountStart(ctx, p.TenantID, *month); err != nil {
+				return true, parley.SessionState{}, errors.Join(stateErr, err)
+			}
+		} else {
 			st.Counted = month // for StartTurn to spend or take back
 		}
 	}
-	if err := errors.Join(stateErr, uncount); err != nil {
-		return true, parley.SessionState{}, err
+	if stateErr != nil {
+		return true, parley.SessionState{}, stateErr
 	}
 	return true, st, nil
 }
 
-// leaseHeldSQL is true when holder ($ placeholder) holds the lease of the
-// session of tenant $1 stored as session (a placeholder).
-func leaseHeldSQL(session, holder string) string {
-	return `EXISTS (SELECT 1 FROM session_leases WHERE tenant_id = $1 AND session_id = ` + session + ` AND holder = ` + holder + `)`
+// openedTurn is a row of openTurnSQL.
+type openedTurn struct {
+	openedConversation
+	Content string `db:"content"`
+	Created bool   `db:"created"`
 }
 
-// openAppendSQL is OpenTurn's message appended to the conversation of
-// session $2 of tenant $1, when it is of the kind $3 (test or not) and the
-// lease ($5: the session as the lease stores it) is held by $6: the
-// conversation as updated and the message, as an openedConversation. $4 is
-// the message.
-var openAppendSQL = `WITH c AS (
+// openTurnSQL is OpenTurn's message ($12; startArgs before it) stored when
+// holder $14 holds the lease of the session ($13, as the lease stores it):
+// appended to the session's conversation when it is of the kind $11 (test
+// or not); else, should the session have none, as the first message of a
+// new conversation (startConversationSQL) that the lease's statement
+// counted (or that is a test, never counted). Nothing is stored otherwise:
+// another kind of conversation, a segment or visitor not the tenant's, no
+// count. One row when stored: the conversation after it, the message, and
+// whether it started the conversation.
+var openTurnSQL = startOKSQL + `,
+	held AS (SELECT EXISTS (SELECT 1 FROM session_leases WHERE tenant_id = $1 AND session_id = $13 AND holder = $14) AS held),
+	appended AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
-			first_user_message = coalesce(first_user_message, $4)
-		WHERE tenant_id = $1 AND session_id = $2 AND is_test = $3 AND ` + leaseHeldSQL("$5", "$6") + `
+			first_user_message = coalesce(first_user_message, $12)
+		WHERE tenant_id = $1 AND session_id = $4 AND is_test = $11 AND (SELECT held FROM held)
 		RETURNING ` + conversationColumns + `),
-	m AS (
+	started AS (
+		INSERT INTO conversations (tenant_id, segment_id, visitor_id, session_id, channel, visitor_type,
+			agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, clock_timestamp() FROM ok, held
+		WHERE ok AND held AND NOT EXISTS (SELECT 1 FROM appended)
+			AND ($11::boolean OR current_setting('` + countedForSetting + `', true) = $14)
+		-- a conversation of the other kind: nothing, rather than an error
+		ON CONFLICT ON CONSTRAINT conversations_session DO NOTHING
+		RETURNING ` + conversationColumns + `),
+	conv AS (
+		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),
+	msg AS (
 		INSERT INTO messages (tenant_id, conversation_id, role, content)
-		SELECT tenant_id, id, 'user', $4 FROM c RETURNING id, created_at)
-	SELECT c.*, m.id AS message_id, m.created_at AS message_created_at FROM c, m`
-
-// openStartSQL is OpenTurn's conversation started with its first message
-// (startConversationSQL, $13 the session as the lease stores it, $14 the
-// holder) when the lease is held, the session has no conversation yet and
-// the lease's statement counted this one (or it is a test, never counted).
-var openStartSQL = startConversationWhereSQL(leaseHeldSQL("$13", "$14") +
-	` AND ($11::boolean OR current_setting('` + countedForSetting + `', true) = $14)
-	AND NOT EXISTS (SELECT 1 FROM conversations WHERE tenant_id = $1 AND session_id = $4)`)
+		SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at, content)
+	SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at, msg.content FROM conv, msg`
 
 // cmpErr is the first of its errors that is not nil.
 func cmpErr(a, b error) error {
