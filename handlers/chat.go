@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -287,8 +289,16 @@ func (w *chatWriter) emit(ev agent.Event) {
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
 		// The first text goes out at once: the visitor sees the answer
-		// start without waiting for the text that came with it.
-		w.sse.sendText(ev.Text, !ev.More || !w.texted)
+		// start without waiting for the text that came with it. Later ones
+		// go out at most every textFlushEvery (sendText).
+		flush := flushPaced
+		switch {
+		case !w.texted:
+			flush = flushNow
+		case ev.More:
+			flush = flushLater
+		}
+		w.sse.sendText(ev.Text, flush)
 		w.texted = true
 	}
 }
@@ -296,6 +306,9 @@ func (w *chatWriter) emit(ev agent.Event) {
 // finish sends the envelope, the final SSE event or the JSON body, or the
 // turn's error.
 func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
+	if w.sse != nil {
+		defer w.sse.close() // no paced flush after the handler
+	}
 	ctx := w.c.Request().Context()
 	clientGone := ctx.Err() != nil || errors.Is(err, context.Canceled)
 	if !w.ready {
@@ -367,10 +380,36 @@ func chatLLMError(err error) (string, string) {
 	return le.Error(), code
 }
 
-// sseWriter writes server-sent events, flushing each.
+// textFlushEvery is how often, at most, the answer's texts after its first
+// are flushed to the visitor: a fast model streams a chunk every few
+// milliseconds, each a write to the network of its own when flushed as it
+// comes (a fifth of the server's CPU at 50 chunks an answer, BENCHMARKS.md),
+// while a browser paints a frame every 16 ms. A model slower than this
+// has each chunk flushed as it comes, as before.
+const textFlushEvery = 15 * time.Millisecond
+
+// How sendText flushes its event.
+const (
+	flushNow    = iota // at once
+	flushPaced         // at once when the last flush is textFlushEvery old, else when it will be
+	flushLater         // with the next event flushed: more text has arrived already
+)
+
+// sseWriter writes server-sent events: send flushes each at once; sendText
+// may leave the answer's texts for a paced flush.
 type sseWriter struct {
 	c   echo.Context
 	buf []byte // the event being written, reused
+	// mu guards the response between the handler and a paced flush, which
+	// runs on a timer's goroutine.
+	mu        sync.Mutex
+	lastFlush time.Time
+	unflushed bool        // an event waits for a flush
+	paced     *time.Timer // the paced flush armed, nil when none
+	closed    bool        // the handler returned: nothing more is written
+	// now and afterFunc are the clock (tests set their own).
+	now       func() time.Time
+	afterFunc func(time.Duration, func()) *time.Timer
 }
 
 func startSSE(c echo.Context) *sseWriter {
@@ -383,38 +422,95 @@ func startSSE(c echo.Context) *sseWriter {
 	return &sseWriter{c: c}
 }
 
-// send writes one `data: <json>` event; a write to a visitor who left is
-// ignored, the request context tells the rest.
+// send writes one `data: <json>` event and flushes it with any text left
+// for a paced flush; a write to a visitor who left is ignored, the request
+// context tells the rest.
 func (s *sseWriter) send(v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
-	s.write(append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeEvent(append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...), flushNow)
 }
 
 // sendText writes a piece of the answer, `data: {"text":"..."}`, as send
 // would, without a map to marshal: it runs once per chunk of the model.
-// Unless flush, the event stays in the response's buffer to go with the
-// next (what follows it has already arrived: agent.Event.More), so that a
-// model's chunks that came together cost one write to the visitor.
-func (s *sseWriter) sendText(text string, flush bool) {
+// flush says when the event goes out (flushNow, flushPaced, flushLater).
+func (s *sseWriter) sendText(text string, flush int) {
 	b, err := json.Marshal(text)
 	if err != nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.writeEvent(append(append(append(s.buf[:0], `data: {"text":`...), b...), "}\n\n"...), flush)
 }
 
-func (s *sseWriter) write(event []byte) { s.writeEvent(event, true) }
-
-func (s *sseWriter) writeEvent(event []byte, flush bool) {
-	s.buf = event
-	w := s.c.Response()
-	if _, err := w.Write(event); err != nil || !flush {
+// writeEvent writes event and flushes as asked; s.mu is held.
+func (s *sseWriter) writeEvent(event []byte, flush int) {
+	if s.closed {
 		return
 	}
-	w.Flush()
+	s.buf = event
+	w := s.c.Response()
+	if _, err := w.Write(event); err != nil {
+		return
+	}
+	s.unflushed = true
+	now := s.clock()
+	wait := textFlushEvery - now.Sub(s.lastFlush)
+	switch {
+	case flush == flushLater:
+	case flush == flushNow || wait <= 0:
+		s.flush(now)
+	case s.paced == nil:
+		after := s.afterFunc
+		if after == nil {
+			after = time.AfterFunc
+		}
+		s.paced = after(wait, s.pacedFlush)
+	}
+}
+
+// flush sends what was written; s.mu is held.
+func (s *sseWriter) flush(now time.Time) {
+	if s.paced != nil {
+		s.paced.Stop()
+		s.paced = nil
+	}
+	s.c.Response().Flush()
+	s.unflushed, s.lastFlush = false, now
+}
+
+// pacedFlush is the paced flush, on its timer's goroutine.
+func (s *sseWriter) pacedFlush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paced = nil
+	if s.unflushed && !s.closed {
+		s.flush(s.clock())
+	}
+}
+
+// close stops the paced flush: the handler is returning. What was written
+// and not flushed goes out with the response's end.
+func (s *sseWriter) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.paced != nil {
+		s.paced.Stop()
+		s.paced = nil
+	}
+	s.closed = true
+}
+
+func (s *sseWriter) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // agentPrefix recognises a message that declares its author an agent with
