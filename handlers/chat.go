@@ -390,9 +390,9 @@ const textFlushEvery = 15 * time.Millisecond
 
 // How sendText flushes its event.
 const (
-	flushNow    = iota // at once
-	flushPaced         // at once when the last flush is textFlushEvery old, else when it will be
-	flushLater         // with the next event flushed: more text has arrived already
+	flushNow   = iota // at once
+	flushPaced        // at once when the last flush is textFlushEvery old, else when it will be
+	flushLater        // with the next event flushed: more text has arrived already
 )
 
 // sseWriter writes server-sent events: send flushes each at once; sendText
