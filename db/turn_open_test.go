@@ -209,3 +209,23 @@ func TestOpenTurn(t *testing.T) {
 		t.Fatalf("other tenant: %v %+v", ok, st)
 	}
 }
+
+// A turn whose caller has gone before its statements are sent stores
+// nothing and leaves the pool usable.
+func TestOpenTurnCancelled(t *testing.T) {
+	t.Parallel()
+	f := setupConversations(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "gone", Limit: 5}
+	if ok, st, err := f.store.OpenTurn(ctx, p, "Hello", "h1", "", 2*time.Minute, 3); err == nil || ok || st.Opened != nil {
+		t.Fatalf("cancelled: %v %+v %v, want an error", ok, st, err)
+	}
+	ok, st, err := f.store.OpenTurn(context.Background(), p, "Hello", "h2", "", 2*time.Minute, 3)
+	if err != nil || !ok || st.Opened == nil || !st.Opened.Created {
+		t.Fatalf("after a cancelled turn: %v %+v %v", ok, st, err)
+	}
+	if n, _ := f.store.ConversationsUsed(context.Background(), f.tenant.ID, time.Now()); n != 1 {
+		t.Errorf("used %d, want 1", n)
+	}
+}
