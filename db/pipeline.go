@@ -37,13 +37,27 @@ type statement struct {
 // The statements are prepared on the connection once (pgx keeps them by
 // their text, as it does its own statement cache), so a pipeline costs one
 // round trip once its connection has run it before.
-func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i int, rows pgx.Rows) error) error {
+//
+// A tracer of the pool's connections (pgx.BatchTracer) sees a pipeline as
+// one batch of its statements.
+func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i int, rows pgx.Rows) error) (err error) {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("acquiring a connection: %w", err)
 	}
 	defer conn.Release()
 	c := conn.Conn()
+	tracer, _ := c.Config().Tracer.(pgx.BatchTracer)
+	if tracer != nil {
+		b := &pgx.Batch{}
+		for _, tx := range txs {
+			for _, st := range tx {
+				b.Queue(st.sql, st.args...)
+			}
+		}
+		ctx = tracer.TraceBatchStart(ctx, c, pgx.TraceBatchStartData{Batch: b})
+		defer func() { tracer.TraceBatchEnd(ctx, c, pgx.TraceBatchEndData{Err: err}) }()
+	}
 	sds := make([][]*pgconn.StatementDescription, len(txs))
 	for i, tx := range txs {
 		sds[i] = make([]*pgconn.StatementDescription, len(tx))
@@ -102,6 +116,10 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 				first = err
 			}
 			rows.Close()
+			if tracer != nil {
+				tracer.TraceBatchQuery(ctx, c, pgx.TraceBatchQueryData{SQL: tx[j].sql, Args: tx[j].args,
+					CommandTag: rows.CommandTag(), Err: rows.Err()})
+			}
 			// PostgreSQL failed the statement while sending its rows: it
 			// skips the rest of the transaction. An error of the client's
 			// (decoding a value) stops nothing on the server.
