@@ -192,9 +192,7 @@ func TestAdminPagesDarkBrowser(t *testing.T) {
 	var submission string
 	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(), `SELECT id::text FROM submissions WHERE tenant_id = $1`, ten.ID).Scan(&submission))
 	ctx := browserTab(t)
-	_, err = chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
-	mustStep(t, "dark", err)
+	emulateMedia(ctx, t, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
 	browserSignIn(ctx, t, b, ten)
 	for _, p := range []string{"", "/settings", "/settings/developer", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
 		name := "dark /admin" + p
