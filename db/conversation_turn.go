@@ -145,14 +145,18 @@ func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart,
 // and its first message, returned as an openedConversation.
 const startConversationSQL = startOKSQL + `,
 		conv AS (
-			INSERT INTO conversations (tenant_id, segment_id, visitor_id, session_id, channel, visitor_type,
-				agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, clock_timestamp() FROM ok WHERE ok
+			` + insertConversationSQL + ` FROM ok WHERE ok
 			RETURNING ` + conversationColumns + `),
 		msg AS (
 			INSERT INTO messages (tenant_id, conversation_id, role, content)
 			SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
 		SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`
+
+// insertConversationSQL inserts a conversation of startArgs with $12 as its
+// first message, up to its FROM: startConversationSQL's and openTurnSQL's.
+const insertConversationSQL = `INSERT INTO conversations (tenant_id, segment_id, visitor_id, session_id, channel, visitor_type,
+			agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, clock_timestamp()`
 
 // uncountStart takes back a count of a conversation that did not start
 // after all, even should the caller have gone (a count left would only be

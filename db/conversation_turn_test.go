@@ -235,6 +235,16 @@ func (f *convFixture) sessionConversation(t *testing.T, sessionID string) string
 	return id
 }
 
+// used is the tenant's count of conversations this month.
+func (f *convFixture) used(t *testing.T) int {
+	t.Helper()
+	n, err := f.store.ConversationsUsed(context.Background(), f.tenant.ID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // segment adds a segment to the tenant and returns its id.
 func (f *convFixture) segment(t *testing.T, tenantID string) string {
 	t.Helper()
@@ -254,14 +264,7 @@ func TestTakeSessionLeaseCountsTheStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupConversations(t)
-	used := func() int {
-		t.Helper()
-		n, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	used := func() int { return f.used(t) }
 	take := func(session, holder string, p *parley.ConversationStart) parley.SessionState {
 		t.Helper()
 		ok, st, err := f.store.TakeSessionLease(ctx, f.tenant.ID, session, holder, "", 2*time.Minute, 3, p)

@@ -30,7 +30,7 @@ func (d *DB) SetSearchIndexFirstMax(n int) { d.indexFirstMax = n }
 const AsyncCommit = asyncCommit
 
 // Pipeline runs txs (statements without arguments) as pipeline does (tests only).
-func (d *DB) Pipeline(ctx context.Context, txs [][]string, read func(tx, i int, rows pgx.Rows) error) error {
+func (d *DB) Pipeline(ctx context.Context, txs [][]string, read func(tx, i int, rows pgx.Rows)) error {
 	sts := make([][]statement, len(txs))
 	for i, tx := range txs {
 		for _, sql := range tx {

@@ -27,12 +27,11 @@ type statement struct {
 // the client reads only once all have run.
 //
 // read is called for each statement in order, with the transaction's index,
-// the statement's index in it and its rows; it must read them and may stop
-// early (the rest are drained). A statement that failed, or that was
-// skipped because an earlier one of its transaction failed, gets rows whose
-// Err is the failure (for a skipped one, errSkipped). read's own error stops
-// nothing: the statements have all run by then; pipeline returns the first
-// of read's errors once every result is read.
+// the statement's index in it and its rows; it may stop reading early (the
+// rest are drained). A statement that failed, or that was skipped because
+// an earlier one of its transaction failed, gets rows whose Err is the
+// failure (for a skipped one, errSkipped). pipeline's own error is the
+// connection's or the protocol's, never a statement's.
 //
 // The statements are prepared on the connection once (pgx keeps them by
 // their text, as it does its own statement cache), so a pipeline costs one
@@ -40,7 +39,7 @@ type statement struct {
 //
 // A tracer of the pool's connections (pgx.BatchTracer) sees a pipeline as
 // one batch of its statements.
-func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i int, rows pgx.Rows) error) (err error) {
+func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i int, rows pgx.Rows)) (err error) {
 	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("acquiring a connection: %w", err)
@@ -88,7 +87,6 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 		_ = p.Close()
 		return fmt.Errorf("sending a pipeline: %w", err)
 	}
-	var first error
 	for i, tx := range txs {
 		failed := error(nil)
 		for j := range tx {
@@ -112,9 +110,7 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 					return err
 				}
 			}
-			if err := read(i, j, rows); err != nil && first == nil {
-				first = err
-			}
+			read(i, j, rows)
 			rows.Close()
 			if tracer != nil {
 				tracer.TraceBatchQuery(ctx, c, pgx.TraceBatchQueryData{SQL: tx[j].sql, Args: tx[j].args,
@@ -142,7 +138,7 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 	if err := p.Close(); err != nil && !isPgError(err) { // a statement's error was read already
 		return fmt.Errorf("closing a pipeline: %w", err)
 	}
-	return first
+	return nil
 }
 
 // isPgError reports whether err is PostgreSQL's refusal of a statement

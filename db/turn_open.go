@@ -1,6 +1,7 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,10 +38,10 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	}
 	sts := leaseStatements(p.TenantID, p.SessionID, holder, instance, ttl, turns, count)
 	txs := [][]statement{sts[:1], sts[1:]}
-	start := p
+	content, start := storableKey(message), p
 	if start.Validate() == nil {
 		txs[1] = append(txs[1], statement{openTurnSQL,
-			append(startArgs(&start), storableKey(message), storableKey(p.SessionID), holder)})
+			append(startArgs(&start), content, storableKey(p.SessionID), holder)})
 	}
 	var (
 		got                string
@@ -49,7 +50,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 		st                 parley.SessionState
 		opened             *openedTurn
 	)
-	err := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) error {
+	err := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		switch {
 		case tx == 0: // the lease: its holder, the month counted
 			if rows.Next() {
@@ -60,7 +61,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 				leaseErr = rows.Scan(dest...)
 			}
 			rows.Close()
-			leaseErr = cmpErr(leaseErr, rows.Err())
+			leaseErr = cmp.Or(leaseErr, rows.Err())
 		case i == 0: // the session's state
 			st, stateErr = readSessionState(rows)
 		default: // the message
@@ -69,7 +70,6 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 				opened = &os[0]
 			}
 		}
-		return nil
 	})
 	switch {
 	case err != nil:
@@ -82,7 +82,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	created := opened != nil && opened.Created
 	if opened != nil {
 		st.Opened = &parley.OpenedTurn{Conversation: opened.Conversation, Created: created,
-			Message: parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: opened.Content,
+			Message: parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
 				CreatedAt: opened.MessageCreatedAt}}
 	}
 	if month != nil && !created {
@@ -105,8 +105,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 // openedTurn is a row of openTurnSQL.
 type openedTurn struct {
 	openedConversation
-	Content string `db:"content"`
-	Created bool   `db:"created"`
+	Created bool `db:"created"`
 }
 
 // openTurnSQL is OpenTurn's message ($12; startArgs before it) stored when
@@ -126,9 +125,7 @@ var openTurnSQL = startOKSQL + `,
 		WHERE tenant_id = $1 AND session_id = $4 AND is_test = $11 AND (SELECT held FROM held)
 		RETURNING ` + conversationColumns + `),
 	started AS (
-		INSERT INTO conversations (tenant_id, segment_id, visitor_id, session_id, channel, visitor_type,
-			agent_model, page_url, locale, metadata, is_test, message_count, first_user_message, last_message_at)
-		SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1, $12, clock_timestamp() FROM ok, held
+		` + insertConversationSQL + ` FROM ok, held
 		WHERE ok AND held AND NOT EXISTS (SELECT 1 FROM appended)
 			AND ($11::boolean OR current_setting('` + countedForSetting + `', true) = $14)
 		-- a conversation of the other kind: nothing, rather than an error
@@ -138,13 +135,5 @@ var openTurnSQL = startOKSQL + `,
 		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),
 	msg AS (
 		INSERT INTO messages (tenant_id, conversation_id, role, content)
-		SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at, content)
-	SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at, msg.content FROM conv, msg`
-
-// cmpErr is the first of its errors that is not nil.
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
+		SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
+	SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`

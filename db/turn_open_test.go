@@ -31,7 +31,7 @@ func TestPipelineTransactions(t *testing.T) {
 		{insert(key + ":b"), `SELECT 1/0`, `SELECT 'skipped'`},
 		{`SELECT string_agg(key, ',' ORDER BY key) FROM rate_counters WHERE key LIKE '` + key + `:%'`,
 			`SELECT current_setting('parley.test_mark')`},
-	}, func(tx, i int, rows pgx.Rows) error {
+	}, func(tx, i int, rows pgx.Rows) {
 		var v string
 		if rows.Next() {
 			_ = rows.Scan(&v)
@@ -43,7 +43,6 @@ func TestPipelineTransactions(t *testing.T) {
 			v = "error"
 		}
 		got[fmt.Sprintf("%d.%d", tx, i)] = v
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -69,14 +68,7 @@ func TestOpenTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupConversations(t)
-	used := func() int {
-		t.Helper()
-		n, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	used := func() int { return f.used(t) }
 	open := func(p parley.ConversationStart, message, holder string) (bool, parley.SessionState) {
 		t.Helper()
 		ok, st, err := f.store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
