@@ -1,14 +1,12 @@
 package db
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
 )
@@ -48,9 +46,9 @@ func takeLeaseSQL(session, holder, ttl, instance string) string {
 // own. It returns the holder and the month counted, NULL when not counted,
 // and leaves the holder it counted for in countedForSetting (its third
 // column).
-// Its transaction (the lease's batch) commits asynchronously, so the usage
-// row stays locked only while the batch runs; the conversation's insert
-// (StartTurn), which commits synchronously, flushes the count with it.
+// Its transaction, the statement alone (takeLease), commits asynchronously,
+// so the usage row stays locked only while it runs; the conversation's
+// insert, which commits synchronously, flushes the count with it.
 var takeLeaseCountingSQL = startOKSQL + `,
 	lease AS (` + takeLeaseSQL("$4", "$5", "$6", "$7") + `),
 	counted AS (
@@ -78,7 +76,8 @@ const countedForSetting = "parley.counted_for"
 // it, its holder's lease expired, or its holder's instance is no longer
 // alive (its heartbeat went stale or it shut down), reporting whether it
 // did; then it reads the session's state with up to turns recent turns, in
-// the same round trip (two statements). It holds no lock or connection once it returns.
+// the same round trip (OpenTurn's pipeline, without the message). It holds
+// no lock or connection once it returns.
 //
 // count, when not nil, is the conversation that the turn will start should
 // the session have none (not a test: a test is never counted): the lease's
@@ -90,45 +89,11 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if count != nil && count.Test {
 		count = nil
 	}
-	batch := &pgx.Batch{}
-	for _, st := range leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count) {
-		batch.Queue(st.sql, st.args...)
-	}
-	br := d.pool.SendBatch(ctx, batch)
-	defer br.Close()
-	var got string
-	var month *time.Time
-	dest := []any{&got}
-	if count != nil {
-		dest = append(dest, &month, nil) // and the mark of countedForSetting
-	}
-	if err := br.QueryRow().Scan(dest...); errors.Is(err, pgx.ErrNoRows) {
-		return false, parley.SessionState{}, nil
-	} else if err != nil {
-		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", err)
-	}
-	if got != holder {
-		return false, parley.SessionState{}, nil
-	}
-	rows, _ := br.Query()
-	st, err := readSessionState(rows)
-	if err != nil || br.Close() != nil {
-		err = cmp.Or(err, br.Close())
-		var pgErr *pgconn.PgError
-		if month != nil && !errors.As(err, &pgErr) {
-			// The turn fails, its conversation will not start: take the
-			// count back, unless PostgreSQL refused a statement of the
-			// batch, whose transaction then undid the count itself.
-			err = errors.Join(err, d.uncountStart(ctx, tenantID, *month))
-		}
-		return true, parley.SessionState{}, err
-	}
-	st.Counted = month
-	return true, st, nil
+	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "")
 }
 
-// leaseStatements are the statements of TakeSessionLease: the lease
-// (counting count's conversation when not nil), then the session's state.
+// leaseStatements are the lease (counting count's conversation when not
+// nil), then the session's state.
 func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) []statement {
 	lease := statement{acquireLeaseSQL, []any{tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance}}
 	if count != nil {
@@ -149,8 +114,8 @@ const sessionStateSQL = `SELECT ` + conversationColumns + `, h.roles, h.contents
 			ORDER BY m.seq DESC LIMIT $3) t) h
 	WHERE tenant_id = $1 AND session_id = $2`
 
-// readSessionState reads the session's conversation and its last turns,
-// the second statement of TakeSessionLease's batch.
+// readSessionState reads the session's conversation and its last turns
+// (sessionStateSQL).
 func readSessionState(rows pgx.Rows) (parley.SessionState, error) {
 	var st parley.SessionState
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[sessionConversation])

@@ -36,12 +36,24 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	if p.Test {
 		count = nil
 	}
-	sts := leaseStatements(p.TenantID, p.SessionID, holder, instance, ttl, turns, count)
-	txs := [][]statement{sts[:1], sts[1:]}
+	var open *statement
 	content, start := storableKey(message), p
 	if start.Validate() == nil {
-		txs[1] = append(txs[1], statement{openTurnSQL,
-			append(startArgs(&start), content, storableKey(p.SessionID), holder)})
+		open = &statement{openTurnSQL, append(startArgs(&start), content, storableKey(p.SessionID), holder)}
+	}
+	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content)
+}
+
+// takeLease is TakeSessionLease and OpenTurn: the lease (counting count's
+// conversation when not nil) in a first transaction of a pipeline, the
+// session's state and, when open is not nil, the message (content) in a
+// second.
+func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
+	count *parley.ConversationStart, open *statement, content string) (bool, parley.SessionState, error) {
+	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count)
+	txs := [][]statement{sts[:1], sts[1:]}
+	if open != nil {
+		txs[1] = append(txs[1], *open)
 	}
 	var (
 		got                string
@@ -56,7 +68,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 			if rows.Next() {
 				dest := []any{&got}
 				if count != nil {
-					dest = append(dest, &month, nil)
+					dest = append(dest, &month, nil) // and the mark of countedForSetting
 				}
 				leaseErr = rows.Scan(dest...)
 			}
@@ -73,7 +85,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	})
 	switch {
 	case err != nil:
-		return false, parley.SessionState{}, fmt.Errorf("opening the turn: %w", err)
+		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", err)
 	case leaseErr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", leaseErr)
 	case got != holder:
@@ -89,7 +101,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 		if stateErr != nil || opened != nil {
 			// The turn fails, or continued a conversation after all: the
 			// count is not spent.
-			if err := d.uncountStart(ctx, p.TenantID, *month); err != nil {
+			if err := d.uncountStart(ctx, tenantID, *month); err != nil {
 				return true, parley.SessionState{}, errors.Join(stateErr, err)
 			}
 		} else {
