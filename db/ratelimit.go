@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // Hit counts one event against key in the fixed window of length window that
@@ -47,11 +51,7 @@ func (d *DB) DeleteExpiredCounters(ctx context.Context, now time.Time) (int64, e
 
 // Window is one fixed-window limit of HitWithin: at most Limit events of Key
 // per Length.
-type Window struct {
-	Key    string
-	Length time.Duration
-	Limit  int
-}
+type Window = parley.RateWindow
 
 // HitWithin counts one event against every window, in one statement, only
 // when each is under its limit; otherwise it counts against none, so a
@@ -71,42 +71,22 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 // slug is empty): what the chat's configuration cache is checked against
 // (ChatTenantAndSegment).
 func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.Time, slug string) (counts []int, counted bool, version *int64, err error) {
-	// The windows are a VALUES list rather than unnest(arrays): the planner
-	// then knows how few they are and probes the counters' primary key,
-	// where it would guess a hundred rows for unnest and scan the table.
-	var values strings.Builder
-	args := make([]any, 0, 5*len(windows))
-	for i, w := range windows {
-		start := now.Truncate(w.Length)
-		args = append(args, i, storableKey(w.Key), start, start.Add(w.Length), w.Limit)
-		n := len(args)
-		if i > 0 {
-			values.WriteString(", ")
-		}
-		fmt.Fprintf(&values, "($%d::int, $%d::text, $%d::timestamptz, $%d::timestamptz, $%d::int)", n-4, n-3, n-2, n-1, n)
-	}
-	tenantVersion := "NULL::bigint"
-	if slug != "" && storable(slug) {
-		args = append(args, slug)
-		tenantVersion = fmt.Sprintf("(SELECT config_version FROM tenants WHERE slug = $%d)", len(args))
-	}
-	rows, _ := d.pool.Query(ctx, `WITH w AS (
-			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
-			FROM (VALUES `+values.String()+`) AS w(ord, key, start, ends, lim)
-			CROSS JOIN `+asyncCommit+`
-			LEFT JOIN rate_counters c ON c.key = w.key AND c.window_start = w.start),
-		hit AS (
-			INSERT INTO rate_counters (key, window_start, expires_at, count)
-			SELECT key, start, ends, 1 FROM w WHERE NOT EXISTS (SELECT 1 FROM w WHERE n >= lim)
-			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
-			RETURNING key, count)
-		SELECT w.n, hit.count, `+tenantVersion+` FROM w LEFT JOIN hit ON hit.key = w.key ORDER BY w.ord`, args...)
-	counts = make([]int, 0, len(windows))
+	st := hitWithinSQL(windows, now, slug, nil, "")
+	rows, _ := d.pool.Query(ctx, st.sql, st.args...)
+	return readHits(rows, len(windows))
+}
+
+// readHits reads the rows of hitWithinSQL: each window's count, after the
+// event when it was counted (counted), before it when not; the
+// configuration version read with them.
+func readHits(rows pgx.Rows, n int) (counts []int, counted bool, version *int64, err error) {
+	defer rows.Close()
+	counts = make([]int, 0, n)
 	counted = true
 	for rows.Next() {
 		var before int
 		var after *int
-		if err := rows.Scan(&before, &after, &version); err != nil {
+		if err := rows.Scan(&before, &after, &version, nil); err != nil {
 			return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
 		}
 		if after == nil {
@@ -121,3 +101,59 @@ func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.
 	}
 	return counts, counted, version, nil
 }
+
+// hitWithinSQL is HitWithinForTenant's statement. Its rows have a fourth
+// column: with a guard, the holder (holder) whose lease the count lets
+// through, left in guardedForSetting as well; else null.
+//
+// The guard lets the lease through when every window was counted under its
+// limit (counted, and no count past its limit) and the configuration
+// version of slug's tenant is guard.ConfigVersion. The setting is of the
+// database session (set_config(..., false)), read by the lease's statement,
+// a later transaction of the same pipeline (takeLeaseSQL): a holder is new
+// for every turn, so a value left on a pooled connection never matches.
+func hitWithinSQL(windows []Window, now time.Time, slug string, guard *parley.TurnGuard, holder string) statement {
+	// The windows are a VALUES list rather than unnest(arrays): the planner
+	// then knows how few they are and probes the counters' primary key,
+	// where it would guess a hundred rows for unnest and scan the table.
+	var values strings.Builder
+	args := make([]any, 0, 5*len(windows)+3)
+	for i, w := range windows {
+		start := now.Truncate(w.Length)
+		args = append(args, i, storableKey(w.Key), start, start.Add(w.Length), w.Limit)
+		n := len(args)
+		if i > 0 {
+			values.WriteString(", ")
+		}
+		fmt.Fprintf(&values, "($%d::int, $%d::text, $%d::timestamptz, $%d::timestamptz, $%d::int)", n-4, n-3, n-2, n-1, n)
+	}
+	tenantVersion := "NULL::bigint"
+	if slug != "" && storable(slug) {
+		args = append(args, slug)
+		tenantVersion = fmt.Sprintf("(SELECT config_version FROM tenants WHERE slug = $%d)", len(args))
+	}
+	mark := "NULL::text"
+	if guard != nil {
+		args = append(args, guard.ConfigVersion, holder)
+		mark = fmt.Sprintf(`set_config('%s', CASE WHEN bool_and(hit.count IS NOT NULL AND hit.count <= w.lim) OVER ()
+				AND v.version = $%d THEN $%d ELSE '' END, false)`, guardedForSetting, len(args)-1, len(args))
+	}
+	return statement{`WITH w AS (
+			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
+			FROM (VALUES ` + values.String() + `) AS w(ord, key, start, ends, lim)
+			CROSS JOIN ` + asyncCommit + `
+			LEFT JOIN rate_counters c ON c.key = w.key AND c.window_start = w.start),
+		hit AS (
+			INSERT INTO rate_counters (key, window_start, expires_at, count)
+			SELECT key, start, ends, 1 FROM w WHERE NOT EXISTS (SELECT 1 FROM w WHERE n >= lim)
+			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
+			RETURNING key, count),
+		v AS (SELECT ` + tenantVersion + ` AS version)
+		SELECT w.n, hit.count, v.version, ` + mark + `
+		FROM w LEFT JOIN hit ON hit.key = w.key CROSS JOIN v ORDER BY w.ord`, args}
+}
+
+// guardedForSetting is the setting of the database session in which a
+// turn's guard (hitWithinSQL) leaves the holder whose lease it lets
+// through, empty when none.
+const guardedForSetting = "parley.guarded_for"

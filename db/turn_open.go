@@ -31,7 +31,14 @@ import (
 // tenant's; p breaks the start's rules; a statement failed): the caller then
 // calls StartTurn with the state, as after TakeSessionLease, which stores it
 // or gives the reason, and spends or takes back the count (Counted).
-func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
+//
+// guard, when not nil and its Claim says the count is OpenTurn's to make,
+// is counted first, in a transaction of its own that commits
+// asynchronously, as HitWithinForTenant does; the lease is then taken only
+// when the guard let this holder through (hitWithinSQL), so that a refused
+// turn stores nothing, and OpenTurn returns ErrTurnGuarded. guard's Settle
+// has the counts in every case, before OpenTurn returns.
+func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int, guard *parley.TurnGuard) (bool, parley.SessionState, error) {
 	count := &p
 	if p.Test {
 		count = nil
@@ -41,19 +48,32 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	if start.Validate() == nil {
 		open = &statement{openTurnSQL, append(startArgs(&start), content, storableKey(p.SessionID), holder)}
 	}
-	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content)
+	if guard != nil && (guard.Claim == nil || !guard.Claim()) {
+		guard = nil // counted on its own already
+	}
+	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, guard, open, content)
 }
 
-// takeLease is TakeSessionLease and OpenTurn: the lease (counting count's
-// conversation when not nil) in a first transaction of a pipeline, the
-// session's state and, when open is not nil, the message (content) in a
-// second.
+// takeLease is TakeSessionLease and OpenTurn: the guard when not nil, in a
+// transaction of its own; the lease (counting count's conversation when not
+// nil) in the next transaction of a pipeline; the session's state and, when
+// open is not nil, the message (content) in the last.
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
-	count *parley.ConversationStart, open *statement, content string) (bool, parley.SessionState, error) {
-	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count)
+	count *parley.ConversationStart, guard *parley.TurnGuard, open *statement, content string) (_ bool, _ parley.SessionState, perr error) {
+	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, guard != nil)
 	txs := [][]statement{sts[:1], sts[1:]}
 	if open != nil {
 		txs[1] = append(txs[1], *open)
+	}
+	var hits hitsRead
+	if guard != nil {
+		txs = append([][]statement{{hitWithinSQL(guard.Windows, guard.Now, guard.Slug, guard, holder)}}, txs...)
+		defer func() {
+			if !hits.read {
+				hits.err = cmp.Or(perr, errSkipped)
+			}
+			guard.Settle(hits.counts, hits.counted, hits.version, hits.err)
+		}()
 	}
 	var (
 		got                string
@@ -62,7 +82,17 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 		st                 parley.SessionState
 		opened             *openedTurn
 	)
-	err := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
+	perr = d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
+		if guard != nil {
+			if tx == 0 { // the guard's count
+				hits.read = true
+				hits.counts, hits.counted, hits.version, hits.err = readHits(rows, len(guard.Windows))
+				hits.passed = hits.err == nil && len(hits.counts) > 0 && hits.counted && hits.version != nil &&
+					*hits.version == guard.ConfigVersion && withinLimits(hits.counts, guard.Windows)
+				return
+			}
+			tx--
+		}
 		switch {
 		case tx == 0: // the lease: its holder, the month counted
 			if rows.Next() {
@@ -84,8 +114,12 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 		}
 	})
 	switch {
-	case err != nil:
-		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", err)
+	case perr != nil:
+		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", perr)
+	case guard != nil && hits.err != nil:
+		return false, parley.SessionState{}, hits.err
+	case guard != nil && !hits.passed && got != holder:
+		return false, parley.SessionState{}, parley.ErrTurnGuarded
 	case leaseErr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", leaseErr)
 	case got != holder:
@@ -112,6 +146,28 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 		return true, parley.SessionState{}, stateErr
 	}
 	return true, st, nil
+}
+
+// hitsRead is what a turn's guard counted (readHits), and whether it let
+// the lease through.
+type hitsRead struct {
+	counts  []int
+	counted bool
+	version *int64
+	err     error
+	read    bool // the pipeline got to them
+	passed  bool
+}
+
+// withinLimits says whether counts, made after the event, are each within
+// its window's limit.
+func withinLimits(counts []int, windows []Window) bool {
+	for i, n := range counts {
+		if i >= len(windows) || n > windows[i].Limit {
+			return false
+		}
+	}
+	return true
 }
 
 // openedTurn is a row of openTurnSQL.

@@ -89,53 +89,87 @@ func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
 var errNotActivated = &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
 	Message: "Chat is not activated for this tenant: its plan does not include the widget"}
 
+// gateMode is how publicGates reads the tenant and counts the request.
+type gateMode int
+
+const (
+	// formGates read the tenant and segment afresh and wait for the
+	// per-address count at its place.
+	formGates gateMode = iota
+	// chatGates read them through the chat's configuration cache: a kept
+	// tenant is used once the per-address count's statement found its
+	// version current, else they are read afresh.
+	chatGates
+	// handedGates are chatGates that, for a kept tenant without a bot
+	// challenge, leave the count and the version's check to the turn
+	// (parley.TurnGuard): publicGates then reports the count handed, and
+	// the caller passes the turn addressGuard or, on any error before the
+	// turn, waits for the verdict first (afterAddressLimit).
+	handedGates
+)
+
 // publicGates runs, in order, every gate a chat message or a form post
 // passes before its body is used: chatTenant's, then the bot challenge, then
 // the per-address rate limit (counted by web's middleware since the request
 // arrived; messages, votes and form posts share its counters), then the
 // segment (query, body, else the default). A refusal of the rate limit wins
-// over a bad segment.
-//
-// A chat message (chat) reads the tenant and segment through the chat's
-// configuration cache: one kept by this instance is used once the
-// per-address limit's statement found its version current, else they are
-// read afresh (db.ChatTenantAndSegment), before any gate uses them.
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string, chat bool) (parley.Tenant, parley.Segment, error) {
+// over a bad segment. mode says how the tenant is read and the limit
+// counted; handed reports a count left to the turn (handedGates).
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string, mode gateMode) (t parley.Tenant, _ parley.Segment, handed bool, err error) {
 	ctx := c.Request().Context()
 	// The tenant and the segment in one round trip; the segment's verdict
 	// waits for its place in the order.
 	ref := strings.TrimSpace(cmpOr(c.QueryParam("segment"), segment))
-	var t parley.Tenant
 	var seg *parley.Segment
-	var err error
-	if chat {
+	if mode == formGates {
+		t, seg, err = h.DB.TenantAndSegment(ctx, c.Param("slug"), ref)
+	} else {
 		var cached bool
 		t, seg, cached, err = h.DB.ChatTenantAndSegment(ctx, c.Param("slug"), ref, false)
-		if cached && !configCurrent(c, t) {
+		handed = mode == handedGates && cached && err == nil && !t.CaptchaEnabled
+		if !handed {
+			startAddressLimit(c)
+		}
+		if cached && !handed && !configCurrent(c, t) {
 			t, seg, _, err = h.DB.ChatTenantAndSegment(ctx, c.Param("slug"), ref, true)
 		}
-	} else {
-		t, seg, err = h.DB.TenantAndSegment(ctx, c.Param("slug"), ref)
 	}
 	if err != nil {
-		return t, parley.Segment{}, err
+		return t, parley.Segment{}, false, err
 	}
 	if err := tenantGates(c, t, widgetKey); err != nil {
-		return t, parley.Segment{}, err
+		return t, parley.Segment{}, false, err
 	}
 	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
-		return t, parley.Segment{}, err
+		return t, parley.Segment{}, false, err
 	}
-	if err := limitAddress(c); err != nil {
-		return t, parley.Segment{}, err
+	if !handed {
+		if err := limitAddress(c); err != nil {
+			return t, parley.Segment{}, false, err
+		}
 	}
 	switch {
 	case seg == nil && ref == "":
-		return t, parley.Segment{}, parley.Errorf(parley.KindNotFound, "Default segment not found")
+		err = parley.Errorf(parley.KindNotFound, "Default segment not found")
 	case seg == nil || !seg.IsActive && ref != "":
-		return t, parley.Segment{}, unknownSegment(ref)
+		err = unknownSegment(ref)
 	}
-	return t, *seg, nil
+	if err != nil {
+		return t, parley.Segment{}, false, afterAddressLimit(c, handed, err)
+	}
+	return t, *seg, handed, nil
+}
+
+// afterAddressLimit is err, an error whose place in the gate order is after
+// the per-address limit, unless the limit refuses the request: when the
+// count was left to the turn (handed), the verdict is waited for first.
+func afterAddressLimit(c echo.Context, handed bool, err error) error {
+	if handed {
+		if lerr := limitAddress(c); lerr != nil {
+			return lerr
+		}
+	}
+	return err
 }
 
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
@@ -143,30 +177,71 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 // one JSON envelope (either can be asked for with stream). The handler
 // decodes and passes the gates; agent.Engine.Reply runs the turn.
 //
+// An anonymous visitor's message to a tenant the chat's configuration cache
+// keeps hands its per-address count to the turn, which makes it in its
+// first round trip to the database (parley.TurnGuard): the turn's lease is
+// taken only when the limit lets it through and the tenant's configuration
+// is still the one the gates ran on. A turn so refused stored nothing: the
+// answer is then the limit's 429 or, when the configuration changed, the
+// message passes the gates again on the current one, counted already.
+//
 // Chat's frame stays small (see agent.Engine.Reply): the input is built on
 // the heap by a function that has returned before the model is called.
 func (h *Handler) Chat(c echo.Context) error {
-	in, stream, err := h.chatInput(c)
+	req, err := decodeChatRequest(c)
+	if err != nil {
+		return err
+	}
+	in, stream, err := h.chatInput(c, req, handedGates)
 	if err != nil {
 		return err
 	}
 	w := &chatWriter{c: c, in: in, stream: stream}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
+	if in.Guard != nil && err != nil {
+		if errors.Is(err, parley.ErrTurnGuarded) && !configCurrent(c, in.Tenant) {
+			if in, stream, err = h.chatInput(c, req, chatGates); err != nil {
+				return err
+			}
+			w = &chatWriter{c: c, in: in, stream: stream}
+			out, err = h.Engine.Reply(c.Request().Context(), in, w.emit)
+		} else {
+			err = afterAddressLimit(c, true, err)
+		}
+	}
 	return w.finish(out, err)
 }
 
-// chatInput decodes the request and passes the gates: the turn's input,
-// and whether the answer is streamed.
-func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
+// chatInput passes the gates (mode: chatGates or handedGates) on the
+// decoded request: the turn's input, and whether the answer is streamed.
+// A request with a visitor, a visitor token or an admin token never hands
+// its count to the turn: those are read or written before it.
+func (h *Handler) chatInput(c echo.Context, req *chatRequest, mode gateMode) (*agent.TurnInput, bool, error) {
+	hdr := c.Request().Header
+	for _, v := range []string{hdr.Get("X-Visitor-Token"), req.VisitorToken, hdr.Get("X-Visitor-Id"), req.VisitorID,
+		hdr.Get("X-Service-Admin-Token")} {
+		if strings.TrimSpace(v) != "" {
+			mode = chatGates
+		}
+	}
+	t, seg, handed, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, mode)
+	if err != nil {
+		return nil, false, err
+	}
+	in, stream, err := h.turnInput(c, req, t, seg)
+	if err != nil {
+		return nil, false, afterAddressLimit(c, handed, err)
+	}
+	if handed {
+		in.Guard = addressGuard(c, t.ConfigVersion)
+	}
+	return in, stream, nil
+}
+
+// turnInput is the turn's input from a request past the gates.
+func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, seg parley.Segment) (*agent.TurnInput, bool, error) {
 	ctx := c.Request().Context()
-	req, err := decodeChatRequest(c)
-	if err != nil {
-		return nil, false, err
-	}
-	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, true)
-	if err != nil {
-		return nil, false, err
-	}
+	var err error
 	hdr := c.Request().Header
 	in := &agent.TurnInput{Tenant: t, Segment: seg, CachedConfig: true, SessionID: req.SessionID, Message: req.Message,
 		PageURL: req.PageURL, PageContext: req.PageContext, Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman,
@@ -221,13 +296,13 @@ func (h *Handler) chatInput(c echo.Context) (*agent.TurnInput, bool, error) {
 }
 
 // decodeChatRequest reads and validates the body, with the spec's messages.
-func decodeChatRequest(c echo.Context) (chatRequest, error) {
-	var req chatRequest
+func decodeChatRequest(c echo.Context) (*chatRequest, error) {
+	req := new(chatRequest)
 	raw, err := decodeObject(c, maxChatBody)
 	if err != nil {
 		return req, err
 	}
-	if errs := decodeFields(raw, &req); len(errs) > 0 {
+	if errs := decodeFields(raw, req); len(errs) > 0 {
 		return req, errs.Err()
 	}
 	return req, checkChatMessage(req.Message, req.SessionID)

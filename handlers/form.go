@@ -60,7 +60,7 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, seg, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, false)
+	t, seg, _, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, formGates)
 	if err != nil {
 		return err
 	}

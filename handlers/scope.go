@@ -29,6 +29,10 @@ type scope struct {
 	// configVersion waits for the configuration version of the route's
 	// tenant, read with the per-address limit's counters (nil for none).
 	configVersion func() *int64
+	// addressGuard hands the per-address limit's count to the turn, and
+	// addressStart starts it on its own (nil: it started with the request).
+	addressGuard func(configVersion int64) *parley.TurnGuard
+	addressStart func()
 }
 
 // StartScope begins the request's scope: the first middleware calls it,
@@ -108,6 +112,34 @@ func SetAddressLimit(c echo.Context, wait func() error) {
 func SetConfigVersion(c echo.Context, wait func() *int64) {
 	if s := scopeOf(c); s != nil {
 		s.configVersion = wait
+	}
+}
+
+// SetAddressGuard leaves the per-address limit's count, not yet started,
+// for the handler to hand to the turn (guard, given the configuration
+// version the gates ran on) or to start on its own (start): web's
+// perAddressLimitHanded.
+func SetAddressGuard(c echo.Context, guard func(configVersion int64) *parley.TurnGuard, start func()) {
+	if s := scopeOf(c); s != nil {
+		s.addressGuard, s.addressStart = guard, start
+	}
+}
+
+// addressGuard returns the request's per-address limit as the guard of a
+// turn whose gates ran on configuration version, nil when the route counts
+// it as the request begins.
+func addressGuard(c echo.Context, version int64) *parley.TurnGuard {
+	if s := scopeOf(c); s != nil && s.addressGuard != nil {
+		return s.addressGuard(version)
+	}
+	return nil
+}
+
+// startAddressLimit starts the request's per-address count now, beside the
+// handler's reads, when the route left it for the handler to start.
+func startAddressLimit(c echo.Context) {
+	if s := scopeOf(c); s != nil && s.addressStart != nil {
+		s.addressStart()
 	}
 }
 

@@ -70,3 +70,71 @@ func TestChatFollowsConfigChanges(t *testing.T) {
 		t.Errorf("after the plan lost the widget: got %d %v, want 402", r.status, r.body)
 	}
 }
+
+// An anonymous visitor's message to a tenant the chat keeps hands its
+// per-address count to the turn (db.OpenTurn's first transaction): at the
+// limit it answers 429 with Retry-After and stores nothing, the model not
+// called; a configuration changed since the gates ran sends the message
+// through the gates again, on the current configuration, whose refusal
+// comes before the limit's; and once past them it is answered, counted once.
+func TestChatCountHandedToTheTurn(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	ten := b.newTenant(t, "starter")
+	path := "/chat/" + ten.Slug
+	addr := newChatAddr()
+	from := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test"}
+	minute := func() int {
+		return b.count(t, `SELECT coalesce(sum(count), 0)::int FROM rate_counters WHERE key = $1`, "chat:ip:min:"+addr)
+	}
+	sessions := func(session string) int {
+		return b.count(t, `SELECT count(*)::int FROM conversations WHERE tenant_id = $1 AND session_id = $2`, ten.ID, session)
+	}
+	// The first message keeps the tenant; the second is counted by its turn.
+	for i, session := range []string{"h-1", "h-2"} {
+		llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+		if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": session}, from); r.status != 200 || sessions(session) != 1 {
+			t.Fatalf("message %d: %d %v, %d conversations", i+1, r.status, r.body, sessions(session))
+		}
+	}
+	if minute() != 2 {
+		t.Fatalf("after two messages the minute's count is %d, want 2", minute())
+	}
+
+	// At the limit: 429, nothing stored, the model not asked.
+	b.exec(t, `UPDATE rate_counters SET count = 20 WHERE key = $1`, "chat:ip:min:"+addr)
+	calls := len(llm.Requests())
+	r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "h-3"}, from)
+	if r.status != 429 || r.header.Get("Retry-After") == "" {
+		t.Fatalf("at the limit: %d %v (Retry-After %q), want 429", r.status, r.body, r.header.Get("Retry-After"))
+	}
+	if sessions("h-3") != 0 || len(llm.Requests()) != calls || minute() != 20 {
+		t.Fatalf("at the limit: %d conversations, %d model calls, minute count %d; want 0, 0, 20 (a refusal counts nothing)",
+			sessions("h-3"), len(llm.Requests())-calls, minute())
+	}
+
+	// The owner restricts the origins, straight in the database: the kept
+	// configuration let the message through its gates, the turn finds it
+	// changed, and the current one refuses the origin before the limit.
+	b.exec(t, `UPDATE tenants SET allowed_domains = '{shop.example.com}' WHERE id = $1`, ten.ID)
+	evil := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test", "Origin": "https://evil.example"}
+	if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "h-4"}, evil); r.status != 403 || r.header.Get("Retry-After") != "" {
+		t.Fatalf("a refused origin on the changed configuration: %d %v (Retry-After %q), want 403", r.status, r.body, r.header.Get("Retry-After"))
+	}
+
+	// Under the limit again, with the configuration changed once more: the
+	// message passes the gates a second time and is answered, counted once.
+	b.exec(t, `UPDATE rate_counters SET count = 5 WHERE key = $1`, "chat:ip:min:"+addr)
+	b.exec(t, `UPDATE tenants SET allowed_domains = '{}', bot_name = 'Quillon' WHERE id = $1`, ten.ID)
+	llm.Push(llmtest.Turn{Text: []string{"Hi again."}})
+	if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "h-5"}, from); r.status != 200 || sessions("h-5") != 1 {
+		t.Fatalf("after a change: %d %v, %d conversations", r.status, r.body, sessions("h-5"))
+	}
+	reqs := llm.Requests()
+	if s := string(reqs[len(reqs)-1].Chat.Messages[0].Content); !strings.Contains(s, "Quillon") {
+		t.Errorf("the answer's prompt is not the current configuration's: %q", s)
+	}
+	if minute() != 6 {
+		t.Errorf("minute count %d after the rerun, want 6: counted once", minute())
+	}
+}

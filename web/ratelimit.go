@@ -30,32 +30,36 @@ import (
 // nothing by racing its own requests. The count overlaps the handler's
 // tenant and segment reads: no round trip is added before the first byte.
 func (s *Server) perAddressLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.addressLimited(next, false)
+}
+
+// perAddressLimitHanded is perAddressLimit for chat messages, whose count
+// the handler may hand to the turn (handlers.SetAddressGuard): the store
+// then makes it in the turn's first round trip (parley.TurnGuard, db.OpenTurn)
+// rather than in one of its own before it. So it does not start at once:
+// it starts when the handler first waits for the verdict or the
+// configuration version, when the handler starts it, or after the handler
+// returns, unless the turn took it.
+func (s *Server) perAddressLimitHanded(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.addressLimited(next, true)
+}
+
+func (s *Server) addressLimited(next echo.HandlerFunc, handed bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		// The count runs to the end even when the client leaves.
-		ctx, ip, at, slug := context.WithoutCancel(c.Request().Context()), c.RealIP(), s.now(), c.Param("slug")
-		type result struct {
-			version *int64
-			err     error
-		}
-		verdict := make(chan result, 1)
-		go func() {
-			v, err := addressLimit(ctx, s.DB, ip, at, slug)
-			verdict <- result{v, err}
-		}()
-		var res result
-		var once sync.Once
-		wait := func() error {
-			once.Do(func() { res = <-verdict })
-			return res.err
+		a := &addressCount{store: s.DB, ctx: context.WithoutCancel(c.Request().Context()), now: s.now(),
+			windows: addressWindows(c.RealIP()), slug: c.Param("slug"), done: make(chan struct{})}
+		if !handed {
+			a.start()
 		}
 		// The statement also reads the configuration version of the
 		// route's tenant, which the chat's cache is checked against.
 		handlers.SetConfigVersion(c, func() *int64 {
-			_ = wait()
-			return res.version
+			_ = a.wait()
+			return a.version
 		})
 		handlers.SetAddressLimit(c, func() error {
-			if err := wait(); err != nil {
+			if err := a.wait(); err != nil {
 				if secs, ok := retryAfterSeconds(err); ok {
 					c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 				}
@@ -63,12 +67,81 @@ func (s *Server) perAddressLimit(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return nil
 		})
+		if handed {
+			handlers.SetAddressGuard(c, a.guard, a.start)
+		}
 		herr := next(c)
-		if cerr := wait(); cerr != nil && parley.ErrorKind(cerr) != parley.KindRateLimited {
+		// A count handed to the turn runs in the request's context: one cut
+		// short by a client that left is not an error of the server's.
+		if cerr := a.wait(); cerr != nil && parley.ErrorKind(cerr) != parley.KindRateLimited && c.Request().Context().Err() == nil {
 			handlers.LoggerOf(c, s.Logger).Error("counting a request against its address's limit", "err", cerr)
 		}
 		return herr
 	}
+}
+
+// addressCount is one request's count against its address's limit: made
+// on its own (start), or handed to the turn (guard) and settled by the
+// store; done is closed once the verdict is known.
+type addressCount struct {
+	store   *db.DB
+	ctx     context.Context
+	now     time.Time
+	windows []db.Window
+	slug    string
+
+	mu      sync.Mutex
+	started bool // counting on its own, or handed to the turn
+	done    chan struct{}
+	version *int64 // the configuration version of slug's tenant
+	err     error  // the verdict: nil, a rate-limit error, or the count's failure
+}
+
+// start counts the request on its own unless it is counted already.
+func (a *addressCount) start() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started {
+		return
+	}
+	a.started = true
+	go func() {
+		counts, counted, version, err := a.store.HitWithinForTenant(a.ctx, a.windows, a.now, a.slug)
+		a.settle(counts, counted, version, err)
+	}()
+}
+
+// wait returns the verdict, counting the request first if nobody did.
+func (a *addressCount) wait() error {
+	a.start()
+	<-a.done
+	return a.err
+}
+
+// settle records what was counted, and the verdict.
+func (a *addressCount) settle(counts []int, counted bool, version *int64, err error) {
+	a.version, a.err = version, err
+	if err == nil {
+		a.err = addressVerdict(a.windows, a.now, counts, counted)
+	}
+	close(a.done)
+}
+
+// guard hands the count to a turn whose gates ran on configuration version
+// version: the store claims it when it sends the turn's first round trip,
+// unless it was counted on its own by then.
+func (a *addressCount) guard(version int64) *parley.TurnGuard {
+	return &parley.TurnGuard{Windows: a.windows, Now: a.now, Slug: a.slug, ConfigVersion: version,
+		Claim: func() bool {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if a.started {
+				return false
+			}
+			a.started = true
+			return true
+		},
+		Settle: a.settle}
 }
 
 // Per-address chat limits (spec, Limits).
@@ -83,39 +156,38 @@ type chatRateDetails struct {
 	RetryAfter int `json:"retryAfter"`
 }
 
-// addressLimit counts one chat message (or form post, or vote) from ip against 20 a minute and 200
-// an hour, in fixed windows kept in Postgres so that every instance shares
-// them. Both counters are read first and a refused message counts against
-// neither, so a client retrying while blocked is not blocked for longer; an
-// accepted message adds one to each. The counts returned by that addition
-// decide again, so concurrent requests racing past the read still cannot
-// exceed a limit. An IPv6 address counts as its /64, which one subscriber
-// usually holds whole.
-//
-// It returns as well the configuration version of the tenant with slug (nil
-// for none), read by the same statement (db.HitWithinForTenant).
-func addressLimit(ctx context.Context, store *db.DB, ip string, now time.Time, slug string) (*int64, error) {
+// addressWindows are the per-address limit of a chat message (or form
+// post, or vote) from ip: 20 a minute and 200 an hour, in fixed windows
+// kept in Postgres so that every instance shares them (db.HitWithin). Both
+// counters are read first and a refused message counts against neither, so
+// a client retrying while blocked is not blocked for longer; an accepted
+// message adds one to each. The counts returned by that addition decide
+// again (addressVerdict), so concurrent requests racing past the read still
+// cannot exceed a limit. An IPv6 address counts as its /64, which one
+// subscriber usually holds whole.
+func addressWindows(ip string) []db.Window {
 	who := rateLimitAddr(ip)
-	windows := []db.Window{
+	return []db.Window{
 		{Key: "chat:ip:min:" + who, Length: time.Minute, Limit: chatPerMinute},
 		{Key: "chat:ip:hour:" + who, Length: time.Hour, Limit: chatPerHour},
 	}
-	counts, counted, version, err := store.HitWithinForTenant(ctx, windows, now, slug)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// addressVerdict is the verdict on counts of windows made at now: nil, or
+// the rate-limit error with the seconds to wait.
+func addressVerdict(windows []db.Window, now time.Time, counts []int, counted bool) error {
 	var wait time.Duration
 	for i, w := range windows {
 		// Refused before counting: at the limit. Counted: past it (a race).
-		if !counted && counts[i] >= w.Limit || counted && counts[i] > w.Limit {
+		if i < len(counts) && (!counted && counts[i] >= w.Limit || counted && counts[i] > w.Limit) {
 			wait = max(wait, windowLeft(now, w.Length))
 		}
 	}
 	if wait == 0 {
-		return version, nil
+		return nil
 	}
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return version, &parley.Error{
+	return &parley.Error{
 		Kind: parley.KindRateLimited,
 		Message: fmt.Sprintf("Too many messages: at most %d a minute and %d an hour from one address; retry in %d seconds",
 			chatPerMinute, chatPerHour, secs),

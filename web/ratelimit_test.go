@@ -134,8 +134,13 @@ func TestRateLimitAddr(t *testing.T) {
 	}
 }
 
-// limitOf is addressLimit's verdict for a request naming no tenant.
+// limitOf is the per-address limit's verdict for a request naming no
+// tenant, counted on its own as the middleware does.
 func limitOf(ctx context.Context, store *db.DB, ip string, now time.Time) error {
-	_, err := addressLimit(ctx, store, ip, now, "")
-	return err
+	windows := addressWindows(ip)
+	counts, counted, _, err := store.HitWithinForTenant(ctx, windows, now, "")
+	if err != nil {
+		return err
+	}
+	return addressVerdict(windows, now, counts, counted)
 }

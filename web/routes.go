@@ -34,7 +34,7 @@ func (s *Server) routes() {
 
 	// Public agent surface.
 	e.GET("/context/:slug", h.ShowContext)
-	e.POST("/chat/:slug", h.Chat, s.perAddressLimit, requireJSON)
+	e.POST("/chat/:slug", h.Chat, s.perAddressLimitHanded, requireJSON)
 	e.POST("/chat/:slug/feedback", h.SaveChatFeedback, s.perAddressLimit, requireJSON)
 	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
 	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit, requireJSON)
