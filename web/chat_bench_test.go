@@ -149,7 +149,9 @@ func newChatBench(b *testing.B) *chatBench {
 
 // queryCounter counts the statements sent to PostgreSQL and the time until
 // each answered.
-type queryCounter struct{ n, nanos atomic.Int64 }
+// queryCounter counts statements (n), round trips to PostgreSQL (trips: a
+// query, or a batch or pipeline of several) and their time.
+type queryCounter struct{ n, trips, nanos atomic.Int64 }
 
 type queryStartKey struct{}
 
@@ -160,6 +162,7 @@ func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 func (q *queryCounter) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
 	if start, ok := ctx.Value(queryStartKey{}).(time.Time); ok {
 		q.n.Add(1)
+		q.trips.Add(1)
 		q.nanos.Add(int64(time.Since(start)))
 	}
 }
@@ -176,6 +179,7 @@ func (q *queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatc
 
 func (q *queryCounter) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
 	if start, ok := ctx.Value(queryStartKey{}).(time.Time); ok {
+		q.trips.Add(1)
 		q.nanos.Add(int64(time.Since(start)))
 	}
 }
@@ -384,11 +388,11 @@ func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int) {
 
 	direct, _ := runLoad(b, min(b.N, 2000), conc, func(int) (timing, error) { t, _, err := cb.modelTurn(ctx, false); return t, err })
 
-	q0, qt0 := cb.queries.n.Load(), cb.queries.nanos.Load()
+	q0, r0, qt0 := cb.queries.n.Load(), cb.queries.trips.Load(), cb.queries.nanos.Load()
 	b.ResetTimer()
 	got, elapsed := runLoad(b, b.N, conc, turn)
 	b.StopTimer()
-	q, qt := cb.queries.n.Load()-q0, cb.queries.nanos.Load()-qt0
+	q, r, qt := cb.queries.n.Load()-q0, cb.queries.trips.Load()-r0, cb.queries.nanos.Load()-qt0
 
 	var stored int
 	if err := cb.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
@@ -411,6 +415,7 @@ func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int) {
 	b.ReportMetric(quantile(dtotal, 0.99), "model-turn-p99-ms")
 	b.ReportMetric(float64(stored)/elapsed.Seconds(), "persisted-turns/s")
 	b.ReportMetric(float64(q)/float64(b.N), "db-statements/turn")
+	b.ReportMetric(float64(r)/float64(b.N), "db-round-trips/turn")
 	b.ReportMetric(float64(qt)/float64(b.N)/float64(time.Millisecond), "db-ms/turn")
 }
 
