@@ -338,4 +338,46 @@ func TestOpenTurnGuarded(t *testing.T) {
 		t.Fatalf("busy session: %v %+v %v, settled %+v", ok, st, err, got)
 	}
 
+	// A race past the read: the guard reads 1 of 2, another count takes
+	// the minute to 2 meanwhile, and the guard's own addition makes it 3:
+	// refused, nothing stored (the other transaction holds the counter's
+	// row until the guard waits on it).
+	key3 := uniqueKey(t) + "-3"
+	if _, err := f.store.Hit(ctx, key3+":min", time.Minute, now); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := f.store.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `UPDATE rate_counters SET count = count + 1 WHERE key = $1`, key3+":min"); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := f.store.OpenTurn(ctx, p("g8"), "Hello", "h8", "", 2*time.Minute, 3, guard(key3, 2, version, true, &got))
+		done <- err
+	}()
+	for waiting := 0; waiting == 0; {
+		select {
+		case err := <-done:
+			t.Fatalf("the guard did not wait for the other count (%v)", err)
+		default:
+		}
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
+			AND query LIKE '%rate_counters%' AND datname = current_database()`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, parley.ErrTurnGuarded) {
+		t.Fatalf("raced past the read: %v, want ErrTurnGuarded", err)
+	}
+	if c, l := stored("g8"); c != 0 || l != 0 || len(got) != 1 || !got[0].counted || got[0].counts[0] != 3 {
+		t.Fatalf("raced past the read: %d conversations, %d leases, settled %+v", c, l, got)
+	}
 }

@@ -1,7 +1,11 @@
 package web
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parley/parley/agent/llmtest"
@@ -80,6 +84,7 @@ func TestChatFollowsConfigChanges(t *testing.T) {
 func TestChatCountHandedToTheTurn(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
+	manualClock(b) // the counts stay in one minute's window
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	addr := newChatAddr()
@@ -136,5 +141,53 @@ func TestChatCountHandedToTheTurn(t *testing.T) {
 	}
 	if minute() != 6 {
 		t.Errorf("minute count %d after the rerun, want 6: counted once", minute())
+	}
+}
+
+// Messages racing from one address, each counted by its own turn, cannot
+// pass the limit together: of 30 at once (the minute's count at 0), 20 are
+// answered and stored, 10 get 429 and leave nothing behind.
+func TestChatHandedCountsRace(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	manualClock(b) // the counts stay in one minute's window
+	ten := b.newTenant(t, "starter")
+	path := "/chat/" + ten.Slug
+	// Another address's message keeps the tenant, so that the racing ones
+	// hand their counts to their turns.
+	llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+	if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "race-0"}, map[string]string{"X-Forwarded-For": newChatAddr()}); r.status != 200 {
+		t.Fatalf("first message: %d %v", r.status, r.body)
+	}
+	for range 30 {
+		llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+	}
+	addr := newChatAddr()
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range 30 {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", b.ts.URL+path, strings.NewReader(fmt.Sprintf(`{"message":"Hello","sessionId":"race-%d"}`, i+1)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Forwarded-For", addr)
+			req.Header.Set("X-Agent-Model", "claude-test")
+			resp, err := b.ts.Client().Do(req)
+			if err != nil {
+				t.Errorf("message %d: %v", i+1, err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	byStatus := map[int]int{}
+	for _, s := range statuses {
+		byStatus[s]++
+	}
+	stored := b.count(t, `SELECT count(*)::int FROM conversations WHERE tenant_id = $1 AND session_id LIKE 'race-%' AND session_id <> 'race-0'`, ten.ID)
+	if byStatus[200] != 20 || byStatus[429] != 10 || stored != 20 {
+		t.Fatalf("30 racing messages: statuses %v, %d conversations stored; want 20 answered and stored, 10 refused", byStatus, stored)
 	}
 }
