@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
@@ -361,3 +362,30 @@ func TestConversationWrites(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A message's tenant is its conversation's: the database refuses one filed
+// under another tenant (migration 00031), and a tenant's deletion still
+// takes its messages with its conversations.
+func TestMessageTenantIsItsConversations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupConversations(t)
+	c := f.start(t, parley.ConversationStart{SessionID: "mine"})
+	_, err := f.store.Pool().Exec(ctx, `INSERT INTO messages (tenant_id, conversation_id, role, content) VALUES ($1, $2, 'user', 'x')`,
+		f.other.ID, c.ID)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23503" || pgErr.ConstraintName != "messages_conversation_fkey" {
+		t.Fatalf("a message of the conversation under another tenant: %v, want the foreign key's refusal", err)
+	}
+	if _, err := f.store.Pool().Exec(ctx, `INSERT INTO messages (tenant_id, conversation_id, role, content) VALUES ($1, $2, 'user', 'x')`,
+		f.tenant.ID, c.ID); err != nil {
+		t.Fatalf("a message under the conversation's own tenant: %v", err)
+	}
+	if _, err := f.store.Pool().Exec(ctx, `DELETE FROM tenants WHERE id = $1`, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("messages left after the tenant's deletion: %d %v", left, err)
+	}
+}
