@@ -70,8 +70,9 @@ func browserTab(t *testing.T) context.Context {
 }
 
 // emulateMedia sets the tab's CSS media features: the given ones, and
-// always prefers-reduced-motion: reduce. No test asserts an animation, and
-// the widget's launcher pulses forever otherwise (a box-shadow animation,
+// always prefers-reduced-motion: reduce. No test runs an animation (the
+// launcher's pulse is checked in its stylesheet), and the widget's launcher
+// pulsed forever before it pulsed three times (a box-shadow animation,
 // repainted at 60 frames a second): a tab left on a page that shows the
 // widget or its preview burnt about a fifth of a CPU while the test waited
 // on its server. (SetEmulatedMedia replaces the whole set, so a test that
