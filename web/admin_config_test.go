@@ -120,10 +120,9 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/tools")
 
 	t.Run("SubmitForm", func(t *testing.T) {
-		mustStep(t, "opening the tools page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/tools")))
 		if nav := mustRunStep(ctx, t, "nav", chromedp.Text(chromedp.CSS(`nav a[aria-current="page"]`))); nav != "Tools" {
 			t.Errorf("current nav item = %q", nav)
 		}
@@ -276,13 +275,12 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
 	// Another product, so that the search has something to leave out.
 	_, _, err := b.db.UpsertProduct(context.Background(), ten.ID, db.ProductWrite{Name: parley.Some("Office chair"), IsActive: parley.Some(true)})
 	mustStep(t, "creating a product", err)
+	openSignedIn(ctx, t, b, ten, "/admin/products")
 
 	mustStep(t, "filling the form", chromedp.Do(ctx,
-		chromedp.Navigate(b.ts.URL+"/admin/products"),
 		chromedp.Click(chromedp.ID("new-product")),
 		chromedp.WaitVisible(chromedp.ID("product-form")),
 		typeField("name", "Trail runner"),
@@ -362,11 +360,10 @@ func TestAdminConfigVisitorsBrowser(t *testing.T) {
 	}
 	id := body["id"].(string)
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/visitors")
 
 	t.Run("Profile", func(t *testing.T) {
 		mustStep(t, "opening the list", chromedp.Do(ctx,
-			chromedp.Navigate(b.ts.URL+"/admin/visitors"),
 			chromedp.Click(chromedp.CSS("#visitor-"+id+" a")),
 			chromedp.WaitVisible(chromedp.ID("profile")),
 		))
@@ -438,10 +435,9 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 		t.Parallel()
 		ten := b.ownedTenant(t, "builder")
 		ctx := browserTab(t)
-		browserSignIn(ctx, t, b, ten)
+		openSignedIn(ctx, t, b, ten, "/admin/mcp-tools")
 		const key = "sk-mcp-very-secret-9431"
 		mustStep(t, "filling the form", chromedp.Do(ctx,
-			chromedp.Navigate(b.ts.URL+"/admin/mcp-tools"),
 			typeField("mcpToolsUrl", "https://mcp.example.com/mcp"),
 			typeField("mcpToolsApiKey", key),
 			typeField("mcpToolsMaxTools", "5"),
@@ -493,8 +489,7 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 		t.Parallel()
 		ten := b.ownedTenant(t, "starter")
 		ctx := browserTab(t)
-		browserSignIn(ctx, t, b, ten)
-		mustStep(t, "opening the page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/mcp-tools")))
+		openSignedIn(ctx, t, b, ten, "/admin/mcp-tools")
 		if msg := mustRunStep(ctx, t, "upgrade", chromedp.Text(chromedp.ID("mcp-upgrade"))); !strings.Contains(msg, "builder plan") || !strings.Contains(msg, "starter") {
 			t.Errorf("upgrade message = %q", msg)
 		}

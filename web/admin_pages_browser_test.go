@@ -103,11 +103,14 @@ func TestAdminPagesBrowser(t *testing.T) {
 				t.Parallel()
 				ctx := browserTab(t)
 				watchCSP(ctx, t)
-				browserSignIn(ctx, t, b, ten.t)
 				mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
-				for _, p := range ten.pages {
+				for i, p := range ten.pages {
 					name := fmt.Sprintf("%s %s /admin%s", ten.name, vp.name, p)
-					mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+					if i == 0 {
+						openSignedIn(ctx, t, b, ten.t, "/admin"+p)
+					} else {
+						mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+					}
 					waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
 					if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
 						wide := mustRunStep(ctx, t, "widest", chromedp.Evaluate[string](`[...document.querySelectorAll('main *')]
@@ -193,10 +196,13 @@ func TestAdminPagesDarkBrowser(t *testing.T) {
 	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(), `SELECT id::text FROM submissions WHERE tenant_id = $1`, ten.ID).Scan(&submission))
 	ctx := browserTab(t)
 	emulateMedia(ctx, t, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
-	browserSignIn(ctx, t, b, ten)
-	for _, p := range []string{"", "/settings", "/settings/developer", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
+	for i, p := range []string{"", "/settings", "/settings/developer", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
 		name := "dark /admin" + p
-		mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+		if i == 0 {
+			openSignedIn(ctx, t, b, ten, "/admin"+p)
+		} else {
+			mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+		}
 		waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
 		if bg := mustRunStep(ctx, t, "background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(15, 17, 21)" {
 			t.Errorf("%s: page background %s, want the dark one", name, bg)
@@ -215,8 +221,8 @@ func TestAdminPhoneMenu(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
-	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(b.ts.URL+"/admin/segments")))
+	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	openSignedIn(ctx, t, b, ten, "/admin/segments")
 	visible := `(() => { const a = document.querySelector('nav a[href="/admin/corpus"]'); return !!a && a.getClientRects().length > 0; })()`
 	if mustRunStep(ctx, t, "closed", chromedp.Evaluate[bool](visible)) {
 		t.Error("the navigation takes the phone's screen before Menu is pressed")
@@ -277,8 +283,8 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
-	mustStep(t, "opening a new segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/new"),
+	openSignedIn(ctx, t, b, ten, "/admin/segments/new")
+	mustStep(t, "opening a new segment", chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.ID("systemPrompt"), "Help trade buyers."),
 		chromedp.Click(chromedp.ID("save-segment"))))
 	waitUntil(ctx, t, "the note on the empty name", `document.getElementById('check-name')?.innerText === 'Fill this in: it is required.'`)
@@ -326,8 +332,7 @@ func TestAdminCSPBrowser(t *testing.T) {
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
 	watchCSP(ctx, t)
-	browserSignIn(ctx, t, b, ten)
-	mustStep(t, "opening the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+	openSignedIn(ctx, t, b, ten, "/admin")
 	waitUntil(ctx, t, "the overview", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
 	if v := cspViolations(ctx, t); len(v) != 0 {
 		t.Fatalf("violations before any inline script: %v", v)

@@ -304,9 +304,8 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 	hook := newSignedHook(t, "whsec_test")
 	ep := adminHookEndpoint(t, b, ten.ID, hook.url())
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
-	mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks/"+ep.ID),
-		chromedp.WaitVisible(chromedp.ID("send-test"))))
+	openSignedIn(ctx, t, b, ten, "/admin/webhooks/"+ep.ID)
+	mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("send-test"))))
 
 	mustStep(t, "sending a test event", chromedp.Do(ctx, chromedp.Click(chromedp.ID("send-test"))))
 	waitUntil(ctx, t, "the pending result", `document.getElementById('test-result')?.textContent === 'Sending…'`)
