@@ -55,8 +55,8 @@ func clickAndConfirm(ctx context.Context, t *testing.T, sel string) string {
 
 // waitUntil waits for a JavaScript condition to hold, across the page loads
 // that interrupt an evaluation (an htmx redirect, a reload). It asks every
-// 20 ms: at 100 ms each of the many waits (80 calls, some in loops) lasted
-// on average 50 ms past the moment the condition held.
+// 100 ms. (At 20 ms a wait ended inside htmx's swap more often: a node found
+// by the wait was gone when the next step read it.)
 func waitUntil(ctx context.Context, t *testing.T, what, cond string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
@@ -68,7 +68,7 @@ func waitUntil(ctx context.Context, t *testing.T, what, cond string) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waiting for %s: %s never held (last error %v)", what, cond, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -311,6 +311,9 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(row)),
 			chromedp.SendKeys(chromedp.ID("product-search"), "trail"),
 		))
+		// "tra" already leaves one row: the list and the address are read
+		// once the request for the whole word has answered (at most 10 s).
+		_, _ = chromedp.Run(ctx, chromedp.Poll[bool](`location.search.includes('search=trail')`, chromedp.WithPollingTimeout(10*time.Second)))
 		mustStep(t, "waiting for the filtered list", chromedp.Do(ctx, chromedp.Poll[chromedp.Void](
 			`document.querySelectorAll('#products tbody tr').length === 1 && document.querySelector('#products tbody tr').id === `+jsString("product-"+p.ID))))
 		if loc := mustRunStep(ctx, t, "location", chromedp.Location()); !strings.Contains(loc, "search=trail") {

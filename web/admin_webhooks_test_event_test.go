@@ -339,8 +339,10 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 	if msg := clickAndConfirm(ctx, t, "#rotate-secret"); !strings.Contains(msg, "stops verifying deliveries at once") {
 		t.Errorf("confirmation = %q", msg)
 	}
-	waitUntil(ctx, t, "the new secret", `!!document.getElementById('new-secret')`)
-	secret := strings.TrimSpace(mustRunStep(ctx, t, "secret", chromedp.Text(chromedp.ID("new-secret"))))
+	// Read in the evaluation that finds it: htmx may swap the node between two steps.
+	const readSecret = `(document.getElementById('new-secret')?.innerText || '').trim()`
+	waitUntil(ctx, t, "the new secret", readSecret+` !== ''`)
+	secret := mustRunStep(ctx, t, "secret", chromedp.Evaluate[string](readSecret))
 	stored, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID)
 	mustStep(t, "reading the endpoint", err)
 	if opened, err := b.box.Open(stored.SecretSealed); err != nil || string(opened) != secret || secret == "whsec_test" {
