@@ -25,10 +25,9 @@ func TestAdminCalendarBrowser(t *testing.T) {
 	b.mustDo(t, 200, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"timezone": "Europe/Paris"})
 	ctx := browserTab(t)
 	watchCSP(ctx, t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/integrations/calendar")
 
 	mustStep(t, "filling the form", chromedp.Do(ctx,
-		chromedp.Navigate(b.ts.URL+"/admin/integrations/calendar"),
 		typeField("serverUrl", cal.URL),
 		typeField("username", cal.Username),
 		typeField("password", "wrong-password"),

@@ -21,11 +21,11 @@ func TestBrowserConversations(t *testing.T) {
 	b := setup(t)
 	f := seedInbox(t, b)
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, f.ten)
+	openSignedIn(ctx, t, b, f.ten, "/admin")
 	list := b.ts.URL + "/admin/conversations"
 
 	t.Run("Inbox", func(t *testing.T) {
-		mustStep(t, "opening the inbox", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
+		mustStep(t, "opening the inbox", chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`nav a[href="/admin/conversations"]`)), chromedp.WaitVisible(chromedp.ID("conversations"))))
 		want := []string{f.escalated.ID, f.ada.ID, f.agentConv.ID, f.janua.ID}
 		if got := listedInBrowser(ctx, t); strings.Join(got, ",") != strings.Join(want, ",") {
@@ -100,9 +100,9 @@ func TestBrowserAnalytics(t *testing.T) {
 	ten := b.ownedTenant(t, "scale")
 	seedMonth(t, b, ten)
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin")
 
-	mustStep(t, "opening analytics", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
+	mustStep(t, "opening analytics", chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`nav a[href="/admin/analytics"]`)), chromedp.WaitVisible(chromedp.ID("timeline-chart")),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('from').value = '2026-03-01'; document.getElementById('to').value = '2026-03-31'`)))
 	if status := submitForm(ctx, t, "#apply-filters"); status != http.StatusOK {

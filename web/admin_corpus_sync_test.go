@@ -85,11 +85,8 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 	pageURL := site.URL + "/returns"
 
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
-	mustStep(t, "opening the knowledge base", chromedp.Do(ctx,
-		chromedp.Navigate(b.ts.URL+"/admin/corpus"),
-		chromedp.WaitVisible(chromedp.ID("sync-form")),
-	))
+	openSignedIn(ctx, t, b, ten, "/admin/corpus")
+	mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("sync-form"))))
 	mustRunStep(ctx, t, "marking the page", chromedp.Evaluate[string](`window.syncMark = 'kept'`))
 	pageKept := func(t *testing.T) {
 		t.Helper()

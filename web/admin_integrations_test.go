@@ -109,9 +109,8 @@ func TestAdminIntegrationsBrowser(t *testing.T) {
 
 	ctx := browserTab(t)
 	watchCSP(ctx, t)
-	browserSignIn(ctx, t, b, ten)
 	mustStep(t, "resizing to a phone", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
-	mustStep(t, "opening the page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/integrations")))
+	openSignedIn(ctx, t, b, ten, "/admin/integrations")
 	if cur := mustRunStep(ctx, t, "nav", chromedp.Evaluate[string](`(document.querySelector('nav[aria-label=Main] [aria-current=page]') || {}).textContent || ''`)); cur != "Integrations" {
 		t.Errorf("current nav item %q, want Integrations", cur)
 	}

@@ -63,7 +63,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin")
 	bg := context.Background()
 
 	t.Run("Nav", func(t *testing.T) {
@@ -246,13 +246,12 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "builder")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/corpus")
 	bg := context.Background()
 	def, err := b.db.DefaultSegment(bg, ten.ID)
 	mustStep(t, "default segment", err)
 
 	t.Run("Create", func(t *testing.T) {
-		mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus")))
 		if status := submitForm(ctx, t, "#new-entry"); status != http.StatusOK {
 			t.Fatalf("new entry page: status %d", status)
 		}

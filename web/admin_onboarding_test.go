@@ -98,7 +98,7 @@ func TestAdminOnboardingBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin")
 	steps := `[...document.querySelectorAll('#onboarding ol.steps li')].map(li => (li.classList.contains('done') ? 'done ' : 'todo ') + li.querySelector('strong').innerText).join('|')`
 	if got := mustRunStep(ctx, t, "steps", chromedp.Evaluate[string](steps)); strings.Count(got, "todo ") != 5 {
 		t.Fatalf("a new owner's steps = %q, want five to do", got)

@@ -21,10 +21,9 @@ func TestAdminPaymentsBrowser(t *testing.T) {
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
 	watchCSP(ctx, t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/integrations/payments")
 
 	mustStep(t, "filling a publishable key", chromedp.Do(ctx,
-		chromedp.Navigate(b.ts.URL+"/admin/integrations/payments"),
 		typeField("secretKey", "pk_test_51NotASecretKey000"),
 	))
 	if status := submitForm(ctx, t, "#save-payments"); status != http.StatusUnprocessableEntity {

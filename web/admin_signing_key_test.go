@@ -15,10 +15,8 @@ func TestAdminSigningKeyBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
 	oldKey := b.visitorKey(t, ten.ID)
-
-	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/developer")))
+	openSignedIn(ctx, t, b, ten, "/admin/settings/developer")
 	if html := mustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html"))); strings.Contains(html, `id="new-signing-key"`) || strings.Contains(html, "vsk_") {
 		t.Fatal("a signing key is shown before any rotation")
 	}

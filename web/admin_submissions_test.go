@@ -83,11 +83,11 @@ func TestBrowserSubmissions(t *testing.T) {
 	theirs := inboxSubmission(t, b, other.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, time.Time{}, nil)
 
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin")
 	list := b.ts.URL + "/admin/submissions"
 
 	t.Run("CountersAndOrder", func(t *testing.T) {
-		mustStep(t, "opening the inbox", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
+		mustStep(t, "opening the inbox", chromedp.Do(ctx,
 			chromedp.Click(chromedp.CSS(`nav a[href="/admin/submissions"]`)), chromedp.WaitVisible(chromedp.ID("submissions"))))
 		for id, want := range map[string]string{"stat-total": "5", "stat-new": "3", "stat-today": "4",
 			"stat-channel-web": "2", "stat-channel-voice": "1", "stat-channel-api": "1", "stat-channel-form": "1"} {

@@ -293,8 +293,8 @@ func TestAdminTestChatBrowser(t *testing.T) {
 	b.srv.Handler.Engine.TurnTimeout = 3 * time.Second
 	ctx := browserTab(t)
 	mustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
-	browserSignIn(ctx, t, b, f.ten)
-	mustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"),
+	openSignedIn(ctx, t, b, f.ten, "/admin")
+	mustStep(t, "opening the test chat", chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`.menu-toggle`)), chromedp.Click(chromedp.CSS(`nav a[href="/admin/test-chat"]`)), chromedp.WaitVisible(chromedp.ID("test-chat-message"))))
 	if got := mustRunStep(ctx, t, "width", chromedp.Evaluate[string](`document.documentElement.scrollWidth + ' ' + window.innerWidth + ' ' +
 		Math.round(document.getElementById('test-chat-message').getBoundingClientRect().width)`)); !fitsScreen(got) {

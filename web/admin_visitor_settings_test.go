@@ -15,7 +15,6 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 	b := setup(t)
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
 	const save = "#settings-form button[type=submit]"
 
 	// stored reads the chat-security columns as they are in the database.
@@ -33,7 +32,7 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 		return r
 	}
 
-	mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/developer")))
+	openSignedIn(ctx, t, b, ten, "/admin/settings/developer")
 	if h2 := mustRunStep(ctx, t, "card", chromedp.Text(chromedp.CSS("#settings-form #visitor-identity h2"))); h2 != "Visitor identity & bot protection" {
 		t.Fatalf("card heading = %q", h2)
 	}

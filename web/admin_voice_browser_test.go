@@ -25,9 +25,8 @@ func TestBrowserVoice(t *testing.T) {
 	ten := b.ownedTenant(t, "scale")
 	ctx := browserTab(t)
 	watchCSP(ctx, t)
-	browserSignIn(ctx, t, b, ten)
 	mustStep(t, "phone size", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
-	mustStep(t, "opening the Voice page", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/voice")))
+	openSignedIn(ctx, t, b, ten, "/admin/voice")
 	mustStep(t, "filling the link form", chromedp.Do(ctx,
 		fillField("assistantId", "5b6c1d2e-0f9a-4b8c"),
 		fillField("phoneNumber", "+33198765432"),

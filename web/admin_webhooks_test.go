@@ -85,10 +85,9 @@ func TestBrowserWebhooks(t *testing.T) {
 	ten := b.ownedTenant(t, "builder")
 	bg := context.Background()
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/webhooks")
 
 	mustStep(t, "filling the form", chromedp.Do(ctx,
-		chromedp.Navigate(b.ts.URL+"/admin/webhooks"),
 		fillField("url", adminHookURL),
 		fillField("description", "CRM"),
 		fillField("piiFields", "email, phone"),

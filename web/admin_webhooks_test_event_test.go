@@ -304,9 +304,8 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 	hook := newSignedHook(t, "whsec_test")
 	ep := adminHookEndpoint(t, b, ten.ID, hook.url())
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
-	mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/webhooks/"+ep.ID),
-		chromedp.WaitVisible(chromedp.ID("send-test"))))
+	openSignedIn(ctx, t, b, ten, "/admin/webhooks/"+ep.ID)
+	mustStep(t, "opening the endpoint", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("send-test"))))
 
 	mustStep(t, "sending a test event", chromedp.Do(ctx, chromedp.Click(chromedp.ID("send-test"))))
 	waitUntil(ctx, t, "the pending result", `document.getElementById('test-result')?.textContent === 'Sending…'`)
@@ -340,8 +339,10 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 	if msg := clickAndConfirm(ctx, t, "#rotate-secret"); !strings.Contains(msg, "stops verifying deliveries at once") {
 		t.Errorf("confirmation = %q", msg)
 	}
-	waitUntil(ctx, t, "the new secret", `!!document.getElementById('new-secret')`)
-	secret := strings.TrimSpace(mustRunStep(ctx, t, "secret", chromedp.Text(chromedp.ID("new-secret"))))
+	// Read in the evaluation that finds it: htmx may swap the node between two steps.
+	const readSecret = `(document.getElementById('new-secret')?.innerText || '').trim()`
+	waitUntil(ctx, t, "the new secret", readSecret+` !== ''`)
+	secret := mustRunStep(ctx, t, "secret", chromedp.Evaluate[string](readSecret))
 	stored, err := b.db.WebhookEndpoint(bg, ten.ID, ep.ID)
 	mustStep(t, "reading the endpoint", err)
 	if opened, err := b.box.Open(stored.SecretSealed); err != nil || string(opened) != secret || secret == "whsec_test" {

@@ -66,7 +66,7 @@ func TestWidgetBrowser(t *testing.T) {
 		t.Fatalf("segment: %d %v", st, body)
 	}
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"primaryColor": "#0f766e", "botName": "Spoke",
-		"teaserText": "Need a hand with a bike?", "bookingCtaEnabled": true, "bookingCtaConfig": map[string]any{"headline": "Book a test ride", "subtitle": "30 minutes", "ctaText": "Book", "officeHours": "Mon-Sat"}}); st != 200 {
+		"teaserText": "Need a hand with a bike?", "autoOpenDelay": 3, "bookingCtaEnabled": true, "bookingCtaConfig": map[string]any{"headline": "Book a test ride", "subtitle": "30 minutes", "ctaText": "Book", "officeHours": "Mon-Sat"}}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 
@@ -85,7 +85,16 @@ func TestWidgetBrowser(t *testing.T) {
 		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
 	}
 
-	// Closed: the launcher and, after its delay, the teaser.
+	// The launcher pulses (bubblePulse is on by default) a few times, not
+	// forever, and not at all for a visitor who asks for less motion (the tab
+	// does, see emulateMedia).
+	if got := str("pulse", `(() => { const l = `+sr+`.querySelector('.launcher');
+		const rule = [...`+sr+`.querySelector('style').sheet.cssRules].find(r => r.selectorText === '.launcher.pulse');
+		return l.classList.contains('pulse') + ' ' + (rule ? rule.style.animationIterationCount : 'no rule') + ' ' + getComputedStyle(l).animationName; })()`); got != "true 3 none" {
+		t.Errorf("launcher pulse, its iteration count and its animation under reduced motion = %q, want true 3 none", got)
+	}
+
+	// Closed: the launcher and, after its delay (the shortest allowed, 3 s), the teaser.
 	waitUntil(ctx, t, "the teaser", `!`+sr+`.querySelector('.teaser').hidden && `+sr+`.querySelector('.panel').hidden`)
 	if got := str("teaser", sr+`.querySelector('.teaser').innerText`); got != "Need a hand with a bike?" {
 		t.Errorf("teaser = %q", got)

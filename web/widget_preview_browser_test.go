@@ -35,7 +35,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		t.Fatalf("segment: %d %v", st, seg)
 	}
 	ctx := browserTab(t)
-	browserSignIn(ctx, t, b, ten)
+	openSignedIn(ctx, t, b, ten, "/admin/settings")
 	str := func(step, js string) string {
 		t.Helper()
 		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
@@ -43,7 +43,6 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 	const sr = previewShadow
 
 	t.Run("Settings", func(t *testing.T) {
-		mustStep(t, "opening settings", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings")))
 		waitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
 		if got := str("saved look", sr+`.querySelector('header .name').innerText + ' | ' + `+sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "Spoke | Need a bike? | rgb(29, 78, 216)" {
 			t.Errorf("preview of the saved settings = %q", got)
