@@ -115,7 +115,21 @@ const (
 // segment (query, body, else the default). A refusal of the rate limit wins
 // over a bad segment. mode says how the tenant is read and the limit
 // counted; handed reports a count left to the turn (handedGates).
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string, mode gateMode) (t parley.Tenant, _ parley.Segment, handed bool, err error) {
+//
+// A request refused on a kept configuration whose count was left to the
+// turn learns whether that configuration is still current (which counts it
+// on its own) and, when it is not, passes the gates again on the current
+// one: a kept configuration never refuses what the current one lets in.
+func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string, mode gateMode) (parley.Tenant, parley.Segment, bool, error) {
+	t, seg, handed, err := h.gates(c, widgetKey, captchaToken, segment, mode)
+	if err != nil && handed && !configCurrent(c, t) {
+		return h.gates(c, widgetKey, captchaToken, segment, chatGates)
+	}
+	return t, seg, handed && err == nil, err
+}
+
+// gates are publicGates' one pass; handed is reported on an error too.
+func (h *Handler) gates(c echo.Context, widgetKey, captchaToken, segment string, mode gateMode) (t parley.Tenant, _ parley.Segment, handed bool, err error) {
 	ctx := c.Request().Context()
 	// The tenant and the segment in one round trip; the segment's verdict
 	// waits for its place in the order.
@@ -138,10 +152,10 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 		return t, parley.Segment{}, false, err
 	}
 	if err := tenantGates(c, t, widgetKey); err != nil {
-		return t, parley.Segment{}, false, err
+		return t, parley.Segment{}, handed, err
 	}
 	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
-		return t, parley.Segment{}, false, err
+		return t, parley.Segment{}, handed, err
 	}
 	if !handed {
 		if err := limitAddress(c); err != nil {
@@ -155,7 +169,7 @@ func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment s
 		err = unknownSegment(ref)
 	}
 	if err != nil {
-		return t, parley.Segment{}, false, afterAddressLimit(c, handed, err)
+		return t, parley.Segment{}, handed, afterAddressLimit(c, handed, err)
 	}
 	return t, *seg, handed, nil
 }
@@ -198,8 +212,10 @@ func (h *Handler) Chat(c echo.Context) error {
 	}
 	w := &chatWriter{c: c, in: in, stream: stream}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
-	if in.Guard != nil && err != nil {
-		if errors.Is(err, parley.ErrTurnGuarded) && !configCurrent(c, in.Tenant) {
+	if in.Guard != nil && err != nil && !w.ready {
+		// Refused by its guard, or failed before: on a configuration
+		// changed since the gates ran, the message goes through them again.
+		if !configCurrent(c, in.Tenant) {
 			if in, stream, err = h.chatInput(c, req, chatGates); err != nil {
 				return err
 			}

@@ -127,6 +127,19 @@ func TestChatCountHandedToTheTurn(t *testing.T) {
 		t.Fatalf("a refused origin on the changed configuration: %d %v (Retry-After %q), want 403", r.status, r.body, r.header.Get("Retry-After"))
 	}
 
+	// The other way round: the kept configuration refuses the origin, the
+	// current one lets it in. The refusal finds the configuration changed,
+	// and the message is answered on the current one.
+	b.exec(t, `UPDATE rate_counters SET count = 5 WHERE key = $1`, "chat:ip:min:"+addr)
+	b.exec(t, `UPDATE tenants SET allowed_domains = '{shop.example.com,evil.example}' WHERE id = $1`, ten.ID)
+	llm.Push(llmtest.Turn{Text: []string{"Welcome."}})
+	if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "h-4b"}, evil); r.status != 200 || sessions("h-4b") != 1 {
+		t.Fatalf("an origin the current configuration allows: %d %v, %d conversations", r.status, r.body, sessions("h-4b"))
+	}
+	if minute() != 6 {
+		t.Fatalf("minute count %d after a refusal the current configuration overturned, want 6: counted once", minute())
+	}
+
 	// Under the limit again, with the configuration changed once more: the
 	// message passes the gates a second time and is answered, counted once.
 	b.exec(t, `UPDATE rate_counters SET count = 5 WHERE key = $1`, "chat:ip:min:"+addr)
