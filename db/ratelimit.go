@@ -73,38 +73,53 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.Time, slug string) (counts []int, counted bool, version *int64, err error) {
 	st := hitWithinSQL(windows, now, slug, nil, "")
 	rows, _ := d.pool.Query(ctx, st.sql, st.args...)
-	return readHits(rows, len(windows))
+	h := readHits(rows, len(windows))
+	return h.counts, h.counted, h.version, h.err
 }
 
-// readHits reads the rows of hitWithinSQL: each window's count, after the
-// event when it was counted (counted), before it when not; the
-// configuration version read with them.
-func readHits(rows pgx.Rows, n int) (counts []int, counted bool, version *int64, err error) {
+// hits is what hitWithinSQL read: each window's count, after the event when
+// it was counted (counted), before it when not; the configuration version
+// read with them; and, for a guard, the holder it let through (mark, empty
+// when none).
+type hits struct {
+	counts  []int
+	counted bool
+	version *int64
+	mark    string
+	err     error
+}
+
+// readHits reads the rows of hitWithinSQL.
+func readHits(rows pgx.Rows, n int) hits {
 	defer rows.Close()
-	counts = make([]int, 0, n)
-	counted = true
+	h := hits{counts: make([]int, 0, n), counted: true}
 	for rows.Next() {
 		var before int
 		var after *int
-		if err := rows.Scan(&before, &after, &version, nil); err != nil {
-			return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
+		var mark *string
+		if err := rows.Scan(&before, &after, &h.version, &mark); err != nil {
+			return hits{err: fmt.Errorf("counting rate windows: %w", err)}
 		}
 		if after == nil {
-			counted = false
-			counts = append(counts, before)
+			h.counted = false
+			h.counts = append(h.counts, before)
 		} else {
-			counts = append(counts, *after)
+			h.counts = append(h.counts, *after)
+		}
+		if mark != nil {
+			h.mark = *mark
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
+		return hits{err: fmt.Errorf("counting rate windows: %w", err)}
 	}
-	return counts, counted, version, nil
+	return h
 }
 
-// hitWithinSQL is HitWithinForTenant's statement. Its rows have a fourth
-// column: with a guard, the holder (holder) whose lease the count lets
-// through, left in guardedForSetting as well; else null.
+// hitWithinSQL is HitWithinForTenant's statement, or a turn's guard's (the
+// guard's windows, time and slug then). Its rows have a fourth column: with
+// a guard, the holder (holder) whose lease the count lets through, left in
+// guardedForSetting as well, else empty; without, null.
 //
 // The guard lets the lease through when every window was counted under its
 // limit (counted, and no count past its limit) and the configuration
@@ -113,6 +128,9 @@ func readHits(rows pgx.Rows, n int) (counts []int, counted bool, version *int64,
 // a later transaction of the same pipeline (takeLeaseSQL): a holder is new
 // for every turn, so a value left on a pooled connection never matches.
 func hitWithinSQL(windows []Window, now time.Time, slug string, guard *parley.TurnGuard, holder string) statement {
+	if guard != nil {
+		windows, now, slug = guard.Windows, guard.Now, guard.Slug
+	}
 	// The windows are a VALUES list rather than unnest(arrays): the planner
 	// then knows how few they are and probes the counters' primary key,
 	// where it would guess a hundred rows for unnest and scan the table.

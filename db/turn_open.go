@@ -65,14 +65,14 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	if open != nil {
 		txs[1] = append(txs[1], *open)
 	}
-	var hits hitsRead
+	var counted *hits // the guard's, once read
 	if guard != nil {
-		txs = append([][]statement{{hitWithinSQL(guard.Windows, guard.Now, guard.Slug, guard, holder)}}, txs...)
+		txs = append([][]statement{{hitWithinSQL(nil, time.Time{}, "", guard, holder)}}, txs...)
 		defer func() {
-			if !hits.read {
-				hits.err = cmp.Or(perr, errSkipped)
+			if counted == nil {
+				counted = &hits{err: cmp.Or(perr, errSkipped)}
 			}
-			guard.Settle(hits.counts, hits.counted, hits.version, hits.err)
+			guard.Settle(counted.counts, counted.counted, counted.version, counted.err)
 		}()
 	}
 	var (
@@ -85,10 +85,8 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	perr = d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		if guard != nil {
 			if tx == 0 { // the guard's count
-				hits.read = true
-				hits.counts, hits.counted, hits.version, hits.err = readHits(rows, len(guard.Windows))
-				hits.passed = hits.err == nil && len(hits.counts) > 0 && hits.counted && hits.version != nil &&
-					*hits.version == guard.ConfigVersion && withinLimits(hits.counts, guard.Windows)
+				h := readHits(rows, len(guard.Windows))
+				counted = &h
 				return
 			}
 			tx--
@@ -116,9 +114,9 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	switch {
 	case perr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", perr)
-	case guard != nil && hits.err != nil:
-		return false, parley.SessionState{}, hits.err
-	case guard != nil && !hits.passed && got != holder:
+	case guard != nil && counted.err != nil:
+		return false, parley.SessionState{}, counted.err
+	case guard != nil && counted.mark != holder: // the statement's own verdict, which the lease's read
 		return false, parley.SessionState{}, parley.ErrTurnGuarded
 	case leaseErr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", leaseErr)
@@ -146,28 +144,6 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 		return true, parley.SessionState{}, stateErr
 	}
 	return true, st, nil
-}
-
-// hitsRead is what a turn's guard counted (readHits), and whether it let
-// the lease through.
-type hitsRead struct {
-	counts  []int
-	counted bool
-	version *int64
-	err     error
-	read    bool // the pipeline got to them
-	passed  bool
-}
-
-// withinLimits says whether counts, made after the event, are each within
-// its window's limit.
-func withinLimits(counts []int, windows []Window) bool {
-	for i, n := range counts {
-		if i >= len(windows) || n > windows[i].Limit {
-			return false
-		}
-	}
-	return true
 }
 
 // openedTurn is a row of openTurnSQL.

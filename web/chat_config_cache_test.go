@@ -75,6 +75,16 @@ func TestChatFollowsConfigChanges(t *testing.T) {
 	}
 }
 
+// setupHandedChat is a chat server on a stopped clock (so that the counts
+// stay in one minute's window) and a tenant: its chat path.
+func setupHandedChat(t *testing.T) (*bundle, *llmtest.OpenAI, tenant, string) {
+	t.Helper()
+	b, llm := setupChat(t, nil)
+	manualClock(b)
+	ten := b.newTenant(t, "starter")
+	return b, llm, ten, "/chat/" + ten.Slug
+}
+
 // An anonymous visitor's message to a tenant the chat keeps hands its
 // per-address count to the turn (db.OpenTurn's first transaction): at the
 // limit it answers 429 with Retry-After and stores nothing, the model not
@@ -83,10 +93,7 @@ func TestChatFollowsConfigChanges(t *testing.T) {
 // comes before the limit's; and once past them it is answered, counted once.
 func TestChatCountHandedToTheTurn(t *testing.T) {
 	t.Parallel()
-	b, llm := setupChat(t, nil)
-	manualClock(b) // the counts stay in one minute's window
-	ten := b.newTenant(t, "starter")
-	path := "/chat/" + ten.Slug
+	b, llm, ten, path := setupHandedChat(t)
 	addr := newChatAddr()
 	from := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test"}
 	minute := func() int {
@@ -162,10 +169,7 @@ func TestChatCountHandedToTheTurn(t *testing.T) {
 // answered and stored, 10 get 429 and leave nothing behind.
 func TestChatHandedCountsRace(t *testing.T) {
 	t.Parallel()
-	b, llm := setupChat(t, nil)
-	manualClock(b) // the counts stay in one minute's window
-	ten := b.newTenant(t, "starter")
-	path := "/chat/" + ten.Slug
+	b, llm, ten, path := setupHandedChat(t)
 	// Another address's message keeps the tenant, so that the racing ones
 	// hand their counts to their turns.
 	llm.Push(llmtest.Turn{Text: []string{"Hi."}})
