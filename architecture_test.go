@@ -23,7 +23,7 @@ var allowedImports = map[string][]string{
 	"mail":             {},
 	"mail/mailtest":    {},
 	"jobs":             {"", "agent/outbound", "auth", "db", "db/deliveryargs", "mail"},
-	"views":            {},
+	"views":            {"static"},
 	"widget":           {},
 	"static":           {},
 	"migrations":       {},

@@ -192,12 +192,12 @@ func fresh(c echo.Context, maxAge, etag string) bool {
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, "public, max-age="+maxAge)
 	h.Set("ETag", etag)
-	return etagMatches(c.Request().Header.Get("If-None-Match"), etag)
+	return ETagMatches(c.Request().Header.Get("If-None-Match"), etag)
 }
 
-// etagMatches applies If-None-Match (a list of entity tags, weak ones
+// ETagMatches applies If-None-Match (a list of entity tags, weak ones
 // compared weakly, or *) to the current tag.
-func etagMatches(header, etag string) bool {
+func ETagMatches(header, etag string) bool {
 	for _, tag := range strings.Split(header, ",") {
 		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
 		if tag == "*" || tag == etag {

@@ -8,6 +8,8 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "github.com/parley/parley/static"
+
 // TestChat is the test chat page's model.
 type TestChat struct {
 	// Segments are the tenant's active segments, the default first; the
@@ -83,7 +85,7 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(v.SessionPrefix)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 40, Col: 86}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 42, Col: 86}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -96,7 +98,7 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(p.CSRF)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 40, Col: 107}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 42, Col: 107}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {
@@ -119,7 +121,7 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 					var templ_7745c5c3_Var5 string
 					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(s.Value)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 51, Col: 31}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 53, Col: 31}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {
@@ -132,7 +134,7 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 					var templ_7745c5c3_Var6 string
 					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(s.Label)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 51, Col: 43}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 53, Col: 43}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 					if templ_7745c5c3_Err != nil {
@@ -148,7 +150,20 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<div class=\"field\"><label for=\"test-chat-message\">Your message</label> <textarea id=\"test-chat-message\" name=\"message\" rows=\"2\" maxlength=\"15000\" required aria-describedby=\"test-chat-keys\"></textarea><div class=\"hint\" id=\"test-chat-keys\">Enter sends; Shift+Enter starts a new line.</div></div><div class=\"test-chat-actions\"><button class=\"btn\" type=\"submit\" id=\"test-chat-send\">Send</button> <button class=\"btn secondary\" type=\"button\" id=\"test-chat-reset\">Start over</button></div><p class=\"muted\" id=\"test-chat-status\" role=\"status\" aria-live=\"polite\"></p></form></section><script src=\"/static/test-chat.js\" defer></script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<div class=\"field\"><label for=\"test-chat-message\">Your message</label> <textarea id=\"test-chat-message\" name=\"message\" rows=\"2\" maxlength=\"15000\" required aria-describedby=\"test-chat-keys\"></textarea><div class=\"hint\" id=\"test-chat-keys\">Enter sends; Shift+Enter starts a new line.</div></div><div class=\"test-chat-actions\"><button class=\"btn\" type=\"submit\" id=\"test-chat-send\">Send</button> <button class=\"btn secondary\" type=\"button\" id=\"test-chat-reset\">Start over</button></div><p class=\"muted\" id=\"test-chat-status\" role=\"status\" aria-live=\"polite\"></p></form></section><script src=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var7 string
+			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(static.Path("test-chat.js"))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `test_chat.templ`, Line: 71, Col: 43}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "\" defer></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -24,6 +24,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/static"
 	"github.com/parley/parley/views"
 )
 
@@ -1099,7 +1100,7 @@ func TestAdminLoginChallenge(t *testing.T) {
 		}
 		if box.AttrOr("data-sitekey", "") != "0x4AAA-operator-site" ||
 			p.doc.Find(`script[src="`+provider+`/turnstile/v0/api.js?render=explicit"]`).Length() != 1 ||
-			p.doc.Find(`script[src="/static/login-challenge.js"]`).Length() != 1 ||
+			p.doc.Find(`script[src="`+static.Path("login-challenge.js")+`"]`).Length() != 1 ||
 			!strings.Contains(p.header.Get("Content-Security-Policy"), "script-src 'self' "+provider) ||
 			!strings.Contains(p.header.Get("Content-Security-Policy"), "frame-src "+provider) {
 			t.Errorf("challenge without its site key, scripts or CSP: %s; CSP %q", box.Parent().Text(), p.header.Get("Content-Security-Policy"))

@@ -119,6 +119,12 @@ func startChromium() (context.Context, error) {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		// Chromium 156 gives every window, headless too, an address bar
+		// whose suggestions are WebUI pages (chrome://omnibox-popup.top-chrome),
+		// loaded in a renderer of their own: about 0.3 s of CPU a tab, for
+		// an address bar no test types into. (chromedp's own list, and these.)
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,"+
+			"WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup"),
 		chromedp.UserDataDir(dir),
 	)
 	alloc, _ := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/handlers"
-	"github.com/parley/parley/static"
 )
 
 // routes is the whole HTTP surface of Parley, in one place.
@@ -28,7 +27,8 @@ func (s *Server) routes() {
 	e.GET("/healthz", h.Healthz)
 	e.GET("/readyz", h.Readyz)
 	e.GET("/openapi.json", serveOpenAPI)
-	e.StaticFS("/static", static.FS)
+	e.GET("/static/*", serveStatic)
+	e.HEAD("/static/*", serveStatic)
 	e.GET("/widget.js", handlers.WidgetScript())
 	e.GET("/avatars/:slug", h.ShowAvatar)
 

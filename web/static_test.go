@@ -1,0 +1,99 @@
+package web
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/parley/parley/static"
+)
+
+// TestStaticFiles: the dashboard links its files at addresses that carry
+// their content's digest, served to be kept a year; any other address of a
+// file is served to be revalidated by its ETag.
+func TestStaticFiles(t *testing.T) {
+	t.Parallel()
+	b := setupAdmin(t, nil)
+	ten := b.ownedTenant(t, "starter")
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+
+	page := c.get("/admin")
+	if page.status != http.StatusOK {
+		t.Fatalf("GET /admin: %d", page.status)
+	}
+	var links []string
+	page.doc.Find(`link[rel="stylesheet"]`).Each(func(_ int, s *goquery.Selection) { links = append(links, s.AttrOr("href", "")) })
+	page.doc.Find(`script[src]`).Each(func(_ int, s *goquery.Selection) { links = append(links, s.AttrOr("src", "")) })
+	if len(links) < 5 {
+		t.Fatalf("the overview links %d static files: %v", len(links), links)
+	}
+	client := b.ts.Client()
+	get := func(addr string, header map[string]string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, b.ts.URL+addr, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, body
+	}
+	for _, addr := range links {
+		name, digest, ok := strings.Cut(strings.TrimPrefix(addr, "/static/"), "?v=")
+		f, found := static.Open(name)
+		if !ok || !found || digest != f.Digest || len(digest) != 16 {
+			t.Errorf("%q: not a static file at its digest", addr)
+			continue
+		}
+		resp, body := get(addr, nil)
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(body, f.Body) ||
+			resp.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" ||
+			resp.Header.Get("ETag") != `"`+digest+`"` || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: %d, %d bytes, Cache-Control %q, ETag %q", addr, resp.StatusCode, len(body), resp.Header.Get("Cache-Control"), resp.Header.Get("ETag"))
+		}
+		want := "text/javascript; charset=utf-8"
+		if strings.HasSuffix(name, ".css") {
+			want = "text/css; charset=utf-8"
+		}
+		if got := resp.Header.Get("Content-Type"); got != want {
+			t.Errorf("GET %s: Content-Type %q, want %q", addr, got, want)
+		}
+	}
+
+	// Another digest (a page of an older release), or none: revalidated.
+	css, _ := static.Open("admin.css")
+	for _, addr := range []string{"/static/admin.css", "/static/admin.css?v=0123456789abcdef"} {
+		resp, body := get(addr, nil)
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(body, css.Body) || resp.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("GET %s: %d, Cache-Control %q", addr, resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+		again, body := get(addr, map[string]string{"If-None-Match": resp.Header.Get("ETag")})
+		if again.StatusCode != http.StatusNotModified || len(body) != 0 {
+			t.Errorf("GET %s with its ETag: %d, %d bytes, want 304 and no body", addr, again.StatusCode, len(body))
+		}
+		stale, _ := get(addr, map[string]string{"If-None-Match": `"0123456789abcdef"`})
+		if stale.StatusCode != http.StatusOK {
+			t.Errorf("GET %s with another ETag: %d, want 200", addr, stale.StatusCode)
+		}
+	}
+	// The widget's demo page is served, to be revalidated.
+	if resp, body := get("/static/demo.html", nil); resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("<html")) ||
+		resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("GET /static/demo.html: %d, %q, %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Cache-Control"))
+	}
+	// No such file, or a path out of the directory: 404.
+	for _, addr := range []string{"/static/none.css", "/static/../go.mod", "/static/", "/static/%2e%2e/static.go"} {
+		if resp, _ := get(addr, nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", addr, resp.StatusCode)
+		}
+	}
+}
