@@ -527,16 +527,13 @@ func (s *sseWriter) send(v any) {
 }
 
 // sendText writes a piece of the answer, `data: {"text":"..."}`, as send
-// would, without a map to marshal: it runs once per chunk of the model.
+// would, with no map to marshal and the text quoted into the event's buffer
+// (appendJSONString): it runs once per chunk of the model.
 // flush says when the event goes out (flushNow, flushPaced, flushLater).
 func (s *sseWriter) sendText(text string, flush int) {
-	b, err := json.Marshal(text)
-	if err != nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.writeEvent(append(append(append(s.buf[:0], `data: {"text":`...), b...), "}\n\n"...), flush)
+	s.writeEvent(append(appendJSONString(append(s.buf[:0], `data: {"text":`...), text), "}\n\n"...), flush)
 }
 
 // writeEvent writes event and flushes as asked; s.mu is held.
