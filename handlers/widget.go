@@ -165,17 +165,16 @@ func (h *Handler) widgetSettings(t parley.Tenant, seg parley.Segment) widgetSett
 const widgetScriptMaxAge = "300"
 
 // WidgetScript serves the embeddable widget at /widget.js (the address the
-// embed code names), readable from any page, cacheable for five minutes and
-// then revalidated with its ETag, computed once.
+// embed code names), readable from any page, gzipped for the browsers that
+// take it (every visitor of every tenant's site loads it), cacheable for
+// five minutes and then revalidated with its ETag, computed once.
 func WidgetScript() echo.HandlerFunc {
-	etag := etagOf(widget.Script)
+	script := NewCompressible(widget.Script, etagOf(widget.Script))
 	return func(c echo.Context) error {
 		h := c.Response().Header()
 		h.Set(echo.HeaderAccessControlAllowOrigin, "*")
-		if fresh(c, widgetScriptMaxAge, etag) {
-			return c.NoContent(http.StatusNotModified)
-		}
-		return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", widget.Script)
+		h.Set(echo.HeaderCacheControl, "public, max-age="+widgetScriptMaxAge)
+		return script.Serve(c, "text/javascript; charset=utf-8")
 	}
 }
 

@@ -37,6 +37,12 @@ var files = func() map[string]File {
 	return m
 }()
 
+// Names are the static files' names, sorted.
+func Names() []string {
+	names, _ := fs.Glob(FS, "*") // a valid pattern: cannot fail
+	return names
+}
+
 // Open gives the static file of that name.
 func Open(name string) (File, bool) {
 	f, ok := files[name]

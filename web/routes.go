@@ -27,8 +27,9 @@ func (s *Server) routes() {
 	e.GET("/healthz", h.Healthz)
 	e.GET("/readyz", h.Readyz)
 	e.GET("/openapi.json", serveOpenAPI)
-	e.GET("/static/*", serveStatic)
-	e.HEAD("/static/*", serveStatic)
+	staticFiles := serveStatic()
+	e.GET("/static/*", staticFiles)
+	e.HEAD("/static/*", staticFiles)
 	e.GET("/widget.js", handlers.WidgetScript())
 	e.GET("/avatars/:slug", h.ShowAvatar)
 

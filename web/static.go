@@ -2,7 +2,6 @@ package web
 
 import (
 	"mime"
-	"net/http"
 	"path"
 
 	"github.com/labstack/echo/v4"
@@ -15,27 +14,31 @@ import (
 // static.Path, with the content's digest as v: such an answer may be kept a
 // year without asking again, since the next release's file has another
 // address. Any other request (an old digest, none, the demo page) must be
-// revalidated, by the ETag, which costs a 304 and no body.
-func serveStatic(c echo.Context) error {
-	name := c.Param("*")
-	f, ok := static.Open(name)
-	if !ok {
-		return echo.ErrNotFound
+// revalidated, by the ETag, which costs a 304 and no body. Either is
+// gzipped for a browser that takes it (handlers.Compressible, each file
+// compressed on its first such request).
+func serveStatic() echo.HandlerFunc {
+	files := map[string]*handlers.Compressible{}
+	for _, name := range static.Names() {
+		f, _ := static.Open(name)
+		files[name] = handlers.NewCompressible(f.Body, `"`+f.Digest+`"`)
 	}
-	h := c.Response().Header()
-	etag := `"` + f.Digest + `"`
-	h.Set("ETag", etag)
-	if c.QueryParam("v") == f.Digest {
-		h.Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
-	} else {
-		h.Set(echo.HeaderCacheControl, "no-cache")
+	return func(c echo.Context) error {
+		name := c.Param("*")
+		z, ok := files[name]
+		if !ok {
+			return echo.ErrNotFound
+		}
+		f, _ := static.Open(name)
+		if c.QueryParam("v") == f.Digest {
+			c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
+		} else {
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
+		}
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = echo.MIMEOctetStream
+		}
+		return z.Serve(c, ctype)
 	}
-	if handlers.ETagMatches(c.Request().Header.Get("If-None-Match"), etag) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	ctype := mime.TypeByExtension(path.Ext(name))
-	if ctype == "" {
-		ctype = echo.MIMEOctetStream
-	}
-	return c.Blob(http.StatusOK, ctype, f.Body)
 }

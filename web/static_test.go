@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"strings"
@@ -36,6 +37,7 @@ func TestStaticFiles(t *testing.T) {
 	get := func(addr string, header map[string]string) (*http.Response, []byte) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, b.ts.URL+addr, nil)
+		req.Header.Set("Accept-Encoding", "identity") // unless header says otherwise
 		for k, v := range header {
 			req.Header.Set(k, v)
 		}
@@ -85,6 +87,47 @@ func TestStaticFiles(t *testing.T) {
 			t.Errorf("GET %s with another ETag: %d, want 200", addr, stale.StatusCode)
 		}
 	}
+	// Gzipped for a browser that takes it, under a tag of its own; as it
+	// is for one that does not. (The client sends its own Accept-Encoding,
+	// so it leaves the body as it came.)
+	js, _ := static.Open("htmx.min.js")
+	jsAddr := static.Path("htmx.min.js")
+	for _, tc := range []struct {
+		accept string
+		gzip   bool
+	}{{"gzip, deflate, br", true}, {"br;q=1.0, gzip;q=0.5", true}, {"*", true}, {"identity", false},
+		{"gzip;q=0", false}, {"deflate", false}} {
+		resp, body := get(jsAddr, map[string]string{"Accept-Encoding": tc.accept})
+		if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Vary"), "Accept-Encoding") {
+			t.Errorf("Accept-Encoding %q: %d, Vary %q", tc.accept, resp.StatusCode, resp.Header.Get("Vary"))
+			continue
+		}
+		if !tc.gzip {
+			if resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, js.Body) || resp.Header.Get("ETag") != `"`+js.Digest+`"` {
+				t.Errorf("Accept-Encoding %q: Content-Encoding %q, %d bytes, ETag %q; want it as it is", tc.accept,
+					resp.Header.Get("Content-Encoding"), len(body), resp.Header.Get("ETag"))
+			}
+			continue
+		}
+		etag := `"` + js.Digest + `-gzip"`
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil || resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("ETag") != etag || len(body) > len(js.Body)/2 {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, ETag %q, %d bytes of %d: %v", tc.accept,
+				resp.Header.Get("Content-Encoding"), resp.Header.Get("ETag"), len(body), len(js.Body), err)
+			continue
+		}
+		if plain, err := io.ReadAll(zr); err != nil || !bytes.Equal(plain, js.Body) {
+			t.Errorf("Accept-Encoding %q: the gzipped body is not the file: %v", tc.accept, err)
+		}
+		if again, body := get(jsAddr, map[string]string{"Accept-Encoding": tc.accept, "If-None-Match": etag}); again.StatusCode != http.StatusNotModified || len(body) != 0 {
+			t.Errorf("Accept-Encoding %q with the gzipped copy's tag: %d, %d bytes, want 304", tc.accept, again.StatusCode, len(body))
+		}
+	}
+	// The tag of one copy does not stand for the other.
+	if resp, _ := get(jsAddr, map[string]string{"Accept-Encoding": "identity", "If-None-Match": `"` + js.Digest + `-gzip"`}); resp.StatusCode != http.StatusOK {
+		t.Errorf("the gzipped copy's tag, asking for the file as it is: %d, want 200", resp.StatusCode)
+	}
+
 	// The widget's demo page is served, to be revalidated.
 	if resp, body := get("/static/demo.html", nil); resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("<html")) ||
 		resp.Header.Get("Content-Type") != "text/html; charset=utf-8" || resp.Header.Get("Cache-Control") != "no-cache" {

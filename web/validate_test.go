@@ -25,9 +25,10 @@ var openAPIRouter = sync.OnceValues(func() (routers.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The HTML pages of the OAuth authorization endpoint are documented as
-	// strings; the validator reads them as such.
+	// The HTML pages of the OAuth authorization endpoint and the widget's
+	// script are documented as strings; the validator reads them as such.
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.FileBodyDecoder)
 	return gorillamux.NewRouter(doc)
 })
 

@@ -1,0 +1,85 @@
+package handlers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+)
+
+// A Compressible is a fixed answer (a script, a stylesheet) served as it
+// is or gzipped, as the client accepts: the gzipped copy is made once, on
+// its first request, and has an entity tag of its own. The caller sets
+// Cache-Control.
+type Compressible struct {
+	body, gzipped []byte
+	etag          string // the body's strong tag, quoted
+	once          sync.Once
+}
+
+// NewCompressible serves body under the quoted strong entity tag etag.
+func NewCompressible(body []byte, etag string) *Compressible {
+	return &Compressible{body: body, etag: etag}
+}
+
+// gzipETag is the tag of the gzipped copy: the body's with -gzip inside
+// the quotes.
+func (z *Compressible) gzipETag() string {
+	return strings.TrimSuffix(z.etag, `"`) + `-gzip"`
+}
+
+// Serve answers with the body as ctype, gzipped when the request accepts
+// gzip (and it is smaller), or 304 when If-None-Match holds the tag of the
+// copy it would send.
+func (z *Compressible) Serve(c echo.Context, ctype string) error {
+	h := c.Response().Header()
+	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
+	body, etag := z.body, z.etag
+	if acceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
+		z.once.Do(func() {
+			var buf bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: cannot fail
+			_, _ = zw.Write(z.body)                                  // to memory: cannot fail
+			_ = zw.Close()
+			if buf.Len() < len(z.body) {
+				z.gzipped = buf.Bytes()
+			}
+		})
+		if z.gzipped != nil {
+			body, etag = z.gzipped, z.gzipETag()
+		}
+	}
+	h.Set("ETag", etag)
+	if ETagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	if etag != z.etag {
+		h.Set(echo.HeaderContentEncoding, "gzip")
+	}
+	return c.Blob(http.StatusOK, ctype, body)
+}
+
+// acceptsGzip reads Accept-Encoding: gzip, or *, with a weight above 0.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+			continue
+		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+					q = f
+				}
+			}
+		}
+		return q > 0
+	}
+	return false
+}
