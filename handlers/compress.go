@@ -16,20 +16,14 @@ import (
 // its first request, and has an entity tag of its own. The caller sets
 // Cache-Control.
 type Compressible struct {
-	body, gzipped []byte
-	etag          string // the body's strong tag, quoted
-	once          sync.Once
+	body, gzipped     []byte
+	etag, gzippedETag string // quoted strong tags; the gzipped copy's ends in -gzip
+	once              sync.Once
 }
 
 // NewCompressible serves body under the quoted strong entity tag etag.
 func NewCompressible(body []byte, etag string) *Compressible {
-	return &Compressible{body: body, etag: etag}
-}
-
-// gzipETag is the tag of the gzipped copy: the body's with -gzip inside
-// the quotes.
-func (z *Compressible) gzipETag() string {
-	return strings.TrimSuffix(z.etag, `"`) + `-gzip"`
+	return &Compressible{body: body, etag: etag, gzippedETag: strings.TrimSuffix(etag, `"`) + `-gzip"`}
 }
 
 // Serve answers with the body as ctype, gzipped when the request accepts
@@ -38,29 +32,32 @@ func (z *Compressible) gzipETag() string {
 func (z *Compressible) Serve(c echo.Context, ctype string) error {
 	h := c.Response().Header()
 	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-	body, etag := z.body, z.etag
+	body, etag, gzipped := z.body, z.etag, false
 	if acceptsGzip(c.Request().Header.Get(echo.HeaderAcceptEncoding)) {
-		z.once.Do(func() {
-			var buf bytes.Buffer
-			zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: cannot fail
-			_, _ = zw.Write(z.body)                                  // to memory: cannot fail
-			_ = zw.Close()
-			if buf.Len() < len(z.body) {
-				z.gzipped = buf.Bytes()
-			}
-		})
+		z.once.Do(z.compress)
 		if z.gzipped != nil {
-			body, etag = z.gzipped, z.gzipETag()
+			body, etag, gzipped = z.gzipped, z.gzippedETag, true
 		}
 	}
 	h.Set("ETag", etag)
 	if ETagMatches(c.Request().Header.Get("If-None-Match"), etag) {
 		return c.NoContent(http.StatusNotModified)
 	}
-	if etag != z.etag {
+	if gzipped {
 		h.Set(echo.HeaderContentEncoding, "gzip")
 	}
 	return c.Blob(http.StatusOK, ctype, body)
+}
+
+// compress makes the gzipped copy, kept only when it is smaller.
+func (z *Compressible) compress() {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: cannot fail
+	_, _ = zw.Write(z.body)                                  // to memory: cannot fail
+	_ = zw.Close()
+	if buf.Len() < len(z.body) {
+		z.gzipped = buf.Bytes()
+	}
 }
 
 // acceptsGzip reads Accept-Encoding: gzip, or *, with a weight above 0.

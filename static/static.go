@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
+	"maps"
 )
 
 // FS holds the static files.
@@ -14,13 +15,17 @@ import (
 //go:embed *.css *.js *.html
 var FS embed.FS
 
-// A File is one static file and the digest of its content.
+// A File is one static file, the digest of its content and the address
+// that carries it (Path).
 type File struct {
+	Name   string
 	Body   []byte
 	Digest string // 16 hex digits of the body's SHA-256
+	Path   string // /static/<name>?v=<digest>
 }
 
-var files = func() map[string]File {
+// all is every static file, by name, read and hashed once.
+var all = func() map[string]File {
 	m := map[string]File{}
 	names, err := fs.Glob(FS, "*")
 	if err != nil {
@@ -32,20 +37,20 @@ var files = func() map[string]File {
 			panic(err)
 		}
 		sum := sha256.Sum256(body)
-		m[name] = File{Body: body, Digest: hex.EncodeToString(sum[:8])}
+		digest := hex.EncodeToString(sum[:8])
+		m[name] = File{Name: name, Body: body, Digest: digest, Path: "/static/" + name + "?v=" + digest}
 	}
 	return m
 }()
 
-// Names are the static files' names, sorted.
-func Names() []string {
-	names, _ := fs.Glob(FS, "*") // a valid pattern: cannot fail
-	return names
+// Files are the static files, by name.
+func Files() map[string]File {
+	return maps.Clone(all)
 }
 
 // Open gives the static file of that name.
 func Open(name string) (File, bool) {
-	f, ok := files[name]
+	f, ok := all[name]
 	return f, ok
 }
 
@@ -54,9 +59,8 @@ func Open(name string) (File, bool) {
 // browser may keep the file for as long as it likes (see web's serveStatic).
 // A name with no file gets its address alone, which answers 404.
 func Path(name string) string {
-	f, ok := files[name]
-	if !ok {
-		return "/static/" + name
+	if f, ok := all[name]; ok {
+		return f.Path
 	}
-	return "/static/" + name + "?v=" + f.Digest
+	return "/static/" + name
 }

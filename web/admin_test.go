@@ -180,15 +180,18 @@ func (c *adminClient) login(email, password, next string) adminPage {
 	return c.submit("/admin/login", url.Values{"email": {email}, "password": {password}, "next": {next}})
 }
 
-// signIn logs in as the tenant's owner and fails the test otherwise.
-func (c *adminClient) signIn(ten tenant) {
+// signIn logs in as the tenant's owner and fails the test otherwise; it
+// returns the sign-in's answer (its session cookie).
+func (c *adminClient) signIn(ten tenant) adminPage {
 	c.t.Helper()
 	if ten.Password == "" {
 		c.t.Fatalf("tenant %s has no owner login: make it with ownedTenant", ten.Slug)
 	}
-	if p := c.login(ten.OwnerEmail, ten.Password, ""); p.status != http.StatusSeeOther || p.location() != "/admin" {
+	p := c.login(ten.OwnerEmail, ten.Password, "")
+	if p.status != http.StatusSeeOther || p.location() != "/admin" {
 		c.t.Fatalf("signing in as %s: %d to %q: %s", ten.OwnerEmail, p.status, p.location(), p.text("#login-error"))
 	}
+	return p
 }
 
 // signedIn reports whether the client's session reaches the dashboard.

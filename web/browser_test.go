@@ -229,12 +229,7 @@ func browserSignIn(ctx context.Context, t *testing.T, b *bundle, ten tenant) {
 func openSignedIn(ctx context.Context, t *testing.T, b *bundle, ten tenant, path string) {
 	t.Helper()
 	ownAddress(ctx, t) // as browserSignIn: the tab's requests count against an address of its own
-	c := b.newAdminClient(t)
-	p := c.login(ten.OwnerEmail, ten.Password, "")
-	if p.status != http.StatusSeeOther || p.location() != "/admin" {
-		t.Fatalf("signing in as %s: %d to %q: %s", ten.OwnerEmail, p.status, p.location(), p.text("#login-error"))
-	}
-	session := p.cookie(b.srv.Sessions.Cookie.Name)
+	session := b.newAdminClient(t).signIn(ten).cookie(b.srv.Sessions.Cookie.Name)
 	if session == nil {
 		t.Fatalf("signing in set no %s cookie", b.srv.Sessions.Cookie.Name)
 	}

@@ -18,27 +18,28 @@ import (
 // gzipped for a browser that takes it (handlers.Compressible, each file
 // compressed on its first such request).
 func serveStatic() echo.HandlerFunc {
-	files := map[string]*handlers.Compressible{}
-	for _, name := range static.Names() {
-		f, _ := static.Open(name)
-		files[name] = handlers.NewCompressible(f.Body, `"`+f.Digest+`"`)
+	type file struct {
+		digest, ctype string
+		body          *handlers.Compressible
 	}
-	return func(c echo.Context) error {
-		name := c.Param("*")
-		z, ok := files[name]
-		if !ok {
-			return echo.ErrNotFound
-		}
-		f, _ := static.Open(name)
-		if c.QueryParam("v") == f.Digest {
-			c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
-		} else {
-			c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
-		}
+	files := map[string]file{}
+	for name, f := range static.Files() {
 		ctype := mime.TypeByExtension(path.Ext(name))
 		if ctype == "" {
 			ctype = echo.MIMEOctetStream
 		}
-		return z.Serve(c, ctype)
+		files[name] = file{f.Digest, ctype, handlers.NewCompressible(f.Body, `"`+f.Digest+`"`)}
+	}
+	return func(c echo.Context) error {
+		f, ok := files[c.Param("*")]
+		if !ok {
+			return echo.ErrNotFound
+		}
+		if c.QueryParam("v") == f.digest {
+			c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
+		} else {
+			c.Response().Header().Set(echo.HeaderCacheControl, "no-cache")
+		}
+		return f.body.Serve(c, f.ctype)
 	}
 }
