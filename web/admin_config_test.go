@@ -72,12 +72,12 @@ func waitUntil(ctx context.Context, t *testing.T, what, cond string) {
 	}
 }
 
-// typeField empties an input or textarea and types text into it. (fillField's
-// Clear fails on an empty textarea.)
+// typeField empties an input or textarea and types text into it (keyIn).
+// (fillField's Clear fails on an empty textarea.)
 func typeField(id, text string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Evaluate[chromedp.Void](`document.getElementById(`+jsString(id)+`).value = ''`),
-		chromedp.SendKeys(chromedp.ID(id), text),
+		keyIn(chromedp.ID(id), text),
 	)
 }
 
@@ -309,7 +309,7 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	t.Run("Search", func(t *testing.T) {
 		mustStep(t, "searching", chromedp.Do(ctx,
 			chromedp.WaitVisible(chromedp.CSS(row)),
-			chromedp.SendKeys(chromedp.ID("product-search"), "trail"),
+			keyIn(chromedp.ID("product-search"), "trail"),
 		))
 		// "tra" already leaves one row: the list and the address are read
 		// once the request for the whole word has answered (at most 10 s).

@@ -104,7 +104,7 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 			t.Error("the spinner shows before anything was submitted")
 		}
 		mustStep(t, "filling and submitting", chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("sync-url"), pageURL),
+			keyIn(chromedp.ID("sync-url"), pageURL),
 			chromedp.SetValue(chromedp.ID("sync-segment"), def.Slug),
 			chromedp.Click(chromedp.ID("sync-submit")),
 		))
@@ -156,7 +156,7 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 	t.Run("RemoteNotFound", func(t *testing.T) {
 		gone := site.URL + "/gone"
 		mustStep(t, "submitting", chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("sync-url"), gone),
+			keyIn(chromedp.ID("sync-url"), gone),
 			chromedp.Click(chromedp.ID("sync-submit")),
 		))
 		waitShown(ctx, t, "sync-error")

@@ -93,26 +93,26 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 			t.Fatalf("new segment page: status %d", status)
 		}
 		mustStep(t, "filling the form", chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("name"), "Wholesale buyers"),
-			chromedp.SendKeys(chromedp.ID("systemPrompt"), "You help wholesale buyers order in bulk."),
-			chromedp.SendKeys(chromedp.ID("welcomeMessage"), "Hello, buyer!"),
-			chromedp.SendKeys(chromedp.ID("starter-0-text"), "See bulk prices"),
-			chromedp.SendKeys(chromedp.ID("starter-0-emoji"), "💰"),
-			chromedp.SendKeys(chromedp.ID("starter-1-text"), "Talk to sales"),
+			keyIn(chromedp.ID("name"), "Wholesale buyers"),
+			keyIn(chromedp.ID("systemPrompt"), "You help wholesale buyers order in bulk."),
+			keyIn(chromedp.ID("welcomeMessage"), "Hello, buyer!"),
+			keyIn(chromedp.ID("starter-0-text"), "See bulk prices"),
+			keyIn(chromedp.ID("starter-0-emoji"), "💰"),
+			keyIn(chromedp.ID("starter-1-text"), "Talk to sales"),
 			chromedp.Click(chromedp.ID("formEnabled")),
-			chromedp.SendKeys(chromedp.ID("formIntent"), "request a quote"),
-			chromedp.SendKeys(chromedp.ID("formConfirmation"), "Thanks, we will call you."),
+			keyIn(chromedp.ID("formIntent"), "request a quote"),
+			keyIn(chromedp.ID("formConfirmation"), "Thanks, we will call you."),
 			// Three rows added, the last removed: the builder's add and remove both work.
 			chromedp.Click(chromedp.ID("add-field")),
 			chromedp.Click(chromedp.ID("add-field")),
 			chromedp.Click(chromedp.ID("add-field")),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.0.name"]`), "email"),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.0.label"]`), "Your email"),
+			keyIn(chromedp.CSS(`input[name="fields.0.name"]`), "email"),
+			keyIn(chromedp.CSS(`input[name="fields.0.label"]`), "Your email"),
 			chromedp.SetValue(chromedp.CSS(`select[name="fields.0.type"]`), "email"),
 			chromedp.Click(chromedp.CSS(`input[name="fields.0.required"]`)),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.name"]`), "company"),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.label"]`), "Company"),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.2.name"]`), "dropped"),
+			keyIn(chromedp.CSS(`input[name="fields.1.name"]`), "company"),
+			keyIn(chromedp.CSS(`input[name="fields.1.label"]`), "Company"),
+			keyIn(chromedp.CSS(`input[name="fields.2.name"]`), "dropped"),
 			chromedp.Click(chromedp.CSS(`#form-fields tbody tr:nth-child(3) .remove-field`)),
 		))
 		if n := mustRunStep(ctx, t, "field rows", chromedp.Evaluate[int](`document.querySelectorAll('#form-fields tbody tr').length`)); n != 2 {
@@ -161,7 +161,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 		mustStep(t, "editing", chromedp.Do(ctx,
 			fillField("name", "Wholesale partners"),
 			chromedp.Clear(chromedp.CSS(`input[name="fields.1.name"]`)),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.name"]`), "email"),
+			keyIn(chromedp.CSS(`input[name="fields.1.name"]`), "email"),
 		))
 		if status := submitForm(ctx, t, "#save-segment"); status != http.StatusUnprocessableEntity {
 			t.Errorf("status %d, want 422", status)
@@ -187,7 +187,7 @@ func TestAdminKnowledgeSegmentsBrowser(t *testing.T) {
 		// Goes on from the re-rendered form: fix the name and save.
 		mustStep(t, "fixing", chromedp.Do(ctx,
 			chromedp.Clear(chromedp.CSS(`input[name="fields.1.name"]`)),
-			chromedp.SendKeys(chromedp.CSS(`input[name="fields.1.name"]`), "company_name"),
+			keyIn(chromedp.CSS(`input[name="fields.1.name"]`), "company_name"),
 			fillField("starter-1-text", "Talk to our sales team"),
 		))
 		if status := submitForm(ctx, t, "#save-segment"); status != http.StatusOK {
@@ -258,15 +258,15 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "0" {
 			t.Errorf("content count before typing = %q", n)
 		}
-		mustStep(t, "typing", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("content"), "Orders ship in 2 days")))
+		mustStep(t, "typing", chromedp.Do(ctx, keyIn(chromedp.ID("content"), "Orders ship in 2 days")))
 		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "21" {
 			t.Errorf("content count after typing 21 characters = %q", n)
 		}
-		mustStep(t, "typing", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("content"), " é")))
+		mustStep(t, "typing", chromedp.Do(ctx, keyIn(chromedp.ID("content"), " é")))
 		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("content-count"))); n != "23" {
 			t.Errorf("content count after typing 2 more = %q", n)
 		}
-		mustStep(t, "typing", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("summary"), "Shipping")))
+		mustStep(t, "typing", chromedp.Do(ctx, keyIn(chromedp.ID("summary"), "Shipping")))
 		if n := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("summary-count"))); n != "8" {
 			t.Errorf("summary count = %q", n)
 		}
@@ -274,10 +274,10 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 			t.Errorf("summary counter = %q, want the limit 500", txt)
 		}
 		mustStep(t, "filling", chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("title"), "Shipping times"),
-			chromedp.SendKeys(chromedp.ID("priority"), "7"),
-			chromedp.SendKeys(chromedp.ID("tags"), "shipping, delivery"),
-			chromedp.SendKeys(chromedp.ID("locale"), "en"),
+			keyIn(chromedp.ID("title"), "Shipping times"),
+			keyIn(chromedp.ID("priority"), "7"),
+			keyIn(chromedp.ID("tags"), "shipping, delivery"),
+			keyIn(chromedp.ID("locale"), "en"),
 			chromedp.SetValue(chromedp.ID("segment"), def.Slug),
 		))
 		if status := submitForm(ctx, t, "#save-entry"); status != http.StatusOK {
@@ -335,7 +335,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		))
 		kbMarkPage(ctx, t)
 		mustStep(t, "searching", chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("corpus-search"), "delivery"),
+			keyIn(chromedp.ID("corpus-search"), "delivery"),
 			chromedp.WaitNotPresent(chromedp.CSS("#corpus-"+other.ID)),
 			chromedp.WaitVisible(chromedp.CSS("#corpus-"+entry.ID)),
 		))

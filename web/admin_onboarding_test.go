@@ -108,7 +108,7 @@ func TestAdminOnboardingBrowser(t *testing.T) {
 		t.Fatal("no link to the test chat among the steps")
 	}
 	mustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(href),
-		chromedp.SendKeys(chromedp.ID("test-chat-message"), "When do you open?"), chromedp.Click(chromedp.ID("test-chat-send"))))
+		keyIn(chromedp.ID("test-chat-message"), "When do you open?"), chromedp.Click(chromedp.ID("test-chat-send"))))
 	waitUntil(ctx, t, "the answer", `[...document.querySelectorAll('.test-chat-msg.bot')].some(m => m.innerText.includes('No language model is configured'))`)
 	mustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
 	got := mustRunStep(ctx, t, "steps", chromedp.Evaluate[string](steps))

@@ -297,7 +297,7 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	ctx := browserTab(t)
 	openSignedIn(ctx, t, b, ten, "/admin/segments/new")
 	mustStep(t, "opening a new segment", chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("systemPrompt"), "Help trade buyers."),
+		keyIn(chromedp.ID("systemPrompt"), "Help trade buyers."),
 		chromedp.Click(chromedp.ID("save-segment"))))
 	waitUntil(ctx, t, "the note on the empty name", `document.getElementById('check-name')?.innerText === 'Fill this in: it is required.'`)
 	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + document.getElementById('name').getAttribute('aria-invalid') + ' ' + location.pathname`)); got != "name true /admin/segments/new" {
@@ -306,7 +306,7 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 1 {
 		t.Errorf("%d segments: the empty form reached the server", n)
 	}
-	mustStep(t, "filling the name", chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("name"), "Wholesale")))
+	mustStep(t, "filling the name", chromedp.Do(ctx, keyIn(chromedp.ID("name"), "Wholesale")))
 	if status := submitForm(ctx, t, "#save-segment"); status != http.StatusOK {
 		t.Fatalf("saving: %d", status)
 	}
@@ -316,7 +316,7 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 
 	// A number past its limits: a quote valid for 400 days.
 	mustStep(t, "opening a new quote tool", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/tools/new?type=GENERATE_QUOTE"),
-		chromedp.SendKeys(chromedp.ID("name"), "Quotes"), chromedp.SendKeys(chromedp.ID("description"), "Prices a repair."),
+		keyIn(chromedp.ID("name"), "Quotes"), keyIn(chromedp.ID("description"), "Prices a repair."),
 		chromedp.SetValue(chromedp.ID("validityDays"), "400"),
 		chromedp.Click(chromedp.ID("save-tool"))))
 	waitUntil(ctx, t, "the note on the validity", `document.getElementById('check-validityDays')?.innerText === 'Use a number from 1 to 365.'`)

@@ -306,7 +306,7 @@ func TestAdminTestChatBrowser(t *testing.T) {
 	}
 	ask := func(text string) {
 		t.Helper()
-		mustStep(t, "asking "+text, chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("test-chat-message"), text),
+		mustStep(t, "asking "+text, chromedp.Do(ctx, keyIn(chromedp.ID("test-chat-message"), text),
 			chromedp.Click(chromedp.ID("test-chat-send"))))
 	}
 	const lastBot = `[...document.querySelectorAll('.test-chat-msg.bot')].pop()`

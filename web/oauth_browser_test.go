@@ -60,8 +60,8 @@ func TestOAuthBrowserFlow(t *testing.T) {
 		t.Fatalf("signed out, the authorize URL went to %s, want the sign-in", loc)
 	}
 	mustStep(t, "signing in", chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("email"), ten.OwnerEmail),
-		chromedp.SendKeys(chromedp.ID("password"), ten.Password),
+		keyIn(chromedp.ID("email"), ten.OwnerEmail),
+		keyIn(chromedp.ID("password"), ten.Password),
 	))
 	submitForm(ctx, t, `form[action="/admin/login"] button[type=submit]`)
 	if loc := mustRunStep(ctx, t, "location", chromedp.Location()); !strings.HasPrefix(loc, o.ts.URL+"/admin/oauth/consent?") {

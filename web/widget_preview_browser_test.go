@@ -98,7 +98,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		// click each (and turn the form on), another is typed.
 		mustStep(t, "building the form", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#add-name`)), chromedp.Click(chromedp.CSS(`#add-email`)),
 			chromedp.Click(chromedp.CSS(`#add-field`)),
-			chromedp.SendKeys(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Company size")))
+			keyIn(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Company size")))
 		waitUntil(ctx, t, "the lead form", `[...`+sr+`.querySelectorAll('form.lead label')].map(l => l.innerText).join('|') === 'Name *|Email *|Company size'`)
 		if got := str("both ways on", `String(document.getElementById('askInChat').checked && document.getElementById('formEnabled').checked)`); got != "true" {
 			t.Error("a preset did not turn on both ways of collecting the details")
