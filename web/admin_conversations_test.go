@@ -53,16 +53,16 @@ func seedInboxOf(t *testing.T, b *bundle, ten tenant) inboxFixture {
 			Input:  json.RawMessage(`{"email":"ada@example.com","message":"Call me\nin the morning"}`),
 			Result: json.RawMessage(`{"success":true,"message":"Thanks"}`)}},
 		votes:     []int{1, -1},
-		created:   now.Add(-time.Hour),
+		created:   earlierToday(now, 2*time.Hour, time.Hour),
 		knowledge: []parley.KnowledgeRef{{ID: f.pricing.ID, Title: f.pricing.Title}},
 	})
 	f.agentConv = b.addConversation(t, ct, seedConversation{
 		start: func(p *parley.ConversationStart) { p.Channel, p.VisitorType = "agent", "agent" },
-		turns: []string{"List your plans", "Starter and Team."}, votes: []int{1}, created: now.Add(-2 * time.Hour),
+		turns: []string{"List your plans", "Starter and Team."}, votes: []int{1}, created: earlierToday(now, 2*time.Hour, 2*time.Hour),
 	})
 	f.escalated = b.addConversation(t, ct, seedConversation{
 		start: func(p *parley.ConversationStart) { p.Channel = "voice" },
-		turns: []string{"I want a human", "Connecting you."}, escalate: true, created: now.Add(-30 * time.Minute),
+		turns: []string{"I want a human", "Connecting you."}, escalate: true, created: earlierToday(now, 2*time.Hour, 30*time.Minute),
 	})
 	f.janua = b.addConversation(t, ct, seedConversation{turns: []string{"Bonjour"}, created: time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC)})
 	b.insertVoiceCall(t, ten.ID, "call-inbox", voiceStr("https://recordings.example/call-inbox.wav"))

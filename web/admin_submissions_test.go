@@ -69,11 +69,11 @@ func TestBrowserSubmissions(t *testing.T) {
 	now := time.Now().UTC()
 	old := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"old@example.com"}`, now.Add(-48*time.Hour), nil)
 	ada := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",
-		`{"full_name":"Ada Lovelace","work_email":"ada@example.com","message":"Call me"}`, now.Add(-4*time.Minute),
+		`{"full_name":"Ada Lovelace","work_email":"ada@example.com","message":"Call me"}`, earlierToday(now, 4*time.Minute, 4*time.Minute),
 		func(ns *parley.NewSubmission) { ns.ConversationID = &conv.ID })
-	grace := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"name":"Grace Hopper","phone":"+1 555 0100"}`, now.Add(-3*time.Minute), nil)
-	demo := inboxSubmission(t, b, ten.ID, "voice", "BOOK_MEETING", "Demo booking", `{"date":"2026-12-01","company":"Initech"}`, now.Add(-2*time.Minute), nil)
-	quote := inboxSubmission(t, b, ten.ID, "api", "GENERATE_QUOTE", "Quote", `{"email":"linus@example.org","seats":12}`, now.Add(-time.Minute), nil)
+	grace := inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"name":"Grace Hopper","phone":"+1 555 0100"}`, earlierToday(now, 4*time.Minute, 3*time.Minute), nil)
+	demo := inboxSubmission(t, b, ten.ID, "voice", "BOOK_MEETING", "Demo booking", `{"date":"2026-12-01","company":"Initech"}`, earlierToday(now, 4*time.Minute, 2*time.Minute), nil)
+	quote := inboxSubmission(t, b, ten.ID, "api", "GENERATE_QUOTE", "Quote", `{"email":"linus@example.org","seats":12}`, earlierToday(now, 4*time.Minute, time.Minute), nil)
 	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, grace.ID, parley.SubmissionContacted)
 	mustStep(t, "contacting grace", err)
 	_, _, err = b.db.UpdateSubmissionStatus(bg, ten.ID, demo.ID, parley.SubmissionResolved)
@@ -513,8 +513,8 @@ func TestAdminSubmissionsExport(t *testing.T) {
 	now := time.Now().UTC()
 	evil := inboxSubmission(t, b, ten.ID, "web", "SUBMIT_FORM", "Contact form",
 		`{"full_name":"=HYPERLINK(\"https://evil.example\",\"click\")","phone":"+1 555 0100","note":"Hello, \"shop\"\nsecond line","handle":"@ada"}`,
-		now.Add(-2*time.Minute), nil)
-	plain := inboxSubmission(t, b, ten.ID, "web", "GENERATE_QUOTE", "Quote", `{"email":"bo@example.com","seats":-3,"paid":true}`, now.Add(-time.Minute), nil)
+		earlierToday(now, 4*time.Minute, 2*time.Minute), nil)
+	plain := inboxSubmission(t, b, ten.ID, "web", "GENERATE_QUOTE", "Quote", `{"email":"bo@example.com","seats":-3,"paid":true}`, earlierToday(now, 4*time.Minute, time.Minute), nil)
 	inboxSubmission(t, b, ten.ID, "form", "SUBMIT_FORM", "Contact form", `{"email":"form@example.com"}`, now, nil)
 	other := b.newTenant(t, "scale")
 	inboxSubmission(t, b, other.ID, "web", "SUBMIT_FORM", "Contact form", `{"email":"theirs@example.com"}`, now, nil)

@@ -209,3 +209,37 @@ func chatEnv(modelURL string) map[string]string {
 		"PARLEY_SSRF_ALLOW": "127.0.0.1/32", "PARLEY_TRUSTED_PROXIES": "127.0.0.1/32",
 	}
 }
+
+// earlierToday is d before now for a row a test needs on today (UTC, the
+// day the dashboard counts in), where every such row of the test is at most
+// span before now. In the first span after midnight, d shrinks in proportion
+// to the part of the day gone by, so the rows stay on today, in the same
+// order, whenever the suite runs.
+func earlierToday(now time.Time, span, d time.Duration) time.Time {
+	now = now.UTC()
+	gone := now.Sub(now.Truncate(24 * time.Hour))
+	if room := span + time.Minute; gone < room {
+		d = time.Duration(float64(d) * float64(gone) / float64(room))
+	}
+	return now.Add(-d)
+}
+
+// TestEarlierToday: shortly after midnight the rows stay on today, in order;
+// later in the day they are exactly d before now.
+func TestEarlierToday(t *testing.T) {
+	t.Parallel()
+	midnight := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	for _, now := range []time.Time{midnight.Add(time.Second), midnight.Add(90 * time.Second), midnight.Add(2 * time.Hour)} {
+		last := now
+		for _, d := range []time.Duration{time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour} {
+			got := earlierToday(now, 2*time.Hour, d)
+			if got.Before(midnight) || !got.Before(last) {
+				t.Errorf("at %s, %s before: %s, not on today after %s", now.Format(time.TimeOnly), d, got.Format(time.TimeOnly), last.Format(time.TimeOnly))
+			}
+			last = got
+		}
+	}
+	if now := midnight.Add(3 * time.Hour); !earlierToday(now, 2*time.Hour, time.Hour).Equal(now.Add(-time.Hour)) {
+		t.Error("at 03:00, an hour before is not 02:00")
+	}
+}
