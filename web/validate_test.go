@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -366,23 +367,13 @@ func (r *recordingTB) Errorf(format string, args ...any) {
 // deeper, formats included; a fitting body passes.
 func TestValidatingTransportChecksBodies(t *testing.T) {
 	t.Parallel()
-	answers := map[string]struct {
-		status int
-		body   string
-	}{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a := answers[r.URL.Query().Get("case")]
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(a.status)
-		_, _ = io.WriteString(w, a.body)
-	}))
-	defer srv.Close()
-	for _, tc := range []struct {
+	type exchange struct {
 		name, method, path string
-		status             int
-		body               string
+		status             int    // the answer's status
+		body               string // and body
 		wantError          string // "" when the body fits
-	}{
+	}
+	cases := []exchange{
 		{"Fits", "GET", "/healthz", 200, `{"status":"ok"}`, ""},
 		{"WrongType", "GET", "/healthz", 200, `{"status":5}`, "at '/status'"},
 		{"NotInEnum", "GET", "/healthz", 200, `{"status":"fine"}`, "at '/status'"},
@@ -391,13 +382,18 @@ func TestValidatingTransportChecksBodies(t *testing.T) {
 		{"ComponentResponseMissingMember", "GET", "/tenants/acme/webhooks", 403, `{"details":{"requiredScope":"settings:read"}}`, "missing property 'error'"},
 		{"FormatFits", "DELETE", "/tenants/acme/webhooks/5f0c6a3e-2b1d-4c8e-9f7a-3d2e1c0b9a88", 200, `{"deleted":true,"id":"5f0c6a3e-2b1d-4c8e-9f7a-3d2e1c0b9a88"}`, ""},
 		{"Format", "DELETE", "/tenants/acme/webhooks/5f0c6a3e-2b1d-4c8e-9f7a-3d2e1c0b9a88", 200, `{"deleted":true,"id":"5f0c6a3e"}`, "at '/id'"},
-	} {
-		answers[tc.name] = struct {
-			status int
-			body   string
-		}{tc.status, tc.body}
+	}
+	// The server answers each case's request with the case's status and body.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := slices.IndexFunc(cases, func(c exchange) bool { return c.name == r.URL.Query().Get("case") })
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(cases[i].status)
+		_, _ = io.WriteString(w, cases[i].body)
+	}))
+	defer srv.Close()
+	for _, tc := range cases {
 		rec := &recordingTB{TB: t}
-		client := &http.Client{Transport: &validatingTransport{tb: rec, base: &http.Transport{}}}
+		client := &http.Client{Transport: &validatingTransport{tb: rec, base: srv.Client().Transport}}
 		req, _ := http.NewRequest(tc.method, srv.URL+tc.path+"?case="+tc.name, nil)
 		resp, err := client.Do(req)
 		if err != nil {
