@@ -40,7 +40,7 @@ func (z *Compressible) Serve(c echo.Context, ctype string) error {
 		}
 	}
 	h.Set("ETag", etag)
-	if ETagMatches(c.Request().Header.Get("If-None-Match"), etag) {
+	if etagMatches(c.Request().Header.Get("If-None-Match"), etag) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	if gzipped {
@@ -60,14 +60,12 @@ func (z *Compressible) compress() {
 	}
 }
 
-// acceptsGzip reads Accept-Encoding: gzip, or *, with a weight above 0.
+// acceptsGzip reads Accept-Encoding: gzip (or x-gzip) with a weight above
+// 0, or, when neither is named, * with a weight above 0.
 func acceptsGzip(header string) bool {
+	named, star := -1.0, -1.0 // the weights given; -1 when absent
 	for _, part := range strings.Split(header, ",") {
 		coding, params, _ := strings.Cut(part, ";")
-		coding = strings.ToLower(strings.TrimSpace(coding))
-		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
-			continue
-		}
 		q := 1.0
 		for _, p := range strings.Split(params, ";") {
 			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
@@ -76,7 +74,15 @@ func acceptsGzip(header string) bool {
 				}
 			}
 		}
-		return q > 0
+		switch strings.ToLower(strings.TrimSpace(coding)) {
+		case "gzip", "x-gzip":
+			named = max(named, q)
+		case "*":
+			star = max(star, q)
+		}
 	}
-	return false
+	if named >= 0 {
+		return named > 0
+	}
+	return star > 0
 }

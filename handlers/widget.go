@@ -164,18 +164,18 @@ func (h *Handler) widgetSettings(t parley.Tenant, seg parley.Segment) widgetSett
 // revalidating it: a new release reaches pages within five minutes.
 const widgetScriptMaxAge = "300"
 
+// widgetScript is /widget.js, gzipped once per process.
+var widgetScript = NewCompressible(widget.Script, etagOf(widget.Script))
+
 // WidgetScript serves the embeddable widget at /widget.js (the address the
 // embed code names), readable from any page, gzipped for the browsers that
 // take it (every visitor of every tenant's site loads it), cacheable for
 // five minutes and then revalidated with its ETag, computed once.
-func WidgetScript() echo.HandlerFunc {
-	script := NewCompressible(widget.Script, etagOf(widget.Script))
-	return func(c echo.Context) error {
-		h := c.Response().Header()
-		h.Set(echo.HeaderAccessControlAllowOrigin, "*")
-		h.Set(echo.HeaderCacheControl, "public, max-age="+widgetScriptMaxAge)
-		return script.Serve(c, "text/javascript; charset=utf-8")
-	}
+func WidgetScript(c echo.Context) error {
+	h := c.Response().Header()
+	h.Set(echo.HeaderAccessControlAllowOrigin, "*")
+	h.Set(echo.HeaderCacheControl, "public, max-age="+widgetScriptMaxAge)
+	return widgetScript.Serve(c, "text/javascript; charset=utf-8")
 }
 
 // etagOf is a strong entity tag of body.
@@ -191,12 +191,12 @@ func fresh(c echo.Context, maxAge, etag string) bool {
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, "public, max-age="+maxAge)
 	h.Set("ETag", etag)
-	return ETagMatches(c.Request().Header.Get("If-None-Match"), etag)
+	return etagMatches(c.Request().Header.Get("If-None-Match"), etag)
 }
 
-// ETagMatches applies If-None-Match (a list of entity tags, weak ones
+// etagMatches applies If-None-Match (a list of entity tags, weak ones
 // compared weakly, or *) to the current tag.
-func ETagMatches(header, etag string) bool {
+func etagMatches(header, etag string) bool {
 	for _, tag := range strings.Split(header, ",") {
 		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
 		if tag == "*" || tag == etag {

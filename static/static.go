@@ -18,7 +18,6 @@ var FS embed.FS
 // A File is one static file, the digest of its content and the address
 // that carries it (Path).
 type File struct {
-	Name   string
 	Body   []byte
 	Digest string // 16 hex digits of the body's SHA-256
 	Path   string // /static/<name>?v=<digest>
@@ -38,7 +37,7 @@ var all = func() map[string]File {
 		}
 		sum := sha256.Sum256(body)
 		digest := hex.EncodeToString(sum[:8])
-		m[name] = File{Name: name, Body: body, Digest: digest, Path: "/static/" + name + "?v=" + digest}
+		m[name] = File{Body: body, Digest: digest, Path: "/static/" + name + "?v=" + digest}
 	}
 	return m
 }()
@@ -46,12 +45,6 @@ var all = func() map[string]File {
 // Files are the static files, by name.
 func Files() map[string]File {
 	return maps.Clone(all)
-}
-
-// Open gives the static file of that name.
-func Open(name string) (File, bool) {
-	f, ok := all[name]
-	return f, ok
 }
 
 // Path is the address of the static file of that name, with its content's

@@ -30,7 +30,7 @@ func (s *Server) routes() {
 	staticFiles := serveStatic()
 	e.GET("/static/*", staticFiles)
 	e.HEAD("/static/*", staticFiles)
-	e.GET("/widget.js", handlers.WidgetScript())
+	e.GET("/widget.js", handlers.WidgetScript)
 	e.GET("/avatars/:slug", h.ShowAvatar)
 
 	// Public agent surface.

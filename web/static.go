@@ -3,6 +3,7 @@ package web
 import (
 	"mime"
 	"path"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,18 +19,7 @@ import (
 // gzipped for a browser that takes it (handlers.Compressible, each file
 // compressed on its first such request).
 func serveStatic() echo.HandlerFunc {
-	type file struct {
-		digest, ctype string
-		body          *handlers.Compressible
-	}
-	files := map[string]file{}
-	for name, f := range static.Files() {
-		ctype := mime.TypeByExtension(path.Ext(name))
-		if ctype == "" {
-			ctype = echo.MIMEOctetStream
-		}
-		files[name] = file{f.Digest, ctype, handlers.NewCompressible(f.Body, `"`+f.Digest+`"`)}
-	}
+	files := staticFiles()
 	return func(c echo.Context) error {
 		f, ok := files[c.Param("*")]
 		if !ok {
@@ -43,3 +33,24 @@ func serveStatic() echo.HandlerFunc {
 		return f.body.Serve(c, f.ctype)
 	}
 }
+
+// A servedFile is a static file as serveStatic answers it.
+type servedFile struct {
+	digest, ctype string
+	body          *handlers.Compressible
+}
+
+// staticFiles are the static files by name, made once per process, so that
+// each is gzipped once however many servers the process runs (the tests
+// run hundreds).
+var staticFiles = sync.OnceValue(func() map[string]servedFile {
+	files := map[string]servedFile{}
+	for name, f := range static.Files() {
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = echo.MIMEOctetStream
+		}
+		files[name] = servedFile{f.Digest, ctype, handlers.NewCompressible(f.Body, `"`+f.Digest+`"`)}
+	}
+	return files
+})
