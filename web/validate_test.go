@@ -125,18 +125,16 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		v.tb.Errorf("%s: %d response %.500s does not match openapi.json: %.800s", where, resp.StatusCode, body, err)
 		return resp, nil
 	}
+	var decoded any // the body, decoded once for both checks
 	if pointer != "" {
-		if err := validateJSON(pointer, body); err != nil {
+		if decoded, err = validateJSON(pointer, body); err != nil {
 			v.tb.Errorf("%s: %d response %.500s does not match openapi.json: %.800s", where, resp.StatusCode, body, err)
 			return resp, nil
 		}
 	}
 	if r := route.Operation.Responses.Status(resp.StatusCode); r != nil && strings.HasPrefix(ct, "application/json") {
-		if mt := r.Value.Content.Get(ct); mt != nil && mt.Schema != nil {
-			var decoded any
-			if err := json.Unmarshal(body, &decoded); err == nil {
-				documentedKeys(v.tb, where+" "+http.StatusText(resp.StatusCode), mt.Schema.Value, decoded)
-			}
+		if mt := r.Value.Content.Get(ct); mt != nil && mt.Schema != nil && (decoded != nil || json.Unmarshal(body, &decoded) == nil) {
+			documentedKeys(v.tb, where+" "+http.StatusText(resp.StatusCode), mt.Schema.Value, decoded)
 		}
 	}
 	return resp, nil
@@ -176,12 +174,7 @@ func (v *validatingTransport) checkUnknown(where, path string, resp *http.Respon
 // the body is not JSON, has no schema, or kin-openapi leaves it unchecked
 // (a HEAD request, a 304 or a redirect).
 func jsonBodySchema(route *routers.Route, method string, status int, ct string) string {
-	switch {
-	case method == http.MethodHead, status == http.StatusNotModified, status >= 300 && status < 400:
-		return ""
-	}
-	mediaType, _, _ := strings.Cut(ct, ";")
-	if mediaType = strings.TrimSpace(mediaType); mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json") {
+	if method == http.MethodHead || status >= 300 && status < 400 || !isJSON(ct) {
 		return ""
 	}
 	responses := route.Operation.Responses
@@ -192,61 +185,55 @@ func jsonBodySchema(route *routers.Route, method string, status int, ct string) 
 	if ref == nil || ref.Value == nil {
 		return ""
 	}
-	mt := ref.Value.Content.Get(ct)
-	if mt == nil || mt.Schema == nil {
-		return ""
-	}
-	var code, media string
-	for k, r := range responses.Map() {
+	for code, r := range responses.Map() {
 		if r == ref {
-			code = k
+			return contentSchema(operationAt(route, method)+"/responses/"+code, ref.Ref, ref.Value.Content, ct)
 		}
 	}
-	for k, m := range ref.Value.Content {
-		if m == mt {
-			media = k
-		}
-	}
-	if code == "" || media == "" {
-		return ""
-	}
-	response := "/" + strings.Join([]string{"paths", pointerToken(route.Path), strings.ToLower(method), "responses", code}, "/")
-	if ref.Ref != "" { // a response of #/components/responses
-		response = strings.TrimPrefix(ref.Ref, "#")
-	}
-	return response + "/content/" + pointerToken(media) + "/schema"
+	return ""
 }
 
 // jsonRequestSchema is the JSON pointer, in openapi.json, of the schema of a
 // request's JSON body; "" when there is no body, it is not JSON, or the
 // operation documents no schema for it (kin-openapi then checks it).
 func jsonRequestSchema(route *routers.Route, method, ct string, body []byte) string {
-	mediaType, _, _ := strings.Cut(ct, ";")
-	if len(body) == 0 || strings.TrimSpace(mediaType) != "application/json" {
-		return ""
-	}
 	rb := route.Operation.RequestBody
-	if rb == nil || rb.Value == nil {
+	if len(body) == 0 || !isJSON(ct) || rb == nil || rb.Value == nil {
 		return ""
 	}
-	mt := rb.Value.Content.Get(ct)
+	return contentSchema(operationAt(route, method)+"/requestBody", rb.Ref, rb.Value.Content, ct)
+}
+
+// isJSON reports whether a Content-Type is JSON's.
+func isJSON(ct string) bool {
+	mediaType, _, _ := strings.Cut(ct, ";")
+	mediaType = strings.TrimSpace(mediaType)
+	return mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
+}
+
+// operationAt is the JSON pointer of route's operation in openapi.json.
+func operationAt(route *routers.Route, method string) string {
+	return "/paths/" + pointerToken(route.Path) + "/" + strings.ToLower(method)
+}
+
+// contentSchema is the JSON pointer of the schema content gives ct, content
+// being that of the object at at (a response, a request body) or, when that
+// object is a reference (ref, to #/components/...), of the object it names;
+// "" when content has no schema for ct.
+func contentSchema(at, ref string, content openapi3.Content, ct string) string {
+	mt := content.Get(ct)
 	if mt == nil || mt.Schema == nil {
 		return ""
 	}
-	media := ""
-	for k, m := range rb.Value.Content {
+	if ref != "" {
+		at = strings.TrimPrefix(ref, "#")
+	}
+	for media, m := range content {
 		if m == mt {
-			media = k
+			return at + "/content/" + pointerToken(media) + "/schema"
 		}
 	}
-	if media == "" {
-		return ""
-	}
-	base := "/" + strings.Join([]string{"paths", pointerToken(route.Path), strings.ToLower(method), "requestBody"}, "/")
-	if rb.Ref != "" {
-		base = strings.TrimPrefix(rb.Ref, "#")
-	}
-	return base + "/content/" + pointerToken(media) + "/schema"
+	return ""
 }
 
 // pointerToken escapes one reference token of a JSON pointer (RFC 6901).
@@ -285,27 +272,27 @@ type schemaSet struct {
 }
 
 // validateJSON checks a JSON document against the schema at pointer in
-// openapi.json.
-func validateJSON(pointer string, body []byte) error {
+// openapi.json, and returns it decoded (numbers as json.Number).
+func validateJSON(pointer string, body []byte) (any, error) {
 	set, err := docSchemas()
 	if err != nil {
-		return fmt.Errorf("openapi.json: %w", err)
+		return nil, fmt.Errorf("openapi.json: %w", err)
 	}
 	set.mu.Lock()
 	schema, ok := set.compiled[pointer]
 	if !ok {
 		if schema, err = set.c.Compile(openAPIURL + "#" + pointer); err != nil {
 			set.mu.Unlock()
-			return fmt.Errorf("compiling the schema at %s: %w", pointer, err)
+			return nil, fmt.Errorf("compiling the schema at %s: %w", pointer, err)
 		}
 		set.compiled[pointer] = schema
 	}
 	set.mu.Unlock()
 	value, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("the body is not JSON: %w", err)
+		return nil, fmt.Errorf("the body is not JSON: %w", err)
 	}
-	return schema.Validate(value)
+	return value, schema.Validate(value)
 }
 
 // readBody reads resp's body and puts it back for the caller.
