@@ -28,9 +28,9 @@ func TestAdminCalendarBrowser(t *testing.T) {
 	openSignedIn(ctx, t, b, ten, "/admin/integrations/calendar")
 
 	mustStep(t, "filling the form", chromedp.Do(ctx,
-		typeField("serverUrl", cal.URL),
-		typeField("username", cal.Username),
-		typeField("password", "wrong-password"),
+		fillField("serverUrl", cal.URL),
+		fillField("username", cal.Username),
+		fillField("password", "wrong-password"),
 	))
 	if msg := mustRunStep(ctx, t, "status", chromedp.Text(chromedp.ID("calendar-not-connected"))); !strings.Contains(msg, "No calendar is connected") {
 		t.Errorf("status = %q", msg)
@@ -41,7 +41,7 @@ func TestAdminCalendarBrowser(t *testing.T) {
 	if msg := mustRunStep(ctx, t, "password error", chromedp.Text(chromedp.ID("err-password"))); !strings.Contains(msg, "refused the username or password") {
 		t.Errorf("password error = %q", msg)
 	}
-	mustStep(t, "retyping", chromedp.Do(ctx, typeField("password", cal.Password),
+	mustStep(t, "retyping", chromedp.Do(ctx, fillField("password", cal.Password),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('open_saturday').checked = true`)))
 	if status := submitForm(ctx, t, "#save-calendar"); status != http.StatusOK {
 		t.Fatalf("connecting: status %d", status)

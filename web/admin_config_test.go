@@ -72,15 +72,6 @@ func waitUntil(ctx context.Context, t *testing.T, what, cond string) {
 	}
 }
 
-// typeField empties an input or textarea and types text into it (keyIn).
-// (fillField's Clear fails on an empty textarea.)
-func typeField(id, text string) chromedp.Action[chromedp.Void] {
-	return chromedp.Steps(
-		chromedp.Evaluate[chromedp.Void](`document.getElementById(`+jsString(id)+`).value = ''`),
-		keyIn(chromedp.ID(id), text),
-	)
-}
-
 // chooseOption selects value in the select with id, firing change as a user's choice does.
 func chooseOption(id, value string) chromedp.Action[chromedp.Void] {
 	js := `(() => { const s = document.getElementById(` + jsString(id) + `); s.value = ` + jsString(value) +
@@ -135,16 +126,16 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 			t.Errorf("types offered = %v", types)
 		}
 		mustStep(t, "filling the form", chromedp.Do(ctx,
-			typeField("name", "Contact request"),
-			typeField("description", "Collects the visitor's contact details when they ask to be called back."),
-			typeField("field-0-name", "email"),
-			typeField("field-0-label", "Your email"),
+			fillField("name", "Contact request"),
+			fillField("description", "Collects the visitor's contact details when they ask to be called back."),
+			fillField("field-0-name", "email"),
+			fillField("field-0-label", "Your email"),
 			chooseOption("field-0-type", "email"),
 			chromedp.Click(chromedp.ID("field-0-required")),
 			chromedp.Click(chromedp.ID("add-field")),
 			chromedp.WaitVisible(chromedp.ID("field-1-name")),
-			typeField("field-1-name", "email"),
-			typeField("field-1-label", "Company"),
+			fillField("field-1-name", "email"),
+			fillField("field-1-label", "Company"),
 		))
 		if status := submitForm(ctx, t, "#save-tool"); status != http.StatusUnprocessableEntity {
 			t.Fatalf("saving a form with a duplicate field name: status %d, want 422", status)
@@ -162,7 +153,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 		if tools, _ := b.db.ListTools(context.Background(), ten.ID); len(tools) != 0 {
 			t.Fatalf("an invalid form was saved: %+v", tools)
 		}
-		mustStep(t, "fixing the name", chromedp.Do(ctx, typeField("field-1-name", "company")))
+		mustStep(t, "fixing the name", chromedp.Do(ctx, fillField("field-1-name", "company")))
 		if status := submitForm(ctx, t, "#save-tool"); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
 		}
@@ -192,20 +183,20 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.ID("currency")),
 		))
 		mustStep(t, "filling the price list", chromedp.Do(ctx,
-			typeField("name", "Quote"),
-			typeField("description", "Prices a quote from the price list."),
-			typeField("currency", "EUR"),
-			typeField("taxRate", "20"),
-			typeField("validityDays", "15"),
-			typeField("item-0-name", "Audit"),
-			typeField("item-0-unitPrice", "1200"),
-			typeField("item-0-unit", "day"),
+			fillField("name", "Quote"),
+			fillField("description", "Prices a quote from the price list."),
+			fillField("currency", "EUR"),
+			fillField("taxRate", "20"),
+			fillField("validityDays", "15"),
+			fillField("item-0-name", "Audit"),
+			fillField("item-0-unitPrice", "1200"),
+			fillField("item-0-unit", "day"),
 			chromedp.Click(chromedp.ID("add-item")),
 			chromedp.WaitVisible(chromedp.ID("item-1-name")),
-			typeField("item-1-name", "Training"),
-			typeField("item-1-unitPrice", "450.50"),
-			typeField("item-1-unit", "session"),
-			typeField("item-1-options", "Remote=0; Materials=25"),
+			fillField("item-1-name", "Training"),
+			fillField("item-1-unitPrice", "450.50"),
+			fillField("item-1-unit", "session"),
+			fillField("item-1-options", "Remote=0; Materials=25"),
 		))
 		if status := submitForm(ctx, t, "#save-tool"); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
@@ -236,9 +227,9 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 			t.Errorf("options shown = %q", v)
 		}
 		mustStep(t, "editing", chromedp.Do(ctx,
-			typeField("name", "Quote builder"),
+			fillField("name", "Quote builder"),
 			chromedp.Click(chromedp.ID("isActive")),
-			typeField("item-0-unitPrice", "1350.25"),
+			fillField("item-0-unitPrice", "1350.25"),
 		))
 		if status := submitForm(ctx, t, "#save-tool"); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
@@ -285,12 +276,12 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	mustStep(t, "filling the form", chromedp.Do(ctx,
 		chromedp.Click(chromedp.ID("new-product")),
 		chromedp.WaitVisible(chromedp.ID("product-form")),
-		typeField("name", "Trail runner"),
-		typeField("description", "A light shoe for muddy paths."),
-		typeField("price", "89.90"),
-		typeField("currency", "eur"),
-		typeField("url", "https://shop.example.com/trail"),
-		typeField("tags", "shoes, running"),
+		fillField("name", "Trail runner"),
+		fillField("description", "A light shoe for muddy paths."),
+		fillField("price", "89.90"),
+		fillField("currency", "eur"),
+		fillField("url", "https://shop.example.com/trail"),
+		fillField("tags", "shoes, running"),
 	))
 	if status := submitForm(ctx, t, "#save-product"); status != http.StatusOK {
 		t.Fatalf("after creating: status %d", status)
@@ -324,8 +315,8 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	t.Run("Edit", func(t *testing.T) {
 		mustStep(t, "editing", chromedp.Do(ctx,
 			chromedp.Navigate(b.ts.URL+"/admin/products/"+p.ID),
-			typeField("price", "79"),
-			typeField("tags", "shoes"),
+			fillField("price", "79"),
+			fillField("tags", "shoes"),
 		))
 		if status := submitForm(ctx, t, "#save-product"); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
@@ -386,7 +377,7 @@ func TestAdminConfigVisitorsBrowser(t *testing.T) {
 	})
 
 	t.Run("Memory", func(t *testing.T) {
-		mustStep(t, "adding a fact", chromedp.Do(ctx, typeField("key", "company_size"), typeField("value", "50 people")))
+		mustStep(t, "adding a fact", chromedp.Do(ctx, fillField("key", "company_size"), fillField("value", "50 people")))
 		if status := submitForm(ctx, t, "#add-fact"); status != http.StatusOK {
 			t.Fatalf("after adding: status %d", status)
 		}
@@ -443,9 +434,9 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 		openSignedIn(ctx, t, b, ten, "/admin/mcp-tools")
 		const key = "sk-mcp-very-secret-9431"
 		mustStep(t, "filling the form", chromedp.Do(ctx,
-			typeField("mcpToolsUrl", "https://mcp.example.com/mcp"),
-			typeField("mcpToolsApiKey", key),
-			typeField("mcpToolsMaxTools", "5"),
+			fillField("mcpToolsUrl", "https://mcp.example.com/mcp"),
+			fillField("mcpToolsApiKey", key),
+			fillField("mcpToolsMaxTools", "5"),
 		))
 		if status := submitForm(ctx, t, "#save-mcp"); status != http.StatusOK {
 			t.Fatalf("after saving: status %d", status)
@@ -468,7 +459,7 @@ func TestAdminConfigMCPBrowser(t *testing.T) {
 		}
 
 		// Saving again without typing a key keeps it.
-		mustStep(t, "editing", chromedp.Do(ctx, typeField("mcpToolsMaxTools", "7")))
+		mustStep(t, "editing", chromedp.Do(ctx, fillField("mcpToolsMaxTools", "7")))
 		if status := submitForm(ctx, t, "#save-mcp"); status != http.StatusOK {
 			t.Fatalf("after saving again: status %d", status)
 		}

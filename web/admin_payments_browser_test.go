@@ -24,7 +24,7 @@ func TestAdminPaymentsBrowser(t *testing.T) {
 	openSignedIn(ctx, t, b, ten, "/admin/integrations/payments")
 
 	mustStep(t, "filling a publishable key", chromedp.Do(ctx,
-		typeField("secretKey", "pk_test_51NotASecretKey000"),
+		fillField("secretKey", "pk_test_51NotASecretKey000"),
 	))
 	if status := submitForm(ctx, t, "#save-payments"); status != http.StatusUnprocessableEntity {
 		t.Fatalf("a publishable key: status %d, want 422", status)
@@ -34,10 +34,10 @@ func TestAdminPaymentsBrowser(t *testing.T) {
 	}
 
 	mustStep(t, "filling the form", chromedp.Do(ctx,
-		typeField("secretKey", testStripeKey),
-		typeField("currency", "eur"),
-		typeField("defaultAmount", "49,50"),
-		typeField("defaultDescription", "Workshop deposit"),
+		fillField("secretKey", testStripeKey),
+		fillField("currency", "eur"),
+		fillField("defaultAmount", "49,50"),
+		fillField("defaultDescription", "Workshop deposit"),
 	))
 	if status := submitForm(ctx, t, "#save-payments"); status != http.StatusOK {
 		t.Fatalf("connecting: status %d", status)

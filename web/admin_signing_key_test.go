@@ -72,7 +72,7 @@ func TestAdminSigningKeyBrowser(t *testing.T) {
 	t.Run("ReplyEndpoint", func(t *testing.T) {
 		mustStep(t, "typing a private address", chromedp.Do(ctx,
 			chromedp.Navigate(b.ts.URL+"/admin/settings/developer"),
-			typeField("llmWebhookUrl", "https://10.1.2.3/reply"),
+			fillField("llmWebhookUrl", "https://10.1.2.3/reply"),
 		))
 		if status := submitForm(ctx, t, "#settings-form button[type=submit]"); status != http.StatusUnprocessableEntity {
 			t.Fatalf("saving a private address: status %d", status)
@@ -80,7 +80,7 @@ func TestAdminSigningKeyBrowser(t *testing.T) {
 		if msg := mustRunStep(ctx, t, "error", chromedp.Text(chromedp.ID("err-llmWebhookUrl"))); !strings.Contains(msg, "private or reserved") {
 			t.Errorf("error = %q", msg)
 		}
-		mustStep(t, "typing a public address", chromedp.Do(ctx, typeField("llmWebhookUrl", "https://93.184.216.34/reply")))
+		mustStep(t, "typing a public address", chromedp.Do(ctx, fillField("llmWebhookUrl", "https://93.184.216.34/reply")))
 		if status := submitForm(ctx, t, "#settings-form button[type=submit]"); status != http.StatusOK {
 			t.Fatalf("saving a public address: status %d", status)
 		}

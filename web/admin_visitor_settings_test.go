@@ -43,7 +43,7 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 	t.Run("PrivateContextURL", func(t *testing.T) {
 		mustStep(t, "editing", chromedp.Do(ctx,
 			chooseOption("visitorAuthMode", "jwt"),
-			typeField("visitorContextUrl", "https://10.1.2.3/ctx"),
+			fillField("visitorContextUrl", "https://10.1.2.3/ctx"),
 		))
 		if status := submitForm(ctx, t, save); status != http.StatusUnprocessableEntity {
 			t.Fatalf("saving a private address: status %d, want 422", status)
@@ -63,7 +63,7 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 	})
 
 	t.Run("PublicContextURL", func(t *testing.T) {
-		mustStep(t, "fixing the URL", chromedp.Do(ctx, typeField("visitorContextUrl", "https://93.184.216.34/ctx")))
+		mustStep(t, "fixing the URL", chromedp.Do(ctx, fillField("visitorContextUrl", "https://93.184.216.34/ctx")))
 		if status := submitForm(ctx, t, save); status != http.StatusOK {
 			t.Fatalf("saving a public address: status %d", status)
 		}
@@ -97,8 +97,8 @@ func TestAdminVisitorSettingsBrowser(t *testing.T) {
 	t.Run("CaptchaWithKeys", func(t *testing.T) {
 		const secret = "0x4AAAAAAAsecret-plain"
 		mustStep(t, "filling the keys", chromedp.Do(ctx,
-			typeField("captchaSiteKey", "0x4AAAAAAAsite"),
-			typeField("captchaSecretKey", secret),
+			fillField("captchaSiteKey", "0x4AAAAAAAsite"),
+			fillField("captchaSecretKey", secret),
 		))
 		if status := submitForm(ctx, t, save); status != http.StatusOK {
 			t.Fatalf("saving the keys: status %d", status)

@@ -189,9 +189,17 @@ func submitForm(ctx context.Context, t *testing.T, button string) int64 {
 	return resp.Status
 }
 
-// fillField empties an input and types text into it, as a user does.
+// fillField empties an input or textarea and types text into it, as a
+// user does: it waits for the field, clears what it holds (chromedp.Clear
+// would set the value attribute, not what was typed, and fails on an empty
+// textarea), then focuses it and inserts the text (keyIn). Focusing it
+// commits the field left (change), after the clearing.
 func fillField(id, text string) chromedp.Action[chromedp.Void] {
-	return chromedp.Steps(chromedp.Clear(chromedp.ID(id)), keyIn(chromedp.ID(id), text))
+	return chromedp.Steps(
+		chromedp.WaitVisible(chromedp.ID(id)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById(`+jsString(id)+`).value = ''`),
+		keyIn(chromedp.ID(id), text),
+	)
 }
 
 // keyIn types text into the visible field sel at its caret as one insertion

@@ -62,7 +62,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 			t.Errorf("preview after typing = %q", got)
 		}
 		// A colour half typed keeps the last good one; the teaser emptied goes.
-		mustStep(t, "typing more", chromedp.Do(ctx, fillField("primaryColor", "#12"), typeField("teaserText", "")))
+		mustStep(t, "typing more", chromedp.Do(ctx, fillField("primaryColor", "#12"), fillField("teaserText", "")))
 		waitUntil(ctx, t, "the teaser to go", sr+`.querySelector('.teaser').hidden`)
 		if got := str("colour", `getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "rgb(29, 78, 216)" {
 			t.Errorf("launcher colour with an unfinished colour typed = %q, want the saved one", got)
@@ -90,7 +90,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 	t.Run("Segment", func(t *testing.T) {
 		mustStep(t, "opening the segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/"+seg["id"].(string))))
 		waitUntil(ctx, t, "the welcome message", sr+`?.querySelector('.msg.bot')?.innerText === 'Hello, trade buyer!'`)
-		mustStep(t, "typing", chromedp.Do(ctx, typeField("welcomeMessage", "Welcome, wholesalers"),
+		mustStep(t, "typing", chromedp.Do(ctx, fillField("welcomeMessage", "Welcome, wholesalers"),
 			fillField("starter-0-text", "Bulk prices?"), fillField("starter-0-emoji", "📦")))
 		waitUntil(ctx, t, "the typed welcome and starter", sr+`.querySelector('.msg.bot')?.innerText === 'Welcome, wholesalers' && `+
 			sr+`.querySelector('.starters button')?.innerText === '📦 Bulk prices?'`)
