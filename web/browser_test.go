@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,9 +32,6 @@ var chromium struct {
 	err  error
 }
 
-// browserTab opens a new tab of the shared browser, in a browser context of
-// its own, closed when the test ends.
-// A browser that does not start fails the test: browser tests never skip.
 // tabAddrSeq numbers the browser tabs' client addresses.
 var tabAddrSeq atomic.Int64
 
@@ -49,11 +47,14 @@ func ownAddress(ctx context.Context, t *testing.T) {
 	mustStep(t, "giving the tab its own address", err)
 }
 
+// browserTab opens a new tab of the shared browser, in a browser context of
+// its own, closed when the test ends.
+// A browser that does not start fails the test: browser tests never skip.
 func browserTab(t *testing.T) context.Context {
 	t.Helper()
 	chromium.once.Do(func() { chromium.ctx, chromium.err = startChromium() })
 	if chromium.err != nil {
-		t.Fatalf("headless Chromium: %v (set PARLEY_TEST_CHROMIUM to its binary; apt-get install chromium)", chromium.err)
+		t.Fatalf("headless Chromium: %v (apt-get install chromium-headless-shell, or set PARLEY_TEST_CHROMIUM to a Chromium binary)", chromium.err)
 	}
 	// Each test gets its own browser context, so its own cookies: cookies ignore
 	// the port, and every test server listens on 127.0.0.1.
@@ -93,14 +94,30 @@ func typeText(ctx context.Context, t *testing.T, id, text string) {
 	mustStep(t, "typing into #"+id, chromedp.Do(ctx, keyIn(chromedp.ID(id), text)))
 }
 
+// chromiumPath is the browser the tests drive: PARLEY_TEST_CHROMIUM if set,
+// else Debian's chromium-headless-shell, else its chromium. The two are one
+// build of Chromium (Blink, V8, the network stack); `chromium --headless`
+// runs the whole desktop browser off-screen, a window with its tab strip and
+// address bar for every browser context, and made `make test` cost the
+// machine 279–321 s of CPU against 194–210 s with the shell (BENCHMARKS.md,
+// "Test suite", 2026-11-28).
+func chromiumPath() string {
+	if path := os.Getenv("PARLEY_TEST_CHROMIUM"); path != "" {
+		return path
+	}
+	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	return "chromium-headless-shell"
+}
+
 // startChromium starts the browser. Its life is the test binary's: chromedp
 // kills it when the binary exits, so the profile directories of earlier
 // binaries are removed here instead.
 func startChromium() (context.Context, error) {
-	path := os.Getenv("PARLEY_TEST_CHROMIUM")
-	if path == "" {
-		path = "/usr/bin/chromium"
-	}
+	path := chromiumPath()
 	removeStaleProfiles()
 	dir, err := os.MkdirTemp("", fmt.Sprintf("parley-chromium-%d-", os.Getpid()))
 	if err != nil {
@@ -115,7 +132,8 @@ func startChromium() (context.Context, error) {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		// Chromium 156 gives every window, headless too, an address bar
+		// Chromium 156 (`chromium --headless`; the shell has no windows)
+		// gives every window, headless too, an address bar
 		// whose suggestions are WebUI pages (chrome://omnibox-popup.top-chrome),
 		// loaded in a renderer of their own: about 0.3 s of CPU a tab, for
 		// an address bar no test types into. (chromedp's own list, and these.)
