@@ -395,7 +395,8 @@ func (w *chatWriter) emit(ev agent.Event) {
 }
 
 // finish sends the envelope, the final SSE event or the JSON body, or the
-// turn's error.
+// turn's error. The final event goes out with the response's end
+// (sendAtEnd): the handler returns after finish.
 func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 	if w.sse != nil {
 		defer w.sse.close() // no paced flush after the handler
@@ -419,7 +420,7 @@ func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 		}
 		switch {
 		case w.sse != nil:
-			w.sse.send(map[string]string{"error": msg, "code": code})
+			w.sse.sendAtEnd(map[string]string{"error": msg, "code": code})
 			return nil
 		case notStored:
 			return err
@@ -440,10 +441,10 @@ func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 	if w.sse != nil {
 		reply.Done = true
 		if w.in.Test {
-			w.sse.send(testChatDoneOf(reply, out))
+			w.sse.sendAtEnd(testChatDoneOf(reply, out))
 			return nil
 		}
-		w.sse.send(reply)
+		w.sse.sendAtEnd(reply)
 		return nil
 	}
 	return w.c.JSON(http.StatusOK, reply)
@@ -516,14 +517,22 @@ func startSSE(c echo.Context) *sseWriter {
 // send writes one `data: <json>` event and flushes it with any text left
 // for a paced flush; a write to a visitor who left is ignored, the request
 // context tells the rest.
-func (s *sseWriter) send(v any) {
+func (s *sseWriter) send(v any) { s.sendJSON(v, flushNow) }
+
+// sendAtEnd writes one of the stream's last events, as send would, but
+// leaves it for the response's end, which the handler reaches next:
+// net/http then writes it with whatever waits and the end of the chunked
+// body, in one write to the network instead of two or more.
+func (s *sseWriter) sendAtEnd(v any) { s.sendJSON(v, flushLater) }
+
+func (s *sseWriter) sendJSON(v any, flush int) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.writeEvent(append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...), flushNow)
+	s.writeEvent(append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...), flush)
 }
 
 // sendText writes a piece of the answer, `data: {"text":"..."}`, as send

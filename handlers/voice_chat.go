@@ -232,8 +232,12 @@ type voiceChunkChoice struct {
 }
 
 func (w *voiceWriter) chunk(delta map[string]string, finish *string) {
-	w.sse.send(voiceChunk{ID: w.id, Object: "chat.completion.chunk", Created: w.created, Model: w.model,
-		Choices: []voiceChunkChoice{{Delta: delta, FinishReason: finish}}})
+	w.sse.send(w.chunkOf(delta, finish))
+}
+
+func (w *voiceWriter) chunkOf(delta map[string]string, finish *string) voiceChunk {
+	return voiceChunk{ID: w.id, Object: "chat.completion.chunk", Created: w.created, Model: w.model,
+		Choices: []voiceChunkChoice{{Delta: delta, FinishReason: finish}}}
 }
 
 func (w *voiceWriter) emit(ev agent.Event) {
@@ -279,12 +283,13 @@ func (w *voiceWriter) finish(out *agent.TurnOutput, err error) error {
 		if err != nil && !errors.Is(err, agent.ErrNotStored) && out != nil && out.Result.Text == "" {
 			rest = voiceFallback(w.in.Locale)
 		}
+		// The end of the stream goes out in one write, with the response's
+		// end (sendAtEnd): the handler returns next.
 		if rest != "" {
-			w.chunk(map[string]string{"content": rest}, nil)
+			w.sse.sendAtEnd(w.chunkOf(map[string]string{"content": rest}, nil))
 		}
-		w.chunk(map[string]string{}, &stop)
+		w.sse.sendAtEnd(w.chunkOf(map[string]string{}, &stop))
 		_, _ = fmt.Fprint(w.c.Response(), "data: [DONE]\n\n")
-		w.c.Response().Flush()
 		return nil
 	}
 	if err != nil && !errors.Is(err, agent.ErrNotStored) {
