@@ -171,6 +171,14 @@ func TestWidgetBrowser(t *testing.T) {
 	if got := str("isolation", `getComputedStyle(`+answer+`).color + ' ' + getComputedStyle(`+sr+`.querySelector('form button')).display`); got != "rgb(17, 17, 17) block" {
 		t.Errorf("the host page's styles reached the widget: color and button display %q", got)
 	}
+	// The launcher and the votes draw their icons, hidden from assistive
+	// technology (their buttons are labelled): an emoji there showed as an
+	// empty box on a system without an emoji font.
+	if got := str("icons", `[`+sr+`.querySelector('.launcher'), ...`+answer+`.querySelectorAll('.votes button')].map(b => {
+		const r = b.querySelector('svg[aria-hidden="true"]')?.getBoundingClientRect();
+		return (r ? Math.round(r.width) + 'x' + Math.round(r.height) : 'no icon') + (b.innerText.trim() ? ' and text' : ''); }).join(' ')`); got != "26x26 14x14 14x14" {
+		t.Errorf("the launcher's and the votes' icons = %q, want 26x26 14x14 14x14", got)
+	}
 	saveScreenshot(ctx, t, "widget-open")
 
 	run("voting", sr+`.querySelector('.votes button').click()`)

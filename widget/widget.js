@@ -44,7 +44,7 @@
     * { box-sizing: border-box; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
     .launcher { position: fixed; right: 20px; bottom: 20px; width: 56px; height: 56px; border-radius: 50%;
       border: none; cursor: pointer; color: var(--on-primary); background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
-      font-size: 26px; z-index: 2147483000; }
+      font-size: 26px; z-index: 2147483000; display: grid; place-items: center; }
     .launcher.pulse { animation: pulse 2s 3; }
     @media (prefers-reduced-motion: reduce) { .launcher.pulse { animation: none; } }
     @keyframes pulse { 0% { box-shadow: 0 0 0 0 var(--primary); } 70% { box-shadow: 0 0 0 14px transparent; } 100% { box-shadow: 0 0 0 0 transparent; } }
@@ -78,6 +78,7 @@
     .starters button, .votes button, .error button { border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
       padding: 6px 10px; font-size: 13px; cursor: pointer; }
     .votes { display: flex; gap: 4px; margin-top: 4px; }
+    .votes button { display: inline-grid; place-items: center; }
     .votes button[aria-pressed="true"] { background: var(--primary); color: var(--on-primary); }
     form.compose { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e4e4e7; background: #fff; }
     .card { align-self: stretch; background: #fff; border: 1px solid #e4e4e7; border-radius: 12px; padding: 10px 12px; font-size: 14px; }
@@ -107,6 +108,26 @@
     for (const c of children) node.append(c);
     return node;
   };
+
+  // icon is an inline SVG of path d, drawn in the text's colour: the
+  // launcher and the votes need no emoji font, which not every visitor's
+  // system has (without one, an emoji shows as an empty box). turn rotates
+  // it half a turn (thumbs down is thumbs up turned over).
+  const svgNS = "http://www.w3.org/2000/svg";
+  const icon = (d, size, turn = false) => {
+    const svg = document.createElementNS(svgNS, "svg");
+    for (const [k, v] of Object.entries({ viewBox: "0 0 24 24", width: size, height: size, fill: "none", stroke: "currentColor",
+      "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true", focusable: "false" })) {
+      svg.setAttribute(k, v);
+    }
+    const path = document.createElementNS(svgNS, "path");
+    path.setAttribute("d", d);
+    if (turn) path.setAttribute("transform", "rotate(180 12 12)");
+    svg.append(path);
+    return svg;
+  };
+  const bubbleIcon = "M4 4h16a1 1 0 0 1 1 1v11a1 1 0 0 1-1 1H10l-5 4v-4H4a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1z";
+  const thumbIcon = "M3 10h4v11H3zM7 10l4-8a2 2 0 0 1 2 2v4h5.5a2 2 0 0 1 2 2.3L19 19a2 2 0 0 1-2 2H7";
 
   // Markdown, safely: paragraphs, **bold** and links (http and https only),
   // each made of elements and text nodes.
@@ -284,7 +305,7 @@
     const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
       el("header", {}, avatar(s), who, close), log, checkRow, form);
     const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
-      "aria-expanded": "false" }, "💬");
+      "aria-expanded": "false" }, icon(bubbleIcon, 26));
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
     root.append(teaser, panel, launcher);
 
@@ -350,8 +371,8 @@
     }
     if (s.form) log.append(leadForm(s.form));
     const votes = (node, messageId) => {
-      const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, "👍");
-      const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, "👎");
+      const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, icon(thumbIcon, 14));
+      const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, icon(thumbIcon, 14, true));
       up.dataset.value = "up"; down.dataset.value = "down";
       up.addEventListener("click", () => vote(messageId, "up", [up, down]));
       down.addEventListener("click", () => vote(messageId, "down", [up, down]));
