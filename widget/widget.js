@@ -44,7 +44,7 @@
     * { box-sizing: border-box; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
     .launcher { position: fixed; right: 20px; bottom: 20px; width: 56px; height: 56px; border-radius: 50%;
       border: none; cursor: pointer; color: var(--on-primary); background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
-      font-size: 26px; z-index: 2147483000; display: grid; place-items: center; }
+      z-index: 2147483000; display: grid; place-items: center; }
     .launcher.pulse { animation: pulse 2s 3; }
     @media (prefers-reduced-motion: reduce) { .launcher.pulse { animation: none; } }
     @keyframes pulse { 0% { box-shadow: 0 0 0 0 var(--primary); } 70% { box-shadow: 0 0 0 14px transparent; } 100% { box-shadow: 0 0 0 0 transparent; } }
