@@ -8,6 +8,7 @@ PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
 export PARLEY_TEST_DATABASE_URL
 # The browser tests drive chromium-headless-shell, else chromium
 # (web/browser_test.go, chromiumPath); PARLEY_TEST_CHROMIUM picks another.
+
 # The race detector sleeps a second as each test binary exits, so that
 # goroutines left running after the last test have time to race. A race
 # during a test is reported as it happens and fails that test; the sleep

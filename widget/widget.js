@@ -98,34 +98,27 @@
       padding: 4px 10px; font-size: 13px; cursor: pointer; }
   `;
 
-  const el = (tag, attrs = {}, ...children) => {
-    const node = document.createElement(tag);
+  // build gives node its attributes (class, on* listeners, the rest as
+  // attributes) and children: el's for an HTML element, svg's for an SVG one.
+  const build = (node, attrs, children) => {
     for (const [k, v] of Object.entries(attrs)) {
-      if (k === "class") node.className = v;
+      if (k === "class") node.setAttribute("class", v);
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
       else node.setAttribute(k, v);
     }
     for (const c of children) node.append(c);
     return node;
   };
+  const el = (tag, attrs = {}, ...children) => build(document.createElement(tag), attrs, children);
+  const svg = (tag, attrs = {}, ...children) => build(document.createElementNS("http://www.w3.org/2000/svg", tag), attrs, children);
 
   // icon is an inline SVG of path d, drawn in the text's colour: the
   // launcher and the votes need no emoji font, which not every visitor's
   // system has (without one, an emoji shows as an empty box). turn rotates
   // it half a turn (thumbs down is thumbs up turned over).
-  const svgNS = "http://www.w3.org/2000/svg";
-  const icon = (d, size, turn = false) => {
-    const svg = document.createElementNS(svgNS, "svg");
-    for (const [k, v] of Object.entries({ viewBox: "0 0 24 24", width: size, height: size, fill: "none", stroke: "currentColor",
-      "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true", focusable: "false" })) {
-      svg.setAttribute(k, v);
-    }
-    const path = document.createElementNS(svgNS, "path");
-    path.setAttribute("d", d);
-    if (turn) path.setAttribute("transform", "rotate(180 12 12)");
-    svg.append(path);
-    return svg;
-  };
+  const icon = (d, size, turn = false) => svg("svg", { viewBox: "0 0 24 24", width: size, height: size, fill: "none",
+    stroke: "currentColor", "stroke-width": "2", "stroke-linecap": "round", "stroke-linejoin": "round", "aria-hidden": "true",
+    focusable: "false" }, svg("path", turn ? { d, transform: "rotate(180 12 12)" } : { d }));
   const bubbleIcon = "M4 4h16a1 1 0 0 1 1 1v11a1 1 0 0 1-1 1H10l-5 4v-4H4a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1z";
   const thumbIcon = "M3 10h4v11H3zM7 10l4-8a2 2 0 0 1 2 2v4h5.5a2 2 0 0 1 2 2.3L19 19a2 2 0 0 1-2 2H7";
 
