@@ -9,7 +9,7 @@ test:
 	scripts/test.sh
 
 # A release build: no file system paths (-trimpath), no symbol table or DWARF
-# (-s -w): 48.7 MB rather than 67 MB (BENCHMARKS.md). Debug with `go build`.
+# (-s -w): 51.2 MB rather than 72 MB (BENCHMARKS.md). Debug with `go build`.
 build:
 	go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
 
