@@ -10,6 +10,13 @@
 # BENCH_PARLEY_BIN runs that parley binary instead of building one (to compare
 # builds: run the script alternately with each); BENCH_CPUPROFILE=<file> has
 # the server write a CPU profile of the whole run (serve --cpuprofile).
+# Two builds, or two schemas, in one run: BENCH_PARLEY_BIN_B=<binary> and/or
+# BENCH_SQL_B='<statements>' start a second server (port BENCH_PORT_B, 8154)
+# on a database of its own in the same cluster (parley_load_b, seeded alike;
+# BENCH_SQL applies to the first database only), and loadgen measures both in
+# every round, their order turning from round to round, then prints each
+# figure of B as a ratio to A's, round by round. BENCH_NAMES=<a>,<b> labels
+# them (default A,B). Many short rounds compare best: -rounds 10 -n 500.
 # (Not PARLEY_ names for the knobs: the server refuses PARLEY_ variables it
 # does not know.)
 set -euo pipefail
@@ -21,9 +28,15 @@ parley=${BENCH_PARLEY_BIN:-bin/parley}
 if [ -z "${BENCH_PARLEY_BIN:-}" ]; then
   go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
 fi
+compare=
+if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}" ]; then
+  compare=1
+  parley_b=${BENCH_PARLEY_BIN_B:-$parley}
+fi
 go build -trimpath -o bin/fakellm ./cmd/fakellm
 go build -trimpath -o bin/loadgen ./cmd/loadgen
 echo "$parley: $(stat -c %s "$parley") bytes"
+if [ -n "$compare" ]; then echo "$parley_b (B): $(stat -c %s "$parley_b") bytes"; fi
 scripts/pg-install.sh
 pg_port=${BENCH_PG_PORT:-5452}
 DATABASE_URL=$("$parley" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load --recreate)
@@ -49,30 +62,54 @@ model_addr=127.0.0.1:${BENCH_MODEL_PORT:-8153}
 export PARLEY_SECRET_KEY PARLEY_ADDR=127.0.0.1:${BENCH_PORT:-8152} PARLEY_LOG_FORMAT=text \
   PARLEY_LLM_PROVIDER=openai PARLEY_LLM_BASE_URL=http://$model_addr/v1 PARLEY_LLM_MODEL=fake PARLEY_LLM_API_KEY=fake \
   PARLEY_TRUSTED_PROXIES=127.0.0.1/32
-url=http://$PARLEY_ADDR
-"$parley" migrate >/dev/null
-"$parley" tenant create --slug load --name "Load Co" --plan scale >/dev/null
-# The scale plan's 25,000 conversations a month, plus 1,000 per bot seat: out of the way.
-psql "$DATABASE_URL" -qc "UPDATE tenants SET bot_seats = 1000 WHERE slug = 'load'"
-# BENCH_SEED: conversations seeded before the run (parley seed-conversations,
-# ten messages each, then VACUUM ANALYZE), so that the tables a turn writes
-# are of a size a tenant in use has, not new and tiny (whose first growth
-# sets autovacuum's analyses off during the rounds). 0 for none.
+# prepare <parley binary> <database URL> <statements>: the schema, the
+# tenant, the seeded conversations, then the experiment's statements.
+prepare() {
+  DATABASE_URL=$2 "$1" migrate >/dev/null
+  DATABASE_URL=$2 "$1" tenant create --slug load --name "Load Co" --plan scale >/dev/null
+  # The scale plan's 25,000 conversations a month, plus 1,000 per bot seat: out of the way.
+  psql "$2" -qc "UPDATE tenants SET bot_seats = 1000 WHERE slug = 'load'"
+  # BENCH_SEED: conversations seeded before the run (parley seed-conversations,
+  # ten messages each, then VACUUM ANALYZE), so that the tables a turn writes
+  # are of a size a tenant in use has, not new and tiny (whose first growth
+  # sets autovacuum's analyses off during the rounds). 0 for none.
+  if [ "$seed" -gt 0 ]; then
+    DATABASE_URL=$2 "$1" seed-conversations --tenant load --conversations "$seed" >/dev/null
+    psql "$2" -qc 'VACUUM ANALYZE'
+  fi
+  # BENCH_SQL (BENCH_SQL_B for the second server): statements run on the
+  # database before the server starts (an experiment's index or setting), e.g.
+  # BENCH_SQL='DROP INDEX messages_content_trgm'.
+  if [ -n "$3" ]; then psql "$2" -qc "$3"; fi
+}
 seed=${BENCH_SEED:-20000}
-if [ "$seed" -gt 0 ]; then
-  "$parley" seed-conversations --tenant load --conversations "$seed" >/dev/null
-  psql "$DATABASE_URL" -qc 'VACUUM ANALYZE'
+url=http://$PARLEY_ADDR
+prepare "$parley" "$DATABASE_URL" "${BENCH_SQL:-}"
+if [ -n "$compare" ]; then
+  db_b=$("$parley_b" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load_b --recreate)
+  psql "$db_b" -qc 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
+  prepare "$parley_b" "$db_b" "${BENCH_SQL_B:-}"
 fi
-# BENCH_SQL: statements run on the database before the server starts (an
-# experiment's index or setting), e.g. BENCH_SQL='DROP INDEX messages_content_trgm'.
-if [ -n "${BENCH_SQL:-}" ]; then psql "$DATABASE_URL" -qc "$BENCH_SQL"; fi
 bin/fakellm -addr "$model_addr" -chunks 50 > "$state/fakellm.log" 2>&1 &
 model_pid=$!
 "$parley" serve ${BENCH_CPUPROFILE:+--cpuprofile "$BENCH_CPUPROFILE"} 2> "$state/serve.log" &
 pid=$!
-trap 'kill $pid $model_pid 2>/dev/null || true; wait $pid $model_pid 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf -o /dev/null "$url/healthz" && break; sleep 0.2; done
-curl -sf -o /dev/null "$url/healthz" || { echo "the server did not start: $state/serve.log" >&2; exit 1; }
+pids="$pid $model_pid"
+trap 'kill $pids 2>/dev/null || true; wait $pids 2>/dev/null || true' EXIT
+urls=$url dbs=$DATABASE_URL servers=$pid
+if [ -n "$compare" ]; then
+  addr_b=127.0.0.1:${BENCH_PORT_B:-8154}
+  DATABASE_URL=$db_b PARLEY_ADDR=$addr_b "$parley_b" serve 2> "$state/serve-b.log" &
+  pid_b=$!
+  pids="$pids $pid_b"
+  urls="$urls,http://$addr_b" dbs="$dbs,$db_b" servers="$servers,$pid_b"
+fi
+for u in ${urls//,/ }; do
+  for _ in $(seq 100); do curl -sf -o /dev/null "$u/healthz" && break; sleep 0.2; done
+  curl -sf -o /dev/null "$u/healthz" || { echo "the server at $u did not start: $state/serve*.log" >&2; exit 1; }
+done
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(uname -sr)"
-bin/loadgen -parley "$url" -model "http://$model_addr/v1" -tenant load -db "$DATABASE_URL" \
-  -parley-pid "$pid" -model-pid "$model_pid" "$@"
+names=()
+if [ -n "$compare" ]; then names=(-names "${BENCH_NAMES:-A,B}"); fi
+bin/loadgen -parley "$urls" -model "http://$model_addr/v1" -tenant load -db "$dbs" \
+  -parley-pid "$servers" -model-pid "$model_pid" "${names[@]}" "$@"

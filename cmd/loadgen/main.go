@@ -9,6 +9,15 @@
 // own X-Forwarded-For address, streamed as SSE), agent (the same with
 // X-Agent-Model, answered as one JSON envelope) and session (ten turns per
 // session, one address per session).
+//
+// Two builds, or two schemas, are compared in one run by giving -parley,
+// -db and -parley-pid a value for each server (comma-separated, in the same
+// order; -names labels them): every round then measures the model direct
+// and each server in turn, the order of the servers turning from one round
+// to the next, so that the machine's slower and faster minutes fall on
+// each alike, and the run ends with each figure of the other servers as a
+// ratio to the first's, round by round (scripts/bench-load.sh with
+// BENCH_PARLEY_BIN_B or BENCH_SQL_B).
 package main
 
 import (
@@ -33,8 +42,9 @@ import (
 )
 
 type config struct {
-	parleyURL, modelURL, tenant, dbURL string
-	parleyPID, modelPID                int
+	modelURL, tenant                   string
+	modelPID                           int
+	targets                            []*target // the Parley servers measured
 	modes                              []string
 	concs                              []int
 	n, rounds, warmup, perSession, top int
@@ -43,12 +53,13 @@ type config struct {
 
 func main() {
 	var c config
-	var modes, concs string
-	flag.StringVar(&c.parleyURL, "parley", "http://127.0.0.1:8152", "Parley's base URL")
+	var modes, concs, urls, dbs, pids, names string
+	flag.StringVar(&urls, "parley", "http://127.0.0.1:8152", "Parley's base URL; comma-separated to compare servers")
 	flag.StringVar(&c.modelURL, "model", "http://127.0.0.1:8153/v1", "the model's base URL (up to /v1)")
 	flag.StringVar(&c.tenant, "tenant", "load", "tenant slug")
-	flag.StringVar(&c.dbURL, "db", "", "Parley's database URL (persisted turns, statements, PostgreSQL's CPU)")
-	flag.IntVar(&c.parleyPID, "parley-pid", 0, "pid of parley serve, for its CPU time")
+	flag.StringVar(&dbs, "db", "", "Parley's database URL (persisted turns, statements, PostgreSQL's CPU); one for each -parley, comma-separated")
+	flag.StringVar(&pids, "parley-pid", "", "pid of parley serve, for its CPU time; one for each -parley, comma-separated")
+	flag.StringVar(&names, "names", "", "labels of the -parley servers, comma-separated (default: Parley for one, A, B, ... for more)")
 	flag.IntVar(&c.modelPID, "model-pid", 0, "pid of the model server, for its CPU time")
 	flag.StringVar(&modes, "modes", "first,agent,session", "comma-separated: first, agent, session")
 	flag.StringVar(&concs, "conc", "1,50", "comma-separated concurrencies")
@@ -75,6 +86,10 @@ func main() {
 	if c.n < 1 || c.rounds < 1 || c.perSession < 1 {
 		fail(errors.New("-n, -rounds and -per-session must be positive"))
 	}
+	var err error
+	if c.targets, err = parseTargets(urls, dbs, pids, names); err != nil {
+		fail(err)
+	}
 	if err := run(context.Background(), c, os.Stdout); err != nil {
 		fail(err)
 	}
@@ -85,7 +100,67 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// key names one figure: mode, concurrency and target (direct or parley).
+// target is one Parley server measured: its URL, and optionally its
+// database (for the persisted turns, statements and commits) and its pid.
+type target struct {
+	name, url, dbURL string
+	pid              int
+	conn             *pgx.Conn
+}
+
+// parseTargets pairs the comma-separated values of -parley, -db,
+// -parley-pid and -names: as many of each as of -parley, or none.
+func parseTargets(urls, dbs, pids, names string) ([]*target, error) {
+	split := func(v string) []string {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		parts := strings.Split(v, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		return parts
+	}
+	us, ds, ps, ns := split(urls), split(dbs), split(pids), split(names)
+	if len(us) == 0 {
+		return nil, errors.New("-parley: no URL")
+	}
+	for flag, v := range map[string][]string{"-db": ds, "-parley-pid": ps, "-names": ns} {
+		if len(v) != 0 && len(v) != len(us) {
+			return nil, fmt.Errorf("%s: %d values for %d -parley servers", flag, len(v), len(us))
+		}
+	}
+	seen := map[string]bool{"direct": true}
+	var ts []*target
+	for i, u := range us {
+		t := &target{url: strings.TrimRight(u, "/"), name: "Parley"}
+		if len(us) > 1 {
+			t.name = string(rune('A' + i))
+		}
+		if ns != nil {
+			t.name = ns[i]
+		}
+		if t.name == "" || seen[t.name] {
+			return nil, fmt.Errorf("-names: %q is empty, taken, or \"direct\"", t.name)
+		}
+		seen[t.name] = true
+		if ds != nil {
+			t.dbURL = ds[i]
+		}
+		if ps != nil && ps[i] != "" {
+			n, err := strconv.Atoi(ps[i])
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("-parley-pid: %q is not a pid", ps[i])
+			}
+			t.pid = n
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
+}
+
+// key names one figure: mode, concurrency and target ("direct" or a
+// server's name).
 type key struct {
 	mode   string
 	conc   int
@@ -106,13 +181,22 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	lg := &loadgen{config: c, client: &http.Client{Transport: &http.Transport{
 		MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, DisableCompression: true, IdleConnTimeout: 90 * time.Second,
 	}}}
-	if c.dbURL != "" {
-		conn, err := pgx.Connect(ctx, c.dbURL)
+	for i, t := range c.targets {
+		if t.dbURL == "" {
+			continue
+		}
+		conn, err := pgx.Connect(ctx, t.dbURL)
 		if err != nil {
-			return fmt.Errorf("connecting to the database: %w", err)
+			return fmt.Errorf("connecting to the database of %s: %w", t.name, err)
 		}
 		defer conn.Close(ctx)
-		lg.conn = conn
+		t.conn = conn
+		if _, err := lg.statements(ctx, t); err != nil {
+			fmt.Fprintf(out, "statements per turn of %s: pg_stat_statements unavailable (%v)\n", t.name, err)
+		}
+		if i > 0 && lg.postmaster > 0 {
+			continue
+		}
 		var backend int
 		if err := conn.QueryRow(ctx, `/* loadgen */ SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 			return err
@@ -124,28 +208,32 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		_ = conn.QueryRow(ctx, `/* loadgen */ SELECT current_setting('fsync'), current_setting('synchronous_commit'),
 			current_setting('shared_buffers'), current_setting('shared_preload_libraries')`).Scan(&fsync, &syncCommit, &buffers, &preload)
 		fmt.Fprintf(out, "postgres: fsync=%s synchronous_commit=%s shared_buffers=%s shared_preload_libraries=%q\n", fsync, syncCommit, buffers, preload)
-		if _, err := lg.statements(ctx); err != nil {
-			fmt.Fprintf(out, "statements per turn: pg_stat_statements unavailable (%v)\n", err)
-		}
 	}
 	for _, m := range c.modes {
 		w := min(c.warmup, 10*max(c.concs[len(c.concs)-1], 1))
 		if w > 0 {
-			lg.measure(ctx, m, c.concs[len(c.concs)-1], w, false)
-			lg.measure(ctx, m, c.concs[len(c.concs)-1], w, true)
+			lg.measure(ctx, m, c.concs[len(c.concs)-1], w, nil)
+			for _, t := range c.targets {
+				lg.measure(ctx, m, c.concs[len(c.concs)-1], w, t)
+			}
 		}
 	}
 	figs := figures{}
-	var topBefore map[string]int64
-	if lg.conn != nil && c.top > 0 {
-		topBefore, _ = lg.statementCalls(ctx)
+	topBefore := map[*target]map[string]int64{}
+	for _, t := range c.targets {
+		if t.conn != nil && c.top > 0 {
+			topBefore[t], _ = lg.statementCalls(ctx, t)
+		}
 	}
 	for r := 1; r <= c.rounds; r++ {
 		fmt.Fprintf(out, "\nround %d, load average %s\n", r, loadAverage())
 		for _, m := range c.modes {
 			for _, conc := range c.concs {
-				for _, direct := range []bool{true, false} {
-					res := lg.round(ctx, m, conc, direct)
+				res := lg.round(ctx, m, conc, nil)
+				res.print(out)
+				res.record(figs)
+				for _, t := range roundOrder(c.targets, r) {
+					res := lg.round(ctx, m, conc, t)
 					res.print(out)
 					res.record(figs)
 				}
@@ -153,18 +241,31 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		}
 	}
 	printTable(out, c, figs)
-	if topBefore != nil {
-		if after, err := lg.statementCalls(ctx); err == nil {
-			printTop(out, topBefore, after, c.top)
+	if len(c.targets) > 1 {
+		printComparison(out, c, figs)
+	}
+	for _, t := range c.targets {
+		if before := topBefore[t]; before != nil {
+			if after, err := lg.statementCalls(ctx, t); err == nil {
+				printTop(out, t, before, after, c.top)
+			}
 		}
 	}
 	return nil
 }
 
+// roundOrder is the order of the servers in round r (from 1): turned by
+// one each round, so that each comes first, and last, as often as the
+// others over a multiple of their number of rounds.
+func roundOrder(ts []*target, r int) []*target {
+	k := (r - 1) % len(ts)
+	return append(slices.Clone(ts[k:]), ts[:k]...)
+}
+
 // statementCalls is the calls of each statement of this database by
 // pg_stat_statements, loadgen's own left out.
-func (lg *loadgen) statementCalls(ctx context.Context) (map[string]int64, error) {
-	rows, _ := lg.conn.Query(ctx, `/* loadgen */ SELECT query, sum(calls)::bigint FROM pg_stat_statements
+func (lg *loadgen) statementCalls(ctx context.Context, t *target) (map[string]int64, error) {
+	rows, _ := t.conn.Query(ctx, `/* loadgen */ SELECT query, sum(calls)::bigint FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%loadgen%' GROUP BY query`)
 	out := map[string]int64{}
 	var q string
@@ -174,7 +275,7 @@ func (lg *loadgen) statementCalls(ctx context.Context) (map[string]int64, error)
 }
 
 // printTop prints the n statements called most often between two readings.
-func printTop(out io.Writer, before, after map[string]int64, n int) {
+func printTop(out io.Writer, t *target, before, after map[string]int64, n int) {
 	type call struct {
 		query string
 		n     int64
@@ -188,7 +289,7 @@ func printTop(out io.Writer, before, after map[string]int64, n int) {
 		}
 	}
 	slices.SortFunc(calls, func(a, b call) int { return cmp.Compare(b.n, a.n) })
-	fmt.Fprintf(out, "\nstatements during the rounds (pg_stat_statements, both targets' time, background jobs included): %d, the %d most frequent:\n", total, min(n, len(calls)))
+	fmt.Fprintf(out, "\nstatements in the database of %s during the rounds (pg_stat_statements, background jobs included): %d, the %d most frequent:\n", t.name, total, min(n, len(calls)))
 	for _, c := range calls[:min(n, len(calls))] {
 		fmt.Fprintf(out, "%9d  %.150s\n", c.n, strings.Join(strings.Fields(c.query), " "))
 	}
@@ -197,7 +298,6 @@ func printTop(out io.Writer, before, after map[string]int64, n int) {
 type loadgen struct {
 	config
 	client     *http.Client
-	conn       *pgx.Conn
 	postmaster int
 	addrSeq    atomic.Int64
 	sessionSeq atomic.Int64
@@ -224,6 +324,7 @@ type result struct {
 	mode   string
 	conc   int
 	direct bool
+	t      *target // nil when direct
 	sum    Summary
 	// Parley only; negative when not measured.
 	persisted, conversations   int64
@@ -232,15 +333,15 @@ type result struct {
 	haveDB, haveStatements     bool
 }
 
-// round measures n requests of mode at conc, straight to the model or
-// through Parley, with the counters read around it.
-func (lg *loadgen) round(ctx context.Context, mode string, conc int, direct bool) result {
-	r := result{mode: mode, conc: conc, direct: direct}
-	before := lg.snapshot(ctx)
-	r.sum = lg.measure(ctx, mode, conc, lg.n, direct)
-	cpuAfter := lg.cpu()
+// round measures n requests of mode at conc, through t or straight to the
+// model when t is nil, with the counters read around it.
+func (lg *loadgen) round(ctx context.Context, mode string, conc int, t *target) result {
+	r := result{mode: mode, conc: conc, direct: t == nil, t: t}
+	before := lg.snapshot(ctx, t)
+	r.sum = lg.measure(ctx, mode, conc, lg.n, t)
+	cpuAfter := lg.cpu(t)
 	time.Sleep(lg.settle)
-	after := lg.snapshot(ctx)
+	after := lg.snapshot(ctx, t)
 	r.parleyCPU = cpuAfter.parley - before.cpu.parley
 	r.pgCPU = cpuAfter.pg - before.cpu.pg
 	r.modelCPU = cpuAfter.model - before.cpu.model
@@ -258,10 +359,12 @@ func (lg *loadgen) round(ctx context.Context, mode string, conc int, direct bool
 
 type cpuTimes struct{ parley, pg, model time.Duration }
 
-func (lg *loadgen) cpu() cpuTimes {
+// cpu reads the CPU times of target's server (none when nil), of the model
+// and of the whole PostgreSQL cluster.
+func (lg *loadgen) cpu(target *target) cpuTimes {
 	var t cpuTimes
-	if lg.parleyPID > 0 {
-		t.parley, _ = processCPU(lg.parleyPID)
+	if target != nil && target.pid > 0 {
+		t.parley, _ = processCPU(target.pid)
 	}
 	if lg.modelPID > 0 {
 		t.model, _ = processCPU(lg.modelPID)
@@ -279,18 +382,18 @@ type snapshot struct {
 	ok, stmtOK                             bool
 }
 
-func (lg *loadgen) snapshot(ctx context.Context) snapshot {
-	s := snapshot{cpu: lg.cpu()}
-	if lg.conn == nil {
+func (lg *loadgen) snapshot(ctx context.Context, t *target) snapshot {
+	s := snapshot{cpu: lg.cpu(t)}
+	if t == nil || t.conn == nil {
 		return s
 	}
-	err := lg.conn.QueryRow(ctx, `/* loadgen */ SELECT
+	err := t.conn.QueryRow(ctx, `/* loadgen */ SELECT
 		(SELECT count(*) FROM messages m JOIN tenants t ON t.id = m.tenant_id WHERE t.slug = $1 AND m.role = 'assistant'),
 		(SELECT count(*) FROM conversations c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = $1),
 		(SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()),
 		(SELECT wal_sync FROM pg_stat_wal)`, lg.tenant).Scan(&s.replies, &s.conversations, &s.commits, &s.syncs)
 	s.ok = err == nil
-	s.statements, err = lg.statements(ctx)
+	s.statements, err = lg.statements(ctx, t)
 	s.stmtOK = err == nil
 	return s
 }
@@ -298,15 +401,16 @@ func (lg *loadgen) snapshot(ctx context.Context) snapshot {
 // statements is the number of statements this database has run, loadgen's
 // own left out (pg_stat_statements, with utility statements such as BEGIN
 // and COMMIT).
-func (lg *loadgen) statements(ctx context.Context) (int64, error) {
+func (lg *loadgen) statements(ctx context.Context, t *target) (int64, error) {
 	var n int64
-	err := lg.conn.QueryRow(ctx, `/* loadgen */ SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements
+	err := t.conn.QueryRow(ctx, `/* loadgen */ SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%loadgen%'`).Scan(&n)
 	return n, err
 }
 
-// measure sends n requests of mode over conc workers and summarizes them.
-func (lg *loadgen) measure(ctx context.Context, mode string, conc, n int, direct bool) Summary {
+// measure sends n requests of mode over conc workers, to t or straight to
+// the model when t is nil, and summarizes them.
+func (lg *loadgen) measure(ctx context.Context, mode string, conc, n int, t *target) Summary {
 	samples := make([]Sample, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -324,7 +428,7 @@ func (lg *loadgen) measure(ctx context.Context, mode string, conc, n int, direct
 					session, addr = lg.session(), lg.address()
 				}
 				sent++
-				samples[i] = lg.request(ctx, mode, direct, session, addr)
+				samples[i] = lg.request(ctx, mode, t, session, addr)
 			}
 		})
 	}
@@ -334,15 +438,15 @@ func (lg *loadgen) measure(ctx context.Context, mode string, conc, n int, direct
 
 const message = "Hello, what do you sell?"
 
-func (lg *loadgen) request(ctx context.Context, mode string, direct bool, session, addr string) Sample {
+func (lg *loadgen) request(ctx context.Context, mode string, t *target, session, addr string) Sample {
 	var url, body string
 	hdr := http.Header{"Content-Type": {"application/json"}}
-	streamed := mode != "agent"
+	streamed, direct := mode != "agent", t == nil
 	if direct {
 		url = lg.modelURL + "/chat/completions"
 		body = fmt.Sprintf(`{"model":"fake","stream":%t,"messages":[{"role":"user","content":%q}]}`, streamed, message)
 	} else {
-		url = lg.parleyURL + "/chat/" + lg.tenant
+		url = t.url + "/chat/" + lg.tenant
 		body = fmt.Sprintf(`{"message":%q,"sessionId":%q}`, message, session)
 		hdr.Set("X-Forwarded-For", addr)
 		if mode == "agent" {
@@ -435,12 +539,12 @@ func (r result) target() string {
 	if r.direct {
 		return "direct"
 	}
-	return "parley"
+	return r.t.name
 }
 
 func (r result) print(out io.Writer) {
 	s := r.sum
-	fmt.Fprintf(out, "%-7s c%-3d %-6s n=%d errors=%d ttfb p50 %s p99 %s ms, turn p50 %s p99 %s ms, %.0f turns/s",
+	fmt.Fprintf(out, "%-7s c%-3d %-8s n=%d errors=%d ttfb p50 %s p99 %s ms, turn p50 %s p99 %s ms, %.0f turns/s",
 		r.mode, r.conc, r.target(), s.N, s.Errors, ms(s.TTFB50), ms(s.TTFB99), ms(s.Turn50), ms(s.Turn99), s.PerSecond)
 	ok := float64(s.N - s.Errors)
 	if !r.direct && ok > 0 {
@@ -499,22 +603,20 @@ func printTable(out io.Writer, c config, f figures) {
 	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, m := range c.modes {
 		for _, conc := range c.concs {
-			for _, target := range []string{"direct", "parley"} {
+			names := []string{"direct"}
+			for _, t := range c.targets {
+				names = append(names, t.name)
+			}
+			for _, target := range names {
 				v := f[key{m, conc, target}]
 				if v == nil {
 					continue
 				}
 				run := fmt.Sprintf("model direct, c%d", conc)
-				if target == "parley" {
-					run = fmt.Sprintf("through Parley, c%d", conc)
+				if target != "direct" {
+					run = fmt.Sprintf("through %s, c%d", target, conc)
 				}
-				dec := func(name string) string {
-					s := v[name]
-					if len(s) > 0 && slices.Min(s) >= 10 {
-						return s.Format("%.0f")
-					}
-					return s.Format("%.2f")
-				}
+				dec := func(name string) string { return v[name].Format(spanFormat(v[name])) }
 				fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m, run,
 					dec("ttfb50"), dec("ttfb99"), dec("turn50"), dec("turn99"), v["rate"].Format("%.0f"), v["errors"].Format("%.0f"),
 					v["persisted"].Format("%.0f"), v["parleyCPU"].Format("%.2f"), v["pgCPU"].Format("%.2f"),
@@ -522,4 +624,76 @@ func printTable(out io.Writer, c config, f figures) {
 			}
 		}
 	}
+}
+
+// comparedFigures are the figures printComparison sets side by side: their
+// names in figures, what the table calls them, and whether they are the
+// server's quantile minus the model direct's of the same round.
+var comparedFigures = []struct {
+	name, label string
+	added       bool
+}{
+	{"rate", "turns/s", false},
+	{"persisted", "persisted/s", false},
+	{"ttfb50", "TTFB p50", false},
+	{"ttfb99", "TTFB p99", false},
+	{"ttfb50", "added TTFB p50", true},
+	{"ttfb99", "added TTFB p99", true},
+	{"turn50", "turn p50", false},
+	{"parleyCPU", "CPU ms/turn parley", false},
+	{"pgCPU", "CPU ms/turn Postgres", false},
+	{"statements", "statements/turn", false},
+}
+
+// printComparison prints, for each server after the first, each figure as
+// a ratio to the first server's in the same round: the median over the
+// rounds, then each round's.
+func printComparison(out io.Writer, c config, f figures) {
+	base := c.targets[0].name
+	for _, t := range c.targets[1:] {
+		fmt.Fprintf(out, "\n%s against %s, round by round (the ratio %s / %s of each round; min–max over the rounds for each)\n\n", t.name, base, t.name, base)
+		fmt.Fprintf(out, "| mode | conc | figure | %s | %s | median ratio | each round |\n|---|---|---|---|---|---|---|\n", base, t.name)
+		for _, m := range c.modes {
+			for _, conc := range c.concs {
+				for _, fig := range comparedFigures {
+					a, b := f[key{m, conc, base}][fig.name], f[key{m, conc, t.name}][fig.name]
+					if fig.added {
+						direct := f[key{m, conc, "direct"}][fig.name]
+						a, b = minus(a, direct), minus(b, direct)
+					}
+					ratios := Ratios(b, a)
+					if ratios == nil {
+						continue
+					}
+					each := make([]string, len(ratios))
+					for i, r := range ratios {
+						each[i] = fmt.Sprintf("%.2f", r)
+					}
+					fmt.Fprintf(out, "| %s | %d | %s | %s | %s | ×%.2f | %s |\n", m, conc, fig.label,
+						a.Format(spanFormat(a)), b.Format(spanFormat(b)), Median(ratios), strings.Join(each, ", "))
+				}
+			}
+		}
+	}
+}
+
+// minus is s less d, round by round; nil unless both have every round.
+func minus(s, d Span) Span {
+	if len(s) == 0 || len(s) != len(d) {
+		return nil
+	}
+	out := make(Span, len(s))
+	for i := range s {
+		out[i] = s[i] - d[i]
+	}
+	return out
+}
+
+// spanFormat is the format of s's values: whole numbers from 10 up, else
+// two decimals.
+func spanFormat(s Span) string {
+	if len(s) > 0 && slices.Min(s) >= 10 {
+		return "%.0f"
+	}
+	return "%.2f"
 }

@@ -108,3 +108,33 @@ func Thousands(s string) string {
 	}
 	return out
 }
+
+// Ratios is b[i] / a[i] for each round i; nil unless both have the same
+// number of rounds, at least one, and no a[i] is zero.
+func Ratios(b, a Span) []float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return nil
+	}
+	out := make([]float64, len(a))
+	for i := range a {
+		if a[i] == 0 {
+			return nil
+		}
+		out[i] = b[i] / a[i]
+	}
+	return out
+}
+
+// Median is the middle value of xs (the mean of the two middle ones for an
+// even count); 0 when xs is empty.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -126,3 +126,25 @@ func TestReadStream(t *testing.T) {
 		t.Errorf("long last event: %v", err)
 	}
 }
+
+func TestRatiosAndMedian(t *testing.T) {
+	t.Parallel()
+	r := Ratios(Span{2, 9, 4}, Span{1, 3, 8})
+	if len(r) != 3 || r[0] != 2 || r[1] != 3 || r[2] != 0.5 {
+		t.Fatalf("Ratios = %v", r)
+	}
+	if got := Median(r); got != 2 {
+		t.Errorf("Median(%v) = %v, want 2", r, got)
+	}
+	if got := Median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("Median of four = %v, want 2.5", got)
+	}
+	if Median(nil) != 0 {
+		t.Error("Median of nothing is not 0")
+	}
+	for _, c := range []struct{ b, a Span }{{Span{1}, Span{1, 2}}, {nil, nil}, {Span{1, 2}, Span{1, 0}}} {
+		if got := Ratios(c.b, c.a); got != nil {
+			t.Errorf("Ratios(%v, %v) = %v, want nil", c.b, c.a, got)
+		}
+	}
+}
