@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -334,6 +335,34 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 	// the transaction rolled back: the token of the refused tenant was not stored
 	if _, err := store.TokenByHash(context.Background(), b); parley.ErrorKind(err) != parley.KindNotFound {
 		t.Errorf("token of the refused tenant: %v", err)
+	}
+}
+
+// TestHitWithinPlansByIndex: the rate windows' statement reads its counters
+// through the primary key even when it was planned while rate_counters was
+// empty, where PostgreSQL would otherwise keep a plan that scans the whole
+// table on every call, however large it has grown since (byIndex).
+func TestHitWithinPlansByIndex(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	ctx := context.Background()
+	k := uniqueKey(t)
+	windows := []db.Window{{Key: k + ":min", Length: time.Minute, Limit: 3}, {Key: k + ":hour", Length: time.Hour, Limit: 5}}
+	now := time.Date(2012, 5, 6, 7, 8, 30, 0, time.UTC)
+	plain, err := store.RateWindowsPlan(ctx, windows, now, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The case byIndex is for: without it, the empty table is scanned.
+	if !strings.Contains(plain, "Seq Scan on rate_counters") {
+		t.Fatalf("without byIndex, the plan no longer scans the empty table (then byIndex may be needless):\n%s", plain)
+	}
+	plan, err := store.RateWindowsPlan(ctx, windows, now, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plan, "Seq Scan on rate_counters") || !strings.Contains(plan, "Index Scan using rate_counters_pkey") {
+		t.Errorf("with byIndex, the counters are not read through their primary key:\n%s", plan)
 	}
 }
 

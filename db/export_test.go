@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -42,3 +44,30 @@ func (d *DB) Pipeline(ctx context.Context, txs [][]string, read func(tx, i int, 
 
 // ErrSkipped is the error of a pipeline's statement that did not run (tests only).
 var ErrSkipped = errSkipped
+
+// RateWindowsPlan is PostgreSQL's plan for the rate windows' statement
+// (hitWithinSQL) over windows, as a connection that prepared it while
+// rate_counters was empty and analyzed would keep it: in a transaction,
+// rolled back, that empties the table and analyzes it first, then runs
+// byIndex before it when byIndexFirst.
+func (d *DB) RateWindowsPlan(ctx context.Context, windows []Window, now time.Time, byIndexFirst bool) (string, error) {
+	tx, err := d.pool.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	for _, sql := range []string{"TRUNCATE rate_counters", "ANALYZE rate_counters", "SET LOCAL plan_cache_mode = force_generic_plan"} {
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			return "", err
+		}
+	}
+	if byIndexFirst {
+		if _, err := tx.Exec(ctx, byIndex.sql); err != nil {
+			return "", err
+		}
+	}
+	st := hitWithinSQL(windows, now, "", nil, "")
+	rows, _ := tx.Query(ctx, "EXPLAIN "+st.sql, st.args...)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}

@@ -72,10 +72,34 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 // (ChatTenantAndSegment).
 func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.Time, slug string) (counts []int, counted bool, version *int64, err error) {
 	st := hitWithinSQL(windows, now, slug, nil, "")
-	rows, _ := d.pool.Query(ctx, st.sql, st.args...)
-	h := readHits(rows, len(windows))
+	h := hits{err: errSkipped}
+	err = d.pipeline(ctx, [][]statement{{byIndex, st}}, func(_, i int, rows pgx.Rows) {
+		if i == 1 {
+			h = readHits(rows, len(windows))
+		}
+	})
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
+	}
 	return h.counts, h.counted, h.version, h.err
 }
+
+// byIndex, the first statement of a transaction, has the transaction's
+// later statements planned without a sequential scan where an index serves
+// (enable_seqscan off until the transaction ends). It goes before the rate
+// windows' statement (hitWithinSQL). That statement is prepared, and once
+// PostgreSQL keeps one plan for it on a connection, the plan holds until the
+// table's statistics change (an analysis, a vacuum). Planned while
+// rate_counters is nearly empty, as on a new deployment, after a quiet
+// night whose counters expired, or at the start of make bench-load, it
+// scans the whole table on every call; a flood of new addresses, what the
+// limits are for, then makes each call slower than the last until
+// autovacuum gets round to the table, about a minute on a quiet database,
+// longer on a busy one. Measured: a first message's statement went from 0.6
+// to 1.9 ms over 4,000 turns at c1 (BENCHMARKS.md, issue 18, ninth pass).
+// Through the index, a call reads the same few pages whatever the table's
+// size.
+var byIndex = statement{sql: `SELECT set_config('enable_seqscan', 'off', true)`}
 
 // hits is what hitWithinSQL read: each window's count, after the event when
 // it was counted (counted), before it when not; the configuration version

@@ -33,7 +33,7 @@ import (
 // or gives the reason, and spends or takes back the count (Counted).
 //
 // guard, when not nil and its Claim says the count is OpenTurn's to make,
-// is counted first, in a transaction of its own that commits
+// is counted first (after byIndex), in a transaction of its own that commits
 // asynchronously, as HitWithinForTenant does; the lease is then taken only
 // when the guard let this holder through (hitWithinSQL), so that a refused
 // turn stores nothing, and OpenTurn returns ErrTurnGuarded. guard's Settle
@@ -67,7 +67,7 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	}
 	var counted *hits // the guard's, once read
 	if guard != nil {
-		txs = append([][]statement{{hitWithinSQL(nil, time.Time{}, "", guard, holder)}}, txs...)
+		txs = append([][]statement{{byIndex, hitWithinSQL(nil, time.Time{}, "", guard, holder)}}, txs...)
 		defer func() {
 			if counted == nil {
 				counted = &hits{err: cmp.Or(perr, errSkipped)}
@@ -84,9 +84,11 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	)
 	perr = d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		if guard != nil {
-			if tx == 0 { // the guard's count
-				h := readHits(rows, len(guard.Windows))
-				counted = &h
+			if tx == 0 { // byIndex, then the guard's count
+				if i == 1 {
+					h := readHits(rows, len(guard.Windows))
+					counted = &h
+				}
 				return
 			}
 			tx--
