@@ -354,6 +354,10 @@ func TestOpenTurnGuarded(t *testing.T) {
 	if _, err := tx.Exec(ctx, `UPDATE rate_counters SET count = count + 1 WHERE key = $1`, key3+":min"); err != nil {
 		t.Fatal(err)
 	}
+	var holder int // the other transaction's backend, which the guard must wait for
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&holder); err != nil {
+		t.Fatal(err)
+	}
 	got = nil
 	done := make(chan error, 1)
 	go func() {
@@ -366,8 +370,10 @@ func TestOpenTurnGuarded(t *testing.T) {
 			t.Fatalf("the guard did not wait for the other count (%v)", err)
 		default:
 		}
-		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'
-			AND query LIKE '%rate_counters%' AND datname = current_database()`).Scan(&waiting); err != nil {
+		// Blocked by that transaction: not any statement on rate_counters,
+		// which another test running beside this one may be.
+		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE $1::int = ANY (pg_blocking_pids(pid)) AND query LIKE '%rate_counters%'`, holder).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 	}
