@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"web":              {"", "agent", "agent/outbound", "auth", "db", "handlers", "jobs", "mail", "static", "views"},
 	"cmd/fakellm":      {},
 	"cmd/loadgen":      {},
+	"cmd/loadfloor":    {},
 	"cmd/parley":       {"", "auth", "db", "handlers", "migrations", "web", "agent", "agent/outbound", "jobs"},
 }
 

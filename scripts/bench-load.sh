@@ -17,6 +17,9 @@
 # every round, their order turning from round to round, then prints each
 # figure of B as a ratio to A's, round by round. BENCH_NAMES=<a>,<b> labels
 # them (default A,B). Many short rounds compare best: -rounds 10 -n 500.
+# BENCH_FLOOR=1 makes the second server cmd/loadfloor instead (named floor):
+# the least a chat server can do, one INSERT committed to disk and the model
+# relayed, the yardstick of what Parley adds on this machine.
 # (Not PARLEY_ names for the knobs: the server refuses PARLEY_ variables it
 # does not know.)
 set -euo pipefail
@@ -29,14 +32,21 @@ if [ -z "${BENCH_PARLEY_BIN:-}" ]; then
   go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
 fi
 compare=
-if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}" ]; then
+if [ -n "${BENCH_FLOOR:-}" ]; then
+  if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}" ]; then
+    echo "BENCH_FLOOR takes the second server's place: not with BENCH_PARLEY_BIN_B or BENCH_SQL_B" >&2
+    exit 2
+  fi
+  go build -trimpath -o bin/loadfloor ./cmd/loadfloor
+fi
+if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}${BENCH_FLOOR:-}" ]; then
   compare=1
   parley_b=${BENCH_PARLEY_BIN_B:-$parley}
 fi
 go build -trimpath -o bin/fakellm ./cmd/fakellm
 go build -trimpath -o bin/loadgen ./cmd/loadgen
 echo "$parley: $(stat -c %s "$parley") bytes"
-if [ -n "$compare" ]; then echo "$parley_b (B): $(stat -c %s "$parley_b") bytes"; fi
+if [ -n "$compare" ] && [ -z "${BENCH_FLOOR:-}" ]; then echo "$parley_b (B): $(stat -c %s "$parley_b") bytes"; fi
 scripts/pg-install.sh
 pg_port=${BENCH_PG_PORT:-5452}
 DATABASE_URL=$("$parley" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load --recreate)
@@ -88,7 +98,13 @@ prepare "$parley" "$DATABASE_URL" "${BENCH_SQL:-}"
 if [ -n "$compare" ]; then
   db_b=$("$parley_b" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load_b --recreate)
   psql "$db_b" -qc 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
-  prepare "$parley_b" "$db_b" "${BENCH_SQL_B:-}"
+  if [ -n "${BENCH_FLOOR:-}" ]; then
+    # Parley's schema and tenant, for the load generator's counts (the floor
+    # writes a table of its own); no seeded conversations, which it never reads.
+    (seed=0; prepare "$parley" "$db_b" "")
+  else
+    prepare "$parley_b" "$db_b" "${BENCH_SQL_B:-}"
+  fi
 fi
 bin/fakellm -addr "$model_addr" -chunks 50 > "$state/fakellm.log" 2>&1 &
 model_pid=$!
@@ -99,7 +115,11 @@ trap 'kill $pids 2>/dev/null || true; wait $pids 2>/dev/null || true' EXIT
 urls=$url dbs=$DATABASE_URL servers=$pid
 if [ -n "$compare" ]; then
   addr_b=127.0.0.1:${BENCH_PORT_B:-8154}
-  DATABASE_URL=$db_b PARLEY_ADDR=$addr_b "$parley_b" serve 2> "$state/serve-b.log" &
+  if [ -n "${BENCH_FLOOR:-}" ]; then
+    bin/loadfloor -addr "$addr_b" -db "$db_b" -model "http://$model_addr/v1" 2> "$state/serve-b.log" &
+  else
+    DATABASE_URL=$db_b PARLEY_ADDR=$addr_b "$parley_b" serve 2> "$state/serve-b.log" &
+  fi
   pid_b=$!
   pids="$pids $pid_b"
   urls="$urls,http://$addr_b" dbs="$dbs,$db_b" servers="$servers,$pid_b"
@@ -110,6 +130,10 @@ for u in ${urls//,/ }; do
 done
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(uname -sr)"
 names=()
-if [ -n "$compare" ]; then names=(-names "${BENCH_NAMES:-A,B}"); fi
+if [ -n "${BENCH_FLOOR:-}" ]; then
+  names=(-names "${BENCH_NAMES:-Parley,floor}")
+elif [ -n "$compare" ]; then
+  names=(-names "${BENCH_NAMES:-A,B}")
+fi
 bin/loadgen -parley "$urls" -model "http://$model_addr/v1" -tenant load -db "$dbs" \
   -parley-pid "$servers" -model-pid "$model_pid" "${names[@]}" "$@"

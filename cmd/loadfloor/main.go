@@ -1,0 +1,172 @@
+// Command loadfloor is the yardstick of make bench-load (BENCHMARKS.md,
+// issue 18): the least a chat server can do for a visitor's message and
+// keep its one promise of durability. It takes Parley's chat request
+// (POST /chat/{tenant}, {"message", "sessionId"}), stores the message with
+// one INSERT committed to disk (PostgreSQL's default synchronous commit),
+// then asks the model and relays its answer as Parley's events: a
+// {"text"} event per chunk, the first sent at once, and {"done":true} at
+// the end; with X-Agent-Model, one JSON envelope from a model asked without
+// streaming. No gates, no rate limits, no session lease, no usage count, no
+// history, no prompt, no SDK: what Parley adds to a first byte is its
+// first byte minus this one's, measured in the same rounds, on the same
+// machine, against the same model and cluster.
+//
+//	loadfloor -addr 127.0.0.1:8154 -db postgres://... -model http://127.0.0.1:8153/v1
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8154", "listen address")
+	dbURL := flag.String("db", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
+	model := flag.String("model", "http://127.0.0.1:8153/v1", "the model's base URL (up to /v1)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pool, err := pgxpool.New(ctx, *dbURL)
+	if err != nil {
+		log.Fatalf("loadfloor: %v", err)
+	}
+	defer pool.Close()
+	if err := setup(ctx, pool); err != nil {
+		log.Fatalf("loadfloor: %v", err)
+	}
+	srv := &http.Server{Addr: *addr, Handler: newFloor(pool, *model, http.DefaultClient), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatalf("loadfloor: %v", err)
+	}
+}
+
+// setup creates the floor's one table, if need be.
+func setup(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS loadfloor_messages (
+		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		session_id text NOT NULL,
+		content text NOT NULL,
+		created_at timestamptz NOT NULL DEFAULT now())`)
+	if err != nil {
+		return fmt.Errorf("creating loadfloor_messages: %w", err)
+	}
+	return nil
+}
+
+// floor serves the chat route and /healthz.
+type floor struct {
+	pool   *pgxpool.Pool
+	model  string // .../v1
+	client *http.Client
+}
+
+func newFloor(pool *pgxpool.Pool, model string, client *http.Client) http.Handler {
+	f := &floor{pool: pool, model: model, client: client}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	mux.HandleFunc("POST /chat/{tenant}", f.chat)
+	return mux
+}
+
+func (f *floor) chat(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Message   string `json:"message"`
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&in); err != nil || in.Message == "" || in.SessionID == "" {
+		http.Error(w, `{"error":"a JSON body with message and sessionId"}`, http.StatusBadRequest)
+		return
+	}
+	if _, err := f.pool.Exec(r.Context(), `INSERT INTO loadfloor_messages (session_id, content) VALUES ($1, $2)`,
+		in.SessionID, in.Message); err != nil {
+		http.Error(w, `{"error":"storing the message"}`, http.StatusInternalServerError)
+		return
+	}
+	stream := r.Header.Get("X-Agent-Model") == ""
+	body, _ := json.Marshal(map[string]any{"model": "fake", "stream": stream,
+		"messages": []map[string]string{{"role": "user", "content": in.Message}}})
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, f.model+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, `{"error":"the model's address"}`, http.StatusInternalServerError)
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		http.Error(w, `{"error":"the model is unreachable"}`, http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		http.Error(w, `{"error":"the model refused"}`, http.StatusBadGateway)
+		return
+	}
+	if !stream {
+		var c struct {
+			Choices []struct {
+				Message struct {
+					Content string `json:"content"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || len(c.Choices) == 0 {
+			http.Error(w, `{"error":"the model's answer"}`, http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"message": c.Choices[0].Message.Content, "done": true})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	first := true
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+		if !ok || bytes.Equal(line, []byte("[DONE]")) {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(line, &chunk) != nil || len(chunk.Choices) == 0 || chunk.Choices[0].Delta.Content == "" {
+			continue
+		}
+		event, _ := json.Marshal(map[string]string{"text": chunk.Choices[0].Delta.Content})
+		fmt.Fprintf(w, "data: %s\n\n", event)
+		if first && flusher != nil {
+			flusher.Flush()
+			first = false
+		}
+	}
+	if sc.Err() != nil {
+		fmt.Fprint(w, "data: {\"error\":\"the model's stream broke\"}\n\n")
+		return
+	}
+	fmt.Fprint(w, "data: {\"done\":true}\n\n")
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/parley/parley/db/dbtest"
+)
+
+// model is an OpenAI-compatible model in the test: three chunks, streamed
+// as OpenAI streams them, or one completion; it records what it was asked
+// and, for the floor's promise, how many messages were stored by then.
+type model struct {
+	stored func() int
+	asked  []string // the user message of each request
+	before []int    // messages stored when each request came
+	status int
+}
+
+func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	m.before = append(m.before, m.stored())
+	if len(req.Messages) > 0 {
+		m.asked = append(m.asked, req.Messages[0].Content)
+	}
+	if m.status != 0 {
+		w.WriteHeader(m.status)
+		return
+	}
+	if !req.Stream {
+		_, _ = io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"word word word "}}]}`)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n")
+	for range 3 {
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"word \"}}]}\n\n")
+	}
+	_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+}
+
+func TestFloor(t *testing.T) {
+	ctx := context.Background()
+	pool := dbtest.New(t).Pool()
+	if err := setup(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := setup(ctx, pool); err != nil { // again: the table is there already
+		t.Fatal(err)
+	}
+	session := fmt.Sprintf("floor-%s", t.Name())
+	stored := func() int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM loadfloor_messages WHERE session_id = $1`, session).Scan(&n); err != nil {
+			t.Error(err)
+		}
+		return n
+	}
+	m := &model{stored: stored}
+	llm := httptest.NewServer(m)
+	defer llm.Close()
+	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", llm.Client()))
+	defer srv.Close()
+	post := func(body string, agent bool) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/load", strings.NewReader(body))
+		if agent {
+			req.Header.Set("X-Agent-Model", "test-agent")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	status, body := post(fmt.Sprintf(`{"message":"Hello","sessionId":%q}`, session), false)
+	want := "data: {\"text\":\"word \"}\n\n"
+	if status != http.StatusOK || body != strings.Repeat(want, 3)+"data: {\"done\":true}\n\n" {
+		t.Fatalf("streamed: %d %q", status, body)
+	}
+	if len(m.before) != 1 || m.before[0] != 1 || m.asked[0] != "Hello" {
+		t.Fatalf("the model was asked %v with %v messages stored, want [Hello] after 1", m.asked, m.before)
+	}
+
+	status, body = post(fmt.Sprintf(`{"message":"Hi agent","sessionId":%q}`, session), true)
+	if status != http.StatusOK || body != `{"done":true,"message":"word word word "}`+"\n" {
+		t.Fatalf("envelope: %d %q", status, body)
+	}
+	if m.before[1] != 2 {
+		t.Fatalf("the agent's message was not stored before the model was asked: %v", m.before)
+	}
+
+	for _, bad := range []string{`not json`, `{"sessionId":"x"}`, `{"message":"no session"}`, `{"message":7,"sessionId":"x"}`} {
+		if status, _ := post(bad, false); status != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", bad, status)
+		}
+	}
+	if n := stored(); n != 2 {
+		t.Errorf("%d messages stored, want 2 (bad requests store nothing)", n)
+	}
+
+	m.status = http.StatusServiceUnavailable
+	if status, _ := post(fmt.Sprintf(`{"message":"Down","sessionId":%q}`, session), false); status != http.StatusBadGateway {
+		t.Errorf("model refusing: status %d, want 502", status)
+	}
+}
