@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley/db/dbtest"
@@ -23,21 +24,10 @@ func TestTurnColumnsRules(t *testing.T) {
 	store := dbtest.New(t)
 	ten := newTenant(t, store)
 
-	var checks []string
-	rows, err := store.Pool().Query(ctx, `SELECT conrelid::regclass || '.' || conname FROM pg_constraint
+	rows, _ := store.Pool().Query(ctx, `SELECT conrelid::regclass || '.' || conname FROM pg_constraint
 		WHERE contype = 'c' AND conrelid IN ('conversations'::regclass, 'messages'::regclass)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		checks = append(checks, c)
-	}
-	if rows.Err() != nil || len(checks) > 0 {
-		t.Errorf("table check constraints on the turn's tables: %v %v; make them domains", checks, rows.Err())
+	if checks, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || len(checks) > 0 {
+		t.Errorf("table check constraints on the turn's tables: %v %v; make them domains", checks, err)
 	}
 
 	var conv string

@@ -31,22 +31,22 @@ parley=${BENCH_PARLEY_BIN:-bin/parley}
 if [ -z "${BENCH_PARLEY_BIN:-}" ]; then
   go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
 fi
-compare=
-if [ -n "${BENCH_FLOOR:-}" ]; then
+compare= floor=${BENCH_FLOOR:-}
+if [ -n "$floor" ]; then
   if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}" ]; then
     echo "BENCH_FLOOR takes the second server's place: not with BENCH_PARLEY_BIN_B or BENCH_SQL_B" >&2
     exit 2
   fi
   go build -trimpath -o bin/loadfloor ./cmd/loadfloor
 fi
-if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}${BENCH_FLOOR:-}" ]; then
+if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}$floor" ]; then
   compare=1
   parley_b=${BENCH_PARLEY_BIN_B:-$parley}
 fi
 go build -trimpath -o bin/fakellm ./cmd/fakellm
 go build -trimpath -o bin/loadgen ./cmd/loadgen
 echo "$parley: $(stat -c %s "$parley") bytes"
-if [ -n "$compare" ] && [ -z "${BENCH_FLOOR:-}" ]; then echo "$parley_b (B): $(stat -c %s "$parley_b") bytes"; fi
+if [ -n "$compare" ] && [ -z "$floor" ]; then echo "$parley_b (B): $(stat -c %s "$parley_b") bytes"; fi
 scripts/pg-install.sh
 pg_port=${BENCH_PG_PORT:-5452}
 DATABASE_URL=$("$parley" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load --recreate)
@@ -98,7 +98,7 @@ prepare "$parley" "$DATABASE_URL" "${BENCH_SQL:-}"
 if [ -n "$compare" ]; then
   db_b=$("$parley_b" dev-db --dir "${BENCH_PG_DIR:-.data/pgload}" --port "$pg_port" --db parley_load_b --recreate)
   psql "$db_b" -qc 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
-  if [ -n "${BENCH_FLOOR:-}" ]; then
+  if [ -n "$floor" ]; then
     # Parley's schema and tenant, for the load generator's counts (the floor
     # writes a table of its own); no seeded conversations, which it never reads.
     (seed=0; prepare "$parley" "$db_b" "")
@@ -115,7 +115,7 @@ trap 'kill $pids 2>/dev/null || true; wait $pids 2>/dev/null || true' EXIT
 urls=$url dbs=$DATABASE_URL servers=$pid
 if [ -n "$compare" ]; then
   addr_b=127.0.0.1:${BENCH_PORT_B:-8154}
-  if [ -n "${BENCH_FLOOR:-}" ]; then
+  if [ -n "$floor" ]; then
     bin/loadfloor -addr "$addr_b" -db "$db_b" -model "http://$model_addr/v1" 2> "$state/serve-b.log" &
   else
     DATABASE_URL=$db_b PARLEY_ADDR=$addr_b "$parley_b" serve 2> "$state/serve-b.log" &
@@ -130,7 +130,7 @@ for u in ${urls//,/ }; do
 done
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(uname -sr)"
 names=()
-if [ -n "${BENCH_FLOOR:-}" ]; then
+if [ -n "$floor" ]; then
   names=(-names "${BENCH_NAMES:-Parley,floor}")
 elif [ -n "$compare" ]; then
   names=(-names "${BENCH_NAMES:-A,B}")

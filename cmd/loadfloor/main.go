@@ -37,10 +37,16 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8154", "listen address")
 	dbURL := flag.String("db", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
 	model := flag.String("model", "http://127.0.0.1:8153/v1", "the model's base URL (up to /v1)")
+	conns := flag.Int("db-conns", 20, "PostgreSQL connections at most (parley serve's PARLEY_DB_MAX_CONNS default)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pool, err := pgxpool.New(ctx, *dbURL)
+	cfg, err := pgxpool.ParseConfig(*dbURL)
+	if err != nil {
+		log.Fatalf("loadfloor: %v", err)
+	}
+	cfg.MaxConns = int32(*conns)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		log.Fatalf("loadfloor: %v", err)
 	}
@@ -48,7 +54,7 @@ func main() {
 	if err := setup(ctx, pool); err != nil {
 		log.Fatalf("loadfloor: %v", err)
 	}
-	srv := &http.Server{Addr: *addr, Handler: newFloor(pool, *model, http.DefaultClient), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Addr: *addr, Handler: newFloor(pool, *model, modelClient()), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -58,6 +64,19 @@ func main() {
 	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatalf("loadfloor: %v", err)
 	}
+}
+
+// modelClient keeps as many idle connections to the model as Parley's own
+// (web.managedProvider), so that concurrent turns reuse them as Parley's
+// do: http.DefaultClient keeps two, and at c50 the floor would dial the
+// model for most of its turns while Parley does not.
+func modelClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 128,
+		IdleConnTimeout:     90 * time.Second,
+	}}
 }
 
 // setup creates the floor's one table, if need be.

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/parley/parley/db/dbtest"
@@ -116,5 +119,58 @@ func TestFloor(t *testing.T) {
 	m.status = http.StatusServiceUnavailable
 	if status, _ := post(fmt.Sprintf(`{"message":"Down","sessionId":%q}`, session), false); status != http.StatusBadGateway {
 		t.Errorf("model refusing: status %d, want 502", status)
+	}
+}
+
+// Concurrent turns reuse the floor's connections to the model, as Parley's
+// do (modelClient): a second batch of eight at once dials none.
+func TestFloorReusesModelConnections(t *testing.T) {
+	ctx := context.Background()
+	pool := dbtest.New(t).Pool()
+	if err := setup(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var (
+		dialed atomic.Int32
+		batch  *sync.WaitGroup // every request of a batch waits for the others, so that all are open at once
+	)
+	llm := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		batch.Done()
+		batch.Wait()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"word \"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	llm.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	llm.Start()
+	defer llm.Close()
+	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", modelClient()))
+	defer srv.Close()
+	for round := range 2 {
+		batch = &sync.WaitGroup{}
+		batch.Add(n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"message":"Hi","sessionId":"reuse-%d-%d"}`, round, i)
+				resp, err := srv.Client().Post(srv.URL+"/chat/load", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				if b, _ := io.ReadAll(resp.Body); resp.StatusCode != http.StatusOK || !strings.HasSuffix(string(b), `{"done":true}`+"\n\n") {
+					t.Errorf("status %d: %q", resp.StatusCode, b)
+				}
+			})
+		}
+		wg.Wait()
+		if got := dialed.Load(); got != n {
+			t.Fatalf("after round %d the floor had dialed the model %d times, want %d (one a concurrent turn, then reused)", round+1, got, n)
+		}
 	}
 }
