@@ -359,7 +359,7 @@ func TestAuthenticator(t *testing.T) {
 		var seen string
 		a := &auth.Authenticator{DB: store, Audience: "http://parley.test", JWT: func(_ context.Context, token string) (auth.Principal, error) {
 			seen = token
-			return auth.Principal{TenantID: "from-jwt", Scopes: []string{auth.ScopeCorpusRead}, Audience: "http://parley.test"}, nil
+			return auth.Principal{TenantID: "from-jwt", Scopes: []string{auth.ScopeCorpusRead}, Audiences: []string{"http://parley.test"}}, nil
 		}}
 		p, err := a.Authenticate(ctx, req("Authorization", "Bearer eyJ.payload.sig"))
 		if err != nil || p.TenantID != "from-jwt" || seen != "eyJ.payload.sig" {

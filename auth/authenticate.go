@@ -15,9 +15,10 @@ type Principal struct {
 	TenantID string
 	Scopes   []string
 	TokenID  string
-	// Audience is the resource an OAuth access token was issued for (its
-	// aud); empty for ak_ tokens and legacy keys.
-	Audience string
+	// Audiences are the resources an OAuth access token was issued for (its
+	// aud: the REST API, the MCP server, or both); empty for ak_ tokens and
+	// legacy keys.
+	Audiences []string
 	// ClientID is the OAuth client of an access token.
 	ClientID string
 }
@@ -65,8 +66,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (Prin
 			if a.Audience == "" {
 				return Principal{}, unauthorized("OAuth access tokens are not accepted here")
 			}
-			if p.Audience != a.Audience {
-				return Principal{}, unauthorized("This access token was issued for another resource (" + p.Audience + "), not " + a.Audience)
+			if !slices.Contains(p.Audiences, a.Audience) {
+				return Principal{}, unauthorized("This access token was issued for another resource (" + strings.Join(p.Audiences, " ") + "), not " + a.Audience)
 			}
 			return p, nil
 		}

@@ -26,7 +26,8 @@ const (
 const RefreshTokenPrefix = "rt_"
 
 // AccessClaims are the claims of an OAuth access token: iss is the base
-// URL, aud the resource it is for (the REST base URL or the MCP resource),
+// URL, aud the resources it is for (the REST base URL, the MCP resource, or
+// both: AudienceOf),
 // sub the owner who approved, tenant the tenant granted, scope the
 // space-separated scopes, client_id the client.
 type AccessClaims struct {
@@ -60,6 +61,30 @@ func (o *OAuth) MCPResource() string { return o.Issuer + "/mcp" }
 // Resources are the resources a token may be issued for (RFC 8707).
 func (o *OAuth) Resources() []string { return []string{o.Issuer, o.MCPResource()} }
 
+// AudienceOf is the audience of a grant asked for without a resource
+// indicator, chosen from the scopes granted: the REST API for REST scopes
+// only, the MCP server for mcp: scopes only, both for both (each resource
+// still checks its own family of scopes). A grant stores its audience as
+// its resource, the URLs space-separated.
+func (o *OAuth) AudienceOf(scopes []string) string {
+	var rest, mcp bool
+	for _, s := range scopes {
+		if strings.HasPrefix(s, "mcp:") {
+			mcp = true
+		} else {
+			rest = true
+		}
+	}
+	switch {
+	case rest && mcp:
+		return o.Issuer + " " + o.MCPResource()
+	case rest:
+		return o.Issuer
+	default:
+		return o.MCPResource()
+	}
+}
+
 // SignAccessToken signs an access token of grant g with a fresh jti, valid
 // AccessTokenTTL from now.
 func (o *OAuth) SignAccessToken(ctx context.Context, g db.OAuthGrant, jti string, now time.Time) (string, error) {
@@ -70,7 +95,7 @@ func (o *OAuth) SignAccessToken(ctx context.Context, g db.OAuthGrant, jti string
 	claims := AccessClaims{
 		Tenant: g.TenantID, Scope: strings.Join(g.Scopes, " "), ClientID: g.ClientID,
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: o.Issuer, Subject: g.UserID, Audience: jwt.ClaimStrings{g.Resource}, ID: jti,
+			Issuer: o.Issuer, Subject: g.UserID, Audience: jwt.ClaimStrings(strings.Fields(g.Resource)), ID: jti,
 			IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(AccessTokenTTL)),
 		},
 	}
@@ -113,7 +138,7 @@ func (o *OAuth) ParseAccessToken(ctx context.Context, token string) (AccessClaim
 	case err != nil:
 		return claims, unauthorized("Invalid or revoked token")
 	}
-	if claims.ID == "" || claims.Tenant == "" || len(claims.Audience) != 1 {
+	if claims.ID == "" || claims.Tenant == "" || len(claims.Audience) == 0 || len(claims.Audience) > 2 {
 		return claims, unauthorized("Invalid or revoked token")
 	}
 	return claims, nil
@@ -135,7 +160,7 @@ func (o *OAuth) VerifyAccessToken(ctx context.Context, token string) (Principal,
 		return Principal{}, unauthorized("Invalid or revoked token")
 	}
 	return Principal{TenantID: claims.Tenant, Scopes: strings.Fields(claims.Scope), TokenID: claims.ID,
-		Audience: claims.Audience[0], ClientID: claims.ClientID}, nil
+		Audiences: claims.Audience, ClientID: claims.ClientID}, nil
 }
 
 // NewOpaque is a random URL-safe secret of 256 bits with prefix.

@@ -85,7 +85,7 @@ func TestOAuthAccessTokens(t *testing.T) {
 	}
 	p, err := o.VerifyAccessToken(ctx, tok)
 	if err != nil || p.TenantID != g.TenantID || !slices.Equal(p.Scopes, []string{"settings:read", "corpus:read"}) ||
-		p.Audience != "https://parley.test" || p.TokenID != jti || p.ClientID != g.ClientID {
+		!slices.Equal(p.Audiences, []string{"https://parley.test"}) || p.TokenID != jti || p.ClientID != g.ClientID {
 		t.Fatalf("verify = %+v, %v", p, err)
 	}
 
@@ -230,7 +230,7 @@ func TestAuthenticatorAudience(t *testing.T) {
 	t.Parallel()
 	verifier := func(aud string) auth.BearerVerifier {
 		return func(context.Context, string) (auth.Principal, error) {
-			return auth.Principal{TenantID: "t", Scopes: []string{"settings:read"}, Audience: aud}, nil
+			return auth.Principal{TenantID: "t", Scopes: []string{"settings:read"}, Audiences: strings.Fields(aud)}, nil
 		}
 	}
 	for _, tc := range []struct {
@@ -242,6 +242,10 @@ func TestAuthenticatorAudience(t *testing.T) {
 		{"https://parley.test/mcp", "https://parley.test", false},
 		{"https://parley.test", "https://parley.test/mcp", false},
 		{"https://parley.test", "", false},
+		// a grant of both families without a resource indicator
+		{"https://parley.test https://parley.test/mcp", "https://parley.test", true},
+		{"https://parley.test https://parley.test/mcp", "https://parley.test/mcp", true},
+		{"https://parley.test https://parley.test/mcp", "https://other.test", false},
 	} {
 		a := &auth.Authenticator{JWT: verifier(tc.tokenAud), Audience: tc.want}
 		req := bearerRequest("Bearer eyJ.a.b")

@@ -220,7 +220,7 @@ func (d *DB) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIssue, no
 // rotated one used again gets ErrOAuthReplay and its whole grant is revoked;
 // an unknown, expired or revoked one, or one of another client,
 // ErrOAuthGrantInvalid.
-func (d *DB) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is OAuthIssue, now time.Time) (OAuthGrant, error) {
+func (d *DB) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is OAuthIssue, now time.Time, check func(OAuthGrant) error) (OAuthGrant, error) {
 	var g OAuthGrant
 	var outcome error
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
@@ -248,6 +248,11 @@ func (d *DB) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is 
 			outcome = ErrOAuthReplay
 			_, err := tx.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $2 WHERE id = $1`, g.ID, now)
 			return err
+		}
+		if check != nil {
+			if outcome = check(g); outcome != nil {
+				return nil // refused before rotating: the refresh token stays good
+			}
 		}
 		if _, err := tx.Exec(ctx, `UPDATE oauth_refresh_tokens SET rotated_at = $2 WHERE token_hash = $1`, hash, now); err != nil {
 			return fmt.Errorf("rotating refresh token: %w", err)

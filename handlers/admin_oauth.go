@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,7 +30,11 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 	u, _ := url.Parse(r.RedirectURI)
 	v := views.ConsentView{
 		ClientName: r.Client.Name, RedirectHost: u.Host, TenantName: a.Tenant.Name, TenantSlug: a.Tenant.Slug,
-		Scopes: r.Scopes, MCP: r.Resource == h.OAuth.MCPResource(), CSRF: csrfToken(c), UserEmail: a.User.Email,
+		Scopes: r.Scopes, CSRF: csrfToken(c), UserEmail: a.User.Email,
+	}
+	for _, aud := range strings.Fields(r.Resource) {
+		v.API = v.API || aud == h.OAuth.Issuer
+		v.MCP = v.MCP || aud == h.OAuth.MCPResource()
 	}
 	if len(a.Memberships) > 1 {
 		for _, m := range a.Memberships {

@@ -40,8 +40,8 @@ func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token str
 		}
 		return nil, err
 	}
-	if p.Audience != h.OAuth.MCPResource() {
-		return nil, refuse("it was issued for " + p.Audience + ", not " + h.OAuth.MCPResource())
+	if !slices.Contains(p.Audiences, h.OAuth.MCPResource()) {
+		return nil, refuse("it was issued for " + strings.Join(p.Audiences, " ") + ", not " + h.OAuth.MCPResource())
 	}
 	if p.TenantID != t.ID {
 		return nil, refuse("it was issued for another tenant")

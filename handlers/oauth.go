@@ -93,20 +93,25 @@ type resourceMetadata struct {
 	ScopesSupported        []string `json:"scopes_supported"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 	ResourceName           string   `json:"resource_name"`
+	// ResourceDocumentation is the OpenAPI document, whose oauth2 scheme
+	// says how a token's audience is chosen.
+	ResourceDocumentation string `json:"resource_documentation"`
 }
 
 // ShowResourceMetadata is /.well-known/oauth-protected-resource: the
 // management REST API, with the REST scopes.
 func (h *Handler) ShowResourceMetadata(c echo.Context) error {
 	return c.JSON(http.StatusOK, resourceMetadata{Resource: h.BaseURL, AuthorizationServers: []string{h.BaseURL},
-		ScopesSupported: auth.RESTScopes, BearerMethodsSupported: []string{"header"}, ResourceName: "Parley management API"})
+		ScopesSupported: auth.RESTScopes, BearerMethodsSupported: []string{"header"}, ResourceName: "Parley management API",
+		ResourceDocumentation: h.BaseURL + "/openapi.json"})
 }
 
 // ShowMCPResourceMetadata is /.well-known/oauth-protected-resource/mcp:
 // Parley's MCP server, with the mcp: scopes.
 func (h *Handler) ShowMCPResourceMetadata(c echo.Context) error {
 	return c.JSON(http.StatusOK, resourceMetadata{Resource: h.OAuth.MCPResource(), AuthorizationServers: []string{h.BaseURL},
-		ScopesSupported: auth.MCPScopes, BearerMethodsSupported: []string{"header"}, ResourceName: "Parley MCP server"})
+		ScopesSupported: auth.MCPScopes, BearerMethodsSupported: []string{"header"}, ResourceName: "Parley MCP server",
+		ResourceDocumentation: h.BaseURL + "/openapi.json"})
 }
 
 // ShowJWKS is /.well-known/jwks.json: the public keys of access tokens.
@@ -263,11 +268,10 @@ func (h *Handler) parseAuthorize(c echo.Context, get func(string) string) (authz
 	}) {
 		return r, &authzError{Code: "invalid_request", Description: "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)"}
 	}
+	// With a resource indicator (RFC 8707) the token is bound to it; without
+	// one, its audience follows the scopes granted (OAuth.AudienceOf).
 	r.Resource = get("resource")
-	if r.Resource == "" {
-		r.Resource = h.OAuth.MCPResource()
-	}
-	if !slices.Contains(h.OAuth.Resources(), r.Resource) {
+	if r.Resource != "" && !slices.Contains(h.OAuth.Resources(), r.Resource) {
 		return r, &authzError{Code: "invalid_target", Description: "resource must be " + strings.Join(h.OAuth.Resources(), " or ")}
 	}
 	for _, s := range auth.FilterOAuthScopes(get("scope")) {
@@ -276,16 +280,17 @@ func (h *Handler) parseAuthorize(c echo.Context, get func(string) string) (authz
 		}
 	}
 	if len(r.Scopes) == 0 {
-		// No known scope asked for: the scopes of the resource the client registered.
-		family := auth.RESTScopes
-		if r.Resource == h.OAuth.MCPResource() {
-			family = auth.MCPScopes
-		}
-		for _, s := range family {
-			if slices.Contains(client.Scopes, s) {
+		// No known scope asked for: the scopes the client registered, those
+		// of the resource when it named one.
+		for _, s := range client.Scopes {
+			mcp := strings.HasPrefix(s, "mcp:")
+			if r.Resource == "" || mcp == (r.Resource == h.OAuth.MCPResource()) {
 				r.Scopes = append(r.Scopes, s)
 			}
 		}
+	}
+	if r.Resource == "" && len(r.Scopes) > 0 {
+		r.Resource = h.OAuth.AudienceOf(r.Scopes)
 	}
 	if len(r.Scopes) == 0 {
 		return r, &authzError{Code: "invalid_scope", Description: "none of the scopes asked for is one this app registered"}

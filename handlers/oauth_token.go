@@ -119,7 +119,7 @@ func (h *Handler) exchangeCode(c echo.Context, clientID string, get func(string)
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request's")
 	case !auth.CheckPKCE(verifier, row.CodeChallenge):
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "code_verifier does not match the code_challenge")
-	case get("resource") != "" && get("resource") != row.Resource:
+	case get("resource") != "" && !slices.Contains(strings.Fields(row.Resource), get("resource")):
 		return oauthFail(c, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request's ("+row.Resource+")")
 	}
 	g, err := h.DB.RedeemOAuthCode(ctx, hash, is, now)
@@ -129,6 +129,9 @@ func (h *Handler) exchangeCode(c echo.Context, clientID string, get func(string)
 	if err != nil {
 		return err
 	}
+	if r := get("resource"); r != "" {
+		g.Resource = r // one of the grant's audiences (RFC 8707 2.2)
+	}
 	return h.issue(c, g, is, refresh, g.Scopes)
 }
 
@@ -137,33 +140,50 @@ func (h *Handler) refresh(c echo.Context, clientID string, get func(string) stri
 	if token == "" {
 		return oauthFail(c, http.StatusBadRequest, "invalid_request", "refresh_token is required")
 	}
+	// The scope and resource asked for are checked against the grant before
+	// the refresh token rotates, so that a refused refresh leaves it good.
+	scope, resource := get("scope"), get("resource")
+	var scopes []string
+	check := func(g db.OAuthGrant) error {
+		scopes = g.Scopes
+		if scope != "" {
+			// A narrower access token (RFC 6749 6); the grant keeps its scopes.
+			asked := strings.Fields(scope)
+			for _, want := range asked {
+				if !slices.Contains(g.Scopes, want) {
+					return &oauthRefusal{"invalid_scope", "scope " + clipText(want, 60) + " was not granted"}
+				}
+			}
+			scopes = slices.DeleteFunc(slices.Clone(g.Scopes), func(have string) bool { return !slices.Contains(asked, have) })
+		}
+		if resource != "" && !slices.Contains(strings.Fields(g.Resource), resource) {
+			return &oauthRefusal{"invalid_target", "resource " + clipText(resource, 100) + " is not one this grant was issued for (" + g.Resource + ")"}
+		}
+		return nil
+	}
 	is, refresh := h.newIssue()
-	g, err := h.DB.RefreshOAuth(c.Request().Context(), auth.HashToken(token), clientID, is, h.now())
+	g, err := h.DB.RefreshOAuth(c.Request().Context(), auth.HashToken(token), clientID, is, h.now(), check)
+	var refusal *oauthRefusal
 	switch {
 	case errors.Is(err, db.ErrOAuthReplay):
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "This refresh token was already used; every token of its grant is now revoked")
 	case errors.Is(err, db.ErrOAuthGrantInvalid):
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "The refresh token is invalid, expired or revoked")
+	case errors.As(err, &refusal):
+		return oauthFail(c, http.StatusBadRequest, refusal.code, refusal.description)
 	case err != nil:
 		return err
 	}
-	scopes := g.Scopes
-	if s := get("scope"); s != "" {
-		// A narrower access token (RFC 6749 6); the grant keeps its scopes.
-		scopes = nil
-		for _, want := range strings.Fields(s) {
-			if !slices.Contains(g.Scopes, want) {
-				return oauthFail(c, http.StatusBadRequest, "invalid_scope", "scope "+clipText(want, 60)+" was not granted")
-			}
-		}
-		for _, have := range g.Scopes {
-			if slices.Contains(strings.Fields(s), have) {
-				scopes = append(scopes, have)
-			}
-		}
+	if resource != "" {
+		g.Resource = resource // the access token for that one of the grant's audiences
 	}
 	return h.issue(c, g, is, refresh, scopes)
 }
+
+// oauthRefusal is a refresh refused by the check made before rotation.
+type oauthRefusal struct{ code, description string }
+
+func (r *oauthRefusal) Error() string { return r.code + ": " + r.description }
 
 // Revoke is POST /oauth/revoke (RFC 7009): a refresh token revokes its whole
 // grant, an access token itself. An unknown token, or one of another

@@ -19,5 +19,5 @@ if [ -z "${PARLEY_SECRET_KEY:-}" ]; then
 fi
 bin/parley migrate
 bin/parley seed-demo
-echo "Parley at ${PARLEY_BASE_URL:-http://localhost:8080} (admin: /admin)"
+# parley serve prints where it listens and the address to open (PARLEY_ADDR, PARLEY_BASE_URL).
 exec bin/parley serve

@@ -4,6 +4,12 @@
 # template migrated here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The cluster stops when the suite ends (pass or fail), so that port 5439 is
+# free for make test in another checkout; PARLEY_TEST_KEEP_CLUSTER=1 leaves it
+# running, to run single packages against it afterwards (README, Tests).
+if [ -z "${PARLEY_TEST_KEEP_CLUSTER:-}" ]; then
+  trap 'bin/parley dev-db --dir .data/pgtest --stop 2>/dev/null' EXIT
+fi
 PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
 export PARLEY_TEST_DATABASE_URL
 # The browser tests drive chromium-headless-shell, else chromium

@@ -89,6 +89,27 @@ var knownVars = []string{
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 }
 
+// scriptVars are PARLEY_ variables of the scripts and tests around Parley
+// (make run's PARLEY_DEV_PG_PORT, make test's PARLEY_TEST_*, the
+// benchmarks' PARLEY_BENCH_* and PARLEY_LOAD_*): the server does not read
+// them, and they reach it in the environment make run and the benchmarks
+// start it in, so they are not typos.
+var scriptVars = []string{"PARLEY_DEV_PG_PORT"}
+
+var scriptVarPrefixes = []string{"PARLEY_TEST_", "PARLEY_BENCH_", "PARLEY_LOAD_"}
+
+func scriptVar(name string) bool {
+	if slices.Contains(scriptVars, name) {
+		return true
+	}
+	for _, p := range scriptVarPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
 var LLMProviders = []string{"local", "openai", "anthropic"}
 
@@ -98,7 +119,7 @@ var LLMProviders = []string{"local", "openai", "anthropic"}
 func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "PARLEY_") && !strings.HasPrefix(name, "PARLEY_TEST_") && !slices.Contains(knownVars, name) {
+		if strings.HasPrefix(name, "PARLEY_") && !scriptVar(name) && !slices.Contains(knownVars, name) {
 			return Config{}, fmt.Errorf("%s: unknown variable (known: %s)", name, strings.Join(knownVars, ", "))
 		}
 	}

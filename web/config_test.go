@@ -262,6 +262,19 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+	t.Run("the scripts' own variables are not typos", func(t *testing.T) {
+		t.Parallel()
+		getenv, environ := envOf(nil)
+		for _, kv := range []string{"PARLEY_DEV_PG_PORT=5440", "PARLEY_TEST_PG_PORT=5441", "PARLEY_BENCH_FLOOR=1", "PARLEY_LOAD_URL=http://x"} {
+			if _, err := LoadConfig(getenv, append(environ, kv)); err != nil {
+				t.Errorf("%s: %v", kv, err)
+			}
+		}
+		// a near miss of one is still caught
+		if _, err := LoadConfig(getenv, append(environ, "PARLEY_DEV_PG_PROT=5440")); err == nil {
+			t.Error("PARLEY_DEV_PG_PROT accepted")
+		}
+	})
 	t.Run("variables not starting with PARLEY_ are not checked", func(t *testing.T) {
 		t.Parallel()
 		getenv, environ := envOf(nil)

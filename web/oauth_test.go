@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -388,7 +389,7 @@ func TestOAuthAuthorizeErrors(t *testing.T) {
 	clientID := register(t, c, redirect)
 	_, challenge := pkce()
 	_, _, reg := oauthJSON(t, c, "/oauth/register", map[string]any{"redirect_uris": []string{redirect}, "scope": "corpus:read"})
-	restOnly := reg["client_id"].(string) // asks for the MCP resource by default, with no mcp: scope
+	restOnly := reg["client_id"].(string) // registered no mcp: scope
 
 	// Not trusted yet: shown as a page, never redirected.
 	for name, q := range map[string]url.Values{
@@ -419,7 +420,7 @@ func TestOAuthAuthorizeErrors(t *testing.T) {
 		"no challenge":    {authzQuery(clientID, redirect, ""), "invalid_request"},
 		"token flow":      {authzQuery(clientID, redirect, challenge, "response_type", "token"), "unsupported_response_type"},
 		"other resource":  {authzQuery(clientID, redirect, challenge, "resource", "https://evil.example"), "invalid_target"},
-		"no known scopes": {authzQuery(restOnly, redirect, challenge, "scope", "bogus"), "invalid_scope"},
+		"no known scopes": {authzQuery(restOnly, redirect, challenge, "scope", "bogus", "resource", o.srv.Config.BaseURL+"/mcp"), "invalid_scope"},
 	} {
 		p := c.get("/oauth/authorize?" + tc.q.Encode())
 		u, _ := url.Parse(p.location())
@@ -557,7 +558,7 @@ func TestOAuthAccessToken(t *testing.T) {
 
 	// A token for the MCP server is refused by the REST API (audience), even
 	// when it carries REST scopes; mcp: scopes pass no REST scope check.
-	_, mcp := tokens(t, c, "https://app.example/cb", "scope", "settings:read mcp:settings:read")
+	_, mcp := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL+"/mcp", "scope", "settings:read mcp:settings:read")
 	if status, body := apiGet(t, o.bundle, path, mcp["access_token"].(string)); status != http.StatusUnauthorized || !strings.Contains(body["error"].(string), "another resource") {
 		t.Errorf("MCP token at the REST API: %d %v", status, body)
 	}
@@ -565,9 +566,16 @@ func TestOAuthAccessToken(t *testing.T) {
 	if status, _ := apiGet(t, o.bundle, path, mcpOnly["access_token"].(string)); status != http.StatusForbidden {
 		t.Errorf("REST token with only mcp: scopes: %d, want 403", status)
 	}
-	// No scope asked: the resource's scopes (MCP by default).
-	_, def := tokens(t, c, "https://app.example/cb")
+	// No scope asked: the resource's scopes; with no resource either, the
+	// scopes the client registered (every one, by default).
+	_, def := tokens(t, c, "https://app.example/cb", "resource", o.srv.Config.BaseURL+"/mcp")
 	if def["scope"] != strings.Join(auth.MCPScopes, " ") {
+		t.Errorf("default scopes of the MCP resource = %q", def["scope"])
+	}
+	c2 := o.newAdminClient(t) // registrations are 5 an hour per address
+	c2.signIn(ten)
+	_, def = tokens(t, c2, "https://app.example/cb")
+	if def["scope"] != strings.Join(auth.OAuthScopes, " ") {
 		t.Errorf("default scopes = %q", def["scope"])
 	}
 	// A forged token (signed by another key) is refused.
@@ -691,5 +699,185 @@ func TestOAuthConsentTenant(t *testing.T) {
 	}
 	if status, _ := apiGet(t, o.bundle, "/tenants/"+a.Slug, tok["access_token"].(string)); status != http.StatusNotFound {
 		t.Errorf("the tenant not chosen: %d, want 404", status)
+	}
+}
+
+// jwtAudience is the aud of an access token, as a list.
+func jwtAudience(t *testing.T, token string) []string {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", token)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		Aud any `json:"aud"`
+	}
+	if err := json.Unmarshal(raw, &claims); err != nil {
+		t.Fatal(err)
+	}
+	switch a := claims.Aud.(type) {
+	case string:
+		return []string{a}
+	case []any:
+		var out []string
+		for _, v := range a {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	t.Fatalf("aud %v", claims.Aud)
+	return nil
+}
+
+// The spec's flow has no resource parameter: the audience then follows the
+// scopes granted, so that "API calls with the access token" work.
+func TestOAuthAudienceFromScopes(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "scale") // a plan with the MCP server
+	c := o.newAdminClient(t)
+	c.signIn(ten)
+	base, mcpURL, path := o.srv.Config.BaseURL, o.srv.Config.BaseURL+"/mcp", "/tenants/"+ten.Slug
+	const redirect = "https://app.example/cb"
+	mcpList := func(token string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, o.ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := o.ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	refresh := func(clientID, rt string, extra ...string) (int, map[string]any) {
+		t.Helper()
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			form.Set(extra[i], extra[i+1])
+		}
+		status, _, body := oauthPost(t, c, "/oauth/token", form)
+		return status, body
+	}
+
+	t.Run("REST scopes only: the REST API", func(t *testing.T) {
+		clientID, tok := tokens(t, c, redirect, "scope", "settings:read")
+		at := tok["access_token"].(string)
+		if aud := jwtAudience(t, at); !slices.Equal(aud, []string{base}) {
+			t.Errorf("aud %v", aud)
+		}
+		if status, body := apiGet(t, o.bundle, path, at); status != http.StatusOK {
+			t.Errorf("REST API: %d %v", status, body)
+		}
+		if status := mcpList(at); status != http.StatusUnauthorized {
+			t.Errorf("/mcp: %d, want 401", status)
+		}
+		// A refresh keeps the audience, and refuses one the grant lacks
+		// without using up the refresh token.
+		status, body := refresh(clientID, tok["refresh_token"].(string), "resource", mcpURL)
+		wantOAuthError(t, "refresh for /mcp", status, body, http.StatusBadRequest, "invalid_target")
+		status, body = refresh(clientID, tok["refresh_token"].(string))
+		if status != http.StatusOK {
+			t.Fatalf("refresh after the refused one: %d %v", status, body)
+		}
+		if aud := jwtAudience(t, body["access_token"].(string)); !slices.Equal(aud, []string{base}) {
+			t.Errorf("aud after refresh %v", aud)
+		}
+		status, body = refresh(clientID, body["refresh_token"].(string), "resource", base)
+		if status != http.StatusOK || !slices.Equal(jwtAudience(t, body["access_token"].(string)), []string{base}) {
+			t.Errorf("refresh naming the grant's resource: %d %v", status, body)
+		}
+	})
+	t.Run("mcp scopes only: the MCP server", func(t *testing.T) {
+		_, tok := tokens(t, c, redirect, "scope", "mcp:settings:read mcp:corpus:read")
+		at := tok["access_token"].(string)
+		if aud := jwtAudience(t, at); !slices.Equal(aud, []string{mcpURL}) {
+			t.Errorf("aud %v", aud)
+		}
+		if status := mcpList(at); status != http.StatusOK {
+			t.Errorf("/mcp: %d", status)
+		}
+		if status, _ := apiGet(t, o.bundle, path, at); status != http.StatusUnauthorized {
+			t.Errorf("REST API: %d, want 401", status)
+		}
+	})
+	t.Run("both families: both audiences, each checking its own scopes", func(t *testing.T) {
+		// the consent page names both
+		clientID := register(t, c, redirect)
+		verifier, challenge := pkce()
+		q := authzQuery(clientID, redirect, challenge, "scope", "settings:read mcp:corpus:read")
+		p := c.get("/oauth/authorize?" + q.Encode())
+		if page := c.get(p.location()); !strings.Contains(page.text("main"), "management API and its MCP server") {
+			t.Errorf("consent page: %q", page.text("main"))
+		}
+		status, tok := exchange(t, c, clientID, codeFor(t, c, q), redirect, verifier)
+		if status != http.StatusOK {
+			t.Fatalf("exchange: %d %v", status, tok)
+		}
+		at := tok["access_token"].(string)
+		if aud := jwtAudience(t, at); !slices.Equal(aud, []string{base, mcpURL}) {
+			t.Errorf("aud %v", aud)
+		}
+		if status, body := apiGet(t, o.bundle, path, at); status != http.StatusOK {
+			t.Errorf("REST API: %d %v", status, body)
+		}
+		if status, _ := apiGet(t, o.bundle, path+"/corpus", at); status != http.StatusForbidden {
+			t.Errorf("REST corpus with only mcp:corpus:read: %d, want 403", status)
+		}
+		if status := mcpList(at); status != http.StatusOK {
+			t.Errorf("/mcp: %d", status)
+		}
+		// A refresh may narrow the audience to one of the grant's.
+		status, body := refresh(clientID, tok["refresh_token"].(string), "resource", mcpURL)
+		if status != http.StatusOK {
+			t.Fatalf("refresh for /mcp: %d %v", status, body)
+		}
+		if aud := jwtAudience(t, body["access_token"].(string)); !slices.Equal(aud, []string{mcpURL}) {
+			t.Errorf("narrowed aud %v", aud)
+		}
+		status, body = refresh(clientID, body["refresh_token"].(string))
+		if status != http.StatusOK || !slices.Equal(jwtAudience(t, body["access_token"].(string)), []string{base, mcpURL}) {
+			t.Errorf("the next refresh keeps the grant's audience: %d %v", status, body)
+		}
+	})
+	t.Run("a resource binds the token as before", func(t *testing.T) {
+		_, tok := tokens(t, c, redirect, "resource", base, "scope", "settings:read mcp:corpus:read")
+		if aud := jwtAudience(t, tok["access_token"].(string)); !slices.Equal(aud, []string{base}) {
+			t.Errorf("aud %v", aud)
+		}
+	})
+}
+
+// A refresh refused for its scope leaves the refresh token good: the
+// client's next, correct refresh is not taken for a replay.
+func TestOAuthRefusedRefreshKeepsToken(t *testing.T) {
+	t.Parallel()
+	o := setupOAuth(t)
+	ten := o.ownedTenant(t, "starter")
+	c := o.newAdminClient(t)
+	c.signIn(ten)
+	clientID, tok := tokens(t, c, "https://app.example/cb", "scope", "settings:read corpus:read")
+	rt := tok["refresh_token"].(string)
+	for _, scope := range []string{"corpus:write", "settings:read corpus:write", "mcp:corpus:read"} {
+		status, _, body := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}, "scope": {scope}})
+		wantOAuthError(t, "refresh for "+scope, status, body, http.StatusBadRequest, "invalid_scope")
+	}
+	status, _, body := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}, "scope": {"corpus:read"}})
+	if status != http.StatusOK || body["scope"] != "corpus:read" {
+		t.Fatalf("correct refresh after refused ones: %d %v", status, body)
+	}
+	if status, _ := apiGet(t, o.bundle, "/tenants/"+ten.Slug+"/corpus", body["access_token"].(string)); status != http.StatusOK {
+		t.Errorf("narrowed token: %d", status)
+	}
+	// and the grant was not revoked: the new refresh token works
+	status, _, body = oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {body["refresh_token"].(string)}, "client_id": {clientID}})
+	if status != http.StatusOK {
+		t.Errorf("next refresh: %d %v", status, body)
 	}
 }

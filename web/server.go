@@ -41,6 +41,10 @@ type Server struct {
 	// OAuthLimits are the authorization server's rate limits per address
 	// (spec, Limits); tests lower them.
 	OAuthLimits OAuthLimits
+	// Listening, when set, is called once Run listens, with the address it
+	// listens on (PARLEY_ADDR with its port chosen when that was 0):
+	// parley serve prints its start-up banner from it.
+	Listening func(addr net.Addr)
 }
 
 // OAuthLimits are the authorization server's limits per client address:
@@ -187,7 +191,10 @@ func (s *Server) Run(ctx context.Context) error {
 	srv := s.httpServer(s.Config.Addr)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.limitConns(ln)) }()
-	s.Logger.Info("parley listening", "addr", s.Config.Addr, "base_url", s.Config.BaseURL)
+	s.Logger.Info("parley listening", "addr", ln.Addr().String(), "base_url", s.Config.BaseURL)
+	if s.Listening != nil {
+		s.Listening(ln.Addr())
+	}
 
 	select {
 	case err := <-errc:

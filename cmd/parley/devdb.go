@@ -32,6 +32,7 @@ func devDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	recreate := fs.Bool("recreate", false, "drop the database first, so it starts empty")
 	dropPrefix := fs.String("drop-prefix", "", "also drop every database whose name starts with this (leftover test databases)")
 	fast := fs.Bool("fast", false, "trade durability for speed (tests): fsync and synchronous commit off")
+	stop := fs.Bool("stop", false, "stop the cluster in --dir if it runs (make test, at its end), and print nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +54,22 @@ func devDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		abs = filepath.Join(os.TempDir(), fmt.Sprintf("parley-%s-%x", checkout, sum[:4]), filepath.Base(abs))
 		fmt.Fprintf(stderr, "dev-db: the postgres user cannot reach %s; using %s\n", *dir, abs)
 	}
+	pg := func(name string, args ...string) *exec.Cmd {
+		bin := filepath.Join(bindir, name)
+		if asRoot {
+			return exec.CommandContext(ctx, "runuser", append([]string{"-u", "postgres", "--", bin}, args...)...)
+		}
+		return exec.CommandContext(ctx, bin, args...)
+	}
+	if *stop {
+		if _, err := os.Stat(filepath.Join(abs, "PG_VERSION")); err != nil || pg("pg_ctl", "status", "-D", abs).Run() != nil {
+			return nil // never started, or stopped already
+		}
+		if out, err := pg("pg_ctl", "stop", "-D", abs, "-m", "fast", "-w", "-t", "60").CombinedOutput(); err != nil {
+			return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+		}
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return err
 	}
@@ -63,13 +80,6 @@ func devDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := chownToPostgres(abs); err != nil {
 			return err
 		}
-	}
-	pg := func(name string, args ...string) *exec.Cmd {
-		bin := filepath.Join(bindir, name)
-		if asRoot {
-			return exec.CommandContext(ctx, "runuser", append([]string{"-u", "postgres", "--", bin}, args...)...)
-		}
-		return exec.CommandContext(ctx, bin, args...)
 	}
 	_, statErr := os.Stat(filepath.Join(abs, "PG_VERSION"))
 	running := statErr == nil && pg("pg_ctl", "status", "-D", abs).Run() == nil

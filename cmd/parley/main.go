@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -40,6 +41,7 @@ commands:
   oauth rotate-key               add a new OAuth signing key; the previous one still verifies
                                  (and stays in the JWKS) until the next rotation
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
+  dev-db --dir D --stop          stop that cluster if it runs
   seed-demo                      on an empty database, create the demo tenant and print its logins
   seed-conversations --tenant S [--conversations N] [--messages-per M] [--days D] [--seed X]
                                  add N generated conversations (about N*M messages, with tool runs,
@@ -74,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, rest, stderr)
+		return serve(ctx, rest, stdout, stderr)
 	case "migrate":
 		return withDB(ctx, func(store *db.DB) error {
 			if err := migrations.Up(ctx, store.Pool()); err != nil {
@@ -151,7 +153,7 @@ func box() (*auth.Box, error) {
 	return auth.NewBox(key)
 }
 
-func serve(ctx context.Context, args []string, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the server stops")
 	if err := fs.Parse(args); err != nil {
@@ -187,7 +189,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	srv.Listening = func(addr net.Addr) { fmt.Fprint(stdout, banner(cfg, addr)) }
 	return srv.Run(ctx)
+}
+
+// banner is what parley serve prints once it listens: the address it
+// listens on (the port chosen when PARLEY_ADDR's was 0) and the address
+// to open, PARLEY_BASE_URL (by default http://localhost and PARLEY_ADDR's
+// port).
+func banner(cfg web.Config, addr net.Addr) string {
+	return fmt.Sprintf("Parley listening on %s: open %s (admin: %s/admin)\n", addr, cfg.BaseURL, cfg.BaseURL)
 }
 
 // serveGCPercent is the garbage collector's target of `parley serve`

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -686,4 +687,111 @@ func TestServeGC(t *testing.T) {
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Errorf("GOGC=150: target %d, want 150 left alone", got)
 	}
+}
+
+// syncBuffer is a bytes.Buffer a running server writes to while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// parley serve, started the way make run starts it (its own variables in
+// the environment), prints the address it really listens on.
+func TestServeBanner(t *testing.T) {
+	cliEnv(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	t.Setenv("PARLEY_ADDR", fmt.Sprintf("127.0.0.1:%d", port))
+	t.Setenv("PARLEY_BASE_URL", "")
+	t.Setenv("PARLEY_DEV_PG_PORT", "5440") // make run's, as the README advises when 5438 is taken
+	t.Setenv("PARLEY_TEST_PG_PORT", "5441")
+	t.Setenv("PARLEY_LOG_FORMAT", "text")
+
+	var out, errOut syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, &out, &errOut, testPasswords) }()
+	want := fmt.Sprintf("Parley listening on 127.0.0.1:%d: open http://localhost:%d (admin: http://localhost:%d/admin)\n", port, port, port)
+	deadline := time.Now().Add(30 * time.Second)
+	for out.String() == "" && time.Now().Before(deadline) {
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("serve stopped: %v\n%s", err, errOut.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if got := out.String(); got != want {
+		t.Errorf("banner %q, want %q", got, want)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
+	if err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("healthz %d", resp.StatusCode)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v\n%s", err, errOut.String())
+	}
+}
+
+// make test stops its cluster at the end with dev-db --stop, which frees the
+// port for make test in another checkout; stopping twice is no error.
+func TestDevDBStop(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	dir := filepath.Join(t.TempDir(), "pg")
+	var out, errOut bytes.Buffer
+	if err := devDB(context.Background(), []string{"--dir", dir, "--port", strconv.Itoa(port), "--db", "stoptest", "--fast"}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	// as root, the cluster may live in a temporary directory the postgres user reaches
+	if m := regexp.MustCompile(`using (\S+)`).FindStringSubmatch(errOut.String()); m != nil {
+		t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(m[1])) })
+	}
+	stop := func() {
+		t.Helper()
+		var o, e bytes.Buffer
+		if err := devDB(context.Background(), []string{"--dir", dir, "--stop"}, &o, &e); err != nil || o.Len() != 0 {
+			t.Fatalf("stop: %v, stdout %q\n%s", err, o.String(), e.String())
+		}
+	}
+	t.Cleanup(func() { stop() })
+	conn, err := pgx.Connect(context.Background(), strings.TrimSpace(out.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close(context.Background())
+	if portFree(port) == nil {
+		t.Fatal("the cluster does not listen")
+	}
+	stop()
+	if err := portFree(port); err != nil {
+		t.Errorf("after --stop: %v", err)
+	}
+	stop()
 }

@@ -69,7 +69,7 @@ type setupError string
 
 func (e setupError) Error() string { return string(e) }
 
-const errNoCluster = setupError("PARLEY_TEST_DATABASE_URL is not set: run the suite with `make test`, which starts the test cluster and migrates the template")
+const errNoCluster = setupError("PARLEY_TEST_DATABASE_URL is not set: run the suite with `make test`, which starts the test cluster and migrates the template, or start it for one package with `export PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)`")
 
 // replaceDBName swaps the database of a postgres:// URL.
 func replaceDBName(u, name string) string {
