@@ -39,20 +39,22 @@ func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, erro
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return nil, invalid("Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if !utf8.Valid(body) {
+	if !utf8.Valid(body) || hasLoneSurrogate(body) {
 		return nil, invalidUTF8(raw)
 	}
 	return raw, nil
 }
 
-// invalidUTF8 is the 400 of a JSON body that is not UTF-8, which
-// encoding/json would silently turn into U+FFFD: it names the fields whose
-// values hold the bad bytes (a raw value keeps the bytes as sent), or the
-// body when they are in a name.
+// invalidUTF8 is the 400 of a JSON body that is not UTF-8, or escapes a
+// lone surrogate (\ud800 with no low half after it, or a \udc00 alone:
+// no character, so no UTF-8 either), which encoding/json would silently
+// turn into U+FFFD: it names the fields whose values hold the bad bytes or
+// escapes (a raw value keeps them as sent), or the body when they are in a
+// name.
 func invalidUTF8(raw map[string]json.RawMessage) error {
 	errs := parley.FieldErrors{}
 	for name, msg := range raw {
-		if !utf8.Valid(msg) && utf8.ValidString(name) {
+		if (!utf8.Valid(msg) || hasLoneSurrogate(msg)) && utf8.ValidString(name) {
 			errs.Add(name, "must be valid UTF-8 text")
 		}
 	}
@@ -118,6 +120,60 @@ func describeType(t reflect.Type) string {
 		return "an object"
 	}
 	return "of another type"
+}
+
+// hasLoneSurrogate reports whether a JSON text escapes half a UTF-16
+// surrogate pair inside a string: a high half (\ud800-\udbff) not followed
+// by an escaped low half (\udc00-\udfff), or a low half on its own. It
+// reads escapes only within strings, so a literal backslash (\\ud800) is
+// not one.
+func hasLoneSurrogate(raw []byte) bool {
+	if !bytes.Contains(raw, []byte(`\u`)) {
+		return false // the common case: no \u escape at all
+	}
+	// surrogate is the value of the \uXXXX escape at raw[i] (a backslash),
+	// when it is one of a surrogate.
+	surrogate := func(i int) (rune, bool) {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range raw[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, r >= 0xd800 && r <= 0xdfff
+	}
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString:
+			r, ok := surrogate(i)
+			if !ok {
+				i++ // the escaped character, a quote or backslash among them
+				continue
+			}
+			if r >= 0xdc00 {
+				return true // a low half with no high half before it
+			}
+			low, ok := surrogate(i + 6)
+			if !ok || low < 0xdc00 {
+				return true
+			}
+			i += 11 // both escapes
+		}
+	}
+	return false
 }
 
 // hasNUL reports whether a JSON value holds a NUL character, which Postgres

@@ -86,6 +86,44 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 			t.Errorf("%d %s, want 400 naming name", status, raw)
 		}
 	})
+	// A lone surrogate escape is no character: refused like invalid UTF-8
+	// rather than stored as U+FFFD. A pair, or an escaped backslash before
+	// "ud800", is text.
+	for _, tc := range []struct {
+		name, value string
+		refused     bool
+	}{
+		{"high alone", `Sales \ud800`, true},
+		{"low alone", `Sales \udfff`, true},
+		{"high then text", `\ud800abc`, true},
+		{"two highs", `\ud800\ud800`, true},
+		{"low then high", `\udc00\ud800`, true},
+		{"pair", `Sales \ud83d\ude00`, false},
+		{"upper-case pair", `Sales \uD83D\uDE00`, false},
+		{"escaped backslash", `Sales \\ud800`, false},
+	} {
+		t.Run("JSON body, "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			slug := "sales-sur-" + strings.ReplaceAll(tc.name, " ", "-")
+			status, got, raw := b.request(t, "POST", "/tenants/"+ten.Slug+"/segments", bearer(ten.Token),
+				`{"name": "`+tc.value+`", "slug": "`+slug+`", "systemPrompt": "Help."}`)
+			n := b.count(t, `SELECT count(*) FROM segments WHERE slug = $1`, slug)
+			if tc.refused && (status != http.StatusBadRequest || details(t, got)["name"] != "must be valid UTF-8 text" || n != 0) {
+				t.Errorf("%d %s (%d stored), want 400 naming name", status, raw, n)
+			}
+			if !tc.refused && (status != http.StatusCreated || n != 1) {
+				t.Errorf("%d %s, want 201", status, raw)
+			}
+		})
+	}
+	t.Run("chat message with a lone surrogate", func(t *testing.T) {
+		t.Parallel()
+		status, _, raw := b.request(t, "POST", "/chat/"+ten.Slug, map[string]string{"X-Forwarded-For": newChatAddr()},
+			`{"message": "hi \udfff", "sessionId": "s-surrogate"}`)
+		if status != http.StatusBadRequest {
+			t.Errorf("%d %s, want 400", status, raw)
+		}
+	})
 	t.Run("dashboard page", func(t *testing.T) {
 		t.Parallel()
 		p := b.newAdminClient(t).get("/admin/corpus?search=%00")

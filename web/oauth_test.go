@@ -408,6 +408,11 @@ func TestOAuthAuthorizeErrors(t *testing.T) {
 			if p.status != http.StatusBadRequest || p.location() != "" || p.text("#oauth-error") == "" {
 				t.Errorf("%s at %s: %d to %q", name, path, p.status, p.location())
 			}
+			// the page carries the dashboard's headers
+			if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "script-src 'self'") ||
+				p.header.Get("X-Frame-Options") != "DENY" || p.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("%s at %s: headers %v", name, path, p.header)
+			}
 		}
 	}
 	// Trusted redirect: the error goes back to the client with the state.

@@ -59,7 +59,9 @@ func (s *Server) routes() {
 	e.GET("/.well-known/oauth-protected-resource/mcp", h.ShowMCPResourceMetadata)
 	e.GET("/.well-known/jwks.json", h.ShowJWKS)
 	e.POST("/oauth/register", h.RegisterOAuthClient, s.oauthLimit("register", s.OAuthLimits.Register, time.Hour), requireJSON)
-	e.GET("/oauth/authorize", h.Authorize, s.oauthLimit("authorize", s.OAuthLimits.Authorize, time.Minute))
+	// The authorization endpoint answers a refused request with a page: the
+	// dashboard's headers (CSP, no frames, no caching) go with it.
+	e.GET("/oauth/authorize", h.Authorize, s.oauthLimit("authorize", s.OAuthLimits.Authorize, time.Minute), s.adminHeaders())
 	e.POST("/oauth/token", h.Token, s.oauthLimit("token", s.OAuthLimits.Token, time.Minute))
 	e.POST("/oauth/revoke", h.Revoke, s.oauthLimit("revoke", s.OAuthLimits.Revoke, time.Minute))
 
