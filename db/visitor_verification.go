@@ -46,35 +46,35 @@ func (d *DB) SessionVerification(ctx context.Context, tenantID, sessionID string
 // SaveVerificationCode stores the code just made for the conversation,
 // replacing the one before with fresh tries, unless a code went to the
 // conversation or to this address within throttle: it then stores nothing
-// and returns how long to wait.
+// and returns how long to wait. Saves of one tenant take turns (a
+// transaction lock), so that requests racing for one address or one
+// conversation cannot each read "nothing sent yet" and each send a code.
 func (d *DB) SaveVerificationCode(ctx context.Context, tenantID, conversationID string, code parley.VerificationCode, now time.Time, throttle time.Duration) (time.Duration, error) {
-	var last *time.Time
-	err := d.pool.QueryRow(ctx, `WITH last AS (
-			SELECT max(sent_at) AS sent_at FROM verification_codes
-			WHERE tenant_id = $1 AND (conversation_id = $2 OR lower(email) = lower($3)))
-		INSERT INTO verification_codes (conversation_id, tenant_id, email, code_hash, salt, attempts, sent_at, expires_at)
-		SELECT $2, $1, $3, $4, $5, 0, $6, $7
-		WHERE NOT EXISTS (SELECT 1 FROM last WHERE sent_at > $6::timestamptz - make_interval(secs => $8))
-		ON CONFLICT (conversation_id) DO UPDATE SET email = EXCLUDED.email, code_hash = EXCLUDED.code_hash,
-			salt = EXCLUDED.salt, attempts = 0, sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at
-		RETURNING NULL::timestamptz`, tenantID, conversationID, code.Email, code.Hash, code.Salt, now, code.ExpiresAt,
-		throttle.Seconds()).Scan(&last)
-	if err == nil {
-		return 0, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("storing a verification code: %w", err)
-	}
-	if err := d.pool.QueryRow(ctx, `SELECT max(sent_at) FROM verification_codes
-		WHERE tenant_id = $1 AND (conversation_id = $2 OR lower(email) = lower($3))`,
-		tenantID, conversationID, code.Email).Scan(&last); err != nil {
-		return 0, fmt.Errorf("reading the last verification code: %w", err)
-	}
-	wait := throttle
-	if last != nil {
-		wait = last.Add(throttle).Sub(now)
-	}
-	return max(wait, time.Second), nil
+	var wait time.Duration
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('verification:' || $1::text, 0))`, tenantID); err != nil {
+			return fmt.Errorf("waiting for the tenant's verification codes: %w", err)
+		}
+		var last *time.Time
+		if err := tx.QueryRow(ctx, `SELECT max(sent_at) FROM verification_codes
+			WHERE tenant_id = $1 AND (conversation_id = $2 OR lower(email) = lower($3))`,
+			tenantID, conversationID, code.Email).Scan(&last); err != nil {
+			return fmt.Errorf("reading the last verification code: %w", err)
+		}
+		if last != nil && last.After(now.Add(-throttle)) {
+			wait = max(last.Add(throttle).Sub(now), time.Second)
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO verification_codes (conversation_id, tenant_id, email, code_hash, salt, attempts, sent_at, expires_at)
+			VALUES ($2, $1, $3, $4, $5, 0, $6, $7)
+			ON CONFLICT (conversation_id) DO UPDATE SET email = EXCLUDED.email, code_hash = EXCLUDED.code_hash,
+				salt = EXCLUDED.salt, attempts = 0, sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at`,
+			tenantID, conversationID, code.Email, code.Hash, code.Salt, now, code.ExpiresAt); err != nil {
+			return fmt.Errorf("storing a verification code: %w", err)
+		}
+		return nil
+	})
+	return wait, err
 }
 
 // DeleteVerificationCode forgets the conversation's code (one that could
