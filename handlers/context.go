@@ -18,8 +18,9 @@ const (
 	CapabilityChat = "chat"
 	// CapabilityMCPTools: the plan has MCP and the tenant configured its MCP server.
 	CapabilityMCPTools = "mcp_tools"
-	// CapabilityVoice: the plan has voice and a phone line is set up. No
-	// tenant can set one up yet, so it is never listed.
+	// CapabilityVoice: the plan has voice and the tenant set it up, so
+	// that the orchestrator's calls are answered: voice enabled, with the
+	// secret the orchestrator sends (voiceTenant's gates).
 	CapabilityVoice = "voice"
 )
 
@@ -111,7 +112,9 @@ func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []
 	if plan.MCP && t.MCPToolsURL != nil && strings.TrimSpace(*t.MCPToolsURL) != "" {
 		caps = append(caps, CapabilityMCPTools)
 	}
-	// CapabilityVoice needs a configured phone line, which does not exist yet.
+	if plan.Voice && t.VoiceEnabled && len(t.VoiceSecret) > 0 {
+		caps = append(caps, CapabilityVoice)
+	}
 	if !plan.Widget {
 		return caps // tools run inside conversations; without a channel none can run
 	}

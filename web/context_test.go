@@ -135,6 +135,38 @@ func TestContextDiscovery(t *testing.T) {
 		}
 	})
 
+	// Voice is listed once calls are answered: a plan with voice, voice
+	// enabled and the orchestrator's secret set.
+	t.Run("Voice", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			name, plan      string
+			enabled, secret bool
+			want            bool
+		}{
+			{"set up", "scale", true, true, true},
+			{"no secret", "scale", true, false, false},
+			{"disabled", "scale", false, true, false},
+			{"plan without voice", "builder", true, true, false},
+		} {
+			ten := b.newTenant(t, tc.plan)
+			var secret []byte
+			if tc.secret {
+				secret = []byte("sealed secret")
+			}
+			if _, err := b.db.Pool().Exec(t.Context(), `UPDATE tenants SET voice_enabled = $2, voice_secret = $3 WHERE id = $1`, ten.ID, tc.enabled, secret); err != nil {
+				t.Fatal(err)
+			}
+			_, raw, got := b.getContext(t, ten.Slug)
+			if has := slices.Contains(got["capabilities"].([]any), any("voice")); has != tc.want {
+				t.Errorf("%s: capabilities %v, voice listed %v, want %v", tc.name, got["capabilities"], has, tc.want)
+			}
+			if strings.Contains(raw, "sealed secret") {
+				t.Errorf("%s: the secret leaks: %s", tc.name, raw)
+			}
+		}
+	})
+
 	t.Run("UnsetFieldsAreNull", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "starter")
