@@ -254,8 +254,47 @@ func TestChatGates(t *testing.T) {
 			t.Errorf("first accepted request after 21 refused ones: got %d %v, want 429", r.status, r.body)
 		}
 		fb := b.chat(t, path+"/feedback", map[string]any{"sessionId": "s", "messageId": "m", "value": "up"}, addr)
-		if fb.status != 429 {
-			t.Errorf("a vote from the same address: got %d %v, want 429 (shared counters)", fb.status, fb.body)
+		if fb.status == 429 {
+			t.Errorf("a vote from the same address: got %d %v, votes count apart from messages", fb.status, fb.body)
+		}
+	})
+
+	t.Run("RateLimitPerKind", func(t *testing.T) {
+		// Votes and form posts have counters of their own: voting on every
+		// answer does not use up a visitor's messages, and the other way round.
+		addr := map[string]string{"X-Forwarded-For": newChatAddr()}
+		vote := map[string]any{"sessionId": "s", "messageId": "00000000-0000-0000-0000-000000000000", "value": "up"}
+		for i := range 60 {
+			if r := b.chat(t, path+"/feedback", vote, addr); r.status == 429 {
+				t.Fatalf("vote %d: 429 %v", i+1, r.body)
+			}
+		}
+		r := b.chat(t, path+"/feedback", vote, addr)
+		if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(r.body["error"].(string), "Too many votes: at most 60 a minute and 600 an hour") {
+			t.Errorf("61st vote: got %d %v", r.status, r.body)
+		}
+		for i := range 20 {
+			if r := b.chat(t, path+"?segment=nope", ok, addr); r.status != 400 {
+				t.Fatalf("message %d after 61 votes: got %d %v", i+1, r.status, r.body)
+			}
+		}
+		if r := b.chat(t, path, ok, addr); r.status != 429 || !strings.Contains(r.body["error"].(string), "Too many messages") {
+			t.Errorf("21st message: got %d %v", r.status, r.body)
+		}
+
+		addr = map[string]string{"X-Forwarded-For": newChatAddr()}
+		form := "/form/" + ten.Slug + "?segment=nope"
+		for i := range 10 {
+			if r := b.chat(t, form, map[string]any{"fields": map[string]any{"email": "a@example.com"}}, addr); r.status == 429 {
+				t.Fatalf("form post %d: 429 %v", i+1, r.body)
+			}
+		}
+		r = b.chat(t, form, map[string]any{"fields": map[string]any{"email": "a@example.com"}}, addr)
+		if r.status != 429 || !strings.Contains(r.body["error"].(string), "Too many form posts: at most 10 a minute and 100 an hour") {
+			t.Errorf("11th form post: got %d %v", r.status, r.body)
+		}
+		if r := b.chat(t, path+"?segment=nope", ok, addr); r.status != 400 {
+			t.Errorf("a message after 11 form posts: got %d %v", r.status, r.body)
 		}
 	})
 

@@ -19,9 +19,9 @@ import (
 	"github.com/parley/parley/handlers"
 )
 
-// perAddressLimit is the public surface's per-address limit, as middleware
-// on the routes that share its counters (chat messages, votes, form posts).
-// It starts counting the request at once, beside the handler's first reads,
+// perAddressLimit is the public surface's per-address limit of one kind
+// of request (chatLimit, voteLimit, formLimit: each counts apart), as
+// middleware. It starts counting the request at once, beside the handler's first reads,
 // and leaves the verdict in the request's scope: the handler takes it at its
 // place in the gate order (after the tenant, origin, widget key and bot
 // challenge gates), so a request those refuse still answers their error.
@@ -29,11 +29,11 @@ import (
 // is written (the middleware waits for the count), so that a client learns
 // nothing by racing its own requests. The count overlaps the handler's
 // tenant and segment reads: no round trip is added before the first byte.
-func (s *Server) perAddressLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.addressLimited(next, false)
+func (s *Server) perAddressLimit(l addressLimit) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc { return s.addressLimited(next, l, false) }
 }
 
-// perAddressLimitHanded is perAddressLimit for chat messages, whose count
+// perAddressLimitHanded is perAddressLimit(chatLimit) for chat messages, whose count
 // the handler may hand to the turn (handlers.SetAddressGuard): the store
 // then makes it in the turn's first round trip (parley.TurnGuard, db.OpenTurn)
 // rather than in one of its own before it. So it does not start at once:
@@ -41,14 +41,14 @@ func (s *Server) perAddressLimit(next echo.HandlerFunc) echo.HandlerFunc {
 // configuration version, when the handler starts it, or after the handler
 // returns, unless the turn took it.
 func (s *Server) perAddressLimitHanded(next echo.HandlerFunc) echo.HandlerFunc {
-	return s.addressLimited(next, true)
+	return s.addressLimited(next, chatLimit, true)
 }
 
-func (s *Server) addressLimited(next echo.HandlerFunc, handed bool) echo.HandlerFunc {
+func (s *Server) addressLimited(next echo.HandlerFunc, l addressLimit, handed bool) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		// The count runs to the end even when the client leaves.
 		a := &addressCount{store: s.DB, ctx: context.WithoutCancel(c.Request().Context()), now: s.now(),
-			windows: addressWindows(c.RealIP()), slug: c.Param("slug"), done: make(chan struct{})}
+			limit: l, windows: l.windows(c.RealIP()), slug: c.Param("slug"), done: make(chan struct{})}
 		if !handed {
 			a.start()
 		}
@@ -87,6 +87,7 @@ type addressCount struct {
 	store   *db.DB
 	ctx     context.Context
 	now     time.Time
+	limit   addressLimit
 	windows []db.Window
 	slug    string
 
@@ -122,7 +123,7 @@ func (a *addressCount) wait() error {
 func (a *addressCount) settle(counts []int, counted bool, version *int64, err error) {
 	a.version, a.err = version, err
 	if err == nil {
-		a.err = addressVerdict(a.windows, a.now, counts, counted)
+		a.err = a.limit.verdict(a.windows, a.now, counts, counted)
 	}
 	close(a.done)
 }
@@ -144,10 +145,26 @@ func (a *addressCount) guard(version int64) *parley.TurnGuard {
 		Settle: a.settle}
 }
 
-// Per-address chat limits (spec, Limits).
-const (
-	chatPerMinute = 20
-	chatPerHour   = 200
+// addressLimit is a per-address limit of one kind of public request: so
+// many a minute and an hour from one address, in counters of its own
+// (Kind names them), so that one kind does not use up another's. What
+// names the requests in the 429's message.
+type addressLimit struct {
+	Kind, What         string
+	PerMinute, PerHour int
+}
+
+// The per-address limits. Chat messages: the spec's 20 a minute and 200
+// an hour (Limits); the dashboard's test chat counts as chat. Votes
+// (POST /chat/{slug}/feedback) and form posts (POST /form/{slug}) have
+// their own, so that a visitor who votes on every answer, or sends a form,
+// keeps their messages: a vote is one small write, so 60 a minute and 600
+// an hour; a form post is a lead and a webhook, which a person sends a few
+// of, so 10 a minute and 100 an hour.
+var (
+	chatLimit = addressLimit{Kind: "chat", What: "messages", PerMinute: 20, PerHour: 200}
+	voteLimit = addressLimit{Kind: "vote", What: "votes", PerMinute: 60, PerHour: 600}
+	formLimit = addressLimit{Kind: "form", What: "form posts", PerMinute: 10, PerHour: 100}
 )
 
 // chatRateDetails is the details payload of a per-address rate-limit error;
@@ -156,26 +173,25 @@ type chatRateDetails struct {
 	RetryAfter int `json:"retryAfter"`
 }
 
-// addressWindows are the per-address limit of a chat message (or form
-// post, or vote) from ip: 20 a minute and 200 an hour, in fixed windows
-// kept in Postgres so that every instance shares them (db.HitWithin). Both
-// counters are read first and a refused message counts against neither, so
-// a client retrying while blocked is not blocked for longer; an accepted
-// message adds one to each. The counts returned by that addition decide
-// again (addressVerdict), so concurrent requests racing past the read still
-// cannot exceed a limit. An IPv6 address counts as its /64, which one
-// subscriber usually holds whole.
-func addressWindows(ip string) []db.Window {
+// windows are the limit's counters for ip: a minute's and an hour's, in
+// fixed windows kept in Postgres so that every instance shares them
+// (db.HitWithin). Both counters are read first and a refused request
+// counts against neither, so a client retrying while blocked is not
+// blocked for longer; an accepted one adds one to each. The counts
+// returned by that addition decide again (verdict), so concurrent requests
+// racing past the read still cannot exceed a limit. An IPv6 address
+// counts as its /64, which one subscriber usually holds whole.
+func (l addressLimit) windows(ip string) []db.Window {
 	who := rateLimitAddr(ip)
 	return []db.Window{
-		{Key: "chat:ip:min:" + who, Length: time.Minute, Limit: chatPerMinute},
-		{Key: "chat:ip:hour:" + who, Length: time.Hour, Limit: chatPerHour},
+		{Key: l.Kind + ":ip:min:" + who, Length: time.Minute, Limit: l.PerMinute},
+		{Key: l.Kind + ":ip:hour:" + who, Length: time.Hour, Limit: l.PerHour},
 	}
 }
 
-// addressVerdict is the verdict on counts of windows made at now: nil, or
-// the rate-limit error with the seconds to wait.
-func addressVerdict(windows []db.Window, now time.Time, counts []int, counted bool) error {
+// verdict is the verdict on counts of windows made at now: nil, or the
+// rate-limit error with the seconds to wait.
+func (l addressLimit) verdict(windows []db.Window, now time.Time, counts []int, counted bool) error {
 	var wait time.Duration
 	for i, w := range windows {
 		// Refused before counting: at the limit. Counted: past it (a race).
@@ -189,8 +205,8 @@ func addressVerdict(windows []db.Window, now time.Time, counts []int, counted bo
 	secs := max(1, int(math.Ceil(wait.Seconds())))
 	return &parley.Error{
 		Kind: parley.KindRateLimited,
-		Message: fmt.Sprintf("Too many messages: at most %d a minute and %d an hour from one address; retry in %d seconds",
-			chatPerMinute, chatPerHour, secs),
+		Message: fmt.Sprintf("Too many %s: at most %d a minute and %d an hour from one address; retry in %d seconds",
+			l.What, l.PerMinute, l.PerHour, secs),
 		Details: chatRateDetails{RetryAfter: secs},
 	}
 }

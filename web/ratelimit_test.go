@@ -137,10 +137,10 @@ func TestRateLimitAddr(t *testing.T) {
 // limitOf is the per-address limit's verdict for a request naming no
 // tenant, counted on its own as the middleware does.
 func limitOf(ctx context.Context, store *db.DB, ip string, now time.Time) error {
-	windows := addressWindows(ip)
+	windows := chatLimit.windows(ip)
 	counts, counted, _, err := store.HitWithinForTenant(ctx, windows, now, "")
 	if err != nil {
 		return err
 	}
-	return addressVerdict(windows, now, counts, counted)
+	return chatLimit.verdict(windows, now, counts, counted)
 }
