@@ -123,15 +123,26 @@ func seedDemo(ctx context.Context, stdout io.Writer, pws *auth.Passwords) error 
 		if err != nil {
 			return err
 		}
+		plan, _ := parley.PlanByName(p.Plan)
+		if err := seedDemoCorpus(ctx, store, p.ID, plan.CorpusLimit); err != nil {
+			return fmt.Errorf("seeding the demo knowledge base: %w", err)
+		}
+		// The addresses parley serve will have (PARLEY_BASE_URL, else
+		// localhost and PARLEY_ADDR's port).
+		base := "http://localhost:8080"
+		if cfg, err := loadConfig(); err == nil {
+			base = cfg.BaseURL
+		}
 		fmt.Fprintf(stdout, `
 Demo tenant created (shown once; keep it):
-  dashboard:  sign in at /admin/login
+  dashboard:  sign in at %s/admin/login
   email:      %s
   password:   %s
   API token:  %s
-  try:        curl -H "Authorization: Bearer %s" localhost:8080/tenants/demo
+  try:        curl -H "Authorization: Bearer %s" %s/tenants/demo
+  chat:       ask "What is Parley?" at %s/admin/test-chat (the demo's knowledge base answers)
 
-`, p.OwnerEmail, password, p.Token, p.Token)
+`, base, p.OwnerEmail, password, p.Token, p.Token, base, base)
 		return nil
 	})
 }

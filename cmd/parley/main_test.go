@@ -28,6 +28,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -595,8 +596,9 @@ func TestSeedDemoEmpty(t *testing.T) {
 	if !strings.HasPrefix(token, "ak_") || len(password) < auth.MinPasswordLength {
 		t.Errorf("token %q password %q", token, password)
 	}
-	if !strings.Contains(out, "Bearer "+token) || !strings.Contains(out, "/tenants/demo") {
-		t.Errorf("no curl example in %q", out)
+	if !strings.Contains(out, "Bearer "+token) || !strings.Contains(out, "http://localhost:8080/tenants/demo") ||
+		!strings.Contains(out, "http://localhost:8080/admin/test-chat") {
+		t.Errorf("no curl example or test chat in %q", out)
 	}
 
 	store, err := db.Open(ctx, url, 2)
@@ -621,6 +623,31 @@ func TestSeedDemoEmpty(t *testing.T) {
 	pr, err := authenticate(t, store, "Authorization", "Bearer "+token)
 	if err != nil || pr.TenantID != demo.ID || !slices.Equal(pr.Scopes, auth.RESTScopes) {
 		t.Errorf("demo token: %+v, %v", pr, err)
+	}
+
+	// The knowledge base describes Parley, so that the newcomer's first
+	// question gets an answer offline: the local provider quotes the entries
+	// of the prompt's retrieval that share the question's words.
+	entries, err := store.PromptCorpus(ctx, demo.ID, "", "", 50)
+	if err != nil || len(entries) < 5 {
+		t.Fatalf("demo knowledge base: %d entries, %v", len(entries), err)
+	}
+	var passages []agent.Passage
+	for _, e := range entries {
+		passages = append(passages, agent.Passage{Title: e.Title, Content: e.Content})
+	}
+	for question, want := range map[string]string{
+		"What is Parley?":                         "What is Parley?",
+		"How do I add the chat to my website?":    "Adding the chat widget to a website",
+		"How can I connect OpenAI?":               "Connecting a language model",
+		"Where do my leads go?":                   "Leads, submissions and webhooks",
+		"Can it answer phone calls?":              "Phone calls",
+		"how do i import a CSV of my FAQ entries": "The knowledge base",
+	} {
+		best := agent.LocalRank(question, passages)
+		if len(best) == 0 || best[0].Title != want {
+			t.Errorf("%q: first passage %v, want %q", question, best, want)
+		}
 	}
 
 	t.Run("a second run changes nothing", func(t *testing.T) {
