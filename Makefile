@@ -1,4 +1,4 @@
-.PHONY: run test build generate bench bench-load
+.PHONY: run test build generate bench bench-load bench-retrieval
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -25,3 +25,8 @@ bench:
 # and a load generator, three processes, on a durable private cluster.
 bench-load:
 	scripts/bench-load.sh
+
+# Which knowledge-base entry reaches the model, per kind of question (issue 34,
+# BENCHMARKS.md): web/testdata/retrieval through the chat endpoint, on make test's cluster.
+bench-retrieval:
+	scripts/bench-retrieval.sh
