@@ -28,22 +28,36 @@ type CorpusImport struct {
 	HasPriority bool
 }
 
-// CorpusImportResult counts what an import did.
+// CorpusImportResult counts what an import did with the rows it was given.
 type CorpusImportResult struct {
 	Created   int
 	Updated   int
-	Unchanged int
+	Unchanged int // rows whose externalId names an entry they would not change
+	// Duplicates are rows without an externalId whose title and content are
+	// those of an entry the tenant already has: without an id to update, the
+	// row could only add a copy, which the agent would then quote twice.
+	Duplicates int
 }
 
-// ImportCorpus writes every row of imp in one transaction, or none: the rows
-// are copied into a temporary table, then inserted in one statement that
-// upserts on externalId (the generated search document and the indexes are
-// filled as for any insert). The plan's limit counts the entries the import
-// creates, not the ones it updates; past it nothing is written and the error
-// is the limit's 429. ExternalIDs must be unique within imp (the caller
-// checks): one statement cannot update a row twice.
+// ImportCorpus writes the rows of imp in one transaction, or none: the rows
+// are copied into a temporary table, the ones that would change nothing are
+// dropped, and the rest are inserted in one statement that upserts on
+// externalId (the generated search document and the indexes are filled as
+// for any insert). A row without an externalId is dropped as a duplicate when
+// an entry of this tenant has its title and content (another tenant's entries
+// are never compared). The plan's limit counts the entries the import
+// creates, not the ones it updates or skips; past it nothing is written and
+// the error is the limit's 429. ExternalIDs must be unique within imp (the
+// caller checks): one statement cannot update a row twice.
 func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp CorpusImport) (CorpusImportResult, error) {
 	var res CorpusImportResult
+	withoutID := false
+	for _, r := range imp.Rows {
+		if r.ExternalID == nil {
+			withoutID = true
+			break
+		}
+	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -61,17 +75,19 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 		if err != nil {
 			return fmt.Errorf("copying the import: %w", err)
 		}
-		var current, updates int
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM corpus_entries WHERE tenant_id = $1),
-			(SELECT count(*) FROM corpus_import i JOIN corpus_entries c ON c.tenant_id = $1 AND c.external_id = i.external_id)`,
-			tenantID).Scan(&current, &updates); err != nil {
-			return fmt.Errorf("counting corpus: %w", err)
-		}
-		if adding := len(imp.Rows) - updates; current+adding > limit {
-			return CorpusImportLimitError(current, adding, limit)
-		}
 		// Rows that would change nothing are dropped first: an insert
-		// computes the row's search document before it finds the conflict.
+		// computes the row's search document before it finds the conflict,
+		// and a skipped row must not count against the plan's limit. The
+		// comparison of titles and contents reads the tenant's whole corpus,
+		// so it runs only when some row has no externalId.
+		if withoutID {
+			tag, err := tx.Exec(ctx, `DELETE FROM corpus_import i USING corpus_entries c
+				WHERE i.external_id IS NULL AND c.tenant_id = $1 AND c.title = i.title AND c.content = i.content`, tenantID)
+			if err != nil {
+				return fmt.Errorf("dropping duplicate rows: %w", err)
+			}
+			res.Duplicates = int(tag.RowsAffected())
+		}
 		tag, err := tx.Exec(ctx, `DELETE FROM corpus_import i USING corpus_entries c
 			WHERE c.tenant_id = $1 AND c.external_id = i.external_id
 				AND c.title = i.title AND c.content = i.content AND c.source IS NOT DISTINCT FROM $2
@@ -82,6 +98,15 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 			return fmt.Errorf("dropping unchanged rows: %w", err)
 		}
 		res.Unchanged = int(tag.RowsAffected())
+		var current, updates int
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM corpus_entries WHERE tenant_id = $1),
+			(SELECT count(*) FROM corpus_import i JOIN corpus_entries c ON c.tenant_id = $1 AND c.external_id = i.external_id)`,
+			tenantID).Scan(&current, &updates); err != nil {
+			return fmt.Errorf("counting corpus: %w", err)
+		}
+		if adding := len(imp.Rows) - res.Duplicates - res.Unchanged - updates; current+adding > limit {
+			return CorpusImportLimitError(current, adding, limit)
+		}
 		tag, err = tx.Exec(ctx, `INSERT INTO corpus_entries AS c (tenant_id, segment_id, title, content, priority, external_id, source)
 			SELECT $1, segment_id, title, content, priority, external_id, $2 FROM corpus_import
 			ON CONFLICT (tenant_id, external_id) WHERE external_id IS NOT NULL DO UPDATE SET
@@ -93,8 +118,8 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 		if err != nil {
 			return fmt.Errorf("importing corpus: %w", err)
 		}
-		res.Updated = updates - res.Unchanged
-		res.Created = int(tag.RowsAffected()) - res.Updated
+		res.Updated = updates
+		res.Created = int(tag.RowsAffected()) - updates
 		return nil
 	})
 	if err != nil {
@@ -119,8 +144,8 @@ type UpsertResultOf struct {
 }
 
 // UpsertCorpusBatch upserts every write as UpsertCorpus does, all in one
-// transaction: all are written or none. The plan's limit applies to the
-// creates of the whole batch.
+// transaction: all are written or none (the caller has left out the items it
+// refused). The plan's limit applies to the creates of the whole batch.
 func (d *DB) UpsertCorpusBatch(ctx context.Context, tenantID string, limit int, ws []CorpusWrite) ([]UpsertResultOf, error) {
 	out := make([]UpsertResultOf, 0, len(ws))
 	err := d.inTx(ctx, func(tx pgx.Tx) error {

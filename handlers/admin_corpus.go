@@ -254,7 +254,8 @@ func (h *Handler) RemoveCorpusEntry(c echo.Context) error {
 }
 
 // SaveCorpusImport imports an uploaded CSV file as POST /tenants/{slug}/corpus/import does:
-// every line or, when a line is bad, none.
+// the good lines are imported, the ones already in the knowledge base
+// skipped, the bad ones listed in the owner's words.
 // htmx gets the result in place (and the table is told to refresh); a plain
 // form post gets it as flash messages after the redirect.
 func (h *Handler) SaveCorpusImport(c echo.Context) error {
@@ -266,7 +267,7 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 	if err == nil {
 		var rep importReport
 		rep, err = h.importCorpusCSV(ctx, a.Tenant, data)
-		res.Imported, res.Omitted = rep.Imported, rep.ErrorsOmitted
+		res.Imported, res.Skipped, res.Omitted = rep.Imported, rep.Skipped, rep.ErrorsOmitted
 		for _, l := range rep.Errors {
 			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: views.OwnerWords(l.Error)})
 		}
@@ -285,10 +286,23 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		}
 		return render(c, status, views.ImportResultView(&res))
 	}
-	switch {
-	case res.Error != "":
+	if res.Error != "" {
 		h.Sessions.Put(ctx, sessFlashError, res.Error)
-	case len(res.Lines) > 0:
+		return c.Redirect(http.StatusSeeOther, "/admin/corpus")
+	}
+	// As the htmx result says it: the count of entries unless only errors
+	// are to be told, then the lines skipped, then the lines refused.
+	var done []string
+	if res.Imported > 0 || len(res.Lines) == 0 {
+		done = append(done, "Imported "+views.Count(res.Imported, "entry", "entries")+".")
+	}
+	if res.Skipped > 0 {
+		done = append(done, "Skipped "+views.Count(res.Skipped, "line", "lines")+" already in the knowledge base.")
+	}
+	if len(done) > 0 {
+		h.Sessions.Put(ctx, sessFlash, strings.Join(done, " "))
+	}
+	if len(res.Lines) > 0 {
 		parts := make([]string, len(res.Lines))
 		for i, l := range res.Lines {
 			parts[i] = fmt.Sprintf("line %d: %s", l.Line, l.Message)
@@ -296,9 +310,8 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		if res.Omitted > 0 {
 			parts = append(parts, fmt.Sprintf("and %d more lines", res.Omitted))
 		}
-		h.Sessions.Put(ctx, sessFlashError, "Nothing was imported; fix these lines and import the file again: "+strings.Join(parts, "; "))
-	default:
-		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Imported %d entries.", res.Imported))
+		h.Sessions.Put(ctx, sessFlashError, views.Count(len(res.Lines)+res.Omitted, "line was", "lines were")+
+			" not imported because of errors; fix them and import the file again: "+strings.Join(parts, "; "))
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }

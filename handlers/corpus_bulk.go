@@ -24,9 +24,23 @@ type bulkItemResult struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
+// bulkError is an item refused by a bulk upsert: the contract's
+// {externalId, reason}, with the item's position in entries (from 0), since
+// a refused item may have no externalId to name it by.
 type bulkError struct {
+	Index      int    `json:"index"`
 	ExternalID string `json:"externalId"`
 	Reason     string `json:"reason"`
+}
+
+// bulkReport is the answer of a bulk upsert: the contract's counts and
+// errors, and what happened to each item.
+type bulkReport struct {
+	Created int              `json:"created"`
+	Updated int              `json:"updated"`
+	Skipped int              `json:"skipped"`
+	Errors  []bulkError      `json:"errors"`
+	Results []bulkItemResult `json:"results"`
 }
 
 // reason joins field errors into one sentence, fields in order.
@@ -43,14 +57,17 @@ func reason(errs parley.FieldErrors) string {
 	return strings.Join(parts, "; ")
 }
 
-// notWritten is the reason given for the good items of a bulk request that
-// had bad ones: a request writes all its entries or none.
-const notWritten = "not written: other entries of this request have errors, and a request writes all its entries or none"
-
 // BulkCorpus answers POST /tenants/{slug}/corpus/bulk: 1..50 entries, each
-// upserted by externalId. Every item is checked first: with a bad one nothing
-// is written (the good ones are reported skipped, with the reason); else all
-// are written in one transaction.
+// upserted by externalId. Every item is checked first; the bad ones are
+// reported in errors and left out, the good ones are written in one
+// transaction (so a failure of the database writes none of them), as the
+// contract's {created, updated, skipped, errors} says: a bad item costs only
+// itself. An item that would change its entry in nothing is skipped. Every
+// item has an externalId, so there is no duplicate rule by title and content
+// here, unlike the CSV import: a new externalId is a new entry by the
+// caller's own decision. The body as a whole (not an object, entries not an
+// array of 1 to 50) is still a 400, and the plan's limit a 429 for the whole
+// request.
 func (h *Handler) BulkCorpus(c echo.Context) error {
 	raw, err := decodeObject(c, maxBulkBody)
 	if err != nil {
@@ -71,23 +88,18 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Created int              `json:"created"`
-		Updated int              `json:"updated"`
-		Skipped int              `json:"skipped"`
-		Errors  []bulkError      `json:"errors"`
-		Results []bulkItemResult `json:"results"`
-	}{Errors: []bulkError{}, Results: make([]bulkItemResult, len(items))}
+	out := bulkReport{Errors: []bulkError{}, Results: make([]bulkItemResult, len(items))}
 	fail := func(i int, extID, why string) {
-		out.Errors = append(out.Errors, bulkError{ExternalID: extID, Reason: why})
+		out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: extID, Reason: why})
 		out.Results[i] = bulkItemResult{ExternalID: extID, Status: "error", Reason: why}
 	}
 	writes := make([]db.CorpusWrite, 0, len(items))
+	at := make([]int, 0, len(items)) // writes[k] is items[at[k]]
 	seen := map[string]bool{}
 	for i, item := range items {
 		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(item, &fields); err != nil {
-			fail(i, "", fmt.Sprintf("entry %d is not a JSON object", i+1))
+		if err := json.Unmarshal(item, &fields); err != nil || fields == nil {
+			fail(i, "", "the item must be a JSON object")
 			continue
 		}
 		var b corpusBody
@@ -96,9 +108,10 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 		if !b.ExternalID.Set || b.ExternalID.Null || strings.TrimSpace(extID) == "" {
 			errs.Add("externalId", "is required in bulk")
 		} else if seen[extID] {
+			// One statement per item could apply both, but which one the
+			// caller meant is anyone's guess: the first is written.
 			errs.Add("externalId", "appears twice in this request")
 		}
-		seen[extID] = true
 		w, verrs := checkCorpus(b, true, segment)
 		for k, v := range verrs {
 			errs.Add(k, v)
@@ -108,23 +121,19 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 			fail(i, extID, reason(errs))
 			continue
 		}
+		seen[extID] = true // a refused item does not take its externalId from a later good one
 		writes = append(writes, w)
+		at = append(at, i)
 	}
-	if len(out.Errors) > 0 {
-		for i := range out.Results {
-			if out.Results[i].Status == "" {
-				out.Results[i].Status, out.Results[i].Reason = "skipped", notWritten
-				out.Skipped++
-			}
-		}
+	if len(writes) == 0 {
 		return c.JSON(http.StatusOK, out)
 	}
 	done, err := h.DB.UpsertCorpusBatch(ctx, t.ID, t.PlanInfo().CorpusLimit, writes)
 	if err != nil {
 		return err
 	}
-	for i, d := range done {
-		r := &out.Results[i]
+	for k, d := range done {
+		r := &out.Results[at[k]]
 		r.ID = d.Entry.ID
 		switch d.Result {
 		case db.Created:

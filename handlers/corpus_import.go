@@ -30,10 +30,12 @@ type importError struct {
 	Error string `json:"error"`
 }
 
-// importReport is what an import did: imported is 0 whenever a line was
-// rejected, since an import writes every line or none.
+// importReport is what an import did: imported counts the entries created or
+// updated, skipped the good lines that would have changed nothing (an entry
+// already as the line says), errors the lines refused and not written.
 type importReport struct {
 	Imported      int           `json:"imported"`
+	Skipped       int           `json:"skipped"`
 	Errors        []importError `json:"errors"`
 	ErrorsOmitted int           `json:"errorsOmitted,omitempty"`
 }
@@ -41,8 +43,9 @@ type importReport struct {
 // ImportCorpus answers POST /tenants/{slug}/corpus/import: a multipart part
 // `file` holding CSV with the header title,content,segment,priority,externalId
 // (columns in any order; all but title and content optional). Every line is
-// checked first: with a bad one nothing is written and the bad lines are
-// reported; else every line is written in one transaction.
+// checked first; the good ones are written in one transaction and the bad
+// ones reported by line, as the contract's {imported, errors:[{line, error}]}
+// says: a bad line costs only itself, not the file.
 func (h *Handler) ImportCorpus(c echo.Context) error {
 	data, err := readCSVUpload(c)
 	if err != nil {
@@ -133,9 +136,13 @@ func parseErrorOf(err error) error {
 	return unreadableCSV(perr.Line, perr.Err.Error())
 }
 
-// importCorpusCSV imports the rows of a CSV file into t's corpus, all or
-// none. A file that cannot be read at all is an error (400); rows that break
-// the entry rules are reported by line, and then nothing is written.
+// importCorpusCSV imports the rows of a CSV file into t's corpus. A file that
+// cannot be read at all is an error (400), and so is the plan's limit (429):
+// then nothing is written. Rows that break the entry rules are reported by
+// line and left out; the others are written in one transaction, so a failure
+// of the database writes none of them. A row without externalId that repeats
+// the title and content of an earlier row, or of an entry the tenant has, is
+// skipped: importing a file twice must not double the knowledge base.
 func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (importReport, error) {
 	rep := importReport{Errors: []importError{}}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
@@ -172,6 +179,11 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 	_, hasPriority := col["priority"]
 	imp := db.CorpusImport{Source: "csv", HasSegment: hasSegment, HasPriority: hasPriority}
 	lineOf := map[string]int{} // externalId -> its line
+	// seen holds the title and content of every good row so far; a row
+	// without externalId that repeats one would add a copy of an entry the
+	// import is creating. The strings are the rows' own, not copies.
+	type titleContent struct{ title, content string }
+	seen := map[titleContent]bool{}
 	fail := func(line int, why string) {
 		if len(rep.Errors) < maxImportErrors {
 			rep.Errors = append(rep.Errors, importError{Line: line, Error: why})
@@ -225,6 +237,12 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 			fail(line, reason(fe))
 			continue
 		}
+		key := titleContent{w.Title.Value, w.Content.Value}
+		if seen[key] && w.ExternalID.Ptr() == nil {
+			rep.Skipped++
+			continue
+		}
+		seen[key] = true
 		row := db.CorpusImportRow{Title: w.Title.Value, Content: w.Content.Value, SegmentID: w.SegmentID.Ptr(),
 			Priority: db.DefaultCorpusPriority, ExternalID: w.ExternalID.Ptr()}
 		if w.Priority.Set {
@@ -232,12 +250,14 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 		}
 		imp.Rows = append(imp.Rows, row)
 	}
-	if len(rep.Errors) > 0 || len(imp.Rows) == 0 {
+	if len(imp.Rows) == 0 {
 		return rep, nil
 	}
-	if _, err := h.DB.ImportCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, imp); err != nil {
-		return rep, err
+	res, err := h.DB.ImportCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, imp)
+	if err != nil {
+		return importReport{Errors: []importError{}}, err
 	}
-	rep.Imported = len(imp.Rows)
+	rep.Imported = res.Created + res.Updated
+	rep.Skipped += res.Unchanged + res.Duplicates
 	return rep, nil
 }

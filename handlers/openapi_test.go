@@ -40,6 +40,7 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"CorpusEntry", reflect.TypeFor[corpusJSON]()},
 		{"CorpusSegment", reflect.TypeFor[segmentRef]()},
 		{"CorpusSync", reflect.TypeFor[corpusSyncJS]()},
+		{"CorpusBulkResult", reflect.TypeFor[bulkReport]()},
 		{"CorpusBulkItemResult", reflect.TypeFor[bulkItemResult]()},
 		{"CorpusBulkError", reflect.TypeFor[bulkError]()},
 		{"CorpusImportError", reflect.TypeFor[importError]()},

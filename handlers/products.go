@@ -256,7 +256,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 	for i, item := range items {
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(item, &fields); err != nil {
-			out.Errors = append(out.Errors, bulkError{Reason: fmt.Sprintf("product %d is not a JSON object", i+1)})
+			out.Errors = append(out.Errors, bulkError{Index: i, Reason: fmt.Sprintf("product %d is not a JSON object", i+1)})
 			continue
 		}
 		var b productBody
@@ -269,7 +269,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 		}
 		seen[ext] = true
 		if len(errs) > 0 {
-			out.Errors = append(out.Errors, bulkError{ExternalID: ext, Reason: reason(errs)})
+			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: reason(errs)})
 			continue
 		}
 		_, created, err := h.upsertProduct(ctx, tenantID, b, errs)
@@ -277,9 +277,9 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 		switch {
 		case errors.As(err, &appErr) && appErr.Kind == parley.KindInvalid:
 			fe, _ := appErr.Details.(map[string]string)
-			out.Errors = append(out.Errors, bulkError{ExternalID: ext, Reason: reason(fe)})
+			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: reason(fe)})
 		case err != nil && parley.ErrorKind(err) != parley.KindInternal:
-			out.Errors = append(out.Errors, bulkError{ExternalID: ext, Reason: err.Error()})
+			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: err.Error()})
 		case err != nil:
 			return err
 		case created:

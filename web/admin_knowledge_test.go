@@ -374,7 +374,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		mustStep(t, "writing the fixed CSV", os.WriteFile(goodPath, []byte(strings.Replace(bad, ",A line", "Untitled,A line", 1)), 0o600))
 		mustStep(t, "opening the knowledge base", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/corpus")))
 		kbMarkPage(ctx, t)
-		// A file with a bad line imports nothing and lists the line.
+		// A file with a bad line imports the good ones and lists the bad one.
 		mustStep(t, "importing the bad file", chromedp.Do(ctx,
 			chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{badPath}),
 			chromedp.Click(chromedp.CSS("#import-form button[type=submit]")),
@@ -384,19 +384,26 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		if len(lines) != 1 || lines[0] != "Line 3: title must not be empty" {
 			t.Errorf("import errors = %q", lines)
 		}
-		if _, total, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10}); err != nil || total != 0 {
-			t.Errorf("a file with a bad line wrote %d entries (%v)", total, err)
+		if txt := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 2 entries." {
+			t.Errorf("import count = %q", txt)
 		}
+		if _, total, err := listCorpus(b.db, bg, ten.ID, db.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10}); err != nil || total != 1 {
+			t.Errorf("a file with a good line \"Opening hours\" wrote %d of it (%v)", total, err)
+		}
+		// The fixed file: the fixed line imported, the two others skipped.
 		mustStep(t, "importing the fixed file", chromedp.Do(ctx,
 			chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{goodPath}),
 			chromedp.Click(chromedp.CSS("#import-form button[type=submit]")),
-			chromedp.WaitVisible(chromedp.ID("import-count")),
+			chromedp.WaitVisible(chromedp.ID("import-skipped")),
 		))
-		if txt := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 3 entries." {
+		if txt := mustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 1 entry." {
 			t.Errorf("import count = %q", txt)
 		}
+		if txt := mustRunStep(ctx, t, "skipped", chromedp.Text(chromedp.ID("import-skipped"))); txt != "Skipped 2 lines already in the knowledge base." {
+			t.Errorf("import skipped = %q", txt)
+		}
 		// The table refreshes itself with the new entries.
-		mustRunStep(ctx, t, "waiting for the table", chromedp.Poll[bool](`document.getElementById('corpus-table').textContent.includes('Payment methods')`, chromedp.WithPollingTimeout(10*time.Second)))
+		mustRunStep(ctx, t, "waiting for the table", chromedp.Poll[bool](`document.getElementById('corpus-table').textContent.includes('Untitled')`, chromedp.WithPollingTimeout(10*time.Second)))
 		if !kbPageKept(ctx, t) {
 			t.Error("the page was reloaded by the import")
 		}

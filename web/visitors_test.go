@@ -192,6 +192,8 @@ func TestProductsAndMCPSettings(t *testing.T) {
 		st, res := b.do(t, "POST", path+"/bulk", ten.Token, map[string]any{"products": items})
 		if st != 200 || res["created"] != float64(3) || res["updated"] != float64(1) || len(res["errors"].([]any)) != 2 {
 			t.Errorf("bulk: %d %v", st, res)
+		} else if e := res["errors"].([]any); e[0].(map[string]any)["index"] != float64(4) || e[1].(map[string]any)["index"] != float64(5) {
+			t.Errorf("bulk errors name items 4 and 5: %v", e)
 		}
 		big := make([]map[string]any, 101)
 		for i := range big {
