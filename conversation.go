@@ -90,7 +90,15 @@ type Turn struct {
 
 // ToolCall is one tool run of a conversation, as its tool history keeps it.
 type ToolCall struct {
-	ToolName  string          `json:"toolName" db:"tool_name"`
+	// ToolName is the function name the model called (the name in the
+	// tools list it was offered), lowercase: the spec's toolHistory names.
+	ToolName string `json:"toolName" db:"tool_name"`
+	// ToolDisplayName is the owner's name of the tool as it was at the run
+	// (a tenant's tool's name, an MCP server's name of its tool; a later
+	// rename leaves it), nil for the built-in tools: what the dashboard
+	// shows.
+	ToolDisplayName *string `json:"toolDisplayName" db:"tool_display_name"`
+
 	ToolType  string          `json:"toolType" db:"tool_type"`
 	Input     json.RawMessage `json:"input" db:"input"`
 	Result    json.RawMessage `json:"result" db:"result"`

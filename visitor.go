@@ -5,6 +5,32 @@ import (
 	"time"
 )
 
+// AnonymousIDPrefix starts every anonymous id: the widget's random id of a
+// browser (chat's anonymousId), "anon_" and 32 lowercase hex digits, 128
+// random bits.
+const AnonymousIDPrefix = "anon_"
+
+// AnonymousIDRule is the rule an anonymousId breaks, as chat says it.
+const AnonymousIDRule = `anonymousId must be "anon_" followed by 32 lowercase hex digits (128 random bits)`
+
+// InvalidAnonymousID is the 400 of an anonymousId that breaks the rule.
+func InvalidAnonymousID() error {
+	return &Error{Kind: KindInvalid, Message: AnonymousIDRule, Details: FieldErrors{"anonymousId": AnonymousIDRule}}
+}
+
+// ValidAnonymousID reports whether id has the form of an anonymous id.
+func ValidAnonymousID(id string) bool {
+	if len(id) != len(AnonymousIDPrefix)+32 || id[:len(AnonymousIDPrefix)] != AnonymousIDPrefix {
+		return false
+	}
+	for _, c := range []byte(id[len(AnonymousIDPrefix):]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Visitor is a person (or agent) who talked to a tenant's bot.
 type Visitor struct {
 	ID           string          `db:"id"`
@@ -17,6 +43,11 @@ type Visitor struct {
 	Metadata     json.RawMessage `db:"metadata"`
 	CreatedAt    time.Time       `db:"created_at"`
 	UpdatedAt    time.Time       `db:"updated_at"`
+	// Anonymous says the visitor is known only by the widget's anonymous
+	// id (chat's anonymousId): no email, no externalId. Such a visitor is
+	// nobody in particular: the id proves only that the browser's storage
+	// is the one that talked before.
+	Anonymous bool `db:"anonymous"`
 }
 
 // MemoryFact is one remembered fact about a visitor.

@@ -20,9 +20,11 @@ import (
 // Meetings: CHECK_AVAILABILITY lists the free slots of the tenant's
 // calendar and BOOK_MEETING books one, both under a BOOK_MEETING tool's
 // rules (MeetingConfig: duration, buffer, booking window, minimum notice),
-// within the connector's office hours, in the tenant's time zone. Both are
-// offered only when the tenant's calendar connector is set up
-// (enrichCalendar) and the segment has an active BOOK_MEETING tool.
+// within the connector's office hours, in the tenant's time zone.
+// CHECK_AVAILABILITY is offered whenever the tenant's calendar connector is
+// active (enrichCalendar), BOOK_MEETING when the segment also has an active
+// BOOK_MEETING tool; without one, the slots are the connector's own
+// (ConnectorMeeting).
 
 // The synthetic availability tool: its type and the name the model sees.
 const (
@@ -237,22 +239,36 @@ func freeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRules,
 	return rules.FreeSlots(busy, from, to, n), nil
 }
 
-func (cb *calendarBooking) rules(rt *registeredTool, now time.Time) SlotRules {
-	return SlotRules{Hours: cb.hours, Loc: cb.loc, Meeting: rt.meet, Now: now}
+// ConnectorMeeting is the calendar connector's own slot: the rules
+// CHECK_AVAILABILITY lists free slots under when the turn has no
+// BOOK_MEETING tool, and the connection test's when the tenant has none.
+// The connector has no setting for them: they are a meeting's defaults
+// (DefaultMeetingConfig: 30 minutes, no buffer, at least 2 hours and at
+// most 30 days ahead), so that its slots are the ones a booking tool saved
+// without rules would book.
+func ConnectorMeeting() MeetingConfig { return DefaultMeetingConfig() }
+
+func (cb *calendarBooking) rules(meet MeetingConfig, now time.Time) SlotRules {
+	return SlotRules{Hours: cb.hours, Loc: cb.loc, Meeting: meet, Now: now}
 }
 
-// meeting picks the BOOK_MEETING tool an availability call is about: the
-// one named, else the first.
-func (cb *calendarBooking) meeting(name string) *registeredTool {
+// availabilityMeeting picks the rules an availability call lists slots
+// under: the BOOK_MEETING tool named, else the turn's first; with no
+// booking tool in the turn, the connector's (ConnectorMeeting), whatever
+// is named. ok is false when name is none of the turn's booking tools.
+func (cb *calendarBooking) availabilityMeeting(name string) (meet MeetingConfig, ok bool) {
+	if len(cb.meetings) == 0 {
+		return ConnectorMeeting(), true
+	}
 	for _, rt := range cb.meetings {
 		if rt.spec.Name == name {
-			return rt
+			return rt.meet, true
 		}
 	}
-	if name == "" && len(cb.meetings) > 0 {
-		return cb.meetings[0]
+	if name == "" {
+		return cb.meetings[0].meet, true
 	}
-	return nil
+	return MeetingConfig{}, false
 }
 
 // meetingNames are the names the model sees of the turn's BOOK_MEETING tools.
@@ -285,12 +301,12 @@ func argDate(in map[string]any, key string, loc *time.Location) (time.Time, bool
 func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any, ex *Execution) {
 	cb := r.deps.Calendar
 	name, _ := argString(in, "meeting")
-	rt := cb.meeting(name)
-	if rt == nil {
+	meet, ok := cb.availabilityMeeting(name)
+	if !ok {
 		ex.Summary = fmt.Sprintf("%q is not a meeting type; use one of: %s.", name, strings.Join(cb.meetingNames(), ", "))
 		return
 	}
-	rules := cb.rules(rt, r.now())
+	rules := cb.rules(meet, r.now())
 	today := startOfDay(rules.Now, cb.loc)
 	from, hasFrom, okFrom := argDate(in, "from", cb.loc)
 	to, hasTo, okTo := argDate(in, "to", cb.loc)
@@ -344,12 +360,15 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 	switch {
 	case len(slots) == 0:
 		ex.Summary = fmt.Sprintf("No free slot from %s to %s. Suggest other dates.", from.Format("Monday 2 January"), to.Format("Monday 2 January"))
+	case len(cb.meetings) == 0:
+		ex.Summary = fmt.Sprintf("%d free slot(s) of %d minutes, times in %s. Tell the visitor a few; no meeting can be booked in this conversation.",
+			len(slots), rules.duration()/time.Minute, cb.loc)
 	default:
 		ex.Summary = fmt.Sprintf("%d free slot(s) of %d minutes, times in %s. Offer a few; to book, pass the chosen slot's start exactly as given.",
 			len(slots), rules.duration()/time.Minute, cb.loc)
-		if more {
-			ex.Summary += " More slots exist after the last one listed."
-		}
+	}
+	if more {
+		ex.Summary += " More slots exist after the last one listed."
 	}
 }
 
@@ -389,7 +408,7 @@ func cleanText(s string) string {
 
 func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
 	cb := r.deps.Calendar
-	rules := cb.rules(rt, r.now())
+	rules := cb.rules(rt.meet, r.now())
 	rawStart, okStart := in["start"].(string)
 	name, okName := argString(in, "name")
 	email, okEmail := argString(in, "email")
@@ -545,13 +564,19 @@ func dialCalendar(c *parley.CalendarConnector, secrets Secrets, client *http.Cli
 }
 
 // availabilityDescription tells the model what check_availability does and
-// in which time zone.
+// in which time zone; without a booking tool, that it books nothing, lest
+// the model promise a meeting nobody booked.
 func availabilityDescription(cb *calendarBooking) string {
 	d := "List the free meeting slots of the business's calendar (times in " + cb.loc.String() + "), within its office hours and booking rules. " +
-		"Give from and to as dates (YYYY-MM-DD, at most " + fmt.Sprint(MaxAvailabilityDays) + " days; by default the coming week). " +
-		"Offer the visitor a few of the slots, then book the one they choose."
-	if len(cb.meetings) > 1 {
-		d += " Name the meeting type with meeting (the booking tool's name)."
+		"Give from and to as dates (YYYY-MM-DD, at most " + fmt.Sprint(MaxAvailabilityDays) + " days; by default the coming week). "
+	switch {
+	case len(cb.meetings) == 0:
+		d += fmt.Sprintf("Slots are %d minutes long. Tell the visitor when the business is free; nothing can be booked in this conversation, "+
+			"so never say a meeting is booked.", ConnectorMeeting().DurationMinutes)
+	case len(cb.meetings) > 1:
+		d += "Offer the visitor a few of the slots, then book the one they choose. Name the meeting type with meeting (the booking tool's name)."
+	default:
+		d += "Offer the visitor a few of the slots, then book the one they choose."
 	}
 	return d
 }

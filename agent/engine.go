@@ -123,9 +123,17 @@ type TurnInput struct {
 	// refuses stores nothing and ends with parley.ErrTurnGuarded.
 	Guard *parley.TurnGuard
 	// Visitor is the known visitor, nil when anonymous; Verified says a
-	// visitor token proved who it is.
+	// visitor token proved who it is. A visitor known by the widget's
+	// anonymous id alone (Visitor.Anonymous) has memory of its own, and is
+	// nobody in particular: no identity of it is sent anywhere.
 	Visitor  *parley.Visitor
 	Verified bool
+	// AnonymousID is the widget's anonymous id the request carried
+	// (parley.ValidAnonymousID), "" for none. When the turn's visitor is
+	// verified (a visitor token, or the conversation verified it), the
+	// anonymous visitor of that id is linked to it before the prompt is
+	// read (AnonymousLinker).
+	AnonymousID string
 
 	SessionID   string
 	Message     string
@@ -171,13 +179,48 @@ func (in *TurnInput) logger(e *Engine) *slog.Logger {
 // memoryAllowed reports whether the turn may read and write the visitor's
 // memory: the visitor is known and, under a visitor auth mode, verified (an
 // id alone proves nothing) by a visitor token, or in this conversation by a
-// code or the context webhook's challenge (Engine.sessionVerified).
+// code or the context webhook's challenge (Engine.sessionVerified). An
+// anonymous visitor (the widget's anonymous id) has its memory in every
+// mode: it holds only what was said with that same id, never a verified
+// visitor's facts (those it had move at the link).
 func (in *TurnInput) memoryAllowed() bool {
 	if in.Visitor == nil {
 		return false
 	}
 	mode := in.Tenant.VisitorAuthMode
-	return in.Verified || mode == nil || *mode == ""
+	return in.Verified || in.Visitor.Anonymous || mode == nil || *mode == ""
+}
+
+// claimedVisitor is the visitor whose identity may be told to the tenant's
+// systems (the context webhook, a challenge's verifyUrl, the reply
+// endpoint): the turn's visitor, nil when it is anonymous or known by the
+// widget's anonymous id alone, which names nobody.
+func (in *TurnInput) claimedVisitor() *parley.Visitor {
+	if in.Visitor == nil || in.Visitor.Anonymous {
+		return nil
+	}
+	return in.Visitor
+}
+
+// AnonymousLinker links an anonymous visitor to a verified one; *db.DB
+// implements it. A Store without it links nothing.
+type AnonymousLinker interface {
+	LinkAnonymousVisitor(ctx context.Context, tenantID, anonymousID, visitorID string, now time.Time) error
+}
+
+// linkAnonymous links the request's anonymous visitor to the turn's
+// verified one: what was remembered while anonymous is theirs from this
+// message on. It runs before the prompt reads, which then see it.
+func (e *Engine) linkAnonymous(ctx context.Context, in *TurnInput) error {
+	v := in.Visitor
+	if in.AnonymousID == "" || !in.Verified || v == nil || v.Anonymous {
+		return nil
+	}
+	l, ok := e.Store.(AnonymousLinker)
+	if !ok {
+		return nil
+	}
+	return l.LinkAnonymousVisitor(ctx, in.Tenant.ID, in.AnonymousID, v.ID, e.now())
 }
 
 // TurnOutput is what a turn said and did, and where it is stored.
@@ -274,6 +317,9 @@ type turn struct {
 func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	log := in.logger(e) // set before the reads, which log through it
 	if err := e.sessionVerified(ctx, in); err != nil {
+		return nil, err
+	}
+	if err := e.linkAnonymous(ctx, in); err != nil {
 		return nil, err
 	}
 	t := &turn{in: in}
@@ -500,7 +546,10 @@ func toolRun(ex Execution) (parley.ToolRun, error) {
 	if err != nil {
 		return parley.ToolRun{}, fmt.Errorf("encoding tool result: %w", err)
 	}
-	run := parley.ToolRun{Call: parley.ToolCall{ToolName: ex.ToolName, ToolType: ex.ToolType, Input: input, Result: result}}
+	// The history names the run by the function the model called, and
+	// keeps the owner's name of the tool beside it.
+	run := parley.ToolRun{Call: parley.ToolCall{ToolName: ex.Function, ToolDisplayName: nonEmptyPtr(ex.DisplayName),
+		ToolType: ex.ToolType, Input: input, Result: result}}
 	if sub := ex.Submission; sub != nil {
 		in, err := json.Marshal(sub.Input)
 		if err != nil {

@@ -20,8 +20,9 @@ type TurnTools struct {
 	Challenge *Challenge
 	// Payment offers COLLECT_PAYMENT.
 	Payment bool
-	// Calendar offers CHECK_AVAILABILITY and runs the BOOK_MEETING tools
-	// kept, through the tenant's calendar connector.
+	// Calendar offers CHECK_AVAILABILITY (with or without a BOOK_MEETING
+	// tool) and runs the BOOK_MEETING tools kept, through the tenant's
+	// calendar connector.
 	Calendar bool
 	// MCP are the tenant's MCP server's tools offered (MCP_PROXY), named
 	// for the model.
@@ -88,8 +89,10 @@ var EnrichmentChain = []EnrichStep{
 
 // VoiceToolTypes are the only tool types a voice call is offered (spec,
 // Voice): never COLLECT_PAYMENT, nor any other. CHECK_AVAILABILITY is the
-// calendar connector's.
-var VoiceToolTypes = []string{ToolSubmitForm, ToolBookMeeting, "CHECK_AVAILABILITY", ToolEscalateToHuman}
+// calendar connector's: offered through TurnTools.Calendar, which
+// enrichChannel keeps, on a call as in chat whenever the connector is
+// active.
+var VoiceToolTypes = []string{ToolSubmitForm, ToolBookMeeting, CheckAvailabilityType, ToolEscalateToHuman}
 
 // enrichChannel keeps, on a voice call, the tools of VoiceToolTypes only,
 // and drops the verification tools: a caller has no inbox to read a code
@@ -141,8 +144,11 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 }
 
 // enrichCalendar keeps the BOOK_MEETING tools only with the tenant's
-// calendar connector, and then adds CHECK_AVAILABILITY for them: the
-// availability is of a booking tool's meetings (duration, buffer, window).
+// calendar connector, and adds CHECK_AVAILABILITY whenever the connector is
+// active (the spec's rule), a booking tool or not: a visitor may ask when
+// the business is free before anything can be booked. Its slots are those
+// of the turn's booking tool when there is one (what it books), else the
+// connector's own (ConnectorMeeting).
 func enrichCalendar(tt *TurnTools, f EnrichFacts) {
 	if !f.Calendar {
 		dropTools(tt, func(t parley.Tool) string {
@@ -152,7 +158,7 @@ func enrichCalendar(tt *TurnTools, f EnrichFacts) {
 			return ""
 		})
 	}
-	tt.Calendar = f.Calendar && HasToolType(tt.Tools, ToolBookMeeting)
+	tt.Calendar = f.Calendar
 }
 
 // enrichPayment adds COLLECT_PAYMENT when the payment connector is active,

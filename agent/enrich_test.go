@@ -45,11 +45,12 @@ func TestEnrichmentChain(t *testing.T) {
 		skipped  int
 	}{
 		{EnrichFacts{SegmentID: seg}, "Form,Segment form", false, false, 2},
-		// BOOK_MEETING only with the calendar connector, which then adds
-		// CHECK_AVAILABILITY; a calendar without a booking tool adds nothing.
+		// BOOK_MEETING only with the calendar connector; the connector adds
+		// CHECK_AVAILABILITY, with a booking tool or without one (the
+		// segment seg has none).
 		{EnrichFacts{SegmentID: other, MemoryAllowed: true}, "Form,Other form,Memory", false, false, 2},
 		{EnrichFacts{SegmentID: other, MemoryAllowed: true, Calendar: true}, "Form,Other form,Memory,Demo", false, true, 1},
-		{EnrichFacts{SegmentID: seg, MemoryAllowed: true, HasProducts: true, HasSummaries: true, Calendar: true}, "Form,Segment form,Memory,Catalog", true, false, 0},
+		{EnrichFacts{SegmentID: seg, MemoryAllowed: true, HasProducts: true, HasSummaries: true, Calendar: true}, "Form,Segment form,Memory,Catalog", true, true, 0},
 	} {
 		tt := Enrich(tools, tc.facts)
 		if got := kept(tt); got != tc.want || tt.Explore != tc.explore || tt.Calendar != tc.calendar || len(tt.Skipped) != tc.skipped {

@@ -49,6 +49,9 @@ const (
 	maxMCPSchema      = 16 << 10
 	// maxMCPResult bounds the text of a tool's answer given to the model.
 	maxMCPResult = 8000
+	// maxMCPDisplayName bounds the server's name of a tool kept in the tool
+	// history (a tenant's own tool's name has 100 characters at most).
+	maxMCPDisplayName = 200
 	// maxMCPListPages bounds the pages of a paginated tools/list.
 	maxMCPListPages = 10
 )
@@ -475,7 +478,10 @@ func (e *Engine) mcpExtras(tenant parley.Tenant, offers []MCPOffer) []ExtraTool 
 			desc = "A tool of the business's own systems (" + o.Tool.Name + ")."
 		}
 		name := o.Tool.Name
+		// The server's own name of the tool is the owner's: the tool
+		// history shows it beside the function name derived from it.
 		out = append(out, ExtraTool{Name: o.Function, Type: MCPProxyType, Description: desc, Parameters: o.Tool.InputSchema,
+			DisplayName: parley.Clip(name, maxMCPDisplayName),
 			Run: func(ctx context.Context, args json.RawMessage) (any, error) {
 				return e.MCP.Call(ctx, tenant, name, args)
 			}})

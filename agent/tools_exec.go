@@ -79,8 +79,8 @@ type ToolDeps struct {
 	Challenge *challengeVerification
 	// Payment, when set, adds collect_payment (payment_tool.go).
 	Payment *paymentCollection
-	// Calendar, when set, runs the BOOK_MEETING tools and adds
-	// check_availability (calendar.go); without it BOOK_MEETING is left out.
+	// Calendar, when set, adds check_availability, and runs the
+	// BOOK_MEETING tools (calendar.go); without it BOOK_MEETING is left out.
 	Calendar *calendarBooking
 	// EscalatorFor returns the escalator of an ESCALATE_TO_HUMAN tool,
 	// typically a WebhookEscalator with the tool's webhookUrl and its
@@ -119,6 +119,15 @@ type Execution struct {
 	// Escalated says the conversation was handed to a human.
 	Escalated bool
 	At        time.Time
+	// Function is the name the model called the tool by: the function name
+	// of the tools list it was offered, lowercase (the tool history's
+	// toolName).
+	Function string
+	// DisplayName is the owner's name of the tool, kept in the tool history
+	// beside Function as it was at the run: the tenant's tool's name, or an
+	// MCP server's own name of its tool; "" for the built-in tools and
+	// unknown calls.
+	DisplayName string
 	// Err is the underlying failure of a dependency, for logs only.
 	Err error
 }
@@ -161,6 +170,19 @@ type registeredTool struct {
 	esc   EscalateConfig
 	meet  MeetingConfig
 	extra *ExtraTool
+}
+
+// displayName is the owner's name of the tool (Execution.DisplayName): the
+// tenant's name of its own tool, which the function name the model sees
+// is derived from; an extra tool's own.
+func (rt *registeredTool) displayName() string {
+	switch {
+	case rt.extra != nil:
+		return rt.extra.DisplayName
+	case slices.Contains(UserToolTypes, rt.tool.Type):
+		return rt.tool.Name
+	}
+	return ""
 }
 
 // ToolRegistry holds the tools offered for one turn and executes them.
@@ -242,7 +264,7 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 			deps.Calendar.meetings = append(deps.Calendar.meetings, rt)
 		}
 	}
-	if deps.Calendar != nil && len(deps.Calendar.meetings) > 0 {
+	if deps.Calendar != nil { // with or without a BOOK_MEETING tool (enrichCalendar)
 		rt := &registeredTool{tool: parley.Tool{Name: checkAvailabilityTool, Type: CheckAvailabilityType}}
 		rt.spec = ToolSpec{Name: checkAvailabilityTool, Description: availabilityDescription(deps.Calendar), Parameters: availabilitySchema(deps.Calendar)}
 		r.tools = append(r.tools, rt)
@@ -473,13 +495,13 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 	if r.deps.Now != nil {
 		now = r.deps.Now
 	}
-	ex := Execution{CallID: call.ID, ToolName: call.Name, Input: call.Arguments, At: now()}
+	ex := Execution{CallID: call.ID, ToolName: call.Name, Function: call.Name, Input: call.Arguments, At: now()}
 	rt := r.byName[call.Name]
 	if rt == nil {
 		ex.Summary = fmt.Sprintf("There is no tool named %q.", call.Name)
 		return ex
 	}
-	ex.ToolName, ex.ToolType = rt.tool.Name, rt.tool.Type
+	ex.ToolName, ex.ToolType, ex.DisplayName = rt.tool.Name, rt.tool.Type, rt.displayName()
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 {
 		args = []byte("{}")

@@ -18,7 +18,10 @@ const AdminToolType = "MCP_ADMIN"
 type ExtraTool struct {
 	// Name is the function name the model sees; Type names the tool in the
 	// tool history (AdminToolType).
-	Name, Type  string
+	Name, Type string
+	// DisplayName is the tool history's display name of its runs
+	// (Execution.DisplayName), "" for none.
+	DisplayName string
 	Description string
 	// Parameters is the JSON Schema of its arguments.
 	Parameters json.RawMessage

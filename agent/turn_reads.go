@@ -16,7 +16,7 @@ type promptReads struct {
 	wg sync.WaitGroup
 	parley.PromptData
 	// calendar is the tenant's calendar connector, read only when it has
-	// one and an active BOOK_MEETING tool; nil otherwise.
+	// one (readsCalendar); nil otherwise.
 	calendar *parley.CalendarConnector
 	// payment is the tenant's active payment connector, read off the voice
 	// channel only; a failed read is logged and the turn goes on without it.
@@ -33,11 +33,11 @@ type promptReads struct {
 }
 
 // readsCalendar says whether a turn with data reads the calendar
-// connector: the tenant has one, a BOOK_MEETING tool needs it, and this
-// engine can open its password and reach its server.
+// connector: the tenant has one, and this engine can open its password and
+// reach its server. That is the connector being active: CHECK_AVAILABILITY
+// is offered then, whether or not a BOOK_MEETING tool is.
 func (e *Engine) readsCalendar(data parley.PromptData) bool {
-	return data.HasCalendar && e.Calendar != nil && e.Outbound != nil && e.Secrets != nil &&
-		HasToolType(data.Tools, ToolBookMeeting)
+	return data.HasCalendar && e.Calendar != nil && e.Outbound != nil && e.Secrets != nil
 }
 
 // readPrompt starts the reads of the turn's prompt data.
@@ -137,7 +137,7 @@ func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) (string, *Ch
 		return "", nil
 	}
 	q := VisitorContextQuery{Verified: in.Verified}
-	if v := in.Visitor; v != nil && in.memoryAllowed() {
+	if v := in.claimedVisitor(); v != nil && in.memoryAllowed() {
 		q.VisitorID, q.ExternalID, q.Email = &v.ID, v.ExternalID, v.Email
 	}
 	got, err := FetchVisitorContext(ctx, e.Outbound.Client(VisitorContextTimeout), *t.VisitorContextURL, key, e.now(), q)

@@ -69,7 +69,7 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 		} else {
 			deps.Challenge = &challengeVerification{store: e.Verification, challenge: *tt.Challenge,
 				client: e.Outbound.Client(ChallengeTimeout), key: key, tenantID: tenant.ID,
-				conversationID: t.conv.ID, sessionID: in.SessionID, visitor: in.Visitor}
+				conversationID: t.conv.ID, sessionID: in.SessionID, visitor: in.claimedVisitor()}
 		}
 	}
 	if tt.Payment && t.reads.payment != nil && e.Secrets != nil {
@@ -104,7 +104,7 @@ func (e *Engine) replyEndpoint(t *turn) (Provider, error) {
 		Tenant: tenant.Slug, SessionID: in.SessionID, ConversationID: t.conv.ID, Message: in.Message,
 		Locale: in.Locale, Segment: in.Segment.Slug, PageURL: in.PageURL,
 	}
-	if v := in.Visitor; v != nil {
+	if v := in.claimedVisitor(); v != nil {
 		wt.Visitor = &WebhookVisitor{ID: v.ID, ExternalID: v.ExternalID, Email: v.Email, DisplayName: v.DisplayName}
 	}
 	return NewWebhookLLM(WebhookLLMConfig{

@@ -66,8 +66,12 @@ type StatsBucket struct {
 
 // StatsTool is a tool and how many times it ran.
 type StatsTool struct {
+	// Name is the function name the model called (the tool history's).
 	Name  string `json:"name"`
 	Calls int    `json:"calls"`
+	// DisplayName is the owner's name of the tool at its latest run with
+	// one, nil for the built-in tools: for the dashboard.
+	DisplayName *string `json:"-"`
 }
 
 // StatsPage is a page and how many conversations started on it.
@@ -157,7 +161,9 @@ func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuer
 		return ConversationStats{}, err
 	}
 
-	rows, _ = d.pool.Query(ctx, `SELECT th.tool_name, count(*) FROM tool_history th
+	rows, _ = d.pool.Query(ctx, `SELECT th.tool_name, count(*),
+			(array_agg(th.tool_display_name ORDER BY th.seq DESC) FILTER (WHERE th.tool_display_name IS NOT NULL))[1]
+		FROM tool_history th
 		JOIN conversations c ON c.tenant_id = th.tenant_id AND c.id = th.conversation_id`+where+` AND th.tenant_id = $1
 		GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT `+fmt.Sprint(top), args...)
 	if st.TopTools, err = pgx.CollectRows(rows, pgx.RowToStructByPos[StatsTool]); err != nil {

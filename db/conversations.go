@@ -173,8 +173,10 @@ func appendMessage(ctx context.Context, q Querier, tenantID, conversationID, rol
 	return m, nil
 }
 
-// appendToolHistory records a tool run of the conversation (its name
-// lowercased) and counts it. A nil Input is stored as {}, a nil Result as null.
+// appendToolHistory records a tool run of the conversation (its name, the
+// function the model called, lowercased; the tool's display name as the run
+// had it, kept through later renames) and counts it. A nil Input is stored
+// as {}, a nil Result as null.
 func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call parley.ToolCall) error {
 	if !looksLikeUUID(conversationID) {
 		return parley.Errorf(parley.KindNotFound, "Conversation not found")
@@ -190,12 +192,17 @@ func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 	if !json.Valid(input) || call.Result != nil && !json.Valid(call.Result) {
 		return &parley.Error{Kind: parley.KindInvalid, Message: "tool input and result must be JSON"}
 	}
+	var display *string
+	if call.ToolDisplayName != nil {
+		d := storableKey(*call.ToolDisplayName)
+		display = &d
+	}
 	tag, err := q.Exec(ctx, `WITH c AS (
 			UPDATE conversations SET tool_calls_count = tool_calls_count + 1, updated_at = now()
 			WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
-		INSERT INTO tool_history (tenant_id, conversation_id, tool_name, tool_type, input, result)
-		SELECT tenant_id, id, $3, $4, $5, $6 FROM c`,
-		tenantID, conversationID, strings.ToLower(storableKey(call.ToolName)), storableKey(call.ToolType), input, result)
+		INSERT INTO tool_history (tenant_id, conversation_id, tool_name, tool_type, input, result, tool_display_name)
+		SELECT tenant_id, id, $3, $4, $5, $6, $7 FROM c`,
+		tenantID, conversationID, strings.ToLower(storableKey(call.ToolName)), storableKey(call.ToolType), input, result, display)
 	if err != nil {
 		return fmt.Errorf("storing tool history: %w", err)
 	}

@@ -303,14 +303,15 @@ func (d *DB) attachToolHistory(ctx context.Context, tenantID string, items []Con
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT conversation_id, tool_name, tool_type, input, result, created_at FROM tool_history
+	rows, _ := d.pool.Query(ctx, `SELECT conversation_id, tool_name, tool_display_name, tool_type, input, result, created_at FROM tool_history
 		WHERE tenant_id = $1 AND conversation_id = ANY($2::uuid[]) ORDER BY conversation_id, seq`, tenantID, ids)
 	var conversationID string
 	var call parley.ToolCall
-	_, err := pgx.ForEachRow(rows, []any{&conversationID, &call.ToolName, &call.ToolType, &call.Input, &call.Result, &call.Timestamp}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&conversationID, &call.ToolName, &call.ToolDisplayName, &call.ToolType, &call.Input, &call.Result, &call.Timestamp}, func() error {
 		i := at[conversationID]
 		items[i].ToolHistory = append(items[i].ToolHistory, call)
-		call.Input, call.Result = nil, nil // the next row's JSON gets its own bytes
+		// The next row's JSON and display name get their own memory.
+		call.Input, call.Result, call.ToolDisplayName = nil, nil, nil
 		return nil
 	})
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 )
 
 // SessionVerification returns how the session's conversation verified its
-// visitor, or nil when it did not (or there is no conversation yet).
+// visitor, or nil when it did not (or there is no conversation yet). The
+// visitor verified is never Anonymous: it was proved to be someone.
 func (d *DB) SessionVerification(ctx context.Context, tenantID, sessionID string) (*parley.SessionVerification, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT c.verified_by, v.id, v.tenant_id, v.email, v.display_name, v.phone,
 			v.auth_provider, v.external_id, v.metadata, v.created_at, v.updated_at
@@ -114,7 +115,8 @@ func (d *DB) TryVerificationCode(ctx context.Context, tenantID, conversationID s
 }
 
 // VerifyConversationByCode makes the conversation the verified one of the
-// tenant's visitor with this email (found, else created), and forgets the
+// tenant's visitor with this email (found, else created), links the
+// conversation's anonymous visitor to it (linkAnonymous), and forgets the
 // code, in one transaction. Other tenants' visitors are never looked at.
 func (d *DB) VerifyConversationByCode(ctx context.Context, tenantID, conversationID, email string, now time.Time) (parley.Visitor, error) {
 	email = strings.TrimSpace(email)
@@ -128,6 +130,11 @@ func (d *DB) VerifyConversationByCode(ctx context.Context, tenantID, conversatio
 		var err error
 		if v, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Visitor]); err != nil {
 			return fmt.Errorf("reading the verified visitor: %w", err)
+		}
+		// The anonymous visitor the conversation had, if any, is the
+		// verified visitor's from now on: linked, its facts moved.
+		if err := linkConversationAnonymous(ctx, tx, tenantID, conversationID, v.ID, now); err != nil {
+			return err
 		}
 		if err := markVerified(ctx, tx, tenantID, conversationID, &v.ID, parley.VerifiedByCode, now); err != nil {
 			return err

@@ -18,7 +18,12 @@ type VisitorDetail struct {
 	MemoryCount       int `db:"memory_count"`
 }
 
-const visitorColumns = `id, tenant_id, email, display_name, phone, auth_provider, external_id, metadata, created_at, updated_at`
+const visitorColumns = `id, tenant_id, email, display_name, phone, auth_provider, external_id, metadata, created_at, updated_at, ` +
+	anonymousColumn
+
+// anonymousColumn is parley.Visitor's Anonymous: known by the widget's
+// anonymous id alone, with neither an email nor an externalId.
+const anonymousColumn = `(anonymous_key IS NOT NULL AND email IS NULL AND external_id IS NULL) AS anonymous`
 
 // VisitorWrite is a visitor create or partial update.
 type VisitorWrite struct {
@@ -119,13 +124,15 @@ func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite)
 	return d.VisitorDetail(ctx, tenantID, id)
 }
 
-// UpdateVisitor applies a partial update. The row must keep an email or an externalId.
+// UpdateVisitor applies a partial update. The row must keep an email or an
+// externalId, unless it is an anonymous visitor's (the widget's anonymous id
+// keeps naming it).
 func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWrite) (VisitorDetail, error) {
 	if !looksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		sql, args := updateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL",
+		sql, args := updateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL OR anonymous_key IS NOT NULL",
 			[]any{tenantID, id}, visitorSets(w))
 		var identified bool
 		err := tx.QueryRow(ctx, sql, args...).Scan(&identified)
@@ -267,13 +274,19 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visi
 // ResolveChatVisitor finds the visitor a chat message names, by id first,
 // then by externalId; a value that names neither creates a visitor with it
 // as externalId, so that a site can key visitors by its own user ids without
-// registering them first.
+// registering them first. The visitor is never Anonymous, even an anonymous
+// visitor's row named by its id: only the anonymous id itself
+// (ResolveAnonymousVisitor) counts as the browser that talked before.
 func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
 	if ref == "" || !storable(ref) || len(ref) > 255 {
 		return parley.Visitor{}, &parley.Error{Kind: parley.KindInvalid, Message: "visitorId must be 1 to 255 characters",
 			Details: parley.FieldErrors{"visitorId": "must be 1 to 255 characters"}}
 	}
-	find := func() (parley.Visitor, error) { return d.FindVisitor(ctx, tenantID, ref) }
+	find := func() (parley.Visitor, error) {
+		v, err := d.FindVisitor(ctx, tenantID, ref)
+		v.Anonymous = false
+		return v, err
+	}
 	v, err := find()
 	if parley.ErrorKind(err) != parley.KindNotFound {
 		return v, err

@@ -136,13 +136,15 @@ func toolField(key, value string) views.ToolField {
 // stored before its tool history (SaveTurn), so a call belongs to the last
 // answer stored before it and is shown before that answer, where it ran; a
 // call of a turn without an answer comes before the next visitor's message.
+// A call is named as the owner named the tool (its display name), else by
+// the function the model called.
 func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Location) []views.TranscriptItem {
 	items := make([]views.TranscriptItem, 0, len(msgs)+len(calls))
 	next := 0
 	flushBefore := func(end time.Time) {
 		for ; next < len(calls) && (end.IsZero() || calls[next].Timestamp.Before(end)); next++ {
 			tc := calls[next]
-			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: tc.ToolName,
+			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: cmpOr(deref(tc.ToolDisplayName), tc.ToolName),
 				ToolType: tc.ToolType, Input: toolFields(tc.Input), Result: toolFields(tc.Result),
 				NoResult: len(tc.Result) == 0 || string(tc.Result) == "null"})
 		}

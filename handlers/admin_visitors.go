@@ -82,6 +82,9 @@ func (h *Handler) renderVisitor(c echo.Context, status int, v views.VisitorProfi
 	if title == "" {
 		title = v.ExternalID
 	}
+	if title == "" {
+		title = v.ID // an anonymous visitor (the widget's anonymous id) has neither
+	}
 	return render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
 }
 

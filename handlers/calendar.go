@@ -270,16 +270,18 @@ type calendarTest struct {
 
 // testCalendar connects with the stored connector and reads the next free
 // slots, under the rules of the tenant's first active BOOK_MEETING tool (the
-// defaults when there is none). A failure is a *agent.CalendarError.
+// connector's own, agent.ConnectorMeeting, when there is none: the slots
+// check_availability lists then). A failure is a *agent.CalendarError.
 func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
 	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: tenantLocation(t).String()}
-	meeting := agent.DefaultMeetingConfig()
+	meeting := agent.ConnectorMeeting()
 	tools, err := h.DB.ListTools(ctx, t.ID)
 	if err != nil {
 		return out, err
 	}
 	for _, tool := range tools {
 		if tool.IsActive && tool.Type == agent.ToolBookMeeting {
+			meeting = agent.DefaultMeetingConfig()
 			if len(tool.Config) > 0 {
 				_ = json.Unmarshal(tool.Config, &meeting)
 			}

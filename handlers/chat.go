@@ -36,6 +36,7 @@ type chatRequest struct {
 	PageContext  map[string]any `json:"pageContext"`
 	VisitorID    string         `json:"visitorId"`
 	VisitorToken string         `json:"visitorToken"`
+	AnonymousID  string         `json:"anonymousId"`
 	CaptchaToken string         `json:"captchaToken"`
 	Locale       string         `json:"locale"`
 	WidgetKey    string         `json:"widgetKey"`
@@ -230,12 +231,13 @@ func (h *Handler) Chat(c echo.Context) error {
 
 // chatInput passes the gates (mode: chatGates or handedGates) on the
 // decoded request: the turn's input, and whether the answer is streamed.
-// A request with a visitor, a visitor token or an admin token never hands
-// its count to the turn: those are read or written before it.
+// A request with a visitor, a visitor token, an anonymous id or an admin
+// token never hands its count to the turn: those are read or written
+// before it.
 func (h *Handler) chatInput(c echo.Context, req *chatRequest, mode gateMode) (*agent.TurnInput, bool, error) {
 	hdr := c.Request().Header
 	for _, v := range []string{hdr.Get("X-Visitor-Token"), req.VisitorToken, hdr.Get("X-Visitor-Id"), req.VisitorID,
-		hdr.Get("X-Service-Admin-Token")} {
+		req.AnonymousID, hdr.Get("X-Service-Admin-Token")} {
 		if strings.TrimSpace(v) != "" {
 			mode = chatGates
 		}
@@ -270,7 +272,16 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 	if utf8.RuneCountInString(in.Locale) > maxChatLocale {
 		return nil, false, invalid("locale too long (max %d chars)", maxChatLocale)
 	}
-	// A valid visitor token wins over a visitor id; an invalid one is refused.
+	// The widget's anonymous id is checked whatever wins over it: a
+	// malformed one is the caller's mistake, told rather than ignored.
+	if req.AnonymousID != "" && !parley.ValidAnonymousID(req.AnonymousID) {
+		return nil, false, parley.InvalidAnonymousID()
+	}
+	in.AnonymousID = req.AnonymousID
+	// A valid visitor token wins over a visitor id; an invalid one is
+	// refused. Then the spec's order: header X-Visitor-Id, body visitorId,
+	// then the anonymous id (the widget's browser: an anonymous visitor).
+	// A verified visitor is linked to the anonymous id's (Engine).
 	if token := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
 		v, err := h.verifiedChatVisitor(c, t, token)
 		if err != nil {
@@ -279,6 +290,12 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 		in.Visitor, in.Verified = &v, true
 	} else if ref := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
 		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
+		if err != nil {
+			return nil, false, err
+		}
+		in.Visitor = &v
+	} else if in.AnonymousID != "" {
+		v, err := h.DB.ResolveAnonymousVisitor(ctx, t.ID, in.AnonymousID)
 		if err != nil {
 			return nil, false, err
 		}

@@ -313,3 +313,129 @@ func TestChatCalendar(t *testing.T) {
 		}
 	})
 }
+
+// CHECK_AVAILABILITY is the calendar connector's (the spec: injected when
+// the connector is active), not a BOOK_MEETING tool's: a tenant with a
+// connected calendar and no booking tool is offered check_availability, in
+// chat and on a call, and its slots are the connector's own
+// (agent.ConnectorMeeting: 30 minutes, 2 hours' notice, no buffer), not
+// those of an inactive booking tool's rules; the model is told nothing can
+// be booked. Without a connector, or once it is disconnected, it is not
+// offered.
+func TestChatAvailabilityWithoutBookingTool(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	b.withOutbound(t, true, nil)
+	paris, _ := time.LoadLocation("Europe/Paris")
+	// Monday 30 November 2026, 08:00 in Paris.
+	now := time.Date(2026, 11, 30, 8, 0, 0, 0, paris)
+	b.srv.Handler.Now = func() time.Time { return now }
+	cal := caldavtest.Start(t)
+
+	ten, secret := b.voiceTenant(t, "scale", true, `{}`)
+	base := "/tenants/" + ten.Slug
+	path := "/chat/" + ten.Slug
+	b.mustDo(t, 200, "PUT", base, ten.Token, map[string]any{"timezone": "Europe/Paris"})
+	// An inactive booking tool with other rules: neither offered nor the
+	// source of the slots.
+	b.mustDo(t, 201, "POST", base+"/tools", ten.Token, map[string]any{"name": "Long demo", "description": "An hour's demo", "type": "BOOK_MEETING",
+		"isActive": false, "config": map[string]any{"durationMinutes": 60, "bufferMinutes": 30, "minNoticeHours": 0}})
+	b.mustDo(t, 201, "POST", base+"/tools", ten.Token, map[string]any{"name": "Call back", "description": "Take the visitor's number", "type": "SUBMIT_FORM",
+		"config": map[string]any{"fields": []any{map[string]any{"name": "phone", "label": "Phone", "type": "phone", "required": true}}}})
+
+	offered := func(t *testing.T, session string) llmtest.Received {
+		t.Helper()
+		llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+		n := len(llm.Requests())
+		if r := b.chat(t, path, map[string]any{"message": "Hi", "sessionId": session}, agentHeaders); r.status != 200 {
+			t.Fatalf("got %d %v", r.status, r.body)
+		}
+		return llm.Requests()[n]
+	}
+	if got := offeredTools(offered(t, "avail-0")); !slices.Equal(got, []string{"call_back"}) {
+		t.Fatalf("offered %v without a calendar", got)
+	}
+
+	b.mustDo(t, 200, "PUT", base+"/integrations/calendar", ten.Token, calendarBody(cal, map[string]any{"officeHours": map[string]any{
+		"monday": map[string]any{"start": "09:00", "end": "12:00"}}}))
+	// Busy Monday 10:45-11:15 Paris.
+	cal.AddEvent("Dentist", time.Date(2026, 11, 30, 10, 45, 0, 0, paris), time.Date(2026, 11, 30, 11, 15, 0, 0, paris))
+
+	req := offered(t, "avail-1")
+	if got := offeredTools(req); !slices.Equal(got, []string{"call_back", "check_availability"}) {
+		t.Fatalf("offered %v with a calendar and no booking tool", got)
+	}
+	for _, tool := range req.Chat.Tools {
+		if d := tool.Function.Description; tool.Function.Name == "check_availability" &&
+			(!strings.Contains(d, "30 minutes") || !strings.Contains(d, "nothing can be booked")) {
+			t.Errorf("description %q", d)
+		}
+	}
+
+	// checkSlots asserts a check_availability result: Monday's free
+	// 30-minute slots from 10:00 (2 hours' notice), 10:30 and 11:00 taken
+	// by the busy time (no buffer).
+	checkSlots := func(t *testing.T, res map[string]any) {
+		t.Helper()
+		want := []string{"2026-11-30T10:00:00+01:00", "2026-11-30T11:30:00+01:00"}
+		if got := slotStarts(t, res, "slots"); !slices.Equal(got, want) || res["success"] != true {
+			t.Errorf("slots %v, want %v (%v)", got, want, res)
+		}
+		inner := res["result"].(map[string]any)
+		if inner["durationMinutes"] != float64(30) || inner["timezone"] != "Europe/Paris" {
+			t.Errorf("result %v", inner)
+		}
+		for _, s := range inner["slots"].([]any) {
+			slot := s.(map[string]any)
+			start, _ := time.Parse(time.RFC3339, slot["start"].(string))
+			end, _ := time.Parse(time.RFC3339, slot["end"].(string))
+			if end.Sub(start) != 30*time.Minute {
+				t.Errorf("slot %v is not 30 minutes", slot)
+			}
+		}
+		if strings.Contains(res["summary"].(string), "to book") {
+			t.Errorf("summary %q offers a booking", res["summary"])
+		}
+	}
+	llm.Push(llmtest.Turn{ToolCalls: []llmtest.ToolCall{call("c1", "check_availability", `{"from":"2026-11-30","to":"2026-11-30"}`)}},
+		llmtest.Turn{Text: []string{"We are free at 10:00 and 11:30."}})
+	n := len(llm.Requests())
+	if r := b.chat(t, path, map[string]any{"message": "When are you free?", "sessionId": "avail-2"}, agentHeaders); r.status != 200 {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	if reqs := llm.Requests()[n:]; len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	} else {
+		checkSlots(t, toolResult(t, reqs[1]))
+	}
+
+	// On a call (the voice tool set), the same tool, the same slots.
+	r := b.voicePost(t, "/voice/"+ten.Slug+"/events", voiceBearer(secret), map[string]any{"message": map[string]any{"type": "tool-calls",
+		"toolCallList": []any{map[string]any{"id": "v1", "type": "function",
+			"function": map[string]any{"name": "check_availability", "arguments": `{"from":"2026-11-30","to":"2026-11-30"}`}}}}})
+	results, _ := r.body["results"].([]any)
+	if r.status != 200 || len(results) != 1 {
+		t.Fatalf("voice tool-calls: %d %v", r.status, r.body)
+	}
+	var voiceRes map[string]any
+	if err := json.Unmarshal([]byte(results[0].(map[string]any)["result"].(string)), &voiceRes); err != nil {
+		t.Fatal(err)
+	}
+	checkSlots(t, voiceRes)
+
+	// Another tenant, without a calendar of its own, is not offered it.
+	other := b.newTenant(t, "starter")
+	llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+	n = len(llm.Requests())
+	if r := b.chat(t, "/chat/"+other.Slug, map[string]any{"message": "Hi", "sessionId": "avail-o"}, agentHeaders); r.status != 200 {
+		t.Fatalf("got %d %v", r.status, r.body)
+	}
+	if got := offeredTools(llm.Requests()[n]); slices.Contains(got, "check_availability") {
+		t.Errorf("a tenant without a calendar offered %v", got)
+	}
+
+	b.mustDo(t, 200, "DELETE", base+"/integrations/calendar", ten.Token, nil)
+	if got := offeredTools(offered(t, "avail-3")); !slices.Equal(got, []string{"call_back"}) {
+		t.Errorf("offered %v after disconnecting", got)
+	}
+}

@@ -575,7 +575,8 @@ func TestChatTools(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'submission.created'`, ten.ID); n != 1 {
 		t.Errorf("events: %d", n)
 	}
-	if n := b.count(t, `SELECT count(*) FROM tool_history WHERE conversation_id = $1 AND tool_name = 'contact form'`, convID); n != 1 {
+	if n := b.count(t, `SELECT count(*) FROM tool_history WHERE conversation_id = $1 AND tool_name = 'contact_form'
+		AND tool_display_name = 'Contact form'`, convID); n != 1 {
 		t.Errorf("tool history: %d", n)
 	}
 

@@ -36,6 +36,7 @@
   // event on it shows them again. Nothing is sent or stored in a preview.
   const preview = script.dataset.preview ? document.getElementById(script.dataset.preview) : null;
   const sessionKey = "parley-session-" + tenant + "-" + segment;
+  const visitorKey = "parley-visitor-" + tenant;
   const historyKey = "parley-history-" + tenant + "-" + segment;
   const historyMax = 50;
 
@@ -169,6 +170,24 @@
       try { localStorage.setItem(sessionKey, id); } catch { /* storage off */ }
     }
     return id;
+  };
+
+  // The anonymous id: "anon_" and 128 random bits in hex, made once per
+  // browser and tenant, kept in the host page's localStorage and sent with
+  // every message, so that what the bot remembers of this visitor comes back
+  // in later conversations on this browser. Where storage is blocked it
+  // lasts as long as the page. It proves only that the storage is the same,
+  // never who the visitor is: a signed-in visitor is named by the site's
+  // visitor token, which wins and takes over what was remembered.
+  let anonymous = "";
+  const anonymousId = () => {
+    let id = "";
+    try { id = localStorage.getItem(visitorKey) || ""; } catch { /* storage off */ }
+    if (!/^anon_[0-9a-f]{32}$/.test(id)) {
+      id = anonymous || "anon_" + Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+      try { localStorage.setItem(visitorKey, id); } catch { /* storage off: kept for the page's life */ }
+    }
+    return (anonymous = id);
   };
 
   // The conversation as shown, kept beside the session id so that another
@@ -447,7 +466,7 @@
         const resp = await fetch(s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
           message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
           pageContext: { title: document.title, url: location.href },
-          visitorToken: visitorToken || undefined, widgetKey: widgetKey || undefined, captchaToken }) });
+          visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken }) });
         if (!resp.ok) { fail(await problem(resp)); return; }
         const reader = resp.body.getReader();
         const decoder = new TextDecoder();
