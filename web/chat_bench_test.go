@@ -283,11 +283,20 @@ func (cb *chatBench) chatTurn(ctx context.Context, slug string, hold bool) (timi
 
 // sessionTurn sends one visitor message in session (from a new address).
 func (cb *chatBench) sessionTurn(ctx context.Context, slug, session string, hold bool) (timing, *http.Response, error) {
+	return cb.anonTurn(ctx, slug, session, "", hold)
+}
+
+// anonTurn is sessionTurn carrying the widget's anonymous id, when anon is
+// not empty, as the widget sends every message.
+func (cb *chatBench) anonTurn(ctx context.Context, slug, session, anon string, hold bool) (timing, *http.Response, error) {
 	msg := "Hello, what do you sell?"
 	if hold {
 		msg += " " + benchHoldOpen
 	}
 	body := fmt.Sprintf(`{"message":%q,"sessionId":%q}`, msg, session)
+	if anon != "" {
+		body = fmt.Sprintf(`{"message":%q,"sessionId":%q,"anonymousId":%q}`, msg, session, anon)
+	}
 	return cb.streamRequest(ctx, cb.ts.URL+"/chat/"+slug, body, map[string]string{"X-Forwarded-For": benchAddr()}, hold)
 }
 
@@ -362,22 +371,31 @@ func BenchmarkChatTurn(b *testing.B) {
 	cb := newChatBench(b)
 	for _, perSession := range []int{1, 10} {
 		for _, conc := range []int{1, 100} {
-			b.Run(fmt.Sprintf("session%d/c%d", perSession, conc), func(b *testing.B) { cb.benchTurns(b, conc, perSession) })
+			b.Run(fmt.Sprintf("session%d/c%d", perSession, conc), func(b *testing.B) { cb.benchTurns(b, conc, perSession, false) })
 		}
+	}
+	// The widget's traffic: every message carries the browser's anonymous
+	// id, which resolves (or creates) its visitor before the turn.
+	for _, conc := range []int{1, 100} {
+		b.Run(fmt.Sprintf("session10/c%d/anon", conc), func(b *testing.B) { cb.benchTurns(b, conc, 10, true) })
 	}
 }
 
-func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int) {
+func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int, anon bool) {
 	ctx := context.Background()
 	slug, tenantID := cb.tenant(b)
 	sent := make([]int, conc) // turns sent by each worker, which only touches its own
 	session := make([]string, conc)
+	anonID := make([]string, conc)
 	turn := func(w int) (timing, error) {
 		if sent[w]%perSession == 0 {
 			session[w] = fmt.Sprintf("bench-%d", benchSessionSeq.Add(1))
+			if anon {
+				anonID[w] = fmt.Sprintf("anon_%032x", benchSessionSeq.Add(1))
+			}
 		}
 		sent[w]++
-		t, _, err := cb.sessionTurn(ctx, slug, session[w], false)
+		t, _, err := cb.anonTurn(ctx, slug, session[w], anonID[w], false)
 		return t, err
 	}
 	// Warm connections and caches outside the measurement.
