@@ -696,6 +696,10 @@ func TestDevDBPortTaken(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	var out, errOut bytes.Buffer
 	err = devDB(context.Background(), []string{"--dir", filepath.Join(t.TempDir(), "pg"), "--port", strconv.Itoa(port)}, &out, &errOut)
+	// as root, the cluster's directory is made in a temporary one the postgres user reaches
+	if m := regexp.MustCompile(`using (\S+)`).FindStringSubmatch(errOut.String()); m != nil {
+		_ = os.RemoveAll(filepath.Dir(m[1]))
+	}
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("port %d on 127.0.0.1 is taken", port)) || !strings.Contains(err.Error(), "PARLEY_DEV_PG_PORT") {
 		t.Errorf("dev-db on a taken port: %v", err)
 	}
