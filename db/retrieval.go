@@ -84,10 +84,22 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 	return found, nil
 }
 
+// anyWordQuery is the tsquery matching an entry that holds any of the
+// meaningful words of the text in $%[1]d: the words of each language's
+// stemmer OR-ed (stop words dropped by each), English and French (the
+// languages the stored documents are stemmed in most; an entry without a
+// locale is English plus the words as written). websearch_to_tsquery's AND
+// of every word missed "Puncture repair" for "How much does a puncture
+// repair cost?" on "much"; ranking (ts_rank_cd) then puts the entries
+// holding most of the words, nearest together, first.
+const anyWordQuery = `(coalesce(nullif(replace(plainto_tsquery('english', $%[1]d)::text, ' & ', ' | '), '')::tsquery, ''::tsquery) ||
+	coalesce(nullif(replace(plainto_tsquery('french', $%[1]d)::text, ' & ', ' | '), '')::tsquery, ''::tsquery))`
+
 // ExploreCorpus returns the full entries applying to the segment and the
-// locale (as PromptCorpus) that match query (an entry's title or words of
-// it), an exact title first, then by text rank and priority, at most limit:
-// what the explore_corpus tool reads.
+// locale (as PromptCorpus) that match query (an entry's title, or any of
+// the meaningful words of the query: anyWordQuery), an exact title first,
+// then by cover-density rank of the words (titles weigh most), priority,
+// and last by id, at most limit: what the explore_corpus tool reads.
 func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error) {
 	query = strings.TrimSpace(query)
 	if limit <= 0 || query == "" {
@@ -97,11 +109,13 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+` AND `+fmt.Sprintf(searchCondition, 3, 4)+
+	words := fmt.Sprintf(anyWordQuery, 3)
+	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+`
+			AND (c.search @@ `+words+` OR c.title ILIKE '%' || $4 || '%')`+
 		fmt.Sprintf(localeCondition, 6)+`
 		ORDER BY lower(c.title) = lower($3) DESC,
-			ts_rank(c.search, websearch_to_tsquery('english', $3) || websearch_to_tsquery('simple', $3)) DESC,
-			c.priority DESC, c.updated_at DESC, c.id
+			ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, `+words+`) DESC,
+			c.priority DESC, c.id
 		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit, localeLanguage(locale))
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {

@@ -280,3 +280,55 @@ func TestExploreCorpusLocale(t *testing.T) {
 		}
 	}
 }
+
+// explore_corpus finds what people type: any meaningful word of the
+// question matches (websearch_to_tsquery's AND of every word missed
+// "Puncture repair" for "How much does a puncture repair cost?" on
+// "much"), the entries holding most of its words, title first, rank first,
+// and equal ranks fall to the id, so the order never depends on when rows
+// were written (issue 34).
+func TestExploreCorpusAnyWord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	add := func(title, content string) {
+		t.Helper()
+		if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content, locale) VALUES ($1, $2, $3, 'en')`,
+			f.tenant.ID, title, content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("Puncture repair", "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros.")
+	add("Opening hours", "The workshop is open from nine to six, Monday to Saturday.")
+	add("Chain replacement", "A worn chain is replaced and the gears adjusted; the price depends on the bike.")
+	add("Réparation de crevaison", "Nous réparons une crevaison pendant que vous attendez.")
+	for question, want := range map[string]string{
+		"How much does a puncture repair cost?":       "Puncture repair",
+		"when are you open on saturday":               "Opening hours",
+		"my chain is worn, can you replace it?":       "Chain replacement",
+		"can you fix a flat tyre while I wait":        "Puncture repair",
+		"combien coûte la réparation d'une crevaison": "Réparation de crevaison",
+	} {
+		got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", question, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || got[0].Title != want {
+			t.Errorf("%q: explored %q, want %q first", question, titles(got), want)
+		}
+	}
+	// Only stop words: nothing to match, no error.
+	if got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "how is it", 3); err != nil || len(got) != 0 {
+		t.Errorf("stop words only: %q, %v", titles(got), err)
+	}
+	// Equal ranks: the same order however often it is asked.
+	add("Brakes A", "brakes service")
+	add("Brakes B", "brakes service")
+	first, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "brakes service", 5)
+	for range 3 {
+		again, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "brakes service", 5)
+		if !slices.Equal(titles(first), titles(again)) {
+			t.Errorf("order changed: %q then %q", titles(first), titles(again))
+		}
+	}
+}
