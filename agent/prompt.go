@@ -170,7 +170,12 @@ func BuildPrompt(in PromptInput) Prompt {
 	var kept [2][]bool
 	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",
 		tier1, KnowledgeCap, "<knowledge>\n", "\n", "</knowledge>")
-	explore := len(tier2) > 0 || in.HasSummaries
+	// explore_corpus is offered when entries with a summary exist (the
+	// spec's rule), and also when the knowledge section left entries out:
+	// the cap dropped some, or the candidates filled PromptCorpusLimit, so
+	// that more may exist. No entry is then out of the model's reach.
+	leftOut := slices.Contains(kept[0], false) || len(in.Corpus) >= PromptCorpusLimit
+	explore := len(tier2) > 0 || in.HasSummaries || leftOut
 	if len(tier2) > 0 {
 		kept[1] = b.addItems(SectionSummaries, "## Knowledge base summaries\nThese entries are summaries. The full text of each is available through the "+
 			ExploreCorpusTool+" tool: call it when a question needs details a summary does not give, rather than guessing.\n",

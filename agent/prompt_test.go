@@ -239,6 +239,34 @@ func TestBuildPromptCorpus(t *testing.T) {
 		}
 	})
 
+	// Entries the knowledge cap leaves out stay reachable: explore_corpus
+	// is offered for them, as for summaries (issue 34).
+	t.Run("CapLeavesEntriesOut", func(t *testing.T) {
+		t.Parallel()
+		p := promptFor(t, func(in *PromptInput) {
+			for i := range 10 {
+				in.Corpus = append(in.Corpus, promptEntry(fmt.Sprint(i), fmt.Sprintf("Entry %d", i), strings.Repeat("word ", KnowledgeCap/5/4), 5, nil))
+			}
+		})
+		if r := sectionOf(p, SectionKnowledge); r.Dropped == 0 {
+			t.Fatalf("the cap dropped nothing: %+v", r)
+		}
+		if !p.ExploreCorpus || !strings.Contains(p.System, "## More knowledge\nMore knowledge base entries are available through the explore_corpus tool") {
+			t.Errorf("ExploreCorpus %v with entries left out", p.ExploreCorpus)
+		}
+	})
+	t.Run("CandidatesAtTheLoadLimit", func(t *testing.T) {
+		t.Parallel()
+		p := promptFor(t, func(in *PromptInput) {
+			for i := range PromptCorpusLimit {
+				in.Corpus = append(in.Corpus, promptEntry(fmt.Sprint(i), fmt.Sprintf("E%d", i), "x", 5, nil))
+			}
+		})
+		if !p.ExploreCorpus {
+			t.Error("explore_corpus not offered when the load limit may have left entries out")
+		}
+	})
+
 	t.Run("SummariesOnlyInDatabase", func(t *testing.T) {
 		t.Parallel()
 		p := promptFor(t, func(in *PromptInput) { in.HasSummaries = true })
