@@ -389,8 +389,39 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	if err := reads.wait(); err != nil {
 		return nil, err
 	}
+	// The history is the turns read with the lease (none for a new
+	// conversation) and the message just stored.
+	var history []parley.Turn
+	switch {
+	case in.History != nil:
+		history = append(history, in.History...)
+	case t.created:
+	case t.lease.state.Conversation != nil:
+		history = append(history, t.lease.state.Turns...)
+	default: // another start of the session won a race: read what it has
+		turns, err := e.Store.RecentTurns(ctx, in.Tenant.ID, t.conv.ID, HistoryTurns)
+		if err != nil {
+			return nil, err
+		}
+		history = turns[:max(len(turns)-1, 0)]
+	}
+	history = append(history, parley.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
+	// The knowledge is chosen for the visitor's last few messages, the
+	// current one first (RankCorpus). A tenant whose candidates filled the
+	// load (PromptCorpusLimit, by priority) may hold the entries the
+	// question is about beyond them: a search for the question adds its
+	// best matches, one round trip for those tenants only.
+	query := recentUserMessages(history, rankMessages)
+	corpus := reads.Corpus
+	if len(corpus) >= PromptCorpusLimit && len(query) > 0 {
+		found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, in.Locale, query[0], rankSearchLimit)
+		if err != nil {
+			return nil, err
+		}
+		corpus = mergeCorpus(corpus, found)
+	}
 	prompt := BuildPrompt(PromptInput{
-		Tenant: in.Tenant, Segment: in.Segment, Corpus: reads.Corpus, HasSummaries: reads.HasSummaries,
+		Tenant: in.Tenant, Segment: in.Segment, Corpus: corpus, Query: query, HasSummaries: reads.HasSummaries,
 		Memory: reads.Memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale, Channel: in.Channel,
 		Now: e.now(), Logger: in.logger(e),
@@ -410,27 +441,12 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}
-	// The history is the turns read with the lease (none for a new
-	// conversation) and the message just stored.
-	switch {
-	case in.History != nil:
-		call.history = append(call.history, in.History...)
-	case t.created:
-	case t.lease.state.Conversation != nil:
-		call.history = append(call.history, t.lease.state.Turns...)
-	default: // another start of the session won a race: read what it has
-		turns, err := e.Store.RecentTurns(ctx, in.Tenant.ID, t.conv.ID, HistoryTurns)
-		if err != nil {
-			return nil, err
-		}
-		call.history = turns[:max(len(turns)-1, 0)]
-	}
-	call.history = append(call.history, parley.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
+	call.history = history
 	call.req = Request{System: prompt.System}
 	for _, m := range call.history {
 		call.req.Messages = append(call.req.Messages, Message{Role: Role(m.Role), Content: m.Content})
 	}
-	for _, c := range reads.Corpus {
+	for _, c := range corpus {
 		call.req.Passages = append(call.req.Passages, Passage{Title: c.Title, Content: c.Content})
 	}
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
@@ -577,4 +593,41 @@ func nonEmptyPtr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// rankMessages is how many of the visitor's messages choose the turn's
+// knowledge (the current one and the two before), and rankSearchLimit how
+// many entries the search for the question adds for a tenant with more
+// entries than the prompt's candidates.
+const (
+	rankMessages    = 3
+	rankSearchLimit = 20
+)
+
+// recentUserMessages is the content of the last n user turns of history,
+// the newest first.
+func recentUserMessages(history []parley.Turn, n int) []string {
+	var out []string
+	for i := len(history) - 1; i >= 0 && len(out) < n; i-- {
+		if history[i].Role == "user" && strings.TrimSpace(history[i].Content) != "" {
+			out = append(out, history[i].Content)
+		}
+	}
+	return out
+}
+
+// mergeCorpus is corpus with the entries of found it lacks.
+func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
+	seen := make(map[string]bool, len(corpus))
+	for _, c := range corpus {
+		seen[c.ID] = true
+	}
+	out := corpus
+	for _, f := range found {
+		if !seen[f.ID] {
+			seen[f.ID] = true
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -115,6 +115,15 @@ func LocalRank(question string, passages []Passage) []Passage {
 // a plural's s dropped, stop words and one-letter words left out.
 func localTerms(s string) map[string]bool {
 	terms := map[string]bool{}
+	for _, w := range localWords(s) {
+		terms[w] = true
+	}
+	return terms
+}
+
+// localWords is localTerms' words in order, repeats kept.
+func localWords(s string) []string {
+	var words []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	}) {
@@ -124,9 +133,9 @@ func localTerms(s string) map[string]bool {
 		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 			w = w[:len(w)-1]
 		}
-		terms[w] = true
+		words = append(words, w)
 	}
-	return terms
+	return words
 }
 
 // localStopWords are English and French words too common to say what a

@@ -75,8 +75,13 @@ type PromptInput struct {
 	Tenant  parley.Tenant
 	Segment parley.Segment
 	// Corpus is the candidate entries, in any order: BuildPrompt orders
-	// them by priority, then most recently updated.
+	// them for the turn (RankCorpus of Query) or, without a query, by
+	// priority, then most recently updated.
 	Corpus []parley.CorpusEntry
+	// Query is the visitor's messages the knowledge is chosen for, the
+	// current one first (the engine passes the last few); none: the
+	// owner's view of the corpus (FitCorpus), by priority.
+	Query []string
 	// HasSummaries says that the segment has entries with a summary beyond
 	// those in Corpus (db.HasCorpusSummaries): explore_corpus is then offered
 	// even when none of them made it into Corpus.
@@ -165,7 +170,11 @@ func BuildPrompt(in PromptInput) Prompt {
 	b.add(SectionPolicy, "## Content policy\n", promptPolicy(in.Tenant.ContentPolicy))
 	b.addItems(SectionSegment, "## Instructions for this conversation\n", promptParagraphs(in.Segment.SystemPrompt), SegmentPromptCap, "", "\n\n", "")
 
-	t := promptTierEntries(in.Corpus)
+	corpus := in.Corpus
+	if len(in.Query) > 0 {
+		corpus = RankCorpus(in.Query, corpus)
+	}
+	t := promptTierEntries(corpus, len(in.Query) > 0)
 	tier1, tier2 := t.items[0], t.items[1]
 	var kept [2][]bool
 	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",
@@ -378,14 +387,16 @@ type promptTier struct {
 // promptTierEntries orders the entries by priority, then most recently
 // updated, and splits them: tier 1 (index 0) the entries without summary,
 // whole; tier 2 (index 1) those with one, by their summary.
-func promptTierEntries(corpus []parley.CorpusEntry) promptTier {
+func promptTierEntries(corpus []parley.CorpusEntry, ranked bool) promptTier {
 	entries := slices.Clone(corpus)
-	slices.SortStableFunc(entries, func(a, b parley.CorpusEntry) int {
-		if a.Priority != b.Priority {
-			return b.Priority - a.Priority
-		}
-		return b.UpdatedAt.Compare(a.UpdatedAt)
-	})
+	if !ranked {
+		slices.SortStableFunc(entries, func(a, b parley.CorpusEntry) int {
+			if a.Priority != b.Priority {
+				return b.Priority - a.Priority
+			}
+			return b.UpdatedAt.Compare(a.UpdatedAt)
+		})
+	}
 	var t promptTier
 	for _, e := range entries {
 		title := promptData(promptLine(e.Title, 300))
@@ -419,7 +430,7 @@ type CorpusFit struct {
 // FitCorpus places entries as BuildPrompt does (pass what db.PromptCorpus
 // returns for a segment and locale).
 func FitCorpus(corpus []parley.CorpusEntry) CorpusFit {
-	t := promptTierEntries(corpus)
+	t := promptTierEntries(corpus, false)
 	var f CorpusFit
 	for tier, keeps := range [2][]bool{promptFit(t.items[0], KnowledgeCap, "\n"), promptFit(t.items[1], SummariesCap, "\n")} {
 		for i, keep := range keeps {

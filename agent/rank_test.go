@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parley/parley"
+)
+
+func rankEntry(id, title, content string, priority int) parley.CorpusEntry {
+	return parley.CorpusEntry{ID: id, Title: title, Content: content, Priority: priority}
+}
+
+// The turn's knowledge follows the question: the entry it is about first,
+// reworded, misspelt or asked earlier in the conversation; priority
+// weighs but does not wall; the order does not depend on the input's.
+func TestRankCorpus(t *testing.T) {
+	t.Parallel()
+	corpus := []parley.CorpusEntry{
+		rankEntry("1", "Opening hours", "The workshop is open from nine to six, Monday to Saturday. Closed on Sundays and public holidays.", 5),
+		rankEntry("2", "Puncture repair", "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros.", 5),
+		rankEntry("3", "Chain replacement", "A worn chain is replaced and the gears adjusted; the price depends on the drivetrain.", 5),
+		rankEntry("4", "Delivery", "Bikes bought online are delivered within three working days, assembled and ready to ride.", 5),
+		rankEntry("5", "Company news", "We are proud of our workshop team and our customers. Bikes, bikes, bikes.", 50),
+	}
+	for _, tc := range []struct {
+		messages []string
+		want     string
+	}{
+		{[]string{"How much does a puncture repair cost?"}, "Puncture repair"},
+		{[]string{"my tyre is flat, can you fix it while I wait"}, "Puncture repair"},
+		{[]string{"are you open on saturdays?"}, "Opening hours"},
+		{[]string{"how long does delivry take"}, "Delivery"},                 // typo
+		{[]string{"what about the chian?"}, "Chain replacement"},             // transposition
+		{[]string{"and how much?", "my chain is worn"}, "Chain replacement"}, // an earlier message
+	} {
+		got := RankCorpus(tc.messages, corpus)
+		if got[0].Title != tc.want {
+			t.Errorf("%q: first %q, want %q", tc.messages, got[0].Title, tc.want)
+		}
+	}
+	// Nothing matches: priority order, then title.
+	got := RankCorpus([]string{"zzz qqq"}, corpus)
+	if got[0].Title != "Company news" || got[1].Title != "Chain replacement" {
+		t.Errorf("no match: %q", rankTitles(got))
+	}
+	// Deterministic whatever the input order.
+	want := rankTitles(RankCorpus([]string{"bike workshop"}, corpus))
+	for i := range 20 {
+		shuffled := slices.Clone(corpus)
+		rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+		if got := rankTitles(RankCorpus([]string{"bike workshop"}, shuffled)); !slices.Equal(got, want) {
+			t.Fatalf("order %q, then %q", want, got)
+		}
+	}
+	// The input is not changed.
+	if corpus[0].Title != "Opening hours" {
+		t.Error("RankCorpus reordered its input")
+	}
+}
+
+func rankTitles(es []parley.CorpusEntry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.Title
+	}
+	return out
+}
+
+func TestEditDistance(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		a, b  string
+		limit int
+		want  int
+	}{
+		{"chain", "chian", 1, 1}, {"delivry", "delivery", 1, 1}, {"abc", "abc", 1, 0},
+		{"kitten", "sitting", 2, 3}, {"kitten", "sitting", 5, 3},
+	} {
+		if got := editDistance([]rune(tc.a), []rune(tc.b), tc.limit); got != tc.want {
+			t.Errorf("editDistance(%q, %q, %d) = %d, want %d", tc.a, tc.b, tc.limit, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkRankCorpus ranks the prompt's 200 candidates of about 150 words
+// for one question: the cost a turn adds.
+func BenchmarkRankCorpus(b *testing.B) {
+	words := strings.Fields("bike repair tyre chain brake gear saddle wheel frame delivery order price warranty " +
+		"service check tune light battery motor charge battery cable pedal helmet lock rack basket mudguard")
+	r := rand.New(rand.NewPCG(1, 2))
+	var corpus []parley.CorpusEntry
+	for i := range PromptCorpusLimit {
+		var sb strings.Builder
+		for range 150 {
+			sb.WriteString(words[r.IntN(len(words))])
+			sb.WriteByte(' ')
+		}
+		corpus = append(corpus, rankEntry(fmt.Sprint(i), fmt.Sprintf("Entry %d %s", i, words[i%len(words)]), sb.String(), 5))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		RankCorpus([]string{"How much does a new chian for my e-bike cost?"}, corpus)
+	}
+}

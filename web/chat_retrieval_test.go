@@ -1,0 +1,74 @@
+package web
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/llmtest"
+)
+
+// The prompt's knowledge is chosen for the question (issue 34): on a
+// knowledge base larger than the knowledge cap, a reworded and a misspelt
+// question bring their entry into the prompt, and two load orders of the
+// same entries give the same knowledge.
+func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	// 60 entries of about 1,000 characters: more than twice the cap.
+	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
+	var entries []map[string]any
+	for i := range 60 {
+		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
+			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
+	}
+	entries[37] = map[string]any{"externalId": "e37", "title": "Puncture repair",
+		"content": "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros. " + filler}
+	entries[52] = map[string]any{"externalId": "e52", "title": "Saddle fitting",
+		"content": "A saddle that hurts is adjusted to your sit bones in twenty minutes, free with every new bike. " + filler}
+	load := func(order []map[string]any) tenant {
+		ten := b.newTenant(t, "scale")
+		for i := 0; i < len(order); i += 50 {
+			b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": order[i:min(i+50, len(order))]})
+		}
+		return ten
+	}
+	ask := func(ten tenant, question string) string {
+		t.Helper()
+		llm.Push(llmtest.Turn{Text: []string{"OK."}})
+		before := len(llm.Requests())
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": "s-" + question}, map[string]string{"X-Forwarded-For": newChatAddr()})
+		reqs := llm.Requests()
+		if r.status != 200 || len(reqs) != before+1 {
+			t.Fatalf("%q: %d %v", question, r.status, r.body)
+		}
+		return string(reqs[before].Chat.Messages[0].Content)
+	}
+	ten := load(entries)
+	for question, want := range map[string]string{
+		"my tyre went flat, can you mend it while I wait?": "We fix a flat tyre while you wait",
+		"my sadle is uncomfortable":                        "A saddle that hurts is adjusted",
+	} {
+		system := ask(ten, question)
+		if !strings.Contains(system, want) {
+			t.Errorf("%q: the prompt lacks %q", question, want)
+		}
+		if n := strings.Count(system, "<entry>"); n >= 60 || n == 0 {
+			t.Errorf("%q: %d entries in the prompt, want the cap's share of 60", question, n)
+		}
+		if len(system) > agent.KnowledgeCap+20_000 {
+			t.Errorf("%q: prompt of %d characters", question, len(system))
+		}
+	}
+	// The same entries loaded in the reverse order: the same knowledge.
+	reversed := make([]map[string]any, len(entries))
+	for i, e := range entries {
+		reversed[len(entries)-1-i] = e
+	}
+	other := load(reversed)
+	q := "do you fix punctures on saturday"
+	if a, c := knowledgeBlocks(ask(ten, q)), knowledgeBlocks(ask(other, q)); a != c || a == "" {
+		t.Errorf("two load orders, two prompts:\n%.300s\n---\n%.300s", a, c)
+	}
+}
