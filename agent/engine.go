@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -411,17 +412,51 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	// load (PromptCorpusLimit, by priority) may hold the entries the
 	// question is about beyond them: a search for the question adds its
 	// best matches, one round trip for those tenants only.
+	//
+	// The candidates are in the visitor's language when the request names
+	// one (the spec's scope). The search then also looks in every language:
+	// when an entry of another language, at half weight (RankCorpusFor),
+	// ranks above everything in the visitor's language, nothing there
+	// answers, and the other language's matches join the candidates; the
+	// model still answers in the visitor's language (the prompt's Language
+	// section). One round trip more, for requests naming a locale only.
 	query := recentUserMessages(history, rankMessages)
 	corpus := reads.Corpus
-	if len(corpus) >= PromptCorpusLimit && len(query) > 0 {
-		found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, in.Locale, query[0], rankSearchLimit)
-		if err != nil {
-			return nil, err
+	ranked := false
+	if len(query) > 0 {
+		lang := ""
+		if in.Locale != "" {
+			lang = strings.ToLower(strings.SplitN(in.Locale, "-", 2)[0])
 		}
-		corpus = mergeCorpus(corpus, found)
+		if len(corpus) >= PromptCorpusLimit || lang != "" {
+			// every language: the visitor's entries among them
+			found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], rankSearchLimit)
+			if err != nil {
+				return nil, err
+			}
+			var same, other []parley.CorpusEntry
+			for _, f := range found {
+				if lang == "" || f.Locale == nil || strings.EqualFold(strings.SplitN(*f.Locale, "-", 2)[0], lang) {
+					same = append(same, f)
+				} else {
+					other = append(other, f)
+				}
+			}
+			corpus = mergeCorpus(corpus, same)
+			// Another language's entries join only when one of them, at
+			// half weight, ranks above everything in the visitor's language.
+			if len(other) > 0 {
+				all := mergeCorpus(slices.Clone(corpus), other)
+				if top, _ := RankCorpusFor(query, all, lang); len(top) > 0 && slices.ContainsFunc(other, func(o parley.CorpusEntry) bool { return o.ID == top[0].ID }) {
+					corpus = all
+				}
+			}
+		}
+		corpus, _ = RankCorpusFor(query, corpus, lang)
+		ranked = true
 	}
 	prompt := BuildPrompt(PromptInput{
-		Tenant: in.Tenant, Segment: in.Segment, Corpus: corpus, Query: query, HasSummaries: reads.HasSummaries,
+		Tenant: in.Tenant, Segment: in.Segment, Corpus: corpus, Query: query, Ranked: ranked, HasSummaries: reads.HasSummaries,
 		Memory: reads.Memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale, Channel: in.Channel,
 		Now: e.now(), Logger: in.logger(e),

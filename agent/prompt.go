@@ -82,6 +82,9 @@ type PromptInput struct {
 	// current one first (the engine passes the last few); none: the
 	// owner's view of the corpus (FitCorpus), by priority.
 	Query []string
+	// Ranked says that Corpus is in the turn's order already (the engine
+	// ranked it to decide on a fallback): BuildPrompt keeps it.
+	Ranked bool
 	// HasSummaries says that the segment has entries with a summary beyond
 	// those in Corpus (db.HasCorpusSummaries): explore_corpus is then offered
 	// even when none of them made it into Corpus.
@@ -171,10 +174,10 @@ func BuildPrompt(in PromptInput) Prompt {
 	b.addItems(SectionSegment, "## Instructions for this conversation\n", promptParagraphs(in.Segment.SystemPrompt), SegmentPromptCap, "", "\n\n", "")
 
 	corpus := in.Corpus
-	if len(in.Query) > 0 {
+	if len(in.Query) > 0 && !in.Ranked {
 		corpus = RankCorpus(in.Query, corpus)
 	}
-	t := promptTierEntries(corpus, len(in.Query) > 0)
+	t := promptTierEntries(corpus, len(in.Query) > 0 || in.Ranked)
 	tier1, tier2 := t.items[0], t.items[1]
 	var kept [2][]bool
 	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",

@@ -33,6 +33,21 @@ import (
 // The order is deterministic, whatever order the candidates came in: equal
 // scores fall to priority, then title, then id.
 func RankCorpus(messages []string, corpus []parley.CorpusEntry) []parley.CorpusEntry {
+	out, _ := RankCorpusScored(messages, corpus)
+	return out
+}
+
+// RankCorpusScored is RankCorpus, with the best score: 0 when no
+// candidate shares a word with the messages.
+func RankCorpusScored(messages []string, corpus []parley.CorpusEntry) ([]parley.CorpusEntry, float64) {
+	return RankCorpusFor(messages, corpus, "")
+}
+
+// RankCorpusFor is RankCorpusScored for a visitor of language lang (fr,
+// en...; empty: unknown): an entry in another language (its locale's
+// language is not lang) counts half, so that it is placed when it matches
+// clearly better than the entries in the visitor's language.
+func RankCorpusFor(messages []string, corpus []parley.CorpusEntry, lang string) ([]parley.CorpusEntry, float64) {
 	docs, df, totalLen := rankIndexOf(corpus)
 	query := rankQuery(messages, df)
 	score := make([]float64, len(corpus))
@@ -56,6 +71,9 @@ func RankCorpus(messages []string, corpus []parley.CorpusEntry) []parley.CorpusE
 			}
 			if s > 0 {
 				score[i] = s * (1 + float64(corpus[i].Priority)/10)
+				if lang != "" && corpus[i].Locale != nil && !strings.EqualFold(strings.SplitN(*corpus[i].Locale, "-", 2)[0], lang) {
+					score[i] /= 2
+				}
 			}
 		}
 	}
@@ -83,7 +101,11 @@ func RankCorpus(messages []string, corpus []parley.CorpusEntry) []parley.CorpusE
 	for k, i := range order {
 		out[k] = corpus[i]
 	}
-	return out
+	best := 0.0
+	if len(order) > 0 {
+		best = score[order[0]]
+	}
+	return out, best
 }
 
 func b2f(b bool) float64 {

@@ -72,3 +72,36 @@ func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
 		t.Errorf("two load orders, two prompts:\n%.300s\n---\n%.300s", a, c)
 	}
 }
+
+// A visitor who names their language still gets an entry in another one
+// when it is what answers (issue 34): the candidates are the visitor's
+// language, and the search's matches in every language join them at half
+// weight.
+func TestChatKnowledgeLanguageFallback(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	ten := b.newTenant(t, "scale")
+	b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": []any{
+		map[string]any{"externalId": "en-1", "title": "E-bike warranty", "locale": "en",
+			"content": "Every e-bike battery carries a two-year warranty covering capacity loss below 70 percent."},
+		map[string]any{"externalId": "fr-1", "title": "Horaires", "locale": "fr",
+			"content": "L'atelier est ouvert du mardi au samedi, de neuf heures à dix-huit heures."},
+		map[string]any{"externalId": "fr-2", "title": "Livraison", "locale": "fr",
+			"content": "Nous livrons les vélos montés sous trois jours ouvrés."},
+	}})
+	llm.Push(llmtest.Turn{Text: []string{"OK."}})
+	before := len(llm.Requests())
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Quelle est la garantie de la batterie e-bike ?", "sessionId": "s-fr", "locale": "fr"},
+		map[string]string{"X-Forwarded-For": newChatAddr()})
+	reqs := llm.Requests()
+	if r.status != 200 || len(reqs) != before+1 {
+		t.Fatalf("%d %v", r.status, r.body)
+	}
+	system := string(reqs[before].Chat.Messages[0].Content)
+	if !strings.Contains(system, "two-year warranty") {
+		t.Errorf("the English entry that answers is not in the prompt:\n%s", knowledgeBlocks(system))
+	}
+	if !strings.Contains(system, "Horaires") {
+		t.Errorf("the visitor's language's entries left the prompt:\n%s", knowledgeBlocks(system))
+	}
+}
