@@ -1,6 +1,7 @@
 package parley
 
 import (
+	"strings"
 	"time"
 )
 
@@ -29,4 +30,13 @@ type CorpusEntry struct {
 	SyncErrorAt      *time.Time `db:"sync_error_at"`
 	CreatedAt        time.Time  `db:"created_at"`
 	UpdatedAt        time.Time  `db:"updated_at"`
+}
+
+// LocaleLanguage is the language part of a locale, lower case: "fr" of
+// "fr-CA", "FR_ca" or " fr "; "" for none. Entries and visitors of one
+// language are matched on it (the prompt's candidates in the database,
+// the turn's ranking in the engine).
+func LocaleLanguage(locale string) string {
+	lang, _, _ := strings.Cut(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(locale)), "_", "-"), "-")
+	return lang
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -407,56 +406,13 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		history = turns[:max(len(turns)-1, 0)]
 	}
 	history = append(history, parley.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
-	// The knowledge is chosen for the visitor's last few messages, the
-	// current one first (RankCorpus). A tenant whose candidates filled the
-	// load (PromptCorpusLimit, by priority) may hold the entries the
-	// question is about beyond them: a search for the question adds its
-	// best matches, one round trip for those tenants only.
-	//
-	// The candidates are in the visitor's language when the request names
-	// one (the spec's scope). The search then also looks in every language:
-	// when an entry of another language, at half weight (RankCorpusFor),
-	// ranks above everything in the visitor's language, nothing there
-	// answers, and the other language's matches join the candidates; the
-	// model still answers in the visitor's language (the prompt's Language
-	// section). One round trip more, for requests naming a locale only.
 	query := recentUserMessages(history, rankMessages)
-	corpus := reads.Corpus
-	ranked := false
-	if len(query) > 0 {
-		lang := ""
-		if in.Locale != "" {
-			lang = strings.ToLower(strings.SplitN(in.Locale, "-", 2)[0])
-		}
-		if len(corpus) >= PromptCorpusLimit || lang != "" {
-			// every language: the visitor's entries among them
-			found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], rankSearchLimit)
-			if err != nil {
-				return nil, err
-			}
-			var same, other []parley.CorpusEntry
-			for _, f := range found {
-				if lang == "" || f.Locale == nil || strings.EqualFold(strings.SplitN(*f.Locale, "-", 2)[0], lang) {
-					same = append(same, f)
-				} else {
-					other = append(other, f)
-				}
-			}
-			corpus = mergeCorpus(corpus, same)
-			// Another language's entries join only when one of them, at
-			// half weight, ranks above everything in the visitor's language.
-			if len(other) > 0 {
-				all := mergeCorpus(slices.Clone(corpus), other)
-				if top, _ := RankCorpusFor(query, all, lang); len(top) > 0 && slices.ContainsFunc(other, func(o parley.CorpusEntry) bool { return o.ID == top[0].ID }) {
-					corpus = all
-				}
-			}
-		}
-		corpus, _ = RankCorpusFor(query, corpus, lang)
-		ranked = true
+	corpus, err := e.turnCorpus(ctx, in, query, reads.Corpus)
+	if err != nil {
+		return nil, err
 	}
 	prompt := BuildPrompt(PromptInput{
-		Tenant: in.Tenant, Segment: in.Segment, Corpus: corpus, Query: query, Ranked: ranked, HasSummaries: reads.HasSummaries,
+		Tenant: in.Tenant, Segment: in.Segment, Corpus: corpus, Ranked: len(query) > 0, HasSummaries: reads.HasSummaries,
 		Memory: reads.Memory, VisitorVerified: in.Verified, VisitorContext: reads.visitorContext,
 		PageContext: in.PageContext, PageURL: in.PageURL, Locale: in.Locale, Channel: in.Channel,
 		Now: e.now(), Logger: in.logger(e),
@@ -628,41 +584,4 @@ func nonEmptyPtr(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// rankMessages is how many of the visitor's messages choose the turn's
-// knowledge (the current one and the two before), and rankSearchLimit how
-// many entries the search for the question adds for a tenant with more
-// entries than the prompt's candidates.
-const (
-	rankMessages    = 3
-	rankSearchLimit = 20
-)
-
-// recentUserMessages is the content of the last n user turns of history,
-// the newest first.
-func recentUserMessages(history []parley.Turn, n int) []string {
-	var out []string
-	for i := len(history) - 1; i >= 0 && len(out) < n; i-- {
-		if history[i].Role == "user" && strings.TrimSpace(history[i].Content) != "" {
-			out = append(out, history[i].Content)
-		}
-	}
-	return out
-}
-
-// mergeCorpus is corpus with the entries of found it lacks.
-func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
-	seen := make(map[string]bool, len(corpus))
-	for _, c := range corpus {
-		seen[c.ID] = true
-	}
-	out := corpus
-	for _, f := range found {
-		if !seen[f.ID] {
-			seen[f.ID] = true
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -74,16 +74,12 @@ const ExploreCorpusTool = "explore_corpus"
 type PromptInput struct {
 	Tenant  parley.Tenant
 	Segment parley.Segment
-	// Corpus is the candidate entries, in any order: BuildPrompt orders
-	// them for the turn (RankCorpus of Query) or, without a query, by
-	// priority, then most recently updated.
+	// Corpus is the candidate entries: in the turn's order when Ranked,
+	// else in any order, which BuildPrompt makes priority, then most
+	// recently updated.
 	Corpus []parley.CorpusEntry
-	// Query is the visitor's messages the knowledge is chosen for, the
-	// current one first (the engine passes the last few); none: the
-	// owner's view of the corpus (FitCorpus), by priority.
-	Query []string
-	// Ranked says that Corpus is in the turn's order already (the engine
-	// ranked it to decide on a fallback): BuildPrompt keeps it.
+	// Ranked says that Corpus is in the turn's order already (the engine's
+	// turnCorpus, RankCorpus): BuildPrompt keeps it.
 	Ranked bool
 	// HasSummaries says that the segment has entries with a summary beyond
 	// those in Corpus (db.HasCorpusSummaries): explore_corpus is then offered
@@ -173,11 +169,7 @@ func BuildPrompt(in PromptInput) Prompt {
 	b.add(SectionPolicy, "## Content policy\n", promptPolicy(in.Tenant.ContentPolicy))
 	b.addItems(SectionSegment, "## Instructions for this conversation\n", promptParagraphs(in.Segment.SystemPrompt), SegmentPromptCap, "", "\n\n", "")
 
-	corpus := in.Corpus
-	if len(in.Query) > 0 && !in.Ranked {
-		corpus = RankCorpus(in.Query, corpus)
-	}
-	t := promptTierEntries(corpus, len(in.Query) > 0 || in.Ranked)
+	t := promptTierEntries(in.Corpus, in.Ranked)
 	tier1, tier2 := t.items[0], t.items[1]
 	var kept [2][]bool
 	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"cmp"
+	"context"
 	"encoding/binary"
 	"hash/maphash"
 	"math"
@@ -12,11 +13,90 @@ import (
 	"github.com/parley/parley"
 )
 
+// rankMessages is how many of the visitor's messages choose the turn's
+// knowledge (the current one and the two before), and rankSearchLimit how
+// many entries the search for the question adds to the candidates.
+const (
+	rankMessages    = 3
+	rankSearchLimit = 20
+)
+
+// recentUserMessages is the content of the last n user turns of history,
+// the newest first.
+func recentUserMessages(history []parley.Turn, n int) []string {
+	var out []string
+	for i := len(history) - 1; i >= 0 && len(out) < n; i-- {
+		if history[i].Role == "user" && strings.TrimSpace(history[i].Content) != "" {
+			out = append(out, history[i].Content)
+		}
+	}
+	return out
+}
+
+// turnCorpus is the prompt's candidates in the turn's order: ranked for
+// the visitor's messages (query, the current one first; none: the
+// candidates as they are, for BuildPrompt's priority order).
+//
+// A tenant whose candidates filled the load (PromptCorpusLimit, by
+// priority) may hold the entries the question is about beyond them: a
+// search for the question adds its best matches, one round trip for those
+// tenants only. The candidates are in the visitor's language when the
+// request names one (the spec's scope); the search then looks in every
+// language too, and another language's matches join only when one of
+// them, at half weight, ranks above everything in the visitor's language:
+// nothing there answers. The model still answers in the visitor's language
+// (the prompt's Language section). One round trip more, for requests
+// naming a locale.
+func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, candidates []parley.CorpusEntry) ([]parley.CorpusEntry, error) {
+	if len(query) == 0 {
+		return candidates, nil
+	}
+	lang := parley.LocaleLanguage(in.Locale)
+	if len(candidates) < PromptCorpusLimit && lang == "" {
+		return RankCorpus(query, candidates, lang), nil
+	}
+	found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], rankSearchLimit)
+	if err != nil {
+		return nil, err
+	}
+	all := mergeCorpus(candidates, found)
+	ranked := RankCorpus(query, all, lang)
+	if len(ranked) == 0 || lang == "" || !otherLanguage(ranked[0], lang) {
+		// the visitor's language answers: the other languages' matches stay out
+		ranked = slices.DeleteFunc(ranked, func(c parley.CorpusEntry) bool { return otherLanguage(c, lang) })
+	}
+	return ranked, nil
+}
+
+// otherLanguage reports whether the entry is in a language other than lang
+// (an entry without locale is in every language).
+func otherLanguage(e parley.CorpusEntry, lang string) bool {
+	return lang != "" && e.Locale != nil && parley.LocaleLanguage(*e.Locale) != lang
+}
+
+// mergeCorpus is a new list: corpus, then the entries of found it lacks.
+func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
+	out := make([]parley.CorpusEntry, 0, len(corpus)+len(found))
+	seen := make(map[string]bool, len(corpus)+len(found))
+	for _, list := range [][]parley.CorpusEntry{corpus, found} {
+		for _, c := range list {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
 // RankCorpus orders the candidate entries for one turn: those sharing the
 // most telling words with the visitor's messages first, so that the
 // prompt's caps fill with what the turn is about (issue 34). messages are
 // the visitor's, the current one first; a word of the current message
-// counts fully, one of an earlier message half.
+// counts fully, one of an earlier message half. lang is the visitor's
+// language (parley.LocaleLanguage; "" unknown): an entry in another
+// language counts half, so that it comes first only when it matches
+// clearly better than the entries in the visitor's language.
 //
 // The score is a BM25-like sum over the query's words (localTerms: lower
 // case, stop words dropped, a plural's s dropped): each word found weighs
@@ -32,22 +112,7 @@ import (
 //
 // The order is deterministic, whatever order the candidates came in: equal
 // scores fall to priority, then title, then id.
-func RankCorpus(messages []string, corpus []parley.CorpusEntry) []parley.CorpusEntry {
-	out, _ := RankCorpusScored(messages, corpus)
-	return out
-}
-
-// RankCorpusScored is RankCorpus, with the best score: 0 when no
-// candidate shares a word with the messages.
-func RankCorpusScored(messages []string, corpus []parley.CorpusEntry) ([]parley.CorpusEntry, float64) {
-	return RankCorpusFor(messages, corpus, "")
-}
-
-// RankCorpusFor is RankCorpusScored for a visitor of language lang (fr,
-// en...; empty: unknown): an entry in another language (its locale's
-// language is not lang) counts half, so that it is placed when it matches
-// clearly better than the entries in the visitor's language.
-func RankCorpusFor(messages []string, corpus []parley.CorpusEntry, lang string) ([]parley.CorpusEntry, float64) {
+func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []parley.CorpusEntry {
 	docs, df, totalLen := rankIndexOf(corpus)
 	query := rankQuery(messages, df)
 	score := make([]float64, len(corpus))
@@ -71,7 +136,7 @@ func RankCorpusFor(messages []string, corpus []parley.CorpusEntry, lang string) 
 			}
 			if s > 0 {
 				score[i] = s * (1 + float64(corpus[i].Priority)/10)
-				if lang != "" && corpus[i].Locale != nil && !strings.EqualFold(strings.SplitN(*corpus[i].Locale, "-", 2)[0], lang) {
+				if otherLanguage(corpus[i], lang) {
 					score[i] /= 2
 				}
 			}
@@ -101,11 +166,7 @@ func RankCorpusFor(messages []string, corpus []parley.CorpusEntry, lang string) 
 	for k, i := range order {
 		out[k] = corpus[i]
 	}
-	best := 0.0
-	if len(order) > 0 {
-		best = score[order[0]]
-	}
-	return out, best
+	return out
 }
 
 func b2f(b bool) float64 {

@@ -37,22 +37,22 @@ func TestRankCorpus(t *testing.T) {
 		{[]string{"what about the chian?"}, "Chain replacement"},             // transposition
 		{[]string{"and how much?", "my chain is worn"}, "Chain replacement"}, // an earlier message
 	} {
-		got := RankCorpus(tc.messages, corpus)
+		got := RankCorpus(tc.messages, corpus, "")
 		if got[0].Title != tc.want {
 			t.Errorf("%q: first %q, want %q", tc.messages, got[0].Title, tc.want)
 		}
 	}
 	// Nothing matches: priority order, then title.
-	got := RankCorpus([]string{"zzz qqq"}, corpus)
+	got := RankCorpus([]string{"zzz qqq"}, corpus, "")
 	if got[0].Title != "Company news" || got[1].Title != "Chain replacement" {
 		t.Errorf("no match: %q", rankTitles(got))
 	}
 	// Deterministic whatever the input order.
-	want := rankTitles(RankCorpus([]string{"bike workshop"}, corpus))
+	want := rankTitles(RankCorpus([]string{"bike workshop"}, corpus, ""))
 	for i := range 20 {
 		shuffled := slices.Clone(corpus)
 		rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
-		if got := rankTitles(RankCorpus([]string{"bike workshop"}, shuffled)); !slices.Equal(got, want) {
+		if got := rankTitles(RankCorpus([]string{"bike workshop"}, shuffled, "")); !slices.Equal(got, want) {
 			t.Fatalf("order %q, then %q", want, got)
 		}
 	}
@@ -103,6 +103,27 @@ func BenchmarkRankCorpus(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		RankCorpus([]string{"How much does a new chian for my e-bike cost?"}, corpus)
+		RankCorpus([]string{"How much does a new chian for my e-bike cost?"}, corpus, "")
+	}
+}
+
+// An entry in another language than the visitor's counts half: equal
+// matches put the visitor's language first, a clearly better one in
+// another language still comes first. A locale's form does not matter.
+func TestRankCorpusLanguage(t *testing.T) {
+	t.Parallel()
+	loc := func(e parley.CorpusEntry, l string) parley.CorpusEntry { e.Locale = &l; return e }
+	corpus := []parley.CorpusEntry{
+		loc(rankEntry("1", "Garantie e-bike", "batterie garantie deux ans", 5), "en"),
+		loc(rankEntry("2", "Garantie e-bike", "batterie garantie deux ans", 5), "fr_CA"),
+	}
+	if got := RankCorpus([]string{"garantie batterie"}, corpus, "fr"); got[0].ID != "2" {
+		t.Errorf("equal matches: %v first, want the visitor's language", got[0].Locale)
+	}
+	if got := RankCorpus([]string{"garantie batterie"}, corpus, ""); got[0].ID != "1" {
+		t.Errorf("no language: ties fall to the id, got %s", got[0].ID)
+	}
+	if otherLanguage(corpus[1], parley.LocaleLanguage("FR-ca")) || !otherLanguage(corpus[0], "fr") {
+		t.Error("otherLanguage reads locales by their language part")
 	}
 }

@@ -151,7 +151,7 @@ func cloneSegment(s *parley.Segment) *parley.Segment {
 // kept); the memory of visitorID ("" for none) is read each time. Its
 // ConfigVersion says what the rest was read at.
 func (d *DB) ChatPromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int, atLeast int64) (parley.PromptData, error) {
-	k := promptKey{tenantID, segmentID, localeLanguage(locale), limit}
+	k := promptKey{tenantID, segmentID, parley.LocaleLanguage(locale), limit}
 	if p, ok := d.chat.prompts.get(k, time.Now()); ok && p.ConfigVersion >= atLeast {
 		// The slices are the turn's to change: copies of the cached ones.
 		p.Corpus, p.Tools = slices.Clone(p.Corpus), slices.Clone(p.Tools)

@@ -22,7 +22,7 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	if err != nil {
 		return p, err
 	}
-	lang := localeLanguage(locale)
+	lang := parley.LocaleLanguage(locale)
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
 		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`, tenantID, seg, lang, max(limit, 0))

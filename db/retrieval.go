@@ -15,14 +15,6 @@ import (
 // segment) plus the entries that apply to every segment.
 const promptScope = ` WHERE c.tenant_id = $1 AND c.is_active AND (c.segment_id IS NULL OR c.segment_id = $2::uuid)`
 
-// localeLanguage returns the language part of a locale, lowercased:
-// "fr-CA" and "fr_ca" give "fr". Empty for an empty locale.
-func localeLanguage(locale string) string {
-	locale = strings.ToLower(strings.TrimSpace(locale))
-	lang, _, _ := strings.Cut(strings.ReplaceAll(locale, "_", "-"), "-")
-	return lang
-}
-
 // promptSegment turns a segment id into the $2 of promptScope.
 func promptSegment(segmentID string) (*string, error) {
 	if segmentID == "" {
@@ -53,7 +45,7 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
 		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`,
-		tenantID, seg, localeLanguage(locale), limit)
+		tenantID, seg, parley.LocaleLanguage(locale), limit)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("loading prompt corpus: %w", err)
@@ -77,7 +69,7 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 	}
 	var found bool
 	err = d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
-		AND btrim(c.summary) <> '')`, tenantID, seg, localeLanguage(locale)).Scan(&found)
+		AND btrim(c.summary) <> '')`, tenantID, seg, parley.LocaleLanguage(locale)).Scan(&found)
 	if err != nil {
 		return false, fmt.Errorf("checking corpus summaries: %w", err)
 	}
@@ -116,7 +108,7 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 		ORDER BY lower(c.title) = lower($3) DESC,
 			ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, `+words+`) DESC,
 			c.priority DESC, c.id
-		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit, localeLanguage(locale))
+		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit, parley.LocaleLanguage(locale))
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("exploring corpus: %w", err)

@@ -761,15 +761,6 @@ func TestOAuthAudienceFromScopes(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	refresh := func(clientID, rt string, extra ...string) (int, map[string]any) {
-		t.Helper()
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}}
-		for i := 0; i+1 < len(extra); i += 2 {
-			form.Set(extra[i], extra[i+1])
-		}
-		status, _, body := oauthPost(t, c, "/oauth/token", form)
-		return status, body
-	}
 
 	t.Run("REST scopes only: the REST API", func(t *testing.T) {
 		clientID, tok := tokens(t, c, redirect, "scope", "settings:read")
@@ -785,16 +776,16 @@ func TestOAuthAudienceFromScopes(t *testing.T) {
 		}
 		// A refresh keeps the audience, and refuses one the grant lacks
 		// without using up the refresh token.
-		status, body := refresh(clientID, tok["refresh_token"].(string), "resource", mcpURL)
+		status, body := refreshGrant(t, c, clientID, tok["refresh_token"].(string), "resource", mcpURL)
 		wantOAuthError(t, "refresh for /mcp", status, body, http.StatusBadRequest, "invalid_target")
-		status, body = refresh(clientID, tok["refresh_token"].(string))
+		status, body = refreshGrant(t, c, clientID, tok["refresh_token"].(string))
 		if status != http.StatusOK {
 			t.Fatalf("refresh after the refused one: %d %v", status, body)
 		}
 		if aud := jwtAudience(t, body["access_token"].(string)); !slices.Equal(aud, []string{base}) {
 			t.Errorf("aud after refresh %v", aud)
 		}
-		status, body = refresh(clientID, body["refresh_token"].(string), "resource", base)
+		status, body = refreshGrant(t, c, clientID, body["refresh_token"].(string), "resource", base)
 		if status != http.StatusOK || !slices.Equal(jwtAudience(t, body["access_token"].(string)), []string{base}) {
 			t.Errorf("refresh naming the grant's resource: %d %v", status, body)
 		}
@@ -839,14 +830,14 @@ func TestOAuthAudienceFromScopes(t *testing.T) {
 			t.Errorf("/mcp: %d", status)
 		}
 		// A refresh may narrow the audience to one of the grant's.
-		status, body := refresh(clientID, tok["refresh_token"].(string), "resource", mcpURL)
+		status, body := refreshGrant(t, c, clientID, tok["refresh_token"].(string), "resource", mcpURL)
 		if status != http.StatusOK {
 			t.Fatalf("refresh for /mcp: %d %v", status, body)
 		}
 		if aud := jwtAudience(t, body["access_token"].(string)); !slices.Equal(aud, []string{mcpURL}) {
 			t.Errorf("narrowed aud %v", aud)
 		}
-		status, body = refresh(clientID, body["refresh_token"].(string))
+		status, body = refreshGrant(t, c, clientID, body["refresh_token"].(string))
 		if status != http.StatusOK || !slices.Equal(jwtAudience(t, body["access_token"].(string)), []string{base, mcpURL}) {
 			t.Errorf("the next refresh keeps the grant's audience: %d %v", status, body)
 		}
@@ -857,6 +848,18 @@ func TestOAuthAudienceFromScopes(t *testing.T) {
 			t.Errorf("aud %v", aud)
 		}
 	})
+}
+
+// refreshGrant posts a refresh_token grant, with extra form fields in
+// pairs (scope, resource).
+func refreshGrant(t *testing.T, c *adminClient, clientID, rt string, extra ...string) (int, map[string]any) {
+	t.Helper()
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		form.Set(extra[i], extra[i+1])
+	}
+	status, _, body := oauthPost(t, c, "/oauth/token", form)
+	return status, body
 }
 
 // A refresh refused for its scope leaves the refresh token good: the
@@ -870,10 +873,10 @@ func TestOAuthRefusedRefreshKeepsToken(t *testing.T) {
 	clientID, tok := tokens(t, c, "https://app.example/cb", "scope", "settings:read corpus:read")
 	rt := tok["refresh_token"].(string)
 	for _, scope := range []string{"corpus:write", "settings:read corpus:write", "mcp:corpus:read"} {
-		status, _, body := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}, "scope": {scope}})
+		status, body := refreshGrant(t, c, clientID, rt, "scope", scope)
 		wantOAuthError(t, "refresh for "+scope, status, body, http.StatusBadRequest, "invalid_scope")
 	}
-	status, _, body := oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {clientID}, "scope": {"corpus:read"}})
+	status, body := refreshGrant(t, c, clientID, rt, "scope", "corpus:read")
 	if status != http.StatusOK || body["scope"] != "corpus:read" {
 		t.Fatalf("correct refresh after refused ones: %d %v", status, body)
 	}
@@ -881,7 +884,7 @@ func TestOAuthRefusedRefreshKeepsToken(t *testing.T) {
 		t.Errorf("narrowed token: %d", status)
 	}
 	// and the grant was not revoked: the new refresh token works
-	status, _, body = oauthPost(t, c, "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {body["refresh_token"].(string)}, "client_id": {clientID}})
+	status, body = refreshGrant(t, c, clientID, body["refresh_token"].(string))
 	if status != http.StatusOK {
 		t.Errorf("next refresh: %d %v", status, body)
 	}
