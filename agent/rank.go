@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/maphash"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -111,7 +112,8 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 // every match, by priority.
 //
 // The order is deterministic, whatever order the candidates came in: equal
-// scores fall to priority, then title, then id.
+// scores fall to priority, then title, then content, then id (the
+// database's order of the candidates, promptOrder, is of the same kind).
 func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []parley.CorpusEntry {
 	docs, df, totalLen := rankIndexOf(corpus)
 	query := rankQuery(messages, df)
@@ -119,13 +121,18 @@ func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []p
 	if len(query) > 0 && len(corpus) > 0 {
 		n := float64(len(corpus))
 		avgLen := max(float64(totalLen)/n, 1)
+		// The words in one order: a sum of floats in a map's random order
+		// differs in its last bits from one turn to the next, and two
+		// entries' equal scores would then fall either way.
+		words := slices.Sorted(maps.Keys(query))
 		idf := make(map[string]float64, len(query))
-		for w := range query {
+		for _, w := range words {
 			idf[w] = math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5))
 		}
 		for i, d := range docs {
 			s := 0.0
-			for w, qw := range query {
+			for _, w := range words {
+				qw := query[w]
 				f, ok := d.words[w]
 				if !ok {
 					continue
@@ -155,6 +162,9 @@ func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []p
 			return b.Priority - a.Priority
 		}
 		if c := strings.Compare(a.Title, b.Title); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Content, b.Content); c != 0 {
 			return c
 		}
 		if c := strings.Compare(a.ID, b.ID); c != 0 {
@@ -252,7 +262,7 @@ func nearestWord(w string, vocab map[string]int) (string, bool) {
 		if d := len(vr) - len(r); d > limit || -d > limit {
 			continue
 		}
-		dist := editDistance(r, vr, limit)
+		dist := parley.EditDistance(r, vr, limit)
 		if dist > limit {
 			continue
 		}
@@ -261,37 +271,6 @@ func nearestWord(w string, vocab map[string]int) (string, bool) {
 		}
 	}
 	return best, best != ""
-}
-
-// editDistance is the Damerau-Levenshtein (optimal string alignment)
-// distance of a and b, or limit+1 once it is sure to exceed limit.
-func editDistance(a, b []rune, limit int) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin > limit {
-			return limit + 1
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 // The words of the candidates are kept between turns: the chat's

@@ -70,7 +70,12 @@ func seedCorpus(b *testing.B, store *db.DB) {
 		if _, err := conn.Exec(ctx, `DROP TABLE picks, vocab`); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := store.Pool().Exec(ctx, `VACUUM ANALYZE corpus_entries`); err != nil {
+		// The lexicon the question search reads, as the background job
+		// builds it.
+		if err := store.RefreshCorpusLexicon(ctx, benchTenant); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := store.Pool().Exec(ctx, `VACUUM ANALYZE corpus_entries, corpus_lexicon`); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -143,6 +148,40 @@ func BenchmarkCorpusList(b *testing.B) {
 			q.SegmentID = benchSeg
 		}
 		_, err := store.ListCorpus(context.Background(), benchTenant, q)
+		return err
+	})
+}
+
+// BenchmarkExploreCorpus: the question search that explore_corpus and a
+// large tenant's turn run (ExploreCorpus: any word, ranked), over the
+// 50,000-entry tenant, the best 20 in the visitor's language. Questions of
+// five words, from common to rare, as visitors type them. Target (issue 34):
+// p95 under 10 ms.
+func BenchmarkExploreCorpus(b *testing.B) {
+	store := dbtest.New(b)
+	seedCorpus(b, store)
+	var questions []string
+	for q := range 50 {
+		var words []string
+		for k := range 5 {
+			words = append(words, vocabWord((q*131+k*977)%3000))
+		}
+		questions = append(questions, strings.Join(words, " "))
+	}
+	runTimed(b, func(i int) error {
+		_, err := store.ExploreCorpus(context.Background(), benchTenant, "", "en", questions[i%len(questions)], 20)
+		return err
+	})
+}
+
+// BenchmarkPromptCorpus: the prompt's candidates of a 50,000-entry tenant
+// (PromptCorpus, 200 by priority, title and content), for the default
+// segment.
+func BenchmarkPromptCorpus(b *testing.B) {
+	store := dbtest.New(b)
+	seedCorpus(b, store)
+	runTimed(b, func(i int) error {
+		_, err := store.PromptCorpus(context.Background(), benchTenant, benchSeg, "", 200)
 		return err
 	})
 }

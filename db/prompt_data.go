@@ -25,7 +25,7 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	lang := parley.LocaleLanguage(locale)
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
-		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`, tenantID, seg, lang, max(limit, 0))
+		ORDER BY `+promptOrder+` LIMIT $4`, tenantID, seg, lang, max(limit, 0))
 	batch.Queue(`SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
 			AND btrim(c.summary) <> ''),
 		EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active),

@@ -28,8 +28,8 @@ func promptSegment(segmentID string) (*string, error) {
 
 // PromptCorpus returns the entries a conversation's system prompt draws
 // from: the tenant's active entries for the segment (or for every segment),
-// in the visitor's language, highest priority first, then most recently
-// updated, at most limit.
+// in the visitor's language, highest priority first, then by title and
+// content (promptOrder), at most limit.
 //
 // An entry matches the locale when it has none, or when its language part
 // equals the locale's: "fr" matches "fr-CA" and "fr-CA" matches "fr" and
@@ -44,7 +44,7 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 		return nil, err
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
-		ORDER BY c.priority DESC, c.updated_at DESC, c.id LIMIT $4`,
+		ORDER BY `+promptOrder+` LIMIT $4`,
 		tenantID, seg, parley.LocaleLanguage(locale), limit)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
@@ -52,6 +52,17 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	}
 	return entries, nil
 }
+
+// promptOrder is the order of the prompt's candidates and of equal search
+// ranks: one that depends on the entries alone (the index
+// corpus_prompt_order), so that the same knowledge base loaded in another
+// order, or at another time, gives the same prompt. Titles compare byte by
+// byte, as agent.RankCorpus breaks its ties.
+const promptOrder = `c.priority DESC, c.title COLLATE "C", md5(c.content), c.id`
+
+// titleQueryWords is the most words of a query matched as a part of
+// titles by ExploreCorpus.
+const titleQueryWords = 4
 
 // localeCondition keeps the entries in the language of the locale in
 // parameter $%[1]d (see PromptCorpus).
@@ -76,22 +87,16 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 	return found, nil
 }
 
-// anyWordQuery is the tsquery matching an entry that holds any of the
-// meaningful words of the text in $%[1]d: the words of each language's
-// stemmer OR-ed (stop words dropped by each), English and French (the
-// languages the stored documents are stemmed in most; an entry without a
-// locale is English plus the words as written). websearch_to_tsquery's AND
-// of every word missed "Puncture repair" for "How much does a puncture
-// repair cost?" on "much"; ranking (ts_rank_cd) then puts the entries
-// holding most of the words, nearest together, first.
-const anyWordQuery = `(coalesce(nullif(replace(plainto_tsquery('english', $%[1]d)::text, ' & ', ' | '), '')::tsquery, ''::tsquery) ||
-	coalesce(nullif(replace(plainto_tsquery('french', $%[1]d)::text, ' & ', ' | '), '')::tsquery, ''::tsquery))`
-
 // ExploreCorpus returns the full entries applying to the segment and the
-// locale (as PromptCorpus) that match query (an entry's title, or any of
-// the meaningful words of the query: anyWordQuery), an exact title first,
-// then by cover-density rank of the words (titles weigh most), priority,
-// and last by id, at most limit: what the explore_corpus tool reads.
+// locale (as PromptCorpus) that match query, at most limit: what the
+// explore_corpus tool reads, and what a large tenant's turn adds to the
+// prompt's candidates. An entry matches on its title holding the query, or
+// on any of the query's telling words (questionTerms, searchQueries: the
+// rarest, typos read as the nearest word of the tenant's entries); an
+// exact title comes first, then the cover-density rank of every word of
+// the query (titles weigh most), then priority, title and content. Any word, not every
+// word: websearch_to_tsquery's AND missed "Puncture repair" for "How much
+// does a puncture repair cost?" on "much". Two round trips.
 func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error) {
 	query = strings.TrimSpace(query)
 	if limit <= 0 || query == "" {
@@ -101,14 +106,30 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 	if err != nil {
 		return nil, err
 	}
-	words := fmt.Sprintf(anyWordQuery, 3)
+	terms, size, err := d.questionTerms(ctx, tenantID, query)
+	if err != nil {
+		return nil, err
+	}
+	match, score := searchQueries(terms, size)
+	// A title holding the query matters for a query of a few words (the
+	// model's "puncture repair", "punct"); a visitor's whole question is
+	// no title's part, and its trigrams cost 2 ms at 50,000 entries.
+	args := []any{tenantID, seg, match, score, limit, parley.LocaleLanguage(locale), query}
+	titleMatch := ""
+	if len(strings.Fields(query)) <= titleQueryWords {
+		titleMatch = ` OR c.title ILIKE '%' || $8 || '%'`
+		args = append(args, escapeLike(query))
+	}
+	// Equal ranks fall to priority, title and content as in promptOrder;
+	// the content itself rather than its hash, which would be computed for
+	// every entry matched, and is compared only on a tie.
 	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+`
-			AND (c.search @@ `+words+` OR c.title ILIKE '%' || $4 || '%')`+
+			AND (c.search @@ $3::tsquery`+titleMatch+`)`+
 		fmt.Sprintf(localeCondition, 6)+`
-		ORDER BY lower(c.title) = lower($3) DESC,
-			ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, `+words+`) DESC,
-			c.priority DESC, c.id
-		LIMIT $5`, tenantID, seg, query, escapeLike(query), limit, parley.LocaleLanguage(locale))
+		ORDER BY lower(c.title) = lower($7) DESC,
+			ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, $4::tsquery) DESC,
+			c.priority DESC, c.title COLLATE "C", c.content COLLATE "C", c.id
+		LIMIT $5`, args...)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("exploring corpus: %w", err)

@@ -60,6 +60,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
 	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: guard.Client(FetchTimeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
+	river.AddWorker(workers, &CorpusLexiconScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
 	river.AddWorker(workers, &PasswordResetWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard, deliveryTimeout),
@@ -82,6 +83,9 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 			river.NewPeriodicJob(river.PeriodicInterval(scanInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return CorpusSyncScanArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: false}),
+			river.NewPeriodicJob(river.PeriodicInterval(LexiconInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return CorpusLexiconScanArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return DeliveryPruneArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),

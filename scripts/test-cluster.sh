@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 mkdir -p .data bin
 scripts/pg-install.sh
 go build -o bin/parley ./cmd/parley
-base=$(bin/parley dev-db --dir .data/pgtest --port "${PARLEY_TEST_PG_PORT:-5439}" --db parley_template --recreate --drop-prefix parley_test_ --fast)
+base=$(bin/parley dev-db --dir "${PARLEY_TEST_PG_DIR:-.data/pgtest}" --port "${PARLEY_TEST_PG_PORT:-5439}" --db parley_template --recreate --drop-prefix parley_test_ --fast)
 DATABASE_URL=$base bin/parley migrate >/dev/null
 echo "${base%/parley_template*}/postgres?sslmode=disable"

@@ -16,10 +16,12 @@ import (
 func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
-	// 60 entries of about 1,000 characters: more than twice the cap.
+	// 230 entries of about 1,000 characters: ten times the cap, and more
+	// than the prompt's load (agent.PromptCorpusLimit), so that the load
+	// order could change which entries are candidates.
 	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
 	var entries []map[string]any
-	for i := range 60 {
+	for i := range 230 {
 		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
 			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
 	}
@@ -54,8 +56,8 @@ func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
 		if !strings.Contains(system, want) {
 			t.Errorf("%q: the prompt lacks %q", question, want)
 		}
-		if n := strings.Count(system, "<entry>"); n >= 60 || n == 0 {
-			t.Errorf("%q: %d entries in the prompt, want the cap's share of 60", question, n)
+		if n := strings.Count(system, "<entry>"); n >= len(entries) || n == 0 {
+			t.Errorf("%q: %d entries in the prompt, want the cap's share of %d", question, n, len(entries))
 		}
 		if len(system) > agent.KnowledgeCap+20_000 {
 			t.Errorf("%q: prompt of %d characters", question, len(system))
@@ -67,9 +69,10 @@ func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
 		reversed[len(entries)-1-i] = e
 	}
 	other := load(reversed)
-	q := "do you fix punctures on saturday"
-	if a, c := knowledgeBlocks(ask(ten, q)), knowledgeBlocks(ask(other, q)); a != c || a == "" {
-		t.Errorf("two load orders, two prompts:\n%.300s\n---\n%.300s", a, c)
+	for _, q := range []string{"do you fix punctures on saturday", "hello"} {
+		if a, c := knowledgeBlocks(ask(ten, q)), knowledgeBlocks(ask(other, q)); a != c || a == "" {
+			t.Errorf("%q: two load orders, two prompts:\n%.300s\n---\n%.300s", q, a, c)
+		}
 	}
 }
 

@@ -182,6 +182,11 @@ func (rb *retrievalBench) tenant(b *testing.B, entries []retrievalEntry, summari
 			b.Fatalf("bulk load: %d %s", resp.StatusCode, raw)
 		}
 	}
+	// The lexicon the background scan builds within
+	// jobs.LexiconInterval of a load.
+	if err := rb.store.RefreshCorpusLexicon(ctx, p.ID); err != nil {
+		b.Fatal(err)
+	}
 	return slug
 }
 

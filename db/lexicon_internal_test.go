@@ -1,0 +1,31 @@
+package db
+
+import "testing"
+
+func TestSearchQueries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		terms        []questionTerm
+		match, score string
+	}{
+		{nil, "", ""},
+		// rarest first, within the budget; unknown words (0) always match
+		{[]questionTerm{{"bike", 450}, {"saddl", 40}, {"xyz", 0}}, "'xyz' | 'saddl' | 'bike'", "'xyz' | 'saddl' | 'bike'"},
+		{[]questionTerm{{"bike", 490}, {"saddl", 40}}, "'saddl'", "'saddl' | 'bike'"},
+		// every word past the budget: the two rarest together
+		{[]questionTerm{{"bike", 5000}, {"check", 600}, {"twice", 3000}}, "'check' & 'twice'", "'check' | 'twice' | 'bike'"},
+		{[]questionTerm{{"bike", 5000}, {"bik", 0}, {"twice", 3000}}, "'bik' | 'twice' & 'bike'", "'bik' | 'twice' | 'bike'"},
+		{[]questionTerm{{"bike", 5000}}, "'bike'", "'bike'"},
+		// quotes and backslashes doubled
+		{[]questionTerm{{`o'neil\`, 1}}, `'o''neil\\'`, `'o''neil\\'`},
+	} {
+		match, score := searchQueries(tc.terms, 50_000)
+		if match != tc.match || score != tc.score {
+			t.Errorf("searchQueries(%v) = %q, %q; want %q, %q", tc.terms, match, score, tc.match, tc.score)
+		}
+	}
+	// A tenant within the budget matches on every word.
+	if match, _ := searchQueries([]questionTerm{{"bike", 490}, {"saddl", 40}}, matchBudget); match != "'saddl' | 'bike'" {
+		t.Errorf("small tenant: match %q", match)
+	}
+}

@@ -1,0 +1,132 @@
+package db_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// A tenant's lexicon is built in the background from its active entries,
+// is stale again once its corpus moves, and lets the question search read a
+// typo as the word the entries use (issue 34).
+func TestCorpusLexicon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	other := newTenant(t, f.store)
+	add := func(tenantID, title, content string, active bool) {
+		t.Helper()
+		if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content, locale, is_active) VALUES ($1, $2, $3, 'en', $4)`,
+			tenantID, title, content, active); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(f.tenant.ID, "Puncture repair", "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros.", true)
+	add(f.tenant.ID, "Opening hours", "The workshop is open from nine to six, Monday to Saturday.", true)
+	add(f.tenant.ID, "Old tariff", "Puncture repair used to cost 12 euros.", false)
+	add(other.ID, "Tyre storage", "We keep your winter tyres.", true)
+
+	stale := func() []string {
+		t.Helper()
+		ids, err := f.store.StaleCorpusLexicons(ctx, 10_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	if s := stale(); !slices.Contains(s, f.tenant.ID) || !slices.Contains(s, other.ID) {
+		t.Fatalf("tenants with entries and no lexicon are not stale: %v", s)
+	}
+	// A typo finds nothing before the lexicon is built.
+	typo := "punctre repiar"
+	if got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", typo, 3); err != nil || len(got) != 0 {
+		t.Fatalf("without a lexicon: %q, %v", titles(got), err)
+	}
+	if err := f.store.RefreshCorpusLexicon(ctx, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s := stale(); slices.Contains(s, f.tenant.ID) || !slices.Contains(s, other.ID) {
+		t.Fatalf("after the refresh of one tenant: %v", s)
+	}
+	lexicon := func(tenantID string) map[string]int {
+		t.Helper()
+		rows, err := f.store.Pool().Query(ctx, `SELECT lexeme, ndoc FROM corpus_lexicon WHERE tenant_id = $1`, tenantID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]int{}
+		for rows.Next() {
+			var w string
+			var n int
+			if err := rows.Scan(&w, &n); err != nil {
+				t.Fatal(err)
+			}
+			out[w] = n
+		}
+		return out
+	}
+	lex := lexicon(f.tenant.ID)
+	if lex["punctur"] != 1 || lex["open"] != 1 || lex["tariff"] != 0 || lex["winter"] != 0 {
+		t.Errorf("lexicon of the active entries of the tenant only: %v", lex)
+	}
+	if len(lexicon(other.ID)) != 0 {
+		t.Error("another tenant's lexicon was built")
+	}
+	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", typo, 3)
+	if err != nil || len(got) == 0 || got[0].Title != "Puncture repair" {
+		t.Errorf("%q with a lexicon: %q, %v", typo, titles(got), err)
+	}
+	// A word far from every word of the entries is no typo.
+	if got, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "xylophone", 3); len(got) != 0 {
+		t.Errorf("xylophone: %q", titles(got))
+	}
+	// The corpus moves: the lexicon is stale again until rebuilt.
+	add(f.tenant.ID, "Saddle fitting", "A saddle adjusted to your sit bones.", true)
+	if !slices.Contains(stale(), f.tenant.ID) {
+		t.Error("a new entry left the lexicon fresh")
+	}
+	if err := f.store.RefreshCorpusLexicon(ctx, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	if lexicon(f.tenant.ID)["saddl"] != 1 {
+		t.Error("the rebuilt lexicon lacks the new entry's words")
+	}
+}
+
+// A question's common words weigh in the rank but do not widen the match:
+// with a word in more entries than the match budget, the entries of the
+// telling word still come first, and an entry holding both ranks above
+// one holding only the telling word.
+func TestExploreCorpusCommonWords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content, locale)
+		SELECT $1, 'Notice ' || g, 'Every bike we sell is checked twice, notice ' || g, 'en' FROM generate_series(1, 1100) g`,
+		f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range [][2]string{{"Saddle fitting", "A saddle adjusted to your sit bones, free with every bike."},
+		{"Saddle covers", "Gel covers for any saddle."}} {
+		if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content, locale) VALUES ($1, $2, $3, 'en')`,
+			f.tenant.ID, e[0], e[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.store.RefreshCorpusLexicon(ctx, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "a saddle for my bike", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Saddle fitting", "Saddle covers"}; !slices.Equal(titles(got), want) {
+		t.Errorf("explored %q, want %q", titles(got), want)
+	}
+	// Only common words: the entries holding all of them.
+	got, err = f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "bike checked twice", 3)
+	if err != nil || len(got) != 3 {
+		t.Errorf("common words only: %q, %v", titles(got), err)
+	}
+}
