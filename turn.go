@@ -132,6 +132,9 @@ type PromptData struct {
 	// by the turns that use them.
 	HasCalendar bool
 	HasPayment  bool
+	// Synonyms is the terms of the tenant's synonym groups (SynonymGroup),
+	// which the turn's search and ranking expand a question with.
+	Synonyms [][]string
 	// ConfigVersion is the tenant's configuration version the data was
 	// read at (Tenant.ConfigVersion), Memory aside.
 	ConfigVersion int64

@@ -51,7 +51,11 @@ type Store interface {
 
 	UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error)
 	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error)
-	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error)
+	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, synonyms [][]string, limit int) ([]parley.CorpusEntry, error)
+	// CorpusVectors reads the stored vectors of model of the tenant's
+	// entries ids (those that have one), in one round trip; only with
+	// Engine.Embeddings.
+	CorpusVectors(ctx context.Context, tenantID, model string, ids []string) ([]parley.CorpusVector, error)
 
 	SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error)
 }
@@ -107,6 +111,10 @@ type Engine struct {
 	// TurnTimeout bounds a turn's model calls and tools; 0 means
 	// DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// Embeddings is the operator's embedding endpoint (PARLEY_EMBEDDINGS_*):
+	// the turn's knowledge is ranked by meaning too (rankByMeaning); nil
+	// ranks by words alone.
+	Embeddings *Embedder
 }
 
 // TurnInput is one visitor message, with what the channel settled about it.
@@ -407,7 +415,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 	}
 	history = append(history, parley.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
 	query := recentUserMessages(history, rankMessages)
-	corpus, err := e.turnCorpus(ctx, in, query, reads.Corpus)
+	corpus, err := e.turnCorpus(ctx, in, query, reads.Corpus, reads.Synonyms)
 	if err != nil {
 		return nil, err
 	}

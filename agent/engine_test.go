@@ -142,7 +142,11 @@ func (m *memStore) SearchProducts(context.Context, string, string, int) ([]parle
 	return nil, nil
 }
 
-func (m *memStore) ExploreCorpus(context.Context, string, string, string, string, int) ([]parley.CorpusEntry, error) {
+func (m *memStore) ExploreCorpus(context.Context, string, string, string, string, [][]string, int) ([]parley.CorpusEntry, error) {
+	return nil, nil
+}
+
+func (m *memStore) CorpusVectors(context.Context, string, string, []string) ([]parley.CorpusVector, error) {
 	return nil, nil
 }
 

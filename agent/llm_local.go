@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"context"
+	"github.com/parley/parley"
 	"slices"
 	"strings"
 	"unicode"
@@ -75,38 +76,26 @@ func (*Local) Stream(ctx context.Context, req Request) (Stream, error) {
 	}, nil
 }
 
-// LocalRank orders passages by how many of the question's words they hold,
-// a word in the title counting twice, and drops those sharing none. Ties keep
-// the passages' order, which is the retrieval's.
+// LocalRank orders passages for the question with the turn's ranking
+// (RankCorpus's score: rare words count most, a title more than content,
+// typos read as the nearest word of the passages) and drops those sharing
+// no word with it. Ties keep the passages' order, which is the turn's.
 func LocalRank(question string, passages []Passage) []Passage {
-	terms := localTerms(question)
-	if len(terms) == 0 {
-		return nil
+	corpus := make([]parley.CorpusEntry, len(passages))
+	for i, p := range passages {
+		corpus[i] = parley.CorpusEntry{Title: p.Title, Content: p.Content}
 	}
-	type scored struct {
-		p     Passage
-		score int
-	}
-	var ranked []scored
-	for _, p := range passages {
-		title, content := localTerms(p.Title), localTerms(p.Content)
-		score := 0
-		for t := range terms {
-			if title[t] {
-				score += 2
-			}
-			if content[t] {
-				score++
-			}
-		}
-		if score > 0 {
-			ranked = append(ranked, scored{p, score})
+	score := rankScores([]string{question}, corpus, "")
+	var order []int
+	for i, s := range score {
+		if s > 0 {
+			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(ranked, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	out := make([]Passage, len(ranked))
-	for i, r := range ranked {
-		out[i] = r.p
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(score[j], score[i]) })
+	out := make([]Passage, len(order))
+	for k, i := range order {
+		out[k] = passages[i]
 	}
 	return out
 }

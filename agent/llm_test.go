@@ -441,7 +441,8 @@ func TestLocalProvider(t *testing.T) {
 			name, question string
 			want           []string
 		}{
-			{"TitleWeighsMore", "What are your delivery prices?", []string{"Delivery", "Prices"}},
+			{"TitleWeighsMore", "How long does delivery take?", []string{"Delivery", "Prices"}},
+			{"Typo", "when are you openning", []string{"Opening hours"}},
 			{"PluralMatchesSingular", "how much does a return cost", []string{"Returns"}},
 			{"NoMatch", "Do you sell bicycles?", nil},
 			{"OnlyStopWords", "what is the", nil},

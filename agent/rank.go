@@ -36,7 +36,12 @@ func recentUserMessages(history []parley.Turn, n int) []string {
 
 // turnCorpus is the prompt's candidates in the turn's order: ranked for
 // the visitor's messages (query, the current one first; none: the
-// candidates as they are, for BuildPrompt's priority order).
+// candidates as they are, for BuildPrompt's priority order), a message
+// holding a term of one of the tenant's synonym groups counting as if it
+// held the others too, and fused with their order by meaning when an
+// embedding endpoint is configured (rankByMeaning), before the language
+// rule below, so that an entry of another language the question means
+// can come first.
 //
 // A tenant whose candidates filled the load (PromptCorpusLimit, by
 // priority) may hold the entries the question is about beyond them: a
@@ -48,20 +53,27 @@ func recentUserMessages(history []parley.Turn, n int) []string {
 // nothing there answers. The model still answers in the visitor's language
 // (the prompt's Language section). One round trip more, for requests
 // naming a locale.
-func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, candidates []parley.CorpusEntry) ([]parley.CorpusEntry, error) {
+func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, candidates []parley.CorpusEntry, synonyms [][]string) ([]parley.CorpusEntry, error) {
 	if len(query) == 0 {
 		return candidates, nil
 	}
+	messages := query
+	if len(synonyms) > 0 {
+		messages = make([]string, len(query))
+		for i, m := range query {
+			messages[i] = parley.ExpandSynonyms(m, synonyms)
+		}
+	}
 	lang := parley.LocaleLanguage(in.Locale)
 	if len(candidates) < PromptCorpusLimit && lang == "" {
-		return RankCorpus(query, candidates, lang), nil
+		return e.rankByMeaning(ctx, in, query[0], messages, RankCorpus(messages, candidates, lang)), nil
 	}
-	found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], rankSearchLimit)
+	found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], synonyms, rankSearchLimit)
 	if err != nil {
 		return nil, err
 	}
 	all := mergeCorpus(candidates, found)
-	ranked := RankCorpus(query, all, lang)
+	ranked := e.rankByMeaning(ctx, in, query[0], messages, RankCorpus(messages, all, lang))
 	if len(ranked) == 0 || lang == "" || !otherLanguage(ranked[0], lang) {
 		// the visitor's language answers: the other languages' matches stay out
 		ranked = slices.DeleteFunc(ranked, func(c parley.CorpusEntry) bool { return otherLanguage(c, lang) })
@@ -115,6 +127,40 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 // scores fall to priority, then title, then content, then id (the
 // database's order of the candidates, promptOrder, is of the same kind).
 func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []parley.CorpusEntry {
+	score := rankScores(messages, corpus, lang)
+	order := make([]int, len(corpus))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		if c := cmp.Compare(score[j], score[i]); c != 0 {
+			return c
+		}
+		a, b := &corpus[i], &corpus[j]
+		if a.Priority != b.Priority {
+			return b.Priority - a.Priority
+		}
+		if c := strings.Compare(a.Title, b.Title); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Content, b.Content); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	out := make([]parley.CorpusEntry, len(corpus))
+	for k, i := range order {
+		out[k] = corpus[i]
+	}
+	return out
+}
+
+// rankScores is RankCorpus's score of each entry of corpus, 0 for one
+// matching none of the messages' words.
+func rankScores(messages []string, corpus []parley.CorpusEntry, lang string) []float64 {
 	docs, df, totalLen := rankIndexOf(corpus)
 	query := rankQuery(messages, df)
 	score := make([]float64, len(corpus))
@@ -149,34 +195,7 @@ func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []p
 			}
 		}
 	}
-	order := make([]int, len(corpus))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int {
-		if c := cmp.Compare(score[j], score[i]); c != 0 {
-			return c
-		}
-		a, b := &corpus[i], &corpus[j]
-		if a.Priority != b.Priority {
-			return b.Priority - a.Priority
-		}
-		if c := strings.Compare(a.Title, b.Title); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Content, b.Content); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.ID, b.ID); c != 0 {
-			return c
-		}
-		return cmp.Compare(i, j)
-	})
-	out := make([]parley.CorpusEntry, len(corpus))
-	for k, i := range order {
-		out[k] = corpus[i]
-	}
-	return out
+	return score
 }
 
 func b2f(b bool) float64 {

@@ -43,7 +43,7 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 		deps.EscalationContext["visitorId"] = in.Visitor.ID
 	}
 	if tt.Explore {
-		deps.Corpus = storeCorpus{store: e.Store, tenantID: tenant.ID, segmentID: in.Segment.ID, locale: in.Locale}
+		deps.Corpus = storeCorpus{store: e.Store, tenantID: tenant.ID, segmentID: in.Segment.ID, locale: in.Locale, synonyms: t.reads.Synonyms}
 	}
 	if tt.OTP {
 		deps.Codes = &codeVerification{store: e.Verification, mailer: e.Mailer, tenantID: tenant.ID,
@@ -142,14 +142,16 @@ func (p storeProducts) Search(ctx context.Context, query string, limit int) ([]P
 	return out, nil
 }
 
-// storeCorpus is explore_corpus's reader of the segment's entries.
+// storeCorpus is explore_corpus's reader of the segment's entries, with
+// the tenant's synonyms.
 type storeCorpus struct {
 	store                       Store
 	tenantID, segmentID, locale string
+	synonyms                    [][]string
 }
 
 func (c storeCorpus) Explore(ctx context.Context, query string, limit int) ([]Passage, error) {
-	entries, err := c.store.ExploreCorpus(ctx, c.tenantID, c.segmentID, c.locale, query, limit)
+	entries, err := c.store.ExploreCorpus(ctx, c.tenantID, c.segmentID, c.locale, query, c.synonyms, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -199,7 +199,10 @@ func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w Cor
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		e, res, err = upsertCorpus(ctx, tx, tenantID, limit, w)
-		return err
+		if err != nil || res == Unchanged {
+			return err
+		}
+		return d.enqueueEmbed(ctx, tx, tenantID)
 	})
 	return e, res, err
 }
@@ -288,8 +291,10 @@ func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrit
 	var e parley.CorpusEntry
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		e, err = updateCorpus(ctx, tx, tenantID, id, w)
-		return err
+		if e, err = updateCorpus(ctx, tx, tenantID, id, w); err != nil {
+			return err
+		}
+		return d.enqueueEmbed(ctx, tx, tenantID)
 	})
 	return e, err
 }

@@ -169,7 +169,7 @@ func BenchmarkExploreCorpus(b *testing.B) {
 		questions = append(questions, strings.Join(words, " "))
 	}
 	runTimed(b, func(i int) error {
-		_, err := store.ExploreCorpus(context.Background(), benchTenant, "", "en", questions[i%len(questions)], 20)
+		_, err := store.ExploreCorpus(context.Background(), benchTenant, "", "en", questions[i%len(questions)], nil, 20)
 		return err
 	})
 }

@@ -127,7 +127,7 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 		}
 		res.Updated = updates
 		res.Created = int(tag.RowsAffected()) - updates
-		return nil
+		return d.enqueueEmbed(ctx, tx, tenantID)
 	})
 	if err != nil {
 		return CorpusImportResult{}, err
@@ -181,7 +181,7 @@ func (d *DB) UpsertCorpusBatch(ctx context.Context, tenantID string, limit int, 
 			}
 			out = append(out, UpsertResultOf{Entry: e, Result: res})
 		}
-		return nil
+		return d.enqueueEmbed(ctx, tx, tenantID)
 	})
 	if err != nil {
 		return nil, err

@@ -88,8 +88,10 @@ func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url str
 			tenantID, e.ID, emptyNull(s.ETag), emptyNull(s.LastModified), s.At); err != nil {
 			return fmt.Errorf("recording corpus sync: %w", err)
 		}
-		e, err = corpusEntry(ctx, tx, tenantID, e.ID)
-		return err
+		if e, err = corpusEntry(ctx, tx, tenantID, e.ID); err != nil {
+			return err
+		}
+		return d.enqueueEmbed(ctx, tx, tenantID)
 	})
 	return e, res, err
 }
@@ -105,7 +107,10 @@ func (d *DB) SaveCorpusSync(ctx context.Context, tenantID, id string, s CorpusSy
 		sync_error = NULL, sync_error_at = NULL
 		WHERE tenant_id = $1 AND id = $2`,
 		tenantID, id, s.Content, emptyNull(s.ETag), emptyNull(s.LastModified), s.At)
-	return syncUpdated(tag.RowsAffected(), err, "saving corpus sync")
+	if err := syncUpdated(tag.RowsAffected(), err, "saving corpus sync"); err != nil {
+		return err
+	}
+	return d.enqueueEmbedAfter(ctx, tenantID)
 }
 
 // TouchCorpusSync records that a synced entry's page is unchanged (a 304).

@@ -28,6 +28,9 @@ type DB struct {
 	// chat is the chat's configuration cache (ChatTenantAndSegment,
 	// ChatPromptData).
 	chat chatConfigCache
+	// embeddings makes corpus writes enqueue their tenant's embedding job
+	// (EnableEmbeddings).
+	embeddings bool
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)

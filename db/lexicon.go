@@ -16,13 +16,20 @@ import (
 // RefreshCorpusLexicon rebuilds the tenant's lexicon (corpus_lexicon: each
 // word of its active entries' search documents and how many entries hold
 // it) and records the configuration version it was built at, in one
-// repeatable-read transaction, so that the version is the one of the
-// entries read. A tenant without entries keeps an empty lexicon.
+// transaction holding the tenant's lexicon lock, so that two rebuilds of
+// one tenant (a scan retried while the last still runs, two instances)
+// take turns. The version is read before the entries: an entry changed in
+// between is in the lexicon, and the version older than it has the next
+// scan build it again, never the reverse. A tenant without entries keeps an
+// empty lexicon.
 func (d *DB) RefreshCorpusLexicon(ctx context.Context, tenantID string) error {
-	return pgx.BeginTxFunc(ctx, d.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+	return d.inTx(ctx, func(tx pgx.Tx) error {
 		var version int64
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('corpus_lexicon'), hashtext($1))`, tenantID); err != nil {
+			return fmt.Errorf("locking the corpus lexicon: %w", err)
+		}
 		if err := tx.QueryRow(ctx, `SELECT config_version FROM tenants WHERE id = $1`, tenantID).Scan(&version); err != nil {
-			return fmt.Errorf("reading the tenant's configuration version: %w", notFound(err, "Tenant not found"))
+			return fmt.Errorf("reading the tenant's configuration version: %w", notFound(err, "Tenant"))
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM corpus_lexicon WHERE tenant_id = $1`, tenantID); err != nil {
 			return fmt.Errorf("clearing the corpus lexicon: %w", err)

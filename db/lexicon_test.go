@@ -39,7 +39,7 @@ func TestCorpusLexicon(t *testing.T) {
 	}
 	// A typo finds nothing before the lexicon is built.
 	typo := "punctre repiar"
-	if got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", typo, 3); err != nil || len(got) != 0 {
+	if got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", typo, nil, 3); err != nil || len(got) != 0 {
 		t.Fatalf("without a lexicon: %q, %v", titles(got), err)
 	}
 	if err := f.store.RefreshCorpusLexicon(ctx, f.tenant.ID); err != nil {
@@ -73,12 +73,12 @@ func TestCorpusLexicon(t *testing.T) {
 	if len(lexicon(other.ID)) != 0 {
 		t.Error("another tenant's lexicon was built")
 	}
-	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", typo, 3)
+	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", typo, nil, 3)
 	if err != nil || len(got) == 0 || got[0].Title != "Puncture repair" {
 		t.Errorf("%q with a lexicon: %q, %v", typo, titles(got), err)
 	}
 	// A word far from every word of the entries is no typo.
-	if got, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "xylophone", 3); len(got) != 0 {
+	if got, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "xylophone", nil, 3); len(got) != 0 {
 		t.Errorf("xylophone: %q", titles(got))
 	}
 	// The corpus moves: the lexicon is stale again until rebuilt.
@@ -117,7 +117,7 @@ func TestExploreCorpusCommonWords(t *testing.T) {
 	if err := f.store.RefreshCorpusLexicon(ctx, f.tenant.ID); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "a saddle for my bike", 5)
+	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "a saddle for my bike", nil, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestExploreCorpusCommonWords(t *testing.T) {
 		t.Errorf("explored %q, want %q", titles(got), want)
 	}
 	// Only common words: the entries holding all of them.
-	got, err = f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "bike checked twice", 3)
+	got, err = f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "bike checked twice", nil, 3)
 	if err != nil || len(got) != 3 {
 		t.Errorf("common words only: %q, %v", titles(got), err)
 	}

@@ -14,7 +14,7 @@ import (
 // PromptCorpus (at most limit) and HasCorpusSummaries for the segment and
 // the locale, the memory of visitorID ("" for none: the facts alone, the
 // caller resolved the visitor), the tools of ListTools and
-// HasActiveProducts, and which connectors the tenant has. Three or four statements, where the separate reads
+// HasActiveProducts, which connectors the tenant has, and its synonyms. Three or four statements, where the separate reads
 // took five or six round trips and as many transactions.
 func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int) (parley.PromptData, error) {
 	var p parley.PromptData
@@ -31,7 +31,8 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 		EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active),
 		EXISTS (SELECT 1 FROM calendar_connectors WHERE tenant_id = $1),
 		EXISTS (SELECT 1 FROM payment_connectors WHERE tenant_id = $1 AND is_active),
-		(SELECT config_version FROM tenants WHERE id = $1)`, tenantID, seg, lang)
+		(SELECT config_version FROM tenants WHERE id = $1),
+		(SELECT coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1)`, tenantID, seg, lang)
 	batch.Queue(`SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
 	if visitorID != "" {
 		batch.Queue(memoryFactsSQL, tenantID, visitorID)
@@ -42,7 +43,7 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	if p.Corpus, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry]); err != nil {
 		return p, fmt.Errorf("loading prompt corpus: %w", err)
 	}
-	if err := br.QueryRow().Scan(&p.HasSummaries, &p.HasProducts, &p.HasCalendar, &p.HasPayment, &p.ConfigVersion); err != nil {
+	if err := br.QueryRow().Scan(&p.HasSummaries, &p.HasProducts, &p.HasCalendar, &p.HasPayment, &p.ConfigVersion, &p.Synonyms); err != nil {
 		return p, fmt.Errorf("checking corpus summaries, products and connectors: %w", err)
 	}
 	rows, _ = br.Query()
@@ -57,6 +58,9 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	}
 	if limit <= 0 {
 		p.Corpus = nil
+	}
+	if len(p.Synonyms) == 0 {
+		p.Synonyms = nil
 	}
 	return p, br.Close()
 }

@@ -94,10 +94,12 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 // on any of the query's telling words (questionTerms, searchQueries: the
 // rarest, typos read as the nearest word of the tenant's entries); an
 // exact title comes first, then the cover-density rank of every word of
-// the query (titles weigh most), then priority, title and content. Any word, not every
+// the query (titles weigh most), then priority, title and content. The
+// query's words include the other terms of the synonym groups (the
+// tenant's, parley.SynonymsOf) one of whose terms it holds. Any word, not every
 // word: websearch_to_tsquery's AND missed "Puncture repair" for "How much
 // does a puncture repair cost?" on "much". Two round trips.
-func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, limit int) ([]parley.CorpusEntry, error) {
+func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, synonyms [][]string, limit int) ([]parley.CorpusEntry, error) {
 	query = strings.TrimSpace(query)
 	if limit <= 0 || query == "" {
 		return nil, nil
@@ -106,7 +108,11 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 	if err != nil {
 		return nil, err
 	}
-	terms, size, err := d.questionTerms(ctx, tenantID, query)
+	words := query
+	if extra := parley.SynonymsOf(query, synonyms); len(extra) > 0 {
+		words += "\n" + strings.Join(extra, "\n")
+	}
+	terms, size, err := d.questionTerms(ctx, tenantID, words)
 	if err != nil {
 		return nil, err
 	}

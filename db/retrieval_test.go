@@ -264,7 +264,7 @@ func TestExploreCorpusLocale(t *testing.T) {
 		{"fr", "Garantie warranty,Warranty terms"},
 		{"", "Warranty,Garantie warranty,Warranty terms"},
 	} {
-		got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", tc.locale, "warranty", 10)
+		got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", tc.locale, "warranty", nil, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +309,7 @@ func TestExploreCorpusAnyWord(t *testing.T) {
 		"can you fix a flat tyre while I wait":        "Puncture repair",
 		"combien coûte la réparation d'une crevaison": "Réparation de crevaison",
 	} {
-		got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", question, 3)
+		got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", question, nil, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,15 +318,15 @@ func TestExploreCorpusAnyWord(t *testing.T) {
 		}
 	}
 	// Only stop words: nothing to match, no error.
-	if got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "how is it", 3); err != nil || len(got) != 0 {
+	if got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "how is it", nil, 3); err != nil || len(got) != 0 {
 		t.Errorf("stop words only: %q, %v", titles(got), err)
 	}
 	// Equal ranks: the same order however often it is asked.
 	add("Brakes A", "brakes service")
 	add("Brakes B", "brakes service")
-	first, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "brakes service", 5)
+	first, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "brakes service", nil, 5)
 	for range 3 {
-		again, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "brakes service", 5)
+		again, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "brakes service", nil, 5)
 		if !slices.Equal(titles(first), titles(again)) {
 			t.Errorf("order changed: %q then %q", titles(first), titles(again))
 		}

@@ -53,8 +53,9 @@ type Timing struct {
 }
 
 // NewClient builds the River client with every worker and periodic job;
-// outgoing requests go through guard, email through m.
-func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
+// outgoing requests go through guard, email through m, the corpus's
+// embeddings to embed (nil: no embedding endpoint, no embedding jobs).
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embedder, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
@@ -65,7 +66,8 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 	river.AddWorker(workers, &PasswordResetWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard, deliveryTimeout),
 		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays})
-	return river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
+	addEmbedWorkers(workers, store, embed)
+	client, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger: logger,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault: {MaxWorkers: 20},
@@ -91,6 +93,10 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, logge
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return client, addEmbedQueue(client, embed)
 }
 
 // CounterCleanupArgs asks for expired rate-limit counters (and expired

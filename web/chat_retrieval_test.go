@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -106,5 +107,47 @@ func TestChatKnowledgeLanguageFallback(t *testing.T) {
 	}
 	if !strings.Contains(system, "Horaires") {
 		t.Errorf("the visitor's language's entries left the prompt:\n%s", knowledgeBlocks(system))
+	}
+}
+
+// A tenant's synonyms reach the turn: a question sharing no word with an
+// entry gets it into the prompt once a group says the words mean the same
+// (issue 34), on a knowledge base larger than the cap.
+func TestChatKnowledgeSynonyms(t *testing.T) {
+	t.Parallel()
+	b, llm := setupChat(t, nil)
+	ten := b.newTenant(t, "scale")
+	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
+	var entries []map[string]any
+	for i := range 60 {
+		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
+			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
+	}
+	entries = append(entries, map[string]any{"externalId": "wheels", "title": "Wheels by the day",
+		"content": "City cycles to hire by the day or the week, helmet and lock included. " + filler})
+	for i := 0; i < len(entries); i += 50 {
+		b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries[i:min(i+50, len(entries))]})
+	}
+	want := "City cycles to hire by the day"
+	ask := func(question string) string {
+		t.Helper()
+		llm.Push(llmtest.Turn{Text: []string{"OK."}})
+		before := len(llm.Requests())
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": "s-" + newChatAddr()}, map[string]string{"X-Forwarded-For": newChatAddr()})
+		reqs := llm.Requests()
+		if r.status != 200 || len(reqs) != before+1 {
+			t.Fatalf("%q: %d %v", question, r.status, r.body)
+		}
+		return string(reqs[before].Chat.Messages[0].Content)
+	}
+	question := "can I rent a bike?"
+	if strings.Contains(ask(question), want) {
+		t.Fatal("the entry is in the prompt without synonyms: the test proves nothing")
+	}
+	if _, err := b.db.Pool().Exec(context.Background(), `INSERT INTO corpus_synonyms (tenant_id, terms) VALUES ($1, ARRAY['bike', 'cycle']), ($1, ARRAY['rent', 'hire'])`, ten.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ask(question), want) {
+		t.Error("the synonyms did not bring the entry into the prompt")
 	}
 }

@@ -67,6 +67,17 @@ type Config struct {
 	// tenants link their own assistant.
 	VapiAPIKey  string
 	VapiBaseURL string
+	// EmbeddingsURL is the operator's OpenAI-compatible embedding API, up
+	// to and including its version (PARLEY_EMBEDDINGS_URL; requests go to
+	// its /embeddings): the corpus is embedded and the turn's knowledge
+	// ranked by meaning too. "" (the default): by words alone.
+	// EmbeddingsAPIKey is its bearer token, EmbeddingsModel its model
+	// (required with the URL), EmbeddingsDimensions the vectors' length to
+	// ask for (0: the model's own).
+	EmbeddingsURL        string
+	EmbeddingsAPIKey     string
+	EmbeddingsModel      string
+	EmbeddingsDimensions int
 	// Heartbeat is how often the running server marks itself alive in the
 	// instances table (Server.Run): a process silent for three beats counts
 	// as dead, and the session leases of its turns are free. 0 means 5 s.
@@ -87,6 +98,7 @@ var knownVars = []string{
 	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
 	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS", "PARLEY_STRIPE_API_URL",
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
+	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
 }
 
 // scriptVars are PARLEY_ variables of the scripts and tests around Parley
@@ -142,6 +154,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		AdminCaptchaSecretKey: get("PARLEY_ADMIN_CAPTCHA_SECRET_KEY", ""),
 		LogFormat:             get("PARLEY_LOG_FORMAT", "json"),
 		VapiAPIKey:            get("PARLEY_VAPI_API_KEY", ""),
+		EmbeddingsURL:         get("PARLEY_EMBEDDINGS_URL", ""),
+		EmbeddingsAPIKey:      get("PARLEY_EMBEDDINGS_API_KEY", ""),
+		EmbeddingsModel:       get("PARLEY_EMBEDDINGS_MODEL", ""),
 		DBMaxConns:            20,
 		BodyTimeout:           defaultBodyTimeout,
 		// MaxConnsPerAddress: room for a whole office behind one address,
@@ -229,6 +244,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		}
 		c.MaxConnsPerAddress = n
 	}
+	if err := c.loadEmbeddings(get); err != nil {
+		return c, err
+	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
 		// mail.ParseURL's errors never repeat the URL, which holds the password.
 		smtp, err := mail.ParseURL(s)
@@ -238,6 +256,37 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		c.SMTP = &smtp
 	}
 	return c, nil
+}
+
+// loadEmbeddings checks the PARLEY_EMBEDDINGS_* variables: a model and a
+// key, or dimensions, without a URL are a mistake (the operator meant
+// embeddings on), as is a URL without a model.
+func (c *Config) loadEmbeddings(get func(name, def string) string) error {
+	dims := get("PARLEY_EMBEDDINGS_DIMENSIONS", "")
+	if c.EmbeddingsURL == "" {
+		for name, v := range map[string]string{"PARLEY_EMBEDDINGS_MODEL": c.EmbeddingsModel,
+			"PARLEY_EMBEDDINGS_API_KEY": c.EmbeddingsAPIKey, "PARLEY_EMBEDDINGS_DIMENSIONS": dims} {
+			if v != "" {
+				return fmt.Errorf("%s: set without PARLEY_EMBEDDINGS_URL (the embedding API, such as https://api.openai.com/v1)", name)
+			}
+		}
+		return nil
+	}
+	var err error
+	if c.EmbeddingsURL, err = checkURL("PARLEY_EMBEDDINGS_URL", c.EmbeddingsURL); err != nil {
+		return err
+	}
+	if c.EmbeddingsModel == "" {
+		return fmt.Errorf("PARLEY_EMBEDDINGS_MODEL: required with PARLEY_EMBEDDINGS_URL (the embedding model your endpoint serves, such as text-embedding-3-small)")
+	}
+	if dims != "" {
+		n, err := strconv.Atoi(dims)
+		if err != nil || n < 1 || n > 16384 {
+			return fmt.Errorf("PARLEY_EMBEDDINGS_DIMENSIONS: %q is not an integer between 1 and 16384", dims)
+		}
+		c.EmbeddingsDimensions = n
+	}
+	return nil
 }
 
 // SecureCookies reports whether cookies get the Secure flag: whenever the

@@ -35,8 +35,9 @@ package web
 // writes one JSON line per question with every phase's outcome, to compare
 // two versions of the code question by question.
 //
-// There is no embedding support to measure yet: every figure is lexical (or
-// no retrieval at all).
+// The embedding phases (retrieval_embed_bench_test.go) run after these,
+// against the scripted embedding server and, when PARLEY_EMBEDDINGS_URL is
+// set, a real endpoint.
 
 import (
 	"bufio"
@@ -117,6 +118,7 @@ func loadRetrievalSet(tb testing.TB) ([]retrievalEntry, []retrievalQuestion) {
 // retrievalBench is a Parley server whose managed model is a scripted
 // OpenAI-compatible server.
 type retrievalBench struct {
+	srv    *Server
 	ts     *httptest.Server
 	llm    *llmtest.OpenAI
 	store  *db.DB
@@ -139,7 +141,7 @@ func newRetrievalBench(b *testing.B) *retrievalBench {
 	b.Cleanup(ts.Close)
 	key, _ := auth.ParseKey(testKey)
 	box, _ := auth.NewBox(key)
-	return &retrievalBench{ts: ts, llm: llm, store: store, box: box, pws: srv.Handler.Passwords, client: ts.Client()}
+	return &retrievalBench{srv: srv, ts: ts, llm: llm, store: store, box: box, pws: srv.Handler.Passwords, client: ts.Client()}
 }
 
 // tenant provisions a scale-plan tenant and loads entries into its
@@ -353,6 +355,8 @@ type retrievalOutcome struct {
 	InPrompt    int    `json:"entriesInPrompt"` // phase file: entries whole in the prompt
 	KnowChars   int    `json:"knowledgeChars"`  // phase file
 	Summaries   int    `json:"tier2Summaries"`  // phase tier 2: entries by their summary
+	// Embeddings is the hit of each embedding phase, by name.
+	Embeddings map[string]bool `json:"embeddings,omitempty"`
 }
 
 // BenchmarkRetrievalRecall runs the phases described at the top of this
@@ -425,7 +429,8 @@ func BenchmarkRetrievalRecall(b *testing.B) {
 			out[i].ExploreRank = exploreRank(b, t.tool, e)
 			out[i].Summaries = strings.Count(knowledgeBlocks(t.system), "<entry id=")
 		}
-		b.Logf("%d entries, %d questions, 5 phases in %s", len(entries), len(questions), time.Since(start).Round(time.Millisecond))
+		embeddingPhases(b, rb, entries, questions, byKey, out)
+		b.Logf("%d entries, %d questions, 5 phases and the embeddings' in %s", len(entries), len(questions), time.Since(start).Round(time.Millisecond))
 	}
 	b.StopTimer()
 	reportRetrieval(b, entries, questions, out, seed, distinct)
@@ -458,6 +463,9 @@ func reportRetrieval(b *testing.B, entries []retrievalEntry, questions []retriev
 		{"tier 2: summary in prompt", "tier2-summary", func(o retrievalOutcome) bool { return o.Summary }},
 		{"tier 2: explore_corpus top 3", "explore-top3", func(o retrievalOutcome) bool { return o.ExploreRank >= 1 && o.ExploreRank <= 3 }},
 		{"tier 2: explore_corpus first", "explore-top1", func(o retrievalOutcome) bool { return o.ExploreRank == 1 }},
+	}
+	for _, m := range embeddingMeasures(out) {
+		measures = append(measures, m)
 	}
 	kinds := append(slices.Clone(retrievalKinds), "all")
 	of := func(kind string) []retrievalOutcome {
@@ -547,6 +555,6 @@ func reportRetrieval(b *testing.B, entries []retrievalEntry, questions []retriev
 	offered := count(out, func(o retrievalOutcome) bool { return o.Offered })
 	fmt.Fprintf(w, "Tier 2: %.1f summaries in the prompt per turn (%d–%d), labelled entry's content in it %d times; explore_corpus offered on %d of %d turns.\n",
 		mean, lo, hi, whole, offered, len(out))
-	fmt.Fprintln(w, "Embeddings: none (Parley has no embedding support yet); every figure is lexical.")
+	fmt.Fprintln(w, embeddingNote(out))
 	b.ReportMetric(mean, "summaries/turn")
 }

@@ -112,6 +112,9 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		ResetByEmail:     s.Mail != nil,
 		Vapi:             handlers.VapiOperator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 	}
+	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
+		store.EnableEmbeddings()
+	}
 	if s.Mail != nil {
 		s.Handler.Engine.Mailer = codeMailer{s.Mail}
 	} else {
@@ -155,6 +158,26 @@ func managedProvider(cfg Config) agent.Provider {
 	default:
 		return agent.NewLocal()
 	}
+}
+
+// managedEmbedder is the operator's embedding endpoint, nil when
+// PARLEY_EMBEDDINGS_URL is unset. Trusted like the managed model (it may be
+// Ollama on localhost): no SSRF guard. Every turn embeds its question
+// through it, so idle connections are kept for concurrent turns.
+func managedEmbedder(cfg Config) *agent.Embedder {
+	if cfg.EmbeddingsURL == "" {
+		return nil
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        128,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+	}}
+	return agent.NewEmbedder(agent.EmbedderConfig{BaseURL: cfg.EmbeddingsURL, APIKey: cfg.EmbeddingsAPIKey,
+		Model: cfg.EmbeddingsModel, Dimensions: cfg.EmbeddingsDimensions, HTTPClient: client})
 }
 
 // Run serves until ctx ends, with River working beside it, then drains
@@ -217,8 +240,12 @@ func (s *Server) Run(ctx context.Context) error {
 // NewJobClient builds the River client that works the server's jobs, with
 // its outbound guard, its mail sender and its clock for reset links.
 func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
+	var embed jobs.Embedder
+	if s.Handler.Engine.Embeddings != nil {
+		embed = s.Handler.Engine.Embeddings
+	}
 	return jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound,
-		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.Logger, timing)
+		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, embed, s.Logger, timing)
 }
 
 // now is the server's clock: the handlers' (Handler.Now, which tests set),

@@ -1,0 +1,89 @@
+package db_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/parley/parley"
+)
+
+// Synonym groups: stored per tenant, checked, limited, and read with the
+// prompt's data; a question holding one term of a group finds the entries
+// that use another (issue 34).
+func TestSynonyms(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	other := newTenant(t, f.store)
+	kind := func(err error) parley.Kind {
+		var e *parley.Error
+		if errors.As(err, &e) {
+			return e.Kind
+		}
+		return -1
+	}
+	g, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{" bike ", "bicycle", "push  bike"})
+	if err != nil || !slices.Equal(g.Terms, []string{"bike", "bicycle", "push bike"}) {
+		t.Fatalf("create: %+v, %v", g, err)
+	}
+	if _, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"bike"}); kind(err) != parley.KindInvalid {
+		t.Errorf("one term: %v", err)
+	}
+	if _, err := f.store.GetSynonyms(ctx, other.ID, g.ID); kind(err) != parley.KindNotFound {
+		t.Errorf("another tenant's group: %v", err)
+	}
+	if _, err := f.store.UpdateSynonyms(ctx, other.ID, g.ID, []string{"a", "b"}); kind(err) != parley.KindNotFound {
+		t.Errorf("another tenant's update: %v", err)
+	}
+	if err := f.store.DeleteSynonyms(ctx, other.ID, g.ID); kind(err) != parley.KindNotFound {
+		t.Errorf("another tenant's delete: %v", err)
+	}
+	if err := f.store.DeleteSynonyms(ctx, f.tenant.ID, "not-a-uuid"); kind(err) != parley.KindNotFound {
+		t.Errorf("malformed id: %v", err)
+	}
+	if g, err = f.store.UpdateSynonyms(ctx, f.tenant.ID, g.ID, []string{"bike", "bicycle"}); err != nil || len(g.Terms) != 2 {
+		t.Fatalf("update: %+v, %v", g, err)
+	}
+
+	// The search: "rent a bike" finds "Bicycle rental" through the group.
+	if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content, locale) VALUES
+		($1, 'Bicycle hire', 'City bicycles by the day or the week.', 'en'),
+		($1, 'Opening hours', 'Open from nine to six.', 'en')`, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	data, err := f.store.PromptData(ctx, f.tenant.ID, "", "", "", 200)
+	if err != nil || len(data.Synonyms) != 1 || !slices.Equal(data.Synonyms[0], []string{"bike", "bicycle"}) {
+		t.Fatalf("prompt data synonyms: %v, %v", data.Synonyms, err)
+	}
+	got, err := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "a bike", data.Synonyms, 3)
+	if err != nil || len(got) == 0 || got[0].Title != "Bicycle hire" {
+		t.Errorf("with the group: %q, %v", titles(got), err)
+	}
+	if got, _ := f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "a bike", nil, 3); len(got) != 0 {
+		t.Errorf("without the group: %q", titles(got))
+	}
+	if d, _ := f.store.PromptData(ctx, other.ID, "", "", "", 200); len(d.Synonyms) != 0 {
+		t.Errorf("another tenant's prompt data holds synonyms: %v", d.Synonyms)
+	}
+
+	// The limit: 500 groups, under the tenant's lock.
+	if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_synonyms (tenant_id, terms)
+		SELECT $1, ARRAY['a' || g, 'b' || g] FROM generate_series(2, $2) g`, f.tenant.ID, parley.MaxSynonymGroups); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"x", "y"}); kind(err) != parley.KindRateLimited {
+		t.Errorf("group %d: %v", parley.MaxSynonymGroups+1, err)
+	}
+	if err := f.store.DeleteSynonyms(ctx, f.tenant.ID, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"x", "y"}); err != nil {
+		t.Errorf("group %d after a delete: %v", parley.MaxSynonymGroups, err)
+	}
+	list, err := f.store.ListSynonyms(ctx, f.tenant.ID)
+	if err != nil || len(list) != parley.MaxSynonymGroups {
+		t.Errorf("list: %d, %v", len(list), err)
+	}
+}

@@ -1,0 +1,144 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/jobs"
+)
+
+// setupEmbedChat is setupChat with the operator's embedding endpoint at
+// embedURL, on a store of its own over the test database's pool (its
+// EnableEmbeddings must not reach the package's other tests).
+func setupEmbedChat(t *testing.T, embedURL string) (*bundle, *llmtest.OpenAI) {
+	t.Helper()
+	llm := llmtest.NewOpenAI(t)
+	store, err := db.New(dbtest.New(t).Pool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, chatEnv(llm.URL), map[string]string{"PARLEY_EMBEDDINGS_URL": embedURL, "PARLEY_EMBEDDINGS_MODEL": "concepts"})
+	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Handler.Engine.Embeddings == nil {
+		t.Fatal("PARLEY_EMBEDDINGS_URL set, and no embedder")
+	}
+	return newBundle(t, srv, store), llm
+}
+
+// With an embedding endpoint, a reworded question that shares no word with
+// its entry brings it into the prompt; without one it does not (issue 34).
+// An endpoint that fails or hangs leaves the turn to the lexical ranking:
+// it still answers.
+func TestChatKnowledgeByMeaning(t *testing.T) {
+	t.Parallel()
+	// 150 entries of about 1,000 characters: six times the knowledge cap,
+	// all of them candidates (fewer than agent.PromptCorpusLimit). The
+	// entry that answers sorts last by priority and title.
+	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
+	var entries []map[string]any
+	for i := range 150 {
+		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
+			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
+	}
+	entries = append(entries, map[string]any{"externalId": "answer", "title": "Puncture repair",
+		"content": "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros. " + filler})
+	const question = "Could someone mend my bicycle tire?"
+	const answer = "We fix a flat tyre while you wait"
+	load := func(b *bundle) tenant {
+		ten := b.newTenant(t, "scale")
+		for i := 0; i < len(entries); i += 50 {
+			b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries[i:min(i+50, len(entries))]})
+		}
+		return ten
+	}
+	ask := func(b *bundle, llm *llmtest.OpenAI, ten tenant) (string, time.Duration) {
+		t.Helper()
+		llm.Push(llmtest.Turn{Text: []string{"OK."}})
+		before := len(llm.Requests())
+		start := time.Now()
+		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": fmt.Sprintf("s-%d", time.Now().UnixNano())},
+			map[string]string{"X-Forwarded-For": newChatAddr()})
+		took := time.Since(start)
+		reqs := llm.Requests()
+		if r.status != 200 || len(reqs) != before+1 || len(r.events) == 0 || r.events[len(r.events)-1]["done"] != true {
+			t.Fatalf("the turn did not answer: %d %v %v", r.status, r.body, r.events)
+		}
+		return string(reqs[before].Chat.Messages[0].Content), took
+	}
+
+	// Without an endpoint: no word in common, so the entry stays out.
+	plain, plainLLM := setupChat(t, nil)
+	lexical, _ := ask(plain, plainLLM, load(plain))
+	if strings.Contains(lexical, answer) {
+		t.Fatal("the lexical ranking found the reworded question's entry: the question shares a word with it")
+	}
+
+	emb := llmtest.NewEmbeddings(t)
+	b, llm := setupEmbedChat(t, emb.URL)
+	ten := load(b)
+	ctx := context.Background()
+	var waiting int
+	if err := b.db.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'corpus_embed' AND args->>'tenant_id' = $1
+		AND state = 'available'`, ten.ID).Scan(&waiting); err != nil || waiting != 1 {
+		t.Fatalf("the bulk loads left %d embedding jobs waiting, want 1 (%v)", waiting, err)
+	}
+	// The job the loads enqueued, as River would run it.
+	w := &jobs.EmbedCorpusWorker{DB: b.db, Embedder: b.srv.Handler.Engine.Embeddings}
+	if n, done, err := w.EmbedTenant(ctx, ten.ID, time.Minute); err != nil || !done || n != len(entries) {
+		t.Fatalf("embedded %d of %d, done %v: %v", n, len(entries), done, err)
+	}
+
+	t.Run("RewordedQuestionFindsItsEntry", func(t *testing.T) {
+		sent := len(emb.Inputs())
+		system, _ := ask(b, llm, ten)
+		if !strings.Contains(system, answer) {
+			t.Errorf("the prompt lacks the entry the question means:\n%.600s", knowledgeBlocks(system))
+		}
+		if in := emb.Inputs()[sent:]; len(in) != 1 || in[0] != question {
+			t.Errorf("the turn embedded %q, want the question alone", in)
+		}
+	})
+
+	t.Run("EndpointDown", func(t *testing.T) {
+		emb.Fail(http.StatusServiceUnavailable, "The engine is currently overloaded")
+		defer emb.Fail(0, "")
+		system, _ := ask(b, llm, ten)
+		if got, want := knowledgeBlocks(system), knowledgeBlocks(lexical); got != want {
+			t.Errorf("the endpoint down, the knowledge is not the lexical ranking's:\n%.300s\n---\n%.300s", got, want)
+		}
+	})
+
+	t.Run("EndpointHangs", func(t *testing.T) {
+		released := make(chan struct{})
+		stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-released:
+			}
+		}))
+		defer stall.Close()
+		defer close(released)
+		hb, hllm := setupEmbedChat(t, stall.URL)
+		hten := load(hb)
+		system, took := ask(hb, hllm, hten)
+		if strings.Contains(system, answer) {
+			t.Error("no vector, yet the entry is in the prompt")
+		}
+		if took > 6*time.Second {
+			t.Errorf("the turn waited %s for a hanging endpoint", took)
+		}
+	})
+}
