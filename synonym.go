@@ -35,7 +35,7 @@ type SynonymGroup struct {
 // terms. Errors are KindInvalid, naming the field "terms".
 func CleanSynonymTerms(terms []string) ([]string, error) {
 	invalid := func(msg string) error {
-		return &Error{Kind: KindInvalid, Message: "terms " + msg, Details: map[string]string{"terms": msg}}
+		return &Error{Kind: KindInvalid, Message: "Validation failed", Details: map[string]string{"terms": msg}}
 	}
 	if len(terms) < MinSynonymTerms || len(terms) > MaxSynonymTerms {
 		return nil, invalid(fmt.Sprintf("must hold %d to %d words or phrases", MinSynonymTerms, MaxSynonymTerms))

@@ -45,6 +45,7 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{"CorpusBulkError", reflect.TypeFor[bulkError]()},
 		{"CorpusImportError", reflect.TypeFor[importError]()},
 		{"CorpusImportResult", reflect.TypeFor[importReport]()},
+		{"SynonymGroup", reflect.TypeFor[parley.SynonymGroup]()},
 		{"Tool", reflect.TypeFor[toolJSON]()},
 		{"Product", reflect.TypeFor[productJSON]()},
 		{"VisitorDetail", reflect.TypeFor[visitorJSON]()},

@@ -63,6 +63,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 			map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}})
 	entry := post("/corpus", map[string]any{"title": "Opening hours and holiday closures of the Lyon workshop",
 		"content": "The shop opens at nine every weekday. https://bikes.example/a-very-long-address/that-should-wrap-on-a-phone-screen-instead-of-scrolling"})
+	post("/synonyms", map[string]any{"terms": []string{"opening hours", "when are you open", "schedule of the Lyon workshop on public holidays"}})
 	product := post("/products", map[string]any{"name": "Cargo bike with a very long descriptive name", "isActive": true})
 	tool := post("/tools", map[string]any{"name": "Contact form", "description": "Collect a lead", "type": "SUBMIT_FORM",
 		"config": map[string]any{"fields": []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true}}}})
@@ -84,7 +85,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 	inbox := seedInboxOf(t, b, full)
 	connectApp(t, b, full)
 
-	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new",
+	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)

@@ -155,6 +155,13 @@ func TestOpenAPIDocument(t *testing.T) {
 		"DELETE /tenants/{slug}/corpus/{id}": auth.ScopeCorpusWrite,
 		"POST /tenants/{slug}/corpus/sync":   auth.ScopeCorpusWrite,
 
+		"GET /tenants/{slug}/synonyms":         auth.ScopeCorpusRead,
+		"POST /tenants/{slug}/synonyms":        auth.ScopeCorpusWrite,
+		"GET /tenants/{slug}/synonyms/{id}":    auth.ScopeCorpusRead,
+		"PUT /tenants/{slug}/synonyms/{id}":    auth.ScopeCorpusWrite,
+		"PATCH /tenants/{slug}/synonyms/{id}":  auth.ScopeCorpusWrite,
+		"DELETE /tenants/{slug}/synonyms/{id}": auth.ScopeCorpusWrite,
+
 		"GET /tenants/{slug}/tools":         auth.ScopeToolsRead,
 		"POST /tenants/{slug}/tools":        auth.ScopeToolsWrite,
 		"GET /tenants/{slug}/tools/{id}":    auth.ScopeToolsRead,

@@ -1,0 +1,95 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+)
+
+// termsError is the 400 of a synonym body whose terms cannot be read; it
+// has the shape of parley.CleanSynonymTerms's errors, which the store
+// returns for terms that can.
+func termsError(problem string) error {
+	return &parley.Error{Kind: parley.KindInvalid, Message: "Validation failed", Details: map[string]string{"terms": problem}}
+}
+
+// decodeSynonymTerms reads the body of a synonym create or replace,
+// {"terms": [...]}; other members are ignored, so a client may send back
+// what it read. The terms themselves are checked by the store.
+func decodeSynonymTerms(c echo.Context) ([]string, error) {
+	raw, err := decodeObject(c, maxJSONBody)
+	if err != nil {
+		return nil, err
+	}
+	msg, ok := raw["terms"]
+	if !ok {
+		return nil, termsError("is required")
+	}
+	if hasNUL(msg) {
+		return nil, termsError("must not contain NUL characters")
+	}
+	var terms []string
+	// null decodes to nil: an array is required all the same.
+	if err := json.Unmarshal(msg, &terms); err != nil || terms == nil {
+		return nil, termsError("must be an array of strings")
+	}
+	return terms, nil
+}
+
+// ListSynonyms answers GET /tenants/{slug}/synonyms: a bare array of the
+// tenant's synonym groups, oldest first (at most parley.MaxSynonymGroups).
+func (h *Handler) ListSynonyms(c echo.Context) error {
+	groups, err := h.DB.ListSynonyms(c.Request().Context(), tenantFrom(c).ID)
+	if err != nil {
+		return err
+	}
+	if groups == nil {
+		groups = []parley.SynonymGroup{}
+	}
+	return c.JSON(http.StatusOK, groups)
+}
+
+// ShowSynonyms answers GET /tenants/{slug}/synonyms/{id}.
+func (h *Handler) ShowSynonyms(c echo.Context) error {
+	g, err := h.DB.GetSynonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, g)
+}
+
+// CreateSynonyms answers POST /tenants/{slug}/synonyms: 201 with the group,
+// 429 LIMIT_REACHED past parley.MaxSynonymGroups.
+func (h *Handler) CreateSynonyms(c echo.Context) error {
+	terms, err := decodeSynonymTerms(c)
+	if err != nil {
+		return err
+	}
+	g, err := h.DB.CreateSynonyms(c.Request().Context(), tenantFrom(c).ID, terms)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, g)
+}
+
+// UpdateSynonyms answers PUT and PATCH /tenants/{slug}/synonyms/{id}: the
+// group's terms are replaced by those of the body.
+func (h *Handler) UpdateSynonyms(c echo.Context) error {
+	terms, err := decodeSynonymTerms(c)
+	if err != nil {
+		return err
+	}
+	g, err := h.DB.UpdateSynonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), terms)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, g)
+}
+
+// DeleteSynonyms answers DELETE /tenants/{slug}/synonyms/{id}: {deleted: true, id}.
+func (h *Handler) DeleteSynonyms(c echo.Context) error {
+	return deleteOne(c, "id", h.DB.DeleteSynonyms)
+}

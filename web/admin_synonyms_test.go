@@ -1,0 +1,332 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley"
+)
+
+// seedSynonyms gives the tenant n groups in one statement.
+func seedSynonyms(t *testing.T, b *bundle, tenantID string, n int) {
+	t.Helper()
+	b.exec(t, `INSERT INTO corpus_synonyms (tenant_id, terms)
+		SELECT $1, ARRAY['word ' || g, 'other ' || g] FROM generate_series(1, $2::int) g`, tenantID, n)
+}
+
+// TestAdminSynonyms drives the synonyms page over HTTP: the link from the
+// knowledge base, adding a group (and the errors beside the field when it
+// is refused), editing one in place and as a plain form, deleting one, the
+// limit, and 404 for another tenant's group.
+func TestAdminSynonyms(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ten, other := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
+	c := b.newAdminClient(t)
+	c.signIn(ten)
+	const page = "/admin/corpus/synonyms"
+	send := func(c *adminClient, path string, terms string, hx bool) adminPage {
+		t.Helper()
+		header := map[string]string{}
+		if hx {
+			header["HX-Request"] = "true"
+		}
+		form := url.Values{"_csrf": {c.csrf}}
+		if terms != "\x00" {
+			form.Set("terms", terms)
+		}
+		return c.do("POST", path, form, header)
+	}
+	groups := func() []parley.SynonymGroup {
+		t.Helper()
+		g, err := b.db.ListSynonyms(context.Background(), ten.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+
+	t.Run("Linked", func(t *testing.T) {
+		p := c.as(t).get("/admin/corpus")
+		if href, _ := p.doc.Find("#synonyms-link").Attr("href"); href != page {
+			t.Errorf("knowledge base links synonyms at %q", href)
+		}
+		p = c.as(t).get(page)
+		if p.status != http.StatusOK || p.text("main h1") != "Synonyms" || !strings.Contains(p.text("#synonyms-about"),
+			"Words your visitors use for the same thing: a question with one of them finds entries that use the others.") {
+			t.Fatalf("page: %d %q %q", p.status, p.text("main h1"), p.text("#synonyms-about"))
+		}
+		if p.doc.Find("#no-synonyms").Length() != 1 || p.text("#synonym-count") != "0 groups of 500 at most." {
+			t.Errorf("empty list: %q %q", p.text("#no-synonyms"), p.text("#synonym-count"))
+		}
+		if cur, _ := p.doc.Find(`nav a[aria-current="page"]`).Attr("href"); cur != "/admin/corpus" {
+			t.Errorf("current nav item %q, want the knowledge base", cur)
+		}
+	})
+
+	t.Run("AddRefused", func(t *testing.T) {
+		c := c.as(t)
+		for _, tc := range []struct{ terms, want string }{
+			{"bike", "Give 2 to 20 words or phrases, separated by commas."},
+			{"bike, ,", "Give 2 to 20 words or phrases, separated by commas."},
+			{"bike, Bike", `Words and phrases must differ from each other ("Bike" is there twice).`},
+			{"bike, " + strings.Repeat("x", 61), "Words and phrases must each be at most 60 characters."},
+			{"bike, --", "Words and phrases must each hold a letter or a digit."},
+		} {
+			p := send(c, page, tc.terms, false)
+			if p.status != http.StatusUnprocessableEntity || p.text("#err-new-terms") != tc.want {
+				t.Errorf("%q: %d %q, want 422 %q", tc.terms, p.status, p.text("#err-new-terms"), tc.want)
+			}
+			if v, _ := p.doc.Find("#new-terms").Attr("value"); v != tc.terms {
+				t.Errorf("%q: the field holds %q, want what was typed", tc.terms, v)
+			}
+			if inv, _ := p.doc.Find("#new-terms").Attr("aria-invalid"); inv != "true" || p.text("#synonym-error") == "" {
+				t.Errorf("%q: aria-invalid %q, alert %q", tc.terms, inv, p.text("#synonym-error"))
+			}
+		}
+		if n := len(groups()); n != 0 {
+			t.Errorf("%d groups after refused adds", n)
+		}
+	})
+
+	var id string
+	t.Run("Add", func(t *testing.T) {
+		c := c.as(t)
+		p := send(c, page, " bike,  bicycle , cycle,", false)
+		if p.status != http.StatusSeeOther || p.location() != page {
+			t.Fatalf("add: %d to %q", p.status, p.location())
+		}
+		g := groups()
+		if len(g) != 1 || strings.Join(g[0].Terms, "|") != "bike|bicycle|cycle" {
+			t.Fatalf("groups = %v", g)
+		}
+		id = g[0].ID
+		p = c.get(page)
+		if p.text(".flash.ok") != "Added the group bike, bicycle, cycle." || p.text("#synonym-count") != "1 group of 500 at most." {
+			t.Errorf("after adding: flash %q, count %q", p.text(".flash.ok"), p.text("#synonym-count"))
+		}
+		if v, _ := p.doc.Find("#terms-" + id).Attr("value"); v != "bike, bicycle, cycle" {
+			t.Errorf("the group's field holds %q", v)
+		}
+	})
+
+	t.Run("EditInPlace", func(t *testing.T) {
+		c := c.as(t)
+		p := send(c, page+"/"+id, "bike, cycle, velo", true)
+		if p.status != http.StatusOK || p.doc.Find("main").Length() != 0 || p.text("#synonyms-"+id+" .saved") != "Saved." {
+			t.Fatalf("htmx edit: %d, saved %q: %s", p.status, p.text(".saved"), p.body)
+		}
+		p = send(c, page+"/"+id, "velo", true)
+		if p.status != http.StatusUnprocessableEntity || p.text("#err-terms-"+id) != "Give 2 to 20 words or phrases, separated by commas." {
+			t.Errorf("htmx edit refused: %d %q", p.status, p.text("#err-terms-"+id))
+		}
+		if v, _ := p.doc.Find("#terms-" + id).Attr("value"); v != "velo" {
+			t.Errorf("refused edit shows %q, want what was typed", v)
+		}
+		if g := groups(); strings.Join(g[0].Terms, "|") != "bike|cycle|velo" {
+			t.Errorf("after a refused edit: %v", g[0].Terms)
+		}
+	})
+
+	t.Run("EditForm", func(t *testing.T) {
+		c := c.as(t)
+		p := send(c, page+"/"+id, "bike, bike", false)
+		if p.status != http.StatusUnprocessableEntity || !strings.HasPrefix(p.text("#err-terms-"+id), "Words and phrases must differ") ||
+			p.text("main h1") != "Synonyms" {
+			t.Errorf("refused edit: %d %q", p.status, p.text("#err-terms-"+id))
+		}
+		p = send(c, page+"/"+id, "bike, bicycle", false)
+		if p.status != http.StatusSeeOther || p.location() != page {
+			t.Errorf("edit: %d to %q", p.status, p.location())
+		}
+		if g := groups(); strings.Join(g[0].Terms, "|") != "bike|bicycle" {
+			t.Errorf("after the edit: %v", g[0].Terms)
+		}
+	})
+
+	t.Run("OtherTenant", func(t *testing.T) {
+		theirs, err := b.db.CreateSynonyms(context.Background(), other.ID, []string{"car", "automobile"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.expectNotFound(t, []adminCall{
+			{name: "Edit", method: "POST", path: page + "/" + theirs.ID, form: url.Values{"terms": {"a, b"}}},
+			{name: "EditHTMX", method: "POST", path: page + "/" + theirs.ID, form: url.Values{"terms": {"a, b"}}, hx: true},
+			{name: "Delete", method: "POST", path: page + "/" + theirs.ID + "/delete", form: url.Values{}},
+			{name: "Malformed", method: "POST", path: page + "/nope/delete", form: url.Values{}},
+		})
+		if g, _ := b.db.GetSynonyms(context.Background(), other.ID, theirs.ID); strings.Join(g.Terms, "|") != "car|automobile" {
+			t.Errorf("their group = %v", g.Terms)
+		}
+	})
+
+	t.Run("CSRF", func(t *testing.T) {
+		p := c.as(t).post(page, url.Values{"terms": {"a, b"}})
+		if p.status != http.StatusForbidden {
+			t.Errorf("without the token: %d", p.status)
+		}
+	})
+
+	t.Run("Delete", func(t *testing.T) {
+		c := c.as(t)
+		second, err := b.db.CreateSynonyms(context.Background(), ten.ID, []string{"car", "automobile"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := send(c, page+"/"+id+"/delete", "\x00", true)
+		if p.status != http.StatusOK || p.text("#synonym-count") != "1 group of 500 at most." {
+			t.Errorf("htmx delete: %d %q", p.status, p.body)
+		}
+		if oob, _ := p.doc.Find("#synonym-count").Attr("hx-swap-oob"); oob != "true" {
+			t.Errorf("the count is not swapped out of band: %q", p.body)
+		}
+		p = send(c, page+"/"+second.ID+"/delete", "\x00", false)
+		if p.status != http.StatusSeeOther || p.location() != page {
+			t.Errorf("delete: %d to %q", p.status, p.location())
+		}
+		if n := len(groups()); n != 0 {
+			t.Errorf("%d groups left", n)
+		}
+	})
+
+	t.Run("Limit", func(t *testing.T) {
+		c := c.as(t)
+		seedSynonyms(t, b, ten.ID, parley.MaxSynonymGroups-1)
+		p := c.get(page)
+		if p.doc.Find("#synonym-full").Length() != 0 {
+			t.Errorf("499 groups: the page says the list is full")
+		}
+		if p = send(c, page, "bike, bicycle", false); p.status != http.StatusSeeOther {
+			t.Fatalf("500th group: %d %q", p.status, p.text("#err-new-terms"))
+		}
+		p = c.get(page)
+		if !strings.Contains(p.text("#synonym-full"), "500 groups, the most there can be") || p.text("#synonym-count") != "500 groups of 500 at most." {
+			t.Errorf("500 groups: note %q, count %q", p.text("#synonym-full"), p.text("#synonym-count"))
+		}
+		p = send(c, page, "car, automobile", false)
+		if p.status != http.StatusTooManyRequests || !strings.Contains(p.text("#synonym-error"), "500 of 500 groups") {
+			t.Errorf("501st group: %d %q", p.status, p.text("#synonym-error"))
+		}
+		if v, _ := p.doc.Find("#new-terms").Attr("value"); v != "car, automobile" {
+			t.Errorf("refused at the limit, the field holds %q", v)
+		}
+		if n := len(groups()); n != parley.MaxSynonymGroups {
+			t.Errorf("%d groups", n)
+		}
+	})
+}
+
+// TestAdminSynonymsBrowser adds, edits and deletes a group in Chromium,
+// with an inline error on one term only and the limit's message, and checks
+// the page with axe-core at laptop and phone sizes (no serious or critical
+// violation, nothing scrolling sideways).
+func TestAdminSynonymsBrowser(t *testing.T) {
+	t.Parallel()
+	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setup(t)
+	ten := b.ownedTenant(t, "starter")
+	ctx := browserTab(t)
+	watchCSP(ctx, t)
+	const page = "/admin/corpus/synonyms"
+	checkPage := func(t *testing.T, what string) {
+		t.Helper()
+		for _, vp := range adminViewports {
+			mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
+			if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
+				t.Errorf("%s at %s: scrolls sideways by %d px", what, vp.name, over)
+			}
+			for _, v := range axeViolations(ctx, t, axe) {
+				t.Errorf("%s at %s: axe: %s", what, vp.name, v)
+			}
+		}
+		mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)))
+		for _, v := range cspViolations(ctx, t) {
+			t.Errorf("%s: refused by the Content-Security-Policy: %s", what, v)
+		}
+	}
+
+	openSignedIn(ctx, t, b, ten, "/admin/corpus")
+	if status := submitForm(ctx, t, "#synonyms-link"); status != http.StatusOK {
+		t.Fatalf("following the link: %d", status)
+	}
+	waitUntil(ctx, t, "the synonyms page", `location.pathname === '/admin/corpus/synonyms' && !!document.getElementById('new-terms')`)
+	checkPage(t, "empty page")
+
+	// One term only: refused, the error beside the field, which takes the focus.
+	mustStep(t, "typing one term", chromedp.Do(ctx, fillField("new-terms", "bike")))
+	if status := submitForm(ctx, t, "#add-synonym"); status != http.StatusUnprocessableEntity {
+		t.Fatalf("adding one term: %d", status)
+	}
+	waitUntil(ctx, t, "the error", `document.getElementById('err-new-terms')?.innerText === 'Give 2 to 20 words or phrases, separated by commas.'`)
+	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + document.activeElement.value`)); got != "new-terms bike" {
+		t.Errorf("focus and value after the error = %q", got)
+	}
+	checkPage(t, "refused add")
+
+	mustStep(t, "typing the group", chromedp.Do(ctx, fillField("new-terms", "bike, bicycle, cycle")))
+	if status := submitForm(ctx, t, "#add-synonym"); status != http.StatusOK {
+		t.Fatalf("adding: %d", status)
+	}
+	g, err := b.db.ListSynonyms(context.Background(), ten.ID)
+	if err != nil || len(g) != 1 {
+		t.Fatalf("groups = %v, %v", g, err)
+	}
+	id := g[0].ID
+	waitUntil(ctx, t, "the group listed", `document.getElementById('terms-`+id+`')?.value === 'bike, bicycle, cycle'`)
+
+	// Edited in place: the page stays, the group says it is saved.
+	kbMarkPage(ctx, t)
+	mustStep(t, "editing", chromedp.Do(ctx, fillField("terms-"+id, "bike, cycle, velo"),
+		chromedp.Click(chromedp.CSS("#synonyms-"+id+" form.synonym-edit button"))))
+	waitUntil(ctx, t, "saved", `document.querySelector('#synonyms-`+id+` .saved')?.innerText === 'Saved.'`)
+	if !kbPageKept(ctx, t) {
+		t.Error("saving a group reloaded the page")
+	}
+	if g, _ := b.db.GetSynonyms(context.Background(), ten.ID, id); strings.Join(g.Terms, "|") != "bike|cycle|velo" {
+		t.Errorf("after the edit: %v", g.Terms)
+	}
+	// And refused in place.
+	mustStep(t, "editing to one term", chromedp.Do(ctx, fillField("terms-"+id, "velo"),
+		chromedp.Click(chromedp.CSS("#synonyms-"+id+" form.synonym-edit button"))))
+	waitUntil(ctx, t, "the group's error", `document.getElementById('err-terms-`+id+`')?.innerText === 'Give 2 to 20 words or phrases, separated by commas.'`)
+	kbOnePage(ctx, t)
+	checkPage(t, "refused edit")
+	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	saveScreenshot(ctx, t, "admin synonyms phone")
+	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)))
+
+	// Deleted in place, after the question; the count follows.
+	if msg := kbConfirmClick(ctx, t, "#synonyms-"+id+" button.secondary"); !strings.Contains(msg, "Delete the group") {
+		t.Errorf("confirmation = %q", msg)
+	}
+	waitUntil(ctx, t, "the group gone", `!document.getElementById('synonyms-`+id+`') && document.getElementById('synonym-count').innerText === '0 groups of 500 at most.'`)
+	if !kbPageKept(ctx, t) {
+		t.Error("deleting a group reloaded the page")
+	}
+	if n := b.count(t, `SELECT count(*) FROM corpus_synonyms WHERE tenant_id = $1`, ten.ID); n != 0 {
+		t.Errorf("%d groups after the delete", n)
+	}
+
+	// The limit reached: said above the form. (axe is not run over the 500
+	// groups: the page holds nothing the checks above have not seen, and
+	// a thousand forms cost axe most of the tab's minute.)
+	seedSynonyms(t, b, ten.ID, parley.MaxSynonymGroups)
+	mustStep(t, "reloading", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+page)))
+	mustStep(t, "typing one more", chromedp.Do(ctx, fillField("new-terms", "car, automobile")))
+	if status := submitForm(ctx, t, "#add-synonym"); status != http.StatusTooManyRequests {
+		t.Fatalf("the 501st group: %d", status)
+	}
+	waitUntil(ctx, t, "the limit", `(document.getElementById('synonym-error')?.innerText || '').includes('500 of 500 groups')`)
+	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.getElementById('new-terms').value`)); got != "car, automobile" {
+		t.Errorf("refused at the limit, the field holds %q", got)
+	}
+}
