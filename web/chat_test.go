@@ -131,6 +131,13 @@ func TestChatGates(t *testing.T) {
 	}))
 	t.Cleanup(verify.Close)
 	b, llm := setupChat(t, map[string]string{"PARLEY_CAPTCHA_VERIFY_URL": verify.URL})
+	// The per-address limits count in fixed windows (a minute, an hour): a
+	// clock that starts in the middle of both keeps the limited requests
+	// and the one refused in one window, whenever the test runs (the 21st
+	// message once passed, the window having turned between).
+	start := time.Now()
+	mid := start.Truncate(time.Hour).Add(30*time.Minute + 30*time.Second)
+	b.srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	ok := map[string]any{"message": "Hello", "sessionId": "s-1"}
