@@ -77,6 +77,10 @@ func (d *DB) StaleCorpusLexicons(ctx context.Context, limit int) ([]string, erro
 // of no more entries than the budget matches on every word.
 const matchBudget = 500
 
+// minLexiconEntries is the fewest entries whose lexicon says a word is in
+// too many of them to match on.
+const minLexiconEntries = 20
+
 // questionTerm is a word of a question as the tenant's lexicon knows it.
 type questionTerm struct {
 	lexeme string
@@ -151,8 +155,9 @@ func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (term
 // words no entry holds included: they cost nothing), and score, every term
 // OR-ed, which ranks them. When every word some entry holds is commoner
 // than the budget, match adds the two rarest of them AND-ed. A tenant of
-// no more than matchBudget entries (entries) matches on every word. Both
-// are "" without terms.
+// no more than matchBudget entries (entries) matches on every word, but
+// for a word in more than half of the entries of a tenant of at least
+// minLexiconEntries: it only scores. Both are "" without terms.
 func searchQueries(terms []questionTerm, entries int) (match, score string) {
 	terms = slices.Clone(terms)
 	slices.SortFunc(terms, func(a, b questionTerm) int {
@@ -163,6 +168,10 @@ func searchQueries(terms []questionTerm, entries int) (match, score string) {
 	for _, t := range terms {
 		all = append(all, tsLexeme(t.lexeme))
 		switch {
+		case entries >= minLexiconEntries && 2*t.ndoc > entries:
+			// in most entries: tells none apart, weighs next to nothing
+			// in the rank (as a stop word), and matching on it ranked the
+			// whole corpus for "what do you sell?" in a shop's.
 		case entries <= matchBudget || total+t.ndoc <= matchBudget:
 			total += t.ndoc
 			held = held || t.ndoc > 0

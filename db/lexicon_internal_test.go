@@ -24,8 +24,19 @@ func TestSearchQueries(t *testing.T) {
 			t.Errorf("searchQueries(%v) = %q, %q; want %q, %q", tc.terms, match, score, tc.match, tc.score)
 		}
 	}
+	// A word in more than half of the entries only scores; alone, it
+	// matches nothing.
+	if match, score := searchQueries([]questionTerm{{"sell", 300}, {"saddl", 4}}, 300); match != "'saddl'" || score != "'saddl' | 'sell'" {
+		t.Errorf("a word in every entry: match %q, score %q", match, score)
+	}
+	if match, _ := searchQueries([]questionTerm{{"sell", 300}, {"hello", 0}}, 300); match != "'hello'" {
+		t.Errorf("a word in every entry and an unknown one: match %q", match)
+	}
+	if match, _ := searchQueries([]questionTerm{{"sell", 10}}, 10); match != "'sell'" {
+		t.Errorf("a small tenant's word in every entry: match %q", match)
+	}
 	// A tenant within the budget matches on every word.
-	if match, _ := searchQueries([]questionTerm{{"bike", 490}, {"saddl", 40}}, matchBudget); match != "'saddl' | 'bike'" {
+	if match, _ := searchQueries([]questionTerm{{"bike", 240}, {"saddl", 40}}, matchBudget); match != "'saddl' | 'bike'" {
 		t.Errorf("small tenant: match %q", match)
 	}
 }
