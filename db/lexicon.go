@@ -89,10 +89,11 @@ type questionTerm struct {
 
 // questionTerms reads the question's words (its English and French
 // lexemes, as the stored documents are stemmed) against the tenant's
-// lexicon, in one round trip: a word no entry holds comes with its nearest
-// words by trigram, and the words are kept when EditDistance puts one
-// within one edit (two from eight letters): a typo, read as both. Without
-// a lexicon yet (built in the background), every word counts as rare.
+// lexicon, in one round trip: a word of five letters or more that no entry
+// holds comes with its nearest words by trigram, and the nearest within
+// one edit (two from nine letters) is kept beside it, as RankCorpus reads
+// typos. Without a lexicon yet (built in the background), every word
+// counts as rare.
 //
 // entries is how many active entries the lexicon was built over (0
 // without one).
@@ -105,7 +106,7 @@ func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (term
 		LEFT JOIN corpus_lexicon l ON l.tenant_id = $1 AND l.lexeme = w.lexeme
 		LEFT JOIN LATERAL (
 			SELECT n.lexeme, n.ndoc FROM corpus_lexicon n
-			WHERE l.lexeme IS NULL AND length(w.lexeme) >= 4 AND n.tenant_id = $1 AND n.lexeme % w.lexeme
+			WHERE l.lexeme IS NULL AND length(w.lexeme) >= 5 AND n.tenant_id = $1 AND n.lexeme % w.lexeme
 			ORDER BY similarity(n.lexeme, w.lexeme) DESC, n.lexeme LIMIT 5) n ON true
 		ORDER BY w.lexeme`, tenantID, question)
 	if err != nil {
@@ -131,7 +132,7 @@ func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (term
 			continue
 		}
 		limit := 1
-		if utf8.RuneCountInString(word) >= 8 {
+		if utf8.RuneCountInString(word) >= 9 {
 			limit = 2
 		}
 		dist := parley.EditDistance([]rune(word), []rune(*nearWord), limit)
