@@ -68,7 +68,10 @@ type CorpusPage struct {
 }
 
 // ListCorpus returns one page of a tenant's corpus, highest priority first,
-// then most recently updated.
+// then most recently updated. A search matches the words as typed
+// (searchCondition) or as the tenant's lexicon and synonyms read them
+// (typedQuery: a typo as the word the entries use, a synonym as its
+// group's other terms).
 //
 // A search first collects up to searchCountCap+1 matching ids from the GIN
 // indexes. Fewer: the page is cut from those ids. More: the page comes off
@@ -84,8 +87,17 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 		where += fmt.Sprintf(" AND c.segment_id = $%d", len(args))
 	}
 	if q.Search != "" {
+		typed, err := d.typedQuery(ctx, tenantID, q.Search)
+		if err != nil {
+			return CorpusPage{}, err
+		}
 		args = append(args, q.Search, escapeLike(q.Search))
-		where += " AND " + fmt.Sprintf(searchCondition, len(args)-1, len(args))
+		cond := fmt.Sprintf(searchCondition, len(args)-1, len(args))
+		if typed != "" {
+			args = append(args, typed)
+			cond = fmt.Sprintf("(%s OR c.search @@ $%d::tsquery)", cond, len(args))
+		}
+		where += " AND " + cond
 	}
 	page := CorpusPage{}
 	offset := (q.Page - 1) * q.Limit

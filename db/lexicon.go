@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -191,4 +192,112 @@ func searchQueries(terms []questionTerm, entries int) (match, score string) {
 // doubled.
 func tsLexeme(s string) string {
 	return "'" + strings.NewReplacer(`'`, `''`, `\`, `\\`).Replace(s) + "'"
+}
+
+// typedQuery is the tsquery text a list search matches besides the words
+// as typed (searchCondition), when the tenant's lexicon or synonyms read
+// them otherwise: every word of search (English stop words left out, as
+// websearch_to_tsquery does), each as any of its English and French
+// lexemes, the lexicon's nearest word when no entry holds it (a typo, as
+// questionTerms reads them), and the terms of the synonym groups holding
+// it, all AND-ed as the typed search is. "" when it would match nothing
+// the typed words do not: no typo read, no synonym. Two statements in one
+// round trip, and one more when a synonym group applies.
+func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, error) {
+	words := strings.FieldsFunc(strings.ToLower(search), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 || len(words) > 20 {
+		return "", nil
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT w.ord, tsvector_to_array(to_tsvector('english', w.word)),
+			tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word)),
+			CASE WHEN length(w.word) >= 5 AND NOT EXISTS (SELECT 1 FROM corpus_lexicon k WHERE k.tenant_id = $1
+					AND k.lexeme = ANY (tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word))))
+				THEN coalesce((SELECT array_agg(n.lexeme ORDER BY similarity(n.lexeme, w.word) DESC, n.lexeme)
+					FROM (SELECT n.lexeme FROM corpus_lexicon n WHERE n.tenant_id = $1 AND n.lexeme % w.word
+						ORDER BY similarity(n.lexeme, w.word) DESC, n.lexeme LIMIT 5) n), '{}')
+				ELSE '{}' END
+		FROM unnest($2::text[]) WITH ORDINALITY AS w (word, ord) ORDER BY w.ord`, tenantID, words)
+	batch.Queue(`SELECT coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1`, tenantID)
+	br := d.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	rows, _ := br.Query()
+	type word struct {
+		english, lexemes, near []string
+	}
+	var read []word
+	for rows.Next() {
+		var ord int
+		var w word
+		if err := rows.Scan(&ord, &w.english, &w.lexemes, &w.near); err != nil {
+			return "", fmt.Errorf("reading the search's words: %w", err)
+		}
+		read = append(read, w)
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("reading the search's words: %w", err)
+	}
+	var groups [][]string
+	if err := br.QueryRow().Scan(&groups); err != nil {
+		return "", fmt.Errorf("reading synonyms: %w", err)
+	}
+	changed := false
+	var and []string
+	for i, w := range read {
+		if len(w.english) == 0 {
+			continue // an English stop word
+		}
+		alts := map[string]bool{}
+		var or []string
+		add := func(q string) {
+			if !alts[q] {
+				alts[q] = true
+				or = append(or, q)
+			}
+		}
+		for _, l := range w.lexemes {
+			add(tsLexeme(l))
+		}
+		for _, n := range w.near {
+			limit := 1
+			if utf8.RuneCountInString(words[i]) >= 9 {
+				limit = 2
+			}
+			if parley.EditDistance([]rune(words[i]), []rune(n), limit) <= limit || slices.ContainsFunc(w.lexemes, func(l string) bool {
+				return parley.EditDistance([]rune(l), []rune(n), limit) <= limit
+			}) {
+				add(tsLexeme(n))
+				changed = true
+				break
+			}
+		}
+		if syn := parley.SynonymsOf(words[i], groups); len(syn) > 0 {
+			phrases, err := d.synonymPhrases(ctx, syn)
+			if err != nil {
+				return "", err
+			}
+			for _, p := range phrases {
+				add("(" + p + ")")
+				changed = true
+			}
+		}
+		and = append(and, "("+strings.Join(or, " | ")+")")
+	}
+	if !changed || len(and) == 0 {
+		return "", nil
+	}
+	return strings.Join(and, " & "), nil
+}
+
+// synonymPhrases is the tsquery texts of synonym terms: each a phrase of
+// its English stems or of its words as written (the two ways entries are
+// indexed), one statement.
+func (d *DB) synonymPhrases(ctx context.Context, terms []string) ([]string, error) {
+	rows, _ := d.pool.Query(ctx, `SELECT (phraseto_tsquery('english', t) || phraseto_tsquery('simple', t))::text
+		FROM unnest($1::text[]) t WHERE phraseto_tsquery('english', t)::text <> ''`, terms)
+	phrases, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading synonym terms: %w", err)
+	}
+	return phrases, nil
 }

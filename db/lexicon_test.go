@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/parley/parley/db"
 )
 
 // A tenant's lexicon is built in the background from its active entries,
@@ -130,5 +132,66 @@ func TestExploreCorpusCommonWords(t *testing.T) {
 	got, err = f.store.ExploreCorpus(ctx, f.tenant.ID, "", "", "bike checked twice", nil, 3)
 	if err != nil || len(got) != 0 {
 		t.Errorf("words in most entries only: %q, %v", titles(got), err)
+	}
+}
+
+// The corpus list's search finds what owners type: a typo as the word the
+// entries use, a synonym as its group's other terms; every word still
+// counts, as a filter's do.
+func TestListCorpusTypedSearch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := setupPromptCorpus(t)
+	if _, err := f.store.Pool().Exec(ctx, `INSERT INTO corpus_entries (tenant_id, title, content, locale) VALUES
+		($1, 'Puncture repair', 'We fix a flat tyre while you wait.', 'en'),
+		($1, 'Bicycle hire', 'City bicycles by the day or the week.', 'en'),
+		($1, 'Opening hours', 'Open from nine to six.', NULL)`, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	list := func(search string) []string {
+		t.Helper()
+		page, err := f.store.ListCorpus(ctx, f.tenant.ID, db.CorpusQuery{Search: search, Page: 1, Limit: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != len(page.Entries) {
+			t.Errorf("%q: total %d for %d entries", search, page.Total, len(page.Entries))
+		}
+		return titles(page.Entries)
+	}
+	if got := list("punctre"); len(got) != 0 {
+		t.Fatalf("a typo found %q before the lexicon", got)
+	}
+	if err := f.store.RefreshCorpusLexicon(ctx, f.tenant.ID); err != nil {
+		t.Fatal(err)
+	}
+	for search, want := range map[string][]string{
+		"repair":         {"Puncture repair"},
+		"punctre":        {"Puncture repair"},
+		"punctre repair": {"Puncture repair"},
+		"punctre hours":  nil, // every word counts
+		"xylophone":      nil,
+		"bike hire":      nil, // no group yet
+		"the week":       {"Bicycle hire"},
+	} {
+		if got := list(search); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("%q: %q, want %q", search, got, want)
+		}
+	}
+	if _, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"bike", "bicycle"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"when are you open", "opening hours"}); err != nil {
+		t.Fatal(err)
+	}
+	for search, want := range map[string][]string{
+		"bike hire": {"Bicycle hire"},
+		"bikes":     {"Bicycle hire"},
+		"bike":      {"Bicycle hire"},
+		"car hire":  nil,
+	} {
+		if got := list(search); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Errorf("with synonyms, %q: %q, want %q", search, got, want)
+		}
 	}
 }
