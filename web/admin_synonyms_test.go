@@ -236,7 +236,6 @@ func TestAdminSynonymsBrowser(t *testing.T) {
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
 	watchCSP(ctx, t)
-	const page = "/admin/corpus/synonyms"
 	checkPage := func(t *testing.T, what string) {
 		t.Helper()
 		for _, vp := range adminViewports {
