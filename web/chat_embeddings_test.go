@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -47,36 +46,14 @@ func TestChatKnowledgeByMeaning(t *testing.T) {
 	// 150 entries of about 1,000 characters: six times the knowledge cap,
 	// all of them candidates (fewer than agent.PromptCorpusLimit). The
 	// entry that answers sorts last by priority and title.
-	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
-	var entries []map[string]any
-	for i := range 150 {
-		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
-			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
-	}
-	entries = append(entries, map[string]any{"externalId": "answer", "title": "Puncture repair",
-		"content": "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros. " + filler})
+	entries := append(noticeEntries(150), map[string]any{"externalId": "answer", "title": "Puncture repair",
+		"content": "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros. " + noticeFiller})
 	const question = "Could someone mend my bicycle tire?"
 	const answer = "We fix a flat tyre while you wait"
-	load := func(b *bundle) tenant {
-		ten := b.newTenant(t, "scale")
-		for i := 0; i < len(entries); i += 50 {
-			b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries[i:min(i+50, len(entries))]})
-		}
-		return ten
-	}
+	load := func(b *bundle) tenant { return loadEntries(t, b, entries) }
 	ask := func(b *bundle, llm *llmtest.OpenAI, ten tenant) (string, time.Duration) {
 		t.Helper()
-		llm.Push(llmtest.Turn{Text: []string{"OK."}})
-		before := len(llm.Requests())
-		start := time.Now()
-		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": fmt.Sprintf("s-%d", time.Now().UnixNano())},
-			map[string]string{"X-Forwarded-For": newChatAddr()})
-		took := time.Since(start)
-		reqs := llm.Requests()
-		if r.status != 200 || len(reqs) != before+1 || len(r.events) == 0 || r.events[len(r.events)-1]["done"] != true {
-			t.Fatalf("the turn did not answer: %d %v %v", r.status, r.body, r.events)
-		}
-		return string(reqs[before].Chat.Messages[0].Content), took
+		return firstPrompt(t, b, llm, ten, question)
 	}
 
 	// Without an endpoint: no word in common, so the entry stays out.

@@ -5,10 +5,54 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/llmtest"
 )
+
+// noticeFiller is the body of the filler entries of the retrieval tests:
+// about 1,000 characters sharing no word with their questions.
+var noticeFiller = strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
+
+// noticeEntries is n filler entries for a corpus bulk request ("Notice i").
+func noticeEntries(n int) []map[string]any {
+	entries := make([]map[string]any, n)
+	for i := range entries {
+		entries[i] = map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
+			"content": fmt.Sprintf("Notice number %d. ", i) + noticeFiller}
+	}
+	return entries
+}
+
+// loadEntries gives a new scale-plan tenant entries, in their order, 50 a
+// bulk request.
+func loadEntries(t *testing.T, b *bundle, entries []map[string]any) tenant {
+	t.Helper()
+	ten := b.newTenant(t, "scale")
+	for i := 0; i < len(entries); i += 50 {
+		b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries[i:min(i+50, len(entries))]})
+	}
+	return ten
+}
+
+// firstPrompt sends question as the first message of a new session and
+// returns the system prompt the model received, and how long the turn
+// took; the turn must answer.
+func firstPrompt(t *testing.T, b *bundle, llm *llmtest.OpenAI, ten tenant, question string) (string, time.Duration) {
+	t.Helper()
+	llm.Push(llmtest.Turn{Text: []string{"OK."}})
+	before := len(llm.Requests())
+	start := time.Now()
+	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": fmt.Sprintf("s-%d", time.Now().UnixNano())},
+		map[string]string{"X-Forwarded-For": newChatAddr()})
+	took := time.Since(start)
+	reqs := llm.Requests()
+	if r.status != 200 || len(reqs) != before+1 || len(r.events) == 0 || r.events[len(r.events)-1]["done"] != true {
+		t.Fatalf("%q: the turn did not answer: %d %v %v", question, r.status, r.body, r.events)
+	}
+	return string(reqs[before].Chat.Messages[0].Content), took
+}
 
 // The prompt's knowledge is chosen for the question (issue 34): on a
 // knowledge base larger than the knowledge cap, a reworded and a misspelt
@@ -20,33 +64,16 @@ func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
 	// 230 entries of about 1,000 characters: ten times the cap, and more
 	// than the prompt's load (agent.PromptCorpusLimit), so that the load
 	// order could change which entries are candidates.
-	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
-	var entries []map[string]any
-	for i := range 230 {
-		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
-			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
-	}
+	entries := noticeEntries(230)
 	entries[37] = map[string]any{"externalId": "e37", "title": "Puncture repair",
-		"content": "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros. " + filler}
+		"content": "We fix a flat tyre while you wait: a new inner tube, fitted and checked, for 15 euros. " + noticeFiller}
 	entries[52] = map[string]any{"externalId": "e52", "title": "Saddle fitting",
-		"content": "A saddle that hurts is adjusted to your sit bones in twenty minutes, free with every new bike. " + filler}
-	load := func(order []map[string]any) tenant {
-		ten := b.newTenant(t, "scale")
-		for i := 0; i < len(order); i += 50 {
-			b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": order[i:min(i+50, len(order))]})
-		}
-		return ten
-	}
+		"content": "A saddle that hurts is adjusted to your sit bones in twenty minutes, free with every new bike. " + noticeFiller}
+	load := func(order []map[string]any) tenant { return loadEntries(t, b, order) }
 	ask := func(ten tenant, question string) string {
 		t.Helper()
-		llm.Push(llmtest.Turn{Text: []string{"OK."}})
-		before := len(llm.Requests())
-		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": "s-" + question}, map[string]string{"X-Forwarded-For": newChatAddr()})
-		reqs := llm.Requests()
-		if r.status != 200 || len(reqs) != before+1 {
-			t.Fatalf("%q: %d %v", question, r.status, r.body)
-		}
-		return string(reqs[before].Chat.Messages[0].Content)
+		system, _ := firstPrompt(t, b, llm, ten, question)
+		return system
 	}
 	ten := load(entries)
 	for question, want := range map[string]string{
@@ -116,29 +143,14 @@ func TestChatKnowledgeLanguageFallback(t *testing.T) {
 func TestChatKnowledgeSynonyms(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
-	ten := b.newTenant(t, "scale")
-	filler := strings.Repeat("Our team answers by email and phone on working days, and every order is packed with care. ", 11)
-	var entries []map[string]any
-	for i := range 60 {
-		entries = append(entries, map[string]any{"externalId": fmt.Sprintf("e%d", i), "title": fmt.Sprintf("Notice %d", i),
-			"content": fmt.Sprintf("Notice number %d. ", i) + filler})
-	}
-	entries = append(entries, map[string]any{"externalId": "wheels", "title": "Wheels by the day",
-		"content": "City cycles to hire by the day or the week, helmet and lock included. " + filler})
-	for i := 0; i < len(entries); i += 50 {
-		b.mustDo(t, 200, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries[i:min(i+50, len(entries))]})
-	}
+	entries := append(noticeEntries(60), map[string]any{"externalId": "wheels", "title": "Wheels by the day",
+		"content": "City cycles to hire by the day or the week, helmet and lock included. " + noticeFiller})
+	ten := loadEntries(t, b, entries)
 	want := "City cycles to hire by the day"
 	ask := func(question string) string {
 		t.Helper()
-		llm.Push(llmtest.Turn{Text: []string{"OK."}})
-		before := len(llm.Requests())
-		r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": question, "sessionId": "s-" + newChatAddr()}, map[string]string{"X-Forwarded-For": newChatAddr()})
-		reqs := llm.Requests()
-		if r.status != 200 || len(reqs) != before+1 {
-			t.Fatalf("%q: %d %v", question, r.status, r.body)
-		}
-		return string(reqs[before].Chat.Messages[0].Content)
+		system, _ := firstPrompt(t, b, llm, ten, question)
+		return system
 	}
 	question := "can I rent a bike?"
 	if strings.Contains(ask(question), want) {
