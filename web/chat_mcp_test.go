@@ -338,7 +338,11 @@ func TestChatMCPProxySlow(t *testing.T) {
 		if got := offeredTools(llm.Requests()[n]); len(got) != 0 {
 			t.Errorf("turn %d offered %v from a server that did not list its tools", i, got)
 		}
-		if el := time.Since(start); el > bound+3*time.Second {
+		// The server hangs until the test ends, so an answer at all shows
+		// the turn gave up on it; the bound only tells that from waiting
+		// out the turn's own 5-minute limit, far above any machine's load
+		// (3 s was passed once, with other tests running alongside).
+		if el := time.Since(start); el > bound+30*time.Second {
 			t.Errorf("turn %d took %s with a hanging server", i, el)
 		}
 	}
