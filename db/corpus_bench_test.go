@@ -185,3 +185,19 @@ func BenchmarkPromptCorpus(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkRefreshCorpusLexicon rebuilds the lexicon of the 50,000-entry
+// tenant after one entry changed: what the background scan does after an
+// owner's edit.
+func BenchmarkRefreshCorpusLexicon(b *testing.B) {
+	store := dbtest.New(b)
+	seedCorpus(b, store)
+	ctx := context.Background()
+	runTimed(b, func(i int) error {
+		if _, err := store.Pool().Exec(ctx, `UPDATE corpus_entries SET content = content || ' ' || $2
+			WHERE id = (SELECT id FROM corpus_entries WHERE tenant_id = $1 ORDER BY id LIMIT 1)`, benchTenant, fmt.Sprintf("edit%d", i)); err != nil {
+			return err
+		}
+		return store.RefreshCorpusLexicon(ctx, benchTenant)
+	})
+}
