@@ -34,9 +34,7 @@ type SynonymGroup struct {
 // once (letter case aside); a group has MinSynonymTerms to MaxSynonymTerms
 // terms. Errors are KindInvalid, naming the field "terms".
 func CleanSynonymTerms(terms []string) ([]string, error) {
-	invalid := func(msg string) error {
-		return &Error{Kind: KindInvalid, Message: "Validation failed", Details: map[string]string{"terms": msg}}
-	}
+	invalid := func(msg string) error { return FieldErrors{"terms": msg}.Err() }
 	if len(terms) < MinSynonymTerms || len(terms) > MaxSynonymTerms {
 		return nil, invalid(fmt.Sprintf("must hold %d to %d words or phrases", MinSynonymTerms, MaxSynonymTerms))
 	}
@@ -101,7 +99,7 @@ func ExpandSynonyms(text string, groups [][]string) string {
 // synonymWords is s's words in lower case, a plural's s dropped from words
 // of four letters or more, one space between them.
 func synonymWords(s string) string {
-	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := Words(s)
 	for i, w := range words {
 		if utf8.RuneCountInString(w) >= 4 {
 			words[i] = strings.TrimSuffix(w, "s")

@@ -1,6 +1,10 @@
 package parley
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Clip cuts s to at most n characters (runes, never splitting one), for
 // values stored or shown with a length limit.
@@ -41,4 +45,24 @@ func EditDistance(a, b []rune, limit int) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
+}
+
+// TypoEdits is how many edits (EditDistance) a typed word may be from a
+// known word to be read as a typo of it: one for words of five to eight
+// letters, two from nine, none below five (too short to tell a typo from
+// another word). The turn's ranking and the corpus searches read typos
+// alike.
+func TypoEdits(word string) int {
+	switch n := utf8.RuneCountInString(word); {
+	case n >= 9:
+		return 2
+	case n >= 5:
+		return 1
+	}
+	return 0
+}
+
+// Words is s's words in lower case: its runs of letters and digits.
+func Words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }

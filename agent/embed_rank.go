@@ -32,9 +32,10 @@ const (
 // failure logged: the endpoint never fails a turn. Without Embeddings, or
 // a question, ranked as it is, with no call and no read.
 //
-// question is the visitor's current message, messages what the lexical
-// ranking read (the recent messages, synonyms added).
-func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question string, messages []string, ranked []parley.CorpusEntry) []parley.CorpusEntry {
+// question is the visitor's current message; the first matched entries of
+// ranked are the lexical ranking's hits (rankCorpus), which match a word
+// of the visitor's messages.
+func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question string, ranked []parley.CorpusEntry, matched int) []parley.CorpusEntry {
 	if e.Embeddings == nil || question == "" || len(ranked) < 2 {
 		return ranked
 	}
@@ -77,28 +78,7 @@ func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question stri
 		}
 		sim[c.ID] = dot(q, v.Vector)
 	}
-	return fuseRanking(ranked, lexicalHits(messages, ranked), sim, e.Embeddings.Rerank)
-}
-
-// lexicalHits is the candidates that share a word with the visitor's
-// messages as RankCorpus reads them (typos included): the lexical
-// ranking's result list. RankCorpus orders the others too, by priority and
-// title, but that order says nothing of the question, and fused as ranks
-// it would hold an entry that only its meaning finds behind dozens that
-// match neither way.
-func lexicalHits(query []string, ranked []parley.CorpusEntry) map[string]bool {
-	docs, df, _ := rankIndexOf(ranked)
-	words := rankQuery(query, df)
-	hits := make(map[string]bool, len(ranked))
-	for i, d := range docs {
-		for w := range words {
-			if _, ok := d.words[w]; ok {
-				hits[ranked[i].ID] = true
-				break
-			}
-		}
-	}
-	return hits
+	return fuseRanking(ranked, matched, sim, e.Embeddings.Rerank)
 }
 
 // dot is the dot product of two vectors of one length: their cosine, for
@@ -114,8 +94,12 @@ func dot(a, b []float32) float64 {
 // fuseRanking orders ranked (the lexical order) with the candidates'
 // similarity to the question (sim, by entry id; an entry without a vector
 // is absent) by reciprocal rank fusion of two result lists: the lexical
-// hits (hits, by id) in their lexical order, and the entries with a vector
-// by similarity. Each entry scores 1/(rrfK + its rank) in each list it is
+// hits (the first hits entries of ranked, those matching a word) in their
+// lexical order, and the entries with a vector by similarity. The lexical
+// list stops at the hits: ranked orders the others too, by priority and
+// title, but that order says nothing of the question, and fused as ranks
+// it would hold an entry that only its meaning finds behind dozens that
+// match neither way. Each entry scores 1/(rrfK + its rank) in each list it is
 // in: an entry without a vector keeps its lexical share only, one that
 // matched no word its share by meaning only, and one in neither list comes
 // last. Equal scores keep the lexical order, so the result is as
@@ -124,7 +108,7 @@ func dot(a, b []float32) float64 {
 // rerank above 0 is the variant measured against it: the lexical ranking's
 // first rerank entries reordered by similarity (those without a vector
 // after them, in lexical order), the rest left as they are.
-func fuseRanking(ranked []parley.CorpusEntry, hits map[string]bool, sim map[string]float64, rerank int) []parley.CorpusEntry {
+func fuseRanking(ranked []parley.CorpusEntry, hits int, sim map[string]float64, rerank int) []parley.CorpusEntry {
 	if len(sim) == 0 {
 		return ranked
 	}
@@ -166,12 +150,8 @@ func fuseRanking(ranked []parley.CorpusEntry, hits map[string]bool, sim map[stri
 		}
 		slices.SortFunc(byMeaning, bySim)
 		score := make([]float64, n)
-		lexical := 0
-		for i, c := range ranked {
-			if hits[c.ID] {
-				lexical++
-				score[i] = 1 / float64(rrfK+lexical)
-			}
+		for i := range min(hits, n) {
+			score[i] = 1 / float64(rrfK+i+1)
 		}
 		for r, i := range byMeaning {
 			score[i] += 1 / float64(rrfK+r+1)

@@ -65,16 +65,16 @@ func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, 
 		}
 	}
 	lang := parley.LocaleLanguage(in.Locale)
-	if len(candidates) < PromptCorpusLimit && lang == "" {
-		return e.rankByMeaning(ctx, in, query[0], messages, RankCorpus(messages, candidates, lang)), nil
+	if len(candidates) >= PromptCorpusLimit || lang != "" {
+		found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], synonyms, rankSearchLimit)
+		if err != nil {
+			return nil, err
+		}
+		candidates = mergeCorpus(candidates, found)
 	}
-	found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], synonyms, rankSearchLimit)
-	if err != nil {
-		return nil, err
-	}
-	all := mergeCorpus(candidates, found)
-	ranked := e.rankByMeaning(ctx, in, query[0], messages, RankCorpus(messages, all, lang))
-	if len(ranked) == 0 || lang == "" || !otherLanguage(ranked[0], lang) {
+	ranked, matched := rankCorpus(messages, candidates, lang)
+	ranked = e.rankByMeaning(ctx, in, query[0], ranked, matched)
+	if len(ranked) == 0 || !otherLanguage(ranked[0], lang) {
 		// the visitor's language answers: the other languages' matches stay out
 		ranked = slices.DeleteFunc(ranked, func(c parley.CorpusEntry) bool { return otherLanguage(c, lang) })
 	}
@@ -127,6 +127,13 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 // scores fall to priority, then title, then content, then id (the
 // database's order of the candidates, promptOrder, is of the same kind).
 func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []parley.CorpusEntry {
+	ranked, _ := rankCorpus(messages, corpus, lang)
+	return ranked
+}
+
+// rankCorpus is RankCorpus, and how many of the entries it ranked first
+// match a word of the messages (the others come after them all).
+func rankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) ([]parley.CorpusEntry, int) {
 	score := rankScores(messages, corpus, lang)
 	order := make([]int, len(corpus))
 	for i := range order {
@@ -152,10 +159,14 @@ func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []p
 		return cmp.Compare(i, j)
 	})
 	out := make([]parley.CorpusEntry, len(corpus))
+	matched := 0
 	for k, i := range order {
 		out[k] = corpus[i]
+		if score[i] > 0 {
+			matched++
+		}
 	}
-	return out
+	return out, matched
 }
 
 // rankScores is RankCorpus's score of each entry of corpus, 0 for one
@@ -261,18 +272,13 @@ func rankQuery(messages []string, df map[string]int) map[string]float64 {
 	return q
 }
 
-// nearestWord is the word of vocab at the least edit distance from w (one
-// edit for words of five to eight letters, two from nine; none below
-// five), the more frequent on a tie, then the first in order.
+// nearestWord is the word of vocab at the least edit distance from w,
+// within parley.TypoEdits, the more frequent on a tie, then the first in
+// order.
 func nearestWord(w string, vocab map[string]int) (string, bool) {
 	r := []rune(w)
-	limit := 0
-	switch {
-	case len(r) >= 9:
-		limit = 2
-	case len(r) >= 5:
-		limit = 1
-	default:
+	limit := parley.TypoEdits(w)
+	if limit == 0 {
 		return "", false
 	}
 	best, bestDist, bestDF := "", limit+1, 0

@@ -131,3 +131,21 @@ func TestRankCorpusEqualScoresStable(t *testing.T) {
 		}
 	}
 }
+
+// rankCorpus counts the entries matching a word, which it ranks first: the
+// lexical hits the fusion with meaning takes.
+func TestRankCorpusMatched(t *testing.T) {
+	t.Parallel()
+	corpus := []parley.CorpusEntry{
+		{ID: "1", Title: "Opening hours", Content: "Open nine to six."},
+		{ID: "2", Title: "Delivery", Content: "We deliver in two days.", Priority: 9},
+		{ID: "3", Title: "Returns", Content: "Returns within thirty days."},
+	}
+	ranked, matched := rankCorpus([]string{"how many days for returns?"}, corpus, "")
+	if matched != 2 || ranked[0].ID != "3" || ranked[1].ID != "2" {
+		t.Errorf("matched %d, order %q", matched, rankTitles(ranked))
+	}
+	if _, matched := rankCorpus([]string{"xylophone"}, corpus, ""); matched != 0 {
+		t.Errorf("no word in common: matched %d", matched)
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -132,10 +130,7 @@ func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (term
 		if nearWord == nil {
 			continue
 		}
-		limit := 1
-		if utf8.RuneCountInString(word) >= 9 {
-			limit = 2
-		}
+		limit := parley.TypoEdits(word)
 		dist := parley.EditDistance([]rune(word), []rune(*nearWord), limit)
 		if b, ok := best[word]; dist <= limit && (!ok || dist < b.dist || dist == b.dist && nearNdoc > b.ndoc) {
 			best[word] = near{*nearWord, nearNdoc, dist}
@@ -204,7 +199,7 @@ func tsLexeme(s string) string {
 // the typed words do not: no typo read, no synonym. Two statements in one
 // round trip, and one more when a synonym group applies.
 func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, error) {
-	words := strings.FieldsFunc(strings.ToLower(search), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := parley.Words(search)
 	if len(words) == 0 || len(words) > 20 {
 		return "", nil
 	}
@@ -218,7 +213,7 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 						ORDER BY similarity(n.lexeme, w.word) DESC, n.lexeme LIMIT 5) n), '{}')
 				ELSE '{}' END
 		FROM unnest($2::text[]) WITH ORDINALITY AS w (word, ord) ORDER BY w.ord`, tenantID, words)
-	batch.Queue(`SELECT coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1`, tenantID)
+	batch.Queue(`SELECT `+synonymGroupsSQL, tenantID)
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	rows, _ := br.Query()
@@ -259,10 +254,7 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 			add(tsLexeme(l))
 		}
 		for _, n := range w.near {
-			limit := 1
-			if utf8.RuneCountInString(words[i]) >= 9 {
-				limit = 2
-			}
+			limit := parley.TypoEdits(words[i])
 			if parley.EditDistance([]rune(words[i]), []rune(n), limit) <= limit || slices.ContainsFunc(w.lexemes, func(l string) bool {
 				return parley.EditDistance([]rune(l), []rune(n), limit) <= limit
 			}) {

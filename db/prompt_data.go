@@ -24,15 +24,14 @@ func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visito
 	}
 	lang := parley.LocaleLanguage(locale)
 	batch := &pgx.Batch{}
-	batch.Queue(`SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
-		ORDER BY `+promptOrder+` LIMIT $4`, tenantID, seg, lang, max(limit, 0))
+	batch.Queue(promptCorpusSQL, tenantID, seg, lang, max(limit, 0))
 	batch.Queue(`SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
 			AND btrim(c.summary) <> ''),
 		EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active),
 		EXISTS (SELECT 1 FROM calendar_connectors WHERE tenant_id = $1),
 		EXISTS (SELECT 1 FROM payment_connectors WHERE tenant_id = $1 AND is_active),
 		(SELECT config_version FROM tenants WHERE id = $1),
-		(SELECT coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1)`, tenantID, seg, lang)
+		(SELECT `+synonymGroupsSQL+`)`, tenantID, seg, lang)
 	batch.Queue(`SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
 	if visitorID != "" {
 		batch.Queue(memoryFactsSQL, tenantID, visitorID)

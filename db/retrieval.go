@@ -43,9 +43,7 @@ func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale strin
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+fmt.Sprintf(localeCondition, 3)+`
-		ORDER BY `+promptOrder+` LIMIT $4`,
-		tenantID, seg, parley.LocaleLanguage(locale), limit)
+	rows, _ := d.pool.Query(ctx, promptCorpusSQL, tenantID, seg, parley.LocaleLanguage(locale), limit)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("loading prompt corpus: %w", err)
@@ -63,6 +61,12 @@ const promptOrder = `c.priority DESC, c.title COLLATE "C", md5(c.content), c.id`
 // titleQueryWords is the most words of a query matched as a part of
 // titles by ExploreCorpus.
 const titleQueryWords = 4
+
+// promptCorpusSQL reads the prompt's candidates: the entries of tenant $1
+// for segment $2 in language $3, at most $4, in promptOrder (PromptCorpus,
+// PromptData).
+var promptCorpusSQL = `SELECT ` + corpusColumns + corpusFrom + promptScope + fmt.Sprintf(localeCondition, 3) + `
+		ORDER BY ` + promptOrder + ` LIMIT $4`
 
 // localeCondition keeps the entries in the language of the locale in
 // parameter $%[1]d (see PromptCorpus).

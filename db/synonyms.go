@@ -11,6 +11,11 @@ import (
 
 const synonymColumns = `id, terms, created_at, updated_at`
 
+// synonymGroupsSQL is the terms of tenant $1's synonym groups, oldest
+// first, as one JSON array of arrays: what a search expands a question
+// with (parley.SynonymsOf).
+const synonymGroupsSQL = `coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1`
+
 // ListSynonyms returns the tenant's synonym groups, oldest first.
 func (d *DB) ListSynonyms(ctx context.Context, tenantID string) ([]parley.SynonymGroup, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+synonymColumns+` FROM corpus_synonyms WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)

@@ -9,13 +9,6 @@ import (
 	"github.com/parley/parley"
 )
 
-// termsError is the 400 of a synonym body whose terms cannot be read; it
-// has the shape of parley.CleanSynonymTerms's errors, which the store
-// returns for terms that can.
-func termsError(problem string) error {
-	return &parley.Error{Kind: parley.KindInvalid, Message: "Validation failed", Details: map[string]string{"terms": problem}}
-}
-
 // decodeSynonymTerms reads the body of a synonym create or replace,
 // {"terms": [...]}; other members are ignored, so a client may send back
 // what it read. The terms themselves are checked by the store.
@@ -26,15 +19,15 @@ func decodeSynonymTerms(c echo.Context) ([]string, error) {
 	}
 	msg, ok := raw["terms"]
 	if !ok {
-		return nil, termsError("is required")
+		return nil, fieldError("terms", "is required")
 	}
 	if hasNUL(msg) {
-		return nil, termsError("must not contain NUL characters")
+		return nil, fieldError("terms", "must not contain NUL characters")
 	}
 	var terms []string
 	// null decodes to nil: an array is required all the same.
 	if err := json.Unmarshal(msg, &terms); err != nil || terms == nil {
-		return nil, termsError("must be an array of strings")
+		return nil, fieldError("terms", "must be an array of strings")
 	}
 	return terms, nil
 }
