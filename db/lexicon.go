@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -86,6 +87,31 @@ type questionTerm struct {
 	ndoc   int // entries holding it; 0 when unknown
 }
 
+// nearLexemesSQL is the five words of tenant $1's lexicon most like the
+// word %[1]s by trigrams, as rows (lexeme, ndoc), when the condition %[2]s
+// (ending in AND) holds: the candidates nearestLexeme reads typos among.
+const nearLexemesSQL = `SELECT n.lexeme, n.ndoc FROM corpus_lexicon n
+	WHERE %[2]s n.tenant_id = $1 AND n.lexeme %% %[1]s
+	ORDER BY similarity(n.lexeme, %[1]s) DESC, n.lexeme LIMIT 5`
+
+// nearestLexeme is the word of near (nearLexemesSQL's) that one of typed
+// is a typo of: the fewest edits within parley.TypoEdits, then the word
+// more entries hold, then the first; false when none is that near.
+func nearestLexeme(typed []string, near []questionTerm) (questionTerm, bool) {
+	var best questionTerm
+	bestDist := -1
+	for _, n := range near {
+		for _, w := range typed {
+			limit := parley.TypoEdits(w)
+			dist := parley.EditDistance([]rune(w), []rune(n.lexeme), limit)
+			if dist <= limit && (bestDist < 0 || dist < bestDist || dist == bestDist && n.ndoc > best.ndoc) {
+				best, bestDist = n, dist
+			}
+		}
+	}
+	return best, bestDist >= 0
+}
+
 // questionTerms reads the question's words (its English and French
 // lexemes, as the stored documents are stemmed) against the tenant's
 // lexicon, in one round trip: a word of five letters or more that no entry
@@ -103,20 +129,12 @@ func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (term
 			coalesce((SELECT entries FROM corpus_lexicon_state WHERE tenant_id = $1), 0)
 		FROM w
 		LEFT JOIN corpus_lexicon l ON l.tenant_id = $1 AND l.lexeme = w.lexeme
-		LEFT JOIN LATERAL (
-			SELECT n.lexeme, n.ndoc FROM corpus_lexicon n
-			WHERE l.lexeme IS NULL AND length(w.lexeme) >= 5 AND n.tenant_id = $1 AND n.lexeme % w.lexeme
-			ORDER BY similarity(n.lexeme, w.lexeme) DESC, n.lexeme LIMIT 5) n ON true
+		LEFT JOIN LATERAL (`+fmt.Sprintf(nearLexemesSQL, "w.lexeme", "l.lexeme IS NULL AND length(w.lexeme) >= 5 AND")+`) n ON true
 		ORDER BY w.lexeme`, tenantID, question)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the question's words: %w", err)
 	}
-	type near struct {
-		lexeme string
-		ndoc   int
-		dist   int
-	}
-	best := map[string]near{}
+	near := map[string][]questionTerm{}
 	for rows.Next() {
 		var word string
 		var ndoc, nearNdoc int
@@ -127,21 +145,17 @@ func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (term
 		if len(terms) == 0 || terms[len(terms)-1].lexeme != word {
 			terms = append(terms, questionTerm{word, ndoc})
 		}
-		if nearWord == nil {
-			continue
-		}
-		limit := parley.TypoEdits(word)
-		dist := parley.EditDistance([]rune(word), []rune(*nearWord), limit)
-		if b, ok := best[word]; dist <= limit && (!ok || dist < b.dist || dist == b.dist && nearNdoc > b.ndoc) {
-			best[word] = near{*nearWord, nearNdoc, dist}
+		if nearWord != nil {
+			near[word] = append(near[word], questionTerm{*nearWord, nearNdoc})
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("reading the question's words: %w", err)
 	}
-	for _, n := range best {
-		if !slices.ContainsFunc(terms, func(t questionTerm) bool { return t.lexeme == n.lexeme }) {
-			terms = append(terms, questionTerm{n.lexeme, n.ndoc})
+	for _, word := range slices.Sorted(maps.Keys(near)) {
+		n, ok := nearestLexeme([]string{word}, near[word])
+		if ok && !slices.ContainsFunc(terms, func(t questionTerm) bool { return t.lexeme == n.lexeme }) {
+			terms = append(terms, n)
 		}
 	}
 	return terms, entries, nil
@@ -205,29 +219,32 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT w.ord, tsvector_to_array(to_tsvector('english', w.word)),
-			tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word)),
-			CASE WHEN length(w.word) >= 5 AND NOT EXISTS (SELECT 1 FROM corpus_lexicon k WHERE k.tenant_id = $1
-					AND k.lexeme = ANY (tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word))))
-				THEN coalesce((SELECT array_agg(n.lexeme ORDER BY similarity(n.lexeme, w.word) DESC, n.lexeme)
-					FROM (SELECT n.lexeme FROM corpus_lexicon n WHERE n.tenant_id = $1 AND n.lexeme % w.word
-						ORDER BY similarity(n.lexeme, w.word) DESC, n.lexeme LIMIT 5) n), '{}')
-				ELSE '{}' END
-		FROM unnest($2::text[]) WITH ORDINALITY AS w (word, ord) ORDER BY w.ord`, tenantID, words)
+			tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word)), n.lexeme, coalesce(n.ndoc, 0)
+		FROM unnest($2::text[]) WITH ORDINALITY AS w (word, ord)
+		LEFT JOIN LATERAL (`+fmt.Sprintf(nearLexemesSQL, "w.word", `length(w.word) >= 5 AND NOT EXISTS (SELECT 1 FROM corpus_lexicon k WHERE k.tenant_id = $1
+				AND k.lexeme = ANY (tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word)))) AND`)+`) n ON true
+		ORDER BY w.ord`, tenantID, words)
 	batch.Queue(`SELECT `+synonymGroupsSQL, tenantID)
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	rows, _ := br.Query()
 	type word struct {
-		english, lexemes, near []string
+		english, lexemes []string
+		near             []questionTerm
 	}
-	var read []word
+	read := make([]word, len(words))
 	for rows.Next() {
-		var ord int
+		var ord, nearNdoc int
 		var w word
-		if err := rows.Scan(&ord, &w.english, &w.lexemes, &w.near); err != nil {
+		var nearWord *string
+		if err := rows.Scan(&ord, &w.english, &w.lexemes, &nearWord, &nearNdoc); err != nil {
 			return "", fmt.Errorf("reading the search's words: %w", err)
 		}
-		read = append(read, w)
+		r := &read[ord-1]
+		r.english, r.lexemes = w.english, w.lexemes
+		if nearWord != nil {
+			r.near = append(r.near, questionTerm{*nearWord, nearNdoc})
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return "", fmt.Errorf("reading the search's words: %w", err)
@@ -235,6 +252,15 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 	var groups [][]string
 	if err := br.QueryRow().Scan(&groups); err != nil {
 		return "", fmt.Errorf("reading synonyms: %w", err)
+	}
+	// the synonym terms of every word, read as tsquery phrases at once
+	var terms []string
+	for _, w := range words {
+		terms = append(terms, parley.SynonymsOf(w, groups)...)
+	}
+	phrases, err := d.synonymPhrases(ctx, terms)
+	if err != nil {
+		return "", err
 	}
 	changed := false
 	var and []string
@@ -253,22 +279,12 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 		for _, l := range w.lexemes {
 			add(tsLexeme(l))
 		}
-		for _, n := range w.near {
-			limit := parley.TypoEdits(words[i])
-			if parley.EditDistance([]rune(words[i]), []rune(n), limit) <= limit || slices.ContainsFunc(w.lexemes, func(l string) bool {
-				return parley.EditDistance([]rune(l), []rune(n), limit) <= limit
-			}) {
-				add(tsLexeme(n))
-				changed = true
-				break
-			}
+		if n, ok := nearestLexeme(append([]string{words[i]}, w.lexemes...), w.near); ok {
+			add(tsLexeme(n.lexeme))
+			changed = true
 		}
-		if syn := parley.SynonymsOf(words[i], groups); len(syn) > 0 {
-			phrases, err := d.synonymPhrases(ctx, syn)
-			if err != nil {
-				return "", err
-			}
-			for _, p := range phrases {
+		for _, term := range parley.SynonymsOf(words[i], groups) {
+			if p := phrases[term]; p != "" {
 				add("(" + p + ")")
 				changed = true
 			}
@@ -281,14 +297,25 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 	return strings.Join(and, " & "), nil
 }
 
-// synonymPhrases is the tsquery texts of synonym terms: each a phrase of
-// its English stems or of its words as written (the two ways entries are
-// indexed), one statement.
-func (d *DB) synonymPhrases(ctx context.Context, terms []string) ([]string, error) {
-	rows, _ := d.pool.Query(ctx, `SELECT (phraseto_tsquery('english', t) || phraseto_tsquery('simple', t))::text
+// synonymPhrases is the tsquery texts of synonym terms, by term: each a
+// phrase of its English stems or of its words as written (the two ways
+// entries are indexed); a term of stop words only has none. One statement,
+// none without terms.
+func (d *DB) synonymPhrases(ctx context.Context, terms []string) (map[string]string, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	rows, _ := d.pool.Query(ctx, `SELECT DISTINCT t, (phraseto_tsquery('english', t) || phraseto_tsquery('simple', t))::text
 		FROM unnest($1::text[]) t WHERE phraseto_tsquery('english', t)::text <> ''`, terms)
-	phrases, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	phrases := map[string]string{}
+	for rows.Next() {
+		var term, phrase string
+		if err := rows.Scan(&term, &phrase); err != nil {
+			return nil, fmt.Errorf("reading synonym terms: %w", err)
+		}
+		phrases[term] = phrase
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading synonym terms: %w", err)
 	}
 	return phrases, nil
