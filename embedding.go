@@ -1,6 +1,9 @@
 package parley
 
-import "crypto/sha256"
+import (
+	"crypto/sha256"
+	"strconv"
+)
 
 // EmbeddingText is what an embedding endpoint is given of a corpus entry:
 // its title, summary and content, a line apart (issue 34). The database
@@ -28,4 +31,15 @@ type CorpusVector struct {
 	EntryID  string
 	TextHash []byte
 	Vector   []float32
+}
+
+// EmbeddingModelKey names the vectors a model makes, as they are stored
+// (corpus_embeddings.model): the model, and the dimensions when asked for
+// ("text-embedding-3-small@256"), since one model gives vectors of several
+// lengths. 0 dimensions is the model's own length.
+func EmbeddingModelKey(model string, dimensions int) string {
+	if dimensions > 0 {
+		return model + "@" + strconv.Itoa(dimensions)
+	}
+	return model
 }

@@ -50,14 +50,20 @@ type Tenant struct {
 	MCPToolsAPIKey    []byte           `db:"mcp_tools_api_key"` // sealed
 	MCPToolsMaxTools  int              `db:"mcp_tools_max_tools"`
 	LLMWebhookURL     *string          `db:"llm_webhook_url"`
-	VoiceEnabled      bool             `db:"voice_enabled"`
-	VoiceProvider     string           `db:"voice_provider"`
-	VoicePhoneNumber  *string          `db:"voice_phone_number"`
-	VoiceAssistantID  *string          `db:"voice_assistant_id"`
-	VoiceConfig       VoiceConfig      `db:"voice_config"`
-	VoiceSecret       []byte           `db:"voice_secret"` // sealed
-	CreatedAt         time.Time        `db:"created_at"`
-	UpdatedAt         time.Time        `db:"updated_at"`
+	// The tenant's own embedding endpoint (issue 34), nil URL for none:
+	// its knowledge base is embedded there instead of at the operator's.
+	EmbeddingsURL        *string     `db:"embeddings_url"`
+	EmbeddingsAPIKey     []byte      `db:"embeddings_api_key"` // sealed
+	EmbeddingsModel      *string     `db:"embeddings_model"`
+	EmbeddingsDimensions *int        `db:"embeddings_dimensions"`
+	VoiceEnabled         bool        `db:"voice_enabled"`
+	VoiceProvider        string      `db:"voice_provider"`
+	VoicePhoneNumber     *string     `db:"voice_phone_number"`
+	VoiceAssistantID     *string     `db:"voice_assistant_id"`
+	VoiceConfig          VoiceConfig `db:"voice_config"`
+	VoiceSecret          []byte      `db:"voice_secret"` // sealed
+	CreatedAt            time.Time   `db:"created_at"`
+	UpdatedAt            time.Time   `db:"updated_at"`
 	// ConfigVersion changes (grows) with every committed change to what a
 	// chat reads of the tenant before its model is called (its row,
 	// segments, corpus, tools, products, connectors), and is never another

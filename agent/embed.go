@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound"
 )
 
 // Limits of the embedding client.
@@ -32,8 +33,8 @@ const (
 	maxEmbedError = 64 << 10
 )
 
-// EmbedderConfig configures an OpenAI-compatible embedding endpoint, the
-// operator's (PARLEY_EMBEDDINGS_*).
+// EmbedderConfig configures an OpenAI-compatible embedding endpoint: the
+// operator's (PARLEY_EMBEDDINGS_*) or a tenant's own (EmbedderFor).
 type EmbedderConfig struct {
 	// BaseURL is up to and including the version (https://api.openai.com/v1,
 	// http://ollama:11434/v1): requests go to BaseURL + "/embeddings".
@@ -47,7 +48,8 @@ type EmbedderConfig struct {
 	Dimensions int
 	// HTTPClient sends the requests; nil means a plain client with a
 	// 30-second timeout. The operator's URL is trusted, as the managed
-	// model's is: no SSRF guard.
+	// model's is: no SSRF guard; a tenant's goes through the outbound
+	// guard's client (EmbedderFor).
 	HTTPClient *http.Client
 }
 
@@ -76,14 +78,44 @@ func NewEmbedder(cfg EmbedderConfig) *Embedder {
 		model: cfg.Model, dimensions: cfg.Dimensions, client: client}
 }
 
+// tenantEmbedTimeout bounds one request to a tenant's own endpoint, body
+// included (the turn's wait is questionEmbedTimeout, shorter).
+const tenantEmbedTimeout = 30 * time.Second
+
+// EmbedderFor is the embedder of the tenant's knowledge base: its own
+// endpoint's when it set one, its key opened with secrets and its requests
+// sent through guard (a tenant's URL is not trusted as the operator's is);
+// else operator, the operator's (nil: none). A tenant's endpoint without a
+// guard to reach it through is an error, never the operator's instead: the
+// two models' vectors are not comparable.
+func EmbedderFor(t parley.Tenant, operator *Embedder, secrets Secrets, guard *outbound.Guard) (*Embedder, error) {
+	if t.EmbeddingsURL == nil || t.EmbeddingsModel == nil {
+		return operator, nil
+	}
+	if guard == nil || secrets == nil {
+		return nil, errors.New("no outbound guard to reach the tenant's embedding endpoint through")
+	}
+	var key string
+	if t.EmbeddingsAPIKey != nil {
+		k, err := secrets.Open(t.EmbeddingsAPIKey)
+		if err != nil {
+			return nil, fmt.Errorf("opening the tenant's embedding key: %w", err)
+		}
+		key = string(k)
+	}
+	var dims int
+	if t.EmbeddingsDimensions != nil {
+		dims = *t.EmbeddingsDimensions
+	}
+	return NewEmbedder(EmbedderConfig{BaseURL: *t.EmbeddingsURL, APIKey: key, Model: *t.EmbeddingsModel,
+		Dimensions: dims, HTTPClient: guard.Client(tenantEmbedTimeout)}), nil
+}
+
 // Model names the vectors the embedder makes, as they are stored: the
 // model, and the dimensions when asked for ("text-embedding-3-small@256"),
 // since one model gives vectors of several lengths.
 func (e *Embedder) Model() string {
-	if e.dimensions > 0 {
-		return e.model + "@" + strconv.Itoa(e.dimensions)
-	}
-	return e.model
+	return parley.EmbeddingModelKey(e.model, e.dimensions)
 }
 
 // embedRequest is the body of POST /embeddings.

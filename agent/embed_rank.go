@@ -29,14 +29,23 @@ const (
 // visitor's current message and each candidate's stored vector. One call to
 // the endpoint and one read of the candidates' vectors, at once; on any
 // failure or past questionEmbedTimeout the lexical order is kept and the
-// failure logged: the endpoint never fails a turn. Without Embeddings, or
-// a question, ranked as it is, with no call and no read.
+// failure logged: the endpoint never fails a turn. The endpoint is the
+// tenant's own when it set one, else the operator's (EmbedderFor); without
+// either, or a question, ranked as it is, with no call and no read.
 //
 // question is the visitor's current message; the first matched entries of
 // ranked are the lexical ranking's hits (rankCorpus), which match a word
 // of the visitor's messages.
 func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question string, ranked []parley.CorpusEntry, matched int) []parley.CorpusEntry {
-	if e.Embeddings == nil || question == "" || len(ranked) < 2 {
+	if question == "" || len(ranked) < 2 {
+		return ranked
+	}
+	emb, err := EmbedderFor(in.Tenant, e.Embeddings, e.Secrets, e.Outbound)
+	if err != nil {
+		in.logger(e).Warn("the tenant's embedding endpoint: lexical ranking only", "err", err)
+		return ranked
+	}
+	if emb == nil {
 		return ranked
 	}
 	ctx, cancel := context.WithTimeout(ctx, questionEmbedTimeout)
@@ -51,10 +60,10 @@ func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question stri
 	}
 	stored := make(chan read, 1)
 	go func() {
-		vs, err := e.Store.CorpusVectors(ctx, in.Tenant.ID, e.Embeddings.Model(), ids)
+		vs, err := e.Store.CorpusVectors(ctx, in.Tenant.ID, emb.Model(), ids)
 		stored <- read{vs, err}
 	}()
-	q, err := e.Embeddings.EmbedOne(ctx, question)
+	q, err := emb.EmbedOne(ctx, question)
 	r := <-stored
 	if err != nil {
 		in.logger(e).Warn("embedding the question failed: lexical ranking only", "err", err)
@@ -78,7 +87,7 @@ func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question stri
 		}
 		sim[c.ID] = dot(q, v.Vector)
 	}
-	return fuseRanking(ranked, matched, sim, e.Embeddings.Rerank)
+	return fuseRanking(ranked, matched, sim, emb.Rerank)
 }
 
 // dot is the dot product of two vectors of one length: their cosine, for

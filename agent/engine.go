@@ -53,8 +53,8 @@ type Store interface {
 	SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error)
 	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, synonyms [][]string, limit int) ([]parley.CorpusEntry, error)
 	// CorpusVectors reads the stored vectors of model of the tenant's
-	// entries ids (those that have one), in one round trip; only with
-	// Engine.Embeddings.
+	// entries ids (those that have one), in one round trip; only with an
+	// embedding endpoint, the operator's or the tenant's (EmbedderFor).
 	CorpusVectors(ctx context.Context, tenantID, model string, ids []string) ([]parley.CorpusVector, error)
 
 	SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error)
@@ -113,7 +113,8 @@ type Engine struct {
 	TurnTimeout time.Duration
 	// Embeddings is the operator's embedding endpoint (PARLEY_EMBEDDINGS_*):
 	// the turn's knowledge is ranked by meaning too (rankByMeaning); nil
-	// ranks by words alone.
+	// ranks by words alone, but for a tenant with an endpoint of its own
+	// (EmbedderFor).
 	Embeddings *Embedder
 }
 

@@ -44,16 +44,30 @@ func (EmbedCorpusArgs) InsertOpts() river.InsertOpts {
 
 // EnableEmbeddings makes every corpus write enqueue its tenant's embedding
 // job (EmbedCorpusArgs), in its transaction. Call it before serving, when
-// an embedding endpoint is configured; without it a write enqueues
-// nothing, and costs no statement more.
+// the operator's embedding endpoint is configured; without it a write
+// enqueues the job only for a tenant with an endpoint of its own, which
+// costs the write one statement to know.
 func (d *DB) EnableEmbeddings() { d.embeddings = true }
 
 // enqueueEmbed enqueues the tenant's embedding job in tx, the transaction
-// that wrote some of its entries, when embeddings are on.
+// that wrote some of its entries, when the operator's endpoint is on or
+// the tenant has its own (one statement more to know, only without the
+// operator's).
 func (d *DB) enqueueEmbed(ctx context.Context, tx pgx.Tx, tenantID string) error {
 	if !d.embeddings {
-		return nil
+		var own bool
+		if err := tx.QueryRow(ctx, `SELECT embeddings_url IS NOT NULL FROM tenants WHERE id = $1`, tenantID).Scan(&own); err != nil {
+			return fmt.Errorf("reading the tenant's embedding endpoint: %w", err)
+		}
+		if !own {
+			return nil
+		}
 	}
+	return d.insertEmbedJob(ctx, tx, tenantID)
+}
+
+// insertEmbedJob enqueues the tenant's embedding job in tx.
+func (d *DB) insertEmbedJob(ctx context.Context, tx pgx.Tx, tenantID string) error {
 	if _, err := d.jobs.InsertTx(ctx, tx, EmbedCorpusArgs{TenantID: tenantID}, nil); err != nil {
 		return fmt.Errorf("enqueuing the corpus embedding: %w", err)
 	}
@@ -61,12 +75,9 @@ func (d *DB) enqueueEmbed(ctx context.Context, tx pgx.Tx, tenantID string) error
 }
 
 // enqueueEmbedAfter enqueues the tenant's embedding job after a write of
-// one statement, in a transaction of its own, when embeddings are on: the
-// periodic scan takes the entry should it fail.
+// one statement, in a transaction of its own (enqueueEmbed): the periodic
+// scan takes the entry should it fail.
 func (d *DB) enqueueEmbedAfter(ctx context.Context, tenantID string) error {
-	if !d.embeddings {
-		return nil
-	}
 	return d.inTx(ctx, func(tx pgx.Tx) error { return d.enqueueEmbed(ctx, tx, tenantID) })
 }
 
@@ -150,12 +161,17 @@ func (d *DB) CorpusVectors(ctx context.Context, tenantID, model string, ids []st
 }
 
 // TenantsToEmbed is up to limit tenants with an active entry without a
-// vector of model for its current text: the periodic scan's (the writes
-// enqueue their own job). It reads every active entry's text, to hash it.
-func (d *DB) TenantsToEmbed(ctx context.Context, model string, limit int) ([]string, error) {
+// vector of their endpoint's model for its current text: the tenant's own
+// endpoint's, else operatorModel ("": the operator has none). It is the
+// periodic scan's (the writes enqueue their own job), and reads every
+// active entry's text of those tenants, to hash it.
+func (d *DB) TenantsToEmbed(ctx context.Context, operatorModel string, limit int) ([]string, error) {
+	model := `coalesce(` + tenantEmbedModelSQL + `, nullif($1, ''))`
 	rows, _ := d.pool.Query(ctx, `SELECT DISTINCT c.tenant_id
-		FROM corpus_entries c LEFT JOIN corpus_embeddings e ON e.entry_id = c.id
-		WHERE c.is_active AND `+fmt.Sprintf(embeddingStaleSQL, 1)+` LIMIT $2`, model, limit)
+		FROM tenants t JOIN corpus_entries c ON c.tenant_id = t.id
+		LEFT JOIN corpus_embeddings e ON e.entry_id = c.id
+		WHERE (t.embeddings_url IS NOT NULL OR $1 <> '') AND c.is_active
+		AND (e.entry_id IS NULL OR e.model <> `+model+` OR e.text_hash <> `+embeddingHashSQL+`) LIMIT $2`, operatorModel, limit)
 	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("listing tenants to embed: %w", err)

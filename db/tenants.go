@@ -17,6 +17,7 @@ const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, w
 	teaser_text, auto_open, auto_open_delay, bubble_pulse, allowed_domains, content_policy,
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
 	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools, llm_webhook_url,
+	embeddings_url, embeddings_api_key, embeddings_model, embeddings_dimensions,
 	voice_enabled, voice_provider, voice_phone_number, voice_assistant_id, voice_config, voice_secret, created_at, updated_at, config_version`
 
 var scanTenant = pgx.RowToStructByName[parley.Tenant]

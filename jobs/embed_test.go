@@ -48,7 +48,7 @@ func TestEmbedCorpusWorker(t *testing.T) {
 	a, b := tenant(70), tenant(3)
 	work := func(tenantID string) (*rivertest.WorkResult, error) {
 		t.Helper()
-		tw := rivertest.NewWorker(t, riverpgxv5.New(store.Pool()), &river.Config{}, &EmbedCorpusWorker{DB: store, Embedder: embedder})
+		tw := rivertest.NewWorker(t, riverpgxv5.New(store.Pool()), &river.Config{}, &EmbedCorpusWorker{DB: store, Embeddings: Embeddings{Operator: embedder}})
 		tx, err := store.Pool().Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +160,7 @@ func TestEmbedCorpusWorker(t *testing.T) {
 
 	t.Run("BudgetSnoozes", func(t *testing.T) {
 		c := tenant(3)
-		w := &EmbedCorpusWorker{DB: store, Embedder: embedder}
+		w := &EmbedCorpusWorker{DB: store, Embeddings: Embeddings{Operator: embedder}}
 		n, done, err := w.EmbedTenant(ctx, c, 0)
 		if err != nil || done || n != 0 {
 			t.Errorf("no budget: %d embedded, done %v, %v", n, done, err)
@@ -172,7 +172,7 @@ func TestEmbedCorpusWorker(t *testing.T) {
 
 	t.Run("ScanEnqueues", func(t *testing.T) {
 		d := tenant(1)
-		tw := rivertest.NewWorker(t, riverpgxv5.New(store.Pool()), &river.Config{}, &EmbedScanWorker{DB: store, Embedder: embedder})
+		tw := rivertest.NewWorker(t, riverpgxv5.New(store.Pool()), &river.Config{}, &EmbedScanWorker{DB: store, Operator: embedder})
 		tx, err := store.Pool().Begin(ctx)
 		if err != nil {
 			t.Fatal(err)

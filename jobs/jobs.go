@@ -54,8 +54,8 @@ type Timing struct {
 
 // NewClient builds the River client with every worker and periodic job;
 // outgoing requests go through guard, email through m, the corpus's
-// embeddings to embed (nil: no embedding endpoint, no embedding jobs).
-func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embedder, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
+// embeddings to embed (none: no embedding jobs).
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})

@@ -182,7 +182,7 @@ func CorpusPage(p Page, v CorpusView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, " <p class=\"preset-row\"><a class=\"btn\" href=\"/admin/corpus/new\" id=\"new-entry\">New entry</a> <a class=\"btn secondary\" href=\"/admin/corpus/synonyms\" id=\"synonyms-link\">Synonyms</a></p><section class=\"card\"><form id=\"corpus-filter\" class=\"filter\" method=\"get\" action=\"/admin/corpus\" role=\"search\" hx-get=\"/admin/corpus\" hx-target=\"#corpus-table\" hx-swap=\"outerHTML\" hx-trigger=\"input changed delay:300ms from:#corpus-search, change from:#corpus-segment, submit\"><input type=\"search\" id=\"corpus-search\" name=\"search\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, " <p class=\"preset-row\"><a class=\"btn\" href=\"/admin/corpus/new\" id=\"new-entry\">New entry</a> <a class=\"btn secondary\" href=\"/admin/corpus/synonyms\" id=\"synonyms-link\">Synonyms</a> <a class=\"btn secondary\" href=\"/admin/corpus/embeddings\" id=\"embeddings-link\">Search by meaning</a></p><section class=\"card\"><form id=\"corpus-filter\" class=\"filter\" method=\"get\" action=\"/admin/corpus\" role=\"search\" hx-get=\"/admin/corpus\" hx-target=\"#corpus-table\" hx-swap=\"outerHTML\" hx-trigger=\"input changed delay:300ms from:#corpus-search, change from:#corpus-segment, submit\"><input type=\"search\" id=\"corpus-search\" name=\"search\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -85,7 +85,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 	inbox := seedInboxOf(t, b, full)
 	connectApp(t, b, full)
 
-	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms",
+	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms", "/corpus/embeddings",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)

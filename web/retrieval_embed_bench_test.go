@@ -76,7 +76,7 @@ func embeddingPhases(b *testing.B, rb *retrievalBench, entries []retrievalEntry,
 			b.Fatal(err)
 		}
 		start := time.Now()
-		w := &jobs.EmbedCorpusWorker{DB: rb.store, Embedder: emb.e}
+		w := &jobs.EmbedCorpusWorker{DB: rb.store, Embeddings: jobs.Embeddings{Operator: emb.e}}
 		n, done, err := w.EmbedTenant(ctx, tenantID, time.Hour)
 		if err != nil || !done {
 			b.Fatalf("%s: embedding the knowledge base: %d embedded, done %v: %v", emb.name, n, done, err)

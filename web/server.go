@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
@@ -240,12 +241,25 @@ func (s *Server) Run(ctx context.Context) error {
 // NewJobClient builds the River client that works the server's jobs, with
 // its outbound guard, its mail sender and its clock for reset links.
 func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
-	var embed jobs.Embedder
-	if s.Handler.Engine.Embeddings != nil {
-		embed = s.Handler.Engine.Embeddings
-	}
 	return jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound,
-		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, embed, s.Logger, timing)
+		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing)
+}
+
+// JobEmbeddings are the endpoints the embedding jobs embed at: the
+// operator's, if configured, and each tenant's own (agent.EmbedderFor,
+// reached through the outbound guard).
+func (s *Server) JobEmbeddings() jobs.Embeddings {
+	embed := jobs.Embeddings{Own: func(t parley.Tenant) (jobs.Embedder, error) {
+		e, err := agent.EmbedderFor(t, nil, s.Handler.Box, s.Handler.Outbound)
+		if e == nil {
+			return nil, err
+		}
+		return e, err
+	}}
+	if s.Handler.Engine.Embeddings != nil {
+		embed.Operator = s.Handler.Engine.Embeddings
+	}
+	return embed
 }
 
 // now is the server's clock: the handlers' (Handler.Now, which tests set),

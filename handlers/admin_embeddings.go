@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/views"
+)
+
+// embeddingsPath is the dashboard's "Search by meaning" page, under the
+// knowledge base: the tenant's own embedding endpoint (issue 34), saved
+// with the API's rules (validateEmbeddingSettings).
+const embeddingsPath = "/admin/corpus/embeddings"
+
+// embeddingsStatus is the page's status block: which endpoint embeds the
+// knowledge base and how far, times in the tenant's time zone.
+func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, embeddingsJSON, error) {
+	t := adminFrom(c).Tenant
+	st, err := h.embeddingsState(c.Request().Context(), t.ID)
+	if err != nil {
+		return views.EmbeddingsStatus{}, st, err
+	}
+	loc := tenantLocation(t)
+	when := func(at *time.Time) string {
+		if at == nil {
+			return ""
+		}
+		return at.In(loc).Format("2 Jan 2006, 15:04")
+	}
+	return views.EmbeddingsStatus{Source: st.Source, Entries: st.Entries, Embedded: st.Embedded,
+		LastError: deref(st.LastError), LastErrorAt: when(st.LastErrorAt), LastEmbeddedAt: when(st.LastEmbeddedAt)}, st, nil
+}
+
+func (h *Handler) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
+	return render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
+}
+
+// ShowEmbeddingsPage renders the tenant's endpoint, its form and the status.
+func (h *Handler) ShowEmbeddingsPage(c echo.Context) error {
+	s, st, err := h.embeddingsStatus(c)
+	if err != nil {
+		return err
+	}
+	f := views.EmbeddingsForm{Configured: st.URL != nil, URL: deref(st.URL), Model: deref(st.Model),
+		HasKey: st.HasAPIKey, Status: s}
+	if st.Dimensions != nil {
+		f.Dimensions = strconv.Itoa(*st.Dimensions)
+	}
+	return h.renderEmbeddings(c, http.StatusOK, f)
+}
+
+// ShowEmbeddingsStatus renders the status block alone, which the page asks
+// for again while entries are being embedded.
+func (h *Handler) ShowEmbeddingsStatus(c echo.Context) error {
+	s, _, err := h.embeddingsStatus(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.EmbeddingsStatusView(s))
+}
+
+// SaveEmbeddingsPage saves the form with the API's rules, or re-renders it
+// with the errors. The key is write-only: an empty field keeps the stored
+// one, the "remove" box removes it.
+func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := adminFrom(c).Tenant
+	cur, err := h.DB.EmbeddingSettings(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return invalid("Could not read the form")
+	}
+	f := views.EmbeddingsForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("embeddingsUrl")),
+		Model: strings.TrimSpace(form.Get("embeddingsModel")), Dimensions: strings.TrimSpace(form.Get("embeddingsDimensions")),
+		HasKey: cur.SealedAPIKey != nil}
+	// The owner's words win over the API's where they differ (Add keeps
+	// the first message of a field): the API speaks of DELETE and null.
+	errs := parley.FieldErrors{}
+	b := embeddingsBody{URL: parley.Some(f.URL), Model: parley.Some(f.Model)}
+	if f.URL == "" {
+		errs.Add("embeddingsUrl", "is required; to stop using your own endpoint, use “Stop using my endpoint” below")
+	}
+	if f.Dimensions != "" {
+		n, err := strconv.Atoi(f.Dimensions)
+		switch {
+		case err != nil:
+			errs.Add("embeddingsDimensions", "must be a whole number, or empty for the model's own")
+		case n < 1 || n > maxEmbeddingsDims:
+			errs.Add("embeddingsDimensions", fmt.Sprintf("must be between 1 and %d, or empty for the model's own", maxEmbeddingsDims))
+		}
+		if err == nil {
+			b.Dimensions = parley.Some(n)
+		}
+	}
+	switch key := form.Get("embeddingsApiKey"); {
+	case key != "":
+		b.APIKey = parley.Some(key)
+	case form.Get("removeApiKey") == "true":
+		b.APIKey = parley.Some("") // the API's way to remove it
+	}
+	dims, key := h.validateEmbeddingSettings(ctx, b, cur, errs)
+	if err := errs.Err(); err != nil {
+		f.Errors = views.Errors(errs)
+		if f.Status, _, err = h.embeddingsStatus(c); err != nil {
+			return err
+		}
+		return h.renderEmbeddings(c, http.StatusUnprocessableEntity, f)
+	}
+	if _, err := h.DB.SaveEmbeddingSettings(ctx, t.ID, f.URL, f.Model, dims, key); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Saved. Your knowledge base is being prepared for search by meaning with your endpoint.")
+	return c.Redirect(http.StatusSeeOther, embeddingsPath)
+}
+
+// RemoveEmbeddingsPage removes the tenant's endpoint and key; htmx is sent
+// back to the page.
+func (h *Handler) RemoveEmbeddingsPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := adminFrom(c).Tenant
+	if err := h.DB.ClearEmbeddingSettings(ctx, t.ID); err != nil {
+		return err
+	}
+	msg := "Your endpoint is no longer used: the assistant matches words, typos and synonyms."
+	if h.Engine != nil && h.Engine.Embeddings != nil {
+		msg = "Your endpoint is no longer used: the service's default endpoint prepares your knowledge base instead."
+	}
+	h.Sessions.Put(ctx, sessFlash, msg)
+	return seeOther(c, embeddingsPath)
+}
