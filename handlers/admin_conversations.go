@@ -32,7 +32,7 @@ const localTime = "2006-01-02 15:04 MST"
 func (h *Handler) adminConversationFilter(c echo.Context, loc *time.Location) (db.ConversationFilter, error) {
 	f := db.ConversationFilter{Limit: adminConversationsLimit}
 	var err error
-	if f.Page, err = intParam(c, "page", 1, 1, maxPage); err != nil {
+	if f.Page, err = intParam(c, "page", 1, 1, parley.MaxPage); err != nil {
 		return f, err
 	}
 	if err := h.conversationScopeIn(c.Request().Context(), tenantFrom(c).ID, c, &f, loc); err != nil {

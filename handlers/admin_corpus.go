@@ -13,11 +13,12 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/manage"
 	"github.com/parley/parley/views"
 )
 
 // corpusPageSize is the number of entries per page of the knowledge-base table.
-const corpusPageSize = defaultCorpusLimit
+const corpusPageSize = manage.DefaultCorpusPage
 
 func corpusRowOf(e parley.CorpusEntry) views.CorpusRow {
 	return views.CorpusRow{
@@ -152,7 +153,7 @@ func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusFor
 	if err != nil {
 		return err
 	}
-	f.Segments, f.MaxContent, f.MaxSummary = segs, maxCorpusContent, maxCorpusSummary
+	f.Segments, f.MaxContent, f.MaxSummary = segs, parley.MaxCorpusContent, parley.MaxCorpusSummary
 	return render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
 }
 
@@ -160,7 +161,7 @@ func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusFor
 func (h *Handler) ShowCorpusEntryPage(c echo.Context) error {
 	f := views.CorpusForm{IsActive: true}
 	if id := c.Param("id"); id != "" {
-		e, err := h.DB.CorpusEntry(c.Request().Context(), adminFrom(c).Tenant.ID, id)
+		e, err := h.Manage.CorpusEntry(c.Request().Context(), adminFrom(c).Tenant.ID, id)
 		if err != nil {
 			return err
 		}
@@ -170,27 +171,28 @@ func (h *Handler) ShowCorpusEntryPage(c echo.Context) error {
 }
 
 // readCorpusForm reads the submitted form as it is to be shown again, and
-// the API body it stands for; errs holds what could not even be read.
-func readCorpusForm(form url.Values) (views.CorpusForm, corpusBody, parley.FieldErrors) {
+// the write it stands for, with what could not even be read as its
+// problems.
+func readCorpusForm(form url.Values) (views.CorpusForm, parley.CorpusInput) {
 	f := views.CorpusForm{
 		Title: form.Get("title"), Content: crlf(form.Get("content")), Summary: crlf(form.Get("summary")),
 		Priority: strings.TrimSpace(form.Get("priority")), IsActive: form.Get("isActive") == "true" || form.Get("isActive") == "on",
 		Segment: form.Get("segment"), Locale: strings.TrimSpace(form.Get("locale")), Tags: form.Get("tags"),
 	}
-	b := corpusBody{
+	in := parley.CorpusInput{
 		Title: parley.Some(f.Title), Content: parley.Some(f.Content), Summary: parley.Some(f.Summary), IsActive: parley.Some(f.IsActive),
-		Locale: parley.Some(f.Locale), Tags: parley.Some(strings.Split(f.Tags, ",")), SegmentSlug: parley.Some(f.Segment),
+		Locale: parley.Some(f.Locale), Tags: parley.Some(strings.Split(f.Tags, ",")), Segment: parley.Some(f.Segment),
+		Problems: parley.FieldErrors{},
 	}
-	errs := parley.FieldErrors{}
 	// An empty priority takes the default on create and keeps the current one on edit.
 	if f.Priority != "" {
 		if n, err := strconv.Atoi(f.Priority); err != nil {
-			errs.Add("priority", "must be a whole number")
+			in.Problems.Add("priority", "must be a whole number")
 		} else {
-			b.Priority = parley.Some(n)
+			in.Priority = parley.Some(n)
 		}
 	}
-	return f, b, errs
+	return f, in
 }
 
 // SaveCorpusEntry creates or updates an entry with the API's rules, or
@@ -204,26 +206,18 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 	}
 	id := c.Param("id")
 	creating := id == ""
-	f, b, errs := readCorpusForm(form)
+	f, in := readCorpusForm(form)
 	if !creating {
-		cur, err := h.DB.CorpusEntry(ctx, a.Tenant.ID, id)
+		cur, err := h.Manage.CorpusEntry(ctx, a.Tenant.ID, id)
 		if err != nil {
 			return err
 		}
 		f.ID, f.Source = cur.ID, deref(cur.Source)
 	}
-	w, verrs := h.validateCorpus(ctx, a.Tenant.ID, b, creating)
-	for k, v := range verrs {
-		errs.Add(k, v)
-	}
-	if len(errs) > 0 {
-		f.Errors = views.Errors(errs)
-		return h.renderCorpusForm(c, http.StatusUnprocessableEntity, f)
-	}
 	if creating {
-		_, _, err = h.DB.UpsertCorpus(ctx, a.Tenant.ID, a.Tenant.PlanInfo().CorpusLimit, w)
+		_, _, err = h.Manage.CreateCorpus(ctx, a.Tenant, in)
 	} else {
-		_, err = h.DB.UpdateCorpus(ctx, a.Tenant.ID, f.ID, w)
+		_, err = h.Manage.UpdateCorpus(ctx, a.Tenant.ID, f.ID, in)
 	}
 	if status, ferrs, msg, ok := formStatus(err); ok {
 		f.Errors, f.Message = ferrs, msg
@@ -243,7 +237,7 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 // RemoveCorpusEntry deletes one of the tenant's entries; htmx gets an empty row, removed in place.
 func (h *Handler) RemoveCorpusEntry(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.DB.DeleteCorpus(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteCorpus(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") == "true" {

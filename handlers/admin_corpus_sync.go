@@ -31,15 +31,15 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 	}
 	f := views.URLSyncForm{URL: withScheme(form.Get("url")), Title: strings.TrimSpace(form.Get("title")), Segment: form.Get("segment")}
 	// Empty title and segment are left out: the page's title on create, the entry's own on refresh.
-	var b corpusBody
+	var in parley.CorpusInput
 	if f.Title != "" {
-		b.Title = parley.Some(f.Title)
+		in.Title = parley.Some(f.Title)
 	}
 	if f.Segment != "" {
-		b.SegmentSlug = parley.Some(f.Segment)
+		in.Segment = parley.Some(f.Segment)
 	}
 	status := http.StatusOK
-	e, res, err := h.syncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), b, parley.FieldErrors{})
+	e, res, err := h.syncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
 			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: deref(e.SourceURL),

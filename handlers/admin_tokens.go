@@ -63,7 +63,7 @@ func (h *Handler) SaveToken(c echo.Context) error {
 	if name == "" {
 		errs.Add("name", "Give the token a name, so you know later what uses it.")
 	} else if utf8.RuneCountInString(name) > maxTokenName {
-		errs.Add("name", tooLong(maxTokenName))
+		errs.Add("name", parley.TooLong(maxTokenName))
 	}
 	scopes, scopeErr := auth.CheckScopes(form["scopes"])
 	switch {

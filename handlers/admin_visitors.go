@@ -120,7 +120,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 	case !json.Valid([]byte(m)):
 		errs.Add("metadata", "must be a JSON object")
 	case hasNUL([]byte(m)):
-		errs.Add("metadata", noNUL)
+		errs.Add("metadata", parley.NoNUL)
 	default:
 		b.Metadata = parley.Some(json.RawMessage(m))
 	}

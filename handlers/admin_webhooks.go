@@ -279,7 +279,7 @@ func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Web
 	if s := c.QueryParam("status"); slices.Contains(deliveryStatuses, s) {
 		l.Status = s // an unknown status shows every delivery
 	}
-	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 && n <= maxPage {
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 && n <= parley.MaxPage {
 		l.Page = n
 	}
 	ds, total, err := h.DB.ListWebhookDeliveries(ctx, tenantID, ep.ID,

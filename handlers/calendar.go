@@ -78,7 +78,7 @@ func (h *Handler) connectCalendar(ctx context.Context, t parley.Tenant, cur *par
 		errs.Add("serverUrl", "is required (use DELETE to disconnect the calendar)")
 	default:
 		c.ServerURL = strings.TrimSpace(b.ServerURL.Value)
-		checkHTTPURL(errs, "serverUrl", parley.Some(c.ServerURL), false)
+		parley.CheckHTTPURL(errs, "serverUrl", parley.Some(c.ServerURL), false)
 		h.checkCalendarURL(ctx, errs, c.ServerURL)
 	}
 	c.Username = strings.TrimSpace(b.Username.Value)
@@ -86,14 +86,14 @@ func (h *Handler) connectCalendar(ctx context.Context, t parley.Tenant, cur *par
 	case !b.Username.Set || b.Username.Null || c.Username == "":
 		errs.Add("username", "is required")
 	case utf8.RuneCountInString(c.Username) > maxCalendarUsername:
-		errs.Add("username", tooLong(maxCalendarUsername))
+		errs.Add("username", parley.TooLong(maxCalendarUsername))
 	}
 	var password string
 	switch {
 	case b.Password.Set && !b.Password.Null && b.Password.Value != "":
 		password = b.Password.Value
 		if utf8.RuneCountInString(password) > maxCalendarPassword {
-			errs.Add("password", tooLong(maxCalendarPassword))
+			errs.Add("password", parley.TooLong(maxCalendarPassword))
 		}
 	case cur == nil:
 		errs.Add("password", "is required to connect a calendar")
@@ -110,7 +110,7 @@ func (h *Handler) connectCalendar(ctx context.Context, t parley.Tenant, cur *par
 	if b.CalendarURL.Set && !b.CalendarURL.Null {
 		want = strings.TrimSpace(b.CalendarURL.Value)
 		if utf8.RuneCountInString(want) > maxCalendarURL {
-			errs.Add("calendarUrl", tooLong(maxCalendarURL))
+			errs.Add("calendarUrl", parley.TooLong(maxCalendarURL))
 		}
 	}
 	if b.OfficeHours.Set {

@@ -149,7 +149,7 @@ func (h *Handler) conversationScopeIn(ctx context.Context, tenantID string, q qu
 func (h *Handler) conversationFilter(ctx context.Context, tenantID string, q query) (db.ConversationFilter, error) {
 	var f db.ConversationFilter
 	var err error
-	if f.Page, err = intParam(q, "page", 1, 1, maxPage); err != nil {
+	if f.Page, err = intParam(q, "page", 1, 1, parley.MaxPage); err != nil {
 		return f, err
 	}
 	if f.Limit, err = intParam(q, "limit", defaultConversationsLimit, 1, maxConversationsLimit); err != nil {

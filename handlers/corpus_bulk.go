@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/manage"
 )
 
 // maxBulkBody fits 50 entries of 50,000 characters each.
@@ -84,7 +85,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
-	segment, err := h.segmentTable(ctx, t.ID)
+	segment, err := h.Manage.SegmentTable(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -102,20 +103,16 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 			fail(i, "", "the item must be a JSON object")
 			continue
 		}
-		var b corpusBody
-		errs := decodeFields(fields, &b)
-		extID := b.ExternalID.Value
-		if !b.ExternalID.Set || b.ExternalID.Null || strings.TrimSpace(extID) == "" {
-			errs.Add("externalId", "is required in bulk")
+		in := corpusInput(fields)
+		extID := in.ExternalID.Value
+		if !in.ExternalID.Set || in.ExternalID.Null || strings.TrimSpace(extID) == "" {
+			in.Problems.Add("externalId", "is required in bulk")
 		} else if seen[extID] {
 			// One statement per item could apply both, but which one the
 			// caller meant is anyone's guess: the first is written.
-			errs.Add("externalId", "appears twice in this request")
+			in.Problems.Add("externalId", "appears twice in this request")
 		}
-		w, verrs := checkCorpus(b, true, segment)
-		for k, v := range verrs {
-			errs.Add(k, v)
-		}
+		w, errs := manage.CheckCorpus(in, true, segment)
 		out.Results[i] = bulkItemResult{ExternalID: extID}
 		if len(errs) > 0 {
 			fail(i, extID, reason(errs))
@@ -128,7 +125,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 	if len(writes) == 0 {
 		return c.JSON(http.StatusOK, out)
 	}
-	done, err := h.DB.UpsertCorpusBatch(ctx, t.ID, t.PlanInfo().CorpusLimit, writes)
+	done, err := h.Manage.UpsertCorpusBatch(ctx, t, writes)
 	if err != nil {
 		return err
 	}

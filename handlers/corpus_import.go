@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/manage"
 )
 
 // maxCSVBytes bounds a CSV import.
@@ -171,7 +172,7 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 	if _, ok := col["content"]; !ok {
 		return rep, invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
 	}
-	segment, err := h.segmentTable(ctx, t.ID)
+	segment, err := h.Manage.SegmentTable(ctx, t.ID)
 	if err != nil {
 		return rep, err
 	}
@@ -206,33 +207,28 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 			}
 			return ""
 		}
-		b := corpusBody{Title: parley.Some(get("title")), Content: parley.Some(get("content"))}
+		// A bad segment is named by the file's column.
+		in := parley.CorpusInput{Title: parley.Some(get("title")), Content: parley.Some(get("content")),
+			SegmentField: "segment", Problems: parley.FieldErrors{}}
 		if s := strings.TrimSpace(get("segment")); s != "" {
-			b.SegmentSlug = parley.Some(s)
+			in.Segment = parley.Some(s)
 		}
-		fe := parley.FieldErrors{}
 		if p := strings.TrimSpace(get("priority")); p != "" {
 			if n, err := strconv.Atoi(p); err != nil {
-				fe.Add("priority", "must be an integer between 0 and 100")
+				in.Problems.Add("priority", "must be an integer between 0 and 100")
 			} else {
-				b.Priority = parley.Some(n)
+				in.Priority = parley.Some(n)
 			}
 		}
 		if id := strings.TrimSpace(get("externalid")); id != "" {
-			b.ExternalID = parley.Some(id)
+			in.ExternalID = parley.Some(id)
 			if first, dup := lineOf[id]; dup {
-				fe.Add("externalId", fmt.Sprintf("%q is already on line %d", id, first))
+				in.Problems.Add("externalId", fmt.Sprintf("%q is already on line %d", id, first))
 			} else {
 				lineOf[id] = line
 			}
 		}
-		w, verrs := checkCorpus(b, true, segment)
-		for k, v := range verrs {
-			if k == "segmentSlug" {
-				k = "segment" // the file's column
-			}
-			fe.Add(k, v)
-		}
+		w, fe := manage.CheckCorpus(in, true, segment)
 		if len(fe) > 0 {
 			fail(line, reason(fe))
 			continue
@@ -253,7 +249,7 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 	if len(imp.Rows) == 0 {
 		return rep, nil
 	}
-	res, err := h.DB.ImportCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, imp)
+	res, err := h.Manage.ImportCorpus(ctx, t, imp)
 	if err != nil {
 		return importReport{Errors: []importError{}}, err
 	}

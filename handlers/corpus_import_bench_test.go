@@ -10,6 +10,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/manage"
 )
 
 // importBenchRows is the size of the benchmarked file: the scale plan's
@@ -57,7 +58,7 @@ func BenchmarkCorpusImport(b *testing.B) {
 	}{{"externalId", true}, {"titleContent", false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			store := dbtest.New(b)
-			h := &Handler{DB: store}
+			h := &Handler{DB: store, Manage: &manage.Service{DB: store}}
 			data := importBenchCSV(importBenchRows, tc.withID)
 			if len(data) > maxCSVBytes {
 				b.Fatalf("the file is %d bytes, over the %d-byte cap", len(data), maxCSVBytes)
@@ -92,7 +93,7 @@ func BenchmarkCorpusReimport(b *testing.B) {
 	}{{"externalId", true}, {"titleContent", false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			store := dbtest.New(b)
-			h := &Handler{DB: store}
+			h := &Handler{DB: store, Manage: &manage.Service{DB: store}}
 			data := importBenchCSV(importBenchRows, tc.withID)
 			ctx := context.Background()
 			t := benchTenant(b, store, ctx, 0)

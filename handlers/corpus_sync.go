@@ -35,11 +35,12 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 	}
 	errs := decodeFields(raw, &target)
 	// The entry fields a sync accepts; content and the identity fields come from the fetch.
-	var b corpusBody
-	for k, v := range decodeFields(raw, &b) {
+	in := corpusInput(raw)
+	for k, v := range in.Problems {
 		errs.Add(k, v)
 	}
-	e, res, err := h.syncURL(c.Request().Context(), h.log(c), tenantFrom(c), target.URL, b, errs)
+	in.Problems = nil // in errs
+	e, res, err := h.syncURL(c.Request().Context(), h.log(c), tenantFrom(c), target.URL, in, errs)
 	if err != nil {
 		return err
 	}
@@ -53,14 +54,14 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 // syncURL validates a sync request (errs holds decoding problems already),
 // fetches and converts the page, and creates or refreshes the tenant's entry
 // for that URL. The API and the dashboard's "Add from URL" share it.
-func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], b corpusBody, errs parley.FieldErrors) (parley.CorpusEntry, db.UpsertResult, error) {
+func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], in parley.CorpusInput, errs parley.FieldErrors) (parley.CorpusEntry, db.UpsertResult, error) {
 	rawURL := strings.TrimSpace(target.Value)
 	switch {
 	case errs["url"] != "":
 	case !target.Set || target.Null || rawURL == "":
 		errs.Add("url", "is required")
-	case utf8.RuneCountInString(rawURL) > maxCorpusSourceURL:
-		errs.Add("url", tooLong(maxCorpusSourceURL))
+	case utf8.RuneCountInString(rawURL) > parley.MaxCorpusSourceURL:
+		errs.Add("url", parley.TooLong(parley.MaxCorpusSourceURL))
 	default:
 		u, err := url.Parse(rawURL)
 		switch {
@@ -70,8 +71,8 @@ func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t parley.Tenant
 			errs.Add("url", "must not contain a user name or password")
 		}
 	}
-	b.Content, b.ExternalID, b.Source, b.SourceURL = parley.Opt[string]{}, parley.Opt[string]{}, parley.Opt[string]{}, parley.Opt[string]{}
-	w, verrs := h.validateCorpus(ctx, t.ID, b, false)
+	in.Content, in.ExternalID, in.Source, in.SourceURL = parley.Opt[string]{}, parley.Opt[string]{}, parley.Opt[string]{}, parley.Opt[string]{}
+	w, verrs := h.Manage.CheckCorpusOne(ctx, t.ID, in, false)
 	for k, v := range verrs {
 		errs.Add(k, v)
 	}

@@ -45,14 +45,14 @@ func (h *Handler) validateEmbeddingSettings(ctx context.Context, b embeddingsBod
 	if !b.URL.Set || b.URL.Null || b.URL.Value == "" {
 		errs.Add("embeddingsUrl", "is required (use DELETE to remove the endpoint)")
 	} else {
-		checkHTTPURL(errs, "embeddingsUrl", b.URL, false)
+		parley.CheckHTTPURL(errs, "embeddingsUrl", b.URL, false)
 		h.checkOutboundURL(ctx, errs, "embeddingsUrl", b.URL.Value)
 	}
 	switch {
 	case !b.Model.Set || b.Model.Null || b.Model.Value == "":
 		errs.Add("embeddingsModel", "is required: the model's name at the endpoint, such as text-embedding-3-small")
 	case utf8.RuneCountInString(b.Model.Value) > maxEmbeddingsModel:
-		errs.Add("embeddingsModel", tooLong(maxEmbeddingsModel))
+		errs.Add("embeddingsModel", parley.TooLong(maxEmbeddingsModel))
 	case strings.IndexFunc(b.Model.Value, unicode.IsControl) >= 0:
 		errs.Add("embeddingsModel", "must not contain control characters")
 	}
@@ -71,7 +71,7 @@ func (h *Handler) validateEmbeddingSettings(ctx context.Context, b embeddingsBod
 		case b.APIKey.Null || b.APIKey.Value == "":
 			key, hasKey = parley.Opt[[]byte]{Set: true, Null: true}, false
 		case utf8.RuneCountInString(b.APIKey.Value) > maxEmbeddingsAPIKey:
-			errs.Add("embeddingsApiKey", tooLong(maxEmbeddingsAPIKey))
+			errs.Add("embeddingsApiKey", parley.TooLong(maxEmbeddingsAPIKey))
 		case strings.IndexFunc(b.APIKey.Value, unicode.IsControl) >= 0:
 			errs.Add("embeddingsApiKey", "must not contain control characters")
 		default:

@@ -20,11 +20,14 @@ import (
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/manage"
 )
 
 // Handler holds what every handler needs.
 type Handler struct {
-	DB       *db.DB
+	DB *db.DB
+	// Manage runs the management operations the surfaces share.
+	Manage   *manage.Service
 	Box      *auth.Box
 	Sessions *scs.SessionManager
 	BaseURL  string

@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/manage"
 )
 
 // ManageTool is one management tool: what Parley's MCP server offers at
@@ -80,16 +81,16 @@ func idArg(what string) schema { return str("The "+what+"'s id", 0) }
 // Schemas of the write tools' fields, with the REST API's limits.
 func corpusProps(withID bool) schema {
 	p := schema{
-		"title":       str("Title", maxCorpusTitle),
-		"content":     str("The text the assistant answers from (Markdown)", maxCorpusContent),
-		"summary":     nullable(str("A short summary, shown to the assistant when the whole entry does not fit its prompt", maxCorpusSummary)),
-		"priority":    integer("Higher first when the prompt is full", minCorpusPriority, maxCorpusPriority),
+		"title":       str("Title", parley.MaxCorpusTitle),
+		"content":     str("The text the assistant answers from (Markdown)", parley.MaxCorpusContent),
+		"summary":     nullable(str("A short summary, shown to the assistant when the whole entry does not fit its prompt", parley.MaxCorpusSummary)),
+		"priority":    integer("Higher first when the prompt is full", parley.MinCorpusPriority, parley.MaxCorpusPriority),
 		"isActive":    boolean("Whether the assistant uses it"),
-		"externalId":  nullable(str("Your own id: creating with one already used updates that entry instead", maxCorpusExternalID)),
-		"source":      nullable(str("Where it comes from (free text)", maxCorpusSource)),
-		"sourceUrl":   nullable(str("An http(s) URL it comes from", maxCorpusSourceURL)),
-		"locale":      nullable(str("Language code such as en, fr or fr-CA", maxCorpusLocale)),
-		"tags":        schema{"type": []string{"array", "null"}, "items": schema{"type": "string", "maxLength": maxCorpusTag}, "maxItems": maxCorpusTags},
+		"externalId":  nullable(str("Your own id: creating with one already used updates that entry instead", parley.MaxCorpusExternalID)),
+		"source":      nullable(str("Where it comes from (free text)", parley.MaxCorpusSource)),
+		"sourceUrl":   nullable(str("An http(s) URL it comes from", parley.MaxCorpusSourceURL)),
+		"locale":      nullable(str("Language code such as en, fr or fr-CA", parley.MaxCorpusLocale)),
+		"tags":        schema{"type": []string{"array", "null"}, "items": schema{"type": "string", "maxLength": parley.MaxTag}, "maxItems": parley.MaxTags},
 		"segmentSlug": nullable(str("Slug of the segment it belongs to; null for every segment", maxSegmentSlug)),
 	}
 	if withID {
@@ -134,7 +135,7 @@ func toolProps(withID bool) schema {
 		"segmentId":     nullable(str("Id or slug of the segment it is offered in; null for every segment", 0)),
 		"isActive":      boolean("Whether it is offered"),
 		"position":      schema{"type": "number", "description": "Order among the tools, lowest first", "minimum": -1e9, "maximum": 1e9},
-		"webhookUrl":    nullable(str("ESCALATE_TO_HUMAN only: https URL called on a handover", maxURL)),
+		"webhookUrl":    nullable(str("ESCALATE_TO_HUMAN only: https URL called on a handover", parley.MaxURL)),
 		"webhookSecret": nullable(str("ESCALATE_TO_HUMAN only: secret signing the webhook (write only)", maxToolWebhookSecret)),
 	}
 	if withID {
@@ -164,8 +165,8 @@ func newPersonaJSON(t parley.Tenant) personaJSON {
 // ManageTools lists the management tools (tools/list sorts them by name).
 func (h *Handler) ManageTools() []ManageTool {
 	pagination := schema{
-		"page":  integer("Page number, from 1", 1, maxPage),
-		"limit": integer("Entries per page", 1, maxCorpusPageSize),
+		"page":  integer("Page number, from 1", 1, parley.MaxPage),
+		"limit": integer("Entries per page", 1, manage.MaxCorpusPage),
 	}
 	corpusList := schema{"segmentSlug": str("Only the entries of this segment (slug)", maxSegmentSlug)}
 	for k, v := range pagination {
@@ -182,7 +183,7 @@ func (h *Handler) ManageTools() []ManageTool {
 		"segment": str("Slug or id of a segment", 0),
 	}
 	conversationList := schema{
-		"page":      integer("Page number, from 1", 1, maxPage),
+		"page":      integer("Page number, from 1", 1, parley.MaxPage),
 		"limit":     integer("Conversations per page", 1, maxConversationsLimit),
 		"status":    enum("Status", conversationStatuses),
 		"visitorId": str("Only this visitor's conversations (uuid)", 0),
@@ -230,7 +231,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				e, err := h.DB.CorpusEntry(ctx, t.ID, id)
+				e, err := h.Manage.CorpusEntry(ctx, t.ID, id)
 				if err != nil {
 					return nil, err
 				}
@@ -240,15 +241,11 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "Add an entry to the knowledge base (with externalId: update the entry that has it). Within the plan's corpus limit.",
 			Input:       object(corpusProps(false), "title", "content"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				w, err := h.corpusWrite(ctx, t.ID, args, true)
+				e, created, err := h.Manage.CreateCorpus(ctx, t, corpusInput(args))
 				if err != nil {
 					return nil, err
 				}
-				e, res, err := h.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w)
-				if err != nil {
-					return nil, err
-				}
-				return map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created}, nil
+				return map[string]any{"corpus": newCorpusJSON(e), "created": created}, nil
 			}},
 		{Name: "update_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
 			Description: "Change a knowledge base entry: only the fields given change.",
@@ -258,11 +255,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				w, err := h.corpusWrite(ctx, t.ID, args, false)
-				if err != nil {
-					return nil, err
-				}
-				e, err := h.DB.UpdateCorpus(ctx, t.ID, id, w)
+				e, err := h.Manage.UpdateCorpus(ctx, t.ID, id, corpusInput(args))
 				if err != nil {
 					return nil, err
 				}
@@ -276,7 +269,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				if err := h.DB.DeleteCorpus(ctx, t.ID, id); err != nil {
+				if err := h.Manage.DeleteCorpus(ctx, t.ID, id); err != nil {
 					return nil, err
 				}
 				return map[string]any{"deleted": true, "id": id}, nil
@@ -607,7 +600,7 @@ func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p a
 		if _, ok := props[k]; !ok {
 			unknown = append(unknown, k)
 		} else if hasNUL(v) {
-			return nil, fieldError(k, noNUL)
+			return nil, fieldError(k, parley.NoNUL)
 		}
 	}
 	if len(unknown) > 0 {

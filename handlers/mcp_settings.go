@@ -45,7 +45,7 @@ func (h *Handler) validateMCPSettings(ctx context.Context, b mcpBody, keep int, 
 	if !b.URL.Set || b.URL.Null || b.URL.Value == "" {
 		errs.Add("mcpToolsUrl", "is required (use DELETE to remove the configuration)")
 	} else {
-		checkHTTPURL(errs, "mcpToolsUrl", b.URL, true)
+		parley.CheckHTTPURL(errs, "mcpToolsUrl", b.URL, true)
 		h.checkOutboundURL(ctx, errs, "mcpToolsUrl", b.URL.Value)
 	}
 	maxTools := keep
@@ -61,7 +61,7 @@ func (h *Handler) validateMCPSettings(ctx context.Context, b mcpBody, keep int, 
 		case b.APIKey.Null || b.APIKey.Value == "":
 			key = parley.Opt[[]byte]{Set: true, Null: true}
 		case utf8.RuneCountInString(b.APIKey.Value) > maxMCPAPIKey:
-			errs.Add("mcpToolsApiKey", tooLong(maxMCPAPIKey))
+			errs.Add("mcpToolsApiKey", parley.TooLong(maxMCPAPIKey))
 		default:
 			key = parley.Some(h.Box.Seal([]byte(b.APIKey.Value)))
 		}

@@ -177,7 +177,7 @@ func optText(errs parley.FieldErrors, field string, o parley.Opt[string], cur *s
 	case o.Null || v == "":
 		return nil
 	case utf8.RuneCountInString(v) > max:
-		errs.Add(field, tooLong(max))
+		errs.Add(field, parley.TooLong(max))
 		return cur
 	}
 	return &v

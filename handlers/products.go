@@ -72,19 +72,19 @@ func validateProduct(b productBody, cur *parley.Product) (db.ProductWrite, parle
 		b.ExternalID.Value = strings.TrimSpace(b.ExternalID.Value)
 	}
 	for _, o := range []*parley.Opt[string]{&b.ExternalID, &b.Description, &b.Currency, &b.URL, &b.ImageURL} {
-		nullIfEmpty(o)
+		parley.NullIfEmpty(o)
 	}
 	if cur == nil && !b.Name.Set {
 		errs.Add("name", "is required")
-	} else if notNull(errs, "name", b.Name) {
+	} else if parley.NotNull(errs, "name", b.Name) {
 		b.Name.Value = strings.TrimSpace(b.Name.Value)
 		if b.Name.Value == "" {
 			errs.Add("name", "must not be empty")
 		}
-		checkLen(errs, "name", b.Name, maxProductName)
+		parley.CheckLen(errs, "name", b.Name, maxProductName)
 	}
-	checkLen(errs, "externalId", b.ExternalID, maxProductExternalID)
-	checkLen(errs, "description", b.Description, maxProductDescription)
+	parley.CheckLen(errs, "externalId", b.ExternalID, maxProductExternalID)
+	parley.CheckLen(errs, "description", b.Description, maxProductDescription)
 	if b.Price.Set && !b.Price.Null {
 		cents := b.Price.Value * 100
 		if b.Price.Value < 0 || b.Price.Value > maxProductPrice || math.Abs(cents-math.Round(cents)) > 1e-6 {
@@ -108,17 +108,17 @@ func validateProduct(b productBody, cur *parley.Product) (db.ProductWrite, parle
 	if hasPrice && !hasCurrency {
 		errs.Add("currency", "is required with a price")
 	}
-	checkHTTPURL(errs, "url", b.URL, false)
-	checkHTTPURL(errs, "imageUrl", b.ImageURL, false)
-	normalizeTags(errs, &b.Tags)
-	notNull(errs, "isActive", b.IsActive)
+	parley.CheckHTTPURL(errs, "url", b.URL, false)
+	parley.CheckHTTPURL(errs, "imageUrl", b.ImageURL, false)
+	parley.NormalizeTags(errs, &b.Tags)
+	parley.NotNull(errs, "isActive", b.IsActive)
 	return db.ProductWrite{ExternalID: b.ExternalID, Name: b.Name, Description: b.Description, Price: b.Price,
 		Currency: b.Currency, URL: b.URL, ImageURL: b.ImageURL, Tags: b.Tags, IsActive: b.IsActive}, errs
 }
 
 // ListProducts answers GET /tenants/{slug}/products.
 func (h *Handler) ListProducts(c echo.Context) error {
-	page, err := intParam(c, "page", 1, 1, maxPage)
+	page, err := intParam(c, "page", 1, 1, parley.MaxPage)
 	if err != nil {
 		return err
 	}

@@ -51,25 +51,25 @@ type segmentSummaryJSON struct {
 // validateSegmentWrite checks a create (creating true) or partial update.
 func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors {
 	errs := parley.FieldErrors{}
-	nullIfEmpty(&w.WelcomeMessage)
+	parley.NullIfEmpty(&w.WelcomeMessage)
 	if creating && !w.Name.Set {
 		errs.Add("name", "is required")
 	}
-	if notNull(errs, "name", w.Name) {
+	if parley.NotNull(errs, "name", w.Name) {
 		w.Name.Value = strings.TrimSpace(w.Name.Value)
 		if w.Name.Value == "" {
 			errs.Add("name", "must not be empty")
 		}
-		checkLen(errs, "name", w.Name, maxSegmentName)
+		parley.CheckLen(errs, "name", w.Name, maxSegmentName)
 	}
 	if creating && !w.SystemPrompt.Set {
 		errs.Add("systemPrompt", "is required")
 	}
-	if notNull(errs, "systemPrompt", w.SystemPrompt) {
+	if parley.NotNull(errs, "systemPrompt", w.SystemPrompt) {
 		if strings.TrimSpace(w.SystemPrompt.Value) == "" {
 			errs.Add("systemPrompt", "must not be empty")
 		}
-		checkLen(errs, "systemPrompt", w.SystemPrompt, maxSystemPrompt)
+		parley.CheckLen(errs, "systemPrompt", w.SystemPrompt, maxSystemPrompt)
 	}
 	if w.Slug.Set && !w.Slug.Null && !(creating && w.Slug.Value == "") {
 		if !segmentSlugPattern.MatchString(w.Slug.Value) {
@@ -78,7 +78,7 @@ func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors 
 	} else if w.Slug.Set && w.Slug.Null && !creating {
 		errs.Add("slug", "must not be null")
 	}
-	checkLen(errs, "welcomeMessage", w.WelcomeMessage, maxWelcomeMessage)
+	parley.CheckLen(errs, "welcomeMessage", w.WelcomeMessage, maxWelcomeMessage)
 	if w.ConversationStarters.Set && !w.ConversationStarters.Null {
 		st := w.ConversationStarters.Value
 		if len(st) > maxStarters {
@@ -90,19 +90,19 @@ func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors 
 			case st[i].Text == "":
 				errs.Add("conversationStarters", fmt.Sprintf("starter %d: text is required", i+1))
 			case utf8.RuneCountInString(st[i].Text) > maxStarterText:
-				errs.Add("conversationStarters", fmt.Sprintf("starter %d: text %s", i+1, tooLong(maxStarterText)))
+				errs.Add("conversationStarters", fmt.Sprintf("starter %d: text %s", i+1, parley.TooLong(maxStarterText)))
 			case utf8.RuneCountInString(st[i].Emoji) > maxStarterEmoji:
-				errs.Add("conversationStarters", fmt.Sprintf("starter %d: emoji %s", i+1, tooLong(maxStarterEmoji)))
+				errs.Add("conversationStarters", fmt.Sprintf("starter %d: emoji %s", i+1, parley.TooLong(maxStarterEmoji)))
 			}
 		}
 	}
 	if w.FormConfig.Set && w.FormConfig.Value != nil {
 		fc := w.FormConfig.Value
 		if utf8.RuneCountInString(fc.Intent) > maxFormIntent {
-			errs.Add("formConfig", "intent "+tooLong(maxFormIntent))
+			errs.Add("formConfig", "intent "+parley.TooLong(maxFormIntent))
 		}
 		if utf8.RuneCountInString(fc.ConfirmationMessage) > maxFormConfirmation {
-			errs.Add("formConfig", "confirmationMessage "+tooLong(maxFormConfirmation))
+			errs.Add("formConfig", "confirmationMessage "+parley.TooLong(maxFormConfirmation))
 		}
 		if fc.Enabled && len(fc.Fields) == 0 {
 			errs.Add("formConfig", "an enabled form needs at least one field")
@@ -112,8 +112,8 @@ func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors 
 		}
 		parley.ValidateFormFields(errs, "formConfig", fc.Fields)
 	}
-	notNull(errs, "isDefault", w.IsDefault)
-	notNull(errs, "isActive", w.IsActive)
+	parley.NotNull(errs, "isDefault", w.IsDefault)
+	parley.NotNull(errs, "isActive", w.IsActive)
 	return errs
 }
 

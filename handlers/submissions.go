@@ -110,7 +110,7 @@ func submissionFilter(c echo.Context) (db.SubmissionFilter, error) {
 func checkSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, error) {
 	var f db.SubmissionFilter
 	var err error
-	if f.Page, err = intParam(c, "page", 1, 1, maxPage); err != nil {
+	if f.Page, err = intParam(c, "page", 1, 1, parley.MaxPage); err != nil {
 		return f, err
 	}
 	if f.Limit, err = intParam(c, "limit", defaultSubmissionsLimit, 1, maxSubmissionsLimit); err != nil {

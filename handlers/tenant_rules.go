@@ -36,7 +36,6 @@ const (
 	maxAvatarBackground = 100
 	maxDomain           = 255
 	maxDomains          = 100
-	maxURL              = 500
 	maxCaptchaKey       = 255
 	minAutoOpenDelay    = 3
 	maxAutoOpenDelay    = 120
@@ -45,56 +44,6 @@ const (
 	maxCTAText          = 50
 	maxCTAOfficeHours   = 200
 )
-
-// noNUL is the message for text holding a NUL character, which PostgreSQL cannot store.
-const noNUL = "must not contain NUL characters"
-
-func tooLong(n int) string { return fmt.Sprintf("must be at most %d characters", n) }
-
-func checkLen(errs parley.FieldErrors, field string, o parley.Opt[string], max int) {
-	if o.Set && !o.Null && utf8.RuneCountInString(o.Value) > max {
-		errs.Add(field, tooLong(max))
-	}
-}
-
-// nullIfEmpty makes an empty string a clear: forms send "" for an emptied field.
-func nullIfEmpty(o *parley.Opt[string]) {
-	if o.Set && !o.Null && strings.TrimSpace(o.Value) == "" {
-		o.Null = true
-		o.Value = ""
-	}
-}
-
-func notNull[T any](errs parley.FieldErrors, field string, o parley.Opt[T]) bool {
-	if o.Set && o.Null {
-		errs.Add(field, "must not be null")
-		return false
-	}
-	return o.Set
-}
-
-func checkEnum(errs parley.FieldErrors, field string, o parley.Opt[string], allowed []string) {
-	if notNull(errs, field, o) && !slices.Contains(allowed, o.Value) {
-		errs.Add(field, "must be one of "+strings.Join(allowed, ", "))
-	}
-}
-
-func checkHTTPURL(errs parley.FieldErrors, field string, o parley.Opt[string], httpsOnly bool) {
-	if !o.Set || o.Null {
-		return
-	}
-	if utf8.RuneCountInString(o.Value) > maxURL {
-		errs.Add(field, tooLong(maxURL))
-		return
-	}
-	u, err := url.Parse(o.Value)
-	switch {
-	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
-		errs.Add(field, "must be an absolute URL such as https://example.com/path")
-	case httpsOnly && u.Scheme != "https":
-		errs.Add(field, "must use https")
-	}
-}
 
 // validateTenantPatch normalises p (trims, empty strings clear nullable
 // fields, domains lower-cased) and checks every rule of the tenant table.
@@ -111,52 +60,52 @@ func validateTenantPatch(p *db.TenantPatch) parley.FieldErrors {
 		{"visitorAuthMode", p.VisitorAuthMode}, {"visitorContextUrl", p.VisitorContextURL}, {"captchaSiteKey", p.CaptchaSiteKey},
 		{"llmWebhookUrl", p.LLMWebhookURL}} {
 		if f.o.Set && strings.ContainsRune(f.o.Value, 0) {
-			errs.Add(f.name, noNUL)
+			errs.Add(f.name, parley.NoNUL)
 		}
 	}
 	for _, o := range []*parley.Opt[string]{&p.Description, &p.BotName, &p.BotTitle, &p.BotLore, &p.SecondaryColor,
 		&p.BotAvatar, &p.AvatarBackground, &p.TeaserText, &p.VisitorAuthMode, &p.VisitorContextURL, &p.CaptchaSiteKey, &p.LLMWebhookURL} {
-		nullIfEmpty(o)
+		parley.NullIfEmpty(o)
 	}
-	if notNull(errs, "name", p.Name) {
+	if parley.NotNull(errs, "name", p.Name) {
 		p.Name.Value = strings.TrimSpace(p.Name.Value)
 		if p.Name.Value == "" {
 			errs.Add("name", "must not be empty")
 		}
-		checkLen(errs, "name", p.Name, maxTenantName)
+		parley.CheckLen(errs, "name", p.Name, maxTenantName)
 	}
-	checkLen(errs, "description", p.Description, maxDescription)
-	if notNull(errs, "timezone", p.Timezone) {
+	parley.CheckLen(errs, "description", p.Description, maxDescription)
+	if parley.NotNull(errs, "timezone", p.Timezone) {
 		if _, err := time.LoadLocation(p.Timezone.Value); err != nil || p.Timezone.Value == "" || p.Timezone.Value == "Local" {
 			errs.Add("timezone", "must be an IANA time zone such as Europe/Paris or UTC")
 		}
 	}
-	checkLen(errs, "botName", p.BotName, maxBotName)
-	checkLen(errs, "botTitle", p.BotTitle, maxBotTitle)
-	checkLen(errs, "botLore", p.BotLore, maxBotLore)
-	checkEnum(errs, "botTone", p.BotTone, BotTones)
-	notNull(errs, "useTutoiement", p.UseTutoiement)
-	notNull(errs, "allowEmojis", p.AllowEmojis)
-	if notNull(errs, "primaryColor", p.PrimaryColor) && !hexColor.MatchString(p.PrimaryColor.Value) {
+	parley.CheckLen(errs, "botName", p.BotName, maxBotName)
+	parley.CheckLen(errs, "botTitle", p.BotTitle, maxBotTitle)
+	parley.CheckLen(errs, "botLore", p.BotLore, maxBotLore)
+	parley.CheckEnum(errs, "botTone", p.BotTone, BotTones)
+	parley.NotNull(errs, "useTutoiement", p.UseTutoiement)
+	parley.NotNull(errs, "allowEmojis", p.AllowEmojis)
+	if parley.NotNull(errs, "primaryColor", p.PrimaryColor) && !hexColor.MatchString(p.PrimaryColor.Value) {
 		errs.Add("primaryColor", "must be a hex colour #RRGGBB")
 	}
 	if p.SecondaryColor.Set && !p.SecondaryColor.Null && !hexColor.MatchString(p.SecondaryColor.Value) {
 		errs.Add("secondaryColor", "must be a hex colour #RRGGBB")
 	}
-	notNull(errs, "showAiBadge", p.ShowAIBadge)
-	checkHTTPURL(errs, "botAvatar", p.BotAvatar, false)
-	checkEnum(errs, "avatarType", p.AvatarType, AvatarTypes)
-	checkLen(errs, "avatarBackground", p.AvatarBackground, maxAvatarBackground)
-	checkLen(errs, "teaserText", p.TeaserText, maxTeaserText)
-	notNull(errs, "autoOpen", p.AutoOpen)
-	if notNull(errs, "autoOpenDelay", p.AutoOpenDelay) && (p.AutoOpenDelay.Value < minAutoOpenDelay || p.AutoOpenDelay.Value > maxAutoOpenDelay) {
+	parley.NotNull(errs, "showAiBadge", p.ShowAIBadge)
+	parley.CheckHTTPURL(errs, "botAvatar", p.BotAvatar, false)
+	parley.CheckEnum(errs, "avatarType", p.AvatarType, AvatarTypes)
+	parley.CheckLen(errs, "avatarBackground", p.AvatarBackground, maxAvatarBackground)
+	parley.CheckLen(errs, "teaserText", p.TeaserText, maxTeaserText)
+	parley.NotNull(errs, "autoOpen", p.AutoOpen)
+	if parley.NotNull(errs, "autoOpenDelay", p.AutoOpenDelay) && (p.AutoOpenDelay.Value < minAutoOpenDelay || p.AutoOpenDelay.Value > maxAutoOpenDelay) {
 		errs.Add("autoOpenDelay", fmt.Sprintf("must be between %d and %d seconds", minAutoOpenDelay, maxAutoOpenDelay))
 	}
-	notNull(errs, "bubblePulse", p.BubblePulse)
+	parley.NotNull(errs, "bubblePulse", p.BubblePulse)
 	if p.AllowedDomains.Set && !p.AllowedDomains.Null {
 		p.AllowedDomains.Value = validateDomains(errs, p.AllowedDomains.Value)
 	}
-	checkEnum(errs, "contentPolicy", p.ContentPolicy, ContentPolicies)
+	parley.CheckEnum(errs, "contentPolicy", p.ContentPolicy, ContentPolicies)
 	if p.VisitorAuthMode.Set && !p.VisitorAuthMode.Null && !slices.Contains(VisitorAuthModes, p.VisitorAuthMode.Value) {
 		errs.Add("visitorAuthMode", "must be one of jwt, otp, all, or null")
 	}
@@ -167,12 +116,12 @@ func validateTenantPatch(p *db.TenantPatch) parley.FieldErrors {
 	}
 	// https is enforced with the SSRF check (plain http for exempt hosts),
 	// which needs the outbound client: see checkSignedCallURL.
-	checkHTTPURL(errs, "visitorContextUrl", p.VisitorContextURL, false)
-	checkHTTPURL(errs, "llmWebhookUrl", p.LLMWebhookURL, false)
-	notNull(errs, "captchaEnabled", p.CaptchaEnabled)
-	checkLen(errs, "captchaSiteKey", p.CaptchaSiteKey, maxCaptchaKey)
-	checkLen(errs, "captchaSecretKey", p.CaptchaSecretKey, maxCaptchaKey)
-	notNull(errs, "bookingCtaEnabled", p.BookingCTAEnabled)
+	parley.CheckHTTPURL(errs, "visitorContextUrl", p.VisitorContextURL, false)
+	parley.CheckHTTPURL(errs, "llmWebhookUrl", p.LLMWebhookURL, false)
+	parley.NotNull(errs, "captchaEnabled", p.CaptchaEnabled)
+	parley.CheckLen(errs, "captchaSiteKey", p.CaptchaSiteKey, maxCaptchaKey)
+	parley.CheckLen(errs, "captchaSecretKey", p.CaptchaSecretKey, maxCaptchaKey)
+	parley.NotNull(errs, "bookingCtaEnabled", p.BookingCTAEnabled)
 	if p.BookingCTAConfig.Set && !p.BookingCTAConfig.Null {
 		cfg := p.BookingCTAConfig.Value
 		for _, f := range []struct {
@@ -181,14 +130,14 @@ func validateTenantPatch(p *db.TenantPatch) parley.FieldErrors {
 		}{{"headline", cfg.Headline, maxCTAHeadline}, {"subtitle", cfg.Subtitle, maxCTASubtitle},
 			{"ctaText", cfg.CTAText, maxCTAText}, {"officeHours", cfg.OfficeHours, maxCTAOfficeHours}} {
 			if strings.ContainsRune(f.value, 0) {
-				errs.Add("bookingCtaConfig", f.name+" "+noNUL)
+				errs.Add("bookingCtaConfig", f.name+" "+parley.NoNUL)
 			}
 			if utf8.RuneCountInString(f.value) > f.max {
-				errs.Add("bookingCtaConfig", fmt.Sprintf("%s %s", f.name, tooLong(f.max)))
+				errs.Add("bookingCtaConfig", fmt.Sprintf("%s %s", f.name, parley.TooLong(f.max)))
 			}
 		}
 	}
-	notNull(errs, "isOnboarded", p.IsOnboarded)
+	parley.NotNull(errs, "isOnboarded", p.IsOnboarded)
 	return errs
 }
 
@@ -204,7 +153,7 @@ func validateDomains(errs parley.FieldErrors, domains []string) []string {
 		d = strings.ToLower(strings.TrimSpace(d))
 		switch {
 		case utf8.RuneCountInString(d) > maxDomain:
-			errs.Add("allowedDomains", fmt.Sprintf("entry %d %s", i+1, tooLong(maxDomain)))
+			errs.Add("allowedDomains", fmt.Sprintf("entry %d %s", i+1, parley.TooLong(maxDomain)))
 		case !domainLike.MatchString(d):
 			errs.Add("allowedDomains", fmt.Sprintf("entry %d (%q) must be a domain such as example.com or *.example.com, without scheme or path", i+1, d))
 		}

@@ -77,18 +77,18 @@ func (h *Handler) decodeTool(c echo.Context, cur *parley.Tool) (db.ToolWrite, er
 // and the dashboard both save tools through it.
 func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody, errs parley.FieldErrors, cur *parley.Tool) (db.ToolWrite, error) {
 	creating := cur == nil
-	nullIfEmpty(&b.WebhookURL)
+	parley.NullIfEmpty(&b.WebhookURL)
 	text := func(field string, o *parley.Opt[string], max int) {
 		if creating && !o.Set {
 			errs.Add(field, "is required")
 			return
 		}
-		if notNull(errs, field, *o) {
+		if parley.NotNull(errs, field, *o) {
 			o.Value = strings.TrimSpace(o.Value)
 			if o.Value == "" {
 				errs.Add(field, "must not be empty")
 			}
-			checkLen(errs, field, *o, max)
+			parley.CheckLen(errs, field, *o, max)
 		}
 	}
 	text("name", &b.Name, maxToolName)
@@ -129,8 +129,8 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 			}
 		}
 	}
-	notNull(errs, "isActive", b.IsActive)
-	if notNull(errs, "position", b.Position) && (b.Position.Value < -1e9 || b.Position.Value > 1e9) {
+	parley.NotNull(errs, "isActive", b.IsActive)
+	if parley.NotNull(errs, "position", b.Position) && (b.Position.Value < -1e9 || b.Position.Value > 1e9) {
 		errs.Add("position", "must be between -1000000000 and 1000000000")
 	}
 	if b.WebhookURL.Set && !b.WebhookURL.Null {
@@ -139,7 +139,7 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 		}
 		// https, as every outgoing call, except to a host the operator
 		// exempted (PARLEY_SSRF_ALLOW), as for webhook endpoints.
-		checkHTTPURL(errs, "webhookUrl", b.WebhookURL, false)
+		parley.CheckHTTPURL(errs, "webhookUrl", b.WebhookURL, false)
 		if u, err := url.Parse(b.WebhookURL.Value); err == nil && u.Scheme == "http" && u.Host != "" && h.plainHTTPRefused(ctx, u, b.WebhookURL.Value) {
 			errs.Add("webhookUrl", "must use https")
 		}
@@ -150,7 +150,7 @@ func (h *Handler) validateTool(ctx context.Context, tenantID string, b toolBody,
 		case b.WebhookSecret.Null || b.WebhookSecret.Value == "":
 			w.WebhookSecret = parley.Opt[[]byte]{Set: true, Null: true}
 		case utf8.RuneCountInString(b.WebhookSecret.Value) > maxToolWebhookSecret:
-			errs.Add("webhookSecret", tooLong(maxToolWebhookSecret))
+			errs.Add("webhookSecret", parley.TooLong(maxToolWebhookSecret))
 		case typ != agent.ToolEscalateToHuman:
 			errs.Add("webhookSecret", "only ESCALATE_TO_HUMAN tools sign a webhook")
 		default:

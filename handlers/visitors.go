@@ -94,7 +94,7 @@ func validateVisitor(b visitorBody, errs parley.FieldErrors, creating bool) db.V
 		if o.Set && !o.Null {
 			o.Value = strings.TrimSpace(o.Value)
 		}
-		nullIfEmpty(o)
+		parley.NullIfEmpty(o)
 	}
 	if creating && b.Email.Value == "" && b.ExternalID.Value == "" && errs["email"] == "" && errs["externalId"] == "" {
 		errs.Add("email", "email or externalId is required")
@@ -105,12 +105,12 @@ func validateVisitor(b visitorBody, errs parley.FieldErrors, creating bool) db.V
 			errs.Add("email", "must be an email address of at most 254 characters")
 		}
 	}
-	checkLen(errs, "displayName", b.DisplayName, maxVisitorName)
+	parley.CheckLen(errs, "displayName", b.DisplayName, maxVisitorName)
 	if b.Phone.Set && !b.Phone.Null && (utf8.RuneCountInString(b.Phone.Value) > maxVisitorPhone || !phonePattern.MatchString(b.Phone.Value)) {
 		errs.Add("phone", "must be a phone number such as +33 1 23 45 67 89, at most 32 characters")
 	}
-	checkLen(errs, "authProvider", b.AuthProvider, maxVisitorProvider)
-	checkLen(errs, "externalId", b.ExternalID, maxVisitorExternalID)
+	parley.CheckLen(errs, "authProvider", b.AuthProvider, maxVisitorProvider)
+	parley.CheckLen(errs, "externalId", b.ExternalID, maxVisitorExternalID)
 	if b.Metadata.Set && !b.Metadata.Null {
 		m := bytes.TrimSpace(b.Metadata.Value)
 		switch {
@@ -279,12 +279,12 @@ func checkMemoryKey(errs parley.FieldErrors, key string) {
 // checkMemoryValue checks the text value of a memory fact.
 func checkMemoryValue(errs parley.FieldErrors, value string) {
 	if strings.ContainsRune(value, 0) {
-		errs.Add("value", noNUL)
+		errs.Add("value", parley.NoNUL)
 	}
 	if strings.TrimSpace(value) == "" && errs["value"] == "" {
 		errs.Add("value", "must not be empty")
 	}
 	if utf8.RuneCountInString(value) > maxMemoryValue {
-		errs.Add("value", tooLong(maxMemoryValue))
+		errs.Add("value", parley.TooLong(maxMemoryValue))
 	}
 }

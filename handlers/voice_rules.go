@@ -75,7 +75,7 @@ func checkVoiceConfig(errs parley.FieldErrors, field string, cfg *parley.VoiceCo
 	cfg.FirstMessage = strings.TrimSpace(cfg.FirstMessage)
 	switch {
 	case utf8.RuneCountInString(cfg.VoiceID) > maxVoiceID:
-		errs.Add(name("voiceId"), prefix("voiceId")+tooLong(maxVoiceID))
+		errs.Add(name("voiceId"), prefix("voiceId")+parley.TooLong(maxVoiceID))
 	case !printable(cfg.VoiceID):
 		errs.Add(name("voiceId"), prefix("voiceId")+"must not contain control characters")
 	}
@@ -84,9 +84,9 @@ func checkVoiceConfig(errs parley.FieldErrors, field string, cfg *parley.VoiceCo
 	}
 	switch {
 	case utf8.RuneCountInString(cfg.FirstMessage) > maxFirstMessage:
-		errs.Add(name("firstMessage"), prefix("firstMessage")+tooLong(maxFirstMessage))
+		errs.Add(name("firstMessage"), prefix("firstMessage")+parley.TooLong(maxFirstMessage))
 	case strings.ContainsRune(cfg.FirstMessage, 0):
-		errs.Add(name("firstMessage"), prefix("firstMessage")+noNUL)
+		errs.Add(name("firstMessage"), prefix("firstMessage")+parley.NoNUL)
 	}
 	if len(cfg.EndCallPhrases) > maxEndCallPhrases {
 		errs.Add(name("endCallPhrases"), prefix("endCallPhrases")+fmt.Sprintf("must have at most %d phrases", maxEndCallPhrases))
@@ -98,7 +98,7 @@ func checkVoiceConfig(errs parley.FieldErrors, field string, cfg *parley.VoiceCo
 			case p == "":
 				errs.Add(name("endCallPhrases"), prefix("endCallPhrases")+fmt.Sprintf("phrase %d is empty", i+1))
 			case utf8.RuneCountInString(p) > maxEndCallPhrase:
-				errs.Add(name("endCallPhrases"), prefix("endCallPhrases")+fmt.Sprintf("phrase %d %s", i+1, tooLong(maxEndCallPhrase)))
+				errs.Add(name("endCallPhrases"), prefix("endCallPhrases")+fmt.Sprintf("phrase %d %s", i+1, parley.TooLong(maxEndCallPhrase)))
 			case !printable(p):
 				errs.Add(name("endCallPhrases"), prefix("endCallPhrases")+fmt.Sprintf("phrase %d must not contain control characters", i+1))
 			}
@@ -134,7 +134,7 @@ func checkAssistantID(errs parley.FieldErrors, field string, o *parley.Opt[strin
 	o.Value = strings.TrimSpace(o.Value)
 	switch {
 	case utf8.RuneCountInString(o.Value) > maxVoiceAssistantID:
-		errs.Add(field, tooLong(maxVoiceAssistantID))
+		errs.Add(field, parley.TooLong(maxVoiceAssistantID))
 	case !assistantIDPattern.MatchString(o.Value):
 		errs.Add(field, "must be the orchestrator's assistant id: letters, digits, and . _ : -")
 	}
@@ -143,13 +143,13 @@ func checkAssistantID(errs parley.FieldErrors, field string, o *parley.Opt[strin
 // validateVoicePatch checks the voice fields of a tenant patch against the
 // tenant t: voiceEnabled true needs a secret, which only a setup sets.
 func validateVoicePatch(errs parley.FieldErrors, t parley.Tenant, p *db.TenantPatch) {
-	if notNull(errs, "voiceEnabled", p.VoiceEnabled) && p.VoiceEnabled.Value && t.VoiceSecret == nil {
+	if parley.NotNull(errs, "voiceEnabled", p.VoiceEnabled) && p.VoiceEnabled.Value && t.VoiceSecret == nil {
 		errs.Add("voiceEnabled", "needs the secret the orchestrator sends, which a voice setup creates: "+
 			"set up a phone line or link your own assistant first")
 	}
-	checkEnum(errs, "voiceProvider", p.VoiceProvider, VoiceProviders)
-	nullIfEmpty(&p.VoicePhoneNumber)
-	nullIfEmpty(&p.VoiceAssistantID)
+	parley.CheckEnum(errs, "voiceProvider", p.VoiceProvider, VoiceProviders)
+	parley.NullIfEmpty(&p.VoicePhoneNumber)
+	parley.NullIfEmpty(&p.VoiceAssistantID)
 	checkPhoneNumber(errs, "voicePhoneNumber", &p.VoicePhoneNumber)
 	checkAssistantID(errs, "voiceAssistantId", &p.VoiceAssistantID)
 	if p.VoiceConfig.Set && !p.VoiceConfig.Null {

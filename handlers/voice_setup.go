@@ -76,7 +76,7 @@ func mergeSetupConfig(cur parley.VoiceConfig, language, voiceID, firstMessage pa
 func checkManagedSetup(t parley.Tenant, b *managedSetupBody, errs parley.FieldErrors) parley.VoiceConfig {
 	cfg := mergeSetupConfig(t.VoiceConfig, b.Language, b.VoiceID, b.FirstMessage)
 	checkVoiceConfig(errs, "", &cfg)
-	notNull(errs, "buyNumber", b.BuyNumber)
+	parley.NotNull(errs, "buyNumber", b.BuyNumber)
 	if b.NumberAreaCode.Set && !b.NumberAreaCode.Null {
 		b.NumberAreaCode.Value = strings.TrimSpace(b.NumberAreaCode.Value)
 		if b.NumberAreaCode.Value != "" && !areaCodePattern.MatchString(b.NumberAreaCode.Value) {
@@ -140,7 +140,7 @@ func checkLinkSetup(t parley.Tenant, b *linkSetupBody, errs parley.FieldErrors) 
 	} else {
 		checkAssistantID(errs, "assistantId", &b.AssistantID)
 	}
-	nullIfEmpty(&b.PhoneNumber)
+	parley.NullIfEmpty(&b.PhoneNumber)
 	checkPhoneNumber(errs, "phoneNumber", &b.PhoneNumber)
 	cfg := mergeSetupConfig(t.VoiceConfig, b.Language, parley.Opt[string]{}, parley.Opt[string]{})
 	checkVoiceConfig(errs, "", &cfg)

@@ -303,7 +303,7 @@ func (h *Handler) DeleteWebhook(c echo.Context) error {
 
 // ListWebhookDeliveries answers GET /tenants/{slug}/webhooks/{id}/deliveries.
 func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
-	page, err := intParam(c, "page", 1, 1, maxPage)
+	page, err := intParam(c, "page", 1, 1, parley.MaxPage)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/mail"
+	"github.com/parley/parley/manage"
 )
 
 // Server is one Parley instance: the Echo instance and what it serves with.
@@ -99,7 +100,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	}
 	guard := outbound.New(cfg.SSRFAllow, nil)
 	s.Handler = &handlers.Handler{
-		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
+		DB: store, Manage: &manage.Service{DB: store}, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: guard, OAuth: oauth,
 		// One clock for the handlers and the engine: tests set Handler.Now.
