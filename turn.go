@@ -26,7 +26,7 @@ type ConversationStart struct {
 	Locale      *string
 	Metadata    ConversationMetadata
 	Test        bool
-	// Counted is the month (UTC) in which TakeSessionLease already counted
+	// Counted is the month (UTC) in which the session's lease already counted
 	// this start against the monthly limit (SessionState.Counted), nil when
 	// it did not: StartTurn then starts the conversation on that count, or
 	// takes it back when it starts none.
@@ -57,7 +57,7 @@ func (p *ConversationStart) Validate() error {
 	return fe.Err()
 }
 
-// SessionState is what TakeSessionLease read once it held the lease: the session's conversation (nil when there is none yet) and its
+// SessionState is what the store read once the turn held the session's lease (db.OpenTurn): the session's conversation (nil when there is none yet) and its
 // last user and assistant turns, oldest first.
 type SessionState struct {
 	Conversation *Conversation

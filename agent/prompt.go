@@ -69,7 +69,7 @@ const PromptCorpusLimit = 200
 const ExploreCorpusTool = "explore_corpus"
 
 // PromptInput is everything the system prompt is built from. The caller
-// loads it (db.PromptCorpus, db.HasCorpusSummaries, db.ListMemory) and
+// loads it (the turn's prompt reads, db.PromptData) and
 // decides what the visitor may see: BuildPrompt renders what it is given.
 type PromptInput struct {
 	Tenant  parley.Tenant
@@ -82,7 +82,7 @@ type PromptInput struct {
 	// turnCorpus, RankCorpus): BuildPrompt keeps it.
 	Ranked bool
 	// HasSummaries says that the segment has entries with a summary beyond
-	// those in Corpus (db.HasCorpusSummaries): explore_corpus is then offered
+	// those in Corpus (db.PromptData's HasSummaries): explore_corpus is then offered
 	// even when none of them made it into Corpus.
 	HasSummaries bool
 	Memory       []parley.MemoryFact

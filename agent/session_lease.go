@@ -12,7 +12,7 @@ import (
 	"github.com/parley/parley"
 )
 
-// Session lease waits (see db.TakeSessionLease and db.OpenTurn).
+// Session lease waits (see db.OpenTurn).
 const (
 	// SessionLeaseTTL bounds a session lease: a holder that crashed blocks the
 	// session for at most this long, or until its instance's heartbeat goes

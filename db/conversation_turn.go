@@ -21,13 +21,13 @@ type openedConversation struct {
 // StartTurn stores a visitor's message, the first step of a turn. The
 // caller holds the session's lease and has just read the session's
 // conversation with it (known, nil when there was none: see
-// TakeSessionLease), so the message is appended to it without another
+// OpenTurn), so the message is appended to it without another
 // look-up; else the conversation is started with the message as its first,
 // counted against the monthly limit (see startConversation). A test start (p.Test) is neither
 // refused nor counted by the limit, and a test never continues a visitor's
 // conversation, nor a visitor a test (409). It reports whether it started the
 // conversation. A start that fails the conversation's rules is 400; one the
-// monthly limit refuses is 429 with LimitDetails. Should two starts of one
+// monthly limit refuses is 429 with parley.LimitDetails. Should two starts of one
 // session race anyway, the second appends to the first's conversation.
 // A start counted already (p.Counted, by the session's lease) is started on
 // that count; when the turn starts no conversation, the count is taken back.

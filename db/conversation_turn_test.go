@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 )
 
 func TestStartTurn(t *testing.T) {
@@ -58,7 +57,7 @@ func TestStartTurn(t *testing.T) {
 			case err == nil:
 				started++
 			case errors.As(err, &e) && e.Code == "LIMIT_REACHED":
-				if d, _ := e.Details.(db.LimitDetails); d.Current != limit || d.Limit != limit {
+				if d, _ := e.Details.(parley.LimitDetails); d.Current != limit || d.Limit != limit {
 					t.Errorf("details %+v", d)
 				}
 			default:

@@ -16,13 +16,6 @@ const conversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, 
 	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
 	feedback_positive, feedback_negative, created_at, updated_at, last_message_at, is_test`
 
-// LimitDetails is the details payload of a LIMIT_REACHED error.
-type LimitDetails struct {
-	Current     int       `json:"current"`
-	Limit       int       `json:"limit"`
-	NextResetAt time.Time `json:"nextResetAt"`
-}
-
 // ConversationsUsed is how many conversations the tenant started in the
 // calendar month (UTC) of now, deleted ones included: what the monthly limit
 // is measured against.
@@ -90,7 +83,7 @@ func startRefused(ctx context.Context, q Querier, p parley.ConversationStart) er
 	}
 	return &parley.Error{Kind: parley.KindRateLimited, Code: "LIMIT_REACHED",
 		Message: "Monthly conversation limit reached",
-		Details: LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
+		Details: parley.LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
 }
 
 func conversationBySession(ctx context.Context, q Querier, tenantID, sessionID string) (parley.Conversation, error) {

@@ -159,7 +159,7 @@ func TestStartTurnRules(t *testing.T) {
 			if !errors.As(err, &e) || e.Kind != parley.KindRateLimited || e.Code != "LIMIT_REACHED" {
 				t.Fatalf("unexpected error %v", err)
 			}
-			d, _ := e.Details.(db.LimitDetails)
+			d, _ := e.Details.(parley.LimitDetails)
 			if d.Current != limit || d.Limit != limit || !d.NextResetAt.Equal(nextReset) {
 				t.Errorf("details = %+v, want current=limit=%d nextResetAt=%s", d, limit, nextReset)
 			}

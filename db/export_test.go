@@ -2,10 +2,14 @@ package db
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
 )
 
 // The transaction-level steps, for the tests of the package's rules; the
@@ -70,4 +74,55 @@ func (d *DB) RateWindowsPlan(ctx context.Context, windows []Window, now time.Tim
 	rows, _ := tx.Query(ctx, "EXPLAIN "+st.sql, st.args...)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
+}
+
+// Hit counts one event against key in the fixed window of length window that
+// contains now, and returns the count including this one (tests only): the
+// production statement, HitWithin's, with one window whose limit no count
+// reaches.
+func (d *DB) Hit(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
+	counts, _, err := d.HitWithin(ctx, []Window{{Key: key, Length: window, Limit: math.MaxInt32}}, now)
+	if err != nil {
+		return 0, err
+	}
+	return counts[0], nil
+}
+
+// TakeSessionLease is OpenTurn without the message (tests only): it takes
+// the lease of (tenant, session) for holder, a turn of instance (the id
+// RegisterInstance gave; "" for none), when nobody holds it, its holder's
+// lease expired, or its holder's instance is no longer alive (its heartbeat
+// went stale or it shut down), reporting whether it did; then it reads the
+// session's state with up to turns recent turns, in the same round trip. It
+// holds no lock or connection once it returns.
+//
+// count, when not nil, is the conversation that the turn will start should
+// the session have none (not a test: a test is never counted): the lease's
+// statement then counts it against the monthly limit (see
+// takeLeaseCountingSQL), and the state says in which month
+// (SessionState.Counted), for StartTurn (ConversationStart.Counted), which
+// starts the conversation on that count or takes it back.
+func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) (bool, parley.SessionState, error) {
+	if count != nil && count.Test {
+		count = nil
+	}
+	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, nil, "")
+}
+
+// HasCorpusSummaries reports whether any active entry applying to the
+// segment and the locale (as PromptCorpus) has a summary, a blank one
+// counting as none, in a statement of its own (tests only): what PromptData
+// reads in its batch (HasSummaries), which TestPromptData holds to it.
+func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error) {
+	seg, err := promptSegment(segmentID)
+	if err != nil {
+		return false, err
+	}
+	var found bool
+	err = d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
+		AND btrim(c.summary) <> '')`, tenantID, seg, parley.LocaleLanguage(locale)).Scan(&found)
+	if err != nil {
+		return false, fmt.Errorf("checking corpus summaries: %w", err)
+	}
+	return found, nil
 }

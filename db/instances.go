@@ -18,7 +18,7 @@ const leaseInstanceGone = `(session_leases.instance_id IS NOT NULL AND NOT EXIST
 // its id; the process is alive while its heartbeat (BeatInstance) is at
 // most staleAfter old. It also deletes the rows of the instances that
 // stopped beating and the session leases no live instance holds: their
-// holders died (TakeSessionLease already treats those leases as free).
+// holders died (taking a lease already treats those leases as free: leaseInstanceGone).
 func (d *DB) RegisterInstance(ctx context.Context, staleAfter time.Duration) (string, error) {
 	var id string
 	err := d.inTx(ctx, func(tx pgx.Tx) error {

@@ -11,8 +11,10 @@ import (
 
 // PromptData reads what a turn's prompt and tools are built from in one
 // round trip (one batch, so one implicit transaction): the entries of
-// PromptCorpus (at most limit) and HasCorpusSummaries for the segment and
-// the locale, the memory of visitorID ("" for none: the facts alone, the
+// PromptCorpus (at most limit) for the segment and the locale, and whether
+// any active entry among those it could hold has a summary (HasSummaries,
+// a blank one counting as none: that content is only reachable through the
+// explore_corpus tool, which the chat then offers), the memory of visitorID ("" for none: the facts alone, the
 // caller resolved the visitor), the tools of ListTools and
 // HasActiveProducts, which connectors the tenant has, and its synonyms. Three or four statements, where the separate reads
 // took five or six round trips and as many transactions.

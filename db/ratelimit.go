@@ -11,23 +11,6 @@ import (
 	"github.com/parley/parley"
 )
 
-// Hit counts one event against key in the fixed window of length window that
-// contains now, and returns the count including this one. Counters live in
-// Postgres so that every instance sees the same numbers.
-func (d *DB) Hit(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
-	key = storableKey(key)
-	start := now.Truncate(window)
-	var n int
-	err := d.pool.QueryRow(ctx, `INSERT INTO rate_counters (key, window_start, expires_at, count)
-		VALUES ($1, $2, $3, 1)
-		ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
-		RETURNING count`, key, start, start.Add(window)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("counting %s: %w", key, err)
-	}
-	return n, nil
-}
-
 // Count returns the count of key in the window containing now, without adding to it.
 func (d *DB) Count(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
 	key = storableKey(key)

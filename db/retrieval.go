@@ -73,24 +73,6 @@ var promptCorpusSQL = `SELECT ` + corpusColumns + corpusFrom + promptScope + fmt
 const localeCondition = `
 		AND ($%[1]d = '' OR c.locale IS NULL OR lower(split_part(c.locale, '-', 1)) = $%[1]d)`
 
-// HasCorpusSummaries reports whether any active entry applying to the
-// segment and the locale (as PromptCorpus) has a summary: its content is
-// then only reachable through the explore_corpus tool, which the chat must
-// inject (EXPLORE_CORPUS). A blank summary counts as none, as in the prompt.
-func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error) {
-	seg, err := promptSegment(segmentID)
-	if err != nil {
-		return false, err
-	}
-	var found bool
-	err = d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
-		AND btrim(c.summary) <> '')`, tenantID, seg, parley.LocaleLanguage(locale)).Scan(&found)
-	if err != nil {
-		return false, fmt.Errorf("checking corpus summaries: %w", err)
-	}
-	return found, nil
-}
-
 // ExploreCorpus returns the full entries applying to the segment and the
 // locale (as PromptCorpus) that match query, at most limit: what the
 // explore_corpus tool reads, and what a large tenant's turn adds to the

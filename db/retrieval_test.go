@@ -70,6 +70,13 @@ func (f *promptFixture) add(t *testing.T, tenantID string, e entry) {
 	}
 }
 
+// hasSummaries is what a turn reads of whether any active entry applying to
+// the segment and the locale has a summary (PromptData's HasSummaries).
+func (f *promptFixture) hasSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error) {
+	p, err := f.store.PromptData(ctx, tenantID, segmentID, locale, "", 0)
+	return p.HasSummaries, err
+}
+
 func titles(entries []parley.CorpusEntry) []string {
 	out := make([]string, len(entries))
 	for i, e := range entries {
@@ -152,9 +159,9 @@ func TestPromptCorpus(t *testing.T) {
 		if want := []string{"active"}; !slices.Equal(titles(got), want) {
 			t.Errorf("got %q, want %q", titles(got), want)
 		}
-		has, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.sales, "")
+		has, err := f.hasSummaries(ctx, f.tenant.ID, f.sales, "")
 		if err != nil || has {
-			t.Errorf("HasCorpusSummaries = %v, %v; want false: the only summaries are inactive or another tenant's", has, err)
+			t.Errorf("HasSummaries = %v, %v; want false: the only summaries are inactive or another tenant's", has, err)
 		}
 		// The other tenant's segment id does not open its entries either.
 		got, err = f.store.PromptCorpus(ctx, other.ID, f.sales, "", 50)
@@ -208,7 +215,7 @@ func TestPromptCorpus(t *testing.T) {
 	})
 }
 
-func TestHasCorpusSummaries(t *testing.T) {
+func TestPromptDataHasSummaries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := setupPromptCorpus(t)
@@ -223,7 +230,7 @@ func TestHasCorpusSummaries(t *testing.T) {
 		{"OtherSegment", f.support, false},
 		{"NoSegment", "", false},
 	} {
-		got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, tc.segment, "")
+		got, err := f.hasSummaries(ctx, f.tenant.ID, tc.segment, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +239,7 @@ func TestHasCorpusSummaries(t *testing.T) {
 		}
 	}
 	f.add(t, f.tenant.ID, entry{title: "summarised for all", summary: "short"})
-	if got, err := f.store.HasCorpusSummaries(ctx, f.tenant.ID, f.support, ""); err != nil || !got {
+	if got, err := f.hasSummaries(ctx, f.tenant.ID, f.support, ""); err != nil || !got {
 		t.Errorf("after an entry for every segment: %v, %v; want true", got, err)
 	}
 
@@ -243,7 +250,7 @@ func TestHasCorpusSummaries(t *testing.T) {
 		locale string
 		want   bool
 	}{{"en", false}, {"fr", true}, {"fr-CA", true}, {"", true}} {
-		if got, err := g.store.HasCorpusSummaries(ctx, g.tenant.ID, "", tc.locale); err != nil || got != tc.want {
+		if got, err := g.hasSummaries(ctx, g.tenant.ID, "", tc.locale); err != nil || got != tc.want {
 			t.Errorf("a French summary, locale %q: %v, %v; want %v", tc.locale, got, err, tc.want)
 		}
 	}

@@ -91,27 +91,6 @@ func leaseCountingSQL(guarded bool) string {
 // pooled connection by an earlier turn never matches.
 const countedForSetting = "parley.counted_for"
 
-// TakeSessionLease takes the lease of (tenant, session) for holder, a turn
-// of instance (the id RegisterInstance gave; "" for none), when nobody holds
-// it, its holder's lease expired, or its holder's instance is no longer
-// alive (its heartbeat went stale or it shut down), reporting whether it
-// did; then it reads the session's state with up to turns recent turns, in
-// the same round trip (OpenTurn's pipeline, without the message). It holds
-// no lock or connection once it returns.
-//
-// count, when not nil, is the conversation that the turn will start should
-// the session have none (not a test: a test is never counted): the lease's
-// statement then counts it against the monthly limit (see
-// takeLeaseCountingSQL), and the state says in which month
-// (SessionState.Counted), for StartTurn (ConversationStart.Counted), which
-// starts the conversation on that count or takes it back.
-func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) (bool, parley.SessionState, error) {
-	if count != nil && count.Test {
-		count = nil
-	}
-	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, nil, "")
-}
-
 // leaseStatements are the lease (counting count's conversation when not
 // nil; guarded or not), then the session's state.
 func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart, guarded bool) []statement {
@@ -159,8 +138,8 @@ func readSessionState(rows pgx.Rows) (parley.SessionState, error) {
 	return st, nil
 }
 
-// sessionConversation is a conversation with its last turns, as
-// TakeSessionLease reads them.
+// sessionConversation is a conversation with its last turns, as the
+// session's state reads them (sessionStateSQL).
 type sessionConversation struct {
 	parley.Conversation
 	Roles    []string    `db:"roles"`

@@ -12,13 +12,14 @@ import (
 	"github.com/parley/parley"
 )
 
-// OpenTurn is TakeSessionLease followed by StartTurn in one round trip to
-// PostgreSQL, as a pipeline of two transactions. The first takes the
+// OpenTurn takes the session's lease and stores the visitor's message (as
+// StartTurn does) in one round trip to PostgreSQL, as a pipeline of two
+// transactions. The first takes the
 // session's lease, counting p's conversation against the monthly limit
 // should the session have none (unless p is a test), and commits
 // asynchronously at once, so that the tenant's usage row is locked for one
 // statement. The second, committed synchronously, reads the session's state
-// as TakeSessionLease does, then stores the visitor's message, appended to
+// (sessionStateSQL), then stores the visitor's message, appended to
 // the session's conversation or as the first of a new one started on the
 // lease's count, provided the lease was taken (and, for a new conversation,
 // counted). The message is on disk when OpenTurn returns, with the lease and
@@ -29,7 +30,7 @@ import (
 // anything out of the ordinary (the conversation is the other kind, test or
 // not; the limit refused the count; the segment or visitor is not the
 // tenant's; p breaks the start's rules; a statement failed): the caller then
-// calls StartTurn with the state, as after TakeSessionLease, which stores it
+// calls StartTurn with the state, which stores it
 // or gives the reason, and spends or takes back the count (Counted).
 //
 // guard, when not nil and its Claim says the count is OpenTurn's to make,
@@ -54,7 +55,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, guard, open, content)
 }
 
-// takeLease is TakeSessionLease and OpenTurn: the guard when not nil, in a
+// takeLease is OpenTurn's pipeline: the guard when not nil, in a
 // transaction of its own; the lease (counting count's conversation when not
 // nil) in the next transaction of a pipeline; the session's state and, when
 // open is not nil, the message (content) in the last.

@@ -45,21 +45,6 @@ func OwnerWords(msg string) string {
 	})
 }
 
-// LeakInMessage reports what of the API's own language an owner-facing
-// message still holds ("" when none): a camelCase field name, snake_case,
-// a query parameter. Tests check every error a dashboard page shows.
-func LeakInMessage(msg string) string {
-	if w := camelWord.FindString(msg); w != "" {
-		return w
-	}
-	for _, s := range []string{"snake_case", "?cascade", "cascade=true"} {
-		if strings.Contains(msg, s) {
-			return s
-		}
-	}
-	return ""
-}
-
 // FieldLabel turns a field name (snake_case or camelCase) into words:
 // full_name and fullName are both "Full name".
 func FieldLabel(key string) string {

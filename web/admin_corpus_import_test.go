@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-
-	"github.com/parley/parley/views"
 )
 
 // importCSV posts a CSV file to the dashboard's import as the signed-in
@@ -41,7 +39,7 @@ func (c *adminClient) importCSV(content string, hx bool) adminPage {
 		c.t.Fatal(err)
 	}
 	doc.Find("#import-result p, #import-errors li, .flash").Each(func(_ int, s *goquery.Selection) {
-		if leak := views.LeakInMessage(s.Text()); leak != "" {
+		if leak := leakInMessage(s.Text()); leak != "" {
 			c.t.Errorf("the import shows %q: %q is the API's word, not the owner's", strings.TrimSpace(s.Text()), leak)
 		}
 	})
@@ -110,7 +108,7 @@ func TestAdminCorpusImport(t *testing.T) {
 		t.Errorf("error flash = %q", msg)
 	}
 	for _, sel := range []string{".flash.ok", ".flash.error"} {
-		if leak := views.LeakInMessage(page.text(sel)); leak != "" {
+		if leak := leakInMessage(page.text(sel)); leak != "" {
 			t.Errorf("the flash shows %q, the API's word", leak)
 		}
 	}

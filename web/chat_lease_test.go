@@ -32,13 +32,13 @@ func deadTurn(t *testing.T, b *bundle, tenantID, sessionID, message string) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, st, err := b.db.TakeSessionLease(ctx, tenantID, sessionID, "turn-of-x", x, 2*time.Minute, 19, nil)
+	p := parley.ConversationStart{TenantID: tenantID, SessionID: sessionID, Limit: 1000}
+	ok, st, err := b.db.OpenTurn(ctx, p, message, "turn-of-x", x, 2*time.Minute, 19, nil)
 	if err != nil || !ok {
 		t.Fatalf("the other instance's turn could not take the lease: %v %v", ok, err)
 	}
-	p := parley.ConversationStart{TenantID: tenantID, SessionID: sessionID, Limit: 1000}
-	if _, _, _, err := b.db.StartTurn(ctx, p, message, st.Conversation); err != nil {
-		t.Fatal(err)
+	if st.Opened == nil {
+		t.Fatal("the other instance's turn did not store its message with the lease")
 	}
 	return x
 }

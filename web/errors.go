@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
@@ -79,7 +78,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
-	if d, ok := body.Details.(db.LimitDetails); ok {
+	if d, ok := body.Details.(parley.LimitDetails); ok {
 		// The chat's LIMIT_REACHED body carries the counts at top level (spec, Errors).
 		_ = c.JSON(status, limitBody{Error: body.Error, Code: body.Code, Current: d.Current, Limit: d.Limit, NextResetAt: d.NextResetAt})
 		return

@@ -14,7 +14,7 @@ const instanceStaleBeats = 3
 // heartbeat every Config.Heartbeat until stop, which deletes the row. The
 // engine's turns name the instance in their session leases: should the
 // process die, its leases are free once its heartbeat is instanceStaleBeats
-// beats old, not when they expire (db.TakeSessionLease). The heartbeat does
+// beats old, not when they expire (db.OpenTurn). The heartbeat does
 // not end with ctx: it must go on while the server drains its turns.
 func (s *Server) startInstance(ctx context.Context) (stop func(), err error) {
 	every := cmp.Or(s.Config.Heartbeat, 5*time.Second)
