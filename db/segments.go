@@ -99,18 +99,18 @@ func lockTenant(ctx context.Context, tx pgx.Tx, tenantID string) error {
 // SegmentWrite is a segment create or partial update. On create Slug may be
 // empty (generated from the name); IsDefault true moves the default here.
 type SegmentWrite struct {
-	Slug                 parley.Opt[string]             `json:"slug"`
-	Name                 parley.Opt[string]             `json:"name"`
-	SystemPrompt         parley.Opt[string]             `json:"systemPrompt"`
-	WelcomeMessage       parley.Opt[string]             `json:"welcomeMessage"`
-	ConversationStarters parley.Opt[[]parley.Starter]   `json:"conversationStarters"`
-	FormConfig           parley.Opt[*parley.FormConfig] `json:"formConfig"`
-	IsDefault            parley.Opt[bool]               `json:"isDefault"`
-	IsActive             parley.Opt[bool]               `json:"isActive"`
+	Slug                 parley.Opt[string]
+	Name                 parley.Opt[string]
+	SystemPrompt         parley.Opt[string]
+	WelcomeMessage       parley.Opt[string]
+	ConversationStarters parley.Opt[[]parley.Starter]
+	FormConfig           parley.Opt[*parley.FormConfig]
+	IsDefault            parley.Opt[bool]
+	IsActive             parley.Opt[bool]
 	// AskInChat, set by the dashboard only, keeps the segment's lead tool in
 	// step with the form: true creates or updates it (active, with the
 	// form's fields), false deactivates it (see syncLeadTool).
-	AskInChat parley.Opt[bool] `json:"-"`
+	AskInChat parley.Opt[bool]
 }
 
 // CreateSegment creates a segment within the plan's limit. A taken slug is a

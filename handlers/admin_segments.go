@@ -14,9 +14,9 @@ import (
 	"github.com/parley/parley/views"
 )
 
-// withStarterRows pads the starters to the editor's maxStarters rows.
+// withStarterRows pads the starters to the editor's parley.MaxStarters rows.
 func withStarterRows(st []views.StarterRow) []views.StarterRow {
-	for len(st) < maxStarters {
+	for len(st) < parley.MaxStarters {
 		st = append(st, views.StarterRow{})
 	}
 	return st
@@ -71,8 +71,8 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 
 // segmentWrite turns the form into the API's write: every field is sent, as
 // a PUT of the whole segment would, except what must not change implicitly.
-func segmentWrite(f views.SegmentForm, creating bool) db.SegmentWrite {
-	w := db.SegmentWrite{
+func segmentWrite(f views.SegmentForm, creating bool) parley.SegmentInput {
+	w := parley.SegmentInput{
 		Name: parley.Some(f.Name), SystemPrompt: parley.Some(f.SystemPrompt), WelcomeMessage: parley.Some(f.WelcomeMessage),
 		IsActive: parley.Some(f.IsActive),
 	}
@@ -226,7 +226,7 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 	creating := c.Param("id") == ""
 	var cur parley.Segment
 	if !creating {
-		if cur, err = h.DB.Segment(ctx, a.Tenant.ID, c.Param("id")); err != nil {
+		if cur, err = h.Manage.Segment(ctx, a.Tenant.ID, c.Param("id")); err != nil {
 			return err
 		}
 		f.ID, f.IsDefault = cur.ID, cur.IsDefault
@@ -238,14 +238,11 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 		}
 		return render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 	}
-	w := segmentWrite(f, creating)
-	if errs := validateSegmentWrite(&w, creating); len(errs) > 0 {
-		return rerender(http.StatusUnprocessableEntity, views.Errors(errs), "")
-	}
+	in := segmentWrite(f, creating)
 	if creating {
-		_, err = h.DB.CreateSegment(ctx, a.Tenant.ID, a.Tenant.PlanInfo().SegmentsLimit, w)
+		_, err = h.Manage.CreateSegment(ctx, a.Tenant, in)
 	} else {
-		_, err = h.DB.UpdateSegment(ctx, a.Tenant.ID, f.ID, w)
+		_, err = h.Manage.UpdateSegment(ctx, a.Tenant.ID, f.ID, in)
 	}
 	if status, errs, msg, ok := formStatus(err); ok {
 		return rerender(status, errs, msg)
@@ -283,7 +280,7 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 	ref := c.Param("id")
 	cascade := c.FormValue("cascade") == "true"
 	htmx := c.Request().Header.Get("HX-Request") == "true"
-	del, err := h.DB.DeleteSegment(ctx, a.Tenant.ID, ref, cascade)
+	del, err := h.Manage.DeleteSegment(ctx, a.Tenant.ID, ref, cascade)
 	if err == nil {
 		if htmx {
 			return c.HTML(http.StatusOK, "")

@@ -91,7 +91,7 @@ func corpusProps(withID bool) schema {
 		"sourceUrl":   nullable(str("An http(s) URL it comes from", parley.MaxCorpusSourceURL)),
 		"locale":      nullable(str("Language code such as en, fr or fr-CA", parley.MaxCorpusLocale)),
 		"tags":        schema{"type": []string{"array", "null"}, "items": schema{"type": "string", "maxLength": parley.MaxTag}, "maxItems": parley.MaxTags},
-		"segmentSlug": nullable(str("Slug of the segment it belongs to; null for every segment", maxSegmentSlug)),
+		"segmentSlug": nullable(str("Slug of the segment it belongs to; null for every segment", parley.MaxSegmentSlug)),
 	}
 	if withID {
 		p["id"] = idArg("corpus entry")
@@ -106,15 +106,15 @@ func segmentProps(withID bool) schema {
 		"required": boolean("Whether it must be filled"),
 	}, "name", "label", "type")
 	p := schema{
-		"slug":           str("Lowercase letters, digits and hyphens; generated from the name when omitted", maxSegmentSlug),
-		"name":           str("Name", maxSegmentName),
-		"systemPrompt":   str("Instructions the assistant follows in this segment", maxSystemPrompt),
-		"welcomeMessage": nullable(str("The widget's first message", maxWelcomeMessage)),
-		"conversationStarters": schema{"type": []string{"array", "null"}, "maxItems": maxStarters, "items": object(schema{
-			"text": str("Suggested first question", maxStarterText), "emoji": str("Optional emoji", maxStarterEmoji)}, "text")},
+		"slug":           str("Lowercase letters, digits and hyphens; generated from the name when omitted", parley.MaxSegmentSlug),
+		"name":           str("Name", parley.MaxSegmentName),
+		"systemPrompt":   str("Instructions the assistant follows in this segment", parley.MaxSystemPrompt),
+		"welcomeMessage": nullable(str("The widget's first message", parley.MaxWelcomeMessage)),
+		"conversationStarters": schema{"type": []string{"array", "null"}, "maxItems": parley.MaxStarters, "items": object(schema{
+			"text": str("Suggested first question", parley.MaxStarterText), "emoji": str("Optional emoji", parley.MaxStarterEmoji)}, "text")},
 		"formConfig": schema{"type": []string{"object", "null"}, "description": "The widget's lead form", "properties": schema{
-			"enabled": boolean("Whether the widget shows it"), "intent": str("What it is for", maxFormIntent),
-			"confirmationMessage": str("Shown once sent", maxFormConfirmation),
+			"enabled": boolean("Whether the widget shows it"), "intent": str("What it is for", parley.MaxFormIntent),
+			"confirmationMessage": str("Shown once sent", parley.MaxFormConfirmation),
 			"fields":              schema{"type": "array", "items": formField},
 		}},
 		"isDefault": boolean("Whether it is the tenant's default segment"),
@@ -168,7 +168,7 @@ func (h *Handler) ManageTools() []ManageTool {
 		"page":  integer("Page number, from 1", 1, parley.MaxPage),
 		"limit": integer("Entries per page", 1, manage.MaxCorpusPage),
 	}
-	corpusList := schema{"segmentSlug": str("Only the entries of this segment (slug)", maxSegmentSlug)}
+	corpusList := schema{"segmentSlug": str("Only the entries of this segment (slug)", parley.MaxSegmentSlug)}
 	for k, v := range pagination {
 		corpusList[k] = v
 	}
@@ -293,7 +293,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				s, err := h.DB.Segment(ctx, t.ID, id)
+				s, err := h.Manage.Segment(ctx, t.ID, id)
 				if err != nil {
 					return nil, err
 				}
@@ -303,11 +303,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "Create a segment, within the plan's segment limit.",
 			Input:       object(segmentProps(false), "name", "systemPrompt"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				w, err := segmentWriteOf(args, true)
-				if err != nil {
-					return nil, err
-				}
-				s, err := h.DB.CreateSegment(ctx, t.ID, t.PlanInfo().SegmentsLimit, w)
+				s, err := h.Manage.CreateSegment(ctx, t, segmentInput(args))
 				if err != nil {
 					return nil, err
 				}
@@ -321,11 +317,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				w, err := segmentWriteOf(args, false)
-				if err != nil {
-					return nil, err
-				}
-				s, err := h.DB.UpdateSegment(ctx, t.ID, id, w)
+				s, err := h.Manage.UpdateSegment(ctx, t.ID, id, segmentInput(args))
 				if err != nil {
 					return nil, err
 				}
@@ -542,16 +534,6 @@ func queryArgs(args map[string]json.RawMessage) (query, error) {
 		return nil, err
 	}
 	return queryValues(q), nil
-}
-
-// segmentWriteOf decodes and validates a segment's fields, as the REST API does.
-func segmentWriteOf(args map[string]json.RawMessage, creating bool) (db.SegmentWrite, error) {
-	var w db.SegmentWrite
-	errs := decodeFields(args, &w)
-	for k, v := range validateSegmentWrite(&w, creating) {
-		errs.Add(k, v)
-	}
-	return w, errs.Err()
 }
 
 // segmentSummaries are the tenant's segments as GET /tenants/{slug}/segments lists them.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -68,8 +69,8 @@ func TestManageToolSchemas(t *testing.T) {
 	}{
 		{"create_corpus_entry", jsonTags(corpusBody{}, "segment")},
 		{"update_corpus_entry", jsonTags(corpusBody{}, "segment")},
-		{"create_segment", jsonTags(db.SegmentWrite{})},
-		{"update_segment", jsonTags(db.SegmentWrite{})},
+		{"create_segment", jsonTags(parley.SegmentInput{})},
+		{"update_segment", jsonTags(parley.SegmentInput{})},
 		{"create_tool", jsonTags(toolBody{})},
 		{"update_tool", jsonTags(toolBody{})},
 		{"update_persona", jsonTags(personaJSON{})},

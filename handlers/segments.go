@@ -1,35 +1,14 @@
 package handlers
 
 import (
-	"fmt"
+	"encoding/json"
 	"net/http"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
-)
-
-// Segment limits; those the spec does not give are chosen here and documented in the OpenAPI document.
-const (
-	maxSegmentSlug      = 100
-	maxSegmentName      = 255
-	maxSystemPrompt     = 20000
-	maxWelcomeMessage   = 1000
-	maxStarters         = 4
-	maxStarterText      = 50
-	maxStarterEmoji     = 16
-	maxFormIntent       = 100
-	maxFormConfirmation = 500
-)
-
-var (
-	segmentSlugPattern = regexp.MustCompile(`^[a-z0-9-]{1,100}$`)
 )
 
 // segmentSummaryJSON is a list item: no systemPrompt, with counts.
@@ -48,81 +27,20 @@ type segmentSummaryJSON struct {
 	UpdatedAt            time.Time          `json:"updatedAt"`
 }
 
-// validateSegmentWrite checks a create (creating true) or partial update.
-func validateSegmentWrite(w *db.SegmentWrite, creating bool) parley.FieldErrors {
-	errs := parley.FieldErrors{}
-	parley.NullIfEmpty(&w.WelcomeMessage)
-	if creating && !w.Name.Set {
-		errs.Add("name", "is required")
-	}
-	if parley.NotNull(errs, "name", w.Name) {
-		w.Name.Value = strings.TrimSpace(w.Name.Value)
-		if w.Name.Value == "" {
-			errs.Add("name", "must not be empty")
-		}
-		parley.CheckLen(errs, "name", w.Name, maxSegmentName)
-	}
-	if creating && !w.SystemPrompt.Set {
-		errs.Add("systemPrompt", "is required")
-	}
-	if parley.NotNull(errs, "systemPrompt", w.SystemPrompt) {
-		if strings.TrimSpace(w.SystemPrompt.Value) == "" {
-			errs.Add("systemPrompt", "must not be empty")
-		}
-		parley.CheckLen(errs, "systemPrompt", w.SystemPrompt, maxSystemPrompt)
-	}
-	if w.Slug.Set && !w.Slug.Null && !(creating && w.Slug.Value == "") {
-		if !segmentSlugPattern.MatchString(w.Slug.Value) {
-			errs.Add("slug", "must be 1 to 100 lowercase letters, digits or hyphens")
-		}
-	} else if w.Slug.Set && w.Slug.Null && !creating {
-		errs.Add("slug", "must not be null")
-	}
-	parley.CheckLen(errs, "welcomeMessage", w.WelcomeMessage, maxWelcomeMessage)
-	if w.ConversationStarters.Set && !w.ConversationStarters.Null {
-		st := w.ConversationStarters.Value
-		if len(st) > maxStarters {
-			errs.Add("conversationStarters", fmt.Sprintf("at most %d starters", maxStarters))
-		}
-		for i := range st {
-			st[i].Text = strings.TrimSpace(st[i].Text)
-			switch {
-			case st[i].Text == "":
-				errs.Add("conversationStarters", fmt.Sprintf("starter %d: text is required", i+1))
-			case utf8.RuneCountInString(st[i].Text) > maxStarterText:
-				errs.Add("conversationStarters", fmt.Sprintf("starter %d: text %s", i+1, parley.TooLong(maxStarterText)))
-			case utf8.RuneCountInString(st[i].Emoji) > maxStarterEmoji:
-				errs.Add("conversationStarters", fmt.Sprintf("starter %d: emoji %s", i+1, parley.TooLong(maxStarterEmoji)))
-			}
-		}
-	}
-	if w.FormConfig.Set && w.FormConfig.Value != nil {
-		fc := w.FormConfig.Value
-		if utf8.RuneCountInString(fc.Intent) > maxFormIntent {
-			errs.Add("formConfig", "intent "+parley.TooLong(maxFormIntent))
-		}
-		if utf8.RuneCountInString(fc.ConfirmationMessage) > maxFormConfirmation {
-			errs.Add("formConfig", "confirmationMessage "+parley.TooLong(maxFormConfirmation))
-		}
-		if fc.Enabled && len(fc.Fields) == 0 {
-			errs.Add("formConfig", "an enabled form needs at least one field")
-		}
-		if fc.Fields == nil {
-			fc.Fields = []parley.FormField{}
-		}
-		parley.ValidateFormFields(errs, "formConfig", fc.Fields)
-	}
-	parley.NotNull(errs, "isDefault", w.IsDefault)
-	parley.NotNull(errs, "isActive", w.IsActive)
-	return errs
+// segmentInput decodes the fields of a segment write: the REST body or an
+// MCP tool's arguments.
+func segmentInput(raw map[string]json.RawMessage) parley.SegmentInput {
+	var in parley.SegmentInput
+	in.Problems = decodeFields(raw, &in)
+	return in
 }
 
-func (h *Handler) decodeSegmentWrite(c echo.Context, creating bool) (db.SegmentWrite, error) {
+func decodeSegment(c echo.Context) (parley.SegmentInput, error) {
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
-		return db.SegmentWrite{}, err
+		return parley.SegmentInput{}, err
 	}
-	return segmentWriteOf(raw, creating)
+	return segmentInput(raw), nil
 }
 
 // ListSegments answers GET /tenants/{slug}/segments: a bare array without system prompts.
@@ -136,7 +54,7 @@ func (h *Handler) ListSegments(c echo.Context) error {
 
 // ShowSegment answers GET /tenants/{slug}/segments/{id} (id or slug).
 func (h *Handler) ShowSegment(c echo.Context) error {
-	s, err := h.DB.Segment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	s, err := h.Manage.Segment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -145,12 +63,11 @@ func (h *Handler) ShowSegment(c echo.Context) error {
 
 // CreateSegment answers POST /tenants/{slug}/segments.
 func (h *Handler) CreateSegment(c echo.Context) error {
-	w, err := h.decodeSegmentWrite(c, true)
+	in, err := decodeSegment(c)
 	if err != nil {
 		return err
 	}
-	t := tenantFrom(c)
-	s, err := h.DB.CreateSegment(c.Request().Context(), t.ID, t.PlanInfo().SegmentsLimit, w)
+	s, err := h.Manage.CreateSegment(c.Request().Context(), tenantFrom(c), in)
 	if err != nil {
 		return err
 	}
@@ -159,11 +76,11 @@ func (h *Handler) CreateSegment(c echo.Context) error {
 
 // UpdateSegment answers PUT (and PATCH) /tenants/{slug}/segments/{id}: only sent fields change.
 func (h *Handler) UpdateSegment(c echo.Context) error {
-	w, err := h.decodeSegmentWrite(c, false)
+	in, err := decodeSegment(c)
 	if err != nil {
 		return err
 	}
-	s, err := h.DB.UpdateSegment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), w)
+	s, err := h.Manage.UpdateSegment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -180,7 +97,7 @@ func (h *Handler) DeleteSegment(c echo.Context) error {
 		}
 		cascade = b
 	}
-	del, err := h.DB.DeleteSegment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), cascade)
+	del, err := h.Manage.DeleteSegment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), cascade)
 	if err != nil {
 		return err
 	}

@@ -719,7 +719,7 @@ func TestOpenAPISegmentWriteMatchesDecoder(t *testing.T) {
 	t.Parallel()
 	doc := loadOpenAPI(t)
 	var decoded []string
-	wt := reflect.TypeFor[db.SegmentWrite]()
+	wt := reflect.TypeFor[parley.SegmentInput]()
 	for i := 0; i < wt.NumField(); i++ {
 		if name, _, _ := strings.Cut(wt.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
 			decoded = append(decoded, name)
