@@ -39,17 +39,13 @@ func (d *DB) GetSynonyms(ctx context.Context, tenantID, id string) (parley.Synon
 	return g, nil
 }
 
-// CreateSynonyms adds a synonym group of terms (parley.CleanSynonymTerms
-// cleans and checks them) to the tenant, within parley.MaxSynonymGroups
+// CreateSynonyms adds a synonym group of terms, as parley.CleanSynonymTerms
+// returns them (manage checks them), to the tenant, within parley.MaxSynonymGroups
 // (KindRateLimited, code LIMIT_REACHED, past it), counted under the
 // tenant's lock so that two creates cannot both take the last place.
 func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
-	terms, err := parley.CleanSynonymTerms(terms)
-	if err != nil {
-		return g, err
-	}
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -63,8 +59,8 @@ func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string
 				Details: map[string]int{"current": n, "limit": parley.MaxSynonymGroups}}
 		}
 		rows, _ := tx.Query(ctx, `INSERT INTO corpus_synonyms (tenant_id, terms) VALUES ($1, $2) RETURNING `+synonymColumns, tenantID, terms)
-		g, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.SynonymGroup])
-		if err != nil {
+		var err error
+		if g, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.SynonymGroup]); err != nil {
 			return fmt.Errorf("creating synonyms: %w", err)
 		}
 		return nil
@@ -72,19 +68,16 @@ func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string
 	return g, err
 }
 
-// UpdateSynonyms replaces the terms of one of the tenant's synonym groups.
+// UpdateSynonyms replaces the terms of one of the tenant's synonym groups
+// (terms as parley.CleanSynonymTerms returns them).
 func (d *DB) UpdateSynonyms(ctx context.Context, tenantID, id string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
-	terms, err := parley.CleanSynonymTerms(terms)
-	if err != nil {
-		return g, err
-	}
 	if !looksLikeUUID(id) {
 		return g, parley.Errorf(parley.KindNotFound, "Synonym group not found")
 	}
 	rows, _ := d.pool.Query(ctx, `UPDATE corpus_synonyms SET terms = $3, updated_at = now()
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+synonymColumns, tenantID, id, terms)
-	g, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.SynonymGroup])
+	g, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.SynonymGroup])
 	if err != nil {
 		return g, notFound(err, "Synonym group")
 	}

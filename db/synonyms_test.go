@@ -24,12 +24,10 @@ func TestSynonyms(t *testing.T) {
 		}
 		return -1
 	}
-	g, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{" bike ", "bicycle", "push  bike"})
+	// The terms come clean (manage.CreateSynonyms cleans and checks them).
+	g, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"bike", "bicycle", "push bike"})
 	if err != nil || !slices.Equal(g.Terms, []string{"bike", "bicycle", "push bike"}) {
 		t.Fatalf("create: %+v, %v", g, err)
-	}
-	if _, err := f.store.CreateSynonyms(ctx, f.tenant.ID, []string{"bike"}); kind(err) != parley.KindInvalid {
-		t.Errorf("one term: %v", err)
 	}
 	if _, err := f.store.GetSynonyms(ctx, other.ID, g.ID); kind(err) != parley.KindNotFound {
 		t.Errorf("another tenant's group: %v", err)

@@ -71,7 +71,7 @@ func (h *Handler) ShowEmbeddingsStatus(c echo.Context) error {
 func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	cur, err := h.DB.EmbeddingSettings(ctx, t.ID)
+	cur, err := h.Manage.EmbeddingSettings(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 	// The owner's words win over the API's where they differ (Add keeps
 	// the first message of a field): the API speaks of DELETE and null.
 	errs := parley.FieldErrors{}
-	b := embeddingsBody{URL: parley.Some(f.URL), Model: parley.Some(f.Model)}
+	in := parley.EmbeddingsInput{URL: parley.Some(f.URL), Model: parley.Some(f.Model), Problems: errs}
 	if f.URL == "" {
 		errs.Add("embeddingsUrl", "is required; to stop using your own endpoint, use “Stop using my endpoint” below")
 	}
@@ -94,28 +94,28 @@ func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 		switch {
 		case err != nil:
 			errs.Add("embeddingsDimensions", "must be a whole number, or empty for the model's own")
-		case n < 1 || n > maxEmbeddingsDims:
-			errs.Add("embeddingsDimensions", fmt.Sprintf("must be between 1 and %d, or empty for the model's own", maxEmbeddingsDims))
+		case n < 1 || n > parley.MaxEmbeddingsDims:
+			errs.Add("embeddingsDimensions", fmt.Sprintf("must be between 1 and %d, or empty for the model's own", parley.MaxEmbeddingsDims))
 		}
 		if err == nil {
-			b.Dimensions = parley.Some(n)
+			in.Dimensions = parley.Some(n)
 		}
 	}
 	switch key := form.Get("embeddingsApiKey"); {
 	case key != "":
-		b.APIKey = parley.Some(key)
+		in.APIKey = parley.Some(key)
 	case form.Get("removeApiKey") == "true":
-		b.APIKey = parley.Some("") // the API's way to remove it
+		in.APIKey = parley.Some("") // the API's way to remove it
 	}
-	dims, key := h.validateEmbeddingSettings(ctx, b, cur, errs)
-	if err := errs.Err(); err != nil {
-		f.Errors = views.Errors(errs)
+	_, err = h.Manage.SaveEmbeddingSettings(ctx, t.ID, in)
+	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+		f.Errors = ferrs
 		if f.Status, _, err = h.embeddingsStatus(c); err != nil {
 			return err
 		}
-		return h.renderEmbeddings(c, http.StatusUnprocessableEntity, f)
+		return h.renderEmbeddings(c, status, f)
 	}
-	if _, err := h.DB.SaveEmbeddingSettings(ctx, t.ID, f.URL, f.Model, dims, key); err != nil {
+	if err != nil {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Saved. Your knowledge base is being prepared for search by meaning with your endpoint.")
@@ -127,7 +127,7 @@ func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 func (h *Handler) RemoveEmbeddingsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	if err := h.DB.ClearEmbeddingSettings(ctx, t.ID); err != nil {
+	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {
 		return err
 	}
 	msg := "Your endpoint is no longer used: the assistant matches words, typos and synonyms."

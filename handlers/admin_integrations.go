@@ -141,7 +141,7 @@ func elapsed(d time.Duration) string {
 func (h *Handler) DiscoverMCPTools(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
-		return planRequired("MCP tools", t.Plan, "builder")
+		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
 	r := h.discoverMCPTools(c.Request().Context(), t)
 	if isHTMX(c) {

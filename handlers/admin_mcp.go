@@ -32,10 +32,10 @@ func (h *Handler) ShowMCPPage(c echo.Context) error {
 func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
-		return planRequired("MCP tools", t.Plan, "builder")
+		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
 	ctx := c.Request().Context()
-	cur, err := h.DB.MCPSettings(ctx, t.ID)
+	cur, err := h.Manage.MCPSettings(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -45,28 +45,28 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	}
 	f := views.MCPForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("mcpToolsUrl")),
 		MaxTools: strings.TrimSpace(form.Get("mcpToolsMaxTools")), HasKey: cur.SealedAPIKey != nil}
-	errs := parley.FieldErrors{}
-	b := mcpBody{URL: parley.Some(f.URL)}
+	// The owner's words come first where they differ from the API's.
+	in := parley.MCPSettingsInput{URL: parley.Some(f.URL), Problems: parley.FieldErrors{}}
 	if f.URL == "" {
-		errs.Add("mcpToolsUrl", "is required; to turn MCP tools off, remove the configuration")
+		in.Problems.Add("mcpToolsUrl", "is required; to turn MCP tools off, remove the configuration")
 	}
 	if n, err := strconv.Atoi(f.MaxTools); err != nil {
-		errs.Add("mcpToolsMaxTools", "must be a whole number")
+		in.Problems.Add("mcpToolsMaxTools", "must be a whole number")
 	} else {
-		b.MaxTools = parley.Some(n)
+		in.MaxTools = parley.Some(n)
 	}
 	switch key := form.Get("mcpToolsApiKey"); {
 	case key != "":
-		b.APIKey = parley.Some(key)
+		in.APIKey = parley.Some(key)
 	case form.Get("removeApiKey") == "true":
-		b.APIKey = parley.Some("") // the API's way to remove it
+		in.APIKey = parley.Some("") // the API's way to remove it
 	}
-	maxTools, key := h.validateMCPSettings(c.Request().Context(), b, cur.MaxTools, errs)
-	if err := errs.Err(); err != nil {
-		f.Errors = views.Errors(errs)
-		return h.renderMCP(c, http.StatusUnprocessableEntity, f)
+	_, err = h.Manage.SaveMCPSettings(ctx, t, in)
+	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+		f.Errors = ferrs
+		return h.renderMCP(c, status, f)
 	}
-	if _, err := h.DB.SaveMCPSettings(ctx, t.ID, f.URL, maxTools, key); err != nil {
+	if err != nil {
 		return err
 	}
 	h.forgetMCPTools(t.ID)
@@ -77,7 +77,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 // RemoveMCPSettings deletes the configuration; htmx is sent back to the page.
 func (h *Handler) RemoveMCPSettings(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.DB.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
+	if err := h.Manage.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
 		return err
 	}
 	h.forgetMCPTools(adminFrom(c).Tenant.ID)

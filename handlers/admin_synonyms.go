@@ -45,7 +45,7 @@ func synonymProblem(terms []string, err error) (msg string, ok bool) {
 
 // synonymsView loads the page's list of groups.
 func (h *Handler) synonymsView(c echo.Context) (views.SynonymsView, error) {
-	groups, err := h.DB.ListSynonyms(c.Request().Context(), adminFrom(c).Tenant.ID)
+	groups, err := h.Manage.ListSynonyms(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return views.SynonymsView{}, err
 	}
@@ -75,7 +75,7 @@ func (h *Handler) SaveNewSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
 	typed := c.FormValue("terms")
 	terms := splitTerms(typed)
-	g, err := h.DB.CreateSynonyms(ctx, adminFrom(c).Tenant.ID, terms)
+	g, err := h.Manage.CreateSynonyms(ctx, adminFrom(c).Tenant.ID, terms)
 	if err == nil {
 		h.Sessions.Put(ctx, sessFlash, "Added the group "+strings.Join(g.Terms, ", ")+".")
 		return c.Redirect(http.StatusSeeOther, synonymsPath)
@@ -105,7 +105,7 @@ func (h *Handler) SaveSynonyms(c echo.Context) error {
 	id := c.Param("id")
 	typed := c.FormValue("terms")
 	terms := splitTerms(typed)
-	g, err := h.DB.UpdateSynonyms(ctx, adminFrom(c).Tenant.ID, id, terms)
+	g, err := h.Manage.UpdateSynonyms(ctx, adminFrom(c).Tenant.ID, id, terms)
 	row := views.SynonymRow{ID: id, Terms: typed}
 	status := http.StatusOK
 	if err == nil {
@@ -139,14 +139,14 @@ func (h *Handler) SaveSynonyms(c echo.Context) error {
 func (h *Handler) RemoveSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	if err := h.DB.DeleteSynonyms(ctx, tenantID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteSynonyms(ctx, tenantID, c.Param("id")); err != nil {
 		return err
 	}
 	if !isHTMX(c) {
 		h.Sessions.Put(ctx, sessFlash, "Group deleted.")
 		return c.Redirect(http.StatusSeeOther, synonymsPath)
 	}
-	groups, err := h.DB.ListSynonyms(ctx, tenantID)
+	groups, err := h.Manage.ListSynonyms(ctx, tenantID)
 	if err != nil {
 		return err
 	}

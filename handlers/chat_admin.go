@@ -47,7 +47,7 @@ func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token str
 		return nil, refuse("it was issued for another tenant")
 	}
 	if !t.PlanInfo().MCP {
-		return nil, planRequired("Admin tokens in chat (Parley's MCP tools)", t.Plan, "builder")
+		return nil, parley.PlanRequired("Admin tokens in chat (Parley's MCP tools)", t.Plan, "builder")
 	}
 	granted := auth.MCPScopesOf(p)
 	if len(granted) == 0 {

@@ -2,29 +2,17 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 )
 
 // A tenant's own embedding endpoint (issue 34): GET, PUT and DELETE
 // /tenants/{slug}/embeddings, and the dashboard's page (admin_embeddings.go)
 // with the same rules.
-
-const (
-	maxEmbeddingsModel  = 200
-	maxEmbeddingsAPIKey = 500
-	maxEmbeddingsDims   = 8192
-)
 
 // embeddingsBody is the JSON of an embedding endpoint save.
 type embeddingsBody struct {
@@ -34,56 +22,10 @@ type embeddingsBody struct {
 	Dimensions parley.Opt[int]    `json:"embeddingsDimensions"`
 }
 
-// validateEmbeddingSettings checks an embedding endpoint save against the
-// stored settings cur, adding its problems to errs. It returns the
-// dimensions (nil: the model's own) and the key change (unset keeps the
-// stored key). A key is sent as a bearer token, so it goes over https only:
-// an http URL is refused while a key is, or stays, set. The API and the
-// dashboard share it.
-func (h *Handler) validateEmbeddingSettings(ctx context.Context, b embeddingsBody, cur db.EmbeddingSettings, errs parley.FieldErrors) (*int, parley.Opt[[]byte]) {
-	b.URL.Value, b.Model.Value = strings.TrimSpace(b.URL.Value), strings.TrimSpace(b.Model.Value)
-	if !b.URL.Set || b.URL.Null || b.URL.Value == "" {
-		errs.Add("embeddingsUrl", "is required (use DELETE to remove the endpoint)")
-	} else {
-		parley.CheckHTTPURL(errs, "embeddingsUrl", b.URL, false)
-		h.checkOutboundURL(ctx, errs, "embeddingsUrl", b.URL.Value)
-	}
-	switch {
-	case !b.Model.Set || b.Model.Null || b.Model.Value == "":
-		errs.Add("embeddingsModel", "is required: the model's name at the endpoint, such as text-embedding-3-small")
-	case utf8.RuneCountInString(b.Model.Value) > maxEmbeddingsModel:
-		errs.Add("embeddingsModel", parley.TooLong(maxEmbeddingsModel))
-	case strings.IndexFunc(b.Model.Value, unicode.IsControl) >= 0:
-		errs.Add("embeddingsModel", "must not contain control characters")
-	}
-	var dims *int
-	if b.Dimensions.Set && !b.Dimensions.Null {
-		if n := b.Dimensions.Value; n < 1 || n > maxEmbeddingsDims {
-			errs.Add("embeddingsDimensions", fmt.Sprintf("must be between 1 and %d, or null for the model's own", maxEmbeddingsDims))
-		} else {
-			dims = &n
-		}
-	}
-	var key parley.Opt[[]byte]
-	hasKey := cur.SealedAPIKey != nil
-	if b.APIKey.Set {
-		switch {
-		case b.APIKey.Null || b.APIKey.Value == "":
-			key, hasKey = parley.Opt[[]byte]{Set: true, Null: true}, false
-		case utf8.RuneCountInString(b.APIKey.Value) > maxEmbeddingsAPIKey:
-			errs.Add("embeddingsApiKey", parley.TooLong(maxEmbeddingsAPIKey))
-		case strings.IndexFunc(b.APIKey.Value, unicode.IsControl) >= 0:
-			errs.Add("embeddingsApiKey", "must not contain control characters")
-		default:
-			key, hasKey = parley.Some(h.Box.Seal([]byte(b.APIKey.Value))), true
-		}
-	}
-	if _, bad := errs["embeddingsUrl"]; !bad && hasKey {
-		if u, err := url.Parse(b.URL.Value); err == nil && u.Scheme != "https" {
-			errs.Add("embeddingsUrl", "must use https while an API key is set: the key would travel in clear text")
-		}
-	}
-	return dims, key
+// input is the management operations' input of b; problems are what
+// decoding found.
+func (b embeddingsBody) input(problems parley.FieldErrors) parley.EmbeddingsInput {
+	return parley.EmbeddingsInput{URL: b.URL, APIKey: b.APIKey, Model: b.Model, Dimensions: b.Dimensions, Problems: problems}
 }
 
 // embeddingsJSON is the tenant's embedding endpoint and how far its
@@ -105,27 +47,21 @@ type embeddingsJSON struct {
 
 // embeddingsState reads the tenant's settings and status as embeddingsJSON.
 func (h *Handler) embeddingsState(ctx context.Context, tenantID string) (embeddingsJSON, error) {
-	s, err := h.DB.EmbeddingSettings(ctx, tenantID)
+	operator := ""
+	if h.Engine != nil && h.Engine.Embeddings != nil {
+		operator = h.Engine.Embeddings.Model()
+	}
+	st, err := h.Manage.EmbeddingState(ctx, tenantID, operator)
 	if err != nil {
 		return embeddingsJSON{}, err
 	}
-	out := embeddingsJSON{URL: s.URL, Model: s.Model, Dimensions: s.Dimensions, HasAPIKey: s.SealedAPIKey != nil, Source: "none"}
-	model := s.ModelKey()
-	switch {
-	case model != "":
-		out.Source = "tenant"
-	case h.Engine != nil && h.Engine.Embeddings != nil:
-		out.Source, model = "operator", h.Engine.Embeddings.Model()
+	s := st.Settings
+	out := embeddingsJSON{URL: s.URL, Model: s.Model, Dimensions: s.Dimensions, HasAPIKey: s.SealedAPIKey != nil, Source: st.Source,
+		Entries: st.Status.Entries, Embedded: st.Status.Embedded, LastError: st.Status.LastError,
+		LastErrorAt: st.Status.FailedAt, LastEmbeddedAt: st.Status.EmbeddedAt}
+	if st.Model != "" {
+		out.VectorModel = &st.Model
 	}
-	if model == "" {
-		return out, nil
-	}
-	out.VectorModel = &model
-	st, err := h.DB.EmbeddingStatus(ctx, tenantID, model)
-	if err != nil {
-		return out, err
-	}
-	out.Entries, out.Embedded, out.LastError, out.LastErrorAt, out.LastEmbeddedAt = st.Entries, st.Embedded, st.LastError, st.FailedAt, st.EmbeddedAt
 	return out, nil
 }
 
@@ -150,16 +86,8 @@ func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 		return err
 	}
 	var b embeddingsBody
-	errs := decodeFields(raw, &b)
-	cur, err := h.DB.EmbeddingSettings(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	dims, key := h.validateEmbeddingSettings(ctx, b, cur, errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	if _, err := h.DB.SaveEmbeddingSettings(ctx, t.ID, strings.TrimSpace(b.URL.Value), strings.TrimSpace(b.Model.Value), dims, key); err != nil {
+	problems := decodeFields(raw, &b)
+	if _, err := h.Manage.SaveEmbeddingSettings(ctx, t.ID, b.input(problems)); err != nil {
 		return err
 	}
 	return h.ShowEmbeddings(c)
@@ -170,7 +98,7 @@ func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 func (h *Handler) DeleteEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
-	if err := h.DB.ClearEmbeddingSettings(ctx, t.ID); err != nil {
+	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {
 		return err
 	}
 	out, err := h.embeddingsState(ctx, t.ID)

@@ -133,6 +133,20 @@ func (h *Handler) checkOutboundURL(ctx context.Context, errs parley.FieldErrors,
 	}
 }
 
+// Addresses vets tenants' URLs for the management operations with the
+// handler's outbound guard, read at each call.
+func (h *Handler) Addresses() manage.Addresses { return handlerAddresses{h} }
+
+type handlerAddresses struct{ h *Handler }
+
+func (a handlerAddresses) Problem(ctx context.Context, rawURL string) string {
+	return a.h.addressProblem(ctx, rawURL, false)
+}
+
+func (a handlerAddresses) PlainHTTP(ctx context.Context, rawURL string) bool {
+	return a.h.Outbound != nil && a.h.Outbound.Exempt(ctx, rawURL)
+}
+
 // addressProblem says why the service must not call rawURL's host, or "":
 // it is or resolves to a private or reserved address; or, when
 // mustResolve, it does not resolve. The dial-time guard applies again to

@@ -59,7 +59,7 @@ func (h *Handler) NewMCPServer() echo.HandlerFunc {
 	return func(c echo.Context) error {
 		t, p := tenantFrom(c), principalFrom(c)
 		if !t.PlanInfo().MCP {
-			return planRequired("Parley's MCP server and its tools", t.Plan, "builder")
+			return parley.PlanRequired("Parley's MCP server and its tools", t.Plan, "builder")
 		}
 		if len(auth.MCPScopesOf(p)) == 0 {
 			scopes := strings.Join(auth.MCPScopes, " ")

@@ -5,13 +5,11 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/parley/parley"
 )
 
 // decodeSynonymTerms reads the body of a synonym create or replace,
 // {"terms": [...]}; other members are ignored, so a client may send back
-// what it read. The terms themselves are checked by the store.
+// what it read. The terms themselves are checked by manage.
 func decodeSynonymTerms(c echo.Context) ([]string, error) {
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
@@ -35,19 +33,16 @@ func decodeSynonymTerms(c echo.Context) ([]string, error) {
 // ListSynonyms answers GET /tenants/{slug}/synonyms: a bare array of the
 // tenant's synonym groups, oldest first (at most parley.MaxSynonymGroups).
 func (h *Handler) ListSynonyms(c echo.Context) error {
-	groups, err := h.DB.ListSynonyms(c.Request().Context(), tenantFrom(c).ID)
+	groups, err := h.Manage.ListSynonyms(c.Request().Context(), tenantFrom(c).ID)
 	if err != nil {
 		return err
-	}
-	if groups == nil {
-		groups = []parley.SynonymGroup{}
 	}
 	return c.JSON(http.StatusOK, groups)
 }
 
 // ShowSynonyms answers GET /tenants/{slug}/synonyms/{id}.
 func (h *Handler) ShowSynonyms(c echo.Context) error {
-	g, err := h.DB.GetSynonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	g, err := h.Manage.Synonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -61,7 +56,7 @@ func (h *Handler) CreateSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.DB.CreateSynonyms(c.Request().Context(), tenantFrom(c).ID, terms)
+	g, err := h.Manage.CreateSynonyms(c.Request().Context(), tenantFrom(c).ID, terms)
 	if err != nil {
 		return err
 	}
@@ -75,7 +70,7 @@ func (h *Handler) UpdateSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.DB.UpdateSynonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), terms)
+	g, err := h.Manage.UpdateSynonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), terms)
 	if err != nil {
 		return err
 	}
@@ -84,5 +79,5 @@ func (h *Handler) UpdateSynonyms(c echo.Context) error {
 
 // DeleteSynonyms answers DELETE /tenants/{slug}/synonyms/{id}: {deleted: true, id}.
 func (h *Handler) DeleteSynonyms(c echo.Context) error {
-	return deleteOne(c, "id", h.DB.DeleteSynonyms)
+	return deleteOne(c, "id", h.Manage.DeleteSynonyms)
 }

@@ -45,7 +45,7 @@ func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, *parley.Segment, e
 		return t, nil, errVoiceSecret
 	}
 	if !t.PlanInfo().Voice {
-		return t, nil, planRequired("Voice calls", t.Plan, "scale")
+		return t, nil, parley.PlanRequired("Voice calls", t.Plan, "scale")
 	}
 	if !t.VoiceEnabled {
 		return t, nil, errVoiceDisabled

@@ -188,7 +188,7 @@ func changesVoice(t parley.Tenant, p db.TenantPatch) bool {
 
 // voicePlanRequired is the 402 of a voice setting on a plan without voice.
 func voicePlanRequired(plan string) error {
-	return planRequired("Voice calls", plan, "scale")
+	return parley.PlanRequired("Voice calls", plan, "scale")
 }
 
 // newVoiceSecret returns a random secret for the orchestrator to send.

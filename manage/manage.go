@@ -10,9 +10,41 @@
 // do its own gates (scopes, plans shown as upgrades).
 package manage
 
-import "github.com/parley/parley/db"
+import (
+	"context"
+
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+)
 
 // Service runs the operations, over the store.
 type Service struct {
 	DB *db.DB
+	// Box seals the secrets tenants give (keys, webhook secrets).
+	Box *auth.Box
+	// Addresses vets the URLs tenants give Parley to call; nil vets none
+	// (the dial-time guard still applies to every request).
+	Addresses Addresses
+}
+
+// Addresses vets, at registration, a URL a tenant gives Parley to call:
+// the outbound guard's checks (agent/outbound), which manage does not
+// import.
+type Addresses interface {
+	// Problem says why Parley must not call rawURL, or "": its host is, or
+	// resolves to, a private or reserved address. A host that does not
+	// resolve now passes: DNS may not exist yet.
+	Problem(ctx context.Context, rawURL string) string
+	// PlainHTTP says whether rawURL may be called over plain http: its
+	// host is one the operator exempted (PARLEY_SSRF_ALLOW).
+	PlainHTTP(ctx context.Context, rawURL string) bool
+}
+
+// address is the Addresses' Problem in ctx, for the rules' Check; nil
+// without Addresses.
+func (s *Service) address(ctx context.Context) func(string) string {
+	if s.Addresses == nil {
+		return nil
+	}
+	return func(rawURL string) string { return s.Addresses.Problem(ctx, rawURL) }
 }

@@ -100,7 +100,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	}
 	guard := outbound.New(cfg.SSRFAllow, nil)
 	s.Handler = &handlers.Handler{
-		DB: store, Manage: &manage.Service{DB: store}, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
+		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: guard, OAuth: oauth,
 		// One clock for the handlers and the engine: tests set Handler.Now.
@@ -114,6 +114,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		ResetByEmail:     s.Mail != nil,
 		Vapi:             handlers.VapiOperator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 	}
+	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
 		store.EnableEmbeddings()
 	}
