@@ -15,9 +15,6 @@ import (
 	"github.com/parley/parley/db/deliveryargs"
 )
 
-// WebhookEvents are the events an endpoint may subscribe to.
-var WebhookEvents = []string{EventSubmissionCreated, EventSubmissionUpdated}
-
 // Webhook limits.
 const (
 	MaxWebhookEndpoints = 20 // per tenant

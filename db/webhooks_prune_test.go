@@ -73,7 +73,7 @@ func TestPruneDeliveries(t *testing.T) {
 func newEndpoint(t *testing.T, store *db.DB, tenantID string) db.WebhookEndpoint {
 	t.Helper()
 	ep, err := store.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
-		URL: parley.Some("https://hooks.example.com/x"), Events: parley.Some(db.WebhookEvents), SecretSealed: []byte("sealed")})
+		URL: parley.Some("https://hooks.example.com/x"), Events: parley.Some(parley.WebhookEvents), SecretSealed: []byte("sealed")})
 	if err != nil {
 		t.Fatal(err)
 	}

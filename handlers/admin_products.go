@@ -39,7 +39,7 @@ func (h *Handler) ShowProductsPage(c echo.Context) error {
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
 		l.Page = n
 	}
-	ps, total, err := h.DB.ListProducts(c.Request().Context(), adminFrom(c).Tenant.ID,
+	ps, total, err := h.Manage.ListProducts(c.Request().Context(), adminFrom(c).Tenant.ID,
 		db.ProductQuery{Search: l.Search, Page: l.Page, Limit: adminProductsPage})
 	if err != nil {
 		return err
@@ -60,49 +60,44 @@ func (h *Handler) ShowNewProductPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
 }
 
-// productFromForm reads a product form into the API's body.
-func productFromForm(c echo.Context) (productBody, views.ProductForm, parley.FieldErrors, error) {
+// productFromForm reads a product form into the management operations'
+// input: every field is sent; a price that is not a number is its problem.
+func productFromForm(c echo.Context) (parley.ProductInput, views.ProductForm, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return productBody{}, views.ProductForm{}, nil, invalid("Could not read the form")
+		return parley.ProductInput{}, views.ProductForm{}, invalid("Could not read the form")
 	}
 	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
 	f := views.ProductForm{Name: form.Get("name"), Description: form.Get("description"), Price: get("price"),
 		Currency: get("currency"), URL: get("url"), ImageURL: get("imageUrl"), Tags: form.Get("tags"),
 		Active: form.Get("isActive") == "true"}
-	b := productBody{Name: parley.Some(f.Name), Description: parley.Some(f.Description), Currency: parley.Some(f.Currency),
-		URL: parley.Some(f.URL), ImageURL: parley.Some(f.ImageURL), Tags: parley.Some(strings.Split(f.Tags, ",")), IsActive: parley.Some(f.Active)}
-	errs := parley.FieldErrors{}
+	in := parley.ProductInput{Name: parley.Some(f.Name), Description: parley.Some(f.Description), Currency: parley.Some(f.Currency),
+		URL: parley.Some(f.URL), ImageURL: parley.Some(f.ImageURL), Tags: parley.Some(strings.Split(f.Tags, ",")), IsActive: parley.Some(f.Active),
+		Problems: parley.FieldErrors{}}
 	if f.Price == "" {
-		b.Price = parley.Opt[float64]{Set: true, Null: true}
+		in.Price = parley.Opt[float64]{Set: true, Null: true}
 	} else if v, err := strconv.ParseFloat(f.Price, 64); err != nil {
-		errs.Add("price", "must be a number such as 49.90")
+		in.Problems.Add("price", "must be a number such as 49.90")
 	} else {
-		b.Price = parley.Some(v)
+		in.Price = parley.Some(v)
 	}
-	return b, f, errs, nil
+	return in, f, nil
 }
 
-// saveProductForm validates a product form with the API's rules and saves it,
-// or re-renders the form with the errors.
+// saveProductForm saves a product form through the management operations
+// (the API's rules), or re-renders the form with the errors.
 func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
-	b, f, errs, err := productFromForm(c)
+	in, f, err := productFromForm(c)
 	if err != nil {
 		return err
 	}
-	w, verrs := validateProduct(b, cur)
-	for k, v := range verrs {
-		errs.Add(k, v)
-	}
 	var p parley.Product
-	if err = errs.Err(); err == nil {
-		if cur == nil {
-			p, _, err = h.DB.UpsertProduct(ctx, a.Tenant.ID, w) // no externalId: always a new product
-		} else {
-			p, err = h.DB.UpdateProduct(ctx, a.Tenant.ID, cur.ID, w)
-		}
+	if cur == nil {
+		p, _, err = h.Manage.CreateProduct(ctx, a.Tenant, in) // no externalId: always a new product
+	} else {
+		p, err = h.Manage.UpdateProduct(ctx, *cur, in)
 	}
 	if err == nil {
 		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Product %s saved.", p.Name))
@@ -125,7 +120,7 @@ func (h *Handler) SaveNewProduct(c echo.Context) error { return h.saveProductFor
 
 // ShowEditProductPage renders a product's edit form.
 func (h *Handler) ShowEditProductPage(c echo.Context) error {
-	p, err := h.DB.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -134,7 +129,7 @@ func (h *Handler) ShowEditProductPage(c echo.Context) error {
 
 // SaveProduct saves a product's edit form.
 func (h *Handler) SaveProduct(c echo.Context) error {
-	p, err := h.DB.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -144,7 +139,7 @@ func (h *Handler) SaveProduct(c echo.Context) error {
 // RemoveProduct deletes a product; htmx gets an empty answer that removes the row.
 func (h *Handler) RemoveProduct(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.DB.DeleteProduct(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteProduct(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
 	if isHTMX(c) {

@@ -136,10 +136,9 @@ func webhookForm(e db.WebhookEndpoint) views.WebhookForm {
 	return f
 }
 
-// webhookFromForm reads the create or edit form into the API's body, so that
-// the API's rules validate it, and the form to show again.
-func webhookFromForm(form url.Values, creating bool) (webhookBody, views.WebhookForm, parley.FieldErrors) {
-	errs := parley.FieldErrors{}
+// webhookFromForm reads the create or edit form into the API's input, so
+// that the API's rules check it, and the form to show again.
+func webhookFromForm(form url.Values, creating bool) (parley.WebhookInput, views.WebhookForm) {
 	f := views.WebhookForm{URL: form.Get("url"), Description: form.Get("description"), PIIFields: form.Get("piiFields"),
 		Events: map[string]bool{}, Enabled: form.Get("enabled") == "true"}
 	events := []string{}
@@ -153,15 +152,15 @@ func webhookFromForm(form url.Values, creating bool) (webhookBody, views.Webhook
 			pii = append(pii, p)
 		}
 	}
-	b := webhookBody{URL: parley.Some(f.URL), Description: parley.Some(f.Description), Events: parley.Some(events), PIIFields: parley.Some(pii)}
+	in := parley.WebhookInput{URL: parley.Some(f.URL), Description: parley.Some(f.Description), Events: parley.Some(events), PIIFields: parley.Some(pii)}
 	if !creating {
-		b.Enabled = parley.Some(f.Enabled) // endpoints are created enabled
+		in.Enabled = parley.Some(f.Enabled) // endpoints are created enabled
 	}
-	return b, f, errs
+	return in, f
 }
 
 func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
-	eps, err := h.DB.ListWebhookEndpoints(c.Request().Context(), adminFrom(c).Tenant.ID)
+	eps, err := h.Manage.ListWebhooks(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
 	}
@@ -172,7 +171,7 @@ func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.Webh
 	for _, e := range eps {
 		v.Endpoints = append(v.Endpoints, webhookRow(e, health[e.ID]))
 	}
-	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, db.WebhookEvents, webhookSecretWarning
+	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, parley.WebhookEvents, webhookSecretWarning
 	return v, nil
 }
 
@@ -188,7 +187,7 @@ func (h *Handler) renderWebhooksPage(c echo.Context, status int, v views.Webhook
 // endpoint's signing secret shown once.
 func (h *Handler) ShowWebhooksPage(c echo.Context) error {
 	form := views.WebhookForm{Events: map[string]bool{}}
-	for _, e := range db.WebhookEvents {
+	for _, e := range parley.WebhookEvents {
 		form.Events[e] = true // new endpoints get every event unless told otherwise
 	}
 	return h.renderWebhooksPage(c, http.StatusOK, views.WebhooksView{
@@ -206,18 +205,11 @@ func (h *Handler) SaveNewWebhook(c echo.Context) error {
 	if err != nil {
 		return invalid("Could not read the form")
 	}
-	b, f, errs := webhookFromForm(form, true)
-	w := h.validateWebhook(ctx, b, errs, true)
-	if len(errs) > 0 {
-		f.Errors = views.Errors(errs)
-		return h.renderWebhooksPage(c, http.StatusUnprocessableEntity, views.WebhooksView{Form: f})
-	}
-	secret := newWebhookSecret()
-	w.SecretSealed = h.Box.Seal([]byte(secret))
-	ep, err := h.DB.CreateWebhookEndpoint(ctx, a.Tenant.ID, w)
-	if parley.ErrorKind(err) == parley.KindConflict {
-		f.Error = err.Error() // the cap of endpoints
-		return h.renderWebhooksPage(c, http.StatusConflict, views.WebhooksView{Form: f})
+	in, f := webhookFromForm(form, true)
+	ep, secret, err := h.Manage.CreateWebhook(ctx, a.Tenant.ID, in)
+	if status, errs, msg, ok := formStatus(err); ok {
+		f.Errors, f.Error = errs, msg // a conflict: the cap of endpoints
+		return h.renderWebhooksPage(c, status, views.WebhooksView{Form: f})
 	}
 	if err != nil {
 		return err
@@ -232,7 +224,7 @@ func (h *Handler) SaveNewWebhook(c echo.Context) error {
 func (h *Handler) ToggleWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	enabled := c.FormValue("enabled") == "true"
-	ep, err := h.DB.UpdateWebhookEndpoint(ctx, adminFrom(c).Tenant.ID, c.Param("id"), db.WebhookEndpointWrite{Enabled: parley.Some(enabled)})
+	ep, err := h.Manage.UpdateWebhook(ctx, adminFrom(c).Tenant.ID, c.Param("id"), parley.WebhookInput{Enabled: parley.Some(enabled)})
 	if err != nil {
 		return err
 	}
@@ -256,7 +248,7 @@ func (h *Handler) ToggleWebhook(c echo.Context) error {
 // page, a redirect to the list.
 func (h *Handler) RemoveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.DB.DeleteWebhookEndpoint(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteWebhook(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
 	if isHTMX(c) && c.FormValue("from") != "detail" {
@@ -295,7 +287,7 @@ func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Web
 	if err != nil {
 		return views.WebhookView{}, err
 	}
-	f.ID, f.AllEvents = ep.ID, db.WebhookEvents
+	f.ID, f.AllEvents = ep.ID, parley.WebhookEvents
 	v := views.WebhookView{Endpoint: webhookRow(ep, health[ep.ID]), Form: f, Deliveries: l, Stats: views.DeliveryStats{
 		Total: stats.Total, Succeeded: stats.Succeeded, Failed: stats.Failed, Pending: stats.Pending, Dropped: stats.Dropped,
 		LastSuccess: "never", LastAttempt: "never",
@@ -328,7 +320,7 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 // ShowWebhookPage renders an endpoint's edit form, statistics and
 // deliveries, with a just-rotated signing secret shown once.
 func (h *Handler) ShowWebhookPage(c echo.Context) error {
-	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	ep, err := h.Manage.Webhook(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -336,13 +328,10 @@ func (h *Handler) ShowWebhookPage(c echo.Context) error {
 }
 
 // RotateWebhookSecret gives an endpoint a new signing secret, shown once on
-// its page after the redirect. The old secret stops verifying at once (no
-// grace period: a delivery carries one signature, as the spec has it); the
-// retries of refused deliveries and redelivery cover the switch.
+// its page after the redirect; the old one stops verifying at once.
 func (h *Handler) RotateWebhookSecret(c echo.Context) error {
 	ctx := c.Request().Context()
-	secret := newWebhookSecret()
-	ep, err := h.DB.RotateWebhookSecret(ctx, adminFrom(c).Tenant.ID, c.Param("id"), h.Box.Seal([]byte(secret)))
+	ep, secret, err := h.Manage.RotateWebhookSecret(ctx, adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -356,7 +345,7 @@ func (h *Handler) RotateWebhookSecret(c echo.Context) error {
 func (h *Handler) SaveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	ep, err := h.DB.WebhookEndpoint(ctx, tenantID, c.Param("id"))
+	ep, err := h.Manage.Webhook(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -364,15 +353,16 @@ func (h *Handler) SaveWebhook(c echo.Context) error {
 	if err != nil {
 		return invalid("Could not read the form")
 	}
-	b, f, errs := webhookFromForm(form, false)
-	w := h.validateWebhook(ctx, b, errs, false)
-	if len(errs) > 0 {
-		f.Errors = views.Errors(errs)
-		return h.renderWebhookPage(c, http.StatusUnprocessableEntity, ep, f)
+	in, f := webhookFromForm(form, false)
+	saved, err := h.Manage.UpdateWebhook(ctx, tenantID, ep.ID, in)
+	if status, errs, msg, ok := formStatus(err); ok {
+		f.Errors, f.Error = errs, msg
+		return h.renderWebhookPage(c, status, ep, f)
 	}
-	if ep, err = h.DB.UpdateWebhookEndpoint(ctx, tenantID, ep.ID, w); err != nil {
+	if err != nil {
 		return err
 	}
+	ep = saved
 	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+ep.ID)
 }
@@ -384,7 +374,7 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	endpointID, deliveryID := c.Param("id"), c.Param("deliveryId")
-	d, err := h.DB.Redeliver(ctx, tenantID, endpointID, deliveryID)
+	d, err := h.Manage.RedeliverWebhook(ctx, tenantID, endpointID, deliveryID)
 	refused := parley.ErrorKind(err) == parley.KindConflict
 	if err != nil && !refused {
 		return err
@@ -444,7 +434,7 @@ func retryWhen(d db.WebhookDelivery, now time.Time) string {
 func (h *Handler) SendTestEvent(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	d, err := h.DB.SendTestEvent(ctx, adminFrom(c).Tenant.ID, id, h.now())
+	d, err := h.Manage.SendWebhookTest(ctx, adminFrom(c).Tenant.ID, id, h.now())
 	refused := parley.ErrorKind(err) == parley.KindConflict
 	if err != nil && !refused {
 		return err
@@ -467,7 +457,7 @@ func (h *Handler) SendTestEvent(c echo.Context) error {
 // endpoint's health, statistics and delivery log (at the filter the page
 // sent along), which the test has just changed.
 func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
-	ep, err := h.DB.WebhookEndpoint(c.Request().Context(), adminFrom(c).Tenant.ID, d.EndpointID)
+	ep, err := h.Manage.Webhook(c.Request().Context(), adminFrom(c).Tenant.ID, d.EndpointID)
 	if err != nil {
 		return err
 	}

@@ -139,12 +139,14 @@ func (h *Handler) Addresses() manage.Addresses { return handlerAddresses{h} }
 
 type handlerAddresses struct{ h *Handler }
 
-func (a handlerAddresses) Problem(ctx context.Context, rawURL string) string {
-	return a.h.addressProblem(ctx, rawURL, false)
+func (a handlerAddresses) Problem(ctx context.Context, rawURL string, mustResolve bool) string {
+	return a.h.addressProblem(ctx, rawURL, mustResolve)
 }
 
+// PlainHTTP: without a guard (tests of handlers alone) nothing is refused,
+// as addressProblem refuses nothing then.
 func (a handlerAddresses) PlainHTTP(ctx context.Context, rawURL string) bool {
-	return a.h.Outbound != nil && a.h.Outbound.Exempt(ctx, rawURL)
+	return a.h.Outbound == nil || a.h.Outbound.Exempt(ctx, rawURL)
 }
 
 // addressProblem says why the service must not call rawURL's host, or "":

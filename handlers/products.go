@@ -1,13 +1,10 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -19,30 +16,14 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// Product limits, chosen here and documented in the OpenAPI document.
+// The catalog's REST limits beyond the product's own (parley.MaxProduct*):
+// a bulk request's products, a page, a search.
 const (
-	maxProductName        = 255
-	maxProductDescription = 5000
-	maxProductExternalID  = 255
-	maxProductPrice       = 1e9
-	maxProductsBulk       = 100
-	maxProductsPage       = 100
-	defaultProductsPage   = 20
+	maxProductsBulk     = 100
+	maxProductsPage     = 100
+	defaultProductsPage = 20
+	maxProductsSearch   = 200
 )
-
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
-
-type productBody struct {
-	ExternalID  parley.Opt[string]   `json:"externalId"`
-	Name        parley.Opt[string]   `json:"name"`
-	Description parley.Opt[string]   `json:"description"`
-	Price       parley.Opt[float64]  `json:"price"`
-	Currency    parley.Opt[string]   `json:"currency"`
-	URL         parley.Opt[string]   `json:"url"`
-	ImageURL    parley.Opt[string]   `json:"imageUrl"`
-	Tags        parley.Opt[[]string] `json:"tags"`
-	IsActive    parley.Opt[bool]     `json:"isActive"`
-}
 
 type productJSON struct {
 	ID          string    `json:"id"`
@@ -65,55 +46,11 @@ func newProductJSON(p parley.Product) productJSON {
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
-// validateProduct checks a product body; cur is the stored product on update (nil on create).
-func validateProduct(b productBody, cur *parley.Product) (db.ProductWrite, parley.FieldErrors) {
-	errs := parley.FieldErrors{}
-	if b.ExternalID.Set && !b.ExternalID.Null {
-		b.ExternalID.Value = strings.TrimSpace(b.ExternalID.Value)
-	}
-	for _, o := range []*parley.Opt[string]{&b.ExternalID, &b.Description, &b.Currency, &b.URL, &b.ImageURL} {
-		parley.NullIfEmpty(o)
-	}
-	if cur == nil && !b.Name.Set {
-		errs.Add("name", "is required")
-	} else if parley.NotNull(errs, "name", b.Name) {
-		b.Name.Value = strings.TrimSpace(b.Name.Value)
-		if b.Name.Value == "" {
-			errs.Add("name", "must not be empty")
-		}
-		parley.CheckLen(errs, "name", b.Name, maxProductName)
-	}
-	parley.CheckLen(errs, "externalId", b.ExternalID, maxProductExternalID)
-	parley.CheckLen(errs, "description", b.Description, maxProductDescription)
-	if b.Price.Set && !b.Price.Null {
-		cents := b.Price.Value * 100
-		if b.Price.Value < 0 || b.Price.Value > maxProductPrice || math.Abs(cents-math.Round(cents)) > 1e-6 {
-			errs.Add("price", "must be between 0 and 1000000000 with at most two decimals")
-		}
-	}
-	if b.Currency.Set && !b.Currency.Null {
-		b.Currency.Value = strings.ToUpper(b.Currency.Value)
-		if !currencyCode.MatchString(b.Currency.Value) {
-			errs.Add("currency", "must be an ISO 4217 code such as EUR or USD")
-		}
-	}
-	hasPrice := cur != nil && cur.Price != nil
-	if b.Price.Set {
-		hasPrice = !b.Price.Null
-	}
-	hasCurrency := cur != nil && cur.Currency != nil
-	if b.Currency.Set {
-		hasCurrency = !b.Currency.Null
-	}
-	if hasPrice && !hasCurrency {
-		errs.Add("currency", "is required with a price")
-	}
-	parley.CheckHTTPURL(errs, "url", b.URL, false)
-	parley.CheckHTTPURL(errs, "imageUrl", b.ImageURL, false)
-	parley.NormalizeTags(errs, &b.Tags)
-	parley.NotNull(errs, "isActive", b.IsActive)
-	return db.ProductWrite{ExternalID: b.ExternalID, Name: b.Name, Description: b.Description, Price: b.Price,
-		Currency: b.Currency, URL: b.URL, ImageURL: b.ImageURL, Tags: b.Tags, IsActive: b.IsActive}, errs
+// productInput decodes the fields of a product write: the REST body.
+func productInput(raw map[string]json.RawMessage) parley.ProductInput {
+	var in parley.ProductInput
+	in.Problems = decodeFields(raw, &in)
+	return in
 }
 
 // ListProducts answers GET /tenants/{slug}/products.
@@ -127,8 +64,8 @@ func (h *Handler) ListProducts(c echo.Context) error {
 		return err
 	}
 	q := db.ProductQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
-	if utf8.RuneCountInString(q.Search) > 200 {
-		return invalid("search must be at most 200 characters")
+	if utf8.RuneCountInString(q.Search) > maxProductsSearch {
+		return invalid("search must be at most %d characters", maxProductsSearch)
 	}
 	if v := c.QueryParam("isActive"); v != "" {
 		active, err := strconv.ParseBool(v)
@@ -137,7 +74,7 @@ func (h *Handler) ListProducts(c echo.Context) error {
 		}
 		q.ActiveOnly = true
 	}
-	ps, total, err := h.DB.ListProducts(c.Request().Context(), tenantFrom(c).ID, q)
+	ps, total, err := h.Manage.ListProducts(c.Request().Context(), tenantFrom(c).ID, q)
 	if err != nil {
 		return err
 	}
@@ -153,7 +90,7 @@ func (h *Handler) ListProducts(c echo.Context) error {
 
 // ShowProduct answers GET /tenants/{slug}/products/{id}.
 func (h *Handler) ShowProduct(c echo.Context) error {
-	p, err := h.DB.Product(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -167,9 +104,7 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var b productBody
-	errs := decodeFields(raw, &b)
-	p, created, err := h.upsertProduct(c.Request().Context(), tenantFrom(c).ID, b, errs)
+	p, created, err := h.Manage.CreateProduct(c.Request().Context(), tenantFrom(c), productInput(raw))
 	if err != nil {
 		return err
 	}
@@ -180,31 +115,12 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 	return c.JSON(status, newProductJSON(p))
 }
 
-func (h *Handler) upsertProduct(ctx context.Context, tenantID string, b productBody, errs parley.FieldErrors) (parley.Product, bool, error) {
-	var cur *parley.Product
-	if ext := strings.TrimSpace(b.ExternalID.Value); b.ExternalID.Set && !b.ExternalID.Null && ext != "" {
-		p, err := h.DB.ProductByExternalID(ctx, tenantID, ext)
-		switch {
-		case err == nil:
-			cur = &p
-		case parley.ErrorKind(err) != parley.KindNotFound:
-			return parley.Product{}, false, err
-		}
-	}
-	w, verrs := validateProduct(b, cur)
-	for k, v := range verrs {
-		errs.Add(k, v)
-	}
-	if err := errs.Err(); err != nil {
-		return parley.Product{}, false, err
-	}
-	return h.DB.UpsertProduct(ctx, tenantID, w)
-}
-
 // UpdateProduct answers PATCH and PUT /tenants/{slug}/products/{id}: only sent fields change.
 func (h *Handler) UpdateProduct(c echo.Context) error {
 	ctx := c.Request().Context()
-	cur, err := h.DB.Product(ctx, tenantFrom(c).ID, c.Param("id"))
+	// Read before the body: a missing product is a 404 whatever the body,
+	// and the write is checked against the stored price and currency.
+	cur, err := h.Manage.Product(ctx, tenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -212,16 +128,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var b productBody
-	errs := decodeFields(raw, &b)
-	w, verrs := validateProduct(b, &cur)
-	for k, v := range verrs {
-		errs.Add(k, v)
-	}
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	p, err := h.DB.UpdateProduct(ctx, cur.TenantID, cur.ID, w)
+	p, err := h.Manage.UpdateProduct(ctx, cur, productInput(raw))
 	if err != nil {
 		return err
 	}
@@ -230,7 +137,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 
 // DeleteProduct answers DELETE /tenants/{slug}/products/{id}.
 func (h *Handler) DeleteProduct(c echo.Context) error {
-	return deleteOne(c, "id", h.DB.DeleteProduct)
+	return deleteOne(c, "id", h.Manage.DeleteProduct)
 }
 
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},
@@ -246,7 +153,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 			Details: map[string]string{"products": fmt.Sprintf("1 to %d products", maxProductsBulk)}}
 	}
 	ctx := c.Request().Context()
-	tenantID := tenantFrom(c).ID
+	t := tenantFrom(c)
 	out := struct {
 		Created int         `json:"created"`
 		Updated int         `json:"updated"`
@@ -259,20 +166,21 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 			out.Errors = append(out.Errors, bulkError{Index: i, Reason: fmt.Sprintf("product %d is not a JSON object", i+1)})
 			continue
 		}
-		var b productBody
-		errs := decodeFields(fields, &b)
-		ext := strings.TrimSpace(b.ExternalID.Value)
+		in := productInput(fields)
+		ext := strings.TrimSpace(in.ExternalID.Value)
 		if ext == "" {
-			errs.Add("externalId", "is required in bulk")
+			in.Problems.Add("externalId", "is required in bulk")
 		} else if seen[ext] {
-			errs.Add("externalId", "appears twice in this request")
+			in.Problems.Add("externalId", "appears twice in this request")
 		}
 		seen[ext] = true
-		if len(errs) > 0 {
-			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: reason(errs)})
+		// An item the decoder or the bulk rules refuse is reported alone,
+		// before the product's own rules (CreateProduct's) run.
+		if len(in.Problems) > 0 {
+			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: reason(in.Problems)})
 			continue
 		}
-		_, created, err := h.upsertProduct(ctx, tenantID, b, errs)
+		_, created, err := h.Manage.CreateProduct(ctx, t, in)
 		var appErr *parley.Error
 		switch {
 		case errors.As(err, &appErr) && appErr.Kind == parley.KindInvalid:

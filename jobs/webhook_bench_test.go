@@ -112,7 +112,7 @@ func newWebhookBench(b *testing.B) *webhookBench {
 		b.Fatal(err)
 	}
 	ep, err := store.CreateWebhookEndpoint(ctx, w.tenantID, db.WebhookEndpointWrite{URL: parley.Some(w.recv.srv.URL + "/hook"),
-		Events: parley.Some(db.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_bench"))})
+		Events: parley.Some(parley.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_bench"))})
 	if err != nil {
 		b.Fatal(err)
 	}

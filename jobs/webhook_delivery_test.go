@@ -198,7 +198,7 @@ func (f *deliveryFixture) endpoint(t *testing.T, url string, pii ...string) (str
 	t.Helper()
 	secret := "whsec_" + strconv.FormatInt(time.Now().UnixNano(), 16)
 	ep, err := f.store.CreateWebhookEndpoint(context.Background(), f.tenantID, db.WebhookEndpointWrite{
-		URL: parley.Some(url), Events: parley.Some(db.WebhookEvents), PIIFields: parley.Some(pii), SecretSealed: f.box.Seal([]byte(secret))})
+		URL: parley.Some(url), Events: parley.Some(parley.WebhookEvents), PIIFields: parley.Some(pii), SecretSealed: f.box.Seal([]byte(secret))})
 	if err != nil {
 		t.Fatal(err)
 	}

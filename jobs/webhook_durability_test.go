@@ -135,7 +135,7 @@ func TestWebhookDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := store.CreateWebhookEndpoint(ctx, tenantID, db.WebhookEndpointWrite{URL: parley.Some(rcv.URL),
-		Events: parley.Some(db.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_durable"))}); err != nil {
+		Events: parley.Some(parley.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_durable"))}); err != nil {
 		t.Fatal(err)
 	}
 	submit := func(n int) {

@@ -32,9 +32,10 @@ type Service struct {
 // import.
 type Addresses interface {
 	// Problem says why Parley must not call rawURL, or "": its host is, or
-	// resolves to, a private or reserved address. A host that does not
-	// resolve now passes: DNS may not exist yet.
-	Problem(ctx context.Context, rawURL string) string
+	// resolves to, a private or reserved address; or, when mustResolve
+	// (a webhook's, called at once), it does not resolve. Otherwise a host
+	// that does not resolve now passes: DNS may not exist yet.
+	Problem(ctx context.Context, rawURL string, mustResolve bool) string
 	// PlainHTTP says whether rawURL may be called over plain http: its
 	// host is one the operator exempted (PARLEY_SSRF_ALLOW).
 	PlainHTTP(ctx context.Context, rawURL string) bool
@@ -46,5 +47,5 @@ func (s *Service) address(ctx context.Context) func(string) string {
 	if s.Addresses == nil {
 		return nil
 	}
-	return func(rawURL string) string { return s.Addresses.Problem(ctx, rawURL) }
+	return func(rawURL string) string { return s.Addresses.Problem(ctx, rawURL, false) }
 }

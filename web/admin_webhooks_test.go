@@ -33,7 +33,7 @@ func withAdminHookResolver(b *bundle) *bundle {
 func adminHookEndpoint(t *testing.T, b *bundle, tenantID, u string) db.WebhookEndpoint {
 	t.Helper()
 	ep, err := b.db.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
-		URL: parley.Some(u), Events: parley.Some(db.WebhookEvents), SecretSealed: b.box.Seal([]byte("whsec_test")),
+		URL: parley.Some(u), Events: parley.Some(parley.WebhookEvents), SecretSealed: b.box.Seal([]byte("whsec_test")),
 	})
 	mustStep(t, "creating an endpoint", err)
 	return ep
