@@ -19,7 +19,7 @@ import (
 
 // Meetings: CHECK_AVAILABILITY lists the free slots of the tenant's
 // calendar and BOOK_MEETING books one, both under a BOOK_MEETING tool's
-// rules (MeetingConfig: duration, buffer, booking window, minimum notice),
+// rules (parley.MeetingConfig: duration, buffer, booking window, minimum notice),
 // within the connector's office hours, in the tenant's time zone.
 // CHECK_AVAILABILITY is offered whenever the tenant's calendar connector is
 // active (enrichCalendar), BOOK_MEETING when the segment also has an active
@@ -79,7 +79,7 @@ func TenantLocation(zone string) *time.Location {
 type SlotRules struct {
 	Hours   parley.OfficeHours
 	Loc     *time.Location
-	Meeting MeetingConfig
+	Meeting parley.MeetingConfig
 	Now     time.Time
 }
 
@@ -243,12 +243,12 @@ func freeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRules,
 // CHECK_AVAILABILITY lists free slots under when the turn has no
 // BOOK_MEETING tool, and the connection test's when the tenant has none.
 // The connector has no setting for them: they are a meeting's defaults
-// (DefaultMeetingConfig: 30 minutes, no buffer, at least 2 hours and at
+// (parley.DefaultMeetingConfig: 30 minutes, no buffer, at least 2 hours and at
 // most 30 days ahead), so that its slots are the ones a booking tool saved
 // without rules would book.
-func ConnectorMeeting() MeetingConfig { return DefaultMeetingConfig() }
+func ConnectorMeeting() parley.MeetingConfig { return parley.DefaultMeetingConfig() }
 
-func (cb *calendarBooking) rules(meet MeetingConfig, now time.Time) SlotRules {
+func (cb *calendarBooking) rules(meet parley.MeetingConfig, now time.Time) SlotRules {
 	return SlotRules{Hours: cb.hours, Loc: cb.loc, Meeting: meet, Now: now}
 }
 
@@ -256,7 +256,7 @@ func (cb *calendarBooking) rules(meet MeetingConfig, now time.Time) SlotRules {
 // under: the BOOK_MEETING tool named, else the turn's first; with no
 // booking tool in the turn, the connector's (ConnectorMeeting), whatever
 // is named. ok is false when name is none of the turn's booking tools.
-func (cb *calendarBooking) availabilityMeeting(name string) (meet MeetingConfig, ok bool) {
+func (cb *calendarBooking) availabilityMeeting(name string) (meet parley.MeetingConfig, ok bool) {
 	if len(cb.meetings) == 0 {
 		return ConnectorMeeting(), true
 	}
@@ -268,7 +268,7 @@ func (cb *calendarBooking) availabilityMeeting(name string) (meet MeetingConfig,
 	if name == "" {
 		return cb.meetings[0].meet, true
 	}
-	return MeetingConfig{}, false
+	return parley.MeetingConfig{}, false
 }
 
 // meetingNames are the names the model sees of the turn's BOOK_MEETING tools.

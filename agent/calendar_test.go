@@ -38,7 +38,7 @@ func TestFreeSlots(t *testing.T) {
 		Loc:   paris,
 		// Saturday 24 October 2026, 07:00: summer time ends on the 25th at 03:00.
 		Now:     time.Date(2026, 10, 24, 7, 0, 0, 0, paris),
-		Meeting: MeetingConfig{DurationMinutes: 20, BufferMinutes: 10, BookingWindowDays: 2, MinNoticeHours: 2},
+		Meeting: parley.MeetingConfig{DurationMinutes: 20, BufferMinutes: 10, BookingWindowDays: 2, MinNoticeHours: 2},
 	}
 	from := time.Date(2026, 10, 24, 0, 0, 0, 0, paris)
 	busy := []busyTime{{time.Date(2026, 10, 25, 9, 30, 0, 0, paris), time.Date(2026, 10, 25, 9, 40, 0, 0, paris)}}
@@ -164,7 +164,7 @@ func TestBookMeetingConcurrent(t *testing.T) {
 	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 	store := &lockStore{}
 	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
-	tool := testTool(t, "Demo", ToolBookMeeting, MeetingConfig{DurationMinutes: 30, BookingWindowDays: 7})
+	tool := testTool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 7})
 	registry := func() *ToolRegistry {
 		conn, err := DialCalDAV(guard.Client(5*time.Second), cal.URL, cal.Username, cal.Password)
 		if err != nil {
@@ -215,7 +215,7 @@ func TestAvailabilityMaxSlots(t *testing.T) {
 		hours[d] = parley.DayHours{Start: "09:00", End: "11:00"}
 	}
 	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
-	tool := testTool(t, "Demo", ToolBookMeeting, MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30})
+	tool := testTool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30})
 	cb := &calendarBooking{conn: conn, calendar: caldavtest.CalendarPath, loc: time.UTC, tenantID: "t1", botName: "Bot", hours: hours}
 	reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{Calendar: cb, Now: func() time.Time { return now }})
 	for _, tc := range []struct {

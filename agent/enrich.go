@@ -92,7 +92,7 @@ var EnrichmentChain = []EnrichStep{
 // calendar connector's: offered through TurnTools.Calendar, which
 // enrichChannel keeps, on a call as in chat whenever the connector is
 // active.
-var VoiceToolTypes = []string{ToolSubmitForm, ToolBookMeeting, CheckAvailabilityType, ToolEscalateToHuman}
+var VoiceToolTypes = []string{parley.ToolSubmitForm, parley.ToolBookMeeting, CheckAvailabilityType, parley.ToolEscalateToHuman}
 
 // enrichChannel keeps, on a voice call, the tools of VoiceToolTypes only,
 // and drops the verification tools: a caller has no inbox to read a code
@@ -134,7 +134,7 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 		switch {
 		case !t.IsActive:
 		case t.SegmentID != nil && *t.SegmentID != f.SegmentID:
-		case t.Type == ToolRememberFact && !f.MemoryAllowed:
+		case t.Type == parley.ToolRememberFact && !f.MemoryAllowed:
 			tt.Skipped = append(tt.Skipped, t.Name+": no visitor memory to write to")
 		default:
 			kept = append(kept, t)
@@ -152,7 +152,7 @@ func enrichDBTools(tt *TurnTools, f EnrichFacts) {
 func enrichCalendar(tt *TurnTools, f EnrichFacts) {
 	if !f.Calendar {
 		dropTools(tt, func(t parley.Tool) string {
-			if t.Type == ToolBookMeeting {
+			if t.Type == parley.ToolBookMeeting {
 				return "no calendar connector"
 			}
 			return ""
@@ -188,7 +188,7 @@ func enrichProducts(tt *TurnTools, f EnrichFacts) {
 		return
 	}
 	dropTools(tt, func(t parley.Tool) string {
-		if t.Type == ToolRecommendProduct {
+		if t.Type == parley.ToolRecommendProduct {
 			return "the catalog has no active product"
 		}
 		return ""

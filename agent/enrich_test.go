@@ -22,13 +22,13 @@ func TestEnrichmentChain(t *testing.T) {
 
 	seg, other := "seg-1", "seg-2"
 	tools := []parley.Tool{
-		{Name: "Form", Type: ToolSubmitForm, IsActive: true},
-		{Name: "Segment form", Type: ToolSubmitForm, IsActive: true, SegmentID: &seg},
-		{Name: "Other form", Type: ToolSubmitForm, IsActive: true, SegmentID: &other},
-		{Name: "Off", Type: ToolGenerateQuote, IsActive: false},
-		{Name: "Memory", Type: ToolRememberFact, IsActive: true},
-		{Name: "Catalog", Type: ToolRecommendProduct, IsActive: true},
-		{Name: "Demo", Type: ToolBookMeeting, IsActive: true, SegmentID: &other},
+		{Name: "Form", Type: parley.ToolSubmitForm, IsActive: true},
+		{Name: "Segment form", Type: parley.ToolSubmitForm, IsActive: true, SegmentID: &seg},
+		{Name: "Other form", Type: parley.ToolSubmitForm, IsActive: true, SegmentID: &other},
+		{Name: "Off", Type: parley.ToolGenerateQuote, IsActive: false},
+		{Name: "Memory", Type: parley.ToolRememberFact, IsActive: true},
+		{Name: "Catalog", Type: parley.ToolRecommendProduct, IsActive: true},
+		{Name: "Demo", Type: parley.ToolBookMeeting, IsActive: true, SegmentID: &other},
 	}
 	kept := func(tt TurnTools) string {
 		var n []string
@@ -90,14 +90,14 @@ func TestEnrichPayment(t *testing.T) {
 func TestEnrichVoiceChannel(t *testing.T) {
 	t.Parallel()
 	tools := []parley.Tool{
-		{Name: "Form", Type: ToolSubmitForm, IsActive: true},
-		{Name: "Meeting", Type: ToolBookMeeting, IsActive: true},
+		{Name: "Form", Type: parley.ToolSubmitForm, IsActive: true},
+		{Name: "Meeting", Type: parley.ToolBookMeeting, IsActive: true},
 		{Name: "Slots", Type: "CHECK_AVAILABILITY", IsActive: true},
-		{Name: "Human", Type: ToolEscalateToHuman, IsActive: true},
+		{Name: "Human", Type: parley.ToolEscalateToHuman, IsActive: true},
 		{Name: "Pay", Type: "COLLECT_PAYMENT", IsActive: true},
-		{Name: "Quote", Type: ToolGenerateQuote, IsActive: true},
-		{Name: "Memory", Type: ToolRememberFact, IsActive: true},
-		{Name: "Catalog", Type: ToolRecommendProduct, IsActive: true},
+		{Name: "Quote", Type: parley.ToolGenerateQuote, IsActive: true},
+		{Name: "Memory", Type: parley.ToolRememberFact, IsActive: true},
+		{Name: "Catalog", Type: parley.ToolRecommendProduct, IsActive: true},
 	}
 	facts := EnrichFacts{MemoryAllowed: true, HasProducts: true, HasSummaries: true, OTP: true, Challenge: &Challenge{Prompt: "x"},
 		Calendar: true, Payment: true, MCPTools: []MCPTool{{Name: "lookup_order"}}, MCPMaxTools: 5}
@@ -121,7 +121,7 @@ func TestEnrichVoiceChannel(t *testing.T) {
 // A step that drops nothing keeps the tools as they are, without a copy;
 // one that drops a tool copies the others, leaving the tenant's list alone.
 func TestDropToolsCopiesOnlyWhenOneGoes(t *testing.T) {
-	tools := []parley.Tool{{Name: "a", Type: ToolSubmitForm}, {Name: "b", Type: ToolRecommendProduct}, {Name: "c", Type: ToolSubmitForm}}
+	tools := []parley.Tool{{Name: "a", Type: parley.ToolSubmitForm}, {Name: "b", Type: parley.ToolRecommendProduct}, {Name: "c", Type: parley.ToolSubmitForm}}
 	tt := TurnTools{Tools: tools}
 	dropTools(&tt, func(parley.Tool) string { return "" })
 	if &tt.Tools[0] != &tools[0] || len(tt.Tools) != 3 || tt.Skipped != nil {

@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"strings"
+
+	"github.com/parley/parley"
 )
 
 // DefaultMaxIterations bounds the tool rounds of one turn when the caller
@@ -151,7 +153,7 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 // envelope's contactSubmitted).
 func (r TurnResult) ContactSubmitted() bool {
 	for _, e := range r.Executions {
-		if e.ToolType == ToolSubmitForm && e.Success {
+		if e.ToolType == parley.ToolSubmitForm && e.Success {
 			return true
 		}
 	}

@@ -28,7 +28,7 @@ func testTool(t *testing.T, name, typ string, cfg any) parley.Tool {
 }
 
 func contactForm(t *testing.T) parley.Tool {
-	return testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{
+	return testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{
 		Fields: []parley.FormField{
 			{Name: "fullName", Label: "Full name", Type: "text", Required: true},
 			{Name: "workEmail", Label: "Email", Type: "email", Required: true},
@@ -93,7 +93,7 @@ func TestRunTurn(t *testing.T) {
 			t.Fatalf("executions %+v", res.Executions)
 		}
 		ex := res.Executions[0]
-		if !ex.Success || ex.ToolType != ToolSubmitForm || ex.ToolName != "Contact form" || ex.Submission == nil {
+		if !ex.Success || ex.ToolType != parley.ToolSubmitForm || ex.ToolName != "Contact form" || ex.Submission == nil {
 			t.Fatalf("execution %+v", ex)
 		}
 		want := map[string]any{"fullName": "Ada Lovelace", "workEmail": "ada@example.com", "phone": "+44 (20) 7946-0958"}
@@ -106,7 +106,7 @@ func TestRunTurn(t *testing.T) {
 			}
 		}
 		env := ex.Envelope()
-		if env["name"] != "Contact form" || env["success"] != true || env["type"] != ToolSubmitForm {
+		if env["name"] != "Contact form" || env["success"] != true || env["type"] != parley.ToolSubmitForm {
 			t.Fatalf("envelope %v", env)
 		}
 		reqs := srv.Requests()
@@ -233,13 +233,13 @@ func TestRunTurn(t *testing.T) {
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"ok"}})
 		tools := []parley.Tool{
 			contactForm(t),
-			testTool(t, "Contact form", ToolSubmitForm, SubmitFormConfig{Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
-			testTool(t, "Quote!", ToolGenerateQuote, quoteConfig()),
-			testTool(t, "Remember", ToolRememberFact, RememberConfig{AllowedKeys: []string{"company"}}),
-			testTool(t, "Products", ToolRecommendProduct, RecommendConfig{MaxResults: 2}),
-			testTool(t, "Human", ToolEscalateToHuman, EscalateConfig{}),
-			testTool(t, "Meeting", ToolBookMeeting, MeetingConfig{DurationMinutes: 30}),
-			testTool(t, "Off", ToolRememberFact, RememberConfig{}),
+			testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
+			testTool(t, "Quote!", parley.ToolGenerateQuote, quoteConfig()),
+			testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company"}}),
+			testTool(t, "Products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2}),
+			testTool(t, "Human", parley.ToolEscalateToHuman, parley.EscalateConfig{}),
+			testTool(t, "Meeting", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30}),
+			testTool(t, "Off", parley.ToolRememberFact, parley.RememberConfig{}),
 		}
 		tools[len(tools)-1].IsActive = false
 		reg := NewToolRegistry(tools, ToolDeps{Corpus: fakeCorpus{}})
@@ -302,14 +302,14 @@ func TestFunctionName(t *testing.T) {
 	} {
 		t.Run(in, func(t *testing.T) {
 			t.Parallel()
-			if got := functionName(in, ToolSubmitForm); got != want {
+			if got := functionName(in, parley.ToolSubmitForm); got != want {
 				t.Fatalf("functionName(%q) = %q, want %q", in, got, want)
 			}
 		})
 	}
 	t.Run("long names are cut", func(t *testing.T) {
 		t.Parallel()
-		if got := functionName(strings.Repeat("ab ", 40), ToolSubmitForm); len(got) > 56 || strings.HasSuffix(got, "_") {
+		if got := functionName(strings.Repeat("ab ", 40), parley.ToolSubmitForm); len(got) > 56 || strings.HasSuffix(got, "_") {
 			t.Fatalf("got %q", got)
 		}
 	})

@@ -204,7 +204,7 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 	for _, s := range stored {
 		result := decodeObjectNumbers(s.Result)
 		switch s.ToolType {
-		case ToolGenerateQuote:
+		case parley.ToolGenerateQuote:
 			if q, ok := quoteFrom(result, s.ID); ok {
 				storedQuotes = append(storedQuotes, q)
 			}

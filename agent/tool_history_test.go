@@ -15,10 +15,10 @@ import (
 // tools and a call of a tool that does not exist.
 func TestToolRunNames(t *testing.T) {
 	t.Parallel()
-	form := SubmitFormConfig{Fields: []parley.FormField{{Name: "order", Label: "Order", Type: "text", Required: true}}}
+	form := parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "order", Label: "Order", Type: "text", Required: true}}}
 	reg := NewToolRegistry([]parley.Tool{
-		testTool(t, "Check Order Status", ToolSubmitForm, form),
-		testTool(t, "Check-Order-Status", ToolSubmitForm, form),
+		testTool(t, "Check Order Status", parley.ToolSubmitForm, form),
+		testTool(t, "Check-Order-Status", parley.ToolSubmitForm, form),
 	}, ToolDeps{Corpus: fakeCorpus{}})
 	reg.AddExtra([]ExtraTool{{Name: "mcp_lookup_order", Type: MCPProxyType, DisplayName: "Lookup Order",
 		Run: func(context.Context, json.RawMessage) (any, error) { return map[string]any{"found": true}, nil }}})

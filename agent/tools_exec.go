@@ -163,12 +163,12 @@ const ExploreCorpusType = "EXPLORE_CORPUS"
 type registeredTool struct {
 	spec  ToolSpec
 	tool  parley.Tool
-	form  SubmitFormConfig
-	quote QuoteConfig
-	rem   RememberConfig
-	rec   RecommendConfig
-	esc   EscalateConfig
-	meet  MeetingConfig
+	form  parley.SubmitFormConfig
+	quote parley.QuoteConfig
+	rem   parley.RememberConfig
+	rec   parley.RecommendConfig
+	esc   parley.EscalateConfig
+	meet  parley.MeetingConfig
 	extra *ExtraTool
 }
 
@@ -179,7 +179,7 @@ func (rt *registeredTool) displayName() string {
 	switch {
 	case rt.extra != nil:
 		return rt.extra.DisplayName
-	case slices.Contains(UserToolTypes, rt.tool.Type):
+	case slices.Contains(parley.UserToolTypes, rt.tool.Type):
 		return rt.tool.Name
 	}
 	return ""
@@ -219,35 +219,35 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 		if !t.IsActive {
 			continue
 		}
-		if t.Type == ToolBookMeeting && deps.Calendar == nil {
+		if t.Type == parley.ToolBookMeeting && deps.Calendar == nil {
 			r.Skipped = append(r.Skipped, t.Name+": "+t.Type+" needs a calendar connector")
 			continue
 		}
 		rt := &registeredTool{tool: t}
 		var err error
 		switch t.Type {
-		case ToolSubmitForm:
+		case parley.ToolSubmitForm:
 			err = decodeConfig(t.Config, &rt.form)
 			if err == nil && len(rt.form.Fields) == 0 {
 				err = fmt.Errorf("no fields")
 			}
-		case ToolGenerateQuote:
+		case parley.ToolGenerateQuote:
 			err = decodeConfig(t.Config, &rt.quote)
 			if err == nil && len(rt.quote.Items) == 0 {
 				err = fmt.Errorf("no items")
 			}
-		case ToolRememberFact:
+		case parley.ToolRememberFact:
 			err = decodeConfig(t.Config, &rt.rem)
-		case ToolRecommendProduct:
+		case parley.ToolRecommendProduct:
 			rt.rec.MaxResults = 3
 			err = decodeConfig(t.Config, &rt.rec)
 			if rt.rec.MaxResults < 1 || rt.rec.MaxResults > 10 {
 				rt.rec.MaxResults = 3
 			}
-		case ToolEscalateToHuman:
+		case parley.ToolEscalateToHuman:
 			err = decodeConfig(t.Config, &rt.esc)
-		case ToolBookMeeting:
-			rt.meet = DefaultMeetingConfig()
+		case parley.ToolBookMeeting:
+			rt.meet = parley.DefaultMeetingConfig()
 			err = decodeConfig(t.Config, &rt.meet)
 		default:
 			err = fmt.Errorf("type %s is not executable", t.Type)
@@ -260,7 +260,7 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 		rt.spec = ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		r.tools = append(r.tools, rt)
 		r.byName[name] = rt
-		if t.Type == ToolBookMeeting {
+		if t.Type == parley.ToolBookMeeting {
 			deps.Calendar.meetings = append(deps.Calendar.meetings, rt)
 		}
 	}
@@ -356,9 +356,9 @@ func uniqueName(name string, used map[string]bool) string {
 func toolDescription(rt *registeredTool) string {
 	var guide string
 	switch rt.tool.Type {
-	case ToolSubmitForm:
+	case parley.ToolSubmitForm:
 		guide = "Submit the visitor's details. Ask the visitor for every required field first; never invent values. Call it once all required fields are known."
-	case ToolGenerateQuote:
+	case parley.ToolGenerateQuote:
 		var lines []string
 		for _, it := range rt.quote.Items {
 			l := it.Name
@@ -372,15 +372,15 @@ func toolDescription(rt *registeredTool) string {
 			lines = append(lines, l)
 		}
 		guide = "Compute a price quote from the price list. Prices are computed by this tool: never state a price or total yourself, relay the tool's result. Items: " + strings.Join(lines, "; ") + "."
-	case ToolRememberFact:
+	case parley.ToolRememberFact:
 		guide = "Remember a fact about the visitor for later conversations, as a snake_case key and a short value. Only store what the visitor told you."
-	case ToolRecommendProduct:
+	case parley.ToolRecommendProduct:
 		guide = "Search the product catalog and recommend matching products. Only recommend products this tool returns."
-	case ToolBookMeeting:
+	case parley.ToolBookMeeting:
 		guide = fmt.Sprintf("Book a %d-minute meeting in the business's calendar. First call %s and offer the visitor a few free slots; ask for their name and email; "+
 			"then call this tool with the chosen slot's start exactly as %s gave it. Never say a meeting is booked unless this tool says so.",
 			rt.meet.DurationMinutes, checkAvailabilityTool, checkAvailabilityTool)
-	case ToolEscalateToHuman:
+	case parley.ToolEscalateToHuman:
 		guide = "Hand the conversation over to a human when the visitor asks for one or you cannot help. Give the reason; include the visitor's contact details if they gave them."
 	case SendVerificationCodeType:
 		return "Send a 6-digit code to the visitor's email address to verify who they are, when they want their account, orders or saved details discussed. Ask for their email first; then ask them to type the code they receive and call " + verifyCodeTool + "."
@@ -410,7 +410,7 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 	}
 	var s map[string]any
 	switch rt.tool.Type {
-	case ToolSubmitForm:
+	case parley.ToolSubmitForm:
 		props := map[string]any{}
 		var req []string
 		for _, f := range rt.form.Fields {
@@ -429,7 +429,7 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 			}
 		}
 		s = obj(props, req)
-	case ToolGenerateQuote:
+	case parley.ToolGenerateQuote:
 		var names, options []string
 		for _, it := range rt.quote.Items {
 			names = append(names, it.Name)
@@ -448,22 +448,22 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 				"description": "extras chosen for this item; only the options listed for the item in the tool description"}
 		}
 		s = obj(map[string]any{"items": map[string]any{"type": "array", "minItems": 1, "items": obj(item, []string{"name", "quantity"})}}, []string{"items"})
-	case ToolRememberFact:
+	case parley.ToolRememberFact:
 		key := map[string]any{"type": "string", "description": "what the fact is about, snake_case"}
 		if len(rt.rem.AllowedKeys) > 0 {
 			key["enum"] = rt.rem.AllowedKeys
 		} else {
-			key["pattern"] = MemoryKeyPattern.String()
+			key["pattern"] = parley.MemoryKeyPattern.String()
 		}
 		s = obj(map[string]any{"key": key, "value": map[string]any{"type": "string", "description": "the fact, short"}}, []string{"key", "value"})
-	case ToolRecommendProduct:
+	case parley.ToolRecommendProduct:
 		s = obj(map[string]any{"query": map[string]any{"type": "string", "description": "what the visitor is looking for"}}, []string{"query"})
-	case ToolEscalateToHuman:
+	case parley.ToolEscalateToHuman:
 		s = obj(map[string]any{
 			"reason":  map[string]any{"type": "string", "description": "why a human is needed"},
 			"contact": map[string]any{"type": "string", "description": "the visitor's email or phone, if they gave it"},
 		}, []string{"reason"})
-	case ToolBookMeeting:
+	case parley.ToolBookMeeting:
 		s = obj(map[string]any{
 			"start": map[string]any{"type": "string", "description": "the chosen slot's start, exactly as " + checkAvailabilityTool + " gave it"},
 			"name":  map[string]any{"type": "string", "description": "the visitor's name"},
@@ -518,20 +518,20 @@ func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
 		return ex
 	}
 	switch rt.tool.Type {
-	case ToolSubmitForm:
+	case parley.ToolSubmitForm:
 		r.submitForm(rt, in, &ex)
-	case ToolGenerateQuote:
+	case parley.ToolGenerateQuote:
 		r.quote(rt, in, &ex)
 		if ex.Success && r.deps.Payment != nil {
 			r.deps.Payment.noteQuote(ex.Result)
 		}
-	case ToolRememberFact:
+	case parley.ToolRememberFact:
 		r.remember(ctx, rt, in, &ex)
-	case ToolRecommendProduct:
+	case parley.ToolRecommendProduct:
 		r.recommend(ctx, rt, in, &ex)
-	case ToolEscalateToHuman:
+	case parley.ToolEscalateToHuman:
 		r.escalate(ctx, rt, in, &ex)
-	case ToolBookMeeting:
+	case parley.ToolBookMeeting:
 		r.bookMeeting(ctx, rt, in, &ex)
 	case CheckAvailabilityType:
 		r.checkAvailability(ctx, in, &ex)
@@ -684,7 +684,7 @@ func (r *ToolRegistry) quote(rt *registeredTool, in map[string]any, ex *Executio
 			continue
 		}
 		name, _ := argString(obj, "name")
-		idx := slices.IndexFunc(q.Items, func(it QuoteItem) bool { return strings.EqualFold(it.Name, name) })
+		idx := slices.IndexFunc(q.Items, func(it parley.QuoteItem) bool { return strings.EqualFold(it.Name, name) })
 		if idx < 0 {
 			problems = append(problems, fmt.Sprintf("%q is not on the price list (items available: %s)", name, strings.Join(allowedItems, ", ")))
 			continue
@@ -713,7 +713,7 @@ func (r *ToolRegistry) quote(rt *registeredTool, in map[string]any, ex *Executio
 		bad := false
 		for _, ro := range rawOpts {
 			on, _ := ro.(string)
-			oi := slices.IndexFunc(item.Options, func(o QuoteOption) bool { return strings.EqualFold(o.Name, strings.TrimSpace(on)) })
+			oi := slices.IndexFunc(item.Options, func(o parley.QuoteOption) bool { return strings.EqualFold(o.Name, strings.TrimSpace(on)) })
 			if oi < 0 {
 				allowed := "none"
 				if len(item.Options) > 0 {
@@ -795,7 +795,7 @@ func (r *ToolRegistry) remember(ctx context.Context, rt *registeredTool, in map[
 	case len(rt.rem.AllowedKeys) > 0 && !slices.Contains(rt.rem.AllowedKeys, key):
 		ex.Summary = fmt.Sprintf("%q cannot be remembered; the keys allowed are: %s.", key, strings.Join(rt.rem.AllowedKeys, ", "))
 		return
-	case !MemoryKeyPattern.MatchString(key):
+	case !parley.MemoryKeyPattern.MatchString(key):
 		ex.Summary = fmt.Sprintf("%q is not a valid key: use snake_case (lowercase letters, digits, underscores; at most 64).", key)
 		return
 	case value == "":

@@ -20,9 +20,9 @@ import (
 	"github.com/parley/parley/agent/llmtest"
 )
 
-func quoteConfig() QuoteConfig {
-	return QuoteConfig{Currency: "EUR", TaxRate: 20, ValidityDays: 30, Items: []QuoteItem{
-		{Name: "Consulting day", UnitPrice: 1500.00, Currency: "EUR", Options: []QuoteOption{{Name: "Travel kit", UnitPrice: 9.99}, {Name: "Report", UnitPrice: 120}}},
+func quoteConfig() parley.QuoteConfig {
+	return parley.QuoteConfig{Currency: "EUR", TaxRate: 20, ValidityDays: 30, Items: []parley.QuoteItem{
+		{Name: "Consulting day", UnitPrice: 1500.00, Currency: "EUR", Options: []parley.QuoteOption{{Name: "Travel kit", UnitPrice: 9.99}, {Name: "Report", UnitPrice: 120}}},
 		{Name: "Audit", UnitPrice: 300.50, Currency: "EUR"},
 	}}
 }
@@ -133,7 +133,7 @@ func TestSubmitForm(t *testing.T) {
 
 func TestGenerateQuote(t *testing.T) {
 	t.Parallel()
-	reg := NewToolRegistry([]parley.Tool{testTool(t, "Quote", ToolGenerateQuote, quoteConfig())}, ToolDeps{Now: func() time.Time { return fixedNow }})
+	reg := NewToolRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, quoteConfig())}, ToolDeps{Now: func() time.Time { return fixedNow }})
 
 	t.Run("exact totals in cents", func(t *testing.T) {
 		t.Parallel()
@@ -155,7 +155,7 @@ func TestGenerateQuote(t *testing.T) {
 		if first["lineTotalCents"] != int64(452997) || first["unitPrice"] != "1509.99" || lines[1].(map[string]any)["name"] != "Audit" {
 			t.Fatalf("lines %v", lines)
 		}
-		if ex.Submission == nil || ex.Submission.ToolType != ToolGenerateQuote || !strings.Contains(ex.Summary, "5796.56 EUR") {
+		if ex.Submission == nil || ex.Submission.ToolType != parley.ToolGenerateQuote || !strings.Contains(ex.Summary, "5796.56 EUR") {
 			t.Fatalf("execution %+v", ex)
 		}
 		// The model sees exact decimal strings, no float noise.
@@ -167,7 +167,7 @@ func TestGenerateQuote(t *testing.T) {
 		t.Parallel()
 		c := quoteConfig()
 		c.Items[1].UnitPrice = 1e9
-		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", ToolGenerateQuote, c)}, ToolDeps{})
+		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, ToolDeps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1000000}]}`)
 		if ex.Success || !strings.Contains(ex.Summary, "too large") {
 			t.Fatalf("execution %+v", ex)
@@ -177,7 +177,7 @@ func TestGenerateQuote(t *testing.T) {
 		t.Parallel()
 		c := quoteConfig()
 		c.TaxRate = 8.25
-		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", ToolGenerateQuote, c)}, ToolDeps{})
+		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, ToolDeps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1}]}`)
 		// 300.50 × 8.25% = 24.79125 → 24.79
 		if !ex.Success || ex.Result["taxCents"] != int64(2479) || ex.Result["total"] != "325.29" {
@@ -206,8 +206,8 @@ func TestRememberFact(t *testing.T) {
 	t.Parallel()
 	mem := &fakeMemory{}
 	reg := NewToolRegistry([]parley.Tool{
-		testTool(t, "Remember", ToolRememberFact, RememberConfig{AllowedKeys: []string{"company", "budget"}}),
-		testTool(t, "Remember anything", ToolRememberFact, RememberConfig{}),
+		testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company", "budget"}}),
+		testTool(t, "Remember anything", parley.ToolRememberFact, parley.RememberConfig{}),
 	}, ToolDeps{Memory: mem})
 	t.Run("allowed key stored", func(t *testing.T) {
 		t.Parallel()
@@ -236,7 +236,7 @@ func TestRememberFact(t *testing.T) {
 	})
 	t.Run("no memory store", func(t *testing.T) {
 		t.Parallel()
-		r := NewToolRegistry([]parley.Tool{testTool(t, "Remember", ToolRememberFact, RememberConfig{})}, ToolDeps{})
+		r := NewToolRegistry([]parley.Tool{testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{})}, ToolDeps{})
 		if ex := execute(t, r, "remember", `{"key":"company","value":"Acme"}`); ex.Success {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -248,7 +248,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("limited to maxResults", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10, overshoot: true}
-		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find products", ToolRecommendProduct, RecommendConfig{MaxResults: 2})}, ToolDeps{Products: ps})
+		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2})}, ToolDeps{Products: ps})
 		ex := execute(t, reg, "find_products", `{"query":"running shoes"}`)
 		products := ex.Result["products"].([]Product)
 		if !ex.Success || ps.gotLimit != 2 || ps.gotQuery != "running shoes" || len(products) != 2 {
@@ -261,7 +261,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("default maxResults and empty query", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10}
-		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find", ToolRecommendProduct, map[string]any{})}, ToolDeps{Products: ps})
+		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find", parley.ToolRecommendProduct, map[string]any{})}, ToolDeps{Products: ps})
 		if ex := execute(t, reg, "find", `{"query":"x"}`); len(ex.Result["products"].([]Product)) != 3 {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -317,7 +317,7 @@ func TestEscalation(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(hook.Close)
-	tool := testTool(t, "Talk to a human", ToolEscalateToHuman, EscalateConfig{HandoffMessage: "Marie will answer within the hour."})
+	tool := testTool(t, "Talk to a human", parley.ToolEscalateToHuman, parley.EscalateConfig{HandoffMessage: "Marie will answer within the hour."})
 	url := hook.URL
 	tool.WebhookURL = &url
 	deps := ToolDeps{
@@ -368,11 +368,11 @@ func TestEscalation(t *testing.T) {
 	})
 	t.Run("execution escalated", func(t *testing.T) {
 		ex := res.Executions[0]
-		if !ex.Success || !ex.Escalated || ex.ToolType != ToolEscalateToHuman || !res.Escalated() {
+		if !ex.Success || !ex.Escalated || ex.ToolType != parley.ToolEscalateToHuman || !res.Escalated() {
 			t.Fatalf("execution %+v", ex)
 		}
 		// A lead: the submission holds what the model gave; the envelope's data does not.
-		if s := ex.Submission; s == nil || s.ToolType != ToolEscalateToHuman || s.Input["reason"] != "wants a refund" || s.Input["contact"] != "ada@example.com" {
+		if s := ex.Submission; s == nil || s.ToolType != parley.ToolEscalateToHuman || s.Input["reason"] != "wants a refund" || s.Input["contact"] != "ada@example.com" {
 			t.Errorf("submission %+v", ex.Submission)
 		}
 		if _, leaked := ex.Data["reason"]; leaked || ex.Data["escalated"] != true {

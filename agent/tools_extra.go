@@ -8,16 +8,12 @@ import (
 	"github.com/parley/parley"
 )
 
-// AdminToolType is the tool type of an ExtraTool of the chat's admin token
-// in the tool history.
-const AdminToolType = "MCP_ADMIN"
-
 // ExtraTool is a tool a caller adds to one turn besides the tenant's: the
 // management tools of Parley's MCP server that an admin token allows. The
 // agent package knows nothing of them but this.
 type ExtraTool struct {
 	// Name is the function name the model sees; Type names the tool in the
-	// tool history (AdminToolType).
+	// tool history (parley.AdminToolType).
 	Name, Type string
 	// DisplayName is the tool history's display name of its runs
 	// (Execution.DisplayName), "" for none.

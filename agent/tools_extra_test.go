@@ -21,10 +21,10 @@ func TestExtraTools(t *testing.T) {
 	boom := errors.New("connection refused")
 	reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 	reg.AddExtra([]ExtraTool{
-		{Name: "admin_ok", Type: AdminToolType, Parameters: json.RawMessage(`{"type":"object"}`), Run: run(map[string]any{"id": "c1"}, nil)},
-		{Name: "admin_refused", Type: AdminToolType, Run: run(nil, parley.Errorf(parley.KindInvalid, "title is required"))},
-		{Name: "admin_broken", Type: AdminToolType, Run: run(nil, boom)},
-		{Name: "contact_form", Type: AdminToolType, Run: run(nil, nil)},
+		{Name: "admin_ok", Type: parley.AdminToolType, Parameters: json.RawMessage(`{"type":"object"}`), Run: run(map[string]any{"id": "c1"}, nil)},
+		{Name: "admin_refused", Type: parley.AdminToolType, Run: run(nil, parley.Errorf(parley.KindInvalid, "title is required"))},
+		{Name: "admin_broken", Type: parley.AdminToolType, Run: run(nil, boom)},
+		{Name: "contact_form", Type: parley.AdminToolType, Run: run(nil, nil)},
 	})
 	var names []string
 	for _, s := range reg.Specs() {
@@ -38,7 +38,7 @@ func TestExtraTools(t *testing.T) {
 	}
 
 	ex := reg.Execute(t.Context(), ToolCall{ID: "1", Name: "admin_ok", Arguments: []byte(`{"title":"x"}`)})
-	if !ex.Success || ex.ToolType != AdminToolType || ex.ToolName != "admin_ok" || ex.Result["id"] != "c1" || string(got) != `{"title":"x"}` {
+	if !ex.Success || ex.ToolType != parley.AdminToolType || ex.ToolName != "admin_ok" || ex.Result["id"] != "c1" || string(got) != `{"title":"x"}` {
 		t.Errorf("ok: %+v (args %s)", ex, got)
 	}
 	ex = reg.Execute(t.Context(), ToolCall{ID: "2", Name: "admin_refused"})

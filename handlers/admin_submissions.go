@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
@@ -31,7 +30,7 @@ const maxSummaryValue = 60
 // carry any type the API accepts.)
 var submissionToolTypes = func() []views.Option {
 	var opts []views.Option
-	for _, t := range agent.SubmissionToolTypes {
+	for _, t := range parley.SubmissionToolTypes {
 		opts = append(opts, views.Option{Value: t, Label: views.ToolTypeName(t)})
 	}
 	return opts
@@ -148,8 +147,8 @@ func (h *Handler) formFieldsOf(c echo.Context, s parley.Submission, fields []vie
 		if err != nil {
 			return nil, err
 		}
-		var cfg agent.SubmitFormConfig
-		if t.Type != agent.ToolSubmitForm || json.Unmarshal(t.Config, &cfg) != nil {
+		var cfg parley.SubmitFormConfig
+		if t.Type != parley.ToolSubmitForm || json.Unmarshal(t.Config, &cfg) != nil {
 			return nil, nil
 		}
 		return cfg.Fields, nil
@@ -388,7 +387,7 @@ func statsToolType(next string) string {
 		return ""
 	}
 	t := strings.ToUpper(u.Query().Get("toolType"))
-	if !slices.Contains(agent.UserToolTypes, t) && !slices.Contains(agent.SyntheticToolTypes, t) {
+	if !slices.Contains(parley.UserToolTypes, t) && !slices.Contains(parley.SyntheticToolTypes, t) {
 		return ""
 	}
 	return t

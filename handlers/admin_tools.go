@@ -15,7 +15,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/views"
 )
 
@@ -91,12 +90,12 @@ func toolRow(t parley.Tool) views.ToolRow {
 // toolConfigForm shows a stored (or default) config of type typ.
 func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
 	if len(raw) == 0 {
-		raw, _ = agent.ValidateToolConfig(typ, nil)
+		raw, _ = parley.ValidateToolConfig(typ, nil)
 	}
 	f := views.ToolConfigForm{Type: typ, FieldTypes: parley.FormFieldTypes}
 	switch typ {
-	case agent.ToolSubmitForm:
-		var c agent.SubmitFormConfig
+	case parley.ToolSubmitForm:
+		var c parley.SubmitFormConfig
 		_ = json.Unmarshal(raw, &c)
 		for _, fl := range c.Fields {
 			f.Fields = append(f.Fields, views.ToolFieldRow{Name: fl.Name, Label: fl.Label, Type: fl.Type, Required: fl.Required})
@@ -105,8 +104,8 @@ func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
 			f.Fields = []views.ToolFieldRow{{Type: "text"}}
 		}
 		f.Confirmation = c.ConfirmationMessage
-	case agent.ToolGenerateQuote:
-		c := agent.QuoteConfig{ValidityDays: 30} // the default, when raw is a failed default
+	case parley.ToolGenerateQuote:
+		c := parley.QuoteConfig{ValidityDays: 30} // the default, when raw is a failed default
 		_ = json.Unmarshal(raw, &c)
 		f.Currency, f.TaxRate, f.ValidityDays = c.Currency, formatNumber(c.TaxRate), strconv.Itoa(c.ValidityDays)
 		for _, it := range c.Items {
@@ -120,21 +119,21 @@ func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
 		if len(f.Items) == 0 {
 			f.Items = []views.QuoteItemRow{{}}
 		}
-	case agent.ToolBookMeeting:
-		var c agent.MeetingConfig
+	case parley.ToolBookMeeting:
+		var c parley.MeetingConfig
 		_ = json.Unmarshal(raw, &c)
 		f.DurationMinutes, f.BufferMinutes = strconv.Itoa(c.DurationMinutes), strconv.Itoa(c.BufferMinutes)
 		f.BookingWindowDays, f.MinNoticeHours = strconv.Itoa(c.BookingWindowDays), strconv.Itoa(c.MinNoticeHours)
-	case agent.ToolEscalateToHuman:
-		var c agent.EscalateConfig
+	case parley.ToolEscalateToHuman:
+		var c parley.EscalateConfig
 		_ = json.Unmarshal(raw, &c)
 		f.HandoffMessage = c.HandoffMessage
-	case agent.ToolRememberFact:
-		var c agent.RememberConfig
+	case parley.ToolRememberFact:
+		var c parley.RememberConfig
 		_ = json.Unmarshal(raw, &c)
 		f.AllowedKeys = strings.Join(c.AllowedKeys, ", ")
-	case agent.ToolRecommendProduct:
-		var c agent.RecommendConfig
+	case parley.ToolRecommendProduct:
+		var c parley.RecommendConfig
 		_ = json.Unmarshal(raw, &c)
 		f.MaxResults = strconv.Itoa(c.MaxResults)
 	}
@@ -143,8 +142,8 @@ func toolConfigForm(typ string, raw json.RawMessage) views.ToolConfigForm {
 
 // toolTypeOptions are the types the dashboard creates: the API's user types, never synthetic ones.
 func toolTypeOptions() []views.Option {
-	out := make([]views.Option, len(agent.UserToolTypes))
-	for i, t := range agent.UserToolTypes {
+	out := make([]views.Option, len(parley.UserToolTypes))
+	for i, t := range parley.UserToolTypes {
 		out[i] = views.Option{Value: t, Label: views.ToolTypeLabel(t)}
 	}
 	return out
@@ -183,7 +182,7 @@ func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) e
 // ShowToolsPage lists the tenant's tools.
 func (h *Handler) ShowToolsPage(c echo.Context) error {
 	ctx, tenantID := c.Request().Context(), adminFrom(c).Tenant.ID
-	tools, err := h.DB.ListTools(ctx, tenantID)
+	tools, err := h.Manage.ListTools(ctx, tenantID)
 	if err != nil {
 		return err
 	}
@@ -207,7 +206,7 @@ func (h *Handler) ShowToolsPage(c echo.Context) error {
 
 // ShowNewToolPage renders the create form for the type asked (the first type by default).
 func (h *Handler) ShowNewToolPage(c echo.Context) error {
-	tools, err := h.DB.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
+	tools, err := h.Manage.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}
@@ -216,8 +215,8 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 		pos = max(pos, math.Floor(t.Position)+1) // new tools go last
 	}
 	typ := c.QueryParam("type")
-	if !slices.Contains(agent.UserToolTypes, typ) {
-		typ = agent.UserToolTypes[0]
+	if !slices.Contains(parley.UserToolTypes, typ) {
+		typ = parley.UserToolTypes[0]
 	}
 	return h.renderToolForm(c, http.StatusOK, views.ToolForm{Type: typ, Active: true, Position: formatNumber(pos),
 		Config: toolConfigForm(typ, nil)})
@@ -226,20 +225,20 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 // ShowToolConfigFields is the htmx fragment of a type's settings, swapped in when the type changes.
 func (h *Handler) ShowToolConfigFields(c echo.Context) error {
 	typ := c.QueryParam("type")
-	if !slices.Contains(agent.UserToolTypes, typ) {
-		return invalid("type must be one of %s", strings.Join(agent.UserToolTypes, ", "))
+	if !slices.Contains(parley.UserToolTypes, typ) {
+		return invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
 	}
 	return render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
 }
 
 // toolFromForm reads a tool form into the API's body and the form to show
 // again; problems of reading (a number that is not one) go into errs.
-func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, views.ToolForm, parley.FieldErrors) {
+func toolFromForm(form url.Values, typ string, cur *parley.Tool) (parley.ToolInput, views.ToolForm, parley.FieldErrors) {
 	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
 	errs := parley.FieldErrors{}
 	f := views.ToolForm{Name: form.Get("name"), Description: form.Get("description"), Type: typ,
 		SegmentID: get("segmentId"), Active: form.Get("isActive") == "true", Position: get("position")}
-	b := toolBody{Name: parley.Some(form.Get("name")), Description: parley.Some(form.Get("description")),
+	b := parley.ToolInput{Name: parley.Some(form.Get("name")), Description: parley.Some(form.Get("description")),
 		SegmentID: parley.Some(get("segmentId")), IsActive: parley.Some(f.Active)}
 	if cur == nil {
 		b.Type = parley.Some(typ)
@@ -265,7 +264,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 	}
 	conf := map[string]any{}
 	switch typ {
-	case agent.ToolSubmitForm:
+	case parley.ToolSubmitForm:
 		fields := []parley.FormField{}
 		for _, r := range indexedFormRows(form, "field") {
 			row := views.ToolFieldRow{Name: formFieldName(r["name"], r["label"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
@@ -283,7 +282,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 		if strings.TrimSpace(cfg.Confirmation) != "" {
 			conf["confirmationMessage"] = strings.TrimSpace(cfg.Confirmation)
 		}
-	case agent.ToolGenerateQuote:
+	case parley.ToolGenerateQuote:
 		cfg.Currency = strings.ToUpper(get("currency"))
 		conf["currency"] = cfg.Currency
 		if cfg.TaxRate = get("taxRate"); cfg.TaxRate != "" {
@@ -294,7 +293,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 			}
 		}
 		intField(conf, "validityDays", &cfg.ValidityDays)
-		items := []agent.QuoteItem{}
+		items := []parley.QuoteItem{}
 		for _, r := range indexedFormRows(form, "item") {
 			row := views.QuoteItemRow{Name: strings.TrimSpace(r["name"]), Description: strings.TrimSpace(r["description"]),
 				UnitPrice: strings.TrimSpace(r["unitPrice"]), Unit: strings.TrimSpace(r["unit"]), Options: strings.TrimSpace(r["options"])}
@@ -303,7 +302,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 			}
 			cfg.Items = append(cfg.Items, row)
 			where := fmt.Sprintf("item %d", len(cfg.Items))
-			it := agent.QuoteItem{Name: row.Name, Description: row.Description, Unit: row.Unit}
+			it := parley.QuoteItem{Name: row.Name, Description: row.Description, Unit: row.Unit}
 			if p, err := strconv.ParseFloat(row.UnitPrice, 64); err != nil {
 				errs.Add("items", where+": unit price must be a number such as 120 or 49.90")
 			} else {
@@ -316,7 +315,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 					errs.Add("items", where+": write each option as Name=price, separated by semicolons")
 					continue
 				}
-				it.Options = append(it.Options, agent.QuoteOption{Name: strings.TrimSpace(name), UnitPrice: p})
+				it.Options = append(it.Options, parley.QuoteOption{Name: strings.TrimSpace(name), UnitPrice: p})
 			}
 			items = append(items, it)
 		}
@@ -324,12 +323,12 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 			cfg.Items = []views.QuoteItemRow{{}}
 		}
 		conf["items"] = items
-	case agent.ToolBookMeeting:
+	case parley.ToolBookMeeting:
 		intField(conf, "durationMinutes", &cfg.DurationMinutes)
 		intField(conf, "bufferMinutes", &cfg.BufferMinutes)
 		intField(conf, "bookingWindowDays", &cfg.BookingWindowDays)
 		intField(conf, "minNoticeHours", &cfg.MinNoticeHours)
-	case agent.ToolEscalateToHuman:
+	case parley.ToolEscalateToHuman:
 		cfg.HandoffMessage = form.Get("handoffMessage")
 		if strings.TrimSpace(cfg.HandoffMessage) != "" {
 			conf["handoffMessage"] = strings.TrimSpace(cfg.HandoffMessage)
@@ -343,7 +342,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 		case form.Get("clearWebhookSecret") == "true":
 			b.WebhookSecret = parley.Some("") // the API's way to remove it
 		}
-	case agent.ToolRememberFact:
+	case parley.ToolRememberFact:
 		cfg.AllowedKeys = form.Get("allowedKeys")
 		keys := []string{}
 		for _, k := range strings.Split(cfg.AllowedKeys, ",") {
@@ -352,7 +351,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (toolBody, view
 			}
 		}
 		conf["allowedKeys"] = keys
-	case agent.ToolRecommendProduct:
+	case parley.ToolRecommendProduct:
 		intField(conf, "maxResults", &cfg.MaxResults)
 	}
 	raw, _ := json.Marshal(conf)
@@ -378,18 +377,16 @@ func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	if cur != nil {
 		f.ID = cur.ID
 	}
-	w, err := h.validateTool(ctx, a.Tenant.ID, b, errs, cur)
+	b.Problems = errs
+	var t parley.Tool
+	if cur == nil {
+		t, err = h.Manage.CreateTool(ctx, a.Tenant.ID, b)
+	} else {
+		t, err = h.Manage.UpdateTool(ctx, *cur, b)
+	}
 	if err == nil {
-		var t parley.Tool
-		if cur == nil {
-			t, err = h.DB.CreateTool(ctx, a.Tenant.ID, w)
-		} else {
-			t, err = h.DB.UpdateTool(ctx, a.Tenant.ID, cur.ID, w)
-		}
-		if err == nil {
-			h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Tool %s saved.", t.Name))
-			return c.Redirect(http.StatusSeeOther, "/admin/tools")
-		}
+		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Tool %s saved.", t.Name))
+		return c.Redirect(http.StatusSeeOther, "/admin/tools")
 	}
 	fe, status, ok := failedForm(err)
 	if !ok {
@@ -406,8 +403,8 @@ func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 			f.Errors[k] = v
 		}
 	}
-	if !slices.Contains(agent.UserToolTypes, typ) {
-		f.Type = agent.UserToolTypes[0] // the select shows it; the type's error says what was wrong
+	if !slices.Contains(parley.UserToolTypes, typ) {
+		f.Type = parley.UserToolTypes[0] // the select shows it; the type's error says what was wrong
 		f.Config = toolConfigForm(f.Type, nil)
 	}
 	return h.renderToolForm(c, status, f)
@@ -418,7 +415,7 @@ func (h *Handler) SaveNewTool(c echo.Context) error { return h.saveToolForm(c, n
 
 // ShowEditToolPage renders a tool's edit form.
 func (h *Handler) ShowEditToolPage(c echo.Context) error {
-	t, err := h.DB.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	t, err := h.Manage.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -430,7 +427,7 @@ func (h *Handler) ShowEditToolPage(c echo.Context) error {
 
 // SaveTool saves a tool's edit form; the type stays.
 func (h *Handler) SaveTool(c echo.Context) error {
-	t, err := h.DB.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	t, err := h.Manage.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -440,7 +437,7 @@ func (h *Handler) SaveTool(c echo.Context) error {
 // RemoveTool deletes a tool; htmx gets an empty answer that removes the row.
 func (h *Handler) RemoveTool(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.DB.DeleteTool(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteTool(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
 	if isHTMX(c) {

@@ -280,8 +280,8 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 		return out, err
 	}
 	for _, tool := range tools {
-		if tool.IsActive && tool.Type == agent.ToolBookMeeting {
-			meeting = agent.DefaultMeetingConfig()
+		if tool.IsActive && tool.Type == parley.ToolBookMeeting {
+			meeting = parley.DefaultMeetingConfig()
 			if len(tool.Config) > 0 {
 				_ = json.Unmarshal(tool.Config, &meeting)
 			}

@@ -65,7 +65,7 @@ func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token str
 			return nil, err
 		}
 		name := tool.Name
-		out = append(out, agent.ExtraTool{Name: adminToolPrefix + name, Type: agent.AdminToolType, Parameters: params,
+		out = append(out, agent.ExtraTool{Name: adminToolPrefix + name, Type: parley.AdminToolType, Parameters: params,
 			Description: "Site owner only (admin token): " + tool.Description,
 			Run: func(ctx context.Context, args json.RawMessage) (any, error) {
 				return RunManageTool(ctx, all, t, p, name, args)

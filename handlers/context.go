@@ -69,13 +69,13 @@ func (h *Handler) ShowContext(c echo.Context) error {
 		return err
 	}
 	hasProducts := false
-	if agent.HasToolType(tools, agent.ToolRecommendProduct) {
+	if agent.HasToolType(tools, parley.ToolRecommendProduct) {
 		if hasProducts, err = h.DB.HasActiveProducts(ctx, t.ID); err != nil {
 			return err
 		}
 	}
 	hasCalendar := false
-	if agent.HasToolType(tools, agent.ToolBookMeeting) {
+	if agent.HasToolType(tools, parley.ToolBookMeeting) {
 		conn, err := h.DB.CalendarConnector(ctx, t.ID)
 		if err != nil {
 			return err
@@ -124,12 +124,12 @@ func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []
 	}
 	has := map[string]bool{}
 	for _, tool := range tools {
-		offered := (tool.Type != agent.ToolBookMeeting || hasCalendar) && (tool.Type != agent.ToolRecommendProduct || hasProducts)
+		offered := (tool.Type != parley.ToolBookMeeting || hasCalendar) && (tool.Type != parley.ToolRecommendProduct || hasProducts)
 		if offered && tool.IsActive && (tool.SegmentID == nil || activeSegment[*tool.SegmentID]) {
 			has[tool.Type] = true
 		}
 	}
-	for _, typ := range agent.UserToolTypes {
+	for _, typ := range parley.UserToolTypes {
 		if has[typ] {
 			caps = append(caps, strings.ToLower(typ))
 		}

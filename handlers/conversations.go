@@ -12,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
@@ -163,7 +162,7 @@ func (h *Handler) conversationFilter(ctx context.Context, tenantID string, q que
 	}
 	if v := q.QueryParam("toolType"); v != "" {
 		f.ToolType = strings.ToUpper(v)
-		all := append(slices.Clone(agent.UserToolTypes), agent.SyntheticToolTypes...)
+		all := append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...)
 		if !slices.Contains(all, f.ToolType) {
 			return f, queryError("toolType", "must be one of "+strings.Join(all, ", "))
 		}

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/manage"
@@ -128,15 +127,15 @@ func segmentProps(withID bool) schema {
 
 func toolProps(withID bool) schema {
 	p := schema{
-		"name":          str("Name the assistant sees", maxToolName),
-		"description":   str("When the assistant should use it", maxToolDescription),
-		"type":          enum("Tool type", agent.UserToolTypes),
+		"name":          str("Name the assistant sees", parley.MaxToolName),
+		"description":   str("When the assistant should use it", parley.MaxToolDescription),
+		"type":          enum("Tool type", parley.UserToolTypes),
 		"config":        schema{"type": "object", "description": "Settings of the type (see the REST API's tool configs)"},
 		"segmentId":     nullable(str("Id or slug of the segment it is offered in; null for every segment", 0)),
 		"isActive":      boolean("Whether it is offered"),
 		"position":      schema{"type": "number", "description": "Order among the tools, lowest first", "minimum": -1e9, "maximum": 1e9},
 		"webhookUrl":    nullable(str("ESCALATE_TO_HUMAN only: https URL called on a handover", parley.MaxURL)),
-		"webhookSecret": nullable(str("ESCALATE_TO_HUMAN only: secret signing the webhook (write only)", maxToolWebhookSecret)),
+		"webhookSecret": nullable(str("ESCALATE_TO_HUMAN only: secret signing the webhook (write only)", parley.MaxToolWebhookSecret)),
 	}
 	if withID {
 		p["id"] = idArg("tool")
@@ -187,7 +186,7 @@ func (h *Handler) ManageTools() []ManageTool {
 		"limit":     integer("Conversations per page", 1, maxConversationsLimit),
 		"status":    enum("Status", conversationStatuses),
 		"visitorId": str("Only this visitor's conversations (uuid)", 0),
-		"toolType":  enum("Only conversations that ran a tool of this type", append(slices.Clone(agent.UserToolTypes), agent.SyntheticToolTypes...)),
+		"toolType":  enum("Only conversations that ran a tool of this type", append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...)),
 		"search":    str("Words to find in the messages", maxConversationSearchChars),
 	}
 	statsProps := schema{
@@ -328,7 +327,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "List the tools the assistant may run (forms, quotes, meetings, handover, memory, products), lowest position first.",
 			Input:       object(schema{}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
-				tools, err := h.DB.ListTools(ctx, t.ID)
+				tools, err := h.Manage.ListTools(ctx, t.ID)
 				if err != nil {
 					return nil, err
 				}
@@ -346,23 +345,17 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				tool, err := h.DB.Tool(ctx, t.ID, id)
+				tool, err := h.Manage.Tool(ctx, t.ID, id)
 				if err != nil {
 					return nil, err
 				}
 				return map[string]any{"tool": newToolJSON(tool)}, nil
 			}},
 		{Name: "create_tool", Scope: auth.ScopeMCPToolsWrite,
-			Description: "Create a tool of one of the configurable types: " + strings.Join(agent.UserToolTypes, ", ") + ".",
+			Description: "Create a tool of one of the configurable types: " + strings.Join(parley.UserToolTypes, ", ") + ".",
 			Input:       object(toolProps(false), "name", "description", "type"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				var b toolBody
-				errs := decodeFields(args, &b)
-				w, err := h.validateTool(ctx, t.ID, b, errs, nil)
-				if err != nil {
-					return nil, err
-				}
-				tool, err := h.DB.CreateTool(ctx, t.ID, w)
+				tool, err := h.Manage.CreateTool(ctx, t.ID, toolInput(args))
 				if err != nil {
 					return nil, err
 				}

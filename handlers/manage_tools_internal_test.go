@@ -71,8 +71,8 @@ func TestManageToolSchemas(t *testing.T) {
 		{"update_corpus_entry", jsonTags(corpusBody{}, "segment")},
 		{"create_segment", jsonTags(parley.SegmentInput{})},
 		{"update_segment", jsonTags(parley.SegmentInput{})},
-		{"create_tool", jsonTags(toolBody{})},
-		{"update_tool", jsonTags(toolBody{})},
+		{"create_tool", jsonTags(parley.ToolInput{})},
+		{"update_tool", jsonTags(parley.ToolInput{})},
 		{"update_persona", jsonTags(personaJSON{})},
 		{"read_persona", nil},
 	} {

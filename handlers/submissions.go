@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 )
 
@@ -118,8 +117,8 @@ func checkSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, 
 	}
 	if v := c.QueryParam("toolType"); v != "" {
 		f.ToolType = strings.ToUpper(v)
-		if !slices.Contains(agent.UserToolTypes, f.ToolType) && !slices.Contains(agent.SyntheticToolTypes, f.ToolType) {
-			return f, queryError("toolType", "must be one of "+strings.Join(append(slices.Clone(agent.UserToolTypes), agent.SyntheticToolTypes...), ", "))
+		if !slices.Contains(parley.UserToolTypes, f.ToolType) && !slices.Contains(parley.SyntheticToolTypes, f.ToolType) {
+			return f, queryError("toolType", "must be one of "+strings.Join(append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...), ", "))
 		}
 	}
 	if f.ToolID = c.QueryParam("toolId"); f.ToolID != "" && !uuidPattern.MatchString(f.ToolID) {

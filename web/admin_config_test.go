@@ -14,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 )
@@ -122,7 +121,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 		mustStep(t, "opening the create form", chromedp.Do(ctx, chromedp.Click(chromedp.ID("new-tool")), chromedp.WaitVisible(chromedp.ID("tool-form"))))
 		// Synthetic types are never offered.
 		types := mustRunStep(ctx, t, "types", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#type option')].map(o => o.value)`))
-		if strings.Join(types, ",") != strings.Join(agent.UserToolTypes, ",") {
+		if strings.Join(types, ",") != strings.Join(parley.UserToolTypes, ",") {
 			t.Errorf("types offered = %v", types)
 		}
 		mustStep(t, "filling the form", chromedp.Do(ctx,
@@ -161,13 +160,13 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 			t.Errorf("after saving at %s", loc)
 		}
 		tl := toolNamed(t, b, ten.ID, "Contact request")
-		var cfg agent.SubmitFormConfig
+		var cfg parley.SubmitFormConfig
 		mustStep(t, "reading the config", json.Unmarshal(tl.Config, &cfg))
 		want := []parley.FormField{{Name: "email", Label: "Your email", Type: "email", Required: true}, {Name: "company", Label: "Company", Type: "text"}}
 		if len(cfg.Fields) != 2 || cfg.Fields[0] != want[0] || cfg.Fields[1] != want[1] {
 			t.Errorf("stored fields = %+v, want %+v", cfg.Fields, want)
 		}
-		if tl.Type != agent.ToolSubmitForm || !tl.IsActive {
+		if tl.Type != parley.ToolSubmitForm || !tl.IsActive {
 			t.Errorf("stored type %s, active %v", tl.Type, tl.IsActive)
 		}
 		if row := mustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS("#tool-"+tl.ID))); !strings.Contains(row, "Lead capture") || !strings.Contains(row, "active") {
@@ -178,7 +177,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 	t.Run("GenerateQuote", func(t *testing.T) {
 		mustStep(t, "choosing the type", chromedp.Do(ctx,
 			chromedp.Navigate(b.ts.URL+"/admin/tools/new"),
-			chooseOption("type", agent.ToolGenerateQuote),
+			chooseOption("type", parley.ToolGenerateQuote),
 			// htmx swaps in the price list editor.
 			chromedp.WaitVisible(chromedp.ID("currency")),
 		))
@@ -202,15 +201,15 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 			t.Fatalf("after saving: status %d", status)
 		}
 		tl := toolNamed(t, b, ten.ID, "Quote")
-		var cfg agent.QuoteConfig
+		var cfg parley.QuoteConfig
 		mustStep(t, "reading the config", json.Unmarshal(tl.Config, &cfg))
-		if tl.Type != agent.ToolGenerateQuote || cfg.Currency != "EUR" || cfg.TaxRate != 20 || cfg.ValidityDays != 15 || len(cfg.Items) != 2 {
+		if tl.Type != parley.ToolGenerateQuote || cfg.Currency != "EUR" || cfg.TaxRate != 20 || cfg.ValidityDays != 15 || len(cfg.Items) != 2 {
 			t.Fatalf("stored %s %+v", tl.Type, cfg)
 		}
 		if it := cfg.Items[0]; it.Name != "Audit" || it.UnitPrice != 1200 || it.Unit != "day" || it.Currency != "EUR" {
 			t.Errorf("first item = %+v", it)
 		}
-		if it := cfg.Items[1]; it.Name != "Training" || it.UnitPrice != 450.5 || len(it.Options) != 2 || it.Options[1] != (agent.QuoteOption{Name: "Materials", UnitPrice: 25}) {
+		if it := cfg.Items[1]; it.Name != "Training" || it.UnitPrice != 450.5 || len(it.Options) != 2 || it.Options[1] != (parley.QuoteOption{Name: "Materials", UnitPrice: 25}) {
 			t.Errorf("second item = %+v", it)
 		}
 		// The list is ordered by position: the new tool went last.
@@ -236,7 +235,7 @@ func TestAdminConfigToolsBrowser(t *testing.T) {
 		}
 		got, err := b.db.Tool(context.Background(), ten.ID, tl.ID)
 		mustStep(t, "reading the tool", err)
-		var cfg agent.QuoteConfig
+		var cfg parley.QuoteConfig
 		mustStep(t, "reading the config", json.Unmarshal(got.Config, &cfg))
 		if got.Name != "Quote builder" || got.IsActive || len(cfg.Items) != 2 || cfg.Items[0].UnitPrice != 1350.25 || len(cfg.Items[1].Options) != 2 {
 			t.Errorf("after editing: %s active %v, %+v", got.Name, got.IsActive, cfg)
@@ -500,7 +499,7 @@ func otherTenantData(t *testing.T, b *bundle, tenantID string) (toolID, productI
 	t.Helper()
 	ctx := context.Background()
 	tl, err := b.db.CreateTool(ctx, tenantID, db.ToolWrite{Name: parley.Some("Theirs"), Description: parley.Some("Not yours."),
-		Type: parley.Some(agent.ToolRecommendProduct), Config: parley.Some(json.RawMessage(`{"maxResults":3}`))})
+		Type: parley.Some(parley.ToolRecommendProduct), Config: parley.Some(json.RawMessage(`{"maxResults":3}`))})
 	mustStep(t, "creating a tool", err)
 	p, _, err := b.db.UpsertProduct(ctx, tenantID, db.ProductWrite{Name: parley.Some("Their product")})
 	mustStep(t, "creating a product", err)
@@ -550,7 +549,7 @@ func TestAdminConfigIsolation(t *testing.T) {
 	seg, err := b.db.DefaultSegment(ctx, theirs.ID)
 	mustStep(t, "reading their segment", err)
 	c.get("/admin/tools/new")
-	p := c.submit("/admin/tools", url.Values{"type": {agent.ToolRecommendProduct}, "name": {"Mine"}, "description": {"d"},
+	p := c.submit("/admin/tools", url.Values{"type": {parley.ToolRecommendProduct}, "name": {"Mine"}, "description": {"d"},
 		"position": {"0"}, "maxResults": {"3"}, "segmentId": {seg.ID}, "isActive": {"true"}})
 	if p.status != http.StatusUnprocessableEntity || !strings.Contains(p.text("#err-segmentId"), "no segment") {
 		t.Errorf("their segment: %d %q", p.status, p.text("#err-segmentId"))
@@ -567,7 +566,7 @@ func TestAdminConfigValidation(t *testing.T) {
 	v, err := b.db.CreateVisitor(ctx, ten.ID, db.VisitorWrite{Email: parley.Some("grace@example.com")})
 	mustStep(t, "creating a visitor", err)
 	_, err = b.db.CreateTool(ctx, ten.ID, db.ToolWrite{Name: parley.Some("Taken"), Description: parley.Some("d"),
-		Type: parley.Some(agent.ToolRememberFact), Config: parley.Some(json.RawMessage(`{"allowedKeys":[]}`))})
+		Type: parley.Some(parley.ToolRememberFact), Config: parley.Some(json.RawMessage(`{"allowedKeys":[]}`))})
 	mustStep(t, "creating a tool", err)
 
 	tool := func(typ string, extra url.Values) url.Values {
@@ -584,16 +583,16 @@ func TestAdminConfigValidation(t *testing.T) {
 		errID, errText   string
 	}{
 		{"SyntheticType", "/admin/tools/new", "/admin/tools", tool("MCP_PROXY", nil), 422, "err-type", "injected automatically"},
-		{"DuplicateFieldName", "/admin/tools/new", "/admin/tools", tool(agent.ToolSubmitForm, url.Values{
+		{"DuplicateFieldName", "/admin/tools/new", "/admin/tools", tool(parley.ToolSubmitForm, url.Values{
 			"field.0.name": {"email"}, "field.0.label": {"Email"}, "field.0.type": {"email"},
 			"field.3.name": {"email"}, "field.3.label": {"Again"}, "field.3.type": {"text"}}), 422, "err-config", `"email" is used twice`},
-		{"QuoteWithoutItems", "/admin/tools/new", "/admin/tools", tool(agent.ToolGenerateQuote, url.Values{"currency": {"EUR"}, "validityDays": {"30"}}), 422, "err-config", "1 to 200 items"},
-		{"QuoteBadPrice", "/admin/tools/new", "/admin/tools", tool(agent.ToolGenerateQuote, url.Values{"currency": {"EUR"}, "item.0.name": {"A"}, "item.0.unitPrice": {"cheap"}}), 422, "err-items", "unit price must be a number"},
-		{"MeetingOutOfRange", "/admin/tools/new", "/admin/tools", tool(agent.ToolBookMeeting, url.Values{"durationMinutes": {"2"}}), 422, "err-config", "meeting length (minutes) must be between 5 and 480"},
-		{"RememberBadKey", "/admin/tools/new", "/admin/tools", tool(agent.ToolRememberFact, url.Values{"allowedKeys": {"ok_key, Not OK"}}), 422, "err-config", `allowed keys: "Not OK" must be lower-case letters, digits and underscores, at most 64`},
-		{"WebhookHTTP", "/admin/tools/new", "/admin/tools", tool(agent.ToolEscalateToHuman, url.Values{"webhookUrl": {"http://hooks.example.com"}}), 422, "err-webhookUrl", "must use https"},
-		{"ToolNameTaken", "/admin/tools/new", "/admin/tools", tool(agent.ToolRememberFact, url.Values{"name": {"Taken"}}), 409, "err-name", "already used by another tool"},
-		{"ToolNoDescription", "/admin/tools/new", "/admin/tools", tool(agent.ToolRecommendProduct, url.Values{"description": {" "}, "maxResults": {"3"}}), 422, "err-description", "must not be empty"},
+		{"QuoteWithoutItems", "/admin/tools/new", "/admin/tools", tool(parley.ToolGenerateQuote, url.Values{"currency": {"EUR"}, "validityDays": {"30"}}), 422, "err-config", "1 to 200 items"},
+		{"QuoteBadPrice", "/admin/tools/new", "/admin/tools", tool(parley.ToolGenerateQuote, url.Values{"currency": {"EUR"}, "item.0.name": {"A"}, "item.0.unitPrice": {"cheap"}}), 422, "err-items", "unit price must be a number"},
+		{"MeetingOutOfRange", "/admin/tools/new", "/admin/tools", tool(parley.ToolBookMeeting, url.Values{"durationMinutes": {"2"}}), 422, "err-config", "meeting length (minutes) must be between 5 and 480"},
+		{"RememberBadKey", "/admin/tools/new", "/admin/tools", tool(parley.ToolRememberFact, url.Values{"allowedKeys": {"ok_key, Not OK"}}), 422, "err-config", `allowed keys: "Not OK" must be lower-case letters, digits and underscores, at most 64`},
+		{"WebhookHTTP", "/admin/tools/new", "/admin/tools", tool(parley.ToolEscalateToHuman, url.Values{"webhookUrl": {"http://hooks.example.com"}}), 422, "err-webhookUrl", "must use https"},
+		{"ToolNameTaken", "/admin/tools/new", "/admin/tools", tool(parley.ToolRememberFact, url.Values{"name": {"Taken"}}), 409, "err-name", "already used by another tool"},
+		{"ToolNoDescription", "/admin/tools/new", "/admin/tools", tool(parley.ToolRecommendProduct, url.Values{"description": {" "}, "maxResults": {"3"}}), 422, "err-description", "must not be empty"},
 		{"ProductPriceWithoutCurrency", "/admin/products/new", "/admin/products", url.Values{"name": {"Lamp"}, "price": {"10"}}, 422, "err-currency", "is required with a price"},
 		{"ProductPriceNotANumber", "/admin/products/new", "/admin/products", url.Values{"name": {"Lamp"}, "price": {"ten"}, "currency": {"EUR"}}, 422, "err-price", "must be a number"},
 		{"ProductBadURL", "/admin/products/new", "/admin/products", url.Values{"name": {"Lamp"}, "url": {"shop/lamp"}}, 422, "err-url", "absolute URL"},
@@ -651,7 +650,7 @@ func TestAdminConfigValidation(t *testing.T) {
 
 	t.Run("ConfigFragment", func(t *testing.T) {
 		cc := c.as(t)
-		p := cc.do("GET", "/admin/tools/config-fields?type="+agent.ToolBookMeeting, nil, map[string]string{"HX-Request": "true"})
+		p := cc.do("GET", "/admin/tools/config-fields?type="+parley.ToolBookMeeting, nil, map[string]string{"HX-Request": "true"})
 		if p.status != http.StatusOK || p.doc.Find("#durationMinutes").AttrOr("value", "") != "30" || !strings.Contains(p.text("#calendar-note"), "calendar connector") {
 			t.Errorf("BOOK_MEETING fragment: %d %s", p.status, p.body)
 		}
@@ -668,8 +667,8 @@ func TestAdminConfigWebhookSecret(t *testing.T) {
 	c := b.newAdminClient(t)
 	c.signIn(ten)
 	const secret = "whsec-do-not-show-5521"
-	c.get("/admin/tools/new?type=" + agent.ToolEscalateToHuman)
-	p := c.submit("/admin/tools", url.Values{"type": {agent.ToolEscalateToHuman}, "name": {"Handoff"}, "description": {"Hands over to a person."},
+	c.get("/admin/tools/new?type=" + parley.ToolEscalateToHuman)
+	p := c.submit("/admin/tools", url.Values{"type": {parley.ToolEscalateToHuman}, "name": {"Handoff"}, "description": {"Hands over to a person."},
 		"position": {"0"}, "isActive": {"true"}, "handoffMessage": {"A colleague takes over."},
 		"webhookUrl": {"https://hooks.example.com/parley"}, "webhookSecret": {secret}})
 	if p.status != http.StatusSeeOther || p.location() != "/admin/tools" {

@@ -12,7 +12,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 )
 
 // TestAdminLeadCapture: a segment's lead capture is one set of fields that
@@ -39,7 +38,7 @@ func TestAdminLeadCapture(t *testing.T) {
 		return s, &tl
 	}
 	fieldNames := func(raw json.RawMessage) []string {
-		var cfg agent.SubmitFormConfig
+		var cfg parley.SubmitFormConfig
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			t.Fatalf("tool config %s: %v", raw, err)
 		}
@@ -69,7 +68,7 @@ func TestAdminLeadCapture(t *testing.T) {
 		t.Errorf("lead tool %+v (config %s)", tl, tl.Config)
 	}
 	// The agent offers it: its stored config passes the tool's own rules.
-	if _, problems := agent.ValidateToolConfig(tl.Type, tl.Config); len(problems) > 0 {
+	if _, problems := parley.ValidateToolConfig(tl.Type, tl.Config); len(problems) > 0 {
 		t.Errorf("the lead tool's config does not validate: %v", problems)
 	}
 	if seg.FormConfig == nil || seg.FormConfig.Enabled {

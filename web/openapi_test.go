@@ -21,7 +21,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -775,12 +774,12 @@ func jsonNames(st reflect.Type) []string {
 
 // toolConfigSchemas maps each user tool type to its config schema (read form; the write form adds "Input").
 var toolConfigSchemas = map[string]string{
-	agent.ToolSubmitForm:       "SubmitFormToolConfig",
-	agent.ToolGenerateQuote:    "GenerateQuoteToolConfig",
-	agent.ToolBookMeeting:      "BookMeetingToolConfig",
-	agent.ToolEscalateToHuman:  "EscalateToHumanToolConfig",
-	agent.ToolRememberFact:     "RememberFactToolConfig",
-	agent.ToolRecommendProduct: "RecommendProductToolConfig",
+	parley.ToolSubmitForm:       "SubmitFormToolConfig",
+	parley.ToolGenerateQuote:    "GenerateQuoteToolConfig",
+	parley.ToolBookMeeting:      "BookMeetingToolConfig",
+	parley.ToolEscalateToHuman:  "EscalateToHumanToolConfig",
+	parley.ToolRememberFact:     "RememberFactToolConfig",
+	parley.ToolRecommendProduct: "RecommendProductToolConfig",
 }
 
 // TestOpenAPIToolConfigMatchesAgent checks the tool types and the per-type
@@ -802,10 +801,10 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 	for _, v := range toolType.Enum {
 		enum = append(enum, v.(string))
 	}
-	if !slices.Equal(enum, agent.UserToolTypes) {
-		t.Errorf("ToolType enum = %v, want %v", enum, agent.UserToolTypes)
+	if !slices.Equal(enum, parley.UserToolTypes) {
+		t.Errorf("ToolType enum = %v, want %v", enum, parley.UserToolTypes)
 	}
-	for _, typ := range agent.SyntheticToolTypes {
+	for _, typ := range parley.SyntheticToolTypes {
 		if !strings.Contains(toolType.Description, "`"+typ+"`") {
 			t.Errorf("ToolType does not name the synthetic type %s", typ)
 		}
@@ -814,14 +813,14 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 	// Members: each schema lists exactly the struct's JSON members, and every
 	// schema of a config refuses other members, as the decoder does.
 	structs := map[string]reflect.Type{
-		"SubmitFormToolConfig":       reflect.TypeFor[agent.SubmitFormConfig](),
-		"GenerateQuoteToolConfig":    reflect.TypeFor[agent.QuoteConfig](),
-		"QuoteItem":                  reflect.TypeFor[agent.QuoteItem](),
-		"QuoteOption":                reflect.TypeFor[agent.QuoteOption](),
-		"BookMeetingToolConfig":      reflect.TypeFor[agent.MeetingConfig](),
-		"EscalateToHumanToolConfig":  reflect.TypeFor[agent.EscalateConfig](),
-		"RememberFactToolConfig":     reflect.TypeFor[agent.RememberConfig](),
-		"RecommendProductToolConfig": reflect.TypeFor[agent.RecommendConfig](),
+		"SubmitFormToolConfig":       reflect.TypeFor[parley.SubmitFormConfig](),
+		"GenerateQuoteToolConfig":    reflect.TypeFor[parley.QuoteConfig](),
+		"QuoteItem":                  reflect.TypeFor[parley.QuoteItem](),
+		"QuoteOption":                reflect.TypeFor[parley.QuoteOption](),
+		"BookMeetingToolConfig":      reflect.TypeFor[parley.MeetingConfig](),
+		"EscalateToHumanToolConfig":  reflect.TypeFor[parley.EscalateConfig](),
+		"RememberFactToolConfig":     reflect.TypeFor[parley.RememberConfig](),
+		"RecommendProductToolConfig": reflect.TypeFor[parley.RecommendConfig](),
 		"ToolFormField":              reflect.TypeFor[parley.FormField](),
 	}
 	for name, st := range structs {
@@ -867,11 +866,11 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 	// Defaults: the smallest config of each type, normalised by the agent
 	// package, carries the documented defaults and fits the read schema.
 	minimal := map[string]string{
-		agent.ToolSubmitForm:    `{"fields": [{"name": "email", "label": "Email", "type": "email"}]}`,
-		agent.ToolGenerateQuote: `{"currency": "EUR", "items": [{"name": "Website", "options": [{"name": "Hosting"}]}]}`,
+		parley.ToolSubmitForm:    `{"fields": [{"name": "email", "label": "Email", "type": "email"}]}`,
+		parley.ToolGenerateQuote: `{"currency": "EUR", "items": [{"name": "Website", "options": [{"name": "Hosting"}]}]}`,
 	}
 	for typ, name := range toolConfigSchemas {
-		norm, problems := agent.ValidateToolConfig(typ, json.RawMessage(minimal[typ]))
+		norm, problems := parley.ValidateToolConfig(typ, json.RawMessage(minimal[typ]))
 		if len(problems) > 0 {
 			t.Fatalf("%s: %v", typ, problems)
 		}
@@ -889,7 +888,7 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 				t.Errorf("%s.%s: documented default %v, the agent fills in %v", name+"Input", prop, p.Value.Default, got[prop])
 			}
 		}
-		if typ == agent.ToolGenerateQuote {
+		if typ == parley.ToolGenerateQuote {
 			item := got["items"].([]any)[0].(map[string]any)
 			for _, s := range []string{"QuoteItemInput", "QuoteOptionInput"} {
 				v := item
@@ -941,7 +940,7 @@ func TestOpenAPICapabilities(t *testing.T) {
 	doc := loadOpenAPI(t)
 	enum := doc.Components.Schemas["ContextDiscovery"].Value.Properties["capabilities"].Value.Items.Value.Enum
 	want := []any{handlers.CapabilityChat, handlers.CapabilityMCPTools, handlers.CapabilityVoice}
-	for _, typ := range agent.UserToolTypes {
+	for _, typ := range parley.UserToolTypes {
 		want = append(want, strings.ToLower(typ))
 	}
 	if !slices.Equal(enum, want) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 )
 
@@ -298,28 +298,28 @@ func TestToolLifecycle(t *testing.T) {
 		extra map[string]any
 		check func(cfg map[string]any) bool
 	}{
-		{agent.ToolSubmitForm, map[string]any{"config": form, "segmentId": "pros", "position": 2}, func(cfg map[string]any) bool {
+		{parley.ToolSubmitForm, map[string]any{"config": form, "segmentId": "pros", "position": 2}, func(cfg map[string]any) bool {
 			f := cfg["fields"].([]any)
 			return len(f) == 2 && f[1].(map[string]any)["required"] == false && cfg["confirmationMessage"] == "Thanks"
 		}},
-		{agent.ToolGenerateQuote, map[string]any{"config": quote, "position": 1.5}, func(cfg map[string]any) bool {
+		{parley.ToolGenerateQuote, map[string]any{"config": quote, "position": 1.5}, func(cfg map[string]any) bool {
 			items := cfg["items"].([]any)
 			return items[0].(map[string]any)["name"] == "Website" && items[1].(map[string]any)["currency"] == "EUR" &&
 				cfg["validityDays"] == float64(30) && cfg["taxRate"] == float64(20)
 		}},
-		{agent.ToolBookMeeting, map[string]any{}, func(cfg map[string]any) bool {
+		{parley.ToolBookMeeting, map[string]any{}, func(cfg map[string]any) bool {
 			return cfg["durationMinutes"] == float64(30) && cfg["bufferMinutes"] == float64(0) &&
 				cfg["bookingWindowDays"] == float64(30) && cfg["minNoticeHours"] == float64(2)
 		}},
-		{agent.ToolEscalateToHuman, map[string]any{"config": map[string]any{"handoffMessage": "A human will answer."},
+		{parley.ToolEscalateToHuman, map[string]any{"config": map[string]any{"handoffMessage": "A human will answer."},
 			"webhookUrl": "https://hooks.example.com/escalate", "webhookSecret": "s3cret"}, func(cfg map[string]any) bool {
 			return cfg["handoffMessage"] == "A human will answer."
 		}},
-		{agent.ToolRememberFact, map[string]any{"config": nil, "isActive": false}, func(cfg map[string]any) bool {
+		{parley.ToolRememberFact, map[string]any{"config": nil, "isActive": false}, func(cfg map[string]any) bool {
 			keys, ok := cfg["allowedKeys"].([]any)
 			return ok && len(keys) == 0
 		}},
-		{agent.ToolRecommendProduct, map[string]any{"config": map[string]any{"maxResults": 5}, "position": -1}, func(cfg map[string]any) bool {
+		{parley.ToolRecommendProduct, map[string]any{"config": map[string]any{"maxResults": 5}, "position": -1}, func(cfg map[string]any) bool {
 			return cfg["maxResults"] == float64(5)
 		}},
 	}
@@ -336,11 +336,11 @@ func TestToolLifecycle(t *testing.T) {
 		}
 		ids[tc.typ] = tool(body)["id"].(string)
 	}
-	status, body = c.exchange("GET", base+"/"+ids[agent.ToolSubmitForm], ten.Token, nil, true)
+	status, body = c.exchange("GET", base+"/"+ids[parley.ToolSubmitForm], ten.Token, nil, true)
 	if got := tool(body); status != http.StatusOK || got["segment"] != "pros" || got["segmentId"] == nil || got["hasWebhookSecret"] != false {
 		t.Errorf("GET form tool: %d %v", status, body)
 	}
-	status, body = c.exchange("GET", base+"/"+ids[agent.ToolEscalateToHuman], ten.Token, nil, true)
+	status, body = c.exchange("GET", base+"/"+ids[parley.ToolEscalateToHuman], ten.Token, nil, true)
 	if got := tool(body); status != http.StatusOK || got["hasWebhookSecret"] != true || got["webhookUrl"] != "https://hooks.example.com/escalate" || got["segment"] != nil {
 		t.Errorf("GET escalation tool: %d %v", status, body)
 	}
@@ -348,30 +348,30 @@ func TestToolLifecycle(t *testing.T) {
 	// The list: lowest position first, ties oldest first.
 	status, body = c.exchange("GET", base, ten.Token, nil, true)
 	list, _ := body.([]any)
-	if status != http.StatusOK || len(list) != 6 || tool(list[0])["type"] != agent.ToolRecommendProduct ||
-		tool(list[1])["type"] != agent.ToolBookMeeting || tool(list[5])["type"] != agent.ToolSubmitForm {
+	if status != http.StatusOK || len(list) != 6 || tool(list[0])["type"] != parley.ToolRecommendProduct ||
+		tool(list[1])["type"] != parley.ToolBookMeeting || tool(list[5])["type"] != parley.ToolSubmitForm {
 		t.Fatalf("GET tools: %d %v", status, body)
 	}
 
 	// PATCH: only the members sent change; read-only members are ignored.
-	formID := ids[agent.ToolSubmitForm]
+	formID := ids[parley.ToolSubmitForm]
 	status, body = c.exchange("PATCH", base+"/"+formID, ten.Token, map[string]any{"name": "Callback", "segmentId": nil, "position": 3, "id": "ignored", "segment": "ignored", "hasWebhookSecret": true}, true)
 	if got := tool(body); status != http.StatusOK || got["name"] != "Callback" || got["segment"] != nil || got["segmentId"] != nil || got["id"] != formID || len(config(body)["fields"].([]any)) != 2 {
 		t.Errorf("PATCH tool: %d %v", status, body)
 	}
 	// Changing the type away from escalation drops the webhook.
-	status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolEscalateToHuman], ten.Token, map[string]any{"type": agent.ToolRecommendProduct, "config": map[string]any{}}, true)
+	status, body = c.exchange("PATCH", base+"/"+ids[parley.ToolEscalateToHuman], ten.Token, map[string]any{"type": parley.ToolRecommendProduct, "config": map[string]any{}}, true)
 	if got := tool(body); status != http.StatusOK || got["webhookUrl"] != nil || got["hasWebhookSecret"] != false || config(body)["maxResults"] != float64(3) {
 		t.Errorf("PATCH type: %d %v", status, body)
 	}
 	// A new type without a config validates the stored one, which does not fit.
-	if status, body = c.exchange("PATCH", base+"/"+formID, ten.Token, map[string]any{"type": agent.ToolBookMeeting}, true); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(errorDetails(body)["config"]), "unknown key") {
+	if status, body = c.exchange("PATCH", base+"/"+formID, ten.Token, map[string]any{"type": parley.ToolBookMeeting}, true); status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(errorDetails(body)["config"]), "unknown key") {
 		t.Errorf("PATCH type with a config that does not fit: %d %v", status, body)
 	}
-	if status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolBookMeeting], ten.Token, map[string]any{"webhookSecret": "x"}, true); status != http.StatusBadRequest || errorDetails(body)["webhookSecret"] == nil {
+	if status, body = c.exchange("PATCH", base+"/"+ids[parley.ToolBookMeeting], ten.Token, map[string]any{"webhookSecret": "x"}, true); status != http.StatusBadRequest || errorDetails(body)["webhookSecret"] == nil {
 		t.Errorf("PATCH webhookSecret of a meeting tool: %d %v", status, body)
 	}
-	if status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolBookMeeting], ten.Token, map[string]any{"webhookSecret": "", "webhookUrl": nil, "config": map[string]any{"bufferMinutes": 15}}, true); status != http.StatusOK || config(body)["bufferMinutes"] != float64(15) || config(body)["durationMinutes"] != float64(30) {
+	if status, body = c.exchange("PATCH", base+"/"+ids[parley.ToolBookMeeting], ten.Token, map[string]any{"webhookSecret": "", "webhookUrl": nil, "config": map[string]any{"bufferMinutes": 15}}, true); status != http.StatusOK || config(body)["bufferMinutes"] != float64(15) || config(body)["durationMinutes"] != float64(30) {
 		t.Errorf("PATCH clearing an absent webhook: %d %v", status, body)
 	}
 
@@ -395,36 +395,36 @@ func TestToolLifecycle(t *testing.T) {
 		{"synthetic", "type", valid("EXPLORE_CORPUS", nil), true},
 		{"unknownType", "type", valid("FOO", nil), true},
 		{"nullType", "type", valid("", map[string]any{"type": nil}), true},
-		{"noName", "name", map[string]any{"description": "d", "type": agent.ToolBookMeeting}, true},
-		{"blankName", "name", valid(agent.ToolBookMeeting, map[string]any{"name": " "}), true},
-		{"longName", "name", valid(agent.ToolBookMeeting, map[string]any{"name": strings.Repeat("n", 101)}), true},
-		{"noDescription", "description", map[string]any{"name": "n", "type": agent.ToolBookMeeting}, true},
-		{"longDescription", "description", valid(agent.ToolBookMeeting, map[string]any{"description": strings.Repeat("d", 1001)}), true},
-		{"unknownKey", "config", valid(agent.ToolBookMeeting, map[string]any{"config": map[string]any{"color": "red"}}), true},
-		{"duration", "config", valid(agent.ToolBookMeeting, map[string]any{"config": map[string]any{"durationMinutes": 4}}), true},
-		{"notObject", "config", valid(agent.ToolRecommendProduct, map[string]any{"config": "three"}), true},
-		{"maxResults", "config", valid(agent.ToolRecommendProduct, map[string]any{"config": map[string]any{"maxResults": 11}}), true},
-		{"handoff", "config", valid(agent.ToolEscalateToHuman, map[string]any{"config": map[string]any{"handoffMessage": strings.Repeat("h", 501)}}), true},
-		{"allowedKeys", "config", valid(agent.ToolRememberFact, map[string]any{"config": map[string]any{"allowedKeys": []string{"Company"}}}), true},
-		{"formNoConfig", "config", valid(agent.ToolSubmitForm, nil), true},
-		{"formNoFields", "config", valid(agent.ToolSubmitForm, map[string]any{"config": map[string]any{"fields": []any{}}}), true},
-		{"formFieldKey", "config", valid(agent.ToolSubmitForm, field("f", map[string]any{"name": "a", "label": "A", "type": "text", "placeholder": "x"})), true},
-		{"formFieldType", "config", valid(agent.ToolSubmitForm, field("f", map[string]any{"name": "a", "label": "A", "type": "number"})), true},
-		{"quoteCurrency", "config", valid(agent.ToolGenerateQuote, map[string]any{"config": map[string]any{"currency": "eur", "items": []any{map[string]any{"name": "x"}}}}), true},
-		{"quoteNoItems", "config", valid(agent.ToolGenerateQuote, quoteWith()), true},
-		{"quoteItemKey", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "price": 1})), true},
-		{"quoteCents", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "unitPrice": 1.234})), false},
-		{"quoteTwice", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "Logo"}, map[string]any{"name": " logo"})), false},
-		{"quoteItemCurrency", "config", valid(agent.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "currency": "USD"})), false},
-		{"webhookOnForm", "webhookUrl", valid(agent.ToolSubmitForm, map[string]any{"config": form, "webhookUrl": "https://hooks.example.com/x"}), true},
-		{"webhookHTTP", "webhookUrl", valid(agent.ToolEscalateToHuman, map[string]any{"webhookUrl": "http://hooks.example.com/x"}), true},
-		{"webhookLoopback", "webhookUrl", valid(agent.ToolEscalateToHuman, map[string]any{"webhookUrl": "https://127.0.0.1/hook"}), false},
-		{"secretOnMeeting", "webhookSecret", valid(agent.ToolBookMeeting, map[string]any{"webhookSecret": "s"}), true},
-		{"longSecret", "webhookSecret", valid(agent.ToolEscalateToHuman, map[string]any{"webhookSecret": strings.Repeat("s", 256)}), true},
-		{"position", "position", valid(agent.ToolBookMeeting, map[string]any{"position": 1e10}), true},
-		{"positionType", "position", valid(agent.ToolBookMeeting, map[string]any{"position": "first"}), true},
-		{"isActive", "isActive", valid(agent.ToolBookMeeting, map[string]any{"isActive": nil}), true},
-		{"segment", "segmentId", valid(agent.ToolBookMeeting, map[string]any{"segmentId": "nope"}), false},
+		{"noName", "name", map[string]any{"description": "d", "type": parley.ToolBookMeeting}, true},
+		{"blankName", "name", valid(parley.ToolBookMeeting, map[string]any{"name": " "}), true},
+		{"longName", "name", valid(parley.ToolBookMeeting, map[string]any{"name": strings.Repeat("n", 101)}), true},
+		{"noDescription", "description", map[string]any{"name": "n", "type": parley.ToolBookMeeting}, true},
+		{"longDescription", "description", valid(parley.ToolBookMeeting, map[string]any{"description": strings.Repeat("d", 1001)}), true},
+		{"unknownKey", "config", valid(parley.ToolBookMeeting, map[string]any{"config": map[string]any{"color": "red"}}), true},
+		{"duration", "config", valid(parley.ToolBookMeeting, map[string]any{"config": map[string]any{"durationMinutes": 4}}), true},
+		{"notObject", "config", valid(parley.ToolRecommendProduct, map[string]any{"config": "three"}), true},
+		{"maxResults", "config", valid(parley.ToolRecommendProduct, map[string]any{"config": map[string]any{"maxResults": 11}}), true},
+		{"handoff", "config", valid(parley.ToolEscalateToHuman, map[string]any{"config": map[string]any{"handoffMessage": strings.Repeat("h", 501)}}), true},
+		{"allowedKeys", "config", valid(parley.ToolRememberFact, map[string]any{"config": map[string]any{"allowedKeys": []string{"Company"}}}), true},
+		{"formNoConfig", "config", valid(parley.ToolSubmitForm, nil), true},
+		{"formNoFields", "config", valid(parley.ToolSubmitForm, map[string]any{"config": map[string]any{"fields": []any{}}}), true},
+		{"formFieldKey", "config", valid(parley.ToolSubmitForm, field("f", map[string]any{"name": "a", "label": "A", "type": "text", "placeholder": "x"})), true},
+		{"formFieldType", "config", valid(parley.ToolSubmitForm, field("f", map[string]any{"name": "a", "label": "A", "type": "number"})), true},
+		{"quoteCurrency", "config", valid(parley.ToolGenerateQuote, map[string]any{"config": map[string]any{"currency": "eur", "items": []any{map[string]any{"name": "x"}}}}), true},
+		{"quoteNoItems", "config", valid(parley.ToolGenerateQuote, quoteWith()), true},
+		{"quoteItemKey", "config", valid(parley.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "price": 1})), true},
+		{"quoteCents", "config", valid(parley.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "unitPrice": 1.234})), false},
+		{"quoteTwice", "config", valid(parley.ToolGenerateQuote, quoteWith(map[string]any{"name": "Logo"}, map[string]any{"name": " logo"})), false},
+		{"quoteItemCurrency", "config", valid(parley.ToolGenerateQuote, quoteWith(map[string]any{"name": "x", "currency": "USD"})), false},
+		{"webhookOnForm", "webhookUrl", valid(parley.ToolSubmitForm, map[string]any{"config": form, "webhookUrl": "https://hooks.example.com/x"}), true},
+		{"webhookHTTP", "webhookUrl", valid(parley.ToolEscalateToHuman, map[string]any{"webhookUrl": "http://hooks.example.com/x"}), true},
+		{"webhookLoopback", "webhookUrl", valid(parley.ToolEscalateToHuman, map[string]any{"webhookUrl": "https://127.0.0.1/hook"}), false},
+		{"secretOnMeeting", "webhookSecret", valid(parley.ToolBookMeeting, map[string]any{"webhookSecret": "s"}), true},
+		{"longSecret", "webhookSecret", valid(parley.ToolEscalateToHuman, map[string]any{"webhookSecret": strings.Repeat("s", 256)}), true},
+		{"position", "position", valid(parley.ToolBookMeeting, map[string]any{"position": 1e10}), true},
+		{"positionType", "position", valid(parley.ToolBookMeeting, map[string]any{"position": "first"}), true},
+		{"isActive", "isActive", valid(parley.ToolBookMeeting, map[string]any{"isActive": nil}), true},
+		{"segment", "segmentId", valid(parley.ToolBookMeeting, map[string]any{"segmentId": "nope"}), false},
 	} {
 		status, body := c.exchange("POST", base, ten.Token, tc.req, !tc.docRefuses)
 		if status != http.StatusBadRequest || errorDetails(body)[tc.field] == nil {
@@ -432,10 +432,10 @@ func TestToolLifecycle(t *testing.T) {
 		}
 	}
 	status, body = c.exchange("POST", base, ten.Token, valid("COLLECT_PAYMENT", nil), false)
-	if msg := fmt.Sprint(errorDetails(body)["type"]); status != http.StatusBadRequest || !strings.Contains(msg, "allowed types: "+strings.Join(agent.UserToolTypes, ", ")) {
+	if msg := fmt.Sprint(errorDetails(body)["type"]); status != http.StatusBadRequest || !strings.Contains(msg, "allowed types: "+strings.Join(parley.UserToolTypes, ", ")) {
 		t.Errorf("POST a synthetic type: %d %v", status, body)
 	}
-	status, body = c.exchange("POST", base, ten.Token, valid(agent.ToolEscalateToHuman, map[string]any{"webhookUrl": "https://10.1.2.3/hook"}), true)
+	status, body = c.exchange("POST", base, ten.Token, valid(parley.ToolEscalateToHuman, map[string]any{"webhookUrl": "https://10.1.2.3/hook"}), true)
 	if msg := fmt.Sprint(errorDetails(body)["webhookUrl"]); status != http.StatusBadRequest || !strings.HasPrefix(msg, "refused: ") {
 		t.Errorf("POST a private webhook: %d %v", status, body)
 	}
@@ -444,10 +444,10 @@ func TestToolLifecycle(t *testing.T) {
 	}
 
 	// Names are unique per tenant, case-insensitively.
-	if status, body = c.exchange("POST", base, ten.Token, valid(agent.ToolBookMeeting, map[string]any{"name": "CALLBACK"}), true); status != http.StatusConflict || errorDetails(body)["name"] == nil {
+	if status, body = c.exchange("POST", base, ten.Token, valid(parley.ToolBookMeeting, map[string]any{"name": "CALLBACK"}), true); status != http.StatusConflict || errorDetails(body)["name"] == nil {
 		t.Errorf("POST a taken name: %d %v", status, body)
 	}
-	if status, body = c.exchange("PATCH", base+"/"+ids[agent.ToolBookMeeting], ten.Token, map[string]any{"name": "callback"}, true); status != http.StatusConflict || errorDetails(body)["name"] == nil {
+	if status, body = c.exchange("PATCH", base+"/"+ids[parley.ToolBookMeeting], ten.Token, map[string]any{"name": "callback"}, true); status != http.StatusConflict || errorDetails(body)["name"] == nil {
 		t.Errorf("PATCH a taken name: %d %v", status, body)
 	}
 
@@ -469,17 +469,17 @@ func TestToolLifecycle(t *testing.T) {
 		}
 	}
 	other := b.newTenant(t, "scale")
-	if status, body = c.exchange("GET", "/tenants/"+other.Slug+"/tools/"+ids[agent.ToolBookMeeting], other.Token, nil, true); status != http.StatusNotFound {
+	if status, body = c.exchange("GET", "/tenants/"+other.Slug+"/tools/"+ids[parley.ToolBookMeeting], other.Token, nil, true); status != http.StatusNotFound {
 		t.Errorf("GET another tenant's tool: %d %v", status, body)
 	}
 	readOnly := b.token(t, ten.ID, auth.ScopeToolsRead)
-	if status, body = c.exchange("POST", base, readOnly, valid(agent.ToolBookMeeting, nil), true); status != http.StatusForbidden || tool(body)["error"] != "Missing scope: tools:write" {
+	if status, body = c.exchange("POST", base, readOnly, valid(parley.ToolBookMeeting, nil), true); status != http.StatusForbidden || tool(body)["error"] != "Missing scope: tools:write" {
 		t.Errorf("POST with tools:read: %d %v", status, body)
 	}
 	if status, body = c.exchange("GET", base, b.token(t, ten.ID, auth.ScopeVisitorsRead), nil, true); status != http.StatusForbidden {
 		t.Errorf("GET with visitors:read: %d %v", status, body)
 	}
-	if status, body = c.exchange("POST", base, ten.Token, valid(agent.ToolBookMeeting, map[string]any{"description": strings.Repeat("d", 1<<20)}), false); status != http.StatusRequestEntityTooLarge {
+	if status, body = c.exchange("POST", base, ten.Token, valid(parley.ToolBookMeeting, map[string]any{"description": strings.Repeat("d", 1<<20)}), false); status != http.StatusRequestEntityTooLarge {
 		t.Errorf("POST large body: %d %v", status, body)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package parley
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/parley/parley"
 )
 
 // Tool types a tenant can create.
@@ -23,6 +21,10 @@ const (
 	ToolRememberFact     = "REMEMBER_FACT"
 	ToolRecommendProduct = "RECOMMEND_PRODUCT"
 )
+
+// AdminToolType is the tool type of a management tool a chat's admin
+// token adds to a turn (agent.ExtraTool), in the tool history.
+const AdminToolType = "MCP_ADMIN"
 
 // UserToolTypes are the types the API creates, in the order forms list them.
 var UserToolTypes = []string{ToolSubmitForm, ToolGenerateQuote, ToolBookMeeting, ToolEscalateToHuman, ToolRememberFact, ToolRecommendProduct}
@@ -39,8 +41,8 @@ var SyntheticToolTypes = []string{"CHECK_AVAILABILITY", "COLLECT_PAYMENT", "EXPL
 
 // SubmitFormConfig is a SUBMIT_FORM tool's form.
 type SubmitFormConfig struct {
-	Fields              []parley.FormField `json:"fields"`
-	ConfirmationMessage string             `json:"confirmationMessage,omitempty"`
+	Fields              []FormField `json:"fields"`
+	ConfirmationMessage string      `json:"confirmationMessage,omitempty"`
 }
 
 // QuoteConfig is a GENERATE_QUOTE tool's price list; quotes are computed from it, never by the model.
@@ -151,8 +153,8 @@ func ValidateToolConfig(toolType string, raw json.RawMessage) (json.RawMessage, 
 			if len(c.Fields) == 0 {
 				add("fields: a form needs at least one field")
 			}
-			errs := parley.FieldErrors{}
-			parley.ValidateFormFields(errs, "fields", c.Fields)
+			errs := FieldErrors{}
+			ValidateFormFields(errs, "fields", c.Fields)
 			for _, m := range errs {
 				add("fields: %s", m)
 			}
