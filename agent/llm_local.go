@@ -77,7 +77,7 @@ func (*Local) Stream(ctx context.Context, req Request) (Stream, error) {
 }
 
 // LocalRank orders passages for the question with the turn's ranking
-// (RankCorpus's score: rare words count most, a title more than content,
+// (rankCorpus's score: rare words count most, a title more than content,
 // typos read as the nearest word of the passages) and drops those sharing
 // no word with it. Ties keep the passages' order, which is the turn's.
 func LocalRank(question string, passages []Passage) []Passage {

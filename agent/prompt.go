@@ -79,7 +79,7 @@ type PromptInput struct {
 	// recently updated.
 	Corpus []parley.CorpusEntry
 	// Ranked says that Corpus is in the turn's order already (the engine's
-	// turnCorpus, RankCorpus): BuildPrompt keeps it.
+	// turnCorpus, rankCorpus): BuildPrompt keeps it.
 	Ranked bool
 	// HasSummaries says that the segment has entries with a summary beyond
 	// those in Corpus (db.PromptData's HasSummaries): explore_corpus is then offered

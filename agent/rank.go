@@ -102,7 +102,7 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 	return out
 }
 
-// RankCorpus orders the candidate entries for one turn: those sharing the
+// rankCorpus orders the candidate entries for one turn: those sharing the
 // most telling words with the visitor's messages first, so that the
 // prompt's caps fill with what the turn is about (issue 34). messages are
 // the visitor's, the current one first; a word of the current message
@@ -126,12 +126,8 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 // The order is deterministic, whatever order the candidates came in: equal
 // scores fall to priority, then title, then content, then id (the
 // database's order of the candidates, promptOrder, is of the same kind).
-func RankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) []parley.CorpusEntry {
-	ranked, _ := rankCorpus(messages, corpus, lang)
-	return ranked
-}
-
-// rankCorpus is RankCorpus, and how many of the entries it ranked first
+//
+// It returns the ranked entries and how many of those it ranked first
 // match a word of the messages (the others come after them all).
 func rankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) ([]parley.CorpusEntry, int) {
 	score := rankScores(messages, corpus, lang)
@@ -169,7 +165,7 @@ func rankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) ([]
 	return out, matched
 }
 
-// rankScores is RankCorpus's score of each entry of corpus, 0 for one
+// rankScores is rankCorpus's score of each entry of corpus, 0 for one
 // matching none of the messages' words.
 func rankScores(messages []string, corpus []parley.CorpusEntry, lang string) []float64 {
 	docs, df, totalLen := rankIndexOf(corpus)
