@@ -105,49 +105,50 @@ func DefaultSystemPrompt(tenantName string) string {
 		"be concise, and say so when you do not know."
 }
 
-// TenantPatch is a partial update of the tenant's writable fields. Unset fields do not change.
+// TenantPatch is a partial update of the tenant's writable fields, the store's
+// write shape (manage.UpdateTenant makes it from a parley.TenantInput).
+// Unset fields do not change.
 type TenantPatch struct {
-	Name              parley.Opt[string]                  `json:"name"`
-	Description       parley.Opt[string]                  `json:"description"`
-	Timezone          parley.Opt[string]                  `json:"timezone"`
-	BotName           parley.Opt[string]                  `json:"botName"`
-	BotTitle          parley.Opt[string]                  `json:"botTitle"`
-	BotLore           parley.Opt[string]                  `json:"botLore"`
-	BotTone           parley.Opt[string]                  `json:"botTone"`
-	UseTutoiement     parley.Opt[bool]                    `json:"useTutoiement"`
-	AllowEmojis       parley.Opt[bool]                    `json:"allowEmojis"`
-	PrimaryColor      parley.Opt[string]                  `json:"primaryColor"`
-	SecondaryColor    parley.Opt[string]                  `json:"secondaryColor"`
-	ShowAIBadge       parley.Opt[bool]                    `json:"showAiBadge"`
-	BotAvatar         parley.Opt[string]                  `json:"botAvatar"`
-	AvatarType        parley.Opt[string]                  `json:"avatarType"`
-	AvatarBackground  parley.Opt[string]                  `json:"avatarBackground"`
-	TeaserText        parley.Opt[string]                  `json:"teaserText"`
-	AutoOpen          parley.Opt[bool]                    `json:"autoOpen"`
-	AutoOpenDelay     parley.Opt[int]                     `json:"autoOpenDelay"`
-	BubblePulse       parley.Opt[bool]                    `json:"bubblePulse"`
-	AllowedDomains    parley.Opt[[]string]                `json:"allowedDomains"`
-	ContentPolicy     parley.Opt[string]                  `json:"contentPolicy"`
-	VisitorAuthMode   parley.Opt[string]                  `json:"visitorAuthMode"`
-	VisitorContextURL parley.Opt[string]                  `json:"visitorContextUrl"`
-	CaptchaEnabled    parley.Opt[bool]                    `json:"captchaEnabled"`
-	CaptchaSiteKey    parley.Opt[string]                  `json:"captchaSiteKey"`
-	CaptchaSecretKey  parley.Opt[string]                  `json:"captchaSecretKey"` // plain text in; sealed before UpdateTenant
-	BookingCTAEnabled parley.Opt[bool]                    `json:"bookingCtaEnabled"`
-	BookingCTAConfig  parley.Opt[parley.BookingCTAConfig] `json:"bookingCtaConfig"`
-	IsOnboarded       parley.Opt[bool]                    `json:"isOnboarded"`
-	LLMWebhookURL     parley.Opt[string]                  `json:"llmWebhookUrl"`
-	VoiceEnabled      parley.Opt[bool]                    `json:"voiceEnabled"`
-	VoiceProvider     parley.Opt[string]                  `json:"voiceProvider"`
-	VoicePhoneNumber  parley.Opt[string]                  `json:"voicePhoneNumber"`
-	VoiceAssistantID  parley.Opt[string]                  `json:"voiceAssistantId"`
-	VoiceConfig       parley.Opt[parley.VoiceConfig]      `json:"voiceConfig"`
+	Name              parley.Opt[string]
+	Description       parley.Opt[string]
+	Timezone          parley.Opt[string]
+	BotName           parley.Opt[string]
+	BotTitle          parley.Opt[string]
+	BotLore           parley.Opt[string]
+	BotTone           parley.Opt[string]
+	UseTutoiement     parley.Opt[bool]
+	AllowEmojis       parley.Opt[bool]
+	PrimaryColor      parley.Opt[string]
+	SecondaryColor    parley.Opt[string]
+	ShowAIBadge       parley.Opt[bool]
+	BotAvatar         parley.Opt[string]
+	AvatarType        parley.Opt[string]
+	AvatarBackground  parley.Opt[string]
+	TeaserText        parley.Opt[string]
+	AutoOpen          parley.Opt[bool]
+	AutoOpenDelay     parley.Opt[int]
+	BubblePulse       parley.Opt[bool]
+	AllowedDomains    parley.Opt[[]string]
+	ContentPolicy     parley.Opt[string]
+	VisitorAuthMode   parley.Opt[string]
+	VisitorContextURL parley.Opt[string]
+	CaptchaEnabled    parley.Opt[bool]
+	CaptchaSiteKey    parley.Opt[string]
+	BookingCTAEnabled parley.Opt[bool]
+	BookingCTAConfig  parley.Opt[parley.BookingCTAConfig]
+	IsOnboarded       parley.Opt[bool]
+	LLMWebhookURL     parley.Opt[string]
+	VoiceEnabled      parley.Opt[bool]
+	VoiceProvider     parley.Opt[string]
+	VoicePhoneNumber  parley.Opt[string]
+	VoiceAssistantID  parley.Opt[string]
+	VoiceConfig       parley.Opt[parley.VoiceConfig]
 
-	// Set by the caller, never decoded from a request body.
-	SealedCaptchaSecret parley.Opt[[]byte] `json:"-"`
-	WidgetKey           parley.Opt[string] `json:"-"`
-	SealedSigningKey    parley.Opt[[]byte] `json:"-"`
-	SealedVoiceSecret   parley.Opt[[]byte] `json:"-"`
+	// Set by the caller: sealed values and keys Parley makes.
+	SealedCaptchaSecret parley.Opt[[]byte]
+	WidgetKey           parley.Opt[string]
+	SealedSigningKey    parley.Opt[[]byte]
+	SealedVoiceSecret   parley.Opt[[]byte]
 }
 
 // UpdateTenant applies the set fields of p and returns the updated tenant.

@@ -15,7 +15,7 @@ import (
 )
 
 // toneOptions and policyOptions are the settings page's choices, in the
-// owner's words, for every value of BotTones and ContentPolicies.
+// owner's words, for every value of parley.BotTones and parley.ContentPolicies.
 var (
 	toneOptions = []views.Option{
 		{Value: "FORMAL", Label: "Formal"}, {Value: "NEUTRAL", Label: "Neutral"}, {Value: "FRIENDLY", Label: "Friendly"},
@@ -127,11 +127,11 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 	f := withChoices(settingsForm(a.Tenant)) // shown again, with what was typed, on errors
 	f.MailConfigured = h.ResetByEmail
 	f.Section = settingsSection(c)
-	var p db.TenantPatch
+	var p parley.TenantInput
 	errs := parley.FieldErrors{}
 	switch f.Section {
 	case settingsPersona:
-		p = db.TenantPatch{
+		p = parley.TenantInput{
 			Name: parley.Some(get("name")), BotName: parley.Some(get("botName")), BotTitle: parley.Some(get("botTitle")),
 			BotLore: parley.Some(get("botLore")), BotTone: parley.Some(get("botTone")), ContentPolicy: parley.Some(get("contentPolicy")),
 			UseTutoiement: parley.Some(checked("useTutoiement")), AllowEmojis: parley.Some(checked("allowEmojis")),
@@ -140,7 +140,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			get("botLore"), get("botTone"), get("contentPolicy")
 		f.UseTutoiement, f.AllowEmojis = checked("useTutoiement"), checked("allowEmojis")
 	case settingsWidget:
-		p = db.TenantPatch{
+		p = parley.TenantInput{
 			PrimaryColor: parley.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: parley.Some(strings.TrimSpace(get("secondaryColor"))),
 			ShowAIBadge: parley.Some(checked("showAiBadge")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
 			TeaserText: parley.Some(get("teaserText")), AutoOpen: parley.Some(checked("autoOpen")), BubblePulse: parley.Some(checked("bubblePulse")),
@@ -160,7 +160,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 				domains = append(domains, line)
 			}
 		}
-		p = db.TenantPatch{
+		p = parley.TenantInput{
 			AllowedDomains: parley.Some(domains), LLMWebhookURL: parley.Some(get("llmWebhookUrl")),
 			VisitorAuthMode: parley.Some(get("visitorAuthMode")), VisitorContextURL: parley.Some(get("visitorContextUrl")),
 			CaptchaEnabled: parley.Some(checked("captchaEnabled")), CaptchaSiteKey: parley.Some(strings.TrimSpace(get("captchaSiteKey"))),
@@ -173,7 +173,8 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 			get("visitorAuthMode"), get("visitorContextUrl")
 		f.CaptchaEnabled, f.CaptchaSiteKey = checked("captchaEnabled"), get("captchaSiteKey")
 	}
-	_, err = h.applyTenantPatch(c.Request().Context(), a.Tenant, p, errs)
+	p.Problems = errs
+	_, err = h.Manage.UpdateTenant(c.Request().Context(), a.Tenant, p)
 	if parley.ErrorKind(err) == parley.KindInvalid {
 		f.Errors = views.Errors(err.(*parley.Error).Details.(map[string]string))
 		return h.renderSettings(c, http.StatusUnprocessableEntity, a.Tenant, f)

@@ -185,12 +185,12 @@ func (h *Handler) SaveVoiceSettings(c echo.Context) error {
 			cfg.MaxCallDuration = n
 		}
 	}
-	checkVoiceConfig(errs, "", &cfg)
+	parley.CheckVoiceConfig(errs, "", &cfg)
 	if err := errs.Err(); err != nil {
 		return h.refusedVoiceForm(c, t, "settings", err, typed)
 	}
-	p := db.TenantPatch{VoiceEnabled: parley.Some(form.Get("voiceEnabled") == "true"), VoiceConfig: parley.Some(cfg)}
-	if _, err := h.applyTenantPatch(c.Request().Context(), t, p, parley.FieldErrors{}); err != nil {
+	in := parley.TenantInput{VoiceEnabled: parley.Some(form.Get("voiceEnabled") == "true"), VoiceConfig: parley.Some(cfg)}
+	if _, err := h.Manage.UpdateTenant(c.Request().Context(), t, in); err != nil {
 		return h.refusedVoiceForm(c, t, "settings", err, typed)
 	}
 	h.Sessions.Put(c.Request().Context(), sessFlash, "Voice settings saved.")
@@ -270,7 +270,7 @@ func (h *Handler) ShowVoiceCallRecording(c echo.Context) error {
 func voiceForm(c echo.Context) (parley.Tenant, url.Values, error) {
 	t := adminFrom(c).Tenant
 	if !t.PlanInfo().Voice {
-		return t, nil, voicePlanRequired(t.Plan)
+		return t, nil, parley.VoicePlanRequired(t.Plan)
 	}
 	form, err := c.FormParams()
 	if err != nil {

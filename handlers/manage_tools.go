@@ -13,7 +13,6 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/manage"
 )
 
@@ -449,19 +448,19 @@ func (h *Handler) ManageTools() []ManageTool {
 		{Name: "update_persona", Scope: auth.ScopeMCPSettingsWrite,
 			Description: "Change the assistant's persona: only the fields given change.",
 			Input: object(schema{
-				"name":          str("The business's name", maxTenantName),
-				"botName":       nullable(str("The assistant's name", maxBotName)),
-				"botTitle":      nullable(str("The assistant's title", maxBotTitle)),
-				"botLore":       nullable(str("Who the assistant is and what it knows of the business", maxBotLore)),
-				"botTone":       enum("Tone", BotTones),
-				"contentPolicy": enum("What topics it may discuss", ContentPolicies),
+				"name":          str("The business's name", parley.MaxTenantName),
+				"botName":       nullable(str("The assistant's name", parley.MaxBotName)),
+				"botTitle":      nullable(str("The assistant's title", parley.MaxBotTitle)),
+				"botLore":       nullable(str("Who the assistant is and what it knows of the business", parley.MaxBotLore)),
+				"botTone":       enum("Tone", parley.BotTones),
+				"contentPolicy": enum("What topics it may discuss", parley.ContentPolicies),
 				"useTutoiement": boolean("French: address visitors with tu"),
 				"allowEmojis":   boolean("Whether answers may hold emojis"),
 			}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				var p db.TenantPatch
-				errs := decodeFields(args, &p)
-				t, err := h.applyTenantPatch(ctx, t, p, errs)
+				var in parley.TenantInput
+				in.Problems = decodeFields(args, &in)
+				t, err := h.Manage.UpdateTenant(ctx, t, in)
 				if err != nil {
 					return nil, err
 				}

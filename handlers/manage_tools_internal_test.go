@@ -8,7 +8,6 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
 )
 
 // jsonTags are the JSON names a struct decodes, without aliases left out.
@@ -80,7 +79,7 @@ func TestManageToolSchemas(t *testing.T) {
 			t.Errorf("%s: arguments %v, want %v", c.tool, got, c.want)
 		}
 	}
-	patch := jsonTags(db.TenantPatch{})
+	patch := jsonTags(parley.TenantInput{})
 	for _, f := range jsonTags(personaJSON{}) {
 		if !slices.Contains(patch, f) {
 			t.Errorf("persona field %s is not a tenant field", f)

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"html"
 	"net/http"
 	"time"
@@ -191,9 +190,9 @@ func (h *Handler) UpdateTenant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var p db.TenantPatch
-	errs := decodeFields(raw, &p)
-	t, err := h.applyTenantPatch(c.Request().Context(), tenantFrom(c), p, errs)
+	var in parley.TenantInput
+	in.Problems = decodeFields(raw, &in)
+	t, err := h.Manage.UpdateTenant(c.Request().Context(), tenantFrom(c), in)
 	if err != nil {
 		return err
 	}
@@ -202,36 +201,4 @@ func (h *Handler) UpdateTenant(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, newTenantJSON(t, usage))
-}
-
-// applyTenantPatch validates p (adding to errs from decoding), seals secrets and saves.
-// Both the API and the admin settings page go through it.
-func (h *Handler) applyTenantPatch(ctx context.Context, t parley.Tenant, p db.TenantPatch, errs parley.FieldErrors) (parley.Tenant, error) {
-	// As for MCP tools: a plan without voice refuses any change to the
-	// voice settings, whatever the rest of the body.
-	if !t.PlanInfo().Voice && changesVoice(t, p) {
-		return t, voicePlanRequired(t.Plan)
-	}
-	for k, v := range validateTenantPatch(&p) {
-		errs.Add(k, v)
-	}
-	validateVoicePatch(errs, t, &p)
-	checkCaptcha(errs, t, p)
-	if p.LLMWebhookURL.Set && !p.LLMWebhookURL.Null {
-		h.checkSignedCallURL(ctx, errs, "llmWebhookUrl", p.LLMWebhookURL.Value)
-	}
-	if p.VisitorContextURL.Set && !p.VisitorContextURL.Null {
-		h.checkSignedCallURL(ctx, errs, "visitorContextUrl", p.VisitorContextURL.Value)
-	}
-	if err := errs.Err(); err != nil {
-		return t, err
-	}
-	if p.CaptchaSecretKey.Set {
-		if p.CaptchaSecretKey.Null || p.CaptchaSecretKey.Value == "" {
-			p.SealedCaptchaSecret = parley.Opt[[]byte]{Set: true, Null: true}
-		} else {
-			p.SealedCaptchaSecret = parley.Some(h.Box.Seal([]byte(p.CaptchaSecretKey.Value)))
-		}
-	}
-	return h.DB.UpdateTenant(ctx, t.ID, p)
 }

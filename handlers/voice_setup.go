@@ -75,7 +75,7 @@ func mergeSetupConfig(cur parley.VoiceConfig, language, voiceID, firstMessage pa
 // returns the voice settings it leads to.
 func checkManagedSetup(t parley.Tenant, b *managedSetupBody, errs parley.FieldErrors) parley.VoiceConfig {
 	cfg := mergeSetupConfig(t.VoiceConfig, b.Language, b.VoiceID, b.FirstMessage)
-	checkVoiceConfig(errs, "", &cfg)
+	parley.CheckVoiceConfig(errs, "", &cfg)
 	parley.NotNull(errs, "buyNumber", b.BuyNumber)
 	if b.NumberAreaCode.Set && !b.NumberAreaCode.Null {
 		b.NumberAreaCode.Value = strings.TrimSpace(b.NumberAreaCode.Value)
@@ -138,12 +138,12 @@ func checkLinkSetup(t parley.Tenant, b *linkSetupBody, errs parley.FieldErrors) 
 	if !b.AssistantID.Set || b.AssistantID.Null || strings.TrimSpace(b.AssistantID.Value) == "" {
 		errs.Add("assistantId", "is required: the id of your assistant at the orchestrator")
 	} else {
-		checkAssistantID(errs, "assistantId", &b.AssistantID)
+		parley.CheckAssistantID(errs, "assistantId", &b.AssistantID)
 	}
 	parley.NullIfEmpty(&b.PhoneNumber)
-	checkPhoneNumber(errs, "phoneNumber", &b.PhoneNumber)
+	parley.CheckPhoneNumber(errs, "phoneNumber", &b.PhoneNumber)
 	cfg := mergeSetupConfig(t.VoiceConfig, b.Language, parley.Opt[string]{}, parley.Opt[string]{})
-	checkVoiceConfig(errs, "", &cfg)
+	parley.CheckVoiceConfig(errs, "", &cfg)
 	secret := newVoiceSecret()
 	if b.Secret.Set && !b.Secret.Null && b.Secret.Value != "" {
 		secret = b.Secret.Value
@@ -180,7 +180,7 @@ var managedSetupUnavailable = &parley.Error{Kind: parley.KindUnavailable, Code: 
 func (h *Handler) SetUpVoice(c echo.Context) error {
 	t := tenantFrom(c)
 	if !t.PlanInfo().Voice {
-		return voicePlanRequired(t.Plan)
+		return parley.VoicePlanRequired(t.Plan)
 	}
 	if !h.Vapi.Configured() {
 		return managedSetupUnavailable
@@ -207,7 +207,7 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 func (h *Handler) LinkVoice(c echo.Context) error {
 	t := tenantFrom(c)
 	if !t.PlanInfo().Voice {
-		return voicePlanRequired(t.Plan)
+		return parley.VoicePlanRequired(t.Plan)
 	}
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {

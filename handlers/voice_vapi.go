@@ -210,7 +210,7 @@ func (v VapiOperator) createAssistant(ctx context.Context, a vapiAssistant) (str
 	if err := v.call(ctx, http.MethodPost, "/assistant", a, &out); err != nil {
 		return "", err
 	}
-	if !assistantIDPattern.MatchString(out.ID) || len(out.ID) > maxVoiceAssistantID {
+	if !parley.AssistantIDPattern.MatchString(out.ID) || len(out.ID) > parley.MaxVoiceAssistantID {
 		return "", &vapiError{Status: http.StatusOK, Message: "the created assistant has no usable id"}
 	}
 	return out.ID, nil
@@ -225,7 +225,7 @@ func (v VapiOperator) buyNumber(ctx context.Context, p vapiPhoneNumber) (string,
 	if err := v.call(ctx, http.MethodPost, "/phone-number", p, &out); err != nil {
 		return "", err
 	}
-	if !e164.MatchString(out.Number) {
+	if !parley.PhonePattern.MatchString(out.Number) {
 		return "", &vapiError{Status: http.StatusOK, Message: fmt.Sprintf("the number bought (id %q) has no E.164 phone number", out.ID)}
 	}
 	return out.Number, nil

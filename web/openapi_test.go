@@ -22,7 +22,6 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 )
 
@@ -362,7 +361,7 @@ func TestOpenAPITenantUpdateMatchesPatch(t *testing.T) {
 	tenant := doc.Components.Schemas["Tenant"].Value
 
 	var decoded []string
-	pt := reflect.TypeFor[db.TenantPatch]()
+	pt := reflect.TypeFor[parley.TenantInput]()
 	for i := 0; i < pt.NumField(); i++ {
 		if name, _, _ := strings.Cut(pt.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
 			decoded = append(decoded, name)
