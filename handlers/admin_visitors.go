@@ -31,7 +31,7 @@ func (h *Handler) ShowVisitorsPage(c echo.Context) error {
 	if len([]rune(l.Search)) > maxVisitorSearchChars {
 		l.Search = string([]rune(l.Search)[:maxVisitorSearchChars])
 	}
-	vs, total, err := h.DB.ListVisitors(c.Request().Context(), adminFrom(c).Tenant.ID, l.Search, l.Limit, l.Offset)
+	vs, total, err := h.Manage.ListVisitors(c.Request().Context(), adminFrom(c).Tenant.ID, l.Search, l.Limit, l.Offset)
 	if err != nil {
 		return err
 	}
@@ -59,11 +59,11 @@ func prettyJSON(raw json.RawMessage) string {
 func (h *Handler) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	v, err := h.DB.VisitorDetail(ctx, tenantID, c.Param("id"))
+	v, err := h.Manage.Visitor(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return views.VisitorProfile{}, err
 	}
-	facts, err := h.DB.ListMemory(ctx, tenantID, v.ID)
+	facts, err := h.Manage.ListMemory(ctx, tenantID, v.ID)
 	if err != nil {
 		return views.VisitorProfile{}, err
 	}
@@ -110,25 +110,20 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 	}
 	f := views.VisitorForm{Email: form.Get("email"), Name: form.Get("displayName"), Phone: form.Get("phone"),
 		Provider: form.Get("authProvider"), ExternalID: form.Get("externalId"), Metadata: form.Get("metadata")}
-	b := visitorBody{Email: parley.Some(f.Email), DisplayName: parley.Some(f.Name), Phone: parley.Some(f.Phone),
-		AuthProvider: parley.Some(f.Provider), ExternalID: parley.Some(f.ExternalID)}
-	errs := parley.FieldErrors{}
+	in := parley.VisitorInput{Email: parley.Some(f.Email), DisplayName: parley.Some(f.Name), Phone: parley.Some(f.Phone),
+		AuthProvider: parley.Some(f.Provider), ExternalID: parley.Some(f.ExternalID), Problems: parley.FieldErrors{}}
 	// The API receives metadata as JSON already parsed; a form sends text.
 	switch m := strings.TrimSpace(f.Metadata); {
 	case m == "":
-		b.Metadata = parley.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
+		in.Metadata = parley.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
 	case !json.Valid([]byte(m)):
-		errs.Add("metadata", "must be a JSON object")
+		in.Problems.Add("metadata", "must be a JSON object")
 	case hasNUL([]byte(m)):
-		errs.Add("metadata", parley.NoNUL)
+		in.Problems.Add("metadata", parley.NoNUL)
 	default:
-		b.Metadata = parley.Some(json.RawMessage(m))
+		in.Metadata = parley.Some(json.RawMessage(m))
 	}
-	w := validateVisitor(b, errs, false)
-	if err = errs.Err(); err == nil {
-		_, err = h.DB.UpdateVisitor(ctx, adminFrom(c).Tenant.ID, v.ID, w)
-	}
-	if err == nil {
+	if _, err = h.Manage.UpdateVisitor(ctx, adminFrom(c).Tenant.ID, v.ID, in); err == nil {
 		h.Sessions.Put(ctx, sessFlash, "Profile saved.")
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID)
 	}
@@ -144,7 +139,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 // EraseVisitor deletes a visitor with their memory and conversations; htmx is sent to the list.
 func (h *Handler) EraseVisitor(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.DB.DeleteVisitor(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteVisitor(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Visitor erased, with their memory and conversations.")
@@ -159,12 +154,7 @@ func (h *Handler) SaveMemoryFact(c echo.Context) error {
 		return err
 	}
 	key, value := strings.TrimSpace(c.FormValue("key")), c.FormValue("value")
-	errs := parley.FieldErrors{}
-	checkMemoryKey(errs, key)
-	checkMemoryValue(errs, value)
-	if err = errs.Err(); err == nil {
-		_, err = h.DB.UpsertMemory(ctx, adminFrom(c).Tenant.ID, v.ID, key, value)
-	}
+	_, err = h.Manage.SaveMemory(ctx, adminFrom(c).Tenant.ID, v.ID, parley.MemoryInput{Key: key, Value: value})
 	if err == nil {
 		h.Sessions.Put(ctx, sessFlash, "Remembered "+key+".")
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID+"#memory")
@@ -189,14 +179,14 @@ func (h *Handler) RemoveMemoryFact(c echo.Context) error {
 	if err != nil {
 		return parley.Errorf(parley.KindNotFound, "Memory fact not found")
 	}
-	if err := h.DB.DeleteMemory(ctx, tenantID, id, key); err != nil {
+	if err := h.Manage.DeleteMemory(ctx, tenantID, id, key); err != nil {
 		return err
 	}
 	if !isHTMX(c) {
 		h.Sessions.Put(ctx, sessFlash, "Forgot "+key+".")
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+id+"#memory")
 	}
-	v, err := h.DB.VisitorDetail(ctx, tenantID, id)
+	v, err := h.Manage.Visitor(ctx, tenantID, id)
 	if err != nil {
 		return err
 	}

@@ -148,9 +148,9 @@ func formValues(fields []parley.FormField, sent map[string]json.RawMessage) (map
 		case v == "":
 		case utf8.RuneCountInString(v) > maxFormValue:
 			errs.Add(f.Name, fmt.Sprintf("must be at most %d characters", maxFormValue))
-		case f.Type == "email" && (utf8.RuneCountInString(v) > maxVisitorEmail || !emailPattern.MatchString(v)):
+		case f.Type == "email" && (utf8.RuneCountInString(v) > parley.MaxVisitorEmail || !parley.VisitorEmailPattern.MatchString(v)):
 			errs.Add(f.Name, "must be an email address")
-		case f.Type == "phone" && !phonePattern.MatchString(v):
+		case f.Type == "phone" && !parley.VisitorPhonePattern.MatchString(v):
 			errs.Add(f.Name, "must be a phone number: digits, optionally a leading +, spaces, dots, dashes, parentheses")
 		default:
 			values[f.Name] = v

@@ -432,7 +432,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				v, err := h.DB.VisitorDetail(ctx, t.ID, id)
+				v, err := h.Manage.Visitor(ctx, t.ID, id)
 				if err != nil {
 					return nil, err
 				}

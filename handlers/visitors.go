@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,34 +15,13 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// Visitor limits, chosen here and documented in the OpenAPI document.
+// The limits of a visitors listing's query, chosen here and documented in
+// the OpenAPI document.
 const (
-	maxVisitorEmail       = 254
-	maxVisitorName        = 255
-	maxVisitorPhone       = 32
-	maxVisitorProvider    = 50
-	maxVisitorExternalID  = 255
-	maxVisitorMetadata    = 16 << 10
-	maxMemoryValue        = 2000
 	defaultVisitorsLimit  = 50
 	maxVisitorsLimit      = 200
 	maxVisitorSearchChars = 200
 )
-
-var (
-	emailPattern     = regexp.MustCompile(`^[^\s@]+@[^\s@]+\.[^\s@]+$`)
-	phonePattern     = regexp.MustCompile(`^\+?[0-9 ().-]{3,31}$`)
-	memoryKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-)
-
-type visitorBody struct {
-	Email        parley.Opt[string]          `json:"email"`
-	DisplayName  parley.Opt[string]          `json:"displayName"`
-	Phone        parley.Opt[string]          `json:"phone"`
-	AuthProvider parley.Opt[string]          `json:"authProvider"`
-	ExternalID   parley.Opt[string]          `json:"externalId"`
-	Metadata     parley.Opt[json.RawMessage] `json:"metadata"`
-}
 
 type visitorJSON struct {
 	ID                string          `json:"id"`
@@ -76,52 +54,15 @@ type memoryJSON struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-func (h *Handler) decodeVisitor(c echo.Context, creating bool) (db.VisitorWrite, error) {
+// decodeVisitor reads the body of a visitor write.
+func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
-		return db.VisitorWrite{}, err
+		return parley.VisitorInput{}, err
 	}
-	var b visitorBody
-	errs := decodeFields(raw, &b)
-	w := validateVisitor(b, errs, creating)
-	return w, errs.Err()
-}
-
-// validateVisitor normalises a decoded visitor body and adds its problems to
-// errs; the API and the dashboard both save visitors through it.
-func validateVisitor(b visitorBody, errs parley.FieldErrors, creating bool) db.VisitorWrite {
-	for _, o := range []*parley.Opt[string]{&b.Email, &b.DisplayName, &b.Phone, &b.AuthProvider, &b.ExternalID} {
-		if o.Set && !o.Null {
-			o.Value = strings.TrimSpace(o.Value)
-		}
-		parley.NullIfEmpty(o)
-	}
-	if creating && b.Email.Value == "" && b.ExternalID.Value == "" && errs["email"] == "" && errs["externalId"] == "" {
-		errs.Add("email", "email or externalId is required")
-	}
-	if b.Email.Set && !b.Email.Null {
-		b.Email.Value = strings.ToLower(b.Email.Value)
-		if utf8.RuneCountInString(b.Email.Value) > maxVisitorEmail || !emailPattern.MatchString(b.Email.Value) {
-			errs.Add("email", "must be an email address of at most 254 characters")
-		}
-	}
-	parley.CheckLen(errs, "displayName", b.DisplayName, maxVisitorName)
-	if b.Phone.Set && !b.Phone.Null && (utf8.RuneCountInString(b.Phone.Value) > maxVisitorPhone || !phonePattern.MatchString(b.Phone.Value)) {
-		errs.Add("phone", "must be a phone number such as +33 1 23 45 67 89, at most 32 characters")
-	}
-	parley.CheckLen(errs, "authProvider", b.AuthProvider, maxVisitorProvider)
-	parley.CheckLen(errs, "externalId", b.ExternalID, maxVisitorExternalID)
-	if b.Metadata.Set && !b.Metadata.Null {
-		m := bytes.TrimSpace(b.Metadata.Value)
-		switch {
-		case len(m) == 0 || m[0] != '{':
-			errs.Add("metadata", "must be a JSON object")
-		case len(m) > maxVisitorMetadata:
-			errs.Add("metadata", "must be at most 16 KiB of JSON")
-		}
-	}
-	return db.VisitorWrite{Email: b.Email, DisplayName: b.DisplayName, Phone: b.Phone, AuthProvider: b.AuthProvider,
-		ExternalID: b.ExternalID, Metadata: b.Metadata}
+	var in parley.VisitorInput
+	in.Problems = decodeFields(raw, &in)
+	return in, nil
 }
 
 // ListVisitors answers GET /tenants/{slug}/visitors: {visitors, total, limit, offset}.
@@ -148,7 +89,7 @@ func (h *Handler) listVisitors(ctx context.Context, tenantID string, params quer
 	if utf8.RuneCountInString(search) > maxVisitorSearchChars {
 		return nil, invalid("search must be at most 200 characters")
 	}
-	vs, total, err := h.DB.ListVisitors(ctx, tenantID, search, limit, offset)
+	vs, total, err := h.Manage.ListVisitors(ctx, tenantID, search, limit, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +102,11 @@ func (h *Handler) listVisitors(ctx context.Context, tenantID string, params quer
 
 // CreateVisitor answers POST /tenants/{slug}/visitors.
 func (h *Handler) CreateVisitor(c echo.Context) error {
-	w, err := h.decodeVisitor(c, true)
+	in, err := decodeVisitor(c)
 	if err != nil {
 		return err
 	}
-	v, err := h.DB.CreateVisitor(c.Request().Context(), tenantFrom(c).ID, w)
+	v, err := h.Manage.CreateVisitor(c.Request().Context(), tenantFrom(c).ID, in)
 	if err != nil {
 		return err
 	}
@@ -174,7 +115,7 @@ func (h *Handler) CreateVisitor(c echo.Context) error {
 
 // ShowVisitor answers GET /tenants/{slug}/visitors/{visitorId}.
 func (h *Handler) ShowVisitor(c echo.Context) error {
-	v, err := h.DB.VisitorDetail(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"))
+	v, err := h.Manage.Visitor(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
 	}
@@ -183,11 +124,11 @@ func (h *Handler) ShowVisitor(c echo.Context) error {
 
 // UpdateVisitor answers PATCH /tenants/{slug}/visitors/{visitorId}: only sent fields change.
 func (h *Handler) UpdateVisitor(c echo.Context) error {
-	w, err := h.decodeVisitor(c, false)
+	in, err := decodeVisitor(c)
 	if err != nil {
 		return err
 	}
-	v, err := h.DB.UpdateVisitor(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), w)
+	v, err := h.Manage.UpdateVisitor(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), in)
 	if err != nil {
 		return err
 	}
@@ -196,12 +137,12 @@ func (h *Handler) UpdateVisitor(c echo.Context) error {
 
 // DeleteVisitor answers DELETE /tenants/{slug}/visitors/{visitorId}: permanent, with its memory.
 func (h *Handler) DeleteVisitor(c echo.Context) error {
-	return deleteOne(c, "visitorId", h.DB.DeleteVisitor)
+	return deleteOne(c, "visitorId", h.Manage.DeleteVisitor)
 }
 
 // ListMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory: a bare array.
 func (h *Handler) ListMemory(c echo.Context) error {
-	facts, err := h.DB.ListMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"))
+	facts, err := h.Manage.ListMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
 	}
@@ -214,7 +155,7 @@ func (h *Handler) ListMemory(c echo.Context) error {
 
 // ShowMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory/{key}.
 func (h *Handler) ShowMemory(c echo.Context) error {
-	f, err := h.DB.Memory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
+	f, err := h.Manage.Memory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
 	if err != nil {
 		return err
 	}
@@ -228,32 +169,24 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	errs := parley.FieldErrors{}
-	var key string
-	if err := json.Unmarshal(raw["key"], &key); err != nil || raw["key"] == nil {
-		errs.Add("key", "is required, a string")
-	} else {
-		checkMemoryKey(errs, key)
+	in := parley.MemoryInput{Problems: parley.FieldErrors{}}
+	if err := json.Unmarshal(raw["key"], &in.Key); err != nil || raw["key"] == nil {
+		in.Problems.Add("key", "is required, a string")
 	}
-	value := ""
 	v := bytes.TrimSpace(raw["value"])
 	switch {
 	case hasNUL(v):
-		errs.Add("value", "must not contain NUL characters")
+		in.Problems.Add("value", "must not contain NUL characters")
 	case len(v) == 0 || string(v) == "null":
-		errs.Add("value", "is required")
+		in.Problems.Add("value", "is required")
 	case v[0] == '"':
-		_ = json.Unmarshal(v, &value)
+		_ = json.Unmarshal(v, &in.Value)
 	case v[0] == '{' || v[0] == '[':
-		errs.Add("value", "must be a string, number or boolean")
+		in.Problems.Add("value", "must be a string, number or boolean")
 	default:
-		value = string(v)
+		in.Value = string(v)
 	}
-	checkMemoryValue(errs, value)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	f, err := h.DB.UpsertMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), key, value)
+	f, err := h.Manage.SaveMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), in)
 	if err != nil {
 		return err
 	}
@@ -263,28 +196,8 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 // DeleteMemory answers DELETE /tenants/{slug}/visitors/{visitorId}/memory/{key}.
 func (h *Handler) DeleteMemory(c echo.Context) error {
 	key := c.Param("key")
-	if err := h.DB.DeleteMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
+	if err := h.Manage.DeleteMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "key": key})
-}
-
-// checkMemoryKey checks the key of a memory fact.
-func checkMemoryKey(errs parley.FieldErrors, key string) {
-	if !memoryKeyPattern.MatchString(key) {
-		errs.Add("key", "must be 1 to 64 letters, digits, underscores, dots or hyphens (snake_case recommended)")
-	}
-}
-
-// checkMemoryValue checks the text value of a memory fact.
-func checkMemoryValue(errs parley.FieldErrors, value string) {
-	if strings.ContainsRune(value, 0) {
-		errs.Add("value", parley.NoNUL)
-	}
-	if strings.TrimSpace(value) == "" && errs["value"] == "" {
-		errs.Add("value", "must not be empty")
-	}
-	if utf8.RuneCountInString(value) > maxMemoryValue {
-		errs.Add("value", parley.TooLong(maxMemoryValue))
-	}
 }
