@@ -51,7 +51,7 @@ func (h *Handler) renderCalendar(c echo.Context, status int, f views.CalendarFor
 // ShowCalendarPage renders the calendar connector's form.
 func (h *Handler) ShowCalendarPage(c echo.Context) error {
 	t := adminFrom(c).Tenant
-	cur, err := h.DB.CalendarConnector(c.Request().Context(), t.ID)
+	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (h *Handler) ShowCalendarPage(c echo.Context) error {
 func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	ctx := c.Request().Context()
-	cur, err := h.DB.CalendarConnector(ctx, t.ID)
+	cur, err := h.Manage.CalendarConnector(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -75,13 +75,12 @@ func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 	b, days := calendarFormBody(form)
 	f := calendarForm(t, cur)
 	f.ServerURL, f.Username, f.CalendarURL, f.Days = b.ServerURL.Value, b.Username.Value, b.CalendarURL.Value, days
-	errs := parley.FieldErrors{}
-	conn := h.connectCalendar(ctx, t, cur, b, errs)
-	if len(errs) > 0 {
-		f.Errors = views.Errors(errs)
-		return h.renderCalendar(c, http.StatusUnprocessableEntity, f)
+	_, err = h.Manage.SaveCalendarConnector(ctx, t.ID, b.input(nil), h.discoverCalendar)
+	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+		f.Errors = ferrs
+		return h.renderCalendar(c, status, f)
 	}
-	if _, err := h.DB.SaveCalendarConnector(ctx, conn); err != nil {
+	if err != nil {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Calendar connected.")
@@ -149,7 +148,8 @@ func (h *Handler) TestCalendarConnection(c echo.Context) error {
 // RemoveCalendarConnector disconnects the calendar; htmx is sent back to the page.
 func (h *Handler) RemoveCalendarConnector(c echo.Context) error {
 	ctx := c.Request().Context()
-	if _, err := h.DB.DeleteCalendarConnector(ctx, adminFrom(c).Tenant.ID); err != nil {
+	// None connected is done already: the page says so.
+	if err := h.Manage.DeleteCalendarConnector(ctx, adminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Calendar disconnected.")

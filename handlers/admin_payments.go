@@ -38,7 +38,7 @@ func (h *Handler) renderPayments(c echo.Context, status int, f views.PaymentsFor
 // ShowPaymentsPage renders the payments integration: connect Stripe, test
 // the key, the fixed amount, disconnect.
 func (h *Handler) ShowPaymentsPage(c echo.Context) error {
-	p, err := h.DB.PaymentConnector(c.Request().Context(), adminFrom(c).Tenant.ID)
+	p, err := h.Manage.PaymentConnector(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}
@@ -46,11 +46,11 @@ func (h *Handler) ShowPaymentsPage(c echo.Context) error {
 }
 
 // SavePayments connects Stripe or saves the settings with the API's rules
-// (mergePayment), or re-renders the form with the errors.
+// (the management operation's), or re-renders the form with the errors.
 func (h *Handler) SavePayments(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	cur, err := h.DB.PaymentConnector(ctx, t.ID)
+	cur, err := h.Manage.PaymentConnector(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -82,12 +82,12 @@ func (h *Handler) SavePayments(c echo.Context) error {
 			b.DefaultAmount = parley.Some(v)
 		}
 	}
-	p := h.mergePayment(t.ID, cur, b, errs)
-	if err := errs.Err(); err != nil {
-		f.Errors = views.Errors(errs)
-		return h.renderPayments(c, http.StatusUnprocessableEntity, f)
+	_, err = h.Manage.SavePaymentConnector(ctx, t.ID, b.input(errs))
+	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+		f.Errors = ferrs
+		return h.renderPayments(c, status, f)
 	}
-	if _, err := h.DB.SavePaymentConnector(ctx, p); err != nil {
+	if err != nil {
 		return err
 	}
 	msg := "Payment settings saved."
@@ -116,7 +116,8 @@ func (h *Handler) TestPayments(c echo.Context) error {
 // RemovePayments disconnects Stripe; htmx is sent back to the page.
 func (h *Handler) RemovePayments(c echo.Context) error {
 	ctx := c.Request().Context()
-	if _, err := h.DB.DeletePaymentConnector(ctx, adminFrom(c).Tenant.ID); err != nil {
+	// None set up is done already: the page says so.
+	if err := h.Manage.DeletePaymentConnector(ctx, adminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Stripe disconnected.")

@@ -240,7 +240,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 			v.Errors[k] = err.Error() // the API's own message, which names the parameter
 		}
 	} else {
-		page, err := h.DB.ListSubmissions(ctx, tenantID, f)
+		page, err := h.Manage.Submissions(ctx, tenantID, f)
 		if err != nil {
 			return err
 		}
@@ -258,7 +258,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 		if v.Errors["toolType"] == "" {
 			sf.ToolType = v.Filter.ToolType
 		}
-		first, err := h.DB.ListSubmissions(ctx, tenantID, sf)
+		first, err := h.Manage.Submissions(ctx, tenantID, sf)
 		if err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	s, err := h.DB.Submission(ctx, tenantID, c.Param("id"))
+	s, err := h.Manage.Submission(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return views.SubmissionDetail{}, err
 	}
@@ -338,7 +338,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	id := c.Param("id")
-	sub, _, err := h.DB.UpdateSubmissionStatus(ctx, tenantID, id, c.FormValue("status"))
+	sub, err := h.Manage.UpdateSubmissionStatus(ctx, tenantID, id, c.FormValue("status"))
 	kind := parley.ErrorKind(err)
 	if err != nil && kind != parley.KindInvalid && (kind != parley.KindNotFound || !isHTMX(c) || !uuidPattern.MatchString(id)) {
 		return err
@@ -360,7 +360,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	status, msg := http.StatusOK, ""
 	if err != nil { // a status outside the three: shown with the one stored
 		status, msg = http.StatusUnprocessableEntity, err.Error()
-		if sub, err = h.DB.Submission(ctx, tenantID, id); err != nil {
+		if sub, err = h.Manage.Submission(ctx, tenantID, id); err != nil {
 			return err
 		}
 	}
@@ -372,7 +372,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	row.Error = msg
 	next := safeSubmissionsNext(c.FormValue("next"))
 	toolType := statsToolType(next)
-	stats, err := h.DB.ListSubmissions(ctx, tenantID, db.SubmissionFilter{ToolType: toolType, Page: 1, Limit: 1})
+	stats, err := h.Manage.Submissions(ctx, tenantID, db.SubmissionFilter{ToolType: toolType, Page: 1, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -398,11 +398,11 @@ func statsToolType(next string) string {
 func (h *Handler) RemoveSubmission(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	s, err := h.DB.Submission(ctx, tenantID, c.Param("id"))
+	s, err := h.Manage.Submission(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	if err := h.DB.DeleteSubmission(ctx, tenantID, s.ID); err != nil {
+	if err := h.Manage.DeleteSubmission(ctx, tenantID, s.ID); err != nil {
 		return err
 	}
 	msg := "Submission deleted."

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,15 +16,12 @@ import (
 // The calendar connector: the tenant's calendar over CalDAV, which
 // CHECK_AVAILABILITY reads and BOOK_MEETING writes. The API
 // (/tenants/{slug}/integrations/calendar) and the dashboard
-// (/admin/integrations/calendar) share the rules below.
+// (/admin/integrations/calendar) share its rules (parley.CalendarInput)
+// and operations (manage); the live check of a save, CalDAV discovery, is
+// discoverCalendar below.
 
-const (
-	maxCalendarUsername = 200
-	maxCalendarPassword = 500
-	maxCalendarURL      = 1000
-	// testSlots is how many free slots a connection test shows.
-	testSlots = 5
-)
+// testSlots is how many free slots a connection test shows.
+const testSlots = 5
 
 // calendarJSON is the connector as the API shows it: the password never,
 // only whether one is set.
@@ -63,109 +57,30 @@ type calendarBody struct {
 	OfficeHours parley.Opt[map[string]*parley.DayHours] `json:"officeHours"`
 }
 
-// connectCalendar checks a save against the stored connector (nil when
-// none), connects to the server to find (or check) the calendar, and
-// returns the connector to store; problems are added to errs. The password
-// is required to connect for the first time and whenever the server
-// changes: the stored one is never sent to another server.
-func (h *Handler) connectCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector, b calendarBody, errs parley.FieldErrors) parley.CalendarConnector {
-	c := parley.CalendarConnector{TenantID: t.ID, OfficeHours: parley.DefaultOfficeHours()}
-	if cur != nil {
-		c.OfficeHours = cur.OfficeHours
-	}
-	switch {
-	case !b.ServerURL.Set || b.ServerURL.Null || strings.TrimSpace(b.ServerURL.Value) == "":
-		errs.Add("serverUrl", "is required (use DELETE to disconnect the calendar)")
-	default:
-		c.ServerURL = strings.TrimSpace(b.ServerURL.Value)
-		parley.CheckHTTPURL(errs, "serverUrl", parley.Some(c.ServerURL), false)
-		h.checkCalendarURL(ctx, errs, c.ServerURL)
-	}
-	c.Username = strings.TrimSpace(b.Username.Value)
-	switch {
-	case !b.Username.Set || b.Username.Null || c.Username == "":
-		errs.Add("username", "is required")
-	case utf8.RuneCountInString(c.Username) > maxCalendarUsername:
-		errs.Add("username", parley.TooLong(maxCalendarUsername))
-	}
-	var password string
-	switch {
-	case b.Password.Set && !b.Password.Null && b.Password.Value != "":
-		password = b.Password.Value
-		if utf8.RuneCountInString(password) > maxCalendarPassword {
-			errs.Add("password", parley.TooLong(maxCalendarPassword))
-		}
-	case cur == nil:
-		errs.Add("password", "is required to connect a calendar")
-	case !sameServer(cur.ServerURL, c.ServerURL):
-		errs.Add("password", "is required when the server changes: the stored password is only sent to "+hostOf(cur.ServerURL))
-	default:
-		sealed, err := h.Box.Open(cur.SealedPassword)
-		if err != nil {
-			errs.Add("password", "the stored password cannot be read; type it again")
-		}
-		password = string(sealed)
-	}
-	var want string
-	if b.CalendarURL.Set && !b.CalendarURL.Null {
-		want = strings.TrimSpace(b.CalendarURL.Value)
-		if utf8.RuneCountInString(want) > maxCalendarURL {
-			errs.Add("calendarUrl", parley.TooLong(maxCalendarURL))
-		}
-	}
-	if b.OfficeHours.Set {
-		if b.OfficeHours.Null {
-			errs.Add("officeHours", "must be an object of weekdays (an empty object closes every day)")
-		}
-		hours := parley.OfficeHours{}
-		for day, h := range b.OfficeHours.Value {
-			if h != nil { // null: the day is closed
-				hours[day] = *h
-			}
-		}
-		hours.Validate(errs, "officeHours")
-		c.OfficeHours = hours
-	}
-	if len(errs) > 0 {
-		return c
-	}
+// input is the save as the management operations take it; problems holds
+// what could not be read of it.
+func (b calendarBody) input(problems parley.FieldErrors) parley.CalendarInput {
+	return parley.CalendarInput{ServerURL: b.ServerURL, Username: b.Username, Password: b.Password,
+		CalendarURL: b.CalendarURL, OfficeHours: b.OfficeHours, Problems: problems}
+}
+
+// discoverCalendar connects to the connector's server (through the
+// outbound guard) and finds the calendar: the live check of a save, given
+// to the management operation, which stores the connector once it passes.
+// A failure is a parley.FieldErrors naming the field at fault.
+func (h *Handler) discoverCalendar(ctx context.Context, c parley.CalendarConnector, password, want string) (string, string, error) {
 	if h.Outbound == nil {
-		errs.Add("serverUrl", "outgoing connections are not configured on this server")
-		return c
+		return "", "", parley.FieldErrors{"serverUrl": "outgoing connections are not configured on this server"}.Err()
 	}
 	conn, err := agent.DialCalDAV(h.Outbound.Client(agent.CalendarTimeout), c.ServerURL, c.Username, password)
 	if err != nil {
-		errs.Add("serverUrl", err.Error())
-		return c
+		return "", "", parley.FieldErrors{"serverUrl": err.Error()}.Err()
 	}
 	found, err := conn.Discover(ctx, want)
 	if err != nil {
-		errs.Add(calendarErrorField(err, want), err.Error())
-		return c
+		return "", "", parley.FieldErrors{calendarErrorField(err, want): err.Error()}.Err()
 	}
-	c.CalendarURL, c.CalendarName = found.Path, found.Name
-	c.SealedPassword = h.Box.Seal([]byte(password))
-	return c
-}
-
-// checkCalendarURL refuses credentials in the URL (they go in username and
-// password), plain http to a host the operator did not exempt, and private
-// or reserved addresses.
-func (h *Handler) checkCalendarURL(ctx context.Context, errs parley.FieldErrors, raw string) {
-	if _, bad := errs["serverUrl"]; bad {
-		return
-	}
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		errs.Add("serverUrl", "must be an absolute URL such as https://caldav.example.com/")
-	case u.User != nil:
-		errs.Add("serverUrl", "must not contain credentials; give them as username and password")
-	case h.plainHTTPRefused(ctx, u, raw):
-		errs.Add("serverUrl", "must use https")
-	default:
-		h.checkOutboundURL(ctx, errs, "serverUrl", raw)
-	}
+	return found.Path, found.Name, nil
 }
 
 // calendarErrorField names the field a failed connection is about.
@@ -180,24 +95,10 @@ func calendarErrorField(err error, want string) string {
 	return "serverUrl"
 }
 
-func hostOf(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Host != "" {
-		return u.Host
-	}
-	return "the server it was given for"
-}
-
-// sameServer reports whether two server URLs reach the same origin.
-func sameServer(a, b string) bool {
-	ua, errA := url.Parse(a)
-	ub, errB := url.Parse(b)
-	return errA == nil && errB == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
-}
-
 // ShowCalendarConnector answers GET /tenants/{slug}/integrations/calendar.
 func (h *Handler) ShowCalendarConnector(c echo.Context) error {
 	t := tenantFrom(c)
-	cur, err := h.DB.CalendarConnector(c.Request().Context(), t.ID)
+	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
 	}
@@ -216,15 +117,7 @@ func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 	}
 	var b calendarBody
 	errs := decodeFields(raw, &b)
-	cur, err := h.DB.CalendarConnector(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	conn := h.connectCalendar(ctx, t, cur, b, errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	saved, err := h.DB.SaveCalendarConnector(ctx, conn)
+	saved, err := h.Manage.SaveCalendarConnector(ctx, t.ID, b.input(errs), h.discoverCalendar)
 	if err != nil {
 		return err
 	}
@@ -235,24 +128,17 @@ func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 // the credentials are deleted and the meeting tools are no longer offered.
 func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
 	t := tenantFrom(c)
-	found, err := h.DB.DeleteCalendarConnector(c.Request().Context(), t.ID)
-	if err != nil {
+	if err := h.Manage.DeleteCalendarConnector(c.Request().Context(), t.ID); err != nil {
 		return err
-	}
-	if !found {
-		return noCalendar()
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
 }
 
-// noCalendar answers a request about the connector of a tenant without one.
-func noCalendar() error { return parley.Errorf(parley.KindNotFound, "No calendar is connected") }
-
 // connectedCalendar reads the tenant's connector; none is noCalendar.
 func (h *Handler) connectedCalendar(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
-	cur, err := h.DB.CalendarConnector(ctx, tenantID)
+	cur, err := h.Manage.CalendarConnector(ctx, tenantID)
 	if err == nil && cur == nil {
-		err = noCalendar()
+		err = parley.NoCalendar()
 	}
 	return cur, err
 }

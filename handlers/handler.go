@@ -120,19 +120,6 @@ func (h *Handler) Readyz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// checkOutboundURL refuses, at registration, a URL whose host is or resolves
-// to a private or reserved address. A host that does not resolve now is
-// accepted: DNS may not exist yet, and the dial-time guard still applies to
-// every request.
-func (h *Handler) checkOutboundURL(ctx context.Context, errs parley.FieldErrors, field, rawURL string) {
-	if _, bad := errs[field]; bad {
-		return
-	}
-	if msg := h.addressProblem(ctx, rawURL, false); msg != "" {
-		errs.Add(field, msg)
-	}
-}
-
 // Addresses vets tenants' URLs for the management operations with the
 // handler's outbound guard, read at each call.
 func (h *Handler) Addresses() manage.Addresses { return handlerAddresses{h} }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -97,95 +96,16 @@ func checkPaymentKey(errs parley.FieldErrors, field, key string) (paymentKey, bo
 	return paymentKey{key: key, mode: mode, typ: typ, last4: parley.KeyLast4(key)}, true
 }
 
-// mergePayment applies b to cur (nil: no connector yet) with the API's
-// rules, adding the problems to errs. The API and the dashboard share it.
-func (h *Handler) mergePayment(tenantID string, cur *parley.PaymentConnector, b paymentBody, errs parley.FieldErrors) parley.PaymentConnector {
-	p := parley.PaymentConnector{TenantID: tenantID, IsActive: true}
-	if cur != nil {
-		p = *cur
-	}
-	switch {
-	case !b.SecretKey.Set:
-		if cur == nil {
-			errs.Add("secretKey", "is required to connect Stripe: a secret key (sk_test_... or sk_live_...) or a restricted key (rk_...)")
-		}
-	case b.SecretKey.Null || strings.TrimSpace(b.SecretKey.Value) == "":
-		errs.Add("secretKey", "cannot be empty; to disconnect Stripe, DELETE the connector")
-	default:
-		if k, ok := checkPaymentKey(errs, "secretKey", strings.TrimSpace(b.SecretKey.Value)); ok {
-			p.SealedKey = h.Box.Seal([]byte(k.key))
-			p.KeyMode, p.KeyType, p.KeyLast4 = k.mode, k.typ, k.last4
-		}
-	}
-	if b.IsActive.Set {
-		if b.IsActive.Null {
-			errs.Add("isActive", "must be true or false")
-		} else {
-			p.IsActive = b.IsActive.Value
-		}
-	}
-	oldDecimals := 2
-	if p.Currency != nil {
-		_, oldDecimals, _ = parley.PaymentCurrency(*p.Currency)
-	}
-	decimals := oldDecimals
-	if b.Currency.Set {
-		if b.Currency.Null || strings.TrimSpace(b.Currency.Value) == "" {
-			p.Currency = nil
-		} else if cur, dec, ok := parley.PaymentCurrency(b.Currency.Value); !ok {
-			errs.Add("currency", fmt.Sprintf("%q is not a currency Stripe charges in: use an ISO 4217 code such as EUR, USD or GBP", parley.Clip(b.Currency.Value, 20)))
-		} else {
-			p.Currency, decimals = &cur, dec
-		}
-	}
-	switch {
-	case b.DefaultAmount.Set && b.DefaultAmount.Null:
-		p.DefaultAmount = nil
-	case b.DefaultAmount.Set:
-		if minor, ok := parley.MinorUnits(b.DefaultAmount.Value, decimals); ok {
-			p.DefaultAmount = &minor
-		} else {
-			errs.Add("defaultAmount", amountRule(decimals))
-		}
-	case p.DefaultAmount != nil && decimals != oldDecimals:
-		// The amount is kept in the smallest unit: a new currency keeps its value.
-		if minor, ok := parley.MinorUnits(parley.MajorUnits(*p.DefaultAmount, oldDecimals), decimals); ok {
-			p.DefaultAmount = &minor
-		} else {
-			errs.Add("defaultAmount", "does not fit the new currency: "+amountRule(decimals)+"; send defaultAmount with the currency")
-		}
-	}
-	if p.DefaultAmount != nil && p.Currency == nil && errs["currency"] == "" {
-		errs.Add("currency", "is required with defaultAmount")
-	}
-	p.DefaultDescription = optText(errs, "defaultDescription", b.DefaultDescription, p.DefaultDescription, parley.MaxPaymentDescription)
-	p.SuccessMessage = optText(errs, "successMessage", b.SuccessMessage, p.SuccessMessage, parley.MaxPaymentSuccessMessage)
-	return p
-}
-
-func amountRule(decimals int) string {
-	return fmt.Sprintf("must be a positive amount with at most %d decimals, up to %s", decimals, parley.FormatMinor(parley.MaxPaymentMinor, decimals))
-}
-
-// optText applies an optional text field: null or blank clears it.
-func optText(errs parley.FieldErrors, field string, o parley.Opt[string], cur *string, max int) *string {
-	if !o.Set {
-		return cur
-	}
-	v := strings.TrimSpace(o.Value)
-	switch {
-	case o.Null || v == "":
-		return nil
-	case utf8.RuneCountInString(v) > max:
-		errs.Add(field, parley.TooLong(max))
-		return cur
-	}
-	return &v
+// input is the save as the management operations take it; problems holds
+// what could not be read of it.
+func (b paymentBody) input(problems parley.FieldErrors) parley.PaymentInput {
+	return parley.PaymentInput{SecretKey: b.SecretKey, IsActive: b.IsActive, Currency: b.Currency, DefaultAmount: b.DefaultAmount,
+		DefaultDescription: b.DefaultDescription, SuccessMessage: b.SuccessMessage, Problems: problems}
 }
 
 // ShowPaymentConnector answers GET /tenants/{slug}/integrations/payments.
 func (h *Handler) ShowPaymentConnector(c echo.Context) error {
-	p, err := h.DB.PaymentConnector(c.Request().Context(), tenantFrom(c).ID)
+	p, err := h.Manage.PaymentConnector(c.Request().Context(), tenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -204,15 +124,7 @@ func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 	}
 	var b paymentBody
 	errs := decodeFields(raw, &b)
-	cur, err := h.DB.PaymentConnector(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	p := h.mergePayment(t.ID, cur, b, errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	saved, err := h.DB.SavePaymentConnector(ctx, p)
+	saved, err := h.Manage.SavePaymentConnector(ctx, t.ID, b.input(errs))
 	if err != nil {
 		return err
 	}
@@ -222,12 +134,8 @@ func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 // DeletePaymentConnector answers DELETE /tenants/{slug}/integrations/payments:
 // the key is deleted and the agent stops offering payment links.
 func (h *Handler) DeletePaymentConnector(c echo.Context) error {
-	removed, err := h.DB.DeletePaymentConnector(c.Request().Context(), tenantFrom(c).ID)
-	if err != nil {
+	if err := h.Manage.DeletePaymentConnector(c.Request().Context(), tenantFrom(c).ID); err != nil {
 		return err
-	}
-	if !removed {
-		return parley.Errorf(parley.KindNotFound, "No payment connector is set up")
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
 }
@@ -308,7 +216,7 @@ func (h *Handler) runPaymentTest(ctx context.Context, tenantID, sent string, err
 		}
 		return h.testPaymentKey(ctx, k), nil
 	}
-	cur, err := h.DB.PaymentConnector(ctx, tenantID)
+	cur, err := h.Manage.PaymentConnector(ctx, tenantID)
 	if err != nil {
 		return paymentTestResult{}, err
 	}

@@ -27,17 +27,8 @@ const (
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// submissionStatuses are the allowed values of a submission's status.
-var submissionStatuses = []string{parley.SubmissionNew, parley.SubmissionContacted, parley.SubmissionResolved}
-
 // submissionChannels are where a submission can come from.
 var submissionChannels = []string{parley.ChannelWeb, parley.ChannelVoice, parley.ChannelAPI, parley.ChannelForm}
-
-// statusError is the 400 of a status missing, not a string, or outside the three allowed values.
-func statusError() error {
-	return &parley.Error{Kind: parley.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
-		Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
-}
 
 type submissionToolJSON struct {
 	Name string `json:"name"`
@@ -124,7 +115,7 @@ func checkSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, 
 	if f.ToolID = c.QueryParam("toolId"); f.ToolID != "" && !uuidPattern.MatchString(f.ToolID) {
 		return f, queryError("toolId", "must be a uuid")
 	}
-	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(submissionStatuses, f.Status) {
+	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(parley.SubmissionStatuses, f.Status) {
 		return f, queryError("status", "must be NEW, CONTACTED or RESOLVED")
 	}
 	if f.Channel = c.QueryParam("channel"); f.Channel != "" && !slices.Contains(submissionChannels, f.Channel) {
@@ -155,7 +146,7 @@ func (h *Handler) ListSubmissions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.DB.ListSubmissions(c.Request().Context(), tenantFrom(c).ID, f)
+	page, err := h.Manage.Submissions(c.Request().Context(), tenantFrom(c).ID, f)
 	if err != nil {
 		return err
 	}
@@ -181,12 +172,12 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A status missing or not a string is read as "", which the rule refuses.
 	var status string
-	if err := json.Unmarshal(raw["status"], &status); err != nil || !slices.Contains(submissionStatuses, status) {
-		return statusError()
+	if err := json.Unmarshal(raw["status"], &status); err != nil {
+		status = ""
 	}
-	ctx := c.Request().Context()
-	sub, _, err := h.DB.UpdateSubmissionStatus(ctx, tenantFrom(c).ID, c.Param("id"), status)
+	sub, err := h.Manage.UpdateSubmissionStatus(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), status)
 	if err != nil {
 		return err
 	}
@@ -196,5 +187,5 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 // DeleteSubmission answers DELETE /tenants/{slug}/submissions/{id}: the
 // submission and its recorded events go for good, its conversation stays.
 func (h *Handler) DeleteSubmission(c echo.Context) error {
-	return deleteOne(c, "id", h.DB.DeleteSubmission)
+	return deleteOne(c, "id", h.Manage.DeleteSubmission)
 }
