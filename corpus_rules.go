@@ -57,21 +57,9 @@ func (in *CorpusInput) Check(creating bool) FieldErrors {
 	for _, o := range []*Opt[string]{&in.Summary, &in.ExternalID, &in.Source, &in.SourceURL, &in.Locale} {
 		NullIfEmpty(o)
 	}
-	required := func(field string, o *Opt[string], max int) {
-		if creating && !o.Set {
-			errs.Add(field, "is required")
-			return
-		}
-		if NotNull(errs, field, *o) {
-			if strings.TrimSpace(o.Value) == "" {
-				errs.Add(field, "must not be empty")
-			}
-			CheckLen(errs, field, *o, max)
-		}
-	}
 	in.Title.Value = strings.TrimSpace(in.Title.Value)
-	required("title", &in.Title, MaxCorpusTitle)
-	required("content", &in.Content, MaxCorpusContent)
+	CheckText(errs, "title", in.Title, MaxCorpusTitle, creating)
+	CheckText(errs, "content", in.Content, MaxCorpusContent, creating)
 	CheckLen(errs, "summary", in.Summary, MaxCorpusSummary)
 	if NotNull(errs, "priority", in.Priority) && (in.Priority.Value < MinCorpusPriority || in.Priority.Value > MaxCorpusPriority) {
 		errs.Add("priority", fmt.Sprintf("must be between %d and %d", MinCorpusPriority, MaxCorpusPriority))

@@ -52,15 +52,8 @@ func (in *ProductInput) Check(cur *Product) FieldErrors {
 	for _, o := range []*Opt[string]{&in.ExternalID, &in.Description, &in.Currency, &in.URL, &in.ImageURL} {
 		NullIfEmpty(o)
 	}
-	if cur == nil && !in.Name.Set {
-		errs.Add("name", "is required")
-	} else if NotNull(errs, "name", in.Name) {
-		in.Name.Value = strings.TrimSpace(in.Name.Value)
-		if in.Name.Value == "" {
-			errs.Add("name", "must not be empty")
-		}
-		CheckLen(errs, "name", in.Name, MaxProductName)
-	}
+	in.Name.Value = strings.TrimSpace(in.Name.Value)
+	CheckText(errs, "name", in.Name, MaxProductName, cur == nil)
 	CheckLen(errs, "externalId", in.ExternalID, MaxProductExternalID)
 	CheckLen(errs, "description", in.Description, MaxProductDescription)
 	if in.Price.Set && !in.Price.Null {

@@ -40,6 +40,21 @@ func CheckLen(errs FieldErrors, field string, o Opt[string], max int) {
 	}
 }
 
+// CheckText checks a text field that cannot be cleared: set when required
+// ("is required"), not null, not blank, at most max characters.
+func CheckText(errs FieldErrors, field string, o Opt[string], max int, required bool) {
+	if required && !o.Set {
+		errs.Add(field, "is required")
+		return
+	}
+	if NotNull(errs, field, o) {
+		if strings.TrimSpace(o.Value) == "" {
+			errs.Add(field, "must not be empty")
+		}
+		CheckLen(errs, field, o, max)
+	}
+}
+
 // NullIfEmpty makes an empty (or blank) string a clear: forms send "" for
 // an emptied field.
 func NullIfEmpty(o *Opt[string]) {

@@ -51,25 +51,9 @@ func (in *SegmentInput) Check(creating bool) FieldErrors {
 		errs.Add(k, v)
 	}
 	NullIfEmpty(&in.WelcomeMessage)
-	if creating && !in.Name.Set {
-		errs.Add("name", "is required")
-	}
-	if NotNull(errs, "name", in.Name) {
-		in.Name.Value = strings.TrimSpace(in.Name.Value)
-		if in.Name.Value == "" {
-			errs.Add("name", "must not be empty")
-		}
-		CheckLen(errs, "name", in.Name, MaxSegmentName)
-	}
-	if creating && !in.SystemPrompt.Set {
-		errs.Add("systemPrompt", "is required")
-	}
-	if NotNull(errs, "systemPrompt", in.SystemPrompt) {
-		if strings.TrimSpace(in.SystemPrompt.Value) == "" {
-			errs.Add("systemPrompt", "must not be empty")
-		}
-		CheckLen(errs, "systemPrompt", in.SystemPrompt, MaxSystemPrompt)
-	}
+	in.Name.Value = strings.TrimSpace(in.Name.Value)
+	CheckText(errs, "name", in.Name, MaxSegmentName, creating)
+	CheckText(errs, "systemPrompt", in.SystemPrompt, MaxSystemPrompt, creating)
 	if in.Slug.Set && !in.Slug.Null && !(creating && in.Slug.Value == "") {
 		if !segmentSlugPattern.MatchString(in.Slug.Value) {
 			errs.Add("slug", "must be 1 to 100 lowercase letters, digits or hyphens")

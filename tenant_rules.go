@@ -167,13 +167,8 @@ func (in *TenantInput) checkSettings(errs FieldErrors) {
 		&in.BotAvatar, &in.AvatarBackground, &in.TeaserText, &in.VisitorAuthMode, &in.VisitorContextURL, &in.CaptchaSiteKey, &in.LLMWebhookURL} {
 		NullIfEmpty(o)
 	}
-	if NotNull(errs, "name", in.Name) {
-		in.Name.Value = strings.TrimSpace(in.Name.Value)
-		if in.Name.Value == "" {
-			errs.Add("name", "must not be empty")
-		}
-		CheckLen(errs, "name", in.Name, MaxTenantName)
-	}
+	in.Name.Value = strings.TrimSpace(in.Name.Value)
+	CheckText(errs, "name", in.Name, MaxTenantName, false)
 	CheckLen(errs, "description", in.Description, MaxDescription)
 	if NotNull(errs, "timezone", in.Timezone) {
 		if _, err := time.LoadLocation(in.Timezone.Value); err != nil || in.Timezone.Value == "" || in.Timezone.Value == "Local" {

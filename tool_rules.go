@@ -3,7 +3,6 @@ package parley
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -34,39 +33,22 @@ type ToolInput struct {
 	Problems      FieldErrors          `json:"-"`
 }
 
-// ToolWebhookProblem vets an escalation tool's webhook URL that passed
-// the rules: "" when Parley may call it.
-type ToolWebhookProblem func(u *url.URL, rawURL string) string
-
 // Check normalises in (texts trimmed, an empty webhook URL a clear, the
 // config validated against the type and normalised whenever it or the
 // type changes: Config then holds what to store) and returns its problems,
 // Problems first. cur is the stored tool (nil when creating: name,
 // description and type are required); webhook, when not nil, vets the
 // webhook URL. The segment is left to resolve.
-func (in *ToolInput) Check(cur *Tool, webhook ToolWebhookProblem) FieldErrors {
+func (in *ToolInput) Check(cur *Tool, webhook func(rawURL string) string) FieldErrors {
 	errs := FieldErrors{}
 	for k, v := range in.Problems {
 		errs.Add(k, v)
 	}
 	creating := cur == nil
 	NullIfEmpty(&in.WebhookURL)
-	text := func(field string, o *Opt[string], max int) {
-		if creating && !o.Set {
-			errs.Add(field, "is required")
-			return
-		}
-		if NotNull(errs, field, *o) {
-			o.Value = strings.TrimSpace(o.Value)
-			if o.Value == "" {
-				errs.Add(field, "must not be empty")
-			}
-			CheckLen(errs, field, *o, max)
-		}
-	}
-	text("name", &in.Name, MaxToolName)
-	text("description", &in.Description, MaxToolDescription)
-
+	in.Name.Value, in.Description.Value = strings.TrimSpace(in.Name.Value), strings.TrimSpace(in.Description.Value)
+	CheckText(errs, "name", in.Name, MaxToolName, creating)
+	CheckText(errs, "description", in.Description, MaxToolDescription, creating)
 	typ := ""
 	if cur != nil {
 		typ = cur.Type
@@ -112,13 +94,7 @@ func (in *ToolInput) Check(cur *Tool, webhook ToolWebhookProblem) FieldErrors {
 			errs.Add("webhookUrl", "only ESCALATE_TO_HUMAN tools call a webhook")
 		}
 		CheckHTTPURL(errs, "webhookUrl", in.WebhookURL, false)
-		if u, err := url.Parse(in.WebhookURL.Value); err == nil && u.Host != "" && webhook != nil {
-			if _, bad := errs["webhookUrl"]; !bad {
-				if msg := webhook(u, in.WebhookURL.Value); msg != "" {
-					errs.Add("webhookUrl", msg)
-				}
-			}
-		}
+		checkAddress(errs, "webhookUrl", in.WebhookURL.Value, webhook)
 	}
 	if in.WebhookSecret.Set && !in.WebhookSecret.Null && in.WebhookSecret.Value != "" {
 		switch {

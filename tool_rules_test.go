@@ -2,7 +2,6 @@ package parley_test
 
 import (
 	"encoding/json"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -15,8 +14,8 @@ import (
 // surface's problems first.
 func TestToolRules(t *testing.T) {
 	t.Parallel()
-	refused := func(u *url.URL, _ string) string {
-		if u.Scheme == "http" {
+	refused := func(rawURL string) string {
+		if strings.HasPrefix(rawURL, "http:") {
 			return "must use https"
 		}
 		return ""

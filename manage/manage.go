@@ -12,6 +12,7 @@ package manage
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -41,11 +42,33 @@ type Addresses interface {
 	PlainHTTP(ctx context.Context, rawURL string) bool
 }
 
-// address is the Addresses' Problem in ctx, for the rules' Check; nil
-// without Addresses.
+// address is the Addresses' Problem in ctx, for the rules' Check of a URL
+// whose scheme the rules decide (https only, or http allowed); nil without
+// Addresses.
 func (s *Service) address(ctx context.Context) func(string) string {
 	if s.Addresses == nil {
 		return nil
 	}
 	return func(rawURL string) string { return s.Addresses.Problem(ctx, rawURL, false) }
+}
+
+// vetURL says why Parley must not call rawURL, or "": plain http to a host
+// the operator did not exempt ("must use https"; every host without
+// Addresses), then the host's addresses (mustResolve: it must resolve now).
+// The one vetting of every URL Parley calls with the tenant's data or
+// signature: webhook endpoints, escalation webhooks, the reply endpoint and
+// the context webhook.
+func (s *Service) vetURL(ctx context.Context, rawURL string, mustResolve bool) string {
+	if u, err := url.Parse(rawURL); err == nil && u.Scheme != "https" && (s.Addresses == nil || !s.Addresses.PlainHTTP(ctx, rawURL)) {
+		return "must use https"
+	}
+	if s.Addresses == nil {
+		return ""
+	}
+	return s.Addresses.Problem(ctx, rawURL, mustResolve)
+}
+
+// urlVetter is vetURL in ctx, for the rules' Check.
+func (s *Service) urlVetter(ctx context.Context, mustResolve bool) func(string) string {
+	return func(rawURL string) string { return s.vetURL(ctx, rawURL, mustResolve) }
 }

@@ -34,19 +34,21 @@ func (s *Service) SaveMCPSettings(ctx context.Context, t parley.Tenant, in parle
 	if !t.PlanInfo().MCP {
 		return db.MCPSettings{}, parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
-	cur, err := s.DB.MCPSettings(ctx, t.ID)
-	if err != nil {
-		return cur, err
-	}
 	if err := in.Check(s.address(ctx)).Err(); err != nil {
-		return cur, err
+		return db.MCPSettings{}, err
 	}
 	maxTools := parley.DefaultMCPTools
-	switch {
-	case in.MaxTools.Set && !in.MaxTools.Null:
+	if in.MaxTools.Set && !in.MaxTools.Null {
 		maxTools = in.MaxTools.Value
-	case cur.URL != nil:
-		maxTools = cur.MaxTools
+	} else {
+		// Kept: the stored number, read only when the save has none.
+		cur, err := s.DB.MCPSettings(ctx, t.ID)
+		if err != nil {
+			return cur, err
+		}
+		if cur.URL != nil {
+			maxTools = cur.MaxTools
+		}
 	}
 	return s.DB.SaveMCPSettings(ctx, t.ID, in.URL.Value, maxTools, s.sealKey(in.APIKey))
 }

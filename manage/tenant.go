@@ -61,10 +61,8 @@ func (s *Service) checkSignedCallURL(ctx context.Context, errs parley.FieldError
 		errs.Add(field, "must be an absolute URL such as https://example.com/path")
 	case u.User != nil:
 		errs.Add(field, "must not contain credentials; calls are signed with the visitor signing key")
-	case u.Scheme != "https" && (s.Addresses == nil || !s.Addresses.PlainHTTP(ctx, o.Value)):
-		errs.Add(field, "must use https")
-	case s.Addresses != nil:
-		if msg := s.Addresses.Problem(ctx, o.Value, false); msg != "" {
+	default:
+		if msg := s.vetURL(ctx, o.Value, false); msg != "" {
 			errs.Add(field, msg)
 		}
 	}

@@ -3,7 +3,6 @@ package manage
 import (
 	"context"
 	"fmt"
-	"net/url"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
@@ -12,24 +11,10 @@ import (
 // The tools the assistant may run (forms, quotes, meetings, handover,
 // memory, products): created, updated, read, listed and deleted.
 
-// toolWebhook vets an escalation tool's webhook URL: plain http only to a
-// host the operator exempted, then its addresses. nil without Addresses.
-func (s *Service) toolWebhook(ctx context.Context) parley.ToolWebhookProblem {
-	if s.Addresses == nil {
-		return nil
-	}
-	return func(u *url.URL, rawURL string) string {
-		if u.Scheme == "http" && !s.Addresses.PlainHTTP(ctx, rawURL) {
-			return "must use https"
-		}
-		return s.Addresses.Problem(ctx, rawURL, false)
-	}
-}
-
 // checkTool checks in against cur (nil when creating), seals its webhook
 // secret and resolves its segment: the write to apply, or its problems.
 func (s *Service) checkTool(ctx context.Context, tenantID string, in parley.ToolInput, cur *parley.Tool) (db.ToolWrite, parley.FieldErrors) {
-	errs := in.Check(cur, s.toolWebhook(ctx))
+	errs := in.Check(cur, s.urlVetter(ctx, false))
 	w := db.ToolWrite{Name: in.Name, Description: in.Description, Type: in.Type, Config: in.Config, IsActive: in.IsActive,
 		Position: in.Position, WebhookURL: in.WebhookURL}
 	if in.WebhookSecret.Set {

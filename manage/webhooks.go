@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"time"
 
 	"github.com/parley/parley"
@@ -25,22 +24,6 @@ func CheckWebhook(in parley.WebhookInput, creating bool, address func(rawURL str
 		PIIFields: in.PIIFields}, errs
 }
 
-// webhookAddress vets a webhook URL that passed the rules with the
-// Addresses: plain http only to a host the operator exempted, then the
-// host's addresses, which must resolve now (events go to it at once). nil
-// without Addresses.
-func (s *Service) webhookAddress(ctx context.Context) func(string) string {
-	if s.Addresses == nil {
-		return nil
-	}
-	return func(rawURL string) string {
-		if u, err := url.Parse(rawURL); err == nil && u.Scheme != "https" && !s.Addresses.PlainHTTP(ctx, rawURL) {
-			return "must use https"
-		}
-		return s.Addresses.Problem(ctx, rawURL, true)
-	}
-}
-
 // newWebhookSecret returns a fresh signing secret. The HMAC key is the
 // secret string itself, as shown.
 func newWebhookSecret() string {
@@ -53,7 +36,7 @@ func newWebhookSecret() string {
 // endpoints (a conflict past it), with a new signing secret: stored
 // sealed, and returned this once.
 func (s *Service) CreateWebhook(ctx context.Context, tenantID string, in parley.WebhookInput) (db.WebhookEndpoint, string, error) {
-	w, errs := CheckWebhook(in, true, s.webhookAddress(ctx))
+	w, errs := CheckWebhook(in, true, s.urlVetter(ctx, true))
 	if err := errs.Err(); err != nil {
 		return db.WebhookEndpoint{}, "", err
 	}
@@ -69,7 +52,7 @@ func (s *Service) CreateWebhook(ctx context.Context, tenantID string, in parley.
 // UpdateWebhook changes the fields of in that are set, of the endpoint id;
 // disabling it drops its pending deliveries.
 func (s *Service) UpdateWebhook(ctx context.Context, tenantID, id string, in parley.WebhookInput) (db.WebhookEndpoint, error) {
-	w, errs := CheckWebhook(in, false, s.webhookAddress(ctx))
+	w, errs := CheckWebhook(in, false, s.urlVetter(ctx, true))
 	if err := errs.Err(); err != nil {
 		return db.WebhookEndpoint{}, err
 	}
