@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -73,12 +72,10 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 			return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 		}
 	}
-	now := h.now()
-	code := auth.NewOpaque("ac_")
-	err := h.DB.CreateOAuthCode(c.Request().Context(), auth.HashToken(code), db.OAuthCode{
+	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), db.OAuthCode{
 		ClientID: r.Client.ID, TenantID: tenantID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
-		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge, ExpiresAt: now.Add(auth.CodeTTL),
-	}, now)
+		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge,
+	}, h.now())
 	if err != nil {
 		return err
 	}
@@ -93,7 +90,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 // tenant.
 func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 	a := adminFrom(c)
-	apps, err := h.DB.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.now())
+	apps, err := h.Manage.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.now())
 	if err != nil {
 		return err
 	}
@@ -123,12 +120,8 @@ func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 func (h *Handler) RevokeConnectedApp(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
-	found, err := h.DB.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.now())
-	if err != nil {
+	if err := h.Manage.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.now()); err != nil {
 		return err
-	}
-	if !found {
-		return parley.Errorf(parley.KindNotFound, "That app has no access to revoke")
 	}
 	h.Sessions.Put(ctx, sessFlash, "Access revoked: the app can no longer act on your tenant.")
 	return c.Redirect(http.StatusSeeOther, "/admin/connected-apps")

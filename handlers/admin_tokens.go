@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,8 +11,6 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
 )
-
-const maxTokenName = 100
 
 func tokenRow(t db.APIToken) views.TokenRow {
 	r := views.TokenRow{
@@ -28,7 +25,7 @@ func tokenRow(t db.APIToken) views.TokenRow {
 }
 
 func (h *Handler) tokensView(c echo.Context, v views.TokensView) (views.TokensView, error) {
-	ts, err := h.DB.ListTokens(c.Request().Context(), adminFrom(c).Tenant.ID)
+	ts, err := h.Manage.ListTokens(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
 	}
@@ -51,41 +48,30 @@ func (h *Handler) ShowTokensPage(c echo.Context) error {
 	return render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 }
 
-// SaveToken creates a token with the chosen scopes; the token is shown once after the redirect.
+// SaveToken creates a token with the chosen scopes through the management
+// operations; the token is shown once after the redirect.
 func (h *Handler) SaveToken(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return invalid("Could not read the form")
 	}
-	name := strings.TrimSpace(form.Get("name"))
-	errs := parley.FieldErrors{}
-	if name == "" {
-		errs.Add("name", "Give the token a name, so you know later what uses it.")
-	} else if utf8.RuneCountInString(name) > maxTokenName {
-		errs.Add("name", parley.TooLong(maxTokenName))
-	}
-	scopes, scopeErr := auth.CheckScopes(form["scopes"])
-	switch {
-	case len(form["scopes"]) == 0:
-		errs.Add("scopes", "Choose at least one scope.")
-	case scopeErr != nil:
-		errs.Add("scopes", scopeErr.Error()) // names the unknown scope
-	}
-	if len(errs) > 0 {
+	token, _, err := h.Manage.CreateToken(c.Request().Context(), a.Tenant.ID,
+		parley.TokenInput{Name: form.Get("name"), Scopes: form["scopes"]})
+	if err != nil {
+		fe, status, ok := failedForm(err)
+		if !ok {
+			return err
+		}
 		chosen := map[string]bool{}
 		for _, s := range form["scopes"] {
 			chosen[s] = true
 		}
-		v, err := h.tokensView(c, views.TokensView{Name: name, Chosen: chosen, Errors: views.Errors(errs)})
+		v, err := h.tokensView(c, views.TokensView{Name: strings.TrimSpace(form.Get("name")), Chosen: chosen, Errors: fe})
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusUnprocessableEntity, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
-	}
-	token, nt := auth.NewToken(a.Tenant.ID, name, scopes, false)
-	if _, err := h.DB.CreateToken(c.Request().Context(), nt); err != nil {
-		return err
+		return render(c, status, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 	}
 	h.Sessions.Put(c.Request().Context(), sessNewToken, token)
 	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
@@ -96,14 +82,14 @@ func (h *Handler) RevokeToken(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	if err := h.DB.RevokeToken(ctx, a.Tenant.ID, id); err != nil {
+	if err := h.Manage.RevokeToken(ctx, a.Tenant.ID, id); err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") != "true" {
 		h.Sessions.Put(ctx, sessFlash, "Token revoked.")
 		return c.Redirect(http.StatusSeeOther, "/admin/tokens")
 	}
-	ts, err := h.DB.ListTokens(ctx, a.Tenant.ID)
+	ts, err := h.Manage.ListTokens(ctx, a.Tenant.ID)
 	if err != nil {
 		return err
 	}

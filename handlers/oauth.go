@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/views"
@@ -29,13 +30,11 @@ const (
 	ConsentPath = "/admin/oauth/consent"
 )
 
-// Limits of registration input.
+// Limits of the endpoints' input (the registration's own are the root
+// package's, with its rules).
 const (
-	maxRedirectURIs   = 10
-	maxRedirectURILen = 2000
-	maxClientName     = 200
-	maxOAuthForm      = 16 << 10
-	maxStateLen       = 1000
+	maxOAuthForm = 16 << 10
+	maxStateLen  = 1000
 )
 
 // oauthError is an error body of RFC 6749 section 5.2 (and RFC 7591 3.2.2).
@@ -136,7 +135,13 @@ type registration struct {
 	Scope                   string   `json:"scope"`
 }
 
-// RegisterOAuthClient is RFC 7591 dynamic registration of a public client.
+// registrationFields are the metadata a registration's problems name, in
+// the order the first one found is answered: a bad redirect URI is
+// invalid_redirect_uri, any other invalid_client_metadata (RFC 7591 3.2.2).
+var registrationFields = []string{"redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "client_name", "scope"}
+
+// RegisterOAuthClient is RFC 7591 dynamic registration of a public client,
+// through the management operations.
 func (h *Handler) RegisterOAuthClient(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxOAuthForm+1))
 	if err != nil || len(body) > maxOAuthForm {
@@ -146,48 +151,23 @@ func (h *Handler) RegisterOAuthClient(c echo.Context) error {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "The body must be a JSON object of client metadata: "+strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if len(in.RedirectURIs) == 0 || len(in.RedirectURIs) > maxRedirectURIs {
-		return oauthFail(c, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris: give between 1 and 10 redirect URIs")
-	}
-	for _, u := range in.RedirectURIs {
-		if len(u) > maxRedirectURILen {
-			return oauthFail(c, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris: at most 2000 characters each")
-		}
-		if why := auth.CheckRedirectURI(u); why != "" {
-			return oauthFail(c, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris: "+clipText(u, 100)+" "+why)
-		}
-	}
-	switch in.TokenEndpointAuthMethod {
-	case "", "none":
-	default:
-		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata",
-			"token_endpoint_auth_method: only public clients are registered here: use \"none\" (PKCE protects the code)")
-	}
-	for _, g := range in.GrantTypes {
-		if g != "authorization_code" && g != "refresh_token" {
-			return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "grant_types: only authorization_code and refresh_token are supported")
-		}
-	}
-	for _, r := range in.ResponseTypes {
-		if r != "code" {
-			return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "response_types: only code is supported")
-		}
-	}
-	name := strings.TrimSpace(in.ClientName)
-	if name == "" {
-		u, _ := url.Parse(in.RedirectURIs[0])
-		name = u.Hostname()
-	}
-	if len([]rune(name)) > maxClientName || !storableText(name) {
-		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "client_name: at most 200 characters of text")
-	}
-	scopes := auth.FilterOAuthScopes(in.Scope)
-	if strings.TrimSpace(in.Scope) == "" {
-		scopes = auth.OAuthScopes
-	}
-	client, err := h.DB.CreateOAuthClient(c.Request().Context(), db.OAuthClient{
-		ID: auth.NewOpaque("pc_"), Name: name, RedirectURIs: in.RedirectURIs, Scopes: scopes})
+	client, err := h.Manage.RegisterOAuthClient(c.Request().Context(), parley.OAuthClientInput{
+		ClientName: in.ClientName, RedirectURIs: in.RedirectURIs, GrantTypes: in.GrantTypes, ResponseTypes: in.ResponseTypes,
+		TokenEndpointAuthMethod: in.TokenEndpointAuthMethod, Scope: in.Scope})
 	if err != nil {
+		var e *parley.Error
+		if errors.As(err, &e) && e.Kind == parley.KindInvalid {
+			problems, _ := e.Details.(map[string]string)
+			for _, field := range registrationFields {
+				if msg, bad := problems[field]; bad {
+					code := "invalid_client_metadata"
+					if field == "redirect_uris" {
+						code = "invalid_redirect_uri"
+					}
+					return oauthFail(c, http.StatusBadRequest, code, field+": "+msg)
+				}
+			}
+		}
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -196,12 +176,6 @@ func (h *Handler) RegisterOAuthClient(c echo.Context) error {
 		RedirectURIs: client.RedirectURIs, GrantTypes: []string{"authorization_code", "refresh_token"},
 		ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none", Scope: strings.Join(client.Scopes, " "),
 	})
-}
-
-// storableText reports whether s is text PostgreSQL stores (no NUL, no
-// control characters).
-func storableText(s string) bool {
-	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0xfffd })
 }
 
 func clipText(s string, n int) string {

@@ -232,6 +232,7 @@ func TestOAuthRegister(t *testing.T) {
 		"confidential":      {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"},
 		"implicit":          {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "response_types": []string{"token"}}, "invalid_client_metadata"},
 		"client credential": {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "grant_types": []string{"client_credentials"}}, "invalid_client_metadata"},
+		"no known scope":    {map[string]any{"redirect_uris": []string{"https://a.example/cb"}, "scope": "bogus admin:all"}, "invalid_client_metadata"},
 	} {
 		status, _, body := oauthJSON(t, o.newAdminClient(t), "/oauth/register", tc.body)
 		wantOAuthError(t, name, status, body, http.StatusBadRequest, tc.code)
