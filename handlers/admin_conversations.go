@@ -3,9 +3,7 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,28 +24,20 @@ const maxInlineToolValue = 80
 // localTime is the dashboard's date-time in the tenant's time zone.
 const localTime = "2006-01-02 15:04 MST"
 
-// adminConversationFilter reads the inbox's filter: the API's checks and
-// messages, dates in the tenant's time zone, an empty search box meaning no
-// search, and the two check boxes.
-func (h *Handler) adminConversationFilter(c echo.Context, loc *time.Location) (db.ConversationFilter, error) {
-	f := db.ConversationFilter{Limit: adminConversationsLimit}
-	var err error
-	if f.Page, err = intParam(c, "page", 1, 1, parley.MaxPage); err != nil {
-		return f, err
+// adminConversationListing reads the inbox's filter: the API's parameters
+// (but the limit), dates in the tenant's time zone, an empty search box
+// meaning no search, and the two check boxes.
+func adminConversationListing(c echo.Context, loc *time.Location) parley.ConversationListing {
+	l := parley.NewConversationListing()
+	l.Limit = adminConversationsLimit
+	queryInt(c, "page", &l.Page)
+	l.Scope = scopeQuery(c, loc)
+	l.Status = c.QueryParam("status")
+	if search := strings.TrimSpace(c.QueryParam("search")); search != "" {
+		l.Search = parley.Some(search)
 	}
-	if err := h.conversationScopeIn(c.Request().Context(), tenantFrom(c).ID, c, &f, loc); err != nil {
-		return f, err
-	}
-	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {
-		return f, queryError("status", "must be BOT or ESCALATED")
-	}
-	if f.Search = strings.TrimSpace(c.QueryParam("search")); f.Search != "" {
-		if n := utf8.RuneCountInString(f.Search); n < minConversationSearchChars || n > maxConversationSearchChars {
-			return f, queryError("search", fmt.Sprintf("must be %d to %d characters", minConversationSearchChars, maxConversationSearchChars))
-		}
-	}
-	f.HasFeedback, f.HasSubmission = c.QueryParam("feedback") != "", c.QueryParam("submission") != ""
-	return f, nil
+	l.HasFeedback, l.HasSubmission = c.QueryParam("feedback") != "", c.QueryParam("submission") != ""
+	return l
 }
 
 func conversationRow(it db.ConversationItem, loc *time.Location) views.ConversationRow {
@@ -64,8 +54,8 @@ func conversationRow(it db.ConversationItem, loc *time.Location) views.Conversat
 	return r
 }
 
-// ShowConversationsPage is the inbox: the filters (checked as the API checks
-// them) and a page of conversations, most recently started first.
+// ShowConversationsPage is the inbox: the filters (checked by the API's
+// operation) and a page of conversations, most recently started first.
 func (h *Handler) ShowConversationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
@@ -80,7 +70,8 @@ func (h *Handler) ShowConversationsPage(c echo.Context) error {
 		Feedback: flag(c.QueryParam("feedback")), Submission: flag(c.QueryParam("submission")),
 	}}
 	status := http.StatusOK
-	f, err := h.adminConversationFilter(c, loc)
+	l := adminConversationListing(c, loc)
+	page, err := h.Manage.ListConversations(ctx, t.ID, l)
 	if err != nil {
 		var ok bool
 		if v.Errors, status, ok = failedForm(err); !ok {
@@ -90,11 +81,7 @@ func (h *Handler) ShowConversationsPage(c echo.Context) error {
 			v.Errors[k] = err.Error() // the API's own message, which names the parameter
 		}
 	} else {
-		page, err := h.DB.ListConversations(ctx, t.ID, f)
-		if err != nil {
-			return err
-		}
-		v.Page, v.Total, v.TotalCapped, v.Pages = f.Page, page.Total, page.TotalCapped, (page.Total+f.Limit-1)/f.Limit
+		v.Page, v.Total, v.TotalCapped, v.Pages = l.Page, page.Total, page.TotalCapped, (page.Total+l.Limit-1)/l.Limit
 		for _, it := range page.Conversations {
 			v.Rows = append(v.Rows, conversationRow(it, loc))
 		}

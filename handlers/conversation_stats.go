@@ -17,7 +17,7 @@ import (
 
 // defaultStatsDays is the default window of the stats: today and the 29
 // days before, in the tenant's time zone.
-const defaultStatsDays = 30
+const defaultStatsDays = parley.DefaultStatsDays
 
 // statsWindowJSON is the window the stats were computed over, after the
 // defaults and the one-year cap.
@@ -53,77 +53,43 @@ func tenantLocation(t parley.Tenant) *time.Location {
 	return time.UTC
 }
 
-// statsQuery reads and checks the query of the stats: dates are in the
-// tenant's time zone; the window defaults to the last 30 days (today
-// included) and is capped to the year before to.
-func (h *Handler) statsQuery(ctx context.Context, tenantID string, params query, loc *time.Location) (db.StatsQuery, error) {
-	q := db.StatsQuery{Location: loc.String()}
-	f := &q.Filter
-	if err := h.conversationScopeIn(ctx, tenantID, params, f, loc); err != nil {
-		return q, err
-	}
-	switch q.Granularity = params.QueryParam("granularity"); q.Granularity {
-	case "":
-		q.Granularity = "day"
-	case "day", "week", "month":
-	default:
-		return q, queryError("granularity", "must be day, week or month")
-	}
-	if f.To.IsZero() {
-		now := h.now().In(loc)
-		f.To = time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
-	}
-	// Days and years back are counted on the tenant's wall clock, whatever
-	// offset an RFC 3339 bound was written with.
-	f.To = f.To.In(loc)
-	if f.From.IsZero() {
-		f.From = f.To.AddDate(0, 0, -defaultStatsDays)
-	}
-	if !f.From.Before(f.To) {
-		return q, queryError("from", "must be before to")
-	}
-	if yearBefore := f.To.AddDate(-1, 0, 0); f.From.Before(yearBefore) {
-		f.From = yearBefore
-	}
-	return q, nil
+// statsListingQuery reads the query of the stats (from, to, channel,
+// segment, granularity), dates in loc; not window, which only the stats
+// themselves take.
+func statsListingQuery(c echo.Context, loc *time.Location) parley.StatsListing {
+	return parley.StatsListing{Scope: scopeQuery(c, loc), Granularity: c.QueryParam("granularity")}
 }
 
-// ShowConversationStats answers GET /tenants/{slug}/conversations/stats.
+// statsQuery reads and checks the query of the stats: dates are in loc
+// (the tenant's time zone); the window defaults to the last 30 days (today
+// included) and is capped to the year before to.
+func (h *Handler) statsQuery(ctx context.Context, tenantID string, c echo.Context, loc *time.Location) (db.StatsQuery, error) {
+	return h.Manage.StatsQuery(ctx, tenantID, statsListingQuery(c, loc), h.now())
+}
+
+// ShowConversationStats answers GET /tenants/{slug}/conversations/stats:
+// the stats' query with window.
 func (h *Handler) ShowConversationStats(c echo.Context) error {
-	st, err := h.conversationStats(c.Request().Context(), tenantFrom(c), c)
+	t := tenantFrom(c)
+	l := statsListingQuery(c, tenantLocation(t))
+	l.Window = c.QueryParam("window")
+	q, st, err := h.Manage.ConversationStats(c.Request().Context(), t.ID, l, h.now())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, st)
+	return c.JSON(http.StatusOK, newConversationStatsJSON(l.Scope.Location, q, st))
 }
 
-// conversationStats reads the query of the stats (with `window`) and
-// computes them: GET /tenants/{slug}/conversations/stats and the MCP tool
-// conversation_stats.
-func (h *Handler) conversationStats(ctx context.Context, t parley.Tenant, params query) (conversationStatsJSON, error) {
-	loc := tenantLocation(t)
-	q, err := h.statsQuery(ctx, t.ID, params, loc)
-	if err != nil {
-		return conversationStatsJSON{}, err
-	}
-	switch params.QueryParam("window") {
-	case "":
-	case "all":
-		q.AllTime = true
-	default:
-		return conversationStatsJSON{}, queryError("window", "must be all")
-	}
-	st, err := h.DB.ConversationStats(ctx, t.ID, q)
-	if err != nil {
-		return conversationStatsJSON{}, err
-	}
+// newConversationStatsJSON is the stats st as the stats answer them, with
+// the window of q, their query, in loc.
+func newConversationStatsJSON(loc *time.Location, q db.StatsQuery, st db.ConversationStats) conversationStatsJSON {
 	return conversationStatsJSON{
 		Window:       statsWindowJSON{From: q.Filter.From.In(loc), To: q.Filter.To.In(loc), Granularity: q.Granularity, Timezone: loc.String()},
 		Totals:       st.Totals,
 		Satisfaction: st.Satisfaction,
 		Timeline:     st.Timeline, ByChannel: st.ByChannel, BySegment: st.BySegment, ByStatus: st.ByStatus,
 		ByVisitorType: st.ByVisitorType, TopTools: st.TopTools, ByPage: st.ByPage, TopIntents: st.TopIntents, AllTime: st.AllTime,
-	}, nil
+	}
 }
 
 // maxStatsExportRows is how many entries the exports of byPage, topIntents

@@ -1,11 +1,7 @@
 package handlers
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -13,21 +9,6 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
-)
-
-// Conversations list limits: the spec's, and the search bounds chosen here
-// (the submissions list's; documented in the OpenAPI document).
-const (
-	defaultConversationsLimit  = 20
-	maxConversationsLimit      = 100
-	minConversationSearchChars = 2
-	maxConversationSearchChars = 200
-)
-
-// conversationChannels and conversationStatuses are the values the filters take.
-var (
-	conversationChannels = []string{parley.ChannelWeb, parley.ChannelAgent, parley.ChannelVoice, parley.ChannelAPI}
-	conversationStatuses = []string{parley.StatusBot, parley.StatusEscalated}
 )
 
 type conversationSegmentJSON struct {
@@ -108,106 +89,55 @@ func newConversationItemJSON(it db.ConversationItem) conversationItemJSON {
 	return out
 }
 
-// conversationScope reads the filters the list and the export share: from,
-// to, channel and segment (a slug or id of the tenant's; another is 400).
-func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) error {
-	return h.conversationScopeIn(c.Request().Context(), tenantFrom(c).ID, c, f, time.UTC)
+// scopeQuery reads the query's from, to, channel and segment, dates in loc.
+func scopeQuery(c echo.Context, loc *time.Location) parley.ConversationScope {
+	return parley.ConversationScope{From: c.QueryParam("from"), To: c.QueryParam("to"), Channel: c.QueryParam("channel"),
+		Segment: c.QueryParam("segment"), Location: loc}
 }
 
-// conversationScopeIn is conversationScope with dates in loc, for the
-// tenant's query q.
-func (h *Handler) conversationScopeIn(ctx context.Context, tenantID string, q query, f *db.ConversationFilter, loc *time.Location) error {
-	var err error
-	if f.From, err = timeParamIn(q, "from", false, loc); err != nil {
+// conversationScope reads the filters the list and the export share: from,
+// to (dates in UTC), channel and segment (a slug or id of the tenant's;
+// another is 400).
+func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) error {
+	g, err := h.Manage.ConversationFilter(c.Request().Context(), tenantFrom(c).ID, scopeQuery(c, time.UTC))
+	if err != nil {
 		return err
 	}
-	if f.To, err = timeParamIn(q, "to", true, loc); err != nil {
-		return err
-	}
-	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
-		return queryError("to", "must be after from")
-	}
-	if f.Channel = q.QueryParam("channel"); f.Channel != "" && !slices.Contains(conversationChannels, f.Channel) {
-		return queryError("channel", "must be web, agent, voice or api")
-	}
-	if ref := q.QueryParam("segment"); ref != "" {
-		s, err := h.DB.Segment(ctx, tenantID, ref)
-		if parley.ErrorKind(err) == parley.KindNotFound {
-			return queryError("segment", "must be the slug of one of the tenant's segments")
-		}
-		if err != nil {
-			return err
-		}
-		f.SegmentID = s.ID
-	}
+	f.From, f.To, f.Channel, f.SegmentID = g.From, g.To, g.Channel, g.SegmentID
 	return nil
 }
 
-// conversationFilter reads and checks the query of GET /tenants/{slug}/conversations
-// (and the arguments of the MCP tool list_conversations).
-func (h *Handler) conversationFilter(ctx context.Context, tenantID string, q query) (db.ConversationFilter, error) {
-	var f db.ConversationFilter
-	var err error
-	if f.Page, err = intParam(q, "page", 1, 1, parley.MaxPage); err != nil {
-		return f, err
-	}
-	if f.Limit, err = intParam(q, "limit", defaultConversationsLimit, 1, maxConversationsLimit); err != nil {
-		return f, err
-	}
-	if err := h.conversationScopeIn(ctx, tenantID, q, &f, time.UTC); err != nil {
-		return f, err
-	}
-	if f.VisitorID = q.QueryParam("visitorId"); f.VisitorID != "" && !uuidPattern.MatchString(f.VisitorID) {
-		return f, queryError("visitorId", "must be a uuid")
-	}
-	if v := q.QueryParam("toolType"); v != "" {
-		f.ToolType = strings.ToUpper(v)
-		all := append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...)
-		if !slices.Contains(all, f.ToolType) {
-			return f, queryError("toolType", "must be one of "+strings.Join(all, ", "))
-		}
-	}
-	if f.Status = q.QueryParam("status"); f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {
-		return f, queryError("status", "must be BOT or ESCALATED")
-	}
-	if _, searched := q.QueryParams()["search"]; searched {
-		f.Search = strings.TrimSpace(q.QueryParam("search"))
-		if n := utf8.RuneCountInString(f.Search); n < minConversationSearchChars || n > maxConversationSearchChars {
-			return f, queryError("search", fmt.Sprintf("must be %d to %d characters", minConversationSearchChars, maxConversationSearchChars))
-		}
-	}
-	return f, nil
-}
-
-// ListConversations answers GET /tenants/{slug}/conversations: {conversations, pagination}.
+// ListConversations answers GET /tenants/{slug}/conversations: the query's
+// page, limit, scope (dates in UTC), status, visitorId, toolType and search
+// (checked even when empty), answered {conversations, pagination}.
 func (h *Handler) ListConversations(c echo.Context) error {
-	out, err := h.listConversations(c.Request().Context(), tenantFrom(c).ID, c)
+	l := parley.NewConversationListing()
+	queryInt(c, "page", &l.Page)
+	queryInt(c, "limit", &l.Limit)
+	l.Scope = scopeQuery(c, time.UTC)
+	l.Status, l.VisitorID, l.ToolType = c.QueryParam("status"), c.QueryParam("visitorId"), c.QueryParam("toolType")
+	if _, searched := c.QueryParams()["search"]; searched {
+		l.Search = parley.Some(c.QueryParam("search"))
+	}
+	page, err := h.Manage.ListConversations(c.Request().Context(), tenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, conversationsJSON(l, page))
 }
 
-// listConversations reads the query of a conversations listing and answers
+// conversationsJSON is a page of conversations as the listings answer it:
 // {conversations, pagination}.
-func (h *Handler) listConversations(ctx context.Context, tenantID string, params query) (map[string]any, error) {
-	f, err := h.conversationFilter(ctx, tenantID, params)
-	if err != nil {
-		return nil, err
-	}
-	page, err := h.DB.ListConversations(ctx, tenantID, f)
-	if err != nil {
-		return nil, err
-	}
+func conversationsJSON(l parley.ConversationListing, page db.ConversationPage) map[string]any {
 	out := make([]conversationItemJSON, len(page.Conversations))
 	for i, it := range page.Conversations {
 		out[i] = newConversationItemJSON(it)
 	}
-	pagination := map[string]any{"page": f.Page, "limit": f.Limit, "total": page.Total, "pages": (page.Total + f.Limit - 1) / f.Limit}
+	pagination := map[string]any{"page": l.Page, "limit": l.Limit, "total": page.Total, "pages": (page.Total + l.Limit - 1) / l.Limit}
 	if page.TotalCapped {
 		pagination["totalCapped"] = true
 	}
-	return map[string]any{"conversations": out, "pagination": pagination}, nil
+	return map[string]any{"conversations": out, "pagination": pagination}
 }
 
 type conversationMessageJSON struct {

@@ -1,9 +1,8 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
 	"github.com/parley/parley/manage"
 )
 
@@ -92,59 +92,55 @@ func newCorpusJSON(e parley.CorpusEntry) corpusJSON {
 	return j
 }
 
-// intParam reads an optional integer query parameter within [min, max].
-func intParam(q query, name string, def, min, max int) (int, error) {
-	v := q.QueryParam(name)
+// queryInt reads the integer query parameter name into n when it is
+// given; a value that is not an integer reads as math.MinInt, outside every
+// range, so that the listing's check names its bounds.
+func queryInt(c echo.Context, name string, n *int) {
+	v := c.QueryParam(name)
 	if v == "" {
-		return def, nil
+		return
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < min || n > max {
-		if max == int(^uint(0)>>1) {
-			return 0, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("%s must be an integer of at least %d", name, min),
-				Details: map[string]string{name: fmt.Sprintf("must be an integer of at least %d", min)}}
-		}
-		return 0, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("%s must be an integer between %d and %d", name, min, max),
-			Details: map[string]string{name: fmt.Sprintf("must be an integer between %d and %d", min, max)}}
+	var err error
+	if *n, err = strconv.Atoi(v); err != nil {
+		*n = math.MinInt
 	}
-	return n, nil
 }
 
-// ListCorpus answers GET /tenants/{slug}/corpus.
+// intParam reads an optional integer query parameter within [min, max].
+func intParam(c echo.Context, name string, def, min, max int) (int, error) {
+	n := def
+	queryInt(c, name, &n)
+	errs := parley.FieldErrors{}
+	parley.CheckCount(errs, name, n, min, max)
+	return n, parley.ParamsError(errs)
+}
+
+// ListCorpus answers GET /tenants/{slug}/corpus: the query's page, limit,
+// search and segmentSlug (or segment).
 func (h *Handler) ListCorpus(c echo.Context) error {
-	out, err := h.listCorpus(c.Request().Context(), tenantFrom(c).ID, c)
+	l := manage.NewCorpusListing()
+	queryInt(c, "page", &l.Page)
+	queryInt(c, "limit", &l.Limit)
+	l.Search, l.Segment = c.QueryParam("search"), cmpOr(c.QueryParam("segmentSlug"), c.QueryParam("segment"))
+	res, err := h.Manage.ListCorpus(c.Request().Context(), tenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, corpusPageJSON(l, res))
 }
 
-// listCorpus reads the query of a corpus listing (page, limit, search,
-// segmentSlug or segment) and answers {corpus, pagination}: the REST
-// listing's and the MCP tools'.
-func (h *Handler) listCorpus(ctx context.Context, tenantID string, params query) (map[string]any, error) {
-	page, err := intParam(params, "page", 1, 1, parley.MaxPage)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := intParam(params, "limit", manage.DefaultCorpusPage, 1, manage.MaxCorpusPage)
-	if err != nil {
-		return nil, err
-	}
-	res, err := h.Manage.ListCorpus(ctx, tenantID, manage.CorpusListing{Page: page, Limit: limit,
-		Search: params.QueryParam("search"), Segment: cmpOr(params.QueryParam("segmentSlug"), params.QueryParam("segment"))})
-	if err != nil {
-		return nil, err
-	}
+// corpusPageJSON is a page of entries as the listings answer it: {corpus,
+// pagination}.
+func corpusPageJSON(l manage.CorpusListing, res db.CorpusPage) map[string]any {
 	out := make([]corpusJSON, len(res.Entries))
 	for i, e := range res.Entries {
 		out[i] = newCorpusJSON(e)
 	}
-	pagination := map[string]any{"page": page, "limit": limit, "total": res.Total, "totalPages": (res.Total + limit - 1) / limit}
+	pagination := map[string]any{"page": l.Page, "limit": l.Limit, "total": res.Total, "totalPages": (res.Total + l.Limit - 1) / l.Limit}
 	if res.TotalCapped {
 		pagination["totalCapped"] = true
 	}
-	return map[string]any{"corpus": out, "pagination": pagination}, nil
+	return map[string]any{"corpus": out, "pagination": pagination}
 }
 
 // corpusInput decodes the fields of a corpus write: the REST body or an

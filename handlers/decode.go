@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/url"
 	"os"
 	"reflect"
 	"strings"
@@ -196,18 +195,3 @@ func hasNUL(raw json.RawMessage) bool {
 	return false
 }
 
-// query is what reads the parameters of a listing: an echo.Context (its URL
-// query), or queryValues (the arguments of an MCP tool call).
-type query interface {
-	QueryParam(name string) string
-	QueryParams() url.Values
-}
-
-// queryValues is a query held as url.Values.
-type queryValues url.Values
-
-// QueryParam returns the first value of name, "" when absent.
-func (v queryValues) QueryParam(name string) string { return url.Values(v).Get(name) }
-
-// QueryParams returns the values.
-func (v queryValues) QueryParams() url.Values { return url.Values(v) }

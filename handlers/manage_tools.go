@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/parley/parley"
@@ -18,8 +16,9 @@ import (
 
 // ManageTool is one management tool: what Parley's MCP server offers at
 // /mcp, independent of the transport, so that another caller (a chat turn
-// with an admin token) can run the same code. Each reuses the REST API's
-// decoding, validation and store methods, so rules and limits are the same.
+// with an admin token) can run the same code. Each decodes its arguments
+// into the management operation's input and runs the operation the REST
+// API runs, so rules and limits are the same.
 type ManageTool struct {
 	Name        string
 	Description string
@@ -170,26 +169,26 @@ func (h *Handler) ManageTools() []ManageTool {
 	for k, v := range pagination {
 		corpusList[k] = v
 	}
-	corpusSearch := schema{"search": str("Words to find in titles and contents", 200)}
+	corpusSearch := schema{"search": str("Words to find in titles and contents", manage.MaxCorpusSearch)}
 	for k, v := range corpusList {
 		corpusSearch[k] = v
 	}
 	conversationScopeProps := schema{
 		"from":    str("Start: RFC 3339 date-time, or YYYY-MM-DD", 0),
 		"to":      str("End (exclusive): RFC 3339 date-time, or YYYY-MM-DD (that whole day included)", 0),
-		"channel": enum("Channel", conversationChannels),
+		"channel": enum("Channel", parley.ConversationChannels),
 		"segment": str("Slug or id of a segment", 0),
 	}
 	conversationList := schema{
 		"page":      integer("Page number, from 1", 1, parley.MaxPage),
-		"limit":     integer("Conversations per page", 1, maxConversationsLimit),
-		"status":    enum("Status", conversationStatuses),
+		"limit":     integer("Conversations per page", 1, parley.MaxConversationsPage),
+		"status":    enum("Status", parley.ConversationStatuses),
 		"visitorId": str("Only this visitor's conversations (uuid)", 0),
 		"toolType":  enum("Only conversations that ran a tool of this type", append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...)),
-		"search":    str("Words to find in the messages", maxConversationSearchChars),
+		"search":    str("Words to find in the messages", parley.MaxConversationSearch),
 	}
 	statsProps := schema{
-		"granularity": enum("Timeline buckets", []string{"day", "week", "month"}),
+		"granularity": enum("Timeline buckets", parley.StatsGranularities),
 		"window":      enum("all: add all-time totals", []string{"all"}),
 	}
 	for k, v := range conversationScopeProps {
@@ -202,24 +201,32 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "List the knowledge base's entries, highest priority then most recently updated first, optionally of one segment.",
 			Input:       object(corpusList),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				q, err := queryArgs(args)
+				l := manage.NewCorpusListing()
+				if err := listingArgs(args, &l); err != nil {
+					return nil, err
+				}
+				res, err := h.Manage.ListCorpus(ctx, t.ID, l)
 				if err != nil {
 					return nil, err
 				}
-				return h.listCorpus(ctx, t.ID, q)
+				return corpusPageJSON(l, res), nil
 			}},
 		{Name: "search_corpus", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "Search the knowledge base's entries for words in their titles and contents.",
 			Input:       object(corpusSearch, "search"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				q, err := queryArgs(args)
+				l := manage.NewCorpusListing()
+				if err := listingArgs(args, &l); err != nil {
+					return nil, err
+				}
+				if strings.TrimSpace(l.Search) == "" {
+					return nil, fieldError("search", "is required")
+				}
+				res, err := h.Manage.ListCorpus(ctx, t.ID, l)
 				if err != nil {
 					return nil, err
 				}
-				if strings.TrimSpace(q.QueryParam("search")) == "" {
-					return nil, fieldError("search", "is required")
-				}
-				return h.listCorpus(ctx, t.ID, q)
+				return corpusPageJSON(l, res), nil
 			}},
 		{Name: "read_corpus_entry", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "Read one knowledge base entry with its whole content.",
@@ -379,11 +386,15 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "List conversations, most recent first, with filters (dates, channel, segment, status, visitor, tool type, words in the messages).",
 			Input:       object(conversationList),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				q, err := queryArgs(args)
+				l := parley.NewConversationListing()
+				if err := listingArgs(args, &l, &l.Scope); err != nil {
+					return nil, err
+				}
+				page, err := h.Manage.ListConversations(ctx, t.ID, l)
 				if err != nil {
 					return nil, err
 				}
-				return h.listConversations(ctx, t.ID, q)
+				return conversationsJSON(l, page), nil
 			}},
 		{Name: "read_conversation", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
 			Description: "Read one conversation: its messages, tool history and metadata.",
@@ -403,26 +414,34 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "Conversation analytics over a window (default the last 30 days, at most a year) in the tenant's time zone: totals, satisfaction, timeline, breakdowns, top tools, pages and questions.",
 			Input:       object(statsProps),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				q, err := queryArgs(args)
+				l := parley.StatsListing{Scope: parley.ConversationScope{Location: tenantLocation(t)}}
+				if err := listingArgs(args, &l, &l.Scope); err != nil {
+					return nil, err
+				}
+				q, st, err := h.Manage.ConversationStats(ctx, t.ID, l, h.now())
 				if err != nil {
 					return nil, err
 				}
-				return h.conversationStats(ctx, t, q)
+				return newConversationStatsJSON(l.Scope.Location, q, st), nil
 			}},
 
 		{Name: "list_visitors", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
 			Description: "List the known visitors, newest first.",
 			Input: object(schema{
-				"limit":  integer("Visitors per page", 1, maxVisitorsLimit),
+				"limit":  integer("Visitors per page", 1, parley.MaxVisitorsPage),
 				"offset": integer("Visitors to skip", 0, int(^uint32(0)>>1)),
-				"search": str("Words to find in email, name, phone or external id", maxVisitorSearchChars),
+				"search": str("Words to find in email, name or external id", parley.MaxVisitorSearch),
 			}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				q, err := queryArgs(args)
+				l := parley.NewVisitorListing()
+				if err := listingArgs(args, &l); err != nil {
+					return nil, err
+				}
+				vs, total, err := h.Manage.ListVisitorPage(ctx, t.ID, l)
 				if err != nil {
 					return nil, err
 				}
-				return h.listVisitors(ctx, t.ID, q)
+				return visitorsJSON(l, vs, total), nil
 			}},
 		{Name: "read_visitor", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
 			Description: "Read one visitor with their counts.",
@@ -500,32 +519,17 @@ func idOf(args map[string]json.RawMessage) (string, error) {
 	return id, nil
 }
 
-// queryArgs turns a listing tool's arguments (strings and integers) into
-// the query its REST endpoint reads, so that the endpoint's checks apply.
-func queryArgs(args map[string]json.RawMessage) (query, error) {
-	q := url.Values{}
+// listingArgs decodes a listing tool's arguments into dsts (the listing,
+// then its scope): integers as JSON numbers, texts as strings, null as
+// absent. An argument of another type is an error of ours.
+func listingArgs(args map[string]json.RawMessage, dsts ...any) error {
 	errs := parley.FieldErrors{}
-	for name, raw := range args {
-		var s string
-		var n json.Number
-		switch {
-		case bytes.Equal(raw, []byte("null")):
-		case json.Unmarshal(raw, &s) == nil:
-			q.Set(name, s)
-		case json.Unmarshal(raw, &n) == nil:
-			if _, err := strconv.Atoi(n.String()); err != nil {
-				errs.Add(name, "must be an integer")
-			} else {
-				q.Set(name, n.String())
-			}
-		default:
-			errs.Add(name, "must be a string or an integer")
+	for _, dst := range dsts {
+		for k, v := range decodeFields(args, dst) {
+			errs.Add(k, v)
 		}
 	}
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return queryValues(q), nil
+	return errs.Err()
 }
 
 // segmentSummaries are the tenant's segments as GET /tenants/{slug}/segments lists them.

@@ -64,12 +64,12 @@ func queryError(name, problem string) error {
 // timeParam reads an RFC 3339 date-time or a YYYY-MM-DD date (midnight UTC);
 // with endOfDay a date means the midnight after it, so that an exclusive
 // upper bound still takes the whole day in.
-func timeParam(q query, name string, endOfDay bool) (time.Time, error) {
+func timeParam(q echo.Context, name string, endOfDay bool) (time.Time, error) {
 	return timeParamIn(q, name, endOfDay, time.UTC)
 }
 
 // timeParamIn is timeParam with a date meaning midnight in loc.
-func timeParamIn(q query, name string, endOfDay bool, loc *time.Location) (time.Time, error) {
+func timeParamIn(q echo.Context, name string, endOfDay bool, loc *time.Location) (time.Time, error) {
 	v := q.QueryParam(name)
 	if v == "" {
 		return time.Time{}, nil

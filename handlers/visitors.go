@@ -2,12 +2,9 @@ package handlers
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,12 +12,10 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// The limits of a visitors listing's query, chosen here and documented in
-// the OpenAPI document.
+// The limits of a visitors listing, which the dashboard's list keeps to.
 const (
-	defaultVisitorsLimit  = 50
-	maxVisitorsLimit      = 200
-	maxVisitorSearchChars = 200
+	maxVisitorsLimit      = parley.MaxVisitorsPage
+	maxVisitorSearchChars = parley.MaxVisitorSearch
 )
 
 type visitorJSON struct {
@@ -65,39 +60,28 @@ func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
 	return in, nil
 }
 
-// ListVisitors answers GET /tenants/{slug}/visitors: {visitors, total, limit, offset}.
+// ListVisitors answers GET /tenants/{slug}/visitors: the query's limit,
+// offset and search.
 func (h *Handler) ListVisitors(c echo.Context) error {
-	out, err := h.listVisitors(c.Request().Context(), tenantFrom(c).ID, c)
+	l := parley.NewVisitorListing()
+	queryInt(c, "limit", &l.Limit)
+	queryInt(c, "offset", &l.Offset)
+	l.Search = c.QueryParam("search")
+	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), tenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSON(http.StatusOK, visitorsJSON(l, vs, total))
 }
 
-// listVisitors reads the query of a visitors listing (limit, offset, search)
-// and answers {visitors, total, limit, offset}.
-func (h *Handler) listVisitors(ctx context.Context, tenantID string, params query) (map[string]any, error) {
-	limit, err := intParam(params, "limit", defaultVisitorsLimit, 1, maxVisitorsLimit)
-	if err != nil {
-		return nil, err
-	}
-	offset, err := intParam(params, "offset", 0, 0, int(^uint(0)>>1))
-	if err != nil {
-		return nil, err
-	}
-	search := strings.TrimSpace(params.QueryParam("search"))
-	if utf8.RuneCountInString(search) > maxVisitorSearchChars {
-		return nil, invalid("search must be at most 200 characters")
-	}
-	vs, total, err := h.Manage.ListVisitors(ctx, tenantID, search, limit, offset)
-	if err != nil {
-		return nil, err
-	}
+// visitorsJSON is a page of visitors as the listings answer it: {visitors,
+// total, limit, offset}.
+func visitorsJSON(l parley.VisitorListing, vs []parley.Visitor, total int) map[string]any {
 	out := make([]visitorJSON, len(vs))
 	for i, v := range vs {
 		out[i] = newVisitorJSON(v)
 	}
-	return map[string]any{"visitors": out, "total": total, "limit": limit, "offset": offset}, nil
+	return map[string]any{"visitors": out, "total": total, "limit": l.Limit, "offset": l.Offset}
 }
 
 // CreateVisitor answers POST /tenants/{slug}/visitors.

@@ -106,22 +106,34 @@ func (s *Service) DeleteCorpus(ctx context.Context, tenantID, id string) error {
 	return s.DB.DeleteCorpus(ctx, tenantID, id)
 }
 
-// CorpusListing is a page of the knowledge base: Search words in titles
-// and contents, Segment a segment's slug or id ("" for all).
+// CorpusListing is a page of the knowledge base as a caller asks for it
+// (its JSON is the MCP tools' arguments): Search words in titles and
+// contents, Segment a segment's slug or id ("" for all). NewCorpusListing
+// gives the defaults a caller overrides with what it was given.
 type CorpusListing struct {
-	Page, Limit int
-	Search      string
-	Segment     string
+	Page    int    `json:"page"`
+	Limit   int    `json:"limit"`
+	Search  string `json:"search"`
+	Segment string `json:"segmentSlug"`
 }
 
-// ListCorpus reads one page of the tenant's entries. A search longer than
-// MaxCorpusSearch characters, or a segment the tenant has not, is a 400.
-// Page and Limit are the surface's to bound (its parameters' errors are
-// its own).
+// NewCorpusListing is the first page of all entries.
+func NewCorpusListing() CorpusListing { return CorpusListing{Page: 1, Limit: DefaultCorpusPage} }
+
+// ListCorpus reads one page of the tenant's entries. A page or limit out
+// of bounds, a search longer than MaxCorpusSearch characters
+// (parley.ParamsError's 400 naming the parameter), or a segment the tenant
+// has not, is a 400.
 func (s *Service) ListCorpus(ctx context.Context, tenantID string, l CorpusListing) (db.CorpusPage, error) {
+	errs := parley.FieldErrors{}
+	parley.CheckCount(errs, "page", l.Page, 1, parley.MaxPage)
+	parley.CheckCount(errs, "limit", l.Limit, 1, MaxCorpusPage)
 	q := db.CorpusQuery{Page: l.Page, Limit: l.Limit, Search: strings.TrimSpace(l.Search)}
 	if utf8.RuneCountInString(q.Search) > MaxCorpusSearch {
-		return db.CorpusPage{}, parley.Errorf(parley.KindInvalid, "search must be at most %d characters", MaxCorpusSearch)
+		errs.Add("search", parley.TooLong(MaxCorpusSearch))
+	}
+	if err := parley.ParamsError(errs); err != nil {
+		return db.CorpusPage{}, err
 	}
 	if l.Segment != "" {
 		seg, err := s.DB.Segment(ctx, tenantID, l.Segment)

@@ -50,10 +50,21 @@ func (s *Service) Visitor(ctx context.Context, tenantID, id string) (db.VisitorD
 	return s.DB.VisitorDetail(ctx, tenantID, id)
 }
 
-// ListVisitors returns a page of the tenant's visitors, newest first, and
-// their total; search matches email, display name or externalId.
+// ListVisitorPage returns the page of the tenant's visitors l asks for,
+// newest first, and their total, after l's rules (parley.ParamsError's
+// 400 naming the parameter); the search matches email, display name or
+// externalId.
+func (s *Service) ListVisitorPage(ctx context.Context, tenantID string, l parley.VisitorListing) ([]parley.Visitor, int, error) {
+	if err := parley.ParamsError(l.Check()); err != nil {
+		return nil, 0, err
+	}
+	return s.DB.ListVisitors(ctx, tenantID, l.Search, l.Limit, l.Offset)
+}
+
+// ListVisitors is ListVisitorPage of a search, limit and offset: the
+// dashboard's, which keeps its own within the bounds.
 func (s *Service) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]parley.Visitor, int, error) {
-	return s.DB.ListVisitors(ctx, tenantID, search, limit, offset)
+	return s.ListVisitorPage(ctx, tenantID, parley.VisitorListing{Search: search, Limit: limit, Offset: offset})
 }
 
 // ListMemory lists the facts remembered of a visitor.
