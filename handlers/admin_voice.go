@@ -39,7 +39,7 @@ func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, e
 	if !f.Available {
 		return f, nil
 	}
-	calls, err := h.DB.RecentVoiceCalls(c.Request().Context(), t.ID, recentVoiceCalls)
+	calls, err := h.Manage.RecentVoiceCalls(c.Request().Context(), t.ID, recentVoiceCalls)
 	if err != nil {
 		return f, err
 	}
@@ -209,18 +209,13 @@ func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
 	typed := func(f *views.VoiceForm) {
 		f.BuyNumber, f.AreaCode = form.Get("buyNumber") == "true", form.Get("numberAreaCode")
 	}
-	b := managedSetupBody{BuyNumber: parley.Some(form.Get("buyNumber") == "true"), NumberAreaCode: parley.Some(form.Get("numberAreaCode"))}
-	errs := parley.FieldErrors{}
-	cfg := checkManagedSetup(t, &b, errs)
-	if err := errs.Err(); err != nil {
-		return h.refusedVoiceForm(c, t, "setup", err, typed)
-	}
-	_, out, err := h.runManagedSetup(c.Request().Context(), t, cfg, b.BuyNumber.Value, b.NumberAreaCode.Value)
+	in := parley.VoiceSetupInput{BuyNumber: parley.Some(form.Get("buyNumber") == "true"), NumberAreaCode: parley.Some(form.Get("numberAreaCode"))}
+	_, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, vapiSetup{h})
 	if err != nil {
 		return h.refusedVoiceForm(c, t, "setup", err, typed)
 	}
 	ctx := c.Request().Context()
-	h.Sessions.Put(ctx, sessVoiceSecret, out.Secret)
+	h.Sessions.Put(ctx, sessVoiceSecret, secret)
 	h.Sessions.Put(ctx, sessFlash, "The phone line is set up: calls are answered.")
 	return c.Redirect(http.StatusSeeOther, "/admin/voice")
 }
@@ -234,27 +229,27 @@ func (h *Handler) SaveVoiceLink(c echo.Context) error {
 	typed := func(f *views.VoiceForm) {
 		f.LinkAssistantID, f.LinkPhoneNumber, f.LinkLanguage = form.Get("assistantId"), form.Get("phoneNumber"), form.Get("linkLanguage")
 	}
-	b := linkSetupBody{AssistantID: parley.Some(form.Get("assistantId")), PhoneNumber: parley.Some(form.Get("phoneNumber")),
+	in := parley.VoiceLinkInput{AssistantID: parley.Some(form.Get("assistantId")), PhoneNumber: parley.Some(form.Get("phoneNumber")),
 		Secret: parley.Some(form.Get("secret"))}
 	if lang := strings.TrimSpace(form.Get("linkLanguage")); lang != "" {
-		b.Language = parley.Some(lang)
+		in.Language = parley.Some(lang)
 	}
-	errs := parley.FieldErrors{}
-	cfg, secret := checkLinkSetup(t, &b, errs)
-	if lang, bad := errs["language"]; bad {
-		// The form's field is named linkLanguage (the settings form has its own).
-		delete(errs, "language")
-		errs.Add("linkLanguage", lang)
+	_, secret, err := h.Manage.LinkVoice(c.Request().Context(), t, in)
+	if e, ok := err.(*parley.Error); ok && e.Kind == parley.KindInvalid {
+		if errs, isFields := e.Details.(map[string]string); isFields {
+			if lang, bad := errs["language"]; bad {
+				// The form's field is named linkLanguage (the settings form has its own).
+				delete(errs, "language")
+				errs["linkLanguage"] = lang
+			}
+			return h.refusedVoiceForm(c, t, "link", err, typed)
+		}
 	}
-	if err := errs.Err(); err != nil {
-		return h.refusedVoiceForm(c, t, "link", err, typed)
-	}
-	_, out, err := h.linkAssistant(c.Request().Context(), t, b, cfg, secret)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	h.Sessions.Put(ctx, sessVoiceSecret, out.Secret)
+	h.Sessions.Put(ctx, sessVoiceSecret, secret)
 	h.Sessions.Put(ctx, sessFlash, "Assistant linked: calls are answered once Vapi has the addresses and the secret.")
 	return c.Redirect(http.StatusSeeOther, "/admin/voice")
 }

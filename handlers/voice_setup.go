@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
-	"github.com/parley/parley/db"
 )
 
 // voiceSetupJSON is the answer of both voice setups. Secret is the one the
@@ -39,135 +37,35 @@ func (h *Handler) VoiceURLs(slug string) (customLLM, server string) {
 	return base, base + "/events"
 }
 
-// managedSetupBody is the body of POST /tenants/{slug}/voice/setup.
-type managedSetupBody struct {
-	Language       parley.Opt[string] `json:"language"`
-	VoiceID        parley.Opt[string] `json:"voiceId"`
-	FirstMessage   parley.Opt[string] `json:"firstMessage"`
-	BuyNumber      parley.Opt[bool]   `json:"buyNumber"`
-	NumberAreaCode parley.Opt[string] `json:"numberAreaCode"`
+// vapiSetup is the operator's Vapi account as a managed setup's
+// orchestrator (manage.VoiceOrchestrator): the assistant it creates is the
+// one assistant-request answers (newVapiAssistant).
+type vapiSetup struct{ h *Handler }
+
+// CreateAssistant creates t's assistant at Vapi.
+func (v vapiSetup) CreateAssistant(ctx context.Context, t parley.Tenant, cfg parley.VoiceConfig, secret string) (string, error) {
+	return v.h.Vapi.createAssistant(ctx, v.h.newVapiAssistant(t, cfg, secret))
 }
 
-// linkSetupBody is the body of PUT /tenants/{slug}/voice/setup.
-type linkSetupBody struct {
-	AssistantID parley.Opt[string] `json:"assistantId"`
-	PhoneNumber parley.Opt[string] `json:"phoneNumber"`
-	Language    parley.Opt[string] `json:"language"`
-	Secret      parley.Opt[string] `json:"secret"`
+// BuyNumber buys a number Vapi provides, attached to the assistant.
+func (v vapiSetup) BuyNumber(ctx context.Context, t parley.Tenant, assistantID, areaCode string) (string, error) {
+	return v.h.Vapi.buyNumber(ctx, vapiPhoneNumber{Provider: "vapi", AssistantID: assistantID, Name: parley.Clip(t.Name, 40), NumberDesiredAreaCode: areaCode})
 }
 
-// mergeSetupConfig is the tenant's voiceConfig with what a setup body sets.
-func mergeSetupConfig(cur parley.VoiceConfig, language, voiceID, firstMessage parley.Opt[string]) parley.VoiceConfig {
-	cfg := cur
-	cfg.EndCallPhrases = append([]string(nil), cur.EndCallPhrases...)
-	for _, f := range []struct {
-		o   parley.Opt[string]
-		dst *string
-	}{{language, &cfg.Language}, {voiceID, &cfg.VoiceID}, {firstMessage, &cfg.FirstMessage}} {
-		if f.o.Set {
-			*f.dst = f.o.Value // null clears
-		}
-	}
-	return cfg
+// DeleteAssistant deletes an assistant at Vapi. The request may have
+// ended: the clean-up gets its own time.
+func (v vapiSetup) DeleteAssistant(ctx context.Context, assistantID string) error {
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), vapiTimeout)
+	defer cancel()
+	return v.h.Vapi.deleteAssistant(cleanup, assistantID)
 }
 
-// checkManagedSetup validates a managed setup body against the tenant and
-// returns the voice settings it leads to.
-func checkManagedSetup(t parley.Tenant, b *managedSetupBody, errs parley.FieldErrors) parley.VoiceConfig {
-	cfg := mergeSetupConfig(t.VoiceConfig, b.Language, b.VoiceID, b.FirstMessage)
-	parley.CheckVoiceConfig(errs, "", &cfg)
-	parley.NotNull(errs, "buyNumber", b.BuyNumber)
-	if b.NumberAreaCode.Set && !b.NumberAreaCode.Null {
-		b.NumberAreaCode.Value = strings.TrimSpace(b.NumberAreaCode.Value)
-		if b.NumberAreaCode.Value != "" && !areaCodePattern.MatchString(b.NumberAreaCode.Value) {
-			errs.Add("numberAreaCode", "must be a 3-digit area code such as 415")
-		}
-	}
-	if b.NumberAreaCode.Value != "" && !b.BuyNumber.Value {
-		errs.Add("numberAreaCode", "is only used when a number is bought (buyNumber true)")
-	}
-	if b.BuyNumber.Value && t.VoicePhoneNumber != nil {
-		errs.Add("buyNumber", fmt.Sprintf("this tenant already has the number %s: managed setup links one number per tenant", *t.VoicePhoneNumber))
-	}
-	return cfg
-}
-
-// runManagedSetup creates the assistant at the orchestrator (and buys a
-// number when asked), then stores the setup. Nothing is stored unless every
-// call to the orchestrator succeeded; an assistant created before a failed
-// number purchase is deleted again, and the error says whether that worked.
-func (h *Handler) runManagedSetup(ctx context.Context, t parley.Tenant, cfg parley.VoiceConfig, buyNumber bool, areaCode string) (parley.Tenant, voiceSetupJSON, error) {
-	secret := newVoiceSecret()
-	a := h.newVapiAssistant(t, cfg, secret)
-	assistantID, err := h.Vapi.createAssistant(ctx, a)
-	if err != nil {
-		return t, voiceSetupJSON{}, &parley.Error{Kind: parley.KindUpstream, Code: "ORCHESTRATOR_ERROR",
-			Message: "Creating the assistant failed; nothing was saved. " + err.Error()}
-	}
-	var number *string
-	if buyNumber {
-		n, err := h.Vapi.buyNumber(ctx, vapiPhoneNumber{Provider: "vapi", AssistantID: assistantID, Name: parley.Clip(t.Name, 40), NumberDesiredAreaCode: areaCode})
-		if err != nil {
-			// The request may have ended; the clean-up gets its own time.
-			cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), vapiTimeout)
-			defer cancel()
-			removed := h.Vapi.deleteAssistant(cleanup, assistantID) == nil
-			what := "the assistant was deleted again"
-			if !removed {
-				what = fmt.Sprintf("the assistant %s could not be deleted and remains in the service's Vapi account", assistantID)
-			}
-			return t, voiceSetupJSON{}, &parley.Error{Kind: parley.KindUpstream, Code: "ORCHESTRATOR_ERROR",
-				Message: fmt.Sprintf("The assistant was created but buying the number failed: %s. Nothing was saved and %s.", err.Error(), what),
-				Details: map[string]any{"assistantId": assistantID, "assistantDeleted": removed}}
-		}
-		number = &n
-	} else {
-		number = t.VoicePhoneNumber
-	}
-	saved, err := h.DB.SaveVoiceSetup(ctx, t.ID, db.VoiceSetup{AssistantID: assistantID, PhoneNumber: number, Config: cfg,
-		SealedSecret: h.Box.Seal([]byte(secret))})
-	if err != nil {
-		return t, voiceSetupJSON{}, err
-	}
-	return saved, voiceSetupJSON{AssistantID: assistantID, PhoneNumber: number, CustomLLMURL: a.Model.URL, ServerURL: a.Server.URL, Secret: secret}, nil
-}
-
-// checkLinkSetup validates a link body and returns the voice settings and
-// the secret it leads to (given or generated).
-func checkLinkSetup(t parley.Tenant, b *linkSetupBody, errs parley.FieldErrors) (parley.VoiceConfig, string) {
-	if !b.AssistantID.Set || b.AssistantID.Null || strings.TrimSpace(b.AssistantID.Value) == "" {
-		errs.Add("assistantId", "is required: the id of your assistant at the orchestrator")
-	} else {
-		parley.CheckAssistantID(errs, "assistantId", &b.AssistantID)
-	}
-	parley.NullIfEmpty(&b.PhoneNumber)
-	parley.CheckPhoneNumber(errs, "phoneNumber", &b.PhoneNumber)
-	cfg := mergeSetupConfig(t.VoiceConfig, b.Language, parley.Opt[string]{}, parley.Opt[string]{})
-	parley.CheckVoiceConfig(errs, "", &cfg)
-	secret := newVoiceSecret()
-	if b.Secret.Set && !b.Secret.Null && b.Secret.Value != "" {
-		secret = b.Secret.Value
-		n := utf8.RuneCountInString(secret)
-		switch {
-		case n < minVoiceSecret || n > maxVoiceSecret:
-			errs.Add("secret", fmt.Sprintf("must be %d to %d characters (omit it to have one generated)", minVoiceSecret, maxVoiceSecret))
-		case strings.ContainsFunc(secret, func(r rune) bool { return r <= ' ' || r == 0x7f || r > '~' }):
-			errs.Add("secret", "must be printable ASCII without spaces: it travels in an HTTP header")
-		}
-	}
-	return cfg, secret
-}
-
-// linkAssistant stores a linked assistant with its secret.
-func (h *Handler) linkAssistant(ctx context.Context, t parley.Tenant, b linkSetupBody, cfg parley.VoiceConfig, secret string) (parley.Tenant, voiceSetupJSON, error) {
-	saved, err := h.DB.SaveVoiceSetup(ctx, t.ID, db.VoiceSetup{AssistantID: b.AssistantID.Value, PhoneNumber: b.PhoneNumber.Ptr(),
-		Config: cfg, SealedSecret: h.Box.Seal([]byte(secret))})
-	if err != nil {
-		return t, voiceSetupJSON{}, err
-	}
-	llmURL, serverURL := h.VoiceURLs(t.Slug)
-	return saved, voiceSetupJSON{AssistantID: b.AssistantID.Value, PhoneNumber: b.PhoneNumber.Ptr(),
-		CustomLLMURL: llmURL, ServerURL: serverURL, Secret: secret}, nil
+// voiceSetupAnswer is the answer of a setup stored: saved is the tenant as
+// stored, secret the one to show once.
+func (h *Handler) voiceSetupAnswer(saved parley.Tenant, secret string) voiceSetupJSON {
+	llmURL, serverURL := h.VoiceURLs(saved.Slug)
+	return voiceSetupJSON{AssistantID: deref(saved.VoiceAssistantID), PhoneNumber: saved.VoicePhoneNumber,
+		CustomLLMURL: llmURL, ServerURL: serverURL, Secret: secret}
 }
 
 // managedSetupUnavailable is the 503 of a managed setup on a service whose
@@ -189,16 +87,13 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var b managedSetupBody
-	errs := decodeFields(raw, &b)
-	cfg := checkManagedSetup(t, &b, errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	_, out, err := h.runManagedSetup(c.Request().Context(), t, cfg, b.BuyNumber.Value, b.NumberAreaCode.Value)
+	var in parley.VoiceSetupInput
+	in.Problems = decodeFields(raw, &in)
+	saved, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, vapiSetup{h})
 	if err != nil {
 		return err
 	}
+	out := h.voiceSetupAnswer(saved, secret)
 	c.Response().Header().Set("Cache-Control", "no-store") // the secret
 	return c.JSON(http.StatusOK, out)
 }
@@ -213,16 +108,13 @@ func (h *Handler) LinkVoice(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var b linkSetupBody
-	errs := decodeFields(raw, &b)
-	cfg, secret := checkLinkSetup(t, &b, errs)
-	if err := errs.Err(); err != nil {
-		return err
-	}
-	_, out, err := h.linkAssistant(c.Request().Context(), t, b, cfg, secret)
+	var in parley.VoiceLinkInput
+	in.Problems = decodeFields(raw, &in)
+	saved, secret, err := h.Manage.LinkVoice(c.Request().Context(), t, in)
 	if err != nil {
 		return err
 	}
+	out := h.voiceSetupAnswer(saved, secret)
 	c.Response().Header().Set("Cache-Control", "no-store") // the secret
 	return c.JSON(http.StatusOK, out)
 }
@@ -243,7 +135,7 @@ func (h *Handler) ShowVoiceRecording(c echo.Context) error {
 // where the orchestrator keeps it, through the SSRF-guarded client.
 func (h *Handler) relayRecording(c echo.Context, tenantID, callID string) error {
 	ctx := c.Request().Context()
-	u, err := h.DB.VoiceRecordingURL(ctx, tenantID, callID)
+	u, err := h.Manage.VoiceRecordingURL(ctx, tenantID, callID)
 	if err != nil {
 		return err
 	}
