@@ -79,7 +79,9 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 // and the CSRF token, so chat's origin, widget key and bot challenge gates do
 // not apply; the plan's and the per-address limit do.
 func (h *Handler) SendTestMessage(c echo.Context) error {
-	in, err := h.testChatInput(c)
+	count := h.countAddress(c, parley.ChatLimit)
+	defer count.settle()
+	in, err := h.testChatInput(c, count)
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func (h *Handler) SendTestMessage(c echo.Context) error {
 }
 
 // testChatInput decodes a test message and passes the gates.
-func (h *Handler) testChatInput(c echo.Context) (*agent.TurnInput, error) {
+func (h *Handler) testChatInput(c echo.Context, count *addressCount) (*agent.TurnInput, error) {
 	t := adminFrom(c).Tenant
 	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
@@ -111,7 +113,7 @@ func (h *Handler) testChatInput(c echo.Context) (*agent.TurnInput, error) {
 			Details: parley.FieldErrors{"sessionId": "must start with " + testSessionPrefix}}
 	}
 	seg, segErr := h.chatSegment(c.Request().Context(), t, "", req.Segment)
-	if err := limitAddress(c); err != nil {
+	if err := count.verdict(); err != nil {
 		return nil, err
 	}
 	if segErr != nil {

@@ -90,170 +90,101 @@ func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
 var errNotActivated = &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_ACTIVATED",
 	Message: "Chat is not activated for this tenant: its plan does not include the widget"}
 
-// gateMode is how publicGates reads the tenant and counts the request.
-type gateMode int
-
-const (
-	// formGates read the tenant and segment afresh and wait for the
-	// per-address count at its place.
-	formGates gateMode = iota
-	// chatGates read them through the chat's configuration cache: a kept
-	// tenant is used once the per-address count's statement found its
-	// version current, else they are read afresh.
-	chatGates
-	// handedGates are chatGates that, for a kept tenant without a bot
-	// challenge, leave the count and the version's check to the turn
-	// (parley.TurnGuard): publicGates then reports the count handed, and
-	// the caller passes the turn addressGuard or, on any error before the
-	// turn, waits for the verdict first (afterAddressLimit).
-	handedGates
-)
-
-// publicGates runs, in order, every gate a chat message or a form post
-// passes before its body is used: chatTenant's, then the bot challenge, then
-// the per-address rate limit (counted by web's middleware since the request
-// arrived; messages, votes and form posts share its counters), then the
+// publicGates runs, in the spec's order, every gate a chat message or a
+// form post passes before its body is used: the tenant exists, its plan has
+// the widget, the origin is allowed, the widget key matches (tenantGates),
+// the bot challenge, the per-address limit (count's verdict), then the
 // segment (query, body, else the default). A refusal of the rate limit wins
-// over a bad segment. mode says how the tenant is read and the limit
-// counted; handed reports a count left to the turn (handedGates).
+// over a bad segment; one of an earlier gate wins over the rate limit's.
 //
-// A request refused on a kept configuration whose count was left to the
-// turn learns whether that configuration is still current (which counts it
-// on its own) and, when it is not, passes the gates again on the current
-// one: a kept configuration never refuses what the current one lets in.
-func (h *Handler) publicGates(c echo.Context, widgetKey, captchaToken, segment string, mode gateMode) (parley.Tenant, parley.Segment, bool, error) {
-	t, seg, handed, err := h.gates(c, widgetKey, captchaToken, segment, mode)
-	if err != nil && handed && !configCurrent(c, t) {
-		return h.gates(c, widgetKey, captchaToken, segment, chatGates)
-	}
-	return t, seg, handed && err == nil, err
-}
-
-// gates are publicGates' one pass; handed is reported on an error too.
-func (h *Handler) gates(c echo.Context, widgetKey, captchaToken, segment string, mode gateMode) (t parley.Tenant, _ parley.Segment, handed bool, err error) {
+// kept: the tenant and segment are read through the chat's configuration
+// cache (db.ChatTenantAndSegment), which serves a kept configuration
+// without a round trip. The count's statement reads the tenant's current
+// configuration version; a kept configuration found older is read afresh
+// and its gates passed again (the request counted already), so a kept
+// configuration never decides a request, whether it lets it in or refuses
+// it. Otherwise (form posts) the tenant and segment are read afresh.
+func (h *Handler) publicGates(c echo.Context, count *addressCount, widgetKey, captchaToken, segment string, kept bool) (parley.Tenant, parley.Segment, error) {
 	ctx := c.Request().Context()
-	// The tenant and the segment in one round trip; the segment's verdict
-	// waits for its place in the order.
+	slug := c.Param("slug")
 	ref := strings.TrimSpace(cmpOr(c.QueryParam("segment"), segment))
+	var t parley.Tenant
 	var seg *parley.Segment
-	if mode == formGates {
-		t, seg, err = h.DB.TenantAndSegment(ctx, c.Param("slug"), ref)
+	var err error
+	if kept {
+		t, seg, kept, err = h.DB.ChatTenantAndSegment(ctx, slug, ref, false)
 	} else {
-		var cached bool
-		t, seg, cached, err = h.DB.ChatTenantAndSegment(ctx, c.Param("slug"), ref, false)
-		handed = mode == handedGates && cached && err == nil && !t.CaptchaEnabled
-		if !handed {
-			startAddressLimit(c)
+		t, seg, err = h.DB.TenantAndSegment(ctx, slug, ref)
+	}
+	for {
+		if err == nil {
+			err = h.tenantAndAddressGates(c, count, t, widgetKey, captchaToken)
 		}
-		if cached && !handed && !configCurrent(c, t) {
-			t, seg, _, err = h.DB.ChatTenantAndSegment(ctx, c.Param("slug"), ref, true)
+		if !kept || count.current(t) {
+			break
 		}
+		t, seg, _, err = h.DB.ChatTenantAndSegment(ctx, slug, ref, true)
+		kept = false
 	}
 	if err != nil {
-		return t, parley.Segment{}, false, err
-	}
-	if err := tenantGates(c, t, widgetKey); err != nil {
-		return t, parley.Segment{}, handed, err
-	}
-	if err := h.Captcha.Check(ctx, h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
-		return t, parley.Segment{}, handed, err
-	}
-	if !handed {
-		if err := limitAddress(c); err != nil {
-			return t, parley.Segment{}, false, err
-		}
+		return t, parley.Segment{}, err
 	}
 	switch {
 	case seg == nil && ref == "":
-		err = parley.Errorf(parley.KindNotFound, "Default segment not found")
+		return t, parley.Segment{}, parley.Errorf(parley.KindNotFound, "Default segment not found")
 	case seg == nil || !seg.IsActive && ref != "":
-		err = unknownSegment(ref)
+		return t, parley.Segment{}, unknownSegment(ref)
 	}
-	if err != nil {
-		return t, parley.Segment{}, handed, afterAddressLimit(c, handed, err)
-	}
-	return t, *seg, handed, nil
+	return t, *seg, nil
 }
 
-// afterAddressLimit is err, an error whose place in the gate order is after
-// the per-address limit, unless the limit refuses the request: when the
-// count was left to the turn (handed), the verdict is waited for first.
-func afterAddressLimit(c echo.Context, handed bool, err error) error {
-	if handed {
-		if lerr := limitAddress(c); lerr != nil {
-			return lerr
-		}
+// tenantAndAddressGates are publicGates' gates on a tenant read: plan,
+// origin, widget key, bot challenge, then the per-address limit.
+func (h *Handler) tenantAndAddressGates(c echo.Context, count *addressCount, t parley.Tenant, widgetKey, captchaToken string) error {
+	if err := tenantGates(c, t, widgetKey); err != nil {
+		return err
 	}
-	return err
+	if err := h.Captcha.Check(c.Request().Context(), h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
+		return err
+	}
+	return count.verdict()
 }
 
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
 // answer streamed as server-sent events; callers declaring X-Agent-Model get
 // one JSON envelope (either can be asked for with stream). The handler
-// decodes and passes the gates; agent.Engine.Reply runs the turn.
-//
-// An anonymous visitor's message to a tenant the chat's configuration cache
-// keeps hands its per-address count to the turn, which makes it in its
-// first round trip to the database (parley.TurnGuard): the turn's lease is
-// taken only when the limit lets it through and the tenant's configuration
-// is still the one the gates ran on. A turn so refused stored nothing: the
-// answer is then the limit's 429 or, when the configuration changed, the
-// message passes the gates again on the current one, counted already.
+// decodes, passes the gates in the spec's order (publicGates: plan, origin,
+// widget key, bot challenge, per-address limit, segment), and
+// agent.Engine.Reply runs the turn once (the monthly limit is its first
+// gate). The request counts against its address's chat limit whatever it
+// is answered (addressCount).
 //
 // Chat's frame stays small (see agent.Engine.Reply): the input is built on
 // the heap by a function that has returned before the model is called.
 func (h *Handler) Chat(c echo.Context) error {
+	count := h.countAddress(c, parley.ChatLimit)
+	defer count.settle()
 	req, err := decodeChatRequest(c)
 	if err != nil {
 		return err
 	}
-	in, stream, err := h.chatInput(c, req, handedGates)
+	in, stream, err := h.chatInput(c, count, req)
 	if err != nil {
 		return err
 	}
 	w := &chatWriter{c: c, in: in, stream: stream}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
-	if in.Guard != nil && err != nil && !w.ready {
-		// Refused by its guard, or failed before: on a configuration
-		// changed since the gates ran, the message goes through them again.
-		if !configCurrent(c, in.Tenant) {
-			if in, stream, err = h.chatInput(c, req, chatGates); err != nil {
-				return err
-			}
-			w = &chatWriter{c: c, in: in, stream: stream}
-			out, err = h.Engine.Reply(c.Request().Context(), in, w.emit)
-		} else {
-			err = afterAddressLimit(c, true, err)
-		}
-	}
 	return w.finish(out, err)
 }
 
-// chatInput passes the gates (mode: chatGates or handedGates) on the
-// decoded request: the turn's input, and whether the answer is streamed.
-// A request with a visitor, a visitor token, an anonymous id or an admin
-// token never hands its count to the turn: those are read or written
-// before it.
-func (h *Handler) chatInput(c echo.Context, req *chatRequest, mode gateMode) (*agent.TurnInput, bool, error) {
-	hdr := c.Request().Header
-	for _, v := range []string{hdr.Get("X-Visitor-Token"), req.VisitorToken, hdr.Get("X-Visitor-Id"), req.VisitorID,
-		req.AnonymousID, hdr.Get("X-Service-Admin-Token")} {
-		if strings.TrimSpace(v) != "" {
-			mode = chatGates
-		}
-	}
-	t, seg, handed, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, mode)
+// chatInput passes the gates on the decoded request: the turn's input, and
+// whether the answer is streamed.
+func (h *Handler) chatInput(c echo.Context, count *addressCount, req *chatRequest) (*agent.TurnInput, bool, error) {
+	t, seg, err := h.publicGates(c, count, req.WidgetKey, req.CaptchaToken, req.Segment, true)
 	if err != nil {
 		return nil, false, err
 	}
-	in, stream, err := h.turnInput(c, req, t, seg)
-	if err != nil {
-		return nil, false, afterAddressLimit(c, handed, err)
-	}
-	if handed {
-		in.Guard = addressGuard(c, t.ConfigVersion)
-	}
-	return in, stream, nil
+	return h.turnInput(c, req, t, seg)
 }
 
 // turnInput is the turn's input from a request past the gates.

@@ -30,6 +30,8 @@ type chatFeedbackReply struct {
 // nothing to serve.
 func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	ctx := c.Request().Context()
+	count := h.countAddress(c, parley.VoteLimit)
+	defer count.settle()
 	var req chatFeedbackRequest
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {
@@ -56,7 +58,7 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := limitAddress(c); err != nil {
+	if err := count.verdict(); err != nil {
 		return err
 	}
 	if err := h.DB.CheckSessionMessage(ctx, t.ID, req.SessionID, req.MessageID); err != nil {

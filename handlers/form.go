@@ -56,11 +56,13 @@ type formReply struct {
 // submission.created event is recorded in the same transaction.
 func (h *Handler) SubmitForm(c echo.Context) error {
 	ctx := c.Request().Context()
+	count := h.countAddress(c, parley.FormLimit)
+	defer count.settle()
 	req, err := decodeFormRequest(c)
 	if err != nil {
 		return err
 	}
-	t, seg, _, err := h.publicGates(c, req.WidgetKey, req.CaptchaToken, req.Segment, formGates)
+	t, seg, err := h.publicGates(c, count, req.WidgetKey, req.CaptchaToken, req.Segment, false)
 	if err != nil {
 		return err
 	}

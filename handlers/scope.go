@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
@@ -24,15 +23,6 @@ type scope struct {
 	tenant    *parley.Tenant
 	principal *auth.Principal
 	admin     *AdminContext
-	// addressLimit waits for the per-address limit's verdict on the request.
-	addressLimit func() error
-	// configVersion waits for the configuration version of the route's
-	// tenant, read with the per-address limit's counters (nil for none).
-	configVersion func() *int64
-	// addressGuard hands the per-address limit's count to the turn, and
-	// addressStart starts it on its own (nil: it started with the request).
-	addressGuard func(configVersion int64) *parley.TurnGuard
-	addressStart func()
 }
 
 // StartScope begins the request's scope: the first middleware calls it,
@@ -96,78 +86,6 @@ func adminOf(c echo.Context) (*AdminContext, bool) {
 		return s.admin, true
 	}
 	return nil, false
-}
-
-// SetAddressLimit leaves the per-address limit's verdict for the handler to
-// wait for at its place in the gate order (web's perAddressLimit).
-func SetAddressLimit(c echo.Context, wait func() error) {
-	if s := scopeOf(c); s != nil {
-		s.addressLimit = wait
-	}
-}
-
-// SetConfigVersion leaves for the handler the configuration version of the
-// route's tenant, read by the per-address limit's statement, to check the
-// chat's configuration cache against (db.ChatTenantAndSegment).
-func SetConfigVersion(c echo.Context, wait func() *int64) {
-	if s := scopeOf(c); s != nil {
-		s.configVersion = wait
-	}
-}
-
-// SetAddressGuard leaves the per-address limit's count, not yet started,
-// for the handler to hand to the turn (guard, given the configuration
-// version the gates ran on) or to start on its own (start): web's
-// perAddressLimitHanded.
-func SetAddressGuard(c echo.Context, guard func(configVersion int64) *parley.TurnGuard, start func()) {
-	if s := scopeOf(c); s != nil {
-		s.addressGuard, s.addressStart = guard, start
-	}
-}
-
-// addressGuard returns the request's per-address limit as the guard of a
-// turn whose gates ran on configuration version, nil when the route counts
-// it as the request begins.
-func addressGuard(c echo.Context, version int64) *parley.TurnGuard {
-	if s := scopeOf(c); s != nil && s.addressGuard != nil {
-		return s.addressGuard(version)
-	}
-	return nil
-}
-
-// startAddressLimit starts the request's per-address count now, beside the
-// handler's reads, when the route left it for the handler to start.
-func startAddressLimit(c echo.Context) {
-	if s := scopeOf(c); s != nil && s.addressStart != nil {
-		s.addressStart()
-	}
-}
-
-// configCurrent says whether t, served from the chat's configuration cache,
-// is still what the database holds: its version is the one the per-address
-// limit's statement read as the request began. Without that reading it is
-// not known to be.
-func configCurrent(c echo.Context, t parley.Tenant) bool {
-	s := scopeOf(c)
-	if s == nil || s.configVersion == nil {
-		return false
-	}
-	v := s.configVersion()
-	return v != nil && *v == t.ConfigVersion
-}
-
-// errNoAddressLimit refuses a public request whose route lacks the
-// per-address limit: a wiring mistake, which must not let requests through
-// uncounted.
-var errNoAddressLimit = errors.New("the per-address limit is not set up for this route")
-
-// limitAddress waits for the per-address limit's verdict: nil, or 429 with
-// Retry-After.
-func limitAddress(c echo.Context) error {
-	if s := scopeOf(c); s != nil && s.addressLimit != nil {
-		return s.addressLimit()
-	}
-	return errNoAddressLimit
 }
 
 // LoggerOf returns the request's logger: fallback with the request id and

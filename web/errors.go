@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +74,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	if status >= 500 {
 		handlers.LoggerOf(c, s.Logger).Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
+	}
+	if secs, ok := parley.RetryAfterSeconds(err); ok {
+		// A per-address limit's refusal says when to come back.
+		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)

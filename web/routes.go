@@ -35,10 +35,10 @@ func (s *Server) routes() {
 
 	// Public agent surface.
 	e.GET("/context/:slug", h.ShowContext)
-	e.POST("/chat/:slug", h.Chat, s.perAddressLimitHanded, requireJSON)
-	e.POST("/chat/:slug/feedback", h.SaveChatFeedback, s.perAddressLimit(voteLimit), requireJSON)
+	e.POST("/chat/:slug", h.Chat, requireJSON)
+	e.POST("/chat/:slug/feedback", h.SaveChatFeedback, requireJSON)
 	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
-	e.POST("/form/:slug", h.SubmitForm, s.perAddressLimit(formLimit), requireJSON)
+	e.POST("/form/:slug", h.SubmitForm, requireJSON)
 
 	// Voice channel: the orchestrator's custom LLM and server URL,
 	// authenticated by the tenant's voice secret (no per-address limit: an
@@ -178,7 +178,7 @@ func (s *Server) routes() {
 	signedIn.GET("/analytics", h.ShowAnalyticsPage)
 	signedIn.GET("/analytics/export", h.ExportAnalytics)
 	signedIn.GET("/test-chat", h.ShowTestChatPage)
-	signedIn.POST("/test-chat", h.SendTestMessage, s.perAddressLimit(chatLimit))
+	signedIn.POST("/test-chat", h.SendTestMessage)
 	signedIn.GET("/settings", h.ShowSettingsPage)
 	signedIn.POST("/settings", h.SaveSettings)
 	signedIn.GET("/settings/widget", h.ShowSettingsPage)

@@ -1,4 +1,4 @@
-package web
+package handlers
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestAddressLimit(t *testing.T) {
 		if e.Message != want {
 			t.Errorf("message = %q, want %q", e.Message, want)
 		}
-		if got, ok := retryAfterSeconds(err); !ok || got != retry {
+		if got, ok := parley.RetryAfterSeconds(err); !ok || got != retry {
 			t.Errorf("retryAfterSeconds = %d, %v; want %d", got, ok, retry)
 		}
 	}
@@ -116,31 +116,13 @@ func TestAddressLimit(t *testing.T) {
 	})
 }
 
-func TestRateLimitAddr(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"203.0.113.9":          "203.0.113.9",
-		"::ffff:203.0.113.9":   "203.0.113.9",
-		"2001:db8:a:b:c:d:e:f": "2001:db8:a:b::/64",
-		"fe80::1%eth0":         "fe80::/64",
-		"not-an-ip":            "not-an-ip",
-	} {
-		if got := rateLimitAddr(in); got != want {
-			t.Errorf("rateLimitAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if _, ok := retryAfterSeconds(errors.New("other")); ok {
-		t.Error("retryAfterSeconds accepted a foreign error")
-	}
-}
-
 // limitOf is the per-address limit's verdict for a request naming no
-// tenant, counted on its own as the middleware does.
+// tenant, counted as addressCount counts it.
 func limitOf(ctx context.Context, store *db.DB, ip string, now time.Time) error {
-	windows := chatLimit.windows(ip)
+	windows := parley.ChatLimit.Windows(ip)
 	counts, counted, _, err := store.HitWithinForTenant(ctx, windows, now, "")
 	if err != nil {
 		return err
 	}
-	return chatLimit.verdict(windows, now, counts, counted)
+	return parley.ChatLimit.Verdict(windows, now, counts, counted)
 }
