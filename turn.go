@@ -1,7 +1,6 @@
 package parley
 
 import (
-	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -87,34 +86,6 @@ type RateWindow struct {
 	Length time.Duration
 	Limit  int
 }
-
-// A TurnGuard is a chat message's per-address limit (web), counted in the
-// first round trip of its turn to the store (db.OpenTurn) rather than in
-// one of its own before it: the store counts Windows at Now, all or none,
-// reads the configuration version of the tenant with Slug, and takes the
-// session's lease only when the count was under every limit and the
-// version is ConfigVersion, the one the turn's gates ran on. Otherwise it
-// stores nothing and the turn ends with ErrTurnGuarded.
-//
-// Claim, called once by the store before it counts, reports whether the
-// count is still the store's to make; false when it was made on its own
-// meanwhile (the store then takes the lease without the guard). After a
-// Claim that returned true, the store calls Settle exactly once with what
-// it counted (db.HitWithinForTenant's results), or err when it could not.
-// A guard is for one turn's first attempt at its lease only.
-type TurnGuard struct {
-	Windows       []RateWindow
-	Now           time.Time
-	Slug          string
-	ConfigVersion int64
-	Claim         func() bool
-	Settle        func(counts []int, counted bool, version *int64, err error)
-}
-
-// ErrTurnGuarded ends a turn its guard refused: a limit was reached, or the
-// tenant's configuration changed since the turn's gates ran. Nothing was
-// stored; the guard's Settle had the counts and the version.
-var ErrTurnGuarded = errors.New("the turn's guard refused it")
 
 // PromptData is what a turn's prompt and tools are built from, none of it
 // depending on the conversation: the corpus entries for the prompt, whether

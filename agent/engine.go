@@ -34,10 +34,8 @@ type Store interface {
 	// conversation against the monthly limit should the session have none
 	// (SessionState.Counted), reads the session's state with up to turns
 	// turns, and stores message when it can (SessionState.Opened); else
-	// the engine calls StartTurn. guard, when not nil, is counted first
-	// and the lease taken only on its verdict (parley.TurnGuard): a refused
-	// turn ends with parley.ErrTurnGuarded.
-	OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int, guard *parley.TurnGuard) (bool, parley.SessionState, error)
+	// the engine calls StartTurn.
+	OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error)
 	RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error)
 	ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error
 	StartTurn(ctx context.Context, p parley.ConversationStart, message string, known *parley.Conversation) (parley.Conversation, parley.Message, bool, error)
@@ -127,10 +125,6 @@ type TurnInput struct {
 	// found current, as the request began (db.ChatTenantAndSegment), and
 	// its ConfigVersion is what the prompt data must be as recent as.
 	CachedConfig bool
-	// Guard, when not nil, is counted with the first attempt at the
-	// session's lease, which is taken only on its verdict: a turn it
-	// refuses stores nothing and ends with parley.ErrTurnGuarded.
-	Guard *parley.TurnGuard
 	// Visitor is the known visitor, nil when anonymous; Verified says a
 	// visitor token proved who it is. A visitor known by the widget's
 	// anonymous id alone (Visitor.Anonymous) has memory of its own, and is
@@ -346,7 +340,7 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	// round trip; when the message could not be stored with them, StartTurn
 	// stores it or says why, starting the conversation on the lease's count
 	// (or taking the count back).
-	lease, err := e.takeSessionLease(ctx, log, &start, in.Message, in.Guard)
+	lease, err := e.takeSessionLease(ctx, log, &start, in.Message)
 	if err != nil {
 		t.close() // no read outlives the turn
 		return nil, err

@@ -35,30 +35,14 @@ type memStore struct {
 	// leaseCalls counts OpenTurn's lease takings.
 	opens      bool
 	leaseCalls int
-	// guardCounts are what a guard counts; guardCalls, the guards counted.
-	guardCounts []int
-	guardCalls  int
 }
 
 // OpenTurn takes the lease and reads the state; with opens set it also
 // stores the message, as db.OpenTurn does when nothing is out of the
 // ordinary, else it leaves that to StartTurn.
-//
-// A guard it claims is settled with guardCounts (counted, version 1) and
-// lets the lease through when each is at most 20.
-func (m *memStore) OpenTurn(_ context.Context, p parley.ConversationStart, message, holder, _ string, _ time.Duration, _ int, guard *parley.TurnGuard) (bool, parley.SessionState, error) {
+func (m *memStore) OpenTurn(_ context.Context, p parley.ConversationStart, message, holder, _ string, _ time.Duration, _ int) (bool, parley.SessionState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if guard != nil && guard.Claim() {
-		m.guardCalls++
-		version := int64(1)
-		guard.Settle(m.guardCounts, true, &version, nil)
-		for _, n := range m.guardCounts {
-			if n > 20 {
-				return false, parley.SessionState{}, parley.ErrTurnGuarded
-			}
-		}
-	}
 	if m.holder != "" {
 		return false, parley.SessionState{}, nil
 	}
@@ -330,47 +314,6 @@ func TestEngineReply(t *testing.T) {
 		}
 		if strings.Join(got, "|") != "user:Call me back please|assistant:Hello|user:And now?" {
 			t.Errorf("model was sent %q", got)
-		}
-	})
-
-	t.Run("a turn's guard is counted with its lease, and its refusal ends the turn", func(t *testing.T) {
-		t.Parallel()
-		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"Hello"}})
-		var settled [][]int
-		guard := func(claimable bool) *parley.TurnGuard {
-			return &parley.TurnGuard{ConfigVersion: 1, Claim: func() bool { return claimable },
-				Settle: func(counts []int, counted bool, _ *int64, err error) {
-					if !counted || err != nil {
-						t.Errorf("settled uncounted (%v)", err)
-					}
-					settled = append(settled, counts)
-				}}
-		}
-		store := &memStore{opens: true, guardCounts: []int{21, 21}}
-		in := testInput(parley.ChannelWeb)
-		in.Guard = guard(true)
-		if _, err := testEngine(store, p).Reply(context.Background(), in, func(Event) {}); !errors.Is(err, parley.ErrTurnGuarded) {
-			t.Fatalf("refused: err %v, want ErrTurnGuarded", err)
-		}
-		if store.leaseCalls != 0 || len(store.saved) != 0 || store.conv != nil || len(srv.Requests()) != 0 || len(settled) != 1 {
-			t.Fatalf("refused: %d leases, %d saves, conversation %v, %d model calls, %d settled",
-				store.leaseCalls, len(store.saved), store.conv, len(srv.Requests()), len(settled))
-		}
-		// Under the limits: the turn goes on, the guard counted once.
-		store.guardCounts = []int{20, 20}
-		in = testInput(parley.ChannelWeb)
-		in.Guard = guard(true)
-		out, err := testEngine(store, p).Reply(context.Background(), in, func(Event) {})
-		if err != nil || out.MessageCount != 2 || store.guardCalls != 2 || store.leaseCalls != 1 || len(settled) != 2 {
-			t.Fatalf("let through: err %v, out %+v, %d guards, %d leases", err, out, store.guardCalls, store.leaseCalls)
-		}
-		// A guard already counted on its own is not the store's to count.
-		store.guardCounts = []int{21, 21}
-		in = testInput(parley.ChannelWeb)
-		in.Guard = guard(false)
-		srv.Push(llmtest.Turn{Text: []string{"Again"}})
-		if _, err := testEngine(store, p).Reply(context.Background(), in, func(Event) {}); err != nil || store.guardCalls != 2 || len(settled) != 2 {
-			t.Fatalf("claimed elsewhere: err %v, %d guards counted, %d settled", err, store.guardCalls, len(settled))
 		}
 	})
 

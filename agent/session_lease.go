@@ -48,17 +48,14 @@ type sessionLease struct {
 // start is the conversation the turn starts should the session have none,
 // which the lease counts against the monthly limit, and message the
 // visitor's message, stored with the lease when it can be (Store.OpenTurn).
-// guard, when not nil, goes with the first attempt only: it is counted once,
-// and a turn it refused ends at once.
-func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, start *parley.ConversationStart, message string, guard *parley.TurnGuard) (*sessionLease, error) {
+func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, start *parley.ConversationStart, message string) (*sessionLease, error) {
 	tenantID, sessionID := start.TenantID, start.SessionID
 	holder := rand.Text()
 	ttl := cmp.Or(e.SessionLease, SessionLeaseTTL)
 	deadline := time.Now().Add(cmp.Or(e.SessionWait, leaseWaitDefault))
 	wait := leasePollFirst
 	for {
-		ok, state, err := e.Store.OpenTurn(ctx, *start, message, holder, e.Instance, ttl, HistoryTurns-1, guard)
-		guard = nil
+		ok, state, err := e.Store.OpenTurn(ctx, *start, message, holder, e.Instance, ttl, HistoryTurns-1)
 		if err != nil {
 			return nil, err
 		}

@@ -70,7 +70,7 @@ func (d *DB) RateWindowsPlan(ctx context.Context, windows []Window, now time.Tim
 			return "", err
 		}
 	}
-	st := hitWithinSQL(windows, now, "", nil, "")
+	st := hitWithinSQL(windows, now, "")
 	rows, _ := tx.Query(ctx, "EXPLAIN "+st.sql, st.args...)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
@@ -106,7 +106,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if count != nil && count.Test {
 		count = nil
 	}
-	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, nil, "")
+	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "")
 }
 
 // HasCorpusSummaries reports whether any active entry applying to the

@@ -54,7 +54,7 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 // slug is empty): what the chat's configuration cache is checked against
 // (ChatTenantAndSegment).
 func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.Time, slug string) (counts []int, counted bool, version *int64, err error) {
-	st := hitWithinSQL(windows, now, slug, nil, "")
+	st := hitWithinSQL(windows, now, slug)
 	h := hits{err: errSkipped}
 	err = d.pipeline(ctx, [][]statement{{byIndex, st}}, func(_, i int, rows pgx.Rows) {
 		if i == 1 {
@@ -86,13 +86,11 @@ var byIndex = statement{sql: `SELECT set_config('enable_seqscan', 'off', true)`}
 
 // hits is what hitWithinSQL read: each window's count, after the event when
 // it was counted (counted), before it when not; the configuration version
-// read with them; and, for a guard, the holder it let through (mark, empty
-// when none).
+// read with them.
 type hits struct {
 	counts  []int
 	counted bool
 	version *int64
-	mark    string
 	err     error
 }
 
@@ -103,8 +101,7 @@ func readHits(rows pgx.Rows, n int) hits {
 	for rows.Next() {
 		var before int
 		var after *int
-		var mark *string
-		if err := rows.Scan(&before, &after, &h.version, &mark); err != nil {
+		if err := rows.Scan(&before, &after, &h.version); err != nil {
 			return hits{err: fmt.Errorf("counting rate windows: %w", err)}
 		}
 		if after == nil {
@@ -113,9 +110,6 @@ func readHits(rows pgx.Rows, n int) hits {
 		} else {
 			h.counts = append(h.counts, *after)
 		}
-		if mark != nil {
-			h.mark = *mark
-		}
 	}
 	if err := rows.Err(); err != nil {
 		return hits{err: fmt.Errorf("counting rate windows: %w", err)}
@@ -123,21 +117,8 @@ func readHits(rows pgx.Rows, n int) hits {
 	return h
 }
 
-// hitWithinSQL is HitWithinForTenant's statement, or a turn's guard's (the
-// guard's windows, time and slug then). Its rows have a fourth column: with
-// a guard, the holder (holder) whose lease the count lets through, left in
-// guardedForSetting as well, else empty; without, null.
-//
-// The guard lets the lease through when every window was counted under its
-// limit (counted, and no count past its limit) and the configuration
-// version of slug's tenant is guard.ConfigVersion. The setting is of the
-// database session (set_config(..., false)), read by the lease's statement,
-// a later transaction of the same pipeline (takeLeaseSQL): a holder is new
-// for every turn, so a value left on a pooled connection never matches.
-func hitWithinSQL(windows []Window, now time.Time, slug string, guard *parley.TurnGuard, holder string) statement {
-	if guard != nil {
-		windows, now, slug = guard.Windows, guard.Now, guard.Slug
-	}
+// hitWithinSQL is HitWithinForTenant's statement.
+func hitWithinSQL(windows []Window, now time.Time, slug string) statement {
 	// The windows are a VALUES list rather than unnest(arrays): the planner
 	// then knows how few they are and probes the counters' primary key,
 	// where it would guess a hundred rows for unnest and scan the table.
@@ -157,12 +138,6 @@ func hitWithinSQL(windows []Window, now time.Time, slug string, guard *parley.Tu
 		args = append(args, slug)
 		tenantVersion = fmt.Sprintf("(SELECT config_version FROM tenants WHERE slug = $%d)", len(args))
 	}
-	mark := "NULL::text"
-	if guard != nil {
-		args = append(args, guard.ConfigVersion, holder)
-		mark = fmt.Sprintf(`set_config('%s', CASE WHEN bool_and(hit.count IS NOT NULL AND hit.count <= w.lim) OVER ()
-				AND v.version = $%d THEN $%d ELSE '' END, false)`, guardedForSetting, len(args)-1, len(args))
-	}
 	return statement{`WITH w AS (
 			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
 			FROM (VALUES ` + values.String() + `) AS w(ord, key, start, ends, lim)
@@ -174,11 +149,6 @@ func hitWithinSQL(windows []Window, now time.Time, slug string, guard *parley.Tu
 			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
 			RETURNING key, count),
 		v AS (SELECT ` + tenantVersion + ` AS version)
-		SELECT w.n, hit.count, v.version, ` + mark + `
+		SELECT w.n, hit.count, v.version
 		FROM w LEFT JOIN hit ON hit.key = w.key CROSS JOIN v ORDER BY w.ord`, args}
 }
-
-// guardedForSetting is the setting of the database session in which a
-// turn's guard (hitWithinSQL) leaves the holder whose lease it lets
-// through, empty when none.
-const guardedForSetting = "parley.guarded_for"

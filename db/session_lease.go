@@ -21,27 +21,15 @@ import (
 // the visitor's message (StartTurn), commits synchronously, which flushes
 // the WAL up to and including the lease; a PostgreSQL crash in between ends
 // the turn anyway. One disk flush less per turn.
-//
-// Its guarded form (acquireLeaseGuardedSQL) takes the lease only when a
-// turn's guard, earlier in the pipeline, let this holder through
-// (hitWithinSQL, guardedForSetting).
-var (
-	acquireLeaseSQL        = takeLeaseSQL("$2", "$3", "$4", "$5", false)
-	acquireLeaseGuardedSQL = takeLeaseSQL("$2", "$3", "$4", "$5", true)
-)
+var acquireLeaseSQL = takeLeaseSQL("$2", "$3", "$4", "$5")
 
 // takeLeaseSQL is the statement of acquireLeaseSQL with the placeholders
-// of its session, holder, ttl and instance (the tenant is $1), guarded or
-// not: the lease of takeLeaseCountingSQL as well.
-func takeLeaseSQL(session, holder, ttl, instance string, guarded bool) string {
-	where := ""
-	if guarded {
-		where = `
-	WHERE current_setting('` + guardedForSetting + `', true) = ` + holder
-	}
+// of its session, holder, ttl and instance (the tenant is $1): the lease
+// of takeLeaseCountingSQL as well.
+func takeLeaseSQL(session, holder, ttl, instance string) string {
 	return `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
 	SELECT $1, ` + session + `, ` + holder + `, NULLIF(` + instance + `, '')::uuid, now() + make_interval(secs => ` + ttl + `)
-	FROM ` + asyncCommit + where + `
+	FROM ` + asyncCommit + `
 	ON CONFLICT (tenant_id, session_id) DO UPDATE
 	SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
 	WHERE session_leases.busy_until < now()
@@ -60,16 +48,9 @@ func takeLeaseSQL(session, holder, ttl, instance string, guarded bool) string {
 // column).
 // Its transaction, the statement alone (takeLease), commits asynchronously,
 // so the usage row stays locked only while it runs; the conversation's
-// insert, which commits synchronously, flushes the count with it. Its
-// guarded form is takeLeaseCountingGuardedSQL (see acquireLeaseGuardedSQL).
-var (
-	takeLeaseCountingSQL        = leaseCountingSQL(false)
-	takeLeaseCountingGuardedSQL = leaseCountingSQL(true)
-)
-
-func leaseCountingSQL(guarded bool) string {
-	return startOKSQL + `,
-	lease AS (` + takeLeaseSQL("$4", "$5", "$6", "$7", guarded) + `),
+// insert, which commits synchronously, flushes the count with it.
+var takeLeaseCountingSQL = startOKSQL + `,
+	lease AS (` + takeLeaseSQL("$4", "$5", "$6", "$7") + `),
 	counted AS (
 		INSERT INTO conversation_usage (tenant_id, month, count)
 		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, lease
@@ -81,7 +62,6 @@ func leaseCountingSQL(guarded bool) string {
 	SELECT lease.holder, counted.month,
 		set_config('` + countedForSetting + `', CASE WHEN counted.month IS NULL THEN '' ELSE $5 END, false)
 	FROM lease LEFT JOIN counted ON true`
-}
 
 // countedForSetting is a setting of the database session (set_config, not
 // local to the transaction) in which takeLeaseCountingSQL leaves the holder
@@ -92,15 +72,11 @@ func leaseCountingSQL(guarded bool) string {
 const countedForSetting = "parley.counted_for"
 
 // leaseStatements are the lease (counting count's conversation when not
-// nil; guarded or not), then the session's state.
-func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart, guarded bool) []statement {
-	acquire, counting := acquireLeaseSQL, takeLeaseCountingSQL
-	if guarded {
-		acquire, counting = acquireLeaseGuardedSQL, takeLeaseCountingGuardedSQL
-	}
-	lease := statement{acquire, []any{tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance}}
+// nil), then the session's state.
+func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) []statement {
+	lease := statement{acquireLeaseSQL, []any{tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance}}
 	if count != nil {
-		lease = statement{counting, []any{tenantID, count.SegmentID, count.VisitorID, storableKey(sessionID), holder,
+		lease = statement{takeLeaseCountingSQL, []any{tenantID, count.SegmentID, count.VisitorID, storableKey(sessionID), holder,
 			ttl.Seconds(), instance, count.Limit, sessionID}}
 	}
 	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0)}}}

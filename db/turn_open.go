@@ -32,14 +32,7 @@ import (
 // tenant's; p breaks the start's rules; a statement failed): the caller then
 // calls StartTurn with the state, which stores it
 // or gives the reason, and spends or takes back the count (Counted).
-//
-// guard, when not nil and its Claim says the count is OpenTurn's to make,
-// is counted first (after byIndex), in a transaction of its own that commits
-// asynchronously, as HitWithinForTenant does; the lease is then taken only
-// when the guard let this holder through (hitWithinSQL), so that a refused
-// turn stores nothing, and OpenTurn returns ErrTurnGuarded. guard's Settle
-// has the counts in every case, before OpenTurn returns.
-func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int, guard *parley.TurnGuard) (bool, parley.SessionState, error) {
+func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
 	count := &p
 	if p.Test {
 		count = nil
@@ -49,32 +42,18 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	if start.Validate() == nil {
 		open = &statement{openTurnSQL, append(startArgs(&start), content, storableKey(p.SessionID), holder)}
 	}
-	if guard != nil && (guard.Claim == nil || !guard.Claim()) {
-		guard = nil // counted on its own already
-	}
-	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, guard, open, content)
+	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content)
 }
 
-// takeLease is OpenTurn's pipeline: the guard when not nil, in a
-// transaction of its own; the lease (counting count's conversation when not
-// nil) in the next transaction of a pipeline; the session's state and, when
-// open is not nil, the message (content) in the last.
+// takeLease is OpenTurn's pipeline: the lease (counting count's
+// conversation when not nil) in the first transaction; the session's state
+// and, when open is not nil, the message (content) in the second.
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
-	count *parley.ConversationStart, guard *parley.TurnGuard, open *statement, content string) (_ bool, _ parley.SessionState, perr error) {
-	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, guard != nil)
+	count *parley.ConversationStart, open *statement, content string) (bool, parley.SessionState, error) {
+	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count)
 	txs := [][]statement{sts[:1], sts[1:]}
 	if open != nil {
 		txs[1] = append(txs[1], *open)
-	}
-	var counted *hits // the guard's, once read
-	if guard != nil {
-		txs = append([][]statement{{byIndex, hitWithinSQL(nil, time.Time{}, "", guard, holder)}}, txs...)
-		defer func() {
-			if counted == nil {
-				counted = &hits{err: cmp.Or(perr, errSkipped)}
-			}
-			guard.Settle(counted.counts, counted.counted, counted.version, counted.err)
-		}()
 	}
 	var (
 		got                string
@@ -83,17 +62,7 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 		st                 parley.SessionState
 		opened             *openedTurn
 	)
-	perr = d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
-		if guard != nil {
-			if tx == 0 { // byIndex, then the guard's count
-				if i == 1 {
-					h := readHits(rows, len(guard.Windows))
-					counted = &h
-				}
-				return
-			}
-			tx--
-		}
+	perr := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		switch {
 		case tx == 0: // the lease: its holder, the month counted
 			if rows.Next() {
@@ -117,10 +86,6 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	switch {
 	case perr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", perr)
-	case guard != nil && counted.err != nil:
-		return false, parley.SessionState{}, counted.err
-	case guard != nil && counted.mark != holder: // the statement's own verdict, which the lease's read
-		return false, parley.SessionState{}, parley.ErrTurnGuarded
 	case leaseErr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", leaseErr)
 	case got != holder:

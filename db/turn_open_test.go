@@ -71,7 +71,7 @@ func TestOpenTurn(t *testing.T) {
 	used := func() int { return f.used(t) }
 	open := func(p parley.ConversationStart, message, holder string) (bool, parley.SessionState) {
 		t.Helper()
-		ok, st, err := f.store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3, nil)
+		ok, st, err := f.store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
 		if err != nil {
 			t.Fatalf("OpenTurn %s: %v", p.SessionID, err)
 		}
@@ -210,180 +210,14 @@ func TestOpenTurnCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "gone", Limit: 5}
-	if ok, st, err := f.store.OpenTurn(ctx, p, "Hello", "h1", "", 2*time.Minute, 3, nil); err == nil || ok || st.Opened != nil {
+	if ok, st, err := f.store.OpenTurn(ctx, p, "Hello", "h1", "", 2*time.Minute, 3); err == nil || ok || st.Opened != nil {
 		t.Fatalf("cancelled: %v %+v %v, want an error", ok, st, err)
 	}
-	ok, st, err := f.store.OpenTurn(context.Background(), p, "Hello", "h2", "", 2*time.Minute, 3, nil)
+	ok, st, err := f.store.OpenTurn(context.Background(), p, "Hello", "h2", "", 2*time.Minute, 3)
 	if err != nil || !ok || st.Opened == nil || !st.Opened.Created {
 		t.Fatalf("after a cancelled turn: %v %+v %v", ok, st, err)
 	}
 	if n, _ := f.store.ConversationsUsed(context.Background(), f.tenant.ID, time.Now()); n != 1 {
 		t.Errorf("used %d, want 1", n)
-	}
-}
-
-// A turn's guard is counted in OpenTurn's round trip, and the lease (with
-// the count of a new conversation and the message) is taken only when the
-// guard lets it through: every window under its limit, the tenant's
-// configuration at the version the gates ran on. A refused turn stores
-// nothing; the guard is settled once in every case.
-func TestOpenTurnGuarded(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	f := setupConversations(t)
-	now := time.Date(2026, 3, 4, 10, 0, 15, 0, time.UTC)
-	var version int64
-	if err := f.store.Pool().QueryRow(ctx, `SELECT config_version FROM tenants WHERE id = $1`, f.tenant.ID).Scan(&version); err != nil {
-		t.Fatal(err)
-	}
-	type settled struct {
-		counts  []int
-		counted bool
-		version *int64
-		err     error
-	}
-	guard := func(key string, limit int, v int64, claim bool, got *[]settled) *parley.TurnGuard {
-		return &parley.TurnGuard{
-			Windows: []parley.RateWindow{{Key: key + ":min", Length: time.Minute, Limit: limit},
-				{Key: key + ":hour", Length: time.Hour, Limit: 10 * limit}},
-			Now: now, Slug: f.tenant.Slug, ConfigVersion: v,
-			Claim: func() bool { return claim },
-			Settle: func(counts []int, counted bool, version *int64, err error) {
-				*got = append(*got, settled{counts, counted, version, err})
-			}}
-	}
-	count := func(key string) int {
-		t.Helper()
-		n, err := f.store.Count(ctx, key, time.Minute, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	stored := func(session string) (convs, leases int) {
-		t.Helper()
-		if err := f.store.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM conversations WHERE tenant_id = $1 AND session_id = $2),
-			(SELECT count(*) FROM session_leases WHERE tenant_id = $1 AND session_id = $2)`, f.tenant.ID, session).Scan(&convs, &leases); err != nil {
-			t.Fatal(err)
-		}
-		return convs, leases
-	}
-	p := func(session string) parley.ConversationStart {
-		return parley.ConversationStart{TenantID: f.tenant.ID, SessionID: session, Limit: 100}
-	}
-	key := uniqueKey(t)
-
-	// Under the limit, the current version: counted, and the turn opened.
-	var got []settled
-	used := f.used(t)
-	ok, st, err := f.store.OpenTurn(ctx, p("g1"), "Hello", "h1", "", 2*time.Minute, 3, guard(key, 2, version, true, &got))
-	if err != nil || !ok || st.Opened == nil || !st.Opened.Created {
-		t.Fatalf("under the limit: %v %+v %v", ok, st, err)
-	}
-	if len(got) != 1 || !got[0].counted || fmt.Sprint(got[0].counts) != "[1 1]" || got[0].version == nil || *got[0].version != version || got[0].err != nil {
-		t.Fatalf("under the limit, settled %+v", got)
-	}
-	if count(key+":min") != 1 || f.used(t) != used+1 {
-		t.Fatalf("under the limit: minute count %d, used %d (was %d)", count(key+":min"), f.used(t), used)
-	}
-	// At N (2): the second is let through.
-	got = nil
-	if ok, st, err := f.store.OpenTurn(ctx, p("g2"), "Hello", "h2", "", 2*time.Minute, 3, guard(key, 2, version, true, &got)); err != nil || !ok || st.Opened == nil {
-		t.Fatalf("at the limit: %v %+v %v", ok, st, err)
-	}
-	if len(got) != 1 || fmt.Sprint(got[0].counts) != "[2 2]" || !got[0].counted {
-		t.Fatalf("at the limit, settled %+v", got)
-	}
-	// N+1: refused, counted against nothing, nothing stored.
-	got, used = nil, f.used(t)
-	ok, st, err = f.store.OpenTurn(ctx, p("g3"), "Hello", "h3", "", 2*time.Minute, 3, guard(key, 2, version, true, &got))
-	if !errors.Is(err, parley.ErrTurnGuarded) || ok || st.Opened != nil {
-		t.Fatalf("past the limit: %v %+v %v, want ErrTurnGuarded", ok, st, err)
-	}
-	if len(got) != 1 || got[0].counted || fmt.Sprint(got[0].counts) != "[2 2]" || got[0].err != nil {
-		t.Fatalf("past the limit, settled %+v", got)
-	}
-	if c, l := stored("g3"); c != 0 || l != 0 || count(key+":min") != 2 || f.used(t) != used {
-		t.Fatalf("past the limit: %d conversations, %d leases, minute count %d, used %d (was %d)", c, l, count(key+":min"), f.used(t), used)
-	}
-
-	// A configuration changed since the gates ran: counted, nothing stored.
-	key2 := uniqueKey(t) + "-2"
-	got = nil
-	ok, _, err = f.store.OpenTurn(ctx, p("g4"), "Hello", "h4", "", 2*time.Minute, 3, guard(key2, 2, version-1, true, &got))
-	if !errors.Is(err, parley.ErrTurnGuarded) || ok {
-		t.Fatalf("stale configuration: %v %v, want ErrTurnGuarded", ok, err)
-	}
-	if len(got) != 1 || !got[0].counted || got[0].version == nil || *got[0].version != version {
-		t.Fatalf("stale configuration, settled %+v", got)
-	}
-	if c, l := stored("g4"); c != 0 || l != 0 || count(key2+":min") != 1 {
-		t.Fatalf("stale configuration: %d conversations, %d leases, minute count %d", c, l, count(key2+":min"))
-	}
-
-	// A guard already counted on its own: not counted again, not settled.
-	got = nil
-	if ok, st, err := f.store.OpenTurn(ctx, p("g5"), "Hello", "h5", "", 2*time.Minute, 3, guard(key2, 2, version-1, false, &got)); err != nil || !ok || st.Opened == nil {
-		t.Fatalf("claimed elsewhere: %v %+v %v", ok, st, err)
-	}
-	if len(got) != 0 || count(key2+":min") != 1 {
-		t.Fatalf("claimed elsewhere: settled %+v, minute count %d", got, count(key2+":min"))
-	}
-
-	// Let through while another turn holds the session: counted, no lease,
-	// no error (the engine asks again, without the guard).
-	got = nil
-	ok, st, err = f.store.OpenTurn(ctx, p("g5"), "Next", "h6", "", 2*time.Minute, 3, guard(key2, 2, version, true, &got))
-	if err != nil || ok || st.Opened != nil || len(got) != 1 || !got[0].counted || count(key2+":min") != 2 {
-		t.Fatalf("busy session: %v %+v %v, settled %+v", ok, st, err, got)
-	}
-
-	// A race past the read: the guard reads 1 of 2, another count takes
-	// the minute to 2 meanwhile, and the guard's own addition makes it 3:
-	// refused, nothing stored (the other transaction holds the counter's
-	// row until the guard waits on it).
-	key3 := uniqueKey(t) + "-3"
-	if _, err := f.store.Hit(ctx, key3+":min", time.Minute, now); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := f.store.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `UPDATE rate_counters SET count = count + 1 WHERE key = $1`, key3+":min"); err != nil {
-		t.Fatal(err)
-	}
-	var holder int // the other transaction's backend, which the guard must wait for
-	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&holder); err != nil {
-		t.Fatal(err)
-	}
-	got = nil
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := f.store.OpenTurn(ctx, p("g8"), "Hello", "h8", "", 2*time.Minute, 3, guard(key3, 2, version, true, &got))
-		done <- err
-	}()
-	for waiting := 0; waiting == 0; {
-		select {
-		case err := <-done:
-			t.Fatalf("the guard did not wait for the other count (%v)", err)
-		default:
-		}
-		// Blocked by that transaction: not any statement on rate_counters,
-		// which another test running beside this one may be.
-		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE $1::int = ANY (pg_blocking_pids(pid)) AND query LIKE '%rate_counters%'`, holder).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; !errors.Is(err, parley.ErrTurnGuarded) {
-		t.Fatalf("raced past the read: %v, want ErrTurnGuarded", err)
-	}
-	if c, l := stored("g8"); c != 0 || l != 0 || len(got) != 1 || !got[0].counted || got[0].counts[0] != 3 {
-		t.Fatalf("raced past the read: %d conversations, %d leases, settled %+v", c, l, got)
 	}
 }

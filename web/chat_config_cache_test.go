@@ -75,9 +75,9 @@ func TestChatFollowsConfigChanges(t *testing.T) {
 	}
 }
 
-// setupHandedChat is a chat server on a stopped clock (so that the counts
+// setupKeptChat is a chat server on a stopped clock (so that the counts
 // stay in one minute's window) and a tenant: its chat path.
-func setupHandedChat(t *testing.T) (*bundle, *llmtest.OpenAI, tenant, string) {
+func setupKeptChat(t *testing.T) (*bundle, *llmtest.OpenAI, tenant, string) {
 	t.Helper()
 	b, llm := setupChat(t, nil)
 	manualClock(b)
@@ -85,15 +85,16 @@ func setupHandedChat(t *testing.T) (*bundle, *llmtest.OpenAI, tenant, string) {
 	return b, llm, ten, "/chat/" + ten.Slug
 }
 
-// An anonymous visitor's message to a tenant the chat keeps hands its
-// per-address count to the turn (db.OpenTurn's first transaction): at the
-// limit it answers 429 with Retry-After and stores nothing, the model not
-// called; a configuration changed since the gates ran sends the message
-// through the gates again, on the current configuration, whose refusal
-// comes before the limit's; and once past them it is answered, counted once.
-func TestChatCountHandedToTheTurn(t *testing.T) {
+// A message to a tenant the chat keeps is counted against its address's
+// limit at the limit's place in the gates, whose statement also proves the
+// kept configuration current: at the limit it answers 429 with Retry-After
+// and stores nothing, the model not called; a configuration changed since
+// it was kept sends the message through the gates again, on the current
+// configuration, whose refusal comes before the limit's; and once past
+// them it is answered, counted once.
+func TestChatCountedAtItsPlace(t *testing.T) {
 	t.Parallel()
-	b, llm, ten, path := setupHandedChat(t)
+	b, llm, ten, path := setupKeptChat(t)
 	addr := newChatAddr()
 	from := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test"}
 	minute := func() int {
@@ -102,7 +103,7 @@ func TestChatCountHandedToTheTurn(t *testing.T) {
 	sessions := func(session string) int {
 		return b.count(t, `SELECT count(*)::int FROM conversations WHERE tenant_id = $1 AND session_id = $2`, ten.ID, session)
 	}
-	// The first message keeps the tenant; the second is counted by its turn.
+	// The first message keeps the tenant; the second is served from it.
 	for i, session := range []string{"h-1", "h-2"} {
 		llm.Push(llmtest.Turn{Text: []string{"Hi."}})
 		if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": session}, from); r.status != 200 || sessions(session) != 1 {
@@ -126,7 +127,7 @@ func TestChatCountHandedToTheTurn(t *testing.T) {
 	}
 
 	// The owner restricts the origins, straight in the database: the kept
-	// configuration let the message through its gates, the turn finds it
+	// configuration lets the message through its gates, the count finds it
 	// changed, and the current one refuses the origin before the limit.
 	b.exec(t, `UPDATE tenants SET allowed_domains = '{shop.example.com}' WHERE id = $1`, ten.ID)
 	evil := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test", "Origin": "https://evil.example"}
@@ -164,14 +165,14 @@ func TestChatCountHandedToTheTurn(t *testing.T) {
 	}
 }
 
-// Messages racing from one address, each counted by its own turn, cannot
-// pass the limit together: of 30 at once (the minute's count at 0), 20 are
-// answered and stored, 10 get 429 and leave nothing behind.
-func TestChatHandedCountsRace(t *testing.T) {
+// Messages racing from one address cannot pass the limit together: of 30
+// at once (the minute's count at 0), 20 are answered and stored, 10 get 429
+// and leave nothing behind.
+func TestChatCountsRace(t *testing.T) {
 	t.Parallel()
-	b, llm, ten, path := setupHandedChat(t)
+	b, llm, ten, path := setupKeptChat(t)
 	// Another address's message keeps the tenant, so that the racing ones
-	// hand their counts to their turns.
+	// are served from the chat's configuration cache.
 	llm.Push(llmtest.Turn{Text: []string{"Hi."}})
 	if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "race-0"}, map[string]string{"X-Forwarded-For": newChatAddr()}); r.status != 200 {
 		t.Fatalf("first message: %d %v", r.status, r.body)

@@ -33,7 +33,7 @@ func deadTurn(t *testing.T, b *bundle, tenantID, sessionID, message string) stri
 		t.Fatal(err)
 	}
 	p := parley.ConversationStart{TenantID: tenantID, SessionID: sessionID, Limit: 1000}
-	ok, st, err := b.db.OpenTurn(ctx, p, message, "turn-of-x", x, 2*time.Minute, 19, nil)
+	ok, st, err := b.db.OpenTurn(ctx, p, message, "turn-of-x", x, 2*time.Minute, 19)
 	if err != nil || !ok {
 		t.Fatalf("the other instance's turn could not take the lease: %v %v", ok, err)
 	}
