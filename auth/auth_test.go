@@ -165,61 +165,8 @@ func TestTokens(t *testing.T) {
 	})
 }
 
-func reversed(s []string) []string {
-	out := slices.Clone(s)
-	slices.Reverse(out)
-	return out
-}
-
 func TestScopes(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name string
-		in   []string
-		want []string // nil: an error
-	}{
-		{"canonical order", []string{"stats:read", "corpus:read", "settings:write"}, []string{"corpus:read", "settings:write", "stats:read"}},
-		{"duplicates dropped", []string{"stats:read", "stats:read", "corpus:read", "stats:read"}, []string{"corpus:read", "stats:read"}},
-		{"every scope, reversed", reversed(auth.RESTScopes), auth.RESTScopes},
-		{"unknown scope", []string{"stats:read", "admin"}, nil},
-		{"MCP scope", []string{"mcp:corpus:read"}, nil},
-		{"case matters", []string{"Stats:Read"}, nil},
-		{"empty string", []string{""}, nil},
-		{"empty list", []string{}, nil},
-		{"nil", nil, nil},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := auth.CheckScopes(tc.in)
-			if tc.want == nil {
-				if err == nil {
-					t.Errorf("CheckScopes(%v) = %v, want an error", tc.in, got)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got, tc.want) {
-				t.Errorf("CheckScopes(%v) = %v, %v; want %v", tc.in, got, err, tc.want)
-			}
-		})
-	}
-	t.Run("the error names the unknown scope", func(t *testing.T) {
-		t.Parallel()
-		_, err := auth.CheckScopes([]string{"corpus:read", "bogus:thing"})
-		if err == nil || !strings.Contains(err.Error(), `"bogus:thing"`) {
-			t.Errorf("err = %v", err)
-		}
-	})
-	t.Run("ParseScopes splits on commas and spaces", func(t *testing.T) {
-		t.Parallel()
-		got, err := auth.ParseScopes(" stats:read,corpus:read  settings:read,, ")
-		if err != nil || !slices.Equal(got, []string{"corpus:read", "settings:read", "stats:read"}) {
-			t.Errorf("ParseScopes = %v, %v", got, err)
-		}
-		if _, err := auth.ParseScopes(" , "); err == nil {
-			t.Error("ParseScopes accepted no scope")
-		}
-	})
 	t.Run("RESTScopes has the thirteen spec scopes", func(t *testing.T) {
 		t.Parallel()
 		want := []string{"corpus:read", "corpus:write", "segments:read", "segments:write", "settings:read", "settings:write",

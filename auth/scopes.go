@@ -3,9 +3,7 @@
 package auth
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 )
 
 // The REST scopes.
@@ -38,33 +36,6 @@ var RESTScopes = []string{
 
 // LegacyKeyScopes are the scopes of a legacy plain key when none are chosen.
 var LegacyKeyScopes = []string{ScopeStatsRead}
-
-// ParseScopes splits a comma- or space-separated list, drops duplicates and
-// refuses unknown scopes.
-func ParseScopes(s string) ([]string, error) {
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
-	return CheckScopes(fields)
-}
-
-// CheckScopes refuses unknown scopes and an empty list, and returns the
-// scopes in canonical order without duplicates.
-func CheckScopes(scopes []string) ([]string, error) {
-	for _, s := range scopes {
-		if !slices.Contains(RESTScopes, s) {
-			return nil, fmt.Errorf("unknown scope %q (known: %s)", s, strings.Join(RESTScopes, ", "))
-		}
-	}
-	var out []string
-	for _, s := range RESTScopes {
-		if slices.Contains(scopes, s) {
-			out = append(out, s)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("at least one scope is required")
-	}
-	return out, nil
-}
 
 // The MCP server's scopes, one per family of management tools.
 const (

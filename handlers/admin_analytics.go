@@ -78,7 +78,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	v := views.AnalyticsView{Segments: segments, TimeZone: loc.String(), Filter: views.AnalyticsFilter{
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Granularity: c.QueryParam("granularity"),
 		Segment: c.QueryParam("segment"), Channel: c.QueryParam("channel")}}
-	q, err := h.statsQuery(ctx, t.ID, c, loc)
+	q, st, err := h.Manage.ConversationStats(ctx, t.ID, statsListingQuery(c, loc), h.now())
 	if err != nil {
 		errs, status, ok := failedForm(err)
 		if !ok {
@@ -89,10 +89,6 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 		}
 		v.Errors = errs
 		return render(c, status, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
-	}
-	st, err := h.DB.ConversationStats(ctx, t.ID, q)
-	if err != nil {
-		return err
 	}
 	from, last := q.Filter.From.In(loc), q.Filter.To.In(loc).Add(-time.Nanosecond)
 	if v.Filter.From == "" {

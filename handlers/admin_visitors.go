@@ -21,21 +21,23 @@ const dateTime = "2006-01-02 15:04 UTC"
 
 // ShowVisitorsPage lists visitors with a search, paged by offset and limit; htmx gets the list alone.
 func (h *Handler) ShowVisitorsPage(c echo.Context) error {
-	l := views.VisitorsList{Search: strings.TrimSpace(c.QueryParam("search")), Limit: adminVisitorsPage}
+	// The dashboard keeps a bad parameter within the listing's bounds
+	// rather than refusing it: links and typing should not end on an error.
+	ls := parley.VisitorListing{Search: strings.TrimSpace(c.QueryParam("search")), Limit: adminVisitorsPage}
 	if n, err := strconv.Atoi(c.QueryParam("limit")); err == nil && n >= 1 && n <= maxVisitorsLimit {
-		l.Limit = n
+		ls.Limit = n
 	}
 	if n, err := strconv.Atoi(c.QueryParam("offset")); err == nil && n > 0 {
-		l.Offset = n
+		ls.Offset = n
 	}
-	if len([]rune(l.Search)) > maxVisitorSearchChars {
-		l.Search = string([]rune(l.Search)[:maxVisitorSearchChars])
+	if len([]rune(ls.Search)) > maxVisitorSearchChars {
+		ls.Search = string([]rune(ls.Search)[:maxVisitorSearchChars])
 	}
-	vs, total, err := h.Manage.ListVisitors(c.Request().Context(), adminFrom(c).Tenant.ID, l.Search, l.Limit, l.Offset)
+	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), adminFrom(c).Tenant.ID, ls)
 	if err != nil {
 		return err
 	}
-	l.Total = total
+	l := views.VisitorsList{Search: ls.Search, Limit: ls.Limit, Offset: ls.Offset, Total: total}
 	for _, v := range vs {
 		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: deref(v.Email), Name: deref(v.DisplayName),
 			ExternalID: deref(v.ExternalID), Provider: deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})

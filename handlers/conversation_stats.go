@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -58,13 +57,6 @@ func tenantLocation(t parley.Tenant) *time.Location {
 // themselves take.
 func statsListingQuery(c echo.Context, loc *time.Location) parley.StatsListing {
 	return parley.StatsListing{Scope: scopeQuery(c, loc), Granularity: c.QueryParam("granularity")}
-}
-
-// statsQuery reads and checks the query of the stats: dates are in loc
-// (the tenant's time zone); the window defaults to the last 30 days (today
-// included) and is capped to the year before to.
-func (h *Handler) statsQuery(ctx context.Context, tenantID string, c echo.Context, loc *time.Location) (db.StatsQuery, error) {
-	return h.Manage.StatsQuery(ctx, tenantID, statsListingQuery(c, loc), h.now())
 }
 
 // ShowConversationStats answers GET /tenants/{slug}/conversations/stats:
@@ -134,7 +126,7 @@ func statsRecords(st db.ConversationStats, dataset string) [][]any {
 func (h *Handler) ExportConversationStats(c echo.Context) error {
 	t := tenantFrom(c)
 	loc := tenantLocation(t)
-	q, err := h.statsQuery(c.Request().Context(), t.ID, c, loc)
+	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, statsListingQuery(c, loc), h.now())
 	if err != nil {
 		return err
 	}

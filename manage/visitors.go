@@ -61,12 +61,6 @@ func (s *Service) ListVisitorPage(ctx context.Context, tenantID string, l parley
 	return s.DB.ListVisitors(ctx, tenantID, l.Search, l.Limit, l.Offset)
 }
 
-// ListVisitors is ListVisitorPage of a search, limit and offset: the
-// dashboard's, which keeps its own within the bounds.
-func (s *Service) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]parley.Visitor, int, error) {
-	return s.ListVisitorPage(ctx, tenantID, parley.VisitorListing{Search: search, Limit: limit, Offset: offset})
-}
-
 // ListMemory lists the facts remembered of a visitor.
 func (s *Service) ListMemory(ctx context.Context, tenantID, visitorID string) ([]parley.MemoryFact, error) {
 	return s.DB.ListMemory(ctx, tenantID, visitorID)

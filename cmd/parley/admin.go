@@ -29,7 +29,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	return withDB(ctx, func(store *db.DB) error {
 		p, err := auth.Provision(ctx, store, b, pws, parley.NewTenantInput{Slug: *slug, Name: *name, Plan: *plan, OwnerEmail: *email, OwnerPassword: *password})
 		if err != nil {
-			return flagErrors(err)
+			return flagErrors(err, tenantFlags)
 		}
 		return printJSON(stdout, p)
 	})
@@ -47,29 +47,27 @@ func tokenCreate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *tenant == "" {
 		return errors.New("--tenant: required")
 	}
-	var scopes []string
-	var err error
+	in := parley.TokenInput{Name: *name, Scopes: strings.FieldsFunc(*scopesFlag, func(r rune) bool { return r == ',' || r == ' ' })}
 	switch {
 	case *scopesFlag == "" && *legacy:
-		scopes = auth.LegacyKeyScopes
+		in.Scopes = auth.LegacyKeyScopes
 	case *scopesFlag == "":
 		return errors.New("--scopes: required")
-	default:
-		if scopes, err = auth.ParseScopes(*scopesFlag); err != nil {
-			return fmt.Errorf("--scopes: %w", err)
-		}
+	}
+	if err := in.Check(auth.RESTScopes).Err(); err != nil {
+		return flagErrors(err, tokenFlags)
 	}
 	return withDB(ctx, func(store *db.DB) error {
 		t, err := store.TenantBySlug(ctx, *tenant)
 		if err != nil {
 			return fmt.Errorf("--tenant: %w", err)
 		}
-		token, nt := auth.NewToken(t.ID, *name, scopes, *legacy)
+		token, nt := auth.NewToken(t.ID, in.Name, in.Scopes, *legacy)
 		stored, err := store.CreateToken(ctx, nt)
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, map[string]any{"id": stored.ID, "tenant": t.Slug, "token": token, "scopes": scopes, "legacy": *legacy})
+		return printJSON(stdout, map[string]any{"id": stored.ID, "tenant": t.Slug, "token": token, "scopes": in.Scopes, "legacy": *legacy})
 	})
 }
 
@@ -147,15 +145,22 @@ Demo tenant created (shown once; keep it):
 	})
 }
 
+// flagField names the flag that gives an input's field.
+type flagField struct{ field, flag string }
+
 // tenantFlags are tenant create's flags, in the order of its usage, named
 // by the fields of parley.NewTenantInput.
-var tenantFlags = []struct{ field, flag string }{
+var tenantFlags = []flagField{
 	{"slug", "--slug"}, {"name", "--name"}, {"plan", "--plan"},
 	{"ownerEmail", "--owner-email"}, {"ownerPassword", "--owner-password"},
 }
 
-// flagErrors words a refused new tenant in terms of the command's flags.
-func flagErrors(err error) error {
+// tokenFlags are token create's flags that parley.TokenInput's rules
+// check, in the order of its usage.
+var tokenFlags = []flagField{{"name", "--name"}, {"scopes", "--scopes"}}
+
+// flagErrors words a refused input in terms of the command's flags.
+func flagErrors(err error, flags []flagField) error {
 	var e *parley.Error
 	if !errors.As(err, &e) {
 		return err
@@ -165,7 +170,7 @@ func flagErrors(err error) error {
 		return err
 	}
 	var parts []string
-	for _, f := range tenantFlags {
+	for _, f := range flags {
 		if msg, bad := fields[f.field]; bad {
 			parts = append(parts, f.flag+": "+msg)
 		}

@@ -344,6 +344,8 @@ func TestTokenCreate(t *testing.T) {
 		{"MCP scope is not a REST scope", []string{"token", "create", "--tenant", ten.Slug, "--scopes", "mcp:corpus:read"}, []string{"--scopes", "mcp:corpus:read"}},
 		{"missing scopes", []string{"token", "create", "--tenant", ten.Slug}, []string{"--scopes", "required"}},
 		{"only separators", []string{"token", "create", "--tenant", ten.Slug, "--scopes", ", ,"}, []string{"--scopes"}},
+		{"blank name", []string{"token", "create", "--tenant", ten.Slug, "--scopes", "stats:read", "--name", "  "}, []string{"--name", "Give the token a name"}},
+		{"name too long", []string{"token", "create", "--tenant", ten.Slug, "--scopes", "stats:read", "--name", strings.Repeat("n", parley.MaxTokenName+1)}, []string{"--name", "at most"}},
 		{"missing tenant", []string{"token", "create", "--scopes", "stats:read"}, []string{"--tenant"}},
 		{"unknown tenant", []string{"token", "create", "--tenant", "no-such-" + ten.Slug, "--scopes", "stats:read"}, []string{"--tenant", "not found"}},
 	} {
