@@ -15,6 +15,7 @@ import (
 	"github.com/emersion/go-ical"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/caldav"
 )
 
 // Meetings: CHECK_AVAILABILITY lists the free slots of the tenant's
@@ -51,10 +52,19 @@ type CalendarStore interface {
 	LockCalendar(ctx context.Context, tenantID string, fn func(context.Context) error) error
 }
 
+// CalendarServer is the tenant's calendar as the meeting tools read and
+// write it; *caldav.Client satisfies it.
+type CalendarServer interface {
+	// Busy lists the times the calendar at path is taken within [from, to).
+	Busy(ctx context.Context, path string, from, to time.Time, loc *time.Location) ([]caldav.BusyTime, error)
+	// CreateEvent stores a new event in the calendar at path.
+	CreateEvent(ctx context.Context, path, uid string, cal *ical.Calendar) error
+}
+
 // calendarBooking runs the meeting tools of one turn.
 type calendarBooking struct {
 	store    CalendarStore
-	conn     *CalDAV
+	conn     CalendarServer
 	calendar string // the calendar collection's path
 	hours    parley.OfficeHours
 	loc      *time.Location
@@ -145,7 +155,7 @@ func (r SlotRules) Bookable(s time.Time) string {
 
 // free reports whether a meeting starting at s, with its buffer on each
 // side, overlaps none of busy.
-func (r SlotRules) free(s time.Time, busy []busyTime) bool {
+func (r SlotRules) free(s time.Time, busy []caldav.BusyTime) bool {
 	from, to := s.Add(-r.buffer()), s.Add(r.duration()+r.buffer())
 	for _, b := range busy {
 		if b.Start.Before(to) && b.End.After(from) {
@@ -156,7 +166,7 @@ func (r SlotRules) free(s time.Time, busy []busyTime) bool {
 }
 
 // FreeSlots lists the starts of the free slots in [from, to), at most n.
-func (r SlotRules) FreeSlots(busy []busyTime, from, to time.Time, n int) []time.Time {
+func (r SlotRules) FreeSlots(busy []caldav.BusyTime, from, to time.Time, n int) []time.Time {
 	var out []time.Time
 	from = maxTime(from, r.earliest())
 	to = minTime(to, r.latest())
@@ -219,7 +229,7 @@ func (r SlotRules) slots(starts []time.Time) []Slot {
 
 // NextFreeSlots reads the calendar and returns its next n free slots under
 // rules, searching the booking window (at most MaxAvailabilityDays).
-func NextFreeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRules, n int) ([]Slot, error) {
+func NextFreeSlots(ctx context.Context, c CalendarServer, calendar string, rules SlotRules, n int) ([]Slot, error) {
 	from := rules.earliest()
 	to := minTime(rules.latest(), from.Add(MaxAvailabilityDays*24*time.Hour))
 	starts, err := freeSlots(ctx, c, calendar, rules, from, to, n)
@@ -231,8 +241,8 @@ func NextFreeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRu
 
 // freeSlots reads the calendar's busy times over [from, to), widened by a
 // meeting and its buffers, and returns the starts of at most n free slots.
-func freeSlots(ctx context.Context, c *CalDAV, calendar string, rules SlotRules, from, to time.Time, n int) ([]time.Time, error) {
-	busy, err := c.busy(ctx, calendar, from.Add(-rules.buffer()), to.Add(rules.duration()+rules.buffer()), rules.Loc)
+func freeSlots(ctx context.Context, c CalendarServer, calendar string, rules SlotRules, from, to time.Time, n int) ([]time.Time, error) {
+	busy, err := c.Busy(ctx, calendar, from.Add(-rules.buffer()), to.Add(rules.duration()+rules.buffer()), rules.Loc)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +385,7 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 // calendarReason is what a calendar failure is, in a few words for the
 // model; never the password nor the server's own words.
 func calendarReason(err error) string {
-	if ce, ok := err.(*CalendarError); ok {
+	if ce, ok := err.(*caldav.Error); ok {
 		return ce.Message
 	}
 	return "an error on our side"
@@ -447,7 +457,7 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 	uid := newEventUID()
 	taken := false
 	book := func(ctx context.Context) error {
-		busy, err := cb.conn.busy(ctx, cb.calendar, start.Add(-rules.buffer()), end.Add(rules.buffer()), cb.loc)
+		busy, err := cb.conn.Busy(ctx, cb.calendar, start.Add(-rules.buffer()), end.Add(rules.buffer()), cb.loc)
 		if err != nil {
 			return err
 		}
@@ -555,12 +565,12 @@ func meetingEvent(uid, toolName, botName, name, email, notes string, start, end,
 
 // dialCalendar opens the connector's calendar for a turn: the password is
 // unsealed, requests go through client.
-func dialCalendar(c *parley.CalendarConnector, secrets Secrets, client *http.Client) (*CalDAV, error) {
+func dialCalendar(c *parley.CalendarConnector, secrets Secrets, client *http.Client) (*caldav.Client, error) {
 	password, err := secrets.Open(c.SealedPassword)
 	if err != nil {
 		return nil, fmt.Errorf("opening the calendar password: %w", err)
 	}
-	return DialCalDAV(client, c.ServerURL, c.Username, string(password))
+	return caldav.Dial(client, c.ServerURL, c.Username, string(password))
 }
 
 // availabilityDescription tells the model what check_availability does and

@@ -85,7 +85,7 @@ type Engine struct {
 	// Payments reads the payment connectors and Stripe reaches Stripe's API;
 	// either nil offers no COLLECT_PAYMENT.
 	Payments PaymentStore
-	Stripe   *Stripe
+	Stripe   Stripe
 	// Calendar reads the tenants' calendar connectors; nil offers no
 	// meeting tool.
 	Calendar CalendarStore

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/stripe"
 )
 
 // COLLECT_PAYMENT: the synthetic tool of the payment connector. It makes a
@@ -35,11 +37,19 @@ type PaymentStore interface {
 	ConversationPayments(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error)
 }
 
+// Stripe is the engine's way to Stripe's API; *stripe.Client satisfies it.
+// COLLECT_PAYMENT makes payment links; CheckKey is the connection test of
+// the admin's payments page, which reaches Stripe through the engine.
+type Stripe interface {
+	CreatePaymentLink(ctx context.Context, key string, r stripe.PaymentLinkRequest) (stripe.PaymentLink, error)
+	CheckKey(ctx context.Context, key string) (stripe.Account, error)
+}
+
 // paymentCollection is COLLECT_PAYMENT bound to one turn: the tenant's
 // connector and opened key, and the quotes and links this turn made, which
 // are stored only when the turn ends.
 type paymentCollection struct {
-	stripe         *Stripe
+	stripe         Stripe
 	store          PaymentStore
 	connector      parley.PaymentConnector
 	key            string
@@ -228,7 +238,7 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 		}
 	}
 	input := map[string]any{}
-	var req PaymentLinkRequest
+	var req stripe.PaymentLinkRequest
 	var decimals int
 	switch {
 	case quote != nil:
@@ -251,7 +261,7 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 			return
 		}
 		input["amountFrom"], input["quoteId"] = "quote", quote.id
-		req = PaymentLinkRequest{Currency: cur, Amount: amount, Description: "Quote " + quote.id}
+		req = stripe.PaymentLinkRequest{Currency: cur, Amount: amount, Description: "Quote " + quote.id}
 		decimals = dec
 	case quoteID != "":
 		ex.Summary = fmt.Sprintf("No payment link was made: there is no quote %s in this conversation. Leave quoteId out to use the latest quote, or make a quote first.", quoteID)
@@ -265,7 +275,7 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 			return
 		}
 		input["amountFrom"], input["amountMinor"], input["currency"] = "fixed", *p.connector.DefaultAmount, cur
-		req = PaymentLinkRequest{Currency: cur, Amount: *p.connector.DefaultAmount, Description: "Payment"}
+		req = stripe.PaymentLinkRequest{Currency: cur, Amount: *p.connector.DefaultAmount, Description: "Payment"}
 		if d := p.connector.DefaultDescription; d != nil && *d != "" {
 			req.Description = *d
 		}
@@ -299,9 +309,9 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 	req.IdempotencyKey = idempotencyKey(p.tenantID, p.conversationID, source, amountText)
 	link, err := p.stripe.CreatePaymentLink(ctx, p.key, req)
 	if err != nil {
-		pe, _ := err.(*PaymentError)
+		pe, _ := err.(*stripe.PaymentError)
 		if pe == nil {
-			pe = &PaymentError{Kind: PaymentUnavailable, Message: "Stripe could not be reached"}
+			pe = &stripe.PaymentError{Kind: stripe.PaymentUnavailable, Message: "Stripe could not be reached"}
 		}
 		ex.Summary = paymentFailure(pe)
 		ex.Data = map[string]any{"error": string(pe.Kind)}
@@ -338,17 +348,25 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 
 // paymentFailure is what the model is told of a failed Stripe call, to
 // explain to the visitor.
-func paymentFailure(pe *PaymentError) string {
+func paymentFailure(pe *stripe.PaymentError) string {
 	switch pe.Kind {
-	case PaymentKeyRefused:
+	case stripe.PaymentKeyRefused:
 		return "No payment link was made: the business's Stripe account refused the connection (" + pe.Message + "). " +
 			"Tell the visitor online payment is unavailable right now and offer another way to pay or to be contacted; do not retry."
-	case PaymentRateLimited:
+	case stripe.PaymentRateLimited:
 		return "No payment link was made: Stripe is receiving too many requests right now. Ask the visitor to wait a moment, then try once more."
-	case PaymentTimeout:
+	case stripe.PaymentTimeout:
 		return "No payment link was made: Stripe did not answer in time. Ask the visitor to try again in a moment."
-	case PaymentRefused:
+	case stripe.PaymentRefused:
 		return "No payment link was made: Stripe refused it (" + pe.Message + "). Explain this to the visitor in plain words; do not retry with the same amount."
 	}
 	return "No payment link was made: Stripe is unavailable right now (" + pe.Message + "). Ask the visitor to try again later or offer another way to pay."
+}
+
+// idempotencyKey is the Idempotency-Key of one payment link: the same
+// source (a quote, or the fixed amount) in the same conversation asks
+// Stripe for the same link.
+func idempotencyKey(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return "parley-" + hex.EncodeToString(h[:20])
 }

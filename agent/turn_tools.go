@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/caldav"
 )
 
 // toolDeps binds the tool executors to the turn's tenant, segment, visitor
@@ -54,7 +55,7 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 	}
 	if tt.Calendar {
 		c := t.reads.calendar
-		conn, err := dialCalendar(c, e.Secrets, e.Outbound.Client(CalendarTimeout))
+		conn, err := dialCalendar(c, e.Secrets, e.Outbound.Client(caldav.Timeout))
 		if err != nil {
 			in.logger(e).Error("opening the calendar connector", "err", err)
 		} else {

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/caldav"
 	"github.com/parley/parley/views"
 )
 
@@ -126,7 +126,7 @@ func (h *Handler) TestCalendarConnection(c echo.Context) error {
 	if res.Meeting != nil {
 		v.Meeting = *res.Meeting
 	}
-	var ce *agent.CalendarError
+	var ce *caldav.Error
 	switch {
 	case errors.As(err, &ce):
 		h.log(c).Warn("calendar connection test failed", "err", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/caldav"
 )
 
 // The calendar connector: the tenant's calendar over CalDAV, which
@@ -72,7 +73,7 @@ func (h *Handler) discoverCalendar(ctx context.Context, c parley.CalendarConnect
 	if h.Outbound == nil {
 		return "", "", parley.FieldErrors{"serverUrl": "outgoing connections are not configured on this server"}.Err()
 	}
-	conn, err := agent.DialCalDAV(h.Outbound.Client(agent.CalendarTimeout), c.ServerURL, c.Username, password)
+	conn, err := caldav.Dial(h.Outbound.Client(caldav.Timeout), c.ServerURL, c.Username, password)
 	if err != nil {
 		return "", "", parley.FieldErrors{"serverUrl": err.Error()}.Err()
 	}
@@ -85,7 +86,7 @@ func (h *Handler) discoverCalendar(ctx context.Context, c parley.CalendarConnect
 
 // calendarErrorField names the field a failed connection is about.
 func calendarErrorField(err error, want string) string {
-	var ce *agent.CalendarError
+	var ce *caldav.Error
 	switch {
 	case errors.As(err, &ce) && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
 		return "password"
@@ -157,7 +158,7 @@ type calendarTest struct {
 // testCalendar connects with the stored connector and reads the next free
 // slots, under the rules of the tenant's first active BOOK_MEETING tool (the
 // connector's own, agent.ConnectorMeeting, when there is none: the slots
-// check_availability lists then). A failure is a *agent.CalendarError.
+// check_availability lists then). A failure is a *caldav.Error.
 func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
 	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: tenantLocation(t).String()}
 	meeting := agent.ConnectorMeeting()
@@ -177,13 +178,13 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 	}
 	out.DurationMinutes = meeting.DurationMinutes
 	if h.Outbound == nil {
-		return out, &agent.CalendarError{Message: "outgoing connections are not configured on this server"}
+		return out, &caldav.Error{Message: "outgoing connections are not configured on this server"}
 	}
 	password, err := h.Box.Open(cur.SealedPassword)
 	if err != nil {
 		return out, err
 	}
-	conn, err := agent.DialCalDAV(h.Outbound.Client(agent.CalendarTimeout), cur.ServerURL, cur.Username, string(password))
+	conn, err := caldav.Dial(h.Outbound.Client(caldav.Timeout), cur.ServerURL, cur.Username, string(password))
 	if err != nil {
 		return out, err
 	}
@@ -210,7 +211,7 @@ func (h *Handler) TestCalendarConnector(c echo.Context) error {
 		return err
 	}
 	out, err := h.testCalendar(ctx, t, cur)
-	var ce *agent.CalendarError
+	var ce *caldav.Error
 	if errors.As(err, &ce) {
 		h.log(c).Warn("calendar connection test failed", "err", err)
 		return &parley.Error{Kind: parley.KindUpstream, Code: "CALENDAR_UNAVAILABLE", Message: "The calendar could not be read: " + ce.Message}

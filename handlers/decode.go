@@ -194,4 +194,3 @@ func hasNUL(raw json.RawMessage) bool {
 	}
 	return false
 }
-

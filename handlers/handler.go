@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/manage"
@@ -57,7 +58,7 @@ type Handler struct {
 	ResetByEmail bool
 	// Vapi is the operator's account at the voice orchestrator, for the
 	// managed voice setup; unset, tenants link their own assistant.
-	Vapi VapiOperator
+	Vapi vapi.Operator
 
 	// sightings holds, per tenant id, when this process last recorded the
 	// widget's installation (noteInstallation), so that a widget loading

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/stripe"
 )
 
 // The payment connector: the tenant's Stripe account, under
@@ -163,18 +163,18 @@ func (h *Handler) testPaymentKey(ctx context.Context, k paymentKey) paymentTestR
 	res := paymentTestResult{Mode: k.mode, KeyLast4: k.last4, TestedAt: h.now().UTC()}
 	acct, err := h.Engine.Stripe.CheckKey(ctx, k.key)
 	if err != nil {
-		var pe *agent.PaymentError
+		var pe *stripe.PaymentError
 		if !errors.As(err, &pe) {
-			pe = &agent.PaymentError{Kind: agent.PaymentUnavailable, Message: "Stripe could not be reached"}
+			pe = &stripe.PaymentError{Kind: stripe.PaymentUnavailable, Message: "Stripe could not be reached"}
 		}
 		reason := string(pe.Kind)
 		res.Reason = &reason
 		switch pe.Kind {
-		case agent.PaymentKeyRefused:
+		case stripe.PaymentKeyRefused:
 			res.Message = "Stripe refused the key: " + pe.Message
-		case agent.PaymentTimeout:
+		case stripe.PaymentTimeout:
 			res.Message = "Stripe did not answer in time; try again."
-		case agent.PaymentRateLimited:
+		case stripe.PaymentRateLimited:
 			res.Message = "Stripe is rate limiting requests; try again in a moment."
 		default:
 			res.Message = pe.Message

@@ -203,7 +203,7 @@ func cmpPtr(a, b *string) *string {
 }
 
 // voiceAssistant is the answer to assistant-request: the linked assistant's
-// id, else the assistant the managed setup would create (newVapiAssistant),
+// id, else the assistant the managed setup would create (vapiAssistant),
 // built from the tenant's voiceConfig, with the tenant's secret for the
 // orchestrator's later requests: the one this request carried, which
 // voiceTenant matched (the sealed one is not opened twice).
@@ -211,7 +211,7 @@ func (h *Handler) voiceAssistant(c echo.Context, t parley.Tenant) any {
 	if t.VoiceAssistantID != nil && *t.VoiceAssistantID != "" {
 		return map[string]any{"assistantId": *t.VoiceAssistantID}
 	}
-	return map[string]any{"assistant": h.newVapiAssistant(t, t.VoiceConfig, sentVoiceSecret(c))}
+	return map[string]any{"assistant": h.vapiAssistant(t, t.VoiceConfig, sentVoiceSecret(c))}
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/vapi"
 )
 
 // voiceSetupJSON is the answer of both voice setups. Secret is the one the
@@ -39,25 +40,32 @@ func (h *Handler) VoiceURLs(slug string) (customLLM, server string) {
 
 // vapiSetup is the operator's Vapi account as a managed setup's
 // orchestrator (manage.VoiceOrchestrator): the assistant it creates is the
-// one assistant-request answers (newVapiAssistant).
+// one assistant-request answers (vapiAssistant).
 type vapiSetup struct{ h *Handler }
+
+// vapiAssistant is the assistant of t's calls (vapi.NewAssistant), with
+// this server's addresses for the tenant.
+func (h *Handler) vapiAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret string) vapi.Assistant {
+	llmURL, serverURL := h.VoiceURLs(t.Slug)
+	return vapi.NewAssistant(t, cfg, secret, llmURL, serverURL)
+}
 
 // CreateAssistant creates t's assistant at Vapi.
 func (v vapiSetup) CreateAssistant(ctx context.Context, t parley.Tenant, cfg parley.VoiceConfig, secret string) (string, error) {
-	return v.h.Vapi.createAssistant(ctx, v.h.newVapiAssistant(t, cfg, secret))
+	return v.h.Vapi.CreateAssistant(ctx, v.h.vapiAssistant(t, cfg, secret))
 }
 
 // BuyNumber buys a number Vapi provides, attached to the assistant.
 func (v vapiSetup) BuyNumber(ctx context.Context, t parley.Tenant, assistantID, areaCode string) (string, error) {
-	return v.h.Vapi.buyNumber(ctx, vapiPhoneNumber{Provider: "vapi", AssistantID: assistantID, Name: parley.Clip(t.Name, 40), NumberDesiredAreaCode: areaCode})
+	return v.h.Vapi.BuyNumber(ctx, vapi.PhoneNumber{Provider: "vapi", AssistantID: assistantID, Name: parley.Clip(t.Name, 40), NumberDesiredAreaCode: areaCode})
 }
 
 // DeleteAssistant deletes an assistant at Vapi. The request may have
 // ended: the clean-up gets its own time.
 func (v vapiSetup) DeleteAssistant(ctx context.Context, assistantID string) error {
-	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), vapiTimeout)
+	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), vapi.Timeout)
 	defer cancel()
-	return v.h.Vapi.deleteAssistant(cleanup, assistantID)
+	return v.h.Vapi.DeleteAssistant(cleanup, assistantID)
 }
 
 // voiceSetupAnswer is the answer of a setup stored: saved is the tenant as

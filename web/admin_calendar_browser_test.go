@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/parley/parley/agent/caldavtest"
+	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
 )
 
 // The calendar page in Chromium: the owner connects the in-process CalDAV

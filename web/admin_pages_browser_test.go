@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/parley/parley/agent/caldavtest"
+	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
 )
 
 // uuidPart is a row id in a dashboard path.

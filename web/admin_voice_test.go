@@ -5,12 +5,14 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/parley/parley/agent/outbound/vapi/vapitest"
 )
 
 func TestAdminVoice(t *testing.T) {
 	t.Parallel()
-	fake := newFakeVapi(t)
-	b := setupAdmin(t, map[string]string{"PARLEY_VAPI_API_KEY": fake.key, "PARLEY_VAPI_BASE_URL": fake.ts.URL})
+	fake := vapitest.Start(t)
+	b := setupAdmin(t, map[string]string{"PARLEY_VAPI_API_KEY": vapitest.Key, "PARLEY_VAPI_BASE_URL": fake.URL()})
 	ten := b.ownedTenant(t, "scale")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
@@ -86,7 +88,7 @@ func TestAdminVoice(t *testing.T) {
 		!strings.Contains(p.text("#err-buyNumber"), "one number per tenant") {
 		t.Errorf("second number: %d %s", p.status, p.text("#err-buyNumber"))
 	}
-	fake.failCreate = 400
+	fake.FailCreate(400)
 	p = c.submit("/admin/voice/setup", url.Values{})
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("refused setup: %d %s", p.status, p.body)
@@ -94,14 +96,14 @@ func TestAdminVoice(t *testing.T) {
 	if p = c.get("/admin/voice"); !strings.Contains(p.text(".flash.error"), "Vapi answered HTTP 400") {
 		t.Errorf("refusal not shown: %q", p.text(".flash.error"))
 	}
-	fake.failCreate = 0
+	fake.FailCreate(0)
 	if p = c.submit("/admin/voice/setup", url.Values{}); p.status != http.StatusSeeOther {
 		t.Fatalf("setup: %d %s", p.status, p.body)
 	}
 	p = c.get("/admin/voice")
-	if s := p.text("#new-voice-secret"); s == "" || s == secret || b.openVoiceSecret(t, ten.ID) != s || len(fake.assistants) != 1 ||
-		fake.assistants[0]["firstMessage"] != "Bonjour !" {
-		t.Errorf("managed: secret %q, assistants %v", s, fake.assistants)
+	if s := p.text("#new-voice-secret"); s == "" || s == secret || b.openVoiceSecret(t, ten.ID) != s || len(fake.Assistants()) != 1 ||
+		fake.Assistants()[0]["firstMessage"] != "Bonjour !" {
+		t.Errorf("managed: secret %q, assistants %v", s, fake.Assistants())
 	}
 	if tn := b.tenantNow(t, ten.Slug); !tn.VoiceEnabled || *tn.VoicePhoneNumber != "+33198765432" || *tn.VoiceAssistantID != "asst-b" {
 		t.Errorf("after the managed setup: %+v", tn)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent/caldavtest"
+	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
 	"github.com/parley/parley/auth"
 )
 

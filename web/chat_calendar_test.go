@@ -11,8 +11,8 @@ import (
 
 	"github.com/emersion/go-ical"
 
-	"github.com/parley/parley/agent/caldavtest"
 	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
 )
 
 // toolResult decodes the one tool result a model request carried.

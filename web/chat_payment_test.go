@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/llmtest"
+	stripeclient "github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -47,7 +48,7 @@ func setupPayments(t *testing.T) (*bundle, *llmtest.OpenAI, *fakeStripe, *locked
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Handler.Engine.Stripe.Timeout = 300 * time.Millisecond
+	srv.Handler.Engine.Stripe.(*stripeclient.Client).Timeout = 300 * time.Millisecond
 	return newBundle(t, srv, store), llm, stripe, logs
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/mail"
 )
@@ -186,7 +186,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	if c.VapiBaseURL, err = checkURL("PARLEY_VAPI_BASE_URL", get("PARLEY_VAPI_BASE_URL", "https://api.vapi.ai")); err != nil {
 		return c, err
 	}
-	if c.StripeAPIURL, err = checkURL("PARLEY_STRIPE_API_URL", get("PARLEY_STRIPE_API_URL", agent.DefaultStripeURL)); err != nil {
+	if c.StripeAPIURL, err = checkURL("PARLEY_STRIPE_API_URL", get("PARLEY_STRIPE_API_URL", stripe.DefaultURL)); err != nil {
 		return c, err
 	}
 	if _, err := checkURL("PARLEY_CAPTCHA_VERIFY_URL", c.CaptchaVerifyURL); err != nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/stripe"
+	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -106,13 +108,13 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
-			Payments: store, Stripe: &agent.Stripe{URL: cfg.StripeAPIURL, Guard: guard},
+			Payments: store, Stripe: &stripe.Client{URL: cfg.StripeAPIURL, Guard: guard},
 			MCP: &agent.MCPProxy{Outbound: guard, Secrets: box, Now: s.now}},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
 		ResetByEmail:     s.Mail != nil,
-		Vapi:             handlers.VapiOperator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
+		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 	}
 	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {

@@ -1,100 +1,26 @@
 package web
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/parley/parley/agent/outbound/vapi/vapitest"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/dbtest"
 )
 
 func voiceStr(s string) *string { return &s }
 
-// fakeVapi is an in-process stand-in for Vapi's REST API: it checks the
-// operator's key (Bearer), records the assistants and numbers asked for,
-// and answers in Vapi's shapes, errors included ({message, error,
-// statusCode}, message a string or a list).
-type fakeVapi struct {
-	ts  *httptest.Server
-	key string
-
-	mu         sync.Mutex
-	assistants []map[string]any // bodies of POST /assistant
-	numbers    []map[string]any // bodies of POST /phone-number
-	deleted    []string         // ids of DELETE /assistant/{id}
-	failCreate int              // status of the next creates (0: succeed)
-	failNumber bool             // the next number purchases fail
-	failDelete bool             // deletes fail
-}
-
-func newFakeVapi(t *testing.T) *fakeVapi {
-	t.Helper()
-	f := &fakeVapi{key: "vapi-operator-key"}
-	f.ts = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.ts.Close)
-	return f
-}
-
-func vapiAnswer(w http.ResponseWriter, status int, body any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
-}
-
-func (f *fakeVapi) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer "+f.key {
-		vapiAnswer(w, 401, map[string]any{"message": "Invalid Key. Hot tip, you may be using the private key instead of the public key, or vice versa.",
-			"error": "Unauthorized", "statusCode": 401})
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var body map[string]any
-	if r.Body != nil {
-		_ = json.NewDecoder(r.Body).Decode(&body)
-	}
-	switch {
-	case r.Method == http.MethodPost && r.URL.Path == "/assistant":
-		if f.failCreate != 0 {
-			vapiAnswer(w, f.failCreate, map[string]any{"message": []string{"model.url must be a URL address"}, "error": "Bad Request", "statusCode": f.failCreate})
-			return
-		}
-		f.assistants = append(f.assistants, body)
-		vapiAnswer(w, 201, map[string]any{"id": "asst-" + string(rune('a'+len(f.assistants))), "orgId": "org-1", "name": body["name"]})
-	case r.Method == http.MethodPost && r.URL.Path == "/phone-number":
-		if f.failNumber {
-			vapiAnswer(w, 400, map[string]any{"message": []string{fmt.Sprintf("No numbers available for area code %v", body["numberDesiredAreaCode"])},
-				"error": "Bad Request", "statusCode": 400})
-			return
-		}
-		f.numbers = append(f.numbers, body)
-		vapiAnswer(w, 201, map[string]any{"id": "pn-1", "orgId": "org-1", "provider": "vapi", "number": "+14155550123",
-			"assistantId": body["assistantId"], "status": "active"})
-	case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/assistant/"):
-		if f.failDelete {
-			vapiAnswer(w, 500, map[string]any{"message": "Internal server error", "statusCode": 500})
-			return
-		}
-		f.deleted = append(f.deleted, strings.TrimPrefix(r.URL.Path, "/assistant/"))
-		vapiAnswer(w, 200, map[string]any{"id": strings.TrimPrefix(r.URL.Path, "/assistant/")})
-	default:
-		vapiAnswer(w, 404, map[string]any{"message": "Cannot " + r.Method + " " + r.URL.Path, "error": "Not Found", "statusCode": 404})
-	}
-}
-
 // setupWithVapi is setup with the managed voice setup pointed at a fake Vapi.
-func setupWithVapi(t *testing.T) (*bundle, *fakeVapi) {
+func setupWithVapi(t *testing.T) (*bundle, *vapitest.Server) {
 	t.Helper()
-	fake := newFakeVapi(t)
+	fake := vapitest.Start(t)
 	store := dbtest.New(t)
-	cfg := testConfig(t, map[string]string{"PARLEY_VAPI_API_KEY": fake.key, "PARLEY_VAPI_BASE_URL": fake.ts.URL})
+	cfg := testConfig(t, map[string]string{"PARLEY_VAPI_API_KEY": vapitest.Key, "PARLEY_VAPI_BASE_URL": fake.URL()})
 	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -267,10 +193,10 @@ func TestVoiceManagedSetup(t *testing.T) {
 		t.Fatalf("answer: %v", got)
 	}
 	// What Vapi was asked.
-	if len(fake.assistants) != 1 || len(fake.numbers) != 1 {
-		t.Fatalf("calls: %d assistants, %d numbers", len(fake.assistants), len(fake.numbers))
+	if len(fake.Assistants()) != 1 || len(fake.Numbers()) != 1 {
+		t.Fatalf("calls: %d assistants, %d numbers", len(fake.Assistants()), len(fake.Numbers()))
 	}
-	a := fake.assistants[0]
+	a := fake.Assistants()[0]
 	model, _ := a["model"].(map[string]any)
 	headers, _ := model["headers"].(map[string]any)
 	server, _ := a["server"].(map[string]any)
@@ -282,7 +208,7 @@ func TestVoiceManagedSetup(t *testing.T) {
 		a["maxDurationSeconds"] != float64(600) || len(a["endCallPhrases"].([]any)) != 1 {
 		t.Errorf("assistant asked for: %v", a)
 	}
-	if n := fake.numbers[0]; n["provider"] != "vapi" || n["assistantId"] != "asst-b" || n["numberDesiredAreaCode"] != "415" {
+	if n := fake.Numbers()[0]; n["provider"] != "vapi" || n["assistantId"] != "asst-b" || n["numberDesiredAreaCode"] != "415" {
 		t.Errorf("number asked for: %v", n)
 	}
 	// What was stored.
@@ -304,7 +230,7 @@ func TestVoiceManagedSetup(t *testing.T) {
 
 	// The number purchase fails: the assistant is deleted again, nothing is saved.
 	other := b.newTenant(t, "scale")
-	fake.failNumber = true
+	fake.FailNumber(true)
 	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{"buyNumber": true, "numberAreaCode": "999"})
 	msg, _ := got["error"].(string)
 	if st != 502 || got["code"] != "ORCHESTRATOR_ERROR" || !strings.Contains(msg, "buying the number failed") ||
@@ -312,29 +238,30 @@ func TestVoiceManagedSetup(t *testing.T) {
 		errorDetails(got)["assistantDeleted"] != true {
 		t.Errorf("failed purchase: %d %v", st, got)
 	}
-	if len(fake.deleted) != 1 || fake.deleted[0] != errorDetails(got)["assistantId"] {
-		t.Errorf("deleted %v after %v", fake.deleted, got)
+	if len(fake.Deleted()) != 1 || fake.Deleted()[0] != errorDetails(got)["assistantId"] {
+		t.Errorf("deleted %v after %v", fake.Deleted(), got)
 	}
 	if tn := b.tenantOf(t, other); tn["voiceAssistantId"] != nil || tn["voiceEnabled"] != false || tn["voiceSecretSet"] != false {
 		t.Errorf("half written: %v", tn)
 	}
-	fake.failDelete = true
+	fake.FailDelete(true)
 	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{"buyNumber": true})
 	if msg, _ := got["error"].(string); st != 502 || !strings.Contains(msg, "could not be deleted") || errorDetails(got)["assistantDeleted"] != false {
 		t.Errorf("failed purchase and clean-up: %d %v", st, got)
 	}
-	fake.failNumber, fake.failDelete = false, false
+	fake.FailNumber(false)
+	fake.FailDelete(false)
 
 	// Vapi refuses the assistant.
-	fake.failCreate = 400
+	fake.FailCreate(400)
 	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{})
 	if msg, _ := got["error"].(string); st != 502 || !strings.Contains(msg, "Vapi answered HTTP 400: model.url must be a URL address") ||
 		!strings.Contains(msg, "nothing was saved") {
 		t.Errorf("refused assistant: %d %v", st, got)
 	}
-	fake.failCreate = 0
+	fake.FailCreate(0)
 	// The operator's key is wrong.
-	fake.key = "rotated"
+	fake.SetKey("rotated")
 	st, got = b.do(t, "POST", "/tenants/"+other.Slug+"/voice/setup", other.Token, map[string]any{})
 	if msg, _ := got["error"].(string); st != 502 || !strings.Contains(msg, "refused the service's API key (HTTP 401)") {
 		t.Errorf("wrong key: %d %v", st, got)
@@ -557,7 +484,7 @@ func TestVoiceRecording(t *testing.T) {
 func TestVoiceManagedSetupUnreachable(t *testing.T) {
 	t.Parallel()
 	b, fake := setupWithVapi(t)
-	fake.ts.Close()
+	fake.Close()
 	ten := b.newTenant(t, "scale")
 	st, got := b.do(t, "POST", "/tenants/"+ten.Slug+"/voice/setup", ten.Token, map[string]any{})
 	if msg, _ := got["error"].(string); st != 502 || got["code"] != "ORCHESTRATOR_ERROR" || !strings.Contains(msg, "Vapi could not be reached") {

@@ -1,10 +1,11 @@
-package agent
+// Package stripe is the payment connector's client of Stripe's API: payment
+// links and key checks, through the SSRF-guarded client. Its failures are
+// *PaymentError, whose message never holds the tenant's key.
+package stripe
 
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net"
 	"net/http"
@@ -12,44 +13,44 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stripe/stripe-go/v83"
+	stripego "github.com/stripe/stripe-go/v83"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
 )
 
-// Stripe is the payment connector's way to the Stripe API, built from the
+// Client is the payment connector's way to the Stripe API, built from the
 // official stripe-go with a backend of its own (never the package's global
 // key or backend): the operator's base URL (PARLEY_STRIPE_API_URL), the
-// SSRF-guarded client bounded by StripeTimeout, one network retry (requests
+// SSRF-guarded client bounded by Timeout, one network retry (requests
 // that create carry an Idempotency-Key, so a retry never makes a second
 // link), and the SDK's logger silenced, since its lines would carry Stripe's
 // messages past our own redaction.
-type Stripe struct {
+type Client struct {
 	URL   string
 	Guard *outbound.Guard
-	// Timeout bounds one request; 0 means StripeTimeout.
+	// Timeout bounds one request; 0 means the package's Timeout.
 	Timeout time.Duration
 }
 
-// StripeTimeout bounds one Stripe request; with its one retry, a payment
-// link costs a turn at most about twice as long.
-const StripeTimeout = 10 * time.Second
+// Timeout bounds one Stripe request; with its one retry, a payment link
+// costs a turn at most about twice as long.
+const Timeout = 10 * time.Second
 
-// DefaultStripeURL is Stripe's API.
-const DefaultStripeURL = "https://api.stripe.com"
+// DefaultURL is Stripe's API.
+const DefaultURL = "https://api.stripe.com"
 
 // client is a Stripe client for one tenant's key.
-func (s *Stripe) client(key string) *stripe.Client {
-	hc := s.Guard.Client(cmp.Or(s.Timeout, StripeTimeout))
+func (s *Client) client(key string) *stripego.Client {
+	hc := s.Guard.Client(cmp.Or(s.Timeout, Timeout))
 	hc.Transport = withoutHostInfo{hc.Transport}
-	backend := stripe.GetBackendWithConfig(stripe.APIBackend, &stripe.BackendConfig{
+	backend := stripego.GetBackendWithConfig(stripego.APIBackend, &stripego.BackendConfig{
 		HTTPClient:        hc,
-		URL:               stripe.String(s.URL),
-		MaxNetworkRetries: stripe.Int64(1),
-		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
+		URL:               stripego.String(s.URL),
+		MaxNetworkRetries: stripego.Int64(1),
+		LeveledLogger:     &stripego.LeveledLogger{Level: stripego.LevelNull},
 	})
-	return stripe.NewClient(key, stripe.WithBackends(&stripe.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}))
+	return stripego.NewClient(key, stripego.WithBackends(&stripego.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}))
 }
 
 // withoutHostInfo drops the X-Stripe-Client-User-Agent header stripe-go
@@ -63,8 +64,8 @@ func (w withoutHostInfo) RoundTrip(r *http.Request) (*http.Response, error) {
 	return w.base.RoundTrip(r)
 }
 
-// StripeAccount is what a connection test learnt of the key's account.
-type StripeAccount struct {
+// Account is what a connection test learnt of the key's account.
+type Account struct {
 	ID             string
 	Name           string
 	Country        string
@@ -77,18 +78,18 @@ type StripeAccount struct {
 
 // CheckKey asks Stripe for the key's account (GET /v1/account). A refused
 // key or an unreachable Stripe is a *PaymentError.
-func (s *Stripe) CheckKey(ctx context.Context, key string) (StripeAccount, error) {
+func (s *Client) CheckKey(ctx context.Context, key string) (Account, error) {
 	acct, err := s.client(key).V1Accounts.Retrieve(ctx, nil)
 	if err != nil {
-		var se *stripe.Error
+		var se *stripego.Error
 		if errors.As(err, &se) && se.HTTPStatusCode == http.StatusForbidden {
 			// A restricted key that may not read the account: Stripe took
 			// the key, which is what the test is about.
-			return StripeAccount{Restricted: true}, nil
+			return Account{Restricted: true}, nil
 		}
-		return StripeAccount{}, paymentError(err, key)
+		return Account{}, paymentError(err, key)
 	}
-	a := StripeAccount{ID: acct.ID, Country: acct.Country, ChargesEnabled: acct.ChargesEnabled}
+	a := Account{ID: acct.ID, Country: acct.Country, ChargesEnabled: acct.ChargesEnabled}
 	if acct.Settings != nil && acct.Settings.Dashboard != nil {
 		a.Name = acct.Settings.Dashboard.DisplayName
 	}
@@ -125,25 +126,25 @@ type PaymentLink struct {
 // message, where a session needs a success URL the tenant would have to
 // host; and "restrictions.completed_sessions.limit = 1" makes the link
 // payable once, like a session.
-func (s *Stripe) CreatePaymentLink(ctx context.Context, key string, r PaymentLinkRequest) (PaymentLink, error) {
-	params := &stripe.PaymentLinkCreateParams{
-		LineItems: []*stripe.PaymentLinkCreateLineItemParams{{
-			PriceData: &stripe.PaymentLinkCreateLineItemPriceDataParams{
-				Currency:    stripe.String(r.Currency),
-				UnitAmount:  stripe.Int64(r.Amount),
-				ProductData: &stripe.PaymentLinkCreateLineItemPriceDataProductDataParams{Name: stripe.String(r.Description)},
+func (s *Client) CreatePaymentLink(ctx context.Context, key string, r PaymentLinkRequest) (PaymentLink, error) {
+	params := &stripego.PaymentLinkCreateParams{
+		LineItems: []*stripego.PaymentLinkCreateLineItemParams{{
+			PriceData: &stripego.PaymentLinkCreateLineItemPriceDataParams{
+				Currency:    stripego.String(r.Currency),
+				UnitAmount:  stripego.Int64(r.Amount),
+				ProductData: &stripego.PaymentLinkCreateLineItemPriceDataProductDataParams{Name: stripego.String(r.Description)},
 			},
-			Quantity: stripe.Int64(1),
+			Quantity: stripego.Int64(1),
 		}},
-		Restrictions: &stripe.PaymentLinkCreateRestrictionsParams{
-			CompletedSessions: &stripe.PaymentLinkCreateRestrictionsCompletedSessionsParams{Limit: stripe.Int64(1)},
+		Restrictions: &stripego.PaymentLinkCreateRestrictionsParams{
+			CompletedSessions: &stripego.PaymentLinkCreateRestrictionsCompletedSessionsParams{Limit: stripego.Int64(1)},
 		},
 		Metadata: r.Metadata,
 	}
 	if r.SuccessMessage != "" {
-		params.AfterCompletion = &stripe.PaymentLinkCreateAfterCompletionParams{
-			Type:               stripe.String("hosted_confirmation"),
-			HostedConfirmation: &stripe.PaymentLinkCreateAfterCompletionHostedConfirmationParams{CustomMessage: stripe.String(r.SuccessMessage)},
+		params.AfterCompletion = &stripego.PaymentLinkCreateAfterCompletionParams{
+			Type:               stripego.String("hosted_confirmation"),
+			HostedConfirmation: &stripego.PaymentLinkCreateAfterCompletionHostedConfirmationParams{CustomMessage: stripego.String(r.SuccessMessage)},
 		}
 	}
 	if r.IdempotencyKey != "" {
@@ -195,7 +196,7 @@ func redactKey(s, key string) string {
 
 // paymentError turns what stripe-go returned into a *PaymentError.
 func paymentError(err error, key string) *PaymentError {
-	var se *stripe.Error
+	var se *stripego.Error
 	if errors.As(err, &se) {
 		pe := &PaymentError{Code: string(se.Code), Message: redactKey(parley.Clip(se.Msg, 300), key)}
 		switch {
@@ -223,12 +224,4 @@ func paymentError(err error, key string) *PaymentError {
 		return &PaymentError{Kind: PaymentUnavailable, Message: "Stripe could not be reached: " + redactKey(oe.Error(), key)}
 	}
 	return &PaymentError{Kind: PaymentUnavailable, Message: "Stripe could not be reached"}
-}
-
-// idempotencyKey is the Idempotency-Key of one payment link: the same
-// source (a quote, or the fixed amount) in the same conversation asks
-// Stripe for the same link.
-func idempotencyKey(parts ...string) string {
-	h := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return "parley-" + hex.EncodeToString(h[:20])
 }

@@ -1,4 +1,9 @@
-package handlers
+// Package vapi is Parley's client of Vapi's REST API, the voice
+// orchestrator: the managed voice setup creates a tenant's assistant and
+// buys its number with the operator's account, and the assistant-request
+// event is answered with the same assistant. Its fake, for tests, is
+// vapitest.
+package vapi
 
 import (
 	"bytes"
@@ -14,12 +19,12 @@ import (
 	"github.com/parley/parley"
 )
 
-// VapiOperator is the operator's account at the voice orchestrator, used by
+// Operator is the operator's account at the voice orchestrator, used by
 // the managed voice setup (PARLEY_VAPI_API_KEY, PARLEY_VAPI_BASE_URL). An
 // empty APIKey turns managed setup off: tenants link their own assistant.
 // The base URL is the operator's, so calls to it are not behind the SSRF
 // guard.
-type VapiOperator struct {
+type Operator struct {
 	APIKey  string
 	BaseURL string
 	// Client makes the calls; nil means one with a 20 s timeout.
@@ -27,95 +32,98 @@ type VapiOperator struct {
 }
 
 // Configured reports whether managed setup can run.
-func (v VapiOperator) Configured() bool { return v.APIKey != "" && v.BaseURL != "" }
+func (v Operator) Configured() bool { return v.APIKey != "" && v.BaseURL != "" }
 
-// vapiTimeout bounds each call to the orchestrator's REST API.
-const vapiTimeout = 20 * time.Second
+// Timeout bounds each call to the orchestrator's REST API.
+const Timeout = 20 * time.Second
 
-// maxVapiAnswer bounds what is read of an answer of the orchestrator.
-const maxVapiAnswer = 1 << 20
+// maxAnswer bounds what is read of an answer of the orchestrator.
+const maxAnswer = 1 << 20
 
-// vapiAssistant is the body of Vapi's POST /assistant: the assistant talks
+// Assistant is the body of Vapi's POST /assistant: the assistant talks
 // through this tenant's custom LLM (Vapi posts to {model.url}/chat/completions)
 // and sends its events to the server URL; both carry the tenant's secret in
 // X-Vapi-Secret.
-type vapiAssistant struct {
+type Assistant struct {
 	Name               string            `json:"name"`
 	FirstMessage       string            `json:"firstMessage,omitempty"`
-	Model              vapiModel         `json:"model"`
-	Voice              *vapiVoice        `json:"voice,omitempty"`
-	Transcriber        *vapiTranscriber  `json:"transcriber,omitempty"`
+	Model              Model             `json:"model"`
+	Voice              *Voice            `json:"voice,omitempty"`
+	Transcriber        *Transcriber      `json:"transcriber,omitempty"`
 	EndCallPhrases     []string          `json:"endCallPhrases,omitempty"`
 	MaxDurationSeconds int               `json:"maxDurationSeconds,omitempty"`
-	Server             vapiServer        `json:"server"`
+	Server             Server            `json:"server"`
 	Metadata           map[string]string `json:"metadata,omitempty"`
 }
 
-// newVapiAssistant is the assistant of a tenant's calls, as the managed
-// setup creates it and as assistant-request answers it: its model is the
-// tenant's custom LLM and its server URL the tenant's events endpoint, both
-// called with the tenant's voice secret (X-Vapi-Secret), and it speaks as
-// voiceConfig says.
-func (h *Handler) newVapiAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret string) vapiAssistant {
-	llmURL, serverURL := h.VoiceURLs(t.Slug)
-	a := vapiAssistant{
+// NewAssistant is the assistant of a tenant's calls, as the managed setup
+// creates it and as assistant-request answers it: its model is the tenant's
+// custom LLM (llmURL) and its server URL the tenant's events endpoint
+// (serverURL), both called with the tenant's voice secret (X-Vapi-Secret),
+// and it speaks as cfg says.
+func NewAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret, llmURL, serverURL string) Assistant {
+	a := Assistant{
 		Name:               parley.Clip(t.Name, 40),
 		FirstMessage:       cfg.FirstMessage,
-		Model:              vapiModel{Provider: "custom-llm", URL: llmURL, Model: "parley", Headers: map[string]string{"X-Vapi-Secret": secret}},
+		Model:              Model{Provider: "custom-llm", URL: llmURL, Model: "parley", Headers: map[string]string{"X-Vapi-Secret": secret}},
 		EndCallPhrases:     cfg.EndCallPhrases,
 		MaxDurationSeconds: cfg.MaxCallDuration,
-		Server:             vapiServer{URL: serverURL, Secret: secret},
+		Server:             Server{URL: serverURL, Secret: secret},
 		Metadata:           map[string]string{"parleyTenant": t.Slug},
 	}
 	if cfg.VoiceID != "" {
-		a.Voice = &vapiVoice{Provider: "vapi", VoiceID: cfg.VoiceID}
+		a.Voice = &Voice{Provider: "vapi", VoiceID: cfg.VoiceID}
 	}
 	if cfg.Language != "" {
 		// The transcriber takes the primary language (en, fr).
 		primary, _, _ := strings.Cut(strings.ReplaceAll(cfg.Language, "_", "-"), "-")
-		a.Transcriber = &vapiTranscriber{Provider: "deepgram", Language: strings.ToLower(primary)}
+		a.Transcriber = &Transcriber{Provider: "deepgram", Language: strings.ToLower(primary)}
 	}
 	return a
 }
 
-type vapiModel struct {
+// Model is the assistant's language model: the tenant's custom LLM.
+type Model struct {
 	Provider string            `json:"provider"`
 	URL      string            `json:"url"`
 	Model    string            `json:"model"`
 	Headers  map[string]string `json:"headers,omitempty"`
 }
 
-type vapiVoice struct {
+// Voice is the assistant's voice, one of Vapi's.
+type Voice struct {
 	Provider string `json:"provider"`
 	VoiceID  string `json:"voiceId"`
 }
 
-type vapiTranscriber struct {
+// Transcriber hears the caller, in the tenant's primary language.
+type Transcriber struct {
 	Provider string `json:"provider"`
 	Language string `json:"language"`
 }
 
-type vapiServer struct {
+// Server is where Vapi sends the call's events, with the secret.
+type Server struct {
 	URL    string `json:"url"`
 	Secret string `json:"secret"`
 }
 
-// vapiPhoneNumber is the body of Vapi's POST /phone-number for a number
+// PhoneNumber is the body of Vapi's POST /phone-number for a number
 // Vapi provides, attached to the assistant.
-type vapiPhoneNumber struct {
+type PhoneNumber struct {
 	Provider              string `json:"provider"`
 	AssistantID           string `json:"assistantId"`
 	Name                  string `json:"name,omitempty"`
 	NumberDesiredAreaCode string `json:"numberDesiredAreaCode,omitempty"`
 }
 
-// vapiError is a refusal or failure of the orchestrator, in plain words.
-type vapiError struct {
+// Error is a refusal or failure of the orchestrator, in plain words.
+type Error struct {
 	Status  int // 0: no answer
 	Message string
 }
 
-func (e *vapiError) Error() string {
+func (e *Error) Error() string {
 	switch {
 	case e.Status == 0:
 		return "Vapi could not be reached: " + e.Message
@@ -128,7 +136,7 @@ func (e *vapiError) Error() string {
 
 // call sends a JSON request to the orchestrator's REST API with the
 // operator's key and decodes a 2xx answer into out (when not nil).
-func (v VapiOperator) call(ctx context.Context, method, path string, in, out any) error {
+func (v Operator) call(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		raw, err := json.Marshal(in)
@@ -139,7 +147,7 @@ func (v VapiOperator) call(ctx context.Context, method, path string, in, out any
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(v.BaseURL, "/")+path, body)
 	if err != nil {
-		return &vapiError{Message: err.Error()}
+		return &Error{Message: err.Error()}
 	}
 	req.Header.Set("Authorization", "Bearer "+v.APIKey)
 	req.Header.Set("Accept", "application/json")
@@ -148,36 +156,36 @@ func (v VapiOperator) call(ctx context.Context, method, path string, in, out any
 	}
 	client := v.Client
 	if client == nil {
-		client = &http.Client{Timeout: vapiTimeout}
+		client = &http.Client{Timeout: Timeout}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
 		msg := "no answer"
 		var ne interface{ Timeout() bool }
 		if errors.As(err, &ne) && ne.Timeout() {
-			msg = fmt.Sprintf("no answer within %s", vapiTimeout)
+			msg = fmt.Sprintf("no answer within %s", Timeout)
 		}
-		return &vapiError{Message: msg}
+		return &Error{Message: msg}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxVapiAnswer))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return &vapiError{Message: "the answer was cut off"}
+		return &Error{Message: "the answer was cut off"}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &vapiError{Status: resp.StatusCode, Message: vapiErrorMessage(raw, resp.StatusCode)}
+		return &Error{Status: resp.StatusCode, Message: errorMessage(raw, resp.StatusCode)}
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return &vapiError{Status: resp.StatusCode, Message: "the answer is not the JSON expected"}
+			return &Error{Status: resp.StatusCode, Message: "the answer is not the JSON expected"}
 		}
 	}
 	return nil
 }
 
-// vapiErrorMessage reads Vapi's error body, {message: string or [string],
+// errorMessage reads Vapi's error body, {message: string or [string],
 // error, statusCode}, into a short message.
-func vapiErrorMessage(raw []byte, status int) string {
+func errorMessage(raw []byte, status int) string {
 	var body struct {
 		Message json.RawMessage `json:"message"`
 		Error   string          `json:"error"`
@@ -202,8 +210,8 @@ func vapiErrorMessage(raw []byte, status int) string {
 	return parley.Clip(msg, 300)
 }
 
-// createAssistant creates the assistant and returns its id.
-func (v VapiOperator) createAssistant(ctx context.Context, a vapiAssistant) (string, error) {
+// CreateAssistant creates the assistant and returns its id.
+func (v Operator) CreateAssistant(ctx context.Context, a Assistant) (string, error) {
 	var out struct {
 		ID string `json:"id"`
 	}
@@ -211,13 +219,13 @@ func (v VapiOperator) createAssistant(ctx context.Context, a vapiAssistant) (str
 		return "", err
 	}
 	if !parley.AssistantIDPattern.MatchString(out.ID) || len(out.ID) > parley.MaxVoiceAssistantID {
-		return "", &vapiError{Status: http.StatusOK, Message: "the created assistant has no usable id"}
+		return "", &Error{Status: http.StatusOK, Message: "the created assistant has no usable id"}
 	}
 	return out.ID, nil
 }
 
-// buyNumber buys a number attached to the assistant and returns it (E.164).
-func (v VapiOperator) buyNumber(ctx context.Context, p vapiPhoneNumber) (string, error) {
+// BuyNumber buys a number attached to the assistant and returns it (E.164).
+func (v Operator) BuyNumber(ctx context.Context, p PhoneNumber) (string, error) {
 	var out struct {
 		ID     string `json:"id"`
 		Number string `json:"number"`
@@ -226,12 +234,12 @@ func (v VapiOperator) buyNumber(ctx context.Context, p vapiPhoneNumber) (string,
 		return "", err
 	}
 	if !parley.PhonePattern.MatchString(out.Number) {
-		return "", &vapiError{Status: http.StatusOK, Message: fmt.Sprintf("the number bought (id %q) has no E.164 phone number", out.ID)}
+		return "", &Error{Status: http.StatusOK, Message: fmt.Sprintf("the number bought (id %q) has no E.164 phone number", out.ID)}
 	}
 	return out.Number, nil
 }
 
-// deleteAssistant removes an assistant created by a setup that failed later.
-func (v VapiOperator) deleteAssistant(ctx context.Context, id string) error {
+// DeleteAssistant removes an assistant created by a setup that failed later.
+func (v Operator) DeleteAssistant(ctx context.Context, id string) error {
 	return v.call(ctx, http.MethodDelete, "/assistant/"+id, nil, nil)
 }

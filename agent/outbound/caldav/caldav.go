@@ -1,4 +1,9 @@
-package agent
+// Package caldav is the calendar connector's client: a tenant's calendar
+// over CalDAV (RFC 4791), through the SSRF-guarded client. Its failures are
+// *Error, whose message is safe to show to the tenant and to relay to a
+// visitor: it never holds the password, nor what the server answered beyond
+// its status.
+package caldav
 
 import (
 	"context"
@@ -13,25 +18,19 @@ import (
 	"time"
 
 	"github.com/emersion/go-ical"
-	"github.com/emersion/go-webdav/caldav"
+	gocaldav "github.com/emersion/go-webdav/caldav"
 
 	"github.com/parley/parley/agent/outbound"
 )
 
-// The calendar connector's client: a tenant's calendar over CalDAV (RFC
-// 4791), through the SSRF-guarded client. Its failures are *CalendarError,
-// whose message is safe to show to the tenant and to relay to a visitor:
-// it never holds the password, nor what the server answered beyond its
-// status.
-
-// CalendarTimeout bounds each exchange with a calendar server.
-const CalendarTimeout = 10 * time.Second
+// Timeout bounds each exchange with a calendar server.
+const Timeout = 10 * time.Second
 
 // maxCalendarResponse bounds what is read of one answer of a calendar server.
 const maxCalendarResponse = 8 << 20
 
-// CalendarError is a failed exchange with a calendar server.
-type CalendarError struct {
+// Error is a failed exchange with a calendar server.
+type Error struct {
 	// Status is the server's HTTP status, 0 when it gave none.
 	Status int
 	// Message says what went wrong, in the owner's words.
@@ -40,12 +39,12 @@ type CalendarError struct {
 	Err error
 }
 
-func (e *CalendarError) Error() string { return e.Message }
-func (e *CalendarError) Unwrap() error { return e.Err }
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
 
-// CalDAV is a connection to one tenant's calendar server.
-type CalDAV struct {
-	client *caldav.Client
+// Client is a connection to one tenant's calendar server.
+type Client struct {
+	client *gocaldav.Client
 	http   *davHTTP
 	host   string
 }
@@ -80,33 +79,33 @@ type limitedBody struct {
 	io.Closer
 }
 
-// DialCalDAV prepares the connection to serverURL (no request is sent yet).
+// Dial prepares the connection to serverURL (no request is sent yet).
 // client must be the SSRF-guarded client ((*outbound.Guard).Client).
-func DialCalDAV(client *http.Client, serverURL, username, password string) (*CalDAV, error) {
+func Dial(client *http.Client, serverURL, username, password string) (*Client, error) {
 	u, err := url.Parse(serverURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, &CalendarError{Message: "the server URL is not an http(s) address", Err: err}
+		return nil, &Error{Message: "the server URL is not an http(s) address", Err: err}
 	}
 	d := &davHTTP{client: client, user: username, password: password}
-	c, err := caldav.NewClient(d, serverURL)
+	c, err := gocaldav.NewClient(d, serverURL)
 	if err != nil {
-		return nil, &CalendarError{Message: "the server URL is not usable", Err: err}
+		return nil, &Error{Message: "the server URL is not usable", Err: err}
 	}
-	return &CalDAV{client: c, http: d, host: u.Hostname()}, nil
+	return &Client{client: c, http: d, host: u.Hostname()}, nil
 }
 
-// fail turns an error of an exchange into a *CalendarError saying what
+// fail turns an error of an exchange into a *Error saying what
 // went wrong.
-func (c *CalDAV) fail(err error, what string) *CalendarError {
+func (c *Client) fail(err error, what string) *Error {
 	if err == nil {
 		return nil
 	}
-	var ce *CalendarError
+	var ce *Error
 	if errors.As(err, &ce) {
 		return ce
 	}
 	status := int(c.http.status.Swap(0))
-	e := &CalendarError{Status: status, Err: err}
+	e := &Error{Status: status, Err: err}
 	var oe *outbound.Error
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -136,8 +135,8 @@ func isTransport(err error) bool {
 	return errors.As(err, &ue)
 }
 
-// DiscoveredCalendar is the calendar a connector uses.
-type DiscoveredCalendar struct {
+// Calendar is the calendar a connector uses.
+type Calendar struct {
 	Path string
 	Name string
 }
@@ -145,46 +144,46 @@ type DiscoveredCalendar struct {
 // Discover finds the calendar to use: want (a path or URL on the server)
 // when given, checked by a query; else the first calendar of the signed-in
 // user that holds events.
-func (c *CalDAV) Discover(ctx context.Context, want string) (DiscoveredCalendar, error) {
+func (c *Client) Discover(ctx context.Context, want string) (Calendar, error) {
 	if want = strings.TrimSpace(want); want != "" {
 		path := want
 		if u, err := url.Parse(want); err == nil && u.IsAbs() {
 			if u.Hostname() != c.host {
-				return DiscoveredCalendar{}, &CalendarError{Message: "the calendar URL must be on the calendar server (" + c.host + ")"}
+				return Calendar{}, &Error{Message: "the calendar URL must be on the calendar server (" + c.host + ")"}
 			}
 			path = u.EscapedPath()
 		}
 		if !strings.HasPrefix(path, "/") {
-			return DiscoveredCalendar{}, &CalendarError{Message: "the calendar URL must be an absolute path or URL"}
+			return Calendar{}, &Error{Message: "the calendar URL must be an absolute path or URL"}
 		}
 		now := time.Now()
 		if _, err := c.events(ctx, path, now, now.Add(time.Minute)); err != nil {
-			return DiscoveredCalendar{}, err
+			return Calendar{}, err
 		}
-		return DiscoveredCalendar{Path: path}, nil
+		return Calendar{Path: path}, nil
 	}
 	principal, err := c.client.FindCurrentUserPrincipal(ctx)
 	if err != nil {
-		return DiscoveredCalendar{}, c.fail(err, "user principal")
+		return Calendar{}, c.fail(err, "user principal")
 	}
 	home, err := c.client.FindCalendarHomeSet(ctx, principal)
 	if err != nil {
-		return DiscoveredCalendar{}, c.fail(err, "calendar home")
+		return Calendar{}, c.fail(err, "calendar home")
 	}
 	cals, err := c.client.FindCalendars(ctx, home)
 	if err != nil {
-		return DiscoveredCalendar{}, c.fail(err, "calendar list")
+		return Calendar{}, c.fail(err, "calendar list")
 	}
 	for _, cal := range cals {
 		if len(cal.SupportedComponentSet) == 0 || slices.Contains(cal.SupportedComponentSet, ical.CompEvent) {
-			return DiscoveredCalendar{Path: cal.Path, Name: cal.Name}, nil
+			return Calendar{Path: cal.Path, Name: cal.Name}, nil
 		}
 	}
-	return DiscoveredCalendar{}, &CalendarError{Message: "the calendar server lists no calendar that holds events for this user"}
+	return Calendar{}, &Error{Message: "the calendar server lists no calendar that holds events for this user"}
 }
 
-// busyTime is a time the calendar is taken, [Start, End).
-type busyTime struct {
+// BusyTime is a time the calendar is taken, [Start, End).
+type BusyTime struct {
 	Start, End time.Time
 }
 
@@ -194,25 +193,25 @@ type busyTime struct {
 const queryMargin = time.Hour
 
 // events checks that path is a calendar the user may read, with a query.
-func (c *CalDAV) events(ctx context.Context, path string, from, to time.Time) ([]busyTime, error) {
-	return c.busy(ctx, path, from, to, time.UTC)
+func (c *Client) events(ctx context.Context, path string, from, to time.Time) ([]BusyTime, error) {
+	return c.Busy(ctx, path, from, to, time.UTC)
 }
 
-// busy reads the calendar's events overlapping [from, to) with a
+// Busy reads the calendar's events overlapping [from, to) with a
 // calendar-query and returns the times they take: transparent and
 // cancelled events are free time; all-day events take their days in loc;
 // recurring events are expanded within the range.
-func (c *CalDAV) busy(ctx context.Context, path string, from, to time.Time, loc *time.Location) ([]busyTime, error) {
-	q := &caldav.CalendarQuery{
-		CompRequest: caldav.CalendarCompRequest{Name: ical.CompCalendar, AllProps: true, AllComps: true},
-		CompFilter: caldav.CompFilter{Name: ical.CompCalendar,
-			Comps: []caldav.CompFilter{{Name: ical.CompEvent, Start: from.Add(-queryMargin).UTC(), End: to.Add(queryMargin).UTC()}}},
+func (c *Client) Busy(ctx context.Context, path string, from, to time.Time, loc *time.Location) ([]BusyTime, error) {
+	q := &gocaldav.CalendarQuery{
+		CompRequest: gocaldav.CalendarCompRequest{Name: ical.CompCalendar, AllProps: true, AllComps: true},
+		CompFilter: gocaldav.CompFilter{Name: ical.CompCalendar,
+			Comps: []gocaldav.CompFilter{{Name: ical.CompEvent, Start: from.Add(-queryMargin).UTC(), End: to.Add(queryMargin).UTC()}}},
 	}
 	objs, err := c.client.QueryCalendar(ctx, path, q)
 	if err != nil {
 		return nil, c.fail(err, "calendar")
 	}
-	var out []busyTime
+	var out []BusyTime
 	for _, o := range objs {
 		if o.Data == nil {
 			continue
@@ -225,7 +224,7 @@ func (c *CalDAV) busy(ctx context.Context, path string, from, to time.Time, loc 
 }
 
 // eventBusy is the time one event takes within [from, to).
-func eventBusy(ev ical.Event, from, to time.Time, loc *time.Location) []busyTime {
+func eventBusy(ev ical.Event, from, to time.Time, loc *time.Location) []BusyTime {
 	if t, _ := ev.Props.Text(ical.PropTransparency); strings.EqualFold(t, "TRANSPARENT") {
 		return nil
 	}
@@ -244,20 +243,20 @@ func eventBusy(ev ical.Event, from, to time.Time, loc *time.Location) []busyTime
 	set, err := ev.RecurrenceSet(loc)
 	if err != nil || set == nil {
 		if end.After(from) && start.Before(to) {
-			return []busyTime{{start, end}}
+			return []BusyTime{{start, end}}
 		}
 		return nil
 	}
-	var out []busyTime
+	var out []BusyTime
 	for _, s := range set.Between(from.Add(-length), to, true) {
-		out = append(out, busyTime{s, s.Add(length)})
+		out = append(out, BusyTime{s, s.Add(length)})
 	}
 	return out
 }
 
 // CreateEvent stores cal as a new calendar object of the calendar at path
 // (If-None-Match: *: never over an existing one).
-func (c *CalDAV) CreateEvent(ctx context.Context, path, uid string, cal *ical.Calendar) error {
+func (c *Client) CreateEvent(ctx context.Context, path, uid string, cal *ical.Calendar) error {
 	if _, err := c.client.PutCalendarObject(ctx, strings.TrimSuffix(path, "/")+"/"+uid+".ics", cal); err != nil {
 		return c.fail(err, "calendar")
 	}
