@@ -21,12 +21,15 @@ export PARLEY_TEST_DATABASE_URL
 # only held one of go test's two slots a second per package (go test -race
 # -run NONE ./...: 26 s with it, 21 s without).
 export GORACE=${GORACE:-atexit_sleep_ms=0}
-go vet ./...
-go tool staticcheck ./... # the version pinned by go.mod's tool directive
+# go vet and staticcheck (the version pinned by go.mod's tool directive)
+# run beside the tests, whose first seconds are links that leave a core
+# idle; the suite fails when either finds anything.
+go vet ./... & vet=$!
+go tool staticcheck ./... & lint=$!
 # -parallel 4: the browser tests wait on Chromium and on each other's
 # pages more than they compute; four at a time keeps both cores busy
 # (the web package: 110 s at the default of 2, 101 s at 4).
-# -vet=off: go vet ./... above ran every check go test would run again on
+# -vet=off: go vet ./... beside it runs every check go test would run again on
 # each package it builds (its vet is a subset of go vet's), tests included.
 # ./web first: go test starts packages in the order given, and the web
 # package is the suite's long pole (about 110 of its 150 s, most of it
@@ -37,4 +40,8 @@ go tool staticcheck ./... # the version pinned by go.mod's tool directive
 # both cores busy): 12 s less CPU a run. -ldflags=-w: no DWARF in the test
 # binaries, a quarter less CPU for each link (web: 8 s instead of 10.5).
 export GOGC=${GOGC:-400}
-go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./web/ ./...
+status=0
+go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./web/ ./... || status=$?
+wait "$vet" || { echo "go vet failed" >&2; status=1; }
+wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
+exit "$status"

@@ -90,65 +90,73 @@ func TestAdminPagesBrowser(t *testing.T) {
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
 
+	phone, laptop := adminViewports[1], adminViewports[0]
 	for _, ten := range []struct {
 		name  string
 		t     tenant
 		pages []string
 	}{{"data", full, withData}, {"empty", empty, pages}} {
-		for _, vp := range adminViewports {
-			if ten.name == "empty" && vp.name == "laptop" {
-				// Empty pages hold less than full ones, and the laptop's
-				// wide layout is the forgiving one: the phone is checked.
-				continue
-			}
-			// On the phone a tab takes a share of the pages, ten at most:
-			// axe-core takes about half a second of Chromium's CPU a page,
-			// and 33 pages in one tab ran past the tab's minute on a loaded
-			// machine.
-			share := len(ten.pages)
-			if vp.name == "phone" {
-				tabs := (len(ten.pages) + 9) / 10
-				share = (len(ten.pages) + tabs - 1) / tabs
-			}
-			for n, part := range slices.Collect(slices.Chunk(ten.pages, share)) {
-				t.Run(fmt.Sprintf("%s/%s/%d", ten.name, vp.name, n+1), func(t *testing.T) {
-					t.Parallel()
-					ctx := browserTab(t)
-					watchCSP(ctx, t)
-					mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
-					for i, p := range part {
-						name := fmt.Sprintf("%s %s /admin%s", ten.name, vp.name, p)
-						if i == 0 {
-							openSignedIn(ctx, t, b, ten.t, "/admin"+p)
-						} else {
-							mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
-						}
-						waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
-						if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
-							wide := mustRunStep(ctx, t, "widest", chromedp.Evaluate[string](`[...document.querySelectorAll('main *')]
-							.filter(e => e.getBoundingClientRect().right > innerWidth + 1)
-							.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className).join(', ')`))
-							t.Errorf("%s scrolls sideways by %d px (%s)", name, over, wide)
-						}
-						// axe on the phone, where every page is checked (with data and
-						// empty): the laptop shows the same content in a wider grid,
-						// and skipping it there keeps the suite within its time.
-						if vp.name == "phone" {
-							for _, v := range axeViolations(ctx, t, axe) {
-								t.Errorf("%s: axe: %s", name, v)
-							}
-						}
-						for _, v := range cspViolations(ctx, t) {
-							t.Errorf("%s: refused by the Content-Security-Policy: %s", name, v)
-						}
-						if ten.name == "data" {
-							// Detail pages by their kind, not their row's id, so that
-							// each run overwrites the last.
-							saveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
-						}
+		// A tab takes a share of the pages, ten at most: axe-core takes
+		// about half a second of Chromium's CPU a page, and 33 pages in one
+		// tab ran past the tab's minute on a loaded machine.
+		tabs := (len(ten.pages) + 9) / 10
+		share := (len(ten.pages) + tabs - 1) / tabs
+		for n, part := range slices.Collect(slices.Chunk(ten.pages, share)) {
+			t.Run(fmt.Sprintf("%s/%d", ten.name, n+1), func(t *testing.T) {
+				t.Parallel()
+				ctx := browserTab(t)
+				watchCSP(ctx, t)
+				resize := func(vp struct {
+					name          string
+					width, height int64
+				}) {
+					mustStep(t, "resizing to the "+vp.name, chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
+				}
+				// checkWidth: nothing scrolls sideways at the tab's size.
+				checkWidth := func(name string) {
+					if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
+						wide := mustRunStep(ctx, t, "widest", chromedp.Evaluate[string](`[...document.querySelectorAll('main *')]
+						.filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+						.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className).join(', ')`))
+						t.Errorf("%s scrolls sideways by %d px (%s)", name, over, wide)
 					}
-				})
-			}
+				}
+				resize(phone)
+				for i, p := range part {
+					name := fmt.Sprintf("%s %s /admin%s", ten.name, phone.name, p)
+					if i == 0 {
+						openSignedIn(ctx, t, b, ten.t, "/admin"+p)
+					} else {
+						mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+					}
+					waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+					checkWidth(name)
+					// axe on the phone, where every page is checked (with data and
+					// empty): the laptop shows the same content in a wider grid.
+					for _, v := range axeViolations(ctx, t, axe) {
+						t.Errorf("%s: axe: %s", name, v)
+					}
+					for _, v := range cspViolations(ctx, t) {
+						t.Errorf("%s: refused by the Content-Security-Policy: %s", name, v)
+					}
+					if ten.name != "data" {
+						// Empty pages hold less than full ones, and the laptop's
+						// wide layout is the forgiving one: the phone is checked.
+						continue
+					}
+					// Detail pages by their kind, not their row's id, so that
+					// each run overwrites the last.
+					saveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
+					// The same page on a laptop: the viewport widened, as a
+					// window is, rather than the page loaded again (a load and
+					// its sign-in cost Chromium more than the layout).
+					resize(laptop)
+					name = fmt.Sprintf("%s %s /admin%s", ten.name, laptop.name, p)
+					checkWidth(name)
+					saveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
+					resize(phone)
+				}
+			})
 		}
 	}
 }
