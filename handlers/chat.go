@@ -164,6 +164,9 @@ func (h *Handler) tenantAndAddressGates(c echo.Context, count *addressCount, t p
 func (h *Handler) Chat(c echo.Context) error {
 	count := h.countAddress(c, parley.ChatLimit)
 	defer count.settle()
+	if err := RequireJSON(c.Request()); err != nil {
+		return err
+	}
 	req, err := decodeChatRequest(c)
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	ctx := c.Request().Context()
 	count := h.countAddress(c, parley.VoteLimit)
 	defer count.settle()
+	if err := RequireJSON(c.Request()); err != nil {
+		return err
+	}
 	var req chatFeedbackRequest
 	raw, err := decodeObject(c, maxJSONBody)
 	if err != nil {

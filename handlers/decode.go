@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"mime"
+	"net/http"
 	"os"
 	"reflect"
 	"strings"
@@ -17,6 +20,27 @@ import (
 
 // maxJSONBody bounds management request bodies (bulk corpus imports are larger and set their own).
 const maxJSONBody = 1 << 20
+
+// RequireJSON refuses, with 415, a body that is not sent as JSON to an
+// endpoint that reads JSON. A request without a body passes: the endpoint
+// then says what is missing.
+func RequireJSON(req *http.Request) error {
+	if req.ContentLength != 0 && !isJSONType(req.Header.Get(echo.HeaderContentType)) {
+		msg := "Content-Type must be application/json"
+		if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
+			msg = fmt.Sprintf("Content-Type %q is not JSON: send the body as application/json", ct)
+		}
+		return echo.NewHTTPError(http.StatusUnsupportedMediaType, msg)
+	}
+	return nil
+}
+
+// isJSONType reports whether a Content-Type names JSON: application/json or
+// a +json type, with any parameters (charset=utf-8).
+func isJSONType(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json"))
+}
 
 // decodeObject reads a JSON object body into a map of raw fields.
 func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, error) {

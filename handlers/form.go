@@ -58,6 +58,9 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	ctx := c.Request().Context()
 	count := h.countAddress(c, parley.FormLimit)
 	defer count.settle()
+	if err := RequireJSON(c.Request()); err != nil {
+		return err
+	}
 	req, err := decodeFormRequest(c)
 	if err != nil {
 		return err

@@ -113,6 +113,19 @@ func TestChatCountedAtItsPlace(t *testing.T) {
 	if minute() != 2 {
 		t.Fatalf("after two messages the minute's count is %d, want 2", minute())
 	}
+	// Every request counts, whatever it is answered: one not sent as JSON
+	// (415) and one that is not a JSON object (400) as well.
+	plain := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test", "Content-Type": "text/plain"}
+	if r := b.chat(t, path, map[string]any{"message": "Hello", "sessionId": "h-x"}, plain); r.status != 415 {
+		t.Fatalf("a text/plain body: %d %v, want 415", r.status, r.body)
+	}
+	if r := b.chat(t, path, "[1]", from); r.status != 400 {
+		t.Fatalf("a JSON array: %d %v, want 400", r.status, r.body)
+	}
+	if minute() != 4 {
+		t.Fatalf("after two refused requests the minute's count is %d, want 4", minute())
+	}
+	b.exec(t, `UPDATE rate_counters SET count = 2 WHERE key = $1`, "chat:ip:min:"+addr)
 
 	// At the limit: 429, nothing stored, the model not asked.
 	b.exec(t, `UPDATE rate_counters SET count = 20 WHERE key = $1`, "chat:ip:min:"+addr)

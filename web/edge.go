@@ -3,7 +3,6 @@ package web
 import (
 	"fmt"
 	"maps"
-	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -17,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 )
 
 // What the edge refuses before a handler runs: text PostgreSQL cannot store,
@@ -96,25 +96,14 @@ func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// isJSONType reports whether a Content-Type names JSON: application/json or
-// a +json type, with any parameters (charset=utf-8).
-func isJSONType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	return err == nil && (mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json"))
-}
-
 // requireJSON refuses, with 415, a body that is not sent as JSON to an
-// endpoint that reads JSON. A request without a body passes: the endpoint
-// then says what is missing.
+// endpoint that reads JSON (handlers.RequireJSON). The public endpoints
+// that count a request against its address's limit check it themselves,
+// once the count began, so that a request refused for its type counts too.
 func requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		req := c.Request()
-		if req.ContentLength != 0 && !isJSONType(req.Header.Get(echo.HeaderContentType)) {
-			msg := "Content-Type must be application/json"
-			if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
-				msg = fmt.Sprintf("Content-Type %q is not JSON: send the body as application/json", ct)
-			}
-			return echo.NewHTTPError(http.StatusUnsupportedMediaType, msg)
+		if err := handlers.RequireJSON(c.Request()); err != nil {
+			return err
 		}
 		return next(c)
 	}

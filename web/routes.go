@@ -35,10 +35,10 @@ func (s *Server) routes() {
 
 	// Public agent surface.
 	e.GET("/context/:slug", h.ShowContext)
-	e.POST("/chat/:slug", h.Chat, requireJSON)
-	e.POST("/chat/:slug/feedback", h.SaveChatFeedback, requireJSON)
+	e.POST("/chat/:slug", h.Chat)
+	e.POST("/chat/:slug/feedback", h.SaveChatFeedback)
 	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
-	e.POST("/form/:slug", h.SubmitForm, requireJSON)
+	e.POST("/form/:slug", h.SubmitForm)
 
 	// Voice channel: the orchestrator's custom LLM and server URL,
 	// authenticated by the tenant's voice secret (no per-address limit: an
