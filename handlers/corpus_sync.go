@@ -11,12 +11,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/fetch"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/jobs"
 )
 
 // SyncCorpus answers POST /tenants/{slug}/corpus/sync: it fetches url now
-// through the SSRF-guarded client, converts it (jobs.FetchDocument) and
+// through the SSRF-guarded client, converts it (fetch.Document) and
 // stores it as an entry with source "url", kept fresh by the periodic
 // refresh. When the tenant already has an entry with that sourceUrl, that
 // entry is refreshed (200) instead of a new one created (201); the body's
@@ -97,7 +97,7 @@ func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t parley.Tenant
 		}
 	}
 
-	doc, err := jobs.FetchDocument(ctx, h.Outbound.Client(jobs.FetchTimeout), rawURL, "", "")
+	doc, err := fetch.Document(ctx, h.Outbound.Client(fetch.Timeout), rawURL, "", "")
 	if err != nil {
 		if found && existing.SyncedAt != nil {
 			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.now()); rerr != nil && parley.ErrorKind(rerr) != parley.KindNotFound {

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/fetch"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
@@ -59,7 +60,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
-	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: guard.Client(FetchTimeout)})
+	river.AddWorker(workers, &CorpusSyncWorker{DB: store, Client: guard.Client(fetch.Timeout)})
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
 	river.AddWorker(workers, &CorpusLexiconScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/fetch/fetchtest"
 	"github.com/parley/parley/db"
 )
 
@@ -203,16 +204,16 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 func TestAdminCorpusSyncHTTP(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, map[string]string{"PARLEY_SSRF_ALLOW": "127.0.0.1/32"})
-	site := newTestSite(t)
+	site := fetchtest.Start(t)
 	mine, theirs := b.ownedTenant(t, "builder"), b.ownedTenant(t, "builder")
 	bg := context.Background()
 	c := b.newAdminClient(t)
 	c.signIn(mine)
 	c.get("/admin/corpus")
-	html := func(title, text string) sitePage {
-		return sitePage{contentType: "text/html; charset=utf-8", body: article(title, text)}
+	html := func(title, text string) fetchtest.Page {
+		return fetchtest.Page{ContentType: "text/html; charset=utf-8", Body: article(title, text)}
 	}
-	shipping := site.set("/shipping", html("Shipping rates", "Shipping is free above fifty euros."))
+	shipping := site.Set("/shipping", html("Shipping rates", "Shipping is free above fifty euros."))
 
 	t.Run("PlainPost", func(t *testing.T) {
 		c := c.as(t)
@@ -232,7 +233,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 			t.Errorf("not the whole page with the new row and an empty form:\n%s", p.body)
 		}
 
-		site.set("/shipping", html("Shipping rates", "Shipping is now free above forty euros."))
+		site.Set("/shipping", html("Shipping rates", "Shipping is now free above forty euros."))
 		p = syncPost(c, url.Values{"url": {shipping}}, false)
 		if p.status != http.StatusOK || p.text("#sync-outcome") != "Refreshed" || !strings.Contains(p.text("#sync-preview"), "forty euros") {
 			t.Errorf("refresh: %d %q %q", p.status, p.text("#sync-outcome"), p.text("#sync-preview"))
@@ -247,7 +248,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 		def, err := b.db.DefaultSegment(bg, mine.ID)
 		mustStep(t, "default segment", err)
 		long := "# Guide\n\n" + strings.Repeat("Step é. ", 200)
-		guide := site.set("/guide.md", sitePage{contentType: "text/markdown", body: long})
+		guide := site.Set("/guide.md", fetchtest.Page{ContentType: "text/markdown", Body: long})
 		p := syncPost(c, url.Values{"url": {guide}, "title": {" Setup guide "}, "segment": {def.Slug}}, true)
 		if p.status != http.StatusOK || p.header.Get("HX-Trigger") != "corpusChanged" {
 			t.Fatalf("status %d, HX-Trigger %q", p.status, p.header.Get("HX-Trigger"))
@@ -282,7 +283,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 		// My segment's slug is not theirs to use.
 		seg, err := b.db.CreateSegment(bg, mine.ID, 10, db.SegmentWrite{Name: parley.Some("Wholesale buyers"), SystemPrompt: parley.Some("Mine.")})
 		mustStep(t, "creating my segment", err)
-		other := site.set("/theirs", html("Their page", "Their own text."))
+		other := site.Set("/theirs", html("Their page", "Their own text."))
 		if p := syncPost(tc, url.Values{"url": {other}, "segment": {seg.Slug}}, true); p.status != http.StatusUnprocessableEntity || p.text("#err-segmentSlug") == "" {
 			t.Errorf("my segment as theirs: %d %q", p.status, p.text("#err-segmentSlug"))
 		}
@@ -299,8 +300,8 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 	})
 
 	t.Run("Failures", func(t *testing.T) {
-		picture := site.set("/logo.png", sitePage{contentType: "image/png", body: "\x89PNG\r\n"})
-		empty := site.set("/empty", sitePage{contentType: "text/plain", body: "   "})
+		picture := site.Set("/logo.png", fetchtest.Page{ContentType: "image/png", Body: "\x89PNG\r\n"})
+		empty := site.Set("/empty", fetchtest.Page{ContentType: "text/plain", Body: "   "})
 		for _, tc := range []struct {
 			name   string
 			form   url.Values
@@ -308,7 +309,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 			field  string // the field with an inline error, if any
 			msg    string // in the field error, else in the result
 		}{
-			{"RemoteNotFound", url.Values{"url": {site.ts.URL + "/missing"}}, http.StatusUnprocessableEntity, "", "answered HTTP 404 Not Found"},
+			{"RemoteNotFound", url.Values{"url": {site.URL() + "/missing"}}, http.StatusUnprocessableEntity, "", "answered HTTP 404 Not Found"},
 			{"UnsupportedType", url.Values{"url": {picture}}, http.StatusUnprocessableEntity, "", "Unsupported content type image/png"},
 			{"NoText", url.Values{"url": {empty}}, http.StatusUnprocessableEntity, "", "The page has no text content once converted"},
 			{"Missing", url.Values{"url": {" "}}, http.StatusUnprocessableEntity, "url", "is required"},
@@ -364,23 +365,23 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 		fc := b.newAdminClient(t)
 		fc.signIn(full)
 		fc.get("/admin/corpus")
-		page := site.set("/one-more", html("One more", "One entry too many."))
+		page := site.Set("/one-more", html("One more", "One entry too many."))
 		p := syncPost(fc, url.Values{"url": {page}}, true)
 		want := fmt.Sprintf("Corpus limit of the plan reached (%d of %d entries)", limit, limit)
 		if p.status != http.StatusTooManyRequests || !strings.Contains(p.text("#sync-error"), want) {
 			t.Errorf("status %d, result %q", p.status, p.text("#sync-error"))
 		}
-		if n := site.fetches("/one-more"); n != 0 {
+		if n := site.Fetches("/one-more"); n != 0 {
 			t.Errorf("the page was fetched %d times past the limit", n)
 		}
 	})
 
 	t.Run("CSRF", func(t *testing.T) {
-		page := site.set("/csrf", html("Forged", "A forged request."))
+		page := site.Set("/csrf", html("Forged", "A forged request."))
 		if p := c.as(t).post("/admin/corpus/sync", url.Values{"url": {page}}); p.status != http.StatusForbidden {
 			t.Errorf("without the CSRF token: %d", p.status)
 		}
-		if n := site.fetches("/csrf"); n != 0 {
+		if n := site.Fetches("/csrf"); n != 0 {
 			t.Errorf("a forged request fetched the page %d times", n)
 		}
 	})
@@ -390,8 +391,8 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 func TestAdminCorpusSyncRefused(t *testing.T) {
 	t.Parallel()
 	b := setupAdmin(t, nil)
-	site := newTestSite(t)
-	local := site.set("/local", sitePage{contentType: "text/plain", body: "Local text."})
+	site := fetchtest.Start(t)
+	local := site.Set("/local", fetchtest.Page{ContentType: "text/plain", Body: "Local text."})
 	ten := b.ownedTenant(t, "builder")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
@@ -411,7 +412,7 @@ func TestAdminCorpusSyncRefused(t *testing.T) {
 			noEntryFor(t, b, ten.ID, tc.url)
 		})
 	}
-	if n := site.fetches("/local"); n != 0 {
+	if n := site.Fetches("/local"); n != 0 {
 		t.Errorf("the refused site was reached %d times", n)
 	}
 }

@@ -7,11 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/parley/parley/agent/outbound/fetch/fetchtest"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -29,59 +28,6 @@ func setupSync(t *testing.T) *bundle {
 	return newBundle(t, srv, store)
 }
 
-// testSite is a remote site whose pages tests set and count fetches of.
-type testSite struct {
-	mu    sync.Mutex
-	pages map[string]sitePage
-	hits  map[string]int
-	ts    *httptest.Server
-}
-
-type sitePage struct {
-	status      int
-	contentType string
-	body        string
-}
-
-func newTestSite(t *testing.T) *testSite {
-	p := &testSite{pages: map[string]sitePage{}, hits: map[string]int{}}
-	p.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.hits[r.URL.Path]++
-		pg, ok := p.pages[r.URL.Path]
-		p.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		if pg.status == http.StatusFound {
-			http.Redirect(w, r, pg.body, http.StatusFound)
-			return
-		}
-		w.Header().Set("Content-Type", pg.contentType)
-		if pg.status != 0 {
-			w.WriteHeader(pg.status)
-		}
-		_, _ = io.WriteString(w, pg.body)
-	}))
-	t.Cleanup(p.ts.Close)
-	return p
-}
-
-func (p *testSite) set(path string, pg sitePage) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pages[path] = pg
-	return p.ts.URL + path
-}
-
-// fetches says how many times path was requested.
-func (p *testSite) fetches(path string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.hits[path]
-}
-
 func article(title, text string) string {
 	return `<!doctype html><html><head><title>` + title + `</title></head><body>
 <nav><a href="/">Home</a> <a href="/pricing">Pricing</a> <a href="/about">About us</a></nav>
@@ -96,13 +42,13 @@ main content of the page rather than as navigation, which needs a few sentences 
 func TestCorpusSync(t *testing.T) {
 	t.Parallel()
 	b := setupSync(t)
-	site := newTestSite(t)
+	site := fetchtest.Start(t)
 
 	t.Run("CreateThenRefresh", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
 		path := "/tenants/" + ten.Slug + "/corpus/sync"
-		url := site.set("/faq", sitePage{contentType: "text/html; charset=utf-8", body: article("Opening hours", "We open at nine.")})
+		url := site.Set("/faq", fetchtest.Page{ContentType: "text/html; charset=utf-8", Body: article("Opening hours", "We open at nine.")})
 		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
 		if st != http.StatusCreated || body["created"] != true {
 			t.Fatalf("create: %d %v", st, body)
@@ -121,7 +67,7 @@ func TestCorpusSync(t *testing.T) {
 		}
 		id := e["id"]
 
-		site.set("/faq", sitePage{contentType: "text/html; charset=utf-8", body: article("Opening hours", "We now open at eight.")})
+		site.Set("/faq", fetchtest.Page{ContentType: "text/html; charset=utf-8", Body: article("Opening hours", "We now open at eight.")})
 		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
 		e = body["corpus"].(map[string]any)
 		if st != http.StatusOK || body["created"] != false || e["id"] != id || !strings.Contains(e["content"].(string), "We now open at eight.") {
@@ -145,7 +91,7 @@ func TestCorpusSync(t *testing.T) {
 	t.Run("MarkdownWithTitleAndSegment", func(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
-		url := site.set("/guide.md", sitePage{contentType: "text/markdown", body: "# Guide\n\nStep one."})
+		url := site.Set("/guide.md", fetchtest.Page{ContentType: "text/markdown", Body: "# Guide\n\nStep one."})
 		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token,
 			map[string]any{"url": url, "title": " Setup guide ", "segment": "default", "summary": "How to set up", "tags": []string{"setup"}, "locale": "en"})
 		e := body["corpus"].(map[string]any)
@@ -159,7 +105,7 @@ func TestCorpusSync(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
 		path := "/tenants/" + ten.Slug + "/corpus/sync"
-		good := site.set("/valid", sitePage{contentType: "text/plain", body: "ok"})
+		good := site.Set("/valid", fetchtest.Page{ContentType: "text/plain", Body: "ok"})
 		cases := []struct {
 			name  string
 			body  any
@@ -188,7 +134,7 @@ func TestCorpusSync(t *testing.T) {
 				}
 			})
 		}
-		if site.fetches("/valid") != 0 {
+		if site.Fetches("/valid") != 0 {
 			t.Errorf("an invalid request fetched the page")
 		}
 		if st, body := b.do(t, "POST", path, ten.Token, "[1]"); st != http.StatusBadRequest {
@@ -200,7 +146,7 @@ func TestCorpusSync(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
 		path := "/tenants/" + ten.Slug + "/corpus/sync"
-		redirect := site.set("/to-metadata", sitePage{status: http.StatusFound, body: "http://169.254.169.254/latest/meta-data/"})
+		redirect := site.Set("/to-metadata", fetchtest.Page{Status: http.StatusFound, Body: "http://169.254.169.254/latest/meta-data/"})
 		cases := []struct{ name, url, msg string }{
 			{"Private", "http://10.0.0.1/", "refused: 10.0.0.1 is a private or reserved address"},
 			{"Metadata", "http://169.254.169.254/latest/meta-data/", "refused: 169.254.169.254 is a private or reserved address"},
@@ -221,8 +167,8 @@ func TestCorpusSync(t *testing.T) {
 		t.Parallel()
 		plain := setup(t) // no PARLEY_SSRF_ALLOW: the loopback test site is off limits
 		ten := plain.newTenant(t, "scale")
-		url := site.set("/loopback", sitePage{contentType: "text/plain", body: "internal"})
-		_, port, _ := net.SplitHostPort(strings.TrimPrefix(site.ts.URL, "http://"))
+		url := site.Set("/loopback", fetchtest.Page{ContentType: "text/plain", Body: "internal"})
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(site.URL(), "http://"))
 		for _, u := range []string{url, "http://localhost:" + port + "/loopback"} {
 			st, body := plain.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": u})
 			if st != http.StatusBadRequest || !strings.HasPrefix(fmt.Sprint(body["error"]), "refused: ") || body["code"] != "URL_REFUSED" {
@@ -233,7 +179,7 @@ func TestCorpusSync(t *testing.T) {
 		if body["error"] != "refused: localhost is not a public internet address" {
 			t.Errorf("hostname message: %v", body)
 		}
-		if site.fetches("/loopback") != 0 {
+		if site.Fetches("/loopback") != 0 {
 			t.Errorf("the refused site was reached")
 		}
 	})
@@ -255,13 +201,13 @@ func TestCorpusSync(t *testing.T) {
 			msg    string
 			code   string
 		}{
-			{"Unsupported", site.set("/logo.png", sitePage{contentType: "image/png", body: "\x89PNG\r\n\x1a\n"}), 422,
+			{"Unsupported", site.Set("/logo.png", fetchtest.Page{ContentType: "image/png", Body: "\x89PNG\r\n\x1a\n"}), 422,
 				"unsupported content type image/png: supported are HTML, Markdown, plain text and PDF", "UNSUPPORTED_CONTENT_TYPE"},
-			{"Empty", site.set("/blank", sitePage{contentType: "text/plain", body: " \n\n "}), 422, "the page has no text content once converted", ""},
-			{"TooLong", site.set("/huge", sitePage{contentType: "text/plain", body: strings.Repeat("x", 50001)}), 422,
+			{"Empty", site.Set("/blank", fetchtest.Page{ContentType: "text/plain", Body: " \n\n "}), 422, "the page has no text content once converted", ""},
+			{"TooLong", site.Set("/huge", fetchtest.Page{ContentType: "text/plain", Body: strings.Repeat("x", 50001)}), 422,
 				"the page converts to 50,001 characters, over the 50,000 character limit of a corpus entry; split it or sync a smaller page", ""},
-			{"NotFound", site.ts.URL + "/missing", 422, "127.0.0.1 answered HTTP 404 Not Found", "URL_HTTP_ERROR"},
-			{"ServerError", site.set("/broken", sitePage{status: 500, contentType: "text/plain", body: "boom"}), 422, "127.0.0.1 answered HTTP 500 Internal Server Error", "URL_HTTP_ERROR"},
+			{"NotFound", site.URL() + "/missing", 422, "127.0.0.1 answered HTTP 404 Not Found", "URL_HTTP_ERROR"},
+			{"ServerError", site.Set("/broken", fetchtest.Page{Status: 500, ContentType: "text/plain", Body: "boom"}), 422, "127.0.0.1 answered HTTP 500 Internal Server Error", "URL_HTTP_ERROR"},
 			{"ConnectionRefused", closed, 422, "cannot reach 127.0.0.1: connection refused", "URL_UNREACHABLE"},
 		}
 		for _, tc := range cases {
@@ -283,13 +229,13 @@ func TestCorpusSync(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
 		path := "/tenants/" + ten.Slug + "/corpus/sync"
-		url := site.set("/flaky", sitePage{contentType: "text/plain", body: "good content"})
+		url := site.Set("/flaky", fetchtest.Page{ContentType: "text/plain", Body: "good content"})
 		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
 		if st != http.StatusCreated {
 			t.Fatalf("%d %v", st, body)
 		}
 		id := body["corpus"].(map[string]any)["id"].(string)
-		site.set("/flaky", sitePage{status: 503, contentType: "text/plain", body: "down"})
+		site.Set("/flaky", fetchtest.Page{Status: 503, ContentType: "text/plain", Body: "down"})
 		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": url}); st != http.StatusUnprocessableEntity {
 			t.Fatalf("%d %v", st, body)
 		}
@@ -299,7 +245,7 @@ func TestCorpusSync(t *testing.T) {
 		if e["content"] != "good content" || sync["lastError"] != "127.0.0.1 answered HTTP 503 Service Unavailable" || sync["lastErrorAt"] == nil || sync["syncedAt"] == nil {
 			t.Errorf("%v", e)
 		}
-		site.set("/flaky", sitePage{contentType: "text/plain", body: "back again"})
+		site.Set("/flaky", fetchtest.Page{ContentType: "text/plain", Body: "back again"})
 		_, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": url})
 		e = body["corpus"].(map[string]any)
 		if e["content"] != "back again" || e["sync"].(map[string]any)["lastError"] != nil {
@@ -311,7 +257,7 @@ func TestCorpusSync(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "free") // 50 entries
 		path := "/tenants/" + ten.Slug + "/corpus/sync"
-		synced := site.set("/limit-synced", sitePage{contentType: "text/plain", body: "v1"})
+		synced := site.Set("/limit-synced", fetchtest.Page{ContentType: "text/plain", Body: "v1"})
 		if st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": synced}); st != http.StatusCreated {
 			t.Fatalf("%d %v", st, body)
 		}
@@ -322,11 +268,11 @@ func TestCorpusSync(t *testing.T) {
 		if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/bulk", ten.Token, map[string]any{"entries": entries}); st != 200 || body["created"] != float64(49) {
 			t.Fatalf("fill: %d %v", st, body)
 		}
-		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": site.set("/limit-new", sitePage{contentType: "text/plain", body: "new"})})
-		if st != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(body["error"]), "limit") || site.fetches("/limit-new") != 0 {
-			t.Errorf("over limit: %d %v (fetched %d times)", st, body, site.fetches("/limit-new"))
+		st, body := b.do(t, "POST", path, ten.Token, map[string]any{"url": site.Set("/limit-new", fetchtest.Page{ContentType: "text/plain", Body: "new"})})
+		if st != http.StatusTooManyRequests || !strings.Contains(fmt.Sprint(body["error"]), "limit") || site.Fetches("/limit-new") != 0 {
+			t.Errorf("over limit: %d %v (fetched %d times)", st, body, site.Fetches("/limit-new"))
 		}
-		site.set("/limit-synced", sitePage{contentType: "text/plain", body: "v2"})
+		site.Set("/limit-synced", fetchtest.Page{ContentType: "text/plain", Body: "v2"})
 		st, body = b.do(t, "POST", path, ten.Token, map[string]any{"url": synced})
 		if st != http.StatusOK || body["corpus"].(map[string]any)["content"] != "v2" {
 			t.Errorf("refresh at the limit: %d %v", st, body)
@@ -336,7 +282,7 @@ func TestCorpusSync(t *testing.T) {
 	t.Run("TenantIsolation", func(t *testing.T) {
 		t.Parallel()
 		ten, other := b.newTenant(t, "scale"), b.newTenant(t, "scale")
-		url := site.set("/shared", sitePage{contentType: "text/plain", body: "shared page"})
+		url := site.Set("/shared", fetchtest.Page{ContentType: "text/plain", Body: "shared page"})
 		st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus/sync", ten.Token, map[string]any{"url": url})
 		if st != http.StatusCreated {
 			t.Fatalf("%d %v", st, body)
@@ -355,7 +301,7 @@ func TestCorpusSync(t *testing.T) {
 		t.Parallel()
 		ten := b.newTenant(t, "scale")
 		path := "/tenants/" + ten.Slug + "/corpus/sync"
-		url := site.set("/scoped", sitePage{contentType: "text/plain", body: "scoped"})
+		url := site.Set("/scoped", fetchtest.Page{ContentType: "text/plain", Body: "scoped"})
 		if st, _ := b.do(t, "POST", path, b.token(t, ten.ID, auth.ScopeCorpusRead), map[string]any{"url": url}); st != http.StatusForbidden {
 			t.Errorf("corpus:read: %d", st)
 		}
@@ -430,7 +376,7 @@ func TestCorpusSyncFetch(t *testing.T) {
 	t.Parallel()
 	c := &openAPIChecker{t: t, b: setupSync(t)}
 	b := c.b
-	site := newTestSite(t)
+	site := fetchtest.Start(t)
 	ten := b.newTenant(t, "scale")
 	path := "/tenants/" + ten.Slug + "/corpus/sync"
 	entry := func(body any) map[string]any {
@@ -443,7 +389,7 @@ func TestCorpusSyncFetch(t *testing.T) {
 	}
 
 	// Create, then refresh the entry of the same URL.
-	page := site.set("/shipping", sitePage{contentType: "text/html; charset=utf-8", body: article("Shipping", "Orders ship within two working days.")})
+	page := site.Set("/shipping", fetchtest.Page{ContentType: "text/html; charset=utf-8", Body: article("Shipping", "Orders ship within two working days.")})
 	status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": page, "segmentSlug": "pros", "tags": []string{"shipping"}, "priority": 6}, true)
 	e := entry(body)
 	if status != http.StatusCreated || body.(map[string]any)["created"] != true || e["source"] != "url" || e["sourceUrl"] != page || e["title"] != "Shipping" || e["priority"] != float64(6) {
@@ -459,7 +405,7 @@ func TestCorpusSyncFetch(t *testing.T) {
 	}
 
 	// A failed refresh keeps the content and records the error on the entry.
-	site.set("/shipping", sitePage{status: http.StatusInternalServerError, contentType: "text/plain", body: "down"})
+	site.Set("/shipping", fetchtest.Page{Status: http.StatusInternalServerError, ContentType: "text/plain", Body: "down"})
 	if status, body = c.exchange("POST", path, ten.Token, map[string]any{"url": page}, true); status != http.StatusUnprocessableEntity {
 		t.Errorf("POST sync of a failing page: %d %v", status, body)
 	}
@@ -474,17 +420,17 @@ func TestCorpusSyncFetch(t *testing.T) {
 	// Pages that cannot become entries, and remote failures.
 	for _, tc := range []struct {
 		what   string
-		page   sitePage
+		page   fetchtest.Page
 		status int
 	}{
-		{"image", sitePage{contentType: "image/png", body: "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 64)}, http.StatusUnprocessableEntity},
-		{"empty", sitePage{contentType: "text/plain", body: "   \n  "}, http.StatusUnprocessableEntity},
-		{"long", sitePage{contentType: "text/plain", body: strings.Repeat("word ", 12000)}, http.StatusUnprocessableEntity},
-		{"big", sitePage{contentType: "text/plain", body: strings.Repeat("x", 10<<20+1)}, http.StatusRequestEntityTooLarge},
-		{"missing", sitePage{status: http.StatusNotFound, contentType: "text/html", body: "gone"}, http.StatusUnprocessableEntity},
-		{"loop", sitePage{status: http.StatusFound, body: "/loop"}, http.StatusUnprocessableEntity},
+		{"image", fetchtest.Page{ContentType: "image/png", Body: "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 64)}, http.StatusUnprocessableEntity},
+		{"empty", fetchtest.Page{ContentType: "text/plain", Body: "   \n  "}, http.StatusUnprocessableEntity},
+		{"long", fetchtest.Page{ContentType: "text/plain", Body: strings.Repeat("word ", 12000)}, http.StatusUnprocessableEntity},
+		{"big", fetchtest.Page{ContentType: "text/plain", Body: strings.Repeat("x", 10<<20+1)}, http.StatusRequestEntityTooLarge},
+		{"missing", fetchtest.Page{Status: http.StatusNotFound, ContentType: "text/html", Body: "gone"}, http.StatusUnprocessableEntity},
+		{"loop", fetchtest.Page{Status: http.StatusFound, Body: "/loop"}, http.StatusUnprocessableEntity},
 	} {
-		u := site.set("/"+tc.what, tc.page)
+		u := site.Set("/"+tc.what, tc.page)
 		status, body := c.exchange("POST", path, ten.Token, map[string]any{"url": u}, true)
 		if m, _ := body.(map[string]any); status != tc.status || m["error"] == "" {
 			t.Errorf("POST sync of %s: %d %v", tc.what, status, body)
@@ -494,7 +440,7 @@ func TestCorpusSyncFetch(t *testing.T) {
 	// The corpus limit applies when a sync creates an entry, not when it refreshes one.
 	free := b.newTenant(t, "free") // 50 entries
 	freePath := "/tenants/" + free.Slug + "/corpus/sync"
-	faq := site.set("/faq", sitePage{contentType: "text/markdown", body: "# FAQ\n\nAsk us anything."})
+	faq := site.Set("/faq", fetchtest.Page{ContentType: "text/markdown", Body: "# FAQ\n\nAsk us anything."})
 	if status, body = c.exchange("POST", freePath, free.Token, map[string]any{"url": faq}, true); status != http.StatusCreated {
 		t.Fatalf("POST sync on the free plan: %d %v", status, body)
 	}
@@ -505,12 +451,12 @@ func TestCorpusSyncFetch(t *testing.T) {
 	if status, got := b.do(t, "POST", "/tenants/"+free.Slug+"/corpus/bulk", free.Token, map[string]any{"entries": fill}); status != http.StatusOK || got["created"] != float64(49) {
 		t.Fatalf("fill the free corpus: %d %v", status, got)
 	}
-	other := site.set("/other", sitePage{contentType: "text/plain", body: "Other page."})
+	other := site.Set("/other", fetchtest.Page{ContentType: "text/plain", Body: "Other page."})
 	status, body = c.exchange("POST", freePath, free.Token, map[string]any{"url": other}, true)
 	if status != http.StatusTooManyRequests || errorDetails(body)["limit"] != float64(50) {
 		t.Errorf("POST sync over the corpus limit: %d %v", status, body)
 	}
-	if site.fetches("/other") != 0 {
+	if site.Fetches("/other") != 0 {
 		t.Errorf("a sync over the limit fetched the page")
 	}
 	if status, body = c.exchange("POST", freePath, free.Token, map[string]any{"url": faq}, true); status != http.StatusOK {
