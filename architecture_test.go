@@ -23,6 +23,7 @@ var allowedImports = map[string][]string{
 	"agent/outbound/fetch":             {"", "agent/outbound"},
 	"agent/outbound/fetch/fetchtest":   {},
 	"agent/outbound/stripe":            {"", "agent/outbound"},
+	"agent/outbound/stripe/stripetest": {},
 	"agent/outbound/vapi":              {""},
 	"agent/outbound/vapi/vapitest":     {},
 	"auth":                             {"", "db"},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/parley/parley/agent/outbound/stripe/stripetest"
 )
 
 // The payments page in Chromium against the fake Stripe: a bad key is
@@ -15,8 +16,8 @@ import (
 // amount is saved, and Disconnect deletes the connector after a question.
 func TestAdminPaymentsBrowser(t *testing.T) {
 	t.Parallel()
-	stripe := newFakeStripe(t)
-	stripe.addKey(testStripeKey, "Acme Bikes")
+	stripe := stripetest.Start(t)
+	stripe.AddKey(testStripeKey, "Acme Bikes")
 	b, _ := setupChat(t, map[string]string{"PARLEY_STRIPE_API_URL": stripe.URL})
 	ten := b.ownedTenant(t, "starter")
 	ctx := browserTab(t)
@@ -58,10 +59,10 @@ func TestAdminPaymentsBrowser(t *testing.T) {
 		t.Errorf("amount field = %q", v)
 	}
 
-	calls := len(stripe.received())
+	calls := len(stripe.Received())
 	mustStep(t, "testing", chromedp.Do(ctx, chromedp.Click(chromedp.ID("test-payments"))))
 	waitUntil(ctx, t, "the test's result", `(document.getElementById('payment-test-result')?.innerText || '').includes('Acme Bikes')`)
-	if got := stripe.received(); len(got) != calls+1 || got[len(got)-1].Path != "/v1/account" {
+	if got := stripe.Received(); len(got) != calls+1 || got[len(got)-1].Path != "/v1/account" {
 		t.Errorf("Stripe got %d requests, want GET /v1/account", len(got)-calls)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/llmtest"
 	stripeclient "github.com/parley/parley/agent/outbound/stripe"
+	"github.com/parley/parley/agent/outbound/stripe/stripetest"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -37,9 +38,9 @@ func (l *lockedBuffer) String() string {
 
 // setupPayments is setupChat with a fake Stripe, logs kept (at debug) to be
 // searched for the key, and Stripe's timeout shortened.
-func setupPayments(t *testing.T) (*bundle, *llmtest.OpenAI, *fakeStripe, *lockedBuffer) {
+func setupPayments(t *testing.T) (*bundle, *llmtest.OpenAI, *stripetest.Server, *lockedBuffer) {
 	t.Helper()
-	stripe := newFakeStripe(t)
+	stripe := stripetest.Start(t)
 	llm := llmtest.NewOpenAI(t)
 	store := dbtest.New(t)
 	cfg := testConfig(t, chatEnv(llm.URL), map[string]string{"PARLEY_STRIPE_API_URL": stripe.URL})
@@ -62,8 +63,8 @@ func setupPayments(t *testing.T) (*bundle, *llmtest.OpenAI, *fakeStripe, *locked
 func TestChatCollectPayment(t *testing.T) {
 	t.Parallel()
 	b, llm, stripe, logs := setupPayments(t)
-	stripe.addKey(testStripeKey, "Acme")
-	stripe.addKey(otherStripeKey, "Other")
+	stripe.AddKey(testStripeKey, "Acme")
+	stripe.AddKey(otherStripeKey, "Other")
 	ten := b.newTenant(t, "starter")
 	other := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
@@ -132,7 +133,7 @@ func TestChatCollectPayment(t *testing.T) {
 			result["currency"] != "EUR" || result["mode"] != "test" || !strings.Contains(out["summary"].(string), url) {
 			t.Fatalf("payment result %v", out)
 		}
-		got := stripe.received()
+		got := stripe.Received()
 		link := got[len(got)-1]
 		if link.Path != "/v1/payment_links" || link.Key != testStripeKey || link.IdempotencyKey == "" || link.Version == "" || link.HostInfo != "" ||
 			link.Form.Get("line_items[0][price_data][unit_amount]") != "6000" || link.Form.Get("line_items[0][price_data][currency]") != "eur" ||
@@ -157,13 +158,13 @@ func TestChatCollectPayment(t *testing.T) {
 		}
 
 		// The next message asks again: the same link, no second one.
-		calls := len(stripe.received())
+		calls := len(stripe.Received())
 		reqs = turn(t, path, "pay-quote", call("p2", "collect_payment", `{}`))
 		out = payResult(t, reqs[1])
 		if again, _ := out["result"].(map[string]any); out["success"] != true || again["paymentUrl"] != url {
 			t.Errorf("second ask: %v, want %s again", out, url)
 		}
-		if len(stripe.received()) != calls {
+		if len(stripe.Received()) != calls {
 			t.Errorf("the second ask called Stripe")
 		}
 		if n := b.count(t, `SELECT count(*) FROM submissions WHERE tenant_id = $1 AND tool_type = 'COLLECT_PAYMENT'`, ten.ID); n != 1 {
@@ -195,7 +196,7 @@ func TestChatCollectPayment(t *testing.T) {
 		if result, _ := out["result"].(map[string]any); out["success"] != true || result["amount"] != "49.50" || result["description"] != "Consultation deposit" {
 			t.Fatalf("fixed amount: %v", out)
 		}
-		got := stripe.received()
+		got := stripe.Received()
 		if f := got[len(got)-1].Form; f.Get("line_items[0][price_data][unit_amount]") != "4950" ||
 			f.Get("line_items[0][price_data][product_data][name]") != "Consultation deposit" {
 			t.Errorf("Stripe got %v", f)
@@ -203,7 +204,7 @@ func TestChatCollectPayment(t *testing.T) {
 	})
 
 	t.Run("BadInputs", func(t *testing.T) {
-		calls := len(stripe.received())
+		calls := len(stripe.Received())
 		for _, tc := range []struct{ args, want string }{
 			{`{"amount":1}`, `"amount" is not a parameter`},
 			{`{"quoteId":5}`, "quoteId must be a string"},
@@ -217,7 +218,7 @@ func TestChatCollectPayment(t *testing.T) {
 				t.Errorf("%s: %v, want %q", tc.args, out, tc.want)
 			}
 		}
-		if len(stripe.received()) != calls {
+		if len(stripe.Received()) != calls {
 			t.Errorf("bad arguments reached Stripe")
 		}
 		// A quote in a currency Stripe does not charge.
@@ -240,15 +241,15 @@ func TestChatCollectPayment(t *testing.T) {
 			fail func()
 			want string
 		}{
-			{func() { stripe.failNext(401, "invalid_request_error", "", "Invalid API Key provided: "+testStripeKey) }, "refused the connection"},
-			{func() { stripe.failNext(429, "rate_limit_error", "rate_limit", "Too many requests") }, "too many requests"},
-			{func() { stripe.failNext(402, "card_error", "card_declined", "Your card was declined.") }, "Stripe refused it (Your card was declined.)"},
-			{func() { stripe.failNext(500, "api_error", "", "Something went wrong on Stripe's end.") }, "Stripe is unavailable"},
-			{func() { stripe.setDelay(time.Second) }, "did not answer in time"},
+			{func() { stripe.FailNext(401, "invalid_request_error", "", "Invalid API Key provided: "+testStripeKey) }, "refused the connection"},
+			{func() { stripe.FailNext(429, "rate_limit_error", "rate_limit", "Too many requests") }, "too many requests"},
+			{func() { stripe.FailNext(402, "card_error", "card_declined", "Your card was declined.") }, "Stripe refused it (Your card was declined.)"},
+			{func() { stripe.FailNext(500, "api_error", "", "Something went wrong on Stripe's end.") }, "Stripe is unavailable"},
+			{func() { stripe.SetDelay(time.Second) }, "did not answer in time"},
 		} {
 			tc.fail()
 			reqs := turn(t, path, "pay-err", call("p1", "collect_payment", `{}`))
-			stripe.setDelay(0)
+			stripe.SetDelay(0)
 			out := payResult(t, reqs[1])
 			if out["success"] != false || !strings.Contains(out["summary"].(string), tc.want) {
 				t.Errorf("%s: %v", tc.want, out)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parley/parley/agent/outbound/stripe/stripetest"
 	"github.com/parley/parley/auth"
 )
 
@@ -21,8 +22,8 @@ const (
 // asks the fake Stripe; scopes and tenants are kept apart.
 func TestPaymentConnectorAPI(t *testing.T) {
 	t.Parallel()
-	stripe := newFakeStripe(t)
-	stripe.addKey(testStripeKey, "Acme Test")
+	stripe := stripetest.Start(t)
+	stripe.AddKey(testStripeKey, "Acme Test")
 	b, _ := setupChat(t, map[string]string{"PARLEY_STRIPE_API_URL": stripe.URL})
 	ten := b.newTenant(t, "starter")
 	other := b.newTenant(t, "starter")
@@ -121,7 +122,7 @@ func TestPaymentConnectorAPI(t *testing.T) {
 	if st != 200 || body["ok"] != true || body["mode"] != "test" || acct["name"] != "Acme Test" || !strings.Contains(body["message"].(string), "Test mode") {
 		t.Fatalf("test of the saved key: %d %v", st, body)
 	}
-	got := stripe.received()
+	got := stripe.Received()
 	if last := got[len(got)-1]; last.Path != "/v1/account" || last.Key != testStripeKey || last.Version == "" {
 		t.Errorf("Stripe got %+v", last)
 	}
@@ -139,10 +140,8 @@ func TestPaymentConnectorAPI(t *testing.T) {
 	}
 	// A restricted key that may not read the account is still accepted.
 	const restricted = "rk_test_51RestrictedKeyForTests0042"
-	stripe.addKey(restricted, "")
-	stripe.mu.Lock()
-	stripe.noAccount[restricted] = true
-	stripe.mu.Unlock()
+	stripe.AddKey(restricted, "")
+	stripe.RestrictKey(restricted)
 	st, body = b.do(t, "POST", path+"/test", ten.Token, map[string]any{"secretKey": restricted})
 	if st != 200 || body["ok"] != true || body["account"] != nil || !strings.Contains(body["message"].(string), "restricted key") {
 		t.Errorf("test of a restricted key without the Account permission: %d %v", st, body)
@@ -155,7 +154,7 @@ func TestPaymentConnectorAPI(t *testing.T) {
 		t.Errorf("test of a publishable key: %d %v", st, body)
 	}
 	// A new key forgets the old key's test.
-	stripe.addKey(otherStripeKey, "Other")
+	stripe.AddKey(otherStripeKey, "Other")
 	if st, body = b.do(t, "PUT", path, ten.Token, map[string]any{"secretKey": otherStripeKey}); st != 200 || body["lastTest"] != nil || body["keyLast4"] != "wxyz" {
 		t.Errorf("new key: %d %v", st, body)
 	}

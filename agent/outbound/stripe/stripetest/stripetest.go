@@ -1,4 +1,8 @@
-package web
+// Package stripetest is an in-process stand-in for the part of Stripe's
+// API the payment connector uses, for tests: it speaks the real wire
+// protocol, so that package stripe's client (stripe-go underneath) runs as
+// it does against Stripe.
+package stripetest
 
 import (
 	"encoding/json"
@@ -16,11 +20,11 @@ import (
 	"time"
 )
 
-// fakeStripe speaks the part of Stripe's API the payment connector uses:
+// Server speaks the part of Stripe's API the payment connector uses:
 // GET /v1/account and POST /v1/payment_links, with Stripe's form-encoded
 // requests, its JSON objects and error shape ({"error": {type, code,
 // message, param}}), the Bearer key check, and Idempotency-Key replays.
-type fakeStripe struct {
+type Server struct {
 	*httptest.Server
 	mu sync.Mutex
 	// keys are the keys Stripe takes, with the account's name; restricted
@@ -31,7 +35,7 @@ type fakeStripe struct {
 	fail []stripeFailure
 	// delay holds the next requests this long.
 	delay    time.Duration
-	requests []stripeRequest
+	requests []Request
 	links    int
 	replays  map[string]stripeReplay // by Idempotency-Key
 }
@@ -41,8 +45,8 @@ type stripeFailure struct {
 	typ, code, text string
 }
 
-// stripeRequest is one request the fake received.
-type stripeRequest struct {
+// Request is one request the fake received.
+type Request struct {
 	Method, Path, Key, IdempotencyKey, Version string
 	Form                                       url.Values
 	// HostInfo is stripe-go's X-Stripe-Client-User-Agent, which names the host.
@@ -57,36 +61,47 @@ type stripeReplay struct {
 // stripeCurrenciesFake is what the fake charges in (a few).
 var stripeCurrenciesFake = []string{"usd", "eur", "gbp", "jpy", "kwd"}
 
-func newFakeStripe(t *testing.T) *fakeStripe {
+// Start starts a server, closed when the test ends; it takes no key until
+// AddKey.
+func Start(t *testing.T) *Server {
 	t.Helper()
-	f := &fakeStripe{keys: map[string]string{}, noAccount: map[string]bool{}, replays: map[string]stripeReplay{}}
+	f := &Server{keys: map[string]string{}, noAccount: map[string]bool{}, replays: map[string]stripeReplay{}}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
 	return f
 }
 
-// addKey makes Stripe take key, for an account named name.
-func (f *fakeStripe) addKey(key, name string) {
+// AddKey makes Stripe take key, for an account named name.
+func (f *Server) AddKey(key, name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.keys[key] = name
 }
 
-// failNext makes the next request fail with Stripe's error.
-func (f *fakeStripe) failNext(status int, typ, code, text string) {
+// RestrictKey makes key a restricted key, which may not read the account
+// (403).
+func (f *Server) RestrictKey(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noAccount[key] = true
+}
+
+// FailNext makes the next request fail with Stripe's error.
+func (f *Server) FailNext(status int, typ, code, text string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fail = append(f.fail, stripeFailure{status, typ, code, text})
 }
 
-func (f *fakeStripe) setDelay(d time.Duration) {
+// SetDelay holds the next requests d before answering (0: at once).
+func (f *Server) SetDelay(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.delay = d
 }
 
-// received returns the requests received so far.
-func (f *fakeStripe) received() []stripeRequest {
+// Received returns the requests received so far.
+func (f *Server) Received() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.requests)
@@ -114,9 +129,9 @@ func masked(key string) string {
 	return "****"
 }
 
-func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	req := stripeRequest{Method: r.Method, Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"),
+	req := Request{Method: r.Method, Path: r.URL.Path, IdempotencyKey: r.Header.Get("Idempotency-Key"),
 		Version: r.Header.Get("Stripe-Version"), HostInfo: r.Header.Get("X-Stripe-Client-User-Agent")}
 	req.Key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if r.Method == http.MethodPost {
@@ -178,7 +193,7 @@ func (f *fakeStripe) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeStripe) createLink(w http.ResponseWriter, req stripeRequest, live bool) {
+func (f *Server) createLink(w http.ResponseWriter, req Request, live bool) {
 	form := req.Form
 	if req.IdempotencyKey != "" {
 		f.mu.Lock()
