@@ -47,10 +47,7 @@ func (in *CalendarInput) HasPassword() bool {
 // must not call a URL ("" when it may); plainHTTP, when not nil, says
 // whether a URL may be called over plain http (nil: https only).
 func (in *CalendarInput) Check(cur *CalendarConnector, address func(rawURL string) string, plainHTTP func(rawURL string) bool) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	in.ServerURL.Value = strings.TrimSpace(in.ServerURL.Value)
 	if !in.ServerURL.Set || in.ServerURL.Null || in.ServerURL.Value == "" {
 		errs.Add("serverUrl", "is required (use DELETE to disconnect the calendar)")

@@ -50,10 +50,7 @@ type CorpusInput struct {
 // its problems, Problems first; creating, title and content are required.
 // The segment is left to resolve.
 func (in *CorpusInput) Check(creating bool) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	for _, o := range []*Opt[string]{&in.Summary, &in.ExternalID, &in.Source, &in.SourceURL, &in.Locale} {
 		NullIfEmpty(o)
 	}

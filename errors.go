@@ -3,6 +3,7 @@ package parley
 import (
 	"errors"
 	"fmt"
+	"maps"
 )
 
 // Kind classifies an application error; the HTTP layer maps each kind to one status.
@@ -59,6 +60,15 @@ func ErrorKind(err error) Kind {
 // FieldErrors maps a field name to what is wrong with it. It is the details
 // payload of validation errors.
 type FieldErrors map[string]string
+
+// Copy is a new set of problems holding fe's (none when fe is nil): an
+// input's Check starts from the problems its surface met reading it, so
+// that they are reported first.
+func (fe FieldErrors) Copy() FieldErrors {
+	c := make(FieldErrors, len(fe))
+	maps.Copy(c, fe)
+	return c
+}
 
 // Add records the first problem found with a field.
 func (fe FieldErrors) Add(field, msg string) {

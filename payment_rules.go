@@ -40,10 +40,7 @@ func (in *PaymentInput) Key() string {
 // sets the key's mode, type and last 4 characters; sealing it is the
 // caller's (SealedKey is cur's).
 func (in *PaymentInput) Apply(tenantID string, cur *PaymentConnector) (PaymentConnector, FieldErrors) {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	p := PaymentConnector{TenantID: tenantID, IsActive: true}
 	if cur != nil {
 		p = *cur

@@ -42,10 +42,7 @@ type ProductInput struct {
 // on the stored product, not only on whether the write creates one: a
 // create whose externalId is taken updates that product.)
 func (in *ProductInput) Check(cur *Product) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	if in.ExternalID.Set && !in.ExternalID.Null {
 		in.ExternalID.Value = strings.TrimSpace(in.ExternalID.Value)
 	}

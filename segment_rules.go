@@ -46,10 +46,7 @@ type SegmentInput struct {
 // problems, Problems first; creating, name and systemPrompt are required
 // and an empty slug is made from the name.
 func (in *SegmentInput) Check(creating bool) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	NullIfEmpty(&in.WelcomeMessage)
 	in.Name.Value = strings.TrimSpace(in.Name.Value)
 	CheckText(errs, "name", in.Name, MaxSegmentName, creating)

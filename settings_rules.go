@@ -41,10 +41,7 @@ type MCPSettingsInput struct {
 // Check returns the save's problems, Problems first; address, when not
 // nil, says why Parley must not call a URL ("" when it may).
 func (in *MCPSettingsInput) Check(address func(rawURL string) string) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	if !in.URL.Set || in.URL.Null || in.URL.Value == "" {
 		errs.Add("mcpToolsUrl", "is required (use DELETE to remove the configuration)")
 	} else {
@@ -86,10 +83,7 @@ type EmbeddingsInput struct {
 // refused while a key is, or stays, set. address, when not nil, says why
 // Parley must not call a URL ("" when it may).
 func (in *EmbeddingsInput) Check(keyStored bool, address func(rawURL string) string) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	in.URL.Value, in.Model.Value = strings.TrimSpace(in.URL.Value), strings.TrimSpace(in.Model.Value)
 	if !in.URL.Set || in.URL.Null || in.URL.Value == "" {
 		errs.Add("embeddingsUrl", "is required (use DELETE to remove the endpoint)")

@@ -137,10 +137,7 @@ type TenantInput struct {
 // two URLs it signs its calls to (llmWebhookUrl, visitorContextUrl) is
 // the caller's to vet: it needs the outbound guard.
 func (in *TenantInput) Check(cur Tenant) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	in.checkSettings(errs)
 	in.checkVoice(errs, cur)
 	in.checkCaptcha(errs, cur)

@@ -40,10 +40,7 @@ type ToolInput struct {
 // description and type are required); webhook, when not nil, vets the
 // webhook URL. The segment is left to resolve.
 func (in *ToolInput) Check(cur *Tool, webhook func(rawURL string) string) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	creating := cur == nil
 	NullIfEmpty(&in.WebhookURL)
 	in.Name.Value, in.Description.Value = strings.TrimSpace(in.Name.Value), strings.TrimSpace(in.Description.Value)

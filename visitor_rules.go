@@ -48,10 +48,7 @@ type VisitorInput struct {
 // lower case) and returns its problems, Problems first; creating, an
 // email or an externalId is required.
 func (in *VisitorInput) Check(creating bool) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	for _, o := range []*Opt[string]{&in.Email, &in.DisplayName, &in.Phone, &in.AuthProvider, &in.ExternalID} {
 		if o.Set && !o.Null {
 			o.Value = strings.TrimSpace(o.Value)
@@ -97,10 +94,7 @@ type MemoryInput struct {
 
 // Check returns the problems of in, Problems first.
 func (in MemoryInput) Check() FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	if !memoryKeyPattern.MatchString(in.Key) {
 		errs.Add("key", "must be 1 to 64 letters, digits, underscores, dots or hyphens (snake_case recommended)")
 	}

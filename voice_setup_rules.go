@@ -43,10 +43,7 @@ type VoiceSetupInput struct {
 // what in sets) and its problems, Problems first. A tenant with a number
 // cannot buy another: managed setup links one number per tenant.
 func (in *VoiceSetupInput) Check(cur Tenant) (VoiceConfig, FieldErrors) {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	cfg := mergeVoiceConfig(cur.VoiceConfig, in.Language, in.VoiceID, in.FirstMessage)
 	CheckVoiceConfig(errs, "", &cfg)
 	NotNull(errs, "buyNumber", in.BuyNumber)
@@ -84,10 +81,7 @@ type VoiceLinkInput struct {
 // Problems first. The secret, when given, is taken as typed: it travels in
 // an HTTP header.
 func (in *VoiceLinkInput) Check(cur Tenant) (VoiceConfig, FieldErrors) {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	if !in.AssistantID.Set || in.AssistantID.Null || strings.TrimSpace(in.AssistantID.Value) == "" {
 		errs.Add("assistantId", "is required: the id of your assistant at the orchestrator")
 	} else {

@@ -42,10 +42,7 @@ type WebhookInput struct {
 // enabled) then dropped. address, when not nil, says why Parley must not
 // send to a URL that passes the rules ("" when it may).
 func (in *WebhookInput) Check(creating bool, address func(rawURL string) string) FieldErrors {
-	errs := FieldErrors{}
-	for k, v := range in.Problems {
-		errs.Add(k, v)
-	}
+	errs := in.Problems.Copy()
 	if _, bad := errs["url"]; !bad {
 		switch {
 		case !in.URL.Set && creating, in.URL.Set && (in.URL.Null || strings.TrimSpace(in.URL.Value) == ""):

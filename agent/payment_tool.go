@@ -37,12 +37,10 @@ type PaymentStore interface {
 	ConversationPayments(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error)
 }
 
-// Stripe is the engine's way to Stripe's API; *stripe.Client satisfies it.
-// COLLECT_PAYMENT makes payment links; CheckKey is the connection test of
-// the admin's payments page, which reaches Stripe through the engine.
+// Stripe is the engine's way to Stripe's API, for COLLECT_PAYMENT's
+// payment links; *stripe.Client satisfies it.
 type Stripe interface {
 	CreatePaymentLink(ctx context.Context, key string, r stripe.PaymentLinkRequest) (stripe.PaymentLink, error)
-	CheckKey(ctx context.Context, key string) (stripe.Account, error)
 }
 
 // paymentCollection is COLLECT_PAYMENT bound to one turn: the tenant's

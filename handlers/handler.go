@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -59,6 +60,9 @@ type Handler struct {
 	// Vapi is the operator's account at the voice orchestrator, for the
 	// managed voice setup; unset, tenants link their own assistant.
 	Vapi vapi.Operator
+	// Stripe is the payment connector's client, for the connection test of
+	// a tenant's key (the engine makes payment links with the same one).
+	Stripe *stripe.Client
 
 	// sightings holds, per tenant id, when this process last recorded the
 	// widget's installation (noteInstallation), so that a widget loading

@@ -161,7 +161,7 @@ type paymentAccountJSON struct {
 // testPaymentKey asks Stripe whether it takes k.
 func (h *Handler) testPaymentKey(ctx context.Context, k paymentKey) paymentTestResult {
 	res := paymentTestResult{Mode: k.mode, KeyLast4: k.last4, TestedAt: h.now().UTC()}
-	acct, err := h.Engine.Stripe.CheckKey(ctx, k.key)
+	acct, err := h.Stripe.CheckKey(ctx, k.key)
 	if err != nil {
 		var pe *stripe.PaymentError
 		if !errors.As(err, &pe) {

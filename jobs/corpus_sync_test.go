@@ -18,25 +18,13 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/fetch/fetchtest"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
 
 // allowLoopback is the guarded client of tests: httptest servers listen on 127.0.0.1.
 var allowLoopback = outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, nil)
-
-// serve starts a server answering every request with body and content type.
-func serve(t *testing.T, contentType string, body []byte) *httptest.Server {
-	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if contentType != "" {
-			w.Header().Set("Content-Type", contentType)
-		}
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
-}
 
 // syncFixture is a tenant with one synced entry whose URL ts serves.
 type syncFixture struct {
@@ -164,9 +152,9 @@ func TestCorpusSyncWorker(t *testing.T) {
 
 	t.Run("OtherTenantsEntryUntouched", func(t *testing.T) {
 		t.Parallel()
-		ts := serve(t, "text/plain", []byte("fresh"))
-		f := newSyncFixture(t, ts.URL, "")
-		g := newSyncFixture(t, ts.URL, "")
+		page := fetchtest.Start(t).Set("/", fetchtest.Page{ContentType: "text/plain", Body: "fresh"})
+		f := newSyncFixture(t, page, "")
+		g := newSyncFixture(t, page, "")
 		w := &CorpusSyncWorker{DB: f.store, Client: allowLoopback.Client(5 * time.Second)}
 		// f's tenant with g's entry id: nothing to refresh.
 		if err := w.Work(context.Background(), &river.Job[CorpusSyncArgs]{Args: CorpusSyncArgs{TenantID: f.tenantID, EntryID: g.entry.ID}}); err != nil {
@@ -180,9 +168,9 @@ func TestCorpusSyncWorker(t *testing.T) {
 
 func TestCorpusSyncScan(t *testing.T) {
 	t.Parallel()
-	ts := serve(t, "text/plain", []byte("x"))
-	due := newSyncFixture(t, ts.URL+"/due", "")
-	fresh := newSyncFixture(t, ts.URL+"/fresh", "")
+	site := fetchtest.Start(t)
+	due := newSyncFixture(t, site.Set("/due", fetchtest.Page{ContentType: "text/plain", Body: "x"}), "")
+	fresh := newSyncFixture(t, site.Set("/fresh", fetchtest.Page{ContentType: "text/plain", Body: "x"}), "")
 	ctx := context.Background()
 	if _, err := fresh.store.Pool().Exec(ctx, `UPDATE corpus_entries SET synced_at = now() WHERE id = $1`, fresh.entry.ID); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/llmtest"
-	stripeclient "github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/agent/outbound/stripe/stripetest"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -49,7 +48,7 @@ func setupPayments(t *testing.T) (*bundle, *llmtest.OpenAI, *stripetest.Server, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Handler.Engine.Stripe.(*stripeclient.Client).Timeout = 300 * time.Millisecond
+	srv.Handler.Stripe.Timeout = 300 * time.Millisecond // the engine's client too: one client
 	return newBundle(t, srv, store), llm, stripe, logs
 }
 

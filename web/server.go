@@ -101,6 +101,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		s.Mail = mail.NewSender(*cfg.SMTP)
 	}
 	guard := outbound.New(cfg.SSRFAllow, nil)
+	stripeClient := &stripe.Client{URL: cfg.StripeAPIURL, Guard: guard}
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
@@ -108,13 +109,14 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
-			Payments: store, Stripe: &stripe.Client{URL: cfg.StripeAPIURL, Guard: guard},
+			Payments: store, Stripe: stripeClient,
 			MCP: &agent.MCPProxy{Outbound: guard, Secrets: box, Now: s.now}},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
 		ResetByEmail:     s.Mail != nil,
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
+		Stripe:           stripeClient,
 	}
 	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
