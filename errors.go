@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 )
 
 // Kind classifies an application error; the HTTP layer maps each kind to one status.
@@ -68,6 +70,18 @@ func (fe FieldErrors) Copy() FieldErrors {
 	c := make(FieldErrors, len(fe))
 	maps.Copy(c, fe)
 	return c
+}
+
+// Sentence is the problems in one sentence, each after its field's name,
+// fields in order: "limit must be an integer between 1 and 100; search
+// is too long".
+func (fe FieldErrors) Sentence() string {
+	fields := slices.Sorted(maps.Keys(fe))
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f + " " + fe[f]
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Add records the first problem found with a field.

@@ -3,7 +3,6 @@ package parley
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -43,16 +42,7 @@ func ParamsError(errs FieldErrors) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	fields := make([]string, 0, len(errs))
-	for f := range errs {
-		fields = append(fields, f)
-	}
-	sort.Strings(fields)
-	msgs := make([]string, len(fields))
-	for i, f := range fields {
-		msgs[i] = f + " " + errs[f]
-	}
-	return &Error{Kind: KindInvalid, Message: strings.Join(msgs, "; "), Details: map[string]string(errs)}
+	return &Error{Kind: KindInvalid, Message: errs.Sentence(), Details: map[string]string(errs)}
 }
 
 // VisitorListing is a page of the tenant's visitors, newest first, as a

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -42,20 +41,6 @@ type bulkReport struct {
 	Skipped int              `json:"skipped"`
 	Errors  []bulkError      `json:"errors"`
 	Results []bulkItemResult `json:"results"`
-}
-
-// reason joins field errors into one sentence, fields in order.
-func reason(errs parley.FieldErrors) string {
-	keys := make([]string, 0, len(errs))
-	for k := range errs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + errs[k]
-	}
-	return strings.Join(parts, "; ")
 }
 
 // BulkCorpus answers POST /tenants/{slug}/corpus/bulk: 1..50 entries, each
@@ -115,7 +100,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 		w, errs := manage.CheckCorpus(in, true, segment)
 		out.Results[i] = bulkItemResult{ExternalID: extID}
 		if len(errs) > 0 {
-			fail(i, extID, reason(errs))
+			fail(i, extID, errs.Sentence())
 			continue
 		}
 		seen[extID] = true // a refused item does not take its externalId from a later good one

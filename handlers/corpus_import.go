@@ -230,7 +230,7 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 		}
 		w, fe := manage.CheckCorpus(in, true, segment)
 		if len(fe) > 0 {
-			fail(line, reason(fe))
+			fail(line, fe.Sentence())
 			continue
 		}
 		key := titleContent{w.Title.Value, w.Content.Value}

@@ -177,7 +177,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 		// An item the decoder or the bulk rules refuse is reported alone,
 		// before the product's own rules (CreateProduct's) run.
 		if len(in.Problems) > 0 {
-			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: reason(in.Problems)})
+			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: in.Problems.Sentence()})
 			continue
 		}
 		_, created, err := h.Manage.CreateProduct(ctx, t, in)
@@ -185,7 +185,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 		switch {
 		case errors.As(err, &appErr) && appErr.Kind == parley.KindInvalid:
 			fe, _ := appErr.Details.(map[string]string)
-			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: reason(fe)})
+			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: parley.FieldErrors(fe).Sentence()})
 		case err != nil && parley.ErrorKind(err) != parley.KindInternal:
 			out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: ext, Reason: err.Error()})
 		case err != nil:
