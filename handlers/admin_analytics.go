@@ -118,7 +118,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	}
 	slices.SortStableFunc(v.BySegment, func(a, b views.Bar) int { return cmp.Compare(b.Value, a.Value) })
 	for _, tl := range st.TopTools {
-		v.TopTools = append(v.TopTools, views.Bar{Label: cmpOr(deref(tl.DisplayName), tl.Name), Value: tl.Calls})
+		v.TopTools = append(v.TopTools, views.Bar{Label: NonBlankOr(deref(tl.DisplayName), tl.Name), Value: tl.Calls})
 	}
 	for _, pg := range st.ByPage {
 		v.ByPage = append(v.ByPage, views.Bar{Label: pg.Page, Value: pg.Conversations})

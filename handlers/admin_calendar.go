@@ -70,7 +70,7 @@ func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	b, days := calendarFormBody(form)
 	f := calendarForm(t, cur)

@@ -131,7 +131,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 	flushBefore := func(end time.Time) {
 		for ; next < len(calls) && (end.IsZero() || calls[next].Timestamp.Before(end)); next++ {
 			tc := calls[next]
-			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: cmpOr(deref(tc.ToolDisplayName), tc.ToolName),
+			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: NonBlankOr(deref(tc.ToolDisplayName), tc.ToolName),
 				ToolType: tc.ToolType, Input: toolFields(tc.Input), Result: toolFields(tc.Result),
 				NoResult: len(tc.Result) == 0 || string(tc.Result) == "null"})
 		}

@@ -202,7 +202,7 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	id := c.Param("id")
 	creating := id == ""

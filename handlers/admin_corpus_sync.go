@@ -27,7 +27,7 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	f := views.URLSyncForm{URL: withScheme(form.Get("url")), Title: strings.TrimSpace(form.Get("title")), Segment: form.Get("segment")}
 	// Empty title and segment are left out: the page's title on create, the entry's own on refresh.

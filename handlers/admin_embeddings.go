@@ -77,7 +77,7 @@ func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	f := views.EmbeddingsForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("embeddingsUrl")),
 		Model: strings.TrimSpace(form.Get("embeddingsModel")), Dimensions: strings.TrimSpace(form.Get("embeddingsDimensions")),

@@ -41,7 +41,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	f := views.MCPForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("mcpToolsUrl")),
 		MaxTools: strings.TrimSpace(form.Get("mcpToolsMaxTools")), HasKey: cur.SealedAPIKey != nil}

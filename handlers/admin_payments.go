@@ -56,7 +56,7 @@ func (h *Handler) SavePayments(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	f := paymentsForm(cur)
 	f.Currency = strings.TrimSpace(form.Get("currency"))

@@ -65,7 +65,7 @@ func (h *Handler) ShowNewProductPage(c echo.Context) error {
 func productFromForm(c echo.Context) (parley.ProductInput, views.ProductForm, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return parley.ProductInput{}, views.ProductForm{}, invalid("Could not read the form")
+		return parley.ProductInput{}, views.ProductForm{}, Invalid("Could not read the form")
 	}
 	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
 	f := views.ProductForm{Name: form.Get("name"), Description: form.Get("description"), Price: get("price"),

@@ -220,7 +220,7 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	f := readSegmentForm(form)
 	creating := c.Param("id") == ""

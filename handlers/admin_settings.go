@@ -120,7 +120,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	get := func(k string) string { return form.Get(k) }
 	checked := func(k string) bool { return get(k) == "true" || get(k) == "on" }
@@ -209,7 +209,7 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 	case "clear":
 		p.WidgetKey = parley.Opt[string]{Set: true, Null: true}
 	default:
-		return invalid("action must be generate or clear")
+		return Invalid("action must be generate or clear")
 	}
 	if _, err := h.DB.UpdateTenant(c.Request().Context(), a.Tenant.ID, p); err != nil {
 		return err

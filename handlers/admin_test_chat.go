@@ -98,7 +98,7 @@ func (h *Handler) testChatInput(c echo.Context, count *addressCount) (*agent.Tur
 		return nil, errNotActivated
 	}
 	var req testChatRequest
-	raw, err := decodeObject(c, maxChatBody)
+	raw, err := DecodeObject(c, maxChatBody)
 	if err != nil {
 		return nil, err
 	}

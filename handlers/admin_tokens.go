@@ -54,7 +54,7 @@ func (h *Handler) SaveToken(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	token, _, err := h.Manage.CreateToken(c.Request().Context(), a.Tenant.ID,
 		parley.TokenInput{Name: form.Get("name"), Scopes: form["scopes"]})

@@ -226,7 +226,7 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 func (h *Handler) ShowToolConfigFields(c echo.Context) error {
 	typ := c.QueryParam("type")
 	if !slices.Contains(parley.UserToolTypes, typ) {
-		return invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
+		return Invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
 	}
 	return render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
 }
@@ -367,7 +367,7 @@ func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	typ := strings.TrimSpace(form.Get("type"))
 	if cur != nil {

@@ -108,7 +108,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	f := views.VisitorForm{Email: form.Get("email"), Name: form.Get("displayName"), Phone: form.Get("phone"),
 		Provider: form.Get("authProvider"), ExternalID: form.Get("externalId"), Metadata: form.Get("metadata")}

@@ -26,7 +26,7 @@ const recentVoiceCalls = 20
 // voiceForm fills the page's model from the tenant; the forms' typed
 // values are the tenant's own until a refused save re-renders them.
 func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
-	llm, server := h.VoiceURLs(t.Slug)
+	llm, server := VoiceURLs(h.BaseURL, t.Slug)
 	f := views.VoiceForm{Plan: t.Plan, Available: t.PlanInfo().Voice, Managed: h.Vapi.Configured(),
 		Enabled: t.VoiceEnabled, AssistantID: deref(t.VoiceAssistantID), PhoneNumber: deref(t.VoicePhoneNumber),
 		SecretSet: t.VoiceSecret != nil, CustomLLM: llm, ServerURL: server,
@@ -269,7 +269,7 @@ func voiceForm(c echo.Context) (parley.Tenant, url.Values, error) {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return t, nil, invalid("Could not read the form")
+		return t, nil, Invalid("Could not read the form")
 	}
 	return t, form, nil
 }

@@ -203,7 +203,7 @@ func (h *Handler) SaveNewWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	in, f := webhookFromForm(form, true)
 	ep, secret, err := h.Manage.CreateWebhook(ctx, a.Tenant.ID, in)
@@ -351,7 +351,7 @@ func (h *Handler) SaveWebhook(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return invalid("Could not read the form")
+		return Invalid("Could not read the form")
 	}
 	in, f := webhookFromForm(form, false)
 	saved, err := h.Manage.UpdateWebhook(ctx, tenantID, ep.ID, in)

@@ -112,7 +112,7 @@ func (h *Handler) ShowCalendarConnector(c echo.Context) error {
 func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 	t := tenantFrom(c)
 	ctx := c.Request().Context()
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 
 // Chat request limits (spec, Limits).
 const (
-	maxChatMessage   = 15000
+	MaxChatMessage   = 15000
 	maxChatSessionID = 100
 	maxAgentModel    = 100
 	maxChatBody      = 256 << 10
@@ -107,7 +107,7 @@ var errNotActivated = &parley.Error{Kind: parley.KindNotActivated, Code: "NOT_AC
 func (h *Handler) publicGates(c echo.Context, count *addressCount, widgetKey, captchaToken, segment string, kept bool) (parley.Tenant, parley.Segment, error) {
 	ctx := c.Request().Context()
 	slug := c.Param("slug")
-	ref := strings.TrimSpace(cmpOr(c.QueryParam("segment"), segment))
+	ref := strings.TrimSpace(NonBlankOr(c.QueryParam("segment"), segment))
 	var t parley.Tenant
 	var seg *parley.Segment
 	var err error
@@ -204,7 +204,7 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 		in.Locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
 	}
 	if utf8.RuneCountInString(in.Locale) > maxChatLocale {
-		return nil, false, invalid("locale too long (max %d chars)", maxChatLocale)
+		return nil, false, Invalid("locale too long (max %d chars)", maxChatLocale)
 	}
 	// The widget's anonymous id is checked whatever wins over it: a
 	// malformed one is the caller's mistake, told rather than ignored.
@@ -216,13 +216,13 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 	// refused. Then the spec's order: header X-Visitor-Id, body visitorId,
 	// then the anonymous id (the widget's browser: an anonymous visitor).
 	// A verified visitor is linked to the anonymous id's (Engine).
-	if token := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
+	if token := strings.TrimSpace(NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
 		v, err := h.verifiedChatVisitor(c, t, token)
 		if err != nil {
 			return nil, false, err
 		}
 		in.Visitor, in.Verified = &v, true
-	} else if ref := strings.TrimSpace(cmpOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
+	} else if ref := strings.TrimSpace(NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
 		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
 		if err != nil {
 			return nil, false, err
@@ -265,7 +265,7 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 // decodeChatRequest reads and validates the body, with the spec's messages.
 func decodeChatRequest(c echo.Context) (*chatRequest, error) {
 	req := new(chatRequest)
-	raw, err := decodeObject(c, maxChatBody)
+	raw, err := DecodeObject(c, maxChatBody)
 	if err != nil {
 		return req, err
 	}
@@ -280,11 +280,11 @@ func decodeChatRequest(c echo.Context) (*chatRequest, error) {
 func checkChatMessage(message, sessionID string) error {
 	switch {
 	case strings.TrimSpace(message) == "" || strings.TrimSpace(sessionID) == "":
-		return invalid("message and sessionId are required")
-	case utf8.RuneCountInString(message) > maxChatMessage:
-		return invalid("Message too long (max %d chars)", maxChatMessage)
+		return Invalid("message and sessionId are required")
+	case utf8.RuneCountInString(message) > MaxChatMessage:
+		return Invalid("Message too long (max %d chars)", MaxChatMessage)
 	case utf8.RuneCountInString(sessionID) > maxChatSessionID:
-		return invalid("sessionId too long (max %d chars)", maxChatSessionID)
+		return Invalid("sessionId too long (max %d chars)", maxChatSessionID)
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func checkChatMessage(message, sessionID string) error {
 // chatSegment picks the segment: query, then body, else the default. An
 // unknown or inactive segment is the caller's mistake, a 400.
 func (h *Handler) chatSegment(ctx context.Context, t parley.Tenant, query, body string) (parley.Segment, error) {
-	ref := strings.TrimSpace(cmpOr(query, body))
+	ref := strings.TrimSpace(NonBlankOr(query, body))
 	if ref == "" {
 		return h.DB.DefaultSegment(ctx, t.ID)
 	}
@@ -316,7 +316,7 @@ type chatWriter struct {
 	c      echo.Context
 	in     *agent.TurnInput
 	stream bool
-	sse    *sseWriter // set once the turn is open, when streaming
+	sse    *SSEWriter // set once the turn is open, when streaming
 	ready  bool       // the turn is open: errors go in the answer
 	texted bool       // a text was sent
 }
@@ -327,7 +327,7 @@ func (w *chatWriter) emit(ev agent.Event) {
 		w.ready = true
 		w.c.Response().Header().Set("X-AI-Generated", "true")
 		if w.stream {
-			w.sse = startSSE(w.c)
+			w.sse = StartSSE(w.c)
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
 		// The first text goes out at once: the visitor sees the answer
@@ -365,13 +365,13 @@ func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 	}
 	if err != nil {
 		notStored := errors.Is(err, agent.ErrNotStored)
-		msg, code := chatLLMError(err)
+		msg, code := ChatLLMError(err)
 		if notStored {
 			msg, code = "Internal error", "INTERNAL"
 		}
 		switch {
 		case w.sse != nil:
-			w.sse.sendAtEnd(map[string]string{"error": msg, "code": code})
+			w.sse.SendAtEnd(map[string]string{"error": msg, "code": code})
 			return nil
 		case notStored:
 			return err
@@ -392,17 +392,17 @@ func (w *chatWriter) finish(out *agent.TurnOutput, err error) error {
 	if w.sse != nil {
 		reply.Done = true
 		if w.in.Test {
-			w.sse.sendAtEnd(testChatDoneOf(reply, out))
+			w.sse.SendAtEnd(testChatDoneOf(reply, out))
 			return nil
 		}
-		w.sse.sendAtEnd(reply)
+		w.sse.SendAtEnd(reply)
 		return nil
 	}
 	return w.c.JSON(http.StatusOK, reply)
 }
 
-// chatLLMError turns a failed model call into a message safe to show and a code.
-func chatLLMError(err error) (string, string) {
+// ChatLLMError turns a failed model call into a message safe to show and a code.
+func ChatLLMError(err error) (string, string) {
 	var le *agent.LLMError
 	if !errors.As(err, &le) {
 		return "The assistant could not answer right now; try again shortly", "LLM_ERROR"
@@ -438,9 +438,9 @@ const (
 	flushLater        // with the next event flushed: more text has arrived already
 )
 
-// sseWriter writes server-sent events: send flushes each at once; sendText
+// SSEWriter writes server-sent events: Send flushes each at once; sendText
 // may leave the answer's texts for a paced flush.
-type sseWriter struct {
+type SSEWriter struct {
 	c   echo.Context
 	buf []byte // the event being written, reused
 	// mu guards the response between the handler and a paced flush, which
@@ -455,28 +455,30 @@ type sseWriter struct {
 	afterFunc func(time.Duration, func()) *time.Timer
 }
 
-func startSSE(c echo.Context) *sseWriter {
+// StartSSE answers the request with an event stream, unbuffered by any
+// proxy.
+func StartSSE(c echo.Context) *SSEWriter {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
 	h.Set(echo.HeaderCacheControl, "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	c.Response().WriteHeader(http.StatusOK)
 	c.Response().Flush()
-	return &sseWriter{c: c}
+	return &SSEWriter{c: c}
 }
 
-// send writes one `data: <json>` event and flushes it with any text left
+// Send writes one `data: <json>` event and flushes it with any text left
 // for a paced flush; a write to a visitor who left is ignored, the request
 // context tells the rest.
-func (s *sseWriter) send(v any) { s.sendJSON(v, flushNow) }
+func (s *SSEWriter) Send(v any) { s.sendJSON(v, flushNow) }
 
-// sendAtEnd writes one of the stream's last events, as send would, but
+// SendAtEnd writes one of the stream's last events, as send would, but
 // leaves it for the response's end, which the handler reaches next:
 // net/http then writes it with whatever waits and the end of the chunked
 // body, in one write to the network instead of two or more.
-func (s *sseWriter) sendAtEnd(v any) { s.sendJSON(v, flushLater) }
+func (s *SSEWriter) SendAtEnd(v any) { s.sendJSON(v, flushLater) }
 
-func (s *sseWriter) sendJSON(v any, flush int) {
+func (s *SSEWriter) sendJSON(v any, flush int) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
@@ -490,14 +492,14 @@ func (s *sseWriter) sendJSON(v any, flush int) {
 // would, with no map to marshal and the text quoted into the event's buffer
 // (appendJSONString): it runs once per chunk of the model.
 // flush says when the event goes out (flushNow, flushPaced, flushLater).
-func (s *sseWriter) sendText(text string, flush int) {
+func (s *SSEWriter) sendText(text string, flush int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writeEvent(append(appendJSONString(append(s.buf[:0], `data: {"text":`...), text), "}\n\n"...), flush)
 }
 
 // writeEvent writes event and flushes as asked; s.mu is held.
-func (s *sseWriter) writeEvent(event []byte, flush int) {
+func (s *SSEWriter) writeEvent(event []byte, flush int) {
 	if s.closed {
 		return
 	}
@@ -523,7 +525,7 @@ func (s *sseWriter) writeEvent(event []byte, flush int) {
 }
 
 // flush sends what was written; s.mu is held.
-func (s *sseWriter) flush(now time.Time) {
+func (s *SSEWriter) flush(now time.Time) {
 	if s.paced != nil {
 		s.paced.Stop()
 		s.paced = nil
@@ -533,7 +535,7 @@ func (s *sseWriter) flush(now time.Time) {
 }
 
 // pacedFlush is the paced flush, on its timer's goroutine.
-func (s *sseWriter) pacedFlush() {
+func (s *SSEWriter) pacedFlush() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.paced = nil
@@ -544,7 +546,7 @@ func (s *sseWriter) pacedFlush() {
 
 // close stops the paced flush: the handler is returning. What was written
 // and not flushed goes out with the response's end.
-func (s *sseWriter) close() {
+func (s *SSEWriter) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.paced != nil {
@@ -554,7 +556,7 @@ func (s *sseWriter) close() {
 	s.closed = true
 }
 
-func (s *sseWriter) clock() time.Time {
+func (s *SSEWriter) clock() time.Time {
 	if s.now != nil {
 		return s.now()
 	}
@@ -572,7 +574,8 @@ func agentPrefix(msg string) (string, bool) {
 	return strings.TrimSpace(model), true
 }
 
-func cmpOr(a, b string) string {
+// NonBlankOr is a unless it is blank, else b.
+func NonBlankOr(a, b string) string {
 	if strings.TrimSpace(a) != "" {
 		return a
 	}

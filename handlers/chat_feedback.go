@@ -36,7 +36,7 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 		return err
 	}
 	var req chatFeedbackRequest
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

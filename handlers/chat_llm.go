@@ -24,7 +24,7 @@ const callerLLMTimeout = 5 * time.Minute
 // no key is given. The key is used for this turn only: never logged, never
 // stored.
 func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provider, error) {
-	key := strings.TrimSpace(cmpOr(hdr.Get("X-LLM-Key"), hdr.Get("X-API-Key")))
+	key := strings.TrimSpace(NonBlankOr(hdr.Get("X-LLM-Key"), hdr.Get("X-API-Key")))
 	provider := strings.ToLower(strings.TrimSpace(hdr.Get("X-LLM-Provider")))
 	model := strings.TrimSpace(hdr.Get("X-LLM-Model"))
 	base := strings.TrimSpace(hdr.Get("X-LLM-Base-Url"))
@@ -36,13 +36,13 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 		provider = "openai"
 	case "anthropic":
 	default:
-		return nil, invalid("Unknown X-LLM-Provider %q: use openai or anthropic", parley.Clip(provider, 40))
+		return nil, Invalid("Unknown X-LLM-Provider %q: use openai or anthropic", parley.Clip(provider, 40))
 	}
 	if model == "" {
-		return nil, invalid("X-LLM-Model is required with X-LLM-Key")
+		return nil, Invalid("X-LLM-Model is required with X-LLM-Key")
 	}
 	if len(model) > maxAgentModel {
-		return nil, invalid("X-LLM-Model too long (max %d chars)", maxAgentModel)
+		return nil, Invalid("X-LLM-Model too long (max %d chars)", maxAgentModel)
 	}
 	if h.Outbound == nil {
 		return nil, errors.New("no outbound client for a caller's model")
@@ -50,17 +50,17 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || u.Hostname() == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
-			return nil, invalid("X-LLM-Base-Url must be an absolute https URL")
+			return nil, Invalid("X-LLM-Base-Url must be an absolute https URL")
 		}
 		if u.Scheme == "http" && !h.Outbound.Exempt(ctx, base) {
-			return nil, invalid("X-LLM-Base-Url must use https")
+			return nil, Invalid("X-LLM-Base-Url must use https")
 		}
 		if err := h.Outbound.CheckURL(ctx, base); err != nil {
 			var oe *outbound.Error
 			if errors.As(err, &oe) && oe.Kind == outbound.Refused {
-				return nil, invalid("X-LLM-Base-Url %s", oe.Error())
+				return nil, Invalid("X-LLM-Base-Url %s", oe.Error())
 			}
-			return nil, invalid("X-LLM-Base-Url cannot be reached: %s", err.Error())
+			return nil, Invalid("X-LLM-Base-Url cannot be reached: %s", err.Error())
 		}
 	}
 	client := h.Outbound.Client(callerLLMTimeout)

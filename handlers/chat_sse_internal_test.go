@@ -18,8 +18,8 @@ func TestSSESendTextMatchesSend(t *testing.T) {
 	texts := []string{"", "Hello, ", `say "hi" \ <b>&</b>`, "line\nbreak\ttab\x00", "é 日本 \u2028", "bad \xff utf8"}
 	for _, text := range texts {
 		viaMap, viaText := httptest.NewRecorder(), httptest.NewRecorder()
-		(&sseWriter{c: e.NewContext(nil, viaMap)}).send(map[string]string{"text": text})
-		w := &sseWriter{c: e.NewContext(nil, viaText)}
+		(&SSEWriter{c: e.NewContext(nil, viaMap)}).Send(map[string]string{"text": text})
+		w := &SSEWriter{c: e.NewContext(nil, viaText)}
 		w.sendText("first, to reuse the buffer", flushNow)
 		viaText.Body.Reset()
 		w.sendText(text, flushNow)

@@ -121,7 +121,7 @@ func (h *Handler) ListCorpus(c echo.Context) error {
 	l := manage.NewCorpusListing()
 	queryInt(c, "page", &l.Page)
 	queryInt(c, "limit", &l.Limit)
-	l.Search, l.Segment = c.QueryParam("search"), cmpOr(c.QueryParam("segmentSlug"), c.QueryParam("segment"))
+	l.Search, l.Segment = c.QueryParam("search"), NonBlankOr(c.QueryParam("segmentSlug"), c.QueryParam("segment"))
 	res, err := h.Manage.ListCorpus(c.Request().Context(), tenantFrom(c).ID, l)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func corpusInput(raw map[string]json.RawMessage) parley.CorpusInput {
 
 // decodeCorpus reads a corpus write's body.
 func decodeCorpus(c echo.Context) (parley.CorpusInput, error) {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return parley.CorpusInput{}, err
 	}

@@ -55,7 +55,7 @@ type bulkReport struct {
 // array of 1 to 50) is still a 400, and the plan's limit a 429 for the whole
 // request.
 func (h *Handler) BulkCorpus(c echo.Context) error {
-	raw, err := decodeObject(c, maxBulkBody)
+	raw, err := DecodeObject(c, maxBulkBody)
 	if err != nil {
 		return err
 	}

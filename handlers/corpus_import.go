@@ -155,7 +155,7 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {
-		return rep, invalid("The CSV file is empty: the first line must be the header title,content,segment,priority")
+		return rep, Invalid("The CSV file is empty: the first line must be the header title,content,segment,priority")
 	}
 	if err != nil {
 		return rep, parseErrorOf(err)
@@ -167,10 +167,10 @@ func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []b
 		}
 	}
 	if _, ok := col["title"]; !ok {
-		return rep, invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
+		return rep, Invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
 	}
 	if _, ok := col["content"]; !ok {
-		return rep, invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
+		return rep, Invalid("The CSV header must name the columns title and content (and optionally segment, priority, externalId); got %q", strings.Join(header, ","))
 	}
 	segment, err := h.Manage.SegmentTable(ctx, t.ID)
 	if err != nil {

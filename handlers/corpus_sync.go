@@ -26,7 +26,7 @@ import (
 // sync always re-reads the page. Fetch failures keep an existing entry's
 // content and are recorded on it as its sync error.
 func (h *Handler) SyncCorpus(c echo.Context) error {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

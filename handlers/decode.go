@@ -42,25 +42,25 @@ func isJSONType(contentType string) bool {
 	return err == nil && (mt == echo.MIMEApplicationJSON || strings.HasSuffix(mt, "+json"))
 }
 
-// decodeObject reads a JSON object body into a map of raw fields.
-func decodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, error) {
+// DecodeObject reads a JSON object body into a map of raw fields.
+func DecodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, invalid("The request body did not arrive in time")
+		return nil, Invalid("The request body did not arrive in time")
 	}
 	if err != nil {
-		return nil, invalid("Could not read request body")
+		return nil, Invalid("Could not read request body")
 	}
 	if int64(len(body)) > limit {
 		return nil, &parley.Error{Kind: parley.KindTooLarge, Message: "Request body too large"}
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return nil, invalid("Request body must be a JSON object")
+		return nil, Invalid("Request body must be a JSON object")
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, invalid("Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return nil, Invalid("Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if !utf8.Valid(body) || hasLoneSurrogate(body) {
 		return nil, invalidUTF8(raw)
@@ -82,7 +82,7 @@ func invalidUTF8(raw map[string]json.RawMessage) error {
 		}
 	}
 	if len(errs) == 0 {
-		return invalid("Request body must be valid UTF-8")
+		return Invalid("Request body must be valid UTF-8")
 	}
 	return errs.Err()
 }

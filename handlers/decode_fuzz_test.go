@@ -84,7 +84,7 @@ type fuzzBody struct {
 
 func FuzzDecodeObject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
-		raw, err := decodeObject(fuzzContext(body, ""), 1<<16)
+		raw, err := DecodeObject(fuzzContext(body, ""), 1<<16)
 		callersError(t, err, parley.KindInvalid, parley.KindTooLarge)
 		if err != nil {
 			return

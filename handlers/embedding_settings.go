@@ -81,7 +81,7 @@ func (h *Handler) ShowEmbeddings(c echo.Context) error {
 func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

@@ -81,17 +81,17 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding form input: %w", err)
 	}
-	message := cmpOr(strings.TrimSpace(form.ConfirmationMessage), defaultFormConfirmation)
+	message := NonBlankOr(strings.TrimSpace(form.ConfirmationMessage), defaultFormConfirmation)
 	result, err := json.Marshal(map[string]any{"success": true, "message": message})
 	if err != nil {
 		return fmt.Errorf("encoding form result: %w", err)
 	}
 	sub := parley.NewSubmission{
 		TenantID: t.ID, ToolType: formToolType,
-		ToolName: cmpOr(strings.TrimSpace(form.Intent), defaultFormToolName),
+		ToolName: NonBlankOr(strings.TrimSpace(form.Intent), defaultFormToolName),
 		Channel:  parley.ChannelForm, Input: input, Result: result, PageURL: nonEmptyPtr(req.PageURL),
 	}
-	ref := strings.TrimSpace(cmpOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
+	ref := strings.TrimSpace(NonBlankOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
 	if sub.VisitorID, err = h.existingVisitor(ctx, t.ID, ref); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 // fields are checked once the segment's form is known.
 func decodeFormRequest(c echo.Context) (formRequest, error) {
 	var req formRequest
-	raw, err := decodeObject(c, maxFormBody)
+	raw, err := DecodeObject(c, maxFormBody)
 	if err != nil {
 		return req, err
 	}

@@ -95,8 +95,8 @@ func render(c echo.Context, status int, component templ.Component) error {
 	return component.Render(c.Request().Context(), c.Response())
 }
 
-// invalid is a 400 with a message and no details.
-func invalid(format string, args ...any) error {
+// Invalid is a 400 with a message and no details.
+func Invalid(format string, args ...any) error {
 	return parley.Errorf(parley.KindInvalid, format, args...)
 }
 

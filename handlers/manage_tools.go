@@ -569,7 +569,7 @@ func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p a
 	fields := map[string]json.RawMessage{}
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if trimmed[0] != '{' || json.Unmarshal(trimmed, &fields) != nil {
-			return nil, invalid("The arguments must be a JSON object")
+			return nil, Invalid("The arguments must be a JSON object")
 		}
 	}
 	props, _ := tool.Input["properties"].(schema)

@@ -54,7 +54,7 @@ func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

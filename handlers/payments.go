@@ -118,7 +118,7 @@ func (h *Handler) ShowPaymentConnector(c echo.Context) error {
 func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (h *Handler) TestPaymentConnector(c echo.Context) error {
 	var b paymentBody
 	errs := parley.FieldErrors{}
 	if c.Request().ContentLength != 0 {
-		raw, err := decodeObject(c, maxJSONBody)
+		raw, err := DecodeObject(c, maxJSONBody)
 		if err != nil {
 			return err
 		}

@@ -65,12 +65,12 @@ func (h *Handler) ListProducts(c echo.Context) error {
 	}
 	q := db.ProductQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
 	if utf8.RuneCountInString(q.Search) > maxProductsSearch {
-		return invalid("search must be at most %d characters", maxProductsSearch)
+		return Invalid("search must be at most %d characters", maxProductsSearch)
 	}
 	if v := c.QueryParam("isActive"); v != "" {
 		active, err := strconv.ParseBool(v)
 		if err != nil || !active {
-			return invalid("isActive must be true (omit it to list every product)")
+			return Invalid("isActive must be true (omit it to list every product)")
 		}
 		q.ActiveOnly = true
 	}
@@ -100,7 +100,7 @@ func (h *Handler) ShowProduct(c echo.Context) error {
 // CreateProduct answers POST /tenants/{slug}/products; with an existing
 // externalId it updates that product and answers 200.
 func (h *Handler) CreateProduct(c echo.Context) error {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (h *Handler) DeleteProduct(c echo.Context) error {
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},
 // each upserted by its required externalId in its own transaction.
 func (h *Handler) BulkProducts(c echo.Context) error {
-	raw, err := decodeObject(c, maxBulkBody)
+	raw, err := DecodeObject(c, maxBulkBody)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func segmentInput(raw map[string]json.RawMessage) parley.SegmentInput {
 }
 
 func decodeSegment(c echo.Context) (parley.SegmentInput, error) {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return parley.SegmentInput{}, err
 	}
@@ -93,7 +93,7 @@ func (h *Handler) DeleteSegment(c echo.Context) error {
 	if v := c.QueryParam("cascade"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return invalid("cascade must be true or false")
+			return Invalid("cascade must be true or false")
 		}
 		cascade = b
 	}

@@ -11,7 +11,7 @@ import (
 // {"terms": [...]}; other members are ignored, so a client may send back
 // what it read. The terms themselves are checked by manage.
 func decodeSynonymTerms(c echo.Context) ([]string, error) {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return nil, err
 	}

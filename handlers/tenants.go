@@ -186,7 +186,7 @@ func (h *Handler) ShowTenantStats(c echo.Context) error {
 
 // UpdateTenant answers PUT /tenants/{slug}: only sent fields change.
 func (h *Handler) UpdateTenant(c echo.Context) error {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

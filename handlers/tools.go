@@ -66,7 +66,7 @@ func (h *Handler) ShowTool(c echo.Context) error {
 
 // CreateTool answers POST /tenants/{slug}/tools: only user-configurable types.
 func (h *Handler) CreateTool(c echo.Context) error {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) CreateTool(c echo.Context) error {
 
 // UpdateTool answers PATCH /tenants/{slug}/tools/{id}: any subset of the create fields.
 func (h *Handler) UpdateTool(c echo.Context) error {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

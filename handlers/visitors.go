@@ -51,7 +51,7 @@ type memoryJSON struct {
 
 // decodeVisitor reads the body of a visitor write.
 func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return parley.VisitorInput{}, err
 	}
@@ -149,7 +149,7 @@ func (h *Handler) ShowMemory(c echo.Context) error {
 // SaveMemory answers POST /tenants/{slug}/visitors/{visitorId}/memory: upsert by key.
 // The value is stored as a string; numbers and booleans are accepted and stored in their JSON form.
 func (h *Handler) SaveMemory(c echo.Context) error {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

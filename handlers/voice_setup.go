@@ -30,14 +30,6 @@ type voiceSetupJSON struct {
 	Secret       string  `json:"secret"`
 }
 
-// VoiceURLs are the addresses an orchestrator is given for a tenant: the
-// custom LLM's base URL (the orchestrator posts to {customLlmUrl}/chat/completions;
-// {customLlmUrl}/chat answers too) and the server URL of its events.
-func (h *Handler) VoiceURLs(slug string) (customLLM, server string) {
-	base := h.BaseURL + "/voice/" + url.PathEscape(slug)
-	return base, base + "/events"
-}
-
 // vapiSetup is the operator's Vapi account as a managed setup's
 // orchestrator (manage.VoiceOrchestrator): the assistant it creates is the
 // one assistant-request answers (vapiAssistant).
@@ -46,7 +38,7 @@ type vapiSetup struct{ h *Handler }
 // vapiAssistant is the assistant of t's calls (vapi.NewAssistant), with
 // this server's addresses for the tenant.
 func (h *Handler) vapiAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret string) vapi.Assistant {
-	llmURL, serverURL := h.VoiceURLs(t.Slug)
+	llmURL, serverURL := VoiceURLs(h.BaseURL, t.Slug)
 	return vapi.NewAssistant(t, cfg, secret, llmURL, serverURL)
 }
 
@@ -71,7 +63,7 @@ func (v vapiSetup) DeleteAssistant(ctx context.Context, assistantID string) erro
 // voiceSetupAnswer is the answer of a setup stored: saved is the tenant as
 // stored, secret the one to show once.
 func (h *Handler) voiceSetupAnswer(saved parley.Tenant, secret string) voiceSetupJSON {
-	llmURL, serverURL := h.VoiceURLs(saved.Slug)
+	llmURL, serverURL := VoiceURLs(h.BaseURL, saved.Slug)
 	return voiceSetupJSON{AssistantID: deref(saved.VoiceAssistantID), PhoneNumber: saved.VoicePhoneNumber,
 		CustomLLMURL: llmURL, ServerURL: serverURL, Secret: secret}
 }
@@ -91,7 +83,7 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 	if !h.Vapi.Configured() {
 		return managedSetupUnavailable
 	}
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -112,7 +104,7 @@ func (h *Handler) LinkVoice(c echo.Context) error {
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
 	}
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func newDeliveryJSON(d db.WebhookDelivery) deliveryJSON {
 
 // decodeWebhook reads a create or a PATCH body.
 func decodeWebhook(c echo.Context) (parley.WebhookInput, error) {
-	raw, err := decodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, maxJSONBody)
 	if err != nil {
 		return parley.WebhookInput{}, err
 	}

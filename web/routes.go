@@ -43,9 +43,9 @@ func (s *Server) routes() {
 	// Voice channel: the orchestrator's custom LLM and server URL,
 	// authenticated by the tenant's voice secret (no per-address limit: an
 	// orchestrator's calls share its addresses).
-	e.POST("/voice/:slug/chat", h.VoiceChat, requireJSON)
-	e.POST("/voice/:slug/chat/completions", h.VoiceChat, requireJSON)
-	e.POST("/voice/:slug/events", h.VoiceEvents, requireJSON)
+	e.POST("/voice/:slug/chat", s.Voice.Chat, requireJSON)
+	e.POST("/voice/:slug/chat/completions", s.Voice.Chat, requireJSON)
+	e.POST("/voice/:slug/events", s.Voice.Events, requireJSON)
 
 	// Parley's own MCP server (Streamable HTTP, stateless: GET and DELETE answer 405).
 	serveMCP := h.NewMCPServer()

@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/voice"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/mail"
 	"github.com/parley/parley/manage"
@@ -35,7 +36,9 @@ type Server struct {
 	DB      *db.DB
 	Logger  *slog.Logger
 	Handler *handlers.Handler
-	Auth    *auth.Authenticator
+	// Voice answers the tenants' voice orchestrators.
+	Voice *voice.Handler
+	Auth  *auth.Authenticator
 	// MCPAuth is Auth for the MCP server: the same credentials, with OAuth
 	// access tokens issued for the MCP resource ({base}/mcp).
 	MCPAuth  *auth.Authenticator
@@ -118,6 +121,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 		Stripe:           stripeClient,
 	}
+	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Handler.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
 		store.EnableEmbeddings()

@@ -1,4 +1,4 @@
-package handlers
+package voice
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/handlers"
 )
 
 // maxVoiceCallID bounds the orchestrator's call id (voice_calls.call_id).
 const maxVoiceCallID = 200
 
-// voiceChatRequest is what VoiceChat reads of an OpenAI chat completions
+// voiceChatRequest is what Chat reads of an OpenAI chat completions
 // request; the rest (temperature, max_tokens, tools, metadata,
 // phoneNumber...) is ignored: the tenant's settings decide.
 type voiceChatRequest struct {
@@ -76,7 +77,7 @@ func (r *voiceCallRef) caller() *string {
 	return &n
 }
 
-// VoiceChat answers POST /voice/{slug}/chat and /voice/{slug}/chat/completions:
+// Chat answers POST /voice/{slug}/chat and /voice/{slug}/chat/completions:
 // the tenant's agent as the orchestrator's OpenAI-compatible custom LLM.
 // The call's id (call.id) keys one conversation of channel voice; the
 // orchestrator's messages are the history and their last user message the
@@ -84,7 +85,7 @@ func (r *voiceCallRef) caller() *string {
 // answer, put into spoken form as it streams (agent.Speaker), is
 // `chat.completion.chunk` events ending with `data: [DONE]`, or one
 // `chat.completion` without stream.
-func (h *Handler) VoiceChat(c echo.Context) error {
+func (h *Handler) Chat(c echo.Context) error {
 	in, req, call, err := h.voiceChatInput(c)
 	if err != nil {
 		return err
@@ -154,7 +155,7 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 // turn, and must have text.
 func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
 	var req voiceChatRequest
-	raw, err := decodeObject(c, maxVoiceBody)
+	raw, err := handlers.DecodeObject(c, maxVoiceBody)
 	if err != nil {
 		return req, err
 	}
@@ -194,8 +195,8 @@ func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
 	case req.Text == "":
 		return req, &parley.Error{Kind: parley.KindInvalid, Message: "messages holds no user message with text: there is nothing to answer",
 			Details: parley.FieldErrors{"messages": "needs a user message with text"}}
-	case utf8.RuneCountInString(req.Text) > maxChatMessage:
-		return req, invalid("The last user message is too long (max %d chars)", maxChatMessage)
+	case utf8.RuneCountInString(req.Text) > handlers.MaxChatMessage:
+		return req, handlers.Invalid("The last user message is too long (max %d chars)", handlers.MaxChatMessage)
 	case utf8.RuneCountInString(req.CallID) > maxVoiceCallID:
 		return req, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("call.id too long (max %d chars)", maxVoiceCallID),
 			Details: parley.FieldErrors{"call": "id is too long"}}
@@ -212,7 +213,7 @@ type voiceWriter struct {
 	speaker *agent.Speaker
 	id      string
 	created int64
-	sse     *sseWriter // set once the turn is open, when streaming
+	sse     *handlers.SSEWriter // set once the turn is open, when streaming
 	ready   bool
 }
 
@@ -232,7 +233,7 @@ type voiceChunkChoice struct {
 }
 
 func (w *voiceWriter) chunk(delta map[string]string, finish *string) {
-	w.sse.send(w.chunkOf(delta, finish))
+	w.sse.Send(w.chunkOf(delta, finish))
 }
 
 func (w *voiceWriter) chunkOf(delta map[string]string, finish *string) voiceChunk {
@@ -245,7 +246,7 @@ func (w *voiceWriter) emit(ev agent.Event) {
 	case ev.Kind == agent.EventReady:
 		w.ready = true
 		if w.stream {
-			w.sse = startSSE(w.c)
+			w.sse = handlers.StartSSE(w.c)
 			w.chunk(map[string]string{"role": "assistant", "content": ""}, nil)
 		}
 	case ev.Kind == agent.EventText && w.sse != nil:
@@ -286,14 +287,14 @@ func (w *voiceWriter) finish(out *agent.TurnOutput, err error) error {
 		// The end of the stream goes out in one write, with the response's
 		// end (sendAtEnd): the handler returns next.
 		if rest != "" {
-			w.sse.sendAtEnd(w.chunkOf(map[string]string{"content": rest}, nil))
+			w.sse.SendAtEnd(w.chunkOf(map[string]string{"content": rest}, nil))
 		}
-		w.sse.sendAtEnd(w.chunkOf(map[string]string{}, &stop))
+		w.sse.SendAtEnd(w.chunkOf(map[string]string{}, &stop))
 		_, _ = fmt.Fprint(w.c.Response(), "data: [DONE]\n\n")
 		return nil
 	}
 	if err != nil && !errors.Is(err, agent.ErrNotStored) {
-		msg, code := chatLLMError(err)
+		msg, code := handlers.ChatLLMError(err)
 		return &parley.Error{Kind: parley.KindUpstream, Code: code, Message: msg}
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package handlers
+package voice
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 )
 
 // voiceEvent is the message of an orchestrator's event, {message: {...}}:
-// the fields of the types VoiceEvents handles, in Vapi's shapes.
+// the fields of the types Events handles, in Vapi's shapes.
 type voiceEvent struct {
 	Type        string        `json:"type"`
 	Call        *voiceCallRef `json:"call"`
@@ -67,7 +69,7 @@ type voiceFunc struct {
 func (tc voiceToolCall) call() agent.ToolCall {
 	name, args := tc.Name, tc.Parameters
 	if tc.Function != nil {
-		name = cmpOr(tc.Function.Name, name)
+		name = handlers.NonBlankOr(tc.Function.Name, name)
 		if len(tc.Function.Arguments) > 0 {
 			args = tc.Function.Arguments
 		}
@@ -85,17 +87,17 @@ func (tc voiceToolCall) call() agent.ToolCall {
 // maxVoiceToolCalls bounds the tool calls of one event.
 const maxVoiceToolCalls = 20
 
-// VoiceEvents answers POST /voice/{slug}/events, the orchestrator's server
+// Events answers POST /voice/{slug}/events, the orchestrator's server
 // URL: assistant-request (the assistant, or the linked one's id),
 // tool-calls (the tools run, their results), status-update and
 // end-of-call-report (recorded on the call). Other types are ignored with
 // 200 {}.
-func (h *Handler) VoiceEvents(c echo.Context) error {
+func (h *Handler) Events(c echo.Context) error {
 	t, seg, err := h.voiceTenant(c)
 	if err != nil {
 		return err
 	}
-	raw, err := decodeObject(c, maxVoiceBody)
+	raw, err := handlers.DecodeObject(c, maxVoiceBody)
 	if err != nil {
 		return err
 	}
@@ -203,7 +205,7 @@ func cmpPtr(a, b *string) *string {
 }
 
 // voiceAssistant is the answer to assistant-request: the linked assistant's
-// id, else the assistant the managed setup would create (vapiAssistant),
+// id, else the assistant the managed setup would create (vapi.NewAssistant),
 // built from the tenant's voiceConfig, with the tenant's secret for the
 // orchestrator's later requests: the one this request carried, which
 // voiceTenant matched (the sealed one is not opened twice).
@@ -211,7 +213,8 @@ func (h *Handler) voiceAssistant(c echo.Context, t parley.Tenant) any {
 	if t.VoiceAssistantID != nil && *t.VoiceAssistantID != "" {
 		return map[string]any{"assistantId": *t.VoiceAssistantID}
 	}
-	return map[string]any{"assistant": h.vapiAssistant(t, t.VoiceConfig, sentVoiceSecret(c))}
+	llmURL, serverURL := handlers.VoiceURLs(h.BaseURL, t.Slug)
+	return map[string]any{"assistant": vapi.NewAssistant(t, t.VoiceConfig, sentVoiceSecret(c), llmURL, serverURL)}
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set
@@ -228,23 +231,26 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 			if tc.Name == "" && (tc.Function == nil || tc.Function.Name == "") {
 				tc.Name = tw.Name
 				if tw.Function != nil {
-					tc.Name = cmpOr(tw.Function.Name, tc.Name)
+					tc.Name = handlers.NonBlankOr(tw.Function.Name, tc.Name)
 				}
 			}
 			calls = append(calls, tc)
 		}
 	}
 	if len(calls) > maxVoiceToolCalls {
-		return invalid("Too many tool calls in one event (max %d)", maxVoiceToolCalls)
+		return handlers.Invalid("Too many tool calls in one event (max %d)", maxVoiceToolCalls)
 	}
 	var convID *string
-	session := ""
+	conv, session := "", ""
 	if callID != "" {
 		vc, err := h.DB.OpenVoiceCall(ctx, t.ID, callID, nil)
 		if err != nil {
 			return err
 		}
 		convID, session = vc.ConversationID, "voice-"+vc.ID
+		if convID != nil {
+			conv = *convID
+		}
 	}
 	if seg == nil {
 		return errNoDefaultSegment
@@ -255,7 +261,7 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 	}
 	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: session, Channel: parley.ChannelVoice,
 		VisitorType: parley.VisitorHuman, Logger: h.log(c)}
-	execs, err := h.Engine.RunTools(ctx, in, deref(convID), run)
+	execs, err := h.Engine.RunTools(ctx, in, conv, run)
 	if err != nil {
 		return err
 	}

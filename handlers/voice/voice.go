@@ -1,20 +1,48 @@
-package handlers
+// Package voice is the voice channel's runtime: Parley is the custom LLM
+// (POST /voice/{slug}/chat[/completions], chat.go) and the server URL
+// (POST /voice/{slug}/events, events.go) of the tenant's voice
+// orchestrator, Vapi. Both are called by the orchestrator, authenticated
+// by the tenant's voice secret.
+package voice
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 )
 
-// The voice channel's runtime: Parley is the custom LLM
-// (POST /voice/{slug}/chat[/completions], voice_chat.go) and the server URL
-// (POST /voice/{slug}/events, voice_events.go) of the tenant's voice
-// orchestrator, Vapi. Both are called by the orchestrator, authenticated
-// by the tenant's voice secret.
+// Handler answers the tenant's voice orchestrator.
+type Handler struct {
+	DB  *db.DB
+	Box *auth.Box
+	// Engine runs the calls' turns and tool calls.
+	Engine *agent.Engine
+	// BaseURL is the server's public address, in the assistant an
+	// assistant-request is answered with.
+	BaseURL string
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// log is the request's logger (handlers.LoggerOf).
+func (h *Handler) log(c echo.Context) *slog.Logger { return handlers.LoggerOf(c, h.Logger) }
 
 // maxVoiceBody bounds a request of the orchestrator: a custom LLM request
 // carries the whole call so far, an end-of-call report its transcript.
@@ -40,7 +68,7 @@ func (h *Handler) voiceTenant(c echo.Context) (parley.Tenant, *parley.Segment, e
 	if err != nil {
 		return t, nil, err
 	}
-	SetTenant(c, t)
+	handlers.SetTenant(c, t)
 	if !h.voiceSecretMatches(c, t.VoiceSecret) {
 		return t, nil, errVoiceSecret
 	}
