@@ -116,7 +116,7 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if len(ms) == 0 {
 			_ = h.Sessions.Destroy(ctx)
-			return render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
+			return Render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
 		}
 		current := ms[0].TenantID
 		want := h.Sessions.GetString(ctx, sessTenantID)
@@ -197,7 +197,7 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 		}
 		h.withChallenge(&form, n)
 	}
-	return render(c, http.StatusOK, views.Login(form))
+	return Render(c, http.StatusOK, views.Login(form))
 }
 
 // checkSignInChallenge verifies the bot challenge's token of the sign-in
@@ -241,13 +241,13 @@ func (h *Handler) Login(c echo.Context) error {
 		secs := int64(math.Ceil(attempt.Wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		form.Error = "Too many failed sign-in attempts. Try again in " + waitWords(secs) + "."
-		return render(c, http.StatusTooManyRequests, views.Login(form))
+		return Render(c, http.StatusTooManyRequests, views.Login(form))
 	}
 	h.withChallenge(&form, failures+1)
 	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
 		if msg := h.checkSignInChallenge(c); msg != "" {
 			form.Error = msg
-			return render(c, http.StatusForbidden, views.Login(form))
+			return Render(c, http.StatusForbidden, views.Login(form))
 		}
 	}
 	user, err := h.DB.UserByEmail(ctx, email)
@@ -257,7 +257,7 @@ func (h *Handler) Login(c echo.Context) error {
 	if !h.Passwords.Check(user.PasswordHash, password) {
 		// The attempt was counted as a failure when it started.
 		form.Error = "Wrong email or password."
-		return render(c, http.StatusUnauthorized, views.Login(form))
+		return Render(c, http.StatusUnauthorized, views.Login(form))
 	}
 	if err := h.DB.ForgiveLoginAttempt(ctx, attempt); err != nil {
 		return err
@@ -289,7 +289,7 @@ func (h *Handler) SwitchTenant(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, "/admin")
 		}
 	}
-	return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+	return Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 }
 
 // onboarding is the new owner's path (persona, knowledge, test, install
@@ -350,7 +350,7 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err := h.overviewActivity(c, a.Tenant, &o); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
+	return Render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
 }
 
 // overviewLatest is how many conversations the overview lists.

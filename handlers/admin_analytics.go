@@ -88,7 +88,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 			errs[k] = err.Error() // the API's own message, which names the parameter
 		}
 		v.Errors = errs
-		return render(c, status, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
+		return Render(c, status, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
 	}
 	from, last := q.Filter.From.In(loc), q.Filter.To.In(loc).Add(-time.Nanosecond)
 	if v.Filter.From == "" {
@@ -126,7 +126,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	for _, in := range st.TopIntents {
 		v.TopIntents = append(v.TopIntents, views.Bar{Label: in.Question, Value: in.Count})
 	}
-	return render(c, http.StatusOK, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
+	return Render(c, http.StatusOK, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
 }
 
 // ExportAnalytics downloads one dataset of the analytics page as the API's

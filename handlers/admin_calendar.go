@@ -45,7 +45,7 @@ func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 func dayLabel(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
 
 func (h *Handler) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
-	return render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
+	return Render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
 }
 
 // ShowCalendarPage renders the calendar connector's form.
@@ -138,7 +138,7 @@ func (h *Handler) TestCalendarConnection(c echo.Context) error {
 		v.Slots = append(v.Slots, s.Label)
 	}
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.CalendarTestView(v))
+		return Render(c, http.StatusOK, views.CalendarTestView(v))
 	}
 	f := calendarForm(t, cur)
 	f.Test = &v

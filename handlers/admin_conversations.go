@@ -86,7 +86,7 @@ func (h *Handler) ShowConversationsPage(c echo.Context) error {
 			v.Rows = append(v.Rows, conversationRow(it, loc))
 		}
 	}
-	return render(c, status, views.ConversationsPage(h.page(c, "Conversations", "conversations"), v))
+	return Render(c, status, views.ConversationsPage(h.page(c, "Conversations", "conversations"), v))
 }
 
 // flag is a ticked check box's value kept across pages: "1", or "" when not ticked.
@@ -217,5 +217,5 @@ func (h *Handler) ShowConversationPage(c echo.Context) error {
 		v.Submissions = append(v.Submissions, views.ConversationSubmission{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType,
 			Summary: submissionSummary(inputFields(s.Input)), Status: s.Status, CreatedAt: s.CreatedAt.In(loc).Format(localTime)})
 	}
-	return render(c, http.StatusOK, views.ConversationPage(h.page(c, "Conversation", "conversations"), v))
+	return Render(c, http.StatusOK, views.ConversationPage(h.page(c, "Conversation", "conversations"), v))
 }

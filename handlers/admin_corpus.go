@@ -88,7 +88,7 @@ func (h *Handler) ShowCorpusPage(c echo.Context) error {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-Target") == "corpus-table" {
-		return render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: csrfToken(c)}, l))
+		return Render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: csrfToken(c)}, l))
 	}
 	segs, err := h.segmentOptions(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
@@ -98,7 +98,7 @@ func (h *Handler) ShowCorpusPage(c echo.Context) error {
 	if v.Budget, err = h.corpusBudget(c.Request().Context(), a.Tenant.ID); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+	return Render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
 }
 
 // corpusBudget works out, for each active segment, how its entries fit the
@@ -154,7 +154,7 @@ func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusFor
 		return err
 	}
 	f.Segments, f.MaxContent, f.MaxSummary = segs, parley.MaxCorpusContent, parley.MaxCorpusSummary
-	return render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
+	return Render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
 }
 
 // ShowCorpusEntryPage renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
@@ -278,7 +278,7 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		if res.Imported > 0 {
 			c.Response().Header().Set("HX-Trigger", "corpusChanged")
 		}
-		return render(c, status, views.ImportResultView(&res))
+		return Render(c, status, views.ImportResultView(&res))
 	}
 	if res.Error != "" {
 		h.Sessions.Put(ctx, sessFlashError, res.Error)

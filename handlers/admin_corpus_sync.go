@@ -60,14 +60,14 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 		if f.Result != nil {
 			c.Response().Header().Set("HX-Trigger", "corpusChanged")
 		}
-		return render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, segs, f))
+		return Render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, segs, f))
 	}
 	l, err := h.corpusList(c)
 	if err != nil {
 		return err
 	}
 	v := views.CorpusView{List: l, Segments: segs, Limit: a.Tenant.PlanInfo().CorpusLimit, Sync: f}
-	return render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+	return Render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
 }
 
 // syncFailure maps what syncURL refused to the status and the messages the

@@ -38,7 +38,7 @@ func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, embe
 }
 
 func (h *Handler) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
-	return render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
+	return Render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
 }
 
 // ShowEmbeddingsPage renders the tenant's endpoint, its form and the status.
@@ -62,7 +62,7 @@ func (h *Handler) ShowEmbeddingsStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.EmbeddingsStatusView(s))
+	return Render(c, http.StatusOK, views.EmbeddingsStatusView(s))
 }
 
 // SaveEmbeddingsPage saves the form with the API's rules, or re-renders it

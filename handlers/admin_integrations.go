@@ -59,7 +59,7 @@ func (h *Handler) ShowIntegrationsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
+	return Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
 }
 
 // SendContextTest calls the tenant's context webhook as the chat does for
@@ -70,14 +70,14 @@ func (h *Handler) SendContextTest(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	r := h.testContextWebhook(c.Request().Context(), t)
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.ContextTestResultView(&r))
+		return Render(c, http.StatusOK, views.ContextTestResultView(&r))
 	}
 	v, err := h.integrationsView(c.Request().Context(), t)
 	if err != nil {
 		return err
 	}
 	v.ContextTest = &r
-	return render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
+	return Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
 }
 
 // testContextWebhook makes the call and says, in the owner's words, what
@@ -145,7 +145,7 @@ func (h *Handler) DiscoverMCPTools(c echo.Context) error {
 	}
 	r := h.discoverMCPTools(c.Request().Context(), t)
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.MCPDiscoverResultView(&r))
+		return Render(c, http.StatusOK, views.MCPDiscoverResultView(&r))
 	}
 	f := mcpForm(t)
 	f.Discover = &r

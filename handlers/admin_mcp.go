@@ -14,7 +14,7 @@ import (
 func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 	t := adminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
-	return render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
+	return Render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
 }
 
 // mcpForm is the MCP page's form with the tenant's saved settings.

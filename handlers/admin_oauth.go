@@ -21,9 +21,9 @@ var consentFields = []string{"response_type", "client_id", "redirect_uri", "scop
 // their current tenant, with each scope in words.
 func (h *Handler) ShowConsentPage(c echo.Context) error {
 	q := c.QueryParams()
-	r, e := h.parseAuthorize(c, q.Get)
+	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), q.Get)
 	if e != nil {
-		return h.refuseAuthorize(c, r, e)
+		return RefuseAuthorization(c, h.BaseURL, r, e)
 	}
 	a := adminFrom(c)
 	u, _ := url.Parse(r.RedirectURI)
@@ -45,19 +45,19 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 			v.Fields = append(v.Fields, views.HiddenField{Name: k, Value: val})
 		}
 	}
-	return render(c, http.StatusOK, views.ConsentPage(v))
+	return Render(c, http.StatusOK, views.ConsentPage(v))
 }
 
 // SaveConsent is the owner's answer: approve sends the client an
 // authorization code for the tenant chosen (one of the owner's; the one
 // they are administering by default), deny sends access_denied.
 func (h *Handler) SaveConsent(c echo.Context) error {
-	r, e := h.parseAuthorize(c, c.FormValue)
+	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), c.FormValue)
 	if e != nil {
-		return h.refuseAuthorize(c, r, e)
+		return RefuseAuthorization(c, h.BaseURL, r, e)
 	}
 	if c.FormValue("decision") != "approve" {
-		return h.refuseAuthorize(c, r, &authzError{Code: "access_denied", Description: "The owner denied access"})
+		return RefuseAuthorization(c, h.BaseURL, r, &auth.AuthorizationError{Code: "access_denied", Description: "The owner denied access"})
 	}
 	a := adminFrom(c)
 	tenantID := a.Tenant.ID
@@ -69,7 +69,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 			}
 		}
 		if tenantID == "" {
-			return render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+			return Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 		}
 	}
 	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), db.OAuthCode{
@@ -83,7 +83,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 	if r.State != "" {
 		p.Set("state", r.State)
 	}
-	return c.Redirect(http.StatusSeeOther, authzRedirect(r.RedirectURI, p))
+	return c.Redirect(http.StatusSeeOther, auth.RedirectWith(r.RedirectURI, p))
 }
 
 // ShowConnectedAppsPage lists the OAuth clients holding live grants on the
@@ -112,7 +112,7 @@ func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 		}
 		rows = append(rows, row)
 	}
-	return render(c, http.StatusOK, views.ConnectedAppsPage(h.page(c, "Connected apps", "connected-apps"), rows))
+	return Render(c, http.StatusOK, views.ConnectedAppsPage(h.page(c, "Connected apps", "connected-apps"), rows))
 }
 
 // RevokeConnectedApp revokes every grant of a client on the tenant: its

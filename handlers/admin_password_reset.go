@@ -37,7 +37,7 @@ func (h *Handler) ShowForgotPasswordPage(c echo.Context) error {
 	if sent := h.Sessions.PopString(c.Request().Context(), sessResetSent); sent != "" {
 		f.Sent, f.Email = true, sent
 	}
-	return render(c, http.StatusOK, views.ForgotPassword(f))
+	return Render(c, http.StatusOK, views.ForgotPassword(f))
 }
 
 // SendPasswordReset enqueues the email of a reset link and answers the same
@@ -49,11 +49,11 @@ func (h *Handler) SendPasswordReset(c echo.Context) error {
 	email := strings.TrimSpace(c.FormValue("email"))
 	f := views.ForgotPasswordForm{CSRF: csrfToken(c), ByEmail: h.ResetByEmail, Email: email}
 	if !h.ResetByEmail {
-		return render(c, http.StatusOK, views.ForgotPassword(f))
+		return Render(c, http.StatusOK, views.ForgotPassword(f))
 	}
 	if a, err := netmail.ParseAddress(email); err != nil || a.Address != email {
 		f.Errors = views.Errors{"email": "Enter the email you sign in with, like name@example.com."}
-		return render(c, http.StatusUnprocessableEntity, views.ForgotPassword(f))
+		return Render(c, http.StatusUnprocessableEntity, views.ForgotPassword(f))
 	}
 	_, counted, err := h.DB.HitWithin(ctx, []db.Window{
 		{Key: "reset:ip:" + c.RealIP(), Length: resetWindow, Limit: resetAddressLimit},
@@ -64,7 +64,7 @@ func (h *Handler) SendPasswordReset(c echo.Context) error {
 	}
 	if !counted {
 		f.Error = "Too many reset links were asked for, for this address or from your network. Wait an hour and try again."
-		return render(c, http.StatusTooManyRequests, views.ForgotPassword(f))
+		return Render(c, http.StatusTooManyRequests, views.ForgotPassword(f))
 	}
 	if err := h.DB.InsertJob(ctx, jobs.PasswordResetArgs{Email: email}); err != nil {
 		return err
@@ -113,9 +113,9 @@ func (h *Handler) ShowResetPasswordPage(c echo.Context) error {
 	}
 	if p != "" {
 		f.Problem = p
-		return render(c, resetLinkStatus(p), views.ResetPassword(f))
+		return Render(c, resetLinkStatus(p), views.ResetPassword(f))
 	}
-	return render(c, http.StatusOK, views.ResetPassword(f))
+	return Render(c, http.StatusOK, views.ResetPassword(f))
 }
 
 // SaveNewPassword sets the password of a reset link's user, with the rules
@@ -132,7 +132,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 	}
 	if p != "" {
 		f.Problem = p
-		return render(c, resetLinkStatus(p), views.ResetPassword(f))
+		return Render(c, resetLinkStatus(p), views.ResetPassword(f))
 	}
 	f.Errors = views.Errors{}
 	switch {
@@ -144,7 +144,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 		f.Errors["confirm"] = "This is not the same password: type the new password again."
 	}
 	if len(f.Errors) > 0 {
-		return render(c, http.StatusUnprocessableEntity, views.ResetPassword(f))
+		return Render(c, http.StatusUnprocessableEntity, views.ResetPassword(f))
 	}
 	hash, err := h.Passwords.Hash(password)
 	if err != nil {
@@ -163,7 +163,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 		return err
 	}
 	if f.Problem != "" {
-		return render(c, resetLinkStatus(f.Problem), views.ResetPassword(f))
+		return Render(c, resetLinkStatus(f.Problem), views.ResetPassword(f))
 	}
 	h.log(c).Info("password reset by email link", "user_id", u.ID)
 	// This browser may hold a session too: it signs in again like the others.

@@ -32,7 +32,7 @@ func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
 }
 
 func (h *Handler) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
-	return render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
+	return Render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
 }
 
 // ShowPaymentsPage renders the payments integration: connect Stripe, test
@@ -107,7 +107,7 @@ func (h *Handler) TestPayments(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.PaymentTestResult(&views.PaymentTest{OK: res.OK, Message: res.Message,
+		return Render(c, http.StatusOK, views.PaymentTestResult(&views.PaymentTest{OK: res.OK, Message: res.Message,
 			At: res.TestedAt.Format("2006-01-02 15:04 UTC")}))
 	}
 	return c.Redirect(http.StatusSeeOther, paymentsPage)

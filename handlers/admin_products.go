@@ -50,14 +50,14 @@ func (h *Handler) ShowProductsPage(c echo.Context) error {
 	}
 	p := h.page(c, "Products", "products")
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.ProductsListView(p, l))
+		return Render(c, http.StatusOK, views.ProductsListView(p, l))
 	}
-	return render(c, http.StatusOK, views.ProductsPage(p, l))
+	return Render(c, http.StatusOK, views.ProductsPage(p, l))
 }
 
 // ShowNewProductPage renders the create form.
 func (h *Handler) ShowNewProductPage(c echo.Context) error {
-	return render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
+	return Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
 }
 
 // productFromForm reads a product form into the management operations'
@@ -112,7 +112,7 @@ func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
 	if cur != nil {
 		f.ID, title = cur.ID, "Edit product"
 	}
-	return render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
+	return Render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
 }
 
 // SaveNewProduct creates a product from the form.
@@ -124,7 +124,7 @@ func (h *Handler) ShowEditProductPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
+	return Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
 }
 
 // SaveProduct saves a product's edit form.

@@ -160,7 +160,7 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+	return Render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
 }
 
 // ShowSegmentPage renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
@@ -181,7 +181,7 @@ func (h *Handler) ShowSegmentPage(c echo.Context) error {
 	if err := h.withSegmentExtras(c, a.Tenant, seg, &f); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+	return Render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 }
 
 // asksInChat reports whether the assistant asks for seg's lead capture
@@ -236,7 +236,7 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 		if err := h.withSegmentExtras(c, a.Tenant, cur, &f); err != nil {
 			return err
 		}
-		return render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+		return Render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 	}
 	in := segmentWrite(f, creating)
 	if creating {
@@ -311,10 +311,10 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 		}
 		r.DeleteError, r.Cascade = segmentDeleteProblem(err), kind == parley.KindConflict
 		if htmx {
-			return render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
+			return Render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
 		}
 		v.Segments[i] = r
-		return render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+		return Render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
 	}
 	return err
 }

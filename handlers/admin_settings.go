@@ -110,7 +110,7 @@ func (h *Handler) renderSettings(c echo.Context, status int, t parley.Tenant, f 
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
 	f.SigningKeyWarning = signingKeyWarning
 	f.UploadedAvatar = strings.HasPrefix(deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
-	return render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
+	return Render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
 }
 
 // SaveSettings validates a settings page's fields with the API's rules and

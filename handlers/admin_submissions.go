@@ -264,7 +264,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 		}
 		v.Stats = views.SubmissionsStats(*first.Stats)
 	}
-	return render(c, status, views.SubmissionsPage(h.page(c, "Submissions", "submissions"), v))
+	return Render(c, status, views.SubmissionsPage(h.page(c, "Submissions", "submissions"), v))
 }
 
 // submissionDetail loads what a submission's page shows.
@@ -318,7 +318,7 @@ func (h *Handler) ShowSubmissionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.SubmissionPage(h.page(c, "Submission", "submissions"), d))
+	return Render(c, http.StatusOK, views.SubmissionPage(h.page(c, "Submission", "submissions"), d))
 }
 
 // safeSubmissionsNext keeps the return address of a status change on the submissions pages.
@@ -366,7 +366,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	}
 	p := views.Page{CSRF: csrfToken(c)}
 	if c.FormValue("view") == "detail" {
-		return render(c, status, views.SubmissionStatusChanged(p, submissionStatus(sub, msg)))
+		return Render(c, status, views.SubmissionStatusChanged(p, submissionStatus(sub, msg)))
 	}
 	row := submissionRow(sub)
 	row.Error = msg
@@ -376,7 +376,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.SubmissionRowChanged(p, row, next, views.SubmissionsStats(*stats.Stats), views.StatsScope(toolType)))
+	return Render(c, status, views.SubmissionRowChanged(p, row, next, views.SubmissionsStats(*stats.Stats), views.StatsScope(toolType)))
 }
 
 // statsToolType is the tool type the list's counters cover: that of the list's

@@ -57,7 +57,7 @@ func (h *Handler) synonymsView(c echo.Context) (views.SynonymsView, error) {
 }
 
 func (h *Handler) renderSynonyms(c echo.Context, status int, v views.SynonymsView) error {
-	return render(c, status, views.SynonymsPage(h.page(c, "Synonyms", "corpus"), v))
+	return Render(c, status, views.SynonymsPage(h.page(c, "Synonyms", "corpus"), v))
 }
 
 // ShowSynonymsPage lists the tenant's synonym groups.
@@ -120,7 +120,7 @@ func (h *Handler) SaveSynonyms(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) {
-		return render(c, status, views.SynonymGroupView(views.Page{CSRF: csrfToken(c)}, row))
+		return Render(c, status, views.SynonymGroupView(views.Page{CSRF: csrfToken(c)}, row))
 	}
 	v, err := h.synonymsView(c)
 	if err != nil {
@@ -150,5 +150,5 @@ func (h *Handler) RemoveSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.SynonymCount(len(groups), parley.MaxSynonymGroups))
+	return Render(c, http.StatusOK, views.SynonymCount(len(groups), parley.MaxSynonymGroups))
 }

@@ -67,7 +67,7 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 			v.Segments = append(v.Segments, views.Option{Value: s.Slug, Label: s.Name})
 		}
 	}
-	return render(c, http.StatusOK, views.TestChatPage(h.page(c, "Test chat", "test-chat"), v))
+	return Render(c, http.StatusOK, views.TestChatPage(h.page(c, "Test chat", "test-chat"), v))
 }
 
 // SendTestMessage answers POST /admin/test-chat: a message of the signed-in

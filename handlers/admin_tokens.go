@@ -45,7 +45,7 @@ func (h *Handler) ShowTokensPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
+	return Render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 }
 
 // SaveToken creates a token with the chosen scopes through the management
@@ -71,7 +71,7 @@ func (h *Handler) SaveToken(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return render(c, status, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
+		return Render(c, status, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 	}
 	h.Sessions.Put(c.Request().Context(), sessNewToken, token)
 	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
@@ -95,7 +95,7 @@ func (h *Handler) RevokeToken(c echo.Context) error {
 	}
 	for _, t := range ts {
 		if t.ID == id {
-			return render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: csrfToken(c)}, tokenRow(t)))
+			return Render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: csrfToken(c)}, tokenRow(t)))
 		}
 	}
 	return parley.Errorf(parley.KindNotFound, "Token not found")

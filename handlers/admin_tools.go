@@ -176,7 +176,7 @@ func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) e
 	if f.ID != "" {
 		title = "Edit tool"
 	}
-	return render(c, status, views.ToolFormPage(h.page(c, title, "tools"), f))
+	return Render(c, status, views.ToolFormPage(h.page(c, title, "tools"), f))
 }
 
 // ShowToolsPage lists the tenant's tools.
@@ -201,7 +201,7 @@ func (h *Handler) ShowToolsPage(c echo.Context) error {
 		rows[i] = toolRow(t)
 		rows[i].LeadOf = leadOf[t.ID]
 	}
-	return render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
+	return Render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
 }
 
 // ShowNewToolPage renders the create form for the type asked (the first type by default).
@@ -228,7 +228,7 @@ func (h *Handler) ShowToolConfigFields(c echo.Context) error {
 	if !slices.Contains(parley.UserToolTypes, typ) {
 		return Invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
 	}
-	return render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
+	return Render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
 }
 
 // toolFromForm reads a tool form into the API's body and the form to show

@@ -43,9 +43,9 @@ func (h *Handler) ShowVisitorsPage(c echo.Context) error {
 			ExternalID: deref(v.ExternalID), Provider: deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
 	}
 	if isHTMX(c) {
-		return render(c, http.StatusOK, views.VisitorsListView(l))
+		return Render(c, http.StatusOK, views.VisitorsListView(l))
 	}
-	return render(c, http.StatusOK, views.VisitorsPage(h.page(c, "Visitors", "visitors"), l))
+	return Render(c, http.StatusOK, views.VisitorsPage(h.page(c, "Visitors", "visitors"), l))
 }
 
 // prettyJSON indents a JSON object for reading and editing.
@@ -87,7 +87,7 @@ func (h *Handler) renderVisitor(c echo.Context, status int, v views.VisitorProfi
 	if title == "" {
 		title = v.ID // an anonymous visitor (the widget's anonymous id) has neither
 	}
-	return render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
+	return Render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
 }
 
 // ShowVisitorPage renders a visitor's profile.
@@ -192,5 +192,5 @@ func (h *Handler) RemoveMemoryFact(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.MemoryCount(v.MemoryCount))
+	return Render(c, http.StatusOK, views.MemoryCount(v.MemoryCount))
 }

@@ -120,7 +120,7 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 }
 
 func (h *Handler) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
-	return render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
+	return Render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
 }
 
 // ShowVoicePage renders the voice settings, or what the plan lacks.

@@ -180,7 +180,7 @@ func (h *Handler) renderWebhooksPage(c echo.Context, status int, v views.Webhook
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.WebhooksPage(h.page(c, "Webhooks", "webhooks"), v))
+	return Render(c, status, views.WebhooksPage(h.page(c, "Webhooks", "webhooks"), v))
 }
 
 // ShowWebhooksPage lists the tenant's webhook endpoints, with a just-created
@@ -233,7 +233,7 @@ func (h *Handler) ToggleWebhook(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
+		return Render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
 	}
 	verb := "disabled"
 	if enabled {
@@ -309,12 +309,12 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	}
 	l := v.Deliveries
 	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
-		return render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
+		return Render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
 	}
 	if v.NewSecret = h.Sessions.PopString(ctx, sessRotatedWebhookSecret+ep.ID); v.NewSecret != "" {
 		v.Warning = rotationWarning
 	}
-	return render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
+	return Render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
 }
 
 // ShowWebhookPage renders an endpoint's edit form, statistics and
@@ -393,7 +393,7 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
 	}
-	return render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
+	return Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
 }
 
 // testEventResult says how a test delivery went, for the endpoint's page.
@@ -448,7 +448,7 @@ func (h *Handler) SendTestEvent(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id)
 	}
 	if refused {
-		return render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
+		return Render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
 	}
 	return h.renderTestEventAnswer(c, http.StatusAccepted, d)
 }
@@ -465,7 +465,7 @@ func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.Webhook
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
+	return Render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
 }
 
 // ShowTestEventResult is the result panel of a test delivery, asked for
@@ -477,7 +477,7 @@ func (h *Handler) ShowTestEventResult(c echo.Context) error {
 		return err
 	}
 	if r := testEventResult(id, d, h.now()); r.Waiting {
-		return render(c, http.StatusOK, views.TestEventResultView(r))
+		return Render(c, http.StatusOK, views.TestEventResultView(r))
 	}
 	return h.renderTestEventAnswer(c, http.StatusOK, d)
 }

@@ -88,8 +88,8 @@ func (h *Handler) now() time.Time {
 	return time.Now()
 }
 
-// render writes a templ component with a status.
-func render(c echo.Context, status int, component templ.Component) error {
+// Render writes a templ component with a status.
+func Render(c echo.Context, status int, component templ.Component) error {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 	c.Response().WriteHeader(status)
 	return component.Render(c.Request().Context(), c.Response())

@@ -54,16 +54,16 @@ func (s *Server) routes() {
 	e.DELETE(handlers.MCPPath, serveMCP, s.mcpAPI)
 
 	// OAuth 2.1 authorization server (the consent page is the dashboard's).
-	e.GET("/.well-known/oauth-authorization-server", h.ShowAuthServerMetadata)
-	e.GET("/.well-known/oauth-protected-resource", h.ShowResourceMetadata)
-	e.GET("/.well-known/oauth-protected-resource/mcp", h.ShowMCPResourceMetadata)
-	e.GET("/.well-known/jwks.json", h.ShowJWKS)
-	e.POST("/oauth/register", h.RegisterOAuthClient, s.oauthLimit("register", s.OAuthLimits.Register, time.Hour), requireJSON)
+	e.GET("/.well-known/oauth-authorization-server", s.OAuth.ShowAuthServerMetadata)
+	e.GET("/.well-known/oauth-protected-resource", s.OAuth.ShowResourceMetadata)
+	e.GET("/.well-known/oauth-protected-resource/mcp", s.OAuth.ShowMCPResourceMetadata)
+	e.GET("/.well-known/jwks.json", s.OAuth.ShowJWKS)
+	e.POST("/oauth/register", s.OAuth.RegisterClient, s.oauthLimit("register", s.OAuthLimits.Register, time.Hour), requireJSON)
 	// The authorization endpoint answers a refused request with a page: the
 	// dashboard's headers (CSP, no frames, no caching) go with it.
-	e.GET("/oauth/authorize", h.Authorize, s.oauthLimit("authorize", s.OAuthLimits.Authorize, time.Minute), s.adminHeaders())
-	e.POST("/oauth/token", h.Token, s.oauthLimit("token", s.OAuthLimits.Token, time.Minute))
-	e.POST("/oauth/revoke", h.Revoke, s.oauthLimit("revoke", s.OAuthLimits.Revoke, time.Minute))
+	e.GET("/oauth/authorize", s.OAuth.Authorize, s.oauthLimit("authorize", s.OAuthLimits.Authorize, time.Minute), s.adminHeaders())
+	e.POST("/oauth/token", s.OAuth.Token, s.oauthLimit("token", s.OAuthLimits.Token, time.Minute))
+	e.POST("/oauth/revoke", s.OAuth.Revoke, s.oauthLimit("revoke", s.OAuthLimits.Revoke, time.Minute))
 
 	// Management REST API. Every endpoint that reads a JSON body refuses
 	// another type with 415 (requireJSON); the CSV import is multipart.

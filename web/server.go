@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/oauth"
 	"github.com/parley/parley/handlers/voice"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/mail"
@@ -36,6 +37,8 @@ type Server struct {
 	DB      *db.DB
 	Logger  *slog.Logger
 	Handler *handlers.Handler
+	// OAuth answers the authorization server's endpoints.
+	OAuth *oauth.Handler
 	// Voice answers the tenants' voice orchestrators.
 	Voice *voice.Handler
 	Auth  *auth.Authenticator
@@ -93,10 +96,10 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Sessions:    sessions,
 		OAuthLimits: DefaultOAuthLimits,
 	}
-	oauth := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: box}, Issuer: cfg.BaseURL, Now: s.now}
+	authServer := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: box}, Issuer: cfg.BaseURL, Now: s.now}
 	// The management API takes ak_ tokens and OAuth access tokens issued for
 	// it; the MCP server, those issued for it.
-	s.Auth = &auth.Authenticator{DB: store, JWT: oauth.VerifyAccessToken, Audience: cfg.BaseURL}
+	s.Auth = &auth.Authenticator{DB: store, JWT: authServer.VerifyAccessToken, Audience: cfg.BaseURL}
 	mcpAuth := *s.Auth
 	mcpAuth.Audience = cfg.BaseURL + handlers.MCPPath
 	s.MCPAuth = &mcpAuth
@@ -108,7 +111,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Handler = &handlers.Handler{
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
-		Outbound: guard, OAuth: oauth,
+		Outbound: guard, OAuth: authServer,
 		// One clock for the handlers and the engine: tests set Handler.Now.
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
@@ -123,6 +126,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	}
 	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Handler.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
+	s.OAuth = &oauth.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Now: s.now}
 	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
 		store.EnableEmbeddings()
 	}

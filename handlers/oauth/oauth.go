@@ -1,4 +1,7 @@
-package handlers
+// Package oauth is Parley's OAuth 2.1 authorization server: its metadata,
+// client registration, authorization, token and revocation endpoints. The
+// consent page between authorization and token is the dashboard's.
+package oauth
 
 import (
 	"encoding/json"
@@ -6,16 +9,36 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/views"
+	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/manage"
 )
+
+// Handler answers the authorization server's endpoints.
+type Handler struct {
+	DB *db.DB
+	// Manage registers clients.
+	Manage *manage.Service
+	// OAuth issues and verifies the tokens.
+	OAuth *auth.OAuth
+	// BaseURL is the issuer.
+	BaseURL string
+	Now     func() time.Time
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
 
 // The authorization server's endpoints (RFC 8414, 7591, 6749, 7636, 7009,
 // 8707; RFC 9728 for the resources' metadata).
@@ -25,16 +48,12 @@ const (
 	oauthRegisterPath  = "/oauth/register"
 	oauthRevokePath    = "/oauth/revoke"
 	oauthJWKSPath      = "/.well-known/jwks.json"
-	// ConsentPath is the dashboard's consent page, to which /oauth/authorize
-	// sends a valid request (the dashboard's session cookie is scoped to /admin).
-	ConsentPath = "/admin/oauth/consent"
 )
 
 // Limits of the endpoints' input (the registration's own are the root
 // package's, with its rules).
 const (
 	maxOAuthForm = 16 << 10
-	maxStateLen  = 1000
 )
 
 // oauthError is an error body of RFC 6749 section 5.2 (and RFC 7591 3.2.2).
@@ -140,9 +159,9 @@ type registration struct {
 // invalid_redirect_uri, any other invalid_client_metadata (RFC 7591 3.2.2).
 var registrationFields = []string{"redirect_uris", "token_endpoint_auth_method", "grant_types", "response_types", "client_name", "scope"}
 
-// RegisterOAuthClient is RFC 7591 dynamic registration of a public client,
+// RegisterClient is RFC 7591 dynamic registration of a public client,
 // through the management operations.
-func (h *Handler) RegisterOAuthClient(c echo.Context) error {
+func (h *Handler) RegisterClient(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxOAuthForm+1))
 	if err != nil || len(body) > maxOAuthForm {
 		return oauthFail(c, http.StatusBadRequest, "invalid_client_metadata", "The body must be a JSON object of at most 16 KB")
@@ -185,126 +204,15 @@ func clipText(s string, n int) string {
 	return s
 }
 
-// authzRequest is a valid authorization request.
-type authzRequest struct {
-	Client      db.OAuthClient
-	RedirectURI string
-	State       string
-	Challenge   string
-	Resource    string
-	Scopes      []string
-}
-
-// authzError is a refused authorization request. Untrusted means the
-// redirect URI is not (yet) known to be the client's: the error is shown as
-// a page and never sent there. Otherwise it goes back to the client as
-// error and error_description on the redirect URI.
-type authzError struct {
-	Untrusted   bool
-	Code        string
-	Description string
-}
-
-// parseAuthorize validates an authorization request (query of GET
-// /oauth/authorize, or the consent form carrying it).
-func (h *Handler) parseAuthorize(c echo.Context, get func(string) string) (authzRequest, *authzError) {
-	var r authzRequest
-	clientID := get("client_id")
-	if clientID == "" {
-		return r, &authzError{Untrusted: true, Description: "The request names no client (client_id is missing)."}
-	}
-	client, err := h.DB.OAuthClientByID(c.Request().Context(), clientID)
-	if err != nil {
-		return r, &authzError{Untrusted: true, Description: "The app asking for access is not registered here (unknown client_id)."}
-	}
-	r.Client = client
-	r.RedirectURI = get("redirect_uri")
-	if r.RedirectURI == "" {
-		return r, &authzError{Untrusted: true, Description: "The request names no redirect_uri."}
-	}
-	if !slices.Contains(client.RedirectURIs, r.RedirectURI) {
-		return r, &authzError{Untrusted: true, Description: "The redirect_uri is not one this app registered (it must match exactly)."}
-	}
-	r.State = get("state")
-	if len(r.State) > maxStateLen {
-		r.State = ""
-		return r, &authzError{Code: "invalid_request", Description: "state is longer than 1000 characters"}
-	}
-	if rt := get("response_type"); rt != "code" {
-		return r, &authzError{Code: "unsupported_response_type", Description: "response_type must be code"}
-	}
-	if m := get("code_challenge_method"); m != "S256" {
-		return r, &authzError{Code: "invalid_request", Description: "code_challenge_method must be S256 (PKCE is required; plain is refused)"}
-	}
-	r.Challenge = get("code_challenge")
-	if len(r.Challenge) != 43 || strings.ContainsFunc(r.Challenge, func(c rune) bool {
-		return !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
-	}) {
-		return r, &authzError{Code: "invalid_request", Description: "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)"}
-	}
-	// With a resource indicator (RFC 8707) the token is bound to it; without
-	// one, its audience follows the scopes granted (OAuth.AudienceOf).
-	r.Resource = get("resource")
-	if r.Resource != "" && !slices.Contains(h.OAuth.Resources(), r.Resource) {
-		return r, &authzError{Code: "invalid_target", Description: "resource must be " + strings.Join(h.OAuth.Resources(), " or ")}
-	}
-	for _, s := range auth.FilterOAuthScopes(get("scope")) {
-		if slices.Contains(client.Scopes, s) {
-			r.Scopes = append(r.Scopes, s)
-		}
-	}
-	if len(r.Scopes) == 0 {
-		// No known scope asked for: the scopes the client registered, those
-		// of the resource when it named one.
-		for _, s := range client.Scopes {
-			mcp := strings.HasPrefix(s, "mcp:")
-			if r.Resource == "" || mcp == (r.Resource == h.OAuth.MCPResource()) {
-				r.Scopes = append(r.Scopes, s)
-			}
-		}
-	}
-	if r.Resource == "" && len(r.Scopes) > 0 {
-		r.Resource = h.OAuth.AudienceOf(r.Scopes)
-	}
-	if len(r.Scopes) == 0 {
-		return r, &authzError{Code: "invalid_scope", Description: "none of the scopes asked for is one this app registered"}
-	}
-	return r, nil
-}
-
-// authzRedirect is the client's redirect URI with params added to its query.
-func authzRedirect(redirectURI string, params url.Values) string {
-	u, _ := url.Parse(redirectURI)
-	q := u.Query()
-	for k, v := range params {
-		q[k] = v
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// refuseAuthorize answers a refused authorization request: a page when the
-// redirect URI is not trusted, else a redirect carrying the error.
-func (h *Handler) refuseAuthorize(c echo.Context, r authzRequest, e *authzError) error {
-	if e.Untrusted {
-		return render(c, http.StatusBadRequest, views.OAuthErrorPage(e.Description))
-	}
-	p := url.Values{"error": {e.Code}, "error_description": {e.Description}, "iss": {h.BaseURL}}
-	if r.State != "" {
-		p.Set("state", r.State)
-	}
-	return c.Redirect(http.StatusSeeOther, authzRedirect(r.RedirectURI, p))
-}
-
 // Authorize is GET /oauth/authorize: it checks the request and sends a valid
 // one to the dashboard's consent page (through the sign-in when needed).
 func (h *Handler) Authorize(c echo.Context) error {
 	q := c.QueryParams()
-	r, e := h.parseAuthorize(c, q.Get)
+	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), q.Get)
 	if e != nil {
-		return h.refuseAuthorize(c, r, e)
+		return handlers.RefuseAuthorization(c, h.BaseURL, r, e)
 	}
-	return c.Redirect(http.StatusSeeOther, ConsentPath+"?"+c.Request().URL.RawQuery)
+	return c.Redirect(http.StatusSeeOther, handlers.ConsentPath+"?"+c.Request().URL.RawQuery)
 }
 
 var errNoForm = errors.New("not form-encoded")
