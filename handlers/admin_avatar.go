@@ -105,7 +105,7 @@ func (h *Handler) ShowAvatar(c echo.Context) error {
 	if v := c.QueryParam("v"); v != "" && strings.HasPrefix(av.SHA, v) && len(v) >= 16 {
 		maxAge = avatarMaxAge + ", immutable"
 	}
-	if fresh(c, maxAge, `"`+av.SHA[:24]+`"`) {
+	if Fresh(c, maxAge, `"`+av.SHA[:24]+`"`) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	return c.Blob(http.StatusOK, av.ContentType, av.Data)

@@ -12,8 +12,8 @@ import (
 // widgetPreview is the live preview of tenant t's widget for segment seg,
 // beside the form formID.
 func (h *Handler) widgetPreview(t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
-	s := h.widgetSettings(t, seg)
-	s.Endpoints = widgetEndpointsJSON{} // a preview sends nothing
+	s := WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg)
+	s.Endpoints = WidgetEndpointsJSON{} // a preview sends nothing
 	body, _ := json.Marshal(s)          // plain data: cannot fail
 	return views.WidgetPreview{Tenant: t.Slug, Settings: string(body), Form: formID}
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -22,34 +21,6 @@ type testChatRequest struct {
 	Message   string `json:"message"`
 	SessionID string `json:"sessionId"`
 	Segment   string `json:"segment"`
-}
-
-// testChatDone is the final SSE event of a test chat: chat's done event with
-// what the bot used to answer.
-type testChatDone struct {
-	chatReply
-	Knowledge []testChatKnowledge `json:"knowledge"`
-	Tools     []testChatTool      `json:"tools"`
-}
-
-// testChatKnowledge is a knowledge-base entry the prompt held.
-type testChatKnowledge struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Summarized: the prompt held its summary only.
-	Summarized bool `json:"summarized"`
-}
-
-// testChatTool is a tool run of the turn as the owner may see it: unlike
-// chat's toolExecutions, with the input the model wrote and the result it
-// was given.
-type testChatTool struct {
-	Name    string          `json:"name"`
-	Type    string          `json:"type"`
-	Input   json.RawMessage `json:"input"`
-	Result  map[string]any  `json:"result"`
-	Summary string          `json:"summary"`
-	Success bool            `json:"success"`
 }
 
 // ShowTestChatPage renders the test chat: the owner talks to their bot as a
@@ -79,41 +50,41 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 // and the CSRF token, so chat's origin, widget key and bot challenge gates do
 // not apply; the plan's and the per-address limit do.
 func (h *Handler) SendTestMessage(c echo.Context) error {
-	count := h.countAddress(c, parley.ChatLimit)
-	defer count.settle()
+	count := CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
+	defer count.Settle()
 	in, err := h.testChatInput(c, count)
 	if err != nil {
 		return err
 	}
-	w := &chatWriter{c: c, in: in, stream: true}
-	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
-	return w.finish(out, err)
+	w := NewChatWriter(c, in, true)
+	out, err := h.Engine.Reply(c.Request().Context(), in, w.Emit)
+	return w.Finish(out, err)
 }
 
 // testChatInput decodes a test message and passes the gates.
-func (h *Handler) testChatInput(c echo.Context, count *addressCount) (*agent.TurnInput, error) {
+func (h *Handler) testChatInput(c echo.Context, count *AddressCount) (*agent.TurnInput, error) {
 	t := adminFrom(c).Tenant
 	SetTenant(c, t)
 	if !t.PlanInfo().Widget {
-		return nil, errNotActivated
+		return nil, ErrNotActivated
 	}
 	var req testChatRequest
-	raw, err := DecodeObject(c, maxChatBody)
+	raw, err := DecodeObject(c, MaxChatBody)
 	if err != nil {
 		return nil, err
 	}
-	if errs := decodeFields(raw, &req); len(errs) > 0 {
+	if errs := DecodeFields(raw, &req); len(errs) > 0 {
 		return nil, errs.Err()
 	}
-	if err := checkChatMessage(req.Message, req.SessionID); err != nil {
+	if err := CheckChatMessage(req.Message, req.SessionID); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(req.SessionID, testSessionPrefix) {
 		return nil, &parley.Error{Kind: parley.KindInvalid, Message: "A test chat's sessionId starts with " + testSessionPrefix,
 			Details: parley.FieldErrors{"sessionId": "must start with " + testSessionPrefix}}
 	}
-	seg, segErr := h.chatSegment(c.Request().Context(), t, "", req.Segment)
-	if err := count.verdict(); err != nil {
+	seg, segErr := ChatSegment(c.Request().Context(), h.DB, t, "", req.Segment)
+	if err := count.Verdict(); err != nil {
 		return nil, err
 	}
 	if segErr != nil {
@@ -122,21 +93,4 @@ func (h *Handler) testChatInput(c echo.Context, count *addressCount) (*agent.Tur
 	return &agent.TurnInput{Tenant: t, Segment: seg, SessionID: req.SessionID, Message: req.Message,
 		Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman, Test: true, Logger: h.log(c),
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(c.Request().Header.Get("User-Agent"), 500)}}, nil
-}
-
-// testChatDoneOf adds to chat's done event what the bot used.
-func testChatDoneOf(reply chatReply, out *agent.TurnOutput) testChatDone {
-	d := testChatDone{chatReply: reply, Knowledge: []testChatKnowledge{}, Tools: []testChatTool{}}
-	for _, k := range out.Knowledge {
-		d.Knowledge = append(d.Knowledge, testChatKnowledge{ID: k.ID, Title: k.Title, Summarized: k.Summarized})
-	}
-	for _, ex := range out.Result.Executions {
-		input := ex.Input
-		if !json.Valid(input) {
-			input, _ = json.Marshal(string(ex.Input))
-		}
-		d.Tools = append(d.Tools, testChatTool{Name: ex.ToolName, Type: ex.ToolType, Input: input, Result: ex.Result,
-			Summary: ex.Summary, Success: ex.Success})
-	}
-	return d
 }

@@ -120,7 +120,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 		in.Metadata = parley.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
 	case !json.Valid([]byte(m)):
 		in.Problems.Add("metadata", "must be a JSON object")
-	case hasNUL([]byte(m)):
+	case HasNUL([]byte(m)):
 		in.Problems.Add("metadata", parley.NoNUL)
 	default:
 		in.Metadata = parley.Some(json.RawMessage(m))

@@ -112,12 +112,12 @@ func (h *Handler) ShowCalendarConnector(c echo.Context) error {
 func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 	t := tenantFrom(c)
 	ctx := c.Request().Context()
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b calendarBody
-	errs := decodeFields(raw, &b)
+	errs := DecodeFields(raw, &b)
 	saved, err := h.Manage.SaveCalendarConnector(ctx, t.ID, b.input(errs), h.discoverCalendar)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 // chat turn offers, so that none collides with the tenant's own tools.
 const adminToolPrefix = "admin_"
 
-// adminChatTools checks the admin token of a chat (X-Service-Admin-Token)
+// AdminChatTools checks the admin token of a chat (X-Service-Admin-Token)
 // and returns the management tools its scopes allow, as tools of the turn.
 // The token is an OAuth access token of this server issued for the MCP
 // resource ({base}/mcp), checked as /mcp checks it (signature, expiry,
@@ -24,7 +24,7 @@ const adminToolPrefix = "admin_"
 // must be on a plan with MCP (402), and the token must grant an MCP scope
 // (403), as at /mcp. Each tool runs through RunManageTool as the token's
 // principal.
-func (h *Handler) adminChatTools(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error) {
+func (h *Handler) AdminChatTools(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error) {
 	refuse := func(reason string) error {
 		return &parley.Error{Kind: parley.KindUnauthorized, Message: "Invalid admin token: " + reason}
 	}

@@ -3,6 +3,8 @@ package handlers
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
@@ -85,4 +87,32 @@ func acceptsGzip(header string) bool {
 		return named > 0
 	}
 	return star > 0
+}
+
+// ETagOf is a strong entity tag of body.
+func ETagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// Fresh sets a public answer's caching headers (max-age in seconds, and
+// its ETag) and reports whether the copy the client holds is current: then
+// the answer is 304 with no body.
+func Fresh(c echo.Context, maxAge, etag string) bool {
+	h := c.Response().Header()
+	h.Set(echo.HeaderCacheControl, "public, max-age="+maxAge)
+	h.Set("ETag", etag)
+	return etagMatches(c.Request().Header.Get("If-None-Match"), etag)
+}
+
+// etagMatches applies If-None-Match (a list of entity tags, weak ones
+// compared weakly, or *) to the current tag.
+func etagMatches(header, etag string) bool {
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == "*" || tag == etag {
+			return true
+		}
+	}
+	return false
 }

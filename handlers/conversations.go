@@ -216,8 +216,8 @@ func newConversationDetailJSON(d db.ConversationDetail) conversationDetailJSON {
 		VisitorType: c.VisitorType, VisitorID: c.VisitorID, AgentModel: c.AgentModel, PageURL: c.PageURL, Locale: c.Locale,
 		Intent: intentOf(c.FirstUserMessage), FirstUserMessage: c.FirstUserMessage, MessageCount: c.MessageCount,
 		ToolCallsCount: c.ToolCallsCount, Feedback: conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},
-		Metadata: conversationMetadataJSON{UserAgent: nonEmptyPtr(c.Metadata.UserAgent), Referrer: nonEmptyPtr(c.Metadata.Referrer),
-			Page: nonEmptyPtr(c.Metadata.Page)},
+		Metadata: conversationMetadataJSON{UserAgent: NonEmptyPtr(c.Metadata.UserAgent), Referrer: NonEmptyPtr(c.Metadata.Referrer),
+			Page: NonEmptyPtr(c.Metadata.Page)},
 		Messages: msgs, ToolHistory: utcToolHistory(d.ToolHistory)}
 }
 

@@ -147,13 +147,13 @@ func corpusPageJSON(l manage.CorpusListing, res db.CorpusPage) map[string]any {
 // MCP tool's arguments.
 func corpusInput(raw map[string]json.RawMessage) parley.CorpusInput {
 	var b corpusBody
-	problems := decodeFields(raw, &b)
+	problems := DecodeFields(raw, &b)
 	return b.input(problems)
 }
 
 // decodeCorpus reads a corpus write's body.
 func decodeCorpus(c echo.Context) (parley.CorpusInput, error) {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return parley.CorpusInput{}, err
 	}

@@ -26,14 +26,14 @@ import (
 // sync always re-reads the page. Fetch failures keep an existing entry's
 // content and are recorded on it as its sync error.
 func (h *Handler) SyncCorpus(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var target struct {
 		URL parley.Opt[string] `json:"url"`
 	}
-	errs := decodeFields(raw, &target)
+	errs := DecodeFields(raw, &target)
 	// The entry fields a sync accepts; content and the identity fields come from the fetch.
 	in := corpusInput(raw)
 	for k, v := range in.Problems {

@@ -18,8 +18,8 @@ import (
 	"github.com/parley/parley"
 )
 
-// maxJSONBody bounds management request bodies (bulk corpus imports are larger and set their own).
-const maxJSONBody = 1 << 20
+// MaxJSONBody bounds management request bodies (bulk corpus imports are larger and set their own).
+const MaxJSONBody = 1 << 20
 
 // RequireJSON refuses, with 415, a body that is not sent as JSON to an
 // endpoint that reads JSON. A request without a body passes: the endpoint
@@ -87,11 +87,11 @@ func invalidUTF8(raw map[string]json.RawMessage) error {
 	return errs.Err()
 }
 
-// decodeFields unmarshals each field of raw into the struct field of dst
+// DecodeFields unmarshals each field of raw into the struct field of dst
 // (a pointer to a struct) whose json tag names it, collecting one error per
 // field of the wrong type. Fields dst does not declare are ignored, so a
 // client may send back what it read.
-func decodeFields(raw map[string]json.RawMessage, dst any) parley.FieldErrors {
+func DecodeFields(raw map[string]json.RawMessage, dst any) parley.FieldErrors {
 	errs := parley.FieldErrors{}
 	v := reflect.ValueOf(dst).Elem()
 	t := v.Type()
@@ -104,7 +104,7 @@ func decodeFields(raw map[string]json.RawMessage, dst any) parley.FieldErrors {
 		if !ok {
 			continue
 		}
-		if hasNUL(msg) {
+		if HasNUL(msg) {
 			errs.Add(name, "must not contain NUL characters")
 			continue
 		}
@@ -199,9 +199,9 @@ func hasLoneSurrogate(raw []byte) bool {
 	return false
 }
 
-// hasNUL reports whether a JSON value holds a NUL character, which Postgres
+// HasNUL reports whether a JSON value holds a NUL character, which Postgres
 // text cannot store. A literal backslash before "u0000" is not one.
-func hasNUL(raw json.RawMessage) bool {
+func HasNUL(raw json.RawMessage) bool {
 	for i := bytes.Index(raw, []byte(`\u0000`)); i >= 0; {
 		backslashes := 0
 		for j := i - 1; j >= 0 && raw[j] == '\\'; j-- {

@@ -81,12 +81,12 @@ func (h *Handler) ShowEmbeddings(c echo.Context) error {
 func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b embeddingsBody
-	problems := decodeFields(raw, &b)
+	problems := DecodeFields(raw, &b)
 	if _, err := h.Manage.SaveEmbeddingSettings(ctx, t.ID, b.input(problems)); err != nil {
 		return err
 	}

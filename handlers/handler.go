@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -63,12 +62,6 @@ type Handler struct {
 	// Stripe is the payment connector's client, for the connection test of
 	// a tenant's key (the engine makes payment links with the same one).
 	Stripe *stripe.Client
-
-	// sightings holds, per tenant id, when this process last recorded the
-	// widget's installation (noteInstallation), so that a widget loading
-	// on every page of a busy site costs the database one write an hour,
-	// not one statement per page view.
-	sightings sync.Map
 }
 
 // SignInChallenge holds the keys of the sign-in's bot challenge.

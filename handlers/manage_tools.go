@@ -478,7 +478,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
 				var in parley.TenantInput
-				in.Problems = decodeFields(args, &in)
+				in.Problems = DecodeFields(args, &in)
 				t, err := h.Manage.UpdateTenant(ctx, t, in)
 				if err != nil {
 					return nil, err
@@ -525,7 +525,7 @@ func idOf(args map[string]json.RawMessage) (string, error) {
 func listingArgs(args map[string]json.RawMessage, dsts ...any) error {
 	errs := parley.FieldErrors{}
 	for _, dst := range dsts {
-		for k, v := range decodeFields(args, dst) {
+		for k, v := range DecodeFields(args, dst) {
 			errs.Add(k, v)
 		}
 	}
@@ -577,7 +577,7 @@ func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p a
 	for k, v := range fields {
 		if _, ok := props[k]; !ok {
 			unknown = append(unknown, k)
-		} else if hasNUL(v) {
+		} else if HasNUL(v) {
 			return nil, fieldError(k, parley.NoNUL)
 		}
 	}

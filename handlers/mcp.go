@@ -21,7 +21,7 @@ import (
 const MCPPath = "/mcp"
 
 // maxMCPBody bounds an MCP request body, as maxJSONBody bounds a REST one.
-const maxMCPBody = maxJSONBody
+const maxMCPBody = MaxJSONBody
 
 // mcpCaller is who an MCP request acts as, handed from the Echo handler to
 // the SDK's per-request server through the request's context.

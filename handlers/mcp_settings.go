@@ -54,12 +54,12 @@ func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b mcpBody
-	problems := decodeFields(raw, &b)
+	problems := DecodeFields(raw, &b)
 	s, err := h.Manage.SaveMCPSettings(c.Request().Context(), t, parley.MCPSettingsInput{URL: b.URL, APIKey: b.APIKey,
 		MaxTools: b.MaxTools, Problems: problems})
 	if err != nil {

@@ -118,12 +118,12 @@ func (h *Handler) ShowPaymentConnector(c echo.Context) error {
 func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := tenantFrom(c)
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b paymentBody
-	errs := decodeFields(raw, &b)
+	errs := DecodeFields(raw, &b)
 	saved, err := h.Manage.SavePaymentConnector(ctx, t.ID, b.input(errs))
 	if err != nil {
 		return err
@@ -242,11 +242,11 @@ func (h *Handler) TestPaymentConnector(c echo.Context) error {
 	var b paymentBody
 	errs := parley.FieldErrors{}
 	if c.Request().ContentLength != 0 {
-		raw, err := DecodeObject(c, maxJSONBody)
+		raw, err := DecodeObject(c, MaxJSONBody)
 		if err != nil {
 			return err
 		}
-		errs = decodeFields(raw, &b)
+		errs = DecodeFields(raw, &b)
 		if b.SecretKey.Set && (b.SecretKey.Null || strings.TrimSpace(b.SecretKey.Value) == "") {
 			errs.Add("secretKey", "must be a key to test; leave it out to test the saved key")
 		}

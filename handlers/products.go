@@ -49,7 +49,7 @@ func newProductJSON(p parley.Product) productJSON {
 // productInput decodes the fields of a product write: the REST body.
 func productInput(raw map[string]json.RawMessage) parley.ProductInput {
 	var in parley.ProductInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	return in
 }
 
@@ -100,7 +100,7 @@ func (h *Handler) ShowProduct(c echo.Context) error {
 // CreateProduct answers POST /tenants/{slug}/products; with an existing
 // externalId it updates that product and answers 200.
 func (h *Handler) CreateProduct(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}

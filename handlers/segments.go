@@ -31,12 +31,12 @@ type segmentSummaryJSON struct {
 // MCP tool's arguments.
 func segmentInput(raw map[string]json.RawMessage) parley.SegmentInput {
 	var in parley.SegmentInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	return in
 }
 
 func decodeSegment(c echo.Context) (parley.SegmentInput, error) {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return parley.SegmentInput{}, err
 	}

@@ -168,7 +168,7 @@ func (h *Handler) ListSubmissions(c echo.Context) error {
 // {status}. Any status may follow any other; setting the current one again
 // changes nothing and fires no event.
 func (h *Handler) UpdateSubmission(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}

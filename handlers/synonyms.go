@@ -11,7 +11,7 @@ import (
 // {"terms": [...]}; other members are ignored, so a client may send back
 // what it read. The terms themselves are checked by manage.
 func decodeSynonymTerms(c echo.Context) ([]string, error) {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return nil, err
 	}
@@ -19,7 +19,7 @@ func decodeSynonymTerms(c echo.Context) ([]string, error) {
 	if !ok {
 		return nil, fieldError("terms", "is required")
 	}
-	if hasNUL(msg) {
+	if HasNUL(msg) {
 		return nil, fieldError("terms", "must not contain NUL characters")
 	}
 	var terms []string

@@ -186,12 +186,12 @@ func (h *Handler) ShowTenantStats(c echo.Context) error {
 
 // UpdateTenant answers PUT /tenants/{slug}: only sent fields change.
 func (h *Handler) UpdateTenant(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.TenantInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	t, err := h.Manage.UpdateTenant(c.Request().Context(), tenantFrom(c), in)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func newToolJSON(t parley.Tool) toolJSON {
 // tool's arguments.
 func toolInput(raw map[string]json.RawMessage) parley.ToolInput {
 	var in parley.ToolInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	return in
 }
 
@@ -66,7 +66,7 @@ func (h *Handler) ShowTool(c echo.Context) error {
 
 // CreateTool answers POST /tenants/{slug}/tools: only user-configurable types.
 func (h *Handler) CreateTool(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) CreateTool(c echo.Context) error {
 
 // UpdateTool answers PATCH /tenants/{slug}/tools/{id}: any subset of the create fields.
 func (h *Handler) UpdateTool(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}

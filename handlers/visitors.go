@@ -51,12 +51,12 @@ type memoryJSON struct {
 
 // decodeVisitor reads the body of a visitor write.
 func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return parley.VisitorInput{}, err
 	}
 	var in parley.VisitorInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	return in, nil
 }
 
@@ -149,7 +149,7 @@ func (h *Handler) ShowMemory(c echo.Context) error {
 // SaveMemory answers POST /tenants/{slug}/visitors/{visitorId}/memory: upsert by key.
 // The value is stored as a string; numbers and booleans are accepted and stored in their JSON form.
 func (h *Handler) SaveMemory(c echo.Context) error {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	}
 	v := bytes.TrimSpace(raw["value"])
 	switch {
-	case hasNUL(v):
+	case HasNUL(v):
 		in.Problems.Add("value", "must not contain NUL characters")
 	case len(v) == 0 || string(v) == "null":
 		in.Problems.Add("value", "is required")

@@ -83,12 +83,12 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 	if !h.Vapi.Configured() {
 		return managedSetupUnavailable
 	}
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.VoiceSetupInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	saved, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, vapiSetup{h})
 	if err != nil {
 		return err
@@ -104,12 +104,12 @@ func (h *Handler) LinkVoice(c echo.Context) error {
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
 	}
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.VoiceLinkInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	saved, secret, err := h.Manage.LinkVoice(c.Request().Context(), t, in)
 	if err != nil {
 		return err

@@ -73,12 +73,12 @@ func newDeliveryJSON(d db.WebhookDelivery) deliveryJSON {
 
 // decodeWebhook reads a create or a PATCH body.
 func decodeWebhook(c echo.Context) (parley.WebhookInput, error) {
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := DecodeObject(c, MaxJSONBody)
 	if err != nil {
 		return parley.WebhookInput{}, err
 	}
 	var in parley.WebhookInput
-	in.Problems = decodeFields(raw, &in)
+	in.Problems = DecodeFields(raw, &in)
 	return in, nil
 }
 

@@ -56,7 +56,7 @@ func testPNG(t *testing.T, side int) []byte {
 func TestAdminAvatarUpload(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten, other := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
 	c := b.newAdminClient(t)
 	c.signIn(ten)

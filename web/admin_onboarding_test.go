@@ -16,7 +16,7 @@ import (
 func TestAdminOnboarding(t *testing.T) {
 	t.Parallel()
 	b := setup(t) // no language model: answers come from the knowledge base
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.ownedTenant(t, "starter")
 	c := b.newAdminClient(t)
 	c.signIn(ten)

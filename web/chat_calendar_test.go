@@ -57,7 +57,7 @@ func TestChatCalendar(t *testing.T) {
 	b, llm := setupChat(t, nil)
 	var logs logBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
+	b.logTo(logger)
 	b.withOutbound(t, true, nil)
 	paris, _ := time.LoadLocation("Europe/Paris")
 	// Monday 30 November 2026, 08:00 in Paris (07:00 UTC).

@@ -162,7 +162,7 @@ func TestChatMCPProxy(t *testing.T) {
 	b, llm := setupChat(t, nil)
 	var logs logBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
+	b.logTo(logger)
 	server := newTenantMCP(t, 0)
 	ten := b.newTenant(t, "builder")
 	const key = "mcp-secret-key-1"

@@ -173,7 +173,23 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
 	b.srv.Handler.Outbound = outbound.New(allow, hosts)
+	b.srv.Public.Outbound = b.srv.Handler.Outbound
 	b.serve()
+}
+
+// logTo sends every log line of the server, its surfaces and its engine to
+// logger.
+func (b *bundle) logTo(logger *slog.Logger) {
+	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
+	b.srv.Public.Logger, b.srv.Voice.Logger = logger, logger
+}
+
+// atItsAddress makes the test server's address its base URL, in what
+// every surface writes (the widget's endpoints, the embed code, the
+// orchestrator's and the authorization server's addresses), for a browser
+// that follows them.
+func (b *bundle) atItsAddress() {
+	b.srv.Handler.BaseURL, b.srv.Public.BaseURL, b.srv.Voice.BaseURL, b.srv.OAuth.BaseURL = b.ts.URL, b.ts.URL, b.ts.URL, b.ts.URL
 }
 
 // testConfig is a test server's configuration: the test database and key,

@@ -53,7 +53,7 @@ func TestRequestLogger(t *testing.T) {
 	b, _ := setupChat(t, nil, llmtest.Turn{Status: http.StatusInternalServerError, ErrorMessage: "model down"})
 	var logs logBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
+	b.logTo(logger)
 	ten := b.newTenant(t, "scale")
 
 	req, _ := http.NewRequest("GET", b.ts.URL+"/tenants/"+ten.Slug, nil)

@@ -22,7 +22,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/handlerstest"
+	"github.com/parley/parley/handlers/public"
 )
 
 // openAPIDoc is the embedded document, parsed and validated once per test
@@ -637,19 +638,6 @@ func objectShapes(s *openapi3.Schema) []shape {
 	return shapes
 }
 
-// itemsSchema returns the items of an array schema, or of its array member of anyOf.
-func itemsSchema(s *openapi3.Schema) *openapi3.Schema {
-	if s.Items != nil {
-		return s.Items.Value
-	}
-	for _, sub := range append(slices.Clone(s.AnyOf), s.OneOf...) {
-		if sub.Value.Items != nil {
-			return sub.Value.Items.Value
-		}
-	}
-	return nil
-}
-
 // documentedKeys is sameKeys for schemas with optional members, applied to
 // every nested object and array item: each field present is documented, each
 // required member is present. An object documented as a union of object
@@ -687,7 +675,7 @@ func documentedKeys(t testing.TB, where string, schema *openapi3.Schema, value a
 			}
 		}
 	case []any:
-		if items := itemsSchema(schema); items != nil {
+		if items := handlerstest.ArrayItems(schema); items != nil {
 			for i, x := range v {
 				documentedKeys(t, fmt.Sprintf("%s[%d]", where, i), items, x)
 			}
@@ -938,7 +926,7 @@ func TestOpenAPICapabilities(t *testing.T) {
 	t.Parallel()
 	doc := loadOpenAPI(t)
 	enum := doc.Components.Schemas["ContextDiscovery"].Value.Properties["capabilities"].Value.Items.Value.Enum
-	want := []any{handlers.CapabilityChat, handlers.CapabilityMCPTools, handlers.CapabilityVoice}
+	want := []any{public.CapabilityChat, public.CapabilityMCPTools, public.CapabilityVoice}
 	for _, typ := range parley.UserToolTypes {
 		want = append(want, strings.ToLower(typ))
 	}

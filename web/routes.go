@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/public"
 )
 
 // routes is the whole HTTP surface of Parley, in one place.
@@ -30,15 +31,15 @@ func (s *Server) routes() {
 	staticFiles := serveStatic()
 	e.GET("/static/*", staticFiles)
 	e.HEAD("/static/*", staticFiles)
-	e.GET("/widget.js", handlers.WidgetScript)
+	e.GET("/widget.js", public.WidgetScript)
 	e.GET("/avatars/:slug", h.ShowAvatar)
 
 	// Public agent surface.
-	e.GET("/context/:slug", h.ShowContext)
-	e.POST("/chat/:slug", h.Chat)
-	e.POST("/chat/:slug/feedback", h.SaveChatFeedback)
-	e.GET("/chat/:slug/widget", h.ShowWidgetSettings)
-	e.POST("/form/:slug", h.SubmitForm)
+	e.GET("/context/:slug", s.Public.ShowContext)
+	e.POST("/chat/:slug", s.Public.Chat)
+	e.POST("/chat/:slug/feedback", s.Public.SaveChatFeedback)
+	e.GET("/chat/:slug/widget", s.Public.ShowWidgetSettings)
+	e.POST("/form/:slug", s.Public.SubmitForm)
 
 	// Voice channel: the orchestrator's custom LLM and server URL,
 	// authenticated by the tenant's voice secret (no per-address limit: an

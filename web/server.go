@@ -24,6 +24,7 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/oauth"
+	"github.com/parley/parley/handlers/public"
 	"github.com/parley/parley/handlers/voice"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/mail"
@@ -37,6 +38,9 @@ type Server struct {
 	DB      *db.DB
 	Logger  *slog.Logger
 	Handler *handlers.Handler
+	// Public answers chat, the widget's settings, the lead form and the
+	// agent context document.
+	Public *public.Handler
 	// OAuth answers the authorization server's endpoints.
 	OAuth *oauth.Handler
 	// Voice answers the tenants' voice orchestrators.
@@ -124,6 +128,9 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 		Stripe:           stripeClient,
 	}
+	s.Public = &public.Handler{DB: store, Box: box, Engine: s.Handler.Engine, Captcha: s.Handler.Captcha,
+		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.Handler.AdminChatTools,
+		BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Handler.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	s.OAuth = &oauth.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Now: s.now}

@@ -37,7 +37,7 @@ func TestWidgetBrowserAnonymousId(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{call("m1", "remember", `{"key":"name","value":"Ada"}`)}},
 		llmtest.Turn{Text: []string{"Nice to meet you."}},
 		llmtest.Turn{Text: []string{"Welcome back."}})
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	b.mustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{"name": "Remember", "description": "Keep facts", "type": "REMEMBER_FACT"})
 	site := tenantSite(t, b, ten.Slug, "default")
@@ -87,7 +87,7 @@ func TestWidgetBrowserAnonymousId(t *testing.T) {
 func TestWidgetBrowserAnonymousIdNoStorage(t *testing.T) {
 	t.Parallel()
 	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"One."}}, llmtest.Turn{Text: []string{"Two."}})
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	site := tenantSite(t, b, ten.Slug, "default")
 	ctx := browserTab(t)

@@ -83,7 +83,7 @@ func TestWidgetBrowser(t *testing.T) {
 		`<img src=x onerror="window.pwned=1"> [press](javascript:window.pwned=2)`}})
 	// The widget talks to the addresses its settings give, made from the
 	// public base URL: here, the test server's.
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "Help with the shop.", "welcomeMessage": "Hi! Ask me about bikes.",
 		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": "🕘"}},
@@ -224,7 +224,7 @@ func tenantSite(t *testing.T, b *bundle, slug, segment string) *httptest.Server 
 func TestWidgetBrowserMobile(t *testing.T) {
 	t.Parallel()
 	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"We open at 9."}})
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke"}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
@@ -274,7 +274,7 @@ func TestWidgetBrowserMobile(t *testing.T) {
 func TestWidgetBrowserRefusedOrigin(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
 		t.Fatalf("allowedDomains: %d %v", st, body)
@@ -296,7 +296,7 @@ func TestWidgetBrowserRefusedOrigin(t *testing.T) {
 func TestWidgetDemoPage(t *testing.T) {
 	t.Parallel()
 	b, _ := setupChat(t, nil)
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	ctx := browserTab(t)
 	openWidgetPage(ctx, t, b.ts.URL+"/static/demo.html?tenant="+ten.Slug)
@@ -314,7 +314,7 @@ func TestWidgetAccessibility(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"We open at **9**. See https://bikes.example/hours"}})
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ten := b.newTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "p", "welcomeMessage": "Hi!",
 		"conversationStarters": []any{map[string]any{"text": "Hours?", "emoji": ""}},

@@ -130,7 +130,7 @@ func TestWidgetBrowserCaptcha(t *testing.T) {
 		llmtest.Turn{Text: []string{"First answer."}},
 		llmtest.Turn{Text: []string{"Second answer."}},
 		llmtest.Turn{Text: []string{"Third answer."}})
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	ctx := browserTab(t)
 	const sr = widgetShadow
 	str := func(t *testing.T, step, js string) string {

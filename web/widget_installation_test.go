@@ -13,7 +13,7 @@ import (
 func TestWidgetInstallationDetected(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.srv.Handler.BaseURL = b.ts.URL
+	b.atItsAddress()
 	clock := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	b.srv.Handler.Now = func() time.Time { return clock }
 	ten := b.newTenant(t, "starter")

@@ -1,4 +1,4 @@
-package handlers
+package public
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 )
 
 // Standalone form limits, chosen here and documented in the OpenAPI document.
@@ -56,9 +57,9 @@ type formReply struct {
 // submission.created event is recorded in the same transaction.
 func (h *Handler) SubmitForm(c echo.Context) error {
 	ctx := c.Request().Context()
-	count := h.countAddress(c, parley.FormLimit)
-	defer count.settle()
-	if err := RequireJSON(c.Request()); err != nil {
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.FormLimit)
+	defer count.Settle()
+	if err := handlers.RequireJSON(c.Request()); err != nil {
 		return err
 	}
 	req, err := decodeFormRequest(c)
@@ -81,17 +82,17 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("encoding form input: %w", err)
 	}
-	message := NonBlankOr(strings.TrimSpace(form.ConfirmationMessage), defaultFormConfirmation)
+	message := handlers.NonBlankOr(strings.TrimSpace(form.ConfirmationMessage), defaultFormConfirmation)
 	result, err := json.Marshal(map[string]any{"success": true, "message": message})
 	if err != nil {
 		return fmt.Errorf("encoding form result: %w", err)
 	}
 	sub := parley.NewSubmission{
 		TenantID: t.ID, ToolType: formToolType,
-		ToolName: NonBlankOr(strings.TrimSpace(form.Intent), defaultFormToolName),
-		Channel:  parley.ChannelForm, Input: input, Result: result, PageURL: nonEmptyPtr(req.PageURL),
+		ToolName: handlers.NonBlankOr(strings.TrimSpace(form.Intent), defaultFormToolName),
+		Channel:  parley.ChannelForm, Input: input, Result: result, PageURL: handlers.NonEmptyPtr(req.PageURL),
 	}
-	ref := strings.TrimSpace(NonBlankOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
+	ref := strings.TrimSpace(handlers.NonBlankOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
 	if sub.VisitorID, err = h.existingVisitor(ctx, t.ID, ref); err != nil {
 		return err
 	}
@@ -106,11 +107,11 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 // fields are checked once the segment's form is known.
 func decodeFormRequest(c echo.Context) (formRequest, error) {
 	var req formRequest
-	raw, err := DecodeObject(c, maxFormBody)
+	raw, err := handlers.DecodeObject(c, maxFormBody)
 	if err != nil {
 		return req, err
 	}
-	errs := decodeFields(raw, &req)
+	errs := handlers.DecodeFields(raw, &req)
 	if _, bad := errs["fields"]; !bad && req.Fields == nil {
 		errs.Add("fields", "is required: an object of the form's field names to values")
 	}
@@ -137,7 +138,7 @@ func formValues(fields []parley.FormField, sent map[string]json.RawMessage) (map
 		raw, ok := sent[f.Name]
 		var v string
 		if ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			if hasNUL(raw) {
+			if handlers.HasNUL(raw) {
 				errs.Add(f.Name, "must not contain NUL characters")
 				continue
 			}

@@ -44,8 +44,8 @@ func TestSSEChatWriterPacesItsFlushes(t *testing.T) {
 		fire  func()
 	}
 	var timers []armed
-	w := &chatWriter{c: e.NewContext(httptest.NewRequest("POST", "/chat/x", nil), rec), stream: true}
-	w.emit(agent.Event{Kind: agent.EventReady})
+	w := &ChatWriter{c: e.NewContext(httptest.NewRequest("POST", "/chat/x", nil), rec), stream: true}
+	w.Emit(agent.Event{Kind: agent.EventReady})
 	w.sse.now = func() time.Time { return now }
 	w.sse.afterFunc = func(d time.Duration, f func()) *time.Timer {
 		timers = append(timers, armed{d, f})
@@ -58,16 +58,16 @@ func TestSSEChatWriterPacesItsFlushes(t *testing.T) {
 		}
 	}
 	start := rec.flushes
-	w.emit(agent.Event{Kind: agent.EventText, Text: "Hel", More: true})
+	w.Emit(agent.Event{Kind: agent.EventText, Text: "Hel", More: true})
 	flushes(start+1, "the first text, more following")
-	w.emit(agent.Event{Kind: agent.EventText, Text: "lo", More: true})
+	w.Emit(agent.Event{Kind: agent.EventText, Text: "lo", More: true})
 	now = now.Add(time.Millisecond)
-	w.emit(agent.Event{Kind: agent.EventText, Text: ","})
+	w.Emit(agent.Event{Kind: agent.EventText, Text: ","})
 	flushes(start+1, "later texts within the interval")
 	if len(timers) != 1 || timers[0].after != textFlushEvery-time.Millisecond {
 		t.Fatalf("timers %+v, want one for the rest of the interval, %v", timers, textFlushEvery-time.Millisecond)
 	}
-	w.emit(agent.Event{Kind: agent.EventText, Text: " you"})
+	w.Emit(agent.Event{Kind: agent.EventText, Text: " you"})
 	if len(timers) != 1 {
 		t.Errorf("%d timers, want the one armed", len(timers))
 	}
@@ -79,14 +79,14 @@ func TestSSEChatWriterPacesItsFlushes(t *testing.T) {
 
 	// Past the interval, a text goes out at once.
 	now = now.Add(textFlushEvery)
-	w.emit(agent.Event{Kind: agent.EventText, Text: " there"})
+	w.Emit(agent.Event{Kind: agent.EventText, Text: " there"})
 	flushes(start+3, "a text past the interval")
 	// Within it again: left for a timer, which the final event stops.
-	w.emit(agent.Event{Kind: agent.EventText, Text: "!"})
+	w.Emit(agent.Event{Kind: agent.EventText, Text: "!"})
 	flushes(start+3, "a text within the interval")
 	out := &agent.TurnOutput{Result: agent.TurnResult{Text: "Hello, you there!"}, ConversationID: "c1"}
 	w.in = &agent.TurnInput{SessionID: "s1"}
-	if err := w.finish(out, nil); err != nil {
+	if err := w.Finish(out, nil); err != nil {
 		t.Fatal(err)
 	}
 	flushes(start+3, "the final event, left for the response's end")

@@ -1,4 +1,4 @@
-package handlers
+package public
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/handlers"
 )
 
 // callerLLMTimeout bounds a whole exchange with a caller's own model.
@@ -24,7 +25,7 @@ const callerLLMTimeout = 5 * time.Minute
 // no key is given. The key is used for this turn only: never logged, never
 // stored.
 func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provider, error) {
-	key := strings.TrimSpace(NonBlankOr(hdr.Get("X-LLM-Key"), hdr.Get("X-API-Key")))
+	key := strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-LLM-Key"), hdr.Get("X-API-Key")))
 	provider := strings.ToLower(strings.TrimSpace(hdr.Get("X-LLM-Provider")))
 	model := strings.TrimSpace(hdr.Get("X-LLM-Model"))
 	base := strings.TrimSpace(hdr.Get("X-LLM-Base-Url"))
@@ -36,13 +37,13 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 		provider = "openai"
 	case "anthropic":
 	default:
-		return nil, Invalid("Unknown X-LLM-Provider %q: use openai or anthropic", parley.Clip(provider, 40))
+		return nil, handlers.Invalid("Unknown X-LLM-Provider %q: use openai or anthropic", parley.Clip(provider, 40))
 	}
 	if model == "" {
-		return nil, Invalid("X-LLM-Model is required with X-LLM-Key")
+		return nil, handlers.Invalid("X-LLM-Model is required with X-LLM-Key")
 	}
-	if len(model) > maxAgentModel {
-		return nil, Invalid("X-LLM-Model too long (max %d chars)", maxAgentModel)
+	if len(model) > handlers.MaxAgentModel {
+		return nil, handlers.Invalid("X-LLM-Model too long (max %d chars)", handlers.MaxAgentModel)
 	}
 	if h.Outbound == nil {
 		return nil, errors.New("no outbound client for a caller's model")
@@ -50,17 +51,17 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 	if base != "" {
 		u, err := url.Parse(base)
 		if err != nil || u.Hostname() == "" || u.User != nil || (u.Scheme != "https" && u.Scheme != "http") {
-			return nil, Invalid("X-LLM-Base-Url must be an absolute https URL")
+			return nil, handlers.Invalid("X-LLM-Base-Url must be an absolute https URL")
 		}
 		if u.Scheme == "http" && !h.Outbound.Exempt(ctx, base) {
-			return nil, Invalid("X-LLM-Base-Url must use https")
+			return nil, handlers.Invalid("X-LLM-Base-Url must use https")
 		}
 		if err := h.Outbound.CheckURL(ctx, base); err != nil {
 			var oe *outbound.Error
 			if errors.As(err, &oe) && oe.Kind == outbound.Refused {
-				return nil, Invalid("X-LLM-Base-Url %s", oe.Error())
+				return nil, handlers.Invalid("X-LLM-Base-Url %s", oe.Error())
 			}
-			return nil, Invalid("X-LLM-Base-Url cannot be reached: %s", err.Error())
+			return nil, handlers.Invalid("X-LLM-Base-Url cannot be reached: %s", err.Error())
 		}
 	}
 	client := h.Outbound.Client(callerLLMTimeout)

@@ -1,4 +1,4 @@
-package handlers
+package public
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 )
 
 // chatFeedbackRequest is the body of POST /chat/{slug}/feedback.
@@ -30,17 +31,17 @@ type chatFeedbackReply struct {
 // nothing to serve.
 func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	ctx := c.Request().Context()
-	count := h.countAddress(c, parley.VoteLimit)
-	defer count.settle()
-	if err := RequireJSON(c.Request()); err != nil {
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.VoteLimit)
+	defer count.Settle()
+	if err := handlers.RequireJSON(c.Request()); err != nil {
 		return err
 	}
 	var req chatFeedbackRequest
-	raw, err := DecodeObject(c, maxJSONBody)
+	raw, err := handlers.DecodeObject(c, handlers.MaxJSONBody)
 	if err != nil {
 		return err
 	}
-	if errs := decodeFields(raw, &req); len(errs) > 0 {
+	if errs := handlers.DecodeFields(raw, &req); len(errs) > 0 {
 		return errs.Err()
 	}
 	errs := parley.FieldErrors{}
@@ -61,7 +62,7 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := count.verdict(); err != nil {
+	if err := count.Verdict(); err != nil {
 		return err
 	}
 	if err := h.DB.CheckSessionMessage(ctx, t.ID, req.SessionID, req.MessageID); err != nil {

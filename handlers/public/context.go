@@ -1,4 +1,4 @@
-package handlers
+package public
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 )
 
 // Capabilities GET /context/{slug} may list besides the tool types. Each is
@@ -59,7 +60,7 @@ func (h *Handler) ShowContext(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	SetTenant(c, t)
+	handlers.SetTenant(c, t)
 	segments, err := h.DB.ListSegments(ctx, t.ID)
 	if err != nil {
 		return err
@@ -83,11 +84,11 @@ func (h *Handler) ShowContext(c echo.Context) error {
 		hasCalendar = conn != nil
 	}
 	out := contextJSON{
-		Tenant: contextTenantJSON{Name: t.Name, Description: nonBlank(t.Description),
-			BotName: nonBlank(t.BotName), BotTitle: nonBlank(t.BotTitle)},
+		Tenant: contextTenantJSON{Name: t.Name, Description: handlers.NonBlank(t.Description),
+			BotName: handlers.NonBlank(t.BotName), BotTitle: handlers.NonBlank(t.BotTitle)},
 		Capabilities: contextCapabilities(t, segments, tools, hasProducts, hasCalendar),
 		Segments:     []string{},
-		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug, MCP: h.BaseURL + MCPPath},
+		Endpoints:    contextEndpointsJSON{Chat: h.BaseURL + "/chat/" + t.Slug, MCP: h.BaseURL + handlers.MCPPath},
 	}
 	for _, s := range segments { // the default first
 		if s.IsActive {
@@ -135,12 +136,4 @@ func contextCapabilities(t parley.Tenant, segments []db.SegmentSummary, tools []
 		}
 	}
 	return caps
-}
-
-// nonBlank is nil for a missing or blank string.
-func nonBlank(s *string) *string {
-	if s == nil || strings.TrimSpace(*s) == "" {
-		return nil
-	}
-	return s
 }

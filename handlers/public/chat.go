@@ -1,0 +1,253 @@
+package public
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent"
+	"github.com/parley/parley/handlers"
+)
+
+// chatRequest is the body of POST /chat/{slug}.
+type chatRequest struct {
+	Message      string         `json:"message"`
+	SessionID    string         `json:"sessionId"`
+	Segment      string         `json:"segment"`
+	Stream       *bool          `json:"stream"`
+	PageURL      string         `json:"pageUrl"`
+	PageContext  map[string]any `json:"pageContext"`
+	VisitorID    string         `json:"visitorId"`
+	VisitorToken string         `json:"visitorToken"`
+	AnonymousID  string         `json:"anonymousId"`
+	CaptchaToken string         `json:"captchaToken"`
+	Locale       string         `json:"locale"`
+	WidgetKey    string         `json:"widgetKey"`
+}
+
+// chatTenant runs the gates every public chat request passes first: the
+// tenant exists, its plan has the widget, the origin is allowed and the
+// widget key (when the tenant set one) matches.
+func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenant, error) {
+	t, err := h.DB.TenantBySlug(c.Request().Context(), c.Param("slug"))
+	if err != nil {
+		return t, err
+	}
+	return t, tenantGates(c, t, bodyWidgetKey)
+}
+
+// tenantGates are chatTenant's gates on a tenant read.
+func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
+	handlers.SetTenant(c, t)
+	if !t.PlanInfo().Widget {
+		return handlers.ErrNotActivated
+	}
+	hdr := c.Request().Header
+	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
+		return &parley.Error{Kind: parley.KindForbidden, Message: "Origin not allowed"}
+	}
+	return checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
+}
+
+// publicGates runs, in the spec's order, every gate a chat message or a
+// form post passes before its body is used: the tenant exists, its plan has
+// the widget, the origin is allowed, the widget key matches (tenantGates),
+// the bot challenge, the per-address limit (count's verdict), then the
+// segment (query, body, else the default). A refusal of the rate limit wins
+// over a bad segment; one of an earlier gate wins over the rate limit's.
+//
+// kept: the tenant and segment are read through the chat's configuration
+// cache (db.ChatTenantAndSegment), which serves a kept configuration
+// without a round trip. The count's statement reads the tenant's current
+// configuration version; a kept configuration found older is read afresh
+// and its gates passed again (the request counted already), so a kept
+// configuration never decides a request, whether it lets it in or refuses
+// it. Otherwise (form posts) the tenant and segment are read afresh.
+func (h *Handler) publicGates(c echo.Context, count *handlers.AddressCount, widgetKey, captchaToken, segment string, kept bool) (parley.Tenant, parley.Segment, error) {
+	ctx := c.Request().Context()
+	slug := c.Param("slug")
+	ref := strings.TrimSpace(handlers.NonBlankOr(c.QueryParam("segment"), segment))
+	var t parley.Tenant
+	var seg *parley.Segment
+	var err error
+	if kept {
+		t, seg, kept, err = h.DB.ChatTenantAndSegment(ctx, slug, ref, false)
+	} else {
+		t, seg, err = h.DB.TenantAndSegment(ctx, slug, ref)
+	}
+	for {
+		if err == nil {
+			err = h.tenantAndAddressGates(c, count, t, widgetKey, captchaToken)
+		}
+		if !kept || count.Current(t) {
+			break
+		}
+		t, seg, _, err = h.DB.ChatTenantAndSegment(ctx, slug, ref, true)
+		kept = false
+	}
+	if err != nil {
+		return t, parley.Segment{}, err
+	}
+	switch {
+	case seg == nil && ref == "":
+		return t, parley.Segment{}, parley.Errorf(parley.KindNotFound, "Default segment not found")
+	case seg == nil || !seg.IsActive && ref != "":
+		return t, parley.Segment{}, handlers.UnknownSegment(ref)
+	}
+	return t, *seg, nil
+}
+
+// tenantAndAddressGates are publicGates' gates on a tenant read: plan,
+// origin, widget key, bot challenge, then the per-address limit.
+func (h *Handler) tenantAndAddressGates(c echo.Context, count *handlers.AddressCount, t parley.Tenant, widgetKey, captchaToken string) error {
+	if err := tenantGates(c, t, widgetKey); err != nil {
+		return err
+	}
+	if err := h.Captcha.Check(c.Request().Context(), h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
+		return err
+	}
+	return count.Verdict()
+}
+
+// Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
+// answer streamed as server-sent events; callers declaring X-Agent-Model get
+// one JSON envelope (either can be asked for with stream). The handler
+// decodes, passes the gates in the spec's order (publicGates: plan, origin,
+// widget key, bot challenge, per-address limit, segment), and
+// agent.Engine.Reply runs the turn once (the monthly limit is its first
+// gate). The request counts against its address's chat limit whatever it
+// is answered (addressCount).
+//
+// Chat's frame stays small (see agent.Engine.Reply): the input is built on
+// the heap by a function that has returned before the model is called.
+func (h *Handler) Chat(c echo.Context) error {
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
+	defer count.Settle()
+	if err := handlers.RequireJSON(c.Request()); err != nil {
+		return err
+	}
+	req, err := decodeChatRequest(c)
+	if err != nil {
+		return err
+	}
+	in, stream, err := h.chatInput(c, count, req)
+	if err != nil {
+		return err
+	}
+	w := handlers.NewChatWriter(c, in, stream)
+	out, err := h.Engine.Reply(c.Request().Context(), in, w.Emit)
+	return w.Finish(out, err)
+}
+
+// chatInput passes the gates on the decoded request: the turn's input, and
+// whether the answer is streamed.
+func (h *Handler) chatInput(c echo.Context, count *handlers.AddressCount, req *chatRequest) (*agent.TurnInput, bool, error) {
+	t, seg, err := h.publicGates(c, count, req.WidgetKey, req.CaptchaToken, req.Segment, true)
+	if err != nil {
+		return nil, false, err
+	}
+	return h.turnInput(c, req, t, seg)
+}
+
+// turnInput is the turn's input from a request past the gates.
+func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, seg parley.Segment) (*agent.TurnInput, bool, error) {
+	ctx := c.Request().Context()
+	var err error
+	hdr := c.Request().Header
+	in := &agent.TurnInput{Tenant: t, Segment: seg, CachedConfig: true, SessionID: req.SessionID, Message: req.Message,
+		PageURL: req.PageURL, PageContext: req.PageContext, Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman,
+		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500),
+			Referrer: parley.Clip(hdr.Get("Referer"), 500), Page: parley.Clip(req.PageURL, 500)}}
+	in.Locale = strings.TrimSpace(req.Locale)
+	if in.Locale == "" {
+		in.Locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
+	}
+	if utf8.RuneCountInString(in.Locale) > handlers.MaxChatLocale {
+		return nil, false, handlers.Invalid("locale too long (max %d chars)", handlers.MaxChatLocale)
+	}
+	// The widget's anonymous id is checked whatever wins over it: a
+	// malformed one is the caller's mistake, told rather than ignored.
+	if req.AnonymousID != "" && !parley.ValidAnonymousID(req.AnonymousID) {
+		return nil, false, parley.InvalidAnonymousID()
+	}
+	in.AnonymousID = req.AnonymousID
+	// A valid visitor token wins over a visitor id; an invalid one is
+	// refused. Then the spec's order: header X-Visitor-Id, body visitorId,
+	// then the anonymous id (the widget's browser: an anonymous visitor).
+	// A verified visitor is linked to the anonymous id's (Engine).
+	if token := strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
+		v, err := h.verifiedChatVisitor(c, t, token)
+		if err != nil {
+			return nil, false, err
+		}
+		in.Visitor, in.Verified = &v, true
+	} else if ref := strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
+		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
+		if err != nil {
+			return nil, false, err
+		}
+		in.Visitor = &v
+	} else if in.AnonymousID != "" {
+		v, err := h.DB.ResolveAnonymousVisitor(ctx, t.ID, in.AnonymousID)
+		if err != nil {
+			return nil, false, err
+		}
+		in.Visitor = &v
+	}
+	if token := strings.TrimSpace(hdr.Get("X-Service-Admin-Token")); token != "" {
+		if in.ExtraTools, err = h.AdminTools(ctx, t, token); err != nil {
+			return nil, false, err
+		}
+	}
+	in.Logger = h.log(c)
+	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
+		return nil, false, err
+	}
+	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
+	if declared != "" {
+		in.Channel = parley.ChannelAgent
+		in.VisitorType = parley.VisitorAgent
+		in.AgentModel = truncatePtr(declared, handlers.MaxAgentModel)
+	} else if model, ok := agentPrefix(req.Message); ok {
+		in.VisitorType = parley.VisitorAgent
+		if model != "" {
+			in.AgentModel = truncatePtr(model, handlers.MaxAgentModel)
+		}
+	}
+	stream := declared == ""
+	if req.Stream != nil {
+		stream = *req.Stream
+	}
+	return in, stream, nil
+}
+
+// decodeChatRequest reads and validates the body, with the spec's messages.
+func decodeChatRequest(c echo.Context) (*chatRequest, error) {
+	req := new(chatRequest)
+	raw, err := handlers.DecodeObject(c, handlers.MaxChatBody)
+	if err != nil {
+		return req, err
+	}
+	if errs := handlers.DecodeFields(raw, req); len(errs) > 0 {
+		return req, errs.Err()
+	}
+	return req, handlers.CheckChatMessage(req.Message, req.SessionID)
+}
+
+// agentPrefix recognises a message that declares its author an agent with
+// an "[AGENT:<model>]" prefix, returning the model named (possibly empty).
+func agentPrefix(msg string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(msg), "[AGENT:")
+	if !ok {
+		return "", false
+	}
+	model, _, _ := strings.Cut(rest, "]")
+	return strings.TrimSpace(model), true
+}
+
+func truncatePtr(s string, n int) *string {
+	s = parley.Clip(s, n)
+	return &s
+}

@@ -1,0 +1,21 @@
+package public
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/parley/parley/handlers/handlerstest"
+)
+
+// TestResponseStructsMatchOpenAPI compares each struct the public surface
+// encodes with its schema in web/openapi.json (handlerstest.MatchOpenAPI).
+func TestResponseStructsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
+	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
+		{Schema: "ChatFeedback", Type: reflect.TypeFor[chatFeedbackReply]()},
+		{Schema: "FormSubmission", Type: reflect.TypeFor[formReply]()},
+		{Schema: "ContextDiscovery", Type: reflect.TypeFor[contextJSON]()},
+		{Schema: "ContextDiscovery.tenant", Type: reflect.TypeFor[contextTenantJSON]()},
+		{Schema: "ContextDiscovery.endpoints", Type: reflect.TypeFor[contextEndpointsJSON]()},
+	})
+}
