@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
@@ -331,7 +332,7 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s := newStatsJSON(a.Tenant, u)
+	s := resource.NewStatsJSON(a.Tenant, u)
 	embed, err := h.embed(c, a.Tenant, "")
 	if err != nil {
 		return err
@@ -361,7 +362,7 @@ const overviewLatest = 5
 // satisfaction, and the latest conversations.
 func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overview) error {
 	ctx := c.Request().Context()
-	loc := tenantLocation(t)
+	loc := resource.TenantLocation(t)
 	now := h.now().In(loc)
 	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
 	from := to.AddDate(0, 0, -defaultStatsDays)

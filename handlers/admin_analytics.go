@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
@@ -70,7 +71,7 @@ func inboxLink(window url.Values, key, value string) string {
 func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	loc := tenantLocation(t)
+	loc := resource.TenantLocation(t)
 	segments, err := h.segmentOptions(ctx, t.ID)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
@@ -17,7 +18,7 @@ const calendarPagePath = "/admin/integrations/calendar"
 
 // calendarForm is the page's model of the stored connector (nil: none).
 func calendarForm(t parley.Tenant, c *parley.CalendarConnector) views.CalendarForm {
-	f := views.CalendarForm{Timezone: tenantLocation(t).String()}
+	f := views.CalendarForm{Timezone: resource.TenantLocation(t).String()}
 	hours := parley.DefaultOfficeHours()
 	if c != nil {
 		f.Connected, f.ServerURL, f.Username, f.HasPassword = true, c.ServerURL, c.Username, len(c.SealedPassword) > 0

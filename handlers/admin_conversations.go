@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
@@ -43,7 +44,7 @@ func adminConversationListing(c echo.Context, loc *time.Location) parley.Convers
 func conversationRow(it db.ConversationItem, loc *time.Location) views.ConversationRow {
 	c := it.Conversation
 	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
-		Question: shortValue(deref(c.FirstUserMessage)), Preview: deref(lastMessagePreview(it.Preview)), Messages: c.MessageCount,
+		Question: shortValue(deref(c.FirstUserMessage)), Preview: deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,
 		ToolCalls: c.ToolCallsCount, Positive: c.FeedbackPositive, Negative: c.FeedbackNegative, Escalated: c.Status == parley.StatusEscalated}
 	if it.SegmentName != nil {
 		r.Segment = *it.SegmentName
@@ -59,7 +60,7 @@ func conversationRow(it db.ConversationItem, loc *time.Location) views.Conversat
 func (h *Handler) ShowConversationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	loc := tenantLocation(t)
+	loc := resource.TenantLocation(t)
 	segments, err := h.segmentOptions(ctx, t.ID)
 	if err != nil {
 		return err
@@ -175,7 +176,7 @@ func visitorLabel(v db.VisitorDetail) string {
 func (h *Handler) ShowConversationPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
-	loc := tenantLocation(t)
+	loc := resource.TenantLocation(t)
 	d, err := h.DB.ConversationDetail(ctx, t.ID, c.Param("id"))
 	if err != nil {
 		return err

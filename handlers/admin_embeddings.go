@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
@@ -26,7 +27,7 @@ func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, embe
 	if err != nil {
 		return views.EmbeddingsStatus{}, st, err
 	}
-	loc := tenantLocation(t)
+	loc := resource.TenantLocation(t)
 	when := func(at *time.Time) string {
 		if at == nil {
 			return ""

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/views"
 )
 
@@ -69,11 +70,11 @@ func (h *Handler) testChatInput(c echo.Context, count *AddressCount) (*agent.Tur
 		return nil, ErrNotActivated
 	}
 	var req testChatRequest
-	raw, err := DecodeObject(c, MaxChatBody)
+	raw, err := jsonbody.DecodeObject(c, MaxChatBody)
 	if err != nil {
 		return nil, err
 	}
-	if errs := DecodeFields(raw, &req); len(errs) > 0 {
+	if errs := jsonbody.DecodeFields(raw, &req); len(errs) > 0 {
 		return nil, errs.Err()
 	}
 	if err := CheckChatMessage(req.Message, req.SessionID); err != nil {

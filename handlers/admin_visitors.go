@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/views"
 )
 
@@ -120,7 +121,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 		in.Metadata = parley.Opt[json.RawMessage]{Set: true, Null: true} // stored as {}
 	case !json.Valid([]byte(m)):
 		in.Problems.Add("metadata", "must be a JSON object")
-	case HasNUL([]byte(m)):
+	case jsonbody.HasNUL([]byte(m)):
 		in.Problems.Add("metadata", parley.NoNUL)
 	default:
 		in.Metadata = parley.Some(json.RawMessage(m))

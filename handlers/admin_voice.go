@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
@@ -43,7 +44,7 @@ func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, e
 	if err != nil {
 		return f, err
 	}
-	loc := tenantLocation(t)
+	loc := resource.TenantLocation(t)
 	for _, call := range calls {
 		f.Calls = append(f.Calls, voiceCallRow(call, loc))
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // The calendar connector: the tenant's calendar over CalDAV, which
@@ -39,7 +41,7 @@ type calendarJSON struct {
 }
 
 func newCalendarJSON(t parley.Tenant, c *parley.CalendarConnector) calendarJSON {
-	out := calendarJSON{OfficeHours: parley.DefaultOfficeHours(), Timezone: tenantLocation(t).String()}
+	out := calendarJSON{OfficeHours: parley.DefaultOfficeHours(), Timezone: resource.TenantLocation(t).String()}
 	if c == nil {
 		return out
 	}
@@ -98,7 +100,7 @@ func calendarErrorField(err error, want string) string {
 
 // ShowCalendarConnector answers GET /tenants/{slug}/integrations/calendar.
 func (h *Handler) ShowCalendarConnector(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
@@ -110,14 +112,14 @@ func (h *Handler) ShowCalendarConnector(c echo.Context) error {
 // it connects to the server and saves the connector once the calendar is
 // found. An absent password keeps the stored one (same server only).
 func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	ctx := c.Request().Context()
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b calendarBody
-	errs := DecodeFields(raw, &b)
+	errs := jsonbody.DecodeFields(raw, &b)
 	saved, err := h.Manage.SaveCalendarConnector(ctx, t.ID, b.input(errs), h.discoverCalendar)
 	if err != nil {
 		return err
@@ -128,7 +130,7 @@ func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 // DeleteCalendarConnector answers DELETE /tenants/{slug}/integrations/calendar:
 // the credentials are deleted and the meeting tools are no longer offered.
 func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if err := h.Manage.DeleteCalendarConnector(c.Request().Context(), t.ID); err != nil {
 		return err
 	}
@@ -160,7 +162,7 @@ type calendarTest struct {
 // connector's own, agent.ConnectorMeeting, when there is none: the slots
 // check_availability lists then). A failure is a *caldav.Error.
 func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
-	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: tenantLocation(t).String()}
+	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: resource.TenantLocation(t).String()}
 	meeting := agent.ConnectorMeeting()
 	tools, err := h.DB.ListTools(ctx, t.ID)
 	if err != nil {
@@ -188,7 +190,7 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 	if err != nil {
 		return out, err
 	}
-	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: tenantLocation(t), Meeting: meeting, Now: h.now()}
+	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: resource.TenantLocation(t), Meeting: meeting, Now: h.now()}
 	out.Slots, err = agent.NextFreeSlots(ctx, conn, cur.CalendarURL, rules, testSlots)
 	if err != nil {
 		return out, err
@@ -204,7 +206,7 @@ func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley
 // it reads the calendar with the stored credentials and returns the next
 // free slots; a server that fails is a 502 saying why.
 func (h *Handler) TestCalendarConnector(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	ctx := c.Request().Context()
 	cur, err := h.connectedCalendar(ctx, t.ID)
 	if err != nil {

@@ -12,45 +12,12 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // defaultStatsDays is the default window of the stats: today and the 29
 // days before, in the tenant's time zone.
 const defaultStatsDays = parley.DefaultStatsDays
-
-// statsWindowJSON is the window the stats were computed over, after the
-// defaults and the one-year cap.
-type statsWindowJSON struct {
-	From        time.Time `json:"from"`
-	To          time.Time `json:"to"`
-	Granularity string    `json:"granularity"`
-	Timezone    string    `json:"timezone"`
-}
-
-// conversationStatsJSON is the answer of GET /tenants/{slug}/conversations/stats.
-type conversationStatsJSON struct {
-	Window        statsWindowJSON      `json:"window"`
-	Totals        db.StatsTotals       `json:"totals"`
-	Satisfaction  db.StatsSatisfaction `json:"satisfaction"`
-	Timeline      []db.StatsBucket     `json:"timeline"`
-	ByChannel     map[string]int       `json:"byChannel"`
-	BySegment     map[string]int       `json:"bySegment"`
-	ByStatus      map[string]int       `json:"byStatus"`
-	ByVisitorType map[string]int       `json:"byVisitorType"`
-	TopTools      []db.StatsTool       `json:"topTools"`
-	ByPage        []db.StatsPage       `json:"byPage"`
-	TopIntents    []db.StatsIntent     `json:"topIntents"`
-	AllTime       *db.StatsAllTime     `json:"allTime,omitempty"`
-}
-
-// tenantLocation is the tenant's time zone, UTC when it does not load
-// (the tenant update refuses such a name; this keeps an old row working).
-func tenantLocation(t parley.Tenant) *time.Location {
-	if loc, err := time.LoadLocation(t.Timezone); err == nil && t.Timezone != "" {
-		return loc
-	}
-	return time.UTC
-}
 
 // statsListingQuery reads the query of the stats (from, to, channel,
 // segment, granularity), dates in loc; not window, which only the stats
@@ -62,26 +29,14 @@ func statsListingQuery(c echo.Context, loc *time.Location) parley.StatsListing {
 // ShowConversationStats answers GET /tenants/{slug}/conversations/stats:
 // the stats' query with window.
 func (h *Handler) ShowConversationStats(c echo.Context) error {
-	t := tenantFrom(c)
-	l := statsListingQuery(c, tenantLocation(t))
+	t := TenantFrom(c)
+	l := statsListingQuery(c, resource.TenantLocation(t))
 	l.Window = c.QueryParam("window")
 	q, st, err := h.Manage.ConversationStats(c.Request().Context(), t.ID, l, h.now())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newConversationStatsJSON(l.Scope.Location, q, st))
-}
-
-// newConversationStatsJSON is the stats st as the stats answer them, with
-// the window of q, their query, in loc.
-func newConversationStatsJSON(loc *time.Location, q db.StatsQuery, st db.ConversationStats) conversationStatsJSON {
-	return conversationStatsJSON{
-		Window:       statsWindowJSON{From: q.Filter.From.In(loc), To: q.Filter.To.In(loc), Granularity: q.Granularity, Timezone: loc.String()},
-		Totals:       st.Totals,
-		Satisfaction: st.Satisfaction,
-		Timeline:     st.Timeline, ByChannel: st.ByChannel, BySegment: st.BySegment, ByStatus: st.ByStatus,
-		ByVisitorType: st.ByVisitorType, TopTools: st.TopTools, ByPage: st.ByPage, TopIntents: st.TopIntents, AllTime: st.AllTime,
-	}
+	return c.JSON(http.StatusOK, resource.NewConversationStatsJSON(l.Scope.Location, q, st))
 }
 
 // maxStatsExportRows is how many entries the exports of byPage, topIntents
@@ -124,8 +79,8 @@ func statsRecords(st db.ConversationStats, dataset string) [][]any {
 // one dataset of the stats as CSV or NDJSON. The rows are few (a year of
 // days, or maxStatsExportRows): written at once.
 func (h *Handler) ExportConversationStats(c echo.Context) error {
-	t := tenantFrom(c)
-	loc := tenantLocation(t)
+	t := TenantFrom(c)
+	loc := resource.TenantLocation(t)
 	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, statsListingQuery(c, loc), h.now())
 	if err != nil {
 		return err

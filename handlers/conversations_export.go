@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // Export limits: the spec's row limits and window.
@@ -99,7 +100,7 @@ func (e csvExport) header() error { return e.w.Write(conversationExportColumns) 
 func (e csvExport) row(r db.ConversationExportRow) error {
 	record := []string{r.ID, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.UpdatedAt.UTC().Format(time.RFC3339Nano), r.Channel,
 		r.Status, r.VisitorType, deref(r.SegmentSlug), deref(r.PageURL), strconv.Itoa(r.MessageCount), strconv.Itoa(r.ToolCallsCount),
-		deref(intentOf(r.FirstUserMessage))}
+		deref(resource.IntentOf(r.FirstUserMessage))}
 	for i, cell := range record {
 		record[i] = neutralise(cell)
 	}
@@ -118,7 +119,7 @@ func (e ndjsonExport) header() error { return nil }
 func (e ndjsonExport) row(r db.ConversationExportRow) error {
 	return e.enc.Encode(exportRowJSON{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Channel: r.Channel,
 		Status: r.Status, VisitorType: r.VisitorType, Segment: r.SegmentSlug, PageURL: r.PageURL, MessageCount: r.MessageCount,
-		ToolCallsCount: r.ToolCallsCount, Intent: intentOf(r.FirstUserMessage)})
+		ToolCallsCount: r.ToolCallsCount, Intent: resource.IntentOf(r.FirstUserMessage)})
 }
 
 func (e ndjsonExport) flush() error { return nil }
@@ -142,7 +143,7 @@ func (h *Handler) ExportConversations(c echo.Context) error {
 	if f.Limit, err = intParam(c, "limit", defaultExportLimit, 1, maxExportLimit); err != nil {
 		return err
 	}
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	resp := c.Response()
 	var out exportWriter
 	contentType := "text/csv; charset=utf-8"

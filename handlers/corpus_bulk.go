@@ -10,6 +10,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/manage"
 )
 
@@ -55,7 +57,7 @@ type bulkReport struct {
 // array of 1 to 50) is still a 400, and the plan's limit a 429 for the whole
 // request.
 func (h *Handler) BulkCorpus(c echo.Context) error {
-	raw, err := DecodeObject(c, maxBulkBody)
+	raw, err := jsonbody.DecodeObject(c, maxBulkBody)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 			Details: map[string]string{"entries": fmt.Sprintf("1 to %d entries", maxBulkEntries)}}
 	}
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	segment, err := h.Manage.SegmentTable(ctx, t.ID)
 	if err != nil {
 		return err
@@ -88,7 +90,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 			fail(i, "", "the item must be a JSON object")
 			continue
 		}
-		in := corpusInput(fields)
+		in := resource.CorpusInputOf(fields)
 		extID := in.ExternalID.Value
 		if !in.ExternalID.Set || in.ExternalID.Null || strings.TrimSpace(extID) == "" {
 			in.Problems.Add("externalId", "is required in bulk")

@@ -52,7 +52,7 @@ func (h *Handler) ImportCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := h.importCorpusCSV(c.Request().Context(), tenantFrom(c), data)
+	rep, err := h.importCorpusCSV(c.Request().Context(), TenantFrom(c), data)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/fetch"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // SyncCorpus answers POST /tenants/{slug}/corpus/sync: it fetches url now
@@ -26,21 +28,21 @@ import (
 // sync always re-reads the page. Fetch failures keep an existing entry's
 // content and are recorded on it as its sync error.
 func (h *Handler) SyncCorpus(c echo.Context) error {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var target struct {
 		URL parley.Opt[string] `json:"url"`
 	}
-	errs := DecodeFields(raw, &target)
+	errs := jsonbody.DecodeFields(raw, &target)
 	// The entry fields a sync accepts; content and the identity fields come from the fetch.
-	in := corpusInput(raw)
+	in := resource.CorpusInputOf(raw)
 	for k, v := range in.Problems {
 		errs.Add(k, v)
 	}
 	in.Problems = nil // in errs
-	e, res, err := h.syncURL(c.Request().Context(), h.log(c), tenantFrom(c), target.URL, in, errs)
+	e, res, err := h.syncURL(c.Request().Context(), h.log(c), TenantFrom(c), target.URL, in, errs)
 	if err != nil {
 		return err
 	}
@@ -48,7 +50,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 	if res == db.Created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, map[string]any{"corpus": newCorpusJSON(e), "created": res == db.Created})
+	return c.JSON(status, map[string]any{"corpus": resource.NewCorpusJSON(e), "created": res == db.Created})
 }
 
 // syncURL validates a sync request (errs holds decoding problems already),

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // A tenant's own embedding endpoint (issue 34): GET, PUT and DELETE
@@ -67,7 +68,7 @@ func (h *Handler) embeddingsState(ctx context.Context, tenantID string) (embeddi
 
 // ShowEmbeddings answers GET /tenants/{slug}/embeddings.
 func (h *Handler) ShowEmbeddings(c echo.Context) error {
-	out, err := h.embeddingsState(c.Request().Context(), tenantFrom(c).ID)
+	out, err := h.embeddingsState(c.Request().Context(), TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -80,13 +81,13 @@ func (h *Handler) ShowEmbeddings(c echo.Context) error {
 // key; null or "" removes it.
 func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
-	raw, err := DecodeObject(c, MaxJSONBody)
+	t := TenantFrom(c)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b embeddingsBody
-	problems := DecodeFields(raw, &b)
+	problems := jsonbody.DecodeFields(raw, &b)
 	if _, err := h.Manage.SaveEmbeddingSettings(ctx, t.ID, b.input(problems)); err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 // knowledge base goes back to the operator's endpoint, if any.
 func (h *Handler) DeleteEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {
 		return err
 	}

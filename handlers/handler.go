@@ -67,9 +67,9 @@ type Handler struct {
 // SignInChallenge holds the keys of the sign-in's bot challenge.
 type SignInChallenge struct{ SiteKey, SecretKey string }
 
-// tenantFrom is the tenant a /tenants/{slug} request is about; the
+// TenantFrom is the tenant a /tenants/{slug} request is about; the
 // tenantAPI middleware set it before any handler runs.
-func tenantFrom(c echo.Context) parley.Tenant {
+func TenantFrom(c echo.Context) parley.Tenant {
 	t, _ := TenantOf(c)
 	return t
 }
@@ -103,7 +103,7 @@ func (h *Handler) Healthz(c echo.Context) error {
 // then the body is {deleted: true, id}.
 func deleteOne(c echo.Context, param string, del func(ctx context.Context, tenantID, id string) error) error {
 	id := c.Param(param)
-	if err := del(c.Request().Context(), tenantFrom(c).ID, id); err != nil {
+	if err := del(c.Request().Context(), TenantFrom(c).ID, id); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 type mcpSettingsJSON struct {
@@ -39,7 +40,7 @@ func (h *Handler) forgetMCPTools(tenantID string) {
 // ShowMCPSettings answers GET /tenants/{slug}/mcp-tools on every plan, so a
 // dashboard can show what an upgrade unlocks.
 func (h *Handler) ShowMCPSettings(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	s, err := h.Manage.MCPSettings(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
@@ -50,16 +51,16 @@ func (h *Handler) ShowMCPSettings(c echo.Context) error {
 // UpdateMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or above).
 // An absent mcpToolsApiKey keeps the stored key; null or "" removes it.
 func (h *Handler) UpdateMCPSettings(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b mcpBody
-	problems := DecodeFields(raw, &b)
+	problems := jsonbody.DecodeFields(raw, &b)
 	s, err := h.Manage.SaveMCPSettings(c.Request().Context(), t, parley.MCPSettingsInput{URL: b.URL, APIKey: b.APIKey,
 		MaxTools: b.MaxTools, Problems: problems})
 	if err != nil {
@@ -71,7 +72,7 @@ func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 
 // DeleteMCPSettings answers DELETE /tenants/{slug}/mcp-tools.
 func (h *Handler) DeleteMCPSettings(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if err := h.Manage.ClearMCPSettings(c.Request().Context(), t.ID); err != nil {
 		return err
 	}

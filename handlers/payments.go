@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/stripe"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // The payment connector: the tenant's Stripe account, under
@@ -105,7 +106,7 @@ func (b paymentBody) input(problems parley.FieldErrors) parley.PaymentInput {
 
 // ShowPaymentConnector answers GET /tenants/{slug}/integrations/payments.
 func (h *Handler) ShowPaymentConnector(c echo.Context) error {
-	p, err := h.Manage.PaymentConnector(c.Request().Context(), tenantFrom(c).ID)
+	p, err := h.Manage.PaymentConnector(c.Request().Context(), TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -117,13 +118,13 @@ func (h *Handler) ShowPaymentConnector(c echo.Context) error {
 // fields sent.
 func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
-	raw, err := DecodeObject(c, MaxJSONBody)
+	t := TenantFrom(c)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var b paymentBody
-	errs := DecodeFields(raw, &b)
+	errs := jsonbody.DecodeFields(raw, &b)
 	saved, err := h.Manage.SavePaymentConnector(ctx, t.ID, b.input(errs))
 	if err != nil {
 		return err
@@ -134,7 +135,7 @@ func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 // DeletePaymentConnector answers DELETE /tenants/{slug}/integrations/payments:
 // the key is deleted and the agent stops offering payment links.
 func (h *Handler) DeletePaymentConnector(c echo.Context) error {
-	if err := h.Manage.DeletePaymentConnector(c.Request().Context(), tenantFrom(c).ID); err != nil {
+	if err := h.Manage.DeletePaymentConnector(c.Request().Context(), TenantFrom(c).ID); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
@@ -242,11 +243,11 @@ func (h *Handler) TestPaymentConnector(c echo.Context) error {
 	var b paymentBody
 	errs := parley.FieldErrors{}
 	if c.Request().ContentLength != 0 {
-		raw, err := DecodeObject(c, MaxJSONBody)
+		raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 		if err != nil {
 			return err
 		}
-		errs = DecodeFields(raw, &b)
+		errs = jsonbody.DecodeFields(raw, &b)
 		if b.SecretKey.Set && (b.SecretKey.Null || strings.TrimSpace(b.SecretKey.Value) == "") {
 			errs.Add("secretKey", "must be a key to test; leave it out to test the saved key")
 		}
@@ -254,7 +255,7 @@ func (h *Handler) TestPaymentConnector(c echo.Context) error {
 			return err
 		}
 	}
-	res, err := h.runPaymentTest(ctx, tenantFrom(c).ID, strings.TrimSpace(b.SecretKey.Value), errs)
+	res, err := h.runPaymentTest(ctx, TenantFrom(c).ID, strings.TrimSpace(b.SecretKey.Value), errs)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // The catalog's REST limits beyond the product's own (parley.MaxProduct*):
@@ -49,7 +50,7 @@ func newProductJSON(p parley.Product) productJSON {
 // productInput decodes the fields of a product write: the REST body.
 func productInput(raw map[string]json.RawMessage) parley.ProductInput {
 	var in parley.ProductInput
-	in.Problems = DecodeFields(raw, &in)
+	in.Problems = jsonbody.DecodeFields(raw, &in)
 	return in
 }
 
@@ -74,7 +75,7 @@ func (h *Handler) ListProducts(c echo.Context) error {
 		}
 		q.ActiveOnly = true
 	}
-	ps, total, err := h.Manage.ListProducts(c.Request().Context(), tenantFrom(c).ID, q)
+	ps, total, err := h.Manage.ListProducts(c.Request().Context(), TenantFrom(c).ID, q)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (h *Handler) ListProducts(c echo.Context) error {
 
 // ShowProduct answers GET /tenants/{slug}/products/{id}.
 func (h *Handler) ShowProduct(c echo.Context) error {
-	p, err := h.Manage.Product(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -100,11 +101,11 @@ func (h *Handler) ShowProduct(c echo.Context) error {
 // CreateProduct answers POST /tenants/{slug}/products; with an existing
 // externalId it updates that product and answers 200.
 func (h *Handler) CreateProduct(c echo.Context) error {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
-	p, created, err := h.Manage.CreateProduct(c.Request().Context(), tenantFrom(c), productInput(raw))
+	p, created, err := h.Manage.CreateProduct(c.Request().Context(), TenantFrom(c), productInput(raw))
 	if err != nil {
 		return err
 	}
@@ -120,11 +121,11 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Read before the body: a missing product is a 404 whatever the body,
 	// and the write is checked against the stored price and currency.
-	cur, err := h.Manage.Product(ctx, tenantFrom(c).ID, c.Param("id"))
+	cur, err := h.Manage.Product(ctx, TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (h *Handler) DeleteProduct(c echo.Context) error {
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},
 // each upserted by its required externalId in its own transaction.
 func (h *Handler) BulkProducts(c echo.Context) error {
-	raw, err := DecodeObject(c, maxBulkBody)
+	raw, err := jsonbody.DecodeObject(c, maxBulkBody)
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 			Details: map[string]string{"products": fmt.Sprintf("1 to %d products", maxProductsBulk)}}
 	}
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	out := struct {
 		Created int         `json:"created"`
 		Updated int         `json:"updated"`

@@ -1,51 +1,27 @@
 package handlers
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 )
 
-// segmentSummaryJSON is a list item: no systemPrompt, with counts.
-type segmentSummaryJSON struct {
-	ID                   string             `json:"id"`
-	Slug                 string             `json:"slug"`
-	Name                 string             `json:"name"`
-	WelcomeMessage       *string            `json:"welcomeMessage"`
-	ConversationStarters []parley.Starter   `json:"conversationStarters"`
-	FormConfig           *parley.FormConfig `json:"formConfig"`
-	IsDefault            bool               `json:"isDefault"`
-	IsActive             bool               `json:"isActive"`
-	CorpusCount          int                `json:"corpusCount"`
-	ConversationsCount   int                `json:"conversationsCount"`
-	CreatedAt            time.Time          `json:"createdAt"`
-	UpdatedAt            time.Time          `json:"updatedAt"`
-}
-
-// segmentInput decodes the fields of a segment write: the REST body or an
-// MCP tool's arguments.
-func segmentInput(raw map[string]json.RawMessage) parley.SegmentInput {
-	var in parley.SegmentInput
-	in.Problems = DecodeFields(raw, &in)
-	return in
-}
-
 func decodeSegment(c echo.Context) (parley.SegmentInput, error) {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return parley.SegmentInput{}, err
 	}
-	return segmentInput(raw), nil
+	return resource.SegmentInputOf(raw), nil
 }
 
 // ListSegments answers GET /tenants/{slug}/segments: a bare array without system prompts.
 func (h *Handler) ListSegments(c echo.Context) error {
-	out, err := h.segmentSummaries(c.Request().Context(), tenantFrom(c).ID)
+	out, err := resource.SegmentSummaries(c.Request().Context(), h.DB, TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -54,7 +30,7 @@ func (h *Handler) ListSegments(c echo.Context) error {
 
 // ShowSegment answers GET /tenants/{slug}/segments/{id} (id or slug).
 func (h *Handler) ShowSegment(c echo.Context) error {
-	s, err := h.Manage.Segment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	s, err := h.Manage.Segment(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +43,7 @@ func (h *Handler) CreateSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.Manage.CreateSegment(c.Request().Context(), tenantFrom(c), in)
+	s, err := h.Manage.CreateSegment(c.Request().Context(), TenantFrom(c), in)
 	if err != nil {
 		return err
 	}
@@ -80,7 +56,7 @@ func (h *Handler) UpdateSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.Manage.UpdateSegment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), in)
+	s, err := h.Manage.UpdateSegment(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -97,7 +73,7 @@ func (h *Handler) DeleteSegment(c echo.Context) error {
 		}
 		cascade = b
 	}
-	del, err := h.Manage.DeleteSegment(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), cascade)
+	del, err := h.Manage.DeleteSegment(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), cascade)
 	if err != nil {
 		return err
 	}

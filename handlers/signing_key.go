@@ -51,7 +51,7 @@ type visitorSigningKeyJSON struct {
 
 // RotateVisitorSigningKey answers POST /tenants/{slug}/visitor-signing-key/rotate.
 func (h *Handler) RotateVisitorSigningKey(c echo.Context) error {
-	key, err := h.rotateVisitorSigningKey(c.Request().Context(), tenantFrom(c).ID)
+	key, err := h.rotateVisitorSigningKey(c.Request().Context(), TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // Submissions list limits: the spec's, and the search cap chosen here
@@ -146,7 +147,7 @@ func (h *Handler) ListSubmissions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Manage.Submissions(c.Request().Context(), tenantFrom(c).ID, f)
+	page, err := h.Manage.Submissions(c.Request().Context(), TenantFrom(c).ID, f)
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,7 @@ func (h *Handler) ListSubmissions(c echo.Context) error {
 // {status}. Any status may follow any other; setting the current one again
 // changes nothing and fires no event.
 func (h *Handler) UpdateSubmission(c echo.Context) error {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 	if err := json.Unmarshal(raw["status"], &status); err != nil {
 		status = ""
 	}
-	sub, err := h.Manage.UpdateSubmissionStatus(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), status)
+	sub, err := h.Manage.UpdateSubmissionStatus(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), status)
 	if err != nil {
 		return err
 	}

@@ -5,27 +5,29 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // decodeSynonymTerms reads the body of a synonym create or replace,
 // {"terms": [...]}; other members are ignored, so a client may send back
 // what it read. The terms themselves are checked by manage.
 func decodeSynonymTerms(c echo.Context) ([]string, error) {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return nil, err
 	}
 	msg, ok := raw["terms"]
 	if !ok {
-		return nil, fieldError("terms", "is required")
+		return nil, resource.FieldError("terms", "is required")
 	}
-	if HasNUL(msg) {
-		return nil, fieldError("terms", "must not contain NUL characters")
+	if jsonbody.HasNUL(msg) {
+		return nil, resource.FieldError("terms", "must not contain NUL characters")
 	}
 	var terms []string
 	// null decodes to nil: an array is required all the same.
 	if err := json.Unmarshal(msg, &terms); err != nil || terms == nil {
-		return nil, fieldError("terms", "must be an array of strings")
+		return nil, resource.FieldError("terms", "must be an array of strings")
 	}
 	return terms, nil
 }
@@ -33,7 +35,7 @@ func decodeSynonymTerms(c echo.Context) ([]string, error) {
 // ListSynonyms answers GET /tenants/{slug}/synonyms: a bare array of the
 // tenant's synonym groups, oldest first (at most parley.MaxSynonymGroups).
 func (h *Handler) ListSynonyms(c echo.Context) error {
-	groups, err := h.Manage.ListSynonyms(c.Request().Context(), tenantFrom(c).ID)
+	groups, err := h.Manage.ListSynonyms(c.Request().Context(), TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -42,7 +44,7 @@ func (h *Handler) ListSynonyms(c echo.Context) error {
 
 // ShowSynonyms answers GET /tenants/{slug}/synonyms/{id}.
 func (h *Handler) ShowSynonyms(c echo.Context) error {
-	g, err := h.Manage.Synonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"))
+	g, err := h.Manage.Synonyms(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -56,7 +58,7 @@ func (h *Handler) CreateSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Manage.CreateSynonyms(c.Request().Context(), tenantFrom(c).ID, terms)
+	g, err := h.Manage.CreateSynonyms(c.Request().Context(), TenantFrom(c).ID, terms)
 	if err != nil {
 		return err
 	}
@@ -70,7 +72,7 @@ func (h *Handler) UpdateSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Manage.UpdateSynonyms(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), terms)
+	g, err := h.Manage.UpdateSynonyms(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), terms)
 	if err != nil {
 		return err
 	}

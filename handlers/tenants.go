@@ -9,6 +9,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // tenantJSON is the API representation of a tenant. Secrets never appear:
@@ -90,29 +92,6 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 	}
 }
 
-// statsJSON is the tenant's usage against its plan (GET /tenants/{slug}/stats and `stats` of GET /tenants/{slug}).
-type statsJSON struct {
-	Plan               string    `json:"plan"`
-	ConversationsUsed  int       `json:"conversationsUsed"`
-	ConversationsLimit int       `json:"conversationsLimit"`
-	SegmentsCount      int       `json:"segmentsCount"`
-	SegmentsLimit      int       `json:"segmentsLimit"`
-	CorpusCount        int       `json:"corpusCount"`
-	CorpusLimit        int       `json:"corpusLimit"`
-	APITokensCount     int       `json:"apiTokensCount"`
-	PeriodStart        time.Time `json:"periodStart"`
-	PeriodEnd          time.Time `json:"periodEnd"`
-}
-
-func newStatsJSON(t parley.Tenant, u db.TenantStats) statsJSON {
-	plan := t.PlanInfo()
-	return statsJSON{
-		Plan: t.Plan, ConversationsUsed: u.ConversationsUsed, ConversationsLimit: t.ConversationsLimit(),
-		SegmentsCount: u.Segments, SegmentsLimit: plan.SegmentsLimit, CorpusCount: u.CorpusEntries, CorpusLimit: plan.CorpusLimit,
-		APITokensCount: u.APITokens, PeriodStart: u.PeriodStart, PeriodEnd: u.PeriodEnd,
-	}
-}
-
 // EmbedCode is the snippet a tenant pastes into their site. The widget key,
 // when set, travels in data-widget-key; when the script is served from
 // another address than the API (PARLEY_CDN_URL), data-api names the API.
@@ -151,7 +130,7 @@ type recentConversationJSON struct {
 
 // ShowTenant answers GET /tenants/{slug}.
 func (h *Handler) ShowTenant(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
 	if err != nil {
 		return err
@@ -168,7 +147,7 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]any{
 		"tenant":              newTenantJSON(t, usage),
-		"stats":               newStatsJSON(t, usage),
+		"stats":               resource.NewStatsJSON(t, usage),
 		"recentConversations": items,
 		"embedCode":           h.EmbedCode(t),
 	})
@@ -176,23 +155,23 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 
 // ShowTenantStats answers GET /tenants/{slug}/stats.
 func (h *Handler) ShowTenantStats(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newStatsJSON(t, usage))
+	return c.JSON(http.StatusOK, resource.NewStatsJSON(t, usage))
 }
 
 // UpdateTenant answers PUT /tenants/{slug}: only sent fields change.
 func (h *Handler) UpdateTenant(c echo.Context) error {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.TenantInput
-	in.Problems = DecodeFields(raw, &in)
-	t, err := h.Manage.UpdateTenant(c.Request().Context(), tenantFrom(c), in)
+	in.Problems = jsonbody.DecodeFields(raw, &in)
+	t, err := h.Manage.UpdateTenant(c.Request().Context(), TenantFrom(c), in)
 	if err != nil {
 		return err
 	}

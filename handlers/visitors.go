@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // The limits of a visitors listing, which the dashboard's list keeps to.
@@ -18,45 +18,14 @@ const (
 	maxVisitorSearchChars = parley.MaxVisitorSearch
 )
 
-type visitorJSON struct {
-	ID                string          `json:"id"`
-	Email             *string         `json:"email"`
-	DisplayName       *string         `json:"displayName"`
-	Phone             *string         `json:"phone"`
-	AuthProvider      *string         `json:"authProvider"`
-	ExternalID        *string         `json:"externalId"`
-	Metadata          json.RawMessage `json:"metadata"`
-	CreatedAt         time.Time       `json:"createdAt"`
-	UpdatedAt         time.Time       `json:"updatedAt"`
-	ConversationCount *int            `json:"conversationCount,omitempty"`
-	MemoryCount       *int            `json:"memoryCount,omitempty"`
-}
-
-func newVisitorJSON(v parley.Visitor) visitorJSON {
-	return visitorJSON{ID: v.ID, Email: v.Email, DisplayName: v.DisplayName, Phone: v.Phone, AuthProvider: v.AuthProvider,
-		ExternalID: v.ExternalID, Metadata: v.Metadata, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
-}
-
-func newVisitorDetailJSON(v db.VisitorDetail) visitorJSON {
-	j := newVisitorJSON(v.Visitor)
-	j.ConversationCount, j.MemoryCount = &v.ConversationCount, &v.MemoryCount
-	return j
-}
-
-type memoryJSON struct {
-	Key       string    `json:"key"`
-	Value     string    `json:"value"`
-	UpdatedAt time.Time `json:"updatedAt"`
-}
-
 // decodeVisitor reads the body of a visitor write.
 func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return parley.VisitorInput{}, err
 	}
 	var in parley.VisitorInput
-	in.Problems = DecodeFields(raw, &in)
+	in.Problems = jsonbody.DecodeFields(raw, &in)
 	return in, nil
 }
 
@@ -67,21 +36,11 @@ func (h *Handler) ListVisitors(c echo.Context) error {
 	queryInt(c, "limit", &l.Limit)
 	queryInt(c, "offset", &l.Offset)
 	l.Search = c.QueryParam("search")
-	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), tenantFrom(c).ID, l)
+	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), TenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, visitorsJSON(l, vs, total))
-}
-
-// visitorsJSON is a page of visitors as the listings answer it: {visitors,
-// total, limit, offset}.
-func visitorsJSON(l parley.VisitorListing, vs []parley.Visitor, total int) map[string]any {
-	out := make([]visitorJSON, len(vs))
-	for i, v := range vs {
-		out[i] = newVisitorJSON(v)
-	}
-	return map[string]any{"visitors": out, "total": total, "limit": l.Limit, "offset": l.Offset}
+	return c.JSON(http.StatusOK, resource.VisitorsJSON(l, vs, total))
 }
 
 // CreateVisitor answers POST /tenants/{slug}/visitors.
@@ -90,20 +49,20 @@ func (h *Handler) CreateVisitor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Manage.CreateVisitor(c.Request().Context(), tenantFrom(c).ID, in)
+	v, err := h.Manage.CreateVisitor(c.Request().Context(), TenantFrom(c).ID, in)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, newVisitorDetailJSON(v))
+	return c.JSON(http.StatusCreated, resource.NewVisitorDetailJSON(v))
 }
 
 // ShowVisitor answers GET /tenants/{slug}/visitors/{visitorId}.
 func (h *Handler) ShowVisitor(c echo.Context) error {
-	v, err := h.Manage.Visitor(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"))
+	v, err := h.Manage.Visitor(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newVisitorDetailJSON(v))
+	return c.JSON(http.StatusOK, resource.NewVisitorDetailJSON(v))
 }
 
 // UpdateVisitor answers PATCH /tenants/{slug}/visitors/{visitorId}: only sent fields change.
@@ -112,11 +71,11 @@ func (h *Handler) UpdateVisitor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Manage.UpdateVisitor(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), in)
+	v, err := h.Manage.UpdateVisitor(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), in)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newVisitorDetailJSON(v))
+	return c.JSON(http.StatusOK, resource.NewVisitorDetailJSON(v))
 }
 
 // DeleteVisitor answers DELETE /tenants/{slug}/visitors/{visitorId}: permanent, with its memory.
@@ -126,30 +85,30 @@ func (h *Handler) DeleteVisitor(c echo.Context) error {
 
 // ListMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory: a bare array.
 func (h *Handler) ListMemory(c echo.Context) error {
-	facts, err := h.Manage.ListMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"))
+	facts, err := h.Manage.ListMemory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
 	}
-	out := make([]memoryJSON, len(facts))
+	out := make([]resource.MemoryJSON, len(facts))
 	for i, f := range facts {
-		out[i] = memoryJSON(f)
+		out[i] = resource.MemoryJSON(f)
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
 // ShowMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory/{key}.
 func (h *Handler) ShowMemory(c echo.Context) error {
-	f, err := h.Manage.Memory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
+	f, err := h.Manage.Memory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, memoryJSON(f))
+	return c.JSON(http.StatusOK, resource.MemoryJSON(f))
 }
 
 // SaveMemory answers POST /tenants/{slug}/visitors/{visitorId}/memory: upsert by key.
 // The value is stored as a string; numbers and booleans are accepted and stored in their JSON form.
 func (h *Handler) SaveMemory(c echo.Context) error {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
@@ -159,7 +118,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	}
 	v := bytes.TrimSpace(raw["value"])
 	switch {
-	case HasNUL(v):
+	case jsonbody.HasNUL(v):
 		in.Problems.Add("value", "must not contain NUL characters")
 	case len(v) == 0 || string(v) == "null":
 		in.Problems.Add("value", "is required")
@@ -170,17 +129,17 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	default:
 		in.Value = string(v)
 	}
-	f, err := h.Manage.SaveMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), in)
+	f, err := h.Manage.SaveMemory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), in)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, memoryJSON(f))
+	return c.JSON(http.StatusOK, resource.MemoryJSON(f))
 }
 
 // DeleteMemory answers DELETE /tenants/{slug}/visitors/{visitorId}/memory/{key}.
 func (h *Handler) DeleteMemory(c echo.Context) error {
 	key := c.Param("key")
-	if err := h.Manage.DeleteMemory(c.Request().Context(), tenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
+	if err := h.Manage.DeleteMemory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "key": key})

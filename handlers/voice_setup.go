@@ -17,6 +17,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/vapi"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // voiceSetupJSON is the answer of both voice setups. Secret is the one the
@@ -76,19 +77,19 @@ var managedSetupUnavailable = &parley.Error{Kind: parley.KindUnavailable, Code: 
 
 // SetUpVoice answers POST /tenants/{slug}/voice/setup: the managed setup.
 func (h *Handler) SetUpVoice(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
 	}
 	if !h.Vapi.Configured() {
 		return managedSetupUnavailable
 	}
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.VoiceSetupInput
-	in.Problems = DecodeFields(raw, &in)
+	in.Problems = jsonbody.DecodeFields(raw, &in)
 	saved, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, vapiSetup{h})
 	if err != nil {
 		return err
@@ -100,16 +101,16 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 
 // LinkVoice answers PUT /tenants/{slug}/voice/setup: the tenant's own assistant.
 func (h *Handler) LinkVoice(c echo.Context) error {
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
 	}
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.VoiceLinkInput
-	in.Problems = DecodeFields(raw, &in)
+	in.Problems = jsonbody.DecodeFields(raw, &in)
 	saved, secret, err := h.Manage.LinkVoice(c.Request().Context(), t, in)
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ const (
 // ShowVoiceRecording answers GET /voice/{slug}/recordings/{callId} for an
 // API token of the tenant with conversations:read.
 func (h *Handler) ShowVoiceRecording(c echo.Context) error {
-	return h.relayRecording(c, tenantFrom(c).ID, c.Param("callId"))
+	return h.relayRecording(c, TenantFrom(c).ID, c.Param("callId"))
 }
 
 // relayRecording streams the recording of the tenant's call callID from

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // The deliveries log's limits, chosen here and documented in the OpenAPI
@@ -73,12 +74,12 @@ func newDeliveryJSON(d db.WebhookDelivery) deliveryJSON {
 
 // decodeWebhook reads a create or a PATCH body.
 func decodeWebhook(c echo.Context) (parley.WebhookInput, error) {
-	raw, err := DecodeObject(c, MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return parley.WebhookInput{}, err
 	}
 	var in parley.WebhookInput
-	in.Problems = DecodeFields(raw, &in)
+	in.Problems = jsonbody.DecodeFields(raw, &in)
 	return in, nil
 }
 
@@ -89,7 +90,7 @@ func (h *Handler) CreateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ep, secret, err := h.Manage.CreateWebhook(c.Request().Context(), tenantFrom(c).ID, in)
+	ep, secret, err := h.Manage.CreateWebhook(c.Request().Context(), TenantFrom(c).ID, in)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func (h *Handler) CreateWebhook(c echo.Context) error {
 
 // ListWebhooks answers GET /tenants/{slug}/webhooks: {webhooks}, oldest first, without secrets.
 func (h *Handler) ListWebhooks(c echo.Context) error {
-	eps, err := h.Manage.ListWebhooks(c.Request().Context(), tenantFrom(c).ID)
+	eps, err := h.Manage.ListWebhooks(c.Request().Context(), TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func (h *Handler) ListWebhooks(c echo.Context) error {
 // delivery statistics over the last 7 days and its latest deliveries.
 func (h *Handler) ShowWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	ep, err := h.Manage.Webhook(ctx, t.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -140,7 +141,7 @@ func (h *Handler) ShowWebhook(c echo.Context) error {
 // UpdateWebhook answers PATCH /tenants/{slug}/webhooks/{id}.
 func (h *Handler) UpdateWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := tenantFrom(c)
+	t := TenantFrom(c)
 	if _, err := h.Manage.Webhook(ctx, t.ID, c.Param("id")); err != nil {
 		return err // not found comes before the body's problems
 	}
@@ -178,7 +179,7 @@ func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
 		return queryError("event", "must be one of "+strings.Join(parley.WebhookEvents, ", "))
 	}
 	ctx := c.Request().Context()
-	ep, err := h.Manage.Webhook(ctx, tenantFrom(c).ID, c.Param("id"))
+	ep, err := h.Manage.Webhook(ctx, TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
 // RedeliverWebhook answers POST /tenants/{slug}/webhooks/{id}/deliveries/{deliveryId}/redeliver
 // with 202 and the delivery, queued again.
 func (h *Handler) RedeliverWebhook(c echo.Context) error {
-	d, err := h.Manage.RedeliverWebhook(c.Request().Context(), tenantFrom(c).ID, c.Param("id"), c.Param("deliveryId"))
+	d, err := h.Manage.RedeliverWebhook(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), c.Param("deliveryId"))
 	if err != nil {
 		return err
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"strings"
 
+	"testing"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
-	"testing"
 )
 
 // TestAdminOnboarding: a new owner's overview shows the five first steps

@@ -16,7 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // What the edge refuses before a handler runs: text PostgreSQL cannot store,
@@ -97,12 +97,12 @@ func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // requireJSON refuses, with 415, a body that is not sent as JSON to an
-// endpoint that reads JSON (handlers.RequireJSON). The public endpoints
+// endpoint that reads JSON (jsonbody.RequireJSON). The public endpoints
 // that count a request against its address's limit check it themselves,
 // once the count began, so that a request refused for its type counts too.
 func requireJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := handlers.RequireJSON(c.Request()); err != nil {
+		if err := jsonbody.RequireJSON(c.Request()); err != nil {
 			return err
 		}
 		return next(c)

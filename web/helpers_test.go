@@ -181,7 +181,7 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 // logger.
 func (b *bundle) logTo(logger *slog.Logger) {
 	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
-	b.srv.Public.Logger, b.srv.Voice.Logger = logger, logger
+	b.srv.Public.Logger, b.srv.Voice.Logger, b.srv.MCP.Logger = logger, logger, logger
 }
 
 // atItsAddress makes the test server's address its base URL, in what
@@ -190,6 +190,7 @@ func (b *bundle) logTo(logger *slog.Logger) {
 // that follows them.
 func (b *bundle) atItsAddress() {
 	b.srv.Handler.BaseURL, b.srv.Public.BaseURL, b.srv.Voice.BaseURL, b.srv.OAuth.BaseURL = b.ts.URL, b.ts.URL, b.ts.URL, b.ts.URL
+	b.srv.MCP.BaseURL = b.ts.URL
 }
 
 // testConfig is a test server's configuration: the test database and key,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/mcpserver"
 )
 
 // ipExtractor believes X-Forwarded-For only from the configured trusted
@@ -85,7 +86,7 @@ func (s *Server) mcpAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := c.Request().Context()
 		p, err := s.MCPAuth.Authenticate(ctx, c.Request())
 		if parley.ErrorKind(err) == parley.KindUnauthorized {
-			c.Response().Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+handlers.MCPResourceMetadata(s.Config.BaseURL)+`"`)
+			c.Response().Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+mcpserver.MCPResourceMetadata(s.Config.BaseURL)+`"`)
 		}
 		if err != nil {
 			return err

@@ -49,7 +49,7 @@ func (s *Server) routes() {
 	e.POST("/voice/:slug/events", s.Voice.Events, requireJSON)
 
 	// Parley's own MCP server (Streamable HTTP, stateless: GET and DELETE answer 405).
-	serveMCP := h.NewMCPServer()
+	serveMCP := s.MCP.NewServer()
 	e.POST(handlers.MCPPath, serveMCP, s.mcpAPI, requireJSON)
 	e.GET(handlers.MCPPath, serveMCP, s.mcpAPI)
 	e.DELETE(handlers.MCPPath, serveMCP, s.mcpAPI)

@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/mcpserver"
 	"github.com/parley/parley/handlers/oauth"
 	"github.com/parley/parley/handlers/public"
 	"github.com/parley/parley/handlers/voice"
@@ -41,6 +42,8 @@ type Server struct {
 	// Public answers chat, the widget's settings, the lead form and the
 	// agent context document.
 	Public *public.Handler
+	// MCP serves Parley's own MCP server, and its tools to chats.
+	MCP *mcpserver.Handler
 	// OAuth answers the authorization server's endpoints.
 	OAuth *oauth.Handler
 	// Voice answers the tenants' voice orchestrators.
@@ -128,11 +131,12 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 		Stripe:           stripeClient,
 	}
+	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
+	s.MCP = &mcpserver.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Public = &public.Handler{DB: store, Box: box, Engine: s.Handler.Engine, Captcha: s.Handler.Captcha,
-		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.Handler.AdminChatTools,
+		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.MCP.AdminChatTools,
 		BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Handler.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	s.OAuth = &oauth.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Now: s.now}
 	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
 		store.EnableEmbeddings()

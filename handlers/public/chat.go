@@ -9,6 +9,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // chatRequest is the body of POST /chat/{slug}.
@@ -125,7 +126,7 @@ func (h *Handler) tenantAndAddressGates(c echo.Context, count *handlers.AddressC
 func (h *Handler) Chat(c echo.Context) error {
 	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
 	defer count.Settle()
-	if err := handlers.RequireJSON(c.Request()); err != nil {
+	if err := jsonbody.RequireJSON(c.Request()); err != nil {
 		return err
 	}
 	req, err := decodeChatRequest(c)
@@ -226,11 +227,11 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 // decodeChatRequest reads and validates the body, with the spec's messages.
 func decodeChatRequest(c echo.Context) (*chatRequest, error) {
 	req := new(chatRequest)
-	raw, err := handlers.DecodeObject(c, handlers.MaxChatBody)
+	raw, err := jsonbody.DecodeObject(c, handlers.MaxChatBody)
 	if err != nil {
 		return req, err
 	}
-	if errs := handlers.DecodeFields(raw, req); len(errs) > 0 {
+	if errs := jsonbody.DecodeFields(raw, req); len(errs) > 0 {
 		return req, errs.Err()
 	}
 	return req, handlers.CheckChatMessage(req.Message, req.SessionID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // chatFeedbackRequest is the body of POST /chat/{slug}/feedback.
@@ -33,15 +34,15 @@ func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	ctx := c.Request().Context()
 	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.VoteLimit)
 	defer count.Settle()
-	if err := handlers.RequireJSON(c.Request()); err != nil {
+	if err := jsonbody.RequireJSON(c.Request()); err != nil {
 		return err
 	}
 	var req chatFeedbackRequest
-	raw, err := handlers.DecodeObject(c, handlers.MaxJSONBody)
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
-	if errs := handlers.DecodeFields(raw, &req); len(errs) > 0 {
+	if errs := jsonbody.DecodeFields(raw, &req); len(errs) > 0 {
 		return errs.Err()
 	}
 	errs := parley.FieldErrors{}

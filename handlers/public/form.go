@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // Standalone form limits, chosen here and documented in the OpenAPI document.
@@ -59,7 +60,7 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 	ctx := c.Request().Context()
 	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.FormLimit)
 	defer count.Settle()
-	if err := handlers.RequireJSON(c.Request()); err != nil {
+	if err := jsonbody.RequireJSON(c.Request()); err != nil {
 		return err
 	}
 	req, err := decodeFormRequest(c)
@@ -107,11 +108,11 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 // fields are checked once the segment's form is known.
 func decodeFormRequest(c echo.Context) (formRequest, error) {
 	var req formRequest
-	raw, err := handlers.DecodeObject(c, maxFormBody)
+	raw, err := jsonbody.DecodeObject(c, maxFormBody)
 	if err != nil {
 		return req, err
 	}
-	errs := handlers.DecodeFields(raw, &req)
+	errs := jsonbody.DecodeFields(raw, &req)
 	if _, bad := errs["fields"]; !bad && req.Fields == nil {
 		errs.Add("fields", "is required: an object of the form's field names to values")
 	}
@@ -138,7 +139,7 @@ func formValues(fields []parley.FormField, sent map[string]json.RawMessage) (map
 		raw, ok := sent[f.Name]
 		var v string
 		if ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			if handlers.HasNUL(raw) {
+			if jsonbody.HasNUL(raw) {
 				errs.Add(f.Name, "must not contain NUL characters")
 				continue
 			}

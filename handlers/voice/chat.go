@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // maxVoiceCallID bounds the orchestrator's call id (voice_calls.call_id).
@@ -155,7 +156,7 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 // turn, and must have text.
 func decodeVoiceChat(c echo.Context) (voiceChatRequest, error) {
 	var req voiceChatRequest
-	raw, err := handlers.DecodeObject(c, maxVoiceBody)
+	raw, err := jsonbody.DecodeObject(c, maxVoiceBody)
 	if err != nil {
 		return req, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // voiceEvent is the message of an orchestrator's event, {message: {...}}:
@@ -97,7 +98,7 @@ func (h *Handler) Events(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := handlers.DecodeObject(c, maxVoiceBody)
+	raw, err := jsonbody.DecodeObject(c, maxVoiceBody)
 	if err != nil {
 		return err
 	}

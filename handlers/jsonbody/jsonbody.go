@@ -1,4 +1,8 @@
-package handlers
+// Package jsonbody reads a request's JSON body for every surface: an object
+// of raw fields under a size bound, its fields decoded into a struct with a
+// problem per field, text PostgreSQL can store (valid UTF-8, no NUL), and
+// the 415 of a body that is not JSON.
+package jsonbody
 
 import (
 	"bytes"
@@ -46,21 +50,21 @@ func isJSONType(contentType string) bool {
 func DecodeObject(c echo.Context, limit int64) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, limit+1))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return nil, Invalid("The request body did not arrive in time")
+		return nil, parley.Errorf(parley.KindInvalid, "The request body did not arrive in time")
 	}
 	if err != nil {
-		return nil, Invalid("Could not read request body")
+		return nil, parley.Errorf(parley.KindInvalid, "Could not read request body")
 	}
 	if int64(len(body)) > limit {
 		return nil, &parley.Error{Kind: parley.KindTooLarge, Message: "Request body too large"}
 	}
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
-		return nil, Invalid("Request body must be a JSON object")
+		return nil, parley.Errorf(parley.KindInvalid, "Request body must be a JSON object")
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, Invalid("Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return nil, parley.Errorf(parley.KindInvalid, "Malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if !utf8.Valid(body) || hasLoneSurrogate(body) {
 		return nil, invalidUTF8(raw)
@@ -82,7 +86,7 @@ func invalidUTF8(raw map[string]json.RawMessage) error {
 		}
 	}
 	if len(errs) == 0 {
-		return Invalid("Request body must be valid UTF-8")
+		return parley.Errorf(parley.KindInvalid, "Request body must be valid UTF-8")
 	}
 	return errs.Err()
 }

@@ -1,4 +1,4 @@
-package handlers
+package mcpserver
 
 import (
 	"reflect"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // jsonTags are the JSON names a struct decodes, without aliases left out.
@@ -66,8 +67,8 @@ func TestManageToolSchemas(t *testing.T) {
 		tool string
 		want []string
 	}{
-		{"create_corpus_entry", jsonTags(corpusBody{}, "segment")},
-		{"update_corpus_entry", jsonTags(corpusBody{}, "segment")},
+		{"create_corpus_entry", jsonTags(resource.CorpusBody{}, "segment")},
+		{"update_corpus_entry", jsonTags(resource.CorpusBody{}, "segment")},
 		{"create_segment", jsonTags(parley.SegmentInput{})},
 		{"update_segment", jsonTags(parley.SegmentInput{})},
 		{"create_tool", jsonTags(parley.ToolInput{})},

@@ -1,4 +1,4 @@
-package handlers
+package mcpserver
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/manage"
 )
 
@@ -209,7 +212,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return corpusPageJSON(l, res), nil
+				return resource.CorpusPageJSON(l, res), nil
 			}},
 		{Name: "search_corpus", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "Search the knowledge base's entries for words in their titles and contents.",
@@ -220,13 +223,13 @@ func (h *Handler) ManageTools() []ManageTool {
 					return nil, err
 				}
 				if strings.TrimSpace(l.Search) == "" {
-					return nil, fieldError("search", "is required")
+					return nil, resource.FieldError("search", "is required")
 				}
 				res, err := h.Manage.ListCorpus(ctx, t.ID, l)
 				if err != nil {
 					return nil, err
 				}
-				return corpusPageJSON(l, res), nil
+				return resource.CorpusPageJSON(l, res), nil
 			}},
 		{Name: "read_corpus_entry", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "Read one knowledge base entry with its whole content.",
@@ -240,17 +243,17 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"corpus": newCorpusJSON(e)}, nil
+				return map[string]any{"corpus": resource.NewCorpusJSON(e)}, nil
 			}},
 		{Name: "create_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
 			Description: "Add an entry to the knowledge base (with externalId: update the entry that has it). Within the plan's corpus limit.",
 			Input:       object(corpusProps(false), "title", "content"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				e, created, err := h.Manage.CreateCorpus(ctx, t, corpusInput(args))
+				e, created, err := h.Manage.CreateCorpus(ctx, t, resource.CorpusInputOf(args))
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"corpus": newCorpusJSON(e), "created": created}, nil
+				return map[string]any{"corpus": resource.NewCorpusJSON(e), "created": created}, nil
 			}},
 		{Name: "update_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
 			Description: "Change a knowledge base entry: only the fields given change.",
@@ -260,11 +263,11 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				e, err := h.Manage.UpdateCorpus(ctx, t.ID, id, corpusInput(args))
+				e, err := h.Manage.UpdateCorpus(ctx, t.ID, id, resource.CorpusInputOf(args))
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"corpus": newCorpusJSON(e)}, nil
+				return map[string]any{"corpus": resource.NewCorpusJSON(e)}, nil
 			}},
 		{Name: "delete_corpus_entry", Scope: auth.ScopeMCPCorpusWrite, Destructive: true,
 			Description: "Delete a knowledge base entry for good.",
@@ -284,7 +287,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "List the segments (audiences with their own prompt, starters and form), without their system prompts.",
 			Input:       object(schema{}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
-				segs, err := h.segmentSummaries(ctx, t.ID)
+				segs, err := resource.SegmentSummaries(ctx, h.DB, t.ID)
 				if err != nil {
 					return nil, err
 				}
@@ -308,7 +311,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "Create a segment, within the plan's segment limit.",
 			Input:       object(segmentProps(false), "name", "systemPrompt"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				s, err := h.Manage.CreateSegment(ctx, t, segmentInput(args))
+				s, err := h.Manage.CreateSegment(ctx, t, resource.SegmentInputOf(args))
 				if err != nil {
 					return nil, err
 				}
@@ -322,7 +325,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				s, err := h.Manage.UpdateSegment(ctx, t.ID, id, segmentInput(args))
+				s, err := h.Manage.UpdateSegment(ctx, t.ID, id, resource.SegmentInputOf(args))
 				if err != nil {
 					return nil, err
 				}
@@ -337,9 +340,9 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				out := make([]toolJSON, len(tools))
+				out := make([]resource.ToolJSON, len(tools))
 				for i, tool := range tools {
-					out[i] = newToolJSON(tool)
+					out[i] = resource.NewToolJSON(tool)
 				}
 				return map[string]any{"tools": out}, nil
 			}},
@@ -355,17 +358,17 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"tool": newToolJSON(tool)}, nil
+				return map[string]any{"tool": resource.NewToolJSON(tool)}, nil
 			}},
 		{Name: "create_tool", Scope: auth.ScopeMCPToolsWrite,
 			Description: "Create a tool of one of the configurable types: " + strings.Join(parley.UserToolTypes, ", ") + ".",
 			Input:       object(toolProps(false), "name", "description", "type"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				tool, err := h.Manage.CreateTool(ctx, t.ID, toolInput(args))
+				tool, err := h.Manage.CreateTool(ctx, t.ID, resource.ToolInputOf(args))
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"tool": newToolJSON(tool)}, nil
+				return map[string]any{"tool": resource.NewToolJSON(tool)}, nil
 			}},
 		{Name: "update_tool", Scope: auth.ScopeMCPToolsWrite,
 			Description: "Change a tool's settings: only the fields given change.",
@@ -375,11 +378,11 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				tool, err := h.updateTool(ctx, t.ID, id, args)
+				tool, err := resource.UpdateTool(ctx, h.Manage, t.ID, id, args)
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"tool": newToolJSON(tool)}, nil
+				return map[string]any{"tool": resource.NewToolJSON(tool)}, nil
 			}},
 
 		{Name: "list_conversations", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
@@ -394,7 +397,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return conversationsJSON(l, page), nil
+				return resource.ConversationsJSON(l, page), nil
 			}},
 		{Name: "read_conversation", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
 			Description: "Read one conversation: its messages, tool history and metadata.",
@@ -408,13 +411,13 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"conversation": newConversationDetailJSON(d)}, nil
+				return map[string]any{"conversation": resource.NewConversationDetailJSON(d)}, nil
 			}},
 		{Name: "conversation_stats", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
 			Description: "Conversation analytics over a window (default the last 30 days, at most a year) in the tenant's time zone: totals, satisfaction, timeline, breakdowns, top tools, pages and questions.",
 			Input:       object(statsProps),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
-				l := parley.StatsListing{Scope: parley.ConversationScope{Location: tenantLocation(t)}}
+				l := parley.StatsListing{Scope: parley.ConversationScope{Location: resource.TenantLocation(t)}}
 				if err := listingArgs(args, &l, &l.Scope); err != nil {
 					return nil, err
 				}
@@ -422,7 +425,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return newConversationStatsJSON(l.Scope.Location, q, st), nil
+				return resource.NewConversationStatsJSON(l.Scope.Location, q, st), nil
 			}},
 
 		{Name: "list_visitors", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
@@ -441,7 +444,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return visitorsJSON(l, vs, total), nil
+				return resource.VisitorsJSON(l, vs, total), nil
 			}},
 		{Name: "read_visitor", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
 			Description: "Read one visitor with their counts.",
@@ -455,7 +458,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"visitor": newVisitorDetailJSON(v)}, nil
+				return map[string]any{"visitor": resource.NewVisitorDetailJSON(v)}, nil
 			}},
 
 		{Name: "read_persona", Scope: auth.ScopeMCPSettingsRead, ReadOnly: true,
@@ -478,7 +481,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
 				var in parley.TenantInput
-				in.Problems = DecodeFields(args, &in)
+				in.Problems = jsonbody.DecodeFields(args, &in)
 				t, err := h.Manage.UpdateTenant(ctx, t, in)
 				if err != nil {
 					return nil, err
@@ -499,22 +502,17 @@ func (h *Handler) ManageTools() []ManageTool {
 					"plan":     t.Plan,
 					"features": map[string]bool{"widget": plan.Widget, "mcp": plan.MCP, "voice": plan.Voice},
 					"botSeats": t.BotSeats,
-					"usage":    newStatsJSON(t, usage),
+					"usage":    resource.NewStatsJSON(t, usage),
 				}, nil
 			}},
 	}
-}
-
-// fieldError is a validation error of one argument.
-func fieldError(field, problem string) error {
-	return &parley.Error{Kind: parley.KindInvalid, Message: "Validation failed", Details: map[string]string{field: problem}}
 }
 
 // idOf is the required string argument id.
 func idOf(args map[string]json.RawMessage) (string, error) {
 	var id string
 	if raw, ok := args["id"]; !ok || json.Unmarshal(raw, &id) != nil || strings.TrimSpace(id) == "" {
-		return "", fieldError("id", "is required: a non-empty string")
+		return "", resource.FieldError("id", "is required: a non-empty string")
 	}
 	return id, nil
 }
@@ -525,29 +523,11 @@ func idOf(args map[string]json.RawMessage) (string, error) {
 func listingArgs(args map[string]json.RawMessage, dsts ...any) error {
 	errs := parley.FieldErrors{}
 	for _, dst := range dsts {
-		for k, v := range DecodeFields(args, dst) {
+		for k, v := range jsonbody.DecodeFields(args, dst) {
 			errs.Add(k, v)
 		}
 	}
 	return errs.Err()
-}
-
-// segmentSummaries are the tenant's segments as GET /tenants/{slug}/segments lists them.
-func (h *Handler) segmentSummaries(ctx context.Context, tenantID string) ([]segmentSummaryJSON, error) {
-	segs, err := h.DB.ListSegments(ctx, tenantID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]segmentSummaryJSON, len(segs))
-	for i, s := range segs {
-		out[i] = segmentSummaryJSON{
-			ID: s.ID, Slug: s.Slug, Name: s.Name, WelcomeMessage: s.WelcomeMessage,
-			ConversationStarters: s.ConversationStarters, FormConfig: s.FormConfig,
-			IsDefault: s.IsDefault, IsActive: s.IsActive, CorpusCount: s.CorpusCount,
-			ConversationsCount: s.ConversationsCount, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		}
-	}
-	return out, nil
 }
 
 // RunManageTool runs the tool name for tenant t as principal p with the
@@ -569,7 +549,7 @@ func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p a
 	fields := map[string]json.RawMessage{}
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
 		if trimmed[0] != '{' || json.Unmarshal(trimmed, &fields) != nil {
-			return nil, Invalid("The arguments must be a JSON object")
+			return nil, handlers.Invalid("The arguments must be a JSON object")
 		}
 	}
 	props, _ := tool.Input["properties"].(schema)
@@ -577,8 +557,8 @@ func RunManageTool(ctx context.Context, tools []ManageTool, t parley.Tenant, p a
 	for k, v := range fields {
 		if _, ok := props[k]; !ok {
 			unknown = append(unknown, k)
-		} else if HasNUL(v) {
-			return nil, fieldError(k, parley.NoNUL)
+		} else if jsonbody.HasNUL(v) {
+			return nil, resource.FieldError(k, parley.NoNUL)
 		}
 	}
 	if len(unknown) > 0 {

@@ -1,4 +1,9 @@
-package handlers
+// Package mcpserver is Parley's own MCP server (Streamable HTTP at /mcp):
+// the management operations as tools (tools.go), each behind its scope, for
+// an API token or an OAuth access token issued for the MCP resource. The
+// same tools serve a chat whose visitor carries an admin token
+// (chat_admin.go), as the chat's extra tools.
+package mcpserver
 
 import (
 	"context"
@@ -9,19 +14,45 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/manage"
 )
 
-// MCPPath is where Parley's own MCP server answers.
-const MCPPath = "/mcp"
+// Handler serves the MCP server and its tools.
+type Handler struct {
+	DB *db.DB
+	// Manage runs the tools' operations.
+	Manage *manage.Service
+	// OAuth verifies the admin tokens of chats (AdminChatTools).
+	OAuth *auth.OAuth
+	// BaseURL is the server's public address, in the 401's and 403's
+	// resource metadata.
+	BaseURL string
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+func (h *Handler) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
+
+// log is the request's logger (handlers.LoggerOf).
+func (h *Handler) log(c echo.Context) *slog.Logger { return handlers.LoggerOf(c, h.Logger) }
 
 // maxMCPBody bounds an MCP request body, as maxJSONBody bounds a REST one.
-const maxMCPBody = MaxJSONBody
+const maxMCPBody = jsonbody.MaxJSONBody
 
 // mcpCaller is who an MCP request acts as, handed from the Echo handler to
 // the SDK's per-request server through the request's context.
@@ -36,17 +67,17 @@ type mcpCallerKey struct{}
 // MCPResourceMetadata is the address of the RFC 9728 protected-resource
 // metadata of the MCP server, which a 401 names.
 func MCPResourceMetadata(baseURL string) string {
-	return baseURL + "/.well-known/oauth-protected-resource" + MCPPath
+	return baseURL + "/.well-known/oauth-protected-resource" + handlers.MCPPath
 }
 
-// NewMCPServer returns the handler of /mcp: Parley's own MCP server over the
+// NewServer returns the handler of /mcp: Parley's own MCP server over the
 // Streamable HTTP transport, stateless (each POST is answered on its own, by
 // whichever instance gets it; GET and DELETE answer 405), answering JSON.
 // The web middleware authenticated the request and set its tenant and
 // principal; this refuses a plan without MCP (402 PLAN_REQUIRED) and a
 // credential without any mcp:* scope (403 insufficient_scope), then hands
 // the request, with its caller in the context, to the one SDK server.
-func (h *Handler) NewMCPServer() echo.HandlerFunc {
+func (h *Handler) NewServer() echo.HandlerFunc {
 	// Built on the first MCP request rather than with the routes: about
 	// forty tools' schemas are marshalled once, by a server that serves
 	// MCP, and by none of the test servers that do not (7 ms each under
@@ -64,7 +95,7 @@ func (h *Handler) NewMCPServer() echo.HandlerFunc {
 		})
 	})
 	return func(c echo.Context) error {
-		t, p := tenantFrom(c), principalFrom(c)
+		t, p := handlers.TenantFrom(c), principalFrom(c)
 		if !t.PlanInfo().MCP {
 			return parley.PlanRequired("Parley's MCP server and its tools", t.Plan, "builder")
 		}
@@ -82,7 +113,7 @@ func (h *Handler) NewMCPServer() echo.HandlerFunc {
 }
 
 func principalFrom(c echo.Context) auth.Principal {
-	p, _ := PrincipalOf(c)
+	p, _ := handlers.PrincipalOf(c)
 	return p
 }
 

@@ -11,3 +11,6 @@ func VoiceURLs(baseURL, slug string) (customLLM, server string) {
 	base := baseURL + "/voice/" + url.PathEscape(slug)
 	return base, base + "/events"
 }
+
+// MCPPath is where Parley's own MCP server answers.
+const MCPPath = "/mcp"

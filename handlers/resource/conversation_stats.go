@@ -1,0 +1,54 @@
+package resource
+
+import (
+	"time"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+)
+
+// statsWindowJSON is the window the stats were computed over, after the
+// defaults and the one-year cap.
+type statsWindowJSON struct {
+	From        time.Time `json:"from"`
+	To          time.Time `json:"to"`
+	Granularity string    `json:"granularity"`
+	Timezone    string    `json:"timezone"`
+}
+
+// ConversationStatsJSON is the answer of GET /tenants/{slug}/conversations/stats.
+type ConversationStatsJSON struct {
+	Window        statsWindowJSON      `json:"window"`
+	Totals        db.StatsTotals       `json:"totals"`
+	Satisfaction  db.StatsSatisfaction `json:"satisfaction"`
+	Timeline      []db.StatsBucket     `json:"timeline"`
+	ByChannel     map[string]int       `json:"byChannel"`
+	BySegment     map[string]int       `json:"bySegment"`
+	ByStatus      map[string]int       `json:"byStatus"`
+	ByVisitorType map[string]int       `json:"byVisitorType"`
+	TopTools      []db.StatsTool       `json:"topTools"`
+	ByPage        []db.StatsPage       `json:"byPage"`
+	TopIntents    []db.StatsIntent     `json:"topIntents"`
+	AllTime       *db.StatsAllTime     `json:"allTime,omitempty"`
+}
+
+// TenantLocation is the tenant's time zone, UTC when it does not load
+// (the tenant update refuses such a name; this keeps an old row working).
+func TenantLocation(t parley.Tenant) *time.Location {
+	if loc, err := time.LoadLocation(t.Timezone); err == nil && t.Timezone != "" {
+		return loc
+	}
+	return time.UTC
+}
+
+// NewConversationStatsJSON is the stats st as the stats answer them, with
+// the window of q, their query, in loc.
+func NewConversationStatsJSON(loc *time.Location, q db.StatsQuery, st db.ConversationStats) ConversationStatsJSON {
+	return ConversationStatsJSON{
+		Window:       statsWindowJSON{From: q.Filter.From.In(loc), To: q.Filter.To.In(loc), Granularity: q.Granularity, Timezone: loc.String()},
+		Totals:       st.Totals,
+		Satisfaction: st.Satisfaction,
+		Timeline:     st.Timeline, ByChannel: st.ByChannel, BySegment: st.BySegment, ByStatus: st.ByStatus,
+		ByVisitorType: st.ByVisitorType, TopTools: st.TopTools, ByPage: st.ByPage, TopIntents: st.TopIntents, AllTime: st.AllTime,
+	}
+}

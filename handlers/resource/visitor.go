@@ -1,0 +1,50 @@
+package resource
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+)
+
+type VisitorJSON struct {
+	ID                string          `json:"id"`
+	Email             *string         `json:"email"`
+	DisplayName       *string         `json:"displayName"`
+	Phone             *string         `json:"phone"`
+	AuthProvider      *string         `json:"authProvider"`
+	ExternalID        *string         `json:"externalId"`
+	Metadata          json.RawMessage `json:"metadata"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	UpdatedAt         time.Time       `json:"updatedAt"`
+	ConversationCount *int            `json:"conversationCount,omitempty"`
+	MemoryCount       *int            `json:"memoryCount,omitempty"`
+}
+
+func NewVisitorJSON(v parley.Visitor) VisitorJSON {
+	return VisitorJSON{ID: v.ID, Email: v.Email, DisplayName: v.DisplayName, Phone: v.Phone, AuthProvider: v.AuthProvider,
+		ExternalID: v.ExternalID, Metadata: v.Metadata, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
+}
+
+func NewVisitorDetailJSON(v db.VisitorDetail) VisitorJSON {
+	j := NewVisitorJSON(v.Visitor)
+	j.ConversationCount, j.MemoryCount = &v.ConversationCount, &v.MemoryCount
+	return j
+}
+
+type MemoryJSON struct {
+	Key       string    `json:"key"`
+	Value     string    `json:"value"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// VisitorsJSON is a page of visitors as the listings answer it: {visitors,
+// total, limit, offset}.
+func VisitorsJSON(l parley.VisitorListing, vs []parley.Visitor, total int) map[string]any {
+	out := make([]VisitorJSON, len(vs))
+	for i, v := range vs {
+		out[i] = NewVisitorJSON(v)
+	}
+	return map[string]any{"visitors": out, "total": total, "limit": l.Limit, "offset": l.Offset}
+}
