@@ -26,6 +26,13 @@ export GORACE=${GORACE:-atexit_sleep_ms=0}
 # idle; the suite fails when either finds anything.
 go vet ./... & vet=$!
 go tool staticcheck ./... & lint=$!
+# The OpenAPI document, linted by Redocly's CLI with its recommended rules
+# (pinned here; npm's cache keeps it after the first run, which fetches it
+# from the npm registry): an error fails the suite, warnings are listed in
+# .data/openapi-lint.log.
+mkdir -p .data
+REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
+  npx --yes @redocly/cli@2.77.0 lint --format=stylish web/openapi.json >.data/openapi-lint.log 2>&1 & openapi=$!
 # -parallel 4: the browser tests wait on Chromium and on each other's
 # pages more than they compute; four at a time keeps both cores busy
 # (the web package: 110 s at the default of 2, 101 s at 4).
@@ -48,4 +55,5 @@ status=0
 go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./web/ ./jobs/ ./cmd/parley/ ./... || status=$?
 wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
+wait "$openapi" || { cat .data/openapi-lint.log >&2; echo "the OpenAPI document's lint failed" >&2; status=1; }
 exit "$status"
