@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -144,3 +145,11 @@ func quoteShort(s string) string {
 	}
 	return `"` + s + `"`
 }
+
+// The deliveries log of an endpoint, as the REST API and the dashboard list
+// it: the page's default size, and how far back the endpoint's statistics
+// reach.
+const (
+	DefaultDeliveriesPage = 30
+	DeliveryStatsWindow   = 7 * 24 * time.Hour
+)

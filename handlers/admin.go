@@ -52,13 +52,6 @@ func loginAddressKey(ip string) string { return "login:ip:" + ip }
 // when one is configured (Handler.SignInChallenge).
 const loginChallengeAfter = 3
 
-// AdminContext is the signed-in user and the tenant they are administering.
-type AdminContext struct {
-	User        db.User
-	Tenant      parley.Tenant
-	Memberships []db.Membership
-}
-
 // adminFrom is the admin request's owner and tenant; the requireAdmin
 // middleware set it before any admin handler runs.
 func adminFrom(c echo.Context) *AdminContext {
@@ -365,7 +358,7 @@ func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Ove
 	loc := resource.TenantLocation(t)
 	now := h.now().In(loc)
 	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
-	from := to.AddDate(0, 0, -defaultStatsDays)
+	from := to.AddDate(0, 0, -parley.DefaultStatsDays)
 	st, err := h.DB.ConversationTimeline(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},
 		Granularity: "day", Location: loc.String()})
 	if err != nil {

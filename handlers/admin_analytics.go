@@ -134,5 +134,5 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 // stats export writes it (same parameters, checks and CSV), for the
 // signed-in owner's tenant.
 func (h *Handler) ExportAnalytics(c echo.Context) error {
-	return h.ExportConversationStats(c)
+	return h.exportConversationStats(c)
 }

@@ -37,13 +37,6 @@ var visitorAuthModeOptions = []views.Option{
 	{Value: "all", Label: "Either a token or a code"},
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 func settingsForm(t parley.Tenant) views.SettingsForm {
 	return views.SettingsForm{
 		Name: t.Name, BotName: deref(t.BotName), BotTitle: deref(t.BotTitle), BotLore: deref(t.BotLore),
@@ -216,4 +209,15 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 	}
 	h.Sessions.Put(c.Request().Context(), sessFlash, msg)
 	return c.Redirect(http.StatusSeeOther, "/admin/settings/developer#widget-key")
+}
+
+// SaveVisitorSigningKey rotates the key from the settings page, which shows it once after the redirect.
+func (h *Handler) SaveVisitorSigningKey(c echo.Context) error {
+	ctx := c.Request().Context()
+	key, err := h.rotateVisitorSigningKey(ctx, adminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessNewSigningKey, key)
+	return c.Redirect(http.StatusSeeOther, "/admin/settings/developer#visitor-signing-key")
 }

@@ -25,14 +25,14 @@ func (h *Handler) ShowVisitorsPage(c echo.Context) error {
 	// The dashboard keeps a bad parameter within the listing's bounds
 	// rather than refusing it: links and typing should not end on an error.
 	ls := parley.VisitorListing{Search: strings.TrimSpace(c.QueryParam("search")), Limit: adminVisitorsPage}
-	if n, err := strconv.Atoi(c.QueryParam("limit")); err == nil && n >= 1 && n <= maxVisitorsLimit {
+	if n, err := strconv.Atoi(c.QueryParam("limit")); err == nil && n >= 1 && n <= parley.MaxVisitorsPage {
 		ls.Limit = n
 	}
 	if n, err := strconv.Atoi(c.QueryParam("offset")); err == nil && n > 0 {
 		ls.Offset = n
 	}
-	if len([]rune(ls.Search)) > maxVisitorSearchChars {
-		ls.Search = string([]rune(ls.Search)[:maxVisitorSearchChars])
+	if len([]rune(ls.Search)) > parley.MaxVisitorSearch {
+		ls.Search = string([]rune(ls.Search)[:parley.MaxVisitorSearch])
 	}
 	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), adminFrom(c).Tenant.ID, ls)
 	if err != nil {

@@ -263,7 +263,7 @@ func (h *Handler) RemoveWebhook(c echo.Context) error {
 func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.now().Add(-deliveryStatsWindow))
+	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.now().Add(-parley.DeliveryStatsWindow))
 	if err != nil {
 		return views.WebhookView{}, err
 	}
@@ -275,11 +275,11 @@ func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Web
 		l.Page = n
 	}
 	ds, total, err := h.DB.ListWebhookDeliveries(ctx, tenantID, ep.ID,
-		db.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: defaultDeliveriesPage})
+		db.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: parley.DefaultDeliveriesPage})
 	if err != nil {
 		return views.WebhookView{}, err
 	}
-	l.Total, l.Pages = total, (total+defaultDeliveriesPage-1)/defaultDeliveriesPage
+	l.Total, l.Pages = total, (total+parley.DefaultDeliveriesPage-1)/parley.DefaultDeliveriesPage
 	for _, d := range ds {
 		l.Rows = append(l.Rows, deliveryRow(ep.ID, d, h.now()))
 	}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"

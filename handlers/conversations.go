@@ -11,12 +11,6 @@ import (
 	"github.com/parley/parley/handlers/resource"
 )
 
-// scopeQuery reads the query's from, to, channel and segment, dates in loc.
-func scopeQuery(c echo.Context, loc *time.Location) parley.ConversationScope {
-	return parley.ConversationScope{From: c.QueryParam("from"), To: c.QueryParam("to"), Channel: c.QueryParam("channel"),
-		Segment: c.QueryParam("segment"), Location: loc}
-}
-
 // conversationScope reads the filters the list and the export share: from,
 // to (dates in UTC), channel and segment (a slug or id of the tenant's;
 // another is 400).

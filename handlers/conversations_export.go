@@ -6,25 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers/resource"
-)
-
-// Export limits: the spec's row limits and window.
-const (
-	defaultExportLimit  = 1000
-	maxExportLimit      = 5000
-	defaultExportWindow = 30 * 24 * time.Hour
-	maxExportWindow     = 366 * 24 * time.Hour // a year, leap years included
-	// exportFlushRows is how many rows are written between two flushes of
-	// the response: the client sees rows arrive while the server holds
-	// only a few kilobytes.
-	exportFlushRows = 200
 )
 
 // conversationExportColumns are the CSV columns, in the spec's order; the
@@ -48,27 +35,6 @@ func exportWindow(f *db.ConversationFilter, now time.Time) error {
 		return queryError("from", "must be at most 366 days before to")
 	}
 	return nil
-}
-
-// exportFormat reads the format parameter: csv (default) or ndjson.
-func exportFormat(c echo.Context) (string, error) {
-	switch f := c.QueryParam("format"); f {
-	case "", "csv":
-		return "csv", nil
-	case "ndjson":
-		return f, nil
-	}
-	return "", queryError("format", "must be csv or ndjson")
-}
-
-// neutralise keeps a spreadsheet from reading a cell as a formula: a cell
-// starting with = + - @ (or a tab or carriage return, which some
-// spreadsheets skip before one) gets a leading apostrophe.
-func neutralise(cell string) string {
-	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
-		return "'" + cell
-	}
-	return cell
 }
 
 // exportRowJSON is a conversation as an NDJSON line: the CSV columns, typed.

@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,29 +14,6 @@ import (
 // The corpus's REST limits beyond the entry's own (parley.MaxCorpus*):
 // a bulk request's entries.
 const maxBulkEntries = 50
-
-// queryInt reads the integer query parameter name into n when it is
-// given; a value that is not an integer reads as math.MinInt, outside every
-// range, so that the listing's check names its bounds.
-func queryInt(c echo.Context, name string, n *int) {
-	v := c.QueryParam(name)
-	if v == "" {
-		return
-	}
-	var err error
-	if *n, err = strconv.Atoi(v); err != nil {
-		*n = math.MinInt
-	}
-}
-
-// intParam reads an optional integer query parameter within [min, max].
-func intParam(c echo.Context, name string, def, min, max int) (int, error) {
-	n := def
-	queryInt(c, name, &n)
-	errs := parley.FieldErrors{}
-	parley.CheckCount(errs, name, n, min, max)
-	return n, parley.ParamsError(errs)
-}
 
 // ListCorpus answers GET /tenants/{slug}/corpus: the query's page, limit,
 // search and segmentSlug (or segment).

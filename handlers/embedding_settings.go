@@ -1,9 +1,7 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,43 +25,6 @@ type embeddingsBody struct {
 // decoding found.
 func (b embeddingsBody) input(problems parley.FieldErrors) parley.EmbeddingsInput {
 	return parley.EmbeddingsInput{URL: b.URL, APIKey: b.APIKey, Model: b.Model, Dimensions: b.Dimensions, Problems: problems}
-}
-
-// embeddingsJSON is the tenant's embedding endpoint and how far its
-// knowledge base is embedded: by its own endpoint ("tenant"), the
-// operator's ("operator"), or not at all ("none").
-type embeddingsJSON struct {
-	URL            *string    `json:"embeddingsUrl"`
-	Model          *string    `json:"embeddingsModel"`
-	Dimensions     *int       `json:"embeddingsDimensions"`
-	HasAPIKey      bool       `json:"hasApiKey"`
-	Source         string     `json:"source"`
-	VectorModel    *string    `json:"vectorModel"`
-	Entries        int        `json:"entries"`
-	Embedded       int        `json:"embeddedEntries"`
-	LastError      *string    `json:"lastError"`
-	LastErrorAt    *time.Time `json:"lastErrorAt"`
-	LastEmbeddedAt *time.Time `json:"lastEmbeddedAt"`
-}
-
-// embeddingsState reads the tenant's settings and status as embeddingsJSON.
-func (h *Handler) embeddingsState(ctx context.Context, tenantID string) (embeddingsJSON, error) {
-	operator := ""
-	if h.Engine != nil && h.Engine.Embeddings != nil {
-		operator = h.Engine.Embeddings.Model()
-	}
-	st, err := h.Manage.EmbeddingState(ctx, tenantID, operator)
-	if err != nil {
-		return embeddingsJSON{}, err
-	}
-	s := st.Settings
-	out := embeddingsJSON{URL: s.URL, Model: s.Model, Dimensions: s.Dimensions, HasAPIKey: s.SealedAPIKey != nil, Source: st.Source,
-		Entries: st.Status.Entries, Embedded: st.Status.Embedded, LastError: st.Status.LastError,
-		LastErrorAt: st.Status.FailedAt, LastEmbeddedAt: st.Status.EmbeddedAt}
-	if st.Model != "" {
-		out.VectorModel = &st.Model
-	}
-	return out, nil
 }
 
 // ShowEmbeddings answers GET /tenants/{slug}/embeddings.

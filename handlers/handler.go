@@ -166,3 +166,10 @@ func (h *Handler) addressProblem(ctx context.Context, rawURL string, mustResolve
 func (h *Handler) plainHTTPRefused(ctx context.Context, u *url.URL, rawURL string) bool {
 	return u.Scheme != "https" && (h.Outbound == nil || !h.Outbound.Exempt(ctx, rawURL))
 }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -28,15 +28,6 @@ type mcpBody struct {
 	MaxTools parley.Opt[int]    `json:"mcpToolsMaxTools"`
 }
 
-// forgetMCPTools drops the tenant's cached MCP tool list once its settings
-// changed. Other instances need no word of it: they use a cached list only
-// with the URL and key it was made with (agent.MCPProxy).
-func (h *Handler) forgetMCPTools(tenantID string) {
-	if h.Engine != nil && h.Engine.MCP != nil {
-		h.Engine.MCP.Forget(tenantID)
-	}
-}
-
 // ShowMCPSettings answers GET /tenants/{slug}/mcp-tools on every plan, so a
 // dashboard can show what an upgrade unlocks.
 func (h *Handler) ShowMCPSettings(c echo.Context) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
+	"github.com/parley/parley/db"
 )
 
 // scopeKey is the context key of a request's scope; unexported, so only the
@@ -108,3 +109,10 @@ func LoggerOf(c echo.Context, fallback *slog.Logger) *slog.Logger {
 
 // log is the request's logger (LoggerOf).
 func (h *Handler) log(c echo.Context) *slog.Logger { return LoggerOf(c, h.Logger) }
+
+// AdminContext is the signed-in user and the tenant they are administering.
+type AdminContext struct {
+	User        db.User
+	Tenant      parley.Tenant
+	Memberships []db.Membership
+}

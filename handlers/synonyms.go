@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )

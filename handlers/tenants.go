@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"html"
 	"net/http"
 	"time"
 
@@ -96,21 +95,6 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 // when set, travels in data-widget-key; when the script is served from
 // another address than the API (PARLEY_CDN_URL), data-api names the API.
 func (h *Handler) EmbedCode(t parley.Tenant) string { return h.segmentEmbedCode(t, "") }
-
-// segmentEmbedCode is the embed code selecting a segment ("" for the default).
-func (h *Handler) segmentEmbedCode(t parley.Tenant, segment string) string {
-	s := `<script src="` + html.EscapeString(h.CDNURL) + `/widget.js" data-tenant="` + html.EscapeString(t.Slug) + `"`
-	if segment != "" {
-		s += ` data-segment="` + html.EscapeString(segment) + `"`
-	}
-	if h.CDNURL != h.BaseURL {
-		s += ` data-api="` + html.EscapeString(h.BaseURL) + `"`
-	}
-	if t.WidgetKey != nil {
-		s += ` data-widget-key="` + html.EscapeString(*t.WidgetKey) + `"`
-	}
-	return s + ` async></script>`
-}
 
 // recentConversations is how many conversations GET /tenants/{slug} shows.
 const recentConversations = 5

@@ -12,12 +12,6 @@ import (
 	"github.com/parley/parley/handlers/resource"
 )
 
-// The limits of a visitors listing, which the dashboard's list keeps to.
-const (
-	maxVisitorsLimit      = parley.MaxVisitorsPage
-	maxVisitorSearchChars = parley.MaxVisitorSearch
-)
-
 // decodeVisitor reads the body of a visitor write.
 func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)

@@ -13,19 +13,13 @@ import (
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
-// The deliveries log's limits, chosen here and documented in the OpenAPI
-// document (the endpoints' are the root package's: parley.MaxWebhookURL, ...).
+// The REST deliveries log's largest page (its default and the statistics'
+// window are the root package's, which the dashboard shares), documented in
+// the OpenAPI document.
 const (
-	defaultDeliveriesPage = 30
-	maxDeliveriesPage     = 100
-	// deliveryStatsWindow is how far back an endpoint's statistics reach.
-	deliveryStatsWindow = 7 * 24 * time.Hour
-	recentDeliveries    = 10
+	maxDeliveriesPage = 100
+	recentDeliveries  = 10
 )
-
-// webhookSecretWarning accompanies the secret in the create response.
-const webhookSecretWarning = "Store this signing secret now: it is shown only once and cannot be retrieved again. " +
-	"Verify each delivery's X-Service-Signature with it and reject timestamps more than 300 seconds old."
 
 type webhookJSON struct {
 	ID          string    `json:"id"`
@@ -119,7 +113,7 @@ func (h *Handler) ShowWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	stats, err := h.DB.WebhookDeliveryStats(ctx, t.ID, ep.ID, h.now().Add(-deliveryStatsWindow))
+	stats, err := h.DB.WebhookDeliveryStats(ctx, t.ID, ep.ID, h.now().Add(-parley.DeliveryStatsWindow))
 	if err != nil {
 		return err
 	}
@@ -167,7 +161,7 @@ func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(c, "limit", defaultDeliveriesPage, 1, maxDeliveriesPage)
+	limit, err := intParam(c, "limit", parley.DefaultDeliveriesPage, 1, maxDeliveriesPage)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,124 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
+)
+
+// The conversations' stats export, which the REST API and the dashboard's
+// analytics page share.
+
+// statsListingQuery reads the query of the stats (from, to, channel,
+// segment, granularity), dates in loc; not window, which only the stats
+// themselves take.
+func statsListingQuery(c echo.Context, loc *time.Location) parley.StatsListing {
+	return parley.StatsListing{Scope: scopeQuery(c, loc), Granularity: c.QueryParam("granularity")}
+}
+
+// maxStatsExportRows is how many entries the exports of byPage, topIntents
+// and topTools keep (the stats themselves show StatsTop).
+const maxStatsExportRows = 1000
+
+// statsDatasets are the datasets of the stats export, each with its columns.
+var statsDatasets = map[string][]string{
+	"timeline":   {"date", "conversations", "messages"},
+	"byPage":     {"page", "conversations"},
+	"topIntents": {"question", "count"},
+	"topTools":   {"name", "calls"},
+}
+
+// statsRecords are the rows of one dataset, as CSV cells and as NDJSON values.
+func statsRecords(st db.ConversationStats, dataset string) [][]any {
+	var out [][]any
+	switch dataset {
+	case "timeline":
+		for _, b := range st.Timeline {
+			out = append(out, []any{b.Date, b.Conversations, b.Messages})
+		}
+	case "byPage":
+		for _, p := range st.ByPage {
+			out = append(out, []any{p.Page, p.Conversations})
+		}
+	case "topIntents":
+		for _, in := range st.TopIntents {
+			out = append(out, []any{in.Question, in.Count})
+		}
+	case "topTools":
+		for _, tl := range st.TopTools {
+			out = append(out, []any{tl.Name, tl.Calls})
+		}
+	}
+	return out
+}
+
+// exportConversationStats writes one dataset of the tenant's stats as CSV or
+// NDJSON: GET /tenants/{slug}/conversations/stats/export and the analytics
+// page's downloads.
+func (h *Handler) exportConversationStats(c echo.Context) error {
+	t := TenantFrom(c)
+	loc := resource.TenantLocation(t)
+	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, statsListingQuery(c, loc), h.now())
+	if err != nil {
+		return err
+	}
+	q.Top = maxStatsExportRows
+	dataset := c.QueryParam("dataset")
+	if dataset == "" {
+		dataset = "timeline"
+	}
+	columns, ok := statsDatasets[dataset]
+	if !ok {
+		return queryError("dataset", "must be timeline, byPage, topIntents or topTools")
+	}
+	format, err := exportFormat(c)
+	if err != nil {
+		return err
+	}
+	st, err := h.DB.ConversationStats(c.Request().Context(), t.ID, q)
+	if err != nil {
+		return err
+	}
+	records := statsRecords(st, dataset)
+	var buf bytes.Buffer
+	contentType := "text/csv; charset=utf-8"
+	if format == "ndjson" {
+		contentType = "application/x-ndjson"
+		enc := json.NewEncoder(&buf)
+		for _, r := range records {
+			obj := make(map[string]any, len(columns))
+			for i, col := range columns {
+				obj[col] = r[i]
+			}
+			if err := enc.Encode(obj); err != nil {
+				return err
+			}
+		}
+	} else {
+		w := csv.NewWriter(&buf)
+		w.UseCRLF = true
+		_ = w.Write(columns)
+		for _, r := range records {
+			cells := make([]string, len(r))
+			for i, v := range r {
+				cells[i] = neutralise(fmt.Sprint(v))
+			}
+			_ = w.Write(cells)
+		}
+		if w.Flush(); w.Error() != nil {
+			return w.Error()
+		}
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="conversation-stats-%s-%s-%s.%s"`,
+		dataset, t.Slug, h.now().UTC().Format("20060102"), format))
+	return c.Blob(http.StatusOK, contentType, buf.Bytes())
+}
