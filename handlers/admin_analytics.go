@@ -79,7 +79,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	v := views.AnalyticsView{Segments: segments, TimeZone: loc.String(), Filter: views.AnalyticsFilter{
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Granularity: c.QueryParam("granularity"),
 		Segment: c.QueryParam("segment"), Channel: c.QueryParam("channel")}}
-	q, st, err := h.Manage.ConversationStats(ctx, t.ID, statsListingQuery(c, loc), h.now())
+	q, st, err := h.Manage.ConversationStats(ctx, t.ID, StatsListingQuery(c, loc), h.now())
 	if err != nil {
 		errs, status, ok := failedForm(err)
 		if !ok {
@@ -119,7 +119,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	}
 	slices.SortStableFunc(v.BySegment, func(a, b views.Bar) int { return cmp.Compare(b.Value, a.Value) })
 	for _, tl := range st.TopTools {
-		v.TopTools = append(v.TopTools, views.Bar{Label: NonBlankOr(deref(tl.DisplayName), tl.Name), Value: tl.Calls})
+		v.TopTools = append(v.TopTools, views.Bar{Label: NonBlankOr(Deref(tl.DisplayName), tl.Name), Value: tl.Calls})
 	}
 	for _, pg := range st.ByPage {
 		v.ByPage = append(v.ByPage, views.Bar{Label: pg.Page, Value: pg.Conversations})
@@ -134,5 +134,5 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 // stats export writes it (same parameters, checks and CSV), for the
 // signed-in owner's tenant.
 func (h *Handler) ExportAnalytics(c echo.Context) error {
-	return h.exportConversationStats(c)
+	return h.WriteStatsExport(c)
 }

@@ -76,7 +76,7 @@ func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 	b, days := calendarFormBody(form)
 	f := calendarForm(t, cur)
 	f.ServerURL, f.Username, f.CalendarURL, f.Days = b.ServerURL.Value, b.Username.Value, b.CalendarURL.Value, days
-	_, err = h.Manage.SaveCalendarConnector(ctx, t.ID, b.input(nil), h.discoverCalendar)
+	_, err = h.Manage.SaveCalendarConnector(ctx, t.ID, b.Input(nil), h.DiscoverCalendar)
 	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
 		f.Errors = ferrs
 		return h.renderCalendar(c, status, f)
@@ -90,8 +90,8 @@ func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 
 // calendarFormBody reads the form as the API's body, with the office hours
 // as the form's rows (so that a refused form shows what was typed).
-func calendarFormBody(form url.Values) (calendarBody, []views.CalendarDay) {
-	b := calendarBody{
+func calendarFormBody(form url.Values) (CalendarBody, []views.CalendarDay) {
+	b := CalendarBody{
 		ServerURL:   parley.Some(strings.TrimSpace(form.Get("serverUrl"))),
 		Username:    parley.Some(strings.TrimSpace(form.Get("username"))),
 		CalendarURL: parley.Some(strings.TrimSpace(form.Get("calendarUrl"))),
@@ -118,11 +118,11 @@ func calendarFormBody(form url.Values) (calendarBody, []views.CalendarDay) {
 func (h *Handler) TestCalendarConnection(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	ctx := c.Request().Context()
-	cur, err := h.connectedCalendar(ctx, t.ID)
+	cur, err := h.ConnectedCalendar(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	res, err := h.testCalendar(ctx, t, cur)
+	res, err := h.TestCalendar(ctx, t, cur)
 	v := views.CalendarTest{CalendarName: res.CalendarName, Duration: res.DurationMinutes, Timezone: res.Timezone}
 	if res.Meeting != nil {
 		v.Meeting = *res.Meeting

@@ -31,8 +31,8 @@ const localTime = "2006-01-02 15:04 MST"
 func adminConversationListing(c echo.Context, loc *time.Location) parley.ConversationListing {
 	l := parley.NewConversationListing()
 	l.Limit = adminConversationsLimit
-	queryInt(c, "page", &l.Page)
-	l.Scope = scopeQuery(c, loc)
+	QueryInt(c, "page", &l.Page)
+	l.Scope = ScopeQuery(c, loc)
 	l.Status = c.QueryParam("status")
 	if search := strings.TrimSpace(c.QueryParam("search")); search != "" {
 		l.Search = parley.Some(search)
@@ -44,12 +44,12 @@ func adminConversationListing(c echo.Context, loc *time.Location) parley.Convers
 func conversationRow(it db.ConversationItem, loc *time.Location) views.ConversationRow {
 	c := it.Conversation
 	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
-		Question: shortValue(deref(c.FirstUserMessage)), Preview: deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,
+		Question: shortValue(Deref(c.FirstUserMessage)), Preview: Deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,
 		ToolCalls: c.ToolCallsCount, Positive: c.FeedbackPositive, Negative: c.FeedbackNegative, Escalated: c.Status == parley.StatusEscalated}
 	if it.SegmentName != nil {
 		r.Segment = *it.SegmentName
 	}
-	if r.Preview == deref(c.FirstUserMessage) {
+	if r.Preview == Deref(c.FirstUserMessage) {
 		r.Preview = ""
 	}
 	return r
@@ -132,7 +132,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 	flushBefore := func(end time.Time) {
 		for ; next < len(calls) && (end.IsZero() || calls[next].Timestamp.Before(end)); next++ {
 			tc := calls[next]
-			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: NonBlankOr(deref(tc.ToolDisplayName), tc.ToolName),
+			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: NonBlankOr(Deref(tc.ToolDisplayName), tc.ToolName),
 				ToolType: tc.ToolType, Input: toolFields(tc.Input), Result: toolFields(tc.Result),
 				NoResult: len(tc.Result) == 0 || string(tc.Result) == "null"})
 		}
@@ -162,7 +162,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 // visitorLabel names a visitor for the owner: email, name, their own id, else ours.
 func visitorLabel(v db.VisitorDetail) string {
 	for _, s := range []*string{v.Email, v.DisplayName, v.ExternalID} {
-		if deref(s) != "" {
+		if Deref(s) != "" {
 			return *s
 		}
 	}
@@ -184,8 +184,8 @@ func (h *Handler) ShowConversationPage(c echo.Context) error {
 	conv := d.Conversation
 	v := views.ConversationDetail{ID: conv.ID, Started: conv.CreatedAt.In(loc).Format(localTime),
 		LastMessage: conv.LastMessageAt.In(loc).Format(localTime), Channel: conv.Channel, Status: conv.Status,
-		VisitorType: conv.VisitorType, Segment: deref(d.SegmentName), PageURL: deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
-		Locale: deref(conv.Locale), AgentModel: deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
+		VisitorType: conv.VisitorType, Segment: Deref(d.SegmentName), PageURL: Deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
+		Locale: Deref(conv.Locale), AgentModel: Deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
 		MessageCount: max(conv.MessageCount, len(d.Messages)), Items: transcript(d.Messages, d.ToolHistory, loc)}
 	if v.PageURL == "" {
 		v.PageURL = conv.Metadata.Page

@@ -22,8 +22,8 @@ const corpusPageSize = manage.DefaultCorpusPage
 
 func corpusRowOf(e parley.CorpusEntry) views.CorpusRow {
 	return views.CorpusRow{
-		ID: e.ID, Title: e.Title, Segment: deref(e.SegmentSlug), Priority: e.Priority, IsActive: e.IsActive,
-		Tags: e.Tags, Source: deref(e.Source), Updated: e.UpdatedAt.UTC().Format("2006-01-02 15:04"),
+		ID: e.ID, Title: e.Title, Segment: Deref(e.SegmentSlug), Priority: e.Priority, IsActive: e.IsActive,
+		Tags: e.Tags, Source: Deref(e.Source), Updated: e.UpdatedAt.UTC().Format("2006-01-02 15:04"),
 	}
 }
 
@@ -135,9 +135,9 @@ func (h *Handler) corpusBudget(ctx context.Context, tenantID string) ([]views.Co
 
 func corpusFormOf(e parley.CorpusEntry) views.CorpusForm {
 	return views.CorpusForm{
-		ID: e.ID, Title: e.Title, Content: e.Content, Summary: deref(e.Summary), Priority: strconv.Itoa(e.Priority),
-		IsActive: e.IsActive, Segment: deref(e.SegmentSlug), Locale: deref(e.Locale), Tags: strings.Join(e.Tags, ", "),
-		Source: deref(e.Source),
+		ID: e.ID, Title: e.Title, Content: e.Content, Summary: Deref(e.Summary), Priority: strconv.Itoa(e.Priority),
+		IsActive: e.IsActive, Segment: Deref(e.SegmentSlug), Locale: Deref(e.Locale), Tags: strings.Join(e.Tags, ", "),
+		Source: Deref(e.Source),
 	}
 }
 
@@ -212,7 +212,7 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		f.ID, f.Source = cur.ID, deref(cur.Source)
+		f.ID, f.Source = cur.ID, Deref(cur.Source)
 	}
 	if creating {
 		_, _, err = h.Manage.CreateCorpus(ctx, a.Tenant, in)
@@ -257,10 +257,10 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 	ctx := c.Request().Context()
 	var res views.ImportResult
 	status := http.StatusOK
-	data, err := readCSVUpload(c)
+	data, err := ReadCSVUpload(c)
 	if err == nil {
 		var rep importReport
-		rep, err = h.importCorpusCSV(ctx, a.Tenant, data)
+		rep, err = h.ImportCorpusCSV(ctx, a.Tenant, data)
 		res.Imported, res.Skipped, res.Omitted = rep.Imported, rep.Skipped, rep.ErrorsOmitted
 		for _, l := range rep.Errors {
 			res.Lines = append(res.Lines, views.ImportLine{Line: l.Line, Message: views.OwnerWords(l.Error)})

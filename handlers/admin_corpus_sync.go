@@ -39,10 +39,10 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 		in.Segment = parley.Some(f.Segment)
 	}
 	status := http.StatusOK
-	e, res, err := h.syncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
+	e, res, err := h.SyncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
-			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: deref(e.SourceURL),
+			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: Deref(e.SourceURL),
 			Preview: preview(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
 		}}
 	} else {

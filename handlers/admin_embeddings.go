@@ -21,9 +21,9 @@ const embeddingsPath = "/admin/corpus/embeddings"
 
 // embeddingsStatus is the page's status block: which endpoint embeds the
 // knowledge base and how far, times in the tenant's time zone.
-func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, embeddingsJSON, error) {
+func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, EmbeddingsJSON, error) {
 	t := adminFrom(c).Tenant
-	st, err := h.embeddingsState(c.Request().Context(), t.ID)
+	st, err := h.EmbeddingsState(c.Request().Context(), t.ID)
 	if err != nil {
 		return views.EmbeddingsStatus{}, st, err
 	}
@@ -35,7 +35,7 @@ func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, embe
 		return at.In(loc).Format("2 Jan 2006, 15:04")
 	}
 	return views.EmbeddingsStatus{Source: st.Source, Entries: st.Entries, Embedded: st.Embedded,
-		LastError: deref(st.LastError), LastErrorAt: when(st.LastErrorAt), LastEmbeddedAt: when(st.LastEmbeddedAt)}, st, nil
+		LastError: Deref(st.LastError), LastErrorAt: when(st.LastErrorAt), LastEmbeddedAt: when(st.LastEmbeddedAt)}, st, nil
 }
 
 func (h *Handler) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
@@ -48,7 +48,7 @@ func (h *Handler) ShowEmbeddingsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := views.EmbeddingsForm{Configured: st.URL != nil, URL: deref(st.URL), Model: deref(st.Model),
+	f := views.EmbeddingsForm{Configured: st.URL != nil, URL: Deref(st.URL), Model: Deref(st.Model),
 		HasKey: st.HasAPIKey, Status: s}
 	if st.Dimensions != nil {
 		f.Dimensions = strconv.Itoa(*st.Dimensions)

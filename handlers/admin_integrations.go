@@ -22,10 +22,10 @@ const maxTestExcerpt = 600
 
 // integrationsView is the state of the tenant's connections.
 func (h *Handler) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
-	v := views.IntegrationsView{AuthMode: deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
-		ContextURL: deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
-		MCPURL: deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
-		VoiceAvailable: t.PlanInfo().Voice, VoiceEnabled: t.VoiceEnabled, VoiceNumber: deref(t.VoicePhoneNumber)}
+	v := views.IntegrationsView{AuthMode: Deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
+		ContextURL: Deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
+		MCPURL: Deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
+		VoiceAvailable: t.PlanInfo().Voice, VoiceEnabled: t.VoiceEnabled, VoiceNumber: Deref(t.VoicePhoneNumber)}
 	cal, err := h.DB.CalendarConnector(ctx, t.ID)
 	if err != nil {
 		return v, err
@@ -86,7 +86,7 @@ func (h *Handler) testContextWebhook(ctx context.Context, t parley.Tenant) views
 	failed := func(format string, args ...any) views.ContextTestResult {
 		return views.ContextTestResult{State: "failed", Summary: fmt.Sprintf(format, args...)}
 	}
-	target := deref(t.VisitorContextURL)
+	target := Deref(t.VisitorContextURL)
 	if target == "" || h.Outbound == nil {
 		return failed("No context webhook address is set: set it under Developer settings first.")
 	}

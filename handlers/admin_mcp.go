@@ -19,7 +19,7 @@ func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 
 // mcpForm is the MCP page's form with the tenant's saved settings.
 func mcpForm(t parley.Tenant) views.MCPForm {
-	return views.MCPForm{Configured: t.MCPToolsURL != nil, URL: deref(t.MCPToolsURL),
+	return views.MCPForm{Configured: t.MCPToolsURL != nil, URL: Deref(t.MCPToolsURL),
 		MaxTools: strconv.Itoa(t.MCPToolsMaxTools), HasKey: t.MCPToolsAPIKey != nil}
 }
 
@@ -69,7 +69,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.forgetMCPTools(t.ID)
+	h.ForgetMCPTools(t.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP tools saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
 }
@@ -80,7 +80,7 @@ func (h *Handler) RemoveMCPSettings(c echo.Context) error {
 	if err := h.Manage.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
 		return err
 	}
-	h.forgetMCPTools(adminFrom(c).Tenant.ID)
+	h.ForgetMCPTools(adminFrom(c).Tenant.ID)
 	h.Sessions.Put(ctx, sessFlash, "MCP configuration removed.")
 	return seeOther(c, "/admin/mcp-tools")
 }

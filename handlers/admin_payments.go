@@ -15,9 +15,9 @@ const paymentsPage = "/admin/integrations/payments"
 
 // paymentsForm is the page's model of a stored connector (nil: none).
 func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
-	j := newPaymentJSON(p)
+	j := NewPaymentJSON(p)
 	f := views.PaymentsForm{Connected: j.Connected, IsActive: j.IsActive || p == nil,
-		Currency: deref(j.Currency), DefaultDescription: deref(j.DefaultDescription), SuccessMessage: deref(j.SuccessMessage)}
+		Currency: Deref(j.Currency), DefaultDescription: Deref(j.DefaultDescription), SuccessMessage: Deref(j.SuccessMessage)}
 	if p != nil {
 		f.Mode, f.KeyType, f.KeyLast4 = p.KeyMode, p.KeyType, p.KeyLast4
 	}
@@ -63,7 +63,7 @@ func (h *Handler) SavePayments(c echo.Context) error {
 	f.DefaultAmount = strings.TrimSpace(form.Get("defaultAmount"))
 	f.DefaultDescription, f.SuccessMessage = form.Get("defaultDescription"), form.Get("successMessage")
 	errs := parley.FieldErrors{}
-	b := paymentBody{Currency: parley.Some(f.Currency), DefaultDescription: parley.Some(f.DefaultDescription),
+	b := PaymentBody{Currency: parley.Some(f.Currency), DefaultDescription: parley.Some(f.DefaultDescription),
 		SuccessMessage: parley.Some(f.SuccessMessage)}
 	if key := strings.TrimSpace(form.Get("secretKey")); key != "" {
 		b.SecretKey = parley.Some(key)
@@ -82,7 +82,7 @@ func (h *Handler) SavePayments(c echo.Context) error {
 			b.DefaultAmount = parley.Some(v)
 		}
 	}
-	_, err = h.Manage.SavePaymentConnector(ctx, t.ID, b.input(errs))
+	_, err = h.Manage.SavePaymentConnector(ctx, t.ID, b.Input(errs))
 	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
 		f.Errors = ferrs
 		return h.renderPayments(c, status, f)
@@ -102,7 +102,7 @@ func (h *Handler) SavePayments(c echo.Context) error {
 // a plain form post the page with it.
 func (h *Handler) TestPayments(c echo.Context) error {
 	ctx := c.Request().Context()
-	res, err := h.runPaymentTest(ctx, adminFrom(c).Tenant.ID, "", parley.FieldErrors{})
+	res, err := h.RunPaymentTest(ctx, adminFrom(c).Tenant.ID, "", parley.FieldErrors{})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func (h *Handler) widgetPreview(t parley.Tenant, seg parley.Segment, formID stri
 // embed is the embed code card of tenant t for a segment ("" for the
 // default), with where and when the widget was last seen on its site.
 func (h *Handler) embed(c echo.Context, t parley.Tenant, segment string) (views.Embed, error) {
-	e := views.Embed{Code: h.segmentEmbedCode(t, segment), Segment: segment}
+	e := views.Embed{Code: h.SegmentEmbedCode(t, segment), Segment: segment}
 	seen, err := h.DB.WidgetSeen(c.Request().Context(), t.ID)
 	if err != nil || seen == nil {
 		return e, err

@@ -19,14 +19,14 @@ const adminProductsPage = 20
 func productRow(p parley.Product) views.ProductRow {
 	r := views.ProductRow{ID: p.ID, Name: p.Name, Tags: p.Tags, Active: p.IsActive}
 	if p.Price != nil {
-		r.Price = strconv.FormatFloat(*p.Price, 'f', 2, 64) + " " + deref(p.Currency)
+		r.Price = strconv.FormatFloat(*p.Price, 'f', 2, 64) + " " + Deref(p.Currency)
 	}
 	return r
 }
 
 func productForm(p parley.Product) views.ProductForm {
-	f := views.ProductForm{ID: p.ID, Name: p.Name, Description: deref(p.Description), Currency: deref(p.Currency),
-		URL: deref(p.URL), ImageURL: deref(p.ImageURL), Tags: strings.Join(p.Tags, ", "), Active: p.IsActive}
+	f := views.ProductForm{ID: p.ID, Name: p.Name, Description: Deref(p.Description), Currency: Deref(p.Currency),
+		URL: Deref(p.URL), ImageURL: Deref(p.ImageURL), Tags: strings.Join(p.Tags, ", "), Active: p.IsActive}
 	if p.Price != nil {
 		f.Price = formatNumber(*p.Price)
 	}

@@ -27,7 +27,7 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
 func segmentFormOf(s parley.Segment) views.SegmentForm {
 	f := views.SegmentForm{
-		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: deref(s.WelcomeMessage),
+		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: Deref(s.WelcomeMessage),
 		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: parley.FormFieldTypes,
 	}
 	for _, st := range s.ConversationStarters {

@@ -39,15 +39,15 @@ var visitorAuthModeOptions = []views.Option{
 
 func settingsForm(t parley.Tenant) views.SettingsForm {
 	return views.SettingsForm{
-		Name: t.Name, BotName: deref(t.BotName), BotTitle: deref(t.BotTitle), BotLore: deref(t.BotLore),
+		Name: t.Name, BotName: Deref(t.BotName), BotTitle: Deref(t.BotTitle), BotLore: Deref(t.BotLore),
 		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
-		PrimaryColor: t.PrimaryColor, SecondaryColor: deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
-		BotAvatar: deref(t.BotAvatar), TeaserText: deref(t.TeaserText),
+		PrimaryColor: t.PrimaryColor, SecondaryColor: Deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
+		BotAvatar: Deref(t.BotAvatar), TeaserText: Deref(t.TeaserText),
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
-		HasWidgetKey: t.WidgetKey != nil, WidgetKey: deref(t.WidgetKey), LLMWebhookURL: deref(t.LLMWebhookURL),
-		VisitorAuthMode: deref(t.VisitorAuthMode), VisitorContextURL: deref(t.VisitorContextURL),
-		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: deref(t.CaptchaSiteKey), HasCaptchaSecret: t.CaptchaSecretKey != nil,
+		HasWidgetKey: t.WidgetKey != nil, WidgetKey: Deref(t.WidgetKey), LLMWebhookURL: Deref(t.LLMWebhookURL),
+		VisitorAuthMode: Deref(t.VisitorAuthMode), VisitorContextURL: Deref(t.VisitorContextURL),
+		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: Deref(t.CaptchaSiteKey), HasCaptchaSecret: t.CaptchaSecretKey != nil,
 	}
 }
 
@@ -101,8 +101,8 @@ func (h *Handler) renderSettings(c echo.Context, status int, t parley.Tenant, f 
 		}
 	}
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
-	f.SigningKeyWarning = signingKeyWarning
-	f.UploadedAvatar = strings.HasPrefix(deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
+	f.SigningKeyWarning = SigningKeyWarning
+	f.UploadedAvatar = strings.HasPrefix(Deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
 	return Render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
 }
 
@@ -214,7 +214,7 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 // SaveVisitorSigningKey rotates the key from the settings page, which shows it once after the redirect.
 func (h *Handler) SaveVisitorSigningKey(c echo.Context) error {
 	ctx := c.Request().Context()
-	key, err := h.rotateVisitorSigningKey(ctx, adminFrom(c).Tenant.ID)
+	key, err := h.RotateSigningKey(ctx, adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}

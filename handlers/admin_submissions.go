@@ -230,7 +230,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 		Limit: c.QueryParam("limit"),
 	}}
 	status := http.StatusOK
-	f, err := checkSubmissionFilter(c, v.Filter.Search != "")
+	f, err := CheckSubmissionFilter(c, v.Filter.Search != "")
 	if err != nil {
 		var ok bool
 		if v.Errors, status, ok = failedForm(err); !ok {
@@ -276,7 +276,7 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 		return views.SubmissionDetail{}, err
 	}
 	d := views.SubmissionDetail{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType, Channel: s.Channel,
-		PageURL: deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
+		PageURL: Deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
 		Fields: inputFields(s.Input), Result: inputFields(s.Result), RawInput: prettyJSON(s.Input), RawResult: prettyJSON(s.Result)}
 	form, err := h.formFieldsOf(c, s, d.Fields)
 	if err != nil {

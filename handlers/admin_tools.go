@@ -83,7 +83,7 @@ func indexedFormRows(form url.Values, prefix string) []map[string]string {
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func toolRow(t parley.Tool) views.ToolRow {
-	return views.ToolRow{ID: t.ID, Name: t.Name, Type: t.Type, Segment: deref(t.SegmentSlug), Active: t.IsActive,
+	return views.ToolRow{ID: t.ID, Name: t.Name, Type: t.Type, Segment: Deref(t.SegmentSlug), Active: t.IsActive,
 		Position: formatNumber(t.Position)}
 }
 
@@ -420,9 +420,9 @@ func (h *Handler) ShowEditToolPage(c echo.Context) error {
 		return err
 	}
 	cfg := toolConfigForm(t.Type, t.Config)
-	cfg.WebhookURL, cfg.HasSecret = deref(t.WebhookURL), t.WebhookSecret != nil
+	cfg.WebhookURL, cfg.HasSecret = Deref(t.WebhookURL), t.WebhookSecret != nil
 	return h.renderToolForm(c, http.StatusOK, views.ToolForm{ID: t.ID, Name: t.Name, Description: t.Description,
-		Type: t.Type, SegmentID: deref(t.SegmentID), Active: t.IsActive, Position: formatNumber(t.Position), Config: cfg})
+		Type: t.Type, SegmentID: Deref(t.SegmentID), Active: t.IsActive, Position: formatNumber(t.Position), Config: cfg})
 }
 
 // SaveTool saves a tool's edit form; the type stays.

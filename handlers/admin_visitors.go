@@ -40,8 +40,8 @@ func (h *Handler) ShowVisitorsPage(c echo.Context) error {
 	}
 	l := views.VisitorsList{Search: ls.Search, Limit: ls.Limit, Offset: ls.Offset, Total: total}
 	for _, v := range vs {
-		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: deref(v.Email), Name: deref(v.DisplayName),
-			ExternalID: deref(v.ExternalID), Provider: deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
+		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: Deref(v.Email), Name: Deref(v.DisplayName),
+			ExternalID: Deref(v.ExternalID), Provider: Deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
 	}
 	if isHTMX(c) {
 		return Render(c, http.StatusOK, views.VisitorsListView(l))
@@ -70,8 +70,8 @@ func (h *Handler) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	if err != nil {
 		return views.VisitorProfile{}, err
 	}
-	p := views.VisitorProfile{ID: v.ID, Email: deref(v.Email), Name: deref(v.DisplayName), Phone: deref(v.Phone),
-		Provider: deref(v.AuthProvider), ExternalID: deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
+	p := views.VisitorProfile{ID: v.ID, Email: Deref(v.Email), Name: Deref(v.DisplayName), Phone: Deref(v.Phone),
+		Provider: Deref(v.AuthProvider), ExternalID: Deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
 		CreatedAt: v.CreatedAt.UTC().Format(dateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
 	for _, f := range facts {
 		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dateTime)})

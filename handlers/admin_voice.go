@@ -29,11 +29,11 @@ const recentVoiceCalls = 20
 func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
 	llm, server := VoiceURLs(h.BaseURL, t.Slug)
 	f := views.VoiceForm{Plan: t.Plan, Available: t.PlanInfo().Voice, Managed: h.Vapi.Configured(),
-		Enabled: t.VoiceEnabled, AssistantID: deref(t.VoiceAssistantID), PhoneNumber: deref(t.VoicePhoneNumber),
+		Enabled: t.VoiceEnabled, AssistantID: Deref(t.VoiceAssistantID), PhoneNumber: Deref(t.VoicePhoneNumber),
 		SecretSet: t.VoiceSecret != nil, CustomLLM: llm, ServerURL: server,
 		VoiceID: t.VoiceConfig.VoiceID, Language: t.VoiceConfig.Language, FirstMessage: t.VoiceConfig.FirstMessage,
 		EndPhrases:      strings.Join(t.VoiceConfig.EndCallPhrases, "\n"),
-		LinkAssistantID: deref(t.VoiceAssistantID), LinkPhoneNumber: deref(t.VoicePhoneNumber), LinkLanguage: t.VoiceConfig.Language}
+		LinkAssistantID: Deref(t.VoiceAssistantID), LinkPhoneNumber: Deref(t.VoicePhoneNumber), LinkLanguage: t.VoiceConfig.Language}
 	if t.VoiceConfig.MaxCallDuration > 0 {
 		f.MaxDuration = strconv.Itoa(t.VoiceConfig.MaxCallDuration)
 	}
@@ -103,8 +103,8 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 		when = *call.StartedAt
 	}
 	row := views.VoiceCallRow{CallID: call.CallID, When: when.In(loc).Format("2 Jan 2006, 15:04"),
-		Caller: "Unknown caller", Duration: "in progress", EndedReason: voiceEnding(deref(call.EndedReason)), Cost: voiceCost(call.Cost),
-		Summary: deref(call.Summary), Transcript: deref(call.Transcript), HasRecording: call.HasRecording}
+		Caller: "Unknown caller", Duration: "in progress", EndedReason: voiceEnding(Deref(call.EndedReason)), Cost: voiceCost(call.Cost),
+		Summary: Deref(call.Summary), Transcript: Deref(call.Transcript), HasRecording: call.HasRecording}
 	if call.CallerNumber != nil && *call.CallerNumber != "" {
 		row.Caller = *call.CallerNumber
 	}
@@ -205,13 +205,13 @@ func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
 		return err
 	}
 	if !h.Vapi.Configured() {
-		return managedSetupUnavailable
+		return ManagedSetupUnavailable
 	}
 	typed := func(f *views.VoiceForm) {
 		f.BuyNumber, f.AreaCode = form.Get("buyNumber") == "true", form.Get("numberAreaCode")
 	}
 	in := parley.VoiceSetupInput{BuyNumber: parley.Some(form.Get("buyNumber") == "true"), NumberAreaCode: parley.Some(form.Get("numberAreaCode"))}
-	_, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, vapiSetup{h})
+	_, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, h.VoiceOrchestrator())
 	if err != nil {
 		return h.refusedVoiceForm(c, t, "setup", err, typed)
 	}
@@ -258,7 +258,7 @@ func (h *Handler) SaveVoiceLink(c echo.Context) error {
 // ShowVoiceCallRecording plays a call's recording in the dashboard: the
 // signed-in owner's tenant only.
 func (h *Handler) ShowVoiceCallRecording(c echo.Context) error {
-	return h.relayRecording(c, adminFrom(c).Tenant.ID, c.Param("callId"))
+	return h.RelayRecording(c, adminFrom(c).Tenant.ID, c.Param("callId"))
 }
 
 // voiceForm is the tenant and the fields of a form posted on the Voice

@@ -83,7 +83,7 @@ const dateTimeSeconds = "2006-01-02 15:04:05 UTC"
 
 func deliveryRow(endpointID string, d db.WebhookDelivery, now time.Time) views.DeliveryRow {
 	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
-		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: deref(d.LastError),
+		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: Deref(d.LastError),
 		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
 	if d.HTTPStatus != nil {
 		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
@@ -171,7 +171,7 @@ func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.Webh
 	for _, e := range eps {
 		v.Endpoints = append(v.Endpoints, webhookRow(e, health[e.ID]))
 	}
-	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, parley.WebhookEvents, webhookSecretWarning
+	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, parley.WebhookEvents, WebhookSecretWarning
 	return v, nil
 }
 
@@ -409,10 +409,10 @@ func testEventResult(endpointID string, d db.WebhookDelivery, now time.Time) vie
 	case d.Status == db.DeliveryPending && d.Attempts == 0:
 		r.State, r.Text, r.Waiting = "pending", "Sending…", true
 	case d.Status == db.DeliveryPending:
-		r.State, r.Text = "failed", "Not delivered: "+deref(d.LastError)+". Retried "+retryWhen(d, now)+
+		r.State, r.Text = "failed", "Not delivered: "+Deref(d.LastError)+". Retried "+retryWhen(d, now)+
 			"; fix the endpoint and send another test to check at once."
 	case d.Status == db.DeliveryFailed:
-		r.State, r.Text = "failed", "Not delivered after every attempt: "+deref(d.LastError)+"."
+		r.State, r.Text = "failed", "Not delivered after every attempt: "+Deref(d.LastError)+"."
 	default:
 		r.State, r.Text = "failed", "Not sent: the endpoint was disabled first."
 	}

@@ -19,8 +19,8 @@ import (
 // testSlots is how many free slots a connection test shows.
 const testSlots = 5
 
-// calendarBody is the JSON of a calendar connector save.
-type calendarBody struct {
+// CalendarBody is the JSON of a calendar connector save.
+type CalendarBody struct {
 	ServerURL   parley.Opt[string]                      `json:"serverUrl"`
 	Username    parley.Opt[string]                      `json:"username"`
 	Password    parley.Opt[string]                      `json:"password"`
@@ -28,18 +28,18 @@ type calendarBody struct {
 	OfficeHours parley.Opt[map[string]*parley.DayHours] `json:"officeHours"`
 }
 
-// input is the save as the management operations take it; problems holds
+// Input is the save as the management operations take it; problems holds
 // what could not be read of it.
-func (b calendarBody) input(problems parley.FieldErrors) parley.CalendarInput {
+func (b CalendarBody) Input(problems parley.FieldErrors) parley.CalendarInput {
 	return parley.CalendarInput{ServerURL: b.ServerURL, Username: b.Username, Password: b.Password,
 		CalendarURL: b.CalendarURL, OfficeHours: b.OfficeHours, Problems: problems}
 }
 
-// discoverCalendar connects to the connector's server (through the
+// DiscoverCalendar connects to the connector's server (through the
 // outbound guard) and finds the calendar: the live check of a save, given
 // to the management operation, which stores the connector once it passes.
 // A failure is a parley.FieldErrors naming the field at fault.
-func (h *Handler) discoverCalendar(ctx context.Context, c parley.CalendarConnector, password, want string) (string, string, error) {
+func (h *Base) DiscoverCalendar(ctx context.Context, c parley.CalendarConnector, password, want string) (string, string, error) {
 	if h.Outbound == nil {
 		return "", "", parley.FieldErrors{"serverUrl": "outgoing connections are not configured on this server"}.Err()
 	}
@@ -66,8 +66,8 @@ func calendarErrorField(err error, want string) string {
 	return "serverUrl"
 }
 
-// connectedCalendar reads the tenant's connector; none is noCalendar.
-func (h *Handler) connectedCalendar(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
+// ConnectedCalendar reads the tenant's connector; none is noCalendar.
+func (h *Base) ConnectedCalendar(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
 	cur, err := h.Manage.CalendarConnector(ctx, tenantID)
 	if err == nil && cur == nil {
 		err = parley.NoCalendar()
@@ -86,11 +86,11 @@ type calendarTest struct {
 	Slots           []agent.Slot `json:"slots"`
 }
 
-// testCalendar connects with the stored connector and reads the next free
+// TestCalendar connects with the stored connector and reads the next free
 // slots, under the rules of the tenant's first active BOOK_MEETING tool (the
 // connector's own, agent.ConnectorMeeting, when there is none: the slots
 // check_availability lists then). A failure is a *caldav.Error.
-func (h *Handler) testCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
+func (h *Base) TestCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
 	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: resource.TenantLocation(t).String()}
 	meeting := agent.ConnectorMeeting()
 	tools, err := h.DB.ListTools(ctx, t.ID)

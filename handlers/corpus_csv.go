@@ -44,8 +44,8 @@ type importReport struct {
 	ErrorsOmitted int           `json:"errorsOmitted,omitempty"`
 }
 
-// readCSVUpload reads the multipart part `file` of a CSV import, within maxCSVBytes.
-func readCSVUpload(c echo.Context) ([]byte, error) {
+// ReadCSVUpload reads the multipart part `file` of a CSV import, within maxCSVBytes.
+func ReadCSVUpload(c echo.Context) ([]byte, error) {
 	req := c.Request()
 	req.Body = http.MaxBytesReader(c.Response(), req.Body, maxCSVBytes+64<<10)
 	fh, err := c.FormFile("file")
@@ -122,14 +122,14 @@ func parseErrorOf(err error) error {
 	return unreadableCSV(perr.Line, perr.Err.Error())
 }
 
-// importCorpusCSV imports the rows of a CSV file into t's corpus. A file that
+// ImportCorpusCSV imports the rows of a CSV file into t's corpus. A file that
 // cannot be read at all is an error (400), and so is the plan's limit (429):
 // then nothing is written. Rows that break the entry rules are reported by
 // line and left out; the others are written in one transaction, so a failure
 // of the database writes none of them. A row without externalId that repeats
 // the title and content of an earlier row, or of an entry the tenant has, is
 // skipped: importing a file twice must not double the knowledge base.
-func (h *Handler) importCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (importReport, error) {
+func (h *Base) ImportCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (importReport, error) {
 	rep := importReport{Errors: []importError{}}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if err := checkCSVText(data); err != nil {

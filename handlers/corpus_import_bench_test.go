@@ -58,7 +58,7 @@ func BenchmarkCorpusImport(b *testing.B) {
 	}{{"externalId", true}, {"titleContent", false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			store := dbtest.New(b)
-			h := &Handler{DB: store, Manage: &manage.Service{DB: store}}
+			h := &Base{DB: store, Manage: &manage.Service{DB: store}}
 			data := importBenchCSV(importBenchRows, tc.withID)
 			if len(data) > maxCSVBytes {
 				b.Fatalf("the file is %d bytes, over the %d-byte cap", len(data), maxCSVBytes)
@@ -71,7 +71,7 @@ func BenchmarkCorpusImport(b *testing.B) {
 				t := benchTenant(b, store, ctx, i)
 				b.StartTimer()
 				start := time.Now()
-				rep, err := h.importCorpusCSV(ctx, t, data)
+				rep, err := h.ImportCorpusCSV(ctx, t, data)
 				took += time.Since(start)
 				if err != nil || rep.Imported != importBenchRows || rep.Skipped != 0 || len(rep.Errors) != 0 {
 					b.Fatalf("import: %v imported %d, skipped %d, %+v", err, rep.Imported, rep.Skipped, rep.Errors)
@@ -93,16 +93,16 @@ func BenchmarkCorpusReimport(b *testing.B) {
 	}{{"externalId", true}, {"titleContent", false}} {
 		b.Run(tc.name, func(b *testing.B) {
 			store := dbtest.New(b)
-			h := &Handler{DB: store, Manage: &manage.Service{DB: store}}
+			h := &Base{DB: store, Manage: &manage.Service{DB: store}}
 			data := importBenchCSV(importBenchRows, tc.withID)
 			ctx := context.Background()
 			t := benchTenant(b, store, ctx, 0)
-			if rep, err := h.importCorpusCSV(ctx, t, data); err != nil || rep.Imported != importBenchRows {
+			if rep, err := h.ImportCorpusCSV(ctx, t, data); err != nil || rep.Imported != importBenchRows {
 				b.Fatalf("first import: %v %+v", err, rep)
 			}
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				rep, err := h.importCorpusCSV(ctx, t, data)
+				rep, err := h.ImportCorpusCSV(ctx, t, data)
 				if err != nil || rep.Imported != 0 || rep.Skipped != importBenchRows {
 					b.Fatalf("re-import: %v imported %d, skipped %d, %+v", err, rep.Imported, rep.Skipped, rep.Errors)
 				}

@@ -15,10 +15,10 @@ import (
 // A URL's sync into the knowledge base, which the REST API and the
 // dashboard's "Add from URL" share.
 
-// syncURL validates a sync request (errs holds decoding problems already),
+// SyncURL validates a sync request (errs holds decoding problems already),
 // fetches and converts the page, and creates or refreshes the tenant's entry
 // for that URL. The API and the dashboard's "Add from URL" share it.
-func (h *Handler) syncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], in parley.CorpusInput, errs parley.FieldErrors) (parley.CorpusEntry, db.UpsertResult, error) {
+func (h *Base) SyncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], in parley.CorpusInput, errs parley.FieldErrors) (parley.CorpusEntry, db.UpsertResult, error) {
 	rawURL := strings.TrimSpace(target.Value)
 	switch {
 	case errs["url"] != "":

@@ -11,33 +11,33 @@ import (
 
 // Export limits: the spec's row limits and window.
 const (
-	defaultExportLimit  = 1000
-	maxExportLimit      = 5000
-	defaultExportWindow = 30 * 24 * time.Hour
-	maxExportWindow     = 366 * 24 * time.Hour // a year, leap years included
-	// exportFlushRows is how many rows are written between two flushes of
+	DefaultExportLimit  = 1000
+	MaxExportLimit      = 5000
+	DefaultExportWindow = 30 * 24 * time.Hour
+	MaxExportWindow     = 366 * 24 * time.Hour // a year, leap years included
+	// ExportFlushRows is how many rows are written between two flushes of
 	// the response: the client sees rows arrive while the server holds
 	// only a few kilobytes.
-	exportFlushRows = 200
+	ExportFlushRows = 200
 )
 
-// neutralise keeps a spreadsheet from reading a cell as a formula: a cell
+// Neutralise keeps a spreadsheet from reading a cell as a formula: a cell
 // starting with = + - @ (or a tab or carriage return, which some
 // spreadsheets skip before one) gets a leading apostrophe.
-func neutralise(cell string) string {
+func Neutralise(cell string) string {
 	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
 		return "'" + cell
 	}
 	return cell
 }
 
-// exportFormat reads the format parameter: csv (default) or ndjson.
-func exportFormat(c echo.Context) (string, error) {
+// ExportFormat reads the format parameter: csv (default) or ndjson.
+func ExportFormat(c echo.Context) (string, error) {
 	switch f := c.QueryParam("format"); f {
 	case "", "csv":
 		return "csv", nil
 	case "ndjson":
 		return f, nil
 	}
-	return "", queryError("format", "must be csv or ndjson")
+	return "", QueryError("format", "must be csv or ndjson")
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/parley/parley"
 )
 
-// segmentEmbedCode is the embed code selecting a segment ("" for the default).
-func (h *Handler) segmentEmbedCode(t parley.Tenant, segment string) string {
+// SegmentEmbedCode is the embed code selecting a segment ("" for the default).
+func (h *Base) SegmentEmbedCode(t parley.Tenant, segment string) string {
 	s := `<script src="` + html.EscapeString(h.CDNURL) + `/widget.js" data-tenant="` + html.EscapeString(t.Slug) + `"`
 	if segment != "" {
 		s += ` data-segment="` + html.EscapeString(segment) + `"`

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// embeddingsJSON is the tenant's embedding endpoint and how far its
+// EmbeddingsJSON is the tenant's embedding endpoint and how far its
 // knowledge base is embedded: by its own endpoint ("tenant"), the
 // operator's ("operator"), or not at all ("none").
-type embeddingsJSON struct {
+type EmbeddingsJSON struct {
 	URL            *string    `json:"embeddingsUrl"`
 	Model          *string    `json:"embeddingsModel"`
 	Dimensions     *int       `json:"embeddingsDimensions"`
@@ -24,18 +24,18 @@ type embeddingsJSON struct {
 	LastEmbeddedAt *time.Time `json:"lastEmbeddedAt"`
 }
 
-// embeddingsState reads the tenant's settings and status as embeddingsJSON.
-func (h *Handler) embeddingsState(ctx context.Context, tenantID string) (embeddingsJSON, error) {
+// EmbeddingsState reads the tenant's settings and status as embeddingsJSON.
+func (h *Base) EmbeddingsState(ctx context.Context, tenantID string) (EmbeddingsJSON, error) {
 	operator := ""
 	if h.Engine != nil && h.Engine.Embeddings != nil {
 		operator = h.Engine.Embeddings.Model()
 	}
 	st, err := h.Manage.EmbeddingState(ctx, tenantID, operator)
 	if err != nil {
-		return embeddingsJSON{}, err
+		return EmbeddingsJSON{}, err
 	}
 	s := st.Settings
-	out := embeddingsJSON{URL: s.URL, Model: s.Model, Dimensions: s.Dimensions, HasAPIKey: s.SealedAPIKey != nil, Source: st.Source,
+	out := EmbeddingsJSON{URL: s.URL, Model: s.Model, Dimensions: s.Dimensions, HasAPIKey: s.SealedAPIKey != nil, Source: st.Source,
 		Entries: st.Status.Entries, Embedded: st.Status.Embedded, LastError: st.Status.LastError,
 		LastErrorAt: st.Status.FailedAt, LastEmbeddedAt: st.Status.EmbeddedAt}
 	if st.Model != "" {

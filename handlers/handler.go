@@ -24,8 +24,12 @@ import (
 	"github.com/parley/parley/manage"
 )
 
-// Handler holds what every handler needs.
-type Handler struct {
+// Base holds what the REST API's and the dashboard's handlers need, and the
+// operations both run (the connectors' live checks, the CSV import, the URL
+// sync, the stats export...). Each surface's handler embeds the one Base
+// web builds, so a field set on it (tests set Now and BaseURL) is set for
+// both.
+type Base struct {
 	DB *db.DB
 	// Manage runs the management operations the surfaces share.
 	Manage   *manage.Service
@@ -64,6 +68,10 @@ type Handler struct {
 	Stripe *stripe.Client
 }
 
+// Handler is the dashboard's handler (issue 35 moves it to a package of its
+// own next).
+type Handler struct{ *Base }
+
 // SignInChallenge holds the keys of the sign-in's bot challenge.
 type SignInChallenge struct{ SiteKey, SecretKey string }
 
@@ -74,7 +82,7 @@ func TenantFrom(c echo.Context) parley.Tenant {
 	return t
 }
 
-func (h *Handler) now() time.Time {
+func (h *Base) now() time.Time {
 	if h.Now != nil {
 		return h.Now()
 	}
@@ -94,14 +102,14 @@ func Invalid(format string, args ...any) error {
 }
 
 // Healthz answers while the process is up.
-func (h *Handler) Healthz(c echo.Context) error {
+func (h *Base) Healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// deleteOne answers a DELETE of one of the tenant's resources, named by the
+// DeleteOne answers a DELETE of one of the tenant's resources, named by the
 // path parameter param: del removes it (or answers its not-found error),
 // then the body is {deleted: true, id}.
-func deleteOne(c echo.Context, param string, del func(ctx context.Context, tenantID, id string) error) error {
+func DeleteOne(c echo.Context, param string, del func(ctx context.Context, tenantID, id string) error) error {
 	id := c.Param(param)
 	if err := del(c.Request().Context(), TenantFrom(c).ID, id); err != nil {
 		return err
@@ -110,7 +118,7 @@ func deleteOne(c echo.Context, param string, del func(ctx context.Context, tenan
 }
 
 // Readyz answers 200 when the database is reachable, 503 otherwise.
-func (h *Handler) Readyz(c echo.Context) error {
+func (h *Base) Readyz(c echo.Context) error {
 	if err := h.DB.Ping(c.Request().Context()); err != nil {
 		h.log(c).Error("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database unreachable"})
@@ -120,9 +128,9 @@ func (h *Handler) Readyz(c echo.Context) error {
 
 // Addresses vets tenants' URLs for the management operations with the
 // handler's outbound guard, read at each call.
-func (h *Handler) Addresses() manage.Addresses { return handlerAddresses{h} }
+func (h *Base) Addresses() manage.Addresses { return handlerAddresses{h} }
 
-type handlerAddresses struct{ h *Handler }
+type handlerAddresses struct{ h *Base }
 
 func (a handlerAddresses) Problem(ctx context.Context, rawURL string, mustResolve bool) string {
 	return a.h.addressProblem(ctx, rawURL, mustResolve)
@@ -138,7 +146,7 @@ func (a handlerAddresses) PlainHTTP(ctx context.Context, rawURL string) bool {
 // it is or resolves to a private or reserved address; or, when
 // mustResolve, it does not resolve. The dial-time guard applies again to
 // every request whatever this says.
-func (h *Handler) addressProblem(ctx context.Context, rawURL string, mustResolve bool) string {
+func (h *Base) addressProblem(ctx context.Context, rawURL string, mustResolve bool) string {
 	if h.Outbound == nil {
 		return ""
 	}
@@ -163,11 +171,11 @@ func (h *Handler) addressProblem(ctx context.Context, rawURL string, mustResolve
 
 // plainHTTPRefused reports whether u is plain http to a host the operator
 // did not exempt (PARLEY_SSRF_ALLOW): outgoing calls to anyone else use https.
-func (h *Handler) plainHTTPRefused(ctx context.Context, u *url.URL, rawURL string) bool {
+func (h *Base) plainHTTPRefused(ctx context.Context, u *url.URL, rawURL string) bool {
 	return u.Scheme != "https" && (h.Outbound == nil || !h.Outbound.Exempt(ctx, rawURL))
 }
 
-func deref(s *string) string {
+func Deref(s *string) string {
 	if s == nil {
 		return ""
 	}

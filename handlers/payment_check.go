@@ -40,7 +40,7 @@ type paymentTestJSON struct {
 	Message string    `json:"message"`
 }
 
-func newPaymentJSON(p *parley.PaymentConnector) paymentJSON {
+func NewPaymentJSON(p *parley.PaymentConnector) paymentJSON {
 	out := paymentJSON{Provider: "stripe"}
 	if p == nil {
 		return out
@@ -67,8 +67,8 @@ func newPaymentJSON(p *parley.PaymentConnector) paymentJSON {
 	return out
 }
 
-// paymentBody is a payment connector save: only sent fields change.
-type paymentBody struct {
+// PaymentBody is a payment connector save: only sent fields change.
+type PaymentBody struct {
 	SecretKey          parley.Opt[string]  `json:"secretKey"`
 	IsActive           parley.Opt[bool]    `json:"isActive"`
 	Currency           parley.Opt[string]  `json:"currency"`
@@ -92,9 +92,9 @@ func checkPaymentKey(errs parley.FieldErrors, field, key string) (paymentKey, bo
 	return paymentKey{key: key, mode: mode, typ: typ, last4: parley.KeyLast4(key)}, true
 }
 
-// input is the save as the management operations take it; problems holds
+// Input is the save as the management operations take it; problems holds
 // what could not be read of it.
-func (b paymentBody) input(problems parley.FieldErrors) parley.PaymentInput {
+func (b PaymentBody) Input(problems parley.FieldErrors) parley.PaymentInput {
 	return parley.PaymentInput{SecretKey: b.SecretKey, IsActive: b.IsActive, Currency: b.Currency, DefaultAmount: b.DefaultAmount,
 		DefaultDescription: b.DefaultDescription, SuccessMessage: b.SuccessMessage, Problems: problems}
 }
@@ -118,7 +118,7 @@ type paymentAccountJSON struct {
 }
 
 // testPaymentKey asks Stripe whether it takes k.
-func (h *Handler) testPaymentKey(ctx context.Context, k paymentKey) paymentTestResult {
+func (h *Base) testPaymentKey(ctx context.Context, k paymentKey) paymentTestResult {
 	res := paymentTestResult{Mode: k.mode, KeyLast4: k.last4, TestedAt: h.now().UTC()}
 	acct, err := h.Stripe.CheckKey(ctx, k.key)
 	if err != nil {
@@ -165,9 +165,9 @@ func (h *Handler) testPaymentKey(ctx context.Context, k paymentKey) paymentTestR
 	return res
 }
 
-// runPaymentTest tests the key sent (secretKey, not saved) or else the
+// RunPaymentTest tests the key sent (secretKey, not saved) or else the
 // stored one, whose outcome is kept; errs gets the problems of a sent key.
-func (h *Handler) runPaymentTest(ctx context.Context, tenantID, sent string, errs parley.FieldErrors) (paymentTestResult, error) {
+func (h *Base) RunPaymentTest(ctx context.Context, tenantID, sent string, errs parley.FieldErrors) (paymentTestResult, error) {
 	if sent != "" {
 		k, ok := checkPaymentKey(errs, "secretKey", sent)
 		if !ok {

@@ -18,16 +18,16 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// scopeQuery reads the query's from, to, channel and segment, dates in loc.
-func scopeQuery(c echo.Context, loc *time.Location) parley.ConversationScope {
+// ScopeQuery reads the query's from, to, channel and segment, dates in loc.
+func ScopeQuery(c echo.Context, loc *time.Location) parley.ConversationScope {
 	return parley.ConversationScope{From: c.QueryParam("from"), To: c.QueryParam("to"), Channel: c.QueryParam("channel"),
 		Segment: c.QueryParam("segment"), Location: loc}
 }
 
-// queryInt reads the integer query parameter name into n when it is
+// QueryInt reads the integer query parameter name into n when it is
 // given; a value that is not an integer reads as math.MinInt, outside every
 // range, so that the listing's check names its bounds.
-func queryInt(c echo.Context, name string, n *int) {
+func QueryInt(c echo.Context, name string, n *int) {
 	v := c.QueryParam(name)
 	if v == "" {
 		return
@@ -38,10 +38,10 @@ func queryInt(c echo.Context, name string, n *int) {
 	}
 }
 
-// intParam reads an optional integer query parameter within [min, max].
-func intParam(c echo.Context, name string, def, min, max int) (int, error) {
+// IntParam reads an optional integer query parameter within [min, max].
+func IntParam(c echo.Context, name string, def, min, max int) (int, error) {
 	n := def
-	queryInt(c, name, &n)
+	QueryInt(c, name, &n)
 	errs := parley.FieldErrors{}
 	parley.CheckCount(errs, name, n, min, max)
 	return n, parley.ParamsError(errs)
@@ -49,36 +49,36 @@ func intParam(c echo.Context, name string, def, min, max int) (int, error) {
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// checkSubmissionFilter reads and checks the query of a submissions list; the
+// CheckSubmissionFilter reads and checks the query of a submissions list; the
 // search is read and checked only when searched.
-func checkSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, error) {
+func CheckSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, error) {
 	var f db.SubmissionFilter
 	var err error
-	if f.Page, err = intParam(c, "page", 1, 1, parley.MaxPage); err != nil {
+	if f.Page, err = IntParam(c, "page", 1, 1, parley.MaxPage); err != nil {
 		return f, err
 	}
-	if f.Limit, err = intParam(c, "limit", defaultSubmissionsLimit, 1, maxSubmissionsLimit); err != nil {
+	if f.Limit, err = IntParam(c, "limit", defaultSubmissionsLimit, 1, maxSubmissionsLimit); err != nil {
 		return f, err
 	}
 	if v := c.QueryParam("toolType"); v != "" {
 		f.ToolType = strings.ToUpper(v)
 		if !slices.Contains(parley.UserToolTypes, f.ToolType) && !slices.Contains(parley.SyntheticToolTypes, f.ToolType) {
-			return f, queryError("toolType", "must be one of "+strings.Join(append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...), ", "))
+			return f, QueryError("toolType", "must be one of "+strings.Join(append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...), ", "))
 		}
 	}
 	if f.ToolID = c.QueryParam("toolId"); f.ToolID != "" && !uuidPattern.MatchString(f.ToolID) {
-		return f, queryError("toolId", "must be a uuid")
+		return f, QueryError("toolId", "must be a uuid")
 	}
 	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(parley.SubmissionStatuses, f.Status) {
-		return f, queryError("status", "must be NEW, CONTACTED or RESOLVED")
+		return f, QueryError("status", "must be NEW, CONTACTED or RESOLVED")
 	}
 	if f.Channel = c.QueryParam("channel"); f.Channel != "" && !slices.Contains(submissionChannels, f.Channel) {
-		return f, queryError("channel", "must be web, voice, api or form")
+		return f, QueryError("channel", "must be web, voice, api or form")
 	}
 	if searched {
 		f.Search = strings.TrimSpace(c.QueryParam("search"))
 		if n := utf8.RuneCountInString(f.Search); n < minSubmissionSearchChars || n > maxSubmissionSearchChars {
-			return f, queryError("search", fmt.Sprintf("must be %d to %d characters", minSubmissionSearchChars, maxSubmissionSearchChars))
+			return f, QueryError("search", fmt.Sprintf("must be %d to %d characters", minSubmissionSearchChars, maxSubmissionSearchChars))
 		}
 	}
 	if f.From, err = timeParam(c, "from", false); err != nil {
@@ -88,7 +88,7 @@ func checkSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, 
 		return f, err
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
-		return f, queryError("to", "must be after from")
+		return f, QueryError("to", "must be after from")
 	}
 	return f, nil
 }
@@ -105,8 +105,8 @@ const (
 // submissionChannels are where a submission can come from.
 var submissionChannels = []string{parley.ChannelWeb, parley.ChannelVoice, parley.ChannelAPI, parley.ChannelForm}
 
-// queryError is the 400 of an invalid value of a known query parameter.
-func queryError(name, problem string) error {
+// QueryError is the 400 of an invalid value of a known query parameter.
+func QueryError(name, problem string) error {
 	return &parley.Error{Kind: parley.KindInvalid, Message: name + " " + problem, Details: map[string]string{name: problem}}
 }
 
@@ -128,7 +128,7 @@ func timeParamIn(q echo.Context, name string, endOfDay bool, loc *time.Location)
 	}
 	t, err := time.ParseInLocation(time.DateOnly, v, loc)
 	if err != nil {
-		return time.Time{}, queryError(name, "must be an RFC 3339 date-time or a YYYY-MM-DD date")
+		return time.Time{}, QueryError(name, "must be an RFC 3339 date-time or a YYYY-MM-DD date")
 	}
 	if endOfDay {
 		t = t.AddDate(0, 0, 1)

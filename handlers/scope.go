@@ -108,7 +108,7 @@ func LoggerOf(c echo.Context, fallback *slog.Logger) *slog.Logger {
 }
 
 // log is the request's logger (LoggerOf).
-func (h *Handler) log(c echo.Context) *slog.Logger { return LoggerOf(c, h.Logger) }
+func (h *Base) log(c echo.Context) *slog.Logger { return LoggerOf(c, h.Logger) }
 
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {

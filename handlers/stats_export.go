@@ -18,11 +18,11 @@ import (
 // The conversations' stats export, which the REST API and the dashboard's
 // analytics page share.
 
-// statsListingQuery reads the query of the stats (from, to, channel,
+// StatsListingQuery reads the query of the stats (from, to, channel,
 // segment, granularity), dates in loc; not window, which only the stats
 // themselves take.
-func statsListingQuery(c echo.Context, loc *time.Location) parley.StatsListing {
-	return parley.StatsListing{Scope: scopeQuery(c, loc), Granularity: c.QueryParam("granularity")}
+func StatsListingQuery(c echo.Context, loc *time.Location) parley.StatsListing {
+	return parley.StatsListing{Scope: ScopeQuery(c, loc), Granularity: c.QueryParam("granularity")}
 }
 
 // maxStatsExportRows is how many entries the exports of byPage, topIntents
@@ -61,13 +61,13 @@ func statsRecords(st db.ConversationStats, dataset string) [][]any {
 	return out
 }
 
-// exportConversationStats writes one dataset of the tenant's stats as CSV or
+// WriteStatsExport writes one dataset of the tenant's stats as CSV or
 // NDJSON: GET /tenants/{slug}/conversations/stats/export and the analytics
 // page's downloads.
-func (h *Handler) exportConversationStats(c echo.Context) error {
+func (h *Base) WriteStatsExport(c echo.Context) error {
 	t := TenantFrom(c)
 	loc := resource.TenantLocation(t)
-	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, statsListingQuery(c, loc), h.now())
+	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, StatsListingQuery(c, loc), h.now())
 	if err != nil {
 		return err
 	}
@@ -78,9 +78,9 @@ func (h *Handler) exportConversationStats(c echo.Context) error {
 	}
 	columns, ok := statsDatasets[dataset]
 	if !ok {
-		return queryError("dataset", "must be timeline, byPage, topIntents or topTools")
+		return QueryError("dataset", "must be timeline, byPage, topIntents or topTools")
 	}
-	format, err := exportFormat(c)
+	format, err := ExportFormat(c)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (h *Handler) exportConversationStats(c echo.Context) error {
 		for _, r := range records {
 			cells := make([]string, len(r))
 			for i, v := range r {
-				cells[i] = neutralise(fmt.Sprint(v))
+				cells[i] = Neutralise(fmt.Sprint(v))
 			}
 			_ = w.Write(cells)
 		}

@@ -20,16 +20,17 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/vapi"
+	"github.com/parley/parley/manage"
 )
 
 // vapiSetup is the operator's Vapi account as a managed setup's
 // orchestrator (manage.VoiceOrchestrator): the assistant it creates is the
 // one assistant-request answers (vapiAssistant).
-type vapiSetup struct{ h *Handler }
+type vapiSetup struct{ h *Base }
 
 // vapiAssistant is the assistant of t's calls (vapi.NewAssistant), with
 // this server's addresses for the tenant.
-func (h *Handler) vapiAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret string) vapi.Assistant {
+func (h *Base) vapiAssistant(t parley.Tenant, cfg parley.VoiceConfig, secret string) vapi.Assistant {
 	llmURL, serverURL := VoiceURLs(h.BaseURL, t.Slug)
 	return vapi.NewAssistant(t, cfg, secret, llmURL, serverURL)
 }
@@ -52,15 +53,15 @@ func (v vapiSetup) DeleteAssistant(ctx context.Context, assistantID string) erro
 	return v.h.Vapi.DeleteAssistant(cleanup, assistantID)
 }
 
-// managedSetupUnavailable is the 503 of a managed setup on a service whose
+// ManagedSetupUnavailable is the 503 of a managed setup on a service whose
 // operator configured no orchestrator account.
-var managedSetupUnavailable = &parley.Error{Kind: parley.KindUnavailable, Code: "VOICE_SETUP_UNAVAILABLE",
+var ManagedSetupUnavailable = &parley.Error{Kind: parley.KindUnavailable, Code: "VOICE_SETUP_UNAVAILABLE",
 	Message: "Managed voice setup is not available on this service: the operator has not configured a Vapi account. " +
 		"Link your own assistant instead (PUT /tenants/{slug}/voice/setup)."}
 
-// relayRecording streams the recording of the tenant's call callID from
+// RelayRecording streams the recording of the tenant's call callID from
 // where the orchestrator keeps it, through the SSRF-guarded client.
-func (h *Handler) relayRecording(c echo.Context, tenantID, callID string) error {
+func (h *Base) RelayRecording(c echo.Context, tenantID, callID string) error {
 	ctx := c.Request().Context()
 	u, err := h.Manage.VoiceRecordingURL(ctx, tenantID, callID)
 	if err != nil {
@@ -114,3 +115,7 @@ const (
 	maxRecording     = 200 << 20
 	recordingTimeout = 2 * time.Minute
 )
+
+// VoiceOrchestrator is the operator's Vapi account as the managed voice
+// setup's orchestrator.
+func (h *Base) VoiceOrchestrator() manage.VoiceOrchestrator { return vapiSetup{h} }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/parley/parley/agent/outbound/stripe/stripetest"
 )
 

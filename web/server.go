@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/api"
 	"github.com/parley/parley/handlers/mcpserver"
 	"github.com/parley/parley/handlers/oauth"
 	"github.com/parley/parley/handlers/public"
@@ -42,6 +43,8 @@ type Server struct {
 	// Public answers chat, the widget's settings, the lead form and the
 	// agent context document.
 	Public *public.Handler
+	// API answers the management REST API.
+	API *api.Handler
 	// MCP serves Parley's own MCP server, and its tools to chats.
 	MCP *mcpserver.Handler
 	// OAuth answers the authorization server's endpoints.
@@ -115,7 +118,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	}
 	guard := outbound.New(cfg.SSRFAllow, nil)
 	stripeClient := &stripe.Client{URL: cfg.StripeAPIURL, Guard: guard}
-	s.Handler = &handlers.Handler{
+	base := &handlers.Base{
 		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
 		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
 		Outbound: guard, OAuth: authServer,
@@ -131,6 +134,8 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 		Stripe:           stripeClient,
 	}
+	s.Handler = &handlers.Handler{Base: base}
+	s.API = &api.Handler{Base: base}
 	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
 	s.MCP = &mcpserver.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
 	s.Public = &public.Handler{DB: store, Box: box, Engine: s.Handler.Engine, Captcha: s.Handler.Captcha,

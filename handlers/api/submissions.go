@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -43,7 +44,7 @@ func newSubmissionJSON(s parley.Submission) submissionJSON {
 // A search parameter present is checked even when empty.
 func submissionFilter(c echo.Context) (db.SubmissionFilter, error) {
 	_, searched := c.QueryParams()["search"]
-	return checkSubmissionFilter(c, searched)
+	return handlers.CheckSubmissionFilter(c, searched)
 }
 
 // ListSubmissions answers GET /tenants/{slug}/submissions: {submissions,
@@ -53,7 +54,7 @@ func (h *Handler) ListSubmissions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Manage.Submissions(c.Request().Context(), TenantFrom(c).ID, f)
+	page, err := h.Manage.Submissions(c.Request().Context(), handlers.TenantFrom(c).ID, f)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 	if err := json.Unmarshal(raw["status"], &status); err != nil {
 		status = ""
 	}
-	sub, err := h.Manage.UpdateSubmissionStatus(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), status)
+	sub, err := h.Manage.UpdateSubmissionStatus(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), status)
 	if err != nil {
 		return err
 	}
@@ -94,5 +95,5 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 // DeleteSubmission answers DELETE /tenants/{slug}/submissions/{id}: the
 // submission and its recorded events go for good, its conversation stays.
 func (h *Handler) DeleteSubmission(c echo.Context) error {
-	return deleteOne(c, "id", h.Manage.DeleteSubmission)
+	return handlers.DeleteOne(c, "id", h.Manage.DeleteSubmission)
 }

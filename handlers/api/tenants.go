@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -94,7 +95,7 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 // EmbedCode is the snippet a tenant pastes into their site. The widget key,
 // when set, travels in data-widget-key; when the script is served from
 // another address than the API (PARLEY_CDN_URL), data-api names the API.
-func (h *Handler) EmbedCode(t parley.Tenant) string { return h.segmentEmbedCode(t, "") }
+func (h *Handler) EmbedCode(t parley.Tenant) string { return h.SegmentEmbedCode(t, "") }
 
 // recentConversations is how many conversations GET /tenants/{slug} shows.
 const recentConversations = 5
@@ -114,7 +115,7 @@ type recentConversationJSON struct {
 
 // ShowTenant answers GET /tenants/{slug}.
 func (h *Handler) ShowTenant(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
 	if err != nil {
 		return err
@@ -139,7 +140,7 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 
 // ShowTenantStats answers GET /tenants/{slug}/stats.
 func (h *Handler) ShowTenantStats(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
 	if err != nil {
 		return err
@@ -155,7 +156,7 @@ func (h *Handler) UpdateTenant(c echo.Context) error {
 	}
 	var in parley.TenantInput
 	in.Problems = jsonbody.DecodeFields(raw, &in)
-	t, err := h.Manage.UpdateTenant(c.Request().Context(), TenantFrom(c), in)
+	t, err := h.Manage.UpdateTenant(c.Request().Context(), handlers.TenantFrom(c), in)
 	if err != nil {
 		return err
 	}

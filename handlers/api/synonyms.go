@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -36,7 +37,7 @@ func decodeSynonymTerms(c echo.Context) ([]string, error) {
 // ListSynonyms answers GET /tenants/{slug}/synonyms: a bare array of the
 // tenant's synonym groups, oldest first (at most parley.MaxSynonymGroups).
 func (h *Handler) ListSynonyms(c echo.Context) error {
-	groups, err := h.Manage.ListSynonyms(c.Request().Context(), TenantFrom(c).ID)
+	groups, err := h.Manage.ListSynonyms(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func (h *Handler) ListSynonyms(c echo.Context) error {
 
 // ShowSynonyms answers GET /tenants/{slug}/synonyms/{id}.
 func (h *Handler) ShowSynonyms(c echo.Context) error {
-	g, err := h.Manage.Synonyms(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
+	g, err := h.Manage.Synonyms(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func (h *Handler) CreateSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Manage.CreateSynonyms(c.Request().Context(), TenantFrom(c).ID, terms)
+	g, err := h.Manage.CreateSynonyms(c.Request().Context(), handlers.TenantFrom(c).ID, terms)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (h *Handler) UpdateSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Manage.UpdateSynonyms(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), terms)
+	g, err := h.Manage.UpdateSynonyms(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), terms)
 	if err != nil {
 		return err
 	}
@@ -82,5 +83,5 @@ func (h *Handler) UpdateSynonyms(c echo.Context) error {
 
 // DeleteSynonyms answers DELETE /tenants/{slug}/synonyms/{id}: {deleted: true, id}.
 func (h *Handler) DeleteSynonyms(c echo.Context) error {
-	return deleteOne(c, "id", h.Manage.DeleteSynonyms)
+	return handlers.DeleteOne(c, "id", h.Manage.DeleteSynonyms)
 }

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"encoding/json"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -56,26 +57,26 @@ func productInput(raw map[string]json.RawMessage) parley.ProductInput {
 
 // ListProducts answers GET /tenants/{slug}/products.
 func (h *Handler) ListProducts(c echo.Context) error {
-	page, err := intParam(c, "page", 1, 1, parley.MaxPage)
+	page, err := handlers.IntParam(c, "page", 1, 1, parley.MaxPage)
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(c, "limit", defaultProductsPage, 1, maxProductsPage)
+	limit, err := handlers.IntParam(c, "limit", defaultProductsPage, 1, maxProductsPage)
 	if err != nil {
 		return err
 	}
 	q := db.ProductQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
 	if utf8.RuneCountInString(q.Search) > maxProductsSearch {
-		return Invalid("search must be at most %d characters", maxProductsSearch)
+		return handlers.Invalid("search must be at most %d characters", maxProductsSearch)
 	}
 	if v := c.QueryParam("isActive"); v != "" {
 		active, err := strconv.ParseBool(v)
 		if err != nil || !active {
-			return Invalid("isActive must be true (omit it to list every product)")
+			return handlers.Invalid("isActive must be true (omit it to list every product)")
 		}
 		q.ActiveOnly = true
 	}
-	ps, total, err := h.Manage.ListProducts(c.Request().Context(), TenantFrom(c).ID, q)
+	ps, total, err := h.Manage.ListProducts(c.Request().Context(), handlers.TenantFrom(c).ID, q)
 	if err != nil {
 		return err
 	}
@@ -91,7 +92,7 @@ func (h *Handler) ListProducts(c echo.Context) error {
 
 // ShowProduct answers GET /tenants/{slug}/products/{id}.
 func (h *Handler) ShowProduct(c echo.Context) error {
-	p, err := h.Manage.Product(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, created, err := h.Manage.CreateProduct(c.Request().Context(), TenantFrom(c), productInput(raw))
+	p, created, err := h.Manage.CreateProduct(c.Request().Context(), handlers.TenantFrom(c), productInput(raw))
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Read before the body: a missing product is a 404 whatever the body,
 	// and the write is checked against the stored price and currency.
-	cur, err := h.Manage.Product(ctx, TenantFrom(c).ID, c.Param("id"))
+	cur, err := h.Manage.Product(ctx, handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -138,7 +139,7 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 
 // DeleteProduct answers DELETE /tenants/{slug}/products/{id}.
 func (h *Handler) DeleteProduct(c echo.Context) error {
-	return deleteOne(c, "id", h.Manage.DeleteProduct)
+	return handlers.DeleteOne(c, "id", h.Manage.DeleteProduct)
 }
 
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},
@@ -154,7 +155,7 @@ func (h *Handler) BulkProducts(c echo.Context) error {
 			Details: map[string]string{"products": fmt.Sprintf("1 to %d products", maxProductsBulk)}}
 	}
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	out := struct {
 		Created int         `json:"created"`
 		Updated int         `json:"updated"`

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/manage"
@@ -19,10 +20,10 @@ const maxBulkEntries = 50
 // search and segmentSlug (or segment).
 func (h *Handler) ListCorpus(c echo.Context) error {
 	l := manage.NewCorpusListing()
-	queryInt(c, "page", &l.Page)
-	queryInt(c, "limit", &l.Limit)
-	l.Search, l.Segment = c.QueryParam("search"), NonBlankOr(c.QueryParam("segmentSlug"), c.QueryParam("segment"))
-	res, err := h.Manage.ListCorpus(c.Request().Context(), TenantFrom(c).ID, l)
+	handlers.QueryInt(c, "page", &l.Page)
+	handlers.QueryInt(c, "limit", &l.Limit)
+	l.Search, l.Segment = c.QueryParam("search"), handlers.NonBlankOr(c.QueryParam("segmentSlug"), c.QueryParam("segment"))
+	res, err := h.Manage.ListCorpus(c.Request().Context(), handlers.TenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func (h *Handler) CreateCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, created, err := h.Manage.CreateCorpus(c.Request().Context(), TenantFrom(c), in)
+	e, created, err := h.Manage.CreateCorpus(c.Request().Context(), handlers.TenantFrom(c), in)
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (h *Handler) CreateCorpus(c echo.Context) error {
 
 // ShowCorpus answers GET /tenants/{slug}/corpus/{id}.
 func (h *Handler) ShowCorpus(c echo.Context) error {
-	e, err := h.Manage.CorpusEntry(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
+	e, err := h.Manage.CorpusEntry(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (h *Handler) UpdateCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := h.Manage.UpdateCorpus(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), in)
+	e, err := h.Manage.UpdateCorpus(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -80,5 +81,5 @@ func (h *Handler) UpdateCorpus(c echo.Context) error {
 
 // DeleteCorpus answers DELETE /tenants/{slug}/corpus/{id}.
 func (h *Handler) DeleteCorpus(c echo.Context) error {
-	return deleteOne(c, "id", h.Manage.DeleteCorpus)
+	return handlers.DeleteOne(c, "id", h.Manage.DeleteCorpus)
 }

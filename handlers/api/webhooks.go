@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -84,16 +85,16 @@ func (h *Handler) CreateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ep, secret, err := h.Manage.CreateWebhook(c.Request().Context(), TenantFrom(c).ID, in)
+	ep, secret, err := h.Manage.CreateWebhook(c.Request().Context(), handlers.TenantFrom(c).ID, in)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"endpoint": newWebhookJSON(ep), "secret": secret, "warning": webhookSecretWarning})
+	return c.JSON(http.StatusCreated, map[string]any{"endpoint": newWebhookJSON(ep), "secret": secret, "warning": handlers.WebhookSecretWarning})
 }
 
 // ListWebhooks answers GET /tenants/{slug}/webhooks: {webhooks}, oldest first, without secrets.
 func (h *Handler) ListWebhooks(c echo.Context) error {
-	eps, err := h.Manage.ListWebhooks(c.Request().Context(), TenantFrom(c).ID)
+	eps, err := h.Manage.ListWebhooks(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func (h *Handler) ListWebhooks(c echo.Context) error {
 // delivery statistics over the last 7 days and its latest deliveries.
 func (h *Handler) ShowWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	ep, err := h.Manage.Webhook(ctx, t.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -135,7 +136,7 @@ func (h *Handler) ShowWebhook(c echo.Context) error {
 // UpdateWebhook answers PATCH /tenants/{slug}/webhooks/{id}.
 func (h *Handler) UpdateWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if _, err := h.Manage.Webhook(ctx, t.ID, c.Param("id")); err != nil {
 		return err // not found comes before the body's problems
 	}
@@ -152,28 +153,28 @@ func (h *Handler) UpdateWebhook(c echo.Context) error {
 
 // DeleteWebhook answers DELETE /tenants/{slug}/webhooks/{id}.
 func (h *Handler) DeleteWebhook(c echo.Context) error {
-	return deleteOne(c, "id", h.Manage.DeleteWebhook)
+	return handlers.DeleteOne(c, "id", h.Manage.DeleteWebhook)
 }
 
 // ListWebhookDeliveries answers GET /tenants/{slug}/webhooks/{id}/deliveries.
 func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
-	page, err := intParam(c, "page", 1, 1, parley.MaxPage)
+	page, err := handlers.IntParam(c, "page", 1, 1, parley.MaxPage)
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(c, "limit", parley.DefaultDeliveriesPage, 1, maxDeliveriesPage)
+	limit, err := handlers.IntParam(c, "limit", parley.DefaultDeliveriesPage, 1, maxDeliveriesPage)
 	if err != nil {
 		return err
 	}
 	f := db.DeliveryFilter{Page: page, Limit: limit, Status: c.QueryParam("status"), Event: c.QueryParam("event")}
 	if f.Status != "" && !slices.Contains([]string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}, f.Status) {
-		return queryError("status", "must be pending, succeeded, failed or dropped")
+		return handlers.QueryError("status", "must be pending, succeeded, failed or dropped")
 	}
 	if f.Event != "" && !slices.Contains(parley.WebhookEvents, f.Event) {
-		return queryError("event", "must be one of "+strings.Join(parley.WebhookEvents, ", "))
+		return handlers.QueryError("event", "must be one of "+strings.Join(parley.WebhookEvents, ", "))
 	}
 	ctx := c.Request().Context()
-	ep, err := h.Manage.Webhook(ctx, TenantFrom(c).ID, c.Param("id"))
+	ep, err := h.Manage.Webhook(ctx, handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -192,7 +193,7 @@ func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
 // RedeliverWebhook answers POST /tenants/{slug}/webhooks/{id}/deliveries/{deliveryId}/redeliver
 // with 202 and the delivery, queued again.
 func (h *Handler) RedeliverWebhook(c echo.Context) error {
-	d, err := h.Manage.RedeliverWebhook(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), c.Param("deliveryId"))
+	d, err := h.Manage.RedeliverWebhook(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), c.Param("deliveryId"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -21,7 +22,7 @@ func decodeSegment(c echo.Context) (parley.SegmentInput, error) {
 
 // ListSegments answers GET /tenants/{slug}/segments: a bare array without system prompts.
 func (h *Handler) ListSegments(c echo.Context) error {
-	out, err := resource.SegmentSummaries(c.Request().Context(), h.DB, TenantFrom(c).ID)
+	out, err := resource.SegmentSummaries(c.Request().Context(), h.DB, handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func (h *Handler) ListSegments(c echo.Context) error {
 
 // ShowSegment answers GET /tenants/{slug}/segments/{id} (id or slug).
 func (h *Handler) ShowSegment(c echo.Context) error {
-	s, err := h.Manage.Segment(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
+	s, err := h.Manage.Segment(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (h *Handler) CreateSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.Manage.CreateSegment(c.Request().Context(), TenantFrom(c), in)
+	s, err := h.Manage.CreateSegment(c.Request().Context(), handlers.TenantFrom(c), in)
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func (h *Handler) UpdateSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := h.Manage.UpdateSegment(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), in)
+	s, err := h.Manage.UpdateSegment(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), in)
 	if err != nil {
 		return err
 	}
@@ -69,11 +70,11 @@ func (h *Handler) DeleteSegment(c echo.Context) error {
 	if v := c.QueryParam("cascade"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return Invalid("cascade must be true or false")
+			return handlers.Invalid("cascade must be true or false")
 		}
 		cascade = b
 	}
-	del, err := h.Manage.DeleteSegment(c.Request().Context(), TenantFrom(c).ID, c.Param("id"), cascade)
+	del, err := h.Manage.DeleteSegment(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), cascade)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -31,7 +32,7 @@ type mcpBody struct {
 // ShowMCPSettings answers GET /tenants/{slug}/mcp-tools on every plan, so a
 // dashboard can show what an upgrade unlocks.
 func (h *Handler) ShowMCPSettings(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	s, err := h.Manage.MCPSettings(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
@@ -42,7 +43,7 @@ func (h *Handler) ShowMCPSettings(c echo.Context) error {
 // UpdateMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or above).
 // An absent mcpToolsApiKey keeps the stored key; null or "" removes it.
 func (h *Handler) UpdateMCPSettings(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
@@ -57,16 +58,16 @@ func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.forgetMCPTools(t.ID)
+	h.ForgetMCPTools(t.ID)
 	return c.JSON(http.StatusOK, newMCPSettingsJSON(s, t.Plan))
 }
 
 // DeleteMCPSettings answers DELETE /tenants/{slug}/mcp-tools.
 func (h *Handler) DeleteMCPSettings(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if err := h.Manage.ClearMCPSettings(c.Request().Context(), t.ID); err != nil {
 		return err
 	}
-	h.forgetMCPTools(t.ID)
+	h.ForgetMCPTools(t.ID)
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "mcpToolsUrl": nil, "mcpToolsMaxTools": parley.DefaultMCPTools, "hasApiKey": false})
 }

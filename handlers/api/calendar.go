@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -47,7 +48,7 @@ func newCalendarJSON(t parley.Tenant, c *parley.CalendarConnector) calendarJSON 
 
 // ShowCalendarConnector answers GET /tenants/{slug}/integrations/calendar.
 func (h *Handler) ShowCalendarConnector(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
@@ -59,15 +60,15 @@ func (h *Handler) ShowCalendarConnector(c echo.Context) error {
 // it connects to the server and saves the connector once the calendar is
 // found. An absent password keeps the stored one (same server only).
 func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	ctx := c.Request().Context()
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
-	var b calendarBody
+	var b handlers.CalendarBody
 	errs := jsonbody.DecodeFields(raw, &b)
-	saved, err := h.Manage.SaveCalendarConnector(ctx, t.ID, b.input(errs), h.discoverCalendar)
+	saved, err := h.Manage.SaveCalendarConnector(ctx, t.ID, b.Input(errs), h.DiscoverCalendar)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 // DeleteCalendarConnector answers DELETE /tenants/{slug}/integrations/calendar:
 // the credentials are deleted and the meeting tools are no longer offered.
 func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if err := h.Manage.DeleteCalendarConnector(c.Request().Context(), t.ID); err != nil {
 		return err
 	}
@@ -88,13 +89,13 @@ func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
 // it reads the calendar with the stored credentials and returns the next
 // free slots; a server that fails is a 502 saying why.
 func (h *Handler) TestCalendarConnector(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	ctx := c.Request().Context()
-	cur, err := h.connectedCalendar(ctx, t.ID)
+	cur, err := h.ConnectedCalendar(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	out, err := h.testCalendar(ctx, t, cur)
+	out, err := h.TestCalendar(ctx, t, cur)
 	var ce *caldav.Error
 	if errors.As(err, &ce) {
 		h.log(c).Warn("calendar connection test failed", "err", err)

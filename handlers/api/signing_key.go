@@ -1,9 +1,11 @@
-package handlers
+package api
 
 import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/handlers"
 )
 
 // visitorSigningKeyJSON is the answer of a rotation: the key, shown once.
@@ -15,10 +17,10 @@ type visitorSigningKeyJSON struct {
 
 // RotateVisitorSigningKey answers POST /tenants/{slug}/visitor-signing-key/rotate.
 func (h *Handler) RotateVisitorSigningKey(c echo.Context) error {
-	key, err := h.rotateVisitorSigningKey(c.Request().Context(), TenantFrom(c).ID)
+	key, err := h.RotateSigningKey(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return c.JSON(http.StatusOK, visitorSigningKeyJSON{Key: key, Algorithm: "HS256", Warning: signingKeyWarning})
+	return c.JSON(http.StatusOK, visitorSigningKeyJSON{Key: key, Algorithm: "HS256", Warning: handlers.SigningKeyWarning})
 }

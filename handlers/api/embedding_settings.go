@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -29,7 +30,7 @@ func (b embeddingsBody) input(problems parley.FieldErrors) parley.EmbeddingsInpu
 
 // ShowEmbeddings answers GET /tenants/{slug}/embeddings.
 func (h *Handler) ShowEmbeddings(c echo.Context) error {
-	out, err := h.embeddingsState(c.Request().Context(), TenantFrom(c).ID)
+	out, err := h.EmbeddingsState(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (h *Handler) ShowEmbeddings(c echo.Context) error {
 // key; null or "" removes it.
 func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -59,16 +60,16 @@ func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 // knowledge base goes back to the operator's endpoint, if any.
 func (h *Handler) DeleteEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {
 		return err
 	}
-	out, err := h.embeddingsState(ctx, t.ID)
+	out, err := h.EmbeddingsState(ctx, t.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, struct {
 		Deleted bool `json:"deleted"`
-		embeddingsJSON
+		handlers.EmbeddingsJSON
 	}{true, out})
 }

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -36,7 +37,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 		errs.Add(k, v)
 	}
 	in.Problems = nil // in errs
-	e, res, err := h.syncURL(c.Request().Context(), h.log(c), TenantFrom(c), target.URL, in, errs)
+	e, res, err := h.SyncURL(c.Request().Context(), h.log(c), handlers.TenantFrom(c), target.URL, in, errs)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/manage"
@@ -71,7 +72,7 @@ func (h *Handler) BulkCorpus(c echo.Context) error {
 			Details: map[string]string{"entries": fmt.Sprintf("1 to %d entries", maxBulkEntries)}}
 	}
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	segment, err := h.Manage.SegmentTable(ctx, t.ID)
 	if err != nil {
 		return err

@@ -1,9 +1,11 @@
-package handlers
+package api
 
 import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley/handlers"
 )
 
 // ImportCorpus answers POST /tenants/{slug}/corpus/import: a multipart part
@@ -13,11 +15,11 @@ import (
 // ones reported by line, as the contract's {imported, errors:[{line, error}]}
 // says: a bad line costs only itself, not the file.
 func (h *Handler) ImportCorpus(c echo.Context) error {
-	data, err := readCSVUpload(c)
+	data, err := handlers.ReadCSVUpload(c)
 	if err != nil {
 		return err
 	}
-	rep, err := h.importCorpusCSV(c.Request().Context(), TenantFrom(c), data)
+	rep, err := h.ImportCorpusCSV(c.Request().Context(), handlers.TenantFrom(c), data)
 	if err != nil {
 		return err
 	}

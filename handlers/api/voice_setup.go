@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -23,19 +24,19 @@ type voiceSetupJSON struct {
 // voiceSetupAnswer is the answer of a setup stored: saved is the tenant as
 // stored, secret the one to show once.
 func (h *Handler) voiceSetupAnswer(saved parley.Tenant, secret string) voiceSetupJSON {
-	llmURL, serverURL := VoiceURLs(h.BaseURL, saved.Slug)
-	return voiceSetupJSON{AssistantID: deref(saved.VoiceAssistantID), PhoneNumber: saved.VoicePhoneNumber,
+	llmURL, serverURL := handlers.VoiceURLs(h.BaseURL, saved.Slug)
+	return voiceSetupJSON{AssistantID: handlers.Deref(saved.VoiceAssistantID), PhoneNumber: saved.VoicePhoneNumber,
 		CustomLLMURL: llmURL, ServerURL: serverURL, Secret: secret}
 }
 
 // SetUpVoice answers POST /tenants/{slug}/voice/setup: the managed setup.
 func (h *Handler) SetUpVoice(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
 	}
 	if !h.Vapi.Configured() {
-		return managedSetupUnavailable
+		return handlers.ManagedSetupUnavailable
 	}
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
@@ -43,7 +44,7 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 	}
 	var in parley.VoiceSetupInput
 	in.Problems = jsonbody.DecodeFields(raw, &in)
-	saved, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, vapiSetup{h})
+	saved, secret, err := h.Manage.SetUpVoice(c.Request().Context(), t, in, h.VoiceOrchestrator())
 	if err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 
 // LinkVoice answers PUT /tenants/{slug}/voice/setup: the tenant's own assistant.
 func (h *Handler) LinkVoice(c echo.Context) error {
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
 	}
@@ -76,5 +77,5 @@ func (h *Handler) LinkVoice(c echo.Context) error {
 // ShowVoiceRecording answers GET /voice/{slug}/recordings/{callId} for an
 // API token of the tenant with conversations:read.
 func (h *Handler) ShowVoiceRecording(c echo.Context) error {
-	return h.relayRecording(c, TenantFrom(c).ID, c.Param("callId"))
+	return h.RelayRecording(c, handlers.TenantFrom(c).ID, c.Param("callId"))
 }

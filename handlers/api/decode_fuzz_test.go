@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // The query parsers answer any input with a value or an error of the
 // caller's (400), never a panic or an internal error. Their seeds, one file
 // an input, are under testdata/fuzz/<name>/; `go test -fuzz
-// FuzzSubmissionFilter ./handlers/` explores further.
+// FuzzSubmissionFilter ./handlers/api/` explores further.
 
 func FuzzSubmissionFilter(f *testing.F) {
 	f.Fuzz(func(t *testing.T, query string) {

@@ -1,17 +1,18 @@
-package handlers
+package api
 
 import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
 
 // ListTools answers GET /tenants/{slug}/tools: a bare array, lowest position first.
 func (h *Handler) ListTools(c echo.Context) error {
-	tools, err := h.Manage.ListTools(c.Request().Context(), TenantFrom(c).ID)
+	tools, err := h.Manage.ListTools(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
@@ -24,7 +25,7 @@ func (h *Handler) ListTools(c echo.Context) error {
 
 // ShowTool answers GET /tenants/{slug}/tools/{id}.
 func (h *Handler) ShowTool(c echo.Context) error {
-	t, err := h.Manage.Tool(c.Request().Context(), TenantFrom(c).ID, c.Param("id"))
+	t, err := h.Manage.Tool(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (h *Handler) CreateTool(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.Manage.CreateTool(c.Request().Context(), TenantFrom(c).ID, resource.ToolInputOf(raw))
+	t, err := h.Manage.CreateTool(c.Request().Context(), handlers.TenantFrom(c).ID, resource.ToolInputOf(raw))
 	if err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func (h *Handler) UpdateTool(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := resource.UpdateTool(c.Request().Context(), h.Manage, TenantFrom(c).ID, c.Param("id"), raw)
+	t, err := resource.UpdateTool(c.Request().Context(), h.Manage, handlers.TenantFrom(c).ID, c.Param("id"), raw)
 	if err != nil {
 		return err
 	}
@@ -59,5 +60,5 @@ func (h *Handler) UpdateTool(c echo.Context) error {
 
 // DeleteTool answers DELETE /tenants/{slug}/tools/{id}.
 func (h *Handler) DeleteTool(c echo.Context) error {
-	return deleteOne(c, "id", h.Manage.DeleteTool)
+	return handlers.DeleteOne(c, "id", h.Manage.DeleteTool)
 }

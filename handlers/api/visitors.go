@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -27,10 +28,10 @@ func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
 // offset and search.
 func (h *Handler) ListVisitors(c echo.Context) error {
 	l := parley.NewVisitorListing()
-	queryInt(c, "limit", &l.Limit)
-	queryInt(c, "offset", &l.Offset)
+	handlers.QueryInt(c, "limit", &l.Limit)
+	handlers.QueryInt(c, "offset", &l.Offset)
 	l.Search = c.QueryParam("search")
-	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), TenantFrom(c).ID, l)
+	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), handlers.TenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (h *Handler) CreateVisitor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Manage.CreateVisitor(c.Request().Context(), TenantFrom(c).ID, in)
+	v, err := h.Manage.CreateVisitor(c.Request().Context(), handlers.TenantFrom(c).ID, in)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (h *Handler) CreateVisitor(c echo.Context) error {
 
 // ShowVisitor answers GET /tenants/{slug}/visitors/{visitorId}.
 func (h *Handler) ShowVisitor(c echo.Context) error {
-	v, err := h.Manage.Visitor(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"))
+	v, err := h.Manage.Visitor(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (h *Handler) UpdateVisitor(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Manage.UpdateVisitor(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), in)
+	v, err := h.Manage.UpdateVisitor(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), in)
 	if err != nil {
 		return err
 	}
@@ -74,12 +75,12 @@ func (h *Handler) UpdateVisitor(c echo.Context) error {
 
 // DeleteVisitor answers DELETE /tenants/{slug}/visitors/{visitorId}: permanent, with its memory.
 func (h *Handler) DeleteVisitor(c echo.Context) error {
-	return deleteOne(c, "visitorId", h.Manage.DeleteVisitor)
+	return handlers.DeleteOne(c, "visitorId", h.Manage.DeleteVisitor)
 }
 
 // ListMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory: a bare array.
 func (h *Handler) ListMemory(c echo.Context) error {
-	facts, err := h.Manage.ListMemory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"))
+	facts, err := h.Manage.ListMemory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (h *Handler) ListMemory(c echo.Context) error {
 
 // ShowMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory/{key}.
 func (h *Handler) ShowMemory(c echo.Context) error {
-	f, err := h.Manage.Memory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
+	f, err := h.Manage.Memory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 	default:
 		in.Value = string(v)
 	}
-	f, err := h.Manage.SaveMemory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), in)
+	f, err := h.Manage.SaveMemory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), in)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 // DeleteMemory answers DELETE /tenants/{slug}/visitors/{visitorId}/memory/{key}.
 func (h *Handler) DeleteMemory(c echo.Context) error {
 	key := c.Param("key")
-	if err := h.Manage.DeleteMemory(c.Request().Context(), TenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
+	if err := h.Manage.DeleteMemory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "key": key})

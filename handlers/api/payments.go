@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
 
@@ -16,11 +17,11 @@ import (
 
 // ShowPaymentConnector answers GET /tenants/{slug}/integrations/payments.
 func (h *Handler) ShowPaymentConnector(c echo.Context) error {
-	p, err := h.Manage.PaymentConnector(c.Request().Context(), TenantFrom(c).ID)
+	p, err := h.Manage.PaymentConnector(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newPaymentJSON(p))
+	return c.JSON(http.StatusOK, handlers.NewPaymentJSON(p))
 }
 
 // UpdatePaymentConnector answers PUT /tenants/{slug}/integrations/payments:
@@ -28,24 +29,24 @@ func (h *Handler) ShowPaymentConnector(c echo.Context) error {
 // fields sent.
 func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
-	var b paymentBody
+	var b handlers.PaymentBody
 	errs := jsonbody.DecodeFields(raw, &b)
-	saved, err := h.Manage.SavePaymentConnector(ctx, t.ID, b.input(errs))
+	saved, err := h.Manage.SavePaymentConnector(ctx, t.ID, b.Input(errs))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newPaymentJSON(&saved))
+	return c.JSON(http.StatusOK, handlers.NewPaymentJSON(&saved))
 }
 
 // DeletePaymentConnector answers DELETE /tenants/{slug}/integrations/payments:
 // the key is deleted and the agent stops offering payment links.
 func (h *Handler) DeletePaymentConnector(c echo.Context) error {
-	if err := h.Manage.DeletePaymentConnector(c.Request().Context(), TenantFrom(c).ID); err != nil {
+	if err := h.Manage.DeletePaymentConnector(c.Request().Context(), handlers.TenantFrom(c).ID); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"deleted": true})
@@ -56,7 +57,7 @@ func (h *Handler) DeletePaymentConnector(c echo.Context) error {
 // 404 without a connector and without a key in the body.
 func (h *Handler) TestPaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
-	var b paymentBody
+	var b handlers.PaymentBody
 	errs := parley.FieldErrors{}
 	if c.Request().ContentLength != 0 {
 		raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
@@ -71,7 +72,7 @@ func (h *Handler) TestPaymentConnector(c echo.Context) error {
 			return err
 		}
 	}
-	res, err := h.runPaymentTest(ctx, TenantFrom(c).ID, strings.TrimSpace(b.SecretKey.Value), errs)
+	res, err := h.RunPaymentTest(ctx, handlers.TenantFrom(c).ID, strings.TrimSpace(b.SecretKey.Value), errs)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"encoding/csv"
@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 )
 
@@ -26,13 +27,13 @@ func exportWindow(f *db.ConversationFilter, now time.Time) error {
 		f.To = now
 	}
 	if f.From.IsZero() {
-		f.From = f.To.Add(-defaultExportWindow)
+		f.From = f.To.Add(-handlers.DefaultExportWindow)
 	}
 	if !f.To.After(f.From) {
-		return queryError("to", "must be after from")
+		return handlers.QueryError("to", "must be after from")
 	}
-	if f.To.Sub(f.From) > maxExportWindow {
-		return queryError("from", "must be at most 366 days before to")
+	if f.To.Sub(f.From) > handlers.MaxExportWindow {
+		return handlers.QueryError("from", "must be at most 366 days before to")
 	}
 	return nil
 }
@@ -65,10 +66,10 @@ func (e csvExport) header() error { return e.w.Write(conversationExportColumns) 
 
 func (e csvExport) row(r db.ConversationExportRow) error {
 	record := []string{r.ID, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.UpdatedAt.UTC().Format(time.RFC3339Nano), r.Channel,
-		r.Status, r.VisitorType, deref(r.SegmentSlug), deref(r.PageURL), strconv.Itoa(r.MessageCount), strconv.Itoa(r.ToolCallsCount),
-		deref(resource.IntentOf(r.FirstUserMessage))}
+		r.Status, r.VisitorType, handlers.Deref(r.SegmentSlug), handlers.Deref(r.PageURL), strconv.Itoa(r.MessageCount), strconv.Itoa(r.ToolCallsCount),
+		handlers.Deref(resource.IntentOf(r.FirstUserMessage))}
 	for i, cell := range record {
-		record[i] = neutralise(cell)
+		record[i] = handlers.Neutralise(cell)
 	}
 	return e.w.Write(record)
 }
@@ -102,14 +103,14 @@ func (h *Handler) ExportConversations(c echo.Context) error {
 	if err := exportWindow(&f, h.now()); err != nil {
 		return err
 	}
-	format, err := exportFormat(c)
+	format, err := handlers.ExportFormat(c)
 	if err != nil {
 		return err
 	}
-	if f.Limit, err = intParam(c, "limit", defaultExportLimit, 1, maxExportLimit); err != nil {
+	if f.Limit, err = handlers.IntParam(c, "limit", handlers.DefaultExportLimit, 1, handlers.MaxExportLimit); err != nil {
 		return err
 	}
-	t := TenantFrom(c)
+	t := handlers.TenantFrom(c)
 	resp := c.Response()
 	var out exportWriter
 	contentType := "text/csv; charset=utf-8"
@@ -139,7 +140,7 @@ func (h *Handler) ExportConversations(c echo.Context) error {
 		if err := out.row(r); err != nil {
 			return err
 		}
-		if n++; n%exportFlushRows == 0 {
+		if n++; n%handlers.ExportFlushRows == 0 {
 			if err := out.flush(); err != nil {
 				return err
 			}

@@ -1,18 +1,19 @@
-package handlers
+package api
 
 import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 )
 
 // ShowConversationStats answers GET /tenants/{slug}/conversations/stats:
 // the stats' query with window.
 func (h *Handler) ShowConversationStats(c echo.Context) error {
-	t := TenantFrom(c)
-	l := statsListingQuery(c, resource.TenantLocation(t))
+	t := handlers.TenantFrom(c)
+	l := handlers.StatsListingQuery(c, resource.TenantLocation(t))
 	l.Window = c.QueryParam("window")
 	q, st, err := h.Manage.ConversationStats(c.Request().Context(), t.ID, l, h.now())
 	if err != nil {
@@ -25,5 +26,5 @@ func (h *Handler) ShowConversationStats(c echo.Context) error {
 // one dataset of the stats as CSV or NDJSON. The rows are few (a year of
 // days, or maxStatsExportRows): written at once.
 func (h *Handler) ExportConversationStats(c echo.Context) error {
-	return h.exportConversationStats(c)
+	return h.WriteStatsExport(c)
 }

@@ -1,4 +1,4 @@
-package handlers
+package api
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 )
 
@@ -15,7 +16,7 @@ import (
 // to (dates in UTC), channel and segment (a slug or id of the tenant's;
 // another is 400).
 func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) error {
-	g, err := h.Manage.ConversationFilter(c.Request().Context(), TenantFrom(c).ID, scopeQuery(c, time.UTC))
+	g, err := h.Manage.ConversationFilter(c.Request().Context(), handlers.TenantFrom(c).ID, handlers.ScopeQuery(c, time.UTC))
 	if err != nil {
 		return err
 	}
@@ -28,14 +29,14 @@ func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) er
 // (checked even when empty), answered {conversations, pagination}.
 func (h *Handler) ListConversations(c echo.Context) error {
 	l := parley.NewConversationListing()
-	queryInt(c, "page", &l.Page)
-	queryInt(c, "limit", &l.Limit)
-	l.Scope = scopeQuery(c, time.UTC)
+	handlers.QueryInt(c, "page", &l.Page)
+	handlers.QueryInt(c, "limit", &l.Limit)
+	l.Scope = handlers.ScopeQuery(c, time.UTC)
 	l.Status, l.VisitorID, l.ToolType = c.QueryParam("status"), c.QueryParam("visitorId"), c.QueryParam("toolType")
 	if _, searched := c.QueryParams()["search"]; searched {
 		l.Search = parley.Some(c.QueryParam("search"))
 	}
-	page, err := h.Manage.ListConversations(c.Request().Context(), TenantFrom(c).ID, l)
+	page, err := h.Manage.ListConversations(c.Request().Context(), handlers.TenantFrom(c).ID, l)
 	if err != nil {
 		return err
 	}
@@ -47,13 +48,13 @@ func (h *Handler) ListConversations(c echo.Context) error {
 // voice conversation its call.
 func (h *Handler) ShowConversation(c echo.Context) error {
 	ctx := c.Request().Context()
-	d, err := h.DB.ConversationDetail(ctx, TenantFrom(c).ID, c.Param("id"))
+	d, err := h.DB.ConversationDetail(ctx, handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	out := resource.NewConversationDetailJSON(d)
 	if d.Conversation.Channel == parley.ChannelVoice {
-		v, err := h.DB.VoiceCallOfConversation(ctx, TenantFrom(c).ID, d.Conversation.ID)
+		v, err := h.DB.VoiceCallOfConversation(ctx, handlers.TenantFrom(c).ID, d.Conversation.ID)
 		if err != nil {
 			return err
 		}
