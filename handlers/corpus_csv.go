@@ -34,10 +34,10 @@ type importError struct {
 	Error string `json:"error"`
 }
 
-// importReport is what an import did: imported counts the entries created or
+// ImportReport is what an import did: imported counts the entries created or
 // updated, skipped the good lines that would have changed nothing (an entry
 // already as the line says), errors the lines refused and not written.
-type importReport struct {
+type ImportReport struct {
 	Imported      int           `json:"imported"`
 	Skipped       int           `json:"skipped"`
 	Errors        []importError `json:"errors"`
@@ -129,8 +129,8 @@ func parseErrorOf(err error) error {
 // of the database writes none of them. A row without externalId that repeats
 // the title and content of an earlier row, or of an entry the tenant has, is
 // skipped: importing a file twice must not double the knowledge base.
-func (h *Base) ImportCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (importReport, error) {
-	rep := importReport{Errors: []importError{}}
+func (h *Base) ImportCorpusCSV(ctx context.Context, t parley.Tenant, data []byte) (ImportReport, error) {
+	rep := ImportReport{Errors: []importError{}}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if err := checkCSVText(data); err != nil {
 		return rep, err
@@ -236,7 +236,7 @@ func (h *Base) ImportCorpusCSV(ctx context.Context, t parley.Tenant, data []byte
 	}
 	res, err := h.Manage.ImportCorpus(ctx, t, imp)
 	if err != nil {
-		return importReport{Errors: []importError{}}, err
+		return ImportReport{Errors: []importError{}}, err
 	}
 	rep.Imported = res.Created + res.Updated
 	rep.Skipped += res.Unchanged + res.Duplicates

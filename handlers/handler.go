@@ -68,10 +68,6 @@ type Base struct {
 	Stripe *stripe.Client
 }
 
-// Handler is the dashboard's handler (issue 35 moves it to a package of its
-// own next).
-type Handler struct{ *Base }
-
 // SignInChallenge holds the keys of the sign-in's bot challenge.
 type SignInChallenge struct{ SiteKey, SecretKey string }
 

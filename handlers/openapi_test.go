@@ -16,7 +16,7 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../web/openapi.json", []handlerstest.WireType{
 		{Schema: "CorpusImportError", Type: reflect.TypeFor[importError]()},
-		{Schema: "CorpusImportResult", Type: reflect.TypeFor[importReport]()},
+		{Schema: "CorpusImportResult", Type: reflect.TypeFor[ImportReport]()},
 		{Schema: "CalendarTest", Type: reflect.TypeFor[calendarTest]()},
 		{Schema: "ChatReply", Type: reflect.TypeFor[ChatReply]()},
 		{Schema: "WidgetSettings", Type: reflect.TypeFor[WidgetSettingsJSON]()},

@@ -47,7 +47,7 @@ func IntParam(c echo.Context, name string, def, min, max int) (int, error) {
 	return n, parley.ParamsError(errs)
 }
 
-var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var UUIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // CheckSubmissionFilter reads and checks the query of a submissions list; the
 // search is read and checked only when searched.
@@ -66,7 +66,7 @@ func CheckSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, 
 			return f, QueryError("toolType", "must be one of "+strings.Join(append(slices.Clone(parley.UserToolTypes), parley.SyntheticToolTypes...), ", "))
 		}
 	}
-	if f.ToolID = c.QueryParam("toolId"); f.ToolID != "" && !uuidPattern.MatchString(f.ToolID) {
+	if f.ToolID = c.QueryParam("toolId"); f.ToolID != "" && !UUIDPattern.MatchString(f.ToolID) {
 		return f, QueryError("toolId", "must be a uuid")
 	}
 	if f.Status = c.QueryParam("status"); f.Status != "" && !slices.Contains(parley.SubmissionStatuses, f.Status) {

@@ -74,15 +74,15 @@ func PrincipalOf(c echo.Context) (auth.Principal, bool) {
 	return auth.Principal{}, false
 }
 
-// setAdmin records the signed-in owner of an admin request.
-func setAdmin(c echo.Context, a *AdminContext) {
+// SetAdmin records the signed-in owner of an admin request.
+func SetAdmin(c echo.Context, a *AdminContext) {
 	if s := scopeOf(c); s != nil {
 		s.admin, s.logger = a, nil
 	}
 }
 
-// adminOf returns the signed-in owner of an admin request, if any.
-func adminOf(c echo.Context) (*AdminContext, bool) {
+// AdminOf returns the signed-in owner of an admin request, if any.
+func AdminOf(c echo.Context) (*AdminContext, bool) {
 	if s := scopeOf(c); s != nil && s.admin != nil {
 		return s.admin, true
 	}

@@ -13,10 +13,6 @@ import (
 	"github.com/parley/parley/db"
 )
 
-// sessNewSigningKey holds a just-rotated visitor signing key until the page
-// after the redirect shows it, once.
-const sessNewSigningKey = "newVisitorSigningKey"
-
 // SigningKeyWarning goes with a rotated key, in the API answer and on the page.
 const SigningKeyWarning = "Store this key now: it is shown once and cannot be retrieved again. " +
 	"Visitor tokens signed with the previous key are refused from now on, and calls to your reply endpoint are signed with this one."

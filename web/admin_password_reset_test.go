@@ -43,9 +43,9 @@ func setupReset(t *testing.T) *resetHarness {
 	t.Helper()
 	h := &resetHarness{smtp: mailtest.Start(t, mailtest.Options{Username: "parley", Password: "smtp secret"})}
 	h.b = setupAdmin(t, map[string]string{"PARLEY_SMTP_URL": h.smtp.URL("Parley <no-reply@parley.test>")})
-	clock := h.b.srv.Handler.Now
-	h.b.srv.Handler.Now = func() time.Time { return clock().Add(time.Duration(h.skew.Load())) }
-	if h.b.srv.Mail == nil || !h.b.srv.Handler.ResetByEmail {
+	clock := h.b.srv.Base.Now
+	h.b.srv.Base.Now = func() time.Time { return clock().Add(time.Duration(h.skew.Load())) }
+	if h.b.srv.Mail == nil || !h.b.srv.Base.ResetByEmail {
 		t.Fatal("PARLEY_SMTP_URL did not configure the server's mail")
 	}
 	// The production worker, on a client that works nothing but mail, so
@@ -227,7 +227,7 @@ func TestAdminPasswordReset(t *testing.T) {
 				}
 			})
 		}
-		if h := b.passwordHash(t, ten.OwnerEmail); !b.srv.Handler.Passwords.Check(h, ten.Password) {
+		if h := b.passwordHash(t, ten.OwnerEmail); !b.srv.Base.Passwords.Check(h, ten.Password) {
 			t.Fatal("a refused new password changed the password")
 		}
 
@@ -285,7 +285,7 @@ func TestAdminPasswordReset(t *testing.T) {
 		}
 		c.get("/admin/login") // the page has no form, so no CSRF token
 		p = c.submit("/admin/reset-password", url.Values{"token": {token}, "password": {newPassword}, "confirm": {newPassword}})
-		if p.status != http.StatusGone || !b.srv.Handler.Passwords.Check(b.passwordHash(t, ten.OwnerEmail), ten.Password) {
+		if p.status != http.StatusGone || !b.srv.Base.Passwords.Check(b.passwordHash(t, ten.OwnerEmail), ten.Password) {
 			t.Errorf("an expired link reset the password: %d", p.status)
 		}
 	})
@@ -498,7 +498,7 @@ func TestAdminPasswordChangedElsewhere(t *testing.T) {
 	ten := b.ownedTenant(t, "starter")
 	c := b.newAdminClient(t)
 	c.signIn(ten)
-	hash, err := b.srv.Handler.Passwords.Hash("set by the operator")
+	hash, err := b.srv.Base.Passwords.Hash("set by the operator")
 	mustStep(t, "hashing", err)
 	mustStep(t, "setting the password", b.db.AddOwner(context.Background(), ten.ID, ten.OwnerEmail, hash, true))
 	if c.signedIn() {

@@ -50,7 +50,7 @@ func setupAdmin(t *testing.T, env map[string]string) *bundle {
 	// in the same window.
 	start := time.Now()
 	mid := start.Truncate(15 * time.Minute).Add(7*time.Minute + 30*time.Second)
-	srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
+	srv.Base.Now = func() time.Time { return mid.Add(time.Since(start)) }
 	return newBundle(t, srv, store)
 }
 
@@ -391,7 +391,7 @@ func TestAdminLogin(t *testing.T) {
 func manualClock(b *bundle) (advance func(time.Duration)) {
 	var mu sync.Mutex
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	b.srv.Handler.Now = func() time.Time {
+	b.srv.Base.Now = func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return now
@@ -1193,7 +1193,7 @@ func TestAdminLoginChallenge(t *testing.T) {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 		}))
 		t.Cleanup(down.Close)
-		b.srv.Handler.Captcha.URL = down.URL
+		b.srv.Base.Captcha.URL = down.URL
 		c := b.newAdminClient(t)
 		for i := range challengeAfter {
 			c.login(fmt.Sprintf("other%d-%s@example.test", i, ten.Slug), "wrong-password", "")

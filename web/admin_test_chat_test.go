@@ -290,7 +290,7 @@ func TestAdminTestChatBrowser(t *testing.T) {
 	f := setupTestChat(t)
 	b := f.b
 	// The stalled answer below ends at the turn's time limit.
-	b.srv.Handler.Engine.TurnTimeout = 3 * time.Second
+	b.srv.Base.Engine.TurnTimeout = 3 * time.Second
 	ctx := browserTab(t)
 	mustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
 	openSignedIn(ctx, t, b, f.ten, "/admin")

@@ -25,7 +25,7 @@ const adminHookURL = "https://hooks.example.com/parley"
 
 // withAdminHookResolver makes the server resolve webhook hosts with adminHookHosts.
 func withAdminHookResolver(b *bundle) *bundle {
-	b.srv.Handler.Outbound = outbound.New(nil, adminHookHosts)
+	b.srv.Base.Outbound = outbound.New(nil, adminHookHosts)
 	return b
 }
 
@@ -375,7 +375,7 @@ func TestAdminWebhooksDeliveries(t *testing.T) {
 	})
 
 	t.Run("NextAttemptIsTheRetrysTime", func(t *testing.T) {
-		now := b.srv.Handler.Now().UTC() // the dashboard's clock
+		now := b.srv.Base.Now().UTC() // the dashboard's clock
 		last, next := now.Add(-5*time.Second), now.Add(10*time.Minute)
 		_, err := b.db.Pool().Exec(context.Background(), `UPDATE webhook_deliveries SET attempts = 1, last_error = 'HTTP 502',
 			last_attempt_at = $2, next_attempt_at = $3 WHERE id = $1`, pending.ID, last, next)
@@ -482,7 +482,7 @@ func TestAdminWebhooksHealth(t *testing.T) {
 	_, ev, err := b.db.CreateSubmission(bg, parley.NewSubmission{TenantID: ten.ID, ToolType: "SUBMIT_FORM", ToolName: "contact",
 		Channel: "web", Input: json.RawMessage(`{"email":"a@b.co"}`)}, nil)
 	mustStep(t, "recording an event", err)
-	now := b.srv.Handler.Now().UTC()
+	now := b.srv.Base.Now().UTC()
 	delivery := func(endpointID, status string, at time.Time, failed bool) {
 		t.Helper()
 		var lastErr, deliveredAt any

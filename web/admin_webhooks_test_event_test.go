@@ -109,7 +109,7 @@ func workDeliveryJob(t *testing.T, b *bundle, deliveryID string) {
 	if row.Kind != (deliveryargs.Args{}).Kind() || row.Queue != deliveryargs.Queue {
 		t.Fatalf("job %s on %s, want a delivery on its queue", row.Kind, row.Queue)
 	}
-	worker := &jobs.WebhookDeliveryWorker{DB: b.db, Box: b.box, Client: jobs.DeliveryClient(b.srv.Handler.Outbound, jobs.DeliveryTimeout)}
+	worker := &jobs.WebhookDeliveryWorker{DB: b.db, Box: b.box, Client: jobs.DeliveryClient(b.srv.Base.Outbound, jobs.DeliveryTimeout)}
 	tx, err := b.db.Pool().Begin(ctx)
 	mustStep(t, "a transaction", err)
 	defer tx.Rollback(ctx)
@@ -122,7 +122,7 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 	b := setupAdmin(t, nil)
 	// The dashboard reads the time of the retry on the workers' clock, the
 	// real one; withOutbound restarts the listener after this change.
-	b.srv.Handler.Now = nil
+	b.srv.Base.Now = nil
 	b.withOutbound(t, true, webhookHosts)
 	ten := b.ownedTenant(t, "builder")
 	bg := context.Background()

@@ -38,7 +38,7 @@ func adminToken(t *testing.T, b *bundle, ten tenant, resource string, now time.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := b.srv.Handler.OAuth.SignAccessToken(ctx, g, jti, now)
+	tok, err := b.srv.Base.OAuth.SignAccessToken(ctx, g, jti, now)
 	if err != nil {
 		t.Fatal(err)
 	}

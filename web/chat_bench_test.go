@@ -144,7 +144,7 @@ func newChatBench(b *testing.B) *chatBench {
 	box, _ := auth.NewBox(key)
 	tr := &http.Transport{MaxIdleConns: 2000, MaxIdleConnsPerHost: 2000, DisableCompression: true}
 	b.Cleanup(tr.CloseIdleConnections)
-	return &chatBench{ts: ts, model: model, store: store, box: box, pws: srv.Handler.Passwords, client: &http.Client{Transport: tr}, queries: tracer}
+	return &chatBench{ts: ts, model: model, store: store, box: box, pws: srv.Base.Passwords, client: &http.Client{Transport: tr}, queries: tracer}
 }
 
 // queryCounter counts the statements sent to PostgreSQL and the time until

@@ -62,7 +62,7 @@ func TestChatCalendar(t *testing.T) {
 	paris, _ := time.LoadLocation("Europe/Paris")
 	// Monday 30 November 2026, 08:00 in Paris (07:00 UTC).
 	now := time.Date(2026, 11, 30, 8, 0, 0, 0, paris)
-	b.srv.Handler.Now = func() time.Time { return now }
+	b.srv.Base.Now = func() time.Time { return now }
 	cal := caldavtest.Start(t)
 
 	ten := b.newTenant(t, "starter")
@@ -329,7 +329,7 @@ func TestChatAvailabilityWithoutBookingTool(t *testing.T) {
 	paris, _ := time.LoadLocation("Europe/Paris")
 	// Monday 30 November 2026, 08:00 in Paris.
 	now := time.Date(2026, 11, 30, 8, 0, 0, 0, paris)
-	b.srv.Handler.Now = func() time.Time { return now }
+	b.srv.Base.Now = func() time.Time { return now }
 	cal := caldavtest.Start(t)
 
 	ten, secret := b.voiceTenant(t, "scale", true, `{}`)

@@ -31,7 +31,7 @@ func setupEmbedChat(t *testing.T, embedURL string) (*bundle, *llmtest.OpenAI) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.Handler.Engine.Embeddings == nil {
+	if srv.Base.Engine.Embeddings == nil {
 		t.Fatal("PARLEY_EMBEDDINGS_URL set, and no embedder")
 	}
 	return newBundle(t, srv, store), llm
@@ -73,7 +73,7 @@ func TestChatKnowledgeByMeaning(t *testing.T) {
 		t.Fatalf("the bulk loads left %d embedding jobs waiting, want 1 (%v)", waiting, err)
 	}
 	// The job the loads enqueued, as River would run it.
-	w := &jobs.EmbedCorpusWorker{DB: b.db, Embeddings: jobs.Embeddings{Operator: b.srv.Handler.Engine.Embeddings}}
+	w := &jobs.EmbedCorpusWorker{DB: b.db, Embeddings: jobs.Embeddings{Operator: b.srv.Base.Engine.Embeddings}}
 	if n, done, err := w.EmbedTenant(ctx, ten.ID, time.Minute); err != nil || !done || n != len(entries) {
 		t.Fatalf("embedded %d of %d, done %v: %v", n, len(entries), done, err)
 	}

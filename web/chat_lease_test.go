@@ -76,7 +76,7 @@ func TestChatSessionOfDeadInstance(t *testing.T) {
 	runInstance(t, b)
 	// Far less than the dead lease's two minutes: a lease still held
 	// answers 409.
-	b.srv.Handler.Engine.SessionWait = time.Second
+	b.srv.Base.Engine.SessionWait = time.Second
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	llm.Push(llmtest.Turn{Text: []string{"Hello."}})
@@ -120,7 +120,7 @@ func TestChatSessionOfLiveInstance(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
 	runInstance(t, b)
-	b.srv.Handler.Engine.SessionWait = 300 * time.Millisecond
+	b.srv.Base.Engine.SessionWait = 300 * time.Millisecond
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	x := deadTurn(t, b, ten.ID, "live-1", "Are you there?")

@@ -265,7 +265,7 @@ func TestChatMCPProxyLimits(t *testing.T) {
 	now := time.Now()
 	var clock atomic.Int64
 	clock.Store(now.UnixNano())
-	b.srv.Handler.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	b.srv.Base.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	server := newTenantMCP(t, 3)
 	builder := b.newTenant(t, "builder")
 	b.setMCP(t, builder.ID, server.URL, "", 2)
@@ -321,7 +321,7 @@ func TestChatMCPProxySlow(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
 	const bound = 300 * time.Millisecond
-	b.srv.Handler.Engine.MCP.Timeout = bound
+	b.srv.Base.Engine.MCP.Timeout = bound
 
 	hanging := newTenantMCP(t, 0)
 	hanging.slowList.Store(true)

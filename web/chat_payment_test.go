@@ -48,7 +48,7 @@ func setupPayments(t *testing.T) (*bundle, *llmtest.OpenAI, *stripetest.Server, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Handler.Stripe.Timeout = 300 * time.Millisecond // the engine's client too: one client
+	srv.Base.Stripe.Timeout = 300 * time.Millisecond // the engine's client too: one client
 	return newBundle(t, srv, store), llm, stripe, logs
 }
 
@@ -296,7 +296,7 @@ func TestChatCollectPayment(t *testing.T) {
 			n := len(llm.Requests())
 			in := &agent.TurnInput{Tenant: tenant, Segment: seg, SessionID: "pay-" + channel, Message: "Can I pay now?",
 				Channel: channel, VisitorType: parley.VisitorHuman}
-			if _, err := b.srv.Handler.Engine.Reply(ctx, in, func(agent.Event) {}); err != nil {
+			if _, err := b.srv.Base.Engine.Reply(ctx, in, func(agent.Event) {}); err != nil {
 				t.Fatal(err)
 			}
 			if got := offered(llm.Requests()[n], "collect_payment"); got != (channel != parley.ChannelVoice) {

@@ -137,7 +137,7 @@ func TestChatGates(t *testing.T) {
 	// message once passed, the window having turned between).
 	start := time.Now()
 	mid := start.Truncate(time.Hour).Add(30*time.Minute + 30*time.Second)
-	b.srv.Handler.Now = func() time.Time { return mid.Add(time.Since(start)) }
+	b.srv.Base.Now = func() time.Time { return mid.Add(time.Since(start)) }
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	ok := map[string]any{"message": "Hello", "sessionId": "s-1"}

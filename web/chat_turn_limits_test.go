@@ -23,8 +23,8 @@ func TestChatLeaseOutlivesItsLifetime(t *testing.T) {
 	// lifetimes of the lease below.
 	llm, slowURL := slowModel(t, 1500*time.Millisecond)
 	b, _ := setupChat(t, map[string]string{"PARLEY_LLM_BASE_URL": slowURL})
-	b.srv.Handler.Engine.SessionLease = 300 * time.Millisecond // renewed every 100 ms
-	b.srv.Handler.Engine.SessionWait = 10 * time.Second
+	b.srv.Base.Engine.SessionLease = 300 * time.Millisecond // renewed every 100 ms
+	b.srv.Base.Engine.SessionWait = 10 * time.Second
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	llm.Push(llmtest.Turn{Text: []string{"Answer A."}}, llmtest.Turn{Text: []string{"Answer B."}})
@@ -75,7 +75,7 @@ func TestChatLeaseOutlivesItsLifetime(t *testing.T) {
 func TestChatTurnTimeout(t *testing.T) {
 	t.Parallel()
 	b, llm := setupChat(t, nil)
-	b.srv.Handler.Engine.TurnTimeout = 400 * time.Millisecond
+	b.srv.Base.Engine.TurnTimeout = 400 * time.Millisecond
 	ten := b.newTenant(t, "starter")
 
 	llm.Push(llmtest.Turn{Text: []string{"Partial answer"}, Stall: true})

@@ -39,7 +39,7 @@ func TestChatVisitorCode(t *testing.T) {
 	smtp := mailtest.Start(t, mailtest.Options{})
 	b, llm := setupChat(t, map[string]string{"PARLEY_SMTP_URL": smtp.URL("Parley <no-reply@parley.test>")})
 	var skew atomic.Int64
-	b.srv.Handler.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	b.srv.Base.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 
 	ten := b.newTenant(t, "starter")
 	other := b.newTenant(t, "starter")

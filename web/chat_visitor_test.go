@@ -331,7 +331,7 @@ func TestChatSessionBusy(t *testing.T) {
 		t.Errorf("expired lease: got %d %v", r.status, r.body)
 	}
 	// A live lease held past the wait: 409, nothing stored.
-	b.srv.Handler.Engine.SessionWait = 300 * time.Millisecond
+	b.srv.Base.Engine.SessionWait = 300 * time.Millisecond
 	b.exec(t, `INSERT INTO session_leases (tenant_id, session_id, holder, busy_until) VALUES ($1, 'busy-2', 'other', now() + interval '1 minute')`, ten.ID)
 	r := b.chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Hi", "sessionId": "busy-2"}, agentHeaders)
 	if r.status != 409 || r.body["error"] != "Another message of this session is still being answered; retry shortly" {

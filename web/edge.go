@@ -71,7 +71,7 @@ func valuesTextError(kind string, values url.Values) error {
 
 // checkText refuses, with 400, a request whose path, query or headers hold a
 // NUL byte or invalid UTF-8, before any of it reaches the database. JSON
-// bodies are checked where they are decoded (handlers.decodeObject), forms
+// bodies are checked where they are decoded (jsonbody.DecodeObject), forms
 // by checkFormText.
 func checkText(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -50,7 +50,7 @@ func FuzzEdge(f *testing.F) {
 	}
 	key, _ := auth.ParseKey(testKey)
 	box, _ := auth.NewBox(key)
-	ten, err := auth.Provision(context.Background(), store, box, srv.Handler.Passwords,
+	ten, err := auth.Provision(context.Background(), store, box, srv.Base.Passwords,
 		parley.NewTenantInput{Slug: fmt.Sprintf("fuzz-%d", time.Now().UnixNano()), Name: "Fuzz", Plan: "scale"})
 	if err != nil {
 		f.Fatal(err)

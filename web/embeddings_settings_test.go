@@ -81,7 +81,7 @@ func TestEmbeddingsSettingsAPI(t *testing.T) {
 	if err := b.db.Pool().QueryRow(context.Background(), `SELECT embeddings_api_key FROM tenants WHERE id = $1`, ten.ID).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
-	if open, err := b.srv.Handler.Box.Open(sealed); err != nil || string(open) != key || strings.Contains(string(sealed), key) {
+	if open, err := b.srv.Base.Box.Open(sealed); err != nil || string(open) != key || strings.Contains(string(sealed), key) {
 		t.Errorf("the key is not stored sealed: %q (%v)", sealed, err)
 	}
 	// Absent key: kept (and an http URL then refused); null: removed.
@@ -142,7 +142,7 @@ func TestChatKnowledgeByTenantEmbeddings(t *testing.T) {
 	const question = "Could someone mend my bicycle tire?"
 	const answer = "We fix a flat tyre while you wait"
 	b, llm := setupChat(t, nil)
-	if b.srv.Handler.Engine.Embeddings != nil {
+	if b.srv.Base.Engine.Embeddings != nil {
 		t.Fatal("the operator's endpoint is configured: the test is of a tenant's own")
 	}
 	ten := loadEntries(t, b, entries)
@@ -156,7 +156,7 @@ func TestChatKnowledgeByTenantEmbeddings(t *testing.T) {
 	// the API would over https.
 	b.mustDo(t, 200, "PUT", path, ten.Token, map[string]any{"embeddingsUrl": emb.URL, "embeddingsModel": "concepts"})
 	dims := 64
-	if _, err := b.db.SaveEmbeddingSettings(ctx, ten.ID, emb.URL, "concepts", &dims, parley.Some(b.srv.Handler.Box.Seal([]byte(emb.Key)))); err != nil {
+	if _, err := b.db.SaveEmbeddingSettings(ctx, ten.ID, emb.URL, "concepts", &dims, parley.Some(b.srv.Base.Box.Seal([]byte(emb.Key)))); err != nil {
 		t.Fatal(err)
 	}
 	var waiting int

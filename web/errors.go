@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin"
 	"github.com/parley/parley/views"
 )
 
@@ -88,7 +89,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.JSON(status, limitBody{Error: body.Error, Code: body.Code, Current: d.Current, Limit: d.Limit, NextResetAt: d.NextResetAt})
 		return
 	}
-	if strings.HasPrefix(c.Request().URL.Path, "/admin") && !handlers.JSONRequest(c.Request()) {
+	if strings.HasPrefix(c.Request().URL.Path, "/admin") && !admin.JSONRequest(c.Request()) {
 		c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 		c.Response().WriteHeader(status)
 		_ = views.ErrorPage(status, body.Error).Render(c.Request().Context(), c.Response())

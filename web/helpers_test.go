@@ -99,7 +99,7 @@ func (b *bundle) provision(t *testing.T, plan string, owner bool) tenant {
 	if owner {
 		np.OwnerEmail, np.OwnerPassword = "owner@"+slug+".test", "password-"+slug
 	}
-	p, err := auth.Provision(context.Background(), b.db, b.box, b.srv.Handler.Passwords, np)
+	p, err := auth.Provision(context.Background(), b.db, b.box, b.srv.Base.Passwords, np)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,15 +172,15 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 	if exempt127 {
 		allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
-	b.srv.Handler.Outbound = outbound.New(allow, hosts)
-	b.srv.Public.Outbound = b.srv.Handler.Outbound
+	b.srv.Base.Outbound = outbound.New(allow, hosts)
+	b.srv.Public.Outbound = b.srv.Base.Outbound
 	b.serve()
 }
 
 // logTo sends every log line of the server, its surfaces and its engine to
 // logger.
 func (b *bundle) logTo(logger *slog.Logger) {
-	b.srv.Logger, b.srv.Handler.Logger, b.srv.Handler.Engine.Logger = logger, logger, logger
+	b.srv.Logger, b.srv.Base.Logger, b.srv.Base.Engine.Logger = logger, logger, logger
 	b.srv.Public.Logger, b.srv.Voice.Logger, b.srv.MCP.Logger = logger, logger, logger
 }
 
@@ -189,7 +189,7 @@ func (b *bundle) logTo(logger *slog.Logger) {
 // orchestrator's and the authorization server's addresses), for a browser
 // that follows them.
 func (b *bundle) atItsAddress() {
-	b.srv.Handler.BaseURL, b.srv.Public.BaseURL, b.srv.Voice.BaseURL, b.srv.OAuth.BaseURL = b.ts.URL, b.ts.URL, b.ts.URL, b.ts.URL
+	b.srv.Base.BaseURL, b.srv.Public.BaseURL, b.srv.Voice.BaseURL, b.srv.OAuth.BaseURL = b.ts.URL, b.ts.URL, b.ts.URL, b.ts.URL
 	b.srv.MCP.BaseURL = b.ts.URL
 }
 

@@ -23,7 +23,7 @@ func (s *Server) startInstance(ctx context.Context) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Handler.Engine.Instance = id
+	s.Base.Engine.Instance = id
 	beating, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {

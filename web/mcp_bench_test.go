@@ -30,7 +30,7 @@ func BenchmarkMCPToolCall(b *testing.B) {
 	key, _ := auth.ParseKey(testKey)
 	box, _ := auth.NewBox(key)
 	ctx := context.Background()
-	p, err := auth.Provision(ctx, store, box, srv.Handler.Passwords, parley.NewTenantInput{Slug: "mcp-bench", Name: "MCP bench", Plan: "builder"})
+	p, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: "mcp-bench", Name: "MCP bench", Plan: "builder"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,8 +30,8 @@ func setupOAuth(t *testing.T) *oauthTest {
 	t.Helper()
 	b := setupAdmin(t, nil)
 	o := &oauthTest{bundle: b}
-	base := b.srv.Handler.Now()
-	b.srv.Handler.Now = func() time.Time { return base.Add(time.Duration(o.shift.Load())) }
+	base := b.srv.Base.Now()
+	b.srv.Base.Now = func() time.Time { return base.Add(time.Duration(o.shift.Load())) }
 	return o
 }
 

@@ -141,7 +141,7 @@ func newRetrievalBench(b *testing.B) *retrievalBench {
 	b.Cleanup(ts.Close)
 	key, _ := auth.ParseKey(testKey)
 	box, _ := auth.NewBox(key)
-	return &retrievalBench{srv: srv, ts: ts, llm: llm, store: store, box: box, pws: srv.Handler.Passwords, client: ts.Client()}
+	return &retrievalBench{srv: srv, ts: ts, llm: llm, store: store, box: box, pws: srv.Base.Passwords, client: ts.Client()}
 }
 
 // tenant provisions a scale-plan tenant and loads entries into its

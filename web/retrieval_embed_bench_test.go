@@ -67,7 +67,7 @@ func retrievalEmbedders(b *testing.B) []retrievalEmbedder {
 func embeddingPhases(b *testing.B, rb *retrievalBench, entries []retrievalEntry, questions []retrievalQuestion,
 	byKey map[string]retrievalEntry, out []retrievalOutcome) {
 	ctx := context.Background()
-	engine := rb.srv.Handler.Engine
+	engine := rb.srv.Base.Engine
 	defer func() { engine.Embeddings = nil }()
 	for _, emb := range retrievalEmbedders(b) {
 		slug := rb.tenant(b, entries, false)

@@ -15,7 +15,7 @@ import (
 
 // routes is the whole HTTP surface of Parley, in one place.
 func (s *Server) routes() {
-	e, h := s.Echo, s.Handler
+	e, h := s.Echo, s.Admin
 	e.Pre(middleware.RemoveTrailingSlash())
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)
@@ -25,8 +25,8 @@ func (s *Server) routes() {
 	e.Use(s.securityHeaders)
 	e.Use(checkText)
 
-	e.GET("/healthz", h.Healthz)
-	e.GET("/readyz", h.Readyz)
+	e.GET("/healthz", s.Base.Healthz)
+	e.GET("/readyz", s.Base.Readyz)
 	e.GET("/openapi.json", serveOpenAPI)
 	staticFiles := serveStatic()
 	e.GET("/static/*", staticFiles)

@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin"
 	"github.com/parley/parley/handlers/api"
 	"github.com/parley/parley/handlers/mcpserver"
 	"github.com/parley/parley/handlers/oauth"
@@ -35,11 +36,15 @@ import (
 
 // Server is one Parley instance: the Echo instance and what it serves with.
 type Server struct {
-	Echo    *echo.Echo
-	Config  Config
-	DB      *db.DB
-	Logger  *slog.Logger
-	Handler *handlers.Handler
+	Echo   *echo.Echo
+	Config Config
+	DB     *db.DB
+	Logger *slog.Logger
+	// Base holds what the REST API's and the dashboard's handlers share
+	// (tests set its Now and BaseURL).
+	Base *handlers.Base
+	// Admin answers the dashboard.
+	Admin *admin.Handler
 	// Public answers chat, the widget's settings, the lead form and the
 	// agent context document.
 	Public *public.Handler
@@ -134,20 +139,21 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 		Stripe:           stripeClient,
 	}
-	s.Handler = &handlers.Handler{Base: base}
+	s.Base = base
+	s.Admin = &admin.Handler{Base: base}
 	s.API = &api.Handler{Base: base}
-	s.Handler.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Handler.Addresses()}
-	s.MCP = &mcpserver.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.Public = &public.Handler{DB: store, Box: box, Engine: s.Handler.Engine, Captcha: s.Handler.Captcha,
+	s.Base.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Base.Addresses()}
+	s.MCP = &mcpserver.Handler{DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
+	s.Public = &public.Handler{DB: store, Box: box, Engine: s.Base.Engine, Captcha: s.Base.Captcha,
 		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.MCP.AdminChatTools,
 		BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Handler.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.OAuth = &oauth.Handler{DB: store, Manage: s.Handler.Manage, OAuth: s.Handler.OAuth, BaseURL: cfg.BaseURL, Now: s.now}
-	if s.Handler.Engine.Embeddings = managedEmbedder(cfg); s.Handler.Engine.Embeddings != nil {
+	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Base.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
+	s.OAuth = &oauth.Handler{DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth, BaseURL: cfg.BaseURL, Now: s.now}
+	if s.Base.Engine.Embeddings = managedEmbedder(cfg); s.Base.Engine.Embeddings != nil {
 		store.EnableEmbeddings()
 	}
 	if s.Mail != nil {
-		s.Handler.Engine.Mailer = codeMailer{s.Mail}
+		s.Base.Engine.Mailer = codeMailer{s.Mail}
 	} else {
 		logger.Info("visitor verification by email code is off: PARLEY_SMTP_URL is unset, so tenants in visitorAuthMode otp or all are not offered SEND_VERIFICATION_CODE")
 	}
@@ -217,7 +223,7 @@ func managedEmbedder(cfg Config) *agent.Embedder {
 func (s *Server) Run(ctx context.Context) error {
 	// The first start generates the OAuth signing key; a key that does not
 	// open stops the start. Ending ctx meanwhile is a shutdown.
-	if err := s.Handler.OAuth.Keys.Ensure(ctx); err != nil {
+	if err := s.Base.OAuth.Keys.Ensure(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -271,7 +277,7 @@ func (s *Server) Run(ctx context.Context) error {
 // NewJobClient builds the River client that works the server's jobs, with
 // its outbound guard, its mail sender and its clock for reset links.
 func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
-	return jobs.NewClient(s.DB, s.Handler.Box, s.Handler.Outbound,
+	return jobs.NewClient(s.DB, s.Base.Box, s.Base.Outbound,
 		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing)
 }
 
@@ -280,14 +286,14 @@ func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error)
 // reached through the outbound guard).
 func (s *Server) JobEmbeddings() jobs.Embeddings {
 	embed := jobs.Embeddings{Own: func(t parley.Tenant) (jobs.Embedder, error) {
-		e, err := agent.EmbedderFor(t, nil, s.Handler.Box, s.Handler.Outbound)
+		e, err := agent.EmbedderFor(t, nil, s.Base.Box, s.Base.Outbound)
 		if e == nil {
 			return nil, err
 		}
 		return e, err
 	}}
-	if s.Handler.Engine.Embeddings != nil {
-		embed.Operator = s.Handler.Engine.Embeddings
+	if s.Base.Engine.Embeddings != nil {
+		embed.Operator = s.Base.Engine.Embeddings
 	}
 	return embed
 }
@@ -295,8 +301,8 @@ func (s *Server) JobEmbeddings() jobs.Embeddings {
 // now is the server's clock: the handlers' (Handler.Now, which tests set),
 // else the time.
 func (s *Server) now() time.Time {
-	if s.Handler != nil && s.Handler.Now != nil {
-		return s.Handler.Now()
+	if s.Base != nil && s.Base.Now != nil {
+		return s.Base.Now()
 	}
 	return time.Now()
 }

@@ -616,7 +616,7 @@ func TestWebhookSend(t *testing.T) {
 	id := obj(ds[0])["id"].(string)
 
 	now := time.Now()
-	worker := &jobs.WebhookDeliveryWorker{DB: b.db, Box: b.box, Client: b.srv.Handler.Outbound.Client(jobs.DeliveryTimeout), Now: func() time.Time { return now }}
+	worker := &jobs.WebhookDeliveryWorker{DB: b.db, Box: b.box, Client: b.srv.Base.Outbound.Client(jobs.DeliveryTimeout), Now: func() time.Time { return now }}
 	job := &river.Job[deliveryargs.Args]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: 6}, Args: deliveryargs.Args{DeliveryID: id}}
 	if err := worker.Work(context.Background(), job); err != nil {
 		t.Fatal(err)

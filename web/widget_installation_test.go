@@ -15,7 +15,7 @@ func TestWidgetInstallationDetected(t *testing.T) {
 	b := setup(t)
 	b.atItsAddress()
 	clock := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	b.srv.Handler.Now = func() time.Time { return clock }
+	b.srv.Base.Now = func() time.Time { return clock }
 	ten := b.newTenant(t, "starter")
 	path := "/chat/" + ten.Slug + "/widget"
 	seen := func() (string, time.Time) {

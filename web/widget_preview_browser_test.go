@@ -24,7 +24,7 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.atItsAddress()
-	b.srv.Handler.CDNURL = b.ts.URL
+	b.srv.Base.CDNURL = b.ts.URL
 	ten := b.ownedTenant(t, "starter")
 	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke", "primaryColor": "#1d4ed8",
 		"teaserText": "Need a bike?", "captchaEnabled": true, "captchaSiteKey": "0x4AAA-site", "captchaSecretKey": "0x4AAA-secret"}); st != 200 {

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -19,14 +20,14 @@ const adminProductsPage = 20
 func productRow(p parley.Product) views.ProductRow {
 	r := views.ProductRow{ID: p.ID, Name: p.Name, Tags: p.Tags, Active: p.IsActive}
 	if p.Price != nil {
-		r.Price = strconv.FormatFloat(*p.Price, 'f', 2, 64) + " " + Deref(p.Currency)
+		r.Price = strconv.FormatFloat(*p.Price, 'f', 2, 64) + " " + handlers.Deref(p.Currency)
 	}
 	return r
 }
 
 func productForm(p parley.Product) views.ProductForm {
-	f := views.ProductForm{ID: p.ID, Name: p.Name, Description: Deref(p.Description), Currency: Deref(p.Currency),
-		URL: Deref(p.URL), ImageURL: Deref(p.ImageURL), Tags: strings.Join(p.Tags, ", "), Active: p.IsActive}
+	f := views.ProductForm{ID: p.ID, Name: p.Name, Description: handlers.Deref(p.Description), Currency: handlers.Deref(p.Currency),
+		URL: handlers.Deref(p.URL), ImageURL: handlers.Deref(p.ImageURL), Tags: strings.Join(p.Tags, ", "), Active: p.IsActive}
 	if p.Price != nil {
 		f.Price = formatNumber(*p.Price)
 	}
@@ -50,14 +51,14 @@ func (h *Handler) ShowProductsPage(c echo.Context) error {
 	}
 	p := h.page(c, "Products", "products")
 	if isHTMX(c) {
-		return Render(c, http.StatusOK, views.ProductsListView(p, l))
+		return handlers.Render(c, http.StatusOK, views.ProductsListView(p, l))
 	}
-	return Render(c, http.StatusOK, views.ProductsPage(p, l))
+	return handlers.Render(c, http.StatusOK, views.ProductsPage(p, l))
 }
 
 // ShowNewProductPage renders the create form.
 func (h *Handler) ShowNewProductPage(c echo.Context) error {
-	return Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
+	return handlers.Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
 }
 
 // productFromForm reads a product form into the management operations'
@@ -65,7 +66,7 @@ func (h *Handler) ShowNewProductPage(c echo.Context) error {
 func productFromForm(c echo.Context) (parley.ProductInput, views.ProductForm, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return parley.ProductInput{}, views.ProductForm{}, Invalid("Could not read the form")
+		return parley.ProductInput{}, views.ProductForm{}, handlers.Invalid("Could not read the form")
 	}
 	get := func(k string) string { return strings.TrimSpace(form.Get(k)) }
 	f := views.ProductForm{Name: form.Get("name"), Description: form.Get("description"), Price: get("price"),
@@ -112,7 +113,7 @@ func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
 	if cur != nil {
 		f.ID, title = cur.ID, "Edit product"
 	}
-	return Render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
+	return handlers.Render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
 }
 
 // SaveNewProduct creates a product from the form.
@@ -124,7 +125,7 @@ func (h *Handler) ShowEditProductPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
+	return handlers.Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
 }
 
 // SaveProduct saves a product's edit form.

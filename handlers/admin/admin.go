@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -54,11 +55,11 @@ const loginChallengeAfter = 3
 
 // adminFrom is the admin request's owner and tenant; the requireAdmin
 // middleware set it before any admin handler runs.
-func adminFrom(c echo.Context) *AdminContext {
-	if a, ok := adminOf(c); ok {
+func adminFrom(c echo.Context) *handlers.AdminContext {
+	if a, ok := handlers.AdminOf(c); ok {
 		return a
 	}
-	return &AdminContext{}
+	return &handlers.AdminContext{}
 }
 
 func csrfToken(c echo.Context) string {
@@ -81,7 +82,7 @@ func (h *Handler) page(c echo.Context, title, active string) views.Page {
 	return p
 }
 
-// RequireAdmin lets signed-in users through with their AdminContext and sends
+// RequireAdmin lets signed-in users through with their handlers.AdminContext and sends
 // everyone else to the sign-in page.
 func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -110,7 +111,7 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if len(ms) == 0 {
 			_ = h.Sessions.Destroy(ctx)
-			return Render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
+			return handlers.Render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
 		}
 		current := ms[0].TenantID
 		want := h.Sessions.GetString(ctx, sessTenantID)
@@ -123,7 +124,7 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		setAdmin(c, &AdminContext{User: user, Tenant: t, Memberships: ms})
+		handlers.SetAdmin(c, &handlers.AdminContext{User: user, Tenant: t, Memberships: ms})
 		return next(c)
 	}
 }
@@ -191,7 +192,7 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 		}
 		h.withChallenge(&form, n)
 	}
-	return Render(c, http.StatusOK, views.Login(form))
+	return handlers.Render(c, http.StatusOK, views.Login(form))
 }
 
 // checkSignInChallenge verifies the bot challenge's token of the sign-in
@@ -235,13 +236,13 @@ func (h *Handler) Login(c echo.Context) error {
 		secs := int64(math.Ceil(attempt.Wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 		form.Error = "Too many failed sign-in attempts. Try again in " + waitWords(secs) + "."
-		return Render(c, http.StatusTooManyRequests, views.Login(form))
+		return handlers.Render(c, http.StatusTooManyRequests, views.Login(form))
 	}
 	h.withChallenge(&form, failures+1)
 	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
 		if msg := h.checkSignInChallenge(c); msg != "" {
 			form.Error = msg
-			return Render(c, http.StatusForbidden, views.Login(form))
+			return handlers.Render(c, http.StatusForbidden, views.Login(form))
 		}
 	}
 	user, err := h.DB.UserByEmail(ctx, email)
@@ -251,7 +252,7 @@ func (h *Handler) Login(c echo.Context) error {
 	if !h.Passwords.Check(user.PasswordHash, password) {
 		// The attempt was counted as a failure when it started.
 		form.Error = "Wrong email or password."
-		return Render(c, http.StatusUnauthorized, views.Login(form))
+		return handlers.Render(c, http.StatusUnauthorized, views.Login(form))
 	}
 	if err := h.DB.ForgiveLoginAttempt(ctx, attempt); err != nil {
 		return err
@@ -283,7 +284,7 @@ func (h *Handler) SwitchTenant(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, "/admin")
 		}
 	}
-	return Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+	return handlers.Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 }
 
 // onboarding is the new owner's path (persona, knowledge, test, install
@@ -344,7 +345,7 @@ func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	if err := h.overviewActivity(c, a.Tenant, &o); err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
+	return handlers.Render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
 }
 
 // overviewLatest is how many conversations the overview lists.

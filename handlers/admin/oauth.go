@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"net/http"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -23,7 +24,7 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 	q := c.QueryParams()
 	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), q.Get)
 	if e != nil {
-		return RefuseAuthorization(c, h.BaseURL, r, e)
+		return handlers.RefuseAuthorization(c, h.BaseURL, r, e)
 	}
 	a := adminFrom(c)
 	u, _ := url.Parse(r.RedirectURI)
@@ -45,7 +46,7 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 			v.Fields = append(v.Fields, views.HiddenField{Name: k, Value: val})
 		}
 	}
-	return Render(c, http.StatusOK, views.ConsentPage(v))
+	return handlers.Render(c, http.StatusOK, views.ConsentPage(v))
 }
 
 // SaveConsent is the owner's answer: approve sends the client an
@@ -54,10 +55,10 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 func (h *Handler) SaveConsent(c echo.Context) error {
 	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), c.FormValue)
 	if e != nil {
-		return RefuseAuthorization(c, h.BaseURL, r, e)
+		return handlers.RefuseAuthorization(c, h.BaseURL, r, e)
 	}
 	if c.FormValue("decision") != "approve" {
-		return RefuseAuthorization(c, h.BaseURL, r, &auth.AuthorizationError{Code: "access_denied", Description: "The owner denied access"})
+		return handlers.RefuseAuthorization(c, h.BaseURL, r, &auth.AuthorizationError{Code: "access_denied", Description: "The owner denied access"})
 	}
 	a := adminFrom(c)
 	tenantID := a.Tenant.ID
@@ -69,7 +70,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 			}
 		}
 		if tenantID == "" {
-			return Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
+			return handlers.Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 		}
 	}
 	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), db.OAuthCode{
@@ -112,7 +113,7 @@ func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 		}
 		rows = append(rows, row)
 	}
-	return Render(c, http.StatusOK, views.ConnectedAppsPage(h.page(c, "Connected apps", "connected-apps"), rows))
+	return handlers.Render(c, http.StatusOK, views.ConnectedAppsPage(h.page(c, "Connected apps", "connected-apps"), rows))
 }
 
 // RevokeConnectedApp revokes every grant of a client on the tenant: its

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"encoding/csv"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -21,7 +22,7 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenant := adminFrom(c).Tenant
 	search := strings.TrimSpace(c.QueryParam("search"))
-	f, err := CheckSubmissionFilter(c, search != "")
+	f, err := handlers.CheckSubmissionFilter(c, search != "")
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 	w := csv.NewWriter(res)
 	write := func(rec []string) error {
 		for i := range rec {
-			rec[i] = Neutralise(rec[i]) // a visitor typed what lands here
+			rec[i] = handlers.Neutralise(rec[i]) // a visitor typed what lands here
 		}
 		return w.Write(rec)
 	}
@@ -69,14 +70,14 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 			values[fl.Key] = fl.Value
 		}
 		rec := []string{s.CreatedAt.UTC().Format(time.DateTime), views.StatusName(s.Status), views.ChannelName(s.Channel),
-			views.ToolTypeName(s.ToolType), s.ToolName, Deref(s.PageURL), Deref(s.VisitorID), Deref(s.ConversationID), s.ID}
+			views.ToolTypeName(s.ToolType), s.ToolName, handlers.Deref(s.PageURL), handlers.Deref(s.VisitorID), handlers.Deref(s.ConversationID), s.ID}
 		for _, k := range keys {
 			rec = append(rec, values[k])
 		}
 		if err := write(rec); err != nil {
 			return err
 		}
-		if n++; n%ExportFlushRows == 0 {
+		if n++; n%handlers.ExportFlushRows == 0 {
 			w.Flush()
 			res.Flush()
 		}

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/views"
 )
@@ -40,13 +41,13 @@ func (h *Handler) ShowVisitorsPage(c echo.Context) error {
 	}
 	l := views.VisitorsList{Search: ls.Search, Limit: ls.Limit, Offset: ls.Offset, Total: total}
 	for _, v := range vs {
-		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: Deref(v.Email), Name: Deref(v.DisplayName),
-			ExternalID: Deref(v.ExternalID), Provider: Deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
+		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: handlers.Deref(v.Email), Name: handlers.Deref(v.DisplayName),
+			ExternalID: handlers.Deref(v.ExternalID), Provider: handlers.Deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
 	}
 	if isHTMX(c) {
-		return Render(c, http.StatusOK, views.VisitorsListView(l))
+		return handlers.Render(c, http.StatusOK, views.VisitorsListView(l))
 	}
-	return Render(c, http.StatusOK, views.VisitorsPage(h.page(c, "Visitors", "visitors"), l))
+	return handlers.Render(c, http.StatusOK, views.VisitorsPage(h.page(c, "Visitors", "visitors"), l))
 }
 
 // prettyJSON indents a JSON object for reading and editing.
@@ -70,8 +71,8 @@ func (h *Handler) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	if err != nil {
 		return views.VisitorProfile{}, err
 	}
-	p := views.VisitorProfile{ID: v.ID, Email: Deref(v.Email), Name: Deref(v.DisplayName), Phone: Deref(v.Phone),
-		Provider: Deref(v.AuthProvider), ExternalID: Deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
+	p := views.VisitorProfile{ID: v.ID, Email: handlers.Deref(v.Email), Name: handlers.Deref(v.DisplayName), Phone: handlers.Deref(v.Phone),
+		Provider: handlers.Deref(v.AuthProvider), ExternalID: handlers.Deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
 		CreatedAt: v.CreatedAt.UTC().Format(dateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
 	for _, f := range facts {
 		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dateTime)})
@@ -88,7 +89,7 @@ func (h *Handler) renderVisitor(c echo.Context, status int, v views.VisitorProfi
 	if title == "" {
 		title = v.ID // an anonymous visitor (the widget's anonymous id) has neither
 	}
-	return Render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
+	return handlers.Render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
 }
 
 // ShowVisitorPage renders a visitor's profile.
@@ -109,7 +110,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	f := views.VisitorForm{Email: form.Get("email"), Name: form.Get("displayName"), Phone: form.Get("phone"),
 		Provider: form.Get("authProvider"), ExternalID: form.Get("externalId"), Metadata: form.Get("metadata")}
@@ -193,5 +194,5 @@ func (h *Handler) RemoveMemoryFact(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.MemoryCount(v.MemoryCount))
+	return handlers.Render(c, http.StatusOK, views.MemoryCount(v.MemoryCount))
 }

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -22,10 +23,10 @@ const maxTestExcerpt = 600
 
 // integrationsView is the state of the tenant's connections.
 func (h *Handler) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
-	v := views.IntegrationsView{AuthMode: Deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
-		ContextURL: Deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
-		MCPURL: Deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
-		VoiceAvailable: t.PlanInfo().Voice, VoiceEnabled: t.VoiceEnabled, VoiceNumber: Deref(t.VoicePhoneNumber)}
+	v := views.IntegrationsView{AuthMode: handlers.Deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
+		ContextURL: handlers.Deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
+		MCPURL: handlers.Deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
+		VoiceAvailable: t.PlanInfo().Voice, VoiceEnabled: t.VoiceEnabled, VoiceNumber: handlers.Deref(t.VoicePhoneNumber)}
 	cal, err := h.DB.CalendarConnector(ctx, t.ID)
 	if err != nil {
 		return v, err
@@ -59,7 +60,7 @@ func (h *Handler) ShowIntegrationsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
+	return handlers.Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
 }
 
 // SendContextTest calls the tenant's context webhook as the chat does for
@@ -70,14 +71,14 @@ func (h *Handler) SendContextTest(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	r := h.testContextWebhook(c.Request().Context(), t)
 	if isHTMX(c) {
-		return Render(c, http.StatusOK, views.ContextTestResultView(&r))
+		return handlers.Render(c, http.StatusOK, views.ContextTestResultView(&r))
 	}
 	v, err := h.integrationsView(c.Request().Context(), t)
 	if err != nil {
 		return err
 	}
 	v.ContextTest = &r
-	return Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
+	return handlers.Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
 }
 
 // testContextWebhook makes the call and says, in the owner's words, what
@@ -86,7 +87,7 @@ func (h *Handler) testContextWebhook(ctx context.Context, t parley.Tenant) views
 	failed := func(format string, args ...any) views.ContextTestResult {
 		return views.ContextTestResult{State: "failed", Summary: fmt.Sprintf(format, args...)}
 	}
-	target := Deref(t.VisitorContextURL)
+	target := handlers.Deref(t.VisitorContextURL)
 	if target == "" || h.Outbound == nil {
 		return failed("No context webhook address is set: set it under Developer settings first.")
 	}
@@ -145,7 +146,7 @@ func (h *Handler) DiscoverMCPTools(c echo.Context) error {
 	}
 	r := h.discoverMCPTools(c.Request().Context(), t)
 	if isHTMX(c) {
-		return Render(c, http.StatusOK, views.MCPDiscoverResultView(&r))
+		return handlers.Render(c, http.StatusOK, views.MCPDiscoverResultView(&r))
 	}
 	f := mcpForm(t)
 	f.Discover = &r

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -21,7 +22,7 @@ const embeddingsPath = "/admin/corpus/embeddings"
 
 // embeddingsStatus is the page's status block: which endpoint embeds the
 // knowledge base and how far, times in the tenant's time zone.
-func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, EmbeddingsJSON, error) {
+func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, handlers.EmbeddingsJSON, error) {
 	t := adminFrom(c).Tenant
 	st, err := h.EmbeddingsState(c.Request().Context(), t.ID)
 	if err != nil {
@@ -35,11 +36,11 @@ func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, Embe
 		return at.In(loc).Format("2 Jan 2006, 15:04")
 	}
 	return views.EmbeddingsStatus{Source: st.Source, Entries: st.Entries, Embedded: st.Embedded,
-		LastError: Deref(st.LastError), LastErrorAt: when(st.LastErrorAt), LastEmbeddedAt: when(st.LastEmbeddedAt)}, st, nil
+		LastError: handlers.Deref(st.LastError), LastErrorAt: when(st.LastErrorAt), LastEmbeddedAt: when(st.LastEmbeddedAt)}, st, nil
 }
 
 func (h *Handler) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
-	return Render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
+	return handlers.Render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
 }
 
 // ShowEmbeddingsPage renders the tenant's endpoint, its form and the status.
@@ -48,7 +49,7 @@ func (h *Handler) ShowEmbeddingsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := views.EmbeddingsForm{Configured: st.URL != nil, URL: Deref(st.URL), Model: Deref(st.Model),
+	f := views.EmbeddingsForm{Configured: st.URL != nil, URL: handlers.Deref(st.URL), Model: handlers.Deref(st.Model),
 		HasKey: st.HasAPIKey, Status: s}
 	if st.Dimensions != nil {
 		f.Dimensions = strconv.Itoa(*st.Dimensions)
@@ -63,7 +64,7 @@ func (h *Handler) ShowEmbeddingsStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.EmbeddingsStatusView(s))
+	return handlers.Render(c, http.StatusOK, views.EmbeddingsStatusView(s))
 }
 
 // SaveEmbeddingsPage saves the form with the API's rules, or re-renders it
@@ -78,7 +79,7 @@ func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	f := views.EmbeddingsForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("embeddingsUrl")),
 		Model: strings.TrimSpace(form.Get("embeddingsModel")), Dimensions: strings.TrimSpace(form.Get("embeddingsDimensions")),

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"cmp"
@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -79,7 +80,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	v := views.AnalyticsView{Segments: segments, TimeZone: loc.String(), Filter: views.AnalyticsFilter{
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Granularity: c.QueryParam("granularity"),
 		Segment: c.QueryParam("segment"), Channel: c.QueryParam("channel")}}
-	q, st, err := h.Manage.ConversationStats(ctx, t.ID, StatsListingQuery(c, loc), h.now())
+	q, st, err := h.Manage.ConversationStats(ctx, t.ID, handlers.StatsListingQuery(c, loc), h.now())
 	if err != nil {
 		errs, status, ok := failedForm(err)
 		if !ok {
@@ -89,7 +90,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 			errs[k] = err.Error() // the API's own message, which names the parameter
 		}
 		v.Errors = errs
-		return Render(c, status, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
+		return handlers.Render(c, status, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
 	}
 	from, last := q.Filter.From.In(loc), q.Filter.To.In(loc).Add(-time.Nanosecond)
 	if v.Filter.From == "" {
@@ -119,7 +120,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	}
 	slices.SortStableFunc(v.BySegment, func(a, b views.Bar) int { return cmp.Compare(b.Value, a.Value) })
 	for _, tl := range st.TopTools {
-		v.TopTools = append(v.TopTools, views.Bar{Label: NonBlankOr(Deref(tl.DisplayName), tl.Name), Value: tl.Calls})
+		v.TopTools = append(v.TopTools, views.Bar{Label: handlers.NonBlankOr(handlers.Deref(tl.DisplayName), tl.Name), Value: tl.Calls})
 	}
 	for _, pg := range st.ByPage {
 		v.ByPage = append(v.ByPage, views.Bar{Label: pg.Page, Value: pg.Conversations})
@@ -127,7 +128,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	for _, in := range st.TopIntents {
 		v.TopIntents = append(v.TopIntents, views.Bar{Label: in.Question, Value: in.Count})
 	}
-	return Render(c, http.StatusOK, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
+	return handlers.Render(c, http.StatusOK, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
 }
 
 // ExportAnalytics downloads one dataset of the analytics page as the API's

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/views"
 )
@@ -39,7 +40,7 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 			v.Segments = append(v.Segments, views.Option{Value: s.Slug, Label: s.Name})
 		}
 	}
-	return Render(c, http.StatusOK, views.TestChatPage(h.page(c, "Test chat", "test-chat"), v))
+	return handlers.Render(c, http.StatusOK, views.TestChatPage(h.page(c, "Test chat", "test-chat"), v))
 }
 
 // SendTestMessage answers POST /admin/test-chat: a message of the signed-in
@@ -51,40 +52,40 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 // and the CSRF token, so chat's origin, widget key and bot challenge gates do
 // not apply; the plan's and the per-address limit do.
 func (h *Handler) SendTestMessage(c echo.Context) error {
-	count := CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
 	defer count.Settle()
 	in, err := h.testChatInput(c, count)
 	if err != nil {
 		return err
 	}
-	w := NewChatWriter(c, in, true)
+	w := handlers.NewChatWriter(c, in, true)
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.Emit)
 	return w.Finish(out, err)
 }
 
 // testChatInput decodes a test message and passes the gates.
-func (h *Handler) testChatInput(c echo.Context, count *AddressCount) (*agent.TurnInput, error) {
+func (h *Handler) testChatInput(c echo.Context, count *handlers.AddressCount) (*agent.TurnInput, error) {
 	t := adminFrom(c).Tenant
-	SetTenant(c, t)
+	handlers.SetTenant(c, t)
 	if !t.PlanInfo().Widget {
-		return nil, ErrNotActivated
+		return nil, handlers.ErrNotActivated
 	}
 	var req testChatRequest
-	raw, err := jsonbody.DecodeObject(c, MaxChatBody)
+	raw, err := jsonbody.DecodeObject(c, handlers.MaxChatBody)
 	if err != nil {
 		return nil, err
 	}
 	if errs := jsonbody.DecodeFields(raw, &req); len(errs) > 0 {
 		return nil, errs.Err()
 	}
-	if err := CheckChatMessage(req.Message, req.SessionID); err != nil {
+	if err := handlers.CheckChatMessage(req.Message, req.SessionID); err != nil {
 		return nil, err
 	}
 	if !strings.HasPrefix(req.SessionID, testSessionPrefix) {
 		return nil, &parley.Error{Kind: parley.KindInvalid, Message: "A test chat's sessionId starts with " + testSessionPrefix,
 			Details: parley.FieldErrors{"sessionId": "must start with " + testSessionPrefix}}
 	}
-	seg, segErr := ChatSegment(c.Request().Context(), h.DB, t, "", req.Segment)
+	seg, segErr := handlers.ChatSegment(c.Request().Context(), h.DB, t, "", req.Segment)
 	if err := count.Verdict(); err != nil {
 		return nil, err
 	}

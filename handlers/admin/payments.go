@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"net/http"
@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -15,9 +16,9 @@ const paymentsPage = "/admin/integrations/payments"
 
 // paymentsForm is the page's model of a stored connector (nil: none).
 func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
-	j := NewPaymentJSON(p)
+	j := handlers.NewPaymentJSON(p)
 	f := views.PaymentsForm{Connected: j.Connected, IsActive: j.IsActive || p == nil,
-		Currency: Deref(j.Currency), DefaultDescription: Deref(j.DefaultDescription), SuccessMessage: Deref(j.SuccessMessage)}
+		Currency: handlers.Deref(j.Currency), DefaultDescription: handlers.Deref(j.DefaultDescription), SuccessMessage: handlers.Deref(j.SuccessMessage)}
 	if p != nil {
 		f.Mode, f.KeyType, f.KeyLast4 = p.KeyMode, p.KeyType, p.KeyLast4
 	}
@@ -32,7 +33,7 @@ func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
 }
 
 func (h *Handler) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
-	return Render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
+	return handlers.Render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
 }
 
 // ShowPaymentsPage renders the payments integration: connect Stripe, test
@@ -56,14 +57,14 @@ func (h *Handler) SavePayments(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	f := paymentsForm(cur)
 	f.Currency = strings.TrimSpace(form.Get("currency"))
 	f.DefaultAmount = strings.TrimSpace(form.Get("defaultAmount"))
 	f.DefaultDescription, f.SuccessMessage = form.Get("defaultDescription"), form.Get("successMessage")
 	errs := parley.FieldErrors{}
-	b := PaymentBody{Currency: parley.Some(f.Currency), DefaultDescription: parley.Some(f.DefaultDescription),
+	b := handlers.PaymentBody{Currency: parley.Some(f.Currency), DefaultDescription: parley.Some(f.DefaultDescription),
 		SuccessMessage: parley.Some(f.SuccessMessage)}
 	if key := strings.TrimSpace(form.Get("secretKey")); key != "" {
 		b.SecretKey = parley.Some(key)
@@ -107,7 +108,7 @@ func (h *Handler) TestPayments(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) {
-		return Render(c, http.StatusOK, views.PaymentTestResult(&views.PaymentTest{OK: res.OK, Message: res.Message,
+		return handlers.Render(c, http.StatusOK, views.PaymentTestResult(&views.PaymentTest{OK: res.OK, Message: res.Message,
 			At: res.TestedAt.Format("2006-01-02 15:04 UTC")}))
 	}
 	return c.Redirect(http.StatusSeeOther, paymentsPage)

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -57,7 +58,7 @@ func (h *Handler) synonymsView(c echo.Context) (views.SynonymsView, error) {
 }
 
 func (h *Handler) renderSynonyms(c echo.Context, status int, v views.SynonymsView) error {
-	return Render(c, status, views.SynonymsPage(h.page(c, "Synonyms", "corpus"), v))
+	return handlers.Render(c, status, views.SynonymsPage(h.page(c, "Synonyms", "corpus"), v))
 }
 
 // ShowSynonymsPage lists the tenant's synonym groups.
@@ -120,7 +121,7 @@ func (h *Handler) SaveSynonyms(c echo.Context) error {
 		return err
 	}
 	if isHTMX(c) {
-		return Render(c, status, views.SynonymGroupView(views.Page{CSRF: csrfToken(c)}, row))
+		return handlers.Render(c, status, views.SynonymGroupView(views.Page{CSRF: csrfToken(c)}, row))
 	}
 	v, err := h.synonymsView(c)
 	if err != nil {
@@ -150,5 +151,5 @@ func (h *Handler) RemoveSynonyms(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.SynonymCount(len(groups), parley.MaxSynonymGroups))
+	return handlers.Render(c, http.StatusOK, views.SynonymCount(len(groups), parley.MaxSynonymGroups))
 }

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"net/http"
@@ -9,6 +9,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -45,7 +46,7 @@ func (h *Handler) ShowTokensPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
+	return handlers.Render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 }
 
 // SaveToken creates a token with the chosen scopes through the management
@@ -54,7 +55,7 @@ func (h *Handler) SaveToken(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	token, _, err := h.Manage.CreateToken(c.Request().Context(), a.Tenant.ID,
 		parley.TokenInput{Name: form.Get("name"), Scopes: form["scopes"]})
@@ -71,7 +72,7 @@ func (h *Handler) SaveToken(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return Render(c, status, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
+		return handlers.Render(c, status, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
 	}
 	h.Sessions.Put(c.Request().Context(), sessNewToken, token)
 	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
@@ -95,7 +96,7 @@ func (h *Handler) RevokeToken(c echo.Context) error {
 	}
 	for _, t := range ts {
 		if t.ID == id {
-			return Render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: csrfToken(c)}, tokenRow(t)))
+			return handlers.Render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: csrfToken(c)}, tokenRow(t)))
 		}
 	}
 	return parley.Errorf(parley.KindNotFound, "Token not found")

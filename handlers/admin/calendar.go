@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -46,7 +47,7 @@ func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 func dayLabel(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
 
 func (h *Handler) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
-	return Render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
+	return handlers.Render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
 }
 
 // ShowCalendarPage renders the calendar connector's form.
@@ -71,7 +72,7 @@ func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	b, days := calendarFormBody(form)
 	f := calendarForm(t, cur)
@@ -90,8 +91,8 @@ func (h *Handler) SaveCalendarConnector(c echo.Context) error {
 
 // calendarFormBody reads the form as the API's body, with the office hours
 // as the form's rows (so that a refused form shows what was typed).
-func calendarFormBody(form url.Values) (CalendarBody, []views.CalendarDay) {
-	b := CalendarBody{
+func calendarFormBody(form url.Values) (handlers.CalendarBody, []views.CalendarDay) {
+	b := handlers.CalendarBody{
 		ServerURL:   parley.Some(strings.TrimSpace(form.Get("serverUrl"))),
 		Username:    parley.Some(strings.TrimSpace(form.Get("username"))),
 		CalendarURL: parley.Some(strings.TrimSpace(form.Get("calendarUrl"))),
@@ -139,7 +140,7 @@ func (h *Handler) TestCalendarConnection(c echo.Context) error {
 		v.Slots = append(v.Slots, s.Label)
 	}
 	if isHTMX(c) {
-		return Render(c, http.StatusOK, views.CalendarTestView(v))
+		return handlers.Render(c, http.StatusOK, views.CalendarTestView(v))
 	}
 	f := calendarForm(t, cur)
 	f.Test = &v

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"encoding/base64"
@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -39,15 +40,15 @@ var visitorAuthModeOptions = []views.Option{
 
 func settingsForm(t parley.Tenant) views.SettingsForm {
 	return views.SettingsForm{
-		Name: t.Name, BotName: Deref(t.BotName), BotTitle: Deref(t.BotTitle), BotLore: Deref(t.BotLore),
+		Name: t.Name, BotName: handlers.Deref(t.BotName), BotTitle: handlers.Deref(t.BotTitle), BotLore: handlers.Deref(t.BotLore),
 		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
-		PrimaryColor: t.PrimaryColor, SecondaryColor: Deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
-		BotAvatar: Deref(t.BotAvatar), TeaserText: Deref(t.TeaserText),
+		PrimaryColor: t.PrimaryColor, SecondaryColor: handlers.Deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
+		BotAvatar: handlers.Deref(t.BotAvatar), TeaserText: handlers.Deref(t.TeaserText),
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
-		HasWidgetKey: t.WidgetKey != nil, WidgetKey: Deref(t.WidgetKey), LLMWebhookURL: Deref(t.LLMWebhookURL),
-		VisitorAuthMode: Deref(t.VisitorAuthMode), VisitorContextURL: Deref(t.VisitorContextURL),
-		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: Deref(t.CaptchaSiteKey), HasCaptchaSecret: t.CaptchaSecretKey != nil,
+		HasWidgetKey: t.WidgetKey != nil, WidgetKey: handlers.Deref(t.WidgetKey), LLMWebhookURL: handlers.Deref(t.LLMWebhookURL),
+		VisitorAuthMode: handlers.Deref(t.VisitorAuthMode), VisitorContextURL: handlers.Deref(t.VisitorContextURL),
+		CaptchaEnabled: t.CaptchaEnabled, CaptchaSiteKey: handlers.Deref(t.CaptchaSiteKey), HasCaptchaSecret: t.CaptchaSecretKey != nil,
 	}
 }
 
@@ -101,9 +102,9 @@ func (h *Handler) renderSettings(c echo.Context, status int, t parley.Tenant, f 
 		}
 	}
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
-	f.SigningKeyWarning = SigningKeyWarning
-	f.UploadedAvatar = strings.HasPrefix(Deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
-	return Render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
+	f.SigningKeyWarning = handlers.SigningKeyWarning
+	f.UploadedAvatar = strings.HasPrefix(handlers.Deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
+	return handlers.Render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
 }
 
 // SaveSettings validates a settings page's fields with the API's rules and
@@ -113,7 +114,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	get := func(k string) string { return form.Get(k) }
 	checked := func(k string) bool { return get(k) == "true" || get(k) == "on" }
@@ -202,7 +203,7 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 	case "clear":
 		p.WidgetKey = parley.Opt[string]{Set: true, Null: true}
 	default:
-		return Invalid("action must be generate or clear")
+		return handlers.Invalid("action must be generate or clear")
 	}
 	if _, err := h.DB.UpdateTenant(c.Request().Context(), a.Tenant.ID, p); err != nil {
 		return err
@@ -221,3 +222,7 @@ func (h *Handler) SaveVisitorSigningKey(c echo.Context) error {
 	h.Sessions.Put(ctx, sessNewSigningKey, key)
 	return c.Redirect(http.StatusSeeOther, "/admin/settings/developer#visitor-signing-key")
 }
+
+// sessNewSigningKey holds a just-rotated visitor signing key until the page
+// after the redirect shows it, once.
+const sessNewSigningKey = "newVisitorSigningKey"

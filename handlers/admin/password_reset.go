@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/views"
 )
@@ -37,7 +38,7 @@ func (h *Handler) ShowForgotPasswordPage(c echo.Context) error {
 	if sent := h.Sessions.PopString(c.Request().Context(), sessResetSent); sent != "" {
 		f.Sent, f.Email = true, sent
 	}
-	return Render(c, http.StatusOK, views.ForgotPassword(f))
+	return handlers.Render(c, http.StatusOK, views.ForgotPassword(f))
 }
 
 // SendPasswordReset enqueues the email of a reset link and answers the same
@@ -49,11 +50,11 @@ func (h *Handler) SendPasswordReset(c echo.Context) error {
 	email := strings.TrimSpace(c.FormValue("email"))
 	f := views.ForgotPasswordForm{CSRF: csrfToken(c), ByEmail: h.ResetByEmail, Email: email}
 	if !h.ResetByEmail {
-		return Render(c, http.StatusOK, views.ForgotPassword(f))
+		return handlers.Render(c, http.StatusOK, views.ForgotPassword(f))
 	}
 	if a, err := netmail.ParseAddress(email); err != nil || a.Address != email {
 		f.Errors = views.Errors{"email": "Enter the email you sign in with, like name@example.com."}
-		return Render(c, http.StatusUnprocessableEntity, views.ForgotPassword(f))
+		return handlers.Render(c, http.StatusUnprocessableEntity, views.ForgotPassword(f))
 	}
 	_, counted, err := h.DB.HitWithin(ctx, []db.Window{
 		{Key: "reset:ip:" + c.RealIP(), Length: resetWindow, Limit: resetAddressLimit},
@@ -64,7 +65,7 @@ func (h *Handler) SendPasswordReset(c echo.Context) error {
 	}
 	if !counted {
 		f.Error = "Too many reset links were asked for, for this address or from your network. Wait an hour and try again."
-		return Render(c, http.StatusTooManyRequests, views.ForgotPassword(f))
+		return handlers.Render(c, http.StatusTooManyRequests, views.ForgotPassword(f))
 	}
 	if err := h.DB.InsertJob(ctx, jobs.PasswordResetArgs{Email: email}); err != nil {
 		return err
@@ -113,9 +114,9 @@ func (h *Handler) ShowResetPasswordPage(c echo.Context) error {
 	}
 	if p != "" {
 		f.Problem = p
-		return Render(c, resetLinkStatus(p), views.ResetPassword(f))
+		return handlers.Render(c, resetLinkStatus(p), views.ResetPassword(f))
 	}
-	return Render(c, http.StatusOK, views.ResetPassword(f))
+	return handlers.Render(c, http.StatusOK, views.ResetPassword(f))
 }
 
 // SaveNewPassword sets the password of a reset link's user, with the rules
@@ -132,7 +133,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 	}
 	if p != "" {
 		f.Problem = p
-		return Render(c, resetLinkStatus(p), views.ResetPassword(f))
+		return handlers.Render(c, resetLinkStatus(p), views.ResetPassword(f))
 	}
 	f.Errors = views.Errors{}
 	switch {
@@ -144,7 +145,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 		f.Errors["confirm"] = "This is not the same password: type the new password again."
 	}
 	if len(f.Errors) > 0 {
-		return Render(c, http.StatusUnprocessableEntity, views.ResetPassword(f))
+		return handlers.Render(c, http.StatusUnprocessableEntity, views.ResetPassword(f))
 	}
 	hash, err := h.Passwords.Hash(password)
 	if err != nil {
@@ -163,7 +164,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 		return err
 	}
 	if f.Problem != "" {
-		return Render(c, resetLinkStatus(f.Problem), views.ResetPassword(f))
+		return handlers.Render(c, resetLinkStatus(f.Problem), views.ResetPassword(f))
 	}
 	h.log(c).Info("password reset by email link", "user_id", u.ID)
 	// This browser may hold a session too: it signs in again like the others.

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -27,7 +28,7 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
 func segmentFormOf(s parley.Segment) views.SegmentForm {
 	f := views.SegmentForm{
-		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: Deref(s.WelcomeMessage),
+		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: handlers.Deref(s.WelcomeMessage),
 		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: parley.FormFieldTypes,
 	}
 	for _, st := range s.ConversationStarters {
@@ -160,7 +161,7 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+	return handlers.Render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
 }
 
 // ShowSegmentPage renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
@@ -181,7 +182,7 @@ func (h *Handler) ShowSegmentPage(c echo.Context) error {
 	if err := h.withSegmentExtras(c, a.Tenant, seg, &f); err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+	return handlers.Render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 }
 
 // asksInChat reports whether the assistant asks for seg's lead capture
@@ -220,7 +221,7 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	f := readSegmentForm(form)
 	creating := c.Param("id") == ""
@@ -236,7 +237,7 @@ func (h *Handler) SaveSegment(c echo.Context) error {
 		if err := h.withSegmentExtras(c, a.Tenant, cur, &f); err != nil {
 			return err
 		}
-		return Render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+		return handlers.Render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
 	}
 	in := segmentWrite(f, creating)
 	if creating {
@@ -311,10 +312,10 @@ func (h *Handler) RemoveSegment(c echo.Context) error {
 		}
 		r.DeleteError, r.Cascade = segmentDeleteProblem(err), kind == parley.KindConflict
 		if htmx {
-			return Render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
+			return handlers.Render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
 		}
 		v.Segments[i] = r
-		return Render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+		return handlers.Render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -31,8 +32,8 @@ const localTime = "2006-01-02 15:04 MST"
 func adminConversationListing(c echo.Context, loc *time.Location) parley.ConversationListing {
 	l := parley.NewConversationListing()
 	l.Limit = adminConversationsLimit
-	QueryInt(c, "page", &l.Page)
-	l.Scope = ScopeQuery(c, loc)
+	handlers.QueryInt(c, "page", &l.Page)
+	l.Scope = handlers.ScopeQuery(c, loc)
 	l.Status = c.QueryParam("status")
 	if search := strings.TrimSpace(c.QueryParam("search")); search != "" {
 		l.Search = parley.Some(search)
@@ -44,12 +45,12 @@ func adminConversationListing(c echo.Context, loc *time.Location) parley.Convers
 func conversationRow(it db.ConversationItem, loc *time.Location) views.ConversationRow {
 	c := it.Conversation
 	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
-		Question: shortValue(Deref(c.FirstUserMessage)), Preview: Deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,
+		Question: shortValue(handlers.Deref(c.FirstUserMessage)), Preview: handlers.Deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,
 		ToolCalls: c.ToolCallsCount, Positive: c.FeedbackPositive, Negative: c.FeedbackNegative, Escalated: c.Status == parley.StatusEscalated}
 	if it.SegmentName != nil {
 		r.Segment = *it.SegmentName
 	}
-	if r.Preview == Deref(c.FirstUserMessage) {
+	if r.Preview == handlers.Deref(c.FirstUserMessage) {
 		r.Preview = ""
 	}
 	return r
@@ -87,7 +88,7 @@ func (h *Handler) ShowConversationsPage(c echo.Context) error {
 			v.Rows = append(v.Rows, conversationRow(it, loc))
 		}
 	}
-	return Render(c, status, views.ConversationsPage(h.page(c, "Conversations", "conversations"), v))
+	return handlers.Render(c, status, views.ConversationsPage(h.page(c, "Conversations", "conversations"), v))
 }
 
 // flag is a ticked check box's value kept across pages: "1", or "" when not ticked.
@@ -132,7 +133,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 	flushBefore := func(end time.Time) {
 		for ; next < len(calls) && (end.IsZero() || calls[next].Timestamp.Before(end)); next++ {
 			tc := calls[next]
-			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: NonBlankOr(Deref(tc.ToolDisplayName), tc.ToolName),
+			items = append(items, views.TranscriptItem{Role: "tool", At: tc.Timestamp.In(loc).Format(localTime), ToolName: handlers.NonBlankOr(handlers.Deref(tc.ToolDisplayName), tc.ToolName),
 				ToolType: tc.ToolType, Input: toolFields(tc.Input), Result: toolFields(tc.Result),
 				NoResult: len(tc.Result) == 0 || string(tc.Result) == "null"})
 		}
@@ -162,7 +163,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 // visitorLabel names a visitor for the owner: email, name, their own id, else ours.
 func visitorLabel(v db.VisitorDetail) string {
 	for _, s := range []*string{v.Email, v.DisplayName, v.ExternalID} {
-		if Deref(s) != "" {
+		if handlers.Deref(s) != "" {
 			return *s
 		}
 	}
@@ -184,8 +185,8 @@ func (h *Handler) ShowConversationPage(c echo.Context) error {
 	conv := d.Conversation
 	v := views.ConversationDetail{ID: conv.ID, Started: conv.CreatedAt.In(loc).Format(localTime),
 		LastMessage: conv.LastMessageAt.In(loc).Format(localTime), Channel: conv.Channel, Status: conv.Status,
-		VisitorType: conv.VisitorType, Segment: Deref(d.SegmentName), PageURL: Deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
-		Locale: Deref(conv.Locale), AgentModel: Deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
+		VisitorType: conv.VisitorType, Segment: handlers.Deref(d.SegmentName), PageURL: handlers.Deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
+		Locale: handlers.Deref(conv.Locale), AgentModel: handlers.Deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
 		MessageCount: max(conv.MessageCount, len(d.Messages)), Items: transcript(d.Messages, d.ToolHistory, loc)}
 	if v.PageURL == "" {
 		v.PageURL = conv.Metadata.Page
@@ -218,5 +219,5 @@ func (h *Handler) ShowConversationPage(c echo.Context) error {
 		v.Submissions = append(v.Submissions, views.ConversationSubmission{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType,
 			Summary: submissionSummary(inputFields(s.Input)), Status: s.Status, CreatedAt: s.CreatedAt.In(loc).Format(localTime)})
 	}
-	return Render(c, http.StatusOK, views.ConversationPage(h.page(c, "Conversation", "conversations"), v))
+	return handlers.Render(c, http.StatusOK, views.ConversationPage(h.page(c, "Conversation", "conversations"), v))
 }

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -230,7 +231,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 		Limit: c.QueryParam("limit"),
 	}}
 	status := http.StatusOK
-	f, err := CheckSubmissionFilter(c, v.Filter.Search != "")
+	f, err := handlers.CheckSubmissionFilter(c, v.Filter.Search != "")
 	if err != nil {
 		var ok bool
 		if v.Errors, status, ok = failedForm(err); !ok {
@@ -264,7 +265,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 		}
 		v.Stats = views.SubmissionsStats(*first.Stats)
 	}
-	return Render(c, status, views.SubmissionsPage(h.page(c, "Submissions", "submissions"), v))
+	return handlers.Render(c, status, views.SubmissionsPage(h.page(c, "Submissions", "submissions"), v))
 }
 
 // submissionDetail loads what a submission's page shows.
@@ -276,7 +277,7 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 		return views.SubmissionDetail{}, err
 	}
 	d := views.SubmissionDetail{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType, Channel: s.Channel,
-		PageURL: Deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
+		PageURL: handlers.Deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
 		Fields: inputFields(s.Input), Result: inputFields(s.Result), RawInput: prettyJSON(s.Input), RawResult: prettyJSON(s.Result)}
 	form, err := h.formFieldsOf(c, s, d.Fields)
 	if err != nil {
@@ -318,7 +319,7 @@ func (h *Handler) ShowSubmissionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.SubmissionPage(h.page(c, "Submission", "submissions"), d))
+	return handlers.Render(c, http.StatusOK, views.SubmissionPage(h.page(c, "Submission", "submissions"), d))
 }
 
 // safeSubmissionsNext keeps the return address of a status change on the submissions pages.
@@ -340,7 +341,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	id := c.Param("id")
 	sub, err := h.Manage.UpdateSubmissionStatus(ctx, tenantID, id, c.FormValue("status"))
 	kind := parley.ErrorKind(err)
-	if err != nil && kind != parley.KindInvalid && (kind != parley.KindNotFound || !isHTMX(c) || !uuidPattern.MatchString(id)) {
+	if err != nil && kind != parley.KindInvalid && (kind != parley.KindNotFound || !isHTMX(c) || !handlers.UUIDPattern.MatchString(id)) {
 		return err
 	}
 	if !isHTMX(c) {
@@ -366,7 +367,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	}
 	p := views.Page{CSRF: csrfToken(c)}
 	if c.FormValue("view") == "detail" {
-		return Render(c, status, views.SubmissionStatusChanged(p, submissionStatus(sub, msg)))
+		return handlers.Render(c, status, views.SubmissionStatusChanged(p, submissionStatus(sub, msg)))
 	}
 	row := submissionRow(sub)
 	row.Error = msg
@@ -376,7 +377,7 @@ func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return Render(c, status, views.SubmissionRowChanged(p, row, next, views.SubmissionsStats(*stats.Stats), views.StatsScope(toolType)))
+	return handlers.Render(c, status, views.SubmissionRowChanged(p, row, next, views.SubmissionsStats(*stats.Stats), views.StatsScope(toolType)))
 }
 
 // statsToolType is the tool type the list's counters cover: that of the list's

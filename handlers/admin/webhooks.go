@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -83,7 +84,7 @@ const dateTimeSeconds = "2006-01-02 15:04:05 UTC"
 
 func deliveryRow(endpointID string, d db.WebhookDelivery, now time.Time) views.DeliveryRow {
 	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
-		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: Deref(d.LastError),
+		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: handlers.Deref(d.LastError),
 		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
 	if d.HTTPStatus != nil {
 		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
@@ -171,7 +172,7 @@ func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.Webh
 	for _, e := range eps {
 		v.Endpoints = append(v.Endpoints, webhookRow(e, health[e.ID]))
 	}
-	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, parley.WebhookEvents, WebhookSecretWarning
+	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, parley.WebhookEvents, handlers.WebhookSecretWarning
 	return v, nil
 }
 
@@ -180,7 +181,7 @@ func (h *Handler) renderWebhooksPage(c echo.Context, status int, v views.Webhook
 	if err != nil {
 		return err
 	}
-	return Render(c, status, views.WebhooksPage(h.page(c, "Webhooks", "webhooks"), v))
+	return handlers.Render(c, status, views.WebhooksPage(h.page(c, "Webhooks", "webhooks"), v))
 }
 
 // ShowWebhooksPage lists the tenant's webhook endpoints, with a just-created
@@ -203,7 +204,7 @@ func (h *Handler) SaveNewWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	in, f := webhookFromForm(form, true)
 	ep, secret, err := h.Manage.CreateWebhook(ctx, a.Tenant.ID, in)
@@ -233,7 +234,7 @@ func (h *Handler) ToggleWebhook(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return Render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
+		return handlers.Render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
 	}
 	verb := "disabled"
 	if enabled {
@@ -309,12 +310,12 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 	}
 	l := v.Deliveries
 	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
-		return Render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
+		return handlers.Render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
 	}
 	if v.NewSecret = h.Sessions.PopString(ctx, sessRotatedWebhookSecret+ep.ID); v.NewSecret != "" {
 		v.Warning = rotationWarning
 	}
-	return Render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
+	return handlers.Render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
 }
 
 // ShowWebhookPage renders an endpoint's edit form, statistics and
@@ -351,7 +352,7 @@ func (h *Handler) SaveWebhook(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	in, f := webhookFromForm(form, false)
 	saved, err := h.Manage.UpdateWebhook(ctx, tenantID, ep.ID, in)
@@ -393,7 +394,7 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
 	}
-	return Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
+	return handlers.Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
 }
 
 // testEventResult says how a test delivery went, for the endpoint's page.
@@ -409,10 +410,10 @@ func testEventResult(endpointID string, d db.WebhookDelivery, now time.Time) vie
 	case d.Status == db.DeliveryPending && d.Attempts == 0:
 		r.State, r.Text, r.Waiting = "pending", "Sending…", true
 	case d.Status == db.DeliveryPending:
-		r.State, r.Text = "failed", "Not delivered: "+Deref(d.LastError)+". Retried "+retryWhen(d, now)+
+		r.State, r.Text = "failed", "Not delivered: "+handlers.Deref(d.LastError)+". Retried "+retryWhen(d, now)+
 			"; fix the endpoint and send another test to check at once."
 	case d.Status == db.DeliveryFailed:
-		r.State, r.Text = "failed", "Not delivered after every attempt: "+Deref(d.LastError)+"."
+		r.State, r.Text = "failed", "Not delivered after every attempt: "+handlers.Deref(d.LastError)+"."
 	default:
 		r.State, r.Text = "failed", "Not sent: the endpoint was disabled first."
 	}
@@ -448,7 +449,7 @@ func (h *Handler) SendTestEvent(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id)
 	}
 	if refused {
-		return Render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
+		return handlers.Render(c, http.StatusConflict, views.TestEventResultView(views.TestEventResult{EndpointID: id, State: "failed", Text: err.Error()}))
 	}
 	return h.renderTestEventAnswer(c, http.StatusAccepted, d)
 }
@@ -465,7 +466,7 @@ func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.Webhook
 	if err != nil {
 		return err
 	}
-	return Render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
+	return handlers.Render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
 }
 
 // ShowTestEventResult is the result panel of a test delivery, asked for
@@ -477,7 +478,7 @@ func (h *Handler) ShowTestEventResult(c echo.Context) error {
 		return err
 	}
 	if r := testEventResult(id, d, h.now()); r.Waiting {
-		return Render(c, http.StatusOK, views.TestEventResultView(r))
+		return handlers.Render(c, http.StatusOK, views.TestEventResultView(r))
 	}
 	return h.renderTestEventAnswer(c, http.StatusOK, d)
 }

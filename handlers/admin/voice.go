@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -27,13 +28,13 @@ const recentVoiceCalls = 20
 // voiceForm fills the page's model from the tenant; the forms' typed
 // values are the tenant's own until a refused save re-renders them.
 func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
-	llm, server := VoiceURLs(h.BaseURL, t.Slug)
+	llm, server := handlers.VoiceURLs(h.BaseURL, t.Slug)
 	f := views.VoiceForm{Plan: t.Plan, Available: t.PlanInfo().Voice, Managed: h.Vapi.Configured(),
-		Enabled: t.VoiceEnabled, AssistantID: Deref(t.VoiceAssistantID), PhoneNumber: Deref(t.VoicePhoneNumber),
+		Enabled: t.VoiceEnabled, AssistantID: handlers.Deref(t.VoiceAssistantID), PhoneNumber: handlers.Deref(t.VoicePhoneNumber),
 		SecretSet: t.VoiceSecret != nil, CustomLLM: llm, ServerURL: server,
 		VoiceID: t.VoiceConfig.VoiceID, Language: t.VoiceConfig.Language, FirstMessage: t.VoiceConfig.FirstMessage,
 		EndPhrases:      strings.Join(t.VoiceConfig.EndCallPhrases, "\n"),
-		LinkAssistantID: Deref(t.VoiceAssistantID), LinkPhoneNumber: Deref(t.VoicePhoneNumber), LinkLanguage: t.VoiceConfig.Language}
+		LinkAssistantID: handlers.Deref(t.VoiceAssistantID), LinkPhoneNumber: handlers.Deref(t.VoicePhoneNumber), LinkLanguage: t.VoiceConfig.Language}
 	if t.VoiceConfig.MaxCallDuration > 0 {
 		f.MaxDuration = strconv.Itoa(t.VoiceConfig.MaxCallDuration)
 	}
@@ -103,8 +104,8 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 		when = *call.StartedAt
 	}
 	row := views.VoiceCallRow{CallID: call.CallID, When: when.In(loc).Format("2 Jan 2006, 15:04"),
-		Caller: "Unknown caller", Duration: "in progress", EndedReason: voiceEnding(Deref(call.EndedReason)), Cost: voiceCost(call.Cost),
-		Summary: Deref(call.Summary), Transcript: Deref(call.Transcript), HasRecording: call.HasRecording}
+		Caller: "Unknown caller", Duration: "in progress", EndedReason: voiceEnding(handlers.Deref(call.EndedReason)), Cost: voiceCost(call.Cost),
+		Summary: handlers.Deref(call.Summary), Transcript: handlers.Deref(call.Transcript), HasRecording: call.HasRecording}
 	if call.CallerNumber != nil && *call.CallerNumber != "" {
 		row.Caller = *call.CallerNumber
 	}
@@ -121,7 +122,7 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 }
 
 func (h *Handler) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
-	return Render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
+	return handlers.Render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
 }
 
 // ShowVoicePage renders the voice settings, or what the plan lacks.
@@ -205,7 +206,7 @@ func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
 		return err
 	}
 	if !h.Vapi.Configured() {
-		return ManagedSetupUnavailable
+		return handlers.ManagedSetupUnavailable
 	}
 	typed := func(f *views.VoiceForm) {
 		f.BuyNumber, f.AreaCode = form.Get("buyNumber") == "true", form.Get("numberAreaCode")
@@ -270,7 +271,7 @@ func voiceForm(c echo.Context) (parley.Tenant, url.Values, error) {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return t, nil, Invalid("Could not read the form")
+		return t, nil, handlers.Invalid("Could not read the form")
 	}
 	return t, form, nil
 }

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 )
 
 // maxAvatarBytes is the largest avatar an owner may upload: a chat header
@@ -105,7 +106,7 @@ func (h *Handler) ShowAvatar(c echo.Context) error {
 	if v := c.QueryParam("v"); v != "" && strings.HasPrefix(av.SHA, v) && len(v) >= 16 {
 		maxAge = avatarMaxAge + ", immutable"
 	}
-	if Fresh(c, maxAge, `"`+av.SHA[:24]+`"`) {
+	if handlers.Fresh(c, maxAge, `"`+av.SHA[:24]+`"`) {
 		return c.NoContent(http.StatusNotModified)
 	}
 	return c.Blob(http.StatusOK, av.ContentType, av.Data)

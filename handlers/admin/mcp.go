@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"net/http"
@@ -8,18 +8,19 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
 func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 	t := adminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
-	return Render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
+	return handlers.Render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
 }
 
 // mcpForm is the MCP page's form with the tenant's saved settings.
 func mcpForm(t parley.Tenant) views.MCPForm {
-	return views.MCPForm{Configured: t.MCPToolsURL != nil, URL: Deref(t.MCPToolsURL),
+	return views.MCPForm{Configured: t.MCPToolsURL != nil, URL: handlers.Deref(t.MCPToolsURL),
 		MaxTools: strconv.Itoa(t.MCPToolsMaxTools), HasKey: t.MCPToolsAPIKey != nil}
 }
 
@@ -41,7 +42,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	f := views.MCPForm{Configured: cur.URL != nil, URL: strings.TrimSpace(form.Get("mcpToolsUrl")),
 		MaxTools: strings.TrimSpace(form.Get("mcpToolsMaxTools")), HasKey: cur.SealedAPIKey != nil}

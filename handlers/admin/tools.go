@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -83,7 +84,7 @@ func indexedFormRows(form url.Values, prefix string) []map[string]string {
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func toolRow(t parley.Tool) views.ToolRow {
-	return views.ToolRow{ID: t.ID, Name: t.Name, Type: t.Type, Segment: Deref(t.SegmentSlug), Active: t.IsActive,
+	return views.ToolRow{ID: t.ID, Name: t.Name, Type: t.Type, Segment: handlers.Deref(t.SegmentSlug), Active: t.IsActive,
 		Position: formatNumber(t.Position)}
 }
 
@@ -176,7 +177,7 @@ func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) e
 	if f.ID != "" {
 		title = "Edit tool"
 	}
-	return Render(c, status, views.ToolFormPage(h.page(c, title, "tools"), f))
+	return handlers.Render(c, status, views.ToolFormPage(h.page(c, title, "tools"), f))
 }
 
 // ShowToolsPage lists the tenant's tools.
@@ -201,7 +202,7 @@ func (h *Handler) ShowToolsPage(c echo.Context) error {
 		rows[i] = toolRow(t)
 		rows[i].LeadOf = leadOf[t.ID]
 	}
-	return Render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
+	return handlers.Render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
 }
 
 // ShowNewToolPage renders the create form for the type asked (the first type by default).
@@ -226,9 +227,9 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 func (h *Handler) ShowToolConfigFields(c echo.Context) error {
 	typ := c.QueryParam("type")
 	if !slices.Contains(parley.UserToolTypes, typ) {
-		return Invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
+		return handlers.Invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
 	}
-	return Render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
+	return handlers.Render(c, http.StatusOK, views.ToolConfigFields(toolConfigForm(typ, nil)))
 }
 
 // toolFromForm reads a tool form into the API's body and the form to show
@@ -367,7 +368,7 @@ func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	typ := strings.TrimSpace(form.Get("type"))
 	if cur != nil {
@@ -420,9 +421,9 @@ func (h *Handler) ShowEditToolPage(c echo.Context) error {
 		return err
 	}
 	cfg := toolConfigForm(t.Type, t.Config)
-	cfg.WebhookURL, cfg.HasSecret = Deref(t.WebhookURL), t.WebhookSecret != nil
+	cfg.WebhookURL, cfg.HasSecret = handlers.Deref(t.WebhookURL), t.WebhookSecret != nil
 	return h.renderToolForm(c, http.StatusOK, views.ToolForm{ID: t.ID, Name: t.Name, Description: t.Description,
-		Type: t.Type, SegmentID: Deref(t.SegmentID), Active: t.IsActive, Position: formatNumber(t.Position), Config: cfg})
+		Type: t.Type, SegmentID: handlers.Deref(t.SegmentID), Active: t.IsActive, Position: formatNumber(t.Position), Config: cfg})
 }
 
 // SaveTool saves a tool's edit form; the type stays.

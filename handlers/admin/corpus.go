@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/manage"
 	"github.com/parley/parley/views"
 )
@@ -22,8 +23,8 @@ const corpusPageSize = manage.DefaultCorpusPage
 
 func corpusRowOf(e parley.CorpusEntry) views.CorpusRow {
 	return views.CorpusRow{
-		ID: e.ID, Title: e.Title, Segment: Deref(e.SegmentSlug), Priority: e.Priority, IsActive: e.IsActive,
-		Tags: e.Tags, Source: Deref(e.Source), Updated: e.UpdatedAt.UTC().Format("2006-01-02 15:04"),
+		ID: e.ID, Title: e.Title, Segment: handlers.Deref(e.SegmentSlug), Priority: e.Priority, IsActive: e.IsActive,
+		Tags: e.Tags, Source: handlers.Deref(e.Source), Updated: e.UpdatedAt.UTC().Format("2006-01-02 15:04"),
 	}
 }
 
@@ -88,7 +89,7 @@ func (h *Handler) ShowCorpusPage(c echo.Context) error {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-Target") == "corpus-table" {
-		return Render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: csrfToken(c)}, l))
+		return handlers.Render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: csrfToken(c)}, l))
 	}
 	segs, err := h.segmentOptions(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
@@ -98,7 +99,7 @@ func (h *Handler) ShowCorpusPage(c echo.Context) error {
 	if v.Budget, err = h.corpusBudget(c.Request().Context(), a.Tenant.ID); err != nil {
 		return err
 	}
-	return Render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+	return handlers.Render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
 }
 
 // corpusBudget works out, for each active segment, how its entries fit the
@@ -135,9 +136,9 @@ func (h *Handler) corpusBudget(ctx context.Context, tenantID string) ([]views.Co
 
 func corpusFormOf(e parley.CorpusEntry) views.CorpusForm {
 	return views.CorpusForm{
-		ID: e.ID, Title: e.Title, Content: e.Content, Summary: Deref(e.Summary), Priority: strconv.Itoa(e.Priority),
-		IsActive: e.IsActive, Segment: Deref(e.SegmentSlug), Locale: Deref(e.Locale), Tags: strings.Join(e.Tags, ", "),
-		Source: Deref(e.Source),
+		ID: e.ID, Title: e.Title, Content: e.Content, Summary: handlers.Deref(e.Summary), Priority: strconv.Itoa(e.Priority),
+		IsActive: e.IsActive, Segment: handlers.Deref(e.SegmentSlug), Locale: handlers.Deref(e.Locale), Tags: strings.Join(e.Tags, ", "),
+		Source: handlers.Deref(e.Source),
 	}
 }
 
@@ -154,7 +155,7 @@ func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusFor
 		return err
 	}
 	f.Segments, f.MaxContent, f.MaxSummary = segs, parley.MaxCorpusContent, parley.MaxCorpusSummary
-	return Render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
+	return handlers.Render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
 }
 
 // ShowCorpusEntryPage renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
@@ -202,7 +203,7 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	id := c.Param("id")
 	creating := id == ""
@@ -212,7 +213,7 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		f.ID, f.Source = cur.ID, Deref(cur.Source)
+		f.ID, f.Source = cur.ID, handlers.Deref(cur.Source)
 	}
 	if creating {
 		_, _, err = h.Manage.CreateCorpus(ctx, a.Tenant, in)
@@ -257,9 +258,9 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 	ctx := c.Request().Context()
 	var res views.ImportResult
 	status := http.StatusOK
-	data, err := ReadCSVUpload(c)
+	data, err := handlers.ReadCSVUpload(c)
 	if err == nil {
-		var rep importReport
+		var rep handlers.ImportReport
 		rep, err = h.ImportCorpusCSV(ctx, a.Tenant, data)
 		res.Imported, res.Skipped, res.Omitted = rep.Imported, rep.Skipped, rep.ErrorsOmitted
 		for _, l := range rep.Errors {
@@ -278,7 +279,7 @@ func (h *Handler) SaveCorpusImport(c echo.Context) error {
 		if res.Imported > 0 {
 			c.Response().Header().Set("HX-Trigger", "corpusChanged")
 		}
-		return Render(c, status, views.ImportResultView(&res))
+		return handlers.Render(c, status, views.ImportResultView(&res))
 	}
 	if res.Error != "" {
 		h.Sessions.Put(ctx, sessFlashError, res.Error)

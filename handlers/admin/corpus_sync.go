@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
@@ -27,7 +28,7 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
-		return Invalid("Could not read the form")
+		return handlers.Invalid("Could not read the form")
 	}
 	f := views.URLSyncForm{URL: withScheme(form.Get("url")), Title: strings.TrimSpace(form.Get("title")), Segment: form.Get("segment")}
 	// Empty title and segment are left out: the page's title on create, the entry's own on refresh.
@@ -42,7 +43,7 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 	e, res, err := h.SyncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
-			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: Deref(e.SourceURL),
+			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: handlers.Deref(e.SourceURL),
 			Preview: preview(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
 		}}
 	} else {
@@ -60,14 +61,14 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 		if f.Result != nil {
 			c.Response().Header().Set("HX-Trigger", "corpusChanged")
 		}
-		return Render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, segs, f))
+		return handlers.Render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, segs, f))
 	}
 	l, err := h.corpusList(c)
 	if err != nil {
 		return err
 	}
 	v := views.CorpusView{List: l, Segments: segs, Limit: a.Tenant.PlanInfo().CorpusLimit, Sync: f}
-	return Render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+	return handlers.Render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
 }
 
 // syncFailure maps what syncURL refused to the status and the messages the
@@ -83,7 +84,7 @@ func syncFailure(err error) (status int, fields views.Errors, msg string, ok boo
 	case parley.KindUnprocessable:
 		status = http.StatusUnprocessableEntity
 	default:
-		// Invalid (the fields, or a refused address as the url's error) and the corpus limit.
+		// handlers.Invalid (the fields, or a refused address as the url's error) and the corpus limit.
 		status, fields, msg, ok = formStatus(err)
 		if fields["url"] == msg {
 			msg = "" // shown at the field already

@@ -1,4 +1,4 @@
-package handlers
+package admin
 
 import (
 	"encoding/json"
@@ -6,15 +6,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
 
 // widgetPreview is the live preview of tenant t's widget for segment seg,
 // beside the form formID.
 func (h *Handler) widgetPreview(t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
-	s := WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg)
-	s.Endpoints = WidgetEndpointsJSON{} // a preview sends nothing
-	body, _ := json.Marshal(s)          // plain data: cannot fail
+	s := handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg)
+	s.Endpoints = handlers.WidgetEndpointsJSON{} // a preview sends nothing
+	body, _ := json.Marshal(s)                   // plain data: cannot fail
 	return views.WidgetPreview{Tenant: t.Slug, Settings: string(body), Form: formID}
 }
 
