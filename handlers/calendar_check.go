@@ -119,7 +119,7 @@ func (h *Base) TestCalendar(ctx context.Context, t parley.Tenant, cur *parley.Ca
 	if err != nil {
 		return out, err
 	}
-	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: resource.TenantLocation(t), Meeting: meeting, Now: h.now()}
+	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: resource.TenantLocation(t), Meeting: meeting, Now: h.Clock()}
 	out.Slots, err = agent.NextFreeSlots(ctx, conn, cur.CalendarURL, rules, testSlots)
 	if err != nil {
 		return out, err

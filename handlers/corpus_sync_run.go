@@ -64,12 +64,12 @@ func (h *Base) SyncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, t
 	doc, err := fetch.Document(ctx, h.Outbound.Client(fetch.Timeout), rawURL, "", "")
 	if err != nil {
 		if found && existing.SyncedAt != nil {
-			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.now()); rerr != nil && parley.ErrorKind(rerr) != parley.KindNotFound {
+			if rerr := h.DB.RecordCorpusSyncError(ctx, t.ID, existing.ID, err.Error(), h.Clock()); rerr != nil && parley.ErrorKind(rerr) != parley.KindNotFound {
 				log.Error("recording corpus sync error", "err", rerr, "entry", existing.ID)
 			}
 		}
 		return parley.CorpusEntry{}, 0, err
 	}
 	return h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, db.CorpusSync{
-		Title: doc.Title, Content: doc.Content, ETag: doc.ETag, LastModified: doc.LastModified, At: h.now()})
+		Title: doc.Title, Content: doc.Content, ETag: doc.ETag, LastModified: doc.LastModified, At: h.Clock()})
 }

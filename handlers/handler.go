@@ -5,10 +5,8 @@ package handlers
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
@@ -26,19 +24,17 @@ import (
 
 // Base holds what the REST API's and the dashboard's handlers need, and the
 // operations both run (the connectors' live checks, the CSV import, the URL
-// sync, the stats export...). Each surface's handler embeds the one Base
-// web builds, so a field set on it (tests set Now and BaseURL) is set for
-// both.
+// sync, the stats export...). The REST API's and the dashboard's handlers
+// embed the one Base web builds; its Runtime (address, logger, clock) is
+// every surface's.
 type Base struct {
+	*Runtime
 	DB *db.DB
 	// Manage runs the management operations the surfaces share.
 	Manage   *manage.Service
 	Box      *auth.Box
 	Sessions *scs.SessionManager
-	BaseURL  string
 	CDNURL   string
-	Logger   *slog.Logger
-	Now      func() time.Time
 	// Outbound makes every outgoing request (corpus sync, webhooks, MCP).
 	Outbound *outbound.Guard
 	// Engine runs the turns of chat (and of every other channel).
@@ -78,13 +74,6 @@ func TenantFrom(c echo.Context) parley.Tenant {
 	return t
 }
 
-func (h *Base) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
-
 // Render writes a templ component with a status.
 func Render(c echo.Context, status int, component templ.Component) error {
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
@@ -116,7 +105,7 @@ func DeleteOne(c echo.Context, param string, del func(ctx context.Context, tenan
 // Readyz answers 200 when the database is reachable, 503 otherwise.
 func (h *Base) Readyz(c echo.Context) error {
 	if err := h.DB.Ping(c.Request().Context()); err != nil {
-		h.log(c).Error("readiness check failed", "err", err)
+		h.Log(c).Error("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database unreachable"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

@@ -119,7 +119,7 @@ type paymentAccountJSON struct {
 
 // testPaymentKey asks Stripe whether it takes k.
 func (h *Base) testPaymentKey(ctx context.Context, k paymentKey) paymentTestResult {
-	res := paymentTestResult{Mode: k.mode, KeyLast4: k.last4, TestedAt: h.now().UTC()}
+	res := paymentTestResult{Mode: k.mode, KeyLast4: k.last4, TestedAt: h.Clock().UTC()}
 	acct, err := h.Stripe.CheckKey(ctx, k.key)
 	if err != nil {
 		var pe *stripe.PaymentError

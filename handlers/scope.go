@@ -107,9 +107,6 @@ func LoggerOf(c echo.Context, fallback *slog.Logger) *slog.Logger {
 	return s.logger
 }
 
-// log is the request's logger (LoggerOf).
-func (h *Base) log(c echo.Context) *slog.Logger { return LoggerOf(c, h.Logger) }
-
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {
 	User        db.User

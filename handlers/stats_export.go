@@ -67,7 +67,7 @@ func statsRecords(st db.ConversationStats, dataset string) [][]any {
 func (h *Base) WriteStatsExport(c echo.Context) error {
 	t := TenantFrom(c)
 	loc := resource.TenantLocation(t)
-	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, StatsListingQuery(c, loc), h.now())
+	q, err := h.Manage.StatsQuery(c.Request().Context(), t.ID, StatsListingQuery(c, loc), h.Clock())
 	if err != nil {
 		return err
 	}
@@ -119,6 +119,6 @@ func (h *Base) WriteStatsExport(c echo.Context) error {
 		}
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="conversation-stats-%s-%s-%s.%s"`,
-		dataset, t.Slug, h.now().UTC().Format("20060102"), format))
+		dataset, t.Slug, h.Clock().UTC().Format("20060102"), format))
 	return c.Blob(http.StatusOK, contentType, buf.Bytes())
 }

@@ -105,7 +105,7 @@ func (h *Base) RelayRecording(c echo.Context, tenantID, callID string) error {
 	}
 	c.Response().WriteHeader(http.StatusOK)
 	if _, err := io.Copy(c.Response(), io.LimitReader(resp.Body, maxRecording)); err != nil && !errors.Is(err, context.Canceled) {
-		h.log(c).Warn("relaying a recording stopped", "err", err)
+		h.Log(c).Warn("relaying a recording stopped", "err", err)
 	}
 	return nil
 }

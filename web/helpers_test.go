@@ -181,7 +181,6 @@ func (b *bundle) withOutbound(t *testing.T, exempt127 bool, hosts hookResolver) 
 // logger.
 func (b *bundle) logTo(logger *slog.Logger) {
 	b.srv.Logger, b.srv.Base.Logger, b.srv.Base.Engine.Logger = logger, logger, logger
-	b.srv.Public.Logger, b.srv.Voice.Logger, b.srv.MCP.Logger = logger, logger, logger
 }
 
 // atItsAddress makes the test server's address its base URL, in what
@@ -189,8 +188,7 @@ func (b *bundle) logTo(logger *slog.Logger) {
 // orchestrator's and the authorization server's addresses), for a browser
 // that follows them.
 func (b *bundle) atItsAddress() {
-	b.srv.Base.BaseURL, b.srv.Public.BaseURL, b.srv.Voice.BaseURL, b.srv.OAuth.BaseURL = b.ts.URL, b.ts.URL, b.ts.URL, b.ts.URL
-	b.srv.MCP.BaseURL = b.ts.URL
+	b.srv.Base.BaseURL = b.ts.URL
 }
 
 // testConfig is a test server's configuration: the test database and key,

@@ -434,6 +434,17 @@ func TestOAuthAuthorizeErrors(t *testing.T) {
 			t.Errorf("%s: %d to %q, want %s back to the client", name, p.status, p.location(), tc.code)
 		}
 	}
+	// state at its limit (spec, Limits: 1000) is carried on; one character
+	// more is invalid_request, sent back without the state.
+	if p := c.get("/oauth/authorize?" + authzQuery(clientID, redirect, challenge, "state", strings.Repeat("s", 1000)).Encode()); p.status != http.StatusSeeOther ||
+		!strings.HasPrefix(p.location(), "/admin/oauth/consent?") {
+		t.Errorf("state of 1000: %d to %q, want the consent page", p.status, p.location())
+	}
+	p := c.get("/oauth/authorize?" + authzQuery(clientID, redirect, challenge, "state", strings.Repeat("s", 1001)).Encode())
+	if u, _ := url.Parse(p.location()); p.status != http.StatusSeeOther || u.Host != "app.example" ||
+		u.Query().Get("error") != "invalid_request" || u.Query().Has("state") {
+		t.Errorf("state of 1001: %d to %q, want invalid_request back to the client without the state", p.status, p.location())
+	}
 	// Deny: access_denied back to the client.
 	if u := approve(t, c, authzQuery(clientID, redirect, challenge), "deny"); u.Query().Get("error") != "access_denied" || u.Query().Get("code") != "" {
 		t.Errorf("deny: %s", u)

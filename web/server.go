@@ -123,11 +123,12 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	}
 	guard := outbound.New(cfg.SSRFAllow, nil)
 	stripeClient := &stripe.Client{URL: cfg.StripeAPIURL, Guard: guard}
+	// One address, logger and clock for every surface; the engine and the
+	// authorization server read the same clock (s.now): tests set Base.Now.
+	rt := &handlers.Runtime{BaseURL: cfg.BaseURL, Logger: logger}
 	base := &handlers.Base{
-		DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
-		BaseURL: cfg.BaseURL, CDNURL: cfg.CDNURL, Logger: logger,
-		Outbound: guard, OAuth: authServer,
-		// One clock for the handlers and the engine: tests set Handler.Now.
+		Runtime: rt, DB: store, Box: box, Sessions: sessions, Passwords: auth.NewPasswords(cfg.PasswordCost),
+		CDNURL: cfg.CDNURL, Outbound: guard, OAuth: authServer,
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
 			Payments: store, Stripe: stripeClient,
@@ -143,12 +144,11 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Admin = &admin.Handler{Base: base}
 	s.API = &api.Handler{Base: base}
 	s.Base.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Base.Addresses()}
-	s.MCP = &mcpserver.Handler{DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.Public = &public.Handler{DB: store, Box: box, Engine: s.Base.Engine, Captcha: s.Base.Captcha,
-		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.MCP.AdminChatTools,
-		BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.Voice = &voice.Handler{DB: store, Box: box, Engine: s.Base.Engine, BaseURL: cfg.BaseURL, Logger: logger, Now: s.now}
-	s.OAuth = &oauth.Handler{DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth, BaseURL: cfg.BaseURL, Now: s.now}
+	s.MCP = &mcpserver.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
+	s.Public = &public.Handler{Runtime: rt, DB: store, Box: box, Engine: s.Base.Engine, Captcha: s.Base.Captcha,
+		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.MCP.AdminChatTools}
+	s.Voice = &voice.Handler{Runtime: rt, DB: store, Box: box, Engine: s.Base.Engine}
+	s.OAuth = &oauth.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
 	if s.Base.Engine.Embeddings = managedEmbedder(cfg); s.Base.Engine.Embeddings != nil {
 		store.EnableEmbeddings()
 	}
@@ -298,7 +298,7 @@ func (s *Server) JobEmbeddings() jobs.Embeddings {
 	return embed
 }
 
-// now is the server's clock: the handlers' (Handler.Now, which tests set),
+// now is the server's clock: the surfaces' (Base.Now, which tests set),
 // else the time.
 func (s *Server) now() time.Time {
 	if s.Base != nil && s.Base.Now != nil {

@@ -186,7 +186,7 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 	}
 	form := views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, sessFlash)}
 	if h.SignInChallenge.SiteKey != "" {
-		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.now())
+		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.Clock())
 		if err != nil {
 			return err
 		}
@@ -207,10 +207,10 @@ func (h *Handler) checkSignInChallenge(c echo.Context) string {
 	var refused *auth.RefusedError
 	switch {
 	case errors.As(err, &refused):
-		h.log(c).Info("sign-in bot challenge refused", "error_codes", refused.Codes)
+		h.Log(c).Info("sign-in bot challenge refused", "error_codes", refused.Codes)
 		return "The check that you are not a robot failed: do it again, then sign in."
 	case err != nil:
-		h.log(c).Warn("sign-in bot challenge unavailable", "err", err)
+		h.Log(c).Warn("sign-in bot challenge unavailable", "err", err)
 		return "The check that you are not a robot could not be verified right now: try again shortly."
 	}
 	return ""
@@ -224,7 +224,7 @@ func (h *Handler) Login(c echo.Context) error {
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
 	form := views.LoginForm{Email: email, CSRF: csrfToken(c), Next: c.FormValue("next")}
-	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.now())
+	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.Clock())
 	if err != nil {
 		return err
 	}
@@ -322,7 +322,7 @@ func (h *Handler) onboarding(c echo.Context, t parley.Tenant, installed bool) ([
 // ShowOverviewPage renders the dashboard home.
 func (h *Handler) ShowOverviewPage(c echo.Context) error {
 	a := adminFrom(c)
-	u, err := h.DB.TenantUsage(c.Request().Context(), a.Tenant.ID, h.now())
+	u, err := h.DB.TenantUsage(c.Request().Context(), a.Tenant.ID, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ const overviewLatest = 5
 func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overview) error {
 	ctx := c.Request().Context()
 	loc := resource.TenantLocation(t)
-	now := h.now().In(loc)
+	now := h.Clock().In(loc)
 	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
 	from := to.AddDate(0, 0, -parley.DefaultStatsDays)
 	st, err := h.DB.ConversationTimeline(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},

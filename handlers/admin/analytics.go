@@ -80,7 +80,7 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 	v := views.AnalyticsView{Segments: segments, TimeZone: loc.String(), Filter: views.AnalyticsFilter{
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Granularity: c.QueryParam("granularity"),
 		Segment: c.QueryParam("segment"), Channel: c.QueryParam("channel")}}
-	q, st, err := h.Manage.ConversationStats(ctx, t.ID, handlers.StatsListingQuery(c, loc), h.now())
+	q, st, err := h.Manage.ConversationStats(ctx, t.ID, handlers.StatsListingQuery(c, loc), h.Clock())
 	if err != nil {
 		errs, status, ok := failedForm(err)
 		if !ok {

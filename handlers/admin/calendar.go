@@ -131,7 +131,7 @@ func (h *Handler) TestCalendarConnection(c echo.Context) error {
 	var ce *caldav.Error
 	switch {
 	case errors.As(err, &ce):
-		h.log(c).Warn("calendar connection test failed", "err", err)
+		h.Log(c).Warn("calendar connection test failed", "err", err)
 		v.Error = ce.Message
 	case err != nil:
 		return err

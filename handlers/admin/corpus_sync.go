@@ -40,11 +40,11 @@ func (h *Handler) SaveCorpusSync(c echo.Context) error {
 		in.Segment = parley.Some(f.Segment)
 	}
 	status := http.StatusOK
-	e, res, err := h.SyncURL(ctx, h.log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
+	e, res, err := h.SyncURL(ctx, h.Log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
 			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: handlers.Deref(e.SourceURL),
-			Preview: preview(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
+			Preview: parley.Clip(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
 		}}
 	} else {
 		var ok bool
@@ -102,18 +102,6 @@ func sentence(s string) string {
 	}
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-// preview is the first n characters of s, cut at a character boundary.
-func preview(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }
 
 // withScheme completes an address typed without its scheme, as people copy

@@ -7,24 +7,9 @@
 package admin
 
 import (
-	"log/slog"
-	"time"
-
-	"github.com/labstack/echo/v4"
-
 	"github.com/parley/parley/handlers"
 )
 
 // Handler answers the dashboard. It embeds the Base web builds, which the
 // REST API's handler embeds too: the operations both run are Base's.
 type Handler struct{ *handlers.Base }
-
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
-
-// log is the request's logger (handlers.LoggerOf).
-func (h *Handler) log(c echo.Context) *slog.Logger { return handlers.LoggerOf(c, h.Logger) }

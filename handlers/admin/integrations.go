@@ -97,7 +97,7 @@ func (h *Handler) testContextWebhook(ctx context.Context, t parley.Tenant) views
 		return failed("The visitor signing key cannot be read: rotate it under Developer settings, then test again.")
 	}
 	start := time.Now()
-	status, raw, err := agent.CallVisitorContext(ctx, h.Outbound.Client(agent.VisitorContextTimeout), target, key, h.now(), agent.VisitorContextQuery{})
+	status, raw, err := agent.CallVisitorContext(ctx, h.Outbound.Client(agent.VisitorContextTimeout), target, key, h.Clock(), agent.VisitorContextQuery{})
 	took := elapsed(time.Since(start))
 	if err != nil && status == 0 {
 		host := target

@@ -76,7 +76,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), db.OAuthCode{
 		ClientID: r.Client.ID, TenantID: tenantID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
 		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge,
-	}, h.now())
+	}, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 // tenant.
 func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 	a := adminFrom(c)
-	apps, err := h.Manage.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.now())
+	apps, err := h.Manage.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 func (h *Handler) RevokeConnectedApp(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
-	if err := h.Manage.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.now()); err != nil {
+	if err := h.Manage.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.Clock()); err != nil {
 		return err
 	}
 	h.Sessions.Put(ctx, sessFlash, "Access revoked: the app can no longer act on your tenant.")

@@ -59,7 +59,7 @@ func (h *Handler) SendPasswordReset(c echo.Context) error {
 	_, counted, err := h.DB.HitWithin(ctx, []db.Window{
 		{Key: "reset:ip:" + c.RealIP(), Length: resetWindow, Limit: resetAddressLimit},
 		{Key: "reset:email:" + strings.ToLower(email), Length: resetWindow, Limit: resetEmailLimit},
-	}, h.now())
+	}, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (h *Handler) resetProblem(c echo.Context, token string) (views.ResetProblem
 		return "", err
 	case r.UsedAt != nil:
 		return views.ResetLinkUsed, nil
-	case !h.now().Before(r.ExpiresAt):
+	case !h.Clock().Before(r.ExpiresAt):
 		return views.ResetLinkExpired, nil
 	}
 	return "", nil
@@ -151,7 +151,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.DB.ResetPassword(ctx, auth.HashResetToken(f.Token), hash, h.now())
+	u, err := h.DB.ResetPassword(ctx, auth.HashResetToken(f.Token), hash, h.Clock())
 	switch {
 	case errors.Is(err, db.ErrResetUsed):
 		// Another tab used the link since resetProblem looked.
@@ -166,7 +166,7 @@ func (h *Handler) SaveNewPassword(c echo.Context) error {
 	if f.Problem != "" {
 		return handlers.Render(c, resetLinkStatus(f.Problem), views.ResetPassword(f))
 	}
-	h.log(c).Info("password reset by email link", "user_id", u.ID)
+	h.Log(c).Info("password reset by email link", "user_id", u.ID)
 	// This browser may hold a session too: it signs in again like the others.
 	if err := h.Sessions.RenewToken(ctx); err != nil {
 		return err

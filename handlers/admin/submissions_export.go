@@ -45,7 +45,7 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 	}
 
 	res := c.Response()
-	name := "submissions-" + tenant.Slug + "-" + h.now().UTC().Format("2006-01-02") + ".csv"
+	name := "submissions-" + tenant.Slug + "-" + h.Clock().UTC().Format("2006-01-02") + ".csv"
 	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
 	res.Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	res.Header().Set("Cache-Control", "no-store")
@@ -86,7 +86,7 @@ func (h *Handler) ExportSubmissions(c echo.Context) error {
 	w.Flush()
 	if err != nil {
 		// The status is sent: the file ends early, and the log says why.
-		h.log(c).Error("exporting submissions", "err", err)
+		h.Log(c).Error("exporting submissions", "err", err)
 	}
 	return nil
 }

@@ -93,6 +93,6 @@ func (h *Handler) testChatInput(c echo.Context, count *handlers.AddressCount) (*
 		return nil, segErr
 	}
 	return &agent.TurnInput{Tenant: t, Segment: seg, SessionID: req.SessionID, Message: req.Message,
-		Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman, Test: true, Logger: h.log(c),
+		Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman, Test: true, Logger: h.Log(c),
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(c.Request().Header.Get("User-Agent"), 500)}}, nil
 }

@@ -76,7 +76,7 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 
 // endpointHealth reads the health of the tenant's endpoints.
 func (h *Handler) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
-	return h.DB.WebhookHealth(c.Request().Context(), adminFrom(c).Tenant.ID, h.now().Add(-healthWindow))
+	return h.DB.WebhookHealth(c.Request().Context(), adminFrom(c).Tenant.ID, h.Clock().Add(-healthWindow))
 }
 
 // dateTimeSeconds shows times a few seconds apart, such as an attempt and its retry.
@@ -264,7 +264,7 @@ func (h *Handler) RemoveWebhook(c echo.Context) error {
 func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
-	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.now().Add(-parley.DeliveryStatsWindow))
+	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.Clock().Add(-parley.DeliveryStatsWindow))
 	if err != nil {
 		return views.WebhookView{}, err
 	}
@@ -282,7 +282,7 @@ func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Web
 	}
 	l.Total, l.Pages = total, (total+parley.DefaultDeliveriesPage-1)/parley.DefaultDeliveriesPage
 	for _, d := range ds {
-		l.Rows = append(l.Rows, deliveryRow(ep.ID, d, h.now()))
+		l.Rows = append(l.Rows, deliveryRow(ep.ID, d, h.Clock()))
 	}
 	health, err := h.endpointHealth(c)
 	if err != nil {
@@ -394,7 +394,7 @@ func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
 	}
-	return handlers.Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.now())))
+	return handlers.Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.Clock())))
 }
 
 // testEventResult says how a test delivery went, for the endpoint's page.
@@ -435,7 +435,7 @@ func retryWhen(d db.WebhookDelivery, now time.Time) string {
 func (h *Handler) SendTestEvent(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	d, err := h.Manage.SendWebhookTest(ctx, adminFrom(c).Tenant.ID, id, h.now())
+	d, err := h.Manage.SendWebhookTest(ctx, adminFrom(c).Tenant.ID, id, h.Clock())
 	refused := parley.ErrorKind(err) == parley.KindConflict
 	if err != nil && !refused {
 		return err
@@ -466,7 +466,7 @@ func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.Webhook
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.now()), v))
+	return handlers.Render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.Clock()), v))
 }
 
 // ShowTestEventResult is the result panel of a test delivery, asked for
@@ -477,7 +477,7 @@ func (h *Handler) ShowTestEventResult(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if r := testEventResult(id, d, h.now()); r.Waiting {
+	if r := testEventResult(id, d, h.Clock()); r.Waiting {
 		return handlers.Render(c, http.StatusOK, views.TestEventResultView(r))
 	}
 	return h.renderTestEventAnswer(c, http.StatusOK, d)

@@ -98,7 +98,7 @@ func (h *Handler) TestCalendarConnector(c echo.Context) error {
 	out, err := h.TestCalendar(ctx, t, cur)
 	var ce *caldav.Error
 	if errors.As(err, &ce) {
-		h.log(c).Warn("calendar connection test failed", "err", err)
+		h.Log(c).Warn("calendar connection test failed", "err", err)
 		return &parley.Error{Kind: parley.KindUpstream, Code: "CALENDAR_UNAVAILABLE", Message: "The calendar could not be read: " + ce.Message}
 	}
 	if err != nil {

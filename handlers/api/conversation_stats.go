@@ -15,7 +15,7 @@ func (h *Handler) ShowConversationStats(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	l := handlers.StatsListingQuery(c, resource.TenantLocation(t))
 	l.Window = c.QueryParam("window")
-	q, st, err := h.Manage.ConversationStats(c.Request().Context(), t.ID, l, h.now())
+	q, st, err := h.Manage.ConversationStats(c.Request().Context(), t.ID, l, h.Clock())
 	if err != nil {
 		return err
 	}

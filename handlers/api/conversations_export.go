@@ -100,7 +100,7 @@ func (h *Handler) ExportConversations(c echo.Context) error {
 	if err := h.conversationScope(c, &f); err != nil {
 		return err
 	}
-	if err := exportWindow(&f, h.now()); err != nil {
+	if err := exportWindow(&f, h.Clock()); err != nil {
 		return err
 	}
 	format, err := handlers.ExportFormat(c)
@@ -127,7 +127,7 @@ func (h *Handler) ExportConversations(c echo.Context) error {
 		started = true
 		resp.Header().Set(echo.HeaderContentType, contentType)
 		resp.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="conversations-%s-%s.%s"`,
-			t.Slug, h.now().UTC().Format("20060102"), format))
+			t.Slug, h.Clock().UTC().Format("20060102"), format))
 		resp.WriteHeader(http.StatusOK)
 		return out.header()
 	}
@@ -158,7 +158,7 @@ func (h *Handler) ExportConversations(c echo.Context) error {
 		return err
 	}
 	if err != nil {
-		h.log(c).Error("conversations export cut short", "rows", n, "error", err)
+		h.Log(c).Error("conversations export cut short", "rows", n, "error", err)
 	}
 	return nil
 }

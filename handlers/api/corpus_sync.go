@@ -37,7 +37,7 @@ func (h *Handler) SyncCorpus(c echo.Context) error {
 		errs.Add(k, v)
 	}
 	in.Problems = nil // in errs
-	e, res, err := h.SyncURL(c.Request().Context(), h.log(c), handlers.TenantFrom(c), target.URL, in, errs)
+	e, res, err := h.SyncURL(c.Request().Context(), h.Log(c), handlers.TenantFrom(c), target.URL, in, errs)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ type recentConversationJSON struct {
 // ShowTenant answers GET /tenants/{slug}.
 func (h *Handler) ShowTenant(c echo.Context) error {
 	t := handlers.TenantFrom(c)
-	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
+	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 // ShowTenantStats answers GET /tenants/{slug}/stats.
 func (h *Handler) ShowTenantStats(c echo.Context) error {
 	t := handlers.TenantFrom(c)
-	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
+	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (h *Handler) UpdateTenant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.now())
+	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.Clock())
 	if err != nil {
 		return err
 	}

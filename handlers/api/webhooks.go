@@ -114,7 +114,7 @@ func (h *Handler) ShowWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	stats, err := h.DB.WebhookDeliveryStats(ctx, t.ID, ep.ID, h.now().Add(-parley.DeliveryStatsWindow))
+	stats, err := h.DB.WebhookDeliveryStats(ctx, t.ID, ep.ID, h.Clock().Add(-parley.DeliveryStatsWindow))
 	if err != nil {
 		return err
 	}

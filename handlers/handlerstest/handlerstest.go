@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/parley/parley"
 )
 

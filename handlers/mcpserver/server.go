@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,27 +28,13 @@ import (
 
 // Handler serves the MCP server and its tools.
 type Handler struct {
+	*handlers.Runtime
 	DB *db.DB
 	// Manage runs the tools' operations.
 	Manage *manage.Service
 	// OAuth verifies the admin tokens of chats (AdminChatTools).
 	OAuth *auth.OAuth
-	// BaseURL is the server's public address, in the 401's and 403's
-	// resource metadata.
-	BaseURL string
-	Logger  *slog.Logger
-	Now     func() time.Time
 }
-
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
-
-// log is the request's logger (handlers.LoggerOf).
-func (h *Handler) log(c echo.Context) *slog.Logger { return handlers.LoggerOf(c, h.Logger) }
 
 // maxMCPBody bounds an MCP request body, as maxJSONBody bounds a REST one.
 const maxMCPBody = jsonbody.MaxJSONBody
@@ -106,7 +91,7 @@ func (h *Handler) NewServer() echo.HandlerFunc {
 				Details: map[string]any{"requiredScope": auth.MCPScopes}}
 		}
 		req := c.Request()
-		ctx := context.WithValue(req.Context(), mcpCallerKey{}, mcpCaller{tenant: t, principal: p, logger: h.log(c)})
+		ctx := context.WithValue(req.Context(), mcpCallerKey{}, mcpCaller{tenant: t, principal: p, logger: h.Log(c)})
 		streamable().ServeHTTP(c.Response(), req.WithContext(ctx))
 		return nil
 	}

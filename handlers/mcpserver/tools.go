@@ -421,7 +421,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err := listingArgs(args, &l, &l.Scope); err != nil {
 					return nil, err
 				}
-				q, st, err := h.Manage.ConversationStats(ctx, t.ID, l, h.now())
+				q, st, err := h.Manage.ConversationStats(ctx, t.ID, l, h.Clock())
 				if err != nil {
 					return nil, err
 				}
@@ -493,7 +493,7 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "Read the tenant's plan, what it includes, and this month's usage against its limits.",
 			Input:       object(schema{}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
-				usage, err := h.DB.TenantUsage(ctx, t.ID, h.now())
+				usage, err := h.DB.TenantUsage(ctx, t.ID, h.Clock())
 				if err != nil {
 					return nil, err
 				}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,21 +22,12 @@ import (
 
 // Handler answers the authorization server's endpoints.
 type Handler struct {
+	*handlers.Runtime
 	DB *db.DB
 	// Manage registers clients.
 	Manage *manage.Service
 	// OAuth issues and verifies the tokens.
 	OAuth *auth.OAuth
-	// BaseURL is the issuer.
-	BaseURL string
-	Now     func() time.Time
-}
-
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
 }
 
 // The authorization server's endpoints (RFC 8414, 7591, 6749, 7636, 7009,

@@ -64,7 +64,7 @@ func formClientID(c echo.Context, form url.Values) string {
 
 // newIssue draws the secrets of one token response.
 func (h *Handler) newIssue() (db.OAuthIssue, string) {
-	now := h.now()
+	now := h.Clock()
 	refresh := auth.NewOpaque(auth.RefreshTokenPrefix)
 	return db.OAuthIssue{
 		JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
@@ -75,7 +75,7 @@ func (h *Handler) newIssue() (db.OAuthIssue, string) {
 // issue answers the tokens of is for grant g, the access token carrying scopes.
 func (h *Handler) issue(c echo.Context, g db.OAuthGrant, is db.OAuthIssue, refresh string, scopes []string) error {
 	g.Scopes = scopes
-	access, err := h.OAuth.SignAccessToken(c.Request().Context(), g, is.JTI, h.now())
+	access, err := h.OAuth.SignAccessToken(c.Request().Context(), g, is.JTI, h.Clock())
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (h *Handler) exchangeCode(c echo.Context, clientID string, get func(string)
 	if err != nil {
 		return err
 	}
-	now := h.now()
+	now := h.Clock()
 	is, refresh := h.newIssue()
 	if row.UsedAt != nil {
 		if _, err := h.DB.RedeemOAuthCode(ctx, hash, is, now); !errors.Is(err, db.ErrOAuthReplay) {
@@ -162,7 +162,7 @@ func (h *Handler) refresh(c echo.Context, clientID string, get func(string) stri
 		return nil
 	}
 	is, refresh := h.newIssue()
-	g, err := h.DB.RefreshOAuth(c.Request().Context(), auth.HashToken(token), clientID, is, h.now(), check)
+	g, err := h.DB.RefreshOAuth(c.Request().Context(), auth.HashToken(token), clientID, is, h.Clock(), check)
 	var refusal *oauthRefusal
 	switch {
 	case errors.Is(err, db.ErrOAuthReplay):
@@ -204,7 +204,7 @@ func (h *Handler) Revoke(c echo.Context) error {
 		}
 		return err
 	}
-	now := h.now()
+	now := h.Clock()
 	if strings.HasPrefix(token, auth.RefreshTokenPrefix) {
 		err = h.DB.RevokeOAuthRefresh(ctx, auth.HashToken(token), clientID, now)
 	} else if claims, perr := h.OAuth.ParseAccessToken(ctx, token); perr == nil {

@@ -106,7 +106,7 @@ func (h *Handler) tenantAndAddressGates(c echo.Context, count *handlers.AddressC
 	if err := tenantGates(c, t, widgetKey); err != nil {
 		return err
 	}
-	if err := h.Captcha.Check(c.Request().Context(), h.Box, h.log(c), t, captchaToken, c.RealIP()); err != nil {
+	if err := h.Captcha.Check(c.Request().Context(), h.Box, h.Log(c), t, captchaToken, c.RealIP()); err != nil {
 		return err
 	}
 	return count.Verdict()
@@ -202,7 +202,7 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 			return nil, false, err
 		}
 	}
-	in.Logger = h.log(c)
+	in.Logger = h.Log(c)
 	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
 		return nil, false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
@@ -26,7 +27,7 @@ func (h *Handler) verifiedChatVisitor(c echo.Context, t parley.Tenant, token str
 		}
 		key = k
 	}
-	claims, err := auth.VerifyVisitorToken(key, token, h.now())
+	claims, err := auth.VerifyVisitorToken(key, token, h.Clock())
 	if err != nil {
 		return parley.Visitor{}, err
 	}
@@ -51,7 +52,7 @@ func (h *Handler) verifiedChatVisitor(c echo.Context, t parley.Tenant, token str
 	if err != nil {
 		// A claim the store refuses (an email another visitor has) does not
 		// undo the verification: the visitor is who the token says.
-		h.log(c).Warn("updating a verified visitor from token claims", "visitor", v.ID, "err", err)
+		h.Log(c).Warn("updating a verified visitor from token claims", "visitor", v.ID, "err", err)
 		return v, nil
 	}
 	return d.Visitor, nil

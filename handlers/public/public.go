@@ -7,11 +7,7 @@ package public
 
 import (
 	"context"
-	"log/slog"
 	"sync"
-	"time"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
@@ -23,6 +19,7 @@ import (
 
 // Handler answers the public surface.
 type Handler struct {
+	*handlers.Runtime
 	DB  *db.DB
 	Box *auth.Box
 	// Engine runs the turns.
@@ -37,11 +34,6 @@ type Handler struct {
 	// AdminTools are the management tools of a chat whose visitor token
 	// carries an admin scope (the MCP server's, as chat tools).
 	AdminTools func(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error)
-	// BaseURL is the server's public address, in the widget's settings and
-	// the context document.
-	BaseURL string
-	Logger  *slog.Logger
-	Now     func() time.Time
 
 	// sightings holds, per tenant id, when this process last recorded the
 	// widget's installation (noteInstallation), so that a widget loading
@@ -49,13 +41,3 @@ type Handler struct {
 	// not one statement per page view.
 	sightings sync.Map
 }
-
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
-
-// log is the request's logger (handlers.LoggerOf).
-func (h *Handler) log(c echo.Context) *slog.Logger { return handlers.LoggerOf(c, h.Logger) }

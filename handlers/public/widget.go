@@ -61,7 +61,7 @@ func (h *Handler) noteInstallation(c echo.Context, t parley.Tenant) error {
 	if origin == "" || origin == "null" || strings.EqualFold(origin, originOf(h.BaseURL)) || len(origin) > 300 {
 		return nil
 	}
-	now := h.now()
+	now := h.Clock()
 	if last, ok := h.sightings.Load(t.ID); ok && now.Sub(last.(time.Time)) < time.Hour {
 		return nil
 	}

@@ -92,12 +92,12 @@ func (h *Handler) Chat(c echo.Context) error {
 		return err
 	}
 	w := &voiceWriter{c: c, in: in, model: req.Model, stream: req.Stream, speaker: agent.NewSpeaker(in.Locale),
-		id: "chatcmpl-" + rand.Text(), created: h.now().Unix()}
+		id: "chatcmpl-" + rand.Text(), created: h.Clock().Unix()}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
 	if out != nil && out.ConversationID != "" && (call.ConversationID == nil || *call.ConversationID != out.ConversationID) {
 		ctx := context.WithoutCancel(c.Request().Context())
 		if lerr := h.DB.LinkVoiceCall(ctx, in.Tenant.ID, call.ID, out.ConversationID); lerr != nil {
-			h.log(c).Error("linking a voice call to its conversation", "err", lerr)
+			h.Log(c).Error("linking a voice call to its conversation", "err", lerr)
 		}
 	}
 	return w.finish(out, err)
@@ -147,7 +147,7 @@ func (h *Handler) voiceChatInput(c echo.Context) (*agent.TurnInput, voiceChatReq
 	hdr := c.Request().Header
 	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: "voice-" + vc.ID,
 		Message: req.Text, History: history, Locale: t.VoiceConfig.Language,
-		Channel: parley.ChannelVoice, VisitorType: parley.VisitorHuman, Logger: h.log(c),
+		Channel: parley.ChannelVoice, VisitorType: parley.VisitorHuman, Logger: h.Log(c),
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500)}}
 	return in, req, call, nil
 }

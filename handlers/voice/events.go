@@ -158,7 +158,7 @@ func (h *Handler) Events(c echo.Context) error {
 // eventTime is the event's timestamp, else now.
 func (h *Handler) eventTime(ms *float64) time.Time {
 	if ms == nil || *ms <= 0 {
-		return h.now()
+		return h.Clock()
 	}
 	return time.UnixMilli(int64(*ms))
 }
@@ -261,7 +261,7 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 		run[i] = tc.call()
 	}
 	in := &agent.TurnInput{Tenant: t, Segment: *seg, SessionID: session, Channel: parley.ChannelVoice,
-		VisitorType: parley.VisitorHuman, Logger: h.log(c)}
+		VisitorType: parley.VisitorHuman, Logger: h.Log(c)}
 	execs, err := h.Engine.RunTools(ctx, in, conv, run)
 	if err != nil {
 		return err

@@ -8,9 +8,7 @@ package voice
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,26 +21,12 @@ import (
 
 // Handler answers the tenant's voice orchestrator.
 type Handler struct {
+	*handlers.Runtime
 	DB  *db.DB
 	Box *auth.Box
 	// Engine runs the calls' turns and tool calls.
 	Engine *agent.Engine
-	// BaseURL is the server's public address, in the assistant an
-	// assistant-request is answered with.
-	BaseURL string
-	Logger  *slog.Logger
-	Now     func() time.Time
 }
-
-func (h *Handler) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
-}
-
-// log is the request's logger (handlers.LoggerOf).
-func (h *Handler) log(c echo.Context) *slog.Logger { return handlers.LoggerOf(c, h.Logger) }
 
 // maxVoiceBody bounds a request of the orchestrator: a custom LLM request
 // carries the whole call so far, an end-of-call report its transcript.
@@ -95,7 +79,7 @@ func (h *Handler) voiceSecretMatches(c echo.Context, sealed []byte) bool {
 	}
 	secret, err := h.Box.Open(sealed)
 	if err != nil {
-		h.log(c).Error("opening the voice secret", "err", err)
+		h.Log(c).Error("opening the voice secret", "err", err)
 		return false
 	}
 	a, b := sha256.Sum256([]byte(sent)), sha256.Sum256(secret)
