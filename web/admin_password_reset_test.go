@@ -52,7 +52,7 @@ func setupReset(t *testing.T) *resetHarness {
 	// that the other tests' jobs in this database are left alone.
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.PasswordResetWorker{DB: h.b.db,
-		Mail: jobs.Mail{Sender: h.b.srv.Mail, BaseURL: h.b.srv.Config.BaseURL, Now: h.b.srv.now}})
+		Mail: jobs.Mail{Sender: h.b.srv.Mail, BaseURL: h.b.srv.Config.BaseURL, Now: h.b.srv.Base.Clock}})
 	client, err := river.NewClient(riverpgxv5.New(h.b.db.Pool()), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues:            map[string]river.QueueConfig{jobs.MailQueue: {MaxWorkers: 2}},

@@ -62,7 +62,7 @@ func TestChatAdminToken(t *testing.T) {
 	b, llm := setupChat(t, nil)
 	ten, other := b.ownedTenant(t, "builder"), b.ownedTenant(t, "builder")
 	mcpRes := b.srv.Config.BaseURL + "/mcp"
-	now := b.srv.now()
+	now := b.srv.Base.Clock()
 	write, _, _ := adminToken(t, b, ten, mcpRes, now, auth.ScopeMCPCorpusRead, auth.ScopeMCPCorpusWrite)
 
 	llm.Push(

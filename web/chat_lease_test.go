@@ -14,7 +14,7 @@ import (
 // removes it when the test ends.
 func runInstance(t *testing.T, b *bundle) {
 	t.Helper()
-	stop, err := b.srv.startInstance(t.Context())
+	stop, err := b.srv.StartInstance(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,10 +129,10 @@ func bodyDeadline(d time.Duration) echo.MiddlewareFunc {
 	}
 }
 
-// httpServer is the HTTP server of Parley on addr: headers must arrive
+// HTTPServer is the HTTP server of Parley on addr: headers must arrive
 // within 10 s and bodies within BodyTimeout (bodyDeadline); there is no
 // whole-request read or write timeout, which would cut streamed answers.
-func (s *Server) httpServer(addr string) *http.Server {
+func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{
 		Addr:              addr,
 		Handler:           s.Echo,
@@ -155,9 +155,9 @@ type limitListener struct {
 	open map[netip.Addr]int
 }
 
-// limitConns wraps ln with the per-address cap of the configuration (none
+// LimitConns wraps ln with the per-address cap of the configuration (none
 // when it is 0).
-func (s *Server) limitConns(ln net.Listener) net.Listener {
+func (s *Server) LimitConns(ln net.Listener) net.Listener {
 	if s.Config.MaxConnsPerAddress <= 0 {
 		return ln
 	}

@@ -252,7 +252,7 @@ func TestEdgeBodyTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := srv.httpServer(ln.Addr().String())
+	hs := srv.HTTPServer(ln.Addr().String())
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
 
@@ -358,7 +358,7 @@ func TestEdgeConnectionsPerAddress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ln = srv.limitConns(ln)
+		ln = srv.LimitConns(ln)
 		t.Cleanup(func() { _ = ln.Close() })
 		conns := make(chan net.Conn, 10)
 		go func() {

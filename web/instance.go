@@ -10,13 +10,13 @@ import (
 // counts as dead.
 const instanceStaleBeats = 3
 
-// startInstance registers this process in the instances table and beats its
+// StartInstance registers this process in the instances table and beats its
 // heartbeat every Config.Heartbeat until stop, which deletes the row. The
 // engine's turns name the instance in their session leases: should the
 // process die, its leases are free once its heartbeat is instanceStaleBeats
 // beats old, not when they expire (db.OpenTurn). The heartbeat does
 // not end with ctx: it must go on while the server drains its turns.
-func (s *Server) startInstance(ctx context.Context) (stop func(), err error) {
+func (s *Server) StartInstance(ctx context.Context) (stop func(), err error) {
 	every := cmp.Or(s.Config.Heartbeat, 5*time.Second)
 	staleAfter := instanceStaleBeats * every
 	id, err := s.DB.RegisterInstance(ctx, staleAfter)

@@ -659,7 +659,7 @@ func connectApp(t *testing.T, b *bundle, ten tenant) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := b.srv.now()
+	now := b.srv.Base.Clock()
 	code := auth.NewOpaque("ac_")
 	if err := b.db.CreateOAuthCode(ctx, auth.HashToken(code), db.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
 		RedirectURI: client.RedirectURIs[0], Scopes: auth.MCPScopes, Resource: b.srv.Config.BaseURL + "/mcp",

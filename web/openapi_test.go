@@ -892,34 +892,6 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 	}
 }
 
-// TestErrorStructsMatchOpenAPI is handlers' TestResponseStructsMatchOpenAPI
-// for the error bodies, which this package writes: every JSON member is a
-// property of the schema, every required property a member.
-func TestErrorStructsMatchOpenAPI(t *testing.T) {
-	t.Parallel()
-	doc := loadOpenAPI(t)
-	for _, tc := range []struct {
-		schema string
-		typ    reflect.Type
-	}{
-		{"Error", reflect.TypeFor[errorBody]()},
-		{"ChatLimitError", reflect.TypeFor[limitBody]()},
-	} {
-		s := doc.Components.Schemas[tc.schema].Value
-		props, members := schemaProps(s), jsonNames(tc.typ)
-		for _, m := range members {
-			if props[m] == nil {
-				t.Errorf("%s.%s is not a property of %s", tc.typ, m, tc.schema)
-			}
-		}
-		for _, r := range s.Required {
-			if !slices.Contains(members, r) {
-				t.Errorf("%s requires %s, which %s does not have", tc.schema, r, tc.typ)
-			}
-		}
-	}
-}
-
 // TestOpenAPICapabilities checks the documented capabilities of context
 // discovery against the handler's: every one it can list, in its order.
 func TestOpenAPICapabilities(t *testing.T) {

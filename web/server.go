@@ -219,7 +219,7 @@ func managedEmbedder(cfg Config) *agent.Embedder {
 
 // Run serves until ctx ends, with River working beside it, then drains
 // in-flight requests and jobs. It registers the process as an instance
-// (startInstance) before it serves and removes it once drained.
+// (StartInstance) before it serves and removes it once drained.
 func (s *Server) Run(ctx context.Context) error {
 	// The first start generates the OAuth signing key; a key that does not
 	// open stops the start. Ending ctx meanwhile is a shutdown.
@@ -233,7 +233,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", s.Config.Addr, err)
 	}
-	stopInstance, err := s.startInstance(ctx)
+	stopInstance, err := s.StartInstance(ctx)
 	if err != nil {
 		_ = ln.Close()
 		return err
@@ -248,9 +248,9 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = ln.Close()
 		return fmt.Errorf("starting jobs: %w", err)
 	}
-	srv := s.httpServer(s.Config.Addr)
+	srv := s.HTTPServer(s.Config.Addr)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(s.limitConns(ln)) }()
+	go func() { errc <- srv.Serve(s.LimitConns(ln)) }()
 	s.Logger.Info("parley listening", "addr", ln.Addr().String(), "base_url", s.Config.BaseURL)
 	if s.Listening != nil {
 		s.Listening(ln.Addr())
