@@ -141,8 +141,8 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Stripe:           stripeClient,
 	}
 	s.Base = base
-	s.Admin = &admin.Handler{Base: base}
-	s.API = &api.Handler{Base: base}
+	s.Admin = admin.New(base)
+	s.API = api.New(base)
 	s.Base.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Base.Addresses()}
 	s.MCP = &mcpserver.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
 	s.Public = &public.Handler{Runtime: rt, DB: store, Box: box, Engine: s.Base.Engine, Captcha: s.Base.Captcha,

@@ -50,7 +50,7 @@ func loginAddressKey(ip string) string { return "login:ip:" + ip }
 
 // loginChallengeAfter is how many failures an address has made, of those
 // remembered, before signing in from it takes solving the bot challenge,
-// when one is configured (Handler.SignInChallenge).
+// when one is configured (Base.SignInChallenge).
 const loginChallengeAfter = 3
 
 // adminFrom is the admin request's owner and tenant; the requireAdmin
@@ -68,7 +68,7 @@ func csrfToken(c echo.Context) string {
 }
 
 // page builds the layout model of a signed-in page and consumes flash messages.
-func (h *Handler) page(c echo.Context, title, active string) views.Page {
+func (h *core) page(c echo.Context, title, active string) views.Page {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	p := views.Page{
@@ -84,7 +84,7 @@ func (h *Handler) page(c echo.Context, title, active string) views.Page {
 
 // RequireAdmin lets signed-in users through with their handlers.AdminContext and sends
 // everyone else to the sign-in page.
-func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		userID := h.Sessions.GetString(ctx, sessUserID)
@@ -129,7 +129,7 @@ func (h *Handler) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *Handler) toLogin(c echo.Context) error {
+func (h *core) toLogin(c echo.Context) error {
 	if JSONRequest(c.Request()) {
 		return &parley.Error{Kind: parley.KindUnauthorized, Message: "You are signed out: sign in again"}
 	}
@@ -172,14 +172,14 @@ func safeNext(next string) string {
 
 // withChallenge adds the bot challenge to the sign-in form of an address
 // with failures remembered, when they are enough and a challenge is configured.
-func (h *Handler) withChallenge(form *views.LoginForm, failures int) {
+func (h *core) withChallenge(form *views.LoginForm, failures int) {
 	if h.SignInChallenge.SiteKey != "" && failures >= loginChallengeAfter {
 		form.ChallengeSiteKey, form.ChallengeScriptURL = h.SignInChallenge.SiteKey, h.CaptchaScriptURL
 	}
 }
 
 // ShowLoginPage renders the sign-in page.
-func (h *Handler) ShowLoginPage(c echo.Context) error {
+func (h *Account) ShowLoginPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	if h.Sessions.GetString(ctx, sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
@@ -198,7 +198,7 @@ func (h *Handler) ShowLoginPage(c echo.Context) error {
 // checkSignInChallenge verifies the bot challenge's token of the sign-in
 // form, and says what went wrong in the owner's words ("" when solved). It
 // fails closed, as the widget's gate does, and logs why for the operator.
-func (h *Handler) checkSignInChallenge(c echo.Context) string {
+func (h *core) checkSignInChallenge(c echo.Context) string {
 	token := strings.TrimSpace(c.FormValue("challengeToken"))
 	if token == "" {
 		return "Complete the check that you are not a robot, then sign in."
@@ -219,7 +219,7 @@ func (h *Handler) checkSignInChallenge(c echo.Context) string {
 // Login checks the credentials, throttled per client address and per
 // client address and account (loginThrottles): a refused attempt is told
 // when to try again, in words and in Retry-After.
-func (h *Handler) Login(c echo.Context) error {
+func (h *Account) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
@@ -267,7 +267,7 @@ func (h *Handler) Login(c echo.Context) error {
 }
 
 // Logout ends the session.
-func (h *Handler) Logout(c echo.Context) error {
+func (h *Account) Logout(c echo.Context) error {
 	if err := h.Sessions.Destroy(c.Request().Context()); err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (h *Handler) Logout(c echo.Context) error {
 }
 
 // SwitchTenant changes the tenant being administered, among the user's own.
-func (h *Handler) SwitchTenant(c echo.Context) error {
+func (h *Account) SwitchTenant(c echo.Context) error {
 	a := adminFrom(c)
 	slug := c.FormValue("tenant")
 	for _, m := range a.Memberships {
@@ -291,7 +291,7 @@ func (h *Handler) SwitchTenant(c echo.Context) error {
 // (installed: the widget was seen on the tenant's site), leads) with what
 // is done ticked, until it is complete: then the tenant is
 // marked onboarded and the path is no longer shown.
-func (h *Handler) onboarding(c echo.Context, t parley.Tenant, installed bool) ([]views.Step, error) {
+func (h *core) onboarding(c echo.Context, t parley.Tenant, installed bool) ([]views.Step, error) {
 	if t.IsOnboarded {
 		return nil, nil
 	}
@@ -320,7 +320,7 @@ func (h *Handler) onboarding(c echo.Context, t parley.Tenant, installed bool) ([
 }
 
 // ShowOverviewPage renders the dashboard home.
-func (h *Handler) ShowOverviewPage(c echo.Context) error {
+func (h *Account) ShowOverviewPage(c echo.Context) error {
 	a := adminFrom(c)
 	u, err := h.DB.TenantUsage(c.Request().Context(), a.Tenant.ID, h.Clock())
 	if err != nil {
@@ -354,7 +354,7 @@ const overviewLatest = 5
 // overviewActivity adds the last 30 days (today included, in the tenant's
 // time zone) to the overview: conversations and leads per day, the
 // satisfaction, and the latest conversations.
-func (h *Handler) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overview) error {
+func (h *core) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overview) error {
 	ctx := c.Request().Context()
 	loc := resource.TenantLocation(t)
 	now := h.Clock().In(loc)

@@ -69,7 +69,7 @@ func inboxLink(window url.Values, key, value string) string {
 // ShowAnalyticsPage shows the conversation stats of a window: the API's
 // figures and checks, dates in the tenant's time zone, the last 30 days
 // unless the owner picks others.
-func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
+func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
 	loc := resource.TenantLocation(t)
@@ -134,6 +134,6 @@ func (h *Handler) ShowAnalyticsPage(c echo.Context) error {
 // ExportAnalytics downloads one dataset of the analytics page as the API's
 // stats export writes it (same parameters, checks and CSV), for the
 // signed-in owner's tenant.
-func (h *Handler) ExportAnalytics(c echo.Context) error {
+func (h *Leads) ExportAnalytics(c echo.Context) error {
 	return h.WriteStatsExport(c)
 }

@@ -27,7 +27,7 @@ func avatarPath(slug string) string { return "/avatars/" + slug }
 // SaveAvatar answers POST /admin/settings/avatar: action=remove removes the
 // uploaded picture; otherwise the multipart part "avatar" becomes the bot's
 // picture, served by Parley, once its size and type are checked.
-func (h *Handler) SaveAvatar(c echo.Context) error {
+func (h *Settings) SaveAvatar(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	prefix := h.BaseURL + avatarPath(a.Tenant.Slug)
@@ -92,7 +92,7 @@ const avatarMaxAge = "31536000"
 // ShowAvatar answers GET /avatars/{slug}: the tenant's uploaded picture,
 // public and cacheable (for a year, immutable, when the address carries
 // the current version; five minutes otherwise), with an ETag.
-func (h *Handler) ShowAvatar(c echo.Context) error {
+func (h *Settings) ShowAvatar(c echo.Context) error {
 	av, err := h.DB.AvatarBySlug(c.Request().Context(), c.Param("slug"))
 	if parley.ErrorKind(err) == parley.KindNotFound {
 		return c.NoContent(http.StatusNotFound)

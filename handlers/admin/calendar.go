@@ -46,12 +46,12 @@ func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 // dayLabel is a weekday key as the form shows it: "monday" → "Monday".
 func dayLabel(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
 
-func (h *Handler) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
+func (h *core) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
 	return handlers.Render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
 }
 
 // ShowCalendarPage renders the calendar connector's form.
-func (h *Handler) ShowCalendarPage(c echo.Context) error {
+func (h *Tools) ShowCalendarPage(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
@@ -63,7 +63,7 @@ func (h *Handler) ShowCalendarPage(c echo.Context) error {
 // SaveCalendarConnector connects the calendar with the API's rules (the
 // server is asked for the calendar before anything is stored), or
 // re-renders the form with the errors.
-func (h *Handler) SaveCalendarConnector(c echo.Context) error {
+func (h *Tools) SaveCalendarConnector(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	ctx := c.Request().Context()
 	cur, err := h.Manage.CalendarConnector(ctx, t.ID)
@@ -116,7 +116,7 @@ func calendarFormBody(form url.Values) (handlers.CalendarBody, []views.CalendarD
 
 // TestCalendarConnection reads the calendar now and shows the next free
 // slots, or why it could not: a fragment for htmx, else the page.
-func (h *Handler) TestCalendarConnection(c echo.Context) error {
+func (h *Tools) TestCalendarConnection(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	ctx := c.Request().Context()
 	cur, err := h.ConnectedCalendar(ctx, t.ID)
@@ -148,7 +148,7 @@ func (h *Handler) TestCalendarConnection(c echo.Context) error {
 }
 
 // RemoveCalendarConnector disconnects the calendar; htmx is sent back to the page.
-func (h *Handler) RemoveCalendarConnector(c echo.Context) error {
+func (h *Tools) RemoveCalendarConnector(c echo.Context) error {
 	ctx := c.Request().Context()
 	// None connected is done already: the page says so.
 	if err := h.Manage.DeleteCalendarConnector(ctx, adminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {

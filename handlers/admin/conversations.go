@@ -58,7 +58,7 @@ func conversationRow(it db.ConversationItem, loc *time.Location) views.Conversat
 
 // ShowConversationsPage is the inbox: the filters (checked by the API's
 // operation) and a page of conversations, most recently started first.
-func (h *Handler) ShowConversationsPage(c echo.Context) error {
+func (h *Leads) ShowConversationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
 	loc := resource.TenantLocation(t)
@@ -174,7 +174,7 @@ func visitorLabel(v db.VisitorDetail) string {
 // where, a phone call's report (voice), the transcript with the tools run,
 // and the submissions it produced.
 // Another tenant's conversation is the dashboard's 404.
-func (h *Handler) ShowConversationPage(c echo.Context) error {
+func (h *Leads) ShowConversationPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
 	loc := resource.TenantLocation(t)

@@ -29,7 +29,7 @@ func corpusRowOf(e parley.CorpusEntry) views.CorpusRow {
 }
 
 // segmentOptions lists the tenant's segments for a select: value slug, label name.
-func (h *Handler) segmentOptions(ctx context.Context, tenantID string) ([]views.Option, error) {
+func (h *core) segmentOptions(ctx context.Context, tenantID string) ([]views.Option, error) {
 	segs, err := h.DB.ListSegments(ctx, tenantID)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (h *Handler) segmentOptions(ctx context.Context, tenantID string) ([]views.
 
 // corpusList reads the filters and the page from the query and loads that page.
 // An unknown segment drops the filter; a page past the end shows the last one.
-func (h *Handler) corpusList(c echo.Context) (views.CorpusList, error) {
+func (h *core) corpusList(c echo.Context) (views.CorpusList, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	l := views.CorpusList{Search: strings.TrimSpace(c.QueryParam("search")), Segment: c.QueryParam("segment"), Page: 1}
@@ -82,7 +82,7 @@ func (h *Handler) corpusList(c echo.Context) (views.CorpusList, error) {
 
 // ShowCorpusPage renders the knowledge base; htmx requests aimed at the
 // table (search, segment filter, pager) get the table alone.
-func (h *Handler) ShowCorpusPage(c echo.Context) error {
+func (h *Knowledge) ShowCorpusPage(c echo.Context) error {
 	a := adminFrom(c)
 	l, err := h.corpusList(c)
 	if err != nil {
@@ -104,7 +104,7 @@ func (h *Handler) ShowCorpusPage(c echo.Context) error {
 
 // corpusBudget works out, for each active segment, how its entries fit the
 // agent's prompt (agent.FitCorpus over what the chat loads, every locale).
-func (h *Handler) corpusBudget(ctx context.Context, tenantID string) ([]views.CorpusBudget, error) {
+func (h *core) corpusBudget(ctx context.Context, tenantID string) ([]views.CorpusBudget, error) {
 	segments, err := h.DB.ListSegments(ctx, tenantID)
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func corpusTitle(f views.CorpusForm) string {
 	return "Entry " + f.Title
 }
 
-func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusForm) error {
+func (h *core) renderCorpusForm(c echo.Context, status int, f views.CorpusForm) error {
 	segs, err := h.segmentOptions(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (h *Handler) renderCorpusForm(c echo.Context, status int, f views.CorpusFor
 }
 
 // ShowCorpusEntryPage renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
-func (h *Handler) ShowCorpusEntryPage(c echo.Context) error {
+func (h *Knowledge) ShowCorpusEntryPage(c echo.Context) error {
 	f := views.CorpusForm{IsActive: true}
 	if id := c.Param("id"); id != "" {
 		e, err := h.Manage.CorpusEntry(c.Request().Context(), adminFrom(c).Tenant.ID, id)
@@ -198,7 +198,7 @@ func readCorpusForm(form url.Values) (views.CorpusForm, parley.CorpusInput) {
 
 // SaveCorpusEntry creates or updates an entry with the API's rules, or
 // re-renders the form with the errors.
-func (h *Handler) SaveCorpusEntry(c echo.Context) error {
+func (h *Knowledge) SaveCorpusEntry(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -236,7 +236,7 @@ func (h *Handler) SaveCorpusEntry(c echo.Context) error {
 }
 
 // RemoveCorpusEntry deletes one of the tenant's entries; htmx gets an empty row, removed in place.
-func (h *Handler) RemoveCorpusEntry(c echo.Context) error {
+func (h *Knowledge) RemoveCorpusEntry(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.Manage.DeleteCorpus(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
@@ -253,7 +253,7 @@ func (h *Handler) RemoveCorpusEntry(c echo.Context) error {
 // skipped, the bad ones listed in the owner's words.
 // htmx gets the result in place (and the table is told to refresh); a plain
 // form post gets it as flash messages after the redirect.
-func (h *Handler) SaveCorpusImport(c echo.Context) error {
+func (h *Knowledge) SaveCorpusImport(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	var res views.ImportResult

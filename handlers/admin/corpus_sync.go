@@ -23,7 +23,7 @@ const syncPreviewChars = 800
 // entry for that URL or refreshing it. htmx gets the form back with the
 // result (and the table is told to refresh); a plain form post gets the
 // whole page with the result, since the preview is worth seeing once.
-func (h *Handler) SaveCorpusSync(c echo.Context) error {
+func (h *Knowledge) SaveCorpusSync(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()

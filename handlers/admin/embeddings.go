@@ -22,7 +22,7 @@ const embeddingsPath = "/admin/corpus/embeddings"
 
 // embeddingsStatus is the page's status block: which endpoint embeds the
 // knowledge base and how far, times in the tenant's time zone.
-func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, handlers.EmbeddingsJSON, error) {
+func (h *core) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, handlers.EmbeddingsJSON, error) {
 	t := adminFrom(c).Tenant
 	st, err := h.EmbeddingsState(c.Request().Context(), t.ID)
 	if err != nil {
@@ -39,12 +39,12 @@ func (h *Handler) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, hand
 		LastError: handlers.Deref(st.LastError), LastErrorAt: when(st.LastErrorAt), LastEmbeddedAt: when(st.LastEmbeddedAt)}, st, nil
 }
 
-func (h *Handler) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
+func (h *core) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
 	return handlers.Render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
 }
 
 // ShowEmbeddingsPage renders the tenant's endpoint, its form and the status.
-func (h *Handler) ShowEmbeddingsPage(c echo.Context) error {
+func (h *Knowledge) ShowEmbeddingsPage(c echo.Context) error {
 	s, st, err := h.embeddingsStatus(c)
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func (h *Handler) ShowEmbeddingsPage(c echo.Context) error {
 
 // ShowEmbeddingsStatus renders the status block alone, which the page asks
 // for again while entries are being embedded.
-func (h *Handler) ShowEmbeddingsStatus(c echo.Context) error {
+func (h *Knowledge) ShowEmbeddingsStatus(c echo.Context) error {
 	s, _, err := h.embeddingsStatus(c)
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func (h *Handler) ShowEmbeddingsStatus(c echo.Context) error {
 // SaveEmbeddingsPage saves the form with the API's rules, or re-renders it
 // with the errors. The key is write-only: an empty field keeps the stored
 // one, the "remove" box removes it.
-func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
+func (h *Knowledge) SaveEmbeddingsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
 	cur, err := h.Manage.EmbeddingSettings(ctx, t.ID)
@@ -126,7 +126,7 @@ func (h *Handler) SaveEmbeddingsPage(c echo.Context) error {
 
 // RemoveEmbeddingsPage removes the tenant's endpoint and key; htmx is sent
 // back to the page.
-func (h *Handler) RemoveEmbeddingsPage(c echo.Context) error {
+func (h *Knowledge) RemoveEmbeddingsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
 	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {

@@ -10,6 +10,57 @@ import (
 	"github.com/parley/parley/handlers"
 )
 
-// Handler answers the dashboard. It embeds the Base web builds, which the
-// REST API's handler embeds too: the operations both run are Base's.
-type Handler struct{ *handlers.Base }
+// Handler answers the dashboard, one area of it a field; web's route table
+// names each route's method through its area.
+type Handler struct {
+	Account      *Account
+	Leads        *Leads
+	Knowledge    *Knowledge
+	Settings     *Settings
+	Tools        *Tools
+	Integrations *Integrations
+}
+
+// New builds the dashboard's areas over the Base web builds, which the REST
+// API's areas embed too: the operations both run are Base's.
+func New(b *handlers.Base) *Handler {
+	c := core{b}
+	return &Handler{
+		Account:      &Account{c},
+		Leads:        &Leads{c},
+		Knowledge:    &Knowledge{c},
+		Settings:     &Settings{c},
+		Tools:        &Tools{c},
+		Integrations: &Integrations{c},
+	}
+}
+
+// core is what every area embeds: the Base, and the helpers the areas share
+// as its methods.
+type core struct{ *handlers.Base }
+
+// Account is the sign-in and sign-out, the tenant switch, the overview,
+// the password reset, and the OAuth consent page and connected apps.
+type Account struct{ core }
+
+// Leads is who talked to the assistant and what came of it: the
+// conversations, the analytics, the submissions and their export, and the
+// visitors with their memory.
+type Leads struct{ core }
+
+// Knowledge is what the assistant knows: the knowledge base's entries, its
+// URL sync and CSV import, its synonyms and its embedding endpoint.
+type Knowledge struct{ core }
+
+// Settings is how the assistant looks, speaks and behaves: the settings
+// pages, the avatar, the segments, the voice settings and the test chat.
+type Settings struct{ core }
+
+// Tools is what the assistant can do: its tools, the product catalog it
+// recommends from, and the calendar and payment connectors its tools use.
+type Tools struct{ core }
+
+// Integrations is how other systems reach the tenant and the reverse: the
+// integrations index and its live checks, the MCP tools server, webhooks and
+// API tokens.
+type Integrations struct{ core }

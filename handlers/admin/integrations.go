@@ -22,7 +22,7 @@ import (
 const maxTestExcerpt = 600
 
 // integrationsView is the state of the tenant's connections.
-func (h *Handler) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
+func (h *core) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
 	v := views.IntegrationsView{AuthMode: handlers.Deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
 		ContextURL: handlers.Deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
 		MCPURL: handlers.Deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
@@ -55,7 +55,7 @@ func (h *Handler) integrationsView(ctx context.Context, t parley.Tenant) (views.
 
 // ShowIntegrationsPage renders the index of the tenant's connections:
 // visitor verification, the context webhook and the MCP server.
-func (h *Handler) ShowIntegrationsPage(c echo.Context) error {
+func (h *Integrations) ShowIntegrationsPage(c echo.Context) error {
 	v, err := h.integrationsView(c.Request().Context(), adminFrom(c).Tenant)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (h *Handler) ShowIntegrationsPage(c echo.Context) error {
 // an anonymous visitor (signed, through the SSRF guard, within its timeout)
 // and shows what came back: htmx gets the result alone, a plain form post
 // the page with it.
-func (h *Handler) SendContextTest(c echo.Context) error {
+func (h *Integrations) SendContextTest(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	r := h.testContextWebhook(c.Request().Context(), t)
 	if isHTMX(c) {
@@ -83,7 +83,7 @@ func (h *Handler) SendContextTest(c echo.Context) error {
 
 // testContextWebhook makes the call and says, in the owner's words, what
 // the chat makes of the answer.
-func (h *Handler) testContextWebhook(ctx context.Context, t parley.Tenant) views.ContextTestResult {
+func (h *core) testContextWebhook(ctx context.Context, t parley.Tenant) views.ContextTestResult {
 	failed := func(format string, args ...any) views.ContextTestResult {
 		return views.ContextTestResult{State: "failed", Summary: fmt.Sprintf(format, args...)}
 	}
@@ -139,7 +139,7 @@ func elapsed(d time.Duration) string {
 
 // DiscoverMCPTools lists the tools of the tenant's saved MCP server now, as
 // the chat lists them (and refreshes the chat's cached list with them).
-func (h *Handler) DiscoverMCPTools(c echo.Context) error {
+func (h *Integrations) DiscoverMCPTools(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
@@ -153,7 +153,7 @@ func (h *Handler) DiscoverMCPTools(c echo.Context) error {
 	return h.renderMCP(c, http.StatusOK, f)
 }
 
-func (h *Handler) discoverMCPTools(ctx context.Context, t parley.Tenant) views.MCPDiscoverResult {
+func (h *core) discoverMCPTools(ctx context.Context, t parley.Tenant) views.MCPDiscoverResult {
 	switch {
 	case !agent.MCPConfigured(t):
 		return views.MCPDiscoverResult{Error: "no server is saved. Save its address first."}

@@ -12,7 +12,7 @@ import (
 	"github.com/parley/parley/views"
 )
 
-func (h *Handler) renderMCP(c echo.Context, status int, f views.MCPForm) error {
+func (h *core) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 	t := adminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
 	return handlers.Render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
@@ -25,12 +25,12 @@ func mcpForm(t parley.Tenant) views.MCPForm {
 }
 
 // ShowMCPPage renders the MCP tools form, or what the plan lacks.
-func (h *Handler) ShowMCPPage(c echo.Context) error {
+func (h *Integrations) ShowMCPPage(c echo.Context) error {
 	return h.renderMCP(c, http.StatusOK, mcpForm(adminFrom(c).Tenant))
 }
 
 // SaveMCPSettings saves the form with the API's rules, or re-renders it with the errors.
-func (h *Handler) SaveMCPSettings(c echo.Context) error {
+func (h *Integrations) SaveMCPSettings(c echo.Context) error {
 	t := adminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
@@ -76,7 +76,7 @@ func (h *Handler) SaveMCPSettings(c echo.Context) error {
 }
 
 // RemoveMCPSettings deletes the configuration; htmx is sent back to the page.
-func (h *Handler) RemoveMCPSettings(c echo.Context) error {
+func (h *Integrations) RemoveMCPSettings(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.Manage.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
 		return err

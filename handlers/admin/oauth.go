@@ -20,7 +20,7 @@ var consentFields = []string{"response_type", "client_id", "redirect_uri", "scop
 
 // ShowConsentPage asks the signed-in owner whether the client may act on
 // their current tenant, with each scope in words.
-func (h *Handler) ShowConsentPage(c echo.Context) error {
+func (h *Account) ShowConsentPage(c echo.Context) error {
 	q := c.QueryParams()
 	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), q.Get)
 	if e != nil {
@@ -52,7 +52,7 @@ func (h *Handler) ShowConsentPage(c echo.Context) error {
 // SaveConsent is the owner's answer: approve sends the client an
 // authorization code for the tenant chosen (one of the owner's; the one
 // they are administering by default), deny sends access_denied.
-func (h *Handler) SaveConsent(c echo.Context) error {
+func (h *Account) SaveConsent(c echo.Context) error {
 	r, e := h.OAuth.ParseAuthorization(c.Request().Context(), c.FormValue)
 	if e != nil {
 		return handlers.RefuseAuthorization(c, h.BaseURL, r, e)
@@ -89,7 +89,7 @@ func (h *Handler) SaveConsent(c echo.Context) error {
 
 // ShowConnectedAppsPage lists the OAuth clients holding live grants on the
 // tenant.
-func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
+func (h *Account) ShowConnectedAppsPage(c echo.Context) error {
 	a := adminFrom(c)
 	apps, err := h.Manage.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.Clock())
 	if err != nil {
@@ -118,7 +118,7 @@ func (h *Handler) ShowConnectedAppsPage(c echo.Context) error {
 
 // RevokeConnectedApp revokes every grant of a client on the tenant: its
 // access and refresh tokens stop working at once.
-func (h *Handler) RevokeConnectedApp(c echo.Context) error {
+func (h *Account) RevokeConnectedApp(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	if err := h.Manage.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.Clock()); err != nil {

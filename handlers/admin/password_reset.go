@@ -33,7 +33,7 @@ const sessResetSent = "resetSent"
 // ShowForgotPasswordPage asks for the email of the account whose password
 // was forgotten; on a server without email it says how an operator resets
 // a password instead.
-func (h *Handler) ShowForgotPasswordPage(c echo.Context) error {
+func (h *Account) ShowForgotPasswordPage(c echo.Context) error {
 	f := views.ForgotPasswordForm{CSRF: csrfToken(c), ByEmail: h.ResetByEmail}
 	if sent := h.Sessions.PopString(c.Request().Context(), sessResetSent); sent != "" {
 		f.Sent, f.Email = true, sent
@@ -45,7 +45,7 @@ func (h *Handler) ShowForgotPasswordPage(c echo.Context) error {
 // whether an account has the address or not: the job looks the account up,
 // so that neither the answer nor its time tells. Requests are limited per
 // client address and per email.
-func (h *Handler) SendPasswordReset(c echo.Context) error {
+func (h *Account) SendPasswordReset(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	f := views.ForgotPasswordForm{CSRF: csrfToken(c), ByEmail: h.ResetByEmail, Email: email}
@@ -75,7 +75,7 @@ func (h *Handler) SendPasswordReset(c echo.Context) error {
 }
 
 // resetProblem says why token's link cannot reset a password, or "".
-func (h *Handler) resetProblem(c echo.Context, token string) (views.ResetProblem, error) {
+func (h *core) resetProblem(c echo.Context, token string) (views.ResetProblem, error) {
 	if token == "" {
 		return views.ResetLinkUnknown, nil
 	}
@@ -103,7 +103,7 @@ func resetLinkStatus(p views.ResetProblem) int {
 
 // ShowResetPasswordPage is the page an emailed link opens: the new
 // password's form, or why the link does not work and what to do.
-func (h *Handler) ShowResetPasswordPage(c echo.Context) error {
+func (h *Account) ShowResetPasswordPage(c echo.Context) error {
 	// The token is in this page's address: no link or asset of the page
 	// passes it on in a Referer.
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
@@ -123,7 +123,7 @@ func (h *Handler) ShowResetPasswordPage(c echo.Context) error {
 // of every admin password, uses the link (and the user's other links), and
 // so ends every session signed in with the old password (RequireAdmin
 // compares their stamps). The browser is sent to sign in with it.
-func (h *Handler) SaveNewPassword(c echo.Context) error {
+func (h *Account) SaveNewPassword(c echo.Context) error {
 	ctx := c.Request().Context()
 	password, confirm := c.FormValue("password"), c.FormValue("confirm")
 	f := views.ResetPasswordForm{CSRF: csrfToken(c), Token: c.FormValue("token")}

@@ -32,13 +32,13 @@ func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
 	return f
 }
 
-func (h *Handler) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
+func (h *core) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
 	return handlers.Render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
 }
 
 // ShowPaymentsPage renders the payments integration: connect Stripe, test
 // the key, the fixed amount, disconnect.
-func (h *Handler) ShowPaymentsPage(c echo.Context) error {
+func (h *Tools) ShowPaymentsPage(c echo.Context) error {
 	p, err := h.Manage.PaymentConnector(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
@@ -48,7 +48,7 @@ func (h *Handler) ShowPaymentsPage(c echo.Context) error {
 
 // SavePayments connects Stripe or saves the settings with the API's rules
 // (the management operation's), or re-renders the form with the errors.
-func (h *Handler) SavePayments(c echo.Context) error {
+func (h *Tools) SavePayments(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := adminFrom(c).Tenant
 	cur, err := h.Manage.PaymentConnector(ctx, t.ID)
@@ -101,7 +101,7 @@ func (h *Handler) SavePayments(c echo.Context) error {
 
 // TestPayments asks Stripe about the saved key; htmx gets the result alone,
 // a plain form post the page with it.
-func (h *Handler) TestPayments(c echo.Context) error {
+func (h *Tools) TestPayments(c echo.Context) error {
 	ctx := c.Request().Context()
 	res, err := h.RunPaymentTest(ctx, adminFrom(c).Tenant.ID, "", parley.FieldErrors{})
 	if err != nil {
@@ -115,7 +115,7 @@ func (h *Handler) TestPayments(c echo.Context) error {
 }
 
 // RemovePayments disconnects Stripe; htmx is sent back to the page.
-func (h *Handler) RemovePayments(c echo.Context) error {
+func (h *Tools) RemovePayments(c echo.Context) error {
 	ctx := c.Request().Context()
 	// None set up is done already: the page says so.
 	if err := h.Manage.DeletePaymentConnector(ctx, adminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {

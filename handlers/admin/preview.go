@@ -12,7 +12,7 @@ import (
 
 // widgetPreview is the live preview of tenant t's widget for segment seg,
 // beside the form formID.
-func (h *Handler) widgetPreview(t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
+func (h *core) widgetPreview(t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
 	s := handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg)
 	s.Endpoints = handlers.WidgetEndpointsJSON{} // a preview sends nothing
 	body, _ := json.Marshal(s)                   // plain data: cannot fail
@@ -21,7 +21,7 @@ func (h *Handler) widgetPreview(t parley.Tenant, seg parley.Segment, formID stri
 
 // embed is the embed code card of tenant t for a segment ("" for the
 // default), with where and when the widget was last seen on its site.
-func (h *Handler) embed(c echo.Context, t parley.Tenant, segment string) (views.Embed, error) {
+func (h *core) embed(c echo.Context, t parley.Tenant, segment string) (views.Embed, error) {
 	e := views.Embed{Code: h.SegmentEmbedCode(t, segment), Segment: segment}
 	seen, err := h.DB.WidgetSeen(c.Request().Context(), t.ID)
 	if err != nil || seen == nil {

@@ -35,7 +35,7 @@ func productForm(p parley.Product) views.ProductForm {
 }
 
 // ShowProductsPage lists the catalog with a search and pages; htmx gets the list alone.
-func (h *Handler) ShowProductsPage(c echo.Context) error {
+func (h *Tools) ShowProductsPage(c echo.Context) error {
 	l := views.ProductsList{Search: strings.TrimSpace(c.QueryParam("search")), Page: 1}
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
 		l.Page = n
@@ -57,7 +57,7 @@ func (h *Handler) ShowProductsPage(c echo.Context) error {
 }
 
 // ShowNewProductPage renders the create form.
-func (h *Handler) ShowNewProductPage(c echo.Context) error {
+func (h *Tools) ShowNewProductPage(c echo.Context) error {
 	return handlers.Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
 }
 
@@ -87,7 +87,7 @@ func productFromForm(c echo.Context) (parley.ProductInput, views.ProductForm, er
 
 // saveProductForm saves a product form through the management operations
 // (the API's rules), or re-renders the form with the errors.
-func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
+func (h *core) saveProductForm(c echo.Context, cur *parley.Product) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	in, f, err := productFromForm(c)
@@ -117,10 +117,10 @@ func (h *Handler) saveProductForm(c echo.Context, cur *parley.Product) error {
 }
 
 // SaveNewProduct creates a product from the form.
-func (h *Handler) SaveNewProduct(c echo.Context) error { return h.saveProductForm(c, nil) }
+func (h *Tools) SaveNewProduct(c echo.Context) error { return h.saveProductForm(c, nil) }
 
 // ShowEditProductPage renders a product's edit form.
-func (h *Handler) ShowEditProductPage(c echo.Context) error {
+func (h *Tools) ShowEditProductPage(c echo.Context) error {
 	p, err := h.Manage.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (h *Handler) ShowEditProductPage(c echo.Context) error {
 }
 
 // SaveProduct saves a product's edit form.
-func (h *Handler) SaveProduct(c echo.Context) error {
+func (h *Tools) SaveProduct(c echo.Context) error {
 	p, err := h.Manage.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func (h *Handler) SaveProduct(c echo.Context) error {
 }
 
 // RemoveProduct deletes a product; htmx gets an empty answer that removes the row.
-func (h *Handler) RemoveProduct(c echo.Context) error {
+func (h *Tools) RemoveProduct(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.Manage.DeleteProduct(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err

@@ -142,7 +142,7 @@ func segmentRowOf(s db.SegmentSummary) views.SegmentRow {
 	return views.SegmentRow{ID: s.ID, Name: s.Name, Slug: s.Slug, IsDefault: s.IsDefault, IsActive: s.IsActive, CorpusCount: s.CorpusCount}
 }
 
-func (h *Handler) segmentsView(c echo.Context) (views.SegmentsView, error) {
+func (h *core) segmentsView(c echo.Context) (views.SegmentsView, error) {
 	a := adminFrom(c)
 	segs, err := h.DB.ListSegments(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
@@ -156,7 +156,7 @@ func (h *Handler) segmentsView(c echo.Context) (views.SegmentsView, error) {
 }
 
 // ShowSegmentsPage lists the tenant's segments.
-func (h *Handler) ShowSegmentsPage(c echo.Context) error {
+func (h *Settings) ShowSegmentsPage(c echo.Context) error {
 	v, err := h.segmentsView(c)
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (h *Handler) ShowSegmentsPage(c echo.Context) error {
 }
 
 // ShowSegmentPage renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
-func (h *Handler) ShowSegmentPage(c echo.Context) error {
+func (h *Settings) ShowSegmentPage(c echo.Context) error {
 	a := adminFrom(c)
 	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: parley.FormFieldTypes}
 	var seg parley.Segment
@@ -187,7 +187,7 @@ func (h *Handler) ShowSegmentPage(c echo.Context) error {
 
 // asksInChat reports whether the assistant asks for seg's lead capture
 // fields in the conversation: its lead tool exists and is active.
-func (h *Handler) asksInChat(c echo.Context, seg parley.Segment) (bool, error) {
+func (h *core) asksInChat(c echo.Context, seg parley.Segment) (bool, error) {
 	if seg.LeadToolID == nil {
 		return false, nil
 	}
@@ -200,7 +200,7 @@ func (h *Handler) asksInChat(c echo.Context, seg parley.Segment) (bool, error) {
 
 // withSegmentExtras adds the live preview and, for a segment that exists,
 // its embed code.
-func (h *Handler) withSegmentExtras(c echo.Context, t parley.Tenant, seg parley.Segment, f *views.SegmentForm) error {
+func (h *core) withSegmentExtras(c echo.Context, t parley.Tenant, seg parley.Segment, f *views.SegmentForm) error {
 	f.Preview = h.widgetPreview(t, seg, "segment-form")
 	if seg.ID == "" {
 		return nil
@@ -216,7 +216,7 @@ func (h *Handler) withSegmentExtras(c echo.Context, t parley.Tenant, seg parley.
 
 // SaveSegment creates or updates a segment with the API's rules, or
 // re-renders the form with the errors.
-func (h *Handler) SaveSegment(c echo.Context) error {
+func (h *Settings) SaveSegment(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -275,7 +275,7 @@ func segmentDeleteProblem(err error) string {
 // RemoveSegment deletes one of the tenant's segments; with cascade=true
 // also its corpus entries and tools. htmx gets an empty row (removed in
 // place) or the row with the refusal, such as the API's 409.
-func (h *Handler) RemoveSegment(c echo.Context) error {
+func (h *Settings) RemoveSegment(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	ref := c.Param("id")

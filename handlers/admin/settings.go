@@ -86,7 +86,7 @@ func settingsSection(c echo.Context) string {
 }
 
 // ShowSettingsPage renders one of the settings pages.
-func (h *Handler) ShowSettingsPage(c echo.Context) error {
+func (h *Settings) ShowSettingsPage(c echo.Context) error {
 	a := adminFrom(c)
 	f := withChoices(settingsForm(a.Tenant))
 	f.MailConfigured = h.ResetByEmail
@@ -95,7 +95,7 @@ func (h *Handler) ShowSettingsPage(c echo.Context) error {
 }
 
 // renderSettings renders the settings page of f.Section.
-func (h *Handler) renderSettings(c echo.Context, status int, t parley.Tenant, f views.SettingsForm) error {
+func (h *core) renderSettings(c echo.Context, status int, t parley.Tenant, f views.SettingsForm) error {
 	if f.Section != settingsDeveloper {
 		if err := h.withSettingsPreview(c, t, &f); err != nil {
 			return err
@@ -110,7 +110,7 @@ func (h *Handler) renderSettings(c echo.Context, status int, t parley.Tenant, f 
 // SaveSettings validates a settings page's fields with the API's rules and
 // saves them, or re-renders the page with the errors. Fields of the other
 // pages are left as they are.
-func (h *Handler) SaveSettings(c echo.Context) error {
+func (h *Settings) SaveSettings(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
@@ -182,7 +182,7 @@ func (h *Handler) SaveSettings(c echo.Context) error {
 
 // withSettingsPreview adds the live preview of the widget as the default
 // segment shows it.
-func (h *Handler) withSettingsPreview(c echo.Context, t parley.Tenant, f *views.SettingsForm) error {
+func (h *core) withSettingsPreview(c echo.Context, t parley.Tenant, f *views.SettingsForm) error {
 	seg, err := h.DB.DefaultSegment(c.Request().Context(), t.ID)
 	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
@@ -192,7 +192,7 @@ func (h *Handler) withSettingsPreview(c echo.Context, t parley.Tenant, f *views.
 }
 
 // SaveWidgetKey generates a new widget key or removes it.
-func (h *Handler) SaveWidgetKey(c echo.Context) error {
+func (h *Settings) SaveWidgetKey(c echo.Context) error {
 	a := adminFrom(c)
 	var p db.TenantPatch
 	msg := "Widget key removed: any allowed site can use the chat."
@@ -213,7 +213,7 @@ func (h *Handler) SaveWidgetKey(c echo.Context) error {
 }
 
 // SaveVisitorSigningKey rotates the key from the settings page, which shows it once after the redirect.
-func (h *Handler) SaveVisitorSigningKey(c echo.Context) error {
+func (h *Settings) SaveVisitorSigningKey(c echo.Context) error {
 	ctx := c.Request().Context()
 	key, err := h.RotateSigningKey(ctx, adminFrom(c).Tenant.ID)
 	if err != nil {

@@ -138,7 +138,7 @@ func labelFields(fields []views.SubmissionField, form []parley.FormField) {
 // formFieldsOf finds the form a submission was collected with: its SUBMIT_FORM
 // tool's, or for the standalone form the segment form that declares every
 // collected field. Nil when neither is known any more.
-func (h *Handler) formFieldsOf(c echo.Context, s parley.Submission, fields []views.SubmissionField) ([]parley.FormField, error) {
+func (h *core) formFieldsOf(c echo.Context, s parley.Submission, fields []views.SubmissionField) ([]parley.FormField, error) {
 	ctx := c.Request().Context()
 	if s.ToolID != nil {
 		t, err := h.DB.Tool(ctx, s.TenantID, *s.ToolID)
@@ -222,7 +222,7 @@ func submissionStatus(s parley.Submission, errMsg string) views.SubmissionStatus
 // ShowSubmissionsPage is the inbox: the counters, the filters (checked as the
 // API checks them, an empty search box meaning no search) and a page of
 // submissions, newest first.
-func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
+func (h *Leads) ShowSubmissionsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	v := views.SubmissionsView{ToolTypes: submissionToolTypes, Filter: views.SubmissionsFilter{
@@ -269,7 +269,7 @@ func (h *Handler) ShowSubmissionsPage(c echo.Context) error {
 }
 
 // submissionDetail loads what a submission's page shows.
-func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, error) {
+func (h *core) submissionDetail(c echo.Context) (views.SubmissionDetail, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	s, err := h.Manage.Submission(ctx, tenantID, c.Param("id"))
@@ -314,7 +314,7 @@ func (h *Handler) submissionDetail(c echo.Context) (views.SubmissionDetail, erro
 }
 
 // ShowSubmissionPage renders one of the tenant's submissions.
-func (h *Handler) ShowSubmissionPage(c echo.Context) error {
+func (h *Leads) ShowSubmissionPage(c echo.Context) error {
 	d, err := h.submissionDetail(c)
 	if err != nil {
 		return err
@@ -335,7 +335,7 @@ func safeSubmissionsNext(next string) string {
 // API's rules and its submission.updated event. htmx gets the list row, or
 // the detail page's control, re-rendered; a refusal shows in its error slot.
 // Without htmx the browser goes back where it was, with a flash message.
-func (h *Handler) SaveSubmissionStatus(c echo.Context) error {
+func (h *Leads) SaveSubmissionStatus(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	id := c.Param("id")
@@ -396,7 +396,7 @@ func statsToolType(next string) string {
 
 // RemoveSubmission erases a submission and its recorded events; its
 // conversation stays. htmx is sent to the list, where a flash message says so.
-func (h *Handler) RemoveSubmission(c echo.Context) error {
+func (h *Leads) RemoveSubmission(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	s, err := h.Manage.Submission(ctx, tenantID, c.Param("id"))

@@ -18,7 +18,7 @@ import (
 // details, then one column per collected field; cells that a spreadsheet
 // would read as formulas are neutralised. Values are those the
 // detail page shows; a UTF-8 byte order mark lets spreadsheets read accents.
-func (h *Handler) ExportSubmissions(c echo.Context) error {
+func (h *Leads) ExportSubmissions(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenant := adminFrom(c).Tenant
 	search := strings.TrimSpace(c.QueryParam("search"))

@@ -45,7 +45,7 @@ func synonymProblem(terms []string, err error) (msg string, ok bool) {
 }
 
 // synonymsView loads the page's list of groups.
-func (h *Handler) synonymsView(c echo.Context) (views.SynonymsView, error) {
+func (h *core) synonymsView(c echo.Context) (views.SynonymsView, error) {
 	groups, err := h.Manage.ListSynonyms(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return views.SynonymsView{}, err
@@ -57,12 +57,12 @@ func (h *Handler) synonymsView(c echo.Context) (views.SynonymsView, error) {
 	return v, nil
 }
 
-func (h *Handler) renderSynonyms(c echo.Context, status int, v views.SynonymsView) error {
+func (h *core) renderSynonyms(c echo.Context, status int, v views.SynonymsView) error {
 	return handlers.Render(c, status, views.SynonymsPage(h.page(c, "Synonyms", "corpus"), v))
 }
 
 // ShowSynonymsPage lists the tenant's synonym groups.
-func (h *Handler) ShowSynonymsPage(c echo.Context) error {
+func (h *Knowledge) ShowSynonymsPage(c echo.Context) error {
 	v, err := h.synonymsView(c)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (h *Handler) ShowSynonymsPage(c echo.Context) error {
 
 // SaveNewSynonyms adds a group, or shows the page again with why not: the
 // terms beside their field, the limit above the form.
-func (h *Handler) SaveNewSynonyms(c echo.Context) error {
+func (h *Knowledge) SaveNewSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
 	typed := c.FormValue("terms")
 	terms := splitTerms(typed)
@@ -101,7 +101,7 @@ func (h *Handler) SaveNewSynonyms(c echo.Context) error {
 // SaveSynonyms replaces the terms of one group. htmx gets the group back in
 // place, saved or with why not; a plain form post is sent back to the page,
 // or gets it again with the group's error.
-func (h *Handler) SaveSynonyms(c echo.Context) error {
+func (h *Knowledge) SaveSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	typed := c.FormValue("terms")
@@ -137,7 +137,7 @@ func (h *Handler) SaveSynonyms(c echo.Context) error {
 
 // RemoveSynonyms deletes one group; htmx gets it removed in place and the
 // new count.
-func (h *Handler) RemoveSynonyms(c echo.Context) error {
+func (h *Knowledge) RemoveSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	if err := h.Manage.DeleteSynonyms(ctx, tenantID, c.Param("id")); err != nil {

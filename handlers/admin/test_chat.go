@@ -27,7 +27,7 @@ type testChatRequest struct {
 
 // ShowTestChatPage renders the test chat: the owner talks to their bot as a
 // visitor would, and sees what it used.
-func (h *Handler) ShowTestChatPage(c echo.Context) error {
+func (h *Settings) ShowTestChatPage(c echo.Context) error {
 	a := adminFrom(c)
 	segs, err := h.DB.ListSegments(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
@@ -51,7 +51,7 @@ func (h *Handler) ShowTestChatPage(c echo.Context) error {
 // that ran with their results. The owner is authenticated by their session
 // and the CSRF token, so chat's origin, widget key and bot challenge gates do
 // not apply; the plan's and the per-address limit do.
-func (h *Handler) SendTestMessage(c echo.Context) error {
+func (h *Settings) SendTestMessage(c echo.Context) error {
 	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
 	defer count.Settle()
 	in, err := h.testChatInput(c, count)
@@ -64,7 +64,7 @@ func (h *Handler) SendTestMessage(c echo.Context) error {
 }
 
 // testChatInput decodes a test message and passes the gates.
-func (h *Handler) testChatInput(c echo.Context, count *handlers.AddressCount) (*agent.TurnInput, error) {
+func (h *core) testChatInput(c echo.Context, count *handlers.AddressCount) (*agent.TurnInput, error) {
 	t := adminFrom(c).Tenant
 	handlers.SetTenant(c, t)
 	if !t.PlanInfo().Widget {

@@ -25,7 +25,7 @@ func tokenRow(t db.APIToken) views.TokenRow {
 	return r
 }
 
-func (h *Handler) tokensView(c echo.Context, v views.TokensView) (views.TokensView, error) {
+func (h *core) tokensView(c echo.Context, v views.TokensView) (views.TokensView, error) {
 	ts, err := h.Manage.ListTokens(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
@@ -38,7 +38,7 @@ func (h *Handler) tokensView(c echo.Context, v views.TokensView) (views.TokensVi
 }
 
 // ShowTokensPage renders the API tokens page, with a just-created token shown once.
-func (h *Handler) ShowTokensPage(c echo.Context) error {
+func (h *Integrations) ShowTokensPage(c echo.Context) error {
 	v, err := h.tokensView(c, views.TokensView{
 		NewToken: h.Sessions.PopString(c.Request().Context(), sessNewToken),
 		Chosen:   map[string]bool{},
@@ -51,7 +51,7 @@ func (h *Handler) ShowTokensPage(c echo.Context) error {
 
 // SaveToken creates a token with the chosen scopes through the management
 // operations; the token is shown once after the redirect.
-func (h *Handler) SaveToken(c echo.Context) error {
+func (h *Integrations) SaveToken(c echo.Context) error {
 	a := adminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
@@ -79,7 +79,7 @@ func (h *Handler) SaveToken(c echo.Context) error {
 }
 
 // RevokeToken revokes one of the tenant's tokens; htmx gets the updated row.
-func (h *Handler) RevokeToken(c echo.Context) error {
+func (h *Integrations) RevokeToken(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	id := c.Param("id")

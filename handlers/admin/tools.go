@@ -151,7 +151,7 @@ func toolTypeOptions() []views.Option {
 }
 
 // withToolChoices adds the type and segment choices to a tool form.
-func (h *Handler) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm, error) {
+func (h *core) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm, error) {
 	segs, err := h.DB.ListSegments(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return f, err
@@ -168,7 +168,7 @@ func (h *Handler) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolF
 	return f, nil
 }
 
-func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) error {
+func (h *core) renderToolForm(c echo.Context, status int, f views.ToolForm) error {
 	f, err := h.withToolChoices(c, f)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (h *Handler) renderToolForm(c echo.Context, status int, f views.ToolForm) e
 }
 
 // ShowToolsPage lists the tenant's tools.
-func (h *Handler) ShowToolsPage(c echo.Context) error {
+func (h *Tools) ShowToolsPage(c echo.Context) error {
 	ctx, tenantID := c.Request().Context(), adminFrom(c).Tenant.ID
 	tools, err := h.Manage.ListTools(ctx, tenantID)
 	if err != nil {
@@ -206,7 +206,7 @@ func (h *Handler) ShowToolsPage(c echo.Context) error {
 }
 
 // ShowNewToolPage renders the create form for the type asked (the first type by default).
-func (h *Handler) ShowNewToolPage(c echo.Context) error {
+func (h *Tools) ShowNewToolPage(c echo.Context) error {
 	tools, err := h.Manage.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
@@ -224,7 +224,7 @@ func (h *Handler) ShowNewToolPage(c echo.Context) error {
 }
 
 // ShowToolConfigFields is the htmx fragment of a type's settings, swapped in when the type changes.
-func (h *Handler) ShowToolConfigFields(c echo.Context) error {
+func (h *Tools) ShowToolConfigFields(c echo.Context) error {
 	typ := c.QueryParam("type")
 	if !slices.Contains(parley.UserToolTypes, typ) {
 		return handlers.Invalid("type must be one of %s", strings.Join(parley.UserToolTypes, ", "))
@@ -363,7 +363,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (parley.ToolInp
 
 // saveToolForm validates a submitted tool form with the API's rules and saves
 // it, or re-renders it with the errors.
-func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
+func (h *core) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -412,10 +412,10 @@ func (h *Handler) saveToolForm(c echo.Context, cur *parley.Tool) error {
 }
 
 // SaveNewTool creates a tool from the form.
-func (h *Handler) SaveNewTool(c echo.Context) error { return h.saveToolForm(c, nil) }
+func (h *Tools) SaveNewTool(c echo.Context) error { return h.saveToolForm(c, nil) }
 
 // ShowEditToolPage renders a tool's edit form.
-func (h *Handler) ShowEditToolPage(c echo.Context) error {
+func (h *Tools) ShowEditToolPage(c echo.Context) error {
 	t, err := h.Manage.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -427,7 +427,7 @@ func (h *Handler) ShowEditToolPage(c echo.Context) error {
 }
 
 // SaveTool saves a tool's edit form; the type stays.
-func (h *Handler) SaveTool(c echo.Context) error {
+func (h *Tools) SaveTool(c echo.Context) error {
 	t, err := h.Manage.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -436,7 +436,7 @@ func (h *Handler) SaveTool(c echo.Context) error {
 }
 
 // RemoveTool deletes a tool; htmx gets an empty answer that removes the row.
-func (h *Handler) RemoveTool(c echo.Context) error {
+func (h *Tools) RemoveTool(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.Manage.DeleteTool(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err

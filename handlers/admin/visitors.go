@@ -22,7 +22,7 @@ const adminVisitorsPage = 25
 const dateTime = "2006-01-02 15:04 UTC"
 
 // ShowVisitorsPage lists visitors with a search, paged by offset and limit; htmx gets the list alone.
-func (h *Handler) ShowVisitorsPage(c echo.Context) error {
+func (h *Leads) ShowVisitorsPage(c echo.Context) error {
 	// The dashboard keeps a bad parameter within the listing's bounds
 	// rather than refusing it: links and typing should not end on an error.
 	ls := parley.VisitorListing{Search: strings.TrimSpace(c.QueryParam("search")), Limit: adminVisitorsPage}
@@ -60,7 +60,7 @@ func prettyJSON(raw json.RawMessage) string {
 }
 
 // visitorProfile loads what the profile page shows.
-func (h *Handler) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
+func (h *core) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	v, err := h.Manage.Visitor(ctx, tenantID, c.Param("id"))
@@ -81,7 +81,7 @@ func (h *Handler) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	return p, nil
 }
 
-func (h *Handler) renderVisitor(c echo.Context, status int, v views.VisitorProfile) error {
+func (h *core) renderVisitor(c echo.Context, status int, v views.VisitorProfile) error {
 	title := v.Email
 	if title == "" {
 		title = v.ExternalID
@@ -93,7 +93,7 @@ func (h *Handler) renderVisitor(c echo.Context, status int, v views.VisitorProfi
 }
 
 // ShowVisitorPage renders a visitor's profile.
-func (h *Handler) ShowVisitorPage(c echo.Context) error {
+func (h *Leads) ShowVisitorPage(c echo.Context) error {
 	v, err := h.visitorProfile(c)
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (h *Handler) ShowVisitorPage(c echo.Context) error {
 }
 
 // SaveVisitor saves the profile form with the API's rules, or re-renders it with the errors.
-func (h *Handler) SaveVisitor(c echo.Context) error {
+func (h *Leads) SaveVisitor(c echo.Context) error {
 	ctx := c.Request().Context()
 	v, err := h.visitorProfile(c)
 	if err != nil {
@@ -141,7 +141,7 @@ func (h *Handler) SaveVisitor(c echo.Context) error {
 }
 
 // EraseVisitor deletes a visitor with their memory and conversations; htmx is sent to the list.
-func (h *Handler) EraseVisitor(c echo.Context) error {
+func (h *Leads) EraseVisitor(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.Manage.DeleteVisitor(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
@@ -151,7 +151,7 @@ func (h *Handler) EraseVisitor(c echo.Context) error {
 }
 
 // SaveMemoryFact stores a fact from the form with the API's rules, or re-renders the profile with the errors.
-func (h *Handler) SaveMemoryFact(c echo.Context) error {
+func (h *Leads) SaveMemoryFact(c echo.Context) error {
 	ctx := c.Request().Context()
 	v, err := h.visitorProfile(c)
 	if err != nil {
@@ -175,7 +175,7 @@ func (h *Handler) SaveMemoryFact(c echo.Context) error {
 }
 
 // RemoveMemoryFact forgets a fact; htmx gets the row removed and the new count.
-func (h *Handler) RemoveMemoryFact(c echo.Context) error {
+func (h *Leads) RemoveMemoryFact(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	id := c.Param("id")

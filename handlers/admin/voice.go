@@ -27,7 +27,7 @@ const recentVoiceCalls = 20
 
 // voiceForm fills the page's model from the tenant; the forms' typed
 // values are the tenant's own until a refused save re-renders them.
-func (h *Handler) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
+func (h *core) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
 	llm, server := handlers.VoiceURLs(h.BaseURL, t.Slug)
 	f := views.VoiceForm{Plan: t.Plan, Available: t.PlanInfo().Voice, Managed: h.Vapi.Configured(),
 		Enabled: t.VoiceEnabled, AssistantID: handlers.Deref(t.VoiceAssistantID), PhoneNumber: handlers.Deref(t.VoicePhoneNumber),
@@ -121,12 +121,12 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 	return row
 }
 
-func (h *Handler) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
+func (h *core) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
 	return handlers.Render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
 }
 
 // ShowVoicePage renders the voice settings, or what the plan lacks.
-func (h *Handler) ShowVoicePage(c echo.Context) error {
+func (h *Settings) ShowVoicePage(c echo.Context) error {
 	f, err := h.voiceForm(c, adminFrom(c).Tenant)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (h *Handler) ShowVoicePage(c echo.Context) error {
 
 // refusedVoiceForm re-renders the page with the errors of one of its forms,
 // keeping what was typed (apply sets the typed values).
-func (h *Handler) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, err error, apply func(*views.VoiceForm)) error {
+func (h *core) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, err error, apply func(*views.VoiceForm)) error {
 	e, ok := err.(*parley.Error)
 	fe, isFields := parley.FieldErrors(nil), false
 	if ok {
@@ -163,7 +163,7 @@ func (h *Handler) refusedVoiceForm(c echo.Context, t parley.Tenant, form string,
 }
 
 // SaveVoiceSettings saves how the assistant speaks and whether calls are answered.
-func (h *Handler) SaveVoiceSettings(c echo.Context) error {
+func (h *Settings) SaveVoiceSettings(c echo.Context) error {
 	t, form, err := voiceForm(c)
 	if err != nil {
 		return err
@@ -200,7 +200,7 @@ func (h *Handler) SaveVoiceSettings(c echo.Context) error {
 }
 
 // SaveManagedVoiceSetup runs the managed setup with the saved voice settings.
-func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
+func (h *Settings) SaveManagedVoiceSetup(c echo.Context) error {
 	t, form, err := voiceForm(c)
 	if err != nil {
 		return err
@@ -223,7 +223,7 @@ func (h *Handler) SaveManagedVoiceSetup(c echo.Context) error {
 }
 
 // SaveVoiceLink links the owner's own assistant.
-func (h *Handler) SaveVoiceLink(c echo.Context) error {
+func (h *Settings) SaveVoiceLink(c echo.Context) error {
 	t, form, err := voiceForm(c)
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func (h *Handler) SaveVoiceLink(c echo.Context) error {
 
 // ShowVoiceCallRecording plays a call's recording in the dashboard: the
 // signed-in owner's tenant only.
-func (h *Handler) ShowVoiceCallRecording(c echo.Context) error {
+func (h *Settings) ShowVoiceCallRecording(c echo.Context) error {
 	return h.RelayRecording(c, adminFrom(c).Tenant.ID, c.Param("callId"))
 }
 

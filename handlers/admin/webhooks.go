@@ -75,7 +75,7 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 }
 
 // endpointHealth reads the health of the tenant's endpoints.
-func (h *Handler) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
+func (h *core) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
 	return h.DB.WebhookHealth(c.Request().Context(), adminFrom(c).Tenant.ID, h.Clock().Add(-healthWindow))
 }
 
@@ -160,7 +160,7 @@ func webhookFromForm(form url.Values, creating bool) (parley.WebhookInput, views
 	return in, f
 }
 
-func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
+func (h *core) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
 	eps, err := h.Manage.ListWebhooks(c.Request().Context(), adminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
@@ -176,7 +176,7 @@ func (h *Handler) webhooksView(c echo.Context, v views.WebhooksView) (views.Webh
 	return v, nil
 }
 
-func (h *Handler) renderWebhooksPage(c echo.Context, status int, v views.WebhooksView) error {
+func (h *core) renderWebhooksPage(c echo.Context, status int, v views.WebhooksView) error {
 	v, err := h.webhooksView(c, v)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (h *Handler) renderWebhooksPage(c echo.Context, status int, v views.Webhook
 
 // ShowWebhooksPage lists the tenant's webhook endpoints, with a just-created
 // endpoint's signing secret shown once.
-func (h *Handler) ShowWebhooksPage(c echo.Context) error {
+func (h *Integrations) ShowWebhooksPage(c echo.Context) error {
 	form := views.WebhookForm{Events: map[string]bool{}}
 	for _, e := range parley.WebhookEvents {
 		form.Events[e] = true // new endpoints get every event unless told otherwise
@@ -199,7 +199,7 @@ func (h *Handler) ShowWebhooksPage(c echo.Context) error {
 
 // SaveNewWebhook creates an endpoint from the form with the API's rules;
 // its secret is shown once after the redirect.
-func (h *Handler) SaveNewWebhook(c echo.Context) error {
+func (h *Integrations) SaveNewWebhook(c echo.Context) error {
 	a := adminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
@@ -222,7 +222,7 @@ func (h *Handler) SaveNewWebhook(c echo.Context) error {
 
 // ToggleWebhook enables or disables an endpoint; disabling drops its pending
 // deliveries. htmx gets the updated row.
-func (h *Handler) ToggleWebhook(c echo.Context) error {
+func (h *Integrations) ToggleWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	enabled := c.FormValue("enabled") == "true"
 	ep, err := h.Manage.UpdateWebhook(ctx, adminFrom(c).Tenant.ID, c.Param("id"), parley.WebhookInput{Enabled: parley.Some(enabled)})
@@ -247,7 +247,7 @@ func (h *Handler) ToggleWebhook(c echo.Context) error {
 // RemoveWebhook deletes an endpoint and its delivery history. htmx from the
 // list gets an empty answer that removes the row; from the endpoint's own
 // page, a redirect to the list.
-func (h *Handler) RemoveWebhook(c echo.Context) error {
+func (h *Integrations) RemoveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	if err := h.Manage.DeleteWebhook(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
@@ -261,7 +261,7 @@ func (h *Handler) RemoveWebhook(c echo.Context) error {
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
 // and a page of its deliveries log, filtered by the query's status.
-func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
+func (h *core) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.Clock().Add(-parley.DeliveryStatsWindow))
@@ -302,7 +302,7 @@ func (h *Handler) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Web
 	return v, nil
 }
 
-func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+func (h *core) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
 	ctx := c.Request().Context()
 	v, err := h.webhookView(c, ep, f)
 	if err != nil {
@@ -320,7 +320,7 @@ func (h *Handler) renderWebhookPage(c echo.Context, status int, ep db.WebhookEnd
 
 // ShowWebhookPage renders an endpoint's edit form, statistics and
 // deliveries, with a just-rotated signing secret shown once.
-func (h *Handler) ShowWebhookPage(c echo.Context) error {
+func (h *Integrations) ShowWebhookPage(c echo.Context) error {
 	ep, err := h.Manage.Webhook(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -330,7 +330,7 @@ func (h *Handler) ShowWebhookPage(c echo.Context) error {
 
 // RotateWebhookSecret gives an endpoint a new signing secret, shown once on
 // its page after the redirect; the old one stops verifying at once.
-func (h *Handler) RotateWebhookSecret(c echo.Context) error {
+func (h *Integrations) RotateWebhookSecret(c echo.Context) error {
 	ctx := c.Request().Context()
 	ep, secret, err := h.Manage.RotateWebhookSecret(ctx, adminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
@@ -343,7 +343,7 @@ func (h *Handler) RotateWebhookSecret(c echo.Context) error {
 
 // SaveWebhook saves an endpoint's form with the API's rules, or shows
 // it again with the errors.
-func (h *Handler) SaveWebhook(c echo.Context) error {
+func (h *Integrations) SaveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	ep, err := h.Manage.Webhook(ctx, tenantID, c.Param("id"))
@@ -371,7 +371,7 @@ func (h *Handler) SaveWebhook(c echo.Context) error {
 // RedeliverWebhookDelivery queues a past delivery again. htmx gets the row,
 // pending, or the refusal (409: the endpoint is disabled, or the delivery is
 // already queued) swapped into the row's error slot.
-func (h *Handler) RedeliverWebhookDelivery(c echo.Context) error {
+func (h *Integrations) RedeliverWebhookDelivery(c echo.Context) error {
 	ctx := c.Request().Context()
 	tenantID := adminFrom(c).Tenant.ID
 	endpointID, deliveryID := c.Param("id"), c.Param("deliveryId")
@@ -432,7 +432,7 @@ func retryWhen(d db.WebhookDelivery, now time.Time) string {
 // sent by the delivery workers as any other. htmx gets the result panel,
 // which asks again until the first attempt is over; without htmx, the
 // endpoint's page with the delivery at the top of its log.
-func (h *Handler) SendTestEvent(c echo.Context) error {
+func (h *Integrations) SendTestEvent(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	d, err := h.Manage.SendWebhookTest(ctx, adminFrom(c).Tenant.ID, id, h.Clock())
@@ -457,7 +457,7 @@ func (h *Handler) SendTestEvent(c echo.Context) error {
 // renderTestEventAnswer answers with the test's result and, out of band, the
 // endpoint's health, statistics and delivery log (at the filter the page
 // sent along), which the test has just changed.
-func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
+func (h *core) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
 	ep, err := h.Manage.Webhook(c.Request().Context(), adminFrom(c).Tenant.ID, d.EndpointID)
 	if err != nil {
 		return err
@@ -471,7 +471,7 @@ func (h *Handler) renderTestEventAnswer(c echo.Context, status int, d db.Webhook
 
 // ShowTestEventResult is the result panel of a test delivery, asked for
 // again by the panel itself while the first attempt is under way.
-func (h *Handler) ShowTestEventResult(c echo.Context) error {
+func (h *Integrations) ShowTestEventResult(c echo.Context) error {
 	id := c.Param("id")
 	d, err := h.DB.WebhookDelivery(c.Request().Context(), adminFrom(c).Tenant.ID, id, c.Param("deliveryId"))
 	if err != nil {

@@ -10,6 +10,49 @@ import (
 	"github.com/parley/parley/handlers"
 )
 
-// Handler answers the REST API. It embeds the Base web builds, which the
-// dashboard's handler embeds too: the operations both run are Base's.
-type Handler struct{ *handlers.Base }
+// Handler answers the REST API, one area of it a field; web's route table
+// names each route's method through its area.
+type Handler struct {
+	Settings     *Settings
+	Knowledge    *Knowledge
+	Tools        *Tools
+	Leads        *Leads
+	Integrations *Integrations
+}
+
+// New builds the REST API's areas over the Base web builds, which the
+// dashboard's areas embed too: the operations both run are Base's.
+func New(b *handlers.Base) *Handler {
+	c := core{b}
+	return &Handler{
+		Settings:     &Settings{c},
+		Knowledge:    &Knowledge{c},
+		Tools:        &Tools{c},
+		Leads:        &Leads{c},
+		Integrations: &Integrations{c},
+	}
+}
+
+// core is what every area embeds: the Base, and the helpers the areas share
+// as its methods.
+type core struct{ *handlers.Base }
+
+// Settings is the tenant itself (its settings, stats and embed code), its
+// segments, the visitor signing key and the voice setups.
+type Settings struct{ core }
+
+// Knowledge is the knowledge base: entries, bulk writes, CSV import, URL
+// sync, synonyms and the embedding endpoint.
+type Knowledge struct{ core }
+
+// Tools is the tools, the product catalog, and the calendar and payment
+// connectors.
+type Tools struct{ core }
+
+// Leads is the visitors and their memory, the conversations with their
+// stats and exports, and the submissions.
+type Leads struct{ core }
+
+// Integrations is the webhook endpoints and their deliveries, and the MCP
+// tools server.
+type Integrations struct{ core }

@@ -47,7 +47,7 @@ func newCalendarJSON(t parley.Tenant, c *parley.CalendarConnector) calendarJSON 
 }
 
 // ShowCalendarConnector answers GET /tenants/{slug}/integrations/calendar.
-func (h *Handler) ShowCalendarConnector(c echo.Context) error {
+func (h *Tools) ShowCalendarConnector(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
@@ -59,7 +59,7 @@ func (h *Handler) ShowCalendarConnector(c echo.Context) error {
 // UpdateCalendarConnector answers PUT /tenants/{slug}/integrations/calendar:
 // it connects to the server and saves the connector once the calendar is
 // found. An absent password keeps the stored one (same server only).
-func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
+func (h *Tools) UpdateCalendarConnector(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	ctx := c.Request().Context()
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
@@ -77,7 +77,7 @@ func (h *Handler) UpdateCalendarConnector(c echo.Context) error {
 
 // DeleteCalendarConnector answers DELETE /tenants/{slug}/integrations/calendar:
 // the credentials are deleted and the meeting tools are no longer offered.
-func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
+func (h *Tools) DeleteCalendarConnector(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	if err := h.Manage.DeleteCalendarConnector(c.Request().Context(), t.ID); err != nil {
 		return err
@@ -88,7 +88,7 @@ func (h *Handler) DeleteCalendarConnector(c echo.Context) error {
 // TestCalendarConnector answers POST /tenants/{slug}/integrations/calendar/test:
 // it reads the calendar with the stored credentials and returns the next
 // free slots; a server that fails is a 502 saying why.
-func (h *Handler) TestCalendarConnector(c echo.Context) error {
+func (h *Tools) TestCalendarConnector(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	ctx := c.Request().Context()
 	cur, err := h.ConnectedCalendar(ctx, t.ID)

@@ -11,7 +11,7 @@ import (
 
 // ShowConversationStats answers GET /tenants/{slug}/conversations/stats:
 // the stats' query with window.
-func (h *Handler) ShowConversationStats(c echo.Context) error {
+func (h *Leads) ShowConversationStats(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	l := handlers.StatsListingQuery(c, resource.TenantLocation(t))
 	l.Window = c.QueryParam("window")
@@ -25,6 +25,6 @@ func (h *Handler) ShowConversationStats(c echo.Context) error {
 // ExportConversationStats answers GET /tenants/{slug}/conversations/stats/export:
 // one dataset of the stats as CSV or NDJSON. The rows are few (a year of
 // days, or maxStatsExportRows): written at once.
-func (h *Handler) ExportConversationStats(c echo.Context) error {
+func (h *Leads) ExportConversationStats(c echo.Context) error {
 	return h.WriteStatsExport(c)
 }

@@ -15,7 +15,7 @@ import (
 // conversationScope reads the filters the list and the export share: from,
 // to (dates in UTC), channel and segment (a slug or id of the tenant's;
 // another is 400).
-func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) error {
+func (h *core) conversationScope(c echo.Context, f *db.ConversationFilter) error {
 	g, err := h.Manage.ConversationFilter(c.Request().Context(), handlers.TenantFrom(c).ID, handlers.ScopeQuery(c, time.UTC))
 	if err != nil {
 		return err
@@ -27,7 +27,7 @@ func (h *Handler) conversationScope(c echo.Context, f *db.ConversationFilter) er
 // ListConversations answers GET /tenants/{slug}/conversations: the query's
 // page, limit, scope (dates in UTC), status, visitorId, toolType and search
 // (checked even when empty), answered {conversations, pagination}.
-func (h *Handler) ListConversations(c echo.Context) error {
+func (h *Leads) ListConversations(c echo.Context) error {
 	l := parley.NewConversationListing()
 	handlers.QueryInt(c, "page", &l.Page)
 	handlers.QueryInt(c, "limit", &l.Limit)
@@ -46,7 +46,7 @@ func (h *Handler) ListConversations(c echo.Context) error {
 // ShowConversation answers GET /tenants/{slug}/conversations/{id}: the
 // conversation with its messages, tool history and metadata, and for a
 // voice conversation its call.
-func (h *Handler) ShowConversation(c echo.Context) error {
+func (h *Leads) ShowConversation(c echo.Context) error {
 	ctx := c.Request().Context()
 	d, err := h.DB.ConversationDetail(ctx, handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {

@@ -95,7 +95,7 @@ func (e ndjsonExport) flush() error { return nil }
 // row per conversation, most recently started first, as CSV or NDJSON,
 // streamed from the database to the client. An error once rows are sent
 // cuts the body short (and is logged): the status is already 200.
-func (h *Handler) ExportConversations(c echo.Context) error {
+func (h *Leads) ExportConversations(c echo.Context) error {
 	var f db.ConversationFilter
 	if err := h.conversationScope(c, &f); err != nil {
 		return err

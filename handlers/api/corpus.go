@@ -18,7 +18,7 @@ const maxBulkEntries = 50
 
 // ListCorpus answers GET /tenants/{slug}/corpus: the query's page, limit,
 // search and segmentSlug (or segment).
-func (h *Handler) ListCorpus(c echo.Context) error {
+func (h *Knowledge) ListCorpus(c echo.Context) error {
 	l := manage.NewCorpusListing()
 	handlers.QueryInt(c, "page", &l.Page)
 	handlers.QueryInt(c, "limit", &l.Limit)
@@ -41,7 +41,7 @@ func decodeCorpus(c echo.Context) (parley.CorpusInput, error) {
 
 // CreateCorpus answers POST /tenants/{slug}/corpus: with externalId an
 // idempotent upsert (200 created:false when an entry was updated).
-func (h *Handler) CreateCorpus(c echo.Context) error {
+func (h *Knowledge) CreateCorpus(c echo.Context) error {
 	in, err := decodeCorpus(c)
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (h *Handler) CreateCorpus(c echo.Context) error {
 }
 
 // ShowCorpus answers GET /tenants/{slug}/corpus/{id}.
-func (h *Handler) ShowCorpus(c echo.Context) error {
+func (h *Knowledge) ShowCorpus(c echo.Context) error {
 	e, err := h.Manage.CorpusEntry(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (h *Handler) ShowCorpus(c echo.Context) error {
 }
 
 // UpdateCorpus answers PUT and PATCH /tenants/{slug}/corpus/{id}: both partial.
-func (h *Handler) UpdateCorpus(c echo.Context) error {
+func (h *Knowledge) UpdateCorpus(c echo.Context) error {
 	in, err := decodeCorpus(c)
 	if err != nil {
 		return err
@@ -80,6 +80,6 @@ func (h *Handler) UpdateCorpus(c echo.Context) error {
 }
 
 // DeleteCorpus answers DELETE /tenants/{slug}/corpus/{id}.
-func (h *Handler) DeleteCorpus(c echo.Context) error {
+func (h *Knowledge) DeleteCorpus(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteCorpus)
 }

@@ -57,7 +57,7 @@ type bulkReport struct {
 // caller's own decision. The body as a whole (not an object, entries not an
 // array of 1 to 50) is still a 400, and the plan's limit a 429 for the whole
 // request.
-func (h *Handler) BulkCorpus(c echo.Context) error {
+func (h *Knowledge) BulkCorpus(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, maxBulkBody)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 // checked first; the good ones are written in one transaction and the bad
 // ones reported by line, as the contract's {imported, errors:[{line, error}]}
 // says: a bad line costs only itself, not the file.
-func (h *Handler) ImportCorpus(c echo.Context) error {
+func (h *Knowledge) ImportCorpus(c echo.Context) error {
 	data, err := handlers.ReadCSVUpload(c)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ import (
 // or, on create, takes the page's. The fetch is unconditional: an explicit
 // sync always re-reads the page. Fetch failures keep an existing entry's
 // content and are recorded on it as its sync error.
-func (h *Handler) SyncCorpus(c echo.Context) error {
+func (h *Knowledge) SyncCorpus(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func (b embeddingsBody) input(problems parley.FieldErrors) parley.EmbeddingsInpu
 }
 
 // ShowEmbeddings answers GET /tenants/{slug}/embeddings.
-func (h *Handler) ShowEmbeddings(c echo.Context) error {
+func (h *Knowledge) ShowEmbeddings(c echo.Context) error {
 	out, err := h.EmbeddingsState(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func (h *Handler) ShowEmbeddings(c echo.Context) error {
 // knowledge base is embedded at its endpoint from now on (the job is
 // enqueued with the save). An absent embeddingsApiKey keeps the stored
 // key; null or "" removes it.
-func (h *Handler) UpdateEmbeddings(c echo.Context) error {
+func (h *Knowledge) UpdateEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := handlers.TenantFrom(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
@@ -58,7 +58,7 @@ func (h *Handler) UpdateEmbeddings(c echo.Context) error {
 
 // DeleteEmbeddings answers DELETE /tenants/{slug}/embeddings: the tenant's
 // knowledge base goes back to the operator's endpoint, if any.
-func (h *Handler) DeleteEmbeddings(c echo.Context) error {
+func (h *Knowledge) DeleteEmbeddings(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := handlers.TenantFrom(c)
 	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {

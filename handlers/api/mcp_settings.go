@@ -31,7 +31,7 @@ type mcpBody struct {
 
 // ShowMCPSettings answers GET /tenants/{slug}/mcp-tools on every plan, so a
 // dashboard can show what an upgrade unlocks.
-func (h *Handler) ShowMCPSettings(c echo.Context) error {
+func (h *Integrations) ShowMCPSettings(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	s, err := h.Manage.MCPSettings(c.Request().Context(), t.ID)
 	if err != nil {
@@ -42,7 +42,7 @@ func (h *Handler) ShowMCPSettings(c echo.Context) error {
 
 // UpdateMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or above).
 // An absent mcpToolsApiKey keeps the stored key; null or "" removes it.
-func (h *Handler) UpdateMCPSettings(c echo.Context) error {
+func (h *Integrations) UpdateMCPSettings(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
@@ -63,7 +63,7 @@ func (h *Handler) UpdateMCPSettings(c echo.Context) error {
 }
 
 // DeleteMCPSettings answers DELETE /tenants/{slug}/mcp-tools.
-func (h *Handler) DeleteMCPSettings(c echo.Context) error {
+func (h *Integrations) DeleteMCPSettings(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	if err := h.Manage.ClearMCPSettings(c.Request().Context(), t.ID); err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 // carry hasSecretKey, its mode and type and its last 4 characters.
 
 // ShowPaymentConnector answers GET /tenants/{slug}/integrations/payments.
-func (h *Handler) ShowPaymentConnector(c echo.Context) error {
+func (h *Tools) ShowPaymentConnector(c echo.Context) error {
 	p, err := h.Manage.PaymentConnector(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
@@ -27,7 +27,7 @@ func (h *Handler) ShowPaymentConnector(c echo.Context) error {
 // UpdatePaymentConnector answers PUT /tenants/{slug}/integrations/payments:
 // it connects Stripe (secretKey required the first time) or changes the
 // fields sent.
-func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
+func (h *Tools) UpdatePaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := handlers.TenantFrom(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
@@ -45,7 +45,7 @@ func (h *Handler) UpdatePaymentConnector(c echo.Context) error {
 
 // DeletePaymentConnector answers DELETE /tenants/{slug}/integrations/payments:
 // the key is deleted and the agent stops offering payment links.
-func (h *Handler) DeletePaymentConnector(c echo.Context) error {
+func (h *Tools) DeletePaymentConnector(c echo.Context) error {
 	if err := h.Manage.DeletePaymentConnector(c.Request().Context(), handlers.TenantFrom(c).ID); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (h *Handler) DeletePaymentConnector(c echo.Context) error {
 // TestPaymentConnector answers POST /tenants/{slug}/integrations/payments/test:
 // it asks Stripe for the key's account. 200 whatever Stripe said (ok tells);
 // 404 without a connector and without a key in the body.
-func (h *Handler) TestPaymentConnector(c echo.Context) error {
+func (h *Tools) TestPaymentConnector(c echo.Context) error {
 	ctx := c.Request().Context()
 	var b handlers.PaymentBody
 	errs := parley.FieldErrors{}

@@ -56,7 +56,7 @@ func productInput(raw map[string]json.RawMessage) parley.ProductInput {
 }
 
 // ListProducts answers GET /tenants/{slug}/products.
-func (h *Handler) ListProducts(c echo.Context) error {
+func (h *Tools) ListProducts(c echo.Context) error {
 	page, err := handlers.IntParam(c, "page", 1, 1, parley.MaxPage)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (h *Handler) ListProducts(c echo.Context) error {
 }
 
 // ShowProduct answers GET /tenants/{slug}/products/{id}.
-func (h *Handler) ShowProduct(c echo.Context) error {
+func (h *Tools) ShowProduct(c echo.Context) error {
 	p, err := h.Manage.Product(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func (h *Handler) ShowProduct(c echo.Context) error {
 
 // CreateProduct answers POST /tenants/{slug}/products; with an existing
 // externalId it updates that product and answers 200.
-func (h *Handler) CreateProduct(c echo.Context) error {
+func (h *Tools) CreateProduct(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (h *Handler) CreateProduct(c echo.Context) error {
 }
 
 // UpdateProduct answers PATCH and PUT /tenants/{slug}/products/{id}: only sent fields change.
-func (h *Handler) UpdateProduct(c echo.Context) error {
+func (h *Tools) UpdateProduct(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Read before the body: a missing product is a 404 whatever the body,
 	// and the write is checked against the stored price and currency.
@@ -138,13 +138,13 @@ func (h *Handler) UpdateProduct(c echo.Context) error {
 }
 
 // DeleteProduct answers DELETE /tenants/{slug}/products/{id}.
-func (h *Handler) DeleteProduct(c echo.Context) error {
+func (h *Tools) DeleteProduct(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteProduct)
 }
 
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},
 // each upserted by its required externalId in its own transaction.
-func (h *Handler) BulkProducts(c echo.Context) error {
+func (h *Tools) BulkProducts(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, maxBulkBody)
 	if err != nil {
 		return err

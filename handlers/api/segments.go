@@ -21,7 +21,7 @@ func decodeSegment(c echo.Context) (parley.SegmentInput, error) {
 }
 
 // ListSegments answers GET /tenants/{slug}/segments: a bare array without system prompts.
-func (h *Handler) ListSegments(c echo.Context) error {
+func (h *Settings) ListSegments(c echo.Context) error {
 	out, err := resource.SegmentSummaries(c.Request().Context(), h.DB, handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func (h *Handler) ListSegments(c echo.Context) error {
 }
 
 // ShowSegment answers GET /tenants/{slug}/segments/{id} (id or slug).
-func (h *Handler) ShowSegment(c echo.Context) error {
+func (h *Settings) ShowSegment(c echo.Context) error {
 	s, err := h.Manage.Segment(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func (h *Handler) ShowSegment(c echo.Context) error {
 }
 
 // CreateSegment answers POST /tenants/{slug}/segments.
-func (h *Handler) CreateSegment(c echo.Context) error {
+func (h *Settings) CreateSegment(c echo.Context) error {
 	in, err := decodeSegment(c)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (h *Handler) CreateSegment(c echo.Context) error {
 }
 
 // UpdateSegment answers PUT (and PATCH) /tenants/{slug}/segments/{id}: only sent fields change.
-func (h *Handler) UpdateSegment(c echo.Context) error {
+func (h *Settings) UpdateSegment(c echo.Context) error {
 	in, err := decodeSegment(c)
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func (h *Handler) UpdateSegment(c echo.Context) error {
 }
 
 // DeleteSegment answers DELETE /tenants/{slug}/segments/{id}[?cascade=true].
-func (h *Handler) DeleteSegment(c echo.Context) error {
+func (h *Settings) DeleteSegment(c echo.Context) error {
 	cascade := false
 	if v := c.QueryParam("cascade"); v != "" {
 		b, err := strconv.ParseBool(v)

@@ -16,7 +16,7 @@ type visitorSigningKeyJSON struct {
 }
 
 // RotateVisitorSigningKey answers POST /tenants/{slug}/visitor-signing-key/rotate.
-func (h *Handler) RotateVisitorSigningKey(c echo.Context) error {
+func (h *Settings) RotateVisitorSigningKey(c echo.Context) error {
 	key, err := h.RotateSigningKey(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ func submissionFilter(c echo.Context) (db.SubmissionFilter, error) {
 
 // ListSubmissions answers GET /tenants/{slug}/submissions: {submissions,
 // pagination, stats}, stats on page 1 only.
-func (h *Handler) ListSubmissions(c echo.Context) error {
+func (h *Leads) ListSubmissions(c echo.Context) error {
 	f, err := submissionFilter(c)
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (h *Handler) ListSubmissions(c echo.Context) error {
 // UpdateSubmission answers PUT /tenants/{slug}/submissions/{id}: body
 // {status}. Any status may follow any other; setting the current one again
 // changes nothing and fires no event.
-func (h *Handler) UpdateSubmission(c echo.Context) error {
+func (h *Leads) UpdateSubmission(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -94,6 +94,6 @@ func (h *Handler) UpdateSubmission(c echo.Context) error {
 
 // DeleteSubmission answers DELETE /tenants/{slug}/submissions/{id}: the
 // submission and its recorded events go for good, its conversation stays.
-func (h *Handler) DeleteSubmission(c echo.Context) error {
+func (h *Leads) DeleteSubmission(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteSubmission)
 }

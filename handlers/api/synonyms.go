@@ -36,7 +36,7 @@ func decodeSynonymTerms(c echo.Context) ([]string, error) {
 
 // ListSynonyms answers GET /tenants/{slug}/synonyms: a bare array of the
 // tenant's synonym groups, oldest first (at most parley.MaxSynonymGroups).
-func (h *Handler) ListSynonyms(c echo.Context) error {
+func (h *Knowledge) ListSynonyms(c echo.Context) error {
 	groups, err := h.Manage.ListSynonyms(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func (h *Handler) ListSynonyms(c echo.Context) error {
 }
 
 // ShowSynonyms answers GET /tenants/{slug}/synonyms/{id}.
-func (h *Handler) ShowSynonyms(c echo.Context) error {
+func (h *Knowledge) ShowSynonyms(c echo.Context) error {
 	g, err := h.Manage.Synonyms(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func (h *Handler) ShowSynonyms(c echo.Context) error {
 
 // CreateSynonyms answers POST /tenants/{slug}/synonyms: 201 with the group,
 // 429 LIMIT_REACHED past parley.MaxSynonymGroups.
-func (h *Handler) CreateSynonyms(c echo.Context) error {
+func (h *Knowledge) CreateSynonyms(c echo.Context) error {
 	terms, err := decodeSynonymTerms(c)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (h *Handler) CreateSynonyms(c echo.Context) error {
 
 // UpdateSynonyms answers PUT and PATCH /tenants/{slug}/synonyms/{id}: the
 // group's terms are replaced by those of the body.
-func (h *Handler) UpdateSynonyms(c echo.Context) error {
+func (h *Knowledge) UpdateSynonyms(c echo.Context) error {
 	terms, err := decodeSynonymTerms(c)
 	if err != nil {
 		return err
@@ -82,6 +82,6 @@ func (h *Handler) UpdateSynonyms(c echo.Context) error {
 }
 
 // DeleteSynonyms answers DELETE /tenants/{slug}/synonyms/{id}: {deleted: true, id}.
-func (h *Handler) DeleteSynonyms(c echo.Context) error {
+func (h *Knowledge) DeleteSynonyms(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteSynonyms)
 }

@@ -95,7 +95,7 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 // EmbedCode is the snippet a tenant pastes into their site. The widget key,
 // when set, travels in data-widget-key; when the script is served from
 // another address than the API (PARLEY_CDN_URL), data-api names the API.
-func (h *Handler) EmbedCode(t parley.Tenant) string { return h.SegmentEmbedCode(t, "") }
+func (h *Settings) EmbedCode(t parley.Tenant) string { return h.SegmentEmbedCode(t, "") }
 
 // recentConversations is how many conversations GET /tenants/{slug} shows.
 const recentConversations = 5
@@ -114,7 +114,7 @@ type recentConversationJSON struct {
 }
 
 // ShowTenant answers GET /tenants/{slug}.
-func (h *Handler) ShowTenant(c echo.Context) error {
+func (h *Settings) ShowTenant(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.Clock())
 	if err != nil {
@@ -139,7 +139,7 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 }
 
 // ShowTenantStats answers GET /tenants/{slug}/stats.
-func (h *Handler) ShowTenantStats(c echo.Context) error {
+func (h *Settings) ShowTenantStats(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.Clock())
 	if err != nil {
@@ -149,7 +149,7 @@ func (h *Handler) ShowTenantStats(c echo.Context) error {
 }
 
 // UpdateTenant answers PUT /tenants/{slug}: only sent fields change.
-func (h *Handler) UpdateTenant(c echo.Context) error {
+func (h *Settings) UpdateTenant(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err

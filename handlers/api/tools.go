@@ -11,7 +11,7 @@ import (
 )
 
 // ListTools answers GET /tenants/{slug}/tools: a bare array, lowest position first.
-func (h *Handler) ListTools(c echo.Context) error {
+func (h *Tools) ListTools(c echo.Context) error {
 	tools, err := h.Manage.ListTools(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (h *Handler) ListTools(c echo.Context) error {
 }
 
 // ShowTool answers GET /tenants/{slug}/tools/{id}.
-func (h *Handler) ShowTool(c echo.Context) error {
+func (h *Tools) ShowTool(c echo.Context) error {
 	t, err := h.Manage.Tool(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"))
 	if err != nil {
 		return err
@@ -33,7 +33,7 @@ func (h *Handler) ShowTool(c echo.Context) error {
 }
 
 // CreateTool answers POST /tenants/{slug}/tools: only user-configurable types.
-func (h *Handler) CreateTool(c echo.Context) error {
+func (h *Tools) CreateTool(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func (h *Handler) CreateTool(c echo.Context) error {
 }
 
 // UpdateTool answers PATCH /tenants/{slug}/tools/{id}: any subset of the create fields.
-func (h *Handler) UpdateTool(c echo.Context) error {
+func (h *Tools) UpdateTool(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -59,6 +59,6 @@ func (h *Handler) UpdateTool(c echo.Context) error {
 }
 
 // DeleteTool answers DELETE /tenants/{slug}/tools/{id}.
-func (h *Handler) DeleteTool(c echo.Context) error {
+func (h *Tools) DeleteTool(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteTool)
 }

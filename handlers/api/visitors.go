@@ -26,7 +26,7 @@ func decodeVisitor(c echo.Context) (parley.VisitorInput, error) {
 
 // ListVisitors answers GET /tenants/{slug}/visitors: the query's limit,
 // offset and search.
-func (h *Handler) ListVisitors(c echo.Context) error {
+func (h *Leads) ListVisitors(c echo.Context) error {
 	l := parley.NewVisitorListing()
 	handlers.QueryInt(c, "limit", &l.Limit)
 	handlers.QueryInt(c, "offset", &l.Offset)
@@ -39,7 +39,7 @@ func (h *Handler) ListVisitors(c echo.Context) error {
 }
 
 // CreateVisitor answers POST /tenants/{slug}/visitors.
-func (h *Handler) CreateVisitor(c echo.Context) error {
+func (h *Leads) CreateVisitor(c echo.Context) error {
 	in, err := decodeVisitor(c)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (h *Handler) CreateVisitor(c echo.Context) error {
 }
 
 // ShowVisitor answers GET /tenants/{slug}/visitors/{visitorId}.
-func (h *Handler) ShowVisitor(c echo.Context) error {
+func (h *Leads) ShowVisitor(c echo.Context) error {
 	v, err := h.Manage.Visitor(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (h *Handler) ShowVisitor(c echo.Context) error {
 }
 
 // UpdateVisitor answers PATCH /tenants/{slug}/visitors/{visitorId}: only sent fields change.
-func (h *Handler) UpdateVisitor(c echo.Context) error {
+func (h *Leads) UpdateVisitor(c echo.Context) error {
 	in, err := decodeVisitor(c)
 	if err != nil {
 		return err
@@ -74,12 +74,12 @@ func (h *Handler) UpdateVisitor(c echo.Context) error {
 }
 
 // DeleteVisitor answers DELETE /tenants/{slug}/visitors/{visitorId}: permanent, with its memory.
-func (h *Handler) DeleteVisitor(c echo.Context) error {
+func (h *Leads) DeleteVisitor(c echo.Context) error {
 	return handlers.DeleteOne(c, "visitorId", h.Manage.DeleteVisitor)
 }
 
 // ListMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory: a bare array.
-func (h *Handler) ListMemory(c echo.Context) error {
+func (h *Leads) ListMemory(c echo.Context) error {
 	facts, err := h.Manage.ListMemory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"))
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func (h *Handler) ListMemory(c echo.Context) error {
 }
 
 // ShowMemory answers GET /tenants/{slug}/visitors/{visitorId}/memory/{key}.
-func (h *Handler) ShowMemory(c echo.Context) error {
+func (h *Leads) ShowMemory(c echo.Context) error {
 	f, err := h.Manage.Memory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), c.Param("key"))
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (h *Handler) ShowMemory(c echo.Context) error {
 
 // SaveMemory answers POST /tenants/{slug}/visitors/{visitorId}/memory: upsert by key.
 // The value is stored as a string; numbers and booleans are accepted and stored in their JSON form.
-func (h *Handler) SaveMemory(c echo.Context) error {
+func (h *Leads) SaveMemory(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (h *Handler) SaveMemory(c echo.Context) error {
 }
 
 // DeleteMemory answers DELETE /tenants/{slug}/visitors/{visitorId}/memory/{key}.
-func (h *Handler) DeleteMemory(c echo.Context) error {
+func (h *Leads) DeleteMemory(c echo.Context) error {
 	key := c.Param("key")
 	if err := h.Manage.DeleteMemory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
 		return err

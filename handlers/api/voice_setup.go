@@ -23,14 +23,14 @@ type voiceSetupJSON struct {
 
 // voiceSetupAnswer is the answer of a setup stored: saved is the tenant as
 // stored, secret the one to show once.
-func (h *Handler) voiceSetupAnswer(saved parley.Tenant, secret string) voiceSetupJSON {
+func (h *core) voiceSetupAnswer(saved parley.Tenant, secret string) voiceSetupJSON {
 	llmURL, serverURL := handlers.VoiceURLs(h.BaseURL, saved.Slug)
 	return voiceSetupJSON{AssistantID: handlers.Deref(saved.VoiceAssistantID), PhoneNumber: saved.VoicePhoneNumber,
 		CustomLLMURL: llmURL, ServerURL: serverURL, Secret: secret}
 }
 
 // SetUpVoice answers POST /tenants/{slug}/voice/setup: the managed setup.
-func (h *Handler) SetUpVoice(c echo.Context) error {
+func (h *Settings) SetUpVoice(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
@@ -54,7 +54,7 @@ func (h *Handler) SetUpVoice(c echo.Context) error {
 }
 
 // LinkVoice answers PUT /tenants/{slug}/voice/setup: the tenant's own assistant.
-func (h *Handler) LinkVoice(c echo.Context) error {
+func (h *Settings) LinkVoice(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
@@ -76,6 +76,6 @@ func (h *Handler) LinkVoice(c echo.Context) error {
 
 // ShowVoiceRecording answers GET /voice/{slug}/recordings/{callId} for an
 // API token of the tenant with conversations:read.
-func (h *Handler) ShowVoiceRecording(c echo.Context) error {
+func (h *Settings) ShowVoiceRecording(c echo.Context) error {
 	return h.RelayRecording(c, handlers.TenantFrom(c).ID, c.Param("callId"))
 }

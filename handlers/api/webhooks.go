@@ -80,7 +80,7 @@ func decodeWebhook(c echo.Context) (parley.WebhookInput, error) {
 
 // CreateWebhook answers POST /tenants/{slug}/webhooks with the endpoint and
 // its signing secret, shown this once.
-func (h *Handler) CreateWebhook(c echo.Context) error {
+func (h *Integrations) CreateWebhook(c echo.Context) error {
 	in, err := decodeWebhook(c)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (h *Handler) CreateWebhook(c echo.Context) error {
 }
 
 // ListWebhooks answers GET /tenants/{slug}/webhooks: {webhooks}, oldest first, without secrets.
-func (h *Handler) ListWebhooks(c echo.Context) error {
+func (h *Integrations) ListWebhooks(c echo.Context) error {
 	eps, err := h.Manage.ListWebhooks(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func (h *Handler) ListWebhooks(c echo.Context) error {
 
 // ShowWebhook answers GET /tenants/{slug}/webhooks/{id}: the endpoint, its
 // delivery statistics over the last 7 days and its latest deliveries.
-func (h *Handler) ShowWebhook(c echo.Context) error {
+func (h *Integrations) ShowWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := handlers.TenantFrom(c)
 	ep, err := h.Manage.Webhook(ctx, t.ID, c.Param("id"))
@@ -134,7 +134,7 @@ func (h *Handler) ShowWebhook(c echo.Context) error {
 }
 
 // UpdateWebhook answers PATCH /tenants/{slug}/webhooks/{id}.
-func (h *Handler) UpdateWebhook(c echo.Context) error {
+func (h *Integrations) UpdateWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := handlers.TenantFrom(c)
 	if _, err := h.Manage.Webhook(ctx, t.ID, c.Param("id")); err != nil {
@@ -152,12 +152,12 @@ func (h *Handler) UpdateWebhook(c echo.Context) error {
 }
 
 // DeleteWebhook answers DELETE /tenants/{slug}/webhooks/{id}.
-func (h *Handler) DeleteWebhook(c echo.Context) error {
+func (h *Integrations) DeleteWebhook(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteWebhook)
 }
 
 // ListWebhookDeliveries answers GET /tenants/{slug}/webhooks/{id}/deliveries.
-func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
+func (h *Integrations) ListWebhookDeliveries(c echo.Context) error {
 	page, err := handlers.IntParam(c, "page", 1, 1, parley.MaxPage)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (h *Handler) ListWebhookDeliveries(c echo.Context) error {
 
 // RedeliverWebhook answers POST /tenants/{slug}/webhooks/{id}/deliveries/{deliveryId}/redeliver
 // with 202 and the delivery, queued again.
-func (h *Handler) RedeliverWebhook(c echo.Context) error {
+func (h *Integrations) RedeliverWebhook(c echo.Context) error {
 	d, err := h.Manage.RedeliverWebhook(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), c.Param("deliveryId"))
 	if err != nil {
 		return err

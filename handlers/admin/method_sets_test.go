@@ -1,0 +1,15 @@
+package admin
+
+import (
+	"testing"
+
+	"github.com/parley/parley/handlers/handlerstest"
+)
+
+// No handler type of the dashboard grows past handlerstest.MaxMethods
+// exported methods, Base's included.
+func TestMethodSets(t *testing.T) {
+	t.Parallel()
+	handlerstest.CheckMethodSets(t, handlerstest.MaxMethods,
+		&Handler{}, &Account{}, &Leads{}, &Knowledge{}, &Settings{}, &Tools{}, &Integrations{})
+}
