@@ -49,6 +49,7 @@ var allowedImports = map[string][]string{
 	"cmd/fakellm":                      {},
 	"cmd/loadgen":                      {},
 	"cmd/loadfloor":                    {},
+	"web/webtest":                      {"", "agent/llmtest", "agent/outbound", "agent/outbound/caldav/caldavtest", "auth", "db", "db/dbtest", "handlers/handlerstest", "web"},
 	"cmd/parley":                       {"", "auth", "db", "handlers", "migrations", "web", "agent", "agent/outbound", "jobs"},
 }
 

@@ -13,7 +13,7 @@ fi
 PARLEY_TEST_DATABASE_URL=$(scripts/test-cluster.sh)
 export PARLEY_TEST_DATABASE_URL
 # The browser tests drive chromium-headless-shell, else chromium
-# (web/browser_test.go, chromiumPath); PARLEY_TEST_CHROMIUM picks another.
+# (web/webtest/browser.go, ChromiumPath); PARLEY_TEST_CHROMIUM picks another.
 
 # The race detector sleeps a second as each test binary exits, so that
 # goroutines left running after the last test have time to race. A race
@@ -38,21 +38,19 @@ REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
 # (the web package: 110 s at the default of 2, 101 s at 4).
 # -vet=off: go vet ./... beside it runs every check go test would run again on
 # each package it builds (its vet is a subset of go vet's), tests included.
-# ./web first: go test starts packages in the order given, and the web
-# package is the suite's long pole (about 110 of its 150 s, most of it
-# Chromium's CPU): listed last, as ./... lists it, it started some 30 s
-# after the others, whose links and tests ran beside it anyway. Then the
-# two packages whose tests take longest (a job runner killed and restarted,
-# the CLI's server started and drained): go test runs the rest one at a time
-# beside web, and listed in their place, ./jobs/ ran last, after web ended
-# (the suite 11 s longer).
+# The longest test binaries first: go test starts packages in the order
+# given, and listed in ./...'s order the dashboard's and the REST API's
+# tests (each about 50 s, half of it Chromium's and the race detector's
+# CPU) started after everything else was linked. Then the two packages
+# whose tests wait longest (a job runner killed and restarted, the CLI's
+# server started and drained): go test runs the rest beside them.
 # GOGC=400: the test binaries (and the compiler) collect garbage a quarter
 # as often; memory is not what this machine lacks, CPU is (the suite keeps
 # both cores busy): 12 s less CPU a run. -ldflags=-w: no DWARF in the test
 # binaries, a quarter less CPU for each link (web: 8 s instead of 10.5).
 export GOGC=${GOGC:-400}
 status=0
-go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./web/ ./jobs/ ./cmd/parley/ ./... || status=$?
+go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./... || status=$?
 wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
 wait "$openapi" || { cat .data/openapi-lint.log >&2; echo "the OpenAPI document's lint failed" >&2; status=1; }

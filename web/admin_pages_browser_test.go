@@ -1,12 +1,10 @@
-package web
+package web_test
 
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"sync"
@@ -17,17 +15,11 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
+	"github.com/parley/parley/web/webtest"
 )
 
 // uuidPart is a row id in a dashboard path.
 var uuidPart = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-
-// adminViewports are the screens every dashboard page must work on: a
-// laptop and a phone.
-var adminViewports = []struct {
-	name          string
-	width, height int64
-}{{"laptop", 1366, 900}, {"phone", 390, 844}}
 
 // TestAdminPagesBrowser visits every dashboard page, signed in, for a
 // tenant with data at laptop and phone sizes and for an empty one at phone
@@ -38,18 +30,15 @@ var adminViewports = []struct {
 // form is the same page as the full tenant's, its empty lists are not.
 func TestAdminPagesBrowser(t *testing.T) {
 	t.Parallel()
-	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := setup(t)
-	b.withOutbound(t, true, nil) // the calendar server is on the loopback
+	axe := webtest.AxeScript(t)
+	b := webtest.Setup(t)
+	b.WithOutbound(t, true, nil) // the calendar server is on the loopback
 	cal := caldavtest.Start(t)
-	full, empty := b.ownedTenant(t, "starter"), b.ownedTenant(t, "starter")
-	b.mustDo(t, 200, "PUT", "/tenants/"+full.Slug+"/integrations/calendar", full.Token, calendarBody(cal, nil))
+	full, empty := b.OwnedTenant(t, "starter"), b.OwnedTenant(t, "starter")
+	b.MustDo(t, 200, "PUT", "/tenants/"+full.Slug+"/integrations/calendar", full.Token, webtest.CalendarBody(cal, nil))
 	post := func(path string, body map[string]any) string {
 		t.Helper()
-		st, resp := b.do(t, "POST", "/tenants/"+full.Slug+path, full.Token, body)
+		st, resp := b.Do(t, "POST", "/tenants/"+full.Slug+path, full.Token, body)
 		if st != 201 {
 			t.Fatalf("POST %s: %d %v", path, st, resp)
 		}
@@ -73,33 +62,33 @@ func TestAdminPagesBrowser(t *testing.T) {
 	tool := post("/tools", map[string]any{"name": "Contact form", "description": "Collect a lead", "type": "SUBMIT_FORM",
 		"config": map[string]any{"fields": []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true}}}})
 	visitor := post("/visitors", map[string]any{"email": "ada.lovelace.with.a.long.address@example.com", "displayName": "Ada"})
-	if st, resp := b.do(t, "POST", "/form/"+full.Slug, "", map[string]any{"segment": "wholesale",
+	if st, resp := b.Do(t, "POST", "/form/"+full.Slug, "", map[string]any{"segment": "wholesale",
 		"fields": map[string]any{"email": "lead@example.com"}}); st != 201 && st != 200 {
 		t.Fatalf("form: %d %v", st, resp)
 	}
 	var submission string
-	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(),
+	webtest.MustStep(t, "reading the submission", b.DB.Pool().QueryRow(t.Context(),
 		`SELECT id::text FROM submissions WHERE tenant_id = $1`, full.ID).Scan(&submission))
 
-	if st, resp := b.do(t, "PUT", "/tenants/"+full.Slug+"/integrations/payments", full.Token, map[string]any{"secretKey": testStripeKey,
+	if st, resp := b.Do(t, "PUT", "/tenants/"+full.Slug+"/integrations/payments", full.Token, map[string]any{"secretKey": webtest.StripeTestKey,
 		"currency": "EUR", "defaultAmount": 49.5, "defaultDescription": "Workshop deposit"}); st != 200 {
 		t.Fatalf("payments: %d %v", st, resp)
 	}
 	// Integrations with its states set: a context webhook and a mode.
-	b.exec(t, `UPDATE tenants SET visitor_context_url = 'https://crm.example.com/parley/context', visitor_auth_mode = 'otp' WHERE id = $1`, full.ID)
-	inbox := seedInboxOf(t, b, full)
-	connectApp(t, b, full)
+	b.Exec(t, `UPDATE tenants SET visitor_context_url = 'https://crm.example.com/parley/context', visitor_auth_mode = 'otp' WHERE id = $1`, full.ID)
+	inbox := webtest.SeedInboxOf(t, b, full)
+	webtest.ConnectApp(t, b, full)
 
 	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms", "/corpus/embeddings",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
-		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.ada.ID, "/conversations/"+inbox.escalated.ID)
+		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.Ada.ID, "/conversations/"+inbox.Escalated.ID)
 
-	phone, laptop := adminViewports[1], adminViewports[0]
+	phone, laptop := webtest.AdminViewports[1], webtest.AdminViewports[0]
 	var seen markupSeen
 	for _, ten := range []struct {
 		name  string
-		t     tenant
+		t     webtest.Tenant
 		pages []string
 	}{{"data", full, withData}, {"empty", empty, pages}} {
 		// A tab takes a share of the pages, ten at most: axe-core takes
@@ -110,18 +99,15 @@ func TestAdminPagesBrowser(t *testing.T) {
 		for n, part := range slices.Collect(slices.Chunk(ten.pages, share)) {
 			t.Run(fmt.Sprintf("%s/%d", ten.name, n+1), func(t *testing.T) {
 				t.Parallel()
-				ctx := browserTab(t)
-				watchCSP(ctx, t)
-				resize := func(vp struct {
-					name          string
-					width, height int64
-				}) {
-					mustStep(t, "resizing to the "+vp.name, chromedp.Do(ctx, chromedp.EmulateViewport(vp.width, vp.height)))
+				ctx := webtest.BrowserTab(t)
+				webtest.WatchCSP(ctx, t)
+				resize := func(vp webtest.Viewport) {
+					webtest.MustStep(t, "resizing to the "+vp.Name, chromedp.Do(ctx, chromedp.EmulateViewport(vp.Width, vp.Height)))
 				}
 				// checkWidth: nothing scrolls sideways at the tab's size.
 				checkWidth := func(name string) {
-					if over := mustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
-						wide := mustRunStep(ctx, t, "widest", chromedp.Evaluate[string](`[...document.querySelectorAll('main *')]
+					if over := webtest.MustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
+						wide := webtest.MustRunStep(ctx, t, "widest", chromedp.Evaluate[string](`[...document.querySelectorAll('main *')]
 						.filter(e => e.getBoundingClientRect().right > innerWidth + 1)
 						.slice(0, 3).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + e.className).join(', ')`))
 						t.Errorf("%s scrolls sideways by %d px (%s)", name, over, wide)
@@ -129,24 +115,24 @@ func TestAdminPagesBrowser(t *testing.T) {
 				}
 				resize(phone)
 				for i, p := range part {
-					name := fmt.Sprintf("%s %s /admin%s", ten.name, phone.name, p)
+					name := fmt.Sprintf("%s %s /admin%s", ten.name, phone.Name, p)
 					if i == 0 {
-						openSignedIn(ctx, t, b, ten.t, "/admin"+p)
+						webtest.OpenSignedIn(ctx, t, b, ten.t, "/admin"+p)
 					} else {
-						mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+						webtest.MustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin"+p)))
 					}
-					waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+					webtest.WaitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
 					checkWidth(name)
 					// axe on the phone, where every page is checked (with data and
 					// empty): the laptop shows the same content in a wider grid.
 					if seen.first(ctx, t) {
-						for _, v := range axeViolations(ctx, t, axe) {
+						for _, v := range webtest.AxeViolations(ctx, t, axe) {
 							t.Errorf("%s: axe: %s", name, v)
 						}
 					} else {
 						t.Logf("%s: the markup of a page already checked by axe-core", name)
 					}
-					for _, v := range cspViolations(ctx, t) {
+					for _, v := range webtest.CSPViolations(ctx, t) {
 						t.Errorf("%s: refused by the Content-Security-Policy: %s", name, v)
 					}
 					if ten.name != "data" {
@@ -156,36 +142,19 @@ func TestAdminPagesBrowser(t *testing.T) {
 					}
 					// Detail pages by their kind, not their row's id, so that
 					// each run overwrites the last.
-					saveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
+					webtest.SaveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
 					// The same page on a laptop: the viewport widened, as a
 					// window is, rather than the page loaded again (a load and
 					// its sign-in cost Chromium more than the layout).
 					resize(laptop)
-					name = fmt.Sprintf("%s %s /admin%s", ten.name, laptop.name, p)
+					name = fmt.Sprintf("%s %s /admin%s", ten.name, laptop.Name, p)
 					checkWidth(name)
-					saveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
+					webtest.SaveScreenshot(ctx, t, "admin "+uuidPart.ReplaceAllString(name, "detail"))
 					resize(phone)
 				}
 			})
 		}
 	}
-}
-
-// watchCSP records, in every page the tab opens from now on, what the
-// Content-Security-Policy refuses (an inline script or event attribute, a
-// script from elsewhere): the recorder runs before the page's own scripts.
-func watchCSP(ctx context.Context, t *testing.T) {
-	t.Helper()
-	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: `window.__csp = []; document.addEventListener('securitypolicyviolation', e =>
-			window.__csp.push(e.effectiveDirective + ' refused ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber + ' ' + (e.sample || '')));`})
-	mustStep(t, "watching the Content-Security-Policy", err)
-}
-
-// cspViolations lists what the policy refused on the tab's page so far.
-func cspViolations(ctx context.Context, t *testing.T) []string {
-	t.Helper()
-	return mustRunStep(ctx, t, "policy violations", chromedp.Evaluate[[]string](`window.__csp || []`))
 }
 
 // markupSeen holds the markups of the pages axe-core has checked, as
@@ -204,7 +173,7 @@ type markupSeen struct {
 // records it.
 func (m *markupSeen) first(ctx context.Context, t *testing.T) bool {
 	t.Helper()
-	skeleton := mustRunStep(ctx, t, "markup", chromedp.Evaluate[string](`[...document.querySelectorAll('main, main *')].map(e =>
+	skeleton := webtest.MustRunStep(ctx, t, "markup", chromedp.Evaluate[string](`[...document.querySelectorAll('main, main *')].map(e =>
 		[e.tagName, e.className, e.getAttribute('style') || '', e.getAttribute('role') || '', e.getAttribute('type') || '',
 		 [...e.attributes].map(a => a.name).sort().join(' '),
 		 [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim() !== '')].join('|')).join('\n')`))
@@ -221,35 +190,9 @@ func (m *markupSeen) first(ctx context.Context, t *testing.T) bool {
 	return true
 }
 
-// axeViolations runs axe-core (its source in axe, loaded into the page
-// once) over the tab's page and lists its serious and critical violations.
-func axeViolations(ctx context.Context, t *testing.T, axe []byte) []string {
-	return axeRuleViolations(ctx, t, axe, nil)
-}
-
 // axeColorRules are axe-core's rules that judge colours: all a change of
 // colour scheme can break.
 var axeColorRules = []string{"color-contrast", "link-in-text-block"}
-
-// axeRuleViolations is axeViolations with axe-core's rules limited to rules
-// (nil: every rule).
-func axeRuleViolations(ctx context.Context, t *testing.T, axe []byte, rules []string) []string {
-	t.Helper()
-	if !mustRunStep(ctx, t, "axe loaded", chromedp.Evaluate[bool](`typeof axe !== 'undefined'`)) {
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
-		mustStep(t, "loading axe-core", err)
-	}
-	options := map[string]any{"resultTypes": []string{"violations"}}
-	if rules != nil {
-		options["runOnly"] = map[string]any{"type": "rule", "values": rules}
-	}
-	opts, err := json.Marshal(options)
-	mustStep(t, "axe options", err)
-	return mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document, `+string(opts)+`)
-		.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-		.map(v => v.id + ': ' + v.help + ' (' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', ') + ')'))`,
-		chromedp.EvalAwaitPromise))
-}
 
 // TestAdminPagesDarkBrowser: with the system set to dark, the dashboard
 // turns dark and axe-core's colour rules still find no serious or critical
@@ -257,70 +200,67 @@ func axeRuleViolations(ctx context.Context, t *testing.T, axe []byte, rules []st
 // judge what the scheme does not change, checked by TestAdminPagesBrowser).
 func TestAdminPagesDarkBrowser(t *testing.T) {
 	t.Parallel()
-	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := setup(t)
-	ten := b.ownedTenant(t, "starter")
-	if st, resp := b.do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Hours", "content": "Open at nine."}); st != 201 {
+	axe := webtest.AxeScript(t)
+	b := webtest.Setup(t)
+	ten := b.OwnedTenant(t, "starter")
+	if st, resp := b.Do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Hours", "content": "Open at nine."}); st != 201 {
 		t.Fatalf("corpus: %d %v", st, resp)
 	}
-	if st, resp := b.do(t, "PUT", "/tenants/"+ten.Slug+"/segments/default", ten.Token, map[string]any{"formConfig": map[string]any{"enabled": true,
+	if st, resp := b.Do(t, "PUT", "/tenants/"+ten.Slug+"/segments/default", ten.Token, map[string]any{"formConfig": map[string]any{"enabled": true,
 		"intent": "lead", "fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}); st != 200 {
 		t.Fatalf("lead form: %d %v", st, resp)
 	}
-	if st, resp := b.do(t, "POST", "/form/"+ten.Slug, "", map[string]any{"fields": map[string]any{"email": "lead@example.com"}}); st != 201 && st != 200 {
+	if st, resp := b.Do(t, "POST", "/form/"+ten.Slug, "", map[string]any{"fields": map[string]any{"email": "lead@example.com"}}); st != 201 && st != 200 {
 		t.Fatalf("form: %d %v", st, resp)
 	}
 	var submission string
-	mustStep(t, "reading the submission", b.db.Pool().QueryRow(t.Context(), `SELECT id::text FROM submissions WHERE tenant_id = $1`, ten.ID).Scan(&submission))
-	ctx := browserTab(t)
-	emulateMedia(ctx, t, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
+	webtest.MustStep(t, "reading the submission", b.DB.Pool().QueryRow(t.Context(), `SELECT id::text FROM submissions WHERE tenant_id = $1`, ten.ID).Scan(&submission))
+	ctx := webtest.BrowserTab(t)
+	webtest.EmulateMedia(ctx, t, &emulation.MediaFeature{Name: "prefers-color-scheme", Value: "dark"})
 	for i, p := range []string{"", "/settings", "/settings/developer", "/segments", "/corpus", "/tools/new", "/submissions", "/submissions/" + submission, "/tokens", "/test-chat", "/webhooks"} {
 		name := "dark /admin" + p
 		if i == 0 {
-			openSignedIn(ctx, t, b, ten, "/admin"+p)
+			webtest.OpenSignedIn(ctx, t, b, ten, "/admin"+p)
 		} else {
-			mustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin"+p)))
+			webtest.MustStep(t, "opening "+name, chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin"+p)))
 		}
-		waitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
-		if bg := mustRunStep(ctx, t, "background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(15, 17, 21)" {
+		webtest.WaitUntil(ctx, t, name+" loaded", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+		if bg := webtest.MustRunStep(ctx, t, "background", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`)); bg != "rgb(15, 17, 21)" {
 			t.Errorf("%s: page background %s, want the dark one", name, bg)
 		}
-		for _, v := range axeRuleViolations(ctx, t, axe, axeColorRules) {
+		for _, v := range webtest.AxeRuleViolations(ctx, t, axe, axeColorRules) {
 			t.Errorf("%s: axe: %s", name, v)
 		}
 	}
-	saveScreenshot(ctx, t, "admin dark webhooks")
+	webtest.SaveScreenshot(ctx, t, "admin dark webhooks")
 }
 
 // TestAdminPhoneMenu: on a phone the navigation folds behind a Menu button
 // that opens it; the skip link leads past it to the page's content.
 func TestAdminPhoneMenu(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.ownedTenant(t, "starter")
-	ctx := browserTab(t)
-	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
-	openSignedIn(ctx, t, b, ten, "/admin/segments")
+	b := webtest.Setup(t)
+	ten := b.OwnedTenant(t, "starter")
+	ctx := webtest.BrowserTab(t)
+	webtest.MustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/segments")
 	visible := `(() => { const a = document.querySelector('nav a[href="/admin/corpus"]'); return !!a && a.getClientRects().length > 0; })()`
-	if mustRunStep(ctx, t, "closed", chromedp.Evaluate[bool](visible)) {
+	if webtest.MustRunStep(ctx, t, "closed", chromedp.Evaluate[bool](visible)) {
 		t.Error("the navigation takes the phone's screen before Menu is pressed")
 	}
-	mustStep(t, "opening the menu", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".menu-toggle"))))
-	if !mustRunStep(ctx, t, "open", chromedp.Evaluate[bool](visible)) {
+	webtest.MustStep(t, "opening the menu", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".menu-toggle"))))
+	if !webtest.MustRunStep(ctx, t, "open", chromedp.Evaluate[bool](visible)) {
 		t.Error("Menu did not show the navigation")
 	}
-	if got := mustRunStep(ctx, t, "expanded", chromedp.Evaluate[string](`document.querySelector('.menu-toggle').getAttribute('aria-expanded')`)); got != "true" {
+	if got := webtest.MustRunStep(ctx, t, "expanded", chromedp.Evaluate[string](`document.querySelector('.menu-toggle').getAttribute('aria-expanded')`)); got != "true" {
 		t.Errorf("aria-expanded = %q after opening", got)
 	}
-	mustStep(t, "following the skip link", chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('.skip-link').focus()`),
+	webtest.MustStep(t, "following the skip link", chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('.skip-link').focus()`),
 		chromedp.KeyEvent("\r")))
-	waitUntil(ctx, t, "focus on the content", `document.activeElement === document.getElementById('main')`)
+	webtest.WaitUntil(ctx, t, "focus on the content", `document.activeElement === document.getElementById('main')`)
 	// On a laptop the navigation is always there, with no Menu button.
-	mustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(b.ts.URL+"/admin/segments")))
-	if !mustRunStep(ctx, t, "laptop", chromedp.Evaluate[bool](visible+` && getComputedStyle(document.querySelector('.menu-toggle')).display === 'none'`)) {
+	webtest.MustStep(t, "resizing", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(b.TS.URL+"/admin/segments")))
+	if !webtest.MustRunStep(ctx, t, "laptop", chromedp.Evaluate[bool](visible+` && getComputedStyle(document.querySelector('.menu-toggle')).display === 'none'`)) {
 		t.Error("on a laptop the navigation is hidden or the Menu button shown")
 	}
 }
@@ -343,7 +283,7 @@ func leavePage(ctx context.Context, t *testing.T, url string) bool {
 			return
 		}
 	}()
-	mustStep(t, "leaving for "+url, chromedp.Do(ctx, chromedp.Navigate(url)))
+	webtest.MustStep(t, "leaving for "+url, chromedp.Do(ctx, chromedp.Navigate(url)))
 	select {
 	case typ := <-asked:
 		if typ != page.DialogTypeBeforeunload {
@@ -361,45 +301,45 @@ func leavePage(ctx context.Context, t *testing.T, url string) bool {
 // it goes.
 func TestAdminRequiredFieldsBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.ownedTenant(t, "starter")
-	ctx := browserTab(t)
-	openSignedIn(ctx, t, b, ten, "/admin/segments/new")
-	mustStep(t, "opening a new segment", chromedp.Do(ctx,
-		keyIn(chromedp.ID("systemPrompt"), "Help trade buyers."),
+	b := webtest.Setup(t)
+	ten := b.OwnedTenant(t, "starter")
+	ctx := webtest.BrowserTab(t)
+	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/segments/new")
+	webtest.MustStep(t, "opening a new segment", chromedp.Do(ctx,
+		webtest.KeyIn(chromedp.ID("systemPrompt"), "Help trade buyers."),
 		chromedp.Click(chromedp.ID("save-segment"))))
-	waitUntil(ctx, t, "the note on the empty name", `document.getElementById('check-name')?.innerText === 'Fill this in: it is required.'`)
-	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + document.getElementById('name').getAttribute('aria-invalid') + ' ' + location.pathname`)); got != "name true /admin/segments/new" {
+	webtest.WaitUntil(ctx, t, "the note on the empty name", `document.getElementById('check-name')?.innerText === 'Fill this in: it is required.'`)
+	if got := webtest.MustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + document.getElementById('name').getAttribute('aria-invalid') + ' ' + location.pathname`)); got != "name true /admin/segments/new" {
 		t.Errorf("focus, aria-invalid and page = %q", got)
 	}
-	if n := b.count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 1 {
+	if n := b.Count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 1 {
 		t.Errorf("%d segments: the empty form reached the server", n)
 	}
-	mustStep(t, "filling the name", chromedp.Do(ctx, keyIn(chromedp.ID("name"), "Wholesale")))
-	if status := submitForm(ctx, t, "#save-segment"); status != http.StatusOK {
+	webtest.MustStep(t, "filling the name", chromedp.Do(ctx, webtest.KeyIn(chromedp.ID("name"), "Wholesale")))
+	if status := webtest.SubmitForm(ctx, t, "#save-segment"); status != http.StatusOK {
 		t.Fatalf("saving: %d", status)
 	}
-	if n := b.count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 2 {
+	if n := b.Count(t, `SELECT count(*) FROM segments WHERE tenant_id = $1`, ten.ID); n != 2 {
 		t.Errorf("%d segments after saving a filled form, want 2", n)
 	}
 
 	// A number past its limits: a quote valid for 400 days.
-	mustStep(t, "opening a new quote tool", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/tools/new?type=GENERATE_QUOTE"),
-		keyIn(chromedp.ID("name"), "Quotes"), keyIn(chromedp.ID("description"), "Prices a repair."),
+	webtest.MustStep(t, "opening a new quote tool", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin/tools/new?type=GENERATE_QUOTE"),
+		webtest.KeyIn(chromedp.ID("name"), "Quotes"), webtest.KeyIn(chromedp.ID("description"), "Prices a repair."),
 		chromedp.SetValue(chromedp.ID("validityDays"), "400"),
 		chromedp.Click(chromedp.ID("save-tool"))))
-	waitUntil(ctx, t, "the note on the validity", `document.getElementById('check-validityDays')?.innerText === 'Use a number from 1 to 365.'`)
-	if got := mustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + location.pathname`)); got != "validityDays /admin/tools/new" {
+	webtest.WaitUntil(ctx, t, "the note on the validity", `document.getElementById('check-validityDays')?.innerText === 'Use a number from 1 to 365.'`)
+	if got := webtest.MustRunStep(ctx, t, "focus", chromedp.Evaluate[string](`document.activeElement.id + ' ' + location.pathname`)); got != "validityDays /admin/tools/new" {
 		t.Errorf("focus and page = %q", got)
 	}
-	if n := b.count(t, `SELECT count(*) FROM tools WHERE tenant_id = $1`, ten.ID); n != 0 {
+	if n := b.Count(t, `SELECT count(*) FROM tools WHERE tenant_id = $1`, ten.ID); n != 0 {
 		t.Errorf("%d tools: the form past its limits reached the server", n)
 	}
-	mustStep(t, "putting it right", chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("validityDays"), "30"),
+	webtest.MustStep(t, "putting it right", chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("validityDays"), "30"),
 		chromedp.SetValue(chromedp.ID("currency"), "EUR"), chromedp.SetValue(chromedp.ID("item-0-name"), "Repair"),
 		chromedp.SetValue(chromedp.ID("item-0-unitPrice"), "40"), chromedp.Click(chromedp.ID("save-tool"))))
-	waitUntil(ctx, t, "the form sent", `location.pathname === '/admin/tools'`)
-	if got := mustRunStep(ctx, t, "where the form went", chromedp.Evaluate[string](`location.pathname + ' ' + (document.querySelector('#form-errors')?.innerText || '') + Array.from(document.querySelectorAll('.field-error')).map(e => e.id + ':' + e.innerText).join(' | ')`)); got != "/admin/tools " {
+	webtest.WaitUntil(ctx, t, "the form sent", `location.pathname === '/admin/tools'`)
+	if got := webtest.MustRunStep(ctx, t, "where the form went", chromedp.Evaluate[string](`location.pathname + ' ' + (document.querySelector('#form-errors')?.innerText || '') + Array.from(document.querySelectorAll('.field-error')).map(e => e.id + ':' + e.innerText).join(' | ')`)); got != "/admin/tools " {
 		t.Errorf("after putting it right: %q", got)
 	}
 }
@@ -409,21 +349,21 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 // TestAdminPagesBrowser rely on.
 func TestAdminCSPBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.ownedTenant(t, "starter")
-	ctx := browserTab(t)
-	watchCSP(ctx, t)
-	openSignedIn(ctx, t, b, ten, "/admin")
-	waitUntil(ctx, t, "the overview", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
-	if v := cspViolations(ctx, t); len(v) != 0 {
+	b := webtest.Setup(t)
+	ten := b.OwnedTenant(t, "starter")
+	ctx := webtest.BrowserTab(t)
+	webtest.WatchCSP(ctx, t)
+	webtest.OpenSignedIn(ctx, t, b, ten, "/admin")
+	webtest.WaitUntil(ctx, t, "the overview", `document.readyState === 'complete' && !!document.querySelector('main h1')`)
+	if v := webtest.CSPViolations(ctx, t); len(v) != 0 {
 		t.Fatalf("violations before any inline script: %v", v)
 	}
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`
 		document.body.insertAdjacentHTML('beforeend', '<img src="/static/none.png" onerror="window.__ran = 1">');
 		const s = document.createElement('script'); s.textContent = 'window.__ran = 2'; document.body.append(s); 0`))
-	mustStep(t, "adding inline scripts", err)
-	waitUntil(ctx, t, "two refusals", `window.__csp.length >= 2`)
-	if ran := mustRunStep(ctx, t, "ran", chromedp.Evaluate[bool](`window.__ran !== undefined`)); ran {
+	webtest.MustStep(t, "adding inline scripts", err)
+	webtest.WaitUntil(ctx, t, "two refusals", `window.__csp.length >= 2`)
+	if ran := webtest.MustRunStep(ctx, t, "ran", chromedp.Evaluate[bool](`window.__ran !== undefined`)); ran {
 		t.Error("an inline script ran")
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Load benchmarks of POST /chat/{slug} (BENCHMARKS.md, "Chat endpoint").
 // The real server runs on a real TCP listener with the managed OpenAI
@@ -40,6 +40,8 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // benchModel is a zero-latency OpenAI-compatible chat completions server: it
@@ -133,14 +135,14 @@ func newChatBench(b *testing.B) *chatBench {
 	}
 	b.Cleanup(store.Close)
 	model := newBenchModel(b)
-	cfg := testConfig(b, chatEnv(model.URL), map[string]string{"PARLEY_DB_MAX_CONNS": "40"})
-	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := webtest.Config(b, webtest.ChatEnv(model.URL), map[string]string{"PARLEY_DB_MAX_CONNS": "40"})
+	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Echo)
 	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
+	key, _ := auth.ParseKey(webtest.SecretKey)
 	box, _ := auth.NewBox(key)
 	tr := &http.Transport{MaxIdleConns: 2000, MaxIdleConnsPerHost: 2000, DisableCompression: true}
 	b.Cleanup(tr.CloseIdleConnections)
@@ -188,7 +190,7 @@ func (q *queryCounter) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 // (25,000 plus 1,000 per bot seat) is far above what a run starts.
 func (cb *chatBench) tenant(b *testing.B) (slug, id string) {
 	b.Helper()
-	n := tenantSeq.Add(1)
+	n := webtest.TenantSeq.Add(1)
 	slug = fmt.Sprintf("bench%d-%d", time.Now().UnixNano()%1_000_000_000, n)
 	p, err := auth.Provision(context.Background(), cb.store, cb.box, cb.pws, parley.NewTenantInput{
 		Slug: slug, Name: "Bench " + slug, Plan: "scale", OwnerEmail: "owner@" + slug + ".test", OwnerPassword: "password-" + slug,

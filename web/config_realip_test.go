@@ -1,9 +1,11 @@
-package web
+package web_test
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/parley/parley/web/webtest"
 )
 
 // TestServerRealIPBehindProxies: the server takes a request's address from
@@ -12,7 +14,7 @@ import (
 func TestServerRealIPBehindProxies(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ proxies, want string }{{"127.0.0.1/32", "203.0.113.9"}, {"", "127.0.0.1"}} {
-		e := setupEnv(t, map[string]string{"PARLEY_TRUSTED_PROXIES": tc.proxies}).srv.Echo
+		e := webtest.SetupEnv(t, map[string]string{"PARLEY_TRUSTED_PROXIES": tc.proxies}).Srv.Echo
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.RemoteAddr = "127.0.0.1:5555"
 		req.Header.Set("X-Forwarded-For", "203.0.113.9")

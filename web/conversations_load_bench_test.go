@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Load benchmarks of the conversations API (BENCHMARKS.md, "Conversations
 // list, stats and export"), sent over HTTP to a running server: its own

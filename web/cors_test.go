@@ -1,22 +1,24 @@
-package web
+package web_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/parley/parley/web/webtest"
 )
 
 func TestPublicCORS(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.newTenant(t, "scale")
+	b := webtest.Setup(t)
+	ten := b.NewTenant(t, "scale")
 
 	preflight := func(path string) *http.Response {
-		req, _ := http.NewRequest(http.MethodOptions, b.ts.URL+path, nil)
+		req, _ := http.NewRequest(http.MethodOptions, b.TS.URL+path, nil)
 		req.Header.Set("Origin", "https://shop.example.com")
 		req.Header.Set("Access-Control-Request-Method", "POST")
 		req.Header.Set("Access-Control-Request-Headers", "content-type,x-widget-key,x-visitor-token,x-service-admin-token")
-		resp, err := b.ts.Client().Do(req)
+		resp, err := b.TS.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,9 +42,9 @@ func TestPublicCORS(t *testing.T) {
 		}
 	}
 	// A real cross-origin answer carries the header and exposes X-AI-Generated.
-	req, _ := http.NewRequest(http.MethodGet, b.ts.URL+"/context/"+ten.Slug, nil)
+	req, _ := http.NewRequest(http.MethodGet, b.TS.URL+"/context/"+ten.Slug, nil)
 	req.Header.Set("Origin", "https://shop.example.com")
-	resp, err := b.ts.Client().Do(req)
+	resp, err := b.TS.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

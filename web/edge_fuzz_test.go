@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // fuzzRoutes are the routes FuzzEdge sends its inputs to: {slug} is the
@@ -44,11 +46,11 @@ var fuzzRoutes = []struct{ method, path string }{
 // `go test -fuzz FuzzEdge -fuzztime 60s ./web/`.
 func FuzzEdge(f *testing.F) {
 	store := dbtest.New(f)
-	srv, err := NewServer(testConfig(f), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := web.NewServer(webtest.Config(f), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		f.Fatal(err)
 	}
-	key, _ := auth.ParseKey(testKey)
+	key, _ := auth.ParseKey(webtest.SecretKey)
 	box, _ := auth.NewBox(key)
 	ten, err := auth.Provision(context.Background(), store, box, srv.Base.Passwords,
 		parley.NewTenantInput{Slug: fmt.Sprintf("fuzz-%d", time.Now().UnixNano()), Name: "Fuzz", Plan: "scale"})

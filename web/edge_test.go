@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // Issue 14, finding 3: a NUL byte or invalid UTF-8 in a path, query
@@ -23,8 +25,8 @@ import (
 // from PostgreSQL.
 func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.newTenant(t, "scale")
+	b := webtest.Setup(t)
+	ten := b.NewTenant(t, "scale")
 	chat := map[string]any{"message": "hello", "sessionId": "s-edge"}
 	form := map[string]any{"fields": map[string]any{"email": "a@example.com"}}
 	cases := []struct {
@@ -51,7 +53,7 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := map[string]string{"Authorization": "Bearer " + ten.Token, "X-Forwarded-For": newChatAddr()}
+			h := map[string]string{"Authorization": "Bearer " + ten.Token, "X-Forwarded-For": webtest.NewChatAddr()}
 			for k, v := range tc.headers {
 				h[k] = v
 			}
@@ -60,7 +62,7 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 				raw, _ := json.Marshal(tc.body)
 				body = string(raw)
 			}
-			status, got, raw := b.request(t, tc.method, tc.path, h, body)
+			status, got, raw := b.Request(t, tc.method, tc.path, h, body)
 			if status != http.StatusBadRequest || got["error"] != tc.want {
 				t.Errorf("%d %s, want 400 %q", status, raw, tc.want)
 			}
@@ -69,20 +71,20 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 
 	t.Run("JSON body not UTF-8", func(t *testing.T) {
 		t.Parallel()
-		status, got, raw := b.request(t, "POST", "/tenants/"+ten.Slug+"/segments", bearer(ten.Token),
+		status, got, raw := b.Request(t, "POST", "/tenants/"+ten.Slug+"/segments", webtest.Bearer(ten.Token),
 			"{\"name\": \"Sales \xff\", \"slug\": \"sales-utf8\"}")
-		if status != http.StatusBadRequest || details(t, got)["name"] != "must be valid UTF-8 text" {
+		if status != http.StatusBadRequest || webtest.Details(t, got)["name"] != "must be valid UTF-8 text" {
 			t.Errorf("%d %s, want 400 naming name", status, raw)
 		}
-		if n := b.count(t, `SELECT count(*) FROM segments WHERE slug = 'sales-utf8'`); n != 0 {
+		if n := b.Count(t, `SELECT count(*) FROM segments WHERE slug = 'sales-utf8'`); n != 0 {
 			t.Errorf("%d segments stored", n)
 		}
 	})
 	t.Run("JSON body with NUL", func(t *testing.T) {
 		t.Parallel()
-		status, got, raw := b.request(t, "POST", "/tenants/"+ten.Slug+"/segments", bearer(ten.Token),
+		status, got, raw := b.Request(t, "POST", "/tenants/"+ten.Slug+"/segments", webtest.Bearer(ten.Token),
 			`{"name": "Sales\u0000", "slug": "sales-nul"}`)
-		if status != http.StatusBadRequest || details(t, got)["name"] == nil {
+		if status != http.StatusBadRequest || webtest.Details(t, got)["name"] == nil {
 			t.Errorf("%d %s, want 400 naming name", status, raw)
 		}
 	})
@@ -105,10 +107,10 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 		t.Run("JSON body, "+tc.name, func(t *testing.T) {
 			t.Parallel()
 			slug := "sales-sur-" + strings.ReplaceAll(tc.name, " ", "-")
-			status, got, raw := b.request(t, "POST", "/tenants/"+ten.Slug+"/segments", bearer(ten.Token),
+			status, got, raw := b.Request(t, "POST", "/tenants/"+ten.Slug+"/segments", webtest.Bearer(ten.Token),
 				`{"name": "`+tc.value+`", "slug": "`+slug+`", "systemPrompt": "Help."}`)
-			n := b.count(t, `SELECT count(*) FROM segments WHERE slug = $1`, slug)
-			if tc.refused && (status != http.StatusBadRequest || details(t, got)["name"] != "must be valid UTF-8 text" || n != 0) {
+			n := b.Count(t, `SELECT count(*) FROM segments WHERE slug = $1`, slug)
+			if tc.refused && (status != http.StatusBadRequest || webtest.Details(t, got)["name"] != "must be valid UTF-8 text" || n != 0) {
 				t.Errorf("%d %s (%d stored), want 400 naming name", status, raw, n)
 			}
 			if !tc.refused && (status != http.StatusCreated || n != 1) {
@@ -118,7 +120,7 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 	}
 	t.Run("chat message with a lone surrogate", func(t *testing.T) {
 		t.Parallel()
-		status, _, raw := b.request(t, "POST", "/chat/"+ten.Slug, map[string]string{"X-Forwarded-For": newChatAddr()},
+		status, _, raw := b.Request(t, "POST", "/chat/"+ten.Slug, map[string]string{"X-Forwarded-For": webtest.NewChatAddr()},
 			`{"message": "hi \udfff", "sessionId": "s-surrogate"}`)
 		if status != http.StatusBadRequest {
 			t.Errorf("%d %s, want 400", status, raw)
@@ -126,9 +128,9 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 	})
 	t.Run("dashboard page", func(t *testing.T) {
 		t.Parallel()
-		p := b.newAdminClient(t).get("/admin/corpus?search=%00")
-		if p.status != http.StatusBadRequest || !strings.Contains(p.doc.Text(), `query parameter "search" must be valid UTF-8 text`) {
-			t.Errorf("%d %.500s", p.status, p.body)
+		p := b.NewAdminClient(t).Get("/admin/corpus?search=%00")
+		if p.Status != http.StatusBadRequest || !strings.Contains(p.Doc.Text(), `query parameter "search" must be valid UTF-8 text`) {
+			t.Errorf("%d %.500s", p.Status, p.Body)
 		}
 	})
 }
@@ -137,16 +139,16 @@ func TestEdgeRefusesTextPostgresCannotStore(t *testing.T) {
 // nothing is saved.
 func TestEdgeRefusesFormFieldNUL(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.ownedTenant(t, "scale")
-	c := b.newAdminClient(t)
-	c.signIn(ten)
-	c.get("/admin/corpus/new")
-	p := c.submit("/admin/corpus", url.Values{"title": {"Bad\x00title"}, "content": {"Some content"}})
-	if p.status != http.StatusBadRequest || !strings.Contains(p.doc.Text(), `form field "title" must be valid UTF-8 text without NUL bytes`) {
-		t.Errorf("%d %.500s", p.status, p.body)
+	b := webtest.Setup(t)
+	ten := b.OwnedTenant(t, "scale")
+	c := b.NewAdminClient(t)
+	c.SignIn(ten)
+	c.Get("/admin/corpus/new")
+	p := c.Submit("/admin/corpus", url.Values{"title": {"Bad\x00title"}, "content": {"Some content"}})
+	if p.Status != http.StatusBadRequest || !strings.Contains(p.Doc.Text(), `form field "title" must be valid UTF-8 text without NUL bytes`) {
+		t.Errorf("%d %.500s", p.Status, p.Body)
 	}
-	if n := b.count(t, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID); n != 0 {
+	if n := b.Count(t, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, ten.ID); n != 0 {
 		t.Errorf("%d entries stored", n)
 	}
 }
@@ -155,8 +157,8 @@ func TestEdgeRefusesFormFieldNUL(t *testing.T) {
 // with 415; JSON with parameters or a +json type passes.
 func TestEdgeRequiresJSONBodies(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	ten := b.newTenant(t, "scale")
+	b := webtest.Setup(t)
+	ten := b.NewTenant(t, "scale")
 	segment := `{"name": "Support", "slug": "support-%d", "systemPrompt": "Help."}`
 	cases := []struct {
 		name, path, contentType, body string
@@ -173,8 +175,8 @@ func TestEdgeRequiresJSONBodies(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := map[string]string{"Authorization": "Bearer " + ten.Token, "Content-Type": tc.contentType, "X-Forwarded-For": newChatAddr()}
-			status, got, raw := b.request(t, "POST", tc.path, h, tc.body)
+			h := map[string]string{"Authorization": "Bearer " + ten.Token, "Content-Type": tc.contentType, "X-Forwarded-For": webtest.NewChatAddr()}
+			status, got, raw := b.Request(t, "POST", tc.path, h, tc.body)
 			if status != tc.want {
 				t.Fatalf("%d %s, want %d", status, raw, tc.want)
 			}
@@ -189,14 +191,14 @@ func TestEdgeRequiresJSONBodies(t *testing.T) {
 		params := strings.NewReplacer("{slug}", ten.Slug, "{id}", "00000000-0000-0000-0000-000000000000",
 			"{visitorId}", "00000000-0000-0000-0000-000000000000", "{deliveryId}", "00000000-0000-0000-0000-000000000000")
 		n := 0
-		for path, item := range loadOpenAPI(t).Paths.Map() {
+		for path, item := range webtest.LoadOpenAPI(t).Paths.Map() {
 			for method, op := range item.Operations() {
 				if op.RequestBody == nil || op.RequestBody.Value.Content.Get("application/json") == nil {
 					continue
 				}
 				n++
-				h := map[string]string{"Authorization": "Bearer " + ten.Token, "Content-Type": "text/plain", "X-Forwarded-For": newChatAddr()}
-				if status, _, raw := b.request(t, method, params.Replace(path), h, `{}`); status != http.StatusUnsupportedMediaType {
+				h := map[string]string{"Authorization": "Bearer " + ten.Token, "Content-Type": "text/plain", "X-Forwarded-For": webtest.NewChatAddr()}
+				if status, _, raw := b.Request(t, method, params.Replace(path), h, `{}`); status != http.StatusUnsupportedMediaType {
 					t.Errorf("%s %s: %d %s, want 415", method, path, status, raw)
 				}
 			}
@@ -207,14 +209,14 @@ func TestEdgeRequiresJSONBodies(t *testing.T) {
 	})
 	t.Run("missing", func(t *testing.T) {
 		t.Parallel()
-		req, _ := http.NewRequest("POST", b.ts.URL+"/tenants/"+ten.Slug+"/segments", strings.NewReader(fmt.Sprintf(segment, 4)))
+		req, _ := http.NewRequest("POST", b.TS.URL+"/tenants/"+ten.Slug+"/segments", strings.NewReader(fmt.Sprintf(segment, 4)))
 		req.Header.Set("Authorization", "Bearer "+ten.Token)
-		resp, err := b.ts.Client().Do(req)
+		resp, err := b.TS.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got map[string]any
-		decodeJSON(t, resp, &got)
+		webtest.DecodeJSON(t, resp, &got)
 		if resp.StatusCode != 415 || got["error"] != "Content-Type must be application/json" {
 			t.Errorf("%d %v", resp.StatusCode, got)
 		}
@@ -222,7 +224,7 @@ func TestEdgeRequiresJSONBodies(t *testing.T) {
 	t.Run("no body", func(t *testing.T) {
 		t.Parallel()
 		// A request without a body passes to the endpoint, which says what is missing.
-		status, _, raw := b.request(t, "POST", "/tenants/"+ten.Slug+"/segments", map[string]string{"Authorization": "Bearer " + ten.Token}, "")
+		status, _, raw := b.Request(t, "POST", "/tenants/"+ten.Slug+"/segments", map[string]string{"Authorization": "Bearer " + ten.Token}, "")
 		if status != http.StatusBadRequest {
 			t.Errorf("%d %s, want 400", status, raw)
 		}
@@ -238,15 +240,15 @@ func TestEdgeBodyTimeout(t *testing.T) {
 	release := make(chan struct{})
 	model := newSlowModel(t, release)
 	store := dbtest.New(t)
-	cfg := testConfig(t, chatEnv(model), map[string]string{"PARLEY_BODY_TIMEOUT": timeout.String()})
-	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := webtest.Config(t, webtest.ChatEnv(model), map[string]string{"PARLEY_BODY_TIMEOUT": timeout.String()})
+	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bundle{t: t, srv: srv, db: store}
-	key, _ := auth.ParseKey(testKey)
-	b.box, _ = auth.NewBox(key)
-	ten := b.newTenant(t, "scale")
+	b := &webtest.Bundle{T: t, Srv: srv, DB: store}
+	key, _ := auth.ParseKey(webtest.SecretKey)
+	b.Box, _ = auth.NewBox(key)
+	ten := b.NewTenant(t, "scale")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -263,7 +265,7 @@ func TestEdgeBodyTimeout(t *testing.T) {
 		}
 		defer conn.Close()
 		start := time.Now()
-		fmt.Fprintf(conn, "POST /chat/%s HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"message\"", ten.Slug, newChatAddr())
+		fmt.Fprintf(conn, "POST /chat/%s HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: %s\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"message\"", ten.Slug, webtest.NewChatAddr())
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // the test's own bound, far above the timeout
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
@@ -286,8 +288,8 @@ func TestEdgeBodyTimeout(t *testing.T) {
 		body := `{"message": "hello", "sessionId": "slow-stream"}`
 		req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/chat/"+ten.Slug, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Forwarded-For", newChatAddr())
-		client := &http.Client{Transport: &validatingTransport{tb: t, base: &http.Transport{}}}
+		req.Header.Set("X-Forwarded-For", webtest.NewChatAddr())
+		client := &http.Client{Transport: &webtest.ValidatingTransport{TB: t, Base: &http.Transport{}}}
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -353,7 +355,7 @@ func newSlowModel(t *testing.T, release <-chan struct{}) string {
 func TestEdgeConnectionsPerAddress(t *testing.T) {
 	t.Parallel()
 	serve := func(t *testing.T, max int, trusted ...netip.Prefix) (addr string, accepted <-chan net.Conn) {
-		srv := &Server{Config: Config{MaxConnsPerAddress: max, TrustedProxies: trusted}}
+		srv := &web.Server{Config: web.Config{MaxConnsPerAddress: max, TrustedProxies: trusted}}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

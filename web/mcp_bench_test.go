@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // BenchmarkMCPToolCall is one tools/call (read_corpus_entry) through the
@@ -21,13 +23,13 @@ import (
 // is what the MCP layer costs.
 func BenchmarkMCPToolCall(b *testing.B) {
 	store := dbtest.New(b)
-	srv, err := NewServer(testConfig(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := web.NewServer(webtest.Config(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Echo)
 	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
+	key, _ := auth.ParseKey(webtest.SecretKey)
 	box, _ := auth.NewBox(key)
 	ctx := context.Background()
 	p, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: "mcp-bench", Name: "MCP bench", Plan: "builder"})
@@ -38,7 +40,7 @@ func BenchmarkMCPToolCall(b *testing.B) {
 	if _, err := store.CreateToken(ctx, nt); err != nil {
 		b.Fatal(err)
 	}
-	hc := &http.Client{Transport: headerTransport{name: "Authorization", value: "Bearer " + tok, base: http.DefaultTransport}}
+	hc := &http.Client{Transport: webtest.HeaderTransport{Name: "Authorization", Value: "Bearer " + tok, Base: http.DefaultTransport}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {

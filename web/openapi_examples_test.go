@@ -1,8 +1,11 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // TestOpenAPIExamplesMatchTheirSchemas: every example the document gives,
@@ -13,7 +16,7 @@ import (
 func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
 	t.Parallel()
 	var doc map[string]any
-	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+	if err := json.Unmarshal(web.OpenAPI, &doc); err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
@@ -24,7 +27,7 @@ func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 		checked++
-		if _, err := validateJSON(schemaPointer, body); err != nil {
+		if _, err := webtest.ValidateJSON(schemaPointer, body); err != nil {
 			t.Errorf("%s: the example does not match its schema: %v", where, err)
 		}
 	}
@@ -48,7 +51,7 @@ func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
 		types, _ := holder["content"].(map[string]any)
 		for ct, mt := range types {
 			if m, ok := mt.(map[string]any); ok {
-				mediaType(where+" "+ct, pointer+"/content/"+pointerToken(ct), m)
+				mediaType(where+" "+ct, pointer+"/content/"+webtest.PointerToken(ct), m)
 			}
 		}
 	}
@@ -57,13 +60,13 @@ func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
 	for name, s := range schemas {
 		examples, _ := s.(map[string]any)["examples"].([]any)
 		for _, ex := range examples {
-			check("schema "+name, "/components/schemas/"+pointerToken(name), ex)
+			check("schema "+name, "/components/schemas/"+webtest.PointerToken(name), ex)
 		}
 	}
 	responses, _ := components["responses"].(map[string]any)
 	for name, r := range responses {
 		if m, ok := r.(map[string]any); ok {
-			content("response "+name, "/components/responses/"+pointerToken(name), m)
+			content("response "+name, "/components/responses/"+webtest.PointerToken(name), m)
 		}
 	}
 	paths, _ := doc["paths"].(map[string]any)
@@ -74,7 +77,7 @@ func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
 			if !ok {
 				continue
 			}
-			at := "/paths/" + pointerToken(path) + "/" + method
+			at := "/paths/" + webtest.PointerToken(path) + "/" + method
 			if rb, ok := o["requestBody"].(map[string]any); ok {
 				content(method+" "+path+" request", at+"/requestBody", rb)
 			}

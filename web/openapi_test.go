@@ -1,83 +1,30 @@
-package web
+package web_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
-	"mime/multipart"
 	"net/http"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/handlers/handlerstest"
 	"github.com/parley/parley/handlers/public"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
-
-// openAPIDoc is the embedded document, parsed and validated once per test
-// binary: that takes half a second of CPU under the race detector, and some
-// thirty tests read the document (none changes it; kin-openapi's validation
-// caches are safe for concurrent use).
-var openAPIDoc = sync.OnceValues(func() (*openapi3.T, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(OpenAPI)
-	if err != nil {
-		return nil, fmt.Errorf("loading openapi.json: %w", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		return nil, fmt.Errorf("openapi.json is not a valid OpenAPI document: %w", err)
-	}
-	return doc, nil
-})
-
-// loadOpenAPI returns the embedded document, parsed and validated; tests
-// must not change it.
-func loadOpenAPI(t *testing.T) *openapi3.T {
-	t.Helper()
-	doc, err := openAPIDoc()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
-
-// schemaProps collects the properties of s and of its allOf members.
-func schemaProps(s *openapi3.Schema) map[string]*openapi3.SchemaRef {
-	out := map[string]*openapi3.SchemaRef{}
-	for _, sub := range s.AllOf {
-		for k, v := range schemaProps(sub.Value) {
-			out[k] = v
-		}
-	}
-	for k, v := range s.Properties {
-		out[k] = v
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
+	doc := webtest.LoadOpenAPI(t)
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
 	}
@@ -94,7 +41,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	if s := schemes["legacyApiKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-API-Key" {
 		t.Errorf("legacyApiKey is not an apiKey in header X-API-Key")
 	}
-	if got := sortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "oauth2"}) {
+	if got := webtest.SortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "oauth2"}) {
 		t.Errorf("security schemes = %v, want bearerAuth, legacyApiKey and oauth2", got)
 	}
 	if s := schemes["oauth2"]; s == nil || s.Value.Type != "oauth2" || s.Value.Flows == nil || s.Value.Flows.AuthorizationCode == nil {
@@ -313,11 +260,11 @@ func operationScope(op *openapi3.Operation) string {
 // TestOpenAPIRoutes checks that the document and the route table list the same operations.
 func TestOpenAPIRoutes(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
-	b := setup(t)
+	doc := webtest.LoadOpenAPI(t)
+	b := webtest.Setup(t)
 
 	routes := map[string]bool{}
-	for _, r := range b.srv.Echo.Routes() {
+	for _, r := range b.Srv.Echo.Routes() {
 		switch {
 		case r.Method == echo.RouteNotFound || r.Method == "echo_route_any" || strings.HasSuffix(r.Path, "/*"):
 			continue // Echo's own catch-all routes, added by groups with middleware
@@ -338,18 +285,18 @@ func TestOpenAPIRoutes(t *testing.T) {
 			documented[method+" "+path] = true
 		}
 	}
-	for _, r := range sortedKeys(routes) {
+	for _, r := range webtest.SortedKeys(routes) {
 		if !documented[r] {
 			t.Errorf("route %s is not in openapi.json", r)
 		}
 	}
-	for _, d := range sortedKeys(documented) {
+	for _, d := range webtest.SortedKeys(documented) {
 		if !routes[d] {
 			t.Errorf("openapi.json documents %s, which is not a route", d)
 		}
 	}
 	if len(routes) < 6 {
-		t.Errorf("only %d routes found: %v", len(routes), sortedKeys(routes))
+		t.Errorf("only %d routes found: %v", len(routes), webtest.SortedKeys(routes))
 	}
 }
 
@@ -357,7 +304,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // the handler decodes, and against the writable fields of Tenant.
 func TestOpenAPITenantUpdateMatchesPatch(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
+	doc := webtest.LoadOpenAPI(t)
 	update := doc.Components.Schemas["TenantUpdate"].Value
 	tenant := doc.Components.Schemas["Tenant"].Value
 
@@ -369,7 +316,7 @@ func TestOpenAPITenantUpdateMatchesPatch(t *testing.T) {
 		}
 	}
 	sort.Strings(decoded)
-	if got := sortedKeys(update.Properties); !slices.Equal(got, decoded) {
+	if got := webtest.SortedKeys(update.Properties); !slices.Equal(got, decoded) {
 		t.Errorf("TenantUpdate properties = %v\nfields PUT decodes = %v", got, decoded)
 	}
 	if len(update.Required) != 0 {
@@ -398,106 +345,10 @@ func TestOpenAPITenantUpdateMatchesPatch(t *testing.T) {
 	}
 }
 
-// openAPIChecker sends requests whose validity against the document a test
-// states; the answers are validated by the client's validatingTransport.
-type openAPIChecker struct {
-	t *testing.T
-	b *bundle
-}
-
-// exchange sends a request with body encoded as JSON, checks that the
-// document accepts the request (wantValidRequest) or refuses it, and returns
-// the status and decoded body.
-func (c *openAPIChecker) exchange(method, path, token string, body any, wantValidRequest bool) (int, any) {
-	c.t.Helper()
-	var raw []byte
-	contentType := ""
-	if body != nil {
-		raw, _ = json.Marshal(body)
-		contentType = "application/json"
-	}
-	return c.exchangeRaw(method, path, token, contentType, raw, wantValidRequest)
-}
-
-// exchangeRaw is exchange with a body already encoded as contentType (none when "").
-func (c *openAPIChecker) exchangeRaw(method, path, token, contentType string, raw []byte, wantValidRequest bool) (int, any) {
-	t := c.t
-	t.Helper()
-	newReq := func() *http.Request {
-		req, _ := http.NewRequest(method, c.b.ts.URL+path, bytes.NewReader(raw))
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		return req
-	}
-	router, err := openAPIRouter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := newReq()
-	route, params, err := router.FindRoute(req)
-	if err != nil {
-		t.Fatalf("%s %s: not in the document: %v", method, path, err)
-	}
-	// A JSON body is checked against its schema compiled once (docSchemas).
-	pointer := jsonRequestSchema(route, method, contentType, raw)
-	err = openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
-		Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, ExcludeRequestBody: pointer != ""},
-	})
-	if err == nil && pointer != "" {
-		_, err = validateJSON(pointer, raw)
-	}
-	if wantValidRequest && err != nil {
-		t.Errorf("%s %s: request does not validate: %.500s", method, path, err)
-	}
-	if !wantValidRequest && err == nil {
-		t.Errorf("%s %s: invalid request body %.300s validates against the document", method, path, raw)
-	}
-
-	resp, err := c.b.ts.Client().Do(newReq())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	respBody, _ := io.ReadAll(resp.Body)
-	var decoded any
-	if err := json.Unmarshal(respBody, &decoded); err != nil {
-		t.Fatalf("%s %s: bad JSON %q", method, path, respBody)
-	}
-	return resp.StatusCode, decoded
-}
-
-// sameKeys checks that an object has exactly the properties its schema
-// declares: a field added to the code but not to the document (or the
-// reverse) fails here even though the schemas stay open to additions.
-func sameKeys(t *testing.T, where string, schema *openapi3.Schema, value any) {
-	t.Helper()
-	obj, ok := value.(map[string]any)
-	if !ok {
-		t.Errorf("%s: %T is not an object", where, value)
-		return
-	}
-	props := schemaProps(schema)
-	if got, want := sortedKeys(obj), sortedKeys(props); !slices.Equal(got, want) {
-		t.Errorf("%s: fields %v\ndocumented %v", where, got, want)
-	}
-	for name, p := range props {
-		if len(schemaProps(p.Value)) > 0 && obj[name] != nil {
-			if _, isObj := obj[name].(map[string]any); isObj {
-				sameKeys(t, where+"."+name, p.Value, obj[name])
-			}
-		}
-	}
-}
-
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	resp, err := b.ts.Client().Get(b.ts.URL + "/openapi.json")
+	b := webtest.Setup(t)
+	resp, err := b.TS.Client().Get(b.TS.URL + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,8 +360,8 @@ func TestOpenAPIServed(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != echo.MIMEApplicationJSON {
 		t.Errorf("Content-Type %q, want %q", ct, echo.MIMEApplicationJSON)
 	}
-	if !bytes.Equal(got, OpenAPI) {
-		t.Errorf("served document differs from the embedded one (%d vs %d bytes)", len(got), len(OpenAPI))
+	if !bytes.Equal(got, web.OpenAPI) {
+		t.Errorf("served document differs from the embedded one (%d vs %d bytes)", len(got), len(web.OpenAPI))
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(got, &doc); err != nil {
@@ -523,9 +374,9 @@ func TestOpenAPIServed(t *testing.T) {
 // other scope gets 403 naming it, a token with only that scope gets past the check.
 func TestOpenAPIScopes(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
-	b := setup(t)
-	ten := b.newTenant(t, "scale")
+	doc := webtest.LoadOpenAPI(t)
+	b := webtest.Setup(t)
+	ten := b.NewTenant(t, "scale")
 	for path, item := range doc.Paths.Map() {
 		if !strings.HasPrefix(path, "/tenants/") {
 			continue
@@ -548,11 +399,11 @@ func TestOpenAPIScopes(t *testing.T) {
 				body = "{}"
 			}
 			others := slices.DeleteFunc(slices.Clone(auth.RESTScopes), func(s string) bool { return s == scope })
-			status, got := b.do(t, method, url, b.token(t, ten.ID, others...), body)
+			status, got := b.Do(t, method, url, b.Token(t, ten.ID, others...), body)
 			if status != http.StatusForbidden || got["error"] != "Missing scope: "+scope {
 				t.Errorf("%s %s with every scope but %s: %d %v", method, path, scope, status, got)
 			}
-			status, got = b.do(t, method, url, b.token(t, ten.ID, scope), body)
+			status, got = b.Do(t, method, url, b.Token(t, ten.ID, scope), body)
 			if status == http.StatusForbidden || status == http.StatusUnauthorized {
 				t.Errorf("%s %s with only %s: %d %v", method, path, scope, status, got)
 			}
@@ -560,150 +411,11 @@ func TestOpenAPIScopes(t *testing.T) {
 	}
 }
 
-// objectShape collects the properties and required members of an object
-// schema, through allOf and the object members of anyOf/oneOf (a nullable
-// object is documented as anyOf [object, null]).
-func objectShape(s *openapi3.Schema) (map[string]*openapi3.SchemaRef, []string) {
-	props := map[string]*openapi3.SchemaRef{}
-	var required []string
-	add := func(sub *openapi3.Schema) {
-		p, r := objectShape(sub)
-		for k, v := range p {
-			props[k] = v
-		}
-		required = append(required, r...)
-	}
-	for _, sub := range s.AllOf {
-		add(sub.Value)
-	}
-	for _, sub := range append(slices.Clone(s.AnyOf), s.OneOf...) {
-		if p, _ := objectShape(sub.Value); len(p) > 0 {
-			add(sub.Value)
-		}
-	}
-	for k, v := range s.Properties {
-		props[k] = v
-	}
-	return props, append(required, s.Required...)
-}
-
-// shape is one documented form of an object: its properties and required members.
-type shape struct {
-	props    map[string]*openapi3.SchemaRef
-	required []string
-}
-
-// fits reports whether every member of v is documented and every required member present.
-func (s shape) fits(v map[string]any) bool {
-	for k := range v {
-		if _, ok := s.props[k]; !ok {
-			return false
-		}
-	}
-	for _, k := range s.required {
-		if _, ok := v[k]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// objectShapes is objectShape for unions: a schema whose anyOf/oneOf has
-// several object members (such as a tool's config, one object per tool type)
-// has one shape per member, each with the schema's own and allOf members;
-// any other schema has the one shape objectShape gives.
-func objectShapes(s *openapi3.Schema) []shape {
-	var members []*openapi3.Schema
-	for _, sub := range append(slices.Clone(s.AnyOf), s.OneOf...) {
-		if p, _ := objectShape(sub.Value); len(p) > 0 {
-			members = append(members, sub.Value)
-		}
-	}
-	if len(members) < 2 {
-		p, r := objectShape(s)
-		return []shape{{p, r}}
-	}
-	var shapes []shape
-	for _, m := range members {
-		sh := shape{props: map[string]*openapi3.SchemaRef{}}
-		for _, sub := range append(slices.Clone(s.AllOf), &openapi3.SchemaRef{Value: m}) {
-			p, r := objectShape(sub.Value)
-			maps.Copy(sh.props, p)
-			sh.required = append(sh.required, r...)
-		}
-		maps.Copy(sh.props, s.Properties)
-		sh.required = append(sh.required, s.Required...)
-		shapes = append(shapes, sh)
-	}
-	return shapes
-}
-
-// documentedKeys is sameKeys for schemas with optional members, applied to
-// every nested object and array item: each field present is documented, each
-// required member is present. An object documented as a union of object
-// shapes must fit one of them, and is checked against the first it fits.
-func documentedKeys(t testing.TB, where string, schema *openapi3.Schema, value any) {
-	t.Helper()
-	switch v := value.(type) {
-	case map[string]any:
-		shapes := objectShapes(schema)
-		props, required := shapes[0].props, shapes[0].required
-		if len(shapes) > 1 {
-			i := slices.IndexFunc(shapes, func(s shape) bool { return s.fits(v) })
-			if i < 0 {
-				t.Errorf("%s: %v fits none of the %d documented alternatives", where, v, len(shapes))
-				return
-			}
-			props, required = shapes[i].props, shapes[i].required
-		}
-		if ap := schema.AdditionalProperties; len(props) == 0 || (ap.Has != nil && *ap.Has) || ap.Schema != nil {
-			return // a free-form object, or one open to members it does not list
-		}
-		for _, k := range sortedKeys(v) {
-			p, ok := props[k]
-			if !ok {
-				t.Errorf("%s: field %s is not documented", where, k)
-				continue
-			}
-			if v[k] != nil {
-				documentedKeys(t, where+"."+k, p.Value, v[k])
-			}
-		}
-		for _, k := range required {
-			if _, ok := v[k]; !ok {
-				t.Errorf("%s: required field %s is missing from %v", where, k, v)
-			}
-		}
-	case []any:
-		if items := handlerstest.ArrayItems(schema); items != nil {
-			for i, x := range v {
-				documentedKeys(t, fmt.Sprintf("%s[%d]", where, i), items, x)
-			}
-		}
-	}
-}
-
-// multipartFile encodes content as a multipart/form-data body with one file part.
-func multipartFile(part, filename, content string) (string, []byte) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	fw, _ := mw.CreateFormFile(part, filename)
-	_, _ = io.WriteString(fw, content)
-	_ = mw.Close()
-	return mw.FormDataContentType(), buf.Bytes()
-}
-
-func errorDetails(body any) map[string]any {
-	m, _ := body.(map[string]any)
-	d, _ := m["details"].(map[string]any)
-	return d
-}
-
 // TestOpenAPISegmentWriteMatchesDecoder checks the segment write schemas
 // against the fields the handler decodes, and against Segment.
 func TestOpenAPISegmentWriteMatchesDecoder(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
+	doc := webtest.LoadOpenAPI(t)
 	var decoded []string
 	wt := reflect.TypeFor[parley.SegmentInput]()
 	for i := 0; i < wt.NumField(); i++ {
@@ -714,8 +426,8 @@ func TestOpenAPISegmentWriteMatchesDecoder(t *testing.T) {
 	sort.Strings(decoded)
 	segment := doc.Components.Schemas["Segment"].Value
 	for _, name := range []string{"SegmentCreate", "SegmentUpdate"} {
-		props := schemaProps(doc.Components.Schemas[name].Value)
-		if got := sortedKeys(props); !slices.Equal(got, decoded) {
+		props := webtest.SchemaProps(doc.Components.Schemas[name].Value)
+		if got := webtest.SortedKeys(props); !slices.Equal(got, decoded) {
 			t.Errorf("%s properties = %v\nfields the handler decodes = %v", name, got, decoded)
 		}
 		for p := range props {
@@ -731,19 +443,6 @@ func TestOpenAPISegmentWriteMatchesDecoder(t *testing.T) {
 	}
 	if req := doc.Components.Schemas["SegmentCreate"].Value.Required; !slices.Equal(req, []string{"name", "systemPrompt"}) {
 		t.Errorf("SegmentCreate requires %v", req)
-	}
-}
-
-// openAPIHarness loads the document and returns it with a checker on b and a schema lookup.
-func openAPIHarness(t *testing.T, b *bundle) (*openapi3.T, *openAPIChecker, func(string) *openapi3.Schema) {
-	t.Helper()
-	doc := loadOpenAPI(t)
-	return doc, &openAPIChecker{t: t, b: b}, func(name string) *openapi3.Schema {
-		s := doc.Components.Schemas[name]
-		if s == nil {
-			t.Fatalf("no schema %s", name)
-		}
-		return s.Value
 	}
 }
 
@@ -775,7 +474,7 @@ var toolConfigSchemas = map[string]string{
 // configs it stores, which must fit the read schemas.
 func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
+	doc := webtest.LoadOpenAPI(t)
 	schema := func(name string) *openapi3.Schema {
 		s := doc.Components.Schemas[name]
 		if s == nil {
@@ -816,7 +515,7 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 				n = "FormField" // the read form is the segment form's field
 			}
 			s := schema(n)
-			if got, want := sortedKeys(s.Properties), jsonNames(st); !slices.Equal(got, want) {
+			if got, want := webtest.SortedKeys(s.Properties), jsonNames(st); !slices.Equal(got, want) {
 				t.Errorf("%s properties = %v, %s decodes %v", n, got, st, want)
 			}
 			if n != "FormField" && (s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has) {
@@ -868,7 +567,7 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 		if err := schema(name).VisitJSON(got, openapi3.EnableJSONSchema2020()); err != nil {
 			t.Errorf("%s: normalised config %s does not fit %s: %v", typ, norm, name, err)
 		}
-		documentedKeys(t, typ+" config", schema(name), got)
+		webtest.DocumentedKeys(t, typ+" config", schema(name), got)
 		input := schema(name + "Input")
 		for prop, p := range input.Properties {
 			if p.Value.Default != nil && !reflect.DeepEqual(got[prop], p.Value.Default) {
@@ -896,7 +595,7 @@ func TestOpenAPIToolConfigMatchesAgent(t *testing.T) {
 // discovery against the handler's: every one it can list, in its order.
 func TestOpenAPICapabilities(t *testing.T) {
 	t.Parallel()
-	doc := loadOpenAPI(t)
+	doc := webtest.LoadOpenAPI(t)
 	enum := doc.Components.Schemas["ContextDiscovery"].Value.Properties["capabilities"].Value.Items.Value.Enum
 	want := []any{public.CapabilityChat, public.CapabilityMCPTools, public.CapabilityVoice}
 	for _, typ := range parley.UserToolTypes {

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // The retrieval benchmark of issue 34 (BENCHMARKS.md, "Retrieval recall"):
 // which knowledge-base entry reaches the model on a visitor's first message.
@@ -61,6 +61,8 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // retrievalEntry is one entry of testdata/retrieval/entries.json.
@@ -118,7 +120,7 @@ func loadRetrievalSet(tb testing.TB) ([]retrievalEntry, []retrievalQuestion) {
 // retrievalBench is a Parley server whose managed model is a scripted
 // OpenAI-compatible server.
 type retrievalBench struct {
-	srv    *Server
+	srv    *web.Server
 	ts     *httptest.Server
 	llm    *llmtest.OpenAI
 	store  *db.DB
@@ -132,14 +134,14 @@ func newRetrievalBench(b *testing.B) *retrievalBench {
 	b.Helper()
 	store := dbtest.New(b)
 	llm := llmtest.NewOpenAI(b)
-	cfg := testConfig(b, chatEnv(llm.URL))
-	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg := webtest.Config(b, webtest.ChatEnv(llm.URL))
+	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Echo)
 	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(testKey)
+	key, _ := auth.ParseKey(webtest.SecretKey)
 	box, _ := auth.NewBox(key)
 	return &retrievalBench{srv: srv, ts: ts, llm: llm, store: store, box: box, pws: srv.Base.Passwords, client: ts.Client()}
 }
@@ -150,7 +152,7 @@ func newRetrievalBench(b *testing.B) *retrievalBench {
 func (rb *retrievalBench) tenant(b *testing.B, entries []retrievalEntry, summaries bool) string {
 	b.Helper()
 	ctx := context.Background()
-	slug := fmt.Sprintf("retrieval%d-%d", time.Now().UnixNano()%1_000_000_000, tenantSeq.Add(1))
+	slug := fmt.Sprintf("retrieval%d-%d", time.Now().UnixNano()%1_000_000_000, webtest.TenantSeq.Add(1))
 	p, err := auth.Provision(ctx, rb.store, rb.box, rb.pws, parley.NewTenantInput{Slug: slug, Name: "Harbourside Collective", Plan: "scale"})
 	if err != nil {
 		b.Fatal(err)
@@ -211,14 +213,14 @@ func (rb *retrievalBench) ask(b *testing.B, slug string, q retrievalQuestion, wi
 	} else {
 		rb.llm.Push(llmtest.Turn{Text: []string{"OK."}})
 	}
-	body := map[string]any{"message": q.Question, "sessionId": fmt.Sprintf("retrieval-%s-%d", q.ID, tenantSeq.Add(1))}
+	body := map[string]any{"message": q.Question, "sessionId": fmt.Sprintf("retrieval-%s-%d", q.ID, webtest.TenantSeq.Add(1))}
 	if withLocale {
 		body["locale"] = q.Locale
 	}
 	raw, _ := json.Marshal(body)
 	req, _ := http.NewRequest("POST", rb.ts.URL+"/chat/"+slug, strings.NewReader(string(raw)))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Forwarded-For", newChatAddr())
+	req.Header.Set("X-Forwarded-For", webtest.NewChatAddr())
 	resp, err := rb.client.Do(req)
 	if err != nil {
 		b.Fatal(err)
@@ -257,24 +259,6 @@ func (rb *retrievalBench) ask(b *testing.B, slug string, q retrievalQuestion, wi
 		}
 	}
 	return t
-}
-
-// knowledgeBlocks is the knowledge part of a system prompt: its
-// <knowledge> blocks, joined.
-func knowledgeBlocks(system string) string {
-	var out []string
-	for rest := system; ; {
-		i := strings.Index(rest, "<knowledge>\n")
-		if i < 0 {
-			return strings.Join(out, "\n")
-		}
-		j := strings.Index(rest[i:], "</knowledge>")
-		if j < 0 {
-			return strings.Join(append(out, rest[i:]), "\n")
-		}
-		out = append(out, rest[i:i+j])
-		rest = rest[i+j:]
-	}
 }
 
 // wholeIn says whether the entry is in the prompt with its full content
@@ -392,7 +376,7 @@ func BenchmarkRetrievalRecall(b *testing.B) {
 		prompts := make([]string, len(questions))
 		for i, q := range questions {
 			t := rb.ask(b, file, q, false, false)
-			prompts[i] = knowledgeBlocks(t.system)
+			prompts[i] = webtest.KnowledgeBlocks(t.system)
 			out[i].File = wholeIn(b, t.system, byKey[q.Answer])
 			out[i].InPrompt = strings.Count(prompts[i], "<entry>")
 			out[i].KnowChars = len([]rune(prompts[i]))
@@ -409,14 +393,14 @@ func BenchmarkRetrievalRecall(b *testing.B) {
 		for i, q := range questions {
 			t := rb.ask(b, shuf, q, false, false)
 			out[i].Shuffled = wholeIn(b, t.system, byKey[q.Answer])
-			k := knowledgeBlocks(t.system)
+			k := webtest.KnowledgeBlocks(t.system)
 			out[i].DiffersShuf, out[i].SetShuf = k != prompts[i], entryTitles(k) != entryTitles(prompts[i])
 		}
 		again := rb.tenant(b, entries, false)
 		for i, q := range questions {
 			t := rb.ask(b, again, q, false, false)
 			out[i].Again = wholeIn(b, t.system, byKey[q.Answer])
-			k := knowledgeBlocks(t.system)
+			k := webtest.KnowledgeBlocks(t.system)
 			out[i].DiffersSame, out[i].SetSame = k != prompts[i], entryTitles(k) != entryTitles(prompts[i])
 		}
 		tier2 := rb.tenant(b, entries, true)
@@ -427,7 +411,7 @@ func BenchmarkRetrievalRecall(b *testing.B) {
 			out[i].Tier2Whole = wholeIn(b, t.system, e)
 			out[i].Offered = slices.Contains(t.tools, "explore_corpus")
 			out[i].ExploreRank = exploreRank(b, t.tool, e)
-			out[i].Summaries = strings.Count(knowledgeBlocks(t.system), "<entry id=")
+			out[i].Summaries = strings.Count(webtest.KnowledgeBlocks(t.system), "<entry id=")
 		}
 		embeddingPhases(b, rb, entries, questions, byKey, out)
 		b.Logf("%d entries, %d questions, 5 phases and the embeddings' in %s", len(entries), len(questions), time.Since(start).Round(time.Millisecond))

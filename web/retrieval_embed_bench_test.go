@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // The embedding phases of the retrieval benchmark (issue 34; BENCHMARKS.md,
 // "Retrieval recall", "With embeddings"). They run against:

@@ -1,9 +1,11 @@
-package web
+package web_test
 
 import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/parley/parley/web/webtest"
 )
 
 // TestSecurityHeaders: every answer, public, API, error or page, tells
@@ -11,8 +13,8 @@ import (
 // when Parley is served over https.
 func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
-	check := func(t *testing.T, b *bundle, wantHSTS string) {
-		client := b.ts.Client()
+	check := func(t *testing.T, b *webtest.Bundle, wantHSTS string) {
+		client := b.TS.Client()
 		for _, req := range []struct{ method, path, body string }{
 			{"GET", "/healthz", ""}, {"GET", "/openapi.json", ""},
 			{"GET", "/tenants/nobody", ""}, {"POST", "/chat/nobody", `{"message":"hi","sessionId":"s"}`},
@@ -21,9 +23,9 @@ func TestSecurityHeaders(t *testing.T) {
 			var resp *http.Response
 			var err error
 			if req.method == "GET" {
-				resp, err = client.Get(b.ts.URL + req.path)
+				resp, err = client.Get(b.TS.URL + req.path)
 			} else {
-				resp, err = client.Post(b.ts.URL+req.path, "application/json", strings.NewReader(req.body))
+				resp, err = client.Post(b.TS.URL+req.path, "application/json", strings.NewReader(req.body))
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -37,8 +39,8 @@ func TestSecurityHeaders(t *testing.T) {
 			}
 		}
 	}
-	t.Run("HTTP", func(t *testing.T) { check(t, setup(t), "") })
+	t.Run("HTTP", func(t *testing.T) { check(t, webtest.Setup(t), "") })
 	t.Run("HTTPS", func(t *testing.T) {
-		check(t, setupAdmin(t, map[string]string{"PARLEY_BASE_URL": "https://parley.example"}), "max-age=31536000")
+		check(t, webtest.SetupAdmin(t, map[string]string{"PARLEY_BASE_URL": "https://parley.example"}), "max-age=31536000")
 	})
 }

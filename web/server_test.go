@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/web"
+	"github.com/parley/parley/web/webtest"
 )
 
 // Run registers the process as an instance, beats its heartbeat while it
@@ -16,9 +18,9 @@ import (
 // instance row that appears while it runs.
 func TestRunRemovesItsInstance(t *testing.T) {
 	store := dbtest.New(t)
-	cfg := testConfig(t, map[string]string{"PARLEY_ADDR": "127.0.0.1:0"})
+	cfg := webtest.Config(t, map[string]string{"PARLEY_ADDR": "127.0.0.1:0"})
 	cfg.Heartbeat = 20 * time.Millisecond
-	srv, err := NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

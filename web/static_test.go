@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/parley/parley/static"
+	"github.com/parley/parley/web/webtest"
 )
 
 // TestStaticFiles: the dashboard links its files at addresses that carry
@@ -18,26 +19,26 @@ import (
 // file is served to be revalidated by its ETag.
 func TestStaticFiles(t *testing.T) {
 	t.Parallel()
-	b := setupAdmin(t, nil)
-	ten := b.ownedTenant(t, "starter")
-	c := b.newAdminClient(t)
-	c.signIn(ten)
+	b := webtest.SetupAdmin(t, nil)
+	ten := b.OwnedTenant(t, "starter")
+	c := b.NewAdminClient(t)
+	c.SignIn(ten)
 
-	page := c.get("/admin")
-	if page.status != http.StatusOK {
-		t.Fatalf("GET /admin: %d", page.status)
+	page := c.Get("/admin")
+	if page.Status != http.StatusOK {
+		t.Fatalf("GET /admin: %d", page.Status)
 	}
 	var links []string
-	page.doc.Find(`link[rel="stylesheet"]`).Each(func(_ int, s *goquery.Selection) { links = append(links, s.AttrOr("href", "")) })
-	page.doc.Find(`script[src]`).Each(func(_ int, s *goquery.Selection) { links = append(links, s.AttrOr("src", "")) })
+	page.Doc.Find(`link[rel="stylesheet"]`).Each(func(_ int, s *goquery.Selection) { links = append(links, s.AttrOr("href", "")) })
+	page.Doc.Find(`script[src]`).Each(func(_ int, s *goquery.Selection) { links = append(links, s.AttrOr("src", "")) })
 	if len(links) < 5 {
 		t.Fatalf("the overview links %d static files: %v", len(links), links)
 	}
 	files := static.Files()
-	client := b.ts.Client()
+	client := b.TS.Client()
 	get := func(addr string, header map[string]string) (*http.Response, []byte) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, b.ts.URL+addr, nil)
+		req, _ := http.NewRequest(http.MethodGet, b.TS.URL+addr, nil)
 		req.Header.Set("Accept-Encoding", "identity") // unless header says otherwise
 		for k, v := range header {
 			req.Header.Set(k, v)

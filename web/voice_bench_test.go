@@ -1,4 +1,4 @@
-package web
+package web_test
 
 // Load benchmark of the voice channel's custom LLM (BENCHMARKS.md, "Voice
 // custom LLM"): what Parley adds to the time until the orchestrator gets

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/web/webtest"
 	"github.com/parley/parley/widget"
 )
 
@@ -25,11 +25,11 @@ import (
 // does not gets it as it is. Both may be kept five minutes, from any page.
 func TestWidgetScriptServed(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := webtest.Setup(t)
 	for _, accept := range []string{"gzip, deflate, br", "identity"} {
-		req, _ := http.NewRequest(http.MethodGet, b.ts.URL+"/widget.js", nil)
+		req, _ := http.NewRequest(http.MethodGet, b.TS.URL+"/widget.js", nil)
 		req.Header.Set("Accept-Encoding", accept)
-		resp, err := b.ts.Client().Do(req)
+		resp, err := b.TS.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,9 +68,9 @@ func openWidgetPage(ctx context.Context, t *testing.T, url string) {
 	// The widget's requests are cross-origin: no extra header (ownAddress),
 	// which would have them preflighted.
 	_, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{}})
-	mustStep(t, "dropping the tab's own address", err)
-	mustStep(t, "opening "+url, chromedp.Do(ctx, chromedp.Navigate(url)))
-	waitUntil(ctx, t, "the launcher", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
+	webtest.MustStep(t, "dropping the tab's own address", err)
+	webtest.MustStep(t, "opening "+url, chromedp.Do(ctx, chromedp.Navigate(url)))
+	webtest.WaitUntil(ctx, t, "the launcher", `!!document.querySelector('parley-widget')?.shadowRoot?.querySelector('.launcher')`)
 }
 
 // TestWidgetBrowser embeds the widget in a page of another origin, as a
@@ -79,38 +79,38 @@ func openWidgetPage(ctx context.Context, t *testing.T, url string) {
 // a vote, and the host page's styles kept out.
 func TestWidgetBrowser(t *testing.T) {
 	t.Parallel()
-	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"Our **shop** opens at 9. ", "Hours: https://bikes.example/hours ",
+	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"Our **shop** opens at 9. ", "Hours: https://bikes.example/hours ",
 		`<img src=x onerror="window.pwned=1"> [press](javascript:window.pwned=2)`}})
 	// The widget talks to the addresses its settings give, made from the
 	// public base URL: here, the test server's.
-	b.atItsAddress()
-	ten := b.newTenant(t, "starter")
+	b.AtItsAddress()
+	ten := b.NewTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "Help with the shop.", "welcomeMessage": "Hi! Ask me about bikes.",
 		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": "🕘"}},
 		"formConfig": map[string]any{"enabled": true, "intent": "lead", "confirmationMessage": "Thanks, we will call you back.",
 			"fields": []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true},
 				map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}
-	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {
+	if st, body := b.Do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {
 		t.Fatalf("segment: %d %v", st, body)
 	}
-	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"primaryColor": "#0f766e", "botName": "Spoke",
+	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"primaryColor": "#0f766e", "botName": "Spoke",
 		"teaserText": "Need a hand with a bike?", "autoOpenDelay": 3, "bookingCtaEnabled": true, "bookingCtaConfig": map[string]any{"headline": "Book a test ride", "subtitle": "30 minutes", "ctaText": "Book", "officeHours": "Mon-Sat"}}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 
 	site := tenantSite(t, b, ten.Slug, "shop")
 
-	ctx := browserTab(t)
+	ctx := webtest.BrowserTab(t)
 	openWidgetPage(ctx, t, site.URL)
 	const sr = widgetShadow
 	run := func(step, js string) {
 		t.Helper()
 		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](js))
-		mustStep(t, step, err)
+		webtest.MustStep(t, step, err)
 	}
 	str := func(step, js string) string {
 		t.Helper()
-		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
+		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
 	}
 
 	// The launcher pulses (bubblePulse is on by default) a few times, not
@@ -123,14 +123,14 @@ func TestWidgetBrowser(t *testing.T) {
 	}
 
 	// Closed: the launcher and, after its delay (the shortest allowed, 3 s), the teaser.
-	waitUntil(ctx, t, "the teaser", `!`+sr+`.querySelector('.teaser').hidden && `+sr+`.querySelector('.panel').hidden`)
+	webtest.WaitUntil(ctx, t, "the teaser", `!`+sr+`.querySelector('.teaser').hidden && `+sr+`.querySelector('.panel').hidden`)
 	if got := str("teaser", sr+`.querySelector('.teaser').innerText`); got != "Need a hand with a bike?" {
 		t.Errorf("teaser = %q", got)
 	}
-	saveScreenshot(ctx, t, "widget-closed")
+	webtest.SaveScreenshot(ctx, t, "widget-closed")
 
 	run("opening the chat", sr+`.querySelector('.launcher').click()`)
-	waitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden && `+sr+`.querySelector('.teaser').hidden`)
+	webtest.WaitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden && `+sr+`.querySelector('.teaser').hidden`)
 	if got := str("welcome", sr+`.querySelector('.msg.bot').innerText`); got != "Hi! Ask me about bikes." {
 		t.Errorf("welcome = %q", got)
 	}
@@ -145,13 +145,13 @@ func TestWidgetBrowser(t *testing.T) {
 	run("filling the form", `(() => { const f = `+sr+`.querySelector('form.lead');
 		f.elements.full_name.value = 'Ada Lovelace'; f.elements.email.value = 'ada@example.com';
 		f.querySelector('button').click(); })()`)
-	waitUntil(ctx, t, "the form's confirmation", `!`+sr+`.querySelector('form.lead') && [...`+sr+`.querySelectorAll('.msg.bot')].some(m => m.innerText === 'Thanks, we will call you back.')`)
-	if n := b.count(t, `SELECT count(*) FROM submissions WHERE tenant_id = $1 AND channel = 'form' AND input->>'email' = 'ada@example.com'`, ten.ID); n != 1 {
+	webtest.WaitUntil(ctx, t, "the form's confirmation", `!`+sr+`.querySelector('form.lead') && [...`+sr+`.querySelectorAll('.msg.bot')].some(m => m.innerText === 'Thanks, we will call you back.')`)
+	if n := b.Count(t, `SELECT count(*) FROM submissions WHERE tenant_id = $1 AND channel = 'form' AND input->>'email' = 'ada@example.com'`, ten.ID); n != 1 {
 		t.Errorf("%d form submissions stored, want 1", n)
 	}
 
 	run("asking a starter", sr+`.querySelector('.starters button').click()`)
-	waitUntil(ctx, t, "the answer and its votes", `!!`+sr+`.querySelector('.votes')`)
+	webtest.WaitUntil(ctx, t, "the answer and its votes", `!!`+sr+`.querySelector('.votes')`)
 	answer := `[...` + sr + `.querySelectorAll('.msg.bot')].pop()`
 	if got := str("question", sr+`.querySelector('.msg.me').innerText`); got != "When are you open?" {
 		t.Errorf("the visitor's message = %q", got)
@@ -179,12 +179,12 @@ func TestWidgetBrowser(t *testing.T) {
 		return (r ? Math.round(r.width) + 'x' + Math.round(r.height) : 'no icon') + (b.innerText.trim() ? ' and text' : ''); }).join(' ')`); got != "26x26 14x14 14x14" {
 		t.Errorf("the launcher's and the votes' icons = %q, want 26x26 14x14 14x14", got)
 	}
-	saveScreenshot(ctx, t, "widget-open")
+	webtest.SaveScreenshot(ctx, t, "widget-open")
 
 	run("voting", sr+`.querySelector('.votes button').click()`)
-	waitUntil(ctx, t, "the vote to show", sr+`.querySelector('.votes button').getAttribute('aria-pressed') === 'true'`)
+	webtest.WaitUntil(ctx, t, "the vote to show", sr+`.querySelector('.votes button').getAttribute('aria-pressed') === 'true'`)
 	var votes int
-	if err := b.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+	if err := b.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE c.tenant_id = $1 AND m.role = 'assistant' AND m.feedback = 1`, ten.ID).Scan(&votes); err != nil || votes != 1 {
 		t.Errorf("stored votes = %d (%v)", votes, err)
 	}
@@ -193,11 +193,11 @@ func TestWidgetBrowser(t *testing.T) {
 	// in the same session.
 	openWidgetPage(ctx, t, site.URL+"/shipping")
 	run("reopening the chat", sr+`.querySelector('.launcher').click()`)
-	waitUntil(ctx, t, "the restored conversation", sr+`.querySelector('.msg.me')?.innerText === 'When are you open?' && !!`+sr+`.querySelector('.votes')`)
+	webtest.WaitUntil(ctx, t, "the restored conversation", sr+`.querySelector('.msg.me')?.innerText === 'When are you open?' && !!`+sr+`.querySelector('.votes')`)
 	if got := str("starters after a conversation", `String(!!`+sr+`.querySelector('.starters'))`); got != "false" {
 		t.Error("starters offered again in a conversation under way")
 	}
-	if n := b.count(t, `SELECT count(DISTINCT session_id) FROM conversations WHERE tenant_id = $1`, ten.ID); n != 1 {
+	if n := b.Count(t, `SELECT count(DISTINCT session_id) FROM conversations WHERE tenant_id = $1`, ten.ID); n != 1 {
 		t.Errorf("%d sessions, want the one", n)
 	}
 }
@@ -205,14 +205,14 @@ func TestWidgetBrowser(t *testing.T) {
 // tenantSite serves a page of the tenant's site, on another origin than
 // Parley, embedding the widget, with styles that would reach any element of
 // the page.
-func tenantSite(t *testing.T, b *bundle, slug, segment string) *httptest.Server {
+func tenantSite(t *testing.T, b *webtest.Bundle, slug, segment string) *httptest.Server {
 	t.Helper()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>Bikes</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>* { color: rgb(255, 0, 0) !important; font-size: 40px !important; } button { display: none !important; }</style></head>
-<body><h1>Bikes</h1><script src="%s/widget.js" data-tenant="%s" data-segment="%s" async></script></body></html>`, b.ts.URL, slug, segment)
+<body><h1>Bikes</h1><script src="%s/widget.js" data-tenant="%s" data-segment="%s" async></script></body></html>`, b.TS.URL, slug, segment)
 	}))
 	t.Cleanup(site.Close)
 	return site
@@ -223,25 +223,25 @@ func tenantSite(t *testing.T, b *bundle, slug, segment string) *httptest.Server 
 // nothing of the widget's covers its message field or Send button.
 func TestWidgetBrowserMobile(t *testing.T) {
 	t.Parallel()
-	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"We open at 9."}})
-	b.atItsAddress()
-	ten := b.newTenant(t, "starter")
-	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke"}); st != 200 {
+	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open at 9."}})
+	b.AtItsAddress()
+	ten := b.NewTenant(t, "starter")
+	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke"}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 	site := tenantSite(t, b, ten.Slug, "default")
-	ctx := browserTab(t)
-	mustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	ctx := webtest.BrowserTab(t)
+	webtest.MustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)))
 	openWidgetPage(ctx, t, site.URL)
 	const sr = widgetShadow
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
-	mustStep(t, "opening the chat", err)
-	waitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden`)
+	webtest.MustStep(t, "opening the chat", err)
+	webtest.WaitUntil(ctx, t, "the panel", `!`+sr+`.querySelector('.panel').hidden`)
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { const i = `+sr+`.querySelector('textarea'); i.value = 'When are you open?';
 		`+sr+`.querySelector('form.compose button').click(); })()`))
-	mustStep(t, "asking", err)
-	waitUntil(ctx, t, "the answer", `!!`+sr+`.querySelector('.votes')`)
-	got := mustRunStep(ctx, t, "the panel's box", chromedp.Evaluate[[]float64](`(() => {
+	webtest.MustStep(t, "asking", err)
+	webtest.WaitUntil(ctx, t, "the answer", `!!`+sr+`.querySelector('.votes')`)
+	got := webtest.MustRunStep(ctx, t, "the panel's box", chromedp.Evaluate[[]float64](`(() => {
 		const r = `+sr+`.querySelector('.panel').getBoundingClientRect();
 		return [innerWidth, innerHeight, r.left, r.top, r.width, r.height]; })()`))
 	if want := []float64{390, 844, 0, 0, 390, 844}; !slices.Equal(got, want) {
@@ -249,7 +249,7 @@ func TestWidgetBrowserMobile(t *testing.T) {
 	}
 	// Whatever is on top at the centre of the Send button and of the message
 	// field must be that element: the launcher must not cover them.
-	covered := mustRunStep(ctx, t, "hit test", chromedp.Evaluate[[]string](`(() => {
+	covered := webtest.MustRunStep(ctx, t, "hit test", chromedp.Evaluate[[]string](`(() => {
 		const root = `+sr+`, out = [];
 		for (const sel of ['form.compose button', 'textarea']) {
 			const el = root.querySelector(sel), r = el.getBoundingClientRect();
@@ -260,12 +260,12 @@ func TestWidgetBrowserMobile(t *testing.T) {
 	for _, c := range covered {
 		t.Error(c)
 	}
-	saveScreenshot(ctx, t, "widget-mobile")
+	webtest.SaveScreenshot(ctx, t, "widget-mobile")
 
 	// Closed again from the header, the launcher is back, and has the focus.
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('header button').click()`))
-	mustStep(t, "closing the chat", err)
-	waitUntil(ctx, t, "the launcher back, focused", sr+`.querySelector('.panel').hidden && `+sr+`.activeElement === `+sr+`.querySelector('.launcher') &&
+	webtest.MustStep(t, "closing the chat", err)
+	webtest.WaitUntil(ctx, t, "the launcher back, focused", sr+`.querySelector('.panel').hidden && `+sr+`.activeElement === `+sr+`.querySelector('.launcher') &&
 		getComputedStyle(`+sr+`.querySelector('.launcher')).display !== 'none'`)
 }
 
@@ -273,19 +273,19 @@ func TestWidgetBrowserMobile(t *testing.T) {
 // widget says so to whoever opens it, and sends nothing.
 func TestWidgetBrowserRefusedOrigin(t *testing.T) {
 	t.Parallel()
-	b, llm := setupChat(t, nil)
-	b.atItsAddress()
-	ten := b.newTenant(t, "starter")
-	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
+	b, llm := webtest.SetupChat(t, nil)
+	b.AtItsAddress()
+	ten := b.NewTenant(t, "starter")
+	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
 		t.Fatalf("allowedDomains: %d %v", st, body)
 	}
 	site := tenantSite(t, b, ten.Slug, "default")
-	ctx := browserTab(t)
+	ctx := webtest.BrowserTab(t)
 	openWidgetPage(ctx, t, site.URL)
 	const sr = widgetShadow
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
-	mustStep(t, "opening the chat", err)
-	waitUntil(ctx, t, "the refusal", sr+`.querySelector('.msg.error')?.innerText === 'Origin not allowed' && `+sr+`.querySelector('textarea').disabled`)
+	webtest.MustStep(t, "opening the chat", err)
+	webtest.WaitUntil(ctx, t, "the refusal", sr+`.querySelector('.msg.error')?.innerText === 'Origin not allowed' && `+sr+`.querySelector('textarea').disabled`)
 	if n := len(llm.Requests()); n != 0 {
 		t.Errorf("%d model calls from a refused page", n)
 	}
@@ -295,12 +295,12 @@ func TestWidgetBrowserRefusedOrigin(t *testing.T) {
 // widget of the tenant named in its address.
 func TestWidgetDemoPage(t *testing.T) {
 	t.Parallel()
-	b, _ := setupChat(t, nil)
-	b.atItsAddress()
-	ten := b.newTenant(t, "starter")
-	ctx := browserTab(t)
-	openWidgetPage(ctx, t, b.ts.URL+"/static/demo.html?tenant="+ten.Slug)
-	if got := mustRunStep(ctx, t, "tenant", chromedp.Evaluate[string](`document.getElementById('which').textContent`)); got != "Tenant: "+ten.Slug {
+	b, _ := webtest.SetupChat(t, nil)
+	b.AtItsAddress()
+	ten := b.NewTenant(t, "starter")
+	ctx := webtest.BrowserTab(t)
+	openWidgetPage(ctx, t, b.TS.URL+"/static/demo.html?tenant="+ten.Slug)
+	if got := webtest.MustRunStep(ctx, t, "tenant", chromedp.Evaluate[string](`document.getElementById('which').textContent`)); got != "Tenant: "+ten.Slug {
 		t.Errorf("the page names %q", got)
 	}
 }
@@ -309,33 +309,30 @@ func TestWidgetDemoPage(t *testing.T) {
 // answer and the lead form in it: no serious or critical violation.
 func TestWidgetAccessibility(t *testing.T) {
 	t.Parallel()
-	axe, err := os.ReadFile("../widget/testdata/axe.min.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := setupChat(t, nil, llmtest.Turn{Text: []string{"We open at **9**. See https://bikes.example/hours"}})
-	b.atItsAddress()
-	ten := b.newTenant(t, "starter")
+	axe := webtest.AxeScript(t)
+	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open at **9**. See https://bikes.example/hours"}})
+	b.AtItsAddress()
+	ten := b.NewTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "p", "welcomeMessage": "Hi!",
 		"conversationStarters": []any{map[string]any{"text": "Hours?", "emoji": ""}},
 		"formConfig": map[string]any{"enabled": true, "intent": "lead",
 			"fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}
-	if st, body := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {
+	if st, body := b.Do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {
 		t.Fatalf("segment: %d %v", st, body)
 	}
-	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"showAiBadge": true, "teaserText": "Questions?"}); st != 200 {
+	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"showAiBadge": true, "teaserText": "Questions?"}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
 	site := tenantSite(t, b, ten.Slug, "shop")
-	ctx := browserTab(t)
+	ctx := webtest.BrowserTab(t)
 	openWidgetPage(ctx, t, site.URL)
 	const sr = widgetShadow
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click(); `+sr+`.querySelector('.starters button').click()`))
-	mustStep(t, "asking", err)
-	waitUntil(ctx, t, "the answer", `!!`+sr+`.querySelector('.votes')`)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click(); `+sr+`.querySelector('.starters button').click()`))
+	webtest.MustStep(t, "asking", err)
+	webtest.WaitUntil(ctx, t, "the answer", `!!`+sr+`.querySelector('.votes')`)
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
-	mustStep(t, "loading axe-core", err)
-	found := mustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document.querySelector('parley-widget'),
+	webtest.MustStep(t, "loading axe-core", err)
+	found := webtest.MustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document.querySelector('parley-widget'),
 		{ resultTypes: ['violations'] }).then(r => r.violations
 			.filter(v => v.impact === 'serious' || v.impact === 'critical')
 			.map(v => v.id + ': ' + v.help + ' (' + v.nodes.map(n => n.target.join(' ')).join(', ') + ')'))`,

@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley/web/webtest"
 )
 
 // previewShadow is the shadow root of the widget drawn in the dashboard's
@@ -22,49 +24,49 @@ const previewShadow = `document.querySelector('#widget-preview parley-widget').s
 // widget has loaded on the tenant's site.
 func TestWidgetPreviewBrowser(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.atItsAddress()
-	b.srv.Base.CDNURL = b.ts.URL
-	ten := b.ownedTenant(t, "starter")
-	if st, body := b.do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke", "primaryColor": "#1d4ed8",
+	b := webtest.Setup(t)
+	b.AtItsAddress()
+	b.Srv.Base.CDNURL = b.TS.URL
+	ten := b.OwnedTenant(t, "starter")
+	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"botName": "Spoke", "primaryColor": "#1d4ed8",
 		"teaserText": "Need a bike?", "captchaEnabled": true, "captchaSiteKey": "0x4AAA-site", "captchaSecretKey": "0x4AAA-secret"}); st != 200 {
 		t.Fatalf("settings: %d %v", st, body)
 	}
-	st, seg := b.do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Wholesale", "slug": "wholesale",
+	st, seg := b.Do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Wholesale", "slug": "wholesale",
 		"systemPrompt": "Help trade buyers.", "welcomeMessage": "Hello, trade buyer!"})
 	if st != 201 {
 		t.Fatalf("segment: %d %v", st, seg)
 	}
-	ctx := browserTab(t)
-	openSignedIn(ctx, t, b, ten, "/admin/settings")
+	ctx := webtest.BrowserTab(t)
+	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/settings")
 	str := func(step, js string) string {
 		t.Helper()
-		return mustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
+		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
 	}
 	const sr = previewShadow
 
 	t.Run("Settings", func(t *testing.T) {
-		waitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
+		webtest.WaitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
 		if got := str("saved look", sr+`.querySelector('header .name').innerText + ' | ' + `+sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "Spoke | Need a bike? | rgb(29, 78, 216)" {
 			t.Errorf("preview of the saved settings = %q", got)
 		}
 		// Typing changes the preview before anything is saved: the name on
 		// the persona page, the look on the widget's page.
-		mustStep(t, "typing", chromedp.Do(ctx, fillField("botName", "Velo")))
-		waitUntil(ctx, t, "the typed name", sr+`.querySelector('header .name').innerText === 'Velo'`)
-		if !leavePage(ctx, t, b.ts.URL+"/admin/settings/widget") {
+		webtest.MustStep(t, "typing", chromedp.Do(ctx, webtest.FillField("botName", "Velo")))
+		webtest.WaitUntil(ctx, t, "the typed name", sr+`.querySelector('header .name').innerText === 'Velo'`)
+		if !leavePage(ctx, t, b.TS.URL+"/admin/settings/widget") {
 			t.Error("leaving the persona with unsaved changes did not ask")
 		}
-		waitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
-		mustStep(t, "typing", chromedp.Do(ctx, fillField("primaryColor", "#0A7E8C"),
-			fillField("teaserText", "Ask about our e-bikes"), fillField("botAvatar", "data:image/gif;base64,R0lGODlhAQABAAAAACw=")))
-		waitUntil(ctx, t, "the typed teaser", sr+`.querySelector('.teaser').innerText === 'Ask about our e-bikes'`)
+		webtest.WaitUntil(ctx, t, "the preview", `!!document.querySelector('#widget-preview parley-widget')?.shadowRoot?.querySelector('.panel:not([hidden])')`)
+		webtest.MustStep(t, "typing", chromedp.Do(ctx, webtest.FillField("primaryColor", "#0A7E8C"),
+			webtest.FillField("teaserText", "Ask about our e-bikes"), webtest.FillField("botAvatar", "data:image/gif;base64,R0lGODlhAQABAAAAACw=")))
+		webtest.WaitUntil(ctx, t, "the typed teaser", sr+`.querySelector('.teaser').innerText === 'Ask about our e-bikes'`)
 		if got := str("typed look", sr+`.querySelector('.teaser').innerText + ' | ' + getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor + ' | ' + (`+sr+`.querySelector('img.avatar')?.getAttribute('src') || 'no avatar')`); got != "Ask about our e-bikes | rgb(10, 126, 140) | data:image/gif;base64,R0lGODlhAQABAAAAACw=" {
 			t.Errorf("preview after typing = %q", got)
 		}
 		// A colour half typed keeps the last good one; the teaser emptied goes.
-		mustStep(t, "typing more", chromedp.Do(ctx, fillField("primaryColor", "#12"), fillField("teaserText", "")))
-		waitUntil(ctx, t, "the teaser to go", sr+`.querySelector('.teaser').hidden`)
+		webtest.MustStep(t, "typing more", chromedp.Do(ctx, webtest.FillField("primaryColor", "#12"), webtest.FillField("teaserText", "")))
+		webtest.WaitUntil(ctx, t, "the teaser to go", sr+`.querySelector('.teaser').hidden`)
 		if got := str("colour", `getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "rgb(29, 78, 216)" {
 			t.Errorf("launcher colour with an unfinished colour typed = %q, want the saved one", got)
 		}
@@ -76,31 +78,31 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("challenge", `String(document.querySelectorAll('script[src*="turnstile"], [slot=captcha]').length) + ' ' + String(!!window.turnstile)`); got != "0 false" {
 			t.Errorf("challenge scripts and containers, turnstile = %q, want none in a preview", got)
 		}
-		saveScreenshot(ctx, t, "widget-preview")
-		got, err := b.db.TenantBySlug(context.Background(), ten.Slug)
-		mustStep(t, "reading the tenant", err)
-		if strOrEmpty(got.BotName) != "Spoke" || got.PrimaryColor != "#1d4ed8" {
-			t.Errorf("typing saved: botName %q, primaryColor %q", strOrEmpty(got.BotName), got.PrimaryColor)
+		webtest.SaveScreenshot(ctx, t, "widget-preview")
+		got, err := b.DB.TenantBySlug(context.Background(), ten.Slug)
+		webtest.MustStep(t, "reading the tenant", err)
+		if webtest.StrOrEmpty(got.BotName) != "Spoke" || got.PrimaryColor != "#1d4ed8" {
+			t.Errorf("typing saved: botName %q, primaryColor %q", webtest.StrOrEmpty(got.BotName), got.PrimaryColor)
 		}
 		// Leaving with changes unsaved asks first.
-		if !leavePage(ctx, t, b.ts.URL+"/admin/segments") {
+		if !leavePage(ctx, t, b.TS.URL+"/admin/segments") {
 			t.Error("leaving the settings with unsaved changes did not ask")
 		}
 	})
 
 	t.Run("Segment", func(t *testing.T) {
-		mustStep(t, "opening the segment", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/segments/"+seg["id"].(string))))
-		waitUntil(ctx, t, "the welcome message", sr+`?.querySelector('.msg.bot')?.innerText === 'Hello, trade buyer!'`)
-		mustStep(t, "typing", chromedp.Do(ctx, fillField("welcomeMessage", "Welcome, wholesalers"),
-			fillField("starter-0-text", "Bulk prices?"), fillField("starter-0-emoji", "📦")))
-		waitUntil(ctx, t, "the typed welcome and starter", sr+`.querySelector('.msg.bot')?.innerText === 'Welcome, wholesalers' && `+
+		webtest.MustStep(t, "opening the segment", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin/segments/"+seg["id"].(string))))
+		webtest.WaitUntil(ctx, t, "the welcome message", sr+`?.querySelector('.msg.bot')?.innerText === 'Hello, trade buyer!'`)
+		webtest.MustStep(t, "typing", chromedp.Do(ctx, webtest.FillField("welcomeMessage", "Welcome, wholesalers"),
+			webtest.FillField("starter-0-text", "Bulk prices?"), webtest.FillField("starter-0-emoji", "📦")))
+		webtest.WaitUntil(ctx, t, "the typed welcome and starter", sr+`.querySelector('.msg.bot')?.innerText === 'Welcome, wholesalers' && `+
 			sr+`.querySelector('.starters button')?.innerText === '📦 Bulk prices?'`)
 		// The lead form shows once it has a field: the common ones are one
 		// click each (and turn the form on), another is typed.
-		mustStep(t, "building the form", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#add-name`)), chromedp.Click(chromedp.CSS(`#add-email`)),
+		webtest.MustStep(t, "building the form", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#add-name`)), chromedp.Click(chromedp.CSS(`#add-email`)),
 			chromedp.Click(chromedp.CSS(`#add-field`)),
-			keyIn(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Company size")))
-		waitUntil(ctx, t, "the lead form", `[...`+sr+`.querySelectorAll('form.lead label')].map(l => l.innerText).join('|') === 'Name *|Email *|Company size'`)
+			webtest.KeyIn(chromedp.CSS(`#form-fields tbody tr:last-child input[name$=".label"]`), "Company size")))
+		webtest.WaitUntil(ctx, t, "the lead form", `[...`+sr+`.querySelectorAll('form.lead label')].map(l => l.innerText).join('|') === 'Name *|Email *|Company size'`)
 		if got := str("both ways on", `String(document.getElementById('askInChat').checked && document.getElementById('formEnabled').checked)`); got != "true" {
 			t.Error("a preset did not turn on both ways of collecting the details")
 		}
@@ -110,22 +112,22 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 
 		// The segment's embed code selects it, and copies.
 		code := str("embed code", `document.getElementById('embed-code').innerText`)
-		if want := `<script src="` + b.ts.URL + `/widget.js" data-tenant="` + ten.Slug + `" data-segment="wholesale" async></script>`; code != want {
+		if want := `<script src="` + b.TS.URL + `/widget.js" data-tenant="` + ten.Slug + `" data-segment="wholesale" async></script>`; code != want {
 			t.Errorf("segment embed code = %q, want %q", code, want)
 		}
-		mustStep(t, "copying", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#copy-embed`))))
-		waitUntil(ctx, t, "the copy", `document.getElementById('copy-embed').innerText !== 'Copy'`)
+		webtest.MustStep(t, "copying", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#copy-embed`))))
+		webtest.WaitUntil(ctx, t, "the copy", `document.getElementById('copy-embed').innerText !== 'Copy'`)
 		// Headless Chromium may refuse the clipboard: the code is then
 		// selected for the owner to copy.
 		if got := str("copied", `document.getElementById('copy-embed').innerText === 'Copied' ? 'copied' : window.getSelection().toString()`); got != "copied" && got != code {
 			t.Errorf("after Copy: %q", got)
 		}
 		// Saved, the fields get names made from their labels.
-		if status := submitForm(ctx, t, `#save-segment`); status != http.StatusOK {
+		if status := webtest.SubmitForm(ctx, t, `#save-segment`); status != http.StatusOK {
 			t.Fatalf("saving the segment: %d", status)
 		}
-		saved, err := b.db.Segment(context.Background(), ten.ID, "wholesale")
-		mustStep(t, "reading the segment", err)
+		saved, err := b.DB.Segment(context.Background(), ten.ID, "wholesale")
+		webtest.MustStep(t, "reading the segment", err)
 		var names []string
 		if saved.FormConfig != nil && saved.FormConfig.Enabled {
 			for _, f := range saved.FormConfig.Fields {
@@ -138,14 +140,14 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 	})
 
 	t.Run("Installation", func(t *testing.T) {
-		mustStep(t, "opening the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+		webtest.MustStep(t, "opening the overview", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin")))
 		if got := str("before", `document.getElementById('installation').innerText`); !strings.HasPrefix(got, "Not detected") {
 			t.Errorf("before any visit: %q", got)
 		}
 		// A page of the tenant's site (another origin) loads the widget.
 		site := tenantSite(t, b, ten.Slug, "")
 		openWidgetPage(ctx, t, site.URL)
-		mustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin")))
+		webtest.MustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin")))
 		if got := str("after", `document.getElementById('installation').innerText`); !strings.HasPrefix(got, "Installation detected") || !strings.Contains(got, site.URL) {
 			t.Errorf("after the site loaded the widget: %q", got)
 		}
@@ -153,19 +155,19 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 
 	t.Run("AvatarUpload", func(t *testing.T) {
 		pic := filepath.Join(t.TempDir(), "spoke.png")
-		if err := os.WriteFile(pic, testPNG(t, 48), 0o600); err != nil {
+		if err := os.WriteFile(pic, webtest.PNG(t, 48), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		mustStep(t, "opening the widget's look", chromedp.Do(ctx, chromedp.Navigate(b.ts.URL+"/admin/settings/widget")))
-		mustStep(t, "choosing the picture", chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("avatar-file"), []string{pic})))
-		if status := submitForm(ctx, t, `#avatar-form button[type=submit]`); status != http.StatusOK {
+		webtest.MustStep(t, "opening the widget's look", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin/settings/widget")))
+		webtest.MustStep(t, "choosing the picture", chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.ID("avatar-file"), []string{pic})))
+		if status := webtest.SubmitForm(ctx, t, `#avatar-form button[type=submit]`); status != http.StatusOK {
 			t.Fatalf("after uploading: status %d", status)
 		}
-		if flash := okFlash(ctx, t); flash != "Avatar uploaded: the chat shows it now." {
+		if flash := webtest.OkFlash(ctx, t); flash != "Avatar uploaded: the chat shows it now." {
 			t.Errorf("flash = %q", flash)
 		}
 		// The page and the preview show it, loaded from Parley.
-		waitUntil(ctx, t, "the preview's avatar", sr+`?.querySelector('img.avatar')?.complete && `+sr+`.querySelector('img.avatar').naturalWidth === 48`)
+		webtest.WaitUntil(ctx, t, "the preview's avatar", sr+`?.querySelector('img.avatar')?.complete && `+sr+`.querySelector('img.avatar').naturalWidth === 48`)
 		if got := str("page avatar", `(() => { const i = document.querySelector('img.avatar-current'); return i && i.complete ? i.naturalWidth + ' ' + new URL(i.src).pathname : 'none'; })()`); got != "48 /avatars/"+ten.Slug {
 			t.Errorf("the page's avatar = %q", got)
 		}
