@@ -1,4 +1,4 @@
-.PHONY: run test build generate bench bench-load bench-retrieval
+.PHONY: run test build generate openapi bench bench-load bench-retrieval
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -16,6 +16,12 @@ build:
 # Regenerate the templ components (the generated files are committed).
 generate:
 	go tool templ generate -path views
+
+# Assemble web/openapi.json from its parts: web/openapi_base.json and each
+# surface's handlers/*/openapi.json (edit those; make test fails when the
+# assembled document is out of date).
+openapi:
+	go test -count=1 -run '^TestOpenAPIAssembled$$' ./web/ -args -update
 
 # The benchmarks of BENCHMARKS.md.
 bench:
