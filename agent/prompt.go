@@ -595,7 +595,7 @@ func promptLanguage(locale string) string {
 }
 
 // promptVoice is the voice channel's instruction: the reply is spoken by a
-// text-to-speech voice (SpokenText then puts what is left into words).
+// text-to-speech voice (spoken.Text then puts what is left into words).
 const promptVoice = "You are on a phone call: your reply is read aloud by a synthetic voice. " +
 	"Answer in one to three short sentences, then let the caller speak. " +
 	"Write plain sentences only: no markdown, no lists, no headings, no links, no emojis. " +

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/spoken"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
@@ -83,7 +84,7 @@ func (r *voiceCallRef) caller() *string {
 // The call's id (call.id) keys one conversation of channel voice; the
 // orchestrator's messages are the history and their last user message the
 // turn, run by agent.Engine.Reply with the voice tool set and prompt. The
-// answer, put into spoken form as it streams (agent.Speaker), is
+// answer, put into spoken form as it streams (spoken.Speaker), is
 // `chat.completion.chunk` events ending with `data: [DONE]`, or one
 // `chat.completion` without stream.
 func (h *Handler) Chat(c echo.Context) error {
@@ -91,7 +92,7 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w := &voiceWriter{c: c, in: in, model: req.Model, stream: req.Stream, speaker: agent.NewSpeaker(in.Locale),
+	w := &voiceWriter{c: c, in: in, model: req.Model, stream: req.Stream, speaker: spoken.NewSpeaker(in.Locale),
 		id: "chatcmpl-" + rand.Text(), created: h.Clock().Unix()}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.emit)
 	if out != nil && out.ConversationID != "" && (call.ConversationID == nil || *call.ConversationID != out.ConversationID) {
@@ -211,7 +212,7 @@ type voiceWriter struct {
 	in      *agent.TurnInput
 	model   string
 	stream  bool
-	speaker *agent.Speaker
+	speaker *spoken.Speaker
 	id      string
 	created int64
 	sse     *handlers.SSEWriter // set once the turn is open, when streaming
@@ -304,6 +305,6 @@ func (w *voiceWriter) finish(out *agent.TurnOutput, err error) error {
 	return w.c.JSON(http.StatusOK, map[string]any{
 		"id": w.id, "object": "chat.completion", "created": w.created, "model": w.model,
 		"choices": []map[string]any{{"index": 0, "finish_reason": stop,
-			"message": map[string]string{"role": "assistant", "content": agent.SpokenText(out.Result.Text, w.in.Locale)}}},
+			"message": map[string]string{"role": "assistant", "content": spoken.Text(out.Result.Text, w.in.Locale)}}},
 	})
 }

@@ -1,4 +1,4 @@
-package agent
+package spoken
 
 import (
 	"strings"
@@ -56,14 +56,14 @@ func TestSpokenText(t *testing.T) {
 		// Another language: the clean-up only.
 		{"de-DE", "**Hallo** 👋 um 9:30 Uhr", "Hallo um 9:30 Uhr"},
 	} {
-		if got := SpokenText(tc.in, tc.locale); got != tc.want {
-			t.Errorf("SpokenText(%q, %s)\n got %q\nwant %q", tc.in, tc.locale, got, tc.want)
+		if got := Text(tc.in, tc.locale); got != tc.want {
+			t.Errorf("Text(%q, %s)\n got %q\nwant %q", tc.in, tc.locale, got, tc.want)
 		}
 	}
 }
 
 // TestSpeakerStream feeds a reply in small pieces that cut numbers, dates
-// and markdown in two: what is spoken is what SpokenText gives for the
+// and markdown in two: what is spoken is what Text gives for the
 // whole, and nothing is spoken before a sentence is complete.
 func TestSpeakerStream(t *testing.T) {
 	t.Parallel()
@@ -84,7 +84,7 @@ func TestSpeakerStream(t *testing.T) {
 			out.WriteString(got)
 		}
 		out.WriteString(sp.Flush())
-		if want := SpokenText(tc.text, tc.locale); out.String() != want {
+		if want := Text(tc.text, tc.locale); out.String() != want {
 			t.Errorf("%s streamed\n got %q\nwant %q", tc.locale, out.String(), want)
 		}
 		if len(pieces) < 3 {
@@ -115,7 +115,7 @@ func TestSpeakerStream(t *testing.T) {
 // BenchmarkSpokenText renders a typical spoken sentence (what the voice
 // channel adds to each piece of a reply).
 //
-//	go test -run '^$' -bench BenchmarkSpokenText -benchmem ./agent/
+//	go test -run '^$' -bench BenchmarkSpokenText -benchmem ./agent/spoken/
 func BenchmarkSpokenText(b *testing.B) {
 	for _, tc := range []struct{ locale, text string }{
 		{"en", "Yes, **Tuesday** 2026-11-24 at 9:30 am is free, and the visit costs $80.50 in total. "},
@@ -124,7 +124,7 @@ func BenchmarkSpokenText(b *testing.B) {
 	} {
 		b.Run(tc.locale, func(b *testing.B) {
 			for b.Loop() {
-				SpokenText(tc.text, tc.locale[:2])
+				Text(tc.text, tc.locale[:2])
 			}
 		})
 	}

@@ -1,4 +1,12 @@
-package agent
+// Package spoken puts the voice channel's replies into words: they are read aloud by the
+// orchestrator's text-to-speech voice, so what the model wrote for a screen
+// is put into words before it is sent. The prompt asks the model to write
+// for speech (agent's promptVoice); Text is the deterministic pass that makes
+// sure of it: no markdown, no emojis, and dates, times, prices, percentages,
+// phone numbers, ordinals, postcodes, street abbreviations and numbers in
+// words, in English or French. Other languages get the clean-up only: their
+// numbers are left to the voice.
+package spoken
 
 import (
 	"regexp"
@@ -7,18 +15,9 @@ import (
 	"unicode"
 )
 
-// Spoken rendering: the voice channel's replies are read aloud by the
-// orchestrator's text-to-speech voice, so what the model wrote for a screen
-// is put into words before it is sent. The prompt asks the model to write
-// for speech (promptVoice); SpokenText is the deterministic pass that makes
-// sure of it: no markdown, no emojis, and dates, times, prices, percentages,
-// phone numbers, ordinals, postcodes, street abbreviations and numbers in
-// words, in English or French. Other languages get the clean-up only: their
-// numbers are left to the voice.
-
-// SpokenText rewrites text for a text-to-speech voice speaking locale's
+// Text rewrites text for a text-to-speech voice speaking locale's
 // language (a BCP-47 tag; "fr..." is French, "en..." or "" English).
-func SpokenText(text, locale string) string {
+func Text(text, locale string) string {
 	lang := spokenLanguage(locale)
 	s := spokenClean(text)
 	if lang == "" {
@@ -38,7 +37,7 @@ func SpokenText(text, locale string) string {
 
 // Speaker renders a streamed reply piece by piece: Write takes the model's
 // next text and returns what can be spoken now, whole sentences or clauses
-// rendered with SpokenText (so that a number or a date is never cut between
+// rendered with Text (so that a number or a date is never cut between
 // two pieces); Flush returns the rest at the end.
 type Speaker struct {
 	locale string
@@ -76,7 +75,7 @@ func (sp *Speaker) Flush() string {
 // render renders one piece, keeping one space after it when it ended with
 // one, so that pieces join as the model wrote them.
 func (sp *Speaker) render(piece string) string {
-	out := SpokenText(piece, sp.locale)
+	out := Text(piece, sp.locale)
 	if out != "" && strings.TrimRightFunc(piece, unicode.IsSpace) != piece {
 		out += " "
 	}
