@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/caldav"
 	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 func starts(slots []time.Time, loc *time.Location) []string {
@@ -108,7 +109,7 @@ func TestBookMeetingConcurrent(t *testing.T) {
 	for i := range results {
 		reg := registry()
 		wg.Go(func() {
-			results[i] = reg.Execute(t.Context(), ToolCall{ID: "c", Name: "demo",
+			results[i] = reg.Execute(t.Context(), llm.ToolCall{ID: "c", Name: "demo",
 				Arguments: json.RawMessage(fmt.Sprintf(`{"start":"2026-11-30T10:00:00Z","name":"V%d","email":"v%d@example.com"}`, i, i))})
 		})
 	}
@@ -155,7 +156,7 @@ func TestAvailabilityMaxSlots(t *testing.T) {
 		{"2026-12-04", MaxSlots, false}, // Monday to Friday: 5 × 4
 		{"2026-12-07", MaxSlots, true},  // and Monday: 24 free
 	} {
-		ex := reg.Execute(t.Context(), ToolCall{ID: "c", Name: checkAvailabilityTool,
+		ex := reg.Execute(t.Context(), llm.ToolCall{ID: "c", Name: checkAvailabilityTool,
 			Arguments: json.RawMessage(`{"from":"2026-11-30","to":"` + tc.to + `"}`)})
 		slots, _ := ex.Result["slots"].([]Slot)
 		if !ex.Success || len(slots) != tc.slots || ex.Result["more"] != tc.more {

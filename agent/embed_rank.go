@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // Meaning in the turn's ranking, when an embedding endpoint is configured
@@ -30,7 +31,7 @@ const (
 // the endpoint and one read of the candidates' vectors, at once; on any
 // failure or past questionEmbedTimeout the lexical order is kept and the
 // failure logged: the endpoint never fails a turn. The endpoint is the
-// tenant's own when it set one, else the operator's (EmbedderFor); without
+// tenant's own when it set one, else the operator's (llm.EmbedderFor); without
 // either, or a question, ranked as it is, with no call and no read.
 //
 // question is the visitor's current message; the first matched entries of
@@ -40,7 +41,7 @@ func (e *Engine) rankByMeaning(ctx context.Context, in *TurnInput, question stri
 	if question == "" || len(ranked) < 2 {
 		return ranked
 	}
-	emb, err := EmbedderFor(in.Tenant, e.Embeddings, e.Secrets, e.Outbound)
+	emb, err := llm.EmbedderFor(in.Tenant, e.Embeddings, e.Secrets, e.Outbound)
 	if err != nil {
 		in.logger(e).Warn("the tenant's embedding endpoint: lexical ranking only", "err", err)
 		return ranked

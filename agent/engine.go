@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // Engine limits of one turn.
@@ -52,7 +53,7 @@ type Store interface {
 	ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, synonyms [][]string, limit int) ([]parley.CorpusEntry, error)
 	// CorpusVectors reads the stored vectors of model of the tenant's
 	// entries ids (those that have one), in one round trip; only with an
-	// embedding endpoint, the operator's or the tenant's (EmbedderFor).
+	// embedding endpoint, the operator's or the tenant's (llm.EmbedderFor).
 	CorpusVectors(ctx context.Context, tenantID, model string, ids []string) ([]parley.CorpusVector, error)
 
 	SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error)
@@ -71,7 +72,7 @@ type Engine struct {
 	Store Store
 	// LLM is the managed model; nil means the local provider, which answers
 	// from the knowledge base.
-	LLM Provider
+	LLM llm.Provider
 	// Outbound makes the turn's outgoing requests (reply endpoint, context
 	// webhook, escalation webhooks); nil turns them off.
 	Outbound *outbound.Guard
@@ -112,8 +113,8 @@ type Engine struct {
 	// Embeddings is the operator's embedding endpoint (PARLEY_EMBEDDINGS_*):
 	// the turn's knowledge is ranked by meaning too (rankByMeaning); nil
 	// ranks by words alone, but for a tenant with an endpoint of its own
-	// (EmbedderFor).
-	Embeddings *Embedder
+	// (llm.EmbedderFor).
+	Embeddings *llm.Embedder
 }
 
 // TurnInput is one visitor message, with what the channel settled about it.
@@ -151,7 +152,7 @@ type TurnInput struct {
 	AgentModel  *string
 	Metadata    parley.ConversationMetadata
 	// LLM is the caller's own model for this turn; nil for the tenant's.
-	LLM Provider
+	LLM llm.Provider
 	// Logger is the request's logger (request id, tenant); nil means the
 	// engine's.
 	Logger *slog.Logger
@@ -259,7 +260,7 @@ func (e *Engine) AnswersLocally(t parley.Tenant) bool {
 // EventReady is emitted once a turn is open and its model is about to be
 // called: the message is stored, and what goes wrong from here on is the
 // model's or the store's, reported by Reply with what was said so far.
-const EventReady EventKind = -1
+const EventReady llm.EventKind = -1
 
 // ErrNotStored is the error of a turn that was answered but could not be
 // stored (Reply wraps the store's error with it).
@@ -280,7 +281,7 @@ var ErrSessionBusy = &parley.Error{Kind: parley.KindConflict,
 // Before EventReady is emitted, an error means nothing was answered (a
 // refused start, a busy session, a failed read, or the caller's context
 // ending while the turn waited). After it, the error is the model's (an
-// *LLMError, or the context's) or, wrapped in ErrNotStored, the store's;
+// *llm.Error, or the context's) or, wrapped in ErrNotStored, the store's;
 // the output holds what was said, which is stored however the model ended.
 //
 // Reply only sequences. The turn is opened and the call prepared in
@@ -288,7 +289,7 @@ var ErrSessionBusy = &parley.Error{Kind: parley.KindConflict,
 // under which a streaming turn waits are small: an open stream's goroutine
 // stack can then shrink to 16 KiB instead of 64 KiB (BENCHMARKS.md, open
 // streams). Keep large locals out of Reply, turnCall.run and RunTurn.
-func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(Event)) (*TurnOutput, error) {
+func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(llm.Event)) (*TurnOutput, error) {
 	t, err := e.open(ctx, in)
 	if err != nil {
 		return nil, err
@@ -298,7 +299,7 @@ func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(Event)) (*T
 	if err != nil {
 		return nil, err
 	}
-	emit(Event{Kind: EventReady})
+	emit(llm.Event{Kind: EventReady})
 	call.run(ctx, cmp.Or(e.TurnTimeout, DefaultTurnTimeout))
 	return e.finish(ctx, t, call)
 }
@@ -373,12 +374,12 @@ func (t *turn) close() {
 // turnCall is a turn's model call, with what it needs while the model
 // streams: kept small and on the heap (see Reply).
 type turnCall struct {
-	provider Provider
+	provider llm.Provider
 	source   string // llmSource: managed or webhook
-	req      Request
+	req      llm.Request
 	registry *ToolRegistry
 	history  []parley.Turn // the turns the model was given, the visitor's message last
-	emit     func(Event)
+	emit     func(llm.Event)
 	// knowledge is the corpus entries the prompt held.
 	knowledge []parley.KnowledgeRef
 	res       TurnResult // what the model said and did
@@ -387,7 +388,7 @@ type turnCall struct {
 
 // prepare builds the prompt and the tool registry from the turn's prompt
 // data and history, and picks the model.
-func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnCall, error) {
+func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*turnCall, error) {
 	in, reads := t.in, t.reads
 	if err := reads.wait(); err != nil {
 		return nil, err
@@ -436,12 +437,12 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(Event)) (*turnC
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}
 	call.history = history
-	call.req = Request{System: prompt.System}
+	call.req = llm.Request{System: prompt.System}
 	for _, m := range call.history {
-		call.req.Messages = append(call.req.Messages, Message{Role: Role(m.Role), Content: m.Content})
+		call.req.Messages = append(call.req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
 	}
 	for _, c := range corpus {
-		call.req.Passages = append(call.req.Passages, Passage{Title: c.Title, Content: c.Content})
+		call.req.Passages = append(call.req.Passages, llm.Passage{Title: c.Title, Content: c.Content})
 	}
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
 	call.provider, call.source = e.LLM, "managed"

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
 
 // memStore is an in-memory Store: the engine's tests run without Postgres
@@ -152,7 +153,7 @@ func (m *memStore) SaveTurn(_ context.Context, r parley.TurnRecord) (parley.Mess
 	return parley.Message{ID: "msg-reply", Role: "assistant", Content: r.Reply}, nil
 }
 
-func testEngine(store Store, llm Provider) *Engine {
+func testEngine(store Store, llm llm.Provider) *Engine {
 	return &Engine{Store: store, LLM: llm, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		SessionWait: 200 * time.Millisecond}
 }
@@ -167,9 +168,9 @@ func testInput(channel string) *TurnInput {
 }
 
 // events records what a turn emitted, in order.
-type events struct{ kinds []EventKind }
+type events struct{ kinds []llm.EventKind }
 
-func (ev *events) emit(e Event) { ev.kinds = append(ev.kinds, e.Kind) }
+func (ev *events) emit(e llm.Event) { ev.kinds = append(ev.kinds, e.Kind) }
 
 func TestEngineReply(t *testing.T) {
 	t.Parallel()
@@ -186,7 +187,7 @@ func TestEngineReply(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ev.kinds) < 2 || ev.kinds[0] != EventReady || ev.kinds[1] != EventText {
+		if len(ev.kinds) < 2 || ev.kinds[0] != EventReady || ev.kinds[1] != llm.EventText {
 			t.Fatalf("events %v: want EventReady before the first text", ev.kinds)
 		}
 		if len(store.saved) != 1 {
@@ -220,7 +221,7 @@ func TestEngineReply(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t, llmtest.Turn{Text: []string{"Hello"}})
 		store := &memStore{saveErr: errors.New("disk full")}
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(llm.Event) {})
 		if !errors.Is(err, ErrNotStored) || out == nil || out.Result.Text != "Hello" {
 			t.Fatalf("err %v, out %+v", err, out)
 		}
@@ -248,7 +249,7 @@ func TestEngineReply(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t)
 		store := &memStore{holder: "another turn"}
-		_, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		_, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(llm.Event) {})
 		if !errors.Is(err, ErrSessionBusy) {
 			t.Fatalf("err %v, want ErrSessionBusy", err)
 		}
@@ -263,7 +264,7 @@ func TestEngineReply(t *testing.T) {
 		own, op := engineFixture(t, llmtest.Turn{Text: []string{"own"}})
 		in := testInput(parley.ChannelWeb)
 		in.LLM = op
-		out, err := testEngine(&memStore{}, mp).Reply(context.Background(), in, func(Event) {})
+		out, err := testEngine(&memStore{}, mp).Reply(context.Background(), in, func(llm.Event) {})
 		if err != nil || out.Result.Text != "own" || len(managed.Requests()) != 0 || len(own.Requests()) != 1 {
 			t.Fatalf("err %v, out %+v", err, out)
 		}
@@ -274,7 +275,7 @@ func TestEngineReply(t *testing.T) {
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"again"}})
 		store := &memStore{conv: &parley.Conversation{ID: "conv-1", MessageCount: 2, Status: parley.StatusBot},
 			turns: []parley.Turn{{Role: "user", Content: "first"}, {Role: "assistant", Content: "first answer"}}}
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(llm.Event) {})
 		if err != nil || out.MessageCount != 4 {
 			t.Fatalf("err %v, out %+v", err, out)
 		}
@@ -292,13 +293,13 @@ func TestEngineReply(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"Hello"}}, llmtest.Turn{Text: []string{"Sure"}})
 		store := &memStore{opens: true}
-		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(llm.Event) {})
 		if err != nil || out.ConversationID != "conv-1" || out.MessageCount != 2 {
 			t.Fatalf("first turn: err %v, out %+v", err, out)
 		}
 		in := testInput(parley.ChannelWeb)
 		in.Message = "And now?"
-		out, err = testEngine(store, p).Reply(context.Background(), in, func(Event) {})
+		out, err = testEngine(store, p).Reply(context.Background(), in, func(llm.Event) {})
 		if err != nil || out.MessageCount != 4 {
 			t.Fatalf("second turn: err %v, out %+v", err, out)
 		}
@@ -328,7 +329,7 @@ func TestEngineReply(t *testing.T) {
 		}}
 		in := testInput(parley.ChannelWeb)
 		in.Test = true
-		out, err := testEngine(store, p).Reply(context.Background(), in, func(Event) {})
+		out, err := testEngine(store, p).Reply(context.Background(), in, func(llm.Event) {})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +342,7 @@ func TestEngineReply(t *testing.T) {
 		}
 
 		// A visitor's turn records it too, stored with the answer.
-		out, err = testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(Event) {})
+		out, err = testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(llm.Event) {})
 		if err != nil || !slices.Equal(out.Knowledge, want) || len(store.starts) != 2 || store.starts[1].Test {
 			t.Errorf("visitor turn: knowledge %+v, starts %+v, err %v", out.Knowledge, store.starts, err)
 		}

@@ -3,10 +3,13 @@ package agent
 import (
 	"cmp"
 	"context"
-	"github.com/parley/parley"
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // LocalNotice opens every answer of the local provider.
@@ -39,13 +42,13 @@ func (*Local) Model() string { return "corpus" }
 
 // Stream answers from req.Passages: the notice, then each best passage, one
 // chunk apiece.
-func (*Local) Stream(ctx context.Context, req Request) (Stream, error) {
+func (*Local) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var question string
 	for _, m := range slices.Backward(req.Messages) {
-		if m.Role == RoleUser {
+		if m.Role == llm.RoleUser {
 			question = m.Content
 			break
 		}
@@ -62,17 +65,17 @@ func (*Local) Stream(ctx context.Context, req Request) (Stream, error) {
 		}
 		chunks = append(chunks, text+localClip(strings.TrimSpace(p.Content), localMaxChars))
 	}
-	return func(yield func(Event, error) bool) {
+	return func(yield func(llm.Event, error) bool) {
 		for _, c := range chunks {
 			if err := ctx.Err(); err != nil {
-				yield(Event{}, err)
+				yield(llm.Event{}, err)
 				return
 			}
-			if !yield(Event{Kind: EventText, Text: c}, nil) {
+			if !yield(llm.Event{Kind: llm.EventText, Text: c}, nil) {
 				return
 			}
 		}
-		yield(Event{Kind: EventDone, StopReason: StopEnd}, nil)
+		yield(llm.Event{Kind: llm.EventDone, StopReason: llm.StopEnd}, nil)
 	}, nil
 }
 
@@ -80,7 +83,7 @@ func (*Local) Stream(ctx context.Context, req Request) (Stream, error) {
 // (rankCorpus's score: rare words count most, a title more than content,
 // typos read as the nearest word of the passages) and drops those sharing
 // no word with it. Ties keep the passages' order, which is the turn's.
-func LocalRank(question string, passages []Passage) []Passage {
+func LocalRank(question string, passages []llm.Passage) []llm.Passage {
 	corpus := make([]parley.CorpusEntry, len(passages))
 	for i, p := range passages {
 		corpus[i] = parley.CorpusEntry{Title: p.Title, Content: p.Content}
@@ -93,7 +96,7 @@ func LocalRank(question string, passages []Passage) []Passage {
 		}
 	}
 	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(score[j], score[i]) })
-	out := make([]Passage, len(order))
+	out := make([]llm.Passage, len(order))
 	for k, i := range order {
 		out[k] = passages[i]
 	}
@@ -149,7 +152,7 @@ func localClip(s string, n int) string {
 	cut := strings.LastIndexFunc(s[:n], unicode.IsSpace)
 	if cut <= 0 {
 		cut = n
-		for cut > 0 && !isRuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // DefaultMaxIterations bounds the tool rounds of one turn when the caller
@@ -33,13 +34,13 @@ type TurnResult struct {
 	// Messages are the messages the turn added to the conversation after
 	// the request's: assistant tool-call messages and tool results (not the
 	// final answer, which is Text).
-	Messages []Message
+	Messages []llm.Message
 	// StopReason is the last model call's (StopEnd, StopLength) or
 	// StopMaxIterations.
 	StopReason string
 	// Calls counts the model calls; Usage sums theirs.
 	Calls int
-	Usage Usage
+	Usage llm.Usage
 }
 
 // RunTurn answers one visitor message: it streams the model's text through
@@ -56,24 +57,24 @@ type TurnResult struct {
 //
 // req.Tools is replaced by the registry's specs (none when registry is
 // nil). A failed model call returns the result so far, with the text
-// already emitted, and the provider's error (an *LLMError, or the context's
+// already emitted, and the provider's error (an *llm.Error, or the context's
 // error when the caller went away): the caller can store what was said.
-func RunTurn(ctx context.Context, provider Provider, req Request, registry *ToolRegistry, maxIterations int, emit func(Event)) (TurnResult, error) {
+func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, registry *ToolRegistry, maxIterations int, emit func(llm.Event)) (TurnResult, error) {
 	if maxIterations <= 0 {
 		maxIterations = DefaultMaxIterations
 	}
 	if emit == nil {
-		emit = func(Event) {}
+		emit = func(llm.Event) {}
 	}
 	req.Tools = registry.Specs()
-	req.Messages = append([]Message(nil), req.Messages...)
+	req.Messages = append([]llm.Message(nil), req.Messages...)
 	var res TurnResult
 	var text strings.Builder
 	say := func(s string, more bool) {
 		if s == "" {
 			return
 		}
-		emit(Event{Kind: EventText, Text: s, More: more})
+		emit(llm.Event{Kind: llm.EventText, Text: s, More: more})
 		text.WriteString(s)
 	}
 	for round := 0; ; round++ {
@@ -89,7 +90,7 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 			sep = "\n\n"
 		}
 		var roundText strings.Builder
-		var calls []ToolCall
+		var calls []llm.ToolCall
 		stop := ""
 		stream, err := provider.Stream(ctx, call)
 		res.Calls++
@@ -100,7 +101,7 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 					break
 				}
 				switch ev.Kind {
-				case EventText:
+				case llm.EventText:
 					if ev.Text == "" {
 						continue
 					}
@@ -109,9 +110,9 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 					}
 					roundText.WriteString(ev.Text)
 					say(ev.Text, ev.More)
-				case EventToolCall:
+				case llm.EventToolCall:
 					calls = append(calls, ev.ToolCall)
-				case EventDone:
+				case llm.EventDone:
 					stop = ev.StopReason
 					res.Usage.InputTokens += ev.Usage.InputTokens
 					res.Usage.OutputTokens += ev.Usage.OutputTokens
@@ -133,16 +134,16 @@ func RunTurn(ctx context.Context, provider Provider, req Request, registry *Tool
 		}
 		if len(calls) == 0 || registry == nil {
 			res.Text, res.StopReason = text.String(), stop
-			if res.StopReason == "" || res.StopReason == StopToolCalls {
-				res.StopReason = StopEnd
+			if res.StopReason == "" || res.StopReason == llm.StopToolCalls {
+				res.StopReason = llm.StopEnd
 			}
 			return res, nil
 		}
-		added := []Message{{Role: RoleAssistant, Content: roundText.String(), ToolCalls: calls}}
+		added := []llm.Message{{Role: llm.RoleAssistant, Content: roundText.String(), ToolCalls: calls}}
 		for _, c := range calls {
 			ex := registry.Execute(ctx, c)
 			res.Executions = append(res.Executions, ex)
-			added = append(added, Message{Role: RoleTool, Content: ex.ToolMessage(), ToolCallID: c.ID})
+			added = append(added, llm.Message{Role: llm.RoleTool, Content: ex.ToolMessage(), ToolCallID: c.ID})
 		}
 		req.Messages = append(req.Messages, added...)
 		res.Messages = append(res.Messages, added...)

@@ -8,14 +8,15 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
 
 // engineFixture is a scripted model and a provider talking to it.
-func engineFixture(t *testing.T, turns ...llmtest.Turn) (*llmtest.OpenAI, Provider) {
+func engineFixture(t *testing.T, turns ...llmtest.Turn) (*llmtest.OpenAI, llm.Provider) {
 	t.Helper()
 	srv := llmtest.NewOpenAI(t, turns...)
-	return srv, NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-test", Model: "test-model"})
+	return srv, llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-test", Model: "test-model"})
 }
 
 func testTool(t *testing.T, name, typ string, cfg any) parley.Tool {
@@ -38,14 +39,14 @@ func contactForm(t *testing.T) parley.Tool {
 	})
 }
 
-func userAsks(s string) Request {
-	return Request{System: "You are helpful.", Messages: []Message{{Role: RoleUser, Content: s}}}
+func userAsks(s string) llm.Request {
+	return llm.Request{System: "You are helpful.", Messages: []llm.Message{{Role: llm.RoleUser, Content: s}}}
 }
 
 // collect records the emitted text events.
-func collect(texts *[]string) func(Event) {
-	return func(ev Event) {
-		if ev.Kind == EventText {
+func collect(texts *[]string) func(llm.Event) {
+	return func(ev llm.Event) {
+		if ev.Kind == llm.EventText {
 			*texts = append(*texts, ev.Text)
 		}
 	}
@@ -65,7 +66,7 @@ func TestRunTurn(t *testing.T) {
 		if strings.Join(texts, "|") != "Hel|lo |there" || res.Text != "Hello there" {
 			t.Fatalf("texts %q, result %q", texts, res.Text)
 		}
-		if res.StopReason != StopEnd || res.Calls != 1 || len(res.Executions) != 0 {
+		if res.StopReason != llm.StopEnd || res.Calls != 1 || len(res.Executions) != 0 {
 			t.Fatalf("result %+v", res)
 		}
 		if n := len(srv.Requests()[0].Chat.Tools); n != 0 {
@@ -203,8 +204,8 @@ func TestRunTurn(t *testing.T) {
 		)
 		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
-		var le *LLMError
-		if !errors.As(err, &le) || le.Kind != LLMUpstream {
+		var le *llm.Error
+		if !errors.As(err, &le) || le.Kind != llm.Upstream {
 			t.Fatalf("error %v", err)
 		}
 		if res.Text != "Checking." || len(res.Executions) != 1 || !res.Executions[0].Success {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // Tool execution: the tenant's tools become ToolSpecs the model sees, and the
@@ -57,7 +58,7 @@ type ProductSearch interface {
 // CorpusLookup returns the full content of the corpus entries matching
 // query (a title or words), best first, at most limit.
 type CorpusLookup interface {
-	Explore(ctx context.Context, query string, limit int) ([]Passage, error)
+	Explore(ctx context.Context, query string, limit int) ([]llm.Passage, error)
 }
 
 // Escalator hands the conversation over to a human.
@@ -161,7 +162,7 @@ const ExploreCorpusType = "EXPLORE_CORPUS"
 
 // registeredTool is one tool the model may call.
 type registeredTool struct {
-	spec  ToolSpec
+	spec  llm.ToolSpec
 	tool  parley.Tool
 	form  parley.SubmitFormConfig
 	quote parley.QuoteConfig
@@ -257,7 +258,7 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 			continue
 		}
 		name := uniqueName(functionName(t.Name, t.Type), used)
-		rt.spec = ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
+		rt.spec = llm.ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		r.tools = append(r.tools, rt)
 		r.byName[name] = rt
 		if t.Type == parley.ToolBookMeeting {
@@ -266,19 +267,19 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 	}
 	if deps.Calendar != nil { // with or without a BOOK_MEETING tool (enrichCalendar)
 		rt := &registeredTool{tool: parley.Tool{Name: checkAvailabilityTool, Type: CheckAvailabilityType}}
-		rt.spec = ToolSpec{Name: checkAvailabilityTool, Description: availabilityDescription(deps.Calendar), Parameters: availabilitySchema(deps.Calendar)}
+		rt.spec = llm.ToolSpec{Name: checkAvailabilityTool, Description: availabilityDescription(deps.Calendar), Parameters: availabilitySchema(deps.Calendar)}
 		r.tools = append(r.tools, rt)
 		r.byName[checkAvailabilityTool] = rt
 	}
 	if deps.Corpus != nil {
 		rt := &registeredTool{tool: parley.Tool{Name: ExploreCorpusTool, Type: ExploreCorpusType}}
-		rt.spec = ToolSpec{Name: ExploreCorpusTool, Description: toolDescription(rt), Parameters: toolSchema(rt)}
+		rt.spec = llm.ToolSpec{Name: ExploreCorpusTool, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		r.tools = append(r.tools, rt)
 		r.byName[ExploreCorpusTool] = rt
 	}
 	synthetic := func(name, typ string) {
 		rt := &registeredTool{tool: parley.Tool{Name: name, Type: typ}}
-		rt.spec = ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
+		rt.spec = llm.ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		if typ == VerifyExternalChallengeType {
 			rt.spec.Description = "The visitor's identity must be confirmed by the business's own check before their account is discussed. " +
 				"Ask the visitor exactly this, in their language: \"" + deps.Challenge.challenge.Prompt + "\". Then pass their answer to this tool. Never guess an answer."
@@ -313,11 +314,11 @@ func decodeConfig(raw json.RawMessage, dst any) error {
 }
 
 // Specs returns the tools offered to the model, in the tenant's order.
-func (r *ToolRegistry) Specs() []ToolSpec {
+func (r *ToolRegistry) Specs() []llm.ToolSpec {
 	if r == nil {
 		return nil
 	}
-	specs := make([]ToolSpec, len(r.tools))
+	specs := make([]llm.ToolSpec, len(r.tools))
 	for i, t := range r.tools {
 		specs[i] = t.spec
 	}
@@ -490,7 +491,7 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 
 // Execute runs one tool call. It never returns a Go error: failures are
 // reported in the Execution for the model to relay.
-func (r *ToolRegistry) Execute(ctx context.Context, call ToolCall) Execution {
+func (r *ToolRegistry) Execute(ctx context.Context, call llm.ToolCall) Execution {
 	now := time.Now
 	if r.deps.Now != nil {
 		now = r.deps.Now
@@ -875,9 +876,9 @@ func (r *ToolRegistry) explore(ctx context.Context, in map[string]any, ex *Execu
 		ex.Summary = "Give the titles of the entries to read, or a query."
 		return
 	}
-	var found []Passage
+	var found []llm.Passage
 	seen := map[string]bool{}
-	add := func(p Passage) {
+	add := func(p llm.Passage) {
 		if !seen[p.Title] && len(found) < exploreLimit*2 {
 			seen[p.Title] = true
 			found = append(found, p)
@@ -890,7 +891,7 @@ func (r *ToolRegistry) explore(ctx context.Context, in map[string]any, ex *Execu
 			return
 		}
 		// The entry with that exact title, else the best match.
-		i := slices.IndexFunc(ps, func(p Passage) bool { return strings.EqualFold(p.Title, t) })
+		i := slices.IndexFunc(ps, func(p llm.Passage) bool { return strings.EqualFold(p.Title, t) })
 		if i < 0 && len(ps) > 0 {
 			i = 0
 		}

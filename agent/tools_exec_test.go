@@ -17,7 +17,8 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
 
 func quoteConfig() parley.QuoteConfig {
@@ -68,13 +69,13 @@ func (f *fakeProducts) Search(_ context.Context, query string, limit int) ([]Pro
 
 type fakeCorpus struct{}
 
-func (fakeCorpus) Explore(_ context.Context, query string, limit int) ([]Passage, error) {
-	all := []Passage{
+func (fakeCorpus) Explore(_ context.Context, query string, limit int) ([]llm.Passage, error) {
+	all := []llm.Passage{
 		{Title: "Refund policy", Content: "Refunds within 30 days, full text."},
 		{Title: "Shipping", Content: "We ship to the EU in 3 days, full text."},
 		{Title: "Refunds FAQ", Content: "More about refunds."},
 	}
-	var out []Passage
+	var out []llm.Passage
 	for _, p := range all {
 		if strings.Contains(strings.ToLower(p.Title+" "+p.Content), strings.ToLower(query)) && len(out) < limit {
 			out = append(out, p)
@@ -87,7 +88,7 @@ var fixedNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func execute(t *testing.T, reg *ToolRegistry, name, args string) Execution {
 	t.Helper()
-	return reg.Execute(context.Background(), ToolCall{ID: "c1", Name: name, Arguments: json.RawMessage(args)})
+	return reg.Execute(context.Background(), llm.ToolCall{ID: "c1", Name: name, Arguments: json.RawMessage(args)})
 }
 
 func TestSubmitForm(t *testing.T) {

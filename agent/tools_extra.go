@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // ExtraTool is a tool a caller adds to one turn besides the tenant's: the
@@ -49,7 +50,7 @@ func (r *ToolRegistry) AddExtra(tools []ExtraTool) {
 			continue
 		}
 		rt := &registeredTool{tool: parley.Tool{Name: x.Name, Type: x.Type}, extra: x,
-			spec: ToolSpec{Name: x.Name, Description: x.Description, Parameters: x.Parameters}}
+			spec: llm.ToolSpec{Name: x.Name, Description: x.Description, Parameters: x.Parameters}}
 		r.tools = append(r.tools, rt)
 		r.byName[x.Name] = rt
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // TestExtraTools: a caller's tools are offered after the registry's own,
@@ -37,15 +38,15 @@ func TestExtraTools(t *testing.T) {
 		t.Errorf("skipped %v", reg.Skipped)
 	}
 
-	ex := reg.Execute(t.Context(), ToolCall{ID: "1", Name: "admin_ok", Arguments: []byte(`{"title":"x"}`)})
+	ex := reg.Execute(t.Context(), llm.ToolCall{ID: "1", Name: "admin_ok", Arguments: []byte(`{"title":"x"}`)})
 	if !ex.Success || ex.ToolType != parley.AdminToolType || ex.ToolName != "admin_ok" || ex.Result["id"] != "c1" || string(got) != `{"title":"x"}` {
 		t.Errorf("ok: %+v (args %s)", ex, got)
 	}
-	ex = reg.Execute(t.Context(), ToolCall{ID: "2", Name: "admin_refused"})
+	ex = reg.Execute(t.Context(), llm.ToolCall{ID: "2", Name: "admin_refused"})
 	if ex.Success || ex.Summary != "title is required" || ex.Err != nil || string(got) != "{}" {
 		t.Errorf("refused: %+v (args %s)", ex, got)
 	}
-	ex = reg.Execute(t.Context(), ToolCall{ID: "3", Name: "admin_broken", Arguments: []byte(`{}`)})
+	ex = reg.Execute(t.Context(), llm.ToolCall{ID: "3", Name: "admin_broken", Arguments: []byte(`{}`)})
 	if ex.Success || ex.Summary != "The tool failed; try again later." || !errors.Is(ex.Err, boom) {
 		t.Errorf("broken: %+v", ex)
 	}

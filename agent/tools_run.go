@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // RunTools runs tool calls made outside a turn of this engine: a voice
@@ -13,7 +14,7 @@ import (
 // in's tenant and segment and to the conversation conversationID ("" when
 // the call has none yet). The caller stores what the executions produced
 // (ToolRunOf).
-func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []ToolCall) ([]Execution, error) {
+func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []llm.ToolCall) ([]Execution, error) {
 	in.logger(e)
 	data, err := e.Store.PromptData(ctx, in.Tenant.ID, in.Segment.ID, in.Locale, "", 0)
 	if err != nil {

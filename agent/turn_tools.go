@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // toolDeps binds the tool executors to the turn's tenant, segment, visitor
@@ -88,7 +89,7 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 // replyEndpoint returns the provider that calls the tenant's reply endpoint
 // for this turn, or nil when the tenant has none. Calls are signed with the
 // tenant's visitor signing key and go through the SSRF-guarded client.
-func (e *Engine) replyEndpoint(t *turn) (Provider, error) {
+func (e *Engine) replyEndpoint(t *turn) (llm.Provider, error) {
 	in := t.in
 	tenant := in.Tenant
 	if tenant.LLMWebhookURL == nil || *tenant.LLMWebhookURL == "" {
@@ -101,15 +102,15 @@ func (e *Engine) replyEndpoint(t *turn) (Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the visitor signing key: %w", err)
 	}
-	wt := WebhookTurn{
+	wt := llm.WebhookTurn{
 		Tenant: tenant.Slug, SessionID: in.SessionID, ConversationID: t.conv.ID, Message: in.Message,
 		Locale: in.Locale, Segment: in.Segment.Slug, PageURL: in.PageURL,
 	}
 	if v := in.claimedVisitor(); v != nil {
-		wt.Visitor = &WebhookVisitor{ID: v.ID, ExternalID: v.ExternalID, Email: v.Email, DisplayName: v.DisplayName}
+		wt.Visitor = &llm.WebhookVisitor{ID: v.ID, ExternalID: v.ExternalID, Email: v.Email, DisplayName: v.DisplayName}
 	}
-	return NewWebhookLLM(WebhookLLMConfig{
-		URL: *tenant.LLMWebhookURL, Key: key, HTTPClient: e.Outbound.Client(WebhookLLMTimeout), Now: e.Now, Turn: wt,
+	return llm.NewWebhook(llm.WebhookConfig{
+		URL: *tenant.LLMWebhookURL, Key: key, HTTPClient: e.Outbound.Client(llm.WebhookTimeout), Now: e.Now, Turn: wt,
 	}), nil
 }
 
@@ -151,14 +152,14 @@ type storeCorpus struct {
 	synonyms                    [][]string
 }
 
-func (c storeCorpus) Explore(ctx context.Context, query string, limit int) ([]Passage, error) {
+func (c storeCorpus) Explore(ctx context.Context, query string, limit int) ([]llm.Passage, error) {
 	entries, err := c.store.ExploreCorpus(ctx, c.tenantID, c.segmentID, c.locale, query, c.synonyms, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Passage, len(entries))
+	out := make([]llm.Passage, len(entries))
 	for i, e := range entries {
-		out[i] = Passage{Title: e.Title, Content: e.Content}
+		out[i] = llm.Passage{Title: e.Title, Content: e.Content}
 	}
 	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/db"
 )
 
@@ -110,7 +111,7 @@ func NewChatWriter(c echo.Context, in *agent.TurnInput, stream bool) *ChatWriter
 }
 
 // Emit is the engine's event sink (agent.Engine.Reply's emit).
-func (w *ChatWriter) Emit(ev agent.Event) {
+func (w *ChatWriter) Emit(ev llm.Event) {
 	switch {
 	case ev.Kind == agent.EventReady:
 		w.ready = true
@@ -118,7 +119,7 @@ func (w *ChatWriter) Emit(ev agent.Event) {
 		if w.stream {
 			w.sse = StartSSE(w.c)
 		}
-	case ev.Kind == agent.EventText && w.sse != nil:
+	case ev.Kind == llm.EventText && w.sse != nil:
 		// The first text goes out at once: the visitor sees the answer
 		// start without waiting for the text that came with it. Later ones
 		// go out at most every textFlushEvery (sendText).
@@ -192,21 +193,21 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 
 // ChatLLMError turns a failed model call into a message safe to show and a code.
 func ChatLLMError(err error) (string, string) {
-	var le *agent.LLMError
+	var le *llm.Error
 	if !errors.As(err, &le) {
 		return "The assistant could not answer right now; try again shortly", "LLM_ERROR"
 	}
 	code := "LLM_ERROR"
 	switch le.Kind {
-	case agent.LLMAuth:
+	case llm.Auth:
 		code = "LLM_AUTH"
-	case agent.LLMRateLimited:
+	case llm.RateLimited:
 		code = "LLM_RATE_LIMITED"
-	case agent.LLMTimeout:
+	case llm.Timeout:
 		code = "LLM_TIMEOUT"
-	case agent.LLMUnreachable:
+	case llm.Unreachable:
 		code = "LLM_UNREACHABLE"
-	case agent.LLMBadRequest:
+	case llm.BadRequest:
 		code = "LLM_BAD_REQUEST"
 	}
 	return le.Error(), code

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // sendText writes the bytes send writes for {"text": ...}, whatever the
@@ -31,7 +32,7 @@ func TestSSESendTextMatchesSend(t *testing.T) {
 
 // The answer's first text is flushed at once, so that the visitor sees it
 // start as soon as it can; a later text that more text follows
-// (agent.Event.More) is written unflushed, to go with the next; a later
+// (llm.Event.More) is written unflushed, to go with the next; a later
 // text is flushed once the last flush is textFlushEvery old, at once or by
 // a timer; the final event is left, with whatever waits, for the
 // response's end, and nothing is flushed once the handler returned.
@@ -45,7 +46,7 @@ func TestSSEChatWriterPacesItsFlushes(t *testing.T) {
 	}
 	var timers []armed
 	w := &ChatWriter{c: e.NewContext(httptest.NewRequest("POST", "/chat/x", nil), rec), stream: true}
-	w.Emit(agent.Event{Kind: agent.EventReady})
+	w.Emit(llm.Event{Kind: agent.EventReady})
 	w.sse.now = func() time.Time { return now }
 	w.sse.afterFunc = func(d time.Duration, f func()) *time.Timer {
 		timers = append(timers, armed{d, f})
@@ -58,16 +59,16 @@ func TestSSEChatWriterPacesItsFlushes(t *testing.T) {
 		}
 	}
 	start := rec.flushes
-	w.Emit(agent.Event{Kind: agent.EventText, Text: "Hel", More: true})
+	w.Emit(llm.Event{Kind: llm.EventText, Text: "Hel", More: true})
 	flushes(start+1, "the first text, more following")
-	w.Emit(agent.Event{Kind: agent.EventText, Text: "lo", More: true})
+	w.Emit(llm.Event{Kind: llm.EventText, Text: "lo", More: true})
 	now = now.Add(time.Millisecond)
-	w.Emit(agent.Event{Kind: agent.EventText, Text: ","})
+	w.Emit(llm.Event{Kind: llm.EventText, Text: ","})
 	flushes(start+1, "later texts within the interval")
 	if len(timers) != 1 || timers[0].after != textFlushEvery-time.Millisecond {
 		t.Fatalf("timers %+v, want one for the rest of the interval, %v", timers, textFlushEvery-time.Millisecond)
 	}
-	w.Emit(agent.Event{Kind: agent.EventText, Text: " you"})
+	w.Emit(llm.Event{Kind: llm.EventText, Text: " you"})
 	if len(timers) != 1 {
 		t.Errorf("%d timers, want the one armed", len(timers))
 	}
@@ -79,10 +80,10 @@ func TestSSEChatWriterPacesItsFlushes(t *testing.T) {
 
 	// Past the interval, a text goes out at once.
 	now = now.Add(textFlushEvery)
-	w.Emit(agent.Event{Kind: agent.EventText, Text: " there"})
+	w.Emit(llm.Event{Kind: llm.EventText, Text: " there"})
 	flushes(start+3, "a text past the interval")
 	// Within it again: left for a timer, which the final event stops.
-	w.Emit(agent.Event{Kind: agent.EventText, Text: "!"})
+	w.Emit(llm.Event{Kind: llm.EventText, Text: "!"})
 	flushes(start+3, "a text within the interval")
 	out := &agent.TurnOutput{Result: agent.TurnResult{Text: "Hello, you there!"}, ConversationID: "c1"}
 	w.in = &agent.TurnInput{SessionID: "s1"}

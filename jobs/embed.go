@@ -36,8 +36,8 @@ const (
 	embedScanBatch    = 1000
 )
 
-// Embedder makes the vectors of texts: agent.Embedder (jobs does not
-// import agent).
+// Embedder makes the vectors of texts: llm.Embedder (jobs does not
+// import the model clients: web passes them in).
 type Embedder interface {
 	// Model names the vectors, as stored.
 	Model() string
@@ -50,7 +50,7 @@ type Embeddings struct {
 	// Operator is the operator's endpoint; nil for none.
 	Operator Embedder
 	// Own builds the embedder of a tenant's own endpoint, for a tenant
-	// that set one (agent.EmbedderFor); nil leaves tenants' endpoints
+	// that set one (llm.EmbedderFor); nil leaves tenants' endpoints
 	// unused.
 	Own func(t parley.Tenant) (Embedder, error)
 }

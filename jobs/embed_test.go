@@ -13,8 +13,8 @@ import (
 	"github.com/riverqueue/river/rivertest"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
@@ -28,7 +28,7 @@ func TestEmbedCorpusWorker(t *testing.T) {
 	ctx := context.Background()
 	store := dbtest.New(t)
 	srv := llmtest.NewEmbeddings(t)
-	embedder := agent.NewEmbedder(agent.EmbedderConfig{BaseURL: srv.URL, Model: "concepts"})
+	embedder := llm.NewEmbedder(llm.EmbedderConfig{BaseURL: srv.URL, Model: "concepts"})
 	tenant := func(n int) string {
 		t.Helper()
 		var id string

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/web/webtest"
 )

@@ -10,7 +10,7 @@ package web_test
 // (README.md there). Each phase provisions a tenant of its own, loads the
 // knowledge base through POST /tenants/{slug}/corpus/bulk, then sends every
 // question as the first message of a new conversation through POST
-// /chat/{slug}, with a scripted model (agent/llmtest) that records what it
+// /chat/{slug}, with a scripted model (agent/outbound/llm/llmtest) that records what it
 // was sent. The phases:
 //
 //   - file: the entries loaded in file order, no summary (tier 1); the
@@ -57,7 +57,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"

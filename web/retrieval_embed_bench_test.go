@@ -3,7 +3,7 @@ package web_test
 // The embedding phases of the retrieval benchmark (issue 34; BENCHMARKS.md,
 // "Retrieval recall", "With embeddings"). They run against:
 //
-//   - the scripted embedding server (agent/llmtest.Embeddings), always:
+//   - the scripted embedding server (agent/outbound/llm/llmtest.Embeddings), always:
 //     not a model, but vectors of a bag of concepts with a small synonym
 //     table, so that the fusion code runs end to end. Its figures say that
 //     the code path works and how fusion and rerank compare on such
@@ -27,8 +27,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/jobs"
 )
 
@@ -40,7 +40,7 @@ const embedRerankN = 50
 type retrievalEmbedder struct {
 	name  string // the phases' prefix: "scripted" or "real"
 	label string // how the table names it
-	e     *agent.Embedder
+	e     *llm.Embedder
 }
 
 // retrievalEmbedders are the scripted server, and the real endpoint when
@@ -48,7 +48,7 @@ type retrievalEmbedder struct {
 func retrievalEmbedders(b *testing.B) []retrievalEmbedder {
 	srv := llmtest.NewEmbeddings(b)
 	out := []retrievalEmbedder{{name: "scripted", label: "scripted embedding server (not a model)",
-		e: agent.NewEmbedder(agent.EmbedderConfig{BaseURL: srv.URL, Model: "concepts"})}}
+		e: llm.NewEmbedder(llm.EmbedderConfig{BaseURL: srv.URL, Model: "concepts"})}}
 	if u := os.Getenv("PARLEY_EMBEDDINGS_URL"); u != "" {
 		dims, _ := strconv.Atoi(os.Getenv("PARLEY_EMBEDDINGS_DIMENSIONS"))
 		model := os.Getenv("PARLEY_EMBEDDINGS_MODEL")
@@ -56,7 +56,7 @@ func retrievalEmbedders(b *testing.B) []retrievalEmbedder {
 			b.Fatal("PARLEY_EMBEDDINGS_URL is set without PARLEY_EMBEDDINGS_MODEL")
 		}
 		out = append(out, retrievalEmbedder{name: "real", label: "real endpoint, " + model,
-			e: agent.NewEmbedder(agent.EmbedderConfig{BaseURL: u, APIKey: os.Getenv("PARLEY_EMBEDDINGS_API_KEY"),
+			e: llm.NewEmbedder(llm.EmbedderConfig{BaseURL: u, APIKey: os.Getenv("PARLEY_EMBEDDINGS_API_KEY"),
 				Model: model, Dimensions: dims})})
 	}
 	return out

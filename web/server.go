@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
@@ -168,7 +169,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 
 // managedProvider is Parley's own model provider, from the configuration.
 // The base URL is the operator's, so the calls need no SSRF guard.
-func managedProvider(cfg Config) agent.Provider {
+func managedProvider(cfg Config) llm.Provider {
 	// The operator's model server is trusted (it may be Ollama on localhost),
 	// so it is not behind the SSRF guard; every chat turn reaches it, so keep
 	// enough idle connections per host that concurrent turns reuse them
@@ -189,9 +190,9 @@ func managedProvider(cfg Config) agent.Provider {
 	}}
 	switch cfg.LLMProvider {
 	case "openai":
-		return agent.NewOpenAI(agent.OpenAIConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client})
+		return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client})
 	case "anthropic":
-		return agent.NewAnthropic(agent.AnthropicConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client})
+		return llm.NewAnthropic(llm.AnthropicConfig{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client})
 	default:
 		return agent.NewLocal()
 	}
@@ -201,7 +202,7 @@ func managedProvider(cfg Config) agent.Provider {
 // PARLEY_EMBEDDINGS_URL is unset. Trusted like the managed model (it may be
 // Ollama on localhost): no SSRF guard. Every turn embeds its question
 // through it, so idle connections are kept for concurrent turns.
-func managedEmbedder(cfg Config) *agent.Embedder {
+func managedEmbedder(cfg Config) *llm.Embedder {
 	if cfg.EmbeddingsURL == "" {
 		return nil
 	}
@@ -213,7 +214,7 @@ func managedEmbedder(cfg Config) *agent.Embedder {
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}}
-	return agent.NewEmbedder(agent.EmbedderConfig{BaseURL: cfg.EmbeddingsURL, APIKey: cfg.EmbeddingsAPIKey,
+	return llm.NewEmbedder(llm.EmbedderConfig{BaseURL: cfg.EmbeddingsURL, APIKey: cfg.EmbeddingsAPIKey,
 		Model: cfg.EmbeddingsModel, Dimensions: cfg.EmbeddingsDimensions, HTTPClient: client})
 }
 
@@ -282,11 +283,11 @@ func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error)
 }
 
 // JobEmbeddings are the endpoints the embedding jobs embed at: the
-// operator's, if configured, and each tenant's own (agent.EmbedderFor,
+// operator's, if configured, and each tenant's own (llm.EmbedderFor,
 // reached through the outbound guard).
 func (s *Server) JobEmbeddings() jobs.Embeddings {
 	embed := jobs.Embeddings{Own: func(t parley.Tenant) (jobs.Embedder, error) {
-		e, err := agent.EmbedderFor(t, nil, s.Base.Box, s.Base.Outbound)
+		e, err := llm.EmbedderFor(t, nil, s.Base.Box, s.Base.Outbound)
 		if e == nil {
 			return nil, err
 		}

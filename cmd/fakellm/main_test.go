@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/llm"
 )
 
 // TestStreamThroughParleysClient: Parley's own OpenAI provider reads the
@@ -19,23 +19,23 @@ func TestStreamThroughParleysClient(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(newHandler(50))
 	t.Cleanup(srv.Close)
-	p := agent.NewOpenAI(agent.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "fake"})
-	stream, err := p.Stream(context.Background(), agent.Request{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Hello"}}})
+	p := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "k", Model: "fake"})
+	stream, err := p.Stream(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "Hello"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text strings.Builder
 	var texts int
-	var done *agent.Event
+	var done *llm.Event
 	for ev, err := range stream {
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch ev.Kind {
-		case agent.EventText:
+		case llm.EventText:
 			texts++
 			text.WriteString(ev.Text)
-		case agent.EventDone:
+		case llm.EventDone:
 			done = &ev
 		default:
 			t.Errorf("unexpected event %+v", ev)
@@ -44,8 +44,8 @@ func TestStreamThroughParleysClient(t *testing.T) {
 	if texts != 50 || text.String() != Answer(50) {
 		t.Errorf("%d text events %q, want 50 making %q", texts, text.String(), Answer(50))
 	}
-	if done == nil || done.StopReason != agent.StopEnd {
-		t.Fatalf("done event %+v, want stop reason %q", done, agent.StopEnd)
+	if done == nil || done.StopReason != llm.StopEnd {
+		t.Fatalf("done event %+v, want stop reason %q", done, llm.StopEnd)
 	}
 	if done.Usage.OutputTokens != 50 {
 		t.Errorf("usage %+v, want 50 output tokens", done.Usage)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
@@ -634,9 +635,9 @@ func TestSeedDemoEmpty(t *testing.T) {
 	if err != nil || len(entries) < 5 {
 		t.Fatalf("demo knowledge base: %d entries, %v", len(entries), err)
 	}
-	var passages []agent.Passage
+	var passages []llm.Passage
 	for _, e := range entries {
-		passages = append(passages, agent.Passage{Title: e.Title, Content: e.Content})
+		passages = append(passages, llm.Passage{Title: e.Title, Content: e.Content})
 	}
 	for question, want := range map[string]string{
 		"What is Parley?":                         "What is Parley?",

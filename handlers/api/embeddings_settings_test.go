@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/web/webtest"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/mail/mailtest"
 	"github.com/parley/parley/web/webtest"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/emersion/go-ical"
 
-	"github.com/parley/parley/agent/llmtest"
 	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
 

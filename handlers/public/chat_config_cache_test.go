@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
 

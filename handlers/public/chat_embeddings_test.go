@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/jobs"

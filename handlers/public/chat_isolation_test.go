@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
 

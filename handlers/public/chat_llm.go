@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/handlers"
 )
 
@@ -24,7 +24,7 @@ const callerLLMTimeout = 5 * time.Minute
 // address). Requests go through the SSRF-guarded client. It returns nil when
 // no key is given. The key is used for this turn only: never logged, never
 // stored.
-func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provider, error) {
+func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (llm.Provider, error) {
 	key := strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-LLM-Key"), hdr.Get("X-API-Key")))
 	provider := strings.ToLower(strings.TrimSpace(hdr.Get("X-LLM-Provider")))
 	model := strings.TrimSpace(hdr.Get("X-LLM-Model"))
@@ -66,7 +66,7 @@ func (h *Handler) callerLLM(ctx context.Context, hdr http.Header) (agent.Provide
 	}
 	client := h.Outbound.Client(callerLLMTimeout)
 	if provider == "anthropic" {
-		return agent.NewAnthropic(agent.AnthropicConfig{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}), nil
+		return llm.NewAnthropic(llm.AnthropicConfig{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}), nil
 	}
-	return agent.NewOpenAI(agent.OpenAIConfig{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}), nil
+	return llm.NewOpenAI(llm.OpenAIConfig{BaseURL: base, APIKey: key, Model: model, HTTPClient: client}), nil
 }

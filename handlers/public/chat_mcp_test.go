@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/web/webtest"
 )

@@ -12,7 +12,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/agent/outbound/stripe/stripetest"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/web"
@@ -42,16 +43,16 @@ func (l *lockedBuffer) String() string {
 func setupPayments(t *testing.T) (*webtest.Bundle, *llmtest.OpenAI, *stripetest.Server, *lockedBuffer) {
 	t.Helper()
 	stripe := stripetest.Start(t)
-	llm := llmtest.NewOpenAI(t)
+	model := llmtest.NewOpenAI(t)
 	store := dbtest.New(t)
-	cfg := webtest.Config(t, webtest.ChatEnv(llm.URL), map[string]string{"PARLEY_STRIPE_API_URL": stripe.URL})
+	cfg := webtest.Config(t, webtest.ChatEnv(model.URL), map[string]string{"PARLEY_STRIPE_API_URL": stripe.URL})
 	logs := &lockedBuffer{}
 	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.Base.Stripe.Timeout = 300 * time.Millisecond // the engine's client too: one client
-	return webtest.NewBundle(t, srv, store), llm, stripe, logs
+	return webtest.NewBundle(t, srv, store), model, stripe, logs
 }
 
 // COLLECT_PAYMENT through real chat requests against a fake Stripe: a link
@@ -63,7 +64,7 @@ func setupPayments(t *testing.T) (*webtest.Bundle, *llmtest.OpenAI, *stripetest.
 // another tenant's quotes out of reach.
 func TestChatCollectPayment(t *testing.T) {
 	t.Parallel()
-	b, llm, stripe, logs := setupPayments(t)
+	b, model, stripe, logs := setupPayments(t)
 	stripe.AddKey(webtest.StripeTestKey, "Acme")
 	stripe.AddKey(webtest.OtherStripeKey, "Other")
 	ten := b.NewTenant(t, "starter")
@@ -78,13 +79,13 @@ func TestChatCollectPayment(t *testing.T) {
 	// returns the model's requests of the turn.
 	turn := func(t *testing.T, path, session string, calls ...llmtest.ToolCall) []llmtest.Received {
 		t.Helper()
-		llm.Push(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: []string{"Here you go."}})
-		n := len(llm.Requests())
+		model.Push(llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: []string{"Here you go."}})
+		n := len(model.Requests())
 		r := b.Chat(t, path, map[string]any{"message": "I want to pay", "sessionId": session}, webtest.AgentHeaders)
 		if r.Status != 200 {
 			t.Fatalf("got %d %v", r.Status, r.Body)
 		}
-		reqs := llm.Requests()[n:]
+		reqs := model.Requests()[n:]
 		if len(reqs) != 2 {
 			t.Fatalf("%d model requests, want 2", len(reqs))
 		}
@@ -101,10 +102,10 @@ func TestChatCollectPayment(t *testing.T) {
 	}
 
 	// Without a connector: not offered.
-	llm.Push(llmtest.Turn{Text: []string{"Hello."}})
-	n := len(llm.Requests())
+	model.Push(llmtest.Turn{Text: []string{"Hello."}})
+	n := len(model.Requests())
 	b.Chat(t, path, map[string]any{"message": "Hi", "sessionId": "pay-none"}, webtest.AgentHeaders)
-	if offered(llm.Requests()[n], "collect_payment") {
+	if offered(model.Requests()[n], "collect_payment") {
 		t.Fatalf("collect_payment offered without a connector")
 	}
 
@@ -277,10 +278,10 @@ func TestChatCollectPayment(t *testing.T) {
 
 	t.Run("PausedAndVoice", func(t *testing.T) {
 		b.MustDo(t, 200, "PUT", "/tenants/"+ten.Slug+"/integrations/payments", ten.Token, map[string]any{"isActive": false})
-		llm.Push(llmtest.Turn{Text: []string{"Hello."}})
-		n := len(llm.Requests())
+		model.Push(llmtest.Turn{Text: []string{"Hello."}})
+		n := len(model.Requests())
 		b.Chat(t, path, map[string]any{"message": "Hi", "sessionId": "pay-paused"}, webtest.AgentHeaders)
-		if offered(llm.Requests()[n], "collect_payment") {
+		if offered(model.Requests()[n], "collect_payment") {
 			t.Errorf("collect_payment offered while paused")
 		}
 		b.MustDo(t, 200, "PUT", "/tenants/"+ten.Slug+"/integrations/payments", ten.Token, map[string]any{"isActive": true})
@@ -296,14 +297,14 @@ func TestChatCollectPayment(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, channel := range []string{parley.ChannelVoice, parley.ChannelWeb} {
-			llm.Push(llmtest.Turn{Text: []string{"Hello."}})
-			n := len(llm.Requests())
+			model.Push(llmtest.Turn{Text: []string{"Hello."}})
+			n := len(model.Requests())
 			in := &agent.TurnInput{Tenant: tenant, Segment: seg, SessionID: "pay-" + channel, Message: "Can I pay now?",
 				Channel: channel, VisitorType: parley.VisitorHuman}
-			if _, err := b.Srv.Base.Engine.Reply(ctx, in, func(agent.Event) {}); err != nil {
+			if _, err := b.Srv.Base.Engine.Reply(ctx, in, func(llm.Event) {}); err != nil {
 				t.Fatal(err)
 			}
-			if got := offered(llm.Requests()[n], "collect_payment"); got != (channel != parley.ChannelVoice) {
+			if got := offered(model.Requests()[n], "collect_payment"); got != (channel != parley.ChannelVoice) {
 				t.Errorf("%s: collect_payment offered %v", channel, got)
 			}
 		}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
 

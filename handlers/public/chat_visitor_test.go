@@ -9,7 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
 

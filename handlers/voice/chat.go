@@ -14,6 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/spoken"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
@@ -243,7 +244,7 @@ func (w *voiceWriter) chunkOf(delta map[string]string, finish *string) voiceChun
 		Choices: []voiceChunkChoice{{Delta: delta, FinishReason: finish}}}
 }
 
-func (w *voiceWriter) emit(ev agent.Event) {
+func (w *voiceWriter) emit(ev llm.Event) {
 	switch {
 	case ev.Kind == agent.EventReady:
 		w.ready = true
@@ -251,7 +252,7 @@ func (w *voiceWriter) emit(ev agent.Event) {
 			w.sse = handlers.StartSSE(w.c)
 			w.chunk(map[string]string{"role": "assistant", "content": ""}, nil)
 		}
-	case ev.Kind == agent.EventText && w.sse != nil:
+	case ev.Kind == llm.EventText && w.sse != nil:
 		if s := w.speaker.Write(ev.Text); s != "" {
 			w.chunk(map[string]string{"content": s}, nil)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -67,7 +68,7 @@ type voiceFunc struct {
 
 // call is the tool call as the engine runs it: arguments given as a JSON
 // string are that string's object.
-func (tc voiceToolCall) call() agent.ToolCall {
+func (tc voiceToolCall) call() llm.ToolCall {
 	name, args := tc.Name, tc.Parameters
 	if tc.Function != nil {
 		name = handlers.NonBlankOr(tc.Function.Name, name)
@@ -82,7 +83,7 @@ func (tc voiceToolCall) call() agent.ToolCall {
 	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	return agent.ToolCall{ID: tc.ID, Name: strings.TrimSpace(name), Arguments: args}
+	return llm.ToolCall{ID: tc.ID, Name: strings.TrimSpace(name), Arguments: args}
 }
 
 // maxVoiceToolCalls bounds the tool calls of one event.
@@ -256,7 +257,7 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 	if seg == nil {
 		return errNoDefaultSegment
 	}
-	run := make([]agent.ToolCall, len(calls))
+	run := make([]llm.ToolCall, len(calls))
 	for i, tc := range calls {
 		run[i] = tc.call()
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
 

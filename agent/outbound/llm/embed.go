@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"bytes"
@@ -63,7 +63,7 @@ type Embedder struct {
 	client     *http.Client
 	// Rerank, when above 0, makes the turn reorder the lexical ranking's
 	// first Rerank candidates by meaning alone instead of fusing the two
-	// rankings (FuseRanking): the variant BENCHMARKS.md measures against
+	// rankings (agent's fuseRanking): the variant BENCHMARKS.md measures against
 	// reciprocal rank fusion. It is not read from the environment.
 	Rerank int
 }
@@ -78,8 +78,14 @@ func NewEmbedder(cfg EmbedderConfig) *Embedder {
 		model: cfg.Model, dimensions: cfg.Dimensions, client: client}
 }
 
+// Secrets opens values sealed at rest (a tenant's embedding key);
+// auth.Box satisfies it.
+type Secrets interface {
+	Open(sealed []byte) ([]byte, error)
+}
+
 // tenantEmbedTimeout bounds one request to a tenant's own endpoint, body
-// included (the turn's wait is questionEmbedTimeout, shorter).
+// included (the turn's wait, in agent, is shorter).
 const tenantEmbedTimeout = 30 * time.Second
 
 // EmbedderFor is the embedder of the tenant's knowledge base: its own

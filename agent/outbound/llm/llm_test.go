@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent/llmtest"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
 
 const testLLMKey = "sk-test-secret-0123456789"
@@ -242,13 +242,13 @@ func TestOpenAIProvider(t *testing.T) {
 			name     string
 			status   int
 			message  string
-			kind     LLMErrorKind
+			kind     ErrorKind
 			contains string
 		}{
-			{"Unauthorized", 401, "Incorrect API key provided: " + testLLMKey + ".", LLMAuth, "rejected the API key (HTTP 401)"},
-			{"RateLimited", 429, "Rate limit reached for key " + testLLMKey, LLMRateLimited, "rate limiting or overloaded (HTTP 429)"},
-			{"ServerError", 500, "The server had an error processing your request", LLMUpstream, "failed (HTTP 500)"},
-			{"BadRequest", 404, "The model `test-model` does not exist (key " + testLLMKey + ")", LLMBadRequest,
+			{"Unauthorized", 401, "Incorrect API key provided: " + testLLMKey + ".", Auth, "rejected the API key (HTTP 401)"},
+			{"RateLimited", 429, "Rate limit reached for key " + testLLMKey, RateLimited, "rate limiting or overloaded (HTTP 429)"},
+			{"ServerError", 500, "The server had an error processing your request", Upstream, "failed (HTTP 500)"},
+			{"BadRequest", 404, "The model `test-model` does not exist (key " + testLLMKey + ")", BadRequest,
 				"refused the request (HTTP 404): The model `test-model` does not exist (key [redacted])"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -258,9 +258,9 @@ func TestOpenAIProvider(t *testing.T) {
 				if err == nil {
 					t.Fatalf("no error; stream %v", collectStream(s))
 				}
-				var le *LLMError
+				var le *Error
 				if !errors.As(err, &le) {
-					t.Fatalf("error %T %v, want *LLMError", err, err)
+					t.Fatalf("error %T %v, want *Error", err, err)
 				}
 				if le.Kind != tc.kind || le.Status != tc.status {
 					t.Errorf("kind %d status %d, want %d %d", le.Kind, le.Status, tc.kind, tc.status)
@@ -287,8 +287,8 @@ func TestOpenAIProvider(t *testing.T) {
 		_, err := b.provider.Stream(ctx, userRequest("Hi"))
 		elapsed := time.Since(start)
 		// Nothing but the role chunk came, so Stream itself reports it.
-		var le *LLMError
-		if !errors.As(err, &le) || le.Kind != LLMTimeout {
+		var le *Error
+		if !errors.As(err, &le) || le.Kind != Timeout {
 			t.Fatalf("error %v, want a timeout", err)
 		}
 		if elapsed > 2*time.Second {
@@ -310,8 +310,8 @@ func TestOpenAIProvider(t *testing.T) {
 		if r.text() != "Let me think" {
 			t.Errorf("text = %q, want what came before the stall", r.text())
 		}
-		var le *LLMError
-		if !errors.As(r.err, &le) || le.Kind != LLMTimeout {
+		var le *Error
+		if !errors.As(r.err, &le) || le.Kind != Timeout {
 			t.Fatalf("stream ended with %v, want a timeout", r.err)
 		}
 		if msg := r.err.Error(); msg != "the openai model provider did not answer in time" {
@@ -333,8 +333,8 @@ func TestOpenAIProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := collectStream(s)
-		var le *LLMError
-		if !errors.As(r.err, &le) || le.Kind != LLMTimeout {
+		var le *Error
+		if !errors.As(r.err, &le) || le.Kind != Timeout {
 			t.Fatalf("stream ended with %v, want a timeout from the client's own limit", r.err)
 		}
 		if elapsed := time.Since(start); elapsed > 2*time.Second {
@@ -373,8 +373,8 @@ func TestOpenAIProvider(t *testing.T) {
 		out := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 		p := NewOpenAI(OpenAIConfig{BaseURL: "http://" + addr + "/v1", APIKey: testLLMKey, Model: "m", HTTPClient: out.Client(5 * time.Second)})
 		_, err = p.Stream(t.Context(), userRequest("Hi"))
-		var le *LLMError
-		if !errors.As(err, &le) || le.Kind != LLMUnreachable {
+		var le *Error
+		if !errors.As(err, &le) || le.Kind != Unreachable {
 			t.Fatalf("error %v, want unreachable", err)
 		}
 		if msg := err.Error(); msg != "cannot reach the openai model provider: connection refused" {
@@ -387,8 +387,8 @@ func TestOpenAIProvider(t *testing.T) {
 		srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: []string{"never"}})
 		p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "m", HTTPClient: outbound.New(nil, nil).Client(5 * time.Second)})
 		_, err := p.Stream(t.Context(), userRequest("Hi"))
-		var le *LLMError
-		if !errors.As(err, &le) || le.Kind != LLMUnreachable {
+		var le *Error
+		if !errors.As(err, &le) || le.Kind != Unreachable {
 			t.Fatalf("error %v, want unreachable", err)
 		}
 		if msg := err.Error(); !strings.Contains(msg, "refused: 127.0.0.1 is a private or reserved address") {
@@ -421,107 +421,6 @@ func TestOpenAIProvider(t *testing.T) {
 		}
 		if n := len(b.srv.Requests()); n != 0 {
 			t.Errorf("server got %d requests, want none", n)
-		}
-	})
-}
-
-func TestLocalProvider(t *testing.T) {
-	t.Parallel()
-
-	passages := []Passage{
-		{Title: "Opening hours", Content: "We are open Monday to Friday, 9am to 6pm."},
-		{Title: "Delivery", Content: "We deliver in Paris within two days. Delivery prices start at 5 euros."},
-		{Title: "Prices", Content: "Our prices are listed per item; delivery is extra."},
-		{Title: "Returns", Content: "Returns are accepted within 30 days."},
-	}
-
-	t.Run("Rank", func(t *testing.T) {
-		t.Parallel()
-		for _, tc := range []struct {
-			name, question string
-			want           []string
-		}{
-			{"TitleWeighsMore", "How long does delivery take?", []string{"Delivery", "Prices"}},
-			{"Typo", "when are you openning", []string{"Opening hours"}},
-			{"PluralMatchesSingular", "how much does a return cost", []string{"Returns"}},
-			{"NoMatch", "Do you sell bicycles?", nil},
-			{"OnlyStopWords", "what is the", nil},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				var got []string
-				for _, p := range LocalRank(tc.question, passages) {
-					got = append(got, p.Title)
-				}
-				if strings.Join(got, ",") != strings.Join(tc.want, ",") {
-					t.Errorf("LocalRank(%q) = %q, want %q", tc.question, got, tc.want)
-				}
-			})
-		}
-	})
-
-	t.Run("AnswersWithNotice", func(t *testing.T) {
-		t.Parallel()
-		req := Request{
-			Messages: []Message{
-				{Role: RoleUser, Content: "When are you open?"},
-				{Role: RoleAssistant, Content: "..."},
-				{Role: RoleUser, Content: "Do you deliver in Paris?"},
-			},
-			Tools:    []ToolSpec{{Name: "escalate"}},
-			Passages: passages,
-		}
-		s, err := NewLocal().Stream(t.Context(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := collectStream(s)
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
-		if len(r.texts) < 2 {
-			t.Fatalf("chunks = %q, want the notice then passages", r.texts)
-		}
-		if r.texts[0] != LocalNotice || !strings.Contains(LocalNotice, "No language model is configured") {
-			t.Errorf("first chunk = %q", r.texts[0])
-		}
-		if !strings.HasPrefix(r.texts[1], "\n\nDelivery\nWe deliver in Paris") {
-			t.Errorf("second chunk = %q, want the delivery passage (the last question's)", r.texts[1])
-		}
-		if strings.Contains(r.text(), "Opening hours") {
-			t.Errorf("answer %q quotes a passage matching only an earlier question", r.text())
-		}
-		if len(r.calls) != 0 || r.done == nil || r.done.StopReason != StopEnd {
-			t.Errorf("calls %v done %+v, want no calls and a plain stop", r.calls, r.done)
-		}
-	})
-
-	t.Run("NothingMatches", func(t *testing.T) {
-		t.Parallel()
-		s, err := NewLocal().Stream(t.Context(), Request{Messages: []Message{{Role: RoleUser, Content: "bicycles?"}}, Passages: passages})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := collectStream(s)
-		if want := LocalNotice + "\n\n" + LocalNoMatch; r.text() != want {
-			t.Errorf("answer = %q, want %q", r.text(), want)
-		}
-	})
-
-	t.Run("LongPassageClipped", func(t *testing.T) {
-		t.Parallel()
-		long := strings.Repeat("delivery options explained ", 100)
-		s, err := NewLocal().Stream(t.Context(), Request{Messages: []Message{{Role: RoleUser, Content: "delivery"}}, Passages: []Passage{{Title: "Long", Content: long}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := collectStream(s)
-		if len(r.texts) != 2 {
-			t.Fatalf("chunks = %q, want the notice and one passage", r.texts)
-		}
-		clipped, ok := strings.CutSuffix(strings.TrimPrefix(r.texts[1], "\n\nLong\n"), " …")
-		if !ok || len(clipped) > localMaxChars || !strings.HasPrefix(long, clipped+" ") {
-			t.Errorf("chunks = %q, want the passage clipped at a word", r.texts)
 		}
 	})
 }

@@ -1,4 +1,10 @@
-package agent
+// Package llm holds the clients of the language models and of the
+// embedding endpoints: the model interface every provider streams through
+// (Provider, Request, Event), OpenAI-compatible servers, Anthropic, a
+// tenant's own reply endpoint (Webhook), and the OpenAI-compatible
+// embeddings client (Embedder). The engine, in package agent, calls them
+// through Provider.
+package llm
 
 import (
 	"context"
@@ -15,7 +21,8 @@ import (
 )
 
 // Provider is a language model behind one streaming interface: openai (any
-// OpenAI-compatible server), anthropic, and local (no network).
+// OpenAI-compatible server), anthropic, webhook (a tenant's reply endpoint),
+// and local (agent.Local: the knowledge base quoted, no network).
 type Provider interface {
 	// Name is the provider's kind: "openai", "anthropic", "local".
 	Name() string
@@ -32,7 +39,7 @@ type Provider interface {
 
 // Stream yields a model's answer in order: text deltas and complete tool
 // calls, then one EventDone; or, on failure, a final non-nil error (an
-// *LLMError, or the context's error when the caller went away).
+// *Error, or the context's error when the caller went away).
 type Stream = iter.Seq2[Event, error]
 
 // Role says who wrote a message.
@@ -124,54 +131,54 @@ const (
 // DefaultMaxTokens bounds an answer when the request does not.
 const DefaultMaxTokens = 1024
 
-// LLMErrorKind says why a model call failed.
-type LLMErrorKind int
+// ErrorKind says why a model call failed.
+type ErrorKind int
 
 // Ways a model call fails.
 const (
-	LLMAuth        LLMErrorKind = iota + 1 // the key was refused (401, 403)
-	LLMRateLimited                         // 429, or the provider is overloaded
-	LLMTimeout                             // no complete answer before the deadline
-	LLMUpstream                            // the provider failed (5xx, or an error mid-stream)
-	LLMBadRequest                          // the provider refused the request (400, 404, 422: model, schema, size)
-	LLMUnreachable                         // DNS, connection, TLS, or a base URL the SSRF guard refuses
+	Auth        ErrorKind = iota + 1 // the key was refused (401, 403)
+	RateLimited                      // 429, or the provider is overloaded
+	Timeout                          // no complete answer before the deadline
+	Upstream                         // the provider failed (5xx, or an error mid-stream)
+	BadRequest                       // the provider refused the request (400, 404, 422: model, schema, size)
+	Unreachable                      // DNS, connection, TLS, or a base URL the SSRF guard refuses
 )
 
-// LLMError is a failed model call. Its message is safe to show to the
+// Error is a failed model call. Its message is safe to show to the
 // tenant and the visitor: it never contains the API key, and it quotes the
 // provider's own words only for a bad request, with the key removed.
-type LLMError struct {
-	Kind     LLMErrorKind
+type Error struct {
+	Kind     ErrorKind
 	Provider string
 	Status   int    // the upstream HTTP status, when there was one
 	Detail   string // the provider's explanation (bad request) or the reason it is unreachable
 	Err      error  // the underlying error, for logs; may mention the request URL
 }
 
-func (e *LLMError) Error() string {
+func (e *Error) Error() string {
 	p := "the " + e.Provider + " model provider"
 	status := ""
 	if e.Status != 0 {
 		status = fmt.Sprintf(" (HTTP %d)", e.Status)
 	}
 	switch e.Kind {
-	case LLMAuth:
+	case Auth:
 		if e.Provider == "webhook" {
 			// A tenant's reply endpoint has no API key: it refused the call,
 			// most often because it verifies with an older signing key.
 			return p + " refused the call" + status + "; check that it verifies signatures with the current visitor signing key"
 		}
 		return p + " rejected the API key" + status
-	case LLMRateLimited:
+	case RateLimited:
 		return p + " is rate limiting or overloaded" + status + "; try again shortly"
-	case LLMTimeout:
+	case Timeout:
 		return p + " did not answer in time"
-	case LLMBadRequest:
+	case BadRequest:
 		if e.Detail != "" {
 			return p + " refused the request" + status + ": " + e.Detail
 		}
 		return p + " refused the request" + status
-	case LLMUnreachable:
+	case Unreachable:
 		if e.Detail != "" {
 			return "cannot reach " + p + ": " + e.Detail
 		}
@@ -182,60 +189,60 @@ func (e *LLMError) Error() string {
 }
 
 // Unwrap returns the underlying error.
-func (e *LLMError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// llmStatusKind classifies an upstream HTTP status.
-func llmStatusKind(status int) LLMErrorKind {
+// statusKind classifies an upstream HTTP status.
+func statusKind(status int) ErrorKind {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return LLMAuth
+		return Auth
 	case status == http.StatusTooManyRequests || status == 529: // 529: Anthropic's "overloaded"
-		return LLMRateLimited
+		return RateLimited
 	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
-		return LLMTimeout
+		return Timeout
 	case status >= 500:
-		return LLMUpstream
+		return Upstream
 	default:
-		return LLMBadRequest
+		return BadRequest
 	}
 }
 
-// llmTransportError classifies an error that came with no upstream status:
+// transportError classifies an error that came with no upstream status:
 // the caller's deadline, a cancelled caller, a failed connection, or an
 // answer that could not be read. A cancelled caller gets the context's error
 // back: nobody is left to read a message.
-func llmTransportError(ctx context.Context, provider string, err error) error {
+func transportError(ctx context.Context, provider string, err error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
 	if ctx.Err() != nil || outbound.IsTimeout(err) {
-		return &LLMError{Kind: LLMTimeout, Provider: provider, Err: err}
+		return &Error{Kind: Timeout, Provider: provider, Err: err}
 	}
 	var oe *outbound.Error
 	if errors.As(err, &oe) {
 		switch oe.Kind {
 		case outbound.Timeout:
-			return &LLMError{Kind: LLMTimeout, Provider: provider, Err: err}
+			return &Error{Kind: Timeout, Provider: provider, Err: err}
 		case outbound.Refused:
-			return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: oe.Error(), Err: err}
+			return &Error{Kind: Unreachable, Provider: provider, Detail: oe.Error(), Err: err}
 		}
 		detail := oe.Reason
 		if detail == "" {
 			detail = outbound.DescribeFailure(oe.Err)
 		}
-		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: detail, Err: err}
+		return &Error{Kind: Unreachable, Provider: provider, Detail: detail, Err: err}
 	}
 	var ue *url.Error
 	var opErr *net.OpError
 	if errors.As(err, &ue) || errors.As(err, &opErr) {
-		return &LLMError{Kind: LLMUnreachable, Provider: provider, Detail: outbound.DescribeFailure(err), Err: err}
+		return &Error{Kind: Unreachable, Provider: provider, Detail: outbound.DescribeFailure(err), Err: err}
 	}
-	return &LLMError{Kind: LLMUpstream, Provider: provider, Err: err}
+	return &Error{Kind: Upstream, Provider: provider, Err: err}
 }
 
-// llmRedact makes an upstream message safe to show: the key removed, one
+// redact makes an upstream message safe to show: the key removed, one
 // line, bounded.
-func llmRedact(msg, key string) string {
+func redact(msg, key string) string {
 	if key != "" {
 		msg = strings.ReplaceAll(msg, key, "[redacted]")
 	}
@@ -253,9 +260,9 @@ func llmRedact(msg, key string) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// llmArguments returns a tool call's arguments as a JSON object: the empty
+// arguments returns a tool call's arguments as a JSON object: the empty
 // object when the model sent none.
-func llmArguments(s string) json.RawMessage {
+func arguments(s string) json.RawMessage {
 	if strings.TrimSpace(s) == "" {
 		return json.RawMessage("{}")
 	}
@@ -278,7 +285,7 @@ type chunkSource[C any] interface {
 // the caller ranges, on the caller's goroutine: no coroutine, so an open
 // stream costs one goroutine less, and no switch per chunk. finish returns
 // the events after the last chunk (tool calls, done); classify turns an SDK
-// error into an *LLMError. gate, when the call was made with one, is waited
+// error into an *Error. gate, when the call was made with one, is waited
 // on before each chunk is read (see sse_gate.go).
 func streamChunks[C any](src chunkSource[C], gate *eventGate, add func(C) []Event, finish func() []Event, classify func(error) error) (Stream, error) {
 	s := &chunkStream[C]{src: src, gate: gate, add: add, finish: finish, classify: classify}

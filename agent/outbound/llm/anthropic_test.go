@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"encoding/json"
@@ -187,21 +187,21 @@ func TestAnthropicProvider(t *testing.T) {
 			name     string
 			status   int
 			events   []anthropicEvent
-			kind     LLMErrorKind
+			kind     ErrorKind
 			contains string
 		}{
 			{"Unauthorized", 401, []anthropicEvent{{"", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testLLMKey + `"}}`}},
-				LLMAuth, "rejected the API key (HTTP 401)"},
+				Auth, "rejected the API key (HTTP 401)"},
 			{"Overloaded", 529, []anthropicEvent{{"", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}},
-				LLMRateLimited, "rate limiting or overloaded (HTTP 529)"},
+				RateLimited, "rate limiting or overloaded (HTTP 529)"},
 			{"BadRequest", 400, []anthropicEvent{{"", `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large for ` + testLLMKey + `"}}`}},
-				LLMBadRequest, "refused the request (HTTP 400): max_tokens: too large for [redacted]"},
+				BadRequest, "refused the request (HTTP 400): max_tokens: too large for [redacted]"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				f := newFakeAnthropic(t, tc.status, tc.events...)
 				_, err := f.provider().Stream(t.Context(), userRequest("Hi"))
-				var le *LLMError
+				var le *Error
 				if !errors.As(err, &le) || le.Kind != tc.kind {
 					t.Fatalf("error %v, want kind %d", err, tc.kind)
 				}
@@ -222,8 +222,8 @@ func TestAnthropicProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := collectStream(s)
-		var le *LLMError
-		if r.text() != "Let me " || !errors.As(r.err, &le) || le.Kind != LLMRateLimited {
+		var le *Error
+		if r.text() != "Let me " || !errors.As(r.err, &le) || le.Kind != RateLimited {
 			t.Errorf("text %q err %v, want the text then a rate-limited error", r.text(), r.err)
 		}
 	})

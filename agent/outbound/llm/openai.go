@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"bytes"
@@ -200,7 +200,7 @@ func (t *openaiTurn) finish() []Event {
 	var evs []Event
 	for _, c := range t.calls {
 		evs = append(evs, Event{Kind: EventToolCall, ToolCall: ToolCall{ID: cmp.Or(c.id, fmt.Sprintf("call_%d", c.index)),
-			Name: c.name, Arguments: llmArguments(c.args.String())}})
+			Name: c.name, Arguments: arguments(c.args.String())}})
 	}
 	stop := t.stop
 	switch {
@@ -283,7 +283,7 @@ func (p *OpenAI) params(req Request) (openaiRequest, error) {
 			}
 			for _, c := range m.ToolCalls {
 				tc := openaiToolCall{ID: c.ID, Type: "function"}
-				tc.Function.Name, tc.Function.Arguments = c.Name, string(llmArguments(string(c.Arguments)))
+				tc.Function.Name, tc.Function.Arguments = c.Name, string(arguments(string(c.Arguments)))
 				a.ToolCalls = append(a.ToolCalls, tc)
 			}
 			params.Messages = append(params.Messages, a)
@@ -305,19 +305,19 @@ func (p *OpenAI) params(req Request) (openaiRequest, error) {
 	return params, nil
 }
 
-// classify turns an SDK error into an *LLMError.
+// classify turns an SDK error into an *Error.
 func (p *OpenAI) classify(ctx context.Context, err error) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
-		e := &LLMError{Kind: llmStatusKind(apiErr.StatusCode), Provider: p.Name(), Status: apiErr.StatusCode, Err: err}
-		if e.Kind == LLMBadRequest {
-			e.Detail = llmRedact(apiErr.Message, p.key)
+		e := &Error{Kind: statusKind(apiErr.StatusCode), Provider: p.Name(), Status: apiErr.StatusCode, Err: err}
+		if e.Kind == BadRequest {
+			e.Detail = redact(apiErr.Message, p.key)
 		}
 		return e
 	}
 	var streamErr *ssestream.StreamError
 	if errors.As(err, &streamErr) {
-		return &LLMError{Kind: LLMUpstream, Provider: p.Name(), Err: err}
+		return &Error{Kind: Upstream, Provider: p.Name(), Err: err}
 	}
-	return llmTransportError(ctx, p.Name(), err)
+	return transportError(ctx, p.Name(), err)
 }

@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent/llmtest"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
 
 func TestEventEnd(t *testing.T) {
@@ -174,8 +174,8 @@ func TestStreamWaitsAtTheGate(t *testing.T) {
 		t.Helper()
 		done := make(chan llmResult, 1)
 		go func() { done <- collectStream(s) }()
-		stack := parkedStackOf(t, "agent.(*chunkStream")
-		if !strings.Contains(stack, "agent.(*gatedBody).wait") || strings.Contains(stack, "ssestream") {
+		stack := parkedStackOf(t, "llm.(*chunkStream")
+		if !strings.Contains(stack, "llm.(*gatedBody).wait") || strings.Contains(stack, "ssestream") {
 			t.Errorf("the stream waits for the model here, want at the gate and under no SDK frame:\n%s", stack)
 		}
 		cancel()

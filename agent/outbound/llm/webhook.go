@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/parley/parley/agent/outbound"
 )
 
-// WebhookLLMEvent is the X-Service-Event and `event` of a call to a tenant's
+// WebhookEvent is the X-Service-Event and `event` of a call to a tenant's
 // reply endpoint.
-const WebhookLLMEvent = "chat.message"
+const WebhookEvent = "chat.message"
 
-// WebhookLLMTimeout bounds a whole call to a tenant's reply endpoint.
-const WebhookLLMTimeout = 30 * time.Second
+// WebhookTimeout bounds a whole call to a tenant's reply endpoint.
+const WebhookTimeout = 30 * time.Second
 
 // webhookLLMHistory is how many user and assistant turns a call carries.
 const webhookLLMHistory = 20
@@ -47,8 +47,8 @@ type WebhookVisitor struct {
 	DisplayName *string `json:"displayName"`
 }
 
-// WebhookLLMConfig configures a tenant's reply endpoint as a provider.
-type WebhookLLMConfig struct {
+// WebhookConfig configures a tenant's reply endpoint as a provider.
+type WebhookConfig struct {
 	URL string
 	// Key signs each call (X-Service-Signature); it is the tenant's visitor
 	// signing key, unsealed.
@@ -56,38 +56,38 @@ type WebhookLLMConfig struct {
 	// HTTPClient sends the call; the URL is the tenant's, so it must be the
 	// SSRF-guarded client, (*outbound.Guard).Client.
 	HTTPClient *http.Client
-	Timeout    time.Duration    // 0: WebhookLLMTimeout
+	Timeout    time.Duration    // 0: WebhookTimeout
 	Now        func() time.Time // nil: time.Now
 	Turn       WebhookTurn
 }
 
-// WebhookLLM is the provider of a tenant that answers chat with its own
+// Webhook is the provider of a tenant that answers chat with its own
 // backend: one signed POST per message, whose JSON answer's `reply` (or
 // `message`) is the agent's answer. It never calls tools and ignores the
 // system prompt: the tenant's backend decides what to say.
-type WebhookLLM struct {
-	cfg WebhookLLMConfig
+type Webhook struct {
+	cfg WebhookConfig
 }
 
-// NewWebhookLLM builds the provider for one chat message.
-func NewWebhookLLM(cfg WebhookLLMConfig) *WebhookLLM {
+// NewWebhook builds the provider for one chat message.
+func NewWebhook(cfg WebhookConfig) *Webhook {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = WebhookLLMTimeout
+		cfg.Timeout = WebhookTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &WebhookLLM{cfg: cfg}
+	return &Webhook{cfg: cfg}
 }
 
 // Name returns "webhook".
-func (p *WebhookLLM) Name() string { return "webhook" }
+func (p *Webhook) Name() string { return "webhook" }
 
 // Model returns "": a reply endpoint names no model.
-func (p *WebhookLLM) Model() string { return "" }
+func (p *Webhook) Model() string { return "" }
 
 // webhookLLMBody is the JSON a reply endpoint receives.
 type webhookLLMBody struct {
@@ -122,10 +122,10 @@ type webhookLLMAnswer struct {
 }
 
 // body returns the JSON the endpoint receives for req.
-func (p *WebhookLLM) body(req Request) ([]byte, error) {
+func (p *Webhook) body(req Request) ([]byte, error) {
 	t := p.cfg.Turn
 	b := webhookLLMBody{
-		Event: WebhookLLMEvent, Tenant: t.Tenant, SessionID: t.SessionID, ConversationID: t.ConversationID,
+		Event: WebhookEvent, Tenant: t.Tenant, SessionID: t.SessionID, ConversationID: t.ConversationID,
 		Message: t.Message, Messages: []webhookLLMTurn{}, Visitor: t.Visitor, Segment: t.Segment,
 		Passages: []webhookLLMSource{},
 	}
@@ -158,7 +158,7 @@ func (p *WebhookLLM) body(req Request) ([]byte, error) {
 
 // Stream calls the endpoint and, when it answers, yields the reply as one
 // text event, then done. Every failure comes back from Stream itself.
-func (p *WebhookLLM) Stream(ctx context.Context, req Request) (Stream, error) {
+func (p *Webhook) Stream(ctx context.Context, req Request) (Stream, error) {
 	reply, err := p.call(ctx, req)
 	if err != nil {
 		return nil, err
@@ -170,37 +170,37 @@ func (p *WebhookLLM) Stream(ctx context.Context, req Request) (Stream, error) {
 	}, nil
 }
 
-func (p *WebhookLLM) call(ctx context.Context, req Request) (string, error) {
+func (p *Webhook) call(ctx context.Context, req Request) (string, error) {
 	body, err := p.body(req)
 	if err != nil {
 		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	hr, err := outbound.NewSignedPostBody(ctx, p.cfg.URL, WebhookLLMEvent, p.cfg.Key, p.cfg.Now(), body)
+	hr, err := outbound.NewSignedPostBody(ctx, p.cfg.URL, WebhookEvent, p.cfg.Key, p.cfg.Now(), body)
 	if err != nil {
-		return "", &LLMError{Kind: LLMUnreachable, Provider: p.Name(), Detail: "the reply endpoint URL is not valid", Err: err}
+		return "", &Error{Kind: Unreachable, Provider: p.Name(), Detail: "the reply endpoint URL is not valid", Err: err}
 	}
 	hr.Header.Set("Accept", "application/json")
 	resp, err := p.cfg.HTTPClient.Do(hr)
 	if err != nil {
-		return "", llmTransportError(ctx, p.Name(), err)
+		return "", transportError(ctx, p.Name(), err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, webhookLLMMaxReply+1))
 	if err != nil {
-		return "", llmTransportError(ctx, p.Name(), err)
+		return "", transportError(ctx, p.Name(), err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", &LLMError{Kind: llmStatusKind(resp.StatusCode), Provider: p.Name(), Status: resp.StatusCode,
+		return "", &Error{Kind: statusKind(resp.StatusCode), Provider: p.Name(), Status: resp.StatusCode,
 			Err: fmt.Errorf("reply endpoint answered HTTP %d", resp.StatusCode)}
 	}
 	if len(raw) > webhookLLMMaxReply {
-		return "", &LLMError{Kind: LLMUpstream, Provider: p.Name(), Err: errors.New("reply endpoint answered more than 1 MiB")}
+		return "", &Error{Kind: Upstream, Provider: p.Name(), Err: errors.New("reply endpoint answered more than 1 MiB")}
 	}
 	var ans webhookLLMAnswer
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		return "", &LLMError{Kind: LLMUpstream, Provider: p.Name(),
+		return "", &Error{Kind: Upstream, Provider: p.Name(),
 			Err: fmt.Errorf("reply endpoint answer is not a JSON object with a string reply: %w", err)}
 	}
 	for _, s := range []*string{ans.Reply, ans.Message} {
@@ -208,5 +208,5 @@ func (p *WebhookLLM) call(ctx context.Context, req Request) (string, error) {
 			return *s, nil
 		}
 	}
-	return "", &LLMError{Kind: LLMUpstream, Provider: p.Name(), Err: errors.New("reply endpoint answered no reply")}
+	return "", &Error{Kind: Upstream, Provider: p.Name(), Err: errors.New("reply endpoint answered no reply")}
 }

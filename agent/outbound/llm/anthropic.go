@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"cmp"
@@ -102,7 +102,7 @@ func (t *anthropicTurn) add(ev anthropic.MessageStreamEventUnion) []Event {
 	case "content_block_stop":
 		if c := t.calls[ev.Index]; c != nil {
 			delete(t.calls, ev.Index)
-			c.call.Arguments = llmArguments(c.args.String())
+			c.call.Arguments = arguments(c.args.String())
 			return []Event{{Kind: EventToolCall, ToolCall: c.call}}
 		}
 	case "message_delta":
@@ -156,7 +156,7 @@ func (p *Anthropic) params(req Request) (anthropic.MessageNewParams, error) {
 				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
 			}
 			for _, c := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, llmArguments(string(c.Arguments)), c.Name))
+				blocks = append(blocks, anthropic.NewToolUseBlock(c.ID, arguments(string(c.Arguments)), c.Name))
 			}
 			if len(blocks) > 0 {
 				add(anthropic.MessageParamRoleAssistant, blocks...)
@@ -210,35 +210,35 @@ func anthropicSchema(raw json.RawMessage) (anthropic.ToolInputSchemaParam, error
 	return s, nil
 }
 
-// classify turns an SDK error into an *LLMError.
+// classify turns an SDK error into an *Error.
 func (p *Anthropic) classify(ctx context.Context, err error) error {
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) {
-		return llmTransportError(ctx, p.Name(), err)
+		return transportError(ctx, p.Name(), err)
 	}
 	status := apiErr.StatusCode
-	kind := llmStatusKind(status)
+	kind := statusKind(status)
 	// An error event mid-stream arrives on a 200 response: its type says what.
 	if status < 400 {
 		switch apiErr.Type() {
 		case "rate_limit_error", "overloaded_error":
-			kind = LLMRateLimited
+			kind = RateLimited
 		case "timeout_error":
-			kind = LLMTimeout
+			kind = Timeout
 		default:
-			kind = LLMUpstream
+			kind = Upstream
 		}
 		status = 0
 	}
-	e := &LLMError{Kind: kind, Provider: p.Name(), Status: status, Err: err}
-	if kind == LLMBadRequest {
+	e := &Error{Kind: kind, Provider: p.Name(), Status: status, Err: err}
+	if kind == BadRequest {
 		var body struct {
 			Error struct {
 				Message string `json:"message"`
 			} `json:"error"`
 		}
 		if json.Unmarshal([]byte(apiErr.RawJSON()), &body) == nil {
-			e.Detail = llmRedact(body.Error.Message, p.key)
+			e.Detail = redact(body.Error.Message, p.key)
 		}
 	}
 	return e
