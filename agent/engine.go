@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/mcpclient"
 )
 
 // Engine limits of one turn.
@@ -92,7 +93,7 @@ type Engine struct {
 	Calendar CalendarStore
 	// MCP lists and calls the tools of tenants' own MCP servers, keeping
 	// each tenant's list a while; nil offers none.
-	MCP    *MCPProxy
+	MCP    *mcpclient.Client
 	Logger *slog.Logger
 	Now    func() time.Time
 	// SessionWait bounds how long a message waits for the previous message

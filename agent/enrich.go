@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/mcpclient"
 )
 
 // TurnTools is what the enrichment chain assembles before each answer: the
@@ -58,7 +59,7 @@ type EnrichFacts struct {
 	// MCPTools are the tools the tenant's own MCP server lists (nil when
 	// the plan has no MCP, no server is saved, or it could not be listed);
 	// MCPMaxTools is how many of them may be offered.
-	MCPTools    []MCPTool
+	MCPTools    []mcpclient.Tool
 	MCPMaxTools int
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/mcpclient"
 )
 
 func TestEnrichmentChain(t *testing.T) {
@@ -100,7 +101,7 @@ func TestEnrichVoiceChannel(t *testing.T) {
 		{Name: "Catalog", Type: parley.ToolRecommendProduct, IsActive: true},
 	}
 	facts := EnrichFacts{MemoryAllowed: true, HasProducts: true, HasSummaries: true, OTP: true, Challenge: &Challenge{Prompt: "x"},
-		Calendar: true, Payment: true, MCPTools: []MCPTool{{Name: "lookup_order"}}, MCPMaxTools: 5}
+		Calendar: true, Payment: true, MCPTools: []mcpclient.Tool{{Name: "lookup_order"}}, MCPMaxTools: 5}
 	web := Enrich(tools, facts)
 	if len(web.Tools) != len(tools) || !web.OTP || web.Challenge == nil || !web.Payment || len(web.MCP) != 1 || !web.Calendar {
 		t.Errorf("web chat lost tools: %+v", web)

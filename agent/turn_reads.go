@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/mcpclient"
 )
 
 // promptReads is what the prompt and the tool registry of a turn are built
@@ -23,7 +24,7 @@ type promptReads struct {
 	payment *parley.PaymentConnector
 	// mcpTools are the tenant's MCP server's tools; a failed discovery
 	// leaves them empty and is logged: the chat goes on without them.
-	mcpTools []MCPTool
+	mcpTools []mcpclient.Tool
 	// visitorContext is the tenant's context webhook's answer; a failed
 	// call leaves it empty and is logged: the chat goes on without it.
 	visitorContext string
@@ -59,7 +60,7 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 	// The tenant's reply endpoint, when it answers, runs no tools; a voice
 	// call is offered none of the MCP server's.
 	replyEndpoint := in.LLM == nil && t.LLMWebhookURL != nil && *t.LLMWebhookURL != ""
-	if MCPConfigured(t) && e.MCP != nil && !replyEndpoint && in.Channel != parley.ChannelVoice {
+	if mcpclient.Configured(t) && e.MCP != nil && !replyEndpoint && in.Channel != parley.ChannelVoice {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()

@@ -5,7 +5,7 @@ package handlers
 
 // ForgetMCPTools drops the tenant's cached MCP tool list once its settings
 // changed. Other instances need no word of it: they use a cached list only
-// with the URL and key it was made with (agent.MCPProxy).
+// with the URL and key it was made with (mcpclient.Client).
 func (h *Base) ForgetMCPTools(tenantID string) {
 	if h.Engine != nil && h.Engine.MCP != nil {
 		h.Engine.MCP.Forget(tenantID)

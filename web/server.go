@@ -19,6 +19,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/outbound/mcpclient"
 	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
@@ -133,7 +134,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
 			Payments: store, Stripe: stripeClient,
-			MCP: &agent.MCPProxy{Outbound: guard, Secrets: box, Now: s.now}},
+			MCP: &mcpclient.Client{Outbound: guard, Secrets: box, Now: s.now}},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},

@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/outbound/mcpclient"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
@@ -155,7 +156,7 @@ func (h *Integrations) DiscoverMCPTools(c echo.Context) error {
 
 func (h *core) discoverMCPTools(ctx context.Context, t parley.Tenant) views.MCPDiscoverResult {
 	switch {
-	case !agent.MCPConfigured(t):
+	case !mcpclient.Configured(t):
 		return views.MCPDiscoverResult{Error: "no server is saved. Save its address first."}
 	case h.Engine == nil || h.Engine.MCP == nil:
 		return views.MCPDiscoverResult{Error: "this server does not call MCP servers."}

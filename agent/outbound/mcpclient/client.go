@@ -1,4 +1,8 @@
-package agent
+// Package mcpclient is the client of the tenants' own MCP servers: their
+// tools listed (cached per tenant) and called over Streamable HTTP with the
+// official SDK, through the SSRF-guarded client. The engine offers the
+// tools to the model (agent.MCPOffers) and runs them through Client.Call.
+package mcpclient
 
 import (
 	"bytes"
@@ -9,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,42 +25,32 @@ import (
 
 // The tenant's own MCP server (MCP_PROXY): its tools are listed over
 // Streamable HTTP with the official SDK, cached per tenant in the process,
-// offered to the model as mcp_<name> by the enrichMCP step, and called with
+// offered to the model as mcp_<name> by agent's enrichMCP step, and called with
 // tools/call. Every request goes through the SSRF-guarded client, within
-// MCPProxy.Timeout, with the tenant's key as a bearer token when one is set.
-
-// MCPProxyType is the tool type of the tenant's MCP tools in the tool history.
-const MCPProxyType = "MCP_PROXY"
+// Client.Timeout, with the tenant's key as a bearer token when one is set.
 
 const (
-	// MCPToolsTTL is how long a tenant's tool list is kept.
-	MCPToolsTTL = 5 * time.Minute
-	// MCPFailureTTL is how long a failed discovery is kept: the turns of
+	// ToolsTTL is how long a tenant's tool list is kept.
+	ToolsTTL = 5 * time.Minute
+	// FailureTTL is how long a failed discovery is kept: the turns of
 	// that interval are answered without the server's tools at once, so a
 	// server that is down costs at most one bounded wait per interval.
-	MCPFailureTTL = 30 * time.Second
-	// DefaultMCPTimeout bounds one discovery or one tool call, connection
+	FailureTTL = 30 * time.Second
+	// DefaultTimeout bounds one discovery or one tool call, connection
 	// and handshake included.
-	DefaultMCPTimeout = 10 * time.Second
-	// mcpNamePrefix starts the function name of every MCP tool.
-	mcpNamePrefix = "mcp_"
-	// maxFunctionName is the longest function name the providers accept.
-	maxFunctionName = 64
+	DefaultTimeout = 10 * time.Second
 	// maxMCPDescription and maxMCPSchema bound what one tool adds to the
 	// model's request; a tool whose schema is larger is not offered.
 	maxMCPDescription = 1000
 	maxMCPSchema      = 16 << 10
 	// maxMCPResult bounds the text of a tool's answer given to the model.
 	maxMCPResult = 8000
-	// maxMCPDisplayName bounds the server's name of a tool kept in the tool
-	// history (a tenant's own tool's name has 100 characters at most).
-	maxMCPDisplayName = 200
 	// maxMCPListPages bounds the pages of a paginated tools/list.
 	maxMCPListPages = 10
 )
 
-// MCPTool is one tool of a tenant's MCP server, as its tools/list gives it.
-type MCPTool struct {
+// Tool is one tool of a tenant's MCP server, as its tools/list gives it.
+type Tool struct {
 	// Name is the server's name of the tool, which tools/call takes.
 	Name        string
 	Description string
@@ -66,14 +59,32 @@ type MCPTool struct {
 	InputSchema json.RawMessage
 }
 
-// MCPProxy lists and calls the tools of tenants' own MCP servers, keeping
-// each tenant's list for MCPToolsTTL. One serves every tenant; the cache is
+// Failure is a tool call that did not succeed: Summary is what the model
+// is told (and the tool history keeps), Result what it is given besides,
+// Cause the underlying error for the logs. The engine hands it to the model
+// as its own agent.ToolFailure.
+type Failure struct {
+	Summary string
+	Result  map[string]any
+	Cause   error
+}
+
+func (f *Failure) Error() string { return f.Summary }
+
+// Secrets opens values sealed at rest (the tenant's MCP key); auth.Box
+// satisfies it.
+type Secrets interface {
+	Open(sealed []byte) ([]byte, error)
+}
+
+// Client lists and calls the tools of tenants' own MCP servers, keeping
+// each tenant's list for ToolsTTL. One serves every tenant; the cache is
 // the process's own (ARCHITECTURE.md says why that is safe).
-type MCPProxy struct {
+type Client struct {
 	// Outbound makes the requests; Secrets opens the tenant's sealed key.
 	Outbound *outbound.Guard
 	Secrets  Secrets
-	// Timeout bounds one discovery or one call; 0 means DefaultMCPTimeout.
+	// Timeout bounds one discovery or one call; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Now is the clock of the cache; nil means time.Now.
 	Now func() time.Time
@@ -88,14 +99,14 @@ type mcpDiscovery struct {
 	url       string
 	sealedKey []byte
 	done      chan struct{} // closed once tools and err are set
-	tools     []MCPTool
+	tools     []Tool
 	err       error
-	expires   time.Time // set when done, under MCPProxy.mu
+	expires   time.Time // set when done, under Client.mu
 }
 
 // wait returns the discovery's answer once it is done, or ctx's error
 // should ctx end first.
-func (d *mcpDiscovery) wait(ctx context.Context) ([]MCPTool, error) {
+func (d *mcpDiscovery) wait(ctx context.Context) ([]Tool, error) {
 	select {
 	case <-d.done:
 		return d.tools, d.err
@@ -104,20 +115,20 @@ func (d *mcpDiscovery) wait(ctx context.Context) ([]MCPTool, error) {
 	}
 }
 
-// MCPConfigured reports whether the tenant's plan includes MCP tools and the
+// Configured reports whether the tenant's plan includes MCP tools and the
 // tenant saved a server.
-func MCPConfigured(t parley.Tenant) bool {
+func Configured(t parley.Tenant) bool {
 	return t.PlanInfo().MCP && t.MCPToolsURL != nil && *t.MCPToolsURL != ""
 }
 
-func (p *MCPProxy) timeout() time.Duration {
+func (p *Client) timeout() time.Duration {
 	if p.Timeout > 0 {
 		return p.Timeout
 	}
-	return DefaultMCPTimeout
+	return DefaultTimeout
 }
 
-func (p *MCPProxy) now() time.Time {
+func (p *Client) now() time.Time {
 	if p.Now != nil {
 		return p.Now()
 	}
@@ -129,8 +140,8 @@ func (p *MCPProxy) now() time.Time {
 // tools/list. Turns of one tenant that miss together share one discovery.
 // The discovery is not tied to ctx (a visitor leaving does not fail it for
 // the others), but the wait for it is.
-func (p *MCPProxy) Tools(ctx context.Context, t parley.Tenant) ([]MCPTool, error) {
-	if !MCPConfigured(t) {
+func (p *Client) Tools(ctx context.Context, t parley.Tenant) ([]Tool, error) {
+	if !Configured(t) {
 		return nil, nil
 	}
 	url, key := *t.MCPToolsURL, t.MCPToolsAPIKey
@@ -145,8 +156,8 @@ func (p *MCPProxy) Tools(ctx context.Context, t parley.Tenant) ([]MCPTool, error
 
 // Refresh lists the tenant's server's tools now, whatever is cached, and
 // keeps the answer for the next turns: the dashboard's Discover button.
-func (p *MCPProxy) Refresh(ctx context.Context, t parley.Tenant) ([]MCPTool, error) {
-	if !MCPConfigured(t) {
+func (p *Client) Refresh(ctx context.Context, t parley.Tenant) ([]Tool, error) {
+	if !Configured(t) {
 		return nil, nil
 	}
 	p.mu.Lock()
@@ -158,20 +169,20 @@ func (p *MCPProxy) Refresh(ctx context.Context, t parley.Tenant) ([]MCPTool, err
 // Forget drops the tenant's cached list: its settings changed. The turns of
 // other instances see the change as well, since a list is only used with
 // the URL and key it was made with.
-func (p *MCPProxy) Forget(tenantID string) {
+func (p *Client) Forget(tenantID string) {
 	p.mu.Lock()
 	delete(p.cache, tenantID)
 	p.mu.Unlock()
 }
 
 // expired reports whether a finished discovery is past its time; p.mu is held.
-func (p *MCPProxy) expired(d *mcpDiscovery) bool {
+func (p *Client) expired(d *mcpDiscovery) bool {
 	return !d.expires.IsZero() && !p.now().Before(d.expires)
 }
 
 // start begins a discovery for the tenant and caches it; p.mu is held. The
 // expired entries of other tenants go at the same time.
-func (p *MCPProxy) start(tenantID, url string, sealedKey []byte) *mcpDiscovery {
+func (p *Client) start(tenantID, url string, sealedKey []byte) *mcpDiscovery {
 	if p.cache == nil {
 		p.cache = map[string]*mcpDiscovery{}
 	}
@@ -188,9 +199,9 @@ func (p *MCPProxy) start(tenantID, url string, sealedKey []byte) *mcpDiscovery {
 		tools, err := p.list(ctx, url, sealedKey)
 		p.mu.Lock()
 		d.tools, d.err = tools, err
-		ttl := MCPToolsTTL
+		ttl := ToolsTTL
 		if err != nil {
-			ttl = MCPFailureTTL
+			ttl = FailureTTL
 		}
 		d.expires = p.now().Add(ttl)
 		p.mu.Unlock()
@@ -200,13 +211,13 @@ func (p *MCPProxy) start(tenantID, url string, sealedKey []byte) *mcpDiscovery {
 }
 
 // list runs tools/list against the server, every page of it.
-func (p *MCPProxy) list(ctx context.Context, url string, sealedKey []byte) ([]MCPTool, error) {
+func (p *Client) list(ctx context.Context, url string, sealedKey []byte) ([]Tool, error) {
 	session, err := p.connect(ctx, url, sealedKey)
 	if err != nil {
 		return nil, err
 	}
 	defer closeSession(session)
-	var tools []MCPTool
+	var tools []Tool
 	params := &mcp.ListToolsParams{}
 	for range maxMCPListPages {
 		res, err := session.ListTools(ctx, params)
@@ -222,7 +233,7 @@ func (p *MCPProxy) list(ctx context.Context, url string, sealedKey []byte) ([]MC
 				continue
 			}
 			desc := cmp.Or(t.Description, t.Title)
-			tools = append(tools, MCPTool{Name: t.Name, Description: parley.Clip(desc, maxMCPDescription), InputSchema: schema})
+			tools = append(tools, Tool{Name: t.Name, Description: parley.Clip(desc, maxMCPDescription), InputSchema: schema})
 		}
 		if res.NextCursor == "" {
 			break
@@ -233,14 +244,14 @@ func (p *MCPProxy) list(ctx context.Context, url string, sealedKey []byte) ([]MC
 }
 
 // Call runs one tool of the tenant's server with the model's arguments. A
-// failure is a *ToolFailure whose summary the model can relay.
-func (p *MCPProxy) Call(ctx context.Context, t parley.Tenant, name string, args json.RawMessage) (map[string]any, error) {
+// failure is a *Failure whose summary the model can relay.
+func (p *Client) Call(ctx context.Context, t parley.Tenant, name string, args json.RawMessage) (map[string]any, error) {
 	var arguments map[string]any
 	if err := json.Unmarshal(args, &arguments); err != nil || arguments == nil {
-		return nil, &ToolFailure{Summary: "The arguments were not a valid JSON object; call the tool again with the parameters its schema describes."}
+		return nil, &Failure{Summary: "The arguments were not a valid JSON object; call the tool again with the parameters its schema describes."}
 	}
-	if !MCPConfigured(t) {
-		return nil, &ToolFailure{Summary: "The business's tool server is no longer configured."}
+	if !Configured(t) {
+		return nil, &Failure{Summary: "The business's tool server is no longer configured."}
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout())
 	defer cancel()
@@ -260,7 +271,7 @@ func (p *MCPProxy) Call(ctx context.Context, t parley.Tenant, name string, args 
 		if text != "" {
 			msg += ": " + parley.Clip(text, 500)
 		}
-		return nil, &ToolFailure{Summary: msg + ".", Result: map[string]any{"isError": true, "content": text}}
+		return nil, &Failure{Summary: msg + ".", Result: map[string]any{"isError": true, "content": text}}
 	}
 	out := map[string]any{"content": text}
 	if res.StructuredContent != nil {
@@ -271,12 +282,12 @@ func (p *MCPProxy) Call(ctx context.Context, t parley.Tenant, name string, args 
 
 // failure is the model's words for a server that could not answer, with the
 // cause for the logs.
-func (p *MCPProxy) failure(err error) *ToolFailure {
+func (p *Client) failure(err error) *Failure {
 	summary := "The business's tool server could not be reached; the tool could not be used. Tell the visitor and offer another way."
 	if errors.Is(err, errMCPTimeout) {
 		summary = fmt.Sprintf("The business's tool server did not answer within %s; the tool could not be used. Tell the visitor and offer another way.", p.timeout())
 	}
-	return &ToolFailure{Summary: summary, Cause: err, Result: map[string]any{"error": err.Error()}}
+	return &Failure{Summary: summary, Cause: err, Result: map[string]any{"error": err.Error()}}
 }
 
 var errMCPTimeout = errors.New("timed out")
@@ -284,7 +295,7 @@ var errMCPTimeout = errors.New("timed out")
 // connect opens a session with the server: the MCP handshake, over the
 // guarded client, with the bearer key when one is set. The key goes in the
 // Authorization header only: never in an error, a log or the tool history.
-func (p *MCPProxy) connect(ctx context.Context, url string, sealedKey []byte) (*mcp.ClientSession, error) {
+func (p *Client) connect(ctx context.Context, url string, sealedKey []byte) (*mcp.ClientSession, error) {
 	if p.Outbound == nil {
 		return nil, errors.New("no outbound client")
 	}
@@ -317,7 +328,7 @@ func closeSession(s *mcp.ClientSession) {
 
 // describe turns an SDK error into plain words naming no address the guard
 // refused.
-func (p *MCPProxy) describe(ctx context.Context, rawURL string, err error) error {
+func (p *Client) describe(ctx context.Context, rawURL string, err error) error {
 	host := rawURL
 	if u, perr := url.Parse(rawURL); perr == nil {
 		host = u.Hostname()
@@ -400,91 +411,4 @@ func resultText(content []mcp.Content) string {
 		}
 	}
 	return parley.Clip(strings.Join(parts, "\n"), maxMCPResult)
-}
-
-// MCPFunctionName is the function name the model sees for a server's tool:
-// mcp_ and the name in lower case (the tool history keeps names in lower
-// case) with every run of characters outside the providers' charset
-// (letters, digits, _ and -) made one _, at most 64 characters.
-func MCPFunctionName(name string) string {
-	var b strings.Builder
-	b.WriteString(mcpNamePrefix)
-	under := true // the prefix ends with _
-	for _, r := range strings.ToLower(name) {
-		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-		switch {
-		case ok:
-			b.WriteRune(r)
-			under = r == '_'
-		case !under:
-			b.WriteByte('_')
-			under = true
-		}
-	}
-	s := strings.TrimRight(b.String(), "_")
-	if s+"_" == mcpNamePrefix {
-		s = mcpNamePrefix + "tool"
-	}
-	if len(s) > maxFunctionName {
-		s = s[:maxFunctionName]
-	}
-	return s
-}
-
-// MCPOffer is one server tool offered to the model this turn.
-type MCPOffer struct {
-	Function string // the name the model calls
-	Tool     MCPTool
-}
-
-// MCPOffers names the server's tools for the model, in the server's order,
-// at most limit of them, the names made unique (_2, _3...). The tools
-// beyond limit are named in one line of skipped, whatever their number: it is
-// written at every turn.
-func MCPOffers(tools []MCPTool, limit int) (offers []MCPOffer, skipped []string) {
-	n := min(len(tools), max(limit, 0))
-	if beyond := tools[n:]; len(beyond) > 0 {
-		names := make([]string, len(beyond))
-		for i, t := range beyond {
-			names[i] = t.Name
-		}
-		skipped = []string{fmt.Sprintf("%s: beyond the %d MCP tools allowed", strings.Join(names, ", "), n)}
-	}
-	if n == 0 {
-		return nil, skipped
-	}
-	offers = make([]MCPOffer, 0, n)
-	used := make(map[string]bool, n)
-	for _, t := range tools[:n] {
-		base := MCPFunctionName(t.Name)
-		name := base
-		for k := 2; used[name]; k++ {
-			suffix := "_" + strconv.Itoa(k)
-			name = base[:min(len(base), maxFunctionName-len(suffix))] + suffix
-		}
-		used[name] = true
-		offers = append(offers, MCPOffer{Function: name, Tool: t})
-	}
-	return offers, skipped
-}
-
-// mcpExtras are the offered server tools as the registry's extra tools,
-// each calling the tenant's server.
-func (e *Engine) mcpExtras(tenant parley.Tenant, offers []MCPOffer) []ExtraTool {
-	out := make([]ExtraTool, 0, len(offers))
-	for _, o := range offers {
-		desc := o.Tool.Description
-		if desc == "" {
-			desc = "A tool of the business's own systems (" + o.Tool.Name + ")."
-		}
-		name := o.Tool.Name
-		// The server's own name of the tool is the owner's: the tool
-		// history shows it beside the function name derived from it.
-		out = append(out, ExtraTool{Name: o.Function, Type: MCPProxyType, Description: desc, Parameters: o.Tool.InputSchema,
-			DisplayName: parley.Clip(name, maxMCPDisplayName),
-			Run: func(ctx context.Context, args json.RawMessage) (any, error) {
-				return e.MCP.Call(ctx, tenant, name, args)
-			}})
-	}
-	return out
 }
