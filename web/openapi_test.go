@@ -25,6 +25,9 @@ import (
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	doc := webtest.LoadOpenAPI(t)
+	if err := doc.Validate(t.Context()); err != nil {
+		t.Fatalf("openapi.json is not a valid OpenAPI document: %v", err)
+	}
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
 	}
