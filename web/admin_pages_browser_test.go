@@ -25,7 +25,7 @@ var uuidPart = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 // tenant with data at laptop and phone sizes and for an empty one at phone
 // size: nothing scrolls sideways, the Content-Security-Policy refuses
 // nothing, and at phone size axe-core finds no serious or critical
-// violation. A screenshot of each page with data is kept (screenshotDir).
+// violation. A screenshot of each page with data is kept (ScreenshotDir).
 // axe-core checks each distinct markup once (markupSeen): an empty tenant's
 // form is the same page as the full tenant's, its empty lists are not.
 func TestAdminPagesBrowser(t *testing.T) {
@@ -345,7 +345,7 @@ func TestAdminRequiredFieldsBrowser(t *testing.T) {
 }
 
 // TestAdminCSPBrowser: the dashboard's policy refuses inline scripts and
-// event attributes, and watchCSP sees the refusal, as the page visits of
+// event attributes, and WatchCSP sees the refusal, as the page visits of
 // TestAdminPagesBrowser rely on.
 func TestAdminCSPBrowser(t *testing.T) {
 	t.Parallel()

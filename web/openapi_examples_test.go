@@ -11,7 +11,7 @@ import (
 // TestOpenAPIExamplesMatchTheirSchemas: every example the document gives,
 // of a schema (its examples) or of a request or response body (a media
 // type's example or examples, inline or under components), conforms to its
-// schema under JSON Schema 2020-12 with formats asserted (validateJSON). An
+// schema under JSON Schema 2020-12 with formats asserted (ValidateJSON). An
 // integrator copies examples; one the schema refuses is a wrong contract.
 func TestOpenAPIExamplesMatchTheirSchemas(t *testing.T) {
 	t.Parallel()

@@ -17,7 +17,7 @@ import (
 )
 
 // TestNoUncheckedClient keeps every test request on a validating client:
-// Go's default client would bypass validatingTransport.
+// Go's default client would bypass ValidatingTransport.
 func TestNoUncheckedClient(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*_test.go")
@@ -38,7 +38,7 @@ func TestNoUncheckedClient(t *testing.T) {
 	}
 }
 
-// recordingTB keeps the failures validatingTransport reports, to test the
+// recordingTB keeps the failures ValidatingTransport reports, to test the
 // checker itself.
 type recordingTB struct {
 	testing.TB

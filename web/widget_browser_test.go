@@ -65,7 +65,7 @@ const widgetShadow = `document.querySelector('parley-widget').shadowRoot`
 // openWidgetPage opens url in the tab and waits for the widget's launcher.
 func openWidgetPage(ctx context.Context, t *testing.T, url string) {
 	t.Helper()
-	// The widget's requests are cross-origin: no extra header (ownAddress),
+	// The widget's requests are cross-origin: no extra header (OwnAddress),
 	// which would have them preflighted.
 	_, err := chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{}})
 	webtest.MustStep(t, "dropping the tab's own address", err)
@@ -115,7 +115,7 @@ func TestWidgetBrowser(t *testing.T) {
 
 	// The launcher pulses (bubblePulse is on by default) a few times, not
 	// forever, and not at all for a visitor who asks for less motion (the tab
-	// does, see emulateMedia).
+	// does, see EmulateMedia).
 	if got := str("pulse", `(() => { const l = `+sr+`.querySelector('.launcher');
 		const rule = [...`+sr+`.querySelector('style').sheet.cssRules].find(r => r.selectorText === '.launcher.pulse');
 		return l.classList.contains('pulse') + ' ' + (rule ? rule.style.animationIterationCount : 'no rule') + ' ' + getComputedStyle(l).animationName; })()`); got != "true 3 none" {

@@ -122,7 +122,7 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 	t.Parallel()
 	b := webtest.SetupAdmin(t, nil)
 	// The dashboard reads the time of the retry on the workers' clock, the
-	// real one; withOutbound restarts the listener after this change.
+	// real one; WithOutbound restarts the listener after this change.
 	b.Srv.Base.Now = nil
 	b.WithOutbound(t, true, webtest.WebhookHosts)
 	ten := b.OwnedTenant(t, "builder")

@@ -28,7 +28,7 @@ import (
 )
 
 // setupWebhookAPI is setup with an outbound guard that resolves with
-// webhookHosts and, when exempt127, exempts 127.0.0.0/8. The guard is set
+// WebhookHosts and, when exempt127, exempts 127.0.0.0/8. The guard is set
 // before the listener starts, so requests see it without a race.
 func setupWebhookAPI(t *testing.T, exempt127 bool) *webtest.Bundle {
 	t.Helper()

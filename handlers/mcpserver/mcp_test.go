@@ -16,7 +16,7 @@ import (
 	"github.com/parley/parley/web/webtest"
 )
 
-// mustFail is callTool for a call that must answer a tool error; it returns the error body.
+// mustFail is CallTool for a call that must answer a tool error; it returns the error body.
 func mustFail(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
 	out, isErr := webtest.CallTool(t, cs, name, args)

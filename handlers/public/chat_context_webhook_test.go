@@ -24,7 +24,7 @@ import (
 // signature with the visitor signing key, as a tenant would from the
 // documentation, keeps the bodies, and answers with the scripted status and
 // context (and challenge, when set). It verifies v1 over "<t>.<body>" as a
-// Stripe-style verifier does, or with rawBody v0 over the body alone, as a
+// Stripe-style verifier does, or with RawBody v0 over the body alone, as a
 // reader of the spec's first sentence does.
 type contextEndpoint struct {
 	srv       *httptest.Server
@@ -48,7 +48,7 @@ func signatureSchemes(header string) map[string]string {
 }
 
 // verifies reports whether header signs body with key: v1 over t.body
-// within 300 s, or, with rawBody, v0 over the body alone.
+// within 300 s, or, with RawBody, v0 over the body alone.
 func verifies(header string, key, body []byte, rawBody bool) bool {
 	sc := signatureSchemes(header)
 	mac := hmac.New(sha256.New, key)

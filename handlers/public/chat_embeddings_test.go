@@ -18,7 +18,7 @@ import (
 	"github.com/parley/parley/web/webtest"
 )
 
-// setupEmbedChat is setupChat with the operator's embedding endpoint at
+// setupEmbedChat is SetupChat with the operator's embedding endpoint at
 // embedURL, on a store of its own over the test database's pool (its
 // EnableEmbeddings must not reach the package's other tests).
 func setupEmbedChat(t *testing.T, embedURL string) (*webtest.Bundle, *llmtest.OpenAI) {

@@ -38,7 +38,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// setupPayments is setupChat with a fake Stripe, logs kept (at debug) to be
+// setupPayments is SetupChat with a fake Stripe, logs kept (at debug) to be
 // searched for the key, and Stripe's timeout shortened.
 func setupPayments(t *testing.T) (*webtest.Bundle, *llmtest.OpenAI, *stripetest.Server, *lockedBuffer) {
 	t.Helper()

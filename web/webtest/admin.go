@@ -32,7 +32,7 @@ import (
 )
 
 // SetupAdmin is setup for dashboard tests: the server believes X-Forwarded-For
-// from the loopback test client, so each adminClient has an address of its own
+// from the loopback test client, so each AdminClient has an address of its own
 // and the sign-in throttle of one test's failures does not slow down the
 // others, which all connect from 127.0.0.1. env adds configuration.
 func SetupAdmin(t *testing.T, env map[string]string) *Bundle {
@@ -437,7 +437,7 @@ type InboxFixture struct {
 	Submission                       parley.Submission
 }
 
-// SeedInboxOf gives ten the conversations of an inboxFixture.
+// SeedInboxOf gives ten the conversations of an InboxFixture.
 func SeedInboxOf(t *testing.T, b *Bundle, ten Tenant) InboxFixture {
 	t.Helper()
 	ctx := context.Background()
@@ -481,7 +481,7 @@ func SeedInboxOf(t *testing.T, b *Bundle, ten Tenant) InboxFixture {
 
 func VoiceCost(c float64) *float64 { return &c }
 
-// LinkVoiceCall makes the tenant's call callID (see insertVoiceCall) the
+// LinkVoiceCall makes the tenant's call callID (see InsertVoiceCall) the
 // call of the conversation convID, at cost (nil: not known).
 func (b *Bundle) LinkVoiceCall(t *testing.T, tenantID, callID, convID string, cost *float64) {
 	t.Helper()

@@ -37,7 +37,7 @@ var Chromium struct {
 // TabAddrSeq numbers the browser tabs' client addresses.
 var TabAddrSeq atomic.Int64
 
-// OwnAddress gives the tab a client address of its own (testConfig trusts
+// OwnAddress gives the tab a client address of its own (Config trusts
 // X-Forwarded-For from the loopback), for a test whose failed sign-ins must
 // count against it alone, in the test binary's one database. Same-origin
 // pages only: the header would make cross-origin requests preflighted.
@@ -88,7 +88,7 @@ func EmulateMedia(ctx context.Context, t *testing.T, features ...*emulation.Medi
 	MustStep(t, "emulating the media features", err)
 }
 
-// TypeText puts text into the field with id as one insertion (keyIn):
+// TypeText puts text into the field with id as one insertion (KeyIn):
 // for the sign-in form, which listens to no key, 0.03 s of Chromium's CPU
 // instead of 0.3 s for an email and a password.
 func TypeText(ctx context.Context, t *testing.T, id, text string) {
@@ -212,7 +212,7 @@ func SubmitForm(ctx context.Context, t *testing.T, button string) int64 {
 // FillField empties an input or textarea and types text into it, as a
 // user does: it waits for the field, clears what it holds (chromedp.Clear
 // would set the value attribute, not what was typed, and fails on an empty
-// textarea), then focuses it and inserts the text (keyIn). Focusing it
+// textarea), then focuses it and inserts the text (KeyIn). Focusing it
 // commits the field left (change), after the clearing.
 func FillField(id, text string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
@@ -237,7 +237,7 @@ func KeyIn[S chromedp.Selectable](sel S, text string) chromedp.Action[chromedp.V
 }
 
 // BrowserSignIn signs in through the login form, starting from a dashboard
-// page: for a test of the form itself. Others sign in with openSignedIn.
+// page: for a test of the form itself. Others sign in with OpenSignedIn.
 func BrowserSignIn(ctx context.Context, t *testing.T, b *Bundle, ten Tenant) {
 	t.Helper()
 	OwnAddress(ctx, t) // no other test's failed sign-ins slow this one down
@@ -260,7 +260,7 @@ func BrowserSignIn(ctx context.Context, t *testing.T, b *Bundle, ten Tenant) {
 // form and opens path, a dashboard page. The form is driven in Chromium by
 // the tests that are about it (handlers/admin/admin_login_browser_test.go, the password
 // reset); here the tab signs in as the dashboard's HTTP tests do (an
-// adminClient posts the form) and takes the session cookie exactly as the
+// AdminClient posts the form) and takes the session cookie exactly as the
 // server set it: 0.1 s instead of the form's two page loads and a post,
 // about 2 s of Chromium's CPU on a loaded machine. path opening where it
 // was asked, not on the sign-in page, proves the tab signed in.
@@ -330,7 +330,7 @@ func ModuleRoot(t *testing.T) string {
 var UnsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // SaveScreenshot keeps a full-page PNG of the tab as name.png in
-// screenshotDir, for a person to look at: the test asserts behaviour, the
+// ScreenshotDir, for a person to look at: the test asserts behaviour, the
 // picture shows how it looks. Other tests of the same name overwrite it.
 //
 // Pictures are taken only when PARLEY_TEST_ARTIFACTS is set (.ci/run sets
@@ -398,7 +398,7 @@ func AxeViolations(ctx context.Context, t *testing.T, axe []byte) []string {
 	return AxeRuleViolations(ctx, t, axe, nil)
 }
 
-// AxeRuleViolations is axeViolations with axe-core's rules limited to rules
+// AxeRuleViolations is AxeViolations with axe-core's rules limited to rules
 // (nil: every rule).
 func AxeRuleViolations(ctx context.Context, t *testing.T, axe []byte, rules []string) []string {
 	t.Helper()
@@ -450,7 +450,7 @@ const FakeTurnstile = `(() => {
   };
 })();`
 
-// ChallengeProvider serves fakeTurnstile from its own origin, counting the
+// ChallengeProvider serves FakeTurnstile from its own origin, counting the
 // requests; while down it answers 503.
 type ChallengeProvider struct {
 	*httptest.Server

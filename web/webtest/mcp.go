@@ -65,7 +65,7 @@ func CallTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	return out, res.IsError
 }
 
-// MustCall is callTool for a call that must succeed.
+// MustCall is CallTool for a call that must succeed.
 func MustCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
 	out, isErr := CallTool(t, cs, name, args)
@@ -100,7 +100,7 @@ type TenantMCP struct {
 	release chan struct{} // closed at the end of the test: slow tools return
 	mu      sync.Mutex
 	auth    []string
-	// slowList makes tools/list wait until release.
+	// SlowList makes tools/list wait until release.
 	SlowList atomic.Bool
 	TS       *httptest.Server
 }

@@ -76,7 +76,7 @@ func SortedKeys[V any](m map[string]V) []string {
 }
 
 // OpenAPIChecker sends requests whose validity against the document a test
-// states; the answers are validated by the client's validatingTransport.
+// states; the answers are validated by the client's ValidatingTransport.
 type OpenAPIChecker struct {
 	T *testing.T
 	B *Bundle
@@ -119,7 +119,7 @@ func (c *OpenAPIChecker) ExchangeRaw(method, path, token, contentType string, ra
 	if err != nil {
 		t.Fatalf("%s %s: not in the document: %v", method, path, err)
 	}
-	// A JSON body is checked against its schema compiled once (docSchemas).
+	// A JSON body is checked against its schema compiled once (DocSchemas).
 	pointer := JSONRequestSchema(route, method, contentType, raw)
 	err = openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
 		Request: req, PathParams: params, Route: route,
@@ -219,10 +219,10 @@ func (s Shape) fits(v map[string]any) bool {
 	return true
 }
 
-// ObjectShapes is objectShape for unions: a schema whose anyOf/oneOf has
+// ObjectShapes is ObjectShape for unions: a schema whose anyOf/oneOf has
 // several object members (such as a tool's config, one object per tool type)
 // has one shape per member, each with the schema's own and allOf members;
-// any other schema has the one shape objectShape gives.
+// any other schema has the one shape ObjectShape gives.
 func ObjectShapes(s *openapi3.Schema) []Shape {
 	var members []*openapi3.Schema
 	for _, sub := range append(slices.Clone(s.AnyOf), s.OneOf...) {
@@ -249,7 +249,7 @@ func ObjectShapes(s *openapi3.Schema) []Shape {
 	return shapes
 }
 
-// DocumentedKeys is sameKeys for schemas with optional members, applied to
+// DocumentedKeys is SameKeys for schemas with optional members, applied to
 // every nested object and array item: each field present is documented, each
 // required member is present. An object documented as a union of object
 // shapes must fit one of them, and is checked against the first it fits.
@@ -324,7 +324,7 @@ func OpenAPIHarness(t *testing.T, b *Bundle) (*openapi3.T, *OpenAPIChecker, func
 }
 
 // OpenAPIRouter finds the documented operation of a request; built once per
-// test binary from openAPIDoc.
+// test binary from OpenAPIDoc.
 var OpenAPIRouter = sync.OnceValues(func() (routers.Router, error) {
 	doc, err := OpenAPIDoc()
 	if err != nil {
@@ -357,7 +357,7 @@ var OpenAPIRouter = sync.OnceValues(func() (routers.Router, error) {
 // (/admin, and / which redirects to it), the static files (/static), CORS
 // preflights (OPTIONS), and the body of SSE streams (text/event-stream:
 // status and headers are still checked; the chat tests check each event
-// with checkChatSchema).
+// with CheckChatSchema).
 type ValidatingTransport struct {
 	TB   testing.TB
 	Base http.RoundTripper
@@ -418,7 +418,7 @@ func (v *ValidatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		return nil, err
 	}
 	out.SetBodyBytes(body)
-	// A JSON body is checked against its schema compiled once (docSchemas);
+	// A JSON body is checked against its schema compiled once (DocSchemas);
 	// kin-openapi checks the status, the headers and any other body.
 	pointer := JSONBodySchema(route, vreq.Method, resp.StatusCode, ct)
 	out.Options.ExcludeResponseBody = pointer != ""

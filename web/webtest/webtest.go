@@ -71,7 +71,7 @@ func NewBundle(t *testing.T, srv *web.Server, store *db.DB) *Bundle {
 
 // serve starts (or restarts) the test server. Its client, b.ts.Client(),
 // which every request of the tests goes through, checks each exchange
-// against openapi.json (see validatingTransport).
+// against openapi.json (see ValidatingTransport).
 func (b *Bundle) serve() {
 	b.TS = httptest.NewServer(b.Srv.Echo)
 	b.T.Cleanup(b.TS.Close)
@@ -90,13 +90,13 @@ type Tenant struct {
 
 // NewTenant provisions a tenant with a unique slug on plan, without an owner
 // login: most tests use its API token only. Tests that sign in to /admin use
-// ownedTenant.
+// OwnedTenant.
 func (b *Bundle) NewTenant(t *testing.T, plan string) Tenant {
 	t.Helper()
 	return b.provision(t, plan, false)
 }
 
-// OwnedTenant is newTenant with an owner login (OwnerEmail, Password).
+// OwnedTenant is NewTenant with an owner login (OwnerEmail, Password).
 func (b *Bundle) OwnedTenant(t *testing.T, plan string) Tenant {
 	t.Helper()
 	return b.provision(t, plan, true)
@@ -208,8 +208,8 @@ func (b *Bundle) AtItsAddress() {
 func Config(tb testing.TB, envs ...map[string]string) web.Config {
 	tb.Helper()
 	// X-Forwarded-For is believed from the loopback, where every test
-	// client connects from: each browser tab (browserTab) and each
-	// adminClient sends an address of its own, so that one test's failed
+	// client connects from: each browser tab (BrowserTab) and each
+	// AdminClient sends an address of its own, so that one test's failed
 	// sign-ins and chat messages do not throttle another's, in the test
 	// binary's one database. A test may set its own proxies.
 	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": SecretKey,
