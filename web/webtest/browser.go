@@ -67,7 +67,11 @@ func BrowserTab(t *testing.T) context.Context {
 	if err := chromedp.Do(tab); err != nil {
 		t.Fatalf("opening a tab: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
+	// A hang's limit, not a wait: a tab of the dashboard tour (ten pages,
+	// axe-core, two screenshots each when PARLEY_TEST_ARTIFACTS is set) ran
+	// past one minute in a fresh clone's CI, with the dashboard's test binary
+	// and its own Chromium running beside it on two cores.
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
 	t.Cleanup(cancel)
 	EmulateMedia(ctx, t)
 	return ctx
