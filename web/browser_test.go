@@ -5,9 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/auth"
@@ -200,26 +198,8 @@ func TestBrowserTokens(t *testing.T) {
 	})
 
 	t.Run("Revoke", func(t *testing.T) {
-		dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-		asked := make(chan string, 1)
-		go func() {
-			for ev, err := range dialogs {
-				if err != nil {
-					return
-				}
-				asked <- ev.Message
-				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-				return
-			}
-		}()
-		webtest.MustStep(t, "clicking Revoke", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(row+" button"))))
-		select {
-		case msg := <-asked:
-			if !strings.Contains(msg, "Revoke token CRM sync?") {
-				t.Errorf("confirmation = %q", msg)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("no confirmation dialog")
+		if msg := webtest.ClickAndConfirm(ctx, t, row+" button"); !strings.Contains(msg, "Revoke token CRM sync?") {
+			t.Errorf("confirmation = %q", msg)
 		}
 		webtest.MustStep(t, "waiting for the revoked row", chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(row+" .badge.revoked"))))
 		if txt := webtest.MustRunStep(ctx, t, "badge", chromedp.Text(chromedp.CSS(row+" .badge.revoked"))); txt != "revoked" {

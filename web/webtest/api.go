@@ -402,30 +402,6 @@ var WebhookHosts = HookResolver{
 	"meta.test":   "169.254.169.254", // cloud metadata
 }
 
-// RawDo sends a request and returns the status and the raw body.
-func (b *Bundle) RawDo(t *testing.T, method, path, token string, body any) (int, string) {
-	t.Helper()
-	var r io.Reader
-	if body != nil {
-		buf, _ := json.Marshal(body)
-		r = strings.NewReader(string(buf))
-	}
-	req, _ := http.NewRequest(method, b.TS.URL+path, r)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if r != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := b.TS.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(raw)
-}
-
 func Obj(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
 func List(v any) []any { a, _ := v.([]any); return a }

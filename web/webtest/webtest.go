@@ -129,6 +129,27 @@ func (b *Bundle) Token(t *testing.T, tenantID string, scopes ...string) string {
 // Do sends a request with optional bearer token and JSON body and decodes the JSON answer.
 func (b *Bundle) Do(t *testing.T, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
+	status, raw := b.send(t, method, path, token, body)
+	var out map[string]any
+	if len(raw) > 0 && (raw[0] == '{') {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
+		}
+	}
+	return status, out
+}
+
+// RawDo is Do returning the raw body.
+func (b *Bundle) RawDo(t *testing.T, method, path, token string, body any) (int, string) {
+	t.Helper()
+	status, raw := b.send(t, method, path, token, body)
+	return status, string(raw)
+}
+
+// send sends a request with an optional bearer token and body (a string
+// sent as it is, anything else as JSON) and returns the status and the body.
+func (b *Bundle) send(t *testing.T, method, path, token string, body any) (int, []byte) {
+	t.Helper()
 	var r io.Reader
 	switch v := body.(type) {
 	case nil:
@@ -151,13 +172,7 @@ func (b *Bundle) Do(t *testing.T, method, path, token string, body any) (int, ma
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if len(raw) > 0 && (raw[0] == '{') {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: bad JSON %q", method, path, raw)
-		}
-	}
-	return resp.StatusCode, out
+	return resp.StatusCode, raw
 }
 
 // HookResolver stands in for DNS in tests of outgoing calls (the machines
