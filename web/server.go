@@ -238,6 +238,9 @@ func (s *Server) Run(ctx context.Context) error {
 	stopInstance, err := s.StartInstance(ctx)
 	if err != nil {
 		_ = ln.Close()
+		if ctx.Err() != nil {
+			return nil // stopped while starting: a clean shutdown
+		}
 		return err
 	}
 	defer stopInstance()
@@ -248,6 +251,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if err := river.Start(ctx); err != nil {
 		_ = ln.Close()
+		if ctx.Err() != nil {
+			return nil // stopped while starting (River's driver saw the cancelled context)
+		}
 		return fmt.Errorf("starting jobs: %w", err)
 	}
 	srv := s.HTTPServer(s.Config.Addr)
