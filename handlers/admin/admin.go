@@ -15,17 +15,16 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
 
 // Session keys.
 const (
-	sessUserID     = "userID"
-	sessTenantID   = "tenantID"
-	sessFlash      = "flash"
-	sessFlashError = "flashError"
-	sessNewToken   = "newToken"
+	sessUserID   = "userID"
+	sessTenantID = "tenantID"
+	sessNewToken = "newToken"
 	// sessPasswordStamp is auth.PasswordStamp of the password the session
 	// signed in with: once the password changes, the session ends.
 	sessPasswordStamp = "passwordStamp"
@@ -52,35 +51,6 @@ func loginAddressKey(ip string) string { return "login:ip:" + ip }
 // remembered, before signing in from it takes solving the bot challenge,
 // when one is configured (Base.SignInChallenge).
 const loginChallengeAfter = 3
-
-// adminFrom is the admin request's owner and tenant; the requireAdmin
-// middleware set it before any admin handler runs.
-func adminFrom(c echo.Context) *handlers.AdminContext {
-	if a, ok := handlers.AdminOf(c); ok {
-		return a
-	}
-	return &handlers.AdminContext{}
-}
-
-func csrfToken(c echo.Context) string {
-	s, _ := c.Get("csrf").(string)
-	return s
-}
-
-// page builds the layout model of a signed-in page and consumes flash messages.
-func (h *core) page(c echo.Context, title, active string) views.Page {
-	a := adminFrom(c)
-	ctx := c.Request().Context()
-	p := views.Page{
-		Title: title, Active: active, UserEmail: a.User.Email,
-		TenantSlug: a.Tenant.Slug, TenantName: a.Tenant.Name, CSRF: csrfToken(c),
-		Flash: h.Sessions.PopString(ctx, sessFlash), FlashError: h.Sessions.PopString(ctx, sessFlashError),
-	}
-	for _, m := range a.Memberships {
-		p.Tenants = append(p.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
-	}
-	return p
-}
 
 // RequireAdmin lets signed-in users through with their handlers.AdminContext and sends
 // everyone else to the sign-in page.
@@ -184,7 +154,7 @@ func (h *Account) ShowLoginPage(c echo.Context) error {
 	if h.Sessions.GetString(ctx, sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
-	form := views.LoginForm{CSRF: csrfToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, sessFlash)}
+	form := views.LoginForm{CSRF: dash.CSRFToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, dash.SessFlash)}
 	if h.SignInChallenge.SiteKey != "" {
 		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.Clock())
 		if err != nil {
@@ -223,7 +193,7 @@ func (h *Account) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
-	form := views.LoginForm{Email: email, CSRF: csrfToken(c), Next: c.FormValue("next")}
+	form := views.LoginForm{Email: email, CSRF: dash.CSRFToken(c), Next: c.FormValue("next")}
 	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.Clock())
 	if err != nil {
 		return err
@@ -276,7 +246,7 @@ func (h *Account) Logout(c echo.Context) error {
 
 // SwitchTenant changes the tenant being administered, among the user's own.
 func (h *Account) SwitchTenant(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	slug := c.FormValue("tenant")
 	for _, m := range a.Memberships {
 		if m.TenantSlug == slug {
@@ -321,7 +291,7 @@ func (h *core) onboarding(c echo.Context, t parley.Tenant, installed bool) ([]vi
 
 // ShowOverviewPage renders the dashboard home.
 func (h *Account) ShowOverviewPage(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	u, err := h.DB.TenantUsage(c.Request().Context(), a.Tenant.ID, h.Clock())
 	if err != nil {
 		return err
@@ -345,7 +315,7 @@ func (h *Account) ShowOverviewPage(c echo.Context) error {
 	if err := h.overviewActivity(c, a.Tenant, &o); err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.OverviewPage(h.page(c, "Overview", "overview"), o))
+	return handlers.Render(c, http.StatusOK, views.OverviewPage(dash.Page(c, h.Sessions, "Overview", "overview"), o))
 }
 
 // overviewLatest is how many conversations the overview lists.

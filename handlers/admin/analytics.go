@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -71,7 +72,7 @@ func inboxLink(window url.Values, key, value string) string {
 // unless the owner picks others.
 func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	loc := resource.TenantLocation(t)
 	segments, err := h.segmentOptions(ctx, t.ID)
 	if err != nil {
@@ -82,7 +83,7 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 		Segment: c.QueryParam("segment"), Channel: c.QueryParam("channel")}}
 	q, st, err := h.Manage.ConversationStats(ctx, t.ID, handlers.StatsListingQuery(c, loc), h.Clock())
 	if err != nil {
-		errs, status, ok := failedForm(err)
+		errs, status, ok := dash.FailedForm(err)
 		if !ok {
 			return err
 		}
@@ -90,7 +91,7 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 			errs[k] = err.Error() // the API's own message, which names the parameter
 		}
 		v.Errors = errs
-		return handlers.Render(c, status, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
+		return handlers.Render(c, status, views.AnalyticsPage(dash.Page(c, h.Sessions, "Analytics", "analytics"), v))
 	}
 	from, last := q.Filter.From.In(loc), q.Filter.To.In(loc).Add(-time.Nanosecond)
 	if v.Filter.From == "" {
@@ -128,7 +129,7 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 	for _, in := range st.TopIntents {
 		v.TopIntents = append(v.TopIntents, views.Bar{Label: in.Question, Value: in.Count})
 	}
-	return handlers.Render(c, http.StatusOK, views.AnalyticsPage(h.page(c, "Analytics", "analytics"), v))
+	return handlers.Render(c, http.StatusOK, views.AnalyticsPage(dash.Page(c, h.Sessions, "Analytics", "analytics"), v))
 }
 
 // ExportAnalytics downloads one dataset of the analytics page as the API's

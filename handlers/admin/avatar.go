@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 )
 
 // maxAvatarBytes is the largest avatar an owner may upload: a chat header
@@ -28,25 +29,25 @@ func avatarPath(slug string) string { return "/avatars/" + slug }
 // uploaded picture; otherwise the multipart part "avatar" becomes the bot's
 // picture, served by Parley, once its size and type are checked.
 func (h *Settings) SaveAvatar(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	prefix := h.BaseURL + avatarPath(a.Tenant.Slug)
 	if c.QueryParam("action") == "remove" {
 		if err := h.DB.RemoveAvatar(ctx, a.Tenant.ID, prefix); err != nil {
 			return err
 		}
-		h.Sessions.Put(ctx, sessFlash, "Avatar removed: the chat shows your assistant's initial.")
+		h.Sessions.Put(ctx, dash.SessFlash, "Avatar removed: the chat shows your assistant's initial.")
 		return c.Redirect(http.StatusSeeOther, "/admin/settings/widget")
 	}
 	data, contentType, problem := readAvatar(c)
 	if problem != "" {
-		h.Sessions.Put(ctx, sessFlashError, problem)
+		h.Sessions.Put(ctx, dash.SessFlashError, problem)
 		return c.Redirect(http.StatusSeeOther, "/admin/settings/widget#avatar")
 	}
 	if _, err := h.DB.SaveAvatar(ctx, a.Tenant.ID, contentType, data, func(sha string) string { return prefix + "?v=" + sha[:16] }); err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Avatar uploaded: the chat shows it now.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Avatar uploaded: the chat shows it now.")
 	return c.Redirect(http.StatusSeeOther, "/admin/settings/widget")
 }
 

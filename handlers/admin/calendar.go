@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -47,12 +48,12 @@ func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 func dayLabel(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
 
 func (h *core) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
-	return handlers.Render(c, status, views.CalendarPage(h.page(c, "Calendar", "integrations"), f))
+	return handlers.Render(c, status, views.CalendarPage(dash.Page(c, h.Sessions, "Calendar", "integrations"), f))
 }
 
 // ShowCalendarPage renders the calendar connector's form.
 func (h *Tools) ShowCalendarPage(c echo.Context) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	cur, err := h.Manage.CalendarConnector(c.Request().Context(), t.ID)
 	if err != nil {
 		return err
@@ -64,7 +65,7 @@ func (h *Tools) ShowCalendarPage(c echo.Context) error {
 // server is asked for the calendar before anything is stored), or
 // re-renders the form with the errors.
 func (h *Tools) SaveCalendarConnector(c echo.Context) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	ctx := c.Request().Context()
 	cur, err := h.Manage.CalendarConnector(ctx, t.ID)
 	if err != nil {
@@ -78,14 +79,14 @@ func (h *Tools) SaveCalendarConnector(c echo.Context) error {
 	f := calendarForm(t, cur)
 	f.ServerURL, f.Username, f.CalendarURL, f.Days = b.ServerURL.Value, b.Username.Value, b.CalendarURL.Value, days
 	_, err = h.Manage.SaveCalendarConnector(ctx, t.ID, b.Input(nil), h.DiscoverCalendar)
-	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+	if status, ferrs, _, ok := dash.FormStatus(err); ok && len(ferrs) > 0 {
 		f.Errors = ferrs
 		return h.renderCalendar(c, status, f)
 	}
 	if err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Calendar connected.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Calendar connected.")
 	return c.Redirect(http.StatusSeeOther, calendarPagePath)
 }
 
@@ -117,7 +118,7 @@ func calendarFormBody(form url.Values) (handlers.CalendarBody, []views.CalendarD
 // TestCalendarConnection reads the calendar now and shows the next free
 // slots, or why it could not: a fragment for htmx, else the page.
 func (h *Tools) TestCalendarConnection(c echo.Context) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	ctx := c.Request().Context()
 	cur, err := h.ConnectedCalendar(ctx, t.ID)
 	if err != nil {
@@ -139,7 +140,7 @@ func (h *Tools) TestCalendarConnection(c echo.Context) error {
 	for _, s := range res.Slots {
 		v.Slots = append(v.Slots, s.Label)
 	}
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, views.CalendarTestView(v))
 	}
 	f := calendarForm(t, cur)
@@ -151,9 +152,9 @@ func (h *Tools) TestCalendarConnection(c echo.Context) error {
 func (h *Tools) RemoveCalendarConnector(c echo.Context) error {
 	ctx := c.Request().Context()
 	// None connected is done already: the page says so.
-	if err := h.Manage.DeleteCalendarConnector(ctx, adminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {
+	if err := h.Manage.DeleteCalendarConnector(ctx, dash.AdminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Calendar disconnected.")
-	return seeOther(c, calendarPagePath)
+	h.Sessions.Put(ctx, dash.SessFlash, "Calendar disconnected.")
+	return dash.SeeOther(c, calendarPagePath)
 }

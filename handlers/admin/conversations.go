@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -60,7 +61,7 @@ func conversationRow(it db.ConversationItem, loc *time.Location) views.Conversat
 // operation) and a page of conversations, most recently started first.
 func (h *Leads) ShowConversationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	loc := resource.TenantLocation(t)
 	segments, err := h.segmentOptions(ctx, t.ID)
 	if err != nil {
@@ -76,7 +77,7 @@ func (h *Leads) ShowConversationsPage(c echo.Context) error {
 	page, err := h.Manage.ListConversations(ctx, t.ID, l)
 	if err != nil {
 		var ok bool
-		if v.Errors, status, ok = failedForm(err); !ok {
+		if v.Errors, status, ok = dash.FailedForm(err); !ok {
 			return err
 		}
 		for k := range v.Errors {
@@ -88,7 +89,7 @@ func (h *Leads) ShowConversationsPage(c echo.Context) error {
 			v.Rows = append(v.Rows, conversationRow(it, loc))
 		}
 	}
-	return handlers.Render(c, status, views.ConversationsPage(h.page(c, "Conversations", "conversations"), v))
+	return handlers.Render(c, status, views.ConversationsPage(dash.Page(c, h.Sessions, "Conversations", "conversations"), v))
 }
 
 // flag is a ticked check box's value kept across pages: "1", or "" when not ticked.
@@ -176,7 +177,7 @@ func visitorLabel(v db.VisitorDetail) string {
 // Another tenant's conversation is the dashboard's 404.
 func (h *Leads) ShowConversationPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	loc := resource.TenantLocation(t)
 	d, err := h.DB.ConversationDetail(ctx, t.ID, c.Param("id"))
 	if err != nil {
@@ -219,5 +220,5 @@ func (h *Leads) ShowConversationPage(c echo.Context) error {
 		v.Submissions = append(v.Submissions, views.ConversationSubmission{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType,
 			Summary: submissionSummary(inputFields(s.Input)), Status: s.Status, CreatedAt: s.CreatedAt.In(loc).Format(localTime)})
 	}
-	return handlers.Render(c, http.StatusOK, views.ConversationPage(h.page(c, "Conversation", "conversations"), v))
+	return handlers.Render(c, http.StatusOK, views.ConversationPage(dash.Page(c, h.Sessions, "Conversation", "conversations"), v))
 }

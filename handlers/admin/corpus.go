@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/manage"
 	"github.com/parley/parley/views"
 )
@@ -45,7 +46,7 @@ func (h *core) segmentOptions(ctx context.Context, tenantID string) ([]views.Opt
 // An unknown segment drops the filter; a page past the end shows the last one.
 func (h *core) corpusList(c echo.Context) (views.CorpusList, error) {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	l := views.CorpusList{Search: strings.TrimSpace(c.QueryParam("search")), Segment: c.QueryParam("segment"), Page: 1}
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
 		l.Page = n
@@ -83,13 +84,13 @@ func (h *core) corpusList(c echo.Context) (views.CorpusList, error) {
 // ShowCorpusPage renders the knowledge base; htmx requests aimed at the
 // table (search, segment filter, pager) get the table alone.
 func (h *Knowledge) ShowCorpusPage(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	l, err := h.corpusList(c)
 	if err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") == "true" && c.Request().Header.Get("HX-Target") == "corpus-table" {
-		return handlers.Render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: csrfToken(c)}, l))
+		return handlers.Render(c, http.StatusOK, views.CorpusTable(views.Page{CSRF: dash.CSRFToken(c)}, l))
 	}
 	segs, err := h.segmentOptions(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
@@ -99,7 +100,7 @@ func (h *Knowledge) ShowCorpusPage(c echo.Context) error {
 	if v.Budget, err = h.corpusBudget(c.Request().Context(), a.Tenant.ID); err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+	return handlers.Render(c, http.StatusOK, views.CorpusPage(dash.Page(c, h.Sessions, "Knowledge base", "corpus"), v))
 }
 
 // corpusBudget works out, for each active segment, how its entries fit the
@@ -150,19 +151,19 @@ func corpusTitle(f views.CorpusForm) string {
 }
 
 func (h *core) renderCorpusForm(c echo.Context, status int, f views.CorpusForm) error {
-	segs, err := h.segmentOptions(c.Request().Context(), adminFrom(c).Tenant.ID)
+	segs, err := h.segmentOptions(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}
 	f.Segments, f.MaxContent, f.MaxSummary = segs, parley.MaxCorpusContent, parley.MaxCorpusSummary
-	return handlers.Render(c, status, views.CorpusFormPage(h.page(c, corpusTitle(f), "corpus"), f))
+	return handlers.Render(c, status, views.CorpusFormPage(dash.Page(c, h.Sessions, corpusTitle(f), "corpus"), f))
 }
 
 // ShowCorpusEntryPage renders the create form (/admin/corpus/new) or one of the tenant's entries to edit.
 func (h *Knowledge) ShowCorpusEntryPage(c echo.Context) error {
 	f := views.CorpusForm{IsActive: true}
 	if id := c.Param("id"); id != "" {
-		e, err := h.Manage.CorpusEntry(c.Request().Context(), adminFrom(c).Tenant.ID, id)
+		e, err := h.Manage.CorpusEntry(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, id)
 		if err != nil {
 			return err
 		}
@@ -199,7 +200,7 @@ func readCorpusForm(form url.Values) (views.CorpusForm, parley.CorpusInput) {
 // SaveCorpusEntry creates or updates an entry with the API's rules, or
 // re-renders the form with the errors.
 func (h *Knowledge) SaveCorpusEntry(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
@@ -220,7 +221,7 @@ func (h *Knowledge) SaveCorpusEntry(c echo.Context) error {
 	} else {
 		_, err = h.Manage.UpdateCorpus(ctx, a.Tenant.ID, f.ID, in)
 	}
-	if status, ferrs, msg, ok := formStatus(err); ok {
+	if status, ferrs, msg, ok := dash.FormStatus(err); ok {
 		f.Errors, f.Message = ferrs, msg
 		return h.renderCorpusForm(c, status, f)
 	}
@@ -231,20 +232,20 @@ func (h *Knowledge) SaveCorpusEntry(c echo.Context) error {
 	if creating {
 		verb = "created"
 	}
-	h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Entry %s %s.", strings.TrimSpace(f.Title), verb))
+	h.Sessions.Put(ctx, dash.SessFlash, fmt.Sprintf("Entry %s %s.", strings.TrimSpace(f.Title), verb))
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }
 
 // RemoveCorpusEntry deletes one of the tenant's entries; htmx gets an empty row, removed in place.
 func (h *Knowledge) RemoveCorpusEntry(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.Manage.DeleteCorpus(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteCorpus(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") == "true" {
 		return c.HTML(http.StatusOK, "")
 	}
-	h.Sessions.Put(ctx, sessFlash, "Entry deleted.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Entry deleted.")
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 }
 
@@ -254,7 +255,7 @@ func (h *Knowledge) RemoveCorpusEntry(c echo.Context) error {
 // htmx gets the result in place (and the table is told to refresh); a plain
 // form post gets it as flash messages after the redirect.
 func (h *Knowledge) SaveCorpusImport(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	var res views.ImportResult
 	status := http.StatusOK
@@ -282,7 +283,7 @@ func (h *Knowledge) SaveCorpusImport(c echo.Context) error {
 		return handlers.Render(c, status, views.ImportResultView(&res))
 	}
 	if res.Error != "" {
-		h.Sessions.Put(ctx, sessFlashError, res.Error)
+		h.Sessions.Put(ctx, dash.SessFlashError, res.Error)
 		return c.Redirect(http.StatusSeeOther, "/admin/corpus")
 	}
 	// As the htmx result says it: the count of entries unless only errors
@@ -295,7 +296,7 @@ func (h *Knowledge) SaveCorpusImport(c echo.Context) error {
 		done = append(done, "Skipped "+views.Count(res.Skipped, "line", "lines")+" already in the knowledge base.")
 	}
 	if len(done) > 0 {
-		h.Sessions.Put(ctx, sessFlash, strings.Join(done, " "))
+		h.Sessions.Put(ctx, dash.SessFlash, strings.Join(done, " "))
 	}
 	if len(res.Lines) > 0 {
 		parts := make([]string, len(res.Lines))
@@ -305,7 +306,7 @@ func (h *Knowledge) SaveCorpusImport(c echo.Context) error {
 		if res.Omitted > 0 {
 			parts = append(parts, fmt.Sprintf("and %d more lines", res.Omitted))
 		}
-		h.Sessions.Put(ctx, sessFlashError, views.Count(len(res.Lines)+res.Omitted, "line was", "lines were")+
+		h.Sessions.Put(ctx, dash.SessFlashError, views.Count(len(res.Lines)+res.Omitted, "line was", "lines were")+
 			" not imported because of errors; fix them and import the file again: "+strings.Join(parts, "; "))
 	}
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")

@@ -12,6 +12,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -24,7 +25,7 @@ const syncPreviewChars = 800
 // result (and the table is told to refresh); a plain form post gets the
 // whole page with the result, since the preview is worth seeing once.
 func (h *Knowledge) SaveCorpusSync(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
@@ -61,14 +62,14 @@ func (h *Knowledge) SaveCorpusSync(c echo.Context) error {
 		if f.Result != nil {
 			c.Response().Header().Set("HX-Trigger", "corpusChanged")
 		}
-		return handlers.Render(c, status, views.URLSyncView(views.Page{CSRF: csrfToken(c)}, segs, f))
+		return handlers.Render(c, status, views.URLSyncView(views.Page{CSRF: dash.CSRFToken(c)}, segs, f))
 	}
 	l, err := h.corpusList(c)
 	if err != nil {
 		return err
 	}
 	v := views.CorpusView{List: l, Segments: segs, Limit: a.Tenant.PlanInfo().CorpusLimit, Sync: f}
-	return handlers.Render(c, status, views.CorpusPage(h.page(c, "Knowledge base", "corpus"), v))
+	return handlers.Render(c, status, views.CorpusPage(dash.Page(c, h.Sessions, "Knowledge base", "corpus"), v))
 }
 
 // syncFailure maps what syncURL refused to the status and the messages the
@@ -85,7 +86,7 @@ func syncFailure(err error) (status int, fields views.Errors, msg string, ok boo
 		status = http.StatusUnprocessableEntity
 	default:
 		// handlers.Invalid (the fields, or a refused address as the url's error) and the corpus limit.
-		status, fields, msg, ok = formStatus(err)
+		status, fields, msg, ok = dash.FormStatus(err)
 		if fields["url"] == msg {
 			msg = "" // shown at the field already
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -23,7 +24,7 @@ const embeddingsPath = "/admin/corpus/embeddings"
 // embeddingsStatus is the page's status block: which endpoint embeds the
 // knowledge base and how far, times in the tenant's time zone.
 func (h *core) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, handlers.EmbeddingsJSON, error) {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	st, err := h.EmbeddingsState(c.Request().Context(), t.ID)
 	if err != nil {
 		return views.EmbeddingsStatus{}, st, err
@@ -40,7 +41,7 @@ func (h *core) embeddingsStatus(c echo.Context) (views.EmbeddingsStatus, handler
 }
 
 func (h *core) renderEmbeddings(c echo.Context, status int, f views.EmbeddingsForm) error {
-	return handlers.Render(c, status, views.EmbeddingsPage(h.page(c, "Search by meaning", "corpus"), f))
+	return handlers.Render(c, status, views.EmbeddingsPage(dash.Page(c, h.Sessions, "Search by meaning", "corpus"), f))
 }
 
 // ShowEmbeddingsPage renders the tenant's endpoint, its form and the status.
@@ -72,7 +73,7 @@ func (h *Knowledge) ShowEmbeddingsStatus(c echo.Context) error {
 // one, the "remove" box removes it.
 func (h *Knowledge) SaveEmbeddingsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	cur, err := h.Manage.EmbeddingSettings(ctx, t.ID)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func (h *Knowledge) SaveEmbeddingsPage(c echo.Context) error {
 		in.APIKey = parley.Some("") // the API's way to remove it
 	}
 	_, err = h.Manage.SaveEmbeddingSettings(ctx, t.ID, in)
-	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+	if status, ferrs, _, ok := dash.FormStatus(err); ok && len(ferrs) > 0 {
 		f.Errors = ferrs
 		if f.Status, _, err = h.embeddingsStatus(c); err != nil {
 			return err
@@ -120,7 +121,7 @@ func (h *Knowledge) SaveEmbeddingsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Saved. Your knowledge base is being prepared for search by meaning with your endpoint.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Saved. Your knowledge base is being prepared for search by meaning with your endpoint.")
 	return c.Redirect(http.StatusSeeOther, embeddingsPath)
 }
 
@@ -128,7 +129,7 @@ func (h *Knowledge) SaveEmbeddingsPage(c echo.Context) error {
 // back to the page.
 func (h *Knowledge) RemoveEmbeddingsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	if err := h.Manage.ClearEmbeddingSettings(ctx, t.ID); err != nil {
 		return err
 	}
@@ -136,6 +137,6 @@ func (h *Knowledge) RemoveEmbeddingsPage(c echo.Context) error {
 	if h.Engine != nil && h.Engine.Embeddings != nil {
 		msg = "Your endpoint is no longer used: the service's default endpoint prepares your knowledge base instead."
 	}
-	h.Sessions.Put(ctx, sessFlash, msg)
-	return seeOther(c, embeddingsPath)
+	h.Sessions.Put(ctx, dash.SessFlash, msg)
+	return dash.SeeOther(c, embeddingsPath)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/mcpclient"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -46,7 +47,7 @@ func (h *core) integrationsView(ctx context.Context, t parley.Tenant) (views.Int
 		v.PaymentsConnected, v.PaymentsPaused = true, !pay.IsActive
 		v.PaymentsTestMode = pay.KeyMode == parley.StripeModeTest
 	}
-	for _, o := range visitorAuthModeOptions {
+	for _, o := range dash.VisitorAuthModes {
 		if o.Value == v.AuthMode {
 			v.AuthModeLabel = o.Label
 		}
@@ -57,11 +58,11 @@ func (h *core) integrationsView(ctx context.Context, t parley.Tenant) (views.Int
 // ShowIntegrationsPage renders the index of the tenant's connections:
 // visitor verification, the context webhook and the MCP server.
 func (h *Integrations) ShowIntegrationsPage(c echo.Context) error {
-	v, err := h.integrationsView(c.Request().Context(), adminFrom(c).Tenant)
+	v, err := h.integrationsView(c.Request().Context(), dash.AdminFrom(c).Tenant)
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
+	return handlers.Render(c, http.StatusOK, views.IntegrationsPage(dash.Page(c, h.Sessions, "Integrations", "integrations"), v))
 }
 
 // SendContextTest calls the tenant's context webhook as the chat does for
@@ -69,9 +70,9 @@ func (h *Integrations) ShowIntegrationsPage(c echo.Context) error {
 // and shows what came back: htmx gets the result alone, a plain form post
 // the page with it.
 func (h *Integrations) SendContextTest(c echo.Context) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	r := h.testContextWebhook(c.Request().Context(), t)
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, views.ContextTestResultView(&r))
 	}
 	v, err := h.integrationsView(c.Request().Context(), t)
@@ -79,7 +80,7 @@ func (h *Integrations) SendContextTest(c echo.Context) error {
 		return err
 	}
 	v.ContextTest = &r
-	return handlers.Render(c, http.StatusOK, views.IntegrationsPage(h.page(c, "Integrations", "integrations"), v))
+	return handlers.Render(c, http.StatusOK, views.IntegrationsPage(dash.Page(c, h.Sessions, "Integrations", "integrations"), v))
 }
 
 // testContextWebhook makes the call and says, in the owner's words, what
@@ -141,12 +142,12 @@ func elapsed(d time.Duration) string {
 // DiscoverMCPTools lists the tools of the tenant's saved MCP server now, as
 // the chat lists them (and refreshes the chat's cached list with them).
 func (h *Integrations) DiscoverMCPTools(c echo.Context) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
 	r := h.discoverMCPTools(c.Request().Context(), t)
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, views.MCPDiscoverResultView(&r))
 	}
 	f := mcpForm(t)

@@ -9,13 +9,14 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
 func (h *core) renderMCP(c echo.Context, status int, f views.MCPForm) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
-	return handlers.Render(c, status, views.MCPPage(h.page(c, "MCP server", "integrations"), f))
+	return handlers.Render(c, status, views.MCPPage(dash.Page(c, h.Sessions, "MCP server", "integrations"), f))
 }
 
 // mcpForm is the MCP page's form with the tenant's saved settings.
@@ -26,12 +27,12 @@ func mcpForm(t parley.Tenant) views.MCPForm {
 
 // ShowMCPPage renders the MCP tools form, or what the plan lacks.
 func (h *Integrations) ShowMCPPage(c echo.Context) error {
-	return h.renderMCP(c, http.StatusOK, mcpForm(adminFrom(c).Tenant))
+	return h.renderMCP(c, http.StatusOK, mcpForm(dash.AdminFrom(c).Tenant))
 }
 
 // SaveMCPSettings saves the form with the API's rules, or re-renders it with the errors.
 func (h *Integrations) SaveMCPSettings(c echo.Context) error {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	if !t.PlanInfo().MCP {
 		return parley.PlanRequired("MCP tools", t.Plan, "builder")
 	}
@@ -63,7 +64,7 @@ func (h *Integrations) SaveMCPSettings(c echo.Context) error {
 		in.APIKey = parley.Some("") // the API's way to remove it
 	}
 	_, err = h.Manage.SaveMCPSettings(ctx, t, in)
-	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+	if status, ferrs, _, ok := dash.FormStatus(err); ok && len(ferrs) > 0 {
 		f.Errors = ferrs
 		return h.renderMCP(c, status, f)
 	}
@@ -71,17 +72,17 @@ func (h *Integrations) SaveMCPSettings(c echo.Context) error {
 		return err
 	}
 	h.ForgetMCPTools(t.ID)
-	h.Sessions.Put(ctx, sessFlash, "MCP tools saved.")
+	h.Sessions.Put(ctx, dash.SessFlash, "MCP tools saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/mcp-tools")
 }
 
 // RemoveMCPSettings deletes the configuration; htmx is sent back to the page.
 func (h *Integrations) RemoveMCPSettings(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.Manage.ClearMCPSettings(ctx, adminFrom(c).Tenant.ID); err != nil {
+	if err := h.Manage.ClearMCPSettings(ctx, dash.AdminFrom(c).Tenant.ID); err != nil {
 		return err
 	}
-	h.ForgetMCPTools(adminFrom(c).Tenant.ID)
-	h.Sessions.Put(ctx, sessFlash, "MCP configuration removed.")
-	return seeOther(c, "/admin/mcp-tools")
+	h.ForgetMCPTools(dash.AdminFrom(c).Tenant.ID)
+	h.Sessions.Put(ctx, dash.SessFlash, "MCP configuration removed.")
+	return dash.SeeOther(c, "/admin/mcp-tools")
 }

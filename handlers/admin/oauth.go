@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -26,11 +27,11 @@ func (h *Account) ShowConsentPage(c echo.Context) error {
 	if e != nil {
 		return handlers.RefuseAuthorization(c, h.BaseURL, r, e)
 	}
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	u, _ := url.Parse(r.RedirectURI)
 	v := views.ConsentView{
 		ClientName: r.Client.Name, RedirectHost: u.Host, TenantName: a.Tenant.Name, TenantSlug: a.Tenant.Slug,
-		Scopes: r.Scopes, CSRF: csrfToken(c), UserEmail: a.User.Email,
+		Scopes: r.Scopes, CSRF: dash.CSRFToken(c), UserEmail: a.User.Email,
 	}
 	for _, aud := range strings.Fields(r.Resource) {
 		v.API = v.API || aud == h.OAuth.Issuer
@@ -60,7 +61,7 @@ func (h *Account) SaveConsent(c echo.Context) error {
 	if c.FormValue("decision") != "approve" {
 		return handlers.RefuseAuthorization(c, h.BaseURL, r, &auth.AuthorizationError{Code: "access_denied", Description: "The owner denied access"})
 	}
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	tenantID := a.Tenant.ID
 	if slug := c.FormValue("tenant"); slug != "" {
 		tenantID = ""
@@ -90,7 +91,7 @@ func (h *Account) SaveConsent(c echo.Context) error {
 // ShowConnectedAppsPage lists the OAuth clients holding live grants on the
 // tenant.
 func (h *Account) ShowConnectedAppsPage(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	apps, err := h.Manage.ConnectedApps(c.Request().Context(), a.Tenant.ID, h.Clock())
 	if err != nil {
 		return err
@@ -113,17 +114,17 @@ func (h *Account) ShowConnectedAppsPage(c echo.Context) error {
 		}
 		rows = append(rows, row)
 	}
-	return handlers.Render(c, http.StatusOK, views.ConnectedAppsPage(h.page(c, "Connected apps", "connected-apps"), rows))
+	return handlers.Render(c, http.StatusOK, views.ConnectedAppsPage(dash.Page(c, h.Sessions, "Connected apps", "connected-apps"), rows))
 }
 
 // RevokeConnectedApp revokes every grant of a client on the tenant: its
 // access and refresh tokens stop working at once.
 func (h *Account) RevokeConnectedApp(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	if err := h.Manage.RevokeConnectedApp(ctx, a.Tenant.ID, c.Param("client"), h.Clock()); err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Access revoked: the app can no longer act on your tenant.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Access revoked: the app can no longer act on your tenant.")
 	return c.Redirect(http.StatusSeeOther, "/admin/connected-apps")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/views"
 )
@@ -34,7 +35,7 @@ const sessResetSent = "resetSent"
 // was forgotten; on a server without email it says how an operator resets
 // a password instead.
 func (h *Account) ShowForgotPasswordPage(c echo.Context) error {
-	f := views.ForgotPasswordForm{CSRF: csrfToken(c), ByEmail: h.ResetByEmail}
+	f := views.ForgotPasswordForm{CSRF: dash.CSRFToken(c), ByEmail: h.ResetByEmail}
 	if sent := h.Sessions.PopString(c.Request().Context(), sessResetSent); sent != "" {
 		f.Sent, f.Email = true, sent
 	}
@@ -48,7 +49,7 @@ func (h *Account) ShowForgotPasswordPage(c echo.Context) error {
 func (h *Account) SendPasswordReset(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
-	f := views.ForgotPasswordForm{CSRF: csrfToken(c), ByEmail: h.ResetByEmail, Email: email}
+	f := views.ForgotPasswordForm{CSRF: dash.CSRFToken(c), ByEmail: h.ResetByEmail, Email: email}
 	if !h.ResetByEmail {
 		return handlers.Render(c, http.StatusOK, views.ForgotPassword(f))
 	}
@@ -107,7 +108,7 @@ func (h *Account) ShowResetPasswordPage(c echo.Context) error {
 	// The token is in this page's address: no link or asset of the page
 	// passes it on in a Referer.
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	f := views.ResetPasswordForm{CSRF: csrfToken(c), Token: c.QueryParam("token")}
+	f := views.ResetPasswordForm{CSRF: dash.CSRFToken(c), Token: c.QueryParam("token")}
 	p, err := h.resetProblem(c, f.Token)
 	if err != nil {
 		return err
@@ -126,7 +127,7 @@ func (h *Account) ShowResetPasswordPage(c echo.Context) error {
 func (h *Account) SaveNewPassword(c echo.Context) error {
 	ctx := c.Request().Context()
 	password, confirm := c.FormValue("password"), c.FormValue("confirm")
-	f := views.ResetPasswordForm{CSRF: csrfToken(c), Token: c.FormValue("token")}
+	f := views.ResetPasswordForm{CSRF: dash.CSRFToken(c), Token: c.FormValue("token")}
 	p, err := h.resetProblem(c, f.Token)
 	if err != nil {
 		return err
@@ -173,6 +174,6 @@ func (h *Account) SaveNewPassword(c echo.Context) error {
 	}
 	h.Sessions.Remove(ctx, sessUserID)
 	h.Sessions.Remove(ctx, sessPasswordStamp)
-	h.Sessions.Put(ctx, sessFlash, "Your password was changed. Sign in with the new one.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Your password was changed. Sign in with the new one.")
 	return c.Redirect(http.StatusSeeOther, "/admin/login")
 }

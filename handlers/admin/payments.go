@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -33,13 +34,13 @@ func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
 }
 
 func (h *core) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
-	return handlers.Render(c, status, views.PaymentsPage(h.page(c, "Payments", "integrations"), f))
+	return handlers.Render(c, status, views.PaymentsPage(dash.Page(c, h.Sessions, "Payments", "integrations"), f))
 }
 
 // ShowPaymentsPage renders the payments integration: connect Stripe, test
 // the key, the fixed amount, disconnect.
 func (h *Tools) ShowPaymentsPage(c echo.Context) error {
-	p, err := h.Manage.PaymentConnector(c.Request().Context(), adminFrom(c).Tenant.ID)
+	p, err := h.Manage.PaymentConnector(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func (h *Tools) ShowPaymentsPage(c echo.Context) error {
 // (the management operation's), or re-renders the form with the errors.
 func (h *Tools) SavePayments(c echo.Context) error {
 	ctx := c.Request().Context()
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	cur, err := h.Manage.PaymentConnector(ctx, t.ID)
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func (h *Tools) SavePayments(c echo.Context) error {
 		}
 	}
 	_, err = h.Manage.SavePaymentConnector(ctx, t.ID, b.Input(errs))
-	if status, ferrs, _, ok := formStatus(err); ok && len(ferrs) > 0 {
+	if status, ferrs, _, ok := dash.FormStatus(err); ok && len(ferrs) > 0 {
 		f.Errors = ferrs
 		return h.renderPayments(c, status, f)
 	}
@@ -95,7 +96,7 @@ func (h *Tools) SavePayments(c echo.Context) error {
 	if cur == nil {
 		msg = "Stripe connected. Use Test connection to check the key."
 	}
-	h.Sessions.Put(ctx, sessFlash, msg)
+	h.Sessions.Put(ctx, dash.SessFlash, msg)
 	return c.Redirect(http.StatusSeeOther, paymentsPage)
 }
 
@@ -103,11 +104,11 @@ func (h *Tools) SavePayments(c echo.Context) error {
 // a plain form post the page with it.
 func (h *Tools) TestPayments(c echo.Context) error {
 	ctx := c.Request().Context()
-	res, err := h.RunPaymentTest(ctx, adminFrom(c).Tenant.ID, "", parley.FieldErrors{})
+	res, err := h.RunPaymentTest(ctx, dash.AdminFrom(c).Tenant.ID, "", parley.FieldErrors{})
 	if err != nil {
 		return err
 	}
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, views.PaymentTestResult(&views.PaymentTest{OK: res.OK, Message: res.Message,
 			At: res.TestedAt.Format("2006-01-02 15:04 UTC")}))
 	}
@@ -118,9 +119,9 @@ func (h *Tools) TestPayments(c echo.Context) error {
 func (h *Tools) RemovePayments(c echo.Context) error {
 	ctx := c.Request().Context()
 	// None set up is done already: the page says so.
-	if err := h.Manage.DeletePaymentConnector(ctx, adminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {
+	if err := h.Manage.DeletePaymentConnector(ctx, dash.AdminFrom(c).Tenant.ID); err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Stripe disconnected.")
-	return seeOther(c, paymentsPage)
+	h.Sessions.Put(ctx, dash.SessFlash, "Stripe disconnected.")
+	return dash.SeeOther(c, paymentsPage)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -40,7 +41,7 @@ func (h *Tools) ShowProductsPage(c echo.Context) error {
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
 		l.Page = n
 	}
-	ps, total, err := h.Manage.ListProducts(c.Request().Context(), adminFrom(c).Tenant.ID,
+	ps, total, err := h.Manage.ListProducts(c.Request().Context(), dash.AdminFrom(c).Tenant.ID,
 		db.ProductQuery{Search: l.Search, Page: l.Page, Limit: adminProductsPage})
 	if err != nil {
 		return err
@@ -49,8 +50,8 @@ func (h *Tools) ShowProductsPage(c echo.Context) error {
 	for _, p := range ps {
 		l.Products = append(l.Products, productRow(p))
 	}
-	p := h.page(c, "Products", "products")
-	if isHTMX(c) {
+	p := dash.Page(c, h.Sessions, "Products", "products")
+	if dash.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, views.ProductsListView(p, l))
 	}
 	return handlers.Render(c, http.StatusOK, views.ProductsPage(p, l))
@@ -58,7 +59,7 @@ func (h *Tools) ShowProductsPage(c echo.Context) error {
 
 // ShowNewProductPage renders the create form.
 func (h *Tools) ShowNewProductPage(c echo.Context) error {
-	return handlers.Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "New product", "products"), views.ProductForm{Active: true}))
+	return handlers.Render(c, http.StatusOK, views.ProductFormPage(dash.Page(c, h.Sessions, "New product", "products"), views.ProductForm{Active: true}))
 }
 
 // productFromForm reads a product form into the management operations'
@@ -88,7 +89,7 @@ func productFromForm(c echo.Context) (parley.ProductInput, views.ProductForm, er
 // saveProductForm saves a product form through the management operations
 // (the API's rules), or re-renders the form with the errors.
 func (h *core) saveProductForm(c echo.Context, cur *parley.Product) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	in, f, err := productFromForm(c)
 	if err != nil {
@@ -101,10 +102,10 @@ func (h *core) saveProductForm(c echo.Context, cur *parley.Product) error {
 		p, err = h.Manage.UpdateProduct(ctx, *cur, in)
 	}
 	if err == nil {
-		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Product %s saved.", p.Name))
+		h.Sessions.Put(ctx, dash.SessFlash, fmt.Sprintf("Product %s saved.", p.Name))
 		return c.Redirect(http.StatusSeeOther, "/admin/products")
 	}
-	fe, status, ok := failedForm(err)
+	fe, status, ok := dash.FailedForm(err)
 	if !ok {
 		return err
 	}
@@ -113,7 +114,7 @@ func (h *core) saveProductForm(c echo.Context, cur *parley.Product) error {
 	if cur != nil {
 		f.ID, title = cur.ID, "Edit product"
 	}
-	return handlers.Render(c, status, views.ProductFormPage(h.page(c, title, "products"), f))
+	return handlers.Render(c, status, views.ProductFormPage(dash.Page(c, h.Sessions, title, "products"), f))
 }
 
 // SaveNewProduct creates a product from the form.
@@ -121,16 +122,16 @@ func (h *Tools) SaveNewProduct(c echo.Context) error { return h.saveProductForm(
 
 // ShowEditProductPage renders a product's edit form.
 func (h *Tools) ShowEditProductPage(c echo.Context) error {
-	p, err := h.Manage.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.ProductFormPage(h.page(c, "Edit product", "products"), productForm(p)))
+	return handlers.Render(c, http.StatusOK, views.ProductFormPage(dash.Page(c, h.Sessions, "Edit product", "products"), productForm(p)))
 }
 
 // SaveProduct saves a product's edit form.
 func (h *Tools) SaveProduct(c echo.Context) error {
-	p, err := h.Manage.Product(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	p, err := h.Manage.Product(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -140,12 +141,12 @@ func (h *Tools) SaveProduct(c echo.Context) error {
 // RemoveProduct deletes a product; htmx gets an empty answer that removes the row.
 func (h *Tools) RemoveProduct(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.Manage.DeleteProduct(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteProduct(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return c.HTML(http.StatusOK, "")
 	}
-	h.Sessions.Put(ctx, sessFlash, "Product deleted.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Product deleted.")
 	return c.Redirect(http.StatusSeeOther, "/admin/products")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -54,14 +55,14 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 		FormEnabled: checked("formEnabled"), AskInChat: checked("askInChat"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
 		FieldTypes: parley.FormFieldTypes,
 	}
-	for _, r := range indexedFormRows(form, "starters") {
+	for _, r := range dash.IndexedFormRows(form, "starters") {
 		st := views.StarterRow{Text: r["text"], Emoji: strings.TrimSpace(r["emoji"])}
 		if strings.TrimSpace(st.Text) != "" || st.Emoji != "" {
 			f.Starters = append(f.Starters, st)
 		}
 	}
-	for _, r := range indexedFormRows(form, "fields") {
-		fl := views.SegmentFieldRow{Name: formFieldName(r["name"], r["label"]), Label: r["label"], Type: r["type"],
+	for _, r := range dash.IndexedFormRows(form, "fields") {
+		fl := views.SegmentFieldRow{Name: dash.FormFieldName(r["name"], r["label"]), Label: r["label"], Type: r["type"],
 			Required: r["required"] == "true" || r["required"] == "on"}
 		if fl.Name != "" || strings.TrimSpace(fl.Label) != "" {
 			f.Fields = append(f.Fields, fl)
@@ -104,33 +105,6 @@ func segmentWrite(f views.SegmentForm, creating bool) parley.SegmentInput {
 	return w
 }
 
-// formStatus is the status of a form re-rendered for an application error,
-// with the field errors it carries and the message for the whole form; ok is
-// false for errors that have no form to go back to (not found, internal).
-func formStatus(err error) (status int, fields views.Errors, msg string, ok bool) {
-	var e *parley.Error
-	if !errors.As(err, &e) {
-		return 0, nil, "", false
-	}
-	switch e.Kind {
-	case parley.KindInvalid:
-		status = http.StatusUnprocessableEntity
-	case parley.KindConflict:
-		status = http.StatusConflict
-	case parley.KindRateLimited:
-		status = http.StatusTooManyRequests
-	default:
-		return 0, nil, "", false
-	}
-	if d, isMap := e.Details.(map[string]string); isMap {
-		fields = views.Errors(d)
-	}
-	if len(fields) == 0 || e.Message != "Validation failed" {
-		msg = e.Message
-	}
-	return status, fields, msg, true
-}
-
 func segmentTitle(f views.SegmentForm) string {
 	if f.ID == "" {
 		return "New segment"
@@ -143,7 +117,7 @@ func segmentRowOf(s db.SegmentSummary) views.SegmentRow {
 }
 
 func (h *core) segmentsView(c echo.Context) (views.SegmentsView, error) {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	segs, err := h.DB.ListSegments(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
 		return views.SegmentsView{}, err
@@ -161,12 +135,12 @@ func (h *Settings) ShowSegmentsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+	return handlers.Render(c, http.StatusOK, views.SegmentsPage(dash.Page(c, h.Sessions, "Segments", "segments"), v))
 }
 
 // ShowSegmentPage renders the create form (/admin/segments/new) or one of the tenant's segments to edit.
 func (h *Settings) ShowSegmentPage(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	f := views.SegmentForm{IsActive: true, Starters: withStarterRows(nil), FieldTypes: parley.FormFieldTypes}
 	var seg parley.Segment
 	if id := c.Param("id"); id != "" {
@@ -182,7 +156,7 @@ func (h *Settings) ShowSegmentPage(c echo.Context) error {
 	if err := h.withSegmentExtras(c, a.Tenant, seg, &f); err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+	return handlers.Render(c, http.StatusOK, views.SegmentFormPage(dash.Page(c, h.Sessions, segmentTitle(f), "segments"), f))
 }
 
 // asksInChat reports whether the assistant asks for seg's lead capture
@@ -217,7 +191,7 @@ func (h *core) withSegmentExtras(c echo.Context, t parley.Tenant, seg parley.Seg
 // SaveSegment creates or updates a segment with the API's rules, or
 // re-renders the form with the errors.
 func (h *Settings) SaveSegment(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
@@ -237,7 +211,7 @@ func (h *Settings) SaveSegment(c echo.Context) error {
 		if err := h.withSegmentExtras(c, a.Tenant, cur, &f); err != nil {
 			return err
 		}
-		return handlers.Render(c, status, views.SegmentFormPage(h.page(c, segmentTitle(f), "segments"), f))
+		return handlers.Render(c, status, views.SegmentFormPage(dash.Page(c, h.Sessions, segmentTitle(f), "segments"), f))
 	}
 	in := segmentWrite(f, creating)
 	if creating {
@@ -245,7 +219,7 @@ func (h *Settings) SaveSegment(c echo.Context) error {
 	} else {
 		_, err = h.Manage.UpdateSegment(ctx, a.Tenant.ID, f.ID, in)
 	}
-	if status, errs, msg, ok := formStatus(err); ok {
+	if status, errs, msg, ok := dash.FormStatus(err); ok {
 		return rerender(status, errs, msg)
 	}
 	if err != nil {
@@ -255,7 +229,7 @@ func (h *Settings) SaveSegment(c echo.Context) error {
 	if creating {
 		verb = "created"
 	}
-	h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Segment %s %s.", strings.TrimSpace(f.Name), verb))
+	h.Sessions.Put(ctx, dash.SessFlash, fmt.Sprintf("Segment %s %s.", strings.TrimSpace(f.Name), verb))
 	return c.Redirect(http.StatusSeeOther, "/admin/segments")
 }
 
@@ -276,7 +250,7 @@ func segmentDeleteProblem(err error) string {
 // also its corpus entries and tools. htmx gets an empty row (removed in
 // place) or the row with the refusal, such as the API's 409.
 func (h *Settings) RemoveSegment(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	ref := c.Param("id")
 	cascade := c.FormValue("cascade") == "true"
@@ -291,7 +265,7 @@ func (h *Settings) RemoveSegment(c echo.Context) error {
 			msg = fmt.Sprintf("Segment deleted with %s and %s.", views.Count(int(del.CorpusEntriesDeleted), "knowledge-base entry", "knowledge-base entries"),
 				views.Count(int(del.ToolsDeleted), "tool", "tools"))
 		}
-		h.Sessions.Put(ctx, sessFlash, msg)
+		h.Sessions.Put(ctx, dash.SessFlash, msg)
 		return c.Redirect(http.StatusSeeOther, "/admin/segments")
 	}
 	kind := parley.ErrorKind(err)
@@ -312,35 +286,10 @@ func (h *Settings) RemoveSegment(c echo.Context) error {
 		}
 		r.DeleteError, r.Cascade = segmentDeleteProblem(err), kind == parley.KindConflict
 		if htmx {
-			return handlers.Render(c, status, views.SegmentRowView(views.Page{CSRF: csrfToken(c)}, r))
+			return handlers.Render(c, status, views.SegmentRowView(views.Page{CSRF: dash.CSRFToken(c)}, r))
 		}
 		v.Segments[i] = r
-		return handlers.Render(c, status, views.SegmentsPage(h.page(c, "Segments", "segments"), v))
+		return handlers.Render(c, status, views.SegmentsPage(dash.Page(c, h.Sessions, "Segments", "segments"), v))
 	}
 	return err
-}
-
-// formFieldName is a form field's name as the dashboard stores it: the one
-// typed, else one made from the label, in either case lower-case letters,
-// digits and underscores starting with a letter ("Full name" becomes
-// full_name), so that owners never have to write snake_case themselves.
-func formFieldName(name, label string) string {
-	src := strings.TrimSpace(name)
-	if src == "" {
-		src = strings.TrimSpace(label)
-	}
-	if src == "" {
-		return ""
-	}
-	n := strings.ReplaceAll(db.Slugify(src), "-", "_")
-	if n == "segment" && !strings.EqualFold(src, "segment") { // Slugify's answer for nothing usable
-		n = "field"
-	}
-	if n[0] >= '0' && n[0] <= '9' {
-		n = "field_" + n
-	}
-	if len(n) > 64 {
-		n = strings.TrimRight(n[:64], "_")
-	}
-	return n
 }

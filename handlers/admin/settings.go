@@ -12,6 +12,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -30,14 +31,6 @@ var (
 	}
 )
 
-// visitorAuthModeOptions are the settings page's choices for visitorAuthMode; "" clears it.
-var visitorAuthModeOptions = []views.Option{
-	{Value: "", Label: "None: anonymous visitors allowed"},
-	{Value: "jwt", Label: "Signed visitor token (JWT)"},
-	{Value: "otp", Label: "One-time code by email"},
-	{Value: "all", Label: "Either a token or a code"},
-}
-
 func settingsForm(t parley.Tenant) views.SettingsForm {
 	return views.SettingsForm{
 		Name: t.Name, BotName: handlers.Deref(t.BotName), BotTitle: handlers.Deref(t.BotTitle), BotLore: handlers.Deref(t.BotLore),
@@ -54,7 +47,7 @@ func settingsForm(t parley.Tenant) views.SettingsForm {
 
 func withChoices(f views.SettingsForm) views.SettingsForm {
 	f.Tones, f.Policies = toneOptions, policyOptions
-	f.AuthModes = visitorAuthModeOptions
+	f.AuthModes = dash.VisitorAuthModes
 	return f
 }
 
@@ -87,7 +80,7 @@ func settingsSection(c echo.Context) string {
 
 // ShowSettingsPage renders one of the settings pages.
 func (h *Settings) ShowSettingsPage(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	f := withChoices(settingsForm(a.Tenant))
 	f.MailConfigured = h.ResetByEmail
 	f.Section = settingsSection(c)
@@ -104,14 +97,14 @@ func (h *core) renderSettings(c echo.Context, status int, t parley.Tenant, f vie
 	f.NewSigningKey = h.Sessions.PopString(c.Request().Context(), sessNewSigningKey)
 	f.SigningKeyWarning = handlers.SigningKeyWarning
 	f.UploadedAvatar = strings.HasPrefix(handlers.Deref(t.BotAvatar), h.BaseURL+avatarPath(t.Slug))
-	return handlers.Render(c, status, views.SettingsPage(h.page(c, settingsSections[f.Section].title, "settings"), f))
+	return handlers.Render(c, status, views.SettingsPage(dash.Page(c, h.Sessions, settingsSections[f.Section].title, "settings"), f))
 }
 
 // SaveSettings validates a settings page's fields with the API's rules and
 // saves them, or re-renders the page with the errors. Fields of the other
 // pages are left as they are.
 func (h *Settings) SaveSettings(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return handlers.Invalid("Could not read the form")
@@ -176,7 +169,7 @@ func (h *Settings) SaveSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h.Sessions.Put(c.Request().Context(), sessFlash, "Settings saved.")
+	h.Sessions.Put(c.Request().Context(), dash.SessFlash, "Settings saved.")
 	return c.Redirect(http.StatusSeeOther, settingsSections[f.Section].path)
 }
 
@@ -193,7 +186,7 @@ func (h *core) withSettingsPreview(c echo.Context, t parley.Tenant, f *views.Set
 
 // SaveWidgetKey generates a new widget key or removes it.
 func (h *Settings) SaveWidgetKey(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	var p db.TenantPatch
 	msg := "Widget key removed: any allowed site can use the chat."
 	switch c.FormValue("action") {
@@ -208,14 +201,14 @@ func (h *Settings) SaveWidgetKey(c echo.Context) error {
 	if _, err := h.DB.UpdateTenant(c.Request().Context(), a.Tenant.ID, p); err != nil {
 		return err
 	}
-	h.Sessions.Put(c.Request().Context(), sessFlash, msg)
+	h.Sessions.Put(c.Request().Context(), dash.SessFlash, msg)
 	return c.Redirect(http.StatusSeeOther, "/admin/settings/developer#widget-key")
 }
 
 // SaveVisitorSigningKey rotates the key from the settings page, which shows it once after the redirect.
 func (h *Settings) SaveVisitorSigningKey(c echo.Context) error {
 	ctx := c.Request().Context()
-	key, err := h.RotateSigningKey(ctx, adminFrom(c).Tenant.ID)
+	key, err := h.RotateSigningKey(ctx, dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -211,12 +212,12 @@ func shortValue(s string) string {
 }
 
 func submissionRow(s parley.Submission) views.SubmissionRow {
-	return views.SubmissionRow{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(dateTime), ToolName: s.ToolName,
+	return views.SubmissionRow{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(dash.DateTime), ToolName: s.ToolName,
 		ToolType: s.ToolType, Channel: s.Channel, Summary: submissionSummary(inputFields(s.Input)), Status: s.Status}
 }
 
 func submissionStatus(s parley.Submission, errMsg string) views.SubmissionStatus {
-	return views.SubmissionStatus{ID: s.ID, Status: s.Status, Error: errMsg, UpdatedAt: s.UpdatedAt.UTC().Format(dateTime)}
+	return views.SubmissionStatus{ID: s.ID, Status: s.Status, Error: errMsg, UpdatedAt: s.UpdatedAt.UTC().Format(dash.DateTime)}
 }
 
 // ShowSubmissionsPage is the inbox: the counters, the filters (checked as the
@@ -224,7 +225,7 @@ func submissionStatus(s parley.Submission, errMsg string) views.SubmissionStatus
 // submissions, newest first.
 func (h *Leads) ShowSubmissionsPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	v := views.SubmissionsView{ToolTypes: submissionToolTypes, Filter: views.SubmissionsFilter{
 		Status: c.QueryParam("status"), Channel: c.QueryParam("channel"), ToolType: strings.ToUpper(c.QueryParam("toolType")),
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Search: strings.TrimSpace(c.QueryParam("search")),
@@ -234,7 +235,7 @@ func (h *Leads) ShowSubmissionsPage(c echo.Context) error {
 	f, err := handlers.CheckSubmissionFilter(c, v.Filter.Search != "")
 	if err != nil {
 		var ok bool
-		if v.Errors, status, ok = failedForm(err); !ok {
+		if v.Errors, status, ok = dash.FailedForm(err); !ok {
 			return err
 		}
 		for k := range v.Errors {
@@ -265,19 +266,19 @@ func (h *Leads) ShowSubmissionsPage(c echo.Context) error {
 		}
 		v.Stats = views.SubmissionsStats(*first.Stats)
 	}
-	return handlers.Render(c, status, views.SubmissionsPage(h.page(c, "Submissions", "submissions"), v))
+	return handlers.Render(c, status, views.SubmissionsPage(dash.Page(c, h.Sessions, "Submissions", "submissions"), v))
 }
 
 // submissionDetail loads what a submission's page shows.
 func (h *core) submissionDetail(c echo.Context) (views.SubmissionDetail, error) {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	s, err := h.Manage.Submission(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return views.SubmissionDetail{}, err
 	}
 	d := views.SubmissionDetail{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType, Channel: s.Channel,
-		PageURL: handlers.Deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dateTime), Status: submissionStatus(s, ""),
+		PageURL: handlers.Deref(s.PageURL), CreatedAt: s.CreatedAt.UTC().Format(dash.DateTime), Status: submissionStatus(s, ""),
 		Fields: inputFields(s.Input), Result: inputFields(s.Result), RawInput: prettyJSON(s.Input), RawResult: prettyJSON(s.Result)}
 	form, err := h.formFieldsOf(c, s, d.Fields)
 	if err != nil {
@@ -301,9 +302,9 @@ func (h *core) submissionDetail(c echo.Context) (views.SubmissionDetail, error) 
 			if err != nil {
 				return views.SubmissionDetail{}, err
 			}
-			d.ConversationID, d.ConversationStarted, d.MessageCount = conv.ID, conv.CreatedAt.UTC().Format(dateTime), conv.MessageCount
+			d.ConversationID, d.ConversationStarted, d.MessageCount = conv.ID, conv.CreatedAt.UTC().Format(dash.DateTime), conv.MessageCount
 			for _, t := range turns {
-				d.Messages = append(d.Messages, views.SubmissionMessage{Role: t.Role, Content: t.Content, At: t.Timestamp.UTC().Format(dateTime)})
+				d.Messages = append(d.Messages, views.SubmissionMessage{Role: t.Role, Content: t.Content, At: t.Timestamp.UTC().Format(dash.DateTime)})
 			}
 			d.MessageCount = max(d.MessageCount, len(d.Messages))
 		case parley.ErrorKind(err) != parley.KindNotFound: // deleted meanwhile: shown as gone
@@ -319,7 +320,7 @@ func (h *Leads) ShowSubmissionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.SubmissionPage(h.page(c, "Submission", "submissions"), d))
+	return handlers.Render(c, http.StatusOK, views.SubmissionPage(dash.Page(c, h.Sessions, "Submission", "submissions"), d))
 }
 
 // safeSubmissionsNext keeps the return address of a status change on the submissions pages.
@@ -337,18 +338,18 @@ func safeSubmissionsNext(next string) string {
 // Without htmx the browser goes back where it was, with a flash message.
 func (h *Leads) SaveSubmissionStatus(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	id := c.Param("id")
 	sub, err := h.Manage.UpdateSubmissionStatus(ctx, tenantID, id, c.FormValue("status"))
 	kind := parley.ErrorKind(err)
-	if err != nil && kind != parley.KindInvalid && (kind != parley.KindNotFound || !isHTMX(c) || !handlers.UUIDPattern.MatchString(id)) {
+	if err != nil && kind != parley.KindInvalid && (kind != parley.KindNotFound || !dash.IsHTMX(c) || !handlers.UUIDPattern.MatchString(id)) {
 		return err
 	}
-	if !isHTMX(c) {
+	if !dash.IsHTMX(c) {
 		if err != nil {
-			h.Sessions.Put(ctx, sessFlashError, err.Error())
+			h.Sessions.Put(ctx, dash.SessFlashError, err.Error())
 		} else {
-			h.Sessions.Put(ctx, sessFlash, "Status set to "+sub.Status+".")
+			h.Sessions.Put(ctx, dash.SessFlash, "Status set to "+sub.Status+".")
 		}
 		return c.Redirect(http.StatusSeeOther, safeSubmissionsNext(c.FormValue("next")))
 	}
@@ -365,7 +366,7 @@ func (h *Leads) SaveSubmissionStatus(c echo.Context) error {
 			return err
 		}
 	}
-	p := views.Page{CSRF: csrfToken(c)}
+	p := views.Page{CSRF: dash.CSRFToken(c)}
 	if c.FormValue("view") == "detail" {
 		return handlers.Render(c, status, views.SubmissionStatusChanged(p, submissionStatus(sub, msg)))
 	}
@@ -398,7 +399,7 @@ func statsToolType(next string) string {
 // conversation stays. htmx is sent to the list, where a flash message says so.
 func (h *Leads) RemoveSubmission(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	s, err := h.Manage.Submission(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return err
@@ -410,6 +411,6 @@ func (h *Leads) RemoveSubmission(c echo.Context) error {
 	if s.ConversationID != nil {
 		msg = "Submission deleted; the conversation is kept."
 	}
-	h.Sessions.Put(ctx, sessFlash, msg)
-	return seeOther(c, "/admin/submissions")
+	h.Sessions.Put(ctx, dash.SessFlash, msg)
+	return dash.SeeOther(c, "/admin/submissions")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -20,7 +21,7 @@ import (
 // detail page shows; a UTF-8 byte order mark lets spreadsheets read accents.
 func (h *Leads) ExportSubmissions(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenant := adminFrom(c).Tenant
+	tenant := dash.AdminFrom(c).Tenant
 	search := strings.TrimSpace(c.QueryParam("search"))
 	f, err := handlers.CheckSubmissionFilter(c, search != "")
 	if err != nil {

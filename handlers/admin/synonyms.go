@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -46,7 +47,7 @@ func synonymProblem(terms []string, err error) (msg string, ok bool) {
 
 // synonymsView loads the page's list of groups.
 func (h *core) synonymsView(c echo.Context) (views.SynonymsView, error) {
-	groups, err := h.Manage.ListSynonyms(c.Request().Context(), adminFrom(c).Tenant.ID)
+	groups, err := h.Manage.ListSynonyms(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return views.SynonymsView{}, err
 	}
@@ -58,7 +59,7 @@ func (h *core) synonymsView(c echo.Context) (views.SynonymsView, error) {
 }
 
 func (h *core) renderSynonyms(c echo.Context, status int, v views.SynonymsView) error {
-	return handlers.Render(c, status, views.SynonymsPage(h.page(c, "Synonyms", "corpus"), v))
+	return handlers.Render(c, status, views.SynonymsPage(dash.Page(c, h.Sessions, "Synonyms", "corpus"), v))
 }
 
 // ShowSynonymsPage lists the tenant's synonym groups.
@@ -76,9 +77,9 @@ func (h *Knowledge) SaveNewSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
 	typed := c.FormValue("terms")
 	terms := splitTerms(typed)
-	g, err := h.Manage.CreateSynonyms(ctx, adminFrom(c).Tenant.ID, terms)
+	g, err := h.Manage.CreateSynonyms(ctx, dash.AdminFrom(c).Tenant.ID, terms)
 	if err == nil {
-		h.Sessions.Put(ctx, sessFlash, "Added the group "+strings.Join(g.Terms, ", ")+".")
+		h.Sessions.Put(ctx, dash.SessFlash, "Added the group "+strings.Join(g.Terms, ", ")+".")
 		return c.Redirect(http.StatusSeeOther, synonymsPath)
 	}
 	form := views.SynonymForm{Terms: typed}
@@ -106,13 +107,13 @@ func (h *Knowledge) SaveSynonyms(c echo.Context) error {
 	id := c.Param("id")
 	typed := c.FormValue("terms")
 	terms := splitTerms(typed)
-	g, err := h.Manage.UpdateSynonyms(ctx, adminFrom(c).Tenant.ID, id, terms)
+	g, err := h.Manage.UpdateSynonyms(ctx, dash.AdminFrom(c).Tenant.ID, id, terms)
 	row := views.SynonymRow{ID: id, Terms: typed}
 	status := http.StatusOK
 	if err == nil {
 		row.Terms, row.Saved = strings.Join(g.Terms, ", "), true
-		if !isHTMX(c) {
-			h.Sessions.Put(ctx, sessFlash, "Saved the group "+row.Terms+".")
+		if !dash.IsHTMX(c) {
+			h.Sessions.Put(ctx, dash.SessFlash, "Saved the group "+row.Terms+".")
 			return c.Redirect(http.StatusSeeOther, synonymsPath)
 		}
 	} else if msg, ok := synonymProblem(terms, err); ok {
@@ -120,8 +121,8 @@ func (h *Knowledge) SaveSynonyms(c echo.Context) error {
 	} else {
 		return err
 	}
-	if isHTMX(c) {
-		return handlers.Render(c, status, views.SynonymGroupView(views.Page{CSRF: csrfToken(c)}, row))
+	if dash.IsHTMX(c) {
+		return handlers.Render(c, status, views.SynonymGroupView(views.Page{CSRF: dash.CSRFToken(c)}, row))
 	}
 	v, err := h.synonymsView(c)
 	if err != nil {
@@ -139,12 +140,12 @@ func (h *Knowledge) SaveSynonyms(c echo.Context) error {
 // new count.
 func (h *Knowledge) RemoveSynonyms(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	if err := h.Manage.DeleteSynonyms(ctx, tenantID, c.Param("id")); err != nil {
 		return err
 	}
-	if !isHTMX(c) {
-		h.Sessions.Put(ctx, sessFlash, "Group deleted.")
+	if !dash.IsHTMX(c) {
+		h.Sessions.Put(ctx, dash.SessFlash, "Group deleted.")
 		return c.Redirect(http.StatusSeeOther, synonymsPath)
 	}
 	groups, err := h.Manage.ListSynonyms(ctx, tenantID)

@@ -9,6 +9,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/views"
 )
@@ -28,7 +29,7 @@ type testChatRequest struct {
 // ShowTestChatPage renders the test chat: the owner talks to their bot as a
 // visitor would, and sees what it used.
 func (h *Settings) ShowTestChatPage(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	segs, err := h.DB.ListSegments(c.Request().Context(), a.Tenant.ID)
 	if err != nil {
 		return err
@@ -40,7 +41,7 @@ func (h *Settings) ShowTestChatPage(c echo.Context) error {
 			v.Segments = append(v.Segments, views.Option{Value: s.Slug, Label: s.Name})
 		}
 	}
-	return handlers.Render(c, http.StatusOK, views.TestChatPage(h.page(c, "Test chat", "test-chat"), v))
+	return handlers.Render(c, http.StatusOK, views.TestChatPage(dash.Page(c, h.Sessions, "Test chat", "test-chat"), v))
 }
 
 // SendTestMessage answers POST /admin/test-chat: a message of the signed-in
@@ -65,7 +66,7 @@ func (h *Settings) SendTestMessage(c echo.Context) error {
 
 // testChatInput decodes a test message and passes the gates.
 func (h *core) testChatInput(c echo.Context, count *handlers.AddressCount) (*agent.TurnInput, error) {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	handlers.SetTenant(c, t)
 	if !t.PlanInfo().Widget {
 		return nil, handlers.ErrNotActivated

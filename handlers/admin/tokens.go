@@ -10,6 +10,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -26,7 +27,7 @@ func tokenRow(t db.APIToken) views.TokenRow {
 }
 
 func (h *core) tokensView(c echo.Context, v views.TokensView) (views.TokensView, error) {
-	ts, err := h.Manage.ListTokens(c.Request().Context(), adminFrom(c).Tenant.ID)
+	ts, err := h.Manage.ListTokens(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
 	}
@@ -46,13 +47,13 @@ func (h *Integrations) ShowTokensPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
+	return handlers.Render(c, http.StatusOK, views.TokensPage(dash.Page(c, h.Sessions, "API tokens", "tokens"), v))
 }
 
 // SaveToken creates a token with the chosen scopes through the management
 // operations; the token is shown once after the redirect.
 func (h *Integrations) SaveToken(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	form, err := c.FormParams()
 	if err != nil {
 		return handlers.Invalid("Could not read the form")
@@ -60,7 +61,7 @@ func (h *Integrations) SaveToken(c echo.Context) error {
 	token, _, err := h.Manage.CreateToken(c.Request().Context(), a.Tenant.ID,
 		parley.TokenInput{Name: form.Get("name"), Scopes: form["scopes"]})
 	if err != nil {
-		fe, status, ok := failedForm(err)
+		fe, status, ok := dash.FailedForm(err)
 		if !ok {
 			return err
 		}
@@ -72,7 +73,7 @@ func (h *Integrations) SaveToken(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		return handlers.Render(c, status, views.TokensPage(h.page(c, "API tokens", "tokens"), v))
+		return handlers.Render(c, status, views.TokensPage(dash.Page(c, h.Sessions, "API tokens", "tokens"), v))
 	}
 	h.Sessions.Put(c.Request().Context(), sessNewToken, token)
 	return c.Redirect(http.StatusSeeOther, "/admin/tokens")
@@ -80,14 +81,14 @@ func (h *Integrations) SaveToken(c echo.Context) error {
 
 // RevokeToken revokes one of the tenant's tokens; htmx gets the updated row.
 func (h *Integrations) RevokeToken(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	id := c.Param("id")
 	if err := h.Manage.RevokeToken(ctx, a.Tenant.ID, id); err != nil {
 		return err
 	}
 	if c.Request().Header.Get("HX-Request") != "true" {
-		h.Sessions.Put(ctx, sessFlash, "Token revoked.")
+		h.Sessions.Put(ctx, dash.SessFlash, "Token revoked.")
 		return c.Redirect(http.StatusSeeOther, "/admin/tokens")
 	}
 	ts, err := h.Manage.ListTokens(ctx, a.Tenant.ID)
@@ -96,7 +97,7 @@ func (h *Integrations) RevokeToken(c echo.Context) error {
 	}
 	for _, t := range ts {
 		if t.ID == id {
-			return handlers.Render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: csrfToken(c)}, tokenRow(t)))
+			return handlers.Render(c, http.StatusOK, views.TokenRowView(views.Page{CSRF: dash.CSRFToken(c)}, tokenRow(t)))
 		}
 	}
 	return parley.Errorf(parley.KindNotFound, "Token not found")

@@ -2,13 +2,11 @@ package admin
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -16,70 +14,9 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
-
-// failedForm returns the field errors of a validation failure or a conflict,
-// which a form re-renders, and the status to render them with; ok is false
-// for any other error.
-func failedForm(err error) (views.Errors, int, bool) {
-	var e *parley.Error
-	if !errors.As(err, &e) {
-		return nil, 0, false
-	}
-	fe, _ := e.Details.(map[string]string)
-	switch {
-	case e.Kind == parley.KindInvalid && len(fe) > 0:
-		return views.Errors(fe), http.StatusUnprocessableEntity, true
-	case e.Kind == parley.KindConflict && len(fe) > 0:
-		return views.Errors(fe), http.StatusConflict, true
-	}
-	return nil, 0, false
-}
-
-// isHTMX reports whether htmx sent the request.
-func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
-
-// seeOther sends the browser to path once a change is made: 303 See Other,
-// or for htmx an HX-Redirect, which it follows with a whole page load.
-func seeOther(c echo.Context, path string) error {
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", path)
-		return c.NoContent(http.StatusOK)
-	}
-	return c.Redirect(http.StatusSeeOther, path)
-}
-
-// indexedFormRows reads the repeated rows named prefix.N.column, in the order of
-// N: row editors number rows as they add them and leave gaps as they remove them.
-func indexedFormRows(form url.Values, prefix string) []map[string]string {
-	rows := map[int]map[string]string{}
-	for k, v := range form {
-		rest, ok := strings.CutPrefix(k, prefix+".")
-		if !ok {
-			continue
-		}
-		idx, col, ok := strings.Cut(rest, ".")
-		n, err := strconv.Atoi(idx)
-		if !ok || err != nil || n < 0 || len(v) == 0 {
-			continue
-		}
-		if rows[n] == nil {
-			rows[n] = map[string]string{}
-		}
-		rows[n][col] = v[0]
-	}
-	keys := make([]int, 0, len(rows))
-	for n := range rows {
-		keys = append(keys, n)
-	}
-	sort.Ints(keys)
-	out := make([]map[string]string, len(keys))
-	for i, n := range keys {
-		out[i] = rows[n]
-	}
-	return out
-}
 
 func formatNumber(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
@@ -152,7 +89,7 @@ func toolTypeOptions() []views.Option {
 
 // withToolChoices adds the type and segment choices to a tool form.
 func (h *core) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm, error) {
-	segs, err := h.DB.ListSegments(c.Request().Context(), adminFrom(c).Tenant.ID)
+	segs, err := h.DB.ListSegments(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return f, err
 	}
@@ -177,12 +114,12 @@ func (h *core) renderToolForm(c echo.Context, status int, f views.ToolForm) erro
 	if f.ID != "" {
 		title = "Edit tool"
 	}
-	return handlers.Render(c, status, views.ToolFormPage(h.page(c, title, "tools"), f))
+	return handlers.Render(c, status, views.ToolFormPage(dash.Page(c, h.Sessions, title, "tools"), f))
 }
 
 // ShowToolsPage lists the tenant's tools.
 func (h *Tools) ShowToolsPage(c echo.Context) error {
-	ctx, tenantID := c.Request().Context(), adminFrom(c).Tenant.ID
+	ctx, tenantID := c.Request().Context(), dash.AdminFrom(c).Tenant.ID
 	tools, err := h.Manage.ListTools(ctx, tenantID)
 	if err != nil {
 		return err
@@ -202,12 +139,12 @@ func (h *Tools) ShowToolsPage(c echo.Context) error {
 		rows[i] = toolRow(t)
 		rows[i].LeadOf = leadOf[t.ID]
 	}
-	return handlers.Render(c, http.StatusOK, views.ToolsPage(h.page(c, "Tools", "tools"), rows))
+	return handlers.Render(c, http.StatusOK, views.ToolsPage(dash.Page(c, h.Sessions, "Tools", "tools"), rows))
 }
 
 // ShowNewToolPage renders the create form for the type asked (the first type by default).
 func (h *Tools) ShowNewToolPage(c echo.Context) error {
-	tools, err := h.Manage.ListTools(c.Request().Context(), adminFrom(c).Tenant.ID)
+	tools, err := h.Manage.ListTools(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return err
 	}
@@ -267,8 +204,8 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (parley.ToolInp
 	switch typ {
 	case parley.ToolSubmitForm:
 		fields := []parley.FormField{}
-		for _, r := range indexedFormRows(form, "field") {
-			row := views.ToolFieldRow{Name: formFieldName(r["name"], r["label"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
+		for _, r := range dash.IndexedFormRows(form, "field") {
+			row := views.ToolFieldRow{Name: dash.FormFieldName(r["name"], r["label"]), Label: strings.TrimSpace(r["label"]), Type: r["type"], Required: r["required"] == "true"}
 			if row.Name == "" && row.Label == "" {
 				continue // an empty row is one the user did not fill
 			}
@@ -295,7 +232,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (parley.ToolInp
 		}
 		intField(conf, "validityDays", &cfg.ValidityDays)
 		items := []parley.QuoteItem{}
-		for _, r := range indexedFormRows(form, "item") {
+		for _, r := range dash.IndexedFormRows(form, "item") {
 			row := views.QuoteItemRow{Name: strings.TrimSpace(r["name"]), Description: strings.TrimSpace(r["description"]),
 				UnitPrice: strings.TrimSpace(r["unitPrice"]), Unit: strings.TrimSpace(r["unit"]), Options: strings.TrimSpace(r["options"])}
 			if row == (views.QuoteItemRow{}) {
@@ -364,7 +301,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (parley.ToolInp
 // saveToolForm validates a submitted tool form with the API's rules and saves
 // it, or re-renders it with the errors.
 func (h *core) saveToolForm(c echo.Context, cur *parley.Tool) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
@@ -386,10 +323,10 @@ func (h *core) saveToolForm(c echo.Context, cur *parley.Tool) error {
 		t, err = h.Manage.UpdateTool(ctx, *cur, b)
 	}
 	if err == nil {
-		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Tool %s saved.", t.Name))
+		h.Sessions.Put(ctx, dash.SessFlash, fmt.Sprintf("Tool %s saved.", t.Name))
 		return c.Redirect(http.StatusSeeOther, "/admin/tools")
 	}
-	fe, status, ok := failedForm(err)
+	fe, status, ok := dash.FailedForm(err)
 	if !ok {
 		return err
 	}
@@ -416,7 +353,7 @@ func (h *Tools) SaveNewTool(c echo.Context) error { return h.saveToolForm(c, nil
 
 // ShowEditToolPage renders a tool's edit form.
 func (h *Tools) ShowEditToolPage(c echo.Context) error {
-	t, err := h.Manage.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	t, err := h.Manage.Tool(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -428,7 +365,7 @@ func (h *Tools) ShowEditToolPage(c echo.Context) error {
 
 // SaveTool saves a tool's edit form; the type stays.
 func (h *Tools) SaveTool(c echo.Context) error {
-	t, err := h.Manage.Tool(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	t, err := h.Manage.Tool(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -438,12 +375,12 @@ func (h *Tools) SaveTool(c echo.Context) error {
 // RemoveTool deletes a tool; htmx gets an empty answer that removes the row.
 func (h *Tools) RemoveTool(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.Manage.DeleteTool(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteTool(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return c.HTML(http.StatusOK, "")
 	}
-	h.Sessions.Put(ctx, sessFlash, "Tool deleted.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Tool deleted.")
 	return c.Redirect(http.StatusSeeOther, "/admin/tools")
 }

@@ -12,14 +12,13 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/views"
 )
 
 // adminVisitorsPage is the default length of a page of the dashboard's visitors.
 const adminVisitorsPage = 25
-
-const dateTime = "2006-01-02 15:04 UTC"
 
 // ShowVisitorsPage lists visitors with a search, paged by offset and limit; htmx gets the list alone.
 func (h *Leads) ShowVisitorsPage(c echo.Context) error {
@@ -35,19 +34,19 @@ func (h *Leads) ShowVisitorsPage(c echo.Context) error {
 	if len([]rune(ls.Search)) > parley.MaxVisitorSearch {
 		ls.Search = string([]rune(ls.Search)[:parley.MaxVisitorSearch])
 	}
-	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), adminFrom(c).Tenant.ID, ls)
+	vs, total, err := h.Manage.ListVisitorPage(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, ls)
 	if err != nil {
 		return err
 	}
 	l := views.VisitorsList{Search: ls.Search, Limit: ls.Limit, Offset: ls.Offset, Total: total}
 	for _, v := range vs {
 		l.Visitors = append(l.Visitors, views.VisitorRow{ID: v.ID, Email: handlers.Deref(v.Email), Name: handlers.Deref(v.DisplayName),
-			ExternalID: handlers.Deref(v.ExternalID), Provider: handlers.Deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dateTime)})
+			ExternalID: handlers.Deref(v.ExternalID), Provider: handlers.Deref(v.AuthProvider), CreatedAt: v.CreatedAt.UTC().Format(dash.DateTime)})
 	}
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		return handlers.Render(c, http.StatusOK, views.VisitorsListView(l))
 	}
-	return handlers.Render(c, http.StatusOK, views.VisitorsPage(h.page(c, "Visitors", "visitors"), l))
+	return handlers.Render(c, http.StatusOK, views.VisitorsPage(dash.Page(c, h.Sessions, "Visitors", "visitors"), l))
 }
 
 // prettyJSON indents a JSON object for reading and editing.
@@ -62,7 +61,7 @@ func prettyJSON(raw json.RawMessage) string {
 // visitorProfile loads what the profile page shows.
 func (h *core) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	v, err := h.Manage.Visitor(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return views.VisitorProfile{}, err
@@ -73,9 +72,9 @@ func (h *core) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	}
 	p := views.VisitorProfile{ID: v.ID, Email: handlers.Deref(v.Email), Name: handlers.Deref(v.DisplayName), Phone: handlers.Deref(v.Phone),
 		Provider: handlers.Deref(v.AuthProvider), ExternalID: handlers.Deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
-		CreatedAt: v.CreatedAt.UTC().Format(dateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
+		CreatedAt: v.CreatedAt.UTC().Format(dash.DateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
 	for _, f := range facts {
-		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dateTime)})
+		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dash.DateTime)})
 	}
 	p.Edit = views.VisitorForm{Email: p.Email, Name: p.Name, Phone: p.Phone, Provider: p.Provider, ExternalID: p.ExternalID, Metadata: p.Metadata}
 	return p, nil
@@ -89,7 +88,7 @@ func (h *core) renderVisitor(c echo.Context, status int, v views.VisitorProfile)
 	if title == "" {
 		title = v.ID // an anonymous visitor (the widget's anonymous id) has neither
 	}
-	return handlers.Render(c, status, views.VisitorPage(h.page(c, "Visitor "+title, "visitors"), v))
+	return handlers.Render(c, status, views.VisitorPage(dash.Page(c, h.Sessions, "Visitor "+title, "visitors"), v))
 }
 
 // ShowVisitorPage renders a visitor's profile.
@@ -127,11 +126,11 @@ func (h *Leads) SaveVisitor(c echo.Context) error {
 	default:
 		in.Metadata = parley.Some(json.RawMessage(m))
 	}
-	if _, err = h.Manage.UpdateVisitor(ctx, adminFrom(c).Tenant.ID, v.ID, in); err == nil {
-		h.Sessions.Put(ctx, sessFlash, "Profile saved.")
+	if _, err = h.Manage.UpdateVisitor(ctx, dash.AdminFrom(c).Tenant.ID, v.ID, in); err == nil {
+		h.Sessions.Put(ctx, dash.SessFlash, "Profile saved.")
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID)
 	}
-	fe, status, ok := failedForm(err)
+	fe, status, ok := dash.FailedForm(err)
 	if !ok {
 		return err
 	}
@@ -143,11 +142,11 @@ func (h *Leads) SaveVisitor(c echo.Context) error {
 // EraseVisitor deletes a visitor with their memory and conversations; htmx is sent to the list.
 func (h *Leads) EraseVisitor(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.Manage.DeleteVisitor(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteVisitor(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, sessFlash, "Visitor erased, with their memory and conversations.")
-	return seeOther(c, "/admin/visitors")
+	h.Sessions.Put(ctx, dash.SessFlash, "Visitor erased, with their memory and conversations.")
+	return dash.SeeOther(c, "/admin/visitors")
 }
 
 // SaveMemoryFact stores a fact from the form with the API's rules, or re-renders the profile with the errors.
@@ -158,12 +157,12 @@ func (h *Leads) SaveMemoryFact(c echo.Context) error {
 		return err
 	}
 	key, value := strings.TrimSpace(c.FormValue("key")), c.FormValue("value")
-	_, err = h.Manage.SaveMemory(ctx, adminFrom(c).Tenant.ID, v.ID, parley.MemoryInput{Key: key, Value: value})
+	_, err = h.Manage.SaveMemory(ctx, dash.AdminFrom(c).Tenant.ID, v.ID, parley.MemoryInput{Key: key, Value: value})
 	if err == nil {
-		h.Sessions.Put(ctx, sessFlash, "Remembered "+key+".")
+		h.Sessions.Put(ctx, dash.SessFlash, "Remembered "+key+".")
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+v.ID+"#memory")
 	}
-	fe, status, ok := failedForm(err)
+	fe, status, ok := dash.FailedForm(err)
 	if !ok && parley.ErrorKind(err) == parley.KindConflict {
 		fe, status, ok = views.Errors{"key": err.Error()}, http.StatusConflict, true // the most facts kept
 	}
@@ -177,7 +176,7 @@ func (h *Leads) SaveMemoryFact(c echo.Context) error {
 // RemoveMemoryFact forgets a fact; htmx gets the row removed and the new count.
 func (h *Leads) RemoveMemoryFact(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	id := c.Param("id")
 	key, err := url.PathUnescape(c.Param("key"))
 	if err != nil {
@@ -186,8 +185,8 @@ func (h *Leads) RemoveMemoryFact(c echo.Context) error {
 	if err := h.Manage.DeleteMemory(ctx, tenantID, id, key); err != nil {
 		return err
 	}
-	if !isHTMX(c) {
-		h.Sessions.Put(ctx, sessFlash, "Forgot "+key+".")
+	if !dash.IsHTMX(c) {
+		h.Sessions.Put(ctx, dash.SessFlash, "Forgot "+key+".")
 		return c.Redirect(http.StatusSeeOther, "/admin/visitors/"+id+"#memory")
 	}
 	v, err := h.Manage.Visitor(ctx, tenantID, id)

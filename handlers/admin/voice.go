@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -122,12 +123,12 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 }
 
 func (h *core) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
-	return handlers.Render(c, status, views.VoicePage(h.page(c, "Voice", "voice"), f))
+	return handlers.Render(c, status, views.VoicePage(dash.Page(c, h.Sessions, "Voice", "voice"), f))
 }
 
 // ShowVoicePage renders the voice settings, or what the plan lacks.
 func (h *Settings) ShowVoicePage(c echo.Context) error {
-	f, err := h.voiceForm(c, adminFrom(c).Tenant)
+	f, err := h.voiceForm(c, dash.AdminFrom(c).Tenant)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (h *core) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, er
 	if !ok || e.Kind != parley.KindInvalid || !isFields {
 		// An error of the orchestrator or of the plan: a message on the page.
 		if ok && e.Kind != parley.KindInternal {
-			h.Sessions.Put(c.Request().Context(), sessFlashError, e.Message)
+			h.Sessions.Put(c.Request().Context(), dash.SessFlashError, e.Message)
 			return c.Redirect(http.StatusSeeOther, "/admin/voice")
 		}
 		return err
@@ -195,7 +196,7 @@ func (h *Settings) SaveVoiceSettings(c echo.Context) error {
 	if _, err := h.Manage.UpdateTenant(c.Request().Context(), t, in); err != nil {
 		return h.refusedVoiceForm(c, t, "settings", err, typed)
 	}
-	h.Sessions.Put(c.Request().Context(), sessFlash, "Voice settings saved.")
+	h.Sessions.Put(c.Request().Context(), dash.SessFlash, "Voice settings saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/voice")
 }
 
@@ -218,7 +219,7 @@ func (h *Settings) SaveManagedVoiceSetup(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	h.Sessions.Put(ctx, sessVoiceSecret, secret)
-	h.Sessions.Put(ctx, sessFlash, "The phone line is set up: calls are answered.")
+	h.Sessions.Put(ctx, dash.SessFlash, "The phone line is set up: calls are answered.")
 	return c.Redirect(http.StatusSeeOther, "/admin/voice")
 }
 
@@ -252,20 +253,20 @@ func (h *Settings) SaveVoiceLink(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	h.Sessions.Put(ctx, sessVoiceSecret, secret)
-	h.Sessions.Put(ctx, sessFlash, "Assistant linked: calls are answered once Vapi has the addresses and the secret.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Assistant linked: calls are answered once Vapi has the addresses and the secret.")
 	return c.Redirect(http.StatusSeeOther, "/admin/voice")
 }
 
 // ShowVoiceCallRecording plays a call's recording in the dashboard: the
 // signed-in owner's tenant only.
 func (h *Settings) ShowVoiceCallRecording(c echo.Context) error {
-	return h.RelayRecording(c, adminFrom(c).Tenant.ID, c.Param("callId"))
+	return h.RelayRecording(c, dash.AdminFrom(c).Tenant.ID, c.Param("callId"))
 }
 
 // voiceForm is the tenant and the fields of a form posted on the Voice
 // page, refused unless the tenant's plan has voice.
 func voiceForm(c echo.Context) (parley.Tenant, url.Values, error) {
-	t := adminFrom(c).Tenant
+	t := dash.AdminFrom(c).Tenant
 	if !t.PlanInfo().Voice {
 		return t, nil, parley.VoicePlanRequired(t.Plan)
 	}

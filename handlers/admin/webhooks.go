@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
@@ -38,14 +39,14 @@ const healthWindow = 24 * time.Hour
 
 func webhookRow(e db.WebhookEndpoint, health db.EndpointHealth) views.WebhookRow {
 	return views.WebhookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
-		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dateTime), Health: webhookHealth(e, health)}
+		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dash.DateTime), Health: webhookHealth(e, health)}
 }
 
 // webhookHealth says how an endpoint's deliveries go, in words.
 func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealth {
 	v := views.WebhookHealth{LastSuccess: "never"}
 	if h.LastSuccessAt != nil {
-		v.LastSuccess = h.LastSuccessAt.UTC().Format(dateTime)
+		v.LastSuccess = h.LastSuccessAt.UTC().Format(dash.DateTime)
 	}
 	switch {
 	case h.Attempted == 0:
@@ -76,7 +77,7 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 
 // endpointHealth reads the health of the tenant's endpoints.
 func (h *core) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
-	return h.DB.WebhookHealth(c.Request().Context(), adminFrom(c).Tenant.ID, h.Clock().Add(-healthWindow))
+	return h.DB.WebhookHealth(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, h.Clock().Add(-healthWindow))
 }
 
 // dateTimeSeconds shows times a few seconds apart, such as an attempt and its retry.
@@ -85,7 +86,7 @@ const dateTimeSeconds = "2006-01-02 15:04:05 UTC"
 func deliveryRow(endpointID string, d db.WebhookDelivery, now time.Time) views.DeliveryRow {
 	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
 		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: handlers.Deref(d.LastError),
-		CreatedAt: d.CreatedAt.UTC().Format(dateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
+		CreatedAt: d.CreatedAt.UTC().Format(dash.DateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
 	if d.HTTPStatus != nil {
 		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
 	}
@@ -161,7 +162,7 @@ func webhookFromForm(form url.Values, creating bool) (parley.WebhookInput, views
 }
 
 func (h *core) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
-	eps, err := h.Manage.ListWebhooks(c.Request().Context(), adminFrom(c).Tenant.ID)
+	eps, err := h.Manage.ListWebhooks(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
 	}
@@ -181,7 +182,7 @@ func (h *core) renderWebhooksPage(c echo.Context, status int, v views.WebhooksVi
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, status, views.WebhooksPage(h.page(c, "Webhooks", "webhooks"), v))
+	return handlers.Render(c, status, views.WebhooksPage(dash.Page(c, h.Sessions, "Webhooks", "webhooks"), v))
 }
 
 // ShowWebhooksPage lists the tenant's webhook endpoints, with a just-created
@@ -200,7 +201,7 @@ func (h *Integrations) ShowWebhooksPage(c echo.Context) error {
 // SaveNewWebhook creates an endpoint from the form with the API's rules;
 // its secret is shown once after the redirect.
 func (h *Integrations) SaveNewWebhook(c echo.Context) error {
-	a := adminFrom(c)
+	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()
 	if err != nil {
@@ -208,7 +209,7 @@ func (h *Integrations) SaveNewWebhook(c echo.Context) error {
 	}
 	in, f := webhookFromForm(form, true)
 	ep, secret, err := h.Manage.CreateWebhook(ctx, a.Tenant.ID, in)
-	if status, errs, msg, ok := formStatus(err); ok {
+	if status, errs, msg, ok := dash.FormStatus(err); ok {
 		f.Errors, f.Error = errs, msg // a conflict: the cap of endpoints
 		return h.renderWebhooksPage(c, status, views.WebhooksView{Form: f})
 	}
@@ -216,7 +217,7 @@ func (h *Integrations) SaveNewWebhook(c echo.Context) error {
 		return err
 	}
 	h.Sessions.Put(ctx, sessNewWebhookSecret, secret)
-	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint "+ep.URL+" created.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Webhook endpoint "+ep.URL+" created.")
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
 }
 
@@ -225,22 +226,22 @@ func (h *Integrations) SaveNewWebhook(c echo.Context) error {
 func (h *Integrations) ToggleWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
 	enabled := c.FormValue("enabled") == "true"
-	ep, err := h.Manage.UpdateWebhook(ctx, adminFrom(c).Tenant.ID, c.Param("id"), parley.WebhookInput{Enabled: parley.Some(enabled)})
+	ep, err := h.Manage.UpdateWebhook(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id"), parley.WebhookInput{Enabled: parley.Some(enabled)})
 	if err != nil {
 		return err
 	}
-	if isHTMX(c) {
+	if dash.IsHTMX(c) {
 		health, err := h.endpointHealth(c)
 		if err != nil {
 			return err
 		}
-		return handlers.Render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: csrfToken(c)}, webhookRow(ep, health[ep.ID])))
+		return handlers.Render(c, http.StatusOK, views.WebhookRowView(views.Page{CSRF: dash.CSRFToken(c)}, webhookRow(ep, health[ep.ID])))
 	}
 	verb := "disabled"
 	if enabled {
 		verb = "enabled"
 	}
-	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint "+ep.URL+" "+verb+".")
+	h.Sessions.Put(ctx, dash.SessFlash, "Webhook endpoint "+ep.URL+" "+verb+".")
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks")
 }
 
@@ -249,21 +250,21 @@ func (h *Integrations) ToggleWebhook(c echo.Context) error {
 // page, a redirect to the list.
 func (h *Integrations) RemoveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	if err := h.Manage.DeleteWebhook(ctx, adminFrom(c).Tenant.ID, c.Param("id")); err != nil {
+	if err := h.Manage.DeleteWebhook(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id")); err != nil {
 		return err
 	}
-	if isHTMX(c) && c.FormValue("from") != "detail" {
+	if dash.IsHTMX(c) && c.FormValue("from") != "detail" {
 		return c.HTML(http.StatusOK, "")
 	}
-	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint deleted.")
-	return seeOther(c, "/admin/webhooks")
+	h.Sessions.Put(ctx, dash.SessFlash, "Webhook endpoint deleted.")
+	return dash.SeeOther(c, "/admin/webhooks")
 }
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
 // and a page of its deliveries log, filtered by the query's status.
 func (h *core) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.Clock().Add(-parley.DeliveryStatsWindow))
 	if err != nil {
 		return views.WebhookView{}, err
@@ -294,10 +295,10 @@ func (h *core) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Webhoo
 		LastSuccess: "never", LastAttempt: "never",
 	}}
 	if stats.LastSuccessAt != nil {
-		v.Stats.LastSuccess = stats.LastSuccessAt.UTC().Format(dateTime)
+		v.Stats.LastSuccess = stats.LastSuccessAt.UTC().Format(dash.DateTime)
 	}
 	if stats.LastAttemptAt != nil {
-		v.Stats.LastAttempt = stats.LastAttemptAt.UTC().Format(dateTime)
+		v.Stats.LastAttempt = stats.LastAttemptAt.UTC().Format(dash.DateTime)
 	}
 	return v, nil
 }
@@ -309,19 +310,19 @@ func (h *core) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoi
 		return err
 	}
 	l := v.Deliveries
-	if isHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
-		return handlers.Render(c, status, views.DeliveriesListView(views.Page{CSRF: csrfToken(c)}, l))
+	if dash.IsHTMX(c) && c.Request().Header.Get("HX-Target") == "deliveries" {
+		return handlers.Render(c, status, views.DeliveriesListView(views.Page{CSRF: dash.CSRFToken(c)}, l))
 	}
 	if v.NewSecret = h.Sessions.PopString(ctx, sessRotatedWebhookSecret+ep.ID); v.NewSecret != "" {
 		v.Warning = rotationWarning
 	}
-	return handlers.Render(c, status, views.WebhookPage(h.page(c, "Webhook endpoint", "webhooks"), v))
+	return handlers.Render(c, status, views.WebhookPage(dash.Page(c, h.Sessions, "Webhook endpoint", "webhooks"), v))
 }
 
 // ShowWebhookPage renders an endpoint's edit form, statistics and
 // deliveries, with a just-rotated signing secret shown once.
 func (h *Integrations) ShowWebhookPage(c echo.Context) error {
-	ep, err := h.Manage.Webhook(c.Request().Context(), adminFrom(c).Tenant.ID, c.Param("id"))
+	ep, err := h.Manage.Webhook(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
@@ -332,20 +333,20 @@ func (h *Integrations) ShowWebhookPage(c echo.Context) error {
 // its page after the redirect; the old one stops verifying at once.
 func (h *Integrations) RotateWebhookSecret(c echo.Context) error {
 	ctx := c.Request().Context()
-	ep, secret, err := h.Manage.RotateWebhookSecret(ctx, adminFrom(c).Tenant.ID, c.Param("id"))
+	ep, secret, err := h.Manage.RotateWebhookSecret(ctx, dash.AdminFrom(c).Tenant.ID, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	h.Sessions.Put(ctx, sessRotatedWebhookSecret+ep.ID, secret)
-	h.Sessions.Put(ctx, sessFlash, "New signing secret made; the old one no longer verifies.")
-	return seeOther(c, "/admin/webhooks/"+ep.ID)
+	h.Sessions.Put(ctx, dash.SessFlash, "New signing secret made; the old one no longer verifies.")
+	return dash.SeeOther(c, "/admin/webhooks/"+ep.ID)
 }
 
 // SaveWebhook saves an endpoint's form with the API's rules, or shows
 // it again with the errors.
 func (h *Integrations) SaveWebhook(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	ep, err := h.Manage.Webhook(ctx, tenantID, c.Param("id"))
 	if err != nil {
 		return err
@@ -356,7 +357,7 @@ func (h *Integrations) SaveWebhook(c echo.Context) error {
 	}
 	in, f := webhookFromForm(form, false)
 	saved, err := h.Manage.UpdateWebhook(ctx, tenantID, ep.ID, in)
-	if status, errs, msg, ok := formStatus(err); ok {
+	if status, errs, msg, ok := dash.FormStatus(err); ok {
 		f.Errors, f.Error = errs, msg
 		return h.renderWebhookPage(c, status, ep, f)
 	}
@@ -364,7 +365,7 @@ func (h *Integrations) SaveWebhook(c echo.Context) error {
 		return err
 	}
 	ep = saved
-	h.Sessions.Put(ctx, sessFlash, "Webhook endpoint saved.")
+	h.Sessions.Put(ctx, dash.SessFlash, "Webhook endpoint saved.")
 	return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+ep.ID)
 }
 
@@ -373,18 +374,18 @@ func (h *Integrations) SaveWebhook(c echo.Context) error {
 // already queued) swapped into the row's error slot.
 func (h *Integrations) RedeliverWebhookDelivery(c echo.Context) error {
 	ctx := c.Request().Context()
-	tenantID := adminFrom(c).Tenant.ID
+	tenantID := dash.AdminFrom(c).Tenant.ID
 	endpointID, deliveryID := c.Param("id"), c.Param("deliveryId")
 	d, err := h.Manage.RedeliverWebhook(ctx, tenantID, endpointID, deliveryID)
 	refused := parley.ErrorKind(err) == parley.KindConflict
 	if err != nil && !refused {
 		return err
 	}
-	if !isHTMX(c) {
+	if !dash.IsHTMX(c) {
 		if refused {
-			h.Sessions.Put(ctx, sessFlashError, err.Error())
+			h.Sessions.Put(ctx, dash.SessFlashError, err.Error())
 		} else {
-			h.Sessions.Put(ctx, sessFlash, "Delivery queued again.")
+			h.Sessions.Put(ctx, dash.SessFlash, "Delivery queued again.")
 		}
 		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+endpointID)
 	}
@@ -394,7 +395,7 @@ func (h *Integrations) RedeliverWebhookDelivery(c echo.Context) error {
 		c.Response().Header().Set("HX-Reswap", "innerHTML")
 		return c.HTML(http.StatusConflict, template.HTMLEscapeString(err.Error()))
 	}
-	return handlers.Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: csrfToken(c)}, deliveryRow(endpointID, d, h.Clock())))
+	return handlers.Render(c, http.StatusAccepted, views.DeliveryRowView(views.Page{CSRF: dash.CSRFToken(c)}, deliveryRow(endpointID, d, h.Clock())))
 }
 
 // testEventResult says how a test delivery went, for the endpoint's page.
@@ -435,16 +436,16 @@ func retryWhen(d db.WebhookDelivery, now time.Time) string {
 func (h *Integrations) SendTestEvent(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	d, err := h.Manage.SendWebhookTest(ctx, adminFrom(c).Tenant.ID, id, h.Clock())
+	d, err := h.Manage.SendWebhookTest(ctx, dash.AdminFrom(c).Tenant.ID, id, h.Clock())
 	refused := parley.ErrorKind(err) == parley.KindConflict
 	if err != nil && !refused {
 		return err
 	}
-	if !isHTMX(c) {
+	if !dash.IsHTMX(c) {
 		if refused {
-			h.Sessions.Put(ctx, sessFlashError, err.Error())
+			h.Sessions.Put(ctx, dash.SessFlashError, err.Error())
 		} else {
-			h.Sessions.Put(ctx, sessFlash, "Test event queued; its delivery is at the top of the log.")
+			h.Sessions.Put(ctx, dash.SessFlash, "Test event queued; its delivery is at the top of the log.")
 		}
 		return c.Redirect(http.StatusSeeOther, "/admin/webhooks/"+id)
 	}
@@ -458,7 +459,7 @@ func (h *Integrations) SendTestEvent(c echo.Context) error {
 // endpoint's health, statistics and delivery log (at the filter the page
 // sent along), which the test has just changed.
 func (h *core) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
-	ep, err := h.Manage.Webhook(c.Request().Context(), adminFrom(c).Tenant.ID, d.EndpointID)
+	ep, err := h.Manage.Webhook(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, d.EndpointID)
 	if err != nil {
 		return err
 	}
@@ -466,14 +467,14 @@ func (h *core) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDel
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, status, views.TestEventAnswer(views.Page{CSRF: csrfToken(c)}, testEventResult(ep.ID, d, h.Clock()), v))
+	return handlers.Render(c, status, views.TestEventAnswer(views.Page{CSRF: dash.CSRFToken(c)}, testEventResult(ep.ID, d, h.Clock()), v))
 }
 
 // ShowTestEventResult is the result panel of a test delivery, asked for
 // again by the panel itself while the first attempt is under way.
 func (h *Integrations) ShowTestEventResult(c echo.Context) error {
 	id := c.Param("id")
-	d, err := h.DB.WebhookDelivery(c.Request().Context(), adminFrom(c).Tenant.ID, id, c.Param("deliveryId"))
+	d, err := h.DB.WebhookDelivery(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, id, c.Param("deliveryId"))
 	if err != nil {
 		return err
 	}
