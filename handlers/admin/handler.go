@@ -8,6 +8,7 @@ package admin
 
 import (
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/tools"
 )
 
 // Handler answers the dashboard, one area of it a field; web's route table
@@ -17,7 +18,7 @@ type Handler struct {
 	Leads        *Leads
 	Knowledge    *Knowledge
 	Settings     *Settings
-	Tools        *Tools
+	Tools        *tools.Tools
 	Integrations *Integrations
 }
 
@@ -30,7 +31,7 @@ func New(b *handlers.Base) *Handler {
 		Leads:        &Leads{c},
 		Knowledge:    &Knowledge{c},
 		Settings:     &Settings{c},
-		Tools:        &Tools{c},
+		Tools:        tools.New(b),
 		Integrations: &Integrations{c},
 	}
 }
@@ -55,10 +56,6 @@ type Knowledge struct{ core }
 // Settings is how the assistant looks, speaks and behaves: the settings
 // pages, the avatar, the segments, the voice settings and the test chat.
 type Settings struct{ core }
-
-// Tools is what the assistant can do: its tools, the product catalog it
-// recommends from, and the calendar and payment connectors its tools use.
-type Tools struct{ core }
 
 // Integrations is how other systems reach the tenant and the reverse: the
 // integrations index and its live checks, the MCP tools server, webhooks and

@@ -1,4 +1,4 @@
-package admin
+package tools
 
 import (
 	"net/http"
@@ -33,7 +33,7 @@ func paymentsForm(p *parley.PaymentConnector) views.PaymentsForm {
 	return f
 }
 
-func (h *core) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
+func (h *Tools) renderPayments(c echo.Context, status int, f views.PaymentsForm) error {
 	return handlers.Render(c, status, views.PaymentsPage(dash.Page(c, h.Sessions, "Payments", "integrations"), f))
 }
 

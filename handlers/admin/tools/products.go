@@ -1,4 +1,4 @@
-package admin
+package tools
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ func productFromForm(c echo.Context) (parley.ProductInput, views.ProductForm, er
 
 // saveProductForm saves a product form through the management operations
 // (the API's rules), or re-renders the form with the errors.
-func (h *core) saveProductForm(c echo.Context, cur *parley.Product) error {
+func (h *Tools) saveProductForm(c echo.Context, cur *parley.Product) error {
 	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	in, f, err := productFromForm(c)

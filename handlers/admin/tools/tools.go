@@ -1,4 +1,4 @@
-package admin
+package tools
 
 import (
 	"encoding/json"
@@ -88,7 +88,7 @@ func toolTypeOptions() []views.Option {
 }
 
 // withToolChoices adds the type and segment choices to a tool form.
-func (h *core) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm, error) {
+func (h *Tools) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm, error) {
 	segs, err := h.DB.ListSegments(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return f, err
@@ -105,7 +105,7 @@ func (h *core) withToolChoices(c echo.Context, f views.ToolForm) (views.ToolForm
 	return f, nil
 }
 
-func (h *core) renderToolForm(c echo.Context, status int, f views.ToolForm) error {
+func (h *Tools) renderToolForm(c echo.Context, status int, f views.ToolForm) error {
 	f, err := h.withToolChoices(c, f)
 	if err != nil {
 		return err
@@ -300,7 +300,7 @@ func toolFromForm(form url.Values, typ string, cur *parley.Tool) (parley.ToolInp
 
 // saveToolForm validates a submitted tool form with the API's rules and saves
 // it, or re-renders it with the errors.
-func (h *core) saveToolForm(c echo.Context, cur *parley.Tool) error {
+func (h *Tools) saveToolForm(c echo.Context, cur *parley.Tool) error {
 	a := dash.AdminFrom(c)
 	ctx := c.Request().Context()
 	form, err := c.FormParams()

@@ -1,4 +1,4 @@
-package admin
+package tools
 
 import (
 	"errors"
@@ -47,7 +47,7 @@ func calendarDays(hours parley.OfficeHours) []views.CalendarDay {
 // dayLabel is a weekday key as the form shows it: "monday" → "Monday".
 func dayLabel(key string) string { return strings.ToUpper(key[:1]) + key[1:] }
 
-func (h *core) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
+func (h *Tools) renderCalendar(c echo.Context, status int, f views.CalendarForm) error {
 	return handlers.Render(c, status, views.CalendarPage(dash.Page(c, h.Sessions, "Calendar", "integrations"), f))
 }
 
