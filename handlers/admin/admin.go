@@ -24,7 +24,6 @@ import (
 const (
 	sessUserID   = "userID"
 	sessTenantID = "tenantID"
-	sessNewToken = "newToken"
 	// sessPasswordStamp is auth.PasswordStamp of the password the session
 	// signed in with: once the password changes, the session ends.
 	sessPasswordStamp = "passwordStamp"

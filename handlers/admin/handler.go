@@ -4,10 +4,18 @@
 // connected apps, the sign-in and password reset, and the test chat. Its
 // forms call the management operations (manage) the REST API calls, and a
 // failed form is rendered again with its problems beside each field.
+//
+// The package holds New, Handler and four of its areas (Account, Leads,
+// Knowledge, Settings); the Tools and Integrations areas are packages of
+// their own below it (handlers/admin/tools, handlers/admin/integrations),
+// and what every area shares (the page's layout, flashes, a failed form's
+// status, the redirect after a change) is handlers/admin/dash, below them
+// all. The dashboard's HTTP tests, every area's, sit here.
 package admin
 
 import (
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/tools"
 )
 
@@ -19,7 +27,7 @@ type Handler struct {
 	Knowledge    *Knowledge
 	Settings     *Settings
 	Tools        *tools.Tools
-	Integrations *Integrations
+	Integrations *integrations.Integrations
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -32,12 +40,12 @@ func New(b *handlers.Base) *Handler {
 		Knowledge:    &Knowledge{c},
 		Settings:     &Settings{c},
 		Tools:        tools.New(b),
-		Integrations: &Integrations{c},
+		Integrations: integrations.New(b),
 	}
 }
 
-// core is what every area embeds: the Base, and the helpers the areas share
-// as its methods.
+// core is what every area of this package embeds: the Base, and the helpers
+// these areas share as its methods.
 type core struct{ *handlers.Base }
 
 // Account is the sign-in and sign-out, the tenant switch, the overview,
@@ -56,8 +64,3 @@ type Knowledge struct{ core }
 // Settings is how the assistant looks, speaks and behaves: the settings
 // pages, the avatar, the segments, the voice settings and the test chat.
 type Settings struct{ core }
-
-// Integrations is how other systems reach the tenant and the reverse: the
-// integrations index and its live checks, the MCP tools server, webhooks and
-// API tokens.
-type Integrations struct{ core }

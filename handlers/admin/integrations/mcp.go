@@ -1,4 +1,4 @@
-package admin
+package integrations
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 	"github.com/parley/parley/views"
 )
 
-func (h *core) renderMCP(c echo.Context, status int, f views.MCPForm) error {
+func (h *Integrations) renderMCP(c echo.Context, status int, f views.MCPForm) error {
 	t := dash.AdminFrom(c).Tenant
 	f.Plan, f.Available = t.Plan, t.PlanInfo().MCP
 	return handlers.Render(c, status, views.MCPPage(dash.Page(c, h.Sessions, "MCP server", "integrations"), f))

@@ -1,4 +1,4 @@
-package admin
+package integrations
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 const maxTestExcerpt = 600
 
 // integrationsView is the state of the tenant's connections.
-func (h *core) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
+func (h *Integrations) integrationsView(ctx context.Context, t parley.Tenant) (views.IntegrationsView, error) {
 	v := views.IntegrationsView{AuthMode: handlers.Deref(t.VisitorAuthMode), MailConfigured: h.ResetByEmail,
 		ContextURL: handlers.Deref(t.VisitorContextURL), Plan: t.Plan, MCPAvailable: t.PlanInfo().MCP,
 		MCPURL: handlers.Deref(t.MCPToolsURL), MCPHasKey: t.MCPToolsAPIKey != nil, MCPMaxTools: t.MCPToolsMaxTools,
@@ -85,7 +85,7 @@ func (h *Integrations) SendContextTest(c echo.Context) error {
 
 // testContextWebhook makes the call and says, in the owner's words, what
 // the chat makes of the answer.
-func (h *core) testContextWebhook(ctx context.Context, t parley.Tenant) views.ContextTestResult {
+func (h *Integrations) testContextWebhook(ctx context.Context, t parley.Tenant) views.ContextTestResult {
 	failed := func(format string, args ...any) views.ContextTestResult {
 		return views.ContextTestResult{State: "failed", Summary: fmt.Sprintf(format, args...)}
 	}
@@ -155,7 +155,7 @@ func (h *Integrations) DiscoverMCPTools(c echo.Context) error {
 	return h.renderMCP(c, http.StatusOK, f)
 }
 
-func (h *core) discoverMCPTools(ctx context.Context, t parley.Tenant) views.MCPDiscoverResult {
+func (h *Integrations) discoverMCPTools(ctx context.Context, t parley.Tenant) views.MCPDiscoverResult {
 	switch {
 	case !mcpclient.Configured(t):
 		return views.MCPDiscoverResult{Error: "no server is saved. Save its address first."}

@@ -1,4 +1,4 @@
-package admin
+package integrations
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 }
 
 // endpointHealth reads the health of the tenant's endpoints.
-func (h *core) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
+func (h *Integrations) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
 	return h.DB.WebhookHealth(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, h.Clock().Add(-healthWindow))
 }
 
@@ -161,7 +161,7 @@ func webhookFromForm(form url.Values, creating bool) (parley.WebhookInput, views
 	return in, f
 }
 
-func (h *core) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
+func (h *Integrations) webhooksView(c echo.Context, v views.WebhooksView) (views.WebhooksView, error) {
 	eps, err := h.Manage.ListWebhooks(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
@@ -177,7 +177,7 @@ func (h *core) webhooksView(c echo.Context, v views.WebhooksView) (views.Webhook
 	return v, nil
 }
 
-func (h *core) renderWebhooksPage(c echo.Context, status int, v views.WebhooksView) error {
+func (h *Integrations) renderWebhooksPage(c echo.Context, status int, v views.WebhooksView) error {
 	v, err := h.webhooksView(c, v)
 	if err != nil {
 		return err
@@ -262,7 +262,7 @@ func (h *Integrations) RemoveWebhook(c echo.Context) error {
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
 // and a page of its deliveries log, filtered by the query's status.
-func (h *core) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
+func (h *Integrations) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := dash.AdminFrom(c).Tenant.ID
 	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.Clock().Add(-parley.DeliveryStatsWindow))
@@ -303,7 +303,7 @@ func (h *core) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.Webhoo
 	return v, nil
 }
 
-func (h *core) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+func (h *Integrations) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
 	ctx := c.Request().Context()
 	v, err := h.webhookView(c, ep, f)
 	if err != nil {
@@ -458,7 +458,7 @@ func (h *Integrations) SendTestEvent(c echo.Context) error {
 // renderTestEventAnswer answers with the test's result and, out of band, the
 // endpoint's health, statistics and delivery log (at the filter the page
 // sent along), which the test has just changed.
-func (h *core) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
+func (h *Integrations) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
 	ep, err := h.Manage.Webhook(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, d.EndpointID)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package admin
+package integrations
 
 import (
 	"net/http"
@@ -14,6 +14,10 @@ import (
 	"github.com/parley/parley/views"
 )
 
+// sessNewToken holds a just-created token until the page after the
+// redirect shows it, once.
+const sessNewToken = "newToken"
+
 func tokenRow(t db.APIToken) views.TokenRow {
 	r := views.TokenRow{
 		ID: t.ID, Name: t.Name, Prefix: t.DisplayPrefix, Scopes: t.Scopes,
@@ -26,7 +30,7 @@ func tokenRow(t db.APIToken) views.TokenRow {
 	return r
 }
 
-func (h *core) tokensView(c echo.Context, v views.TokensView) (views.TokensView, error) {
+func (h *Integrations) tokensView(c echo.Context, v views.TokensView) (views.TokensView, error) {
 	ts, err := h.Manage.ListTokens(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
 	if err != nil {
 		return v, err
