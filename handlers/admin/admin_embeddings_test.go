@@ -434,9 +434,9 @@ func TestAdminEmbeddingsBrowser(t *testing.T) {
 
 	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/corpus/embeddings")
 	check("in progress")
-	if txt := webtest.MustRunStep(ctx, t, "progress", chromedp.Text(chromedp.ID("embeddings-progress-text"))); txt != "1 of 2 entries ready" {
-		t.Errorf("progress %q", txt)
-	}
+	// The status block replaces itself every 3 s (htmx): read its text as a
+	// condition, not once, so that a read during a swap does not see nothing.
+	webtest.WaitUntil(ctx, t, "the progress", `(document.getElementById('embeddings-progress-text') || {}).textContent === '1 of 2 entries ready'`)
 	seedEmbedded(t, b, ten.ID, model, "Opening hours")
 	webtest.WaitUntil(ctx, t, "the status to follow the job", `(document.getElementById('embeddings-progress-text') || {}).textContent === '2 of 2 entries ready'
 		&& !document.getElementById('embeddings-status').hasAttribute('hx-get')`)
