@@ -8,15 +8,16 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // ConversationSubmissions returns the submissions a conversation of the
 // tenant produced, oldest first.
 func (d *DB) ConversationSubmissions(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error) {
-	if !looksLikeUUID(conversationID) {
+	if !pgbase.LooksLikeUUID(conversationID) {
 		return nil, nil
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions
+	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions
 		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY created_at, id`, tenantID, conversationID)
 	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // openedConversation is a conversation started together with its first message.
@@ -49,7 +50,7 @@ func (d *DB) startTurn(ctx context.Context, p parley.ConversationStart, message 
 	if err := p.Validate(); err != nil {
 		return parley.Conversation{}, parley.Message{}, false, err
 	}
-	content := storableKey(message)
+	content := pgbase.StorableKey(message)
 	// The first round trusts known, what the session held when its lease
 	// was taken; a second round, after another start of the session won,
 	// looks the conversation up.
@@ -91,7 +92,7 @@ func (d *DB) startTurn(ctx context.Context, p parley.ConversationStart, message 
 			continue
 		case errors.Is(err, pgx.ErrNoRows):
 			return parley.Conversation{}, parley.Message{}, false, startRefused(ctx, d.pool, p)
-		case isUniqueViolation(err, "conversations_session"):
+		case pgbase.IsUniqueViolation(err, "conversations_session"):
 			continue // another start of the session won: append to its conversation
 		default:
 			return parley.Conversation{}, parley.Message{}, false, fmt.Errorf("starting conversation: %w", err)
@@ -146,7 +147,7 @@ func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart,
 const startConversationSQL = startOKSQL + `,
 		conv AS (
 			` + insertConversationSQL + ` FROM ok WHERE ok
-			RETURNING ` + conversationColumns + `),
+			RETURNING ` + pgbase.ConversationColumns + `),
 		msg AS (
 			INSERT INTO messages (tenant_id, conversation_id, role, content)
 			SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)

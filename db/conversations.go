@@ -10,11 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
-
-const conversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
-	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
-	feedback_positive, feedback_negative, created_at, updated_at, last_message_at, is_test`
 
 // ConversationsUsed is how many conversations the tenant started in the
 // calendar month (UTC) of now, deleted ones included: what the monthly limit
@@ -39,7 +36,7 @@ const startOKSQL = `WITH ok AS (
 // countStartSQL counts a conversation about to start against the month's
 // usage of tenant $1 while under the limit $4, when its segment and visitor
 // are the tenant's (startOKSQL). It returns ok and the month counted, NULL
-// when not counted. It commits without waiting for the disk (asyncCommit):
+// when not counted. It commits without waiting for the disk (pgbase.AsyncCommit):
 // the usage row is locked only while the statement runs, not across a WAL
 // flush as well, so that the new conversations of a busy tenant do not queue
 // behind one another's flush; the conversation's insert, which commits
@@ -47,7 +44,7 @@ const startOKSQL = `WITH ok AS (
 const countStartSQL = startOKSQL + `,
 	counted AS (
 		INSERT INTO conversation_usage (tenant_id, month, count)
-		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, ` + asyncCommit + ` WHERE ok AND $4 > 0
+		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, ` + pgbase.AsyncCommit + ` WHERE ok AND $4 > 0
 		ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + 1
 		WHERE conversation_usage.count < $4
 		RETURNING month)
@@ -55,7 +52,7 @@ const countStartSQL = startOKSQL + `,
 
 // uncountStartSQL takes back a count of countStartSQL ($2 its month) whose
 // conversation was not started after all.
-const uncountStartSQL = `UPDATE conversation_usage SET count = count - 1 FROM ` + asyncCommit + `
+const uncountStartSQL = `UPDATE conversation_usage SET count = count - 1 FROM ` + pgbase.AsyncCommit + `
 	WHERE tenant_id = $1 AND month = $2 AND count > 0`
 
 // startArgs are the parameters of the insert after startOKSQL, but its last
@@ -67,7 +64,7 @@ func startArgs(p *parley.ConversationStart) []any {
 
 // startRefused says why a start inserted nothing: a segment or visitor of
 // another tenant, else the monthly limit.
-func startRefused(ctx context.Context, q Querier, p parley.ConversationStart) error {
+func startRefused(ctx context.Context, q pgbase.Querier, p parley.ConversationStart) error {
 	if err := belongsToTenant(ctx, q, "segments", "Segment", p.TenantID, p.SegmentID); err != nil {
 		return err
 	}
@@ -86,34 +83,34 @@ func startRefused(ctx context.Context, q Querier, p parley.ConversationStart) er
 		Details: parley.LimitDetails{Current: used, Limit: max(p.Limit, 0), NextResetAt: monthStart.UTC().AddDate(0, 1, 0)}}
 }
 
-func conversationBySession(ctx context.Context, q Querier, tenantID, sessionID string) (parley.Conversation, error) {
-	rows, _ := q.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
+func conversationBySession(ctx context.Context, q pgbase.Querier, tenantID, sessionID string) (parley.Conversation, error) {
+	rows, _ := q.Query(ctx, `SELECT `+pgbase.ConversationColumns+` FROM conversations WHERE tenant_id = $1 AND session_id = $2`, tenantID, sessionID)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	if err != nil {
-		return parley.Conversation{}, notFound(err, "Conversation")
+		return parley.Conversation{}, pgbase.NotFound(err, "Conversation")
 	}
 	return c, nil
 }
 
 // Conversation returns one of the tenant's conversations.
 func (d *DB) Conversation(ctx context.Context, tenantID, id string) (parley.Conversation, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Conversation{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+conversationColumns+` FROM conversations WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.ConversationColumns+` FROM conversations WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	if err != nil {
-		return parley.Conversation{}, notFound(err, "Conversation")
+		return parley.Conversation{}, pgbase.NotFound(err, "Conversation")
 	}
 	return c, nil
 }
 
 // belongsToTenant checks that the row of table with id (when not nil) is the tenant's.
-func belongsToTenant(ctx context.Context, q Querier, table, what, tenantID string, id *string) error {
+func belongsToTenant(ctx context.Context, q pgbase.Querier, table, what, tenantID string, id *string) error {
 	if id == nil {
 		return nil
 	}
-	if !looksLikeUUID(*id) {
+	if !pgbase.LooksLikeUUID(*id) {
 		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	var ok bool
@@ -138,10 +135,7 @@ const appendMessageCTE = `c AS (
 			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
 		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
 	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge) SELECT tenant_id, id, $3, $4, $5 FROM c
-	RETURNING ` + messageColumns
-
-// messageColumns are the columns of a parley.Message.
-const messageColumns = `id, conversation_id, role, content, feedback, created_at, knowledge`
+	RETURNING ` + pgbase.MessageColumns
 
 // knowledgeArg is the knowledge of a message as appendMessageSQL stores it: NULL for none.
 func knowledgeArg(k []parley.KnowledgeRef) any {
@@ -151,17 +145,17 @@ func knowledgeArg(k []parley.KnowledgeRef) any {
 	return k
 }
 
-func appendMessage(ctx context.Context, q Querier, tenantID, conversationID, role, content string, knowledge []parley.KnowledgeRef) (parley.Message, error) {
+func appendMessage(ctx context.Context, q pgbase.Querier, tenantID, conversationID, role, content string, knowledge []parley.KnowledgeRef) (parley.Message, error) {
 	if role != "user" && role != "assistant" {
 		return parley.Message{}, &parley.Error{Kind: parley.KindInvalid, Message: "role must be user or assistant"}
 	}
-	if !looksLikeUUID(conversationID) {
+	if !pgbase.LooksLikeUUID(conversationID) {
 		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, storableKey(content), knowledgeArg(knowledge))
+	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, pgbase.StorableKey(content), knowledgeArg(knowledge))
 	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {
-		return parley.Message{}, notFound(err, "Conversation")
+		return parley.Message{}, pgbase.NotFound(err, "Conversation")
 	}
 	return m, nil
 }
@@ -170,8 +164,8 @@ func appendMessage(ctx context.Context, q Querier, tenantID, conversationID, rol
 // function the model called, lowercased; the tool's display name as the run
 // had it, kept through later renames) and counts it. A nil Input is stored
 // as {}, a nil Result as null.
-func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID string, call parley.ToolCall) error {
-	if !looksLikeUUID(conversationID) {
+func appendToolHistory(ctx context.Context, q pgbase.Querier, tenantID, conversationID string, call parley.ToolCall) error {
+	if !pgbase.LooksLikeUUID(conversationID) {
 		return parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	input := call.Input
@@ -187,7 +181,7 @@ func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 	}
 	var display *string
 	if call.ToolDisplayName != nil {
-		d := storableKey(*call.ToolDisplayName)
+		d := pgbase.StorableKey(*call.ToolDisplayName)
 		display = &d
 	}
 	tag, err := q.Exec(ctx, `WITH c AS (
@@ -195,7 +189,7 @@ func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 			WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
 		INSERT INTO tool_history (tenant_id, conversation_id, tool_name, tool_type, input, result, tool_display_name)
 		SELECT tenant_id, id, $3, $4, $5, $6, $7 FROM c`,
-		tenantID, conversationID, strings.ToLower(storableKey(call.ToolName)), storableKey(call.ToolType), input, result, display)
+		tenantID, conversationID, strings.ToLower(pgbase.StorableKey(call.ToolName)), pgbase.StorableKey(call.ToolType), input, result, display)
 	if err != nil {
 		return fmt.Errorf("storing tool history: %w", err)
 	}
@@ -206,14 +200,14 @@ func appendToolHistory(ctx context.Context, q Querier, tenantID, conversationID 
 }
 
 // setConversationStatus moves the conversation to BOT or ESCALATED.
-func setConversationStatus(ctx context.Context, q Querier, tenantID, conversationID, status string) error {
+func setConversationStatus(ctx context.Context, q pgbase.Querier, tenantID, conversationID, status string) error {
 	if status != parley.StatusBot && status != parley.StatusEscalated {
 		return &parley.Error{Kind: parley.KindInvalid, Message: "status must be BOT or ESCALATED"}
 	}
-	if !looksLikeUUID(conversationID) {
+	if !pgbase.LooksLikeUUID(conversationID) {
 		return parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	err := updateTenantRow(ctx, q, "conversations", "Conversation", tenantID, conversationID, []setClause{{"status", status}})
+	err := pgbase.UpdateTenantRow(ctx, q, "conversations", "Conversation", tenantID, conversationID, []pgbase.SetClause{{Column: "status", Value: status}})
 	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return fmt.Errorf("setting conversation status: %w", err)
 	}
@@ -223,7 +217,7 @@ func setConversationStatus(ctx context.Context, q Querier, tenantID, conversatio
 // RecentTurns returns the last n user and assistant messages of the
 // conversation, oldest first.
 func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]parley.Turn, error) {
-	if !looksLikeUUID(conversationID) {
+	if !pgbase.LooksLikeUUID(conversationID) {
 		return nil, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	if n <= 0 {
@@ -248,7 +242,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 	if value != 1 && value != -1 {
 		return &parley.Error{Kind: parley.KindInvalid, Message: "feedback must be 1 or -1", Details: map[string]string{"value": "must be 1 or -1"}}
 	}
-	if !looksLikeUUID(messageID) {
+	if !pgbase.LooksLikeUUID(messageID) {
 		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	return d.inTx(ctx, func(tx pgx.Tx) error {
@@ -257,7 +251,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 		err := tx.QueryRow(ctx, `SELECT role, conversation_id, feedback FROM messages WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 			tenantID, messageID).Scan(&role, &conversationID, &old)
 		if err != nil {
-			return notFound(err, "Message")
+			return pgbase.NotFound(err, "Message")
 		}
 		if role != "assistant" {
 			return &parley.Error{Kind: parley.KindInvalid, Message: "Only assistant messages take feedback"}
@@ -293,7 +287,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 // tenant's conversation of that session: a visitor votes only on the
 // answers of their own conversation.
 func (d *DB) CheckSessionMessage(ctx context.Context, tenantID, sessionID, messageID string) error {
-	if !looksLikeUUID(messageID) || !storable(sessionID) {
+	if !pgbase.LooksLikeUUID(messageID) || !pgbase.Storable(sessionID) {
 		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	var ok bool

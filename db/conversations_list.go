@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // ConversationFilter filters and pages a conversations list. Empty strings
@@ -97,15 +98,15 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 		where.WriteString(" AND c.created_at < " + arg(f.To))
 	}
 	if f.Channel != "" {
-		where.WriteString(" AND c.channel = " + arg(storableKey(f.Channel)))
+		where.WriteString(" AND c.channel = " + arg(pgbase.StorableKey(f.Channel)))
 	}
 	if f.Status != "" {
-		where.WriteString(" AND c.status = " + arg(storableKey(f.Status)))
+		where.WriteString(" AND c.status = " + arg(pgbase.StorableKey(f.Status)))
 	}
 	for _, id := range []struct{ column, value string }{{"segment_id", f.SegmentID}, {"visitor_id", f.VisitorID}} {
 		switch {
 		case id.value == "":
-		case looksLikeUUID(id.value):
+		case pgbase.LooksLikeUUID(id.value):
 			where.WriteString(" AND c." + id.column + " = " + arg(id.value))
 		default:
 			where.WriteString(" AND false") // no row has such an id
@@ -113,13 +114,13 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 	}
 	if f.ToolType != "" {
 		where.WriteString(` AND EXISTS (SELECT 1 FROM tool_history th WHERE th.tenant_id = $1 AND th.conversation_id = c.id
-			AND th.tool_type = ` + arg(strings.ToUpper(storableKey(f.ToolType))) + `)`)
+			AND th.tool_type = ` + arg(strings.ToUpper(pgbase.StorableKey(f.ToolType))) + `)`)
 	}
 	if f.searchHits != nil {
 		where.WriteString(" AND c.id = ANY(" + arg(f.searchHits) + "::uuid[])")
 	} else if f.Search != "" {
 		where.WriteString(` AND EXISTS (SELECT 1 FROM messages m WHERE m.tenant_id = $1 AND m.conversation_id = c.id
-			AND m.content ILIKE ` + arg("%"+escapeLike(storableKey(f.Search))+"%") + `)`)
+			AND m.content ILIKE ` + arg("%"+pgbase.EscapeLike(pgbase.StorableKey(f.Search))+"%") + `)`)
 	}
 	if f.HasFeedback {
 		where.WriteString(" AND c.feedback_positive + c.feedback_negative > 0")
@@ -132,7 +133,7 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 
 // conversationItemSQL selects ConversationItems of conversations c, the
 // WHERE clause to follow.
-var conversationItemSQL = `SELECT ` + qualified("c", conversationColumns) + `,
+var conversationItemSQL = `SELECT ` + qualified("c", pgbase.ConversationColumns) + `,
 		s.slug AS segment_slug, s.name AS segment_name, last.preview
 	FROM conversations c
 	LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id
@@ -163,7 +164,7 @@ func (d *DB) searchHitsFor(ctx context.Context, tenantID, search string) ([]stri
 	if utf8.RuneCountInString(strings.TrimSpace(search)) < 3 {
 		return nil, nil // no trigram to look up: the index cannot narrow it
 	}
-	pattern := "%" + escapeLike(storableKey(search)) + "%"
+	pattern := "%" + pgbase.EscapeLike(pgbase.StorableKey(search)) + "%"
 	const matching = `SELECT m.conversation_id FROM messages m WHERE m.tenant_id = $1 AND m.content ILIKE $2`
 	// An unnamed statement is planned with these values: the estimate is
 	// for this pattern, not a generic plan's guess.
@@ -330,19 +331,19 @@ type ConversationDetail struct {
 // messages and tool history; an id of another tenant's, or not a uuid, is
 // NotFound.
 func (d *DB) ConversationDetail(ctx context.Context, tenantID, id string) (ConversationDetail, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return ConversationDetail{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	rows, _ := d.pool.Query(ctx, conversationItemSQL+` WHERE c.tenant_id = $1 AND c.id = $2`, tenantID, id)
 	item, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[ConversationItem])
 	if err != nil {
-		return ConversationDetail{}, notFound(err, "Conversation")
+		return ConversationDetail{}, pgbase.NotFound(err, "Conversation")
 	}
 	items := []ConversationItem{item}
 	if err := d.attachToolHistory(ctx, tenantID, items); err != nil {
 		return ConversationDetail{}, err
 	}
-	rows, _ = d.pool.Query(ctx, `SELECT `+messageColumns+` FROM messages
+	rows, _ = d.pool.Query(ctx, `SELECT `+pgbase.MessageColumns+` FROM messages
 		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, id)
 	msgs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // SeedConversation is a generated conversation with its rows, written by
@@ -147,7 +149,7 @@ func (d *DB) AnalyzeConversations(ctx context.Context) error {
 // parseUUID parses a uuid's text into its 16 bytes, as COPY's binary
 // format takes uuids.
 func parseUUID(id string, out *[16]byte) error {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return fmt.Errorf("%q is not a uuid", id)
 	}
 	if _, err := hex.Decode(out[:], []byte(strings.ReplaceAll(id, "-", ""))); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 const corpusColumns = `c.id, c.tenant_id, c.segment_id, s.slug AS segment_slug, s.name AS segment_name,
@@ -48,11 +49,6 @@ type CorpusQuery struct {
 const searchCondition = `(c.search @@ (websearch_to_tsquery('english', $%[1]d) || websearch_to_tsquery('simple', $%[1]d))
 	OR c.title ILIKE '%%' || $%[2]d || '%%')`
 
-// escapeLike escapes LIKE wildcards in user input.
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 // searchCountCap bounds how many search matches are counted: past it the
 // total is reported as a lower bound (CorpusPage.TotalCapped), as search
 // engines do, and the page is read straight off the priority index.
@@ -91,7 +87,7 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 		if err != nil {
 			return CorpusPage{}, err
 		}
-		args = append(args, q.Search, escapeLike(q.Search))
+		args = append(args, q.Search, pgbase.EscapeLike(q.Search))
 		cond := fmt.Sprintf(searchCondition, len(args)-1, len(args))
 		if typed != "" {
 			args = append(args, typed)
@@ -163,14 +159,14 @@ func (d *DB) CorpusEntry(ctx context.Context, tenantID, id string) (parley.Corpu
 	return corpusEntry(ctx, d.pool, tenantID, id)
 }
 
-func corpusEntry(ctx context.Context, q Querier, tenantID, id string) (parley.CorpusEntry, error) {
-	if !looksLikeUUID(id) {
+func corpusEntry(ctx context.Context, q pgbase.Querier, tenantID, id string) (parley.CorpusEntry, error) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+corpusColumns+corpusFrom+` WHERE c.tenant_id = $1 AND c.id = $2`, tenantID, id)
 	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
-		return parley.CorpusEntry{}, notFound(err, "Corpus entry")
+		return parley.CorpusEntry{}, pgbase.NotFound(err, "Corpus entry")
 	}
 	return e, nil
 }
@@ -220,7 +216,7 @@ func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w Cor
 }
 
 func upsertCorpus(ctx context.Context, tx pgx.Tx, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
-	if err := lockTenant(ctx, tx, tenantID); err != nil {
+	if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 		return parley.CorpusEntry{}, 0, fmt.Errorf("locking tenant: %w", err)
 	}
 	if w.ExternalID.Set && !w.ExternalID.Null {
@@ -297,7 +293,7 @@ func (w CorpusWrite) sameAs(e parley.CorpusEntry) bool {
 
 // UpdateCorpus applies a partial update to one of the tenant's entries.
 func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrite) (parley.CorpusEntry, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
 	var e parley.CorpusEntry
@@ -312,26 +308,26 @@ func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrit
 }
 
 func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusWrite) (parley.CorpusEntry, error) {
-	var sets []setClause
-	sets = addSet(sets, "title", w.Title)
-	sets = addSet(sets, "content", w.Content)
-	sets = addSet(sets, "summary", w.Summary)
-	sets = addSet(sets, "priority", w.Priority)
-	sets = addSet(sets, "is_active", w.IsActive)
-	sets = addSet(sets, "external_id", w.ExternalID)
-	sets = addSet(sets, "source", w.Source)
-	sets = addSet(sets, "source_url", w.SourceURL)
-	sets = addSet(sets, "locale", w.Locale)
+	var sets []pgbase.SetClause
+	sets = pgbase.AddSet(sets, "title", w.Title)
+	sets = pgbase.AddSet(sets, "content", w.Content)
+	sets = pgbase.AddSet(sets, "summary", w.Summary)
+	sets = pgbase.AddSet(sets, "priority", w.Priority)
+	sets = pgbase.AddSet(sets, "is_active", w.IsActive)
+	sets = pgbase.AddSet(sets, "external_id", w.ExternalID)
+	sets = pgbase.AddSet(sets, "source", w.Source)
+	sets = pgbase.AddSet(sets, "source_url", w.SourceURL)
+	sets = pgbase.AddSet(sets, "locale", w.Locale)
 	if w.Tags.Set {
 		tags := w.Tags.Value
 		if tags == nil {
 			tags = []string{}
 		}
-		sets = append(sets, setClause{"tags", tags})
+		sets = append(sets, pgbase.SetClause{Column: "tags", Value: tags})
 	}
-	sets = addSet(sets, "segment_id", w.SegmentID)
-	err := updateTenantRow(ctx, tx, "corpus_entries", "Corpus entry", tenantID, id, sets)
-	if isUniqueViolation(err, "corpus_external_id") {
+	sets = pgbase.AddSet(sets, "segment_id", w.SegmentID)
+	err := pgbase.UpdateTenantRow(ctx, tx, "corpus_entries", "Corpus entry", tenantID, id, sets)
+	if pgbase.IsUniqueViolation(err, "corpus_external_id") {
 		return parley.CorpusEntry{}, &parley.Error{Kind: parley.KindConflict, Message: "Another entry already has this externalId",
 			Details: map[string]string{"externalId": "already used by another entry"}}
 	}
@@ -343,5 +339,5 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 
 // DeleteCorpus deletes one of the tenant's entries.
 func (d *DB) DeleteCorpus(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.pool, "corpus_entries", "Corpus entry", tenantID, id)
+	return pgbase.DeleteTenantRow(ctx, d.pool, "corpus_entries", "Corpus entry", tenantID, id)
 }

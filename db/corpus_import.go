@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // CorpusImportRow is one row of a file import, validated by the caller.
@@ -59,7 +60,7 @@ func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp C
 		}
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE corpus_import (title text NOT NULL, content text NOT NULL,
@@ -156,7 +157,7 @@ type UpsertResultOf struct {
 func (d *DB) UpsertCorpusBatch(ctx context.Context, tenantID string, limit int, ws []CorpusWrite) ([]UpsertResultOf, error) {
 	out := make([]UpsertResultOf, 0, len(ws))
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		var ids []string

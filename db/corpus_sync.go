@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // CorpusSync is what a successful fetch of an entry's URL stores.
@@ -38,12 +39,12 @@ func (d *DB) CorpusEntryBySourceURL(ctx context.Context, tenantID, url string) (
 	return corpusEntryBySourceURL(ctx, d.pool, tenantID, url)
 }
 
-func corpusEntryBySourceURL(ctx context.Context, q Querier, tenantID, url string) (parley.CorpusEntry, error) {
+func corpusEntryBySourceURL(ctx context.Context, q pgbase.Querier, tenantID, url string) (parley.CorpusEntry, error) {
 	rows, _ := q.Query(ctx, `SELECT `+corpusColumns+corpusFrom+` WHERE c.tenant_id = $1 AND c.source_url = $2
 		ORDER BY c.synced_at IS NULL, c.created_at, c.id LIMIT 1`, tenantID, url)
 	e, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
-		return parley.CorpusEntry{}, notFound(err, "Corpus entry")
+		return parley.CorpusEntry{}, pgbase.NotFound(err, "Corpus entry")
 	}
 	return e, nil
 }
@@ -57,7 +58,7 @@ func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url str
 	var e parley.CorpusEntry
 	var res UpsertResult
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		w.Content = parley.Some(s.Content)

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // A tenant's own embedding endpoint (issue 34, migration 00038): its
@@ -50,7 +51,7 @@ func (s *EmbeddingSettings) scan(row pgx.Row) error {
 func (d *DB) EmbeddingSettings(ctx context.Context, tenantID string) (EmbeddingSettings, error) {
 	var s EmbeddingSettings
 	if err := s.scan(d.pool.QueryRow(ctx, `SELECT `+embeddingSettingsColumns+` FROM tenants WHERE id = $1`, tenantID)); err != nil {
-		return s, notFound(err, "Tenant")
+		return s, pgbase.NotFound(err, "Tenant")
 	}
 	return s, nil
 }
@@ -67,7 +68,7 @@ func (d *DB) SaveEmbeddingSettings(ctx context.Context, tenantID, url, model str
 			embeddings_api_key = CASE WHEN $5 THEN $6 ELSE embeddings_api_key END, updated_at = now()
 			WHERE id = $1 RETURNING `+embeddingSettingsColumns, tenantID, url, model, dimensions, apiKey.Set, apiKey.Ptr()))
 		if err != nil {
-			return notFound(err, "Tenant")
+			return pgbase.NotFound(err, "Tenant")
 		}
 		return d.insertEmbedJob(ctx, tx, tenantID)
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // The transaction-level steps, for the tests of the package's rules; the
@@ -33,7 +34,7 @@ func (d *DB) SetSearchIndexFirstMax(n int) { d.indexFirstMax = n }
 
 // AsyncCommit is the FROM item that turns synchronous_commit off for its
 // statement's transaction (tests only).
-const AsyncCommit = asyncCommit
+const AsyncCommit = pgbase.AsyncCommit
 
 // Pipeline runs txs (statements without arguments) as pipeline does (tests only).
 func (d *DB) Pipeline(ctx context.Context, txs [][]string, read func(tx, i int, rows pgx.Rows)) error {

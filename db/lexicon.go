@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // RefreshCorpusLexicon rebuilds the tenant's lexicon (corpus_lexicon: each
@@ -29,7 +30,7 @@ func (d *DB) RefreshCorpusLexicon(ctx context.Context, tenantID string) error {
 			return fmt.Errorf("locking the corpus lexicon: %w", err)
 		}
 		if err := tx.QueryRow(ctx, `SELECT config_version FROM tenants WHERE id = $1`, tenantID).Scan(&version); err != nil {
-			return fmt.Errorf("reading the tenant's configuration version: %w", notFound(err, "Tenant"))
+			return fmt.Errorf("reading the tenant's configuration version: %w", pgbase.NotFound(err, "Tenant"))
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM corpus_lexicon WHERE tenant_id = $1`, tenantID); err != nil {
 			return fmt.Errorf("clearing the corpus lexicon: %w", err)

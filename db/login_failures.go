@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // LoginThrottle is one key's escalating wait between failed sign-ins: the
@@ -66,7 +68,7 @@ func (d *DB) StartLoginAttempt(ctx context.Context, keys []LoginThrottle, now ti
 	a := LoginAttempt{keys: keys, at: now, Failures: make([]int, len(keys)), prev: make([]time.Time, len(keys))}
 	names := make([]string, len(keys))
 	for i, k := range keys {
-		names[i] = storableKey(k.Key)
+		names[i] = pgbase.StorableKey(k.Key)
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		// Row locks make the check and the count one step for keys that
@@ -129,7 +131,7 @@ func (d *DB) ForgiveLoginAttempt(ctx context.Context, a LoginAttempt) error {
 	}
 	b := &pgx.Batch{}
 	for i, k := range a.keys {
-		key := storableKey(k.Key)
+		key := pgbase.StorableKey(k.Key)
 		if k.ClearOnSuccess {
 			b.Queue(`DELETE FROM login_failures WHERE key = $1`, key)
 			continue
@@ -150,7 +152,7 @@ func (d *DB) ForgiveLoginAttempt(ctx context.Context, a LoginAttempt) error {
 func (d *DB) LoginFailures(ctx context.Context, key string, now time.Time) (int, error) {
 	var n int
 	err := d.pool.QueryRow(ctx, `SELECT coalesce(max(failures), 0) FROM login_failures WHERE key = $1 AND expires_at > $2`,
-		storableKey(key), now).Scan(&n)
+		pgbase.StorableKey(key), now).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("reading sign-in failures: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // MCPSettings is the tenant's external MCP server configuration; the API key stays sealed.
@@ -20,7 +21,7 @@ func (d *DB) MCPSettings(ctx context.Context, tenantID string) (MCPSettings, err
 	err := d.pool.QueryRow(ctx, `SELECT mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools FROM tenants WHERE id = $1`, tenantID).
 		Scan(&s.URL, &s.SealedAPIKey, &s.MaxTools)
 	if err != nil {
-		return s, notFound(err, "Tenant")
+		return s, pgbase.NotFound(err, "Tenant")
 	}
 	return s, nil
 }

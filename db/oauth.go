@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // OAuthKey is a signing key of OAuth access tokens; PrivateKey is sealed
@@ -82,13 +83,13 @@ func (d *DB) CreateOAuthClient(ctx context.Context, c OAuthClient) (OAuthClient,
 
 // OAuthClientByID is a registered client; NotFound when there is none.
 func (d *DB) OAuthClientByID(ctx context.Context, id string) (OAuthClient, error) {
-	if !storable(id) {
+	if !pgbase.Storable(id) {
 		return OAuthClient{}, parley.Errorf(parley.KindNotFound, "OAuth client not found")
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT id, client_name, redirect_uris, scopes, created_at FROM oauth_clients WHERE id = $1`, id)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[OAuthClient])
 	if err != nil {
-		return OAuthClient{}, notFound(err, "OAuth client")
+		return OAuthClient{}, pgbase.NotFound(err, "OAuth client")
 	}
 	return c, nil
 }
@@ -127,7 +128,7 @@ func (d *DB) OAuthCodeByHash(ctx context.Context, hash []byte) (OAuthCode, error
 		FROM oauth_codes WHERE code_hash = $1`, hash)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[OAuthCode])
 	if err != nil {
-		return OAuthCode{}, notFound(err, "OAuth code")
+		return OAuthCode{}, pgbase.NotFound(err, "OAuth code")
 	}
 	return c, nil
 }
@@ -275,7 +276,7 @@ func (d *DB) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is 
 // nor of a revoked grant, and notes the grant's use (at most once a minute,
 // so that most checks stay one read).
 func (d *DB) OAuthAccessLive(ctx context.Context, jti string, now time.Time) (bool, error) {
-	if !storable(jti) {
+	if !pgbase.Storable(jti) {
 		return false, nil
 	}
 	var n int
@@ -305,7 +306,7 @@ func (d *DB) RevokeOAuthRefresh(ctx context.Context, hash []byte, clientID strin
 
 // RevokeOAuthAccess revokes the access token jti when it was issued to clientID.
 func (d *DB) RevokeOAuthAccess(ctx context.Context, jti, clientID string, now time.Time) error {
-	if !storable(jti) {
+	if !pgbase.Storable(jti) {
 		return nil
 	}
 	_, err := d.pool.Exec(ctx, `UPDATE oauth_access_tokens a SET revoked_at = $3 FROM oauth_grants g
@@ -348,7 +349,7 @@ func (d *DB) ConnectedApps(ctx context.Context, tenantID string, now time.Time) 
 // RevokeConnectedApp revokes every grant of the client on the tenant, and so
 // every token issued under them; it reports whether there was one.
 func (d *DB) RevokeConnectedApp(ctx context.Context, tenantID, clientID string, now time.Time) (bool, error) {
-	if !storable(clientID) {
+	if !pgbase.Storable(clientID) {
 		return false, nil
 	}
 	tag, err := d.pool.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $3 WHERE tenant_id = $1 AND client_id = $2 AND revoked_at IS NULL`,

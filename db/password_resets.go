@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // PasswordReset is an emailed password-reset link, known by its token's
@@ -51,7 +53,7 @@ func (d *DB) PasswordResetByHash(ctx context.Context, tokenHash []byte) (Passwor
 	rows, _ := d.pool.Query(ctx, `SELECT user_id, created_at, expires_at, used_at FROM password_resets WHERE token_hash = $1`, tokenHash)
 	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[PasswordReset])
 	if err != nil {
-		return PasswordReset{}, notFound(err, "Password reset")
+		return PasswordReset{}, pgbase.NotFound(err, "Password reset")
 	}
 	return r, nil
 }
@@ -71,7 +73,7 @@ func (d *DB) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash s
 		r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[PasswordReset])
 		switch {
 		case err != nil:
-			return notFound(err, "Password reset")
+			return pgbase.NotFound(err, "Password reset")
 		case r.UsedAt != nil:
 			return ErrResetUsed
 		case !now.Before(r.ExpiresAt):
@@ -80,7 +82,7 @@ func (d *DB) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash s
 		rows, _ = tx.Query(ctx, `UPDATE users SET password_hash = $2 WHERE id = $1
 			RETURNING id, email, password_hash, created_at`, r.UserID, passwordHash)
 		if u, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User]); err != nil {
-			return notFound(err, "User")
+			return pgbase.NotFound(err, "User")
 		}
 		if _, err := tx.Exec(ctx, `UPDATE password_resets SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`, r.UserID, now); err != nil {
 			return fmt.Errorf("using password resets: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 const paymentConnectorColumns = `tenant_id, secret_key, key_mode, key_type, key_last4, is_active, currency,
@@ -75,7 +76,7 @@ func (d *DB) SavePaymentConnector(ctx context.Context, p parley.PaymentConnector
 // key (sealed: the key tested), unless the key changed meanwhile.
 func (d *DB) RecordPaymentCheck(ctx context.Context, tenantID string, sealedKey []byte, ok bool, message string, at time.Time) error {
 	_, err := d.pool.Exec(ctx, `UPDATE payment_connectors SET checked_at = $4, check_ok = $3, check_message = $5
-		WHERE tenant_id = $1 AND secret_key = $2`, tenantID, sealedKey, ok, at, storableKey(message))
+		WHERE tenant_id = $1 AND secret_key = $2`, tenantID, sealedKey, ok, at, pgbase.StorableKey(message))
 	if err != nil {
 		return fmt.Errorf("recording the payment connection test: %w", err)
 	}
@@ -99,10 +100,10 @@ const maxConversationPayments = 50
 // ConversationPayments returns the conversation's quotes (GENERATE_QUOTE)
 // and payment links (COLLECT_PAYMENT) submissions, newest first.
 func (d *DB) ConversationPayments(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error) {
-	if !looksLikeUUID(conversationID) {
+	if !pgbase.LooksLikeUUID(conversationID) {
 		return nil, nil
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions
+	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions
 		WHERE conversation_id = $2 AND tool_type IN ('GENERATE_QUOTE', 'COLLECT_PAYMENT') AND tenant_id = $1
 		ORDER BY created_at DESC, id DESC LIMIT $3`, tenantID, conversationID, maxConversationPayments)
 	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])

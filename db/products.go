@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 const productColumns = `id, tenant_id, external_id, name, description, price::float8 AS price, currency, url,
@@ -55,7 +56,7 @@ func productFilter(tenantID string, q ProductQuery) (where, order string, args [
 		where += " AND is_active"
 	}
 	if q.Search != "" {
-		args = append(args, q.Search, escapeLike(q.Search))
+		args = append(args, q.Search, pgbase.EscapeLike(q.Search))
 		n := len(args)
 		where += fmt.Sprintf(` AND (search @@ (websearch_to_tsquery('english', $%d) || websearch_to_tsquery('simple', $%d))
 			OR name ILIKE '%%' || $%d || '%%' OR $%d = ANY(tags))`, n-1, n-1, n, n-1)
@@ -85,45 +86,45 @@ func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID strin
 	rows, _ := d.pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
-		return parley.Product{}, notFound(err, "Product")
+		return parley.Product{}, pgbase.NotFound(err, "Product")
 	}
 	return p, nil
 }
 
-func product(ctx context.Context, q Querier, tenantID, id string) (parley.Product, error) {
-	if !looksLikeUUID(id) {
+func product(ctx context.Context, q pgbase.Querier, tenantID, id string) (parley.Product, error) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
-		return parley.Product{}, notFound(err, "Product")
+		return parley.Product{}, pgbase.NotFound(err, "Product")
 	}
 	return p, nil
 }
 
-func productSets(w ProductWrite) []setClause {
-	var sets []setClause
-	sets = addSet(sets, "external_id", w.ExternalID)
-	sets = addSet(sets, "name", w.Name)
-	sets = addSet(sets, "description", w.Description)
-	sets = addSet(sets, "price", w.Price)
-	sets = addSet(sets, "currency", w.Currency)
-	sets = addSet(sets, "url", w.URL)
-	sets = addSet(sets, "image_url", w.ImageURL)
+func productSets(w ProductWrite) []pgbase.SetClause {
+	var sets []pgbase.SetClause
+	sets = pgbase.AddSet(sets, "external_id", w.ExternalID)
+	sets = pgbase.AddSet(sets, "name", w.Name)
+	sets = pgbase.AddSet(sets, "description", w.Description)
+	sets = pgbase.AddSet(sets, "price", w.Price)
+	sets = pgbase.AddSet(sets, "currency", w.Currency)
+	sets = pgbase.AddSet(sets, "url", w.URL)
+	sets = pgbase.AddSet(sets, "image_url", w.ImageURL)
 	if w.Tags.Set {
 		tags := w.Tags.Value
 		if tags == nil {
 			tags = []string{}
 		}
-		sets = append(sets, setClause{"tags", tags})
+		sets = append(sets, pgbase.SetClause{Column: "tags", Value: tags})
 	}
-	sets = addSet(sets, "is_active", w.IsActive)
+	sets = pgbase.AddSet(sets, "is_active", w.IsActive)
 	return sets
 }
 
 func externalIDConflict(err error) error {
-	if isUniqueViolation(err, "products_external_id") {
+	if pgbase.IsUniqueViolation(err, "products_external_id") {
 		return &parley.Error{Kind: parley.KindConflict, Message: "Another product already has this externalId",
 			Details: map[string]string{"externalId": "already used by another product"}}
 	}
@@ -153,8 +154,8 @@ func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite)
 		vals := []string{"$1"}
 		args := []any{tenantID}
 		for _, s := range sets {
-			args = append(args, s.value)
-			cols = append(cols, s.column)
+			args = append(args, s.Value)
+			cols = append(cols, s.Column)
 			vals = append(vals, fmt.Sprintf("$%d", len(args)))
 		}
 		var id string
@@ -174,7 +175,7 @@ func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite)
 
 // UpdateProduct applies a partial update.
 func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (parley.Product, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	var p parley.Product
@@ -187,7 +188,7 @@ func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWr
 }
 
 func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w ProductWrite) (parley.Product, error) {
-	err := updateTenantRow(ctx, tx, "products", "Product", tenantID, id, productSets(w))
+	err := pgbase.UpdateTenantRow(ctx, tx, "products", "Product", tenantID, id, productSets(w))
 	if e := externalIDConflict(err); e != nil {
 		return parley.Product{}, e
 	}
@@ -199,7 +200,7 @@ func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w Produc
 
 // DeleteProduct deletes one of the tenant's products.
 func (d *DB) DeleteProduct(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.pool, "products", "Product", tenantID, id)
+	return pgbase.DeleteTenantRow(ctx, d.pool, "products", "Product", tenantID, id)
 }
 
 // HasActiveProducts reports whether the tenant has at least one active

@@ -9,11 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // Count returns the count of key in the window containing now, without adding to it.
 func (d *DB) Count(ctx context.Context, key string, window time.Duration, now time.Time) (int, error) {
-	key = storableKey(key)
+	key = pgbase.StorableKey(key)
 	var n int
 	err := d.pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM rate_counters WHERE key = $1 AND window_start = $2`,
 		key, now.Truncate(window)).Scan(&n)
@@ -42,7 +43,7 @@ type Window = parley.RateWindow
 // window's count: after the event when it was counted, before it when not.
 // counted reports which. Concurrent calls racing past the check cannot push
 // a count past its limit unseen: the counts after the event say so. The
-// count commits without waiting for the disk (asyncCommit): a PostgreSQL
+// count commits without waiting for the disk (pgbase.AsyncCommit): a PostgreSQL
 // crash may forget the last fraction of a second of counts.
 func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (counts []int, counted bool, err error) {
 	counts, counted, _, err = d.HitWithinForTenant(ctx, windows, now, "")
@@ -126,7 +127,7 @@ func hitWithinSQL(windows []Window, now time.Time, slug string) statement {
 	args := make([]any, 0, 5*len(windows)+3)
 	for i, w := range windows {
 		start := now.Truncate(w.Length)
-		args = append(args, i, storableKey(w.Key), start, start.Add(w.Length), w.Limit)
+		args = append(args, i, pgbase.StorableKey(w.Key), start, start.Add(w.Length), w.Limit)
 		n := len(args)
 		if i > 0 {
 			values.WriteString(", ")
@@ -134,14 +135,14 @@ func hitWithinSQL(windows []Window, now time.Time, slug string) statement {
 		fmt.Fprintf(&values, "($%d::int, $%d::text, $%d::timestamptz, $%d::timestamptz, $%d::int)", n-4, n-3, n-2, n-1, n)
 	}
 	tenantVersion := "NULL::bigint"
-	if slug != "" && storable(slug) {
+	if slug != "" && pgbase.Storable(slug) {
 		args = append(args, slug)
 		tenantVersion = fmt.Sprintf("(SELECT config_version FROM tenants WHERE slug = $%d)", len(args))
 	}
 	return statement{`WITH w AS (
 			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
 			FROM (VALUES ` + values.String() + `) AS w(ord, key, start, ends, lim)
-			CROSS JOIN ` + asyncCommit + `
+			CROSS JOIN ` + pgbase.AsyncCommit + `
 			LEFT JOIN rate_counters c ON c.key = w.key AND c.window_start = w.start),
 		hit AS (
 			INSERT INTO rate_counters (key, window_start, expires_at, count)

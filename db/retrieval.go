@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // promptScope is the WHERE clause shared by the prompt queries: the tenant's
@@ -20,7 +21,7 @@ func promptSegment(segmentID string) (*string, error) {
 	if segmentID == "" {
 		return nil, nil
 	}
-	if !looksLikeUUID(segmentID) {
+	if !pgbase.LooksLikeUUID(segmentID) {
 		return nil, parley.Errorf(parley.KindNotFound, "Segment not found")
 	}
 	return &segmentID, nil
@@ -110,7 +111,7 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 	titleMatch := ""
 	if len(strings.Fields(query)) <= titleQueryWords {
 		titleMatch = ` OR c.title ILIKE '%' || $8 || '%'`
-		args = append(args, escapeLike(query))
+		args = append(args, pgbase.EscapeLike(query))
 	}
 	// Equal ranks fall to priority, title and content as in promptOrder;
 	// the content itself rather than its hash, which would be computed for

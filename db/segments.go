@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // SegmentSummary is a list item: the segment without its system prompt, with counts.
@@ -37,34 +38,14 @@ func (d *DB) ListSegments(ctx context.Context, tenantID string) ([]SegmentSummar
 	return out, nil
 }
 
-// looksLikeUUID tells ids from slugs in paths that accept either.
-func looksLikeUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // Segment returns one of the tenant's segments by id or, failing that, by slug.
 func (d *DB) Segment(ctx context.Context, tenantID, idOrSlug string) (parley.Segment, error) {
 	return segmentByRef(ctx, d.pool, tenantID, idOrSlug, false)
 }
 
-func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdate bool) (parley.Segment, error) {
+func segmentByRef(ctx context.Context, q pgbase.Querier, tenantID, ref string, forUpdate bool) (parley.Segment, error) {
 	col := "s.slug"
-	if looksLikeUUID(ref) {
+	if pgbase.LooksLikeUUID(ref) {
 		col = "s.id::text"
 	}
 	sql := `SELECT ` + segmentColumns + ` FROM segments s WHERE s.tenant_id = $1 AND ` + col + ` = $2`
@@ -74,7 +55,7 @@ func segmentByRef(ctx context.Context, q Querier, tenantID, ref string, forUpdat
 	rows, _ := q.Query(ctx, sql, tenantID, ref)
 	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 	if err != nil {
-		return parley.Segment{}, notFound(err, "Segment")
+		return parley.Segment{}, pgbase.NotFound(err, "Segment")
 	}
 	return s, nil
 }
@@ -84,16 +65,9 @@ func (d *DB) DefaultSegment(ctx context.Context, tenantID string) (parley.Segmen
 	rows, _ := d.pool.Query(ctx, `SELECT `+segmentColumns+` FROM segments s WHERE s.tenant_id = $1 AND s.is_default`, tenantID)
 	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
 	if err != nil {
-		return parley.Segment{}, notFound(err, "Default segment")
+		return parley.Segment{}, pgbase.NotFound(err, "Default segment")
 	}
 	return s, nil
-}
-
-// lockTenant serialises segment writes of one tenant: the limit check and the
-// one-default rule then hold under concurrent requests.
-func lockTenant(ctx context.Context, tx pgx.Tx, tenantID string) error {
-	_, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, tenantID)
-	return err
 }
 
 // SegmentWrite is a segment create or partial update. On create Slug may be
@@ -118,7 +92,7 @@ type SegmentWrite struct {
 func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w SegmentWrite) (parley.Segment, error) {
 	var s parley.Segment
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		var n int
@@ -160,7 +134,7 @@ func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w Se
 			w.FormConfig.Value, w.IsDefault.Value, isActive)
 		var err error
 		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
-		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
+		if pgbase.IsUniqueViolation(err, "segments_tenant_id_slug_key") {
 			return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", slug),
 				Details: map[string]string{"slug": "already used by another segment"}}
 		}
@@ -208,7 +182,7 @@ func truncate(s string, n int) string {
 func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentWrite) (parley.Segment, error) {
 	var s parley.Segment
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		cur, err := segmentByRef(ctx, tx, tenantID, ref, true)
@@ -231,27 +205,27 @@ func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentW
 				return fmt.Errorf("moving default segment: %w", err)
 			}
 		}
-		var sets []setClause
-		sets = addSet(sets, "slug", w.Slug)
-		sets = addSet(sets, "name", w.Name)
-		sets = addSet(sets, "system_prompt", w.SystemPrompt)
-		sets = addSet(sets, "welcome_message", w.WelcomeMessage)
+		var sets []pgbase.SetClause
+		sets = pgbase.AddSet(sets, "slug", w.Slug)
+		sets = pgbase.AddSet(sets, "name", w.Name)
+		sets = pgbase.AddSet(sets, "system_prompt", w.SystemPrompt)
+		sets = pgbase.AddSet(sets, "welcome_message", w.WelcomeMessage)
 		if w.ConversationStarters.Set {
 			st := w.ConversationStarters.Value
 			if st == nil {
 				st = []parley.Starter{}
 			}
-			sets = append(sets, setClause{"conversation_starters", st})
+			sets = append(sets, pgbase.SetClause{Column: "conversation_starters", Value: st})
 		}
 		if w.FormConfig.Set {
-			sets = append(sets, setClause{"form_config", w.FormConfig.Value})
+			sets = append(sets, pgbase.SetClause{Column: "form_config", Value: w.FormConfig.Value})
 		}
-		sets = addSet(sets, "is_default", w.IsDefault)
-		sets = addSet(sets, "is_active", w.IsActive)
-		sql, args := updateSQL("segments AS s", "s.id = $1 RETURNING "+segmentColumns, []any{cur.ID}, sets)
+		sets = pgbase.AddSet(sets, "is_default", w.IsDefault)
+		sets = pgbase.AddSet(sets, "is_active", w.IsActive)
+		sql, args := pgbase.UpdateSQL("segments AS s", "s.id = $1 RETURNING "+segmentColumns, []any{cur.ID}, sets)
 		rows, _ := tx.Query(ctx, sql, args...)
 		s, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Segment])
-		if isUniqueViolation(err, "segments_tenant_id_slug_key") {
+		if pgbase.IsUniqueViolation(err, "segments_tenant_id_slug_key") {
 			return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("A segment with slug %q already exists", w.Slug.Value),
 				Details: map[string]string{"slug": "already used by another segment"}}
 		}
@@ -360,7 +334,7 @@ type SegmentDeletion struct {
 func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bool) (SegmentDeletion, error) {
 	var del SegmentDeletion
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		s, err := segmentByRef(ctx, tx, tenantID, ref, true)
@@ -412,7 +386,7 @@ func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bo
 // The segment is nil when the tenant has none matching ref; an unknown
 // tenant is not found.
 func (d *DB) TenantAndSegment(ctx context.Context, slug, ref string) (parley.Tenant, *parley.Segment, error) {
-	if !storable(slug) {
+	if !pgbase.Storable(slug) {
 		return parley.Tenant{}, nil, parley.Errorf(parley.KindNotFound, "Tenant not found")
 	}
 	batch := &pgx.Batch{}
@@ -421,8 +395,8 @@ func (d *DB) TenantAndSegment(ctx context.Context, slug, ref string) (parley.Ten
 	switch {
 	case ref == "":
 		batch.Queue(segSQL+`s.is_default`, slug)
-	case !storable(ref):
-	case looksLikeUUID(ref):
+	case !pgbase.Storable(ref):
+	case pgbase.LooksLikeUUID(ref):
 		batch.Queue(segSQL+`s.id::text = $2`, slug, ref)
 	default:
 		batch.Queue(segSQL+`s.slug = $2`, slug, ref)
@@ -432,7 +406,7 @@ func (d *DB) TenantAndSegment(ctx context.Context, slug, ref string) (parley.Ten
 	rows, _ := br.Query()
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return parley.Tenant{}, nil, notFound(err, "Tenant")
+		return parley.Tenant{}, nil, pgbase.NotFound(err, "Tenant")
 	}
 	if batch.Len() == 1 {
 		return t, nil, br.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // acquireLeaseSQL takes the lease of (tenant, session) for holder, a turn
@@ -17,7 +18,7 @@ import (
 // leaseInstanceGone). It returns the holder.
 //
 // Its transaction commits without waiting for the WAL to reach the disk
-// (asyncCommit): a lease protects no data, and the turn's next statement,
+// (pgbase.AsyncCommit): a lease protects no data, and the turn's next statement,
 // the visitor's message (StartTurn), commits synchronously, which flushes
 // the WAL up to and including the lease; a PostgreSQL crash in between ends
 // the turn anyway. One disk flush less per turn.
@@ -29,7 +30,7 @@ var acquireLeaseSQL = takeLeaseSQL("$2", "$3", "$4", "$5")
 func takeLeaseSQL(session, holder, ttl, instance string) string {
 	return `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
 	SELECT $1, ` + session + `, ` + holder + `, NULLIF(` + instance + `, '')::uuid, now() + make_interval(secs => ` + ttl + `)
-	FROM ` + asyncCommit + `
+	FROM ` + pgbase.AsyncCommit + `
 	ON CONFLICT (tenant_id, session_id) DO UPDATE
 	SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
 	WHERE session_leases.busy_until < now()
@@ -74,9 +75,9 @@ const countedForSetting = "parley.counted_for"
 // leaseStatements are the lease (counting count's conversation when not
 // nil), then the session's state.
 func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) []statement {
-	lease := statement{acquireLeaseSQL, []any{tenantID, storableKey(sessionID), holder, ttl.Seconds(), instance}}
+	lease := statement{acquireLeaseSQL, []any{tenantID, pgbase.StorableKey(sessionID), holder, ttl.Seconds(), instance}}
 	if count != nil {
-		lease = statement{takeLeaseCountingSQL, []any{tenantID, count.SegmentID, count.VisitorID, storableKey(sessionID), holder,
+		lease = statement{takeLeaseCountingSQL, []any{tenantID, count.SegmentID, count.VisitorID, pgbase.StorableKey(sessionID), holder,
 			ttl.Seconds(), instance, count.Limit, sessionID}}
 	}
 	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0)}}}
@@ -84,7 +85,7 @@ func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Dura
 
 // sessionStateSQL reads the conversation of session $2 of tenant $1 and
 // its last $3 turns in one statement, the turns as arrays, oldest first.
-const sessionStateSQL = `SELECT ` + conversationColumns + `, h.roles, h.contents, h.times FROM conversations
+const sessionStateSQL = `SELECT ` + pgbase.ConversationColumns + `, h.roles, h.contents, h.times FROM conversations
 	CROSS JOIN LATERAL (SELECT coalesce(array_agg(role ORDER BY seq), '{}') AS roles,
 			coalesce(array_agg(content ORDER BY seq), '{}') AS contents,
 			coalesce(array_agg(created_at ORDER BY seq), '{}') AS times
@@ -128,7 +129,7 @@ type sessionConversation struct {
 // or it was given back).
 func (d *DB) RenewSessionLease(ctx context.Context, tenantID, sessionID, holder string, ttl time.Duration) (bool, error) {
 	tag, err := d.pool.Exec(ctx, `UPDATE session_leases SET busy_until = now() + make_interval(secs => $4)
-		WHERE tenant_id = $1 AND session_id = $2 AND holder = $3`, tenantID, storableKey(sessionID), holder, ttl.Seconds())
+		WHERE tenant_id = $1 AND session_id = $2 AND holder = $3`, tenantID, pgbase.StorableKey(sessionID), holder, ttl.Seconds())
 	if err != nil {
 		return false, fmt.Errorf("renewing the session lease: %w", err)
 	}
@@ -137,7 +138,7 @@ func (d *DB) RenewSessionLease(ctx context.Context, tenantID, sessionID, holder 
 
 // ReleaseSessionLease gives the lease back, when holder still has it.
 func (d *DB) ReleaseSessionLease(ctx context.Context, tenantID, sessionID, holder string) error {
-	if _, err := d.pool.Exec(ctx, releaseLeaseSQL, tenantID, storableKey(sessionID), holder); err != nil {
+	if _, err := d.pool.Exec(ctx, releaseLeaseSQL, tenantID, pgbase.StorableKey(sessionID), holder); err != nil {
 		return fmt.Errorf("releasing the session lease: %w", err)
 	}
 	return nil
@@ -182,7 +183,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 			}
 		}
 		if r.LeaseHolder != "" {
-			if _, err := tx.Exec(ctx, releaseLeaseSQL, r.TenantID, storableKey(r.SessionID), r.LeaseHolder); err != nil {
+			if _, err := tx.Exec(ctx, releaseLeaseSQL, r.TenantID, pgbase.StorableKey(r.SessionID), r.LeaseHolder); err != nil {
 				return fmt.Errorf("releasing the session lease: %w", err)
 			}
 		}
@@ -198,7 +199,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 // statement (so one round trip and one transaction): the lease is not given
 // back unless the reply is stored.
 func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message, error) {
-	if !looksLikeUUID(r.ConversationID) {
+	if !pgbase.LooksLikeUUID(r.ConversationID) {
 		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
 	switch {
@@ -207,14 +208,14 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 	case r.Reply == "":
 		return parley.Message{}, d.ReleaseSessionLease(ctx, r.TenantID, r.SessionID, r.LeaseHolder)
 	}
-	sql, args := appendMessageSQL, []any{r.TenantID, r.ConversationID, "assistant", storableKey(r.Reply), knowledgeArg(r.Knowledge)}
+	sql, args := appendMessageSQL, []any{r.TenantID, r.ConversationID, "assistant", pgbase.StorableKey(r.Reply), knowledgeArg(r.Knowledge)}
 	if r.LeaseHolder != "" {
-		sql, args = saveReplySQL, append(args, storableKey(r.SessionID), r.LeaseHolder)
+		sql, args = saveReplySQL, append(args, pgbase.StorableKey(r.SessionID), r.LeaseHolder)
 	}
 	rows, _ := d.pool.Query(ctx, sql, args...)
 	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {
-		return parley.Message{}, notFound(err, "Conversation")
+		return parley.Message{}, pgbase.NotFound(err, "Conversation")
 	}
 	return m, nil
 }

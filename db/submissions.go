@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // Event types recorded in the events table. EventWebhookTest is sent to one
@@ -59,9 +60,6 @@ type EventData struct {
 
 // maxPayloadTurns is how many turns a webhook payload carries.
 const maxPayloadTurns = 10
-
-const submissionColumns = `id, tenant_id, tool_id, tool_type, tool_name, conversation_id, visitor_id, channel,
-	status, input, result, page_url, created_at, updated_at`
 
 // jsonObject returns raw, or {} when nil, and false when it is not a JSON object.
 func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
@@ -114,8 +112,8 @@ func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSu
 	}
 	rows, _ := tx.Query(ctx, `INSERT INTO submissions (tenant_id, tool_id, tool_type, tool_name, conversation_id,
 		visitor_id, channel, input, result, page_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-		RETURNING `+submissionColumns,
-		s.TenantID, s.ToolID, storableKey(s.ToolType), storableKey(s.ToolName), s.ConversationID, s.VisitorID,
+		RETURNING `+pgbase.SubmissionColumns,
+		s.TenantID, s.ToolID, pgbase.StorableKey(s.ToolType), pgbase.StorableKey(s.ToolName), s.ConversationID, s.VisitorID,
 		s.Channel, input, result, s.PageURL)
 	sub, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
@@ -178,13 +176,13 @@ func (d *DB) recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, ty
 
 // Submission returns one of the tenant's submissions.
 func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submission, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Submission{}, parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
+	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	s, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
-		return parley.Submission{}, notFound(err, "Submission")
+		return parley.Submission{}, pgbase.NotFound(err, "Submission")
 	}
 	return s, nil
 }
@@ -208,23 +206,23 @@ func (d *DB) updateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id
 		return parley.Submission{}, Event{}, &parley.Error{Kind: parley.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
 			Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
 	}
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Submission{}, Event{}, parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
 	var previous string
 	if err := tx.QueryRow(ctx, `SELECT status FROM submissions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 		tenantID, id).Scan(&previous); err != nil {
-		return parley.Submission{}, Event{}, notFound(err, "Submission")
+		return parley.Submission{}, Event{}, pgbase.NotFound(err, "Submission")
 	}
 	if previous == status {
-		rows, _ := tx.Query(ctx, `SELECT `+submissionColumns+` FROM submissions WHERE id = $1`, id)
+		rows, _ := tx.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions WHERE id = $1`, id)
 		sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 		if err != nil {
 			return parley.Submission{}, Event{}, fmt.Errorf("reading submission: %w", err)
 		}
 		return sub, Event{}, nil
 	}
-	rows, _ := tx.Query(ctx, `UPDATE submissions SET status = $2, updated_at = now() WHERE id = $1 RETURNING `+submissionColumns, id, status)
+	rows, _ := tx.Query(ctx, `UPDATE submissions SET status = $2, updated_at = now() WHERE id = $1 RETURNING `+pgbase.SubmissionColumns, id, status)
 	sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
 		return parley.Submission{}, Event{}, fmt.Errorf("updating submission status: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // SubmissionFilter filters and pages a submissions list. Empty strings and
@@ -62,24 +63,24 @@ func newSubmissionWhere(tenantID string, f SubmissionFilter) *submissionWhere {
 	var where strings.Builder
 	where.WriteString(" WHERE tenant_id = $1")
 	if f.ToolType != "" {
-		where.WriteString(" AND tool_type = " + w.arg(strings.ToUpper(storableKey(f.ToolType))))
+		where.WriteString(" AND tool_type = " + w.arg(strings.ToUpper(pgbase.StorableKey(f.ToolType))))
 	}
 	if f.ToolID != "" {
-		if looksLikeUUID(f.ToolID) {
+		if pgbase.LooksLikeUUID(f.ToolID) {
 			where.WriteString(" AND tool_id = " + w.arg(f.ToolID))
 		} else {
 			where.WriteString(" AND false") // no tool has such an id
 		}
 	}
 	if f.Status != "" {
-		where.WriteString(" AND status = " + w.arg(storableKey(f.Status)))
+		where.WriteString(" AND status = " + w.arg(pgbase.StorableKey(f.Status)))
 	}
 	if f.Channel != "" {
-		where.WriteString(" AND channel = " + w.arg(storableKey(f.Channel)))
+		where.WriteString(" AND channel = " + w.arg(pgbase.StorableKey(f.Channel)))
 	}
 	if f.Search != "" {
 		where.WriteString(" AND EXISTS (SELECT 1 FROM jsonb_each_text(input) e WHERE e.value ILIKE " +
-			w.arg("%"+escapeLike(storableKey(f.Search))+"%") + ")")
+			w.arg("%"+pgbase.EscapeLike(pgbase.StorableKey(f.Search))+"%") + ")")
 	}
 	if !f.From.IsZero() {
 		where.WriteString(" AND created_at >= " + w.arg(f.From))
@@ -101,7 +102,7 @@ func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionF
 	}
 	limit := w.arg(f.Limit)
 	offset := w.arg((f.Page - 1) * f.Limit)
-	rows, _ := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+w.sql+
+	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions`+w.sql+
 		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, w.args...)
 	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
@@ -137,7 +138,7 @@ func (d *DB) SubmissionInputKeys(ctx context.Context, tenantID string, f Submiss
 // export of any size holds one row at a time. An error of fn stops it.
 func (d *DB) EachSubmission(ctx context.Context, tenantID string, f SubmissionFilter, fn func(parley.Submission) error) error {
 	w := newSubmissionWhere(tenantID, f)
-	rows, err := d.pool.Query(ctx, `SELECT `+submissionColumns+` FROM submissions`+w.sql+` ORDER BY created_at DESC, id DESC`, w.args...)
+	rows, err := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions`+w.sql+` ORDER BY created_at DESC, id DESC`, w.args...)
 	if err != nil {
 		return fmt.Errorf("reading submissions: %w", err)
 	}
@@ -169,7 +170,7 @@ func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (Su
 		count(*) FILTER (WHERE channel = 'api'),
 		count(*) FILTER (WHERE channel = 'form')
 		FROM submissions WHERE tenant_id = $1 AND ($2 = '' OR tool_type = $2)`,
-		tenantID, strings.ToUpper(storableKey(toolType))).Scan(&s.Total, &s.New, &s.Today, &web, &voice, &api, &form)
+		tenantID, strings.ToUpper(pgbase.StorableKey(toolType))).Scan(&s.Total, &s.New, &s.Today, &web, &voice, &api, &form)
 	if err != nil {
 		return SubmissionStats{}, fmt.Errorf("counting submission stats: %w", err)
 	}
@@ -181,7 +182,7 @@ func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (Su
 // events, whose frozen webhook payloads hold the same contact details (their
 // webhook deliveries go with them). The conversation it came from stays.
 func (d *DB) DeleteSubmission(ctx context.Context, tenantID, id string) error {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
 	return d.inTx(ctx, func(tx pgx.Tx) error {
@@ -190,7 +191,7 @@ func (d *DB) DeleteSubmission(ctx context.Context, tenantID, id string) error {
 		var found string
 		if err := tx.QueryRow(ctx, `SELECT id FROM submissions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 			tenantID, id).Scan(&found); err != nil {
-			return notFound(err, "Submission")
+			return pgbase.NotFound(err, "Submission")
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM events WHERE tenant_id = $1 AND submission_id = $2`, tenantID, id); err != nil {
 			return fmt.Errorf("deleting submission events: %w", err)

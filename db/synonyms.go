@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 const synonymColumns = `id, terms, created_at, updated_at`
@@ -28,13 +29,13 @@ func (d *DB) ListSynonyms(ctx context.Context, tenantID string) ([]parley.Synony
 
 // GetSynonyms returns one of the tenant's synonym groups.
 func (d *DB) GetSynonyms(ctx context.Context, tenantID, id string) (parley.SynonymGroup, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.SynonymGroup{}, parley.Errorf(parley.KindNotFound, "Synonym group not found")
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+synonymColumns+` FROM corpus_synonyms WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	g, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.SynonymGroup])
 	if err != nil {
-		return g, notFound(err, "Synonym group")
+		return g, pgbase.NotFound(err, "Synonym group")
 	}
 	return g, nil
 }
@@ -46,7 +47,7 @@ func (d *DB) GetSynonyms(ctx context.Context, tenantID, id string) (parley.Synon
 func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockTenant(ctx, tx, tenantID); err != nil {
+		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
 		var n int
@@ -72,21 +73,21 @@ func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string
 // (terms as parley.CleanSynonymTerms returns them).
 func (d *DB) UpdateSynonyms(ctx context.Context, tenantID, id string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return g, parley.Errorf(parley.KindNotFound, "Synonym group not found")
 	}
 	rows, _ := d.pool.Query(ctx, `UPDATE corpus_synonyms SET terms = $3, updated_at = now()
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+synonymColumns, tenantID, id, terms)
 	g, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.SynonymGroup])
 	if err != nil {
-		return g, notFound(err, "Synonym group")
+		return g, pgbase.NotFound(err, "Synonym group")
 	}
 	return g, nil
 }
 
 // DeleteSynonyms deletes one of the tenant's synonym groups.
 func (d *DB) DeleteSynonyms(ctx context.Context, tenantID, id string) error {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Errorf(parley.KindNotFound, "Synonym group not found")
 	}
 	tag, err := d.pool.Exec(ctx, `DELETE FROM corpus_synonyms WHERE tenant_id = $1 AND id = $2`, tenantID, id)

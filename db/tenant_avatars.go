@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // Avatar is a bot picture a tenant uploaded.
@@ -58,7 +59,7 @@ func (d *DB) RemoveAvatar(ctx context.Context, tenantID, prefix string) error {
 // AvatarBySlug returns the avatar uploaded by the tenant with that slug.
 func (d *DB) AvatarBySlug(ctx context.Context, slug string) (Avatar, error) {
 	var a Avatar
-	if !storable(slug) {
+	if !pgbase.Storable(slug) {
 		return a, parley.Errorf(parley.KindNotFound, "Avatar not found")
 	}
 	err := d.pool.QueryRow(ctx, `SELECT a.content_type, a.data, a.sha FROM tenant_avatars a JOIN tenants t ON t.id = a.tenant_id

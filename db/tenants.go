@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, widget_key,
@@ -24,13 +25,13 @@ var scanTenant = pgx.RowToStructByName[parley.Tenant]
 
 // TenantBySlug returns the tenant with that slug.
 func (d *DB) TenantBySlug(ctx context.Context, slug string) (parley.Tenant, error) {
-	if !storable(slug) {
+	if !pgbase.Storable(slug) {
 		return parley.Tenant{}, parley.Errorf(parley.KindNotFound, "Tenant not found")
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE slug = $1`, slug)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return parley.Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, pgbase.NotFound(err, "Tenant")
 	}
 	return t, nil
 }
@@ -40,7 +41,7 @@ func (d *DB) TenantByID(ctx context.Context, id string) (parley.Tenant, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE id = $1`, id)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return parley.Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, pgbase.NotFound(err, "Tenant")
 	}
 	return t, nil
 }
@@ -75,7 +76,7 @@ func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (parley.Tenant, err
 			nt.Slug, nt.Name, nt.Plan, nt.SealedSigningKey)
 		var err error
 		t, err = pgx.CollectExactlyOneRow(rows, scanTenant)
-		if isUniqueViolation(err, "tenants_slug_key") {
+		if pgbase.IsUniqueViolation(err, "tenants_slug_key") {
 			return parley.Errorf(parley.KindConflict, "a tenant with slug %q already exists", nt.Slug)
 		}
 		if err != nil {
@@ -153,63 +154,63 @@ type TenantPatch struct {
 
 // UpdateTenant applies the set fields of p and returns the updated tenant.
 func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (parley.Tenant, error) {
-	var sets []setClause
-	sets = addSet(sets, "name", p.Name)
-	sets = addSet(sets, "description", p.Description)
-	sets = addSet(sets, "timezone", p.Timezone)
-	sets = addSet(sets, "bot_name", p.BotName)
-	sets = addSet(sets, "bot_title", p.BotTitle)
-	sets = addSet(sets, "bot_lore", p.BotLore)
-	sets = addSet(sets, "bot_tone", p.BotTone)
-	sets = addSet(sets, "use_tutoiement", p.UseTutoiement)
-	sets = addSet(sets, "allow_emojis", p.AllowEmojis)
-	sets = addSet(sets, "primary_color", p.PrimaryColor)
-	sets = addSet(sets, "secondary_color", p.SecondaryColor)
-	sets = addSet(sets, "show_ai_badge", p.ShowAIBadge)
-	sets = addSet(sets, "bot_avatar", p.BotAvatar)
-	sets = addSet(sets, "avatar_type", p.AvatarType)
-	sets = addSet(sets, "avatar_background", p.AvatarBackground)
-	sets = addSet(sets, "teaser_text", p.TeaserText)
-	sets = addSet(sets, "auto_open", p.AutoOpen)
-	sets = addSet(sets, "auto_open_delay", p.AutoOpenDelay)
-	sets = addSet(sets, "bubble_pulse", p.BubblePulse)
+	var sets []pgbase.SetClause
+	sets = pgbase.AddSet(sets, "name", p.Name)
+	sets = pgbase.AddSet(sets, "description", p.Description)
+	sets = pgbase.AddSet(sets, "timezone", p.Timezone)
+	sets = pgbase.AddSet(sets, "bot_name", p.BotName)
+	sets = pgbase.AddSet(sets, "bot_title", p.BotTitle)
+	sets = pgbase.AddSet(sets, "bot_lore", p.BotLore)
+	sets = pgbase.AddSet(sets, "bot_tone", p.BotTone)
+	sets = pgbase.AddSet(sets, "use_tutoiement", p.UseTutoiement)
+	sets = pgbase.AddSet(sets, "allow_emojis", p.AllowEmojis)
+	sets = pgbase.AddSet(sets, "primary_color", p.PrimaryColor)
+	sets = pgbase.AddSet(sets, "secondary_color", p.SecondaryColor)
+	sets = pgbase.AddSet(sets, "show_ai_badge", p.ShowAIBadge)
+	sets = pgbase.AddSet(sets, "bot_avatar", p.BotAvatar)
+	sets = pgbase.AddSet(sets, "avatar_type", p.AvatarType)
+	sets = pgbase.AddSet(sets, "avatar_background", p.AvatarBackground)
+	sets = pgbase.AddSet(sets, "teaser_text", p.TeaserText)
+	sets = pgbase.AddSet(sets, "auto_open", p.AutoOpen)
+	sets = pgbase.AddSet(sets, "auto_open_delay", p.AutoOpenDelay)
+	sets = pgbase.AddSet(sets, "bubble_pulse", p.BubblePulse)
 	if p.AllowedDomains.Set {
 		domains := p.AllowedDomains.Value
 		if domains == nil {
 			domains = []string{} // null clears the list; the column is never null
 		}
-		sets = append(sets, setClause{"allowed_domains", domains})
+		sets = append(sets, pgbase.SetClause{Column: "allowed_domains", Value: domains})
 	}
-	sets = addSet(sets, "content_policy", p.ContentPolicy)
-	sets = addSet(sets, "visitor_auth_mode", p.VisitorAuthMode)
-	sets = addSet(sets, "visitor_context_url", p.VisitorContextURL)
-	sets = addSet(sets, "captcha_enabled", p.CaptchaEnabled)
-	sets = addSet(sets, "captcha_site_key", p.CaptchaSiteKey)
-	sets = addSet(sets, "captcha_secret_key", p.SealedCaptchaSecret)
-	sets = addSet(sets, "booking_cta_enabled", p.BookingCTAEnabled)
+	sets = pgbase.AddSet(sets, "content_policy", p.ContentPolicy)
+	sets = pgbase.AddSet(sets, "visitor_auth_mode", p.VisitorAuthMode)
+	sets = pgbase.AddSet(sets, "visitor_context_url", p.VisitorContextURL)
+	sets = pgbase.AddSet(sets, "captcha_enabled", p.CaptchaEnabled)
+	sets = pgbase.AddSet(sets, "captcha_site_key", p.CaptchaSiteKey)
+	sets = pgbase.AddSet(sets, "captcha_secret_key", p.SealedCaptchaSecret)
+	sets = pgbase.AddSet(sets, "booking_cta_enabled", p.BookingCTAEnabled)
 	if p.BookingCTAConfig.Set {
 		cfg, _ := json.Marshal(p.BookingCTAConfig.Value) // null resets to an empty config
-		sets = append(sets, setClause{"booking_cta_config", cfg})
+		sets = append(sets, pgbase.SetClause{Column: "booking_cta_config", Value: cfg})
 	}
-	sets = addSet(sets, "is_onboarded", p.IsOnboarded)
-	sets = addSet(sets, "llm_webhook_url", p.LLMWebhookURL)
-	sets = addSet(sets, "widget_key", p.WidgetKey)
-	sets = addSet(sets, "visitor_signing_key", p.SealedSigningKey)
-	sets = addSet(sets, "voice_enabled", p.VoiceEnabled)
-	sets = addSet(sets, "voice_provider", p.VoiceProvider)
-	sets = addSet(sets, "voice_phone_number", p.VoicePhoneNumber)
-	sets = addSet(sets, "voice_assistant_id", p.VoiceAssistantID)
+	sets = pgbase.AddSet(sets, "is_onboarded", p.IsOnboarded)
+	sets = pgbase.AddSet(sets, "llm_webhook_url", p.LLMWebhookURL)
+	sets = pgbase.AddSet(sets, "widget_key", p.WidgetKey)
+	sets = pgbase.AddSet(sets, "visitor_signing_key", p.SealedSigningKey)
+	sets = pgbase.AddSet(sets, "voice_enabled", p.VoiceEnabled)
+	sets = pgbase.AddSet(sets, "voice_provider", p.VoiceProvider)
+	sets = pgbase.AddSet(sets, "voice_phone_number", p.VoicePhoneNumber)
+	sets = pgbase.AddSet(sets, "voice_assistant_id", p.VoiceAssistantID)
 	if p.VoiceConfig.Set {
 		cfg, _ := json.Marshal(p.VoiceConfig.Value) // null resets to an empty config
-		sets = append(sets, setClause{"voice_config", cfg})
+		sets = append(sets, pgbase.SetClause{Column: "voice_config", Value: cfg})
 	}
-	sets = addSet(sets, "voice_secret", p.SealedVoiceSecret)
+	sets = pgbase.AddSet(sets, "voice_secret", p.SealedVoiceSecret)
 
-	sql, args := updateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
+	sql, args := pgbase.UpdateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
 	rows, _ := d.pool.Query(ctx, sql, args...)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return parley.Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, pgbase.NotFound(err, "Tenant")
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // APIToken is a stored API token; the token itself is never stored, only its hash.
@@ -35,7 +36,7 @@ type NewToken struct {
 
 const tokenColumns = `id, tenant_id, name, legacy, display_prefix, scopes, created_at, last_used_at, revoked_at`
 
-func insertToken(ctx context.Context, q Querier, nt NewToken) (APIToken, error) {
+func insertToken(ctx context.Context, q pgbase.Querier, nt NewToken) (APIToken, error) {
 	rows, _ := q.Query(ctx, `INSERT INTO api_tokens (tenant_id, name, legacy, token_hash, display_prefix, scopes)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+tokenColumns,
 		nt.TenantID, nt.Name, nt.Legacy, nt.Hash, nt.DisplayPrefix, nt.Scopes)
@@ -57,7 +58,7 @@ func (d *DB) TokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
 		WHERE token_hash = $1 AND revoked_at IS NULL`, hash)
 	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIToken])
 	if err != nil {
-		return APIToken{}, notFound(err, "Token")
+		return APIToken{}, pgbase.NotFound(err, "Token")
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 const toolColumns = `t.id, t.tenant_id, t.segment_id, s.slug AS segment_slug, t.name, t.description, t.type,
@@ -30,7 +31,7 @@ type ToolWrite struct {
 }
 
 func toolNameConflict(err error, name string) error {
-	if isUniqueViolation(err, "tools_name") {
+	if pgbase.IsUniqueViolation(err, "tools_name") {
 		return &parley.Error{Kind: parley.KindConflict, Message: fmt.Sprintf("A tool named %q already exists", name),
 			Details: map[string]string{"name": "already used by another tool"}}
 	}
@@ -52,14 +53,14 @@ func (d *DB) Tool(ctx context.Context, tenantID, id string) (parley.Tool, error)
 	return tool(ctx, d.pool, tenantID, id)
 }
 
-func tool(ctx context.Context, q Querier, tenantID, id string) (parley.Tool, error) {
-	if !looksLikeUUID(id) {
+func tool(ctx context.Context, q pgbase.Querier, tenantID, id string) (parley.Tool, error) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Tool{}, parley.Errorf(parley.KindNotFound, "Tool not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 AND t.id = $2`, tenantID, id)
 	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Tool])
 	if err != nil {
-		return parley.Tool{}, notFound(err, "Tool")
+		return parley.Tool{}, pgbase.NotFound(err, "Tool")
 	}
 	return t, nil
 }
@@ -90,26 +91,26 @@ func (d *DB) CreateTool(ctx context.Context, tenantID string, w ToolWrite) (parl
 
 // UpdateTool applies a partial update.
 func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (parley.Tool, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return parley.Tool{}, parley.Errorf(parley.KindNotFound, "Tool not found")
 	}
-	var sets []setClause
-	sets = addSet(sets, "name", w.Name)
-	sets = addSet(sets, "description", w.Description)
-	sets = addSet(sets, "type", w.Type)
+	var sets []pgbase.SetClause
+	sets = pgbase.AddSet(sets, "name", w.Name)
+	sets = pgbase.AddSet(sets, "description", w.Description)
+	sets = pgbase.AddSet(sets, "type", w.Type)
 	if w.Config.Set {
 		cfg := w.Config.Value
 		if cfg == nil {
 			cfg = json.RawMessage("{}")
 		}
-		sets = append(sets, setClause{"config", cfg})
+		sets = append(sets, pgbase.SetClause{Column: "config", Value: cfg})
 	}
-	sets = addSet(sets, "segment_id", w.SegmentID)
-	sets = addSet(sets, "is_active", w.IsActive)
-	sets = addSet(sets, "position", w.Position)
-	sets = addSet(sets, "webhook_url", w.WebhookURL)
-	sets = addSet(sets, "webhook_secret", w.WebhookSecret)
-	err := updateTenantRow(ctx, d.pool, "tools", "Tool", tenantID, id, sets)
+	sets = pgbase.AddSet(sets, "segment_id", w.SegmentID)
+	sets = pgbase.AddSet(sets, "is_active", w.IsActive)
+	sets = pgbase.AddSet(sets, "position", w.Position)
+	sets = pgbase.AddSet(sets, "webhook_url", w.WebhookURL)
+	sets = pgbase.AddSet(sets, "webhook_secret", w.WebhookSecret)
+	err := pgbase.UpdateTenantRow(ctx, d.pool, "tools", "Tool", tenantID, id, sets)
 	if e := toolNameConflict(err, w.Name.Value); e != nil {
 		return parley.Tool{}, e
 	}
@@ -121,5 +122,5 @@ func (d *DB) UpdateTool(ctx context.Context, tenantID, id string, w ToolWrite) (
 
 // DeleteTool deletes one of the tenant's tools.
 func (d *DB) DeleteTool(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.pool, "tools", "Tool", tenantID, id)
+	return pgbase.DeleteTenantRow(ctx, d.pool, "tools", "Tool", tenantID, id)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // OpenTurn takes the session's lease and stores the visitor's message (as
@@ -38,9 +39,9 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 		count = nil
 	}
 	var open *statement
-	content, start := storableKey(message), p
+	content, start := pgbase.StorableKey(message), p
 	if start.Validate() == nil {
-		open = &statement{openTurnSQL, append(startArgs(&start), content, storableKey(p.SessionID), holder)}
+		open = &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder)}
 	}
 	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content)
 }
@@ -135,14 +136,14 @@ var openTurnSQL = startOKSQL + `,
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = coalesce(first_user_message, $12)
 		WHERE tenant_id = $1 AND session_id = $4 AND is_test = $11 AND (SELECT held FROM held)
-		RETURNING ` + conversationColumns + `),
+		RETURNING ` + pgbase.ConversationColumns + `),
 	started AS (
 		` + insertConversationSQL + ` FROM ok, held
 		WHERE ok AND held AND NOT EXISTS (SELECT 1 FROM appended)
 			AND ($11::boolean OR current_setting('` + countedForSetting + `', true) = $14)
 		-- a conversation of the other kind: nothing, rather than an error
 		ON CONFLICT ON CONSTRAINT conversations_session DO NOTHING
-		RETURNING ` + conversationColumns + `),
+		RETURNING ` + pgbase.ConversationColumns + `),
 	conv AS (
 		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),
 	msg AS (

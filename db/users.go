@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // User is an admin login.
@@ -70,13 +71,13 @@ func (d *DB) AddOwner(ctx context.Context, tenantID, email, passwordHash string,
 
 // UserByEmail returns the user with that email, case-insensitively.
 func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
-	if !storable(email) {
+	if !pgbase.Storable(email) {
 		return User{}, parley.Errorf(parley.KindNotFound, "User not found")
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE lower(email) = lower($1)`, email)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
-		return User{}, notFound(err, "User")
+		return User{}, pgbase.NotFound(err, "User")
 	}
 	return u, nil
 }
@@ -86,7 +87,7 @@ func (d *DB) UserByID(ctx context.Context, id string) (User, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE id = $1`, id)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
-		return User{}, notFound(err, "User")
+		return User{}, pgbase.NotFound(err, "User")
 	}
 	return u, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // SessionVerification returns how the session's conversation verified its
@@ -152,7 +153,7 @@ func (d *DB) TryVerificationChallenge(ctx context.Context, tenantID, conversatio
 	tag, err := d.pool.Exec(ctx, `INSERT INTO verification_challenges (conversation_id, challenge_id, attempts)
 		SELECT id, $3, 1 FROM conversations WHERE tenant_id = $1 AND id = $2
 		ON CONFLICT (conversation_id, challenge_id) DO UPDATE SET attempts = verification_challenges.attempts + 1
-		WHERE verification_challenges.attempts < $4`, tenantID, conversationID, storableKey(challengeID), maxTries)
+		WHERE verification_challenges.attempts < $4`, tenantID, conversationID, pgbase.StorableKey(challengeID), maxTries)
 	if err != nil {
 		return false, fmt.Errorf("counting a challenge answer: %w", err)
 	}
@@ -165,7 +166,7 @@ func (d *DB) VerifyConversationByChallenge(ctx context.Context, tenantID, conver
 	return markVerified(ctx, d.pool, tenantID, conversationID, visitorID, parley.VerifiedByChallenge, now)
 }
 
-func markVerified(ctx context.Context, q Querier, tenantID, conversationID string, visitorID *string, by string, now time.Time) error {
+func markVerified(ctx context.Context, q pgbase.Querier, tenantID, conversationID string, visitorID *string, by string, now time.Time) error {
 	tag, err := q.Exec(ctx, `UPDATE conversations SET verified_visitor_id = $3, verified_by = $4, verified_at = $5,
 			visitor_id = coalesce($3, visitor_id), updated_at = now()
 		WHERE tenant_id = $1 AND id = $2`, tenantID, conversationID, visitorID, by, now)

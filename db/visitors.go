@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // VisitorDetail adds counts to a visitor.
@@ -37,10 +38,10 @@ type VisitorWrite struct {
 
 func visitorConflict(err error) error {
 	switch {
-	case isUniqueViolation(err, "visitors_email"):
+	case pgbase.IsUniqueViolation(err, "visitors_email"):
 		return &parley.Error{Kind: parley.KindConflict, Message: "A visitor with this email already exists",
 			Details: map[string]string{"email": "already used by another visitor"}}
-	case isUniqueViolation(err, "visitors_external_id"):
+	case pgbase.IsUniqueViolation(err, "visitors_external_id"):
 		return &parley.Error{Kind: parley.KindConflict, Message: "A visitor with this externalId already exists",
 			Details: map[string]string{"externalId": "already used by another visitor"}}
 	}
@@ -53,7 +54,7 @@ func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, o
 	where := " WHERE tenant_id = $1"
 	args := []any{tenantID}
 	if search != "" {
-		args = append(args, "%"+escapeLike(search)+"%")
+		args = append(args, "%"+pgbase.EscapeLike(search)+"%")
 		where += ` AND (coalesce(email, '') || ' ' || coalesce(display_name, '') || ' ' || coalesce(external_id, '')) ILIKE $2`
 	}
 	var total int
@@ -72,7 +73,7 @@ func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, o
 
 // VisitorDetail returns one visitor with its counts.
 func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDetail, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+`,
@@ -81,24 +82,24 @@ func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDet
 		FROM visitors v WHERE tenant_id = $1 AND id = $2`, tenantID, id)
 	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[VisitorDetail])
 	if err != nil {
-		return VisitorDetail{}, notFound(err, "Visitor")
+		return VisitorDetail{}, pgbase.NotFound(err, "Visitor")
 	}
 	return v, nil
 }
 
-func visitorSets(w VisitorWrite) []setClause {
-	var sets []setClause
-	sets = addSet(sets, "email", w.Email)
-	sets = addSet(sets, "display_name", w.DisplayName)
-	sets = addSet(sets, "phone", w.Phone)
-	sets = addSet(sets, "auth_provider", w.AuthProvider)
-	sets = addSet(sets, "external_id", w.ExternalID)
+func visitorSets(w VisitorWrite) []pgbase.SetClause {
+	var sets []pgbase.SetClause
+	sets = pgbase.AddSet(sets, "email", w.Email)
+	sets = pgbase.AddSet(sets, "display_name", w.DisplayName)
+	sets = pgbase.AddSet(sets, "phone", w.Phone)
+	sets = pgbase.AddSet(sets, "auth_provider", w.AuthProvider)
+	sets = pgbase.AddSet(sets, "external_id", w.ExternalID)
 	if w.Metadata.Set {
 		m := w.Metadata.Value
 		if m == nil {
 			m = json.RawMessage("{}")
 		}
-		sets = append(sets, setClause{"metadata", m})
+		sets = append(sets, pgbase.SetClause{Column: "metadata", Value: m})
 	}
 	return sets
 }
@@ -109,8 +110,8 @@ func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite)
 	vals := []string{"$1"}
 	args := []any{tenantID}
 	for _, s := range visitorSets(w) {
-		args = append(args, s.value)
-		cols = append(cols, s.column)
+		args = append(args, s.Value)
+		cols = append(cols, s.Column)
 		vals = append(vals, fmt.Sprintf("$%d", len(args)))
 	}
 	var id string
@@ -128,11 +129,11 @@ func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite)
 // externalId, unless it is an anonymous visitor's (the widget's anonymous id
 // keeps naming it).
 func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWrite) (VisitorDetail, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		sql, args := updateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL OR anonymous_key IS NOT NULL",
+		sql, args := pgbase.UpdateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL OR anonymous_key IS NOT NULL",
 			[]any{tenantID, id}, visitorSets(w))
 		var identified bool
 		err := tx.QueryRow(ctx, sql, args...).Scan(&identified)
@@ -140,7 +141,7 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 			return e
 		}
 		if err != nil {
-			return notFound(err, "Visitor")
+			return pgbase.NotFound(err, "Visitor")
 		}
 		if !identified {
 			return &parley.Error{Kind: parley.KindInvalid, Message: "A visitor needs an email or an externalId",
@@ -157,12 +158,12 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 // DeleteVisitor deletes a visitor; memory facts go with it (and, once they
 // exist, conversations; submissions keep a null visitor link).
 func (d *DB) DeleteVisitor(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.pool, "visitors", "Visitor", tenantID, id)
+	return pgbase.DeleteTenantRow(ctx, d.pool, "visitors", "Visitor", tenantID, id)
 }
 
 // visitorExists checks the visitor belongs to the tenant.
 func (d *DB) visitorExists(ctx context.Context, tenantID, visitorID string) error {
-	if !looksLikeUUID(visitorID) {
+	if !pgbase.LooksLikeUUID(visitorID) {
 		return parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	var ok bool
@@ -196,7 +197,7 @@ func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (parle
 	rows, _ := d.pool.Query(ctx, `SELECT key, value, updated_at FROM memory_facts WHERE tenant_id = $1 AND visitor_id = $2 AND key = $3`, tenantID, visitorID, key)
 	f, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.MemoryFact])
 	if err != nil {
-		return parley.MemoryFact{}, notFound(err, "Memory fact")
+		return parley.MemoryFact{}, pgbase.NotFound(err, "Memory fact")
 	}
 	return f, nil
 }
@@ -254,11 +255,11 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 // externalId (both indexed); KindNotFound when it names none. It never
 // creates one.
 func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
-	if ref == "" || !storable(ref) {
+	if ref == "" || !pgbase.Storable(ref) {
 		return parley.Visitor{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	var id *string // compared as a uuid, so that the primary key serves
-	if looksLikeUUID(ref) {
+	if pgbase.LooksLikeUUID(ref) {
 		id = &ref
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors
@@ -266,7 +267,7 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visi
 		ORDER BY (id = $2::uuid) IS TRUE DESC LIMIT 1`, tenantID, id, ref)
 	v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Visitor])
 	if err != nil {
-		return parley.Visitor{}, notFound(err, "Visitor")
+		return parley.Visitor{}, pgbase.NotFound(err, "Visitor")
 	}
 	return v, nil
 }
@@ -278,7 +279,7 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visi
 // visitor's row named by its id: only the anonymous id itself
 // (ResolveAnonymousVisitor) counts as the browser that talked before.
 func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
-	if ref == "" || !storable(ref) || len(ref) > 255 {
+	if ref == "" || !pgbase.Storable(ref) || len(ref) > 255 {
 		return parley.Visitor{}, &parley.Error{Kind: parley.KindInvalid, Message: "visitorId must be 1 to 255 characters",
 			Details: parley.FieldErrors{"visitorId": "must be 1 to 255 characters"}}
 	}

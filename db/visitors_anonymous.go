@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // anonymousKey is what is stored of an anonymous id: its SHA-256. The id
@@ -63,7 +64,7 @@ func (d *DB) LinkAnonymousVisitor(ctx context.Context, tenantID, anonymousID, vi
 	if !parley.ValidAnonymousID(anonymousID) {
 		return parley.InvalidAnonymousID()
 	}
-	if !looksLikeUUID(visitorID) {
+	if !pgbase.LooksLikeUUID(visitorID) {
 		return parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
 	var anonID string

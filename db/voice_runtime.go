@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // VoiceCall is a call's row: the orchestrator's call id, the conversation
@@ -33,7 +34,7 @@ const voiceCallUpsert = `INSERT INTO voice_calls (tenant_id, call_id, caller_num
 // another row.
 func (d *DB) OpenVoiceCall(ctx context.Context, tenantID, callID string, callerNumber *string) (VoiceCall, error) {
 	c := VoiceCall{CallID: callID}
-	callID = storableKey(callID)
+	callID = pgbase.StorableKey(callID)
 	// Two first requests of a call at once: the one whose insert lost finds
 	// nothing in its snapshot, and reads the winner's row on the second round.
 	for range 2 {
@@ -72,7 +73,7 @@ func (d *DB) SetVoiceCallStatus(ctx context.Context, tenantID, callID, status st
 		started_at = CASE WHEN $4 = 'in-progress' THEN COALESCE(voice_calls.started_at, $6) ELSE voice_calls.started_at END,
 		ended_at = CASE WHEN $4 = 'ended' THEN COALESCE(voice_calls.ended_at, $6) ELSE voice_calls.ended_at END,
 		ended_reason = COALESCE($5, voice_calls.ended_reason)`,
-		tenantID, storableKey(callID), nil, storableKey(status), endedReason, at)
+		tenantID, pgbase.StorableKey(callID), nil, pgbase.StorableKey(status), endedReason, at)
 	if err != nil {
 		return fmt.Errorf("recording voice call status: %w", err)
 	}
@@ -124,7 +125,7 @@ func (d *DB) SaveVoiceCallReport(ctx context.Context, tenantID, callID string, r
 		if s == nil {
 			return nil
 		}
-		v := storableKey(*s)
+		v := pgbase.StorableKey(*s)
 		return &v
 	}
 	_, err := d.pool.Exec(ctx, voiceCallUpsert+`, status = 'ended',
@@ -133,7 +134,7 @@ func (d *DB) SaveVoiceCallReport(ctx context.Context, tenantID, callID string, r
 		duration_seconds = COALESCE($7, voice_calls.duration_seconds), cost = COALESCE($8, voice_calls.cost),
 		summary = COALESCE($9, voice_calls.summary), transcript = COALESCE($10, voice_calls.transcript),
 		recording_url = COALESCE($11, voice_calls.recording_url)`,
-		tenantID, storableKey(callID), nil, clip(r.EndedReason), r.StartedAt, r.EndedAt, r.DurationSeconds, r.Cost,
+		tenantID, pgbase.StorableKey(callID), nil, clip(r.EndedReason), r.StartedAt, r.EndedAt, r.DurationSeconds, r.Cost,
 		clip(r.Summary), clip(r.Transcript), clip(r.RecordingURL))
 	if err != nil {
 		return fmt.Errorf("saving end-of-call report: %w", err)

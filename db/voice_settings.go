@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // VoiceSetup is what a voice setup (managed or linked) stores on the tenant,
@@ -35,7 +36,7 @@ func (d *DB) SaveVoiceSetup(ctx context.Context, tenantID string, s VoiceSetup) 
 		tenantID, parley.VoiceProviderVapi, s.AssistantID, s.PhoneNumber, cfg, s.SealedSecret)
 	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
 	if err != nil {
-		return parley.Tenant{}, notFound(err, "Tenant")
+		return parley.Tenant{}, pgbase.NotFound(err, "Tenant")
 	}
 	return t, nil
 }
@@ -78,14 +79,14 @@ func (d *DB) RecentVoiceCalls(ctx context.Context, tenantID string, limit int) (
 // callID (the orchestrator's call id): not found when the tenant has no
 // such call, "" when the call has no recording.
 func (d *DB) VoiceRecordingURL(ctx context.Context, tenantID, callID string) (string, error) {
-	if !storable(callID) {
+	if !pgbase.Storable(callID) {
 		return "", parley.Errorf(parley.KindNotFound, "Call not found")
 	}
 	var u *string
 	err := d.pool.QueryRow(ctx, `SELECT recording_url FROM voice_calls WHERE tenant_id = $1 AND call_id = $2`,
 		tenantID, callID).Scan(&u)
 	if err != nil {
-		return "", notFound(err, "Call")
+		return "", pgbase.NotFound(err, "Call")
 	}
 	if u == nil {
 		return "", nil

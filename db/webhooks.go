@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // Webhook limits.
@@ -155,15 +156,15 @@ func (d *DB) WebhookEndpoint(ctx context.Context, tenantID, id string) (WebhookE
 	return webhookEndpoint(ctx, d.pool, tenantID, id, "")
 }
 
-func webhookEndpoint(ctx context.Context, q Querier, tenantID, id, lock string) (WebhookEndpoint, error) {
-	if !looksLikeUUID(id) {
+func webhookEndpoint(ctx context.Context, q pgbase.Querier, tenantID, id, lock string) (WebhookEndpoint, error) {
+	if !pgbase.LooksLikeUUID(id) {
 		return WebhookEndpoint{}, parley.Errorf(parley.KindNotFound, "Webhook endpoint not found")
 	}
 	rows, _ := q.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2 `+lock,
 		tenantID, id)
 	ep, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
 	if err != nil {
-		return WebhookEndpoint{}, notFound(err, "Webhook endpoint")
+		return WebhookEndpoint{}, pgbase.NotFound(err, "Webhook endpoint")
 	}
 	return ep, nil
 }
@@ -211,13 +212,13 @@ func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w W
 		if err != nil {
 			return err
 		}
-		var sets []setClause
-		sets = addSet(sets, "url", w.URL)
-		sets = addSet(sets, "description", w.Description)
-		sets = addSet(sets, "events", w.Events)
-		sets = addSet(sets, "enabled", w.Enabled)
-		sets = addSet(sets, "pii_fields", w.PIIFields)
-		if err := updateTenantRow(ctx, tx, "webhook_endpoints", "Webhook endpoint", tenantID, id, sets); err != nil {
+		var sets []pgbase.SetClause
+		sets = pgbase.AddSet(sets, "url", w.URL)
+		sets = pgbase.AddSet(sets, "description", w.Description)
+		sets = pgbase.AddSet(sets, "events", w.Events)
+		sets = pgbase.AddSet(sets, "enabled", w.Enabled)
+		sets = pgbase.AddSet(sets, "pii_fields", w.PIIFields)
+		if err := pgbase.UpdateTenantRow(ctx, tx, "webhook_endpoints", "Webhook endpoint", tenantID, id, sets); err != nil {
 			return fmt.Errorf("updating webhook endpoint: %w", err)
 		}
 		if before.Enabled && w.Enabled.Set && !w.Enabled.Value {
@@ -236,14 +237,14 @@ func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w W
 // Every attempt from then on, retries of earlier deliveries included, is
 // signed with the new secret only: the old one stops verifying at once.
 func (d *DB) RotateWebhookSecret(ctx context.Context, tenantID, id string, sealed []byte) (WebhookEndpoint, error) {
-	if !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(id) {
 		return WebhookEndpoint{}, parley.Errorf(parley.KindNotFound, "Webhook endpoint not found")
 	}
 	rows, _ := d.pool.Query(ctx, `UPDATE webhook_endpoints SET secret_sealed = $3, updated_at = now()
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+endpointColumns, tenantID, id, sealed)
 	ep, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookEndpoint])
 	if err != nil {
-		return WebhookEndpoint{}, notFound(err, "Webhook endpoint")
+		return WebhookEndpoint{}, pgbase.NotFound(err, "Webhook endpoint")
 	}
 	return ep, nil
 }
@@ -251,7 +252,7 @@ func (d *DB) RotateWebhookSecret(ctx context.Context, tenantID, id string, seale
 // DeleteWebhookEndpoint removes an endpoint and its delivery history; jobs
 // still queued for it find nothing to send.
 func (d *DB) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {
-	return deleteTenantRow(ctx, d.pool, "webhook_endpoints", "Webhook endpoint", tenantID, id)
+	return pgbase.DeleteTenantRow(ctx, d.pool, "webhook_endpoints", "Webhook endpoint", tenantID, id)
 }
 
 // WebhookDeliveryStats sums the endpoint's deliveries created since since.
@@ -331,7 +332,7 @@ type DeliveryFilter struct {
 // first, and how many match; nothing when the endpoint is not the tenant's
 // (callers that answer 404 for it look the endpoint up first).
 func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID string, f DeliveryFilter) ([]WebhookDelivery, int, error) {
-	if !looksLikeUUID(endpointID) {
+	if !pgbase.LooksLikeUUID(endpointID) {
 		return nil, 0, nil
 	}
 	where := `tenant_id = $1 AND endpoint_id = $2 AND ($3 = '' OR status = $3) AND ($4 = '' OR event = $4)`
@@ -347,7 +348,7 @@ func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID str
 // RecentWebhookDeliveries returns the endpoint's latest n deliveries, newest
 // first; none when the endpoint is not the tenant's.
 func (d *DB) RecentWebhookDeliveries(ctx context.Context, tenantID, endpointID string, n int) ([]WebhookDelivery, error) {
-	if !looksLikeUUID(endpointID) {
+	if !pgbase.LooksLikeUUID(endpointID) {
 		return nil, nil
 	}
 	return d.deliveries(ctx, `tenant_id = $1 AND endpoint_id = $2`, []any{tenantID, endpointID, n, 0})
@@ -370,7 +371,7 @@ func (d *DB) deliveries(ctx context.Context, where string, args []any) ([]Webhoo
 // payload and delivery id, for a full new round of attempts. A delivery still
 // pending is a conflict, as is one of a disabled endpoint.
 func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID string) (del WebhookDelivery, err error) {
-	if !looksLikeUUID(deliveryID) {
+	if !pgbase.LooksLikeUUID(deliveryID) {
 		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
 	err = d.inTx(ctx, func(tx pgx.Tx) error {
@@ -382,7 +383,7 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 			WHERE tenant_id = $1 AND endpoint_id = $2 AND id = $3 FOR UPDATE`, tenantID, endpointID, deliveryID)
 		del, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
 		if err != nil {
-			return notFound(err, "Delivery")
+			return pgbase.NotFound(err, "Delivery")
 		}
 		if !ep.Enabled {
 			return parley.Errorf(parley.KindConflict, "Webhook endpoint is disabled; enable it before redelivering")
@@ -453,14 +454,14 @@ func (d *DB) SendTestEvent(ctx context.Context, tenantID, endpointID string, at 
 
 // WebhookDelivery returns one delivery of the tenant's endpoint.
 func (d *DB) WebhookDelivery(ctx context.Context, tenantID, endpointID, id string) (WebhookDelivery, error) {
-	if !looksLikeUUID(endpointID) || !looksLikeUUID(id) {
+	if !pgbase.LooksLikeUUID(endpointID) || !pgbase.LooksLikeUUID(id) {
 		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE tenant_id = $1 AND endpoint_id = $2 AND id = $3`, tenantID, endpointID, id)
 	del, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery])
 	if err != nil {
-		return WebhookDelivery{}, notFound(err, "Delivery")
+		return WebhookDelivery{}, pgbase.NotFound(err, "Delivery")
 	}
 	return del, nil
 }

@@ -1,4 +1,4 @@
-package db
+package pgbase
 
 import (
 	"errors"
@@ -10,17 +10,17 @@ import (
 	"github.com/parley/parley"
 )
 
-// notFound turns pgx.ErrNoRows into a not-found Error and wraps anything else.
-func notFound(err error, what string) error {
+// NotFound turns pgx.ErrNoRows into a not-found Error and wraps anything else.
+func NotFound(err error, what string) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return parley.Errorf(parley.KindNotFound, "%s not found", what)
 	}
 	return fmt.Errorf("reading %s: %w", what, err)
 }
 
-// isUniqueViolation reports whether err is a violation of the named unique constraint
+// IsUniqueViolation reports whether err is a violation of the named unique constraint
 // (any unique constraint when name is empty).
-func isUniqueViolation(err error, name string) bool {
+func IsUniqueViolation(err error, name string) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return name == "" || pgErr.ConstraintName == name
