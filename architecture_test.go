@@ -12,7 +12,8 @@ import (
 // nothing of ours.
 var allowedImports = map[string][]string{
 	"":                                 {},
-	"db":                               {"", "db/deliveryargs"},
+	"db":                               {"", "db/deliveryargs", "db/internal/pgbase"},
+	"db/internal/pgbase":               {""},
 	"db/deliveryargs":                  {},
 	"db/dbtest":                        {"", "db"},
 	"agent":                            {"", "agent/outbound", "agent/outbound/caldav", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/outbound/stripe"},
