@@ -28,7 +28,7 @@ type convFixture struct {
 func setupConversations(t *testing.T) *convFixture {
 	t.Helper()
 	store := dbtest.New(t)
-	return &convFixture{store: store, tenant: newTenant(t, store), other: newTenant(t, store)}
+	return &convFixture{store: store, tenant: dbtest.NewTenant(t, store), other: dbtest.NewTenant(t, store)}
 }
 
 func (f *convFixture) start(t *testing.T, p parley.ConversationStart) parley.Conversation {

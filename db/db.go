@@ -1,5 +1,8 @@
 // Package db is Parley's data access: a pgx pool, transactions and one file of
-// SQL per aggregate. Every query on tenant-owned data filters by tenant.
+// SQL per aggregate. Every query on tenant-owned data filters by tenant. The
+// aggregates with few ties to the rest have a package of their own below db
+// (knowledge, ...), whose stores DB embeds: their methods are DB's, their
+// write and read shapes their own.
 package db
 
 import (
@@ -11,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/parley/parley/db/knowledge"
 )
 
 // DB is the handle every store method hangs off.
@@ -25,9 +30,10 @@ type DB struct {
 	// chat is the chat's configuration cache (ChatTenantAndSegment,
 	// ChatPromptData).
 	chat chatConfigCache
-	// embeddings makes corpus writes enqueue their tenant's embedding job
-	// (EnableEmbeddings).
-	embeddings bool
+
+	// The stores of the aggregates that have a package of their own: their
+	// methods are the DB's.
+	*knowledge.Knowledge
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -81,7 +87,9 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{pool: pool, jobs: c}, nil
+	return &DB{pool: pool, jobs: c,
+		Knowledge: knowledge.New(pool, c),
+	}, nil
 }
 
 // Pool is the store's connection pool, for the libraries that bring their

@@ -175,22 +175,6 @@ func TestRateCounters(t *testing.T) {
 	})
 }
 
-// newTenant creates a tenant (with its default segment) directly through the store.
-func newTenant(t *testing.T, store *db.DB) parley.Tenant {
-	t.Helper()
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	slug := fmt.Sprintf("dbt-%x", b[:6])
-	ten, err := store.CreateTenant(context.Background(), db.NewTenant{
-		Slug: slug, Name: "DB test " + slug, Plan: "starter", SealedSigningKey: []byte("not really sealed"),
-		Token: db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_xxxx", Scopes: []string{"stats:read"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ten
-}
-
 func TestOneDefaultSegment(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
@@ -218,7 +202,7 @@ func TestOneDefaultSegment(t *testing.T) {
 
 	t.Run("a new tenant has exactly one default segment", func(t *testing.T) {
 		t.Parallel()
-		ten := newTenant(t, store)
+		ten := dbtest.NewTenant(t, store)
 		if n := countDefaults(t, ten.ID); n != 1 {
 			t.Errorf("%d default segments", n)
 		}
@@ -229,7 +213,7 @@ func TestOneDefaultSegment(t *testing.T) {
 	})
 	t.Run("a second default is refused", func(t *testing.T) {
 		t.Parallel()
-		ten := newTenant(t, store)
+		ten := dbtest.NewTenant(t, store)
 		uniqueViolation(t, insert(ten.ID, "second-default", true), "segments_one_default")
 		if n := countDefaults(t, ten.ID); n != 1 {
 			t.Errorf("%d default segments", n)
@@ -237,7 +221,7 @@ func TestOneDefaultSegment(t *testing.T) {
 	})
 	t.Run("turning another segment into a default is refused", func(t *testing.T) {
 		t.Parallel()
-		ten := newTenant(t, store)
+		ten := dbtest.NewTenant(t, store)
 		if err := insert(ten.ID, "other", false); err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +230,7 @@ func TestOneDefaultSegment(t *testing.T) {
 	})
 	t.Run("non-default segments are not limited by the index", func(t *testing.T) {
 		t.Parallel()
-		ten := newTenant(t, store)
+		ten := dbtest.NewTenant(t, store)
 		for i := range 3 {
 			if err := insert(ten.ID, fmt.Sprintf("extra-%d", i), false); err != nil {
 				t.Fatal(err)
@@ -258,14 +242,14 @@ func TestOneDefaultSegment(t *testing.T) {
 	})
 	t.Run("each tenant has its own default", func(t *testing.T) {
 		t.Parallel()
-		a, b := newTenant(t, store), newTenant(t, store)
+		a, b := dbtest.NewTenant(t, store), dbtest.NewTenant(t, store)
 		if countDefaults(t, a.ID) != 1 || countDefaults(t, b.ID) != 1 {
 			t.Error("defaults per tenant")
 		}
 	})
 	t.Run("the default can move in one transaction", func(t *testing.T) {
 		t.Parallel()
-		ten := newTenant(t, store)
+		ten := dbtest.NewTenant(t, store)
 		if err := insert(ten.ID, "next", false); err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +273,7 @@ func TestOneDefaultSegment(t *testing.T) {
 	})
 	t.Run("segment slugs are unique per tenant", func(t *testing.T) {
 		t.Parallel()
-		ten := newTenant(t, store)
+		ten := dbtest.NewTenant(t, store)
 		uniqueViolation(t, insert(ten.ID, "default", false), "segments_tenant_id_slug_key")
 	})
 }
@@ -324,7 +308,7 @@ func TestUserByEmailOddInput(t *testing.T) {
 func TestCreateTenantDuplicateSlug(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	_, err := store.CreateTenant(context.Background(), db.NewTenant{Slug: ten.Slug, Name: "dup", Plan: "free",

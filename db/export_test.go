@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/internal/pgbase"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // The transaction-level steps, for the tests of the package's rules; the
@@ -115,12 +116,12 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 // counting as none, in a statement of its own (tests only): what PromptData
 // reads in its batch (HasSummaries), which TestPromptData holds to it.
 func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale string) (bool, error) {
-	seg, err := promptSegment(segmentID)
+	seg, err := knowledge.PromptSegment(segmentID)
 	if err != nil {
 		return false, err
 	}
 	var found bool
-	err = d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
+	err = d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM corpus_entries c`+knowledge.PromptScope+fmt.Sprintf(knowledge.LocaleCondition, 3)+`
 		AND btrim(c.summary) <> '')`, tenantID, seg, parley.LocaleLanguage(locale)).Scan(&found)
 	if err != nil {
 		return false, fmt.Errorf("checking corpus summaries: %w", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // PromptData reads what a turn's prompt and tools are built from in one
@@ -20,20 +21,20 @@ import (
 // took five or six round trips and as many transactions.
 func (d *DB) PromptData(ctx context.Context, tenantID, segmentID, locale, visitorID string, limit int) (parley.PromptData, error) {
 	var p parley.PromptData
-	seg, err := promptSegment(segmentID)
+	seg, err := knowledge.PromptSegment(segmentID)
 	if err != nil {
 		return p, err
 	}
 	lang := parley.LocaleLanguage(locale)
 	batch := &pgx.Batch{}
-	batch.Queue(promptCorpusSQL, tenantID, seg, lang, max(limit, 0))
-	batch.Queue(`SELECT EXISTS (SELECT 1 FROM corpus_entries c`+promptScope+fmt.Sprintf(localeCondition, 3)+`
+	batch.Queue(knowledge.PromptCorpusSQL, tenantID, seg, lang, max(limit, 0))
+	batch.Queue(`SELECT EXISTS (SELECT 1 FROM corpus_entries c`+knowledge.PromptScope+fmt.Sprintf(knowledge.LocaleCondition, 3)+`
 			AND btrim(c.summary) <> ''),
 		EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active),
 		EXISTS (SELECT 1 FROM calendar_connectors WHERE tenant_id = $1),
 		EXISTS (SELECT 1 FROM payment_connectors WHERE tenant_id = $1 AND is_active),
 		(SELECT config_version FROM tenants WHERE id = $1),
-		(SELECT `+synonymGroupsSQL+`)`, tenantID, seg, lang)
+		(SELECT `+knowledge.SynonymGroupsSQL+`)`, tenantID, seg, lang)
 	batch.Queue(`SELECT `+toolColumns+toolFrom+` WHERE t.tenant_id = $1 ORDER BY t.position, t.created_at, t.id`, tenantID)
 	if visitorID != "" {
 		batch.Queue(memoryFactsSQL, tenantID, visitorID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/dbtest"
 )
 
 // PromptData reads in one batch what PromptCorpus, HasCorpusSummaries,
@@ -16,38 +17,38 @@ import (
 func TestPromptData(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := setupPromptCorpus(t)
-	f.add(t, f.tenant.ID, entry{title: "everyone", priority: 3})
-	f.add(t, f.tenant.ID, entry{title: "sales, summarised", segment: f.sales, summary: "short", priority: 2})
-	f.add(t, f.tenant.ID, entry{title: "fr", locale: "fr", priority: 1})
-	other := setupPromptCorpus(t) // another tenant's rows must not show
-	other.add(t, other.tenant.ID, entry{title: "theirs", summary: "short"})
+	f := dbtest.SetupPromptCorpus(t)
+	f.Add(t, f.Tenant.ID, dbtest.PromptEntry{Title: "everyone", Priority: 3})
+	f.Add(t, f.Tenant.ID, dbtest.PromptEntry{Title: "sales, summarised", Segment: f.Sales, Summary: "short", Priority: 2})
+	f.Add(t, f.Tenant.ID, dbtest.PromptEntry{Title: "fr", Locale: "fr", Priority: 1})
+	other := dbtest.SetupPromptCorpus(t) // another tenant's rows must not show
+	other.Add(t, other.Tenant.ID, dbtest.PromptEntry{Title: "theirs", Summary: "short"})
 
 	check := func(t *testing.T, tenantID, segment, locale, visitorID string) {
 		t.Helper()
-		got, err := f.store.PromptData(ctx, tenantID, segment, locale, visitorID, 50)
+		got, err := f.Store.PromptData(ctx, tenantID, segment, locale, visitorID, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var want parley.PromptData
-		if want.Corpus, err = f.store.PromptCorpus(ctx, tenantID, segment, locale, 50); err != nil {
+		if want.Corpus, err = f.Store.PromptCorpus(ctx, tenantID, segment, locale, 50); err != nil {
 			t.Fatal(err)
 		}
-		if want.HasSummaries, err = f.store.HasCorpusSummaries(ctx, tenantID, segment, locale); err != nil {
+		if want.HasSummaries, err = f.Store.HasCorpusSummaries(ctx, tenantID, segment, locale); err != nil {
 			t.Fatal(err)
 		}
 		if visitorID != "" {
-			if want.Memory, err = f.store.ListMemory(ctx, tenantID, visitorID); err != nil {
+			if want.Memory, err = f.Store.ListMemory(ctx, tenantID, visitorID); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if want.Tools, err = f.store.ListTools(ctx, tenantID); err != nil {
+		if want.Tools, err = f.Store.ListTools(ctx, tenantID); err != nil {
 			t.Fatal(err)
 		}
-		if want.HasProducts, err = f.store.HasActiveProducts(ctx, tenantID); err != nil {
+		if want.HasProducts, err = f.Store.HasActiveProducts(ctx, tenantID); err != nil {
 			t.Fatal(err)
 		}
-		tenant, err := f.store.TenantBySlug(ctx, f.tenant.Slug)
+		tenant, err := f.Store.TenantBySlug(ctx, f.Tenant.Slug)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,35 +60,35 @@ func TestPromptData(t *testing.T) {
 			t.Errorf("segment %q, locale %q: no corpus entry; the case checks nothing", segment, locale)
 		}
 	}
-	check(t, f.tenant.ID, f.sales, "", "")
-	check(t, f.tenant.ID, f.support, "en", "")
-	check(t, f.tenant.ID, "", "fr-CA", "")
+	check(t, f.Tenant.ID, f.Sales, "", "")
+	check(t, f.Tenant.ID, f.Support, "en", "")
+	check(t, f.Tenant.ID, "", "fr-CA", "")
 
-	v, err := f.store.CreateVisitor(ctx, f.tenant.ID, db.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
+	v, err := f.Store.CreateVisitor(ctx, f.Tenant.ID, db.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, kv := range [][2]string{{"name", "Ada"}, {"city", "Paris"}} {
-		if _, err := f.store.UpsertMemory(ctx, f.tenant.ID, v.ID, kv[0], kv[1]); err != nil {
+		if _, err := f.Store.UpsertMemory(ctx, f.Tenant.ID, v.ID, kv[0], kv[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.store.CreateTool(ctx, f.tenant.ID, db.ToolWrite{Name: parley.Some("Contact form"),
+	if _, err := f.Store.CreateTool(ctx, f.Tenant.ID, db.ToolWrite{Name: parley.Some("Contact form"),
 		Description: parley.Some("Collects contact details"), Type: parley.Some("SUBMIT_FORM")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.store.UpsertProduct(ctx, f.tenant.ID, db.ProductWrite{ExternalID: parley.Some("sku-1"), Name: parley.Some("Widget"),
+	if _, _, err := f.Store.UpsertProduct(ctx, f.Tenant.ID, db.ProductWrite{ExternalID: parley.Some("sku-1"), Name: parley.Some("Widget"),
 		IsActive: parley.Some(true)}); err != nil {
 		t.Fatal(err)
 	}
-	check(t, f.tenant.ID, f.sales, "fr", v.ID)
-	if got, err := f.store.PromptData(ctx, f.tenant.ID, f.sales, "", v.ID, 50); err != nil || len(got.Memory) != 2 || len(got.Tools) != 1 || !got.HasProducts || !got.HasSummaries {
+	check(t, f.Tenant.ID, f.Sales, "fr", v.ID)
+	if got, err := f.Store.PromptData(ctx, f.Tenant.ID, f.Sales, "", v.ID, 50); err != nil || len(got.Memory) != 2 || len(got.Tools) != 1 || !got.HasProducts || !got.HasSummaries {
 		t.Errorf("with memory, a tool and a product: %+v, %v", got, err)
 	}
-	if got, err := f.store.PromptData(ctx, f.tenant.ID, f.sales, "", "", 0); err != nil || got.Corpus != nil {
+	if got, err := f.Store.PromptData(ctx, f.Tenant.ID, f.Sales, "", "", 0); err != nil || got.Corpus != nil {
 		t.Errorf("limit 0: corpus %v, %v; want none", got.Corpus, err)
 	}
-	if _, err := f.store.PromptData(ctx, f.tenant.ID, "not-a-uuid", "", "", 50); parley.ErrorKind(err) != parley.KindNotFound {
+	if _, err := f.Store.PromptData(ctx, f.Tenant.ID, "not-a-uuid", "", "", 50); parley.ErrorKind(err) != parley.KindNotFound {
 		t.Errorf("a segment id that is no uuid: %v, want not found", err)
 	}
 }

@@ -22,7 +22,7 @@ func TestTurnColumnsRules(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.New(t)
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 
 	rows, _ := store.Pool().Query(ctx, `SELECT conrelid::regclass || '.' || conname FROM pg_constraint
 		WHERE contype = 'c' AND conrelid IN ('conversations'::regclass, 'messages'::regclass)`)

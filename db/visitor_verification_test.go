@@ -18,7 +18,7 @@ func TestSaveVerificationCodeRace(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 	conv := func(i int) string {
 		var id string
 		if err := store.Pool().QueryRow(ctx, `INSERT INTO conversations (tenant_id, session_id, channel, visitor_type)

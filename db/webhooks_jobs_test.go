@@ -15,7 +15,7 @@ func TestDeliveryJobs(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 	ep := newEndpoint(t, store, ten.ID)
 	type job struct {
 		id                int64

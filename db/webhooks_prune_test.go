@@ -14,7 +14,7 @@ func TestPruneDeliveries(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 	ep := newEndpoint(t, store, ten.ID)
 	// Four events, each with one delivery: old and settled, old and still
 	// pending (a retry due), recent and settled, and an old event of no

@@ -18,7 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/manage"
 )
 
@@ -163,7 +163,7 @@ func (h *Base) ImportCorpusCSV(ctx context.Context, t parley.Tenant, data []byte
 	}
 	_, hasSegment := col["segment"]
 	_, hasPriority := col["priority"]
-	imp := db.CorpusImport{Source: "csv", HasSegment: hasSegment, HasPriority: hasPriority}
+	imp := knowledge.CorpusImport{Source: "csv", HasSegment: hasSegment, HasPriority: hasPriority}
 	lineOf := map[string]int{} // externalId -> its line
 	// seen holds the title and content of every good row so far; a row
 	// without externalId that repeats one would add a copy of an entry the
@@ -224,8 +224,8 @@ func (h *Base) ImportCorpusCSV(ctx context.Context, t parley.Tenant, data []byte
 			continue
 		}
 		seen[key] = true
-		row := db.CorpusImportRow{Title: w.Title.Value, Content: w.Content.Value, SegmentID: w.SegmentID.Ptr(),
-			Priority: db.DefaultCorpusPriority, ExternalID: w.ExternalID.Ptr()}
+		row := knowledge.CorpusImportRow{Title: w.Title.Value, Content: w.Content.Value, SegmentID: w.SegmentID.Ptr(),
+			Priority: knowledge.DefaultCorpusPriority, ExternalID: w.ExternalID.Ptr()}
 		if w.Priority.Set {
 			row.Priority = w.Priority.Value
 		}

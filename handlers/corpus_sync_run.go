@@ -9,7 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/fetch"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // A URL's sync into the knowledge base, which the REST API and the
@@ -18,7 +18,7 @@ import (
 // SyncURL validates a sync request (errs holds decoding problems already),
 // fetches and converts the page, and creates or refreshes the tenant's entry
 // for that URL. The API and the dashboard's "Add from URL" share it.
-func (h *Base) SyncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], in parley.CorpusInput, errs parley.FieldErrors) (parley.CorpusEntry, db.UpsertResult, error) {
+func (h *Base) SyncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, target parley.Opt[string], in parley.CorpusInput, errs parley.FieldErrors) (parley.CorpusEntry, knowledge.UpsertResult, error) {
 	rawURL := strings.TrimSpace(target.Value)
 	switch {
 	case errs["url"] != "":
@@ -57,7 +57,7 @@ func (h *Base) SyncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, t
 			return parley.CorpusEntry{}, 0, err
 		}
 		if n >= limit {
-			return parley.CorpusEntry{}, 0, db.CorpusLimitError(n, limit)
+			return parley.CorpusEntry{}, 0, knowledge.CorpusLimitError(n, limit)
 		}
 	}
 
@@ -70,6 +70,6 @@ func (h *Base) SyncURL(ctx context.Context, log *slog.Logger, t parley.Tenant, t
 		}
 		return parley.CorpusEntry{}, 0, err
 	}
-	return h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, db.CorpusSync{
+	return h.DB.SyncCorpus(ctx, t.ID, limit, rawURL, w, knowledge.CorpusSync{
 		Title: doc.Title, Content: doc.Content, ETag: doc.ETag, LastModified: doc.LastModified, At: h.Clock()})
 }

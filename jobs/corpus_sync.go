@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/fetch"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // Timing of the corpus URL refresh.
@@ -67,7 +68,7 @@ func (w *CorpusSyncWorker) Work(ctx context.Context, job *river.Job[CorpusSyncAr
 	case doc.NotModified:
 		err = w.DB.TouchCorpusSync(ctx, e.TenantID, e.ID, now)
 	default:
-		err = w.DB.SaveCorpusSync(ctx, e.TenantID, e.ID, db.CorpusSync{Content: doc.Content,
+		err = w.DB.SaveCorpusSync(ctx, e.TenantID, e.ID, knowledge.CorpusSync{Content: doc.Content,
 			ETag: doc.ETag, LastModified: doc.LastModified, At: now})
 	}
 	if parley.ErrorKind(err) == parley.KindNotFound {

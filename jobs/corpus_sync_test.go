@@ -21,6 +21,7 @@ import (
 	"github.com/parley/parley/agent/outbound/fetch/fetchtest"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // allowLoopback is the guarded client of tests: httptest servers listen on 127.0.0.1.
@@ -45,9 +46,9 @@ func newSyncFixture(t *testing.T, url string, etag string) syncFixture {
 		VALUES ($1, 'Jobs test', 'scale', '\x00') RETURNING id`, slug).Scan(&tenantID); err != nil {
 		t.Fatal(err)
 	}
-	e, res, err := store.SyncCorpus(ctx, tenantID, 100, url, db.CorpusWrite{}, db.CorpusSync{
+	e, res, err := store.SyncCorpus(ctx, tenantID, 100, url, knowledge.CorpusWrite{}, knowledge.CorpusSync{
 		Title: "Page", Content: "old content", ETag: etag, At: time.Now().Add(-48 * time.Hour)})
-	if err != nil || res != db.Created {
+	if err != nil || res != knowledge.Created {
 		t.Fatal(res, err)
 	}
 	return syncFixture{store: store, tenantID: tenantID, entry: e}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // Embedding the corpus, when an embedding endpoint is configured (issue 34):
 // the operator's (PARLEY_EMBEDDINGS_*) or a tenant's own, which wins for its
 // entries. Every corpus write of a tenant with an endpoint enqueues its job
-// (db.EmbedCorpusArgs, in the write's transaction), and a periodic scan
+// (knowledge.EmbedCorpusArgs, in the write's transaction), and a periodic scan
 // enqueues the job of any tenant with entries left to embed (entries
 // written before the endpoint was configured, a model changed, a job given
 // up on).
@@ -79,14 +80,14 @@ func (e Embeddings) of(ctx context.Context, store *db.DB, tenantID string) (Embe
 // which River retries later (the batches saved before it stay saved); the
 // failure is kept for the owner to see (db.RecordEmbedOutcome).
 type EmbedCorpusWorker struct {
-	river.WorkerDefaults[db.EmbedCorpusArgs]
+	river.WorkerDefaults[knowledge.EmbedCorpusArgs]
 	DB         *db.DB
 	Embeddings Embeddings
 }
 
 // Work embeds the tenant's entries, and snoozes at once to go on where
 // embedBudget ran out.
-func (w *EmbedCorpusWorker) Work(ctx context.Context, job *river.Job[db.EmbedCorpusArgs]) error {
+func (w *EmbedCorpusWorker) Work(ctx context.Context, job *river.Job[knowledge.EmbedCorpusArgs]) error {
 	_, done, err := w.EmbedTenant(ctx, job.Args.TenantID, embedBudget)
 	if err != nil {
 		return err
@@ -198,7 +199,7 @@ func addEmbedQueue(client *river.Client[pgx.Tx], embed Embeddings) error {
 	if !embed.on() {
 		return nil
 	}
-	if err := client.Queues().Add(db.EmbedQueue, river.QueueConfig{MaxWorkers: EmbedWorkers}); err != nil {
+	if err := client.Queues().Add(knowledge.EmbedQueue, river.QueueConfig{MaxWorkers: EmbedWorkers}); err != nil {
 		return fmt.Errorf("adding the embedding queue: %w", err)
 	}
 	client.PeriodicJobs().Add(river.NewPeriodicJob(river.PeriodicInterval(embedScanInterval),

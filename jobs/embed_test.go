@@ -15,8 +15,8 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // The embedding job against the scripted embedding server (issue 34): new
@@ -38,7 +38,7 @@ func TestEmbedCorpusWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range n {
-			if _, _, err := store.UpsertCorpus(ctx, id, 1000, db.CorpusWrite{Title: parley.Some(fmt.Sprintf("Entry %d", i)),
+			if _, _, err := store.UpsertCorpus(ctx, id, 1000, knowledge.CorpusWrite{Title: parley.Some(fmt.Sprintf("Entry %d", i)),
 				Content: parley.Some(fmt.Sprintf("Entry number %d of tenant %s.", i, id))}); err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestEmbedCorpusWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = tx.Rollback(ctx) }()
-		return tw.Work(ctx, t, tx, db.EmbedCorpusArgs{TenantID: tenantID}, nil)
+		return tw.Work(ctx, t, tx, knowledge.EmbedCorpusArgs{TenantID: tenantID}, nil)
 	}
 	stored := func(tenantID string) map[string][]byte {
 		t.Helper()
@@ -94,16 +94,16 @@ func TestEmbedCorpusWorker(t *testing.T) {
 	}
 
 	// One entry changed, one added: those two alone are sent.
-	entries, err := store.ListCorpus(ctx, a, db.CorpusQuery{Page: 1, Limit: 1})
+	entries, err := store.ListCorpus(ctx, a, knowledge.CorpusQuery{Page: 1, Limit: 1})
 	if err != nil || len(entries.Entries) != 1 {
 		t.Fatalf("%v %+v", err, entries)
 	}
 	changed := entries.Entries[0]
 	before := stored(a)[changed.ID]
-	if _, err := store.UpdateCorpus(ctx, a, changed.ID, db.CorpusWrite{Content: parley.Some("How much does a bicycle cost?")}); err != nil {
+	if _, err := store.UpdateCorpus(ctx, a, changed.ID, knowledge.CorpusWrite{Content: parley.Some("How much does a bicycle cost?")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := store.UpsertCorpus(ctx, a, 1000, db.CorpusWrite{Title: parley.Some("Added"), Content: parley.Some("Added later.")}); err != nil {
+	if _, _, err := store.UpsertCorpus(ctx, a, 1000, knowledge.CorpusWrite{Title: parley.Some("Added"), Content: parley.Some("Added later.")}); err != nil {
 		t.Fatal(err)
 	}
 	sent := len(srv.Inputs())

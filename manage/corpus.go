@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // The knowledge base's entries: one at a time (create, update, delete,
@@ -53,9 +53,9 @@ func (s *Service) segmentLookup(ctx context.Context, tenantID string) SegmentRes
 
 // CheckCorpus checks in (creating: title and content required) and
 // resolves its segment with segment: the write to apply, or its problems.
-func CheckCorpus(in parley.CorpusInput, creating bool, segment SegmentResolver) (db.CorpusWrite, parley.FieldErrors) {
+func CheckCorpus(in parley.CorpusInput, creating bool, segment SegmentResolver) (knowledge.CorpusWrite, parley.FieldErrors) {
 	errs := in.Check(creating)
-	w := db.CorpusWrite{Title: in.Title, Content: in.Content, Summary: in.Summary, Priority: in.Priority,
+	w := knowledge.CorpusWrite{Title: in.Title, Content: in.Content, Summary: in.Summary, Priority: in.Priority,
 		IsActive: in.IsActive, ExternalID: in.ExternalID, Source: in.Source, SourceURL: in.SourceURL,
 		Locale: in.Locale, Tags: in.Tags}
 	if in.Segment.Set {
@@ -71,7 +71,7 @@ func CheckCorpus(in parley.CorpusInput, creating bool, segment SegmentResolver) 
 }
 
 // CheckCorpusOne is CheckCorpus of a single write of the tenant's.
-func (s *Service) CheckCorpusOne(ctx context.Context, tenantID string, in parley.CorpusInput, creating bool) (db.CorpusWrite, parley.FieldErrors) {
+func (s *Service) CheckCorpusOne(ctx context.Context, tenantID string, in parley.CorpusInput, creating bool) (knowledge.CorpusWrite, parley.FieldErrors) {
 	return CheckCorpus(in, creating, s.segmentLookup(ctx, tenantID))
 }
 
@@ -84,7 +84,7 @@ func (s *Service) CreateCorpus(ctx context.Context, t parley.Tenant, in parley.C
 		return parley.CorpusEntry{}, false, err
 	}
 	e, res, err := s.DB.UpsertCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, w)
-	return e, res == db.Created, err
+	return e, res == knowledge.Created, err
 }
 
 // UpdateCorpus changes the fields of in that are set.
@@ -124,25 +124,25 @@ func NewCorpusListing() CorpusListing { return CorpusListing{Page: 1, Limit: Def
 // of bounds, a search longer than MaxCorpusSearch characters
 // (parley.ParamsError's 400 naming the parameter), or a segment the tenant
 // has not, is a 400.
-func (s *Service) ListCorpus(ctx context.Context, tenantID string, l CorpusListing) (db.CorpusPage, error) {
+func (s *Service) ListCorpus(ctx context.Context, tenantID string, l CorpusListing) (knowledge.CorpusPage, error) {
 	errs := parley.FieldErrors{}
 	parley.CheckCount(errs, "page", l.Page, 1, parley.MaxPage)
 	parley.CheckCount(errs, "limit", l.Limit, 1, MaxCorpusPage)
-	q := db.CorpusQuery{Page: l.Page, Limit: l.Limit, Search: strings.TrimSpace(l.Search)}
+	q := knowledge.CorpusQuery{Page: l.Page, Limit: l.Limit, Search: strings.TrimSpace(l.Search)}
 	if utf8.RuneCountInString(q.Search) > MaxCorpusSearch {
 		errs.Add("search", parley.TooLong(MaxCorpusSearch))
 	}
 	if err := parley.ParamsError(errs); err != nil {
-		return db.CorpusPage{}, err
+		return knowledge.CorpusPage{}, err
 	}
 	if l.Segment != "" {
 		seg, err := s.DB.Segment(ctx, tenantID, l.Segment)
 		if parley.ErrorKind(err) == parley.KindNotFound {
-			return db.CorpusPage{}, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", l.Segment),
+			return knowledge.CorpusPage{}, &parley.Error{Kind: parley.KindInvalid, Message: fmt.Sprintf("No segment with slug %q", l.Segment),
 				Details: map[string]string{"segmentSlug": "unknown segment"}}
 		}
 		if err != nil {
-			return db.CorpusPage{}, err
+			return knowledge.CorpusPage{}, err
 		}
 		q.SegmentID = seg.ID
 	}
@@ -152,12 +152,12 @@ func (s *Service) ListCorpus(ctx context.Context, tenantID string, l CorpusListi
 // UpsertCorpusBatch writes checked entries (CheckCorpus) in one
 // transaction, within the plan's corpus limit: each created, updated by
 // its externalId, or left as it was.
-func (s *Service) UpsertCorpusBatch(ctx context.Context, t parley.Tenant, writes []db.CorpusWrite) ([]db.UpsertResultOf, error) {
+func (s *Service) UpsertCorpusBatch(ctx context.Context, t parley.Tenant, writes []knowledge.CorpusWrite) ([]knowledge.UpsertResultOf, error) {
 	return s.DB.UpsertCorpusBatch(ctx, t.ID, t.PlanInfo().CorpusLimit, writes)
 }
 
 // ImportCorpus writes the checked lines of an import in one transaction,
 // within the plan's corpus limit.
-func (s *Service) ImportCorpus(ctx context.Context, t parley.Tenant, imp db.CorpusImport) (db.CorpusImportResult, error) {
+func (s *Service) ImportCorpus(ctx context.Context, t parley.Tenant, imp knowledge.CorpusImport) (knowledge.CorpusImportResult, error) {
 	return s.DB.ImportCorpus(ctx, t.ID, t.PlanInfo().CorpusLimit, imp)
 }

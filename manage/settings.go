@@ -5,6 +5,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // The tenant's connections to its own servers: its MCP server and its
@@ -60,14 +61,14 @@ func (s *Service) ClearMCPSettings(ctx context.Context, tenantID string) error {
 }
 
 // EmbeddingSettings reads the tenant's own embedding endpoint.
-func (s *Service) EmbeddingSettings(ctx context.Context, tenantID string) (db.EmbeddingSettings, error) {
+func (s *Service) EmbeddingSettings(ctx context.Context, tenantID string) (knowledge.EmbeddingSettings, error) {
 	return s.DB.EmbeddingSettings(ctx, tenantID)
 }
 
 // SaveEmbeddingSettings saves the tenant's own embedding endpoint (on
 // every plan); its entries are embedded there from now on (the job is
 // enqueued with the save).
-func (s *Service) SaveEmbeddingSettings(ctx context.Context, tenantID string, in parley.EmbeddingsInput) (db.EmbeddingSettings, error) {
+func (s *Service) SaveEmbeddingSettings(ctx context.Context, tenantID string, in parley.EmbeddingsInput) (knowledge.EmbeddingSettings, error) {
 	cur, err := s.DB.EmbeddingSettings(ctx, tenantID)
 	if err != nil {
 		return cur, err
@@ -93,10 +94,10 @@ func (s *Service) ClearEmbeddingSettings(ctx context.Context, tenantID string) e
 // settings, and how far its entries are embedded by it (Model "" and a
 // zero Status with none).
 type EmbeddingState struct {
-	Settings db.EmbeddingSettings
+	Settings knowledge.EmbeddingSettings
 	Source   string
 	Model    string
-	Status   db.EmbeddingStatus
+	Status   knowledge.EmbeddingStatus
 }
 
 // EmbeddingState reads the tenant's endpoint and its progress;

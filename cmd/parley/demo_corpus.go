@@ -5,6 +5,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // demoCorpus is the demo tenant's knowledge base: a few entries about
@@ -40,7 +41,7 @@ var demoCorpus = []struct{ title, content string }{
 // seedDemoCorpus writes demoCorpus into the tenant's knowledge base.
 func seedDemoCorpus(ctx context.Context, store *db.DB, tenantID string, limit int) error {
 	for _, e := range demoCorpus {
-		if _, _, err := store.UpsertCorpus(ctx, tenantID, limit, db.CorpusWrite{
+		if _, _, err := store.UpsertCorpus(ctx, tenantID, limit, knowledge.CorpusWrite{
 			Title: parley.Some(e.title), Content: parley.Some(e.content),
 		}); err != nil {
 			return err

@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/fetch/fetchtest"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -194,7 +195,7 @@ func TestAdminCorpusSyncBrowser(t *testing.T) {
 			t.Errorf("the form lost the URL: %q", v)
 		}
 		pageKept(t)
-		es, total, err := webtest.ListCorpus(b.DB, bg, ten.ID, db.CorpusQuery{Page: 1, Limit: 10})
+		es, total, err := webtest.ListCorpus(b.DB, bg, ten.ID, knowledge.CorpusQuery{Page: 1, Limit: 10})
 		webtest.MustStep(t, "listing", err)
 		if total != 1 {
 			t.Errorf("%d entries, want the one created: %+v", total, es)
@@ -359,7 +360,7 @@ func TestAdminCorpusSyncHTTP(t *testing.T) {
 		tn := b.TenantNow(t, full.Slug)
 		limit := tn.PlanInfo().CorpusLimit
 		for i := range limit {
-			if _, _, err := b.DB.UpsertCorpus(bg, full.ID, limit, db.CorpusWrite{Title: parley.Some(fmt.Sprintf("Entry %d", i)), Content: parley.Some("Text")}); err != nil {
+			if _, _, err := b.DB.UpsertCorpus(bg, full.ID, limit, knowledge.CorpusWrite{Title: parley.Some(fmt.Sprintf("Entry %d", i)), Content: parley.Some("Text")}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/web"
 	"github.com/parley/parley/web/webtest"
 )
@@ -52,7 +53,7 @@ func TestAdminEmbeddings(t *testing.T) {
 		key    = "sk-embed-very-secret-7302"
 		model  = "text-embedding-3-small"
 	)
-	settings := func() db.EmbeddingSettings {
+	settings := func() knowledge.EmbeddingSettings {
 		t.Helper()
 		s, err := b.DB.EmbeddingSettings(ctx, ten.ID)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -48,7 +49,7 @@ func kbOnePage(ctx context.Context, t *testing.T) {
 // kbCorpusEntry stores an entry directly, for what a test does not create through the pages.
 func kbCorpusEntry(t *testing.T, b *webtest.Bundle, tenantID, segmentID, title string) parley.CorpusEntry {
 	t.Helper()
-	w := db.CorpusWrite{Title: parley.Some(title), Content: parley.Some("Content of " + title)}
+	w := knowledge.CorpusWrite{Title: parley.Some(title), Content: parley.Some("Content of " + title)}
 	if segmentID != "" {
 		w.SegmentID = parley.Some(segmentID)
 	}
@@ -287,7 +288,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		if flash := webtest.OkFlash(ctx, t); flash != "Entry Shipping times created." {
 			t.Errorf("flash = %q", flash)
 		}
-		es, _, err := webtest.ListCorpus(b.DB, bg, ten.ID, db.CorpusQuery{Page: 1, Limit: 10})
+		es, _, err := webtest.ListCorpus(b.DB, bg, ten.ID, knowledge.CorpusQuery{Page: 1, Limit: 10})
 		webtest.MustStep(t, "listing", err)
 		if len(es) != 1 {
 			t.Fatalf("%d entries", len(es))
@@ -303,7 +304,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		}
 	})
 
-	es, _, err := webtest.ListCorpus(b.DB, bg, ten.ID, db.CorpusQuery{Page: 1, Limit: 10})
+	es, _, err := webtest.ListCorpus(b.DB, bg, ten.ID, knowledge.CorpusQuery{Page: 1, Limit: 10})
 	webtest.MustStep(t, "listing", err)
 	if len(es) != 1 {
 		t.Fatalf("%d entries", len(es))
@@ -388,7 +389,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 		if txt := webtest.MustRunStep(ctx, t, "count", chromedp.Text(chromedp.ID("import-count"))); txt != "Imported 2 entries." {
 			t.Errorf("import count = %q", txt)
 		}
-		if _, total, err := webtest.ListCorpus(b.DB, bg, ten.ID, db.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10}); err != nil || total != 1 {
+		if _, total, err := webtest.ListCorpus(b.DB, bg, ten.ID, knowledge.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10}); err != nil || total != 1 {
 			t.Errorf("a file with a good line \"Opening hours\" wrote %d of it (%v)", total, err)
 		}
 		// The fixed file: the fixed line imported, the two others skipped.
@@ -409,7 +410,7 @@ func TestAdminKnowledgeCorpusBrowser(t *testing.T) {
 			t.Error("the page was reloaded by the import")
 		}
 		kbOnePage(ctx, t)
-		es, total, err := webtest.ListCorpus(b.DB, bg, ten.ID, db.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10})
+		es, total, err := webtest.ListCorpus(b.DB, bg, ten.ID, knowledge.CorpusQuery{Search: "Opening hours", Page: 1, Limit: 10})
 		webtest.MustStep(t, "listing", err)
 		if total != 1 || es[0].Content != "We open at 9." || es[0].Priority != 3 || webtest.StrOrEmpty(es[0].SegmentID) != def.ID || webtest.StrOrEmpty(es[0].Source) != "csv" {
 			t.Errorf("imported %+v", es)
@@ -617,7 +618,7 @@ func TestAdminKnowledgeHTTP(t *testing.T) {
 		if p := c.Get("/admin/corpus?page=99&search=Paged"); p.Text(".pager span:nth-of-type(2)") != "Page 2 of 2" {
 			t.Errorf("a page past the end: %q", p.Text(".pager"))
 		}
-		res, err := b.DB.ListCorpus(bg, mine.ID, db.CorpusQuery{Page: 1, Limit: 100})
+		res, err := b.DB.ListCorpus(bg, mine.ID, knowledge.CorpusQuery{Page: 1, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/manage"
@@ -51,7 +51,7 @@ func (h *core) corpusList(c echo.Context) (views.CorpusList, error) {
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
 		l.Page = n
 	}
-	q := db.CorpusQuery{Search: l.Search, Page: l.Page, Limit: corpusPageSize}
+	q := knowledge.CorpusQuery{Search: l.Search, Page: l.Page, Limit: corpusPageSize}
 	if l.Segment != "" {
 		s, err := h.DB.Segment(ctx, tenantID, l.Segment)
 		switch parley.ErrorKind(err) {

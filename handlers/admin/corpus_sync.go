@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
@@ -44,7 +44,7 @@ func (h *Knowledge) SaveCorpusSync(c echo.Context) error {
 	e, res, err := h.SyncURL(ctx, h.Log(c), a.Tenant, parley.Some(f.URL), in, parley.FieldErrors{})
 	if err == nil {
 		f = views.URLSyncForm{Result: &views.URLSyncResult{
-			Created: res == db.Created, ID: e.ID, Title: e.Title, SourceURL: handlers.Deref(e.SourceURL),
+			Created: res == knowledge.Created, ID: e.ID, Title: e.Title, SourceURL: handlers.Deref(e.SourceURL),
 			Preview: parley.Clip(e.Content, syncPreviewChars), Chars: utf8.RuneCountInString(e.Content),
 		}}
 	} else {

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
@@ -82,7 +82,7 @@ func (h *Knowledge) BulkCorpus(c echo.Context) error {
 		out.Errors = append(out.Errors, bulkError{Index: i, ExternalID: extID, Reason: why})
 		out.Results[i] = bulkItemResult{ExternalID: extID, Status: "error", Reason: why}
 	}
-	writes := make([]db.CorpusWrite, 0, len(items))
+	writes := make([]knowledge.CorpusWrite, 0, len(items))
 	at := make([]int, 0, len(items)) // writes[k] is items[at[k]]
 	seen := map[string]bool{}
 	for i, item := range items {
@@ -121,10 +121,10 @@ func (h *Knowledge) BulkCorpus(c echo.Context) error {
 		r := &out.Results[at[k]]
 		r.ID = d.Entry.ID
 		switch d.Result {
-		case db.Created:
+		case knowledge.Created:
 			out.Created++
 			r.Status = "created"
-		case db.Updated:
+		case knowledge.Updated:
 			out.Updated++
 			r.Status = "updated"
 		default:

@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
@@ -42,8 +42,8 @@ func (h *Knowledge) SyncCorpus(c echo.Context) error {
 		return err
 	}
 	status := http.StatusOK
-	if res == db.Created {
+	if res == knowledge.Created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, map[string]any{"corpus": resource.NewCorpusJSON(e), "created": res == db.Created})
+	return c.JSON(status, map[string]any{"corpus": resource.NewCorpusJSON(e), "created": res == knowledge.Created})
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/manage"
 )
@@ -86,7 +86,7 @@ func NewCorpusJSON(e parley.CorpusEntry) CorpusJSON {
 
 // CorpusPageJSON is a page of entries as the listings answer it: {corpus,
 // pagination}.
-func CorpusPageJSON(l manage.CorpusListing, res db.CorpusPage) map[string]any {
+func CorpusPageJSON(l manage.CorpusListing, res knowledge.CorpusPage) map[string]any {
 	out := make([]CorpusJSON, len(res.Entries))
 	for i, e := range res.Entries {
 		out[i] = NewCorpusJSON(e)

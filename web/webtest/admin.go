@@ -28,6 +28,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/web"
 )
 
@@ -450,7 +451,7 @@ func SeedInboxOf(t *testing.T, b *Bundle, ten Tenant) InboxFixture {
 	now := time.Now().UTC()
 	page := "https://shop.example/pricing"
 	f := InboxFixture{Ten: ten, Visitor: visitor}
-	f.Pricing, _, err = b.DB.UpsertCorpus(ctx, ten.ID, 100, db.CorpusWrite{Title: parley.Some("Plans and prices"),
+	f.Pricing, _, err = b.DB.UpsertCorpus(ctx, ten.ID, 100, knowledge.CorpusWrite{Title: parley.Some("Plans and prices"),
 		Content: parley.Some("Starter is free; Team is 49 EUR a month.")})
 	MustStep(t, "adding a knowledge entry", err)
 	f.Ada = b.AddConversation(t, ct, SeedConversation{

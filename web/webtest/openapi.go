@@ -23,6 +23,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/handlers/handlerstest"
 	"github.com/parley/parley/web"
 )
@@ -621,7 +622,7 @@ func DecodeJSON(t *testing.T, resp *http.Response, v any) {
 }
 
 // ListCorpus lists a tenant's corpus straight from the database, for assertions.
-func ListCorpus(store *db.DB, ctx context.Context, tenantID string, q db.CorpusQuery) ([]parley.CorpusEntry, int, error) {
+func ListCorpus(store *db.DB, ctx context.Context, tenantID string, q knowledge.CorpusQuery) ([]parley.CorpusEntry, int, error) {
 	res, err := store.ListCorpus(ctx, tenantID, q)
 	return res.Entries, res.Total, err
 }

@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -50,7 +50,7 @@ type CorpusImportResult struct {
 // creates, not the ones it updates or skips; past it nothing is written and
 // the error is the limit's 429. ExternalIDs must be unique within imp (the
 // caller checks): one statement cannot update a row twice.
-func (d *DB) ImportCorpus(ctx context.Context, tenantID string, limit int, imp CorpusImport) (CorpusImportResult, error) {
+func (d *Knowledge) ImportCorpus(ctx context.Context, tenantID string, limit int, imp CorpusImport) (CorpusImportResult, error) {
 	var res CorpusImportResult
 	withoutID := false
 	for _, r := range imp.Rows {
@@ -154,7 +154,7 @@ type UpsertResultOf struct {
 // UpsertCorpusBatch upserts every write as UpsertCorpus does, all in one
 // transaction: all are written or none (the caller has left out the items it
 // refused). The plan's limit applies to the creates of the whole batch.
-func (d *DB) UpsertCorpusBatch(ctx context.Context, tenantID string, limit int, ws []CorpusWrite) ([]UpsertResultOf, error) {
+func (d *Knowledge) UpsertCorpusBatch(ctx context.Context, tenantID string, limit int, ws []CorpusWrite) ([]UpsertResultOf, error) {
 	out := make([]UpsertResultOf, 0, len(ws))
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {

@@ -1,4 +1,4 @@
-package db_test
+package knowledge_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // A tenant's own embedding endpoint (issue 34): saving it enqueues the
@@ -22,7 +22,7 @@ func TestTenantEmbeddingSettings(t *testing.T) {
 	// endpoint off (as the shared store is): tests that enable it run
 	// their own.
 	store := dbtest.New(t)
-	own, plain := newTenant(t, store), newTenant(t, store)
+	own, plain := dbtest.NewTenant(t, store), dbtest.NewTenant(t, store)
 	jobs := func(tenantID string) int {
 		t.Helper()
 		var n int
@@ -144,7 +144,7 @@ func TestTenantEmbeddingSettings(t *testing.T) {
 		if err != nil || st.Entries != 2 || st.Embedded != 2 || st.LastError != nil {
 			t.Fatalf("status %+v (%v), want 2 of 2, no error", st, err)
 		}
-		if _, err := store.UpdateCorpus(ctx, own.ID, a1.ID, db.CorpusWrite{Content: parley.Some("We fix it in an hour.")}); err != nil {
+		if _, err := store.UpdateCorpus(ctx, own.ID, a1.ID, knowledge.CorpusWrite{Content: parley.Some("We fix it in an hour.")}); err != nil {
 			t.Fatal(err)
 		}
 		if st, _ := store.EmbeddingStatus(ctx, own.ID, model); st.Embedded != 1 {

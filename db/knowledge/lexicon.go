@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"cmp"
@@ -23,7 +23,7 @@ import (
 // between is in the lexicon, and the version older than it has the next
 // scan build it again, never the reverse. A tenant without entries keeps an
 // empty lexicon.
-func (d *DB) RefreshCorpusLexicon(ctx context.Context, tenantID string) error {
+func (d *Knowledge) RefreshCorpusLexicon(ctx context.Context, tenantID string) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error {
 		var version int64
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('corpus_lexicon'), hashtext($1))`, tenantID); err != nil {
@@ -56,7 +56,7 @@ func (d *DB) RefreshCorpusLexicon(ctx context.Context, tenantID string) error {
 // StaleCorpusLexicons returns up to limit tenants whose lexicon was built
 // at another configuration version than theirs (or never, for a tenant
 // with entries), the longest waiting first.
-func (d *DB) StaleCorpusLexicons(ctx context.Context, limit int) ([]string, error) {
+func (d *Knowledge) StaleCorpusLexicons(ctx context.Context, limit int) ([]string, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT t.id FROM tenants t
 		LEFT JOIN corpus_lexicon_state s ON s.tenant_id = t.id
 		WHERE s.tenant_id IS NOT NULL AND s.config_version <> t.config_version
@@ -123,7 +123,7 @@ func nearestLexeme(typed []string, near []questionTerm) (questionTerm, bool) {
 //
 // entries is how many active entries the lexicon was built over (0
 // without one).
-func (d *DB) questionTerms(ctx context.Context, tenantID, question string) (terms []questionTerm, entries int, err error) {
+func (d *Knowledge) questionTerms(ctx context.Context, tenantID, question string) (terms []questionTerm, entries int, err error) {
 	rows, err := d.pool.Query(ctx, `WITH w AS (
 			SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', $2) || to_tsvector('french', $2))) lexeme)
 		SELECT w.lexeme, coalesce(l.ndoc, 0), n.lexeme, coalesce(n.ndoc, 0),
@@ -213,7 +213,7 @@ func tsLexeme(s string) string {
 // it, all AND-ed as the typed search is. "" when it would match nothing
 // the typed words do not: no typo read, no synonym. Two statements in one
 // round trip, and one more when a synonym group applies.
-func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, error) {
+func (d *Knowledge) typedQuery(ctx context.Context, tenantID, search string) (string, error) {
 	words := parley.Words(search)
 	if len(words) == 0 || len(words) > 20 {
 		return "", nil
@@ -225,7 +225,7 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 		LEFT JOIN LATERAL (`+fmt.Sprintf(nearLexemesSQL, "w.word", `length(w.word) >= 5 AND NOT EXISTS (SELECT 1 FROM corpus_lexicon k WHERE k.tenant_id = $1
 				AND k.lexeme = ANY (tsvector_to_array(to_tsvector('english', w.word) || to_tsvector('french', w.word)))) AND`)+`) n ON true
 		ORDER BY w.ord`, tenantID, words)
-	batch.Queue(`SELECT `+synonymGroupsSQL, tenantID)
+	batch.Queue(`SELECT `+SynonymGroupsSQL, tenantID)
 	br := d.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	rows, _ := br.Query()
@@ -302,7 +302,7 @@ func (d *DB) typedQuery(ctx context.Context, tenantID, search string) (string, e
 // phrase of its English stems or of its words as written (the two ways
 // entries are indexed); a term of stop words only has none. One statement,
 // none without terms.
-func (d *DB) synonymPhrases(ctx context.Context, terms []string) (map[string]string, error) {
+func (d *Knowledge) synonymPhrases(ctx context.Context, terms []string) (map[string]string, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}

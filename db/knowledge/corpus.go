@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -75,7 +75,7 @@ type CorpusPage struct {
 // matches are that common, and the total is reported as capped; counting
 // every match of a word that sits in most entries would cost more than the
 // page is worth.
-func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (CorpusPage, error) {
+func (d *Knowledge) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (CorpusPage, error) {
 	where := " WHERE c.tenant_id = $1"
 	args := []any{tenantID}
 	if q.SegmentID != "" {
@@ -144,7 +144,7 @@ func (d *DB) ListCorpus(ctx context.Context, tenantID string, q CorpusQuery) (Co
 // plan after five runs, which guesses 250 matches for any word and took
 // 7.7 ms for a word in every entry instead of 2.8. One round trip, no
 // planner settings (BenchmarkCorpusSearch, BenchmarkCorpusSearchCommonWord).
-func (d *DB) matchingCorpusIDs(ctx context.Context, where string, args []any) ([]string, error) {
+func (d *Knowledge) matchingCorpusIDs(ctx context.Context, where string, args []any) ([]string, error) {
 	rows, _ := d.pool.Query(ctx, `WITH m AS MATERIALIZED (SELECT c.id FROM corpus_entries c`+where+`)
 		SELECT id FROM m`+fmt.Sprintf(" LIMIT %d", searchCountCap+1), append([]any{pgx.QueryExecModeExec}, args...)...)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -155,7 +155,7 @@ func (d *DB) matchingCorpusIDs(ctx context.Context, where string, args []any) ([
 }
 
 // CorpusEntry returns one of the tenant's entries.
-func (d *DB) CorpusEntry(ctx context.Context, tenantID, id string) (parley.CorpusEntry, error) {
+func (d *Knowledge) CorpusEntry(ctx context.Context, tenantID, id string) (parley.CorpusEntry, error) {
 	return corpusEntry(ctx, d.pool, tenantID, id)
 }
 
@@ -172,7 +172,7 @@ func corpusEntry(ctx context.Context, q pgbase.Querier, tenantID, id string) (pa
 }
 
 // CountCorpus counts a tenant's entries.
-func (d *DB) CountCorpus(ctx context.Context, tenantID string) (int, error) {
+func (d *Knowledge) CountCorpus(ctx context.Context, tenantID string) (int, error) {
 	var n int
 	err := d.pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries WHERE tenant_id = $1`, tenantID).Scan(&n)
 	return n, err
@@ -201,7 +201,7 @@ const (
 // UpsertCorpus creates an entry or, when ExternalID names an existing one,
 // updates it (only the fields set). The plan's limit applies to creates. One
 // transaction; the tenant row lock makes the limit hold under concurrency.
-func (d *DB) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
+func (d *Knowledge) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
 	var e parley.CorpusEntry
 	var res UpsertResult
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
@@ -292,7 +292,7 @@ func (w CorpusWrite) sameAs(e parley.CorpusEntry) bool {
 }
 
 // UpdateCorpus applies a partial update to one of the tenant's entries.
-func (d *DB) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrite) (parley.CorpusEntry, error) {
+func (d *Knowledge) UpdateCorpus(ctx context.Context, tenantID, id string, w CorpusWrite) (parley.CorpusEntry, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
@@ -338,6 +338,6 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 }
 
 // DeleteCorpus deletes one of the tenant's entries.
-func (d *DB) DeleteCorpus(ctx context.Context, tenantID, id string) error {
+func (d *Knowledge) DeleteCorpus(ctx context.Context, tenantID, id string) error {
 	return pgbase.DeleteTenantRow(ctx, d.pool, "corpus_entries", "Corpus entry", tenantID, id)
 }

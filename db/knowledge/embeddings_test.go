@@ -1,4 +1,4 @@
-package db_test
+package knowledge_test
 
 import (
 	"bytes"
@@ -9,12 +9,13 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // embedEntry creates an entry of the tenant through the store.
 func embedEntry(t *testing.T, store *db.DB, tenantID, title, content string, summary *string) parley.CorpusEntry {
 	t.Helper()
-	w := db.CorpusWrite{Title: parley.Some(title), Content: parley.Some(content)}
+	w := knowledge.CorpusWrite{Title: parley.Some(title), Content: parley.Some(content)}
 	if summary != nil {
 		w.Summary = parley.Some(*summary)
 	}
@@ -31,12 +32,12 @@ func TestCorpusEmbeddings(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.New(t)
-	a, b := newTenant(t, store), newTenant(t, store)
+	a, b := dbtest.NewTenant(t, store), dbtest.NewTenant(t, store)
 	summary := "Flat tyres mended — « while you wait »"
 	a1 := embedEntry(t, store, a.ID, "Puncture repair", "We fix a flat tyre while you wait: 15 €.", &summary)
 	a2 := embedEntry(t, store, a.ID, "Saddle fitting", "A saddle adjusted to your sit bones.", nil)
 	b1 := embedEntry(t, store, b.ID, "Opening hours", "Tuesday to Saturday.", nil)
-	toEmbed := func(tenantID, model string) []db.EntryToEmbed {
+	toEmbed := func(tenantID, model string) []knowledge.EntryToEmbed {
 		t.Helper()
 		es, err := store.EntriesToEmbed(ctx, tenantID, model, 100)
 		if err != nil {
@@ -44,7 +45,7 @@ func TestCorpusEmbeddings(t *testing.T) {
 		}
 		return es
 	}
-	ids := func(es []db.EntryToEmbed) []string {
+	ids := func(es []knowledge.EntryToEmbed) []string {
 		var out []string
 		for _, e := range es {
 			out = append(out, e.ID)
@@ -72,7 +73,7 @@ func TestCorpusEmbeddings(t *testing.T) {
 	}
 	vec := func(x float32) []float32 { return []float32{x, 1 - x, 0.25} }
 	// Tenant b's entry slipped into a's save is skipped.
-	withB := append(slices.Clone(es), db.EntryToEmbed{ID: b1.ID, Hash: []byte("h")})
+	withB := append(slices.Clone(es), knowledge.EntryToEmbed{ID: b1.ID, Hash: []byte("h")})
 	if err := store.SaveEmbeddings(ctx, a.ID, "m1", withB, [][]float32{vec(0.5), vec(0.75), vec(1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,13 +121,13 @@ func TestCorpusEmbeddings(t *testing.T) {
 		if err := store.SaveEmbeddings(ctx, a.ID, "m1", cs, [][]float32{vec(0)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.UpdateCorpus(ctx, a.ID, c.ID, db.CorpusWrite{Content: parley.Some("Bikes delivered in two days.")}); err != nil {
+		if _, err := store.UpdateCorpus(ctx, a.ID, c.ID, knowledge.CorpusWrite{Content: parley.Some("Bikes delivered in two days.")}); err != nil {
 			t.Fatal(err)
 		}
 		if got := ids(toEmbed(a.ID, "m1")); !slices.Equal(got, []string{c.ID}) {
 			t.Errorf("after an edit, to embed %v", got)
 		}
-		if _, err := store.UpdateCorpus(ctx, a.ID, c.ID, db.CorpusWrite{IsActive: parley.Some(false)}); err != nil {
+		if _, err := store.UpdateCorpus(ctx, a.ID, c.ID, knowledge.CorpusWrite{IsActive: parley.Some(false)}); err != nil {
 			t.Fatal(err)
 		}
 		if got := toEmbed(a.ID, "m1"); len(got) != 0 {
@@ -169,23 +170,23 @@ func TestCorpusWritesEnqueueEmbedding(t *testing.T) {
 		t.Helper()
 		var n int
 		if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'corpus_embed'
-			AND args->>'tenant_id' = $1 AND queue = $2`, tenantID, db.EmbedQueue).Scan(&n); err != nil {
+			AND args->>'tenant_id' = $1 AND queue = $2`, tenantID, knowledge.EmbedQueue).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	off := newTenant(t, shared)
+	off := dbtest.NewTenant(t, shared)
 	embedEntry(t, shared, off.ID, "Off", "Written by a store without embeddings.", nil)
 	if n := jobs(off.ID); n != 0 {
 		t.Errorf("embeddings off: %d jobs", n)
 	}
-	on := newTenant(t, store)
+	on := dbtest.NewTenant(t, store)
 	e := embedEntry(t, store, on.ID, "First", "One.", nil)
 	embedEntry(t, store, on.ID, "Second", "Two.", nil)
-	if _, err := store.UpdateCorpus(ctx, on.ID, e.ID, db.CorpusWrite{Content: parley.Some("One, again.")}); err != nil {
+	if _, err := store.UpdateCorpus(ctx, on.ID, e.ID, knowledge.CorpusWrite{Content: parley.Some("One, again.")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.UpsertCorpusBatch(ctx, on.ID, 1000, []db.CorpusWrite{{Title: parley.Some("Third"), Content: parley.Some("Three.")}}); err != nil {
+	if _, err := store.UpsertCorpusBatch(ctx, on.ID, 1000, []knowledge.CorpusWrite{{Title: parley.Some("Third"), Content: parley.Some("Three.")}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := jobs(on.ID); n != 1 {
@@ -196,7 +197,7 @@ func TestCorpusWritesEnqueueEmbedding(t *testing.T) {
 		WHERE kind = 'corpus_embed' AND args->>'tenant_id' = $1`, on.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.SaveCorpusSync(ctx, on.ID, e.ID, db.CorpusSync{Content: "One, synced."}); err != nil {
+	if err := store.SaveCorpusSync(ctx, on.ID, e.ID, knowledge.CorpusSync{Content: "One, synced."}); err != nil {
 		t.Fatal(err)
 	}
 	if n := jobs(on.ID); n != 2 {

@@ -1,4 +1,4 @@
-package db_test
+package knowledge_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 )
 
 // TestImportCorpus: an import creates, updates by externalId and leaves
@@ -18,36 +18,36 @@ func TestImportCorpus(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 	seg, err := store.DefaultSegment(ctx, ten.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := func(s string) *string { return &s }
-	rows := []db.CorpusImportRow{
+	rows := []knowledge.CorpusImportRow{
 		{Title: "Hours", Content: "Nine to five", SegmentID: &seg.ID, Priority: 7, ExternalID: id("hours")},
 		{Title: "Refunds", Content: "Thirty days", Priority: 5, ExternalID: id("refunds")},
 		{Title: "No id", Content: "Always new", Priority: 5},
 	}
-	imp := db.CorpusImport{Rows: rows, Source: "csv", HasSegment: true, HasPriority: true}
+	imp := knowledge.CorpusImport{Rows: rows, Source: "csv", HasSegment: true, HasPriority: true}
 	res, err := store.ImportCorpus(ctx, ten.ID, 10, imp)
-	if err != nil || res != (db.CorpusImportResult{Created: 3}) {
+	if err != nil || res != (knowledge.CorpusImportResult{Created: 3}) {
 		t.Fatalf("first import: %+v %v", res, err)
 	}
 	// Again: the two rows with an id change nothing, the third is the
 	// entry it made the first time.
 	res, err = store.ImportCorpus(ctx, ten.ID, 10, imp)
-	if err != nil || res != (db.CorpusImportResult{Unchanged: 2, Duplicates: 1}) {
+	if err != nil || res != (knowledge.CorpusImportResult{Unchanged: 2, Duplicates: 1}) {
 		t.Fatalf("second import: %+v %v", res, err)
 	}
 	// A file without the segment and priority columns keeps them.
-	res, err = store.ImportCorpus(ctx, ten.ID, 10, db.CorpusImport{Source: "csv", Rows: []db.CorpusImportRow{
-		{Title: "Hours", Content: "Nine to six", Priority: db.DefaultCorpusPriority, ExternalID: id("hours")},
+	res, err = store.ImportCorpus(ctx, ten.ID, 10, knowledge.CorpusImport{Source: "csv", Rows: []knowledge.CorpusImportRow{
+		{Title: "Hours", Content: "Nine to six", Priority: knowledge.DefaultCorpusPriority, ExternalID: id("hours")},
 	}})
-	if err != nil || res != (db.CorpusImportResult{Updated: 1}) {
+	if err != nil || res != (knowledge.CorpusImportResult{Updated: 1}) {
 		t.Fatalf("update: %+v %v", res, err)
 	}
-	page, err := store.ListCorpus(ctx, ten.ID, db.CorpusQuery{Search: "six", Page: 1, Limit: 10})
+	page, err := store.ListCorpus(ctx, ten.ID, knowledge.CorpusQuery{Search: "six", Page: 1, Limit: 10})
 	if err != nil || len(page.Entries) != 1 {
 		t.Fatalf("search after the update: %+v %v", page, err)
 	}
@@ -55,11 +55,11 @@ func TestImportCorpus(t *testing.T) {
 		t.Errorf("updated entry: %+v", e)
 	}
 	// Limit 5 with 3 entries: 2 new rows fit, 3 do not (the update is not counted).
-	over := []db.CorpusImportRow{
+	over := []knowledge.CorpusImportRow{
 		{Title: "Hours", Content: "Nine to seven", Priority: 5, ExternalID: id("hours")},
 		{Title: "A", Content: "a", Priority: 5}, {Title: "B", Content: "b", Priority: 5}, {Title: "C", Content: "c", Priority: 5},
 	}
-	_, err = store.ImportCorpus(ctx, ten.ID, 5, db.CorpusImport{Source: "csv", Rows: over})
+	_, err = store.ImportCorpus(ctx, ten.ID, 5, knowledge.CorpusImport{Source: "csv", Rows: over})
 	var perr *parley.Error
 	if !errors.As(err, &perr) || perr.Kind != parley.KindRateLimited {
 		t.Fatalf("over the limit: %v", err)
@@ -67,12 +67,12 @@ func TestImportCorpus(t *testing.T) {
 	if n, _ := store.CountCorpus(ctx, ten.ID); n != 3 {
 		t.Errorf("%d entries after a refused import, want 3", n)
 	}
-	if res, err = store.ImportCorpus(ctx, ten.ID, 5, db.CorpusImport{Source: "csv", Rows: over[:3]}); err != nil || res != (db.CorpusImportResult{Created: 2, Updated: 1}) {
+	if res, err = store.ImportCorpus(ctx, ten.ID, 5, knowledge.CorpusImport{Source: "csv", Rows: over[:3]}); err != nil || res != (knowledge.CorpusImportResult{Created: 2, Updated: 1}) {
 		t.Errorf("to the limit: %+v %v", res, err)
 	}
 	// At the limit, rows that are already entries are skipped, not refused.
-	again := append(over[:3:3], db.CorpusImportRow{Title: "No id", Content: "Always new", Priority: 1})
-	if res, err = store.ImportCorpus(ctx, ten.ID, 5, db.CorpusImport{Source: "csv", Rows: again}); err != nil || res != (db.CorpusImportResult{Unchanged: 1, Duplicates: 3}) {
+	again := append(over[:3:3], knowledge.CorpusImportRow{Title: "No id", Content: "Always new", Priority: 1})
+	if res, err = store.ImportCorpus(ctx, ten.ID, 5, knowledge.CorpusImport{Source: "csv", Rows: again}); err != nil || res != (knowledge.CorpusImportResult{Unchanged: 1, Duplicates: 3}) {
 		t.Errorf("the same rows at the limit: %+v %v", res, err)
 	}
 }
@@ -84,27 +84,27 @@ func TestImportCorpusDuplicates(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	ten, other := newTenant(t, store), newTenant(t, store)
+	ten, other := dbtest.NewTenant(t, store), dbtest.NewTenant(t, store)
 	id := func(s string) *string { return &s }
-	rows := []db.CorpusImportRow{
+	rows := []knowledge.CorpusImportRow{
 		{Title: "Hours", Content: "Nine to five", Priority: 5},
 		{Title: "Refunds", Content: "Thirty days", Priority: 5},
 	}
-	if res, err := store.ImportCorpus(ctx, other.ID, 10, db.CorpusImport{Source: "csv", Rows: rows}); err != nil || res != (db.CorpusImportResult{Created: 2}) {
+	if res, err := store.ImportCorpus(ctx, other.ID, 10, knowledge.CorpusImport{Source: "csv", Rows: rows}); err != nil || res != (knowledge.CorpusImportResult{Created: 2}) {
 		t.Fatalf("the other tenant's import: %+v %v", res, err)
 	}
 	// The same rows for another tenant: new entries, the other's never matched.
-	if res, err := store.ImportCorpus(ctx, ten.ID, 10, db.CorpusImport{Source: "csv", Rows: rows}); err != nil || res != (db.CorpusImportResult{Created: 2}) {
+	if res, err := store.ImportCorpus(ctx, ten.ID, 10, knowledge.CorpusImport{Source: "csv", Rows: rows}); err != nil || res != (knowledge.CorpusImportResult{Created: 2}) {
 		t.Fatalf("first import: %+v %v", res, err)
 	}
-	more := []db.CorpusImportRow{
+	more := []knowledge.CorpusImportRow{
 		{Title: "Hours", Content: "Nine to five", Priority: 9},                             // the same entry, another priority: skipped
 		{Title: "Hours", Content: "Nine to six", Priority: 5},                              // another content: new
 		{Title: "hours", Content: "Nine to five", Priority: 5},                             // another title (case): new
 		{Title: "Refunds", Content: "Thirty days", Priority: 5, ExternalID: id("refunds")}, // an id: new
 	}
-	res, err := store.ImportCorpus(ctx, ten.ID, 10, db.CorpusImport{Source: "csv", HasPriority: true, Rows: more})
-	if err != nil || res != (db.CorpusImportResult{Created: 3, Duplicates: 1}) {
+	res, err := store.ImportCorpus(ctx, ten.ID, 10, knowledge.CorpusImport{Source: "csv", HasPriority: true, Rows: more})
+	if err != nil || res != (knowledge.CorpusImportResult{Created: 3, Duplicates: 1}) {
 		t.Fatalf("second import: %+v %v", res, err)
 	}
 	for tenantID, want := range map[string]int{ten.ID: 5, other.ID: 2} {
@@ -126,16 +126,16 @@ func TestImportCorpusFailureWritesNothing(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	ten := newTenant(t, store)
+	ten := dbtest.NewTenant(t, store)
 	gone := "00000000-0000-4000-8000-000000000000"
-	rows := []db.CorpusImportRow{
+	rows := []knowledge.CorpusImportRow{
 		{Title: "Hours", Content: "Nine to five", Priority: 5},
 		{Title: "Refunds", Content: "Thirty days", Priority: 5, SegmentID: &gone},
 	}
-	if _, err := store.ImportCorpus(ctx, ten.ID, 10, db.CorpusImport{Source: "csv", HasSegment: true, Rows: rows}); err == nil {
+	if _, err := store.ImportCorpus(ctx, ten.ID, 10, knowledge.CorpusImport{Source: "csv", HasSegment: true, Rows: rows}); err == nil {
 		t.Fatal("an import into a segment that does not exist succeeded")
 	}
-	ws := []db.CorpusWrite{
+	ws := []knowledge.CorpusWrite{
 		{Title: parley.Some("Hours"), Content: parley.Some("Nine to five"), ExternalID: parley.Some("hours")},
 		{Title: parley.Some("Refunds"), Content: parley.Some("Thirty days"), ExternalID: parley.Some("refunds"), SegmentID: parley.Some(gone)},
 	}

@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 
 const synonymColumns = `id, terms, created_at, updated_at`
 
-// synonymGroupsSQL is the terms of tenant $1's synonym groups, oldest
+// SynonymGroupsSQL is the terms of tenant $1's synonym groups, oldest
 // first, as one JSON array of arrays: what a search expands a question
 // with (parley.SynonymsOf).
-const synonymGroupsSQL = `coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1`
+const SynonymGroupsSQL = `coalesce(jsonb_agg(terms ORDER BY created_at, id), '[]') FROM corpus_synonyms WHERE tenant_id = $1`
 
 // ListSynonyms returns the tenant's synonym groups, oldest first.
-func (d *DB) ListSynonyms(ctx context.Context, tenantID string) ([]parley.SynonymGroup, error) {
+func (d *Knowledge) ListSynonyms(ctx context.Context, tenantID string) ([]parley.SynonymGroup, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+synonymColumns+` FROM corpus_synonyms WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
 	groups, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.SynonymGroup])
 	if err != nil {
@@ -28,7 +28,7 @@ func (d *DB) ListSynonyms(ctx context.Context, tenantID string) ([]parley.Synony
 }
 
 // GetSynonyms returns one of the tenant's synonym groups.
-func (d *DB) GetSynonyms(ctx context.Context, tenantID, id string) (parley.SynonymGroup, error) {
+func (d *Knowledge) GetSynonyms(ctx context.Context, tenantID, id string) (parley.SynonymGroup, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return parley.SynonymGroup{}, parley.Errorf(parley.KindNotFound, "Synonym group not found")
 	}
@@ -44,7 +44,7 @@ func (d *DB) GetSynonyms(ctx context.Context, tenantID, id string) (parley.Synon
 // returns them (manage checks them), to the tenant, within parley.MaxSynonymGroups
 // (KindRateLimited, code LIMIT_REACHED, past it), counted under the
 // tenant's lock so that two creates cannot both take the last place.
-func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string) (parley.SynonymGroup, error) {
+func (d *Knowledge) CreateSynonyms(ctx context.Context, tenantID string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
@@ -71,7 +71,7 @@ func (d *DB) CreateSynonyms(ctx context.Context, tenantID string, terms []string
 
 // UpdateSynonyms replaces the terms of one of the tenant's synonym groups
 // (terms as parley.CleanSynonymTerms returns them).
-func (d *DB) UpdateSynonyms(ctx context.Context, tenantID, id string, terms []string) (parley.SynonymGroup, error) {
+func (d *Knowledge) UpdateSynonyms(ctx context.Context, tenantID, id string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
 	if !pgbase.LooksLikeUUID(id) {
 		return g, parley.Errorf(parley.KindNotFound, "Synonym group not found")
@@ -86,7 +86,7 @@ func (d *DB) UpdateSynonyms(ctx context.Context, tenantID, id string, terms []st
 }
 
 // DeleteSynonyms deletes one of the tenant's synonym groups.
-func (d *DB) DeleteSynonyms(ctx context.Context, tenantID, id string) error {
+func (d *Knowledge) DeleteSynonyms(ctx context.Context, tenantID, id string) error {
 	if !pgbase.LooksLikeUUID(id) {
 		return parley.Errorf(parley.KindNotFound, "Synonym group not found")
 	}

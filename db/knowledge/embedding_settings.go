@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func (s *EmbeddingSettings) scan(row pgx.Row) error {
 }
 
 // EmbeddingSettings reads the tenant's own embedding endpoint.
-func (d *DB) EmbeddingSettings(ctx context.Context, tenantID string) (EmbeddingSettings, error) {
+func (d *Knowledge) EmbeddingSettings(ctx context.Context, tenantID string) (EmbeddingSettings, error) {
 	var s EmbeddingSettings
 	if err := s.scan(d.pool.QueryRow(ctx, `SELECT `+embeddingSettingsColumns+` FROM tenants WHERE id = $1`, tenantID)); err != nil {
 		return s, pgbase.NotFound(err, "Tenant")
@@ -61,7 +61,7 @@ func (d *DB) EmbeddingSettings(ctx context.Context, tenantID string) (EmbeddingS
 // embedding job is enqueued in the same transaction: its entries are
 // embedded at the new endpoint at once, and those whose vector is of
 // another model again.
-func (d *DB) SaveEmbeddingSettings(ctx context.Context, tenantID, url, model string, dimensions *int, apiKey parley.Opt[[]byte]) (EmbeddingSettings, error) {
+func (d *Knowledge) SaveEmbeddingSettings(ctx context.Context, tenantID, url, model string, dimensions *int, apiKey parley.Opt[[]byte]) (EmbeddingSettings, error) {
 	var s EmbeddingSettings
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		err := s.scan(tx.QueryRow(ctx, `UPDATE tenants SET embeddings_url = $2, embeddings_model = $3, embeddings_dimensions = $4,
@@ -82,7 +82,7 @@ func (d *DB) SaveEmbeddingSettings(ctx context.Context, tenantID, url, model str
 // operator's endpoint, the tenant's job is enqueued in the same
 // transaction, to embed its entries there; without one, the stored vectors
 // stay unread until an endpoint of their model is configured again.
-func (d *DB) ClearEmbeddingSettings(ctx context.Context, tenantID string) error {
+func (d *Knowledge) ClearEmbeddingSettings(ctx context.Context, tenantID string) error {
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE tenants SET embeddings_url = NULL, embeddings_api_key = NULL,
 			embeddings_model = NULL, embeddings_dimensions = NULL, updated_at = now() WHERE id = $1`, tenantID); err != nil {
@@ -115,7 +115,7 @@ type EmbeddingStatus struct {
 
 // EmbeddingStatus reads how far the tenant's active entries are embedded
 // by model, in one statement. It hashes every active entry's text.
-func (d *DB) EmbeddingStatus(ctx context.Context, tenantID, model string) (EmbeddingStatus, error) {
+func (d *Knowledge) EmbeddingStatus(ctx context.Context, tenantID, model string) (EmbeddingStatus, error) {
 	var s EmbeddingStatus
 	err := d.pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM corpus_entries c WHERE c.tenant_id = $1 AND c.is_active),
@@ -138,7 +138,7 @@ const maxEmbedErrorText = 500
 // tenant: a failure (failure not nil) and its time are kept until the next
 // success clears them; saved says the job saved vectors (when it last did
 // is kept while the model stays).
-func (d *DB) RecordEmbedOutcome(ctx context.Context, tenantID, model string, saved bool, failure error) error {
+func (d *Knowledge) RecordEmbedOutcome(ctx context.Context, tenantID, model string, saved bool, failure error) error {
 	var msg *string
 	if failure != nil {
 		m := parley.Clip(failure.Error(), maxEmbedErrorText)

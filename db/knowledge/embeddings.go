@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -47,13 +47,13 @@ func (EmbedCorpusArgs) InsertOpts() river.InsertOpts {
 // the operator's embedding endpoint is configured; without it a write
 // enqueues the job only for a tenant with an endpoint of its own, which
 // costs the write one statement to know.
-func (d *DB) EnableEmbeddings() { d.embeddings = true }
+func (d *Knowledge) EnableEmbeddings() { d.embeddings = true }
 
 // enqueueEmbed enqueues the tenant's embedding job in tx, the transaction
 // that wrote some of its entries, when the operator's endpoint is on or
 // the tenant has its own (one statement more to know, only without the
 // operator's).
-func (d *DB) enqueueEmbed(ctx context.Context, tx pgx.Tx, tenantID string) error {
+func (d *Knowledge) enqueueEmbed(ctx context.Context, tx pgx.Tx, tenantID string) error {
 	if !d.embeddings {
 		var own bool
 		if err := tx.QueryRow(ctx, `SELECT embeddings_url IS NOT NULL FROM tenants WHERE id = $1`, tenantID).Scan(&own); err != nil {
@@ -67,7 +67,7 @@ func (d *DB) enqueueEmbed(ctx context.Context, tx pgx.Tx, tenantID string) error
 }
 
 // insertEmbedJob enqueues the tenant's embedding job in tx.
-func (d *DB) insertEmbedJob(ctx context.Context, tx pgx.Tx, tenantID string) error {
+func (d *Knowledge) insertEmbedJob(ctx context.Context, tx pgx.Tx, tenantID string) error {
 	if _, err := d.jobs.InsertTx(ctx, tx, EmbedCorpusArgs{TenantID: tenantID}, nil); err != nil {
 		return fmt.Errorf("enqueuing the corpus embedding: %w", err)
 	}
@@ -77,7 +77,7 @@ func (d *DB) insertEmbedJob(ctx context.Context, tx pgx.Tx, tenantID string) err
 // enqueueEmbedAfter enqueues the tenant's embedding job after a write of
 // one statement, in a transaction of its own (enqueueEmbed): the periodic
 // scan takes the entry should it fail.
-func (d *DB) enqueueEmbedAfter(ctx context.Context, tenantID string) error {
+func (d *Knowledge) enqueueEmbedAfter(ctx context.Context, tenantID string) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error { return d.enqueueEmbed(ctx, tx, tenantID) })
 }
 
@@ -101,7 +101,7 @@ type EntryToEmbed struct {
 
 // EntriesToEmbed is up to limit of the tenant's active entries without a
 // vector of model for their current text, by id.
-func (d *DB) EntriesToEmbed(ctx context.Context, tenantID, model string, limit int) ([]EntryToEmbed, error) {
+func (d *Knowledge) EntriesToEmbed(ctx context.Context, tenantID, model string, limit int) ([]EntryToEmbed, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT c.id, `+embeddingTextSQL+` AS text, `+embeddingHashSQL+` AS hash
 		FROM corpus_entries c LEFT JOIN corpus_embeddings e ON e.entry_id = c.id AND e.tenant_id = $1
 		WHERE c.tenant_id = $1 AND c.is_active AND `+fmt.Sprintf(embeddingStaleSQL, 2)+`
@@ -117,7 +117,7 @@ func (d *DB) EntriesToEmbed(ctx context.Context, tenantID, model string, limit i
 // entries[i], the text of hash entries[i].Hash), replacing the one it had.
 // An entry deleted meanwhile, or not the tenant's, is skipped; one edited
 // meanwhile keeps the hash of the text embedded, so it stays to embed.
-func (d *DB) SaveEmbeddings(ctx context.Context, tenantID, model string, entries []EntryToEmbed, vectors [][]float32) error {
+func (d *Knowledge) SaveEmbeddings(ctx context.Context, tenantID, model string, entries []EntryToEmbed, vectors [][]float32) error {
 	if len(entries) != len(vectors) {
 		return fmt.Errorf("saving embeddings: %d vectors for %d entries", len(vectors), len(entries))
 	}
@@ -142,7 +142,7 @@ func (d *DB) SaveEmbeddings(ctx context.Context, tenantID, model string, entries
 
 // CorpusVectors reads the vectors of model of those of the tenant's entries
 // ids that have one, in one statement (agent.Store).
-func (d *DB) CorpusVectors(ctx context.Context, tenantID, model string, ids []string) ([]parley.CorpusVector, error) {
+func (d *Knowledge) CorpusVectors(ctx context.Context, tenantID, model string, ids []string) ([]parley.CorpusVector, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT entry_id, text_hash, embedding FROM corpus_embeddings
 		WHERE tenant_id = $1 AND model = $2 AND entry_id = ANY($3::uuid[])`, tenantID, model, ids)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (parley.CorpusVector, error) {
@@ -165,7 +165,7 @@ func (d *DB) CorpusVectors(ctx context.Context, tenantID, model string, ids []st
 // endpoint's, else operatorModel ("": the operator has none). It is the
 // periodic scan's (the writes enqueue their own job), and reads every
 // active entry's text of those tenants, to hash it.
-func (d *DB) TenantsToEmbed(ctx context.Context, operatorModel string, limit int) ([]string, error) {
+func (d *Knowledge) TenantsToEmbed(ctx context.Context, operatorModel string, limit int) ([]string, error) {
 	model := `coalesce(` + tenantEmbedModelSQL + `, nullif($1, ''))`
 	rows, _ := d.pool.Query(ctx, `SELECT DISTINCT c.tenant_id
 		FROM tenants t JOIN corpus_entries c ON c.tenant_id = t.id
@@ -181,7 +181,7 @@ func (d *DB) TenantsToEmbed(ctx context.Context, operatorModel string, limit int
 
 // EnqueueEmbeds enqueues the embedding job of each tenant (one waiting per
 // tenant at most: EmbedCorpusArgs.InsertOpts), in one transaction.
-func (d *DB) EnqueueEmbeds(ctx context.Context, tenantIDs []string) error {
+func (d *Knowledge) EnqueueEmbeds(ctx context.Context, tenantIDs []string) error {
 	if len(tenantIDs) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func emptyNull(s string) *string {
 
 // CorpusEntryBySourceURL returns the tenant's entry synced from url: the one
 // that was synced, else the oldest, when several carry that sourceUrl.
-func (d *DB) CorpusEntryBySourceURL(ctx context.Context, tenantID, url string) (parley.CorpusEntry, error) {
+func (d *Knowledge) CorpusEntryBySourceURL(ctx context.Context, tenantID, url string) (parley.CorpusEntry, error) {
 	return corpusEntryBySourceURL(ctx, d.pool, tenantID, url)
 }
 
@@ -54,7 +54,7 @@ func corpusEntryBySourceURL(ctx context.Context, q pgbase.Querier, tenantID, url
 // content and the sync state), or creates one within the plan's limit with
 // source "url" and, without a title in w, the page's title. One transaction
 // under the tenant lock, so two syncs of one URL make one entry.
-func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url string, w CorpusWrite, s CorpusSync) (parley.CorpusEntry, UpsertResult, error) {
+func (d *Knowledge) SyncCorpus(ctx context.Context, tenantID string, limit int, url string, w CorpusWrite, s CorpusSync) (parley.CorpusEntry, UpsertResult, error) {
 	var e parley.CorpusEntry
 	var res UpsertResult
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
@@ -101,7 +101,7 @@ func (d *DB) SyncCorpus(ctx context.Context, tenantID string, limit int, url str
 // validators, and clears any sync error. The title is left alone: the
 // caller or an admin may have chosen it. updated_at moves only when the
 // content changed.
-func (d *DB) SaveCorpusSync(ctx context.Context, tenantID, id string, s CorpusSync) error {
+func (d *Knowledge) SaveCorpusSync(ctx context.Context, tenantID, id string, s CorpusSync) error {
 	tag, err := d.pool.Exec(ctx, `UPDATE corpus_entries SET
 		updated_at = CASE WHEN content IS DISTINCT FROM $3 THEN now() ELSE updated_at END,
 		content = $3, sync_etag = $4, sync_last_modified = $5, synced_at = $6,
@@ -115,7 +115,7 @@ func (d *DB) SaveCorpusSync(ctx context.Context, tenantID, id string, s CorpusSy
 }
 
 // TouchCorpusSync records that a synced entry's page is unchanged (a 304).
-func (d *DB) TouchCorpusSync(ctx context.Context, tenantID, id string, at time.Time) error {
+func (d *Knowledge) TouchCorpusSync(ctx context.Context, tenantID, id string, at time.Time) error {
 	tag, err := d.pool.Exec(ctx, `UPDATE corpus_entries SET synced_at = $3, sync_error = NULL, sync_error_at = NULL
 		WHERE tenant_id = $1 AND id = $2`, tenantID, id, at)
 	return syncUpdated(tag.RowsAffected(), err, "touching corpus sync")
@@ -123,7 +123,7 @@ func (d *DB) TouchCorpusSync(ctx context.Context, tenantID, id string, at time.T
 
 // RecordCorpusSyncError records why the latest refresh of an entry failed;
 // the content of the last good fetch stays.
-func (d *DB) RecordCorpusSyncError(ctx context.Context, tenantID, id, msg string, at time.Time) error {
+func (d *Knowledge) RecordCorpusSyncError(ctx context.Context, tenantID, id, msg string, at time.Time) error {
 	tag, err := d.pool.Exec(ctx, `UPDATE corpus_entries SET sync_error = $3, sync_error_at = $4
 		WHERE tenant_id = $1 AND id = $2`, tenantID, id, msg, at)
 	return syncUpdated(tag.RowsAffected(), err, "recording corpus sync error")
@@ -141,7 +141,7 @@ func syncUpdated(n int64, err error, what string) error {
 
 // DueCorpusSyncs lists synced entries, of every tenant, last fetched
 // successfully before before: oldest first, at most limit.
-func (d *DB) DueCorpusSyncs(ctx context.Context, before time.Time, limit int) ([]CorpusSyncDue, error) {
+func (d *Knowledge) DueCorpusSyncs(ctx context.Context, before time.Time, limit int) ([]CorpusSyncDue, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT tenant_id, id FROM corpus_entries
 		WHERE source_url IS NOT NULL AND synced_at IS NOT NULL AND synced_at < $1
 		ORDER BY synced_at LIMIT $2`, before, limit)

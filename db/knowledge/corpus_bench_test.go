@@ -1,4 +1,4 @@
-package db_test
+package knowledge_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/knowledge"
 )
 
 var (
@@ -122,7 +123,7 @@ func BenchmarkCorpusSearch(b *testing.B) {
 	queries := []string{vocabWord(20), vocabWord(40), vocabWord(150), vocabWord(400), vocabWord(1200), vocabWord(2500),
 		vocabWord(30) + " " + vocabWord(90), vocabWord(1200) + " " + vocabWord(2200), vocabWord(150)[:3]}
 	runTimed(b, func(i int) error {
-		_, err := store.ListCorpus(context.Background(), benchTenant, db.CorpusQuery{Search: queries[i%len(queries)], Page: 1, Limit: 20})
+		_, err := store.ListCorpus(context.Background(), benchTenant, knowledge.CorpusQuery{Search: queries[i%len(queries)], Page: 1, Limit: 20})
 		return err
 	})
 }
@@ -133,7 +134,7 @@ func BenchmarkCorpusSearchCommonWord(b *testing.B) {
 	store := dbtest.New(b)
 	seedCorpus(b, store)
 	runTimed(b, func(i int) error {
-		_, err := store.ListCorpus(context.Background(), benchTenant, db.CorpusQuery{Search: vocabWord(0), Page: 1, Limit: 20})
+		_, err := store.ListCorpus(context.Background(), benchTenant, knowledge.CorpusQuery{Search: vocabWord(0), Page: 1, Limit: 20})
 		return err
 	})
 }
@@ -143,7 +144,7 @@ func BenchmarkCorpusList(b *testing.B) {
 	store := dbtest.New(b)
 	seedCorpus(b, store)
 	runTimed(b, func(i int) error {
-		q := db.CorpusQuery{Page: 1 + i%50, Limit: 20}
+		q := knowledge.CorpusQuery{Page: 1 + i%50, Limit: 20}
 		if i%2 == 1 {
 			q.SegmentID = benchSeg
 		}

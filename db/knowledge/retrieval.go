@@ -1,4 +1,4 @@
-package db
+package knowledge
 
 import (
 	"context"
@@ -11,13 +11,13 @@ import (
 	"github.com/parley/parley/db/internal/pgbase"
 )
 
-// promptScope is the WHERE clause shared by the prompt queries: the tenant's
+// PromptScope is the WHERE clause shared by the prompt queries: the tenant's
 // active entries for one segment ($2; NULL means only the entries of every
 // segment) plus the entries that apply to every segment.
-const promptScope = ` WHERE c.tenant_id = $1 AND c.is_active AND (c.segment_id IS NULL OR c.segment_id = $2::uuid)`
+const PromptScope = ` WHERE c.tenant_id = $1 AND c.is_active AND (c.segment_id IS NULL OR c.segment_id = $2::uuid)`
 
-// promptSegment turns a segment id into the $2 of promptScope.
-func promptSegment(segmentID string) (*string, error) {
+// PromptSegment turns a segment id into the $2 of PromptScope.
+func PromptSegment(segmentID string) (*string, error) {
 	if segmentID == "" {
 		return nil, nil
 	}
@@ -36,15 +36,15 @@ func promptSegment(segmentID string) (*string, error) {
 // equals the locale's: "fr" matches "fr-CA" and "fr-CA" matches "fr" and
 // "fr-FR", since a French visitor reads any French entry. An empty locale
 // (language unknown) applies no locale filter.
-func (d *DB) PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]parley.CorpusEntry, error) {
+func (d *Knowledge) PromptCorpus(ctx context.Context, tenantID, segmentID, locale string, limit int) ([]parley.CorpusEntry, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	seg, err := promptSegment(segmentID)
+	seg, err := PromptSegment(segmentID)
 	if err != nil {
 		return nil, err
 	}
-	rows, _ := d.pool.Query(ctx, promptCorpusSQL, tenantID, seg, parley.LocaleLanguage(locale), limit)
+	rows, _ := d.pool.Query(ctx, PromptCorpusSQL, tenantID, seg, parley.LocaleLanguage(locale), limit)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return nil, fmt.Errorf("loading prompt corpus: %w", err)
@@ -63,15 +63,15 @@ const promptOrder = `c.priority DESC, c.title COLLATE "C", md5(c.content), c.id`
 // titles by ExploreCorpus.
 const titleQueryWords = 4
 
-// promptCorpusSQL reads the prompt's candidates: the entries of tenant $1
+// PromptCorpusSQL reads the prompt's candidates: the entries of tenant $1
 // for segment $2 in language $3, at most $4, in promptOrder (PromptCorpus,
 // PromptData).
-var promptCorpusSQL = `SELECT ` + corpusColumns + corpusFrom + promptScope + fmt.Sprintf(localeCondition, 3) + `
+var PromptCorpusSQL = `SELECT ` + corpusColumns + corpusFrom + PromptScope + fmt.Sprintf(LocaleCondition, 3) + `
 		ORDER BY ` + promptOrder + ` LIMIT $4`
 
-// localeCondition keeps the entries in the language of the locale in
+// LocaleCondition keeps the entries in the language of the locale in
 // parameter $%[1]d (see PromptCorpus).
-const localeCondition = `
+const LocaleCondition = `
 		AND ($%[1]d = '' OR c.locale IS NULL OR lower(split_part(c.locale, '-', 1)) = $%[1]d)`
 
 // ExploreCorpus returns the full entries applying to the segment and the
@@ -86,12 +86,12 @@ const localeCondition = `
 // tenant's, parley.SynonymsOf) one of whose terms it holds. Any word, not every
 // word: websearch_to_tsquery's AND missed "Puncture repair" for "How much
 // does a puncture repair cost?" on "much". Two round trips.
-func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, synonyms [][]string, limit int) ([]parley.CorpusEntry, error) {
+func (d *Knowledge) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, query string, synonyms [][]string, limit int) ([]parley.CorpusEntry, error) {
 	query = strings.TrimSpace(query)
 	if limit <= 0 || query == "" {
 		return nil, nil
 	}
-	seg, err := promptSegment(segmentID)
+	seg, err := PromptSegment(segmentID)
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +116,9 @@ func (d *DB) ExploreCorpus(ctx context.Context, tenantID, segmentID, locale, que
 	// Equal ranks fall to priority, title and content as in promptOrder;
 	// the content itself rather than its hash, which would be computed for
 	// every entry matched, and is compared only on a tie.
-	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+promptScope+`
+	rows, _ := d.pool.Query(ctx, `SELECT `+corpusColumns+corpusFrom+PromptScope+`
 			AND (c.search @@ $3::tsquery`+titleMatch+`)`+
-		fmt.Sprintf(localeCondition, 6)+`
+		fmt.Sprintf(LocaleCondition, 6)+`
 		ORDER BY lower(c.title) = lower($7) DESC,
 			ts_rank_cd('{0.1, 0.2, 0.4, 1.0}', c.search, $4::tsquery) DESC,
 			c.priority DESC, c.title COLLATE "C", c.content COLLATE "C", c.id
