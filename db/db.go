@@ -1,7 +1,7 @@
 // Package db is Parley's data access: a pgx pool, transactions and one file of
 // SQL per aggregate. Every query on tenant-owned data filters by tenant. The
 // aggregates with few ties to the rest have a package of their own below db
-// (knowledge, ...), whose stores DB embeds: their methods are DB's, their
+// (knowledge, webhooks, ...), whose stores DB embeds: their methods are DB's, their
 // write and read shapes their own.
 package db
 
@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/parley/parley/db/knowledge"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // DB is the handle every store method hangs off.
@@ -34,6 +35,7 @@ type DB struct {
 	// The stores of the aggregates that have a package of their own: their
 	// methods are the DB's.
 	*knowledge.Knowledge
+	*webhooks.Webhooks
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -89,6 +91,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 	}
 	return &DB{pool: pool, jobs: c,
 		Knowledge: knowledge.New(pool, c),
+		Webhooks:  webhooks.New(pool, c),
 	}, nil
 }
 

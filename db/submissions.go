@@ -11,25 +11,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/internal/pgbase"
+	"github.com/parley/parley/db/webhooks"
 )
-
-// Event types recorded in the events table. EventWebhookTest is sent to one
-// endpoint on demand ("Send test event"); no endpoint subscribes to it.
-const (
-	EventSubmissionCreated = "submission.created"
-	EventSubmissionUpdated = "submission.updated"
-	EventWebhookTest       = "webhook.test"
-)
-
-// Event is a recorded webhook event; Payload is the frozen webhook body.
-type Event struct {
-	ID           string          `db:"id"`
-	TenantID     string          `db:"tenant_id"`
-	Type         string          `db:"type"`
-	SubmissionID *string         `db:"submission_id"`
-	Payload      json.RawMessage `db:"payload"`
-	CreatedAt    time.Time       `db:"created_at"`
-}
 
 // EventPayload is the spec's webhook body.
 type EventPayload struct {
@@ -77,7 +60,7 @@ func jsonObject(raw json.RawMessage) (json.RawMessage, bool) {
 // are the conversation's recent turns when the caller has them: only user and
 // assistant turns are kept, the last 10. Linked tool, conversation and
 // visitor must be the tenant's.
-func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, Event, error) {
+func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSubmission, messages []parley.Turn) (parley.Submission, webhooks.Event, error) {
 	fe := parley.FieldErrors{}
 	input, ok := jsonObject(s.Input)
 	if !ok {
@@ -99,16 +82,16 @@ func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSu
 		fe.Add("toolName", "is required")
 	}
 	if err := fe.Err(); err != nil {
-		return parley.Submission{}, Event{}, err
+		return parley.Submission{}, webhooks.Event{}, err
 	}
 	if err := belongsToTenant(ctx, tx, "tools", "Tool", s.TenantID, s.ToolID); err != nil {
-		return parley.Submission{}, Event{}, err
+		return parley.Submission{}, webhooks.Event{}, err
 	}
 	if err := belongsToTenant(ctx, tx, "conversations", "Conversation", s.TenantID, s.ConversationID); err != nil {
-		return parley.Submission{}, Event{}, err
+		return parley.Submission{}, webhooks.Event{}, err
 	}
 	if err := belongsToTenant(ctx, tx, "visitors", "Visitor", s.TenantID, s.VisitorID); err != nil {
-		return parley.Submission{}, Event{}, err
+		return parley.Submission{}, webhooks.Event{}, err
 	}
 	rows, _ := tx.Query(ctx, `INSERT INTO submissions (tenant_id, tool_id, tool_type, tool_name, conversation_id,
 		visitor_id, channel, input, result, page_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -117,16 +100,16 @@ func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSu
 		s.Channel, input, result, s.PageURL)
 	sub, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
-		return parley.Submission{}, Event{}, fmt.Errorf("inserting submission: %w", err)
+		return parley.Submission{}, webhooks.Event{}, fmt.Errorf("inserting submission: %w", err)
 	}
 	data := eventData(sub)
 	data.Messages = payloadTurns(messages)
-	ev, err := d.recordEvent(ctx, tx, sub, EventSubmissionCreated, sub.CreatedAt, data)
+	ev, err := d.recordEvent(ctx, tx, sub, webhooks.EventSubmissionCreated, sub.CreatedAt, data)
 	return sub, ev, err
 }
 
 // CreateSubmission runs createSubmissionInTx in its own transaction.
-func (d *DB) CreateSubmission(ctx context.Context, s parley.NewSubmission, messages []parley.Turn) (sub parley.Submission, ev Event, err error) {
+func (d *DB) CreateSubmission(ctx context.Context, s parley.NewSubmission, messages []parley.Turn) (sub parley.Submission, ev webhooks.Event, err error) {
 	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		sub, ev, err = d.createSubmissionInTx(ctx, tx, s, messages)
 		return err
@@ -156,20 +139,20 @@ func eventData(s parley.Submission) EventData {
 
 // recordEvent inserts the event row of typ with its frozen payload and, in
 // the same transaction, its webhook deliveries.
-func (d *DB) recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string, at time.Time, data EventData) (Event, error) {
+func (d *DB) recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string, at time.Time, data EventData) (webhooks.Event, error) {
 	payload, err := json.Marshal(EventPayload{Event: typ, CreatedAt: at.UTC(), Data: data})
 	if err != nil {
-		return Event{}, fmt.Errorf("encoding %s payload: %w", typ, err)
+		return webhooks.Event{}, fmt.Errorf("encoding %s payload: %w", typ, err)
 	}
 	rows, _ := tx.Query(ctx, `INSERT INTO events (tenant_id, type, submission_id, payload, created_at)
 		VALUES ($1, $2, $3, $4, $5) RETURNING id, tenant_id, type, submission_id, payload, created_at`,
 		s.TenantID, typ, s.ID, payload, at)
-	ev, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Event])
+	ev, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[webhooks.Event])
 	if err != nil {
-		return Event{}, fmt.Errorf("recording %s event: %w", typ, err)
+		return webhooks.Event{}, fmt.Errorf("recording %s event: %w", typ, err)
 	}
-	if err := d.enqueueDeliveries(ctx, tx, ev); err != nil {
-		return Event{}, err
+	if err := webhooks.EnqueueDeliveries(ctx, tx, d.jobs, ev); err != nil {
+		return webhooks.Event{}, err
 	}
 	return ev, nil
 }
@@ -191,7 +174,7 @@ func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submis
 // RESOLVED; anything else is KindInvalid) and, in its transaction, records its
 // submission.updated event carrying status and previousStatus. Setting the
 // status it already has changes nothing and records no event (ev is zero).
-func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
+func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev webhooks.Event, err error) {
 	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		sub, ev, err = d.updateSubmissionStatus(ctx, tx, tenantID, id, status)
 		return err
@@ -199,36 +182,36 @@ func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status st
 	return sub, ev, err
 }
 
-func (d *DB) updateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub parley.Submission, ev Event, err error) {
+func (d *DB) updateSubmissionStatus(ctx context.Context, tx pgx.Tx, tenantID, id, status string) (sub parley.Submission, ev webhooks.Event, err error) {
 	switch status {
 	case parley.SubmissionNew, parley.SubmissionContacted, parley.SubmissionResolved:
 	default:
-		return parley.Submission{}, Event{}, &parley.Error{Kind: parley.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
+		return parley.Submission{}, webhooks.Event{}, &parley.Error{Kind: parley.KindInvalid, Message: "status must be NEW, CONTACTED or RESOLVED",
 			Details: map[string]string{"status": "must be NEW, CONTACTED or RESOLVED"}}
 	}
 	if !pgbase.LooksLikeUUID(id) {
-		return parley.Submission{}, Event{}, parley.Errorf(parley.KindNotFound, "Submission not found")
+		return parley.Submission{}, webhooks.Event{}, parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
 	var previous string
 	if err := tx.QueryRow(ctx, `SELECT status FROM submissions WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
 		tenantID, id).Scan(&previous); err != nil {
-		return parley.Submission{}, Event{}, pgbase.NotFound(err, "Submission")
+		return parley.Submission{}, webhooks.Event{}, pgbase.NotFound(err, "Submission")
 	}
 	if previous == status {
 		rows, _ := tx.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions WHERE id = $1`, id)
 		sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 		if err != nil {
-			return parley.Submission{}, Event{}, fmt.Errorf("reading submission: %w", err)
+			return parley.Submission{}, webhooks.Event{}, fmt.Errorf("reading submission: %w", err)
 		}
-		return sub, Event{}, nil
+		return sub, webhooks.Event{}, nil
 	}
 	rows, _ := tx.Query(ctx, `UPDATE submissions SET status = $2, updated_at = now() WHERE id = $1 RETURNING `+pgbase.SubmissionColumns, id, status)
 	sub, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Submission])
 	if err != nil {
-		return parley.Submission{}, Event{}, fmt.Errorf("updating submission status: %w", err)
+		return parley.Submission{}, webhooks.Event{}, fmt.Errorf("updating submission status: %w", err)
 	}
 	data := eventData(sub)
 	data.PreviousStatus = previous
-	ev, err = d.recordEvent(ctx, tx, sub, EventSubmissionUpdated, sub.UpdatedAt, data)
+	ev, err = d.recordEvent(ctx, tx, sub, webhooks.EventSubmissionUpdated, sub.UpdatedAt, data)
 	return sub, ev, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // subFixture adds a tool, a visitor and a conversation of the tenant.
@@ -44,11 +45,11 @@ func (f *subFixture) newSubmission() parley.NewSubmission {
 }
 
 // events returns the tenant's recorded events, oldest first.
-func (f *subFixture) events(t *testing.T, tenantID string) []db.Event {
+func (f *subFixture) events(t *testing.T, tenantID string) []webhooks.Event {
 	t.Helper()
 	rows, _ := f.store.Pool().Query(context.Background(), `SELECT id, tenant_id, type, submission_id, payload, created_at
 		FROM events WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
-	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[db.Event])
+	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[webhooks.Event])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // WebhookWorkers is how many deliveries run at once per instance: enough
@@ -129,14 +130,14 @@ func (w *CounterCleanupWorker) Work(ctx context.Context, job *river.Job[CounterC
 }
 
 // DeliveryPruneArgs asks for the deliveries log to be trimmed to
-// db.DeliveryRetention.
+// webhooks.DeliveryRetention.
 type DeliveryPruneArgs struct{}
 
 // Kind names the job.
 func (DeliveryPruneArgs) Kind() string { return "webhook_delivery_prune" }
 
 // DeliveryPruneWorker deletes settled deliveries, and the events they
-// carried, past db.DeliveryRetention.
+// carried, past webhooks.DeliveryRetention.
 type DeliveryPruneWorker struct {
 	river.WorkerDefaults[DeliveryPruneArgs]
 	DB *db.DB
@@ -144,6 +145,6 @@ type DeliveryPruneWorker struct {
 
 // Work prunes.
 func (w *DeliveryPruneWorker) Work(ctx context.Context, job *river.Job[DeliveryPruneArgs]) error {
-	_, _, err := w.DB.PruneDeliveries(ctx, time.Now().Add(-db.DeliveryRetention))
+	_, _, err := w.DB.PruneDeliveries(ctx, time.Now().Add(-webhooks.DeliveryRetention))
 	return err
 }

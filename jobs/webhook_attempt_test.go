@@ -16,8 +16,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // TestDeliveryAttemptCountedWhenItStarts: an attempt cut short while the
@@ -75,7 +75,7 @@ func TestDeliveryAttemptCountedWhenItStarts(t *testing.T) {
 	if err := <-done; err == nil {
 		t.Fatal("an attempt cut short reported success")
 	}
-	if got := f.delivery(t, endpointID, d.ID); got.Attempts != 1 || got.Status != db.DeliveryPending {
+	if got := f.delivery(t, endpointID, d.ID); got.Attempts != 1 || got.Status != webhooks.DeliveryPending {
 		t.Errorf("after an attempt cut short: attempts %d, status %s; want 1, pending", got.Attempts, got.Status)
 	}
 
@@ -84,7 +84,7 @@ func TestDeliveryAttemptCountedWhenItStarts(t *testing.T) {
 	if err := w.Work(ctx, job(2)); err != nil {
 		t.Fatalf("second attempt: %v", err)
 	}
-	if got := f.delivery(t, endpointID, d.ID); got.Attempts != 2 || got.Status != db.DeliverySucceeded {
+	if got := f.delivery(t, endpointID, d.ID); got.Attempts != 2 || got.Status != webhooks.DeliverySucceeded {
 		t.Errorf("after the second attempt: attempts %d, status %s; want 2, succeeded", got.Attempts, got.Status)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // benchReceiver answers every delivery 204 at once and notes when each
@@ -111,7 +112,7 @@ func newWebhookBench(b *testing.B) *webhookBench {
 		VALUES ($1, 'Hooks bench', 'scale', '\x00') RETURNING id`, slug).Scan(&w.tenantID); err != nil {
 		b.Fatal(err)
 	}
-	ep, err := store.CreateWebhookEndpoint(ctx, w.tenantID, db.WebhookEndpointWrite{URL: parley.Some(w.recv.srv.URL + "/hook"),
+	ep, err := store.CreateWebhookEndpoint(ctx, w.tenantID, webhooks.WebhookEndpointWrite{URL: parley.Some(w.recv.srv.URL + "/hook"),
 		Events: parley.Some(parley.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_bench"))})
 	if err != nil {
 		b.Fatal(err)

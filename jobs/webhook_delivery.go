@@ -19,6 +19,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // DeliveryTimeout bounds one delivery attempt, response included.
@@ -99,13 +100,13 @@ func (w *WebhookDeliveryWorker) NextRetry(job *river.Job[deliveryargs.Args]) tim
 // Work attempts the delivery once.
 func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliveryargs.Args]) error {
 	d, err := w.DB.DeliveryForAttempt(ctx, job.Args.DeliveryID)
-	if errors.Is(err, db.ErrDeliveryGone) {
+	if errors.Is(err, webhooks.ErrDeliveryGone) {
 		return nil // its endpoint or submission was deleted: nothing to send
 	}
 	if err != nil {
 		return err
 	}
-	if d.Status != db.DeliveryPending {
+	if d.Status != webhooks.DeliveryPending {
 		return nil // dropped, or already settled by another run
 	}
 	if !d.EndpointEnabled {
@@ -151,19 +152,19 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliver
 // says the failed attempt (errMsg set) was the delivery's last.
 func (w *WebhookDeliveryWorker) record(ctx context.Context, job *river.Job[deliveryargs.Args], id string, at time.Time,
 	status *int, errMsg string, final bool) error {
-	return w.store(ctx, job, id, db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final})
+	return w.store(ctx, job, id, webhooks.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "", Final: final})
 }
 
 // recordCounted stores the outcome of an attempt StartDeliveryAttempt counted.
 func (w *WebhookDeliveryWorker) recordCounted(ctx context.Context, job *river.Job[deliveryargs.Args], id string, at time.Time,
 	status *int, errMsg string, final bool) error {
-	return w.store(ctx, job, id, db.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "",
+	return w.store(ctx, job, id, webhooks.DeliveryAttempt{At: at, HTTPStatus: status, Error: truncateError(errMsg), Succeeded: errMsg == "",
 		Final: final, Counted: true})
 }
 
 // store writes an attempt's outcome, with the next attempt's time after a
 // failure that is not the last.
-func (w *WebhookDeliveryWorker) store(ctx context.Context, job *river.Job[deliveryargs.Args], id string, a db.DeliveryAttempt) error {
+func (w *WebhookDeliveryWorker) store(ctx context.Context, job *river.Job[deliveryargs.Args], id string, a webhooks.DeliveryAttempt) error {
 	if a.Error != "" && !a.Final {
 		// From now, as NextRetry reckons River's schedule once Work returns,
 		// not from the attempt's start: a slow receiver would else show a
@@ -180,7 +181,7 @@ func (w *WebhookDeliveryWorker) store(ctx context.Context, job *river.Job[delive
 
 // send POSTs body, signed at at; it returns the HTTP status (0 when none came)
 // and an error for anything but a 2xx.
-func (w *WebhookDeliveryWorker) send(ctx context.Context, d db.OutgoingDelivery, secret, body []byte, at time.Time) (int, error) {
+func (w *WebhookDeliveryWorker) send(ctx context.Context, d webhooks.OutgoingDelivery, secret, body []byte, at time.Time) (int, error) {
 	timeout := w.deliveryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

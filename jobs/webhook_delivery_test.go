@@ -31,6 +31,7 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // verifySignature checks a delivery the way the spec tells receivers to,
@@ -197,7 +198,7 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 func (f *deliveryFixture) endpoint(t *testing.T, url string, pii ...string) (string, string) {
 	t.Helper()
 	secret := "whsec_" + strconv.FormatInt(time.Now().UnixNano(), 16)
-	ep, err := f.store.CreateWebhookEndpoint(context.Background(), f.tenantID, db.WebhookEndpointWrite{
+	ep, err := f.store.CreateWebhookEndpoint(context.Background(), f.tenantID, webhooks.WebhookEndpointWrite{
 		URL: parley.Some(url), Events: parley.Some(parley.WebhookEvents), PIIFields: parley.Some(pii), SecretSealed: f.box.Seal([]byte(secret))})
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +208,7 @@ func (f *deliveryFixture) endpoint(t *testing.T, url string, pii ...string) (str
 
 // submit records a submission (and so its deliveries) and returns the
 // delivery made for endpointID.
-func (f *deliveryFixture) submit(t *testing.T, endpointID string, input string, turns []parley.Turn) db.WebhookDelivery {
+func (f *deliveryFixture) submit(t *testing.T, endpointID string, input string, turns []parley.Turn) webhooks.WebhookDelivery {
 	t.Helper()
 	ctx := context.Background()
 	_, ev, err := f.store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.tenantID, ToolType: "SUBMIT_FORM",
@@ -223,9 +224,9 @@ func (f *deliveryFixture) submit(t *testing.T, endpointID string, input string, 
 	return f.delivery(t, endpointID, id)
 }
 
-func (f *deliveryFixture) delivery(t *testing.T, endpointID, id string) db.WebhookDelivery {
+func (f *deliveryFixture) delivery(t *testing.T, endpointID, id string) webhooks.WebhookDelivery {
 	t.Helper()
-	ds, _, err := f.store.ListWebhookDeliveries(context.Background(), f.tenantID, endpointID, db.DeliveryFilter{Page: 1, Limit: 100})
+	ds, _, err := f.store.ListWebhookDeliveries(context.Background(), f.tenantID, endpointID, webhooks.DeliveryFilter{Page: 1, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +236,7 @@ func (f *deliveryFixture) delivery(t *testing.T, endpointID, id string) db.Webho
 		}
 	}
 	t.Fatalf("delivery %s not listed", id)
-	return db.WebhookDelivery{}
+	return webhooks.WebhookDelivery{}
 }
 
 // job returns the River job of a delivery.
@@ -317,13 +318,13 @@ func TestWebhookDelivery(t *testing.T) {
 		epID, secret := f.endpoint(t, r.srv.URL+"/hook?src=parley", "email", "phone")
 		turns := []parley.Turn{{Role: "user", Content: "I am ada@example.com"}, {Role: "assistant", Content: "Thanks"}}
 		d := f.submit(t, epID, `{"email":"ada@example.com","phone":"+331","company":"Analytical"}`, turns)
-		waitFor(t, "delivery", func() bool { return f.delivery(t, epID, d.ID).Status == db.DeliverySucceeded })
+		waitFor(t, "delivery", func() bool { return f.delivery(t, epID, d.ID).Status == webhooks.DeliverySucceeded })
 		got := r.requests()
 		if len(got) != 1 {
 			t.Fatalf("%d requests", len(got))
 		}
 		req := got[0]
-		if req.header.Get("X-Service-Event") != db.EventSubmissionCreated || req.header.Get("X-Service-Delivery-Id") != d.ID ||
+		if req.header.Get("X-Service-Event") != webhooks.EventSubmissionCreated || req.header.Get("X-Service-Delivery-Id") != d.ID ||
 			req.header.Get("Content-Type") != "application/json" {
 			t.Fatalf("headers %v", req.header)
 		}
@@ -354,7 +355,7 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 		var input map[string]string
 		json.Unmarshal(body.Data["input"], &input)
-		if body.Event != db.EventSubmissionCreated || input["company"] != "Analytical" || input["email"] != "" || input["phone"] != "" {
+		if body.Event != webhooks.EventSubmissionCreated || input["company"] != "Analytical" || input["email"] != "" || input["phone"] != "" {
 			t.Errorf("sent %s", req.body)
 		}
 		if _, ok := body.Data["messages"]; ok {
@@ -384,7 +385,7 @@ func TestWebhookDelivery(t *testing.T) {
 		f.clock.Set(start)
 		d := f.submit(t, epID, `{"email":"b@example.com"}`, nil)
 		at := f.runRetries(t, epID, d.ID, r, 6)
-		waitFor(t, "success", func() bool { return f.delivery(t, epID, d.ID).Status == db.DeliverySucceeded })
+		waitFor(t, "success", func() bool { return f.delivery(t, epID, d.ID).Status == webhooks.DeliverySucceeded })
 		offsets := []time.Duration{0, 30 * time.Second, 150 * time.Second, 750 * time.Second, 4350 * time.Second, 25950 * time.Second}
 		for i, req := range r.requests() {
 			if got := at[i].Sub(start); got != offsets[i] {
@@ -416,7 +417,7 @@ func TestWebhookDelivery(t *testing.T) {
 		f.clock.Set(time.Now().Truncate(time.Second))
 		d := f.submit(t, epID, `{"email":"c@example.com"}`, nil)
 		f.runRetries(t, epID, d.ID, r, 6)
-		waitFor(t, "failed", func() bool { return f.delivery(t, epID, d.ID).Status == db.DeliveryFailed })
+		waitFor(t, "failed", func() bool { return f.delivery(t, epID, d.ID).Status == webhooks.DeliveryFailed })
 		got := f.delivery(t, epID, d.ID)
 		if got.Attempts != 6 || got.HTTPStatus == nil || *got.HTTPStatus != 503 || got.LastError == nil ||
 			*got.LastError != "HTTP 503: answer 5" || got.NextAttemptAt != nil || got.DeliveredAt != nil {
@@ -435,7 +436,7 @@ func TestWebhookDelivery(t *testing.T) {
 		if _, err := f.store.Redeliver(ctx, f.tenantID, epID, d.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "redelivery", func() bool { return f.delivery(t, epID, d.ID).Status == db.DeliverySucceeded })
+		waitFor(t, "redelivery", func() bool { return f.delivery(t, epID, d.ID).Status == webhooks.DeliverySucceeded })
 		again := ok.requests()
 		if len(again) != 1 || again[0].header.Get("X-Service-Delivery-Id") != d.ID || string(again[0].body) != string(r.requests()[0].body) {
 			t.Errorf("redelivery %d requests", len(again))
@@ -467,9 +468,9 @@ func TestWebhookDelivery(t *testing.T) {
 				ev.ID, c.ep).Scan(&id); err != nil {
 				t.Fatal(err)
 			}
-			var d db.WebhookDelivery
+			var d webhooks.WebhookDelivery
 			waitFor(t, "a failed attempt", func() bool { d = f.delivery(t, c.ep, id); return d.Attempts == 1 && d.LastError != nil })
-			if d.Status != db.DeliveryPending || d.LastError == nil || !strings.Contains(*d.LastError, c.want) ||
+			if d.Status != webhooks.DeliveryPending || d.LastError == nil || !strings.Contains(*d.LastError, c.want) ||
 				d.HTTPStatus != nil || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(f.clock.Now().Add(30*time.Second)) {
 				t.Errorf("after one attempt: %+v (error %q)", d, strOr(d.LastError))
 			}
@@ -484,7 +485,7 @@ func TestWebhookDelivery(t *testing.T) {
 		f.clock.Set(time.Now().Truncate(time.Second))
 		d := f.submit(t, epID, `{}`, nil)
 		waitFor(t, "a failed attempt", func() bool { d = f.delivery(t, epID, d.ID); return d.Attempts == 1 && d.LastError != nil })
-		if d.Status != db.DeliveryPending || d.HTTPStatus == nil || *d.HTTPStatus != 301 || len(target.requests()) != 0 {
+		if d.Status != webhooks.DeliveryPending || d.HTTPStatus == nil || *d.HTTPStatus != 301 || len(target.requests()) != 0 {
 			t.Errorf("after a redirect: %+v, target got %d requests", d, len(target.requests()))
 		}
 	})
@@ -505,7 +506,7 @@ func TestWebhookDelivery(t *testing.T) {
 		if err := f.client.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "drop", func() bool { return f.delivery(t, epID, d.ID).Status == db.DeliveryDropped })
+		waitFor(t, "drop", func() bool { return f.delivery(t, epID, d.ID).Status == webhooks.DeliveryDropped })
 		waitFor(t, "the job to finish", func() bool { return f.job(t, d.ID).State == "completed" })
 		if n := len(r.requests()); n != 0 {
 			t.Errorf("disabled endpoint got %d requests", n)

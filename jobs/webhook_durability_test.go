@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // Environment of the child process TestWebhookDurability kills.
@@ -135,7 +136,7 @@ func TestWebhookDurability(t *testing.T) {
 		VALUES ($1, 'Durability', 'scale', '\x00') RETURNING id`, fmt.Sprintf("durable-%d", time.Now().UnixNano())).Scan(&tenantID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.CreateWebhookEndpoint(ctx, tenantID, db.WebhookEndpointWrite{URL: parley.Some(rcv.URL),
+	if _, err := store.CreateWebhookEndpoint(ctx, tenantID, webhooks.WebhookEndpointWrite{URL: parley.Some(rcv.URL),
 		Events: parley.Some(parley.WebhookEvents), SecretSealed: box.Seal([]byte("whsec_durable"))}); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestWebhookDurability(t *testing.T) {
 	const ours = `kind = 'webhook_delivery' AND state = 'running'
 		AND args->>'deliveryId' IN (SELECT id::text FROM webhook_deliveries WHERE tenant_id = $1)`
 	store.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job WHERE `+ours, tenantID).Scan(&running)
-	if pending := count(db.DeliveryPending); running == 0 || pending <= running {
+	if pending := count(webhooks.DeliveryPending); running == 0 || pending <= running {
 		t.Fatalf("at the crash: %d jobs running, %d deliveries pending; want some of each", running, pending)
 	}
 	t.Logf("killed the runner with %d requests made, %d jobs running", inFlight, running)
@@ -212,10 +213,10 @@ func TestWebhookDurability(t *testing.T) {
 	// margin for a loaded machine: a run that needed the leadership's TTL
 	// or a second rescuer run (30 s) still passes.
 	deadline = time.Now().Add(90 * time.Second)
-	for count(db.DeliverySucceeded) < total {
+	for count(webhooks.DeliverySucceeded) < total {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d of %d deliveries succeeded after the restart (%d pending, %d failed)",
-				count(db.DeliverySucceeded), total, count(db.DeliveryPending), count(db.DeliveryFailed))
+				count(webhooks.DeliverySucceeded), total, count(webhooks.DeliveryPending), count(webhooks.DeliveryFailed))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/manage"
 )
 
@@ -118,7 +118,7 @@ func TestCheckWebhook(t *testing.T) {
 
 	t.Run("EventsInStep", func(t *testing.T) {
 		t.Parallel()
-		if want := []string{db.EventSubmissionCreated, db.EventSubmissionUpdated}; !slices.Equal(parley.WebhookEvents, want) {
+		if want := []string{webhooks.EventSubmissionCreated, webhooks.EventSubmissionUpdated}; !slices.Equal(parley.WebhookEvents, want) {
 			t.Errorf("parley.WebhookEvents %v, the store's events %v", parley.WebhookEvents, want)
 		}
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -188,7 +189,7 @@ func TestBrowserSubmissions(t *testing.T) {
 		if got.Status != parley.SubmissionContacted {
 			t.Errorf("stored status = %s", got.Status)
 		}
-		if n := eventCount(t, b, ada.ID, db.EventSubmissionUpdated); n != 1 {
+		if n := eventCount(t, b, ada.ID, webhooks.EventSubmissionUpdated); n != 1 {
 			t.Errorf("%d submission.updated events, want 1", n)
 		}
 		// The counters come with the row: ada is no longer new.
@@ -231,7 +232,7 @@ func TestBrowserSubmissions(t *testing.T) {
 			t.Fatalf("two arrow presses show %q, want RESOLVED (the keys did not reach the select)", v)
 		}
 		time.Sleep(300 * time.Millisecond) // a save, if one were sent, would have landed
-		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionNew || n != 0 {
+		if st, n := stored(), eventCount(t, b, old.ID, webhooks.EventSubmissionUpdated); st != parley.SubmissionNew || n != 0 {
 			t.Errorf("browsing saved: stored %s, %d submission.updated events", st, n)
 		}
 		if !webtest.MustRunStep(ctx, t, "hint", chromedp.Evaluate[bool](`getComputedStyle(document.getElementById('status-pending-`+old.ID+`')).display !== 'none'`)) {
@@ -245,7 +246,7 @@ func TestBrowserSubmissions(t *testing.T) {
 
 		webtest.MustStep(t, "choosing with Enter", chromedp.Do(ctx, chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter)))
 		webtest.WaitUntil(ctx, t, "the saved row", `!!document.querySelector('#submission-`+old.ID+` select.status-contacted')`)
-		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionContacted || n != 1 {
+		if st, n := stored(), eventCount(t, b, old.ID, webhooks.EventSubmissionUpdated); st != parley.SubmissionContacted || n != 1 {
 			t.Errorf("Enter: stored %s, %d submission.updated events, want CONTACTED and 1", st, n)
 		}
 		if got := webtest.MustRunStep(ctx, t, "new", chromedp.Text(chromedp.ID("stat-new"))); got == newBefore {
@@ -255,7 +256,7 @@ func TestBrowserSubmissions(t *testing.T) {
 		webtest.MustStep(t, "browsing then leaving the field", chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(sel)),
 			chromedp.KeyEvent(kb.ArrowDown), chromedp.Focus(chromedp.ID("search"))))
 		webtest.WaitUntil(ctx, t, "the saved row", `!!document.querySelector('#submission-`+old.ID+` select.status-resolved')`)
-		if st, n := stored(), eventCount(t, b, old.ID, db.EventSubmissionUpdated); st != parley.SubmissionResolved || n != 2 {
+		if st, n := stored(), eventCount(t, b, old.ID, webhooks.EventSubmissionUpdated); st != parley.SubmissionResolved || n != 2 {
 			t.Errorf("leaving the field: stored %s, %d submission.updated events, want RESOLVED and 2", st, n)
 		}
 	})
@@ -410,7 +411,7 @@ func TestAdminSubmissionsForms(t *testing.T) {
 		if p.Location() != "/admin/submissions" {
 			t.Errorf("next outside the dashboard followed: %q", p.Location())
 		}
-		if n := eventCount(t, b, sub.ID, db.EventSubmissionUpdated); n != 1 {
+		if n := eventCount(t, b, sub.ID, webhooks.EventSubmissionUpdated); n != 1 {
 			t.Errorf("%d submission.updated events, want 1 (the same status again fires none)", n)
 		}
 	})

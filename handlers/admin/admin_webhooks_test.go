@@ -14,7 +14,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -31,9 +31,9 @@ func withAdminHookResolver(b *webtest.Bundle) *webtest.Bundle {
 }
 
 // adminHookEndpoint stores an endpoint of the tenant directly.
-func adminHookEndpoint(t *testing.T, b *webtest.Bundle, tenantID, u string) db.WebhookEndpoint {
+func adminHookEndpoint(t *testing.T, b *webtest.Bundle, tenantID, u string) webhooks.WebhookEndpoint {
 	t.Helper()
-	ep, err := b.DB.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
+	ep, err := b.DB.CreateWebhookEndpoint(context.Background(), tenantID, webhooks.WebhookEndpointWrite{
 		URL: parley.Some(u), Events: parley.Some(parley.WebhookEvents), SecretSealed: b.Box.Seal([]byte("whsec_test")),
 	})
 	webtest.MustStep(t, "creating an endpoint", err)
@@ -42,13 +42,13 @@ func adminHookEndpoint(t *testing.T, b *webtest.Bundle, tenantID, u string) db.W
 
 // adminHookDelivery records a submission, so that each enabled endpoint of the
 // tenant gets a delivery, and returns the endpoint's newest delivery.
-func adminHookDelivery(t *testing.T, b *webtest.Bundle, tenantID, endpointID string) db.WebhookDelivery {
+func adminHookDelivery(t *testing.T, b *webtest.Bundle, tenantID, endpointID string) webhooks.WebhookDelivery {
 	t.Helper()
 	ctx := context.Background()
 	_, _, err := b.DB.CreateSubmission(ctx, parley.NewSubmission{TenantID: tenantID, ToolType: "SUBMIT_FORM", ToolName: "contact",
 		Channel: "web", Input: json.RawMessage(`{"email":"a@b.co"}`)}, nil)
 	webtest.MustStep(t, "creating a submission", err)
-	ds, _, err := b.DB.ListWebhookDeliveries(ctx, tenantID, endpointID, db.DeliveryFilter{Page: 1, Limit: 1})
+	ds, _, err := b.DB.ListWebhookDeliveries(ctx, tenantID, endpointID, webhooks.DeliveryFilter{Page: 1, Limit: 1})
 	webtest.MustStep(t, "listing deliveries", err)
 	if len(ds) != 1 {
 		t.Fatalf("the submission made %d deliveries for the endpoint, want 1", len(ds))
@@ -76,7 +76,7 @@ func adminDeliveryJobs(t *testing.T, b *webtest.Bundle, id string) int {
 
 func adminSetHookEnabled(t *testing.T, b *webtest.Bundle, tenantID, id string, enabled bool) {
 	t.Helper()
-	_, err := b.DB.UpdateWebhookEndpoint(context.Background(), tenantID, id, db.WebhookEndpointWrite{Enabled: parley.Some(enabled)})
+	_, err := b.DB.UpdateWebhookEndpoint(context.Background(), tenantID, id, webhooks.WebhookEndpointWrite{Enabled: parley.Some(enabled)})
 	webtest.MustStep(t, "updating the endpoint", err)
 }
 
@@ -220,9 +220,9 @@ func TestBrowserWebhooks(t *testing.T) {
 		if n := adminDeliveryJobs(t, b, del.ID); n != 2 {
 			t.Errorf("%d jobs for the delivery, want 2", n)
 		}
-		ds, _, err := b.DB.ListWebhookDeliveries(bg, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 10})
+		ds, _, err := b.DB.ListWebhookDeliveries(bg, ten.ID, ep.ID, webhooks.DeliveryFilter{Page: 1, Limit: 10})
 		webtest.MustStep(t, "listing deliveries", err)
-		if len(ds) != 1 || ds[0].Status != db.DeliveryPending {
+		if len(ds) != 1 || ds[0].Status != webhooks.DeliveryPending {
 			t.Errorf("deliveries = %+v", ds)
 		}
 	})
@@ -252,7 +252,7 @@ func TestAdminWebhooksValidation(t *testing.T) {
 	c := b.NewAdminClient(t)
 	c.SignIn(ten)
 	c.Get("/admin/webhooks")
-	both := []string{db.EventSubmissionCreated, db.EventSubmissionUpdated}
+	both := []string{webhooks.EventSubmissionCreated, webhooks.EventSubmissionUpdated}
 	many := make([]string, 33)
 	for i := range many {
 		many[i] = "f" + strconv.Itoa(i)
@@ -301,7 +301,7 @@ func TestAdminWebhooksValidation(t *testing.T) {
 
 	t.Run("CreateAndEdit", func(t *testing.T) {
 		cc := c.As(t)
-		p := cc.Submit("/admin/webhooks", url.Values{"url": {adminHookURL}, "events": {db.EventSubmissionUpdated}, "piiFields": {"email, , phone,email"}})
+		p := cc.Submit("/admin/webhooks", url.Values{"url": {adminHookURL}, "events": {webhooks.EventSubmissionUpdated}, "piiFields": {"email, , phone,email"}})
 		if p.Status != http.StatusSeeOther || p.Location() != "/admin/webhooks" {
 			t.Fatalf("creating: %d to %q: %s", p.Status, p.Location(), p.Text("main"))
 		}
@@ -453,7 +453,7 @@ func TestAdminWebhooksIsolation(t *testing.T) {
 
 	c.ExpectNotFound(t, []webtest.AdminCall{
 		{Name: "Show", Method: "GET", Path: "/admin/webhooks/" + ep.ID, Form: nil, HX: false},
-		{Name: "Edit", Method: "POST", Path: "/admin/webhooks/" + ep.ID, Form: url.Values{"url": {adminHookURL + "/mine"}, "events": {db.EventSubmissionCreated}}, HX: false},
+		{Name: "Edit", Method: "POST", Path: "/admin/webhooks/" + ep.ID, Form: url.Values{"url": {adminHookURL + "/mine"}, "events": {webhooks.EventSubmissionCreated}}, HX: false},
 		{Name: "Disable", Method: "POST", Path: "/admin/webhooks/" + ep.ID + "/enabled", Form: url.Values{"enabled": {"false"}}, HX: true},
 		{Name: "Delete", Method: "POST", Path: "/admin/webhooks/" + ep.ID + "/delete", Form: url.Values{}, HX: true},
 		{Name: "Redeliver", Method: "POST", Path: "/admin/webhooks/" + ep.ID + "/deliveries/" + del.ID + "/redeliver", Form: url.Values{}, HX: true},
@@ -489,7 +489,7 @@ func TestAdminWebhooksHealth(t *testing.T) {
 		var lastErr, deliveredAt any
 		if failed {
 			lastErr = "HTTP 500: boom"
-		} else if status == db.DeliverySucceeded {
+		} else if status == webhooks.DeliverySucceeded {
 			deliveredAt = at
 		}
 		_, err := b.DB.Pool().Exec(bg, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event, status, attempts,
@@ -498,21 +498,21 @@ func TestAdminWebhooksHealth(t *testing.T) {
 		webtest.MustStep(t, "writing a delivery", err)
 	}
 	failing := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/failing")
-	delivery(failing.ID, db.DeliverySucceeded, now.Add(-48*time.Hour), false)
+	delivery(failing.ID, webhooks.DeliverySucceeded, now.Add(-48*time.Hour), false)
 	for i := range 3 {
-		delivery(failing.ID, db.DeliveryFailed, now.Add(-time.Duration(3-i)*time.Hour), true)
+		delivery(failing.ID, webhooks.DeliveryFailed, now.Add(-time.Duration(3-i)*time.Hour), true)
 	}
 	working := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/working")
-	delivery(working.ID, db.DeliveryFailed, now.Add(-3*time.Hour), true)
-	delivery(working.ID, db.DeliverySucceeded, now.Add(-2*time.Hour), false)
-	delivery(working.ID, db.DeliverySucceeded, now.Add(-time.Hour), false)
+	delivery(working.ID, webhooks.DeliveryFailed, now.Add(-3*time.Hour), true)
+	delivery(working.ID, webhooks.DeliverySucceeded, now.Add(-2*time.Hour), false)
+	delivery(working.ID, webhooks.DeliverySucceeded, now.Add(-time.Hour), false)
 	recovering := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/recovering")
-	delivery(recovering.ID, db.DeliverySucceeded, now.Add(-3*time.Hour), false)
-	delivery(recovering.ID, db.DeliveryFailed, now.Add(-2*time.Hour), true)
-	delivery(recovering.ID, db.DeliveryPending, now.Add(-time.Hour), true) // a retry is due
+	delivery(recovering.ID, webhooks.DeliverySucceeded, now.Add(-3*time.Hour), false)
+	delivery(recovering.ID, webhooks.DeliveryFailed, now.Add(-2*time.Hour), true)
+	delivery(recovering.ID, webhooks.DeliveryPending, now.Add(-time.Hour), true) // a retry is due
 	quiet := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/quiet")
 	off := adminHookEndpoint(t, b, ten.ID, "https://hooks.example.com/off")
-	delivery(off.ID, db.DeliveryFailed, now.Add(-time.Hour), true)
+	delivery(off.ID, webhooks.DeliveryFailed, now.Add(-time.Hour), true)
 	adminSetHookEnabled(t, b, ten.ID, off.ID, false)
 	c := b.NewAdminClient(t)
 	c.SignIn(ten)

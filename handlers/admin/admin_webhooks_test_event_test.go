@@ -22,8 +22,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
 
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/web/webtest"
 )
@@ -133,18 +133,18 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 	c := b.NewAdminClient(t)
 	c.SignIn(ten)
 	path := "/admin/webhooks/" + ep.ID
-	send := func(t *testing.T) (webtest.AdminPage, db.WebhookDelivery) {
+	send := func(t *testing.T) (webtest.AdminPage, webhooks.WebhookDelivery) {
 		t.Helper()
 		c.Get(path)
 		p := c.Do("POST", path+"/test", url.Values{"_csrf": {c.CSRF}}, map[string]string{"HX-Request": "true"})
-		ds, _, err := b.DB.ListWebhookDeliveries(bg, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 1})
+		ds, _, err := b.DB.ListWebhookDeliveries(bg, ten.ID, ep.ID, webhooks.DeliveryFilter{Page: 1, Limit: 1})
 		webtest.MustStep(t, "listing deliveries", err)
 		if len(ds) == 0 {
 			t.Fatalf("no delivery queued: %d %s", p.Status, p.Body)
 		}
 		return p, ds[0]
 	}
-	result := func(t *testing.T, d db.WebhookDelivery) hookRequest { return hook.attempt(t, b, d.ID) }
+	result := func(t *testing.T, d webhooks.WebhookDelivery) hookRequest { return hook.attempt(t, b, d.ID) }
 
 	t.Run("Delivered", func(t *testing.T) {
 		p, d := send(t)
@@ -154,7 +154,7 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 		if p.Doc.Find(`#deliveries[hx-swap-oob="true"] #delivery-`+d.ID).Length() != 1 || p.Doc.Find(`#delivery-stats[hx-swap-oob="true"]`).Length() != 1 {
 			t.Errorf("the log and the statistics do not come along: %s", p.Body)
 		}
-		if d.Event != db.EventWebhookTest || d.Status != db.DeliveryPending || adminDeliveryJobs(t, b, d.ID) != 1 {
+		if d.Event != webhooks.EventWebhookTest || d.Status != webhooks.DeliveryPending || adminDeliveryJobs(t, b, d.ID) != 1 {
 			t.Fatalf("delivery %s %s with %d jobs", d.Event, d.Status, adminDeliveryJobs(t, b, d.ID))
 		}
 		r := result(t, d)
@@ -179,7 +179,7 @@ func TestAdminWebhooksTestEvent(t *testing.T) {
 			!strings.Contains(got.Text("#test-result"), "answered HTTP 204") {
 			t.Errorf("result: %s", got.Body)
 		}
-		if n, _, _ := b.DB.ListWebhookDeliveries(bg, ten.ID, other.ID, db.DeliveryFilter{Page: 1, Limit: 10}); len(n) != 0 {
+		if n, _, _ := b.DB.ListWebhookDeliveries(bg, ten.ID, other.ID, webhooks.DeliveryFilter{Page: 1, Limit: 10}); len(n) != 0 {
 			t.Errorf("the test went to another endpoint too: %d deliveries", len(n))
 		}
 		if page := c.Get(path); page.Text("#delivery-"+d.ID+" code") != "webhook.test" || page.Text("#endpoint-state") != "working" {
@@ -310,9 +310,9 @@ func TestBrowserWebhookTestEventAndSecret(t *testing.T) {
 
 	webtest.MustStep(t, "sending a test event", chromedp.Do(ctx, chromedp.Click(chromedp.ID("send-test"))))
 	webtest.WaitUntil(ctx, t, "the pending result", `document.getElementById('test-result')?.textContent === 'Sending…'`)
-	var d db.WebhookDelivery
+	var d webhooks.WebhookDelivery
 	for range 50 {
-		ds, _, err := b.DB.ListWebhookDeliveries(bg, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 1})
+		ds, _, err := b.DB.ListWebhookDeliveries(bg, ten.ID, ep.ID, webhooks.DeliveryFilter{Page: 1, Limit: 1})
 		webtest.MustStep(t, "listing deliveries", err)
 		if len(ds) == 1 {
 			d = ds[0]

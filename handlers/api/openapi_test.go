@@ -6,7 +6,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
@@ -37,6 +37,6 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "Submission.tool", Type: reflect.TypeFor[submissionToolJSON]()},
 		{Schema: "WebhookEndpoint", Type: reflect.TypeFor[webhookJSON]()},
 		{Schema: "WebhookDelivery", Type: reflect.TypeFor[deliveryJSON]()},
-		{Schema: "WebhookDeliveryStats", Type: reflect.TypeFor[db.DeliveryStats]()},
+		{Schema: "WebhookDeliveryStats", Type: reflect.TypeFor[webhooks.DeliveryStats]()},
 	})
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
@@ -33,7 +33,7 @@ type webhookJSON struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
-func newWebhookJSON(e db.WebhookEndpoint) webhookJSON {
+func newWebhookJSON(e webhooks.WebhookEndpoint) webhookJSON {
 	return webhookJSON{ID: e.ID, URL: e.URL, Description: e.Description, Events: nonNil(e.Events), Enabled: e.Enabled,
 		PIIFields: nonNil(e.PIIFields), CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }
@@ -61,9 +61,9 @@ type deliveryJSON struct {
 	DeliveredAt   *time.Time `json:"deliveredAt"`
 }
 
-func newDeliveryJSON(d db.WebhookDelivery) deliveryJSON {
+func newDeliveryJSON(d webhooks.WebhookDelivery) deliveryJSON {
 	return deliveryJSON{ID: d.ID, EndpointID: d.EndpointID, EventID: d.EventID, Event: d.Event, Status: d.Status,
-		Attempts: d.Attempts, MaxAttempts: db.DeliveryMaxAttempts, HTTPStatus: d.HTTPStatus, LastError: d.LastError,
+		Attempts: d.Attempts, MaxAttempts: webhooks.DeliveryMaxAttempts, HTTPStatus: d.HTTPStatus, LastError: d.LastError,
 		CreatedAt: d.CreatedAt, LastAttemptAt: d.LastAttemptAt, NextAttemptAt: d.NextAttemptAt, DeliveredAt: d.DeliveredAt}
 }
 
@@ -128,8 +128,8 @@ func (h *Integrations) ShowWebhook(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, struct {
 		webhookJSON
-		Stats            db.DeliveryStats `json:"deliveryStats"`
-		RecentDeliveries []deliveryJSON   `json:"recentDeliveries"`
+		Stats            webhooks.DeliveryStats `json:"deliveryStats"`
+		RecentDeliveries []deliveryJSON         `json:"recentDeliveries"`
 	}{newWebhookJSON(ep), stats, ds})
 }
 
@@ -166,8 +166,8 @@ func (h *Integrations) ListWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := db.DeliveryFilter{Page: page, Limit: limit, Status: c.QueryParam("status"), Event: c.QueryParam("event")}
-	if f.Status != "" && !slices.Contains([]string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}, f.Status) {
+	f := webhooks.DeliveryFilter{Page: page, Limit: limit, Status: c.QueryParam("status"), Event: c.QueryParam("event")}
+	if f.Status != "" && !slices.Contains([]string{webhooks.DeliveryPending, webhooks.DeliverySucceeded, webhooks.DeliveryFailed, webhooks.DeliveryDropped}, f.Status) {
 		return handlers.QueryError("status", "must be pending, succeeded, failed or dropped")
 	}
 	if f.Event != "" && !slices.Contains(parley.WebhookEvents, f.Event) {

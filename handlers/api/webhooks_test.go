@@ -21,8 +21,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/web/webtest"
 )
@@ -275,7 +275,7 @@ func TestWebhookCap(t *testing.T) {
 	t.Parallel()
 	w := newWebhookAPI(t, setupWebhookAPI(t, true))
 	var first string
-	for i := range db.MaxWebhookEndpoints {
+	for i := range webhooks.MaxWebhookEndpoints {
 		ep, _ := w.create(t, map[string]any{"url": fmt.Sprintf("https://public.test/%d", i)})
 		if i == 0 {
 			first = ep["id"].(string)

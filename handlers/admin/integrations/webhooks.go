@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
@@ -32,18 +32,18 @@ const rotationWarning = "Store it now: it is shown only once. The old secret no 
 	"put this one in your receiver. Deliveries it refuses meanwhile are retried for about 8 hours, signed with this secret, and can be redelivered."
 
 // deliveryStatuses are the statuses the deliveries log filters on.
-var deliveryStatuses = []string{db.DeliveryPending, db.DeliverySucceeded, db.DeliveryFailed, db.DeliveryDropped}
+var deliveryStatuses = []string{webhooks.DeliveryPending, webhooks.DeliverySucceeded, webhooks.DeliveryFailed, webhooks.DeliveryDropped}
 
 // healthWindow is the span of the recent failures an endpoint's health counts.
 const healthWindow = 24 * time.Hour
 
-func webhookRow(e db.WebhookEndpoint, health db.EndpointHealth) views.WebhookRow {
+func webhookRow(e webhooks.WebhookEndpoint, health webhooks.EndpointHealth) views.WebhookRow {
 	return views.WebhookRow{ID: e.ID, URL: e.URL, Description: e.Description, Events: e.Events, Enabled: e.Enabled,
 		PIIFields: e.PIIFields, CreatedAt: e.CreatedAt.UTC().Format(dash.DateTime), Health: webhookHealth(e, health)}
 }
 
 // webhookHealth says how an endpoint's deliveries go, in words.
-func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealth {
+func webhookHealth(e webhooks.WebhookEndpoint, h webhooks.EndpointHealth) views.WebhookHealth {
 	v := views.WebhookHealth{LastSuccess: "never"}
 	if h.LastSuccessAt != nil {
 		v.LastSuccess = h.LastSuccessAt.UTC().Format(dash.DateTime)
@@ -64,7 +64,7 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 	case !e.Enabled:
 		v.State, v.Title = "disabled", "Receives no events until enabled again."
 	case h.Failing:
-		v.State, v.Title = "failing", fmt.Sprintf("The last %d deliveries all failed: check the endpoint, then redeliver.", db.FailingStreak)
+		v.State, v.Title = "failing", fmt.Sprintf("The last %d deliveries all failed: check the endpoint, then redeliver.", webhooks.FailingStreak)
 	case h.LatestSucceeded:
 		v.State, v.Title = "working", "The latest delivery went through."
 	case h.Attempted > 0:
@@ -76,16 +76,16 @@ func webhookHealth(e db.WebhookEndpoint, h db.EndpointHealth) views.WebhookHealt
 }
 
 // endpointHealth reads the health of the tenant's endpoints.
-func (h *Integrations) endpointHealth(c echo.Context) (map[string]db.EndpointHealth, error) {
+func (h *Integrations) endpointHealth(c echo.Context) (map[string]webhooks.EndpointHealth, error) {
 	return h.DB.WebhookHealth(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, h.Clock().Add(-healthWindow))
 }
 
 // dateTimeSeconds shows times a few seconds apart, such as an attempt and its retry.
 const dateTimeSeconds = "2006-01-02 15:04:05 UTC"
 
-func deliveryRow(endpointID string, d db.WebhookDelivery, now time.Time) views.DeliveryRow {
+func deliveryRow(endpointID string, d webhooks.WebhookDelivery, now time.Time) views.DeliveryRow {
 	r := views.DeliveryRow{ID: d.ID, EndpointID: endpointID, Event: d.Event, Status: d.Status,
-		Attempts: fmt.Sprintf("%d/%d", d.Attempts, db.DeliveryMaxAttempts), LastError: handlers.Deref(d.LastError),
+		Attempts: fmt.Sprintf("%d/%d", d.Attempts, webhooks.DeliveryMaxAttempts), LastError: handlers.Deref(d.LastError),
 		CreatedAt: d.CreatedAt.UTC().Format(dash.DateTime), LastAttempt: secondsOrDash(d.LastAttemptAt), NextAttempt: nextAttempt(d, now)}
 	if d.HTTPStatus != nil {
 		r.HTTPStatus = strconv.Itoa(*d.HTTPStatus)
@@ -103,8 +103,8 @@ func secondsOrDash(t *time.Time) string {
 // nextAttempt says when a pending delivery is tried next: the time its retry
 // is scheduled for, to the second, and how long until then; "now" when it
 // waits for a worker. A settled delivery has none.
-func nextAttempt(d db.WebhookDelivery, now time.Time) string {
-	if d.Status != db.DeliveryPending {
+func nextAttempt(d webhooks.WebhookDelivery, now time.Time) string {
+	if d.Status != webhooks.DeliveryPending {
 		return "—"
 	}
 	if d.NextAttemptAt == nil || !d.NextAttemptAt.After(now) {
@@ -129,7 +129,7 @@ func roughDuration(d time.Duration) string {
 }
 
 // webhookForm turns an endpoint into its edit form.
-func webhookForm(e db.WebhookEndpoint) views.WebhookForm {
+func webhookForm(e webhooks.WebhookEndpoint) views.WebhookForm {
 	f := views.WebhookForm{ID: e.ID, URL: e.URL, Description: e.Description, Enabled: e.Enabled,
 		PIIFields: strings.Join(e.PIIFields, ", "), Events: map[string]bool{}}
 	for _, ev := range e.Events {
@@ -173,7 +173,7 @@ func (h *Integrations) webhooksView(c echo.Context, v views.WebhooksView) (views
 	for _, e := range eps {
 		v.Endpoints = append(v.Endpoints, webhookRow(e, health[e.ID]))
 	}
-	v.Limit, v.Form.AllEvents, v.Warning = db.MaxWebhookEndpoints, parley.WebhookEvents, handlers.WebhookSecretWarning
+	v.Limit, v.Form.AllEvents, v.Warning = webhooks.MaxWebhookEndpoints, parley.WebhookEvents, handlers.WebhookSecretWarning
 	return v, nil
 }
 
@@ -262,7 +262,7 @@ func (h *Integrations) RemoveWebhook(c echo.Context) error {
 
 // renderWebhookPage shows an endpoint: its form (f), its delivery statistics
 // and a page of its deliveries log, filtered by the query's status.
-func (h *Integrations) webhookView(c echo.Context, ep db.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
+func (h *Integrations) webhookView(c echo.Context, ep webhooks.WebhookEndpoint, f views.WebhookForm) (views.WebhookView, error) {
 	ctx := c.Request().Context()
 	tenantID := dash.AdminFrom(c).Tenant.ID
 	stats, err := h.DB.WebhookDeliveryStats(ctx, tenantID, ep.ID, h.Clock().Add(-parley.DeliveryStatsWindow))
@@ -277,7 +277,7 @@ func (h *Integrations) webhookView(c echo.Context, ep db.WebhookEndpoint, f view
 		l.Page = n
 	}
 	ds, total, err := h.DB.ListWebhookDeliveries(ctx, tenantID, ep.ID,
-		db.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: parley.DefaultDeliveriesPage})
+		webhooks.DeliveryFilter{Status: l.Status, Page: l.Page, Limit: parley.DefaultDeliveriesPage})
 	if err != nil {
 		return views.WebhookView{}, err
 	}
@@ -303,7 +303,7 @@ func (h *Integrations) webhookView(c echo.Context, ep db.WebhookEndpoint, f view
 	return v, nil
 }
 
-func (h *Integrations) renderWebhookPage(c echo.Context, status int, ep db.WebhookEndpoint, f views.WebhookForm) error {
+func (h *Integrations) renderWebhookPage(c echo.Context, status int, ep webhooks.WebhookEndpoint, f views.WebhookForm) error {
 	ctx := c.Request().Context()
 	v, err := h.webhookView(c, ep, f)
 	if err != nil {
@@ -399,21 +399,21 @@ func (h *Integrations) RedeliverWebhookDelivery(c echo.Context) error {
 }
 
 // testEventResult says how a test delivery went, for the endpoint's page.
-func testEventResult(endpointID string, d db.WebhookDelivery, now time.Time) views.TestEventResult {
+func testEventResult(endpointID string, d webhooks.WebhookDelivery, now time.Time) views.TestEventResult {
 	r := views.TestEventResult{EndpointID: endpointID, DeliveryID: d.ID}
 	status := ""
 	if d.HTTPStatus != nil {
 		status = "HTTP " + strconv.Itoa(*d.HTTPStatus)
 	}
 	switch {
-	case d.Status == db.DeliverySucceeded:
+	case d.Status == webhooks.DeliverySucceeded:
 		r.State, r.Text = "succeeded", "Delivered: the endpoint answered "+status+". Check that it verified the signature."
-	case d.Status == db.DeliveryPending && d.Attempts == 0:
+	case d.Status == webhooks.DeliveryPending && d.Attempts == 0:
 		r.State, r.Text, r.Waiting = "pending", "Sending…", true
-	case d.Status == db.DeliveryPending:
+	case d.Status == webhooks.DeliveryPending:
 		r.State, r.Text = "failed", "Not delivered: "+handlers.Deref(d.LastError)+". Retried "+retryWhen(d, now)+
 			"; fix the endpoint and send another test to check at once."
-	case d.Status == db.DeliveryFailed:
+	case d.Status == webhooks.DeliveryFailed:
 		r.State, r.Text = "failed", "Not delivered after every attempt: "+handlers.Deref(d.LastError)+"."
 	default:
 		r.State, r.Text = "failed", "Not sent: the endpoint was disabled first."
@@ -422,7 +422,7 @@ func testEventResult(endpointID string, d db.WebhookDelivery, now time.Time) vie
 }
 
 // retryWhen is when a pending delivery is tried again, in words.
-func retryWhen(d db.WebhookDelivery, now time.Time) string {
+func retryWhen(d webhooks.WebhookDelivery, now time.Time) string {
 	if d.NextAttemptAt == nil || !d.NextAttemptAt.After(now) {
 		return "now"
 	}
@@ -458,7 +458,7 @@ func (h *Integrations) SendTestEvent(c echo.Context) error {
 // renderTestEventAnswer answers with the test's result and, out of band, the
 // endpoint's health, statistics and delivery log (at the filter the page
 // sent along), which the test has just changed.
-func (h *Integrations) renderTestEventAnswer(c echo.Context, status int, d db.WebhookDelivery) error {
+func (h *Integrations) renderTestEventAnswer(c echo.Context, status int, d webhooks.WebhookDelivery) error {
 	ep, err := h.Manage.Webhook(c.Request().Context(), dash.AdminFrom(c).Tenant.ID, d.EndpointID)
 	if err != nil {
 		return err

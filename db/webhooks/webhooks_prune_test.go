@@ -1,4 +1,4 @@
-package db_test
+package webhooks_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/webhooks"
 )
 
 func TestPruneDeliveries(t *testing.T) {
@@ -36,16 +37,16 @@ func TestPruneDeliveries(t *testing.T) {
 		return ev.ID
 	}
 	old := 31 * 24 * time.Hour
-	oldDone := event(old, db.DeliverySucceeded)
-	oldFailed := event(old, db.DeliveryFailed)
-	oldPending := event(old, db.DeliveryPending)
-	recent := event(time.Hour, db.DeliverySucceeded)
+	oldDone := event(old, webhooks.DeliverySucceeded)
+	oldFailed := event(old, webhooks.DeliveryFailed)
+	oldPending := event(old, webhooks.DeliveryPending)
+	recent := event(time.Hour, webhooks.DeliverySucceeded)
 	if _, err := store.Pool().Exec(ctx, `DELETE FROM webhook_deliveries WHERE event_id = $1`, recent); err != nil {
 		t.Fatal(err)
 	}
-	recentDone := event(2*time.Hour, db.DeliverySucceeded)
+	recentDone := event(2*time.Hour, webhooks.DeliverySucceeded)
 
-	deliveries, events, err := store.PruneDeliveries(ctx, time.Now().Add(-db.DeliveryRetention))
+	deliveries, events, err := store.PruneDeliveries(ctx, time.Now().Add(-webhooks.DeliveryRetention))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,16 +64,16 @@ func TestPruneDeliveries(t *testing.T) {
 		t.Errorf("events left %v (old done %s, old failed %s, old pending %s, recent %s, recent done %s)",
 			left, oldDone, oldFailed, oldPending, recent, recentDone)
 	}
-	if _, total, err := store.ListWebhookDeliveries(ctx, ten.ID, ep.ID, db.DeliveryFilter{Page: 1, Limit: 10}); err != nil || total != 2 {
+	if _, total, err := store.ListWebhookDeliveries(ctx, ten.ID, ep.ID, webhooks.DeliveryFilter{Page: 1, Limit: 10}); err != nil || total != 2 {
 		t.Errorf("deliveries left %d, %v; want the pending one and the recent one", total, err)
 	}
 }
 
 // newEndpoint is an enabled webhook endpoint of the tenant subscribed to
 // every event.
-func newEndpoint(t *testing.T, store *db.DB, tenantID string) db.WebhookEndpoint {
+func newEndpoint(t *testing.T, store *db.DB, tenantID string) webhooks.WebhookEndpoint {
 	t.Helper()
-	ep, err := store.CreateWebhookEndpoint(context.Background(), tenantID, db.WebhookEndpointWrite{
+	ep, err := store.CreateWebhookEndpoint(context.Background(), tenantID, webhooks.WebhookEndpointWrite{
 		URL: parley.Some("https://hooks.example.com/x"), Events: parley.Some(parley.WebhookEvents), SecretSealed: []byte("sealed")})
 	if err != nil {
 		t.Fatal(err)

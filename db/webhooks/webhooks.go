@@ -1,4 +1,4 @@
-package db
+package webhooks
 
 import (
 	"context"
@@ -96,10 +96,12 @@ const endpointColumns = `id, tenant_id, url, description, events, enabled, pii_f
 const deliveryColumns = `id, tenant_id, endpoint_id, event_id, event, status, attempts, http_status, last_error,
 	created_at, last_attempt_at, next_attempt_at, delivered_at, updated_at`
 
-// enqueueDeliveries makes, in tx, one delivery of ev for each enabled endpoint
-// of the tenant subscribed to its type, and the River job of each. An event
-// is thus never recorded without its deliveries, nor the reverse.
-func (d *DB) enqueueDeliveries(ctx context.Context, tx pgx.Tx, ev Event) error {
+// EnqueueDeliveries makes, in tx, one delivery of ev for each enabled endpoint
+// of the tenant subscribed to its type, and the River job of each (inserted
+// with client). An event is thus never recorded without its deliveries, nor
+// the reverse: the store that records an event calls it in the event's
+// transaction.
+func EnqueueDeliveries(ctx context.Context, tx pgx.Tx, client *river.Client[pgx.Tx], ev Event) error {
 	rows, _ := tx.Query(ctx, `INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, event)
 		SELECT tenant_id, id, $2, $3 FROM webhook_endpoints
 		WHERE tenant_id = $1 AND enabled AND $3 = ANY(events) RETURNING id`, ev.TenantID, ev.ID, ev.Type)
@@ -107,12 +109,12 @@ func (d *DB) enqueueDeliveries(ctx context.Context, tx pgx.Tx, ev Event) error {
 	if err != nil {
 		return fmt.Errorf("enqueueing deliveries: %w", err)
 	}
-	return d.insertDeliveryJobs(ctx, tx, ids)
+	return insertDeliveryJobs(ctx, tx, client, ids)
 }
 
-// insertDeliveryJobs inserts, in tx, the River job of each delivery and
-// records its id on the delivery.
-func (d *DB) insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) error {
+// insertDeliveryJobs inserts, in tx, the River job of each delivery with
+// client and records its id on the delivery.
+func insertDeliveryJobs(ctx context.Context, tx pgx.Tx, client *river.Client[pgx.Tx], ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -120,7 +122,7 @@ func (d *DB) insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) er
 	for i, id := range ids {
 		params[i] = river.InsertManyParams{Args: deliveryargs.Args{DeliveryID: id}}
 	}
-	res, err := d.jobs.InsertManyTx(ctx, tx, params)
+	res, err := client.InsertManyTx(ctx, tx, params)
 	if err != nil {
 		return fmt.Errorf("inserting delivery jobs: %w", err)
 	}
@@ -141,7 +143,7 @@ func (d *DB) insertDeliveryJobs(ctx context.Context, tx pgx.Tx, ids []string) er
 }
 
 // ListWebhookEndpoints lists a tenant's endpoints, oldest first.
-func (d *DB) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]WebhookEndpoint, error) {
+func (d *Webhooks) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]WebhookEndpoint, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE tenant_id = $1
 		ORDER BY created_at, id`, tenantID)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookEndpoint])
@@ -152,7 +154,7 @@ func (d *DB) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]Webho
 }
 
 // WebhookEndpoint returns one of the tenant's endpoints.
-func (d *DB) WebhookEndpoint(ctx context.Context, tenantID, id string) (WebhookEndpoint, error) {
+func (d *Webhooks) WebhookEndpoint(ctx context.Context, tenantID, id string) (WebhookEndpoint, error) {
 	return webhookEndpoint(ctx, d.pool, tenantID, id, "")
 }
 
@@ -171,7 +173,7 @@ func webhookEndpoint(ctx context.Context, q pgbase.Querier, tenantID, id, lock s
 
 // CreateWebhookEndpoint stores an endpoint, enabled. A tenant has at most
 // MaxWebhookEndpoints (KindConflict past that).
-func (d *DB) CreateWebhookEndpoint(ctx context.Context, tenantID string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
+func (d *Webhooks) CreateWebhookEndpoint(ctx context.Context, tenantID string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
 	events, pii := w.Events.Value, w.PIIFields.Value
 	if events == nil {
 		events = []string{}
@@ -206,7 +208,7 @@ func (d *DB) CreateWebhookEndpoint(ctx context.Context, tenantID string, w Webho
 // UpdateWebhookEndpoint applies a partial update. Disabling an endpoint drops
 // its pending deliveries in the same transaction: none is attempted after
 // the update commits (an attempt already under way finishes).
-func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
+func (d *Webhooks) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
 	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		before, err := webhookEndpoint(ctx, tx, tenantID, id, "FOR UPDATE")
 		if err != nil {
@@ -236,7 +238,7 @@ func (d *DB) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w W
 // RotateWebhookSecret replaces an endpoint's signing secret with sealed.
 // Every attempt from then on, retries of earlier deliveries included, is
 // signed with the new secret only: the old one stops verifying at once.
-func (d *DB) RotateWebhookSecret(ctx context.Context, tenantID, id string, sealed []byte) (WebhookEndpoint, error) {
+func (d *Webhooks) RotateWebhookSecret(ctx context.Context, tenantID, id string, sealed []byte) (WebhookEndpoint, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return WebhookEndpoint{}, parley.Errorf(parley.KindNotFound, "Webhook endpoint not found")
 	}
@@ -251,12 +253,12 @@ func (d *DB) RotateWebhookSecret(ctx context.Context, tenantID, id string, seale
 
 // DeleteWebhookEndpoint removes an endpoint and its delivery history; jobs
 // still queued for it find nothing to send.
-func (d *DB) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {
+func (d *Webhooks) DeleteWebhookEndpoint(ctx context.Context, tenantID, id string) error {
 	return pgbase.DeleteTenantRow(ctx, d.pool, "webhook_endpoints", "Webhook endpoint", tenantID, id)
 }
 
 // WebhookDeliveryStats sums the endpoint's deliveries created since since.
-func (d *DB) WebhookDeliveryStats(ctx context.Context, tenantID, endpointID string, since time.Time) (DeliveryStats, error) {
+func (d *Webhooks) WebhookDeliveryStats(ctx context.Context, tenantID, endpointID string, since time.Time) (DeliveryStats, error) {
 	s := DeliveryStats{Since: since.UTC()}
 	err := d.pool.QueryRow(ctx, `SELECT count(*),
 			count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'succeeded'),
@@ -290,7 +292,7 @@ type EndpointHealth struct {
 
 // WebhookHealth returns the health of each of the tenant's endpoints, by id,
 // counting deliveries attempted since since.
-func (d *DB) WebhookHealth(ctx context.Context, tenantID string, since time.Time) (map[string]EndpointHealth, error) {
+func (d *Webhooks) WebhookHealth(ctx context.Context, tenantID string, since time.Time) (map[string]EndpointHealth, error) {
 	rows, err := d.pool.Query(ctx, `SELECT w.id,
 			(SELECT max(d.delivered_at) FROM webhook_deliveries d WHERE d.endpoint_id = w.id),
 			(SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.last_attempt_at >= $2),
@@ -331,7 +333,7 @@ type DeliveryFilter struct {
 // ListWebhookDeliveries returns a page of an endpoint's deliveries, newest
 // first, and how many match; nothing when the endpoint is not the tenant's
 // (callers that answer 404 for it look the endpoint up first).
-func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID string, f DeliveryFilter) ([]WebhookDelivery, int, error) {
+func (d *Webhooks) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID string, f DeliveryFilter) ([]WebhookDelivery, int, error) {
 	if !pgbase.LooksLikeUUID(endpointID) {
 		return nil, 0, nil
 	}
@@ -347,7 +349,7 @@ func (d *DB) ListWebhookDeliveries(ctx context.Context, tenantID, endpointID str
 
 // RecentWebhookDeliveries returns the endpoint's latest n deliveries, newest
 // first; none when the endpoint is not the tenant's.
-func (d *DB) RecentWebhookDeliveries(ctx context.Context, tenantID, endpointID string, n int) ([]WebhookDelivery, error) {
+func (d *Webhooks) RecentWebhookDeliveries(ctx context.Context, tenantID, endpointID string, n int) ([]WebhookDelivery, error) {
 	if !pgbase.LooksLikeUUID(endpointID) {
 		return nil, nil
 	}
@@ -356,7 +358,7 @@ func (d *DB) RecentWebhookDeliveries(ctx context.Context, tenantID, endpointID s
 
 // deliveries runs the page query of the deliveries matching where, whose
 // last two arguments are the limit and the offset.
-func (d *DB) deliveries(ctx context.Context, where string, args []any) ([]WebhookDelivery, error) {
+func (d *Webhooks) deliveries(ctx context.Context, where string, args []any) ([]WebhookDelivery, error) {
 	n := len(args)
 	rows, _ := d.pool.Query(ctx, fmt.Sprintf(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
 		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, n-1, n), args...)
@@ -370,7 +372,7 @@ func (d *DB) deliveries(ctx context.Context, where string, args []any) ([]Webhoo
 // Redeliver queues a past delivery of the endpoint again, with the same
 // payload and delivery id, for a full new round of attempts. A delivery still
 // pending is a conflict, as is one of a disabled endpoint.
-func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID string) (del WebhookDelivery, err error) {
+func (d *Webhooks) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID string) (del WebhookDelivery, err error) {
 	if !pgbase.LooksLikeUUID(deliveryID) {
 		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
@@ -403,7 +405,7 @@ func (d *DB) Redeliver(ctx context.Context, tenantID, endpointID, deliveryID str
 		if err != nil {
 			return fmt.Errorf("requeueing delivery: %w", err)
 		}
-		return d.insertDeliveryJobs(ctx, tx, []string{deliveryID})
+		return insertDeliveryJobs(ctx, tx, d.jobs, []string{deliveryID})
 	})
 	return del, err
 }
@@ -423,7 +425,7 @@ const testEventMessage = "A test event sent from the dashboard to check this end
 // transaction, one delivery of it to the endpoint with its River job: the
 // test goes the way of every delivery (signed, retried, in the log). A
 // disabled endpoint is a conflict, as it receives nothing.
-func (d *DB) SendTestEvent(ctx context.Context, tenantID, endpointID string, at time.Time) (del WebhookDelivery, err error) {
+func (d *Webhooks) SendTestEvent(ctx context.Context, tenantID, endpointID string, at time.Time) (del WebhookDelivery, err error) {
 	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
 		if err != nil {
@@ -447,13 +449,13 @@ func (d *DB) SendTestEvent(ctx context.Context, tenantID, endpointID string, at 
 		if del, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[WebhookDelivery]); err != nil {
 			return fmt.Errorf("enqueueing test delivery: %w", err)
 		}
-		return d.insertDeliveryJobs(ctx, tx, []string{del.ID})
+		return insertDeliveryJobs(ctx, tx, d.jobs, []string{del.ID})
 	})
 	return del, err
 }
 
 // WebhookDelivery returns one delivery of the tenant's endpoint.
-func (d *DB) WebhookDelivery(ctx context.Context, tenantID, endpointID, id string) (WebhookDelivery, error) {
+func (d *Webhooks) WebhookDelivery(ctx context.Context, tenantID, endpointID, id string) (WebhookDelivery, error) {
 	if !pgbase.LooksLikeUUID(endpointID) || !pgbase.LooksLikeUUID(id) {
 		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
@@ -469,7 +471,7 @@ func (d *DB) WebhookDelivery(ctx context.Context, tenantID, endpointID, id strin
 // cancelQueuedDeliveryJob cancels, in tx, the delivery's last job if it still
 // waits to run. A running attempt is left to finish, as is one whose job River
 // has already cleaned up.
-func (d *DB) cancelQueuedDeliveryJob(ctx context.Context, tx pgx.Tx, deliveryID string) error {
+func (d *Webhooks) cancelQueuedDeliveryJob(ctx context.Context, tx pgx.Tx, deliveryID string) error {
 	var jobID *int64
 	if err := tx.QueryRow(ctx, `SELECT job_id FROM webhook_deliveries WHERE id = $1`, deliveryID).Scan(&jobID); err != nil {
 		return fmt.Errorf("reading delivery job: %w", err)
@@ -512,7 +514,7 @@ var ErrDeliveryGone = errors.New("delivery no longer exists")
 
 // DeliveryForAttempt loads a delivery to attempt. It is called by the worker
 // outside any tenant context: the job names the delivery only.
-func (d *DB) DeliveryForAttempt(ctx context.Context, id string) (OutgoingDelivery, error) {
+func (d *Webhooks) DeliveryForAttempt(ctx context.Context, id string) (OutgoingDelivery, error) {
 	var o OutgoingDelivery
 	err := d.pool.QueryRow(ctx, `SELECT d.id, d.status, d.event, e.payload, w.url, w.enabled, w.pii_fields, w.secret_sealed
 		FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id
@@ -541,7 +543,7 @@ type DeliveryAttempt struct {
 // goes out: an attempt cut short by a crash is counted too, and the log
 // never shows fewer attempts than the receiver saw. The outcome is recorded
 // after, with DeliveryAttempt.Counted set.
-func (d *DB) StartDeliveryAttempt(ctx context.Context, id string, at time.Time) error {
+func (d *Webhooks) StartDeliveryAttempt(ctx context.Context, id string, at time.Time) error {
 	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $2, updated_at = now()
 		WHERE id = $1 AND status = 'pending'`, id, at)
 	if err != nil {
@@ -554,7 +556,7 @@ func (d *DB) StartDeliveryAttempt(ctx context.Context, id string, at time.Time) 
 // did) and its outcome. The status moves
 // only from pending: an attempt that finishes after its endpoint was
 // disabled is counted, and the delivery stays dropped.
-func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAttempt) error {
+func (d *Webhooks) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAttempt) error {
 	status := DeliveryPending
 	switch {
 	case a.Succeeded:
@@ -583,7 +585,7 @@ func (d *DB) RecordDeliveryAttempt(ctx context.Context, id string, a DeliveryAtt
 }
 
 // DropDelivery marks a pending delivery dropped (its endpoint is disabled).
-func (d *DB) DropDelivery(ctx context.Context, id string) error {
+func (d *Webhooks) DropDelivery(ctx context.Context, id string) error {
 	_, err := d.pool.Exec(ctx, `UPDATE webhook_deliveries SET status = 'dropped', next_attempt_at = NULL,
 		updated_at = now() WHERE id = $1 AND status = 'pending'`, id)
 	if err != nil {
@@ -600,7 +602,7 @@ const DeliveryRetention = 30 * 24 * time.Hour
 // PruneDeliveries deletes the settled deliveries created before cutoff, then
 // the events recorded before cutoff that no delivery still needs (a pending
 // one). It returns how many of each went.
-func (d *DB) PruneDeliveries(ctx context.Context, cutoff time.Time) (deliveries, events int64, err error) {
+func (d *Webhooks) PruneDeliveries(ctx context.Context, cutoff time.Time) (deliveries, events int64, err error) {
 	err = d.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`, cutoff)
 		if err != nil {

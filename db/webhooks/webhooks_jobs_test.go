@@ -1,4 +1,4 @@
-package db_test
+package webhooks_test
 
 import (
 	"context"
