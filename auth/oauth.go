@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // OAuth token lifetimes (spec, Limits).
@@ -87,7 +88,7 @@ func (o *OAuth) AudienceOf(scopes []string) string {
 
 // SignAccessToken signs an access token of grant g with a fresh jti, valid
 // AccessTokenTTL from now.
-func (o *OAuth) SignAccessToken(ctx context.Context, g db.OAuthGrant, jti string, now time.Time) (string, error) {
+func (o *OAuth) SignAccessToken(ctx context.Context, g accounts.OAuthGrant, jti string, now time.Time) (string, error) {
 	k, err := o.Keys.signer(ctx)
 	if err != nil {
 		return "", err

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // MaxStateLen bounds an authorization request's state (spec, Limits).
@@ -15,7 +15,7 @@ const MaxStateLen = 1000
 // AuthorizationRequest is a valid authorization request (RFC 6749 4.1.1,
 // with PKCE and a resource indicator).
 type AuthorizationRequest struct {
-	Client      db.OAuthClient
+	Client      accounts.OAuthClient
 	RedirectURI string
 	State       string
 	Challenge   string

@@ -17,12 +17,13 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 )
 
 // oauthGrant provisions a tenant with an owner, a client and a redeemed
 // code, and returns the grant and the jti stored for its access token.
-func oauthGrant(t testing.TB, store *db.DB, box *auth.Box, now time.Time) (db.OAuthGrant, string) {
+func oauthGrant(t testing.TB, store *db.DB, box *auth.Box, now time.Time) (accounts.OAuthGrant, string) {
 	t.Helper()
 	ctx := context.Background()
 	slug := "oauth-" + strings.ToLower(auth.NewOpaque("")[:8])
@@ -36,19 +37,19 @@ func oauthGrant(t testing.TB, store *db.DB, box *auth.Box, now time.Time) (db.OA
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := store.CreateOAuthClient(ctx, db.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "app",
+	client, err := store.CreateOAuthClient(ctx, accounts.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "app",
 		RedirectURIs: []string{"https://app.example/cb"}, Scopes: auth.OAuthScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	code := auth.NewOpaque("ac_")
-	if err := store.CreateOAuthCode(ctx, auth.HashToken(code), db.OAuthCode{ClientID: client.ID, TenantID: p.ID, UserID: user.ID,
+	if err := store.CreateOAuthCode(ctx, auth.HashToken(code), accounts.OAuthCode{ClientID: client.ID, TenantID: p.ID, UserID: user.ID,
 		RedirectURI: "https://app.example/cb", Scopes: []string{"settings:read", "corpus:read"}, Resource: "https://parley.test",
 		CodeChallenge: "x", ExpiresAt: now.Add(auth.CodeTTL)}, now); err != nil {
 		t.Fatal(err)
 	}
 	jti := auth.NewOpaque("")
-	g, err := store.RedeemOAuthCode(ctx, auth.HashToken(code), db.OAuthIssue{JTI: jti, AccessExpires: now.Add(auth.AccessTokenTTL),
+	g, err := store.RedeemOAuthCode(ctx, auth.HashToken(code), accounts.OAuthIssue{JTI: jti, AccessExpires: now.Add(auth.AccessTokenTTL),
 		RefreshHash: auth.HashToken(auth.NewOpaque(auth.RefreshTokenPrefix)), RefreshExpires: now.Add(auth.RefreshTokenTTL)}, now)
 	if err != nil {
 		t.Fatal(err)

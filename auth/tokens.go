@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"strings"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // TokenPrefix starts every API token, so that scanners and people recognise one.
@@ -16,7 +16,7 @@ const TokenPrefix = "ak_"
 const legacyPrefix = "lk_"
 
 // NewToken generates an API token (legacy plain key when legacy) and what to store of it.
-func NewToken(tenantID, name string, scopes []string, legacy bool) (string, db.NewToken) {
+func NewToken(tenantID, name string, scopes []string, legacy bool) (string, accounts.NewToken) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand never fails on supported platforms
 	prefix := TokenPrefix
@@ -24,7 +24,7 @@ func NewToken(tenantID, name string, scopes []string, legacy bool) (string, db.N
 		prefix = legacyPrefix
 	}
 	token := prefix + base64.RawURLEncoding.EncodeToString(b)
-	return token, db.NewToken{
+	return token, accounts.NewToken{
 		TenantID:      tenantID,
 		Name:          name,
 		Legacy:        legacy,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -216,7 +217,7 @@ func TestChatConfigSlugTakenOver(t *testing.T) {
 	_, _ = rand.Read(b)
 	taker, err := store.CreateTenant(ctx, db.NewTenant{Slug: first.Slug, Name: "Taker", Plan: "starter",
 		SealedSigningKey: []byte("not really sealed"),
-		Token:            db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_xxxx", Scopes: []string{"stats:read"}}})
+		Token:            accounts.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_xxxx", Scopes: []string{"stats:read"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

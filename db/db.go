@@ -1,7 +1,7 @@
 // Package db is Parley's data access: a pgx pool, transactions and one file of
 // SQL per aggregate. Every query on tenant-owned data filters by tenant. The
 // aggregates with few ties to the rest have a package of their own below db
-// (knowledge, webhooks, ...), whose stores DB embeds: their methods are DB's, their
+// (knowledge, webhooks, accounts, ...), whose stores DB embeds: their methods are DB's, their
 // write and read shapes their own.
 package db
 
@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/webhooks"
 )
@@ -36,6 +37,7 @@ type DB struct {
 	// methods are the DB's.
 	*knowledge.Knowledge
 	*webhooks.Webhooks
+	*accounts.Accounts
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -92,6 +94,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 	return &DB{pool: pool, jobs: c,
 		Knowledge: knowledge.New(pool, c),
 		Webhooks:  webhooks.New(pool, c),
+		Accounts:  accounts.New(pool, c),
 	}, nil
 }
 

@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,15 +15,9 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 )
-
-// uniqueKey is a rate-counter key no other test uses.
-func uniqueKey(t *testing.T) string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return "test:" + t.Name() + ":" + hex.EncodeToString(b)
-}
 
 func TestRateCounters(t *testing.T) {
 	t.Parallel()
@@ -35,7 +28,7 @@ func TestRateCounters(t *testing.T) {
 
 	t.Run("hits within a window count up", func(t *testing.T) {
 		t.Parallel()
-		key := uniqueKey(t)
+		key := dbtest.UniqueKey(t)
 		for i := 1; i <= 5; i++ {
 			n, err := store.Hit(ctx, key, time.Minute, base.Add(time.Duration(i)*time.Second))
 			if err != nil {
@@ -52,7 +45,7 @@ func TestRateCounters(t *testing.T) {
 	})
 	t.Run("a new window starts at 1", func(t *testing.T) {
 		t.Parallel()
-		key := uniqueKey(t)
+		key := dbtest.UniqueKey(t)
 		for range 3 {
 			if _, err := store.Hit(ctx, key, time.Minute, base); err != nil {
 				t.Fatal(err)
@@ -73,7 +66,7 @@ func TestRateCounters(t *testing.T) {
 	})
 	t.Run("windows of different lengths are separate", func(t *testing.T) {
 		t.Parallel()
-		key := uniqueKey(t)
+		key := dbtest.UniqueKey(t)
 		if _, err := store.Hit(ctx, key, time.Hour, base); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +79,7 @@ func TestRateCounters(t *testing.T) {
 	})
 	t.Run("keys are separate", func(t *testing.T) {
 		t.Parallel()
-		a, b := uniqueKey(t), uniqueKey(t)
+		a, b := dbtest.UniqueKey(t), dbtest.UniqueKey(t)
 		_, _ = store.Hit(ctx, a, time.Minute, base)
 		_, _ = store.Hit(ctx, a, time.Minute, base)
 		if n, _ := store.Count(ctx, b, time.Minute, base); n != 0 {
@@ -95,7 +88,7 @@ func TestRateCounters(t *testing.T) {
 	})
 	t.Run("keys PostgreSQL cannot store still count", func(t *testing.T) {
 		t.Parallel()
-		for _, key := range []string{uniqueKey(t) + "\x00nul", uniqueKey(t) + "\xff\xfe"} {
+		for _, key := range []string{dbtest.UniqueKey(t) + "\x00nul", dbtest.UniqueKey(t) + "\xff\xfe"} {
 			for i := 1; i <= 2; i++ {
 				n, err := store.Hit(ctx, key, time.Minute, base)
 				if err != nil || n != i {
@@ -109,14 +102,14 @@ func TestRateCounters(t *testing.T) {
 	})
 	t.Run("Count of an unknown key is 0", func(t *testing.T) {
 		t.Parallel()
-		n, err := store.Count(ctx, uniqueKey(t), time.Minute, base)
+		n, err := store.Count(ctx, dbtest.UniqueKey(t), time.Minute, base)
 		if err != nil || n != 0 {
 			t.Errorf("Count = %d, %v", n, err)
 		}
 	})
 	t.Run("concurrent hits are all counted", func(t *testing.T) {
 		t.Parallel()
-		key := uniqueKey(t)
+		key := dbtest.UniqueKey(t)
 		const hits = 20
 		var wg sync.WaitGroup
 		seen := make(chan int, hits)
@@ -146,7 +139,7 @@ func TestRateCounters(t *testing.T) {
 		t.Parallel()
 		// an instant of its own, before every window the other subtests use
 		old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-		expired, live := uniqueKey(t), uniqueKey(t)
+		expired, live := dbtest.UniqueKey(t), dbtest.UniqueKey(t)
 		_, _ = store.Hit(ctx, expired, time.Minute, old)
 		_, _ = store.Hit(ctx, live, time.Minute, old.Add(2*time.Minute))
 		now := old.Add(2*time.Minute + 10*time.Second)
@@ -164,7 +157,7 @@ func TestRateCounters(t *testing.T) {
 			t.Errorf("live counter counts %d, want 1", c)
 		}
 		// a counter that ends exactly now is not expired yet
-		edge := uniqueKey(t)
+		edge := dbtest.UniqueKey(t)
 		_, _ = store.Hit(ctx, edge, time.Minute, old.Add(time.Minute))
 		if _, err := store.DeleteExpiredCounters(ctx, old.Add(2*time.Minute)); err != nil {
 			t.Fatal(err)
@@ -312,7 +305,7 @@ func TestCreateTenantDuplicateSlug(t *testing.T) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	_, err := store.CreateTenant(context.Background(), db.NewTenant{Slug: ten.Slug, Name: "dup", Plan: "free",
-		SealedSigningKey: []byte("k"), Token: db.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_", Scopes: []string{"stats:read"}}})
+		SealedSigningKey: []byte("k"), Token: accounts.NewToken{Name: "t", Hash: b, DisplayPrefix: "ak_", Scopes: []string{"stats:read"}}})
 	if parley.ErrorKind(err) != parley.KindConflict {
 		t.Fatalf("err = %v, want a conflict", err)
 	}
@@ -330,7 +323,7 @@ func TestHitWithinPlansByIndex(t *testing.T) {
 	t.Parallel()
 	store := dbtest.New(t)
 	ctx := context.Background()
-	k := uniqueKey(t)
+	k := dbtest.UniqueKey(t)
 	windows := []db.Window{{Key: k + ":min", Length: time.Minute, Limit: 3}, {Key: k + ":hour", Length: time.Hour, Limit: 5}}
 	now := time.Date(2012, 5, 6, 7, 8, 30, 0, time.UTC)
 	plain, err := store.RateWindowsPlan(ctx, windows, now, false)
@@ -358,7 +351,7 @@ func TestHitWithin(t *testing.T) {
 
 	t.Run("counts every window until one is full, then none", func(t *testing.T) {
 		t.Parallel()
-		k := uniqueKey(t)
+		k := dbtest.UniqueKey(t)
 		windows := []db.Window{{Key: k + ":min", Length: time.Minute, Limit: 3}, {Key: k + ":hour", Length: time.Hour, Limit: 5}}
 		for i := 1; i <= 3; i++ {
 			counts, counted, err := store.HitWithin(ctx, windows, base)
@@ -384,7 +377,7 @@ func TestHitWithin(t *testing.T) {
 
 	t.Run("concurrent hits never count past the limit unseen", func(t *testing.T) {
 		t.Parallel()
-		k := uniqueKey(t)
+		k := dbtest.UniqueKey(t)
 		windows := []db.Window{{Key: k, Length: time.Minute, Limit: 10}}
 		var wg sync.WaitGroup
 		var mu sync.Mutex

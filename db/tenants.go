@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/internal/pgbase"
 )
 
@@ -62,7 +63,7 @@ type NewTenant struct {
 	SealedSigningKey  []byte
 	OwnerEmail        string // empty: no owner account
 	OwnerPasswordHash string
-	Token             NewToken
+	Token             accounts.NewToken
 }
 
 // CreateTenant provisions a tenant. A taken slug is a conflict; an existing
@@ -87,12 +88,12 @@ func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (parley.Tenant, err
 			return fmt.Errorf("inserting default segment: %w", err)
 		}
 		if nt.OwnerEmail != "" {
-			if _, err := addOwner(ctx, tx, t.ID, nt.OwnerEmail, nt.OwnerPasswordHash); err != nil {
+			if _, err := accounts.AddOwnerInTx(ctx, tx, t.ID, nt.OwnerEmail, nt.OwnerPasswordHash); err != nil {
 				return err
 			}
 		}
 		nt.Token.TenantID = t.ID
-		if _, err := insertToken(ctx, tx, nt.Token); err != nil {
+		if _, err := accounts.InsertToken(ctx, tx, nt.Token); err != nil {
 			return err
 		}
 		return nil

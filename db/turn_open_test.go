@@ -21,7 +21,7 @@ func TestPipelineTransactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := dbtest.New(t)
-	key := uniqueKey(t)
+	key := dbtest.UniqueKey(t)
 	insert := func(k string) string {
 		return fmt.Sprintf(`INSERT INTO rate_counters (key, window_start, expires_at, count) VALUES ('%s', now(), now(), 1)`, k)
 	}

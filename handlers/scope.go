@@ -8,7 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // scopeKey is the context key of a request's scope; unexported, so only the
@@ -109,7 +109,7 @@ func LoggerOf(c echo.Context, fallback *slog.Logger) *slog.Logger {
 
 // AdminContext is the signed-in user and the tenant they are administering.
 type AdminContext struct {
-	User        db.User
+	User        accounts.User
 	Tenant      parley.Tenant
-	Memberships []db.Membership
+	Memberships []accounts.Membership
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/mail"
 	"github.com/parley/parley/mail/mailtest"
@@ -52,16 +52,16 @@ func TestPasswordResetWorker(t *testing.T) {
 		}
 		return id, email
 	}
-	resets := func(t *testing.T, userID string) []db.PasswordReset {
+	resets := func(t *testing.T, userID string) []accounts.PasswordReset {
 		t.Helper()
 		rows, err := store.Pool().Query(ctx, `SELECT created_at, expires_at FROM password_resets WHERE user_id = $1`, userID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer rows.Close()
-		var out []db.PasswordReset
+		var out []accounts.PasswordReset
 		for rows.Next() {
-			var r db.PasswordReset
+			var r accounts.PasswordReset
 			if err := rows.Scan(&r.CreatedAt, &r.ExpiresAt); err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // OAuth's management: public clients registering themselves, an owner's
@@ -20,7 +20,7 @@ import (
 // lets the server pick), every OAuth scope when it asks for none. Asking
 // for scopes none of which is known is refused: such a client could be
 // granted nothing.
-func (s *Service) RegisterOAuthClient(ctx context.Context, in parley.OAuthClientInput) (db.OAuthClient, error) {
+func (s *Service) RegisterOAuthClient(ctx context.Context, in parley.OAuthClientInput) (accounts.OAuthClient, error) {
 	errs := in.Check()
 	scopes := auth.FilterOAuthScopes(in.Scope)
 	if strings.TrimSpace(in.Scope) == "" {
@@ -29,16 +29,16 @@ func (s *Service) RegisterOAuthClient(ctx context.Context, in parley.OAuthClient
 		errs.Add("scope", "none of the scopes asked for is known (known: "+strings.Join(auth.OAuthScopes, " ")+")")
 	}
 	if err := errs.Err(); err != nil {
-		return db.OAuthClient{}, err
+		return accounts.OAuthClient{}, err
 	}
-	return s.DB.CreateOAuthClient(ctx, db.OAuthClient{
+	return s.DB.CreateOAuthClient(ctx, accounts.OAuthClient{
 		ID: auth.NewOpaque("pc_"), Name: in.ClientName, RedirectURIs: in.RedirectURIs, Scopes: scopes})
 }
 
 // CreateOAuthCode issues the authorization code of a consent the owner
 // approved (c, whose ExpiresAt is set here: auth.CodeTTL after now): the
 // code, returned this once, as only its hash is stored.
-func (s *Service) CreateOAuthCode(ctx context.Context, c db.OAuthCode, now time.Time) (string, error) {
+func (s *Service) CreateOAuthCode(ctx context.Context, c accounts.OAuthCode, now time.Time) (string, error) {
 	code := auth.NewOpaque("ac_")
 	c.ExpiresAt = now.Add(auth.CodeTTL)
 	if err := s.DB.CreateOAuthCode(ctx, auth.HashToken(code), c, now); err != nil {
@@ -49,7 +49,7 @@ func (s *Service) CreateOAuthCode(ctx context.Context, c db.OAuthCode, now time.
 
 // ConnectedApps lists the clients holding a live grant on the tenant at
 // now, last used first.
-func (s *Service) ConnectedApps(ctx context.Context, tenantID string, now time.Time) ([]db.ConnectedApp, error) {
+func (s *Service) ConnectedApps(ctx context.Context, tenantID string, now time.Time) ([]accounts.ConnectedApp, error) {
 	return s.DB.ConnectedApps(ctx, tenantID, now)
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/manage"
 )
@@ -72,9 +72,9 @@ func TestOAuth(t *testing.T) {
 
 	// connect has the owner of ten approve client, and the client redeem
 	// the code: a live grant.
-	connect := func(t *testing.T, ten parley.Tenant, user db.User, client db.OAuthClient) {
+	connect := func(t *testing.T, ten parley.Tenant, user accounts.User, client accounts.OAuthClient) {
 		t.Helper()
-		code, err := s.CreateOAuthCode(ctx, db.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID, RedirectURI: cb,
+		code, err := s.CreateOAuthCode(ctx, accounts.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID, RedirectURI: cb,
 			Scopes: []string{auth.ScopeCorpusRead}, Resource: "https://parley.test", CodeChallenge: "x"}, now)
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +83,7 @@ func TestOAuth(t *testing.T) {
 		if err != nil || !strings.HasPrefix(code, "ac_") || stored.TenantID != ten.ID || !stored.ExpiresAt.Equal(now.Add(auth.CodeTTL).Truncate(time.Microsecond)) {
 			t.Fatalf("code %q stored as %+v (%v)", code, stored, err)
 		}
-		if _, err := store.RedeemOAuthCode(ctx, auth.HashToken(code), db.OAuthIssue{JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
+		if _, err := store.RedeemOAuthCode(ctx, auth.HashToken(code), accounts.OAuthIssue{JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
 			RefreshHash: auth.HashToken(auth.NewOpaque(auth.RefreshTokenPrefix)), RefreshExpires: now.Add(auth.RefreshTokenTTL)}, now); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // The tenant's API tokens (ak_): created (the token shown once), listed
@@ -13,20 +13,20 @@ import (
 
 // CreateToken checks in against the REST scopes and creates the token: the
 // token itself, returned this once, and what is stored of it.
-func (s *Service) CreateToken(ctx context.Context, tenantID string, in parley.TokenInput) (string, db.APIToken, error) {
+func (s *Service) CreateToken(ctx context.Context, tenantID string, in parley.TokenInput) (string, accounts.APIToken, error) {
 	if err := in.Check(auth.RESTScopes).Err(); err != nil {
-		return "", db.APIToken{}, err
+		return "", accounts.APIToken{}, err
 	}
 	token, nt := auth.NewToken(tenantID, in.Name, in.Scopes, false)
 	stored, err := s.DB.CreateToken(ctx, nt)
 	if err != nil {
-		return "", db.APIToken{}, err
+		return "", accounts.APIToken{}, err
 	}
 	return token, stored, nil
 }
 
 // ListTokens lists the tenant's tokens, live ones first, newest first.
-func (s *Service) ListTokens(ctx context.Context, tenantID string) ([]db.APIToken, error) {
+func (s *Service) ListTokens(ctx context.Context, tenantID string) ([]accounts.APIToken, error) {
 	return s.DB.ListTokens(ctx, tenantID)
 }
 

@@ -10,13 +10,14 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/manage"
 )
 
 // newTenant provisions a tenant with an owner (and the token every tenant
 // is created with) in the test database.
-func newTenant(t *testing.T, store *db.DB) (parley.Tenant, db.User) {
+func newTenant(t *testing.T, store *db.DB) (parley.Tenant, accounts.User) {
 	t.Helper()
 	ctx := context.Background()
 	slug := strings.ToLower(strings.NewReplacer("_", "a", "-", "b").Replace("m" + auth.NewOpaque("")[:10]))

@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
@@ -35,8 +36,8 @@ const (
 // that nobody can lock an owner out, and an address that has not failed
 // is never kept waiting. The address throttle lets an office behind one
 // address mistype a few times; the pair's, one owner.
-func loginThrottles(ip, email string) []db.LoginThrottle {
-	return []db.LoginThrottle{
+func loginThrottles(ip, email string) []accounts.LoginThrottle {
+	return []accounts.LoginThrottle{
 		{Key: loginAddressKey(ip), Free: 10, Base: time.Second, Max: 15 * time.Minute, Memory: time.Hour},
 		{Key: "login:pair:" + ip + " " + strings.ToLower(email), Free: 3, Base: time.Second, Max: 15 * time.Minute,
 			Memory: time.Hour, ClearOnSuccess: true},

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
@@ -74,7 +74,7 @@ func (h *Account) SaveConsent(c echo.Context) error {
 			return handlers.Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 		}
 	}
-	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), db.OAuthCode{
+	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), accounts.OAuthCode{
 		ClientID: r.Client.ID, TenantID: tenantID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
 		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge,
 	}, h.Clock())

@@ -12,6 +12,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/jobs"
@@ -154,10 +155,10 @@ func (h *Account) SaveNewPassword(c echo.Context) error {
 	}
 	u, err := h.DB.ResetPassword(ctx, auth.HashResetToken(f.Token), hash, h.Clock())
 	switch {
-	case errors.Is(err, db.ErrResetUsed):
+	case errors.Is(err, accounts.ErrResetUsed):
 		// Another tab used the link since resetProblem looked.
 		f.Problem = views.ResetLinkUsed
-	case errors.Is(err, db.ErrResetExpired):
+	case errors.Is(err, accounts.ErrResetExpired):
 		f.Problem = views.ResetLinkExpired
 	case parley.ErrorKind(err) == parley.KindNotFound:
 		f.Problem = views.ResetLinkUnknown

@@ -9,7 +9,7 @@ import (
 
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -23,18 +23,18 @@ func adminToken(t *testing.T, b *webtest.Bundle, ten webtest.Tenant, resource st
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := b.DB.CreateOAuthClient(ctx, db.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "Site plugin",
+	client, err := b.DB.CreateOAuthClient(ctx, accounts.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "Site plugin",
 		RedirectURIs: []string{"https://site.example/cb"}, Scopes: auth.OAuthScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	code, jti := auth.NewOpaque("ac_"), auth.NewOpaque("")
-	if err := b.DB.CreateOAuthCode(ctx, auth.HashToken(code), db.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
+	if err := b.DB.CreateOAuthCode(ctx, auth.HashToken(code), accounts.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
 		RedirectURI: client.RedirectURIs[0], Scopes: scopes, Resource: resource,
 		CodeChallenge: "x", ExpiresAt: now.Add(auth.CodeTTL)}, now); err != nil {
 		t.Fatal(err)
 	}
-	g, err := b.DB.RedeemOAuthCode(ctx, auth.HashToken(code), db.OAuthIssue{JTI: jti, AccessExpires: now.Add(auth.AccessTokenTTL),
+	g, err := b.DB.RedeemOAuthCode(ctx, auth.HashToken(code), accounts.OAuthIssue{JTI: jti, AccessExpires: now.Add(auth.AccessTokenTTL),
 		RefreshHash: auth.HashToken(auth.NewOpaque(auth.RefreshTokenPrefix)), RefreshExpires: now.Add(auth.RefreshTokenTTL)}, now)
 	if err != nil {
 		t.Fatal(err)

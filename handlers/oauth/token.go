@@ -11,7 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // tokenResponse is the answer of POST /oauth/token (RFC 6749 5.1).
@@ -63,17 +63,17 @@ func formClientID(c echo.Context, form url.Values) string {
 }
 
 // newIssue draws the secrets of one token response.
-func (h *Handler) newIssue() (db.OAuthIssue, string) {
+func (h *Handler) newIssue() (accounts.OAuthIssue, string) {
 	now := h.Clock()
 	refresh := auth.NewOpaque(auth.RefreshTokenPrefix)
-	return db.OAuthIssue{
+	return accounts.OAuthIssue{
 		JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
 		RefreshHash: auth.HashToken(refresh), RefreshExpires: now.Add(auth.RefreshTokenTTL),
 	}, refresh
 }
 
 // issue answers the tokens of is for grant g, the access token carrying scopes.
-func (h *Handler) issue(c echo.Context, g db.OAuthGrant, is db.OAuthIssue, refresh string, scopes []string) error {
+func (h *Handler) issue(c echo.Context, g accounts.OAuthGrant, is accounts.OAuthIssue, refresh string, scopes []string) error {
 	g.Scopes = scopes
 	access, err := h.OAuth.SignAccessToken(c.Request().Context(), g, is.JTI, h.Clock())
 	if err != nil {
@@ -107,7 +107,7 @@ func (h *Handler) exchangeCode(c echo.Context, clientID string, get func(string)
 	now := h.Clock()
 	is, refresh := h.newIssue()
 	if row.UsedAt != nil {
-		if _, err := h.DB.RedeemOAuthCode(ctx, hash, is, now); !errors.Is(err, db.ErrOAuthReplay) {
+		if _, err := h.DB.RedeemOAuthCode(ctx, hash, is, now); !errors.Is(err, accounts.ErrOAuthReplay) {
 			return err
 		}
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "This authorization code was already used; the tokens it gave are revoked")
@@ -123,7 +123,7 @@ func (h *Handler) exchangeCode(c echo.Context, clientID string, get func(string)
 		return oauthFail(c, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request's ("+row.Resource+")")
 	}
 	g, err := h.DB.RedeemOAuthCode(ctx, hash, is, now)
-	if errors.Is(err, db.ErrOAuthReplay) {
+	if errors.Is(err, accounts.ErrOAuthReplay) {
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "This authorization code was already used; the tokens it gave are revoked")
 	}
 	if err != nil {
@@ -144,7 +144,7 @@ func (h *Handler) refresh(c echo.Context, clientID string, get func(string) stri
 	// the refresh token rotates, so that a refused refresh leaves it good.
 	scope, resource := get("scope"), get("resource")
 	var scopes []string
-	check := func(g db.OAuthGrant) error {
+	check := func(g accounts.OAuthGrant) error {
 		scopes = g.Scopes
 		if scope != "" {
 			// A narrower access token (RFC 6749 6); the grant keeps its scopes.
@@ -165,9 +165,9 @@ func (h *Handler) refresh(c echo.Context, clientID string, get func(string) stri
 	g, err := h.DB.RefreshOAuth(c.Request().Context(), auth.HashToken(token), clientID, is, h.Clock(), check)
 	var refusal *oauthRefusal
 	switch {
-	case errors.Is(err, db.ErrOAuthReplay):
+	case errors.Is(err, accounts.ErrOAuthReplay):
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "This refresh token was already used; every token of its grant is now revoked")
-	case errors.Is(err, db.ErrOAuthGrantInvalid):
+	case errors.Is(err, accounts.ErrOAuthGrantInvalid):
 		return oauthFail(c, http.StatusBadRequest, "invalid_grant", "The refresh token is invalid, expired or revoked")
 	case errors.As(err, &refusal):
 		return oauthFail(c, http.StatusBadRequest, refusal.code, refusal.description)

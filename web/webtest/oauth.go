@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 )
 
 // OAUTHTest is a dashboard test server whose clock stands still (in the
@@ -88,19 +88,19 @@ func ConnectApp(t *testing.T, b *Bundle, ten Tenant) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := b.DB.CreateOAuthClient(ctx, db.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "Claude Desktop",
+	client, err := b.DB.CreateOAuthClient(ctx, accounts.OAuthClient{ID: auth.NewOpaque("pc_"), Name: "Claude Desktop",
 		RedirectURIs: []string{"http://127.0.0.1:33418/callback"}, Scopes: auth.OAuthScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := b.Srv.Base.Clock()
 	code := auth.NewOpaque("ac_")
-	if err := b.DB.CreateOAuthCode(ctx, auth.HashToken(code), db.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
+	if err := b.DB.CreateOAuthCode(ctx, auth.HashToken(code), accounts.OAuthCode{ClientID: client.ID, TenantID: ten.ID, UserID: user.ID,
 		RedirectURI: client.RedirectURIs[0], Scopes: auth.MCPScopes, Resource: b.Srv.Config.BaseURL + "/mcp",
 		CodeChallenge: "x", ExpiresAt: now.Add(auth.CodeTTL)}, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.DB.RedeemOAuthCode(ctx, auth.HashToken(code), db.OAuthIssue{JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
+	if _, err := b.DB.RedeemOAuthCode(ctx, auth.HashToken(code), accounts.OAuthIssue{JTI: auth.NewOpaque(""), AccessExpires: now.Add(auth.AccessTokenTTL),
 		RefreshHash: auth.HashToken(auth.NewOpaque(auth.RefreshTokenPrefix)), RefreshExpires: now.Add(auth.RefreshTokenTTL)}, now); err != nil {
 		t.Fatal(err)
 	}

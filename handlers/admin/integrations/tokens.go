@@ -8,7 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
@@ -18,7 +18,7 @@ import (
 // redirect shows it, once.
 const sessNewToken = "newToken"
 
-func tokenRow(t db.APIToken) views.TokenRow {
+func tokenRow(t accounts.APIToken) views.TokenRow {
 	r := views.TokenRow{
 		ID: t.ID, Name: t.Name, Prefix: t.DisplayPrefix, Scopes: t.Scopes,
 		CreatedAt: t.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"), LastUsed: "never",

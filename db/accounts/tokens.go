@@ -1,4 +1,4 @@
-package db
+package accounts
 
 import (
 	"context"
@@ -36,7 +36,9 @@ type NewToken struct {
 
 const tokenColumns = `id, tenant_id, name, legacy, display_prefix, scopes, created_at, last_used_at, revoked_at`
 
-func insertToken(ctx context.Context, q pgbase.Querier, nt NewToken) (APIToken, error) {
+// InsertToken stores a new token with q: the pool, or the transaction that
+// creates its tenant.
+func InsertToken(ctx context.Context, q pgbase.Querier, nt NewToken) (APIToken, error) {
 	rows, _ := q.Query(ctx, `INSERT INTO api_tokens (tenant_id, name, legacy, token_hash, display_prefix, scopes)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+tokenColumns,
 		nt.TenantID, nt.Name, nt.Legacy, nt.Hash, nt.DisplayPrefix, nt.Scopes)
@@ -48,12 +50,12 @@ func insertToken(ctx context.Context, q pgbase.Querier, nt NewToken) (APIToken, 
 }
 
 // CreateToken stores a new token for a tenant.
-func (d *DB) CreateToken(ctx context.Context, nt NewToken) (APIToken, error) {
-	return insertToken(ctx, d.pool, nt)
+func (d *Accounts) CreateToken(ctx context.Context, nt NewToken) (APIToken, error) {
+	return InsertToken(ctx, d.pool, nt)
 }
 
 // TokenByHash returns the live (not revoked) token with that hash.
-func (d *DB) TokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
+func (d *Accounts) TokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens
 		WHERE token_hash = $1 AND revoked_at IS NULL`, hash)
 	t, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[APIToken])
@@ -64,14 +66,14 @@ func (d *DB) TokenByHash(ctx context.Context, hash []byte) (APIToken, error) {
 }
 
 // TouchToken records use of a token, at most once a minute so that reads stay reads.
-func (d *DB) TouchToken(ctx context.Context, id string) error {
+func (d *Accounts) TouchToken(ctx context.Context, id string) error {
 	_, err := d.pool.Exec(ctx, `UPDATE api_tokens SET last_used_at = now()
 		WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, id)
 	return err
 }
 
 // ListTokens lists a tenant's tokens, live ones first, newest first.
-func (d *DB) ListTokens(ctx context.Context, tenantID string) ([]APIToken, error) {
+func (d *Accounts) ListTokens(ctx context.Context, tenantID string) ([]APIToken, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE tenant_id = $1
 		ORDER BY revoked_at IS NOT NULL, created_at DESC`, tenantID)
 	ts, err := pgx.CollectRows(rows, pgx.RowToStructByName[APIToken])
@@ -82,7 +84,7 @@ func (d *DB) ListTokens(ctx context.Context, tenantID string) ([]APIToken, error
 }
 
 // RevokeToken revokes one of the tenant's tokens. Revoking twice is harmless.
-func (d *DB) RevokeToken(ctx context.Context, tenantID, id string) error {
+func (d *Accounts) RevokeToken(ctx context.Context, tenantID, id string) error {
 	tag, err := d.pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now())
 		WHERE tenant_id = $1 AND id::text = $2`, tenantID, id)
 	if err != nil {

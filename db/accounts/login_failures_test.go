@@ -1,4 +1,4 @@
-package db_test
+package accounts_test
 
 import (
 	"context"
@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
 )
 
 func TestLoginThrottleWait(t *testing.T) {
 	t.Parallel()
-	l := db.LoginThrottle{Free: 3, Base: time.Second, Max: time.Minute}
+	l := accounts.LoginThrottle{Free: 3, Base: time.Second, Max: time.Minute}
 	for failures, want := range []time.Duration{0, 0, 0, 0, time.Second, 2 * time.Second, 4 * time.Second,
 		8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute} {
 		if got := l.Wait(failures); got != want {
@@ -29,10 +29,10 @@ func TestLoginAttempts(t *testing.T) {
 	store := dbtest.New(t)
 	ctx := context.Background()
 	base := time.Date(2012, 5, 6, 7, 8, 0, 0, time.UTC)
-	throttle := func(t *testing.T, free int, clear bool) db.LoginThrottle {
-		return db.LoginThrottle{Key: uniqueKey(t), Free: free, Base: time.Second, Max: time.Minute, Memory: time.Hour, ClearOnSuccess: clear}
+	throttle := func(t *testing.T, free int, clear bool) accounts.LoginThrottle {
+		return accounts.LoginThrottle{Key: dbtest.UniqueKey(t), Free: free, Base: time.Second, Max: time.Minute, Memory: time.Hour, ClearOnSuccess: clear}
 	}
-	start := func(t *testing.T, keys []db.LoginThrottle, at time.Time) db.LoginAttempt {
+	start := func(t *testing.T, keys []accounts.LoginThrottle, at time.Time) accounts.LoginAttempt {
 		t.Helper()
 		a, err := store.StartLoginAttempt(ctx, keys, at)
 		if err != nil {
@@ -51,7 +51,7 @@ func TestLoginAttempts(t *testing.T) {
 
 	t.Run("failures past the free ones make the next attempt wait, twice as long each time", func(t *testing.T) {
 		t.Parallel()
-		keys := []db.LoginThrottle{throttle(t, 2, false)}
+		keys := []accounts.LoginThrottle{throttle(t, 2, false)}
 		at := base
 		for i := range 2 {
 			if a := start(t, keys, at); a.Wait != 0 || a.Failures[0] != i {
@@ -85,8 +85,8 @@ func TestLoginAttempts(t *testing.T) {
 	t.Run("the longest wait of the keys refuses, and counts against none", func(t *testing.T) {
 		t.Parallel()
 		busy, fresh := throttle(t, 0, false), throttle(t, 0, false)
-		start(t, []db.LoginThrottle{busy}, base)
-		if a := start(t, []db.LoginThrottle{fresh, busy}, base); a.Wait != time.Second {
+		start(t, []accounts.LoginThrottle{busy}, base)
+		if a := start(t, []accounts.LoginThrottle{fresh, busy}, base); a.Wait != time.Second {
 			t.Fatalf("wait %v, want 1s", a.Wait)
 		}
 		if n := failures(t, fresh.Key, base); n != 0 {
@@ -97,7 +97,7 @@ func TestLoginAttempts(t *testing.T) {
 	t.Run("a success takes its count back and clears the keys that ask for it", func(t *testing.T) {
 		t.Parallel()
 		addr, pair := throttle(t, 1, false), throttle(t, 1, true)
-		keys := []db.LoginThrottle{addr, pair}
+		keys := []accounts.LoginThrottle{addr, pair}
 		start(t, keys, base)
 		at := base.Add(time.Minute)
 		a := start(t, keys, at)
@@ -120,13 +120,13 @@ func TestLoginAttempts(t *testing.T) {
 	t.Run("attempts sent together count each other", func(t *testing.T) {
 		t.Parallel()
 		k := throttle(t, 1, false)
-		start(t, []db.LoginThrottle{k}, base)
+		start(t, []accounts.LoginThrottle{k}, base)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		let := 0
 		for range 10 {
 			wg.Go(func() {
-				if a := start(t, []db.LoginThrottle{k}, base.Add(time.Second)); a.Wait == 0 {
+				if a := start(t, []accounts.LoginThrottle{k}, base.Add(time.Second)); a.Wait == 0 {
 					mu.Lock()
 					let++
 					mu.Unlock()
@@ -144,7 +144,7 @@ func TestLoginAttempts(t *testing.T) {
 		t.Parallel()
 		k := throttle(t, 1, false)
 		at := base.AddDate(-1, 0, 0)
-		start(t, []db.LoginThrottle{k}, at)
+		start(t, []accounts.LoginThrottle{k}, at)
 		if _, err := store.DeleteExpiredLoginFailures(ctx, at.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package db
+package accounts
 
 import (
 	"context"
@@ -34,7 +34,7 @@ const resetRetention = 7 * 24 * time.Hour
 // CreatePasswordReset stores a link for the user, valid until expires, by
 // the SHA-256 of its token; it deletes the rows that expired more than a
 // week ago.
-func (d *DB) CreatePasswordReset(ctx context.Context, userID string, tokenHash []byte, now, expires time.Time) error {
+func (d *Accounts) CreatePasswordReset(ctx context.Context, userID string, tokenHash []byte, now, expires time.Time) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM password_resets WHERE expires_at < $1`, now.Add(-resetRetention)); err != nil {
 			return fmt.Errorf("deleting old password resets: %w", err)
@@ -49,7 +49,7 @@ func (d *DB) CreatePasswordReset(ctx context.Context, userID string, tokenHash [
 
 // PasswordResetByHash is the link whose token has that SHA-256; NotFound
 // when there is none.
-func (d *DB) PasswordResetByHash(ctx context.Context, tokenHash []byte) (PasswordReset, error) {
+func (d *Accounts) PasswordResetByHash(ctx context.Context, tokenHash []byte) (PasswordReset, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT user_id, created_at, expires_at, used_at FROM password_resets WHERE token_hash = $1`, tokenHash)
 	r, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[PasswordReset])
 	if err != nil {
@@ -63,7 +63,7 @@ func (d *DB) PasswordResetByHash(ctx context.Context, tokenHash []byte) (Passwor
 // unused link of the user's. It answers NotFound for an unknown link,
 // ErrResetUsed or ErrResetExpired for one that no longer resets, and the
 // user otherwise.
-func (d *DB) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (User, error) {
+func (d *Accounts) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (User, error) {
 	var u User
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		// FOR UPDATE: of two concurrent resets with one link, the second
@@ -98,7 +98,7 @@ func (d *DB) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash s
 // InsertJob enqueues a River job that goes with no change of ours (a
 // change's jobs are inserted in its own transaction, like webhook
 // deliveries).
-func (d *DB) InsertJob(ctx context.Context, args river.JobArgs) error {
+func (d *Accounts) InsertJob(ctx context.Context, args river.JobArgs) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := d.jobs.InsertTx(ctx, tx, args, nil); err != nil {
 			return fmt.Errorf("enqueuing %s: %w", args.Kind(), err)

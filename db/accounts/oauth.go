@@ -1,4 +1,4 @@
-package db
+package accounts
 
 import (
 	"context"
@@ -21,7 +21,7 @@ type OAuthKey struct {
 }
 
 // LiveOAuthKeys are the keys not retired, newest (the signing key) first.
-func (d *DB) LiveOAuthKeys(ctx context.Context) ([]OAuthKey, error) {
+func (d *Accounts) LiveOAuthKeys(ctx context.Context) ([]OAuthKey, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT kid, private_key, created_at FROM oauth_keys
 		WHERE retired_at IS NULL ORDER BY created_at DESC, kid`)
 	ks, err := pgx.CollectRows(rows, pgx.RowToStructByName[OAuthKey])
@@ -36,7 +36,7 @@ func (d *DB) LiveOAuthKeys(ctx context.Context) ([]OAuthKey, error) {
 // stores one). Otherwise (a rotation) every older key but the newest is
 // retired, so that the JWKS holds the new key and the previous one (whose
 // tokens live at most 15 more minutes).
-func (d *DB) AddOAuthKey(ctx context.Context, kid string, sealed []byte, first bool) error {
+func (d *Accounts) AddOAuthKey(ctx context.Context, kid string, sealed []byte, first bool) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('oauth_keys'))`); err != nil {
 			return fmt.Errorf("locking OAuth keys: %w", err)
@@ -70,7 +70,7 @@ type OAuthClient struct {
 }
 
 // CreateOAuthClient stores a registered client.
-func (d *DB) CreateOAuthClient(ctx context.Context, c OAuthClient) (OAuthClient, error) {
+func (d *Accounts) CreateOAuthClient(ctx context.Context, c OAuthClient) (OAuthClient, error) {
 	rows, _ := d.pool.Query(ctx, `INSERT INTO oauth_clients (id, client_name, redirect_uris, scopes)
 		VALUES ($1, $2, $3, $4) RETURNING id, client_name, redirect_uris, scopes, created_at`,
 		c.ID, c.Name, c.RedirectURIs, c.Scopes)
@@ -82,7 +82,7 @@ func (d *DB) CreateOAuthClient(ctx context.Context, c OAuthClient) (OAuthClient,
 }
 
 // OAuthClientByID is a registered client; NotFound when there is none.
-func (d *DB) OAuthClientByID(ctx context.Context, id string) (OAuthClient, error) {
+func (d *Accounts) OAuthClientByID(ctx context.Context, id string) (OAuthClient, error) {
 	if !pgbase.Storable(id) {
 		return OAuthClient{}, parley.Errorf(parley.KindNotFound, "OAuth client not found")
 	}
@@ -108,7 +108,7 @@ type OAuthCode struct {
 }
 
 // CreateOAuthCode stores a code by its hash; it deletes codes expired for a day.
-func (d *DB) CreateOAuthCode(ctx context.Context, hash []byte, c OAuthCode, now time.Time) error {
+func (d *Accounts) CreateOAuthCode(ctx context.Context, hash []byte, c OAuthCode, now time.Time) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM oauth_codes WHERE expires_at < $1`, now.Add(-24*time.Hour)); err != nil {
 			return fmt.Errorf("deleting old OAuth codes: %w", err)
@@ -123,7 +123,7 @@ func (d *DB) CreateOAuthCode(ctx context.Context, hash []byte, c OAuthCode, now 
 }
 
 // OAuthCodeByHash is the code with that hash; NotFound when there is none.
-func (d *DB) OAuthCodeByHash(ctx context.Context, hash []byte) (OAuthCode, error) {
+func (d *Accounts) OAuthCodeByHash(ctx context.Context, hash []byte) (OAuthCode, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT client_id, tenant_id, user_id, redirect_uri, scopes, resource, code_challenge, expires_at, used_at
 		FROM oauth_codes WHERE code_hash = $1`, hash)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[OAuthCode])
@@ -181,7 +181,7 @@ func insertIssue(ctx context.Context, tx pgx.Tx, grantID string, is OAuthIssue) 
 // RedeemOAuthCode uses the code with that hash once: it starts a grant from
 // it and stores the tokens of is. A code already used gets ErrOAuthReplay
 // and the grant it started is revoked.
-func (d *DB) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIssue, now time.Time) (OAuthGrant, error) {
+func (d *Accounts) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIssue, now time.Time) (OAuthGrant, error) {
 	var g OAuthGrant
 	replay := false
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
@@ -221,7 +221,7 @@ func (d *DB) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIssue, no
 // rotated one used again gets ErrOAuthReplay and its whole grant is revoked;
 // an unknown, expired or revoked one, or one of another client,
 // ErrOAuthGrantInvalid.
-func (d *DB) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is OAuthIssue, now time.Time, check func(OAuthGrant) error) (OAuthGrant, error) {
+func (d *Accounts) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is OAuthIssue, now time.Time, check func(OAuthGrant) error) (OAuthGrant, error) {
 	var g OAuthGrant
 	var outcome error
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
@@ -275,7 +275,7 @@ func (d *DB) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is 
 // OAuthAccessLive reports whether the access token jti is neither revoked
 // nor of a revoked grant, and notes the grant's use (at most once a minute,
 // so that most checks stay one read).
-func (d *DB) OAuthAccessLive(ctx context.Context, jti string, now time.Time) (bool, error) {
+func (d *Accounts) OAuthAccessLive(ctx context.Context, jti string, now time.Time) (bool, error) {
 	if !pgbase.Storable(jti) {
 		return false, nil
 	}
@@ -295,7 +295,7 @@ func (d *DB) OAuthAccessLive(ctx context.Context, jti string, now time.Time) (bo
 
 // RevokeOAuthRefresh revokes the grant of the refresh token with that hash
 // when it was issued to clientID; an unknown token is no error (RFC 7009).
-func (d *DB) RevokeOAuthRefresh(ctx context.Context, hash []byte, clientID string, now time.Time) error {
+func (d *Accounts) RevokeOAuthRefresh(ctx context.Context, hash []byte, clientID string, now time.Time) error {
 	_, err := d.pool.Exec(ctx, `UPDATE oauth_grants g SET revoked_at = $3 FROM oauth_refresh_tokens r
 		WHERE r.token_hash = $1 AND g.id = r.grant_id AND g.client_id = $2 AND g.revoked_at IS NULL`, hash, clientID, now)
 	if err != nil {
@@ -305,7 +305,7 @@ func (d *DB) RevokeOAuthRefresh(ctx context.Context, hash []byte, clientID strin
 }
 
 // RevokeOAuthAccess revokes the access token jti when it was issued to clientID.
-func (d *DB) RevokeOAuthAccess(ctx context.Context, jti, clientID string, now time.Time) error {
+func (d *Accounts) RevokeOAuthAccess(ctx context.Context, jti, clientID string, now time.Time) error {
 	if !pgbase.Storable(jti) {
 		return nil
 	}
@@ -330,7 +330,7 @@ type ConnectedApp struct {
 // ConnectedApps lists the clients with a live grant on the tenant (not
 // revoked, with a refresh token still usable), last used first, with the
 // union of their grants' scopes.
-func (d *DB) ConnectedApps(ctx context.Context, tenantID string, now time.Time) ([]ConnectedApp, error) {
+func (d *Accounts) ConnectedApps(ctx context.Context, tenantID string, now time.Time) ([]ConnectedApp, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT c.id AS client_id, c.client_name, c.redirect_uris,
 			array(SELECT DISTINCT s FROM oauth_grants g2, unnest(g2.scopes) s
 				WHERE g2.tenant_id = $1 AND g2.client_id = c.id AND g2.revoked_at IS NULL ORDER BY s) AS scopes,
@@ -348,7 +348,7 @@ func (d *DB) ConnectedApps(ctx context.Context, tenantID string, now time.Time) 
 
 // RevokeConnectedApp revokes every grant of the client on the tenant, and so
 // every token issued under them; it reports whether there was one.
-func (d *DB) RevokeConnectedApp(ctx context.Context, tenantID, clientID string, now time.Time) (bool, error) {
+func (d *Accounts) RevokeConnectedApp(ctx context.Context, tenantID, clientID string, now time.Time) (bool, error) {
 	if !pgbase.Storable(clientID) {
 		return false, nil
 	}
@@ -364,7 +364,7 @@ func (d *DB) RevokeConnectedApp(ctx context.Context, tenantID, clientID string, 
 // hour after they expired, refresh tokens once expired (a rotated one is
 // kept until then, so that its reuse is still caught), and the grants left
 // with neither; it returns how many rows went.
-func (d *DB) DeleteExpiredOAuth(ctx context.Context, now time.Time) (int64, error) {
+func (d *Accounts) DeleteExpiredOAuth(ctx context.Context, now time.Time) (int64, error) {
 	var n int64
 	for _, q := range []string{
 		`DELETE FROM oauth_access_tokens WHERE expires_at < $1::timestamptz - interval '1 hour'`,

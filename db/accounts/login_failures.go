@@ -1,4 +1,4 @@
-package db
+package accounts
 
 import (
 	"context"
@@ -64,7 +64,7 @@ type loginFailure struct {
 // otherwise it counts the attempt as a failure of every key at once, before
 // the password is checked, so that attempts sent together count each
 // other. A successful attempt takes its count back with ForgiveLoginAttempt.
-func (d *DB) StartLoginAttempt(ctx context.Context, keys []LoginThrottle, now time.Time) (LoginAttempt, error) {
+func (d *Accounts) StartLoginAttempt(ctx context.Context, keys []LoginThrottle, now time.Time) (LoginAttempt, error) {
 	a := LoginAttempt{keys: keys, at: now, Failures: make([]int, len(keys)), prev: make([]time.Time, len(keys))}
 	names := make([]string, len(keys))
 	for i, k := range keys {
@@ -125,7 +125,7 @@ func (d *DB) StartLoginAttempt(ctx context.Context, keys []LoginThrottle, now ti
 // ForgiveLoginAttempt takes back the failure StartLoginAttempt counted in
 // advance for an attempt that succeeded, and forgets the failures of its
 // ClearOnSuccess keys.
-func (d *DB) ForgiveLoginAttempt(ctx context.Context, a LoginAttempt) error {
+func (d *Accounts) ForgiveLoginAttempt(ctx context.Context, a LoginAttempt) error {
 	if a.Wait > 0 {
 		return errors.New("forgiving a refused sign-in attempt")
 	}
@@ -149,7 +149,7 @@ func (d *DB) ForgiveLoginAttempt(ctx context.Context, a LoginAttempt) error {
 }
 
 // LoginFailures is the key's count of failures remembered at now.
-func (d *DB) LoginFailures(ctx context.Context, key string, now time.Time) (int, error) {
+func (d *Accounts) LoginFailures(ctx context.Context, key string, now time.Time) (int, error) {
 	var n int
 	err := d.pool.QueryRow(ctx, `SELECT coalesce(max(failures), 0) FROM login_failures WHERE key = $1 AND expires_at > $2`,
 		pgbase.StorableKey(key), now).Scan(&n)
@@ -161,7 +161,7 @@ func (d *DB) LoginFailures(ctx context.Context, key string, now time.Time) (int,
 
 // DeleteExpiredLoginFailures removes the sign-in failures forgotten by now
 // and returns how many.
-func (d *DB) DeleteExpiredLoginFailures(ctx context.Context, now time.Time) (int64, error) {
+func (d *Accounts) DeleteExpiredLoginFailures(ctx context.Context, now time.Time) (int64, error) {
 	tag, err := d.pool.Exec(ctx, `DELETE FROM login_failures WHERE expires_at <= $1`, now)
 	if err != nil {
 		return 0, fmt.Errorf("deleting expired sign-in failures: %w", err)

@@ -1,4 +1,4 @@
-package db
+package accounts
 
 import (
 	"context"
@@ -27,9 +27,9 @@ type Membership struct {
 	Role       string `db:"role"`
 }
 
-// addOwner creates the user unless one with that email exists, then makes them an owner of the tenant.
+// AddOwnerInTx creates, in tx, the user unless one with that email exists, then makes them an owner of the tenant.
 // It reports whether a new user was created.
-func addOwner(ctx context.Context, tx pgx.Tx, tenantID, email, passwordHash string) (bool, error) {
+func AddOwnerInTx(ctx context.Context, tx pgx.Tx, tenantID, email, passwordHash string) (bool, error) {
 	var userID string
 	var created bool
 	err := tx.QueryRow(ctx, `SELECT id FROM users WHERE lower(email) = lower($1)`, email).Scan(&userID)
@@ -53,9 +53,9 @@ func addOwner(ctx context.Context, tx pgx.Tx, tenantID, email, passwordHash stri
 // AddOwner makes the user with that email an owner of the tenant, creating the
 // user with the given password hash if needed. When the user exists and
 // resetPassword is set, their password is replaced.
-func (d *DB) AddOwner(ctx context.Context, tenantID, email, passwordHash string, resetPassword bool) error {
+func (d *Accounts) AddOwner(ctx context.Context, tenantID, email, passwordHash string, resetPassword bool) error {
 	return d.inTx(ctx, func(tx pgx.Tx) error {
-		created, err := addOwner(ctx, tx, tenantID, email, passwordHash)
+		created, err := AddOwnerInTx(ctx, tx, tenantID, email, passwordHash)
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func (d *DB) AddOwner(ctx context.Context, tenantID, email, passwordHash string,
 }
 
 // UserByEmail returns the user with that email, case-insensitively.
-func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
+func (d *Accounts) UserByEmail(ctx context.Context, email string) (User, error) {
 	if !pgbase.Storable(email) {
 		return User{}, parley.Errorf(parley.KindNotFound, "User not found")
 	}
@@ -83,7 +83,7 @@ func (d *DB) UserByEmail(ctx context.Context, email string) (User, error) {
 }
 
 // UserByID returns the user with that id.
-func (d *DB) UserByID(ctx context.Context, id string) (User, error) {
+func (d *Accounts) UserByID(ctx context.Context, id string) (User, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT id, email, password_hash, created_at FROM users WHERE id = $1`, id)
 	u, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
@@ -93,7 +93,7 @@ func (d *DB) UserByID(ctx context.Context, id string) (User, error) {
 }
 
 // Memberships lists the tenants a user administers, by name.
-func (d *DB) Memberships(ctx context.Context, userID string) ([]Membership, error) {
+func (d *Accounts) Memberships(ctx context.Context, userID string) ([]Membership, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT m.tenant_id, t.slug, t.name, m.role
 		FROM tenant_members m JOIN tenants t ON t.id = m.tenant_id
 		WHERE m.user_id = $1 ORDER BY t.name, t.slug`, userID)
