@@ -10,6 +10,7 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/visitors"
 )
 
 // configVersion reads the tenant's configuration version.
@@ -158,7 +159,7 @@ func TestChatConfigCache(t *testing.T) {
 	}
 
 	// Memory is read each time, cache or not.
-	v, err := f.Store.CreateVisitor(ctx, id, db.VisitorWrite{Email: parley.Some("cache@example.com")})
+	v, err := f.Store.CreateVisitor(ctx, id, visitors.VisitorWrite{Email: parley.Some("cache@example.com")})
 	if err != nil {
 		t.Fatal(err)
 	}

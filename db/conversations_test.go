@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/visitors"
 )
 
 // convFixture is a tenant of its own with helpers to start conversations.
@@ -61,7 +62,7 @@ func (f *convFixture) toolNames(t *testing.T, tenantID, conversationID string) [
 
 func (f *convFixture) visitor(t *testing.T, tenantID string) string {
 	t.Helper()
-	v, err := f.store.CreateVisitor(context.Background(), tenantID, db.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
+	v, err := f.store.CreateVisitor(context.Background(), tenantID, visitors.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package db is Parley's data access: a pgx pool, transactions and one file of
 // SQL per aggregate. Every query on tenant-owned data filters by tenant. The
 // aggregates with few ties to the rest have a package of their own below db
-// (knowledge, webhooks, accounts, ...), whose stores DB embeds: their methods are DB's, their
+// (knowledge, webhooks, accounts, visitors, ...), whose stores DB embeds: their methods are DB's, their
 // write and read shapes their own.
 package db
 
@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/knowledge"
+	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/db/webhooks"
 )
 
@@ -38,6 +39,7 @@ type DB struct {
 	*knowledge.Knowledge
 	*webhooks.Webhooks
 	*accounts.Accounts
+	*visitors.Visitors
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -95,6 +97,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 		Knowledge: knowledge.New(pool, c),
 		Webhooks:  webhooks.New(pool, c),
 		Accounts:  accounts.New(pool, c),
+		Visitors:  visitors.New(pool),
 	}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/visitors"
 )
 
 // PromptData reads in one batch what PromptCorpus, HasCorpusSummaries,
@@ -64,7 +65,7 @@ func TestPromptData(t *testing.T) {
 	check(t, f.Tenant.ID, f.Support, "en", "")
 	check(t, f.Tenant.ID, "", "fr-CA", "")
 
-	v, err := f.Store.CreateVisitor(ctx, f.Tenant.ID, db.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
+	v, err := f.Store.CreateVisitor(ctx, f.Tenant.ID, visitors.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/visitors"
 )
 
 // The tenant's known visitors and the facts the assistant remembers of
@@ -12,29 +12,29 @@ import (
 
 // visitorWrite checks in (creating: an email or an externalId required):
 // the write to apply, or its problems.
-func visitorWrite(in parley.VisitorInput, creating bool) (db.VisitorWrite, error) {
+func visitorWrite(in parley.VisitorInput, creating bool) (visitors.VisitorWrite, error) {
 	if err := in.Check(creating).Err(); err != nil {
-		return db.VisitorWrite{}, err
+		return visitors.VisitorWrite{}, err
 	}
-	return db.VisitorWrite{Email: in.Email, DisplayName: in.DisplayName, Phone: in.Phone, AuthProvider: in.AuthProvider,
+	return visitors.VisitorWrite{Email: in.Email, DisplayName: in.DisplayName, Phone: in.Phone, AuthProvider: in.AuthProvider,
 		ExternalID: in.ExternalID, Metadata: in.Metadata}, nil
 }
 
 // CreateVisitor creates a visitor; a taken email or externalId is a
 // conflict.
-func (s *Service) CreateVisitor(ctx context.Context, tenantID string, in parley.VisitorInput) (db.VisitorDetail, error) {
+func (s *Service) CreateVisitor(ctx context.Context, tenantID string, in parley.VisitorInput) (visitors.VisitorDetail, error) {
 	w, err := visitorWrite(in, true)
 	if err != nil {
-		return db.VisitorDetail{}, err
+		return visitors.VisitorDetail{}, err
 	}
 	return s.DB.CreateVisitor(ctx, tenantID, w)
 }
 
 // UpdateVisitor changes the fields of in that are set, of the visitor id.
-func (s *Service) UpdateVisitor(ctx context.Context, tenantID, id string, in parley.VisitorInput) (db.VisitorDetail, error) {
+func (s *Service) UpdateVisitor(ctx context.Context, tenantID, id string, in parley.VisitorInput) (visitors.VisitorDetail, error) {
 	w, err := visitorWrite(in, false)
 	if err != nil {
-		return db.VisitorDetail{}, err
+		return visitors.VisitorDetail{}, err
 	}
 	return s.DB.UpdateVisitor(ctx, tenantID, id, w)
 }
@@ -46,7 +46,7 @@ func (s *Service) DeleteVisitor(ctx context.Context, tenantID, id string) error 
 }
 
 // Visitor reads one of the tenant's visitors with their counts.
-func (s *Service) Visitor(ctx context.Context, tenantID, id string) (db.VisitorDetail, error) {
+func (s *Service) Visitor(ctx context.Context, tenantID, id string) (visitors.VisitorDetail, error) {
 	return s.DB.VisitorDetail(ctx, tenantID, id)
 }
 

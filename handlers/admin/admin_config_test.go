@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -434,7 +435,7 @@ func otherTenantData(t *testing.T, b *webtest.Bundle, tenantID string) (toolID, 
 	webtest.MustStep(t, "creating a tool", err)
 	p, _, err := b.DB.UpsertProduct(ctx, tenantID, db.ProductWrite{Name: parley.Some("Their product")})
 	webtest.MustStep(t, "creating a product", err)
-	v, err := b.DB.CreateVisitor(ctx, tenantID, db.VisitorWrite{Email: parley.Some("them@example.com")})
+	v, err := b.DB.CreateVisitor(ctx, tenantID, visitors.VisitorWrite{Email: parley.Some("them@example.com")})
 	webtest.MustStep(t, "creating a visitor", err)
 	_, err = b.DB.UpsertMemory(ctx, tenantID, v.ID, "secret", "theirs")
 	webtest.MustStep(t, "storing a fact", err)
@@ -494,7 +495,7 @@ func TestAdminConfigValidation(t *testing.T) {
 	c := b.NewAdminClient(t)
 	c.SignIn(ten)
 	ctx := context.Background()
-	v, err := b.DB.CreateVisitor(ctx, ten.ID, db.VisitorWrite{Email: parley.Some("grace@example.com")})
+	v, err := b.DB.CreateVisitor(ctx, ten.ID, visitors.VisitorWrite{Email: parley.Some("grace@example.com")})
 	webtest.MustStep(t, "creating a visitor", err)
 	_, err = b.DB.CreateTool(ctx, ten.ID, db.ToolWrite{Name: parley.Some("Taken"), Description: parley.Some("d"),
 		Type: parley.Some(parley.ToolRememberFact), Config: parley.Some(json.RawMessage(`{"allowedKeys":[]}`))})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
@@ -162,7 +163,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 }
 
 // visitorLabel names a visitor for the owner: email, name, their own id, else ours.
-func visitorLabel(v db.VisitorDetail) string {
+func visitorLabel(v visitors.VisitorDetail) string {
 	for _, s := range []*string{v.Email, v.DisplayName, v.ExternalID} {
 		if handlers.Deref(s) != "" {
 			return *s

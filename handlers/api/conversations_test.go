@@ -13,6 +13,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -39,7 +40,7 @@ func TestConversations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		visitor, err := b.DB.CreateVisitor(ctx, ct.ID, db.VisitorWrite{Email: parley.Some("ada@example.com")})
+		visitor, err := b.DB.CreateVisitor(ctx, ct.ID, visitors.VisitorWrite{Email: parley.Some("ada@example.com")})
 		if err != nil {
 			t.Fatal(err)
 		}

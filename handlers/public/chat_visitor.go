@@ -8,7 +8,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/visitors"
 )
 
 // verifiedChatVisitor verifies a visitor token and resolves (creating when
@@ -35,7 +35,7 @@ func (h *Handler) verifiedChatVisitor(c echo.Context, t parley.Tenant, token str
 	if err != nil {
 		return parley.Visitor{}, err
 	}
-	var w db.VisitorWrite
+	var w visitors.VisitorWrite
 	changed := false
 	if e := strings.TrimSpace(claims.Email); e != "" && (v.Email == nil || *v.Email != e) {
 		w.Email = parley.Some(e)

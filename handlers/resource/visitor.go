@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/visitors"
 )
 
 type VisitorJSON struct {
@@ -27,7 +27,7 @@ func NewVisitorJSON(v parley.Visitor) VisitorJSON {
 		ExternalID: v.ExternalID, Metadata: v.Metadata, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt}
 }
 
-func NewVisitorDetailJSON(v db.VisitorDetail) VisitorJSON {
+func NewVisitorDetailJSON(v visitors.VisitorDetail) VisitorJSON {
 	j := NewVisitorJSON(v.Visitor)
 	j.ConversationCount, j.MemoryCount = &v.ConversationCount, &v.MemoryCount
 	return j

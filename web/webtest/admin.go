@@ -29,6 +29,7 @@ import (
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/db/knowledge"
+	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/web"
 )
 
@@ -434,7 +435,7 @@ type InboxFixture struct {
 	Ten                              Tenant
 	Ada, AgentConv, Escalated, Janua parley.Conversation
 	Pricing                          parley.CorpusEntry // the knowledge ada's first answer drew on
-	Visitor                          db.VisitorDetail
+	Visitor                          visitors.VisitorDetail
 	Submission                       parley.Submission
 }
 
@@ -446,7 +447,7 @@ func SeedInboxOf(t *testing.T, b *Bundle, ten Tenant) InboxFixture {
 	sales, err := b.DB.CreateSegment(ctx, ten.ID, 10, db.SegmentWrite{Name: parley.Some("Sales"), Slug: parley.Some("sales"),
 		SystemPrompt: parley.Some("You sell.")})
 	MustStep(t, "creating a segment", err)
-	visitor, err := b.DB.CreateVisitor(ctx, ten.ID, db.VisitorWrite{Email: parley.Some("ada@example.com")})
+	visitor, err := b.DB.CreateVisitor(ctx, ten.ID, visitors.VisitorWrite{Email: parley.Some("ada@example.com")})
 	MustStep(t, "creating a visitor", err)
 	now := time.Now().UTC()
 	page := "https://shop.example/pricing"

@@ -1,4 +1,4 @@
-package db
+package visitors
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func anonymousKey(anonymousID string) []byte {
 // (parley.ValidAnonymousID), creating it on the id's first message (with
 // authProvider "anonymous"), in one round trip. Another tenant's visitor of
 // the same id is another visitor.
-func (d *DB) ResolveAnonymousVisitor(ctx context.Context, tenantID, anonymousID string) (parley.Visitor, error) {
+func (d *Visitors) ResolveAnonymousVisitor(ctx context.Context, tenantID, anonymousID string) (parley.Visitor, error) {
 	if !parley.ValidAnonymousID(anonymousID) {
 		return parley.Visitor{}, parley.InvalidAnonymousID()
 	}
@@ -60,7 +60,7 @@ func (d *DB) ResolveAnonymousVisitor(ctx context.Context, tenantID, anonymousID 
 // the verified one (linkAnonymous). It costs one read when there is nothing
 // to do: no such anonymous visitor, or one linked to visitorID already with
 // no fact left to move.
-func (d *DB) LinkAnonymousVisitor(ctx context.Context, tenantID, anonymousID, visitorID string, now time.Time) error {
+func (d *Visitors) LinkAnonymousVisitor(ctx context.Context, tenantID, anonymousID, visitorID string, now time.Time) error {
 	if !parley.ValidAnonymousID(anonymousID) {
 		return parley.InvalidAnonymousID()
 	}

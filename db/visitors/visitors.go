@@ -1,4 +1,4 @@
-package db
+package visitors
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func visitorConflict(err error) error {
 
 // ListVisitors returns a page of visitors, newest first, and the total.
 // search matches email, display name or external id (case-insensitive substring).
-func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]parley.Visitor, int, error) {
+func (d *Visitors) ListVisitors(ctx context.Context, tenantID, search string, limit, offset int) ([]parley.Visitor, int, error) {
 	where := " WHERE tenant_id = $1"
 	args := []any{tenantID}
 	if search != "" {
@@ -72,7 +72,7 @@ func (d *DB) ListVisitors(ctx context.Context, tenantID, search string, limit, o
 }
 
 // VisitorDetail returns one visitor with its counts.
-func (d *DB) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDetail, error) {
+func (d *Visitors) VisitorDetail(ctx context.Context, tenantID, id string) (VisitorDetail, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
@@ -105,7 +105,7 @@ func visitorSets(w VisitorWrite) []pgbase.SetClause {
 }
 
 // CreateVisitor stores a visitor.
-func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite) (VisitorDetail, error) {
+func (d *Visitors) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite) (VisitorDetail, error) {
 	cols := []string{"tenant_id"}
 	vals := []string{"$1"}
 	args := []any{tenantID}
@@ -128,7 +128,7 @@ func (d *DB) CreateVisitor(ctx context.Context, tenantID string, w VisitorWrite)
 // UpdateVisitor applies a partial update. The row must keep an email or an
 // externalId, unless it is an anonymous visitor's (the widget's anonymous id
 // keeps naming it).
-func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWrite) (VisitorDetail, error) {
+func (d *Visitors) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWrite) (VisitorDetail, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
@@ -157,12 +157,12 @@ func (d *DB) UpdateVisitor(ctx context.Context, tenantID, id string, w VisitorWr
 
 // DeleteVisitor deletes a visitor; memory facts go with it (and, once they
 // exist, conversations; submissions keep a null visitor link).
-func (d *DB) DeleteVisitor(ctx context.Context, tenantID, id string) error {
+func (d *Visitors) DeleteVisitor(ctx context.Context, tenantID, id string) error {
 	return pgbase.DeleteTenantRow(ctx, d.pool, "visitors", "Visitor", tenantID, id)
 }
 
 // visitorExists checks the visitor belongs to the tenant.
-func (d *DB) visitorExists(ctx context.Context, tenantID, visitorID string) error {
+func (d *Visitors) visitorExists(ctx context.Context, tenantID, visitorID string) error {
 	if !pgbase.LooksLikeUUID(visitorID) {
 		return parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
@@ -177,7 +177,7 @@ func (d *DB) visitorExists(ctx context.Context, tenantID, visitorID string) erro
 }
 
 // ListMemory lists a visitor's facts by key.
-func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]parley.MemoryFact, error) {
+func (d *Visitors) ListMemory(ctx context.Context, tenantID, visitorID string) ([]parley.MemoryFact, error) {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (d *DB) ListMemory(ctx context.Context, tenantID, visitorID string) ([]parl
 }
 
 // Memory returns one fact.
-func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (parley.MemoryFact, error) {
+func (d *Visitors) Memory(ctx context.Context, tenantID, visitorID, key string) (parley.MemoryFact, error) {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return parley.MemoryFact{}, err
 	}
@@ -206,7 +206,7 @@ func (d *DB) Memory(ctx context.Context, tenantID, visitorID, key string) (parle
 const maxFactsPerVisitor = 100
 
 // UpsertMemory stores a fact by key, replacing its value.
-func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error) {
+func (d *Visitors) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value string) (parley.MemoryFact, error) {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return parley.MemoryFact{}, err
 	}
@@ -237,7 +237,7 @@ func (d *DB) UpsertMemory(ctx context.Context, tenantID, visitorID, key, value s
 }
 
 // DeleteMemory forgets one fact.
-func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) error {
+func (d *Visitors) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) error {
 	if err := d.visitorExists(ctx, tenantID, visitorID); err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (d *DB) DeleteMemory(ctx context.Context, tenantID, visitorID, key string) 
 // FindVisitor returns the tenant's visitor named by ref: its id, else its
 // externalId (both indexed); KindNotFound when it names none. It never
 // creates one.
-func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
+func (d *Visitors) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
 	if ref == "" || !pgbase.Storable(ref) {
 		return parley.Visitor{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
@@ -278,7 +278,7 @@ func (d *DB) FindVisitor(ctx context.Context, tenantID, ref string) (parley.Visi
 // registering them first. The visitor is never Anonymous, even an anonymous
 // visitor's row named by its id: only the anonymous id itself
 // (ResolveAnonymousVisitor) counts as the browser that talked before.
-func (d *DB) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
+func (d *Visitors) ResolveChatVisitor(ctx context.Context, tenantID, ref string) (parley.Visitor, error) {
 	if ref == "" || !pgbase.Storable(ref) || len(ref) > 255 {
 		return parley.Visitor{}, &parley.Error{Kind: parley.KindInvalid, Message: "visitorId must be 1 to 255 characters",
 			Details: parley.FieldErrors{"visitorId": "must be 1 to 255 characters"}}

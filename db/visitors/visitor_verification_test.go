@@ -1,4 +1,4 @@
-package db_test
+package visitors_test
 
 import (
 	"context"

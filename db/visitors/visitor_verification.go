@@ -1,4 +1,4 @@
-package db
+package visitors
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // SessionVerification returns how the session's conversation verified its
 // visitor, or nil when it did not (or there is no conversation yet). The
 // visitor verified is never Anonymous: it was proved to be someone.
-func (d *DB) SessionVerification(ctx context.Context, tenantID, sessionID string) (*parley.SessionVerification, error) {
+func (d *Visitors) SessionVerification(ctx context.Context, tenantID, sessionID string) (*parley.SessionVerification, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT c.verified_by, v.id, v.tenant_id, v.email, v.display_name, v.phone,
 			v.auth_provider, v.external_id, v.metadata, v.created_at, v.updated_at
 		FROM conversations c LEFT JOIN visitors v ON v.id = c.verified_visitor_id
@@ -51,7 +51,7 @@ func (d *DB) SessionVerification(ctx context.Context, tenantID, sessionID string
 // and returns how long to wait. Saves of one tenant take turns (a
 // transaction lock), so that requests racing for one address or one
 // conversation cannot each read "nothing sent yet" and each send a code.
-func (d *DB) SaveVerificationCode(ctx context.Context, tenantID, conversationID string, code parley.VerificationCode, now time.Time, throttle time.Duration) (time.Duration, error) {
+func (d *Visitors) SaveVerificationCode(ctx context.Context, tenantID, conversationID string, code parley.VerificationCode, now time.Time, throttle time.Duration) (time.Duration, error) {
 	var wait time.Duration
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('verification:' || $1::text, 0))`, tenantID); err != nil {
@@ -81,7 +81,7 @@ func (d *DB) SaveVerificationCode(ctx context.Context, tenantID, conversationID 
 
 // DeleteVerificationCode forgets the conversation's code (one that could
 // not be sent).
-func (d *DB) DeleteVerificationCode(ctx context.Context, tenantID, conversationID string) error {
+func (d *Visitors) DeleteVerificationCode(ctx context.Context, tenantID, conversationID string) error {
 	_, err := d.pool.Exec(ctx, `DELETE FROM verification_codes WHERE tenant_id = $1 AND conversation_id = $2`, tenantID, conversationID)
 	return err
 }
@@ -89,7 +89,7 @@ func (d *DB) DeleteVerificationCode(ctx context.Context, tenantID, conversationI
 // TryVerificationCode counts one try of the conversation's code and returns
 // it for the caller to compare, with parley.CodeTryOK; when no try can be
 // counted it says why (parley.CodeTry...).
-func (d *DB) TryVerificationCode(ctx context.Context, tenantID, conversationID string, now time.Time, maxTries int) (parley.VerificationCode, string, error) {
+func (d *Visitors) TryVerificationCode(ctx context.Context, tenantID, conversationID string, now time.Time, maxTries int) (parley.VerificationCode, string, error) {
 	var c parley.VerificationCode
 	err := d.pool.QueryRow(ctx, `UPDATE verification_codes SET attempts = attempts + 1
 		WHERE tenant_id = $1 AND conversation_id = $2 AND attempts < $3 AND expires_at > $4
@@ -119,7 +119,7 @@ func (d *DB) TryVerificationCode(ctx context.Context, tenantID, conversationID s
 // tenant's visitor with this email (found, else created), links the
 // conversation's anonymous visitor to it (linkAnonymous), and forgets the
 // code, in one transaction. Other tenants' visitors are never looked at.
-func (d *DB) VerifyConversationByCode(ctx context.Context, tenantID, conversationID, email string, now time.Time) (parley.Visitor, error) {
+func (d *Visitors) VerifyConversationByCode(ctx context.Context, tenantID, conversationID, email string, now time.Time) (parley.Visitor, error) {
 	email = strings.TrimSpace(email)
 	var v parley.Visitor
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
@@ -149,7 +149,7 @@ func (d *DB) VerifyConversationByCode(ctx context.Context, tenantID, conversatio
 // TryVerificationChallenge counts one answer to the context webhook's
 // challenge id in the conversation, reporting false when maxTries answers
 // were given already.
-func (d *DB) TryVerificationChallenge(ctx context.Context, tenantID, conversationID, challengeID string, maxTries int) (bool, error) {
+func (d *Visitors) TryVerificationChallenge(ctx context.Context, tenantID, conversationID, challengeID string, maxTries int) (bool, error) {
 	tag, err := d.pool.Exec(ctx, `INSERT INTO verification_challenges (conversation_id, challenge_id, attempts)
 		SELECT id, $3, 1 FROM conversations WHERE tenant_id = $1 AND id = $2
 		ON CONFLICT (conversation_id, challenge_id) DO UPDATE SET attempts = verification_challenges.attempts + 1
@@ -162,7 +162,7 @@ func (d *DB) TryVerificationChallenge(ctx context.Context, tenantID, conversatio
 
 // VerifyConversationByChallenge marks the conversation verified by the
 // context webhook's challenge, for its visitor (nil when anonymous).
-func (d *DB) VerifyConversationByChallenge(ctx context.Context, tenantID, conversationID string, visitorID *string, now time.Time) error {
+func (d *Visitors) VerifyConversationByChallenge(ctx context.Context, tenantID, conversationID string, visitorID *string, now time.Time) error {
 	return markVerified(ctx, d.pool, tenantID, conversationID, visitorID, parley.VerifiedByChallenge, now)
 }
 

@@ -1,4 +1,4 @@
-package db
+package visitors
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // ResolveVisitorByExternalID finds the tenant's visitor with this externalId,
 // creating it when there is none. Unlike ResolveChatVisitor it never matches
 // a visitor's own id: a verified visitor token names the tenant's user.
-func (d *DB) ResolveVisitorByExternalID(ctx context.Context, tenantID, externalID string) (parley.Visitor, error) {
+func (d *Visitors) ResolveVisitorByExternalID(ctx context.Context, tenantID, externalID string) (parley.Visitor, error) {
 	if externalID == "" || !pgbase.Storable(externalID) || len(externalID) > 255 {
 		return parley.Visitor{}, &parley.Error{Kind: parley.KindInvalid, Message: "externalId must be 1 to 255 characters"}
 	}
