@@ -10,71 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/db/visitors"
 )
-
-// convFixture is a tenant of its own with helpers to start conversations.
-type convFixture struct {
-	store  *db.DB
-	tenant parley.Tenant
-	other  parley.Tenant
-}
-
-func setupConversations(t *testing.T) *convFixture {
-	t.Helper()
-	store := dbtest.New(t)
-	return &convFixture{store: store, tenant: dbtest.NewTenant(t, store), other: dbtest.NewTenant(t, store)}
-}
-
-func (f *convFixture) start(t *testing.T, p parley.ConversationStart) parley.Conversation {
-	t.Helper()
-	if p.TenantID == "" {
-		p.TenantID = f.tenant.ID
-	}
-	if p.Limit == 0 {
-		p.Limit = 1000
-	}
-	c, _, _, err := f.store.StartTurn(context.Background(), p, "hello", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// toolNames lists the names of the conversation's tool history as the
-// tenant sees them, oldest first.
-func (f *convFixture) toolNames(t *testing.T, tenantID, conversationID string) []string {
-	t.Helper()
-	rows, _ := f.store.Pool().Query(context.Background(), `SELECT tool_name FROM tool_history
-		WHERE tenant_id = $1 AND conversation_id = $2 ORDER BY seq`, tenantID, conversationID)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
-}
-
-func (f *convFixture) visitor(t *testing.T, tenantID string) string {
-	t.Helper()
-	v, err := f.store.CreateVisitor(context.Background(), tenantID, visitors.VisitorWrite{Email: parley.Some(fmt.Sprintf("v%d@example.com", time.Now().UnixNano()))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v.ID
-}
-
-func wantKind(t *testing.T, err error, kind parley.Kind) {
-	t.Helper()
-	if parley.ErrorKind(err) != kind {
-		t.Fatalf("error = %v (kind %d), want kind %d", err, parley.ErrorKind(err), kind)
-	}
-}
 
 func TestStartTurnRules(t *testing.T) {
 	t.Parallel()
@@ -82,23 +23,23 @@ func TestStartTurnRules(t *testing.T) {
 
 	t.Run("IdempotentPerSession", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s1", Limit: 10, PageURL: ptr("https://example.com/a"),
+		f := dbtest.SetupConversations(t)
+		p := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "s1", Limit: 10, PageURL: dbtest.Ptr("https://example.com/a"),
 			Metadata: parley.ConversationMetadata{UserAgent: "UA", Referrer: "https://ref", Page: "/a"}}
-		c1, _, created, err := f.store.StartTurn(ctx, p, "hi", nil)
+		c1, _, created, err := f.Store.StartTurn(ctx, p, "hi", nil)
 		if err != nil || !created {
 			t.Fatalf("first start: created=%v err=%v", created, err)
 		}
 		if c1.Channel != "web" || c1.Status != "BOT" || c1.VisitorType != "human" || c1.Metadata.UserAgent != "UA" {
 			t.Errorf("defaults/metadata: %+v", c1)
 		}
-		c2, _, created, err := f.store.StartTurn(ctx, p, "hi", nil)
+		c2, _, created, err := f.Store.StartTurn(ctx, p, "hi", nil)
 		if err != nil || created || c2.ID != c1.ID {
 			t.Fatalf("second start: created=%v err=%v id %s vs %s", created, err, c2.ID, c1.ID)
 		}
 		// the same session id in another tenant is another conversation
-		p.TenantID = f.other.ID
-		c3, _, created, err := f.store.StartTurn(ctx, p, "hi", nil)
+		p.TenantID = f.Other.ID
+		c3, _, created, err := f.Store.StartTurn(ctx, p, "hi", nil)
 		if err != nil || !created || c3.ID == c1.ID {
 			t.Fatalf("other tenant: created=%v err=%v", created, err)
 		}
@@ -106,15 +47,15 @@ func TestStartTurnRules(t *testing.T) {
 
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
+		f := dbtest.SetupConversations(t)
 		for name, p := range map[string]parley.ConversationStart{
 			"EmptySession":   {SessionID: ""},
 			"LongSession":    {SessionID: strings.Repeat("é", 101)},
 			"BadChannel":     {SessionID: "x", Channel: "fax"},
 			"BadVisitorType": {SessionID: "x", VisitorType: "robot"},
 		} {
-			p.TenantID, p.Limit = f.tenant.ID, 10
-			_, _, _, err := f.store.StartTurn(ctx, p, "hi", nil)
+			p.TenantID, p.Limit = f.Tenant.ID, 10
+			_, _, _, err := f.Store.StartTurn(ctx, p, "hi", nil)
 			if parley.ErrorKind(err) != parley.KindInvalid {
 				t.Errorf("%s: %v", name, err)
 			}
@@ -123,28 +64,28 @@ func TestStartTurnRules(t *testing.T) {
 
 	t.Run("OtherTenantsLinks", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		v := f.visitor(t, f.other.ID)
-		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v}, "hi", nil)
-		wantKind(t, err, parley.KindNotFound)
+		f := dbtest.SetupConversations(t)
+		v := f.Visitor(t, f.Other.ID)
+		_, _, _, err := f.Store.StartTurn(ctx, parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "x", Limit: 10, VisitorID: &v}, "hi", nil)
+		dbtest.WantKind(t, err, parley.KindNotFound)
 		var seg string
-		if err := f.store.Pool().QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.other.ID).Scan(&seg); err != nil {
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT id FROM segments WHERE tenant_id = $1`, f.Other.ID).Scan(&seg); err != nil {
 			t.Fatal(err)
 		}
-		_, _, _, err = f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg}, "hi", nil)
-		wantKind(t, err, parley.KindNotFound)
+		_, _, _, err = f.Store.StartTurn(ctx, parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "x", Limit: 10, SegmentID: &seg}, "hi", nil)
+		dbtest.WantKind(t, err, parley.KindNotFound)
 	})
 
 	t.Run("MonthlyLimitUnderConcurrency", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
+		f := dbtest.SetupConversations(t)
 		const limit = 3
 		var wg sync.WaitGroup
 		errs := make([]error, 10)
 		for i := range errs {
 			wg.Go(func() {
-				_, _, _, errs[i] = f.store.StartTurn(ctx, parley.ConversationStart{
-					TenantID: f.tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "hi", nil)
+				_, _, _, errs[i] = f.Store.StartTurn(ctx, parley.ConversationStart{
+					TenantID: f.Tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "hi", nil)
 			})
 		}
 		wg.Wait()
@@ -168,61 +109,61 @@ func TestStartTurnRules(t *testing.T) {
 		if ok != limit {
 			t.Errorf("%d conversations started, want %d", ok, limit)
 		}
-		used, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
+		used, err := f.Store.ConversationsUsed(ctx, f.Tenant.ID, time.Now())
 		if err != nil || used != limit {
 			t.Errorf("ConversationsUsed = %d, %v", used, err)
 		}
 		// an existing session continues at the limit
 		for i := range errs {
 			if errs[i] == nil {
-				_, _, created, err := f.store.StartTurn(ctx, parley.ConversationStart{
-					TenantID: f.tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "again", nil)
+				_, _, created, err := f.Store.StartTurn(ctx, parley.ConversationStart{
+					TenantID: f.Tenant.ID, SessionID: fmt.Sprintf("c%d", i), Limit: limit}, "again", nil)
 				if err != nil || created {
 					t.Errorf("continuing c%d at the limit: created=%v err=%v", i, created, err)
 				}
 			}
 		}
 		// the limit is the tenant's: another tenant still starts
-		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.other.ID, SessionID: "c0", Limit: limit}, "hi", nil); err != nil {
+		if _, _, _, err := f.Store.StartTurn(ctx, parley.ConversationStart{TenantID: f.Other.ID, SessionID: "c0", Limit: limit}, "hi", nil); err != nil {
 			t.Errorf("other tenant: %v", err)
 		}
 	})
 
 	t.Run("LimitAtNAndNPlusOne", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
+		f := dbtest.SetupConversations(t)
 		for i := range 2 {
-			f.start(t, parley.ConversationStart{SessionID: fmt.Sprintf("s%d", i), Limit: 2})
+			f.Start(t, parley.ConversationStart{SessionID: fmt.Sprintf("s%d", i), Limit: 2})
 		}
-		_, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 2}, "hi", nil)
-		wantKind(t, err, parley.KindRateLimited)
-		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "s2", Limit: 3}, "hi", nil); err != nil {
+		_, _, _, err := f.Store.StartTurn(ctx, parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "s2", Limit: 2}, "hi", nil)
+		dbtest.WantKind(t, err, parley.KindRateLimited)
+		if _, _, _, err := f.Store.StartTurn(ctx, parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "s2", Limit: 3}, "hi", nil); err != nil {
 			t.Errorf("limit raised: %v", err)
 		}
 	})
 
 	t.Run("ConversationsUsedIsThisMonth", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		c := f.start(t, parley.ConversationStart{SessionID: "gone"})
-		f.start(t, parley.ConversationStart{SessionID: "new"})
+		f := dbtest.SetupConversations(t)
+		c := f.Start(t, parley.ConversationStart{SessionID: "gone"})
+		f.Start(t, parley.ConversationStart{SessionID: "new"})
 		// Last month's usage does not count this month.
-		if _, err := f.store.Pool().Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count)
-			VALUES ($1, $2, 500)`, f.tenant.ID, db.MonthStart(time.Now()).AddDate(0, -1, 0)); err != nil {
+		if _, err := f.Store.Pool().Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count)
+			VALUES ($1, $2, 500)`, f.Tenant.ID, db.MonthStart(time.Now()).AddDate(0, -1, 0)); err != nil {
 			t.Fatal(err)
 		}
 		// A deleted conversation still counts: the limit is on conversations started.
-		if _, err := f.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, c.ID); err != nil {
+		if _, err := f.Store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, c.ID); err != nil {
 			t.Fatal(err)
 		}
-		used, err := f.store.ConversationsUsed(ctx, f.tenant.ID, time.Now())
+		used, err := f.Store.ConversationsUsed(ctx, f.Tenant.ID, time.Now())
 		if err != nil || used != 2 {
 			t.Errorf("ConversationsUsed = %d, %v; want 2", used, err)
 		}
-		if _, _, _, err := f.store.StartTurn(ctx, parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "again", Limit: 2}, "hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
+		if _, _, _, err := f.Store.StartTurn(ctx, parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "again", Limit: 2}, "hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
 			t.Errorf("third start under a limit of 2 after a deletion: %v", err)
 		}
-		if used, _ := f.store.ConversationsUsed(ctx, f.other.ID, time.Now()); used != 0 {
+		if used, _ := f.Store.ConversationsUsed(ctx, f.Other.ID, time.Now()); used != 0 {
 			t.Errorf("other tenant used %d", used)
 		}
 	})
@@ -234,23 +175,23 @@ func TestConversationWrites(t *testing.T) {
 
 	t.Run("MessagesAndCounters", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		c := f.start(t, parley.ConversationStart{SessionID: "m"})
+		f := dbtest.SetupConversations(t)
+		c := f.Start(t, parley.ConversationStart{SessionID: "m"})
 		steps := []struct{ role, content string }{
 			{"assistant", "Hello!"}, {"user", "first question"}, {"assistant", "answer"}, {"user", "second"},
 		}
 		for _, s := range steps {
-			if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, s.role, s.content, nil); err != nil {
+			if _, err := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, s.role, s.content, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, name := range []string{"SUBMIT_FORM", "Search_Products"} {
-			if err := db.AppendToolHistory(ctx, f.store.Pool(), f.tenant.ID, c.ID, parley.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
+			if err := db.AppendToolHistory(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, parley.ToolCall{ToolName: name, ToolType: "SUBMIT_FORM",
 				Input: json.RawMessage(`{"email":"a@b.c"}`), Result: json.RawMessage(`{"success":true}`)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+		got, err := f.Store.Conversation(ctx, f.Tenant.ID, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,33 +201,33 @@ func TestConversationWrites(t *testing.T) {
 		if !got.LastMessageAt.After(c.LastMessageAt) {
 			t.Errorf("last_message_at did not move")
 		}
-		if calls := f.toolNames(t, f.tenant.ID, c.ID); len(calls) != 2 || calls[0] != "submit_form" || calls[1] != "search_products" {
+		if calls := f.ToolNames(t, f.Tenant.ID, c.ID); len(calls) != 2 || calls[0] != "submit_form" || calls[1] != "search_products" {
 			t.Errorf("tool history %q", calls)
 		}
-		turns, err := f.store.RecentTurns(ctx, f.tenant.ID, c.ID, 3)
+		turns, err := f.Store.RecentTurns(ctx, f.Tenant.ID, c.ID, 3)
 		if err != nil || len(turns) != 3 || turns[0].Content != "first question" || turns[2].Content != "second" {
 			t.Errorf("recent turns %+v, %v", turns, err)
 		}
-		if err := db.SetConversationStatus(ctx, f.store.Pool(), f.tenant.ID, c.ID, "ESCALATED"); err != nil {
+		if err := db.SetConversationStatus(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "ESCALATED"); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := f.store.Conversation(ctx, f.tenant.ID, c.ID); got.Status != "ESCALATED" {
+		if got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID); got.Status != "ESCALATED" {
 			t.Errorf("status %s", got.Status)
 		}
-		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool(), f.tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
-		_, err = db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "system", "x", nil)
-		wantKind(t, err, parley.KindInvalid)
+		dbtest.WantKind(t, db.SetConversationStatus(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
+		_, err = db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "system", "x", nil)
+		dbtest.WantKind(t, err, parley.KindInvalid)
 	})
 
 	t.Run("Feedback", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		c := f.start(t, parley.ConversationStart{SessionID: "fb"})
-		user, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "q", nil)
-		a1, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a1", nil)
-		a2, _ := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "assistant", "a2", nil)
+		f := dbtest.SetupConversations(t)
+		c := f.Start(t, parley.ConversationStart{SessionID: "fb"})
+		user, _ := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "user", "q", nil)
+		a1, _ := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "assistant", "a1", nil)
+		a2, _ := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "assistant", "a2", nil)
 		counts := func() (int, int) {
-			got, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+			got, err := f.Store.Conversation(ctx, f.Tenant.ID, c.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,39 +245,39 @@ func TestConversationWrites(t *testing.T) {
 			{a2.ID, 1, 1, 1},
 		}
 		for i, s := range steps {
-			if err := f.store.RecordFeedback(ctx, f.tenant.ID, s.id, s.value); err != nil {
+			if err := f.Store.RecordFeedback(ctx, f.Tenant.ID, s.id, s.value); err != nil {
 				t.Fatalf("step %d: %v", i, err)
 			}
 			if p, n := counts(); p != s.pos || n != s.neg {
 				t.Errorf("step %d: counts %d/%d, want %d/%d", i, p, n, s.pos, s.neg)
 			}
 		}
-		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, user.ID, 1), parley.KindInvalid)
-		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, a1.ID, 0), parley.KindInvalid)
-		wantKind(t, f.store.RecordFeedback(ctx, f.other.ID, a1.ID, 1), parley.KindNotFound)
-		wantKind(t, f.store.RecordFeedback(ctx, f.tenant.ID, "nope", 1), parley.KindNotFound)
+		dbtest.WantKind(t, f.Store.RecordFeedback(ctx, f.Tenant.ID, user.ID, 1), parley.KindInvalid)
+		dbtest.WantKind(t, f.Store.RecordFeedback(ctx, f.Tenant.ID, a1.ID, 0), parley.KindInvalid)
+		dbtest.WantKind(t, f.Store.RecordFeedback(ctx, f.Other.ID, a1.ID, 1), parley.KindNotFound)
+		dbtest.WantKind(t, f.Store.RecordFeedback(ctx, f.Tenant.ID, "nope", 1), parley.KindNotFound)
 	})
 
 	t.Run("TenantIsolation", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		c := f.start(t, parley.ConversationStart{SessionID: "iso"})
-		_, err := db.AppendMessage(ctx, f.store.Pool(), f.other.ID, c.ID, "user", "x", nil)
-		wantKind(t, err, parley.KindNotFound)
-		wantKind(t, db.AppendToolHistory(ctx, f.store.Pool(), f.other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
-		wantKind(t, db.SetConversationStatus(ctx, f.store.Pool(), f.other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
-		_, err = f.store.Conversation(ctx, f.other.ID, c.ID)
-		wantKind(t, err, parley.KindNotFound)
-		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "mine", nil); err != nil {
+		f := dbtest.SetupConversations(t)
+		c := f.Start(t, parley.ConversationStart{SessionID: "iso"})
+		_, err := db.AppendMessage(ctx, f.Store.Pool(), f.Other.ID, c.ID, "user", "x", nil)
+		dbtest.WantKind(t, err, parley.KindNotFound)
+		dbtest.WantKind(t, db.AppendToolHistory(ctx, f.Store.Pool(), f.Other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
+		dbtest.WantKind(t, db.SetConversationStatus(ctx, f.Store.Pool(), f.Other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
+		_, err = f.Store.Conversation(ctx, f.Other.ID, c.ID)
+		dbtest.WantKind(t, err, parley.KindNotFound)
+		if _, err := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "user", "mine", nil); err != nil {
 			t.Fatal(err)
 		}
-		if turns, err := f.store.RecentTurns(ctx, f.other.ID, c.ID, 10); err != nil || len(turns) != 0 {
+		if turns, err := f.Store.RecentTurns(ctx, f.Other.ID, c.ID, 10); err != nil || len(turns) != 0 {
 			t.Errorf("other tenant sees %d turns, %v", len(turns), err)
 		}
-		if calls := f.toolNames(t, f.other.ID, c.ID); len(calls) != 0 {
+		if calls := f.ToolNames(t, f.Other.ID, c.ID); len(calls) != 0 {
 			t.Errorf("other tenant sees tool calls %q", calls)
 		}
-		got, _ := f.store.Conversation(ctx, f.tenant.ID, c.ID)
+		got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID)
 		if got.MessageCount != 2 || got.ToolCallsCount != 0 || got.Status != "BOT" {
 			t.Errorf("other tenant's writes leaked: %+v", got)
 		}
@@ -344,25 +285,23 @@ func TestConversationWrites(t *testing.T) {
 
 	t.Run("DeletingVisitorCascades", func(t *testing.T) {
 		t.Parallel()
-		f := setupConversations(t)
-		v := f.visitor(t, f.tenant.ID)
-		c := f.start(t, parley.ConversationStart{SessionID: "v", VisitorID: &v})
-		if _, err := db.AppendMessage(ctx, f.store.Pool(), f.tenant.ID, c.ID, "user", "hi", nil); err != nil {
+		f := dbtest.SetupConversations(t)
+		v := f.Visitor(t, f.Tenant.ID)
+		c := f.Start(t, parley.ConversationStart{SessionID: "v", VisitorID: &v})
+		if _, err := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "user", "hi", nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.store.DeleteVisitor(ctx, f.tenant.ID, v); err != nil {
+		if err := f.Store.DeleteVisitor(ctx, f.Tenant.ID, v); err != nil {
 			t.Fatal(err)
 		}
-		_, err := f.store.Conversation(ctx, f.tenant.ID, c.ID)
-		wantKind(t, err, parley.KindNotFound)
+		_, err := f.Store.Conversation(ctx, f.Tenant.ID, c.ID)
+		dbtest.WantKind(t, err, parley.KindNotFound)
 		var n int
-		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d messages left, %v", n, err)
 		}
 	})
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // A message's tenant is its conversation's: the database refuses one filed
 // under another tenant (migration 00031), and a tenant's deletion still
@@ -370,23 +309,23 @@ func ptr[T any](v T) *T { return &v }
 func TestMessageTenantIsItsConversations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := setupConversations(t)
-	c := f.start(t, parley.ConversationStart{SessionID: "mine"})
-	_, err := f.store.Pool().Exec(ctx, `INSERT INTO messages (tenant_id, conversation_id, role, content) VALUES ($1, $2, 'user', 'x')`,
-		f.other.ID, c.ID)
+	f := dbtest.SetupConversations(t)
+	c := f.Start(t, parley.ConversationStart{SessionID: "mine"})
+	_, err := f.Store.Pool().Exec(ctx, `INSERT INTO messages (tenant_id, conversation_id, role, content) VALUES ($1, $2, 'user', 'x')`,
+		f.Other.ID, c.ID)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "23503" || pgErr.ConstraintName != "messages_conversation_fkey" {
 		t.Fatalf("a message of the conversation under another tenant: %v, want the foreign key's refusal", err)
 	}
-	if _, err := f.store.Pool().Exec(ctx, `INSERT INTO messages (tenant_id, conversation_id, role, content) VALUES ($1, $2, 'user', 'x')`,
-		f.tenant.ID, c.ID); err != nil {
+	if _, err := f.Store.Pool().Exec(ctx, `INSERT INTO messages (tenant_id, conversation_id, role, content) VALUES ($1, $2, 'user', 'x')`,
+		f.Tenant.ID, c.ID); err != nil {
 		t.Fatalf("a message under the conversation's own tenant: %v", err)
 	}
-	if _, err := f.store.Pool().Exec(ctx, `DELETE FROM tenants WHERE id = $1`, f.tenant.ID); err != nil {
+	if _, err := f.Store.Pool().Exec(ctx, `DELETE FROM tenants WHERE id = $1`, f.Tenant.ID); err != nil {
 		t.Fatal(err)
 	}
 	var left int
-	if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&left); err != nil || left != 0 {
+	if err := f.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages WHERE conversation_id = $1`, c.ID).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("messages left after the tenant's deletion: %d %v", left, err)
 	}
 }

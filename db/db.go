@@ -1,7 +1,7 @@
 // Package db is Parley's data access: a pgx pool, transactions and one file of
 // SQL per aggregate. Every query on tenant-owned data filters by tenant. The
 // aggregates with few ties to the rest have a package of their own below db
-// (knowledge, webhooks, accounts, visitors, ...), whose stores DB embeds: their methods are DB's, their
+// (knowledge, webhooks, accounts, visitors, listing), whose stores DB embeds: their methods are DB's, their
 // write and read shapes their own.
 package db
 
@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/knowledge"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/db/webhooks"
 )
@@ -27,9 +28,6 @@ type DB struct {
 	// jobs inserts and cancels River jobs (webhook deliveries) inside the
 	// transactions that change the data they are about.
 	jobs *river.Client[pgx.Tx]
-	// indexFirstMax overrides searchIndexFirstMax when not zero (tests:
-	// negative walks every search).
-	indexFirstMax int
 	// chat is the chat's configuration cache (ChatTenantAndSegment,
 	// ChatPromptData).
 	chat chatConfigCache
@@ -40,6 +38,7 @@ type DB struct {
 	*webhooks.Webhooks
 	*accounts.Accounts
 	*visitors.Visitors
+	*listing.Listings
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -98,6 +97,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 		Webhooks:  webhooks.New(pool, c),
 		Accounts:  accounts.New(pool, c),
 		Visitors:  visitors.New(pool),
+		Listings:  listing.New(pool),
 	}, nil
 }
 

@@ -28,11 +28,6 @@ var InTx = (*DB).inTx
 // CreateSubmissionInTx stores a submission in tx (tests only).
 var CreateSubmissionInTx = (*DB).createSubmissionInTx
 
-// SetSearchIndexFirstMax sets how many matching messages a search reads off
-// the trigram index at most before it walks the conversations instead
-// (negative: always walk).
-func (d *DB) SetSearchIndexFirstMax(n int) { d.indexFirstMax = n }
-
 // AsyncCommit is the FROM item that turns synchronous_commit off for its
 // statement's transaction (tests only).
 const AsyncCommit = pgbase.AsyncCommit

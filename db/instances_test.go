@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/parley/parley/db/dbtest"
 )
 
 // A session lease whose instance died (its heartbeat went stale, or its
@@ -13,8 +15,8 @@ import (
 func TestSessionLeaseOfDeadInstance(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := setupConversations(t)
-	store, tenant := f.store, f.tenant.ID
+	f := dbtest.SetupConversations(t)
+	store, tenant := f.Store, f.Tenant.ID
 	const stale = 15 * time.Second
 	register := func() string {
 		t.Helper()

@@ -12,58 +12,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/db/webhooks"
+	"github.com/parley/parley/db/dbtest"
 )
-
-// subFixture adds a tool, a visitor and a conversation of the tenant.
-type subFixture struct {
-	*convFixture
-	tool         parley.Tool
-	visitorID    string
-	conversation parley.Conversation
-}
-
-func setupSubmissions(t *testing.T) *subFixture {
-	t.Helper()
-	f := &subFixture{convFixture: setupConversations(t)}
-	var err error
-	f.tool, err = f.store.CreateTool(context.Background(), f.tenant.ID, db.ToolWrite{Name: parley.Some("Contact form"),
-		Description: parley.Some("Collects contact details"), Type: parley.Some("SUBMIT_FORM")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.visitorID = f.visitor(t, f.tenant.ID)
-	f.conversation = f.start(t, parley.ConversationStart{SessionID: "sub", VisitorID: &f.visitorID})
-	return f
-}
-
-func (f *subFixture) newSubmission() parley.NewSubmission {
-	return parley.NewSubmission{TenantID: f.tenant.ID, ToolID: &f.tool.ID, ToolType: "SUBMIT_FORM", ToolName: "Contact form",
-		ConversationID: &f.conversation.ID, VisitorID: &f.visitorID, Channel: "web",
-		Input: json.RawMessage(`{"full_name":"Ada","work_email":"ada@example.com"}`), Result: json.RawMessage(`{"success":true}`),
-		PageURL: ptr("https://example.com/pricing")}
-}
-
-// events returns the tenant's recorded events, oldest first.
-func (f *subFixture) events(t *testing.T, tenantID string) []webhooks.Event {
-	t.Helper()
-	rows, _ := f.store.Pool().Query(context.Background(), `SELECT id, tenant_id, type, submission_id, payload, created_at
-		FROM events WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
-	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[webhooks.Event])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return evs
-}
-
-func keys(m map[string]json.RawMessage) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
 
 func TestCreateSubmission(t *testing.T) {
 	t.Parallel()
@@ -71,20 +21,20 @@ func TestCreateSubmission(t *testing.T) {
 
 	t.Run("PayloadShape", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
+		f := dbtest.SetupSubmissions(t)
 		var turns []parley.Turn
 		for i := range 14 {
 			turns = append(turns, parley.Turn{Role: "user", Content: fmt.Sprintf("u%d", i)}, parley.Turn{Role: "assistant", Content: fmt.Sprintf("a%d", i)})
 		}
 		turns = append(turns, parley.Turn{Role: "tool", Content: "{}"}, parley.Turn{Role: "system", Content: "prompt"})
-		sub, ev, err := f.store.CreateSubmission(ctx, f.newSubmission(), turns)
+		sub, ev, err := f.Store.CreateSubmission(ctx, f.NewSubmission(), turns)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sub.Status != "NEW" || ev.Type != "submission.created" || ev.SubmissionID == nil || *ev.SubmissionID != sub.ID {
 			t.Fatalf("submission %+v event %+v", sub, ev)
 		}
-		evs := f.events(t, f.tenant.ID)
+		evs := f.Events(t, f.Tenant.ID)
 		if len(evs) != 1 || evs[0].ID != ev.ID {
 			t.Fatalf("%d events recorded", len(evs))
 		}
@@ -92,7 +42,7 @@ func TestCreateSubmission(t *testing.T) {
 		if err := json.Unmarshal(evs[0].Payload, &top); err != nil {
 			t.Fatal(err)
 		}
-		if got := keys(top); !slices.Equal(got, []string{"createdAt", "data", "event"}) {
+		if got := dbtest.Keys(top); !slices.Equal(got, []string{"createdAt", "data", "event"}) {
 			t.Errorf("top-level keys %v", got)
 		}
 		var data map[string]json.RawMessage
@@ -101,7 +51,7 @@ func TestCreateSubmission(t *testing.T) {
 		}
 		want := []string{"channel", "conversationId", "createdAt", "id", "input", "messages", "pageUrl", "result",
 			"status", "toolId", "toolName", "toolType", "visitorUserId"}
-		if got := keys(data); !slices.Equal(got, want) {
+		if got := dbtest.Keys(data); !slices.Equal(got, want) {
 			t.Errorf("data keys %v, want %v", got, want)
 		}
 		var p db.EventPayload
@@ -109,9 +59,9 @@ func TestCreateSubmission(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := p.Data
-		if p.Event != "submission.created" || d.ID != sub.ID || *d.ToolID != f.tool.ID || d.ToolType != "SUBMIT_FORM" ||
-			d.ToolName != "Contact form" || d.Channel != "web" || d.Status != "NEW" || *d.ConversationID != f.conversation.ID ||
-			*d.VisitorUserID != f.visitorID || *d.PageURL != "https://example.com/pricing" || !d.CreatedAt.Equal(sub.CreatedAt) {
+		if p.Event != "submission.created" || d.ID != sub.ID || *d.ToolID != f.Tool.ID || d.ToolType != "SUBMIT_FORM" ||
+			d.ToolName != "Contact form" || d.Channel != "web" || d.Status != "NEW" || *d.ConversationID != f.Conversation.ID ||
+			*d.VisitorUserID != f.VisitorID || *d.PageURL != "https://example.com/pricing" || !d.CreatedAt.Equal(sub.CreatedAt) {
 			t.Errorf("payload %+v", p)
 		}
 		var input map[string]string
@@ -130,15 +80,15 @@ func TestCreateSubmission(t *testing.T) {
 
 	t.Run("FormWithoutLinksOrMessages", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
-		_, _, err := f.store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.tenant.ID, ToolType: "SUBMIT_FORM",
+		f := dbtest.SetupSubmissions(t)
+		_, _, err := f.Store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.Tenant.ID, ToolType: "SUBMIT_FORM",
 			ToolName: "Form", Channel: "form", Input: json.RawMessage(`{"email":"x@y.z"}`)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var data map[string]json.RawMessage
 		var top struct{ Data json.RawMessage }
-		_ = json.Unmarshal(f.events(t, f.tenant.ID)[0].Payload, &top)
+		_ = json.Unmarshal(f.Events(t, f.Tenant.ID)[0].Payload, &top)
 		_ = json.Unmarshal(top.Data, &data)
 		if _, ok := data["messages"]; ok {
 			t.Errorf("messages present without turns")
@@ -155,10 +105,10 @@ func TestCreateSubmission(t *testing.T) {
 
 	t.Run("RolledBackLeavesNeither", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
+		f := dbtest.SetupSubmissions(t)
 		boom := errors.New("boom")
-		err := db.InTx(f.store, ctx, func(tx pgx.Tx) error {
-			if _, _, err := db.CreateSubmissionInTx(f.store, ctx, tx, f.newSubmission(), nil); err != nil {
+		err := db.InTx(f.Store, ctx, func(tx pgx.Tx) error {
+			if _, _, err := db.CreateSubmissionInTx(f.Store, ctx, tx, f.NewSubmission(), nil); err != nil {
 				return err
 			}
 			// a later statement of the same transaction fails
@@ -171,26 +121,26 @@ func TestCreateSubmission(t *testing.T) {
 			t.Fatal("transaction succeeded")
 		}
 		var n int
-		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM submissions WHERE tenant_id = $1`, f.tenant.ID).Scan(&n); err != nil || n != 0 {
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM submissions WHERE tenant_id = $1`, f.Tenant.ID).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%d submissions left, %v", n, err)
 		}
-		if evs := f.events(t, f.tenant.ID); len(evs) != 0 {
+		if evs := f.Events(t, f.Tenant.ID); len(evs) != 0 {
 			t.Errorf("%d events left", len(evs))
 		}
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
+		f := dbtest.SetupSubmissions(t)
 		for name, mod := range map[string]func(*parley.NewSubmission){
 			"Channel":     func(s *parley.NewSubmission) { s.Channel = "fax" },
 			"InputArray":  func(s *parley.NewSubmission) { s.Input = json.RawMessage(`[1]`) },
 			"InputBroken": func(s *parley.NewSubmission) { s.Input = json.RawMessage(`{`) },
 			"NoToolType":  func(s *parley.NewSubmission) { s.ToolType = "" },
 		} {
-			s := f.newSubmission()
+			s := f.NewSubmission()
 			mod(&s)
-			if _, _, err := f.store.CreateSubmission(ctx, s, nil); parley.ErrorKind(err) != parley.KindInvalid {
+			if _, _, err := f.Store.CreateSubmission(ctx, s, nil); parley.ErrorKind(err) != parley.KindInvalid {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -198,49 +148,49 @@ func TestCreateSubmission(t *testing.T) {
 
 	t.Run("OtherTenantsLinks", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
+		f := dbtest.SetupSubmissions(t)
 		for name, mod := range map[string]func(*parley.NewSubmission){
-			"Tool":         func(s *parley.NewSubmission) { s.ToolID = &f.tool.ID },
-			"Conversation": func(s *parley.NewSubmission) { s.ConversationID = &f.conversation.ID },
-			"Visitor":      func(s *parley.NewSubmission) { s.VisitorID = &f.visitorID },
+			"Tool":         func(s *parley.NewSubmission) { s.ToolID = &f.Tool.ID },
+			"Conversation": func(s *parley.NewSubmission) { s.ConversationID = &f.Conversation.ID },
+			"Visitor":      func(s *parley.NewSubmission) { s.VisitorID = &f.VisitorID },
 		} {
-			s := parley.NewSubmission{TenantID: f.other.ID, ToolType: "SUBMIT_FORM", ToolName: "x", Channel: "api"}
+			s := parley.NewSubmission{TenantID: f.Other.ID, ToolType: "SUBMIT_FORM", ToolName: "x", Channel: "api"}
 			mod(&s)
-			if _, _, err := f.store.CreateSubmission(ctx, s, nil); parley.ErrorKind(err) != parley.KindNotFound {
+			if _, _, err := f.Store.CreateSubmission(ctx, s, nil); parley.ErrorKind(err) != parley.KindNotFound {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
-		if evs := f.events(t, f.other.ID); len(evs) != 0 {
+		if evs := f.Events(t, f.Other.ID); len(evs) != 0 {
 			t.Errorf("%d events recorded", len(evs))
 		}
 	})
 
 	t.Run("DeletedLinksBecomeNull", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
-		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		f := dbtest.SetupSubmissions(t)
+		sub, _, err := f.Store.CreateSubmission(ctx, f.NewSubmission(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.store.DeleteTool(ctx, f.tenant.ID, f.tool.ID); err != nil {
+		if err := f.Store.DeleteTool(ctx, f.Tenant.ID, f.Tool.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, f.conversation.ID); err != nil {
+		if _, err := f.Store.Pool().Exec(ctx, `DELETE FROM conversations WHERE id = $1`, f.Conversation.ID); err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.store.Submission(ctx, f.tenant.ID, sub.ID)
+		got, err := f.Store.Submission(ctx, f.Tenant.ID, sub.ID)
 		if err != nil || got.ToolID != nil || got.ConversationID != nil || got.VisitorID == nil {
 			t.Fatalf("after deleting tool and conversation: %+v, %v", got, err)
 		}
-		if err := f.store.DeleteVisitor(ctx, f.tenant.ID, f.visitorID); err != nil {
+		if err := f.Store.DeleteVisitor(ctx, f.Tenant.ID, f.VisitorID); err != nil {
 			t.Fatal(err)
 		}
-		got, err = f.store.Submission(ctx, f.tenant.ID, sub.ID)
+		got, err = f.Store.Submission(ctx, f.Tenant.ID, sub.ID)
 		if err != nil || got.VisitorID != nil || got.ToolName != "Contact form" {
 			t.Fatalf("after deleting visitor: %+v, %v", got, err)
 		}
 		// the frozen payload keeps the old links
-		if evs := f.events(t, f.tenant.ID); len(evs) != 1 || evs[0].SubmissionID == nil {
+		if evs := f.Events(t, f.Tenant.ID); len(evs) != 1 || evs[0].SubmissionID == nil {
 			t.Errorf("events %+v", evs)
 		}
 	})
@@ -252,12 +202,12 @@ func TestUpdateSubmissionStatus(t *testing.T) {
 
 	t.Run("RecordsEventWithPreviousStatus", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
-		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		f := dbtest.SetupSubmissions(t)
+		sub, _, err := f.Store.CreateSubmission(ctx, f.NewSubmission(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ev, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "CONTACTED")
+		got, ev, err := f.Store.UpdateSubmissionStatus(ctx, f.Tenant.ID, sub.ID, "CONTACTED")
 		if err != nil || got.Status != "CONTACTED" || ev.Type != "submission.updated" {
 			t.Fatalf("%+v %+v %v", got, ev, err)
 		}
@@ -269,13 +219,13 @@ func TestUpdateSubmissionStatus(t *testing.T) {
 			t.Errorf("payload %+v", p)
 		}
 		// same status: no change, no event
-		if _, ev, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "CONTACTED"); err != nil || ev.ID != "" {
+		if _, ev, err := f.Store.UpdateSubmissionStatus(ctx, f.Tenant.ID, sub.ID, "CONTACTED"); err != nil || ev.ID != "" {
 			t.Errorf("repeat: %+v %v", ev, err)
 		}
-		if _, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, "RESOLVED"); err != nil {
+		if _, _, err := f.Store.UpdateSubmissionStatus(ctx, f.Tenant.ID, sub.ID, "RESOLVED"); err != nil {
 			t.Fatal(err)
 		}
-		evs := f.events(t, f.tenant.ID)
+		evs := f.Events(t, f.Tenant.ID)
 		if len(evs) != 3 {
 			t.Fatalf("%d events", len(evs))
 		}
@@ -287,25 +237,25 @@ func TestUpdateSubmissionStatus(t *testing.T) {
 
 	t.Run("BadStatusAndIsolation", func(t *testing.T) {
 		t.Parallel()
-		f := setupSubmissions(t)
-		sub, _, err := f.store.CreateSubmission(ctx, f.newSubmission(), nil)
+		f := dbtest.SetupSubmissions(t)
+		sub, _, err := f.Store.CreateSubmission(ctx, f.NewSubmission(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range []string{"", "new", "DONE"} {
-			_, _, err := f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, sub.ID, s)
-			wantKind(t, err, parley.KindInvalid)
+			_, _, err := f.Store.UpdateSubmissionStatus(ctx, f.Tenant.ID, sub.ID, s)
+			dbtest.WantKind(t, err, parley.KindInvalid)
 		}
-		_, _, err = f.store.UpdateSubmissionStatus(ctx, f.other.ID, sub.ID, "CONTACTED")
-		wantKind(t, err, parley.KindNotFound)
-		_, _, err = f.store.UpdateSubmissionStatus(ctx, f.tenant.ID, "not-a-uuid", "CONTACTED")
-		wantKind(t, err, parley.KindNotFound)
-		_, err = f.store.Submission(ctx, f.other.ID, sub.ID)
-		wantKind(t, err, parley.KindNotFound)
-		if got, _ := f.store.Submission(ctx, f.tenant.ID, sub.ID); got.Status != "NEW" {
+		_, _, err = f.Store.UpdateSubmissionStatus(ctx, f.Other.ID, sub.ID, "CONTACTED")
+		dbtest.WantKind(t, err, parley.KindNotFound)
+		_, _, err = f.Store.UpdateSubmissionStatus(ctx, f.Tenant.ID, "not-a-uuid", "CONTACTED")
+		dbtest.WantKind(t, err, parley.KindNotFound)
+		_, err = f.Store.Submission(ctx, f.Other.ID, sub.ID)
+		dbtest.WantKind(t, err, parley.KindNotFound)
+		if got, _ := f.Store.Submission(ctx, f.Tenant.ID, sub.ID); got.Status != "NEW" {
 			t.Errorf("status %s", got.Status)
 		}
-		if evs := f.events(t, f.tenant.ID); len(evs) != 1 {
+		if evs := f.Events(t, f.Tenant.ID); len(evs) != 1 {
 			t.Errorf("%d events", len(evs))
 		}
 	})

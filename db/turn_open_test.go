@@ -67,11 +67,11 @@ func TestPipelineTransactions(t *testing.T) {
 func TestOpenTurn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := setupConversations(t)
-	used := func() int { return f.used(t) }
+	f := dbtest.SetupConversations(t)
+	used := func() int { return usedCount(t, f) }
 	open := func(p parley.ConversationStart, message, holder string) (bool, parley.SessionState) {
 		t.Helper()
-		ok, st, err := f.store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
+		ok, st, err := f.Store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
 		if err != nil {
 			t.Fatalf("OpenTurn %s: %v", p.SessionID, err)
 		}
@@ -80,13 +80,13 @@ func TestOpenTurn(t *testing.T) {
 	messages := func(session string) int {
 		t.Helper()
 		var n int
-		if err := f.store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
-			WHERE c.tenant_id = $1 AND c.session_id = $2`, f.tenant.ID, session).Scan(&n); err != nil {
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
+			WHERE c.tenant_id = $1 AND c.session_id = $2`, f.Tenant.ID, session).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "a", Limit: 2, Channel: parley.ChannelAgent}
+	p := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "a", Limit: 2, Channel: parley.ChannelAgent}
 
 	// A first message starts its conversation, counted once.
 	ok, st := open(p, "Hello there", "h1")
@@ -107,7 +107,7 @@ func TestOpenTurn(t *testing.T) {
 	if ok, st := open(p, "Too soon", "h2"); ok || st.Opened != nil || messages("a") != 1 {
 		t.Fatalf("held session: %v %+v, %d messages", ok, st, messages("a"))
 	}
-	if _, err := f.store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.tenant.ID, ConversationID: o.Conversation.ID,
+	if _, err := f.Store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.Tenant.ID, ConversationID: o.Conversation.ID,
 		SessionID: "a", LeaseHolder: "h1", Reply: "Hi!"}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestOpenTurn(t *testing.T) {
 	if used() != 1 || messages("a") != 3 {
 		t.Fatalf("used %d, %d messages; want 1 and 3", used(), messages("a"))
 	}
-	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "a", "h3"); err != nil {
+	if err := f.Store.ReleaseSessionLease(ctx, f.Tenant.ID, "a", "h3"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,53 +136,53 @@ func TestOpenTurn(t *testing.T) {
 	if !ok || st.Opened != nil || st.Counted != nil {
 		t.Fatalf("test in a visitor's session: %v %+v", ok, st)
 	}
-	if _, _, _, err := f.store.StartTurn(ctx, tp, "Owner here", st.Conversation); parley.ErrorKind(err) != parley.KindConflict {
+	if _, _, _, err := f.Store.StartTurn(ctx, tp, "Owner here", st.Conversation); parley.ErrorKind(err) != parley.KindConflict {
 		t.Fatalf("StartTurn: %v, want a conflict", err)
 	}
-	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "a", "h4"); err != nil {
+	if err := f.Store.ReleaseSessionLease(ctx, f.Tenant.ID, "a", "h4"); err != nil {
 		t.Fatal(err)
 	}
 
 	// A segment of another tenant: nothing counted, nothing stored.
-	theirs := f.segment(t, f.other.ID)
-	q := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "b", Limit: 2, SegmentID: &theirs}
+	theirs := segment(t, f, f.Other.ID)
+	q := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "b", Limit: 2, SegmentID: &theirs}
 	if ok, st = open(q, "Hi", "h5"); !ok || st.Opened != nil || st.Counted != nil || used() != 1 {
 		t.Fatalf("another tenant's segment: %v %+v, used %d", ok, st, used())
 	}
-	if _, _, _, err := f.store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindNotFound {
+	if _, _, _, err := f.Store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindNotFound {
 		t.Fatalf("StartTurn: %v, want not found", err)
 	}
-	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "b", "h5"); err != nil {
+	if err := f.Store.ReleaseSessionLease(ctx, f.Tenant.ID, "b", "h5"); err != nil {
 		t.Fatal(err)
 	}
 
 	// A start that breaks the rules (its channel) is counted by the lease,
 	// not stored; StartTurn refuses it and takes the count back.
-	q = parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "b", Limit: 2, Channel: "pigeon"}
+	q = parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "b", Limit: 2, Channel: "pigeon"}
 	ok, st = open(q, "Hi", "h6")
 	if !ok || st.Opened != nil || st.Counted == nil || used() != 2 {
 		t.Fatalf("bad channel: %v %+v, used %d", ok, st, used())
 	}
 	q.Counted = st.Counted
-	if _, _, _, err := f.store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindInvalid || used() != 1 {
+	if _, _, _, err := f.Store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindInvalid || used() != 1 {
 		t.Fatalf("StartTurn: %v, used %d; want invalid and 1", err, used())
 	}
-	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "b", "h6"); err != nil {
+	if err := f.Store.ReleaseSessionLease(ctx, f.Tenant.ID, "b", "h6"); err != nil {
 		t.Fatal(err)
 	}
 
 	// At the limit (N = 1 of 1) nothing is counted or stored, even on a
 	// connection whose last count was another turn's; StartTurn says why.
-	q = parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "c", Limit: 1}
+	q = parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "c", Limit: 1}
 	if ok, st = open(q, "Hi", "h7"); !ok || st.Opened != nil || st.Counted != nil || used() != 1 || messages("c") != 0 {
 		t.Fatalf("at the limit: %v %+v, used %d", ok, st, used())
 	}
-	if _, _, _, err := f.store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
+	if _, _, _, err := f.Store.StartTurn(ctx, q, "Hi", nil); parley.ErrorKind(err) != parley.KindRateLimited {
 		t.Fatalf("StartTurn at the limit: %v", err)
 	}
 	// Under it (N + 1 = 2), the same session starts.
 	q.Limit = 2
-	if err := f.store.ReleaseSessionLease(ctx, f.tenant.ID, "c", "h7"); err != nil {
+	if err := f.Store.ReleaseSessionLease(ctx, f.Tenant.ID, "c", "h7"); err != nil {
 		t.Fatal(err)
 	}
 	if ok, st = open(q, "Hi", "h8"); !ok || st.Opened == nil || !st.Opened.Created || used() != 2 {
@@ -190,14 +190,14 @@ func TestOpenTurn(t *testing.T) {
 	}
 
 	// A test chat is never counted, whatever the limit.
-	tq := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "d", Limit: 0, Test: true}
+	tq := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "d", Limit: 0, Test: true}
 	if ok, st = open(tq, "Try", "h9"); !ok || st.Opened == nil || !st.Opened.Created || !st.Opened.Conversation.Test || used() != 2 {
 		t.Fatalf("test chat: %v %+v, used %d", ok, st, used())
 	}
 
 	// Another tenant's session of the same name is its own.
-	op := parley.ConversationStart{TenantID: f.other.ID, SessionID: "a", Limit: 5}
-	if ok, st = open(op, "Hello", "h10"); !ok || st.Opened == nil || !st.Opened.Created || st.Opened.Conversation.TenantID != f.other.ID {
+	op := parley.ConversationStart{TenantID: f.Other.ID, SessionID: "a", Limit: 5}
+	if ok, st = open(op, "Hello", "h10"); !ok || st.Opened == nil || !st.Opened.Created || st.Opened.Conversation.TenantID != f.Other.ID {
 		t.Fatalf("other tenant: %v %+v", ok, st)
 	}
 }
@@ -206,18 +206,18 @@ func TestOpenTurn(t *testing.T) {
 // nothing and leaves the pool usable.
 func TestOpenTurnCancelled(t *testing.T) {
 	t.Parallel()
-	f := setupConversations(t)
+	f := dbtest.SetupConversations(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p := parley.ConversationStart{TenantID: f.tenant.ID, SessionID: "gone", Limit: 5}
-	if ok, st, err := f.store.OpenTurn(ctx, p, "Hello", "h1", "", 2*time.Minute, 3); err == nil || ok || st.Opened != nil {
+	p := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: "gone", Limit: 5}
+	if ok, st, err := f.Store.OpenTurn(ctx, p, "Hello", "h1", "", 2*time.Minute, 3); err == nil || ok || st.Opened != nil {
 		t.Fatalf("cancelled: %v %+v %v, want an error", ok, st, err)
 	}
-	ok, st, err := f.store.OpenTurn(context.Background(), p, "Hello", "h2", "", 2*time.Minute, 3)
+	ok, st, err := f.Store.OpenTurn(context.Background(), p, "Hello", "h2", "", 2*time.Minute, 3)
 	if err != nil || !ok || st.Opened == nil || !st.Opened.Created {
 		t.Fatalf("after a cancelled turn: %v %+v %v", ok, st, err)
 	}
-	if n, _ := f.store.ConversationsUsed(context.Background(), f.tenant.ID, time.Now()); n != 1 {
+	if n, _ := f.Store.ConversationsUsed(context.Background(), f.Tenant.ID, time.Now()); n != 1 {
 		t.Errorf("used %d, want 1", n)
 	}
 }

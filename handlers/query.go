@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 )
 
 // ScopeQuery reads the query's from, to, channel and segment, dates in loc.
@@ -51,8 +51,8 @@ var UUIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 // CheckSubmissionFilter reads and checks the query of a submissions list; the
 // search is read and checked only when searched.
-func CheckSubmissionFilter(c echo.Context, searched bool) (db.SubmissionFilter, error) {
-	var f db.SubmissionFilter
+func CheckSubmissionFilter(c echo.Context, searched bool) (listing.SubmissionFilter, error) {
+	var f listing.SubmissionFilter
 	var err error
 	if f.Page, err = IntParam(c, "page", 1, 1, parley.MaxPage); err != nil {
 		return f, err

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers/resource"
 )
 
@@ -38,7 +38,7 @@ var statsDatasets = map[string][]string{
 }
 
 // statsRecords are the rows of one dataset, as CSV cells and as NDJSON values.
-func statsRecords(st db.ConversationStats, dataset string) [][]any {
+func statsRecords(st listing.ConversationStats, dataset string) [][]any {
 	var out [][]any
 	switch dataset {
 	case "timeline":

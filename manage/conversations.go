@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 )
 
 // The tenant's conversations as listings read them: a page of them, the
@@ -14,28 +14,28 @@ import (
 // ListConversations reads one page of the tenant's conversations, most
 // recent first, after l's rules (parley.ParamsError's 400 naming the
 // parameter). A segment the tenant has not is a 400 too.
-func (s *Service) ListConversations(ctx context.Context, tenantID string, l parley.ConversationListing) (db.ConversationPage, error) {
+func (s *Service) ListConversations(ctx context.Context, tenantID string, l parley.ConversationListing) (listing.ConversationPage, error) {
 	p, errs := l.Check()
 	if err := parley.ParamsError(errs); err != nil {
-		return db.ConversationPage{}, err
+		return listing.ConversationPage{}, err
 	}
-	f := db.ConversationFilter{From: p.From, To: p.To, Channel: l.Scope.Channel, VisitorID: l.VisitorID, ToolType: l.ToolType,
+	f := listing.ConversationFilter{From: p.From, To: p.To, Channel: l.Scope.Channel, VisitorID: l.VisitorID, ToolType: l.ToolType,
 		Status: l.Status, Search: l.Search.Value, HasFeedback: l.HasFeedback, HasSubmission: l.HasSubmission, Page: l.Page, Limit: l.Limit}
 	var err error
 	if f.SegmentID, err = s.scopeSegment(ctx, tenantID, l.Scope.Segment); err != nil {
-		return db.ConversationPage{}, err
+		return listing.ConversationPage{}, err
 	}
 	return s.DB.ListConversations(ctx, tenantID, f)
 }
 
 // ConversationFilter is the filter of the conversations in sc (dates,
 // channel, segment), for an export, which adds its own window and limit.
-func (s *Service) ConversationFilter(ctx context.Context, tenantID string, sc parley.ConversationScope) (db.ConversationFilter, error) {
+func (s *Service) ConversationFilter(ctx context.Context, tenantID string, sc parley.ConversationScope) (listing.ConversationFilter, error) {
 	p, errs := sc.Check()
 	if err := parley.ParamsError(errs); err != nil {
-		return db.ConversationFilter{}, err
+		return listing.ConversationFilter{}, err
 	}
-	f := db.ConversationFilter{From: p.From, To: p.To, Channel: sc.Channel}
+	f := listing.ConversationFilter{From: p.From, To: p.To, Channel: sc.Channel}
 	var err error
 	f.SegmentID, err = s.scopeSegment(ctx, tenantID, sc.Segment)
 	return f, err
@@ -44,16 +44,16 @@ func (s *Service) ConversationFilter(ctx context.Context, tenantID string, sc pa
 // StatsQuery is the query of the stats l asks for, now being the end of
 // today's window: its dates in l's Location, its window after the
 // defaults and the year's cap.
-func (s *Service) StatsQuery(ctx context.Context, tenantID string, l parley.StatsListing, now time.Time) (db.StatsQuery, error) {
+func (s *Service) StatsQuery(ctx context.Context, tenantID string, l parley.StatsListing, now time.Time) (listing.StatsQuery, error) {
 	p, errs := l.Check(now)
 	if err := parley.ParamsError(errs); err != nil {
-		return db.StatsQuery{}, err
+		return listing.StatsQuery{}, err
 	}
 	loc := l.Scope.Location
 	if loc == nil {
 		loc = time.UTC
 	}
-	q := db.StatsQuery{Filter: db.ConversationFilter{From: p.From, To: p.To, Channel: l.Scope.Channel},
+	q := listing.StatsQuery{Filter: listing.ConversationFilter{From: p.From, To: p.To, Channel: l.Scope.Channel},
 		Granularity: l.Granularity, Location: loc.String(), AllTime: l.Window == "all"}
 	var err error
 	q.Filter.SegmentID, err = s.scopeSegment(ctx, tenantID, l.Scope.Segment)
@@ -62,10 +62,10 @@ func (s *Service) StatsQuery(ctx context.Context, tenantID string, l parley.Stat
 
 // ConversationStats computes the stats l asks for (StatsQuery), returned
 // with the query they were computed by.
-func (s *Service) ConversationStats(ctx context.Context, tenantID string, l parley.StatsListing, now time.Time) (db.StatsQuery, db.ConversationStats, error) {
+func (s *Service) ConversationStats(ctx context.Context, tenantID string, l parley.StatsListing, now time.Time) (listing.StatsQuery, listing.ConversationStats, error) {
 	q, err := s.StatsQuery(ctx, tenantID, l, now)
 	if err != nil {
-		return q, db.ConversationStats{}, err
+		return q, listing.ConversationStats{}, err
 	}
 	st, err := s.DB.ConversationStats(ctx, tenantID, q)
 	return q, st, err

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 )
 
 // The tenant's submissions: what its lead tools captured. They are created
@@ -35,6 +35,6 @@ func (s *Service) Submission(ctx context.Context, tenantID, id string) (parley.S
 
 // Submissions reads a page of the tenant's submissions, newest first, as the
 // surface's checked filter f selects them; with the counters on page 1.
-func (s *Service) Submissions(ctx context.Context, tenantID string, f db.SubmissionFilter) (db.SubmissionPage, error) {
+func (s *Service) Submissions(ctx context.Context, tenantID string, f listing.SubmissionFilter) (listing.SubmissionPage, error) {
 	return s.DB.ListSubmissions(ctx, tenantID, f)
 }

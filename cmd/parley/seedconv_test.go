@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/db/listing"
 )
 
 func TestSeedConversations(t *testing.T) {
@@ -87,7 +87,7 @@ func TestSeedConversations(t *testing.T) {
 
 	// The question variations group into the templates' intents.
 	now := time.Now()
-	st, err := store.ConversationStats(ctx, p.ID, db.StatsQuery{Filter: db.ConversationFilter{From: now.AddDate(0, 0, -61), To: now.Add(time.Hour)},
+	st, err := store.ConversationStats(ctx, p.ID, listing.StatsQuery{Filter: listing.ConversationFilter{From: now.AddDate(0, 0, -61), To: now.Add(time.Hour)},
 		Granularity: "month", Location: "UTC"})
 	if err != nil {
 		t.Fatal(err)

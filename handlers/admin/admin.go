@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/accounts"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
@@ -330,7 +331,7 @@ func (h *core) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overvi
 	now := h.Clock().In(loc)
 	to := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
 	from := to.AddDate(0, 0, -parley.DefaultStatsDays)
-	st, err := h.DB.ConversationTimeline(ctx, t.ID, db.StatsQuery{Filter: db.ConversationFilter{From: from, To: to},
+	st, err := h.DB.ConversationTimeline(ctx, t.ID, listing.StatsQuery{Filter: listing.ConversationFilter{From: from, To: to},
 		Granularity: "day", Location: loc.String()})
 	if err != nil {
 		return err
@@ -351,7 +352,7 @@ func (h *core) overviewActivity(c echo.Context, t parley.Tenant, o *views.Overvi
 		o.Activity.Series[1].Values = append(o.Activity.Series[1].Values, n)
 	}
 	o.Satisfaction = satisfaction(st.Satisfaction)
-	latest, err := h.DB.ListConversations(ctx, t.ID, db.ConversationFilter{Page: 1, Limit: overviewLatest})
+	latest, err := h.DB.ListConversations(ctx, t.ID, listing.ConversationFilter{Page: 1, Limit: overviewLatest})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
@@ -36,7 +36,7 @@ func bucketLabel(date, granularity string) string {
 }
 
 // timelineChart is the chart of the stats' timeline.
-func timelineChart(id string, buckets []db.StatsBucket, granularity string) views.Chart {
+func timelineChart(id string, buckets []listing.StatsBucket, granularity string) views.Chart {
 	ch := views.Chart{ID: id, Title: "Conversations and messages per " + granularity, Series: []views.ChartSeries{
 		{Name: "Conversations", Class: "series-a"}, {Name: "Messages", Class: "series-b"}}}
 	for _, b := range buckets {
@@ -47,7 +47,7 @@ func timelineChart(id string, buckets []db.StatsBucket, granularity string) view
 	return ch
 }
 
-func satisfaction(s db.StatsSatisfaction) views.Satisfaction {
+func satisfaction(s listing.StatsSatisfaction) views.Satisfaction {
 	out := views.Satisfaction{Positive: s.Positive, Negative: s.Negative}
 	if s.Rate != nil {
 		out.Rate = fmt.Sprintf("%.0f%%", *s.Rate*100)
@@ -116,7 +116,7 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 	for _, o := range segments {
 		v.BySegment = append(v.BySegment, views.Bar{Label: o.Label, Value: st.BySegment[o.Value], Href: inboxLink(window, "segment", o.Value)})
 	}
-	if n := st.BySegment[db.NoSegment]; n > 0 {
+	if n := st.BySegment[listing.NoSegment]; n > 0 {
 		v.BySegment = append(v.BySegment, views.Bar{Label: "No segment", Value: n})
 	}
 	slices.SortStableFunc(v.BySegment, func(a, b views.Bar) int { return cmp.Compare(b.Value, a.Value) })

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
@@ -44,7 +44,7 @@ func adminConversationListing(c echo.Context, loc *time.Location) parley.Convers
 	return l
 }
 
-func conversationRow(it db.ConversationItem, loc *time.Location) views.ConversationRow {
+func conversationRow(it listing.ConversationItem, loc *time.Location) views.ConversationRow {
 	c := it.Conversation
 	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
 		Question: shortValue(handlers.Deref(c.FirstUserMessage)), Preview: handlers.Deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,

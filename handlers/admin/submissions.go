@@ -14,7 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
@@ -256,7 +256,7 @@ func (h *Leads) ShowSubmissionsPage(c echo.Context) error {
 	}
 	if v.Stats.ByChannel == nil {
 		// Computed with page 1 only, and of the filter's tool type when that is valid.
-		sf := db.SubmissionFilter{Page: 1, Limit: 1}
+		sf := listing.SubmissionFilter{Page: 1, Limit: 1}
 		if v.Errors["toolType"] == "" {
 			sf.ToolType = v.Filter.ToolType
 		}
@@ -374,7 +374,7 @@ func (h *Leads) SaveSubmissionStatus(c echo.Context) error {
 	row.Error = msg
 	next := safeSubmissionsNext(c.FormValue("next"))
 	toolType := statsToolType(next)
-	stats, err := h.Manage.Submissions(ctx, tenantID, db.SubmissionFilter{ToolType: toolType, Page: 1, Limit: 1})
+	stats, err := h.Manage.Submissions(ctx, tenantID, listing.SubmissionFilter{ToolType: toolType, Page: 1, Limit: 1})
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -15,7 +15,7 @@ import (
 // conversationScope reads the filters the list and the export share: from,
 // to (dates in UTC), channel and segment (a slug or id of the tenant's;
 // another is 400).
-func (h *core) conversationScope(c echo.Context, f *db.ConversationFilter) error {
+func (h *core) conversationScope(c echo.Context, f *listing.ConversationFilter) error {
 	g, err := h.Manage.ConversationFilter(c.Request().Context(), handlers.TenantFrom(c).ID, handlers.ScopeQuery(c, time.UTC))
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/resource"
 )
@@ -22,7 +22,7 @@ var conversationExportColumns = []string{"id", "created_at", "updated_at", "chan
 
 // exportWindow fills in the default window (the 30 days before to, to
 // being now) and refuses one over a year.
-func exportWindow(f *db.ConversationFilter, now time.Time) error {
+func exportWindow(f *listing.ConversationFilter, now time.Time) error {
 	if f.To.IsZero() {
 		f.To = now
 	}
@@ -56,7 +56,7 @@ type exportRowJSON struct {
 // exportWriter writes exported rows in one format.
 type exportWriter interface {
 	header() error
-	row(db.ConversationExportRow) error
+	row(listing.ConversationExportRow) error
 	flush() error
 }
 
@@ -64,7 +64,7 @@ type csvExport struct{ w *csv.Writer }
 
 func (e csvExport) header() error { return e.w.Write(conversationExportColumns) }
 
-func (e csvExport) row(r db.ConversationExportRow) error {
+func (e csvExport) row(r listing.ConversationExportRow) error {
 	record := []string{r.ID, r.CreatedAt.UTC().Format(time.RFC3339Nano), r.UpdatedAt.UTC().Format(time.RFC3339Nano), r.Channel,
 		r.Status, r.VisitorType, handlers.Deref(r.SegmentSlug), handlers.Deref(r.PageURL), strconv.Itoa(r.MessageCount), strconv.Itoa(r.ToolCallsCount),
 		handlers.Deref(resource.IntentOf(r.FirstUserMessage))}
@@ -83,7 +83,7 @@ type ndjsonExport struct{ enc *json.Encoder }
 
 func (e ndjsonExport) header() error { return nil }
 
-func (e ndjsonExport) row(r db.ConversationExportRow) error {
+func (e ndjsonExport) row(r listing.ConversationExportRow) error {
 	return e.enc.Encode(exportRowJSON{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Channel: r.Channel,
 		Status: r.Status, VisitorType: r.VisitorType, Segment: r.SegmentSlug, PageURL: r.PageURL, MessageCount: r.MessageCount,
 		ToolCallsCount: r.ToolCallsCount, Intent: resource.IntentOf(r.FirstUserMessage)})
@@ -96,7 +96,7 @@ func (e ndjsonExport) flush() error { return nil }
 // streamed from the database to the client. An error once rows are sent
 // cuts the body short (and is logged): the status is already 200.
 func (h *Leads) ExportConversations(c echo.Context) error {
-	var f db.ConversationFilter
+	var f listing.ConversationFilter
 	if err := h.conversationScope(c, &f); err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (h *Leads) ExportConversations(c echo.Context) error {
 		resp.WriteHeader(http.StatusOK)
 		return out.header()
 	}
-	err = h.DB.EachConversation(c.Request().Context(), t.ID, f, func(r db.ConversationExportRow) error {
+	err = h.DB.EachConversation(c.Request().Context(), t.ID, f, func(r listing.ConversationExportRow) error {
 		if !started {
 			if err := start(); err != nil {
 				return err

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
@@ -42,7 +42,7 @@ func newSubmissionJSON(s parley.Submission) submissionJSON {
 // submissionFilter reads and checks the query of GET /tenants/{slug}/submissions.
 // The parameter `type` is ignored on purpose: the filter is `toolType`.
 // A search parameter present is checked even when empty.
-func submissionFilter(c echo.Context) (db.SubmissionFilter, error) {
+func submissionFilter(c echo.Context) (listing.SubmissionFilter, error) {
 	_, searched := c.QueryParams()["search"]
 	return handlers.CheckSubmissionFilter(c, searched)
 }

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 )
 
 type conversationSegmentJSON struct {
@@ -55,10 +55,10 @@ func IntentOf(first *string) *string {
 // LastMessagePreview cuts a preview read with one character more than
 // PreviewRunes, marking the cut with an ellipsis.
 func LastMessagePreview(p *string) *string {
-	if p == nil || utf8.RuneCountInString(*p) <= db.PreviewRunes {
+	if p == nil || utf8.RuneCountInString(*p) <= listing.PreviewRunes {
 		return p
 	}
-	s := parley.Clip(*p, db.PreviewRunes) + "…"
+	s := parley.Clip(*p, listing.PreviewRunes) + "…"
 	return &s
 }
 
@@ -72,7 +72,7 @@ func utcToolHistory(calls []parley.ToolCall) []parley.ToolCall {
 	return out
 }
 
-func NewConversationItemJSON(it db.ConversationItem) ConversationItemJSON {
+func NewConversationItemJSON(it listing.ConversationItem) ConversationItemJSON {
 	c := it.Conversation
 	out := ConversationItemJSON{ID: c.ID, SessionID: c.SessionID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
 		LastMessageAt: c.LastMessageAt.UTC(), MessageCount: c.MessageCount, PageURL: c.PageURL, Channel: c.Channel,
@@ -88,7 +88,7 @@ func NewConversationItemJSON(it db.ConversationItem) ConversationItemJSON {
 
 // ConversationsJSON is a page of conversations as the listings answer it:
 // {conversations, pagination}.
-func ConversationsJSON(l parley.ConversationListing, page db.ConversationPage) map[string]any {
+func ConversationsJSON(l parley.ConversationListing, page listing.ConversationPage) map[string]any {
 	out := make([]ConversationItemJSON, len(page.Conversations))
 	for i, it := range page.Conversations {
 		out[i] = NewConversationItemJSON(it)
@@ -161,7 +161,7 @@ type VoiceCallJSON struct {
 	HasRecording    bool       `json:"hasRecording"`
 }
 
-func NewConversationDetailJSON(d db.ConversationDetail) ConversationDetailJSON {
+func NewConversationDetailJSON(d listing.ConversationDetail) ConversationDetailJSON {
 	c := d.Conversation
 	msgs := make([]conversationMessageJSON, len(d.Messages))
 	for i, m := range d.Messages {

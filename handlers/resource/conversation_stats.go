@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 )
 
 // statsWindowJSON is the window the stats were computed over, after the
@@ -18,18 +18,18 @@ type statsWindowJSON struct {
 
 // ConversationStatsJSON is the answer of GET /tenants/{slug}/conversations/stats.
 type ConversationStatsJSON struct {
-	Window        statsWindowJSON      `json:"window"`
-	Totals        db.StatsTotals       `json:"totals"`
-	Satisfaction  db.StatsSatisfaction `json:"satisfaction"`
-	Timeline      []db.StatsBucket     `json:"timeline"`
-	ByChannel     map[string]int       `json:"byChannel"`
-	BySegment     map[string]int       `json:"bySegment"`
-	ByStatus      map[string]int       `json:"byStatus"`
-	ByVisitorType map[string]int       `json:"byVisitorType"`
-	TopTools      []db.StatsTool       `json:"topTools"`
-	ByPage        []db.StatsPage       `json:"byPage"`
-	TopIntents    []db.StatsIntent     `json:"topIntents"`
-	AllTime       *db.StatsAllTime     `json:"allTime,omitempty"`
+	Window        statsWindowJSON           `json:"window"`
+	Totals        listing.StatsTotals       `json:"totals"`
+	Satisfaction  listing.StatsSatisfaction `json:"satisfaction"`
+	Timeline      []listing.StatsBucket     `json:"timeline"`
+	ByChannel     map[string]int            `json:"byChannel"`
+	BySegment     map[string]int            `json:"bySegment"`
+	ByStatus      map[string]int            `json:"byStatus"`
+	ByVisitorType map[string]int            `json:"byVisitorType"`
+	TopTools      []listing.StatsTool       `json:"topTools"`
+	ByPage        []listing.StatsPage       `json:"byPage"`
+	TopIntents    []listing.StatsIntent     `json:"topIntents"`
+	AllTime       *listing.StatsAllTime     `json:"allTime,omitempty"`
 }
 
 // TenantLocation is the tenant's time zone, UTC when it does not load
@@ -43,7 +43,7 @@ func TenantLocation(t parley.Tenant) *time.Location {
 
 // NewConversationStatsJSON is the stats st as the stats answer them, with
 // the window of q, their query, in loc.
-func NewConversationStatsJSON(loc *time.Location, q db.StatsQuery, st db.ConversationStats) ConversationStatsJSON {
+func NewConversationStatsJSON(loc *time.Location, q listing.StatsQuery, st listing.ConversationStats) ConversationStatsJSON {
 	return ConversationStatsJSON{
 		Window:       statsWindowJSON{From: q.Filter.From.In(loc), To: q.Filter.To.In(loc), Granularity: q.Granularity, Timezone: loc.String()},
 		Totals:       st.Totals,

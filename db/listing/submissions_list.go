@@ -1,4 +1,4 @@
-package db
+package listing
 
 import (
 	"context"
@@ -94,7 +94,7 @@ func newSubmissionWhere(tenantID string, f SubmissionFilter) *submissionWhere {
 
 // ListSubmissions returns a page of the tenant's submissions, most recent
 // first, with the number of matches and, on page 1, the stats.
-func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionFilter) (SubmissionPage, error) {
+func (d *Listings) ListSubmissions(ctx context.Context, tenantID string, f SubmissionFilter) (SubmissionPage, error) {
 	w := newSubmissionWhere(tenantID, f)
 	page := SubmissionPage{}
 	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+w.sql, w.args...).Scan(&page.Total); err != nil {
@@ -122,7 +122,7 @@ func (d *DB) ListSubmissions(ctx context.Context, tenantID string, f SubmissionF
 // SubmissionInputKeys lists the field names in the input of the tenant's
 // submissions matching f (its page and limit aside), in the order they were
 // first used.
-func (d *DB) SubmissionInputKeys(ctx context.Context, tenantID string, f SubmissionFilter) ([]string, error) {
+func (d *Listings) SubmissionInputKeys(ctx context.Context, tenantID string, f SubmissionFilter) ([]string, error) {
 	w := newSubmissionWhere(tenantID, f)
 	rows, _ := d.pool.Query(ctx, `SELECT k FROM submissions, jsonb_object_keys(input) k`+w.sql+`
 		GROUP BY k ORDER BY min(created_at), k`, w.args...)
@@ -136,7 +136,7 @@ func (d *DB) SubmissionInputKeys(ctx context.Context, tenantID string, f Submiss
 // EachSubmission calls fn with each of the tenant's submissions matching f
 // (its page and limit aside), newest first, reading them as fn goes: an
 // export of any size holds one row at a time. An error of fn stops it.
-func (d *DB) EachSubmission(ctx context.Context, tenantID string, f SubmissionFilter, fn func(parley.Submission) error) error {
+func (d *Listings) EachSubmission(ctx context.Context, tenantID string, f SubmissionFilter, fn func(parley.Submission) error) error {
 	w := newSubmissionWhere(tenantID, f)
 	rows, err := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions`+w.sql+` ORDER BY created_at DESC, id DESC`, w.args...)
 	if err != nil {
@@ -159,7 +159,7 @@ func (d *DB) EachSubmission(ctx context.Context, tenantID string, f SubmissionFi
 }
 
 // submissionStats counts the whole tenant, of one tool type when toolType is set.
-func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (SubmissionStats, error) {
+func (d *Listings) submissionStats(ctx context.Context, tenantID, toolType string) (SubmissionStats, error) {
 	s := SubmissionStats{ByChannel: map[string]int{}}
 	var web, voice, api, form int
 	err := d.pool.QueryRow(ctx, `SELECT count(*),
@@ -181,7 +181,7 @@ func (d *DB) submissionStats(ctx context.Context, tenantID, toolType string) (Su
 // DeleteSubmission erases one of the tenant's submissions and its recorded
 // events, whose frozen webhook payloads hold the same contact details (their
 // webhook deliveries go with them). The conversation it came from stays.
-func (d *DB) DeleteSubmission(ctx context.Context, tenantID, id string) error {
+func (d *Listings) DeleteSubmission(ctx context.Context, tenantID, id string) error {
 	if !pgbase.LooksLikeUUID(id) {
 		return parley.Errorf(parley.KindNotFound, "Submission not found")
 	}

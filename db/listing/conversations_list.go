@@ -1,4 +1,4 @@
-package db
+package listing
 
 import (
 	"context"
@@ -160,7 +160,7 @@ const searchIndexFirstMax = 20000
 // searchHitsFor returns the conversations of the tenant whose messages hold
 // search, when few messages do (see searchIndexFirstMax); nil otherwise,
 // when the search should walk the conversations instead.
-func (d *DB) searchHitsFor(ctx context.Context, tenantID, search string) ([]string, error) {
+func (d *Listings) searchHitsFor(ctx context.Context, tenantID, search string) ([]string, error) {
 	if utf8.RuneCountInString(strings.TrimSpace(search)) < 3 {
 		return nil, nil // no trigram to look up: the index cannot narrow it
 	}
@@ -206,7 +206,7 @@ func (d *DB) searchHitsFor(ctx context.Context, tenantID, search string) ([]stri
 
 // ListConversations returns a page of the tenant's conversations, most
 // recently started first, with the number of matches.
-func (d *DB) ListConversations(ctx context.Context, tenantID string, f ConversationFilter) (ConversationPage, error) {
+func (d *Listings) ListConversations(ctx context.Context, tenantID string, f ConversationFilter) (ConversationPage, error) {
 	if f.Search != "" {
 		hits, err := d.searchHitsFor(ctx, tenantID, f.Search)
 		if err != nil {
@@ -242,7 +242,7 @@ func (d *DB) ListConversations(ctx context.Context, tenantID string, f Conversat
 // other filters are read once, id and start only, then counted, ordered and
 // paged here, and only the page's are read whole. Counting and paging in
 // two statements looked each hit up twice.
-func (d *DB) listSearchHits(ctx context.Context, tenantID string, f ConversationFilter, where string, args []any) (ConversationPage, error) {
+func (d *Listings) listSearchHits(ctx context.Context, tenantID string, f ConversationFilter, where string, args []any) (ConversationPage, error) {
 	type match struct {
 		id string
 		at time.Time
@@ -280,7 +280,7 @@ func (d *DB) listSearchHits(ctx context.Context, tenantID string, f Conversation
 
 // conversationItems runs a query of conversationItemSQL and attaches the
 // tool history of the conversations it lists.
-func (d *DB) conversationItems(ctx context.Context, tenantID, sql string, args ...any) ([]ConversationItem, error) {
+func (d *Listings) conversationItems(ctx context.Context, tenantID, sql string, args ...any) ([]ConversationItem, error) {
 	rows, _ := d.pool.Query(ctx, sql, args...)
 	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[ConversationItem])
 	if err != nil {
@@ -294,7 +294,7 @@ func (d *DB) conversationItems(ctx context.Context, tenantID, sql string, args .
 
 // attachToolHistory reads the tool history of the listed conversations in
 // one query, oldest run first.
-func (d *DB) attachToolHistory(ctx context.Context, tenantID string, items []ConversationItem) error {
+func (d *Listings) attachToolHistory(ctx context.Context, tenantID string, items []ConversationItem) error {
 	ids := make([]string, len(items))
 	at := make(map[string]int, len(items))
 	for i, it := range items {
@@ -330,7 +330,7 @@ type ConversationDetail struct {
 // ConversationDetail returns one of the tenant's conversations with its
 // messages and tool history; an id of another tenant's, or not a uuid, is
 // NotFound.
-func (d *DB) ConversationDetail(ctx context.Context, tenantID, id string) (ConversationDetail, error) {
+func (d *Listings) ConversationDetail(ctx context.Context, tenantID, id string) (ConversationDetail, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return ConversationDetail{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
@@ -371,7 +371,7 @@ type ConversationExportRow struct {
 // recently started first, at most f.Limit (Page is ignored), one by one as
 // they arrive from the database: memory stays flat however many there are.
 // An error of fn stops the reading and is returned.
-func (d *DB) EachConversation(ctx context.Context, tenantID string, f ConversationFilter, fn func(ConversationExportRow) error) error {
+func (d *Listings) EachConversation(ctx context.Context, tenantID string, f ConversationFilter, fn func(ConversationExportRow) error) error {
 	where, args := conversationWhere(tenantID, f)
 	args = append(args, f.Limit)
 	rows, _ := d.pool.Query(ctx, `SELECT c.id, c.created_at, c.updated_at, c.channel, c.status, c.visitor_type, s.slug,

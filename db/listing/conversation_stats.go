@@ -1,4 +1,4 @@
-package db
+package listing
 
 import (
 	"cmp"
@@ -110,7 +110,7 @@ type ConversationStats struct {
 
 // ConversationStats computes the analytics of the tenant's conversations
 // started in the query's window.
-func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuery) (ConversationStats, error) {
+func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q StatsQuery) (ConversationStats, error) {
 	st := ConversationStats{
 		ByChannel:     map[string]int{parley.ChannelWeb: 0, parley.ChannelAgent: 0, parley.ChannelVoice: 0, parley.ChannelAPI: 0},
 		BySegment:     map[string]int{},
@@ -187,7 +187,7 @@ func (d *DB) ConversationStats(ctx context.Context, tenantID string, q StatsQuer
 // ConversationTimeline computes only the totals, satisfaction and timeline
 // of the query's window: what the dashboard's overview shows on every visit,
 // without the breakdowns and the grouping of intents.
-func (d *DB) ConversationTimeline(ctx context.Context, tenantID string, q StatsQuery) (ConversationStats, error) {
+func (d *Listings) ConversationTimeline(ctx context.Context, tenantID string, q StatsQuery) (ConversationStats, error) {
 	var st ConversationStats
 	var err error
 	if st.Totals, st.Satisfaction, err = d.statsTotals(ctx, tenantID, q.Filter); err != nil {
@@ -201,7 +201,7 @@ func (d *DB) ConversationTimeline(ctx context.Context, tenantID string, q StatsQ
 }
 
 // statsTotals counts the conversations of f and their votes.
-func (d *DB) statsTotals(ctx context.Context, tenantID string, f ConversationFilter) (StatsTotals, StatsSatisfaction, error) {
+func (d *Listings) statsTotals(ctx context.Context, tenantID string, f ConversationFilter) (StatsTotals, StatsSatisfaction, error) {
 	where, args := conversationWhere(tenantID, f)
 	var t StatsTotals
 	var s StatsSatisfaction
@@ -226,7 +226,7 @@ func (d *DB) statsTotals(ctx context.Context, tenantID string, f ConversationFil
 // statsTimeline counts the conversations and their messages by bucket of
 // the window, every bucket present. Buckets are cut on the wall clock of
 // the time zone, so a day of a DST change is one bucket of 23 or 25 hours.
-func (d *DB) statsTimeline(ctx context.Context, where string, args []any, q StatsQuery) ([]StatsBucket, error) {
+func (d *Listings) statsTimeline(ctx context.Context, where string, args []any, q StatsQuery) ([]StatsBucket, error) {
 	args = slices.Clone(args)
 	arg := func(v any) string {
 		args = append(args, v)
@@ -255,7 +255,7 @@ func (d *DB) statsTimeline(ctx context.Context, where string, args []any, q Stat
 // past their first line or 100th character) are one intent. The database
 // groups identical texts; the groups merge here, at most one row per
 // distinct first message.
-func (d *DB) statsIntents(ctx context.Context, where string, args []any, top int) ([]StatsIntent, error) {
+func (d *Listings) statsIntents(ctx context.Context, where string, args []any, top int) ([]StatsIntent, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT left(c.first_user_message, 500), count(*) FROM conversations c`+where+
 		` AND c.first_user_message IS NOT NULL GROUP BY 1`, args...)
 	type group struct {

@@ -1,0 +1,6 @@
+package listing
+
+// SetSearchIndexFirstMax sets how many matching messages a search reads off
+// the trigram index at most before it walks the conversations instead
+// (negative: always walk).
+func (d *Listings) SetSearchIndexFirstMax(n int) { d.indexFirstMax = n }

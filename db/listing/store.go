@@ -1,0 +1,30 @@
+// Package listing is the SQL of the dashboard's and the API's listings over
+// a tenant's conversations and submissions: the filtered, searched and
+// paged lists, one conversation's detail, the exports' walks, the
+// conversation stats and the submissions' (with their deletion). Every
+// query filters by tenant. db.DB embeds its store, so its methods are
+// db.DB's.
+package listing
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Listings is the store of the listings.
+type Listings struct {
+	pool *pgxpool.Pool
+	// indexFirstMax overrides searchIndexFirstMax when not zero (tests:
+	// negative walks every search).
+	indexFirstMax int
+}
+
+// New makes the listings' store over pool.
+func New(pool *pgxpool.Pool) *Listings { return &Listings{pool: pool} }
+
+// inTx runs fn in one transaction, committed when fn returns nil.
+func (d *Listings) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, d.pool, fn)
+}
