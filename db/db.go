@@ -1,8 +1,17 @@
 // Package db is Parley's data access: a pgx pool, transactions and one file of
-// SQL per aggregate. Every query on tenant-owned data filters by tenant. The
-// aggregates with few ties to the rest have a package of their own below db
-// (knowledge, webhooks, accounts, visitors, listing), whose stores DB embeds: their methods are DB's, their
-// write and read shapes their own.
+// SQL per aggregate. Every query on tenant-owned data filters by tenant.
+//
+// The aggregates with few ties to the rest have a package of their own below
+// db, with their store and the write and read shapes they own: knowledge (the
+// knowledge base), webhooks (endpoints, events and deliveries), accounts
+// (users, tokens, OAuth), visitors, and listing (the listings and stats of
+// conversations and submissions). DB embeds their stores, so their methods
+// are DB's. What their SQL shares is db/internal/pgbase. Here stay the
+// tenants, segments, tools, products and connectors' settings, the
+// conversations and their turns (the session lease, the pipeline of
+// OpenTurn, the rate counters, instances), submissions, voice, the chat's
+// configuration cache, and the bulk seeding of conversations that the
+// benchmarks and the listing's tests use (CopySeedConversations).
 package db
 
 import (
@@ -25,8 +34,9 @@ import (
 // DB is the handle every store method hangs off.
 type DB struct {
 	pool *pgxpool.Pool
-	// jobs inserts and cancels River jobs (webhook deliveries) inside the
-	// transactions that change the data they are about.
+	// jobs inserts River jobs (a submission's webhook deliveries) inside the
+	// transactions that change the data they are about; the stores below db
+	// share it.
 	jobs *river.Client[pgx.Tx]
 	// chat is the chat's configuration cache (ChatTenantAndSegment,
 	// ChatPromptData).
