@@ -46,7 +46,7 @@ var allowedImports = map[string][]string{
 	"handlers":                         {"", "agent", "agent/outbound", "agent/outbound/caldav", "agent/outbound/fetch", "agent/outbound/llm", "agent/outbound/stripe", "agent/outbound/vapi", "auth", "db", "db/accounts", "db/knowledge", "db/listing", "handlers/resource", "manage", "views"},
 	"handlers/admin":                   {"", "agent", "auth", "db", "db/accounts", "db/knowledge", "db/listing", "db/visitors", "handlers", "handlers/admin/dash", "handlers/admin/integrations", "handlers/admin/tools", "handlers/jsonbody", "handlers/resource", "jobs", "manage", "views"},
 	"handlers/admin/dash":              {"", "db", "handlers", "views"},
-	"handlers/admin/integrations":      {"", "agent", "agent/outbound", "agent/outbound/mcpclient", "auth", "db", "db/accounts", "db/webhooks", "handlers", "handlers/admin/dash", "views"},
+	"handlers/admin/integrations":      {"", "agent", "agent/outbound", "agent/outbound/mcpclient", "auth", "db/accounts", "db/webhooks", "handlers", "handlers/admin/dash", "views"},
 	"handlers/admin/tools":             {"", "agent/outbound/caldav", "db", "handlers", "handlers/admin/dash", "handlers/resource", "views"},
 	"handlers/api":                     {"", "agent", "agent/outbound/caldav", "auth", "db", "db/knowledge", "db/listing", "db/webhooks", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
 	"handlers/handlerstest":            {""},
