@@ -23,7 +23,7 @@ const (
 )
 
 // AdminToolType is the tool type of a management tool a chat's admin
-// token adds to a turn (agent.ExtraTool), in the tool history.
+// token adds to a turn (tools.Extra), in the tool history.
 const AdminToolType = "MCP_ADMIN"
 
 // UserToolTypes are the types the API creates, in the order forms list them.

@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/mcpclient"
+	"github.com/parley/parley/agent/tools"
 )
 
 // Engine limits of one turn.
@@ -80,17 +81,17 @@ type Engine struct {
 	Secrets  Secrets
 	// Verification keeps visitor verification (codes, challenge answers,
 	// verified conversations); nil offers no verification tool.
-	Verification VerificationStore
+	Verification tools.VerificationStore
 	// Mailer sends verification codes; nil (no PARLEY_SMTP_URL) offers no
 	// code tool.
-	Mailer Mailer
+	Mailer tools.Mailer
 	// Payments reads the payment connectors and Stripe reaches Stripe's API;
 	// either nil offers no COLLECT_PAYMENT.
-	Payments PaymentStore
-	Stripe   Stripe
+	Payments tools.PaymentStore
+	Stripe   tools.Stripe
 	// Calendar reads the tenants' calendar connectors; nil offers no
 	// meeting tool.
-	Calendar CalendarStore
+	Calendar tools.CalendarStore
 	// MCP lists and calls the tools of tenants' own MCP servers, keeping
 	// each tenant's list a while; nil offers none.
 	MCP    *mcpclient.Client
@@ -159,7 +160,7 @@ type TurnInput struct {
 	Logger *slog.Logger
 	// ExtraTools are offered besides the tenant's and the synthetic tools:
 	// the management tools an admin token allows (X-Service-Admin-Token).
-	ExtraTools []ExtraTool
+	ExtraTools []tools.Extra
 	// History, when not nil, is the conversation so far as the channel
 	// holds it, given to the model before Message instead of the stored
 	// turns: a voice orchestrator sends the whole call with each turn,
@@ -226,6 +227,33 @@ func (e *Engine) linkAnonymous(ctx context.Context, in *TurnInput) error {
 		return nil
 	}
 	return l.LinkAnonymousVisitor(ctx, in.Tenant.ID, in.AnonymousID, v.ID, e.now())
+}
+
+// offersOTP reports whether the tenant's visitor auth mode lets visitors
+// prove their email with a code.
+func offersOTP(t parley.Tenant) bool {
+	m := t.VisitorAuthMode
+	return m != nil && (*m == "otp" || *m == "all")
+}
+
+// sessionVerified makes the turn's visitor the one the session's
+// conversation verified, when it did (a code or a challenge passed in an
+// earlier message). It runs before the prompt reads, which follow the
+// verified visitor.
+func (e *Engine) sessionVerified(ctx context.Context, in *TurnInput) error {
+	t := in.Tenant
+	if in.Verified || e.Verification == nil || (!offersOTP(t) && (t.VisitorContextURL == nil || *t.VisitorContextURL == "")) {
+		return nil
+	}
+	sv, err := e.Verification.SessionVerification(ctx, t.ID, in.SessionID)
+	if err != nil || sv == nil {
+		return err
+	}
+	if sv.Visitor != nil {
+		in.Visitor = sv.Visitor
+	}
+	in.Verified = true
+	return nil
 }
 
 // TurnOutput is what a turn said and did, and where it is stored.
@@ -378,7 +406,7 @@ type turnCall struct {
 	provider llm.Provider
 	source   string // llmSource: managed or webhook
 	req      llm.Request
-	registry *ToolRegistry
+	registry *tools.Registry
 	history  []parley.Turn // the turns the model was given, the visitor's message last
 	emit     func(llm.Event)
 	// knowledge is the corpus entries the prompt held.
@@ -431,7 +459,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 		facts.Challenge = reads.challenge
 	}
 	tt := Enrich(reads.Tools, facts)
-	call := &turnCall{emit: emit, registry: NewToolRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
+	call := &turnCall{emit: emit, registry: tools.NewRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
 	call.registry.AddExtra(e.mcpExtras(in.Tenant, tt.MCP))
 	call.registry.AddExtra(in.ExtraTools)
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
@@ -548,7 +576,7 @@ func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, call *turnCa
 }
 
 // toolRun is an execution as the tool history and the submissions keep it.
-func toolRun(ex Execution) (parley.ToolRun, error) {
+func toolRun(ex tools.Execution) (parley.ToolRun, error) {
 	input := json.RawMessage(ex.Input)
 	if !json.Valid(input) {
 		b, _ := json.Marshal(map[string]string{"raw": string(ex.Input)})

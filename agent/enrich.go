@@ -5,6 +5,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/mcpclient"
+	"github.com/parley/parley/agent/tools"
 )
 
 // TurnTools is what the enrichment chain assembles before each answer: the
@@ -18,7 +19,7 @@ type TurnTools struct {
 	OTP bool
 	// Challenge offers VERIFY_EXTERNAL_CHALLENGE for the context webhook's
 	// challenge.
-	Challenge *Challenge
+	Challenge *tools.Challenge
 	// Payment offers COLLECT_PAYMENT.
 	Payment bool
 	// Calendar offers CHECK_AVAILABILITY (with or without a BOOK_MEETING
@@ -52,7 +53,7 @@ type EnrichFacts struct {
 	OTP bool
 	// Challenge is the context webhook's challenge, for a visitor not
 	// verified yet.
-	Challenge *Challenge
+	Challenge *tools.Challenge
 	// Calendar: the tenant's calendar connector is set up (and the engine
 	// can reach it).
 	Calendar bool
@@ -93,7 +94,7 @@ var EnrichmentChain = []EnrichStep{
 // calendar connector's: offered through TurnTools.Calendar, which
 // enrichChannel keeps, on a call as in chat whenever the connector is
 // active.
-var VoiceToolTypes = []string{parley.ToolSubmitForm, parley.ToolBookMeeting, CheckAvailabilityType, parley.ToolEscalateToHuman}
+var VoiceToolTypes = []string{parley.ToolSubmitForm, parley.ToolBookMeeting, tools.CheckAvailabilityType, parley.ToolEscalateToHuman}
 
 // enrichChannel keeps, on a voice call, the tools of VoiceToolTypes only,
 // and drops the verification tools: a caller has no inbox to read a code

@@ -7,6 +7,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/mcpclient"
+	"github.com/parley/parley/agent/tools"
 )
 
 func TestEnrichmentChain(t *testing.T) {
@@ -90,7 +91,7 @@ func TestEnrichPayment(t *testing.T) {
 // are left alone.
 func TestEnrichVoiceChannel(t *testing.T) {
 	t.Parallel()
-	tools := []parley.Tool{
+	tenantTools := []parley.Tool{
 		{Name: "Form", Type: parley.ToolSubmitForm, IsActive: true},
 		{Name: "Meeting", Type: parley.ToolBookMeeting, IsActive: true},
 		{Name: "Slots", Type: "CHECK_AVAILABILITY", IsActive: true},
@@ -100,14 +101,14 @@ func TestEnrichVoiceChannel(t *testing.T) {
 		{Name: "Memory", Type: parley.ToolRememberFact, IsActive: true},
 		{Name: "Catalog", Type: parley.ToolRecommendProduct, IsActive: true},
 	}
-	facts := EnrichFacts{MemoryAllowed: true, HasProducts: true, HasSummaries: true, OTP: true, Challenge: &Challenge{Prompt: "x"},
+	facts := EnrichFacts{MemoryAllowed: true, HasProducts: true, HasSummaries: true, OTP: true, Challenge: &tools.Challenge{Prompt: "x"},
 		Calendar: true, Payment: true, MCPTools: []mcpclient.Tool{{Name: "lookup_order"}}, MCPMaxTools: 5}
-	web := Enrich(tools, facts)
-	if len(web.Tools) != len(tools) || !web.OTP || web.Challenge == nil || !web.Payment || len(web.MCP) != 1 || !web.Calendar {
+	web := Enrich(tenantTools, facts)
+	if len(web.Tools) != len(tenantTools) || !web.OTP || web.Challenge == nil || !web.Payment || len(web.MCP) != 1 || !web.Calendar {
 		t.Errorf("web chat lost tools: %+v", web)
 	}
 	facts.Channel = parley.ChannelVoice
-	voice := Enrich(tools, facts)
+	voice := Enrich(tenantTools, facts)
 	var names []string
 	for _, tl := range voice.Tools {
 		names = append(names, tl.Name)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools"
 )
 
 // DefaultMaxIterations bounds the tool rounds of one turn when the caller
@@ -30,7 +31,7 @@ type TurnResult struct {
 	// model call, separated by a blank line, and ToolLimitMessage if used.
 	Text string
 	// Executions are the tool calls executed, in order.
-	Executions []Execution
+	Executions []tools.Execution
 	// Messages are the messages the turn added to the conversation after
 	// the request's: assistant tool-call messages and tool results (not the
 	// final answer, which is Text).
@@ -59,7 +60,7 @@ type TurnResult struct {
 // nil). A failed model call returns the result so far, with the text
 // already emitted, and the provider's error (an *llm.Error, or the context's
 // error when the caller went away): the caller can store what was said.
-func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, registry *ToolRegistry, maxIterations int, emit func(llm.Event)) (TurnResult, error) {
+func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, registry *tools.Registry, maxIterations int, emit func(llm.Event)) (TurnResult, error) {
 	if maxIterations <= 0 {
 		maxIterations = DefaultMaxIterations
 	}

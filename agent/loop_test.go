@@ -10,6 +10,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
+	"github.com/parley/parley/agent/tools"
 )
 
 // engineFixture is a scripted model and a provider talking to it.
@@ -52,6 +53,30 @@ func collect(texts *[]string) func(llm.Event) {
 	}
 }
 
+func quoteConfig() parley.QuoteConfig {
+	return parley.QuoteConfig{Currency: "EUR", TaxRate: 20, ValidityDays: 30, Items: []parley.QuoteItem{
+		{Name: "Consulting day", UnitPrice: 1500.00, Currency: "EUR", Options: []parley.QuoteOption{{Name: "Travel kit", UnitPrice: 9.99}, {Name: "Report", UnitPrice: 120}}},
+		{Name: "Audit", UnitPrice: 300.50, Currency: "EUR"},
+	}}
+}
+
+type fakeCorpus struct{}
+
+func (fakeCorpus) Explore(_ context.Context, query string, limit int) ([]llm.Passage, error) {
+	all := []llm.Passage{
+		{Title: "Refund policy", Content: "Refunds within 30 days, full text."},
+		{Title: "Shipping", Content: "We ship to the EU in 3 days, full text."},
+		{Title: "Refunds FAQ", Content: "More about refunds."},
+	}
+	var out []llm.Passage
+	for _, p := range all {
+		if strings.Contains(strings.ToLower(p.Title+" "+p.Content), strings.ToLower(query)) && len(out) < limit {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 func TestRunTurn(t *testing.T) {
 	t.Parallel()
 
@@ -81,7 +106,7 @@ func TestRunTurn(t *testing.T) {
 				Arguments: []string{`{"fullName":"Ada Lovelace",`, `"workEmail":"ada@example.com","phone":"+44 (20) 7946-0958","extra":"dropped"}`}}}},
 			llmtest.Turn{Text: []string{"Done, ", "we will call you."}},
 		)
-		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
+		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
 		var texts []string
 		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, collect(&texts))
 		if err != nil {
@@ -137,7 +162,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada-at-example"}`}}}},
 			llmtest.Turn{Text: []string{"Could you check your email address?"}},
 		)
-		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
+		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +185,7 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
 		srv, p := engineFixture(t, loop, loop, loop)
-		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
+		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
 		var texts []string
 		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 2, collect(&texts))
 		if err != nil {
@@ -186,7 +211,7 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
 		_, p := engineFixture(t, loop, llmtest.Turn{Text: []string{"I need your name and email."}})
-		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
+		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 1, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +227,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{Text: []string{"Checking."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada@example.com"}`}}}},
 			llmtest.Turn{Status: 503, ErrorMessage: "overloaded"},
 		)
-		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
+		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
 		var le *llm.Error
 		if !errors.As(err, &le) || le.Kind != llm.Upstream {
@@ -219,7 +244,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "launch_rockets", Arguments: []string{`{}`}}}},
 			llmtest.Turn{Text: []string{"Sorry."}},
 		)
-		reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
+		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +257,7 @@ func TestRunTurn(t *testing.T) {
 	t.Run("tool specs sent to the model", func(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"ok"}})
-		tools := []parley.Tool{
+		tenantTools := []parley.Tool{
 			contactForm(t),
 			testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
 			testTool(t, "Quote!", parley.ToolGenerateQuote, quoteConfig()),
@@ -242,13 +267,13 @@ func TestRunTurn(t *testing.T) {
 			testTool(t, "Meeting", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30}),
 			testTool(t, "Off", parley.ToolRememberFact, parley.RememberConfig{}),
 		}
-		tools[len(tools)-1].IsActive = false
-		reg := NewToolRegistry(tools, ToolDeps{Corpus: fakeCorpus{}})
+		tenantTools[len(tenantTools)-1].IsActive = false
+		reg := tools.NewRegistry(tenantTools, tools.Deps{Corpus: fakeCorpus{}})
 		if _, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		got := srv.Requests()[0].Chat.Tools
-		wantNames := []string{"contact_form", "contact_form_2", "quote", "remember", "products", "human", ExploreCorpusTool}
+		wantNames := []string{"contact_form", "contact_form_2", "quote", "remember", "products", "human", tools.ExploreCorpusTool}
 		if len(got) != len(wantNames) {
 			t.Fatalf("%d tools offered, want %d", len(got), len(wantNames))
 		}
@@ -288,30 +313,6 @@ func TestRunTurn(t *testing.T) {
 		}
 		if len(reg.Skipped) != 1 || !strings.Contains(reg.Skipped[0], "BOOK_MEETING") {
 			t.Fatalf("skipped %v", reg.Skipped)
-		}
-	})
-}
-
-func TestFunctionName(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"Get a Quote!":     "get_a_quote",
-		"  Contact form  ": "contact_form",
-		"123 go":           "tool_123_go",
-		"***":              "submit_form",
-		"Élan vital":       "lan_vital",
-	} {
-		t.Run(in, func(t *testing.T) {
-			t.Parallel()
-			if got := functionName(in, parley.ToolSubmitForm); got != want {
-				t.Fatalf("functionName(%q) = %q, want %q", in, got, want)
-			}
-		})
-	}
-	t.Run("long names are cut", func(t *testing.T) {
-		t.Parallel()
-		if got := functionName(strings.Repeat("ab ", 40), parley.ToolSubmitForm); len(got) > 56 || strings.HasSuffix(got, "_") {
-			t.Fatalf("got %q", got)
 		}
 	})
 }

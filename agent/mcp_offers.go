@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/mcpclient"
+	"github.com/parley/parley/agent/tools"
 )
 
 // The tenant's own MCP server's tools offered to the model: named
@@ -97,8 +98,8 @@ func MCPOffers(tools []mcpclient.Tool, limit int) (offers []MCPOffer, skipped []
 
 // mcpExtras are the offered server tools as the registry's extra tools,
 // each calling the tenant's server.
-func (e *Engine) mcpExtras(tenant parley.Tenant, offers []MCPOffer) []ExtraTool {
-	out := make([]ExtraTool, 0, len(offers))
+func (e *Engine) mcpExtras(tenant parley.Tenant, offers []MCPOffer) []tools.Extra {
+	out := make([]tools.Extra, 0, len(offers))
 	for _, o := range offers {
 		desc := o.Tool.Description
 		if desc == "" {
@@ -107,13 +108,13 @@ func (e *Engine) mcpExtras(tenant parley.Tenant, offers []MCPOffer) []ExtraTool 
 		name := o.Tool.Name
 		// The server's own name of the tool is the owner's: the tool
 		// history shows it beside the function name derived from it.
-		out = append(out, ExtraTool{Name: o.Function, Type: MCPProxyType, Description: desc, Parameters: o.Tool.InputSchema,
+		out = append(out, tools.Extra{Name: o.Function, Type: MCPProxyType, Description: desc, Parameters: o.Tool.InputSchema,
 			DisplayName: parley.Clip(name, maxMCPDisplayName),
 			Run: func(ctx context.Context, args json.RawMessage) (any, error) {
 				out, err := e.MCP.Call(ctx, tenant, name, args)
 				var f *mcpclient.Failure
 				if errors.As(err, &f) {
-					return out, &ToolFailure{Summary: f.Summary, Result: f.Result, Cause: f.Cause}
+					return out, &tools.Failure{Summary: f.Summary, Result: f.Result, Cause: f.Cause}
 				}
 				return out, err
 			}})

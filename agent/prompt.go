@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/tools"
 )
 
 // Section names, in the order BuildPrompt writes them. The order runs from
@@ -64,9 +65,6 @@ const (
 // (db.PromptCorpus): more than the caps hold when entries are of a useful
 // size, so that the caps, not the query, decide what is left out.
 const PromptCorpusLimit = 200
-
-// ExploreCorpusTool is the name the model calls the EXPLORE_CORPUS tool by.
-const ExploreCorpusTool = "explore_corpus"
 
 // PromptInput is everything the system prompt is built from. The caller
 // loads it (the turn's prompt reads, db.PromptData) and
@@ -182,11 +180,11 @@ func BuildPrompt(in PromptInput) Prompt {
 	explore := len(tier2) > 0 || in.HasSummaries || leftOut
 	if len(tier2) > 0 {
 		kept[1] = b.addItems(SectionSummaries, "## Knowledge base summaries\nThese entries are summaries. The full text of each is available through the "+
-			ExploreCorpusTool+" tool: call it when a question needs details a summary does not give, rather than guessing.\n",
+			tools.ExploreCorpusTool+" tool: call it when a question needs details a summary does not give, rather than guessing.\n",
 			tier2, SummariesCap, "<knowledge>\n", "\n", "</knowledge>")
 	} else if explore {
 		b.add(SectionSummaries, "## More knowledge\n", "More knowledge base entries are available through the "+
-			ExploreCorpusTool+" tool: call it when a question is not covered above, rather than guessing.")
+			tools.ExploreCorpusTool+" tool: call it when a question is not covered above, rather than guessing.")
 	} else {
 		b.skip(SectionSummaries)
 	}

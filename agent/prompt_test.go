@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/tools"
 )
 
 var promptQuietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -234,7 +235,7 @@ func TestBuildPromptCorpus(t *testing.T) {
 		p := promptFor(t, func(in *PromptInput) {
 			in.Corpus = []parley.CorpusEntry{promptEntry("a", "Hours", "Nine to five.", 5, nil)}
 		})
-		if p.ExploreCorpus || strings.Contains(p.System, ExploreCorpusTool) {
+		if p.ExploreCorpus || strings.Contains(p.System, tools.ExploreCorpusTool) {
 			t.Errorf("explore_corpus offered without summaries (ExploreCorpus %v)", p.ExploreCorpus)
 		}
 	})

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools"
 )
 
 // A run is stored in the tool history under the function name the model
@@ -16,11 +18,11 @@ import (
 func TestToolRunNames(t *testing.T) {
 	t.Parallel()
 	form := parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "order", Label: "Order", Type: "text", Required: true}}}
-	reg := NewToolRegistry([]parley.Tool{
+	reg := tools.NewRegistry([]parley.Tool{
 		testTool(t, "Check Order Status", parley.ToolSubmitForm, form),
 		testTool(t, "Check-Order-Status", parley.ToolSubmitForm, form),
-	}, ToolDeps{Corpus: fakeCorpus{}})
-	reg.AddExtra([]ExtraTool{{Name: "mcp_lookup_order", Type: MCPProxyType, DisplayName: "Lookup Order",
+	}, tools.Deps{Corpus: fakeCorpus{}})
+	reg.AddExtra([]tools.Extra{{Name: "mcp_lookup_order", Type: MCPProxyType, DisplayName: "Lookup Order",
 		Run: func(context.Context, json.RawMessage) (any, error) { return map[string]any{"found": true}, nil }}})
 	offered := map[string]bool{}
 	for _, s := range reg.Specs() {
@@ -32,7 +34,7 @@ func TestToolRunNames(t *testing.T) {
 		{"check_order_status", `{"order":"A1"}`, "Check Order Status"},
 		{"check_order_status_2", `{"order":"A1"}`, "Check-Order-Status"},
 		{"mcp_lookup_order", `{}`, "Lookup Order"},
-		{ExploreCorpusTool, `{"query":"refund"}`, ""},
+		{tools.ExploreCorpusTool, `{"query":"refund"}`, ""},
 		{"no_such_tool", `{}`, ""},
 	} {
 		ex := execute(t, reg, tc.call, tc.args)
@@ -48,4 +50,9 @@ func TestToolRunNames(t *testing.T) {
 			t.Errorf("%s: stored as %q, display %v; want %q, display %q", tc.call, run.Call.ToolName, run.Call.ToolDisplayName, tc.call, tc.display)
 		}
 	}
+}
+
+func execute(t *testing.T, reg *tools.Registry, name, args string) tools.Execution {
+	t.Helper()
+	return reg.Execute(context.Background(), llm.ToolCall{ID: "c1", Name: name, Arguments: json.RawMessage(args)})
 }

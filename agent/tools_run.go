@@ -5,6 +5,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools"
 )
 
 // RunTools runs tool calls made outside a turn of this engine: a voice
@@ -14,7 +15,7 @@ import (
 // in's tenant and segment and to the conversation conversationID ("" when
 // the call has none yet). The caller stores what the executions produced
 // (ToolRunOf).
-func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []llm.ToolCall) ([]Execution, error) {
+func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID string, calls []llm.ToolCall) ([]tools.Execution, error) {
 	in.logger(e)
 	data, err := e.Store.PromptData(ctx, in.Tenant.ID, in.Segment.ID, in.Locale, "", 0)
 	if err != nil {
@@ -30,8 +31,8 @@ func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID str
 		Calendar: cal != nil})
 	t := &turn{in: in, conv: parley.Conversation{ID: conversationID}}
 	t.reads = &promptReads{calendar: cal}
-	registry := NewToolRegistry(tt.Tools, e.toolDeps(t, tt))
-	out := make([]Execution, len(calls))
+	registry := tools.NewRegistry(tt.Tools, e.toolDeps(t, tt))
+	out := make([]tools.Execution, len(calls))
 	for i, c := range calls {
 		out[i] = registry.Execute(ctx, c)
 		if out[i].Err != nil {
@@ -44,7 +45,7 @@ func (e *Engine) RunTools(ctx context.Context, in *TurnInput, conversationID str
 // ToolRunOf is an execution as a turn of channel stores it: the tool
 // history's entry and the submission it produced, if any (its TenantID and
 // ConversationID are left to the caller).
-func ToolRunOf(ex Execution, channel string) (parley.ToolRun, error) {
+func ToolRunOf(ex tools.Execution, channel string) (parley.ToolRun, error) {
 	run, err := toolRun(ex)
 	if err == nil && run.Submission != nil {
 		run.Submission.Channel = channel

@@ -6,6 +6,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/mcpclient"
+	"github.com/parley/parley/agent/tools"
 )
 
 // promptReads is what the prompt and the tool registry of a turn are built
@@ -29,7 +30,7 @@ type promptReads struct {
 	// call leaves it empty and is logged: the chat goes on without it.
 	visitorContext string
 	// challenge is the context webhook's challenge, nil when none.
-	challenge *Challenge
+	challenge *tools.Challenge
 	err       error
 }
 
@@ -130,7 +131,7 @@ func (p *promptReads) wait() error {
 // and verified when the tenant set a visitor auth mode): an id alone proves
 // nothing, and the tenant's systems must not describe someone to whoever
 // claims their id.
-func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) (string, *Challenge) {
+func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) (string, *tools.Challenge) {
 	t := in.Tenant
 	key, err := e.Secrets.Open(t.VisitorSigningKey)
 	if err != nil {
@@ -149,7 +150,7 @@ func (e *Engine) visitorContext(ctx context.Context, in *TurnInput) (string, *Ch
 		return "", nil
 	}
 	if got.Challenge != nil {
-		if err := got.Challenge.check(e.now()); err != nil {
+		if err := got.Challenge.Check(e.now()); err != nil {
 			in.logger(e).Warn("context webhook: challenge ignored", "err", err)
 			got.Challenge = nil
 		}

@@ -5,24 +5,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools"
 )
 
 // toolDeps binds the tool executors to the turn's tenant, segment, visitor
 // and conversation.
-func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
+func (e *Engine) toolDeps(t *turn, tt TurnTools) tools.Deps {
 	in := t.in
 	tenant := in.Tenant
-	deps := ToolDeps{
+	deps := tools.Deps{
 		Products: storeProducts{store: e.Store, tenantID: tenant.ID},
 		EscalationContext: map[string]any{
 			"conversationId": t.conv.ID, "sessionId": in.SessionID, "pageUrl": in.PageURL,
 		},
 		Now: e.Now,
-		EscalatorFor: func(tool parley.Tool) Escalator {
+		EscalatorFor: func(tool parley.Tool) tools.Escalator {
 			if tool.WebhookURL == nil || *tool.WebhookURL == "" || e.Outbound == nil {
 				return nil
 			}
@@ -35,7 +37,7 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 				}
 				secret = s
 			}
-			return WebhookEscalator{URL: *tool.WebhookURL, Secret: secret, Client: e.Outbound.Client(escalationTimeout), Now: e.Now}
+			return tools.WebhookEscalator{URL: *tool.WebhookURL, Secret: secret, Client: e.Outbound.Client(escalationTimeout), Now: e.Now}
 		},
 	}
 	if in.memoryAllowed() {
@@ -48,10 +50,10 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 		deps.Corpus = storeCorpus{store: e.Store, tenantID: tenant.ID, segmentID: in.Segment.ID, locale: in.Locale, synonyms: t.reads.Synonyms}
 	}
 	if tt.OTP {
-		deps.Codes = &codeVerification{store: e.Verification, mailer: e.Mailer, tenantID: tenant.ID,
-			conversationID: t.conv.ID, botName: promptDeref(tenant.BotName)}
-		if deps.Codes.botName == "" {
-			deps.Codes.botName = tenant.Name
+		deps.Codes = &tools.CodeVerification{Store: e.Verification, Mailer: e.Mailer, TenantID: tenant.ID,
+			ConversationID: t.conv.ID, BotName: promptDeref(tenant.BotName)}
+		if deps.Codes.BotName == "" {
+			deps.Codes.BotName = tenant.Name
 		}
 	}
 	if tt.Calendar {
@@ -60,8 +62,8 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 		if err != nil {
 			in.logger(e).Error("opening the calendar connector", "err", err)
 		} else {
-			deps.Calendar = &calendarBooking{store: e.Calendar, conn: conn, calendar: c.CalendarURL, hours: c.OfficeHours,
-				loc: TenantLocation(tenant.Timezone), tenantID: tenant.ID, botName: cmp.Or(promptDeref(tenant.BotName), tenant.Name)}
+			deps.Calendar = &tools.CalendarBooking{Store: e.Calendar, Server: conn, Path: c.CalendarURL, Hours: c.OfficeHours,
+				Loc: tools.TenantLocation(tenant.Timezone), TenantID: tenant.ID, BotName: cmp.Or(promptDeref(tenant.BotName), tenant.Name)}
 		}
 	}
 	if tt.Challenge != nil && e.Outbound != nil && e.Secrets != nil {
@@ -69,9 +71,9 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 		if err != nil {
 			in.logger(e).Error("opening the visitor signing key for a challenge", "err", err)
 		} else {
-			deps.Challenge = &challengeVerification{store: e.Verification, challenge: *tt.Challenge,
-				client: e.Outbound.Client(ChallengeTimeout), key: key, tenantID: tenant.ID,
-				conversationID: t.conv.ID, sessionID: in.SessionID, visitor: in.claimedVisitor()}
+			deps.Challenge = &tools.ChallengeVerification{Store: e.Verification, Challenge: *tt.Challenge,
+				Client: e.Outbound.Client(tools.ChallengeTimeout), Key: key, TenantID: tenant.ID,
+				ConversationID: t.conv.ID, SessionID: in.SessionID, Visitor: in.claimedVisitor()}
 		}
 	}
 	if tt.Payment && t.reads.payment != nil && e.Secrets != nil {
@@ -79,11 +81,21 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) ToolDeps {
 		if err != nil {
 			in.logger(e).Error("opening the payment connector's key", "err", err)
 		} else {
-			deps.Payment = &paymentCollection{stripe: e.Stripe, store: e.Payments, connector: *t.reads.payment,
-				key: string(key), tenantID: tenant.ID, conversationID: t.conv.ID}
+			deps.Payment = &tools.PaymentCollection{Stripe: e.Stripe, Store: e.Payments, Connector: *t.reads.payment,
+				Key: string(key), TenantID: tenant.ID, ConversationID: t.conv.ID}
 		}
 	}
 	return deps
+}
+
+// dialCalendar opens the connector's calendar for a turn: the password is
+// unsealed, requests go through client.
+func dialCalendar(c *parley.CalendarConnector, secrets Secrets, client *http.Client) (*caldav.Client, error) {
+	password, err := secrets.Open(c.SealedPassword)
+	if err != nil {
+		return nil, fmt.Errorf("opening the calendar password: %w", err)
+	}
+	return caldav.Dial(client, c.ServerURL, c.Username, string(password))
 }
 
 // replyEndpoint returns the provider that calls the tenant's reply endpoint
@@ -131,14 +143,14 @@ type storeProducts struct {
 	tenantID string
 }
 
-func (p storeProducts) Search(ctx context.Context, query string, limit int) ([]Product, error) {
+func (p storeProducts) Search(ctx context.Context, query string, limit int) ([]tools.Product, error) {
 	found, err := p.store.SearchProducts(ctx, p.tenantID, query, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Product, len(found))
+	out := make([]tools.Product, len(found))
 	for i, f := range found {
-		out[i] = Product{ID: f.ID, Name: f.Name, Description: promptDeref(f.Description), Price: f.Price,
+		out[i] = tools.Product{ID: f.ID, Name: f.Name, Description: promptDeref(f.Description), Price: f.Price,
 			Currency: promptDeref(f.Currency), URL: promptDeref(f.URL), ImageURL: promptDeref(f.ImageURL)}
 	}
 	return out, nil

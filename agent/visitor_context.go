@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/tools"
 )
 
 // VisitorContextTimeout bounds a call to a tenant's context webhook. It is
@@ -39,7 +40,7 @@ type VisitorContextQuery struct {
 // prompt, and optionally a challenge (a second factor) for the visitor.
 type VisitorContextAnswer struct {
 	Context   string
-	Challenge *Challenge
+	Challenge *tools.Challenge
 }
 
 // FetchVisitorContext asks the tenant's context webhook what its systems
@@ -104,7 +105,7 @@ func ParseVisitorContext(raw []byte) (VisitorContextAnswer, error) {
 	}
 	got := VisitorContextAnswer{Context: *answer.Context}
 	if len(answer.Challenge) > 0 && string(answer.Challenge) != "null" {
-		got.Challenge = &Challenge{}
+		got.Challenge = &tools.Challenge{}
 		// A challenge that does not decode stays empty, and the caller's
 		// check refuses it; the context stands.
 		_ = json.Unmarshal(answer.Challenge, got.Challenge)

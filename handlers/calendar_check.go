@@ -11,8 +11,8 @@ import (
 	"net/http"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/handlers/resource"
 )
 
@@ -83,21 +83,21 @@ type calendarTest struct {
 	Timezone        string       `json:"timezone"`
 	Meeting         *string      `json:"meeting"`
 	DurationMinutes int          `json:"durationMinutes"`
-	Slots           []agent.Slot `json:"slots"`
+	Slots           []tools.Slot `json:"slots"`
 }
 
 // TestCalendar connects with the stored connector and reads the next free
 // slots, under the rules of the tenant's first active BOOK_MEETING tool (the
-// connector's own, agent.ConnectorMeeting, when there is none: the slots
+// connector's own, tools.ConnectorMeeting, when there is none: the slots
 // check_availability lists then). A failure is a *caldav.Error.
 func (h *Base) TestCalendar(ctx context.Context, t parley.Tenant, cur *parley.CalendarConnector) (calendarTest, error) {
 	out := calendarTest{CalendarURL: cur.CalendarURL, CalendarName: cur.CalendarName, Timezone: resource.TenantLocation(t).String()}
-	meeting := agent.ConnectorMeeting()
-	tools, err := h.DB.ListTools(ctx, t.ID)
+	meeting := tools.ConnectorMeeting()
+	tenantTools, err := h.DB.ListTools(ctx, t.ID)
 	if err != nil {
 		return out, err
 	}
-	for _, tool := range tools {
+	for _, tool := range tenantTools {
 		if tool.IsActive && tool.Type == parley.ToolBookMeeting {
 			meeting = parley.DefaultMeetingConfig()
 			if len(tool.Config) > 0 {
@@ -119,13 +119,13 @@ func (h *Base) TestCalendar(ctx context.Context, t parley.Tenant, cur *parley.Ca
 	if err != nil {
 		return out, err
 	}
-	rules := agent.SlotRules{Hours: cur.OfficeHours, Loc: resource.TenantLocation(t), Meeting: meeting, Now: h.Clock()}
-	out.Slots, err = agent.NextFreeSlots(ctx, conn, cur.CalendarURL, rules, testSlots)
+	rules := tools.SlotRules{Hours: cur.OfficeHours, Loc: resource.TenantLocation(t), Meeting: meeting, Now: h.Clock()}
+	out.Slots, err = tools.NextFreeSlots(ctx, conn, cur.CalendarURL, rules, testSlots)
 	if err != nil {
 		return out, err
 	}
 	if out.Slots == nil {
-		out.Slots = []agent.Slot{}
+		out.Slots = []tools.Slot{}
 	}
 	out.OK = true
 	return out, nil

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/handlers/handlerstest"
 )
@@ -31,7 +31,7 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "VoiceConfig", Type: reflect.TypeFor[parley.VoiceConfig]()},
 		{Schema: "VoiceSetup", Type: reflect.TypeFor[voiceSetupJSON]()},
 		{Schema: "CalendarConnector", Type: reflect.TypeFor[calendarJSON]()},
-		{Schema: "CalendarSlot", Type: reflect.TypeFor[agent.Slot]()},
+		{Schema: "CalendarSlot", Type: reflect.TypeFor[tools.Slot]()},
 		{Schema: "VisitorSigningKey", Type: reflect.TypeFor[visitorSigningKeyJSON]()},
 		{Schema: "Submission", Type: reflect.TypeFor[submissionJSON]()},
 		{Schema: "Submission.tool", Type: reflect.TypeFor[submissionToolJSON]()},

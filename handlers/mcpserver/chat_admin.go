@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/agent"
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/auth"
 )
 
@@ -24,7 +24,7 @@ const adminToolPrefix = "admin_"
 // must be on a plan with MCP (402), and the token must grant an MCP scope
 // (403), as at /mcp. Each tool runs through RunManageTool as the token's
 // principal.
-func (h *Handler) AdminChatTools(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error) {
+func (h *Handler) AdminChatTools(ctx context.Context, t parley.Tenant, token string) ([]tools.Extra, error) {
 	refuse := func(reason string) error {
 		return &parley.Error{Kind: parley.KindUnauthorized, Message: "Invalid admin token: " + reason}
 	}
@@ -55,7 +55,7 @@ func (h *Handler) AdminChatTools(ctx context.Context, t parley.Tenant, token str
 			Details: map[string]any{"requiredScope": auth.MCPScopes}}
 	}
 	all := h.ManageTools()
-	var out []agent.ExtraTool
+	var out []tools.Extra
 	for _, tool := range all {
 		if !slices.Contains(granted, tool.Scope) {
 			continue
@@ -65,7 +65,7 @@ func (h *Handler) AdminChatTools(ctx context.Context, t parley.Tenant, token str
 			return nil, err
 		}
 		name := tool.Name
-		out = append(out, agent.ExtraTool{Name: adminToolPrefix + name, Type: parley.AdminToolType, Parameters: params,
+		out = append(out, tools.Extra{Name: adminToolPrefix + name, Type: parley.AdminToolType, Parameters: params,
 			Description: "Site owner only (admin token): " + tool.Description,
 			Run: func(ctx context.Context, args json.RawMessage) (any, error) {
 				return RunManageTool(ctx, all, t, p, name, args)

@@ -305,7 +305,7 @@ func TestChatCalendar(t *testing.T) {
 // the connector is active), not a BOOK_MEETING tool's: a tenant with a
 // connected calendar and no booking tool is offered check_availability, in
 // chat and on a call, and its slots are the connector's own
-// (agent.ConnectorMeeting: 30 minutes, 2 hours' notice, no buffer), not
+// (tools.ConnectorMeeting: 30 minutes, 2 hours' notice, no buffer), not
 // those of an inactive booking tool's rules; the model is told nothing can
 // be booked. Without a connector, or once it is disconnected, it is not
 // offered.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/mail/mailtest"
 	"github.com/parley/parley/web/webtest"
 )
@@ -114,7 +114,7 @@ func TestChatVisitorCode(t *testing.T) {
 		skew.Add(int64(61 * time.Second))
 		turn(t, "otp-c", webtest.Call("c1", "send_verification_code", `{"email":"bob@example.com"}`))
 		bob := codeIn(t, smtp.Wait(t, "bob@example.com", 1, 5*time.Second))
-		skew.Add(int64(agent.CodeTTL + time.Second))
+		skew.Add(int64(tools.CodeTTL + time.Second))
 		res := webtest.ToolResults(turn(t, "otp-c", webtest.Call("c1", "verify_visitor_code", `{"code":"`+bob+`"}`)))
 		if !strings.Contains(res[0], "expired") || !strings.Contains(res[0], `"success":false`) {
 			t.Errorf("expired code: %q", res)

@@ -12,6 +12,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound"
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
@@ -33,7 +34,7 @@ type Handler struct {
 	Outbound *outbound.Guard
 	// AdminTools are the management tools of a chat whose visitor token
 	// carries an admin scope (the MCP server's, as chat tools).
-	AdminTools func(ctx context.Context, t parley.Tenant, token string) ([]agent.ExtraTool, error)
+	AdminTools func(ctx context.Context, t parley.Tenant, token string) ([]tools.Extra, error)
 
 	// sightings holds, per tenant id, when this process last recorded the
 	// widget's installation (noteInstallation), so that a widget loading

@@ -62,7 +62,7 @@ type Tool struct {
 // Failure is a tool call that did not succeed: Summary is what the model
 // is told (and the tool history keeps), Result what it is given besides,
 // Cause the underlying error for the logs. The engine hands it to the model
-// as its own agent.ToolFailure.
+// as its own tools.Failure (agent/tools).
 type Failure struct {
 	Summary string
 	Result  map[string]any

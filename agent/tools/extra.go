@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -9,10 +9,10 @@ import (
 	"github.com/parley/parley/agent/outbound/llm"
 )
 
-// ExtraTool is a tool a caller adds to one turn besides the tenant's: the
+// Extra is a tool a caller adds to one turn besides the tenant's: the
 // management tools of Parley's MCP server that an admin token allows. The
 // agent package knows nothing of them but this.
-type ExtraTool struct {
+type Extra struct {
 	// Name is the function name the model sees; Type names the tool in the
 	// tool history (parley.AdminToolType).
 	Name, Type string
@@ -23,26 +23,26 @@ type ExtraTool struct {
 	// Parameters is the JSON Schema of its arguments.
 	Parameters json.RawMessage
 	// Run does the work with the model's arguments (a JSON object) and
-	// returns what the model is told. A *parley.Error or a *ToolFailure is
+	// returns what the model is told. A *parley.Error or a *Failure is
 	// the model's to relay; any other error is a failure it is told about in
 	// general terms.
 	Run func(ctx context.Context, args json.RawMessage) (any, error)
 }
 
-// ToolFailure is an extra tool's failure: Summary is what the model is told
+// Failure is an extra tool's failure: Summary is what the model is told
 // (and the tool history keeps), Result what it is given besides, Cause the
 // underlying error for the logs.
-type ToolFailure struct {
+type Failure struct {
 	Summary string
 	Result  map[string]any
 	Cause   error
 }
 
-func (f *ToolFailure) Error() string { return f.Summary }
+func (f *Failure) Error() string { return f.Summary }
 
 // AddExtra offers tools after the registry's own, in order. One whose name
 // is taken is left out and listed in Skipped.
-func (r *ToolRegistry) AddExtra(tools []ExtraTool) {
+func (r *Registry) AddExtra(tools []Extra) {
 	for i := range tools {
 		x := &tools[i]
 		if _, taken := r.byName[x.Name]; taken {
@@ -57,10 +57,10 @@ func (r *ToolRegistry) AddExtra(tools []ExtraTool) {
 }
 
 // runExtra runs an extra tool and tells the model what came of it.
-func runExtra(ctx context.Context, x *ExtraTool, args json.RawMessage, ex *Execution) {
+func runExtra(ctx context.Context, x *Extra, args json.RawMessage, ex *Execution) {
 	res, err := x.Run(ctx, args)
 	var pe *parley.Error
-	var tf *ToolFailure
+	var tf *Failure
 	switch {
 	case errors.As(err, &tf):
 		ex.Summary, ex.Result, ex.Err = tf.Summary, tf.Result, tf.Cause

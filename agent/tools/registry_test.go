@@ -1,15 +1,8 @@
-package agent
+package tools
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +11,27 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
-	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
+
+func testTool(t *testing.T, name, typ string, cfg any) parley.Tool {
+	t.Helper()
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parley.Tool{ID: "tool-" + strings.ToLower(typ), Name: name, Type: typ, Config: raw, IsActive: true}
+}
+
+func contactForm(t *testing.T) parley.Tool {
+	return testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{
+		Fields: []parley.FormField{
+			{Name: "fullName", Label: "Full name", Type: "text", Required: true},
+			{Name: "workEmail", Label: "Email", Type: "email", Required: true},
+			{Name: "phone", Label: "Phone", Type: "phone"},
+		},
+		ConfirmationMessage: "Thanks, we will call you back.",
+	})
+}
 
 func quoteConfig() parley.QuoteConfig {
 	return parley.QuoteConfig{Currency: "EUR", TaxRate: 20, ValidityDays: 30, Items: []parley.QuoteItem{
@@ -86,14 +98,14 @@ func (fakeCorpus) Explore(_ context.Context, query string, limit int) ([]llm.Pas
 
 var fixedNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func execute(t *testing.T, reg *ToolRegistry, name, args string) Execution {
+func execute(t *testing.T, reg *Registry, name, args string) Execution {
 	t.Helper()
 	return reg.Execute(context.Background(), llm.ToolCall{ID: "c1", Name: name, Arguments: json.RawMessage(args)})
 }
 
 func TestSubmitForm(t *testing.T) {
 	t.Parallel()
-	reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{Now: func() time.Time { return fixedNow }})
+	reg := NewRegistry([]parley.Tool{contactForm(t)}, Deps{Now: func() time.Time { return fixedNow }})
 	for _, tc := range []struct {
 		name, args string
 		ok         bool
@@ -134,7 +146,7 @@ func TestSubmitForm(t *testing.T) {
 
 func TestGenerateQuote(t *testing.T) {
 	t.Parallel()
-	reg := NewToolRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, quoteConfig())}, ToolDeps{Now: func() time.Time { return fixedNow }})
+	reg := NewRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, quoteConfig())}, Deps{Now: func() time.Time { return fixedNow }})
 
 	t.Run("exact totals in cents", func(t *testing.T) {
 		t.Parallel()
@@ -168,7 +180,7 @@ func TestGenerateQuote(t *testing.T) {
 		t.Parallel()
 		c := quoteConfig()
 		c.Items[1].UnitPrice = 1e9
-		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, ToolDeps{})
+		r := NewRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, Deps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1000000}]}`)
 		if ex.Success || !strings.Contains(ex.Summary, "too large") {
 			t.Fatalf("execution %+v", ex)
@@ -178,7 +190,7 @@ func TestGenerateQuote(t *testing.T) {
 		t.Parallel()
 		c := quoteConfig()
 		c.TaxRate = 8.25
-		r := NewToolRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, ToolDeps{})
+		r := NewRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, Deps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1}]}`)
 		// 300.50 × 8.25% = 24.79125 → 24.79
 		if !ex.Success || ex.Result["taxCents"] != int64(2479) || ex.Result["total"] != "325.29" {
@@ -206,10 +218,10 @@ func TestGenerateQuote(t *testing.T) {
 func TestRememberFact(t *testing.T) {
 	t.Parallel()
 	mem := &fakeMemory{}
-	reg := NewToolRegistry([]parley.Tool{
+	reg := NewRegistry([]parley.Tool{
 		testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company", "budget"}}),
 		testTool(t, "Remember anything", parley.ToolRememberFact, parley.RememberConfig{}),
-	}, ToolDeps{Memory: mem})
+	}, Deps{Memory: mem})
 	t.Run("allowed key stored", func(t *testing.T) {
 		t.Parallel()
 		ex := execute(t, reg, "remember", `{"key":"company","value":"Acme"}`)
@@ -237,7 +249,7 @@ func TestRememberFact(t *testing.T) {
 	})
 	t.Run("no memory store", func(t *testing.T) {
 		t.Parallel()
-		r := NewToolRegistry([]parley.Tool{testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{})}, ToolDeps{})
+		r := NewRegistry([]parley.Tool{testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{})}, Deps{})
 		if ex := execute(t, r, "remember", `{"key":"company","value":"Acme"}`); ex.Success {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -249,7 +261,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("limited to maxResults", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10, overshoot: true}
-		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2})}, ToolDeps{Products: ps})
+		reg := NewRegistry([]parley.Tool{testTool(t, "Find products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2})}, Deps{Products: ps})
 		ex := execute(t, reg, "find_products", `{"query":"running shoes"}`)
 		products := ex.Result["products"].([]Product)
 		if !ex.Success || ps.gotLimit != 2 || ps.gotQuery != "running shoes" || len(products) != 2 {
@@ -262,7 +274,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("default maxResults and empty query", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10}
-		reg := NewToolRegistry([]parley.Tool{testTool(t, "Find", parley.ToolRecommendProduct, map[string]any{})}, ToolDeps{Products: ps})
+		reg := NewRegistry([]parley.Tool{testTool(t, "Find", parley.ToolRecommendProduct, map[string]any{})}, Deps{Products: ps})
 		if ex := execute(t, reg, "find", `{"query":"x"}`); len(ex.Result["products"].([]Product)) != 3 {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -274,7 +286,7 @@ func TestRecommendProduct(t *testing.T) {
 
 func TestExploreCorpus(t *testing.T) {
 	t.Parallel()
-	reg := NewToolRegistry(nil, ToolDeps{Corpus: fakeCorpus{}})
+	reg := NewRegistry(nil, Deps{Corpus: fakeCorpus{}})
 	t.Run("by title", func(t *testing.T) {
 		t.Parallel()
 		ex := execute(t, reg, ExploreCorpusTool, `{"titles":["shipping"]}`)
@@ -298,115 +310,32 @@ func TestExploreCorpus(t *testing.T) {
 	})
 	t.Run("not offered without a corpus", func(t *testing.T) {
 		t.Parallel()
-		if specs := NewToolRegistry(nil, ToolDeps{}).Specs(); len(specs) != 0 {
+		if specs := NewRegistry(nil, Deps{}).Specs(); len(specs) != 0 {
 			t.Fatalf("specs %+v", specs)
 		}
 	})
 }
 
-func TestEscalation(t *testing.T) {
+func TestFunctionName(t *testing.T) {
 	t.Parallel()
-	secret := []byte("whsec-test-secret")
-	type delivery struct {
-		header http.Header
-		body   []byte
+	for in, want := range map[string]string{
+		"Get a Quote!":     "get_a_quote",
+		"  Contact form  ": "contact_form",
+		"123 go":           "tool_123_go",
+		"***":              "submit_form",
+		"Élan vital":       "lan_vital",
+	} {
+		t.Run(in, func(t *testing.T) {
+			t.Parallel()
+			if got := functionName(in, parley.ToolSubmitForm); got != want {
+				t.Fatalf("functionName(%q) = %q, want %q", in, got, want)
+			}
+		})
 	}
-	got := make(chan delivery, 1)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		got <- delivery{r.Header.Clone(), b}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(hook.Close)
-	tool := testTool(t, "Talk to a human", parley.ToolEscalateToHuman, parley.EscalateConfig{HandoffMessage: "Marie will answer within the hour."})
-	url := hook.URL
-	tool.WebhookURL = &url
-	deps := ToolDeps{
-		EscalatorFor: func(t parley.Tool) Escalator {
-			return WebhookEscalator{URL: *t.WebhookURL, Secret: secret, Client: hook.Client()}
-		},
-		EscalationContext: map[string]any{"conversationId": "conv-1"},
-	}
-	srv, p := engineFixture(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "esc", Name: "talk_to_a_human", Arguments: []string{`{"reason":"wants a refund","contact":"ada@example.com"}`}}}},
-		llmtest.Turn{Text: []string{"Marie will answer within the hour."}},
-	)
-	res, err := RunTurn(context.Background(), p, userAsks("human please"), NewToolRegistry([]parley.Tool{tool}, deps), 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	t.Run("signature verifies independently", func(t *testing.T) {
-		d := <-got
-		sig := d.header.Get("X-Service-Signature")
-		ts, v1, ok := strings.Cut(sig, ",v1=")
-		if !ok || !strings.HasPrefix(ts, "t=") {
-			t.Fatalf("signature header %q", sig)
-		}
-		ts = strings.TrimPrefix(ts, "t=")
-		unix, err := strconv.ParseInt(ts, 10, 64)
-		if err != nil || time.Since(time.Unix(unix, 0)).Abs() > 300*time.Second {
-			t.Fatalf("timestamp %q", ts)
-		}
-		mac := hmac.New(sha256.New, secret)
-		mac.Write([]byte(ts + "."))
-		mac.Write(d.body)
-		want := hex.EncodeToString(mac.Sum(nil))
-		if !hmac.Equal([]byte(v1), []byte(want)) {
-			t.Fatalf("v1 %s, want %s", v1, want)
-		}
-		if d.header.Get("X-Service-Event") != EscalationEvent || d.header.Get("X-Service-Delivery-Id") == "" {
-			t.Fatalf("headers %v", d.header)
-		}
-		var payload struct {
-			Event string         `json:"event"`
-			Data  map[string]any `json:"data"`
-		}
-		if err := json.Unmarshal(d.body, &payload); err != nil || payload.Event != EscalationEvent ||
-			payload.Data["reason"] != "wants a refund" || payload.Data["contact"] != "ada@example.com" || payload.Data["conversationId"] != "conv-1" {
-			t.Fatalf("payload %s: %v", d.body, err)
-		}
-	})
-	t.Run("execution escalated", func(t *testing.T) {
-		ex := res.Executions[0]
-		if !ex.Success || !ex.Escalated || ex.ToolType != parley.ToolEscalateToHuman || !res.Escalated() {
-			t.Fatalf("execution %+v", ex)
-		}
-		// A lead: the submission holds what the model gave; the envelope's data does not.
-		if s := ex.Submission; s == nil || s.ToolType != parley.ToolEscalateToHuman || s.Input["reason"] != "wants a refund" || s.Input["contact"] != "ada@example.com" {
-			t.Errorf("submission %+v", ex.Submission)
-		}
-		if _, leaked := ex.Data["reason"]; leaked || ex.Data["escalated"] != true {
-			t.Errorf("envelope data %v", ex.Data)
-		}
-		msgs := srv.Requests()[1].Chat.Messages
-		if last := msgs[len(msgs)-1]; last.ToolCallID != "esc" || !strings.Contains(string(last.Content), "Marie will answer") {
-			t.Fatalf("tool message %+v", last)
-		}
-	})
-	t.Run("webhook failure is not escalated", func(t *testing.T) {
+	t.Run("long names are cut", func(t *testing.T) {
 		t.Parallel()
-		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
-		t.Cleanup(down.Close)
-		reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{EscalatorFor: func(parley.Tool) Escalator {
-			return WebhookEscalator{URL: down.URL, Secret: secret, Client: down.Client()}
-		}})
-		ex := execute(t, reg, "talk_to_a_human", `{"reason":"x"}`)
-		if ex.Success || ex.Escalated || ex.Err == nil || !strings.Contains(ex.Err.Error(), "HTTP 500") {
-			t.Fatalf("execution %+v", ex)
-		}
-	})
-	t.Run("reason required", func(t *testing.T) {
-		t.Parallel()
-		reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{EscalatorFor: func(parley.Tool) Escalator {
-			return escalatorFunc(func() error { return errors.New("must not be called") })
-		}})
-		if ex := execute(t, reg, "talk_to_a_human", `{}`); ex.Success || ex.Escalated || ex.Err != nil {
-			t.Fatalf("execution %+v", ex)
+		if got := functionName(strings.Repeat("ab ", 40), parley.ToolSubmitForm); len(got) > 56 || strings.HasSuffix(got, "_") {
+			t.Fatalf("got %q", got)
 		}
 	})
 }
-
-type escalatorFunc func() error
-
-func (f escalatorFunc) Escalate(context.Context, string, map[string]any) error { return f() }

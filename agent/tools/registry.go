@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ import (
 // handler implements with the db.
 //
 // BOOK_MEETING is offered only with the tenant's calendar connector
-// (ToolDeps.Calendar, calendar.go): a tool the model can call but that
+// (Deps.Calendar, calendar.go): a tool the model can call but that
 // cannot run would promise visitors meetings nobody booked.
 
 // MemoryStore stores a visitor's facts (REMEMBER_FACT); the caller binds it
@@ -66,23 +66,23 @@ type Escalator interface {
 	Escalate(ctx context.Context, reason string, payload map[string]any) error
 }
 
-// ToolDeps is what the executors need from the rest of the service. A nil
+// Deps is what the executors need from the rest of the service. A nil
 // dependency makes the tools that need it fail cleanly when called
 // (REMEMBER_FACT, RECOMMEND_PRODUCT) or not offered (EXPLORE_CORPUS).
-type ToolDeps struct {
+type Deps struct {
 	Memory   MemoryStore
 	Products ProductSearch
 	// Corpus, when set, adds the synthetic explore_corpus tool.
 	Corpus CorpusLookup
 	// Codes, when set, adds send_verification_code and verify_visitor_code;
 	// Challenge, when set, adds verify_external_challenge (verification.go).
-	Codes     *codeVerification
-	Challenge *challengeVerification
-	// Payment, when set, adds collect_payment (payment_tool.go).
-	Payment *paymentCollection
+	Codes     *CodeVerification
+	Challenge *ChallengeVerification
+	// Payment, when set, adds collect_payment (payment.go).
+	Payment *PaymentCollection
 	// Calendar, when set, adds check_availability, and runs the
 	// BOOK_MEETING tools (calendar.go); without it BOOK_MEETING is left out.
-	Calendar *calendarBooking
+	Calendar *CalendarBooking
 	// EscalatorFor returns the escalator of an ESCALATE_TO_HUMAN tool,
 	// typically a WebhookEscalator with the tool's webhookUrl and its
 	// unsealed webhookSecret; nil (or a nil result) escalates without
@@ -160,6 +160,9 @@ func (e Execution) Envelope() map[string]any {
 // ExploreCorpusType is the type of the synthetic corpus tool.
 const ExploreCorpusType = "EXPLORE_CORPUS"
 
+// ExploreCorpusTool is the name the model calls the EXPLORE_CORPUS tool by.
+const ExploreCorpusTool = "explore_corpus"
+
 // registeredTool is one tool the model may call.
 type registeredTool struct {
 	spec  llm.ToolSpec
@@ -170,7 +173,7 @@ type registeredTool struct {
 	rec   parley.RecommendConfig
 	esc   parley.EscalateConfig
 	meet  parley.MeetingConfig
-	extra *ExtraTool
+	extra *Extra
 }
 
 // displayName is the owner's name of the tool (Execution.DisplayName): the
@@ -186,19 +189,19 @@ func (rt *registeredTool) displayName() string {
 	return ""
 }
 
-// ToolRegistry holds the tools offered for one turn and executes them.
-type ToolRegistry struct {
-	deps    ToolDeps
+// Registry holds the tools offered for one turn and executes them.
+type Registry struct {
+	deps    Deps
 	tools   []*registeredTool
 	byName  map[string]*registeredTool
 	Skipped []string // tools not offered, with why (inactive tools are silently left out)
 }
 
-// NewToolRegistry builds the registry from the tenant's tools, in order.
+// NewRegistry builds the registry from the tenant's tools, in order.
 // Inactive tools, and BOOK_MEETING without a calendar, are left out; a tool
 // whose stored config no longer validates is left out and listed in Skipped.
-func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
-	r := &ToolRegistry{deps: deps, byName: map[string]*registeredTool{}}
+func NewRegistry(tools []parley.Tool, deps Deps) *Registry {
+	r := &Registry{deps: deps, byName: map[string]*registeredTool{}}
 	used := map[string]bool{}
 	if deps.Corpus != nil {
 		used[ExploreCorpusTool] = true
@@ -282,10 +285,10 @@ func NewToolRegistry(tools []parley.Tool, deps ToolDeps) *ToolRegistry {
 		rt.spec = llm.ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
 		if typ == VerifyExternalChallengeType {
 			rt.spec.Description = "The visitor's identity must be confirmed by the business's own check before their account is discussed. " +
-				"Ask the visitor exactly this, in their language: \"" + deps.Challenge.challenge.Prompt + "\". Then pass their answer to this tool. Never guess an answer."
+				"Ask the visitor exactly this, in their language: \"" + deps.Challenge.Challenge.Prompt + "\". Then pass their answer to this tool. Never guess an answer."
 		}
 		if typ == CollectPaymentType {
-			rt.spec.Description = paymentDescription(deps.Payment.connector)
+			rt.spec.Description = paymentDescription(deps.Payment.Connector)
 		}
 		r.tools = append(r.tools, rt)
 		r.byName[name] = rt
@@ -314,7 +317,7 @@ func decodeConfig(raw json.RawMessage, dst any) error {
 }
 
 // Specs returns the tools offered to the model, in the tenant's order.
-func (r *ToolRegistry) Specs() []llm.ToolSpec {
+func (r *Registry) Specs() []llm.ToolSpec {
 	if r == nil {
 		return nil
 	}
@@ -491,7 +494,7 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 
 // Execute runs one tool call. It never returns a Go error: failures are
 // reported in the Execution for the model to relay.
-func (r *ToolRegistry) Execute(ctx context.Context, call llm.ToolCall) Execution {
+func (r *Registry) Execute(ctx context.Context, call llm.ToolCall) Execution {
 	now := time.Now
 	if r.deps.Now != nil {
 		now = r.deps.Now
@@ -568,7 +571,7 @@ func argString(in map[string]any, key string) (string, bool) {
 
 const maxFieldChars = 5000
 
-func (r *ToolRegistry) submitForm(rt *registeredTool, in map[string]any, ex *Execution) {
+func (r *Registry) submitForm(rt *registeredTool, in map[string]any, ex *Execution) {
 	values := map[string]any{}
 	var problems []string
 	for _, f := range rt.form.Fields {
@@ -663,7 +666,7 @@ const (
 	maxQuoteCents    = 100_000_000_000_000 // one trillion in currency units
 )
 
-func (r *ToolRegistry) quote(rt *registeredTool, in map[string]any, ex *Execution) {
+func (r *Registry) quote(rt *registeredTool, in map[string]any, ex *Execution) {
 	q := rt.quote
 	allowedItems := make([]string, len(q.Items))
 	for i, it := range q.Items {
@@ -789,7 +792,7 @@ func (r *ToolRegistry) quote(rt *registeredTool, in map[string]any, ex *Executio
 
 const maxFactChars = 500
 
-func (r *ToolRegistry) remember(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
+func (r *Registry) remember(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
 	key, _ := argString(in, "key")
 	value, _ := argString(in, "value")
 	switch {
@@ -820,7 +823,7 @@ func (r *ToolRegistry) remember(ctx context.Context, rt *registeredTool, in map[
 	ex.Data = map[string]any{"key": key}
 }
 
-func (r *ToolRegistry) recommend(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
+func (r *Registry) recommend(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
 	query, _ := argString(in, "query")
 	switch {
 	case query == "":
@@ -862,7 +865,7 @@ const (
 	exploreMaxChars = 20000
 )
 
-func (r *ToolRegistry) explore(ctx context.Context, in map[string]any, ex *Execution) {
+func (r *Registry) explore(ctx context.Context, in map[string]any, ex *Execution) {
 	query, _ := argString(in, "query")
 	var titles []string
 	if raw, ok := in["titles"].([]any); ok {
@@ -938,7 +941,7 @@ func (r *ToolRegistry) explore(ctx context.Context, in map[string]any, ex *Execu
 	ex.Data = map[string]any{"titles": names}
 }
 
-func (r *ToolRegistry) escalate(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
+func (r *Registry) escalate(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
 	reason, _ := argString(in, "reason")
 	contact, _ := argString(in, "contact")
 	if reason == "" {

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -95,14 +95,14 @@ func TestBookMeetingConcurrent(t *testing.T) {
 	store := &lockStore{}
 	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	tool := testTool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 7})
-	registry := func() *ToolRegistry {
+	registry := func() *Registry {
 		conn, err := caldav.Dial(guard.Client(5*time.Second), cal.URL, cal.Username, cal.Password)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cb := &calendarBooking{store: store, conn: conn, calendar: caldavtest.CalendarPath, loc: time.UTC, tenantID: "t1", botName: "Bot",
-			hours: parley.OfficeHours{"monday": {Start: "09:00", End: "17:00"}}}
-		return NewToolRegistry([]parley.Tool{tool}, ToolDeps{Calendar: cb, Now: func() time.Time { return now }})
+		cb := &CalendarBooking{Store: store, Server: conn, Path: caldavtest.CalendarPath, Loc: time.UTC, TenantID: "t1", BotName: "Bot",
+			Hours: parley.OfficeHours{"monday": {Start: "09:00", End: "17:00"}}}
+		return NewRegistry([]parley.Tool{tool}, Deps{Calendar: cb, Now: func() time.Time { return now }})
 	}
 	var wg sync.WaitGroup
 	results := make([]Execution, 8)
@@ -146,8 +146,8 @@ func TestAvailabilityMaxSlots(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	tool := testTool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30})
-	cb := &calendarBooking{conn: conn, calendar: caldavtest.CalendarPath, loc: time.UTC, tenantID: "t1", botName: "Bot", hours: hours}
-	reg := NewToolRegistry([]parley.Tool{tool}, ToolDeps{Calendar: cb, Now: func() time.Time { return now }})
+	cb := &CalendarBooking{Server: conn, Path: caldavtest.CalendarPath, Loc: time.UTC, TenantID: "t1", BotName: "Bot", Hours: hours}
+	reg := NewRegistry([]parley.Tool{tool}, Deps{Calendar: cb, Now: func() time.Time { return now }})
 	for _, tc := range []struct {
 		to    string
 		slots int

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 	"unicode"
@@ -23,7 +22,7 @@ import (
 // rules (parley.MeetingConfig: duration, buffer, booking window, minimum notice),
 // within the connector's office hours, in the tenant's time zone.
 // CHECK_AVAILABILITY is offered whenever the tenant's calendar connector is
-// active (enrichCalendar), BOOK_MEETING when the segment also has an active
+// active (agent's enrichCalendar), BOOK_MEETING when the segment also has an active
 // BOOK_MEETING tool; without one, the slots are the connector's own
 // (ConnectorMeeting).
 
@@ -61,17 +60,20 @@ type CalendarServer interface {
 	CreateEvent(ctx context.Context, path, uid string, cal *ical.Calendar) error
 }
 
-// calendarBooking runs the meeting tools of one turn.
-type calendarBooking struct {
-	store    CalendarStore
-	conn     CalendarServer
-	calendar string // the calendar collection's path
-	hours    parley.OfficeHours
-	loc      *time.Location
-	tenantID string
-	botName  string
+// CalendarBooking runs the meeting tools of one turn: the engine binds it
+// to the tenant's connector (the calendar at Path on Server, its office
+// hours in the tenant's zone Loc); Store serializes the tenant's bookings,
+// BotName names the bot in the events it books.
+type CalendarBooking struct {
+	Store    CalendarStore
+	Server   CalendarServer
+	Path     string // the calendar collection's path
+	Hours    parley.OfficeHours
+	Loc      *time.Location
+	TenantID string
+	BotName  string
 	// meetings are the turn's BOOK_MEETING tools, in order; set by
-	// NewToolRegistry.
+	// NewRegistry.
 	meetings []*registeredTool
 }
 
@@ -258,15 +260,15 @@ func freeSlots(ctx context.Context, c CalendarServer, calendar string, rules Slo
 // without rules would book.
 func ConnectorMeeting() parley.MeetingConfig { return parley.DefaultMeetingConfig() }
 
-func (cb *calendarBooking) rules(meet parley.MeetingConfig, now time.Time) SlotRules {
-	return SlotRules{Hours: cb.hours, Loc: cb.loc, Meeting: meet, Now: now}
+func (cb *CalendarBooking) rules(meet parley.MeetingConfig, now time.Time) SlotRules {
+	return SlotRules{Hours: cb.Hours, Loc: cb.Loc, Meeting: meet, Now: now}
 }
 
 // availabilityMeeting picks the rules an availability call lists slots
 // under: the BOOK_MEETING tool named, else the turn's first; with no
 // booking tool in the turn, the connector's (ConnectorMeeting), whatever
 // is named. ok is false when name is none of the turn's booking tools.
-func (cb *calendarBooking) availabilityMeeting(name string) (meet parley.MeetingConfig, ok bool) {
+func (cb *CalendarBooking) availabilityMeeting(name string) (meet parley.MeetingConfig, ok bool) {
 	if len(cb.meetings) == 0 {
 		return ConnectorMeeting(), true
 	}
@@ -282,7 +284,7 @@ func (cb *calendarBooking) availabilityMeeting(name string) (meet parley.Meeting
 }
 
 // meetingNames are the names the model sees of the turn's BOOK_MEETING tools.
-func (cb *calendarBooking) meetingNames() []string {
+func (cb *CalendarBooking) meetingNames() []string {
 	names := make([]string, len(cb.meetings))
 	for i, m := range cb.meetings {
 		names[i] = m.spec.Name
@@ -308,7 +310,7 @@ func argDate(in map[string]any, key string, loc *time.Location) (time.Time, bool
 	return d, true, true
 }
 
-func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any, ex *Execution) {
+func (r *Registry) checkAvailability(ctx context.Context, in map[string]any, ex *Execution) {
 	cb := r.deps.Calendar
 	name, _ := argString(in, "meeting")
 	meet, ok := cb.availabilityMeeting(name)
@@ -317,9 +319,9 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 		return
 	}
 	rules := cb.rules(meet, r.now())
-	today := startOfDay(rules.Now, cb.loc)
-	from, hasFrom, okFrom := argDate(in, "from", cb.loc)
-	to, hasTo, okTo := argDate(in, "to", cb.loc)
+	today := startOfDay(rules.Now, cb.Loc)
+	from, hasFrom, okFrom := argDate(in, "from", cb.Loc)
+	to, hasTo, okTo := argDate(in, "to", cb.Loc)
 	switch {
 	case !okFrom || !okTo:
 		ex.Summary = "from and to must be dates written YYYY-MM-DD (for example " + today.Format("2006-01-02") + ")."
@@ -330,7 +332,7 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 	if !hasTo {
 		to = from.AddDate(0, 0, 6)
 	}
-	days := int(startOfDay(to, cb.loc).Sub(from).Hours()/24+0.5) + 1
+	days := int(startOfDay(to, cb.Loc).Sub(from).Hours()/24+0.5) + 1
 	switch {
 	case to.Before(from):
 		ex.Summary = "to must not be before from."
@@ -341,7 +343,7 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 	}
 	end := to.AddDate(0, 0, 1) // to is inclusive
 	winFrom, winTo := maxTime(from, rules.earliest()), minTime(end, rules.latest())
-	result := map[string]any{"timezone": cb.loc.String(), "durationMinutes": rules.duration() / time.Minute,
+	result := map[string]any{"timezone": cb.Loc.String(), "durationMinutes": rules.duration() / time.Minute,
 		"from": from.Format("2006-01-02"), "to": to.Format("2006-01-02")}
 	if !winFrom.Before(winTo) {
 		ex.Success = true
@@ -349,11 +351,11 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 		result["slots"] = []Slot{}
 		ex.Summary = fmt.Sprintf("No slot in that range: meetings can be booked from %s to %s (%s).",
 			rules.NewSlot(rules.earliest()).Start.Format("Monday 2 January 2006, 15:04"),
-			rules.latest().In(cb.loc).Format("Monday 2 January 2006"), cb.loc)
+			rules.latest().In(cb.Loc).Format("Monday 2 January 2006"), cb.Loc)
 		ex.Data = map[string]any{"slots": 0}
 		return
 	}
-	starts, err := freeSlots(ctx, cb.conn, cb.calendar, rules, winFrom, winTo, MaxSlots+1)
+	starts, err := freeSlots(ctx, cb.Server, cb.Path, rules, winFrom, winTo, MaxSlots+1)
 	if err != nil {
 		ex.Err = err
 		ex.Summary = "The calendar could not be read right now (" + calendarReason(err) + "). Apologize, and offer to take the visitor's contact details so that the team gets back to them."
@@ -372,10 +374,10 @@ func (r *ToolRegistry) checkAvailability(ctx context.Context, in map[string]any,
 		ex.Summary = fmt.Sprintf("No free slot from %s to %s. Suggest other dates.", from.Format("Monday 2 January"), to.Format("Monday 2 January"))
 	case len(cb.meetings) == 0:
 		ex.Summary = fmt.Sprintf("%d free slot(s) of %d minutes, times in %s. Tell the visitor a few; no meeting can be booked in this conversation.",
-			len(slots), rules.duration()/time.Minute, cb.loc)
+			len(slots), rules.duration()/time.Minute, cb.Loc)
 	default:
 		ex.Summary = fmt.Sprintf("%d free slot(s) of %d minutes, times in %s. Offer a few; to book, pass the chosen slot's start exactly as given.",
-			len(slots), rules.duration()/time.Minute, cb.loc)
+			len(slots), rules.duration()/time.Minute, cb.Loc)
 	}
 	if more {
 		ex.Summary += " More slots exist after the last one listed."
@@ -416,7 +418,7 @@ func cleanText(s string) string {
 	}, s))
 }
 
-func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
+func (r *Registry) bookMeeting(ctx context.Context, rt *registeredTool, in map[string]any, ex *Execution) {
 	cb := r.deps.Calendar
 	rules := cb.rules(rt.meet, r.now())
 	rawStart, okStart := in["start"].(string)
@@ -425,7 +427,7 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 	notes, okNotes := argString(in, "notes")
 	name, notes, email = cleanText(name), strings.TrimSpace(notes), strings.ToLower(email)
 	var problems []string
-	start, goodStart := argStart(rawStart, cb.loc)
+	start, goodStart := argStart(rawStart, cb.Loc)
 	switch {
 	case !okStart || !goodStart:
 		problems = append(problems, "start must be a slot's start as check_availability gave it (for example 2026-01-15T09:00:00+01:00)")
@@ -457,7 +459,7 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 	uid := newEventUID()
 	taken := false
 	book := func(ctx context.Context) error {
-		busy, err := cb.conn.Busy(ctx, cb.calendar, start.Add(-rules.buffer()), end.Add(rules.buffer()), cb.loc)
+		busy, err := cb.Server.Busy(ctx, cb.Path, start.Add(-rules.buffer()), end.Add(rules.buffer()), cb.Loc)
 		if err != nil {
 			return err
 		}
@@ -465,11 +467,11 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 			taken = true
 			return nil
 		}
-		return cb.conn.CreateEvent(ctx, cb.calendar, uid, meetingEvent(uid, rt.tool.Name, cb.botName, name, email, notes, start, end, ex.At))
+		return cb.Server.CreateEvent(ctx, cb.Path, uid, meetingEvent(uid, rt.tool.Name, cb.BotName, name, email, notes, start, end, ex.At))
 	}
 	var err error
-	if cb.store != nil {
-		err = cb.store.LockCalendar(ctx, cb.tenantID, book)
+	if cb.Store != nil {
+		err = cb.Store.LockCalendar(ctx, cb.TenantID, book)
 	} else {
 		err = book(ctx)
 	}
@@ -485,12 +487,12 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 	slot := rules.NewSlot(start)
 	ex.Success = true
 	ex.Result = map[string]any{"booked": true, "start": slot.Start, "end": slot.End, "label": slot.Label,
-		"timezone": cb.loc.String(), "durationMinutes": rules.duration() / time.Minute}
+		"timezone": cb.Loc.String(), "durationMinutes": rules.duration() / time.Minute}
 	// No invitation is promised: whether the calendar server mails its
 	// attendees depends on the server.
-	ex.Summary = fmt.Sprintf("Booked: %s (%s), in the business's calendar with %s as attendee. Tell the visitor the meeting is confirmed for that time.", slot.Label, cb.loc, email)
+	ex.Summary = fmt.Sprintf("Booked: %s (%s), in the business's calendar with %s as attendee. Tell the visitor the meeting is confirmed for that time.", slot.Label, cb.Loc, email)
 	ex.Data = map[string]any{"start": slot.Start, "end": slot.End}
-	input := map[string]any{"start": slot.Start, "end": slot.End, "timezone": cb.loc.String(), "name": name, "email": email}
+	input := map[string]any{"start": slot.Start, "end": slot.End, "timezone": cb.Loc.String(), "name": name, "email": email}
 	if notes != "" {
 		input["notes"] = notes
 	}
@@ -500,15 +502,15 @@ func (r *ToolRegistry) bookMeeting(ctx context.Context, rt *registeredTool, in m
 
 // refuseSlot answers a booking of a time that cannot be had, with the next
 // free slots from that day on to offer instead.
-func (r *ToolRegistry) refuseSlot(ctx context.Context, cb *calendarBooking, rules SlotRules, start time.Time, why string, ex *Execution) {
+func (r *Registry) refuseSlot(ctx context.Context, cb *CalendarBooking, rules SlotRules, start time.Time, why string, ex *Execution) {
 	ex.Summary = why + " Nothing was booked."
-	ex.Result = map[string]any{"booked": false, "timezone": cb.loc.String()}
-	from := maxTime(startOfDay(start, cb.loc), rules.earliest())
+	ex.Result = map[string]any{"booked": false, "timezone": cb.Loc.String()}
+	from := maxTime(startOfDay(start, cb.Loc), rules.earliest())
 	if !from.Before(rules.latest()) {
 		from = rules.earliest()
 	}
 	to := minTime(rules.latest(), from.Add(MaxAvailabilityDays*24*time.Hour))
-	starts, err := freeSlots(ctx, cb.conn, cb.calendar, rules, from, to, alternativeSlots)
+	starts, err := freeSlots(ctx, cb.Server, cb.Path, rules, from, to, alternativeSlots)
 	if err != nil {
 		ex.Err = err
 		ex.Summary += " Call check_availability for other times."
@@ -525,7 +527,7 @@ func (r *ToolRegistry) refuseSlot(ctx context.Context, cb *calendarBooking, rule
 	for i, s := range alt {
 		labels[i] = s.Label
 	}
-	ex.Summary += " Offer the visitor one of these instead (" + cb.loc.String() + "): " + strings.Join(labels, "; ") + "."
+	ex.Summary += " Offer the visitor one of these instead (" + cb.Loc.String() + "): " + strings.Join(labels, "; ") + "."
 }
 
 func newEventUID() string {
@@ -563,21 +565,11 @@ func meetingEvent(uid, toolName, botName, name, email, notes string, start, end,
 	return cal
 }
 
-// dialCalendar opens the connector's calendar for a turn: the password is
-// unsealed, requests go through client.
-func dialCalendar(c *parley.CalendarConnector, secrets Secrets, client *http.Client) (*caldav.Client, error) {
-	password, err := secrets.Open(c.SealedPassword)
-	if err != nil {
-		return nil, fmt.Errorf("opening the calendar password: %w", err)
-	}
-	return caldav.Dial(client, c.ServerURL, c.Username, string(password))
-}
-
 // availabilityDescription tells the model what check_availability does and
 // in which time zone; without a booking tool, that it books nothing, lest
 // the model promise a meeting nobody booked.
-func availabilityDescription(cb *calendarBooking) string {
-	d := "List the free meeting slots of the business's calendar (times in " + cb.loc.String() + "), within its office hours and booking rules. " +
+func availabilityDescription(cb *CalendarBooking) string {
+	d := "List the free meeting slots of the business's calendar (times in " + cb.Loc.String() + "), within its office hours and booking rules. " +
 		"Give from and to as dates (YYYY-MM-DD, at most " + fmt.Sprint(MaxAvailabilityDays) + " days; by default the coming week). "
 	switch {
 	case len(cb.meetings) == 0:
@@ -591,7 +583,7 @@ func availabilityDescription(cb *calendarBooking) string {
 	return d
 }
 
-func availabilitySchema(cb *calendarBooking) json.RawMessage {
+func availabilitySchema(cb *CalendarBooking) json.RawMessage {
 	props := map[string]any{
 		"from": map[string]any{"type": "string", "format": "date", "description": "first day, YYYY-MM-DD"},
 		"to":   map[string]any{"type": "string", "format": "date", "description": "last day, YYYY-MM-DD"},

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -43,16 +43,17 @@ type Stripe interface {
 	CreatePaymentLink(ctx context.Context, key string, r stripe.PaymentLinkRequest) (stripe.PaymentLink, error)
 }
 
-// paymentCollection is COLLECT_PAYMENT bound to one turn: the tenant's
+// PaymentCollection is COLLECT_PAYMENT bound to one turn: the tenant's
 // connector and opened key, and the quotes and links this turn made, which
-// are stored only when the turn ends.
-type paymentCollection struct {
-	stripe         Stripe
-	store          PaymentStore
-	connector      parley.PaymentConnector
-	key            string
-	tenantID       string
-	conversationID string
+// are stored only when the turn ends. Key is the connector's Stripe key,
+// opened by the engine.
+type PaymentCollection struct {
+	Stripe         Stripe
+	Store          PaymentStore
+	Connector      parley.PaymentConnector
+	Key            string
+	TenantID       string
+	ConversationID string
 	quotes         []quoteRef // this turn's, oldest first
 	links          []madeLink // this turn's
 }
@@ -79,7 +80,7 @@ func newQuoteID() string {
 }
 
 // noteQuote keeps a quote this turn made (the quote tool's result).
-func (p *paymentCollection) noteQuote(result map[string]any) {
+func (p *PaymentCollection) noteQuote(result map[string]any) {
 	if q, ok := quoteFrom(result, ""); ok {
 		p.quotes = append(p.quotes, q)
 	}
@@ -177,7 +178,7 @@ func paymentSchema() map[string]any {
 }
 
 // collectPayment runs COLLECT_PAYMENT.
-func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex *Execution) {
+func (r *Registry) collectPayment(ctx context.Context, in map[string]any, ex *Execution) {
 	p := r.deps.Payment
 	for k := range in {
 		if k != "quoteId" {
@@ -201,7 +202,7 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 		ex.Data = map[string]any{"error": "bad_arguments"}
 		return
 	}
-	stored, err := p.store.ConversationPayments(ctx, p.tenantID, p.conversationID)
+	stored, err := p.Store.ConversationPayments(ctx, p.TenantID, p.ConversationID)
 	if err != nil {
 		ex.Summary = "No payment link was made: the conversation's quotes could not be read. Ask the visitor to try again in a moment."
 		ex.Err = err
@@ -265,16 +266,16 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 		ex.Summary = fmt.Sprintf("No payment link was made: there is no quote %s in this conversation. Leave quoteId out to use the latest quote, or make a quote first.", quoteID)
 		ex.Data = map[string]any{"error": "unknown_quote"}
 		return
-	case p.connector.DefaultAmount != nil && p.connector.Currency != nil:
-		cur, dec, ok := parley.PaymentCurrency(*p.connector.Currency)
+	case p.Connector.DefaultAmount != nil && p.Connector.Currency != nil:
+		cur, dec, ok := parley.PaymentCurrency(*p.Connector.Currency)
 		if !ok {
 			ex.Summary = "No payment link was made: the business's fixed amount is in a currency Stripe cannot charge."
 			ex.Data = map[string]any{"error": "currency"}
 			return
 		}
-		input["amountFrom"], input["amountMinor"], input["currency"] = "fixed", *p.connector.DefaultAmount, cur
-		req = stripe.PaymentLinkRequest{Currency: cur, Amount: *p.connector.DefaultAmount, Description: "Payment"}
-		if d := p.connector.DefaultDescription; d != nil && *d != "" {
+		input["amountFrom"], input["amountMinor"], input["currency"] = "fixed", *p.Connector.DefaultAmount, cur
+		req = stripe.PaymentLinkRequest{Currency: cur, Amount: *p.Connector.DefaultAmount, Description: "Payment"}
+		if d := p.Connector.DefaultDescription; d != nil && *d != "" {
 			req.Description = *d
 		}
 		decimals = dec
@@ -297,15 +298,15 @@ func (r *ToolRegistry) collectPayment(ctx context.Context, in map[string]any, ex
 		}
 	}
 
-	if s := p.connector.SuccessMessage; s != nil {
+	if s := p.Connector.SuccessMessage; s != nil {
 		req.SuccessMessage = *s
 	}
-	req.Metadata = map[string]string{"parley_conversation_id": p.conversationID}
+	req.Metadata = map[string]string{"parley_conversation_id": p.ConversationID}
 	if quote != nil {
 		req.Metadata["parley_quote_id"] = quote.id
 	}
-	req.IdempotencyKey = idempotencyKey(p.tenantID, p.conversationID, source, amountText)
-	link, err := p.stripe.CreatePaymentLink(ctx, p.key, req)
+	req.IdempotencyKey = idempotencyKey(p.TenantID, p.ConversationID, source, amountText)
+	link, err := p.Stripe.CreatePaymentLink(ctx, p.Key, req)
 	if err != nil {
 		pe, _ := err.(*stripe.PaymentError)
 		if pe == nil {

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -20,8 +20,8 @@ func TestExtraTools(t *testing.T) {
 		return func(_ context.Context, args json.RawMessage) (any, error) { got = args; return res, err }
 	}
 	boom := errors.New("connection refused")
-	reg := NewToolRegistry([]parley.Tool{contactForm(t)}, ToolDeps{})
-	reg.AddExtra([]ExtraTool{
+	reg := NewRegistry([]parley.Tool{contactForm(t)}, Deps{})
+	reg.AddExtra([]Extra{
 		{Name: "admin_ok", Type: parley.AdminToolType, Parameters: json.RawMessage(`{"type":"object"}`), Run: run(map[string]any{"id": "c1"}, nil)},
 		{Name: "admin_refused", Type: parley.AdminToolType, Run: run(nil, parley.Errorf(parley.KindInvalid, "title is required"))},
 		{Name: "admin_broken", Type: parley.AdminToolType, Run: run(nil, boom)},

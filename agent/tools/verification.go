@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // (SEND_VERIFICATION_CODE, then VERIFY_VISITOR_CODE) under visitorAuthMode
 // otp or all, and the context webhook's challenge (VERIFY_EXTERNAL_CHALLENGE).
 // A conversation verified either way is its visitor's, verified, from the
-// next message on: Engine.open reads it before the prompt (memory,
+// next message on: agent's Engine.open reads it before the prompt (memory,
 // REMEMBER_FACT and the context webhook's identity follow).
 
 // Verification code rules.
@@ -86,8 +86,8 @@ type Challenge struct {
 	MaxAttempts int `json:"maxAttempts"`
 }
 
-// check validates a challenge as received, filling its defaults.
-func (c *Challenge) check(now time.Time) error {
+// Check validates a challenge as received, filling its defaults.
+func (c *Challenge) Check(now time.Time) error {
 	c.Prompt, c.VerifyURL, c.ID = strings.TrimSpace(c.Prompt), strings.TrimSpace(c.VerifyURL), strings.TrimSpace(c.ID)
 	switch {
 	case c.Prompt == "" || len(c.Prompt) > 1000:
@@ -110,50 +110,27 @@ func (c *Challenge) check(now time.Time) error {
 	return nil
 }
 
-// offersOTP reports whether the tenant's visitor auth mode lets visitors
-// prove their email with a code.
-func offersOTP(t parley.Tenant) bool {
-	m := t.VisitorAuthMode
-	return m != nil && (*m == "otp" || *m == "all")
+// CodeVerification runs the two code tools for one conversation; BotName
+// names the bot in the code's email.
+type CodeVerification struct {
+	Store                    VerificationStore
+	Mailer                   Mailer
+	TenantID, ConversationID string
+	BotName                  string
 }
 
-// sessionVerified makes the turn's visitor the one the session's
-// conversation verified, when it did (a code or a challenge passed in an
-// earlier message). It runs before the prompt reads, which follow the
-// verified visitor.
-func (e *Engine) sessionVerified(ctx context.Context, in *TurnInput) error {
-	t := in.Tenant
-	if in.Verified || e.Verification == nil || (!offersOTP(t) && (t.VisitorContextURL == nil || *t.VisitorContextURL == "")) {
-		return nil
-	}
-	sv, err := e.Verification.SessionVerification(ctx, t.ID, in.SessionID)
-	if err != nil || sv == nil {
-		return err
-	}
-	if sv.Visitor != nil {
-		in.Visitor = sv.Visitor
-	}
-	in.Verified = true
-	return nil
-}
-
-// codeVerification runs the two code tools for one conversation.
-type codeVerification struct {
-	store                    VerificationStore
-	mailer                   Mailer
-	tenantID, conversationID string
-	botName                  string
-}
-
-// challengeVerification runs VERIFY_EXTERNAL_CHALLENGE for one conversation.
-type challengeVerification struct {
-	store                    VerificationStore
-	challenge                Challenge
-	client                   *http.Client
-	key                      []byte
-	tenantID, conversationID string
-	sessionID                string
-	visitor                  *parley.Visitor
+// ChallengeVerification runs VERIFY_EXTERNAL_CHALLENGE for one conversation:
+// the answer is posted through Client (the SSRF-guarded client), signed
+// with Key (the tenant's visitor signing key), naming Visitor, the visitor
+// the turn claims (nil for none).
+type ChallengeVerification struct {
+	Store                    VerificationStore
+	Challenge                Challenge
+	Client                   *http.Client
+	Key                      []byte
+	TenantID, ConversationID string
+	SessionID                string
+	Visitor                  *parley.Visitor
 }
 
 // codeHash is the stored form of a code: HMAC-SHA256 keyed with its salt.
@@ -172,7 +149,7 @@ func newCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-func (r *ToolRegistry) sendCode(ctx context.Context, in map[string]any, ex *Execution) {
+func (r *Registry) sendCode(ctx context.Context, in map[string]any, ex *Execution) {
 	cv := r.deps.Codes
 	email, _ := argString(in, "email")
 	email = strings.ToLower(email)
@@ -190,7 +167,7 @@ func (r *ToolRegistry) sendCode(ctx context.Context, in map[string]any, ex *Exec
 		return
 	}
 	now := r.now()
-	wait, err := cv.store.SaveVerificationCode(ctx, cv.tenantID, cv.conversationID,
+	wait, err := cv.Store.SaveVerificationCode(ctx, cv.TenantID, cv.ConversationID,
 		parley.VerificationCode{Email: email, Hash: codeHash(salt, code), Salt: salt, ExpiresAt: now.Add(CodeTTL)}, now, CodeResendAfter)
 	if err != nil {
 		ex.Summary, ex.Err = "The code could not be sent because of an error on our side; try again shortly.", err
@@ -206,10 +183,10 @@ func (r *ToolRegistry) sendCode(ctx context.Context, in map[string]any, ex *Exec
 	defer cancel()
 	subject := "Your verification code: " + code
 	body := fmt.Sprintf("Your code to confirm your email address to %s is:\n\n    %s\n\nIt expires in %d minutes. If you did not ask for it, ignore this email.\n",
-		cv.botName, code, int(CodeTTL/time.Minute))
-	if err := cv.mailer.SendMail(mctx, email, subject, body); err != nil {
+		cv.BotName, code, int(CodeTTL/time.Minute))
+	if err := cv.Mailer.SendMail(mctx, email, subject, body); err != nil {
 		// Not sent: the next request is not throttled by a code nobody got.
-		if derr := cv.store.DeleteVerificationCode(context.WithoutCancel(ctx), cv.tenantID, cv.conversationID); derr != nil {
+		if derr := cv.Store.DeleteVerificationCode(context.WithoutCancel(ctx), cv.TenantID, cv.ConversationID); derr != nil {
 			err = errors.Join(err, derr)
 		}
 		ex.Summary, ex.Err = "The code could not be sent: the mail server did not accept it. Ask the visitor to check the address or to try again later.", err
@@ -222,7 +199,7 @@ func (r *ToolRegistry) sendCode(ctx context.Context, in map[string]any, ex *Exec
 	ex.Data = map[string]any{"sent": true}
 }
 
-func (r *ToolRegistry) verifyCode(ctx context.Context, in map[string]any, ex *Execution) {
+func (r *Registry) verifyCode(ctx context.Context, in map[string]any, ex *Execution) {
 	cv := r.deps.Codes
 	raw, _ := argString(in, "code")
 	ex.Input = json.RawMessage(`{"code":"[redacted]"}`) // the tool history keeps no code
@@ -236,7 +213,7 @@ func (r *ToolRegistry) verifyCode(ctx context.Context, in map[string]any, ex *Ex
 		ex.Summary = "Codes are 6 digits: ask the visitor for the 6-digit code from the email."
 		return
 	}
-	sent, why, err := cv.store.TryVerificationCode(ctx, cv.tenantID, cv.conversationID, r.now(), CodeMaxTries)
+	sent, why, err := cv.Store.TryVerificationCode(ctx, cv.TenantID, cv.ConversationID, r.now(), CodeMaxTries)
 	if err != nil {
 		ex.Summary, ex.Err = "The code could not be checked because of an error on our side; try again shortly.", err
 		return
@@ -262,7 +239,7 @@ func (r *ToolRegistry) verifyCode(ctx context.Context, in map[string]any, ex *Ex
 		}
 		return
 	}
-	v, err := cv.store.VerifyConversationByCode(ctx, cv.tenantID, cv.conversationID, sent.Email, r.now())
+	v, err := cv.Store.VerifyConversationByCode(ctx, cv.TenantID, cv.ConversationID, sent.Email, r.now())
 	if err != nil {
 		ex.Summary, ex.Err = "The code is right, but the verification could not be saved because of an error on our side; try again shortly.", err
 		return
@@ -273,7 +250,7 @@ func (r *ToolRegistry) verifyCode(ctx context.Context, in map[string]any, ex *Ex
 	ex.Data = map[string]any{"verified": true, "visitorId": v.ID}
 }
 
-func (r *ToolRegistry) verifyChallenge(ctx context.Context, in map[string]any, ex *Execution) {
+func (r *Registry) verifyChallenge(ctx context.Context, in map[string]any, ex *Execution) {
 	cv := r.deps.Challenge
 	answer, _ := argString(in, "answer")
 	ex.Input = json.RawMessage(`{"answer":"[redacted]"}`) // the tool history keeps no answer
@@ -281,13 +258,13 @@ func (r *ToolRegistry) verifyChallenge(ctx context.Context, in map[string]any, e
 		ex.Summary = "Ask the visitor the challenge's question and pass their answer (1 to 1000 characters)."
 		return
 	}
-	ok, err := cv.store.TryVerificationChallenge(ctx, cv.tenantID, cv.conversationID, cv.challenge.ID, cv.challenge.MaxAttempts)
+	ok, err := cv.Store.TryVerificationChallenge(ctx, cv.TenantID, cv.ConversationID, cv.Challenge.ID, cv.Challenge.MaxAttempts)
 	if err != nil {
 		ex.Summary, ex.Err = "The answer could not be checked because of an error on our side; try again shortly.", err
 		return
 	}
 	if !ok {
-		ex.Summary = fmt.Sprintf("The %d answers this check allows are used up: the visitor cannot be verified this way in this conversation.", cv.challenge.MaxAttempts)
+		ex.Summary = fmt.Sprintf("The %d answers this check allows are used up: the visitor cannot be verified this way in this conversation.", cv.Challenge.MaxAttempts)
 		return
 	}
 	verified, err := cv.post(ctx, answer, r.now())
@@ -301,10 +278,10 @@ func (r *ToolRegistry) verifyChallenge(ctx context.Context, in map[string]any, e
 		return
 	}
 	var visitorID *string
-	if cv.visitor != nil {
-		visitorID = &cv.visitor.ID
+	if cv.Visitor != nil {
+		visitorID = &cv.Visitor.ID
 	}
-	if err := cv.store.VerifyConversationByChallenge(ctx, cv.tenantID, cv.conversationID, visitorID, r.now()); err != nil {
+	if err := cv.Store.VerifyConversationByChallenge(ctx, cv.TenantID, cv.ConversationID, visitorID, r.now()); err != nil {
 		ex.Summary, ex.Err = "The answer is right, but the verification could not be saved because of an error on our side; try again shortly.", err
 		return
 	}
@@ -316,12 +293,12 @@ func (r *ToolRegistry) verifyChallenge(ctx context.Context, in map[string]any, e
 
 // post sends the answer to the challenge's verifyUrl, signed like the
 // context webhook, and reads {"verified": bool}.
-func (cv *challengeVerification) post(ctx context.Context, answer string, now time.Time) (bool, error) {
-	q := map[string]any{"challengeId": cv.challenge.ID, "answer": answer, "conversationId": cv.conversationID,
-		"sessionId": cv.sessionID, "timestamp": now.UTC().Format(time.RFC3339), "visitorId": nil, "externalId": nil, "email": nil}
+func (cv *ChallengeVerification) post(ctx context.Context, answer string, now time.Time) (bool, error) {
+	q := map[string]any{"challengeId": cv.Challenge.ID, "answer": answer, "conversationId": cv.ConversationID,
+		"sessionId": cv.SessionID, "timestamp": now.UTC().Format(time.RFC3339), "visitorId": nil, "externalId": nil, "email": nil}
 	// Who the visitor claims to be, unproven until the answer is right: the
 	// tenant checks the answer against that person.
-	if v := cv.visitor; v != nil {
+	if v := cv.Visitor; v != nil {
 		q["visitorId"], q["externalId"], q["email"] = v.ID, v.ExternalID, v.Email
 	}
 	body, err := json.Marshal(q)
@@ -330,11 +307,11 @@ func (cv *challengeVerification) post(ctx context.Context, answer string, now ti
 	}
 	ctx, cancel := context.WithTimeout(ctx, ChallengeTimeout)
 	defer cancel()
-	req, err := outbound.NewSignedPostBody(ctx, cv.challenge.VerifyURL, ChallengeEvent, cv.key, now, body)
+	req, err := outbound.NewSignedPostBody(ctx, cv.Challenge.VerifyURL, ChallengeEvent, cv.Key, now, body)
 	if err != nil {
 		return false, fmt.Errorf("challenge verifyUrl: %w", err)
 	}
-	resp, err := cv.client.Do(req)
+	resp, err := cv.Client.Do(req)
 	if err != nil {
 		return false, fmt.Errorf("challenge verifyUrl: %w", err)
 	}
@@ -355,7 +332,7 @@ func (cv *challengeVerification) post(ctx context.Context, answer string, now ti
 	return *got.Verified, nil
 }
 
-func (r *ToolRegistry) now() time.Time {
+func (r *Registry) now() time.Time {
 	if r.deps.Now != nil {
 		return r.deps.Now()
 	}
