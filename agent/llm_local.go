@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/rank"
 )
 
 // LocalNotice opens every answer of the local provider.
@@ -80,7 +81,7 @@ func (*Local) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
 }
 
 // LocalRank orders passages for the question with the turn's ranking
-// (rankCorpus's score: rare words count most, a title more than content,
+// (rank.Scores: rare words count most, a title more than content,
 // typos read as the nearest word of the passages) and drops those sharing
 // no word with it. Ties keep the passages' order, which is the turn's.
 func LocalRank(question string, passages []llm.Passage) []llm.Passage {
@@ -88,7 +89,7 @@ func LocalRank(question string, passages []llm.Passage) []llm.Passage {
 	for i, p := range passages {
 		corpus[i] = parley.CorpusEntry{Title: p.Title, Content: p.Content}
 	}
-	score := rankScores([]string{question}, corpus, "")
+	score := rank.Scores([]string{question}, corpus, "")
 	var order []int
 	for i, s := range score {
 		if s > 0 {
@@ -102,47 +103,6 @@ func LocalRank(question string, passages []llm.Passage) []llm.Passage {
 	}
 	return out
 }
-
-// localTerms returns the distinct words of s that carry meaning: lower case,
-// a plural's s dropped, stop words and one-letter words left out.
-func localTerms(s string) map[string]bool {
-	terms := map[string]bool{}
-	for _, w := range localWords(s) {
-		terms[w] = true
-	}
-	return terms
-}
-
-// localWords is localTerms' words in order, repeats kept.
-func localWords(s string) []string {
-	var words []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	}) {
-		if len([]rune(w)) < 2 || localStopWords[w] {
-			continue
-		}
-		if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
-			w = w[:len(w)-1]
-		}
-		words = append(words, w)
-	}
-	return words
-}
-
-// localStopWords are English and French words too common to say what a
-// question is about.
-var localStopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be by can do does for from has have how i in is it
-		me my of on or our so than that the their there this to us was we what when where which who why
-		will with you your
-		au aux avec ce ces dans de des du en est et il je la le les leur mais me mes ne nous on ou où par
-		pas pour qu que qui sa se ses son sur ta te tes ton tu un une vos votre vous`) {
-		m[w] = true
-	}
-	return m
-}()
 
 // localClip shortens s to at most n bytes, at a word boundary.
 func localClip(s string, n int) string {

@@ -77,7 +77,7 @@ type PromptInput struct {
 	// recently updated.
 	Corpus []parley.CorpusEntry
 	// Ranked says that Corpus is in the turn's order already (the engine's
-	// turnCorpus, rankCorpus): BuildPrompt keeps it.
+	// turnCorpus, rank.Corpus): BuildPrompt keeps it.
 	Ranked bool
 	// HasSummaries says that the segment has entries with a summary beyond
 	// those in Corpus (db.PromptData's HasSummaries): explore_corpus is then offered

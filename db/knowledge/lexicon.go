@@ -117,7 +117,7 @@ func nearestLexeme(typed []string, near []questionTerm) (questionTerm, bool) {
 // lexemes, as the stored documents are stemmed) against the tenant's
 // lexicon, in one round trip: a word of five letters or more that no entry
 // holds comes with its nearest words by trigram, and the nearest within
-// one edit (two from nine letters) is kept beside it, as the turn's ranking (agent's rankCorpus) reads
+// one edit (two from nine letters) is kept beside it, as the turn's ranking (agent/rank's Corpus) reads
 // typos. Without a lexicon yet (built in the background), every word
 // counts as rare.
 //

@@ -56,7 +56,7 @@ func (d *Knowledge) PromptCorpus(ctx context.Context, tenantID, segmentID, local
 // ranks: one that depends on the entries alone (the index
 // corpus_prompt_order), so that the same knowledge base loaded in another
 // order, or at another time, gives the same prompt. Titles compare byte by
-// byte, as the turn's ranking (agent's rankCorpus) breaks its ties.
+// byte, as the turn's ranking (agent/rank's Corpus) breaks its ties.
 const promptOrder = `c.priority DESC, c.title COLLATE "C", md5(c.content), c.id`
 
 // titleQueryWords is the most words of a query matched as a part of

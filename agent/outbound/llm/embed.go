@@ -63,7 +63,7 @@ type Embedder struct {
 	client     *http.Client
 	// Rerank, when above 0, makes the turn reorder the lexical ranking's
 	// first Rerank candidates by meaning alone instead of fusing the two
-	// rankings (agent's fuseRanking): the variant BENCHMARKS.md measures against
+	// rankings (agent/rank's Fuse): the variant BENCHMARKS.md measures against
 	// reciprocal rank fusion. It is not read from the environment.
 	Rerank int
 }

@@ -1,8 +1,7 @@
-package agent
+package rank
 
 import (
 	"cmp"
-	"context"
 	"encoding/binary"
 	"hash/maphash"
 	"maps"
@@ -14,81 +13,14 @@ import (
 	"github.com/parley/parley"
 )
 
-// rankMessages is how many of the visitor's messages choose the turn's
-// knowledge (the current one and the two before), and rankSearchLimit how
-// many entries the search for the question adds to the candidates.
-const (
-	rankMessages    = 3
-	rankSearchLimit = 20
-)
-
-// recentUserMessages is the content of the last n user turns of history,
-// the newest first.
-func recentUserMessages(history []parley.Turn, n int) []string {
-	var out []string
-	for i := len(history) - 1; i >= 0 && len(out) < n; i-- {
-		if history[i].Role == "user" && strings.TrimSpace(history[i].Content) != "" {
-			out = append(out, history[i].Content)
-		}
-	}
-	return out
-}
-
-// turnCorpus is the prompt's candidates in the turn's order: ranked for
-// the visitor's messages (query, the current one first; none: the
-// candidates as they are, for BuildPrompt's priority order), a message
-// holding a term of one of the tenant's synonym groups counting as if it
-// held the others too, and fused with their order by meaning when an
-// embedding endpoint is configured (rankByMeaning), before the language
-// rule below, so that an entry of another language the question means
-// can come first.
-//
-// A tenant whose candidates filled the load (PromptCorpusLimit, by
-// priority) may hold the entries the question is about beyond them: a
-// search for the question adds its best matches, one round trip for those
-// tenants only. The candidates are in the visitor's language when the
-// request names one (the spec's scope); the search then looks in every
-// language too, and another language's matches join only when one of
-// them, at half weight, ranks above everything in the visitor's language:
-// nothing there answers. The model still answers in the visitor's language
-// (the prompt's Language section). One round trip more, for requests
-// naming a locale.
-func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, candidates []parley.CorpusEntry, synonyms [][]string) ([]parley.CorpusEntry, error) {
-	if len(query) == 0 {
-		return candidates, nil
-	}
-	messages := query
-	if len(synonyms) > 0 {
-		messages = make([]string, len(query))
-		for i, m := range query {
-			messages[i] = parley.ExpandSynonyms(m, synonyms)
-		}
-	}
-	lang := parley.LocaleLanguage(in.Locale)
-	if len(candidates) >= PromptCorpusLimit || lang != "" {
-		found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], synonyms, rankSearchLimit)
-		if err != nil {
-			return nil, err
-		}
-		candidates = mergeCorpus(candidates, found)
-	}
-	ranked, matched := rankCorpus(messages, candidates, lang)
-	ranked = e.rankByMeaning(ctx, in, query[0], ranked, matched)
-	if len(ranked) == 0 || !otherLanguage(ranked[0], lang) {
-		// the visitor's language answers: the other languages' matches stay out
-		ranked = slices.DeleteFunc(ranked, func(c parley.CorpusEntry) bool { return otherLanguage(c, lang) })
-	}
-	return ranked, nil
-}
-
-// otherLanguage reports whether the entry is in a language other than lang
+// OtherLanguage reports whether the entry is in a language other than lang
 // (an entry without locale is in every language).
-func otherLanguage(e parley.CorpusEntry, lang string) bool {
+func OtherLanguage(e parley.CorpusEntry, lang string) bool {
 	return lang != "" && e.Locale != nil && parley.LocaleLanguage(*e.Locale) != lang
 }
 
-// mergeCorpus is a new list: corpus, then the entries of found it lacks.
-func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
+// Merge is a new list: corpus, then the entries of found it lacks.
+func Merge(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 	out := make([]parley.CorpusEntry, 0, len(corpus)+len(found))
 	seen := make(map[string]bool, len(corpus)+len(found))
 	for _, list := range [][]parley.CorpusEntry{corpus, found} {
@@ -102,7 +34,7 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 	return out
 }
 
-// rankCorpus orders the candidate entries for one turn: those sharing the
+// Corpus orders the candidate entries for one turn: those sharing the
 // most telling words with the visitor's messages first, so that the
 // prompt's caps fill with what the turn is about (issue 34). messages are
 // the visitor's, the current one first; a word of the current message
@@ -111,7 +43,7 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 // language counts half, so that it comes first only when it matches
 // clearly better than the entries in the visitor's language.
 //
-// The score is a BM25-like sum over the query's words (localTerms: lower
+// The score is a BM25-like sum over the query's words (terms: lower
 // case, stop words dropped, a plural's s dropped): each word found weighs
 // its rarity among the candidates (inverse document frequency), more in a
 // title (3) than in a summary or tags (2) or the content (1), the content's
@@ -129,8 +61,8 @@ func mergeCorpus(corpus, found []parley.CorpusEntry) []parley.CorpusEntry {
 //
 // It returns the ranked entries and how many of those it ranked first
 // match a word of the messages (the others come after them all).
-func rankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) ([]parley.CorpusEntry, int) {
-	score := rankScores(messages, corpus, lang)
+func Corpus(messages []string, corpus []parley.CorpusEntry, lang string) ([]parley.CorpusEntry, int) {
+	score := Scores(messages, corpus, lang)
 	order := make([]int, len(corpus))
 	for i := range order {
 		order[i] = i
@@ -165,9 +97,9 @@ func rankCorpus(messages []string, corpus []parley.CorpusEntry, lang string) ([]
 	return out, matched
 }
 
-// rankScores is rankCorpus's score of each entry of corpus, 0 for one
+// Scores is Corpus's score of each entry of corpus, 0 for one
 // matching none of the messages' words.
-func rankScores(messages []string, corpus []parley.CorpusEntry, lang string) []float64 {
+func Scores(messages []string, corpus []parley.CorpusEntry, lang string) []float64 {
 	docs, df, totalLen := rankIndexOf(corpus)
 	query := rankQuery(messages, df)
 	score := make([]float64, len(corpus))
@@ -196,7 +128,7 @@ func rankScores(messages []string, corpus []parley.CorpusEntry, lang string) []f
 			}
 			if s > 0 {
 				score[i] = s * (1 + float64(corpus[i].Priority)/10)
-				if otherLanguage(corpus[i], lang) {
+				if OtherLanguage(corpus[i], lang) {
 					score[i] /= 2
 				}
 			}
@@ -225,18 +157,18 @@ type rankHits struct {
 
 func newRankDoc(e parley.CorpusEntry) rankDoc {
 	d := rankDoc{words: map[string]rankHits{}}
-	for w := range localTerms(e.Title) {
+	for w := range terms(e.Title) {
 		h := d.words[w]
 		h.title = true
 		d.words[w] = h
 	}
-	extra := promptDeref(e.Summary) + " " + strings.Join(e.Tags, " ")
-	for w := range localTerms(extra) {
+	extra := deref(e.Summary) + " " + strings.Join(e.Tags, " ")
+	for w := range terms(extra) {
 		h := d.words[w]
 		h.summary = true
 		d.words[w] = h
 	}
-	for _, w := range localWords(e.Content) {
+	for _, w := range wordsOf(e.Content) {
 		h := d.words[w]
 		h.content++
 		d.words[w] = h
@@ -256,7 +188,7 @@ func rankQuery(messages []string, df map[string]int) map[string]float64 {
 		if i > 0 {
 			weight = 0.5
 		}
-		for w := range localTerms(m) {
+		for w := range terms(m) {
 			if _, ok := df[w]; !ok {
 				if near, ok := nearestWord(w, df); ok {
 					w = near
@@ -319,7 +251,7 @@ type rankDocKey uint64
 func rankDocKeyOf(e parley.CorpusEntry) rankDocKey {
 	var h maphash.Hash
 	h.SetSeed(rankSeed)
-	for _, s := range []string{e.ID, e.Title, promptDeref(e.Summary), e.Content} {
+	for _, s := range []string{e.ID, e.Title, deref(e.Summary), e.Content} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
@@ -390,4 +322,12 @@ func rankIndexOf(corpus []parley.CorpusEntry) ([]*rankDoc, map[string]int, int) 
 		rankCache.sets[setKey] = set
 	}
 	return docs, set.df, set.totalLen
+}
+
+// deref is the string s points to, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func TestRankCorpus(t *testing.T) {
 	}
 	// The input is not changed.
 	if corpus[0].Title != "Opening hours" {
-		t.Error("rankCorpus reordered its input")
+		t.Error("Corpus reordered its input")
 	}
 }
 
@@ -77,7 +77,7 @@ func BenchmarkRankCorpus(b *testing.B) {
 		"service check tune light battery motor charge battery cable pedal helmet lock rack basket mudguard")
 	r := rand.New(rand.NewPCG(1, 2))
 	var corpus []parley.CorpusEntry
-	for i := range PromptCorpusLimit {
+	for i := range 200 { // agent.PromptCorpusLimit
 		var sb strings.Builder
 		for range 150 {
 			sb.WriteString(words[r.IntN(len(words))])
@@ -107,8 +107,8 @@ func TestRankCorpusLanguage(t *testing.T) {
 	if got := rankOnly([]string{"garantie batterie"}, corpus, ""); got[0].ID != "1" {
 		t.Errorf("no language: ties fall to the id, got %s", got[0].ID)
 	}
-	if otherLanguage(corpus[1], parley.LocaleLanguage("FR-ca")) || !otherLanguage(corpus[0], "fr") {
-		t.Error("otherLanguage reads locales by their language part")
+	if OtherLanguage(corpus[1], parley.LocaleLanguage("FR-ca")) || !OtherLanguage(corpus[0], "fr") {
+		t.Error("OtherLanguage reads locales by their language part")
 	}
 }
 
@@ -132,7 +132,7 @@ func TestRankCorpusEqualScoresStable(t *testing.T) {
 	}
 }
 
-// rankCorpus counts the entries matching a word, which it ranks first: the
+// Corpus counts the entries matching a word, which it ranks first: the
 // lexical hits the fusion with meaning takes.
 func TestRankCorpusMatched(t *testing.T) {
 	t.Parallel()
@@ -141,17 +141,17 @@ func TestRankCorpusMatched(t *testing.T) {
 		{ID: "2", Title: "Delivery", Content: "We deliver in two days.", Priority: 9},
 		{ID: "3", Title: "Returns", Content: "Returns within thirty days."},
 	}
-	ranked, matched := rankCorpus([]string{"how many days for returns?"}, corpus, "")
+	ranked, matched := Corpus([]string{"how many days for returns?"}, corpus, "")
 	if matched != 2 || ranked[0].ID != "3" || ranked[1].ID != "2" {
 		t.Errorf("matched %d, order %q", matched, rankTitles(ranked))
 	}
-	if _, matched := rankCorpus([]string{"xylophone"}, corpus, ""); matched != 0 {
+	if _, matched := Corpus([]string{"xylophone"}, corpus, ""); matched != 0 {
 		t.Errorf("no word in common: matched %d", matched)
 	}
 }
 
-// rankOnly is rankCorpus's order alone.
+// rankOnly is Corpus's order alone.
 func rankOnly(messages []string, corpus []parley.CorpusEntry, lang string) []parley.CorpusEntry {
-	ranked, _ := rankCorpus(messages, corpus, lang)
+	ranked, _ := Corpus(messages, corpus, lang)
 	return ranked
 }

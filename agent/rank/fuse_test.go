@@ -1,4 +1,4 @@
-package agent
+package rank
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestFuseRanking(t *testing.T) {
 	}
 	t.Run("NoVectors", func(t *testing.T) {
 		t.Parallel()
-		if got := ids(fuseRanking(ranked, len(ranked), nil, 0)); got != ids(ranked) {
+		if got := ids(Fuse(ranked, len(ranked), nil, 0)); got != ids(ranked) {
 			t.Errorf("%s", got)
 		}
 	})
@@ -40,13 +40,13 @@ func TestFuseRanking(t *testing.T) {
 				sim[fmt.Sprintf("e%d", i)] = 0.1
 			}
 		}
-		got := fuseRanking(ranked, len(ranked), sim, 0)
+		got := Fuse(ranked, len(ranked), sim, 0)
 		// e9: 1/70 + 1/61 = 0.0307, after e3 (1/64 + 1/65 = 0.0310),
 		// before e4 (1/65 + 1/66 = 0.0305); e5: 1/66 alone.
 		if want := "e0 e1 e2 e3 e9 e4 e6 e7 e8 e5"; ids(got) != want {
 			t.Errorf("order %s, want %s", ids(got), want)
 		}
-		if again := fuseRanking(ranked, len(ranked), sim, 0); ids(again) != ids(got) {
+		if again := Fuse(ranked, len(ranked), sim, 0); ids(again) != ids(got) {
 			t.Errorf("two orders: %s, %s", ids(got), ids(again))
 		}
 	})
@@ -60,7 +60,7 @@ func TestFuseRanking(t *testing.T) {
 				sim[fmt.Sprintf("e%d", i)] = 0.1
 			}
 		}
-		got := fuseRanking(ranked, 2, sim, 0)
+		got := Fuse(ranked, 2, sim, 0)
 		// e0 1/61 + 1/62, e1 1/62 + 1/63, e9 1/61, e2 1/64 ..., e5 nothing
 		if want := "e0 e1 e9 e2 e3 e4 e6 e7 e8 e5"; ids(got) != want {
 			t.Errorf("order %s, want %s", ids(got), want)
@@ -72,14 +72,14 @@ func TestFuseRanking(t *testing.T) {
 		for _, e := range ranked {
 			sim[e.ID] = 0.5
 		}
-		if got := ids(fuseRanking(ranked, len(ranked), sim, 0)); got != ids(ranked) {
+		if got := ids(Fuse(ranked, len(ranked), sim, 0)); got != ids(ranked) {
 			t.Errorf("%s", got)
 		}
 	})
 	t.Run("Rerank", func(t *testing.T) {
 		t.Parallel()
 		sim := map[string]float64{"e0": 0.1, "e1": 0.9, "e2": 0.5, "e8": 1}
-		got := ids(fuseRanking(ranked, len(ranked), sim, 4))
+		got := ids(Fuse(ranked, len(ranked), sim, 4))
 		// the first four by meaning (e3 has no vector: after them), the rest as they were
 		if got != "e1 e2 e0 e3 e4 e5 e6 e7 e8 e9" {
 			t.Errorf("%s", got)
