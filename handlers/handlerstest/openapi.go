@@ -1,49 +1,258 @@
 package handlerstest
 
 import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// WireType is a struct a surface encodes and the schema of web/openapi.json
-// it is encoded as: a component, then .property or [] (array items) steps.
+// WireType is a struct a surface encodes (a response) or decodes (a request
+// body) and the schema of web/openapi.json it is written as: a component,
+// then .property or [] (array items) steps.
 type WireType struct {
 	Schema string
 	Type   reflect.Type
+	// Request marks a struct the server decodes rather than encodes: a
+	// member the schema requires may then carry omitempty, and a pointer
+	// need not be nullable (the server never writes it).
+	Request bool
+	// Absent lists members of Type the schema does not have because the
+	// server leaves them nil, and so out, where it writes this schema (a
+	// struct shared by a summary and a detail).
+	Absent []string
 }
 
 // MatchOpenAPI compares each struct with its schema in the OpenAPI document
-// at path: every JSON member of the struct is a property of the schema, and
-// every property the schema requires is a member of the struct. The web
-// tests validate live answers; this catches a member that no test happens
-// to produce (an omitempty field, a rare branch).
+// at path, member by member:
+//   - every JSON member of the struct is a property of the schema, and every
+//     property of the schema a member of the struct;
+//   - every property the schema requires is a member, and (for a response)
+//     one the struct never omits (no omitempty);
+//   - each member's Go type is of the schema's JSON type (string, integer,
+//     number, boolean, array, object), and a pointer member the server
+//     writes without omitempty is nullable;
+//   - a member that is itself a struct, or a slice or map of structs, is
+//     compared with its property's schema the same way, so nested objects
+//     and array items are checked too.
+//
+// The web tests validate live answers; this catches a member that no test
+// happens to produce (an omitempty field, a rare branch) and a property the
+// server never writes or never reads.
 func MatchOpenAPI(t *testing.T, path string, types []WireType) {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := loadDoc(t, path)
 	for _, tc := range types {
 		t.Run(tc.Schema, func(t *testing.T) {
-			schema := lookupSchema(t, doc, tc.Schema)
-			props, required := schemaMembers(schema)
-			fields := jsonMembers(tc.Type)
-			for _, f := range fields {
-				if _, ok := props[f]; !ok {
-					t.Errorf("%s.%s is not a property of %s", tc.Type, f, tc.Schema)
-				}
-			}
-			for _, r := range required {
-				if !slices.Contains(fields, r) {
-					t.Errorf("%s requires %s, which %s does not have", tc.Schema, r, tc.Type)
-				}
+			c := &comparison{request: tc.Request, absent: tc.Absent, seen: map[visit]bool{}}
+			c.object(lookupSchema(t, doc, tc.Schema), tc.Type, tc.Schema)
+			for _, e := range c.errs {
+				t.Error(e)
 			}
 		})
 	}
+}
+
+var docs sync.Map // path → *openapi3.T, or error
+
+// loadDoc parses the document at path once per test binary.
+func loadDoc(t *testing.T, path string) *openapi3.T {
+	t.Helper()
+	v, ok := docs.Load(path)
+	if !ok {
+		doc, err := openapi3.NewLoader().LoadFromFile(path)
+		if err != nil {
+			v = err
+		} else {
+			v = doc
+		}
+		v, _ = docs.LoadOrStore(path, v)
+	}
+	if err, ok := v.(error); ok {
+		t.Fatal(err)
+	}
+	return v.(*openapi3.T)
+}
+
+type visit struct {
+	schema *openapi3.Schema
+	typ    reflect.Type
+}
+
+// comparison collects the differences between a schema and a Go type.
+type comparison struct {
+	request bool
+	absent  []string // members of the top struct the schema does without
+	seen    map[visit]bool
+	errs    []string
+}
+
+func (c *comparison) errorf(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+}
+
+// object compares the members of struct st with the properties of s; where
+// names the place for the messages.
+func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
+	for st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if c.seen[visit{s, st}] {
+		return
+	}
+	c.seen[visit{s, st}] = true
+	absent := c.absent
+	c.absent = nil // the top struct's only
+	props, required := schemaMembers(s)
+	members := jsonMembers(st)
+	names := map[string]member{}
+	for _, m := range members {
+		names[m.name] = m
+		p, ok := props[m.name]
+		if !ok && slices.Contains(absent, m.name) {
+			if !m.nilable() {
+				c.errorf("%s.%s is absent from %s, but %s never leaves it out", st, m.name, where, st)
+			}
+			continue
+		}
+		if !ok {
+			c.errorf("%s.%s is not a property of %s", st, m.name, where)
+			continue
+		}
+		if p.Value != nil {
+			c.member(p.Value, m, where+"."+m.name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		if _, ok := names[name]; !ok {
+			c.errorf("%s has property %s, which %s does not have", where, name, st)
+		}
+	}
+	for _, r := range required {
+		m, ok := names[r]
+		switch {
+		case !ok:
+			c.errorf("%s requires %s, which %s does not have", where, r, st)
+		case !c.request && m.omitted():
+			c.errorf("%s requires %s, which %s omits when empty", where, r, st)
+		}
+	}
+}
+
+// member compares one struct member with its property's schema.
+func (c *comparison) member(s *openapi3.Schema, m member, where string) {
+	if m.asString {
+		if !allows(s, "string") {
+			c.errorf("%s is %s, but the member is written as a string", where, schemaTypes(s))
+		}
+		return
+	}
+	if !c.request && m.typ.Kind() == reflect.Pointer && !m.omitEmpty && !m.omitZero && !allows(s, "null") {
+		c.errorf("%s is not nullable, but %s is a pointer written without omitempty", where, m.typ)
+	}
+	c.value(s, m.typ, where)
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType   = reflect.TypeFor[json.Unmarshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	timeType          = reflect.TypeFor[time.Time]()
+)
+
+// value compares a Go type with a schema: its JSON type, then the members of
+// a struct and the elements of a slice or map.
+func (c *comparison) value(s *openapi3.Schema, typ reflect.Type, where string) {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	want := ""
+	switch {
+	case typ == timeType:
+		want = "string"
+	case implements(typ, marshalerType) || implements(typ, unmarshalerType):
+		return // its own encoding: json.RawMessage, a custom type
+	case implements(typ, textMarshalerType):
+		want = "string"
+	default:
+		switch typ.Kind() {
+		case reflect.String:
+			want = "string"
+		case reflect.Bool:
+			want = "boolean"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			want = "integer"
+		case reflect.Float32, reflect.Float64:
+			want = "number"
+		case reflect.Slice, reflect.Array:
+			if typ.Elem().Kind() == reflect.Uint8 {
+				want = "string" // base64
+			} else {
+				want = "array"
+			}
+		case reflect.Map, reflect.Struct:
+			want = "object"
+		default: // interface: anything
+			return
+		}
+	}
+	if !allows(s, want) && !(want == "integer" && allows(s, "number")) {
+		c.errorf("%s is %s, but %s is written as %s", where, schemaTypes(s), typ, want)
+		return
+	}
+	switch {
+	case want == "object" && typ.Kind() == reflect.Struct:
+		c.object(objectMember(s), typ, where)
+	case want == "object" && typ.Kind() == reflect.Map:
+		if ap := s.AdditionalProperties.Schema; ap != nil && ap.Value != nil {
+			c.value(ap.Value, typ.Elem(), where+"{}")
+		}
+	case want == "array":
+		if items := ArrayItems(s); items != nil {
+			c.value(items, typ.Elem(), where+"[]")
+		}
+	}
+}
+
+func implements(typ, iface reflect.Type) bool {
+	return typ.Implements(iface) || reflect.PointerTo(typ).Implements(iface)
+}
+
+// schemaTypes lists the JSON types s allows, with those of its allOf, anyOf
+// and oneOf members; none means any.
+func schemaTypes(s *openapi3.Schema) []string {
+	var types []string
+	if s.Type != nil {
+		types = append(types, s.Type.Slice()...)
+	}
+	for _, sub := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
+		if sub.Value != nil {
+			types = append(types, schemaTypes(sub.Value)...)
+		}
+	}
+	if s.Type == nil && len(s.Properties) > 0 {
+		types = append(types, "object")
+	}
+	return types
+}
+
+// allows reports whether s allows JSON type want (a schema that names no
+// type allows all; a nullable 3.0 schema allows null).
+func allows(s *openapi3.Schema, want string) bool {
+	types := schemaTypes(s)
+	if want == "null" {
+		return slices.Contains(types, "null") || s.Nullable
+	}
+	return len(types) == 0 || slices.Contains(types, want)
 }
 
 // lookupSchema resolves a component name followed by .property and [] steps.
@@ -136,21 +345,74 @@ func schemaMembers(s *openapi3.Schema) (map[string]*openapi3.SchemaRef, []string
 	return props, required
 }
 
-// jsonMembers lists the JSON member names of a struct, embedded structs flattened.
-func jsonMembers(st reflect.Type) []string {
-	var names []string
+// member is one JSON member of a struct.
+type member struct {
+	name      string
+	typ       reflect.Type
+	omitEmpty bool // omitempty: left out when false, 0, "", nil or empty
+	omitZero  bool // omitzero: left out when the zero value
+	asString  bool // ",string": a number or boolean written as a string
+}
+
+// omitted reports whether the member is left out of an encoded value when it
+// holds a value of its own: false, 0, "", an empty slice or map. A pointer
+// or interface with omitempty is left out only when nil, which is the
+// constructor's choice (a struct shared by a summary and a detail), not a
+// value the member can hold.
+func (m member) omitted() bool {
+	switch {
+	case m.omitZero:
+		return m.typ.Kind() != reflect.Pointer && m.typ.Kind() != reflect.Interface
+	case !m.omitEmpty:
+		return false
+	}
+	switch m.typ.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Struct:
+		return false
+	case reflect.Array:
+		return m.typ.Len() == 0
+	}
+	return true
+}
+
+// nilable reports whether the member is left out when nil.
+func (m member) nilable() bool {
+	switch m.typ.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
+		return m.omitEmpty || m.omitZero
+	}
+	return false
+}
+
+// jsonMembers lists the JSON members of a struct as encoding/json sees them,
+// embedded structs flattened.
+func jsonMembers(st reflect.Type) []member {
+	var members []member
 	for i := 0; i < st.NumField(); i++ {
 		f := st.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		embedded := f.Type
+		if embedded.Kind() == reflect.Pointer {
+			embedded = embedded.Elem()
+		}
 		switch {
-		case name == "-" || (!f.IsExported() && !f.Anonymous):
-		case name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct:
-			names = append(names, jsonMembers(f.Type)...)
-		case name == "":
-			names = append(names, f.Name)
+		case name == "-" && opts == "":
+		case !f.IsExported() && !(f.Anonymous && embedded.Kind() == reflect.Struct):
+		case name == "" && f.Anonymous && embedded.Kind() == reflect.Struct:
+			members = append(members, jsonMembers(embedded)...)
 		default:
-			names = append(names, name)
+			if name == "" {
+				name = f.Name
+			}
+			o := strings.Split(opts, ",")
+			members = append(members, member{
+				name:      name,
+				typ:       f.Type,
+				omitEmpty: slices.Contains(o, "omitempty"),
+				omitZero:  slices.Contains(o, "omitzero"),
+				asString:  slices.Contains(o, "string"),
+			})
 		}
 	}
-	return names
+	return members
 }
