@@ -24,5 +24,13 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "WidgetSettings.bot", Type: reflect.TypeFor[widgetBotJSON]()},
 		{Schema: "WidgetSettings.launcher", Type: reflect.TypeFor[widgetLauncherJSON]()},
 		{Schema: "WidgetSettings.endpoints", Type: reflect.TypeFor[WidgetEndpointsJSON]()},
+		{Schema: "EmbeddingSettings", Type: reflect.TypeFor[EmbeddingsJSON]()},
+		{Schema: "PaymentConnector", Type: reflect.TypeFor[paymentJSON]()},
+		{Schema: "PaymentConnectorTest", Type: reflect.TypeFor[paymentTestResult]()},
+		// Request bodies: what the decoders read.
+		{Schema: "PaymentConnectorWrite", Type: reflect.TypeFor[PaymentBody](), Request: true},
+		{Schema: "PaymentConnectorTestRequest", Type: reflect.TypeFor[PaymentBody](), Request: true,
+			Absent: []string{"isActive", "currency", "defaultAmount", "defaultDescription", "successMessage"}},
+		{Schema: "CalendarConnectorWrite", Type: reflect.TypeFor[CalendarBody](), Request: true},
 	})
 }

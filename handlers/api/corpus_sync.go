@@ -12,6 +12,12 @@ import (
 	"github.com/parley/parley/handlers/resource"
 )
 
+// syncTarget is what a sync reads besides the entry fields of
+// resource.CorpusBody: the page to fetch.
+type syncTarget struct {
+	URL parley.Opt[string] `json:"url"`
+}
+
 // SyncCorpus answers POST /tenants/{slug}/corpus/sync: it fetches url now
 // through the SSRF-guarded client, converts it (fetch.Document) and
 // stores it as an entry with source "url", kept fresh by the periodic
@@ -27,9 +33,7 @@ func (h *Knowledge) SyncCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var target struct {
-		URL parley.Opt[string] `json:"url"`
-	}
+	var target syncTarget
 	errs := jsonbody.DecodeFields(raw, &target)
 	// The entry fields a sync accepts; content and the identity fields come from the fetch.
 	in := resource.CorpusInputOf(raw)

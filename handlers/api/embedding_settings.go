@@ -68,8 +68,12 @@ func (h *Knowledge) DeleteEmbeddings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, struct {
-		Deleted bool `json:"deleted"`
-		handlers.EmbeddingsJSON
-	}{true, out})
+	return c.JSON(http.StatusOK, embeddingsDeletionJSON{true, out})
+}
+
+// embeddingsDeletionJSON is the answer of DELETE /tenants/{slug}/embeddings:
+// deleted, and the state the knowledge base is left in.
+type embeddingsDeletionJSON struct {
+	Deleted bool `json:"deleted"`
+	handlers.EmbeddingsJSON
 }

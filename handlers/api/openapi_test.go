@@ -6,8 +6,11 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/tools"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/webhooks"
 	"github.com/parley/parley/handlers/handlerstest"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // TestResponseStructsMatchOpenAPI compares each struct the REST API encodes
@@ -38,5 +41,59 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "WebhookEndpoint", Type: reflect.TypeFor[webhookJSON]()},
 		{Schema: "WebhookDelivery", Type: reflect.TypeFor[deliveryJSON]()},
 		{Schema: "WebhookDeliveryStats", Type: reflect.TypeFor[webhooks.DeliveryStats]()},
+		{Schema: "WebhookEndpointDetail", Type: reflect.TypeFor[webhookDetailJSON]()},
+		{Schema: "WebhookEvent", Type: reflect.TypeFor[db.EventPayload]()},
+		{Schema: "WebhookEventData", Type: reflect.TypeFor[db.EventData]()},
+		{Schema: "SubmissionCreatedEvent", Type: reflect.TypeFor[db.EventPayload]()},
+		{Schema: "SubmissionUpdatedEvent", Type: reflect.TypeFor[db.EventPayload](), Filled: []string{"data.previousStatus"}},
+		{Schema: "SubmissionStats", Type: reflect.TypeFor[listing.SubmissionStats]()},
+		{Schema: "ConversationExportRow", Type: reflect.TypeFor[exportRowJSON]()},
+		{Schema: "EmbeddingSettingsDeletion", Type: reflect.TypeFor[embeddingsDeletionJSON]()},
+		{Schema: "ProductBulkResult", Type: reflect.TypeFor[productBulkReport]()},
+		{Schema: "ProductBulkError", Type: reflect.TypeFor[bulkError]()},
+		{Schema: "OfficeHours", Type: reflect.TypeFor[parley.OfficeHours]()},
+		{Schema: "DayHours", Type: reflect.TypeFor[parley.DayHours]()},
+		// A tool's config as the API shows it: the types tool_config.go
+		// reads and writes it with.
+		{Schema: "BookMeetingToolConfig", Type: reflect.TypeFor[parley.MeetingConfig]()},
+		{Schema: "EscalateToHumanToolConfig", Type: reflect.TypeFor[parley.EscalateConfig]()},
+		{Schema: "GenerateQuoteToolConfig", Type: reflect.TypeFor[parley.QuoteConfig]()},
+		{Schema: "QuoteItem", Type: reflect.TypeFor[parley.QuoteItem]()},
+		{Schema: "QuoteOption", Type: reflect.TypeFor[parley.QuoteOption]()},
+		{Schema: "RecommendProductToolConfig", Type: reflect.TypeFor[parley.RecommendConfig]()},
+		{Schema: "RememberFactToolConfig", Type: reflect.TypeFor[parley.RememberConfig]()},
+		{Schema: "SubmitFormToolConfig", Type: reflect.TypeFor[parley.SubmitFormConfig]()},
+		// Request bodies: what the decoders read.
+		{Schema: "BookMeetingToolConfigInput", Type: reflect.TypeFor[parley.MeetingConfig](), Request: true},
+		{Schema: "EscalateToHumanToolConfigInput", Type: reflect.TypeFor[parley.EscalateConfig](), Request: true},
+		{Schema: "GenerateQuoteToolConfigInput", Type: reflect.TypeFor[parley.QuoteConfig](), Request: true},
+		{Schema: "QuoteItemInput", Type: reflect.TypeFor[parley.QuoteItem](), Request: true},
+		{Schema: "QuoteOptionInput", Type: reflect.TypeFor[parley.QuoteOption](), Request: true},
+		{Schema: "RecommendProductToolConfigInput", Type: reflect.TypeFor[parley.RecommendConfig](), Request: true},
+		{Schema: "RememberFactToolConfigInput", Type: reflect.TypeFor[parley.RememberConfig](), Request: true},
+		{Schema: "SubmitFormToolConfigInput", Type: reflect.TypeFor[parley.SubmitFormConfig](), Request: true},
+		{Schema: "ToolFormFieldInput", Type: reflect.TypeFor[parley.FormField](), Request: true},
+		{Schema: "FormConfigInput", Type: reflect.TypeFor[parley.FormConfig](), Request: true},
+		{Schema: "FormFieldInput", Type: reflect.TypeFor[parley.FormField](), Request: true},
+		{Schema: "StarterInput", Type: reflect.TypeFor[parley.Starter](), Request: true},
+		{Schema: "TenantUpdate", Type: reflect.TypeFor[parley.TenantInput](), Request: true},
+		{Schema: "EmbeddingSettingsWrite", Type: reflect.TypeFor[embeddingsBody](), Request: true},
+		{Schema: "MCPToolsSettingsWrite", Type: reflect.TypeFor[mcpBody](), Request: true},
+		{Schema: "ProductWrite", Type: reflect.TypeFor[parley.ProductInput](), Request: true},
+		{Schema: "ProductCreate", Type: reflect.TypeFor[parley.ProductInput](), Request: true},
+		{Schema: "ProductBulkItem", Type: reflect.TypeFor[parley.ProductInput](), Request: true},
+		{Schema: "VisitorWrite", Type: reflect.TypeFor[parley.VisitorInput](), Request: true},
+		{Schema: "VisitorCreate", Type: reflect.TypeFor[parley.VisitorInput](), Request: true},
+		{Schema: "VoiceSetupManaged", Type: reflect.TypeFor[parley.VoiceSetupInput](), Request: true},
+		{Schema: "VoiceSetupLink", Type: reflect.TypeFor[parley.VoiceLinkInput](), Request: true},
+		{Schema: "WebhookEndpointCreate", Type: reflect.TypeFor[parley.WebhookInput](), Request: true},
+		{Schema: "WebhookEndpointUpdate", Type: reflect.TypeFor[parley.WebhookInput](), Request: true},
+		// A sync decodes the body twice: the page's address, and the entry
+		// fields a corpus write reads, of which it drops those the fetch
+		// sets (handlers.SyncURL).
+		{Schema: "CorpusSyncRequest", Type: reflect.TypeFor[struct {
+			syncTarget
+			resource.CorpusBody
+		}](), Request: true, Absent: []string{"content", "externalId", "source", "sourceUrl"}},
 	})
 }

@@ -142,6 +142,13 @@ func (h *Tools) DeleteProduct(c echo.Context) error {
 	return handlers.DeleteOne(c, "id", h.Manage.DeleteProduct)
 }
 
+// productBulkReport is the answer of POST /tenants/{slug}/products/bulk.
+type productBulkReport struct {
+	Created int         `json:"created"`
+	Updated int         `json:"updated"`
+	Errors  []bulkError `json:"errors"`
+}
+
 // BulkProducts answers POST /tenants/{slug}/products/bulk: {products: 1..100},
 // each upserted by its required externalId in its own transaction.
 func (h *Tools) BulkProducts(c echo.Context) error {
@@ -156,11 +163,7 @@ func (h *Tools) BulkProducts(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	t := handlers.TenantFrom(c)
-	out := struct {
-		Created int         `json:"created"`
-		Updated int         `json:"updated"`
-		Errors  []bulkError `json:"errors"`
-	}{Errors: []bulkError{}}
+	out := productBulkReport{Errors: []bulkError{}}
 	seen := map[string]bool{}
 	for i, item := range items {
 		var fields map[string]json.RawMessage

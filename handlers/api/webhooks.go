@@ -126,11 +126,15 @@ func (h *Integrations) ShowWebhook(c echo.Context) error {
 	for i, d := range recent {
 		ds[i] = newDeliveryJSON(d)
 	}
-	return c.JSON(http.StatusOK, struct {
-		webhookJSON
-		Stats            webhooks.DeliveryStats `json:"deliveryStats"`
-		RecentDeliveries []deliveryJSON         `json:"recentDeliveries"`
-	}{newWebhookJSON(ep), stats, ds})
+	return c.JSON(http.StatusOK, webhookDetailJSON{newWebhookJSON(ep), stats, ds})
+}
+
+// webhookDetailJSON is one endpoint as GET /tenants/{slug}/webhooks/{id}
+// shows it: with its delivery statistics and latest deliveries.
+type webhookDetailJSON struct {
+	webhookJSON
+	Stats            webhooks.DeliveryStats `json:"deliveryStats"`
+	RecentDeliveries []deliveryJSON         `json:"recentDeliveries"`
 }
 
 // UpdateWebhook answers PATCH /tenants/{slug}/webhooks/{id}.

@@ -15,8 +15,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// WireType is a struct a surface encodes (a response) or decodes (a request
-// body) and the schema of web/openapi.json it is written as: a component,
+// WireType is a Go type, mostly a struct, a surface encodes (a response) or
+// decodes (a request body) and the schema of web/openapi.json it is written as: a component,
 // then .property or [] (array items) steps.
 type WireType struct {
 	Schema string
@@ -25,10 +25,15 @@ type WireType struct {
 	// member the schema requires may then carry omitempty, and a pointer
 	// need not be nullable (the server never writes it).
 	Request bool
-	// Absent lists members of Type the schema does not have because the
-	// server leaves them nil, and so out, where it writes this schema (a
-	// struct shared by a summary and a detail).
+	// Absent lists members of Type the schema does not have: in a response,
+	// members the server leaves nil, and so out, where it writes this schema
+	// (a struct shared by a summary and a detail); in a request, members the
+	// decoder reads but the operation of this schema ignores.
 	Absent []string
+	// Filled lists members, as paths below Schema (data.previousStatus),
+	// the schema requires and the struct marks omitempty, which the server
+	// never leaves empty where it writes this schema.
+	Filled []string
 }
 
 // MatchOpenAPI compares each struct with its schema in the OpenAPI document
@@ -52,8 +57,8 @@ func MatchOpenAPI(t *testing.T, path string, types []WireType) {
 	doc := loadDoc(t, path)
 	for _, tc := range types {
 		t.Run(tc.Schema, func(t *testing.T) {
-			c := &comparison{request: tc.Request, absent: tc.Absent, seen: map[visit]bool{}}
-			c.object(lookupSchema(t, doc, tc.Schema), tc.Type, tc.Schema)
+			c := &comparison{top: tc.Schema, request: tc.Request, absent: tc.Absent, filled: tc.Filled, seen: map[visit]bool{}}
+			c.value(lookupSchema(t, doc, tc.Schema), tc.Type, tc.Schema)
 			for _, e := range c.errs {
 				t.Error(e)
 			}
@@ -89,7 +94,9 @@ type visit struct {
 
 // comparison collects the differences between a schema and a Go type.
 type comparison struct {
+	top     string
 	request bool
+	filled  []string // paths below top
 	absent  []string // members of the top struct the schema does without
 	seen    map[visit]bool
 	errs    []string
@@ -118,7 +125,7 @@ func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
 		names[m.name] = m
 		p, ok := props[m.name]
 		if !ok && slices.Contains(absent, m.name) {
-			if !m.nilable() {
+			if !c.request && !m.nilable() {
 				c.errorf("%s.%s is absent from %s, but %s never leaves it out", st, m.name, where, st)
 			}
 			continue
@@ -141,7 +148,7 @@ func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
 		switch {
 		case !ok:
 			c.errorf("%s requires %s, which %s does not have", where, r, st)
-		case !c.request && m.omitted():
+		case !c.request && m.omitted() && !slices.Contains(c.filled, strings.TrimPrefix(where+"."+r, c.top+".")):
 			c.errorf("%s requires %s, which %s omits when empty", where, r, st)
 		}
 	}
@@ -173,6 +180,9 @@ var (
 func (c *comparison) value(s *openapi3.Schema, typ reflect.Type, where string) {
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()
+	}
+	if v, ok := optValue(typ); ok {
+		typ = v
 	}
 	want := ""
 	switch {
@@ -221,6 +231,16 @@ func (c *comparison) value(s *openapi3.Schema, typ reflect.Type, where string) {
 			c.value(items, typ.Elem(), where+"[]")
 		}
 	}
+}
+
+// optValue is T of a parley.Opt[T] (a member of a partial update, which
+// decodes as T or null).
+func optValue(typ reflect.Type) (reflect.Type, bool) {
+	if typ.Kind() != reflect.Struct || !strings.HasPrefix(typ.Name(), "Opt[") || typ.PkgPath() != "github.com/parley/parley" {
+		return nil, false
+	}
+	f, ok := typ.FieldByName("Value")
+	return f.Type, ok
 }
 
 func implements(typ, iface reflect.Type) bool {
@@ -299,6 +319,9 @@ func lookupSchema(t *testing.T, doc *openapi3.T, path string) *openapi3.Schema {
 
 // objectMember is the object member of a nullable object (anyOf [object, null]), else s.
 func objectMember(s *openapi3.Schema) *openapi3.Schema {
+	if len(s.Properties) > 0 || len(s.AllOf) > 0 {
+		return s
+	}
 	for _, sub := range append(slices.Clone(s.AnyOf), s.OneOf...) {
 		if sub.Value.Type.Is("object") || len(sub.Value.Properties) > 0 {
 			return sub.Value
@@ -340,6 +363,10 @@ func schemaMembers(s *openapi3.Schema) (map[string]*openapi3.SchemaRef, []string
 		}
 	}
 	for k, v := range s.Properties {
+		if inherited := props[k]; inherited != nil && inherited.Value != nil && v.Value != nil {
+			// A refinement of an allOf member's property: both hold.
+			v = &openapi3.SchemaRef{Value: &openapi3.Schema{AllOf: openapi3.SchemaRefs{inherited, v}}}
+		}
 		props[k] = v
 	}
 	return props, required

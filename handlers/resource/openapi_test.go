@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parley/parley"
+	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
@@ -20,5 +22,26 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "Tool", Type: reflect.TypeFor[ToolJSON]()},
 		{Schema: "VisitorDetail", Type: reflect.TypeFor[VisitorJSON]()},
 		{Schema: "MemoryFact", Type: reflect.TypeFor[MemoryJSON]()},
+		{Schema: "Visitor", Type: reflect.TypeFor[VisitorJSON](), Absent: []string{"conversationCount", "memoryCount"}},
+		{Schema: "ConversationListItem", Type: reflect.TypeFor[ConversationItemJSON]()},
+		{Schema: "ConversationSegment", Type: reflect.TypeFor[conversationSegmentJSON]()},
+		{Schema: "ConversationFeedback", Type: reflect.TypeFor[conversationFeedbackJSON]()},
+		{Schema: "ConversationDetail", Type: reflect.TypeFor[ConversationDetailJSON]()},
+		{Schema: "ConversationMessage", Type: reflect.TypeFor[conversationMessageJSON]()},
+		{Schema: "VoiceCall", Type: reflect.TypeFor[VoiceCallJSON]()},
+		{Schema: "ConversationStats", Type: reflect.TypeFor[ConversationStatsJSON]()},
+		{Schema: "ConversationStatsTotals", Type: reflect.TypeFor[listing.StatsTotals]()},
+		{Schema: "ConversationStatsSatisfaction", Type: reflect.TypeFor[listing.StatsSatisfaction]()},
+		{Schema: "KnowledgeRef", Type: reflect.TypeFor[parley.KnowledgeRef]()},
+		{Schema: "ConversationToolCall", Type: reflect.TypeFor[parley.ToolCall]()},
+		// Request bodies: what the decoders read.
+		{Schema: "CorpusEntryWrite", Type: reflect.TypeFor[CorpusBody](), Request: true},
+		{Schema: "SegmentWrite", Type: reflect.TypeFor[parley.SegmentInput](), Request: true, Absent: []string{"slug"}},
+		{Schema: "SegmentCreate", Type: reflect.TypeFor[parley.SegmentInput](), Request: true},
+		{Schema: "SegmentUpdate", Type: reflect.TypeFor[parley.SegmentInput](), Request: true},
+		{Schema: "CorpusEntryCreate", Type: reflect.TypeFor[CorpusBody](), Request: true},
+		{Schema: "CorpusBulkEntry", Type: reflect.TypeFor[CorpusBody](), Request: true},
+		{Schema: "ToolCreate", Type: reflect.TypeFor[parley.ToolInput](), Request: true},
+		{Schema: "ToolWrite", Type: reflect.TypeFor[parley.ToolInput](), Request: true},
 	})
 }
