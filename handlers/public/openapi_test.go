@@ -17,5 +17,9 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "ContextDiscovery", Type: reflect.TypeFor[contextJSON]()},
 		{Schema: "ContextDiscovery.tenant", Type: reflect.TypeFor[contextTenantJSON]()},
 		{Schema: "ContextDiscovery.endpoints", Type: reflect.TypeFor[contextEndpointsJSON]()},
+		// Request bodies: what the decoders read.
+		{Schema: "ChatRequest", Type: reflect.TypeFor[chatRequest](), Request: true},
+		{Schema: "ChatFeedbackRequest", Type: reflect.TypeFor[chatFeedbackRequest](), Request: true},
+		{Schema: "FormSubmitRequest", Type: reflect.TypeFor[formRequest](), Request: true},
 	})
 }
