@@ -7,12 +7,13 @@ import (
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
-// TestResponseStructsMatchOpenAPI compares each struct the API encodes with
-// its schema in web/openapi.json: every JSON member of the struct is a
-// property of the schema, and every property the schema requires is a member
-// of the struct. The web tests validate live answers; this catches a member
-// that no test happens to produce (an omitempty field, a rare branch).
-func TestResponseStructsMatchOpenAPI(t *testing.T) {
+// TestWireStructsMatchOpenAPI compares each struct the API encodes, and
+// each request body it decodes, with its schema in web/openapi.json
+// (handlerstest.MatchOpenAPI: members both ways, required members, JSON
+// types, nullability, nested objects and array items). The web tests
+// validate live answers; this catches a member that no test happens to
+// produce (an omitempty field, a rare branch).
+func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../web/openapi.json", []handlerstest.WireType{
 		{Schema: "CorpusImportError", Type: reflect.TypeFor[importError]()},
@@ -32,5 +33,14 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "PaymentConnectorTestRequest", Type: reflect.TypeFor[PaymentBody](), Request: true,
 			Absent: []string{"isActive", "currency", "defaultAmount", "defaultDescription", "successMessage"}},
 		{Schema: "CalendarConnectorWrite", Type: reflect.TypeFor[CalendarBody](), Request: true},
+	})
+}
+
+// TestEnumsMatchOpenAPI compares the value tables of this package with the
+// enums of their schemas in web/openapi.json (handlerstest.MatchEnums).
+func TestEnumsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
+	handlerstest.MatchEnums(t, "../web/openapi.json", []handlerstest.Enum{
+		{Schema: "SubmissionChannel", Values: submissionChannels},
 	})
 }

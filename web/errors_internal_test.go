@@ -7,9 +7,8 @@ import (
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
-// TestErrorStructsMatchOpenAPI is the surfaces' TestResponseStructsMatchOpenAPI
-// for the error bodies, which this package writes: every JSON member is a
-// property of the schema, every required property a member.
+// TestErrorStructsMatchOpenAPI is the surfaces' TestWireStructsMatchOpenAPI
+// for the error bodies, which this package writes (handlerstest.MatchOpenAPI).
 func TestErrorStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "openapi.json", []handlerstest.WireType{

@@ -2,10 +2,12 @@ package api
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/tools"
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/webhooks"
@@ -13,9 +15,10 @@ import (
 	"github.com/parley/parley/handlers/resource"
 )
 
-// TestResponseStructsMatchOpenAPI compares each struct the REST API encodes
-// with its schema in web/openapi.json (handlerstest.MatchOpenAPI).
-func TestResponseStructsMatchOpenAPI(t *testing.T) {
+// TestWireStructsMatchOpenAPI compares each struct the REST API encodes, and
+// each request body it decodes, with its schema in web/openapi.json
+// (handlerstest.MatchOpenAPI).
+func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
 		{Schema: "Tenant", Type: reflect.TypeFor[tenantJSON]()},
@@ -95,5 +98,44 @@ func TestResponseStructsMatchOpenAPI(t *testing.T) {
 			syncTarget
 			resource.CorpusBody
 		}](), Request: true, Absent: []string{"content", "externalId", "source", "sourceUrl"}},
+	})
+}
+
+// TestEnumsMatchOpenAPI compares the value tables of the Go side with the
+// enums of their schemas in web/openapi.json (handlerstest.MatchEnums).
+func TestEnumsMatchOpenAPI(t *testing.T) {
+	t.Parallel()
+	plans := make([]string, len(parley.Plans))
+	for i, p := range parley.Plans {
+		plans[i] = p.Name
+	}
+	// The update takes "" too: it clears the mode.
+	authModes := append(slices.Clone(parley.VisitorAuthModes), "")
+	handlerstest.MatchEnums(t, "../../web/openapi.json", []handlerstest.Enum{
+		{Schema: "Plan", Values: plans},
+		{Schema: "Scope", Values: auth.RESTScopes},
+		{Schema: "ConversationChannel", Values: parley.ConversationChannels},
+		{Schema: "ConversationStatus", Values: parley.ConversationStatuses},
+		{Schema: "TenantEnvelope.recentConversations[].status", Values: parley.ConversationStatuses},
+		{Schema: "ConversationStats.window.granularity", Values: parley.StatsGranularities},
+		{Schema: "SubmissionStatus", Values: parley.SubmissionStatuses},
+		{Schema: "ToolType", Values: parley.UserToolTypes},
+		{Schema: "WebhookEventType", Values: parley.WebhookEvents},
+		{Schema: "WebhookDeliveryEvent", Values: append(slices.Clone(parley.WebhookEvents), webhooks.EventWebhookTest)},
+		{Schema: "WebhookDeliveryStatus", Values: []string{webhooks.DeliveryPending, webhooks.DeliverySucceeded, webhooks.DeliveryFailed, webhooks.DeliveryDropped}},
+		{Schema: "FormField.type", Values: parley.FormFieldTypes},
+		{Schema: "FormFieldInput.type", Values: parley.FormFieldTypes},
+		{Schema: "ToolFormFieldInput.type", Values: parley.FormFieldTypes},
+		{Schema: "Tenant.botTone", Values: parley.BotTones},
+		{Schema: "Tenant.avatarType", Values: parley.AvatarTypes},
+		{Schema: "Tenant.contentPolicy", Values: parley.ContentPolicies},
+		{Schema: "Tenant.visitorAuthMode", Values: parley.VisitorAuthModes},
+		{Schema: "Tenant.voiceProvider", Values: parley.VoiceProviders},
+		{Schema: "TenantUpdate.botTone", Values: parley.BotTones},
+		{Schema: "TenantUpdate.avatarType", Values: parley.AvatarTypes},
+		{Schema: "TenantUpdate.contentPolicy", Values: parley.ContentPolicies},
+		{Schema: "TenantUpdate.visitorAuthMode", Values: authModes},
+		{Schema: "TenantUpdate.voiceProvider", Values: parley.VoiceProviders},
+		{Schema: "WidgetSettings.bot.avatarType", Values: parley.AvatarTypes},
 	})
 }

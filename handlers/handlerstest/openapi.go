@@ -443,3 +443,55 @@ func jsonMembers(st reflect.Type) []member {
 	}
 	return members
 }
+
+// Enum is a list of values the Go side knows (a table of constants) and the
+// schema of web/openapi.json that lists them: a component, then .property
+// or [] steps, as for WireType.
+type Enum struct {
+	Schema string
+	Values []string
+}
+
+// MatchEnums compares each list of values with its schema's enum (null
+// aside) as sets: a value the server takes or sends that the schema does
+// not list fails, and so does a listed value the Go side does not know.
+func MatchEnums(t *testing.T, path string, enums []Enum) {
+	t.Helper()
+	doc := loadDoc(t, path)
+	for _, e := range enums {
+		t.Run(e.Schema, func(t *testing.T) {
+			listed := enumValues(lookupSchema(t, doc, e.Schema))
+			if listed == nil {
+				t.Fatalf("%s has no enum", e.Schema)
+			}
+			for _, v := range e.Values {
+				if !slices.Contains(listed, v) {
+					t.Errorf("%s does not list %q", e.Schema, v)
+				}
+			}
+			for _, v := range listed {
+				if !slices.Contains(e.Values, v) {
+					t.Errorf("%s lists %q, which the Go side does not know", e.Schema, v)
+				}
+			}
+		})
+	}
+}
+
+// enumValues is the string values of s's enum, with those of its allOf,
+// anyOf and oneOf members (a nullable enum: anyOf [enum, null]); nil when
+// none has one.
+func enumValues(s *openapi3.Schema) []string {
+	var values []string
+	for _, v := range s.Enum {
+		if str, ok := v.(string); ok {
+			values = append(values, str)
+		}
+	}
+	for _, sub := range slices.Concat(s.AllOf, s.AnyOf, s.OneOf) {
+		if sub.Value != nil {
+			values = append(values, enumValues(sub.Value)...)
+		}
+	}
+	return values
+}

@@ -8,10 +8,10 @@ import (
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
-// TestResponseStructsMatchOpenAPI compares each struct the OAuth endpoints
+// TestWireStructsMatchOpenAPI compares each struct the OAuth endpoints
 // encode or decode with its schema in web/openapi.json
 // (handlerstest.MatchOpenAPI).
-func TestResponseStructsMatchOpenAPI(t *testing.T) {
+func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
 		{Schema: "OAuthError", Type: reflect.TypeFor[oauthError]()},

@@ -7,9 +7,10 @@ import (
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
-// TestResponseStructsMatchOpenAPI compares each struct the public surface
-// encodes with its schema in web/openapi.json (handlerstest.MatchOpenAPI).
-func TestResponseStructsMatchOpenAPI(t *testing.T) {
+// TestWireStructsMatchOpenAPI compares each struct the public surface
+// encodes or decodes with its schema in web/openapi.json
+// (handlerstest.MatchOpenAPI).
+func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
 		{Schema: "ChatFeedback", Type: reflect.TypeFor[chatFeedbackReply]()},

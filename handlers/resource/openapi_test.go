@@ -9,9 +9,10 @@ import (
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
-// TestResponseStructsMatchOpenAPI compares each representation with its
-// schema in web/openapi.json (handlerstest.MatchOpenAPI).
-func TestResponseStructsMatchOpenAPI(t *testing.T) {
+// TestWireStructsMatchOpenAPI compares each representation, and each
+// request body the surfaces share, with its schema in web/openapi.json
+// (handlerstest.MatchOpenAPI).
+func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
 		{Schema: "TenantStats", Type: reflect.TypeFor[StatsJSON]()},
