@@ -15,9 +15,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// WireType is a Go type, mostly a struct, a surface encodes (a response) or
-// decodes (a request body) and the schema of web/openapi.json it is written as: a component,
-// then .property or [] (array items) steps.
+// WireType is a Go type, mostly a struct, that a surface encodes (an
+// answer) or decodes (a request body), and the schema of web/openapi.json it
+// is written as: a component, then .property or [] (array items) steps.
 type WireType struct {
 	Schema string
 	Type   reflect.Type
@@ -136,6 +136,11 @@ func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
 		}
 		if p.Value != nil {
 			c.member(p.Value, m, where+"."+m.name)
+		}
+	}
+	for _, name := range absent {
+		if _, ok := names[name]; !ok {
+			c.errorf("%s lists %s as absent, but %s has no such member", c.top, name, st)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(props)) {
