@@ -68,8 +68,12 @@ func TestAdminPaymentsBrowser(t *testing.T) {
 		t.Errorf("Stripe got %d requests, want GET /v1/account", len(got)-calls)
 	}
 
-	// Pausing keeps the key.
+	// Pausing keeps the key. The click waits for htmx to settle after the
+	// test's swap (a click while the page still moves can miss the box), and
+	// the box must then be clear before the form is sent.
+	webtest.WaitUntil(ctx, t, "the page to settle", `!document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')`)
 	webtest.MustStep(t, "pausing", chromedp.Do(ctx, chromedp.Click(chromedp.ID("isActive"))))
+	webtest.WaitUntil(ctx, t, "the box to be cleared", `!document.getElementById('isActive').checked`)
 	if status := webtest.SubmitForm(ctx, t, "#save-payments"); status != http.StatusOK {
 		t.Fatalf("pausing: status %d", status)
 	}
