@@ -28,7 +28,9 @@ type WireType struct {
 	// Absent lists members of Type the schema does not have: in a response,
 	// members the server leaves nil, and so out, where it writes this schema
 	// (a struct shared by a summary and a detail); in a request, members the
-	// decoder reads but the operation of this schema ignores.
+	// decoder reads but the operation of this schema ignores. A member of a
+	// nested struct is named by its path below Schema, as for Filled
+	// (visitors[].memoryCount).
 	Absent []string
 	// Filled lists members, as paths below Schema (data.previousStatus),
 	// the schema requires and the struct marks omitempty, which the server
@@ -44,7 +46,8 @@ type WireType struct {
 //     one the struct never omits (no omitempty);
 //   - each member's Go type is of the schema's JSON type (string, integer,
 //     number, boolean, array, object), and a pointer member the server
-//     writes without omitempty is nullable;
+//     writes without omitempty is nullable; a property that is always null
+//     (type null) is a member that can be nil, which the server leaves nil;
 //   - a member that is itself a struct, or a slice or map of structs, is
 //     compared with its property's schema the same way, so nested objects
 //     and array items are checked too.
@@ -57,8 +60,14 @@ func MatchOpenAPI(t *testing.T, path string, types []WireType) {
 	doc := loadDoc(t, path)
 	for _, tc := range types {
 		t.Run(tc.Schema, func(t *testing.T) {
-			c := &comparison{top: tc.Schema, request: tc.Request, absent: tc.Absent, filled: tc.Filled, seen: map[visit]bool{}}
+			c := &comparison{top: tc.Schema, request: tc.Request, absent: tc.Absent, filled: tc.Filled,
+				seen: map[visit]bool{}, found: map[string]bool{}}
 			c.value(lookupSchema(t, doc, tc.Schema), tc.Type, tc.Schema)
+			for _, name := range tc.Absent {
+				if !c.found[name] {
+					c.errorf("%s lists %s as absent, but %s has no such member", tc.Schema, name, tc.Type)
+				}
+			}
 			for _, e := range c.errs {
 				t.Error(e)
 			}
@@ -96,10 +105,16 @@ type visit struct {
 type comparison struct {
 	top     string
 	request bool
-	filled  []string // paths below top
-	absent  []string // members of the top struct the schema does without
+	filled  []string        // paths below top
+	absent  []string        // paths below top of the members the schema does without
+	found   map[string]bool // the absent paths met
 	seen    map[visit]bool
 	errs    []string
+}
+
+// path is the path below top of the member name of the object at where.
+func (c *comparison) path(where, name string) string {
+	return strings.TrimPrefix(where+"."+name, c.top+".")
 }
 
 func (c *comparison) errorf(format string, args ...any) {
@@ -116,15 +131,14 @@ func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
 		return
 	}
 	c.seen[visit{s, st}] = true
-	absent := c.absent
-	c.absent = nil // the top struct's only
 	props, required := schemaMembers(s)
 	members := jsonMembers(st)
 	names := map[string]member{}
 	for _, m := range members {
 		names[m.name] = m
 		p, ok := props[m.name]
-		if !ok && slices.Contains(absent, m.name) {
+		if !ok && slices.Contains(c.absent, c.path(where, m.name)) {
+			c.found[c.path(where, m.name)] = true
 			if !c.request && !m.nilable() {
 				c.errorf("%s.%s is absent from %s, but %s never leaves it out", st, m.name, where, st)
 			}
@@ -138,11 +152,6 @@ func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
 			c.member(p.Value, m, where+"."+m.name)
 		}
 	}
-	for _, name := range absent {
-		if _, ok := names[name]; !ok {
-			c.errorf("%s lists %s as absent, but %s has no such member", c.top, name, st)
-		}
-	}
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		if _, ok := names[name]; !ok {
 			c.errorf("%s has property %s, which %s does not have", where, name, st)
@@ -153,7 +162,7 @@ func (c *comparison) object(s *openapi3.Schema, st reflect.Type, where string) {
 		switch {
 		case !ok:
 			c.errorf("%s requires %s, which %s does not have", where, r, st)
-		case !c.request && m.omitted() && !slices.Contains(c.filled, strings.TrimPrefix(where+"."+r, c.top+".")):
+		case !c.request && m.omitted() && !slices.Contains(c.filled, c.path(where, r)):
 			c.errorf("%s requires %s, which %s omits when empty", where, r, st)
 		}
 	}
@@ -164,6 +173,13 @@ func (c *comparison) member(s *openapi3.Schema, m member, where string) {
 	if m.asString {
 		if !allows(s, "string") {
 			c.errorf("%s is %s, but the member is written as a string", where, schemaTypes(s))
+		}
+		return
+	}
+	if types := schemaTypes(s); len(types) == 1 && types[0] == "null" {
+		// Always null: a member the server leaves nil.
+		if k := m.typ.Kind(); k != reflect.Pointer && k != reflect.Interface && k != reflect.Slice && k != reflect.Map {
+			c.errorf("%s is always null, but %s is never nil", where, m.typ)
 		}
 		return
 	}
