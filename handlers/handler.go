@@ -19,6 +19,7 @@ import (
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/manage"
 )
 
@@ -99,7 +100,7 @@ func DeleteOne(c echo.Context, param string, del func(ctx context.Context, tenan
 	if err := del(c.Request().Context(), TenantFrom(c).ID, id); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": id})
+	return c.JSON(http.StatusOK, resource.NewDeletionJSON(id))
 }
 
 // Readyz answers 200 when the database is reachable, 503 otherwise.

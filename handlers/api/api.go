@@ -56,3 +56,16 @@ type Leads struct{ core }
 // Integrations is the webhook endpoints and their deliveries, and the MCP
 // tools server.
 type Integrations struct{ core }
+
+// paginationJSON is the pagination of the paged listings (products,
+// submissions, webhook deliveries): pages is ceil(total / limit).
+type paginationJSON struct {
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
+	Total int `json:"total"`
+	Pages int `json:"pages"`
+}
+
+func newPaginationJSON(page, limit, total int) paginationJSON {
+	return paginationJSON{Page: page, Limit: limit, Total: total, Pages: (total + limit - 1) / limit}
+}

@@ -40,7 +40,7 @@ func (h *Leads) ListConversations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.ConversationsJSON(l, page))
+	return c.JSON(http.StatusOK, resource.NewConversationListJSON(l, page))
 }
 
 // ShowConversation answers GET /tenants/{slug}/conversations/{id}: the

@@ -27,7 +27,7 @@ func (h *Knowledge) ListCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.CorpusPageJSON(l, res))
+	return c.JSON(http.StatusOK, resource.NewCorpusListJSON(l, res))
 }
 
 // decodeCorpus reads a corpus write's body.
@@ -54,7 +54,7 @@ func (h *Knowledge) CreateCorpus(c echo.Context) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, map[string]any{"corpus": resource.NewCorpusJSON(e), "created": created})
+	return c.JSON(status, resource.CorpusUpsertJSON{Corpus: resource.NewCorpusJSON(e), Created: created})
 }
 
 // ShowCorpus answers GET /tenants/{slug}/corpus/{id}.
@@ -63,7 +63,7 @@ func (h *Knowledge) ShowCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"corpus": resource.NewCorpusJSON(e)})
+	return c.JSON(http.StatusOK, resource.CorpusEnvelopeJSON{Corpus: resource.NewCorpusJSON(e)})
 }
 
 // UpdateCorpus answers PUT and PATCH /tenants/{slug}/corpus/{id}: both partial.
@@ -76,7 +76,7 @@ func (h *Knowledge) UpdateCorpus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"corpus": resource.NewCorpusJSON(e)})
+	return c.JSON(http.StatusOK, resource.CorpusEnvelopeJSON{Corpus: resource.NewCorpusJSON(e)})
 }
 
 // DeleteCorpus answers DELETE /tenants/{slug}/corpus/{id}.

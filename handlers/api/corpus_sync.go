@@ -49,5 +49,5 @@ func (h *Knowledge) SyncCorpus(c echo.Context) error {
 	if res == knowledge.Created {
 		status = http.StatusCreated
 	}
-	return c.JSON(status, map[string]any{"corpus": resource.NewCorpusJSON(e), "created": res == knowledge.Created})
+	return c.JSON(status, resource.CorpusUpsertJSON{Corpus: resource.NewCorpusJSON(e), Created: res == knowledge.Created})
 }

@@ -69,5 +69,14 @@ func (h *Integrations) DeleteMCPSettings(c echo.Context) error {
 		return err
 	}
 	h.ForgetMCPTools(t.ID)
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "mcpToolsUrl": nil, "mcpToolsMaxTools": parley.DefaultMCPTools, "hasApiKey": false})
+	return c.JSON(http.StatusOK, mcpSettingsDeletionJSON{Deleted: true, MCPToolsMaxTools: parley.DefaultMCPTools})
+}
+
+// mcpSettingsDeletionJSON is what DELETE /tenants/{slug}/mcp-tools answers:
+// the settings as they now are, empty (mcpToolsUrl null).
+type mcpSettingsDeletionJSON struct {
+	Deleted          bool    `json:"deleted"`
+	MCPToolsURL      *string `json:"mcpToolsUrl"`
+	MCPToolsMaxTools int     `json:"mcpToolsMaxTools"`
+	HasAPIKey        bool    `json:"hasApiKey"`
 }

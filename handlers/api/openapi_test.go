@@ -56,6 +56,19 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "ProductBulkError", Type: reflect.TypeFor[bulkError]()},
 		{Schema: "OfficeHours", Type: reflect.TypeFor[parley.OfficeHours]()},
 		{Schema: "DayHours", Type: reflect.TypeFor[parley.DayHours]()},
+		{Schema: "TenantEnvelope", Type: reflect.TypeFor[tenantEnvelopeJSON]()},
+		{Schema: "ProductList", Type: reflect.TypeFor[productListJSON]()},
+		{Schema: "SubmissionList", Type: reflect.TypeFor[submissionListJSON]()},
+		{Schema: "WebhookCreated", Type: reflect.TypeFor[webhookCreatedJSON]()},
+		{Schema: "WebhookList", Type: reflect.TypeFor[webhookListJSON]()},
+		{Schema: "WebhookDeliveryList", Type: reflect.TypeFor[deliveryListJSON]()},
+		// One pagination serves the paged listings of this package.
+		{Schema: "ProductPagination", Type: reflect.TypeFor[paginationJSON]()},
+		{Schema: "SubmissionPagination", Type: reflect.TypeFor[paginationJSON]()},
+		{Schema: "WebhookDeliveryPagination", Type: reflect.TypeFor[paginationJSON]()},
+		{Schema: "SegmentDeletion", Type: reflect.TypeFor[segmentDeletionJSON]()},
+		{Schema: "MemoryFactDeletion", Type: reflect.TypeFor[memoryDeletionJSON]()},
+		{Schema: "MCPToolsDeletion", Type: reflect.TypeFor[mcpSettingsDeletionJSON]()},
 		// A tool's config as the API shows it: the types tool_config.go
 		// reads and writes it with.
 		{Schema: "BookMeetingToolConfig", Type: reflect.TypeFor[parley.MeetingConfig]()},

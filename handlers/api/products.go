@@ -84,10 +84,13 @@ func (h *Tools) ListProducts(c echo.Context) error {
 	for i, p := range ps {
 		out[i] = newProductJSON(p)
 	}
-	return c.JSON(http.StatusOK, map[string]any{
-		"products":   out,
-		"pagination": map[string]int{"page": page, "limit": limit, "total": total, "pages": (total + limit - 1) / limit},
-	})
+	return c.JSON(http.StatusOK, productListJSON{Products: out, Pagination: newPaginationJSON(page, limit, total)})
+}
+
+// productListJSON is what GET /tenants/{slug}/products answers.
+type productListJSON struct {
+	Products   []productJSON  `json:"products"`
+	Pagination paginationJSON `json:"pagination"`
 }
 
 // ShowProduct answers GET /tenants/{slug}/products/{id}.

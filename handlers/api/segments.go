@@ -78,5 +78,15 @@ func (h *Settings) DeleteSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "id": del.ID, "corpusEntriesDeleted": del.CorpusEntriesDeleted, "toolsDeleted": del.ToolsDeleted})
+	return c.JSON(http.StatusOK, segmentDeletionJSON{Deleted: true, ID: del.ID, CorpusEntriesDeleted: del.CorpusEntriesDeleted,
+		ToolsDeleted: del.ToolsDeleted})
+}
+
+// segmentDeletionJSON is what DELETE /tenants/{slug}/segments/{id} answers:
+// the segment's id, and what went with it.
+type segmentDeletionJSON struct {
+	Deleted              bool   `json:"deleted"`
+	ID                   string `json:"id"`
+	CorpusEntriesDeleted int64  `json:"corpusEntriesDeleted"`
+	ToolsDeleted         int64  `json:"toolsDeleted"`
 }

@@ -62,14 +62,16 @@ func (h *Leads) ListSubmissions(c echo.Context) error {
 	for i, s := range page.Submissions {
 		out[i] = newSubmissionJSON(s)
 	}
-	body := map[string]any{
-		"submissions": out,
-		"pagination":  map[string]int{"page": f.Page, "limit": f.Limit, "total": page.Total, "pages": (page.Total + f.Limit - 1) / f.Limit},
-	}
-	if page.Stats != nil {
-		body["stats"] = page.Stats
-	}
-	return c.JSON(http.StatusOK, body)
+	return c.JSON(http.StatusOK, submissionListJSON{Submissions: out, Pagination: newPaginationJSON(f.Page, f.Limit, page.Total),
+		Stats: page.Stats})
+}
+
+// submissionListJSON is what GET /tenants/{slug}/submissions answers; stats
+// is left out past page 1.
+type submissionListJSON struct {
+	Submissions []submissionJSON         `json:"submissions"`
+	Pagination  paginationJSON           `json:"pagination"`
+	Stats       *listing.SubmissionStats `json:"stats,omitempty"`
 }
 
 // UpdateSubmission answers PUT /tenants/{slug}/submissions/{id}: body

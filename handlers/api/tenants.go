@@ -130,12 +130,17 @@ func (h *Settings) ShowTenant(c echo.Context) error {
 			VisitorType: rc.VisitorType, MessageCount: rc.MessageCount, FirstUserMessage: rc.FirstUserMessage,
 			CreatedAt: rc.CreatedAt, LastMessageAt: rc.LastMessageAt}
 	}
-	return c.JSON(http.StatusOK, map[string]any{
-		"tenant":              newTenantJSON(t, usage),
-		"stats":               resource.NewStatsJSON(t, usage),
-		"recentConversations": items,
-		"embedCode":           h.EmbedCode(t),
-	})
+	return c.JSON(http.StatusOK, tenantEnvelopeJSON{Tenant: newTenantJSON(t, usage), Stats: resource.NewStatsJSON(t, usage),
+		RecentConversations: items, EmbedCode: h.EmbedCode(t)})
+}
+
+// tenantEnvelopeJSON is what GET /tenants/{slug} answers: the tenant, its
+// usage, its latest conversations and its widget snippet.
+type tenantEnvelopeJSON struct {
+	Tenant              tenantJSON               `json:"tenant"`
+	Stats               resource.StatsJSON       `json:"stats"`
+	RecentConversations []recentConversationJSON `json:"recentConversations"`
+	EmbedCode           string                   `json:"embedCode"`
 }
 
 // ShowTenantStats answers GET /tenants/{slug}/stats.

@@ -35,7 +35,7 @@ func (h *Leads) ListVisitors(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.VisitorsJSON(l, vs, total))
+	return c.JSON(http.StatusOK, resource.NewVisitorListJSON(l, vs, total))
 }
 
 // CreateVisitor answers POST /tenants/{slug}/visitors.
@@ -137,5 +137,12 @@ func (h *Leads) DeleteMemory(c echo.Context) error {
 	if err := h.Manage.DeleteMemory(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("visitorId"), key); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"deleted": true, "key": key})
+	return c.JSON(http.StatusOK, memoryDeletionJSON{Deleted: true, Key: key})
+}
+
+// memoryDeletionJSON is what DELETE
+// /tenants/{slug}/visitors/{visitorId}/memory/{key} answers.
+type memoryDeletionJSON struct {
+	Deleted bool   `json:"deleted"`
+	Key     string `json:"key"`
 }

@@ -89,7 +89,15 @@ func (h *Integrations) CreateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, map[string]any{"endpoint": newWebhookJSON(ep), "secret": secret, "warning": handlers.WebhookSecretWarning})
+	return c.JSON(http.StatusCreated, webhookCreatedJSON{Endpoint: newWebhookJSON(ep), Secret: secret, Warning: handlers.WebhookSecretWarning})
+}
+
+// webhookCreatedJSON is what POST /tenants/{slug}/webhooks answers: the
+// only answer that carries the signing secret.
+type webhookCreatedJSON struct {
+	Endpoint webhookJSON `json:"endpoint"`
+	Secret   string      `json:"secret"`
+	Warning  string      `json:"warning"`
 }
 
 // ListWebhooks answers GET /tenants/{slug}/webhooks: {webhooks}, oldest first, without secrets.
@@ -102,7 +110,12 @@ func (h *Integrations) ListWebhooks(c echo.Context) error {
 	for i, e := range eps {
 		out[i] = newWebhookJSON(e)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"webhooks": out})
+	return c.JSON(http.StatusOK, webhookListJSON{Webhooks: out})
+}
+
+// webhookListJSON is what GET /tenants/{slug}/webhooks answers.
+type webhookListJSON struct {
+	Webhooks []webhookJSON `json:"webhooks"`
 }
 
 // ShowWebhook answers GET /tenants/{slug}/webhooks/{id}: the endpoint, its
@@ -190,8 +203,13 @@ func (h *Integrations) ListWebhookDeliveries(c echo.Context) error {
 	for i, d := range ds {
 		out[i] = newDeliveryJSON(d)
 	}
-	return c.JSON(http.StatusOK, map[string]any{"deliveries": out,
-		"pagination": map[string]int{"page": page, "limit": limit, "total": total, "pages": (total + limit - 1) / limit}})
+	return c.JSON(http.StatusOK, deliveryListJSON{Deliveries: out, Pagination: newPaginationJSON(page, limit, total)})
+}
+
+// deliveryListJSON is what GET /tenants/{slug}/webhooks/{id}/deliveries answers.
+type deliveryListJSON struct {
+	Deliveries []deliveryJSON `json:"deliveries"`
+	Pagination paginationJSON `json:"pagination"`
 }
 
 // RedeliverWebhook answers POST /tenants/{slug}/webhooks/{id}/deliveries/{deliveryId}/redeliver

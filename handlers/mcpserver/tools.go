@@ -212,7 +212,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return resource.CorpusPageJSON(l, res), nil
+				return resource.NewCorpusListJSON(l, res), nil
 			}},
 		{Name: "search_corpus", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "Search the knowledge base's entries for words in their titles and contents.",
@@ -229,7 +229,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return resource.CorpusPageJSON(l, res), nil
+				return resource.NewCorpusListJSON(l, res), nil
 			}},
 		{Name: "read_corpus_entry", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "Read one knowledge base entry with its whole content.",
@@ -243,7 +243,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"corpus": resource.NewCorpusJSON(e)}, nil
+				return resource.CorpusEnvelopeJSON{Corpus: resource.NewCorpusJSON(e)}, nil
 			}},
 		{Name: "create_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
 			Description: "Add an entry to the knowledge base (with externalId: update the entry that has it). Within the plan's corpus limit.",
@@ -253,7 +253,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"corpus": resource.NewCorpusJSON(e), "created": created}, nil
+				return resource.CorpusUpsertJSON{Corpus: resource.NewCorpusJSON(e), Created: created}, nil
 			}},
 		{Name: "update_corpus_entry", Scope: auth.ScopeMCPCorpusWrite,
 			Description: "Change a knowledge base entry: only the fields given change.",
@@ -267,7 +267,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"corpus": resource.NewCorpusJSON(e)}, nil
+				return resource.CorpusEnvelopeJSON{Corpus: resource.NewCorpusJSON(e)}, nil
 			}},
 		{Name: "delete_corpus_entry", Scope: auth.ScopeMCPCorpusWrite, Destructive: true,
 			Description: "Delete a knowledge base entry for good.",
@@ -280,7 +280,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err := h.Manage.DeleteCorpus(ctx, t.ID, id); err != nil {
 					return nil, err
 				}
-				return map[string]any{"deleted": true, "id": id}, nil
+				return resource.NewDeletionJSON(id), nil
 			}},
 
 		{Name: "list_segments", Scope: auth.ScopeMCPSegmentsRead, ReadOnly: true,
@@ -397,7 +397,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return resource.ConversationsJSON(l, page), nil
+				return resource.NewConversationListJSON(l, page), nil
 			}},
 		{Name: "read_conversation", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
 			Description: "Read one conversation: its messages, tool history and metadata.",
@@ -444,7 +444,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return resource.VisitorsJSON(l, vs, total), nil
+				return resource.NewVisitorListJSON(l, vs, total), nil
 			}},
 		{Name: "read_visitor", Scope: auth.ScopeMCPVisitorsRead, ReadOnly: true,
 			Description: "Read one visitor with their counts.",

@@ -86,18 +86,29 @@ func NewConversationItemJSON(it listing.ConversationItem) ConversationItemJSON {
 	return out
 }
 
-// ConversationsJSON is a page of conversations as the listings answer it:
-// {conversations, pagination}.
-func ConversationsJSON(l parley.ConversationListing, page listing.ConversationPage) map[string]any {
+// ConversationListJSON is a page of conversations as the listings answer
+// it: {conversations, pagination}.
+type ConversationListJSON struct {
+	Conversations []ConversationItemJSON     `json:"conversations"`
+	Pagination    conversationPaginationJSON `json:"pagination"`
+}
+
+type conversationPaginationJSON struct {
+	Page        int  `json:"page"`
+	Limit       int  `json:"limit"`
+	Total       int  `json:"total"`
+	Pages       int  `json:"pages"`
+	TotalCapped bool `json:"totalCapped,omitempty"` // present, true, only when capped
+}
+
+// NewConversationListJSON is the page of listing l.
+func NewConversationListJSON(l parley.ConversationListing, page listing.ConversationPage) ConversationListJSON {
 	out := make([]ConversationItemJSON, len(page.Conversations))
 	for i, it := range page.Conversations {
 		out[i] = NewConversationItemJSON(it)
 	}
-	pagination := map[string]any{"page": l.Page, "limit": l.Limit, "total": page.Total, "pages": (page.Total + l.Limit - 1) / l.Limit}
-	if page.TotalCapped {
-		pagination["totalCapped"] = true
-	}
-	return map[string]any{"conversations": out, "pagination": pagination}
+	return ConversationListJSON{Conversations: out, Pagination: conversationPaginationJSON{Page: l.Page, Limit: l.Limit,
+		Total: page.Total, Pages: (page.Total + l.Limit - 1) / l.Limit, TotalCapped: page.TotalCapped}}
 }
 
 type conversationMessageJSON struct {

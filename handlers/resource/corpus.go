@@ -84,18 +84,42 @@ func NewCorpusJSON(e parley.CorpusEntry) CorpusJSON {
 	return j
 }
 
-// CorpusPageJSON is a page of entries as the listings answer it: {corpus,
+// CorpusListJSON is a page of entries as the listings answer it: {corpus,
 // pagination}.
-func CorpusPageJSON(l manage.CorpusListing, res knowledge.CorpusPage) map[string]any {
+type CorpusListJSON struct {
+	Corpus     []CorpusJSON         `json:"corpus"`
+	Pagination corpusPaginationJSON `json:"pagination"`
+}
+
+type corpusPaginationJSON struct {
+	Page        int  `json:"page"`
+	Limit       int  `json:"limit"`
+	Total       int  `json:"total"`
+	TotalPages  int  `json:"totalPages"`
+	TotalCapped bool `json:"totalCapped,omitempty"` // present, true, only when capped
+}
+
+// NewCorpusListJSON is the page res of listing l.
+func NewCorpusListJSON(l manage.CorpusListing, res knowledge.CorpusPage) CorpusListJSON {
 	out := make([]CorpusJSON, len(res.Entries))
 	for i, e := range res.Entries {
 		out[i] = NewCorpusJSON(e)
 	}
-	pagination := map[string]any{"page": l.Page, "limit": l.Limit, "total": res.Total, "totalPages": (res.Total + l.Limit - 1) / l.Limit}
-	if res.TotalCapped {
-		pagination["totalCapped"] = true
-	}
-	return map[string]any{"corpus": out, "pagination": pagination}
+	return CorpusListJSON{Corpus: out, Pagination: corpusPaginationJSON{Page: l.Page, Limit: l.Limit, Total: res.Total,
+		TotalPages: (res.Total + l.Limit - 1) / l.Limit, TotalCapped: res.TotalCapped}}
+}
+
+// CorpusEnvelopeJSON is one entry wrapped in corpus: what a read or an
+// update of an entry answers.
+type CorpusEnvelopeJSON struct {
+	Corpus CorpusJSON `json:"corpus"`
+}
+
+// CorpusUpsertJSON is what a create (or a sync) of an entry answers: the
+// entry, and whether it is new rather than updated.
+type CorpusUpsertJSON struct {
+	Corpus  CorpusJSON `json:"corpus"`
+	Created bool       `json:"created"`
 }
 
 // CorpusInputOf decodes the fields of a corpus write: the REST body or an

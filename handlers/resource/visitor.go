@@ -39,12 +39,20 @@ type MemoryJSON struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// VisitorsJSON is a page of visitors as the listings answer it: {visitors,
-// total, limit, offset}.
-func VisitorsJSON(l parley.VisitorListing, vs []parley.Visitor, total int) map[string]any {
+// VisitorListJSON is a page of visitors as the listings answer it:
+// {visitors, total, limit, offset}.
+type VisitorListJSON struct {
+	Visitors []VisitorJSON `json:"visitors"`
+	Total    int           `json:"total"`
+	Limit    int           `json:"limit"`
+	Offset   int           `json:"offset"`
+}
+
+// NewVisitorListJSON is the page vs of listing l, of total visitors.
+func NewVisitorListJSON(l parley.VisitorListing, vs []parley.Visitor, total int) VisitorListJSON {
 	out := make([]VisitorJSON, len(vs))
 	for i, v := range vs {
 		out[i] = NewVisitorJSON(v)
 	}
-	return map[string]any{"visitors": out, "total": total, "limit": l.Limit, "offset": l.Offset}
+	return VisitorListJSON{Visitors: out, Total: total, Limit: l.Limit, Offset: l.Offset}
 }
