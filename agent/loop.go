@@ -185,8 +185,8 @@ func (r TurnResult) ToolResults() map[string]bool {
 }
 
 // ToolExecutions is the envelope's toolExecutions array.
-func (r TurnResult) ToolExecutions() []map[string]any {
-	out := make([]map[string]any, len(r.Executions))
+func (r TurnResult) ToolExecutions() []tools.ExecutionEnvelope {
+	out := make([]tools.ExecutionEnvelope, len(r.Executions))
 	for i, e := range r.Executions {
 		out[i] = e.Envelope()
 	}

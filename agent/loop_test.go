@@ -132,7 +132,7 @@ func TestRunTurn(t *testing.T) {
 			}
 		}
 		env := ex.Envelope()
-		if env["name"] != "Contact form" || env["success"] != true || env["type"] != parley.ToolSubmitForm {
+		if env.Name != "Contact form" || !env.Success || env.Type != parley.ToolSubmitForm {
 			t.Fatalf("envelope %v", env)
 		}
 		reqs := srv.Requests()

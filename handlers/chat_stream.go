@@ -21,6 +21,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/db"
 )
 
@@ -35,21 +36,27 @@ const (
 
 // ChatReply is the JSON envelope, and the fields of the final SSE event.
 type ChatReply struct {
-	Done             bool             `json:"done,omitempty"`
-	Message          string           `json:"message"`
-	MessageID        string           `json:"messageId,omitempty"`
-	SessionID        string           `json:"sessionId"`
-	ConversationID   string           `json:"conversationId"`
-	MessageCount     int              `json:"messageCount"`
-	VisitorType      string           `json:"visitorType"`
-	AgentModel       *string          `json:"agentModel,omitempty"`
-	ToolExecutions   []map[string]any `json:"toolExecutions"`
-	ContactSubmitted bool             `json:"contactSubmitted"`
-	ToolResults      map[string]bool  `json:"toolResults"`
-	LLMSource        string           `json:"llmSource"`
-	LLMProvider      string           `json:"llmProvider"`
-	LLMModel         *string          `json:"llmModel,omitempty"`
-	Status           string           `json:"status"`
+	Done             bool                      `json:"done,omitempty"`
+	Message          string                    `json:"message"`
+	MessageID        string                    `json:"messageId,omitempty"`
+	SessionID        string                    `json:"sessionId"`
+	ConversationID   string                    `json:"conversationId"`
+	MessageCount     int                       `json:"messageCount"`
+	VisitorType      string                    `json:"visitorType"`
+	AgentModel       *string                   `json:"agentModel,omitempty"`
+	ToolExecutions   []tools.ExecutionEnvelope `json:"toolExecutions"`
+	ContactSubmitted bool                      `json:"contactSubmitted"`
+	ToolResults      map[string]bool           `json:"toolResults"`
+	LLMSource        string                    `json:"llmSource"`
+	LLMProvider      string                    `json:"llmProvider"`
+	LLMModel         *string                   `json:"llmModel,omitempty"`
+	Status           string                    `json:"status"`
+}
+
+// chatStreamError is the last event of a chat stream that failed.
+type chatStreamError struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
 }
 
 // ErrNotActivated answers chat (and the test chat) for a tenant whose plan
@@ -161,7 +168,7 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 		}
 		switch {
 		case w.sse != nil:
-			w.sse.SendAtEnd(map[string]string{"error": msg, "code": code})
+			w.sse.SendAtEnd(chatStreamError{Error: msg, Code: code})
 			return nil
 		case notStored:
 			return err

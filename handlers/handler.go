@@ -87,9 +87,16 @@ func Invalid(format string, args ...any) error {
 	return parley.Errorf(parley.KindInvalid, format, args...)
 }
 
+// healthStatus is what /healthz and /readyz answer; error says what is not
+// ready.
+type healthStatus struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
 // Healthz answers while the process is up.
 func (h *Base) Healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return c.JSON(http.StatusOK, healthStatus{Status: "ok"})
 }
 
 // DeleteOne answers a DELETE of one of the tenant's resources, named by the
@@ -107,9 +114,9 @@ func DeleteOne(c echo.Context, param string, del func(ctx context.Context, tenan
 func (h *Base) Readyz(c echo.Context) error {
 	if err := h.DB.Ping(c.Request().Context()); err != nil {
 		h.Log(c).Error("readiness check failed", "err", err)
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": "database unreachable"})
+		return c.JSON(http.StatusServiceUnavailable, healthStatus{Status: "unavailable", Error: "database unreachable"})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return c.JSON(http.StatusOK, healthStatus{Status: "ok"})
 }
 
 // Addresses vets tenants' URLs for the management operations with the

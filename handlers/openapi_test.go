@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
@@ -20,6 +21,9 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "CorpusImportResult", Type: reflect.TypeFor[ImportReport]()},
 		{Schema: "CalendarTest", Type: reflect.TypeFor[calendarTest]()},
 		{Schema: "ChatReply", Type: reflect.TypeFor[ChatReply]()},
+		{Schema: "ChatToolExecution", Type: reflect.TypeFor[tools.ExecutionEnvelope]()},
+		{Schema: "ChatStreamError", Type: reflect.TypeFor[chatStreamError]()},
+		{Schema: "HealthStatus", Type: reflect.TypeFor[healthStatus]()},
 		{Schema: "WidgetSettings", Type: reflect.TypeFor[WidgetSettingsJSON]()},
 		{Schema: "WidgetSettings.segment", Type: reflect.TypeFor[widgetSegmentJSON]()},
 		{Schema: "WidgetSettings.bot", Type: reflect.TypeFor[widgetBotJSON]()},

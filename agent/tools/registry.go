@@ -146,15 +146,26 @@ func (e Execution) ToolMessage() string {
 	return string(b)
 }
 
-// Envelope is the execution as the chat envelope's toolExecutions shows it:
-// {name, type, success, summary, data, timestamp}, without the raw input.
-func (e Execution) Envelope() map[string]any {
+// ExecutionEnvelope is an execution as the chat envelope's toolExecutions
+// shows it, without the raw input; data is never null, the timestamp is
+// RFC 3339 in UTC, to the second.
+type ExecutionEnvelope struct {
+	Name      string         `json:"name"`
+	Type      string         `json:"type"`
+	Success   bool           `json:"success"`
+	Summary   string         `json:"summary"`
+	Data      map[string]any `json:"data"`
+	Timestamp string         `json:"timestamp"`
+}
+
+// Envelope is the execution as the chat envelope's toolExecutions shows it.
+func (e Execution) Envelope() ExecutionEnvelope {
 	data := e.Data
 	if data == nil {
 		data = map[string]any{}
 	}
-	return map[string]any{"name": e.ToolName, "type": e.ToolType, "success": e.Success,
-		"summary": e.Summary, "data": data, "timestamp": e.At.UTC().Format(time.RFC3339)}
+	return ExecutionEnvelope{Name: e.ToolName, Type: e.ToolType, Success: e.Success,
+		Summary: e.Summary, Data: data, Timestamp: e.At.UTC().Format(time.RFC3339)}
 }
 
 // ExploreCorpusType is the type of the synthetic corpus tool.

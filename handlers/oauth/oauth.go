@@ -129,7 +129,12 @@ func (h *Handler) ShowJWKS(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set("Cache-Control", "public, max-age=300")
-	return c.JSON(http.StatusOK, map[string]any{"keys": keys})
+	return c.JSON(http.StatusOK, jwks{Keys: keys})
+}
+
+// jwks is the JWK set of /.well-known/jwks.json (RFC 7517).
+type jwks struct {
+	Keys []auth.JWK `json:"keys"`
 }
 
 // registration is the body of POST /oauth/register, and its answer.

@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/parley/parley/auth"
 	"github.com/parley/parley/handlers/handlerstest"
 )
 
@@ -21,7 +20,7 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		// is for the request, which has neither).
 		{Schema: "OAuthClient", Type: reflect.TypeFor[registration](), Filled: []string{"client_id", "client_id_issued_at"}},
 		{Schema: "OAuthTokenResponse", Type: reflect.TypeFor[tokenResponse]()},
-		{Schema: "JWKS.keys[]", Type: reflect.TypeFor[auth.JWK]()},
+		{Schema: "JWKS", Type: reflect.TypeFor[jwks]()},
 		// Request bodies: what the decoders read.
 		{Schema: "OAuthClientRegistration", Type: reflect.TypeFor[registration](), Request: true,
 			Absent: []string{"client_id", "client_id_issued_at"}},

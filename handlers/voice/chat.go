@@ -303,9 +303,28 @@ func (w *voiceWriter) finish(out *agent.TurnOutput, err error) error {
 	if err != nil {
 		return err
 	}
-	return w.c.JSON(http.StatusOK, map[string]any{
-		"id": w.id, "object": "chat.completion", "created": w.created, "model": w.model,
-		"choices": []map[string]any{{"index": 0, "finish_reason": stop,
-			"message": map[string]string{"role": "assistant", "content": spoken.Text(out.Result.Text, w.in.Locale)}}},
-	})
+	return w.c.JSON(http.StatusOK, voiceCompletion{ID: w.id, Object: "chat.completion", Created: w.created, Model: w.model,
+		Choices: []voiceCompletionChoice{{Index: 0, FinishReason: stop,
+			Message: voiceReplyMessage{Role: "assistant", Content: spoken.Text(out.Result.Text, w.in.Locale)}}}})
+}
+
+// voiceCompletion is the answer without stream: one chat.completion with
+// the turn's reply in spoken form.
+type voiceCompletion struct {
+	ID      string                  `json:"id"`
+	Object  string                  `json:"object"`
+	Created int64                   `json:"created"`
+	Model   string                  `json:"model"`
+	Choices []voiceCompletionChoice `json:"choices"`
+}
+
+type voiceCompletionChoice struct {
+	Index        int               `json:"index"`
+	FinishReason string            `json:"finish_reason"`
+	Message      voiceReplyMessage `json:"message"`
+}
+
+type voiceReplyMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }

@@ -153,7 +153,23 @@ func (h *Handler) Events(c echo.Context) error {
 			return err
 		}
 	}
-	return c.JSON(http.StatusOK, map[string]any{})
+	return c.JSON(http.StatusOK, voiceEventReply{})
+}
+
+// voiceEventReply is the answer to a server event: {assistant} or
+// {assistantId} to assistant-request, {results} to tool-calls (an empty
+// list too), {} to the others.
+type voiceEventReply struct {
+	Assistant   *vapi.Assistant   `json:"assistant,omitempty"`
+	AssistantID string            `json:"assistantId,omitempty"`
+	Results     []voiceToolResult `json:"results,omitzero"`
+}
+
+// voiceToolResult is the outcome of one call of a tool-calls event.
+type voiceToolResult struct {
+	Name       string `json:"name"`
+	ToolCallID string `json:"toolCallId"`
+	Result     string `json:"result"`
 }
 
 // eventTime is the event's timestamp, else now.
@@ -211,12 +227,13 @@ func cmpPtr(a, b *string) *string {
 // built from the tenant's voiceConfig, with the tenant's secret for the
 // orchestrator's later requests: the one this request carried, which
 // voiceTenant matched (the sealed one is not opened twice).
-func (h *Handler) voiceAssistant(c echo.Context, t parley.Tenant) any {
+func (h *Handler) voiceAssistant(c echo.Context, t parley.Tenant) voiceEventReply {
 	if t.VoiceAssistantID != nil && *t.VoiceAssistantID != "" {
-		return map[string]any{"assistantId": *t.VoiceAssistantID}
+		return voiceEventReply{AssistantID: *t.VoiceAssistantID}
 	}
 	llmURL, serverURL := handlers.VoiceURLs(h.BaseURL, t.Slug)
-	return map[string]any{"assistant": vapi.NewAssistant(t, t.VoiceConfig, sentVoiceSecret(c), llmURL, serverURL)}
+	a := vapi.NewAssistant(t, t.VoiceConfig, sentVoiceSecret(c), llmURL, serverURL)
+	return voiceEventReply{Assistant: &a}
 }
 
 // voiceToolCalls runs a tool-calls event's calls with the voice tool set
@@ -267,7 +284,7 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 	if err != nil {
 		return err
 	}
-	results := make([]map[string]string, len(execs))
+	results := make([]voiceToolResult, len(execs))
 	runs := make([]parley.ToolRun, len(execs))
 	escalated := false
 	for i, ex := range execs {
@@ -275,10 +292,10 @@ func (h *Handler) voiceToolCalls(c echo.Context, t parley.Tenant, seg *parley.Se
 			return err
 		}
 		escalated = escalated || ex.Escalated
-		results[i] = map[string]string{"name": run[i].Name, "toolCallId": run[i].ID, "result": ex.ToolMessage()}
+		results[i] = voiceToolResult{Name: run[i].Name, ToolCallID: run[i].ID, Result: ex.ToolMessage()}
 	}
 	if err := h.DB.SaveVoiceToolRuns(ctx, t.ID, convID, runs, escalated); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"results": results})
+	return c.JSON(http.StatusOK, voiceEventReply{Results: results})
 }

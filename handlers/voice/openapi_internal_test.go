@@ -15,6 +15,8 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
 		{Schema: "VoiceAssistant", Type: reflect.TypeFor[vapi.Assistant]()},
+		{Schema: "VoiceChatCompletion", Type: reflect.TypeFor[voiceCompletion]()},
+		{Schema: "VoiceEventResponse", Type: reflect.TypeFor[voiceEventReply]()},
 		// Request bodies: what the decoders read.
 		{Schema: "VoiceEventRequest.message", Type: reflect.TypeFor[voiceEvent](), Request: true},
 		{Schema: "VoiceChatRequest.messages[]", Type: reflect.TypeFor[voiceMessage](), Request: true},
