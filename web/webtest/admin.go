@@ -45,13 +45,19 @@ func SetupAdmin(t *testing.T, env map[string]string) *Bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Rate limits (the password reset's) count in fixed windows: a clock that
-	// starts in the middle of one keeps a test's requests and its limited one
-	// in the same window.
-	start := time.Now()
-	mid := start.Truncate(15 * time.Minute).Add(7*time.Minute + 30*time.Second)
-	srv.Base.Now = func() time.Time { return mid.Add(time.Since(start)) }
+	// Rate limits (the password reset's) count in fixed windows of 15 minutes.
+	MidWindowClock(&srv.Base.Now, 15*time.Minute)
 	return NewBundle(t, srv, store)
+}
+
+// MidWindowClock sets *now to a clock that runs from the middle of a fixed
+// window of the given length: rate limits count in fixed windows, and a
+// test's requests and its limited one must fall in the same window, whatever
+// the wall clock's second when the test starts.
+func MidWindowClock(now *func() time.Time, window time.Duration) {
+	start := time.Now()
+	mid := start.Truncate(window).Add(window / 2)
+	*now = func() time.Time { return mid.Add(time.Since(start)) }
 }
 
 var ClientSeq atomic.Int64
