@@ -23,6 +23,7 @@ var allowedImports = map[string][]string{
 	"db/webhooks":                      {"", "db/deliveryargs", "db/internal/pgbase"},
 	"agent":                            {"", "agent/outbound", "agent/outbound/caldav", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/rank", "agent/tools"},
 	"agent/rank":                       {""},
+	"agent/tools/toolstest":            {"", "agent/outbound/llm"},
 	"agent/tools":                      {"", "agent/outbound", "agent/outbound/caldav", "agent/outbound/llm", "agent/outbound/stripe"},
 	"agent/outbound/caldav":            {"agent/outbound"},
 	"agent/outbound/caldav/caldavtest": {},

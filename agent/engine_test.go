@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
 
 // memStore is an in-memory Store: the engine's tests run without Postgres
@@ -181,7 +182,7 @@ func TestEngineReply(t *testing.T) {
 			llmtest.Turn{Text: []string{"One moment."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form",
 				Arguments: []string{`{"fullName":"Ada Lovelace","workEmail":"ada@example.com"}`}}}},
 			llmtest.Turn{Text: []string{"Done: we will call you."}})
-		store := &memStore{tools: []parley.Tool{contactForm(t)}}
+		store := &memStore{tools: []parley.Tool{toolstest.ContactForm(t)}}
 		var ev events
 		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelAgent), ev.emit)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/agent/tools"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
 
 func TestEscalation(t *testing.T) {
@@ -34,7 +35,7 @@ func TestEscalation(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(hook.Close)
-	tool := testTool(t, "Talk to a human", parley.ToolEscalateToHuman, parley.EscalateConfig{HandoffMessage: "Marie will answer within the hour."})
+	tool := toolstest.Tool(t, "Talk to a human", parley.ToolEscalateToHuman, parley.EscalateConfig{HandoffMessage: "Marie will answer within the hour."})
 	url := hook.URL
 	tool.WebhookURL = &url
 	deps := tools.Deps{

@@ -11,6 +11,7 @@ import (
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/agent/tools"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
 
 // engineFixture is a scripted model and a provider talking to it.
@@ -18,26 +19,6 @@ func engineFixture(t *testing.T, turns ...llmtest.Turn) (*llmtest.OpenAI, llm.Pr
 	t.Helper()
 	srv := llmtest.NewOpenAI(t, turns...)
 	return srv, llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-test", Model: "test-model"})
-}
-
-func testTool(t *testing.T, name, typ string, cfg any) parley.Tool {
-	t.Helper()
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parley.Tool{ID: "tool-" + strings.ToLower(typ), Name: name, Type: typ, Config: raw, IsActive: true}
-}
-
-func contactForm(t *testing.T) parley.Tool {
-	return testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{
-		Fields: []parley.FormField{
-			{Name: "fullName", Label: "Full name", Type: "text", Required: true},
-			{Name: "workEmail", Label: "Email", Type: "email", Required: true},
-			{Name: "phone", Label: "Phone", Type: "phone"},
-		},
-		ConfirmationMessage: "Thanks, we will call you back.",
-	})
 }
 
 func userAsks(s string) llm.Request {
@@ -51,30 +32,6 @@ func collect(texts *[]string) func(llm.Event) {
 			*texts = append(*texts, ev.Text)
 		}
 	}
-}
-
-func quoteConfig() parley.QuoteConfig {
-	return parley.QuoteConfig{Currency: "EUR", TaxRate: 20, ValidityDays: 30, Items: []parley.QuoteItem{
-		{Name: "Consulting day", UnitPrice: 1500.00, Currency: "EUR", Options: []parley.QuoteOption{{Name: "Travel kit", UnitPrice: 9.99}, {Name: "Report", UnitPrice: 120}}},
-		{Name: "Audit", UnitPrice: 300.50, Currency: "EUR"},
-	}}
-}
-
-type fakeCorpus struct{}
-
-func (fakeCorpus) Explore(_ context.Context, query string, limit int) ([]llm.Passage, error) {
-	all := []llm.Passage{
-		{Title: "Refund policy", Content: "Refunds within 30 days, full text."},
-		{Title: "Shipping", Content: "We ship to the EU in 3 days, full text."},
-		{Title: "Refunds FAQ", Content: "More about refunds."},
-	}
-	var out []llm.Passage
-	for _, p := range all {
-		if strings.Contains(strings.ToLower(p.Title+" "+p.Content), strings.ToLower(query)) && len(out) < limit {
-			out = append(out, p)
-		}
-	}
-	return out, nil
 }
 
 func TestRunTurn(t *testing.T) {
@@ -106,7 +63,7 @@ func TestRunTurn(t *testing.T) {
 				Arguments: []string{`{"fullName":"Ada Lovelace",`, `"workEmail":"ada@example.com","phone":"+44 (20) 7946-0958","extra":"dropped"}`}}}},
 			llmtest.Turn{Text: []string{"Done, ", "we will call you."}},
 		)
-		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
+		reg := tools.NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, tools.Deps{})
 		var texts []string
 		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, collect(&texts))
 		if err != nil {
@@ -162,7 +119,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada-at-example"}`}}}},
 			llmtest.Turn{Text: []string{"Could you check your email address?"}},
 		)
-		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
+		reg := tools.NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("call me"), reg, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -185,7 +142,7 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
 		srv, p := engineFixture(t, loop, loop, loop)
-		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
+		reg := tools.NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, tools.Deps{})
 		var texts []string
 		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 2, collect(&texts))
 		if err != nil {
@@ -211,7 +168,7 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		loop := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "again", Name: "contact_form", Arguments: []string{`{}`}}}}
 		_, p := engineFixture(t, loop, llmtest.Turn{Text: []string{"I need your name and email."}})
-		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
+		reg := tools.NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("loop"), reg, 1, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +184,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{Text: []string{"Checking."}, ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "contact_form", Arguments: []string{`{"fullName":"Ada","workEmail":"ada@example.com"}`}}}},
 			llmtest.Turn{Status: 503, ErrorMessage: "overloaded"},
 		)
-		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
+		reg := tools.NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
 		var le *llm.Error
 		if !errors.As(err, &le) || le.Kind != llm.Upstream {
@@ -244,7 +201,7 @@ func TestRunTurn(t *testing.T) {
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "launch_rockets", Arguments: []string{`{}`}}}},
 			llmtest.Turn{Text: []string{"Sorry."}},
 		)
-		reg := tools.NewRegistry([]parley.Tool{contactForm(t)}, tools.Deps{})
+		reg := tools.NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, tools.Deps{})
 		res, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -258,17 +215,17 @@ func TestRunTurn(t *testing.T) {
 		t.Parallel()
 		srv, p := engineFixture(t, llmtest.Turn{Text: []string{"ok"}})
 		tenantTools := []parley.Tool{
-			contactForm(t),
-			testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
-			testTool(t, "Quote!", parley.ToolGenerateQuote, quoteConfig()),
-			testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company"}}),
-			testTool(t, "Products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2}),
-			testTool(t, "Human", parley.ToolEscalateToHuman, parley.EscalateConfig{}),
-			testTool(t, "Meeting", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30}),
-			testTool(t, "Off", parley.ToolRememberFact, parley.RememberConfig{}),
+			toolstest.ContactForm(t),
+			toolstest.Tool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}),
+			toolstest.Tool(t, "Quote!", parley.ToolGenerateQuote, toolstest.QuoteConfig()),
+			toolstest.Tool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company"}}),
+			toolstest.Tool(t, "Products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2}),
+			toolstest.Tool(t, "Human", parley.ToolEscalateToHuman, parley.EscalateConfig{}),
+			toolstest.Tool(t, "Meeting", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30}),
+			toolstest.Tool(t, "Off", parley.ToolRememberFact, parley.RememberConfig{}),
 		}
 		tenantTools[len(tenantTools)-1].IsActive = false
-		reg := tools.NewRegistry(tenantTools, tools.Deps{Corpus: fakeCorpus{}})
+		reg := tools.NewRegistry(tenantTools, tools.Deps{Corpus: toolstest.Corpus{}})
 		if _, err := RunTurn(context.Background(), p, userAsks("hi"), reg, 0, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/tools"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
 
 // A run is stored in the tool history under the function name the model
@@ -19,9 +20,9 @@ func TestToolRunNames(t *testing.T) {
 	t.Parallel()
 	form := parley.SubmitFormConfig{Fields: []parley.FormField{{Name: "order", Label: "Order", Type: "text", Required: true}}}
 	reg := tools.NewRegistry([]parley.Tool{
-		testTool(t, "Check Order Status", parley.ToolSubmitForm, form),
-		testTool(t, "Check-Order-Status", parley.ToolSubmitForm, form),
-	}, tools.Deps{Corpus: fakeCorpus{}})
+		toolstest.Tool(t, "Check Order Status", parley.ToolSubmitForm, form),
+		toolstest.Tool(t, "Check-Order-Status", parley.ToolSubmitForm, form),
+	}, tools.Deps{Corpus: toolstest.Corpus{}})
 	reg.AddExtra([]tools.Extra{{Name: "mcp_lookup_order", Type: MCPProxyType, DisplayName: "Lookup Order",
 		Run: func(context.Context, json.RawMessage) (any, error) { return map[string]any{"found": true}, nil }}})
 	offered := map[string]bool{}

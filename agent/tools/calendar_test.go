@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley/agent/outbound/caldav"
 	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
 
 func starts(slots []time.Time, loc *time.Location) []string {
@@ -94,7 +95,7 @@ func TestBookMeetingConcurrent(t *testing.T) {
 	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 	store := &lockStore{}
 	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
-	tool := testTool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 7})
+	tool := toolstest.Tool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 7})
 	registry := func() *Registry {
 		conn, err := caldav.Dial(guard.Client(5*time.Second), cal.URL, cal.Username, cal.Password)
 		if err != nil {
@@ -145,7 +146,7 @@ func TestAvailabilityMaxSlots(t *testing.T) {
 		hours[d] = parley.DayHours{Start: "09:00", End: "11:00"}
 	}
 	now := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
-	tool := testTool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30})
+	tool := toolstest.Tool(t, "Demo", parley.ToolBookMeeting, parley.MeetingConfig{DurationMinutes: 30, BookingWindowDays: 30})
 	cb := &CalendarBooking{Server: conn, Path: caldavtest.CalendarPath, Loc: time.UTC, TenantID: "t1", BotName: "Bot", Hours: hours}
 	reg := NewRegistry([]parley.Tool{tool}, Deps{Calendar: cb, Now: func() time.Time { return now }})
 	for _, tc := range []struct {

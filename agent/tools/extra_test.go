@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
 
 // TestExtraTools: a caller's tools are offered after the registry's own,
@@ -20,7 +21,7 @@ func TestExtraTools(t *testing.T) {
 		return func(_ context.Context, args json.RawMessage) (any, error) { got = args; return res, err }
 	}
 	boom := errors.New("connection refused")
-	reg := NewRegistry([]parley.Tool{contactForm(t)}, Deps{})
+	reg := NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, Deps{})
 	reg.AddExtra([]Extra{
 		{Name: "admin_ok", Type: parley.AdminToolType, Parameters: json.RawMessage(`{"type":"object"}`), Run: run(map[string]any{"id": "c1"}, nil)},
 		{Name: "admin_refused", Type: parley.AdminToolType, Run: run(nil, parley.Errorf(parley.KindInvalid, "title is required"))},

@@ -11,34 +11,8 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
+	"github.com/parley/parley/agent/tools/toolstest"
 )
-
-func testTool(t *testing.T, name, typ string, cfg any) parley.Tool {
-	t.Helper()
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parley.Tool{ID: "tool-" + strings.ToLower(typ), Name: name, Type: typ, Config: raw, IsActive: true}
-}
-
-func contactForm(t *testing.T) parley.Tool {
-	return testTool(t, "Contact form", parley.ToolSubmitForm, parley.SubmitFormConfig{
-		Fields: []parley.FormField{
-			{Name: "fullName", Label: "Full name", Type: "text", Required: true},
-			{Name: "workEmail", Label: "Email", Type: "email", Required: true},
-			{Name: "phone", Label: "Phone", Type: "phone"},
-		},
-		ConfirmationMessage: "Thanks, we will call you back.",
-	})
-}
-
-func quoteConfig() parley.QuoteConfig {
-	return parley.QuoteConfig{Currency: "EUR", TaxRate: 20, ValidityDays: 30, Items: []parley.QuoteItem{
-		{Name: "Consulting day", UnitPrice: 1500.00, Currency: "EUR", Options: []parley.QuoteOption{{Name: "Travel kit", UnitPrice: 9.99}, {Name: "Report", UnitPrice: 120}}},
-		{Name: "Audit", UnitPrice: 300.50, Currency: "EUR"},
-	}}
-}
 
 type fakeMemory struct {
 	mu    sync.Mutex
@@ -79,23 +53,6 @@ func (f *fakeProducts) Search(_ context.Context, query string, limit int) ([]Pro
 	return out, nil
 }
 
-type fakeCorpus struct{}
-
-func (fakeCorpus) Explore(_ context.Context, query string, limit int) ([]llm.Passage, error) {
-	all := []llm.Passage{
-		{Title: "Refund policy", Content: "Refunds within 30 days, full text."},
-		{Title: "Shipping", Content: "We ship to the EU in 3 days, full text."},
-		{Title: "Refunds FAQ", Content: "More about refunds."},
-	}
-	var out []llm.Passage
-	for _, p := range all {
-		if strings.Contains(strings.ToLower(p.Title+" "+p.Content), strings.ToLower(query)) && len(out) < limit {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
 var fixedNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func execute(t *testing.T, reg *Registry, name, args string) Execution {
@@ -105,7 +62,7 @@ func execute(t *testing.T, reg *Registry, name, args string) Execution {
 
 func TestSubmitForm(t *testing.T) {
 	t.Parallel()
-	reg := NewRegistry([]parley.Tool{contactForm(t)}, Deps{Now: func() time.Time { return fixedNow }})
+	reg := NewRegistry([]parley.Tool{toolstest.ContactForm(t)}, Deps{Now: func() time.Time { return fixedNow }})
 	for _, tc := range []struct {
 		name, args string
 		ok         bool
@@ -146,7 +103,7 @@ func TestSubmitForm(t *testing.T) {
 
 func TestGenerateQuote(t *testing.T) {
 	t.Parallel()
-	reg := NewRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, quoteConfig())}, Deps{Now: func() time.Time { return fixedNow }})
+	reg := NewRegistry([]parley.Tool{toolstest.Tool(t, "Quote", parley.ToolGenerateQuote, toolstest.QuoteConfig())}, Deps{Now: func() time.Time { return fixedNow }})
 
 	t.Run("exact totals in cents", func(t *testing.T) {
 		t.Parallel()
@@ -178,9 +135,9 @@ func TestGenerateQuote(t *testing.T) {
 	})
 	t.Run("too large", func(t *testing.T) {
 		t.Parallel()
-		c := quoteConfig()
+		c := toolstest.QuoteConfig()
 		c.Items[1].UnitPrice = 1e9
-		r := NewRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, Deps{})
+		r := NewRegistry([]parley.Tool{toolstest.Tool(t, "Quote", parley.ToolGenerateQuote, c)}, Deps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1000000}]}`)
 		if ex.Success || !strings.Contains(ex.Summary, "too large") {
 			t.Fatalf("execution %+v", ex)
@@ -188,9 +145,9 @@ func TestGenerateQuote(t *testing.T) {
 	})
 	t.Run("fractional tax rate", func(t *testing.T) {
 		t.Parallel()
-		c := quoteConfig()
+		c := toolstest.QuoteConfig()
 		c.TaxRate = 8.25
-		r := NewRegistry([]parley.Tool{testTool(t, "Quote", parley.ToolGenerateQuote, c)}, Deps{})
+		r := NewRegistry([]parley.Tool{toolstest.Tool(t, "Quote", parley.ToolGenerateQuote, c)}, Deps{})
 		ex := execute(t, r, "quote", `{"items":[{"name":"Audit","quantity":1}]}`)
 		// 300.50 × 8.25% = 24.79125 → 24.79
 		if !ex.Success || ex.Result["taxCents"] != int64(2479) || ex.Result["total"] != "325.29" {
@@ -219,8 +176,8 @@ func TestRememberFact(t *testing.T) {
 	t.Parallel()
 	mem := &fakeMemory{}
 	reg := NewRegistry([]parley.Tool{
-		testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company", "budget"}}),
-		testTool(t, "Remember anything", parley.ToolRememberFact, parley.RememberConfig{}),
+		toolstest.Tool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{AllowedKeys: []string{"company", "budget"}}),
+		toolstest.Tool(t, "Remember anything", parley.ToolRememberFact, parley.RememberConfig{}),
 	}, Deps{Memory: mem})
 	t.Run("allowed key stored", func(t *testing.T) {
 		t.Parallel()
@@ -249,7 +206,7 @@ func TestRememberFact(t *testing.T) {
 	})
 	t.Run("no memory store", func(t *testing.T) {
 		t.Parallel()
-		r := NewRegistry([]parley.Tool{testTool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{})}, Deps{})
+		r := NewRegistry([]parley.Tool{toolstest.Tool(t, "Remember", parley.ToolRememberFact, parley.RememberConfig{})}, Deps{})
 		if ex := execute(t, r, "remember", `{"key":"company","value":"Acme"}`); ex.Success {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -261,7 +218,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("limited to maxResults", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10, overshoot: true}
-		reg := NewRegistry([]parley.Tool{testTool(t, "Find products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2})}, Deps{Products: ps})
+		reg := NewRegistry([]parley.Tool{toolstest.Tool(t, "Find products", parley.ToolRecommendProduct, parley.RecommendConfig{MaxResults: 2})}, Deps{Products: ps})
 		ex := execute(t, reg, "find_products", `{"query":"running shoes"}`)
 		products := ex.Result["products"].([]Product)
 		if !ex.Success || ps.gotLimit != 2 || ps.gotQuery != "running shoes" || len(products) != 2 {
@@ -274,7 +231,7 @@ func TestRecommendProduct(t *testing.T) {
 	t.Run("default maxResults and empty query", func(t *testing.T) {
 		t.Parallel()
 		ps := &fakeProducts{n: 10}
-		reg := NewRegistry([]parley.Tool{testTool(t, "Find", parley.ToolRecommendProduct, map[string]any{})}, Deps{Products: ps})
+		reg := NewRegistry([]parley.Tool{toolstest.Tool(t, "Find", parley.ToolRecommendProduct, map[string]any{})}, Deps{Products: ps})
 		if ex := execute(t, reg, "find", `{"query":"x"}`); len(ex.Result["products"].([]Product)) != 3 {
 			t.Fatalf("execution %+v", ex)
 		}
@@ -286,7 +243,7 @@ func TestRecommendProduct(t *testing.T) {
 
 func TestExploreCorpus(t *testing.T) {
 	t.Parallel()
-	reg := NewRegistry(nil, Deps{Corpus: fakeCorpus{}})
+	reg := NewRegistry(nil, Deps{Corpus: toolstest.Corpus{}})
 	t.Run("by title", func(t *testing.T) {
 		t.Parallel()
 		ex := execute(t, reg, ExploreCorpusTool, `{"titles":["shipping"]}`)

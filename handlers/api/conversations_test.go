@@ -17,10 +17,11 @@ import (
 	"github.com/parley/parley/web/webtest"
 )
 
-// conversationIDs returns the ids of a list response's conversations, in order.
-func conversationIDs(body map[string]any) []string {
+// idsOf returns the ids of a list response's items under key
+// ("conversations", "submissions"), in order.
+func idsOf(body map[string]any, key string) []string {
 	var ids []string
-	items, _ := body["conversations"].([]any)
+	items, _ := body[key].([]any)
 	for _, it := range items {
 		ids = append(ids, it.(map[string]any)["id"].(string))
 	}
@@ -78,7 +79,7 @@ func TestConversations(t *testing.T) {
 		theirs := b.AddConversation(t, other, webtest.SeedConversation{Turns: []string{"How much is the Team plan?", "49 EUR."}})
 
 		status, body := b.Do(t, "GET", ct.Base, ct.Token, nil)
-		if status != http.StatusOK || !slices.Equal(conversationIDs(body), []string{escalated.ID, ada.ID, agentConv.ID, january.ID}) {
+		if status != http.StatusOK || !slices.Equal(idsOf(body, "conversations"), []string{escalated.ID, ada.ID, agentConv.ID, january.ID}) {
 			t.Fatalf("GET conversations: %d %v", status, body)
 		}
 		if p := body["pagination"].(map[string]any); p["page"] != float64(1) || p["limit"] != float64(20) || p["total"] != float64(4) || p["pages"] != float64(1) {
@@ -147,17 +148,17 @@ func TestConversations(t *testing.T) {
 			"?channel=web&segment=sales&search=bonjour": nil,
 		} {
 			status, body := b.Do(t, "GET", ct.Base+q, ct.Token, nil)
-			if got := conversationIDs(body); status != http.StatusOK || !slices.Equal(got, want) || body["pagination"].(map[string]any)["total"] != float64(len(want)) {
+			if got := idsOf(body, "conversations"); status != http.StatusOK || !slices.Equal(got, want) || body["pagination"].(map[string]any)["total"] != float64(len(want)) {
 				t.Errorf("GET %s: %d %v, want %v", q, status, got, want)
 			}
 		}
 
 		status, body = b.Do(t, "GET", ct.Base+"?limit=3", ct.Token, nil)
-		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(conversationIDs(body)) != 3 || p["pages"] != float64(2) || p["total"] != float64(4) {
+		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(idsOf(body, "conversations")) != 3 || p["pages"] != float64(2) || p["total"] != float64(4) {
 			t.Errorf("limit 3: %d %v", status, body)
 		}
 		status, body = b.Do(t, "GET", ct.Base+"?limit=3&page=2", ct.Token, nil)
-		if status != http.StatusOK || !slices.Equal(conversationIDs(body), []string{january.ID}) {
+		if status != http.StatusOK || !slices.Equal(idsOf(body, "conversations"), []string{january.ID}) {
 			t.Errorf("page 2: %d %v", status, body)
 		}
 		status, body = b.Do(t, "GET", ct.Base+"?page=3", ct.Token, nil)
@@ -167,10 +168,10 @@ func TestConversations(t *testing.T) {
 
 		// the other tenant sees only its own, even when it names this tenant's segment or visitor
 		status, body = b.Do(t, "GET", other.Base, other.Token, nil)
-		if status != http.StatusOK || !slices.Equal(conversationIDs(body), []string{theirs.ID}) {
+		if status != http.StatusOK || !slices.Equal(idsOf(body, "conversations"), []string{theirs.ID}) {
 			t.Errorf("other tenant: %d %v", status, body)
 		}
-		if status, body := b.Do(t, "GET", other.Base+"?visitorId="+visitor.ID, other.Token, nil); status != http.StatusOK || len(conversationIDs(body)) != 0 {
+		if status, body := b.Do(t, "GET", other.Base+"?visitorId="+visitor.ID, other.Token, nil); status != http.StatusOK || len(idsOf(body, "conversations")) != 0 {
 			t.Errorf("other tenant with this tenant's visitor: %d %v", status, body)
 		}
 		if status, body := b.Do(t, "GET", other.Base+"?segment="+sales.ID, other.Token, nil); status != http.StatusBadRequest || webtest.ErrorDetails(body)["segment"] == nil {
@@ -288,15 +289,15 @@ func TestConversations(t *testing.T) {
 			}
 		}
 		status, body := b.Do(t, "GET", ct.Base, ct.Token, nil)
-		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(conversationIDs(body)) != 20 || p["total"] != float64(101) || p["pages"] != float64(6) {
+		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(idsOf(body, "conversations")) != 20 || p["total"] != float64(101) || p["pages"] != float64(6) {
 			t.Errorf("default limit: %d %v", status, p)
 		}
 		status, body = b.Do(t, "GET", ct.Base+"?limit=100", ct.Token, nil)
-		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(conversationIDs(body)) != 100 || p["pages"] != float64(2) {
+		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(idsOf(body, "conversations")) != 100 || p["pages"] != float64(2) {
 			t.Errorf("limit 100: %d %v", status, p)
 		}
 		status, body = b.Do(t, "GET", ct.Base+"?limit=100&page=2", ct.Token, nil)
-		if status != http.StatusOK || len(conversationIDs(body)) != 1 {
+		if status != http.StatusOK || len(idsOf(body, "conversations")) != 1 {
 			t.Errorf("limit 100 page 2: %d %v", status, body)
 		}
 		status, body = b.Do(t, "GET", ct.Base+"?limit=101", ct.Token, nil)

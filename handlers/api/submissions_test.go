@@ -14,16 +14,6 @@ import (
 	"github.com/parley/parley/web/webtest"
 )
 
-// listedIDs returns the ids of a list response's submissions, in order.
-func listedIDs(body map[string]any) []string {
-	var ids []string
-	items, _ := body["submissions"].([]any)
-	for _, it := range items {
-		ids = append(ids, it.(map[string]any)["id"].(string))
-	}
-	return ids
-}
-
 func TestSubmissions(t *testing.T) {
 	t.Parallel()
 	b := webtest.Setup(t)
@@ -51,7 +41,7 @@ func TestSubmissions(t *testing.T) {
 		}
 
 		status, body := b.Do(t, "GET", st.Base, st.Token, nil)
-		if status != http.StatusOK || !slices.Equal(listedIDs(body), []string{quote.ID, ada.ID, grace.ID, january.ID}) {
+		if status != http.StatusOK || !slices.Equal(idsOf(body, "submissions"), []string{quote.ID, ada.ID, grace.ID, january.ID}) {
 			t.Fatalf("GET submissions: %d %v", status, body)
 		}
 		if p := body["pagination"].(map[string]any); p["page"] != float64(1) || p["limit"] != float64(30) || p["total"] != float64(4) || p["pages"] != float64(1) {
@@ -96,17 +86,17 @@ func TestSubmissions(t *testing.T) {
 			"?toolType=SUBMIT_FORM&status=NEW&channel=web": {ada.ID},
 		} {
 			status, body := b.Do(t, "GET", st.Base+q, st.Token, nil)
-			if got := listedIDs(body); status != http.StatusOK || !slices.Equal(got, want) || body["pagination"].(map[string]any)["total"] != float64(len(want)) {
+			if got := idsOf(body, "submissions"); status != http.StatusOK || !slices.Equal(got, want) || body["pagination"].(map[string]any)["total"] != float64(len(want)) {
 				t.Errorf("GET %s: %d %v, want %v", q, status, got, want)
 			}
 		}
 
 		status, body = b.Do(t, "GET", st.Base+"?limit=3", st.Token, nil)
-		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(listedIDs(body)) != 3 || p["pages"] != float64(2) || p["total"] != float64(4) {
+		if p := body["pagination"].(map[string]any); status != http.StatusOK || len(idsOf(body, "submissions")) != 3 || p["pages"] != float64(2) || p["total"] != float64(4) {
 			t.Errorf("limit 3: %d %v", status, body)
 		}
 		status, body = b.Do(t, "GET", st.Base+"?limit=3&page=2", st.Token, nil)
-		if status != http.StatusOK || !slices.Equal(listedIDs(body), []string{january.ID}) {
+		if status != http.StatusOK || !slices.Equal(idsOf(body, "submissions"), []string{january.ID}) {
 			t.Errorf("page 2: %d %v", status, body)
 		}
 		if _, ok := body["stats"]; ok {
@@ -298,8 +288,8 @@ func TestSubmissions(t *testing.T) {
 		if status, _ := b.Do(t, "DELETE", st.Base+"/"+sub.ID, st.Token, nil); status != http.StatusNotFound {
 			t.Errorf("DELETE again: %d", status)
 		}
-		if _, body := b.Do(t, "GET", st.Base, st.Token, nil); !slices.Equal(listedIDs(body), []string{kept.ID}) {
-			t.Errorf("listed after DELETE: %v", listedIDs(body))
+		if _, body := b.Do(t, "GET", st.Base, st.Token, nil); !slices.Equal(idsOf(body, "submissions"), []string{kept.ID}) {
+			t.Errorf("listed after DELETE: %v", idsOf(body, "submissions"))
 		}
 	})
 
