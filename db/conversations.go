@@ -245,7 +245,7 @@ func (d *DB) RecordFeedback(ctx context.Context, tenantID, messageID string, val
 	if !pgbase.LooksLikeUUID(messageID) {
 		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var role, conversationID string
 		var old *int
 		err := tx.QueryRow(ctx, `SELECT role, conversation_id, feedback FROM messages WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,

@@ -121,8 +121,3 @@ func (d *DB) Close() { d.pool.Close() }
 
 // Ping reports whether the database answers.
 func (d *DB) Ping(ctx context.Context) error { return d.pool.Ping(ctx) }
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.pool, fn)
-}

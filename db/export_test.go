@@ -22,8 +22,10 @@ var (
 	SetConversationStatus = setConversationStatus
 )
 
-// InTx runs fn in one transaction (tests only).
-var InTx = (*DB).inTx
+// InTx runs fn in one transaction of d's pool (tests only).
+func InTx(d *DB, ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, d.pool, fn)
+}
 
 // CreateSubmissionInTx stores a submission in tx (tests only).
 var CreateSubmissionInTx = (*DB).createSubmissionInTx

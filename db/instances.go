@@ -21,7 +21,7 @@ const leaseInstanceGone = `(session_leases.instance_id IS NOT NULL AND NOT EXIST
 // holders died (taking a lease already treats those leases as free: leaseInstanceGone).
 func (d *DB) RegisterInstance(ctx context.Context, staleAfter time.Duration) (string, error) {
 	var id string
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM instances WHERE heartbeat_at + stale_after < now()`); err != nil {
 			return err
 		}

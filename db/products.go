@@ -112,13 +112,7 @@ func productSets(w ProductWrite) []pgbase.SetClause {
 	sets = pgbase.AddSet(sets, "currency", w.Currency)
 	sets = pgbase.AddSet(sets, "url", w.URL)
 	sets = pgbase.AddSet(sets, "image_url", w.ImageURL)
-	if w.Tags.Set {
-		tags := w.Tags.Value
-		if tags == nil {
-			tags = []string{}
-		}
-		sets = append(sets, pgbase.SetClause{Column: "tags", Value: tags})
-	}
+	sets = pgbase.AddListSet(sets, "tags", w.Tags)
 	sets = pgbase.AddSet(sets, "is_active", w.IsActive)
 	return sets
 }
@@ -135,7 +129,7 @@ func externalIDConflict(err error) error {
 func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (parley.Product, bool, error) {
 	var p parley.Product
 	created := false
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if w.ExternalID.Set && !w.ExternalID.Null {
 			var id string
 			err := tx.QueryRow(ctx, `SELECT id FROM products WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`,
@@ -179,7 +173,7 @@ func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWr
 		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
 	var p parley.Product
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var err error
 		p, err = updateProduct(ctx, tx, tenantID, id, w)
 		return err

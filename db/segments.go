@@ -91,7 +91,7 @@ type SegmentWrite struct {
 // conflict when the caller chose it; a generated one gets a numeric suffix.
 func (d *DB) CreateSegment(ctx context.Context, tenantID string, limit int, w SegmentWrite) (parley.Segment, error) {
 	var s parley.Segment
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -181,7 +181,7 @@ func truncate(s string, n int) string {
 // be made non-default directly (another segment must take it).
 func (d *DB) UpdateSegment(ctx context.Context, tenantID, ref string, w SegmentWrite) (parley.Segment, error) {
 	var s parley.Segment
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -333,7 +333,7 @@ type SegmentDeletion struct {
 // is moved silently.
 func (d *DB) DeleteSegment(ctx context.Context, tenantID, ref string, cascade bool) (SegmentDeletion, error) {
 	var del SegmentDeletion
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}

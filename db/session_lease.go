@@ -157,7 +157,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 		return d.saveReply(ctx, r)
 	}
 	var m parley.Message
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if r.Reply != "" {
 			var err error
 			if m, err = appendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply, r.Knowledge); err != nil {

@@ -110,7 +110,7 @@ func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSu
 
 // CreateSubmission runs createSubmissionInTx in its own transaction.
 func (d *DB) CreateSubmission(ctx context.Context, s parley.NewSubmission, messages []parley.Turn) (sub parley.Submission, ev webhooks.Event, err error) {
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		sub, ev, err = d.createSubmissionInTx(ctx, tx, s, messages)
 		return err
 	})
@@ -175,7 +175,7 @@ func (d *DB) Submission(ctx context.Context, tenantID, id string) (parley.Submis
 // submission.updated event carrying status and previousStatus. Setting the
 // status it already has changes nothing and records no event (ev is zero).
 func (d *DB) UpdateSubmissionStatus(ctx context.Context, tenantID, id, status string) (sub parley.Submission, ev webhooks.Event, err error) {
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		sub, ev, err = d.updateSubmissionStatus(ctx, tx, tenantID, id, status)
 		return err
 	})

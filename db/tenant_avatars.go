@@ -26,7 +26,7 @@ type Avatar struct {
 func (d *DB) SaveAvatar(ctx context.Context, tenantID, contentType string, data []byte, address func(sha string) string) (Avatar, error) {
 	sum := sha256.Sum256(data)
 	a := Avatar{ContentType: contentType, Data: data, SHA: hex.EncodeToString(sum[:])}
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO tenant_avatars (tenant_id, content_type, data, sha) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (tenant_id) DO UPDATE SET content_type = $2, data = $3, sha = $4, updated_at = now()`,
 			tenantID, contentType, data, a.SHA); err != nil {
@@ -44,7 +44,7 @@ func (d *DB) SaveAvatar(ctx context.Context, tenantID, contentType string, data 
 // RemoveAvatar deletes the tenant's uploaded avatar and clears its bot
 // avatar if it pointed there (starts with prefix).
 func (d *DB) RemoveAvatar(ctx context.Context, tenantID, prefix string) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM tenant_avatars WHERE tenant_id = $1`, tenantID); err != nil {
 			return fmt.Errorf("deleting avatar: %w", err)
 		}

@@ -71,7 +71,7 @@ type NewTenant struct {
 // their password.
 func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (parley.Tenant, error) {
 	var t parley.Tenant
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 			VALUES ($1, $2, $3, $4) RETURNING `+tenantColumns,
 			nt.Slug, nt.Name, nt.Plan, nt.SealedSigningKey)

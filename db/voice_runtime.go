@@ -85,7 +85,7 @@ func (d *DB) SetVoiceCallStatus(ctx context.Context, tenantID, callID, status st
 // events and deliveries) and, when the call has a conversation, its tool
 // history and, after an escalation, its ESCALATED status.
 func (d *DB) SaveVoiceToolRuns(ctx context.Context, tenantID string, conversationID *string, runs []parley.ToolRun, escalated bool) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		for _, r := range runs {
 			if conversationID != nil {
 				if err := appendToolHistory(ctx, tx, tenantID, *conversationID, r.Call); err != nil {

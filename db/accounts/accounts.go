@@ -7,8 +7,6 @@
 package accounts
 
 import (
-	"context"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -26,9 +24,4 @@ type Accounts struct {
 // insert-only client jobs.
 func New(pool *pgxpool.Pool, jobs *river.Client[pgx.Tx]) *Accounts {
 	return &Accounts{pool: pool, jobs: jobs}
-}
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *Accounts) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.pool, fn)
 }

@@ -70,7 +70,7 @@ func (d *Accounts) StartLoginAttempt(ctx context.Context, keys []LoginThrottle, 
 	for i, k := range keys {
 		names[i] = pgbase.StorableKey(k.Key)
 	}
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		// Row locks make the check and the count one step for keys that
 		// have failed before; a key without a row has no wait to check.
 		rows, _ := tx.Query(ctx, `SELECT key, failures, last_failed_at FROM login_failures

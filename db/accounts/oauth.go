@@ -37,7 +37,7 @@ func (d *Accounts) LiveOAuthKeys(ctx context.Context) ([]OAuthKey, error) {
 // retired, so that the JWKS holds the new key and the previous one (whose
 // tokens live at most 15 more minutes).
 func (d *Accounts) AddOAuthKey(ctx context.Context, kid string, sealed []byte, first bool) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('oauth_keys'))`); err != nil {
 			return fmt.Errorf("locking OAuth keys: %w", err)
 		}
@@ -109,7 +109,7 @@ type OAuthCode struct {
 
 // CreateOAuthCode stores a code by its hash; it deletes codes expired for a day.
 func (d *Accounts) CreateOAuthCode(ctx context.Context, hash []byte, c OAuthCode, now time.Time) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM oauth_codes WHERE expires_at < $1`, now.Add(-24*time.Hour)); err != nil {
 			return fmt.Errorf("deleting old OAuth codes: %w", err)
 		}
@@ -184,7 +184,7 @@ func insertIssue(ctx context.Context, tx pgx.Tx, grantID string, is OAuthIssue) 
 func (d *Accounts) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIssue, now time.Time) (OAuthGrant, error) {
 	var g OAuthGrant
 	replay := false
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `UPDATE oauth_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL
 			RETURNING client_id, tenant_id, user_id, redirect_uri, scopes, resource, code_challenge, expires_at, used_at`, hash, now)
 		c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[OAuthCode])
@@ -224,7 +224,7 @@ func (d *Accounts) RedeemOAuthCode(ctx context.Context, hash []byte, is OAuthIss
 func (d *Accounts) RefreshOAuth(ctx context.Context, hash []byte, clientID string, is OAuthIssue, now time.Time, check func(OAuthGrant) error) (OAuthGrant, error) {
 	var g OAuthGrant
 	var outcome error
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var grantID string
 		var expires time.Time
 		var rotated *time.Time

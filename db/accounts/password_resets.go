@@ -35,7 +35,7 @@ const resetRetention = 7 * 24 * time.Hour
 // the SHA-256 of its token; it deletes the rows that expired more than a
 // week ago.
 func (d *Accounts) CreatePasswordReset(ctx context.Context, userID string, tokenHash []byte, now, expires time.Time) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM password_resets WHERE expires_at < $1`, now.Add(-resetRetention)); err != nil {
 			return fmt.Errorf("deleting old password resets: %w", err)
 		}
@@ -65,7 +65,7 @@ func (d *Accounts) PasswordResetByHash(ctx context.Context, tokenHash []byte) (P
 // user otherwise.
 func (d *Accounts) ResetPassword(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (User, error) {
 	var u User
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		// FOR UPDATE: of two concurrent resets with one link, the second
 		// waits and then finds it used.
 		rows, _ := tx.Query(ctx, `SELECT user_id, created_at, expires_at, used_at FROM password_resets
@@ -99,7 +99,7 @@ func (d *Accounts) ResetPassword(ctx context.Context, tokenHash []byte, password
 // change's jobs are inserted in its own transaction, like webhook
 // deliveries).
 func (d *Accounts) InsertJob(ctx context.Context, args river.JobArgs) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := d.jobs.InsertTx(ctx, tx, args, nil); err != nil {
 			return fmt.Errorf("enqueuing %s: %w", args.Kind(), err)
 		}

@@ -54,7 +54,7 @@ func AddOwnerInTx(ctx context.Context, tx pgx.Tx, tenantID, email, passwordHash 
 // user with the given password hash if needed. When the user exists and
 // resetPassword is set, their password is replaced.
 func (d *Accounts) AddOwner(ctx context.Context, tenantID, email, passwordHash string, resetPassword bool) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		created, err := AddOwnerInTx(ctx, tx, tenantID, email, passwordHash)
 		if err != nil {
 			return err

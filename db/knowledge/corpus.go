@@ -204,7 +204,7 @@ const (
 func (d *Knowledge) UpsertCorpus(ctx context.Context, tenantID string, limit int, w CorpusWrite) (parley.CorpusEntry, UpsertResult, error) {
 	var e parley.CorpusEntry
 	var res UpsertResult
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var err error
 		e, res, err = upsertCorpus(ctx, tx, tenantID, limit, w)
 		if err != nil || res == Unchanged {
@@ -297,7 +297,7 @@ func (d *Knowledge) UpdateCorpus(ctx context.Context, tenantID, id string, w Cor
 		return parley.CorpusEntry{}, parley.Errorf(parley.KindNotFound, "Corpus entry not found")
 	}
 	var e parley.CorpusEntry
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var err error
 		if e, err = updateCorpus(ctx, tx, tenantID, id, w); err != nil {
 			return err
@@ -318,13 +318,7 @@ func updateCorpus(ctx context.Context, tx pgx.Tx, tenantID, id string, w CorpusW
 	sets = pgbase.AddSet(sets, "source", w.Source)
 	sets = pgbase.AddSet(sets, "source_url", w.SourceURL)
 	sets = pgbase.AddSet(sets, "locale", w.Locale)
-	if w.Tags.Set {
-		tags := w.Tags.Value
-		if tags == nil {
-			tags = []string{}
-		}
-		sets = append(sets, pgbase.SetClause{Column: "tags", Value: tags})
-	}
+	sets = pgbase.AddListSet(sets, "tags", w.Tags)
 	sets = pgbase.AddSet(sets, "segment_id", w.SegmentID)
 	err := pgbase.UpdateTenantRow(ctx, tx, "corpus_entries", "Corpus entry", tenantID, id, sets)
 	if pgbase.IsUniqueViolation(err, "corpus_external_id") {

@@ -59,7 +59,7 @@ func (d *Knowledge) ImportCorpus(ctx context.Context, tenantID string, limit int
 			break
 		}
 	}
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}
@@ -156,7 +156,7 @@ type UpsertResultOf struct {
 // refused). The plan's limit applies to the creates of the whole batch.
 func (d *Knowledge) UpsertCorpusBatch(ctx context.Context, tenantID string, limit int, ws []CorpusWrite) ([]UpsertResultOf, error) {
 	out := make([]UpsertResultOf, 0, len(ws))
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}

@@ -57,7 +57,7 @@ func corpusEntryBySourceURL(ctx context.Context, q pgbase.Querier, tenantID, url
 func (d *Knowledge) SyncCorpus(ctx context.Context, tenantID string, limit int, url string, w CorpusWrite, s CorpusSync) (parley.CorpusEntry, UpsertResult, error) {
 	var e parley.CorpusEntry
 	var res UpsertResult
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}

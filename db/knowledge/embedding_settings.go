@@ -63,7 +63,7 @@ func (d *Knowledge) EmbeddingSettings(ctx context.Context, tenantID string) (Emb
 // another model again.
 func (d *Knowledge) SaveEmbeddingSettings(ctx context.Context, tenantID, url, model string, dimensions *int, apiKey parley.Opt[[]byte]) (EmbeddingSettings, error) {
 	var s EmbeddingSettings
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		err := s.scan(tx.QueryRow(ctx, `UPDATE tenants SET embeddings_url = $2, embeddings_model = $3, embeddings_dimensions = $4,
 			embeddings_api_key = CASE WHEN $5 THEN $6 ELSE embeddings_api_key END, updated_at = now()
 			WHERE id = $1 RETURNING `+embeddingSettingsColumns, tenantID, url, model, dimensions, apiKey.Set, apiKey.Ptr()))
@@ -83,7 +83,7 @@ func (d *Knowledge) SaveEmbeddingSettings(ctx context.Context, tenantID, url, mo
 // transaction, to embed its entries there; without one, the stored vectors
 // stay unread until an endpoint of their model is configured again.
 func (d *Knowledge) ClearEmbeddingSettings(ctx context.Context, tenantID string) error {
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE tenants SET embeddings_url = NULL, embeddings_api_key = NULL,
 			embeddings_model = NULL, embeddings_dimensions = NULL, updated_at = now() WHERE id = $1`, tenantID); err != nil {
 			return err

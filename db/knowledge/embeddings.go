@@ -78,7 +78,7 @@ func (d *Knowledge) insertEmbedJob(ctx context.Context, tx pgx.Tx, tenantID stri
 // one statement, in a transaction of its own (enqueueEmbed): the periodic
 // scan takes the entry should it fail.
 func (d *Knowledge) enqueueEmbedAfter(ctx context.Context, tenantID string) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error { return d.enqueueEmbed(ctx, tx, tenantID) })
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return d.enqueueEmbed(ctx, tx, tenantID) })
 }
 
 // embeddingTextSQL is parley.EmbeddingText of the entry c in SQL, and
@@ -189,7 +189,7 @@ func (d *Knowledge) EnqueueEmbeds(ctx context.Context, tenantIDs []string) error
 	for i, id := range tenantIDs {
 		params[i] = river.InsertManyParams{Args: EmbedCorpusArgs{TenantID: id}}
 	}
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := d.jobs.InsertManyTx(ctx, tx, params); err != nil {
 			return fmt.Errorf("enqueuing corpus embeddings: %w", err)
 		}

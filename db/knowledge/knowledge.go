@@ -6,8 +6,6 @@
 package knowledge
 
 import (
-	"context"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -28,9 +26,4 @@ type Knowledge struct {
 // the insert-only client jobs.
 func New(pool *pgxpool.Pool, jobs *river.Client[pgx.Tx]) *Knowledge {
 	return &Knowledge{pool: pool, jobs: jobs}
-}
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *Knowledge) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.pool, fn)
 }

@@ -24,7 +24,7 @@ import (
 // scan build it again, never the reverse. A tenant without entries keeps an
 // empty lexicon.
 func (d *Knowledge) RefreshCorpusLexicon(ctx context.Context, tenantID string) error {
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		var version int64
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('corpus_lexicon'), hashtext($1))`, tenantID); err != nil {
 			return fmt.Errorf("locking the corpus lexicon: %w", err)

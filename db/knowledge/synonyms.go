@@ -46,7 +46,7 @@ func (d *Knowledge) GetSynonyms(ctx context.Context, tenantID, id string) (parle
 // tenant's lock so that two creates cannot both take the last place.
 func (d *Knowledge) CreateSynonyms(ctx context.Context, tenantID string, terms []string) (parley.SynonymGroup, error) {
 	var g parley.SynonymGroup
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if err := pgbase.LockTenant(ctx, tx, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
 		}

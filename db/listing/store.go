@@ -7,9 +7,6 @@
 package listing
 
 import (
-	"context"
-
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -23,8 +20,3 @@ type Listings struct {
 
 // New makes the listings' store over pool.
 func New(pool *pgxpool.Pool) *Listings { return &Listings{pool: pool} }
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *Listings) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.pool, fn)
-}

@@ -185,7 +185,7 @@ func (d *Listings) DeleteSubmission(ctx context.Context, tenantID, id string) er
 	if !pgbase.LooksLikeUUID(id) {
 		return parley.Errorf(parley.KindNotFound, "Submission not found")
 	}
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		// Locked first so that a concurrent status change cannot record an
 		// event after its events are deleted (it would outlive the submission).
 		var found string

@@ -6,9 +6,6 @@
 package visitors
 
 import (
-	"context"
-
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -19,8 +16,3 @@ type Visitors struct {
 
 // New makes the visitors' store over pool.
 func New(pool *pgxpool.Pool) *Visitors { return &Visitors{pool: pool} }
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *Visitors) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.pool, fn)
-}

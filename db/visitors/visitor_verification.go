@@ -53,7 +53,7 @@ func (d *Visitors) SessionVerification(ctx context.Context, tenantID, sessionID 
 // conversation cannot each read "nothing sent yet" and each send a code.
 func (d *Visitors) SaveVerificationCode(ctx context.Context, tenantID, conversationID string, code parley.VerificationCode, now time.Time, throttle time.Duration) (time.Duration, error) {
 	var wait time.Duration
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('verification:' || $1::text, 0))`, tenantID); err != nil {
 			return fmt.Errorf("waiting for the tenant's verification codes: %w", err)
 		}
@@ -122,7 +122,7 @@ func (d *Visitors) TryVerificationCode(ctx context.Context, tenantID, conversati
 func (d *Visitors) VerifyConversationByCode(ctx context.Context, tenantID, conversationID, email string, now time.Time) (parley.Visitor, error) {
 	email = strings.TrimSpace(email)
 	var v parley.Visitor
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO visitors (tenant_id, email, auth_provider) VALUES ($1, $2, 'email')
 			ON CONFLICT (tenant_id, lower(email)) WHERE email IS NOT NULL DO NOTHING`, tenantID, email); err != nil {
 			return fmt.Errorf("creating the verified visitor: %w", err)

@@ -132,7 +132,7 @@ func (d *Visitors) UpdateVisitor(ctx context.Context, tenantID, id string, w Vis
 	if !pgbase.LooksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		sql, args := pgbase.UpdateSQL("visitors", "tenant_id = $1 AND id = $2 RETURNING email IS NOT NULL OR external_id IS NOT NULL OR anonymous_key IS NOT NULL",
 			[]any{tenantID, id}, visitorSets(w))
 		var identified bool
@@ -211,7 +211,7 @@ func (d *Visitors) UpsertMemory(ctx context.Context, tenantID, visitorID, key, v
 		return parley.MemoryFact{}, err
 	}
 	var f parley.MemoryFact
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM visitors WHERE id = $1 FOR UPDATE`, visitorID); err != nil {
 			return fmt.Errorf("locking visitor: %w", err)
 		}

@@ -80,7 +80,7 @@ func (d *Visitors) LinkAnonymousVisitor(ctx context.Context, tenantID, anonymous
 	if err != nil {
 		return fmt.Errorf("reading an anonymous visitor: %w", err)
 	}
-	return d.inTx(ctx, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		return linkAnonymous(ctx, tx, tenantID, anonID, visitorID, now)
 	})
 }

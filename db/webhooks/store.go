@@ -6,8 +6,6 @@
 package webhooks
 
 import (
-	"context"
-
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -25,9 +23,4 @@ type Webhooks struct {
 // insert-only client jobs.
 func New(pool *pgxpool.Pool, jobs *river.Client[pgx.Tx]) *Webhooks {
 	return &Webhooks{pool: pool, jobs: jobs}
-}
-
-// inTx runs fn in one transaction, committed when fn returns nil.
-func (d *Webhooks) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, d.pool, fn)
 }

@@ -181,7 +181,7 @@ func (d *Webhooks) CreateWebhookEndpoint(ctx context.Context, tenantID string, w
 	if pii == nil {
 		pii = []string{}
 	}
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		// Serialise creations of one tenant so that the cap holds.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, tenantID); err != nil {
 			return fmt.Errorf("locking tenant: %w", err)
@@ -209,7 +209,7 @@ func (d *Webhooks) CreateWebhookEndpoint(ctx context.Context, tenantID string, w
 // its pending deliveries in the same transaction: none is attempted after
 // the update commits (an attempt already under way finishes).
 func (d *Webhooks) UpdateWebhookEndpoint(ctx context.Context, tenantID, id string, w WebhookEndpointWrite) (ep WebhookEndpoint, err error) {
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		before, err := webhookEndpoint(ctx, tx, tenantID, id, "FOR UPDATE")
 		if err != nil {
 			return err
@@ -376,7 +376,7 @@ func (d *Webhooks) Redeliver(ctx context.Context, tenantID, endpointID, delivery
 	if !pgbase.LooksLikeUUID(deliveryID) {
 		return WebhookDelivery{}, parley.Errorf(parley.KindNotFound, "Delivery not found")
 	}
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
 		if err != nil {
 			return err
@@ -426,7 +426,7 @@ const testEventMessage = "A test event sent from the dashboard to check this end
 // test goes the way of every delivery (signed, retried, in the log). A
 // disabled endpoint is a conflict, as it receives nothing.
 func (d *Webhooks) SendTestEvent(ctx context.Context, tenantID, endpointID string, at time.Time) (del WebhookDelivery, err error) {
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		ep, err := webhookEndpoint(ctx, tx, tenantID, endpointID, "FOR SHARE")
 		if err != nil {
 			return err
@@ -603,7 +603,7 @@ const DeliveryRetention = 30 * 24 * time.Hour
 // the events recorded before cutoff that no delivery still needs (a pending
 // one). It returns how many of each went.
 func (d *Webhooks) PruneDeliveries(ctx context.Context, cutoff time.Time) (deliveries, events int64, err error) {
-	err = d.inTx(ctx, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1`, cutoff)
 		if err != nil {
 			return fmt.Errorf("pruning deliveries: %w", err)

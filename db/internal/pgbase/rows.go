@@ -25,6 +25,19 @@ func AddSet[T any](sets []SetClause, column string, o parley.Opt[T]) []SetClause
 	return append(sets, SetClause{Column: column, Value: o.Value})
 }
 
+// AddListSet appends o's column when the caller sent it: a list column that
+// is never NULL, so null and a nil list write an empty list.
+func AddListSet(sets []SetClause, column string, o parley.Opt[[]string]) []SetClause {
+	if !o.Set {
+		return sets
+	}
+	list := o.Value
+	if list == nil {
+		list = []string{}
+	}
+	return append(sets, SetClause{Column: column, Value: list})
+}
+
 // UpdateSQL builds "UPDATE table SET updated_at = now(), col = $n, ... WHERE
 // <where>" with the set values appended to args. where refers to args by
 // their positions ($1, $2, ...), which the set values come after.
