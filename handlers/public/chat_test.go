@@ -33,9 +33,7 @@ func TestChatGates(t *testing.T) {
 	// clock that starts in the middle of both keeps the limited requests
 	// and the one refused in one window, whenever the test runs (the 21st
 	// message once passed, the window having turned between).
-	start := time.Now()
-	mid := start.Truncate(time.Hour).Add(30*time.Minute + 30*time.Second)
-	b.Srv.Base.Now = func() time.Time { return mid.Add(time.Since(start)) }
+	webtest.MidWindowClock(&b.Srv.Base.Now, time.Hour)
 	ten := b.NewTenant(t, "starter")
 	path := "/chat/" + ten.Slug
 	ok := map[string]any{"message": "Hello", "sessionId": "s-1"}

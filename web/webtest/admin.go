@@ -51,12 +51,13 @@ func SetupAdmin(t *testing.T, env map[string]string) *Bundle {
 }
 
 // MidWindowClock sets *now to a clock that runs from the middle of a fixed
-// window of the given length: rate limits count in fixed windows, and a
-// test's requests and its limited one must fall in the same window, whatever
-// the wall clock's second when the test starts.
+// window of the given length (a minute or more), and of that minute: rate
+// limits count in fixed windows (a minute, an hour, 15 minutes), and a test's
+// requests and its limited one must fall in the same window, whatever the
+// wall clock's time when the test starts.
 func MidWindowClock(now *func() time.Time, window time.Duration) {
 	start := time.Now()
-	mid := start.Truncate(window).Add(window / 2)
+	mid := start.Truncate(window).Add((window / 2).Truncate(time.Minute) + 30*time.Second)
 	*now = func() time.Time { return mid.Add(time.Since(start)) }
 }
 
