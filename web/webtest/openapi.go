@@ -34,13 +34,9 @@ import (
 // TestOpenAPIDocument does that once for the suite, where each binary that
 // validated it spent 0.8 s of CPU under the race detector, most of it on
 // the examples (which web's TestOpenAPIExamplesMatchTheirSchemas checks too).
-var OpenAPIDoc = sync.OnceValues(func() (*openapi3.T, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(web.OpenAPI)
-	if err != nil {
-		return nil, fmt.Errorf("loading openapi.json: %w", err)
-	}
-	return doc, nil
-})
+// The parse is handlerstest.ParseDoc's, which the wire types' checks of the
+// same binary (handlerstest.MatchOpenAPI) share instead of parsing it again.
+func OpenAPIDoc() (*openapi3.T, error) { return handlerstest.ParseDoc(web.OpenAPI) }
 
 // LoadOpenAPI returns the embedded document, parsed; tests must not change
 // it.
