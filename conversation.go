@@ -33,6 +33,27 @@ type Conversation struct {
 	// Test marks a conversation the tenant's owner had from the dashboard's
 	// test chat: not counted against the monthly limit.
 	Test bool `db:"is_test"`
+	// EscalatedAt is when it was last escalated; AssignedUserID and
+	// Assignee are who holds it (StatusHuman) since TakenAt: a dashboard
+	// user, or a person an integrator named (Assignee alone).
+	EscalatedAt    *time.Time `db:"escalated_at"`
+	TakenAt        *time.Time `db:"taken_at"`
+	AssignedUserID *string    `db:"assigned_user_id"`
+	Assignee       *string    `db:"assignee"`
+}
+
+// Holder is a person who takes or answers a conversation: a dashboard user
+// (UserID), or a person an integrator names (Name alone). Name is what the
+// visitor is shown.
+type Holder struct {
+	UserID *string
+	Name   string
+}
+
+// ConversationMove is a conversation's change of state: From is what it was.
+type ConversationMove struct {
+	From         string
+	Conversation Conversation
 }
 
 // ConversationMetadata is what the widget tells about the page a conversation started on.
@@ -50,8 +71,14 @@ const (
 	ChannelAPI   = "api"
 	ChannelForm  = "form" // submissions only: the standalone form widget
 
-	StatusBot       = "BOT"
-	StatusEscalated = "ESCALATED"
+	StatusBot       = "BOT"       // the assistant answers
+	StatusEscalated = "ESCALATED" // waiting for a person
+	StatusHuman     = "HUMAN"     // a person holds it: the model is not called
+	StatusClosed    = "CLOSED"    // the visitor's next message reopens it to BOT
+
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleHuman     = "human" // a person's reply, with its author's name
 
 	VisitorHuman = "human"
 	VisitorAgent = "agent"
@@ -70,6 +97,8 @@ type Message struct {
 	// assistant wrote this answer: none for a visitor's message, and none
 	// for answers stored before they were recorded (migration 00021).
 	Knowledge []KnowledgeRef `db:"knowledge"`
+	// AuthorName is the person who wrote a message of RoleHuman.
+	AuthorName *string `db:"author_name"`
 }
 
 // KnowledgeRef is a knowledge-base entry a prompt held, as it stood then.

@@ -28,7 +28,7 @@ const (
 // The values the filters and the stats' buckets take.
 var (
 	ConversationChannels = []string{ChannelWeb, ChannelAgent, ChannelVoice, ChannelAPI}
-	ConversationStatuses = []string{StatusBot, StatusEscalated}
+	ConversationStatuses = []string{StatusBot, StatusEscalated, StatusHuman, StatusClosed}
 	StatsGranularities   = []string{"day", "week", "month"}
 )
 

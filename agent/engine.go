@@ -59,6 +59,12 @@ type Store interface {
 	CorpusVectors(ctx context.Context, tenantID, model string, ids []string) ([]parley.CorpusVector, error)
 
 	SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error)
+
+	// MoveConversation moves a conversation's state (a closed one, or one
+	// that waited too long for a person, back to the assistant);
+	// NotifyConversation announces a visitor's message to the inbox.
+	MoveConversation(ctx context.Context, tenantID, id, to string, h parley.Holder) (parley.ConversationMove, error)
+	NotifyConversation(ctx context.Context, tenantID, id string) error
 }
 
 // Secrets opens values sealed at rest (the visitor signing key, escalation
@@ -112,6 +118,9 @@ type Engine struct {
 	// TurnTimeout bounds a turn's model calls and tools; 0 means
 	// DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// PersonWait is how long an escalated conversation waits for a person
+	// before the assistant answers again; 0 means DefaultPersonWait.
+	PersonWait time.Duration
 	// Embeddings is the operator's embedding endpoint (PARLEY_EMBEDDINGS_*):
 	// the turn's knowledge is ranked by meaning too (rankByMeaning); nil
 	// ranks by words alone, but for a tenant with an endpoint of its own
@@ -262,9 +271,11 @@ type TurnOutput struct {
 	// MessageID is the stored answer's id, "" when nothing was said.
 	MessageID      string
 	ConversationID string
-	// MessageCount and Status are the conversation's after the turn.
+	// MessageCount and Status are the conversation's after the turn;
+	// Assignee is the person who holds it (StatusHuman).
 	MessageCount int
 	Status       string
+	Assignee     *string
 	// Source is the llmSource (managed or webhook); Provider and Model name
 	// the model (Model "" when the tenant's reply endpoint answered).
 	Source   string
@@ -324,6 +335,12 @@ func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(llm.Event))
 		return nil, err
 	}
 	defer t.close()
+	if out, err := e.stepAside(ctx, t); out != nil || err != nil {
+		if err == nil {
+			emit(llm.Event{Kind: EventReady})
+		}
+		return out, err
+	}
 	call, err := e.prepare(ctx, t, emit)
 	if err != nil {
 		return nil, err

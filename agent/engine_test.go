@@ -37,6 +37,9 @@ type memStore struct {
 	// leaseCalls counts OpenTurn's lease takings.
 	opens      bool
 	leaseCalls int
+	// moves and notices are the state changes and announcements asked.
+	moves   []string
+	notices int
 }
 
 // OpenTurn takes the lease and reads the state; with opens set it also
@@ -152,6 +155,23 @@ func (m *memStore) SaveTurn(_ context.Context, r parley.TurnRecord) (parley.Mess
 	m.turns = append(m.turns, parley.Turn{Role: "assistant", Content: r.Reply})
 	m.conv.MessageCount++
 	return parley.Message{ID: "msg-reply", Role: "assistant", Content: r.Reply}, nil
+}
+
+func (m *memStore) MoveConversation(_ context.Context, _, _, to string, _ parley.Holder) (parley.ConversationMove, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mv := parley.ConversationMove{From: m.conv.Status}
+	m.conv.Status, m.conv.Assignee = to, nil
+	m.moves = append(m.moves, to)
+	mv.Conversation = *m.conv
+	return mv, nil
+}
+
+func (m *memStore) NotifyConversation(context.Context, string, string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.notices++
+	return nil
 }
 
 func testEngine(store Store, llm llm.Provider) *Engine {

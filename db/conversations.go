@@ -199,21 +199,6 @@ func appendToolHistory(ctx context.Context, q pgbase.Querier, tenantID, conversa
 	return nil
 }
 
-// setConversationStatus moves the conversation to BOT or ESCALATED.
-func setConversationStatus(ctx context.Context, q pgbase.Querier, tenantID, conversationID, status string) error {
-	if status != parley.StatusBot && status != parley.StatusEscalated {
-		return &parley.Error{Kind: parley.KindInvalid, Message: "status must be BOT or ESCALATED"}
-	}
-	if !pgbase.LooksLikeUUID(conversationID) {
-		return parley.Errorf(parley.KindNotFound, "Conversation not found")
-	}
-	err := pgbase.UpdateTenantRow(ctx, q, "conversations", "Conversation", tenantID, conversationID, []pgbase.SetClause{{Column: "status", Value: status}})
-	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
-		return fmt.Errorf("setting conversation status: %w", err)
-	}
-	return err
-}
-
 // RecentTurns returns the last n user and assistant messages of the
 // conversation, oldest first.
 func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n int) ([]parley.Turn, error) {
@@ -224,8 +209,8 @@ func (d *DB) RecentTurns(ctx context.Context, tenantID, conversationID string, n
 		return []parley.Turn{}, nil
 	}
 	rows, _ := d.pool.Query(ctx, `SELECT role, content, created_at FROM (
-			SELECT seq, role, content, created_at FROM messages
-			WHERE tenant_id = $1 AND conversation_id = $2 AND role IN ('user', 'assistant')
+			SELECT seq, CASE role WHEN 'human' THEN 'assistant' ELSE role END AS role, content, created_at FROM messages
+			WHERE tenant_id = $1 AND conversation_id = $2 AND role IN ('user', 'assistant', 'human')
 			ORDER BY seq DESC LIMIT $3) t
 		ORDER BY seq`, tenantID, conversationID, n)
 	turns, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Turn])

@@ -208,13 +208,12 @@ func TestConversationWrites(t *testing.T) {
 		if err != nil || len(turns) != 3 || turns[0].Content != "first question" || turns[2].Content != "second" {
 			t.Errorf("recent turns %+v, %v", turns, err)
 		}
-		if err := db.SetConversationStatus(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "ESCALATED"); err != nil {
+		if err := db.EscalateConversation(ctx, f.Store.Pool(), f.Tenant.ID, c.ID); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID); got.Status != "ESCALATED" {
-			t.Errorf("status %s", got.Status)
+		if got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID); got.Status != "ESCALATED" || got.EscalatedAt == nil {
+			t.Errorf("status %s, escalated at %v", got.Status, got.EscalatedAt)
 		}
-		dbtest.WantKind(t, db.SetConversationStatus(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "CLOSED"), parley.KindInvalid)
 		_, err = db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "system", "x", nil)
 		dbtest.WantKind(t, err, parley.KindInvalid)
 	})
@@ -265,7 +264,12 @@ func TestConversationWrites(t *testing.T) {
 		_, err := db.AppendMessage(ctx, f.Store.Pool(), f.Other.ID, c.ID, "user", "x", nil)
 		dbtest.WantKind(t, err, parley.KindNotFound)
 		dbtest.WantKind(t, db.AppendToolHistory(ctx, f.Store.Pool(), f.Other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
-		dbtest.WantKind(t, db.SetConversationStatus(ctx, f.Store.Pool(), f.Other.ID, c.ID, "ESCALATED"), parley.KindNotFound)
+		if err := db.EscalateConversation(ctx, f.Store.Pool(), f.Other.ID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID); got.Status != "BOT" {
+			t.Errorf("another tenant escalated the conversation: %s", got.Status)
+		}
 		_, err = f.Store.Conversation(ctx, f.Other.ID, c.ID)
 		dbtest.WantKind(t, err, parley.KindNotFound)
 		if _, err := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, "user", "mine", nil); err != nil {

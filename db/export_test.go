@@ -17,9 +17,9 @@ import (
 // The transaction-level steps, for the tests of the package's rules; the
 // application goes through the store's methods.
 var (
-	AppendMessage         = appendMessage
-	AppendToolHistory     = appendToolHistory
-	SetConversationStatus = setConversationStatus
+	AppendMessage        = appendMessage
+	AppendToolHistory    = appendToolHistory
+	EscalateConversation = escalateConversation
 )
 
 // InTx runs fn in one transaction of d's pool (tests only).

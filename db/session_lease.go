@@ -89,8 +89,8 @@ const sessionStateSQL = `SELECT ` + pgbase.ConversationColumns + `, h.roles, h.c
 	CROSS JOIN LATERAL (SELECT coalesce(array_agg(role ORDER BY seq), '{}') AS roles,
 			coalesce(array_agg(content ORDER BY seq), '{}') AS contents,
 			coalesce(array_agg(created_at ORDER BY seq), '{}') AS times
-		FROM (SELECT m.seq, m.role, m.content, m.created_at FROM messages m
-			WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant')
+		FROM (SELECT m.seq, CASE m.role WHEN 'human' THEN 'assistant' ELSE m.role END AS role, m.content, m.created_at FROM messages m
+			WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant', 'human')
 			ORDER BY m.seq DESC LIMIT $3) t) h
 	WHERE tenant_id = $1 AND session_id = $2`
 
@@ -178,7 +178,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 			}
 		}
 		if r.Escalated {
-			if err := setConversationStatus(ctx, tx, r.TenantID, r.ConversationID, parley.StatusEscalated); err != nil {
+			if err := escalateConversation(ctx, tx, r.TenantID, r.ConversationID); err != nil {
 				return err
 			}
 		}

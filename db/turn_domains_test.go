@@ -42,7 +42,7 @@ func TestTurnColumnsRules(t *testing.T) {
 	}
 	for _, c := range []struct{ set, value string }{
 		{"session_id", ""}, {"session_id", strings.Repeat("s", 101)},
-		{"channel", "fax"}, {"channel", "WEB"}, {"status", "CLOSED"}, {"visitor_type", "robot"}, {"verified_by", "guess"},
+		{"channel", "fax"}, {"channel", "WEB"}, {"status", "OPEN"}, {"status", "human"}, {"assignee", ""}, {"assignee", strings.Repeat("a", 101)}, {"visitor_type", "robot"}, {"verified_by", "guess"},
 	} {
 		_, err := store.Pool().Exec(ctx, fmt.Sprintf(`UPDATE conversations SET %s = $2 WHERE id = $1`, c.set), conv, c.value)
 		if !isCheckViolation(err) {
@@ -50,7 +50,7 @@ func TestTurnColumnsRules(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ set, value string }{
-		{"session_id", strings.Repeat("s", 100)}, {"channel", "api"}, {"status", "ESCALATED"},
+		{"session_id", strings.Repeat("s", 100)}, {"channel", "api"}, {"status", "ESCALATED"}, {"status", "HUMAN"}, {"status", "CLOSED"}, {"assignee", strings.Repeat("a", 100)},
 		{"visitor_type", "human"}, {"verified_by", "challenge"},
 	} {
 		if _, err := store.Pool().Exec(ctx, fmt.Sprintf(`UPDATE conversations SET %s = $2 WHERE id = $1`, c.set), conv, c.value); err != nil {

@@ -152,6 +152,8 @@ func (s *Server) routes() {
 	api.GET("/conversations/stats", s.API.Leads.ShowConversationStats, requireScope(auth.ScopeStatsRead))
 	api.GET("/conversations/stats/export", s.API.Leads.ExportConversationStats, requireScope(auth.ScopeStatsRead))
 	api.GET("/conversations/:id", s.API.Leads.ShowConversation, requireScope(auth.ScopeConversationsRead))
+	api.POST("/conversations/:id/state", s.API.Leads.MoveConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
+	api.POST("/conversations/:id/messages", s.API.Leads.ReplyToConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
 
 	api.GET("/submissions", s.API.Leads.ListSubmissions, requireScope(auth.ScopeConversationsRead))
 	api.PUT("/submissions/:id", s.API.Leads.UpdateSubmission, requireScope(auth.ScopeConversationsWrite), requireJSON)

@@ -29,6 +29,7 @@ type ConversationItemJSON struct {
 	PageURL          *string                  `json:"pageUrl"`
 	Channel          string                   `json:"channel"`
 	Status           string                   `json:"status"`
+	Assignee         *string                  `json:"assignee"`
 	VisitorType      string                   `json:"visitorType"`
 	VisitorID        *string                  `json:"visitorId"`
 	Segment          *conversationSegmentJSON `json:"segment"`
@@ -76,7 +77,7 @@ func NewConversationItemJSON(it listing.ConversationItem) ConversationItemJSON {
 	c := it.Conversation
 	out := ConversationItemJSON{ID: c.ID, SessionID: c.SessionID, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
 		LastMessageAt: c.LastMessageAt.UTC(), MessageCount: c.MessageCount, PageURL: c.PageURL, Channel: c.Channel,
-		Status: c.Status, VisitorType: c.VisitorType, VisitorID: c.VisitorID, Intent: IntentOf(c.FirstUserMessage),
+		Status: c.Status, Assignee: c.Assignee, VisitorType: c.VisitorType, VisitorID: c.VisitorID, Intent: IntentOf(c.FirstUserMessage),
 		FirstUserMessage: c.FirstUserMessage, Preview: LastMessagePreview(it.Preview), ToolCallsCount: c.ToolCallsCount,
 		Feedback:    conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},
 		ToolHistory: utcToolHistory(it.ToolHistory)}
@@ -111,7 +112,8 @@ func NewConversationListJSON(l parley.ConversationListing, page listing.Conversa
 		Total: page.Total, Pages: (page.Total + l.Limit - 1) / l.Limit, TotalCapped: page.TotalCapped}}
 }
 
-type conversationMessageJSON struct {
+// ConversationMessageJSON is one message of a conversation.
+type ConversationMessageJSON struct {
 	ID        string    `json:"id"`
 	Role      string    `json:"role"`
 	Content   string    `json:"content"`
@@ -120,6 +122,28 @@ type conversationMessageJSON struct {
 	// Knowledge is what the answer's prompt held from the knowledge base:
 	// [] for a visitor's message and for answers stored before it was recorded.
 	Knowledge []parley.KnowledgeRef `json:"knowledge"`
+	// AuthorName is the person who wrote a message of role human; null
+	// for the others.
+	AuthorName *string `json:"authorName"`
+}
+
+// NewConversationMessageJSON is m as the conversation's detail shows it.
+func NewConversationMessageJSON(m parley.Message) ConversationMessageJSON {
+	out := ConversationMessageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(), Feedback: m.Feedback,
+		Knowledge: m.Knowledge, AuthorName: m.AuthorName}
+	if out.Knowledge == nil {
+		out.Knowledge = []parley.KnowledgeRef{}
+	}
+	return out
+}
+
+// UTCPtr is *t in UTC, nil for nil.
+func UTCPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 type conversationMetadataJSON struct {
@@ -138,6 +162,9 @@ type ConversationDetailJSON struct {
 	UpdatedAt        time.Time                 `json:"updatedAt"`
 	Channel          string                    `json:"channel"`
 	Status           string                    `json:"status"`
+	Assignee         *string                   `json:"assignee"`
+	TakenAt          *time.Time                `json:"takenAt"`
+	EscalatedAt      *time.Time                `json:"escalatedAt"`
 	VisitorType      string                    `json:"visitorType"`
 	VisitorID        *string                   `json:"visitorId"`
 	AgentModel       *string                   `json:"agentModel"`
@@ -149,7 +176,7 @@ type ConversationDetailJSON struct {
 	ToolCallsCount   int                       `json:"toolCallsCount"`
 	Feedback         conversationFeedbackJSON  `json:"feedback"`
 	Metadata         conversationMetadataJSON  `json:"metadata"`
-	Messages         []conversationMessageJSON `json:"messages"`
+	Messages         []ConversationMessageJSON `json:"messages"`
 	ToolHistory      []parley.ToolCall         `json:"toolHistory"`
 	// VoiceCall is the call of a conversation of channel voice.
 	VoiceCall *VoiceCallJSON `json:"voiceCall,omitempty"`
@@ -174,16 +201,13 @@ type VoiceCallJSON struct {
 
 func NewConversationDetailJSON(d listing.ConversationDetail) ConversationDetailJSON {
 	c := d.Conversation
-	msgs := make([]conversationMessageJSON, len(d.Messages))
+	msgs := make([]ConversationMessageJSON, len(d.Messages))
 	for i, m := range d.Messages {
-		msgs[i] = conversationMessageJSON{ID: m.ID, Role: m.Role, Content: m.Content, Timestamp: m.CreatedAt.UTC(), Feedback: m.Feedback,
-			Knowledge: m.Knowledge}
-		if msgs[i].Knowledge == nil {
-			msgs[i].Knowledge = []parley.KnowledgeRef{}
-		}
+		msgs[i] = NewConversationMessageJSON(m)
 	}
 	return ConversationDetailJSON{ID: c.ID, SessionID: c.SessionID, Segment: d.SegmentSlug, StartedAt: c.CreatedAt.UTC(),
 		LastMessageAt: c.LastMessageAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), Channel: c.Channel, Status: c.Status,
+		Assignee: c.Assignee, TakenAt: UTCPtr(c.TakenAt), EscalatedAt: UTCPtr(c.EscalatedAt),
 		VisitorType: c.VisitorType, VisitorID: c.VisitorID, AgentModel: c.AgentModel, PageURL: c.PageURL, Locale: c.Locale,
 		Intent: IntentOf(c.FirstUserMessage), FirstUserMessage: c.FirstUserMessage, MessageCount: c.MessageCount,
 		ToolCallsCount: c.ToolCallsCount, Feedback: conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},

@@ -3,10 +3,11 @@ package pgbase
 // ConversationColumns are the columns of a parley.Conversation.
 const ConversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
 	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
-	feedback_positive, feedback_negative, created_at, updated_at, last_message_at, is_test`
+	feedback_positive, feedback_negative, created_at, updated_at, last_message_at, is_test,
+	escalated_at, taken_at, assigned_user_id, assignee`
 
 // MessageColumns are the columns of a parley.Message.
-const MessageColumns = `id, conversation_id, role, content, feedback, created_at, knowledge`
+const MessageColumns = `id, conversation_id, role, content, feedback, created_at, knowledge, author_name`
 
 // SubmissionColumns are the columns of a parley.Submission.
 const SubmissionColumns = `id, tenant_id, tool_id, tool_type, tool_name, conversation_id, visitor_id, channel,

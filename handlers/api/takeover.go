@@ -1,0 +1,67 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
+	"github.com/parley/parley/handlers/resource"
+)
+
+// conversationStateJSON is a conversation's state after a move: who holds
+// it, since when, and what it was before.
+type conversationStateJSON struct {
+	ID             string     `json:"id"`
+	Status         string     `json:"status"`
+	PreviousStatus string     `json:"previousStatus"`
+	Assignee       *string    `json:"assignee"`
+	TakenAt        *time.Time `json:"takenAt"`
+	EscalatedAt    *time.Time `json:"escalatedAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
+}
+
+func newConversationStateJSON(mv parley.ConversationMove) conversationStateJSON {
+	c := mv.Conversation
+	return conversationStateJSON{ID: c.ID, Status: c.Status, PreviousStatus: mv.From, Assignee: c.Assignee,
+		TakenAt: resource.UTCPtr(c.TakenAt), EscalatedAt: resource.UTCPtr(c.EscalatedAt), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+// MoveConversation answers POST /tenants/{slug}/conversations/{id}/state:
+// body {status, assignee}. HUMAN takes the conversation for the person
+// assignee names (409 when another person holds it, naming them); BOT
+// hands it back to the assistant; ESCALATED puts it back in the queue;
+// CLOSED ends it.
+func (h *Leads) MoveConversation(c echo.Context) error {
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
+	if err != nil {
+		return err
+	}
+	var in parley.ConversationStateInput
+	in.Problems = jsonbody.DecodeFields(raw, &in)
+	mv, err := h.Manage.MoveConversation(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), in, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newConversationStateJSON(mv))
+}
+
+// ReplyToConversation answers POST /tenants/{slug}/conversations/{id}/messages:
+// body {content, authorName}. The person's reply reaches the visitor; it
+// takes the conversation over when nobody holds it.
+func (h *Leads) ReplyToConversation(c echo.Context) error {
+	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
+	if err != nil {
+		return err
+	}
+	var in parley.PersonReplyInput
+	in.Problems = jsonbody.DecodeFields(raw, &in)
+	m, _, err := h.Manage.ReplyAsPerson(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), in, nil)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, resource.NewConversationMessageJSON(m))
+}
