@@ -46,10 +46,14 @@ const (
 	ScopeMCPToolsRead         = "mcp:tools:read"
 	ScopeMCPToolsWrite        = "mcp:tools:write"
 	ScopeMCPConversationsRead = "mcp:conversations:read"
-	ScopeMCPVisitorsRead      = "mcp:visitors:read"
-	ScopeMCPSettingsRead      = "mcp:settings:read"
-	ScopeMCPSettingsWrite     = "mcp:settings:write"
-	ScopeMCPBillingRead       = "mcp:billing:read"
+	// ScopeMCPConversationsWrite answers visitors as a person and moves
+	// conversations (take over, hand back, close): not in the spec's list,
+	// Parley's own.
+	ScopeMCPConversationsWrite = "mcp:conversations:write"
+	ScopeMCPVisitorsRead       = "mcp:visitors:read"
+	ScopeMCPSettingsRead       = "mcp:settings:read"
+	ScopeMCPSettingsWrite      = "mcp:settings:write"
+	ScopeMCPBillingRead        = "mcp:billing:read"
 )
 
 // MCPScopes lists every MCP scope, in the spec's order.
@@ -60,6 +64,7 @@ var MCPScopes = []string{
 	ScopeMCPConversationsRead, ScopeMCPVisitorsRead,
 	ScopeMCPSettingsRead, ScopeMCPSettingsWrite,
 	ScopeMCPBillingRead,
+	ScopeMCPConversationsWrite,
 }
 
 // mcpFromREST is what each REST scope of an ak_ token grants at the MCP
@@ -67,17 +72,18 @@ var MCPScopes = []string{
 // usage over REST (GET /tenants/{slug} and /stats need settings:read, the
 // legacy key's stats:read reads the conversation figures) mcp:billing:read.
 var mcpFromREST = map[string][]string{
-	ScopeCorpusRead:        {ScopeMCPCorpusRead},
-	ScopeCorpusWrite:       {ScopeMCPCorpusWrite},
-	ScopeSegmentsRead:      {ScopeMCPSegmentsRead},
-	ScopeSegmentsWrite:     {ScopeMCPSegmentsWrite},
-	ScopeToolsRead:         {ScopeMCPToolsRead},
-	ScopeToolsWrite:        {ScopeMCPToolsWrite},
-	ScopeConversationsRead: {ScopeMCPConversationsRead},
-	ScopeVisitorsRead:      {ScopeMCPVisitorsRead},
-	ScopeSettingsRead:      {ScopeMCPSettingsRead, ScopeMCPBillingRead},
-	ScopeSettingsWrite:     {ScopeMCPSettingsWrite},
-	ScopeStatsRead:         {ScopeMCPBillingRead},
+	ScopeCorpusRead:         {ScopeMCPCorpusRead},
+	ScopeCorpusWrite:        {ScopeMCPCorpusWrite},
+	ScopeSegmentsRead:       {ScopeMCPSegmentsRead},
+	ScopeSegmentsWrite:      {ScopeMCPSegmentsWrite},
+	ScopeToolsRead:          {ScopeMCPToolsRead},
+	ScopeToolsWrite:         {ScopeMCPToolsWrite},
+	ScopeConversationsRead:  {ScopeMCPConversationsRead},
+	ScopeConversationsWrite: {ScopeMCPConversationsWrite},
+	ScopeVisitorsRead:       {ScopeMCPVisitorsRead},
+	ScopeSettingsRead:       {ScopeMCPSettingsRead, ScopeMCPBillingRead},
+	ScopeSettingsWrite:      {ScopeMCPSettingsWrite},
+	ScopeStatsRead:          {ScopeMCPBillingRead},
 }
 
 // MCPScopesOf is what p may do at the MCP server, in MCPScopes' order: its

@@ -47,8 +47,8 @@ type ChatReply struct {
 	ToolExecutions   []tools.ExecutionEnvelope `json:"toolExecutions"`
 	ContactSubmitted bool                      `json:"contactSubmitted"`
 	ToolResults      map[string]bool           `json:"toolResults"`
-	LLMSource        string                    `json:"llmSource"`
-	LLMProvider      string                    `json:"llmProvider"`
+	LLMSource        string                    `json:"llmSource,omitempty"` // absent when no model was called
+	LLMProvider      string                    `json:"llmProvider,omitempty"`
 	LLMModel         *string                   `json:"llmModel,omitempty"`
 	Status           string                    `json:"status"`
 }
@@ -182,7 +182,7 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
 		LLMSource: out.Source, LLMProvider: out.Provider, Status: strings.ToLower(out.Status),
 	}
-	if out.Source != "webhook" {
+	if out.Source != "webhook" && out.Source != "" {
 		model := out.Model // absent, not empty, when the tenant's endpoint answered
 		reply.LLMModel = &model
 	}

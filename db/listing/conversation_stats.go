@@ -114,7 +114,7 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 	st := ConversationStats{
 		ByChannel:     map[string]int{parley.ChannelWeb: 0, parley.ChannelAgent: 0, parley.ChannelVoice: 0, parley.ChannelAPI: 0},
 		BySegment:     map[string]int{},
-		ByStatus:      map[string]int{parley.StatusBot: 0, parley.StatusEscalated: 0},
+		ByStatus:      map[string]int{parley.StatusBot: 0, parley.StatusEscalated: 0, parley.StatusHuman: 0, parley.StatusClosed: 0},
 		ByVisitorType: map[string]int{parley.VisitorHuman: 0, parley.VisitorAgent: 0},
 	}
 	var err error

@@ -92,7 +92,7 @@ func TestConversationStats(t *testing.T) {
 		for name, want := range map[string]string{
 			"byChannel":     `{"agent":1,"api":0,"voice":1,"web":2}`,
 			"bySegment":     `{"_none":2,"default":1,"sales":1}`,
-			"byStatus":      `{"BOT":3,"ESCALATED":1}`,
+			"byStatus":      `{"BOT":3,"CLOSED":0,"ESCALATED":1,"HUMAN":0}`,
 			"byVisitorType": `{"agent":1,"human":3}`,
 			"topTools":      `[{"calls":2,"name":"explore_corpus"},{"calls":1,"name":"contact_form"},{"calls":1,"name":"handoff"}]`,
 			"byPage":        `[{"conversations":2,"page":"https://example.com/pricing"}]`,

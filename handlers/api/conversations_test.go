@@ -312,7 +312,7 @@ func TestConversations(t *testing.T) {
 		for q, param := range map[string]string{
 			"?limit=0": "limit", "?limit=101": "limit", "?limit=abc": "limit", "?limit=1.5": "limit", "?page=0": "page", "?page=x": "page",
 			"?channel=fax": "channel", "?channel=WEB": "channel", "?segment=nope": "segment", "?visitorId=nope": "visitorId",
-			"?toolType=NOPE": "toolType", "?status=bot": "status", "?status=CLOSED": "status",
+			"?toolType=NOPE": "toolType", "?status=bot": "status", "?status=OPEN": "status",
 			"?search=a": "search", "?search=%20a%20": "search", "?search=": "search", "?search=" + strings.Repeat("s", 201): "search",
 			"?from=yesterday": "from", "?to=2026-13-01": "to", "?from=2026-03-02&to=2026-03-01": "to",
 			"?from=2026-03-02T10:00:00Z&to=2026-03-02T10:00:00Z": "to",

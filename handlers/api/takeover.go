@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -11,24 +10,6 @@ import (
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
 )
-
-// conversationStateJSON is a conversation's state after a move: who holds
-// it, since when, and what it was before.
-type conversationStateJSON struct {
-	ID             string     `json:"id"`
-	Status         string     `json:"status"`
-	PreviousStatus string     `json:"previousStatus"`
-	Assignee       *string    `json:"assignee"`
-	TakenAt        *time.Time `json:"takenAt"`
-	EscalatedAt    *time.Time `json:"escalatedAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
-}
-
-func newConversationStateJSON(mv parley.ConversationMove) conversationStateJSON {
-	c := mv.Conversation
-	return conversationStateJSON{ID: c.ID, Status: c.Status, PreviousStatus: mv.From, Assignee: c.Assignee,
-		TakenAt: resource.UTCPtr(c.TakenAt), EscalatedAt: resource.UTCPtr(c.EscalatedAt), UpdatedAt: c.UpdatedAt.UTC()}
-}
 
 // MoveConversation answers POST /tenants/{slug}/conversations/{id}/state:
 // body {status, assignee}. HUMAN takes the conversation for the person
@@ -46,7 +27,7 @@ func (h *Leads) MoveConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newConversationStateJSON(mv))
+	return c.JSON(http.StatusOK, resource.NewConversationStateJSON(mv))
 }
 
 // ReplyToConversation answers POST /tenants/{slug}/conversations/{id}/messages:

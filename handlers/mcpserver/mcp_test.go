@@ -105,7 +105,7 @@ func TestMCPScopes(t *testing.T) {
 
 	t.Run("EveryScopeListsEveryTool", func(t *testing.T) {
 		cs := b.MCPClient(t, b.Token(t, ten.ID, auth.RESTScopes...))
-		if n := len(webtest.ToolNames(t, cs)); n != 22 {
+		if n := len(webtest.ToolNames(t, cs)); n != 24 {
 			t.Errorf("%d tools listed with every scope", n)
 		}
 	})

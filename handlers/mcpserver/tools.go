@@ -413,6 +413,46 @@ func (h *Handler) ManageTools() []ManageTool {
 				}
 				return map[string]any{"conversation": resource.NewConversationDetailJSON(d)}, nil
 			}},
+		{Name: "move_conversation", Scope: auth.ScopeMCPConversationsWrite,
+			Description: "Take a conversation over for a person (status HUMAN, assignee: the name the visitor is shown), hand it back to the assistant (BOT), put it back in the queue for a person (ESCALATED) or close it (CLOSED). While a person holds it, the assistant does not answer the visitor.",
+			Input: object(schema{
+				"id":       idArg("conversation"),
+				"status":   enum("The state to move to", parley.ConversationStatuses),
+				"assignee": str("With HUMAN: the name the visitor is shown for the person who takes it", parley.MaxPersonName),
+			}, "id", "status"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				var in parley.ConversationStateInput
+				in.Problems = jsonbody.DecodeFields(args, &in)
+				mv, err := h.Manage.MoveConversation(ctx, t.ID, id, in, nil)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"conversation": resource.NewConversationStateJSON(mv)}, nil
+			}},
+		{Name: "reply_to_conversation", Scope: auth.ScopeMCPConversationsWrite,
+			Description: "Reply to the visitor as a person (shown with authorName). A conversation nobody holds is taken over for that person; one another person holds is refused, naming them.",
+			Input: object(schema{
+				"id":         idArg("conversation"),
+				"content":    str("The reply, as plain text", parley.MaxReplyMessage),
+				"authorName": str("The name the visitor is shown; defaults to the person the conversation was taken for", parley.MaxPersonName),
+			}, "id", "content"),
+			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
+				id, err := idOf(args)
+				if err != nil {
+					return nil, err
+				}
+				var in parley.PersonReplyInput
+				in.Problems = jsonbody.DecodeFields(args, &in)
+				m, _, err := h.Manage.ReplyAsPerson(ctx, t.ID, id, in, nil)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"message": resource.NewConversationMessageJSON(m)}, nil
+			}},
 		{Name: "conversation_stats", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
 			Description: "Conversation analytics over a window (default the last 30 days, at most a year) in the tenant's time zone: totals, satisfaction, timeline, breakdowns, top tools, pages and questions.",
 			Input:       object(statsProps),

@@ -215,3 +215,22 @@ func NewConversationDetailJSON(d listing.ConversationDetail) ConversationDetailJ
 			Page: nonEmptyPtr(c.Metadata.Page)},
 		Messages: msgs, ToolHistory: utcToolHistory(d.ToolHistory)}
 }
+
+// ConversationStateJSON is a conversation's state after a move: who holds
+// it, since when, and what it was before.
+type ConversationStateJSON struct {
+	ID             string     `json:"id"`
+	Status         string     `json:"status"`
+	PreviousStatus string     `json:"previousStatus"`
+	Assignee       *string    `json:"assignee"`
+	TakenAt        *time.Time `json:"takenAt"`
+	EscalatedAt    *time.Time `json:"escalatedAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
+}
+
+// NewConversationStateJSON is mv as the state change answers it.
+func NewConversationStateJSON(mv parley.ConversationMove) ConversationStateJSON {
+	c := mv.Conversation
+	return ConversationStateJSON{ID: c.ID, Status: c.Status, PreviousStatus: mv.From, Assignee: c.Assignee,
+		TakenAt: UTCPtr(c.TakenAt), EscalatedAt: UTCPtr(c.EscalatedAt), UpdatedAt: c.UpdatedAt.UTC()}
+}

@@ -28,7 +28,7 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "ConversationSegment", Type: reflect.TypeFor[conversationSegmentJSON]()},
 		{Schema: "ConversationFeedback", Type: reflect.TypeFor[conversationFeedbackJSON]()},
 		{Schema: "ConversationDetail", Type: reflect.TypeFor[ConversationDetailJSON]()},
-		{Schema: "ConversationMessage", Type: reflect.TypeFor[conversationMessageJSON]()},
+		{Schema: "ConversationMessage", Type: reflect.TypeFor[ConversationMessageJSON]()},
 		{Schema: "VoiceCall", Type: reflect.TypeFor[VoiceCallJSON]()},
 		{Schema: "ConversationStats", Type: reflect.TypeFor[ConversationStatsJSON]()},
 		{Schema: "ConversationStatsTotals", Type: reflect.TypeFor[listing.StatsTotals]()},
