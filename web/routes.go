@@ -154,6 +154,7 @@ func (s *Server) routes() {
 	api.GET("/conversations/:id", s.API.Leads.ShowConversation, requireScope(auth.ScopeConversationsRead))
 	api.POST("/conversations/:id/state", s.API.Leads.MoveConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.POST("/conversations/:id/messages", s.API.Leads.ReplyToConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
+	api.POST("/conversations/:id/draft", s.API.Leads.DraftReply, requireScope(auth.ScopeConversationsWrite))
 
 	api.GET("/submissions", s.API.Leads.ListSubmissions, requireScope(auth.ScopeConversationsRead))
 	api.PUT("/submissions/:id", s.API.Leads.UpdateSubmission, requireScope(auth.ScopeConversationsWrite), requireJSON)

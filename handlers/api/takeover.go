@@ -46,3 +46,26 @@ func (h *Leads) ReplyToConversation(c echo.Context) error {
 	}
 	return c.JSON(http.StatusCreated, resource.NewConversationMessageJSON(m))
 }
+
+// draftJSON is a suggested reply for the person who holds a conversation.
+type draftJSON struct {
+	Summary *string `json:"summary"`
+	Reply   string  `json:"reply"`
+	Model   string  `json:"model"`
+}
+
+// DraftReply answers POST /tenants/{slug}/conversations/{id}/draft: the
+// assistant's draft of a person's next reply to the visitor, from the
+// knowledge base and the conversation so far, with a one-line summary of
+// the conversation. Nothing is stored or sent.
+func (h *Leads) DraftReply(c echo.Context) error {
+	d, err := h.Base.DraftReply(c.Request().Context(), handlers.TenantFrom(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	out := draftJSON{Reply: d.Reply, Model: d.Model}
+	if d.Summary != "" {
+		out.Summary = &d.Summary
+	}
+	return c.JSON(http.StatusOK, out)
+}

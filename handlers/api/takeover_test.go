@@ -20,6 +20,7 @@ func TestTakeover(t *testing.T) {
 	t.Parallel()
 	b, llm := webtest.SetupChat(t, nil,
 		llmtest.Turn{Text: []string{"Hello, how can I help?"}},
+		llmtest.Turn{Text: []string{"SUMMARY: The visitor asks where their order is.\n", "Your order ships today."}},
 		llmtest.Turn{Text: []string{"Glad Jeanne could help."}},
 		llmtest.Turn{Text: []string{"Welcome back."}})
 	ten := b.NewTenant(t, "scale")
@@ -134,6 +135,29 @@ func TestTakeover(t *testing.T) {
 		if n := len(list["conversations"].([]any)); n != want {
 			t.Errorf("?status=%s: %d conversations, want %d", q, n, want)
 		}
+	}
+
+	// The assistant drafts Jeanne's next reply, storing nothing.
+	status, draft := b.Do(t, "POST", base+"/draft", ten.Token, nil)
+	if status != http.StatusOK || draft["summary"] != "The visitor asks where their order is." || draft["reply"] != "Your order ships today." ||
+		draft["model"] != "test-model" {
+		t.Fatalf("draft: %d %v", status, draft)
+	}
+	drafted := llm.Requests()[1].Chat
+	if sys := string(drafted.Messages[0].Content); !strings.Contains(sys, "A person of the team has taken over") {
+		t.Errorf("the draft's prompt lacks its instructions: %q", sys)
+	}
+	if last := drafted.Messages[len(drafted.Messages)-1]; last.Role != "assistant" || !strings.HasPrefix(string(last.Content), "ééé") {
+		t.Errorf("the draft's history does not end with Jeanne's replies: %s %.20q", last.Role, last.Content)
+	}
+	if status, _ := b.Do(t, "POST", "/tenants/"+other.Slug+"/conversations/"+conv+"/draft", other.Token, nil); status != http.StatusNotFound {
+		t.Errorf("another tenant's draft: %d", status)
+	}
+	if status, _ := b.Do(t, "POST", base+"/draft", readOnly, nil); status != http.StatusForbidden {
+		t.Errorf("draft with conversations:read only: %d", status)
+	}
+	if n := b.Count(t, `SELECT count(*) FROM messages WHERE conversation_id = $1`, conv); n != 5 {
+		t.Errorf("%d messages after the draft, want 5", n)
 	}
 
 	// Handed back: the assistant answers, with Jeanne's reply in its history.
