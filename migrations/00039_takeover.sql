@@ -28,12 +28,17 @@ ALTER TABLE conversations
 ALTER TABLE messages
     ADD COLUMN author_name person_name;
 
+-- A person's messages, few among all: the stats' takeovers and first
+-- replies read them without scanning every conversation's messages.
+CREATE INDEX messages_human ON messages (conversation_id, seq) WHERE role = 'human';
+
 -- The inbox's top: the tenant's conversations waiting for or held by a person.
 CREATE INDEX conversations_tenant_attention ON conversations (tenant_id, last_message_at DESC)
     WHERE status IN ('ESCALATED', 'HUMAN');
 
 -- +goose Down
 DROP INDEX conversations_tenant_attention;
+DROP INDEX messages_human;
 ALTER TABLE messages DROP COLUMN author_name;
 ALTER TABLE conversations
     DROP COLUMN escalated_at,

@@ -46,6 +46,12 @@ type StatsTotals struct {
 	AvgMessagesPerConversation float64 `json:"avgMessagesPerConversation"`
 	WithToolCalls              int     `json:"withToolCalls"`
 	ToolCallsTotal             int     `json:"toolCallsTotal"`
+	// TakenOver counts the conversations a person of the team replied in;
+	// AvgFirstHumanReplySeconds is, over them, how long the visitor waited
+	// for the person's first reply since their last message before it
+	// (nil when none).
+	TakenOver                 int      `json:"takenOver"`
+	AvgFirstHumanReplySeconds *float64 `json:"avgFirstHumanReplySeconds"`
 }
 
 // StatsSatisfaction counts the visitors' votes; Rate is positive over all
@@ -205,13 +211,28 @@ func (d *Listings) statsTotals(ctx context.Context, tenantID string, f Conversat
 	where, args := conversationWhere(tenantID, f)
 	var t StatsTotals
 	var s StatsSatisfaction
-	err := d.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(c.message_count), 0), count(*) FILTER (WHERE c.status = 'ESCALATED'),
+	err := d.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(c.message_count), 0), count(*) FILTER (WHERE c.status = 'ESCALATED' OR c.escalated_at IS NOT NULL),
 			count(*) FILTER (WHERE c.tool_calls_count > 0), coalesce(sum(c.tool_calls_count), 0),
 			coalesce(sum(c.feedback_positive), 0), coalesce(sum(c.feedback_negative), 0)
 		FROM conversations c`+where, args...).Scan(&t.Conversations, &t.Messages, &t.Escalated, &t.WithToolCalls, &t.ToolCallsTotal,
 		&s.Positive, &s.Negative)
 	if err != nil {
 		return t, s, fmt.Errorf("counting conversation totals: %w", err)
+	}
+	// The takeovers: each conversation's first reply of a person (the
+	// partial index messages_human) and the visitor's last message before it.
+	err = d.pool.QueryRow(ctx, `SELECT count(*), avg(extract(epoch FROM h.created_at - u.created_at))
+		FROM conversations c
+		CROSS JOIN LATERAL (SELECT m.seq, m.created_at FROM messages m
+			WHERE m.conversation_id = c.id AND m.role = 'human' ORDER BY m.seq LIMIT 1) h
+		LEFT JOIN LATERAL (SELECT m.created_at FROM messages m
+			WHERE m.conversation_id = c.id AND m.role = 'user' AND m.seq < h.seq ORDER BY m.seq DESC LIMIT 1) u ON true`+where,
+		args...).Scan(&t.TakenOver, &t.AvgFirstHumanReplySeconds)
+	if err != nil {
+		return t, s, fmt.Errorf("counting takeovers: %w", err)
+	}
+	if a := t.AvgFirstHumanReplySeconds; a != nil {
+		*a = math.Round(*a*10) / 10
 	}
 	if t.Conversations > 0 {
 		t.AvgMessagesPerConversation = math.Round(float64(t.Messages)/float64(t.Conversations)*100) / 100

@@ -69,12 +69,15 @@ func TestAdminAnalytics(t *testing.T) {
 		if p.Status != http.StatusOK {
 			t.Fatalf("status %d", p.Status)
 		}
-		for sel, want := range map[string]string{"#total-conversations": "10", "#total-messages": "40", "#total-escalated": "1",
+		for sel, want := range map[string]string{"#total-conversations": "10", "#total-messages": "40", "#total-escalated": "1", "#total-taken-over": "0",
 			"#total-with-tools": "4", "#total-avg": "4.0", "#satisfaction-positive": "10", "#satisfaction-negative": "5",
 			"#satisfaction-rate": "67%", "#analytics-window": "From 1 March 2026 to 31 March 2026 included, counted by day."} {
 			if got := p.Text(sel); got != want {
 				t.Errorf("%s = %q, want %q", sel, got, want)
 			}
+		}
+		if p.Doc.Find("#total-first-reply").Length() != 0 {
+			t.Errorf("a first reply's wait is shown with nothing taken over")
 		}
 		if n := p.Doc.Find("#timeline-chart tbody tr").Length(); n != 31 {
 			t.Errorf("timeline table has %d rows, want 31", n)

@@ -104,7 +104,11 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 	window := url.Values{"from": {v.Filter.From}, "to": {v.Filter.To}, "segment": {v.Filter.Segment}, "channel": {v.Filter.Channel}}
 	tt := st.Totals
 	v.Totals = views.AnalyticsTotals{Conversations: tt.Conversations, Messages: tt.Messages, Escalated: tt.Escalated,
-		WithToolCalls: tt.WithToolCalls, ToolCalls: tt.ToolCallsTotal, AvgMessages: fmt.Sprintf("%.1f", tt.AvgMessagesPerConversation)}
+		WithToolCalls: tt.WithToolCalls, ToolCalls: tt.ToolCallsTotal, AvgMessages: fmt.Sprintf("%.1f", tt.AvgMessagesPerConversation),
+		TakenOver: tt.TakenOver}
+	if w := tt.AvgFirstHumanReplySeconds; w != nil {
+		v.Totals.FirstReplyWait = waitText(time.Duration(*w * float64(time.Second)))
+	}
 	v.Satisfaction = satisfaction(st.Satisfaction)
 	v.Timeline = timelineChart("timeline-chart", st.Timeline, q.Granularity)
 	for _, o := range views.ConversationChannels {
@@ -137,4 +141,26 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 // signed-in owner's tenant.
 func (h *Leads) ExportAnalytics(c echo.Context) error {
 	return h.WriteStatsExport(c)
+}
+
+// waitText says a wait the way an owner reads it: "45 s", "3 min 20 s",
+// "2 h 5 min".
+func waitText(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
+		if s == 0 {
+			return fmt.Sprintf("%d min", m)
+		}
+		return fmt.Sprintf("%d min %d s", m, s)
+	default:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%d h", h)
+		}
+		return fmt.Sprintf("%d h %d min", h, m)
+	}
 }

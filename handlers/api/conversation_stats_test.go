@@ -70,7 +70,13 @@ func TestConversationStats(t *testing.T) {
 			Turns: []string{"HOW MUCH is the Team-plan??", "Connecting you."},
 			Tools: []parley.ToolCall{call("handoff", "ESCALATE_TO_HUMAN")}, Escalate: true,
 		})
-		b.AddConversation(t, ct, webtest.SeedConversation{Start: func(p *parley.ConversationStart) { p.SegmentID = &def.ID }, Turns: []string{"Bonjour"}})
+		bonjour := b.AddConversation(t, ct, webtest.SeedConversation{Start: func(p *parley.ConversationStart) { p.SegmentID = &def.ID }, Turns: []string{"Bonjour"}})
+		// A person answers it, 90 seconds after the visitor wrote.
+		if _, _, err := b.DB.AddHumanMessage(ctx, ct.ID, bonjour.ID, parley.Holder{Name: "Jeanne"}, "Bonjour, je suis Jeanne."); err != nil {
+			t.Fatal(err)
+		}
+		b.Exec(t, `UPDATE messages h SET created_at = u.created_at + interval '90 seconds' FROM messages u
+			WHERE h.conversation_id = $1 AND h.role = 'human' AND u.conversation_id = $1 AND u.role = 'user'`, bonjour.ID)
 		b.AddConversation(t, ct, webtest.SeedConversation{Turns: []string{"Old question", "Old answer."}, Votes: []int{-1},
 			Created: time.Now().AddDate(0, 0, -40)})
 		other := b.NewConvTenant(t)
@@ -83,7 +89,7 @@ func TestConversationStats(t *testing.T) {
 			w["granularity"] != "day" || w["timezone"] != "UTC" {
 			t.Errorf("window %v", w)
 		}
-		if got, want := jsonOf(body["totals"]), `{"avgMessagesPerConversation":2.25,"conversations":4,"escalated":1,"messages":9,"toolCallsTotal":4,"withToolCalls":3}`; got != want {
+		if got, want := jsonOf(body["totals"]), `{"avgFirstHumanReplySeconds":90,"avgMessagesPerConversation":2.5,"conversations":4,"escalated":1,"messages":10,"takenOver":1,"toolCallsTotal":4,"withToolCalls":3}`; got != want {
 			t.Errorf("totals %s, want %s", got, want)
 		}
 		if got, want := jsonOf(body["satisfaction"]), `{"negative":1,"positive":2,"rate":0.6667}`; got != want {
@@ -92,7 +98,7 @@ func TestConversationStats(t *testing.T) {
 		for name, want := range map[string]string{
 			"byChannel":     `{"agent":1,"api":0,"voice":1,"web":2}`,
 			"bySegment":     `{"_none":2,"default":1,"sales":1}`,
-			"byStatus":      `{"BOT":3,"CLOSED":0,"ESCALATED":1,"HUMAN":0}`,
+			"byStatus":      `{"BOT":2,"CLOSED":0,"ESCALATED":1,"HUMAN":1}`,
 			"byVisitorType": `{"agent":1,"human":3}`,
 			"topTools":      `[{"calls":2,"name":"explore_corpus"},{"calls":1,"name":"contact_form"},{"calls":1,"name":"handoff"}]`,
 			"byPage":        `[{"conversations":2,"page":"https://example.com/pricing"}]`,
@@ -111,7 +117,7 @@ func TestConversationStats(t *testing.T) {
 		}
 
 		body = b.StatsOf(t, ct, "?window=all")
-		if got, want := jsonOf(body["allTime"]), `{"satisfaction":{"negative":2,"positive":2,"rate":0.5},"totals":{"avgMessagesPerConversation":2.2,"conversations":5,"escalated":1,"messages":11,"toolCallsTotal":4,"withToolCalls":3}}`; got != want {
+		if got, want := jsonOf(body["allTime"]), `{"satisfaction":{"negative":2,"positive":2,"rate":0.5},"totals":{"avgFirstHumanReplySeconds":90,"avgMessagesPerConversation":2.4,"conversations":5,"escalated":1,"messages":12,"takenOver":1,"toolCallsTotal":4,"withToolCalls":3}}`; got != want {
 			t.Errorf("allTime %s, want %s", got, want)
 		}
 		body = b.StatsOf(t, ct, "?window=all&channel=web&segment=sales")
@@ -226,7 +232,7 @@ func TestConversationStats(t *testing.T) {
 		t.Parallel()
 		ct := b.NewConvTenant(t)
 		body := b.StatsOf(t, ct, "?from=2026-02-01&to=2026-02-03")
-		if jsonOf(body["totals"]) != `{"avgMessagesPerConversation":0,"conversations":0,"escalated":0,"messages":0,"toolCallsTotal":0,"withToolCalls":0}` ||
+		if jsonOf(body["totals"]) != `{"avgFirstHumanReplySeconds":null,"avgMessagesPerConversation":0,"conversations":0,"escalated":0,"messages":0,"takenOver":0,"toolCallsTotal":0,"withToolCalls":0}` ||
 			jsonOf(body["satisfaction"]) != `{"negative":0,"positive":0,"rate":null}` ||
 			jsonOf(body["timeline"]) != `[{"conversations":0,"date":"2026-02-01","messages":0},{"conversations":0,"date":"2026-02-02","messages":0},{"conversations":0,"date":"2026-02-03","messages":0}]` ||
 			jsonOf(body["topTools"]) != `[]` || jsonOf(body["byPage"]) != `[]` || jsonOf(body["topIntents"]) != `[]` || jsonOf(body["bySegment"]) != `{"default":0}` {
