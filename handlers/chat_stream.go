@@ -51,6 +51,12 @@ type ChatReply struct {
 	LLMProvider      string                    `json:"llmProvider,omitempty"`
 	LLMModel         *string                   `json:"llmModel,omitempty"`
 	Status           string                    `json:"status"`
+	// Assignee is the person who holds the conversation (status human),
+	// else null.
+	Assignee *string `json:"assignee"`
+	// StreamToken opens the session's stream (GET /chat/{slug}/stream):
+	// public chat only.
+	StreamToken string `json:"streamToken,omitempty"`
 }
 
 // chatStreamError is the last event of a chat stream that failed.
@@ -103,6 +109,9 @@ func UnknownSegment(ref string) error {
 // ChatWriter sends a turn's answer: as server-sent events, started once
 // the turn is open, or as one JSON envelope.
 type ChatWriter struct {
+	// StreamToken goes in the answer's streamToken (public chat sets it).
+	StreamToken string
+
 	c      echo.Context
 	in     *agent.TurnInput
 	stream bool
@@ -180,9 +189,12 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 		Message: res.Text, MessageID: out.MessageID, SessionID: w.in.SessionID, ConversationID: out.ConversationID,
 		MessageCount: out.MessageCount, VisitorType: w.in.VisitorType, AgentModel: w.in.AgentModel,
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
-		LLMSource: out.Source, LLMProvider: out.Provider, Status: strings.ToLower(out.Status),
+		LLMSource: out.Source, LLMProvider: out.Provider, Status: strings.ToLower(out.Status), StreamToken: w.StreamToken,
 	}
-	if out.Source != "webhook" && out.Source != "" {
+	if out.Status == parley.StatusHuman {
+		reply.Assignee = out.Assignee
+	}
+	if out.Source != "webhook" && out.Source != "" { // absent when no model was called
 		model := out.Model // absent, not empty, when the tenant's endpoint answered
 		reply.LLMModel = &model
 	}

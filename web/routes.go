@@ -39,6 +39,7 @@ func (s *Server) routes() {
 	e.POST("/chat/:slug", s.Public.Chat)
 	e.POST("/chat/:slug/feedback", s.Public.SaveChatFeedback)
 	e.GET("/chat/:slug/widget", s.Public.ShowWidgetSettings)
+	e.GET("/chat/:slug/stream", s.Public.StreamChat)
 	e.POST("/form/:slug", s.Public.SubmitForm)
 
 	// Voice channel: the orchestrator's custom LLM and server URL,
@@ -293,7 +294,8 @@ func publicCORS() echo.MiddlewareFunc {
 		AllowOrigins: []string{"*"},
 		AllowMethods: []string{http.MethodGet, http.MethodPost},
 		AllowHeaders: []string{"Content-Type", "If-None-Match", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
-			"X-Service-Admin-Token", "X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url"},
+			"X-Service-Admin-Token", "X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url",
+			"Last-Event-ID"},
 		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", echo.HeaderXRequestID},
 		MaxAge:        600,
 	})

@@ -24,6 +24,7 @@ import (
 	"github.com/parley/parley/agent/outbound/vapi"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/live"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin"
 	"github.com/parley/parley/handlers/api"
@@ -58,6 +59,10 @@ type Server struct {
 	OAuth *oauth.Handler
 	// Voice answers the tenants' voice orchestrators.
 	Voice *voice.Handler
+	// Live wakes the visitors' chat streams when their conversation
+	// changes, on this instance, whichever instance changed it. Run closes
+	// it when the server stops (tests: webtest closes it).
+	Live *live.Hub
 	Auth  *auth.Authenticator
 	// MCPAuth is Auth for the MCP server: the same credentials, with OAuth
 	// access tokens issued for the MCP resource ({base}/mcp).
@@ -147,8 +152,10 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.API = api.New(base)
 	s.Base.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Base.Addresses()}
 	s.MCP = &mcpserver.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
+	s.Live = live.New(store.Pool(), logger)
 	s.Public = &public.Handler{Runtime: rt, DB: store, Box: box, Engine: s.Base.Engine, Captcha: s.Base.Captcha,
-		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.MCP.AdminChatTools}
+		CaptchaScriptURL: cfg.CaptchaScriptURL, Outbound: guard, AdminTools: s.MCP.AdminChatTools,
+		Live: s.Live, StreamKey: public.StreamKey(cfg.SecretKey)}
 	s.Voice = &voice.Handler{Runtime: rt, DB: store, Box: box, Engine: s.Base.Engine}
 	s.OAuth = &oauth.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
 	if s.Base.Engine.Embeddings = managedEmbedder(cfg); s.Base.Engine.Embeddings != nil {
@@ -256,7 +263,13 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("starting jobs: %w", err)
 	}
+	// The visitors' streams listen from the start; they end as the
+	// shutdown begins (each browser reconnects, to another instance), else
+	// draining would wait for them.
+	s.Live.Start()
+	defer s.Live.Close()
 	srv := s.HTTPServer(s.Config.Addr)
+	srv.RegisterOnShutdown(s.Live.Close)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(s.LimitConns(ln)) }()
 	s.Logger.Info("parley listening", "addr", ln.Addr().String(), "base_url", s.Config.BaseURL)

@@ -138,6 +138,9 @@ func (h *Handler) Chat(c echo.Context) error {
 		return err
 	}
 	w := handlers.NewChatWriter(c, in, stream)
+	if len(h.StreamKey) > 0 {
+		w.StreamToken = streamToken(h.StreamKey, in.Tenant.ID, in.SessionID)
+	}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.Emit)
 	return w.Finish(out, err)
 }

@@ -18,6 +18,8 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "ContextDiscovery", Type: reflect.TypeFor[contextJSON]()},
 		{Schema: "ContextDiscovery.tenant", Type: reflect.TypeFor[contextTenantJSON]()},
 		{Schema: "ContextDiscovery.endpoints", Type: reflect.TypeFor[contextEndpointsJSON]()},
+		{Schema: "ChatStreamStatus", Type: reflect.TypeFor[streamStatus]()},
+		{Schema: "ChatStreamMessage", Type: reflect.TypeFor[streamMessage]()},
 		// Request bodies: what the decoders read.
 		{Schema: "ChatRequest", Type: reflect.TypeFor[chatRequest](), Request: true},
 		{Schema: "ChatFeedbackRequest", Type: reflect.TypeFor[chatFeedbackRequest](), Request: true},

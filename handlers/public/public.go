@@ -8,6 +8,7 @@ package public
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent"
@@ -15,6 +16,7 @@ import (
 	"github.com/parley/parley/agent/tools"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/live"
 	"github.com/parley/parley/handlers"
 )
 
@@ -35,6 +37,13 @@ type Handler struct {
 	// AdminTools are the management tools of a chat whose visitor token
 	// carries an admin scope (the MCP server's, as chat tools).
 	AdminTools func(ctx context.Context, t parley.Tenant, token string) ([]tools.Extra, error)
+	// Live wakes the visitors' streams (StreamChat) when their conversation
+	// changes; StreamKey signs and checks their tokens (StreamKey's);
+	// StreamKeepAlive is how often an idle stream sends a comment
+	// (DefaultStreamKeepAlive when 0).
+	Live            *live.Hub
+	StreamKey       []byte
+	StreamKeepAlive time.Duration
 
 	// sightings holds, per tenant id, when this process last recorded the
 	// widget's installation (noteInstallation), so that a widget loading

@@ -66,6 +66,9 @@ func NewBundle(t *testing.T, srv *web.Server, store *db.DB) *Bundle {
 	box, _ := auth.NewBox(key)
 	b := &Bundle{T: t, Srv: srv, DB: store, Box: box}
 	b.serve()
+	// Registered after the listener's Close, so run before it: the open
+	// chat streams end, which Close would otherwise wait for.
+	t.Cleanup(srv.Live.Close)
 	return b
 }
 
