@@ -63,7 +63,7 @@ type Server struct {
 	// changes, on this instance, whichever instance changed it. Run closes
 	// it when the server stops (tests: webtest closes it).
 	Live *live.Hub
-	Auth  *auth.Authenticator
+	Auth *auth.Authenticator
 	// MCPAuth is Auth for the MCP server: the same credentials, with OAuth
 	// access tokens issued for the MCP resource ({base}/mcp).
 	MCPAuth  *auth.Authenticator
