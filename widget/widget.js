@@ -38,6 +38,7 @@
   const sessionKey = "parley-session-" + tenant + "-" + segment;
   const visitorKey = "parley-visitor-" + tenant;
   const historyKey = "parley-history-" + tenant + "-" + segment;
+  const liveKey = "parley-live-" + tenant + "-" + segment;
   const historyMax = 50;
 
   const css = `
@@ -72,6 +73,11 @@
     .msg a { color: inherit; text-decoration: underline; }
     .bot { align-self: flex-start; background: #fff; border: 1px solid #e4e4e7; }
     .me { align-self: flex-end; background: var(--primary); color: var(--on-primary); }
+    .person { align-self: flex-start; background: #fff; border: 1px solid var(--primary); border-left-width: 4px; }
+    .person .author { display: flex; align-items: center; gap: 6px; font-size: 12px; font-weight: 600; margin-bottom: 4px; }
+    .person .tag { font-weight: 500; font-size: 11px; background: #e4e4e7; color: #111; border-radius: 999px; padding: 1px 7px; }
+    .presence { margin: 0; padding: 6px 14px; font-size: 13px; color: #333; background: #fff; border-bottom: 1px solid #e4e4e7; }
+    .presence[hidden] { display: none; }
     .error { align-self: stretch; background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; }
     .error button { margin-left: 8px; }
     .typing { align-self: flex-start; color: #555; font-size: 13px; }
@@ -191,7 +197,9 @@
   };
 
   // The conversation as shown, kept beside the session id so that another
-  // page of the site shows it again: [{r: "me"|"bot", t: text, id?}].
+  // page of the site shows it again: [{r: "me"|"bot"|"person", t: text,
+  // id?, n?}] (a bot's id is its answer's, for the votes; a person's, their
+  // message's, n their name).
   const history = {
     load() { try { return JSON.parse(localStorage.getItem(historyKey)) || []; } catch { return []; } },
     add(entry) {
@@ -200,6 +208,15 @@
         localStorage.setItem(historyKey, JSON.stringify(h));
       } catch { /* storage off or full */ }
     },
+  };
+
+  // The conversation's live state, beside its history: the last status
+  // the chat or the stream told ("bot", "escalated", "human", "closed"),
+  // the person's name, the stream's token and the id of the last person's
+  // message received, from which a stream opened on another page resumes.
+  const liveState = {
+    load() { try { return JSON.parse(localStorage.getItem(liveKey)) || {}; } catch { return {}; } },
+    save(v) { try { localStorage.setItem(liveKey, JSON.stringify(v)); } catch { /* storage off: kept for the page's life */ } },
   };
 
   const headers = () => {
@@ -313,9 +330,11 @@
     if (s.bot.title) who.append(el("div", { class: "title" }, s.bot.title));
     if (s.bot.showAiBadge) who.append(el("div", { class: "badge" }, "AI assistant"));
     const note = el("p", { role: "status" });
+    // The presence line: whether a person is awaited or answers.
+    const presence = el("p", { class: "presence", role: "status", hidden: "" });
     const checkRow = el("div", { class: "captcha", hidden: "" }, el("slot", { name: "captcha" }), note);
     const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
-      el("header", {}, avatar(s), who, close), log, checkRow, form);
+      el("header", {}, avatar(s), who, close), presence, log, checkRow, form);
     const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
       "aria-expanded": "false" }, icon(bubbleIcon, 26));
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
@@ -346,8 +365,9 @@
       panel.hidden = false; teaser.hidden = true;
       launcher.setAttribute("aria-expanded", "true");
       input.focus();
+      follow();
     };
-    const shut = () => { panel.hidden = true; launcher.setAttribute("aria-expanded", "false"); launcher.focus(); };
+    const shut = () => { panel.hidden = true; launcher.setAttribute("aria-expanded", "false"); launcher.focus(); unfollow(); };
     launcher.addEventListener("click", () => (panel.hidden ? open() : shut()));
     close.addEventListener("click", shut);
     teaser.addEventListener("click", open);
@@ -390,10 +410,91 @@
       down.addEventListener("click", () => vote(messageId, "down", [up, down]));
       node.append(el("div", { class: "votes" }, up, down));
     };
+    // A person's message: their name and a "Person" tag above it, in a
+    // bubble of its own style, so that the visitor knows who writes.
+    const personBubble = (name, text) => {
+      const b = el("div", { class: "msg person" }, el("div", { class: "author" }, name || "Support", el("span", { class: "tag" }, "Person")));
+      const body = el("div");
+      render(body, text);
+      b.append(body);
+      log.append(b);
+      log.scrollTop = log.scrollHeight;
+    };
     const past = refused || preview ? [] : history.load();
+    const shown = new Set(); // the people's messages shown, by id
     for (const m of past) {
+      if (m.r === "person") {
+        personBubble(m.n, m.t);
+        if (m.id) shown.add(m.id);
+        continue;
+      }
       const node = bubble(m.r === "me" ? "me" : "bot", m.t);
       if (m.id) votes(node, m.id);
+    }
+
+    // The live part: while a person is awaited or answers, an EventSource
+    // on the session's stream brings their messages and the changes of
+    // status, only while the panel is open. It resumes after the last
+    // message received (lastEventId on opening, Last-Event-ID when the
+    // browser reconnects by itself), and a message already shown is never
+    // shown again.
+    let live = refused || preview ? {} : liveState.load();
+    let source = null, retry = null, retryDelay = 1000;
+    const awaited = (st) => st === "escalated" || st === "human";
+    const showPresence = (st, name, was) => {
+      let text = "";
+      if (st === "escalated") text = "Waiting for a person…";
+      else if (st === "human") text = (name || "A person") + " joined the conversation";
+      else if (awaited(was) && st === "closed") text = "The conversation has ended";
+      else if (awaited(was)) text = "The assistant is back";
+      presence.textContent = text;
+      presence.hidden = !text;
+    };
+    const setStatus = (st, name, token) => {
+      const was = live.status, who = live.assignee;
+      live = { ...live, status: st, assignee: name || null };
+      if (token) live.token = token;
+      liveState.save(live);
+      if (st !== was || (name || null) !== who) showPresence(st, name, was);
+      if (awaited(st)) follow(); else unfollow();
+    };
+    const personSaid = (d, eventId) => {
+      if (eventId) { live.last = eventId; liveState.save(live); }
+      if (!d.id || shown.has(d.id)) return;
+      shown.add(d.id);
+      personBubble(d.authorName, d.content);
+      history.add({ r: "person", t: d.content, n: d.authorName, id: d.id });
+    };
+    function follow() {
+      if (source || preview || refused || panel.hidden || !live.token || !awaited(live.status)) return;
+      clearTimeout(retry);
+      let url = s.endpoints.chat + "/stream?sessionId=" + encodeURIComponent(sessionId()) + "&token=" + encodeURIComponent(live.token);
+      if (live.last) url += "&lastEventId=" + encodeURIComponent(live.last);
+      if (widgetKey) url += "&widgetKey=" + encodeURIComponent(widgetKey);
+      const es = new EventSource(url);
+      source = es;
+      es.addEventListener("open", () => { retryDelay = 1000; });
+      es.addEventListener("status", (e) => { const d = JSON.parse(e.data); setStatus(d.status, d.assignee); });
+      es.addEventListener("message", (e) => personSaid(JSON.parse(e.data), e.lastEventId));
+      es.addEventListener("error", () => {
+        // A dropped stream is reconnected by the browser itself; one it
+        // gave up on (refused, or the network down) is opened again here,
+        // later each time.
+        if (es.readyState !== EventSource.CLOSED || source !== es) return;
+        source = null;
+        retry = setTimeout(follow, retryDelay);
+        retryDelay = Math.min(retryDelay * 2, 30000);
+      });
+    }
+    function unfollow() {
+      clearTimeout(retry);
+      if (source) { source.close(); source = null; }
+    }
+    if (awaited(live.status)) {
+      showPresence(live.status, live.assignee);
+      // A person is awaited or answers: the conversation stays in view
+      // from page to page.
+      if (!preview && !refused) open();
     }
     let starters = null;
     if (!past.length && s.segment.conversationStarters.length) {
@@ -490,9 +591,12 @@
               }
               if (ev.done) {
                 typing.remove();
-                if (!answer) answer = bubble("bot", ev.message || "");
-                history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined });
-                if (ev.messageId) votes(answer, ev.messageId);
+                // While a person is awaited or answers the assistant says
+                // nothing: no empty bubble.
+                if (!answer && ev.message) answer = bubble("bot", ev.message);
+                if (answer) history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined });
+                if (answer && ev.messageId) votes(answer, ev.messageId);
+                if (ev.status) setStatus(ev.status, ev.assignee, ev.streamToken);
               }
             }
           }

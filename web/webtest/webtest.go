@@ -72,6 +72,24 @@ func NewBundle(t *testing.T, srv *web.Server, store *db.DB) *Bundle {
 	return b
 }
 
+// SecondInstance is another Parley instance beside b, as a second server
+// behind a load balancer would be: b's configuration, the same database
+// through a pool of its own, and its own live hub (its own LISTEN), so that
+// what crosses instances goes through PostgreSQL only.
+func (b *Bundle) SecondInstance(t *testing.T) *Bundle {
+	t.Helper()
+	store, err := db.Open(context.Background(), dbtest.URL(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	srv, err := web.NewServer(b.Srv.Config, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewBundle(t, srv, store)
+}
+
 // serve starts (or restarts) the test server. Its client, b.ts.Client(),
 // which every request of the tests goes through, checks each exchange
 // against openapi.json (see ValidatingTransport).

@@ -1,0 +1,167 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm/llmtest"
+	"github.com/parley/parley/web/webtest"
+)
+
+// eventually waits for cond, a state of a server the test cannot wait on
+// otherwise; a hang fails the test.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: never held", what)
+		}
+	}
+}
+
+// setOffline cuts the tab off the network, or gives it back.
+func setOffline(ctx context.Context, t *testing.T, offline bool) {
+	t.Helper()
+	_, err := chromedp.Call(ctx, network.EmulateNetworkConditionsByRule, network.EmulateNetworkConditionsByRuleParams{
+		MatchedNetworkConditions: []*network.Conditions{{Offline: offline, DownloadThroughput: -1, UploadThroughput: -1}}})
+	webtest.MustStep(t, "emulating the network", err)
+}
+
+// TestWidgetBrowserTakeover: two Parley instances on one database. The
+// visitor's widget, on a page of another origin, talks to instance A; a
+// person answers through instance B (its management service, which the
+// REST API's takeover endpoints call). The widget shows the wait,
+// then the person's replies with their name, marked as a person's; when the
+// visitor's network drops while the person writes, the reply missed shows
+// once the network is back, exactly once; a reload shows the conversation
+// and goes on following it; the hand-back closes the stream.
+func TestWidgetBrowserTakeover(t *testing.T) {
+	t.Parallel()
+	a, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"Hello! How can I help?"}})
+	a.AtItsAddress()
+	b := a.SecondInstance(t)
+	ten := a.NewTenant(t, "starter")
+	site := tenantSite(t, a, ten.Slug, "default")
+	ctx := webtest.BrowserTab(t)
+	const sr = widgetShadow
+	str := func(step, js string) string {
+		t.Helper()
+		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
+	}
+	people := `[...` + sr + `.querySelectorAll('.msg.person')]`
+	personTexts := func(step string) string {
+		t.Helper()
+		return str(step, people+`.map(m => m.innerText.replace(/\s+/g, ' ').trim()).join(' | ')`)
+	}
+	presence := sr + `.querySelector('.presence')`
+
+	openWidgetPage(ctx, t, site.URL)
+	askWidget(ctx, t, "Where is my order?", 1)
+	var conv string
+	if err := a.DB.Pool().QueryRow(t.Context(), `SELECT id FROM conversations WHERE tenant_id = $1`, ten.ID).Scan(&conv); err != nil {
+		t.Fatal(err)
+	}
+	if !presenceHidden(ctx, t) {
+		t.Error("a presence line while the assistant answers")
+	}
+
+	// The conversation waits for a person (put back in the queue through
+	// B): the visitor's next message gets no answer from the assistant,
+	// and no empty bubble, but the wait; the widget follows the stream.
+	move(t, b, ten.ID, conv, parley.StatusEscalated)
+	bots := str("the assistant's bubbles", `String(`+sr+`.querySelectorAll('.msg.bot').length)`)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { const r = `+sr+`;
+		r.querySelector('textarea').value = 'I would like a person'; r.querySelector('form.compose button').click(); })()`))
+	webtest.MustStep(t, "asking for a person", err)
+	webtest.WaitUntil(ctx, t, "the wait", presence+`.innerText === 'Waiting for a person…' && !`+presence+`.hidden`)
+	eventually(t, "the widget's stream on A", func() bool { return a.Srv.Live.Subscribers() == 1 })
+	if got := str("the assistant's bubbles after", `String(`+sr+`.querySelectorAll('.msg.bot').length)`); got != bots {
+		t.Errorf("%s bubbles of the assistant after the escalated turn, want %s (no empty bubble)", got, bots)
+	}
+	if got := str("empty bubbles", `String([...`+sr+`.querySelectorAll('.msg')].filter(m => !m.innerText.trim()).length)`); got != "0" {
+		t.Errorf("%s empty bubbles", got)
+	}
+
+	// Maya answers through B: her message, her name and the sign of a
+	// person, in the widget served by A.
+	reply(t, b, ten.ID, conv, "Hi, I'm Maya. Let me look.")
+	webtest.WaitUntil(ctx, t, "Maya's reply", people+`.length === 1`)
+	if got := personTexts("Maya's reply"); got != "Maya Person Hi, I'm Maya. Let me look." {
+		t.Errorf("the person's bubble reads %q", got)
+	}
+	webtest.WaitUntil(ctx, t, "Maya joined", presence+`.innerText === 'Maya joined the conversation'`)
+	if got := str("presence role", presence+`.getAttribute('role')`); got != "status" {
+		t.Errorf("the presence line's role = %q, want status", got)
+	}
+	if v := webtest.AxeViolations(ctx, t, webtest.AxeScript(t)); len(v) > 0 {
+		t.Errorf("axe-core: %s", strings.Join(v, "; "))
+	}
+
+	// The visitor's network drops (and A's connections with it) while Maya
+	// writes again; once it is back, the widget resumes after her first
+	// message: the second shows, each exactly once.
+	setOffline(ctx, t, true)
+	a.TS.CloseClientConnections()
+	eventually(t, "the stream to end", func() bool { return a.Srv.Live.Subscribers() == 0 })
+	reply(t, b, ten.ID, conv, "Your order ships today.")
+	if n := a.Srv.Live.Subscribers(); n != 0 {
+		t.Fatalf("the widget reached A while offline (%d streams): the drop was not one", n)
+	}
+	setOffline(ctx, t, false)
+	webtest.WaitUntil(ctx, t, "the reply sent during the drop", people+`.length >= 2`)
+	if got := personTexts("after the drop"); got != "Maya Person Hi, I'm Maya. Let me look. | Maya Person Your order ships today." {
+		t.Errorf("the people's messages after the drop: %q", got)
+	}
+
+	// Another page of the site: the conversation with Maya is shown again,
+	// open, and followed from her last message on.
+	openWidgetPage(ctx, t, site.URL+"/orders")
+	webtest.WaitUntil(ctx, t, "the restored conversation", people+`.length === 2 && !`+sr+`.querySelector('.panel').hidden`)
+	if got := str("presence after the reload", presence+`.innerText`); got != "Maya joined the conversation" {
+		t.Errorf("presence after the reload = %q", got)
+	}
+	eventually(t, "the stream after the reload", func() bool { return a.Srv.Live.Subscribers() == 1 })
+	reply(t, b, ten.ID, conv, "Anything else?")
+	webtest.WaitUntil(ctx, t, "the reply after the reload", people+`.length >= 3`)
+	if got := personTexts("after the reload"); strings.Count(got, "Your order ships today.") != 1 || !strings.HasSuffix(got, "Maya Person Anything else?") {
+		t.Errorf("the people's messages after the reload: %q", got)
+	}
+
+	// Maya hands the conversation back: the assistant is back, the stream
+	// closed.
+	move(t, b, ten.ID, conv, parley.StatusBot)
+	webtest.WaitUntil(ctx, t, "the hand-back", presence+`.innerText === 'The assistant is back'`)
+	eventually(t, "the stream to close", func() bool { return a.Srv.Live.Subscribers() == 0 })
+	webtest.SaveScreenshot(ctx, t, "widget-takeover")
+}
+
+// move moves the conversation through instance b, as the REST API's
+// POST .../conversations/{id}/state does (a person of the integrator's).
+func move(t *testing.T, b *webtest.Bundle, tenantID, conv, status string) {
+	t.Helper()
+	if _, err := b.Srv.Base.Manage.MoveConversation(t.Context(), tenantID, conv, parley.ConversationStateInput{Status: status}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reply stores Maya's reply through instance b, as the REST API's
+// POST .../conversations/{id}/messages does.
+func reply(t *testing.T, b *webtest.Bundle, tenantID, conv, text string) {
+	t.Helper()
+	in := parley.PersonReplyInput{Content: text, AuthorName: "Maya"}
+	if _, _, err := b.Srv.Base.Manage.ReplyAsPerson(t.Context(), tenantID, conv, in, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// presenceHidden reports whether the widget shows no presence line.
+func presenceHidden(ctx context.Context, t *testing.T) bool {
+	t.Helper()
+	return webtest.MustRunStep(ctx, t, "the presence line", chromedp.Evaluate[bool](widgetShadow+`.querySelector('.presence').hidden`))
+}
