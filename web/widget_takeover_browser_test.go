@@ -2,7 +2,13 @@ package web_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,10 +50,17 @@ func setOffline(ctx context.Context, t *testing.T, offline bool) {
 func TestWidgetBrowserTakeover(t *testing.T) {
 	t.Parallel()
 	a, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"Hello! How can I help?"}})
-	a.AtItsAddress()
 	b := a.SecondInstance(t)
 	ten := a.NewTenant(t, "starter")
-	site := tenantSite(t, a, ten.Slug, "default")
+	// The visitor reaches A through a network the test can cut.
+	network := newCuttable(t, a.TS.Listener.Addr().String())
+	a.Srv.Base.BaseURL = network.URL()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>Orders</title></head>
+<body><h1>Orders</h1><script src="%s/widget.js" data-tenant="%s" async></script></body></html>`, network.URL(), ten.Slug)
+	}))
+	t.Cleanup(site.Close)
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
 	str := func(step, js string) string {
@@ -107,7 +120,7 @@ func TestWidgetBrowserTakeover(t *testing.T) {
 	// writes again; once it is back, the widget resumes after her first
 	// message: the second shows, each exactly once.
 	setOffline(ctx, t, true)
-	a.TS.CloseClientConnections()
+	network.cut()
 	eventually(t, "the stream to end", func() bool { return a.Srv.Live.Subscribers() == 0 })
 	reply(t, b, ten.ID, conv, "Your order ships today.")
 	if n := a.Srv.Live.Subscribers(); n != 0 {
@@ -158,6 +171,59 @@ func reply(t *testing.T, b *webtest.Bundle, tenantID, conv, text string) {
 	if _, _, err := b.Srv.Base.Manage.ReplyAsPerson(t.Context(), tenantID, conv, in, nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cuttable is a TCP relay to target standing for the visitor's network:
+// cut closes every connection through it, as a dropped network would.
+type cuttable struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+}
+
+func newCuttable(t *testing.T, target string) *cuttable {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cuttable{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); c.cut() })
+	go c.relay()
+	return c
+}
+
+// URL is the address the visitor uses for the target.
+func (c *cuttable) URL() string { return "http://" + c.ln.Addr().String() }
+
+func (c *cuttable) relay() {
+	for {
+		in, err := c.ln.Accept()
+		if err != nil {
+			return
+		}
+		out, err := net.Dial("tcp", c.target)
+		if err != nil {
+			in.Close()
+			continue
+		}
+		c.mu.Lock()
+		c.conns = append(c.conns, in, out)
+		c.mu.Unlock()
+		go func() { _, _ = io.Copy(out, in); out.Close() }()
+		go func() { _, _ = io.Copy(in, out); in.Close() }()
+	}
+}
+
+// cut closes every connection open through the relay.
+func (c *cuttable) cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		conn.Close()
+	}
+	c.conns = nil
 }
 
 // presenceHidden reports whether the widget shows no presence line.

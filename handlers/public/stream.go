@@ -1,8 +1,14 @@
 package public
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -50,9 +56,11 @@ func conversationNotFound() error {
 // (chat's streamToken) in constant time, then sends the conversation's
 // status and the messages people wrote after the last event id the browser
 // saw (Last-Event-ID, else lastEventId), and from then on each new one and
-// each change of status, as the instance's live.Hub wakes it. The stream
-// is one goroutine (the request's) parked on its subscription, a ticker and
-// the request's end: it holds no buffer between events.
+// each change of status, as the instance's live.Hub wakes it. Once past
+// the gates the stream takes the connection from net/http (chatStream.run):
+// an idle stream is then a goroutine parked on its subscription and a
+// ticker, and one parked on a read that tells when the visitor goes; it
+// holds no buffer between events.
 func (h *Handler) StreamChat(c echo.Context) error {
 	ctx := c.Request().Context()
 	t, err := h.DB.TenantBySlug(ctx, c.Param("slug"))
@@ -78,44 +86,109 @@ func (h *Handler) StreamChat(c echo.Context) error {
 		return err
 	}
 	sub := h.Live.Subscribe(t.ID, conversationID)
-	defer sub.Close()
 	if err := sub.Wait(ctx); err != nil {
+		sub.Close()
 		if errors.Is(err, live.ErrClosed) {
 			return parley.Errorf(parley.KindUnavailable, "The server is restarting; reconnect shortly")
 		}
 		return nil // the visitor left
 	}
-	s := &chatStream{c: c, tenantID: t.ID, conversationID: conversationID, after: after}
+	s := &chatStream{hub: h.Live, log: h.Log(c), tenantID: t.ID, conversationID: conversationID, after: after,
+		keepAlive: h.StreamKeepAlive}
+	if s.keepAlive <= 0 {
+		s.keepAlive = DefaultStreamKeepAlive
+	}
 	hdr := c.Response().Header()
 	hdr.Set(echo.HeaderContentType, "text/event-stream")
 	hdr.Set(echo.HeaderCacheControl, "no-store")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	c.Response().WriteHeader(200)
-	if !s.write("retry: " + strconv.Itoa(streamRetryMS) + "\n\n") {
+	conn, err := hijack(c)
+	switch {
+	case err == nil:
+		// The stream goes on in a goroutine of its own, on the bare
+		// connection, and the handler returns: net/http's connection
+		// goroutine, its reader and its buffers are freed, so an idle
+		// stream holds a small stack, the socket and this struct.
+		s.conn = conn
+		go s.run(sub)
 		return nil
+	case !errors.Is(err, http.ErrNotSupported):
+		sub.Close()
+		return nil // the visitor left
 	}
-	if err := s.sendNews(h); err != nil {
-		return err
+	// No connection to take (HTTP/2, a recorder): the handler streams.
+	defer sub.Close()
+	c.Response().WriteHeader(http.StatusOK)
+	s.out, s.flush = c.Response(), c.Response().Flush
+	s.follow(ctx, sub, nil)
+	return nil
+}
+
+// hijack takes the request's connection and writes the response's head on
+// it, for a body that ends when the connection closes;
+// http.ErrNotSupported when the connection cannot be taken.
+func hijack(c echo.Context) (net.Conn, error) {
+	conn, _, err := http.NewResponseController(c.Response()).Hijack()
+	if err != nil {
+		return nil, http.ErrNotSupported
 	}
-	every := h.StreamKeepAlive
-	if every <= 0 {
-		every = DefaultStreamKeepAlive
+	hdr := c.Response().Header()
+	hdr.Set("Connection", "close")
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = hdr.Write(&head)
+	head.WriteString("\r\n")
+	_ = conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := conn.Write(head.Bytes()); err != nil {
+		_ = conn.Close()
+		return nil, err
 	}
-	keepAlive := time.NewTicker(every)
+	return conn, nil
+}
+
+// run follows the stream on its taken connection until the visitor goes,
+// a write fails or the hub closes; a one-byte read tells that the visitor
+// went (the browser sends nothing more on an event stream).
+func (s *chatStream) run(sub *live.Sub) {
+	defer sub.Close()
+	defer s.conn.Close()
+	s.out = s.conn
+	gone := make(chan struct{})
+	go func() {
+		var b [1]byte
+		_, _ = s.conn.Read(b[:])
+		close(gone)
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.follow(ctx, sub, gone)
+}
+
+// follow sends the retry delay, the conversation's state and the messages
+// after the stream's last event, then what each wake finds, and a comment
+// every keepAlive, until ctx ends, gone closes, a write fails or the hub
+// closes.
+func (s *chatStream) follow(ctx context.Context, sub *live.Sub, gone <-chan struct{}) {
+	if !s.write("retry: "+strconv.Itoa(streamRetryMS)+"\n\n") || !s.sendNews(ctx) {
+		return
+	}
+	keepAlive := time.NewTicker(s.keepAlive)
 	defer keepAlive.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-h.Live.Done():
-			return nil // the server stops: the browser reconnects elsewhere
+			return
+		case <-gone:
+			return
+		case <-s.hub.Done():
+			return // the server stops: the browser reconnects elsewhere
 		case <-keepAlive.C:
 			if !s.write(": keep-alive\n\n") {
-				return nil
+				return
 			}
 		case <-sub.Wake:
-			if err := s.sendNews(h); err != nil {
-				return err
+			if !s.sendNews(ctx) {
+				return
 			}
 		}
 	}
@@ -140,47 +213,61 @@ func lastEventID(c echo.Context) (int64, error) {
 	return n, nil
 }
 
-// chatStream is one open stream: where it is in its conversation.
+// chatStream is one open stream: where it is in its conversation, and
+// where it writes.
 type chatStream struct {
-	c              echo.Context
+	hub            *live.Hub
+	log            *slog.Logger
 	tenantID       string
 	conversationID string
+	keepAlive      time.Duration
 	after          int64         // the seq of the last message sent
 	sent           *streamStatus // the last status sent
+
+	conn  net.Conn  // the taken connection, when the stream has one
+	out   io.Writer // conn, or the handler's response
+	flush func()    // the response's flush; nil on a taken connection
 }
+
+// streamWriteTimeout bounds each write of a stream: a visitor whose
+// browser stopped reading ends the stream rather than hold it.
+const streamWriteTimeout = 10 * time.Second
+
+// streamReadTimeout bounds a read of the conversation after a wake.
+const streamReadTimeout = 10 * time.Second
 
 // sendNews reads what changed in the conversation since the stream's last
 // event and sends it: the status when it differs from the one sent, then
-// the people's new messages. A write to a visitor who left ends nothing
-// here: the request's context does. A conversation gone (deleted) ends the
-// stream.
-func (s *chatStream) sendNews(h *Handler) error {
-	ctx := s.c.Request().Context()
+// the people's new messages. It reports whether the stream goes on: a
+// failed write or read, or a conversation gone (deleted), ends it (the
+// browser reconnects).
+func (s *chatStream) sendNews(ctx context.Context) bool {
 	for {
-		st, msgs, more, err := h.Live.Since(ctx, s.tenantID, s.conversationID, s.after)
+		rctx, cancel := context.WithTimeout(ctx, streamReadTimeout)
+		st, msgs, more, err := s.hub.Since(rctx, s.tenantID, s.conversationID, s.after)
+		cancel()
 		if err != nil {
-			if ctx.Err() != nil || parley.ErrorKind(err) == parley.KindNotFound {
-				return nil
+			if ctx.Err() == nil && parley.ErrorKind(err) != parley.KindNotFound {
+				s.log.Error("reading a conversation for its stream", "err", err)
 			}
-			h.Log(s.c).Error("reading a conversation for its stream", "err", err)
-			return nil // the stream ends; the browser reconnects
+			return false
 		}
 		status := streamStatus{Status: strings.ToLower(st.Status), Assignee: st.Assignee}
 		if s.sent == nil || s.sent.Status != status.Status || !sameName(s.sent.Assignee, status.Assignee) {
 			if !s.event("", "status", status) {
-				return nil
+				return false
 			}
 			s.sent = &status
 		}
 		for _, m := range msgs {
 			ev := streamMessage{ID: m.ID, Role: parley.RoleHuman, Content: m.Content, AuthorName: m.AuthorName, Timestamp: m.CreatedAt.UTC()}
 			if !s.event(strconv.FormatInt(m.Seq, 10), "message", ev) {
-				return nil
+				return false
 			}
 			s.after = m.Seq
 		}
 		if !more {
-			return nil
+			return true
 		}
 	}
 }
@@ -208,10 +295,14 @@ func (s *chatStream) event(id, name string, data any) bool {
 
 // write sends frame at once; false when the visitor is gone.
 func (s *chatStream) write(frame string) bool {
-	w := s.c.Response()
-	if _, err := w.Write([]byte(frame)); err != nil {
+	if s.conn != nil {
+		_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	}
+	if _, err := io.WriteString(s.out, frame); err != nil {
 		return false
 	}
-	w.Flush()
+	if s.flush != nil {
+		s.flush()
+	}
 	return true
 }
