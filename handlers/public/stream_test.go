@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,8 +29,10 @@ type sseEvent struct {
 // chatStream is an open GET /chat/{slug}/stream, its events read as they
 // come.
 type chatStream struct {
-	events chan sseEvent
-	cancel context.CancelFunc
+	comments atomic.Int64 // keep-alive comments received
+	header   http.Header
+	events   chan sseEvent
+	cancel   context.CancelFunc
 }
 
 // openStream opens the stream at path (query included) with headers and
@@ -51,7 +54,7 @@ func openStream(t *testing.T, b *webtest.Bundle, path string, headers map[string
 		resp.Body.Close()
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	s := &chatStream{events: make(chan sseEvent, 64), cancel: cancel}
+	s := &chatStream{header: resp.Header, events: make(chan sseEvent, 64), cancel: cancel}
 	go func() {
 		defer resp.Body.Close()
 		defer close(s.events)
@@ -60,6 +63,8 @@ func openStream(t *testing.T, b *webtest.Bundle, path string, headers map[string
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
+			case strings.HasPrefix(line, ":"):
+				s.comments.Add(1)
 			case line == "":
 				if ev.Name != "" {
 					s.events <- ev
@@ -184,18 +189,28 @@ func TestChatStreamRefused(t *testing.T) {
 // TestChatStreamLive: a stream sends the conversation's status, then each
 // person's message and each change of status as they are stored; the
 // chat's answer while a person holds the conversation has no text and
-// names them; a stream resumed with Last-Event-ID (or lastEventId) sends
+// names them; an idle stream sends keep-alive comments; a stream resumed with Last-Event-ID (or lastEventId) sends
 // exactly the messages after it.
 func TestChatStreamLive(t *testing.T) {
 	t.Parallel()
 	b := webtest.Setup(t)
+	b.Srv.Public.StreamKeepAlive = 20 * time.Millisecond // before any stream opens
 	ten := b.NewTenant(t, "starter")
 	ctx := context.Background()
 	reply := streamSession(t, b, ten.Slug, "live-1")
 	conv, token := reply["conversationId"].(string), reply["streamToken"].(string)
 	path := streamPath(ten.Slug, "live-1", token)
 
-	s := openStream(t, b, path, nil)
+	s := openStream(t, b, path, map[string]string{"Origin": "https://shop.example"})
+	for k, want := range map[string]string{"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store",
+		"Content-Type": "text/event-stream", "X-Content-Type-Options": "nosniff"} {
+		if got := s.header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if s.header.Get("X-Request-Id") == "" {
+		t.Error("no X-Request-Id")
+	}
 	if ev := s.next(t, "the first status"); ev.Name != "status" || ev.Data["status"] != "bot" || ev.Data["assignee"] != nil || ev.ID != "" {
 		t.Fatalf("first event = %+v, want status bot", ev)
 	}
@@ -245,6 +260,11 @@ func TestChatStreamLive(t *testing.T) {
 		t.Fatalf("event = %+v, want status bot", ev)
 	}
 	s.none(t, "after the hand-back")
+	for deadline := time.Now().Add(15 * time.Second); s.comments.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no keep-alive comment on an idle stream")
+		}
+	}
 
 	t.Run("Resume", func(t *testing.T) {
 		// Reconnected after the first message: the two after it, once
