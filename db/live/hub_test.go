@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/db/live"
@@ -85,5 +86,59 @@ func TestHub(t *testing.T) {
 	}
 	if err := h.Subscribe(tenant, "conv-c").Wait(ctx); !errors.Is(err, live.ErrClosed) {
 		t.Errorf("Wait on a closed hub = %v, want ErrClosed", err)
+	}
+}
+
+// TestHubReads: the session's conversation and what is new in it are read
+// within the tenant only; Since gives the people's messages after a seq,
+// in order, with the conversation's state.
+func TestHubReads(t *testing.T) {
+	t.Parallel()
+	store := dbtest.New(t)
+	ctx := t.Context()
+	h := live.New(store.Pool(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(h.Close)
+	ten, other := dbtest.NewTenant(t, store), dbtest.NewTenant(t, store)
+	conv := db.SeedConversation{SessionID: "reads-1", Channel: "web", Status: parley.StatusBot, VisitorType: "human",
+		FirstUserMessage: "Hello", Locale: "en", CreatedAt: time.Now(), Messages: []db.SeedMessage{{Role: "user", Content: "Hello"}}}
+	conv.ID = [16]byte{0x5e, 0xed, 6: 0x40, 8: 0x80, 15: 1}
+	if _, err := store.CopySeedConversations(ctx, ten.ID, []db.SeedConversation{conv}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := h.Conversation(ctx, ten.ID, "reads-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"another tenant's session": func() error { _, err := h.Conversation(ctx, other.ID, "reads-1"); return err }(),
+		"an unknown session":       func() error { _, err := h.Conversation(ctx, ten.ID, "reads-2"); return err }(),
+		"another tenant's read":    func() error { _, _, _, err := h.Since(ctx, other.ID, id, 0); return err }(),
+	} {
+		if parley.ErrorKind(err) != parley.KindNotFound {
+			t.Errorf("%s: %v, want not found", name, err)
+		}
+	}
+
+	st, msgs, more, err := h.Since(ctx, ten.ID, id, 0)
+	if err != nil || st.Status != parley.StatusBot || st.Assignee != nil || len(msgs) != 0 || more {
+		t.Fatalf("before any person: %+v %v %v %v", st, msgs, more, err)
+	}
+	for _, text := range []string{"One.", "Two.", "Three."} {
+		if _, _, err := store.AddHumanMessage(ctx, ten.ID, id, parley.Holder{Name: "Maya"}, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, msgs, _, err = h.Since(ctx, ten.ID, id, 0)
+	if err != nil || st.Status != parley.StatusHuman || st.Assignee == nil || *st.Assignee != "Maya" || len(msgs) != 3 {
+		t.Fatalf("after three replies: %+v %v %v", st, msgs, err)
+	}
+	if msgs[0].Content != "One." || msgs[2].Content != "Three." || msgs[0].AuthorName != "Maya" || msgs[0].Seq >= msgs[1].Seq {
+		t.Errorf("messages out of order or incomplete: %+v", msgs)
+	}
+	if _, after, _, _ := h.Since(ctx, ten.ID, id, msgs[0].Seq); len(after) != 2 || after[0].ID != msgs[1].ID {
+		t.Errorf("after the first: %+v, want the two others", after)
+	}
+	if _, after, _, _ := h.Since(ctx, ten.ID, id, msgs[2].Seq); len(after) != 0 {
+		t.Errorf("after the last: %+v, want none", after)
 	}
 }
