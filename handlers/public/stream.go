@@ -153,15 +153,14 @@ func (s *chatStream) run(sub *live.Sub) {
 	defer sub.Close()
 	defer s.conn.Close()
 	s.out = s.conn
-	gone := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
 		var b [1]byte
 		_, _ = s.conn.Read(b[:])
-		close(gone)
+		cancel() // also ends a read of the conversation under way
 	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s.follow(ctx, sub, gone)
+	s.follow(ctx, sub, nil)
 }
 
 // follow sends the retry delay, the conversation's state and the messages
