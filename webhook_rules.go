@@ -19,9 +19,12 @@ const (
 )
 
 // WebhookEvents are the events an endpoint may subscribe to, under the
-// names the store records them with (db.EventSubmissionCreated and
-// db.EventSubmissionUpdated: a test of manage holds them the same).
-var WebhookEvents = []string{"submission.created", "submission.updated"}
+// names the store records them with (the Event constants of db/webhooks: a
+// test of manage holds them the same): a submission's, and a
+// conversation's takeover (waiting for a person, taken by one, handed back
+// to the assistant, closed, and the messages a person reads or writes).
+var WebhookEvents = []string{"submission.created", "submission.updated",
+	"conversation.escalated", "conversation.taken", "conversation.handed_back", "conversation.closed", "message.created"}
 
 // WebhookInput is a write of a webhook endpoint as a caller gives it,
 // through any surface (its JSON is the REST API's): the fields set change.

@@ -62,9 +62,10 @@ type Store interface {
 
 	// MoveConversation moves a conversation's state (a closed one, or one
 	// that waited too long for a person, back to the assistant);
-	// NotifyConversation announces a visitor's message to the inbox.
+	// AnnounceVisitorMessage tells the inbox and the webhooks
+	// (message.created) of a visitor's message left to a person.
 	MoveConversation(ctx context.Context, tenantID, id, to string, h parley.Holder) (parley.ConversationMove, error)
-	NotifyConversation(ctx context.Context, tenantID, id string) error
+	AnnounceVisitorMessage(ctx context.Context, tenantID, conversationID, messageID string) error
 }
 
 // Secrets opens values sealed at rest (the visitor signing key, escalation

@@ -167,7 +167,7 @@ func (m *memStore) MoveConversation(_ context.Context, _, _, to string, _ parley
 	return mv, nil
 }
 
-func (m *memStore) NotifyConversation(context.Context, string, string) error {
+func (m *memStore) AnnounceVisitorMessage(context.Context, string, string, string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.notices++

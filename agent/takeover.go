@@ -14,10 +14,11 @@ const DefaultPersonWait = 3 * time.Minute
 // stepAside decides whether the assistant answers the turn, after its
 // message is stored. While a person holds the conversation (HUMAN), or it
 // waits for one (ESCALATED, for PersonWait since it was escalated), the
-// model is not called: the message is announced to the inbox and the turn
-// ends without an answer. A closed conversation, or an escalated one that
-// waited too long, goes back to the assistant, which answers. Voice calls
-// are the assistant's throughout: a person cannot answer a call in text.
+// model is not called: the message is announced to the inbox and to the
+// webhooks (message.created), and the turn ends without an answer. A
+// closed conversation, or an escalated one that waited too long, goes back
+// to the assistant, which answers. Voice calls are the assistant's
+// throughout: a person cannot answer a call in text.
 func (e *Engine) stepAside(ctx context.Context, t *turn) (*TurnOutput, error) {
 	if t.in.Channel == parley.ChannelVoice {
 		return nil, nil
@@ -38,7 +39,7 @@ func (e *Engine) stepAside(ctx context.Context, t *turn) (*TurnOutput, error) {
 	default:
 		return nil, nil
 	}
-	if err := e.Store.NotifyConversation(ctx, t.in.Tenant.ID, c.ID); err != nil {
+	if err := e.Store.AnnounceVisitorMessage(ctx, t.in.Tenant.ID, c.ID, t.userMessage.ID); err != nil {
 		return nil, err
 	}
 	return &TurnOutput{ConversationID: c.ID, MessageCount: c.MessageCount, Status: c.Status, Assignee: c.Assignee}, nil

@@ -208,7 +208,7 @@ func TestConversationWrites(t *testing.T) {
 		if err != nil || len(turns) != 3 || turns[0].Content != "first question" || turns[2].Content != "second" {
 			t.Errorf("recent turns %+v, %v", turns, err)
 		}
-		if err := db.EscalateConversation(ctx, f.Store.Pool(), f.Tenant.ID, c.ID); err != nil {
+		if err := f.Store.EscalateConversation(ctx, f.Tenant.ID, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID); got.Status != "ESCALATED" || got.EscalatedAt == nil {
@@ -264,9 +264,7 @@ func TestConversationWrites(t *testing.T) {
 		_, err := db.AppendMessage(ctx, f.Store.Pool(), f.Other.ID, c.ID, "user", "x", nil)
 		dbtest.WantKind(t, err, parley.KindNotFound)
 		dbtest.WantKind(t, db.AppendToolHistory(ctx, f.Store.Pool(), f.Other.ID, c.ID, parley.ToolCall{ToolName: "x", ToolType: "X"}), parley.KindNotFound)
-		if err := db.EscalateConversation(ctx, f.Store.Pool(), f.Other.ID, c.ID); err != nil {
-			t.Fatal(err)
-		}
+		dbtest.WantKind(t, f.Store.EscalateConversation(ctx, f.Other.ID, c.ID), parley.KindNotFound)
 		if got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID); got.Status != "BOT" {
 			t.Errorf("another tenant escalated the conversation: %s", got.Status)
 		}

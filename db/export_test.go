@@ -17,10 +17,20 @@ import (
 // The transaction-level steps, for the tests of the package's rules; the
 // application goes through the store's methods.
 var (
-	AppendMessage        = appendMessage
-	AppendToolHistory    = appendToolHistory
-	EscalateConversation = escalateConversation
+	AppendMessage     = appendMessage
+	AppendToolHistory = appendToolHistory
 )
+
+// EscalateConversationTx is escalateConversation: the escalation of a
+// turn, in the turn's transaction (tests only).
+var EscalateConversationTx = (*DB).escalateConversation
+
+// EscalateConversation marks one of the tenant's conversations as waiting
+// for a person, as the model's ESCALATE_TO_HUMAN does, in a transaction of
+// its own (tests only).
+func (d *DB) EscalateConversation(ctx context.Context, tenantID, id string) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return d.escalateConversation(ctx, tx, tenantID, id) })
+}
 
 // InTx runs fn in one transaction of d's pool (tests only).
 func InTx(d *DB, ctx context.Context, fn func(pgx.Tx) error) error {

@@ -178,7 +178,7 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 			}
 		}
 		if r.Escalated {
-			if err := escalateConversation(ctx, tx, r.TenantID, r.ConversationID); err != nil {
+			if err := d.escalateConversation(ctx, tx, r.TenantID, r.ConversationID); err != nil {
 				return err
 			}
 		}

@@ -137,24 +137,10 @@ func eventData(s parley.Submission) EventData {
 		VisitorUserID: s.VisitorID, PageURL: s.PageURL, CreatedAt: s.CreatedAt.UTC()}
 }
 
-// recordEvent inserts the event row of typ with its frozen payload and, in
-// the same transaction, its webhook deliveries.
+// recordEvent records the submission's event of typ (webhooks.RecordEvent):
+// its frozen payload and, in the same transaction, its webhook deliveries.
 func (d *DB) recordEvent(ctx context.Context, tx pgx.Tx, s parley.Submission, typ string, at time.Time, data EventData) (webhooks.Event, error) {
-	payload, err := json.Marshal(EventPayload{Event: typ, CreatedAt: at.UTC(), Data: data})
-	if err != nil {
-		return webhooks.Event{}, fmt.Errorf("encoding %s payload: %w", typ, err)
-	}
-	rows, _ := tx.Query(ctx, `INSERT INTO events (tenant_id, type, submission_id, payload, created_at)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id, tenant_id, type, submission_id, payload, created_at`,
-		s.TenantID, typ, s.ID, payload, at)
-	ev, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[webhooks.Event])
-	if err != nil {
-		return webhooks.Event{}, fmt.Errorf("recording %s event: %w", typ, err)
-	}
-	if err := webhooks.EnqueueDeliveries(ctx, tx, d.jobs, ev); err != nil {
-		return webhooks.Event{}, err
-	}
-	return ev, nil
+	return webhooks.RecordEvent(ctx, tx, d.jobs, webhooks.NewEvent{TenantID: s.TenantID, Type: typ, SubmissionID: &s.ID, At: at, Data: data})
 }
 
 // Submission returns one of the tenant's submissions.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/internal/pgbase"
+	"github.com/parley/parley/db/webhooks"
 )
 
 // ConversationChannel is the PostgreSQL notification channel a change to a
@@ -17,13 +19,6 @@ import (
 // its payload is "tenant id:conversation id". Every Parley instance on the
 // database hears it.
 const ConversationChannel = "parley_conversation"
-
-// NotifyConversation announces a change of one of the tenant's
-// conversations that is already stored (a visitor's message while a person
-// holds it).
-func (d *DB) NotifyConversation(ctx context.Context, tenantID, conversationID string) error {
-	return notifyConversation(ctx, d.pool, tenantID, conversationID)
-}
 
 // notifyConversation announces a change of the conversation when tx commits.
 func notifyConversation(ctx context.Context, q pgbase.Querier, tenantID, conversationID string) error {
@@ -38,7 +33,8 @@ func notifyConversation(ctx context.Context, q pgbase.Querier, tenantID, convers
 // ESCALATED back to the people's queue; CLOSED), in one transaction that
 // locks it: of two people taking it at once, one wins and the other gets a
 // conflict naming the holder. Taking a conversation one already holds
-// changes nothing.
+// changes nothing. A change of status records its webhook event in the
+// same transaction (recordMove).
 func (d *DB) MoveConversation(ctx context.Context, tenantID, id, to string, h parley.Holder) (parley.ConversationMove, error) {
 	var mv parley.ConversationMove
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
@@ -54,7 +50,7 @@ func (d *DB) MoveConversation(ctx context.Context, tenantID, id, to string, h pa
 			mv.Conversation = cur
 			return nil
 		}
-		mv.Conversation, err = setState(ctx, tx, tenantID, id, to, h)
+		mv.Conversation, err = d.setState(ctx, tx, cur, to, h)
 		return err
 	})
 	return mv, err
@@ -79,7 +75,7 @@ func (d *DB) AddHumanMessage(ctx context.Context, tenantID, id string, h parley.
 			return heldBy(cur)
 		}
 		if cur.Status != parley.StatusHuman {
-			if mv.Conversation, err = setState(ctx, tx, tenantID, id, parley.StatusHuman, h); err != nil {
+			if mv.Conversation, err = d.setState(ctx, tx, cur, parley.StatusHuman, h); err != nil {
 				return err
 			}
 		}
@@ -94,6 +90,9 @@ func (d *DB) AddHumanMessage(ctx context.Context, tenantID, id string, h parley.
 		}
 		mv.Conversation.MessageCount++
 		mv.Conversation.LastMessageAt = m.CreatedAt
+		if err := d.recordMessage(ctx, tx, mv.Conversation, m); err != nil {
+			return err
+		}
 		return notifyConversation(ctx, tx, tenantID, id)
 	})
 	return m, mv, err
@@ -113,10 +112,10 @@ func lockConversation(ctx context.Context, tx pgx.Tx, tenantID, id string) (parl
 	return c, nil
 }
 
-// setState moves the conversation to state to: HUMAN held by h from now;
-// ESCALATED waiting from now; BOT and CLOSED held by nobody. It announces
-// the move.
-func setState(ctx context.Context, tx pgx.Tx, tenantID, id, to string, h parley.Holder) (parley.Conversation, error) {
+// setState moves the conversation cur (locked) to state to: HUMAN held by h
+// from now; ESCALATED waiting from now; BOT and CLOSED held by nobody. It
+// announces the move and records its event (recordMove).
+func (d *DB) setState(ctx context.Context, tx pgx.Tx, cur parley.Conversation, to string, h parley.Holder) (parley.Conversation, error) {
 	var userID, name any
 	switch to {
 	case parley.StatusHuman:
@@ -131,12 +130,15 @@ func setState(ctx context.Context, tx pgx.Tx, tenantID, id, to string, h parley.
 	rows, _ := tx.Query(ctx, `UPDATE conversations SET status = $3::text, assigned_user_id = $4, assignee = $5,
 			taken_at = CASE WHEN $3::text = 'HUMAN' THEN now() END,
 			escalated_at = CASE WHEN $3::text = 'ESCALATED' THEN now() ELSE escalated_at END, updated_at = now()
-		WHERE tenant_id = $1 AND id = $2 RETURNING `+pgbase.ConversationColumns, tenantID, id, to, userID, name)
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+pgbase.ConversationColumns, cur.TenantID, cur.ID, to, userID, name)
 	c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
 	if err != nil {
 		return parley.Conversation{}, fmt.Errorf("moving a conversation: %w", err)
 	}
-	return c, notifyConversation(ctx, tx, tenantID, id)
+	if err := d.recordMove(ctx, tx, cur.Status, c); err != nil {
+		return parley.Conversation{}, err
+	}
+	return c, notifyConversation(ctx, tx, c.TenantID, c.ID)
 }
 
 // sameHolder reports whether h holds c: the same dashboard user, or for a
@@ -158,15 +160,133 @@ func heldBy(c parley.Conversation) error {
 }
 
 // escalateConversation marks the conversation as waiting for a person, from
-// now, unless a person holds it already.
-func escalateConversation(ctx context.Context, q pgbase.Querier, tenantID, conversationID string) error {
-	if !pgbase.LooksLikeUUID(conversationID) {
-		return parley.Errorf(parley.KindNotFound, "Conversation not found")
+// now, unless a person holds it already; it records conversation.escalated
+// in tx when it was not waiting already.
+func (d *DB) escalateConversation(ctx context.Context, tx pgx.Tx, tenantID, conversationID string) error {
+	cur, err := lockConversation(ctx, tx, tenantID, conversationID)
+	if err != nil || cur.Status == parley.StatusHuman {
+		return err
 	}
-	_, err := q.Exec(ctx, `UPDATE conversations SET status = 'ESCALATED', escalated_at = now(), updated_at = now()
-		WHERE tenant_id = $1 AND id = $2 AND status <> 'HUMAN'`, tenantID, conversationID)
+	_, err = d.setState(ctx, tx, cur, parley.StatusEscalated, parley.Holder{})
+	return err
+}
+
+// AnnounceVisitorMessage announces a visitor's message, already stored,
+// that the assistant leaves to a person (the conversation is HUMAN or
+// ESCALATED): the inbox hears of it and its message.created event is
+// recorded, in one transaction.
+func (d *DB) AnnounceVisitorMessage(ctx context.Context, tenantID, conversationID, messageID string) error {
+	if !pgbase.LooksLikeUUID(conversationID) || !pgbase.LooksLikeUUID(messageID) {
+		return parley.Errorf(parley.KindNotFound, "Message not found")
+	}
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `SELECT `+pgbase.ConversationColumns+` FROM conversations
+			WHERE tenant_id = $1 AND id = $2`, tenantID, conversationID)
+		c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
+		if err != nil {
+			return pgbase.NotFound(err, "Conversation")
+		}
+		rows, _ = tx.Query(ctx, `SELECT `+pgbase.MessageColumns+` FROM messages
+			WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`, tenantID, conversationID, messageID)
+		m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
+		if err != nil {
+			return pgbase.NotFound(err, "Message")
+		}
+		if err := d.recordMessage(ctx, tx, c, m); err != nil {
+			return err
+		}
+		return notifyConversation(ctx, tx, tenantID, conversationID)
+	})
+}
+
+// ConversationEventData is a conversation as its webhook events see it,
+// frozen when the event happened. PreviousStatus is the status before the
+// change, in a conversation's events; empty (absent) in message.created.
+// Segment is the segment's slug.
+type ConversationEventData struct {
+	ID             string     `json:"id"`
+	SessionID      string     `json:"sessionId"`
+	Channel        string     `json:"channel"`
+	Status         string     `json:"status"`
+	PreviousStatus string     `json:"previousStatus,omitempty"`
+	Assignee       *string    `json:"assignee"`
+	EscalatedAt    *time.Time `json:"escalatedAt"`
+	TakenAt        *time.Time `json:"takenAt"`
+	PageURL        *string    `json:"pageUrl"`
+	VisitorID      *string    `json:"visitorId"`
+	Segment        *string    `json:"segment"`
+}
+
+// MessageEventData is the message of a message.created event, with its
+// conversation as it then stood.
+type MessageEventData struct {
+	ID             string                `json:"id"`
+	ConversationID string                `json:"conversationId"`
+	Role           string                `json:"role"`
+	Content        string                `json:"content"`
+	AuthorName     *string               `json:"authorName"`
+	CreatedAt      time.Time             `json:"createdAt"`
+	Conversation   ConversationEventData `json:"conversation"`
+}
+
+// moveEvents are the events of a conversation's arrival in each status.
+var moveEvents = map[string]string{
+	parley.StatusEscalated: webhooks.EventConversationEscalated,
+	parley.StatusHuman:     webhooks.EventConversationTaken,
+	parley.StatusBot:       webhooks.EventConversationHandedBack,
+	parley.StatusClosed:    webhooks.EventConversationClosed,
+}
+
+// recordMove records, in tx, the event of c's move from status from, with
+// its deliveries: none when the status did not change (an escalated
+// conversation escalated again still waits; a held one is still held).
+func (d *DB) recordMove(ctx context.Context, tx pgx.Tx, from string, c parley.Conversation) error {
+	if from == c.Status {
+		return nil
+	}
+	data, err := conversationEventData(ctx, tx, c)
 	if err != nil {
-		return fmt.Errorf("escalating a conversation: %w", err)
+		return err
 	}
-	return notifyConversation(ctx, q, tenantID, conversationID)
+	data.PreviousStatus = from
+	_, err = webhooks.RecordEvent(ctx, tx, d.jobs, webhooks.NewEvent{TenantID: c.TenantID, Type: moveEvents[c.Status],
+		ConversationID: &c.ID, At: c.UpdatedAt, Data: data})
+	return err
+}
+
+// recordMessage records, in tx, the message.created event of m, a message
+// of the conversation c, with its deliveries.
+func (d *DB) recordMessage(ctx context.Context, tx pgx.Tx, c parley.Conversation, m parley.Message) error {
+	conv, err := conversationEventData(ctx, tx, c)
+	if err != nil {
+		return err
+	}
+	_, err = webhooks.RecordEvent(ctx, tx, d.jobs, webhooks.NewEvent{TenantID: c.TenantID, Type: webhooks.EventMessageCreated,
+		ConversationID: &c.ID, At: m.CreatedAt, Data: MessageEventData{ID: m.ID, ConversationID: c.ID, Role: m.Role,
+			Content: m.Content, AuthorName: m.AuthorName, CreatedAt: m.CreatedAt.UTC(), Conversation: conv}})
+	return err
+}
+
+// conversationEventData reads c's segment's slug and returns c as its
+// events see it.
+func conversationEventData(ctx context.Context, tx pgx.Tx, c parley.Conversation) (ConversationEventData, error) {
+	var segment *string
+	if c.SegmentID != nil {
+		err := tx.QueryRow(ctx, `SELECT slug FROM segments WHERE tenant_id = $1 AND id = $2`, c.TenantID, *c.SegmentID).Scan(&segment)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return ConversationEventData{}, fmt.Errorf("reading a conversation's segment: %w", err)
+		}
+	}
+	return ConversationEventData{ID: c.ID, SessionID: c.SessionID, Channel: c.Channel, Status: c.Status,
+		Assignee: c.Assignee, EscalatedAt: utcPtr(c.EscalatedAt), TakenAt: utcPtr(c.TakenAt), PageURL: c.PageURL,
+		VisitorID: c.VisitorID, Segment: segment}, nil
+}
+
+// utcPtr returns *t in UTC, or nil.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }

@@ -74,7 +74,7 @@ func TestTakeover(t *testing.T) {
 		t.Parallel()
 		f := dbtest.SetupConversations(t)
 		c := f.Start(t, parley.ConversationStart{SessionID: "moves"})
-		if err := db.EscalateConversation(ctx, f.Store.Pool(), f.Tenant.ID, c.ID); err != nil {
+		if err := f.Store.EscalateConversation(ctx, f.Tenant.ID, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		desk := parley.Holder{Name: "Desk agent"}
@@ -83,7 +83,7 @@ func TestTakeover(t *testing.T) {
 			t.Fatalf("%+v, %v", mv, err)
 		}
 		// An escalation while a person holds it changes nothing.
-		if err := db.EscalateConversation(ctx, f.Store.Pool(), f.Tenant.ID, c.ID); err != nil {
+		if err := f.Store.EscalateConversation(ctx, f.Tenant.ID, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		// Another named person is someone else.

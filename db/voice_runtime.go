@@ -100,7 +100,7 @@ func (d *DB) SaveVoiceToolRuns(ctx context.Context, tenantID string, conversatio
 			}
 		}
 		if escalated && conversationID != nil {
-			return escalateConversation(ctx, tx, tenantID, *conversationID)
+			return d.escalateConversation(ctx, tx, tenantID, *conversationID)
 		}
 		return nil
 	})

@@ -223,8 +223,10 @@ func truncateError(s string) string {
 }
 
 // RedactPayload returns the body to send: the stored payload with the
-// endpoint's piiFields removed from data.input and, when any are set,
-// data.messages removed entirely. The stored payload is not changed.
+// endpoint's piiFields removed from data.input and, when any are set, what
+// was said in the conversation removed entirely (a submission's
+// data.messages, a message.created event's data.content). The stored
+// payload is not changed.
 func RedactPayload(payload []byte, piiFields []string) ([]byte, error) {
 	if len(piiFields) == 0 {
 		if !json.Valid(payload) {
@@ -241,6 +243,9 @@ func RedactPayload(payload []byte, piiFields []string) ([]byte, error) {
 		return nil, err
 	}
 	delete(data, "messages")
+	if string(p["event"]) == `"`+webhooks.EventMessageCreated+`"` {
+		delete(data, "content")
+	}
 	var input map[string]json.RawMessage
 	if raw, ok := data["input"]; ok && json.Unmarshal(raw, &input) == nil && input != nil {
 		for _, f := range piiFields {

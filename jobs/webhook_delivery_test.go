@@ -570,6 +570,21 @@ func TestRedactPayload(t *testing.T) {
 	if p.Event != "submission.created" || string(p.Data["input"]) != `{"name":"Ada"}` || p.Data["messages"] != nil || string(p.Data["id"]) != `"x"` {
 		t.Errorf("redacted %s", out)
 	}
+	// A message's text is what was said: an endpoint with piiFields gets the
+	// message without it; a conversation's event keeps its fields.
+	msg := []byte(`{"event":"message.created","createdAt":"2026-11-22T00:00:00Z","data":{"id":"m","role":"user","content":"call me on 555","authorName":null,"conversation":{"id":"c","status":"HUMAN"}}}`)
+	if out, err := RedactPayload(msg, nil); err != nil || string(out) != string(msg) {
+		t.Errorf("message.created without piiFields: %s %v", out, err)
+	}
+	out, err = RedactPayload(msg, []string{"phone"})
+	if err != nil || strings.Contains(string(out), "555") || strings.Contains(string(out), `"content"`) || !strings.Contains(string(out), `"role":"user"`) ||
+		!strings.Contains(string(out), `"conversation":{"id":"c","status":"HUMAN"}`) {
+		t.Errorf("message.created with piiFields: %s %v", out, err)
+	}
+	taken := []byte(`{"event":"conversation.taken","createdAt":"2026-11-22T00:00:00Z","data":{"id":"c","status":"HUMAN","assignee":"Ana","pageUrl":null}}`)
+	if out, err := RedactPayload(taken, []string{"phone"}); err != nil || !strings.Contains(string(out), `"assignee":"Ana"`) {
+		t.Errorf("conversation.taken with piiFields: %s %v", out, err)
+	}
 	if _, err := RedactPayload([]byte(`{"data":`), []string{"email"}); err == nil {
 		t.Error("invalid payload accepted")
 	}

@@ -118,7 +118,9 @@ func TestCheckWebhook(t *testing.T) {
 
 	t.Run("EventsInStep", func(t *testing.T) {
 		t.Parallel()
-		if want := []string{webhooks.EventSubmissionCreated, webhooks.EventSubmissionUpdated}; !slices.Equal(parley.WebhookEvents, want) {
+		if want := []string{webhooks.EventSubmissionCreated, webhooks.EventSubmissionUpdated,
+			webhooks.EventConversationEscalated, webhooks.EventConversationTaken, webhooks.EventConversationHandedBack,
+			webhooks.EventConversationClosed, webhooks.EventMessageCreated}; !slices.Equal(parley.WebhookEvents, want) {
 			t.Errorf("parley.WebhookEvents %v, the store's events %v", parley.WebhookEvents, want)
 		}
 	})

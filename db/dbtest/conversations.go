@@ -110,9 +110,9 @@ func (f *SubFixture) NewSubmission() parley.NewSubmission {
 }
 
 // Events returns the tenant's recorded events, oldest first.
-func (f *SubFixture) Events(t *testing.T, tenantID string) []webhooks.Event {
+func (f *ConvFixture) Events(t *testing.T, tenantID string) []webhooks.Event {
 	t.Helper()
-	rows, _ := f.Store.Pool().Query(context.Background(), `SELECT id, tenant_id, type, submission_id, payload, created_at
+	rows, _ := f.Store.Pool().Query(context.Background(), `SELECT id, tenant_id, type, submission_id, conversation_id, payload, created_at
 		FROM events WHERE tenant_id = $1 ORDER BY created_at, id`, tenantID)
 	evs, err := pgx.CollectRows(rows, pgx.RowToStructByName[webhooks.Event])
 	if err != nil {
