@@ -37,9 +37,10 @@ type memStore struct {
 	// leaseCalls counts OpenTurn's lease takings.
 	opens      bool
 	leaseCalls int
-	// moves and notices are the state changes and announcements asked.
-	moves   []string
-	notices int
+	// moves and announced are the state changes asked and the messages
+	// announced as left to a person.
+	moves     []string
+	announced []string
 }
 
 // OpenTurn takes the lease and reads the state; with opens set it also
@@ -167,10 +168,10 @@ func (m *memStore) MoveConversation(_ context.Context, _, _, to string, _ parley
 	return mv, nil
 }
 
-func (m *memStore) AnnounceVisitorMessage(context.Context, string, string, string) error {
+func (m *memStore) AnnounceVisitorMessage(_ context.Context, _, _, messageID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.notices++
+	m.announced = append(m.announced, messageID)
 	return nil
 }
 

@@ -62,10 +62,14 @@ func TestStepAside(t *testing.T) {
 				t.Errorf("the lease is still held by %q", store.holder)
 			}
 			if tc.answers {
+				if len(store.announced) != 0 {
+					t.Errorf("an answered turn announced %v as left to a person", store.announced)
+				}
 				return
 			}
-			if out.Result.Text != "" || out.MessageID != "" || len(store.saved) != 0 || out.MessageCount != 5 || store.notices != 1 {
-				t.Errorf("a held turn: output %+v, %d saves, %d notices", out, len(store.saved), store.notices)
+			if out.Result.Text != "" || out.MessageID != "" || len(store.saved) != 0 || out.MessageCount != 5 ||
+				len(store.announced) != 1 || store.announced[0] != "msg-user" {
+				t.Errorf("a held turn: output %+v, %d saves, announced %v", out, len(store.saved), store.announced)
 			}
 			if tc.status == parley.StatusHuman && (out.Assignee == nil || *out.Assignee != jeanne) {
 				t.Errorf("assignee %v", out.Assignee)

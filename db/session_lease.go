@@ -148,7 +148,8 @@ const releaseLeaseSQL = `DELETE FROM session_leases WHERE tenant_id = $1 AND ses
 
 // SaveTurn stores a turn in one transaction: the reply, the tool history,
 // the submissions with their submission.created events and deliveries, the
-// conversation's status, and the session lease given back (when the record
+// conversation's status (an escalation with its conversation.escalated
+// event), and the session lease given back (when the record
 // names its holder). It returns the stored reply (zero when there was none).
 // The lease is not given back unless the rest is stored.
 func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message, error) {

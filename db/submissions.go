@@ -14,12 +14,8 @@ import (
 	"github.com/parley/parley/db/webhooks"
 )
 
-// EventPayload is the spec's webhook body.
-type EventPayload struct {
-	Event     string    `json:"event"`
-	CreatedAt time.Time `json:"createdAt"`
-	Data      EventData `json:"data"`
-}
+// EventPayload is the webhook body of a submission's event.
+type EventPayload = webhooks.Payload[EventData]
 
 // EventData is the submission as a webhook sees it. Messages is present only
 // when the caller had the turns; PreviousStatus only on submission.updated,

@@ -217,6 +217,13 @@ type ConversationEventData struct {
 	Segment        *string    `json:"segment"`
 }
 
+// ConversationEventPayload is the webhook body of a conversation's event
+// (conversation.escalated, taken, handed_back, closed).
+type ConversationEventPayload = webhooks.Payload[ConversationEventData]
+
+// MessageEventPayload is the webhook body of message.created.
+type MessageEventPayload = webhooks.Payload[MessageEventData]
+
 // MessageEventData is the message of a message.created event, with its
 // conversation as it then stood.
 type MessageEventData struct {

@@ -16,18 +16,6 @@ import (
 	"github.com/parley/parley/db/webhooks"
 )
 
-// conversationEvent is the payload of a conversation's event, read back.
-type conversationEvent struct {
-	Event string                   `json:"event"`
-	Data  db.ConversationEventData `json:"data"`
-}
-
-// messageEvent is the payload of a message.created event, read back.
-type messageEvent struct {
-	Event string              `json:"event"`
-	Data  db.MessageEventData `json:"data"`
-}
-
 func TestTakeoverEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -76,7 +64,7 @@ func TestTakeoverEvents(t *testing.T) {
 		evs := step("the model escalates", []string{webhooks.EventConversationEscalated}, func() error {
 			return f.Store.EscalateConversation(ctx, f.Tenant.ID, c.ID)
 		})
-		var ce conversationEvent
+		var ce db.ConversationEventPayload
 		if err := json.Unmarshal(evs[0].Payload, &ce); err != nil {
 			t.Fatal(err)
 		}
@@ -93,13 +81,13 @@ func TestTakeoverEvents(t *testing.T) {
 			_, _, err := f.Store.AddHumanMessage(ctx, f.Tenant.ID, c.ID, ana, "Hello, Ana here")
 			return err
 		})
-		ce = conversationEvent{}
+		ce = db.ConversationEventPayload{}
 		_ = json.Unmarshal(evs[0].Payload, &ce)
 		if ce.Data.Status != parley.StatusHuman || ce.Data.PreviousStatus != parley.StatusEscalated || ce.Data.Assignee == nil ||
 			*ce.Data.Assignee != "Ana" || ce.Data.TakenAt == nil || ce.Data.EscalatedAt == nil {
 			t.Errorf("conversation.taken payload %s", evs[0].Payload)
 		}
-		var me messageEvent
+		var me db.MessageEventPayload
 		_ = json.Unmarshal(evs[1].Payload, &me)
 		if me.Event != webhooks.EventMessageCreated || me.Data.ID == "" || me.Data.ConversationID != c.ID || me.Data.Role != parley.RoleHuman ||
 			me.Data.Content != "Hello, Ana here" || me.Data.AuthorName == nil || *me.Data.AuthorName != "Ana" ||
@@ -124,7 +112,7 @@ func TestTakeoverEvents(t *testing.T) {
 		evs = step("the visitor writes to the person", []string{webhooks.EventMessageCreated}, func() error {
 			return f.Store.AnnounceVisitorMessage(ctx, f.Tenant.ID, c.ID, m.ID)
 		})
-		me = messageEvent{}
+		me = db.MessageEventPayload{}
 		_ = json.Unmarshal(evs[0].Payload, &me)
 		if me.Data.ID != m.ID || me.Data.Role != parley.RoleUser || me.Data.Content != "Thanks!" || me.Data.AuthorName != nil ||
 			me.Data.Conversation.Status != parley.StatusHuman {
@@ -134,7 +122,7 @@ func TestTakeoverEvents(t *testing.T) {
 		step("closed", []string{webhooks.EventConversationClosed}, move(parley.StatusClosed, parley.Holder{}))
 		step("closed again", nil, move(parley.StatusClosed, parley.Holder{}))
 		evs = step("the assistant answers again", []string{webhooks.EventConversationHandedBack}, move(parley.StatusBot, parley.Holder{}))
-		ce = conversationEvent{}
+		ce = db.ConversationEventPayload{}
 		_ = json.Unmarshal(evs[0].Payload, &ce)
 		if ce.Data.Status != parley.StatusBot || ce.Data.PreviousStatus != parley.StatusClosed || ce.Data.Assignee != nil || ce.Data.TakenAt != nil {
 			t.Errorf("conversation.handed_back payload %s", evs[0].Payload)
@@ -192,6 +180,29 @@ func TestTakeoverEvents(t *testing.T) {
 		got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c2.ID)
 		if evs := f.Events(t, f.Tenant.ID); len(evs) != 1 || deliveries != 0 || got.Status != parley.StatusBot {
 			t.Errorf("after a rollback: %v events, %d deliveries, status %s", types(evs), deliveries, got.Status)
+		}
+	})
+
+	t.Run("the model's escalation is recorded with its turn, a call's with its tool runs", func(t *testing.T) {
+		t.Parallel()
+		f := dbtest.SetupConversations(t)
+		c := f.Start(t, parley.ConversationStart{SessionID: "turn"})
+		if _, err := f.Store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.Tenant.ID, ConversationID: c.ID, SessionID: "turn",
+			Reply: "Let me find someone for you.", Escalated: true}); err != nil {
+			t.Fatal(err)
+		}
+		call := f.Start(t, parley.ConversationStart{SessionID: "call", Channel: parley.ChannelVoice})
+		if err := f.Store.SaveVoiceToolRuns(ctx, f.Tenant.ID, &call.ID, nil, true); err != nil {
+			t.Fatal(err)
+		}
+		evs := f.Events(t, f.Tenant.ID)
+		if got := types(evs); !slices.Equal(got, []string{webhooks.EventConversationEscalated, webhooks.EventConversationEscalated}) ||
+			*evs[0].ConversationID != c.ID || *evs[1].ConversationID != call.ID {
+			t.Errorf("events %v", got)
+		}
+		var ce db.ConversationEventPayload
+		if err := json.Unmarshal(evs[1].Payload, &ce); err != nil || ce.Data.Channel != parley.ChannelVoice || ce.Data.PreviousStatus != parley.StatusBot {
+			t.Errorf("a call's escalation %s %v", evs[1].Payload, err)
 		}
 	})
 

@@ -83,7 +83,8 @@ func (d *DB) SetVoiceCallStatus(ctx context.Context, tenantID, callID, status st
 // SaveVoiceToolRuns stores, in one transaction, the tool runs of a voice
 // call's tool-calls event: their submissions (with their submission.created
 // events and deliveries) and, when the call has a conversation, its tool
-// history and, after an escalation, its ESCALATED status.
+// history and, after an escalation, its ESCALATED status with its
+// conversation.escalated event.
 func (d *DB) SaveVoiceToolRuns(ctx context.Context, tenantID string, conversationID *string, runs []parley.ToolRun, escalated bool) error {
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		for _, r := range runs {

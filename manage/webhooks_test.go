@@ -40,7 +40,7 @@ func TestCheckWebhook(t *testing.T) {
 		"Fragment":            {parley.WebhookInput{URL: parley.Some(hook + "#top")}, "url", "must not contain a fragment"},
 		"DescriptionAtLimit":  {parley.WebhookInput{URL: parley.Some(hook), Description: parley.Some(strings.Repeat("é", parley.MaxWebhookDescription))}, "", ""},
 		"DescriptionPast":     {parley.WebhookInput{URL: parley.Some(hook), Description: parley.Some(strings.Repeat("é", parley.MaxWebhookDescription+1))}, "description", "must be at most 500 characters"},
-		"UnknownEvent":        {parley.WebhookInput{URL: parley.Some(hook), Events: parley.Some([]string{"submission.created", "lead.won"})}, "events", `unknown event "lead.won"; events are submission.created, submission.updated`},
+		"UnknownEvent":        {parley.WebhookInput{URL: parley.Some(hook), Events: parley.Some([]string{"submission.created", "lead.won"})}, "events", `unknown event "lead.won"; events are submission.created, submission.updated, conversation.escalated, conversation.taken, conversation.handed_back, conversation.closed, message.created`},
 		"NoEvents":            {parley.WebhookInput{URL: parley.Some(hook), Events: parley.Some([]string{})}, "events", "must list at least one of submission.created, submission.updated"},
 		"CreatedDisabled":     {parley.WebhookInput{URL: parley.Some(hook), Enabled: parley.Some(false)}, "enabled", "endpoints are created enabled"},
 		"PIIFieldsAtLimit":    {parley.WebhookInput{URL: parley.Some(hook), PIIFields: fields(parley.MaxWebhookPIIFields)}, "", ""},

@@ -42,7 +42,7 @@ type Event struct {
 }
 
 // NewEvent is an event to record: Data is the payload's data, which
-// RecordEvent wraps in the spec's envelope {event, createdAt, data}.
+// RecordEvent wraps in the spec's envelope (Payload).
 type NewEvent struct {
 	TenantID       string
 	Type           string
@@ -52,17 +52,18 @@ type NewEvent struct {
 	Data           any
 }
 
-// envelope is the spec's webhook body.
-type envelope struct {
+// Payload is the spec's webhook body, {event, createdAt, data}, of an
+// event whose data is D.
+type Payload[D any] struct {
 	Event     string    `json:"event"`
 	CreatedAt time.Time `json:"createdAt"`
-	Data      any       `json:"data"`
+	Data      D         `json:"data"`
 }
 
 // RecordEvent inserts, in tx, the event with its frozen payload and its
 // deliveries (EnqueueDeliveries, their jobs inserted with client).
 func RecordEvent(ctx context.Context, tx pgx.Tx, client *river.Client[pgx.Tx], e NewEvent) (Event, error) {
-	payload, err := json.Marshal(envelope{Event: e.Type, CreatedAt: e.At.UTC(), Data: e.Data})
+	payload, err := json.Marshal(Payload[any]{Event: e.Type, CreatedAt: e.At.UTC(), Data: e.Data})
 	if err != nil {
 		return Event{}, fmt.Errorf("encoding %s payload: %w", e.Type, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,6 +89,17 @@ func TestBrowserWebhooks(t *testing.T) {
 	ctx := webtest.BrowserTab(t)
 	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/webhooks")
 
+	// Each event is ticked, and says in words when it is sent.
+	events := webtest.MustRunStep(ctx, t, "events", chromedp.Evaluate[[][]string](`[...document.querySelectorAll('input[name=events]')].map(
+		i => [i.value, String(i.checked), i.closest('label').querySelector('.muted')?.textContent.trim() ?? ''])`))
+	if len(events) != len(parley.WebhookEvents) {
+		t.Errorf("events offered %v, want %v", events, parley.WebhookEvents)
+	}
+	for i, e := range events {
+		if i >= len(parley.WebhookEvents) || e[0] != parley.WebhookEvents[i] || e[1] != "true" || len(e[2]) < 10 {
+			t.Errorf("event %v: want %s ticked, said in words", e, parley.WebhookEvents[min(i, len(parley.WebhookEvents)-1)])
+		}
+	}
 	webtest.MustStep(t, "filling the form", chromedp.Do(ctx,
 		webtest.FillField("url", adminHookURL),
 		webtest.FillField("description", "CRM"),
@@ -112,7 +124,7 @@ func TestBrowserWebhooks(t *testing.T) {
 		t.Fatalf("%d endpoints stored, want 1", len(eps))
 	}
 	ep := eps[0]
-	if ep.URL != adminHookURL || ep.Description != "CRM" || !ep.Enabled || strings.Join(ep.Events, ",") != "submission.created,submission.updated" ||
+	if ep.URL != adminHookURL || ep.Description != "CRM" || !ep.Enabled || !slices.Equal(ep.Events, parley.WebhookEvents) ||
 		strings.Join(ep.PIIFields, ",") != "email,phone" {
 		t.Errorf("stored endpoint = %+v", ep)
 	}
@@ -270,7 +282,7 @@ func TestAdminWebhooksValidation(t *testing.T) {
 		{"ResolvesPrivate", "url", "refused: internal.example.com is not a public internet address", url.Values{"url": {"https://internal.example.com/hook"}, "events": both}},
 		{"Unresolvable", "url", "refused: nowhere.example.com is not a public internet address", url.Values{"url": {"https://nowhere.example.com/hook"}, "events": both}},
 		{"NoEvents", "events", "must list at least one of submission.created, submission.updated", url.Values{"url": {adminHookURL}}},
-		{"UnknownEvent", "events", `unknown event "order.paid"; events are submission.created, submission.updated`, url.Values{"url": {adminHookURL}, "events": {"order.paid"}}},
+		{"UnknownEvent", "events", `unknown event "order.paid"; events are submission.created, submission.updated, conversation.escalated, conversation.taken, conversation.handed_back, conversation.closed, message.created`, url.Values{"url": {adminHookURL}, "events": {"order.paid"}}},
 		{"DescriptionTooLong", "description", "must be at most 500 characters", url.Values{"url": {adminHookURL}, "events": both, "description": {strings.Repeat("d", 501)}}},
 		{"TooManyPIIFields", "piiFields", "must list at most 32 fields", url.Values{"url": {adminHookURL}, "events": both, "piiFields": {strings.Join(many, ",")}}},
 	} {
@@ -465,7 +477,7 @@ func TestAdminWebhooksIsolation(t *testing.T) {
 	}
 	got, err := b.DB.WebhookEndpoint(context.Background(), theirs.ID, ep.ID)
 	webtest.MustStep(t, "reading their endpoint", err)
-	if got.URL != adminHookURL || !got.Enabled || len(got.Events) != 2 {
+	if got.URL != adminHookURL || !got.Enabled || !slices.Equal(got.Events, parley.WebhookEvents) {
 		t.Errorf("their endpoint changed: %+v", got)
 	}
 	if n := adminDeliveryJobs(t, b, del.ID); n != 1 {

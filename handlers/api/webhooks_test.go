@@ -7,10 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -121,7 +118,7 @@ func TestWebhookCreate(t *testing.T) {
 	if !secretPattern.MatchString(secret) || webtest.Obj(got)["warning"] == "" || webtest.Obj(got)["warning"] == nil {
 		t.Errorf("secret %q, warning %v", secret, webtest.Obj(got)["warning"])
 	}
-	if ep["enabled"] != true || ep["description"] != "" || fmt.Sprint(ep["events"]) != "[submission.created submission.updated]" ||
+	if ep["enabled"] != true || ep["description"] != "" || fmt.Sprint(ep["events"]) != fmt.Sprint(parley.WebhookEvents) ||
 		len(webtest.List(ep["piiFields"])) != 0 || ep["url"] != "https://public.test/hook" {
 		t.Errorf("created endpoint: %v", ep)
 	}
@@ -561,19 +558,8 @@ func TestWebhookSend(t *testing.T) {
 	t.Parallel()
 	b := setupWebhookAPI(t, true)
 	w := newWebhookAPI(t, b)
-	type received struct {
-		header http.Header
-		body   []byte
-	}
-	got := make(chan received, 1)
-	receiver := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- received{r.Header.Clone(), body}
-		rw.WriteHeader(http.StatusNoContent)
-	}))
-	defer receiver.Close()
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(receiver.URL, "http://"))
-	ep, secret := w.create(t, map[string]any{"url": "http://hooks.test:" + port + "/hook", "piiFields": []string{"phone"}})
+	hookURL, got := hookReceiver(t)
+	ep, secret := w.create(t, map[string]any{"url": hookURL, "piiFields": []string{"phone"}})
 	newSubmission(t, b, w.ten.ID)
 	ds, _ := w.deliveries(t, ep["id"].(string), "")
 	if len(ds) != 1 {
@@ -592,6 +578,9 @@ func TestWebhookSend(t *testing.T) {
 	fmt.Fprintf(mac, "%d.%s", now.Unix(), r.body)
 	if want := fmt.Sprintf("t=%d,v1=%s", now.Unix(), hex.EncodeToString(mac.Sum(nil))); r.header.Get("X-Service-Signature") != want {
 		t.Errorf("signature %q, want %q", r.header.Get("X-Service-Signature"), want)
+	}
+	if err := verifySignature(secret, r.header, r.body, now); err != nil {
+		t.Errorf("a receiver following the document rejects the delivery: %v", err)
 	}
 	if r.header.Get("X-Service-Event") != "submission.created" || r.header.Get("X-Service-Delivery-Id") != id {
 		t.Errorf("headers %v", r.header)
