@@ -174,26 +174,32 @@ func (d *DB) escalateConversation(ctx context.Context, tx pgx.Tx, tenantID, conv
 // AnnounceVisitorMessage announces a visitor's message, already stored,
 // that the assistant leaves to a person (the conversation is HUMAN or
 // ESCALATED): the inbox hears of it and its message.created event is
-// recorded, in one transaction.
+// recorded (when an endpoint receives it), in one transaction.
 func (d *DB) AnnounceVisitorMessage(ctx context.Context, tenantID, conversationID, messageID string) error {
 	if !pgbase.LooksLikeUUID(conversationID) || !pgbase.LooksLikeUUID(messageID) {
 		return parley.Errorf(parley.KindNotFound, "Message not found")
 	}
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `SELECT `+pgbase.ConversationColumns+` FROM conversations
-			WHERE tenant_id = $1 AND id = $2`, tenantID, conversationID)
+			WHERE tenant_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM messages
+				WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3)`, tenantID, conversationID, messageID)
 		c, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Conversation])
-		if err != nil {
-			return pgbase.NotFound(err, "Conversation")
-		}
-		rows, _ = tx.Query(ctx, `SELECT `+pgbase.MessageColumns+` FROM messages
-			WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`, tenantID, conversationID, messageID)
-		m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 		if err != nil {
 			return pgbase.NotFound(err, "Message")
 		}
-		if err := d.recordMessage(ctx, tx, c, m); err != nil {
+		ok, err := webhooks.Subscribed(ctx, tx, tenantID, webhooks.EventMessageCreated)
+		if err != nil {
 			return err
+		}
+		if ok {
+			rows, _ = tx.Query(ctx, `SELECT `+pgbase.MessageColumns+` FROM messages WHERE tenant_id = $1 AND id = $2`, tenantID, messageID)
+			m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
+			if err != nil {
+				return fmt.Errorf("reading a visitor's message: %w", err)
+			}
+			if err := d.recordMessageEvent(ctx, tx, c, m); err != nil {
+				return err
+			}
 		}
 		return notifyConversation(ctx, tx, tenantID, conversationID)
 	})
@@ -247,23 +253,43 @@ var moveEvents = map[string]string{
 // recordMove records, in tx, the event of c's move from status from, with
 // its deliveries: none when the status did not change (an escalated
 // conversation escalated again still waits; a held one is still held).
+//
+// A conversation's events, unlike a submission's, are recorded only when an
+// endpoint receives them: each holds what the conversation is about (a
+// message's text), which the events table need not keep 30 days for
+// nobody; and an endpoint gets only the events recorded after it
+// subscribed, so one recorded for none would never be sent.
 func (d *DB) recordMove(ctx context.Context, tx pgx.Tx, from string, c parley.Conversation) error {
 	if from == c.Status {
 		return nil
+	}
+	typ := moveEvents[c.Status]
+	if ok, err := webhooks.Subscribed(ctx, tx, c.TenantID, typ); !ok || err != nil {
+		return err
 	}
 	data, err := conversationEventData(ctx, tx, c)
 	if err != nil {
 		return err
 	}
 	data.PreviousStatus = from
-	_, err = webhooks.RecordEvent(ctx, tx, d.jobs, webhooks.NewEvent{TenantID: c.TenantID, Type: moveEvents[c.Status],
+	_, err = webhooks.RecordEvent(ctx, tx, d.jobs, webhooks.NewEvent{TenantID: c.TenantID, Type: typ,
 		ConversationID: &c.ID, At: c.UpdatedAt, Data: data})
 	return err
 }
 
 // recordMessage records, in tx, the message.created event of m, a message
-// of the conversation c, with its deliveries.
+// of the conversation c, with its deliveries, when an endpoint receives it
+// (as recordMove).
 func (d *DB) recordMessage(ctx context.Context, tx pgx.Tx, c parley.Conversation, m parley.Message) error {
+	if ok, err := webhooks.Subscribed(ctx, tx, c.TenantID, webhooks.EventMessageCreated); !ok || err != nil {
+		return err
+	}
+	return d.recordMessageEvent(ctx, tx, c, m)
+}
+
+// recordMessageEvent records, in tx, the message.created event of m, a
+// message of the conversation c, with its deliveries.
+func (d *DB) recordMessageEvent(ctx context.Context, tx pgx.Tx, c parley.Conversation, m parley.Message) error {
 	conv, err := conversationEventData(ctx, tx, c)
 	if err != nil {
 		return err

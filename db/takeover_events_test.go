@@ -28,9 +28,21 @@ func TestTakeoverEvents(t *testing.T) {
 		return out
 	}
 
+	// subscribe gives the tenant an endpoint of events.
+	subscribe := func(t *testing.T, f *dbtest.ConvFixture, tenantID string, events ...string) string {
+		t.Helper()
+		ep, err := f.Store.CreateWebhookEndpoint(ctx, tenantID, webhooks.WebhookEndpointWrite{URL: parley.Some("https://hooks.example.com/x"),
+			Events: parley.Some(events), SecretSealed: []byte("sealed")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep.ID
+	}
+
 	t.Run("each change records one event with its conversation, and only a change", func(t *testing.T) {
 		t.Parallel()
 		f := dbtest.SetupConversations(t)
+		subscribe(t, f, f.Tenant.ID, parley.WebhookEvents...)
 		var segID, segSlug string
 		if err := f.Store.Pool().QueryRow(ctx, `SELECT id, slug FROM segments WHERE tenant_id = $1 AND is_default`,
 			f.Tenant.ID).Scan(&segID, &segSlug); err != nil {
@@ -132,6 +144,7 @@ func TestTakeoverEvents(t *testing.T) {
 	t.Run("a failed move records nothing", func(t *testing.T) {
 		t.Parallel()
 		f := dbtest.SetupConversations(t)
+		subscribe(t, f, f.Tenant.ID, parley.WebhookEvents...)
 		c := f.Start(t, parley.ConversationStart{SessionID: "failed"})
 		// Of two people taking it at once, only the winner's take is an event.
 		var wg sync.WaitGroup
@@ -159,10 +172,6 @@ func TestTakeoverEvents(t *testing.T) {
 		// The event is the change's own: a turn that escalates and then fails
 		// leaves neither the status nor the event nor its delivery.
 		c2 := f.Start(t, parley.ConversationStart{SessionID: "rolled-back"})
-		if _, err := f.Store.CreateWebhookEndpoint(ctx, f.Tenant.ID, webhooks.WebhookEndpointWrite{URL: parley.Some("https://hooks.example.com/x"),
-			Events: parley.Some(parley.WebhookEvents), SecretSealed: []byte("sealed")}); err != nil {
-			t.Fatal(err)
-		}
 		failed := errors.New("the turn failed after escalating")
 		err = db.InTx(f.Store, ctx, func(tx pgx.Tx) error {
 			if err := db.EscalateConversationTx(f.Store, ctx, tx, f.Tenant.ID, c2.ID); err != nil {
@@ -178,7 +187,7 @@ func TestTakeoverEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c2.ID)
-		if evs := f.Events(t, f.Tenant.ID); len(evs) != 1 || deliveries != 0 || got.Status != parley.StatusBot {
+		if evs := f.Events(t, f.Tenant.ID); len(evs) != 1 || deliveries != 1 || got.Status != parley.StatusBot {
 			t.Errorf("after a rollback: %v events, %d deliveries, status %s", types(evs), deliveries, got.Status)
 		}
 	})
@@ -186,6 +195,7 @@ func TestTakeoverEvents(t *testing.T) {
 	t.Run("the model's escalation is recorded with its turn, a call's with its tool runs", func(t *testing.T) {
 		t.Parallel()
 		f := dbtest.SetupConversations(t)
+		subscribe(t, f, f.Tenant.ID, webhooks.EventConversationEscalated)
 		c := f.Start(t, parley.ConversationStart{SessionID: "turn"})
 		if _, err := f.Store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.Tenant.ID, ConversationID: c.ID, SessionID: "turn",
 			Reply: "Let me find someone for you.", Escalated: true}); err != nil {
@@ -209,19 +219,10 @@ func TestTakeoverEvents(t *testing.T) {
 	t.Run("only the tenant's subscribed endpoints get a delivery", func(t *testing.T) {
 		t.Parallel()
 		f := dbtest.SetupConversations(t)
-		endpoint := func(tenantID string, events []string) string {
-			t.Helper()
-			ep, err := f.Store.CreateWebhookEndpoint(ctx, tenantID, webhooks.WebhookEndpointWrite{URL: parley.Some("https://hooks.example.com/x"),
-				Events: parley.Some(events), SecretSealed: []byte("sealed")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return ep.ID
-		}
-		taken := endpoint(f.Tenant.ID, []string{webhooks.EventConversationTaken})
-		messages := endpoint(f.Tenant.ID, []string{webhooks.EventMessageCreated, webhooks.EventSubmissionCreated})
-		submissions := endpoint(f.Tenant.ID, []string{webhooks.EventSubmissionCreated, webhooks.EventSubmissionUpdated})
-		other := endpoint(f.Other.ID, parley.WebhookEvents)
+		taken := subscribe(t, f, f.Tenant.ID, webhooks.EventConversationTaken)
+		messages := subscribe(t, f, f.Tenant.ID, webhooks.EventMessageCreated, webhooks.EventSubmissionCreated)
+		submissions := subscribe(t, f, f.Tenant.ID, webhooks.EventSubmissionCreated, webhooks.EventSubmissionUpdated)
+		other := subscribe(t, f, f.Other.ID, parley.WebhookEvents...)
 		c := f.Start(t, parley.ConversationStart{SessionID: "subscribed"})
 		if _, _, err := f.Store.AddHumanMessage(ctx, f.Tenant.ID, c.ID, parley.Holder{Name: "Ana"}, "Hi"); err != nil {
 			t.Fatal(err)
@@ -243,6 +244,38 @@ func TestTakeoverEvents(t *testing.T) {
 		}
 		if evs := f.Events(t, f.Other.ID); len(evs) != 0 {
 			t.Errorf("the other tenant has events %v", types(evs))
+		}
+		// No endpoint receives conversation.closed: it was not recorded.
+		if got := types(f.Events(t, f.Tenant.ID)); !slices.Equal(got, []string{webhooks.EventConversationTaken, webhooks.EventMessageCreated}) {
+			t.Errorf("events %v", got)
+		}
+	})
+
+	t.Run("a tenant without endpoints records no conversation events", func(t *testing.T) {
+		t.Parallel()
+		f := dbtest.SetupConversations(t)
+		off := subscribe(t, f, f.Tenant.ID, parley.WebhookEvents...)
+		if _, err := f.Store.UpdateWebhookEndpoint(ctx, f.Tenant.ID, off, webhooks.WebhookEndpointWrite{Enabled: parley.Some(false)}); err != nil {
+			t.Fatal(err)
+		}
+		c := f.Start(t, parley.ConversationStart{SessionID: "unheard"})
+		if err := f.Store.EscalateConversation(ctx, f.Tenant.ID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.Store.AddHumanMessage(ctx, f.Tenant.ID, c.ID, parley.Holder{Name: "Ana"}, "Hi"); err != nil {
+			t.Fatal(err)
+		}
+		m, err := db.AppendMessage(ctx, f.Store.Pool(), f.Tenant.ID, c.ID, parley.RoleUser, "Thanks", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Store.AnnounceVisitorMessage(ctx, f.Tenant.ID, c.ID, m.ID); err != nil {
+			t.Fatal(err)
+		}
+		dbtest.WantKind(t, f.Store.AnnounceVisitorMessage(ctx, f.Tenant.ID, c.ID, c.ID), parley.KindNotFound)
+		got, _ := f.Store.Conversation(ctx, f.Tenant.ID, c.ID)
+		if evs := f.Events(t, f.Tenant.ID); len(evs) != 0 || got.Status != parley.StatusHuman || got.MessageCount != 3 {
+			t.Errorf("events %v, conversation %+v", types(evs), got)
 		}
 	})
 }

@@ -80,5 +80,16 @@ func RecordEvent(ctx context.Context, tx pgx.Tx, client *river.Client[pgx.Tx], e
 	return ev, nil
 }
 
+// Subscribed reports, in tx, whether an enabled endpoint of the tenant
+// subscribes to the event typ: an event none receives need not be recorded.
+func Subscribed(ctx context.Context, tx pgx.Tx, tenantID, typ string) (bool, error) {
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints
+		WHERE tenant_id = $1 AND enabled AND $2 = ANY(events))`, tenantID, typ).Scan(&ok); err != nil {
+		return false, fmt.Errorf("looking for endpoints of %s: %w", typ, err)
+	}
+	return ok, nil
+}
+
 // eventColumns are the columns of an Event.
 const eventColumns = `id, tenant_id, type, submission_id, conversation_id, payload, created_at`
