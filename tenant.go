@@ -62,8 +62,14 @@ type Tenant struct {
 	VoiceAssistantID     *string     `db:"voice_assistant_id"`
 	VoiceConfig          VoiceConfig `db:"voice_config"`
 	VoiceSecret          []byte      `db:"voice_secret"` // sealed
-	CreatedAt            time.Time   `db:"created_at"`
-	UpdatedAt            time.Time   `db:"updated_at"`
+	// When a person can answer a visitor who asks for one, how long an
+	// escalated conversation waits for one, and how long a person's silence
+	// hands a taken one back (issue 36; rules in manage).
+	HumanHours       HumanHours `db:"human_hours"`
+	HumanWaitSeconds int        `db:"human_wait_seconds"`
+	HumanIdleSeconds int        `db:"human_idle_seconds"`
+	CreatedAt        time.Time  `db:"created_at"`
+	UpdatedAt        time.Time  `db:"updated_at"`
 	// ConfigVersion changes (grows) with every committed change to what a
 	// chat reads of the tenant before its model is called (its row,
 	// segments, corpus, tools, products, connectors), and is never another
@@ -77,6 +83,14 @@ type BookingCTAConfig struct {
 	Subtitle    string `json:"subtitle"`
 	CTAText     string `json:"ctaText"`
 	OfficeHours string `json:"officeHours"`
+}
+
+// HumanHours is when a person can answer: Mode "always", "calendar" (the
+// calendar connector's office hours) or "weekly" (Days), in the tenant's
+// time zone.
+type HumanHours struct {
+	Mode string      `json:"mode"`
+	Days OfficeHours `json:"days,omitempty"`
 }
 
 // PlanInfo returns the tenant's plan row (the free plan if the name is unknown).

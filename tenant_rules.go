@@ -128,6 +128,9 @@ type TenantInput struct {
 	VoicePhoneNumber  Opt[string]           `json:"voicePhoneNumber"`
 	VoiceAssistantID  Opt[string]           `json:"voiceAssistantId"`
 	VoiceConfig       Opt[VoiceConfig]      `json:"voiceConfig"`
+	HumanHours        Opt[HumanHours]       `json:"humanHours"`
+	HumanWaitSeconds  Opt[int]              `json:"humanWaitSeconds"`
+	HumanIdleSeconds  Opt[int]              `json:"humanIdleSeconds"`
 	Problems          FieldErrors           `json:"-"`
 }
 

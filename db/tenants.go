@@ -20,7 +20,8 @@ const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, w
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
 	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools, llm_webhook_url,
 	embeddings_url, embeddings_api_key, embeddings_model, embeddings_dimensions,
-	voice_enabled, voice_provider, voice_phone_number, voice_assistant_id, voice_config, voice_secret, created_at, updated_at, config_version`
+	voice_enabled, voice_provider, voice_phone_number, voice_assistant_id, voice_config, voice_secret,
+	human_hours, human_wait_seconds, human_idle_seconds, created_at, updated_at, config_version`
 
 var scanTenant = pgx.RowToStructByName[parley.Tenant]
 
@@ -145,6 +146,9 @@ type TenantPatch struct {
 	VoicePhoneNumber  parley.Opt[string]
 	VoiceAssistantID  parley.Opt[string]
 	VoiceConfig       parley.Opt[parley.VoiceConfig]
+	HumanHours        parley.Opt[parley.HumanHours]
+	HumanWaitSeconds  parley.Opt[int]
+	HumanIdleSeconds  parley.Opt[int]
 
 	// Set by the caller: sealed values and keys Parley makes.
 	SealedCaptchaSecret parley.Opt[[]byte]
@@ -206,6 +210,12 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 		sets = append(sets, pgbase.SetClause{Column: "voice_config", Value: cfg})
 	}
 	sets = pgbase.AddSet(sets, "voice_secret", p.SealedVoiceSecret)
+	if p.HumanHours.Set && !p.HumanHours.Null {
+		hours, _ := json.Marshal(p.HumanHours.Value)
+		sets = append(sets, pgbase.SetClause{Column: "human_hours", Value: hours})
+	}
+	sets = pgbase.AddSet(sets, "human_wait_seconds", p.HumanWaitSeconds)
+	sets = pgbase.AddSet(sets, "human_idle_seconds", p.HumanIdleSeconds)
 
 	sql, args := pgbase.UpdateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
 	rows, _ := d.pool.Query(ctx, sql, args...)

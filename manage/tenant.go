@@ -21,6 +21,9 @@ func (s *Service) UpdateTenant(ctx context.Context, t parley.Tenant, in parley.T
 	errs := in.Check(t)
 	s.checkSignedCallURL(ctx, errs, "llmWebhookUrl", in.LLMWebhookURL)
 	s.checkSignedCallURL(ctx, errs, "visitorContextUrl", in.VisitorContextURL)
+	if err := s.checkPeopleSettings(ctx, errs, t.ID, &in); err != nil {
+		return t, err
+	}
 	if err := errs.Err(); err != nil {
 		return t, err
 	}
@@ -34,7 +37,8 @@ func (s *Service) UpdateTenant(ctx context.Context, t parley.Tenant, in parley.T
 		CaptchaEnabled: in.CaptchaEnabled, CaptchaSiteKey: in.CaptchaSiteKey, BookingCTAEnabled: in.BookingCTAEnabled,
 		BookingCTAConfig: in.BookingCTAConfig, IsOnboarded: in.IsOnboarded, LLMWebhookURL: in.LLMWebhookURL,
 		VoiceEnabled: in.VoiceEnabled, VoiceProvider: in.VoiceProvider, VoicePhoneNumber: in.VoicePhoneNumber,
-		VoiceAssistantID: in.VoiceAssistantID, VoiceConfig: in.VoiceConfig}
+		VoiceAssistantID: in.VoiceAssistantID, VoiceConfig: in.VoiceConfig,
+		HumanHours: in.HumanHours, HumanWaitSeconds: in.HumanWaitSeconds, HumanIdleSeconds: in.HumanIdleSeconds}
 	if in.CaptchaSecretKey.Set {
 		if in.CaptchaSecretKey.Null || in.CaptchaSecretKey.Value == "" {
 			p.SealedCaptchaSecret = parley.Opt[[]byte]{Set: true, Null: true}

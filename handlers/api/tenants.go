@@ -59,6 +59,9 @@ type tenantJSON struct {
 	VoiceAssistantID    *string                 `json:"voiceAssistantId"`
 	VoiceConfig         parley.VoiceConfig      `json:"voiceConfig"`
 	VoiceSecretSet      bool                    `json:"voiceSecretSet"`
+	HumanHours          parley.HumanHours       `json:"humanHours"`
+	HumanWaitSeconds    int                     `json:"humanWaitSeconds"`
+	HumanIdleSeconds    int                     `json:"humanIdleSeconds"`
 	BotSeats            int                     `json:"botSeats"`
 	ConversationsLimit  int                     `json:"conversationsLimit"`
 	ConversationsUsed   int                     `json:"conversationsUsed"`
@@ -86,6 +89,7 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 		MCPToolsURL: t.MCPToolsURL, MCPToolsMaxTools: t.MCPToolsMaxTools, LLMWebhookURL: t.LLMWebhookURL,
 		VoiceEnabled: t.VoiceEnabled, VoiceProvider: t.VoiceProvider, VoicePhoneNumber: t.VoicePhoneNumber,
 		VoiceAssistantID: t.VoiceAssistantID, VoiceConfig: t.VoiceConfig, VoiceSecretSet: t.VoiceSecret != nil,
+		HumanHours: t.HumanHours, HumanWaitSeconds: t.HumanWaitSeconds, HumanIdleSeconds: t.HumanIdleSeconds,
 		BotSeats: t.BotSeats, ConversationsLimit: t.ConversationsLimit(), ConversationsUsed: usage.ConversationsUsed,
 		SegmentsLimit: plan.SegmentsLimit, CorpusLimit: plan.CorpusLimit,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
