@@ -66,6 +66,9 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 	river.AddWorker(workers, &CorpusLexiconScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
 	river.AddWorker(workers, &PasswordResetWorker{DB: store, Mail: m})
+	river.AddWorker(workers, &TakeoverWaitWorker{DB: store, Mail: m})
+	river.AddWorker(workers, &TakeoverIdleWorker{DB: store, Now: m.Now})
+	river.AddWorker(workers, &NobodyCameMailWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard, deliveryTimeout),
 		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays})
 	addEmbedWorkers(workers, store, embed)
