@@ -93,6 +93,13 @@ type HumanHours struct {
 	Days OfficeHours `json:"days,omitempty"`
 }
 
+// The modes of HumanHours.
+const (
+	HoursAlways   = "always"
+	HoursCalendar = "calendar"
+	HoursWeekly   = "weekly"
+)
+
 // PlanInfo returns the tenant's plan row (the free plan if the name is unknown).
 func (t *Tenant) PlanInfo() Plan {
 	if p, ok := PlanByName(t.Plan); ok {

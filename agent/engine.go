@@ -120,8 +120,12 @@ type Engine struct {
 	// DefaultTurnTimeout.
 	TurnTimeout time.Duration
 	// PersonWait is how long an escalated conversation waits for a person
-	// before the assistant answers again; 0 means DefaultPersonWait.
+	// before the assistant answers again, for a tenant without a wait of
+	// its own (humanWaitSeconds); 0 means DefaultPersonWait.
 	PersonWait time.Duration
+	// Takeover schedules the end of the wait of a conversation a turn
+	// escalated (takeover.go); nil schedules nothing.
+	Takeover TakeoverJobs
 	// Embeddings is the operator's embedding endpoint (PARLEY_EMBEDDINGS_*):
 	// the turn's knowledge is ranked by meaning too (rankByMeaning); nil
 	// ranks by words alone, but for a tenant with an endpoint of its own
@@ -544,6 +548,7 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	}
 	if storeErr == nil && res.Escalated() {
 		out.Status = parley.StatusEscalated
+		e.scheduleWait(storeCtx, t)
 	}
 	if call.source != "webhook" {
 		out.Model = call.provider.Model()

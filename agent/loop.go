@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/parley/parley"
@@ -148,7 +149,27 @@ func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, regist
 		}
 		req.Messages = append(req.Messages, added...)
 		res.Messages = append(res.Messages, added...)
+		if final := finalWords(res.Executions[len(res.Executions)-len(calls):]); final != "" {
+			if t := text.String(); t != "" && !strings.HasSuffix(t, "\n") {
+				say("\n\n", true)
+			}
+			say(final, false)
+			res.Text, res.StopReason = text.String(), llm.StopEnd
+			return res, nil
+		}
 	}
+}
+
+// finalWords are the words a round's tools end the turn with (Final), ""
+// when they leave it to the model.
+func finalWords(round []tools.Execution) string {
+	var words []string
+	for _, ex := range round {
+		if ex.Final != "" && !slices.Contains(words, ex.Final) {
+			words = append(words, ex.Final)
+		}
+	}
+	return strings.Join(words, "\n\n")
 }
 
 // ContactSubmitted says a SUBMIT_FORM tool succeeded during the turn (the

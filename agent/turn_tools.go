@@ -40,6 +40,9 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) tools.Deps {
 			return tools.WebhookEscalator{URL: *tool.WebhookURL, Secret: secret, Client: e.Outbound.Client(escalationTimeout), Now: e.Now}
 		},
 	}
+	if in.Channel != parley.ChannelVoice {
+		deps.TeamAway = func(ctx context.Context) bool { return e.teamAway(ctx, t) }
+	}
 	if in.memoryAllowed() {
 		deps.Memory = storeMemory{store: e.Store, tenantID: tenant.ID, visitorID: in.Visitor.ID}
 	}

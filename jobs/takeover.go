@@ -100,7 +100,7 @@ func snoozeUntil(chk db.TakeoverCheck, now time.Time) error {
 // assistant takes them with the SUBMIT_FORM tool), else their email
 // address.
 func NobodyCameMessage(fields []parley.FormField) string {
-	return "Sorry, nobody from the team could join the conversation right now. " + LeadOffer(fields) +
+	return "Sorry, nobody from the team could join the conversation right now. " + leadOffer(fields) +
 		" Meanwhile, I'm here if I can help."
 }
 
@@ -114,9 +114,10 @@ func AssistantBackMessage(assignee *string) string {
 	return who + " had to step away, so I'm back to help you: ask me anything, or ask for a person again if you need one."
 }
 
-// LeadOffer is the offer of the lead form (its fields' labels), or, without
-// one, of a reply by email.
-func LeadOffer(fields []parley.FormField) string {
+// leadOffer is the offer of the lead form (its fields' labels), or, without
+// one, of a reply by email: the words of agent/tools.LeadOffer, which the
+// outside-hours answer uses (jobs does not import the tools).
+func leadOffer(fields []parley.FormField) string {
 	var labels []string
 	byEmail := false
 	for _, f := range fields {

@@ -23,7 +23,24 @@ func (s *Service) MoveConversation(ctx context.Context, tenantID, id string, in 
 	if person != nil {
 		h = *person
 	}
-	return s.DB.MoveConversation(ctx, tenantID, id, in.Status, h)
+	mv, err := s.DB.MoveConversation(ctx, tenantID, id, in.Status, h)
+	if err != nil || (mv.From == parley.StatusHuman && mv.Conversation.Status == parley.StatusHuman) {
+		return mv, err // taking it again changes nothing
+	}
+	return mv, s.scheduleTakeoverJob(ctx, tenantID, mv)
+}
+
+// scheduleTakeoverJob schedules, after a move to ESCALATED or HUMAN, the
+// job that gives the conversation back to the assistant when nobody takes
+// it within the tenant's wait, or when its person stops answering
+// (db.ScheduleTakeoverJob; issue 36, "Nobody there"). A later reply moves
+// the deadline without a new job: the job checks it when it runs.
+func (s *Service) scheduleTakeoverJob(ctx context.Context, tenantID string, mv parley.ConversationMove) error {
+	switch mv.Conversation.Status {
+	case parley.StatusEscalated, parley.StatusHuman:
+		return s.DB.ScheduleTakeoverJob(ctx, tenantID, mv.Conversation.ID)
+	}
+	return nil
 }
 
 // ReplyAsPerson stores a person's reply to the visitor of one of the
@@ -50,5 +67,9 @@ func (s *Service) ReplyAsPerson(ctx context.Context, tenantID, id string, in par
 		}
 		h.Name = *c.Assignee
 	}
-	return s.DB.AddHumanMessage(ctx, tenantID, id, h, in.Content)
+	m, mv, err := s.DB.AddHumanMessage(ctx, tenantID, id, h, in.Content)
+	if err != nil || mv.From == parley.StatusHuman {
+		return m, mv, err
+	}
+	return m, mv, s.scheduleTakeoverJob(ctx, tenantID, mv) // the reply took it
 }

@@ -26,16 +26,10 @@ const (
 	MaxHumanIdle     = 86400
 )
 
-// The modes of humanHours: a person may answer at any hour; in the calendar
-// connector's office hours; in hours of the tenant's own (Days).
-const (
-	HoursAlways   = "always"
-	HoursCalendar = "calendar"
-	HoursWeekly   = "weekly"
-)
-
-// HumanHoursModes are the values of humanHours.mode.
-var HumanHoursModes = []string{HoursAlways, HoursCalendar, HoursWeekly}
+// HumanHoursModes are the values of humanHours.mode: a person may answer
+// at any hour; in the calendar connector's office hours; in hours of the
+// tenant's own (Days).
+var HumanHoursModes = []string{parley.HoursAlways, parley.HoursCalendar, parley.HoursWeekly}
 
 // checkPeopleSettings adds the problems of in's humanHours,
 // humanWaitSeconds and humanIdleSeconds to errs; hours in the calendar's
@@ -56,16 +50,16 @@ func (s *Service) checkPeopleSettings(ctx context.Context, errs parley.FieldErro
 	}
 	h := &in.HumanHours.Value
 	switch h.Mode {
-	case HoursWeekly:
+	case parley.HoursWeekly:
 		if len(h.Days) == 0 {
 			errs.Add("humanHours", "days: give the hours of at least one day (a day left out is closed), or choose always")
 		}
 		h.Days.Validate(errs, "humanHours")
-	case HoursAlways, HoursCalendar:
+	case parley.HoursAlways, parley.HoursCalendar:
 		if len(h.Days) > 0 {
 			errs.Add("humanHours", "days: only with mode weekly")
 		}
-		if h.Mode == HoursCalendar {
+		if h.Mode == parley.HoursCalendar {
 			c, err := s.DB.CalendarConnector(ctx, tenantID)
 			if err != nil {
 				return err

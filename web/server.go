@@ -138,7 +138,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		CDNURL: cfg.CDNURL, Outbound: guard, OAuth: authServer,
 		Engine: &agent.Engine{Store: store, LLM: managedProvider(cfg), Outbound: guard,
 			Secrets: box, Verification: store, Calendar: store, Logger: logger, Now: s.now,
-			Payments: store, Stripe: stripeClient,
+			Payments: store, Stripe: stripeClient, Takeover: store,
 			MCP: &mcpclient.Client{Outbound: guard, Secrets: box, Now: s.now}},
 		Captcha:          &auth.BotChallenge{URL: cfg.CaptchaVerifyURL},
 		CaptchaScriptURL: cfg.CaptchaScriptURL,

@@ -91,6 +91,10 @@ type Deps struct {
 	// EscalationContext is merged into the escalation payload
 	// (conversationId, visitorId, pageUrl...).
 	EscalationContext map[string]any
+	// TeamAway, when set, says whether nobody of the team can answer now
+	// (outside the tenant's hours for a person): ESCALATE_TO_HUMAN then
+	// hands nothing over and ends the turn telling the visitor (away.go).
+	TeamAway func(ctx context.Context) bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -119,7 +123,11 @@ type Execution struct {
 	Submission *SubmissionDraft
 	// Escalated says the conversation was handed to a human.
 	Escalated bool
-	At        time.Time
+	// Final, when set, ends the turn after the round that ran the tool:
+	// the loop says it as the turn's last words, without calling the model
+	// again (an escalation while the team is away).
+	Final string
+	At    time.Time
 	// Function is the name the model called the tool by: the function name
 	// of the tools list it was offered, lowercase (the tool history's
 	// toolName).
@@ -957,6 +965,9 @@ func (r *Registry) escalate(ctx context.Context, rt *registeredTool, in map[stri
 	contact, _ := argString(in, "contact")
 	if reason == "" {
 		ex.Summary = "Give the reason for handing over to a human."
+		return
+	}
+	if r.awayEscalation(ctx, ex) {
 		return
 	}
 	var esc Escalator
