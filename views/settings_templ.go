@@ -1508,6 +1508,7 @@ var settingsTabs = []NavItem{
 	{Key: "persona", Label: "Persona", Href: "/admin/settings"},
 	{Key: "widget", Label: "Widget look", Href: "/admin/settings/widget"},
 	{Key: "developer", Label: "Developer settings", Href: "/admin/settings/developer"},
+	{Key: "team", Label: "Live chat", Href: "/admin/settings/team"},
 }
 
 var _ = templruntime.GeneratedTemplate

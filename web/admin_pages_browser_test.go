@@ -79,7 +79,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 	inbox := webtest.SeedInboxOf(t, b, full)
 	webtest.ConnectApp(t, b, full)
 
-	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms", "/corpus/embeddings",
+	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/settings/team", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms", "/corpus/embeddings",
 		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.Ada.ID, "/conversations/"+inbox.Escalated.ID)

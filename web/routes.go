@@ -190,6 +190,8 @@ func (s *Server) routes() {
 	signedIn.POST("/settings/widget", h.Settings.SaveSettings)
 	signedIn.GET("/settings/developer", h.Settings.ShowSettingsPage)
 	signedIn.POST("/settings/developer", h.Settings.SaveSettings)
+	signedIn.GET("/settings/team", h.Settings.ShowTeamSettingsPage)
+	signedIn.POST("/settings/team", h.Settings.SaveTeamSettings)
 	signedIn.POST("/settings/widget-key", h.Settings.SaveWidgetKey)
 	signedIn.POST("/settings/avatar", h.Settings.SaveAvatar)
 	signedIn.POST("/settings/visitor-signing-key", h.Settings.SaveVisitorSigningKey)
