@@ -28,7 +28,9 @@ import (
 type TakeoverWaitWorker struct {
 	river.WorkerDefaults[db.TakeoverWaitArgs]
 	DB *db.DB
-	// Mail says whether members can be emailed (Mail.Sender set).
+	// Mail says whether members can be emailed (Mail.Sender set: their
+	// email is enqueued with the move), and its Now is the clock the wait
+	// is measured by (the server's, which tests set).
 	Mail Mail
 }
 
