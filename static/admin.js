@@ -107,4 +107,66 @@
 		if (!navigator.clipboard) { select(); return; }
 		navigator.clipboard.writeText(el.textContent).then(function () { b.textContent = 'Copied'; }, select);
 	});
+	// The reply box of a conversation: Enter sends, Shift+Enter starts a new
+	// line (as in the test chat); after a reply the new, empty box has the focus.
+	document.addEventListener('keydown', function (e) {
+		var el = e.target;
+		if (e.key !== 'Enter' || e.shiftKey || e.isComposing || !el.matches || !el.matches('textarea[data-enter-sends]')) { return; }
+		e.preventDefault();
+		el.form.requestSubmit();
+	});
+	document.addEventListener('htmx:load', function (e) {
+		var el = e.detail.elt;
+		if (el && el.id === 'reply-form') {
+			var box = el.querySelector('textarea');
+			if (box) { box.focus(); }
+		}
+		if (el && el.id === 'nav-waiting') { waitingChanged(el); }
+	});
+
+	// The number of conversations waiting for a person goes into the
+	// window's title; a conversation newly waiting is notified when the
+	// owner allowed it (one notification across the dashboard's tabs: the
+	// latest escalation seen is kept in localStorage).
+	var seenKey = 'parley.latestEscalation';
+	function waitingChanged(el) {
+		var n = Number(el.dataset.waiting || 0);
+		var root = document.documentElement;
+		if (root.dataset.baseTitle === undefined) { root.dataset.baseTitle = document.title; }
+		document.title = (n > 0 ? '(' + n + ') ' : '') + root.dataset.baseTitle;
+		var latest = Number(el.dataset.latest || 0);
+		var seen;
+		try {
+			seen = localStorage.getItem(seenKey);
+			if (seen !== null && latest <= Number(seen)) { return; }
+			localStorage.setItem(seenKey, String(latest));
+		} catch (err) { return; }
+		// the first page ever opened only learns where things stand
+		if (seen === null || !('Notification' in window) || Notification.permission !== 'granted') { return; }
+		var note = new Notification('A visitor asks for a person', {
+			body: n === 1 ? '1 conversation is waiting for a person.' : n + ' conversations are waiting for a person.',
+			tag: 'parley-waiting'
+		});
+		note.onclick = function () { window.focus(); location.href = '/admin/conversations'; };
+	}
+
+	// "Notify me when a visitor asks for a person": the button asks the
+	// browser's permission; the status beside it says what was decided.
+	function showNotifyState() {
+		var b = document.getElementById('notify-me');
+		var out = document.getElementById('notify-status');
+		if (!b || !out) { return; }
+		if (!('Notification' in window)) { out.textContent = 'This browser cannot show notifications.'; return; }
+		b.hidden = Notification.permission !== 'default';
+		if (Notification.permission === 'granted') {
+			out.textContent = 'You are notified when a visitor asks for a person, while the dashboard is open.';
+		} else if (Notification.permission === 'denied') {
+			out.textContent = 'Notifications are blocked for this site in the browser\'s settings.';
+		}
+	}
+	document.addEventListener('DOMContentLoaded', showNotifyState);
+	document.addEventListener('click', function (e) {
+		if (!e.target.closest('#notify-me') || !('Notification' in window)) { return; }
+		Notification.requestPermission().then(showNotifyState);
+	});
 })();

@@ -102,7 +102,7 @@ func TestAdminAnalytics(t *testing.T) {
 		if got := rows("#by-segment"); got["Sales"] != "1" {
 			t.Errorf("by segment %v", got)
 		}
-		if got := rows("#by-status"); got["Handed to a human"] != "1" || got["Answered by the assistant"] != "9" {
+		if got := rows("#by-status"); got["Waiting for a person"] != "1" || got["Answered by the assistant"] != "9" {
 			t.Errorf("by status %v", got)
 		}
 		if got := rows("#top-tools"); got["product_search"] != "4" {

@@ -48,7 +48,8 @@ func conversationRow(it listing.ConversationItem, loc *time.Location) views.Conv
 	c := it.Conversation
 	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
 		Question: shortValue(handlers.Deref(c.FirstUserMessage)), Preview: handlers.Deref(resource.LastMessagePreview(it.Preview)), Messages: c.MessageCount,
-		ToolCalls: c.ToolCallsCount, Positive: c.FeedbackPositive, Negative: c.FeedbackNegative, Escalated: c.Status == parley.StatusEscalated}
+		ToolCalls: c.ToolCallsCount, Positive: c.FeedbackPositive, Negative: c.FeedbackNegative, Escalated: c.Status == parley.StatusEscalated,
+		Status: c.Status, Holder: handlers.Deref(c.Assignee)}
 	if it.SegmentName != nil {
 		r.Segment = *it.SegmentName
 	}
@@ -58,8 +59,10 @@ func conversationRow(it listing.ConversationItem, loc *time.Location) views.Conv
 	return r
 }
 
-// ShowConversationsPage is the inbox: the filters (checked by the API's
-// operation) and a page of conversations, most recently started first.
+// ShowConversationsPage is the inbox: on top, the conversations waiting for
+// a person and those a person holds (refreshing themselves); below, the
+// filters (checked by the API's operation) and a page of all conversations,
+// most recently started first.
 func (h *Leads) ShowConversationsPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := dash.AdminFrom(c).Tenant
@@ -68,7 +71,15 @@ func (h *Leads) ShowConversationsPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.ConversationsView{Segments: segments, TimeZone: loc.String(), Filter: views.ConversationsFilter{
+	version, err := h.DB.InboxVersion(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	top, err := h.inboxTop(c, version)
+	if err != nil {
+		return err
+	}
+	v := views.ConversationsView{Top: top, Segments: segments, TimeZone: loc.String(), Filter: views.ConversationsFilter{
 		Channel: c.QueryParam("channel"), Segment: c.QueryParam("segment"), Status: c.QueryParam("status"),
 		From: c.QueryParam("from"), To: c.QueryParam("to"), Search: strings.TrimSpace(c.QueryParam("search")),
 		Feedback: flag(c.QueryParam("feedback")), Submission: flag(c.QueryParam("submission")),
@@ -149,7 +160,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 		default:
 			flushBefore(time.Time{})
 		}
-		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime)}
+		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime), AuthorName: handlers.Deref(m.AuthorName)}
 		for _, k := range m.Knowledge {
 			it.Knowledge = append(it.Knowledge, views.KnowledgeUsed{ID: k.ID, Title: k.Title, Summarized: k.Summarized})
 		}
@@ -173,10 +184,17 @@ func visitorLabel(v visitors.VisitorDetail) string {
 }
 
 // ShowConversationPage renders one of the tenant's conversations: who,
-// where, a phone call's report (voice), the transcript with the tools run,
-// and the submissions it produced.
+// where, a phone call's report (voice), the submissions it produced, and,
+// refreshing itself, its state with a person's buttons (take over, hand
+// back, close) and the transcript with the tools run; then the reply box.
 // Another tenant's conversation is the dashboard's 404.
 func (h *Leads) ShowConversationPage(c echo.Context) error {
+	return h.renderConversationPage(c, http.StatusOK, replyForm(c, c.Param("id")))
+}
+
+// renderConversationPage renders the conversation page with status and
+// the reply box as given (a refused reply keeps its text).
+func (h *Leads) renderConversationPage(c echo.Context, status int, reply views.ReplyForm) error {
 	ctx := c.Request().Context()
 	t := dash.AdminFrom(c).Tenant
 	loc := resource.TenantLocation(t)
@@ -185,11 +203,10 @@ func (h *Leads) ShowConversationPage(c echo.Context) error {
 		return err
 	}
 	conv := d.Conversation
-	v := views.ConversationDetail{ID: conv.ID, Started: conv.CreatedAt.In(loc).Format(localTime),
-		LastMessage: conv.LastMessageAt.In(loc).Format(localTime), Channel: conv.Channel, Status: conv.Status,
+	v := views.ConversationDetail{ID: conv.ID, Started: conv.CreatedAt.In(loc).Format(localTime), Channel: conv.Channel, Status: conv.Status,
 		VisitorType: conv.VisitorType, Segment: handlers.Deref(d.SegmentName), PageURL: handlers.Deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
 		Locale: handlers.Deref(conv.Locale), AgentModel: handlers.Deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
-		MessageCount: max(conv.MessageCount, len(d.Messages)), Items: transcript(d.Messages, d.ToolHistory, loc)}
+		Live: conversationLive(c, d, loc), Reply: reply}
 	if v.PageURL == "" {
 		v.PageURL = conv.Metadata.Page
 	}
@@ -221,5 +238,5 @@ func (h *Leads) ShowConversationPage(c echo.Context) error {
 		v.Submissions = append(v.Submissions, views.ConversationSubmission{ID: s.ID, ToolName: s.ToolName, ToolType: s.ToolType,
 			Summary: submissionSummary(inputFields(s.Input)), Status: s.Status, CreatedAt: s.CreatedAt.In(loc).Format(localTime)})
 	}
-	return handlers.Render(c, http.StatusOK, views.ConversationPage(dash.Page(c, h.Sessions, "Conversation", "conversations"), v))
+	return handlers.Render(c, status, views.ConversationPage(dash.Page(c, h.Sessions, "Conversation", "conversations"), v))
 }

@@ -1,0 +1,262 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/listing"
+	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
+	"github.com/parley/parley/handlers/resource"
+	"github.com/parley/parley/views"
+)
+
+// A person's part in a conversation, from the dashboard: the inbox's top
+// section (the conversations waiting for a person and those held by one),
+// the number waiting beside Conversations in the navigation, taking a
+// conversation over, replying to the visitor, handing it back, closing it.
+//
+// Every open page learns of changes by polling small fragments (htmx's
+// hx-trigger "every 2s", the navigation's every 5 s), each carrying the
+// version of what it shows: a poll that finds the same version is answered
+// 204 No Content after one indexed read (BENCHMARKS.md), which htmx does not
+// swap. Polling reads the database, so it works whichever instance answers.
+
+// personOf is the signed-in user as the holder of a conversation: the name
+// the visitor is shown is the part of their email before the '@'.
+func personOf(c echo.Context) *parley.Holder {
+	u := dash.AdminFrom(c).User
+	name, _, _ := strings.Cut(u.Email, "@")
+	name = parley.Clip(strings.TrimSpace(name), parley.MaxPersonName)
+	if name == "" {
+		name = "Support"
+	}
+	id := u.ID
+	return &parley.Holder{UserID: &id, Name: name}
+}
+
+// inboxRow is a conversation of the inbox's top section.
+func inboxRow(it db.InboxItem, loc *time.Location) views.ConversationRow {
+	c := it.Conversation
+	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
+		Question: shortValue(handlers.Deref(c.FirstUserMessage)), Preview: handlers.Deref(resource.LastMessagePreview(it.LastMessage)),
+		Messages: c.MessageCount, Escalated: c.Status == parley.StatusEscalated, Status: c.Status, Holder: handlers.Deref(c.Assignee),
+		Unanswered: it.Unanswered}
+	if r.Preview == handlers.Deref(c.FirstUserMessage) {
+		r.Preview = ""
+	}
+	return r
+}
+
+// inboxTop reads the inbox's top section, at version v.
+func (h *Leads) inboxTop(c echo.Context, v db.InboxVersion) (views.InboxTop, error) {
+	t := dash.AdminFrom(c).Tenant
+	items, err := h.DB.InboxAttention(c.Request().Context(), t.ID)
+	if err != nil {
+		return views.InboxTop{}, err
+	}
+	loc := resource.TenantLocation(t)
+	top := views.InboxTop{Version: v.Key()}
+	for _, it := range items {
+		if it.Status == parley.StatusEscalated {
+			top.Waiting = append(top.Waiting, inboxRow(it, loc))
+		} else {
+			top.Held = append(top.Held, inboxRow(it, loc))
+		}
+	}
+	return top, nil
+}
+
+// ShowInboxUpdates is the inbox's top section when it changed since the
+// version the page shows (the query's v), else 204 No Content.
+func (h *Leads) ShowInboxUpdates(c echo.Context) error {
+	v, err := h.DB.InboxVersion(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	if v.Key() == c.QueryParam("v") {
+		return c.NoContent(http.StatusNoContent)
+	}
+	top, err := h.inboxTop(c, v)
+	if err != nil {
+		return err
+	}
+	return handlers.Render(c, http.StatusOK, views.InboxTopSection(top))
+}
+
+// ShowWaitingCount is the navigation's number of conversations waiting for
+// a person when it changed since the version the page shows, else 204 No
+// Content.
+func (h *Leads) ShowWaitingCount(c echo.Context) error {
+	v, err := h.DB.InboxVersion(c.Request().Context(), dash.AdminFrom(c).Tenant.ID)
+	if err != nil {
+		return err
+	}
+	var latest int64
+	if !v.LatestEscalation.IsZero() {
+		latest = v.LatestEscalation.UnixMilli()
+	}
+	version := fmt.Sprintf("%d-%d", v.Waiting, latest)
+	if version == c.QueryParam("v") {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return handlers.Render(c, http.StatusOK, views.NavWaiting(v.Waiting, latest, version))
+}
+
+// liveVersion identifies what the conversation page's live section shows:
+// anything it shows changes one of these (a message, a tool run and a vote
+// change the counts, a move the state; each sets updated_at).
+func liveVersion(c parley.Conversation) string {
+	return fmt.Sprintf("%s-%d-%d-%d-%d-%d", c.Status, c.MessageCount, c.ToolCallsCount, c.FeedbackPositive, c.FeedbackNegative, c.UpdatedAt.UnixMicro())
+}
+
+// conversationLive is the live section of the conversation page.
+func conversationLive(c echo.Context, d listing.ConversationDetail, loc *time.Location) views.ConversationLive {
+	conv := d.Conversation
+	l := views.ConversationLive{ID: conv.ID, Status: conv.Status, CSRF: dash.CSRFToken(c), Holder: handlers.Deref(conv.Assignee),
+		Takeover: conv.Channel != parley.ChannelVoice, MessageCount: max(conv.MessageCount, len(d.Messages)),
+		Items: transcript(d.Messages, d.ToolHistory, loc), Version: liveVersion(conv)}
+	if conv.Status == parley.StatusHuman && conv.AssignedUserID != nil {
+		l.Mine = *conv.AssignedUserID == dash.AdminFrom(c).User.ID
+	}
+	switch {
+	case conv.Status == parley.StatusHuman && conv.TakenAt != nil:
+		l.Since = conv.TakenAt.In(loc).Format(localTime)
+	case conv.Status == parley.StatusEscalated && conv.EscalatedAt != nil:
+		l.Since = conv.EscalatedAt.In(loc).Format(localTime)
+	}
+	return l
+}
+
+// replyForm is the reply box of the conversation, empty.
+func replyForm(c echo.Context, id string) views.ReplyForm {
+	return views.ReplyForm{ID: id, CSRF: dash.CSRFToken(c), Name: personOf(c).Name, Max: parley.MaxReplyMessage}
+}
+
+// ShowConversationUpdates is the conversation page's live section when the
+// conversation changed since the version the page shows, else 204 No
+// Content. Another tenant's conversation is 404.
+func (h *Leads) ShowConversationUpdates(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := dash.AdminFrom(c).Tenant
+	conv, err := h.DB.Conversation(ctx, t.ID, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if liveVersion(conv) == c.QueryParam("v") {
+		return c.NoContent(http.StatusNoContent)
+	}
+	l, err := h.liveNow(c)
+	if err != nil {
+		return err
+	}
+	return handlers.Render(c, http.StatusOK, views.ConversationLiveSection(l))
+}
+
+// liveNow reads the conversation's live section as it is now.
+func (h *Leads) liveNow(c echo.Context) (views.ConversationLive, error) {
+	t := dash.AdminFrom(c).Tenant
+	d, err := h.DB.ConversationDetail(c.Request().Context(), t.ID, c.Param("id"))
+	if err != nil {
+		return views.ConversationLive{}, err
+	}
+	return conversationLive(c, d, resource.TenantLocation(t)), nil
+}
+
+// moveDone is the flash after a move of a conversation.
+var moveDone = map[string]string{
+	parley.StatusHuman:  "You took the conversation over: the assistant no longer answers it.",
+	parley.StatusBot:    "The assistant answers the conversation again.",
+	parley.StatusClosed: "The conversation is closed.",
+}
+
+// SaveConversationState takes the conversation over (status HUMAN), hands
+// it back to the assistant (BOT) or closes it (CLOSED), as the signed-in
+// user. A conversation another person took is not an error page: htmx gets
+// the live section with a notice naming the holder (409), a plain form the
+// conversation page with it as a flash.
+func (h *Leads) SaveConversationState(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := dash.AdminFrom(c).Tenant
+	id := c.Param("id")
+	in := parley.ConversationStateInput{Status: c.FormValue("status")}
+	if _, ok := moveDone[in.Status]; !ok {
+		return parley.Errorf(parley.KindInvalid, "Choose to take the conversation over, hand it back or close it")
+	}
+	status, notice := http.StatusOK, ""
+	if _, err := h.Manage.MoveConversation(ctx, t.ID, id, in, personOf(c)); err != nil {
+		var ok bool
+		if status, _, notice, ok = dash.FormStatus(err); !ok {
+			return err
+		}
+	}
+	if !dash.IsHTMX(c) {
+		if notice != "" {
+			h.Sessions.Put(ctx, dash.SessFlashError, notice)
+		} else {
+			h.Sessions.Put(ctx, dash.SessFlash, moveDone[in.Status])
+		}
+		return c.Redirect(http.StatusSeeOther, "/admin/conversations/"+id)
+	}
+	l, err := h.liveNow(c)
+	if err != nil {
+		return err
+	}
+	l.Notice = notice
+	return handlers.Render(c, status, views.ConversationLiveSection(l))
+}
+
+// SendPersonReply stores the signed-in user's reply to the visitor, which
+// takes the conversation over when nobody holds it. htmx gets the reply box
+// again (empty, or with the text and what is wrong) and the live section
+// beside it, out of band; a plain form goes back to the page, or gets the
+// page again with the problem.
+func (h *Leads) SendPersonReply(c echo.Context) error {
+	ctx := c.Request().Context()
+	t := dash.AdminFrom(c).Tenant
+	id := c.Param("id")
+	in := parley.PersonReplyInput{Content: c.FormValue("content")}
+	_, _, err := h.Manage.ReplyAsPerson(ctx, t.ID, id, in, personOf(c))
+	f := replyForm(c, id)
+	status := http.StatusOK
+	if err != nil {
+		var ok bool
+		if status, f.Errors, f.Message, ok = dash.FormStatus(err); !ok {
+			return err
+		}
+		f.Content = c.FormValue("content")
+		if msg, bad := f.Errors["content"]; bad {
+			f.Errors = views.Errors{"content": replyProblem(msg)}
+		}
+	}
+	if !dash.IsHTMX(c) {
+		if err == nil {
+			return c.Redirect(http.StatusSeeOther, "/admin/conversations/"+id)
+		}
+		return h.renderConversationPage(c, status, f)
+	}
+	l, err := h.liveNow(c)
+	if err != nil {
+		return err
+	}
+	l.OOB = true
+	return handlers.Render(c, status, templ.Join(views.ReplyBox(f), views.ConversationLiveSection(l)))
+}
+
+// replyProblem is what is wrong with a reply, in a sentence.
+func replyProblem(msg string) string {
+	switch {
+	case msg == "is required":
+		return "Write a reply before sending it."
+	case strings.HasPrefix(msg, "must be at most"):
+		return "Your reply is too long: at most 15,000 characters."
+	}
+	return "Your reply " + msg + "."
+}
