@@ -232,8 +232,8 @@ func (h *Leads) SendPersonReply(c echo.Context) error {
 			return err
 		}
 		f.Content = c.FormValue("content")
-		if msg, bad := f.Errors["content"]; bad {
-			f.Errors = views.Errors{"content": replyProblem(msg)}
+		if msg, bad := f.Errors["content"]; bad { // the field says it: no message above it too
+			f.Errors, f.Message = views.Errors{"content": replyProblem(msg)}, ""
 		}
 	}
 	if !dash.IsHTMX(c) {
