@@ -127,7 +127,7 @@ func TestAdminTakeover(t *testing.T) {
 		if p := cc.Get(badge.AttrOr("hx-get", "")); p.Status != http.StatusNoContent {
 			t.Errorf("idle navigation poll: %d", p.Status)
 		}
-		live := cc.Get("/admin/conversations/" + conv.ID).Doc.Find("#conversation-live").AttrOr("hx-get", "")
+		live := cc.Get("/admin/conversations/"+conv.ID).Doc.Find("#conversation-live").AttrOr("hx-get", "")
 		if p := cc.Get(live); p.Status != http.StatusNoContent {
 			t.Errorf("idle conversation poll: %d", p.Status)
 		}
