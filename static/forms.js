@@ -108,7 +108,9 @@
 	window.addEventListener('beforeunload', function (e) {
 		if (dirty) { e.preventDefault(); e.returnValue = ''; }
 	});
-	document.addEventListener('htmx:beforeRequest', function () {
+	// (not for the background polls of open pages, data-poll)
+	document.addEventListener('htmx:beforeRequest', function (e) {
+		if (e.target.closest && e.target.closest('[data-poll]')) { return; }
 		document.querySelectorAll('main > .flash.ok').forEach(function (el) { el.remove(); });
 	});
 	document.addEventListener('htmx:afterSettle', describe);

@@ -168,6 +168,14 @@ func (s *Server) routes() {
 
 	// Admin dashboard.
 	admin := e.Group("/admin", s.adminHeaders(), adminBodyLimit, echo.WrapMiddleware(s.Sessions.LoadAndSave), s.adminCSRF(), checkFormText)
+	// The polls of open pages (the navigation's count, the inbox's top, an
+	// open conversation) read the session and never write it back: a poll
+	// is not the owner's activity (Account.ReadSession). The CSRF check
+	// gives the forms a fragment renders their token.
+	polls := e.Group("/admin/conversations", s.adminHeaders(), h.Account.ReadSession, s.adminCSRF(), h.Account.RequireAdmin)
+	polls.GET("/waiting", h.Leads.ShowWaitingCount)
+	polls.GET("/attention", h.Leads.ShowInboxUpdates)
+	polls.GET("/:id/live", h.Leads.ShowConversationUpdates)
 	admin.GET("/login", h.Account.ShowLoginPage)
 	admin.POST("/login", h.Account.Login)
 	admin.GET("/forgot-password", h.Account.ShowForgotPasswordPage)
@@ -179,10 +187,7 @@ func (s *Server) routes() {
 	signedIn.POST("/tenant", h.Account.SwitchTenant)
 	signedIn.GET("", h.Account.ShowOverviewPage)
 	signedIn.GET("/conversations", h.Leads.ShowConversationsPage)
-	signedIn.GET("/conversations/attention", h.Leads.ShowInboxUpdates)
-	signedIn.GET("/conversations/waiting", h.Leads.ShowWaitingCount)
 	signedIn.GET("/conversations/:id", h.Leads.ShowConversationPage)
-	signedIn.GET("/conversations/:id/live", h.Leads.ShowConversationUpdates)
 	signedIn.POST("/conversations/:id/state", h.Leads.SaveConversationState)
 	signedIn.POST("/conversations/:id/reply", h.Leads.SendPersonReply)
 	signedIn.GET("/analytics", h.Leads.ShowAnalyticsPage)

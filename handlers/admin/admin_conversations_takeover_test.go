@@ -145,6 +145,28 @@ func TestAdminTakeover(t *testing.T) {
 		}
 	})
 
+	t.Run("PollsLeaveTheSessionAlone", func(t *testing.T) {
+		// a page load writes the session back (its idle timeout moves); a
+		// poll does not: it is not the owner's activity, and a write racing
+		// a form's would undo the form's change to the session
+		cookie := b.Srv.Sessions.Cookie.Name
+		if p := c.As(t).Get("/admin/conversations"); p.Cookie(cookie) == nil {
+			t.Fatal("a page load did not write the session: the check below proves nothing")
+		}
+		for _, path := range []string{"/admin/conversations/waiting", "/admin/conversations/attention"} {
+			if p := c.As(t).Get(path); p.Status != http.StatusOK || p.Cookie(cookie) != nil {
+				t.Errorf("%s: %d, session written: %v", path, p.Status, p.Cookie(cookie) != nil)
+			}
+		}
+		// signed out meanwhile: htmx goes to the sign-in page, then back to the page that polled
+		out := b.NewAdminClient(t)
+		p := out.Do("GET", "/admin/conversations/waiting?v=1-2", nil, map[string]string{"HX-Request": "true",
+			"HX-Current-URL": b.TS.URL + "/admin/conversations?status=HUMAN"})
+		if p.Status != http.StatusUnauthorized || p.Header.Get("HX-Redirect") != "/admin/login?next=%2Fadmin%2Fconversations%3Fstatus%3DHUMAN" {
+			t.Errorf("signed out: %d to %q", p.Status, p.Header.Get("HX-Redirect"))
+		}
+	})
+
 	t.Run("TakeReplyHandBackClose", func(t *testing.T) {
 		conv := escalatedChat(t, b, ten, "I want a refund")
 		cc := c.As(t)

@@ -3,6 +3,7 @@ package admin
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -28,6 +29,38 @@ import (
 // version of what it shows: a poll that finds the same version is answered
 // 204 No Content after one indexed read (BENCHMARKS.md), which htmx does not
 // swap. Polling reads the database, so it works whichever instance answers.
+
+// ReadSession loads the dashboard's session for the polls of open pages
+// without writing it back. scs's LoadAndSave writes every request's session
+// again to move its idle timeout: a poll every 2 seconds would cost a
+// committed write each, and would keep a session alive for as long as a
+// tab stays open, which the idle timeout is there to prevent. A poll is not
+// the owner's activity. Signed out (the session ended meanwhile), htmx is
+// sent to the sign-in page, which brings the owner back to the page that
+// polled.
+func (h *Account) ReadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	sessions := h.Sessions
+	return func(c echo.Context) error {
+		token := ""
+		if ck, err := c.Request().Cookie(sessions.Cookie.Name); err == nil {
+			token = ck.Value
+		}
+		ctx, err := sessions.Load(c.Request().Context(), token)
+		if err != nil {
+			return fmt.Errorf("loading the session: %w", err)
+		}
+		c.SetRequest(c.Request().WithContext(ctx))
+		if sessions.GetString(ctx, sessUserID) == "" {
+			target := "/admin/login"
+			if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && strings.HasPrefix(u.Path, "/admin/") {
+				target += "?next=" + url.QueryEscape(u.RequestURI())
+			}
+			c.Response().Header().Set("HX-Redirect", target)
+			return c.NoContent(http.StatusUnauthorized)
+		}
+		return next(c)
+	}
+}
 
 // personOf is the signed-in user as the holder of a conversation: the name
 // the visitor is shown is the part of their email before the '@'.
