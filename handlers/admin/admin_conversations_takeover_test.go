@@ -165,6 +165,9 @@ func TestAdminTakeover(t *testing.T) {
 		if p.Status != http.StatusUnauthorized || p.Header.Get("HX-Redirect") != "/admin/login?next=%2Fadmin%2Fconversations%3Fstatus%3DHUMAN" {
 			t.Errorf("signed out: %d to %q", p.Status, p.Header.Get("HX-Redirect"))
 		}
+		if p := out.Get("/admin/conversations/attention"); p.Status != http.StatusSeeOther || p.Location() != "/admin/login" {
+			t.Errorf("signed out, not htmx: %d to %q", p.Status, p.Location())
+		}
 	})
 
 	t.Run("TakeReplyHandBackClose", func(t *testing.T) {

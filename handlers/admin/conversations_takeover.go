@@ -27,8 +27,8 @@ import (
 // Every open page learns of changes by polling small fragments (htmx's
 // hx-trigger "every 2s", the navigation's every 5 s), each carrying the
 // version of what it shows: a poll that finds the same version is answered
-// 204 No Content after one indexed read (BENCHMARKS.md), which htmx does not
-// swap. Polling reads the database, so it works whichever instance answers.
+// 204 No Content after one read of its own, beside the signed-in user's
+// (BENCHMARKS.md), which htmx does not swap. Polling reads the database, so it works whichever instance answers.
 
 // ReadSession loads the dashboard's session for the polls of open pages
 // without writing it back. scs's LoadAndSave writes every request's session
@@ -51,6 +51,9 @@ func (h *Account) ReadSession(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.SetRequest(c.Request().WithContext(ctx))
 		if sessions.GetString(ctx, sessUserID) == "" {
+			if !dash.IsHTMX(c) {
+				return c.Redirect(http.StatusSeeOther, "/admin/login")
+			}
 			target := "/admin/login"
 			if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && strings.HasPrefix(u.Path, "/admin/") {
 				target += "?next=" + url.QueryEscape(u.RequestURI())
