@@ -82,7 +82,7 @@ func TestBrowserTakeover(t *testing.T) {
 	webtest.WaitUntil(ctx, t, "the count in the navigation", `document.querySelector('#nav-waiting')?.dataset.waiting === '1'`)
 	webtest.WaitUntil(ctx, t, "the count in the title", `document.title === '(1) Conversations · Parley'`)
 	webtest.MustStep(t, "asking for notifications", chromedp.Do(ctx, chromedp.Click(chromedp.ID("notify-me"))))
-	webtest.WaitUntil(ctx, t, "the permission's answer", `document.getElementById('notify-me').hidden &&
+	webtest.WaitUntil(ctx, t, "the permission's answer", `getComputedStyle(document.getElementById('notify-me')).display === 'none' &&
 		document.getElementById('notify-status').textContent.startsWith('You are notified')`)
 	axeAtBothSizes(ctx, t, axe, "inbox waiting")
 	webtest.MustStep(t, "laptop", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)))
