@@ -12,7 +12,7 @@ import (
 )
 
 // AddressCount is one public request's count against its address's limit
-// (parley.AddressLimit): made once, by the handler at the limit's place in
+// (AddressLimit): made once, by the handler at the limit's place in
 // its gate order (verdict), or, for a request refused before that place,
 // as the handler returns (settle). Every request is counted, whatever it
 // is answered, and before its answer is written, so that a client learns
@@ -23,7 +23,7 @@ type AddressCount struct {
 	now    func() time.Time
 	logger *slog.Logger
 	c      echo.Context
-	limit  parley.AddressLimit
+	limit  AddressLimit
 
 	counted bool
 	version *int64 // the configuration version of the route's tenant
@@ -32,7 +32,7 @@ type AddressCount struct {
 
 // CountAddress begins c's count against limit, in store at the clock now
 // (nil: the time), failures logged to logger; the handler defers Settle.
-func CountAddress(c echo.Context, store *db.DB, now func() time.Time, logger *slog.Logger, limit parley.AddressLimit) *AddressCount {
+func CountAddress(c echo.Context, store *db.DB, now func() time.Time, logger *slog.Logger, limit AddressLimit) *AddressCount {
 	if now == nil {
 		now = time.Now
 	}

@@ -30,7 +30,7 @@ func TestAddressLimit(t *testing.T) {
 		if e.Message != want {
 			t.Errorf("message = %q, want %q", e.Message, want)
 		}
-		if got, ok := parley.RetryAfterSeconds(err); !ok || got != retry {
+		if got, ok := RetryAfterSeconds(err); !ok || got != retry {
 			t.Errorf("retryAfterSeconds = %d, %v; want %d", got, ok, retry)
 		}
 	}
@@ -119,10 +119,10 @@ func TestAddressLimit(t *testing.T) {
 // limitOf is the per-address limit's verdict for a request naming no
 // tenant, counted as addressCount counts it.
 func limitOf(ctx context.Context, store *db.DB, ip string, now time.Time) error {
-	windows := parley.ChatLimit.Windows(ip)
+	windows := ChatLimit.Windows(ip)
 	counts, counted, _, err := store.HitWithinForTenant(ctx, windows, now, "")
 	if err != nil {
 		return err
 	}
-	return parley.ChatLimit.Verdict(windows, now, counts, counted)
+	return ChatLimit.Verdict(windows, now, counts, counted)
 }

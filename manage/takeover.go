@@ -15,7 +15,7 @@ import (
 // person (nil: an integrator, whose in.Assignee names who takes it). Of two
 // people taking it at once, one wins; the other gets a conflict naming the
 // holder.
-func (s *Service) MoveConversation(ctx context.Context, tenantID, id string, in parley.ConversationStateInput, person *parley.Holder) (parley.ConversationMove, error) {
+func (s *Service) MoveConversation(ctx context.Context, tenantID, id string, in ConversationStateInput, person *parley.Holder) (parley.ConversationMove, error) {
 	if err := parley.ParamsError(in.Check(person == nil)); err != nil {
 		return parley.ConversationMove{}, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) scheduleTakeoverJob(ctx context.Context, tenantID string, mv p
 // tenant's conversations, which takes the conversation over when nobody
 // holds it, for person (nil: an integrator: in.AuthorName, else the person
 // an integrator took the conversation for).
-func (s *Service) ReplyAsPerson(ctx context.Context, tenantID, id string, in parley.PersonReplyInput, person *parley.Holder) (parley.Message, parley.ConversationMove, error) {
+func (s *Service) ReplyAsPerson(ctx context.Context, tenantID, id string, in PersonReplyInput, person *parley.Holder) (parley.Message, parley.ConversationMove, error) {
 	errs := in.Check()
 	if err := parley.ParamsError(errs); err != nil {
 		return parley.Message{}, parley.ConversationMove{}, err

@@ -38,14 +38,14 @@ func TestTakeoverSchedulesItsCheck(t *testing.T) {
 	}
 
 	c := f.Start(t, parley.ConversationStart{SessionID: "queue"})
-	if _, err := s.MoveConversation(ctx, f.Tenant.ID, c.ID, parley.ConversationStateInput{Status: parley.StatusEscalated}, nil); err != nil {
+	if _, err := s.MoveConversation(ctx, f.Tenant.ID, c.ID, manage.ConversationStateInput{Status: parley.StatusEscalated}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := jobs(t, c.ID); got["takeover_wait"] != 1 || got["takeover_idle"] != 0 {
 		t.Fatalf("after the escalation: %v", got)
 	}
 	for _, text := range []string{"Hello, I am Ana", "How can I help?"} {
-		if _, _, err := s.ReplyAsPerson(ctx, f.Tenant.ID, c.ID, parley.PersonReplyInput{Content: text, AuthorName: "Ana"}, nil); err != nil {
+		if _, _, err := s.ReplyAsPerson(ctx, f.Tenant.ID, c.ID, manage.PersonReplyInput{Content: text, AuthorName: "Ana"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,7 +56,7 @@ func TestTakeoverSchedulesItsCheck(t *testing.T) {
 	// Handing back schedules nothing; taking it again is a new take.
 	c2 := f.Start(t, parley.ConversationStart{SessionID: "taken"})
 	for _, st := range []string{parley.StatusHuman, parley.StatusBot, parley.StatusHuman} {
-		if _, err := s.MoveConversation(ctx, f.Tenant.ID, c2.ID, parley.ConversationStateInput{Status: st, Assignee: "Bo"}, nil); err != nil {
+		if _, err := s.MoveConversation(ctx, f.Tenant.ID, c2.ID, manage.ConversationStateInput{Status: st, Assignee: "Bo"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -76,7 +76,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if status >= 500 {
 		handlers.LoggerOf(c, s.Logger).Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
 	}
-	if secs, ok := parley.RetryAfterSeconds(err); ok {
+	if secs, ok := handlers.RetryAfterSeconds(err); ok {
 		// A per-address limit's refusal says when to come back.
 		c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/handlers"
 )
 
 // oauthLimit limits an endpoint of the authorization server to limit
@@ -21,7 +21,7 @@ func (s *Server) oauthLimit(endpoint string, limit int, window time.Duration) ec
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			now := s.now()
-			w := db.Window{Key: "oauth:" + endpoint + ":" + parley.RateLimitAddr(c.RealIP()), Length: window, Limit: limit}
+			w := db.Window{Key: "oauth:" + endpoint + ":" + handlers.RateLimitAddr(c.RealIP()), Length: window, Limit: limit}
 			counts, counted, err := s.DB.HitWithin(c.Request().Context(), []db.Window{w}, now)
 			if err != nil {
 				return err
@@ -29,7 +29,7 @@ func (s *Server) oauthLimit(endpoint string, limit int, window time.Duration) ec
 			if counted && counts[0] <= limit {
 				return next(c)
 			}
-			secs := max(1, int(math.Ceil(parley.WindowLeft(now, window).Seconds())))
+			secs := max(1, int(math.Ceil(handlers.WindowLeft(now, window).Seconds())))
 			c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 			c.Response().Header().Set("Cache-Control", "no-store")
 			return c.JSON(http.StatusTooManyRequests, map[string]string{"error": "rate_limited",

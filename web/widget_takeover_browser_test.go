@@ -17,6 +17,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
+	"github.com/parley/parley/manage"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -158,7 +159,7 @@ func TestWidgetBrowserTakeover(t *testing.T) {
 // POST .../conversations/{id}/state does (a person of the integrator's).
 func move(t *testing.T, b *webtest.Bundle, tenantID, conv, status string) {
 	t.Helper()
-	if _, err := b.Srv.Base.Manage.MoveConversation(t.Context(), tenantID, conv, parley.ConversationStateInput{Status: status}, nil); err != nil {
+	if _, err := b.Srv.Base.Manage.MoveConversation(t.Context(), tenantID, conv, manage.ConversationStateInput{Status: status}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -167,7 +168,7 @@ func move(t *testing.T, b *webtest.Bundle, tenantID, conv, status string) {
 // POST .../conversations/{id}/messages does.
 func reply(t *testing.T, b *webtest.Bundle, tenantID, conv, text string) {
 	t.Helper()
-	in := parley.PersonReplyInput{Content: text, AuthorName: "Maya"}
+	in := manage.PersonReplyInput{Content: text, AuthorName: "Maya"}
 	if _, _, err := b.Srv.Base.Manage.ReplyAsPerson(t.Context(), tenantID, conv, in, nil); err != nil {
 		t.Fatal(err)
 	}

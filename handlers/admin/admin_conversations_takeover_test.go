@@ -11,6 +11,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/manage"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -239,7 +240,7 @@ func TestAdminTakeover(t *testing.T) {
 
 	t.Run("ReplyRefused", func(t *testing.T) {
 		conv := escalatedChat(t, b, ten, "Long story")
-		long := strings.Repeat("é", parley.MaxReplyMessage+1)
+		long := strings.Repeat("é", manage.MaxReplyMessage+1)
 		p := hx(c.As(t), "/admin/conversations/"+conv.ID+"/reply", url.Values{"content": {long}})
 		if p.Status != http.StatusUnprocessableEntity || p.Text("#err-content") != "Your reply is too long: at most 15,000 characters." ||
 			p.Doc.Find("#reply").Text() != long || p.Doc.Find("#reply").AttrOr("aria-invalid", "") != "true" {

@@ -16,6 +16,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/handlers/resource"
+	"github.com/parley/parley/manage"
 	"github.com/parley/parley/views"
 )
 
@@ -70,7 +71,7 @@ func (h *Account) ReadSession(next echo.HandlerFunc) echo.HandlerFunc {
 func personOf(c echo.Context) *parley.Holder {
 	u := dash.AdminFrom(c).User
 	name, _, _ := strings.Cut(u.Email, "@")
-	name = parley.Clip(strings.TrimSpace(name), parley.MaxPersonName)
+	name = parley.Clip(strings.TrimSpace(name), manage.MaxPersonName)
 	if name == "" {
 		name = "Support"
 	}
@@ -173,7 +174,7 @@ func conversationLive(c echo.Context, d listing.ConversationDetail, loc *time.Lo
 
 // replyForm is the reply box of the conversation, empty.
 func replyForm(c echo.Context, id string) views.ReplyForm {
-	return views.ReplyForm{ID: id, CSRF: dash.CSRFToken(c), Name: personOf(c).Name, Max: parley.MaxReplyMessage}
+	return views.ReplyForm{ID: id, CSRF: dash.CSRFToken(c), Name: personOf(c).Name, Max: manage.MaxReplyMessage}
 }
 
 // ShowConversationUpdates is the conversation page's live section when the
@@ -222,7 +223,7 @@ func (h *Leads) SaveConversationState(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := dash.AdminFrom(c).Tenant
 	id := c.Param("id")
-	in := parley.ConversationStateInput{Status: c.FormValue("status")}
+	in := manage.ConversationStateInput{Status: c.FormValue("status")}
 	if _, ok := moveDone[in.Status]; !ok {
 		return parley.Errorf(parley.KindInvalid, "Choose to take the conversation over, hand it back or close it")
 	}
@@ -258,7 +259,7 @@ func (h *Leads) SendPersonReply(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := dash.AdminFrom(c).Tenant
 	id := c.Param("id")
-	in := parley.PersonReplyInput{Content: c.FormValue("content")}
+	in := manage.PersonReplyInput{Content: c.FormValue("content")}
 	_, _, err := h.Manage.ReplyAsPerson(ctx, t.ID, id, in, personOf(c))
 	f := replyForm(c, id)
 	status := http.StatusOK

@@ -53,7 +53,7 @@ func (h *Settings) ShowTestChatPage(c echo.Context) error {
 // and the CSRF token, so chat's origin, widget key and bot challenge gates do
 // not apply; the plan's and the per-address limit do.
 func (h *Settings) SendTestMessage(c echo.Context) error {
-	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, handlers.ChatLimit)
 	defer count.Settle()
 	in, err := h.testChatInput(c, count)
 	if err != nil {

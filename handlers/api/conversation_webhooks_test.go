@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/deliveryargs"
 	"github.com/parley/parley/jobs"
+	"github.com/parley/parley/manage"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -101,7 +102,7 @@ func TestConversationWebhooks(t *testing.T) {
 	// The reply of POST /tenants/{slug}/conversations/{id}/messages: a
 	// person the integrator names, through the service the route calls.
 	reply, _, err := b.Srv.Base.Manage.ReplyAsPerson(ctx, w.ten.ID, conv.ID,
-		parley.PersonReplyInput{Content: "Hi, I'm Ana: happy to help.", AuthorName: "Ana"}, nil)
+		manage.PersonReplyInput{Content: "Hi, I'm Ana: happy to help.", AuthorName: "Ana"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
+	"github.com/parley/parley/manage"
 )
 
 // MoveConversation answers POST /tenants/{slug}/conversations/{id}/state:
@@ -21,7 +21,7 @@ func (h *Leads) MoveConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in parley.ConversationStateInput
+	var in manage.ConversationStateInput
 	in.Problems = jsonbody.DecodeFields(raw, &in)
 	mv, err := h.Manage.MoveConversation(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), in, nil)
 	if err != nil {
@@ -38,7 +38,7 @@ func (h *Leads) ReplyToConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in parley.PersonReplyInput
+	var in manage.PersonReplyInput
 	in.Problems = jsonbody.DecodeFields(raw, &in)
 	m, _, err := h.Manage.ReplyAsPerson(c.Request().Context(), handlers.TenantFrom(c).ID, c.Param("id"), in, nil)
 	if err != nil {

@@ -418,14 +418,14 @@ func (h *Handler) ManageTools() []ManageTool {
 			Input: object(schema{
 				"id":       idArg("conversation"),
 				"status":   enum("The state to move to", parley.ConversationStatuses),
-				"assignee": str("With HUMAN: the name the visitor is shown for the person who takes it", parley.MaxPersonName),
+				"assignee": str("With HUMAN: the name the visitor is shown for the person who takes it", manage.MaxPersonName),
 			}, "id", "status"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
 				id, err := idOf(args)
 				if err != nil {
 					return nil, err
 				}
-				var in parley.ConversationStateInput
+				var in manage.ConversationStateInput
 				in.Problems = jsonbody.DecodeFields(args, &in)
 				mv, err := h.Manage.MoveConversation(ctx, t.ID, id, in, nil)
 				if err != nil {
@@ -437,15 +437,15 @@ func (h *Handler) ManageTools() []ManageTool {
 			Description: "Reply to the visitor as a person (shown with authorName). A conversation nobody holds is taken over for that person; one another person holds is refused, naming them.",
 			Input: object(schema{
 				"id":         idArg("conversation"),
-				"content":    str("The reply, as plain text", parley.MaxReplyMessage),
-				"authorName": str("The name the visitor is shown; defaults to the person the conversation was taken for", parley.MaxPersonName),
+				"content":    str("The reply, as plain text", manage.MaxReplyMessage),
+				"authorName": str("The name the visitor is shown; defaults to the person the conversation was taken for", manage.MaxPersonName),
 			}, "id", "content"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
 				id, err := idOf(args)
 				if err != nil {
 					return nil, err
 				}
-				var in parley.PersonReplyInput
+				var in manage.PersonReplyInput
 				in.Problems = jsonbody.DecodeFields(args, &in)
 				m, _, err := h.Manage.ReplyAsPerson(ctx, t.ID, id, in, nil)
 				if err != nil {

@@ -124,7 +124,7 @@ func (h *Handler) tenantAndAddressGates(c echo.Context, count *handlers.AddressC
 // Chat's frame stays small (see agent.Engine.Reply): the input is built on
 // the heap by a function that has returned before the model is called.
 func (h *Handler) Chat(c echo.Context) error {
-	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.ChatLimit)
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, handlers.ChatLimit)
 	defer count.Settle()
 	if err := jsonbody.RequireJSON(c.Request()); err != nil {
 		return err

@@ -32,7 +32,7 @@ type chatFeedbackReply struct {
 // nothing to serve.
 func (h *Handler) SaveChatFeedback(c echo.Context) error {
 	ctx := c.Request().Context()
-	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.VoteLimit)
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, handlers.VoteLimit)
 	defer count.Settle()
 	if err := jsonbody.RequireJSON(c.Request()); err != nil {
 		return err

@@ -58,7 +58,7 @@ type formReply struct {
 // submission.created event is recorded in the same transaction.
 func (h *Handler) SubmitForm(c echo.Context) error {
 	ctx := c.Request().Context()
-	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, parley.FormLimit)
+	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, handlers.FormLimit)
 	defer count.Settle()
 	if err := jsonbody.RequireJSON(c.Request()); err != nil {
 		return err

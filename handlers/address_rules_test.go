@@ -1,4 +1,4 @@
-package parley
+package handlers
 
 import (
 	"errors"

@@ -1,10 +1,12 @@
-package parley
+package manage
 
 import (
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/parley/parley"
 )
 
 // A person's part in a conversation: the limits of their name and replies
@@ -19,20 +21,20 @@ const (
 // the caller is not a dashboard user), BOT hands it back to the
 // assistant, ESCALATED puts it back in the people's queue, CLOSED ends it.
 type ConversationStateInput struct {
-	Status   string      `json:"status"`
-	Assignee string      `json:"assignee"`
-	Problems FieldErrors `json:"-"` // what the surface could not read, reported first
+	Status   string             `json:"status"`
+	Assignee string             `json:"assignee"`
+	Problems parley.FieldErrors `json:"-"` // what the surface could not read, reported first
 }
 
 // Check trims the assignee and returns the problems; needName says the
 // caller has no name of its own (an integrator), so that taking needs one.
-func (in *ConversationStateInput) Check(needName bool) FieldErrors {
+func (in *ConversationStateInput) Check(needName bool) parley.FieldErrors {
 	errs := in.Problems.Copy()
-	if _, bad := errs["status"]; !bad && !slices.Contains(ConversationStatuses, in.Status) {
+	if _, bad := errs["status"]; !bad && !slices.Contains(parley.ConversationStatuses, in.Status) {
 		errs.Add("status", "must be BOT, ESCALATED, HUMAN or CLOSED")
 	}
 	in.Assignee = strings.TrimSpace(in.Assignee)
-	checkPersonName(errs, "assignee", in.Assignee, needName && in.Status == StatusHuman)
+	checkPersonName(errs, "assignee", in.Assignee, needName && in.Status == parley.StatusHuman)
 	return errs
 }
 
@@ -40,13 +42,13 @@ func (in *ConversationStateInput) Check(needName bool) FieldErrors {
 // REST API's): AuthorName names the person when the caller is not a
 // dashboard user; without it, the name of whoever holds the conversation.
 type PersonReplyInput struct {
-	Content    string      `json:"content"`
-	AuthorName string      `json:"authorName"`
-	Problems   FieldErrors `json:"-"`
+	Content    string             `json:"content"`
+	AuthorName string             `json:"authorName"`
+	Problems   parley.FieldErrors `json:"-"`
 }
 
 // Check trims the reply and the name and returns the problems.
-func (in *PersonReplyInput) Check() FieldErrors {
+func (in *PersonReplyInput) Check() parley.FieldErrors {
 	errs := in.Problems.Copy()
 	in.Content = strings.TrimSpace(in.Content)
 	switch n := utf8.RuneCountInString(in.Content); {
@@ -63,7 +65,7 @@ func (in *PersonReplyInput) Check() FieldErrors {
 
 // checkPersonName adds the problems of a person's name: at most
 // MaxPersonName characters, on one line.
-func checkPersonName(errs FieldErrors, field, name string, required bool) {
+func checkPersonName(errs parley.FieldErrors, field, name string, required bool) {
 	switch {
 	case name == "":
 		if required {

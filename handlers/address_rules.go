@@ -1,4 +1,4 @@
-package parley
+package handlers
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/parley/parley"
 )
 
 // AddressLimit is a per-address limit of one kind of public request: so
@@ -45,9 +47,9 @@ type RateDetails struct {
 // returned by that addition decide again (Verdict), so concurrent requests
 // racing past the read still cannot exceed a limit. An IPv6 address
 // counts as its /64, which one subscriber usually holds whole.
-func (l AddressLimit) Windows(ip string) []RateWindow {
+func (l AddressLimit) Windows(ip string) []parley.RateWindow {
 	who := RateLimitAddr(ip)
-	return []RateWindow{
+	return []parley.RateWindow{
 		{Key: l.Kind + ":ip:min:" + who, Length: time.Minute, Limit: l.PerMinute},
 		{Key: l.Kind + ":ip:hour:" + who, Length: time.Hour, Limit: l.PerHour},
 	}
@@ -55,7 +57,7 @@ func (l AddressLimit) Windows(ip string) []RateWindow {
 
 // Verdict is the verdict on counts of windows made at now: nil, or the
 // rate-limit error with the seconds to wait.
-func (l AddressLimit) Verdict(windows []RateWindow, now time.Time, counts []int, counted bool) error {
+func (l AddressLimit) Verdict(windows []parley.RateWindow, now time.Time, counts []int, counted bool) error {
 	var wait time.Duration
 	for i, w := range windows {
 		// Refused before counting: at the limit. Counted: past it (a race).
@@ -67,8 +69,8 @@ func (l AddressLimit) Verdict(windows []RateWindow, now time.Time, counts []int,
 		return nil
 	}
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return &Error{
-		Kind: KindRateLimited,
+	return &parley.Error{
+		Kind: parley.KindRateLimited,
 		Message: fmt.Sprintf("Too many %s: at most %d a minute and %d an hour from one address; retry in %d seconds",
 			l.What, l.PerMinute, l.PerHour, secs),
 		Details: RateDetails{RetryAfter: secs},
@@ -102,8 +104,8 @@ func RateLimitAddr(ip string) string {
 // RetryAfterSeconds returns the wait a per-address rate-limit error asks
 // for, for the Retry-After header.
 func RetryAfterSeconds(err error) (int, bool) {
-	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindRateLimited {
+	var e *parley.Error
+	if !errors.As(err, &e) || e.Kind != parley.KindRateLimited {
 		return 0, false
 	}
 	d, ok := e.Details.(RateDetails)
