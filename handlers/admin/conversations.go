@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
+	"github.com/parley/parley/handlers/admin/voice"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
@@ -226,7 +227,7 @@ func (h *Leads) renderConversationPage(c echo.Context, status int, reply views.R
 			return err
 		}
 		if call != nil {
-			row := voiceCallRow(*call, loc)
+			row := voice.CallRow(*call, loc)
 			v.Call = &row
 		}
 	}

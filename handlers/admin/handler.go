@@ -7,7 +7,8 @@
 //
 // The package holds New, Handler and four of its areas (Account, Leads,
 // Knowledge, Settings); the Tools and Integrations areas are packages of
-// their own below it (handlers/admin/tools, handlers/admin/integrations),
+// their own below it (handlers/admin/tools, handlers/admin/integrations,
+// handlers/admin/voice),
 // and what every area shares (the page's layout, flashes, a failed form's
 // status, the redirect after a change) is handlers/admin/dash, below them
 // all. The dashboard's HTTP tests, every area's, sit here.
@@ -17,6 +18,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/tools"
+	"github.com/parley/parley/handlers/admin/voice"
 )
 
 // Handler answers the dashboard, one area of it a field; web's route table
@@ -28,6 +30,7 @@ type Handler struct {
 	Settings     *Settings
 	Tools        *tools.Tools
 	Integrations *integrations.Integrations
+	Voice        *voice.Voice
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -41,6 +44,7 @@ func New(b *handlers.Base) *Handler {
 		Settings:     &Settings{c},
 		Tools:        tools.New(b),
 		Integrations: integrations.New(b),
+		Voice:        voice.New(b),
 	}
 }
 
@@ -62,5 +66,6 @@ type Leads struct{ core }
 type Knowledge struct{ core }
 
 // Settings is how the assistant looks, speaks and behaves: the settings
-// pages, the avatar, the segments, the voice settings and the test chat.
+// pages, the avatar, the segments and the test chat (the voice settings
+// are handlers/admin/voice).
 type Settings struct{ core }

@@ -1,4 +1,8 @@
-package admin
+// Package voice is the dashboard's Voice page (/admin/voice): calls on or
+// off, the voice and its words, the orchestrator's managed setup or the
+// link of the tenant's own assistant, and the recent calls with their
+// recordings. The conversation page shows a call through CallRow.
+package voice
 
 import (
 	"fmt"
@@ -19,6 +23,12 @@ import (
 	"github.com/parley/parley/views"
 )
 
+// Voice is the dashboard's Voice area.
+type Voice struct{ *handlers.Base }
+
+// New builds the Voice area over the Base web builds.
+func New(b *handlers.Base) *Voice { return &Voice{b} }
+
 // sessVoiceSecret holds the orchestrator's secret between a setup and the
 // page that shows it once.
 const sessVoiceSecret = "voiceSecret"
@@ -28,7 +38,7 @@ const recentVoiceCalls = 20
 
 // voiceForm fills the page's model from the tenant; the forms' typed
 // values are the tenant's own until a refused save re-renders them.
-func (h *core) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
+func (h *Voice) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, error) {
 	llm, server := handlers.VoiceURLs(h.BaseURL, t.Slug)
 	f := views.VoiceForm{Plan: t.Plan, Available: t.PlanInfo().Voice, Managed: h.Vapi.Configured(),
 		Enabled: t.VoiceEnabled, AssistantID: handlers.Deref(t.VoiceAssistantID), PhoneNumber: handlers.Deref(t.VoicePhoneNumber),
@@ -48,7 +58,7 @@ func (h *core) voiceForm(c echo.Context, t parley.Tenant) (views.VoiceForm, erro
 	}
 	loc := resource.TenantLocation(t)
 	for _, call := range calls {
-		f.Calls = append(f.Calls, voiceCallRow(call, loc))
+		f.Calls = append(f.Calls, CallRow(call, loc))
 	}
 	return f, nil
 }
@@ -99,7 +109,7 @@ func voiceCost(cost *float64) string {
 }
 
 // voiceCallRow is a call in the owner's words.
-func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
+func CallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 	when := call.CreatedAt
 	if call.StartedAt != nil {
 		when = *call.StartedAt
@@ -122,12 +132,12 @@ func voiceCallRow(call db.VoiceCallRow, loc *time.Location) views.VoiceCallRow {
 	return row
 }
 
-func (h *core) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
+func (h *Voice) renderVoice(c echo.Context, status int, f views.VoiceForm) error {
 	return handlers.Render(c, status, views.VoicePage(dash.Page(c, h.Sessions, "Voice", "voice"), f))
 }
 
 // ShowVoicePage renders the voice settings, or what the plan lacks.
-func (h *Settings) ShowVoicePage(c echo.Context) error {
+func (h *Voice) ShowVoicePage(c echo.Context) error {
 	f, err := h.voiceForm(c, dash.AdminFrom(c).Tenant)
 	if err != nil {
 		return err
@@ -138,7 +148,7 @@ func (h *Settings) ShowVoicePage(c echo.Context) error {
 
 // refusedVoiceForm re-renders the page with the errors of one of its forms,
 // keeping what was typed (apply sets the typed values).
-func (h *core) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, err error, apply func(*views.VoiceForm)) error {
+func (h *Voice) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, err error, apply func(*views.VoiceForm)) error {
 	e, ok := err.(*parley.Error)
 	fe, isFields := parley.FieldErrors(nil), false
 	if ok {
@@ -164,7 +174,7 @@ func (h *core) refusedVoiceForm(c echo.Context, t parley.Tenant, form string, er
 }
 
 // SaveVoiceSettings saves how the assistant speaks and whether calls are answered.
-func (h *Settings) SaveVoiceSettings(c echo.Context) error {
+func (h *Voice) SaveVoiceSettings(c echo.Context) error {
 	t, form, err := voiceForm(c)
 	if err != nil {
 		return err
@@ -201,7 +211,7 @@ func (h *Settings) SaveVoiceSettings(c echo.Context) error {
 }
 
 // SaveManagedVoiceSetup runs the managed setup with the saved voice settings.
-func (h *Settings) SaveManagedVoiceSetup(c echo.Context) error {
+func (h *Voice) SaveManagedVoiceSetup(c echo.Context) error {
 	t, form, err := voiceForm(c)
 	if err != nil {
 		return err
@@ -224,7 +234,7 @@ func (h *Settings) SaveManagedVoiceSetup(c echo.Context) error {
 }
 
 // SaveVoiceLink links the owner's own assistant.
-func (h *Settings) SaveVoiceLink(c echo.Context) error {
+func (h *Voice) SaveVoiceLink(c echo.Context) error {
 	t, form, err := voiceForm(c)
 	if err != nil {
 		return err
@@ -259,7 +269,7 @@ func (h *Settings) SaveVoiceLink(c echo.Context) error {
 
 // ShowVoiceCallRecording plays a call's recording in the dashboard: the
 // signed-in owner's tenant only.
-func (h *Settings) ShowVoiceCallRecording(c echo.Context) error {
+func (h *Voice) ShowVoiceCallRecording(c echo.Context) error {
 	return h.RelayRecording(c, dash.AdminFrom(c).Tenant.ID, c.Param("callId"))
 }
 
