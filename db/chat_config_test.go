@@ -9,6 +9,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/accounts"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/db/visitors"
 )
@@ -55,7 +56,7 @@ func TestConfigVersionCountsChanges(t *testing.T) {
 		{"tool updated", func() { exec(`UPDATE tools SET is_active = false WHERE tenant_id = $1`, id) }},
 		{"tool deleted", func() { exec(`DELETE FROM tools WHERE tenant_id = $1`, id) }},
 		{"product inserted", func() {
-			if _, _, err := f.Store.UpsertProduct(ctx, id, db.ProductWrite{ExternalID: parley.Some("sku-1"), Name: parley.Some("Widget"),
+			if _, _, err := f.Store.UpsertProduct(ctx, id, business.ProductWrite{ExternalID: parley.Some("sku-1"), Name: parley.Some("Widget"),
 				IsActive: parley.Some(true)}); err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/parley/parley/db/accounts"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/visitors"
@@ -49,6 +50,7 @@ type DB struct {
 	*accounts.Accounts
 	*visitors.Visitors
 	*listing.Listings
+	*business.Business
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -108,6 +110,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 		Accounts:  accounts.New(pool, c),
 		Visitors:  visitors.New(pool),
 		Listings:  listing.New(pool),
+		Business:  business.New(pool),
 	}, nil
 }
 

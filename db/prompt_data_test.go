@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/db/visitors"
 )
@@ -78,7 +79,7 @@ func TestPromptData(t *testing.T) {
 		Description: parley.Some("Collects contact details"), Type: parley.Some("SUBMIT_FORM")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := f.Store.UpsertProduct(ctx, f.Tenant.ID, db.ProductWrite{ExternalID: parley.Some("sku-1"), Name: parley.Some("Widget"),
+	if _, _, err := f.Store.UpsertProduct(ctx, f.Tenant.ID, business.ProductWrite{ExternalID: parley.Some("sku-1"), Name: parley.Some("Widget"),
 		IsActive: parley.Some(true)}); err != nil {
 		t.Fatal(err)
 	}

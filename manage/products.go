@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 )
 
 // The tenant's catalog: the products RECOMMEND_PRODUCT searches, created,
@@ -14,9 +14,9 @@ import (
 // CheckProduct checks in against cur, the stored product it changes (nil
 // for a new one, whose name is required): the write to apply, or its
 // problems.
-func CheckProduct(in parley.ProductInput, cur *parley.Product) (db.ProductWrite, parley.FieldErrors) {
+func CheckProduct(in parley.ProductInput, cur *parley.Product) (business.ProductWrite, parley.FieldErrors) {
 	errs := in.Check(cur)
-	return db.ProductWrite{ExternalID: in.ExternalID, Name: in.Name, Description: in.Description, Price: in.Price,
+	return business.ProductWrite{ExternalID: in.ExternalID, Name: in.Name, Description: in.Description, Price: in.Price,
 		Currency: in.Currency, URL: in.URL, ImageURL: in.ImageURL, Tags: in.Tags, IsActive: in.IsActive}, errs
 }
 
@@ -58,7 +58,7 @@ func (s *Service) Product(ctx context.Context, tenantID, id string) (parley.Prod
 
 // ListProducts reads one page of the tenant's catalog and its total. The
 // query's bounds (page, limit, the search's length) are the surface's.
-func (s *Service) ListProducts(ctx context.Context, tenantID string, q db.ProductQuery) ([]parley.Product, int, error) {
+func (s *Service) ListProducts(ctx context.Context, tenantID string, q business.ProductQuery) ([]parley.Product, int, error) {
 	return s.DB.ListProducts(ctx, tenantID, q)
 }
 

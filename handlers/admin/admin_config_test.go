@@ -14,6 +14,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/web/webtest"
 )
@@ -200,7 +201,7 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	ten := b.OwnedTenant(t, "builder")
 	ctx := webtest.BrowserTab(t)
 	// Another product, so that the search has something to leave out.
-	_, _, err := b.DB.UpsertProduct(context.Background(), ten.ID, db.ProductWrite{Name: parley.Some("Office chair"), IsActive: parley.Some(true)})
+	_, _, err := b.DB.UpsertProduct(context.Background(), ten.ID, business.ProductWrite{Name: parley.Some("Office chair"), IsActive: parley.Some(true)})
 	webtest.MustStep(t, "creating a product", err)
 	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/products")
 
@@ -217,7 +218,7 @@ func TestAdminConfigProductsBrowser(t *testing.T) {
 	if status := webtest.SubmitForm(ctx, t, "#save-product"); status != http.StatusOK {
 		t.Fatalf("after creating: status %d", status)
 	}
-	ps, _, err := b.DB.ListProducts(context.Background(), ten.ID, db.ProductQuery{Search: "Trail runner", Page: 1, Limit: 10})
+	ps, _, err := b.DB.ListProducts(context.Background(), ten.ID, business.ProductQuery{Search: "Trail runner", Page: 1, Limit: 10})
 	webtest.MustStep(t, "listing products", err)
 	if len(ps) != 1 {
 		t.Fatalf("stored products named Trail runner: %d", len(ps))
@@ -433,7 +434,7 @@ func otherTenantData(t *testing.T, b *webtest.Bundle, tenantID string) (toolID, 
 	tl, err := b.DB.CreateTool(ctx, tenantID, db.ToolWrite{Name: parley.Some("Theirs"), Description: parley.Some("Not yours."),
 		Type: parley.Some(parley.ToolRecommendProduct), Config: parley.Some(json.RawMessage(`{"maxResults":3}`))})
 	webtest.MustStep(t, "creating a tool", err)
-	p, _, err := b.DB.UpsertProduct(ctx, tenantID, db.ProductWrite{Name: parley.Some("Their product")})
+	p, _, err := b.DB.UpsertProduct(ctx, tenantID, business.ProductWrite{Name: parley.Some("Their product")})
 	webtest.MustStep(t, "creating a product", err)
 	v, err := b.DB.CreateVisitor(ctx, tenantID, visitors.VisitorWrite{Email: parley.Some("them@example.com")})
 	webtest.MustStep(t, "creating a visitor", err)
@@ -556,7 +557,7 @@ func TestAdminConfigValidation(t *testing.T) {
 	if tools, _ := b.DB.ListTools(ctx, ten.ID); len(tools) != 1 {
 		t.Errorf("tools stored: %d, want only the first", len(tools))
 	}
-	if _, total, _ := b.DB.ListProducts(ctx, ten.ID, db.ProductQuery{Page: 1, Limit: 10}); total != 0 {
+	if _, total, _ := b.DB.ListProducts(ctx, ten.ID, business.ProductQuery{Page: 1, Limit: 10}); total != 0 {
 		t.Errorf("products stored: %d", total)
 	}
 	if got, _ := b.DB.VisitorDetail(ctx, ten.ID, v.ID); webtest.StrOrEmpty(got.Email) != "grace@example.com" || got.MemoryCount != 0 {

@@ -11,7 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
@@ -80,7 +79,7 @@ func personOf(c echo.Context) *parley.Holder {
 }
 
 // inboxRow is a conversation of the inbox's top section.
-func inboxRow(it db.InboxItem, loc *time.Location) views.ConversationRow {
+func inboxRow(it listing.InboxItem, loc *time.Location) views.ConversationRow {
 	c := it.Conversation
 	r := views.ConversationRow{ID: c.ID, Started: c.CreatedAt.In(loc).Format(localTime), Channel: c.Channel,
 		Question: shortValue(handlers.Deref(c.FirstUserMessage)), Preview: handlers.Deref(resource.LastMessagePreview(it.LastMessage)),
@@ -93,7 +92,7 @@ func inboxRow(it db.InboxItem, loc *time.Location) views.ConversationRow {
 }
 
 // inboxTop reads the inbox's top section, at version v.
-func (h *Leads) inboxTop(c echo.Context, v db.InboxVersion) (views.InboxTop, error) {
+func (h *Leads) inboxTop(c echo.Context, v listing.InboxVersion) (views.InboxTop, error) {
 	t := dash.AdminFrom(c).Tenant
 	items, err := h.DB.InboxAttention(c.Request().Context(), t.ID)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
@@ -65,7 +65,7 @@ func (h *Tools) ListProducts(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := db.ProductQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
+	q := business.ProductQuery{Page: page, Limit: limit, Search: strings.TrimSpace(c.QueryParam("search"))}
 	if utf8.RuneCountInString(q.Search) > maxProductsSearch {
 		return handlers.Invalid("search must be at most %d characters", maxProductsSearch)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
@@ -42,7 +42,7 @@ func (h *Tools) ShowProductsPage(c echo.Context) error {
 		l.Page = n
 	}
 	ps, total, err := h.Manage.ListProducts(c.Request().Context(), dash.AdminFrom(c).Tenant.ID,
-		db.ProductQuery{Search: l.Search, Page: l.Page, Limit: adminProductsPage})
+		business.ProductQuery{Search: l.Search, Page: l.Page, Limit: adminProductsPage})
 	if err != nil {
 		return err
 	}

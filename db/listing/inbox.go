@@ -1,4 +1,4 @@
-package db
+package listing
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/internal/pgbase"
-	"github.com/parley/parley/db/listing"
 )
 
 // maxInboxAttention bounds the inbox's top section: a team with more
@@ -26,7 +25,7 @@ type InboxItem struct {
 	// shows as the conversation's unread messages.
 	Unanswered int `db:"unanswered"`
 	// LastMessage is the start of the conversation's last message
-	// (listing.PreviewRunes characters and one more when it is longer).
+	// (PreviewRunes characters and one more when it is longer).
 	LastMessage *string `db:"last_message"`
 }
 
@@ -34,12 +33,12 @@ type InboxItem struct {
 // held by one: the waiting first, then the held, each most recently active
 // first; at most maxInboxAttention. It reads the partial index of migration
 // 00039 (conversations_tenant_attention).
-func (d *DB) InboxAttention(ctx context.Context, tenantID string) ([]InboxItem, error) {
+func (d *Listings) InboxAttention(ctx context.Context, tenantID string) ([]InboxItem, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.ConversationColumns+`,
 			(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.tenant_id = c.tenant_id AND m.role = 'user'
 				AND m.seq > COALESCE((SELECT max(r.seq) FROM messages r
 					WHERE r.conversation_id = c.id AND r.tenant_id = c.tenant_id AND r.role <> 'user'), 0)) AS unanswered,
-			(SELECT left(l.content, `+fmt.Sprint(listing.PreviewRunes+1)+`) FROM messages l WHERE l.conversation_id = c.id AND l.tenant_id = c.tenant_id
+			(SELECT left(l.content, `+fmt.Sprint(PreviewRunes+1)+`) FROM messages l WHERE l.conversation_id = c.id AND l.tenant_id = c.tenant_id
 				ORDER BY l.seq DESC LIMIT 1) AS last_message
 		FROM conversations c
 		WHERE c.tenant_id = $1 AND c.status IN ('ESCALATED', 'HUMAN')
@@ -74,7 +73,7 @@ func (v InboxVersion) Key() string {
 // conversation that leaves it changes the counts; one that enters it, or
 // changes in it, moves Changed forward (every message and every move sets
 // updated_at).
-func (d *DB) InboxVersion(ctx context.Context, tenantID string) (InboxVersion, error) {
+func (d *Listings) InboxVersion(ctx context.Context, tenantID string) (InboxVersion, error) {
 	var (
 		v                 InboxVersion
 		changed, escalate *time.Time

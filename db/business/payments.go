@@ -1,4 +1,4 @@
-package db
+package business
 
 import (
 	"context"
@@ -25,18 +25,18 @@ func scanPaymentConnector(row pgx.Row) (parley.PaymentConnector, error) {
 
 // PaymentConnector reads the tenant's payment connector, nil when it has
 // none (like CalendarConnector).
-func (d *DB) PaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
+func (d *Business) PaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
 	return d.paymentConnector(ctx, tenantID, false)
 }
 
 // ActivePaymentConnector reads the tenant's payment connector when it is
 // active; nil when there is none or it is paused. The chat engine reads it
 // for every turn off the voice channel.
-func (d *DB) ActivePaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
+func (d *Business) ActivePaymentConnector(ctx context.Context, tenantID string) (*parley.PaymentConnector, error) {
 	return d.paymentConnector(ctx, tenantID, true)
 }
 
-func (d *DB) paymentConnector(ctx context.Context, tenantID string, activeOnly bool) (*parley.PaymentConnector, error) {
+func (d *Business) paymentConnector(ctx context.Context, tenantID string, activeOnly bool) (*parley.PaymentConnector, error) {
 	p, err := scanPaymentConnector(d.pool.QueryRow(ctx, `SELECT `+paymentConnectorColumns+`
 		FROM payment_connectors WHERE tenant_id = $1 AND (is_active OR NOT $2)`, tenantID, activeOnly))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -51,7 +51,7 @@ func (d *DB) paymentConnector(ctx context.Context, tenantID string, activeOnly b
 // SavePaymentConnector creates or replaces the tenant's payment connector
 // with p (the caller merged a partial update into the stored one). A new key
 // forgets the last connection test, which was of the old key.
-func (d *DB) SavePaymentConnector(ctx context.Context, p parley.PaymentConnector) (parley.PaymentConnector, error) {
+func (d *Business) SavePaymentConnector(ctx context.Context, p parley.PaymentConnector) (parley.PaymentConnector, error) {
 	saved, err := scanPaymentConnector(d.pool.QueryRow(ctx, `INSERT INTO payment_connectors (tenant_id, secret_key,
 			key_mode, key_type, key_last4, is_active, currency, default_amount, default_description, success_message)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -74,7 +74,7 @@ func (d *DB) SavePaymentConnector(ctx context.Context, p parley.PaymentConnector
 
 // RecordPaymentCheck keeps the outcome of a connection test of the stored
 // key (sealed: the key tested), unless the key changed meanwhile.
-func (d *DB) RecordPaymentCheck(ctx context.Context, tenantID string, sealedKey []byte, ok bool, message string, at time.Time) error {
+func (d *Business) RecordPaymentCheck(ctx context.Context, tenantID string, sealedKey []byte, ok bool, message string, at time.Time) error {
 	_, err := d.pool.Exec(ctx, `UPDATE payment_connectors SET checked_at = $4, check_ok = $3, check_message = $5
 		WHERE tenant_id = $1 AND secret_key = $2`, tenantID, sealedKey, ok, at, pgbase.StorableKey(message))
 	if err != nil {
@@ -86,7 +86,7 @@ func (d *DB) RecordPaymentCheck(ctx context.Context, tenantID string, sealedKey 
 // DeletePaymentConnector removes the tenant's payment connector and its key;
 // false when there was none. The payment links already sent stay valid at
 // Stripe, and their submissions stay.
-func (d *DB) DeletePaymentConnector(ctx context.Context, tenantID string) (bool, error) {
+func (d *Business) DeletePaymentConnector(ctx context.Context, tenantID string) (bool, error) {
 	tag, err := d.pool.Exec(ctx, `DELETE FROM payment_connectors WHERE tenant_id = $1`, tenantID)
 	if err != nil {
 		return false, fmt.Errorf("deleting the payment connector: %w", err)
@@ -99,7 +99,7 @@ const maxConversationPayments = 50
 
 // ConversationPayments returns the conversation's quotes (GENERATE_QUOTE)
 // and payment links (COLLECT_PAYMENT) submissions, newest first.
-func (d *DB) ConversationPayments(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error) {
+func (d *Business) ConversationPayments(ctx context.Context, tenantID, conversationID string) ([]parley.Submission, error) {
 	if !pgbase.LooksLikeUUID(conversationID) {
 		return nil, nil
 	}

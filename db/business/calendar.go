@@ -1,4 +1,4 @@
-package db
+package business
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 )
 
 // CalendarConnector returns the tenant's calendar connector, nil when it has none.
-func (d *DB) CalendarConnector(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
+func (d *Business) CalendarConnector(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
 	var c parley.CalendarConnector
 	err := d.pool.QueryRow(ctx, `SELECT tenant_id, server_url, username, password, calendar_url, calendar_name,
 			office_hours, created_at, updated_at
@@ -28,7 +28,7 @@ func (d *DB) CalendarConnector(ctx context.Context, tenantID string) (*parley.Ca
 }
 
 // SaveCalendarConnector creates or replaces the tenant's calendar connector.
-func (d *DB) SaveCalendarConnector(ctx context.Context, c parley.CalendarConnector) (parley.CalendarConnector, error) {
+func (d *Business) SaveCalendarConnector(ctx context.Context, c parley.CalendarConnector) (parley.CalendarConnector, error) {
 	if c.OfficeHours == nil {
 		c.OfficeHours = parley.OfficeHours{}
 	}
@@ -49,7 +49,7 @@ func (d *DB) SaveCalendarConnector(ctx context.Context, c parley.CalendarConnect
 
 // DeleteCalendarConnector removes the tenant's calendar connector; it
 // reports whether there was one.
-func (d *DB) DeleteCalendarConnector(ctx context.Context, tenantID string) (bool, error) {
+func (d *Business) DeleteCalendarConnector(ctx context.Context, tenantID string) (bool, error) {
 	tag, err := d.pool.Exec(ctx, `DELETE FROM calendar_connectors WHERE tenant_id = $1`, tenantID)
 	if err != nil {
 		return false, fmt.Errorf("deleting the calendar connector: %w", err)
@@ -62,7 +62,7 @@ func (d *DB) DeleteCalendarConnector(ctx context.Context, tenantID string) (bool
 // any instance, check the calendar and create their events one after the
 // other. fn runs on no connection of the transaction: it talks to the
 // calendar server, and the lock only holds a pool connection meanwhile.
-func (d *DB) LockCalendar(ctx context.Context, tenantID string, fn func(context.Context) error) error {
+func (d *Business) LockCalendar(ctx context.Context, tenantID string, fn func(context.Context) error) error {
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("locking the calendar: %w", err)

@@ -1,4 +1,4 @@
-package db
+package business
 
 import (
 	"context"
@@ -37,7 +37,7 @@ type ProductQuery struct {
 }
 
 // ListProducts returns one page of the catalog and the total.
-func (d *DB) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]parley.Product, int, error) {
+func (d *Business) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]parley.Product, int, error) {
 	where, order, args := productFilter(tenantID, q)
 	var total int
 	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
@@ -65,7 +65,7 @@ func productFilter(tenantID string, q ProductQuery) (where, order string, args [
 	return where, order, args
 }
 
-func (d *DB) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]parley.Product, error) {
+func (d *Business) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]parley.Product, error) {
 	args = append(args, q.Limit, (max(q.Page, 1)-1)*q.Limit)
 	rows, _ := d.pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
@@ -77,12 +77,12 @@ func (d *DB) productPage(ctx context.Context, where, order string, args []any, q
 }
 
 // parley.Product returns one of the tenant's products.
-func (d *DB) Product(ctx context.Context, tenantID, id string) (parley.Product, error) {
+func (d *Business) Product(ctx context.Context, tenantID, id string) (parley.Product, error) {
 	return product(ctx, d.pool, tenantID, id)
 }
 
 // ProductByExternalID returns the tenant's product with that externalId.
-func (d *DB) ProductByExternalID(ctx context.Context, tenantID, externalID string) (parley.Product, error) {
+func (d *Business) ProductByExternalID(ctx context.Context, tenantID, externalID string) (parley.Product, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+productColumns+` FROM products WHERE tenant_id = $1 AND external_id = $2`, tenantID, externalID)
 	p, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
@@ -126,7 +126,7 @@ func externalIDConflict(err error) error {
 }
 
 // UpsertProduct creates a product or, when ExternalID names an existing one, updates it.
-func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (parley.Product, bool, error) {
+func (d *Business) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite) (parley.Product, bool, error) {
 	var p parley.Product
 	created := false
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
@@ -168,7 +168,7 @@ func (d *DB) UpsertProduct(ctx context.Context, tenantID string, w ProductWrite)
 }
 
 // UpdateProduct applies a partial update.
-func (d *DB) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (parley.Product, error) {
+func (d *Business) UpdateProduct(ctx context.Context, tenantID, id string, w ProductWrite) (parley.Product, error) {
 	if !pgbase.LooksLikeUUID(id) {
 		return parley.Product{}, parley.Errorf(parley.KindNotFound, "Product not found")
 	}
@@ -193,13 +193,13 @@ func updateProduct(ctx context.Context, tx pgx.Tx, tenantID, id string, w Produc
 }
 
 // DeleteProduct deletes one of the tenant's products.
-func (d *DB) DeleteProduct(ctx context.Context, tenantID, id string) error {
+func (d *Business) DeleteProduct(ctx context.Context, tenantID, id string) error {
 	return pgbase.DeleteTenantRow(ctx, d.pool, "products", "Product", tenantID, id)
 }
 
 // HasActiveProducts reports whether the tenant has at least one active
 // product: the chat offers RECOMMEND_PRODUCT only then.
-func (d *DB) HasActiveProducts(ctx context.Context, tenantID string) (bool, error) {
+func (d *Business) HasActiveProducts(ctx context.Context, tenantID string) (bool, error) {
 	var found bool
 	if err := d.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM products WHERE tenant_id = $1 AND is_active)`, tenantID).Scan(&found); err != nil {
 		return false, fmt.Errorf("checking for products: %w", err)
@@ -209,7 +209,7 @@ func (d *DB) HasActiveProducts(ctx context.Context, tenantID string) (bool, erro
 
 // SearchProducts returns the tenant's active products matching query, best
 // first, at most limit: RECOMMEND_PRODUCT's search.
-func (d *DB) SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error) {
+func (d *Business) SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error) {
 	q := ProductQuery{Search: query, ActiveOnly: true, Page: 1, Limit: limit}
 	where, order, args := productFilter(tenantID, q)
 	return d.productPage(ctx, where, order, args, q)
