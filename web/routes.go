@@ -190,6 +190,7 @@ func (s *Server) routes() {
 	signedIn.GET("/conversations/:id", h.Leads.ShowConversationPage)
 	signedIn.POST("/conversations/:id/state", h.Leads.SaveConversationState)
 	signedIn.POST("/conversations/:id/reply", h.Leads.SendPersonReply)
+	signedIn.POST("/conversations/:id/draft", h.Leads.DraftPersonReply)
 	signedIn.GET("/analytics", h.Leads.ShowAnalyticsPage)
 	signedIn.GET("/analytics/export", h.Leads.ExportAnalytics)
 	signedIn.GET("/test-chat", h.Settings.ShowTestChatPage)

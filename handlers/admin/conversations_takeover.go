@@ -296,3 +296,34 @@ func replyProblem(msg string) string {
 	}
 	return "Your reply " + msg + "."
 }
+
+// DraftPersonReply has the assistant draft the signed-in person's next
+// reply to the visitor, from the knowledge base and the conversation so far
+// (handlers.Base.DraftReply), with a one-line summary of the conversation:
+// the reply box comes back holding the draft, which the person edits and
+// sends, or ignores. Nothing is stored or sent. A model that fails leaves
+// the box as it was, with the reason above it.
+func (h *Leads) DraftPersonReply(c echo.Context) error {
+	f := replyForm(c, c.Param("id"))
+	d, err := h.Base.DraftReply(c.Request().Context(), dash.AdminFrom(c).Tenant, f.ID)
+	status := http.StatusOK
+	switch parley.ErrorKind(err) {
+	case parley.KindInvalid: // nothing to answer yet
+		status = http.StatusUnprocessableEntity
+	case parley.KindUpstream: // the model failed
+		status = http.StatusBadGateway
+	default:
+		if err != nil {
+			return err
+		}
+		f.Content, f.Summary = d.Reply, d.Summary
+	}
+	if err != nil {
+		f.Message = "The assistant could not draft a reply: " + err.Error()
+		f.Content = c.FormValue("content")
+	}
+	if !dash.IsHTMX(c) {
+		return h.renderConversationPage(c, status, f)
+	}
+	return handlers.Render(c, status, views.ReplyBox(f))
+}
