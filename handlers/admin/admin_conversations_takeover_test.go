@@ -325,8 +325,22 @@ func TestAdminTakeover(t *testing.T) {
 	t.Run("PhoneCallsStayTheAssistants", func(t *testing.T) {
 		call := b.AddConversation(t, webtest.ConvTenant{Tenant: ten}, webtest.SeedConversation{
 			Start: func(p *parley.ConversationStart) { p.Channel = "voice" }, Turns: []string{"Hello?"}})
-		if p := c.As(t).Get("/admin/conversations/" + call.ID); p.Doc.Find("#take-over, #reply-form").Length() != 0 {
+		if p := c.As(t).Get("/admin/conversations/" + call.ID); p.Doc.Find("#take-over, #reply-form, #close-conversation").Length() != 0 {
 			t.Error("a phone call offers to take over")
+		}
+		// A caller who asked for a person waits for a call back, which the
+		// owner marks handled: the call leaves the waiting ones.
+		_, err := b.DB.MoveConversation(context.Background(), ten.ID, call.ID, parley.StatusEscalated, parley.Holder{})
+		webtest.MustStep(t, "escalating the call", err)
+		p := c.As(t).Get("/admin/conversations/" + call.ID)
+		if p.Doc.Find("#take-over, #reply-form").Length() != 0 || strings.TrimSpace(p.Doc.Find("#close-conversation").Text()) != "Mark as handled" {
+			t.Fatalf("an escalated call's page: take over %d, mark handled %q", p.Doc.Find("#take-over, #reply-form").Length(), p.Doc.Find("#close-conversation").Text())
+		}
+		if p := hx(c, "/admin/conversations/"+call.ID+"/state", url.Values{"status": {"CLOSED"}}); p.Status != http.StatusOK {
+			t.Fatalf("marking handled: %d", p.Status)
+		}
+		if got, _ := b.DB.Conversation(context.Background(), ten.ID, call.ID); got.Status != parley.StatusClosed {
+			t.Errorf("the call is %s, want CLOSED", got.Status)
 		}
 	})
 }
