@@ -169,4 +169,26 @@
 		if (!e.target.closest('#notify-me') || !('Notification' in window)) { return; }
 		Notification.requestPermission().then(showNotifyState);
 	});
+
+	// While a person types in the reply box of a conversation they hold, the
+	// visitor's widget shows it: the page tells the server at most every 3
+	// seconds (the server keeps a signal 5 seconds). A sent reply lets the
+	// next keystroke tell again at once.
+	var typedAt = 0;
+	document.addEventListener('input', function (e) {
+		var box = e.target;
+		if (!box.matches('textarea[data-typing]') || !box.value.trim() || !document.querySelector('#conversation-live[data-mine]')) { return; }
+		var now = Date.now();
+		if (now - typedAt < 3000) { return; }
+		typedAt = now;
+		var csrf = box.form && box.form.querySelector('input[name="_csrf"]');
+		fetch(box.dataset.typing, {
+			method: 'POST', credentials: 'same-origin',
+			headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-CSRF-Token': csrf ? csrf.value : '' },
+			body: '_csrf=' + encodeURIComponent(csrf ? csrf.value : '')
+		}).catch(function () { /* a lost signal only hides the line sooner */ });
+	});
+	document.addEventListener('submit', function (e) {
+		if (e.target.querySelector('textarea[data-typing]')) { typedAt = 0; }
+	});
 })();

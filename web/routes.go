@@ -40,6 +40,7 @@ func (s *Server) routes() {
 	e.POST("/chat/:slug/feedback", s.Public.SaveChatFeedback)
 	e.GET("/chat/:slug/widget", s.Public.ShowWidgetSettings)
 	e.GET("/chat/:slug/stream", s.Public.StreamChat)
+	e.POST("/chat/:slug/typing", s.Public.SignalTyping)
 	e.POST("/form/:slug", s.Public.SubmitForm)
 
 	// Voice channel: the orchestrator's custom LLM and server URL,
@@ -171,11 +172,14 @@ func (s *Server) routes() {
 	// The polls of open pages (the navigation's count, the inbox's top, an
 	// open conversation) read the session and never write it back: a poll
 	// is not the owner's activity (Account.ReadSession). The CSRF check
-	// gives the forms a fragment renders their token.
+	// gives the forms a fragment renders their token, and guards the
+	// reply box's typing signal, sent every few seconds while a person
+	// types (no session write for each either).
 	polls := e.Group("/admin/conversations", s.adminHeaders(), h.Account.ReadSession, s.adminCSRF(), h.Account.RequireAdmin)
 	polls.GET("/waiting", h.Leads.ShowWaitingCount)
 	polls.GET("/attention", h.Leads.ShowInboxUpdates)
 	polls.GET("/:id/live", h.Leads.ShowConversationUpdates)
+	polls.POST("/:id/typing", h.Leads.SignalTyping, adminBodyLimit)
 	admin.GET("/login", h.Account.ShowLoginPage)
 	admin.POST("/login", h.Account.Login)
 	admin.GET("/forgot-password", h.Account.ShowForgotPasswordPage)

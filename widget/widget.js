@@ -78,6 +78,8 @@
     .person .tag { font-weight: 500; font-size: 11px; background: #e4e4e7; color: #111; border-radius: 999px; padding: 1px 7px; }
     .presence { margin: 0; padding: 6px 14px; font-size: 13px; color: #333; background: #fff; border-bottom: 1px solid #e4e4e7; }
     .presence[hidden] { display: none; }
+    .person-typing { margin: 0; padding: 0 14px; font-size: 13px; font-style: italic; color: #555; background: #f7f7f8; }
+    .person-typing:not(:empty) { padding: 0 14px 8px; }
     .error { align-self: stretch; background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; }
     .error button { margin-left: 8px; }
     .typing { align-self: flex-start; color: #555; font-size: 13px; }
@@ -332,9 +334,12 @@
     const note = el("p", { role: "status" });
     // The presence line: whether a person is awaited or answers.
     const presence = el("p", { class: "presence", role: "status", hidden: "" });
+    // The line under the conversation that tells a person is typing; it is
+    // always there (empty when nobody types) so that its changes are read.
+    const personTyping = el("p", { class: "person-typing", role: "status" });
     const checkRow = el("div", { class: "captcha", hidden: "" }, el("slot", { name: "captcha" }), note);
     const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
-      el("header", {}, avatar(s), who, close), presence, log, checkRow, form);
+      el("header", {}, avatar(s), who, close), presence, log, personTyping, checkRow, form);
     const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
       "aria-expanded": "false" }, icon(bubbleIcon, 26));
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
@@ -458,7 +463,17 @@
       if (st !== was || (name || null) !== who) showPresence(st, name, was);
       if (awaited(st)) follow(); else unfollow();
     };
+    // A person typing shows until their message comes, or 5 seconds after
+    // the stream's last word of it (it repeats it every 3 s while they type).
+    let typingTimer = null;
+    const stopTyping = () => { clearTimeout(typingTimer); personTyping.textContent = ""; };
+    const personTypes = (name) => {
+      personTyping.textContent = (name || "A person") + " is typing…";
+      clearTimeout(typingTimer);
+      typingTimer = setTimeout(stopTyping, 5000);
+    };
     const personSaid = (d, eventId) => {
+      stopTyping();
       if (eventId) { live.last = eventId; liveState.save(live); }
       if (!d.id || shown.has(d.id)) return;
       shown.add(d.id);
@@ -476,6 +491,7 @@
       es.addEventListener("open", () => { retryDelay = 1000; });
       es.addEventListener("status", (e) => { const d = JSON.parse(e.data); setStatus(d.status, d.assignee); });
       es.addEventListener("message", (e) => personSaid(JSON.parse(e.data), e.lastEventId));
+      es.addEventListener("typing", (e) => personTypes(JSON.parse(e.data).name));
       es.addEventListener("error", () => {
         // A dropped stream is reconnected by the browser itself; one it
         // gave up on (refused, or the network down) is opened again here,
@@ -487,6 +503,7 @@
       });
     }
     function unfollow() {
+      stopTyping();
       clearTimeout(retry);
       if (source) { source.close(); source = null; }
     }
@@ -609,7 +626,20 @@
         busy = false; sync();
       }
     }
-    form.addEventListener("submit", (e) => { e.preventDefault(); const t = input.value; input.value = ""; ask(t); });
+    form.addEventListener("submit", (e) => { e.preventDefault(); const t = input.value; input.value = ""; typedAt = 0; ask(t); });
+    // While a person is awaited or answers, the team sees the visitor
+    // typing: the box tells the server at most every 3 seconds (it keeps a
+    // signal 5 seconds). The assistant needs no such word.
+    let typedAt = 0;
+    input.addEventListener("input", () => {
+      if (preview || refused || !live.token || !awaited(live.status) || !input.value.trim()) return;
+      const now = Date.now();
+      if (now - typedAt < 3000) return;
+      typedAt = now;
+      fetch(s.endpoints.chat + "/typing", { method: "POST", headers: headers(),
+        body: JSON.stringify({ sessionId: sessionId(), token: live.token, widgetKey: widgetKey || undefined }) })
+        .catch(() => { /* a lost signal only hides the line sooner */ });
+    });
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });

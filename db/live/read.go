@@ -3,11 +3,13 @@ package live
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/internal/pgbase"
 )
 
@@ -16,6 +18,11 @@ import (
 type State struct {
 	Status   string
 	Assignee *string
+	// Typing names the person typing a reply (db.SignalPersonTyping), nil
+	// when nobody is or their signal is older than the last message; TypingUntil is when their last signal ends: each new
+	// signal moves it.
+	Typing      *string
+	TypingUntil time.Time
 }
 
 // Message is a person's message as a visitor's stream sends it. Seq
@@ -29,6 +36,10 @@ type Message struct {
 	AuthorName string
 	CreatedAt  time.Time
 }
+
+// typingFor is db.TypingFor in seconds, for SQL: a signal older than the
+// conversation's last message is over (the message it announced came).
+var typingFor = strconv.FormatFloat(db.TypingFor.Seconds(), 'f', -1, 64)
 
 // maxBatch is how many messages one read returns at most; Since's caller
 // reads again while it gets full batches.
@@ -50,11 +61,13 @@ func (h *Hub) Conversation(ctx context.Context, tenantID, sessionID string) (str
 }
 
 // Since reads, in one round trip, the state of the tenant's conversation
-// and the messages people wrote in it after seq after, in order, at most
+// (with the person typing, if one is) and the messages people wrote in it after seq after, in order, at most
 // maxBatch of them (more reports whether there may be more).
 func (h *Hub) Since(ctx context.Context, tenantID, conversationID string, after int64) (State, []Message, bool, error) {
-	rows, _ := h.pool.Query(ctx, `SELECT c.status, c.assignee, m.seq, m.id::text, m.content, m.author_name, m.created_at
+	rows, _ := h.pool.Query(ctx, `SELECT c.status, c.assignee, t.name, t.until, m.seq, m.id::text, m.content, m.author_name, m.created_at
 		FROM conversations c
+		LEFT JOIN conversation_typing t ON t.conversation_id = c.id AND t.tenant_id = c.tenant_id AND t.party = 'person'
+			AND t.until > now() AND t.until - make_interval(secs => `+typingFor+`) > c.last_message_at AND c.status = 'HUMAN'
 		LEFT JOIN LATERAL (SELECT seq, id, content, author_name, created_at FROM messages
 			WHERE conversation_id = c.id AND tenant_id = c.tenant_id AND role = $4 AND seq > $3
 			ORDER BY seq LIMIT $5) m ON true
@@ -76,13 +89,16 @@ func scanSince(rows pgx.Rows) (State, []Message, error) {
 		var (
 			seq                 *int64
 			id, content, author *string
-			at                  *time.Time
+			at, until           *time.Time
 		)
-		if err := rows.Scan(&st.Status, &st.Assignee, &seq, &id, &content, &author, &at); err != nil {
+		if err := rows.Scan(&st.Status, &st.Assignee, &st.Typing, &until, &seq, &id, &content, &author, &at); err != nil {
 			rows.Close()
 			return st, nil, fmt.Errorf("reading a conversation's news: %w", err)
 		}
 		n++
+		if until != nil {
+			st.TypingUntil = *until
+		}
 		if seq == nil {
 			continue
 		}

@@ -204,10 +204,14 @@ func (h *Leads) renderConversationPage(c echo.Context, status int, reply views.R
 		return err
 	}
 	conv := d.Conversation
+	typing, err := h.visitorTyping(c, conv)
+	if err != nil {
+		return err
+	}
 	v := views.ConversationDetail{ID: conv.ID, Started: conv.CreatedAt.In(loc).Format(localTime), Channel: conv.Channel, Status: conv.Status,
 		VisitorType: conv.VisitorType, Segment: handlers.Deref(d.SegmentName), PageURL: handlers.Deref(conv.PageURL), Referrer: conv.Metadata.Referrer,
 		Locale: handlers.Deref(conv.Locale), AgentModel: handlers.Deref(conv.AgentModel), Positive: conv.FeedbackPositive, Negative: conv.FeedbackNegative,
-		Live: conversationLive(c, d, loc), Reply: reply}
+		Live: conversationLive(c, d, typing, loc), Reply: reply}
 	if v.PageURL == "" {
 		v.PageURL = conv.Metadata.Page
 	}

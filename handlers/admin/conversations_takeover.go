@@ -148,17 +148,23 @@ func (h *Leads) ShowWaitingCount(c echo.Context) error {
 
 // liveVersion identifies what the conversation page's live section shows:
 // anything it shows changes one of these (a message, a tool run and a vote
-// change the counts, a move the state; each sets updated_at).
-func liveVersion(c parley.Conversation) string {
-	return fmt.Sprintf("%s-%d-%d-%d-%d-%d", c.Status, c.MessageCount, c.ToolCallsCount, c.FeedbackPositive, c.FeedbackNegative, c.UpdatedAt.UnixMicro())
+// change the counts, a move the state; each sets updated_at), and whether
+// the visitor is typing.
+func liveVersion(c parley.Conversation, typing bool) string {
+	v := fmt.Sprintf("%s-%d-%d-%d-%d-%d", c.Status, c.MessageCount, c.ToolCallsCount, c.FeedbackPositive, c.FeedbackNegative, c.UpdatedAt.UnixMicro())
+	if typing {
+		v += "-typing"
+	}
+	return v
 }
 
-// conversationLive is the live section of the conversation page.
-func conversationLive(c echo.Context, d listing.ConversationDetail, loc *time.Location) views.ConversationLive {
+// conversationLive is the live section of the conversation page; typing:
+// the visitor is typing.
+func conversationLive(c echo.Context, d listing.ConversationDetail, typing bool, loc *time.Location) views.ConversationLive {
 	conv := d.Conversation
 	l := views.ConversationLive{ID: conv.ID, Status: conv.Status, CSRF: dash.CSRFToken(c), Holder: handlers.Deref(conv.Assignee),
 		Takeover: conv.Channel != parley.ChannelVoice, MessageCount: max(conv.MessageCount, len(d.Messages)),
-		Items: transcript(d.Messages, d.ToolHistory, loc), Version: liveVersion(conv)}
+		Items: transcript(d.Messages, d.ToolHistory, loc), Typing: typing, Version: liveVersion(conv, typing)}
 	if conv.Status == parley.StatusHuman && conv.AssignedUserID != nil {
 		l.Mine = *conv.AssignedUserID == dash.AdminFrom(c).User.ID
 	}
@@ -176,9 +182,10 @@ func replyForm(c echo.Context, id string) views.ReplyForm {
 	return views.ReplyForm{ID: id, CSRF: dash.CSRFToken(c), Name: personOf(c).Name, Max: manage.MaxReplyMessage}
 }
 
-// ShowConversationUpdates is the conversation page's live section when the
-// conversation changed since the version the page shows, else 204 No
-// Content. Another tenant's conversation is 404.
+// ShowConversationUpdates is the conversation page's live section (and
+// the typing line out of band) when the conversation changed since the
+// version the page shows, else 204 No Content. Another tenant's
+// conversation is 404.
 func (h *Leads) ShowConversationUpdates(c echo.Context) error {
 	ctx := c.Request().Context()
 	t := dash.AdminFrom(c).Tenant
@@ -186,14 +193,28 @@ func (h *Leads) ShowConversationUpdates(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if liveVersion(conv) == c.QueryParam("v") {
+	typing, err := h.visitorTyping(c, conv)
+	if err != nil {
+		return err
+	}
+	if liveVersion(conv, typing) == c.QueryParam("v") {
 		return c.NoContent(http.StatusNoContent)
 	}
 	l, err := h.liveNow(c)
 	if err != nil {
 		return err
 	}
-	return handlers.Render(c, http.StatusOK, views.ConversationLiveSection(l))
+	return handlers.Render(c, http.StatusOK, views.LiveFragment(l))
+}
+
+// visitorTyping tells whether the visitor of conv is typing; only asked of
+// a conversation a person awaits or holds (the widget signals nothing
+// else).
+func (h *Leads) visitorTyping(c echo.Context, conv parley.Conversation) (bool, error) {
+	if conv.Status != parley.StatusEscalated && conv.Status != parley.StatusHuman {
+		return false, nil
+	}
+	return h.DB.VisitorTyping(c.Request().Context(), conv.TenantID, conv.ID)
 }
 
 // liveNow reads the conversation's live section as it is now.
@@ -203,7 +224,27 @@ func (h *Leads) liveNow(c echo.Context) (views.ConversationLive, error) {
 	if err != nil {
 		return views.ConversationLive{}, err
 	}
-	return conversationLive(c, d, resource.TenantLocation(t)), nil
+	typing, err := h.visitorTyping(c, d.Conversation)
+	if err != nil {
+		return views.ConversationLive{}, err
+	}
+	return conversationLive(c, d, typing, resource.TenantLocation(t)), nil
+}
+
+// SignalTyping answers POST /admin/conversations/{id}/typing: the
+// signed-in user is typing in the reply box (the page sends it at most
+// every db.TypingEvery while they type), which the visitor's widget shows
+// through its stream. It is kept only while the user holds the
+// conversation; otherwise (nobody holds it yet, another person does, it is
+// closed) it is dropped: a reply is what takes a conversation over. The
+// answer is 204 No Content either way; another tenant's conversation is
+// 404. It runs with the polls (no write of the session).
+func (h *Leads) SignalTyping(c echo.Context) error {
+	t := dash.AdminFrom(c).Tenant
+	if _, err := h.DB.SignalPersonTyping(c.Request().Context(), t.ID, c.Param("id"), *personOf(c)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // moveDone is the flash after a move of a conversation.
@@ -246,7 +287,7 @@ func (h *Leads) SaveConversationState(c echo.Context) error {
 		return err
 	}
 	l.Notice = notice
-	return handlers.Render(c, status, views.ConversationLiveSection(l))
+	return handlers.Render(c, status, views.LiveFragment(l))
 }
 
 // SendPersonReply stores the signed-in user's reply to the visitor, which
@@ -283,7 +324,7 @@ func (h *Leads) SendPersonReply(c echo.Context) error {
 		return err
 	}
 	l.OOB = true
-	return handlers.Render(c, status, templ.Join(views.ReplyBox(f), views.ConversationLiveSection(l)))
+	return handlers.Render(c, status, templ.Join(views.ReplyBox(f), views.LiveFragment(l)))
 }
 
 // replyProblem is what is wrong with a reply, in a sentence.

@@ -20,9 +20,11 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "ContextDiscovery.endpoints", Type: reflect.TypeFor[contextEndpointsJSON]()},
 		{Schema: "ChatStreamStatus", Type: reflect.TypeFor[streamStatus]()},
 		{Schema: "ChatStreamMessage", Type: reflect.TypeFor[streamMessage]()},
+		{Schema: "ChatStreamTyping", Type: reflect.TypeFor[streamTyping]()},
 		// Request bodies: what the decoders read.
 		{Schema: "ChatRequest", Type: reflect.TypeFor[chatRequest](), Request: true},
 		{Schema: "ChatFeedbackRequest", Type: reflect.TypeFor[chatFeedbackRequest](), Request: true},
+		{Schema: "ChatTypingRequest", Type: reflect.TypeFor[chatTypingRequest](), Request: true},
 		{Schema: "FormSubmitRequest", Type: reflect.TypeFor[formRequest](), Request: true},
 	})
 }

@@ -50,4 +50,7 @@ type Handler struct {
 	// on every page of a busy site costs the database one write an hour,
 	// not one statement per page view.
 	sightings sync.Map
+	// typing drops the visitors' typing signals sent faster than the
+	// store keeps them (SignalTyping).
+	typing typingThrottle
 }

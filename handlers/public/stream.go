@@ -43,6 +43,13 @@ type streamStatus struct {
 	Assignee *string `json:"assignee"`
 }
 
+// streamTyping is the data of a stream's `typing` event: the person who
+// holds the conversation is typing a reply. The widget shows it until
+// their message comes or db.TypingFor after the last such event.
+type streamTyping struct {
+	Name string `json:"name"`
+}
+
 // conversationNotFound answers a stream request whose token, tenant or
 // session is wrong, alike, so that none can be told from another.
 func conversationNotFound() error {
@@ -222,6 +229,7 @@ type chatStream struct {
 	keepAlive      time.Duration
 	after          int64         // the seq of the last message sent
 	sent           *streamStatus // the last status sent
+	typed          time.Time     // the end of the last typing signal sent
 
 	conn  net.Conn  // the taken connection, when the stream has one
 	out   io.Writer // conn, or the handler's response
@@ -237,7 +245,7 @@ const streamReadTimeout = 10 * time.Second
 
 // sendNews reads what changed in the conversation since the stream's last
 // event and sends it: the status when it differs from the one sent, then
-// the people's new messages. It reports whether the stream goes on: a
+// the people's new messages, then a new signal of the person typing. It reports whether the stream goes on: a
 // failed write or read, or a conversation gone (deleted), ends it (the
 // browser reconnects).
 func (s *chatStream) sendNews(ctx context.Context) bool {
@@ -266,6 +274,12 @@ func (s *chatStream) sendNews(ctx context.Context) bool {
 			s.after = m.Seq
 		}
 		if !more {
+			if st.Typing != nil && !st.TypingUntil.Equal(s.typed) {
+				if !s.event("", "typing", streamTyping{Name: *st.Typing}) {
+					return false
+				}
+				s.typed = st.TypingUntil
+			}
 			return true
 		}
 	}
