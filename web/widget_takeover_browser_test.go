@@ -47,7 +47,9 @@ func setOffline(ctx context.Context, t *testing.T, offline bool) {
 // then the person's replies with their name, marked as a person's; when the
 // visitor's network drops while the person writes, the reply missed shows
 // once the network is back, exactly once; a reload shows the conversation
-// and goes on following it; the hand-back closes the stream.
+// and goes on following it; the visitor's typing reaches the database, and
+// the person's typing shows in the widget until their message comes; the
+// hand-back closes the stream.
 func TestWidgetBrowserTakeover(t *testing.T) {
 	t.Parallel()
 	a, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"Hello! How can I help?"}})
@@ -141,8 +143,36 @@ func TestWidgetBrowserTakeover(t *testing.T) {
 		t.Errorf("presence after the reload = %q", got)
 	}
 	eventually(t, "the stream after the reload", func() bool { return a.Srv.Live.Subscribers() == 1 })
-	reply(t, b, ten.ID, conv, "Anything else?")
+
+	// Typing, both ways. The visitor types: the widget tells A, and the
+	// dashboard (any instance) reads it.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { const i = `+sr+`.querySelector('textarea');
+		i.value = 'One more'; i.dispatchEvent(new Event('input', { bubbles: true })); })()`))
+	webtest.MustStep(t, "the visitor types", err)
+	eventually(t, "the visitor's typing signal", func() bool {
+		typing, err := b.DB.VisitorTyping(t.Context(), ten.ID, conv)
+		return err == nil && typing
+	})
+	// Maya, signed in to the dashboard, holds the conversation and types
+	// (through B): the widget on A says so until her message comes.
+	hash, err := b.Srv.Base.Passwords.Hash("maya's password 1")
+	webtest.MustStep(t, "hashing", err)
+	webtest.MustStep(t, "adding Maya", b.DB.AddOwner(t.Context(), ten.ID, "maya@"+ten.Slug+".test", hash, false))
+	var uid string
+	webtest.MustStep(t, "Maya holds it", b.DB.Pool().QueryRow(t.Context(), `UPDATE conversations SET assigned_user_id = u.id
+		FROM users u WHERE u.email = $1 AND conversations.id = $2 RETURNING u.id`, "maya@"+ten.Slug+".test", conv).Scan(&uid))
+	maya := &parley.Holder{UserID: &uid, Name: "Maya"}
+	if recorded, err := b.DB.SignalPersonTyping(t.Context(), ten.ID, conv, *maya); err != nil || !recorded {
+		t.Fatalf("Maya's typing signal: %v, %v", recorded, err)
+	}
+	personTyping := sr + `.querySelector('.person-typing')`
+	webtest.WaitUntil(ctx, t, "Maya typing", personTyping+`.innerText === 'Maya is typing…'`)
+	_, _, err = b.Srv.Base.Manage.ReplyAsPerson(t.Context(), ten.ID, conv, parley.PersonReplyInput{Content: "Anything else?"}, maya)
+	webtest.MustStep(t, "Maya's reply from the dashboard", err)
 	webtest.WaitUntil(ctx, t, "the reply after the reload", people+`.length >= 3`)
+	if got := str("typing after the reply", personTyping+`.innerText`); got != "" {
+		t.Errorf("the widget still says %q after Maya's message", got)
+	}
 	if got := personTexts("after the reload"); strings.Count(got, "Your order ships today.") != 1 || !strings.HasSuffix(got, "Maya Person Anything else?") {
 		t.Errorf("the people's messages after the reload: %q", got)
 	}
