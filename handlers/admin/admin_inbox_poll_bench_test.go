@@ -111,6 +111,15 @@ func BenchmarkInboxPoll(b *testing.B) {
 			}
 		}
 	})
+	// what the open conversation's poll reads beside its row while a
+	// person awaits or holds it: whether the visitor types
+	b.Run("db/typing", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := store.VisitorTyping(ctx, p.ID, open); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
