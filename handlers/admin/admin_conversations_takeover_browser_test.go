@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -100,8 +101,15 @@ func TestBrowserTakeover(t *testing.T) {
 	clickWhenReady(ctx, t, "#take-over")
 	stateIs(ctx, t, "With you")
 
-	// Shift+Enter starts a new line, Enter sends
-	webtest.MustStep(t, "typing a reply", chromedp.Do(ctx, webtest.KeyIn(chromedp.ID("reply"), "Hello, I am here."),
+	// Shift+Enter starts a new line, Enter sends; typing tells the
+	// visitor's widget (the signal stored under the owner's name)
+	webtest.MustStep(t, "typing a reply", chromedp.Do(ctx, webtest.KeyIn(chromedp.ID("reply"), "Hello, I am here.")))
+	for deadline := time.Now().Add(15 * time.Second); personTyping(t, b, conv.ID) != owner; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("typing in the reply box sent no signal")
+		}
+	}
+	webtest.MustStep(t, "sending the reply", chromedp.Do(ctx,
 		chromedp.KeyEvent("\r", chromedp.KeyModifiers(chromedp.ModifierShift)), webtest.KeyIn(chromedp.ID("reply"), "Let me look."),
 		chromedp.KeyEvent("\r")))
 	webtest.WaitUntil(ctx, t, "the reply in the transcript", `[...document.querySelectorAll('#messages li.message.human .content')]
@@ -114,10 +122,16 @@ func TestBrowserTakeover(t *testing.T) {
 		t.Errorf("stored %s by %q: %q", last.Role, webtest.StrOrEmpty(last.AuthorName), last.Content)
 	}
 
-	// the visitor answers: it appears without a reload
+	// the visitor types, then answers: both appear without a reload, and
+	// the message ends the typing
+	recorded, err := b.DB.SignalVisitorTyping(context.Background(), ten.ID, conv.SessionID)
+	if err != nil || !recorded {
+		t.Fatalf("the widget's typing signal: %v, %v", recorded, err)
+	}
+	webtest.WaitUntil(ctx, t, "the visitor typing", `document.getElementById('visitor-typing').textContent.trim() === 'The visitor is typing…'`)
 	visitorSays(t, b, ten, conv, "Thank you! Order 4471.")
 	webtest.WaitUntil(ctx, t, "the visitor's message", `[...document.querySelectorAll('#messages li.message.user .content')]
-		.some(c => c.textContent === 'Thank you! Order 4471.')`)
+		.some(c => c.textContent === 'Thank you! Order 4471.') && document.getElementById('visitor-typing').textContent.trim() === ''`)
 	axeAtBothSizes(ctx, t, axe, "conversation taken over")
 	webtest.MustStep(t, "laptop", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)))
 
