@@ -167,7 +167,7 @@ func TestWidgetBrowserTakeover(t *testing.T) {
 	}
 	personTyping := sr + `.querySelector('.person-typing')`
 	webtest.WaitUntil(ctx, t, "Maya typing", personTyping+`.innerText === 'Maya is typing…'`)
-	_, _, err = b.Srv.Base.Manage.ReplyAsPerson(t.Context(), ten.ID, conv, parley.PersonReplyInput{Content: "Anything else?"}, maya)
+	_, _, err = b.Srv.Base.Manage.ReplyAsPerson(t.Context(), ten.ID, conv, manage.PersonReplyInput{Content: "Anything else?"}, maya)
 	webtest.MustStep(t, "Maya's reply from the dashboard", err)
 	webtest.WaitUntil(ctx, t, "the reply after the reload", people+`.length >= 3`)
 	if got := str("typing after the reply", personTyping+`.innerText`); got != "" {
