@@ -28,6 +28,7 @@ import (
 	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
+	"github.com/parley/parley/db/typing"
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/db/webhooks"
 )
@@ -51,6 +52,7 @@ type DB struct {
 	*visitors.Visitors
 	*listing.Listings
 	*business.Business
+	*typing.Typing
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -111,6 +113,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 		Visitors:  visitors.New(pool),
 		Listings:  listing.New(pool),
 		Business:  business.New(pool),
+		Typing:    typing.New(pool, ConversationChannel),
 	}, nil
 }
 
