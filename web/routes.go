@@ -179,7 +179,7 @@ func (s *Server) routes() {
 	polls.GET("/waiting", h.Leads.ShowWaitingCount)
 	polls.GET("/attention", h.Leads.ShowInboxUpdates)
 	polls.GET("/:id/live", h.Leads.ShowConversationUpdates)
-	polls.POST("/:id/typing", h.Leads.SignalTyping, adminBodyLimit)
+	polls.POST("/:id/typing", h.Presence.SignalTyping, adminBodyLimit)
 	admin.GET("/login", h.Account.ShowLoginPage)
 	admin.POST("/login", h.Account.Login)
 	admin.GET("/forgot-password", h.Account.ShowForgotPasswordPage)

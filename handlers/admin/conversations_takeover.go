@@ -239,7 +239,7 @@ func (h *Leads) liveNow(c echo.Context) (views.ConversationLive, error) {
 // closed) it is dropped: a reply is what takes a conversation over. The
 // answer is 204 No Content either way; another tenant's conversation is
 // 404. It runs with the polls (no write of the session).
-func (h *Leads) SignalTyping(c echo.Context) error {
+func (h *Presence) SignalTyping(c echo.Context) error {
 	t := dash.AdminFrom(c).Tenant
 	if _, err := h.DB.SignalPersonTyping(c.Request().Context(), t.ID, c.Param("id"), *personOf(c)); err != nil {
 		return err

@@ -5,8 +5,8 @@
 // forms call the management operations (manage) the REST API calls, and a
 // failed form is rendered again with its problems beside each field.
 //
-// The package holds New, Handler and four of its areas (Account, Leads,
-// Knowledge, Settings); the Tools and Integrations areas are packages of
+// The package holds New, Handler and five of its areas (Account, Leads,
+// Presence, Knowledge, Settings); the Tools and Integrations areas are packages of
 // their own below it (handlers/admin/tools, handlers/admin/integrations,
 // handlers/admin/voice),
 // and what every area shares (the page's layout, flashes, a failed form's
@@ -26,6 +26,7 @@ import (
 type Handler struct {
 	Account      *Account
 	Leads        *Leads
+	Presence     *Presence
 	Knowledge    *Knowledge
 	Settings     *Settings
 	Tools        *tools.Tools
@@ -40,6 +41,7 @@ func New(b *handlers.Base) *Handler {
 	return &Handler{
 		Account:      &Account{c},
 		Leads:        &Leads{c},
+		Presence:     &Presence{c},
 		Knowledge:    &Knowledge{c},
 		Settings:     &Settings{c},
 		Tools:        tools.New(b),
@@ -51,6 +53,11 @@ func New(b *handlers.Base) *Handler {
 // core is what every area of this package embeds: the Base, and the helpers
 // these areas share as its methods.
 type core struct{ *handlers.Base }
+
+// Presence is what the visitor's widget shows of the person at the
+// dashboard while they answer: that they are typing. (Leads is at its
+// method budget.)
+type Presence struct{ core }
 
 // Account is the sign-in and sign-out, the tenant switch, the overview,
 // the password reset, and the OAuth consent page and connected apps.
