@@ -169,3 +169,13 @@ func Intent(firstUserMessage string) string {
 	}
 	return string(runes[:maxIntentRunes])
 }
+
+// UTCPtr is *t in UTC, nil for nil: a nullable time as the JSON of the
+// API and of webhook payloads writes it.
+func UTCPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

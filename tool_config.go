@@ -286,3 +286,25 @@ func checkMoney(where string, v float64, add func(string, ...any)) {
 		add("%s must be between 0 and 1000000000 with at most two decimals", where)
 	}
 }
+
+// LeadOffer is what a visitor whom nobody of the team can answer is
+// offered: the lead form (its fields' labels), or, without one, a reply by
+// email. The escalation tool outside the team's hours and the job that
+// ends an unanswered wait both say it.
+func LeadOffer(fields []FormField) string {
+	var labels []string
+	byEmail := false
+	for _, f := range fields {
+		if l := strings.TrimSpace(f.Label); l != "" {
+			labels = append(labels, l)
+		}
+		byEmail = byEmail || f.Type == "email"
+	}
+	switch {
+	case len(labels) == 0:
+		return "Tell me your email address and someone will reply to you by email."
+	case byEmail:
+		return "Leave your details here (" + strings.Join(labels, ", ") + ") and someone will write back to you by email."
+	}
+	return "Leave your details here (" + strings.Join(labels, ", ") + ") and someone will get back to you."
+}

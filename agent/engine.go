@@ -119,10 +119,6 @@ type Engine struct {
 	// TurnTimeout bounds a turn's model calls and tools; 0 means
 	// DefaultTurnTimeout.
 	TurnTimeout time.Duration
-	// PersonWait is how long an escalated conversation waits for a person
-	// before the assistant answers again, for a tenant without a wait of
-	// its own (humanWaitSeconds); 0 means DefaultPersonWait.
-	PersonWait time.Duration
 	// Takeover schedules the end of the wait of a conversation a turn
 	// escalated (takeover.go); nil schedules nothing.
 	Takeover TakeoverJobs

@@ -22,14 +22,11 @@ type TakeoverJobs interface {
 }
 
 // personWait is how long the tenant's escalated conversations wait for a
-// person: its humanWaitSeconds, else the engine's PersonWait, else
-// DefaultPersonWait.
+// person: its humanWaitSeconds (a column whose default is
+// DefaultPersonWait), or DefaultPersonWait for a tenant made without it.
 func (e *Engine) personWait(t parley.Tenant) time.Duration {
-	switch {
-	case t.HumanWaitSeconds > 0:
+	if t.HumanWaitSeconds > 0 {
 		return time.Duration(t.HumanWaitSeconds) * time.Second
-	case e.PersonWait > 0:
-		return e.PersonWait
 	}
 	return DefaultPersonWait
 }

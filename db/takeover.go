@@ -311,15 +311,6 @@ func conversationEventData(ctx context.Context, tx pgx.Tx, c parley.Conversation
 		}
 	}
 	return ConversationEventData{ID: c.ID, SessionID: c.SessionID, Channel: c.Channel, Status: c.Status,
-		Assignee: c.Assignee, EscalatedAt: utcPtr(c.EscalatedAt), TakenAt: utcPtr(c.TakenAt), PageURL: c.PageURL,
+		Assignee: c.Assignee, EscalatedAt: parley.UTCPtr(c.EscalatedAt), TakenAt: parley.UTCPtr(c.TakenAt), PageURL: c.PageURL,
 		VisitorID: c.VisitorID, Segment: segment}, nil
-}
-
-// utcPtr returns *t in UTC, or nil.
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }

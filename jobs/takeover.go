@@ -102,7 +102,7 @@ func snoozeUntil(chk db.TakeoverCheck, now time.Time) error {
 // assistant takes them with the SUBMIT_FORM tool), else their email
 // address.
 func NobodyCameMessage(fields []parley.FormField) string {
-	return "Sorry, nobody from the team could join the conversation right now. " + leadOffer(fields) +
+	return "Sorry, nobody from the team could join the conversation right now. " + parley.LeadOffer(fields) +
 		" Meanwhile, I'm here if I can help."
 }
 
@@ -114,27 +114,6 @@ func AssistantBackMessage(assignee *string) string {
 		who = *assignee
 	}
 	return who + " had to step away, so I'm back to help you: ask me anything, or ask for a person again if you need one."
-}
-
-// leadOffer is the offer of the lead form (its fields' labels), or, without
-// one, of a reply by email: the words of agent/tools.LeadOffer, which the
-// outside-hours answer uses (jobs does not import the tools).
-func leadOffer(fields []parley.FormField) string {
-	var labels []string
-	byEmail := false
-	for _, f := range fields {
-		if l := strings.TrimSpace(f.Label); l != "" {
-			labels = append(labels, l)
-		}
-		byEmail = byEmail || f.Type == "email"
-	}
-	switch {
-	case len(labels) == 0:
-		return "Tell me your email address and someone will reply to you by email."
-	case byEmail:
-		return "Leave your details here (" + strings.Join(labels, ", ") + ") and someone will write back to you by email."
-	}
-	return "Leave your details here (" + strings.Join(labels, ", ") + ") and someone will get back to you."
 }
 
 // NobodyCameMailWorker emails the tenant's members that a visitor waited

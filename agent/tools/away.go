@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"strings"
 
 	"github.com/parley/parley"
 )
@@ -23,7 +22,7 @@ func (r *Registry) awayEscalation(ctx context.Context, ex *Execution) bool {
 	if r.deps.TeamAway == nil || !r.deps.TeamAway(ctx) {
 		return false
 	}
-	notice := "Nobody from the team is available right now. " + LeadOffer(r.leadForm())
+	notice := "Nobody from the team is available right now. " + parley.LeadOffer(r.leadForm())
 	ex.Success = true
 	ex.Summary = "Nobody from the team is available at this hour: nothing was handed over, and the visitor was told: " + notice
 	ex.Result = map[string]any{"escalated": false, "teamAvailable": false, "message": notice}
@@ -40,25 +39,4 @@ func (r *Registry) leadForm() []parley.FormField {
 		}
 	}
 	return nil
-}
-
-// LeadOffer is the offer of the lead form (its fields' labels), or, without
-// one, of a reply by email. (The nobody-came job of package jobs words its
-// offer alike.)
-func LeadOffer(fields []parley.FormField) string {
-	var labels []string
-	byEmail := false
-	for _, f := range fields {
-		if l := strings.TrimSpace(f.Label); l != "" {
-			labels = append(labels, l)
-		}
-		byEmail = byEmail || f.Type == "email"
-	}
-	switch {
-	case len(labels) == 0:
-		return "Tell me your email address and someone will reply to you by email."
-	case byEmail:
-		return "Leave your details here (" + strings.Join(labels, ", ") + ") and someone will write back to you by email."
-	}
-	return "Leave your details here (" + strings.Join(labels, ", ") + ") and someone will get back to you."
 }

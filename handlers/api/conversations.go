@@ -59,7 +59,7 @@ func (h *Leads) ShowConversation(c echo.Context) error {
 			return err
 		}
 		if v != nil {
-			utc := resource.UTCPtr
+			utc := parley.UTCPtr
 			out.VoiceCall = &resource.VoiceCallJSON{CallID: v.CallID, Status: v.Status, CallerNumber: v.CallerNumber,
 				StartedAt: utc(v.StartedAt), EndedAt: utc(v.EndedAt), EndedReason: v.EndedReason,
 				DurationSeconds: v.DurationSeconds, Cost: v.Cost, Summary: v.Summary, Transcript: v.Transcript, HasRecording: v.HasRecording}

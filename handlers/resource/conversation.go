@@ -137,15 +137,6 @@ func NewConversationMessageJSON(m parley.Message) ConversationMessageJSON {
 	return out
 }
 
-// UTCPtr is *t in UTC, nil for nil.
-func UTCPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
 type conversationMetadataJSON struct {
 	UserAgent *string `json:"userAgent"`
 	Referrer  *string `json:"referrer"`
@@ -207,7 +198,7 @@ func NewConversationDetailJSON(d listing.ConversationDetail) ConversationDetailJ
 	}
 	return ConversationDetailJSON{ID: c.ID, SessionID: c.SessionID, Segment: d.SegmentSlug, StartedAt: c.CreatedAt.UTC(),
 		LastMessageAt: c.LastMessageAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(), Channel: c.Channel, Status: c.Status,
-		Assignee: c.Assignee, TakenAt: UTCPtr(c.TakenAt), EscalatedAt: UTCPtr(c.EscalatedAt),
+		Assignee: c.Assignee, TakenAt: parley.UTCPtr(c.TakenAt), EscalatedAt: parley.UTCPtr(c.EscalatedAt),
 		VisitorType: c.VisitorType, VisitorID: c.VisitorID, AgentModel: c.AgentModel, PageURL: c.PageURL, Locale: c.Locale,
 		Intent: IntentOf(c.FirstUserMessage), FirstUserMessage: c.FirstUserMessage, MessageCount: c.MessageCount,
 		ToolCallsCount: c.ToolCallsCount, Feedback: conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},
@@ -232,5 +223,5 @@ type ConversationStateJSON struct {
 func NewConversationStateJSON(mv parley.ConversationMove) ConversationStateJSON {
 	c := mv.Conversation
 	return ConversationStateJSON{ID: c.ID, Status: c.Status, PreviousStatus: mv.From, Assignee: c.Assignee,
-		TakenAt: UTCPtr(c.TakenAt), EscalatedAt: UTCPtr(c.EscalatedAt), UpdatedAt: c.UpdatedAt.UTC()}
+		TakenAt: parley.UTCPtr(c.TakenAt), EscalatedAt: parley.UTCPtr(c.EscalatedAt), UpdatedAt: c.UpdatedAt.UTC()}
 }
