@@ -12,7 +12,7 @@ import (
 // module has its row.
 var allowedImports = map[string][]string{
 	"":                                 {},
-	"db":                               {"", "db/accounts", "db/business", "db/internal/pgbase", "db/knowledge", "db/listing", "db/typing", "db/visitors", "db/webhooks"},
+	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/internal/pgbase", "db/knowledge", "db/listing", "db/typing", "db/visitors", "db/webhooks"},
 	"db/accounts":                      {"", "db/internal/pgbase"},
 	"db/dbtest":                        {"", "db", "db/accounts", "db/visitors", "db/webhooks"},
 	"db/deliveryargs":                  {},
@@ -22,6 +22,7 @@ var allowedImports = map[string][]string{
 	"db/listing":                       {"", "db/internal/pgbase"},
 	"db/business":                      {"", "db/internal/pgbase"},
 	"db/typing":                        {"", "db/internal/pgbase"},
+	"db/audit":                         {"db/internal/pgbase"},
 	"db/visitors":                      {"", "db/internal/pgbase"},
 	"db/webhooks":                      {"", "db/deliveryargs", "db/internal/pgbase"},
 	"agent":                            {"", "agent/outbound", "agent/outbound/caldav", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/rank", "agent/tools"},

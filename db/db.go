@@ -25,6 +25,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/parley/parley/db/accounts"
+	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
@@ -53,6 +54,7 @@ type DB struct {
 	*listing.Listings
 	*business.Business
 	*typing.Typing
+	*audit.Log
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -114,6 +116,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 		Listings:  listing.New(pool),
 		Business:  business.New(pool),
 		Typing:    typing.New(pool, ConversationChannel),
+		Log:       audit.New(pool),
 	}, nil
 }
 
