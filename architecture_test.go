@@ -13,7 +13,7 @@ import (
 var allowedImports = map[string][]string{
 	"":                                 {},
 	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/internal/pgbase", "db/knowledge", "db/listing", "db/typing", "db/visitors", "db/webhooks"},
-	"db/accounts":                      {"", "db/internal/pgbase"},
+	"db/accounts":                      {"", "db/audit", "db/internal/pgbase"},
 	"db/dbtest":                        {"", "db", "db/accounts", "db/visitors", "db/webhooks"},
 	"db/deliveryargs":                  {},
 	"db/internal/pgbase":               {""},
@@ -49,10 +49,11 @@ var allowedImports = map[string][]string{
 	"widget":                           {},
 	"static":                           {},
 	"migrations":                       {},
-	"manage":                           {"", "auth", "db", "db/accounts", "db/business", "db/knowledge", "db/listing", "db/visitors", "db/webhooks"},
+	"manage":                           {"", "auth", "db", "db/accounts", "db/audit", "db/business", "db/knowledge", "db/listing", "db/visitors", "db/webhooks"},
 	"handlers":                         {"", "agent", "agent/outbound", "agent/outbound/caldav", "agent/outbound/fetch", "agent/outbound/llm", "agent/outbound/stripe", "agent/outbound/vapi", "agent/tools", "auth", "db", "db/accounts", "db/knowledge", "db/listing", "handlers/resource", "manage", "views"},
-	"handlers/admin":                   {"", "agent", "auth", "db", "db/accounts", "db/knowledge", "db/listing", "db/visitors", "handlers", "handlers/admin/dash", "handlers/admin/integrations", "handlers/admin/tools", "handlers/admin/voice", "handlers/jsonbody", "handlers/resource", "jobs", "manage", "views"},
-	"handlers/admin/dash":              {"", "db", "handlers", "views"},
+	"handlers/admin":                   {"", "agent", "auth", "db", "db/accounts", "db/audit", "db/knowledge", "db/listing", "db/visitors", "handlers", "handlers/admin/dash", "handlers/admin/integrations", "handlers/admin/team", "handlers/admin/tools", "handlers/admin/voice", "handlers/jsonbody", "handlers/resource", "jobs", "manage", "views"},
+	"handlers/admin/dash":              {"", "auth", "db", "handlers", "views"},
+	"handlers/admin/team":              {"", "auth", "db", "db/accounts", "db/audit", "handlers", "handlers/admin/dash", "jobs", "manage", "views"},
 	"handlers/admin/voice":             {"", "db", "handlers", "handlers/admin/dash", "handlers/resource", "views"},
 	"handlers/admin/integrations":      {"", "agent", "agent/outbound", "agent/outbound/mcpclient", "auth", "db/accounts", "db/webhooks", "handlers", "handlers/admin/dash", "views"},
 	"handlers/admin/tools":             {"", "agent/outbound/caldav", "db/business", "handlers", "handlers/admin/dash", "handlers/resource", "views"},
@@ -69,7 +70,7 @@ var allowedImports = map[string][]string{
 	"cmd/fakellm":                      {},
 	"cmd/loadgen":                      {},
 	"cmd/loadfloor":                    {},
-	"web/webtest":                      {"", "agent/outbound", "agent/outbound/caldav/caldavtest", "agent/outbound/llm/llmtest", "auth", "db", "db/accounts", "db/dbtest", "db/knowledge", "db/visitors", "handlers/handlerstest", "web"},
+	"web/webtest":                      {"", "agent/outbound", "agent/outbound/caldav/caldavtest", "agent/outbound/llm/llmtest", "auth", "db", "db/accounts", "db/audit", "db/dbtest", "db/knowledge", "db/visitors", "handlers/handlerstest", "manage", "web"},
 	"cmd/parley":                       {"", "auth", "db", "db/knowledge", "migrations", "web"},
 }
 

@@ -107,9 +107,11 @@ func LoggerOf(c echo.Context, fallback *slog.Logger) *slog.Logger {
 	return s.logger
 }
 
-// AdminContext is the signed-in user and the tenant they are administering.
+// AdminContext is the signed-in user and the tenant they are administering,
+// with their role in it (auth.RoleOwner, RoleAdmin or RoleAgent).
 type AdminContext struct {
 	User        accounts.User
 	Tenant      parley.Tenant
+	Role        string
 	Memberships []accounts.Membership
 }

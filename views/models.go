@@ -15,6 +15,9 @@ type Page struct {
 	CSRF       string
 	Flash      string
 	FlashError string
+	// Nav is the areas the signed-in person's role may use (dash.Page
+	// picks them from Nav).
+	Nav []NavItem
 }
 
 // TenantOption is one tenant the signed-in user may switch to.
@@ -23,30 +26,39 @@ type TenantOption struct {
 	Current    bool
 }
 
-// NavItem is one area of the dashboard.
+// NavItem is one area of the dashboard, and the least role that uses it
+// (the route table of web gives its routes that role).
 type NavItem struct {
 	Key, Label, Href string
+	Role             string
 }
 
-// Nav lists the areas that exist, in order. Later areas (segments, corpus,
-// tools, submissions, ...) are appended here when they are built.
+// The roles, as the navigation names them (auth's).
+const (
+	roleOwner = "owner"
+	roleAdmin = "admin"
+	roleAgent = "agent"
+)
+
+// Nav lists the areas that exist, in order.
 var Nav = []NavItem{
-	{Key: "overview", Label: "Overview", Href: "/admin"},
-	{Key: "conversations", Label: "Conversations", Href: "/admin/conversations"},
-	{Key: "analytics", Label: "Analytics", Href: "/admin/analytics"},
-	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions"},
-	{Key: "segments", Label: "Segments", Href: "/admin/segments"},
-	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus"},
-	{Key: "test-chat", Label: "Test chat", Href: "/admin/test-chat"},
-	{Key: "tools", Label: "Tools", Href: "/admin/tools"},
-	{Key: "products", Label: "Products", Href: "/admin/products"},
-	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors"},
-	{Key: "integrations", Label: "Integrations", Href: "/admin/integrations"},
-	{Key: "voice", Label: "Voice", Href: "/admin/voice"},
-	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks"},
-	{Key: "settings", Label: "Settings", Href: "/admin/settings"},
-	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens"},
-	{Key: "connected-apps", Label: "Connected apps", Href: "/admin/connected-apps"},
+	{Key: "overview", Label: "Overview", Href: "/admin", Role: roleAdmin},
+	{Key: "conversations", Label: "Conversations", Href: "/admin/conversations", Role: roleAgent},
+	{Key: "analytics", Label: "Analytics", Href: "/admin/analytics", Role: roleAdmin},
+	{Key: "submissions", Label: "Submissions", Href: "/admin/submissions", Role: roleAgent},
+	{Key: "segments", Label: "Segments", Href: "/admin/segments", Role: roleAdmin},
+	{Key: "corpus", Label: "Knowledge base", Href: "/admin/corpus", Role: roleAdmin},
+	{Key: "test-chat", Label: "Test chat", Href: "/admin/test-chat", Role: roleAdmin},
+	{Key: "tools", Label: "Tools", Href: "/admin/tools", Role: roleAdmin},
+	{Key: "products", Label: "Products", Href: "/admin/products", Role: roleAdmin},
+	{Key: "visitors", Label: "Visitors", Href: "/admin/visitors", Role: roleAgent},
+	{Key: "integrations", Label: "Integrations", Href: "/admin/integrations", Role: roleAdmin},
+	{Key: "voice", Label: "Voice", Href: "/admin/voice", Role: roleAdmin},
+	{Key: "webhooks", Label: "Webhooks", Href: "/admin/webhooks", Role: roleOwner},
+	{Key: "settings", Label: "Settings", Href: "/admin/settings", Role: roleAdmin},
+	{Key: "members", Label: "Team", Href: "/admin/members", Role: roleOwner},
+	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens", Role: roleOwner},
+	{Key: "connected-apps", Label: "Connected apps", Href: "/admin/connected-apps", Role: roleOwner},
 }
 
 // Option is a choice of a select.

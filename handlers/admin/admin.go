@@ -15,6 +15,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/accounts"
+	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
@@ -24,11 +25,9 @@ import (
 
 // Session keys.
 const (
-	sessUserID   = "userID"
-	sessTenantID = "tenantID"
-	// sessPasswordStamp is auth.PasswordStamp of the password the session
-	// signed in with: once the password changes, the session ends.
-	sessPasswordStamp = "passwordStamp"
+	sessUserID        = dash.SessUserID
+	sessTenantID      = dash.SessTenantID
+	sessPasswordStamp = dash.SessPasswordStamp
 )
 
 // loginThrottles are the keys a sign-in attempt is throttled by: its client
@@ -84,18 +83,19 @@ func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 			_ = h.Sessions.Destroy(ctx)
 			return handlers.Render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
 		}
-		current := ms[0].TenantID
+		current := ms[0]
 		want := h.Sessions.GetString(ctx, sessTenantID)
 		for _, m := range ms {
 			if m.TenantID == want {
-				current = want
+				current = m
 			}
 		}
-		t, err := h.DB.TenantByID(ctx, current)
+		t, err := h.DB.TenantByID(ctx, current.TenantID)
 		if err != nil {
 			return err
 		}
-		handlers.SetAdmin(c, &handlers.AdminContext{User: user, Tenant: t, Memberships: ms})
+		handlers.SetAdmin(c, &handlers.AdminContext{User: user, Tenant: t, Role: current.Role, Memberships: ms})
+		c.SetRequest(c.Request().WithContext(audit.WithActor(ctx, audit.Actor{Kind: audit.ActorPerson, ID: user.ID, Name: user.Email})))
 		return next(c)
 	}
 }

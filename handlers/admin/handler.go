@@ -17,6 +17,7 @@ package admin
 import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/integrations"
+	"github.com/parley/parley/handlers/admin/team"
 	"github.com/parley/parley/handlers/admin/tools"
 	"github.com/parley/parley/handlers/admin/voice"
 )
@@ -32,6 +33,7 @@ type Handler struct {
 	Tools        *tools.Tools
 	Integrations *integrations.Integrations
 	Voice        *voice.Voice
+	Team         *team.Team
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -47,6 +49,7 @@ func New(b *handlers.Base) *Handler {
 		Tools:        tools.New(b),
 		Integrations: integrations.New(b),
 		Voice:        voice.New(b),
+		Team:         team.New(b),
 	}
 }
 

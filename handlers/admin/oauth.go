@@ -33,6 +33,8 @@ func (h *Account) ShowConsentPage(c echo.Context) error {
 		ClientName: r.Client.Name, RedirectHost: u.Host, TenantName: a.Tenant.Name, TenantSlug: a.Tenant.Slug,
 		Scopes: r.Scopes, CSRF: dash.CSRFToken(c), UserEmail: a.User.Email,
 	}
+	v.Scopes, v.Withheld = roleScopes(a.Role, r.Scopes)
+	v.Role = a.Role
 	for _, aud := range strings.Fields(r.Resource) {
 		v.API = v.API || aud == h.OAuth.Issuer
 		v.MCP = v.MCP || aud == h.OAuth.MCPResource()
@@ -62,21 +64,27 @@ func (h *Account) SaveConsent(c echo.Context) error {
 		return handlers.RefuseAuthorization(c, h.BaseURL, r, &auth.AuthorizationError{Code: "access_denied", Description: "The owner denied access"})
 	}
 	a := dash.AdminFrom(c)
-	tenantID := a.Tenant.ID
+	tenantID, role := a.Tenant.ID, a.Role
 	if slug := c.FormValue("tenant"); slug != "" {
 		tenantID = ""
 		for _, m := range a.Memberships {
 			if m.TenantSlug == slug {
-				tenantID = m.TenantID
+				tenantID, role = m.TenantID, m.Role
 			}
 		}
 		if tenantID == "" {
 			return handlers.Render(c, http.StatusNotFound, views.ErrorPage(http.StatusNotFound, "You do not administer that tenant."))
 		}
 	}
+	// A person grants only what their role in the tenant holds.
+	scopes, _ := roleScopes(role, r.Scopes)
+	if len(scopes) == 0 {
+		return handlers.RefuseAuthorization(c, h.BaseURL, r, &auth.AuthorizationError{Code: "access_denied",
+			Description: "The person's role in the tenant cannot grant any of the scopes asked for"})
+	}
 	code, err := h.Manage.CreateOAuthCode(c.Request().Context(), accounts.OAuthCode{
 		ClientID: r.Client.ID, TenantID: tenantID, UserID: a.User.ID, RedirectURI: r.RedirectURI,
-		Scopes: r.Scopes, Resource: r.Resource, CodeChallenge: r.Challenge,
+		Scopes: scopes, Resource: r.Resource, CodeChallenge: r.Challenge,
 	}, h.Clock())
 	if err != nil {
 		return err
@@ -127,4 +135,17 @@ func (h *Account) RevokeConnectedApp(c echo.Context) error {
 	}
 	h.Sessions.Put(ctx, dash.SessFlash, "Access revoked: the app can no longer act on your tenant.")
 	return c.Redirect(http.StatusSeeOther, "/admin/connected-apps")
+}
+
+// roleScopes splits the scopes asked for into those a member of role may
+// grant and those withheld.
+func roleScopes(role string, asked []string) (granted, withheld []string) {
+	for _, s := range asked {
+		if auth.RoleGrants(role, s) {
+			granted = append(granted, s)
+		} else {
+			withheld = append(withheld, s)
+		}
+	}
+	return granted, withheld
 }

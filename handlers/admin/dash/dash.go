@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
@@ -28,6 +29,15 @@ import (
 const (
 	SessFlash      = "flash"
 	SessFlashError = "flashError"
+)
+
+// Session keys of who is signed in: the user, the tenant they administer
+// (among their memberships), and auth.PasswordStamp of the password the
+// session signed in with (once the password changes, the session ends).
+const (
+	SessUserID        = "userID"
+	SessTenantID      = "tenantID"
+	SessPasswordStamp = "passwordStamp"
 )
 
 // DateTime is the layout of the dashboard's dates with their time, in UTC.
@@ -67,6 +77,11 @@ func Page(c echo.Context, sessions *scs.SessionManager, title, active string) vi
 	}
 	for _, m := range a.Memberships {
 		p.Tenants = append(p.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
+	}
+	for _, item := range views.Nav {
+		if auth.RoleHolds(a.Role, item.Role) {
+			p.Nav = append(p.Nav, item)
+		}
 	}
 	return p
 }
