@@ -55,6 +55,8 @@ func setupReset(t *testing.T) *resetHarness {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &jobs.PasswordResetWorker{DB: h.b.DB,
 		Mail: jobs.Mail{Sender: h.b.Srv.Mail, BaseURL: h.b.Srv.Config.BaseURL, Now: h.b.Srv.Base.Clock}})
+	river.AddWorker(workers, &jobs.InvitationMailWorker{DB: h.b.DB,
+		Mail: jobs.Mail{Sender: h.b.Srv.Mail, BaseURL: h.b.Srv.Config.BaseURL, Now: h.b.Srv.Base.Clock}})
 	client, err := river.NewClient(riverpgxv5.New(h.b.DB.Pool()), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues:            map[string]river.QueueConfig{jobs.MailQueue: {MaxWorkers: 2}},
@@ -163,6 +165,37 @@ func TestAdminPasswordReset(t *testing.T) {
 	h := setupReset(t)
 	b := h.b
 	const newPassword = "a brand new password"
+
+	// An invitation to the team goes by mail (the link is then never
+	// shown on the Team page); a new link is mailed again, and only the
+	// newest works.
+	t.Run("InvitationByMail", func(t *testing.T) {
+		ten := b.OwnedTenant(t, "starter")
+		owner := b.NewAdminClient(t)
+		owner.SignIn(ten)
+		email := "invited-" + ten.Slug + "@example.test"
+		owner.Get("/admin/members")
+		if p := owner.Submit("/admin/members", url.Values{"email": {email}, "role": {"admin"}}); p.Status != http.StatusSeeOther {
+			t.Fatalf("invite: %d", p.Status)
+		}
+		p := owner.Get("/admin/members")
+		if p.Text("#invitation-link") != "" || !strings.Contains(p.Text("#invitation-mailed"), email) {
+			t.Errorf("after a mailed invitation: link %q, notice %q", p.Text("#invitation-link"), p.Text("#invitation-mailed"))
+		}
+		first := invitationMail(t, h, email, 1)
+		id := strings.TrimPrefix(p.Doc.Find("#invitations tbody tr").First().AttrOr("id", ""), "invitation-")
+		if p := owner.Submit("/admin/members/invitations/"+id+"/renew", nil); p.Status != http.StatusSeeOther {
+			t.Fatalf("new link: %d", p.Status)
+		}
+		second := invitationMail(t, h, email, 2)
+		c := b.NewAdminClient(t)
+		if p := c.Get(first); p.Status != http.StatusNotFound {
+			t.Errorf("the first mailed link after a new one: %d", p.Status)
+		}
+		if p := c.Get(second); p.Status != http.StatusOK || !strings.Contains(p.Text("#invitation-intro"), "Admin") {
+			t.Errorf("the mailed link: %d %q", p.Status, p.Text("#invitation-intro"))
+		}
+	})
 
 	t.Run("LinkResetsPassword", func(t *testing.T) {
 		ten, other := b.OwnedTenant(t, "starter"), b.OwnedTenant(t, "starter")
@@ -497,4 +530,26 @@ func TestAdminPasswordChangedElsewhere(t *testing.T) {
 	if !c.SignedIn() {
 		t.Error("not signed in with the new password")
 	}
+}
+
+var invitationLink = regexp.MustCompile(`https?://[^/\s]+(/admin/invitation\?token=[A-Za-z0-9_-]+)`)
+
+// invitationMail waits for the n-th invitation mailed to addr and returns
+// its link's path.
+func invitationMail(t *testing.T, h *resetHarness, addr string, n int) string {
+	t.Helper()
+	got := h.smtp.Wait(t, addr, n, 20*time.Second)
+	m, err := netmail.ReadMessage(strings.NewReader(string(got.Data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if subj, _ := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject")); !strings.HasPrefix(subj, "Join Tenant ") {
+		t.Errorf("Subject %q", subj)
+	}
+	body, _ := io.ReadAll(quotedprintable.NewReader(m.Body))
+	l := invitationLink.FindStringSubmatch(string(body))
+	if l == nil {
+		t.Fatalf("no invitation link in\n%s", body)
+	}
+	return l[1]
 }

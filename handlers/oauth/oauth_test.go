@@ -806,3 +806,58 @@ func TestOAuthRefusedRefreshKeepsToken(t *testing.T) {
 		t.Errorf("next refresh: %d %v", status, body)
 	}
 }
+
+// TestOAuthConsentRole: a person grants an app only the scopes their role
+// holds; with none of them left the app is refused; a member removed or
+// given a lesser role loses the grants they gave.
+func TestOAuthConsentRole(t *testing.T) {
+	t.Parallel()
+	o := webtest.SetupOAuth(t)
+	ten := o.OwnedTenant(t, "scale")
+	agent := o.AddMember(t, ten, "agent")
+	c := o.NewAdminClient(t)
+	c.SignInAs(agent)
+	const redirect = "https://app.example/cb"
+	clientID := webtest.Register(t, c, redirect)
+	verifier, challenge := pkce()
+	q := authzQuery(clientID, redirect, challenge, "resource", o.Srv.Config.BaseURL, "scope", "conversations:read settings:write corpus:read")
+
+	p := c.Get("/oauth/authorize?" + q.Encode())
+	page := c.Get(p.Location())
+	if got := page.Doc.Find("#consent-scopes li").Length(); got != 1 || !strings.Contains(page.Text("#consent-scopes"), "conversations:read") {
+		t.Errorf("an agent's consent offers %d scopes: %q", got, page.Text("#consent-scopes"))
+	}
+	if got := page.Doc.Find("#consent-withheld li").Length(); got != 2 {
+		t.Errorf("%d scopes withheld, want settings:write and corpus:read", got)
+	}
+	form := webtest.FormValues(page.Doc.Find(`form[action="/admin/oauth/consent"]`))
+	form.Set("decision", "approve")
+	done := c.Do("POST", "/admin/oauth/consent", form, nil)
+	u, _ := url.Parse(done.Location())
+	status, tok := exchange(t, c, clientID, u.Query().Get("code"), redirect, verifier)
+	if status != http.StatusOK || tok["scope"] != "conversations:read" {
+		t.Fatalf("exchange: %d %v", status, tok)
+	}
+	access := tok["access_token"].(string)
+	if status, _ := webtest.APIGet(t, o.Bundle, "/tenants/"+ten.Slug+"/conversations", access); status != http.StatusOK {
+		t.Errorf("the agent's app reads conversations: %d", status)
+	}
+
+	// Nothing the role holds: the app is refused.
+	_, challenge2 := pkce()
+	q2 := authzQuery(clientID, redirect, challenge2, "resource", o.Srv.Config.BaseURL, "scope", "settings:write")
+	if u := approve(t, c, q2, "approve"); u.Query().Get("error") != "access_denied" || u.Query().Get("code") != "" {
+		t.Errorf("granting only what the role lacks: %s", u)
+	}
+
+	// Removed from the team, the agent's grant ends at once.
+	owner := o.NewAdminClient(t)
+	owner.SignIn(ten)
+	owner.Get("/admin/members")
+	if p := owner.Submit("/admin/members/"+agent.ID+"/remove", nil); p.Status != http.StatusSeeOther {
+		t.Fatalf("removal: %d", p.Status)
+	}
+	if status, _ := webtest.APIGet(t, o.Bundle, "/tenants/"+ten.Slug+"/conversations", access); status != http.StatusUnauthorized {
+		t.Errorf("a removed member's app: %d, want 401", status)
+	}
+}
