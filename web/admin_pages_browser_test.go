@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
+	"github.com/parley/parley/manage"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -78,9 +79,15 @@ func TestAdminPagesBrowser(t *testing.T) {
 	b.Exec(t, `UPDATE tenants SET visitor_context_url = 'https://crm.example.com/parley/context', visitor_auth_mode = 'otp' WHERE id = $1`, full.ID)
 	inbox := webtest.SeedInboxOf(t, b, full)
 	webtest.ConnectApp(t, b, full)
+	// The Team page with a member and an invitation waiting.
+	b.AddMember(t, full, "agent")
+	fullTenant, err := b.DB.TenantByID(t.Context(), full.ID)
+	webtest.MustStep(t, "reading the tenant", err)
+	_, _, err = b.Srv.Base.Manage.Invite(t.Context(), fullTenant, manage.InviteInput{Email: "invited.person.with.a.long.address@example.com", Role: "admin"}, "", nil, b.Srv.Base.Clock())
+	webtest.MustStep(t, "inviting", err)
 
 	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/settings/team", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms", "/corpus/embeddings",
-		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps"}
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps", "/members"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.Ada.ID, "/conversations/"+inbox.Escalated.ID)
 

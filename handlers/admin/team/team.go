@@ -66,7 +66,7 @@ func (h *Team) RequireRole(least string) echo.MiddlewareFunc {
 			if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) || dash.IsHTMX(c) {
 				return &parley.Error{Kind: parley.KindForbidden, Message: msg}
 			}
-			return handlers.Render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, msg))
+			return handlers.Render(c, http.StatusForbidden, views.Forbidden(dash.Page(c, h.Sessions, "Not part of your role", ""), msg))
 		}
 	}
 }
