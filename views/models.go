@@ -16,8 +16,16 @@ type Page struct {
 	Flash      string
 	FlashError string
 	// Nav is the areas the signed-in person's role may use (dash.Page
-	// picks them from Nav).
-	Nav []NavItem
+	// picks them from Nav); Role is that role.
+	Nav  []NavItem
+	Role string
+}
+
+// Holds reports whether the signed-in person's role holds least: a page
+// shows the actions of a higher role to nobody who would be refused them.
+func (p Page) Holds(least string) bool {
+	rank := map[string]int{roleOwner: 3, roleAdmin: 2, roleAgent: 1}
+	return rank[p.Role] > 0 && rank[p.Role] >= rank[least]
 }
 
 // TenantOption is one tenant the signed-in user may switch to.

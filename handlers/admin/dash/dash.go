@@ -74,6 +74,7 @@ func Page(c echo.Context, sessions *scs.SessionManager, title, active string) vi
 		Title: title, Active: active, UserEmail: a.User.Email,
 		TenantSlug: a.Tenant.Slug, TenantName: a.Tenant.Name, CSRF: CSRFToken(c),
 		Flash: sessions.PopString(ctx, SessFlash), FlashError: sessions.PopString(ctx, SessFlashError),
+		Role: a.Role,
 	}
 	for _, m := range a.Memberships {
 		p.Tenants = append(p.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
