@@ -64,7 +64,10 @@ type NewTenant struct {
 	SealedSigningKey  []byte
 	OwnerEmail        string // empty: no owner account
 	OwnerPasswordHash string
-	Token             accounts.NewToken
+	Token             accounts.NewToken // no Hash: no token
+	// Signup, when set, is the sign-up link the creation uses, in its
+	// transaction (accounts.UseSignupInTx), which sets its UserID.
+	Signup *accounts.SignupUse
 }
 
 // CreateTenant provisions a tenant. A taken slug is a conflict; an existing
@@ -93,9 +96,14 @@ func (d *DB) CreateTenant(ctx context.Context, nt NewTenant) (parley.Tenant, err
 				return err
 			}
 		}
-		nt.Token.TenantID = t.ID
-		if _, err := accounts.InsertToken(ctx, tx, nt.Token); err != nil {
-			return err
+		if nt.Token.Hash != nil {
+			nt.Token.TenantID = t.ID
+			if _, err := accounts.InsertToken(ctx, tx, nt.Token); err != nil {
+				return err
+			}
+		}
+		if nt.Signup != nil {
+			return accounts.UseSignupInTx(ctx, tx, t, nt.Signup)
 		}
 		return nil
 	})

@@ -67,6 +67,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
 	river.AddWorker(workers, &PasswordResetWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &InvitationMailWorker{DB: store, Mail: m})
+	river.AddWorker(workers, &SignupMailWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &TakeoverWaitWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &TakeoverIdleWorker{DB: store, Now: m.Now})
 	river.AddWorker(workers, &NobodyCameMailWorker{DB: store, Mail: m})
