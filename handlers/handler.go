@@ -57,6 +57,11 @@ type Base struct {
 	// reset with an emailed link. Otherwise the page says how an operator
 	// resets one.
 	ResetByEmail bool
+	// SignUp is PARLEY_SIGNUP: who may create a workspace from the sign-in
+	// page: "closed" (nobody: tenants come from the command line), "invite"
+	// (with the operator's invitation) or "open" (anyone, once their email
+	// is confirmed).
+	SignUp string
 	// Vapi is the operator's account at the voice orchestrator, for the
 	// managed voice setup; unset, tenants link their own assistant.
 	Vapi vapi.Operator

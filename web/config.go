@@ -50,6 +50,10 @@ type Config struct {
 	// dashboard then sends no password-reset links and says how an
 	// operator resets a password instead.
 	SMTP *mail.Config
+	// Signup is PARLEY_SIGNUP: closed (the default: tenants come from the
+	// command line), invite (the operator's invitations) or open (anyone,
+	// once their email is confirmed, which needs PARLEY_SMTP_URL).
+	Signup string
 	// BodyTimeout bounds how long a request's body may take to arrive,
 	// counted from the end of its headers (PARLEY_BODY_TIMEOUT, default 60 s).
 	BodyTimeout time.Duration
@@ -95,7 +99,7 @@ var knownVars = []string{
 	"PARLEY_LLM_PROVIDER", "PARLEY_LLM_BASE_URL", "PARLEY_LLM_API_KEY", "PARLEY_LLM_MODEL",
 	"PARLEY_SSRF_ALLOW", "PARLEY_TRUSTED_PROXIES", "PARLEY_CAPTCHA_VERIFY_URL",
 	"PARLEY_CAPTCHA_SCRIPT_URL", "PARLEY_ADMIN_CAPTCHA_SITE_KEY", "PARLEY_ADMIN_CAPTCHA_SECRET_KEY",
-	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL",
+	"PARLEY_DB_MAX_CONNS", "PARLEY_LOG_FORMAT", "PARLEY_SMTP_URL", "PARLEY_SIGNUP",
 	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS", "PARLEY_STRIPE_API_URL",
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
@@ -121,6 +125,9 @@ func scriptVar(name string) bool {
 	}
 	return false
 }
+
+// SignupModes are the values PARLEY_SIGNUP accepts.
+var SignupModes = []string{"closed", "invite", "open"}
 
 // LLMProviders are the values PARLEY_LLM_PROVIDER accepts.
 var LLMProviders = []string{"local", "openai", "anthropic"}
@@ -153,6 +160,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		AdminCaptchaSiteKey:   get("PARLEY_ADMIN_CAPTCHA_SITE_KEY", ""),
 		AdminCaptchaSecretKey: get("PARLEY_ADMIN_CAPTCHA_SECRET_KEY", ""),
 		LogFormat:             get("PARLEY_LOG_FORMAT", "json"),
+		Signup:                get("PARLEY_SIGNUP", "closed"),
 		VapiAPIKey:            get("PARLEY_VAPI_API_KEY", ""),
 		EmbeddingsURL:         get("PARLEY_EMBEDDINGS_URL", ""),
 		EmbeddingsAPIKey:      get("PARLEY_EMBEDDINGS_API_KEY", ""),
@@ -254,6 +262,14 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_SMTP_URL: %v", err)
 		}
 		c.SMTP = &smtp
+	}
+	if !slices.Contains(SignupModes, c.Signup) {
+		return c, fmt.Errorf("PARLEY_SIGNUP: %q is not one of %s", c.Signup, strings.Join(SignupModes, ", "))
+	}
+	if c.Signup == "open" && c.SMTP == nil {
+		// Open sign-up creates a workspace only once the emailed link is
+		// followed: without mail nobody could ever finish.
+		return c, fmt.Errorf("PARLEY_SIGNUP: open needs PARLEY_SMTP_URL, to mail the link that confirms a new owner's email (or use invite, whose links the operator can hand over)")
 	}
 	return c, nil
 }

@@ -171,8 +171,8 @@ const adminCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsaf
 
 // adminHeaders keeps admin pages out of frames and caches (nosniff comes
 // with every answer, from securityHeaders). With a sign-in challenge
-// configured, the sign-in page may also load the challenge's script and
-// frames from its provider.
+// configured, the sign-in and sign-up pages may also load the challenge's
+// script and frames from its provider.
 func (s *Server) adminHeaders() echo.MiddlewareFunc {
 	signInCSP := adminCSP
 	if s.Config.AdminCaptchaSiteKey != "" {
@@ -187,7 +187,7 @@ func (s *Server) adminHeaders() echo.MiddlewareFunc {
 			h.Set("X-Frame-Options", "DENY")
 			h.Set("Referrer-Policy", "same-origin")
 			h.Set("Cache-Control", "no-store")
-			if c.Path() == "/admin/login" {
+			if p := c.Path(); p == "/admin/login" || p == "/admin/signup" {
 				h.Set("Content-Security-Policy", signInCSP)
 			} else {
 				h.Set("Content-Security-Policy", adminCSP)

@@ -195,6 +195,13 @@ func (s *Server) routes() {
 	// or asOwner (the team, API tokens, connected apps, webhooks, the
 	// visitor signing key, erasing visitors and deleting submissions).
 	// TestRoleRoutes walks them all with every role.
+	// Sign-up (PARLEY_SIGNUP): public, like the sign-in; closed, every one
+	// of these answers the page saying so.
+	admin.GET("/signup", h.Signup.ShowSignupPage)
+	admin.POST("/signup", h.Signup.SaveSignup)
+	admin.GET("/signup/sent", h.Signup.ShowSignupSentPage)
+	admin.GET("/signup/confirm", h.Signup.ShowConfirmPage)
+	admin.POST("/signup/confirm", h.Signup.ConfirmSignup)
 	signedIn := admin.Group("", h.Account.RequireAdmin)
 	asAdmin, asOwner := h.Team.RequireRole(auth.RoleAdmin), h.Team.RequireRole(auth.RoleOwner)
 	signedIn.GET("/members", h.Team.ShowMembersPage, asOwner)

@@ -144,6 +144,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		CaptchaScriptURL: cfg.CaptchaScriptURL,
 		SignInChallenge:  handlers.SignInChallenge{SiteKey: cfg.AdminCaptchaSiteKey, SecretKey: cfg.AdminCaptchaSecretKey},
 		ResetByEmail:     s.Mail != nil,
+		SignUp:           cfg.Signup,
 		Vapi:             vapi.Operator{APIKey: cfg.VapiAPIKey, BaseURL: cfg.VapiBaseURL},
 		Stripe:           stripeClient,
 	}

@@ -155,7 +155,8 @@ func (h *Account) ShowLoginPage(c echo.Context) error {
 	if h.Sessions.GetString(ctx, sessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
-	form := views.LoginForm{CSRF: dash.CSRFToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, dash.SessFlash)}
+	form := views.LoginForm{CSRF: dash.CSRFToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, dash.SessFlash),
+		SignUp: h.SignUp == "open"}
 	if h.SignInChallenge.SiteKey != "" {
 		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.Clock())
 		if err != nil {
@@ -194,7 +195,7 @@ func (h *Account) Login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
-	form := views.LoginForm{Email: email, CSRF: dash.CSRFToken(c), Next: c.FormValue("next")}
+	form := views.LoginForm{Email: email, CSRF: dash.CSRFToken(c), Next: c.FormValue("next"), SignUp: h.SignUp == "open"}
 	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.Clock())
 	if err != nil {
 		return err

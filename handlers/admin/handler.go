@@ -17,6 +17,7 @@ package admin
 import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/integrations"
+	"github.com/parley/parley/handlers/admin/signup"
 	"github.com/parley/parley/handlers/admin/team"
 	"github.com/parley/parley/handlers/admin/tools"
 	"github.com/parley/parley/handlers/admin/voice"
@@ -34,6 +35,7 @@ type Handler struct {
 	Integrations *integrations.Integrations
 	Voice        *voice.Voice
 	Team         *team.Team
+	Signup       *signup.Signup
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -50,6 +52,7 @@ func New(b *handlers.Base) *Handler {
 		Integrations: integrations.New(b),
 		Voice:        voice.New(b),
 		Team:         team.New(b),
+		Signup:       signup.New(b),
 	}
 }
 

@@ -8,6 +8,7 @@
 package dash
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -21,6 +22,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
@@ -39,6 +41,21 @@ const (
 	SessTenantID      = "tenantID"
 	SessPasswordStamp = "passwordStamp"
 )
+
+// SignIn makes the session the user's, administering tenantID (empty: the
+// first of their tenants), under a new session token: a token kept across a
+// change of privilege would let whoever planted it in (session fixation).
+func SignIn(ctx context.Context, sessions *scs.SessionManager, u accounts.User, tenantID string) error {
+	if err := sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	sessions.Put(ctx, SessUserID, u.ID)
+	sessions.Put(ctx, SessPasswordStamp, auth.PasswordStamp(u.PasswordHash))
+	if tenantID != "" {
+		sessions.Put(ctx, SessTenantID, tenantID)
+	}
+	return nil
+}
 
 // DateTime is the layout of the dashboard's dates with their time, in UTC.
 const DateTime = "2006-01-02 15:04 UTC"
