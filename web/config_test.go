@@ -49,6 +49,7 @@ func TestConfigDefaults(t *testing.T) {
 		MaxConnsPerAddress: 256,
 		PasswordCost:       bcrypt.DefaultCost, // production's; tests lower it in testConfig
 		VapiBaseURL:        "https://api.vapi.ai",
+		Signup:             "closed",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -169,6 +170,16 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("the configuration prints the SMTP password: %s", s)
 			}
 		}},
+		{"invite sign-up without mail", map[string]string{"PARLEY_SIGNUP": " invite "}, func(t *testing.T, c Config) {
+			if c.Signup != "invite" {
+				t.Errorf("Signup = %q", c.Signup)
+			}
+		}},
+		{"open sign-up with mail", map[string]string{"PARLEY_SIGNUP": "open", "PARLEY_SMTP_URL": "smtp://localhost:25?from=no-reply%40example.com"}, func(t *testing.T, c Config) {
+			if c.Signup != "open" {
+				t.Errorf("Signup = %q", c.Signup)
+			}
+		}},
 		{"the operator's Vapi account", map[string]string{"PARLEY_VAPI_API_KEY": " vapi-key ", "PARLEY_VAPI_BASE_URL": "http://127.0.0.1:9/"}, func(t *testing.T, c Config) {
 			if c.VapiAPIKey != "vapi-key" || c.VapiBaseURL != "http://127.0.0.1:9" {
 				t.Errorf("%+v", c)
@@ -239,6 +250,9 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_LOG_FORMAT", map[string]string{"PARLEY_LOG_FORMAT": "xml"}, "PARLEY_LOG_FORMAT"},
 		{"PARLEY_SMTP_URL scheme", map[string]string{"PARLEY_SMTP_URL": "mailto:no-reply@example.com"}, "PARLEY_SMTP_URL"},
 		{"PARLEY_SMTP_URL without from", map[string]string{"PARLEY_SMTP_URL": "smtp://u:p@mail.example.com:587"}, "PARLEY_SMTP_URL"},
+		{"PARLEY_SIGNUP unknown", map[string]string{"PARLEY_SIGNUP": "public"}, "PARLEY_SIGNUP"},
+		{"PARLEY_SIGNUP case", map[string]string{"PARLEY_SIGNUP": "Open", "PARLEY_SMTP_URL": "smtp://localhost:25?from=no-reply%40example.com"}, "PARLEY_SIGNUP"},
+		{"PARLEY_SIGNUP open without mail", map[string]string{"PARLEY_SIGNUP": "open"}, "PARLEY_SIGNUP"},
 		{"unknown PARLEY_ variable", map[string]string{"PARLEY_TYPO": "1"}, "PARLEY_TYPO"},
 		{"misspelt known variable", map[string]string{"PARLEY_BASEURL": "https://x"}, "PARLEY_BASEURL"},
 	}

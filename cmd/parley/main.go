@@ -38,6 +38,8 @@ commands:
   user create --email E --password W --tenant S
                                  add an owner; for an existing user, set a new password
                                  (ending their sessions) and add the tenant if not theirs
+  signup invite --email E        an invitation to create a workspace (PARLEY_SIGNUP=invite): prints
+                                 its link (one use, 7 days), mailed too when PARLEY_SMTP_URL is set
   oauth rotate-key               add a new OAuth signing key; the previous one still verifies
                                  (and stays in the JWKS) until the next rotation
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
@@ -71,6 +73,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 	if (cmd == "tenant" || cmd == "token" || cmd == "user") && len(rest) > 0 && rest[0] == "create" {
 		cmd, rest = cmd+" create", rest[1:]
 	}
+	if cmd == "signup" && len(rest) > 0 && rest[0] == "invite" {
+		cmd, rest = "signup invite", rest[1:]
+	}
 	if cmd == "oauth" && len(rest) > 0 && rest[0] == "rotate-key" {
 		cmd, rest = "oauth rotate-key", rest[1:]
 	}
@@ -91,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		return tokenCreate(ctx, rest, stdout, stderr)
 	case "user create":
 		return userCreate(ctx, rest, stdout, stderr, pws)
+	case "signup invite":
+		return signupInvite(ctx, rest, stdout, stderr)
 	case "oauth rotate-key":
 		return rotateOAuthKey(ctx, stdout)
 	case "dev-db":
