@@ -83,6 +83,23 @@ func renderProblem(c echo.Context, p views.SignupProblem) error {
 	return handlers.Render(c, problemStatus(p), views.Signup(views.SignupForm{Problem: p}))
 }
 
+// renderLinkProblem is renderProblem for a link of kind, whose page says
+// what to do next in its own words (sign up again, or ask for a new
+// invitation).
+func renderLinkProblem(c echo.Context, p views.SignupProblem, kind string) error {
+	f := views.SignupForm{Problem: p, Invitation: kind == accounts.SignupInvitation}
+	return handlers.Render(c, problemStatus(p), views.Signup(f))
+}
+
+// confirmationOff is the page of a confirmation link when sign-up is not
+// open: closed, the page saying so; by invitation, an unknown link.
+func (h *Signup) confirmationOff(c echo.Context) error {
+	if h.mode() == ModeInvite {
+		return renderProblem(c, views.SignupLinkUnknown)
+	}
+	return renderProblem(c, views.SignupClosed)
+}
+
 // ShowSignupPage is the sign-up form: open to anyone in open mode, for the
 // invitation's address in invite mode; otherwise why there is none.
 func (h *Signup) ShowSignupPage(c echo.Context) error {
@@ -100,7 +117,7 @@ func (h *Signup) ShowSignupPage(c echo.Context) error {
 			return err
 		}
 		if p != "" {
-			return renderProblem(c, p)
+			return renderLinkProblem(c, p, accounts.SignupInvitation)
 		}
 		if err := h.fillInvitation(c, &f, s); err != nil {
 			return err
@@ -285,7 +302,7 @@ func (h *Signup) ShowSignupSentPage(c echo.Context) error {
 func (h *Signup) ShowConfirmPage(c echo.Context) error {
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
 	if h.mode() != ModeOpen {
-		return renderProblem(c, views.SignupClosed)
+		return h.confirmationOff(c)
 	}
 	f := views.SignupConfirmForm{CSRF: dash.CSRFToken(c), Token: c.QueryParam("token")}
 	if f.Token == "" {
@@ -296,7 +313,7 @@ func (h *Signup) ShowConfirmPage(c echo.Context) error {
 		return err
 	}
 	if p != "" {
-		return renderProblem(c, p)
+		return renderLinkProblem(c, p, accounts.SignupConfirmation)
 	}
 	f.Email, f.WorkspaceName = s.Email, s.WorkspaceName
 	return handlers.Render(c, http.StatusOK, views.SignupConfirm(f))
@@ -306,7 +323,7 @@ func (h *Signup) ShowConfirmPage(c echo.Context) error {
 // signs its new owner in.
 func (h *Signup) ConfirmSignup(c echo.Context) error {
 	if h.mode() != ModeOpen {
-		return renderProblem(c, views.SignupClosed)
+		return h.confirmationOff(c)
 	}
 	token := c.FormValue("token")
 	if token == "" {
@@ -317,7 +334,7 @@ func (h *Signup) ConfirmSignup(c echo.Context) error {
 		return err
 	}
 	if p != "" {
-		return renderProblem(c, p)
+		return renderLinkProblem(c, p, accounts.SignupConfirmation)
 	}
 	return h.createWorkspace(c, s, s.WorkspaceName, s.PasswordHash)
 }
@@ -333,7 +350,7 @@ func (h *Signup) saveInvited(c echo.Context) error {
 		return err
 	}
 	if p != "" {
-		return renderProblem(c, p)
+		return renderLinkProblem(c, p, accounts.SignupInvitation)
 	}
 	f := views.SignupForm{CSRF: dash.CSRFToken(c), WorkspaceName: strings.TrimSpace(c.FormValue("workspace")), Errors: views.Errors{}}
 	if err := h.fillInvitation(c, &f, s); err != nil {
@@ -386,13 +403,13 @@ func (h *Signup) createWorkspace(c echo.Context, s accounts.Signup, name, passwo
 		case parley.ErrorKind(err) == parley.KindConflict:
 			continue // another workspace took the slug meanwhile
 		case errors.Is(err, accounts.ErrSignupUsed):
-			return renderProblem(c, views.SignupLinkUsed)
+			return renderLinkProblem(c, views.SignupLinkUsed, s.Kind)
 		case errors.Is(err, accounts.ErrSignupExpired):
-			return renderProblem(c, views.SignupLinkExpired)
+			return renderLinkProblem(c, views.SignupLinkExpired, s.Kind)
 		case errors.Is(err, accounts.ErrSignupAccountExists):
 			return renderProblem(c, views.SignupHasAccount)
 		case parley.ErrorKind(err) == parley.KindNotFound:
-			return renderProblem(c, views.SignupLinkUnknown)
+			return renderLinkProblem(c, views.SignupLinkUnknown, s.Kind)
 		case err != nil:
 			return err
 		}

@@ -322,7 +322,8 @@ func TestSignUp(t *testing.T) {
 			t.Errorf("after 23 hours: %d %q", p.Status, p.Text("#signup-problem"))
 		}
 		skew.Store(int64(24*time.Hour + 10*time.Minute))
-		if p := c.Get(path); p.Status != http.StatusGone || !strings.Contains(p.Text("#signup-problem"), "expired") {
+		if p := c.Get(path); p.Status != http.StatusGone || !strings.Contains(p.Text("#signup-problem"), "links work for 24 hours") ||
+			p.Doc.Find(`a[href="/admin/signup"]`).Length() != 1 {
 			t.Errorf("after 24 hours: %d %q", p.Status, p.Text("#signup-problem"))
 		}
 		if p := c.Submit("/admin/signup/confirm", url.Values{"token": {token}}); p.Status != http.StatusGone {
@@ -546,7 +547,9 @@ func TestSignUpInvite(t *testing.T) {
 
 	t.Run("Expired", func(t *testing.T) {
 		tok := invite(t, unique("old")+"@example.com", time.Now().Add(-accounts.InvitationLifetime-time.Hour))
-		if p := b.NewAdminClient(t).Get("/admin/signup?invitation=" + tok); p.Status != http.StatusGone || !strings.Contains(p.Text("#signup-problem"), "expired") {
+		p := b.NewAdminClient(t).Get("/admin/signup?invitation=" + tok)
+		if p.Status != http.StatusGone || !strings.Contains(p.Text("#signup-problem"), "invitations work for 7 days") ||
+			!strings.Contains(p.Body, "ask the person who invited you for a new invitation") {
 			t.Errorf("%d %q", p.Status, p.Text("#signup-problem"))
 		}
 	})
