@@ -1,12 +1,15 @@
 package signup_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -75,4 +78,48 @@ func testBrowser(t *testing.T, h *harness) {
 		t.Errorf("the dashboard after signing up:\n%s", got)
 	}
 	check(t, "dashboard")
+}
+
+// TestSignUpInviteBrowser opens an invitation on a phone-sized screen in
+// Chromium, with axe-core on the page without an invitation and on the
+// invitation's form, and creates the workspace through to the dashboard.
+func TestSignUpInviteBrowser(t *testing.T) {
+	t.Parallel()
+	b := webtest.SetupAdmin(t, map[string]string{"PARLEY_SIGNUP": "invite"})
+	email := unique("phone-invitee") + "@example.com"
+	tok, hash := auth.NewResetToken()
+	if _, err := b.DB.CreateSignupInvitation(context.Background(), email, hash, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := webtest.BrowserTab(t)
+	webtest.OwnAddress(ctx, t)
+	webtest.WatchCSP(ctx, t)
+	axe := webtest.AxeScript(t)
+	webtest.MustStep(t, "phone", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	check := func(page string) {
+		t.Helper()
+		if v := webtest.AxeViolations(ctx, t, axe); len(v) > 0 {
+			t.Errorf("%s: axe-core: %s", page, strings.Join(v, "; "))
+		}
+		if v := webtest.CSPViolations(ctx, t); len(v) > 0 {
+			t.Errorf("%s: policy violations: %s", page, strings.Join(v, "; "))
+		}
+		webtest.SaveScreenshot(ctx, t, "signup-"+page+"-phone")
+	}
+
+	webtest.MustStep(t, "opening the sign-up page", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin/signup")))
+	check("by-invitation")
+	webtest.MustStep(t, "opening the invitation", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin/signup?invitation="+tok)))
+	check("invitation")
+	webtest.MustStep(t, "filling the form", chromedp.Do(ctx, webtest.FillField("password", "a long password"),
+		webtest.FillField("workspace", "Invited on a phone")))
+	if st := webtest.SubmitForm(ctx, t, `form[action="/admin/signup"] button[type=submit]`); st != http.StatusOK {
+		t.Fatalf("creating the workspace: status %d", st)
+	}
+	if loc := webtest.MustRunStep(ctx, t, "location", chromedp.Location()); loc != b.TS.URL+"/admin" {
+		t.Fatalf("after creating the workspace at %s, want /admin", loc)
+	}
+	if got := webtest.MustRunStep(ctx, t, "dashboard", chromedp.Evaluate[string](`document.body.innerText`)); !strings.Contains(got, "your workspace Invited on a phone is ready") {
+		t.Errorf("the dashboard after accepting the invitation:\n%s", got)
+	}
 }
