@@ -140,6 +140,8 @@ var publicAdminRoutes = map[string]bool{
 	"GET /admin/forgot-password": true, "POST /admin/forgot-password": true,
 	"GET /admin/reset-password": true, "POST /admin/reset-password": true,
 	"GET /admin/invitation": true, "POST /admin/invitation": true,
+	"GET /admin/signup": true, "POST /admin/signup": true, "GET /admin/signup/sent": true,
+	"GET /admin/signup/confirm": true, "POST /admin/signup/confirm": true,
 }
 
 var routeParam = regexp.MustCompile(`:[A-Za-z]+`)

@@ -368,13 +368,9 @@ func (h *Team) AcceptInvitation(c echo.Context) error {
 	case err != nil:
 		return h.linkProblem(c, err)
 	}
-	// A new session token on privilege change prevents session fixation.
-	if err := h.Sessions.RenewToken(ctx); err != nil {
+	if err := dash.SignIn(ctx, h.Sessions, u, inv.TenantID); err != nil {
 		return err
 	}
-	h.Sessions.Put(ctx, dash.SessUserID, u.ID)
-	h.Sessions.Put(ctx, dash.SessPasswordStamp, auth.PasswordStamp(u.PasswordHash))
-	h.Sessions.Put(ctx, dash.SessTenantID, inv.TenantID)
 	h.Sessions.Put(ctx, dash.SessFlash, "Welcome to the team of "+inv.TenantName+".")
 	return c.Redirect(http.StatusSeeOther, "/admin")
 }
