@@ -3,6 +3,8 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -82,6 +84,12 @@ type Config struct {
 	EmbeddingsAPIKey     string
 	EmbeddingsModel      string
 	EmbeddingsDimensions int
+	// OperatorTokenHash is the SHA-256 of the operator's token, which the
+	// operator API (/operator/...) takes as Authorization: Bearer:
+	// PARLEY_OPERATOR_TOKEN (the token, of which only the digest is kept)
+	// or PARLEY_OPERATOR_TOKEN_SHA256 (its digest in hex, so that the
+	// server's environment never holds the token). nil: the API is off.
+	OperatorTokenHash []byte
 	// Heartbeat is how often the running server marks itself alive in the
 	// instances table (Server.Run): a process silent for three beats counts
 	// as dead, and the session leases of its turns are free. 0 means 5 s.
@@ -103,6 +111,7 @@ var knownVars = []string{
 	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS", "PARLEY_STRIPE_API_URL",
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
+	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256",
 }
 
 // scriptVars are PARLEY_ variables of the scripts and tests around Parley
@@ -255,6 +264,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	if err := c.loadEmbeddings(get); err != nil {
 		return c, err
 	}
+	if c.OperatorTokenHash, err = operatorTokenHash(getenv); err != nil {
+		return c, err
+	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
 		// mail.ParseURL's errors never repeat the URL, which holds the password.
 		smtp, err := mail.ParseURL(s)
@@ -351,4 +363,34 @@ func parseCIDRs(name, raw string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// MinOperatorToken is the shortest operator token PARLEY_OPERATOR_TOKEN
+// takes: 32 characters, such as `openssl rand -hex 32`'s 64.
+const MinOperatorToken = 32
+
+// operatorTokenHash reads the operator's credential: the token
+// (PARLEY_OPERATOR_TOKEN, of which only its SHA-256 is kept) or its digest
+// (PARLEY_OPERATOR_TOKEN_SHA256, 64 hex digits), not both; neither: nil,
+// the operator API is off. Errors never repeat the token.
+func operatorTokenHash(getenv func(string) string) ([]byte, error) {
+	token, digest := strings.TrimSpace(getenv("PARLEY_OPERATOR_TOKEN")), strings.TrimSpace(getenv("PARLEY_OPERATOR_TOKEN_SHA256"))
+	switch {
+	case token != "" && digest != "":
+		return nil, fmt.Errorf("PARLEY_OPERATOR_TOKEN_SHA256: set it or PARLEY_OPERATOR_TOKEN, not both")
+	case token != "":
+		if len(token) < MinOperatorToken || strings.ContainsAny(token, " \t") {
+			return nil, fmt.Errorf("PARLEY_OPERATOR_TOKEN: must be at least %d characters without spaces (such as the output of `openssl rand -hex 32`)", MinOperatorToken)
+		}
+		sum := sha256.Sum256([]byte(token))
+		return sum[:], nil
+	case digest != "":
+		// sha256sum's output is the digest then " -" or a file's name.
+		sum, err := hex.DecodeString(strings.Fields(digest)[0])
+		if err != nil || len(sum) != sha256.Size {
+			return nil, fmt.Errorf("PARLEY_OPERATOR_TOKEN_SHA256: must be a SHA-256 digest in 64 hex digits (such as the output of `printf %%s \"$TOKEN\" | sha256sum`)")
+		}
+		return sum, nil
+	}
+	return nil, nil
 }

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -185,6 +188,26 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("%+v", c)
 			}
 		}},
+		{"the operator's token, kept as its digest", map[string]string{"PARLEY_OPERATOR_TOKEN": " " + strings.Repeat("k", 32) + " "}, func(t *testing.T, c Config) {
+			sum := sha256.Sum256([]byte(strings.Repeat("k", 32)))
+			if !bytes.Equal(c.OperatorTokenHash, sum[:]) {
+				t.Errorf("OperatorTokenHash = %x", c.OperatorTokenHash)
+			}
+			js, _ := json.Marshal(c)
+			if s := fmt.Sprintf("%v %+v %s", c, c, js); strings.Contains(s, strings.Repeat("k", 32)) {
+				t.Errorf("the configuration holds the operator's token: %s", s)
+			}
+		}},
+		{"the operator's token's digest", map[string]string{"PARLEY_OPERATOR_TOKEN_SHA256": strings.Repeat("Ab", 32) + "  -"}, func(t *testing.T, c Config) {
+			if hex.EncodeToString(c.OperatorTokenHash) != strings.Repeat("ab", 32) {
+				t.Errorf("OperatorTokenHash = %x", c.OperatorTokenHash)
+			}
+		}},
+		{"no operator token: the operator API is off", nil, func(t *testing.T, c Config) {
+			if c.OperatorTokenHash != nil {
+				t.Errorf("OperatorTokenHash = %x", c.OperatorTokenHash)
+			}
+		}},
 		{"blank values take the default", map[string]string{"PARLEY_ADDR": "  ", "PARLEY_LLM_PROVIDER": " ", "PARLEY_LOG_FORMAT": ""}, func(t *testing.T, c Config) {
 			if c.Addr != ":8080" || c.LLMProvider != "local" || c.LogFormat != "json" {
 				t.Errorf("%+v", c)
@@ -253,6 +276,11 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_SIGNUP unknown", map[string]string{"PARLEY_SIGNUP": "public"}, "PARLEY_SIGNUP"},
 		{"PARLEY_SIGNUP case", map[string]string{"PARLEY_SIGNUP": "Open", "PARLEY_SMTP_URL": "smtp://localhost:25?from=no-reply%40example.com"}, "PARLEY_SIGNUP"},
 		{"PARLEY_SIGNUP open without mail", map[string]string{"PARLEY_SIGNUP": "open"}, "PARLEY_SIGNUP"},
+		{"PARLEY_OPERATOR_TOKEN short", map[string]string{"PARLEY_OPERATOR_TOKEN": strings.Repeat("k", 31)}, "PARLEY_OPERATOR_TOKEN"},
+		{"PARLEY_OPERATOR_TOKEN with a space", map[string]string{"PARLEY_OPERATOR_TOKEN": strings.Repeat("k", 20) + " " + strings.Repeat("k", 20)}, "PARLEY_OPERATOR_TOKEN"},
+		{"PARLEY_OPERATOR_TOKEN_SHA256 short", map[string]string{"PARLEY_OPERATOR_TOKEN_SHA256": strings.Repeat("ab", 31)}, "PARLEY_OPERATOR_TOKEN_SHA256"},
+		{"PARLEY_OPERATOR_TOKEN_SHA256 not hex", map[string]string{"PARLEY_OPERATOR_TOKEN_SHA256": strings.Repeat("zz", 32)}, "PARLEY_OPERATOR_TOKEN_SHA256"},
+		{"both operator credentials", map[string]string{"PARLEY_OPERATOR_TOKEN": strings.Repeat("k", 32), "PARLEY_OPERATOR_TOKEN_SHA256": strings.Repeat("ab", 32)}, "PARLEY_OPERATOR_TOKEN_SHA256"},
 		{"unknown PARLEY_ variable", map[string]string{"PARLEY_TYPO": "1"}, "PARLEY_TYPO"},
 		{"misspelt known variable", map[string]string{"PARLEY_BASEURL": "https://x"}, "PARLEY_BASEURL"},
 	}

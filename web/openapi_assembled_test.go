@@ -23,6 +23,7 @@ var openAPIParts = []string{
 	"../handlers/mcpserver/openapi.json",
 	"../handlers/oauth/openapi.json",
 	"../handlers/voice/openapi.json",
+	"../handlers/operator/openapi.json",
 }
 
 // TestOpenAPIAssembled: openapi.json, which web serves and every other test

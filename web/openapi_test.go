@@ -44,8 +44,11 @@ func TestOpenAPIDocument(t *testing.T) {
 	if s := schemes["legacyApiKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-API-Key" {
 		t.Errorf("legacyApiKey is not an apiKey in header X-API-Key")
 	}
-	if got := webtest.SortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "oauth2"}) {
-		t.Errorf("security schemes = %v, want bearerAuth, legacyApiKey and oauth2", got)
+	if got := webtest.SortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "oauth2", "operatorToken"}) {
+		t.Errorf("security schemes = %v, want bearerAuth, legacyApiKey, oauth2 and operatorToken", got)
+	}
+	if s := schemes["operatorToken"]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
+		t.Errorf("operatorToken is not an http bearer scheme")
 	}
 	if s := schemes["oauth2"]; s == nil || s.Value.Type != "oauth2" || s.Value.Flows == nil || s.Value.Flows.AuthorizationCode == nil {
 		t.Errorf("oauth2 is not an OAuth authorization code flow")
@@ -178,6 +181,13 @@ func TestOpenAPIDocument(t *testing.T) {
 				if op.Security == nil || len(*op.Security) != 3 || (*op.Security)[0]["oauth2"] == nil || (*op.Security)[1]["bearerAuth"] == nil ||
 					(*op.Security)[2]["legacyApiKey"] == nil {
 					t.Errorf("%s: security %v, want oauth2, bearerAuth and legacyApiKey", key, op.Security)
+				}
+				continue
+			}
+			// The operator API takes the operator's token, and only it.
+			if strings.HasPrefix(path, "/operator/") {
+				if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["operatorToken"] == nil {
+					t.Errorf("%s: security %v, want operatorToken alone", key, op.Security)
 				}
 				continue
 			}

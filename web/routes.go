@@ -162,6 +162,14 @@ func (s *Server) routes() {
 	api.PUT("/submissions/:id", s.API.Leads.UpdateSubmission, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.DELETE("/submissions/:id", s.API.Leads.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
 
+	// The operator API: whoever runs the installation sets plans and bot
+	// seats and reads every tenant's usage, with the operator's own token
+	// (PARLEY_OPERATOR_TOKEN; unset, 404 OPERATOR_API_OFF).
+	op := e.Group("/operator", s.Operator.Authenticate)
+	op.GET("/tenants", s.Operator.ListTenants)
+	op.GET("/tenants/:slug", s.Operator.ShowTenant)
+	op.PUT("/tenants/:slug/plan", s.Operator.UpdateTenantPlan, requireJSON)
+
 	// A call's recording, relayed from the orchestrator's storage: for an API
 	// token of the tenant with conversations:read (the dashboard's player has
 	// its own route under /admin).

@@ -30,6 +30,7 @@ import (
 	"github.com/parley/parley/handlers/api"
 	"github.com/parley/parley/handlers/mcpserver"
 	"github.com/parley/parley/handlers/oauth"
+	"github.com/parley/parley/handlers/operator"
 	"github.com/parley/parley/handlers/public"
 	"github.com/parley/parley/handlers/voice"
 	"github.com/parley/parley/jobs"
@@ -59,6 +60,9 @@ type Server struct {
 	OAuth *oauth.Handler
 	// Voice answers the tenants' voice orchestrators.
 	Voice *voice.Handler
+	// Operator answers the operator API (plans, seats, every tenant's
+	// usage), behind the operator's own token.
+	Operator *operator.Handler
 	// Live wakes the visitors' chat streams when their conversation
 	// changes, on this instance, whichever instance changed it. Run closes
 	// it when the server stops (tests: webtest closes it).
@@ -159,6 +163,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Live: s.Live, StreamKey: public.StreamKey(cfg.SecretKey)}
 	s.Voice = &voice.Handler{Runtime: rt, DB: store, Box: box, Engine: s.Base.Engine}
 	s.OAuth = &oauth.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
+	s.Operator = &operator.Handler{Runtime: rt, Manage: s.Base.Manage, TokenHash: cfg.OperatorTokenHash}
 	if s.Base.Engine.Embeddings = managedEmbedder(cfg); s.Base.Engine.Embeddings != nil {
 		store.EnableEmbeddings()
 	}

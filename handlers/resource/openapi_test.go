@@ -16,6 +16,7 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 	t.Parallel()
 	handlerstest.MatchOpenAPI(t, "../../web/openapi.json", []handlerstest.WireType{
 		{Schema: "TenantStats", Type: reflect.TypeFor[StatsJSON]()},
+		{Schema: "PlanUsage", Type: reflect.TypeFor[PlanUsageJSON]()},
 		{Schema: "SegmentSummary", Type: reflect.TypeFor[SegmentSummaryJSON]()},
 		{Schema: "CorpusEntry", Type: reflect.TypeFor[CorpusJSON]()},
 		{Schema: "CorpusSegment", Type: reflect.TypeFor[segmentRef]()},
