@@ -34,6 +34,10 @@ commands:
                                  a CPU profile (runtime/pprof) to F until the server stops
   migrate                        apply database migrations
   tenant create --slug S --name N --plan P [--owner-email E] [--owner-password W]
+  tenant plan --slug S [--plan P] [--seats N]
+                                 set a tenant's plan, its bot seats or both (at once, in its audit
+                                 log, as the operator API's PUT /operator/tenants/{slug}/plan)
+  tenant usage [--slug S]        print one tenant's plan and usage this month, or every tenant's
   token create --tenant S --scopes a,b [--name N] [--legacy]
   user create --email E --password W --tenant S
                                  add an owner; for an existing user, set a new password
@@ -76,6 +80,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 	if cmd == "signup" && len(rest) > 0 && rest[0] == "invite" {
 		cmd, rest = "signup invite", rest[1:]
 	}
+	if cmd == "tenant" && len(rest) > 0 && (rest[0] == "plan" || rest[0] == "usage") {
+		cmd, rest = cmd+" "+rest[0], rest[1:]
+	}
 	if cmd == "oauth" && len(rest) > 0 && rest[0] == "rotate-key" {
 		cmd, rest = "oauth rotate-key", rest[1:]
 	}
@@ -92,6 +99,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		})
 	case "tenant create":
 		return tenantCreate(ctx, rest, stdout, stderr, pws)
+	case "tenant plan":
+		return tenantPlan(ctx, rest, stdout, stderr)
+	case "tenant usage":
+		return tenantUsage(ctx, rest, stdout, stderr)
 	case "token create":
 		return tokenCreate(ctx, rest, stdout, stderr)
 	case "user create":
