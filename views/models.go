@@ -67,6 +67,7 @@ var Nav = []NavItem{
 	{Key: "members", Label: "Team", Href: "/admin/members", Role: roleOwner},
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens", Role: roleOwner},
 	{Key: "connected-apps", Label: "Connected apps", Href: "/admin/connected-apps", Role: roleOwner},
+	{Key: "plan", Label: "Plan and usage", Href: "/admin/plan", Role: roleOwner},
 }
 
 // Option is a choice of a select.

@@ -212,6 +212,7 @@ func (s *Server) routes() {
 	admin.POST("/signup/confirm", h.Signup.ConfirmSignup)
 	signedIn := admin.Group("", h.Account.RequireAdmin)
 	asAdmin, asOwner := h.Team.RequireRole(auth.RoleAdmin), h.Team.RequireRole(auth.RoleOwner)
+	signedIn.GET("/plan", h.Plan.ShowPlanPage, asOwner)
 	signedIn.GET("/members", h.Team.ShowMembersPage, asOwner)
 	signedIn.POST("/members", h.Team.SaveInvitation, asOwner)
 	signedIn.POST("/members/:id/role", h.Team.SaveMemberRole, asOwner)

@@ -8,7 +8,7 @@
 // The package holds New, Handler and five of its areas (Account, Leads,
 // Presence, Knowledge, Settings); the Tools and Integrations areas are packages of
 // their own below it (handlers/admin/tools, handlers/admin/integrations,
-// handlers/admin/voice),
+// handlers/admin/voice, handlers/admin/plan),
 // and what every area shares (the page's layout, flashes, a failed form's
 // status, the redirect after a change) is handlers/admin/dash, below them
 // all. The dashboard's HTTP tests, every area's, sit here.
@@ -17,6 +17,7 @@ package admin
 import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/integrations"
+	"github.com/parley/parley/handlers/admin/plan"
 	"github.com/parley/parley/handlers/admin/signup"
 	"github.com/parley/parley/handlers/admin/team"
 	"github.com/parley/parley/handlers/admin/tools"
@@ -36,6 +37,7 @@ type Handler struct {
 	Voice        *voice.Voice
 	Team         *team.Team
 	Signup       *signup.Signup
+	Plan         *plan.Plan
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -53,6 +55,7 @@ func New(b *handlers.Base) *Handler {
 		Voice:        voice.New(b),
 		Team:         team.New(b),
 		Signup:       signup.New(b),
+		Plan:         plan.New(b),
 	}
 }
 
