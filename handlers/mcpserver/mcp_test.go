@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -379,8 +380,17 @@ func TestMCPConversationsVisitorsSettingsBilling(t *testing.T) {
 	}
 
 	usage := webtest.MustCall(t, cs, "read_plan_usage", nil)
-	if usage["plan"] != "scale" || usage["usage"].(map[string]any)["conversationsUsed"] != float64(1) || usage["features"].(map[string]any)["mcp"] != true {
+	if usage["plan"] != "scale" || usage["usage"].(map[string]any)["conversationsUsed"] != float64(1) || usage["features"].(map[string]any)["mcp"] != true ||
+		usage["conversationsUsed"] != float64(1) || usage["conversationsLimit"] != float64(25000) || usage["atLimit"] != false ||
+		usage["limits"].(map[string]any)["members"] != float64(50) || usage["slug"] != ct.Slug {
 		t.Errorf("read_plan_usage: %v", usage)
+	}
+	// The same as the operator's read of the tenant, day by day.
+	daily, _ := usage["daily"].([]any)
+	if len(daily) != time.Now().UTC().Day() {
+		t.Errorf("read_plan_usage daily: %v", usage["daily"])
+	} else if today := daily[len(daily)-1].(map[string]any); today["date"] != time.Now().UTC().Format(time.DateOnly) || today["conversations"] != float64(1) {
+		t.Errorf("read_plan_usage today: %v", today)
 	}
 }
 

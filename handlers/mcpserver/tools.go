@@ -530,22 +530,33 @@ func (h *Handler) ManageTools() []ManageTool {
 			}},
 
 		{Name: "read_plan_usage", Scope: auth.ScopeMCPBillingRead, ReadOnly: true,
-			Description: "Read the tenant's plan, what it includes, and this month's usage against its limits.",
-			Input:       object(schema{}),
+			Description: "Read the tenant's plan, what it includes (features, limits), its bot seats, and this month's conversations against the limit, " +
+				"with the conversations started each day (daily) and the other counts against the plan (usage): the dashboard's Plan and usage page.",
+			Input: object(schema{}),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, _ map[string]json.RawMessage) (any, error) {
-				usage, err := h.DB.TenantUsage(ctx, t.ID, h.Clock())
+				now := h.Clock()
+				u, err := h.Manage.TenantPlan(ctx, t.Slug, now)
 				if err != nil {
 					return nil, err
 				}
-				plan := t.PlanInfo()
-				return map[string]any{
-					"plan":     t.Plan,
-					"features": map[string]bool{"widget": plan.Widget, "mcp": plan.MCP, "voice": plan.Voice},
-					"botSeats": t.BotSeats,
-					"usage":    resource.NewStatsJSON(t, usage),
-				}, nil
+				usage, err := h.DB.TenantUsage(ctx, t.ID, now)
+				if err != nil {
+					return nil, err
+				}
+				// The usage's counts with the plan as just read, not as
+				// the request's tenant had it.
+				t.Plan, t.BotSeats = u.Plan, u.BotSeats
+				return PlanUsageToolJSON{PlanUsageJSON: resource.NewPlanUsageJSON(u), Usage: resource.NewStatsJSON(t, usage)}, nil
 			}},
 	}
+}
+
+// PlanUsageToolJSON is read_plan_usage's result: the tenant's plan and
+// usage as the operator API and the dashboard's page read them, and the
+// tenant's counts against the plan (usage, TenantStats).
+type PlanUsageToolJSON struct {
+	resource.PlanUsageJSON
+	Usage resource.StatsJSON `json:"usage"`
 }
 
 // idOf is the required string argument id.
