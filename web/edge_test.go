@@ -157,7 +157,8 @@ func TestEdgeRefusesFormFieldNUL(t *testing.T) {
 // with 415; JSON with parameters or a +json type passes.
 func TestEdgeRequiresJSONBodies(t *testing.T) {
 	t.Parallel()
-	b := webtest.Setup(t)
+	operatorToken := strings.Repeat("o", 40)
+	b := webtest.SetupEnv(t, map[string]string{"PARLEY_OPERATOR_TOKEN": operatorToken})
 	ten := b.NewTenant(t, "scale")
 	segment := `{"name": "Support", "slug": "support-%d", "systemPrompt": "Help."}`
 	cases := []struct {
@@ -198,6 +199,9 @@ func TestEdgeRequiresJSONBodies(t *testing.T) {
 				}
 				n++
 				h := map[string]string{"Authorization": "Bearer " + ten.Token, "Content-Type": "text/plain", "X-Forwarded-For": webtest.NewChatAddr()}
+				if strings.HasPrefix(path, "/operator/") {
+					h["Authorization"] = "Bearer " + operatorToken
+				}
 				if status, _, raw := b.Request(t, method, params.Replace(path), h, `{}`); status != http.StatusUnsupportedMediaType {
 					t.Errorf("%s %s: %d %s, want 415", method, path, status, raw)
 				}
