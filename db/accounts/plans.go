@@ -16,8 +16,8 @@ import (
 // period: what the operator reads of every tenant, and the tenant reads of
 // itself (the "Plan and usage" page, read_plan_usage). Conversations is
 // the period's count the monthly limit is checked against
-// (conversation_usage), Members its team: members and open invitations
-// are counted by the members' own code; here, the members.
+// (conversation_usage), Members the places its team takes: members and
+// invitations waiting (as Invite counts them against the plan's limit).
 type TenantPlan struct {
 	ID            string
 	Slug          string
@@ -39,6 +39,8 @@ type PlanChange struct {
 const tenantPlanSelect = `SELECT t.id, t.slug, t.name, t.plan, t.bot_seats,
 	coalesce((SELECT u.count FROM conversation_usage u WHERE u.tenant_id = t.id AND u.month = $1), 0),
 	(SELECT count(*) FROM tenant_members m WHERE m.tenant_id = t.id)
+		+ (SELECT count(*) FROM invitations i WHERE i.tenant_id = t.id AND i.accepted_at IS NULL
+			AND i.revoked_at IS NULL AND i.expires_at > now())
 	FROM tenants t`
 
 func scanTenantPlan(row pgx.CollectableRow) (TenantPlan, error) {

@@ -37,6 +37,7 @@ var leastRoles = map[string]string{
 	"GET /admin/integrations/payments":                          "admin",
 	"GET /admin/mcp-tools":                                      "admin",
 	"GET /admin/members":                                        "owner",
+	"GET /admin/plan":                                           "owner",
 	"GET /admin/oauth/consent":                                  "agent",
 	"GET /admin/products":                                       "admin",
 	"GET /admin/products/:id":                                   "admin",
