@@ -25,6 +25,9 @@ type Membership struct {
 	TenantSlug string `db:"slug"`
 	TenantName string `db:"name"`
 	Role       string `db:"role"`
+	// RequireTwoFactor is the tenant's requirement that its members sign
+	// in to it in two steps (migration 00047).
+	RequireTwoFactor bool `db:"require_two_factor"`
 }
 
 // AddOwnerInTx creates, in tx, the user unless one with that email exists, then makes them an owner of the tenant.
@@ -94,7 +97,7 @@ func (d *Accounts) UserByID(ctx context.Context, id string) (User, error) {
 
 // Memberships lists the tenants a user administers, by name.
 func (d *Accounts) Memberships(ctx context.Context, userID string) ([]Membership, error) {
-	rows, _ := d.pool.Query(ctx, `SELECT m.tenant_id, t.slug, t.name, m.role
+	rows, _ := d.pool.Query(ctx, `SELECT m.tenant_id, t.slug, t.name, m.role, t.require_two_factor
 		FROM tenant_members m JOIN tenants t ON t.id = m.tenant_id
 		WHERE m.user_id = $1 ORDER BY t.name, t.slug`, userID)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[Membership])
