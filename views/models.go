@@ -68,6 +68,8 @@ var Nav = []NavItem{
 	{Key: "tokens", Label: "API tokens", Href: "/admin/tokens", Role: roleOwner},
 	{Key: "connected-apps", Label: "Connected apps", Href: "/admin/connected-apps", Role: roleOwner},
 	{Key: "plan", Label: "Plan and usage", Href: "/admin/plan", Role: roleOwner},
+	{Key: "security", Label: "Sign-in security", Href: "/admin/security", Role: roleOwner},
+	{Key: "account", Label: "Your account", Href: "/admin/account", Role: roleAgent},
 }
 
 // Option is a choice of a select.

@@ -196,13 +196,6 @@ func (s *Server) routes() {
 	admin.POST("/reset-password", h.Account.SaveNewPassword)
 	admin.GET("/invitation", h.Team.ShowInvitationPage)
 	admin.POST("/invitation", h.Team.AcceptInvitation)
-	// Every signed-in route is open to every role (an agent's: the
-	// conversations, submissions and visitors, the account), unless it
-	// names the least role it needs: asAdmin (the assistant's
-	// configuration, knowledge, tools, integrations, analytics, exports)
-	// or asOwner (the team, API tokens, connected apps, webhooks, the
-	// visitor signing key, erasing visitors and deleting submissions).
-	// TestRoleRoutes walks them all with every role.
 	// Sign-up (PARLEY_SIGNUP): public, like the sign-in; closed, every one
 	// of these answers the page saying so.
 	admin.GET("/signup", h.Signup.ShowSignupPage)
@@ -210,6 +203,17 @@ func (s *Server) routes() {
 	admin.GET("/signup/sent", h.Signup.ShowSignupSentPage)
 	admin.GET("/signup/confirm", h.Signup.ShowConfirmPage)
 	admin.POST("/signup/confirm", h.Signup.ConfirmSignup)
+	// The sign-in's second step: the session is not signed in until it passes.
+	admin.GET("/login/code", h.Security.ShowCodePage)
+	admin.POST("/login/code", h.Security.SignInWithCode)
+	// Every signed-in route is open to every role (an agent's: the
+	// conversations, submissions and visitors, the account), unless it
+	// names the least role it needs: asAdmin (the assistant's
+	// configuration, knowledge, tools, integrations, analytics, exports)
+	// or asOwner (the team, the plan, sign-in security, API tokens,
+	// connected apps, webhooks, the visitor signing key, erasing visitors
+	// and deleting submissions). TestRoleRoutes walks them all with every
+	// role.
 	signedIn := admin.Group("", h.Account.RequireAdmin)
 	asAdmin, asOwner := h.Team.RequireRole(auth.RoleAdmin), h.Team.RequireRole(auth.RoleOwner)
 	signedIn.GET("/plan", h.Plan.ShowPlanPage, asOwner)
@@ -219,7 +223,20 @@ func (s *Server) routes() {
 	signedIn.POST("/members/:id/remove", h.Team.RemoveMember, asOwner)
 	signedIn.POST("/members/invitations/:id/renew", h.Team.RenewInvitation, asOwner)
 	signedIn.POST("/members/invitations/:id/revoke", h.Team.RevokeInvitation, asOwner)
-	signedIn.POST("/logout", h.Account.Logout)
+	signedIn.POST("/logout", h.Security.SignOut)
+	// The person's own account (every role): password, sessions, two-step sign-in.
+	signedIn.GET("/account", h.Security.ShowAccountPage)
+	signedIn.POST("/account/password", h.Security.SavePassword)
+	signedIn.POST("/account/sessions/end-others", h.Security.EndOtherSessions)
+	signedIn.POST("/account/sessions/:id/end", h.Security.EndSession)
+	signedIn.GET("/account/two-factor", h.Security.ShowTwoFactorSetupPage)
+	signedIn.POST("/account/two-factor", h.Security.SaveTwoFactor)
+	signedIn.POST("/account/two-factor/off", h.Security.RemoveTwoFactor)
+	signedIn.GET("/account/recovery-codes", h.Security.ShowRecoveryCodesPage)
+	signedIn.POST("/account/recovery-codes", h.Security.SaveNewRecoveryCodes)
+	// The tenant's sign-in rules.
+	signedIn.GET("/security", h.Security.ShowSecurityPage, asOwner)
+	signedIn.POST("/security", h.Security.SaveSecurity, asOwner)
 	signedIn.POST("/tenant", h.Account.SwitchTenant)
 	signedIn.GET("", h.Account.ShowOverviewPage, asAdmin)
 	signedIn.GET("/conversations", h.Leads.ShowConversationsPage)

@@ -14,38 +14,14 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
+	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
 )
-
-// Session keys.
-const (
-	sessUserID        = dash.SessUserID
-	sessTenantID      = dash.SessTenantID
-	sessPasswordStamp = dash.SessPasswordStamp
-)
-
-// loginThrottles are the keys a sign-in attempt is throttled by: its client
-// address, and its client address with the account it names. Failures slow
-// the next attempts of these keys down and never an account as such, so
-// that nobody can lock an owner out, and an address that has not failed
-// is never kept waiting. The address throttle lets an office behind one
-// address mistype a few times; the pair's, one owner.
-func loginThrottles(ip, email string) []accounts.LoginThrottle {
-	return []accounts.LoginThrottle{
-		{Key: loginAddressKey(ip), Free: 10, Base: time.Second, Max: 15 * time.Minute, Memory: time.Hour},
-		{Key: "login:pair:" + ip + " " + strings.ToLower(email), Free: 3, Base: time.Second, Max: 15 * time.Minute,
-			Memory: time.Hour, ClearOnSuccess: true},
-	}
-}
-
-// loginAddressKey is the throttle key of a client address's sign-ins.
-func loginAddressKey(ip string) string { return "login:ip:" + ip }
 
 // loginChallengeAfter is how many failures an address has made, of those
 // remembered, before signing in from it takes solving the bot challenge,
@@ -57,7 +33,7 @@ const loginChallengeAfter = 3
 func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		userID := h.Sessions.GetString(ctx, sessUserID)
+		userID := h.Sessions.GetString(ctx, dash.SessUserID)
 		if userID == "" {
 			return h.toLogin(c)
 		}
@@ -69,7 +45,7 @@ func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		if !auth.StampMatches(h.Sessions.GetString(ctx, sessPasswordStamp), user.PasswordHash) {
+		if !auth.StampMatches(h.Sessions.GetString(ctx, dash.SessPasswordStamp), user.PasswordHash) {
 			// Signed in with a password changed since (a reset link, or
 			// an operator's parley user create).
 			_ = h.Sessions.Destroy(ctx)
@@ -84,7 +60,7 @@ func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 			return handlers.Render(c, http.StatusForbidden, views.ErrorPage(http.StatusForbidden, "Your account administers no tenant."))
 		}
 		current := ms[0]
-		want := h.Sessions.GetString(ctx, sessTenantID)
+		want := h.Sessions.GetString(ctx, dash.SessTenantID)
 		for _, m := range ms {
 			if m.TenantID == want {
 				current = m
@@ -96,6 +72,16 @@ func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		handlers.SetAdmin(c, &handlers.AdminContext{User: user, Tenant: t, Role: current.Role, Memberships: ms})
 		c.SetRequest(c.Request().WithContext(audit.WithActor(ctx, audit.Actor{Kind: audit.ActorPerson, ID: user.ID, Name: user.Email})))
+		// The session's activity, and the tenant's two-step requirement.
+		switch to, ended, err := security.Admit(c, h.Base, current); {
+		case err != nil:
+			return err
+		case ended:
+			_ = h.Sessions.Destroy(ctx)
+			return h.toLogin(c)
+		case to != "":
+			return dash.SeeOther(c, to)
+		}
 		return next(c)
 	}
 }
@@ -121,26 +107,6 @@ func JSONRequest(r *http.Request) bool {
 	return strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON)
 }
 
-// waitWords says a wait of secs seconds in words: seconds up to a minute, then minutes.
-func waitWords(secs int64) string {
-	switch {
-	case secs <= 1:
-		return "1 second"
-	case secs <= 60:
-		return strconv.FormatInt(secs, 10) + " seconds"
-	default:
-		return strconv.FormatInt((secs+59)/60, 10) + " minutes"
-	}
-}
-
-// safeNext keeps post-login redirects on the dashboard.
-func safeNext(next string) string {
-	if strings.HasPrefix(next, "/admin") && !strings.HasPrefix(next, "//") && !strings.Contains(next, "\\") {
-		return next
-	}
-	return "/admin"
-}
-
 // withChallenge adds the bot challenge to the sign-in form of an address
 // with failures remembered, when they are enough and a challenge is configured.
 func (h *core) withChallenge(form *views.LoginForm, failures int) {
@@ -152,13 +118,13 @@ func (h *core) withChallenge(form *views.LoginForm, failures int) {
 // ShowLoginPage renders the sign-in page.
 func (h *Account) ShowLoginPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	if h.Sessions.GetString(ctx, sessUserID) != "" {
+	if h.Sessions.GetString(ctx, dash.SessUserID) != "" {
 		return c.Redirect(http.StatusSeeOther, "/admin")
 	}
 	form := views.LoginForm{CSRF: dash.CSRFToken(c), Next: c.QueryParam("next"), Notice: h.Sessions.PopString(ctx, dash.SessFlash),
 		SignUp: h.SignUp == "open"}
 	if h.SignInChallenge.SiteKey != "" {
-		n, err := h.DB.LoginFailures(ctx, loginAddressKey(c.RealIP()), h.Clock())
+		n, err := h.DB.LoginFailures(ctx, security.LoginAddressKey(c.RealIP()), h.Clock())
 		if err != nil {
 			return err
 		}
@@ -196,7 +162,7 @@ func (h *Account) Login(c echo.Context) error {
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
 	form := views.LoginForm{Email: email, CSRF: dash.CSRFToken(c), Next: c.FormValue("next"), SignUp: h.SignUp == "open"}
-	attempt, err := h.DB.StartLoginAttempt(ctx, loginThrottles(c.RealIP(), email), h.Clock())
+	attempt, err := h.DB.StartLoginAttempt(ctx, security.LoginThrottles(c.RealIP(), email), h.Clock())
 	if err != nil {
 		return err
 	}
@@ -207,7 +173,7 @@ func (h *Account) Login(c echo.Context) error {
 		h.withChallenge(&form, failures)
 		secs := int64(math.Ceil(attempt.Wait.Seconds()))
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		form.Error = "Too many failed sign-in attempts. Try again in " + waitWords(secs) + "."
+		form.Error = "Too many failed sign-in attempts. Try again in " + security.WaitWords(secs) + "."
 		return handlers.Render(c, http.StatusTooManyRequests, views.Login(form))
 	}
 	h.withChallenge(&form, failures+1)
@@ -229,21 +195,8 @@ func (h *Account) Login(c echo.Context) error {
 	if err := h.DB.ForgiveLoginAttempt(ctx, attempt); err != nil {
 		return err
 	}
-	// A new session token on privilege change prevents session fixation.
-	if err := h.Sessions.RenewToken(ctx); err != nil {
-		return err
-	}
-	h.Sessions.Put(ctx, sessUserID, user.ID)
-	h.Sessions.Put(ctx, sessPasswordStamp, auth.PasswordStamp(user.PasswordHash))
-	return c.Redirect(http.StatusSeeOther, safeNext(form.Next))
-}
-
-// Logout ends the session.
-func (h *Account) Logout(c echo.Context) error {
-	if err := h.Sessions.Destroy(c.Request().Context()); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/admin/login")
+	// The code's step, with two-step sign-in on; the session otherwise.
+	return security.SignIn(c, h.Base, user, form.Next)
 }
 
 // SwitchTenant changes the tenant being administered, among the user's own.
@@ -252,7 +205,7 @@ func (h *Account) SwitchTenant(c echo.Context) error {
 	slug := c.FormValue("tenant")
 	for _, m := range a.Memberships {
 		if m.TenantSlug == slug {
-			h.Sessions.Put(c.Request().Context(), sessTenantID, m.TenantID)
+			h.Sessions.Put(c.Request().Context(), dash.SessTenantID, m.TenantID)
 			return c.Redirect(http.StatusSeeOther, "/admin")
 		}
 	}

@@ -50,7 +50,8 @@ func (h *Account) ReadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			return fmt.Errorf("loading the session: %w", err)
 		}
 		c.SetRequest(c.Request().WithContext(ctx))
-		if sessions.GetString(ctx, sessUserID) == "" {
+		c.Set(dash.ReadOnlySession, true)
+		if sessions.GetString(ctx, dash.SessUserID) == "" {
 			if !dash.IsHTMX(c) {
 				return c.Redirect(http.StatusSeeOther, "/admin/login")
 			}

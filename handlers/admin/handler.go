@@ -8,7 +8,7 @@
 // The package holds New, Handler and five of its areas (Account, Leads,
 // Presence, Knowledge, Settings); the Tools and Integrations areas are packages of
 // their own below it (handlers/admin/tools, handlers/admin/integrations,
-// handlers/admin/voice, handlers/admin/plan),
+// handlers/admin/voice, handlers/admin/plan, handlers/admin/security: the account's safety),
 // and what every area shares (the page's layout, flashes, a failed form's
 // status, the redirect after a change) is handlers/admin/dash, below them
 // all. The dashboard's HTTP tests, every area's, sit here.
@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/plan"
+	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/admin/signup"
 	"github.com/parley/parley/handlers/admin/team"
 	"github.com/parley/parley/handlers/admin/tools"
@@ -38,6 +39,7 @@ type Handler struct {
 	Team         *team.Team
 	Signup       *signup.Signup
 	Plan         *plan.Plan
+	Security     *security.Security
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -56,6 +58,7 @@ func New(b *handlers.Base) *Handler {
 		Team:         team.New(b),
 		Signup:       signup.New(b),
 		Plan:         plan.New(b),
+		Security:     security.New(b),
 	}
 }
 

@@ -173,8 +173,8 @@ func (h *Account) SaveNewPassword(c echo.Context) error {
 	if err := h.Sessions.RenewToken(ctx); err != nil {
 		return err
 	}
-	h.Sessions.Remove(ctx, sessUserID)
-	h.Sessions.Remove(ctx, sessPasswordStamp)
+	h.Sessions.Remove(ctx, dash.SessUserID)
+	h.Sessions.Remove(ctx, dash.SessPasswordStamp)
 	h.Sessions.Put(ctx, dash.SessFlash, "Your password was changed. Sign in with the new one.")
 	return c.Redirect(http.StatusSeeOther, "/admin/login")
 }

@@ -57,6 +57,10 @@ func SignIn(ctx context.Context, sessions *scs.SessionManager, u accounts.User, 
 	return nil
 }
 
+// ReadOnlySession is the echo.Context key set on the requests whose
+// session is read and never written back (the polls of the inbox).
+const ReadOnlySession = "readOnlySession"
+
 // DateTime is the layout of the dashboard's dates with their time, in UTC.
 const DateTime = "2006-01-02 15:04 UTC"
 
