@@ -87,7 +87,10 @@ func (d *Accounts) ResetPassword(ctx context.Context, tokenHash []byte, password
 		if _, err := tx.Exec(ctx, `UPDATE password_resets SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL`, r.UserID, now); err != nil {
 			return fmt.Errorf("using password resets: %w", err)
 		}
-		return nil
+		// Every session of the old password ends now, not at its next
+		// request, so that none stays listed.
+		_, err = endOtherSessions(ctx, tx, r.UserID, "")
+		return err
 	})
 	if err != nil {
 		return User{}, err

@@ -79,6 +79,8 @@ func (h *Account) RequireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		case ended:
 			_ = h.Sessions.Destroy(ctx)
 			return h.toLogin(c)
+		case to != "" && JSONRequest(c.Request()):
+			return &parley.Error{Kind: parley.KindForbidden, Message: "Set up two-step sign-in first: this tenant requires it"}
 		case to != "":
 			return dash.SeeOther(c, to)
 		}

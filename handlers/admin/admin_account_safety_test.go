@@ -231,6 +231,9 @@ func TestTwoFactor(t *testing.T) {
 
 	p := owner.Get("/admin/account/two-factor")
 	secret := totpSecret(t, p)
+	if src := p.Doc.Find("img#two-factor-qr").AttrOr("src", ""); !strings.HasPrefix(src, "data:image/svg+xml;base64,") {
+		t.Errorf("no QR code drawn on the page: %.40q", src)
+	}
 	if again := totpSecret(t, owner.Get("/admin/account/two-factor")); string(again) != string(secret) {
 		t.Error("reloading the setup page changed the key the app took")
 	}

@@ -44,9 +44,9 @@ func linkPath(t *testing.T, link string) string {
 	return u.RequestURI()
 }
 
-// auditCount counts the tenant's audit entries of action (by actor email
+// teamAuditCount counts the tenant's audit entries of action (by actor email
 // when given), denied ones only when denied.
-func auditCount(t *testing.T, b *webtest.Bundle, tenantID, action, actor string, denied bool) int {
+func teamAuditCount(t *testing.T, b *webtest.Bundle, tenantID, action, actor string, denied bool) int {
 	t.Helper()
 	var n int
 	err := b.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM audit_log
@@ -71,7 +71,7 @@ func TestTeamInvitation(t *testing.T) {
 	if got := p.Text("#invitations td"); got != email {
 		t.Errorf("waiting invitation %q, want %s", got, email)
 	}
-	if got := auditCount(t, b, ten.ID, "member.invited", ten.OwnerEmail, false); got != 1 {
+	if got := teamAuditCount(t, b, ten.ID, "member.invited", ten.OwnerEmail, false); got != 1 {
 		t.Errorf("%d audit entries of the invitation", got)
 	}
 
@@ -117,10 +117,10 @@ func TestTeamInvitation(t *testing.T) {
 	if p := agent.Get("/admin/settings"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "Admin role") {
 		t.Errorf("agent's settings: %d", p.Status)
 	}
-	if got := auditCount(t, b, ten.ID, "access.denied", email, true); got != 1 {
+	if got := teamAuditCount(t, b, ten.ID, "access.denied", email, true); got != 1 {
 		t.Errorf("%d audit entries of the refusal", got)
 	}
-	if got := auditCount(t, b, ten.ID, "member.joined", email, false); got != 1 {
+	if got := teamAuditCount(t, b, ten.ID, "member.joined", email, false); got != 1 {
 		t.Errorf("%d audit entries of the joining", got)
 	}
 
@@ -173,7 +173,7 @@ func TestTeamInvitation(t *testing.T) {
 		if p := agent.Get("/admin/login"); p.Status != http.StatusOK {
 			t.Errorf("a removed member's session still holds: sign-in page %d", p.Status)
 		}
-		if got := auditCount(t, b, ten.ID, "member.removed", ten.OwnerEmail, false); got != 1 {
+		if got := teamAuditCount(t, b, ten.ID, "member.removed", ten.OwnerEmail, false); got != 1 {
 			t.Errorf("%d audit entries of the removal", got)
 		}
 	})
