@@ -421,3 +421,61 @@ func TestTwoFactorRequired(t *testing.T) {
 		t.Errorf("turning it off while the tenant requires it: %d", p.Status)
 	}
 }
+
+// TestAccountSessionActivity checks the sessions' last activity, written at
+// most every 5 minutes, and that a session ended while a request of its
+// browser was in flight (which stores the session again as it answers)
+// ends at its next write of its activity.
+func TestAccountSessionActivity(t *testing.T) {
+	t.Parallel()
+	b := webtest.SetupAdmin(t, nil)
+	advance := webtest.ManualClock(b)
+	ten := b.OwnedTenant(t, "starter")
+	here, there := b.NewAdminClient(t), b.NewAdminClient(t)
+	here.SignIn(ten)
+	thereCookie := there.SignIn(ten).Cookie("parley_session")
+	seen := func() time.Time {
+		t.Helper()
+		var at time.Time
+		if err := b.DB.Pool().QueryRow(t.Context(), `SELECT seen_at FROM user_sessions WHERE session_key = $1`,
+			auth.SessionKey(thereCookie.Value)).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	first := seen()
+	advance(time.Minute)
+	there.Get("/admin")
+	if !seen().Equal(first) {
+		t.Errorf("a request a minute later wrote the activity")
+	}
+	advance(5 * time.Minute)
+	there.Get("/admin")
+	if got := seen(); !got.After(first) {
+		t.Errorf("a request 6 minutes later left the activity at %v", got)
+	}
+
+	// The session as its in-flight request would store it again.
+	var data []byte
+	var expiry time.Time
+	key := auth.SessionKey(thereCookie.Value)
+	if err := b.DB.Pool().QueryRow(t.Context(), `SELECT data, expiry FROM sessions WHERE token = $1`, key).Scan(&data, &expiry); err != nil {
+		t.Fatal(err)
+	}
+	ids, current := listedSessions(t, here)
+	for _, id := range ids {
+		if id != current {
+			here.Submit("/admin/account/sessions/"+id+"/end", nil)
+		}
+	}
+	if _, err := b.DB.Pool().Exec(t.Context(), `INSERT INTO sessions (token, data, expiry) VALUES ($1, $2, $3)`, key, data, expiry); err != nil {
+		t.Fatal(err)
+	}
+	advance(6 * time.Minute)
+	if there.SignedIn() {
+		t.Error("a session ended, then stored again by a request in flight, is still signed in")
+	}
+	if !here.SignedIn() {
+		t.Error("the session that ended the other was signed out")
+	}
+}
