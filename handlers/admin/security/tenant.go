@@ -13,6 +13,9 @@ import (
 	"github.com/parley/parley/views"
 )
 
+// roleWords are the roles in the owner's words.
+var roleWords = map[string]string{auth.RoleOwner: "Owner", auth.RoleAdmin: "Admin", auth.RoleAgent: "Agent"}
+
 // isOwner reports whether the signed-in person owns the current tenant.
 func isOwner(a *handlers.AdminContext) bool {
 	for _, m := range a.Memberships {
@@ -43,7 +46,7 @@ func (h *Security) securityView(c echo.Context) (views.SecurityView, error) {
 		return v, err
 	}
 	for _, m := range ms {
-		v.Members = append(v.Members, views.SecurityMember{Email: m.Email, Role: m.Role, TwoFactor: m.TwoFactor})
+		v.Members = append(v.Members, views.SecurityMember{Email: m.Email, Role: roleWords[m.Role], TwoFactor: m.TwoFactor})
 		if m.UserID == a.User.ID {
 			v.OwnTwoFactor = m.TwoFactor
 		}
