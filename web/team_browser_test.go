@@ -74,7 +74,7 @@ func TestTeamBrowser(t *testing.T) {
 	}
 	nav := webtest.MustRunStep(agent, t, "the navigation", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('nav[aria-label="Main"] a')].map(a => a.getAttribute('href'))`))
-	if got := fmt.Sprint(nav); got != "[/admin/conversations /admin/submissions /admin/visitors]" {
+	if got := fmt.Sprint(nav); got != "[/admin/conversations /admin/submissions /admin/visitors /admin/account]" {
 		t.Errorf("an agent's navigation: %s", got)
 	}
 	checkPhone("the agent's inbox")

@@ -413,8 +413,8 @@ func TestTwoFactorRequired(t *testing.T) {
 		t.Errorf("the setup page: %d, says why: %v", p.Status, p.Doc.Find("#two-factor-needed").Length() == 1)
 	}
 	setUpTwoFactor(t, member, b.Srv.Base.Now())
-	if p := member.Get("/admin"); p.Status != http.StatusOK {
-		t.Errorf("the dashboard after setting it up: %d to %q", p.Status, p.Location())
+	if p := member.Get("/admin/conversations"); p.Status != http.StatusOK {
+		t.Errorf("the agent's inbox after setting it up: %d to %q", p.Status, p.Location())
 	}
 	member.Get("/admin/account")
 	if p := member.Submit("/admin/account/two-factor/off", url.Values{"proof": {agent.Password}}); p.Status != http.StatusForbidden {

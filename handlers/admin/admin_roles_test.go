@@ -17,6 +17,17 @@ import (
 // (web/routes.go) so that a route given another role, or added without
 // one, fails TestRoleRoutes until this table says so.
 var leastRoles = map[string]string{
+	"GET /admin/account":                                        "agent",
+	"POST /admin/account/password":                              "agent",
+	"POST /admin/account/sessions/end-others":                   "agent",
+	"POST /admin/account/sessions/:id/end":                      "agent",
+	"GET /admin/account/two-factor":                             "agent",
+	"POST /admin/account/two-factor":                            "agent",
+	"POST /admin/account/two-factor/off":                        "agent",
+	"GET /admin/account/recovery-codes":                         "agent",
+	"POST /admin/account/recovery-codes":                        "agent",
+	"GET /admin/security":                                       "owner",
+	"POST /admin/security":                                      "owner",
 	"GET /admin":                                                "admin",
 	"GET /admin/analytics":                                      "admin",
 	"GET /admin/analytics/export":                               "admin",
@@ -141,6 +152,7 @@ var publicAdminRoutes = map[string]bool{
 	"GET /admin/forgot-password": true, "POST /admin/forgot-password": true,
 	"GET /admin/reset-password": true, "POST /admin/reset-password": true,
 	"GET /admin/invitation": true, "POST /admin/invitation": true,
+	"GET /admin/login/code": true, "POST /admin/login/code": true,
 	"GET /admin/signup": true, "POST /admin/signup": true, "GET /admin/signup/sent": true,
 	"GET /admin/signup/confirm": true, "POST /admin/signup/confirm": true,
 }

@@ -111,7 +111,7 @@ func TestTeamInvitation(t *testing.T) {
 	p.Doc.Find(`nav[aria-label="Main"] a`).Each(func(_ int, s *goquery.Selection) {
 		nav = append(nav, s.AttrOr("href", ""))
 	})
-	if want := []string{"/admin/conversations", "/admin/submissions", "/admin/visitors"}; fmt.Sprint(nav) != fmt.Sprint(want) {
+	if want := []string{"/admin/conversations", "/admin/submissions", "/admin/visitors", "/admin/account"}; fmt.Sprint(nav) != fmt.Sprint(want) {
 		t.Errorf("agent's navigation %v, want %v", nav, want)
 	}
 	if p := agent.Get("/admin/settings"); p.Status != http.StatusForbidden || !strings.Contains(p.Body, "Admin role") {
