@@ -37,6 +37,14 @@ const (
 	ActionTenantCreated = "tenant.created"
 )
 
+// The surfaces an entry came through: its details' "via".
+const (
+	ViaDashboard = "dashboard"
+	ViaAPI       = "api"
+	ViaMCP       = "mcp"
+	ViaChat      = "chat" // a chat turn holding an admin token
+)
+
 // Words are the actions in the owner's words.
 var Words = map[string]string{
 	ActionSignedIn:           "Signed in",
