@@ -21,6 +21,10 @@ type Principal struct {
 	Audiences []string
 	// ClientID is the OAuth client of an access token.
 	ClientID string
+	// Name is an API token's name (the audit log's words for it); empty
+	// for OAuth access tokens, named only when they record
+	// (audit.Log.OAuthActorName).
+	Name string
 }
 
 // HasScope reports whether the principal carries scope.
@@ -91,5 +95,5 @@ func (a *Authenticator) lookup(ctx context.Context, token string, legacy bool) (
 		return Principal{}, err
 	}
 	_ = a.DB.TouchToken(ctx, t.ID) // bookkeeping only; a failure must not refuse the request
-	return Principal{TenantID: t.TenantID, Scopes: t.Scopes, TokenID: t.ID}, nil
+	return Principal{TenantID: t.TenantID, Scopes: t.Scopes, TokenID: t.ID, Name: t.Name}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/mcpserver"
 )
@@ -72,6 +73,7 @@ func (s *Server) tenantAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		handlers.SetPrincipal(c, p)
 		handlers.SetTenant(c, t)
+		c.SetRequest(c.Request().WithContext(audit.WithActor(ctx, handlers.PrincipalActor(p))))
 		return next(c)
 	}
 }
@@ -97,6 +99,7 @@ func (s *Server) mcpAPI(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		handlers.SetPrincipal(c, p)
 		handlers.SetTenant(c, t)
+		c.SetRequest(c.Request().WithContext(audit.WithActor(ctx, handlers.PrincipalActor(p))))
 		return next(c)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin"
 	"github.com/parley/parley/handlers/api"
+	"github.com/parley/parley/handlers/auditing"
 	"github.com/parley/parley/handlers/mcpserver"
 	"github.com/parley/parley/handlers/oauth"
 	"github.com/parley/parley/handlers/operator"
@@ -54,6 +55,9 @@ type Server struct {
 	Public *public.Handler
 	// API answers the management REST API.
 	API *api.Handler
+	// Audit records the dashboard's and the REST API's changes in the
+	// audit log.
+	Audit *auditing.Recorder
 	// MCP serves Parley's own MCP server, and its tools to chats.
 	MCP *mcpserver.Handler
 	// OAuth answers the authorization server's endpoints.
@@ -155,6 +159,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Base = base
 	s.Admin = admin.New(base)
 	s.API = api.New(base)
+	s.Audit = auditing.New(base)
 	s.Base.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Base.Addresses()}
 	s.MCP = &mcpserver.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
 	s.Live = live.New(store.Pool(), logger)

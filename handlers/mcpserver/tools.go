@@ -199,7 +199,7 @@ func (h *Handler) ManageTools() []ManageTool {
 		statsProps[k] = v
 	}
 
-	return []ManageTool{
+	return h.audited([]ManageTool{
 		{Name: "list_corpus_entries", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "List the knowledge base's entries, highest priority then most recently updated first, optionally of one segment.",
 			Input:       object(corpusList),
@@ -548,7 +548,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				t.Plan, t.BotSeats = u.Plan, u.BotSeats
 				return PlanUsageToolJSON{PlanUsageJSON: resource.NewPlanUsageJSON(u), Usage: resource.NewStatsJSON(t, usage)}, nil
 			}},
-	}
+	})
 }
 
 // PlanUsageToolJSON is read_plan_usage's result: the tenant's plan and
