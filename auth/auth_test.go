@@ -167,10 +167,11 @@ func TestTokens(t *testing.T) {
 
 func TestScopes(t *testing.T) {
 	t.Parallel()
-	t.Run("RESTScopes has the thirteen spec scopes", func(t *testing.T) {
+	t.Run("RESTScopes has the thirteen spec scopes and audit:read", func(t *testing.T) {
 		t.Parallel()
 		want := []string{"corpus:read", "corpus:write", "segments:read", "segments:write", "settings:read", "settings:write",
-			"stats:read", "visitors:read", "visitors:write", "tools:read", "tools:write", "conversations:read", "conversations:write"}
+			"stats:read", "visitors:read", "visitors:write", "tools:read", "tools:write", "conversations:read", "conversations:write",
+			"audit:read"}
 		if !slices.Equal(auth.RESTScopes, want) {
 			t.Errorf("RESTScopes = %v", auth.RESTScopes)
 		}

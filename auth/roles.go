@@ -51,13 +51,14 @@ var agentScopes = []string{
 
 // RoleGrants reports whether a member of role may grant scope to an OAuth
 // client: an owner every scope, an admin every scope but the plan's
-// (mcp:billing:read), an agent the conversations' and visitors'.
+// (mcp:billing:read) and the audit log's (audit:read), an agent the
+// conversations' and visitors'.
 func RoleGrants(role, scope string) bool {
 	switch role {
 	case RoleOwner:
 		return true
 	case RoleAdmin:
-		return scope != ScopeMCPBillingRead
+		return scope != ScopeMCPBillingRead && scope != ScopeAuditRead
 	case RoleAgent:
 		return slices.Contains(agentScopes, scope)
 	}

@@ -21,7 +21,8 @@ func TestRoles(t *testing.T) {
 		role, scope string
 		want        bool
 	}{
-		{RoleOwner, ScopeMCPBillingRead, true},
+		{RoleOwner, ScopeMCPBillingRead, true}, {RoleOwner, ScopeAuditRead, true},
+		{RoleAdmin, ScopeAuditRead, false}, {RoleAgent, ScopeAuditRead, false},
 		{RoleAdmin, ScopeMCPBillingRead, false}, {RoleAdmin, ScopeSettingsWrite, true},
 		{RoleAgent, ScopeConversationsWrite, true}, {RoleAgent, ScopeMCPVisitorsRead, true},
 		{RoleAgent, ScopeSettingsRead, false}, {RoleAgent, ScopeCorpusWrite, false},

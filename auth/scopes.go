@@ -21,6 +21,9 @@ const (
 	ScopeToolsWrite         = "tools:write"
 	ScopeConversationsRead  = "conversations:read"
 	ScopeConversationsWrite = "conversations:write"
+	// ScopeAuditRead reads the audit log (issue 37): only an owner may
+	// grant it (RoleGrants).
+	ScopeAuditRead = "audit:read"
 )
 
 // RESTScopes lists every REST scope, in the order forms show them.
@@ -32,6 +35,7 @@ var RESTScopes = []string{
 	ScopeVisitorsRead, ScopeVisitorsWrite,
 	ScopeToolsRead, ScopeToolsWrite,
 	ScopeConversationsRead, ScopeConversationsWrite,
+	ScopeAuditRead,
 }
 
 // LegacyKeyScopes are the scopes of a legacy plain key when none are chosen.

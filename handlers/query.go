@@ -119,19 +119,5 @@ func timeParam(q echo.Context, name string, endOfDay bool) (time.Time, error) {
 
 // timeParamIn is timeParam with a date meaning midnight in loc.
 func timeParamIn(q echo.Context, name string, endOfDay bool, loc *time.Location) (time.Time, error) {
-	v := q.QueryParam(name)
-	if v == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	t, err := time.ParseInLocation(time.DateOnly, v, loc)
-	if err != nil {
-		return time.Time{}, QueryError(name, "must be an RFC 3339 date-time or a YYYY-MM-DD date")
-	}
-	if endOfDay {
-		t = t.AddDate(0, 0, 1)
-	}
-	return t, nil
+	return parseTime(q.QueryParams(), name, endOfDay, loc)
 }

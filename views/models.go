@@ -70,6 +70,7 @@ var Nav = []NavItem{
 	{Key: "plan", Label: "Plan and usage", Href: "/admin/plan", Role: roleOwner},
 	{Key: "security", Label: "Sign-in security", Href: "/admin/security", Role: roleOwner},
 	{Key: "account", Label: "Your account", Href: "/admin/account", Role: roleAgent},
+	{Key: "audit", Label: "Activity log", Href: "/admin/audit", Role: roleOwner},
 }
 
 // Option is a choice of a select.

@@ -70,7 +70,7 @@ func (s *Server) routes() {
 
 	// Management REST API. Every endpoint that reads a JSON body refuses
 	// another type with 415 (requireJSON); the CSV import is multipart.
-	api := e.Group("/tenants/:slug", s.tenantAPI)
+	api := e.Group("/tenants/:slug", s.tenantAPI, s.Audit.Record)
 	api.GET("", s.API.Settings.ShowTenant, requireScope(auth.ScopeSettingsRead))
 	api.PUT("", s.API.Settings.UpdateTenant, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.GET("/stats", s.API.Settings.ShowTenantStats, requireScope(auth.ScopeSettingsRead))
@@ -158,6 +158,8 @@ func (s *Server) routes() {
 	api.POST("/conversations/:id/messages", s.API.Leads.ReplyToConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.POST("/conversations/:id/draft", s.API.Leads.DraftReply, requireScope(auth.ScopeConversationsWrite))
 
+	api.GET("/audit-log", s.API.Audit.ListAuditLog, requireScope(auth.ScopeAuditRead))
+
 	api.GET("/submissions", s.API.Leads.ListSubmissions, requireScope(auth.ScopeConversationsRead))
 	api.PUT("/submissions/:id", s.API.Leads.UpdateSubmission, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.DELETE("/submissions/:id", s.API.Leads.DeleteSubmission, requireScope(auth.ScopeConversationsWrite))
@@ -214,7 +216,7 @@ func (s *Server) routes() {
 	// connected apps, webhooks, the visitor signing key, erasing visitors
 	// and deleting submissions). TestRoleRoutes walks them all with every
 	// role.
-	signedIn := admin.Group("", h.Account.RequireAdmin)
+	signedIn := admin.Group("", h.Account.RequireAdmin, s.Audit.Record)
 	asAdmin, asOwner := h.Team.RequireRole(auth.RoleAdmin), h.Team.RequireRole(auth.RoleOwner)
 	signedIn.GET("/plan", h.Plan.ShowPlanPage, asOwner)
 	signedIn.GET("/members", h.Team.ShowMembersPage, asOwner)
@@ -265,6 +267,7 @@ func (s *Server) routes() {
 	signedIn.GET("/oauth/consent", h.Account.ShowConsentPage)
 	signedIn.POST("/oauth/consent", h.Account.SaveConsent)
 	signedIn.GET("/connected-apps", h.Account.ShowConnectedAppsPage, asOwner)
+	signedIn.GET("/audit", h.Audit.ShowAuditPage, asOwner)
 	signedIn.POST("/connected-apps/:client/revoke", h.Account.RevokeConnectedApp, asOwner)
 	signedIn.GET("/segments", h.Settings.ShowSegmentsPage, asAdmin)
 	signedIn.GET("/segments/new", h.Settings.ShowSegmentPage, asAdmin)

@@ -16,6 +16,7 @@ package admin
 
 import (
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/audit"
 	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/plan"
 	"github.com/parley/parley/handlers/admin/security"
@@ -40,6 +41,7 @@ type Handler struct {
 	Signup       *signup.Signup
 	Plan         *plan.Plan
 	Security     *security.Security
+	Audit        *audit.Audit
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -59,6 +61,7 @@ func New(b *handlers.Base) *Handler {
 		Signup:       signup.New(b),
 		Plan:         plan.New(b),
 		Security:     security.New(b),
+		Audit:        audit.New(b),
 	}
 }
 

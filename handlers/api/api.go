@@ -18,6 +18,7 @@ type Handler struct {
 	Tools        *Tools
 	Leads        *Leads
 	Integrations *Integrations
+	Audit        *Audit
 }
 
 // New builds the REST API's areas over the Base web builds, which the
@@ -30,6 +31,7 @@ func New(b *handlers.Base) *Handler {
 		Tools:        &Tools{c},
 		Leads:        &Leads{c},
 		Integrations: &Integrations{c},
+		Audit:        &Audit{c},
 	}
 }
 

@@ -65,7 +65,7 @@ var routes = map[string]route{
 	"POST /admin/settings/widget":              {action: audit.ActionSettingsChanged, target: "Widget settings"},
 	"POST /admin/settings/developer":           {action: audit.ActionSettingsChanged, target: "Developer settings"},
 	"POST /admin/settings/team":                {action: audit.ActionSettingsChanged, target: "Team and live chat settings"},
-	"POST /admin/settings/widget-key":          {action: audit.ActionSettingsChanged, target: "Widget key", words: changed("Made a new widget key")},
+	"POST /admin/settings/widget-key":          {action: audit.ActionSettingsChanged, target: "Widget key", words: widgetKeyChange},
 	"POST /admin/settings/avatar":              {action: audit.ActionSettingsChanged, target: "Assistant's avatar"},
 	"POST /admin/settings/visitor-signing-key": {action: audit.ActionSettingsChanged, target: "Visitor signing key", words: changed("Made a new visitor signing key")},
 	"POST /admin/mcp-tools":                    {action: audit.ActionSettingsChanged, target: "MCP server connection"},
@@ -134,6 +134,14 @@ func webhookSwitch(c echo.Context) string {
 		return "Turned it on"
 	}
 	return "Turned it off"
+}
+
+// widgetKeyChange says whether SaveWidgetKey made a key or removed it.
+func widgetKeyChange(c echo.Context) string {
+	if c.FormValue("action") == "clear" {
+		return "Removed it"
+	}
+	return "Made a new widget key"
 }
 
 // memoryKey names the fact deleted.
