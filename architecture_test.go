@@ -44,7 +44,7 @@ var allowedImports = map[string][]string{
 	"auth":                             {"", "db", "db/accounts"},
 	"mail":                             {},
 	"mail/mailtest":                    {},
-	"jobs":                             {"", "agent/outbound", "agent/outbound/fetch", "auth", "db", "db/deliveryargs", "db/knowledge", "db/webhooks", "mail"},
+	"jobs":                             {"", "agent/outbound", "agent/outbound/fetch", "auth", "db", "db/audit", "db/deliveryargs", "db/knowledge", "db/webhooks", "mail"},
 	"views":                            {"static"},
 	"widget":                           {},
 	"static":                           {},

@@ -65,6 +65,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 	river.AddWorker(workers, &CorpusSyncScanWorker{DB: store})
 	river.AddWorker(workers, &CorpusLexiconScanWorker{DB: store})
 	river.AddWorker(workers, &DeliveryPruneWorker{DB: store})
+	river.AddWorker(workers, &AuditPruneWorker{DB: store, Now: m.Now})
 	river.AddWorker(workers, &PasswordResetWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &InvitationMailWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &SignupMailWorker{DB: store, Mail: m})
@@ -97,6 +98,9 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(6*time.Hour),
 				func() (river.JobArgs, *river.InsertOpts) { return DeliveryPruneArgs{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(AuditPruneInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return AuditPruneArgs{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 		},
 	})
