@@ -5,12 +5,12 @@
 // settings, deletions, exports) and records the entry as the request's
 // actor, the one its authentication set (audit.WithActor: the signed-in
 // person, the API token, the OAuth client). A route outside the table, a
-// read or a refused change records nothing. A 403 answered under Record
-// (a missing scope, a role that does not hold the route) is recorded as
-// audit.ActionAccessDenied, denied; a refusal answered another way (a tool
-// of the MCP server, a handler that renders its own page) calls
-// RecordDenied. The MCP server records its tools' changes itself
-// (handlers/mcpserver), through Entry.
+// read or a refused change records nothing. Every 403 answered under Record
+// (a missing scope, a role that does not hold the route: an error of kind
+// Forbidden, or a page rendered with 403) is recorded as
+// audit.ActionAccessDenied, denied; a refusal answered with another status
+// calls Recorder.RecordDenied. The MCP server's tools record their own
+// changes and refusals (handlers/mcpserver/audit.go).
 package auditing
 
 import (
