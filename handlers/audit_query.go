@@ -38,7 +38,7 @@ func CheckAuditFilter(q url.Values, loc *time.Location) (audit.Filter, error) {
 	}
 	if f.Action = q.Get("action"); f.Action != "" {
 		if _, ok := audit.Words[f.Action]; !ok && !slices.Contains(audit.Areas(), f.Action) {
-			return f, QueryError("action", "must be an action ("+strings.Join(audit.Actions(), ", ")+") or an area ("+strings.Join(audit.Areas(), ", ")+")")
+			return f, QueryError("action", "must be one of the audit log's actions (such as webhook.deleted) or areas (such as webhook)")
 		}
 	}
 	if f.From, err = parseTime(q, "from", false, loc); err != nil {

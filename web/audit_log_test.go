@@ -2,8 +2,11 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +114,20 @@ func TestAuditLogRecords(t *testing.T) {
 			t.Fatalf("exporting: %d", p.Status)
 		}
 
+		webtest.ConnectApp(t, b, ten)
+		var client string
+		if err := b.DB.Pool().QueryRow(t.Context(), `SELECT client_id FROM oauth_grants WHERE tenant_id = $1`, ten.ID).Scan(&client); err != nil {
+			t.Fatal(err)
+		}
+		c.Get("/admin/connected-apps")
+		if p := c.Submit("/admin/connected-apps/"+client+"/revoke", nil); p.Status != http.StatusSeeOther {
+			t.Fatalf("revoking the app: %d", p.Status)
+		}
+
 		entries := auditEntries(t, b, ten, "actorKind=person")
+		if app := findEntry(entries, audit.ActionAppRevoked, "App"); app == nil || app["target"] != "App: Claude Desktop" || app["targetId"] != client {
+			t.Errorf("the app's revocation: %v", app)
+		}
 		tok := findEntry(entries, audit.ActionTokenCreated, "API token")
 		if tok == nil || tok["target"] != "API token: CRM sync" {
 			t.Fatalf("no entry of the token's creation: %v", entries)
@@ -319,4 +335,39 @@ func TestAuditLogAPI(t *testing.T) {
 			t.Errorf("the other tenant sees %d entries", len(got))
 		}
 	})
+}
+
+// The OpenAPI document's actions and areas are the vocabulary's
+// (db/audit/actions.go): a new action goes into its enum.
+func TestAuditLogActionsDocumented(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage
+	}
+	var get struct {
+		Parameters []struct {
+			Name   string
+			Schema struct{ Enum []string }
+		}
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(doc.Paths["/tenants/{slug}/audit-log"]["get"], &get); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range get.Parameters {
+		if p.Name == "action" {
+			want := append(audit.Actions(), audit.Areas()...)
+			if !slices.Equal(p.Schema.Enum, want) {
+				t.Errorf("the action filter's enum is %v, want %v", p.Schema.Enum, want)
+			}
+			return
+		}
+	}
+	t.Error("no action filter documented")
 }
