@@ -220,18 +220,26 @@ func (l *Log) OAuthClientName(ctx context.Context, id string) (string, error) {
 	return name, nil
 }
 
-// AuditActors lists the actors with an id (people, tokens, OAuth apps) in
-// tenantID's log, the most recently active first, at most n, each with its
-// latest name: the choices of the dashboard's "who" filter.
+// actorsScan is how many of the latest entries AuditActors reads: the
+// dashboard asks on every page, and the whole log of a busy tenant (300,000
+// entries) took half a second to group; the latest 5,000 take a few
+// milliseconds and hold whoever is active.
+const actorsScan = 5000
+
+// AuditActors lists the actors with an id (people, tokens, OAuth apps) of
+// tenantID's latest entries, the most recently active first, at most n,
+// each with its latest name: the choices of the dashboard's "who" filter.
 func (l *Log) AuditActors(ctx context.Context, tenantID string, n int) ([]Actor, error) {
 	if !pgbase.LooksLikeUUID(tenantID) {
 		return nil, nil
 	}
 	rows, err := l.pool.Query(ctx, `SELECT actor_kind, actor_id, actor_name FROM (
 			SELECT DISTINCT ON (actor_kind, actor_id) actor_kind, actor_id, actor_name, at
-			FROM audit_log WHERE tenant_id = $1 AND actor_id <> ''
+			FROM (SELECT actor_kind, actor_id, actor_name, at FROM audit_log
+				WHERE tenant_id = $1 ORDER BY at DESC, id DESC LIMIT $3) recent
+			WHERE actor_id <> ''
 			ORDER BY actor_kind, actor_id, at DESC) latest
-		ORDER BY at DESC LIMIT $2`, tenantID, n)
+		ORDER BY at DESC LIMIT $2`, tenantID, n, actorsScan)
 	if err != nil {
 		return nil, fmt.Errorf("listing the audit log's actors: %w", err)
 	}
