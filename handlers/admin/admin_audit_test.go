@@ -19,8 +19,8 @@ func TestAdminAuditPage(t *testing.T) {
 	b := webtest.Setup(t)
 	ten, other := b.OwnedTenant(t, "starter"), b.OwnedTenant(t, "starter")
 	ctx := context.Background()
-	// 51 refusals of a token on 1 March, then the owner's own change
-	// through the dashboard; another tenant's entry is never shown.
+	// 51 refusals of a token on 1 March, then the owner's sign-in and own
+	// change through the dashboard; another tenant's entry is never shown.
 	day := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	for i := range 51 {
 		if err := b.DB.RecordAudit(ctx, audit.Entry{TenantID: ten.ID, At: day.Add(time.Duration(i) * time.Minute),
@@ -65,7 +65,7 @@ func TestAdminAuditPage(t *testing.T) {
 		t.Fatalf("page 1's links: older %q", older)
 	}
 	p2 := c.Get(older)
-	if n := p2.Doc.Find("#audit-entries tbody tr").Length(); n != 2 || p2.Doc.Find("#older-entries").Length() != 0 ||
+	if n := p2.Doc.Find("#audit-entries tbody tr").Length(); n != 3 || p2.Doc.Find("#older-entries").Length() != 0 ||
 		p2.Doc.Find("#newest-entries").Length() != 1 {
 		t.Errorf("page 2: %d rows, links %q", n, p2.Text(".pager"))
 	}
@@ -73,7 +73,7 @@ func TestAdminAuditPage(t *testing.T) {
 	t.Run("Filters", func(t *testing.T) {
 		c := c.As(t)
 		for q, want := range map[string]int{
-			"who=person":                        1,
+			"who=person":                        2,
 			"who=token:tok-1":                   50,
 			"what=settings":                     1,
 			"what=access.denied&denied=true":    50,

@@ -17,6 +17,7 @@ import (
 // (web/routes.go) so that a route given another role, or added without
 // one, fails TestRoleRoutes until this table says so.
 var leastRoles = map[string]string{
+	"GET /admin/audit":                                          "owner",
 	"GET /admin/account":                                        "agent",
 	"POST /admin/account/password":                              "agent",
 	"POST /admin/account/sessions/end-others":                   "agent",

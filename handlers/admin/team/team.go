@@ -42,8 +42,9 @@ const (
 
 // RequireRole lets through the signed-in people whose role in the tenant
 // holds least; anyone else is refused with 403, in words that say who can
-// help, and the refusal is in the audit log. An agent opening the
-// dashboard's home is sent to the conversations, their home.
+// help (the audit log's recorder, around every signed-in route, records
+// the refusal). An agent opening the dashboard's home is sent to the
+// conversations, their home.
 func (h *Team) RequireRole(least string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -54,12 +55,6 @@ func (h *Team) RequireRole(least string) echo.MiddlewareFunc {
 			r := c.Request()
 			if r.Method == http.MethodGet && c.Path() == "/admin" {
 				return c.Redirect(http.StatusSeeOther, "/admin/conversations")
-			}
-			actor, _ := audit.ActorFrom(r.Context())
-			if err := h.DB.RecordAudit(r.Context(), audit.Entry{TenantID: a.Tenant.ID, Actor: actor,
-				Action: audit.ActionAccessDenied, Denied: true, Target: r.Method + " " + r.URL.Path, Address: c.RealIP(),
-				Details: map[string]any{"role": a.Role, "needs": least}}); err != nil {
-				h.Log(c).Warn("recording a refusal in the audit log", "err", err)
 			}
 			msg := "This part of the dashboard needs the " + views.RoleName(least) + " role; you are " +
 				strings.ToLower(views.RoleName(a.Role)) + " of " + a.Tenant.Name + ". Ask an owner of the team if you need it."
