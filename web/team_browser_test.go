@@ -15,8 +15,9 @@ import (
 // TestTeamBrowser is issue 37's proof in Chromium: an owner invites an
 // agent on the Team page; the agent opens the link on a phone-sized
 // screen, chooses a password and lands in the inbox; their navigation holds
-// only what an agent uses, and the settings refuse them in words. Both
-// pages pass axe-core at phone size.
+// only what an agent uses, and the settings refuse them in words; the
+// owner finds it all in the activity log. The agent's pages pass axe-core
+// at phone size.
 func TestTeamBrowser(t *testing.T) {
 	t.Parallel()
 	axe := webtest.AxeScript(t)
@@ -94,4 +95,24 @@ func TestTeamBrowser(t *testing.T) {
 	if !strings.Contains(members, email) {
 		t.Errorf("the agent is not on the Team page: %q", members)
 	}
+
+	// The owner finds it all in the activity log: the invitation, the
+	// agent joining, and the agent refused the settings.
+	webtest.MustStep(t, "the activity log", chromedp.Do(owner, chromedp.Navigate(b.TS.URL+"/admin/audit")))
+	rows := webtest.MustRunStep(owner, t, "the log's entries", chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#audit-entries tbody tr')].map(r => r.textContent.replace(/\s+/g, ' ').trim())`))
+	for _, want := range []struct{ who, what string }{
+		{ten.OwnerEmail, "Invited a member"},
+		{email, "Joined the team"},
+		{email, "Was refused access"},
+	} {
+		found := false
+		for _, r := range rows {
+			found = found || strings.Contains(r, want.who) && strings.Contains(r, want.what)
+		}
+		if !found {
+			t.Errorf("the activity log has no %q by %s: %q", want.what, want.who, rows)
+		}
+	}
+	webtest.SaveScreenshot(owner, t, "team-owner-activity-log")
 }
