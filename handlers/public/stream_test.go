@@ -154,7 +154,7 @@ func TestChatStreamRefused(t *testing.T) {
 		status     int
 		want       string
 	}{
-		{"WrongToken", streamPath(ten.Slug, "refused-1", token[:42]+"A"), 404, "Conversation not found"},
+		{"WrongToken", streamPath(ten.Slug, "refused-1", otherToken(token)), 404, "Conversation not found"},
 		{"NotBase64", streamPath(ten.Slug, "refused-1", "%%%"), 404, "Conversation not found"},
 		{"OtherSession", streamPath(ten.Slug, "refused-2", token), 404, "Conversation not found"},
 		{"OtherTenant", streamPath(other.Slug, "refused-1", token), 404, "Conversation not found"},

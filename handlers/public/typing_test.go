@@ -66,7 +66,7 @@ func TestChatTypingSignal(t *testing.T) {
 		status     int
 		want       string
 	}{
-		{"WrongToken", ten.Slug, map[string]any{"sessionId": "typing-1", "token": token[:42] + "A"}, 404, "Conversation not found"},
+		{"WrongToken", ten.Slug, map[string]any{"sessionId": "typing-1", "token": otherToken(token)}, 404, "Conversation not found"},
 		{"OtherSession", ten.Slug, map[string]any{"sessionId": "typing-2", "token": token}, 404, "Conversation not found"},
 		{"OtherTenant", other.Slug, map[string]any{"sessionId": "typing-1", "token": token}, 404, "Conversation not found"},
 		{"UnknownSession", ten.Slug, map[string]any{"sessionId": "no-such-session", "token": unknown}, 404, "Conversation not found"},
@@ -203,4 +203,15 @@ func TestChatStreamTyping(t *testing.T) {
 	if ev := r.next(t, "the close"); ev.Name != "status" || ev.Data["status"] != "closed" {
 		t.Errorf("event = %+v, want the close (no typing)", ev)
 	}
+}
+
+// otherToken is token with one character of its middle changed: a token of
+// the same shape that is not the one issued (the last character would not
+// do: in unpadded base64 it carries bits a decoder may ignore).
+func otherToken(token string) string {
+	c := byte('A')
+	if token[10] == 'A' {
+		c = 'B'
+	}
+	return token[:10] + string(c) + token[11:]
 }
