@@ -72,3 +72,19 @@ func (p *Passwords) Check(hash, pw string) bool {
 	}
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
 }
+
+// NewPasswordProblem says what is wrong with a new dashboard password and
+// its confirmation, in the owner's words, with the form field it is about
+// ("" when nothing is): every form that sets one (the reset link, the
+// account page, an invitation, the sign-up) holds it to these rules.
+func NewPasswordProblem(password, confirm string) (field, message string) {
+	switch {
+	case len(password) < MinPasswordLength:
+		return "password", "Use at least 10 characters."
+	case len(password) > MaxPasswordBytes:
+		return "password", "Use at most 72 bytes: about 72 letters, fewer with accents or emoji."
+	case confirm != password:
+		return "confirm", "This is not the same password: type the new password again."
+	}
+	return "", ""
+}

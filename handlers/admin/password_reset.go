@@ -138,13 +138,8 @@ func (h *Account) SaveNewPassword(c echo.Context) error {
 		return handlers.Render(c, resetLinkStatus(p), views.ResetPassword(f))
 	}
 	f.Errors = views.Errors{}
-	switch {
-	case len(password) < auth.MinPasswordLength:
-		f.Errors["password"] = "Use at least 10 characters."
-	case len(password) > auth.MaxPasswordBytes:
-		f.Errors["password"] = "Use at most 72 bytes: about 72 letters, fewer with accents or emoji."
-	case confirm != password:
-		f.Errors["confirm"] = "This is not the same password: type the new password again."
+	if field, msg := auth.NewPasswordProblem(password, confirm); field != "" {
+		f.Errors[field] = msg
 	}
 	if len(f.Errors) > 0 {
 		return handlers.Render(c, http.StatusUnprocessableEntity, views.ResetPassword(f))

@@ -68,13 +68,8 @@ func (h *Security) SavePassword(c echo.Context) error {
 		return err
 	}
 	v.PasswordErrors = views.Errors{}
-	switch {
-	case len(password) < auth.MinPasswordLength:
-		v.PasswordErrors["password"] = "Use at least 10 characters."
-	case len(password) > auth.MaxPasswordBytes:
-		v.PasswordErrors["password"] = "Use at most 72 bytes: about 72 letters, fewer with accents or emoji."
-	case confirm != password:
-		v.PasswordErrors["confirm"] = "This is not the same password: type the new password again."
+	if field, msg := auth.NewPasswordProblem(password, confirm); field != "" {
+		v.PasswordErrors[field] = msg
 	}
 	if current == "" {
 		v.PasswordErrors["current"] = "Enter your current password."

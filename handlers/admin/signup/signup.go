@@ -211,12 +211,11 @@ func checkWorkspace(name string, errs views.Errors) {
 
 // checkNewPassword checks a new owner's password into errs.
 func checkNewPassword(password, email string, errs views.Errors) {
-	switch {
-	case len(password) < auth.MinPasswordLength:
-		errs["password"] = "Use at least 10 characters."
-	case len(password) > auth.MaxPasswordBytes:
-		errs["password"] = "Use at most 72 bytes: about 72 letters, fewer with accents or emoji."
-	case strings.EqualFold(strings.TrimSpace(password), email):
+	if field, msg := auth.NewPasswordProblem(password, password); field != "" {
+		errs[field] = msg
+		return
+	}
+	if strings.EqualFold(strings.TrimSpace(password), email) {
 		errs["password"] = "Choose a password that is not your email."
 	}
 }

@@ -329,13 +329,8 @@ func (h *Team) AcceptInvitation(c echo.Context) error {
 	v.Errors = views.Errors{}
 	var hash string
 	if !v.HasAccount {
-		switch {
-		case len(password) < auth.MinPasswordLength:
-			v.Errors["password"] = "Use at least 10 characters."
-		case len(password) > auth.MaxPasswordBytes:
-			v.Errors["password"] = "Use at most 72 bytes: about 72 letters, fewer with accents or emoji."
-		case confirm != password:
-			v.Errors["confirm"] = "This is not the same password: type it again."
+		if field, msg := auth.NewPasswordProblem(password, confirm); field != "" {
+			v.Errors[field] = msg
 		}
 		if len(v.Errors) > 0 {
 			return handlers.Render(c, http.StatusUnprocessableEntity, views.InvitationPage(v))
