@@ -6,6 +6,7 @@
 package team
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"strings"
@@ -97,8 +98,10 @@ func (h *Team) membersView(c echo.Context, email, role string) (views.MembersVie
 			Joined: m.JoinedAt.UTC().Format("2 Jan 2006"), You: m.UserID == a.User.ID})
 	}
 	for _, i := range invs {
+		// No inviter: the command line's, or a member gone since.
+		by := cmp.Or(i.InviterEmail, "—")
 		v.Invitations = append(v.Invitations, views.InvitationRow{ID: i.ID, Email: i.Email, Role: i.Role,
-			InvitedBy: i.InviterEmail, Expires: i.ExpiresAt.UTC().Format(dash.DateTime)})
+			InvitedBy: by, Expires: i.ExpiresAt.UTC().Format(dash.DateTime)})
 	}
 	return v, nil
 }
