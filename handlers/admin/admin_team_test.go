@@ -11,6 +11,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -347,5 +348,46 @@ func TestTeamExistingAccount(t *testing.T) {
 	c.Submit("/admin/tenant", url.Values{"tenant": {theirs.Slug}})
 	if p := c.Get("/admin/members"); p.Status != http.StatusOK {
 		t.Errorf("their own tenant's Team page: %d", p.Status)
+	}
+}
+
+// TestTeamInvitationTwoFactor: an invited person whose account has
+// two-step sign-in on joins with their password, and is signed in only
+// after the code, into the tenant they joined: an invitation's link is no
+// way around the second step.
+func TestTeamInvitationTwoFactor(t *testing.T) {
+	t.Parallel()
+	b := webtest.SetupAdmin(t, nil)
+	ten := b.OwnedTenant(t, "starter")
+	theirs := b.OwnedTenant(t, "starter")
+	them := b.NewAdminClient(t)
+	them.SignIn(theirs)
+	secret, _ := setUpTwoFactor(t, them, b.Srv.Base.Now())
+
+	owner := b.NewAdminClient(t)
+	owner.SignIn(ten)
+	link := invite(t, owner, theirs.OwnerEmail, "agent")
+	c := b.NewAdminClient(t)
+	p := c.Get(linkPath(t, link))
+	token := p.Doc.Find(`input[name="token"]`).AttrOr("value", "")
+	p = c.Submit("/admin/invitation", url.Values{"token": {token}, "password": {theirs.Password}})
+	if p.Status != http.StatusSeeOther || p.Location() != "/admin/login/code" {
+		t.Fatalf("accepting with two-step sign-in on: %d to %q, want the code step", p.Status, p.Location())
+	}
+	if p := c.Get("/admin/conversations"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location(), "/admin/login") {
+		t.Fatalf("before the code: %d to %q, want the sign-in", p.Status, p.Location())
+	}
+	c.Get("/admin/login/code")
+	// The next time step's code: the setup used the current one.
+	code := auth.TOTPCode(secret, auth.TOTPStepAt(b.Srv.Base.Now())+1)
+	if p := c.Submit("/admin/login/code", url.Values{"code": {code}}); p.Status != http.StatusSeeOther {
+		t.Fatalf("code step: %d %s", p.Status, p.Text(".field-error, .flash.error"))
+	}
+	p = c.Get("/admin/conversations")
+	if p.Status != http.StatusOK {
+		t.Fatalf("after the code: %d to %q", p.Status, p.Location())
+	}
+	if got := p.Doc.Find("#tenant-switch option[selected]").AttrOr("value", ""); got != ten.Slug {
+		t.Errorf("signed in to %q, want the tenant joined, %s", got, ten.Slug)
 	}
 }

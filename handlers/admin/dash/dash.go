@@ -8,7 +8,6 @@
 package dash
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -22,7 +21,6 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/views"
 )
@@ -41,21 +39,6 @@ const (
 	SessTenantID      = "tenantID"
 	SessPasswordStamp = "passwordStamp"
 )
-
-// SignIn makes the session the user's, administering tenantID (empty: the
-// first of their tenants), under a new session token: a token kept across a
-// change of privilege would let whoever planted it in (session fixation).
-func SignIn(ctx context.Context, sessions *scs.SessionManager, u accounts.User, tenantID string) error {
-	if err := sessions.RenewToken(ctx); err != nil {
-		return err
-	}
-	sessions.Put(ctx, SessUserID, u.ID)
-	sessions.Put(ctx, SessPasswordStamp, auth.PasswordStamp(u.PasswordHash))
-	if tenantID != "" {
-		sessions.Put(ctx, SessTenantID, tenantID)
-	}
-	return nil
-}
 
 // ReadOnlySession is the echo.Context key set on the requests whose
 // session is read and never written back (the polls of the inbox).

@@ -116,6 +116,14 @@ func SignIn(c echo.Context, b *handlers.Base, user accounts.User, next string) e
 	return h.finishSignIn(c, user, next, false)
 }
 
+// SignInTo is SignIn into tenantID, one of the user's: a person who just
+// joined its team or created it signs in to it, through the second step
+// when their account has two-step sign-in on.
+func SignInTo(c echo.Context, b *handlers.Base, user accounts.User, tenantID, next string) error {
+	b.Sessions.Put(c.Request().Context(), dash.SessTenantID, tenantID)
+	return SignIn(c, b, user, next)
+}
+
 // finishSignIn makes the session the user's: a new token (against session
 // fixation), the password's stamp, the session's row among the user's
 // sessions, and the sign-in in the audit log of the tenant signed in to.

@@ -26,6 +26,7 @@ import (
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
+	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/views"
 )
@@ -413,11 +414,10 @@ func (h *Signup) createWorkspace(c echo.Context, s accounts.Signup, name, passwo
 			return err
 		}
 		h.Log(c).Info("workspace created by sign-up", "tenant_id", t.ID, "slug", t.Slug, "via", s.Kind)
-		if err := dash.SignIn(ctx, h.Sessions, accounts.User{ID: use.UserID, PasswordHash: passwordHash}, t.ID); err != nil {
-			return err
-		}
+		// Signed in as a sign-in does: an account that had two-step
+		// sign-in on passes its second step first.
 		h.Sessions.Put(ctx, dash.SessFlash, "Welcome to Parley: your workspace "+t.Name+" is ready.")
-		return c.Redirect(http.StatusSeeOther, "/admin")
+		return security.SignInTo(c, h.Base, accounts.User{ID: use.UserID, PasswordHash: passwordHash}, t.ID, "/admin")
 	}
 	return parley.Errorf(parley.KindConflict, "the workspace's address was taken three times in a row: try again")
 }

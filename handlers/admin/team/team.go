@@ -22,6 +22,7 @@ import (
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
+	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/manage"
 	"github.com/parley/parley/views"
@@ -361,9 +362,8 @@ func (h *Team) AcceptInvitation(c echo.Context) error {
 	case err != nil:
 		return h.linkProblem(c, err)
 	}
-	if err := dash.SignIn(ctx, h.Sessions, u, inv.TenantID); err != nil {
-		return err
-	}
+	// Signed in as a sign-in does: an account with two-step sign-in
+	// passes its second step first.
 	h.Sessions.Put(ctx, dash.SessFlash, "Welcome to the team of "+inv.TenantName+".")
-	return c.Redirect(http.StatusSeeOther, "/admin")
+	return security.SignInTo(c, h.Base, u, inv.TenantID, "/admin")
 }
