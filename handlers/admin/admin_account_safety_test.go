@@ -45,7 +45,7 @@ func TestAccountPassword(t *testing.T) {
 			if p.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("%d, want 422", p.Status)
 			}
-			if p.Doc.Find("#" + tc.field + "[aria-invalid=true]").Length() != 1 {
+			if p.Doc.Find("#"+tc.field+"[aria-invalid=true]").Length() != 1 {
 				t.Errorf("the field %s is not marked invalid: %s", tc.field, p.Text(".field-error"))
 			}
 		})
