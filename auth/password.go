@@ -2,6 +2,8 @@ package auth
 
 import (
 	"errors"
+	netmail "net/mail"
+	"strings"
 	"sync"
 
 	"golang.org/x/crypto/bcrypt"
@@ -87,4 +89,16 @@ func NewPasswordProblem(password, confirm string) (field, message string) {
 		return "confirm", "This is not the same password: type the new password again."
 	}
 	return "", ""
+}
+
+// MaxEmail is the longest address a new account takes (RFC 5321's path).
+const MaxEmail = 254
+
+// NewAccountEmail reports whether email can be a new dashboard account's
+// address (an invitation's, a sign-up's): one address as RFC 5322 reads
+// it, exactly as typed, at most MaxEmail bytes, its domain with a dot.
+func NewAccountEmail(email string) bool {
+	a, err := netmail.ParseAddress(email)
+	return err == nil && a.Address == email && len(email) <= MaxEmail &&
+		strings.Contains(email[strings.LastIndexByte(email, '@')+1:], ".")
 }

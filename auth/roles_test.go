@@ -1,6 +1,9 @@
 package auth
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRoles(t *testing.T) {
 	holds := []struct {
@@ -31,6 +34,19 @@ func TestRoles(t *testing.T) {
 	for _, c := range grants {
 		if got := RoleGrants(c.role, c.scope); got != c.want {
 			t.Errorf("RoleGrants(%q, %q) = %v, want %v", c.role, c.scope, got, c.want)
+		}
+	}
+}
+
+func TestNewAccountEmail(t *testing.T) {
+	at254 := strings.Repeat("a", 254-len("@example.com")) + "@example.com"
+	for email, want := range map[string]bool{
+		"ann@example.com": true, at254: true, "x" + at254: false,
+		"": false, "ann": false, "ann@localhost": false, "Ann <ann@example.com>": false,
+		" ann@example.com": false, "ann@example.com, bob@example.com": false,
+	} {
+		if got := NewAccountEmail(email); got != want {
+			t.Errorf("NewAccountEmail(%q) = %v, want %v", email, got, want)
 		}
 	}
 }

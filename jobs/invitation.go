@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -40,13 +39,10 @@ type InvitationMailWorker struct {
 
 // Work mails the invitation.
 func (w *InvitationMailWorker) Work(ctx context.Context, job *river.Job[InvitationMailArgs]) error {
-	if w.Mail.Sender == nil {
-		return river.JobCancel(errors.New("PARLEY_SMTP_URL is not set: no mail can be sent"))
+	if err := w.Mail.ready(); err != nil {
+		return err
 	}
-	now := time.Now()
-	if w.Mail.Now != nil {
-		now = w.Mail.Now()
-	}
+	now := w.Mail.now()
 	token, hash := auth.NewResetToken()
 	inv, open, err := w.DB.SetInvitationToken(ctx, job.Args.InvitationID, hash, now)
 	if err != nil || !open {

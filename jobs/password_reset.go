@@ -26,6 +26,18 @@ type Mail struct {
 	Now func() time.Time
 }
 
+// errNoMail cancels a mail job on a server without PARLEY_SMTP_URL: no
+// attempt would ever send it.
+var errNoMail = river.JobCancel(errors.New("PARLEY_SMTP_URL is not set: no mail can be sent"))
+
+// ready is errNoMail when the server sends no mail, else nil.
+func (m Mail) ready() error {
+	if m.Sender == nil {
+		return errNoMail
+	}
+	return nil
+}
+
 // PasswordResetArgs asks for a password-reset link to be mailed to the
 // dashboard user with that email, if there is one. The sign-in page
 // enqueues it for any address, so that its answer (and its time) says
@@ -59,8 +71,8 @@ type PasswordResetWorker struct {
 
 // Work mails the link, or nothing when no user has that address.
 func (w *PasswordResetWorker) Work(ctx context.Context, job *river.Job[PasswordResetArgs]) error {
-	if w.Mail.Sender == nil {
-		return river.JobCancel(errors.New("PARLEY_SMTP_URL is not set: no mail can be sent"))
+	if err := w.Mail.ready(); err != nil {
+		return err
 	}
 	u, err := w.DB.UserByEmail(ctx, job.Args.Email)
 	if parley.ErrorKind(err) == parley.KindNotFound {
@@ -69,10 +81,7 @@ func (w *PasswordResetWorker) Work(ctx context.Context, job *river.Job[PasswordR
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	if w.Mail.Now != nil {
-		now = w.Mail.Now()
-	}
+	now := w.Mail.now()
 	token, hash := auth.NewResetToken()
 	if err := w.DB.CreatePasswordReset(ctx, u.ID, hash, now, now.Add(auth.ResetLinkLifetime)); err != nil {
 		return err

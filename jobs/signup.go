@@ -2,9 +2,7 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/riverqueue/river"
 
@@ -43,13 +41,10 @@ type SignupMailWorker struct {
 // Work mails the link, or the note to a person who has an account already,
 // or nothing when the sign-up is gone (used, or deleted).
 func (w *SignupMailWorker) Work(ctx context.Context, job *river.Job[SignupMailArgs]) error {
-	if w.Mail.Sender == nil {
-		return river.JobCancel(errors.New("PARLEY_SMTP_URL is not set: no mail can be sent"))
+	if err := w.Mail.ready(); err != nil {
+		return err
 	}
-	now := time.Now()
-	if w.Mail.Now != nil {
-		now = w.Mail.Now()
-	}
+	now := w.Mail.now()
 	token, hash := auth.NewResetToken()
 	s, err := w.DB.SetSignupToken(ctx, job.Args.SignupID, hash, now)
 	if parley.ErrorKind(err) == parley.KindNotFound {

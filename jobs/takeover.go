@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -127,8 +126,8 @@ type NobodyCameMailWorker struct {
 
 // Work mails every member; a conversation deleted meanwhile mails nobody.
 func (w *NobodyCameMailWorker) Work(ctx context.Context, job *river.Job[db.NobodyCameMailArgs]) error {
-	if w.Mail.Sender == nil {
-		return river.JobCancel(errors.New("PARLEY_SMTP_URL is not set: no mail can be sent"))
+	if err := w.Mail.ready(); err != nil {
+		return err
 	}
 	n, err := w.DB.NobodyCameMail(ctx, job.Args.TenantID, job.Args.ConversationID)
 	if parley.ErrorKind(err) == parley.KindNotFound {

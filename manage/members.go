@@ -2,7 +2,6 @@ package manage
 
 import (
 	"context"
-	netmail "net/mail"
 	"strings"
 	"time"
 
@@ -21,9 +20,6 @@ import (
 // InvitationLifetime is how long an invitation's link works.
 const InvitationLifetime = 7 * 24 * time.Hour
 
-// MaxEmail is the longest address an invitation takes (RFC 5321's path).
-const MaxEmail = 254
-
 // InviteInput is an owner's invitation: the address and the role.
 type InviteInput struct {
 	Email string
@@ -35,10 +31,10 @@ func checkEmail(email string) string {
 	switch {
 	case email == "":
 		return "Enter the address to invite, like name@example.com."
-	case len(email) > MaxEmail:
+	case len(email) > auth.MaxEmail:
 		return "This address is too long: 254 characters at most."
 	}
-	if a, err := netmail.ParseAddress(email); err != nil || a.Address != email || !strings.Contains(email[strings.LastIndexByte(email, '@')+1:], ".") {
+	if !auth.NewAccountEmail(email) {
 		return "Enter one email address, like name@example.com."
 	}
 	return ""
@@ -96,9 +92,6 @@ func (s *Service) Invite(ctx context.Context, t parley.Tenant, in InviteInput, i
 // now (the old link stops working), and returns its token; mail, when set,
 // mails the new one.
 func (s *Service) RenewInvitation(ctx context.Context, tenantID, id string, mail func(id string) river.JobArgs, now time.Time) (string, accounts.Invitation, error) {
-	if _, err := s.DB.OpenInvitation(ctx, tenantID, id, now); err != nil {
-		return "", accounts.Invitation{}, err
-	}
 	token, hash := auth.NewResetToken()
 	var job river.JobArgs
 	if mail != nil {
@@ -115,11 +108,11 @@ func (s *Service) RevokeInvitation(ctx context.Context, tenantID, id string, now
 
 // ChangeRole gives a member of the tenant a new role; the last owner keeps
 // theirs.
-func (s *Service) ChangeRole(ctx context.Context, tenantID, userID, role string) (accounts.Member, error) {
+func (s *Service) ChangeRole(ctx context.Context, tenantID, userID, role string, now time.Time) (accounts.Member, error) {
 	if p := checkRole(role); p != "" {
 		return accounts.Member{}, parley.FieldErrors{"role": p}.Err()
 	}
-	return s.DB.ChangeRole(ctx, tenantID, userID, role, entry(ctx, tenantID, audit.ActionMemberRoleChanged))
+	return s.DB.ChangeRole(ctx, tenantID, userID, role, auth.RoleHolds, now, entry(ctx, tenantID, audit.ActionMemberRoleChanged))
 }
 
 // RemoveMember takes a member off the tenant's team and ends what they

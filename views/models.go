@@ -19,14 +19,14 @@ type Page struct {
 	// picks them from Nav); Role is that role.
 	Nav  []NavItem
 	Role string
+	// Held are the roles the person's role holds (auth.RoleHolds, which
+	// dash.Page asks).
+	Held map[string]bool
 }
 
 // Holds reports whether the signed-in person's role holds least: a page
 // shows the actions of a higher role to nobody who would be refused them.
-func (p Page) Holds(least string) bool {
-	rank := map[string]int{roleOwner: 3, roleAdmin: 2, roleAgent: 1}
-	return rank[p.Role] > 0 && rank[p.Role] >= rank[least]
-}
+func (p Page) Holds(least string) bool { return p.Held[least] }
 
 // TenantOption is one tenant the signed-in user may switch to.
 type TenantOption struct {

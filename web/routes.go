@@ -240,7 +240,7 @@ func (s *Server) routes() {
 	signedIn.GET("/security", h.Security.ShowSecurityPage, asOwner)
 	signedIn.POST("/security", h.Security.SaveSecurity, asOwner)
 	signedIn.POST("/tenant", h.Account.SwitchTenant)
-	signedIn.GET("", h.Account.ShowOverviewPage, asAdmin)
+	signedIn.GET("", h.Account.ShowOverviewPage, h.Team.SendBelow(auth.RoleAdmin, "/admin/conversations"))
 	signedIn.GET("/conversations", h.Leads.ShowConversationsPage)
 	signedIn.GET("/conversations/:id", h.Leads.ShowConversationPage)
 	signedIn.POST("/conversations/:id/state", h.Leads.SaveConversationState)

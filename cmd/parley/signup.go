@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	netmail "net/mail"
 	"time"
 
 	"github.com/parley/parley/auth"
@@ -22,7 +21,7 @@ func signupInvite(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if a, err := netmail.ParseAddress(*email); err != nil || a.Address != *email || len(*email) > 320 {
+	if !auth.NewAccountEmail(*email) {
 		return fmt.Errorf("--email: %q is not an email address (like name@example.com)", *email)
 	}
 	cfg, err := loadConfig()

@@ -189,25 +189,12 @@ func (d *Accounts) Invite(ctx context.Context, in NewInvitation, limit int, e au
 	return inv, err
 }
 
-// OpenInvitation is the tenant's invitation id while it waits to be
-// accepted at now (not found otherwise, another tenant's included).
-func (d *Accounts) OpenInvitation(ctx context.Context, tenantID, id string, now time.Time) (Invitation, error) {
-	if !pgbase.LooksLikeUUID(id) {
-		return Invitation{}, parley.Errorf(parley.KindNotFound, "Invitation not found")
-	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+invitationColumns+` `+invitationFrom+`
-		WHERE i.tenant_id = $1 AND i.id = $2 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > $3`,
-		tenantID, id, now)
-	inv, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[Invitation])
-	if err != nil {
-		return Invitation{}, pgbase.NotFound(err, "Invitation")
-	}
-	return inv, nil
-}
-
 // RenewInvitation gives an open invitation a new link (hash) and a new
 // expiry: the old link stops working. Mail, when set, mails the new one.
 func (d *Accounts) RenewInvitation(ctx context.Context, tenantID, id string, hash []byte, now, expires time.Time, mail river.JobArgs) (Invitation, error) {
+	if !pgbase.LooksLikeUUID(id) {
+		return Invitation{}, parley.Errorf(parley.KindNotFound, "Invitation not found")
+	}
 	var inv Invitation
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE invitations SET token_hash = $3, expires_at = $5
@@ -360,62 +347,62 @@ func (d *Accounts) AcceptInvitation(ctx context.Context, hash []byte, a Acceptan
 	return u, inv, err
 }
 
-// roleRank orders the roles (auth's): a lower role holds less.
-var roleRank = map[string]int{"owner": 3, "admin": 2, "agent": 1}
-
 // ErrLastOwner refuses the change that would leave a tenant without an owner.
 var ErrLastOwner = &parley.Error{Kind: parley.KindConflict,
 	Message: "A team needs at least one owner: make someone else an owner first"}
 
-// ownersLeft is how many owners the tenant has, other than userID.
-func ownersLeft(ctx context.Context, tx pgx.Tx, tenantID, userID string) (int, error) {
-	var n int
-	err := tx.QueryRow(ctx, `SELECT count(*) FROM tenant_members WHERE tenant_id = $1 AND role = 'owner' AND user_id <> $2`,
-		tenantID, userID).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("counting owners: %w", err)
+// memberChanging locks the tenant's team and reads the member about to
+// change; an owner who would not stay one (stillOwner false) must leave
+// another owner behind (ErrLastOwner).
+func memberChanging(ctx context.Context, tx pgx.Tx, tenantID, userID string, stillOwner bool) (Member, error) {
+	if err := lockMembers(ctx, tx, tenantID); err != nil {
+		return Member{}, err
 	}
-	return n, nil
+	m, err := member(ctx, tx, tenantID, userID)
+	if err != nil || m.Role != "owner" || stillOwner {
+		return m, err
+	}
+	var others int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM tenant_members WHERE tenant_id = $1 AND role = 'owner' AND user_id <> $2`,
+		tenantID, userID).Scan(&others); err != nil {
+		return Member{}, fmt.Errorf("counting owners: %w", err)
+	}
+	if others == 0 {
+		return Member{}, ErrLastOwner
+	}
+	return m, nil
+}
+
+// revokeGrants ends the OAuth grants the member gave on the tenant.
+func revokeGrants(ctx context.Context, tx pgx.Tx, tenantID, userID string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $3
+		WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL`, tenantID, userID, now); err != nil {
+		return fmt.Errorf("revoking the member's grants: %w", err)
+	}
+	return nil
 }
 
 // ChangeRole gives the member a new role, with its audit entry: the last
-// owner keeps theirs (ErrLastOwner). A member given a lesser role loses
-// the OAuth grants they gave on the tenant, which hold the old role's
-// scopes.
-func (d *Accounts) ChangeRole(ctx context.Context, tenantID, userID, role string, e audit.Entry) (Member, error) {
+// owner keeps theirs (ErrLastOwner). A member given a role that does not
+// hold their old one (holds is auth.RoleHolds) loses the OAuth grants they
+// gave on the tenant, which hold the old role's scopes.
+func (d *Accounts) ChangeRole(ctx context.Context, tenantID, userID, role string, holds func(role, least string) bool, now time.Time, e audit.Entry) (Member, error) {
 	if !pgbase.LooksLikeUUID(userID) {
 		return Member{}, parley.Errorf(parley.KindNotFound, "Member not found")
 	}
 	var m Member
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		if err := lockMembers(ctx, tx, tenantID); err != nil {
-			return err
-		}
 		var err error
-		if m, err = member(ctx, tx, tenantID, userID); err != nil {
+		if m, err = memberChanging(ctx, tx, tenantID, userID, role == "owner"); err != nil || m.Role == role {
 			return err
-		}
-		if m.Role == role {
-			return nil
-		}
-		if m.Role == "owner" {
-			n, err := ownersLeft(ctx, tx, tenantID, userID)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return ErrLastOwner
-			}
 		}
 		if _, err := tx.Exec(ctx, `UPDATE tenant_members SET role = $3 WHERE tenant_id = $1 AND user_id = $2`,
 			tenantID, userID, role); err != nil {
 			return fmt.Errorf("changing the role: %w", err)
 		}
-		if roleRank[role] < roleRank[m.Role] {
-			// The apps they connected hold scopes of the old role.
-			if _, err := tx.Exec(ctx, `UPDATE oauth_grants SET revoked_at = now()
-				WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL`, tenantID, userID); err != nil {
-				return fmt.Errorf("revoking the member's grants: %w", err)
+		if !holds(role, m.Role) {
+			if err := revokeGrants(ctx, tx, tenantID, userID, now); err != nil {
+				return err
 			}
 		}
 		e.Target, e.TargetID = m.Email, userID
@@ -436,28 +423,15 @@ func (d *Accounts) RemoveMember(ctx context.Context, tenantID, userID string, no
 	}
 	var m Member
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
-		if err := lockMembers(ctx, tx, tenantID); err != nil {
-			return err
-		}
 		var err error
-		if m, err = member(ctx, tx, tenantID, userID); err != nil {
+		if m, err = memberChanging(ctx, tx, tenantID, userID, false); err != nil {
 			return err
-		}
-		if m.Role == "owner" {
-			n, err := ownersLeft(ctx, tx, tenantID, userID)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return ErrLastOwner
-			}
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM tenant_members WHERE tenant_id = $1 AND user_id = $2`, tenantID, userID); err != nil {
 			return fmt.Errorf("removing the member: %w", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE oauth_grants SET revoked_at = $3
-			WHERE tenant_id = $1 AND user_id = $2 AND revoked_at IS NULL`, tenantID, userID, now); err != nil {
-			return fmt.Errorf("revoking the member's grants: %w", err)
+		if err := revokeGrants(ctx, tx, tenantID, userID, now); err != nil {
+			return err
 		}
 		e.Target, e.TargetID = m.Email, userID
 		e.Details = map[string]any{"role": m.Role}

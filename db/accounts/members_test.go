@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/dbtest"
@@ -39,7 +40,7 @@ func TestLastOwnerRace(t *testing.T) {
 			for i, id := range ids {
 				wg.Go(func() {
 					if change == "demote" {
-						_, errs[i] = store.ChangeRole(ctx, ten.ID, id, "agent", e)
+						_, errs[i] = store.ChangeRole(ctx, ten.ID, id, "agent", auth.RoleHolds, ten.CreatedAt, e)
 					} else {
 						_, errs[i] = store.RemoveMember(ctx, ten.ID, id, ten.CreatedAt, e)
 					}

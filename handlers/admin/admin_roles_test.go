@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -206,7 +207,7 @@ func TestRoleRoutes(t *testing.T) {
 			c := clients[role].As(t)
 			c.Get("/admin/conversations")
 			// Signing out goes last: it ends the session the walk uses.
-			walk := append(slicesWithout(routes, "POST /admin/logout"), "POST /admin/logout")
+			walk := append(slices.DeleteFunc(slices.Clone(routes), func(r string) bool { return r == "POST /admin/logout" }), "POST /admin/logout")
 			for _, key := range walk {
 				method, path, _ := strings.Cut(key, " ")
 				path = routeParam.ReplaceAllString(path, missing)
@@ -231,54 +232,5 @@ func TestRoleRoutes(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func slicesWithout(s []string, v string) []string {
-	var out []string
-	for _, x := range s {
-		if x != v {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// TestRoleHidesActions: a page shows no action its reader's role would be
-// refused: an agent sees submissions and visitors without their export,
-// deletion and erasure, which an owner sees.
-func TestRoleHidesActions(t *testing.T) {
-	t.Parallel()
-	b := webtest.SetupAdmin(t, nil)
-	ten := b.OwnedTenant(t, "starter")
-	st, v := b.Do(t, "POST", "/tenants/"+ten.Slug+"/visitors", ten.Token, map[string]any{"email": "ada@example.com"})
-	if st != http.StatusCreated {
-		t.Fatalf("visitor: %d %v", st, v)
-	}
-	b.MustDo(t, http.StatusCreated, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, map[string]any{"name": "Leads", "slug": "leads", "systemPrompt": "Take leads.",
-		"formConfig": map[string]any{"enabled": true, "intent": "lead", "fields": []any{
-			map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}})
-	if st, resp := b.Do(t, "POST", "/form/"+ten.Slug, "", map[string]any{"segment": "leads", "fields": map[string]any{"email": "lead@example.com"}}); st != http.StatusCreated && st != http.StatusOK {
-		t.Fatalf("form: %d %v", st, resp)
-	}
-	var submission string
-	if err := b.DB.Pool().QueryRow(t.Context(), `SELECT id::text FROM submissions WHERE tenant_id = $1`, ten.ID).Scan(&submission); err != nil {
-		t.Fatal(err)
-	}
-	owner := b.NewAdminClient(t)
-	owner.SignIn(ten)
-	agent := b.NewAdminClient(t)
-	agent.SignInAs(b.AddMember(t, ten, auth.RoleAgent))
-	for _, tc := range []struct{ path, sel string }{
-		{"/admin/submissions", "#export-csv"},
-		{"/admin/submissions/" + submission, "#delete-submission"},
-		{"/admin/visitors/" + v["id"].(string), "#erase-visitor"},
-	} {
-		if p := owner.Get(tc.path); p.Status != http.StatusOK || p.Doc.Find(tc.sel).Length() != 1 {
-			t.Errorf("an owner's %s: %d, %s missing", tc.path, p.Status, tc.sel)
-		}
-		if p := agent.Get(tc.path); p.Status != http.StatusOK || p.Doc.Find(tc.sel).Length() != 0 {
-			t.Errorf("an agent's %s: %d, %s shown", tc.path, p.Status, tc.sel)
-		}
 	}
 }

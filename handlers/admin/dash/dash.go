@@ -83,8 +83,12 @@ func Page(c echo.Context, sessions *scs.SessionManager, title, active string) vi
 	for _, m := range a.Memberships {
 		p.Tenants = append(p.Tenants, views.TenantOption{Slug: m.TenantSlug, Name: m.TenantName, Current: m.TenantID == a.Tenant.ID})
 	}
+	p.Held = make(map[string]bool, len(auth.Roles))
+	for _, r := range auth.Roles {
+		p.Held[r] = auth.RoleHolds(a.Role, r)
+	}
 	for _, item := range views.Nav {
-		if auth.RoleHolds(a.Role, item.Role) {
+		if p.Held[item.Role] {
 			p.Nav = append(p.Nav, item)
 		}
 	}

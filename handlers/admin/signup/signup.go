@@ -12,7 +12,6 @@ package signup
 import (
 	"errors"
 	"net/http"
-	netmail "net/mail"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -243,7 +242,7 @@ func (h *Signup) saveOpen(c echo.Context) error {
 	f := views.SignupForm{CSRF: dash.CSRFToken(c), Email: email, WorkspaceName: strings.TrimSpace(c.FormValue("workspace")),
 		Errors: views.Errors{}}
 	h.withChallenge(&f)
-	if a, err := netmail.ParseAddress(email); err != nil || a.Address != email || len(email) > 320 {
+	if !auth.NewAccountEmail(email) {
 		f.Errors["email"] = "Enter your email address, like name@example.com."
 	}
 	checkNewPassword(password, email, f.Errors)

@@ -45,8 +45,7 @@ const (
 // RequireRole lets through the signed-in people whose role in the tenant
 // holds least; anyone else is refused with 403, in words that say who can
 // help (the audit log's recorder, around every signed-in route, records
-// the refusal). An agent opening the dashboard's home is sent to the
-// conversations, their home.
+// the refusal).
 func (h *Team) RequireRole(least string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -55,15 +54,26 @@ func (h *Team) RequireRole(least string) echo.MiddlewareFunc {
 				return next(c)
 			}
 			r := c.Request()
-			if r.Method == http.MethodGet && c.Path() == "/admin" {
-				return c.Redirect(http.StatusSeeOther, "/admin/conversations")
-			}
 			msg := "This part of the dashboard needs the " + views.RoleName(least) + " role; you are " +
 				strings.ToLower(views.RoleName(a.Role)) + " of " + a.Tenant.Name + ". Ask an owner of the team if you need it."
 			if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) || dash.IsHTMX(c) {
 				return &parley.Error{Kind: parley.KindForbidden, Message: msg}
 			}
 			return handlers.Render(c, http.StatusForbidden, views.Forbidden(dash.Page(c, h.Sessions, "Not part of your role", ""), msg))
+		}
+	}
+}
+
+// SendBelow sends the people whose role does not hold least to another
+// page instead of refusing them: the dashboard's home is an admin's
+// overview, and an agent's inbox.
+func (h *Team) SendBelow(least, to string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if auth.RoleHolds(dash.AdminFrom(c).Role, least) {
+				return next(c)
+			}
+			return c.Redirect(http.StatusSeeOther, to)
 		}
 	}
 }
@@ -201,7 +211,7 @@ func (h *Team) flashRefusal(c echo.Context, err error) error {
 // An owner who gives up their own ownership goes to the dashboard's home.
 func (h *Team) SaveMemberRole(c echo.Context) error {
 	a := dash.AdminFrom(c)
-	m, err := h.Manage.ChangeRole(c.Request().Context(), a.Tenant.ID, c.Param("id"), c.FormValue("role"))
+	m, err := h.Manage.ChangeRole(c.Request().Context(), a.Tenant.ID, c.Param("id"), c.FormValue("role"), h.Clock())
 	if err != nil {
 		return h.flashRefusal(c, err)
 	}
