@@ -108,6 +108,11 @@ type KnowledgeRef struct {
 	// Summarized says the prompt held the entry's summary, not its content
 	// (the model could read the rest through explore_corpus).
 	Summarized bool `json:"summarized"`
+	// SourceURL is the entry's sourceUrl then, empty when it had none.
+	SourceURL string `json:"sourceUrl,omitempty"`
+	// Cited says the answer named the entry as one it rests on (its
+	// marker); the others were given and not cited.
+	Cited bool `json:"cited,omitempty"`
 }
 
 // Turn is a user or assistant message as the model and the webhook payload see it.

@@ -29,6 +29,7 @@ type Tenant struct {
 	PrimaryColor      string           `db:"primary_color"`
 	SecondaryColor    *string          `db:"secondary_color"`
 	ShowAIBadge       bool             `db:"show_ai_badge"`
+	ShowSources       bool             `db:"show_sources"`
 	BotAvatar         *string          `db:"bot_avatar"`
 	AvatarType        string           `db:"avatar_type"`
 	AvatarBackground  *string          `db:"avatar_background"`

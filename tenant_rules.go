@@ -105,6 +105,7 @@ type TenantInput struct {
 	PrimaryColor      Opt[string]           `json:"primaryColor"`
 	SecondaryColor    Opt[string]           `json:"secondaryColor"`
 	ShowAIBadge       Opt[bool]             `json:"showAiBadge"`
+	ShowSources       Opt[bool]             `json:"showSources"`
 	BotAvatar         Opt[string]           `json:"botAvatar"`
 	AvatarType        Opt[string]           `json:"avatarType"`
 	AvatarBackground  Opt[string]           `json:"avatarBackground"`
@@ -188,6 +189,7 @@ func (in *TenantInput) checkSettings(errs FieldErrors) {
 		errs.Add("secondaryColor", "must be a hex colour #RRGGBB")
 	}
 	NotNull(errs, "showAiBadge", in.ShowAIBadge)
+	NotNull(errs, "showSources", in.ShowSources)
 	CheckHTTPURL(errs, "botAvatar", in.BotAvatar, false)
 	CheckEnum(errs, "avatarType", in.AvatarType, AvatarTypes)
 	CheckLen(errs, "avatarBackground", in.AvatarBackground, MaxAvatarBackground)

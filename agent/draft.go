@@ -60,9 +60,7 @@ func (e *Engine) DraftReply(ctx context.Context, t parley.Tenant, seg parley.Seg
 	for _, m := range turns {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
 	}
-	for _, c := range corpus {
-		req.Passages = append(req.Passages, llm.Passage{Title: c.Title, Content: c.Content})
-	}
+	req.Passages = prompt.passages(corpus)
 	provider := e.LLM
 	if provider == nil {
 		provider = NewLocal()
@@ -73,15 +71,18 @@ func (e *Engine) DraftReply(ctx context.Context, t parley.Tenant, seg parley.Seg
 	if err != nil {
 		return Draft{}, err
 	}
+	// The prompt asks for citation markers: the draft goes without them.
 	var text strings.Builder
+	cite := newCiteFilter(passageRefs(req.Passages))
 	for ev, err := range stream {
 		if err != nil {
 			return Draft{}, err
 		}
 		if ev.Kind == llm.EventText {
-			text.WriteString(ev.Text)
+			text.WriteString(cite.write(ev.Text))
 		}
 	}
+	text.WriteString(cite.flush())
 	d := splitDraft(text.String())
 	d.Model = provider.Model()
 	if d.Reply == "" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -427,8 +428,10 @@ type turnCall struct {
 	registry *tools.Registry
 	history  []parley.Turn // the turns the model was given, the visitor's message last
 	emit     func(llm.Event)
-	// knowledge is the corpus entries the prompt held.
+	// knowledge is the corpus entries the prompt held (those the answer
+	// cited marked once it ran), refs their citation markers.
 	knowledge []parley.KnowledgeRef
+	refs      []int
 	res       TurnResult // what the model said and did
 	err       error      // the model call's failure
 }
@@ -484,13 +487,12 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}
 	call.history = history
-	call.req = llm.Request{System: prompt.System}
+	call.req = llm.Request{System: prompt.System, Language: promptLanguage(in.Locale)}
 	for _, m := range call.history {
 		call.req.Messages = append(call.req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
 	}
-	for _, c := range corpus {
-		call.req.Passages = append(call.req.Passages, llm.Passage{Title: c.Title, Content: c.Content})
-	}
+	call.refs = prompt.Refs
+	call.req.Passages = prompt.passages(corpus)
 	// A caller's own model wins; else the tenant's reply endpoint; else the managed model.
 	call.provider, call.source = e.LLM, "managed"
 	if in.LLM != nil {
@@ -513,6 +515,20 @@ func (call *turnCall) run(ctx context.Context, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call.res, call.err = RunTurn(ctx, call.provider, call.req, call.registry, DefaultMaxIterations, call.emit)
+	call.knowledge = citedKnowledge(call.knowledge, call.refs, call.res.Cited)
+}
+
+// citedKnowledge marks the entries of knowledge (whose markers are refs,
+// index for index) that the answer cited.
+func citedKnowledge(knowledge []parley.KnowledgeRef, refs, cited []int) []parley.KnowledgeRef {
+	if len(cited) == 0 {
+		return knowledge
+	}
+	out := slices.Clone(knowledge)
+	for i := range out {
+		out[i].Cited = slices.Contains(cited, refs[i])
+	}
+	return out
 }
 
 // finish stores what the model said and did, even when the caller went

@@ -43,6 +43,9 @@ type TurnResult struct {
 	// Calls counts the model calls; Usage sums theirs.
 	Calls int
 	Usage llm.Usage
+	// Cited are the refs of the passages the answer cited (llm.Passage.Ref),
+	// in order of first citation; their markers are not in Text.
+	Cited []int
 }
 
 // RunTurn answers one visitor message: it streams the model's text through
@@ -72,12 +75,19 @@ func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, regist
 	req.Messages = append([]llm.Message(nil), req.Messages...)
 	var res TurnResult
 	var text strings.Builder
-	say := func(s string, more bool) {
+	cite := newCiteFilter(passageRefs(req.Passages))
+	out := func(s string, more bool) {
 		if s == "" {
 			return
 		}
 		emit(llm.Event{Kind: llm.EventText, Text: s, More: more})
 		text.WriteString(s)
+	}
+	say := func(s string, more bool) { out(cite.write(s), more) }
+	// flush ends a model call's text: what the filter held back is text.
+	flush := func() {
+		out(cite.flush(), false)
+		res.Cited = cite.refs()
 	}
 	for round := 0; ; round++ {
 		closing := round == maxIterations
@@ -121,6 +131,7 @@ func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, regist
 				}
 			}
 		}
+		flush()
 		if err != nil {
 			res.Text = text.String()
 			res.StopReason = stop
@@ -130,6 +141,7 @@ func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, regist
 			if roundText.Len() == 0 {
 				say(sep, true)
 				say(ToolLimitMessage, false)
+				flush()
 			}
 			res.Text, res.StopReason = text.String(), StopMaxIterations
 			return res, nil
@@ -154,6 +166,7 @@ func RunTurn(ctx context.Context, provider llm.Provider, req llm.Request, regist
 				say("\n\n", true)
 			}
 			say(final, false)
+			flush()
 			res.Text, res.StopReason = text.String(), llm.StopEnd
 			return res, nil
 		}
@@ -212,4 +225,19 @@ func (r TurnResult) ToolExecutions() []tools.ExecutionEnvelope {
 		out[i] = e.Envelope()
 	}
 	return out
+}
+
+// passageRefs says which refs the answer may cite: those of the passages
+// the prompt numbered; nil when it numbered none.
+func passageRefs(passages []llm.Passage) func(int) bool {
+	refs := map[int]bool{}
+	for _, p := range passages {
+		if p.Ref > 0 {
+			refs[p.Ref] = true
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	return func(ref int) bool { return refs[ref] }
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/tools"
 )
 
@@ -119,6 +120,22 @@ type Prompt struct {
 	// Knowledge is the knowledge-base entries the prompt holds, whole ones
 	// first, each section in prompt order.
 	Knowledge []parley.KnowledgeRef
+	// Refs are the citation markers of Knowledge's entries, index for index.
+	Refs []int
+}
+
+// passages are the turn's candidates as the model's request gives them,
+// each with its citation marker when the prompt holds it.
+func (p Prompt) passages(corpus []parley.CorpusEntry) []llm.Passage {
+	refs := make(map[string]int, len(p.Refs))
+	for i, k := range p.Knowledge {
+		refs[k.ID] = p.Refs[i]
+	}
+	out := make([]llm.Passage, 0, len(corpus))
+	for _, c := range corpus {
+		out = append(out, llm.Passage{Title: c.Title, Content: c.Content, Ref: refs[c.ID]})
+	}
+	return out
 }
 
 // SectionReport says what one prompt section holds.
@@ -170,7 +187,7 @@ func BuildPrompt(in PromptInput) Prompt {
 	t := promptTierEntries(in.Corpus, in.Ranked)
 	tier1, tier2 := t.items[0], t.items[1]
 	var kept [2][]bool
-	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give.\n",
+	kept[0] = b.addItems(SectionKnowledge, "## Knowledge base\nAnswer from these entries; never invent facts they do not give. "+CiteInstruction,
 		tier1, KnowledgeCap, "<knowledge>\n", "\n", "</knowledge>")
 	// explore_corpus is offered when entries with a summary exist (the
 	// spec's rule), and also when the knowledge section left entries out:
@@ -180,7 +197,7 @@ func BuildPrompt(in PromptInput) Prompt {
 	explore := len(tier2) > 0 || in.HasSummaries || leftOut
 	if len(tier2) > 0 {
 		kept[1] = b.addItems(SectionSummaries, "## Knowledge base summaries\nThese entries are summaries. The full text of each is available through the "+
-			tools.ExploreCorpusTool+" tool: call it when a question needs details a summary does not give, rather than guessing.\n",
+			tools.ExploreCorpusTool+" tool: call it when a question needs details a summary does not give, rather than guessing.\n"+summariesCite(tier1),
 			tier2, SummariesCap, "<knowledge>\n", "\n", "</knowledge>")
 	} else if explore {
 		b.add(SectionSummaries, "## More knowledge\n", "More knowledge base entries are available through the "+
@@ -211,7 +228,9 @@ func BuildPrompt(in PromptInput) Prompt {
 		for i, keep := range keeps {
 			if keep {
 				e := t.entries[tier][i]
-				p.Knowledge = append(p.Knowledge, parley.KnowledgeRef{ID: e.ID, Title: e.Title, Summarized: tier == 1})
+				p.Knowledge = append(p.Knowledge, parley.KnowledgeRef{ID: e.ID, Title: e.Title, Summarized: tier == 1,
+					SourceURL: promptDeref(e.SourceURL)})
+				p.Refs = append(p.Refs, t.refs[tier][i])
 			}
 		}
 	}
@@ -370,11 +389,21 @@ func promptPolicy(policy string) string {
 	}
 }
 
+// summariesCite is the citation instruction of the summaries' section when
+// no whole entry came before it to carry it.
+func summariesCite(whole []string) string {
+	if len(whole) > 0 {
+		return ""
+	}
+	return CiteInstruction
+}
+
 // promptTier holds the corpus entries of the two tiers, in prompt order, and
 // their rendered items.
 type promptTier struct {
 	entries [2][]parley.CorpusEntry
 	items   [2][]string
+	refs    [2][]int // each entry's citation marker
 }
 
 // promptTierEntries orders the entries by priority, then most recently
@@ -392,13 +421,26 @@ func promptTierEntries(corpus []parley.CorpusEntry, ranked bool) promptTier {
 	}
 	var t promptTier
 	for _, e := range entries {
-		title := promptData(promptLine(e.Title, 300))
-		if s := strings.TrimSpace(promptDeref(e.Summary)); s != "" {
-			t.entries[1] = append(t.entries[1], e)
-			t.items[1] = append(t.items[1], fmt.Sprintf("<entry id=%q>\n# %s\n%s\n</entry>", e.ID, title, promptData(s)))
-		} else {
-			t.entries[0] = append(t.entries[0], e)
-			t.items[0] = append(t.items[0], fmt.Sprintf("<entry>\n# %s\n%s\n</entry>", title, promptData(strings.TrimSpace(e.Content))))
+		tier := 0
+		if strings.TrimSpace(promptDeref(e.Summary)) != "" {
+			tier = 1
+		}
+		t.entries[tier] = append(t.entries[tier], e)
+	}
+	// The entries are numbered in prompt order, each its citation marker.
+	ref := 0
+	for tier, entries := range t.entries {
+		for _, e := range entries {
+			ref++
+			t.refs[tier] = append(t.refs[tier], ref)
+			title := promptData(promptLine(e.Title, 300))
+			if tier == 1 {
+				t.items[1] = append(t.items[1], fmt.Sprintf("<entry ref=\"[%d]\" id=%q>\n# %s\n%s\n</entry>", ref, e.ID, title,
+					promptData(strings.TrimSpace(promptDeref(e.Summary)))))
+			} else {
+				t.items[0] = append(t.items[0], fmt.Sprintf("<entry ref=\"[%d]\">\n# %s\n%s\n</entry>", ref, title,
+					promptData(strings.TrimSpace(e.Content))))
+			}
 		}
 	}
 	return t

@@ -205,13 +205,13 @@ func TestBuildPromptCorpus(t *testing.T) {
 			}
 		})
 		tier1 := promptSection(t, p, "## Knowledge base\n")
-		for _, want := range []string{"<knowledge>\n<entry>\n# Opening hours\nWe open at 9 every weekday.\n</entry>", "Blank summaries count as none.", "</knowledge>"} {
+		for _, want := range []string{"<knowledge>\n<entry ref=\"[1]\">\n# Opening hours\nWe open at 9 every weekday.\n</entry>", CiteInstruction, "Blank summaries count as none.", "</knowledge>"} {
 			if !strings.Contains(tier1, want) {
 				t.Errorf("tier 1 lacks %q:\n%s", want, tier1)
 			}
 		}
 		tier2 := promptSection(t, p, "## Knowledge base summaries")
-		for _, want := range []string{"<entry id=\"b\">\n# Pricing\nPlans from 10 EUR a month.\n</entry>", "through the explore_corpus tool"} {
+		for _, want := range []string{"<entry ref=\"[3]\" id=\"b\">\n# Pricing\nPlans from 10 EUR a month.\n</entry>", "through the explore_corpus tool"} {
 			if !strings.Contains(tier2, want) {
 				t.Errorf("tier 2 lacks %q:\n%s", want, tier2)
 			}

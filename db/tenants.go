@@ -15,7 +15,7 @@ import (
 
 const tenantColumns = `id, slug, name, plan, bot_seats, description, timezone, widget_key,
 	visitor_signing_key, bot_name, bot_title, bot_lore, bot_tone, use_tutoiement, allow_emojis,
-	primary_color, secondary_color, show_ai_badge, bot_avatar, avatar_type, avatar_background,
+	primary_color, secondary_color, show_ai_badge, show_sources, bot_avatar, avatar_type, avatar_background,
 	teaser_text, auto_open, auto_open_delay, bubble_pulse, allowed_domains, content_policy,
 	visitor_auth_mode, visitor_context_url, captcha_enabled, captcha_site_key, captcha_secret_key,
 	booking_cta_enabled, booking_cta_config, is_onboarded, mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools, llm_webhook_url,
@@ -132,6 +132,7 @@ type TenantPatch struct {
 	PrimaryColor      parley.Opt[string]
 	SecondaryColor    parley.Opt[string]
 	ShowAIBadge       parley.Opt[bool]
+	ShowSources       parley.Opt[bool]
 	BotAvatar         parley.Opt[string]
 	AvatarType        parley.Opt[string]
 	AvatarBackground  parley.Opt[string]
@@ -180,6 +181,7 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 	sets = pgbase.AddSet(sets, "primary_color", p.PrimaryColor)
 	sets = pgbase.AddSet(sets, "secondary_color", p.SecondaryColor)
 	sets = pgbase.AddSet(sets, "show_ai_badge", p.ShowAIBadge)
+	sets = pgbase.AddSet(sets, "show_sources", p.ShowSources)
 	sets = pgbase.AddSet(sets, "bot_avatar", p.BotAvatar)
 	sets = pgbase.AddSet(sets, "avatar_type", p.AvatarType)
 	sets = pgbase.AddSet(sets, "avatar_background", p.AvatarBackground)

@@ -57,6 +57,31 @@ type ChatReply struct {
 	// StreamToken opens the session's stream (GET /chat/{slug}/stream):
 	// public chat only.
 	StreamToken string `json:"streamToken,omitempty"`
+	// Sources are the knowledge-base entries the answer cites, shown
+	// under it (ChatSources).
+	Sources []ChatSource `json:"sources"`
+}
+
+// ChatSource is a knowledge-base entry an answer cites, as the visitor may
+// see it: its title and the address it came from.
+type ChatSource struct {
+	Title string `json:"title"`
+	// URL is the entry's sourceUrl; absent in the test chat for an entry
+	// without one.
+	URL string `json:"url,omitempty"`
+}
+
+// ChatSources are the entries of knowledge the answer cites that a visitor
+// is shown: those with a source address, when the tenant shows sources.
+// The owner's test chat shows every entry cited.
+func ChatSources(t parley.Tenant, knowledge []parley.KnowledgeRef, test bool) []ChatSource {
+	out := []ChatSource{}
+	for _, k := range knowledge {
+		if k.Cited && (test || (t.ShowSources && k.SourceURL != "")) {
+			out = append(out, ChatSource{Title: k.Title, URL: k.SourceURL})
+		}
+	}
+	return out
 }
 
 // chatStreamError is the last event of a chat stream that failed.
@@ -190,6 +215,7 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 		MessageCount: out.MessageCount, VisitorType: w.in.VisitorType, AgentModel: w.in.AgentModel,
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
 		LLMSource: out.Source, LLMProvider: out.Provider, Status: strings.ToLower(out.Status), StreamToken: w.StreamToken,
+		Sources: ChatSources(w.in.Tenant, out.Knowledge, w.in.Test),
 	}
 	if out.Status == parley.StatusHuman {
 		reply.Assignee = out.Assignee
@@ -401,6 +427,8 @@ type testChatKnowledge struct {
 	Title string `json:"title"`
 	// Summarized: the prompt held its summary only.
 	Summarized bool `json:"summarized"`
+	// Cited: the answer names it as one it rests on.
+	Cited bool `json:"cited"`
 }
 
 // testChatTool is a tool run of the turn as the owner may see it: unlike
@@ -419,7 +447,7 @@ type testChatTool struct {
 func testChatDoneOf(reply ChatReply, out *agent.TurnOutput) testChatDone {
 	d := testChatDone{ChatReply: reply, Knowledge: []testChatKnowledge{}, Tools: []testChatTool{}}
 	for _, k := range out.Knowledge {
-		d.Knowledge = append(d.Knowledge, testChatKnowledge{ID: k.ID, Title: k.Title, Summarized: k.Summarized})
+		d.Knowledge = append(d.Knowledge, testChatKnowledge{ID: k.ID, Title: k.Title, Summarized: k.Summarized, Cited: k.Cited})
 	}
 	for _, ex := range out.Result.Executions {
 		input := ex.Input

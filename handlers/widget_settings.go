@@ -19,6 +19,31 @@ type WidgetSettingsJSON struct {
 	Captcha    *widgetCaptchaJSON       `json:"captcha"`
 	Endpoints  WidgetEndpointsJSON      `json:"endpoints"`
 	Form       *widgetFormJSON          `json:"form"`
+	// Handover is how a visitor reaches a person when no language model
+	// answers (WidgetHandover); absent when a model is configured.
+	Handover string `json:"handover,omitempty"`
+}
+
+// The widget's ways to a person without a model: the hand-over tool runs
+// from the visitor's words (the local provider calls it), or the lead form.
+const (
+	HandoverChat = "chat"
+	HandoverForm = "form"
+)
+
+// WidgetHandover is the settings' Handover for a tenant answered by no
+// language model: chat when an active ESCALATE_TO_HUMAN tool serves the
+// segment, else form when it has a lead form, else "".
+func WidgetHandover(s WidgetSettingsJSON, seg parley.Segment, tools []parley.Tool) string {
+	for _, t := range tools {
+		if t.IsActive && t.Type == parley.ToolEscalateToHuman && (t.SegmentID == nil || *t.SegmentID == seg.ID) {
+			return HandoverChat
+		}
+	}
+	if s.Form != nil {
+		return HandoverForm
+	}
+	return ""
 }
 
 type widgetSegmentJSON struct {

@@ -30,7 +30,7 @@ func (s *Service) UpdateTenant(ctx context.Context, t parley.Tenant, in parley.T
 	p := db.TenantPatch{Name: in.Name, Description: in.Description, Timezone: in.Timezone, BotName: in.BotName,
 		BotTitle: in.BotTitle, BotLore: in.BotLore, BotTone: in.BotTone, UseTutoiement: in.UseTutoiement,
 		AllowEmojis: in.AllowEmojis, PrimaryColor: in.PrimaryColor, SecondaryColor: in.SecondaryColor,
-		ShowAIBadge: in.ShowAIBadge, BotAvatar: in.BotAvatar, AvatarType: in.AvatarType,
+		ShowAIBadge: in.ShowAIBadge, ShowSources: in.ShowSources, BotAvatar: in.BotAvatar, AvatarType: in.AvatarType,
 		AvatarBackground: in.AvatarBackground, TeaserText: in.TeaserText, AutoOpen: in.AutoOpen,
 		AutoOpenDelay: in.AutoOpenDelay, BubblePulse: in.BubblePulse, AllowedDomains: in.AllowedDomains,
 		ContentPolicy: in.ContentPolicy, VisitorAuthMode: in.VisitorAuthMode, VisitorContextURL: in.VisitorContextURL,

@@ -268,8 +268,8 @@ func (rb *retrievalBench) ask(b *testing.B, slug string, q retrievalQuestion, wi
 // benchmark must follow, rather than count misses.
 func wholeIn(b *testing.B, system string, e retrievalEntry) bool {
 	b.Helper()
-	hit := strings.Contains(system, "<entry>\n# "+e.Title+"\n"+e.Content+"\n</entry>")
-	if !hit && strings.Contains(system, "<entry>\n# "+e.Title+"\n") {
+	hit := strings.Contains(system, "]\">\n# "+e.Title+"\n"+e.Content+"\n</entry>")
+	if !hit && strings.Contains(system, "]\">\n# "+e.Title+"\n") {
 		b.Fatalf("entry %q is in the prompt, but not with its content as the benchmark expects it", e.Key)
 	}
 	return hit
@@ -378,7 +378,7 @@ func BenchmarkRetrievalRecall(b *testing.B) {
 			t := rb.ask(b, file, q, false, false)
 			prompts[i] = webtest.KnowledgeBlocks(t.system)
 			out[i].File = wholeIn(b, t.system, byKey[q.Answer])
-			out[i].InPrompt = strings.Count(prompts[i], "<entry>")
+			out[i].InPrompt = strings.Count(prompts[i], "<entry ref=") - strings.Count(prompts[i], "]\" id=\"")
 			out[i].KnowChars = len([]rune(prompts[i]))
 		}
 		seen := map[string]bool{}
@@ -411,7 +411,7 @@ func BenchmarkRetrievalRecall(b *testing.B) {
 			out[i].Tier2Whole = wholeIn(b, t.system, e)
 			out[i].Offered = slices.Contains(t.tools, "explore_corpus")
 			out[i].ExploreRank = exploreRank(b, t.tool, e)
-			out[i].Summaries = strings.Count(webtest.KnowledgeBlocks(t.system), "<entry id=")
+			out[i].Summaries = strings.Count(webtest.KnowledgeBlocks(t.system), "]\" id=\"")
 		}
 		embeddingPhases(b, rb, entries, questions, byKey, out)
 		b.Logf("%d entries, %d questions, 5 phases and the embeddings' in %s", len(entries), len(questions), time.Since(start).Round(time.Millisecond))

@@ -87,6 +87,11 @@
     .starters button, .votes button, .error button { border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
       padding: 6px 10px; font-size: 13px; cursor: pointer; }
     .votes { display: flex; gap: 4px; margin-top: 4px; }
+    .sources { margin-top: 6px; font-size: 12px; color: #52525b; }
+    .handover[hidden] { display: none; }
+    .handover { margin: 4px auto; border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
+      padding: 6px 14px; font: inherit; font-size: 13px; cursor: pointer; }
+    .sources a { color: inherit; }
     .votes button { display: inline-grid; place-items: center; }
     .votes button[aria-pressed="true"] { background: var(--primary); color: var(--on-primary); }
     form.compose { display: flex; gap: 8px; padding: 10px; border-top: 1px solid #e4e4e7; background: #fff; }
@@ -200,7 +205,7 @@
 
   // The conversation as shown, kept beside the session id so that another
   // page of the site shows it again: [{r: "me"|"bot"|"person", t: text,
-  // id?, n?}] (a bot's id is its answer's, for the votes; a person's, their
+  // id?, n?, s?}] (a bot's id is its answer's, for the votes, s its sources; a person's, their
   // message's, n their name).
   const history = {
     load() { try { return JSON.parse(localStorage.getItem(historyKey)) || []; } catch { return []; } },
@@ -338,8 +343,9 @@
     // always there (empty when nobody types) so that its changes are read.
     const personTyping = el("p", { class: "person-typing", role: "status" });
     const checkRow = el("div", { class: "captcha", hidden: "" }, el("slot", { name: "captcha" }), note);
+    const handover = el("button", { type: "button", class: "handover", hidden: "" }, "Talk to a person");
     const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
-      el("header", {}, avatar(s), who, close), presence, log, personTyping, checkRow, form);
+      el("header", {}, avatar(s), who, close), presence, log, personTyping, checkRow, handover, form);
     const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
       "aria-expanded": "false" }, icon(bubbleIcon, 26));
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
@@ -407,6 +413,19 @@
       log.append(card);
     }
     if (s.form) log.append(leadForm(s.form));
+    // sources is the line under an answer naming the knowledge-base
+    // entries it cites: links to their pages (http and https only; the
+    // test chat also names an entry without one).
+    const sources = (node, list) => {
+      const line = el("div", { class: "sources" }, "Sources: ");
+      list.forEach((src, i) => {
+        if (i) line.append(", ");
+        line.append(/^https?:\/\//i.test(src.url || "")
+          ? el("a", { href: src.url, target: "_blank", rel: "noopener noreferrer" }, src.title)
+          : document.createTextNode(src.title));
+      });
+      node.append(line);
+    };
     const votes = (node, messageId) => {
       const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, icon(thumbIcon, 14));
       const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, icon(thumbIcon, 14, true));
@@ -434,6 +453,7 @@
         continue;
       }
       const node = bubble(m.r === "me" ? "me" : "bot", m.t);
+      if (m.s) sources(node, m.s);
       if (m.id) votes(node, m.id);
     }
 
@@ -446,6 +466,18 @@
     let live = refused || preview ? {} : liveState.load();
     let source = null, retry = null, retryDelay = 1000;
     const awaited = (st) => st === "escalated" || st === "human";
+    // Without a language model (s.handover), the way to a person: the
+    // visitor's request in the chat, which the hand-over tool answers, or
+    // the lead form. Hidden while a person is awaited or answers.
+    const showHandover = () => { handover.hidden = !s.handover || !!preview || !!refused || awaited(live.status); };
+    handover.addEventListener("click", () => {
+      if (s.handover === "chat") { ask("I'd like to talk to a person"); return; }
+      const lead = log.querySelector("form.lead") || log.appendChild(leadForm(s.form));
+      lead.scrollIntoView({ block: "nearest" });
+      const first = lead.querySelector("input, textarea, select");
+      if (first) first.focus();
+    });
+    showHandover();
     const showPresence = (st, name, was) => {
       let text = "";
       if (st === "escalated") text = "Waiting for a person…";
@@ -461,6 +493,7 @@
       if (token) live.token = token;
       liveState.save(live);
       if (st !== was || (name || null) !== who) showPresence(st, name, was);
+      showHandover();
       if (awaited(st)) follow(); else unfollow();
     };
     // A person typing shows until their message comes, or 5 seconds after
@@ -611,7 +644,9 @@
                 // While a person is awaited or answers the assistant says
                 // nothing: no empty bubble.
                 if (!answer && ev.message) answer = bubble("bot", ev.message);
-                if (answer) history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined });
+                const cited = ev.sources && ev.sources.length ? ev.sources : undefined;
+                if (answer) history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined, s: cited });
+                if (answer && cited) sources(answer, cited);
                 if (answer && ev.messageId) votes(answer, ev.messageId);
                 if (ev.status) setStatus(ev.status, ev.assignee, ev.streamToken);
               }

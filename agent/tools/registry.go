@@ -280,7 +280,7 @@ func NewRegistry(tools []parley.Tool, deps Deps) *Registry {
 			continue
 		}
 		name := uniqueName(functionName(t.Name, t.Type), used)
-		rt.spec = llm.ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt)}
+		rt.spec = llm.ToolSpec{Name: name, Description: toolDescription(rt), Parameters: toolSchema(rt), Type: t.Type}
 		r.tools = append(r.tools, rt)
 		r.byName[name] = rt
 		if t.Type == parley.ToolBookMeeting {

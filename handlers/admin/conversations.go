@@ -163,7 +163,7 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 		}
 		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime), AuthorName: handlers.Deref(m.AuthorName)}
 		for _, k := range m.Knowledge {
-			it.Knowledge = append(it.Knowledge, views.KnowledgeUsed{ID: k.ID, Title: k.Title, Summarized: k.Summarized})
+			it.Knowledge = append(it.Knowledge, views.KnowledgeUsed{ID: k.ID, Title: k.Title, Summarized: k.Summarized, Cited: k.Cited})
 		}
 		if m.Feedback != nil {
 			it.Feedback = *m.Feedback

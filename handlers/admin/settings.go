@@ -35,7 +35,7 @@ func settingsForm(t parley.Tenant) views.SettingsForm {
 	return views.SettingsForm{
 		Name: t.Name, BotName: handlers.Deref(t.BotName), BotTitle: handlers.Deref(t.BotTitle), BotLore: handlers.Deref(t.BotLore),
 		BotTone: t.BotTone, UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
-		PrimaryColor: t.PrimaryColor, SecondaryColor: handlers.Deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge,
+		PrimaryColor: t.PrimaryColor, SecondaryColor: handlers.Deref(t.SecondaryColor), ShowAIBadge: t.ShowAIBadge, ShowSources: t.ShowSources,
 		BotAvatar: handlers.Deref(t.BotAvatar), TeaserText: handlers.Deref(t.TeaserText),
 		AutoOpen: t.AutoOpen, AutoOpenDelay: strconv.Itoa(t.AutoOpenDelay), BubblePulse: t.BubblePulse,
 		AllowedDomains: strings.Join(t.AllowedDomains, "\n"), ContentPolicy: t.ContentPolicy,
@@ -129,7 +129,7 @@ func (h *Settings) SaveSettings(c echo.Context) error {
 	case settingsWidget:
 		p = parley.TenantInput{
 			PrimaryColor: parley.Some(strings.TrimSpace(get("primaryColor"))), SecondaryColor: parley.Some(strings.TrimSpace(get("secondaryColor"))),
-			ShowAIBadge: parley.Some(checked("showAiBadge")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
+			ShowAIBadge: parley.Some(checked("showAiBadge")), ShowSources: parley.Some(checked("showSources")), BotAvatar: parley.Some(strings.TrimSpace(get("botAvatar"))),
 			TeaserText: parley.Some(get("teaserText")), AutoOpen: parley.Some(checked("autoOpen")), BubblePulse: parley.Some(checked("bubblePulse")),
 		}
 		if n, err := strconv.Atoi(strings.TrimSpace(get("autoOpenDelay"))); err != nil {
@@ -139,7 +139,7 @@ func (h *Settings) SaveSettings(c echo.Context) error {
 		}
 		f.PrimaryColor, f.SecondaryColor, f.BotAvatar, f.TeaserText, f.AutoOpenDelay = get("primaryColor"), get("secondaryColor"),
 			get("botAvatar"), get("teaserText"), get("autoOpenDelay")
-		f.ShowAIBadge, f.AutoOpen, f.BubblePulse = checked("showAiBadge"), checked("autoOpen"), checked("bubblePulse")
+		f.ShowAIBadge, f.ShowSources, f.AutoOpen, f.BubblePulse = checked("showAiBadge"), checked("showSources"), checked("autoOpen"), checked("bubblePulse")
 	case settingsDeveloper:
 		var domains []string
 		for _, line := range strings.FieldsFunc(get("allowedDomains"), func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {

@@ -32,6 +32,7 @@ type tenantJSON struct {
 	PrimaryColor        string                  `json:"primaryColor"`
 	SecondaryColor      *string                 `json:"secondaryColor"`
 	ShowAIBadge         bool                    `json:"showAiBadge"`
+	ShowSources         bool                    `json:"showSources"`
 	BotAvatar           *string                 `json:"botAvatar"`
 	AvatarType          string                  `json:"avatarType"`
 	AvatarBackground    *string                 `json:"avatarBackground"`
@@ -78,7 +79,7 @@ func newTenantJSON(t parley.Tenant, usage db.TenantStats) tenantJSON {
 		Description: t.Description, Timezone: t.Timezone,
 		BotName: t.BotName, BotTitle: t.BotTitle, BotLore: t.BotLore, BotTone: t.BotTone,
 		UseTutoiement: t.UseTutoiement, AllowEmojis: t.AllowEmojis,
-		PrimaryColor: t.PrimaryColor, SecondaryColor: t.SecondaryColor, ShowAIBadge: t.ShowAIBadge,
+		PrimaryColor: t.PrimaryColor, SecondaryColor: t.SecondaryColor, ShowAIBadge: t.ShowAIBadge, ShowSources: t.ShowSources,
 		BotAvatar: t.BotAvatar, AvatarType: t.AvatarType, AvatarBackground: t.AvatarBackground,
 		TeaserText: t.TeaserText, AutoOpen: t.AutoOpen, AutoOpenDelay: t.AutoOpenDelay, BubblePulse: t.BubblePulse,
 		AllowedDomains: t.AllowedDomains, ContentPolicy: t.ContentPolicy,

@@ -40,7 +40,7 @@ func TestChatKnowledgeRankedForTheQuestion(t *testing.T) {
 		if !strings.Contains(system, want) {
 			t.Errorf("%q: the prompt lacks %q", question, want)
 		}
-		if n := strings.Count(system, "<entry>"); n >= len(entries) || n == 0 {
+		if n := strings.Count(system, "<entry ref="); n >= len(entries) || n == 0 {
 			t.Errorf("%q: %d entries in the prompt, want the cap's share of %d", question, n, len(entries))
 		}
 		if len(system) > agent.KnowledgeCap+20_000 {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parley/parley/agent"
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
 	"github.com/parley/parley/web/webtest"
 )
@@ -506,15 +505,34 @@ func TestChatLocalProvider(t *testing.T) {
 	t.Parallel()
 	b := webtest.Setup(t)
 	ten := b.NewTenant(t, "starter")
-	if st, body := b.Do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{
-		"title": "Opening hours", "content": "The shop opens at nine every weekday."}); st != 201 {
+	st, body := b.Do(t, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{
+		"title": "Opening hours", "content": "The shop opens at nine every weekday.", "sourceUrl": "https://shop.example/hours"})
+	if st != 201 {
 		t.Fatalf("corpus: %d %v", st, body)
 	}
+	b.MustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Returns", "content": "Returns are free for 30 days."})
 	r := b.Chat(t, "/chat/"+ten.Slug, map[string]any{"message": "What are the opening hours?", "sessionId": "local-1"}, webtest.AgentHeaders)
 	msg, _ := r.Body["message"].(string)
-	if r.Status != 200 || !strings.HasPrefix(msg, agent.LocalNotice) || !strings.Contains(msg, "The shop opens at nine every weekday.") ||
+	// The answer in plain words: the entry, without its marker or a word
+	// about the configuration, and the entry it rests on as its source.
+	if r.Status != 200 || msg != "**Opening hours**\nThe shop opens at nine every weekday." ||
 		r.Body["llmProvider"] != "local" || r.Body["llmModel"] != "corpus" {
 		t.Errorf("got %d %v", r.Status, r.Body)
+	}
+	if src, _ := json.Marshal(r.Body["sources"]); string(src) != `[{"title":"Opening hours","url":"https://shop.example/hours"}]` {
+		t.Errorf("sources = %s", src)
+	}
+	_, detail := b.Do(t, "GET", "/tenants/"+ten.Slug+"/conversations/"+r.Body["conversationId"].(string), ten.Token, nil)
+	msgs, _ := detail["messages"].([]any)
+	if len(msgs) != 2 {
+		t.Fatalf("messages = %v", detail["messages"])
+	}
+	answer := msgs[1].(map[string]any)
+	sources, _ := answer["sources"].([]any)
+	given, _ := answer["knowledge"].([]any)
+	if len(sources) != 1 || sources[0].(map[string]any)["id"] != body["corpus"].(map[string]any)["id"] ||
+		sources[0].(map[string]any)["sourceUrl"] != "https://shop.example/hours" || len(given) != 2 {
+		t.Errorf("the answer's sources %v of knowledge given %v", sources, given)
 	}
 
 	// The conversation shows among the tenant's recent ones, with its counts.
@@ -530,6 +548,17 @@ func TestChatLocalProvider(t *testing.T) {
 	}
 	if stats := show["stats"].(map[string]any); stats["conversationsUsed"] != float64(1) {
 		t.Errorf("conversationsUsed = %v", stats["conversationsUsed"])
+	}
+
+	// A tenant that hides sources shows visitors none; the API keeps them.
+	b.MustDo(t, 200, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"showSources": false})
+	r = b.Chat(t, "/chat/"+ten.Slug, map[string]any{"message": "opening hours?", "sessionId": "local-2"}, webtest.AgentHeaders)
+	if src, _ := r.Body["sources"].([]any); r.Status != 200 || src == nil || len(src) != 0 {
+		t.Errorf("sources hidden: %d %v", r.Status, r.Body["sources"])
+	}
+	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"showSources": "no"}); st != 400 ||
+		!strings.Contains(fmt.Sprint(body), "showSources") {
+		t.Errorf("showSources of a string: %d %v", st, body)
 	}
 }
 
@@ -727,5 +756,49 @@ func TestChatVisitorMemory(t *testing.T) {
 	reqs = llm.Requests()
 	if offered(reqs[len(reqs)-1], "remember") {
 		t.Errorf("remember offered to an anonymous visitor")
+	}
+}
+
+// Without a language model the way to a person still works: the widget's
+// settings offer it, and the visitor's request hands the conversation over
+// through the segment's ESCALATE_TO_HUMAN tool, as a model would.
+func TestChatLocalHandover(t *testing.T) {
+	t.Parallel()
+	b := webtest.Setup(t)
+	ten := b.NewTenant(t, "starter")
+	origin := map[string]string{"Origin": "https://shop.example"}
+	settings := func(ten webtest.Tenant) any {
+		t.Helper()
+		resp, body, raw := b.GetWidgetSettings(t, "/chat/"+ten.Slug+"/widget", origin)
+		if resp.StatusCode != 200 {
+			t.Fatalf("widget settings: %d %s", resp.StatusCode, raw)
+		}
+		return body["handover"]
+	}
+	if got := settings(ten); got != nil {
+		t.Errorf("handover without a tool or a form = %v, want none", got)
+	}
+	b.MustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{"name": "Human", "description": "Hand over to the team",
+		"type": "ESCALATE_TO_HUMAN", "config": map[string]any{"handoffMessage": "Sam from the shop will answer here."}})
+	if got := settings(ten); got != "chat" {
+		t.Errorf("handover with the tool = %v, want chat", got)
+	}
+	r := b.Chat(t, "/chat/"+ten.Slug, map[string]any{"message": "Can I talk to a person please?", "sessionId": "handover-1"}, webtest.AgentHeaders)
+	if r.Status != 200 || r.Body["status"] != "escalated" || r.Body["message"] != "Sam from the shop will answer here." {
+		t.Fatalf("hand-over: %d %v", r.Status, r.Body)
+	}
+	var leads int
+	if err := b.DB.Pool().QueryRow(context.Background(), `SELECT count(*) FROM submissions WHERE tenant_id = $1 AND conversation_id = $2
+		AND tool_type = 'ESCALATE_TO_HUMAN'`, ten.ID, r.Body["conversationId"]).Scan(&leads); err != nil || leads != 1 {
+		t.Errorf("hand-over submissions = %d (%v), want 1", leads, err)
+	}
+
+	// Another tenant with only a lead form: the button opens the form.
+	other := b.NewTenant(t, "starter")
+	b.MustDo(t, 201, "POST", "/tenants/"+other.Slug+"/segments", other.Token, map[string]any{"name": "Main", "slug": "main", "isDefault": true, "systemPrompt": "Help.",
+		"formConfig": map[string]any{"enabled": true, "intent": "lead",
+			"fields": []any{map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}})
+	if got := settings(other); got != "form" {
+		t.Errorf("handover with a lead form = %v, want form", got)
 	}
 }

@@ -39,7 +39,15 @@ func (h *Handler) ShowWidgetSettings(c echo.Context) error {
 	if err := h.noteInstallation(c, t); err != nil {
 		return err
 	}
-	body, err := json.Marshal(handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg))
+	s := handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg)
+	if h.Engine.AnswersLocally(t) {
+		tools, err := h.DB.ListTools(c.Request().Context(), t.ID)
+		if err != nil {
+			return err
+		}
+		s.Handover = handlers.WidgetHandover(s, seg, tools)
+	}
+	body, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}

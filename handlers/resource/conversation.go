@@ -122,6 +122,9 @@ type ConversationMessageJSON struct {
 	// Knowledge is what the answer's prompt held from the knowledge base:
 	// [] for a visitor's message and for answers stored before it was recorded.
 	Knowledge []parley.KnowledgeRef `json:"knowledge"`
+	// Sources are the entries of Knowledge the answer cites: those it
+	// rests on ([] when it cites none).
+	Sources []parley.KnowledgeRef `json:"sources"`
 	// AuthorName is the person who wrote a message of role human; null
 	// for the others.
 	AuthorName *string `json:"authorName"`
@@ -133,6 +136,12 @@ func NewConversationMessageJSON(m parley.Message) ConversationMessageJSON {
 		Knowledge: m.Knowledge, AuthorName: m.AuthorName}
 	if out.Knowledge == nil {
 		out.Knowledge = []parley.KnowledgeRef{}
+	}
+	out.Sources = []parley.KnowledgeRef{}
+	for _, k := range out.Knowledge {
+		if k.Cited {
+			out.Sources = append(out.Sources, k)
+		}
 	}
 	return out
 }

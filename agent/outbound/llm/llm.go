@@ -72,12 +72,19 @@ type ToolSpec struct {
 	Name        string
 	Description string
 	Parameters  json.RawMessage // a JSON Schema object; empty means no parameters
+	// Type is the tenant tool's type (ESCALATE_TO_HUMAN, ...), empty for
+	// the built-in ones. No model is sent it: the local provider, which
+	// reads no description, finds the tool it can run by it.
+	Type string
 }
 
 // Passage is a corpus entry the engine retrieved for this turn.
 type Passage struct {
 	Title   string
 	Content string
+	// Ref is the passage's citation marker in System ("[3]"), 0 when the
+	// prompt does not hold it; an answer cites it by writing the marker.
+	Ref int
 }
 
 // Request is everything a provider needs for one model call.
@@ -89,6 +96,10 @@ type Request struct {
 	// Passages are the retrieved corpus entries; the local provider answers
 	// from them, the others ignore them (the engine puts them in System).
 	Passages []Passage
+	// Language is the language the answer is to be in (ISO 639-1, "fr"),
+	// empty when unknown. Models read it in System; the local provider
+	// writes its few words of its own in it.
+	Language string
 }
 
 // EventKind says what an Event carries.

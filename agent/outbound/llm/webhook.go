@@ -112,6 +112,9 @@ type webhookLLMTurn struct {
 type webhookLLMSource struct {
 	Title   string `json:"title"`
 	Content string `json:"content"`
+	// Ref is the passage's citation marker: a reply that writes "[ref]"
+	// after a sentence cites it (the marker is not shown to the visitor).
+	Ref int `json:"ref,omitempty"`
 }
 
 // webhookLLMAnswer is what a reply endpoint answers; message is accepted as
