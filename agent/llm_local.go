@@ -160,10 +160,16 @@ func LocalWantsPerson(message string) bool {
 	return localPerson.MatchString(message) && localTalk.MatchString(message)
 }
 
+// localNear is how close to the best passage's score another must come to
+// be quoted with it: the answer quotes what the question is about, not
+// every passage that shares a word with it.
+const localNear = 0.6
+
 // LocalRank orders passages for the question with the turn's ranking
 // (rank.Scores: rare words count most, a title more than content,
 // typos read as the nearest word of the passages) and drops those sharing
-// no word with it. Ties keep the passages' order, which is the turn's.
+// no word with it, and those scoring under localNear of the best. Ties keep
+// the passages' order, which is the turn's.
 func LocalRank(question string, passages []llm.Passage) []llm.Passage {
 	corpus := make([]parley.CorpusEntry, len(passages))
 	for i, p := range passages {
@@ -177,6 +183,10 @@ func LocalRank(question string, passages []llm.Passage) []llm.Passage {
 		}
 	}
 	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(score[j], score[i]) })
+	if len(order) > 0 {
+		best := score[order[0]]
+		order = slices.DeleteFunc(order, func(i int) bool { return score[i] < localNear*best })
+	}
 	out := make([]llm.Passage, len(order))
 	for k, i := range order {
 		out[k] = passages[i]
