@@ -340,6 +340,24 @@ func TestEngineReply(t *testing.T) {
 		}
 	})
 
+	t.Run("an answer's citation markers mark the entries it rests on and leave its text", func(t *testing.T) {
+		t.Parallel()
+		_, p := engineFixture(t, llmtest.Turn{Text: []string{"We open at 9 ", "[1", "]. Returns take 30 days [2][9]."}})
+		store := &memStore{corpus: []parley.CorpusEntry{
+			{ID: "c-hours", Title: "Opening hours", Content: "9 to 6.", Priority: 2},
+			{ID: "c-returns", Title: "Returns", Content: "30 days.", Priority: 1},
+		}}
+		var streamed strings.Builder
+		out, err := testEngine(store, p).Reply(context.Background(), testInput(parley.ChannelWeb), func(ev llm.Event) { streamed.WriteString(ev.Text) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []parley.KnowledgeRef{{ID: "c-hours", Title: "Opening hours", Cited: true}, {ID: "c-returns", Title: "Returns", Cited: true}}
+		if text := "We open at 9. Returns take 30 days[9]."; out.Result.Text != text || streamed.String() != text || !slices.Equal(out.Knowledge, want) {
+			t.Errorf("text %q, streamed %q, knowledge %+v; want %q and %+v", out.Result.Text, streamed.String(), out.Knowledge, text, want)
+		}
+	})
+
 	t.Run("a turn lists the knowledge its prompt held and stores it with the answer", func(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t, llmtest.Turn{Text: []string{"Hi"}}, llmtest.Turn{Text: []string{"Hi"}})

@@ -153,10 +153,17 @@ func TestAdminConversations(t *testing.T) {
 		if pre := tool.Find("pre").Text(); pre != "Call me\nin the morning" {
 			t.Errorf("a value of several lines is not a block: %q", pre)
 		}
-		// what the first answer drew on, linked to the entry; nothing under the others
-		if k := p.Doc.Find("#messages .knowledge-used"); k.Length() != 1 || k.Find("a").AttrOr("href", "") != "/admin/corpus/"+f.Pricing.ID ||
+		// what the first answer drew on (cited), linked to the entry; what it
+		// was given folded below; nothing under the others
+		if k := p.Doc.Find("#messages .knowledge-used").FilterFunction(func(_ int, s *goquery.Selection) bool {
+			return s.ParentsFiltered("details").Length() == 0
+		}); k.Length() != 1 || k.Find("a").AttrOr("href", "") != "/admin/corpus/"+f.Pricing.ID ||
 			k.Find("a").Text() != "Plans and prices" || !k.Parent().HasClass("assistant") {
 			t.Errorf("knowledge shown: %d, %q", k.Length(), k.Text())
+		}
+		if g := p.Doc.Find("#messages details.knowledge-given"); g.Length() != 1 || g.Find("summary").Text() != "What the bot was given (2 entries)" ||
+			g.Find("li").Length() != 2 || !strings.Contains(g.Text(), "Given, not cited") {
+			t.Errorf("knowledge given: %d, %q", g.Length(), g.Text())
 		}
 		if up, down := p.Doc.Find("#messages .vote.up").Length(), p.Doc.Find("#messages .vote.down").Length(); up != 1 || down != 1 {
 			t.Errorf("votes shown: %d up, %d down", up, down)

@@ -111,7 +111,7 @@ func TestAdminOnboardingBrowser(t *testing.T) {
 	}
 	webtest.MustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(href),
 		webtest.KeyIn(chromedp.ID("test-chat-message"), "When do you open?"), chromedp.Click(chromedp.ID("test-chat-send"))))
-	webtest.WaitUntil(ctx, t, "the answer", `[...document.querySelectorAll('.test-chat-msg.bot')].some(m => m.innerText.includes('No language model is configured'))`)
+	webtest.WaitUntil(ctx, t, "the answer", `[...document.querySelectorAll('.test-chat-msg.bot')].some(m => m.innerText.includes('I could not find an answer'))`)
 	webtest.MustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin")))
 	got := webtest.MustRunStep(ctx, t, "steps", chromedp.Evaluate[string](steps))
 	if !strings.Contains(got, "done Try it yourself") || strings.Count(got, "todo ") != 4 {

@@ -470,7 +470,7 @@ func SeedInboxOf(t *testing.T, b *Bundle, ten Tenant) InboxFixture {
 			Result: json.RawMessage(`{"success":true,"message":"Thanks"}`)}},
 		Votes:     []int{1, -1},
 		Created:   EarlierToday(now, 2*time.Hour, time.Hour),
-		Knowledge: []parley.KnowledgeRef{{ID: f.Pricing.ID, Title: f.Pricing.Title}},
+		Knowledge: []parley.KnowledgeRef{{ID: f.Pricing.ID, Title: f.Pricing.Title, Cited: true}, {ID: f.Pricing.ID, Title: "Given, not cited"}},
 	})
 	f.AgentConv = b.AddConversation(t, ct, SeedConversation{
 		Start: func(p *parley.ConversationStart) { p.Channel, p.VisitorType = "agent", "agent" },
