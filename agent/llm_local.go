@@ -148,11 +148,12 @@ func localToolWords(content, language string) string {
 }
 
 // localPerson and localTalk are the words of a visitor asking for a person
-// (English, French, German, Spanish): a word for a person and a verb of
+// (English, French, German, Spanish, and the widget's button in Arabic and
+// Hebrew): a word for a person and a verb of
 // talking or reaching, so that "how much per person?" is a question.
 var (
-	localPerson = regexp.MustCompile(`(?i)(?:^|\P{L})(person|people|human|someone|somebody|agent|representative|operator|staff|team|personne|humain|quelqu.un|conseill\w*|équipe|mensch\w*|mitarbeiter\w*|jemand\w*|persona|humano|alguien|agente|equipo)(?:\P{L}|$)`)
-	localTalk   = regexp.MustCompile(`(?i)(?:^|\P{L})(talk|speak|chat|contact|reach|connect|call|parler|contacter|joindre|appeler|sprechen|reden|kontakt\w*|erreichen|hablar|contactar|llamar)(?:\P{L}|$)`)
+	localPerson = regexp.MustCompile(`(?i)(?:^|\P{L})(person|people|human|someone|somebody|agent|representative|operator|staff|team|personne|humain|quelqu.un|conseill\w*|équipe|mensch\w*|mitarbeiter\w*|jemand\w*|persona|humano|alguien|agente|equipo|شخص|موظف|נציג|אדם)(?:\P{L}|$)`)
+	localTalk   = regexp.MustCompile(`(?i)(?:^|\P{L})(talk|speak|chat|contact|reach|connect|call|parler|contacter|joindre|appeler|sprechen|reden|kontakt\w*|erreichen|hablar|contactar|llamar|التحدث|تحدث|שיחה|לדבר)(?:\P{L}|$)`)
 )
 
 // LocalWantsPerson says the message asks for a person.

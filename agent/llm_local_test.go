@@ -134,6 +134,12 @@ func TestLocalProvider(t *testing.T) {
 			{"Je voudrais parler à une personne", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
 			{"Kann ich mit einem Mitarbeiter sprechen?", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
 			{"¿Puedo hablar con alguien del equipo?", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
+			{"Talk to a person", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
+			{"Parler à un conseiller", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
+			{"Mit einem Mitarbeiter sprechen", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
+			{"Hablar con un agente", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
+			{"التحدث إلى موظف", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
+			{"שיחה עם נציג", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, true},
 			{"How much is the tour per person?", []llm.ToolSpec{{Name: "get_help", Type: parley.ToolEscalateToHuman}}, false},
 			{"Can I speak to someone?", []llm.ToolSpec{{Name: "contact", Type: parley.ToolSubmitForm}}, false},
 		} {

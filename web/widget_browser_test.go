@@ -285,7 +285,7 @@ func TestWidgetBrowserRefusedOrigin(t *testing.T) {
 	const sr = widgetShadow
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
 	webtest.MustStep(t, "opening the chat", err)
-	webtest.WaitUntil(ctx, t, "the refusal", sr+`.querySelector('.msg.error')?.innerText === 'Origin not allowed' && `+sr+`.querySelector('textarea').disabled`)
+	webtest.WaitUntil(ctx, t, "the refusal", sr+`.querySelector('.msg.error')?.innerText === 'The assistant is not available right now.' && `+sr+`.querySelector('textarea').disabled`)
 	if n := len(llm.Requests()); n != 0 {
 		t.Errorf("%d model calls from a refused page", n)
 	}

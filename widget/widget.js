@@ -7,12 +7,16 @@
 // (data-segment and data-widget-key are optional; data-api names the API
 // when the script is served from elsewhere.)
 //
+// It speaks the language of data-locale (en, fr-CA...), else the page's
+// <html lang>, else the browser's (see Languages), right to left in Arabic
+// and Hebrew, and sends that locale with every message.
+//
 // It defines no global. Everything it shows lives in the shadow root of one
 // <parley-widget> element, so the host page's styles and scripts neither
 // reach it nor are reached by it. Text from the model or the knowledge base
 // never reaches the DOM as HTML: it is rendered with text nodes, and the
-// few Markdown forms understood (paragraphs, **bold**, links) are built
-// element by element.
+// few Markdown forms understood (paragraphs, lists, code, bold, italics,
+// links) are built element by element.
 //
 // When the tenant turned the bot challenge on, and only then, the widget
 // loads the challenge's script (Cloudflare Turnstile's, or one offering the
@@ -41,21 +45,107 @@
   const liveKey = "parley-live-" + tenant + "-" + segment;
   const historyMax = 50;
 
+  // ---- Languages ----
+  // The widget's own words, by language. The owner's texts (the bot's name,
+  // the welcome, the starters, the form's labels) are shown as written. The
+  // language is data-locale's, else the page's <html lang>, else the
+  // browser's; a language missing here reads English, and a word missing in
+  // a language reads its English. tr(key, arg) is the word, with "%s"
+  // replaced by arg. The locale "qps" (tests only) wraps each English word
+  // in ⟦ ⟧, so that a test sees any visible word not taken from here.
+  const words = {
+    en: { open: "Open chat", close: "Close chat", chatWith: "Chat with %s", chat: "Chat", ai: "AI assistant", log: "Conversation",
+      message: "Your message", write: "Write a message…", send: "Send", preview: "Visitors write here", retry: "Retry",
+      checking: "Checking that you are not a robot…", checkFailed: "The check that you are not a robot could not load.",
+      robot: "We could not confirm that you are not a robot. Please try again.",
+      tooMany: "Too many messages for now: please wait %s seconds and try again.", unavailable: "The assistant is not available right now.",
+      offline: "The connection was lost. Check your network and retry.", writing: "The assistant is writing", book: "Book",
+      helpful: "Helpful", unhelpful: "Not helpful", support: "Support", person: "Person", aPerson: "A person",
+      waiting: "Waiting for a person…", joined: "%s joined the conversation", personTyping: "%s is typing…",
+      ended: "The conversation has ended", back: "The assistant is back", form: "Contact form", thanks: "Thank you!",
+      sources: "Sources", talk: "Talk to a person" },
+    fr: { open: "Ouvrir le chat", close: "Fermer le chat", chatWith: "Discuter avec %s", chat: "Chat", ai: "Assistant IA", log: "Conversation",
+      message: "Votre message", write: "Écrivez un message…", send: "Envoyer", preview: "Les visiteurs écrivent ici", retry: "Réessayer",
+      checking: "Vérification que vous n'êtes pas un robot…", checkFailed: "La vérification anti-robot n'a pas pu se charger.",
+      robot: "Nous n'avons pas pu confirmer que vous n'êtes pas un robot. Veuillez réessayer.",
+      tooMany: "Trop de messages pour le moment : patientez %s secondes puis réessayez.", unavailable: "L'assistant n'est pas disponible pour le moment.",
+      offline: "La connexion a été perdue. Vérifiez votre réseau et réessayez.", writing: "L'assistant écrit", book: "Réserver",
+      helpful: "Utile", unhelpful: "Pas utile", support: "Assistance", person: "Conseiller", aPerson: "Un conseiller",
+      waiting: "En attente d'un conseiller…", joined: "%s a rejoint la conversation", personTyping: "%s écrit…",
+      ended: "La conversation est terminée", back: "L'assistant est de retour", form: "Formulaire de contact", thanks: "Merci !",
+      sources: "Sources", talk: "Parler à un conseiller" },
+    de: { open: "Chat öffnen", close: "Chat schließen", chatWith: "Chat mit %s", chat: "Chat", ai: "KI-Assistent", log: "Unterhaltung",
+      message: "Ihre Nachricht", write: "Nachricht schreiben…", send: "Senden", preview: "Hier schreiben Besucher", retry: "Erneut versuchen",
+      checking: "Wir prüfen, dass Sie kein Roboter sind…", checkFailed: "Die Prüfung, dass Sie kein Roboter sind, konnte nicht geladen werden.",
+      robot: "Wir konnten nicht bestätigen, dass Sie kein Roboter sind. Bitte versuchen Sie es erneut.",
+      tooMany: "Zu viele Nachrichten: Bitte warten Sie %s Sekunden und versuchen Sie es erneut.", unavailable: "Der Assistent ist gerade nicht verfügbar.",
+      offline: "Die Verbindung wurde unterbrochen. Prüfen Sie Ihr Netzwerk und versuchen Sie es erneut.", writing: "Der Assistent schreibt", book: "Buchen",
+      helpful: "Hilfreich", unhelpful: "Nicht hilfreich", support: "Support", person: "Mitarbeiter", aPerson: "Ein Mitarbeiter",
+      waiting: "Warten auf einen Mitarbeiter…", joined: "%s ist der Unterhaltung beigetreten", personTyping: "%s schreibt…",
+      ended: "Die Unterhaltung ist beendet", back: "Der Assistent ist zurück", form: "Kontaktformular", thanks: "Vielen Dank!",
+      sources: "Quellen", talk: "Mit einem Mitarbeiter sprechen" },
+    es: { open: "Abrir el chat", close: "Cerrar el chat", chatWith: "Chatear con %s", chat: "Chat", ai: "Asistente de IA", log: "Conversación",
+      message: "Tu mensaje", write: "Escribe un mensaje…", send: "Enviar", preview: "Aquí escriben los visitantes", retry: "Reintentar",
+      checking: "Comprobando que no eres un robot…", checkFailed: "No se pudo cargar la comprobación de que no eres un robot.",
+      robot: "No pudimos confirmar que no eres un robot. Inténtalo de nuevo.",
+      tooMany: "Demasiados mensajes por ahora: espera %s segundos e inténtalo de nuevo.", unavailable: "El asistente no está disponible en este momento.",
+      offline: "Se perdió la conexión. Comprueba tu red e inténtalo de nuevo.", writing: "El asistente está escribiendo", book: "Reservar",
+      helpful: "Útil", unhelpful: "No útil", support: "Soporte", person: "Agente", aPerson: "Un agente",
+      waiting: "Esperando a un agente…", joined: "%s se unió a la conversación", personTyping: "%s está escribiendo…",
+      ended: "La conversación ha terminado", back: "El asistente ha vuelto", form: "Formulario de contacto", thanks: "¡Gracias!",
+      sources: "Fuentes", talk: "Hablar con un agente" },
+    ar: { open: "فتح المحادثة", close: "إغلاق المحادثة", chatWith: "الدردشة مع %s", chat: "دردشة", ai: "مساعد ذكاء اصطناعي", log: "المحادثة",
+      message: "رسالتك", write: "اكتب رسالة…", send: "إرسال", preview: "يكتب الزوار هنا", retry: "أعد المحاولة",
+      checking: "جارٍ التحقق من أنك لست روبوتًا…", checkFailed: "تعذّر تحميل التحقق من أنك لست روبوتًا.",
+      robot: "لم نتمكن من التأكد من أنك لست روبوتًا. يرجى المحاولة مرة أخرى.",
+      tooMany: "رسائل كثيرة جدًا حاليًا: يرجى الانتظار %s ثانية ثم المحاولة مرة أخرى.", unavailable: "المساعد غير متاح حاليًا.",
+      offline: "انقطع الاتصال. تحقق من شبكتك وأعد المحاولة.", writing: "المساعد يكتب", book: "احجز",
+      helpful: "مفيد", unhelpful: "غير مفيد", support: "الدعم", person: "موظف", aPerson: "أحد الموظفين",
+      waiting: "في انتظار أحد الموظفين…", joined: "انضم %s إلى المحادثة", personTyping: "%s يكتب…",
+      ended: "انتهت المحادثة", back: "عاد المساعد", form: "نموذج التواصل", thanks: "شكرًا لك!",
+      sources: "المصادر", talk: "التحدث إلى موظف" },
+    he: { open: "פתיחת הצ'אט", close: "סגירת הצ'אט", chatWith: "צ'אט עם %s", chat: "צ'אט", ai: "עוזר בינה מלאכותית", log: "שיחה",
+      message: "ההודעה שלך", write: "כתבו הודעה…", send: "שליחה", preview: "כאן המבקרים כותבים", retry: "ניסיון חוזר",
+      checking: "בודקים שאינך רובוט…", checkFailed: "לא ניתן היה לטעון את הבדיקה שאינך רובוט.",
+      robot: "לא הצלחנו לאשר שאינך רובוט. אנא נסו שוב.",
+      tooMany: "יותר מדי הודעות כרגע: המתינו %s שניות ונסו שוב.", unavailable: "העוזר אינו זמין כרגע.",
+      offline: "החיבור אבד. בדקו את הרשת ונסו שוב.", writing: "העוזר כותב", book: "הזמנה",
+      helpful: "מועיל", unhelpful: "לא מועיל", support: "תמיכה", person: "נציג", aPerson: "נציג",
+      waiting: "ממתינים לנציג…", joined: "%s הצטרף/ה לשיחה", personTyping: "%s מקליד/ה…",
+      ended: "השיחה הסתיימה", back: "העוזר חזר", form: "טופס יצירת קשר", thanks: "תודה!",
+      sources: "מקורות", talk: "שיחה עם נציג" },
+  };
+  // The visitor's locale: the first well-formed of data-locale, the page's
+  // lang and the browser's languages ("fr_CA" reads "fr-CA").
+  const asked = [script.dataset.locale, document.documentElement.lang, ...(navigator.languages || []), navigator.language]
+    .map((t) => String(t || "").trim().replace(/_/g, "-")).find((t) => /^[a-z]{2,3}(-|$)/i.test(t)) || "en";
+  const lang = asked.split("-")[0].toLowerCase();
+  const pseudo = lang === "qps";
+  const table = words[lang] || words.en;
+  const tr = (k, arg = "") => (pseudo ? "⟦" + words.en[k] + "⟧" : table[k] || words.en[k]).replace("%s", arg);
+  // The language the widget speaks (its elements' lang) and its direction.
+  const shownLang = words[lang] ? lang : "en";
+  const dir = lang === "ar" || lang === "he" ? "rtl" : "ltr";
+  // The locale sent with each message, as the spec writes it: a language's
+  // two letters, then a hyphen and a region's two when given ("fr-CA");
+  // nothing for a language of three letters.
+  const locale = /^[a-z]{2}(-[a-z]{2})?$/i.test(asked) ? lang + asked.slice(2).toUpperCase() : /^[a-z]{2}$/.test(lang) ? lang : undefined;
+
   const css = `
     :host { all: initial; }
     * { box-sizing: border-box; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-    .launcher { position: fixed; right: 20px; bottom: 20px; width: 56px; height: 56px; border-radius: 50%;
+    .launcher { position: fixed; inset-inline-end: 20px; bottom: 20px; width: 56px; height: 56px; border-radius: 50%;
       border: none; cursor: pointer; color: var(--on-primary); background: var(--primary); box-shadow: 0 4px 14px rgba(0,0,0,.25);
       z-index: 2147483000; display: grid; place-items: center; }
     .launcher.pulse { animation: pulse 2s 3; }
     @media (prefers-reduced-motion: reduce) { .launcher.pulse { animation: none; } }
     @keyframes pulse { 0% { box-shadow: 0 0 0 0 var(--primary); } 70% { box-shadow: 0 0 0 14px transparent; } 100% { box-shadow: 0 0 0 0 transparent; } }
-    .teaser { position: fixed; right: 86px; bottom: 30px; max-width: 240px; background: #fff; color: #111;
+    .teaser { position: fixed; inset-inline-end: 86px; bottom: 30px; max-width: 240px; background: #fff; color: #111;
       border-radius: 12px; padding: 10px 14px; box-shadow: 0 4px 14px rgba(0,0,0,.2); font-size: 14px; z-index: 2147483000; cursor: pointer; }
-    .panel { position: fixed; right: 20px; bottom: 88px; width: 370px; max-width: calc(100vw - 24px);
+    .panel { position: fixed; inset-inline-end: 20px; bottom: 88px; width: 370px; max-width: calc(100vw - 24px);
       height: 560px; max-height: calc(100vh - 110px); display: flex; flex-direction: column; background: #fff; color: #111;
       border-radius: 14px; box-shadow: 0 8px 30px rgba(0,0,0,.3); overflow: hidden; z-index: 2147483000; }
-    @media (max-width: 480px) { .panel { right: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; }
+    @media (max-width: 480px) { .panel { inset-inline-end: 0; bottom: 0; width: 100vw; max-width: 100vw; height: 100vh; max-height: 100vh; border-radius: 0; }
       :host(:not(.preview)) .panel:not([hidden]) ~ .launcher { display: none; } }
     :host(.preview) .launcher, :host(.preview) .teaser, :host(.preview) .panel { position: absolute; z-index: 1; }
     :host(.preview) .panel { left: 12px; right: 12px; top: 12px; bottom: 88px; width: auto; max-width: none; height: auto; max-height: none; border-radius: 14px; }
@@ -69,11 +159,16 @@
     header button { background: transparent; border: none; color: var(--on-primary); font-size: 20px; cursor: pointer; }
     .log { flex: 1; overflow-y: auto; padding: 14px; display: flex; flex-direction: column; gap: 10px; background: #f7f7f8; }
     .msg { max-width: 85%; padding: 9px 12px; border-radius: 12px; font-size: 14px; line-height: 1.45; word-wrap: break-word; }
-    .msg p { margin: 0 0 6px; } .msg p:last-child { margin: 0; }
+    .msg p, .msg ul, .msg ol, .msg pre { margin: 0 0 6px; } .msg :last-child { margin-bottom: 0; }
+    .msg ul, .msg ol { padding-inline-start: 20px; }
+    .msg code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 13px; background: rgba(0,0,0,.07); border-radius: 4px; padding: 0 3px; }
+    .msg pre { overflow-x: auto; padding: 8px; border-radius: 8px; background: #f4f4f5; color: #111; }
+    .msg pre code { background: none; padding: 0; }
+    .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
     .msg a { color: inherit; text-decoration: underline; }
     .bot { align-self: flex-start; background: #fff; border: 1px solid #e4e4e7; }
     .me { align-self: flex-end; background: var(--primary); color: var(--on-primary); }
-    .person { align-self: flex-start; background: #fff; border: 1px solid var(--primary); border-left-width: 4px; }
+    .person { align-self: flex-start; background: #fff; border: 1px solid var(--primary); border-inline-start-width: 4px; }
     .person .author { display: flex; align-items: center; gap: 6px; font-size: 12px; font-weight: 600; margin-bottom: 4px; }
     .person .tag { font-weight: 500; font-size: 11px; background: #e4e4e7; color: #111; border-radius: 999px; padding: 1px 7px; }
     .presence { margin: 0; padding: 6px 14px; font-size: 13px; color: #333; background: #fff; border-bottom: 1px solid #e4e4e7; }
@@ -81,7 +176,7 @@
     .person-typing { margin: 0; padding: 0 14px; font-size: 13px; font-style: italic; color: #555; background: #f7f7f8; }
     .person-typing:not(:empty) { padding: 0 14px 8px; }
     .error { align-self: stretch; background: #fef2f2; color: #991b1b; border: 1px solid #fecaca; }
-    .error button { margin-left: 8px; }
+    .error button { margin-inline-start: 8px; }
     .typing { align-self: flex-start; color: #555; font-size: 13px; }
     .starters { display: flex; flex-wrap: wrap; gap: 6px; }
     .starters button, .votes button, .error button { border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
@@ -108,7 +203,7 @@
     .captcha[hidden] { display: none; }
     .captcha p { margin: 4px 0; }
     .captcha p:empty { display: none; }
-    .captcha button { margin-left: 8px; border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
+    .captcha button { margin-inline-start: 8px; border: 1px solid #d4d4d8; background: #fff; color: #111; border-radius: 999px;
       padding: 4px 10px; font-size: 13px; cursor: pointer; }
   `;
 
@@ -136,18 +231,27 @@
   const bubbleIcon = "M4 4h16a1 1 0 0 1 1 1v11a1 1 0 0 1-1 1H10l-5 4v-4H4a1 1 0 0 1-1-1V5a1 1 0 0 1 1-1z";
   const thumbIcon = "M3 10h4v11H3zM7 10l4-8a2 2 0 0 1 2 2v4h5.5a2 2 0 0 1 2 2.3L19 19a2 2 0 0 1-2 2H7";
 
-  // Markdown, safely: paragraphs, **bold** and links (http and https only),
-  // each made of elements and text nodes.
+  // Markdown, safely: paragraphs, bulleted ("- ", "* ") and numbered
+  // ("1. ") lists, fenced code blocks (```), **bold**, *italics* and
+  // _italics_, `inline code` and links (http and https only), each made of
+  // elements and text nodes. What is not understood stays text: an unclosed
+  // marker, a link of another scheme; an unclosed fence runs to the end (a
+  // streamed answer's block shows as code while it comes).
   const inline = (text) => {
     const out = [];
-    const re = /\*\*([^*]+)\*\*|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+    // code | bold | *italic* | _italic_ (after a non-word character, so that
+    // snake_case stays) | [label](url) | a bare url.
+    const re = /`([^`]+)`|\*\*(.+?)\*\*|\*([^\s*](?:[^*]*[^\s*])?)\*|(^|\W)_([^\s_](?:[^_]*[^\s_])?)_(?!\w)|\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)|(https?:\/\/[^\s<>()`]+[^\s<>().,;:!?'"`])/g;
     let last = 0;
     for (const m of text.matchAll(re)) {
       if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
-      if (m[1] !== undefined) out.push(el("strong", {}, m[1]));
+      if (m[1] !== undefined) out.push(el("code", {}, m[1]));
+      else if (m[2] !== undefined) out.push(el("strong", {}, ...inline(m[2])));
+      else if (m[3] !== undefined) out.push(el("em", {}, ...inline(m[3])));
+      else if (m[5] !== undefined) out.push(m[4], el("em", {}, ...inline(m[5])));
       else {
-        const href = m[3] || m[4];
-        out.push(el("a", { href, target: "_blank", rel: "noopener noreferrer" }, m[2] || m[4]));
+        const href = m[7] || m[8];
+        out.push(el("a", { href, target: "_blank", rel: "noopener noreferrer" }, m[6] || m[8]));
       }
       last = m.index + m[0].length;
     }
@@ -155,11 +259,32 @@
     return out;
   };
   const render = (node, text) => {
-    node.replaceChildren(...text.split(/\n{2,}/).filter((p) => p.trim()).map((p) => {
-      const para = el("p");
-      p.split("\n").forEach((line, i) => { if (i) para.append(el("br")); para.append(...inline(line)); });
-      return para;
-    }));
+    const out = [], lines = text.split("\n");
+    let para = null, list = null;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      const item = /^\s*(?:([-*])|(\d{1,9})[.)])\s+(.*)$/.exec(line);
+      if (/^\s*```/.test(line)) {
+        const code = [];
+        while (++i < lines.length && !/^\s*```/.test(lines[i])) code.push(lines[i]);
+        out.push(el("pre", {}, el("code", {}, code.join("\n"))));
+        para = list = null;
+      } else if (item) {
+        // Items of one kind make one list, blank lines between them or not.
+        const tag = item[1] ? "ul" : "ol";
+        if (list?.localName !== tag) out.push(list = el(tag, item[2] && item[2] !== "1" ? { start: item[2] } : {}));
+        list.append(el("li", {}, ...inline(item[3])));
+        para = null;
+      } else if (!line.trim()) para = null;
+      else if (list && !para && /^\s/.test(line)) list.lastChild.append(el("br"), ...inline(line.trim()));
+      else {
+        if (para) para.append(el("br"));
+        else out.push(para = el("p"));
+        para.append(...inline(line));
+        list = null;
+      }
+    }
+    node.replaceChildren(...out);
   };
 
   // The session id is kept in the host page's localStorage, so the
@@ -237,12 +362,14 @@
     let body = {};
     try { body = await resp.json(); } catch { /* not JSON */ }
     if (resp.status === 429 && resp.headers.get("Retry-After")) {
-      return "Too many messages for now: please wait " + resp.headers.get("Retry-After") + " seconds and try again.";
+      return tr("tooMany", resp.headers.get("Retry-After"));
     }
     if (body.code === "CAPTCHA_FAILED" || body.code === "CAPTCHA_REQUIRED") {
-      return "We could not confirm that you are not a robot. Please try again.";
+      return tr("robot");
     }
-    return body.error || "The assistant is not available right now.";
+    // The server's words are for the site's owner, in English: in the console.
+    if (body.error) console.warn("Parley widget:", body.error);
+    return tr("unavailable");
   };
 
   // challenge drives the bot challenge in box, an element of the host page,
@@ -297,7 +424,7 @@
       // Shown to whoever opens the chat, so that the site's owner sees why.
       refused = await problem(resp);
       console.warn("Parley widget:", refused);
-      s = { name: "Chat", segment: { welcomeMessage: null, conversationStarters: [] }, bot: { primaryColor: "#52525b" },
+      s = { name: tr("chat"), segment: { welcomeMessage: null, conversationStarters: [] }, bot: { primaryColor: "#52525b" },
         launcher: {}, bookingCta: null, form: null, endpoints: {} };
     }
     mount(s, refused);
@@ -310,6 +437,33 @@
     if (/^(https?:|data:image\/)/i.test(src)) return el("img", { class: "avatar", src, alt: "" });
     const name = s.bot.name || s.name || "?";
     return el("div", { class: "avatar", "aria-hidden": "true" }, [...name][0].toUpperCase());
+  };
+
+  // ---- Keyboard and screen readers ----
+  // keys makes the open panel keyboard-friendly: Escape closes it (shut
+  // gives the launcher the focus back), and Tab and Shift+Tab go round its
+  // controls, not out to the page. It returns announce(text), which has
+  // screen readers read text once. A new answer is read once it is
+  // complete: the log is not a live region (aria-live="off" overrides role
+  // log's implicit polite), because screen readers read a streamed bubble
+  // chunk by chunk, or again from its start at each chunk, and aria-busy,
+  // which should hold them back until the end, is ignored by several
+  // (NVDA, JAWS). One visually hidden polite status gets the finished text
+  // instead, as a new text node, so that the same words twice are read
+  // twice.
+  const keys = (root, panel, shut) => {
+    root.addEventListener("keydown", (e) => {
+      if (panel.hidden || preview) return;
+      if (e.key === "Escape") { e.stopPropagation(); shut(); return; }
+      if (e.key !== "Tab" || !panel.contains(root.activeElement)) return;
+      const stops = [...panel.querySelectorAll("button, textarea, input, select, a[href], [tabindex]")]
+        .filter((n) => !n.disabled && n.tabIndex >= 0 && n.getClientRects().length);
+      const at = stops.indexOf(root.activeElement);
+      if (e.shiftKey ? at === 0 : at === stops.length - 1) { e.preventDefault(); stops.at(e.shiftKey ? -1 : 0).focus(); }
+    });
+    const heard = el("p", { class: "sr", role: "status" });
+    panel.append(heard);
+    return (text) => heard.replaceChildren(text);
   };
 
   // mount shows the widget for settings s; in a preview it replaces the one
@@ -328,14 +482,14 @@
     host.style.setProperty("--on-avatar", onColour(avatarBg));
     root.append(el("style", {}, css));
 
-    const log = el("div", { class: "log", role: "log", "aria-live": "polite", "aria-label": "Conversation" });
-    const input = el("textarea", { rows: "1", "aria-label": "Your message", placeholder: "Write a message…", maxlength: "15000" });
-    const send = el("button", { type: "submit" }, "Send");
+    const log = el("div", { class: "log", role: "log", "aria-live": "off", "aria-label": tr("log") }); // see announce
+    const input = el("textarea", { rows: "1", "aria-label": tr("message"), placeholder: tr("write"), maxlength: "15000" });
+    const send = el("button", { type: "submit" }, tr("send"));
     const form = el("form", { class: "compose" }, input, send);
-    const close = el("button", { type: "button", "aria-label": "Close chat" }, "×");
+    const close = el("button", { type: "button", "aria-label": tr("close") }, "×");
     const who = el("div", { class: "who" }, el("div", { class: "name" }, s.bot.name || s.name));
     if (s.bot.title) who.append(el("div", { class: "title" }, s.bot.title));
-    if (s.bot.showAiBadge) who.append(el("div", { class: "badge" }, "AI assistant"));
+    if (s.bot.showAiBadge) who.append(el("div", { class: "badge" }, tr("ai")));
     const note = el("p", { role: "status" });
     // The presence line: whether a person is awaited or answers.
     const presence = el("p", { class: "presence", role: "status", hidden: "" });
@@ -343,13 +497,14 @@
     // always there (empty when nobody types) so that its changes are read.
     const personTyping = el("p", { class: "person-typing", role: "status" });
     const checkRow = el("div", { class: "captcha", hidden: "" }, el("slot", { name: "captcha" }), note);
-    const handover = el("button", { type: "button", class: "handover", hidden: "" }, "Talk to a person");
-    const panel = el("section", { class: "panel", role: "dialog", "aria-label": "Chat with " + (s.bot.name || s.name), hidden: "" },
+    const handover = el("button", { type: "button", class: "handover", hidden: "" }, tr("talk"));
+    const panel = el("section", { class: "panel", role: "dialog", "aria-label": tr("chatWith", s.bot.name || s.name), hidden: "" },
       el("header", {}, avatar(s), who, close), presence, log, personTyping, checkRow, handover, form);
-    const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": "Open chat",
+    const launcher = el("button", { class: "launcher" + (s.launcher.bubblePulse ? " pulse" : ""), "aria-label": tr("open"),
       "aria-expanded": "false" }, icon(bubbleIcon, 26));
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
     root.append(teaser, panel, launcher);
+    for (const n of [teaser, panel, launcher]) { n.lang = shownLang; n.dir = dir; }
 
     // The bot challenge, when on (never in a preview, which sends nothing):
     // its frame in a light-DOM child of the host element, slotted into the
@@ -361,11 +516,11 @@
       const box = el("div", { slot: "captcha" });
       host.append(box);
       checkRow.hidden = false;
-      const again = el("button", { type: "button" }, "Retry");
+      const again = el("button", { type: "button" }, tr("retry"));
       again.addEventListener("click", () => check.retry());
       check = challenge(s.captcha, box, (state) => {
-        if (state === "error") note.replaceChildren("The check that you are not a robot could not load.", again);
-        else note.replaceChildren(state === "waiting" ? "Checking that you are not a robot…" : "");
+        if (state === "error") note.replaceChildren(tr("checkFailed"), again);
+        else note.replaceChildren(state === "waiting" ? tr("checking") : "");
         sync();
       });
       sync();
@@ -380,6 +535,7 @@
     };
     const shut = () => { panel.hidden = true; launcher.setAttribute("aria-expanded", "false"); launcher.focus(); unfollow(); };
     launcher.addEventListener("click", () => (panel.hidden ? open() : shut()));
+    const announce = keys(root, panel, shut);
     close.addEventListener("click", shut);
     teaser.addEventListener("click", open);
     const delay = Math.max(0, s.launcher.autoOpenDelay || 0) * 1000;
@@ -388,12 +544,12 @@
       panel.hidden = false; launcher.setAttribute("aria-expanded", "true");
       teaser.hidden = !s.launcher.teaserText;
       input.disabled = true; send.disabled = true;
-      input.placeholder = "Visitors write here";
+      input.placeholder = tr("preview");
     } else if (s.launcher.autoOpen) setTimeout(() => { if (panel.hidden) open(); }, delay);
     else if (s.launcher.teaserText) setTimeout(() => { if (panel.hidden) teaser.hidden = false; }, delay);
 
     const bubble = (cls, text) => {
-      const b = el("div", { class: "msg " + cls });
+      const b = el("div", { class: "msg " + cls, dir: "auto" }); // its text's direction, on its side of the panel's
       render(b, text);
       log.append(b);
       log.scrollTop = log.scrollHeight;
@@ -409,7 +565,7 @@
       const card = el("div", { class: "card booking" }, el("strong", {}, b.headline));
       if (b.subtitle) card.append(el("small", {}, b.subtitle));
       if (b.officeHours) card.append(el("small", {}, b.officeHours));
-      card.append(el("button", { type: "button", class: "go", onclick: () => ask(b.ctaText || b.headline) }, b.ctaText || "Book"));
+      card.append(el("button", { type: "button", class: "go", onclick: () => ask(b.ctaText || b.headline) }, b.ctaText || tr("book")));
       log.append(card);
     }
     if (s.form) log.append(leadForm(s.form));
@@ -417,7 +573,7 @@
     // entries it cites: links to their pages (http and https only; the
     // test chat also names an entry without one).
     const sources = (node, list) => {
-      const line = el("div", { class: "sources" }, "Sources: ");
+      const line = el("div", { class: "sources" }, tr("sources") + ": ");
       list.forEach((src, i) => {
         if (i) line.append(", ");
         line.append(/^https?:\/\//i.test(src.url || "")
@@ -427,8 +583,8 @@
       node.append(line);
     };
     const votes = (node, messageId) => {
-      const up = el("button", { type: "button", "aria-label": "Helpful", "aria-pressed": "false" }, icon(thumbIcon, 14));
-      const down = el("button", { type: "button", "aria-label": "Not helpful", "aria-pressed": "false" }, icon(thumbIcon, 14, true));
+      const up = el("button", { type: "button", "aria-label": tr("helpful"), "aria-pressed": "false" }, icon(thumbIcon, 14));
+      const down = el("button", { type: "button", "aria-label": tr("unhelpful"), "aria-pressed": "false" }, icon(thumbIcon, 14, true));
       up.dataset.value = "up"; down.dataset.value = "down";
       up.addEventListener("click", () => vote(messageId, "up", [up, down]));
       down.addEventListener("click", () => vote(messageId, "down", [up, down]));
@@ -437,8 +593,8 @@
     // A person's message: their name and a "Person" tag above it, in a
     // bubble of its own style, so that the visitor knows who writes.
     const personBubble = (name, text) => {
-      const b = el("div", { class: "msg person" }, el("div", { class: "author" }, name || "Support", el("span", { class: "tag" }, "Person")));
-      const body = el("div");
+      const b = el("div", { class: "msg person" }, el("div", { class: "author" }, name || tr("support"), el("span", { class: "tag" }, tr("person"))));
+      const body = el("div", { dir: "auto" });
       render(body, text);
       b.append(body);
       log.append(b);
@@ -471,7 +627,7 @@
     // the lead form. Hidden while a person is awaited or answers.
     const showHandover = () => { handover.hidden = !s.handover || !!preview || !!refused || awaited(live.status); };
     handover.addEventListener("click", () => {
-      if (s.handover === "chat") { ask("I'd like to talk to a person"); return; }
+      if (s.handover === "chat") { ask(tr("talk")); return; }
       const lead = log.querySelector("form.lead") || log.appendChild(leadForm(s.form));
       lead.scrollIntoView({ block: "nearest" });
       const first = lead.querySelector("input, textarea, select");
@@ -480,10 +636,10 @@
     showHandover();
     const showPresence = (st, name, was) => {
       let text = "";
-      if (st === "escalated") text = "Waiting for a person…";
-      else if (st === "human") text = (name || "A person") + " joined the conversation";
-      else if (awaited(was) && st === "closed") text = "The conversation has ended";
-      else if (awaited(was)) text = "The assistant is back";
+      if (st === "escalated") text = tr("waiting");
+      else if (st === "human") text = tr("joined", name || tr("aPerson"));
+      else if (awaited(was) && st === "closed") text = tr("ended");
+      else if (awaited(was)) text = tr("back");
       presence.textContent = text;
       presence.hidden = !text;
     };
@@ -501,7 +657,7 @@
     let typingTimer = null;
     const stopTyping = () => { clearTimeout(typingTimer); personTyping.textContent = ""; };
     const personTypes = (name) => {
-      personTyping.textContent = (name || "A person") + " is typing…";
+      personTyping.textContent = tr("personTyping", name || tr("aPerson"));
       clearTimeout(typingTimer);
       typingTimer = setTimeout(stopTyping, 5000);
     };
@@ -511,6 +667,7 @@
       if (!d.id || shown.has(d.id)) return;
       shown.add(d.id);
       personBubble(d.authorName, d.content);
+      announce((d.authorName || tr("support")) + ": " + d.content);
       history.add({ r: "person", t: d.content, n: d.authorName, id: d.id });
     };
     function follow() {
@@ -568,9 +725,9 @@
         if (fd.required) input.required = true;
         return [el("label", { for: id }, fd.label + (fd.required ? " *" : "")), input];
       }).flat();
-      const go = el("button", { type: "submit", class: "go" }, "Send");
+      const go = el("button", { type: "submit", class: "go" }, tr("send"));
       go.disabled = !!preview;
-      const card = el("form", { class: "card lead", "aria-label": "Contact form" }, ...fields, go);
+      const card = el("form", { class: "card lead", "aria-label": tr("form") }, ...fields, go);
       card.addEventListener("submit", async (e) => {
         e.preventDefault();
         go.disabled = true;
@@ -585,10 +742,10 @@
             segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined, captchaToken }) });
           if (!r.ok) { go.disabled = false; log.append(el("div", { class: "msg error", role: "alert" }, await problem(r))); return; }
           const body = await r.json();
-          card.replaceWith(el("div", { class: "msg bot", role: "status" }, f.confirmationMessage || body.message || "Thank you!"));
+          card.replaceWith(el("div", { class: "msg bot", role: "status" }, f.confirmationMessage || body.message || tr("thanks")));
         } catch {
           go.disabled = false;
-          log.append(el("div", { class: "msg error", role: "alert" }, "The connection was lost. Check your network and retry."));
+          log.append(el("div", { class: "msg error", role: "alert" }, tr("offline")));
         }
       });
       return card;
@@ -601,12 +758,12 @@
       if (starters) { starters.remove(); starters = null; }
       bubble("me", text);
       history.add({ r: "me", t: text });
-      const typing = el("div", { class: "typing", "aria-label": "The assistant is writing" }, "…");
+      const typing = el("div", { class: "typing", "aria-label": tr("writing") }, "…");
       log.append(typing);
       let answer = null, said = "";
       const fail = (msg) => {
         typing.remove();
-        const retry = el("button", { type: "button" }, "Retry");
+        const retry = el("button", { type: "button" }, tr("retry"));
         const e = el("div", { class: "msg error", role: "alert" }, msg, retry);
         retry.addEventListener("click", () => { e.remove(); ask(text); });
         log.append(e);
@@ -617,7 +774,7 @@
         const resp = await fetch(s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
           message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
           pageContext: { title: document.title, url: location.href },
-          visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken }) });
+          visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken, locale }) });
         if (!resp.ok) { fail(await problem(resp)); return; }
         const reader = resp.body.getReader();
         const decoder = new TextDecoder();
@@ -646,6 +803,7 @@
                 if (!answer && ev.message) answer = bubble("bot", ev.message);
                 const cited = ev.sources && ev.sources.length ? ev.sources : undefined;
                 if (answer) history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined, s: cited });
+                if (answer) announce(answer.textContent);
                 if (answer && cited) sources(answer, cited);
                 if (answer && ev.messageId) votes(answer, ev.messageId);
                 if (ev.status) setStatus(ev.status, ev.assignee, ev.streamToken);
@@ -655,7 +813,7 @@
         }
       } catch (err) {
         console.warn("Parley widget:", err);
-        fail("The connection was lost. Check your network and retry.");
+        fail(tr("offline"));
       } finally {
         typing.remove();
         busy = false; sync();
