@@ -51,7 +51,7 @@
   // language is data-locale's, else the page's <html lang>, else the
   // browser's; a language missing here reads English, and a word missing in
   // a language reads its English. tr(key, arg) is the word, with "%s"
-  // replaced by arg. The locale "qps" (tests only) wraps each English word
+  // replaced by arg (as it is: a name may hold "$&"). The locale "qps" (tests only) wraps each English word
   // in ⟦ ⟧, so that a test sees any visible word not taken from here.
   const words = {
     en: { open: "Open chat", close: "Close chat", chatWith: "Chat with %s", chat: "Chat", ai: "AI assistant", log: "Conversation",
@@ -122,7 +122,7 @@
   const lang = asked.split("-")[0].toLowerCase();
   const pseudo = lang === "qps";
   const table = words[lang] || words.en;
-  const tr = (k, arg = "") => (pseudo ? "⟦" + words.en[k] + "⟧" : table[k] || words.en[k]).replace("%s", arg);
+  const tr = (k, arg = "") => (pseudo ? "⟦" + words.en[k] + "⟧" : table[k] || words.en[k]).replace("%s", () => arg);
   // The language the widget speaks (its elements' lang) and its direction.
   const shownLang = words[lang] ? lang : "en";
   const dir = lang === "ar" || lang === "he" ? "rtl" : "ltr";
