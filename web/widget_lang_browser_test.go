@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -136,6 +137,22 @@ func TestWidgetLanguagesBrowser(t *testing.T) {
 		t.Errorf("right-to-left layout: %v", layout)
 	}
 	webtest.SaveScreenshot(ctx, t, "widget-arabic")
+
+	// Hebrew by data-locale, right to left too; and a page without a lang
+	// takes the browser's language.
+	openWidgetPage(ctx, t, site.URL+"/?lang=en&locale=he-IL")
+	if got, want := str("Hebrew words", words), "פתיחת הצ'אט | כתבו הודעה… | שליחה | עוזר בינה מלאכותית | צ'אט עם Spoke | he | rtl"; got != want {
+		t.Errorf("with data-locale he-IL the widget reads %q, want %q", got, want)
+	}
+	ua := str("the user agent", `navigator.userAgent`)
+	_, err = chromedp.Call(ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: "es-MX,es"})
+	webtest.MustStep(t, "a Spanish browser", err)
+	openWidgetPage(ctx, t, site.URL+"/")
+	if got, want := str("Spanish words", words), "Abrir el chat | Escribe un mensaje… | Enviar | Asistente de IA | Chatear con Spoke | es | ltr"; got != want {
+		t.Errorf("in a Spanish browser, on a page without a lang, the widget reads %q, want %q", got, want)
+	}
+	_, err = chromedp.Call(ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua})
+	webtest.MustStep(t, "the browser's own language", err)
 
 	// axe-core over the open widget, its answers and form, in each language
 	// and on each screen.
