@@ -161,7 +161,7 @@ func TestWidgetLanguagesBrowser(t *testing.T) {
 		opts []chromedp.EmulateViewportOption
 	}{{390, 844, []chromedp.EmulateViewportOption{chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch}}, {1280, 800, nil}} {
 		webtest.MustStep(t, "the screen", chromedp.Do(ctx, chromedp.EmulateViewport(size.w, size.h, size.opts...)))
-		for _, lang := range []string{"en", "fr", "ar"} {
+		for _, lang := range []string{"en", "fr", "de", "es", "ar", "he"} {
 			openWidgetPage(ctx, t, site.URL+"/?lang="+lang)
 			_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
 			webtest.MustStep(t, "opening the chat", err)
