@@ -12,7 +12,7 @@ import (
 // module has its row.
 var allowedImports = map[string][]string{
 	"":                                 {},
-	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/internal/pgbase", "db/knowledge", "db/listing", "db/typing", "db/visitors", "db/webhooks"},
+	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/internal/pgbase", "db/knowledge", "db/listing", "db/origins", "db/typing", "db/visitors", "db/webhooks"},
 	"db/accounts":                      {"", "db/audit", "db/internal/pgbase"},
 	"db/dbtest":                        {"", "db", "db/accounts", "db/visitors", "db/webhooks"},
 	"db/deliveryargs":                  {},
@@ -24,6 +24,7 @@ var allowedImports = map[string][]string{
 	"db/typing":                        {"", "db/internal/pgbase"},
 	"db/audit":                         {"db/internal/pgbase"},
 	"db/visitors":                      {"", "db/internal/pgbase"},
+	"db/origins":                       {"", "db/internal/pgbase"},
 	"db/webhooks":                      {"", "db/deliveryargs", "db/internal/pgbase"},
 	"agent":                            {"", "agent/outbound", "agent/outbound/caldav", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/rank", "agent/tools"},
 	"agent/rank":                       {""},
@@ -68,7 +69,7 @@ var allowedImports = map[string][]string{
 	"handlers/mcpserver":               {"", "agent/tools", "auth", "db", "db/audit", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
 	"handlers/resource":                {"", "db", "db/knowledge", "db/listing", "db/visitors", "handlers/jsonbody", "manage"},
 	"handlers/oauth":                   {"", "auth", "db", "db/accounts", "handlers", "manage"},
-	"handlers/public":                  {"", "agent", "agent/outbound", "agent/outbound/llm", "agent/tools", "auth", "db", "db/live", "db/visitors", "handlers", "handlers/jsonbody", "widget"},
+	"handlers/public":                  {"", "agent", "agent/outbound", "agent/outbound/llm", "agent/tools", "auth", "db", "db/live", "db/origins", "db/visitors", "handlers", "handlers/jsonbody", "widget"},
 	"agent/spoken":                     {},
 	"handlers/voice":                   {"", "agent", "agent/outbound/llm", "agent/outbound/vapi", "agent/spoken", "auth", "db", "handlers", "handlers/jsonbody"},
 	"handlers/operator":                {"", "db/audit", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},

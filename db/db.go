@@ -29,6 +29,7 @@ import (
 	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
+	"github.com/parley/parley/db/origins"
 	"github.com/parley/parley/db/typing"
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/db/webhooks"
@@ -54,6 +55,7 @@ type DB struct {
 	*listing.Listings
 	*business.Business
 	*typing.Typing
+	*origins.Origins
 	*audit.Log
 }
 
@@ -116,6 +118,7 @@ func New(pool *pgxpool.Pool) (*DB, error) {
 		Listings:  listing.New(pool),
 		Business:  business.New(pool),
 		Typing:    typing.New(pool, ConversationChannel),
+		Origins:   origins.New(pool),
 		Log:       audit.New(pool),
 	}, nil
 }

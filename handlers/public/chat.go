@@ -36,7 +36,9 @@ func (h *Handler) chatTenant(c echo.Context, bodyWidgetKey string) (parley.Tenan
 	if err != nil {
 		return t, err
 	}
-	return t, tenantGates(c, t, bodyWidgetKey)
+	err = tenantGates(c, t, bodyWidgetKey)
+	h.noteRefusal(c, t, err)
+	return t, err
 }
 
 // tenantGates are chatTenant's gates on a tenant read.
@@ -47,7 +49,7 @@ func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
 	}
 	hdr := c.Request().Header
 	if !originAllowed(t.AllowedDomains, hdr.Get("Origin"), hdr.Get("Referer")) {
-		return &parley.Error{Kind: parley.KindForbidden, Message: "Origin not allowed"}
+		return errOriginNotAllowed
 	}
 	return checkWidgetKey(t, hdr.Get("X-Widget-Key"), bodyWidgetKey)
 }
@@ -89,6 +91,7 @@ func (h *Handler) publicGates(c echo.Context, count *handlers.AddressCount, widg
 		kept = false
 	}
 	if err != nil {
+		h.noteRefusal(c, t, err)
 		return t, parley.Segment{}, err
 	}
 	switch {

@@ -53,4 +53,6 @@ type Handler struct {
 	// typing drops the visitors' typing signals sent faster than the
 	// store keeps them (SignalTyping).
 	typing typingThrottle
+	// refusals counts the refused sites between their writes (noteRefusal).
+	refusals refusalThrottle
 }
