@@ -241,6 +241,9 @@ func (s *Server) routes() {
 	signedIn.POST("/security", h.Security.SaveSecurity, asOwner)
 	signedIn.POST("/tenant", h.Account.SwitchTenant)
 	signedIn.GET("", h.Account.ShowOverviewPage, h.Team.SendBelow(auth.RoleAdmin, "/admin/conversations"))
+	// The overview's sites refused by the allowed domains (a developer setting).
+	signedIn.POST("/refused-origins/:id/allow", h.Origins.AllowOrigin, asAdmin)
+	signedIn.POST("/refused-origins/:id/dismiss", h.Origins.DismissOrigin, asAdmin)
 	signedIn.GET("/conversations", h.Leads.ShowConversationsPage)
 	signedIn.GET("/conversations/:id", h.Leads.ShowConversationPage)
 	signedIn.POST("/conversations/:id/state", h.Leads.SaveConversationState)

@@ -420,6 +420,7 @@
       { headers: widgetKey ? { "X-Widget-Key": widgetKey } : {} });
     let s, refused = "";
     if (resp.ok) s = await resp.json();
+    else if (await originRefused(resp)) return;
     else {
       // Shown to whoever opens the chat, so that the site's owner sees why.
       refused = await problem(resp);
@@ -429,6 +430,22 @@
     }
     mount(s, refused);
   }
+
+  // ---- Refused origin (issue 38) ----
+  // originRefused reports whether resp is the refusal of this page's origin
+  // by the tenant's allowed domains. Then visitors see nothing (the widget,
+  // if shown, goes), and the site's developer reads in the console which
+  // origin to allow, and where; the owner's overview lists the site too.
+  const originRefused = async (resp) => {
+    if (resp.status !== 403) return false;
+    let body = {};
+    try { body = await resp.clone().json(); } catch { /* not JSON */ }
+    if (body.error !== "Origin not allowed") return false;
+    if (mounted) { mounted.remove(); mounted = null; }
+    console.warn("Parley widget: this site (" + location.origin + ") is not among the allowed domains of \"" + tenant +
+      "\", so the chat is hidden. Allow it in Parley's dashboard: Overview, \"Allow this site\" (or Developer settings, Allowed domains).");
+    return true;
+  };
 
   // avatar is the bot's picture (an http(s) or data:image address), else its
   // initial on the avatar colour.
@@ -775,6 +792,7 @@
           message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
           pageContext: { title: document.title, url: location.href },
           visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken, locale }) });
+        if (await originRefused(resp)) return;
         if (!resp.ok) { fail(await problem(resp)); return; }
         const reader = resp.body.getReader();
         const decoder = new TextDecoder();

@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
+	"github.com/parley/parley/handlers/admin/origins"
 	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/resource"
 	"github.com/parley/parley/views"
@@ -270,6 +271,9 @@ func (h *Account) ShowOverviewPage(c echo.Context) error {
 		Embed: embed, Steps: steps, AnswersLocally: h.Engine.AnswersLocally(a.Tenant),
 	}
 	if err := h.overviewActivity(c, a.Tenant, &o); err != nil {
+		return err
+	}
+	if o.RefusedSites, err = origins.Sites(c.Request().Context(), h.Base, a.Tenant); err != nil {
 		return err
 	}
 	return handlers.Render(c, http.StatusOK, views.OverviewPage(dash.Page(c, h.Sessions, "Overview", "overview"), o))

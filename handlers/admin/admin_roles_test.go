@@ -123,6 +123,8 @@ var leastRoles = map[string]string{
 	"POST /admin/settings/visitor-signing-key":                  "owner",
 	"POST /admin/settings/widget":                               "admin",
 	"POST /admin/settings/widget-key":                           "admin",
+	"POST /admin/refused-origins/:id/allow":                     "admin",
+	"POST /admin/refused-origins/:id/dismiss":                   "admin",
 	"POST /admin/submissions/:id/delete":                        "owner",
 	"POST /admin/submissions/:id/status":                        "agent",
 	"POST /admin/tenant":                                        "agent",

@@ -8,7 +8,8 @@
 // The package holds New, Handler and five of its areas (Account, Leads,
 // Presence, Knowledge, Settings); the Tools and Integrations areas are packages of
 // their own below it (handlers/admin/tools, handlers/admin/integrations,
-// handlers/admin/voice, handlers/admin/plan, handlers/admin/security: the account's safety),
+// handlers/admin/voice, handlers/admin/plan, handlers/admin/security: the account's safety,
+// handlers/admin/origins: the sites the widget was refused on),
 // and what every area shares (the page's layout, flashes, a failed form's
 // status, the redirect after a change) is handlers/admin/dash, below them
 // all. The dashboard's HTTP tests, every area's, sit here.
@@ -18,6 +19,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/audit"
 	"github.com/parley/parley/handlers/admin/integrations"
+	"github.com/parley/parley/handlers/admin/origins"
 	"github.com/parley/parley/handlers/admin/plan"
 	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/admin/signup"
@@ -42,6 +44,7 @@ type Handler struct {
 	Plan         *plan.Plan
 	Security     *security.Security
 	Audit        *audit.Audit
+	Origins      *origins.Origins
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -62,6 +65,7 @@ func New(b *handlers.Base) *Handler {
 		Plan:         plan.New(b),
 		Security:     security.New(b),
 		Audit:        audit.New(b),
+		Origins:      origins.New(b),
 	}
 }
 

@@ -66,6 +66,7 @@ var routes = map[string]route{
 	"POST /admin/settings/developer":           {action: audit.ActionSettingsChanged, target: "Developer settings"},
 	"POST /admin/settings/team":                {action: audit.ActionSettingsChanged, target: "Team and live chat settings"},
 	"POST /admin/settings/widget-key":          {action: audit.ActionSettingsChanged, target: "Widget key", words: widgetKeyChange},
+	"POST /admin/refused-origins/:id/allow":    {action: audit.ActionSettingsChanged, target: "Allowed domains", words: allowedSite, check: siteAllowed},
 	"POST /admin/settings/avatar":              {action: audit.ActionSettingsChanged, target: "Assistant's avatar"},
 	"POST /admin/settings/visitor-signing-key": {action: audit.ActionSettingsChanged, target: "Visitor signing key", words: changed("Made a new visitor signing key")},
 	"POST /admin/mcp-tools":                    {action: audit.ActionSettingsChanged, target: "MCP server connection"},
@@ -143,6 +144,22 @@ func widgetKeyChange(c echo.Context) string {
 	}
 	return "Made a new widget key"
 }
+
+// AllowedSite is the echo.Context key under which the dashboard's "Allow
+// this site" (handlers/admin/origins) leaves the site it allowed.
+const AllowedSite = "auditAllowedSite"
+
+// allowedSite says which site "Allow this site" added to the allowed domains.
+func allowedSite(c echo.Context) string {
+	if site, _ := c.Get(AllowedSite).(string); site != "" {
+		return "Allowed " + site
+	}
+	return ""
+}
+
+// siteAllowed reports whether "Allow this site" changed the allowed
+// domains (not when every site was allowed already).
+func siteAllowed(c echo.Context) bool { return allowedSite(c) != "" }
 
 // memoryKey names the fact deleted.
 func memoryKey(c echo.Context) string { return "Forgot " + c.Param("key") }
