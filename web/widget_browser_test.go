@@ -269,28 +269,6 @@ func TestWidgetBrowserMobile(t *testing.T) {
 		getComputedStyle(`+sr+`.querySelector('.launcher')).display !== 'none'`)
 }
 
-// TestWidgetBrowserRefusedOrigin: on a page the tenant did not allow, the
-// widget says so to whoever opens it, and sends nothing.
-func TestWidgetBrowserRefusedOrigin(t *testing.T) {
-	t.Parallel()
-	b, llm := webtest.SetupChat(t, nil)
-	b.AtItsAddress()
-	ten := b.NewTenant(t, "starter")
-	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
-		t.Fatalf("allowedDomains: %d %v", st, body)
-	}
-	site := tenantSite(t, b, ten.Slug, "default")
-	ctx := webtest.BrowserTab(t)
-	openWidgetPage(ctx, t, site.URL)
-	const sr = widgetShadow
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))
-	webtest.MustStep(t, "opening the chat", err)
-	webtest.WaitUntil(ctx, t, "the refusal", sr+`.querySelector('.msg.error')?.innerText === 'The assistant is not available right now.' && `+sr+`.querySelector('textarea').disabled`)
-	if n := len(llm.Requests()); n != 0 {
-		t.Errorf("%d model calls from a refused page", n)
-	}
-}
-
 // TestWidgetDemoPage: the sample site served by Parley itself shows the
 // widget of the tenant named in its address.
 func TestWidgetDemoPage(t *testing.T) {
