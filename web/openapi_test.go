@@ -146,6 +146,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		"PUT /tenants/{slug}/mcp-tools":    auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/mcp-tools": auth.ScopeSettingsWrite,
 
+		"GET /tenants/{slug}/refused-origins": auth.ScopeSettingsRead,
+
 		"GET /tenants/{slug}/integrations/payments":       auth.ScopeSettingsRead,
 		"PUT /tenants/{slug}/integrations/payments":       auth.ScopeSettingsWrite,
 		"DELETE /tenants/{slug}/integrations/payments":    auth.ScopeSettingsWrite,

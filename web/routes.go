@@ -129,6 +129,7 @@ func (s *Server) routes() {
 	api.GET("/embeddings", s.API.Knowledge.ShowEmbeddings, requireScope(auth.ScopeSettingsRead))
 	api.PUT("/embeddings", s.API.Knowledge.UpdateEmbeddings, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.DELETE("/embeddings", s.API.Knowledge.DeleteEmbeddings, requireScope(auth.ScopeSettingsWrite))
+	api.GET("/refused-origins", s.API.Settings.ListRefusedOrigins, requireScope(auth.ScopeSettingsRead))
 	api.POST("/voice/setup", s.API.Settings.SetUpVoice, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.PUT("/voice/setup", s.API.Settings.LinkVoice, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.GET("/integrations/payments", s.API.Tools.ShowPaymentConnector, requireScope(auth.ScopeSettingsRead))

@@ -41,6 +41,8 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "VisitorSigningKey", Type: reflect.TypeFor[visitorSigningKeyJSON]()},
 		{Schema: "Submission", Type: reflect.TypeFor[submissionJSON]()},
 		{Schema: "AuditLog", Type: reflect.TypeFor[auditListJSON]()},
+		{Schema: "RefusedOriginList", Type: reflect.TypeFor[refusedOriginListJSON]()},
+		{Schema: "RefusedOrigin", Type: reflect.TypeFor[refusedOriginJSON]()},
 		{Schema: "AuditEntry", Type: reflect.TypeFor[auditEntryJSON]()},
 		{Schema: "AuditActor", Type: reflect.TypeFor[auditActorJSON]()},
 		{Schema: "AuditPagination", Type: reflect.TypeFor[auditPaginationJSON]()},
