@@ -86,8 +86,20 @@ func TestRefusedOriginsOverview(t *testing.T) {
 		t.Fatal("another tenant's site was forgotten")
 	}
 
+	// A chat message from the site, refused, leaves the tenant's
+	// configuration in the chat's cache.
+	chat := func() int {
+		t.Helper()
+		return b.Chat(t, "/chat/"+ten.Slug, map[string]any{"message": "When are you open?", "sessionId": "refused-site"},
+			map[string]string{"Origin": site, "X-Agent-Model": "test"}).Status
+	}
+	if st := chat(); st != http.StatusForbidden {
+		t.Fatalf("chat from the refused site: %d", st)
+	}
+
 	// Allow: the site joins the allowed domains and leaves the list; the
-	// widget's settings load from it.
+	// widget's settings load from it, and the chat (its cache renewed by
+	// the change) answers it.
 	c.Get("/admin")
 	p = c.Submit("/admin/refused-origins/"+refusedID(t, b, ten, site)+"/allow", url.Values{})
 	if p.Status != http.StatusSeeOther || p.Location() != "/admin#refused-sites" {
@@ -105,6 +117,9 @@ func TestRefusedOriginsOverview(t *testing.T) {
 	}
 	if resp, body, _ := b.GetWidgetSettings(t, "/chat/"+ten.Slug+"/widget", map[string]string{"Origin": site}); resp.StatusCode != http.StatusOK {
 		t.Errorf("settings from the allowed site: %d %v", resp.StatusCode, body)
+	}
+	if st := chat(); st != http.StatusOK {
+		t.Errorf("chat from the allowed site: %d", st)
 	}
 	if n := b.Count(t, `SELECT count(*) FROM audit_log WHERE tenant_id = $1 AND action = 'settings.changed'
 		AND target = 'Allowed domains' AND details->>'change' = $2`, ten.ID, "Allowed "+site); n != 1 {
