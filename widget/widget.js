@@ -5,13 +5,15 @@
 //           data-segment="wholesale" data-widget-key="wk_..." async></script>
 //
 // (data-segment and data-widget-key are optional; data-api names the API
-// when the script is served from elsewhere.)
+// when the script is served from elsewhere; data-launcher="none" leaves the
+// opening to the site's own button, through the API below.)
 //
 // It speaks the language of data-locale (en, fr-CA...), else the page's
 // <html lang>, else the browser's (see Languages), right to left in Arabic
 // and Hebrew, and sends that locale with every message.
 //
-// It defines no global. Everything it shows lives in the shadow root of one
+// Its one global is Parley, the page's API (see "Scripting the widget"
+// below); a preview defines none. Everything it shows lives in the shadow root of one
 // <parley-widget> element, so the host page's styles and scripts neither
 // reach it nor are reached by it. Text from the model or the knowledge base
 // never reaches the DOM as HTML: it is rendered with text nodes, and the
@@ -30,7 +32,7 @@
   const tenant = script.dataset.tenant;
   const segment = script.dataset.segment || "";
   const widgetKey = script.dataset.widgetKey || "";
-  const visitorToken = script.dataset.visitorToken || "";
+  let visitorToken = script.dataset.visitorToken || ""; // identify() changes it
   // The API's address: data-api when the script comes from a CDN, else the
   // script's own origin.
   const base = script.dataset.api ? new URL(script.dataset.api).origin : new URL(script.src, location.href).origin;
@@ -39,10 +41,163 @@
   // preview. The element's data-settings holds them, and each "parley-preview"
   // event on it shows them again. Nothing is sent or stored in a preview.
   const preview = script.dataset.preview ? document.getElementById(script.dataset.preview) : null;
-  const sessionKey = "parley-session-" + tenant + "-" + segment;
-  const visitorKey = "parley-visitor-" + tenant;
-  const historyKey = "parley-history-" + tenant + "-" + segment;
-  const liveKey = "parley-live-" + tenant + "-" + segment;
+
+  // ---- Scripting the widget, and the dashboard's chats (issue 38) ----
+  //
+  // The page's API is one global, Parley, defined by the live widget only
+  // (never by a preview). Each method is also a call by name:
+  // Parley.open() is Parley("open"), Parley.on("lead", fn) is
+  // Parley("on", "lead", fn). Before this script has loaded, the embed
+  // snippet's stub queues both forms in Parley.q; the widget runs them in
+  // order once it shows, and the calls that need the panel (open, close,
+  // toggle, send) wait for it. A second copy of the script is ignored.
+  //
+  //   window.Parley = window.Parley || function () { (Parley.q = Parley.q || []).push(arguments); };
+  //   ["open", "close", "toggle", "send", "identify", "on", "off"].forEach(function (m) { Parley[m] = Parley[m] || function () { Parley.apply(null, [m].concat([].slice.call(arguments))); }; });
+  //
+  // data-launcher="none" shows no launcher: the site's own button calls
+  // Parley.open(). Events: open, close, message ({text, role, id}, each
+  // complete answer of the assistant or message of a person), lead
+  // ({source: "form", submissionId} or {source: "chat", conversationId}),
+  // escalated ({status}).
+  //
+  // The dashboard's chats: a preview element with data-test-chat (the test
+  // chat endpoint's address, with data-csrf) sends to it as the owner, in
+  // a session of its own (data-session-prefix) kept in storage apart from
+  // a visitor's, and shows under each answer what the bot used. With
+  // data-mode="inline" the panel fills the element, without a launcher.
+  const dashText = { used: "What the bot used", given: "Knowledge base entries it was given",
+    none: "None: the knowledge base has no entry for this segment and language.", ran: "Tools it ran", noTools: "None.",
+    untitled: "Untitled entry", summary: "summary only", worked: "worked", failed: "failed",
+    io: "What it was asked and what it returned", asked: "Asked", returned: "Returned", nothing: "nothing" };
+  const dash = preview && preview.dataset.testChat ? { url: preview.dataset.testChat, csrf: preview.dataset.csrf || "",
+    prefix: preview.dataset.sessionPrefix || "test-", inline: preview.dataset.mode === "inline" } : null;
+  const mute = preview && !dash; // a preview that sends nothing
+  const ns = dash ? "parley-test-" : "parley-";
+  const noLauncher = script.dataset.launcher === "none";
+  const randomHex = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+  const events = { open: [], close: [], message: [], lead: [], escalated: [] };
+  const waiting = []; // calls that wait for the panel
+  let widget = null; // the shown widget's controls
+  let opener = null; // what had the focus when the panel opened without a launcher
+  // emit tells the page's listeners, after the widget's own work and apart
+  // from it: a listener that throws breaks nothing here.
+  const emit = (name, data) => setTimeout(() => {
+    for (const fn of events[name].slice()) {
+      try { fn(data); } catch (err) { console.warn("Parley listener:", err); }
+    }
+  });
+  const call = (name, args) => {
+    if (name === "on" || name === "off") {
+      const [ev, fn] = args;
+      if (!events[ev] || typeof fn !== "function") { console.warn("Parley." + name + ": unknown event or no function:", ev); return; }
+      events[ev] = events[ev].filter((f) => f !== fn);
+      if (name === "on") events[ev].push(fn);
+    } else if (name === "identify") {
+      const token = args[0] && args[0].visitorToken;
+      visitorToken = typeof token === "string" ? token : "";
+    } else if (!["open", "close", "toggle", "send"].includes(name)) console.warn("Parley: no such method:", name);
+    else if (widget) return widget[name](...args);
+    else waiting.push([name, args]);
+  };
+  if (!preview) {
+    const prior = window.Parley;
+    if (prior && prior.parley) { console.warn("Parley widget: the script is on this page twice; the second copy is ignored."); return; }
+    const api = (name, ...args) => call(name, args);
+    for (const m of ["open", "close", "toggle", "send", "identify", "on", "off"]) api[m] = (...args) => call(m, args);
+    api.parley = true;
+    window.Parley = api;
+    for (const args of (prior && prior.q) || []) api(...args);
+  }
+  // toggled hears the panel open or close (changed: it was the other way):
+  // without a launcher, the focus goes back to the site's own button.
+  const toggled = (opening, changed) => {
+    if (!changed || preview) return;
+    if (opening) opener = document.activeElement;
+    else if (noLauncher && opener && opener.focus) opener.focus();
+    emit(opening ? "open" : "close", {});
+  };
+  // bind hands the API the shown widget's controls, then runs the calls
+  // that waited. send opens the panel and asks as the visitor would, after
+  // any answer still coming; its promise settles with the answer.
+  const bind = (panel, open, shut, ask, busy) => {
+    let chain = Promise.resolve();
+    widget = {
+      open() { if (panel.hidden) open(); },
+      close() { if (!panel.hidden) shut(); },
+      toggle() { if (panel.hidden) open(); else shut(); },
+      send(text) {
+        if (typeof text !== "string" || !text.trim()) return Promise.resolve();
+        if (panel.hidden) open();
+        return (chain = chain.then(async () => {
+          while (busy()) await new Promise((r) => setTimeout(r, 200));
+          await ask(text);
+        }));
+      },
+    };
+    for (const [name, args] of waiting.splice(0)) widget[name](...args);
+  };
+  // answered hears each complete answer.
+  const answered = (ev, answer, said) => {
+    if (answer && !preview) emit("message", { text: said || ev.message || "", role: "assistant", id: ev.messageId || null });
+    if (!preview && (ev.toolExecutions || []).some((x) => x.type === "SUBMIT_FORM" && x.success)) {
+      emit("lead", { source: "chat", conversationId: ev.conversationId || null });
+    }
+    if (dash && answer) used(answer, usedOf(ev));
+  };
+  const apiCss = `
+    :host(.no-launcher) .panel { bottom: 20px; }
+    :host(.inline) { display: block; height: 100%; }
+    :host(.inline) .panel { position: static; width: 100%; max-width: none; height: 100%; max-height: none;
+      border-radius: 12px; box-shadow: none; border: 1px solid #d4d4d8; }
+    .used { margin-top: 6px; font-size: 13px; }
+    .used summary { cursor: pointer; color: #1d4ed8; }
+    .used p { margin: 6px 0 2px; } .used ul { margin: 0; padding-left: 18px; }
+    .used a { color: #1d4ed8; }
+    .used .tag { margin-left: 6px; font-size: 11px; border-radius: 999px; padding: 1px 7px; background: #e4e4e7; color: #111; }
+    .used .ok { background: #dcfce7; color: #14532d; } .used .bad { background: #fee2e2; color: #7f1d1d; }
+    .used pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; background: #f4f4f5; color: #111;
+      padding: 6px; border-radius: 6px; max-height: 200px; overflow: auto; margin: 2px 0; }
+  `;
+  // apiMount finishes a widget being drawn: no launcher for data-launcher
+  // none or an inline chat (nor a close button there).
+  const apiMount = (host, launcher, teaser, close) => {
+    const inline = dash && dash.inline;
+    host.shadowRoot.append(el("style", {}, apiCss));
+    if (!noLauncher && !inline) return;
+    launcher.remove(); teaser.remove();
+    host.classList.add(inline ? "inline" : "no-launcher");
+    if (inline) close.hidden = true;
+  };
+  // forget starts the dashboard's test conversation over.
+  const forget = () => {
+    for (const k of [sessionKey, historyKey, liveKey]) { try { localStorage.removeItem(k); } catch { /* storage off */ } }
+  };
+  // usedOf is what the test chat's done event says the bot used; used
+  // shows it, folded, under the answer (the dashboard only: tool results
+  // are the owner's to see).
+  const usedOf = (ev) => ({ knowledge: ev.knowledge || [], tools: ev.tools || [] });
+  const pretty = (v) => { if (v === undefined || v === null) return dashText.nothing; try { return JSON.stringify(v, null, 2); } catch { return String(v); } };
+  function used(node, u) {
+    const t = dashText;
+    const d = el("details", { class: "used" }, el("summary", {}, t.used), el("p", {}, el("strong", {}, t.given)));
+    if (!u.knowledge.length) d.append(el("p", {}, t.none));
+    else d.append(el("ul", {}, ...u.knowledge.map((k) => el("li", {}, el("a", { href: base + "/admin/corpus/" + encodeURIComponent(k.id), target: "_top" }, k.title || t.untitled),
+      ...(k.summarized ? [el("span", { class: "tag" }, t.summary)] : [])))));
+    d.append(el("p", {}, el("strong", {}, t.ran)));
+    if (!u.tools.length) d.append(el("p", {}, t.noTools));
+    else d.append(el("ul", {}, ...u.tools.map((x) => el("li", {}, el("strong", {}, x.name || ""),
+      el("span", { class: "tag " + (x.success ? "ok" : "bad") }, x.success ? t.worked : t.failed),
+      ...(x.summary ? [el("div", {}, x.summary)] : []),
+      el("details", {}, el("summary", {}, t.io), el("div", {}, t.asked), el("pre", {}, pretty(x.input)),
+        el("div", {}, t.returned), el("pre", {}, pretty(x.result)))))));
+    node.append(d);
+  }
+  // ---- end of the scripting section ----
+  const sessionKey = ns + "session-" + tenant + "-" + segment;
+  const visitorKey = ns + "visitor-" + tenant;
+  const historyKey = ns + "history-" + tenant + "-" + segment;
+  const liveKey = ns + "live-" + tenant + "-" + segment;
   const historyMax = 50;
 
   // ---- Languages ----
@@ -304,7 +459,7 @@
     let id = null;
     try { id = localStorage.getItem(sessionKey); } catch { /* storage off */ }
     if (!id) {
-      id = "w-" + crypto.randomUUID();
+      id = dash ? dash.prefix + randomHex() : "w-" + crypto.randomUUID();
       try { localStorage.setItem(sessionKey, id); } catch { /* storage off */ }
     }
     return id;
@@ -354,6 +509,7 @@
   const headers = () => {
     const h = { "Content-Type": "application/json" };
     if (widgetKey) h["X-Widget-Key"] = widgetKey;
+    if (dash) h["X-CSRF-Token"] = dash.csrf;
     return h;
   };
 
@@ -412,6 +568,7 @@
     if (preview) {
       const show = () => { try { mount(JSON.parse(preview.dataset.settings), ""); } catch (err) { console.warn("Parley preview:", err); } };
       preview.addEventListener("parley-preview", show);
+      if (dash) preview.addEventListener("parley-new-conversation", () => { forget(); show(); });
       show();
       return;
     }
@@ -522,13 +679,14 @@
     const teaser = el("div", { class: "teaser", hidden: "" }, s.launcher.teaserText || "");
     root.append(teaser, panel, launcher);
     for (const n of [teaser, panel, launcher]) { n.lang = shownLang; n.dir = dir; }
+    apiMount(host, launcher, teaser, close);
 
     // The bot challenge, when on (never in a preview, which sends nothing):
     // its frame in a light-DOM child of the host element, slotted into the
     // panel above the message field.
     let busy = false;
     let check = null;
-    const sync = () => { send.disabled = busy || !!refused || !!preview || (check !== null && !check.ready()); };
+    const sync = () => { send.disabled = busy || !!refused || !!mute || (check !== null && !check.ready()); };
     if (s.captcha && !preview) {
       const box = el("div", { slot: "captcha" });
       host.append(box);
@@ -544,13 +702,14 @@
     }
 
     const open = () => {
+      toggled(true, panel.hidden);
       if (check) check.start();
       panel.hidden = false; teaser.hidden = true;
       launcher.setAttribute("aria-expanded", "true");
       input.focus();
       follow();
     };
-    const shut = () => { panel.hidden = true; launcher.setAttribute("aria-expanded", "false"); launcher.focus(); unfollow(); };
+    const shut = () => { toggled(false, !panel.hidden); panel.hidden = true; launcher.setAttribute("aria-expanded", "false"); launcher.focus(); unfollow(); };
     launcher.addEventListener("click", () => (panel.hidden ? open() : shut()));
     const announce = keys(root, panel, shut);
     close.addEventListener("click", shut);
@@ -560,8 +719,8 @@
       host.classList.add("preview");
       panel.hidden = false; launcher.setAttribute("aria-expanded", "true");
       teaser.hidden = !s.launcher.teaserText;
-      input.disabled = true; send.disabled = true;
-      input.placeholder = tr("preview");
+      input.disabled = send.disabled = !!mute;
+      if (mute) input.placeholder = tr("preview");
     } else if (s.launcher.autoOpen) setTimeout(() => { if (panel.hidden) open(); }, delay);
     else if (s.launcher.teaserText) setTimeout(() => { if (panel.hidden) teaser.hidden = false; }, delay);
 
@@ -600,6 +759,7 @@
       node.append(line);
     };
     const votes = (node, messageId) => {
+      if (preview) return; // the dashboard's chats are tests: no votes
       const up = el("button", { type: "button", "aria-label": tr("helpful"), "aria-pressed": "false" }, icon(thumbIcon, 14));
       const down = el("button", { type: "button", "aria-label": tr("unhelpful"), "aria-pressed": "false" }, icon(thumbIcon, 14, true));
       up.dataset.value = "up"; down.dataset.value = "down";
@@ -617,7 +777,7 @@
       log.append(b);
       log.scrollTop = log.scrollHeight;
     };
-    const past = refused || preview ? [] : history.load();
+    const past = refused || mute ? [] : history.load();
     const shown = new Set(); // the people's messages shown, by id
     for (const m of past) {
       if (m.r === "person") {
@@ -628,6 +788,7 @@
       const node = bubble(m.r === "me" ? "me" : "bot", m.t);
       if (m.s) sources(node, m.s);
       if (m.id) votes(node, m.id);
+      if (m.u) used(node, m.u);
     }
 
     // The live part: while a person is awaited or answers, an EventSource
@@ -636,7 +797,7 @@
     // message received (lastEventId on opening, Last-Event-ID when the
     // browser reconnects by itself), and a message already shown is never
     // shown again.
-    let live = refused || preview ? {} : liveState.load();
+    let live = refused || mute ? {} : liveState.load();
     let source = null, retry = null, retryDelay = 1000;
     const awaited = (st) => st === "escalated" || st === "human";
     // Without a language model (s.handover), the way to a person: the
@@ -667,6 +828,7 @@
       liveState.save(live);
       if (st !== was || (name || null) !== who) showPresence(st, name, was);
       showHandover();
+      if (awaited(st) && !awaited(was)) emit("escalated", { status: st });
       if (awaited(st)) follow(); else unfollow();
     };
     // A person typing shows until their message comes, or 5 seconds after
@@ -685,6 +847,7 @@
       shown.add(d.id);
       personBubble(d.authorName, d.content);
       announce((d.authorName || tr("support")) + ": " + d.content);
+      emit("message", { text: d.content, role: "person", id: d.id });
       history.add({ r: "person", t: d.content, n: d.authorName, id: d.id });
     };
     function follow() {
@@ -759,6 +922,7 @@
             segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined, captchaToken }) });
           if (!r.ok) { go.disabled = false; log.append(el("div", { class: "msg error", role: "alert" }, await problem(r))); return; }
           const body = await r.json();
+          emit("lead", { source: "form", submissionId: body.id });
           card.replaceWith(el("div", { class: "msg bot", role: "status" }, f.confirmationMessage || body.message || tr("thanks")));
         } catch {
           go.disabled = false;
@@ -770,7 +934,7 @@
 
     async function ask(text) {
       text = text.trim();
-      if (!text || busy || preview) return;
+      if (!text || busy || mute) return;
       busy = true; sync();
       if (starters) { starters.remove(); starters = null; }
       bubble("me", text);
@@ -788,7 +952,7 @@
       };
       try {
         const captchaToken = check ? await check.take() : undefined;
-        const resp = await fetch(s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
+        const resp = await fetch(dash ? dash.url : s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
           message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
           pageContext: { title: document.title, url: location.href },
           visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken, locale }) });
@@ -820,9 +984,11 @@
                 // nothing: no empty bubble.
                 if (!answer && ev.message) answer = bubble("bot", ev.message);
                 const cited = ev.sources && ev.sources.length ? ev.sources : undefined;
-                if (answer) history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined, s: cited });
+                if (answer) history.add({ r: "bot", t: said || ev.message || "", id: ev.messageId || undefined, s: cited,
+                  u: dash ? usedOf(ev) : undefined });
                 if (answer) announce(answer.textContent);
                 if (answer && cited) sources(answer, cited);
+                answered(ev, answer, said);
                 if (answer && ev.messageId) votes(answer, ev.messageId);
                 if (ev.status) setStatus(ev.status, ev.assignee, ev.streamToken);
               }
@@ -854,6 +1020,7 @@
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });
+    if (!preview) bind(panel, open, shut, ask, () => busy);
     (preview || document.body).append(host);
   }
 

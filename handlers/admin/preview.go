@@ -7,16 +7,21 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/admin/dash"
 	"github.com/parley/parley/views"
 )
 
 // widgetPreview is the live preview of tenant t's widget for segment seg,
-// beside the form formID.
-func (h *core) widgetPreview(t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
+// beside the form formID; it chats through the test chat.
+func (h *core) widgetPreview(c echo.Context, t parley.Tenant, seg parley.Segment, formID string) views.WidgetPreview {
 	s := handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, t, seg)
-	s.Endpoints = handlers.WidgetEndpointsJSON{} // a preview sends nothing
+	s.Endpoints = handlers.WidgetEndpointsJSON{} // it sends to the test chat only
 	body, _ := json.Marshal(s)                   // plain data: cannot fail
-	return views.WidgetPreview{Tenant: t.Slug, Settings: string(body), Form: formID}
+	pv := views.WidgetPreview{Tenant: t.Slug, Settings: string(body), Form: formID, CSRF: dash.CSRFToken(c), SessionPrefix: testSessionPrefix}
+	if seg.ID != "" && seg.IsActive {
+		pv.Segment = seg.Slug
+	}
+	return pv
 }
 
 // embed is the embed code card of tenant t for a segment ("" for the

@@ -175,7 +175,7 @@ func (h *core) asksInChat(c echo.Context, seg parley.Segment) (bool, error) {
 // withSegmentExtras adds the live preview and, for a segment that exists,
 // its embed code.
 func (h *core) withSegmentExtras(c echo.Context, t parley.Tenant, seg parley.Segment, f *views.SegmentForm) error {
-	f.Preview = h.widgetPreview(t, seg, "segment-form")
+	f.Preview = h.widgetPreview(c, t, seg, "segment-form")
 	if seg.ID == "" {
 		return nil
 	}

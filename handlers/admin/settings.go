@@ -180,7 +180,7 @@ func (h *core) withSettingsPreview(c echo.Context, t parley.Tenant, f *views.Set
 	if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
 		return err
 	}
-	f.Preview = h.widgetPreview(t, seg, "settings-form")
+	f.Preview = h.widgetPreview(c, t, seg, "settings-form")
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -26,8 +27,9 @@ type testChatRequest struct {
 	Segment   string `json:"segment"`
 }
 
-// ShowTestChatPage renders the test chat: the owner talks to their bot as a
-// visitor would, and sees what it used.
+// ShowTestChatPage renders the test chat: the owner talks to their bot
+// through the real widget, with the look, welcome and starters of the
+// segment chosen (?segment=, else the default), and sees what it used.
 func (h *Settings) ShowTestChatPage(c echo.Context) error {
 	a := dash.AdminFrom(c)
 	segs, err := h.DB.ListSegments(c.Request().Context(), a.Tenant.ID)
@@ -35,11 +37,22 @@ func (h *Settings) ShowTestChatPage(c echo.Context) error {
 		return err
 	}
 	v := views.TestChat{PlanActive: a.Tenant.PlanInfo().Widget, AnswersLocally: h.Engine.AnswersLocally(a.Tenant),
-		SessionPrefix: testSessionPrefix}
-	for _, s := range segs {
+		SessionPrefix: testSessionPrefix, Tenant: a.Tenant.Slug}
+	var shown *parley.Segment
+	for i, s := range segs {
 		if s.IsActive {
 			v.Segments = append(v.Segments, views.Option{Value: s.Slug, Label: s.Name})
+			if shown == nil || s.Slug == c.QueryParam("segment") {
+				shown = &segs[i].Segment
+			}
 		}
+	}
+	if shown != nil {
+		v.Segment = shown.Slug
+		ws := handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, a.Tenant, *shown)
+		ws.Endpoints = handlers.WidgetEndpointsJSON{} // the widget sends to the test chat's endpoint
+		body, _ := json.Marshal(ws)                    // plain data: cannot fail
+		v.Settings = string(body)
 	}
 	return handlers.Render(c, http.StatusOK, views.TestChatPage(dash.Page(c, h.Sessions, "Test chat", "test-chat"), v))
 }
