@@ -70,10 +70,20 @@ func TestWidgetPreviewBrowser(t *testing.T) {
 		if got := str("colour", `getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor`); got != "rgb(29, 78, 216)" {
 			t.Errorf("launcher colour with an unfinished colour typed = %q, want the saved one", got)
 		}
-		// The preview sends nothing and stores nothing, and loads no bot
-		// challenge though the tenant has the gate on.
-		if got := str("compose", `String(`+sr+`.querySelector('textarea').disabled)`); got != "true" {
-			t.Error("the preview's message box can be typed in")
+		// The preview can be chatted in, with the unsaved look, through the
+		// test chat: the conversation is a test, and no bot challenge loads
+		// though the tenant has the gate on.
+		webtest.MustStep(t, "a colour again", chromedp.Do(ctx, webtest.FillField("primaryColor", "#0A7E8C")))
+		webtest.WaitUntil(ctx, t, "the typed colour", `getComputedStyle(`+sr+`.querySelector('.launcher')).backgroundColor === 'rgb(10, 126, 140)'`)
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { `+sr+`.querySelector('textarea').value = 'When are you open?';
+			`+sr+`.querySelector('form.compose button').click(); })()`))
+		webtest.MustStep(t, "chatting in the preview", err)
+		webtest.WaitUntil(ctx, t, "the preview's answer", sr+`.querySelector('.msg.me')?.innerText === 'When are you open?' && !!`+sr+`.querySelector('details.used')`)
+		if got := str("look while chatting", `getComputedStyle(`+sr+`.querySelector('.msg.me')).backgroundColor`); got != "rgb(10, 126, 140)" {
+			t.Errorf("the visitor's bubble in the preview is %s, want the unsaved colour", got)
+		}
+		if n := b.Count(t, `SELECT count(*) FROM conversations WHERE tenant_id = $1 AND is_test AND session_id LIKE 'test-%'`, ten.ID); n != 1 {
+			t.Errorf("%d test conversations from the preview, want 1", n)
 		}
 		if got := str("challenge", `String(document.querySelectorAll('script[src*="turnstile"], [slot=captcha]').length) + ' ' + String(!!window.turnstile)`); got != "0 false" {
 			t.Errorf("challenge scripts and containers, turnstile = %q, want none in a preview", got)

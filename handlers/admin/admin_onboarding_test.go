@@ -109,9 +109,14 @@ func TestAdminOnboardingBrowser(t *testing.T) {
 	if href == "" {
 		t.Fatal("no link to the test chat among the steps")
 	}
-	webtest.MustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(href),
-		webtest.KeyIn(chromedp.ID("test-chat-message"), "When do you open?"), chromedp.Click(chromedp.ID("test-chat-send"))))
-	webtest.WaitUntil(ctx, t, "the answer", `[...document.querySelectorAll('.test-chat-msg.bot')].some(m => m.innerText.includes('I could not find an answer'))`)
+	// The test chat is the widget, drawn in the page.
+	const sr = `document.querySelector('#test-chat parley-widget').shadowRoot`
+	webtest.MustStep(t, "opening the test chat", chromedp.Do(ctx, chromedp.Navigate(href)))
+	webtest.WaitUntil(ctx, t, "the chat", `!!document.querySelector('#test-chat parley-widget')?.shadowRoot?.querySelector('textarea')`)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { `+sr+`.querySelector('textarea').value = 'When do you open?';
+		`+sr+`.querySelector('form.compose button').click(); })()`))
+	webtest.MustStep(t, "asking", err)
+	webtest.WaitUntil(ctx, t, "the answer", `[...`+sr+`.querySelectorAll('.msg.bot')].some(m => m.innerText.includes('I could not find an answer'))`)
 	webtest.MustStep(t, "back to the overview", chromedp.Do(ctx, chromedp.Navigate(b.TS.URL+"/admin")))
 	got := webtest.MustRunStep(ctx, t, "steps", chromedp.Evaluate[string](steps))
 	if !strings.Contains(got, "done Try it yourself") || strings.Count(got, "todo ") != 4 {

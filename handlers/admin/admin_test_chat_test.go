@@ -227,8 +227,12 @@ func TestAdminTestChatPage(t *testing.T) {
 	if p.Doc.Find("#test-chat-segment").Length() != 0 {
 		t.Error("a segment choice with one segment")
 	}
-	if p.Doc.Find(`label[for="test-chat-message"]`).Length() != 1 || p.Doc.Find(`#test-chat-log[role="log"]`).Length() != 1 {
-		t.Error("the message box has no label or the conversation no live region")
+	// The chat is the widget, drawn inline from the default segment's
+	// settings, sending to the test chat's endpoint with the page's token.
+	box := p.Doc.Find(`#test-chat[data-mode="inline"][data-test-chat="/admin/test-chat"][data-session-prefix="test-"]`)
+	if box.Length() != 1 || box.AttrOr("data-csrf", "") == "" || !strings.Contains(box.AttrOr("data-settings", ""), `"slug":"default"`) ||
+		p.Doc.Find(`script[src="/widget.js"][data-preview="test-chat"][data-tenant="`+ten.Slug+`"][data-segment="default"]`).Length() != 1 {
+		t.Error("no inline widget for the default segment in the page")
 	}
 
 	// A reply endpoint is a model.
@@ -243,6 +247,12 @@ func TestAdminTestChatPage(t *testing.T) {
 	if opts := p.Doc.Find("#test-chat-segment option"); opts.Length() != 2 || opts.Last().AttrOr("value", "") != "support" {
 		t.Errorf("segment options: %d", opts.Length())
 	}
+	// The segment chosen is the one shown, and selected.
+	p = c.Get("/admin/test-chat?segment=support")
+	if p.Doc.Find(`#test-chat-segment option[value="support"][selected]`).Length() != 1 ||
+		p.Doc.Find(`script[data-preview="test-chat"][data-segment="support"]`).Length() != 1 {
+		t.Error("?segment=support does not show the support segment")
+	}
 
 	managed, _ := webtest.SetupChat(t, nil)
 	mt := managed.OwnedTenant(t, "starter")
@@ -253,11 +263,12 @@ func TestAdminTestChatPage(t *testing.T) {
 	}
 }
 
-// TestAdminTestChatBrowser drives the test chat in Chromium on a phone's
-// screen: an answer shown as it streams, a model that stops answering
-// reported, an answer with what the bot used (the knowledge entry, linked,
-// and the tool with its result), a new conversation on "Start over", and no
-// serious accessibility violation (axe-core).
+// TestAdminTestChatBrowser drives the test chat, the real widget drawn in
+// the page, in Chromium on a phone's screen: an answer shown as it
+// streams, a model that stops answering reported, an answer with what the
+// bot used (the knowledge entry, linked, and the tool with its result), a
+// new conversation on "Start over", and no serious accessibility violation
+// (axe-core).
 func TestAdminTestChatBrowser(t *testing.T) {
 	t.Parallel()
 	axe := webtest.AxeScript(t)
@@ -268,11 +279,13 @@ func TestAdminTestChatBrowser(t *testing.T) {
 	ctx := webtest.BrowserTab(t)
 	webtest.MustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
 	webtest.OpenSignedIn(ctx, t, b, f.ten, "/admin")
+	const sr = `document.querySelector('#test-chat parley-widget').shadowRoot`
 	webtest.MustStep(t, "opening the test chat", chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`.menu-toggle`)), chromedp.Click(chromedp.CSS(`nav a[href="/admin/test-chat"]`)), chromedp.WaitVisible(chromedp.ID("test-chat-message"))))
+		chromedp.Click(chromedp.CSS(`.menu-toggle`)), chromedp.Click(chromedp.CSS(`nav a[href="/admin/test-chat"]`))))
+	webtest.WaitUntil(ctx, t, "the chat", `!!document.querySelector('#test-chat parley-widget')?.shadowRoot?.querySelector('textarea')`)
 	if got := webtest.MustRunStep(ctx, t, "width", chromedp.Evaluate[string](`document.documentElement.scrollWidth + ' ' + window.innerWidth + ' ' +
-		Math.round(document.getElementById('test-chat-message').getBoundingClientRect().width)`)); !fitsScreen(got) {
-		t.Errorf("page width, screen width, message box width = %s: the page does not fit the phone", got)
+		Math.round(`+sr+`.querySelector('.panel').getBoundingClientRect().width)`)); !fitsScreen(got) {
+		t.Errorf("page width, screen width, chat width = %s: the page does not fit the phone", got)
 	}
 	str := func(step, js string) string {
 		t.Helper()
@@ -280,54 +293,51 @@ func TestAdminTestChatBrowser(t *testing.T) {
 	}
 	ask := func(text string) {
 		t.Helper()
-		webtest.MustStep(t, "asking "+text, chromedp.Do(ctx, webtest.KeyIn(chromedp.ID("test-chat-message"), text),
-			chromedp.Click(chromedp.ID("test-chat-send"))))
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { `+sr+`.querySelector('textarea').value = `+webtest.JSString(text)+`;
+			`+sr+`.querySelector('form.compose button').click(); })()`))
+		webtest.MustStep(t, "asking "+text, err)
 	}
-	const lastBot = `[...document.querySelectorAll('.test-chat-msg.bot')].pop()`
+	const lastBot = `[...` + sr + `.querySelectorAll('.msg.bot')].pop()`
 
 	// Streamed: the first words show while the model is still answering.
 	f.llm.Push(llmtest.Turn{Text: []string{"Let me think"}, Stall: true})
 	ask("Are you there?")
-	webtest.WaitUntil(ctx, t, "the first words", lastBot+`?.getAttribute('aria-busy') === 'true' && `+lastBot+`.innerText.includes('Let me think')`)
-	webtest.WaitUntil(ctx, t, "the time-out", lastBot+`.querySelector('[role=alert]')?.innerText === 'the openai model provider did not answer in time'`)
+	webtest.WaitUntil(ctx, t, "the first words", sr+`.querySelector('form.compose button').disabled && `+lastBot+`.innerText.includes('Let me think')`)
+	webtest.WaitUntil(ctx, t, "the time-out", `[...`+sr+`.querySelectorAll('.msg.error[role=alert]')].some(m => m.innerText.includes('the openai model provider did not answer in time'))`)
 
 	f.llm.Push(
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_q", Name: "quote", Arguments: []string{`{"items":[{"name":"Widget","quantity":4}]}`}}}},
 		llmtest.Turn{Text: []string{"That is ", "60 EUR."}},
 	)
 	ask("Price 4 widgets")
-	webtest.WaitUntil(ctx, t, "the answer and what the bot used", `!!`+lastBot+`?.querySelector('details.test-chat-used')`)
-	if got := str("answer", lastBot+`.querySelector('.test-chat-text').innerText`); got != "That is 60 EUR." {
+	webtest.WaitUntil(ctx, t, "the answer and what the bot used", `!!`+lastBot+`?.querySelector('details.used')`)
+	if got := str("answer", lastBot+`.querySelector('p').innerText`); got != "That is 60 EUR." {
 		t.Errorf("answer = %q", got)
 	}
-	webtest.MustStep(t, "opening what the bot used", chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.test-chat-msg.bot:last-child details.test-chat-used > summary`))))
-	if got := str("knowledge", lastBot+`.querySelector('.test-chat-knowledge a')?.getAttribute('href') + ' ' + `+lastBot+`.querySelector('.test-chat-knowledge a')?.innerText`); got != "/admin/corpus/"+f.hours+" Opening hours" {
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](lastBot+`.querySelector('details.used > summary').click()`))
+	webtest.MustStep(t, "opening what the bot used", err)
+	if got := str("knowledge", lastBot+`.querySelector('details.used a')?.getAttribute('href') + ' ' + `+lastBot+`.querySelector('details.used a')?.innerText`); got != b.TS.URL+"/admin/corpus/"+f.hours+" Opening hours" {
 		t.Errorf("knowledge link = %q", got)
 	}
-	if got := str("tool", lastBot+`.querySelector('.test-chat-tools li')?.innerText || ''`); !strings.Contains(got, "Quote") || !strings.Contains(got, "worked") || !strings.Contains(got, "60.00 EUR") {
+	if got := str("tool", lastBot+`.querySelector('details.used li:has(pre)')?.innerText || ''`); !strings.Contains(got, "Quote") || !strings.Contains(got, "worked") || !strings.Contains(got, "60.00 EUR") {
 		t.Errorf("tool = %q", got)
 	}
-	if got := str("tool result", lastBot+`.querySelector('.test-chat-tool-result')?.textContent || ''`); !strings.Contains(got, "60") {
+	if got := str("tool result", `[...`+lastBot+`.querySelectorAll('details.used pre')].pop()?.textContent || ''`); !strings.Contains(got, "60") {
 		t.Errorf("tool result = %q", got)
 	}
 
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](string(axe)))
-	webtest.MustStep(t, "loading axe-core", err)
-	found := webtest.MustRunStep(ctx, t, "axe", chromedp.Evaluate[[]string](`axe.run(document.querySelector('main'), { resultTypes: ['violations'] })
-		.then(r => r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-			.map(v => v.id + ': ' + v.help + ' (' + v.nodes.map(n => n.target.join(' ')).join(', ') + ')'))`, chromedp.EvalAwaitPromise))
-	for _, v := range found {
+	for _, v := range webtest.AxeViolations(ctx, t, axe) {
 		t.Errorf("axe: %s", v)
 	}
 
 	// Start over: a new conversation, in a session of its own.
 	webtest.MustStep(t, "starting over", chromedp.Do(ctx, chromedp.Click(chromedp.ID("test-chat-reset"))))
-	if n := str("messages left", `String(document.querySelectorAll('.test-chat-msg').length)`); n != "0" {
+	if n := str("messages left", `String(`+sr+`.querySelectorAll('.msg.me').length)`); n != "0" {
 		t.Errorf("%s messages left after starting over", n)
 	}
 	f.llm.Push(llmtest.Turn{Text: []string{"Hello again."}})
 	ask("Hello")
-	webtest.WaitUntil(ctx, t, "the new answer", `!!`+lastBot+`?.querySelector('details.test-chat-used')`)
+	webtest.WaitUntil(ctx, t, "the new answer", `!!`+lastBot+`?.querySelector('details.used')`)
 	rows, err := b.DB.Pool().Query(context.Background(), `SELECT session_id, message_count FROM conversations WHERE tenant_id = $1 AND is_test ORDER BY created_at`, f.ten.ID)
 	webtest.MustStep(t, "reading the conversations", err)
 	var got []string

@@ -51,7 +51,7 @@ func (h *Settings) ShowTestChatPage(c echo.Context) error {
 		v.Segment = shown.Slug
 		ws := handlers.WidgetSettings(h.BaseURL, h.CaptchaScriptURL, a.Tenant, *shown)
 		ws.Endpoints = handlers.WidgetEndpointsJSON{} // the widget sends to the test chat's endpoint
-		body, _ := json.Marshal(ws)                    // plain data: cannot fail
+		body, _ := json.Marshal(ws)                   // plain data: cannot fail
 		v.Settings = string(body)
 	}
 	return handlers.Render(c, http.StatusOK, views.TestChatPage(dash.Page(c, h.Sessions, "Test chat", "test-chat"), v))
