@@ -212,7 +212,7 @@ func EmbedCard(e Embed) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</pre><p><button class=\"btn small secondary\" type=\"button\" id=\"copy-embed\" data-copy=\"embed-code\">Copy</button></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</pre><p><button class=\"btn small secondary\" type=\"button\" id=\"copy-embed\" data-copy=\"embed-code\">Copy</button></p><p class=\"muted\" id=\"script-chat-link\">Want your own “Chat with us” button to open the chat, or your site to react when a visitor leaves their details? See <a href=\"/admin/script-chat\">Script the chat</a>.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -224,7 +224,7 @@ func EmbedCard(e Embed) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(e.SeenSite)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `preview.templ`, Line: 59, Col: 118}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `preview.templ`, Line: 60, Col: 118}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 			if templ_7745c5c3_Err != nil {
@@ -237,7 +237,7 @@ func EmbedCard(e Embed) templ.Component {
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(e.SeenAt)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `preview.templ`, Line: 59, Col: 141}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `preview.templ`, Line: 60, Col: 141}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 			if templ_7745c5c3_Err != nil {

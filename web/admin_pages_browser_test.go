@@ -87,7 +87,7 @@ func TestAdminPagesBrowser(t *testing.T) {
 	webtest.MustStep(t, "inviting", err)
 
 	pages := []string{"", "/conversations", "/analytics", "/settings", "/settings/widget", "/settings/developer", "/settings/team", "/tokens", "/segments", "/segments/new", "/corpus", "/corpus/new", "/corpus/synonyms", "/corpus/embeddings",
-		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/connected-apps", "/members", "/plan", "/account", "/account/two-factor", "/security", "/audit"}
+		"/tools", "/tools/new", "/products", "/products/new", "/visitors", "/submissions", "/integrations", "/mcp-tools", "/voice", "/integrations/payments", "/integrations/calendar", "/webhooks", "/test-chat", "/script-chat", "/connected-apps", "/members", "/plan", "/account", "/account/two-factor", "/security", "/audit"}
 	withData := append(append([]string(nil), pages...), "/segments/"+seg, "/corpus/"+entry, "/products/"+product,
 		"/tools/"+tool, "/visitors/"+visitor, "/submissions/"+submission, "/conversations/"+inbox.Ada.ID, "/conversations/"+inbox.Escalated.ID)
 

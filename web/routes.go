@@ -253,6 +253,7 @@ func (s *Server) routes() {
 	signedIn.GET("/analytics", h.Leads.ShowAnalyticsPage, asAdmin)
 	signedIn.GET("/analytics/export", h.Leads.ExportAnalytics, asAdmin)
 	signedIn.GET("/test-chat", h.Settings.ShowTestChatPage, asAdmin)
+	signedIn.GET("/script-chat", h.Scripting.ShowScriptChatPage, asAdmin)
 	signedIn.POST("/test-chat", h.Settings.SendTestMessage, asAdmin)
 	signedIn.GET("/settings", h.Settings.ShowSettingsPage, asAdmin)
 	signedIn.POST("/settings", h.Settings.SaveSettings, asAdmin)

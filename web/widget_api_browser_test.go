@@ -13,18 +13,14 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
+	"github.com/parley/parley/views"
 	"github.com/parley/parley/web/webtest"
 )
 
-// parleySnippet is the two lines the README and the dashboard give a site
-// that scripts the widget: calls made before widget.js has loaded, by name
-// or as methods, wait in Parley.q.
-const parleySnippet = `window.Parley = window.Parley || function () { (Parley.q = Parley.q || []).push(arguments); };
-["open", "close", "toggle", "send", "identify", "on", "off"].forEach(function (m) { Parley[m] = Parley[m] || function () { Parley.apply(null, [m].concat([].slice.call(arguments))); }; });`
-
 // scriptedSite serves the pages of a tenant's site (another origin than
 // Parley's) that script the widget: its own "Chat with us" button, no
-// launcher (data-launcher="none"), the snippet and, before widget.js,
+// launcher (data-launcher="none"), the snippet the dashboard documents
+// (views.ParleySnippet) and, before widget.js,
 // the calls in queued (JavaScript, by page path). The widget's script tag
 // is there twice, as a site that pasted the embed code twice has it.
 func scriptedSite(t *testing.T, b *webtest.Bundle, slug string, queued map[string]string) *httptest.Server {
@@ -39,7 +35,7 @@ func scriptedSite(t *testing.T, b *webtest.Bundle, slug string, queued map[strin
 window.seen = [];
 %s
 document.getElementById('chat-with-us').addEventListener('click', function () { Parley.open(); });
-</script>%s%s</body></html>`, parleySnippet, queued[r.URL.Path], tag, tag)
+</script>%s%s</body></html>`, views.ParleySnippet, queued[r.URL.Path], tag, tag)
 	}))
 	t.Cleanup(site.Close)
 	return site

@@ -66,6 +66,7 @@ var leastRoles = map[string]string{
 	"GET /admin/submissions/:id":                                "agent",
 	"GET /admin/submissions/export.csv":                         "admin",
 	"GET /admin/test-chat":                                      "admin",
+	"GET /admin/script-chat":                                    "admin",
 	"GET /admin/tokens":                                         "owner",
 	"GET /admin/tools":                                          "admin",
 	"GET /admin/tools/:id":                                      "admin",

@@ -21,6 +21,7 @@ import (
 	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/origins"
 	"github.com/parley/parley/handlers/admin/plan"
+	"github.com/parley/parley/handlers/admin/scripting"
 	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/admin/signup"
 	"github.com/parley/parley/handlers/admin/team"
@@ -45,6 +46,7 @@ type Handler struct {
 	Security     *security.Security
 	Audit        *audit.Audit
 	Origins      *origins.Origins
+	Scripting    *scripting.Scripting
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -66,6 +68,7 @@ func New(b *handlers.Base) *Handler {
 		Security:     security.New(b),
 		Audit:        audit.New(b),
 		Origins:      origins.New(b),
+		Scripting:    scripting.New(b),
 	}
 }
 
