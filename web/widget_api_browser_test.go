@@ -65,7 +65,9 @@ func TestWidgetAPIBrowser(t *testing.T) {
 Parley.on('close', function () { seen.push('close'); });
 Parley.on('message', function (m) { seen.push('message ' + m.role + ' ' + m.text + ' ' + (m.id ? 'id' : 'no id')); });
 Parley('on', 'lead', function (l) { seen.push('lead ' + l.source + ' ' + l.submissionId); });
-Parley.on('nonsense', function () {});`,
+Parley.on('nonsense', function () {});
+var dropped = function () { seen.push('dropped listener'); };
+Parley.on('open', dropped); Parley('off', 'open', dropped);`,
 		// An action queued as a method.
 		"/queued": `Parley.on('open', function () { seen.push('open'); });
 Parley.open();`,
@@ -91,6 +93,9 @@ Parley.open();`,
 	// The site's own button opens the chat; the focus goes into it.
 	webtest.MustStep(t, "clicking Chat with us", chromedp.Do(ctx, chromedp.Click(chromedp.ID("chat-with-us"))))
 	webtest.WaitUntil(ctx, t, "the open panel and the open event", `!`+sr+`.querySelector('.panel').hidden && seen.includes('open')`)
+	if got := str("heard", `seen.join('|')`); got != "open" {
+		t.Errorf("events heard on opening = %q, want open once (and not the listener taken off)", got)
+	}
 	if got := str("welcome", sr+`.querySelector('.msg.bot').innerText`); got != "Hi!" {
 		t.Errorf("welcome = %q", got)
 	}

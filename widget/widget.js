@@ -39,33 +39,26 @@
   // data-preview names an element of the page that shows the widget from
   // settings it is handed, instead of the saved ones: the dashboard's live
   // preview. The element's data-settings holds them, and each "parley-preview"
-  // event on it shows them again. Nothing is sent or stored in a preview.
+  // event on it shows them again. Nothing is sent or stored in a preview,
+  // unless it names the dashboard's test chat (data-test-chat, below).
   const preview = script.dataset.preview ? document.getElementById(script.dataset.preview) : null;
 
   // ---- Scripting the widget, and the dashboard's chats (issue 38) ----
   //
   // The page's API is one global, Parley, defined by the live widget only
-  // (never by a preview). Each method is also a call by name:
-  // Parley.open() is Parley("open"), Parley.on("lead", fn) is
-  // Parley("on", "lead", fn). Before this script has loaded, the embed
-  // snippet's stub queues both forms in Parley.q; the widget runs them in
-  // order once it shows, and the calls that need the panel (open, close,
-  // toggle, send) wait for it. A second copy of the script is ignored.
-  //
-  //   window.Parley = window.Parley || function () { (Parley.q = Parley.q || []).push(arguments); };
-  //   ["open", "close", "toggle", "send", "identify", "on", "off"].forEach(function (m) { Parley[m] = Parley[m] || function () { Parley.apply(null, [m].concat([].slice.call(arguments))); }; });
-  //
-  // data-launcher="none" shows no launcher: the site's own button calls
-  // Parley.open(). Events: open, close, message ({text, role, id}, each
-  // complete answer of the assistant or message of a person), lead
-  // ({source: "form", submissionId} or {source: "chat", conversationId}),
-  // escalated ({status}).
+  // (never by a preview). Each method is also a call by name: Parley.open()
+  // is Parley("open"). Before this script has loaded, the embed snippet's
+  // stub (README, "Script the widget") queues both forms in Parley.q; they
+  // run in order once it has, and those that need the panel (open, close,
+  // toggle, send) once it shows. A second copy of the script is ignored.
+  // data-launcher="none" shows no launcher: the site's own button opens it.
   //
   // The dashboard's chats: a preview element with data-test-chat (the test
   // chat endpoint's address, with data-csrf) sends to it as the owner, in
   // a session of its own (data-session-prefix) kept in storage apart from
   // a visitor's, and shows under each answer what the bot used. With
   // data-mode="inline" the panel fills the element, without a launcher.
+  // dashText is the dashboard's words (the owner's, never a visitor's).
   const dashText = { used: "What the bot used", given: "Knowledge base entries it was given",
     none: "None: the knowledge base has no entry for this segment and language.", ran: "Tools it ran", noTools: "None.",
     untitled: "Untitled entry", summary: "summary only", worked: "worked", failed: "failed",

@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -27,6 +28,10 @@ func TestAdminScriptChatPage(t *testing.T) {
 	}
 	if got := p.Text("#script-snippet"); got != "<script>\n"+views.ParleySnippet+"\n</script>" {
 		t.Errorf("snippet = %q", got)
+	}
+	// The README gives the same.
+	if readme, err := os.ReadFile("../../README.md"); err != nil || !strings.Contains(string(readme), views.ParleySnippet) {
+		t.Errorf("the README's snippet is not the dashboard's (%v)", err)
 	}
 	embed := p.Text("#script-embed")
 	if !strings.HasPrefix(embed, `<script src="`) || !strings.Contains(embed, ` data-tenant="`+ten.Slug+`"`) ||
