@@ -153,6 +153,9 @@ Parley.open();`,
 	// A call queued as a method before the script loaded opens the chat once it has.
 	openWidgetHost(ctx, t, site.URL+"/queued")
 	webtest.WaitUntil(ctx, t, "the queued open", `!`+sr+`.querySelector('.panel').hidden && seen.includes('open')`)
+	if got := str("focus in the chat", `String(`+sr+`.activeElement === `+sr+`.querySelector('textarea'))`); got != "true" {
+		t.Error("the chat opened by a queued call does not have the focus")
+	}
 	if got := str("restored", `[...`+sr+`.querySelectorAll('.msg.me')].map(m => m.innerText).join('|')`); got != "When are you open?|Who am I?" {
 		t.Errorf("the conversation on the next page = %q", got)
 	}

@@ -1013,8 +1013,8 @@
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); form.requestSubmit(); }
     });
-    if (!preview) bind(panel, open, shut, ask, () => busy);
     (preview || document.body).append(host);
+    if (!preview) bind(panel, open, shut, ask, () => busy);
   }
 
   if (document.readyState === "complete") start();
