@@ -1,6 +1,7 @@
 package parley
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -41,6 +42,33 @@ type FormConfig struct {
 	Intent              string      `json:"intent"`
 	ConfirmationMessage string      `json:"confirmationMessage,omitempty"`
 	Fields              []FormField `json:"fields"`
+	// Display is when the widget shows the form (FormDisplay...); a form
+	// stored before it existed reads as FormAfterFirstAnswer.
+	Display string `json:"display"`
+}
+
+// When the widget shows a segment's lead form: as the chat opens, once the
+// assistant answered the visitor's first message (the default: a form up
+// front reads as a toll before any help), or only when the assistant
+// offers it in the conversation.
+const (
+	FormOnOpen           = "on_open"
+	FormAfterFirstAnswer = "after_first_answer"
+	FormWhenAsked        = "when_asked"
+)
+
+// FormDisplays are the values of FormConfig.Display.
+var FormDisplays = []string{FormOnOpen, FormAfterFirstAnswer, FormWhenAsked}
+
+// UnmarshalJSON reads a form, an absent display as FormAfterFirstAnswer.
+func (f *FormConfig) UnmarshalJSON(b []byte) error {
+	type plain FormConfig
+	p := plain{Display: FormAfterFirstAnswer}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*f = FormConfig(p)
+	return nil
 }
 
 // FormField is one field of a form (segment forms and SUBMIT_FORM tools).

@@ -3,6 +3,7 @@ package parley
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -83,6 +84,9 @@ func (in *SegmentInput) Check(creating bool) FieldErrors {
 		}
 		if utf8.RuneCountInString(fc.ConfirmationMessage) > MaxFormConfirmation {
 			errs.Add("formConfig", "confirmationMessage "+TooLong(MaxFormConfirmation))
+		}
+		if !slices.Contains(FormDisplays, fc.Display) {
+			errs.Add("formConfig", "display must be one of "+strings.Join(FormDisplays, ", "))
 		}
 		if fc.Enabled && len(fc.Fields) == 0 {
 			errs.Add("formConfig", "an enabled form needs at least one field")

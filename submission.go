@@ -38,7 +38,14 @@ type NewSubmission struct {
 	Input          json.RawMessage
 	Result         json.RawMessage
 	PageURL        *string
+	// Contact, when set with a VisitorID, is what the visitor gave of
+	// themselves in a lead form: the visitor takes it with the submission.
+	Contact *FormContact
 }
+
+// FormContact is the name and email a visitor typed into a lead form
+// (either may be empty).
+type FormContact struct{ Name, Email string }
 
 // Submission statuses.
 const (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/internal/pgbase"
+	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/db/webhooks"
 )
 
@@ -88,6 +89,11 @@ func (d *DB) createSubmissionInTx(ctx context.Context, tx pgx.Tx, s parley.NewSu
 	}
 	if err := belongsToTenant(ctx, tx, "visitors", "Visitor", s.TenantID, s.VisitorID); err != nil {
 		return parley.Submission{}, webhooks.Event{}, err
+	}
+	if s.Contact != nil && s.VisitorID != nil {
+		if err := visitors.NoteContactInTx(ctx, tx, s.TenantID, *s.VisitorID, *s.Contact); err != nil {
+			return parley.Submission{}, webhooks.Event{}, err
+		}
 	}
 	rows, _ := tx.Query(ctx, `INSERT INTO submissions (tenant_id, tool_id, tool_type, tool_name, conversation_id,
 		visitor_id, channel, input, result, page_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

@@ -87,6 +87,8 @@ type WidgetEndpointsJSON struct {
 type widgetFormJSON struct {
 	Fields              []parley.FormField `json:"fields"`
 	ConfirmationMessage string             `json:"confirmationMessage,omitempty"`
+	// Display is when the widget shows it (parley.FormOnOpen, ...).
+	Display string `json:"display"`
 }
 
 // WidgetSettings is what the widget of tenant t shows for segment seg, on
@@ -116,7 +118,8 @@ func WidgetSettings(baseURL, captchaScriptURL string, t parley.Tenant, seg parle
 		out.Captcha = &widgetCaptchaJSON{SiteKey: *t.CaptchaSiteKey, ScriptURL: captchaScriptURL}
 	}
 	if f := seg.FormConfig; f != nil && f.Enabled && len(f.Fields) > 0 {
-		out.Form = &widgetFormJSON{Fields: f.Fields, ConfirmationMessage: f.ConfirmationMessage}
+		out.Form = &widgetFormJSON{Fields: f.Fields, ConfirmationMessage: f.ConfirmationMessage,
+			Display: NonBlankOr(f.Display, parley.FormAfterFirstAnswer)}
 	}
 	return out
 }

@@ -17,6 +17,9 @@ type VisitorDetail struct {
 	parley.Visitor
 	ConversationCount int `db:"conversation_count"`
 	MemoryCount       int `db:"memory_count"`
+	// ContactEmail is the email last given in a lead form (NoteContactInTx):
+	// not verified, never the visitor's identity.
+	ContactEmail *string `db:"contact_email"`
 }
 
 const visitorColumns = `id, tenant_id, email, display_name, phone, auth_provider, external_id, metadata, created_at, updated_at, ` +
@@ -76,7 +79,7 @@ func (d *Visitors) VisitorDetail(ctx context.Context, tenantID, id string) (Visi
 	if !pgbase.LooksLikeUUID(id) {
 		return VisitorDetail{}, parley.Errorf(parley.KindNotFound, "Visitor not found")
 	}
-	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+`,
+	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+`, contact_email,
 		(SELECT count(*) FROM conversations c WHERE c.visitor_id = v.id) AS conversation_count,
 		(SELECT count(*) FROM memory_facts m WHERE m.visitor_id = v.id) AS memory_count
 		FROM visitors v WHERE tenant_id = $1 AND id = $2`, tenantID, id)

@@ -296,7 +296,7 @@ func TestBrowserSubmissions(t *testing.T) {
 		}
 
 		webtest.MustStep(t, "opening grace's", chromedp.Do(ctx, chromedp.Navigate(list+"/"+grace.ID)))
-		if note := webtest.MustRunStep(ctx, t, "note", chromedp.Text(chromedp.ID("no-conversation"))); note != "Submitted through the standalone form, no conversation." {
+		if note := webtest.MustRunStep(ctx, t, "note", chromedp.Text(chromedp.ID("no-conversation"))); note != "Sent through the lead form before any chat message, or from a form on your site: no conversation." {
 			t.Errorf("form note = %q", note)
 		}
 	})

@@ -174,9 +174,10 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 	return items
 }
 
-// visitorLabel names a visitor for the owner: email, name, their own id, else ours.
+// visitorLabel names a visitor for the owner: email, name, the email given
+// in a lead form, their own id, else ours.
 func visitorLabel(v visitors.VisitorDetail) string {
-	for _, s := range []*string{v.Email, v.DisplayName, v.ExternalID} {
+	for _, s := range []*string{v.Email, v.DisplayName, v.ContactEmail, v.ExternalID} {
 		if handlers.Deref(s) != "" {
 			return *s
 		}

@@ -30,14 +30,14 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 func segmentFormOf(s parley.Segment) views.SegmentForm {
 	f := views.SegmentForm{
 		ID: s.ID, Name: s.Name, Slug: s.Slug, SystemPrompt: s.SystemPrompt, WelcomeMessage: handlers.Deref(s.WelcomeMessage),
-		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: parley.FormFieldTypes,
+		IsActive: s.IsActive, IsDefault: s.IsDefault, FieldTypes: parley.FormFieldTypes, FormDisplay: parley.FormAfterFirstAnswer,
 	}
 	for _, st := range s.ConversationStarters {
 		f.Starters = append(f.Starters, views.StarterRow{Text: st.Text, Emoji: st.Emoji})
 	}
 	f.Starters = withStarterRows(f.Starters)
 	if fc := s.FormConfig; fc != nil {
-		f.FormEnabled, f.FormIntent, f.FormConfirm = fc.Enabled, fc.Intent, fc.ConfirmationMessage
+		f.FormEnabled, f.FormIntent, f.FormConfirm, f.FormDisplay = fc.Enabled, fc.Intent, fc.ConfirmationMessage, fc.Display
 		for _, fl := range fc.Fields {
 			f.Fields = append(f.Fields, views.SegmentFieldRow{Name: fl.Name, Label: fl.Label, Type: fl.Type, Required: fl.Required})
 		}
@@ -53,7 +53,7 @@ func readSegmentForm(form url.Values) views.SegmentForm {
 		Name: form.Get("name"), Slug: strings.TrimSpace(form.Get("slug")), SystemPrompt: crlf(form.Get("systemPrompt")),
 		WelcomeMessage: crlf(form.Get("welcomeMessage")), IsActive: checked("isActive"), MakeDefault: checked("isDefault"),
 		FormEnabled: checked("formEnabled"), AskInChat: checked("askInChat"), FormIntent: form.Get("formIntent"), FormConfirm: form.Get("formConfirmation"),
-		FieldTypes: parley.FormFieldTypes,
+		FormDisplay: handlers.NonBlankOr(form.Get("formDisplay"), parley.FormAfterFirstAnswer), FieldTypes: parley.FormFieldTypes,
 	}
 	for _, r := range dash.IndexedFormRows(form, "starters") {
 		st := views.StarterRow{Text: r["text"], Emoji: strings.TrimSpace(r["emoji"])}
@@ -96,7 +96,7 @@ func segmentWrite(f views.SegmentForm, creating bool) parley.SegmentInput {
 		w.FormConfig = parley.Some[*parley.FormConfig](nil)
 	} else {
 		fc := &parley.FormConfig{Enabled: f.FormEnabled, Intent: strings.TrimSpace(f.FormIntent),
-			ConfirmationMessage: strings.TrimSpace(f.FormConfirm), Fields: []parley.FormField{}}
+			ConfirmationMessage: strings.TrimSpace(f.FormConfirm), Display: f.FormDisplay, Fields: []parley.FormField{}}
 		for _, fl := range f.Fields {
 			fc.Fields = append(fc.Fields, parley.FormField{Name: fl.Name, Label: strings.TrimSpace(fl.Label), Type: fl.Type, Required: fl.Required})
 		}

@@ -213,7 +213,8 @@ func shortValue(s string) string {
 
 func submissionRow(s parley.Submission) views.SubmissionRow {
 	return views.SubmissionRow{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(dash.DateTime), ToolName: s.ToolName,
-		ToolType: s.ToolType, Channel: s.Channel, Summary: submissionSummary(inputFields(s.Input)), Status: s.Status}
+		ToolType: s.ToolType, Channel: s.Channel, Summary: submissionSummary(inputFields(s.Input)), Status: s.Status,
+		InChat: s.ConversationID != nil}
 }
 
 func submissionStatus(s parley.Submission, errMsg string) views.SubmissionStatus {

@@ -71,7 +71,8 @@ func (h *core) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 		return views.VisitorProfile{}, err
 	}
 	p := views.VisitorProfile{ID: v.ID, Email: handlers.Deref(v.Email), Name: handlers.Deref(v.DisplayName), Phone: handlers.Deref(v.Phone),
-		Provider: handlers.Deref(v.AuthProvider), ExternalID: handlers.Deref(v.ExternalID), Metadata: prettyJSON(v.Metadata),
+		Provider: handlers.Deref(v.AuthProvider), ExternalID: handlers.Deref(v.ExternalID), ContactEmail: handlers.Deref(v.ContactEmail),
+		Metadata: prettyJSON(v.Metadata),
 		CreatedAt: v.CreatedAt.UTC().Format(dash.DateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
 	for _, f := range facts {
 		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dash.DateTime)})
@@ -82,8 +83,10 @@ func (h *core) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 
 func (h *core) renderVisitor(c echo.Context, status int, v views.VisitorProfile) error {
 	title := v.Email
-	if title == "" {
-		title = v.ExternalID
+	for _, s := range []string{v.Name, v.ContactEmail, v.ExternalID} {
+		if title == "" {
+			title = s
+		}
 	}
 	if title == "" {
 		title = v.ID // an anonymous visitor (the widget's anonymous id) has neither

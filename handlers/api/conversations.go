@@ -52,7 +52,11 @@ func (h *Leads) ShowConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := resource.NewConversationDetailJSON(d)
+	subs, err := h.DB.ConversationSubmissions(ctx, handlers.TenantFrom(c).ID, d.Conversation.ID)
+	if err != nil {
+		return err
+	}
+	out := resource.NewConversationDetailJSON(d, subs)
 	if d.Conversation.Channel == parley.ChannelVoice {
 		v, err := h.DB.VoiceCallOfConversation(ctx, handlers.TenantFrom(c).ID, d.Conversation.ID)
 		if err != nil {

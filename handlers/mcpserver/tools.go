@@ -116,6 +116,8 @@ func segmentProps(withID bool) schema {
 			"enabled": boolean("Whether the widget shows it"), "intent": str("What it is for", parley.MaxFormIntent),
 			"confirmationMessage": str("Shown once sent", parley.MaxFormConfirmation),
 			"fields":              schema{"type": "array", "items": formField},
+			"display": enum("When the widget shows it: on_open (as the chat opens), after_first_answer (the default), "+
+				"when_asked (only when the assistant offers it)", parley.FormDisplays),
 		}},
 		"isDefault": boolean("Whether it is the tenant's default segment"),
 		"isActive":  boolean("Whether it answers"),
@@ -400,7 +402,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				return resource.NewConversationListJSON(l, page), nil
 			}},
 		{Name: "read_conversation", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
-			Description: "Read one conversation: its messages, tool history and metadata.",
+			Description: "Read one conversation: its messages, tool history, submissions and metadata.",
 			Input:       object(schema{"id": idArg("conversation")}, "id"),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
 				id, err := idOf(args)
@@ -411,7 +413,11 @@ func (h *Handler) ManageTools() []ManageTool {
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"conversation": resource.NewConversationDetailJSON(d)}, nil
+				subs, err := h.DB.ConversationSubmissions(ctx, t.ID, d.Conversation.ID)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"conversation": resource.NewConversationDetailJSON(d, subs)}, nil
 			}},
 		{Name: "move_conversation", Scope: auth.ScopeMCPConversationsWrite,
 			Description: "Take a conversation over for a person (status HUMAN, assignee: the name the visitor is shown), hand it back to the assistant (BOT), put it back in the queue for a person (ESCALATED) or close it (CLOSED). While a person holds it, the assistant does not answer the visitor.",

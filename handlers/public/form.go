@@ -22,6 +22,8 @@ const (
 	maxFormValue     = 2000
 	maxFormPageURL   = 2000
 	maxFormVisitorID = 255
+	// maxFormSessionID is a chat session id's longest, as the chat's.
+	maxFormSessionID = 100
 	// formToolType is the tool type of a standalone form's submissions, the
 	// same as a SUBMIT_FORM tool's, so that lists filter them together.
 	formToolType = "SUBMIT_FORM"
@@ -38,6 +40,8 @@ type formRequest struct {
 	Fields       map[string]json.RawMessage `json:"fields"`
 	PageURL      string                     `json:"pageUrl"`
 	VisitorID    string                     `json:"visitorId"`
+	SessionID    string                     `json:"sessionId"`
+	AnonymousID  string                     `json:"anonymousId"`
 	WidgetKey    string                     `json:"widgetKey"`
 	CaptchaToken string                     `json:"captchaToken"`
 }
@@ -54,8 +58,11 @@ type formReply struct {
 // order (tenant, plan, origin, widget key, bot challenge, per-address limit,
 // segment), and a form post counts toward the same per-address limit as a
 // chat message. The values are checked against the segment's form and
-// stored as one NEW submission of channel form, with no conversation; its
-// submission.created event is recorded in the same transaction.
+// stored as one NEW submission of channel form; its submission.created
+// event is recorded in the same transaction. A form sent inside the chat
+// widget names its session (sessionId): the submission joins that
+// session's conversation when the tenant has one (formLinks), and the
+// visitor takes the name and email typed in (parley.FormContact).
 func (h *Handler) SubmitForm(c echo.Context) error {
 	ctx := c.Request().Context()
 	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, handlers.FormLimit)
@@ -93,9 +100,11 @@ func (h *Handler) SubmitForm(c echo.Context) error {
 		ToolName: handlers.NonBlankOr(strings.TrimSpace(form.Intent), defaultFormToolName),
 		Channel:  parley.ChannelForm, Input: input, Result: result, PageURL: handlers.NonEmptyPtr(req.PageURL),
 	}
-	ref := strings.TrimSpace(handlers.NonBlankOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
-	if sub.VisitorID, err = h.existingVisitor(ctx, t.ID, ref); err != nil {
+	if err := h.formLinks(c, t.ID, req, &sub); err != nil {
 		return err
+	}
+	if sub.VisitorID != nil {
+		sub.Contact = formContact(form.Fields, values)
 	}
 	s, _, err := h.DB.CreateSubmission(ctx, sub, nil)
 	if err != nil {
@@ -121,6 +130,12 @@ func decodeFormRequest(c echo.Context) (formRequest, error) {
 	}
 	if utf8.RuneCountInString(req.VisitorID) > maxFormVisitorID {
 		errs.Add("visitorId", fmt.Sprintf("must be at most %d characters", maxFormVisitorID))
+	}
+	if utf8.RuneCountInString(req.SessionID) > maxFormSessionID {
+		errs.Add("sessionId", fmt.Sprintf("must be at most %d characters", maxFormSessionID))
+	}
+	if req.AnonymousID != "" && !parley.ValidAnonymousID(req.AnonymousID) {
+		errs.Add("anonymousId", parley.AnonymousIDRule)
 	}
 	return req, errs.Err()
 }
@@ -190,4 +205,82 @@ func (h *Handler) existingVisitor(ctx context.Context, tenantID, ref string) (*s
 		return nil, err
 	}
 	return &v.ID, nil
+}
+
+// formLinks sets the submission's conversation and visitor. The
+// conversation is the tenant's conversation of the sent sessionId; a
+// session the tenant has no conversation of (none yet: the form came
+// before the first message; or another tenant's, which is never looked at)
+// leaves the submission without one, rather than costing the tenant the
+// lead. The visitor is, in order: the one X-Visitor-Id or visitorId names
+// (never created), the conversation's, else the browser's anonymous
+// visitor (anonymousId, created as the chat would, so that the chat that
+// follows on this browser has the same, now named, visitor).
+func (h *Handler) formLinks(c echo.Context, tenantID string, req formRequest, sub *parley.NewSubmission) error {
+	ctx := c.Request().Context()
+	var convVisitor *string
+	if sid := strings.TrimSpace(req.SessionID); sid != "" {
+		id, visitor, err := h.DB.SessionConversation(ctx, tenantID, sid)
+		if err != nil {
+			return err
+		}
+		if id != "" {
+			sub.ConversationID, convVisitor = &id, visitor
+		}
+	}
+	ref := strings.TrimSpace(handlers.NonBlankOr(c.Request().Header.Get("X-Visitor-Id"), req.VisitorID))
+	v, err := h.existingVisitor(ctx, tenantID, ref)
+	switch {
+	case err != nil:
+		return err
+	case v != nil:
+		sub.VisitorID = v
+	case convVisitor != nil:
+		sub.VisitorID = convVisitor
+	case req.AnonymousID != "":
+		anon, err := h.DB.ResolveAnonymousVisitor(ctx, tenantID, req.AnonymousID)
+		if err != nil {
+			return err
+		}
+		sub.VisitorID = &anon.ID
+	}
+	return nil
+}
+
+// nameFields are the field names (lowercased, without "_") a form's name
+// is read from, in order of preference; first and last names are joined.
+var nameFields = []string{"fullname", "name", "yourname", "contactname"}
+
+// formContact is the name and email the sent values hold: the first email
+// field's value, and the name field's (fullname, name, ...), else first
+// and last names joined. Nil when the form holds neither.
+func formContact(fields []parley.FormField, values map[string]string) *parley.FormContact {
+	var c parley.FormContact
+	named := map[string]string{}
+	for _, f := range fields {
+		v := values[f.Name]
+		if v == "" {
+			continue
+		}
+		if f.Type == "email" && c.Email == "" {
+			c.Email = v
+		}
+		if f.Type == "text" {
+			named[strings.ReplaceAll(strings.ToLower(f.Name), "_", "")] = v
+		}
+	}
+	for _, n := range nameFields {
+		if named[n] != "" {
+			c.Name = named[n]
+			break
+		}
+	}
+	if c.Name == "" {
+		c.Name = strings.TrimSpace(handlers.NonBlankOr(named["firstname"], "") + " " + named["lastname"])
+	}
+	c.Name = parley.Clip(c.Name, parley.MaxVisitorName)
+	if c.Name == "" && c.Email == "" {
+		return nil
+	}
+	return &c
 }

@@ -178,6 +178,9 @@ type ConversationDetailJSON struct {
 	Metadata         conversationMetadataJSON  `json:"metadata"`
 	Messages         []ConversationMessageJSON `json:"messages"`
 	ToolHistory      []parley.ToolCall         `json:"toolHistory"`
+	// Submissions are what the conversation produced (a lead form sent in
+	// its chat, a tool's run), oldest first.
+	Submissions []ConversationSubmissionJSON `json:"submissions"`
 	// VoiceCall is the call of a conversation of channel voice.
 	VoiceCall *VoiceCallJSON `json:"voiceCall,omitempty"`
 }
@@ -199,7 +202,24 @@ type VoiceCallJSON struct {
 	HasRecording    bool       `json:"hasRecording"`
 }
 
-func NewConversationDetailJSON(d listing.ConversationDetail) ConversationDetailJSON {
+// ConversationSubmissionJSON is a submission as its conversation lists it.
+type ConversationSubmissionJSON struct {
+	ID        string    `json:"id"`
+	ToolType  string    `json:"toolType"`
+	ToolName  string    `json:"toolName"`
+	Channel   string    `json:"channel"`
+	Status    string    `json:"status"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// NewConversationDetailJSON is d, with subs, its submissions, as the API
+// answers it.
+func NewConversationDetailJSON(d listing.ConversationDetail, subs []parley.Submission) ConversationDetailJSON {
+	listed := make([]ConversationSubmissionJSON, len(subs))
+	for i, s := range subs {
+		listed[i] = ConversationSubmissionJSON{ID: s.ID, ToolType: s.ToolType, ToolName: s.ToolName, Channel: s.Channel,
+			Status: s.Status, CreatedAt: s.CreatedAt.UTC()}
+	}
 	c := d.Conversation
 	msgs := make([]ConversationMessageJSON, len(d.Messages))
 	for i, m := range d.Messages {
@@ -213,7 +233,7 @@ func NewConversationDetailJSON(d listing.ConversationDetail) ConversationDetailJ
 		ToolCallsCount: c.ToolCallsCount, Feedback: conversationFeedbackJSON{Positive: c.FeedbackPositive, Negative: c.FeedbackNegative},
 		Metadata: conversationMetadataJSON{UserAgent: nonEmptyPtr(c.Metadata.UserAgent), Referrer: nonEmptyPtr(c.Metadata.Referrer),
 			Page: nonEmptyPtr(c.Metadata.Page)},
-		Messages: msgs, ToolHistory: utcToolHistory(d.ToolHistory)}
+		Messages: msgs, ToolHistory: utcToolHistory(d.ToolHistory), Submissions: listed}
 }
 
 // ConversationStateJSON is a conversation's state after a move: who holds
