@@ -72,7 +72,7 @@ func (h *core) visitorProfile(c echo.Context) (views.VisitorProfile, error) {
 	}
 	p := views.VisitorProfile{ID: v.ID, Email: handlers.Deref(v.Email), Name: handlers.Deref(v.DisplayName), Phone: handlers.Deref(v.Phone),
 		Provider: handlers.Deref(v.AuthProvider), ExternalID: handlers.Deref(v.ExternalID), ContactEmail: handlers.Deref(v.ContactEmail),
-		Metadata: prettyJSON(v.Metadata),
+		Metadata:  prettyJSON(v.Metadata),
 		CreatedAt: v.CreatedAt.UTC().Format(dash.DateTime), ConversationCount: v.ConversationCount, MemoryCount: v.MemoryCount}
 	for _, f := range facts {
 		p.Memory = append(p.Memory, views.MemoryRow{Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt.UTC().Format(dash.DateTime)})
