@@ -87,7 +87,7 @@ func TestWidgetBrowser(t *testing.T) {
 	ten := b.NewTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "Help with the shop.", "welcomeMessage": "Hi! Ask me about bikes.",
 		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": "🕘"}},
-		"formConfig": map[string]any{"enabled": true, "intent": "lead", "confirmationMessage": "Thanks, we will call you back.",
+		"formConfig": map[string]any{"enabled": true, "intent": "lead", "confirmationMessage": "Thanks, we will call you back.", "display": "on_open",
 			"fields": []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true},
 				map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}}}
 	if st, body := b.Do(t, "POST", "/tenants/"+ten.Slug+"/segments", ten.Token, seg); st != 201 {

@@ -191,6 +191,7 @@
   const visitorKey = ns + "visitor-" + tenant;
   const historyKey = ns + "history-" + tenant + "-" + segment;
   const liveKey = ns + "live-" + tenant + "-" + segment;
+  const leadKey = ns + "lead-" + tenant + "-" + segment;
   const historyMax = 50;
 
   // ---- Languages ----
@@ -211,7 +212,8 @@
       helpful: "Helpful", unhelpful: "Not helpful", support: "Support", person: "Person", aPerson: "A person",
       waiting: "Waiting for a person…", joined: "%s joined the conversation", personTyping: "%s is typing…",
       ended: "The conversation has ended", back: "The assistant is back", form: "Contact form", thanks: "Thank you!",
-      sources: "Sources", talk: "Talk to a person" },
+      sources: "Sources", talk: "Talk to a person",
+      fix: "Please correct the fields marked above.", empty: "Please fill in at least one field.", badEmail: "Enter a valid email address.", badPhone: "Enter a valid phone number.", required: "This field is required." },
     fr: { open: "Ouvrir le chat", close: "Fermer le chat", chatWith: "Discuter avec %s", chat: "Chat", ai: "Assistant IA", log: "Conversation",
       message: "Votre message", write: "Écrivez un message…", send: "Envoyer", preview: "Les visiteurs écrivent ici", retry: "Réessayer",
       checking: "Vérification que vous n'êtes pas un robot…", checkFailed: "La vérification anti-robot n'a pas pu se charger.",
@@ -221,7 +223,8 @@
       helpful: "Utile", unhelpful: "Pas utile", support: "Assistance", person: "Conseiller", aPerson: "Un conseiller",
       waiting: "En attente d'un conseiller…", joined: "%s a rejoint la conversation", personTyping: "%s écrit…",
       ended: "La conversation est terminée", back: "L'assistant est de retour", form: "Formulaire de contact", thanks: "Merci !",
-      sources: "Sources", talk: "Parler à un conseiller" },
+      sources: "Sources", talk: "Parler à un conseiller",
+      fix: "Veuillez corriger les champs signalés ci-dessus.", empty: "Veuillez remplir au moins un champ.", badEmail: "Saisissez une adresse e-mail valide.", badPhone: "Saisissez un numéro de téléphone valide.", required: "Ce champ est obligatoire." },
     de: { open: "Chat öffnen", close: "Chat schließen", chatWith: "Chat mit %s", chat: "Chat", ai: "KI-Assistent", log: "Unterhaltung",
       message: "Ihre Nachricht", write: "Nachricht schreiben…", send: "Senden", preview: "Hier schreiben Besucher", retry: "Erneut versuchen",
       checking: "Wir prüfen, dass Sie kein Roboter sind…", checkFailed: "Die Prüfung, dass Sie kein Roboter sind, konnte nicht geladen werden.",
@@ -231,7 +234,8 @@
       helpful: "Hilfreich", unhelpful: "Nicht hilfreich", support: "Support", person: "Mitarbeiter", aPerson: "Ein Mitarbeiter",
       waiting: "Warten auf einen Mitarbeiter…", joined: "%s ist der Unterhaltung beigetreten", personTyping: "%s schreibt…",
       ended: "Die Unterhaltung ist beendet", back: "Der Assistent ist zurück", form: "Kontaktformular", thanks: "Vielen Dank!",
-      sources: "Quellen", talk: "Mit einem Mitarbeiter sprechen" },
+      sources: "Quellen", talk: "Mit einem Mitarbeiter sprechen",
+      fix: "Bitte korrigieren Sie die markierten Felder.", empty: "Bitte füllen Sie mindestens ein Feld aus.", badEmail: "Geben Sie eine gültige E-Mail-Adresse ein.", badPhone: "Geben Sie eine gültige Telefonnummer ein.", required: "Dieses Feld ist erforderlich." },
     es: { open: "Abrir el chat", close: "Cerrar el chat", chatWith: "Chatear con %s", chat: "Chat", ai: "Asistente de IA", log: "Conversación",
       message: "Tu mensaje", write: "Escribe un mensaje…", send: "Enviar", preview: "Aquí escriben los visitantes", retry: "Reintentar",
       checking: "Comprobando que no eres un robot…", checkFailed: "No se pudo cargar la comprobación de que no eres un robot.",
@@ -241,7 +245,8 @@
       helpful: "Útil", unhelpful: "No útil", support: "Soporte", person: "Agente", aPerson: "Un agente",
       waiting: "Esperando a un agente…", joined: "%s se unió a la conversación", personTyping: "%s está escribiendo…",
       ended: "La conversación ha terminado", back: "El asistente ha vuelto", form: "Formulario de contacto", thanks: "¡Gracias!",
-      sources: "Fuentes", talk: "Hablar con un agente" },
+      sources: "Fuentes", talk: "Hablar con un agente",
+      fix: "Corrija los campos marcados arriba.", empty: "Rellene al menos un campo.", badEmail: "Introduzca una dirección de correo válida.", badPhone: "Introduzca un número de teléfono válido.", required: "Este campo es obligatorio." },
     ar: { open: "فتح المحادثة", close: "إغلاق المحادثة", chatWith: "الدردشة مع %s", chat: "دردشة", ai: "مساعد ذكاء اصطناعي", log: "المحادثة",
       message: "رسالتك", write: "اكتب رسالة…", send: "إرسال", preview: "يكتب الزوار هنا", retry: "أعد المحاولة",
       checking: "جارٍ التحقق من أنك لست روبوتًا…", checkFailed: "تعذّر تحميل التحقق من أنك لست روبوتًا.",
@@ -251,7 +256,8 @@
       helpful: "مفيد", unhelpful: "غير مفيد", support: "الدعم", person: "موظف", aPerson: "أحد الموظفين",
       waiting: "في انتظار أحد الموظفين…", joined: "انضم %s إلى المحادثة", personTyping: "%s يكتب…",
       ended: "انتهت المحادثة", back: "عاد المساعد", form: "نموذج التواصل", thanks: "شكرًا لك!",
-      sources: "المصادر", talk: "التحدث إلى موظف" },
+      sources: "المصادر", talk: "التحدث إلى موظف",
+      fix: "يرجى تصحيح الحقول المحددة أعلاه.", empty: "يرجى ملء حقل واحد على الأقل.", badEmail: "أدخل عنوان بريد إلكتروني صالحًا.", badPhone: "أدخل رقم هاتف صالحًا.", required: "هذا الحقل مطلوب." },
     he: { open: "פתיחת הצ'אט", close: "סגירת הצ'אט", chatWith: "צ'אט עם %s", chat: "צ'אט", ai: "עוזר בינה מלאכותית", log: "שיחה",
       message: "ההודעה שלך", write: "כתבו הודעה…", send: "שליחה", preview: "כאן המבקרים כותבים", retry: "ניסיון חוזר",
       checking: "בודקים שאינך רובוט…", checkFailed: "לא ניתן היה לטעון את הבדיקה שאינך רובוט.",
@@ -261,7 +267,8 @@
       helpful: "מועיל", unhelpful: "לא מועיל", support: "תמיכה", person: "נציג", aPerson: "נציג",
       waiting: "ממתינים לנציג…", joined: "%s הצטרף/ה לשיחה", personTyping: "%s מקליד/ה…",
       ended: "השיחה הסתיימה", back: "העוזר חזר", form: "טופס יצירת קשר", thanks: "תודה!",
-      sources: "מקורות", talk: "שיחה עם נציג" },
+      sources: "מקורות", talk: "שיחה עם נציג",
+      fix: "נא לתקן את השדות המסומנים למעלה.", empty: "נא למלא לפחות שדה אחד.", badEmail: "נא להזין כתובת אימייל תקינה.", badPhone: "נא להזין מספר טלפון תקין.", required: "זהו שדה חובה." },
   };
   // The visitor's locale: the first well-formed of data-locale, the page's
   // lang and the browser's languages ("fr_CA" reads "fr-CA").
@@ -343,6 +350,9 @@
     .card small { display: block; color: #555; margin-bottom: 6px; }
     .card label { display: block; font-size: 13px; margin: 6px 0 2px; }
     .card input, .card textarea { width: 100%; border: 1px solid #d4d4d8; border-radius: 8px; padding: 6px 8px; font-size: 14px; color: #111; }
+    .card .field-error, .card .lead-error { margin: 2px 0 0; font-size: 12px; color: #991b1b; }
+    .card .field-error:empty, .card .lead-error:empty { display: none; }
+    .card [aria-invalid="true"] { border-color: #b91c1c; }
     .card .go { margin-top: 8px; border: none; border-radius: 8px; padding: 7px 12px; background: var(--primary); color: var(--on-primary); cursor: pointer; }
     textarea { flex: 1; resize: none; border: 1px solid #d4d4d8; border-radius: 10px; padding: 8px 10px; font-size: 14px; min-height: 40px; color: #111; }
     form.compose button { border: none; border-radius: 10px; padding: 0 14px; background: var(--primary); color: var(--on-primary); font-size: 14px; cursor: pointer; }
@@ -737,7 +747,7 @@
       card.append(el("button", { type: "button", class: "go", onclick: () => ask(b.ctaText || b.headline) }, b.ctaText || tr("book")));
       log.append(card);
     }
-    if (s.form) log.append(leadForm(s.form));
+    const leadSpot = s.form ? log.appendChild(document.createComment("lead form")) : null;
     // sources is the line under an answer naming the knowledge-base
     // entries it cites: links to their pages (http and https only; the
     // test chat also names an entry without one).
@@ -799,9 +809,10 @@
     const showHandover = () => { handover.hidden = !s.handover || !!preview || !!refused || awaited(live.status); };
     handover.addEventListener("click", () => {
       if (s.handover === "chat") { ask(tr("talk")); return; }
-      const lead = log.querySelector("form.lead") || log.appendChild(leadForm(s.form));
-      lead.scrollIntoView({ block: "nearest" });
-      const first = lead.querySelector("input, textarea, select");
+      if (!leadNode) leadNode = lead.sent ? el("div", { class: "msg bot", role: "status" }, lead.t || tr("thanks")) : leadForm(s.form);
+      if (!leadNode.isConnected) log.append(leadNode);
+      leadNode.scrollIntoView({ block: "nearest" });
+      const first = leadNode.querySelector("input, textarea, select");
       if (first) first.focus();
     });
     showHandover();
@@ -889,41 +900,112 @@
         .then((r) => { if (r.ok) buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.value === value))); });
     };
 
-    // leadForm is the segment's form, posted to /form/{slug} (channel form).
+    // ---- The lead form (issue 38) ----
+    // The form's state, kept beside the conversation for this session only:
+    // {sid, asked} once the assistant offered it, {sid, sent, t} once sent,
+    // so that every page of the site shows it sent, with its thanks.
+    const leadState = {
+      load() { try { const v = JSON.parse(localStorage.getItem(leadKey)) || {}; return v.sid === sessionId() ? v : {}; } catch { return {}; } },
+      save(v) { try { localStorage.setItem(leadKey, JSON.stringify({ ...v, sid: sessionId() })); } catch { /* storage off: kept for the page's life */ } },
+    };
+    let lead = refused || preview ? {} : leadState.load(), leadNode = null;
+    // showLead places the form (or, once sent, its thanks) when the segment
+    // says: "open" as the chat is built (on_open; always in a preview),
+    // "past" after the kept conversation (the other moments, when they came
+    // already), "answer" after an answer (ev, the final event: the first
+    // answer, or one whose turn offered the form, SHOW_FORM).
+    // fieldProblem is a refused field's problem in the visitor's words: the
+    // server's, about the field, where the table has none.
+    const fieldProblem = (fd, detail) => /email/.test(detail) ? tr("badEmail") : /phone/.test(detail) ? tr("badPhone")
+      : /required/.test(detail) ? tr("required") : fd.label + " " + detail;
+    function showLead(when, ev, answered) {
+      const d = s.form.display || "after_first_answer";
+      let show = false;
+      if (when === "open") show = !!preview || d === "on_open";
+      else if (preview || d === "on_open") show = false;
+      else if (when === "past") show = lead.sent || lead.asked || (d === "after_first_answer" && ev.some((m) => m.r === "bot"));
+      else if (d === "after_first_answer") show = answered;
+      else if ((ev.toolExecutions || []).some((x) => x.type === "SHOW_FORM" && x.success)) {
+        show = true;
+        if (!lead.sent) { lead = { asked: true }; leadState.save(lead); }
+        if (leadNode && !lead.sent) { log.append(leadNode); log.scrollTop = log.scrollHeight; return; }
+      }
+      if (!show || leadNode) return;
+      leadNode = lead.sent ? el("div", { class: "msg bot", role: "status" }, lead.t || tr("thanks")) : leadForm(s.form);
+      if (when === "open") leadSpot.replaceWith(leadNode);
+      else { log.append(leadNode); log.scrollTop = log.scrollHeight; }
+    }
+
+    // leadForm is the segment's form, posted to /form/{slug} (channel form)
+    // with the chat's session, so that the lead joins its conversation. A
+    // refused field says why beside it; any other refusal, once, by the
+    // button. Both go as soon as the visitor changes what was refused.
     function leadForm(f) {
+      const errs = {};
       const fields = f.fields.map((fd) => {
         const id = "pf-" + fd.name;
         const input = fd.type === "textarea" ? el("textarea", { id, name: fd.name, rows: "2" })
           : el("input", { id, name: fd.name, type: fd.type === "phone" ? "tel" : fd.type === "email" ? "email" : "text" });
         if (fd.required) input.required = true;
-        return [el("label", { for: id }, fd.label + (fd.required ? " *" : "")), input];
+        errs[fd.name] = el("p", { class: "field-error", id: id + "-error" });
+        input.addEventListener("input", () => mark(fd.name, ""));
+        return [el("label", { for: id }, fd.label + (fd.required ? " *" : "")), input, errs[fd.name]];
       }).flat();
       const go = el("button", { type: "submit", class: "go" }, tr("send"));
       go.disabled = !!preview;
-      const card = el("form", { class: "card lead", "aria-label": tr("form") }, ...fields, go);
+      const general = el("p", { class: "lead-error", role: "alert" });
+      const card = el("form", { class: "card lead", "aria-label": tr("form"), novalidate: "" }, ...fields, general, go);
+      // mark shows msg beside the field name ("" clears it), and tells
+      // assistive technology that the field is wrong and why.
+      const mark = (name, msg) => {
+        const input = card.elements[name];
+        errs[name].textContent = msg;
+        if (msg) { input.setAttribute("aria-invalid", "true"); input.setAttribute("aria-describedby", errs[name].id); }
+        else { input.removeAttribute("aria-invalid"); input.removeAttribute("aria-describedby"); }
+        if (!card.querySelector("[aria-invalid]") && general.textContent === tr("fix")) general.textContent = "";
+      };
+      card.addEventListener("input", () => { if (general.textContent !== tr("fix")) general.textContent = ""; });
       card.addEventListener("submit", async (e) => {
         e.preventDefault();
         go.disabled = true;
+        general.textContent = "";
         const values = {};
         for (const fd of f.fields) {
+          mark(fd.name, "");
           const v = card.elements[fd.name].value.trim();
           if (v) values[fd.name] = v;
         }
         try {
           const captchaToken = check ? await check.take() : undefined;
           const r = await fetch(s.endpoints.form, { method: "POST", headers: headers(), body: JSON.stringify({
-            segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined, captchaToken }) });
-          if (!r.ok) { go.disabled = false; log.append(el("div", { class: "msg error", role: "alert" }, await problem(r))); return; }
+            segment: segment || undefined, fields: values, pageUrl: location.href, widgetKey: widgetKey || undefined, captchaToken,
+            sessionId: sessionId(), anonymousId: visitorToken ? undefined : anonymousId() }) });
+          go.disabled = false;
+          if (r.status === 400) {
+            const body = await r.clone().json().catch(() => ({}));
+            const details = body.details || {};
+            const bad = f.fields.filter((fd) => typeof details[fd.name] === "string");
+            bad.forEach((fd) => mark(fd.name, fieldProblem(fd, details[fd.name])));
+            if (bad.length) { general.textContent = tr("fix"); card.elements[bad[0].name].focus(); return; }
+            if (details.fields) { general.textContent = tr("empty"); return; }
+          }
+          if (!r.ok) { general.textContent = await problem(r); return; }
           const body = await r.json();
+          lead = { sent: true, t: f.confirmationMessage || body.message || tr("thanks") };
+          leadState.save(lead);
+          const done = el("div", { class: "msg bot", role: "status" }, lead.t);
+          card.replaceWith(done);
+          leadNode = done;
           emit("lead", { source: "form", submissionId: body.id });
-          card.replaceWith(el("div", { class: "msg bot", role: "status" }, f.confirmationMessage || body.message || tr("thanks")));
         } catch {
           go.disabled = false;
-          log.append(el("div", { class: "msg error", role: "alert" }, tr("offline")));
+          general.textContent = tr("offline");
         }
       });
       return card;
     }
+    if (s.form) { showLead("open"); showLead("past", past); }
+    // ---- end of the lead form ----
 
     async function ask(text) {
       text = text.trim();
@@ -984,6 +1066,7 @@
                 answered(ev, answer, said);
                 if (answer && ev.messageId) votes(answer, ev.messageId);
                 if (ev.status) setStatus(ev.status, ev.assignee, ev.streamToken);
+                if (s.form) showLead("answer", ev, !!answer);
               }
             }
           }
