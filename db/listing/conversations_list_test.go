@@ -89,9 +89,14 @@ func TestConversationFilterFeedbackAndSubmission(t *testing.T) {
 	t.Run("SubmissionsPerDay", func(t *testing.T) {
 		now := time.Now().UTC()
 		from := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -2)
+		// A hand-over to a person is a submission, not a lead: not counted.
+		if _, _, err := f.Store.CreateSubmission(ctx, parley.NewSubmission{TenantID: f.Tenant.ID, ToolType: parley.ToolEscalateToHuman,
+			ToolName: "Hand over", Channel: parley.ChannelWeb, Input: json.RawMessage(`{"reason":"angry"}`)}, nil); err != nil {
+			t.Fatal(err)
+		}
 		days, err := f.Store.SubmissionsPerDay(ctx, f.Tenant.ID, from, from.AddDate(0, 0, 3), "UTC")
 		if err != nil || len(days) != 3 || days[0].Count != 0 || days[2].Count != 1 || days[2].Date != now.Format(time.DateOnly) {
-			t.Errorf("per day: %v %v", days, err)
+			t.Errorf("per day: %v %v, want the one lead today and no hand-over", days, err)
 		}
 	})
 }

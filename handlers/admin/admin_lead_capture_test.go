@@ -114,6 +114,33 @@ func TestAdminLeadCapture(t *testing.T) {
 		}
 	})
 
+	t.Run("WhenTheFormShows", func(t *testing.T) {
+		c := c.As(t)
+		page := c.Get("/admin/segments/" + seg.ID)
+		if got := page.Doc.Find("#formDisplay option[selected]").AttrOr("value", ""); got != parley.FormAfterFirstAnswer {
+			t.Errorf("the form shows %q by default, want after the first answer", got)
+		}
+		if got := page.Text(`label[for="formDisplay"]`); got != "When the widget shows the form" {
+			t.Errorf("the setting's label = %q", got)
+		}
+		form := webtest.FormValues(page.Doc.Find("#segment-form"))
+		form.Set("formDisplay", parley.FormWhenAsked)
+		if p := c.Do("POST", "/admin/segments/"+seg.ID, form, nil); p.Status != http.StatusSeeOther {
+			t.Fatalf("saving: %d %s", p.Status, p.Text(".field-error"))
+		}
+		if s, _ := leadTool(t, "quotes"); s.FormConfig == nil || s.FormConfig.Display != parley.FormWhenAsked {
+			t.Errorf("form config %+v, want shown when asked", s.FormConfig)
+		}
+		if got := c.Get("/admin/segments/"+seg.ID).Doc.Find("#formDisplay option[selected]").AttrOr("value", ""); got != parley.FormWhenAsked {
+			t.Errorf("the page shows %q once saved", got)
+		}
+		form.Set("formDisplay", "sometimes")
+		if p := c.Do("POST", "/admin/segments/"+seg.ID, form, nil); p.Status != http.StatusUnprocessableEntity ||
+			!strings.Contains(p.Text("#form-builder"), "display must be one of") {
+			t.Errorf("an unknown moment: %d %q", p.Status, p.Text(".field-error"))
+		}
+	})
+
 	t.Run("TurnedOffKeepsTheToolInactive", func(t *testing.T) {
 		c := c.As(t)
 		form := webtest.FormValues(c.Get("/admin/segments/" + seg.ID).Doc.Find("#segment-form"))
