@@ -85,6 +85,9 @@ func (in *SegmentInput) Check(creating bool) FieldErrors {
 		if utf8.RuneCountInString(fc.ConfirmationMessage) > MaxFormConfirmation {
 			errs.Add("formConfig", "confirmationMessage "+TooLong(MaxFormConfirmation))
 		}
+		if fc.Display == "" { // a form built in Go, not read from JSON
+			fc.Display = FormAfterFirstAnswer
+		}
 		if !slices.Contains(FormDisplays, fc.Display) {
 			errs.Add("formConfig", "display must be one of "+strings.Join(FormDisplays, ", "))
 		}

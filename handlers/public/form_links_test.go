@@ -209,7 +209,7 @@ func TestFormDisplay(t *testing.T) {
 			t.Errorf("display %s: API %v widget %v", d, api, widget)
 		}
 	}
-	for _, bad := range []any{"always", "", 3, "ON_OPEN"} {
+	for _, bad := range []any{"always", 3, "ON_OPEN"} {
 		form := map[string]any{"enabled": true, "fields": contactForm["fields"], "display": bad}
 		st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug+"/segments/"+id, ten.Token, map[string]any{"formConfig": form})
 		details, _ := body["details"].(map[string]any)
