@@ -78,11 +78,11 @@ func TestWidgetLeadBrowser(t *testing.T) {
 		t.Error("the form is not below the first answer")
 	}
 
-	// A bad email: the server's words beside the email field, nothing else.
+	// A bad email: its problem, in the visitor's words, beside the email field, nothing else.
 	run("a bad email", `(() => { const f = `+sr+`.querySelector('form.lead');
 		f.elements.full_name.value = 'Ada Lovelace'; f.elements.email.value = 'ada@'; f.querySelector('button.go').click(); })()`)
 	webtest.WaitUntil(ctx, t, "the email's error", sr+`.getElementById('pf-email-error').innerText !== ''`)
-	if got := field("email"); got != "true|pf-email-error|Email must be an email address|Email must be an email address" {
+	if got := field("email"); got != "true|pf-email-error|Enter a valid email address.|Enter a valid email address." {
 		t.Errorf("email field = %q, want invalid, described by its error", got)
 	}
 	if got := field("full_name"); got != "|||" {
