@@ -38,7 +38,7 @@ func TestWidgetBrowserAnonymousId(t *testing.T) {
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{webtest.Call("m1", "remember", `{"key":"name","value":"Ada"}`)}},
 		llmtest.Turn{Text: []string{"Nice to meet you."}},
 		llmtest.Turn{Text: []string{"Welcome back."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.NewTenant(t, "starter")
 	b.MustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/tools", ten.Token, map[string]any{"name": "Remember", "description": "Keep facts", "type": "REMEMBER_FACT"})
 	site := tenantSite(t, b, ten.Slug, "default")
@@ -88,7 +88,7 @@ func TestWidgetBrowserAnonymousId(t *testing.T) {
 func TestWidgetBrowserAnonymousIdNoStorage(t *testing.T) {
 	t.Parallel()
 	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"One."}}, llmtest.Turn{Text: []string{"Two."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.NewTenant(t, "starter")
 	site := tenantSite(t, b, ten.Slug, "default")
 	ctx := webtest.BrowserTab(t)

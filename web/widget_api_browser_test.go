@@ -50,7 +50,7 @@ document.getElementById('chat-with-us').addEventListener('click', function () { 
 func TestWidgetAPIBrowser(t *testing.T) {
 	t.Parallel()
 	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open at ", "9."}}, llmtest.Turn{Text: []string{"Hello Ada."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.NewTenant(t, "starter")
 	patchDefaultSegment(t, b, ten, map[string]any{"welcomeMessage": "Hi!",
 		"formConfig": map[string]any{"enabled": true, "intent": "lead", "confirmationMessage": "Thanks!",

@@ -27,7 +27,7 @@ func TestWidgetBrowserCaptcha(t *testing.T) {
 		llmtest.Turn{Text: []string{"First answer."}},
 		llmtest.Turn{Text: []string{"Second answer."}},
 		llmtest.Turn{Text: []string{"Third answer."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
 	str := func(t *testing.T, step, js string) string {

@@ -62,7 +62,7 @@ func TestWidgetLanguagesBrowser(t *testing.T) {
 	b, llm := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"Nous ouvrons à **9 h**. ", "Voir https://bikes.example/horaires"}},
 		llmtest.Turn{Text: []string{"Wir öffnen um 9 Uhr:\n\n- Montag\n- Dienstag"}},
 		llmtest.Turn{Text: []string{"نفتح في الساعة 9."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.NewTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "Help with the shop.", "welcomeMessage": "Bonjour !",
 		"conversationStarters": []any{map[string]any{"text": "Horaires ?", "emoji": ""}},
@@ -187,7 +187,7 @@ func TestWidgetPseudoLocaleBrowser(t *testing.T) {
 	t.Parallel()
 	const answer = "We open at nine on weekdays."
 	b, llm := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open ", "at nine ", "on weekdays."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.NewTenant(t, "starter")
 	seg := map[string]any{"name": "Shop", "slug": "shop", "systemPrompt": "Help with the shop.", "welcomeMessage": "Hello there, rider.",
 		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": ""}},

@@ -25,7 +25,7 @@ func TestWidgetLeadBrowser(t *testing.T) {
 		llmtest.Turn{Text: []string{"We service every brand of bike."}},
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "offer_contact_form", Arguments: []string{"{}"}}}},
 		llmtest.Turn{Text: []string{"Leave your details in the form below."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.OwnedTenant(t, "starter")
 	fields := []any{map[string]any{"name": "full_name", "label": "Name", "type": "text", "required": true},
 		map[string]any{"name": "email", "label": "Email", "type": "email", "required": true}}

@@ -22,7 +22,7 @@ import (
 func TestWidgetRefusedOriginBrowser(t *testing.T) {
 	t.Parallel()
 	b, llm := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open at 9."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.OwnedTenant(t, "starter")
 	if st, body := b.Do(t, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"allowedDomains": []string{"shop.example.com"}}); st != 200 {
 		t.Fatalf("allowedDomains: %d %v", st, body)

@@ -26,7 +26,7 @@ import (
 func TestWidgetFrenchSiteProofBrowser(t *testing.T) {
 	t.Parallel()
 	b, llm := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"Nous ouvrons du mardi au samedi, de 9 h à 18 h 30 [", "1]."}})
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.OwnedTenant(t, "starter")
 	b.MustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Horaires d'ouverture",
 		"content": "La boutique est ouverte du mardi au samedi, de 9 h à 18 h 30.", "locale": "fr",

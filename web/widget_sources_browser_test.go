@@ -18,7 +18,7 @@ import (
 func TestWidgetSourcesAndHandoverBrowser(t *testing.T) {
 	t.Parallel()
 	b := webtest.Setup(t)
-	b.AtItsAddress()
+	b.AtOwnAddress()
 	ten := b.NewTenant(t, "starter")
 	b.MustDo(t, 201, "POST", "/tenants/"+ten.Slug+"/corpus", ten.Token, map[string]any{"title": "Opening hours",
 		"content": "The shop opens at nine every weekday.", "sourceUrl": "https://bikes.example/hours"})

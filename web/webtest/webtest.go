@@ -18,7 +18,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -235,6 +237,32 @@ func (b *Bundle) LogTo(logger *slog.Logger) {
 // that follows them.
 func (b *Bundle) AtItsAddress() {
 	b.Srv.Base.BaseURL = b.TS.URL
+}
+
+// AtOwnAddress is AtItsAddress for a browser that chats: the base URL is a
+// front of the test's own, a reverse proxy to the test server that gives
+// every request it forwards one address of the test's (NewChatAddr) in
+// X-Forwarded-For. A widget's requests go out of another origin's page
+// without that header (it would have them preflighted), so without the
+// front every browser test of the binary would share the loopback's
+// per-address chat limits. The widget's script and settings still come
+// from the server itself.
+func (b *Bundle) AtOwnAddress() {
+	target, err := url.Parse(b.TS.URL)
+	if err != nil {
+		b.T.Fatal(err)
+	}
+	addr := NewChatAddr()
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.FlushInterval = -1 // event streams as they are written
+	direct := proxy.Director
+	proxy.Director = func(r *http.Request) {
+		direct(r)
+		r.Header.Set("X-Forwarded-For", addr)
+	}
+	front := httptest.NewServer(proxy)
+	b.T.Cleanup(front.Close)
+	b.Srv.Base.BaseURL = front.URL
 }
 
 // Config is a test server's configuration: the test database and key,
