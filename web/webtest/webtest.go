@@ -253,12 +253,12 @@ func (b *Bundle) AtOwnAddress() {
 		b.T.Fatal(err)
 	}
 	addr := NewChatAddr()
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1 // event streams as they are written
-	direct := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		direct(r)
-		r.Header.Set("X-Forwarded-For", addr)
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header.Set("X-Forwarded-For", addr)
+		},
+		FlushInterval: -1, // event streams as they are written
 	}
 	front := httptest.NewServer(proxy)
 	b.T.Cleanup(front.Close)
