@@ -75,10 +75,7 @@ Parley.open();`,
 
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	str := webtest.ScriptsOf(ctx, t).Str
 	run := func(step, js string) {
 		t.Helper()
 		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](js, chromedp.EvalAwaitPromise))
@@ -204,10 +201,7 @@ func TestWidgetTestChatBrowser(t *testing.T) {
 	webtest.MustStep(t, "a phone's screen", chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
 	webtest.OpenSignedIn(ctx, t, b, ten, "/admin/test-chat")
 	const sr = testChatShadow
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	str := webtest.ScriptsOf(ctx, t).Str
 	webtest.WaitUntil(ctx, t, "the widget", `!!document.querySelector('#test-chat parley-widget')?.shadowRoot?.querySelector('.starters button')`)
 	if got := str("the widget's look", sr+`.querySelector('header .name').innerText + ' | ' + `+sr+`.querySelector('.msg.bot').innerText + ' | ' +
 		`+sr+`.querySelector('.starters button').innerText + ' | ' + String(!!`+sr+`.querySelector('.launcher')) + ' | ' + getComputedStyle(`+sr+`.querySelector('header')).backgroundColor`); got != "Spoke | Hi! Ask me about bikes. | 🕘 When are you open? | false | rgb(15, 118, 110)" {

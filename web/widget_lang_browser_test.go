@@ -77,10 +77,7 @@ func TestWidgetLanguagesBrowser(t *testing.T) {
 	site := langSite(t, b, ten.Slug, "shop")
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	str := webtest.ScriptsOf(ctx, t).Str
 	// words is the widget's own words a visitor meets first, and the
 	// language and direction of its panel.
 	const words = `(() => { const r = ` + sr + `, p = r.querySelector('.panel');
@@ -206,15 +203,8 @@ func TestWidgetPseudoLocaleBrowser(t *testing.T) {
 	site := langSite(t, b, ten.Slug, "shop")
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
-	run := func(step, js string) {
-		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](js))
-		webtest.MustStep(t, step, err)
-	}
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	js := webtest.ScriptsOf(ctx, t)
+	run, str := js.Run, js.Str
 	key := func(step string, k string, shift bool) {
 		t.Helper()
 		var opts []chromedp.KeyOption

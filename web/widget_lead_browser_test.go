@@ -43,15 +43,8 @@ func TestWidgetLeadBrowser(t *testing.T) {
 	site := tenantSite(t, b, ten.Slug, "shop")
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
-	run := func(step, js string) {
-		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](js))
-		webtest.MustStep(t, step, err)
-	}
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	js := webtest.ScriptsOf(ctx, t)
+	run, str := js.Run, js.Str
 	ask := func(text string) {
 		t.Helper()
 		run("asking", `(() => { const s = `+sr+`; s.querySelector('form.compose textarea').value = '`+text+`';

@@ -48,15 +48,8 @@ func TestWidgetFrenchSiteProofBrowser(t *testing.T) {
 	t.Cleanup(site.Close)
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
-	run := func(step, js string) {
-		t.Helper()
-		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](js))
-		webtest.MustStep(t, step, err)
-	}
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	js := webtest.ScriptsOf(ctx, t)
+	run, str := js.Run, js.Str
 
 	// The site's own button opens the widget; there is no launcher.
 	webtest.MustStep(t, "opening the French page", chromedp.Do(ctx, chromedp.Navigate(site.URL+"/")))

@@ -29,10 +29,7 @@ func TestWidgetSourcesAndHandoverBrowser(t *testing.T) {
 	site := langSite(t, b, ten.Slug, "")
 	ctx := webtest.BrowserTab(t)
 	const sr = widgetShadow
-	str := func(step, js string) string {
-		t.Helper()
-		return webtest.MustRunStep(ctx, t, step, chromedp.Evaluate[string](js))
-	}
+	str := webtest.ScriptsOf(ctx, t).Str
 
 	openWidgetPage(ctx, t, site.URL+"/?lang=en")
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](sr+`.querySelector('.launcher').click()`))

@@ -205,6 +205,30 @@ func MustRunStep[T any](ctx context.Context, t *testing.T, step string, a chrome
 	return v
 }
 
+// Scripts is the shorthand of a browser test that drives a page by
+// script: Run evaluates js, Str returns its string value; a failure ends
+// the test, named by step.
+type Scripts struct {
+	ctx context.Context
+	t   *testing.T
+}
+
+// ScriptsOf is the shorthand over the tab ctx.
+func ScriptsOf(ctx context.Context, t *testing.T) Scripts { return Scripts{ctx, t} }
+
+// Run evaluates js.
+func (s Scripts) Run(step, js string) {
+	s.t.Helper()
+	_, err := chromedp.Run(s.ctx, chromedp.Evaluate[any](js))
+	MustStep(s.t, step, err)
+}
+
+// Str evaluates js and returns its string value.
+func (s Scripts) Str(step, js string) string {
+	s.t.Helper()
+	return MustRunStep(s.ctx, s.t, step, chromedp.Evaluate[string](js))
+}
+
 // SubmitForm clicks a submit button and waits for the page it leads to; it returns that page's status.
 func SubmitForm(ctx context.Context, t *testing.T, button string) int64 {
 	t.Helper()
