@@ -187,7 +187,7 @@ const testChatShadow = `document.querySelector('#test-chat parley-widget').shado
 func TestWidgetTestChatBrowser(t *testing.T) {
 	t.Parallel()
 	axe := webtest.AxeScript(t)
-	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open at **9**."}})
+	b, _ := webtest.SetupChat(t, nil, llmtest.Turn{Text: []string{"We open at **9**. [1]"}})
 	ten := b.OwnedTenant(t, "starter")
 	patchDefaultSegment(t, b, ten, map[string]any{"welcomeMessage": "Hi! Ask me about bikes.",
 		"conversationStarters": []any{map[string]any{"text": "When are you open?", "emoji": "🕘"}}})
@@ -219,8 +219,13 @@ func TestWidgetTestChatBrowser(t *testing.T) {
 	if got := str("answer", answer+`.querySelector('p').innerText + ' | ' + `+answer+`.querySelector('strong').innerText + ' | ' + `+answer+`.querySelector('details.used summary').innerText`); got != "We open at 9. | 9 | What the bot used" {
 		t.Errorf("the answer = %q", got)
 	}
-	if got := str("used", answer+`.querySelector('details.used a')?.textContent || 'no entry'`); got != "Opening hours" {
-		t.Errorf("what the bot used names %q", got)
+	if got := str("used", answer+`.querySelector('details.used li')?.textContent || 'no entry'`); got != "Opening hourscited in the answer" {
+		t.Errorf("what the bot used names %q, want the entry marked cited", got)
+	}
+	// The test chat shows every entry cited as a source, with or without a
+	// source address (visitors see those with one).
+	if got := str("sources", answer+`.querySelector('.sources')?.innerText || 'none'`); got != "Sources: Opening hours" {
+		t.Errorf("the answer's sources = %q", got)
 	}
 	if got := str("no votes", `String(!!`+sr+`.querySelector('.votes'))`); got != "false" {
 		t.Error("a test answer offers votes")

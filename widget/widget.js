@@ -61,7 +61,7 @@
   // dashText is the dashboard's words (the owner's, never a visitor's).
   const dashText = { used: "What the bot used", given: "Knowledge base entries it was given",
     none: "None: the knowledge base has no entry for this segment and language.", ran: "Tools it ran", noTools: "None.",
-    untitled: "Untitled entry", summary: "summary only", worked: "worked", failed: "failed",
+    untitled: "Untitled entry", summary: "summary only", cited: "cited in the answer", worked: "worked", failed: "failed",
     io: "What it was asked and what it returned", asked: "Asked", returned: "Returned", nothing: "nothing" };
   const dash = preview && preview.dataset.testChat ? { url: preview.dataset.testChat, csrf: preview.dataset.csrf || "",
     prefix: preview.dataset.sessionPrefix || "test-", inline: preview.dataset.mode === "inline" } : null;
@@ -176,6 +176,7 @@
     const d = el("details", { class: "used" }, el("summary", {}, t.used), el("p", {}, el("strong", {}, t.given)));
     if (!u.knowledge.length) d.append(el("p", {}, t.none));
     else d.append(el("ul", {}, ...u.knowledge.map((k) => el("li", {}, el("a", { href: base + "/admin/corpus/" + encodeURIComponent(k.id), target: "_top" }, k.title || t.untitled),
+      ...(k.cited ? [el("span", { class: "tag ok" }, t.cited)] : []),
       ...(k.summarized ? [el("span", { class: "tag" }, t.summary)] : [])))));
     d.append(el("p", {}, el("strong", {}, t.ran)));
     if (!u.tools.length) d.append(el("p", {}, t.noTools));
