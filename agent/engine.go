@@ -483,6 +483,9 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 	call := &turnCall{emit: emit, registry: tools.NewRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
 	call.registry.AddExtra(e.mcpExtras(in.Tenant, tt.MCP))
 	call.registry.AddExtra(in.ExtraTools)
+	if in.Channel == parley.ChannelWeb {
+		call.registry.AddExtra(formOffer(in.Segment))
+	}
 	if skipped := append(tt.Skipped, call.registry.Skipped...); len(skipped) > 0 {
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}

@@ -340,6 +340,40 @@ func TestEngineReply(t *testing.T) {
 		}
 	})
 
+	t.Run("a segment that shows its form when asked offers it in the web channel, the test chat included", func(t *testing.T) {
+		t.Parallel()
+		form := &parley.FormConfig{Enabled: true, Intent: "a call back", Display: parley.FormWhenAsked,
+			Fields: []parley.FormField{{Name: "email", Label: "Email", Type: "email", Required: true}}}
+		for _, tc := range []struct {
+			channel string
+			test    bool
+			display string
+			want    bool
+		}{
+			{parley.ChannelWeb, false, parley.FormWhenAsked, true},
+			{parley.ChannelWeb, true, parley.FormWhenAsked, true},
+			{parley.ChannelVoice, false, parley.FormWhenAsked, false},
+			{parley.ChannelWeb, false, parley.FormAfterFirstAnswer, false},
+		} {
+			srv, p := engineFixture(t, llmtest.Turn{Text: []string{"Hi"}})
+			in := testInput(tc.channel)
+			in.Test = tc.test
+			f := *form
+			f.Display = tc.display
+			in.Segment.FormConfig = &f
+			if _, err := testEngine(&memStore{}, p).Reply(context.Background(), in, func(llm.Event) {}); err != nil {
+				t.Fatal(err)
+			}
+			offered := false
+			for _, tool := range srv.Requests()[0].Chat.Tools {
+				offered = offered || tool.Function.Name == "offer_contact_form"
+			}
+			if offered != tc.want {
+				t.Errorf("%s (test %v, display %s): offer_contact_form offered %v, want %v", tc.channel, tc.test, tc.display, offered, tc.want)
+			}
+		}
+	})
+
 	t.Run("an answer's citation markers mark the entries it rests on and leave its text", func(t *testing.T) {
 		t.Parallel()
 		_, p := engineFixture(t, llmtest.Turn{Text: []string{"We open at 9 ", "[1", "]. Returns take 30 days [2][9]."}})

@@ -417,18 +417,10 @@ func NonEmptyPtr(s string) *string {
 // what the bot used to answer.
 type testChatDone struct {
 	ChatReply
-	Knowledge []testChatKnowledge `json:"knowledge"`
-	Tools     []testChatTool      `json:"tools"`
-}
-
-// testChatKnowledge is a knowledge-base entry the prompt held.
-type testChatKnowledge struct {
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Summarized: the prompt held its summary only.
-	Summarized bool `json:"summarized"`
-	// Cited: the answer names it as one it rests on.
-	Cited bool `json:"cited"`
+	// Knowledge is the entries the prompt held, as the conversation API
+	// gives them (those the answer cited marked).
+	Knowledge []parley.KnowledgeRef `json:"knowledge"`
+	Tools     []testChatTool        `json:"tools"`
 }
 
 // testChatTool is a tool run of the turn as the owner may see it: unlike
@@ -445,9 +437,9 @@ type testChatTool struct {
 
 // testChatDoneOf adds to chat's done event what the bot used.
 func testChatDoneOf(reply ChatReply, out *agent.TurnOutput) testChatDone {
-	d := testChatDone{ChatReply: reply, Knowledge: []testChatKnowledge{}, Tools: []testChatTool{}}
-	for _, k := range out.Knowledge {
-		d.Knowledge = append(d.Knowledge, testChatKnowledge{ID: k.ID, Title: k.Title, Summarized: k.Summarized, Cited: k.Cited})
+	d := testChatDone{ChatReply: reply, Knowledge: out.Knowledge, Tools: []testChatTool{}}
+	if d.Knowledge == nil {
+		d.Knowledge = []parley.KnowledgeRef{}
 	}
 	for _, ex := range out.Result.Executions {
 		input := ex.Input

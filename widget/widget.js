@@ -810,10 +810,10 @@
     const showHandover = () => { handover.hidden = !s.handover || !!preview || !!refused || awaited(live.status); };
     handover.addEventListener("click", () => {
       if (s.handover === "chat") { ask(tr("talk")); return; }
-      if (!leadNode) leadNode = lead.sent ? el("div", { class: "msg bot", role: "status" }, lead.t || tr("thanks")) : leadForm(s.form);
-      if (!leadNode.isConnected) log.append(leadNode);
-      leadNode.scrollIntoView({ block: "nearest" });
-      const first = leadNode.querySelector("input, textarea, select");
+      const card = leadCard();
+      if (!card.isConnected) log.append(card);
+      card.scrollIntoView({ block: "nearest" });
+      const first = card.querySelector("input, textarea, select");
       if (first) first.focus();
     });
     showHandover();
@@ -910,15 +910,19 @@
       save(v) { try { localStorage.setItem(leadKey, JSON.stringify({ ...v, sid: sessionId() })); } catch { /* storage off: kept for the page's life */ } },
     };
     let lead = refused || preview ? {} : leadState.load(), leadNode = null;
+    // fieldProblem is a refused field's problem in the visitor's words: the
+    // server's, about the field, where the table has none.
+    const fieldProblem = (fd, detail) => /email/.test(detail) ? tr("badEmail") : /phone/.test(detail) ? tr("badPhone")
+      : /required/.test(detail) ? tr("required") : fd.label + " " + detail;
+    // thanks is the form's place once sent; leadCard the form, or its
+    // thanks once sent, made once.
+    const thanks = (t) => el("div", { class: "msg bot", role: "status" }, t || tr("thanks"));
+    const leadCard = () => leadNode || (leadNode = lead.sent ? thanks(lead.t) : leadForm(s.form));
     // showLead places the form (or, once sent, its thanks) when the segment
     // says: "open" as the chat is built (on_open; always in a preview),
     // "past" after the kept conversation (the other moments, when they came
     // already), "answer" after an answer (ev, the final event: the first
     // answer, or one whose turn offered the form, SHOW_FORM).
-    // fieldProblem is a refused field's problem in the visitor's words: the
-    // server's, about the field, where the table has none.
-    const fieldProblem = (fd, detail) => /email/.test(detail) ? tr("badEmail") : /phone/.test(detail) ? tr("badPhone")
-      : /required/.test(detail) ? tr("required") : fd.label + " " + detail;
     function showLead(when, ev, answered) {
       const d = s.form.display || "after_first_answer";
       let show = false;
@@ -932,7 +936,7 @@
         if (leadNode && !lead.sent) { log.append(leadNode); log.scrollTop = log.scrollHeight; return; }
       }
       if (!show || leadNode) return;
-      leadNode = lead.sent ? el("div", { class: "msg bot", role: "status" }, lead.t || tr("thanks")) : leadForm(s.form);
+      leadCard();
       if (when === "open") leadSpot.replaceWith(leadNode);
       else { log.append(leadNode); log.scrollTop = log.scrollHeight; }
     }
@@ -994,9 +998,8 @@
           const body = await r.json();
           lead = { sent: true, t: f.confirmationMessage || body.message || tr("thanks") };
           leadState.save(lead);
-          const done = el("div", { class: "msg bot", role: "status" }, lead.t);
-          card.replaceWith(done);
-          leadNode = done;
+          leadNode = thanks(lead.t);
+          card.replaceWith(leadNode);
           emit("lead", { source: "form", submissionId: body.id });
         } catch {
           go.disabled = false;

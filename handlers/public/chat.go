@@ -223,9 +223,6 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 			in.AgentModel = truncatePtr(model, handlers.MaxAgentModel)
 		}
 	}
-	if in.Channel == parley.ChannelWeb {
-		in.ExtraTools = append(in.ExtraTools, formOffer(seg)...)
-	}
 	stream := declared == ""
 	if req.Stream != nil {
 		stream = *req.Stream

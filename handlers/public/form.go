@@ -276,7 +276,7 @@ func formContact(fields []parley.FormField, values map[string]string) *parley.Fo
 		}
 	}
 	if c.Name == "" {
-		c.Name = strings.TrimSpace(handlers.NonBlankOr(named["firstname"], "") + " " + named["lastname"])
+		c.Name = strings.TrimSpace(named["firstname"] + " " + named["lastname"])
 	}
 	c.Name = parley.Clip(c.Name, parley.MaxVisitorName)
 	if c.Name == "" && c.Email == "" {

@@ -1,4 +1,4 @@
-package public
+package agent
 
 import (
 	"context"
@@ -15,9 +15,10 @@ import (
 const FormOfferType = "SHOW_FORM"
 
 // formOffer is the tool through which the assistant offers the segment's
-// lead form in the chat widget, when the segment shows the form only when
-// asked (parley.FormWhenAsked): what "the assistant asks" means, concretely.
-// It does nothing on the server; the widget reads its run in the answer's
+// lead form in the chat widget (and the dashboard's test chat, which is the
+// widget), when the segment shows the form only when asked
+// (parley.FormWhenAsked): what "the assistant asks" means, concretely. It
+// does nothing on the server; the widget reads its run in the answer's
 // toolExecutions. None for another display or a form that is off.
 func formOffer(seg parley.Segment) []tools.Extra {
 	f := seg.FormConfig
