@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,6 +96,9 @@ type Config struct {
 	// as dead, and the session leases of its turns are free. 0 means 5 s.
 	// It is not read from the environment; tests shorten it.
 	Heartbeat time.Duration
+	// SecretKeyPrevious is PARLEY_SECRET_KEY_PREVIOUS during a rotation of
+	// the secret key: the box opens with it too, and seals with SecretKey.
+	SecretKeyPrevious []byte
 }
 
 // defaultBodyTimeout is PARLEY_BODY_TIMEOUT's default: room for the largest
@@ -111,7 +115,7 @@ var knownVars = []string{
 	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS", "PARLEY_STRIPE_API_URL",
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
-	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256",
+	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256", "PARLEY_SECRET_KEY_PREVIOUS",
 }
 
 // scriptVars are PARLEY_ variables of the scripts and tests around Parley
@@ -147,9 +151,13 @@ var LLMProviders = []string{"local", "openai", "anthropic"}
 func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "PARLEY_") && !scriptVar(name) && !slices.Contains(knownVars, name) {
+		if strings.HasPrefix(name, "PARLEY_") && !scriptVar(name) && !slices.Contains(knownVars, name) && !fileVar(name) {
 			return Config{}, fmt.Errorf("%s: unknown variable (known: %s)", name, strings.Join(knownVars, ", "))
 		}
+	}
+	getenv, fileErr := ResolveFiles(getenv, os.ReadFile)
+	if fileErr != nil {
+		return Config{}, fileErr
 	}
 	get := func(name, def string) string {
 		if v := strings.TrimSpace(getenv(name)); v != "" {
@@ -233,6 +241,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		if c.SecretKey, err = auth.ParseKey(strings.TrimSpace(s)); err != nil {
 			return c, fmt.Errorf("PARLEY_SECRET_KEY: %v", err)
 		}
+	}
+	if err := c.loadPreviousKey(getenv); err != nil {
+		return c, err
 	}
 	if c.SSRFAllow, err = parseCIDRs("PARLEY_SSRF_ALLOW", getenv("PARLEY_SSRF_ALLOW")); err != nil {
 		return c, err

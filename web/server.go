@@ -103,7 +103,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	if len(cfg.SecretKey) == 0 {
 		return nil, errors.New("PARLEY_SECRET_KEY: required (64 hexadecimal characters; make run generates one under .data/)")
 	}
-	box, err := auth.NewBox(cfg.SecretKey)
+	box, err := auth.NewRotatingBox(cfg.SecretKey, cfg.SecretKeyPrevious)
 	if err != nil {
 		return nil, fmt.Errorf("PARLEY_SECRET_KEY: %w", err)
 	}

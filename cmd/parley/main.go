@@ -46,6 +46,12 @@ commands:
                                  its link (one use, 7 days), mailed too when PARLEY_SMTP_URL is set
   oauth rotate-key               add a new OAuth signing key; the previous one still verifies
                                  (and stays in the JWKS) until the next rotation
+  secret rotate                  re-seal every secret with PARLEY_SECRET_KEY (the new key) that
+                                 PARLEY_SECRET_KEY_PREVIOUS (the old one) sealed, online
+  backup --out FILE              dump Parley's schema and data (pg_dump's custom format), after
+                                 checking that PARLEY_SECRET_KEY opens its secrets
+  restore --in FILE              restore a backup into DATABASE_URL, an empty database, if
+                                 PARLEY_SECRET_KEY opens the backup's secrets
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
   dev-db --dir D --stop          stop that cluster if it runs
   seed-demo                      on an empty database, create the demo tenant and print its logins
@@ -86,6 +92,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 	if cmd == "oauth" && len(rest) > 0 && rest[0] == "rotate-key" {
 		cmd, rest = "oauth rotate-key", rest[1:]
 	}
+	if cmd == "secret" && len(rest) > 0 && rest[0] == "rotate" {
+		cmd, rest = "secret rotate", rest[1:]
+	}
 	switch cmd {
 	case "serve":
 		return serve(ctx, rest, stdout, stderr)
@@ -111,6 +120,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		return signupInvite(ctx, rest, stdout, stderr)
 	case "oauth rotate-key":
 		return rotateOAuthKey(ctx, stdout)
+	case "secret rotate":
+		return secretRotate(ctx, rest, stdout, stderr)
+	case "backup":
+		return backup(ctx, rest, stdout, stderr)
+	case "restore":
+		return restore(ctx, rest, stdout, stderr)
 	case "dev-db":
 		return devDB(ctx, rest, stdout, stderr)
 	case "seed-demo":
@@ -129,7 +144,10 @@ func loadConfig() (web.Config, error) { return web.LoadConfig(os.Getenv, os.Envi
 
 // withDB opens the database named by DATABASE_URL for a one-off command.
 func withDB(ctx context.Context, fn func(*db.DB) error) error {
-	url := os.Getenv("DATABASE_URL")
+	url, err := env("DATABASE_URL")
+	if err != nil {
+		return err
+	}
 	if url == "" {
 		return errors.New("DATABASE_URL: required")
 	}
@@ -158,9 +176,13 @@ func rotateOAuthKey(ctx context.Context, stdout io.Writer) error {
 	})
 }
 
-// box builds the secret box from PARLEY_SECRET_KEY.
+// box builds the secret box from PARLEY_SECRET_KEY (and
+// PARLEY_SECRET_KEY_PREVIOUS during a rotation), or their files.
 func box() (*auth.Box, error) {
-	s := os.Getenv("PARLEY_SECRET_KEY")
+	s, err := env("PARLEY_SECRET_KEY")
+	if err != nil {
+		return nil, err
+	}
 	if s == "" {
 		return nil, errors.New("PARLEY_SECRET_KEY: required (64 hexadecimal characters)")
 	}
@@ -168,7 +190,19 @@ func box() (*auth.Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PARLEY_SECRET_KEY: %w", err)
 	}
-	return auth.NewBox(key)
+	var previous []byte
+	if p, err := env("PARLEY_SECRET_KEY_PREVIOUS"); err != nil {
+		return nil, err
+	} else if p != "" {
+		if previous, err = auth.ParseKey(strings.TrimSpace(p)); err != nil {
+			return nil, fmt.Errorf("PARLEY_SECRET_KEY_PREVIOUS: %w", err)
+		}
+	}
+	b, err := auth.NewRotatingBox(key, previous)
+	if err != nil {
+		return nil, fmt.Errorf("PARLEY_SECRET_KEY_PREVIOUS: %w", err)
+	}
+	return b, nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -203,6 +237,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	if err := checkSecretKey(ctx, store, cfg); err != nil {
+		return err
+	}
 	srv, err := web.NewServer(cfg, store, logger)
 	if err != nil {
 		return err
