@@ -138,7 +138,13 @@ func restore(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("restore refused: database %s is not empty (%d tables and sequences in its public schema); "+
 				"create an empty one (createdb) and point DATABASE_URL at it, or drop this one first if it is meant to go", name, tables)
 		}
-		if err := runPG(ctx, "pg_restore", dsn, []string{"--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction", *in}, nil); err != nil {
+		list, err := restoreList(ctx, *in)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(list)
+		if err := runPG(ctx, "pg_restore", dsn, []string{"--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction",
+			"--use-list=" + list, *in}, nil); err != nil {
 			return err
 		}
 		if err := auth.CheckKey(ctx, store.Pool(), b); err != nil {
@@ -151,6 +157,33 @@ func restore(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "restored %s into %s: %d tenants; run parley migrate if this parley is newer than the backup, then parley serve\n", *in, name, tenants)
 		return nil
 	})
+}
+
+// restoreList writes the table of contents of a backup to restore, beside
+// it in a temporary file: all of it but the creation of the schema public,
+// which every database has already (pg_dump --schema=public dumps it).
+func restoreList(ctx context.Context, file string) (string, error) {
+	var toc bytes.Buffer
+	if err := runPG(ctx, "pg_restore", "", []string{"--list", file}, &toc); err != nil {
+		return "", fmt.Errorf("reading %s: %w", file, err)
+	}
+	var kept strings.Builder
+	for _, line := range strings.SplitAfter(toc.String(), "\n") {
+		// An entry is "id; catalog oid SCHEMA - public owner".
+		if _, entry, ok := strings.Cut(line, "; "); ok && strings.Contains(entry, " SCHEMA - public ") {
+			continue
+		}
+		kept.WriteString(line)
+	}
+	f, err := os.CreateTemp("", "parley-restore-*.list")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(kept.String()); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // backupKeyCheck reads the sealed key check out of a backup (the data of
