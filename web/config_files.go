@@ -34,22 +34,13 @@ func fileVar(name string) bool {
 func ResolveFiles(getenv func(string) string, readFile func(string) ([]byte, error)) (func(string) string, error) {
 	fromFiles := map[string]string{}
 	for _, name := range FileVars {
-		path := strings.TrimSpace(getenv(name + "_FILE"))
-		if path == "" {
-			continue
-		}
-		if getenv(name) != "" {
-			return nil, fmt.Errorf("%s_FILE: set it or %s, not both", name, name)
-		}
-		b, err := readFile(path)
+		v, fromFile, err := LookupFile(getenv, readFile, name)
 		if err != nil {
-			return nil, fmt.Errorf("%s_FILE: cannot read %s: %v", name, path, unwrapPathError(err))
+			return nil, err
 		}
-		v := strings.TrimRight(string(b), "\r\n")
-		if strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("%s_FILE: %s is empty", name, path)
+		if fromFile {
+			fromFiles[name] = v
 		}
-		fromFiles[name] = v
 	}
 	if len(fromFiles) == 0 {
 		return getenv, nil
@@ -60,6 +51,29 @@ func ResolveFiles(getenv func(string) string, readFile func(string) ([]byte, err
 		}
 		return getenv(name)
 	}, nil
+}
+
+// LookupFile reads one variable of FileVars the way ResolveFiles does: from
+// NAME_FILE's file when that is set (fromFile true), else NAME itself.
+// The one-off commands read only what they need through it, so that a
+// service's other secret files need not be readable to them.
+func LookupFile(getenv func(string) string, readFile func(string) ([]byte, error), name string) (v string, fromFile bool, err error) {
+	path := strings.TrimSpace(getenv(name + "_FILE"))
+	if path == "" || !slices.Contains(FileVars, name) {
+		return getenv(name), false, nil
+	}
+	if getenv(name) != "" {
+		return "", false, fmt.Errorf("%s_FILE: set it or %s, not both", name, name)
+	}
+	b, err := readFile(path)
+	if err != nil {
+		return "", false, fmt.Errorf("%s_FILE: cannot read %s: %v", name, path, unwrapPathError(err))
+	}
+	v = strings.TrimRight(string(b), "\r\n")
+	if strings.TrimSpace(v) == "" {
+		return "", false, fmt.Errorf("%s_FILE: %s is empty", name, path)
+	}
+	return v, true, nil
 }
 
 // unwrapPathError drops the path an *fs.PathError repeats.

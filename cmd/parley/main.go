@@ -52,6 +52,8 @@ commands:
                                  checking that PARLEY_SECRET_KEY opens its secrets
   restore --in FILE              restore a backup into DATABASE_URL, an empty database, if
                                  PARLEY_SECRET_KEY opens the backup's secrets
+  probe [--url U]                exit 0 when the local server's /readyz answers 200 (a container's
+                                 health check)
   dev-db --dir D --port P [--db NAME]   start (or reuse) a private PostgreSQL cluster; prints its URL
   dev-db --dir D --stop          stop that cluster if it runs
   seed-demo                      on an empty database, create the demo tenant and print its logins
@@ -126,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, pws *auth
 		return backup(ctx, rest, stdout, stderr)
 	case "restore":
 		return restore(ctx, rest, stdout, stderr)
+	case "probe":
+		return probe(ctx, rest, stdout, stderr)
 	case "dev-db":
 		return devDB(ctx, rest, stdout, stderr)
 	case "seed-demo":

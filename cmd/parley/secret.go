@@ -13,13 +13,10 @@ import (
 )
 
 // env reads a variable from the environment or, for the secrets of
-// web.FileVars, from the file its _FILE variant names (web.ResolveFiles).
+// web.FileVars, from the file its _FILE variant names (web.LookupFile).
 func env(name string) (string, error) {
-	getenv, err := web.ResolveFiles(os.Getenv, os.ReadFile)
-	if err != nil {
-		return "", err
-	}
-	return getenv(name), nil
+	v, _, err := web.LookupFile(os.Getenv, os.ReadFile, name)
+	return v, err
 }
 
 // checkSecretKey refuses to serve a database whose secrets the configured
