@@ -71,6 +71,9 @@ type ColumnRotation struct {
 	Column                             sealed.Column
 	Pass                               int
 	Resealed, Current, Failed, Changed int
+	// Done is false on the reports of a column still being walked (one
+	// every progressEvery batches), true on its last.
+	Done bool
 	// FailedKeys are the row keys of the first failures, for the report.
 	FailedKeys []string
 }
@@ -81,7 +84,8 @@ type ColumnRotation struct {
 // changes it only if it is still the value read, so running instances go
 // on, and a run stopped midway is finished by running it again; values
 // that changed under it are read again in another pass (up to
-// maxRotationPasses). progress is called after each column of each pass.
+// maxRotationPasses). progress is called after each column of each pass,
+// and every progressEvery batches of a long one.
 // The error counts the values neither key opened (they are left as they
 // are).
 func RotateSecrets(ctx context.Context, pool *pgxpool.Pool, box *Box, progress func(ColumnRotation)) error {
@@ -103,6 +107,10 @@ func RotateSecrets(ctx context.Context, pool *pgxpool.Pool, box *Box, progress f
 	}
 }
 
+// progressEvery is how many batches of a column pass between two reports
+// of a rotation's progress.
+const progressEvery = 10
+
 // maxRotationPasses bounds the passes of a rotation that values keep
 // changing under.
 const maxRotationPasses = 5
@@ -111,7 +119,7 @@ func rotationPass(ctx context.Context, s *sealed.Store, box *Box, pass int, prog
 	for _, c := range sealed.Columns {
 		r := ColumnRotation{Column: c, Pass: pass}
 		var after *string
-		for {
+		for batches := 1; ; batches++ {
 			batch, err := s.Batch(ctx, c, after, RotationBatch)
 			if err != nil {
 				return 0, 0, err
@@ -141,10 +149,14 @@ func rotationPass(ctx context.Context, s *sealed.Store, box *Box, pass int, prog
 			if len(batch) < RotationBatch {
 				break
 			}
+			if batches%progressEvery == 0 && progress != nil {
+				progress(r)
+			}
 			after = &batch[len(batch)-1].Key
 		}
 		failed += r.Failed
 		changed += r.Changed
+		r.Done = true
 		if progress != nil {
 			progress(r)
 		}

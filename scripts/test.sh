@@ -26,6 +26,9 @@ export GORACE=${GORACE:-atexit_sleep_ms=0}
 # idle; the suite fails when either finds anything.
 go vet ./... & vet=$!
 go tool staticcheck ./... & lint=$!
+# The packaging (deploy/): the Dockerfile's static binary, the systemd
+# units' verify, HAProxy's configuration (scripts/check-deploy.sh).
+scripts/check-deploy.sh & deploy=$!
 # The OpenAPI document, linted by Redocly's CLI with its recommended rules
 # (pinned here; npm's cache keeps it after the first run, which fetches it
 # from the npm registry): an error fails the suite, warnings are listed in
@@ -53,5 +56,6 @@ status=0
 go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./... || status=$?
 wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
+wait "$deploy" || { echo "the packaging check (scripts/check-deploy.sh) failed" >&2; status=1; }
 wait "$openapi" || { cat .data/openapi-lint.log >&2; echo "the OpenAPI document's lint failed" >&2; status=1; }
 exit "$status"

@@ -54,6 +54,10 @@ func secretRotate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		total := 0
 		err := auth.RotateSecrets(ctx, store.Pool(), b, func(r auth.ColumnRotation) {
+			if !r.Done {
+				fmt.Fprintf(stdout, "pass %d  %-40s %6d re-sealed so far, %d already under the new key...\n", r.Pass, r.Column, r.Resealed, r.Current)
+				return
+			}
 			total += r.Resealed
 			fmt.Fprintf(stdout, "pass %d  %-40s %6d re-sealed  %6d already under the new key", r.Pass, r.Column, r.Resealed, r.Current)
 			if r.Changed > 0 {
