@@ -189,3 +189,13 @@ func TestCheckKeyBeforeTheCheck(t *testing.T) {
 		t.Errorf("key checks written: %d, %v", n, err)
 	}
 }
+
+// On a database not migrated, the check says what to do.
+func TestCheckKeyNotMigrated(t *testing.T) {
+	t.Parallel()
+	store, _ := dbtest.Fresh(t, true)
+	err := auth.CheckKey(context.Background(), store.Pool(), newBox(t, strings.Repeat("f6", 32)))
+	if err == nil || !strings.Contains(err.Error(), "run parley migrate first") {
+		t.Errorf("the key check on an empty database: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -64,6 +65,10 @@ func (s *Store) KeyCheck(ctx context.Context) ([]byte, error) {
 	err := s.pool.QueryRow(ctx, `SELECT sealed FROM secret_key_check`).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+		return nil, errors.New("the database has no secret key check table: it is not migrated (run parley migrate first)")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the secret key check: %w", err)
