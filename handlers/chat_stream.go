@@ -197,15 +197,20 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 	if err != nil {
 		notStored := errors.Is(err, agent.ErrNotStored)
 		msg, code := ChatLLMError(err)
-		if notStored {
+		var modelErr *llm.Error
+		switch {
+		case errors.As(err, &modelErr): // the model's, even when it could not be reached
+		case db.Unreachable(err):
+			msg, code = UnreachableMessage, UnreachableCode
+		case notStored:
 			msg, code = "Internal error", "INTERNAL"
 		}
 		switch {
 		case w.sse != nil:
 			w.sse.SendAtEnd(chatStreamError{Error: msg, Code: code})
 			return nil
-		case notStored:
-			return err
+		case notStored, code == UnreachableCode:
+			return err // web's error handler: 500, or 503 with Retry-After
 		}
 		return &parley.Error{Kind: parley.KindUpstream, Code: code, Message: msg}
 	}

@@ -208,7 +208,33 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv.Listening = func(addr net.Addr) { fmt.Fprint(stdout, banner(cfg, addr)) }
+	defer hurryOnSecondSignal(ctx, srv)()
 	return srv.Run(ctx)
+}
+
+// hurryOnSecondSignal: once ctx ends (the first SIGTERM or Ctrl-C begins
+// the drain), a second one ends the drain's wait, for an operator who wants
+// the port closed now. The func it returns stops listening.
+func hurryOnSecondSignal(ctx context.Context, srv *web.Server) func() {
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-sig:
+			srv.Hurry()
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		signal.Stop(sig)
+	}
 }
 
 // banner is what parley serve prints once it listens: the address it

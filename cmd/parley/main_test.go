@@ -756,6 +756,7 @@ func TestServeBanner(t *testing.T) {
 	t.Setenv("PARLEY_DEV_PG_PORT", "5440") // make run's, as the README advises when 5438 is taken
 	t.Setenv("PARLEY_TEST_PG_PORT", "5441")
 	t.Setenv("PARLEY_LOG_FORMAT", "text")
+	t.Setenv("PARLEY_DRAIN_DELAY", "0") // web's TestRunDrainsBeforeClosing drains
 
 	var out, errOut syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
