@@ -83,6 +83,52 @@ func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Dura
 	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0)}}}
 }
 
+// keyedSQL reads the visitor's message of session $2 of tenant $1 stored
+// with idempotency key $3, the first answer after it (the assistant's or a
+// person's), and whether the turn ended: an answer or a tool run stored
+// after it. It runs while the session's lease is held, so no turn of the
+// session stores anything meanwhile.
+const keyedSQL = `SELECT m.id, m.conversation_id, m.content, m.created_at,
+		r.id AS reply_id, r.role AS reply_role, r.content AS reply_content, r.created_at AS reply_created_at,
+		r.id IS NOT NULL OR EXISTS (SELECT 1 FROM tool_history th
+			WHERE th.tenant_id = $1 AND th.conversation_id = c.id AND th.created_at >= m.created_at) AS ended
+	FROM conversations c
+	JOIN messages m ON m.conversation_id = c.id AND m.idempotency_key = $3 AND m.role = 'user'
+	LEFT JOIN LATERAL (SELECT id, role, content, created_at FROM messages
+		WHERE conversation_id = c.id AND seq > m.seq AND role IN ('assistant', 'human') ORDER BY seq LIMIT 1) r ON true
+	WHERE c.tenant_id = $1 AND c.session_id = $2`
+
+// keyedRow is a row of keyedSQL.
+type keyedRow struct {
+	ID             string     `db:"id"`
+	ConversationID string     `db:"conversation_id"`
+	Content        string     `db:"content"`
+	CreatedAt      time.Time  `db:"created_at"`
+	ReplyID        *string    `db:"reply_id"`
+	ReplyRole      *string    `db:"reply_role"`
+	ReplyContent   *string    `db:"reply_content"`
+	ReplyCreatedAt *time.Time `db:"reply_created_at"`
+	Ended          bool       `db:"ended"`
+}
+
+// readKeyed reads keyedSQL's row, nil when there is none.
+func readKeyed(rows pgx.Rows) (*parley.KeyedMessage, error) {
+	k, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[keyedRow])
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the message sent with the same key: %w", err)
+	}
+	km := &parley.KeyedMessage{Ended: k.Ended, Message: parley.Message{ID: k.ID, ConversationID: k.ConversationID,
+		Role: "user", Content: k.Content, CreatedAt: k.CreatedAt}}
+	if k.ReplyID != nil {
+		km.Reply = &parley.Message{ID: *k.ReplyID, ConversationID: k.ConversationID, Role: *k.ReplyRole,
+			Content: *k.ReplyContent, CreatedAt: *k.ReplyCreatedAt}
+	}
+	return km, nil
+}
+
 // sessionStateSQL reads the conversation of session $2 of tenant $1 and
 // its last $3 turns in one statement, the turns as arrays, oldest first.
 const sessionStateSQL = `SELECT ` + pgbase.ConversationColumns + `, h.roles, h.contents, h.times FROM conversations

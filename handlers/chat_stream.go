@@ -60,6 +60,9 @@ type ChatReply struct {
 	// Sources are the knowledge-base entries the answer cites, shown
 	// under it (ChatSources).
 	Sources []ChatSource `json:"sources"`
+	// Replayed is set when the message was sent again with its
+	// Idempotency-Key after it was answered: this is the stored answer.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // ChatSource is a knowledge-base entry an answer cites, as the visitor may
@@ -220,7 +223,7 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 		MessageCount: out.MessageCount, VisitorType: w.in.VisitorType, AgentModel: w.in.AgentModel,
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
 		LLMSource: out.Source, LLMProvider: out.Provider, Status: strings.ToLower(out.Status), StreamToken: w.StreamToken,
-		Sources: ChatSources(w.in.Tenant, out.Knowledge, w.in.Test),
+		Sources: ChatSources(w.in.Tenant, out.Knowledge, w.in.Test), Replayed: out.Replayed,
 	}
 	if out.Status == parley.StatusHuman {
 		reply.Assignee = out.Assignee
