@@ -142,7 +142,7 @@ func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart,
 }
 
 // startConversationSQL starts a conversation (startArgs, $12 its first
-// message, $13 the message's idempotency key, ” for none) when its segment
+// message, $13 the message's idempotency key, empty for none) when its segment
 // and visitor are the tenant's: the conversation and its first message,
 // returned as an openedConversation.
 const startConversationSQL = startOKSQL + `,
@@ -185,7 +185,7 @@ func appendVisitorMessage(ctx context.Context, q pgbase.Querier, tenantID, conve
 }
 
 // appendVisitorMessageSQL is appendMessageSQL for visitor's message $3 with
-// its idempotency key $4 (” for none).
+// its idempotency key $4 (empty for none).
 const appendVisitorMessageSQL = `WITH c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = coalesce(first_user_message, $3)

@@ -139,7 +139,7 @@ type openedTurn struct {
 // or not); else, should the session have none, as the first message of a
 // new conversation (startConversationSQL) that the lease's statement
 // counted (or that is a test, never counted), with its idempotency key $15
-// (” for none). Nothing is stored otherwise: another kind of conversation,
+// (empty for none). Nothing is stored otherwise: another kind of conversation,
 // a segment or visitor not the tenant's, no count, a message of the session
 // stored with the same key. One row when stored: the conversation after it, the message, and
 // whether it started the conversation.
