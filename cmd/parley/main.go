@@ -203,6 +203,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	if err := schemaReady(ctx, store); err != nil {
+		return err
+	}
 	srv, err := web.NewServer(cfg, store, logger)
 	if err != nil {
 		return err
@@ -210,6 +213,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	srv.Listening = func(addr net.Addr) { fmt.Fprint(stdout, banner(cfg, addr)) }
 	defer hurryOnSecondSignal(ctx, srv)()
 	return srv.Run(ctx)
+}
+
+// schemaReady refuses a database whose schema is older than this binary's
+// migrations: the new code would fail on the old tables. A newer schema is
+// served (an instance of the previous version during an upgrade: every
+// migration keeps the previous version working, README "Upgrades").
+func schemaReady(ctx context.Context, store *db.DB) error {
+	current, target, err := migrations.Versions(ctx, store.Pool())
+	if err != nil {
+		return err
+	}
+	if current < target {
+		return fmt.Errorf("the database's schema is at version %d and this parley needs %d: run `parley migrate` first (safe while instances of the previous version serve)", current, target)
+	}
+	return nil
 }
 
 // hurryOnSecondSignal: once ctx ends (the first SIGTERM or Ctrl-C begins
