@@ -47,18 +47,13 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 }
 
 // takeLease is OpenTurn's pipeline: the lease (counting count's
-// conversation when not nil) in the first transaction; the session's state,
-// the message stored earlier with the idempotency key when key is not "",
+// conversation when not nil) in the first transaction; the session's state
+// (with the message stored earlier with idempotency key key, when not "")
 // and, when open is not nil, the message (content) in the second.
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
 	count *parley.ConversationStart, open *statement, content, key string) (bool, parley.SessionState, error) {
-	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count)
+	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, key)
 	txs := [][]statement{sts[:1], sts[1:]}
-	keyedAt := -1 // the keyed message's statement in the second transaction
-	if key != "" {
-		keyedAt = len(txs[1])
-		txs[1] = append(txs[1], statement{keyedSQL, []any{tenantID, pgbase.StorableKey(sessionID), key}})
-	}
 	if open != nil {
 		txs[1] = append(txs[1], *open)
 	}
@@ -68,7 +63,6 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 		leaseErr, stateErr error
 		st                 parley.SessionState
 		opened             *openedTurn
-		keyed              *parley.KeyedMessage
 	)
 	perr := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		switch {
@@ -84,10 +78,6 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 			leaseErr = cmp.Or(leaseErr, rows.Err())
 		case i == 0: // the session's state
 			st, stateErr = readSessionState(rows)
-		case i == keyedAt: // the message sent earlier with the same key
-			var err error
-			keyed, err = readKeyed(rows)
-			stateErr = cmp.Or(stateErr, err)
 		default: // the message
 			os, err := pgx.CollectRows(rows, pgx.RowToStructByName[openedTurn])
 			if err == nil && len(os) == 1 {
@@ -103,7 +93,6 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	case got != holder:
 		return false, parley.SessionState{}, nil
 	}
-	st.Keyed = keyed
 	created := opened != nil && opened.Created
 	if opened != nil {
 		st.Opened = &parley.OpenedTurn{Conversation: opened.Conversation, Created: created,

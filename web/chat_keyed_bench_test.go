@@ -10,9 +10,9 @@ import (
 // BenchmarkChatTurnKeyed is what the widget's Idempotency-Key costs a turn:
 // rounds of first messages at c1 with and without the key, interleaved in
 // one run, reporting each kind's time to the first byte (p50) and
-// PostgreSQL's time and statements a turn. With a key, the lease's round
-// trip reads the session's message of that key (keyedSQL) and the
-// message's insert checks it: one statement more in the same round trip.
+// PostgreSQL's time and statements a turn. With a key, the session's state
+// read in the lease's round trip also reads the session's message of that
+// key, and the message's insert checks it: no statement more.
 func BenchmarkChatTurnKeyed(b *testing.B) {
 	cb := newChatBench(b)
 	ctx := context.Background()
