@@ -86,7 +86,7 @@ func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Dura
 
 // sessionStateSQL reads the conversation of session $2 of tenant $1 and
 // its last $3 turns in one statement, the turns as arrays, oldest first;
-// and, when $4 is not ”, the visitor's message stored with idempotency key
+// and, when $4 is not empty, the visitor's message stored with idempotency key
 // $4, the first answer after it (the assistant's or a person's), and
 // whether its turn ended: an answer or a tool run stored after it. It runs
 // while the session's lease is held, so no turn of the session stores
