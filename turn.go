@@ -30,6 +30,10 @@ type ConversationStart struct {
 	// it did not: StartTurn then starts the conversation on that count, or
 	// takes it back when it starts none.
 	Counted *time.Time
+	// IdempotencyKey is the client's key of the visitor's message
+	// (Idempotency-Key), stored with it: the same key again in the session
+	// is the same message sent again (SessionState.Keyed). "" for none.
+	IdempotencyKey string
 }
 
 // Validate applies the start's rules, filling in the default channel (web)
@@ -69,6 +73,20 @@ type SessionState struct {
 	// Opened is the visitor's message, stored in the lease's round trip
 	// (db.OpenTurn), nil when it was not: StartTurn stores it then.
 	Opened *OpenedTurn
+	// Keyed is the visitor's message stored earlier in the session with
+	// the start's IdempotencyKey, nil when there is none: the message was
+	// sent again, and nothing was stored this time.
+	Keyed *KeyedMessage
+}
+
+// KeyedMessage is a visitor's message stored with an idempotency key, and
+// whether its turn ended: Reply is the first answer stored after it (the
+// assistant's or a person's), nil when none was; Ended is set when a reply
+// or a tool run of the assistant was stored after it.
+type KeyedMessage struct {
+	Message Message
+	Reply   *Message
+	Ended   bool
 }
 
 // OpenedTurn is a visitor's message as stored: the conversation after it,

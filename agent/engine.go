@@ -182,6 +182,12 @@ type TurnInput struct {
 	// conversation is marked a test, the monthly limit neither refuses nor
 	// counts it, and the output lists the knowledge the prompt held.
 	Test bool
+	// IdempotencyKey is the client's key of the message (Idempotency-Key,
+	// "" for none): the same key again in the session is the message sent
+	// again, after a dropped connection or a 503. It is not stored twice:
+	// its stored answer is replayed (TurnOutput.Replayed), or, when its turn
+	// never ended (the instance answering it died), it is answered now.
+	IdempotencyKey string
 }
 
 // logger is the turn's logger: the request's, else the engine's naming the
@@ -286,6 +292,10 @@ type TurnOutput struct {
 	// Knowledge is the knowledge-base entries the prompt held, whole ones
 	// first, as stored with the answer.
 	Knowledge []parley.KnowledgeRef
+	// Replayed is set when the message was sent again with its idempotency
+	// key after its turn ended: the output is the stored answer (its text
+	// and ids; the model is not called and no tool runs again).
+	Replayed bool
 }
 
 // AnswersLocally reports whether the tenant's turns are answered by the
@@ -337,6 +347,9 @@ func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(llm.Event))
 		return nil, err
 	}
 	defer t.close()
+	if k := t.lease.state.Keyed; k != nil && k.Ended {
+		return replay(t, k, emit), nil
+	}
 	if out, err := e.stepAside(ctx, t); out != nil || err != nil {
 		if err == nil {
 			emit(llm.Event{Kind: EventReady})
@@ -380,7 +393,7 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 		TenantID: in.Tenant.ID, SessionID: in.SessionID, Limit: in.Tenant.ConversationsLimit(),
 		SegmentID: &in.Segment.ID, Channel: in.Channel, VisitorType: in.VisitorType,
 		AgentModel: in.AgentModel, PageURL: nonEmptyPtr(in.PageURL), Locale: nonEmptyPtr(in.Locale),
-		Metadata: in.Metadata, Test: in.Test,
+		Metadata: in.Metadata, Test: in.Test, IdempotencyKey: in.IdempotencyKey,
 	}
 	if in.Visitor != nil {
 		start.VisitorID = &in.Visitor.ID
@@ -395,6 +408,11 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 		return nil, err
 	}
 	t.lease = lease
+	if k := lease.state.Keyed; k != nil && lease.state.Conversation != nil {
+		// Sent again: nothing was stored this time (again.go).
+		t.conv, t.userMessage = *lease.state.Conversation, k.Message
+		return t, nil
+	}
 	if o := lease.state.Opened; o != nil {
 		t.conv, t.userMessage, t.created = o.Conversation, o.Message, o.Created
 		return t, nil
@@ -451,7 +469,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 		history = append(history, in.History...)
 	case t.created:
 	case t.lease.state.Conversation != nil:
-		history = append(history, t.lease.state.Turns...)
+		history = append(history, turnsBefore(t.lease.state.Turns, t.lease.state.Keyed)...)
 	default: // another start of the session won a race: read what it has
 		turns, err := e.Store.RecentTurns(ctx, in.Tenant.ID, t.conv.ID, HistoryTurns)
 		if err != nil {

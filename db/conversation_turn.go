@@ -67,7 +67,7 @@ func (d *DB) startTurn(ctx context.Context, p parley.ConversationStart, message 
 			return parley.Conversation{}, parley.Message{}, false, sessionOfOther(p.Test)
 		}
 		if err == nil {
-			m, err := appendMessage(ctx, d.pool, p.TenantID, c.ID, "user", content, nil)
+			m, err := appendVisitorMessage(ctx, d.pool, p.TenantID, c.ID, content, p.IdempotencyKey)
 			if err != nil {
 				return parley.Conversation{}, parley.Message{}, false, err
 			}
@@ -130,7 +130,7 @@ func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart,
 			return openedConversation{}, pgx.ErrNoRows
 		}
 	}
-	rows, _ := d.pool.Query(ctx, startConversationSQL, append(startArgs(p), content)...)
+	rows, _ := d.pool.Query(ctx, startConversationSQL, append(startArgs(p), content, p.IdempotencyKey)...)
 	opened, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[openedConversation])
 	if err != nil && month != nil {
 		// Not started: take the count back.
@@ -142,15 +142,16 @@ func (d *DB) startConversation(ctx context.Context, p *parley.ConversationStart,
 }
 
 // startConversationSQL starts a conversation (startArgs, $12 its first
-// message) when its segment and visitor are the tenant's: the conversation
-// and its first message, returned as an openedConversation.
+// message, $13 the message's idempotency key, empty for none) when its segment
+// and visitor are the tenant's: the conversation and its first message,
+// returned as an openedConversation.
 const startConversationSQL = startOKSQL + `,
 		conv AS (
 			` + insertConversationSQL + ` FROM ok WHERE ok
 			RETURNING ` + pgbase.ConversationColumns + `),
 		msg AS (
-			INSERT INTO messages (tenant_id, conversation_id, role, content)
-			SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
+			INSERT INTO messages (tenant_id, conversation_id, role, content, idempotency_key)
+			SELECT tenant_id, id, 'user', $12, nullif($13, '') FROM conv RETURNING id, created_at)
 		SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`
 
 // insertConversationSQL inserts a conversation of startArgs with $12 as its
@@ -168,3 +169,26 @@ func (d *DB) uncountStart(ctx context.Context, tenantID string, month time.Time)
 	}
 	return nil
 }
+
+// appendVisitorMessage is appendMessage for a visitor's message, stored with
+// its idempotency key (ConversationStart.IdempotencyKey; "" for none).
+func appendVisitorMessage(ctx context.Context, q pgbase.Querier, tenantID, conversationID, content, key string) (parley.Message, error) {
+	if !pgbase.LooksLikeUUID(conversationID) {
+		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
+	}
+	rows, _ := q.Query(ctx, appendVisitorMessageSQL, tenantID, conversationID, content, key)
+	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
+	if err != nil {
+		return parley.Message{}, pgbase.NotFound(err, "Conversation")
+	}
+	return m, nil
+}
+
+// appendVisitorMessageSQL is appendMessageSQL for visitor's message $3 with
+// its idempotency key $4 (empty for none).
+const appendVisitorMessageSQL = `WITH c AS (
+		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
+			first_user_message = coalesce(first_user_message, $3)
+		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
+	INSERT INTO messages (tenant_id, conversation_id, role, content, idempotency_key) SELECT tenant_id, id, 'user', $3, nullif($4, '') FROM c
+	RETURNING ` + pgbase.MessageColumns

@@ -115,7 +115,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if count != nil && count.Test {
 		count = nil
 	}
-	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "")
+	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "", "")
 }
 
 // HasCorpusSummaries reports whether any active entry applying to the

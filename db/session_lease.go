@@ -73,25 +73,42 @@ var takeLeaseCountingSQL = startOKSQL + `,
 const countedForSetting = "parley.counted_for"
 
 // leaseStatements are the lease (counting count's conversation when not
-// nil), then the session's state.
-func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart) []statement {
+// nil), then the session's state (with the message of idempotency key key,
+// when not "").
+func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart, key string) []statement {
 	lease := statement{acquireLeaseSQL, []any{tenantID, pgbase.StorableKey(sessionID), holder, ttl.Seconds(), instance}}
 	if count != nil {
 		lease = statement{takeLeaseCountingSQL, []any{tenantID, count.SegmentID, count.VisitorID, pgbase.StorableKey(sessionID), holder,
 			ttl.Seconds(), instance, count.Limit, sessionID}}
 	}
-	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0)}}}
+	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0), key}}}
 }
 
 // sessionStateSQL reads the conversation of session $2 of tenant $1 and
-// its last $3 turns in one statement, the turns as arrays, oldest first.
-const sessionStateSQL = `SELECT ` + pgbase.ConversationColumns + `, h.roles, h.contents, h.times FROM conversations
+// its last $3 turns in one statement, the turns as arrays, oldest first;
+// and, when $4 is not empty, the visitor's message stored with idempotency key
+// $4, the first answer after it (the assistant's or a person's), and
+// whether its turn ended: an answer or a tool run stored after it. It runs
+// while the session's lease is held, so no turn of the session stores
+// anything meanwhile.
+const sessionStateSQL = `SELECT ` + pgbase.ConversationColumns + `, h.roles, h.contents, h.times,
+		k.keyed_id, k.keyed_content, k.keyed_created_at, k.reply_id, k.reply_role, k.reply_content, k.reply_created_at,
+		coalesce(k.keyed_ended, false) AS keyed_ended
+	FROM conversations
 	CROSS JOIN LATERAL (SELECT coalesce(array_agg(role ORDER BY seq), '{}') AS roles,
 			coalesce(array_agg(content ORDER BY seq), '{}') AS contents,
 			coalesce(array_agg(created_at ORDER BY seq), '{}') AS times
 		FROM (SELECT m.seq, CASE m.role WHEN 'human' THEN 'assistant' ELSE m.role END AS role, m.content, m.created_at FROM messages m
 			WHERE m.conversation_id = conversations.id AND m.role IN ('user', 'assistant', 'human')
 			ORDER BY m.seq DESC LIMIT $3) t) h
+	LEFT JOIN LATERAL (SELECT m.id AS keyed_id, m.content AS keyed_content, m.created_at AS keyed_created_at,
+			r.id AS reply_id, r.role AS reply_role, r.content AS reply_content, r.created_at AS reply_created_at,
+			r.id IS NOT NULL OR EXISTS (SELECT 1 FROM tool_history th
+				WHERE th.tenant_id = $1 AND th.conversation_id = conversations.id AND th.created_at >= m.created_at) AS keyed_ended
+		FROM messages m
+		LEFT JOIN LATERAL (SELECT id, role, content, created_at FROM messages
+			WHERE conversation_id = conversations.id AND seq > m.seq AND role IN ('assistant', 'human') ORDER BY seq LIMIT 1) r ON true
+		WHERE $4 <> '' AND m.conversation_id = conversations.id AND m.idempotency_key = $4 AND m.role = 'user') k ON true
 	WHERE tenant_id = $1 AND session_id = $2`
 
 // readSessionState reads the session's conversation and its last turns
@@ -111,6 +128,7 @@ func readSessionState(rows pgx.Rows) (parley.SessionState, error) {
 		for i := range c.Roles {
 			st.Turns[i] = parley.Turn{Role: c.Roles[i], Content: c.Contents[i], Timestamp: c.Times[i]}
 		}
+		st.Keyed = c.keyed()
 	}
 	return st, nil
 }
@@ -122,6 +140,31 @@ type sessionConversation struct {
 	Roles    []string    `db:"roles"`
 	Contents []string    `db:"contents"`
 	Times    []time.Time `db:"times"`
+	// The message of the turn's idempotency key, its answer and whether
+	// its turn ended; nil when there is none.
+	KeyedID        *string    `db:"keyed_id"`
+	KeyedContent   *string    `db:"keyed_content"`
+	KeyedCreatedAt *time.Time `db:"keyed_created_at"`
+	ReplyID        *string    `db:"reply_id"`
+	ReplyRole      *string    `db:"reply_role"`
+	ReplyContent   *string    `db:"reply_content"`
+	ReplyCreatedAt *time.Time `db:"reply_created_at"`
+	KeyedEnded     bool       `db:"keyed_ended"`
+}
+
+// keyed is the message of the turn's idempotency key, nil when there is
+// none.
+func (c *sessionConversation) keyed() *parley.KeyedMessage {
+	if c.KeyedID == nil {
+		return nil
+	}
+	k := &parley.KeyedMessage{Ended: c.KeyedEnded, Message: parley.Message{ID: *c.KeyedID, ConversationID: c.ID,
+		Role: "user", Content: *c.KeyedContent, CreatedAt: *c.KeyedCreatedAt}}
+	if c.ReplyID != nil {
+		k.Reply = &parley.Message{ID: *c.ReplyID, ConversationID: c.ID, Role: *c.ReplyRole,
+			Content: *c.ReplyContent, CreatedAt: *c.ReplyCreatedAt}
+	}
+	return k
 }
 
 // RenewSessionLease extends holder's lease to ttl from now, reporting

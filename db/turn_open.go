@@ -41,17 +41,18 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	var open *statement
 	content, start := pgbase.StorableKey(message), p
 	if start.Validate() == nil {
-		open = &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder)}
+		open = &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder, p.IdempotencyKey)}
 	}
-	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content)
+	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content, p.IdempotencyKey)
 }
 
 // takeLease is OpenTurn's pipeline: the lease (counting count's
 // conversation when not nil) in the first transaction; the session's state
+// (with the message stored earlier with idempotency key key, when not "")
 // and, when open is not nil, the message (content) in the second.
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
-	count *parley.ConversationStart, open *statement, content string) (bool, parley.SessionState, error) {
-	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count)
+	count *parley.ConversationStart, open *statement, content, key string) (bool, parley.SessionState, error) {
+	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, key)
 	txs := [][]statement{sts[:1], sts[1:]}
 	if open != nil {
 		txs[1] = append(txs[1], *open)
@@ -126,12 +127,15 @@ type openedTurn struct {
 // appended to the session's conversation when it is of the kind $11 (test
 // or not); else, should the session have none, as the first message of a
 // new conversation (startConversationSQL) that the lease's statement
-// counted (or that is a test, never counted). Nothing is stored otherwise:
-// another kind of conversation, a segment or visitor not the tenant's, no
-// count. One row when stored: the conversation after it, the message, and
+// counted (or that is a test, never counted), with its idempotency key $15
+// (empty for none). Nothing is stored otherwise: another kind of conversation,
+// a segment or visitor not the tenant's, no count, a message of the session
+// stored with the same key. One row when stored: the conversation after it, the message, and
 // whether it started the conversation.
 var openTurnSQL = startOKSQL + `,
-	held AS (SELECT EXISTS (SELECT 1 FROM session_leases WHERE tenant_id = $1 AND session_id = $13 AND holder = $14) AS held),
+	held AS (SELECT EXISTS (SELECT 1 FROM session_leases WHERE tenant_id = $1 AND session_id = $13 AND holder = $14)
+		AND ($15 = '' OR NOT EXISTS (SELECT 1 FROM conversations kc JOIN messages km ON km.conversation_id = kc.id
+			WHERE kc.tenant_id = $1 AND kc.session_id = $4 AND km.idempotency_key = $15)) AS held),
 	appended AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = coalesce(first_user_message, $12)
@@ -147,6 +151,6 @@ var openTurnSQL = startOKSQL + `,
 	conv AS (
 		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),
 	msg AS (
-		INSERT INTO messages (tenant_id, conversation_id, role, content)
-		SELECT tenant_id, id, 'user', $12 FROM conv RETURNING id, created_at)
+		INSERT INTO messages (tenant_id, conversation_id, role, content, idempotency_key)
+		SELECT tenant_id, id, 'user', $12, nullif($15, '') FROM conv RETURNING id, created_at)
 	SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`

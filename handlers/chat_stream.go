@@ -60,6 +60,9 @@ type ChatReply struct {
 	// Sources are the knowledge-base entries the answer cites, shown
 	// under it (ChatSources).
 	Sources []ChatSource `json:"sources"`
+	// Replayed is set when the message was sent again with its
+	// Idempotency-Key after it was answered: this is the stored answer.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // ChatSource is a knowledge-base entry an answer cites, as the visitor may
@@ -197,15 +200,20 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 	if err != nil {
 		notStored := errors.Is(err, agent.ErrNotStored)
 		msg, code := ChatLLMError(err)
-		if notStored {
+		var modelErr *llm.Error
+		switch {
+		case errors.As(err, &modelErr): // the model's, even when it could not be reached
+		case db.Unreachable(err):
+			msg, code = UnreachableMessage, UnreachableCode
+		case notStored:
 			msg, code = "Internal error", "INTERNAL"
 		}
 		switch {
 		case w.sse != nil:
 			w.sse.SendAtEnd(chatStreamError{Error: msg, Code: code})
 			return nil
-		case notStored:
-			return err
+		case notStored, code == UnreachableCode:
+			return err // web's error handler: 500, or 503 with Retry-After
 		}
 		return &parley.Error{Kind: parley.KindUpstream, Code: code, Message: msg}
 	}
@@ -215,7 +223,7 @@ func (w *ChatWriter) Finish(out *agent.TurnOutput, err error) error {
 		MessageCount: out.MessageCount, VisitorType: w.in.VisitorType, AgentModel: w.in.AgentModel,
 		ToolExecutions: res.ToolExecutions(), ContactSubmitted: res.ContactSubmitted(), ToolResults: res.ToolResults(),
 		LLMSource: out.Source, LLMProvider: out.Provider, Status: strings.ToLower(out.Status), StreamToken: w.StreamToken,
-		Sources: ChatSources(w.in.Tenant, out.Knowledge, w.in.Test),
+		Sources: ChatSources(w.in.Tenant, out.Knowledge, w.in.Test), Replayed: out.Replayed,
 	}
 	if out.Status == parley.StatusHuman {
 		reply.Assignee = out.Assignee

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
@@ -68,6 +69,9 @@ type Base struct {
 	// Stripe is the payment connector's client, for the connection test of
 	// a tenant's key (the engine makes payment links with the same one).
 	Stripe *stripe.Client
+	// Draining is set once the server begins to stop: /readyz answers 503
+	// (Server.Run's drain).
+	Draining atomic.Bool
 }
 
 // SignInChallenge holds the keys of the sign-in's bot challenge.
@@ -115,8 +119,13 @@ func DeleteOne(c echo.Context, param string, del func(ctx context.Context, tenan
 	return c.JSON(http.StatusOK, resource.NewDeletionJSON(id))
 }
 
-// Readyz answers 200 when the database is reachable, 503 otherwise.
+// Readyz answers 200 when the instance takes requests: 503 once it is
+// stopping (a load balancer then sends its requests elsewhere), or when the
+// database is unreachable.
 func (h *Base) Readyz(c echo.Context) error {
+	if h.Draining.Load() {
+		return c.JSON(http.StatusServiceUnavailable, healthStatus{Status: "draining", Error: "shutting down"})
+	}
 	if err := h.DB.Ping(c.Request().Context()); err != nil {
 		h.Log(c).Error("readiness check failed", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, healthStatus{Status: "unavailable", Error: "database unreachable"})

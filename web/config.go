@@ -96,6 +96,11 @@ type Config struct {
 	// as dead, and the session leases of its turns are free. 0 means 5 s.
 	// It is not read from the environment; tests shorten it.
 	Heartbeat time.Duration
+	// DrainDelay is how long a stopping server keeps serving with /readyz
+	// answering 503, so that a load balancer stops sending it requests
+	// before its port closes (PARLEY_DRAIN_DELAY, default 5 s; 0: the port
+	// closes at once). A second SIGTERM or Ctrl-C ends the wait.
+	DrainDelay time.Duration
 	// SecretKeyPrevious is PARLEY_SECRET_KEY_PREVIOUS during a rotation of
 	// the secret key: the box opens with it too, and seals with SecretKey.
 	SecretKeyPrevious []byte
@@ -104,6 +109,11 @@ type Config struct {
 // defaultBodyTimeout is PARLEY_BODY_TIMEOUT's default: room for the largest
 // upload (a 5 MiB CSV) over a slow line, not for a client that stopped.
 const defaultBodyTimeout = 60 * time.Second
+
+// defaultDrainDelay is PARLEY_DRAIN_DELAY's default: a load balancer that
+// checks /readyz every second and takes two failures (HAProxy's `inter 1s
+// fall 2`, deploy/haproxy) has stopped sending before it ends.
+const defaultDrainDelay = 5 * time.Second
 
 // knownVars are the PARLEY_ variables Parley reads; any other PARLEY_ name is a typo.
 var knownVars = []string{
@@ -115,7 +125,8 @@ var knownVars = []string{
 	"PARLEY_BODY_TIMEOUT", "PARLEY_MAX_CONNS_PER_ADDRESS", "PARLEY_STRIPE_API_URL",
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
-	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256", "PARLEY_SECRET_KEY_PREVIOUS",
+	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256",
+	"PARLEY_DRAIN_DELAY", "PARLEY_SECRET_KEY_PREVIOUS",
 }
 
 // scriptVars are PARLEY_ variables of the scripts and tests around Parley
@@ -264,6 +275,14 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_BODY_TIMEOUT: %q is not a duration between 10ms and 1h (such as 60s)", s)
 		}
 		c.BodyTimeout = d
+	}
+	c.DrainDelay = defaultDrainDelay
+	if s := strings.TrimSpace(getenv("PARLEY_DRAIN_DELAY")); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 || d > 5*time.Minute {
+			return c, fmt.Errorf("PARLEY_DRAIN_DELAY: %q is not a duration between 0s and 5m (such as 5s)", s)
+		}
+		c.DrainDelay = d
 	}
 	if s := getenv("PARLEY_MAX_CONNS_PER_ADDRESS"); s != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -53,6 +53,7 @@ func TestConfigDefaults(t *testing.T) {
 		PasswordCost:       bcrypt.DefaultCost, // production's; tests lower it in testConfig
 		VapiBaseURL:        "https://api.vapi.ai",
 		Signup:             "closed",
+		DrainDelay:         5 * time.Second,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

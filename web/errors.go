@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin"
 	"github.com/parley/parley/views"
@@ -72,8 +73,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 			body.Error = "Your form expired or came from another site; reload the page and try again."
 			status = http.StatusForbidden
 		}
+	case db.Unreachable(err):
+		// The database restarting, failing over or out of connections is
+		// brief: the client is told to come back (README, "Retrying
+		// requests"), not that the server broke.
+		status = http.StatusServiceUnavailable
+		body = errorBody{Error: handlers.UnreachableMessage, Code: handlers.UnreachableCode}
+		c.Response().Header().Set("Retry-After", strconv.Itoa(handlers.UnreachableRetrySeconds))
+		handlers.LoggerOf(c, s.Logger).Warn("database unreachable", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
 	}
-	if status >= 500 {
+	if status >= 500 && body.Code != handlers.UnreachableCode {
 		handlers.LoggerOf(c, s.Logger).Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
 	}
 	if secs, ok := handlers.RetryAfterSeconds(err); ok {

@@ -369,7 +369,7 @@ func publicCORS() echo.MiddlewareFunc {
 		AllowMethods: []string{http.MethodGet, http.MethodPost},
 		AllowHeaders: []string{"Content-Type", "If-None-Match", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
 			"X-Service-Admin-Token", "X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url",
-			"Last-Event-ID"},
+			"Last-Event-ID", "Idempotency-Key"},
 		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", echo.HeaderXRequestID},
 		MaxAge:        600,
 	})

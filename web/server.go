@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
@@ -85,6 +86,10 @@ type Server struct {
 	// listens on (PARLEY_ADDR with its port chosen when that was 0):
 	// parley serve prints its start-up banner from it.
 	Listening func(addr net.Addr)
+
+	// hurry ends the drain's wait (Hurry).
+	hurry     chan struct{}
+	hurryOnce sync.Once
 }
 
 // OAuthLimits are the authorization server's limits per client address:
@@ -125,6 +130,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 		Logger:      logger,
 		Sessions:    sessions,
 		OAuthLimits: DefaultOAuthLimits,
+		hurry:       make(chan struct{}),
 	}
 	authServer := &auth.OAuth{DB: store, Keys: &auth.SigningKeys{DB: store, Box: box}, Issuer: cfg.BaseURL, Now: s.now}
 	// The management API takes ak_ tokens and OAuth access tokens issued for
@@ -294,17 +300,56 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("listening on %s: %w", s.Config.Addr, err)
 	case <-ctx.Done():
 	}
-	s.Logger.Info("shutting down: draining requests")
+	s.drain(srv)
+	s.Logger.Info("shutting down: finishing requests and jobs")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		s.Logger.Error("shutdown incomplete", "err", err)
-	}
-	if err := river.Stop(shutdownCtx); err != nil {
-		s.Logger.Error("stopping jobs", "err", err)
-	}
+	// The port closes and the open requests finish (a turn's stream ends
+	// with its answer; the visitors' idle streams end at once, and their
+	// browsers reconnect to another instance), while River stops fetching
+	// and lets its running jobs finish: a job not yet fetched is left for
+	// another instance, one that cannot finish in time is cancelled and
+	// retried there.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			s.Logger.Error("shutdown incomplete", "err", err)
+		}
+	})
+	wg.Go(func() {
+		if err := river.Stop(shutdownCtx); err != nil {
+			s.Logger.Error("stopping jobs", "err", err)
+			_ = river.StopAndCancel(context.Background())
+		}
+	})
+	wg.Wait()
 	return nil
 }
+
+// drain is the first step of a shutdown: /readyz answers 503 and the
+// connections are no longer kept alive, while everything else is served as
+// before, for the configuration's DrainDelay (or until Hurry), so that a
+// load balancer checking /readyz stops sending requests here before the
+// port closes.
+func (s *Server) drain(srv *http.Server) {
+	s.Base.Draining.Store(true)
+	srv.SetKeepAlivesEnabled(false)
+	if s.Config.DrainDelay <= 0 {
+		return
+	}
+	s.Logger.Info("draining: /readyz answers 503 before the port closes", "drain_delay", s.Config.DrainDelay.String())
+	t := time.NewTimer(s.Config.DrainDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.hurry:
+	}
+}
+
+// Hurry ends the drain's wait of a stopping server at once (parley serve
+// calls it on a second SIGTERM or Ctrl-C); before a shutdown begins, it
+// makes the coming drain end at once.
+func (s *Server) Hurry() { s.hurryOnce.Do(func() { close(s.hurry) }) }
 
 // NewJobClient builds the River client that works the server's jobs, with
 // its outbound guard, its mail sender and its clock for reset links.

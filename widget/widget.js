@@ -1011,13 +1011,24 @@
     if (s.form) { showLead("open"); showLead("past", past); }
     // ---- end of the lead form ----
 
-    async function ask(text) {
+    // ask sends the visitor's message with a key of its own
+    // (Idempotency-Key), the same for every try: the server stores and
+    // answers it once. A try that meets a 503 or a 409 (the service
+    // restarting, the session still busy) or loses its connection before
+    // the answer ends is sent again, up to three times, after Retry-After
+    // or 0.3, 1.2, 4.8 s: the server replays an answer it stored, or answers the
+    // message now. The Retry button after a failure sends the same message,
+    // with the same key, once more.
+    async function ask(text, key) {
       text = text.trim();
       if (!text || busy || mute) return;
       busy = true; sync();
       if (starters) { starters.remove(); starters = null; }
-      bubble("me", text);
-      history.add({ r: "me", t: text });
+      if (!key) {
+        bubble("me", text);
+        history.add({ r: "me", t: text });
+        key = randomHex();
+      }
       const typing = el("div", { class: "typing", "aria-label": tr("writing") }, "…");
       log.append(typing);
       let answer = null, said = "";
@@ -1025,21 +1036,29 @@
         typing.remove();
         const retry = el("button", { type: "button" }, tr("retry"));
         const e = el("div", { class: "msg error", role: "alert" }, msg, retry);
-        retry.addEventListener("click", () => { e.remove(); ask(text); });
+        retry.addEventListener("click", () => { e.remove(); ask(text, key); });
         log.append(e);
         log.scrollTop = log.scrollHeight;
       };
-      try {
+      // once is one try: true when it ended (answered, or the failure
+      // shown), else the milliseconds to wait before the next; last says
+      // no try follows, so a failure is shown.
+      const once = async (wait, last) => {
         const captchaToken = check ? await check.take() : undefined;
-        const resp = await fetch(dash ? dash.url : s.endpoints.chat, { method: "POST", headers: headers(), body: JSON.stringify({
-          message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
-          pageContext: { title: document.title, url: location.href },
-          visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken, locale }) });
-        if (await originRefused(resp)) return;
-        if (!resp.ok) { fail(await problem(resp)); return; }
+        const resp = await fetch(dash ? dash.url : s.endpoints.chat, { method: "POST",
+          headers: { ...headers(), "Idempotency-Key": key }, body: JSON.stringify({
+            message: text, sessionId: sessionId(), segment: segment || undefined, pageUrl: location.href,
+            pageContext: { title: document.title, url: location.href },
+            visitorToken: visitorToken || undefined, anonymousId: anonymousId(), widgetKey: widgetKey || undefined, captchaToken, locale }) });
+        if (await originRefused(resp)) return true;
+        if ((resp.status === 503 || resp.status === 409) && !last) {
+          return (Number(resp.headers.get("Retry-After")) * 1000) || wait;
+        }
+        if (!resp.ok) { fail(await problem(resp)); return true; }
         const reader = resp.body.getReader();
         const decoder = new TextDecoder();
         let buf = "";
+        said = "";
         for (;;) {
           const { value, done } = await reader.read();
           if (done) break;
@@ -1050,7 +1069,10 @@
             for (const line of frame.split("\n")) {
               if (!line.startsWith("data: ")) continue;
               const ev = JSON.parse(line.slice(6));
-              if (ev.error) { fail(ev.error); return; }
+              if (ev.error) {
+                if (ev.code === "TEMPORARILY_UNAVAILABLE" && !last) return wait;
+                fail(ev.error); return true;
+              }
               if (ev.text) {
                 if (!answer) { typing.remove(); answer = bubble("bot", ""); }
                 said += ev.text;
@@ -1071,13 +1093,27 @@
                 if (answer && ev.messageId) votes(answer, ev.messageId);
                 if (ev.status) setStatus(ev.status, ev.assignee, ev.streamToken);
                 if (s.form) showLead("answer", ev, !!answer);
+                return true;
               }
             }
           }
         }
-      } catch (err) {
-        console.warn("Parley widget:", err);
-        fail(tr("offline"));
+        if (last) { fail(tr("offline")); return true; }
+        return wait; // cut before its end
+      };
+      try {
+        for (let n = 0, wait = 300; ; n++, wait *= 4) {
+          let next;
+          try {
+            next = await once(wait, n === 3);
+          } catch (err) {
+            console.warn("Parley widget:", err);
+            if (n === 3) { fail(tr("offline")); break; }
+            next = wait;
+          }
+          if (next === true) break;
+          await new Promise((ok) => setTimeout(ok, next));
+        }
       } finally {
         typing.remove();
         busy = false; sync();

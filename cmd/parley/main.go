@@ -241,6 +241,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	if err := schemaReady(ctx, store); err != nil {
+		return err
+	}
 	if err := checkSecretKey(ctx, store, cfg); err != nil {
 		return err
 	}
@@ -249,7 +252,48 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv.Listening = func(addr net.Addr) { fmt.Fprint(stdout, banner(cfg, addr)) }
+	defer hurryOnSecondSignal(ctx, srv)()
 	return srv.Run(ctx)
+}
+
+// schemaReady refuses a database whose schema is older than this binary's
+// migrations: the new code would fail on the old tables. A newer schema is
+// served (an instance of the previous version during an upgrade: every
+// migration keeps the previous version working, README "Upgrades").
+func schemaReady(ctx context.Context, store *db.DB) error {
+	current, target, err := migrations.Versions(ctx, store.Pool())
+	if err != nil {
+		return err
+	}
+	if current < target {
+		return fmt.Errorf("the database's schema is at version %d and this parley needs %d: run `parley migrate` first (safe while instances of the previous version serve)", current, target)
+	}
+	return nil
+}
+
+// hurryOnSecondSignal: once ctx ends (the first SIGTERM or Ctrl-C begins
+// the drain), a second one ends the drain's wait, for an operator who wants
+// the port closed now. The func it returns stops listening.
+func hurryOnSecondSignal(ctx context.Context, srv *web.Server) func() {
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		select {
+		case <-sig:
+			srv.Hurry()
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		signal.Stop(sig)
+	}
 }
 
 // banner is what parley serve prints once it listens: the address it

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley"
@@ -33,6 +35,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
+	"github.com/parley/parley/migrations"
 )
 
 var cliKey = strings.Repeat("cd", 32)
@@ -756,6 +759,7 @@ func TestServeBanner(t *testing.T) {
 	t.Setenv("PARLEY_DEV_PG_PORT", "5440") // make run's, as the README advises when 5438 is taken
 	t.Setenv("PARLEY_TEST_PG_PORT", "5441")
 	t.Setenv("PARLEY_LOG_FORMAT", "text")
+	t.Setenv("PARLEY_DRAIN_DELAY", "0") // web's TestRunDrainsBeforeClosing drains
 
 	var out, errOut syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -828,4 +832,61 @@ func TestDevDBStop(t *testing.T) {
 		t.Errorf("after --stop: %v", err)
 	}
 	stop()
+}
+
+// parley serve refuses a database whose schema is behind its migrations and
+// says what to run; two `parley migrate` at once (an upgrade that runs it
+// beside each instance) both end well, one after the other, and serve then
+// starts on the migrated schema.
+func TestServeNeedsTheSchemaMigrated(t *testing.T) {
+	cliEnv(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, os.Getenv("PARLEY_TEST_DATABASE_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	name := dbtest.Prefix + "schema_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	u, err := url.Parse(dbtest.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	fresh := u.String()
+	t.Setenv("DATABASE_URL", fresh)
+	t.Setenv("PARLEY_ADDR", "127.0.0.1:0")
+	if _, _, err := runCLI(t, "serve"); err == nil || !strings.Contains(err.Error(), "run `parley migrate` first") {
+		t.Fatalf("serve on an empty database: %v, want the advice to migrate", err)
+	}
+
+	pool, err := pgxpool.New(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- migrations.Up(ctx, pool) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("one of two migrations at once: %v", err)
+		}
+	}
+	current, target, err := migrations.Versions(ctx, pool)
+	if err != nil || current != target {
+		t.Fatalf("after migrating: version %d of %d (%v)", current, target, err)
+	}
+	store, err := db.Open(ctx, fresh, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := schemaReady(ctx, store); err != nil {
+		t.Errorf("a migrated schema: %v", err)
+	}
 }
