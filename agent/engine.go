@@ -128,6 +128,9 @@ type Engine struct {
 	// ranks by words alone, but for a tenant with an endpoint of its own
 	// (llm.EmbedderFor).
 	Embeddings *llm.Embedder
+	// Observer is told each turn's outcome, model calls and tool calls
+	// (the operator's metrics); nil observes nothing.
+	Observer Observer
 }
 
 // TurnInput is one visitor message, with what the channel settled about it.
@@ -342,6 +345,14 @@ var ErrSessionBusy = &parley.Error{Kind: parley.KindConflict,
 // stack can then shrink to 16 KiB instead of 64 KiB (BENCHMARKS.md, open
 // streams). Keep large locals out of Reply, turnCall.run and RunTurn.
 func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(llm.Event)) (*TurnOutput, error) {
+	if e.Observer != nil {
+		return e.observedReply(ctx, in, emit)
+	}
+	return e.reply(ctx, in, emit)
+}
+
+// reply is Reply, unobserved.
+func (e *Engine) reply(ctx context.Context, in *TurnInput, emit func(llm.Event)) (*TurnOutput, error) {
 	t, err := e.open(ctx, in)
 	if err != nil {
 		return nil, err
@@ -526,6 +537,9 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 	if call.provider == nil {
 		call.provider = NewLocal()
 	}
+	if e.Observer != nil {
+		call.provider = observedProvider{Provider: call.provider, obs: e.Observer}
+	}
 	return call, nil
 }
 
@@ -570,6 +584,9 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	for _, ex := range res.Executions {
 		if ex.Err != nil {
 			in.logger(e).Warn("tool failed", "tool", ex.ToolName, "err", ex.Err)
+		}
+		if e.Observer != nil {
+			e.Observer.ToolCall(ex.ToolType, ex.Success)
 		}
 	}
 	// The turn held the session: the conversation is as it left it.

@@ -100,6 +100,9 @@ type Config struct {
 	// before its port closes (PARLEY_DRAIN_DELAY, default 5 s; 0: the port
 	// closes at once). A second SIGTERM or Ctrl-C ends the wait.
 	DrainDelay time.Duration
+	// Metrics is where the Prometheus metrics are served
+	// (PARLEY_METRICS_*, config_metrics.go); off by default.
+	Metrics MetricsConfig
 }
 
 // defaultBodyTimeout is PARLEY_BODY_TIMEOUT's default: room for the largest
@@ -123,6 +126,7 @@ var knownVars = []string{
 	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
 	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256",
 	"PARLEY_DRAIN_DELAY",
+	"PARLEY_METRICS_ADDR", "PARLEY_METRICS_TOKEN", "PARLEY_METRICS_TOKEN_SHA256", "PARLEY_METRICS_TENANT_LABEL",
 }
 
 // scriptVars are PARLEY_ variables of the scripts and tests around Parley
@@ -284,6 +288,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		return c, err
 	}
 	if c.OperatorTokenHash, err = operatorTokenHash(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadMetrics(getenv); err != nil {
 		return c, err
 	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {

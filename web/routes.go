@@ -17,6 +17,7 @@ import (
 func (s *Server) routes() {
 	e, h := s.Echo, s.Admin
 	e.Pre(middleware.RemoveTrailingSlash())
+	e.Use(s.metricsMiddleware) // outermost: the status it counts is the one written
 	e.Use(middleware.RequestID())
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
@@ -27,6 +28,7 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.Base.Healthz)
 	e.GET("/readyz", s.Base.Readyz)
+	e.GET(MetricsPath, s.ShowMetrics)
 	e.GET("/openapi.json", serveOpenAPI)
 	staticFiles := serveStatic()
 	e.GET("/static/*", staticFiles)
