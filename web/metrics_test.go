@@ -26,7 +26,7 @@ const metricsToken = "metrics-token-0123456789abcdef0123456789"
 // scrape reads url's metrics with token (none when ""), failing the test
 // unless they answer 200; it returns the text and its samples by their
 // name and labels as printed (name{label="value",...}).
-func scrape(t *testing.T, url, token string) (string, map[string]float64) {
+func scrape(t testing.TB, url, token string) (string, map[string]float64) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	if token != "" {
