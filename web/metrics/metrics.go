@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -82,11 +83,16 @@ type Metrics struct {
 	handler http.Handler
 	opts    Options
 	// routes are the route templates (Echo's c.Path()) counted by name;
-	// any other path is Other. Set once by Routes before serving.
+	// any other path is Other. series are the series of each route and
+	// method of the route table, resolved as first used. Both are set once
+	// by Routes, before serving.
 	routes map[string]bool
+	series map[routeKey]*routeSeries
 	// codes are the status codes' label values, so that a request's does
-	// not allocate.
+	// not allocate; slots, each common code's place in routeSeries.codes
+	// (-1: none).
 	codes [600]string
+	slots [600]int8
 
 	requests        *prometheus.CounterVec
 	requestDuration *prometheus.HistogramVec
@@ -112,6 +118,7 @@ func New(opts Options) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), opts: opts}
 	for i := range m.codes {
 		m.codes[i] = strconv.Itoa(i)
+		m.slots[i] = int8(slices.Index(commonCodes[:], i))
 	}
 	f := factory{m.reg}
 	m.requests = f.counterVec("parley_http_requests_total",
@@ -208,11 +215,34 @@ func (m *Metrics) Routes(routes []*echo.Route) {
 	if m == nil {
 		return
 	}
-	m.routes = map[string]bool{}
+	m.routes, m.series = map[string]bool{}, map[routeKey]*routeSeries{}
 	for _, r := range routes {
 		m.routes[r.Path] = true
+		if slices.Contains(methods, r.Method) {
+			m.series[routeKey{r.Path, r.Method}] = &routeSeries{route: r.Path, method: r.Method}
+		}
 	}
 }
+
+// commonCodes are the status codes whose series a route keeps at hand.
+var commonCodes = [...]int{200, 201, 202, 204, 206, 301, 302, 303, 304, 307, 308, 400, 401, 402, 403, 404, 405,
+	406, 409, 410, 412, 413, 415, 422, 429, 500, 502, 503, 504}
+
+// routeKey is a route of the table: its template and method.
+type routeKey struct{ path, method string }
+
+// routeSeries are a route's series, each resolved the first time it is
+// used (a series resolved in advance would be exported at 0 for every
+// route and code), then read without looking its labels up.
+type routeSeries struct {
+	route, method string
+	duration      atomic.Pointer[observerBox]
+	codes         [len(commonCodes)]atomic.Pointer[counterBox]
+}
+
+type observerBox struct{ prometheus.Observer }
+
+type counterBox struct{ prometheus.Counter }
 
 // Middleware counts and times every request by its route's template (never
 // its URL), method and status. It runs outside the logging middleware,
@@ -229,6 +259,11 @@ func (m *Metrics) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 // observeRequest counts a served request (its own function, so that the
 // middleware's frame, under which a chat stream runs, stays small).
 func (m *Metrics) observeRequest(c echo.Context, start time.Time) {
+	status := c.Response().Status
+	if rs := m.series[routeKey{c.Path(), c.Request().Method}]; rs != nil && status > 0 && status < len(m.slots) && m.slots[status] >= 0 {
+		rs.observe(m, status, time.Since(start))
+		return
+	}
 	route := c.Path()
 	if !m.routes[route] {
 		route = Other
@@ -238,11 +273,28 @@ func (m *Metrics) observeRequest(c echo.Context, start time.Time) {
 		method = Other
 	}
 	code := Other
-	if s := c.Response().Status; s > 0 && s < len(m.codes) {
-		code = m.codes[s]
+	if status > 0 && status < len(m.codes) {
+		code = m.codes[status]
 	}
 	m.requests.WithLabelValues(route, method, code).Inc()
 	m.requestDuration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+}
+
+// observe counts a request of the route answered status, a common code.
+func (rs *routeSeries) observe(m *Metrics, status int, took time.Duration) {
+	slot := &rs.codes[m.slots[status]]
+	c := slot.Load()
+	if c == nil {
+		slot.CompareAndSwap(nil, &counterBox{m.requests.WithLabelValues(rs.route, rs.method, m.codes[status])})
+		c = slot.Load()
+	}
+	c.Inc()
+	d := rs.duration.Load()
+	if d == nil {
+		rs.duration.CompareAndSwap(nil, &observerBox{m.requestDuration.WithLabelValues(rs.route, rs.method)})
+		d = rs.duration.Load()
+	}
+	d.Observe(took.Seconds())
 }
 
 // TurnDone counts a chat turn (agent.Observer).
