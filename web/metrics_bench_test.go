@@ -65,7 +65,7 @@ func BenchmarkChatMetrics(b *testing.B) {
 	}
 	b.StopTimer()
 	slices.Sort(ratios)
-	_, got := scrape(b, on.ts.URL+"/metrics", metricsToken)
+	_, got := scrape(b, on.client, on.ts.URL+"/metrics", metricsToken)
 	key := `parley_chat_turns_total{channel="web",outcome="answered"}`
 	if n := int(got[key]); n != per*rounds+4*conc {
 		b.Errorf("%s = %d, want %d", key, n, per*rounds+4*conc)

@@ -26,13 +26,13 @@ const metricsToken = "metrics-token-0123456789abcdef0123456789"
 // scrape reads url's metrics with token (none when ""), failing the test
 // unless they answer 200; it returns the text and its samples by their
 // name and labels as printed (name{label="value",...}).
-func scrape(t testing.TB, url, token string) (string, map[string]float64) {
+func scrape(t testing.TB, client *http.Client, url, token string) (string, map[string]float64) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("at the per-address limit: %d %v, want 429", r.Status, r.Body)
 	}
 
-	text, got := scrape(t, b.TS.URL+"/metrics", metricsToken)
+	text, got := scrape(t, b.TS.Client(), b.TS.URL+"/metrics", metricsToken)
 	for sample, atLeast := range map[string]float64{
 		`parley_chat_turns_total{channel="web",outcome="answered"}`:                         1,
 		`parley_chat_turns_total{channel="web",outcome="escalated"}`:                        1,
@@ -135,7 +135,7 @@ func TestMetrics(t *testing.T) {
 	if st, _ := b.RawDo(t, "GET", "/no/such/page", "", nil); st != 404 {
 		t.Fatalf("unknown path: %d", st)
 	}
-	text, got = scrape(t, b.TS.URL+"/metrics", metricsToken)
+	text, got = scrape(t, b.TS.Client(), b.TS.URL+"/metrics", metricsToken)
 	if got[`parley_http_requests_total{code="404",method="GET",route="other"}`] < 1 || strings.Contains(text, "/no/such/page") {
 		t.Errorf("an unknown path is not counted as route other")
 	}
@@ -147,7 +147,7 @@ func TestMetrics(t *testing.T) {
 			if auth != "" {
 				req.Header.Set("Authorization", auth)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := b.TS.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,14 +229,17 @@ func TestMetricsOwnAddress(t *testing.T) {
 			t.Fatal("the server did not listen")
 		}
 	}
-	if _, err := http.Get(mainURL + "/healthz"); err != nil {
+	client := &http.Client{Transport: &webtest.ValidatingTransport{TB: t, Base: &http.Transport{}}}
+	if resp, err := client.Get(mainURL + "/healthz"); err != nil {
 		t.Fatal(err)
+	} else {
+		resp.Body.Close()
 	}
-	_, got := scrape(t, metricsURL+"/metrics", "")
+	_, got := scrape(t, client, metricsURL+"/metrics", "")
 	if got[`parley_http_requests_total{code="200",method="GET",route="/healthz"}`] != 1 {
 		t.Errorf("the health check is not counted")
 	}
-	resp, err := http.Get(mainURL + "/metrics")
+	resp, err := client.Get(mainURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
