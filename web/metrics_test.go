@@ -98,6 +98,18 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("at the per-address limit: %d %v, want 429", r.Status, r.Body)
 	}
 
+	// The month's conversations used up (a new session is refused), and a
+	// plan without the chat.
+	full := b.NewTenant(t, "starter")
+	b.Exec(t, `INSERT INTO conversation_usage (tenant_id, month, count) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1000)`, full.ID)
+	if r := b.Chat(t, "/chat/"+full.Slug, map[string]any{"message": "Hi", "sessionId": "m-4"}, webtest.AgentHeaders); r.Status != 429 {
+		t.Fatalf("at the monthly limit: %d %v, want 429", r.Status, r.Body)
+	}
+	free := b.NewTenant(t, "free")
+	if r := b.Chat(t, "/chat/"+free.Slug, map[string]any{"message": "Hi", "sessionId": "m-5"}, nil); r.Status != 402 {
+		t.Fatalf("a plan without the chat: %d %v, want 402", r.Status, r.Body)
+	}
+
 	text, got := scrape(t, b.TS.Client(), b.TS.URL+"/metrics", metricsToken)
 	for sample, atLeast := range map[string]float64{
 		`parley_chat_turns_total{channel="web",outcome="answered"}`:                         1,
@@ -109,6 +121,9 @@ func TestMetrics(t *testing.T) {
 		`parley_model_tokens_total{direction="output",provider="openai"}`:                   5,
 		`parley_tool_calls_total{outcome="success",tool_type="ESCALATE_TO_HUMAN"}`:          1,
 		`parley_limit_refusals_total{limit="per_address"}`:                                  1,
+		`parley_limit_refusals_total{limit="monthly_conversations"}`:                        1,
+		`parley_limit_refusals_total{limit="not_in_plan"}`:                                  1,
+		`parley_chat_turns_total{channel="agent",outcome="limit_reached"}`:                  1,
 		`parley_http_requests_total{code="200",method="POST",route="/chat/:slug"}`:          2,
 		`parley_http_requests_total{code="429",method="POST",route="/chat/:slug"}`:          1,
 		`parley_http_requests_total{code="201",method="POST",route="/tenants/:slug/tools"}`: 1,
@@ -127,7 +142,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("no age of the oldest pending delivery")
 	}
 	// No label carries a URL, a slug or the visitor's words.
-	for _, leak := range []string{ten.Slug, "parley-hook", "A person, please", addr} {
+	for _, leak := range []string{ten.Slug, full.Slug, free.Slug, "parley-hook", "A person, please", addr} {
 		if strings.Contains(text, leak) {
 			t.Errorf("the metrics hold %q", leak)
 		}
