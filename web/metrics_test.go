@@ -210,9 +210,10 @@ func TestMetricsOff(t *testing.T) {
 
 // TestMetricsOwnAddress serves the metrics on their own listener
 // (PARLEY_METRICS_ADDR) beside the main one, started by Run: there they
-// need no token, and the main address's /metrics stays 404.
+// need no token, and the main address's /metrics stays 404. Not
+// parallel: Run starts River, which would work the jobs other tests queue
+// in the binary's database.
 func TestMetricsOwnAddress(t *testing.T) {
-	t.Parallel()
 	store := dbtest.New(t)
 	cfg := webtest.Config(t, map[string]string{"PARLEY_ADDR": "127.0.0.1:0", "PARLEY_METRICS_ADDR": "127.0.0.1:0"})
 	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
