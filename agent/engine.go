@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/llm"
@@ -131,6 +133,9 @@ type Engine struct {
 	// Observer is told each turn's outcome, model calls and tool calls
 	// (the operator's metrics); nil observes nothing.
 	Observer Observer
+	// Tracer makes the spans of the turns' model calls and tools, and of
+	// the channels' steps (StartSpan); nil traces nothing.
+	Tracer trace.TracerProvider
 }
 
 // TurnInput is one visitor message, with what the channel settled about it.
@@ -540,6 +545,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 	if e.Observer != nil {
 		call.provider = observedProvider{Provider: call.provider, obs: e.Observer}
 	}
+	call.provider = e.tracedModel(call.provider, call.source)
 	return call, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/fetch"
@@ -62,8 +63,10 @@ type Observers struct {
 
 // NewClient builds the River client with every worker and periodic job;
 // outgoing requests go through guard, email through m, the corpus's
-// embeddings to embed (none: no embedding jobs); obs is told what they did.
-func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, logger *slog.Logger, timing Timing, obs Observers) (*river.Client[pgx.Tx], error) {
+// embeddings to embed (none: no embedding jobs); obs is told what they did;
+// mw is River's middleware around the jobs worked and inserted (the
+// traces').
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, logger *slog.Logger, timing Timing, obs Observers, mw ...rivertype.Middleware) (*river.Client[pgx.Tx], error) {
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
@@ -89,6 +92,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 			MailQueue:          {MaxWorkers: 5},
 		},
 		Workers:              workers,
+		Middleware:           mw,
 		FetchCooldown:        db.JobFetchCooldown,
 		JobTimeout:           cmp.Or(timing.JobTimeout, JobTimeout),
 		RescueStuckJobsAfter: cmp.Or(timing.RescueAfter, RescueAfter),

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/mail"
+	"github.com/parley/parley/web/tracing"
 )
 
 // Config is everything Parley reads from the environment.
@@ -103,6 +105,13 @@ type Config struct {
 	// Metrics is where the Prometheus metrics are served
 	// (PARLEY_METRICS_*, config_metrics.go); off by default.
 	Metrics MetricsConfig
+	// Tracing is the traces' settings, from the OTEL_* variables
+	// (tracing.FromEnv): off unless they name an OTLP exporter.
+	Tracing tracing.Settings
+	// Traces is the tracer provider of Tracing (OpenTraces), nil when
+	// traces are off. It is not read from the environment; tests give
+	// the SDK's in-memory exporter's.
+	Traces trace.TracerProvider
 }
 
 // defaultBodyTimeout is PARLEY_BODY_TIMEOUT's default: room for the largest
@@ -300,6 +309,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_SMTP_URL: %v", err)
 		}
 		c.SMTP = &smtp
+	}
+	if c.Tracing, err = tracing.FromEnv(getenv); err != nil {
+		return c, err
 	}
 	if !slices.Contains(SignupModes, c.Signup) {
 		return c, fmt.Errorf("PARLEY_SIGNUP: %q is not one of %s", c.Signup, strings.Join(SignupModes, ", "))

@@ -19,6 +19,7 @@ func (s *Server) routes() {
 	e.Pre(middleware.RemoveTrailingSlash())
 	e.Use(s.metricsMiddleware) // outermost: the status it counts is the one written
 	e.Use(middleware.RequestID())
+	s.traceRequests(e)
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(bodyDeadline(s.Config.BodyTimeout))

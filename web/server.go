@@ -39,6 +39,7 @@ import (
 	"github.com/parley/parley/mail"
 	"github.com/parley/parley/manage"
 	"github.com/parley/parley/web/metrics"
+	"github.com/parley/parley/web/tracing"
 )
 
 // Server is one Parley instance: the Echo instance and what it serves with.
@@ -196,6 +197,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Echo.JSONSerializer = jsonSerializer{}
 	s.Echo.IPExtractor = ipExtractor(cfg.TrustedProxies)
 	s.Metrics = s.newMetrics()
+	s.wireTraces()
 	s.routes()
 	s.Metrics.Routes(s.Echo.Routes())
 	return s, nil
@@ -371,7 +373,8 @@ func (s *Server) Hurry() { s.hurryOnce.Do(func() { close(s.hurry) }) }
 // its outbound guard, its mail sender and its clock for reset links.
 func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
 	return jobs.NewClient(s.DB, s.Base.Box, s.Base.Outbound,
-		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing, s.jobObservers())
+		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing, s.jobObservers(),
+		tracing.JobMiddleware(s.Config.Traces)...)
 }
 
 // JobEmbeddings are the endpoints the embedding jobs embed at: the
