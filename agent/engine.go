@@ -581,11 +581,11 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	defer cancel()
 	msg, storeErr := e.save(storeCtx, t, res, call)
 	if storeErr != nil {
-		in.logger(e).Error("storing a turn", "conversation", t.conv.ID, "err", storeErr)
+		in.logger(e).ErrorContext(ctx, "storing a turn", "conversation", t.conv.ID, "err", storeErr)
 	}
 	clientGone := errors.Is(call.err, context.Canceled) || ctx.Err() != nil
 	if call.err != nil && !clientGone {
-		in.logger(e).Warn("model call failed", "provider", call.provider.Name(), "err", call.err)
+		in.logger(e).WarnContext(ctx, "model call failed", "provider", call.provider.Name(), "err", call.err)
 	}
 	for _, ex := range res.Executions {
 		if ex.Err != nil {

@@ -226,7 +226,9 @@ func verb(sql string) string {
 		_, rest, _ := strings.Cut(sql, "\n")
 		sql = strings.TrimLeft(rest, " \t\r\n(")
 	}
-	end := strings.IndexFunc(sql, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') })
+	end := strings.IndexFunc(sql, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
+	})
 	if end < 0 {
 		end = len(sql)
 	}
