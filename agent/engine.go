@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -135,7 +136,8 @@ type Engine struct {
 	Observer Observer
 	// Tracer makes the spans of the turns' model calls and tools, and of
 	// the channels' steps (StartSpan); nil traces nothing.
-	Tracer trace.TracerProvider
+	Tracer      trace.TracerProvider
+	tracerCache atomic.Pointer[cachedTracer]
 }
 
 // TurnInput is one visitor message, with what the channel settled about it.

@@ -18,12 +18,24 @@ import (
 const TraceScope = "github.com/parley/parley/agent"
 
 // tracer is the engine's tracer, nil when the engine traces nothing
-// (Engine.Tracer nil).
+// (Engine.Tracer nil). The provider's tracer is looked up once (a lookup
+// under the provider's lock) and kept with the provider it came from.
 func (e *Engine) tracer() trace.Tracer {
 	if e == nil || e.Tracer == nil {
 		return nil
 	}
-	return e.Tracer.Tracer(TraceScope)
+	if c := e.tracerCache.Load(); c != nil && c.provider == e.Tracer {
+		return c.tracer
+	}
+	t := e.Tracer.Tracer(TraceScope)
+	e.tracerCache.Store(&cachedTracer{provider: e.Tracer, tracer: t})
+	return t
+}
+
+// cachedTracer is Engine.Tracer's tracer, with the provider it came from.
+type cachedTracer struct {
+	provider trace.TracerProvider
+	tracer   trace.Tracer
 }
 
 // StartSpan starts a span named name within ctx's trace, for a step of a

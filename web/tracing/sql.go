@@ -41,8 +41,7 @@ func (t *SQLTracer) start(ctx context.Context, name string, attrs ...attribute.K
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx
 	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(dbSystem), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, sqlSpanKey{}, span)
 }
 
@@ -60,7 +59,7 @@ func (t *SQLTracer) end(ctx context.Context, err error) {
 // TraceQueryStart starts a statement's span.
 func (t *SQLTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	v := verb(data.SQL)
-	return t.start(ctx, v, attribute.String("db.operation.name", v))
+	return t.start(ctx, v, dbSystem, attribute.String("db.operation.name", v))
 }
 
 // TraceQueryEnd ends it.
@@ -74,7 +73,7 @@ func (t *SQLTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.T
 	if data.Batch != nil {
 		n = data.Batch.Len()
 	}
-	return t.start(ctx, "BATCH", attribute.String("db.operation.name", "BATCH"),
+	return t.start(ctx, "BATCH", dbSystem, attribute.String("db.operation.name", "BATCH"),
 		attribute.Int("db.operation.batch.size", n))
 }
 
