@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ import (
 // traces every request (sampled always) through the SDK's batching
 // processor to its in-memory exporter, as it would to a collector, and
 // the other traces nothing (no OTEL_* variable). Both log JSON (to
-// nowhere). b.N first messages go to each at c50, interleaved in blocks of
+// nowhere), and the collector runs at serve's GOGC (400). b.N first messages go to each at c50, interleaved in blocks of
 // 100 (off then on, then on then off, and so on), so that a busy moment of
 // the host falls on both alike. Reported: the ratio of their rates over
 // the whole run (the bar: >= 0.97), and the median, minimum and
@@ -36,6 +37,9 @@ import (
 //	go test -run '^$' -bench BenchmarkChatTraces -benchtime 3000x ./web/
 func BenchmarkChatTraces(b *testing.B) {
 	const block, conc = 100, 50
+	// The collector's target of parley serve (cmd/parley's serveGCPercent):
+	// what traces allocate costs what it costs there.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
