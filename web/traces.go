@@ -53,10 +53,10 @@ func (c Config) TracesDescription() string {
 }
 
 // traceRequests puts the HTTP server's span on every request, before the
-// request log (which then writes the span's ids); nothing when traces are
-// off.
+// request log (which then writes the span's ids), but the probes' and the
+// metrics' scrapes; nothing when traces are off.
 func (s *Server) traceRequests(e *echo.Echo) {
-	if mw := tracing.Middleware(s.Config.Traces); mw != nil {
+	if mw := tracing.Middleware(s.Config.Traces, "/healthz", "/readyz", "/metrics"); mw != nil {
 		e.Use(mw)
 	}
 }

@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -20,17 +21,21 @@ import (
 // middleware.
 //
 // It runs after routing (Echo's Use) and before the request log, which
-// then writes the span's ids.
-func Middleware(tp trace.TracerProvider) echo.MiddlewareFunc {
+// then writes the span's ids. The routes of untraced (probes and scrapes:
+// /healthz, /readyz) get no span.
+func Middleware(tp trace.TracerProvider, untraced ...string) echo.MiddlewareFunc {
 	if tp == nil {
 		return nil
 	}
 	tracer := Tracer(tp)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			route := c.Path()
+			if slices.Contains(untraced, route) {
+				return next(c)
+			}
 			req := c.Request()
 			ctx := propagator.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
-			route := c.Path()
 			if route == "" {
 				route = "unmatched"
 			}
