@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -42,13 +43,14 @@ func (c Config) LogHandler(h slog.Handler) slog.Handler {
 
 // TracesDescription says where traces go, for the start-up log.
 func (c Config) TracesDescription() string {
+	sampler := cmp.Or(c.Tracing.Sampler, "parentbased_always_on")
 	switch {
 	case c.Traces == nil:
 		return "off"
 	case c.Tracing.Endpoint == "":
-		return "OTLP to http://localhost:4318, sampler " + c.Tracing.SamplerName
+		return "OTLP to http://localhost:4318, sampler " + sampler
 	default:
-		return "OTLP to " + c.Tracing.Endpoint + ", sampler " + c.Tracing.SamplerName
+		return "OTLP to " + c.Tracing.Endpoint + ", sampler " + sampler
 	}
 }
 

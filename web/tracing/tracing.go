@@ -45,18 +45,19 @@ var Samplers = []string{"always_on", "always_off", "traceidratio",
 	"parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}
 
 // Settings are the traces' configuration, read from the OTEL_* variables by
-// FromEnv. The OTLP exporter's own variables (headers, timeout,
-// compression, certificates) are read by the exporter itself.
+// FromEnv; the zero value is off, with the default sampler. The OTLP
+// exporter's own variables (headers, timeout, compression, certificates)
+// are read by the exporter itself.
 type Settings struct {
 	// On says spans are exported through OTLP over HTTP.
 	On bool
 	// Endpoint is the variable that named the collector, for the start-up
 	// log ("" for the exporter's default, http://localhost:4318).
 	Endpoint string
-	// Sampler is OTEL_TRACES_SAMPLER with its argument.
-	Sampler sdktrace.Sampler
-	// SamplerName is OTEL_TRACES_SAMPLER as given, or its default.
-	SamplerName string
+	// Sampler is OTEL_TRACES_SAMPLER, "" for its default
+	// (parentbased_always_on); Ratio its argument, for the ratio samplers.
+	Sampler string
+	Ratio   float64
 }
 
 // FromEnv reads the traces' settings from getenv (os.Getenv in
@@ -68,10 +69,19 @@ type Settings struct {
 // log it and fall back to its default: a start-up error is clearer).
 func FromEnv(getenv func(string) string) (Settings, error) {
 	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
-	var s Settings
-	var err error
-	if s.Sampler, s.SamplerName, err = sampler(get("OTEL_TRACES_SAMPLER"), get("OTEL_TRACES_SAMPLER_ARG")); err != nil {
-		return s, err
+	s := Settings{Sampler: get("OTEL_TRACES_SAMPLER")}
+	if strings.HasSuffix(s.Sampler, "traceidratio") {
+		s.Ratio = 1
+		if arg := get("OTEL_TRACES_SAMPLER_ARG"); arg != "" {
+			r, err := strconv.ParseFloat(arg, 64)
+			if err != nil || r < 0 || r > 1 {
+				return s, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG: %q is not a ratio between 0 and 1 (such as 0.25)", arg)
+			}
+			s.Ratio = r
+		}
+	}
+	if s.SamplerFunc() == nil {
+		return s, fmt.Errorf("OTEL_TRACES_SAMPLER: %q is not one of %s", s.Sampler, strings.Join(Samplers, ", "))
 	}
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
 		if v := get(name); v != "" {
@@ -108,36 +118,25 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 	return s, nil
 }
 
-// sampler is OTEL_TRACES_SAMPLER's sampler with its argument, as the
-// specification defines them; the SDK's remote samplers (jaeger_remote,
-// xray) are not built in.
-func sampler(name, arg string) (sdktrace.Sampler, string, error) {
-	if name == "" {
-		name = "parentbased_always_on"
-	}
-	ratio := 1.0
-	if strings.HasSuffix(name, "traceidratio") && arg != "" {
-		r, err := strconv.ParseFloat(arg, 64)
-		if err != nil || r < 0 || r > 1 {
-			return nil, name, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG: %q is not a ratio between 0 and 1 (such as 0.25)", arg)
-		}
-		ratio = r
-	}
-	switch name {
+// SamplerFunc is the sampler of OTEL_TRACES_SAMPLER with its argument, as
+// the specification defines them; nil for a name it does not know (the
+// SDK's remote samplers, jaeger_remote and xray, are not built in).
+func (s Settings) SamplerFunc() sdktrace.Sampler {
+	switch s.Sampler {
 	case "always_on":
-		return sdktrace.AlwaysSample(), name, nil
+		return sdktrace.AlwaysSample()
 	case "always_off":
-		return sdktrace.NeverSample(), name, nil
+		return sdktrace.NeverSample()
 	case "traceidratio":
-		return sdktrace.TraceIDRatioBased(ratio), name, nil
-	case "parentbased_always_on":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample()), name, nil
+		return sdktrace.TraceIDRatioBased(s.Ratio)
+	case "", "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample())
 	case "parentbased_always_off":
-		return sdktrace.ParentBased(sdktrace.NeverSample()), name, nil
+		return sdktrace.ParentBased(sdktrace.NeverSample())
 	case "parentbased_traceidratio":
-		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), name, nil
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(s.Ratio))
 	}
-	return nil, name, fmt.Errorf("OTEL_TRACES_SAMPLER: %q is not one of %s", name, strings.Join(Samplers, ", "))
+	return nil
 }
 
 // Provider is the process's tracer provider: the SDK's, exporting through
@@ -166,7 +165,7 @@ func New(ctx context.Context, s Settings) (*Provider, error) {
 		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
 	return &Provider{sdk: sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp),
-		sdktrace.WithResource(res), sdktrace.WithSampler(s.Sampler))}, nil
+		sdktrace.WithResource(res), sdktrace.WithSampler(s.SamplerFunc()))}, nil
 }
 
 // NewWithExporter is a provider exporting to exp, every span sampled: tests

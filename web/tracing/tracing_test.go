@@ -24,7 +24,7 @@ func TestFromEnv(t *testing.T) {
 		sampler string
 		err     string
 	}{
-		{env: nil, on: false, sampler: "parentbased_always_on"},
+		{env: nil, on: false},
 		{env: map[string]string{"OTEL_SERVICE_NAME": "chat"}, on: false},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, on: true},
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector/v1/traces"}, on: true},
@@ -42,6 +42,7 @@ func TestFromEnv(t *testing.T) {
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, err: "OTEL_EXPORTER_OTLP_ENDPOINT: \"collector:4318\" is not an absolute http(s) URL"},
 		{env: map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, err: "OTEL_EXPORTER_OTLP_PROTOCOL: \"grpc\" is not supported"},
 		{env: map[string]string{"OTEL_SDK_DISABLED": "yes"}, err: "OTEL_SDK_DISABLED"},
+		{env: map[string]string{"OTEL_TRACES_SAMPLER": "parentbased_always_off"}, sampler: "parentbased_always_off"},
 	} {
 		s, err := FromEnv(env(c.env))
 		if c.err != "" {
@@ -50,8 +51,8 @@ func TestFromEnv(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || s.On != c.on || s.Sampler == nil || (c.sampler != "" && s.SamplerName != c.sampler) {
-			t.Errorf("%v: on %v sampler %q (%v), want on %v sampler %q", c.env, s.On, s.SamplerName, err, c.on, c.sampler)
+		if err != nil || s.On != c.on || s.SamplerFunc() == nil || s.Sampler != c.sampler {
+			t.Errorf("%v: on %v sampler %q (%v), want on %v sampler %q", c.env, s.On, s.Sampler, err, c.on, c.sampler)
 		}
 	}
 }
