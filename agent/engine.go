@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
@@ -128,6 +131,13 @@ type Engine struct {
 	// ranks by words alone, but for a tenant with an endpoint of its own
 	// (llm.EmbedderFor).
 	Embeddings *llm.Embedder
+	// Observer is told each turn's outcome, model calls and tool calls
+	// (the operator's metrics); nil observes nothing.
+	Observer Observer
+	// Tracer makes the spans of the turns' model calls and tools, and of
+	// the channels' steps (StartSpan); nil traces nothing.
+	Tracer      trace.TracerProvider
+	tracerCache atomic.Pointer[cachedTracer]
 }
 
 // TurnInput is one visitor message, with what the channel settled about it.
@@ -342,6 +352,14 @@ var ErrSessionBusy = &parley.Error{Kind: parley.KindConflict,
 // stack can then shrink to 16 KiB instead of 64 KiB (BENCHMARKS.md, open
 // streams). Keep large locals out of Reply, turnCall.run and RunTurn.
 func (e *Engine) Reply(ctx context.Context, in *TurnInput, emit func(llm.Event)) (*TurnOutput, error) {
+	if e.Observer != nil {
+		return e.observedReply(ctx, in, emit)
+	}
+	return e.reply(ctx, in, emit)
+}
+
+// reply is Reply, unobserved.
+func (e *Engine) reply(ctx context.Context, in *TurnInput, emit func(llm.Event)) (*TurnOutput, error) {
 	t, err := e.open(ctx, in)
 	if err != nil {
 		return nil, err
@@ -526,6 +544,10 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 	if call.provider == nil {
 		call.provider = NewLocal()
 	}
+	if e.Observer != nil {
+		call.provider = observedProvider{Provider: call.provider, obs: e.Observer}
+	}
+	call.provider = e.tracedModel(call.provider, call.source)
 	return call, nil
 }
 
@@ -561,15 +583,18 @@ func (e *Engine) finish(ctx context.Context, t *turn, call *turnCall) (*TurnOutp
 	defer cancel()
 	msg, storeErr := e.save(storeCtx, t, res, call)
 	if storeErr != nil {
-		in.logger(e).Error("storing a turn", "conversation", t.conv.ID, "err", storeErr)
+		in.logger(e).ErrorContext(ctx, "storing a turn", "conversation", t.conv.ID, "err", storeErr)
 	}
 	clientGone := errors.Is(call.err, context.Canceled) || ctx.Err() != nil
 	if call.err != nil && !clientGone {
-		in.logger(e).Warn("model call failed", "provider", call.provider.Name(), "err", call.err)
+		in.logger(e).WarnContext(ctx, "model call failed", "provider", call.provider.Name(), "err", call.err)
 	}
 	for _, ex := range res.Executions {
 		if ex.Err != nil {
 			in.logger(e).Warn("tool failed", "tool", ex.ToolName, "err", ex.Err)
+		}
+		if e.Observer != nil {
+			e.Observer.ToolCall(ex.ToolType, ex.Success)
 		}
 	}
 	// The turn held the session: the conversation is as it left it.

@@ -23,7 +23,8 @@ func (e *Engine) toolDeps(t *turn, tt TurnTools) tools.Deps {
 		EscalationContext: map[string]any{
 			"conversationId": t.conv.ID, "sessionId": in.SessionID, "pageUrl": in.PageURL,
 		},
-		Now: e.Now,
+		Now:    e.Now,
+		Tracer: e.tracer(),
 		EscalatorFor: func(tool parley.Tool) tools.Escalator {
 			if tool.WebhookURL == nil || *tool.WebhookURL == "" || e.Outbound == nil {
 				return nil

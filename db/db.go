@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/audit"
@@ -68,24 +69,58 @@ type DB struct {
 const JobFetchCooldown = 20 * time.Millisecond
 
 // NewJobClient returns an insert-only River client: it inserts and cancels jobs
-// inside our transactions, runs nothing and needs no pool of its own.
-func NewJobClient() (*river.Client[pgx.Tx], error) {
-	c, err := river.NewClient(riverpgxv5.New(nil), &river.Config{FetchCooldown: JobFetchCooldown})
+// inside our transactions, runs nothing and needs no pool of its own. mw is
+// River's middleware around its inserts (the traces').
+func NewJobClient(mw ...rivertype.Middleware) (*river.Client[pgx.Tx], error) {
+	c, err := river.NewClient(riverpgxv5.New(nil), &river.Config{FetchCooldown: JobFetchCooldown, Middleware: mw})
 	if err != nil {
 		return nil, fmt.Errorf("building the River insert-only client: %w", err)
 	}
 	return c, nil
 }
 
+// Option is a choice of Open and New beyond the database's address: what
+// traces the pool's statements and the jobs' inserts.
+type Option func(*options)
+
+type options struct {
+	tracer pgx.QueryTracer
+	jobMW  []rivertype.Middleware
+}
+
+// WithQueryTracer traces the pool's statements with t (pgx's QueryTracer,
+// and BatchTracer when t implements it); nil traces nothing.
+func WithQueryTracer(t pgx.QueryTracer) Option {
+	return func(o *options) { o.tracer = t }
+}
+
+// WithJobMiddleware runs mw around the jobs the stores insert (River's
+// JobInsertMiddleware: the traces' carries the inserting request's trace
+// into the job).
+func WithJobMiddleware(mw ...rivertype.Middleware) Option {
+	return func(o *options) { o.jobMW = mw }
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
 // Open connects a pool to url and checks that the database answers.
 // maxConns overrides the pool size when positive.
-func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
+func Open(ctx context.Context, url string, maxConns int32, opts ...Option) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parsing DATABASE_URL: %w", err)
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
+	}
+	if o := collect(opts); o.tracer != nil {
+		cfg.ConnConfig.Tracer = o.tracer
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -95,7 +130,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connecting to database: %w", err)
 	}
-	d, err := New(pool)
+	d, err := New(pool, opts...)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -104,9 +139,11 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 }
 
 // New makes the store of an open pool, with its own insert-only River
-// client (NewJobClient): built here, never at package initialisation.
-func New(pool *pgxpool.Pool) (*DB, error) {
-	c, err := NewJobClient()
+// client (NewJobClient): built here, never at package initialisation. Of
+// opts, New uses the jobs' middleware (the query tracer is the pool's:
+// Open's).
+func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
+	c, err := NewJobClient(collect(opts).jobMW...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/fetch"
@@ -54,10 +55,18 @@ type Timing struct {
 	RetryDelays []time.Duration
 }
 
+// Observers are told what the jobs did, for the operator's metrics; a nil
+// one observes nothing.
+type Observers struct {
+	Deliveries DeliveryObserver
+}
+
 // NewClient builds the River client with every worker and periodic job;
 // outgoing requests go through guard, email through m, the corpus's
-// embeddings to embed (none: no embedding jobs).
-func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, logger *slog.Logger, timing Timing) (*river.Client[pgx.Tx], error) {
+// embeddings to embed (none: no embedding jobs); obs is told what they did;
+// mw is River's middleware around the jobs worked and inserted (the
+// traces').
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, logger *slog.Logger, timing Timing, obs Observers, mw ...rivertype.Middleware) (*river.Client[pgx.Tx], error) {
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
@@ -73,7 +82,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 	river.AddWorker(workers, &TakeoverIdleWorker{DB: store, Now: m.Now})
 	river.AddWorker(workers, &NobodyCameMailWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard, deliveryTimeout),
-		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays})
+		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays, Observer: obs.Deliveries})
 	addEmbedWorkers(workers, store, embed)
 	client, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger: logger,
@@ -83,6 +92,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 			MailQueue:          {MaxWorkers: 5},
 		},
 		Workers:              workers,
+		Middleware:           mw,
 		FetchCooldown:        db.JobFetchCooldown,
 		JobTimeout:           cmp.Or(timing.JobTimeout, JobTimeout),
 		RescueStuckJobsAfter: cmp.Or(timing.RescueAfter, RescueAfter),

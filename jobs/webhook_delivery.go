@@ -61,6 +61,8 @@ type WebhookDeliveryWorker struct {
 	// RetryDelays are the waits after each failed attempt, the last one
 	// repeated; empty means RetryDelays.
 	RetryDelays []time.Duration
+	// Observer is told each attempt's outcome; nil observes nothing.
+	Observer DeliveryObserver
 }
 
 func (w *WebhookDeliveryWorker) deliveryTimeout() time.Duration {
@@ -131,6 +133,7 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliver
 	}
 	status, sendErr := w.send(ctx, d, secret, body, at)
 	if sendErr == nil {
+		w.observe(DeliveryDelivered)
 		w.recordCounted(ctx, job, d.ID, at, &status, "", false)
 		return nil
 	}
@@ -139,6 +142,11 @@ func (w *WebhookDeliveryWorker) Work(ctx context.Context, job *river.Job[deliver
 		hs = &status
 	}
 	final := job.Attempt >= job.MaxAttempts
+	if final {
+		w.observe(DeliveryFailed)
+	} else {
+		w.observe(DeliveryRetrying)
+	}
 	if err := w.recordCounted(ctx, job, d.ID, at, hs, sendErr.Error(), final); err != nil {
 		return err
 	}

@@ -145,6 +145,33 @@ type deliveryFixture struct {
 	clock    *clock
 	client   *river.Client[pgx.Tx]
 	tenantID string
+	// outcomes counts the attempts' outcomes the worker observed.
+	outcomes *outcomeCounter
+}
+
+// outcomeCounter is a DeliveryObserver that counts each outcome.
+type outcomeCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (o *outcomeCounter) DeliveryAttempt(outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.n[outcome]++
+}
+
+// since is the count of each outcome now less before's (a snapshot).
+func (o *outcomeCounter) since(before map[string]int) map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range o.n {
+		if v-before[k] != 0 {
+			out[k] = v - before[k]
+		}
+	}
+	return out
 }
 
 // fixtureDeliveryTimeout bounds the fixture's attempts: shorter than
@@ -162,7 +189,8 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &deliveryFixture{store: store, box: box, clock: &clock{t: time.Now().Truncate(time.Second)}}
+	f := &deliveryFixture{store: store, box: box, clock: &clock{t: time.Now().Truncate(time.Second)},
+		outcomes: &outcomeCounter{n: map[string]int{}}}
 	slug := fmt.Sprintf("hooks-%d-%d", time.Now().UnixNano()%1_000_000_000, slugSeq.Add(1))
 	if err := store.Pool().QueryRow(ctx, `INSERT INTO tenants (slug, name, plan, visitor_signing_key)
 		VALUES ($1, 'Hooks test', 'scale', '\x00') RETURNING id`, slug).Scan(&f.tenantID); err != nil {
@@ -172,7 +200,8 @@ func newDeliveryFixture(t *testing.T) *deliveryFixture {
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box,
 		Client:          DeliveryClient(outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil), fixtureDeliveryTimeout),
 		DeliveryTimeout: fixtureDeliveryTimeout,
-		Now:             f.clock.Now})
+		Now:             f.clock.Now,
+		Observer:        f.outcomes})
 	f.client, err = river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues:            map[string]river.QueueConfig{deliveryargs.Queue: {MaxWorkers: 10}},
@@ -381,6 +410,7 @@ func TestWebhookDelivery(t *testing.T) {
 			return 200
 		})
 		epID, secret := f.endpoint(t, r.srv.URL)
+		before := f.outcomes.since(nil)
 		start := time.Now().Truncate(time.Second)
 		f.clock.Set(start)
 		d := f.submit(t, epID, `{"email":"b@example.com"}`, nil)
@@ -405,6 +435,11 @@ func TestWebhookDelivery(t *testing.T) {
 		if got := f.delivery(t, epID, d.ID); got.Attempts != 6 || *got.HTTPStatus != 200 || got.LastError != nil {
 			t.Errorf("final delivery %+v", got)
 		}
+		// The tenant's earlier endpoints get the submission too (and are
+		// observed alike): at least this delivery's attempts, none failed.
+		if got := f.outcomes.since(before); got[DeliveryRetrying] < 5 || got[DeliveryDelivered] < 1 || got[DeliveryFailed] != 0 {
+			t.Errorf("observed %v, want at least 5 retrying and 1 delivered, none failed", got)
+		}
 		time.Sleep(200 * time.Millisecond)
 		if len(r.requests()) != 6 {
 			t.Errorf("%d requests, want exactly 6", len(r.requests()))
@@ -414,6 +449,7 @@ func TestWebhookDelivery(t *testing.T) {
 	t.Run("FailedAfterSixAttempts", func(t *testing.T) {
 		r := newReceiver(t, func(int) int { return 503 })
 		epID, _ := f.endpoint(t, r.srv.URL)
+		before := f.outcomes.since(nil)
 		f.clock.Set(time.Now().Truncate(time.Second))
 		d := f.submit(t, epID, `{"email":"c@example.com"}`, nil)
 		f.runRetries(t, epID, d.ID, r, 6)
@@ -424,6 +460,9 @@ func TestWebhookDelivery(t *testing.T) {
 			t.Errorf("failed delivery %+v (error %v)", got, strOr(got.LastError))
 		}
 		waitFor(t, "the job to finish", func() bool { return f.job(t, d.ID).State == "completed" })
+		if got := f.outcomes.since(before); got[DeliveryRetrying] < 5 || got[DeliveryFailed] != 1 {
+			t.Errorf("observed %v, want at least 5 retrying and exactly 1 failed", got)
+		}
 		time.Sleep(200 * time.Millisecond)
 		if len(r.requests()) != 6 {
 			t.Errorf("%d requests, want 6", len(r.requests()))

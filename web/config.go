@@ -14,11 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/mail"
+	"github.com/parley/parley/web/tracing"
 )
 
 // Config is everything Parley reads from the environment.
@@ -101,6 +103,16 @@ type Config struct {
 	// before its port closes (PARLEY_DRAIN_DELAY, default 5 s; 0: the port
 	// closes at once). A second SIGTERM or Ctrl-C ends the wait.
 	DrainDelay time.Duration
+	// Metrics is where the Prometheus metrics are served
+	// (PARLEY_METRICS_*, config_metrics.go); off by default.
+	Metrics MetricsConfig
+	// Tracing is the traces' settings, from the OTEL_* variables
+	// (tracing.FromEnv): off unless they name an OTLP exporter.
+	Tracing tracing.Settings
+	// Traces is the tracer provider of Tracing (OpenTraces), nil when
+	// traces are off. It is not read from the environment; tests give
+	// the SDK's in-memory exporter's.
+	Traces trace.TracerProvider
 	// SecretKeyPrevious is PARLEY_SECRET_KEY_PREVIOUS during a rotation of
 	// the secret key: the box opens with it too, and seals with SecretKey.
 	SecretKeyPrevious []byte
@@ -126,7 +138,9 @@ var knownVars = []string{
 	"PARLEY_VAPI_API_KEY", "PARLEY_VAPI_BASE_URL",
 	"PARLEY_EMBEDDINGS_URL", "PARLEY_EMBEDDINGS_API_KEY", "PARLEY_EMBEDDINGS_MODEL", "PARLEY_EMBEDDINGS_DIMENSIONS",
 	"PARLEY_OPERATOR_TOKEN", "PARLEY_OPERATOR_TOKEN_SHA256",
-	"PARLEY_DRAIN_DELAY", "PARLEY_SECRET_KEY_PREVIOUS",
+	"PARLEY_DRAIN_DELAY",
+	"PARLEY_METRICS_ADDR", "PARLEY_METRICS_TOKEN", "PARLEY_METRICS_TOKEN_SHA256", "PARLEY_METRICS_TENANT_LABEL",
+	"PARLEY_SECRET_KEY_PREVIOUS",
 }
 
 // scriptVars are PARLEY_ variables of the scripts and tests around Parley
@@ -297,6 +311,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	if c.OperatorTokenHash, err = operatorTokenHash(getenv); err != nil {
 		return c, err
 	}
+	if err := c.loadMetrics(getenv); err != nil {
+		return c, err
+	}
 	if s := strings.TrimSpace(getenv("PARLEY_SMTP_URL")); s != "" {
 		// mail.ParseURL's errors never repeat the URL, which holds the password.
 		smtp, err := mail.ParseURL(s)
@@ -304,6 +321,9 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 			return c, fmt.Errorf("PARLEY_SMTP_URL: %v", err)
 		}
 		c.SMTP = &smtp
+	}
+	if c.Tracing, err = tracing.FromEnv(getenv); err != nil {
+		return c, err
 	}
 	if !slices.Contains(SignupModes, c.Signup) {
 		return c, fmt.Errorf("PARLEY_SIGNUP: %q is not one of %s", c.Signup, strings.Join(SignupModes, ", "))

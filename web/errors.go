@@ -82,6 +82,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(handlers.UnreachableRetrySeconds))
 		handlers.LoggerOf(c, s.Logger).Warn("database unreachable", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
 	}
+	s.noteRefusal(err, status)
 	if status >= 500 && body.Code != handlers.UnreachableCode {
 		handlers.LoggerOf(c, s.Logger).Error("request failed", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path)
 	}

@@ -48,7 +48,7 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 // middleware's frame, which every handler runs under (an open chat stream
 // for its whole life), stays small.
 func (s *Server) logRequest(c echo.Context, start time.Time) {
-	handlers.LoggerOf(c, s.Logger).Info("request", "method", c.Request().Method, "path", c.Request().URL.Path,
+	handlers.LoggerOf(c, s.Logger).InfoContext(c.Request().Context(), "request", "method", c.Request().Method, "path", c.Request().URL.Path,
 		"status", c.Response().Status, "duration_ms", float64(time.Since(start).Microseconds())/1000, "ip", c.RealIP())
 }
 

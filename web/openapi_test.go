@@ -44,11 +44,13 @@ func TestOpenAPIDocument(t *testing.T) {
 	if s := schemes["legacyApiKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-API-Key" {
 		t.Errorf("legacyApiKey is not an apiKey in header X-API-Key")
 	}
-	if got := webtest.SortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "oauth2", "operatorToken"}) {
-		t.Errorf("security schemes = %v, want bearerAuth, legacyApiKey, oauth2 and operatorToken", got)
+	if got := webtest.SortedKeys(schemes); !slices.Equal(got, []string{"bearerAuth", "legacyApiKey", "metricsToken", "oauth2", "operatorToken"}) {
+		t.Errorf("security schemes = %v, want bearerAuth, legacyApiKey, metricsToken, oauth2 and operatorToken", got)
 	}
-	if s := schemes["operatorToken"]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
-		t.Errorf("operatorToken is not an http bearer scheme")
+	for _, name := range []string{"operatorToken", "metricsToken"} {
+		if s := schemes[name]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
+			t.Errorf("%s is not an http bearer scheme", name)
+		}
 	}
 	if s := schemes["oauth2"]; s == nil || s.Value.Type != "oauth2" || s.Value.Flows == nil || s.Value.Flows.AuthorizationCode == nil {
 		t.Errorf("oauth2 is not an OAuth authorization code flow")
@@ -190,6 +192,13 @@ func TestOpenAPIDocument(t *testing.T) {
 			if strings.HasPrefix(path, "/operator/") {
 				if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["operatorToken"] == nil {
 					t.Errorf("%s: security %v, want operatorToken alone", key, op.Security)
+				}
+				continue
+			}
+			// The metrics take the metrics token, and only it.
+			if path == "/metrics" {
+				if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["metricsToken"] == nil {
+					t.Errorf("%s: security %v, want metricsToken alone", key, op.Security)
 				}
 				continue
 			}

@@ -17,7 +17,9 @@ import (
 func (s *Server) routes() {
 	e, h := s.Echo, s.Admin
 	e.Pre(middleware.RemoveTrailingSlash())
+	e.Use(s.metricsMiddleware) // outermost: the status it counts is the one written
 	e.Use(middleware.RequestID())
+	s.traceRequests(e)
 	e.Use(s.logRequests)
 	e.Use(middleware.Recover())
 	e.Use(bodyDeadline(s.Config.BodyTimeout))
@@ -27,6 +29,7 @@ func (s *Server) routes() {
 
 	e.GET("/healthz", s.Base.Healthz)
 	e.GET("/readyz", s.Base.Readyz)
+	e.GET(MetricsPath, s.ShowMetrics)
 	e.GET("/openapi.json", serveOpenAPI)
 	staticFiles := serveStatic()
 	e.GET("/static/*", staticFiles)

@@ -38,6 +38,8 @@ import (
 	"github.com/parley/parley/jobs"
 	"github.com/parley/parley/mail"
 	"github.com/parley/parley/manage"
+	"github.com/parley/parley/web/metrics"
+	"github.com/parley/parley/web/tracing"
 )
 
 // Server is one Parley instance: the Echo instance and what it serves with.
@@ -90,6 +92,12 @@ type Server struct {
 	// hurry ends the drain's wait (Hurry).
 	hurry     chan struct{}
 	hurryOnce sync.Once
+	// Metrics counts what the server does for Prometheus (web/metrics);
+	// nil when PARLEY_METRICS_* serve them nowhere.
+	Metrics *metrics.Metrics
+	// MetricsListening, when set, is called once Run listens on the
+	// metrics' own address (PARLEY_METRICS_ADDR), with that address.
+	MetricsListening func(addr net.Addr)
 }
 
 // OAuthLimits are the authorization server's limits per client address:
@@ -188,7 +196,10 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Echo.HTTPErrorHandler = s.handleError
 	s.Echo.JSONSerializer = jsonSerializer{}
 	s.Echo.IPExtractor = ipExtractor(cfg.TrustedProxies)
+	s.Metrics = s.newMetrics()
+	s.wireTraces()
 	s.routes()
+	s.Metrics.Routes(s.Echo.Routes())
 	return s, nil
 }
 
@@ -273,6 +284,13 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = ln.Close()
 		return fmt.Errorf("creating job client: %w", err)
 	}
+	defer s.observeJobs(river)()
+	stopMetrics, err := s.serveMetrics(ctx)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer stopMetrics()
 	if err := river.Start(ctx); err != nil {
 		_ = ln.Close()
 		if ctx.Err() != nil {
@@ -355,7 +373,8 @@ func (s *Server) Hurry() { s.hurryOnce.Do(func() { close(s.hurry) }) }
 // its outbound guard, its mail sender and its clock for reset links.
 func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
 	return jobs.NewClient(s.DB, s.Base.Box, s.Base.Outbound,
-		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing)
+		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing, s.jobObservers(),
+		tracing.JobMiddleware(s.Config.Traces)...)
 }
 
 // JobEmbeddings are the endpoints the embedding jobs embed at: the

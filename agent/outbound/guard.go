@@ -47,6 +47,15 @@ type Guard struct {
 	resolver  Resolver
 	dialer    *net.Dialer
 	transport *http.Transport
+	// wrap, when set, wraps the transport of every client (WrapTransport).
+	wrap func(http.RoundTripper) http.RoundTripper
+}
+
+// WrapTransport has every client built from here on send through
+// wrap(transport): the traces' client spans. The guard stays below it, at
+// dial time.
+func (g *Guard) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	g.wrap = wrap
 }
 
 // New builds the guarded client factory. allow lists prefixes exempt
@@ -102,8 +111,12 @@ func (g *Guard) PooledClient(timeout time.Duration, idlePerHost int) *http.Clien
 }
 
 func (g *Guard) client(transport *http.Transport, timeout time.Duration) *http.Client {
+	var rt http.RoundTripper = transport
+	if g.wrap != nil {
+		rt = g.wrap(transport)
+	}
 	return &http.Client{
-		Transport: transport,
+		Transport: rt,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {

@@ -17,6 +17,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/llm"
@@ -72,6 +76,9 @@ type Escalator interface {
 type Deps struct {
 	Memory   MemoryStore
 	Products ProductSearch
+	// Tracer, when set, gives each tool call a span of its own ("tool" and
+	// the tool's type) within the turn's trace.
+	Tracer trace.Tracer
 	// Corpus, when set, adds the synthetic explore_corpus tool.
 	Corpus CorpusLookup
 	// Codes, when set, adds send_verification_code and verify_visitor_code;
@@ -514,6 +521,24 @@ func toolSchema(rt *registeredTool) json.RawMessage {
 // Execute runs one tool call. It never returns a Go error: failures are
 // reported in the Execution for the model to relay.
 func (r *Registry) Execute(ctx context.Context, call llm.ToolCall) Execution {
+	if r.deps.Tracer == nil {
+		return r.execute(ctx, call)
+	}
+	typ := "unknown"
+	if rt := r.byName[call.Name]; rt != nil {
+		typ = rt.tool.Type
+	}
+	ctx, span := r.deps.Tracer.Start(ctx, "tool "+typ, trace.WithAttributes(attribute.String("parley.tool.type", typ)))
+	ex := r.execute(ctx, call)
+	span.SetAttributes(attribute.Bool("parley.tool.success", ex.Success))
+	if !ex.Success {
+		span.SetStatus(codes.Error, "the tool failed")
+	}
+	span.End()
+	return ex
+}
+
+func (r *Registry) execute(ctx context.Context, call llm.ToolCall) Execution {
 	now := time.Now
 	if r.deps.Now != nil {
 		now = r.deps.Now

@@ -235,8 +235,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.LogFormat == "text" {
 		handler = slog.NewTextHandler(stderr, nil)
 	}
-	logger := slog.New(handler)
-	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	stopTraces, err := web.OpenTraces(ctx, &cfg)
+	if err != nil {
+		return err
+	}
+	// After the server has stopped (deferred first, run last): the last spans are flushed.
+	defer func() { _ = stopTraces(context.Background()) }()
+	logger := slog.New(cfg.LogHandler(handler))
+	if cfg.Traces != nil {
+		logger.Info("traces on", "export", cfg.TracesDescription())
+	}
+	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DBOptions()...)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package public
 
 import (
 	"net/http"
+	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -69,8 +70,17 @@ func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
 // and its gates passed again (the request counted already), so a kept
 // configuration never decides a request, whether it lets it in or refuses
 // it. Otherwise (form posts) the tenant and segment are read afresh.
+//
+// The gates are one span of the request's trace ("public gates").
 func (h *Handler) publicGates(c echo.Context, count *handlers.AddressCount, widgetKey, captchaToken, segment string, kept bool) (parley.Tenant, parley.Segment, error) {
-	ctx := c.Request().Context()
+	ctx, span := h.Engine.StartSpan(c.Request().Context(), "public gates")
+	t, seg, err := h.gates(ctx, c, count, widgetKey, captchaToken, segment, kept)
+	agent.EndSpan(span, err)
+	return t, seg, err
+}
+
+// gates are publicGates' run within its span's ctx.
+func (h *Handler) gates(ctx context.Context, c echo.Context, count *handlers.AddressCount, widgetKey, captchaToken, segment string, kept bool) (parley.Tenant, parley.Segment, error) {
 	slug := c.Param("slug")
 	ref := strings.TrimSpace(handlers.NonBlankOr(c.QueryParam("segment"), segment))
 	var t parley.Tenant
