@@ -25,7 +25,8 @@
 #   CLUSTER_MODEL_PORT, 8169, 50 chunks an answer: for cmd/loadgen),
 #   CLUSTER_FAST=1 (fsync off: a test's durability, not production's),
 #   CLUSTER_ONE_PORT (also a second HAProxy frontend on this port in front of
-#   the first instance alone, to compare one instance with all in one run).
+#   the first instance alone, to compare one instance with all in one run),
+#   CLUSTER_HAPROXY_LOG=1 (HAProxy logs every request to run/haproxy.log).
 # PARLEY_DB_MAX_CONNS (20) and the other PARLEY_ variables reach the
 # instances as they are.
 set -euo pipefail
@@ -244,6 +245,13 @@ cfg=$(cat deploy/haproxy/haproxy.cfg.tmpl)
 cfg=${cfg//'{{BIND}}'/127.0.0.1:$lb_port}
 cfg=${cfg//'{{SERVERS}}'/${servers%$'\n'}}
 cfg=${cfg//'{{EXTRA}}'/$extra}
+if [ -n "${CLUSTER_HAPROXY_LOG:-}" ]; then
+  # One line per request on HAProxy's stderr ($state/haproxy.log), with its
+  # termination state (SH: the instance died before answering, SD: during
+  # the answer).
+  cfg=${cfg/$'\nglobal\n'/$'\nglobal\n    log stderr format raw local0 info\n'}
+  cfg=${cfg/$'\ndefaults\n'/$'\ndefaults\n    log global\n    option httplog\n'}
+fi
 printf '%s\n' "$cfg" > "$state/haproxy.cfg"
 haproxy -c -q -f "$state/haproxy.cfg"
 haproxy -f "$state/haproxy.cfg" > "$state/haproxy.log" 2>&1 &
