@@ -11,6 +11,9 @@
 #                                and which database is the primary
 #   scripts/cluster.sh failover  stops the primary as a crash would (pg_ctl
 #                                stop -m immediate) and promotes the standby
+#   scripts/cluster.sh requests  with CLUSTER_HAPROXY_LOG=1: HAProxy's chat
+#                                requests by status and termination state, and
+#                                the longest time without an answered turn
 #   scripts/cluster.sh stop      stops everything it started (make cluster-stop)
 #
 # Each start begins anew: the clusters under CLUSTER_DIR are made again, the
@@ -152,9 +155,28 @@ failover)
   echo "failover: the standby on port $standby_port is the primary (in $((($(date +%s%N) - start) / 1000000)) ms); the old primary is stopped"
   exit
   ;;
+requests)
+  # HAProxy's httplog: ... [30/Nov/2026:06:27:06.398] front back/server Tq/Tw/Tc/Tr/Tt status bytes - - state ...
+  awk '/POST \/chat\// {
+      split($2, d, ":"); sub(/\]/, "", d[4]); split($5, tm, "/")
+      t = (d[2] * 3600 + d[3] * 60 + d[4]) * 1000
+      kind = "status " $6 " " $10; n[kind]++
+      # Lines come as requests end, so the answered turns end in order.
+      if ($6 == 200 && $10 == "----") {
+        e = t + tm[5]
+        if (last && e - last > gap) { gap = e - last; at = last }
+        if (e > last) last = e
+      }
+    }
+    END {
+      for (x in n) print n[x] "\t" x
+      printf "longest time without an answered turn: %d ms, after %02d:%02d:%06.3f\n", gap, at / 3600000, (at / 60000) % 60, (at % 60000) / 1000
+    }' "$state/haproxy.log" | sort -k2
+  exit
+  ;;
 start) ;;
 *)
-  echo "usage: scripts/cluster.sh [start|plan|status|failover|stop]" >&2
+  echo "usage: scripts/cluster.sh [start|plan|status|failover|requests|stop]" >&2
   exit 2
   ;;
 esac
