@@ -1,4 +1,4 @@
-.PHONY: run test build generate openapi bench bench-load bench-retrieval
+.PHONY: run test build generate openapi bench bench-load bench-retrieval cluster cluster-stop
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -36,3 +36,13 @@ bench-load:
 # BENCHMARKS.md): web/testdata/retrieval through the chat endpoint, on make test's cluster.
 bench-retrieval:
 	scripts/bench-retrieval.sh
+
+# Parley on more than one instance, on loopback (README, "Running more than
+# one instance"): a PostgreSQL primary with a synchronous standby, three
+# parley serve and HAProxy in front (scripts/cluster.sh; stop with make
+# cluster-stop).
+cluster:
+	scripts/cluster.sh start
+
+cluster-stop:
+	scripts/cluster.sh stop

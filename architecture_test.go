@@ -83,6 +83,7 @@ var allowedImports = map[string][]string{
 	"cmd/loadgen":                      {},
 	"cmd/loadfloor":                    {},
 	"web/webtest":                      {"", "agent/outbound", "agent/outbound/caldav/caldavtest", "agent/outbound/llm/llmtest", "auth", "db", "db/accounts", "db/audit", "db/dbtest", "db/knowledge", "db/visitors", "handlers/handlerstest", "manage", "web"},
+	"cmd/parley/clustertest":           {},
 	"cmd/parley":                       {"", "auth", "db", "db/audit", "db/knowledge", "handlers/resource", "mail", "manage", "migrations", "web"},
 }
 

@@ -53,7 +53,7 @@ REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
 # binaries, a quarter less CPU for each link (web: 8 s instead of 10.5).
 export GOGC=${GOGC:-400}
 status=0
-go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./... || status=$?
+go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./cmd/parley/clustertest/ ./... || status=$?
 wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
 wait "$deploy" || { echo "the packaging check (scripts/check-deploy.sh) failed" >&2; status=1; }

@@ -124,6 +124,16 @@ func TestConfigValues(t *testing.T) {
 				t.Errorf("DBMaxConns = %d", c.DBMaxConns)
 			}
 		}},
+		{"drain delay", map[string]string{"PARLEY_DRAIN_DELAY": " 5m "}, func(t *testing.T, c Config) {
+			if c.DrainDelay != 5*time.Minute {
+				t.Errorf("DrainDelay = %v", c.DrainDelay)
+			}
+		}},
+		{"no drain", map[string]string{"PARLEY_DRAIN_DELAY": "0"}, func(t *testing.T, c Config) {
+			if c.DrainDelay != 0 {
+				t.Errorf("DrainDelay = %v", c.DrainDelay)
+			}
+		}},
 		{"body timeout", map[string]string{"PARLEY_BODY_TIMEOUT": " 90s "}, func(t *testing.T, c Config) {
 			if c.BodyTimeout != 90*time.Second {
 				t.Errorf("BodyTimeout = %v", c.BodyTimeout)
@@ -270,6 +280,9 @@ func TestConfigErrors(t *testing.T) {
 		{"PARLEY_DB_MAX_CONNS word", map[string]string{"PARLEY_DB_MAX_CONNS": "many"}, "PARLEY_DB_MAX_CONNS"},
 		{"PARLEY_MAX_CONNS_PER_ADDRESS negative", map[string]string{"PARLEY_MAX_CONNS_PER_ADDRESS": "-1"}, "PARLEY_MAX_CONNS_PER_ADDRESS"},
 		{"PARLEY_BODY_TIMEOUT word", map[string]string{"PARLEY_BODY_TIMEOUT": "long"}, "PARLEY_BODY_TIMEOUT"},
+		{"PARLEY_DRAIN_DELAY word", map[string]string{"PARLEY_DRAIN_DELAY": "soon"}, "PARLEY_DRAIN_DELAY"},
+		{"PARLEY_DRAIN_DELAY negative", map[string]string{"PARLEY_DRAIN_DELAY": "-1s"}, "PARLEY_DRAIN_DELAY"},
+		{"PARLEY_DRAIN_DELAY over 5m", map[string]string{"PARLEY_DRAIN_DELAY": "5m1s"}, "PARLEY_DRAIN_DELAY"},
 		{"PARLEY_BODY_TIMEOUT zero", map[string]string{"PARLEY_BODY_TIMEOUT": "0s"}, "PARLEY_BODY_TIMEOUT"},
 		{"PARLEY_LOG_FORMAT", map[string]string{"PARLEY_LOG_FORMAT": "xml"}, "PARLEY_LOG_FORMAT"},
 		{"PARLEY_SMTP_URL scheme", map[string]string{"PARLEY_SMTP_URL": "mailto:no-reply@example.com"}, "PARLEY_SMTP_URL"},

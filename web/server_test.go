@@ -91,8 +91,9 @@ func TestRunDrainsBeforeClosing(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not listen")
 	}
+	client := &http.Client{Transport: &webtest.ValidatingTransport{TB: t, Base: &http.Transport{}}}
 	get := func(path string) (*http.Response, error) {
-		resp, err := http.Get(base + path)
+		resp, err := client.Get(base + path)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()

@@ -461,12 +461,16 @@ func (lg *loadgen) request(ctx context.Context, mode string, t *target, session,
 	start := time.Now()
 	resp, err := lg.client.Do(req)
 	if err != nil {
-		return Sample{Err: err}
+		return Sample{Err: err, Kind: "no HTTP response"}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
-		return Sample{Err: fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(raw))}
+		kind := fmt.Sprintf("status %d", resp.StatusCode)
+		if resp.Header.Get("Retry-After") != "" {
+			kind += " with Retry-After"
+		}
+		return Sample{Err: fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(raw)), Kind: kind}
 	}
 	var s Sample
 	if streamed {
@@ -476,6 +480,9 @@ func (lg *loadgen) request(ctx context.Context, mode string, t *target, session,
 	}
 	s.Total = time.Since(start)
 	s.Err = err
+	if err != nil {
+		s.Kind = "answer cut or failed"
+	}
 	return s
 }
 
@@ -563,7 +570,12 @@ func (r result) print(out io.Writer) {
 	}
 	fmt.Fprintln(out)
 	if s.Errors > 0 {
-		fmt.Fprintf(out, "        first error: %.300s\n", s.FirstError)
+		kinds := make([]string, 0, len(s.ErrorKinds))
+		for k, n := range s.ErrorKinds {
+			kinds = append(kinds, fmt.Sprintf("%s: %d", k, n))
+		}
+		slices.Sort(kinds)
+		fmt.Fprintf(out, "        errors by kind: %s; first error: %.300s\n", strings.Join(kinds, ", "), s.FirstError)
 	}
 }
 

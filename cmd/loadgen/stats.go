@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -9,16 +10,20 @@ import (
 )
 
 // Sample is one request: its time to the first byte of the answer (the
-// first SSE data line of a stream), to the end of the answer, and its error.
+// first SSE data line of a stream), to the end of the answer, and its error
+// with its kind (Kind: "no HTTP response", "status 503", "stream cut", ...;
+// empty for an error of no kind in particular).
 type Sample struct {
 	TTFB, Total time.Duration
 	Err         error
+	Kind        string
 }
 
 // Summary is what one measurement of n requests gives.
 type Summary struct {
 	N, Errors        int
 	FirstError       string
+	ErrorKinds       map[string]int // the failed requests by Sample.Kind
 	TTFB50, TTFB99   time.Duration
 	Turn50, Turn99   time.Duration
 	PerSecond        float64 // successful requests per second of wall time
@@ -49,6 +54,10 @@ func Summarize(samples []Sample, elapsed time.Duration) Summary {
 				s.FirstError = x.Err.Error()
 			}
 			s.Errors++
+			if s.ErrorKinds == nil {
+				s.ErrorKinds = map[string]int{}
+			}
+			s.ErrorKinds[cmp.Or(x.Kind, "other")]++
 			continue
 		}
 		s.successfulTTFBs = append(s.successfulTTFBs, x.TTFB)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,18 @@ func TestRatiosAndMedian(t *testing.T) {
 		if got := Ratios(c.b, c.a); got != nil {
 			t.Errorf("Ratios(%v, %v) = %v, want nil", c.b, c.a, got)
 		}
+	}
+}
+
+// TestSummarizeErrorKinds: the failed requests are counted by kind, an
+// error of no kind as "other".
+func TestSummarizeErrorKinds(t *testing.T) {
+	t.Parallel()
+	fail := errors.New("failed")
+	s := Summarize([]Sample{{Total: time.Millisecond}, {Err: fail, Kind: "status 502"}, {Err: fail, Kind: "status 502"},
+		{Err: fail, Kind: "no HTTP response"}, {Err: fail}}, time.Second)
+	want := map[string]int{"status 502": 2, "no HTTP response": 1, "other": 1}
+	if s.Errors != 4 || !maps.Equal(s.ErrorKinds, want) {
+		t.Errorf("errors %d by kind %v, want 4 by kind %v", s.Errors, s.ErrorKinds, want)
 	}
 }
