@@ -22,7 +22,6 @@ func TestRunRemovesItsInstance(t *testing.T) {
 	store := dbtest.New(t)
 	cfg := webtest.Config(t, map[string]string{"PARLEY_ADDR": "127.0.0.1:0"})
 	cfg.Heartbeat = 20 * time.Millisecond
-	cfg.DrainDelay = 0 // TestRunDrainsBeforeClosing drains
 	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -276,8 +276,10 @@ func Config(tb testing.TB, envs ...map[string]string) web.Config {
 	// AdminClient sends an address of its own, so that one test's failed
 	// sign-ins and chat messages do not throttle another's, in the test
 	// binary's one database. A test may set its own proxies.
+	// A test server that runs (Server.Run) stops at once: the drain, for a
+	// load balancer to notice, is the drain's own test's.
 	env := map[string]string{"DATABASE_URL": dbtest.URL(), "PARLEY_SECRET_KEY": SecretKey,
-		"PARLEY_TRUSTED_PROXIES": "127.0.0.1/32,::1/128"}
+		"PARLEY_TRUSTED_PROXIES": "127.0.0.1/32,::1/128", "PARLEY_DRAIN_DELAY": "0"}
 	for _, e := range envs {
 		maps.Copy(env, e)
 	}

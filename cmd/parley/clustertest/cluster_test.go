@@ -247,11 +247,13 @@ func newCluster(t *testing.T) *cluster {
 	return c
 }
 
-// buildParley builds the parley binary as make test's cluster script does
-// (the packages are in the build cache by then: a link).
+// buildParley builds the parley binary as the Dockerfile and make test's
+// packaging check (scripts/check-deploy.sh) build it: the same flags, so
+// that the link is in the build cache once either has run.
 func (c *cluster) buildParley() error {
 	c.parley = filepath.Join(c.dir, "parley")
-	cmd := exec.Command("go", "build", "-o", c.parley, "./cmd/parley")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", c.parley, "./cmd/parley")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = c.root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building parley: %v\n%s", err, out)
