@@ -1,8 +1,8 @@
 package public
 
 import (
-	"net/http"
 	"context"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
