@@ -24,6 +24,12 @@ export GORACE=${GORACE:-atexit_sleep_ms=0}
 # go vet and staticcheck (the version pinned by go.mod's tool directive)
 # run beside the tests, whose first seconds are links that leave a core
 # idle; the suite fails when either finds anything.
+# gofmt: every Go file as gofmt writes it (CI checks the same).
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.data/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
 go vet ./... & vet=$!
 go tool staticcheck ./... & lint=$!
 # The packaging (deploy/): the Dockerfile's static binary, the systemd

@@ -3,8 +3,6 @@
 package web
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -308,7 +306,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 	if err := c.loadEmbeddings(get); err != nil {
 		return c, err
 	}
-	if c.OperatorTokenHash, err = operatorTokenHash(getenv); err != nil {
+	if c.OperatorTokenHash, err = tokenHash(getenv, "PARLEY_OPERATOR_TOKEN"); err != nil {
 		return c, err
 	}
 	if err := c.loadMetrics(getenv); err != nil {
@@ -418,29 +416,3 @@ func parseCIDRs(name, raw string) ([]netip.Prefix, error) {
 // MinOperatorToken is the shortest operator token PARLEY_OPERATOR_TOKEN
 // takes: 32 characters, such as `openssl rand -hex 32`'s 64.
 const MinOperatorToken = 32
-
-// operatorTokenHash reads the operator's credential: the token
-// (PARLEY_OPERATOR_TOKEN, of which only its SHA-256 is kept) or its digest
-// (PARLEY_OPERATOR_TOKEN_SHA256, 64 hex digits), not both; neither: nil,
-// the operator API is off. Errors never repeat the token.
-func operatorTokenHash(getenv func(string) string) ([]byte, error) {
-	token, digest := strings.TrimSpace(getenv("PARLEY_OPERATOR_TOKEN")), strings.TrimSpace(getenv("PARLEY_OPERATOR_TOKEN_SHA256"))
-	switch {
-	case token != "" && digest != "":
-		return nil, fmt.Errorf("PARLEY_OPERATOR_TOKEN_SHA256: set it or PARLEY_OPERATOR_TOKEN, not both")
-	case token != "":
-		if len(token) < MinOperatorToken || strings.ContainsAny(token, " \t") {
-			return nil, fmt.Errorf("PARLEY_OPERATOR_TOKEN: must be at least %d characters without spaces (such as the output of `openssl rand -hex 32`)", MinOperatorToken)
-		}
-		sum := sha256.Sum256([]byte(token))
-		return sum[:], nil
-	case digest != "":
-		// sha256sum's output is the digest then " -" or a file's name.
-		sum, err := hex.DecodeString(strings.Fields(digest)[0])
-		if err != nil || len(sum) != sha256.Size {
-			return nil, fmt.Errorf("PARLEY_OPERATOR_TOKEN_SHA256: must be a SHA-256 digest in 64 hex digits (such as the output of `printf %%s \"$TOKEN\" | sha256sum`)")
-		}
-		return sum, nil
-	}
-	return nil, nil
-}

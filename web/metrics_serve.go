@@ -2,13 +2,10 @@ package web
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,9 +78,7 @@ func (s *Server) ShowMetrics(c echo.Context) error {
 	if s.Metrics == nil || len(want) == 0 {
 		return errMetricsOff
 	}
-	scheme, token, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
-	given := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(given[:], want) != 1 {
+	if !handlers.BearerMatches(c.Request(), want) {
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley-metrics"`)
 		return errMetricsToken
 	}

@@ -8,11 +8,8 @@
 package operator
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -50,9 +47,7 @@ func (h *Handler) Authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if len(h.TokenHash) == 0 {
 			return errOff
 		}
-		scheme, token, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
-		given := sha256.Sum256([]byte(strings.TrimSpace(token)))
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(given[:], h.TokenHash) != 1 {
+		if !handlers.BearerMatches(c.Request(), h.TokenHash) {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="parley-operator"`)
 			return errToken
 		}

@@ -123,9 +123,13 @@ func TestChatSentAgainAfterItsInstanceDied(t *testing.T) {
 // A malformed Idempotency-Key is refused with nothing stored.
 func TestChatIdempotencyKeyRules(t *testing.T) {
 	t.Parallel()
-	b, _ := webtest.SetupChat(t, nil)
+	b, llm := webtest.SetupChat(t, nil)
 	ten := b.NewTenant(t, "starter")
 	path := "/chat/" + ten.Slug
+	llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+	if r := b.Chat(t, path, map[string]any{"message": "Hi", "sessionId": "rules-max"}, withKey(webtest.AgentHeaders, strings.Repeat("k", 100))); r.Status != 200 {
+		t.Errorf("a key of 100 characters: %d %v, want 200", r.Status, r.Body)
+	}
 	const rule = "Idempotency-Key must be one value of 1 to 100 visible ASCII characters, such as a UUID"
 	for name, key := range map[string]string{"TooLong": strings.Repeat("k", 101), "Space": "a b", "Empty": "", "NonASCII": "clé"} {
 		r := b.Chat(t, path, map[string]any{"message": "Hi", "sessionId": "rules-" + name}, withKey(webtest.AgentHeaders, key))
