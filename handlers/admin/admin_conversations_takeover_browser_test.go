@@ -92,7 +92,12 @@ func TestBrowserTakeover(t *testing.T) {
 	// at the navigation's next poll
 	other := escalatedChat(t, b, ten, "Is anybody there?")
 
-	webtest.MustStep(t, "opening the conversation", chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#inbox-"+conv.ID+" a.conversation-question")),
+	// Clicked in the page, found as it is clicked: the inbox's poll may
+	// swap the list (the other visitor's escalation) between a look-up
+	// and a click of the browser's protocol.
+	webtest.WaitUntil(ctx, t, "the conversation in the list", `!!document.querySelector('#inbox-`+conv.ID+` a.conversation-question')`)
+	webtest.MustStep(t, "opening the conversation", chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#inbox-`+conv.ID+` a.conversation-question').click()`),
 		chromedp.WaitVisible(chromedp.ID("take-over"))))
 	axeAtBothSizes(ctx, t, axe, "conversation waiting")
 	webtest.MustStep(t, "laptop", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900),
