@@ -42,24 +42,25 @@ scripts/check-deploy.sh & deploy=$!
 mkdir -p .data
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
   npx --yes @redocly/cli@2.77.0 lint --format=stylish web/openapi.json >.data/openapi-lint.log 2>&1 & openapi=$!
-# -parallel 4: the browser tests wait on Chromium and on each other's
-# pages more than they compute; four at a time keeps both cores busy
-# (the web package: 110 s at the default of 2, 101 s at 4).
-# -vet=off: go vet ./... beside it runs every check go test would run again on
-# each package it builds (its vet is a subset of go vet's), tests included.
-# The longest test binaries first: go test starts packages in the order
-# given, and listed in ./...'s order the dashboard's and the REST API's
-# tests (each about 50 s, half of it Chromium's and the race detector's
-# CPU) started after everything else was linked. Then the two packages
-# whose tests wait longest (a job runner killed and restarted, the CLI's
-# server started and drained): go test runs the rest beside them.
+# go test -race, through scripts/gotest.sh: the test binaries built with
+# go test -c (which keeps them in the build cache: a second run links
+# nothing) and then run, two at a time, each with -test.parallel 4 (the
+# browser tests wait on Chromium and on each other's pages more than they
+# compute; four at a time keeps both cores busy). -vet=off: go vet ./...
+# beside it runs every check go test would run again on each package it
+# builds (its vet is a subset of go vet's), tests included.
+# The longest test binaries first, in the order given here: the
+# dashboard's and the REST API's tests (each about 50 s, half of it
+# Chromium's and the race detector's CPU), then the packages whose tests
+# wait longest (a job runner killed and restarted, the CLI's server started
+# and drained, the cluster's failover): the rest run beside them.
 # GOGC=400: the test binaries (and the compiler) collect garbage a quarter
 # as often; memory is not what this machine lacks, CPU is (the suite keeps
-# both cores busy): 12 s less CPU a run. -ldflags=-w: no DWARF in the test
-# binaries, a quarter less CPU for each link (web: 8 s instead of 10.5).
+# both cores busy): 12 s less CPU a run. -ldflags=-w (gotest.sh): no DWARF
+# in the test binaries, a quarter less CPU for each link.
 export GOGC=${GOGC:-400}
 status=0
-go test -race -count=1 -vet=off -parallel 4 -timeout 20m -ldflags=-w "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./cmd/parley/clustertest/ ./... || status=$?
+scripts/gotest.sh "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./cmd/parley/clustertest/ ./... || status=$?
 wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
 wait "$deploy" || { echo "the packaging check (scripts/check-deploy.sh) failed" >&2; status=1; }
