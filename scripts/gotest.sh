@@ -7,9 +7,11 @@
 # Why not go test itself: go test links each test binary again on every run
 # (-count=1 caches no result), and the suite's 51 race-instrumented binaries
 # took about 85 CPU-seconds to link, a third of the suite's CPU on this
-# 2-core machine; go test -c keeps the binaries it links in the build cache,
-# so a run after one that built the same code links nothing, and after a
-# change only the binaries that changed are linked (BENCHMARKS.md, Test
+# 2-core machine; go test -c -o dir/, like go build -o, links nothing when
+# the binary already in dir carries the build ID it would link (the build
+# cache holds no linked binary: the files in .data/testbin, about 2 GB, are
+# the only copy), so a run after one that built the same code links
+# nothing, and after a change only the binaries that changed are linked (BENCHMARKS.md, Test
 # suite). Each binary runs in its package's directory with the flags go test
 # would give it; the output is go test's: "ok" and the time for a package
 # that passed, its whole output and "FAIL" for one that did not.

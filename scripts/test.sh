@@ -43,8 +43,8 @@ mkdir -p .data
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
   npx --yes @redocly/cli@2.77.0 lint --format=stylish web/openapi.json >.data/openapi-lint.log 2>&1 & openapi=$!
 # go test -race, through scripts/gotest.sh: the test binaries built with
-# go test -c (which keeps them in the build cache: a second run links
-# nothing) and then run, two at a time, each with -test.parallel 4 (the
+# go test -c into .data/testbin/ (a binary already there with the build ID
+# it would link is not linked again: a second run links nothing) and then run, two at a time, each with -test.parallel 4 (the
 # browser tests wait on Chromium and on each other's pages more than they
 # compute; four at a time keeps both cores busy). -vet=off: go vet ./...
 # beside it runs every check go test would run again on each package it
