@@ -161,6 +161,7 @@ func (s *Server) routes() {
 	api.POST("/conversations/:id/state", s.API.Leads.MoveConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.POST("/conversations/:id/messages", s.API.Leads.ReplyToConversation, requireScope(auth.ScopeConversationsWrite), requireJSON)
 	api.POST("/conversations/:id/draft", s.API.Leads.DraftReply, requireScope(auth.ScopeConversationsWrite))
+	api.POST("/conversations/:id/messages/:messageId/correction", s.API.Knowledge.CorrectAnswer, requireScope(auth.ScopeCorpusWrite), requireJSON)
 
 	api.GET("/audit-log", s.API.Audit.ListAuditLog, requireScope(auth.ScopeAuditRead))
 
@@ -253,6 +254,8 @@ func (s *Server) routes() {
 	signedIn.POST("/conversations/:id/state", h.Leads.SaveConversationState)
 	signedIn.POST("/conversations/:id/reply", h.Leads.SendPersonReply)
 	signedIn.POST("/conversations/:id/draft", h.Leads.DraftPersonReply)
+	signedIn.GET("/conversations/:id/messages/:messageId/correction", h.Corrections.ShowCorrectionForm, asAdmin)
+	signedIn.POST("/conversations/:id/messages/:messageId/correction", h.Corrections.SaveCorrection, asAdmin)
 	signedIn.GET("/analytics", h.Leads.ShowAnalyticsPage, asAdmin)
 	signedIn.GET("/analytics/export", h.Leads.ExportAnalytics, asAdmin)
 	signedIn.GET("/test-chat", h.Settings.ShowTestChatPage, asAdmin)

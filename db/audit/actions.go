@@ -35,7 +35,14 @@ const (
 
 	ActionPlanChanged   = "plan.changed"
 	ActionTenantCreated = "tenant.created"
+
+	ActionAnswerCorrected = "knowledge.answer_corrected"
 )
+
+// TargetIDKey is the echo.Context key under which a handler leaves the id
+// of what it changed when its path does not name it (the entry an answer's
+// correction made or updated), for the audit log's entry.
+const TargetIDKey = "auditTargetID"
 
 // The surfaces an entry came through: its details' "via".
 const (
@@ -72,4 +79,5 @@ var Words = map[string]string{
 	ActionExported:           "Exported data",
 	ActionPlanChanged:        "Changed the plan",
 	ActionTenantCreated:      "Created the workspace",
+	ActionAnswerCorrected:    "Improved an answer into the knowledge base",
 }

@@ -149,6 +149,10 @@ var leastRoles = map[string]string{
 	"POST /admin/webhooks/:id/enabled":                          "owner",
 	"POST /admin/webhooks/:id/secret":                           "owner",
 	"POST /admin/webhooks/:id/test":                             "owner",
+
+	// "Improve this answer" writes the knowledge base: an admin's.
+	"GET /admin/conversations/:id/messages/:messageId/correction":  "admin",
+	"POST /admin/conversations/:id/messages/:messageId/correction": "admin",
 }
 
 // publicAdminRoutes are the dashboard's routes before signing in.

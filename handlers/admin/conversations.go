@@ -144,6 +144,7 @@ func toolField(key, value string) views.ToolField {
 func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Location) []views.TranscriptItem {
 	items := make([]views.TranscriptItem, 0, len(msgs)+len(calls))
 	next := 0
+	asked := false // a visitor's message came before: an answer can be improved
 	flushBefore := func(end time.Time) {
 		for ; next < len(calls) && (end.IsZero() || calls[next].Timestamp.Before(end)); next++ {
 			tc := calls[next]
@@ -161,7 +162,9 @@ func transcript(msgs []parley.Message, calls []parley.ToolCall, loc *time.Locati
 		default:
 			flushBefore(time.Time{})
 		}
-		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime), AuthorName: handlers.Deref(m.AuthorName)}
+		it := views.TranscriptItem{Role: m.Role, Content: m.Content, At: m.CreatedAt.In(loc).Format(localTime), AuthorName: handlers.Deref(m.AuthorName),
+			ID: m.ID, Improvable: m.Role == "assistant" && asked}
+		asked = asked || m.Role == "user"
 		for _, k := range m.Knowledge {
 			it.Knowledge = append(it.Knowledge, views.KnowledgeUsed{ID: k.ID, Title: k.Title, Summarized: k.Summarized, Cited: k.Cited})
 		}

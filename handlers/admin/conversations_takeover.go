@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/dash"
@@ -165,7 +166,8 @@ func conversationLive(c echo.Context, d listing.ConversationDetail, typing bool,
 	conv := d.Conversation
 	l := views.ConversationLive{ID: conv.ID, Status: conv.Status, CSRF: dash.CSRFToken(c), Holder: handlers.Deref(conv.Assignee),
 		Takeover: conv.Channel != parley.ChannelVoice, MessageCount: max(conv.MessageCount, len(d.Messages)),
-		Items: transcript(d.Messages, d.ToolHistory, loc), Typing: typing, Version: liveVersion(conv, typing)}
+		Items: transcript(d.Messages, d.ToolHistory, loc), Typing: typing, Version: liveVersion(conv, typing),
+		CanImprove: auth.RoleHolds(dash.AdminFrom(c).Role, auth.RoleAdmin)}
 	if conv.Status == parley.StatusHuman && conv.AssignedUserID != nil {
 		l.Mine = *conv.AssignedUserID == dash.AdminFrom(c).User.ID
 	}

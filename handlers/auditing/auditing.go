@@ -85,6 +85,9 @@ func (r *Recorder) record(c echo.Context, rt route) {
 	} else if rt.idField != "" {
 		e.TargetID = c.FormValue(rt.idField)
 	}
+	if id, _ := c.Get(audit.TargetIDKey).(string); id != "" {
+		e.TargetID = id
+	}
 	e.Target = rt.target
 	if rt.field != "" {
 		if v := strings.TrimSpace(c.FormValue(rt.field)); v != "" {

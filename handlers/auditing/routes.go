@@ -81,6 +81,9 @@ var routes = map[string]route{
 	"POST /admin/integrations/calendar":        {action: audit.ActionSettingsChanged, target: "Calendar connector"},
 	"POST /admin/integrations/calendar/delete": {action: audit.ActionSettingsChanged, target: "Calendar connector", words: changed("Removed it")},
 
+	// Dashboard: an answer improved into the knowledge base.
+	"POST /admin/conversations/:id/messages/:messageId/correction": {action: audit.ActionAnswerCorrected, target: targetEntry, check: corrected},
+
 	// Dashboard: deletions.
 	"POST /admin/corpus/:id/delete":               {action: audit.ActionDeleted, target: targetEntry, param: "id"},
 	"POST /admin/corpus/synonyms/:id/delete":      {action: audit.ActionDeleted, target: "Synonym group", param: "id"},
@@ -113,6 +116,9 @@ var routes = map[string]route{
 	"POST /tenants/:slug/webhooks":       {action: audit.ActionWebhookCreated, target: targetWebhook},
 	"PATCH /tenants/:slug/webhooks/:id":  {action: audit.ActionWebhookChanged, target: targetWebhook, param: "id"},
 	"DELETE /tenants/:slug/webhooks/:id": {action: audit.ActionWebhookDeleted, target: targetWebhook, param: "id"},
+
+	// REST API: an answer improved into the knowledge base.
+	"POST /tenants/:slug/conversations/:id/messages/:messageId/correction": {action: audit.ActionAnswerCorrected, target: targetEntry},
 
 	// REST API: deletions.
 	"DELETE /tenants/:slug/segments/:id":                    {action: audit.ActionDeleted, target: "Segment", param: "id"},
@@ -202,4 +208,11 @@ func (r *Recorder) clientName(c echo.Context, id string) string {
 		return id
 	}
 	return n
+}
+
+// corrected reports whether the dashboard's correction form saved (a
+// refused one re-renders with 422; an htmx one answers 200 either way).
+func corrected(c echo.Context) bool {
+	id, _ := c.Get(audit.TargetIDKey).(string)
+	return id != ""
 }
