@@ -113,6 +113,11 @@
 		if (e.target.closest && e.target.closest('[data-poll]')) { return; }
 		document.querySelectorAll('main > .flash.ok').forEach(function (el) { el.remove(); });
 	});
+	// A poll waits while a form in the part it refreshes is open
+	// (data-holds-poll: "Improve this answer"), so that nothing typed is lost.
+	document.addEventListener('htmx:beforeRequest', function (e) {
+		if (e.target.matches && e.target.matches('[data-poll]') && e.target.querySelector('[data-holds-poll]')) { e.preventDefault(); }
+	});
 	document.addEventListener('htmx:afterSettle', describe);
 	document.addEventListener('DOMContentLoaded', function () { describe(); focusFirstError(); });
 })();

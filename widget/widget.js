@@ -62,7 +62,8 @@
   const dashText = { used: "What the bot used", given: "Knowledge base entries it was given",
     none: "None: the knowledge base has no entry for this segment and language.", ran: "Tools it ran", noTools: "None.",
     untitled: "Untitled entry", summary: "summary only", cited: "cited in the answer", worked: "worked", failed: "failed",
-    io: "What it was asked and what it returned", asked: "Asked", returned: "Returned", nothing: "nothing" };
+    io: "What it was asked and what it returned", asked: "Asked", returned: "Returned", nothing: "nothing",
+    improve: "Improve this answer" };
   const dash = preview && preview.dataset.testChat ? { url: preview.dataset.testChat, csrf: preview.dataset.csrf || "",
     prefix: preview.dataset.sessionPrefix || "test-", inline: preview.dataset.mode === "inline" } : null;
   const mute = preview && !dash; // a preview that sends nothing
@@ -146,7 +147,7 @@
     .used { margin-top: 6px; font-size: 13px; }
     .used summary { cursor: pointer; color: #1d4ed8; }
     .used p { margin: 6px 0 2px; } .used ul { margin: 0; padding-left: 18px; }
-    .used a { color: #1d4ed8; }
+    .used a, a.improve { color: #1d4ed8; } a.improve { display: inline-block; margin-top: 4px; font-size: 13px; }
     .used .tag { margin-left: 6px; font-size: 11px; border-radius: 999px; padding: 1px 7px; background: #e4e4e7; color: #111; }
     .used .ok { background: #dcfce7; color: #14532d; } .used .bad { background: #fee2e2; color: #7f1d1d; }
     .used pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; background: #f4f4f5; color: #111;
@@ -169,7 +170,9 @@
   // usedOf is what the test chat's done event says the bot used; used
   // shows it, folded, under the answer (the dashboard only: tool results
   // are the owner's to see).
-  const usedOf = (ev) => ({ knowledge: ev.knowledge || [], tools: ev.tools || [] });
+  // c and m (the conversation and the answer) make "Improve this answer" a
+  // link to the dashboard's form, which returns to the test chat.
+  const usedOf = (ev) => ({ knowledge: ev.knowledge || [], tools: ev.tools || [], c: ev.conversationId, m: ev.messageId });
   const pretty = (v) => { if (v === undefined || v === null) return dashText.nothing; try { return JSON.stringify(v, null, 2); } catch { return String(v); } };
   function used(node, u) {
     const t = dashText;
@@ -186,6 +189,8 @@
       el("details", {}, el("summary", {}, t.io), el("div", {}, t.asked), el("pre", {}, pretty(x.input)),
         el("div", {}, t.returned), el("pre", {}, pretty(x.result)))))));
     node.append(d);
+    if (u.c && u.m) node.append(el("a", { class: "improve", target: "_top", href: base + "/admin/conversations/" + encodeURIComponent(u.c) +
+      "/messages/" + encodeURIComponent(u.m) + "/correction?back=test-chat" }, t.improve));
   }
   // ---- end of the scripting section ----
   const sessionKey = ns + "session-" + tenant + "-" + segment;
