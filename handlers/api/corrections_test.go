@@ -25,6 +25,7 @@ func TestCorrectAnswer(t *testing.T) {
 	b, llm := webtest.SetupChat(t, nil,
 		llmtest.Turn{Text: []string{"I am not sure we go that far."}},
 		llmtest.Turn{Text: []string{"Yes: we deliver to Lyon on Thursdays, for 35 euros [1]."}},
+		llmtest.Turn{Text: []string{"On Thursdays [1]."}},
 		llmtest.Turn{Text: []string{"Same here."}})
 	ten := b.NewTenant(t, "scale")
 	other := b.NewTenant(t, "scale")
@@ -100,6 +101,14 @@ func TestCorrectAnswer(t *testing.T) {
 	}
 	if !cited {
 		t.Errorf("the answer does not cite entry %s: %v", id, detail)
+	}
+
+	// Other words for the same question: the entry still comes first.
+	ask("fix-near", "Could you deliver my new bike in Lyon?")
+	reqs = llm.Requests()
+	near := regexp.MustCompile(`<entry ref="\[1\]"[^>]*>\n# ([^\n]*)\n`).FindStringSubmatch(webtest.KnowledgeBlocks(string(reqs[len(reqs)-1].Chat.Messages[0].Content)))
+	if near == nil || near[1] != "Do you deliver to Lyon?" {
+		t.Errorf("near words: the prompt's first entry is %q, want the correction's", near)
 	}
 
 	// The same words in another conversation: the entry again, not a new one.
