@@ -108,12 +108,19 @@ func pct(a, b int) float64 {
 // measureCitations asks every question of provider through the turn's
 // ranking, prompt and loop, and scores the entries each answer cites.
 func measureCitations(ctx context.Context, t testing.TB, provider llm.Provider) citeScore {
-	corpus := make([]parley.CorpusEntry, len(citeKB))
+	return measureCitationsWith(ctx, t, provider, 0, nil)
+}
+
+// measureCitationsWith is measureCitations over citeKB, its entries at
+// priority, and extra entries.
+func measureCitationsWith(ctx context.Context, t testing.TB, provider llm.Provider, priority int, extra []parley.CorpusEntry) citeScore {
+	corpus := make([]parley.CorpusEntry, len(citeKB), len(citeKB)+len(extra))
 	for i, e := range citeKB {
 		url := fmt.Sprintf("https://spokes.example/kb/%d", i)
 		corpus[i] = parley.CorpusEntry{ID: fmt.Sprintf("e%02d", i), Title: e.title, Content: e.content, SourceURL: &url,
-			UpdatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			Priority: priority, UpdatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	}
+	corpus = append(corpus, extra...)
 	content := map[string]string{}
 	for _, c := range corpus {
 		content[c.ID] = c.Content

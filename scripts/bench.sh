@@ -20,3 +20,6 @@ go test -run '^$' -bench BenchmarkMCPToolCall -benchtime 2000x -benchmem ./web/
 # make run's cluster, with default durability, seeded once with 100,000
 # conversations (scripts/bench-conversations.sh).
 scripts/bench-conversations.sh
+# "Improve this answer" on a tenant of 50,000 entries (db/knowledge/corrections_bench_test.go):
+# reading the form, a correction that updates its entry, one that creates it.
+go test -run '^$' -bench BenchmarkCorrectAnswer -benchtime 500x -count 3 ./db/knowledge/

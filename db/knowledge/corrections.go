@@ -16,12 +16,6 @@ import (
 // conversation's assistant answered becomes a knowledge-base entry, titled
 // with the question, and the corrections table links the entry to it.
 
-// CorrectionPriority is the priority of an entry a correction creates:
-// above the default, so that on its question it ranks above a general
-// entry matching as well (the ranking weighs a match by priority), and is
-// among the prompt's candidates of a tenant with more entries than load.
-const CorrectionPriority = 10
-
 // CorrectionSource is the source of an entry a correction creates, so that
 // the knowledge base tells it apart.
 const CorrectionSource = "correction"
@@ -124,7 +118,7 @@ func answeredQuestion(ctx context.Context, q pgbase.Querier, tenantID, conversat
 // question the corrected message replied to: it updates the entry already
 // made from that question (the same words, folded by QuestionKey), its
 // title and content, and turns it on; else it creates one within the plan's
-// corpus limit (CorrectionPriority, CorrectionSource), and links it to the
+// corpus limit (source CorrectionSource), and links it to the
 // question. One transaction under the tenant's lock, so that two
 // corrections of one question at once make one entry.
 func (d *Knowledge) CorrectAnswer(ctx context.Context, tenantID string, limit int, c Correction) (Corrected, error) {
@@ -154,7 +148,10 @@ func (d *Knowledge) CorrectAnswer(ctx context.Context, tenantID string, limit in
 				return fmt.Errorf("updating the correction: %w", err)
 			}
 		} else {
-			w.Priority, w.Source = parley.Some(CorrectionPriority), parley.Some(CorrectionSource)
+			// The default priority: the title, the question itself, ranks the
+			// entry first for it; a higher one made corrections outrank the
+			// right entries of other questions (BENCHMARKS.md).
+			w.Source = parley.Some(CorrectionSource)
 			if out.Entry, _, err = upsertCorpus(ctx, tx, tenantID, limit, w); err != nil {
 				return err
 			}

@@ -80,7 +80,7 @@ func TestCorrections(t *testing.T) {
 	}
 
 	got, err := fix(ten.ID, conv, a1, "We deliver to Lyon on Thursdays.")
-	if err != nil || !got.Created || got.Entry.Title != "Do you deliver to Lyon?" || got.Entry.Priority != knowledge.CorrectionPriority ||
+	if err != nil || !got.Created || got.Entry.Title != "Do you deliver to Lyon?" || got.Entry.Priority != knowledge.DefaultCorpusPriority ||
 		got.Entry.Source == nil || *got.Entry.Source != knowledge.CorrectionSource || got.Question != "Do you deliver to Lyon?" {
 		t.Fatalf("the first correction: %+v, %v", got, err)
 	}
