@@ -60,6 +60,7 @@ var whatChoices = []views.Option{
 	{Value: "oauth", Label: "Connected apps"},
 	{Value: "webhook", Label: "Webhooks"},
 	{Value: "settings", Label: "Settings"},
+	{Value: "knowledge", Label: "Answers improved"},
 	{Value: dbaudit.ActionDeleted, Label: "Deletions"},
 	{Value: dbaudit.ActionExported, Label: "Exports"},
 	{Value: "plan", Label: "Plan"},
