@@ -64,7 +64,7 @@ func TestChatPage(p Page, v TestChat) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"muted\">Talk to your bot in the chat your visitors see, with its welcome message and conversation starters. Under each answer, \"What the bot used\" shows the knowledge base entries it was given and the tools it ran. Test conversations are kept, marked as tests, and do not count towards your monthly conversations or your analytics. The conversation stays here when you reload the page; \"Start over\" begins a new one. Tools run for real: a form the bot fills in here creates a submission and notifies your webhooks.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"muted\">Talk to your bot in the chat your visitors see, with its welcome message and conversation starters. Under each answer, \"What the bot used\" shows the knowledge base entries it was given and the tools it ran; \"Improve this answer\" saves the right answer to your knowledge base, for the next time the question is asked. Test conversations are kept, marked as tests, and do not count towards your monthly conversations or your analytics. The conversation stays here when you reload the page; \"Start over\" begins a new one. Tools run for real: a form the bot fills in here creates a submission and notifies your webhooks.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

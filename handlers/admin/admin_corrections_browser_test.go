@@ -81,6 +81,7 @@ func TestBrowserCorrection(t *testing.T) {
 	for _, v := range webtest.AxeViolations(ctx, t, axe) {
 		t.Errorf("axe, the test chat: %s", v)
 	}
+	webtest.SaveScreenshot(ctx, t, "correction cited in the test chat phone")
 	if v := webtest.CSPViolations(ctx, t); len(v) > 0 {
 		t.Errorf("refused by the Content-Security-Policy: %v", v)
 	}
