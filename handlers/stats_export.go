@@ -31,10 +31,28 @@ const maxStatsExportRows = 1000
 
 // statsDatasets are the datasets of the stats export, each with its columns.
 var statsDatasets = map[string][]string{
-	"timeline":   {"date", "conversations", "messages"},
-	"byPage":     {"page", "conversations"},
-	"topIntents": {"question", "count"},
-	"topTools":   {"name", "calls"},
+	"timeline":            {"date", "conversations", "messages"},
+	"byPage":              {"page", "conversations"},
+	"topIntents":          {"question", "count"},
+	"topTools":            {"name", "calls"},
+	"resolutionTimeline":  append([]string{"date"}, resolutionColumns...),
+	"resolutionByChannel": append([]string{"channel"}, resolutionColumns...),
+	"resolutionBySegment": append([]string{"segment"}, resolutionColumns...),
+}
+
+// resolutionColumns are the columns of the resolution datasets after their key.
+var resolutionColumns = []string{"conversations", "resolved", "resolvedRate", "handedOff", "handedOffRate", "votesUp", "votesDown", "votesUpRate"}
+
+// resolutionRecord is a row of a resolution dataset: its key, then the
+// counts (a rate with nothing to divide by as null, an empty CSV cell).
+func resolutionRecord(key string, r listing.ResolutionCounts) []any {
+	rate := func(p *float64) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	return []any{key, r.Conversations, r.Resolved, rate(r.ResolvedRate), r.HandedOff, rate(r.HandedOffRate), r.VotesUp, r.VotesDown, rate(r.VotesUpRate)}
 }
 
 // statsRecords are the rows of one dataset, as CSV cells and as NDJSON values.
@@ -57,6 +75,18 @@ func statsRecords(st listing.ConversationStats, dataset string) [][]any {
 		for _, tl := range st.TopTools {
 			out = append(out, []any{tl.Name, tl.Calls})
 		}
+	case "resolutionTimeline":
+		for _, b := range st.Resolution.Timeline {
+			out = append(out, resolutionRecord(b.Date, b.ResolutionCounts))
+		}
+	case "resolutionByChannel":
+		for _, ch := range st.Resolution.ByChannel {
+			out = append(out, resolutionRecord(ch.Channel, ch.ResolutionCounts))
+		}
+	case "resolutionBySegment":
+		for _, sg := range st.Resolution.BySegment {
+			out = append(out, resolutionRecord(sg.Segment, sg.ResolutionCounts))
+		}
 	}
 	return out
 }
@@ -78,7 +108,7 @@ func (h *Base) WriteStatsExport(c echo.Context) error {
 	}
 	columns, ok := statsDatasets[dataset]
 	if !ok {
-		return QueryError("dataset", "must be timeline, byPage, topIntents or topTools")
+		return QueryError("dataset", "must be timeline, byPage, topIntents, topTools, resolutionTimeline, resolutionByChannel or resolutionBySegment")
 	}
 	format, err := ExportFormat(c)
 	if err != nil {
@@ -87,6 +117,9 @@ func (h *Base) WriteStatsExport(c echo.Context) error {
 	st, err := h.DB.ConversationStats(c.Request().Context(), t.ID, q)
 	if err != nil {
 		return err
+	}
+	if st.Resolution == nil {
+		st.Resolution = &listing.StatsResolution{}
 	}
 	records := statsRecords(st, dataset)
 	var buf bytes.Buffer
@@ -110,7 +143,9 @@ func (h *Base) WriteStatsExport(c echo.Context) error {
 		for _, r := range records {
 			cells := make([]string, len(r))
 			for i, v := range r {
-				cells[i] = Neutralise(fmt.Sprint(v))
+				if v != nil {
+					cells[i] = Neutralise(fmt.Sprint(v))
+				}
 			}
 			_ = w.Write(cells)
 		}

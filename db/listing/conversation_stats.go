@@ -52,6 +52,10 @@ type StatsTotals struct {
 	// (nil when none).
 	TakenOver                 int      `json:"takenOver"`
 	AvgFirstHumanReplySeconds *float64 `json:"avgFirstHumanReplySeconds"`
+	// MedianFirstHumanReplySeconds and P90FirstHumanReplySeconds are the
+	// median and 90th percentile of the same waits (nil when none).
+	MedianFirstHumanReplySeconds *float64 `json:"medianFirstHumanReplySeconds"`
+	P90FirstHumanReplySeconds    *float64 `json:"p90FirstHumanReplySeconds"`
 }
 
 // StatsSatisfaction counts the visitors' votes; Rate is positive over all
@@ -112,6 +116,8 @@ type ConversationStats struct {
 	ByPage        []StatsPage
 	TopIntents    []StatsIntent
 	AllTime       *StatsAllTime
+	// Resolution is nil from ConversationTimeline, which does not count it.
+	Resolution *StatsResolution
 }
 
 // ConversationStats computes the analytics of the tenant's conversations
@@ -187,6 +193,9 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 	if st.TopIntents, err = d.statsIntents(ctx, where, args, top); err != nil {
 		return ConversationStats{}, err
 	}
+	if st.Resolution, err = d.statsResolution(ctx, where, args, q, st.Timeline, slugs); err != nil {
+		return ConversationStats{}, err
+	}
 	return st, nil
 }
 
@@ -221,18 +230,22 @@ func (d *Listings) statsTotals(ctx context.Context, tenantID string, f Conversat
 	}
 	// The takeovers: each conversation's first reply of a person (the
 	// partial index messages_human) and the visitor's last message before it.
-	err = d.pool.QueryRow(ctx, `SELECT count(*), avg(extract(epoch FROM h.created_at - u.created_at))
+	err = d.pool.QueryRow(ctx, `SELECT count(*), avg(w.s), percentile_cont(0.5) WITHIN GROUP (ORDER BY w.s),
+			percentile_cont(0.9) WITHIN GROUP (ORDER BY w.s)
 		FROM conversations c
 		CROSS JOIN LATERAL (SELECT m.seq, m.created_at FROM messages m
 			WHERE m.conversation_id = c.id AND m.role = 'human' ORDER BY m.seq LIMIT 1) h
 		LEFT JOIN LATERAL (SELECT m.created_at FROM messages m
-			WHERE m.conversation_id = c.id AND m.role = 'user' AND m.seq < h.seq ORDER BY m.seq DESC LIMIT 1) u ON true`+where,
-		args...).Scan(&t.TakenOver, &t.AvgFirstHumanReplySeconds)
+			WHERE m.conversation_id = c.id AND m.role = 'user' AND m.seq < h.seq ORDER BY m.seq DESC LIMIT 1) u ON true
+		CROSS JOIN LATERAL (SELECT extract(epoch FROM h.created_at - u.created_at)::float8 AS s) w`+where,
+		args...).Scan(&t.TakenOver, &t.AvgFirstHumanReplySeconds, &t.MedianFirstHumanReplySeconds, &t.P90FirstHumanReplySeconds)
 	if err != nil {
 		return t, s, fmt.Errorf("counting takeovers: %w", err)
 	}
-	if a := t.AvgFirstHumanReplySeconds; a != nil {
-		*a = math.Round(*a*10) / 10
+	for _, a := range []*float64{t.AvgFirstHumanReplySeconds, t.MedianFirstHumanReplySeconds, t.P90FirstHumanReplySeconds} {
+		if a != nil {
+			*a = math.Round(*a*10) / 10
+		}
 	}
 	if t.Conversations > 0 {
 		t.AvgMessagesPerConversation = math.Round(float64(t.Messages)/float64(t.Conversations)*100) / 100

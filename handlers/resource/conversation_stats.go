@@ -30,6 +30,7 @@ type ConversationStatsJSON struct {
 	ByPage        []listing.StatsPage       `json:"byPage"`
 	TopIntents    []listing.StatsIntent     `json:"topIntents"`
 	AllTime       *listing.StatsAllTime     `json:"allTime,omitempty"`
+	Resolution    listing.StatsResolution   `json:"resolution"`
 }
 
 // TenantLocation is the tenant's time zone, UTC when it does not load
@@ -44,11 +45,15 @@ func TenantLocation(t parley.Tenant) *time.Location {
 // NewConversationStatsJSON is the stats st as the stats answer them, with
 // the window of q, their query, in loc.
 func NewConversationStatsJSON(loc *time.Location, q listing.StatsQuery, st listing.ConversationStats) ConversationStatsJSON {
-	return ConversationStatsJSON{
+	out := ConversationStatsJSON{
 		Window:       statsWindowJSON{From: q.Filter.From.In(loc), To: q.Filter.To.In(loc), Granularity: q.Granularity, Timezone: loc.String()},
 		Totals:       st.Totals,
 		Satisfaction: st.Satisfaction,
 		Timeline:     st.Timeline, ByChannel: st.ByChannel, BySegment: st.BySegment, ByStatus: st.ByStatus,
 		ByVisitorType: st.ByVisitorType, TopTools: st.TopTools, ByPage: st.ByPage, TopIntents: st.TopIntents, AllTime: st.AllTime,
 	}
+	if st.Resolution != nil {
+		out.Resolution = *st.Resolution
+	}
+	return out
 }
