@@ -89,7 +89,7 @@ func TestConversationStats(t *testing.T) {
 			w["granularity"] != "day" || w["timezone"] != "UTC" {
 			t.Errorf("window %v", w)
 		}
-		if got, want := jsonOf(body["totals"]), `{"avgFirstHumanReplySeconds":90,"avgMessagesPerConversation":2.5,"conversations":4,"escalated":1,"messages":10,"takenOver":1,"toolCallsTotal":4,"withToolCalls":3}`; got != want {
+		if got, want := jsonOf(body["totals"]), `{"avgFirstHumanReplySeconds":90,"avgMessagesPerConversation":2.5,"conversations":4,"escalated":1,"medianFirstHumanReplySeconds":90,"messages":10,"p90FirstHumanReplySeconds":90,"takenOver":1,"toolCallsTotal":4,"withToolCalls":3}`; got != want {
 			t.Errorf("totals %s, want %s", got, want)
 		}
 		if got, want := jsonOf(body["satisfaction"]), `{"negative":1,"positive":2,"rate":0.6667}`; got != want {
@@ -108,6 +108,47 @@ func TestConversationStats(t *testing.T) {
 				t.Errorf("%s %s, want %s", name, got, want)
 			}
 		}
+		// Resolved: only the agent's (answered, voted up). Handed to a
+		// person: the escalated and the one a person answered. The first
+		// has a vote down; Bonjour was never answered by the assistant.
+		res := body["resolution"].(map[string]any)
+		if got, want := jsonOf(map[string]any{"conversations": res["conversations"], "resolved": res["resolved"], "resolvedRate": res["resolvedRate"],
+			"handedOff": res["handedOff"], "handedOffRate": res["handedOffRate"], "votesUp": res["votesUp"], "votesDown": res["votesDown"], "votesUpRate": res["votesUpRate"]}),
+			`{"conversations":4,"handedOff":2,"handedOffRate":0.5,"resolved":1,"resolvedRate":0.25,"votesDown":1,"votesUp":2,"votesUpRate":0.6667}`; got != want {
+			t.Errorf("resolution %s, want %s", got, want)
+		}
+		if got, want := jsonOf(res["byChannel"]), `[{"channel":"web","conversations":2,"handedOff":1,"handedOffRate":0.5,"resolved":0,"resolvedRate":0,"votesDown":1,"votesUp":1,"votesUpRate":0.5},`+
+			`{"channel":"agent","conversations":1,"handedOff":0,"handedOffRate":0,"resolved":1,"resolvedRate":1,"votesDown":0,"votesUp":1,"votesUpRate":1},`+
+			`{"channel":"voice","conversations":1,"handedOff":1,"handedOffRate":1,"resolved":0,"resolvedRate":0,"votesDown":0,"votesUp":0,"votesUpRate":null},`+
+			`{"channel":"api","conversations":0,"handedOff":0,"handedOffRate":null,"resolved":0,"resolvedRate":null,"votesDown":0,"votesUp":0,"votesUpRate":null}]`; got != want {
+			t.Errorf("resolution by channel %s\nwant %s", got, want)
+		}
+		if got, want := jsonOf(res["bySegment"]), `[{"conversations":1,"handedOff":1,"handedOffRate":1,"resolved":0,"resolvedRate":0,"segment":"default","votesDown":0,"votesUp":0,"votesUpRate":null},`+
+			`{"conversations":1,"handedOff":0,"handedOffRate":0,"resolved":0,"resolvedRate":0,"segment":"sales","votesDown":1,"votesUp":1,"votesUpRate":0.5},`+
+			`{"conversations":2,"handedOff":1,"handedOffRate":0.5,"resolved":1,"resolvedRate":0.5,"segment":"_none","votesDown":0,"votesUp":1,"votesUpRate":1}]`; got != want {
+			t.Errorf("resolution by segment %s\nwant %s", got, want)
+		}
+		if tl := res["timeline"].([]any); len(tl) != 30 || tl[29].(map[string]any)["resolved"] != float64(1) || tl[29].(map[string]any)["handedOff"] != float64(2) {
+			t.Errorf("resolution timeline %v", tl)
+		}
+		for dataset, want := range map[string]string{
+			"resolutionByChannel": "channel,conversations,resolved,resolvedRate,handedOff,handedOffRate,votesUp,votesDown,votesUpRate\r\n" +
+				"web,2,0,0,1,0.5,1,1,0.5\r\nagent,1,1,1,0,0,1,0,1\r\nvoice,1,0,0,1,1,0,0,\r\napi,0,0,,0,,0,0,\r\n",
+			"resolutionBySegment": "segment,conversations,resolved,resolvedRate,handedOff,handedOffRate,votesUp,votesDown,votesUpRate\r\n" +
+				"default,1,0,0,1,1,0,0,\r\nsales,1,0,0,0,0,1,1,0.5\r\n_none,2,1,0.5,1,0.5,1,0,1\r\n",
+		} {
+			status, _, raw := b.GetRaw(t, "/tenants/"+ct.Slug+"/conversations/stats/export?dataset="+dataset, ct.Token)
+			if status != http.StatusOK || string(raw) != want {
+				t.Errorf("export %s: %d %q, want %q", dataset, status, raw, want)
+			}
+		}
+		status, _, raw := b.GetRaw(t, "/tenants/"+ct.Slug+"/conversations/stats/export?dataset=resolutionTimeline&format=ndjson", ct.Token)
+		if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); status != http.StatusOK || len(lines) != 30 ||
+			lines[0] != `{"conversations":0,"date":"`+today.AddDate(0, 0, -29).Format(time.DateOnly)+`","handedOff":0,"handedOffRate":null,"resolved":0,"resolvedRate":null,"votesDown":0,"votesUp":0,"votesUpRate":null}` ||
+			lines[29] != `{"conversations":4,"date":"`+today.Format(time.DateOnly)+`","handedOff":2,"handedOffRate":0.5,"resolved":1,"resolvedRate":0.25,"votesDown":1,"votesUp":2,"votesUpRate":0.6667}` {
+			t.Errorf("export resolutionTimeline: %d %q", status, raw)
+		}
+
 		dates, counts := timelineOf(body)
 		if len(dates) != 30 || dates[0] != today.AddDate(0, 0, -29).Format(time.DateOnly) || dates[29] != today.Format(time.DateOnly) || counts[29] != 4 {
 			t.Errorf("timeline %v %v", dates, counts)
@@ -117,7 +158,7 @@ func TestConversationStats(t *testing.T) {
 		}
 
 		body = b.StatsOf(t, ct, "?window=all")
-		if got, want := jsonOf(body["allTime"]), `{"satisfaction":{"negative":2,"positive":2,"rate":0.5},"totals":{"avgFirstHumanReplySeconds":90,"avgMessagesPerConversation":2.4,"conversations":5,"escalated":1,"messages":12,"takenOver":1,"toolCallsTotal":4,"withToolCalls":3}}`; got != want {
+		if got, want := jsonOf(body["allTime"]), `{"satisfaction":{"negative":2,"positive":2,"rate":0.5},"totals":{"avgFirstHumanReplySeconds":90,"avgMessagesPerConversation":2.4,"conversations":5,"escalated":1,"medianFirstHumanReplySeconds":90,"messages":12,"p90FirstHumanReplySeconds":90,"takenOver":1,"toolCallsTotal":4,"withToolCalls":3}}`; got != want {
 			t.Errorf("allTime %s, want %s", got, want)
 		}
 		body = b.StatsOf(t, ct, "?window=all&channel=web&segment=sales")
@@ -216,7 +257,7 @@ func TestConversationStats(t *testing.T) {
 		if status != http.StatusOK || string(raw) != `{"conversations":0,"date":"2026-02-01","messages":0}`+"\n"+`{"conversations":0,"date":"2026-02-02","messages":0}`+"\n" {
 			t.Errorf("empty timeline: %d %q", status, raw)
 		}
-		for q, param := range map[string]string{"?dataset=byChannel": "dataset", "?dataset=TIMELINE": "dataset", "?format=xlsx": "format",
+		for q, param := range map[string]string{"?dataset=byChannel": "dataset", "?dataset=TIMELINE": "dataset", "?dataset=resolution": "dataset", "?format=xlsx": "format",
 			"?granularity=year": "granularity", "?from=nope": "from", "?segment=nope": "segment"} {
 			status, body := b.Do(t, "GET", base+q, ct.Token, nil)
 			if status != http.StatusBadRequest || !strings.HasPrefix(fmt.Sprint(body["error"]), param+" ") || webtest.ErrorDetails(body)[param] == nil {
@@ -232,10 +273,12 @@ func TestConversationStats(t *testing.T) {
 		t.Parallel()
 		ct := b.NewConvTenant(t)
 		body := b.StatsOf(t, ct, "?from=2026-02-01&to=2026-02-03")
-		if jsonOf(body["totals"]) != `{"avgFirstHumanReplySeconds":null,"avgMessagesPerConversation":0,"conversations":0,"escalated":0,"messages":0,"takenOver":0,"toolCallsTotal":0,"withToolCalls":0}` ||
+		if jsonOf(body["totals"]) != `{"avgFirstHumanReplySeconds":null,"avgMessagesPerConversation":0,"conversations":0,"escalated":0,"medianFirstHumanReplySeconds":null,"messages":0,"p90FirstHumanReplySeconds":null,"takenOver":0,"toolCallsTotal":0,"withToolCalls":0}` ||
 			jsonOf(body["satisfaction"]) != `{"negative":0,"positive":0,"rate":null}` ||
 			jsonOf(body["timeline"]) != `[{"conversations":0,"date":"2026-02-01","messages":0},{"conversations":0,"date":"2026-02-02","messages":0},{"conversations":0,"date":"2026-02-03","messages":0}]` ||
-			jsonOf(body["topTools"]) != `[]` || jsonOf(body["byPage"]) != `[]` || jsonOf(body["topIntents"]) != `[]` || jsonOf(body["bySegment"]) != `{"default":0}` {
+			jsonOf(body["topTools"]) != `[]` || jsonOf(body["byPage"]) != `[]` || jsonOf(body["topIntents"]) != `[]` || jsonOf(body["bySegment"]) != `{"default":0}` ||
+			jsonOf(body["resolution"].(map[string]any)["bySegment"]) != `[{"conversations":0,"handedOff":0,"handedOffRate":null,"resolved":0,"resolvedRate":null,"segment":"default","votesDown":0,"votesUp":0,"votesUpRate":null}]` ||
+			len(body["resolution"].(map[string]any)["timeline"].([]any)) != 3 || body["resolution"].(map[string]any)["resolvedRate"] != nil {
 			t.Errorf("empty window %v", body)
 		}
 	})
