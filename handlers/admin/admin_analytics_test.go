@@ -117,7 +117,41 @@ func TestAdminAnalytics(t *testing.T) {
 		if href := p.Doc.Find("#by-channel a").First().AttrOr("href", ""); href != "/admin/conversations?channel=web&from=2026-03-01&to=2026-03-31" {
 			t.Errorf("channel link %q", href)
 		}
-		for _, ds := range []string{"timeline", "topTools", "byPage", "topIntents"} {
+		// Resolved by the assistant: the five with only a vote up; handed
+		// to a person: the escalated one.
+		for sel, want := range map[string]string{"#resolution-rate": "50%", "#handed-off-rate": "10%", "#resolution-votes": "67%"} {
+			if got := p.Text(sel); got != want {
+				t.Errorf("%s = %q, want %q", sel, got, want)
+			}
+		}
+		if p.Doc.Find("#median-first-reply").Length() != 0 {
+			t.Errorf("a median wait is shown with nothing taken over")
+		}
+		if n := p.Doc.Find("#resolution-timeline-table tbody tr").Length(); n != 31 {
+			t.Errorf("resolution table has %d rows, want 31", n)
+		}
+		if n := p.Doc.Find("#resolution-chart svg polyline.series-a").Length(); n != 10 {
+			t.Errorf("%d strokes of the resolution rate, want 10 (one per day with conversations)", n)
+		}
+		cells := func(sel, row string) []string {
+			var out []string
+			p.Doc.Find(sel + " tbody tr").Each(func(_ int, r *goquery.Selection) {
+				if strings.TrimSpace(r.Find("th").Text()) == row {
+					r.Find("td").Each(func(_ int, td *goquery.Selection) { out = append(out, strings.Join(strings.Fields(td.Text()), " ")) })
+				}
+			})
+			return out
+		}
+		if got := strings.Join(cells("#resolution-by-channel", "Chat widget"), " | "); got != "8 | 50% (4) | 13% (1) | 67% helpful (8 of 12)" {
+			t.Errorf("resolution of the widget %q", got)
+		}
+		if got := strings.Join(cells("#resolution-by-channel", "AI agent"), " | "); got != "0 | – (0) | – (0) | –" {
+			t.Errorf("resolution of the agents %q", got)
+		}
+		if got := strings.Join(cells("#resolution-by-segment", "Sales"), " | "); got != "1 | 0% (0) | 0% (0) | 50% helpful (1 of 2)" {
+			t.Errorf("resolution of sales %q", got)
+		}
+		for _, ds := range []string{"timeline", "topTools", "byPage", "topIntents", "resolutionTimeline", "resolutionByChannel", "resolutionBySegment"} {
 			if href := p.Doc.Find("#export-"+ds).AttrOr("href", ""); !strings.Contains(href, "dataset="+ds) || !strings.Contains(href, "from=2026-03-01") {
 				t.Errorf("export %s: %q", ds, href)
 			}
@@ -142,6 +176,10 @@ func TestAdminAnalytics(t *testing.T) {
 		p = c.As(t).Get("/admin/analytics/export?from=2026-03-01&to=2026-03-31&dataset=topTools")
 		if p.Status != http.StatusOK || p.Body != "name,calls\r\nproduct_search,4\r\n" {
 			t.Errorf("top tools: %d %q", p.Status, p.Body)
+		}
+		p = c.As(t).Get("/admin/analytics/export?from=2026-03-01&to=2026-03-31&dataset=resolutionByChannel")
+		if p.Status != http.StatusOK || !strings.HasPrefix(p.Body, "channel,conversations,resolved,resolvedRate,handedOff,handedOffRate,votesUp,votesDown,votesUpRate\r\nweb,8,4,0.5,1,0.125,8,4,0.6667\r\n") {
+			t.Errorf("resolution by channel: %d %q", p.Status, p.Body)
 		}
 		if p := c.As(t).Get("/admin/analytics/export?dataset=nope"); p.Status != http.StatusBadRequest {
 			t.Errorf("an unknown dataset: %d", p.Status)

@@ -133,6 +133,13 @@ func (h *Leads) ShowAnalyticsPage(c echo.Context) error {
 	for _, in := range st.TopIntents {
 		v.TopIntents = append(v.TopIntents, views.Bar{Label: in.Question, Value: in.Count})
 	}
+	if st.Resolution != nil {
+		v.Resolution = handlers.ResolutionView(*st.Resolution, v.Timeline.Labels, views.ConversationChannels, segments,
+			func(key, value string) string { return inboxLink(window, key, value) })
+		if m, p90 := tt.MedianFirstHumanReplySeconds, tt.P90FirstHumanReplySeconds; m != nil && p90 != nil {
+			v.Resolution.MedianWait, v.Resolution.P90Wait = waitText(time.Duration(*m*float64(time.Second))), waitText(time.Duration(*p90*float64(time.Second)))
+		}
+	}
 	return handlers.Render(c, http.StatusOK, views.AnalyticsPage(dash.Page(c, h.Sessions, "Analytics", "analytics"), v))
 }
 
