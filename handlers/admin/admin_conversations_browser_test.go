@@ -134,6 +134,27 @@ func TestBrowserAnalytics(t *testing.T) {
 	if over := webtest.MustRunStep(ctx, t, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
 		t.Errorf("the phone scrolls sideways by %d px", over)
 	}
+	// How conversations ended, on the phone: the rate chart with a stroke
+	// per day with conversations, its table, the tables by channel and by
+	// segment, and axe-core passing over the whole page.
+	if n := webtest.MustRunStep(ctx, t, "resolution strokes", chromedp.Evaluate[int](`document.querySelectorAll('#resolution-chart svg polyline.series-a').length`)); n != 10 {
+		t.Errorf("%d strokes of the resolution rate, want 10", n)
+	}
+	if got := webtest.MustRunStep(ctx, t, "resolution rate", chromedp.Text(chromedp.ID("resolution-rate"))); got != "50%" {
+		t.Errorf("resolved by the assistant %q, want 50%%", got)
+	}
+	webtest.MustStep(t, "opening the resolution table", chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#resolution-chart summary")),
+		chromedp.ScrollIntoView(chromedp.ID("resolution-by-channel"))))
+	if rows := webtest.MustRunStep(ctx, t, "resolution rows", chromedp.Evaluate[[]int](`['resolution-timeline-table', 'resolution-by-channel', 'resolution-by-segment']
+		.map(id => [...document.querySelectorAll('#' + id + ' tbody tr')].filter(r => r.getBoundingClientRect().height > 0).length)`)); len(rows) != 3 || rows[0] != 31 || rows[1] != 4 || rows[2] != 3 {
+		t.Errorf("visible rows of the resolution tables %v, want 31 days, 4 channels, 3 segments (sales, default, none)", rows)
+	}
+	if over := webtest.MustRunStep(ctx, t, "width with the tables", chromedp.Evaluate[int](`document.documentElement.scrollWidth - innerWidth`)); over > 0 {
+		t.Errorf("the phone scrolls sideways by %d px with the resolution tables open", over)
+	}
+	for _, v := range webtest.AxeViolations(ctx, t, webtest.AxeScript(t)) {
+		t.Errorf("analytics on a phone: axe: %s", v)
+	}
 	webtest.SaveScreenshot(ctx, t, "analytics month phone")
 	webtest.MustStep(t, "by week", chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chooseOption("granularity", "week")))
 	webtest.SubmitForm(ctx, t, "#apply-filters")
