@@ -26,6 +26,10 @@ type StatsQuery struct {
 	AllTime     bool
 	// Top is how many entries topTools, byPage and topIntents keep (StatsTop when 0).
 	Top int
+
+	// noResolution leaves Resolution out: the benchmark's "before", the
+	// stats as they were without it.
+	noResolution bool
 }
 
 // maxQuestionRunes bounds the wording shown for an intent.
@@ -193,8 +197,10 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 	if st.TopIntents, err = d.statsIntents(ctx, where, args, top); err != nil {
 		return ConversationStats{}, err
 	}
-	if st.Resolution, err = d.statsResolution(ctx, where, args, q, st.Timeline, slugs); err != nil {
-		return ConversationStats{}, err
+	if !q.noResolution {
+		if st.Resolution, err = d.statsResolution(ctx, where, args, q, st.Timeline, slugs); err != nil {
+			return ConversationStats{}, err
+		}
 	}
 	return st, nil
 }
