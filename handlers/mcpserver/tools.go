@@ -460,7 +460,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				return map[string]any{"message": resource.NewConversationMessageJSON(m)}, nil
 			}},
 		{Name: "conversation_stats", Scope: auth.ScopeMCPConversationsRead, ReadOnly: true,
-			Description: "Conversation analytics over a window (default the last 30 days, at most a year) in the tenant's time zone: totals, satisfaction, timeline, breakdowns, top tools, pages and questions.",
+			Description: "Conversation analytics over a window (default the last 30 days, at most a year) in the tenant's time zone: totals, satisfaction, timeline, breakdowns, top tools, pages and questions, and resolution: the share resolved by the assistant, the share handed to a person and the votes, by bucket, channel and segment.",
 			Input:       object(statsProps),
 			Run: func(ctx context.Context, t parley.Tenant, _ auth.Principal, args map[string]json.RawMessage) (any, error) {
 				l := parley.StatsListing{Scope: parley.ConversationScope{Location: resource.TenantLocation(t)}}
