@@ -2,6 +2,8 @@
 -- What the analytics' resolution rate reads of a conversation without
 -- opening its messages (issue 40):
 --   answered           the assistant answered in it at least once
+--   person_replied     a person of the team replied in it (a message of role
+--                      'human'), even once it went back to the assistant
 --   repeated_question  the visitor asked the same or nearly the same question
 --                      again: a message of theirs whose question key
 --                      (question_key: first line, lower-cased, runs of spaces
@@ -13,6 +15,7 @@
 -- message (chat, API, takeover, seeding) keeps them, and never cleared.
 ALTER TABLE conversations
     ADD COLUMN answered          boolean NOT NULL DEFAULT false,
+    ADD COLUMN person_replied    boolean NOT NULL DEFAULT false,
     ADD COLUMN repeated_question boolean NOT NULL DEFAULT false;
 
 -- +goose StatementBegin
@@ -28,6 +31,8 @@ DECLARE
 BEGIN
     IF NEW.role = 'assistant' THEN
         UPDATE conversations SET answered = true WHERE id = NEW.conversation_id AND NOT answered;
+    ELSIF NEW.role = 'human' THEN
+        UPDATE conversations SET person_replied = true WHERE id = NEW.conversation_id AND NOT person_replied;
     ELSE
         k := question_key(NEW.content);
         IF char_length(k) >= 15 AND k LIKE '% % %' AND EXISTS (
@@ -43,11 +48,13 @@ END $$;
 -- +goose StatementEnd
 
 CREATE TRIGGER messages_resolution AFTER INSERT ON messages
-    FOR EACH ROW WHEN (NEW.role IN ('user', 'assistant')) EXECUTE FUNCTION messages_resolution();
+    FOR EACH ROW WHEN (NEW.role IN ('user', 'assistant', 'human')) EXECUTE FUNCTION messages_resolution();
 
 -- The conversations stored before it.
 UPDATE conversations c SET answered = true
     WHERE EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant');
+UPDATE conversations c SET person_replied = true
+    WHERE EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'human');
 UPDATE conversations c SET repeated_question = true
     WHERE EXISTS (SELECT 1 FROM messages a JOIN messages b ON b.conversation_id = a.conversation_id AND b.seq < a.seq
         WHERE a.conversation_id = c.id AND a.role = 'user' AND b.role = 'user'
@@ -58,4 +65,4 @@ UPDATE conversations c SET repeated_question = true
 DROP TRIGGER messages_resolution ON messages;
 DROP FUNCTION messages_resolution();
 DROP FUNCTION question_key(text);
-ALTER TABLE conversations DROP COLUMN answered, DROP COLUMN repeated_question;
+ALTER TABLE conversations DROP COLUMN answered, DROP COLUMN person_replied, DROP COLUMN repeated_question;

@@ -2,12 +2,8 @@ package listing
 
 import (
 	"cmp"
-	"context"
-	"fmt"
 	"math"
 	"slices"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
 )
@@ -81,69 +77,67 @@ func (r ResolutionCounts) withRates() ResolutionCounts {
 
 // handedOffSQL is true of a conversation c handed to a person: escalated
 // (the stats' escalated count), held by a person, or with a person's reply
-// (the partial index messages_human).
-const handedOffSQL = `(c.status IN ('ESCALATED', 'HUMAN') OR c.escalated_at IS NOT NULL OR c.taken_at IS NOT NULL
-	OR EXISTS (SELECT 1 FROM messages hm WHERE hm.conversation_id = c.id AND hm.role = 'human'))`
+// (person_replied, which the trigger of migration 00058 keeps, so that no
+// message is read).
+const handedOffSQL = `(c.status IN ('ESCALATED', 'HUMAN') OR c.escalated_at IS NOT NULL OR c.taken_at IS NOT NULL OR c.person_replied)`
 
-// statsResolution counts the outcomes of the window's conversations in one
-// scan, grouped four ways: all, by bucket of timeline (whose dates it
-// keeps, every bucket present), by channel (every channel present) and by
+// outcomeColumnsSQL are the aggregates of the outcomes of a group of
+// conversations c, added to the breakdowns' and the timeline's scans:
+// resolved, handed_off, votes_up and votes_down.
+const outcomeColumnsSQL = `count(*) FILTER (WHERE c.answered AND NOT ` + handedOffSQL + ` AND c.feedback_negative = 0 AND NOT c.repeated_question) AS resolved,
+	count(*) FILTER (WHERE ` + handedOffSQL + `) AS handed_off,
+	coalesce(sum(c.feedback_positive), 0)::int AS votes_up, coalesce(sum(c.feedback_negative), 0)::int AS votes_down`
+
+// add adds o to r.
+func (r *ResolutionCounts) add(o ResolutionCounts) {
+	r.Conversations += o.Conversations
+	r.Resolved += o.Resolved
+	r.HandedOff += o.HandedOff
+	r.VotesUp += o.VotesUp
+	r.VotesDown += o.VotesDown
+}
+
+// outcomes sum the outcomes of the breakdowns' groups by channel and by
+// segment.
+type outcomes struct {
+	all                ResolutionCounts
+	channels, segments map[string]ResolutionCounts
+}
+
+func newOutcomes() *outcomes {
+	return &outcomes{channels: map[string]ResolutionCounts{}, segments: map[string]ResolutionCounts{}}
+}
+
+// add counts the group o of channel and segment.
+func (s *outcomes) add(channel, segment string, o ResolutionCounts) {
+	s.all.add(o)
+	c, g := s.channels[channel], s.segments[segment]
+	c.add(o)
+	g.add(o)
+	s.channels[channel], s.segments[segment] = c, g
+}
+
+// resolution is the stats' resolution: overall, by bucket of timeline
+// (every bucket present), by channel (every channel present) and by
 // segment (every one of slugs present, NoSegment when there are some).
-func (d *Listings) statsResolution(ctx context.Context, where string, args []any, q StatsQuery, timeline []StatsBucket, slugs []string) (*StatsResolution, error) {
-	args = slices.Clone(args)
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	g, tz := arg(q.Granularity), arg(q.Location)
-	rows, _ := d.pool.Query(ctx, `SELECT grouping(r.bucket, r.channel, r.segment), coalesce(to_char(r.bucket, 'YYYY-MM-DD'), ''),
-			coalesce(r.channel, ''), coalesce(r.segment, ''), count(*), count(*) FILTER (WHERE r.resolved),
-			count(*) FILTER (WHERE r.handed), coalesce(sum(r.up), 0)::int, coalesce(sum(r.down), 0)::int
-		FROM (SELECT date_trunc(`+g+`, c.created_at AT TIME ZONE `+tz+`) AS bucket, c.channel::text AS channel,
-				coalesce(s.slug::text, '`+NoSegment+`') AS segment, c.feedback_positive AS up, c.feedback_negative AS down,
-				h.handed, c.answered AND NOT h.handed AND c.feedback_negative = 0 AND NOT c.repeated_question AS resolved
-			FROM conversations c LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id
-			CROSS JOIN LATERAL (SELECT `+handedOffSQL+` AS handed) h`+where+`) r
-		GROUP BY GROUPING SETS ((), (r.bucket), (r.channel), (r.segment))`, args...)
-	res := &StatsResolution{}
-	buckets, channels, segments := map[string]ResolutionCounts{}, map[string]ResolutionCounts{}, map[string]ResolutionCounts{}
-	var grouping int
-	var date, channel, segment string
-	var n ResolutionCounts
-	if _, err := pgx.ForEachRow(rows, []any{&grouping, &date, &channel, &segment, &n.Conversations, &n.Resolved, &n.HandedOff, &n.VotesUp, &n.VotesDown}, func() error {
-		// grouping's bits, most significant first: bucket, channel, segment
-		// (1 when not grouped by it).
-		switch grouping {
-		case 0b111:
-			res.ResolutionCounts = n.withRates()
-		case 0b011:
-			buckets[date] = n.withRates()
-		case 0b101:
-			channels[channel] = n.withRates()
-		case 0b110:
-			segments[segment] = n.withRates()
-		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("counting resolutions: %w", err)
-	}
-	res.ResolutionCounts = res.withRates()
+func (s *outcomes) resolution(timeline []StatsBucket, slugs []string) *StatsResolution {
+	res := &StatsResolution{ResolutionCounts: s.all.withRates()}
 	res.Timeline = make([]ResolutionBucket, 0, len(timeline))
 	for _, b := range timeline {
-		res.Timeline = append(res.Timeline, ResolutionBucket{Date: b.Date, ResolutionCounts: buckets[b.Date].withRates()})
+		res.Timeline = append(res.Timeline, ResolutionBucket{Date: b.Date, ResolutionCounts: b.outcomes.withRates()})
 	}
 	res.ByChannel = []ResolutionChannel{}
 	for _, ch := range []string{parley.ChannelWeb, parley.ChannelAgent, parley.ChannelVoice, parley.ChannelAPI} {
-		res.ByChannel = append(res.ByChannel, ResolutionChannel{Channel: ch, ResolutionCounts: channels[ch].withRates()})
+		res.ByChannel = append(res.ByChannel, ResolutionChannel{Channel: ch, ResolutionCounts: s.channels[ch].withRates()})
 	}
-	for _, s := range slugs {
-		if _, ok := segments[s]; !ok {
-			segments[s] = ResolutionCounts{}.withRates()
+	for _, slug := range slugs {
+		if _, ok := s.segments[slug]; !ok {
+			s.segments[slug] = ResolutionCounts{}
 		}
 	}
 	res.BySegment = []ResolutionSegment{}
-	for s, c := range segments {
-		res.BySegment = append(res.BySegment, ResolutionSegment{Segment: s, ResolutionCounts: c})
+	for slug, c := range s.segments {
+		res.BySegment = append(res.BySegment, ResolutionSegment{Segment: slug, ResolutionCounts: c.withRates()})
 	}
 	// Most conversations first, then by slug; conversations without a
 	// segment last.
@@ -151,7 +145,7 @@ func (d *Listings) statsResolution(ctx context.Context, where string, args []any
 		return cmp.Or(cmp.Compare(boolInt(a.Segment == NoSegment), boolInt(b.Segment == NoSegment)),
 			cmp.Compare(b.Conversations, a.Conversations), cmp.Compare(a.Segment, b.Segment))
 	})
-	return res, nil
+	return res
 }
 
 // boolInt is 1 for true, 0 for false.

@@ -76,6 +76,8 @@ type StatsBucket struct {
 	Date          string `json:"date"`
 	Conversations int    `json:"conversations"`
 	Messages      int    `json:"messages"`
+	// outcomes are the bucket's counts of the resolution's timeline.
+	outcomes ResolutionCounts
 }
 
 // StatsTool is a tool and how many times it ran.
@@ -158,16 +160,22 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 	for _, s := range slugs {
 		st.BySegment[s] = 0
 	}
-	rows, _ = d.pool.Query(ctx, `SELECT c.channel, c.status, c.visitor_type, coalesce(s.slug, '`+NoSegment+`'), count(*)
+	// The same scan counts the outcomes by channel and segment, for the
+	// resolution.
+	outcomes := newOutcomes()
+	rows, _ = d.pool.Query(ctx, `SELECT c.channel, c.status, c.visitor_type, coalesce(s.slug, '`+NoSegment+`'), count(*), `+outcomeColumnsSQL+`
 		FROM conversations c LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id`+where+
 		` GROUP BY 1, 2, 3, 4`, args...)
 	var channel, status, visitorType, segment string
 	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&channel, &status, &visitorType, &segment, &n}, func() error {
+	var o ResolutionCounts
+	if _, err := pgx.ForEachRow(rows, []any{&channel, &status, &visitorType, &segment, &n, &o.Resolved, &o.HandedOff, &o.VotesUp, &o.VotesDown}, func() error {
 		st.ByChannel[channel] += n
 		st.ByStatus[status] += n
 		st.ByVisitorType[visitorType] += n
 		st.BySegment[segment] += n
+		o.Conversations = n
+		outcomes.add(channel, segment, o)
 		return nil
 	}); err != nil {
 		return ConversationStats{}, fmt.Errorf("counting conversations by kind: %w", err)
@@ -198,9 +206,7 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 		return ConversationStats{}, err
 	}
 	if !q.noResolution {
-		if st.Resolution, err = d.statsResolution(ctx, where, args, q, st.Timeline, slugs); err != nil {
-			return ConversationStats{}, err
-		}
+		st.Resolution = outcomes.resolution(st.Timeline, slugs)
 	}
 	return st, nil
 }
@@ -279,12 +285,19 @@ func (d *Listings) statsTimeline(ctx context.Context, where string, args []any, 
 				(`+to+`::timestamptz AT TIME ZONE `+tz+`) - interval '1 microsecond', ('1 ' || `+g+`)::interval) AS bucket),
 		counts AS (
 			SELECT date_trunc(`+g+`, c.created_at AT TIME ZONE `+tz+`) AS bucket, count(*) AS conversations,
-				sum(c.message_count) AS messages
+				sum(c.message_count) AS messages, `+outcomeColumnsSQL+`
 			FROM conversations c`+where+` GROUP BY 1)
-		SELECT to_char(b.bucket, 'YYYY-MM-DD'), coalesce(counts.conversations, 0), coalesce(counts.messages, 0)::int
+		SELECT to_char(b.bucket, 'YYYY-MM-DD'), coalesce(counts.conversations, 0), coalesce(counts.messages, 0)::int,
+			coalesce(counts.resolved, 0), coalesce(counts.handed_off, 0), coalesce(counts.votes_up, 0), coalesce(counts.votes_down, 0)
 		FROM b LEFT JOIN counts USING (bucket) ORDER BY b.bucket`, args...)
-	buckets, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StatsBucket])
-	if err != nil {
+	var buckets []StatsBucket
+	var sb StatsBucket
+	o := &sb.outcomes
+	if _, err := pgx.ForEachRow(rows, []any{&sb.Date, &sb.Conversations, &sb.Messages, &o.Resolved, &o.HandedOff, &o.VotesUp, &o.VotesDown}, func() error {
+		o.Conversations = sb.Conversations
+		buckets = append(buckets, sb)
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("counting the timeline: %w", err)
 	}
 	return buckets, nil
