@@ -88,6 +88,15 @@ const outcomeColumnsSQL = `count(*) FILTER (WHERE c.answered AND NOT ` + handedO
 	count(*) FILTER (WHERE ` + handedOffSQL + `) AS handed_off,
 	coalesce(sum(c.feedback_positive), 0)::int AS votes_up, coalesce(sum(c.feedback_negative), 0)::int AS votes_down`
 
+// outcomeColumns are outcomeColumnsSQL, or zeros when q computes no
+// resolution (the overview's timeline, the benchmark's "before").
+func outcomeColumns(q StatsQuery) string {
+	if q.noResolution {
+		return `0 AS resolved, 0 AS handed_off, 0 AS votes_up, 0 AS votes_down`
+	}
+	return outcomeColumnsSQL
+}
+
 // add adds o to r.
 func (r *ResolutionCounts) add(o ResolutionCounts) {
 	r.Conversations += o.Conversations

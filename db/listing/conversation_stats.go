@@ -27,8 +27,9 @@ type StatsQuery struct {
 	// Top is how many entries topTools, byPage and topIntents keep (StatsTop when 0).
 	Top int
 
-	// noResolution leaves Resolution out: the benchmark's "before", the
-	// stats as they were without it.
+	// noResolution leaves Resolution out, and its counts out of the SQL:
+	// the overview's timeline, and the benchmark's "before", the stats as
+	// they were without it.
 	noResolution bool
 }
 
@@ -163,7 +164,7 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 	// The same scan counts the outcomes by channel and segment, for the
 	// resolution.
 	outcomes := newOutcomes()
-	rows, _ = d.pool.Query(ctx, `SELECT c.channel, c.status, c.visitor_type, coalesce(s.slug, '`+NoSegment+`'), count(*), `+outcomeColumnsSQL+`
+	rows, _ = d.pool.Query(ctx, `SELECT c.channel, c.status, c.visitor_type, coalesce(s.slug, '`+NoSegment+`'), count(*), `+outcomeColumns(q)+`
 		FROM conversations c LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id`+where+
 		` GROUP BY 1, 2, 3, 4`, args...)
 	var channel, status, visitorType, segment string
@@ -215,6 +216,7 @@ func (d *Listings) ConversationStats(ctx context.Context, tenantID string, q Sta
 // of the query's window: what the dashboard's overview shows on every visit,
 // without the breakdowns and the grouping of intents.
 func (d *Listings) ConversationTimeline(ctx context.Context, tenantID string, q StatsQuery) (ConversationStats, error) {
+	q.noResolution = true
 	var st ConversationStats
 	var err error
 	if st.Totals, st.Satisfaction, err = d.statsTotals(ctx, tenantID, q.Filter); err != nil {
@@ -285,7 +287,7 @@ func (d *Listings) statsTimeline(ctx context.Context, where string, args []any, 
 				(`+to+`::timestamptz AT TIME ZONE `+tz+`) - interval '1 microsecond', ('1 ' || `+g+`)::interval) AS bucket),
 		counts AS (
 			SELECT date_trunc(`+g+`, c.created_at AT TIME ZONE `+tz+`) AS bucket, count(*) AS conversations,
-				sum(c.message_count) AS messages, `+outcomeColumnsSQL+`
+				sum(c.message_count) AS messages, `+outcomeColumns(q)+`
 			FROM conversations c`+where+` GROUP BY 1)
 		SELECT to_char(b.bucket, 'YYYY-MM-DD'), coalesce(counts.conversations, 0), coalesce(counts.messages, 0)::int,
 			coalesce(counts.resolved, 0), coalesce(counts.handed_off, 0), coalesce(counts.votes_up, 0), coalesce(counts.votes_down, 0)
