@@ -25,6 +25,7 @@ import (
 	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/admin/signup"
 	"github.com/parley/parley/handlers/admin/team"
+	"github.com/parley/parley/handlers/admin/testset"
 	"github.com/parley/parley/handlers/admin/tools"
 	"github.com/parley/parley/handlers/admin/voice"
 )
@@ -47,6 +48,7 @@ type Handler struct {
 	Audit        *audit.Audit
 	Origins      *origins.Origins
 	Scripting    *scripting.Scripting
+	Tests        *testset.Tests
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -69,6 +71,7 @@ func New(b *handlers.Base) *Handler {
 		Audit:        audit.New(b),
 		Origins:      origins.New(b),
 		Scripting:    scripting.New(b),
+		Tests:        testset.New(b),
 	}
 }
 
