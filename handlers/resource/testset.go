@@ -116,6 +116,8 @@ type TestResultJSON struct {
 	Change         *string `json:"change"`
 	PreviousStatus *string `json:"previousStatus"`
 	DurationMS     *int    `json:"durationMs"`
+	// ConversationID is the test conversation the question was asked in.
+	ConversationID *string `json:"conversationId"`
 }
 
 // NewTestRunJSON is run's representation with its results (none: nil).
@@ -131,7 +133,7 @@ func NewTestRunJSON(run testset.Run, results []testset.Result) TestRunJSON {
 	}
 	for i, r := range results {
 		rj := TestResultJSON{CaseID: r.CaseID, Question: r.Question, Status: r.Status, Answer: r.Answer, Checks: r.Checks,
-			Error: r.Error, PreviousStatus: r.Previous, DurationMS: r.DurationMS, Sources: r.Sources}
+			Error: r.Error, PreviousStatus: r.Previous, DurationMS: r.DurationMS, Sources: r.Sources, ConversationID: r.ConversationID}
 		if rj.Checks == nil {
 			rj.Checks = []testset.Check{}
 		}
