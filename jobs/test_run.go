@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -41,6 +42,9 @@ type TestRunWorker struct {
 	Runner TestRunner
 	// Now is the clock of the run's end; nil means time.Now.
 	Now func() time.Time
+	// Budget is how long one working starts new questions; 0 means
+	// TestRunBudget.
+	Budget time.Duration
 }
 
 func (w *TestRunWorker) now() time.Time {
@@ -108,7 +112,7 @@ func (w *TestRunWorker) work(ctx context.Context, a testset.RunArgs) error {
 		}
 		return s, err
 	}
-	deadline := time.Now().Add(TestRunBudget)
+	deadline := time.Now().Add(cmp.Or(w.Budget, TestRunBudget))
 	next := make(chan testset.Result)
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
@@ -127,7 +131,9 @@ func (w *TestRunWorker) work(ctx context.Context, a testset.RunArgs) error {
 	}
 	left := 0
 	for i, q := range pending {
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		// The first question is always asked, so that a run moves on
+		// however slow its answers.
+		if ctx.Err() != nil || (i > 0 && time.Now().After(deadline)) {
 			left = len(pending) - i
 			break
 		}

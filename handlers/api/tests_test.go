@@ -202,6 +202,27 @@ func TestTestSetAPI(t *testing.T) {
 			t.Errorf("runs %v", runs)
 		}
 
+		// The model as a judge: it finds "two years" in "24 months", which
+		// plain matching cannot; its verdict decides, recorded beside the
+		// plain match's. A verdict that is neither yes nor no leaves the
+		// decision to the plain match.
+		model.Push(llmtest.Turn{Text: []string{"Your bike is covered for 24 months."}}, llmtest.Turn{Text: []string{"YES"}},
+			llmtest.Turn{Text: []string{"Maybe"}})
+		asked := len(model.Requests())
+		run = b.MustDo(t, 202, "POST", path+"/runs", ten.Token, map[string]any{"judge": true})
+		judged, _ := awaitRun(t, b, ten.Slug, ten.Token, run["id"].(string))
+		r = judged["results"].([]any)[0].(map[string]any)
+		checks := r["checks"].([]any)
+		must, mustNot := checks[0].(map[string]any), checks[1].(map[string]any)
+		if judged["judge"] != true || r["status"] != "passed" || must["found"] != false || must["judged"] != true || must["passed"] != true ||
+			mustNot["judged"] != nil || mustNot["judgeError"] == nil || mustNot["passed"] != true {
+			t.Fatalf("judged run: %v", judged)
+		}
+		if reqs := model.Requests()[asked:]; len(reqs) != 3 || !strings.Contains(string(reqs[1].Chat.Messages[0].Content), "YES") ||
+			!strings.Contains(string(reqs[1].Chat.Messages[1].Content), "Fact: two years") {
+			t.Errorf("the judge was asked %d times: %+v", len(reqs)-1, reqs)
+		}
+
 		// One run at a time: a second start while the model stalls.
 		model.Push(llmtest.Turn{Stall: true})
 		run = b.MustDo(t, 202, "POST", path+"/runs", ten.Token, nil)
