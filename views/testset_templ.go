@@ -483,7 +483,7 @@ func testRunForm(p Page, v TestSetView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if len(v.Cases) == 0 || (v.Run != nil && v.Run.Running) {
+		if len(v.Cases) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, " disabled")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

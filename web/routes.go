@@ -103,7 +103,7 @@ func (s *Server) routes() {
 	api.GET("/tests", s.API.Tests.ListTests, requireScope(auth.ScopeCorpusRead))
 	api.POST("/tests", s.API.Tests.CreateTest, requireScope(auth.ScopeCorpusWrite), requireJSON)
 	api.GET("/tests/runs", s.API.Tests.ListTestRuns, requireScope(auth.ScopeCorpusRead))
-	api.POST("/tests/runs", s.API.Tests.StartTestRun, requireScope(auth.ScopeCorpusWrite))
+	api.POST("/tests/runs", s.API.Tests.StartTestRun, requireScope(auth.ScopeCorpusWrite), requireJSON)
 	api.GET("/tests/runs/:id", s.API.Tests.ShowTestRun, requireScope(auth.ScopeCorpusRead))
 	api.GET("/tests/:id", s.API.Tests.ShowTest, requireScope(auth.ScopeCorpusRead))
 	api.PUT("/tests/:id", s.API.Tests.UpdateTest, requireScope(auth.ScopeCorpusWrite), requireJSON)
