@@ -31,6 +31,7 @@ import (
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/origins"
+	"github.com/parley/parley/db/testset"
 	"github.com/parley/parley/db/typing"
 	"github.com/parley/parley/db/visitors"
 	"github.com/parley/parley/db/webhooks"
@@ -57,6 +58,7 @@ type DB struct {
 	*business.Business
 	*typing.Typing
 	*origins.Origins
+	*testset.Store
 	*audit.Log
 }
 
@@ -156,6 +158,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
 		Business:  business.New(pool),
 		Typing:    typing.New(pool, ConversationChannel),
 		Origins:   origins.New(pool),
+		Store:     testset.New(pool, c),
 		Log:       audit.New(pool),
 	}, nil
 }

@@ -217,7 +217,7 @@ func TestCorpusSyncScan(t *testing.T) {
 	})
 
 	t.Run("RefreshJobsAreUnique", func(t *testing.T) {
-		client, err := NewClient(due.store, nil, allowLoopback, Mail{}, Embeddings{}, slog.New(slog.NewTextHandler(io.Discard, nil)), Timing{}, Observers{})
+		client, err := NewClient(due.store, nil, allowLoopback, Mail{}, Embeddings{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), Timing{}, Observers{})
 		if err != nil {
 			t.Fatal(err)
 		}

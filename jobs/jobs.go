@@ -17,6 +17,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/deliveryargs"
+	"github.com/parley/parley/db/testset"
 	"github.com/parley/parley/db/webhooks"
 )
 
@@ -63,10 +64,11 @@ type Observers struct {
 
 // NewClient builds the River client with every worker and periodic job;
 // outgoing requests go through guard, email through m, the corpus's
-// embeddings to embed (none: no embedding jobs); obs is told what they did;
+// embeddings to embed (none: no embedding jobs), the questions of test
+// runs to tests (nil: a run ends at once, failed); obs is told what they did;
 // mw is River's middleware around the jobs worked and inserted (the
 // traces').
-func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, logger *slog.Logger, timing Timing, obs Observers, mw ...rivertype.Middleware) (*river.Client[pgx.Tx], error) {
+func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed Embeddings, tests TestRunner, logger *slog.Logger, timing Timing, obs Observers, mw ...rivertype.Middleware) (*river.Client[pgx.Tx], error) {
 	deliveryTimeout := cmp.Or(timing.DeliveryTimeout, DeliveryTimeout)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &CounterCleanupWorker{DB: store})
@@ -83,6 +85,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 	river.AddWorker(workers, &NobodyCameMailWorker{DB: store, Mail: m})
 	river.AddWorker(workers, &WebhookDeliveryWorker{DB: store, Box: box, Client: DeliveryClient(guard, deliveryTimeout),
 		Logger: logger, DeliveryTimeout: deliveryTimeout, RetryDelays: timing.RetryDelays, Observer: obs.Deliveries})
+	river.AddWorker(workers, &TestRunWorker{DB: store, Runner: tests, Now: m.Now})
 	addEmbedWorkers(workers, store, embed)
 	client, err := river.NewClient(riverpgxv5.New(store.Pool()), &river.Config{
 		Logger: logger,
@@ -90,6 +93,7 @@ func NewClient(store *db.DB, box *auth.Box, guard *outbound.Guard, m Mail, embed
 			river.QueueDefault: {MaxWorkers: 20},
 			deliveryargs.Queue: {MaxWorkers: WebhookWorkers},
 			MailQueue:          {MaxWorkers: 5},
+			testset.Queue:      {MaxWorkers: TestRunQueueWorkers},
 		},
 		Workers:              workers,
 		Middleware:           mw,

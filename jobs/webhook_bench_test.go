@@ -120,7 +120,7 @@ func newWebhookBench(b *testing.B) *webhookBench {
 	w.endpointID = ep.ID
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	guard := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
-	if w.client, err = NewClient(store, box, guard, Mail{}, Embeddings{}, logger, Timing{}, Observers{}); err != nil {
+	if w.client, err = NewClient(store, box, guard, Mail{}, Embeddings{}, nil, logger, Timing{}, Observers{}); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {

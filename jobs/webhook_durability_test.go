@@ -78,7 +78,7 @@ func TestDurabilityChild(t *testing.T) {
 		timing = rescueTiming()
 	}
 	client, err := NewClient(store, box, outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil),
-		Mail{}, Embeddings{}, slog.New(slog.NewTextHandler(io.Discard, nil)), timing, Observers{})
+		Mail{}, Embeddings{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), timing, Observers{})
 	if err != nil {
 		t.Fatal(err)
 	}

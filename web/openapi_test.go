@@ -116,6 +116,16 @@ func TestOpenAPIDocument(t *testing.T) {
 		"PATCH /tenants/{slug}/synonyms/{id}":  auth.ScopeCorpusWrite,
 		"DELETE /tenants/{slug}/synonyms/{id}": auth.ScopeCorpusWrite,
 
+		"GET /tenants/{slug}/tests":           auth.ScopeCorpusRead,
+		"POST /tenants/{slug}/tests":          auth.ScopeCorpusWrite,
+		"GET /tenants/{slug}/tests/runs":      auth.ScopeCorpusRead,
+		"POST /tenants/{slug}/tests/runs":     auth.ScopeCorpusWrite,
+		"GET /tenants/{slug}/tests/runs/{id}": auth.ScopeCorpusRead,
+		"GET /tenants/{slug}/tests/{id}":      auth.ScopeCorpusRead,
+		"PUT /tenants/{slug}/tests/{id}":      auth.ScopeCorpusWrite,
+		"PATCH /tenants/{slug}/tests/{id}":    auth.ScopeCorpusWrite,
+		"DELETE /tenants/{slug}/tests/{id}":   auth.ScopeCorpusWrite,
+
 		"GET /tenants/{slug}/tools":         auth.ScopeToolsRead,
 		"POST /tenants/{slug}/tools":        auth.ScopeToolsWrite,
 		"GET /tenants/{slug}/tools/{id}":    auth.ScopeToolsRead,

@@ -23,6 +23,7 @@ import (
 	"github.com/parley/parley/agent/outbound/mcpclient"
 	"github.com/parley/parley/agent/outbound/stripe"
 	"github.com/parley/parley/agent/outbound/vapi"
+	"github.com/parley/parley/agent/testrun"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/live"
@@ -373,7 +374,7 @@ func (s *Server) Hurry() { s.hurryOnce.Do(func() { close(s.hurry) }) }
 // its outbound guard, its mail sender and its clock for reset links.
 func (s *Server) NewJobClient(timing jobs.Timing) (*river.Client[pgx.Tx], error) {
 	return jobs.NewClient(s.DB, s.Base.Box, s.Base.Outbound,
-		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), s.Logger, timing, s.jobObservers(),
+		jobs.Mail{Sender: s.Mail, BaseURL: s.Config.BaseURL, Now: s.now}, s.JobEmbeddings(), &testrun.Runner{Engine: s.Base.Engine}, s.Logger, timing, s.jobObservers(),
 		tracing.JobMiddleware(s.Config.Traces)...)
 }
 

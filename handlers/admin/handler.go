@@ -26,6 +26,7 @@ import (
 	"github.com/parley/parley/handlers/admin/security"
 	"github.com/parley/parley/handlers/admin/signup"
 	"github.com/parley/parley/handlers/admin/team"
+	"github.com/parley/parley/handlers/admin/testset"
 	"github.com/parley/parley/handlers/admin/tools"
 	"github.com/parley/parley/handlers/admin/voice"
 )
@@ -49,6 +50,7 @@ type Handler struct {
 	Origins      *origins.Origins
 	Scripting    *scripting.Scripting
 	Corrections  *corrections.Corrections
+	Tests        *testset.Tests
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -72,6 +74,7 @@ func New(b *handlers.Base) *Handler {
 		Origins:      origins.New(b),
 		Scripting:    scripting.New(b),
 		Corrections:  corrections.New(b),
+		Tests:        testset.New(b),
 	}
 }
 

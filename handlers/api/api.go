@@ -19,6 +19,7 @@ type Handler struct {
 	Leads        *Leads
 	Integrations *Integrations
 	Audit        *Audit
+	Tests        *Tests
 }
 
 // New builds the REST API's areas over the Base web builds, which the
@@ -32,6 +33,7 @@ func New(b *handlers.Base) *Handler {
 		Leads:        &Leads{c},
 		Integrations: &Integrations{c},
 		Audit:        &Audit{c},
+		Tests:        &Tests{c},
 	}
 }
 

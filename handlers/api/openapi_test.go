@@ -43,6 +43,8 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "AuditLog", Type: reflect.TypeFor[auditListJSON]()},
 		{Schema: "RefusedOriginList", Type: reflect.TypeFor[refusedOriginListJSON]()},
 		{Schema: "RefusedOrigin", Type: reflect.TypeFor[refusedOriginJSON]()},
+		{Schema: "TestRunList", Type: reflect.TypeFor[testRunListJSON]()},
+		{Schema: "TestRunStart", Type: reflect.TypeFor[startRunBody](), Request: true},
 		{Schema: "AuditEntry", Type: reflect.TypeFor[auditEntryJSON]()},
 		{Schema: "AuditActor", Type: reflect.TypeFor[auditActorJSON]()},
 		{Schema: "AuditPagination", Type: reflect.TypeFor[auditPaginationJSON]()},

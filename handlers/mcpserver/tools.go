@@ -201,7 +201,7 @@ func (h *Handler) ManageTools() []ManageTool {
 		statsProps[k] = v
 	}
 
-	return h.audited([]ManageTool{
+	return h.audited(append([]ManageTool{
 		{Name: "list_corpus_entries", Scope: auth.ScopeMCPCorpusRead, ReadOnly: true,
 			Description: "List the knowledge base's entries, highest priority then most recently updated first, optionally of one segment.",
 			Input:       object(corpusList),
@@ -554,7 +554,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				t.Plan, t.BotSeats = u.Plan, u.BotSeats
 				return PlanUsageToolJSON{PlanUsageJSON: resource.NewPlanUsageJSON(u), Usage: resource.NewStatsJSON(t, usage)}, nil
 			}},
-	})
+	}, h.testTools()...))
 }
 
 // PlanUsageToolJSON is read_plan_usage's result: the tenant's plan and

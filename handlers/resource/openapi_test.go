@@ -6,7 +6,9 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/listing"
+	"github.com/parley/parley/db/testset"
 	"github.com/parley/parley/handlers/handlerstest"
+	"github.com/parley/parley/manage"
 )
 
 // TestWireStructsMatchOpenAPI compares each representation, and each
@@ -53,7 +55,14 @@ func TestWireStructsMatchOpenAPI(t *testing.T) {
 		{Schema: "ToolDeletion", Type: reflect.TypeFor[DeletionJSON]()},
 		{Schema: "VisitorDeletion", Type: reflect.TypeFor[DeletionJSON]()},
 		{Schema: "WebhookDeletion", Type: reflect.TypeFor[DeletionJSON]()},
+		{Schema: "TestCase", Type: reflect.TypeFor[TestCaseJSON]()},
+		{Schema: "TestCaseList", Type: reflect.TypeFor[TestCaseListJSON]()},
+		{Schema: "TestRun", Type: reflect.TypeFor[TestRunJSON]()},
+		{Schema: "TestResult", Type: reflect.TypeFor[TestResultJSON]()},
+		{Schema: "TestCheck", Type: reflect.TypeFor[testset.Check]()},
+		{Schema: "TestDeletion", Type: reflect.TypeFor[DeletionJSON]()},
 		// Request bodies: what the decoders read.
+		{Schema: "TestCaseWrite", Type: reflect.TypeFor[manage.TestCaseInput](), Request: true},
 		{Schema: "CorpusEntryWrite", Type: reflect.TypeFor[CorpusBody](), Request: true},
 		{Schema: "SegmentWrite", Type: reflect.TypeFor[parley.SegmentInput](), Request: true, Absent: []string{"slug"}},
 		{Schema: "SegmentCreate", Type: reflect.TypeFor[parley.SegmentInput](), Request: true},
