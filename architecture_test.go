@@ -12,7 +12,7 @@ import (
 // module has its row.
 var allowedImports = map[string][]string{
 	"":                                 {},
-	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/internal/pgbase", "db/knowledge", "db/listing", "db/origins", "db/typing", "db/visitors", "db/webhooks"},
+	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/gaps", "db/internal/pgbase", "db/knowledge", "db/listing", "db/origins", "db/typing", "db/visitors", "db/webhooks"},
 	"db/accounts":                      {"", "db/audit", "db/internal/pgbase"},
 	"db/dbtest":                        {"", "db", "db/accounts", "db/visitors", "db/webhooks"},
 	"db/deliveryargs":                  {},
@@ -25,6 +25,7 @@ var allowedImports = map[string][]string{
 	"db/audit":                         {"db/internal/pgbase"},
 	"db/visitors":                      {"", "db/internal/pgbase"},
 	"db/origins":                       {"", "db/internal/pgbase"},
+	"db/gaps":                          {"", "db/internal/pgbase"},
 	"db/sealed":                        {},
 	"db/webhooks":                      {"", "db/deliveryargs", "db/internal/pgbase"},
 	"agent":                            {"", "agent/outbound", "agent/outbound/caldav", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/rank", "agent/tools"},
@@ -51,7 +52,7 @@ var allowedImports = map[string][]string{
 	"widget":                           {},
 	"static":                           {},
 	"migrations":                       {},
-	"manage":                           {"", "auth", "db", "db/accounts", "db/audit", "db/business", "db/knowledge", "db/listing", "db/visitors", "db/webhooks"},
+	"manage":                           {"", "auth", "db", "db/accounts", "db/audit", "db/business", "db/gaps", "db/knowledge", "db/listing", "db/visitors", "db/webhooks"},
 	"handlers":                         {"", "agent", "agent/outbound", "agent/outbound/caldav", "agent/outbound/fetch", "agent/outbound/llm", "agent/outbound/stripe", "agent/outbound/vapi", "agent/tools", "auth", "db", "db/accounts", "db/audit", "db/knowledge", "db/listing", "handlers/resource", "manage", "views"},
 	"handlers/admin":                   {"", "agent", "auth", "db", "db/accounts", "db/audit", "db/knowledge", "db/listing", "db/visitors", "handlers", "handlers/admin/audit", "handlers/admin/dash", "handlers/admin/integrations", "handlers/admin/origins", "handlers/admin/plan", "handlers/admin/scripting", "handlers/admin/security", "handlers/admin/signup", "handlers/admin/team", "handlers/admin/tools", "handlers/admin/voice", "handlers/jsonbody", "handlers/resource", "jobs", "manage", "views"},
 	"handlers/admin/dash":              {"", "auth", "db", "handlers", "views"},

@@ -28,6 +28,7 @@ import (
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/business"
+	"github.com/parley/parley/db/gaps"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/origins"
@@ -58,6 +59,7 @@ type DB struct {
 	*typing.Typing
 	*origins.Origins
 	*audit.Log
+	*gaps.Gaps
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -157,6 +159,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
 		Typing:    typing.New(pool, ConversationChannel),
 		Origins:   origins.New(pool),
 		Log:       audit.New(pool),
+		Gaps:      gaps.New(pool),
 	}, nil
 }
 

@@ -1,0 +1,37 @@
+-- +goose Up
+-- Knowledge gaps (issue 40): the visitors' questions the assistant could not
+-- answer well, grouped by their wording. What a turn knows of its answer is
+-- stored with the answer, in the turn's own write (no statement more):
+--   gap_signals   a bit set: 1 no knowledge-base entry shared a word with the
+--                 question, 2 the answer said it did not know, 4 the visitor
+--                 asked for a person in the next turn (set by that turn's
+--                 escalation, in its transaction); a down vote is the
+--                 feedback column's.
+--   question_key  the question's wording as a key: its meaningful words,
+--                 lower case, stop words left out, sorted and distinct
+--                 (agent/rank.QuestionKey); NULL for answers stored before.
+-- A column with a constant default rewrites nothing (PostgreSQL 11+).
+ALTER TABLE messages
+    ADD COLUMN gap_signals  smallint NOT NULL DEFAULT 0,
+    ADD COLUMN question_key text CHECK (char_length(question_key) <= 200);
+
+-- The listing reads only the answers with a signal: few among all.
+CREATE INDEX messages_knowledge_gaps ON messages (tenant_id, created_at DESC)
+    WHERE role = 'assistant' AND question_key IS NOT NULL AND (gap_signals <> 0 OR feedback = -1);
+
+-- What the owner did about a group: answered (with the knowledge-base entry
+-- that answers it, while it exists) or dismissed. A group seen again after
+-- its state was set still shows its state; the owner can reopen it.
+CREATE TABLE knowledge_gap_states (
+    tenant_id  uuid        NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+    key        text        NOT NULL CHECK (char_length(key) BETWEEN 1 AND 200),
+    state      text        NOT NULL CHECK (state IN ('answered', 'dismissed')),
+    entry_id   uuid        REFERENCES corpus_entries (id) ON DELETE SET NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (tenant_id, key)
+);
+
+-- +goose Down
+DROP TABLE knowledge_gap_states;
+DROP INDEX messages_knowledge_gaps;
+ALTER TABLE messages DROP COLUMN gap_signals, DROP COLUMN question_key;
