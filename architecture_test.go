@@ -66,7 +66,7 @@ var allowedImports = map[string][]string{
 	"handlers/admin/audit":             {"", "db/audit", "handlers", "handlers/admin/dash", "handlers/resource", "views"},
 	"handlers/admin/integrations":      {"", "agent", "agent/outbound", "agent/outbound/mcpclient", "auth", "db/accounts", "db/webhooks", "handlers", "handlers/admin/dash", "views"},
 	"handlers/admin/tools":             {"", "agent/outbound/caldav", "db/business", "handlers", "handlers/admin/dash", "handlers/resource", "views"},
-	"handlers/api":                     {"", "agent/outbound/caldav", "db", "db/audit", "db/business", "db/knowledge", "db/listing", "db/webhooks", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
+	"handlers/api":                     {"", "agent/outbound/caldav", "db", "db/audit", "db/business", "db/gaps", "db/knowledge", "db/listing", "db/webhooks", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
 	"handlers/auditing":                {"", "db/audit", "handlers", "handlers/admin/dash"},
 	"handlers/handlerstest":            {""},
 	"handlers/jsonbody":                {""},

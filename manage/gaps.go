@@ -73,19 +73,33 @@ func (s *Service) ListKnowledgeGaps(ctx context.Context, tenantID string, l GapL
 		State: l.State, Page: l.Page, Limit: l.Limit})
 }
 
+// GapMark is what the owner did about a group of knowledge gaps: its Key
+// (gaps.Group.Key), the State it moves to (one of GapMarks), and with
+// answered, the knowledge-base entry that answers it (optional).
+type GapMark struct {
+	Key      string             `json:"key"`
+	State    string             `json:"state"`
+	EntryID  string             `json:"entryId"`
+	Problems parley.FieldErrors `json:"-"` // what the surface could not read, reported first
+}
+
 // MarkKnowledgeGap sets what the owner did about the tenant's group of
-// key: answered (by the knowledge-base entry of entryID, "" none),
-// dismissed, or open again. A state of none of GapMarks is a 400; a key
-// of no group of the tenant's a 404.
-func (s *Service) MarkKnowledgeGap(ctx context.Context, tenantID, key, state, entryID string) error {
-	if !slices.Contains(GapMarks, state) {
-		return parley.ParamsError(parley.FieldErrors{"state": "must be open, answered or dismissed"})
+// m.Key: answered (by the entry of m.EntryID, "" none), dismissed, or open
+// again. A bad field is a 400; a key of no group of the tenant's, or an
+// entry of none of its entries, a 404.
+func (s *Service) MarkKnowledgeGap(ctx context.Context, tenantID string, m GapMark) error {
+	errs := m.Problems.Copy()
+	if _, bad := errs["state"]; !bad && !slices.Contains(GapMarks, m.State) {
+		errs.Add("state", "must be open, answered or dismissed")
 	}
-	if key == "" {
-		return parley.ParamsError(parley.FieldErrors{"key": "is required"})
+	if _, bad := errs["key"]; !bad && m.Key == "" {
+		errs.Add("key", "is required")
 	}
-	if state != gaps.StateAnswered {
-		entryID = ""
+	if _, bad := errs["entryId"]; !bad && m.EntryID != "" && m.State != gaps.StateAnswered {
+		errs.Add("entryId", "goes only with state answered")
 	}
-	return s.DB.SetGapState(ctx, tenantID, key, state, entryID)
+	if err := errs.Err(); err != nil {
+		return err
+	}
+	return s.DB.SetGapState(ctx, tenantID, m.Key, m.State, m.EntryID)
 }

@@ -94,6 +94,8 @@ func (s *Server) routes() {
 	api.PUT("/corpus/:id", s.API.Knowledge.UpdateCorpus, requireScope(auth.ScopeCorpusWrite), requireJSON)
 	api.PATCH("/corpus/:id", s.API.Knowledge.UpdateCorpus, requireScope(auth.ScopeCorpusWrite), requireJSON)
 	api.DELETE("/corpus/:id", s.API.Knowledge.DeleteCorpus, requireScope(auth.ScopeCorpusWrite))
+	api.GET("/knowledge-gaps", s.API.Knowledge.ListKnowledgeGaps, requireScope(auth.ScopeConversationsRead))
+	api.POST("/knowledge-gaps/state", s.API.Knowledge.MarkKnowledgeGap, requireScope(auth.ScopeCorpusWrite), requireJSON)
 	api.GET("/synonyms", s.API.Knowledge.ListSynonyms, requireScope(auth.ScopeCorpusRead))
 	api.POST("/synonyms", s.API.Knowledge.CreateSynonyms, requireScope(auth.ScopeCorpusWrite), requireJSON)
 	api.GET("/synonyms/:id", s.API.Knowledge.ShowSynonyms, requireScope(auth.ScopeCorpusRead))
