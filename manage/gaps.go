@@ -21,6 +21,9 @@ const (
 	MaxGapPage     = 100
 )
 
+// noEnd is the end of a window left open.
+var noEnd = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // GapStates are the states a listing filters by; GapMarks those a group
 // can be set to (open: its state forgotten).
 var (
@@ -59,11 +62,16 @@ func (s *Service) ListKnowledgeGaps(ctx context.Context, tenantID string, l GapL
 	if err := parley.ParamsError(errs); err != nil {
 		return gaps.Page{}, err
 	}
-	if p.To.IsZero() {
-		p.To = now.Add(time.Second)
-	}
-	if p.From.IsZero() {
+	// Without an end, up to now and whatever the clocks of the database
+	// (which stamps the answers) and of this instance say: no end.
+	switch {
+	case p.From.IsZero() && p.To.IsZero():
+		p.From = now.AddDate(0, 0, -DefaultGapDays)
+	case p.From.IsZero():
 		p.From = p.To.AddDate(0, 0, -DefaultGapDays)
+	}
+	if p.To.IsZero() {
+		p.To = noEnd
 	}
 	segID, err := s.scopeSegment(ctx, tenantID, l.Scope.Segment)
 	if err != nil {
@@ -72,6 +80,9 @@ func (s *Service) ListKnowledgeGaps(ctx context.Context, tenantID string, l GapL
 	return s.DB.ListGaps(ctx, tenantID, gaps.Query{From: p.From, To: p.To, SegmentID: segID, Channel: l.Scope.Channel,
 		State: l.State, Page: l.Page, Limit: l.Limit})
 }
+
+// GapAnswered is the state of a group answered (GapMarks).
+const GapAnswered = gaps.StateAnswered
 
 // GapMark is what the owner did about a group of knowledge gaps: its Key
 // (gaps.Group.Key), the State it moves to (one of GapMarks), and with

@@ -298,6 +298,8 @@ func (s *Server) routes() {
 	signedIn.GET("/corpus/embeddings/status", h.Knowledge.ShowEmbeddingsStatus, asAdmin)
 	signedIn.POST("/corpus/embeddings", h.Knowledge.SaveEmbeddingsPage, asAdmin)
 	signedIn.POST("/corpus/embeddings/delete", h.Knowledge.RemoveEmbeddingsPage, asAdmin)
+	signedIn.GET("/knowledge-gaps", h.Gaps.ShowGapsPage, asAdmin)
+	signedIn.POST("/knowledge-gaps/state", h.Gaps.SaveGapState, asAdmin)
 	signedIn.GET("/corpus/:id", h.Knowledge.ShowCorpusEntryPage, asAdmin)
 	signedIn.POST("/corpus/:id", h.Knowledge.SaveCorpusEntry, asAdmin)
 	signedIn.POST("/corpus/:id/delete", h.Knowledge.RemoveCorpusEntry, asAdmin)

@@ -18,6 +18,7 @@ package admin
 import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/audit"
+	"github.com/parley/parley/handlers/admin/gaps"
 	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/origins"
 	"github.com/parley/parley/handlers/admin/plan"
@@ -47,6 +48,7 @@ type Handler struct {
 	Audit        *audit.Audit
 	Origins      *origins.Origins
 	Scripting    *scripting.Scripting
+	Gaps         *gaps.Gaps
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -69,6 +71,7 @@ func New(b *handlers.Base) *Handler {
 		Audit:        audit.New(b),
 		Origins:      origins.New(b),
 		Scripting:    scripting.New(b),
+		Gaps:         gaps.New(b),
 	}
 }
 
