@@ -15,8 +15,14 @@ ALTER TABLE messages
     ADD COLUMN gap_signals  smallint NOT NULL DEFAULT 0,
     ADD COLUMN question_key text CHECK (char_length(question_key) <= 200);
 
--- The listing reads only the answers with a signal: few among all.
+-- The listing reads only the answers with a sign, few among all: by time
+-- for the groups, by key for a group's latest questions (and for a state
+-- set on a key).
+-- The first covers what the groups read of an answer (an index-only scan).
 CREATE INDEX messages_knowledge_gaps ON messages (tenant_id, created_at DESC)
+    INCLUDE (question_key, conversation_id, gap_signals, feedback)
+    WHERE role = 'assistant' AND question_key IS NOT NULL AND (gap_signals <> 0 OR feedback = -1);
+CREATE INDEX messages_knowledge_gap_keys ON messages (tenant_id, question_key, created_at DESC)
     WHERE role = 'assistant' AND question_key IS NOT NULL AND (gap_signals <> 0 OR feedback = -1);
 
 -- What the owner did about a group: answered (with the knowledge-base entry
@@ -33,5 +39,5 @@ CREATE TABLE knowledge_gap_states (
 
 -- +goose Down
 DROP TABLE knowledge_gap_states;
-DROP INDEX messages_knowledge_gaps;
+DROP INDEX messages_knowledge_gap_keys, messages_knowledge_gaps;
 ALTER TABLE messages DROP COLUMN gap_signals, DROP COLUMN question_key;

@@ -88,38 +88,67 @@ type Gaps struct{ pool *pgxpool.Pool }
 // New makes the store over pool.
 func New(pool *pgxpool.Pool) *Gaps { return &Gaps{pool: pool} }
 
-// gapRowsSQL (8: SignVotedDown) are the answers with a sign of a gap in the query's window,
-// conversation filters and tenant ($1), tests left out: the partial index
-// messages_knowledge_gaps reads them alone.
-const gapRowsSQL = `SELECT a.question_key AS key, a.conversation_id, a.seq, a.created_at,
-		a.gap_signals | CASE WHEN a.feedback = -1 THEN 8 ELSE 0 END AS signals
-	FROM messages a JOIN conversations c ON c.tenant_id = a.tenant_id AND c.id = a.conversation_id
-	WHERE a.tenant_id = $1 AND a.role = 'assistant' AND a.question_key IS NOT NULL
-		AND (a.gap_signals <> 0 OR a.feedback = -1)
-		AND a.created_at >= $2 AND a.created_at < $3 AND NOT c.is_test
-		AND ($4 = '' OR c.segment_id = nullif($4, '')::uuid) AND ($5 = '' OR c.channel = $5)`
+// gapFilterSQL is what makes an answer ("a") one of the listing's: an
+// answer of the tenant ($1) with a sign of a gap in the window [$2, $3).
+// The partial indexes of migration 00055 hold such answers alone; no answer
+// of a test conversation has a key (appendMessage), so none is among them.
+// With a segment ($4) or a channel ($5) to filter by, gapConversationSQL
+// adds the conversation's ("c"); without, the groups read the covering
+// index alone.
+const gapFilterSQL = `a.tenant_id = $1 AND a.role = 'assistant' AND a.question_key IS NOT NULL
+		AND (a.gap_signals <> 0 OR a.feedback = -1) AND a.created_at >= $2 AND a.created_at < $3`
 
-// listSQL groups gapRowsSQL by key, keeps the groups in state $6, orders
-// them (most asked first, then the most recently seen) and reads page
-// ($7 limit, $8 offset) with, for each, its latest Examples (3) questions (the
-// visitor's message before each answer).
-const listSQL = `WITH g AS MATERIALIZED (` + gapRowsSQL + `),
-	groups AS (
-		SELECT g.key, count(*) AS n, bit_or(g.signals) AS signals, max(g.created_at) AS last_seen,
-			coalesce(s.state, 'open') AS state, s.entry_id
-		FROM g LEFT JOIN knowledge_gap_states s ON s.tenant_id = $1 AND s.key = g.key
-		GROUP BY g.key, s.state, s.entry_id),
+// gapConversationSQL keeps the answers of the conversations of segment $4
+// and channel $5 (empty: any), tests aside: for a group's few latest
+// questions, a probe of each answer's conversation; the groups join the
+// conversations instead (gapJoinSQL), which the planner hashes.
+const gapConversationSQL = ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.tenant_id = a.tenant_id AND c.id = a.conversation_id
+		AND NOT c.is_test AND ($4 = '' OR c.segment_id = nullif($4, '')::uuid) AND ($5 = '' OR c.channel = $5))`
+
+const gapJoinSQL = ` JOIN conversations c ON c.tenant_id = a.tenant_id AND c.id = a.conversation_id
+		AND NOT c.is_test AND ($4 = '' OR c.segment_id = nullif($4, '')::uuid) AND ($5 = '' OR c.channel = $5)`
+
+// gapSignalsSQL is an answer's signs (8: SignVotedDown).
+const gapSignalsSQL = `a.gap_signals | CASE WHEN a.feedback = -1 THEN 8 ELSE 0 END`
+
+// listSQL is the listing's statement, with or without the conversations'
+// filter (gapConversationSQL): it groups the answers of gapFilterSQL by key,
+// keeps the groups in state $6, orders them (most asked first, then the
+// most recently seen) and reads one page ($7 limit, $8 offset) with, for
+// each, its latest 3 questions (Examples: the visitor's message before
+// each answer), read by key through messages_knowledge_gap_keys.
+func listSQL(filtered bool) string {
+	where := gapFilterSQL + ` AND $4::text = '' AND $5::text = ''` // no filter: a one-time check
+	groups, examples := `FROM messages a WHERE `+where, where
+	if filtered {
+		groups, examples = `FROM messages a`+gapJoinSQL+` WHERE `+gapFilterSQL, gapFilterSQL+gapConversationSQL
+	}
+	return `WITH groups AS (
+		SELECT a.question_key AS key, count(*) AS n, bit_or(` + gapSignalsSQL + `) AS signals, max(a.created_at) AS last_seen
+		` + groups + `
+		GROUP BY a.question_key),
 	page AS (
-		SELECT *, count(*) OVER () AS total FROM groups WHERE $6 = 'all' OR state = $6
-		ORDER BY n DESC, last_seen DESC, key LIMIT $7 OFFSET $8)
+		SELECT g.*, coalesce(s.state, 'open') AS state, s.entry_id, count(*) OVER () AS total
+		FROM groups g LEFT JOIN knowledge_gap_states s ON s.tenant_id = $1 AND s.key = g.key
+		WHERE $6 = 'all' OR coalesce(s.state, 'open') = $6
+		ORDER BY g.n DESC, g.last_seen DESC, g.key LIMIT $7 OFFSET $8)
 	SELECT p.key, p.n, p.signals, p.last_seen, p.state, coalesce(p.entry_id::text, ''), p.total,
 		(SELECT json_agg(json_build_object('question', coalesce(q.content, ''), 'conversation_id', e.conversation_id,
 				'at', e.created_at, 'signals', e.signals) ORDER BY e.created_at DESC, e.seq DESC)
-			FROM (SELECT * FROM g WHERE g.key = p.key ORDER BY g.created_at DESC, g.seq DESC LIMIT 3) e
+			FROM (SELECT a.conversation_id, a.seq, a.created_at, ` + gapSignalsSQL + ` AS signals
+				FROM messages a WHERE a.question_key = p.key AND ` + examples + `
+				ORDER BY a.created_at DESC, a.seq DESC LIMIT 3) e
 			LEFT JOIN LATERAL (SELECT u.content FROM messages u
 				WHERE u.tenant_id = $1 AND u.conversation_id = e.conversation_id AND u.seq < e.seq AND u.role = 'user'
 				ORDER BY u.seq DESC LIMIT 1) q ON true)
 	FROM page p ORDER BY p.n DESC, p.last_seen DESC, p.key`
+}
+
+// The listing's two statements.
+var (
+	listAllSQL      = listSQL(false)
+	listFilteredSQL = listSQL(true)
+)
 
 // ListGaps reads one page of the tenant's groups. The caller checks the
 // query (manage.ListKnowledgeGaps).
@@ -128,7 +157,11 @@ func (s *Gaps) ListGaps(ctx context.Context, tenantID string, q Query) (Page, er
 	if state == "" {
 		state = StateOpen
 	}
-	rows, err := s.pool.Query(ctx, listSQL, tenantID, q.From, q.To, q.SegmentID, q.Channel, state, q.Limit, (q.Page-1)*q.Limit)
+	sql := listAllSQL
+	if q.SegmentID != "" || q.Channel != "" {
+		sql = listFilteredSQL
+	}
+	rows, err := s.pool.Query(ctx, sql, tenantID, q.From, q.To, q.SegmentID, q.Channel, state, q.Limit, (q.Page-1)*q.Limit)
 	if err != nil {
 		return Page{}, fmt.Errorf("listing knowledge gaps: %w", err)
 	}
@@ -173,9 +206,9 @@ func (s *Gaps) SetGapState(ctx context.Context, tenantID, key, state, entryID st
 	}
 	var found, entryFound bool
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages a JOIN conversations c ON c.tenant_id = a.tenant_id AND c.id = a.conversation_id
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM messages a
 				WHERE a.tenant_id = $1 AND a.role = 'assistant' AND a.question_key = $2
-					AND (a.gap_signals <> 0 OR a.feedback = -1) AND NOT c.is_test),
+					AND (a.gap_signals <> 0 OR a.feedback = -1)),
 				$3::uuid IS NULL OR EXISTS (SELECT 1 FROM corpus_entries WHERE tenant_id = $1 AND id = $3::uuid)`,
 			tenantID, key, entry).Scan(&found, &entryFound); err != nil {
 			return err
