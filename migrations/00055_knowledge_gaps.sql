@@ -11,9 +11,11 @@
 --                 lower case, stop words left out, sorted and distinct
 --                 (agent/rank.QuestionKey); NULL for answers stored before.
 -- A column with a constant default rewrites nothing (PostgreSQL 11+).
+-- The rules of the turn's columns are domains (00032).
+CREATE DOMAIN wording_key AS text CHECK (char_length(VALUE) <= 200);
 ALTER TABLE messages
     ADD COLUMN gap_signals  smallint NOT NULL DEFAULT 0,
-    ADD COLUMN question_key text CHECK (char_length(question_key) <= 200);
+    ADD COLUMN question_key wording_key;
 
 -- The listing reads only the answers with a sign, few among all: by time
 -- for the groups, by key for a group's latest questions (and for a state
@@ -41,3 +43,4 @@ CREATE TABLE knowledge_gap_states (
 DROP TABLE knowledge_gap_states;
 DROP INDEX messages_knowledge_gap_keys, messages_knowledge_gaps;
 ALTER TABLE messages DROP COLUMN gap_signals, DROP COLUMN question_key;
+DROP DOMAIN wording_key;
