@@ -142,12 +142,25 @@ type TurnRecord struct {
 	// Knowledge is the knowledge-base entries the prompt held, stored with
 	// the reply.
 	Knowledge []KnowledgeRef
-	ToolRuns  []ToolRun
+	// GapSignals are the signs of a knowledge gap the turn saw in its own
+	// answer (GapNoMatch, GapNotKnown), and QuestionKey its question's
+	// wording as a key (empty: none); both stored with the reply.
+	GapSignals  int
+	QuestionKey string
+	ToolRuns    []ToolRun
 	// Escalated moves the conversation to ESCALATED.
 	Escalated bool
 	// Transcript is the conversation as each submission keeps it.
 	Transcript []Turn
 }
+
+// The signs of a knowledge gap an answer carries (messages.gap_signals,
+// migration 00055), a bit each; a down vote is the message's Feedback.
+const (
+	GapNoMatch     = 1 // no knowledge-base entry shared a word with the question
+	GapNotKnown    = 2 // the answer said it did not know
+	GapPersonAsked = 4 // the visitor asked for a person in the next turn
+)
 
 // ToolRun is one tool run of a turn and the submission it produced, if any
 // (Submission's TenantID and ConversationID are the turn's).

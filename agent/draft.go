@@ -50,7 +50,7 @@ func (e *Engine) DraftReply(ctx context.Context, t parley.Tenant, seg parley.Seg
 	}
 	in := &TurnInput{Tenant: t, Segment: seg, Locale: locale, Channel: parley.ChannelWeb}
 	query := recentUserMessages(turns, rankMessages)
-	corpus, err := e.turnCorpus(ctx, in, query, data.Corpus, data.Synonyms)
+	corpus, _, err := e.turnCorpus(ctx, in, query, data.Corpus, data.Synonyms)
 	if err != nil {
 		return Draft{}, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/parley/parley/agent/outbound"
 	"github.com/parley/parley/agent/outbound/llm"
 	"github.com/parley/parley/agent/outbound/mcpclient"
+	"github.com/parley/parley/agent/rank"
 	"github.com/parley/parley/agent/tools"
 )
 
@@ -468,8 +469,12 @@ type turnCall struct {
 	// cited marked once it ran), refs their citation markers.
 	knowledge []parley.KnowledgeRef
 	refs      []int
-	res       TurnResult // what the model said and did
-	err       error      // the model call's failure
+	// noMatch: no entry of the knowledge base shared a word with the
+	// visitor's messages (turnCorpus); question is the visitor's message.
+	noMatch  bool
+	question string
+	res      TurnResult // what the model said and did
+	err      error      // the model call's failure
 }
 
 // prepare builds the prompt and the tool registry from the turn's prompt
@@ -497,7 +502,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 	}
 	history = append(history, parley.Turn{Role: "user", Content: t.userMessage.Content, Timestamp: t.userMessage.CreatedAt})
 	query := recentUserMessages(history, rankMessages)
-	corpus, err := e.turnCorpus(ctx, in, query, reads.Corpus, reads.Synonyms)
+	corpus, noMatch, err := e.turnCorpus(ctx, in, query, reads.Corpus, reads.Synonyms)
 	if err != nil {
 		return nil, err
 	}
@@ -516,7 +521,8 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 		facts.Challenge = reads.challenge
 	}
 	tt := Enrich(reads.Tools, facts)
-	call := &turnCall{emit: emit, registry: tools.NewRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge}
+	call := &turnCall{emit: emit, registry: tools.NewRegistry(tt.Tools, e.toolDeps(t, tt)), knowledge: prompt.Knowledge,
+		noMatch: noMatch, question: t.userMessage.Content}
 	call.registry.AddExtra(e.mcpExtras(in.Tenant, tt.MCP))
 	call.registry.AddExtra(in.ExtraTools)
 	if in.Channel == parley.ChannelWeb {
@@ -625,6 +631,7 @@ func (e *Engine) save(ctx context.Context, t *turn, res TurnResult, call *turnCa
 		LeaseHolder: t.lease.holder, Reply: res.Text, Escalated: res.Escalated()}
 	if res.Text != "" {
 		rec.Knowledge = call.knowledge
+		rec.GapSignals, rec.QuestionKey = gapSignals(call.noMatch, res.Text), rank.QuestionKey(call.question)
 	}
 	if len(res.Executions) > 0 {
 		rec.Transcript = append([]parley.Turn(nil), history...)

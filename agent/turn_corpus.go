@@ -51,9 +51,13 @@ func recentUserMessages(history []parley.Turn, n int) []string {
 // nothing there answers. The model still answers in the visitor's language
 // (the prompt's Language section). One round trip more, for requests
 // naming a locale.
-func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, candidates []parley.CorpusEntry, synonyms [][]string) ([]parley.CorpusEntry, error) {
+//
+// noMatch says that no candidate shares a word with the visitor's messages
+// (synonyms and typos counted): the knowledge base had nothing for the
+// question, a knowledge gap's sign (parley.GapNoMatch).
+func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, candidates []parley.CorpusEntry, synonyms [][]string) (_ []parley.CorpusEntry, noMatch bool, _ error) {
 	if len(query) == 0 {
-		return candidates, nil
+		return candidates, false, nil
 	}
 	messages := query
 	if len(synonyms) > 0 {
@@ -66,7 +70,7 @@ func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, 
 	if len(candidates) >= PromptCorpusLimit || lang != "" {
 		found, err := e.Store.ExploreCorpus(ctx, in.Tenant.ID, in.Segment.ID, "", query[0], synonyms, rankSearchLimit)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		candidates = rank.Merge(candidates, found)
 	}
@@ -76,7 +80,7 @@ func (e *Engine) turnCorpus(ctx context.Context, in *TurnInput, query []string, 
 		// the visitor's language answers: the other languages' matches stay out
 		ranked = slices.DeleteFunc(ranked, func(c parley.CorpusEntry) bool { return rank.OtherLanguage(c, lang) })
 	}
-	return ranked, nil
+	return ranked, matched == 0, nil
 }
 
 // Meaning in the turn's ranking, when an embedding endpoint is configured

@@ -124,7 +124,8 @@ func belongsToTenant(ctx context.Context, q pgbase.Querier, table, what, tenantI
 }
 
 // appendMessage stores a message of the conversation ($5 the knowledge its
-// prompt held, for an answer) and, in the same statement, counts it, moves
+// prompt held, $6 and $7 its gap signals and question key, for an answer:
+// never a key in a test conversation, which the knowledge gaps leave out) and, in the same statement, counts it, moves
 // last_message_at and keeps the first user message.
 const appendMessageSQL = `WITH ` + appendMessageCTE
 
@@ -133,8 +134,9 @@ const appendMessageSQL = `WITH ` + appendMessageCTE
 const appendMessageCTE = `c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END
-		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
-	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge) SELECT tenant_id, id, $3, $4, $5 FROM c
+		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id, is_test)
+	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge, gap_signals, question_key)
+	SELECT tenant_id, id, $3, $4, $5, $6::smallint, CASE WHEN NOT is_test THEN nullif($7::text, '') END FROM c
 	RETURNING ` + pgbase.MessageColumns
 
 // knowledgeArg is the knowledge of a message as appendMessageSQL stores it: NULL for none.
@@ -145,14 +147,28 @@ func knowledgeArg(k []parley.KnowledgeRef) any {
 	return k
 }
 
-func appendMessage(ctx context.Context, q pgbase.Querier, tenantID, conversationID, role, content string, knowledge []parley.KnowledgeRef) (parley.Message, error) {
+// questionKeyArg is a question key as appendMessageSQL stores it: clipped
+// to the column's 200 bytes at a word's end.
+func questionKeyArg(key string) string {
+	key = pgbase.StorableKey(key)
+	for len(key) > 200 {
+		i := strings.LastIndexByte(key[:200], ' ')
+		if i < 0 {
+			return ""
+		}
+		key = key[:i]
+	}
+	return key
+}
+
+func appendMessage(ctx context.Context, q pgbase.Querier, tenantID, conversationID, role, content string, knowledge []parley.KnowledgeRef, gap int, key string) (parley.Message, error) {
 	if role != "user" && role != "assistant" {
 		return parley.Message{}, &parley.Error{Kind: parley.KindInvalid, Message: "role must be user or assistant"}
 	}
 	if !pgbase.LooksLikeUUID(conversationID) {
 		return parley.Message{}, parley.Errorf(parley.KindNotFound, "Conversation not found")
 	}
-	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, pgbase.StorableKey(content), knowledgeArg(knowledge))
+	rows, _ := q.Query(ctx, appendMessageSQL, tenantID, conversationID, role, pgbase.StorableKey(content), knowledgeArg(knowledge), gap, questionKeyArg(key))
 	m, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Message])
 	if err != nil {
 		return parley.Message{}, pgbase.NotFound(err, "Conversation")

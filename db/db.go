@@ -28,6 +28,7 @@ import (
 	"github.com/parley/parley/db/accounts"
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/business"
+	"github.com/parley/parley/db/gaps"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/origins"
@@ -60,6 +61,7 @@ type DB struct {
 	*origins.Origins
 	*testset.Store
 	*audit.Log
+	*gaps.Gaps
 }
 
 // JobFetchCooldown is River's FetchCooldown, for the working client (jobs.NewClient)
@@ -160,6 +162,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
 		Origins:   origins.New(pool),
 		Store:     testset.New(pool, c),
 		Log:       audit.New(pool),
+		Gaps:      gaps.New(pool),
 	}, nil
 }
 

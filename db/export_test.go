@@ -16,10 +16,17 @@ import (
 
 // The transaction-level steps, for the tests of the package's rules; the
 // application goes through the store's methods.
-var (
-	AppendMessage     = appendMessage
-	AppendToolHistory = appendToolHistory
-)
+var AppendToolHistory = appendToolHistory
+
+// AppendMessage is appendMessage of a message with no sign of a knowledge
+// gap.
+func AppendMessage(ctx context.Context, q pgbase.Querier, tenantID, conversationID, role, content string, knowledge []parley.KnowledgeRef) (parley.Message, error) {
+	return appendMessage(ctx, q, tenantID, conversationID, role, content, knowledge, 0, "")
+}
+
+// AppendAnswer is appendMessage of an answer with its signs of a knowledge
+// gap and its question's key.
+var AppendAnswer = appendMessage
 
 // EscalateConversationTx is escalateConversation: the escalation of a
 // turn, in the turn's transaction (tests only).

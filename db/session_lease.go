@@ -202,9 +202,16 @@ func (d *DB) SaveTurn(ctx context.Context, r parley.TurnRecord) (parley.Message,
 	}
 	var m parley.Message
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if r.Escalated {
+			// The visitor asked for a person: the answer before this turn's
+			// question did not do (a knowledge gap's sign).
+			if _, err := tx.Exec(ctx, markPersonAskedSQL, r.TenantID, r.ConversationID, parley.GapPersonAsked); err != nil {
+				return fmt.Errorf("marking the answer before an escalation: %w", err)
+			}
+		}
 		if r.Reply != "" {
 			var err error
-			if m, err = appendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply, r.Knowledge); err != nil {
+			if m, err = appendMessage(ctx, tx, r.TenantID, r.ConversationID, "assistant", r.Reply, r.Knowledge, r.GapSignals, r.QuestionKey); err != nil {
 				return err
 			}
 		}
@@ -252,7 +259,8 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 	case r.Reply == "":
 		return parley.Message{}, d.ReleaseSessionLease(ctx, r.TenantID, r.SessionID, r.LeaseHolder)
 	}
-	sql, args := appendMessageSQL, []any{r.TenantID, r.ConversationID, "assistant", pgbase.StorableKey(r.Reply), knowledgeArg(r.Knowledge)}
+	sql, args := appendMessageSQL, []any{r.TenantID, r.ConversationID, "assistant", pgbase.StorableKey(r.Reply), knowledgeArg(r.Knowledge),
+		r.GapSignals, questionKeyArg(r.QuestionKey)}
 	if r.LeaseHolder != "" {
 		sql, args = saveReplySQL, append(args, pgbase.StorableKey(r.SessionID), r.LeaseHolder)
 	}
@@ -265,7 +273,15 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 }
 
 // saveReplySQL is appendMessageSQL (an assistant message) giving the
-// session's lease ($6, $7: session, holder) back in the same statement.
+// session's lease ($8, $9: session, holder) back in the same statement.
 const saveReplySQL = `WITH released AS (
-		DELETE FROM session_leases WHERE tenant_id = $1 AND session_id = $6 AND holder = $7),
+		DELETE FROM session_leases WHERE tenant_id = $1 AND session_id = $8 AND holder = $9),
 	` + appendMessageCTE
+
+// markPersonAskedSQL adds sign $3 (parley.GapPersonAsked) to the
+// conversation's last answer, the one before the question of the turn
+// being stored (whose reply is stored after it): the visitor asked for a
+// person right after it. None for a conversation without an answer yet.
+const markPersonAskedSQL = `UPDATE messages SET gap_signals = gap_signals | $3::smallint
+	WHERE id = (SELECT id FROM messages WHERE tenant_id = $1 AND conversation_id = $2 AND role = 'assistant'
+		ORDER BY seq DESC LIMIT 1)`

@@ -231,7 +231,7 @@ func returnToAssistant(ctx context.Context, tx pgx.Tx, tenantID, id, say string)
 		WHERE tenant_id = $1 AND id = $2`, tenantID, id); err != nil {
 		return parley.Message{}, fmt.Errorf("returning a conversation to the assistant: %w", err)
 	}
-	m, err := appendMessage(ctx, tx, tenantID, id, "assistant", say, nil)
+	m, err := appendMessage(ctx, tx, tenantID, id, "assistant", say, nil, 0, "")
 	if err != nil {
 		return parley.Message{}, err
 	}

@@ -155,3 +155,21 @@ func rankOnly(messages []string, corpus []parley.CorpusEntry, lang string) []par
 	ranked, _ := Corpus(messages, corpus, lang)
 	return ranked
 }
+
+// Questions worded alike share a key: case, punctuation, word order,
+// repeats, plurals and stop words aside.
+func TestQuestionKey(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]string{
+		"What are your opening hours?":  "hour opening",
+		"Opening hours, hours!!":        "hour opening",
+		"hours opening":                 "hour opening",
+		"Is it?":                        "",
+		"Livrez-vous au Canada ?":       "canada livrez",
+		"Do you ship to Canada or USA?": "canada ship usa",
+	} {
+		if got := QuestionKey(q); got != want {
+			t.Errorf("QuestionKey(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

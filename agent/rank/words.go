@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -45,3 +46,14 @@ var stopWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// QuestionKey is a question's wording as a key, the same for questions that
+// differ only in case, punctuation, word order, repeats, plurals or stop
+// words: its meaningful words (terms), distinct and sorted, separated by a
+// space. The knowledge gaps group the questions by it (migration 00055);
+// "" for a question with no meaningful word.
+func QuestionKey(question string) string {
+	words := wordsOf(question)
+	slices.Sort(words)
+	return strings.Join(slices.Compact(words), " ")
+}

@@ -168,6 +168,8 @@ func (h *Knowledge) ShowCorpusEntryPage(c echo.Context) error {
 			return err
 		}
 		f = corpusFormOf(e)
+	} else if f.Gap = c.QueryParam("gap"); f.Gap != "" {
+		f.Title = parley.Clip(strings.TrimSpace(c.QueryParam("question")), parley.MaxCorpusTitle)
 	}
 	return h.renderCorpusForm(c, http.StatusOK, f)
 }
@@ -179,7 +181,7 @@ func readCorpusForm(form url.Values) (views.CorpusForm, parley.CorpusInput) {
 	f := views.CorpusForm{
 		Title: form.Get("title"), Content: crlf(form.Get("content")), Summary: crlf(form.Get("summary")),
 		Priority: strings.TrimSpace(form.Get("priority")), IsActive: form.Get("isActive") == "true" || form.Get("isActive") == "on",
-		Segment: form.Get("segment"), Locale: strings.TrimSpace(form.Get("locale")), Tags: form.Get("tags"),
+		Segment: form.Get("segment"), Locale: strings.TrimSpace(form.Get("locale")), Tags: form.Get("tags"), Gap: form.Get("gap"),
 	}
 	in := parley.CorpusInput{
 		Title: parley.Some(f.Title), Content: parley.Some(f.Content), Summary: parley.Some(f.Summary), IsActive: parley.Some(f.IsActive),
@@ -216,8 +218,9 @@ func (h *Knowledge) SaveCorpusEntry(c echo.Context) error {
 		}
 		f.ID, f.Source = cur.ID, handlers.Deref(cur.Source)
 	}
+	var created parley.CorpusEntry
 	if creating {
-		_, _, err = h.Manage.CreateCorpus(ctx, a.Tenant, in)
+		created, _, err = h.Manage.CreateCorpus(ctx, a.Tenant, in)
 	} else {
 		_, err = h.Manage.UpdateCorpus(ctx, a.Tenant.ID, f.ID, in)
 	}
@@ -231,6 +234,16 @@ func (h *Knowledge) SaveCorpusEntry(c echo.Context) error {
 	verb := "saved"
 	if creating {
 		verb = "created"
+	}
+	if creating && f.Gap != "" {
+		// An answer to a group of knowledge gaps: the group is answered (a
+		// group gone meanwhile has nothing to mark).
+		err := h.Manage.MarkKnowledgeGap(ctx, a.Tenant.ID, manage.GapMark{Key: f.Gap, State: manage.GapAnswered, EntryID: created.ID})
+		if err != nil && parley.ErrorKind(err) != parley.KindNotFound {
+			return err
+		}
+		h.Sessions.Put(ctx, dash.SessFlash, fmt.Sprintf("Entry %s created: the question is answered.", strings.TrimSpace(f.Title)))
+		return c.Redirect(http.StatusSeeOther, "/admin/knowledge-gaps?state=answered")
 	}
 	h.Sessions.Put(ctx, dash.SessFlash, fmt.Sprintf("Entry %s %s.", strings.TrimSpace(f.Title), verb))
 	return c.Redirect(http.StatusSeeOther, "/admin/corpus")

@@ -19,6 +19,7 @@ import (
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/admin/audit"
 	"github.com/parley/parley/handlers/admin/corrections"
+	"github.com/parley/parley/handlers/admin/gaps"
 	"github.com/parley/parley/handlers/admin/integrations"
 	"github.com/parley/parley/handlers/admin/origins"
 	"github.com/parley/parley/handlers/admin/plan"
@@ -51,6 +52,7 @@ type Handler struct {
 	Scripting    *scripting.Scripting
 	Corrections  *corrections.Corrections
 	Tests        *testset.Tests
+	Gaps         *gaps.Gaps
 }
 
 // New builds the dashboard's areas over the Base web builds, which the REST
@@ -75,6 +77,7 @@ func New(b *handlers.Base) *Handler {
 		Scripting:    scripting.New(b),
 		Corrections:  corrections.New(b),
 		Tests:        testset.New(b),
+		Gaps:         gaps.New(b),
 	}
 }
 
