@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
@@ -134,8 +135,16 @@ func (h *Tests) SaveNewTest(c echo.Context) error {
 	ctx, t := c.Request().Context(), dash.AdminFrom(c).Tenant
 	in, f := formInput(c)
 	_, err := h.Manage.CreateTestCase(ctx, t.ID, in)
+	return h.saved(c, err, f, "Question added.", func(v views.TestSetView) templ.Component {
+		return views.TestSetPage(h.page(c, "Tests"), v)
+	})
+}
+
+// saved ends a question's save: on success the flash and the list; on a
+// refusal the page again (render's), with the form as sent and why.
+func (h *Tests) saved(c echo.Context, err error, f views.TestCaseForm, flash string, render func(views.TestSetView) templ.Component) error {
 	if err == nil {
-		h.Sessions.Put(ctx, dash.SessFlash, "Question added.")
+		h.Sessions.Put(c.Request().Context(), dash.SessFlash, flash)
 		return dash.SeeOther(c, path+"#test-list")
 	}
 	if !refusal(err, &f) {
@@ -146,7 +155,7 @@ func (h *Tests) SaveNewTest(c echo.Context) error {
 		return verr
 	}
 	v.Form = f
-	return handlers.Render(c, http.StatusUnprocessableEntity, views.TestSetPage(h.page(c, "Tests"), v))
+	return handlers.Render(c, http.StatusUnprocessableEntity, render(v))
 }
 
 // ShowTestPage renders a question's edit page.
@@ -176,19 +185,9 @@ func (h *Tests) SaveTest(c echo.Context) error {
 	in, f := formInput(c)
 	f.ID = c.Param("id")
 	_, err := h.Manage.UpdateTestCase(ctx, t.ID, f.ID, in)
-	if err == nil {
-		h.Sessions.Put(ctx, dash.SessFlash, "Question saved.")
-		return dash.SeeOther(c, path+"#test-list")
-	}
-	if !refusal(err, &f) {
-		return err
-	}
-	v, _, verr := h.view(c)
-	if verr != nil {
-		return verr
-	}
-	v.Form = f
-	return handlers.Render(c, http.StatusUnprocessableEntity, views.TestCasePage(h.page(c, "Edit a test question"), v))
+	return h.saved(c, err, f, "Question saved.", func(v views.TestSetView) templ.Component {
+		return views.TestCasePage(h.page(c, "Edit a test question"), v)
+	})
 }
 
 // RemoveTest deletes a question; past runs keep its results.
