@@ -45,9 +45,9 @@ func (e *Engine) Judge(ctx context.Context, t parley.Tenant, question, answer, f
 	}
 	verdict := strings.ToUpper(strings.Trim(strings.TrimSpace(text.String()), ".!\"'` "))
 	switch {
-	case verdict == "YES" || strings.HasPrefix(verdict, "YES"):
+	case strings.HasPrefix(verdict, "YES"):
 		return true, nil
-	case verdict == "NO" || strings.HasPrefix(verdict, "NO"):
+	case strings.HasPrefix(verdict, "NO"):
 		return false, nil
 	}
 	return false, parley.Errorf(parley.KindUpstream, "The model's verdict was neither yes nor no: %q", parley.Clip(text.String(), 80))

@@ -123,7 +123,7 @@ func (w *TestRunWorker) work(ctx context.Context, a testset.RunArgs) error {
 				err := w.ask(ctx, t, segment, a.RunID, q, run.Judge)
 				if err != nil {
 					errMu.Lock()
-					firstErr = cmpErr(firstErr, err)
+					firstErr = cmp.Or(firstErr, err)
 					errMu.Unlock()
 				}
 			}
@@ -148,13 +148,6 @@ func (w *TestRunWorker) work(ctx context.Context, a testset.RunArgs) error {
 		return river.JobSnooze(0)
 	}
 	return w.DB.FinishTestRun(ctx, a.TenantID, a.RunID, "", w.now())
-}
-
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // ask answers one question and writes its result; an error is the store's

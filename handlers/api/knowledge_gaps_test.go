@@ -45,12 +45,16 @@ func TestKnowledgeGapsAPI(t *testing.T) {
 	if p := body["pagination"].(map[string]any); p["total"] != float64(2) || p["pages"] != float64(1) {
 		t.Errorf("pagination %v", p)
 	}
-	// Filters: another channel has none; bad values are 400s naming them.
+	// Filters: another channel has none; the largest page is taken; bad
+	// values are 400s naming them.
+	if p := b.MustDo(t, 200, "GET", path+"?limit=100", ten.Token, nil)["pagination"].(map[string]any); p["limit"] != float64(100) {
+		t.Errorf("limit=100: pagination %v", p)
+	}
 	if l := b.MustDo(t, 200, "GET", path+"?channel=voice", ten.Token, nil)["knowledgeGaps"].([]any); len(l) != 0 {
 		t.Errorf("voice: %v", l)
 	}
 	for q, field := range map[string]string{"state=closed": "state", "channel=fax": "channel", "from=yesterday": "from",
-		"limit=0": "limit", "segment=nope": "segment", "from=2030-01-02&to=2030-01-01": "to"} {
+		"limit=0": "limit", "limit=101": "limit", "segment=nope": "segment", "from=2030-01-02&to=2030-01-01": "to"} {
 		st, res := b.Do(t, "GET", path+"?"+q, ten.Token, nil)
 		if d, _ := res["details"].(map[string]any); st != 400 || d[field] == nil {
 			t.Errorf("%s: %d %v, want 400 naming %s", q, st, res, field)
