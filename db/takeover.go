@@ -80,7 +80,8 @@ func (d *DB) AddHumanMessage(ctx context.Context, tenantID, id string, h parley.
 			}
 		}
 		rows, _ := tx.Query(ctx, `WITH c AS (
-				UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now()
+				UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
+					person_replied = true
 				WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
 			INSERT INTO messages (tenant_id, conversation_id, role, content, author_name)
 			SELECT tenant_id, id, 'human', $3, $4 FROM c
