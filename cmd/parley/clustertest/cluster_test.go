@@ -167,6 +167,11 @@ func TestInstancesAndFailover(t *testing.T) {
 		}
 	}
 	outage := firstAfterCrash.Sub(crashAt)
+	// HAProxy's own account of the instances going down and up, to read
+	// any 503 of its own against.
+	if b, err := os.ReadFile(filepath.Join(c.dir, "haproxy.log")); err == nil {
+		t.Logf("HAProxy (kill at %s, crash at %s, promoted at %s):\n%s", killAt.UTC().Format("15:04:05.000"), crashAt.UTC().Format("15:04:05.000"), promotedAt.UTC().Format("15:04:05.000"), b)
+	}
 	t.Logf("%d requests through HAProxy: %v; promotion took %s; time without service from the crash to the first answered turn: %s",
 		len(outs), counts, promotedAt.Sub(crashAt).Round(time.Millisecond), outage.Round(time.Millisecond))
 	if firstAfterCrash.IsZero() {
@@ -419,6 +424,10 @@ func (c *cluster) startHAProxy(bin string, port int, ins ...*instance) {
 		servers = append(servers, fmt.Sprintf("    server %s 127.0.0.1:%d check", in.name, in.port))
 	}
 	cfg := strings.NewReplacer("{{BIND}}", fmt.Sprintf("127.0.0.1:%d", port), "{{SERVERS}}", strings.Join(servers, "\n"), "{{EXTRA}}", "").Replace(string(tmpl))
+	// The instances' state changes with the time of each, to be read
+	// against the test's own times (notice: not one line a request).
+	cfg = strings.Replace(cfg, "global\n", "global\n    log stderr format iso local0 notice\n", 1)
+	cfg = strings.Replace(cfg, "defaults\n", "defaults\n    log global\n", 1)
 	path := filepath.Join(c.dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
