@@ -8,6 +8,7 @@ import (
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/resource"
 )
 
 // toolAudit is what a tool's success records in the audit log.
@@ -16,11 +17,12 @@ type toolAudit struct {
 }
 
 // toolAudits are the tools whose changes the audit log records: the
-// deletions and the settings (the others change content, which the log
-// leaves out, as it does on the REST API).
+// deletions, the settings and an answer's correction (the others change
+// content, which the log leaves out, as it does on the REST API).
 var toolAudits = map[string]toolAudit{
 	"delete_corpus_entry": {audit.ActionDeleted, "Knowledge base entry"},
 	"update_persona":      {audit.ActionSettingsChanged, "Persona"},
+	"correct_answer":      {audit.ActionAnswerCorrected, "Knowledge base entry"},
 }
 
 // audited wraps the Run of the tools toolAudits names, so that each
@@ -40,6 +42,8 @@ func (h *Handler) audited(tools []ManageTool) []ManageTool {
 				e.Target = a.target
 				if id, err := idOf(args); err == nil {
 					e.TargetID = id
+				} else if u, ok := res.(resource.CorpusUpsertJSON); ok {
+					e.TargetID = u.Corpus.ID // the entry a correction made or updated
 				}
 				e.Details["tool"] = tool.Name
 				h.writeAudit(ctx, e)

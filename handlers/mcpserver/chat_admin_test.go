@@ -77,7 +77,8 @@ func TestChatAdminToken(t *testing.T) {
 		t.Fatalf("got %d %v", r.Status, r.Body)
 	}
 	want := []string{"admin_list_corpus_entries", "admin_read_corpus_entry", "admin_search_corpus",
-		"admin_create_corpus_entry", "admin_update_corpus_entry", "admin_delete_corpus_entry", "admin_run_tests", "admin_read_test_run"}
+		"admin_create_corpus_entry", "admin_update_corpus_entry", "admin_delete_corpus_entry", "admin_run_tests", "admin_read_test_run",
+		"admin_correct_answer", "admin_mark_knowledge_gap"}
 	got := toolsOffered(llm, 0)
 	if slices.Sort(got); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 		t.Errorf("tools offered = %v, want %v", got, want)

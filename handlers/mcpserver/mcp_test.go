@@ -37,7 +37,7 @@ func TestMCPCorpus(t *testing.T) {
 	if got := cs.InitializeResult(); got == nil || got.ServerInfo.Name != "parley" {
 		t.Fatalf("initialize result %+v", got)
 	}
-	want := []string{"create_corpus_entry", "delete_corpus_entry", "list_corpus_entries", "read_corpus_entry", "read_test_run", "run_tests", "search_corpus", "update_corpus_entry"} // sorted by name
+	want := []string{"correct_answer", "create_corpus_entry", "delete_corpus_entry", "list_corpus_entries", "mark_knowledge_gap", "read_corpus_entry", "read_test_run", "run_tests", "search_corpus", "update_corpus_entry"} // sorted by name
 	if got := webtest.ToolNames(t, cs); !slices.Equal(got, want) {
 		t.Errorf("tools/list with corpus scopes = %v, want %v", got, want)
 	}
@@ -106,7 +106,7 @@ func TestMCPScopes(t *testing.T) {
 
 	t.Run("EveryScopeListsEveryTool", func(t *testing.T) {
 		cs := b.MCPClient(t, b.Token(t, ten.ID, auth.RESTScopes...))
-		if n := len(webtest.ToolNames(t, cs)); n != 26 {
+		if n := len(webtest.ToolNames(t, cs)); n != 29 {
 			t.Errorf("%d tools listed with every scope", n)
 		}
 	})

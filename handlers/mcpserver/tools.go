@@ -554,7 +554,7 @@ func (h *Handler) ManageTools() []ManageTool {
 				t.Plan, t.BotSeats = u.Plan, u.BotSeats
 				return PlanUsageToolJSON{PlanUsageJSON: resource.NewPlanUsageJSON(u), Usage: resource.NewStatsJSON(t, usage)}, nil
 			}},
-	}, h.testTools()...))
+	}, append(h.testTools(), h.gapTools()...)...))
 }
 
 // PlanUsageToolJSON is read_plan_usage's result: the tenant's plan and
