@@ -1,7 +1,9 @@
 package parley_test
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +147,60 @@ func TestImportRules(t *testing.T) {
 			if !slices.Contains(imports, dep) {
 				t.Errorf("the import table lets %q import %q, which it does not: remove it (here and in ARCHITECTURE.md)", pkg, dep)
 			}
+		}
+	}
+}
+
+// TestArchitectureTable checks ARCHITECTURE.md's table of packages against
+// allowedImports: each package has one row, and the row's last column
+// names what the package imports of ours (`parley` for the root; words
+// with a dot, such as `static.Path`, are prose), no more and no less.
+func TestArchitectureTable(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "| package | holds | imports of ours |")
+	if !ok {
+		t.Fatal("ARCHITECTURE.md has no table of packages")
+	}
+	word := regexp.MustCompile("`([^`]+)`")
+	rows := map[string]int{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		cells := strings.Split(strings.TrimSuffix(strings.TrimSpace(line), "|"), " | ")
+		if len(cells) < 3 {
+			break // the table's end
+		}
+		var named []string
+		for _, w := range word.FindAllStringSubmatch(cells[len(cells)-1], -1) {
+			switch {
+			case strings.Contains(w[1], "."):
+			case w[1] == "parley":
+				named = append(named, "")
+			default:
+				named = append(named, w[1])
+			}
+		}
+		slices.Sort(named)
+		// The first cell names one package or several alike.
+		for _, w := range word.FindAllStringSubmatch(cells[0], -1) {
+			pkg := w[1]
+			if pkg == "parley" {
+				pkg = ""
+			}
+			if rows[pkg]++; rows[pkg] == 2 {
+				t.Errorf("ARCHITECTURE.md has more than one row for %q", w[1])
+			}
+			want := slices.Sorted(slices.Values(allowedImports[pkg]))
+			if !slices.Equal(slices.Compact(named), want) {
+				t.Errorf("ARCHITECTURE.md's row for %q names %q; architecture_test.go allows %q", w[1], named, want)
+			}
+		}
+	}
+	for pkg := range allowedImports {
+		if rows[pkg] == 0 {
+			t.Errorf("ARCHITECTURE.md has no row for %q", pkg)
 		}
 	}
 }
