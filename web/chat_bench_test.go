@@ -15,7 +15,10 @@ package web_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,9 +71,14 @@ func benchChunk(delta, finish string) []byte {
 	return fmt.Appendf(nil, `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"test-model","choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}`+"\n\n", delta, finish)
 }
 
-func newBenchModel(tb testing.TB) *benchModel {
+func newBenchModel(tb testing.TB) *benchModel { return newBenchModelOver(tb, false) }
+
+// newBenchModelOver is the bench model, over TLS with HTTP/2 when h2 (as
+// the hosted providers serve their APIs), else plain HTTP/1.1 (as a model
+// server on the operator's own network may).
+func newBenchModelOver(tb testing.TB, h2 bool) *benchModel {
 	m := &benchModel{stop: make(chan struct{})}
-	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if !bytes.Contains(body, []byte(`"stream":true`)) {
 			http.Error(w, "benchModel streams only", http.StatusBadRequest)
@@ -95,6 +103,12 @@ func newBenchModel(tb testing.TB) *benchModel {
 		_, _ = w.Write(benchDone)
 		f.Flush()
 	}))
+	if h2 {
+		m.srv.EnableHTTP2 = true
+		m.srv.StartTLS()
+	} else {
+		m.srv.Start()
+	}
 	tb.Cleanup(m.srv.Close)
 	tb.Cleanup(func() { close(m.stop) })
 	m.URL = m.srv.URL + "/v1"
@@ -104,16 +118,24 @@ func newBenchModel(tb testing.TB) *benchModel {
 // chatBench is a running server, its model and a client with a pool large
 // enough for every stream.
 type chatBench struct {
-	ts      *httptest.Server
-	model   *benchModel
-	store   *db.DB
-	box     *auth.Box
-	pws     *auth.Passwords
-	client  *http.Client
-	queries *queryCounter
+	ts     *httptest.Server
+	model  *benchModel
+	store  *db.DB
+	box    *auth.Box
+	pws    *auth.Passwords
+	client *http.Client
+	// modelClient is the straight client's to the model: client, or one
+	// over TLS and HTTP/2 for a model served so.
+	modelClient *http.Client
+	queries     *queryCounter
 }
 
-func newChatBench(b *testing.B) *chatBench {
+func newChatBench(b *testing.B) *chatBench { return newChatBenchOver(b, false) }
+
+// newChatBenchOver is newChatBench with its model over TLS and HTTP/2 when
+// h2 (newBenchModelOver): the server trusts the model's certificate, and
+// the straight client reaches the model over HTTP/2 as well.
+func newChatBenchOver(b *testing.B, h2 bool) *chatBench {
 	b.Helper()
 	dbtest.New(b) // creates the binary's database
 	// The pool db.Open would make (40 connections, as PARLEY_DB_MAX_CONNS
@@ -134,8 +156,17 @@ func newChatBench(b *testing.B) *chatBench {
 		b.Fatal(err)
 	}
 	b.Cleanup(store.Close)
-	model := newBenchModel(b)
+	model := newBenchModelOver(b, h2)
 	cfg := webtest.Config(b, webtest.ChatEnv(model.URL), map[string]string{"PARLEY_DB_MAX_CONNS": "40"})
+	modelClient := (*http.Client)(nil)
+	if h2 {
+		roots := x509.NewCertPool()
+		roots.AddCert(model.srv.Certificate())
+		cfg.ModelTLS = &tls.Config{RootCAs: roots}
+		mtr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true, DisableCompression: true}
+		b.Cleanup(mtr.CloseIdleConnections)
+		modelClient = &http.Client{Transport: mtr}
+	}
 	srv, err := web.NewServer(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
@@ -146,7 +177,9 @@ func newChatBench(b *testing.B) *chatBench {
 	box, _ := auth.NewBox(key)
 	tr := &http.Transport{MaxIdleConns: 2000, MaxIdleConnsPerHost: 2000, DisableCompression: true}
 	b.Cleanup(tr.CloseIdleConnections)
-	return &chatBench{ts: ts, model: model, store: store, box: box, pws: srv.Base.Passwords, client: &http.Client{Transport: tr}, queries: tracer}
+	client := &http.Client{Transport: tr}
+	return &chatBench{ts: ts, model: model, store: store, box: box, pws: srv.Base.Passwords, client: client,
+		modelClient: cmp.Or(modelClient, client), queries: tracer}
 }
 
 // queryCounter counts the statements sent to PostgreSQL and the time until
@@ -222,6 +255,11 @@ type timing struct{ ttfb, total time.Duration }
 // returns after the first data event and leaves the body open (the caller
 // closes it).
 func (cb *chatBench) streamRequest(ctx context.Context, url, body string, hdr map[string]string, hold bool) (timing, *http.Response, error) {
+	return cb.streamRequestWith(ctx, cb.client, url, body, hdr, hold)
+}
+
+// streamRequestWith is streamRequest through client.
+func (cb *chatBench) streamRequestWith(ctx context.Context, client *http.Client, url, body string, hdr map[string]string, hold bool) (timing, *http.Response, error) {
 	var wrote time.Time
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { wrote = time.Now() },
@@ -235,7 +273,7 @@ func (cb *chatBench) streamRequest(ctx context.Context, url, body string, hdr ma
 		req.Header.Set(k, v)
 	}
 	start := time.Now()
-	resp, err := cb.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return timing{}, nil, err
 	}
@@ -310,7 +348,7 @@ func (cb *chatBench) modelTurn(ctx context.Context, hold bool) (timing, *http.Re
 		msg += " " + benchHoldOpen
 	}
 	body := fmt.Sprintf(`{"model":"test-model","stream":true,"messages":[{"role":"user","content":%q}]}`, msg)
-	return cb.streamRequest(ctx, cb.model.URL+"/chat/completions", body, nil, hold)
+	return cb.streamRequestWith(ctx, cb.modelClient, cb.model.URL+"/chat/completions", body, nil, hold)
 }
 
 // runLoad runs n calls of turn over conc workers and returns their timings
@@ -447,8 +485,20 @@ func (cb *chatBench) benchTurns(b *testing.B, conc, perSession int, anon bool) {
 // connection each); what the server adds per stream is the difference.
 // It measures once per call, whatever -benchtime asks.
 func BenchmarkChatOpenStreams(b *testing.B) {
+	b.Run("model=http1", func(b *testing.B) { benchOpenStreams(b, false) })
+	b.Run("model=http2", func(b *testing.B) { benchOpenStreams(b, true) })
+}
+
+// benchOpenStreams is BenchmarkChatOpenStreams with the model over HTTP/2
+// and TLS when h2 (as the hosted providers serve it), else over HTTP/1.1.
+// With HTTP/2 the straight streams are over HTTP/2 too, one connection
+// shared by many, while the client's streams through the server are each
+// on a connection of their own: the difference then counts the client's
+// side of those connections as the server's, an overstatement of about
+// what an HTTP/1.1 connection's client side holds.
+func benchOpenStreams(b *testing.B, h2 bool) {
 	const streams = 1000
-	cb := newChatBench(b)
+	cb := newChatBenchOver(b, h2)
 	slug, _ := cb.tenant(b)
 	ctx := context.Background()
 	// Warm up: pools, caches, the first goroutines.

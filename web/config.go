@@ -3,6 +3,7 @@
 package web
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -111,6 +112,11 @@ type Config struct {
 	// traces are off. It is not read from the environment; tests give
 	// the SDK's in-memory exporter's.
 	Traces trace.TracerProvider
+	// ModelTLS is the TLS configuration of the connections to the managed
+	// model (PARLEY_LLM_BASE_URL), nil for Go's defaults (the system's
+	// roots). It is not read from the environment; benchmarks give their
+	// fake model's certificate, to talk HTTP/2 to it as to a hosted model.
+	ModelTLS *tls.Config
 	// SecretKeyPrevious is PARLEY_SECRET_KEY_PREVIOUS during a rotation of
 	// the secret key: the box opens with it too, and seals with SecretKey.
 	SecretKeyPrevious []byte

@@ -224,6 +224,7 @@ func managedProvider(cfg Config) llm.Provider {
 		// a body goes past it to the socket): 1 KiB instead of 4 saves 3 KiB
 		// per open stream.
 		WriteBufferSize: 1 << 10,
+		TLSClientConfig: cfg.ModelTLS,
 	}}
 	switch cfg.LLMProvider {
 	case "openai":
