@@ -1,4 +1,4 @@
-.PHONY: run test build generate openapi bench bench-load bench-retrieval cluster cluster-stop
+.PHONY: run test build generate openapi clients bench bench-load bench-retrieval cluster cluster-stop
 
 # Start Parley at http://localhost:8080 with a private PostgreSQL cluster under .data/.
 run:
@@ -19,9 +19,15 @@ generate:
 
 # Assemble web/openapi.json from its parts: web/openapi_base.json and each
 # surface's handlers/*/openapi.json (edit those; make test fails when the
-# assembled document is out of date).
+# assembled document is out of date), then the typed clients generated from it.
 openapi:
 	go test -count=1 -run '^TestOpenAPIAssembled$$' ./web/ -args -update
+	scripts/clients.sh
+
+# The typed clients (Go and TypeScript) generated from web/openapi.json and
+# committed (README, "Typed clients"; scripts/clients.sh).
+clients:
+	scripts/clients.sh
 
 # The benchmarks of BENCHMARKS.md.
 bench:

@@ -87,6 +87,8 @@ var allowedImports = map[string][]string{
 	"web":                              {"", "agent", "agent/outbound", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/outbound/stripe", "agent/outbound/vapi", "agent/testrun", "auth", "db", "db/audit", "db/live", "handlers", "handlers/admin", "handlers/api", "handlers/auditing", "handlers/jsonbody", "handlers/mcpserver", "handlers/oauth", "handlers/operator", "handlers/public", "handlers/voice", "jobs", "mail", "manage", "static", "views", "web/metrics", "web/tracing"},
 	"web/metrics":                      {"", "agent", "db", "jobs"},
 	"web/tracing":                      {},
+	"clients/openapi30":                {},
+	"clients/parleyclient":             {},
 	"cmd/fakellm":                      {},
 	"cmd/loadgen":                      {},
 	"cmd/loadfloor":                    {},

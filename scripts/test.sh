@@ -42,6 +42,14 @@ scripts/check-deploy.sh & deploy=$!
 mkdir -p .data
 REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
   npx --yes @redocly/cli@2.77.0 lint --format=stylish web/openapi.json >.data/openapi-lint.log 2>&1 & openapi=$!
+# The TypeScript client (clients/typescript, README "Typed clients"): its
+# packages as package-lock.json pins them (scripts/clients-npm.sh; npm's
+# cache keeps them after the first fetch), then tsc type-checks the example
+# and checks.ts, the mistakes it must refuse, against the generated
+# schema.d.ts (whether that is the document's, web's TestClientsGenerated
+# checks).
+(scripts/clients-npm.sh && cd clients/typescript && node_modules/.bin/tsc --noEmit -p .) \
+  >.data/clients-typecheck.log 2>&1 & typecheck=$!
 # go test -race, through scripts/gotest.sh: the test binaries built with
 # go test -c into .data/testbin/ (a binary already there with the build ID
 # it would link is not linked again: a second run links nothing) and then run, two at a time, each with -test.parallel 4 (the
@@ -65,4 +73,5 @@ wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
 wait "$deploy" || { echo "the packaging check (scripts/check-deploy.sh) failed" >&2; status=1; }
 wait "$openapi" || { cat .data/openapi-lint.log >&2; echo "the OpenAPI document's lint failed" >&2; status=1; }
+wait "$typecheck" || { cat .data/clients-typecheck.log >&2; echo "the TypeScript client's type-check failed" >&2; status=1; }
 exit "$status"
