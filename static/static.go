@@ -1,4 +1,5 @@
-// Package static holds the files served under /static: CSS, vendored htmx and
+// Package static holds the files served under /static: CSS, vendored htmx,
+// the API reference's renderer (Swagger UI, THIRD_PARTY.md) and
 // the demo page of the widget. Everything is embedded in the binary.
 package static
 

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -159,6 +160,34 @@ func TestBrowserTokens(t *testing.T) {
 		t.Fatalf("new token = %q", token)
 	}
 
+	// The page links to the reference, and shows a command that uses the
+	// new token on a call its scopes allow; run, it answers.
+	if n := webtest.MustRunStep(ctx, t, "the reference's link", chromedp.Evaluate[int](`document.querySelectorAll('main a[href="/docs"]').length`)); n == 0 {
+		t.Error("the API tokens page does not link to the API reference (/docs)")
+	}
+	curl := strings.TrimSpace(webtest.MustRunStep(ctx, t, "the curl command", chromedp.Text(chromedp.ID("new-token-curl"))))
+	if want := `curl -H "Authorization: Bearer ` + token + `" ` + b.Srv.Config.BaseURL + "/tenants/" + ten.Slug; curl != want {
+		t.Errorf("curl command = %q, want %q", curl, want)
+	}
+	if copyTo := webtest.MustRunStep(ctx, t, "its copy button", chromedp.Evaluate[string](`document.querySelector('[data-copy="new-token-curl"]')?.textContent || ''`)); copyTo != "Copy the command" {
+		t.Errorf("the command's copy button = %q", copyTo)
+	}
+	t.Run("CurlCommandWorks", func(t *testing.T) {
+		m := regexp.MustCompile(`^curl -H "([^:"]+): ([^"]+)" (\S+)$`).FindStringSubmatch(curl)
+		if m == nil {
+			t.Fatalf("curl command %q is not curl -H \"name: value\" address", curl)
+		}
+		req, err := http.NewRequest(http.MethodGet, strings.Replace(m[3], b.Srv.Config.BaseURL, b.TS.URL, 1), nil)
+		webtest.MustStep(t, "the command's request", err)
+		req.Header.Set(m[1], m[2])
+		resp, err := b.TS.Client().Do(req)
+		webtest.MustStep(t, "running the command", err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("the curl command's request answered %d", resp.StatusCode)
+		}
+	})
+
 	t.Run("TokenWorks", func(t *testing.T) {
 		if status, body := b.Do(t, "GET", "/tenants/"+ten.Slug, token, nil); status != http.StatusOK {
 			t.Errorf("GET with the new token: %d %v", status, body)
@@ -189,7 +218,7 @@ func TestBrowserTokens(t *testing.T) {
 	t.Run("ShownOnce", func(t *testing.T) {
 		webtest.MustStep(t, "reloading", chromedp.Do(ctx, chromedp.Reload()))
 		html := webtest.MustRunStep(ctx, t, "page", chromedp.OuterHTML(chromedp.CSS("html")))
-		if strings.Contains(html, token) || strings.Contains(html, `id="new-token"`) {
+		if strings.Contains(html, token) || strings.Contains(html, `id="new-token"`) || strings.Contains(html, `id="new-token-curl"`) {
 			t.Error("the token is still shown after a reload")
 		}
 		if scopes := webtest.MustRunStep(ctx, t, "row", chromedp.Text(chromedp.CSS(row+" td:nth-child(3)"))); !strings.Contains(scopes, "Read settings") || !strings.Contains(scopes, "Read analytics") {

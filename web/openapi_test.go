@@ -304,6 +304,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 			continue // Echo's own catch-all routes, added by groups with middleware
 		case r.Path == "/" || r.Path == "/admin" || strings.HasPrefix(r.Path, "/admin/") || strings.HasPrefix(r.Path, "/static"):
 			continue // the HTML dashboard and its assets are not part of the API
+		case r.Path == web.DocsPath || slices.Contains(web.DocsAliases, r.Path):
+			continue // the reference is a page about the API, not part of it
 		}
 		parts := strings.Split(r.Path, "/")
 		for i, p := range parts {

@@ -31,6 +31,10 @@ func (s *Server) routes() {
 	e.GET("/readyz", s.Base.Readyz)
 	e.GET(MetricsPath, s.ShowMetrics)
 	e.GET("/openapi.json", serveOpenAPI)
+	e.GET(DocsPath, showDocs)
+	for _, alias := range DocsAliases {
+		e.GET(alias, redirectToDocs)
+	}
 	staticFiles := serveStatic()
 	e.GET("/static/*", staticFiles)
 	e.HEAD("/static/*", staticFiles)

@@ -351,7 +351,8 @@ var OpenAPIRouter = sync.OnceValues(func() (routers.Router, error) {
 // Content-Type), so a request the document refuses may rightly succeed.
 //
 // Exempt, because the document does not describe them: the HTML dashboard
-// (/admin, and / which redirects to it), the static files (/static), CORS
+// (/admin, and / which redirects to it), the static files (/static), the
+// API reference's page and the addresses that lead to it (/docs), CORS
 // preflights (OPTIONS), and the body of SSE streams (text/event-stream:
 // status and headers are still checked; the chat tests check each event
 // with CheckChatSchema).
@@ -362,7 +363,8 @@ type ValidatingTransport struct {
 
 // ExemptPath reports whether path is outside the document.
 func ExemptPath(path string) bool {
-	return path == "/" || path == "/admin" || strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/static/")
+	return path == "/" || path == "/admin" || strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/static/") ||
+		path == web.DocsPath || slices.Contains(web.DocsAliases, path)
 }
 
 func (v *ValidatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -2,6 +2,7 @@ package integrations
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -42,7 +43,8 @@ func (h *Integrations) tokensView(c echo.Context, v views.TokensView) (views.Tok
 	return v, nil
 }
 
-// ShowTokensPage renders the API tokens page, with a just-created token shown once.
+// ShowTokensPage renders the API tokens page, with a just-created token shown
+// once, and a curl command that uses it.
 func (h *Integrations) ShowTokensPage(c echo.Context) error {
 	v, err := h.tokensView(c, views.TokensView{
 		NewToken: h.Sessions.PopString(c.Request().Context(), sessNewToken),
@@ -50,6 +52,16 @@ func (h *Integrations) ShowTokensPage(c echo.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	if v.NewToken != "" {
+		// The newest token the new one starts with is the new one (the
+		// list is live tokens first, newest first).
+		for _, t := range v.Tokens {
+			if strings.HasPrefix(v.NewToken, t.Prefix) {
+				v.NewTokenCurl = curlLine(h.BaseURL, dash.AdminFrom(c).Tenant.Slug, v.NewToken, t.Scopes)
+				break
+			}
+		}
 	}
 	return handlers.Render(c, http.StatusOK, views.TokensPage(dash.Page(c, h.Sessions, "API tokens", "tokens"), v))
 }
@@ -105,4 +117,29 @@ func (h *Integrations) RevokeToken(c echo.Context) error {
 		}
 	}
 	return parley.Errorf(parley.KindNotFound, "Token not found")
+}
+
+// tryPaths are, by read scope, the GET a new token may make at once under
+// /tenants/{slug}, in the order the curl command prefers them.
+var tryPaths = []struct{ scope, path string }{
+	{auth.ScopeSettingsRead, ""},
+	{auth.ScopeCorpusRead, "/corpus"},
+	{auth.ScopeConversationsRead, "/conversations"},
+	{auth.ScopeVisitorsRead, "/visitors"},
+	{auth.ScopeSegmentsRead, "/segments"},
+	{auth.ScopeToolsRead, "/tools"},
+	{auth.ScopeStatsRead, "/conversations/stats"},
+	{auth.ScopeAuditRead, "/audit-log"},
+}
+
+// curlLine is a command that calls the API with token, on a GET its scopes
+// allow; "" when they allow none (a token that only writes). Tokens, slugs
+// and the base URL hold no character a shell would read.
+func curlLine(baseURL, slug, token string, scopes []string) string {
+	for _, p := range tryPaths {
+		if slices.Contains(scopes, p.scope) {
+			return `curl -H "Authorization: Bearer ` + token + `" ` + baseURL + "/tenants/" + slug + p.path
+		}
+	}
+	return ""
 }
