@@ -31,6 +31,9 @@ const (
 	// KindUnavailable: the service is not configured for what was asked
 	// (the operator's account at an outside service is missing).
 	KindUnavailable
+	// KindPreconditionFailed: a conditional write (If-Match) of a resource
+	// that changed since the client read it; nothing was written.
+	KindPreconditionFailed
 )
 
 // Error is the one application error type. Message is safe to show to callers;

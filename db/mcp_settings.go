@@ -27,12 +27,15 @@ func (d *DB) MCPSettings(ctx context.Context, tenantID string) (MCPSettings, err
 }
 
 // SaveMCPSettings sets the URL and max tools; the key changes only when apiKey is set.
+// Under an If-Match (WithIfMatch), only on the settings as the client read them.
 func (d *DB) SaveMCPSettings(ctx context.Context, tenantID, url string, maxTools int, apiKey parley.Opt[[]byte]) (MCPSettings, error) {
 	var s MCPSettings
-	err := d.pool.QueryRow(ctx, `UPDATE tenants SET mcp_tools_url = $2, mcp_tools_max_tools = $3,
-		mcp_tools_api_key = CASE WHEN $4 THEN $5 ELSE mcp_tools_api_key END, updated_at = now()
-		WHERE id = $1 RETURNING mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools`,
-		tenantID, url, maxTools, apiKey.Set, apiKey.Ptr()).Scan(&s.URL, &s.SealedAPIKey, &s.MaxTools)
+	err := pgbase.WriteIfMatch(ctx, d.pool, lockedMCPETag(ctx, tenantID), func(q pgbase.Querier) error {
+		return q.QueryRow(ctx, `UPDATE tenants SET mcp_tools_url = $2, mcp_tools_max_tools = $3,
+			mcp_tools_api_key = CASE WHEN $4 THEN $5 ELSE mcp_tools_api_key END, updated_at = now()
+			WHERE id = $1 RETURNING mcp_tools_url, mcp_tools_api_key, mcp_tools_max_tools`,
+			tenantID, url, maxTools, apiKey.Set, apiKey.Ptr()).Scan(&s.URL, &s.SealedAPIKey, &s.MaxTools)
+	})
 	if err != nil {
 		return s, fmt.Errorf("saving MCP settings: %w", err)
 	}

@@ -166,7 +166,8 @@ type TenantPatch struct {
 	SealedVoiceSecret   parley.Opt[[]byte]
 }
 
-// UpdateTenant applies the set fields of p and returns the updated tenant.
+// UpdateTenant applies the set fields of p and returns the updated tenant;
+// under an If-Match (WithIfMatch), only to the tenant as the client read it.
 func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (parley.Tenant, error) {
 	var sets []pgbase.SetClause
 	sets = pgbase.AddSet(sets, "name", p.Name)
@@ -228,10 +229,17 @@ func (d *DB) UpdateTenant(ctx context.Context, tenantID string, p TenantPatch) (
 	sets = pgbase.AddSet(sets, "human_idle_seconds", p.HumanIdleSeconds)
 
 	sql, args := pgbase.UpdateSQL("tenants", "id = $1 RETURNING "+tenantColumns, []any{tenantID}, sets)
-	rows, _ := d.pool.Query(ctx, sql, args...)
-	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
+	var t parley.Tenant
+	err := pgbase.WriteIfMatch(ctx, d.pool, lockedTenantETag(ctx, tenantID), func(q pgbase.Querier) error {
+		rows, _ := q.Query(ctx, sql, args...)
+		var err error
+		if t, err = pgx.CollectExactlyOneRow(rows, scanTenant); err != nil {
+			return pgbase.NotFound(err, "Tenant")
+		}
+		return nil
+	})
 	if err != nil {
-		return parley.Tenant{}, pgbase.NotFound(err, "Tenant")
+		return parley.Tenant{}, err
 	}
 	return t, nil
 }

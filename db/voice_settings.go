@@ -24,19 +24,27 @@ type VoiceSetup struct {
 }
 
 // SaveVoiceSetup writes a voice setup in one statement and returns the
-// updated tenant.
+// updated tenant; under an If-Match (WithIfMatch), only to the tenant as
+// the client read it (TenantETag).
 func (d *DB) SaveVoiceSetup(ctx context.Context, tenantID string, s VoiceSetup) (parley.Tenant, error) {
 	cfg, err := json.Marshal(s.Config)
 	if err != nil {
 		return parley.Tenant{}, fmt.Errorf("encoding voice config: %w", err)
 	}
-	rows, _ := d.pool.Query(ctx, `UPDATE tenants SET voice_enabled = true, voice_provider = $2,
-		voice_assistant_id = $3, voice_phone_number = $4, voice_config = $5, voice_secret = $6, updated_at = now()
-		WHERE id = $1 RETURNING `+tenantColumns,
-		tenantID, parley.VoiceProviderVapi, s.AssistantID, s.PhoneNumber, cfg, s.SealedSecret)
-	t, err := pgx.CollectExactlyOneRow(rows, scanTenant)
+	var t parley.Tenant
+	err = pgbase.WriteIfMatch(ctx, d.pool, lockedTenantETag(ctx, tenantID), func(q pgbase.Querier) error {
+		rows, _ := q.Query(ctx, `UPDATE tenants SET voice_enabled = true, voice_provider = $2,
+			voice_assistant_id = $3, voice_phone_number = $4, voice_config = $5, voice_secret = $6, updated_at = now()
+			WHERE id = $1 RETURNING `+tenantColumns,
+			tenantID, parley.VoiceProviderVapi, s.AssistantID, s.PhoneNumber, cfg, s.SealedSecret)
+		var err error
+		if t, err = pgx.CollectExactlyOneRow(rows, scanTenant); err != nil {
+			return pgbase.NotFound(err, "Tenant")
+		}
+		return nil
+	})
 	if err != nil {
-		return parley.Tenant{}, pgbase.NotFound(err, "Tenant")
+		return parley.Tenant{}, err
 	}
 	return t, nil
 }

@@ -22,6 +22,8 @@ type EmbeddingsJSON struct {
 	LastError      *string    `json:"lastError"`
 	LastErrorAt    *time.Time `json:"lastErrorAt"`
 	LastEmbeddedAt *time.Time `json:"lastEmbeddedAt"`
+	// ETag is the settings' entity tag (the REST API's ETag header).
+	ETag string `json:"-"`
 }
 
 // EmbeddingsState reads the tenant's settings and status as embeddingsJSON.
@@ -37,7 +39,7 @@ func (h *Base) EmbeddingsState(ctx context.Context, tenantID string) (Embeddings
 	s := st.Settings
 	out := EmbeddingsJSON{URL: s.URL, Model: s.Model, Dimensions: s.Dimensions, HasAPIKey: s.SealedAPIKey != nil, Source: st.Source,
 		Entries: st.Status.Entries, Embedded: st.Status.Embedded, LastError: st.Status.LastError,
-		LastErrorAt: st.Status.FailedAt, LastEmbeddedAt: st.Status.EmbeddedAt}
+		LastErrorAt: st.Status.FailedAt, LastEmbeddedAt: st.Status.EmbeddedAt, ETag: s.ETag()}
 	if st.Model != "" {
 		out.VectorModel = &st.Model
 	}

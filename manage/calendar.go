@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 )
 
 // The tenant's calendar connector (CalDAV): its password is sealed here
@@ -29,6 +31,10 @@ func (s *Service) CalendarConnector(ctx context.Context, tenantID string) (*parl
 func (s *Service) SaveCalendarConnector(ctx context.Context, tenantID string, in parley.CalendarInput, discover CalendarDiscovery) (parley.CalendarConnector, error) {
 	cur, err := s.DB.CalendarConnector(ctx, tenantID)
 	if err != nil {
+		return parley.CalendarConnector{}, err
+	}
+	// A stale If-Match is refused before the server is asked.
+	if err := db.CheckIfMatch(ctx, business.CalendarETag(cur)); err != nil {
 		return parley.CalendarConnector{}, err
 	}
 	var plainHTTP func(string) bool

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
+	"github.com/parley/parley/db/business"
 )
 
 // The tenant's payment connector (Stripe): its key is sealed here and
@@ -20,6 +22,9 @@ func (s *Service) PaymentConnector(ctx context.Context, tenantID string) (*parle
 func (s *Service) SavePaymentConnector(ctx context.Context, tenantID string, in parley.PaymentInput) (parley.PaymentConnector, error) {
 	cur, err := s.DB.PaymentConnector(ctx, tenantID)
 	if err != nil {
+		return parley.PaymentConnector{}, err
+	}
+	if err := db.CheckIfMatch(ctx, business.PaymentETag(cur)); err != nil {
 		return parley.PaymentConnector{}, err
 	}
 	p, errs := in.Apply(tenantID, cur)

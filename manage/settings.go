@@ -73,6 +73,9 @@ func (s *Service) SaveEmbeddingSettings(ctx context.Context, tenantID string, in
 	if err != nil {
 		return cur, err
 	}
+	if err := db.CheckIfMatch(ctx, cur.ETag()); err != nil {
+		return cur, err
+	}
 	if err := in.Check(cur.SealedAPIKey != nil, s.address(ctx)).Err(); err != nil {
 		return cur, err
 	}

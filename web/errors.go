@@ -29,6 +29,8 @@ var kindStatus = map[parley.Kind]int{
 	parley.KindUnprocessable: http.StatusUnprocessableEntity,
 	parley.KindUpstream:      http.StatusBadGateway,
 	parley.KindUnavailable:   http.StatusServiceUnavailable,
+
+	parley.KindPreconditionFailed: http.StatusPreconditionFailed,
 }
 
 // errorBody is the spec's error shape.

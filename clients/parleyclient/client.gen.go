@@ -6926,6 +6926,12 @@ type CorpusEntryId = openapi_types.UUID
 // DeliveryId defines model for DeliveryId.
 type DeliveryId = openapi_types.UUID
 
+// IfMatch defines model for IfMatch.
+type IfMatch = string
+
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // MemoryKey defines model for MemoryKey.
 type MemoryKey = string
 
@@ -7021,6 +7027,9 @@ type MemoryFactNotFound = Error
 
 // PayloadTooLarge The body of every error response. Members other than `error` are omitted when empty, never null.
 type PayloadTooLarge = Error
+
+// PreconditionFailed The body of every error response. Members other than `error` are omitted when empty, never null.
+type PreconditionFailed = Error
 
 // ProductNotFound The body of every error response. Members other than `error` are omitted when empty, never null.
 type ProductNotFound = Error
@@ -7223,6 +7232,18 @@ type ListOperatorTenantsParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// UpdateOperatorTenantPlanParams defines parameters for UpdateOperatorTenantPlan.
+type UpdateOperatorTenantPlanParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// UpdateTenantParams defines parameters for UpdateTenant.
+type UpdateTenantParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // ListAuditLogParams defines parameters for ListAuditLog.
 type ListAuditLogParams struct {
 	// ActorKind Only entries of this kind of actor. Any other value gets 400.
@@ -7404,11 +7425,35 @@ type ListCorpusParams struct {
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// SaveEmbeddingsParams defines parameters for SaveEmbeddings.
+type SaveEmbeddingsParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // DeleteCalendarConnector200JSONResponseBodyDeleted defines parameters for DeleteCalendarConnector.
 type DeleteCalendarConnector200JSONResponseBodyDeleted bool
 
+// SaveCalendarConnectorParams defines parameters for SaveCalendarConnector.
+type SaveCalendarConnectorParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // DeletePaymentConnector200JSONResponseBodyDeleted defines parameters for DeletePaymentConnector.
 type DeletePaymentConnector200JSONResponseBodyDeleted bool
+
+// GetPaymentConnectorParams defines parameters for GetPaymentConnector.
+type GetPaymentConnectorParams struct {
+	// IfNoneMatch The `ETag` of the copy you hold: when the resource still has it, the answer is 304 Not Modified with no body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// SavePaymentConnectorParams defines parameters for SavePaymentConnector.
+type SavePaymentConnectorParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
 
 // ListKnowledgeGapsParams defines parameters for ListKnowledgeGaps.
 type ListKnowledgeGapsParams struct {
@@ -7436,6 +7481,18 @@ type ListKnowledgeGapsParams struct {
 
 // ListKnowledgeGapsParamsState defines parameters for ListKnowledgeGaps.
 type ListKnowledgeGapsParamsState string
+
+// GetMcpToolsParams defines parameters for GetMcpTools.
+type GetMcpToolsParams struct {
+	// IfNoneMatch The `ETag` of the copy you hold: when the resource still has it, the answer is 304 Not Modified with no body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// SaveMcpToolsParams defines parameters for SaveMcpTools.
+type SaveMcpToolsParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
 
 // ListProductsParams defines parameters for ListProducts.
 type ListProductsParams struct {
@@ -7508,6 +7565,12 @@ type ListVisitorsParams struct {
 
 // SetUpVoice503JSONResponseBodyCode defines parameters for SetUpVoice.
 type SetUpVoice503JSONResponseBodyCode string
+
+// LinkVoiceParams defines parameters for LinkVoice.
+type LinkVoiceParams struct {
+	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
@@ -9222,7 +9285,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-	UpdateOperatorTenantPlanWithBody(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateOperatorTenantPlanWithBody(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateOperatorTenantPlan Set a tenant's plan and bot seats
 	//
@@ -9231,7 +9294,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-	UpdateOperatorTenantPlan(ctx context.Context, slug string, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateOperatorTenantPlan(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReadyz Readiness
 	//
@@ -9254,7 +9317,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-	UpdateTenantWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateTenantWithBody(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateTenant Update the tenant
 	//
@@ -9263,7 +9326,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-	UpdateTenant(ctx context.Context, slug TenantSlug, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UpdateTenant(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListAuditLog List the audit log
 	//
@@ -9509,7 +9572,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-	SaveEmbeddingsWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SaveEmbeddingsWithBody(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SaveEmbeddings Use an embedding endpoint of your own
 	//
@@ -9518,7 +9581,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-	SaveEmbeddings(ctx context.Context, slug TenantSlug, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SaveEmbeddings(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteCalendarConnector Disconnect the calendar
 	//
@@ -9541,7 +9604,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-	SaveCalendarConnectorWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SaveCalendarConnectorWithBody(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SaveCalendarConnector Connect the calendar
 	//
@@ -9550,7 +9613,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-	SaveCalendarConnector(ctx context.Context, slug TenantSlug, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SaveCalendarConnector(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestCalendarConnector Test the calendar connection
 	//
@@ -9571,7 +9634,7 @@ type ClientInterface interface {
 	// The tenant's Stripe connector. The key is write-only: the answer says whether one is stored (`hasSecretKey`), its `mode` (`test` or `live`), its type and its last 4 characters, never more. A tenant without a connector gets `connected: false` and nulls. Requires scope `settings:read`.
 	//
 	// Corresponds with GET /tenants/{slug}/integrations/payments (the `GetPaymentConnector` operationId).
-	GetPaymentConnector(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetPaymentConnector(ctx context.Context, slug TenantSlug, params *GetPaymentConnectorParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SavePaymentConnectorWithBody Connect Stripe, or change the connector
 	//
@@ -9580,7 +9643,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-	SavePaymentConnectorWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SavePaymentConnectorWithBody(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SavePaymentConnector Connect Stripe, or change the connector
 	//
@@ -9589,7 +9652,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-	SavePaymentConnector(ctx context.Context, slug TenantSlug, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SavePaymentConnector(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TestPaymentConnectorWithBody Test the Stripe key
 	//
@@ -9646,7 +9709,7 @@ type ClientInterface interface {
 	// The tenant's MCP server configuration, on every plan (so a dashboard can show what an upgrade unlocks); the API key is never returned. Requires scope `settings:read`.
 	//
 	// Corresponds with GET /tenants/{slug}/mcp-tools (the `GetMcpTools` operationId).
-	GetMcpTools(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetMcpTools(ctx context.Context, slug TenantSlug, params *GetMcpToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SaveMcpToolsWithBody Configure the MCP tools
 	//
@@ -9655,7 +9718,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-	SaveMcpToolsWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SaveMcpToolsWithBody(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SaveMcpTools Configure the MCP tools
 	//
@@ -9664,7 +9727,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-	SaveMcpTools(ctx context.Context, slug TenantSlug, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SaveMcpTools(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListProducts List products
 	//
@@ -10251,7 +10314,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-	LinkVoiceWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	LinkVoiceWithBody(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LinkVoice Link the tenant's own assistant
 	//
@@ -10260,7 +10323,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-	LinkVoice(ctx context.Context, slug TenantSlug, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	LinkVoice(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks List the webhook endpoints
 	//
@@ -10442,7 +10505,7 @@ type ClientInterface interface {
 
 	// GetWidgetScript The embeddable chat widget
 	//
-	// Public: the script the embed code loads, `<script src="{cdn_url}/widget.js" data-tenant="SLUG" data-segment="SLUG" data-widget-key="KEY" async></script>` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
+	// Public: the script the embed code loads: a `script` element with `src="{cdn_url}/widget.js"`, `data-tenant="SLUG"`, `data-segment="SLUG"`, `data-widget-key="KEY"` and `async` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
 	//
 	// Gzipped when `Accept-Encoding` accepts gzip (`Content-Encoding: gzip`), as it is otherwise; `Vary: Accept-Encoding`. `Cache-Control: public, max-age=300` and an `ETag` of the copy sent (the gzipped copy's ends in `-gzip`): a request whose `If-None-Match` holds it gets 304.
 	//
@@ -11228,8 +11291,8 @@ func (c *Client) GetOperatorTenant(ctx context.Context, slug string, reqEditors 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-func (c *Client) UpdateOperatorTenantPlanWithBody(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateOperatorTenantPlanRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) UpdateOperatorTenantPlanWithBody(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOperatorTenantPlanRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11247,8 +11310,8 @@ func (c *Client) UpdateOperatorTenantPlanWithBody(ctx context.Context, slug stri
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-func (c *Client) UpdateOperatorTenantPlan(ctx context.Context, slug string, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateOperatorTenantPlanRequest(c.Server, slug, body)
+func (c *Client) UpdateOperatorTenantPlan(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateOperatorTenantPlanRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11300,8 +11363,8 @@ func (c *Client) GetTenant(ctx context.Context, slug TenantSlug, reqEditors ...R
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-func (c *Client) UpdateTenantWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateTenantRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) UpdateTenantWithBody(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateTenantRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11319,8 +11382,8 @@ func (c *Client) UpdateTenantWithBody(ctx context.Context, slug TenantSlug, cont
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-func (c *Client) UpdateTenant(ctx context.Context, slug TenantSlug, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUpdateTenantRequest(c.Server, slug, body)
+func (c *Client) UpdateTenant(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateTenantRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11865,8 +11928,8 @@ func (c *Client) GetEmbeddings(ctx context.Context, slug TenantSlug, reqEditors 
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-func (c *Client) SaveEmbeddingsWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSaveEmbeddingsRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) SaveEmbeddingsWithBody(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveEmbeddingsRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11884,8 +11947,8 @@ func (c *Client) SaveEmbeddingsWithBody(ctx context.Context, slug TenantSlug, co
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-func (c *Client) SaveEmbeddings(ctx context.Context, slug TenantSlug, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSaveEmbeddingsRequest(c.Server, slug, body)
+func (c *Client) SaveEmbeddings(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveEmbeddingsRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11937,8 +12000,8 @@ func (c *Client) GetCalendarConnector(ctx context.Context, slug TenantSlug, reqE
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-func (c *Client) SaveCalendarConnectorWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSaveCalendarConnectorRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) SaveCalendarConnectorWithBody(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveCalendarConnectorRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11956,8 +12019,8 @@ func (c *Client) SaveCalendarConnectorWithBody(ctx context.Context, slug TenantS
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-func (c *Client) SaveCalendarConnector(ctx context.Context, slug TenantSlug, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSaveCalendarConnectorRequest(c.Server, slug, body)
+func (c *Client) SaveCalendarConnector(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveCalendarConnectorRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12007,8 +12070,8 @@ func (c *Client) DeletePaymentConnector(ctx context.Context, slug TenantSlug, re
 // The tenant's Stripe connector. The key is write-only: the answer says whether one is stored (`hasSecretKey`), its `mode` (`test` or `live`), its type and its last 4 characters, never more. A tenant without a connector gets `connected: false` and nulls. Requires scope `settings:read`.
 //
 // Corresponds with GET /tenants/{slug}/integrations/payments (the `GetPaymentConnector` operationId).
-func (c *Client) GetPaymentConnector(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetPaymentConnectorRequest(c.Server, slug)
+func (c *Client) GetPaymentConnector(ctx context.Context, slug TenantSlug, params *GetPaymentConnectorParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentConnectorRequest(c.Server, slug, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12026,8 +12089,8 @@ func (c *Client) GetPaymentConnector(ctx context.Context, slug TenantSlug, reqEd
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-func (c *Client) SavePaymentConnectorWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSavePaymentConnectorRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) SavePaymentConnectorWithBody(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSavePaymentConnectorRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12045,8 +12108,8 @@ func (c *Client) SavePaymentConnectorWithBody(ctx context.Context, slug TenantSl
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-func (c *Client) SavePaymentConnector(ctx context.Context, slug TenantSlug, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSavePaymentConnectorRequest(c.Server, slug, body)
+func (c *Client) SavePaymentConnector(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSavePaymentConnectorRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12172,8 +12235,8 @@ func (c *Client) DeleteMcpTools(ctx context.Context, slug TenantSlug, reqEditors
 // The tenant's MCP server configuration, on every plan (so a dashboard can show what an upgrade unlocks); the API key is never returned. Requires scope `settings:read`.
 //
 // Corresponds with GET /tenants/{slug}/mcp-tools (the `GetMcpTools` operationId).
-func (c *Client) GetMcpTools(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMcpToolsRequest(c.Server, slug)
+func (c *Client) GetMcpTools(ctx context.Context, slug TenantSlug, params *GetMcpToolsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMcpToolsRequest(c.Server, slug, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12191,8 +12254,8 @@ func (c *Client) GetMcpTools(ctx context.Context, slug TenantSlug, reqEditors ..
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-func (c *Client) SaveMcpToolsWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSaveMcpToolsRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) SaveMcpToolsWithBody(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveMcpToolsRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12210,8 +12273,8 @@ func (c *Client) SaveMcpToolsWithBody(ctx context.Context, slug TenantSlug, cont
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-func (c *Client) SaveMcpTools(ctx context.Context, slug TenantSlug, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSaveMcpToolsRequest(c.Server, slug, body)
+func (c *Client) SaveMcpTools(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSaveMcpToolsRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13507,8 +13570,8 @@ func (c *Client) SetUpVoice(ctx context.Context, slug TenantSlug, body SetUpVoic
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-func (c *Client) LinkVoiceWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinkVoiceRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) LinkVoiceWithBody(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLinkVoiceRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13526,8 +13589,8 @@ func (c *Client) LinkVoiceWithBody(ctx context.Context, slug TenantSlug, content
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-func (c *Client) LinkVoice(ctx context.Context, slug TenantSlug, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewLinkVoiceRequest(c.Server, slug, body)
+func (c *Client) LinkVoice(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLinkVoiceRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13878,7 +13941,7 @@ func (c *Client) GetVoiceRecording(ctx context.Context, slug TenantSlug, callId 
 
 // GetWidgetScript The embeddable chat widget
 //
-// Public: the script the embed code loads, `<script src="{cdn_url}/widget.js" data-tenant="SLUG" data-segment="SLUG" data-widget-key="KEY" async></script>` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
+// Public: the script the embed code loads: a `script` element with `src="{cdn_url}/widget.js"`, `data-tenant="SLUG"`, `data-segment="SLUG"`, `data-widget-key="KEY"` and `async` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
 //
 // Gzipped when `Accept-Encoding` accepts gzip (`Content-Encoding: gzip`), as it is otherwise; `Vary: Accept-Encoding`. `Cache-Control: public, max-age=300` and an `ETag` of the copy sent (the gzipped copy's ends in `-gzip`): a request whose `If-None-Match` holds it gets 304.
 //
@@ -15278,18 +15341,18 @@ func NewGetOperatorTenantRequest(server string, slug string) (*http.Request, err
 }
 
 // NewUpdateOperatorTenantPlanRequest calls the generic UpdateOperatorTenantPlan builder with application/json body
-func NewUpdateOperatorTenantPlanRequest(server string, slug string, body UpdateOperatorTenantPlanJSONRequestBody) (*http.Request, error) {
+func NewUpdateOperatorTenantPlanRequest(server string, slug string, params *UpdateOperatorTenantPlanParams, body UpdateOperatorTenantPlanJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewUpdateOperatorTenantPlanRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewUpdateOperatorTenantPlanRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewUpdateOperatorTenantPlanRequestWithBody constructs an http.Request for the UpdateOperatorTenantPlan method, with any body, and a specified content type
-func NewUpdateOperatorTenantPlanRequestWithBody(server string, slug string, contentType string, body io.Reader) (*http.Request, error) {
+func NewUpdateOperatorTenantPlanRequestWithBody(server string, slug string, params *UpdateOperatorTenantPlanParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15320,6 +15383,21 @@ func NewUpdateOperatorTenantPlanRequestWithBody(server string, slug string, cont
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -15386,18 +15464,18 @@ func NewGetTenantRequest(server string, slug TenantSlug) (*http.Request, error) 
 }
 
 // NewUpdateTenantRequest calls the generic UpdateTenant builder with application/json body
-func NewUpdateTenantRequest(server string, slug TenantSlug, body UpdateTenantJSONRequestBody) (*http.Request, error) {
+func NewUpdateTenantRequest(server string, slug TenantSlug, params *UpdateTenantParams, body UpdateTenantJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewUpdateTenantRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewUpdateTenantRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewUpdateTenantRequestWithBody constructs an http.Request for the UpdateTenant method, with any body, and a specified content type
-func NewUpdateTenantRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewUpdateTenantRequestWithBody(server string, slug TenantSlug, params *UpdateTenantParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15428,6 +15506,21 @@ func NewUpdateTenantRequestWithBody(server string, slug TenantSlug, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -16917,18 +17010,18 @@ func NewGetEmbeddingsRequest(server string, slug TenantSlug) (*http.Request, err
 }
 
 // NewSaveEmbeddingsRequest calls the generic SaveEmbeddings builder with application/json body
-func NewSaveEmbeddingsRequest(server string, slug TenantSlug, body SaveEmbeddingsJSONRequestBody) (*http.Request, error) {
+func NewSaveEmbeddingsRequest(server string, slug TenantSlug, params *SaveEmbeddingsParams, body SaveEmbeddingsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSaveEmbeddingsRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewSaveEmbeddingsRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewSaveEmbeddingsRequestWithBody constructs an http.Request for the SaveEmbeddings method, with any body, and a specified content type
-func NewSaveEmbeddingsRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewSaveEmbeddingsRequestWithBody(server string, slug TenantSlug, params *SaveEmbeddingsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16959,6 +17052,21 @@ func NewSaveEmbeddingsRequestWithBody(server string, slug TenantSlug, contentTyp
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -17032,18 +17140,18 @@ func NewGetCalendarConnectorRequest(server string, slug TenantSlug) (*http.Reque
 }
 
 // NewSaveCalendarConnectorRequest calls the generic SaveCalendarConnector builder with application/json body
-func NewSaveCalendarConnectorRequest(server string, slug TenantSlug, body SaveCalendarConnectorJSONRequestBody) (*http.Request, error) {
+func NewSaveCalendarConnectorRequest(server string, slug TenantSlug, params *SaveCalendarConnectorParams, body SaveCalendarConnectorJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSaveCalendarConnectorRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewSaveCalendarConnectorRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewSaveCalendarConnectorRequestWithBody constructs an http.Request for the SaveCalendarConnector method, with any body, and a specified content type
-func NewSaveCalendarConnectorRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewSaveCalendarConnectorRequestWithBody(server string, slug TenantSlug, params *SaveCalendarConnectorParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17074,6 +17182,21 @@ func NewSaveCalendarConnectorRequestWithBody(server string, slug TenantSlug, con
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -17147,7 +17270,7 @@ func NewDeletePaymentConnectorRequest(server string, slug TenantSlug) (*http.Req
 }
 
 // NewGetPaymentConnectorRequest constructs an http.Request for the GetPaymentConnector method
-func NewGetPaymentConnectorRequest(server string, slug TenantSlug) (*http.Request, error) {
+func NewGetPaymentConnectorRequest(server string, slug TenantSlug, params *GetPaymentConnectorParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17177,22 +17300,37 @@ func NewGetPaymentConnectorRequest(server string, slug TenantSlug) (*http.Reques
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewSavePaymentConnectorRequest calls the generic SavePaymentConnector builder with application/json body
-func NewSavePaymentConnectorRequest(server string, slug TenantSlug, body SavePaymentConnectorJSONRequestBody) (*http.Request, error) {
+func NewSavePaymentConnectorRequest(server string, slug TenantSlug, params *SavePaymentConnectorParams, body SavePaymentConnectorJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSavePaymentConnectorRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewSavePaymentConnectorRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewSavePaymentConnectorRequestWithBody constructs an http.Request for the SavePaymentConnector method, with any body, and a specified content type
-func NewSavePaymentConnectorRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewSavePaymentConnectorRequestWithBody(server string, slug TenantSlug, params *SavePaymentConnectorParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17223,6 +17361,21 @@ func NewSavePaymentConnectorRequestWithBody(server string, slug TenantSlug, cont
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -17489,7 +17642,7 @@ func NewDeleteMcpToolsRequest(server string, slug TenantSlug) (*http.Request, er
 }
 
 // NewGetMcpToolsRequest constructs an http.Request for the GetMcpTools method
-func NewGetMcpToolsRequest(server string, slug TenantSlug) (*http.Request, error) {
+func NewGetMcpToolsRequest(server string, slug TenantSlug, params *GetMcpToolsParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17519,22 +17672,37 @@ func NewGetMcpToolsRequest(server string, slug TenantSlug) (*http.Request, error
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewSaveMcpToolsRequest calls the generic SaveMcpTools builder with application/json body
-func NewSaveMcpToolsRequest(server string, slug TenantSlug, body SaveMcpToolsJSONRequestBody) (*http.Request, error) {
+func NewSaveMcpToolsRequest(server string, slug TenantSlug, params *SaveMcpToolsParams, body SaveMcpToolsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSaveMcpToolsRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewSaveMcpToolsRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewSaveMcpToolsRequestWithBody constructs an http.Request for the SaveMcpTools method, with any body, and a specified content type
-func NewSaveMcpToolsRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewSaveMcpToolsRequestWithBody(server string, slug TenantSlug, params *SaveMcpToolsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17565,6 +17733,21 @@ func NewSaveMcpToolsRequestWithBody(server string, slug TenantSlug, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -19990,18 +20173,18 @@ func NewSetUpVoiceRequestWithBody(server string, slug TenantSlug, contentType st
 }
 
 // NewLinkVoiceRequest calls the generic LinkVoice builder with application/json body
-func NewLinkVoiceRequest(server string, slug TenantSlug, body LinkVoiceJSONRequestBody) (*http.Request, error) {
+func NewLinkVoiceRequest(server string, slug TenantSlug, params *LinkVoiceParams, body LinkVoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewLinkVoiceRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewLinkVoiceRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewLinkVoiceRequestWithBody constructs an http.Request for the LinkVoice method, with any body, and a specified content type
-func NewLinkVoiceRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewLinkVoiceRequestWithBody(server string, slug TenantSlug, params *LinkVoiceParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20032,6 +20215,21 @@ func NewLinkVoiceRequestWithBody(server string, slug TenantSlug, contentType str
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -21219,7 +21417,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-	UpdateOperatorTenantPlanWithBodyWithResponse(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error)
+	UpdateOperatorTenantPlanWithBodyWithResponse(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error)
 
 	// UpdateOperatorTenantPlanWithResponse Set a tenant's plan and bot seats
 	//
@@ -21228,7 +21426,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-	UpdateOperatorTenantPlanWithResponse(ctx context.Context, slug string, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error)
+	UpdateOperatorTenantPlanWithResponse(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error)
 
 	// GetReadyzWithResponse Readiness
 	//
@@ -21255,7 +21453,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-	UpdateTenantWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error)
+	UpdateTenantWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error)
 
 	// UpdateTenantWithResponse Update the tenant
 	//
@@ -21264,7 +21462,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-	UpdateTenantWithResponse(ctx context.Context, slug TenantSlug, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error)
+	UpdateTenantWithResponse(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error)
 
 	// ListAuditLogWithResponse List the audit log
 	//
@@ -21534,7 +21732,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-	SaveEmbeddingsWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error)
+	SaveEmbeddingsWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error)
 
 	// SaveEmbeddingsWithResponse Use an embedding endpoint of your own
 	//
@@ -21543,7 +21741,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-	SaveEmbeddingsWithResponse(ctx context.Context, slug TenantSlug, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error)
+	SaveEmbeddingsWithResponse(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error)
 
 	// DeleteCalendarConnectorWithResponse Disconnect the calendar
 	//
@@ -21570,7 +21768,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-	SaveCalendarConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error)
+	SaveCalendarConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error)
 
 	// SaveCalendarConnectorWithResponse Connect the calendar
 	//
@@ -21579,7 +21777,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-	SaveCalendarConnectorWithResponse(ctx context.Context, slug TenantSlug, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error)
+	SaveCalendarConnectorWithResponse(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error)
 
 	// TestCalendarConnectorWithResponse Test the calendar connection
 	//
@@ -21606,7 +21804,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /tenants/{slug}/integrations/payments (the `GetPaymentConnector` operationId).
-	GetPaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*GetPaymentConnectorResponse, error)
+	GetPaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, params *GetPaymentConnectorParams, reqEditors ...RequestEditorFn) (*GetPaymentConnectorResponse, error)
 
 	// SavePaymentConnectorWithBodyWithResponse Connect Stripe, or change the connector
 	//
@@ -21615,7 +21813,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-	SavePaymentConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error)
+	SavePaymentConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error)
 
 	// SavePaymentConnectorWithResponse Connect Stripe, or change the connector
 	//
@@ -21624,7 +21822,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-	SavePaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error)
+	SavePaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error)
 
 	// TestPaymentConnectorWithBodyWithResponse Test the Stripe key
 	//
@@ -21687,7 +21885,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /tenants/{slug}/mcp-tools (the `GetMcpTools` operationId).
-	GetMcpToolsWithResponse(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*GetMcpToolsResponse, error)
+	GetMcpToolsWithResponse(ctx context.Context, slug TenantSlug, params *GetMcpToolsParams, reqEditors ...RequestEditorFn) (*GetMcpToolsResponse, error)
 
 	// SaveMcpToolsWithBodyWithResponse Configure the MCP tools
 	//
@@ -21696,7 +21894,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-	SaveMcpToolsWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error)
+	SaveMcpToolsWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error)
 
 	// SaveMcpToolsWithResponse Configure the MCP tools
 	//
@@ -21705,7 +21903,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-	SaveMcpToolsWithResponse(ctx context.Context, slug TenantSlug, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error)
+	SaveMcpToolsWithResponse(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error)
 
 	// ListProductsWithResponse List products
 	//
@@ -22348,7 +22546,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-	LinkVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error)
+	LinkVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error)
 
 	// LinkVoiceWithResponse Link the tenant's own assistant
 	//
@@ -22357,7 +22555,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-	LinkVoiceWithResponse(ctx context.Context, slug TenantSlug, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error)
+	LinkVoiceWithResponse(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error)
 
 	// ListWebhooksWithResponse List the webhook endpoints
 	//
@@ -22551,7 +22749,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetWidgetScriptWithResponse The embeddable chat widget
 	//
-	// Public: the script the embed code loads, `<script src="{cdn_url}/widget.js" data-tenant="SLUG" data-segment="SLUG" data-widget-key="KEY" async></script>` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
+	// Public: the script the embed code loads: a `script` element with `src="{cdn_url}/widget.js"`, `data-tenant="SLUG"`, `data-segment="SLUG"`, `data-widget-key="KEY"` and `async` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
 	//
 	// Gzipped when `Accept-Encoding` accepts gzip (`Content-Encoding: gzip`), as it is otherwise; `Vary: Accept-Encoding`. `Cache-Control: public, max-age=300` and an `ETag` of the copy sent (the gzipped copy's ends in `-gzip`): a request whose `If-None-Match` holds it gets 304.
 	//
@@ -22576,6 +22774,8 @@ type GetJWKSResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *JWKS
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidText
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22589,6 +22789,11 @@ type GetJWKSResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetJWKSResponse) GetJSON200() *JWKS {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetJWKSResponse) GetJSON400() *InvalidText {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22640,6 +22845,8 @@ type GetOAuthServerMetadataResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OAuthServerMetadata
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidText
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22651,6 +22858,11 @@ type GetOAuthServerMetadataResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOAuthServerMetadataResponse) GetJSON200() *OAuthServerMetadata {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOAuthServerMetadataResponse) GetJSON400() *InvalidText {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22702,6 +22914,8 @@ type GetOAuthResourceMetadataResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OAuthResourceMetadata
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidText
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22713,6 +22927,11 @@ type GetOAuthResourceMetadataResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOAuthResourceMetadataResponse) GetJSON200() *OAuthResourceMetadata {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOAuthResourceMetadataResponse) GetJSON400() *InvalidText {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22764,6 +22983,8 @@ type GetOAuthMCPResourceMetadataResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *OAuthResourceMetadata
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *InvalidText
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22775,6 +22996,11 @@ type GetOAuthMCPResourceMetadataResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetOAuthMCPResourceMetadataResponse) GetJSON200() *OAuthResourceMetadata {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOAuthMCPResourceMetadataResponse) GetJSON400() *InvalidText {
+	return r.JSON400
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24559,6 +24785,11 @@ func (r ListOperatorTenantsResponse) ContentType() string {
 	return ""
 }
 
+// GetOperatorTenantResponse200Headers the declared response headers of an HTTP 200 response for GetOperatorTenant
+type GetOperatorTenantResponse200Headers struct {
+	ETag *string
+}
+
 // GetOperatorTenantResponse401Headers the declared response headers of an HTTP 401 response for GetOperatorTenant
 type GetOperatorTenantResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24584,6 +24815,8 @@ type GetOperatorTenantResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOperatorTenantResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetOperatorTenantResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24649,6 +24882,11 @@ func (r GetOperatorTenantResponse) ContentType() string {
 	return ""
 }
 
+// UpdateOperatorTenantPlanResponse200Headers the declared response headers of an HTTP 200 response for UpdateOperatorTenantPlan
+type UpdateOperatorTenantPlanResponse200Headers struct {
+	ETag *string
+}
+
 // UpdateOperatorTenantPlanResponse401Headers the declared response headers of an HTTP 401 response for UpdateOperatorTenantPlan
 type UpdateOperatorTenantPlanResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24670,6 +24908,8 @@ type UpdateOperatorTenantPlanResponse struct {
 	JSON401 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -24678,6 +24918,8 @@ type UpdateOperatorTenantPlanResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateOperatorTenantPlanResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateOperatorTenantPlanResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24702,6 +24944,11 @@ func (r UpdateOperatorTenantPlanResponse) GetJSON401() *Error {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateOperatorTenantPlanResponse) GetJSON404() *Error {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdateOperatorTenantPlanResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -24808,6 +25055,11 @@ func (r GetReadyzResponse) ContentType() string {
 	return ""
 }
 
+// GetTenantResponse200Headers the declared response headers of an HTTP 200 response for GetTenant
+type GetTenantResponse200Headers struct {
+	ETag *string
+}
+
 // GetTenantResponse401Headers the declared response headers of an HTTP 401 response for GetTenant
 type GetTenantResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24835,6 +25087,8 @@ type GetTenantResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetTenantResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetTenantResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24905,6 +25159,11 @@ func (r GetTenantResponse) ContentType() string {
 	return ""
 }
 
+// UpdateTenantResponse200Headers the declared response headers of an HTTP 200 response for UpdateTenant
+type UpdateTenantResponse200Headers struct {
+	ETag *string
+}
+
 // UpdateTenantResponse401Headers the declared response headers of an HTTP 401 response for UpdateTenant
 type UpdateTenantResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24930,6 +25189,8 @@ type UpdateTenantResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -24938,6 +25199,8 @@ type UpdateTenantResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateTenantResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UpdateTenantResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24972,6 +25235,11 @@ func (r UpdateTenantResponse) GetJSON403() *ForbiddenSettingsWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateTenantResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r UpdateTenantResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -27180,6 +27448,11 @@ func (r DeleteEmbeddingsResponse) ContentType() string {
 	return ""
 }
 
+// GetEmbeddingsResponse200Headers the declared response headers of an HTTP 200 response for GetEmbeddings
+type GetEmbeddingsResponse200Headers struct {
+	ETag *string
+}
+
 // GetEmbeddingsResponse401Headers the declared response headers of an HTTP 401 response for GetEmbeddings
 type GetEmbeddingsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27207,6 +27480,8 @@ type GetEmbeddingsResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEmbeddingsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetEmbeddingsResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27277,6 +27552,11 @@ func (r GetEmbeddingsResponse) ContentType() string {
 	return ""
 }
 
+// SaveEmbeddingsResponse200Headers the declared response headers of an HTTP 200 response for SaveEmbeddings
+type SaveEmbeddingsResponse200Headers struct {
+	ETag *string
+}
+
 // SaveEmbeddingsResponse401Headers the declared response headers of an HTTP 401 response for SaveEmbeddings
 type SaveEmbeddingsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27300,6 +27580,8 @@ type SaveEmbeddingsResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -27308,6 +27590,8 @@ type SaveEmbeddingsResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SaveEmbeddingsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SaveEmbeddingsResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27337,6 +27621,11 @@ func (r SaveEmbeddingsResponse) GetJSON403() *ForbiddenSettingsWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SaveEmbeddingsResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r SaveEmbeddingsResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -27489,6 +27778,11 @@ func (r DeleteCalendarConnectorResponse) ContentType() string {
 	return ""
 }
 
+// GetCalendarConnectorResponse200Headers the declared response headers of an HTTP 200 response for GetCalendarConnector
+type GetCalendarConnectorResponse200Headers struct {
+	ETag *string
+}
+
 // GetCalendarConnectorResponse401Headers the declared response headers of an HTTP 401 response for GetCalendarConnector
 type GetCalendarConnectorResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27516,6 +27810,8 @@ type GetCalendarConnectorResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCalendarConnectorResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetCalendarConnectorResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27586,6 +27882,11 @@ func (r GetCalendarConnectorResponse) ContentType() string {
 	return ""
 }
 
+// SaveCalendarConnectorResponse200Headers the declared response headers of an HTTP 200 response for SaveCalendarConnector
+type SaveCalendarConnectorResponse200Headers struct {
+	ETag *string
+}
+
 // SaveCalendarConnectorResponse401Headers the declared response headers of an HTTP 401 response for SaveCalendarConnector
 type SaveCalendarConnectorResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27609,6 +27910,8 @@ type SaveCalendarConnectorResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -27617,6 +27920,8 @@ type SaveCalendarConnectorResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SaveCalendarConnectorResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SaveCalendarConnectorResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27646,6 +27951,11 @@ func (r SaveCalendarConnectorResponse) GetJSON403() *ForbiddenSettingsWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SaveCalendarConnectorResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r SaveCalendarConnectorResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -27902,6 +28212,16 @@ func (r DeletePaymentConnectorResponse) ContentType() string {
 	return ""
 }
 
+// GetPaymentConnectorResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentConnector
+type GetPaymentConnectorResponse200Headers struct {
+	ETag *string
+}
+
+// GetPaymentConnectorResponse304Headers the declared response headers of an HTTP 304 response for GetPaymentConnector
+type GetPaymentConnectorResponse304Headers struct {
+	ETag *string
+}
+
 // GetPaymentConnectorResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentConnector
 type GetPaymentConnectorResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27929,6 +28249,10 @@ type GetPaymentConnectorResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentConnectorResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPaymentConnectorResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPaymentConnectorResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -27999,6 +28323,11 @@ func (r GetPaymentConnectorResponse) ContentType() string {
 	return ""
 }
 
+// SavePaymentConnectorResponse200Headers the declared response headers of an HTTP 200 response for SavePaymentConnector
+type SavePaymentConnectorResponse200Headers struct {
+	ETag *string
+}
+
 // SavePaymentConnectorResponse401Headers the declared response headers of an HTTP 401 response for SavePaymentConnector
 type SavePaymentConnectorResponse401Headers struct {
 	WWWAuthenticate *string
@@ -28022,6 +28351,8 @@ type SavePaymentConnectorResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -28030,6 +28361,8 @@ type SavePaymentConnectorResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SavePaymentConnectorResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SavePaymentConnectorResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28059,6 +28392,11 @@ func (r SavePaymentConnectorResponse) GetJSON403() *ForbiddenSettingsWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SavePaymentConnectorResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r SavePaymentConnectorResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -28526,6 +28864,16 @@ func (r DeleteMcpToolsResponse) ContentType() string {
 	return ""
 }
 
+// GetMcpToolsResponse200Headers the declared response headers of an HTTP 200 response for GetMcpTools
+type GetMcpToolsResponse200Headers struct {
+	ETag *string
+}
+
+// GetMcpToolsResponse304Headers the declared response headers of an HTTP 304 response for GetMcpTools
+type GetMcpToolsResponse304Headers struct {
+	ETag *string
+}
+
 // GetMcpToolsResponse401Headers the declared response headers of an HTTP 401 response for GetMcpTools
 type GetMcpToolsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -28553,6 +28901,10 @@ type GetMcpToolsResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMcpToolsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMcpToolsResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetMcpToolsResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28623,6 +28975,11 @@ func (r GetMcpToolsResponse) ContentType() string {
 	return ""
 }
 
+// SaveMcpToolsResponse200Headers the declared response headers of an HTTP 200 response for SaveMcpTools
+type SaveMcpToolsResponse200Headers struct {
+	ETag *string
+}
+
 // SaveMcpToolsResponse401Headers the declared response headers of an HTTP 401 response for SaveMcpTools
 type SaveMcpToolsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -28648,6 +29005,8 @@ type SaveMcpToolsResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -28656,6 +29015,8 @@ type SaveMcpToolsResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SaveMcpToolsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SaveMcpToolsResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -28690,6 +29051,11 @@ func (r SaveMcpToolsResponse) GetJSON403() *ForbiddenSettingsWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SaveMcpToolsResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r SaveMcpToolsResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -33947,6 +34313,7 @@ func (r SetUpVoiceResponse) ContentType() string {
 // LinkVoiceResponse200Headers the declared response headers of an HTTP 200 response for LinkVoice
 type LinkVoiceResponse200Headers struct {
 	CacheControl *string
+	ETag         *string
 }
 
 // LinkVoiceResponse401Headers the declared response headers of an HTTP 401 response for LinkVoice
@@ -33974,6 +34341,8 @@ type LinkVoiceResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *PreconditionFailed
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -34018,6 +34387,11 @@ func (r LinkVoiceResponse) GetJSON403() *ForbiddenSettingsWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r LinkVoiceResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r LinkVoiceResponse) GetJSON412() *PreconditionFailed {
+	return r.JSON412
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -35981,8 +36355,8 @@ func (c *ClientWithResponses) GetOperatorTenantWithResponse(ctx context.Context,
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-func (c *ClientWithResponses) UpdateOperatorTenantPlanWithBodyWithResponse(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error) {
-	rsp, err := c.UpdateOperatorTenantPlanWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) UpdateOperatorTenantPlanWithBodyWithResponse(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error) {
+	rsp, err := c.UpdateOperatorTenantPlanWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -35996,8 +36370,8 @@ func (c *ClientWithResponses) UpdateOperatorTenantPlanWithBodyWithResponse(ctx c
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /operator/tenants/{slug}/plan (the `UpdateOperatorTenantPlan` operationId).
-func (c *ClientWithResponses) UpdateOperatorTenantPlanWithResponse(ctx context.Context, slug string, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error) {
-	rsp, err := c.UpdateOperatorTenantPlan(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) UpdateOperatorTenantPlanWithResponse(ctx context.Context, slug string, params *UpdateOperatorTenantPlanParams, body UpdateOperatorTenantPlanJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOperatorTenantPlanResponse, error) {
+	rsp, err := c.UpdateOperatorTenantPlan(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36041,8 +36415,8 @@ func (c *ClientWithResponses) GetTenantWithResponse(ctx context.Context, slug Te
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-func (c *ClientWithResponses) UpdateTenantWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error) {
-	rsp, err := c.UpdateTenantWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) UpdateTenantWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error) {
+	rsp, err := c.UpdateTenantWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36056,8 +36430,8 @@ func (c *ClientWithResponses) UpdateTenantWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug} (the `UpdateTenant` operationId).
-func (c *ClientWithResponses) UpdateTenantWithResponse(ctx context.Context, slug TenantSlug, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error) {
-	rsp, err := c.UpdateTenant(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) UpdateTenantWithResponse(ctx context.Context, slug TenantSlug, params *UpdateTenantParams, body UpdateTenantJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateTenantResponse, error) {
+	rsp, err := c.UpdateTenant(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36506,8 +36880,8 @@ func (c *ClientWithResponses) GetEmbeddingsWithResponse(ctx context.Context, slu
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-func (c *ClientWithResponses) SaveEmbeddingsWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error) {
-	rsp, err := c.SaveEmbeddingsWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SaveEmbeddingsWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error) {
+	rsp, err := c.SaveEmbeddingsWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36521,8 +36895,8 @@ func (c *ClientWithResponses) SaveEmbeddingsWithBodyWithResponse(ctx context.Con
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/embeddings (the `SaveEmbeddings` operationId).
-func (c *ClientWithResponses) SaveEmbeddingsWithResponse(ctx context.Context, slug TenantSlug, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error) {
-	rsp, err := c.SaveEmbeddings(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) SaveEmbeddingsWithResponse(ctx context.Context, slug TenantSlug, params *SaveEmbeddingsParams, body SaveEmbeddingsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveEmbeddingsResponse, error) {
+	rsp, err := c.SaveEmbeddings(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36566,8 +36940,8 @@ func (c *ClientWithResponses) GetCalendarConnectorWithResponse(ctx context.Conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-func (c *ClientWithResponses) SaveCalendarConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error) {
-	rsp, err := c.SaveCalendarConnectorWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SaveCalendarConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error) {
+	rsp, err := c.SaveCalendarConnectorWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36581,8 +36955,8 @@ func (c *ClientWithResponses) SaveCalendarConnectorWithBodyWithResponse(ctx cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/integrations/calendar (the `SaveCalendarConnector` operationId).
-func (c *ClientWithResponses) SaveCalendarConnectorWithResponse(ctx context.Context, slug TenantSlug, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error) {
-	rsp, err := c.SaveCalendarConnector(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) SaveCalendarConnectorWithResponse(ctx context.Context, slug TenantSlug, params *SaveCalendarConnectorParams, body SaveCalendarConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveCalendarConnectorResponse, error) {
+	rsp, err := c.SaveCalendarConnector(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36626,8 +37000,8 @@ func (c *ClientWithResponses) DeletePaymentConnectorWithResponse(ctx context.Con
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /tenants/{slug}/integrations/payments (the `GetPaymentConnector` operationId).
-func (c *ClientWithResponses) GetPaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*GetPaymentConnectorResponse, error) {
-	rsp, err := c.GetPaymentConnector(ctx, slug, reqEditors...)
+func (c *ClientWithResponses) GetPaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, params *GetPaymentConnectorParams, reqEditors ...RequestEditorFn) (*GetPaymentConnectorResponse, error) {
+	rsp, err := c.GetPaymentConnector(ctx, slug, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36641,8 +37015,8 @@ func (c *ClientWithResponses) GetPaymentConnectorWithResponse(ctx context.Contex
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-func (c *ClientWithResponses) SavePaymentConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error) {
-	rsp, err := c.SavePaymentConnectorWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SavePaymentConnectorWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error) {
+	rsp, err := c.SavePaymentConnectorWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36656,8 +37030,8 @@ func (c *ClientWithResponses) SavePaymentConnectorWithBodyWithResponse(ctx conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/integrations/payments (the `SavePaymentConnector` operationId).
-func (c *ClientWithResponses) SavePaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error) {
-	rsp, err := c.SavePaymentConnector(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) SavePaymentConnectorWithResponse(ctx context.Context, slug TenantSlug, params *SavePaymentConnectorParams, body SavePaymentConnectorJSONRequestBody, reqEditors ...RequestEditorFn) (*SavePaymentConnectorResponse, error) {
+	rsp, err := c.SavePaymentConnector(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36761,8 +37135,8 @@ func (c *ClientWithResponses) DeleteMcpToolsWithResponse(ctx context.Context, sl
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /tenants/{slug}/mcp-tools (the `GetMcpTools` operationId).
-func (c *ClientWithResponses) GetMcpToolsWithResponse(ctx context.Context, slug TenantSlug, reqEditors ...RequestEditorFn) (*GetMcpToolsResponse, error) {
-	rsp, err := c.GetMcpTools(ctx, slug, reqEditors...)
+func (c *ClientWithResponses) GetMcpToolsWithResponse(ctx context.Context, slug TenantSlug, params *GetMcpToolsParams, reqEditors ...RequestEditorFn) (*GetMcpToolsResponse, error) {
+	rsp, err := c.GetMcpTools(ctx, slug, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36776,8 +37150,8 @@ func (c *ClientWithResponses) GetMcpToolsWithResponse(ctx context.Context, slug 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-func (c *ClientWithResponses) SaveMcpToolsWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error) {
-	rsp, err := c.SaveMcpToolsWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SaveMcpToolsWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error) {
+	rsp, err := c.SaveMcpToolsWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36791,8 +37165,8 @@ func (c *ClientWithResponses) SaveMcpToolsWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/mcp-tools (the `SaveMcpTools` operationId).
-func (c *ClientWithResponses) SaveMcpToolsWithResponse(ctx context.Context, slug TenantSlug, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error) {
-	rsp, err := c.SaveMcpTools(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) SaveMcpToolsWithResponse(ctx context.Context, slug TenantSlug, params *SaveMcpToolsParams, body SaveMcpToolsJSONRequestBody, reqEditors ...RequestEditorFn) (*SaveMcpToolsResponse, error) {
+	rsp, err := c.SaveMcpTools(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37860,8 +38234,8 @@ func (c *ClientWithResponses) SetUpVoiceWithResponse(ctx context.Context, slug T
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-func (c *ClientWithResponses) LinkVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error) {
-	rsp, err := c.LinkVoiceWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) LinkVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error) {
+	rsp, err := c.LinkVoiceWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37875,8 +38249,8 @@ func (c *ClientWithResponses) LinkVoiceWithBodyWithResponse(ctx context.Context,
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /tenants/{slug}/voice/setup (the `LinkVoice` operationId).
-func (c *ClientWithResponses) LinkVoiceWithResponse(ctx context.Context, slug TenantSlug, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error) {
-	rsp, err := c.LinkVoice(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) LinkVoiceWithResponse(ctx context.Context, slug TenantSlug, params *LinkVoiceParams, body LinkVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*LinkVoiceResponse, error) {
+	rsp, err := c.LinkVoice(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38171,7 +38545,7 @@ func (c *ClientWithResponses) GetVoiceRecordingWithResponse(ctx context.Context,
 
 // GetWidgetScriptWithResponse The embeddable chat widget
 //
-// Public: the script the embed code loads, `<script src="{cdn_url}/widget.js" data-tenant="SLUG" data-segment="SLUG" data-widget-key="KEY" async></script>` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
+// Public: the script the embed code loads: a `script` element with `src="{cdn_url}/widget.js"`, `data-tenant="SLUG"`, `data-segment="SLUG"`, `data-widget-key="KEY"` and `async` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
 //
 // Gzipped when `Accept-Encoding` accepts gzip (`Content-Encoding: gzip`), as it is otherwise; `Vary: Accept-Encoding`. `Cache-Control: public, max-age=300` and an `ETag` of the copy sent (the gzipped copy's ends in `-gzip`): a request whose `If-None-Match` holds it gets 304.
 //
@@ -38206,6 +38580,13 @@ func ParseGetJWKSResponse(rsp *http.Response) (*GetJWKSResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidText
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -38270,6 +38651,13 @@ func ParseGetOAuthServerMetadataResponse(rsp *http.Response) (*GetOAuthServerMet
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidText
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38323,6 +38711,13 @@ func ParseGetOAuthResourceMetadataResponse(rsp *http.Response) (*GetOAuthResourc
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidText
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38375,6 +38770,13 @@ func ParseGetOAuthMCPResourceMetadataResponse(rsp *http.Response) (*GetOAuthMCPR
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest InvalidText
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -40171,6 +40573,16 @@ func ParseGetOperatorTenantResponse(rsp *http.Response) (*GetOperatorTenantRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOperatorTenantResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetOperatorTenantResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -40238,6 +40650,13 @@ func ParseUpdateOperatorTenantPlanResponse(rsp *http.Response) (*UpdateOperatorT
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40269,6 +40688,16 @@ func ParseUpdateOperatorTenantPlanResponse(rsp *http.Response) (*UpdateOperatorT
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateOperatorTenantPlanResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers UpdateOperatorTenantPlanResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -40400,6 +40829,16 @@ func ParseGetTenantResponse(rsp *http.Response) (*GetTenantResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetTenantResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetTenantResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -40481,6 +40920,13 @@ func ParseUpdateTenantResponse(rsp *http.Response) (*UpdateTenantResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40512,6 +40958,16 @@ func ParseUpdateTenantResponse(rsp *http.Response) (*UpdateTenantResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateTenantResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers UpdateTenantResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42646,6 +43102,16 @@ func ParseGetEmbeddingsResponse(rsp *http.Response) (*GetEmbeddingsResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEmbeddingsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetEmbeddingsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42720,6 +43186,13 @@ func ParseSaveEmbeddingsResponse(rsp *http.Response) (*SaveEmbeddingsResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42751,6 +43224,16 @@ func ParseSaveEmbeddingsResponse(rsp *http.Response) (*SaveEmbeddingsResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SaveEmbeddingsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers SaveEmbeddingsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42935,6 +43418,16 @@ func ParseGetCalendarConnectorResponse(rsp *http.Response) (*GetCalendarConnecto
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCalendarConnectorResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetCalendarConnectorResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -43009,6 +43502,13 @@ func ParseSaveCalendarConnectorResponse(rsp *http.Response) (*SaveCalendarConnec
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43040,6 +43540,16 @@ func ParseSaveCalendarConnectorResponse(rsp *http.Response) (*SaveCalendarConnec
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SaveCalendarConnectorResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers SaveCalendarConnectorResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -43277,6 +43787,9 @@ func ParseGetPaymentConnectorResponse(rsp *http.Response) (*GetPaymentConnectorR
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidText
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43322,6 +43835,26 @@ func ParseGetPaymentConnectorResponse(rsp *http.Response) (*GetPaymentConnectorR
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentConnectorResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPaymentConnectorResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetPaymentConnectorResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -43396,6 +43929,13 @@ func ParseSavePaymentConnectorResponse(rsp *http.Response) (*SavePaymentConnecto
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43427,6 +43967,16 @@ func ParseSavePaymentConnectorResponse(rsp *http.Response) (*SavePaymentConnecto
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SavePaymentConnectorResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers SavePaymentConnectorResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -43865,6 +44415,9 @@ func ParseGetMcpToolsResponse(rsp *http.Response) (*GetMcpToolsResponse, error) 
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest InvalidText
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43910,6 +44463,26 @@ func ParseGetMcpToolsResponse(rsp *http.Response) (*GetMcpToolsResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMcpToolsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMcpToolsResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetMcpToolsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -43991,6 +44564,13 @@ func ParseSaveMcpToolsResponse(rsp *http.Response) (*SaveMcpToolsResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44022,6 +44602,16 @@ func ParseSaveMcpToolsResponse(rsp *http.Response) (*SaveMcpToolsResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SaveMcpToolsResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers SaveMcpToolsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -49007,6 +49597,13 @@ func ParseLinkVoiceResponse(rsp *http.Response) (*LinkVoiceResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest PreconditionFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49046,6 +49643,13 @@ func ParseLinkVoiceResponse(rsp *http.Response) (*LinkVoiceResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:

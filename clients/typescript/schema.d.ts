@@ -262,7 +262,7 @@ export interface paths {
         };
         /**
          * The embeddable chat widget
-         * @description Public: the script the embed code loads, `<script src="{cdn_url}/widget.js" data-tenant="SLUG" data-segment="SLUG" data-widget-key="KEY" async></script>` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
+         * @description Public: the script the embed code loads: a `script` element with `src="{cdn_url}/widget.js"`, `data-tenant="SLUG"`, `data-segment="SLUG"`, `data-widget-key="KEY"` and `async` (`data-segment` and `data-widget-key` optional). It defines no global and draws in the shadow root of one `<parley-widget>` element. It reads its settings from `GET /chat/{slug}/widget`, talks to `POST /chat/{slug}` (answers streamed), `POST /chat/{slug}/feedback` and keeps its session id and the conversation shown in the page's `localStorage`.
          *
          *     Gzipped when `Accept-Encoding` accepts gzip (`Content-Encoding: gzip`), as it is otherwise; `Vary: Accept-Encoding`. `Cache-Control: public, max-age=300` and an `ETag` of the copy sent (the gzipped copy's ends in `-gzip`): a request whose `If-None-Match` holds it gets 304.
          */
@@ -5708,7 +5708,9 @@ export interface components {
         SubmissionUpdatedEvent: {
             /** @constant */
             event?: "submission.updated";
-            data?: unknown;
+            data?: {
+                previousStatus: components["schemas"]["SubmissionStatus"];
+            };
         } & components["schemas"]["WebhookEvent"];
         /**
          * @description Response of `POST /tenants/{slug}/visitor-signing-key/rotate`: the only response that carries the visitor signing key.
@@ -7990,6 +7992,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `If-Match` holds no tag of the resource as stored: it changed since you read it (or, for a connector, there is none). Nothing was changed: `GET` it again, apply your change to what it now holds, and send it with the new `ETag`. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `If-None-Match` holds the resource's current `ETag`: the copy you hold is current. No body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The credential is valid for this tenant but lacks scope `settings:read`. */
         ForbiddenSettingsRead: {
             headers: {
@@ -8249,6 +8268,16 @@ export interface components {
          * @example acme
          */
         TenantSlug: string;
+        /**
+         * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+         * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+         */
+        IfMatch: string;
+        /**
+         * @description The `ETag` of the copy you hold: when the resource still has it, the answer is 304 Not Modified with no body.
+         * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+         */
+        IfNoneMatch: string;
         /** @description The segment's id, or its slug. A value shaped like a uuid (8-4-4-4-12 hexadecimal digits) is looked up as an id only. A segment that does not exist, or belongs to another tenant, gets 404 `Segment not found`. */
         SegmentId: string;
         /**
@@ -8313,7 +8342,13 @@ export interface components {
         TestRunId: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description A strong entity tag of the resource as stored (a quoted hex string): send it back in `If-Match` to change the resource only if nobody changed it meanwhile. It changes whenever the stored settings change; counts and progress shown beside them are not part of it.
+         * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+         */
+        ETag: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -9194,6 +9229,7 @@ export interface operations {
             /** @description The tenant, its usage, recent conversations and embed code. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9211,7 +9247,13 @@ export interface operations {
     updateTenant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -9231,6 +9273,7 @@ export interface operations {
             /** @description The updated tenant. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9258,6 +9301,7 @@ export interface operations {
             };
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -11407,7 +11451,13 @@ export interface operations {
     getMcpTools: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the copy you hold: when the resource still has it, the answer is 304 Not Modified with no body.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -11422,12 +11472,14 @@ export interface operations {
             /** @description The configuration. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MCPToolsSettings"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["InvalidText"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSettingsRead"];
@@ -11439,7 +11491,13 @@ export interface operations {
     saveMcpTools: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -11459,6 +11517,7 @@ export interface operations {
             /** @description The saved configuration. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11486,6 +11545,7 @@ export interface operations {
             };
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -11542,6 +11602,7 @@ export interface operations {
             /** @description The endpoint and its progress. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11559,7 +11620,13 @@ export interface operations {
     saveEmbeddings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -11579,6 +11646,7 @@ export interface operations {
             /** @description The saved endpoint and its progress. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11597,6 +11665,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -12751,7 +12820,13 @@ export interface operations {
     linkVoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -12773,6 +12848,7 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the secret must not be cached. */
                     "Cache-Control"?: string;
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12800,6 +12876,7 @@ export interface operations {
             };
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -12887,7 +12964,13 @@ export interface operations {
     getPaymentConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the copy you hold: when the resource still has it, the answer is 304 Not Modified with no body.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -12902,12 +12985,14 @@ export interface operations {
             /** @description The connector. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentConnector"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["InvalidText"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSettingsRead"];
@@ -12919,7 +13004,13 @@ export interface operations {
     savePaymentConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -12939,6 +13030,7 @@ export interface operations {
             /** @description The saved connector. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12957,6 +13049,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -13079,6 +13172,7 @@ export interface operations {
             /** @description The connector. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13096,7 +13190,13 @@ export interface operations {
     saveCalendarConnector: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -13116,6 +13216,7 @@ export interface operations {
             /** @description The saved connector. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13134,6 +13235,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -14025,6 +14127,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthServerMetadata"];
                 };
             };
+            400: components["responses"]["InvalidText"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -14047,6 +14150,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthResourceMetadata"];
                 };
             };
+            400: components["responses"]["InvalidText"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -14069,6 +14173,7 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthResourceMetadata"];
                 };
             };
+            400: components["responses"]["InvalidText"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -14092,6 +14197,7 @@ export interface operations {
                     "application/json": components["schemas"]["JWKS"];
                 };
             };
+            400: components["responses"]["InvalidText"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -14777,6 +14883,7 @@ export interface operations {
             /** @description The tenant's plan and usage. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14811,7 +14918,13 @@ export interface operations {
     updateOperatorTenantPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
+                 * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description The tenant's slug. */
                 slug: string;
@@ -14827,6 +14940,7 @@ export interface operations {
             /** @description The tenant's plan and usage after the change. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14862,6 +14976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

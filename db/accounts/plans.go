@@ -10,6 +10,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/audit"
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // TenantPlan is a tenant's plan and bot seats with what it used this
@@ -26,6 +27,16 @@ type TenantPlan struct {
 	BotSeats      int
 	Conversations int
 	Members       int
+}
+
+// ETag is the ETag of the tenant's plan and bot seats (GET
+// /operator/tenants/{slug}, PUT /operator/tenants/{slug}/plan): not of its
+// usage, which moves with every conversation.
+func (p TenantPlan) ETag() string {
+	return pgbase.ETag(struct {
+		ID, Plan string
+		BotSeats int
+	}{p.ID, p.Plan, p.BotSeats})
 }
 
 // PlanChange is the result of SetTenantPlan: the tenant's plan and seats
@@ -84,7 +95,9 @@ func (a *Accounts) TenantPlanBySlug(ctx context.Context, slug string, month time
 // and seats before and after in its details). The tenant's row changes, so
 // its configuration version does (migration 00030): the next chat message
 // of any instance reads the tenant afresh and is held to the new limit.
-// Setting what the tenant has already changes and records nothing. The
+// Setting what the tenant has already changes and records nothing. Under an
+// If-Match (pgbase.WithIfMatch) the plan and seats must be as the client
+// read them (ETag), else nothing changes. The
 // period's usage (month) is read with it. An unknown slug is a not-found
 // error; the plan and seats are the caller's to check.
 func (a *Accounts) SetTenantPlan(ctx context.Context, slug string, plan *string, seats *int, month time.Time, actor audit.Actor) (PlanChange, error) {
@@ -97,6 +110,9 @@ func (a *Accounts) SetTenantPlan(ctx context.Context, slug string, plan *string,
 		}
 		if err != nil {
 			return fmt.Errorf("reading the tenant's plan: %w", err)
+		}
+		if err := pgbase.CheckIfMatch(ctx, before.ETag()); err != nil {
+			return err
 		}
 		ch.Before, ch.After = before, before
 		if plan != nil {

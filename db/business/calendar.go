@@ -8,16 +8,33 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
 )
+
+const calendarConnectorColumns = `tenant_id, server_url, username, password, calendar_url, calendar_name,
+	office_hours, created_at, updated_at`
+
+func scanCalendarConnector(row pgx.Row) (parley.CalendarConnector, error) {
+	var c parley.CalendarConnector
+	err := row.Scan(&c.TenantID, &c.ServerURL, &c.Username, &c.SealedPassword, &c.CalendarURL, &c.CalendarName,
+		&c.OfficeHours, &c.CreatedAt, &c.UpdatedAt)
+	return c, err
+}
+
+// CalendarETag is the ETag of the tenant's calendar connector as stored
+// (GET and PUT /tenants/{slug}/integrations/calendar), "" for none: a write
+// under an If-Match then fails, there being nothing the client read.
+func CalendarETag(c *parley.CalendarConnector) string {
+	if c == nil {
+		return ""
+	}
+	return pgbase.ETag(c)
+}
 
 // CalendarConnector returns the tenant's calendar connector, nil when it has none.
 func (d *Business) CalendarConnector(ctx context.Context, tenantID string) (*parley.CalendarConnector, error) {
-	var c parley.CalendarConnector
-	err := d.pool.QueryRow(ctx, `SELECT tenant_id, server_url, username, password, calendar_url, calendar_name,
-			office_hours, created_at, updated_at
-		FROM calendar_connectors WHERE tenant_id = $1`, tenantID).
-		Scan(&c.TenantID, &c.ServerURL, &c.Username, &c.SealedPassword, &c.CalendarURL, &c.CalendarName,
-			&c.OfficeHours, &c.CreatedAt, &c.UpdatedAt)
+	c, err := scanCalendarConnector(d.pool.QueryRow(ctx, `SELECT `+calendarConnectorColumns+`
+		FROM calendar_connectors WHERE tenant_id = $1`, tenantID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -27,24 +44,37 @@ func (d *Business) CalendarConnector(ctx context.Context, tenantID string) (*par
 	return &c, nil
 }
 
-// SaveCalendarConnector creates or replaces the tenant's calendar connector.
+// SaveCalendarConnector creates or replaces the tenant's calendar connector;
+// under an If-Match (pgbase.WithIfMatch), only the connector the client read.
 func (d *Business) SaveCalendarConnector(ctx context.Context, c parley.CalendarConnector) (parley.CalendarConnector, error) {
 	if c.OfficeHours == nil {
 		c.OfficeHours = parley.OfficeHours{}
 	}
-	err := d.pool.QueryRow(ctx, `INSERT INTO calendar_connectors (tenant_id, server_url, username, password,
+	var saved parley.CalendarConnector
+	err := pgbase.WriteIfMatch(ctx, d.pool, func(tx pgx.Tx) (string, error) {
+		cur, err := scanCalendarConnector(tx.QueryRow(ctx, `SELECT `+calendarConnectorColumns+`
+			FROM calendar_connectors WHERE tenant_id = $1 FOR UPDATE`, c.TenantID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return CalendarETag(nil), nil
+		}
+		return CalendarETag(&cur), err
+	}, func(q pgbase.Querier) error {
+		// The row as stored, so that its ETag is what a read gives.
+		var err error
+		saved, err = scanCalendarConnector(q.QueryRow(ctx, `INSERT INTO calendar_connectors (tenant_id, server_url, username, password,
 			calendar_url, calendar_name, office_hours)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (tenant_id) DO UPDATE SET server_url = EXCLUDED.server_url, username = EXCLUDED.username,
 			password = EXCLUDED.password, calendar_url = EXCLUDED.calendar_url, calendar_name = EXCLUDED.calendar_name,
 			office_hours = EXCLUDED.office_hours, updated_at = now()
-		RETURNING created_at, updated_at`,
-		c.TenantID, c.ServerURL, c.Username, c.SealedPassword, c.CalendarURL, c.CalendarName, c.OfficeHours).
-		Scan(&c.CreatedAt, &c.UpdatedAt)
+		RETURNING `+calendarConnectorColumns,
+			c.TenantID, c.ServerURL, c.Username, c.SealedPassword, c.CalendarURL, c.CalendarName, c.OfficeHours))
+		return err
+	})
 	if err != nil {
 		return c, fmt.Errorf("saving the calendar connector: %w", err)
 	}
-	return c, nil
+	return saved, nil
 }
 
 // DeleteCalendarConnector removes the tenant's calendar connector; it

@@ -50,9 +50,41 @@ func (d *Business) paymentConnector(ctx context.Context, tenantID string, active
 
 // SavePaymentConnector creates or replaces the tenant's payment connector
 // with p (the caller merged a partial update into the stored one). A new key
-// forgets the last connection test, which was of the old key.
+// forgets the last connection test, which was of the old key. Under an
+// If-Match (pgbase.WithIfMatch), only over the connector the client read.
 func (d *Business) SavePaymentConnector(ctx context.Context, p parley.PaymentConnector) (parley.PaymentConnector, error) {
-	saved, err := scanPaymentConnector(d.pool.QueryRow(ctx, `INSERT INTO payment_connectors (tenant_id, secret_key,
+	var saved parley.PaymentConnector
+	err := pgbase.WriteIfMatch(ctx, d.pool, func(tx pgx.Tx) (string, error) {
+		cur, err := scanPaymentConnector(tx.QueryRow(ctx, `SELECT `+paymentConnectorColumns+`
+			FROM payment_connectors WHERE tenant_id = $1 FOR UPDATE`, p.TenantID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return PaymentETag(nil), nil
+		}
+		return PaymentETag(&cur), err
+	}, func(q pgbase.Querier) error {
+		var err error
+		saved, err = d.savePaymentConnector(ctx, q, p)
+		return err
+	})
+	if err != nil {
+		return saved, fmt.Errorf("saving the payment connector: %w", err)
+	}
+	return saved, nil
+}
+
+// PaymentETag is the ETag of the tenant's payment connector as stored (GET
+// and PUT /tenants/{slug}/integrations/payments), "" for none: a write
+// under an If-Match then fails, there being nothing the client read.
+func PaymentETag(p *parley.PaymentConnector) string {
+	if p == nil {
+		return ""
+	}
+	return pgbase.ETag(p)
+}
+
+// savePaymentConnector is SavePaymentConnector's statement, on q.
+func (d *Business) savePaymentConnector(ctx context.Context, q pgbase.Querier, p parley.PaymentConnector) (parley.PaymentConnector, error) {
+	return scanPaymentConnector(q.QueryRow(ctx, `INSERT INTO payment_connectors (tenant_id, secret_key,
 			key_mode, key_type, key_last4, is_active, currency, default_amount, default_description, success_message)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT (tenant_id) DO UPDATE SET secret_key = EXCLUDED.secret_key, key_mode = EXCLUDED.key_mode,
@@ -66,10 +98,6 @@ func (d *Business) SavePaymentConnector(ctx context.Context, p parley.PaymentCon
 		RETURNING `+paymentConnectorColumns,
 		p.TenantID, p.SealedKey, p.KeyMode, p.KeyType, p.KeyLast4, p.IsActive, p.Currency, p.DefaultAmount,
 		p.DefaultDescription, p.SuccessMessage))
-	if err != nil {
-		return saved, fmt.Errorf("saving the payment connector: %w", err)
-	}
-	return saved, nil
 }
 
 // RecordPaymentCheck keeps the outcome of a connection test of the stored

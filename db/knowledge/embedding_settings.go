@@ -56,14 +56,29 @@ func (d *Knowledge) EmbeddingSettings(ctx context.Context, tenantID string) (Emb
 	return s, nil
 }
 
+// ETag is the ETag of the stored settings (GET and PUT
+// /tenants/{slug}/embeddings): the key as sealed, so that a new key is a
+// new tag.
+func (s EmbeddingSettings) ETag() string { return pgbase.ETag(s) }
+
 // SaveEmbeddingSettings sets the tenant's endpoint (dimensions nil for the
-// model's own); the key changes only when apiKey is set. The tenant's
+// model's own); the key changes only when apiKey is set. Under an If-Match
+// (pgbase.WithIfMatch), only on the settings as the client read them. The tenant's
 // embedding job is enqueued in the same transaction: its entries are
 // embedded at the new endpoint at once, and those whose vector is of
 // another model again.
 func (d *Knowledge) SaveEmbeddingSettings(ctx context.Context, tenantID, url, model string, dimensions *int, apiKey parley.Opt[[]byte]) (EmbeddingSettings, error) {
 	var s EmbeddingSettings
 	err := pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if err := pgbase.CheckLocked(ctx, tx, func(tx pgx.Tx) (string, error) {
+			var cur EmbeddingSettings
+			if err := cur.scan(tx.QueryRow(ctx, `SELECT `+embeddingSettingsColumns+` FROM tenants WHERE id = $1 FOR UPDATE`, tenantID)); err != nil {
+				return "", pgbase.NotFound(err, "Tenant")
+			}
+			return cur.ETag(), nil
+		}); err != nil {
+			return err
+		}
 		err := s.scan(tx.QueryRow(ctx, `UPDATE tenants SET embeddings_url = $2, embeddings_model = $3, embeddings_dimensions = $4,
 			embeddings_api_key = CASE WHEN $5 THEN $6 ELSE embeddings_api_key END, updated_at = now()
 			WHERE id = $1 RETURNING `+embeddingSettingsColumns, tenantID, url, model, dimensions, apiKey.Set, apiKey.Ptr()))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/caldav"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 	"github.com/parley/parley/handlers/resource"
@@ -53,15 +54,18 @@ func (h *Tools) ShowCalendarConnector(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newCalendarJSON(t, cur))
+	// The answer also names the tenant's time zone: no 304.
+	return handlers.JSONWithETag(c, http.StatusOK, business.CalendarETag(cur), newCalendarJSON(t, cur))
 }
 
 // UpdateCalendarConnector answers PUT /tenants/{slug}/integrations/calendar:
 // it connects to the server and saves the connector once the calendar is
-// found. An absent password keeps the stored one (same server only).
+// found. An absent password keeps the stored one (same server only). Under
+// an If-Match, only over the connector as the client read it (none: 412),
+// checked before the server is asked.
 func (h *Tools) UpdateCalendarConnector(c echo.Context) error {
 	t := handlers.TenantFrom(c)
-	ctx := c.Request().Context()
+	ctx := handlers.Conditional(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
@@ -72,7 +76,7 @@ func (h *Tools) UpdateCalendarConnector(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newCalendarJSON(t, &saved))
+	return handlers.JSONWithETag(c, http.StatusOK, business.CalendarETag(&saved), newCalendarJSON(t, &saved))
 }
 
 // DeleteCalendarConnector answers DELETE /tenants/{slug}/integrations/calendar:

@@ -28,21 +28,23 @@ func (b embeddingsBody) input(problems parley.FieldErrors) parley.EmbeddingsInpu
 	return parley.EmbeddingsInput{URL: b.URL, APIKey: b.APIKey, Model: b.Model, Dimensions: b.Dimensions, Problems: problems}
 }
 
-// ShowEmbeddings answers GET /tenants/{slug}/embeddings.
+// ShowEmbeddings answers GET /tenants/{slug}/embeddings. The ETag is of
+// the settings; the progress beside them moves without a write (no 304).
 func (h *Knowledge) ShowEmbeddings(c echo.Context) error {
 	out, err := h.EmbeddingsState(c.Request().Context(), handlers.TenantFrom(c).ID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, out)
+	return handlers.JSONWithETag(c, http.StatusOK, out.ETag, out)
 }
 
 // UpdateEmbeddings answers PUT /tenants/{slug}/embeddings: the tenant's
 // knowledge base is embedded at its endpoint from now on (the job is
 // enqueued with the save). An absent embeddingsApiKey keeps the stored
-// key; null or "" removes it.
+// key; null or "" removes it. Under an If-Match, only on the settings as
+// the client read them.
 func (h *Knowledge) UpdateEmbeddings(c echo.Context) error {
-	ctx := c.Request().Context()
+	ctx := handlers.Conditional(c)
 	t := handlers.TenantFrom(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {

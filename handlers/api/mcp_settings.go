@@ -37,10 +37,11 @@ func (h *Integrations) ShowMCPSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newMCPSettingsJSON(s, t.Plan))
+	return handlers.ShowWithETag(c, s.ETag(t.Plan), newMCPSettingsJSON(s, t.Plan))
 }
 
-// UpdateMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or above).
+// UpdateMCPSettings answers PUT /tenants/{slug}/mcp-tools (builder plan or
+// above), under an If-Match only on the settings as the client read them.
 // An absent mcpToolsApiKey keeps the stored key; null or "" removes it.
 func (h *Integrations) UpdateMCPSettings(c echo.Context) error {
 	t := handlers.TenantFrom(c)
@@ -53,13 +54,13 @@ func (h *Integrations) UpdateMCPSettings(c echo.Context) error {
 	}
 	var b mcpBody
 	problems := jsonbody.DecodeFields(raw, &b)
-	s, err := h.Manage.SaveMCPSettings(c.Request().Context(), t, parley.MCPSettingsInput{URL: b.URL, APIKey: b.APIKey,
+	s, err := h.Manage.SaveMCPSettings(handlers.Conditional(c), t, parley.MCPSettingsInput{URL: b.URL, APIKey: b.APIKey,
 		MaxTools: b.MaxTools, Problems: problems})
 	if err != nil {
 		return err
 	}
 	h.ForgetMCPTools(t.ID)
-	return c.JSON(http.StatusOK, newMCPSettingsJSON(s, t.Plan))
+	return handlers.JSONWithETag(c, http.StatusOK, s.ETag(t.Plan), newMCPSettingsJSON(s, t.Plan))
 }
 
 // DeleteMCPSettings answers DELETE /tenants/{slug}/mcp-tools.

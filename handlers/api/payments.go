@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
@@ -21,14 +22,15 @@ func (h *Tools) ShowPaymentConnector(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, handlers.NewPaymentJSON(p))
+	return handlers.ShowWithETag(c, business.PaymentETag(p), handlers.NewPaymentJSON(p))
 }
 
 // UpdatePaymentConnector answers PUT /tenants/{slug}/integrations/payments:
 // it connects Stripe (secretKey required the first time) or changes the
-// fields sent.
+// fields sent; under an If-Match, only on the connector as the client read
+// it (none: 412).
 func (h *Tools) UpdatePaymentConnector(c echo.Context) error {
-	ctx := c.Request().Context()
+	ctx := handlers.Conditional(c)
 	t := handlers.TenantFrom(c)
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
@@ -40,7 +42,7 @@ func (h *Tools) UpdatePaymentConnector(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, handlers.NewPaymentJSON(&saved))
+	return handlers.JSONWithETag(c, http.StatusOK, business.PaymentETag(&saved), handlers.NewPaymentJSON(&saved))
 }
 
 // DeletePaymentConnector answers DELETE /tenants/{slug}/integrations/payments:

@@ -135,8 +135,10 @@ func (h *Settings) ShowTenant(c echo.Context) error {
 			VisitorType: rc.VisitorType, MessageCount: rc.MessageCount, FirstUserMessage: rc.FirstUserMessage,
 			CreatedAt: rc.CreatedAt, LastMessageAt: rc.LastMessageAt}
 	}
-	return c.JSON(http.StatusOK, tenantEnvelopeJSON{Tenant: newTenantJSON(t, usage), Stats: resource.NewStatsJSON(t, usage),
-		RecentConversations: items, EmbedCode: h.EmbedCode(t)})
+	// The ETag is of the tenant's settings; its usage and latest
+	// conversations move without a write, hence no 304 here.
+	return handlers.JSONWithETag(c, http.StatusOK, db.TenantETag(t), tenantEnvelopeJSON{Tenant: newTenantJSON(t, usage),
+		Stats: resource.NewStatsJSON(t, usage), RecentConversations: items, EmbedCode: h.EmbedCode(t)})
 }
 
 // tenantEnvelopeJSON is what GET /tenants/{slug} answers: the tenant, its
@@ -158,21 +160,27 @@ func (h *Settings) ShowTenantStats(c echo.Context) error {
 	return c.JSON(http.StatusOK, resource.NewStatsJSON(t, usage))
 }
 
-// UpdateTenant answers PUT /tenants/{slug}: only sent fields change.
+// UpdateTenant answers PUT /tenants/{slug}: only sent fields change, and
+// under an If-Match only on the tenant as the client read it.
 func (h *Settings) UpdateTenant(c echo.Context) error {
+	ctx := handlers.Conditional(c)
+	cur := handlers.TenantFrom(c)
+	if err := db.CheckIfMatch(ctx, db.TenantETag(cur)); err != nil {
+		return err
+	}
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
 		return err
 	}
 	var in parley.TenantInput
 	in.Problems = jsonbody.DecodeFields(raw, &in)
-	t, err := h.Manage.UpdateTenant(c.Request().Context(), handlers.TenantFrom(c), in)
+	t, err := h.Manage.UpdateTenant(ctx, cur, in)
 	if err != nil {
 		return err
 	}
-	usage, err := h.DB.TenantUsage(c.Request().Context(), t.ID, h.Clock())
+	usage, err := h.DB.TenantUsage(ctx, t.ID, h.Clock())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newTenantJSON(t, usage))
+	return handlers.JSONWithETag(c, http.StatusOK, db.TenantETag(t), newTenantJSON(t, usage))
 }

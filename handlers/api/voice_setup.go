@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
 	"github.com/parley/parley/handlers"
 	"github.com/parley/parley/handlers/jsonbody"
 )
@@ -53,11 +54,17 @@ func (h *Settings) SetUpVoice(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// LinkVoice answers PUT /tenants/{slug}/voice/setup: the tenant's own assistant.
+// LinkVoice answers PUT /tenants/{slug}/voice/setup: the tenant's own
+// assistant. The voice settings are the tenant's: an If-Match holds the
+// tenant's ETag (GET /tenants/{slug}), and the answer carries its new one.
 func (h *Settings) LinkVoice(c echo.Context) error {
 	t := handlers.TenantFrom(c)
 	if !t.PlanInfo().Voice {
 		return parley.VoicePlanRequired(t.Plan)
+	}
+	ctx := handlers.Conditional(c)
+	if err := db.CheckIfMatch(ctx, db.TenantETag(t)); err != nil {
+		return err
 	}
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
@@ -65,13 +72,13 @@ func (h *Settings) LinkVoice(c echo.Context) error {
 	}
 	var in parley.VoiceLinkInput
 	in.Problems = jsonbody.DecodeFields(raw, &in)
-	saved, secret, err := h.Manage.LinkVoice(c.Request().Context(), t, in)
+	saved, secret, err := h.Manage.LinkVoice(ctx, t, in)
 	if err != nil {
 		return err
 	}
 	out := h.voiceSetupAnswer(saved, secret)
 	c.Response().Header().Set("Cache-Control", "no-store") // the secret
-	return c.JSON(http.StatusOK, out)
+	return handlers.JSONWithETag(c, http.StatusOK, db.TenantETag(saved), out)
 }
 
 // ShowVoiceRecording answers GET /voice/{slug}/recordings/{callId} for an

@@ -97,7 +97,8 @@ func (h *Handler) ShowTenant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.NewPlanUsageJSON(u))
+	// The ETag is of the plan and seats; the usage moves without a write.
+	return handlers.JSONWithETag(c, http.StatusOK, u.ETag(), resource.NewPlanUsageJSON(u))
 }
 
 // planFields are the members of a plan change's body.
@@ -108,7 +109,8 @@ var planFields = []string{"plan", "botSeats"}
 // transaction with its audit entry, and answers the tenant's plan and
 // usage after. The tenant's next chat message is held to the new limit.
 // A member that is not one of the two is refused, so that a misspelt
-// field does not pass as a change of the other alone.
+// field does not pass as a change of the other alone. Under an If-Match,
+// only when the plan and seats are as the client read them (412 else).
 func (h *Handler) UpdateTenantPlan(c echo.Context) error {
 	raw, err := jsonbody.DecodeObject(c, jsonbody.MaxJSONBody)
 	if err != nil {
@@ -121,9 +123,9 @@ func (h *Handler) UpdateTenantPlan(c echo.Context) error {
 			in.Problems.Add(name, "is not a field of a plan change: send plan, botSeats or both")
 		}
 	}
-	u, err := h.Manage.SetPlan(c.Request().Context(), c.Param("slug"), in, h.Clock())
+	u, err := h.Manage.SetPlan(handlers.Conditional(c), c.Param("slug"), in, h.Clock())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resource.NewPlanUsageJSON(u))
+	return handlers.JSONWithETag(c, http.StatusOK, u.ETag(), resource.NewPlanUsageJSON(u))
 }
