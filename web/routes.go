@@ -73,7 +73,7 @@ func (s *Server) routes() {
 
 	// Management REST API. Every endpoint that reads a JSON body refuses
 	// another type with 415 (requireJSON); the CSV import is multipart.
-	api := e.Group("/tenants/:slug", s.tenantAPI, s.Audit.Record)
+	api := e.Group("/tenants/:slug", s.tenantAPI, s.Idempotency.Keep, s.Audit.Record)
 	api.GET("", s.API.Settings.ShowTenant, requireScope(auth.ScopeSettingsRead))
 	api.PUT("", s.API.Settings.UpdateTenant, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.GET("/stats", s.API.Settings.ShowTenantStats, requireScope(auth.ScopeSettingsRead))
