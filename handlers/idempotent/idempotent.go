@@ -31,9 +31,9 @@ import (
 
 // Routes are the routes whose POST honours an Idempotency-Key: every create
 // of the management API (those answering 201, the bulk upserts, the CSV
-// import, a URL's sync, a test run, a redelivery and the managed voice
-// setup, which buys a number). The OpenAPI document names the header on
-// exactly these operations (web's TestIdempotencyKeyRoutes).
+// import, a URL's sync, and the managed voice setup, which buys a
+// number). The OpenAPI document names the header on exactly these
+// operations (web's TestIdempotencyKeyRoutes).
 var Routes = map[string]bool{
 	"/tenants/:slug/segments":                                         true,
 	"/tenants/:slug/corpus":                                           true,
@@ -42,13 +42,11 @@ var Routes = map[string]bool{
 	"/tenants/:slug/corpus/sync":                                      true,
 	"/tenants/:slug/synonyms":                                         true,
 	"/tenants/:slug/tests":                                            true,
-	"/tenants/:slug/tests/runs":                                       true,
 	"/tenants/:slug/tools":                                            true,
 	"/tenants/:slug/products":                                         true,
 	"/tenants/:slug/products/bulk":                                    true,
 	"/tenants/:slug/visitors":                                         true,
 	"/tenants/:slug/webhooks":                                         true,
-	"/tenants/:slug/webhooks/:id/deliveries/:deliveryId/redeliver":    true,
 	"/tenants/:slug/conversations/:id/messages":                       true,
 	"/tenants/:slug/conversations/:id/messages/:messageId/correction": true,
 	"/tenants/:slug/voice/setup":                                      true,
@@ -127,17 +125,22 @@ func (k *Keeper) run(c echo.Context, next echo.HandlerFunc, r idempotency.Reques
 	res := c.Response()
 	rec := &recorder{ResponseWriter: res.Writer}
 	res.Writer = rec
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), settleTimeout)
+	defer cancel()
+	settled := false
+	defer func() {
+		if !settled { // a panic: the recovery answers 500
+			k.release(ctx, c, r)
+		}
+	}()
 	err := next(c)
 	if err != nil {
 		c.Error(err) // write it now, so that it is what is kept
 	}
 	res.Writer = rec.ResponseWriter
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), settleTimeout)
-	defer cancel()
+	settled = true
 	if status := res.Status; !res.Committed || status >= 500 || status == http.StatusTooManyRequests {
-		if rerr := k.DB.ReleaseIdempotencyKey(ctx, r); rerr != nil {
-			k.Log(c).Error("releasing an idempotency key", "err", rerr)
-		}
+		k.release(ctx, c, r)
 		return err
 	}
 	a := idempotency.Answer{Status: res.Status, Headers: map[string]string{}, Body: rec.body.Bytes()}
@@ -150,6 +153,14 @@ func (k *Keeper) run(c echo.Context, next echo.HandlerFunc, r idempotency.Reques
 		k.Log(c).Error("keeping an idempotent answer", "err", kerr)
 	}
 	return err
+}
+
+// release gives r's key back, logging a failure (the key is then claimed
+// afresh after idempotency.Abandoned).
+func (k *Keeper) release(ctx context.Context, c echo.Context, r idempotency.Request) {
+	if err := k.DB.ReleaseIdempotencyKey(ctx, r); err != nil {
+		k.Log(c).Error("releasing an idempotency key", "err", err)
+	}
 }
 
 // replay answers with a kept answer.
