@@ -25,7 +25,7 @@ var allowedImports = map[string][]string{
 	"db/audit":                         {"db/internal/pgbase"},
 	"db/visitors":                      {"", "db/internal/pgbase"},
 	"db/origins":                       {"", "db/internal/pgbase"},
-	"db/idempotency":                   {},
+	"db/idempotency":                   {"db/internal/pgbase"},
 	"db/testset":                       {"", "db/internal/pgbase"},
 	"db/gaps":                          {"", "db/internal/pgbase"},
 	"db/sealed":                        {},

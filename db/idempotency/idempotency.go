@@ -19,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/parley/parley/db/internal/pgbase"
 )
 
 // Kept is how long a key and its answer are kept: a request sent again
@@ -81,6 +83,11 @@ func New(pool *pgxpool.Pool) *Keys { return &Keys{pool: pool} }
 func (k *Keys) ClaimIdempotencyKey(ctx context.Context, r Request) (Outcome, Answer, error) {
 	expired, abandoned := r.Now.Add(-Kept), r.Now.Add(-Abandoned)
 	b := &pgx.Batch{}
+	// The claim commits without waiting for the disk: a crash of
+	// PostgreSQL can lose it only with nothing the request wrote after it
+	// (the request's own synchronous commit flushes it first), and a
+	// request that wrote nothing answers the same when run again.
+	b.Queue(`SELECT ` + pgbase.AsyncCommit)
 	b.Queue(`DELETE FROM idempotency_keys WHERE tenant_id = $1 AND (scope, key) IN (
 		SELECT scope, key FROM idempotency_keys WHERE tenant_id = $1 AND created_at < $2 LIMIT $3)`, r.TenantID, expired, purgeBatch)
 	var claimed bool
