@@ -396,7 +396,7 @@ func publicCORS() echo.MiddlewareFunc {
 		AllowHeaders: []string{"Content-Type", "If-None-Match", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
 			"X-Service-Admin-Token", "X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url",
 			"Last-Event-ID", "Idempotency-Key"},
-		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", echo.HeaderXRequestID},
+		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", "Idempotency-Replayed", echo.HeaderXRequestID},
 		MaxAge:        600,
 	})
 }
