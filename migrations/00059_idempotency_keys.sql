@@ -7,13 +7,16 @@
 -- (SHA-256 of its method, path and body; the same key with another
 -- fingerprint is refused), its state (running while the first request is
 -- answered, done once its answer is kept), and the answer kept (status,
--- the headers replayed, the body). Answers of 500 and above are not kept:
+-- the headers replayed, the body sealed with the secret box: a webhook's
+-- creation answers its signing secret; id is the key of `parley secret
+-- rotate`, db/sealed). Answers of 500 and above are not kept:
 -- the row is deleted and a retry runs again. Rows live 24 hours: a key
 -- older than that is claimed afresh, and each claim deletes a few of the
 -- tenant's expired rows (db/idempotency), so no job is needed. The chat's
 -- keys live with its messages (migration 00054). A tenant's deletion takes
 -- its rows.
 CREATE TABLE idempotency_keys (
+    id          uuid        NOT NULL DEFAULT gen_random_uuid() UNIQUE,
     tenant_id   uuid        NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     scope       text        NOT NULL CHECK (char_length(scope) BETWEEN 1 AND 300),
     key         text        NOT NULL CHECK (char_length(key) BETWEEN 1 AND 255),

@@ -48,7 +48,8 @@ type Request struct {
 }
 
 // Answer is a kept answer: its status, the headers replayed with it and
-// its body.
+// its body, sealed by the caller with the secret box (a create's answer
+// may hold a secret shown once: db/sealed lists the column).
 type Answer struct {
 	Status  int
 	Headers map[string]string

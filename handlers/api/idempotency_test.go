@@ -259,3 +259,31 @@ func TestIdempotentCreateFailureNotKept(t *testing.T) {
 		t.Errorf("sent again after its answer: %d %s (replayed %v)", again.status, again.raw, again.replayed)
 	}
 }
+
+// A webhook's creation answers its signing secret once: kept under its key
+// sealed, never in plain text, and replayed whole.
+func TestIdempotentCreateKeptSealed(t *testing.T) {
+	t.Parallel()
+	b := setupWebhookAPI(t, true)
+	ten := b.NewTenant(t, "scale")
+	path := "/tenants/" + ten.Slug + "/webhooks"
+	first := sendKeyed(t, b, path, ten.Token, ptr("hook-1"), "application/json", `{"url":"https://public.test/hook"}`)
+	secret, _ := first.body["secret"].(string)
+	if first.status != 201 || secret == "" {
+		t.Fatalf("first: %d %s", first.status, first.raw)
+	}
+	var kept []byte
+	if err := b.DB.Pool().QueryRow(t.Context(), `SELECT body FROM idempotency_keys WHERE tenant_id = $1 AND key = 'hook-1'`, ten.ID).Scan(&kept); err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) == 0 || strings.Contains(string(kept), secret) || strings.Contains(string(kept), "public.test") {
+		t.Errorf("the kept answer is not sealed: %q", kept)
+	}
+	again := sendKeyed(t, b, path, ten.Token, ptr("hook-1"), "application/json", `{"url":"https://public.test/hook"}`)
+	if again.status != 201 || !again.replayed || again.body["secret"] != secret {
+		t.Errorf("sent again: %d %s (replayed %v)", again.status, again.raw, again.replayed)
+	}
+	if n := countRows(t, b, `SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1`, ten.ID); n != 1 {
+		t.Errorf("%d endpoints, want 1", n)
+	}
+}

@@ -3,19 +3,21 @@
 // REST API's routes which, for a POST of a route in Routes carrying the
 // header, claims the key for the request's tenant and credential
 // (db/idempotency), runs the request, and keeps its answer under the key
-// for 24 hours; the same request sent again with the key gets that answer
-// again, with Idempotency-Replayed: true, and nothing runs twice. The same
-// key with another request (method, path and body) is refused with 422,
-// one whose first request still runs with 409, a malformed key with 400.
-// An answer of 500 or more, or a 429, is not kept: the key is given back
-// and a retry runs again. The chat's key is its own (handlers/public,
-// agent: kept with the message).
+// for 24 hours (its body sealed with the secret box); the same request
+// sent again with the key gets that answer again, with
+// Idempotency-Replayed: true, and nothing runs twice. The same key with
+// another request (method, path and body) is refused with 422, one whose
+// first request still runs with 409, a malformed key with 400. An answer
+// of 500 or more, or a 429, is not kept: the key is given back and a
+// retry runs again. The chat's key is its own (handlers/public, agent:
+// kept with the message).
 package idempotent
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -85,7 +87,7 @@ func (k *Keeper) Keep(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		t, ok := handlers.TenantOf(c)
 		p, ok2 := handlers.PrincipalOf(c)
-		if !ok || !ok2 {
+		if !ok || !ok2 || k.Box == nil {
 			return next(c)
 		}
 		fp, err := fingerprint(req)
@@ -100,6 +102,9 @@ func (k *Keeper) Keep(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		switch outcome {
 		case idempotency.Replay:
+			if a.Body, err = k.Box.Open(a.Body); err != nil {
+				return fmt.Errorf("opening a kept answer: %w", err)
+			}
 			return replay(c, a)
 		case idempotency.Reused:
 			return handlers.ErrIdempotencyKeyReused
@@ -143,7 +148,8 @@ func (k *Keeper) run(c echo.Context, next echo.HandlerFunc, r idempotency.Reques
 		k.release(ctx, c, r)
 		return err
 	}
-	a := idempotency.Answer{Status: res.Status, Headers: map[string]string{}, Body: rec.body.Bytes()}
+	// A create's answer may hold a secret shown once (a webhook's): kept sealed.
+	a := idempotency.Answer{Status: res.Status, Headers: map[string]string{}, Body: k.Box.Seal(rec.body.Bytes())}
 	for _, h := range replayedHeaders {
 		if v := res.Header().Get(h); v != "" {
 			a.Headers[h] = v
