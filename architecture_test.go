@@ -14,7 +14,7 @@ import (
 // module has its row.
 var allowedImports = map[string][]string{
 	"":                                 {},
-	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/gaps", "db/internal/pgbase", "db/knowledge", "db/listing", "db/origins", "db/testset", "db/typing", "db/visitors", "db/webhooks"},
+	"db":                               {"", "db/accounts", "db/audit", "db/business", "db/gaps", "db/idempotency", "db/internal/pgbase", "db/knowledge", "db/listing", "db/origins", "db/testset", "db/typing", "db/visitors", "db/webhooks"},
 	"db/accounts":                      {"", "db/audit", "db/internal/pgbase"},
 	"db/dbtest":                        {"", "db", "db/accounts", "db/visitors", "db/webhooks"},
 	"db/deliveryargs":                  {},
@@ -27,6 +27,7 @@ var allowedImports = map[string][]string{
 	"db/audit":                         {"db/internal/pgbase"},
 	"db/visitors":                      {"", "db/internal/pgbase"},
 	"db/origins":                       {"", "db/internal/pgbase"},
+	"db/idempotency":                   {"db/internal/pgbase"},
 	"db/testset":                       {"", "db/internal/pgbase"},
 	"db/gaps":                          {"", "db/internal/pgbase"},
 	"db/sealed":                        {},
@@ -75,6 +76,7 @@ var allowedImports = map[string][]string{
 	"handlers/api":                     {"", "agent/outbound/caldav", "db", "db/audit", "db/business", "db/knowledge", "db/listing", "db/testset", "db/webhooks", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
 	"handlers/admin/gaps":              {"", "db/gaps", "handlers", "handlers/admin/dash", "handlers/resource", "manage", "views"},
 	"handlers/auditing":                {"", "db/audit", "handlers", "handlers/admin/dash"},
+	"handlers/idempotent":              {"", "db/idempotency", "handlers"},
 	"handlers/handlerstest":            {""},
 	"handlers/jsonbody":                {""},
 	"handlers/mcpserver":               {"", "agent/tools", "auth", "db", "db/audit", "db/testset", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
@@ -84,7 +86,7 @@ var allowedImports = map[string][]string{
 	"agent/spoken":                     {},
 	"handlers/voice":                   {"", "agent", "agent/outbound/llm", "agent/outbound/vapi", "agent/spoken", "auth", "db", "handlers", "handlers/jsonbody"},
 	"handlers/operator":                {"", "db/audit", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
-	"web":                              {"", "agent", "agent/outbound", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/outbound/stripe", "agent/outbound/vapi", "agent/testrun", "auth", "db", "db/audit", "db/live", "handlers", "handlers/admin", "handlers/api", "handlers/auditing", "handlers/jsonbody", "handlers/mcpserver", "handlers/oauth", "handlers/operator", "handlers/public", "handlers/voice", "jobs", "mail", "manage", "static", "views", "web/metrics", "web/tracing"},
+	"web":                              {"", "agent", "agent/outbound", "agent/outbound/llm", "agent/outbound/mcpclient", "agent/outbound/stripe", "agent/outbound/vapi", "agent/testrun", "auth", "db", "db/audit", "db/live", "handlers", "handlers/admin", "handlers/api", "handlers/auditing", "handlers/idempotent", "handlers/jsonbody", "handlers/mcpserver", "handlers/oauth", "handlers/operator", "handlers/public", "handlers/voice", "jobs", "mail", "manage", "static", "views", "web/metrics", "web/tracing"},
 	"web/metrics":                      {"", "agent", "db", "jobs"},
 	"web/tracing":                      {},
 	"clients/openapi30":                {},

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"strings"
+
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
 )
@@ -11,12 +13,30 @@ import (
 // when it did not (the instance answering it died, or the client left
 // before the model was called), the stored message is answered now, as if
 // it had just arrived: the lease serialises the session's turns, so the
-// first turn cannot still be running.
+// first turn cannot still be running. The same key sent with another
+// message is refused (ErrIdempotencyKeyReused), and nothing is stored.
+
+// EventReplayed is emitted before EventReady when the turn replays the
+// answer stored the first time its message was sent: the answer's writer
+// says so (Idempotency-Replayed).
+const EventReplayed llm.EventKind = -2
+
+// ErrIdempotencyKeyReused refuses a message sent with the key of another
+// message of its session: 422, nothing stored.
+var ErrIdempotencyKeyReused = &parley.Error{Kind: parley.KindUnprocessable, Code: "IDEMPOTENCY_KEY_REUSED",
+	Message: "This Idempotency-Key was sent with another message in this session; send a new key for a new message"}
+
+// sameMessage reports whether the message sent is the one stored under
+// its key, as the store keeps text (invalid UTF-8 and NUL replaced).
+func sameMessage(stored, sent string) bool {
+	return stored == sent || stored == strings.ToValidUTF8(strings.ReplaceAll(sent, "\x00", "\uFFFD"), "\uFFFD")
+}
 
 // replay is the output of a message sent again after its turn ended: the
 // stored answer, emitted as the turn's text, with the conversation as it
 // is now. Tool runs are not repeated, nor listed.
 func replay(t *turn, k *parley.KeyedMessage, emit func(llm.Event)) *TurnOutput {
+	emit(llm.Event{Kind: EventReplayed})
 	emit(llm.Event{Kind: EventReady})
 	out := &TurnOutput{ConversationID: t.conv.ID, MessageCount: t.conv.MessageCount, Status: t.conv.Status,
 		Assignee: t.conv.Assignee, Replayed: true}

@@ -429,6 +429,10 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	t.lease = lease
 	if k := lease.state.Keyed; k != nil && lease.state.Conversation != nil {
 		// Sent again: nothing was stored this time (again.go).
+		if !sameMessage(k.Message.Content, in.Message) {
+			t.close()
+			return nil, ErrIdempotencyKeyReused
+		}
 		t.conv, t.userMessage = *lease.state.Conversation, k.Message
 		return t, nil
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/parley/parley/db/audit"
 	"github.com/parley/parley/db/business"
 	"github.com/parley/parley/db/gaps"
+	"github.com/parley/parley/db/idempotency"
 	"github.com/parley/parley/db/knowledge"
 	"github.com/parley/parley/db/listing"
 	"github.com/parley/parley/db/origins"
@@ -59,6 +60,7 @@ type DB struct {
 	*business.Business
 	*typing.Typing
 	*origins.Origins
+	*idempotency.Keys
 	*testset.Store
 	*audit.Log
 	*gaps.Gaps
@@ -160,6 +162,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*DB, error) {
 		Business:  business.New(pool),
 		Typing:    typing.New(pool, ConversationChannel),
 		Origins:   origins.New(pool),
+		Keys:      idempotency.New(pool),
 		Store:     testset.New(pool, c),
 		Log:       audit.New(pool),
 		Gaps:      gaps.New(pool),

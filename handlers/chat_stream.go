@@ -157,6 +157,8 @@ func NewChatWriter(c echo.Context, in *agent.TurnInput, stream bool) *ChatWriter
 // Emit is the engine's event sink (agent.Engine.Reply's emit).
 func (w *ChatWriter) Emit(ev llm.Event) {
 	switch {
+	case ev.Kind == agent.EventReplayed:
+		w.c.Response().Header().Set(IdempotencyReplayedHeader, "true")
 	case ev.Kind == agent.EventReady:
 		w.ready = true
 		w.c.Response().Header().Set("X-AI-Generated", "true")

@@ -77,7 +77,7 @@ func (s *Server) routes() {
 
 	// Management REST API. Every endpoint that reads a JSON body refuses
 	// another type with 415 (requireJSON); the CSV import is multipart.
-	api := e.Group("/tenants/:slug", s.tenantAPI, s.Audit.Record)
+	api := e.Group("/tenants/:slug", s.tenantAPI, s.Idempotency.Keep, s.Audit.Record)
 	api.GET("", s.API.Settings.ShowTenant, requireScope(auth.ScopeSettingsRead))
 	api.PUT("", s.API.Settings.UpdateTenant, requireScope(auth.ScopeSettingsWrite), requireJSON)
 	api.GET("/stats", s.API.Settings.ShowTenantStats, requireScope(auth.ScopeSettingsRead))
@@ -400,7 +400,7 @@ func publicCORS() echo.MiddlewareFunc {
 		AllowHeaders: []string{"Content-Type", "If-None-Match", "X-Widget-Key", "X-Visitor-Id", "X-Visitor-Token", "X-Service-Locale",
 			"X-Service-Admin-Token", "X-Agent-Model", "X-API-Key", "X-LLM-Key", "X-LLM-Provider", "X-LLM-Model", "X-LLM-Base-Url",
 			"Last-Event-ID", "Idempotency-Key"},
-		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", echo.HeaderXRequestID},
+		ExposeHeaders: []string{"X-AI-Generated", "Retry-After", "ETag", "Idempotency-Replayed", echo.HeaderXRequestID},
 		MaxAge:        600,
 	})
 }

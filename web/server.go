@@ -31,6 +31,7 @@ import (
 	"github.com/parley/parley/handlers/admin"
 	"github.com/parley/parley/handlers/api"
 	"github.com/parley/parley/handlers/auditing"
+	"github.com/parley/parley/handlers/idempotent"
 	"github.com/parley/parley/handlers/mcpserver"
 	"github.com/parley/parley/handlers/oauth"
 	"github.com/parley/parley/handlers/operator"
@@ -62,6 +63,9 @@ type Server struct {
 	// Audit records the dashboard's and the REST API's changes in the
 	// audit log.
 	Audit *auditing.Recorder
+	// Idempotency keeps the answers of the REST API's creates sent with an
+	// Idempotency-Key.
+	Idempotency *idempotent.Keeper
 	// MCP serves Parley's own MCP server, and its tools to chats.
 	MCP *mcpserver.Handler
 	// OAuth answers the authorization server's endpoints.
@@ -175,6 +179,7 @@ func NewServer(cfg Config, store *db.DB, logger *slog.Logger) (*Server, error) {
 	s.Admin = admin.New(base)
 	s.API = api.New(base)
 	s.Audit = auditing.New(base)
+	s.Idempotency = idempotent.New(base)
 	s.Base.Manage = &manage.Service{DB: store, Box: box, Addresses: s.Base.Addresses()}
 	s.MCP = &mcpserver.Handler{Runtime: rt, DB: store, Manage: s.Base.Manage, OAuth: s.Base.OAuth}
 	s.Live = live.New(store.Pool(), logger)

@@ -6926,6 +6926,9 @@ type CorpusEntryId = openapi_types.UUID
 // DeliveryId defines model for DeliveryId.
 type DeliveryId = openapi_types.UUID
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // IfMatch defines model for IfMatch.
 type IfMatch = string
 
@@ -7015,6 +7018,12 @@ type ForbiddenVisitorsRead = ScopeError
 
 // ForbiddenVisitorsWrite A 403 error: the credential lacks the scope the operation requires.
 type ForbiddenVisitorsWrite = ScopeError
+
+// IdempotencyKeyInUse The body of every error response. Members other than `error` are omitted when empty, never null.
+type IdempotencyKeyInUse = Error
+
+// IdempotencyKeyReused The body of every error response. Members other than `error` are omitted when empty, never null.
+type IdempotencyKeyReused = Error
 
 // InternalError The body of every error response. Members other than `error` are omitted when empty, never null.
 type InternalError = Error
@@ -7117,8 +7126,8 @@ type PostChatParams struct {
 	// XLLMBaseUrl Base URL of the caller's provider (for OpenAI-compatible servers, up to and including the version, e.g. `https://api.example.com/v1`); https, public hosts only.
 	XLLMBaseUrl *string `json:"X-LLM-Base-Url,omitempty"`
 
-	// IdempotencyKey A key of the client's for this message (1 to 100 visible ASCII characters; a UUID is best), sent again unchanged with the same message when it is sent again after a dropped connection, a 503 or a 409, in the same `sessionId`. A message of the session stored with the same key is not stored again: when its answer is stored, that answer is replayed (`replayed: true`; the model is not called and no tool runs again); when its turn never ended (the instance answering it stopped), it is answered now. Without the key, a message sent again is a new message. A malformed key is 400.
-	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PostChat429JSONResponseBody defines parameters for PostChat.
@@ -7397,6 +7406,12 @@ type ExportConversationStatsParamsDataset string
 // ExportConversationStatsParamsFormat defines parameters for ExportConversationStats.
 type ExportConversationStatsParamsFormat string
 
+// ReplyToConversationParams defines parameters for ReplyToConversation.
+type ReplyToConversationParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CorrectAnswerJSONBody defines parameters for CorrectAnswer.
 type CorrectAnswerJSONBody struct {
 	// Answer The right answer: the entry's content. Not blank; at most 50,000 characters.
@@ -7405,6 +7420,12 @@ type CorrectAnswerJSONBody struct {
 	// Title The entry's title; absent, null or empty: the visitor's question.
 	Title                *string                `json:"title,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// CorrectAnswerParams defines parameters for CorrectAnswer.
+type CorrectAnswerParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListCorpusParams defines parameters for ListCorpus.
@@ -7423,6 +7444,30 @@ type ListCorpusParams struct {
 
 	// Limit Entries per page.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateCorpusEntryParams defines parameters for CreateCorpusEntry.
+type CreateCorpusEntryParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// BulkUpsertCorpusParams defines parameters for BulkUpsertCorpus.
+type BulkUpsertCorpusParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ImportCorpusParams defines parameters for ImportCorpus.
+type ImportCorpusParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SyncCorpusParams defines parameters for SyncCorpus.
+type SyncCorpusParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // SaveEmbeddingsParams defines parameters for SaveEmbeddings.
@@ -7512,6 +7557,24 @@ type ListProductsParams struct {
 // ListProductsParamsIsActive defines parameters for ListProducts.
 type ListProductsParamsIsActive bool
 
+// CreateProductParams defines parameters for CreateProduct.
+type CreateProductParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// BulkUpsertProductsParams defines parameters for BulkUpsertProducts.
+type BulkUpsertProductsParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateSegmentParams defines parameters for CreateSegment.
+type CreateSegmentParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // DeleteSegmentParams defines parameters for DeleteSegment.
 type DeleteSegmentParams struct {
 	// Cascade true: also delete the segment's corpus entries and tools. The server also accepts `1`, `t`, `T`, `TRUE`, `True` and `0`, `f`, `F`, `FALSE`, `False`; any other value gets 400.
@@ -7551,6 +7614,24 @@ type ListSubmissionsParams struct {
 // ListSubmissionsParamsToolType defines parameters for ListSubmissions.
 type ListSubmissionsParamsToolType string
 
+// CreateSynonymGroupParams defines parameters for CreateSynonymGroup.
+type CreateSynonymGroupParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateTestParams defines parameters for CreateTest.
+type CreateTestParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateToolParams defines parameters for CreateTool.
+type CreateToolParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListVisitorsParams defines parameters for ListVisitors.
 type ListVisitorsParams struct {
 	// Search Free text, trimmed, at most 200 characters: visitors whose email, display name or external id contains it (case-insensitive).
@@ -7563,6 +7644,18 @@ type ListVisitorsParams struct {
 	Offset *int `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
+// CreateVisitorParams defines parameters for CreateVisitor.
+type CreateVisitorParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// SetUpVoiceParams defines parameters for SetUpVoice.
+type SetUpVoiceParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // SetUpVoice503JSONResponseBodyCode defines parameters for SetUpVoice.
 type SetUpVoice503JSONResponseBodyCode string
 
@@ -7570,6 +7663,12 @@ type SetUpVoice503JSONResponseBodyCode string
 type LinkVoiceParams struct {
 	// IfMatch The `ETag` of the resource as you last read it (its `GET`, or the answer of your last `PUT`): the change is made only if the stored resource still has it, else 412 `PRECONDITION_FAILED` and nothing changes, so that two clients editing at once cannot overwrite each other unseen. Several tags may be listed, comma-separated. Absent, or `*`: the change is made whatever the stored resource (as without ETags). A weak tag (`W/"…"`) never matches.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
@@ -8892,7 +8991,7 @@ type ClientInterface interface {
 	//
 	// **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 	//
-	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8929,7 +9028,7 @@ type ClientInterface interface {
 	//
 	// **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 	//
-	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9384,7 +9483,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-	ReplyToConversationWithBody(ctx context.Context, slug TenantSlug, id ConversationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplyToConversationWithBody(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplyToConversation Reply to the visitor as a person
 	//
@@ -9393,7 +9492,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-	ReplyToConversation(ctx context.Context, slug TenantSlug, id ConversationId, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ReplyToConversation(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CorrectAnswerWithBody Improve an answer into the knowledge base
 	//
@@ -9402,7 +9501,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-	CorrectAnswerWithBody(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CorrectAnswerWithBody(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CorrectAnswer Improve an answer into the knowledge base
 	//
@@ -9411,7 +9510,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-	CorrectAnswer(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CorrectAnswer(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// MoveConversationWithBody Take over, hand back, or close a conversation
 	//
@@ -9445,7 +9544,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-	CreateCorpusEntryWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateCorpusEntryWithBody(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateCorpusEntry Create (or upsert) a corpus entry
 	//
@@ -9454,7 +9553,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-	CreateCorpusEntry(ctx context.Context, slug TenantSlug, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateCorpusEntry(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkUpsertCorpusWithBody Create or update up to 50 entries
 	//
@@ -9463,7 +9562,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-	BulkUpsertCorpusWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BulkUpsertCorpusWithBody(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkUpsertCorpus Create or update up to 50 entries
 	//
@@ -9472,7 +9571,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-	BulkUpsertCorpus(ctx context.Context, slug TenantSlug, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BulkUpsertCorpus(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ImportCorpusWithBody Import entries from a CSV file
 	//
@@ -9481,7 +9580,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/import (the `ImportCorpus` operationId).
-	ImportCorpusWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ImportCorpusWithBody(ctx context.Context, slug TenantSlug, params *ImportCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SyncCorpusWithBody Create or refresh an entry from a web page
 	//
@@ -9490,7 +9589,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-	SyncCorpusWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SyncCorpusWithBody(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SyncCorpus Create or refresh an entry from a web page
 	//
@@ -9499,7 +9598,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-	SyncCorpus(ctx context.Context, slug TenantSlug, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SyncCorpus(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteCorpusEntry Delete a corpus entry
 	//
@@ -9743,7 +9842,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-	CreateProductWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateProductWithBody(ctx context.Context, slug TenantSlug, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateProduct Create (or upsert) a product
 	//
@@ -9752,7 +9851,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-	CreateProduct(ctx context.Context, slug TenantSlug, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateProduct(ctx context.Context, slug TenantSlug, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkUpsertProductsWithBody Create or update up to 100 products
 	//
@@ -9761,7 +9860,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-	BulkUpsertProductsWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BulkUpsertProductsWithBody(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BulkUpsertProducts Create or update up to 100 products
 	//
@@ -9770,7 +9869,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-	BulkUpsertProducts(ctx context.Context, slug TenantSlug, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	BulkUpsertProducts(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteProduct Delete a product
 	//
@@ -9843,7 +9942,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-	CreateSegmentWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSegmentWithBody(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSegment Create a segment
 	//
@@ -9852,7 +9951,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-	CreateSegment(ctx context.Context, slug TenantSlug, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSegment(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSegment Delete a segment
 	//
@@ -9957,7 +10056,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-	CreateSynonymGroupWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSynonymGroupWithBody(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSynonymGroup Create a synonym group
 	//
@@ -9966,7 +10065,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-	CreateSynonymGroup(ctx context.Context, slug TenantSlug, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSynonymGroup(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSynonymGroup Delete a synonym group
 	//
@@ -10032,7 +10131,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-	CreateTestWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateTestWithBody(ctx context.Context, slug TenantSlug, params *CreateTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTest Add a test question
 	//
@@ -10041,7 +10140,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-	CreateTest(ctx context.Context, slug TenantSlug, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateTest(ctx context.Context, slug TenantSlug, params *CreateTestParams, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTestRuns List the test runs
 	//
@@ -10139,7 +10238,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-	CreateToolWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateToolWithBody(ctx context.Context, slug TenantSlug, params *CreateToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTool Create a tool
 	//
@@ -10148,7 +10247,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-	CreateTool(ctx context.Context, slug TenantSlug, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateTool(ctx context.Context, slug TenantSlug, params *CreateToolParams, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTool Delete a tool
 	//
@@ -10207,7 +10306,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-	CreateVisitorWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateVisitorWithBody(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateVisitor Create a visitor
 	//
@@ -10216,7 +10315,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-	CreateVisitor(ctx context.Context, slug TenantSlug, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateVisitor(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteVisitor Delete a visitor
 	//
@@ -10296,7 +10395,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-	SetUpVoiceWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SetUpVoiceWithBody(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SetUpVoice Managed voice setup
 	//
@@ -10305,7 +10404,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-	SetUpVoice(ctx context.Context, slug TenantSlug, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SetUpVoice(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// LinkVoiceWithBody Link the tenant's own assistant
 	//
@@ -10347,7 +10446,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhookWithBody(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhook Register a webhook endpoint
 	//
@@ -10364,7 +10463,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-	CreateWebhook(ctx context.Context, slug TenantSlug, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateWebhook(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteWebhook Delete a webhook endpoint
 	//
@@ -10628,7 +10727,7 @@ func (c *Client) GetAvatar(ctx context.Context, slug string, params *GetAvatarPa
 //
 // **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 //
-// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 //
 // Takes any type of body and a specified content type.
 //
@@ -10675,7 +10774,7 @@ func (c *Client) PostChatWithBody(ctx context.Context, slug string, params *Post
 //
 // **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 //
-// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11520,8 +11619,8 @@ func (c *Client) DraftConversationReply(ctx context.Context, slug TenantSlug, id
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-func (c *Client) ReplyToConversationWithBody(ctx context.Context, slug TenantSlug, id ConversationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplyToConversationRequestWithBody(c.Server, slug, id, contentType, body)
+func (c *Client) ReplyToConversationWithBody(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplyToConversationRequestWithBody(c.Server, slug, id, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11539,8 +11638,8 @@ func (c *Client) ReplyToConversationWithBody(ctx context.Context, slug TenantSlu
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-func (c *Client) ReplyToConversation(ctx context.Context, slug TenantSlug, id ConversationId, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplyToConversationRequest(c.Server, slug, id, body)
+func (c *Client) ReplyToConversation(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplyToConversationRequest(c.Server, slug, id, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11558,8 +11657,8 @@ func (c *Client) ReplyToConversation(ctx context.Context, slug TenantSlug, id Co
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-func (c *Client) CorrectAnswerWithBody(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCorrectAnswerRequestWithBody(c.Server, slug, id, messageId, contentType, body)
+func (c *Client) CorrectAnswerWithBody(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCorrectAnswerRequestWithBody(c.Server, slug, id, messageId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11577,8 +11676,8 @@ func (c *Client) CorrectAnswerWithBody(ctx context.Context, slug TenantSlug, id 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-func (c *Client) CorrectAnswer(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCorrectAnswerRequest(c.Server, slug, id, messageId, body)
+func (c *Client) CorrectAnswer(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCorrectAnswerRequest(c.Server, slug, id, messageId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11651,8 +11750,8 @@ func (c *Client) ListCorpus(ctx context.Context, slug TenantSlug, params *ListCo
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-func (c *Client) CreateCorpusEntryWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateCorpusEntryRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateCorpusEntryWithBody(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCorpusEntryRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11670,8 +11769,8 @@ func (c *Client) CreateCorpusEntryWithBody(ctx context.Context, slug TenantSlug,
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-func (c *Client) CreateCorpusEntry(ctx context.Context, slug TenantSlug, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateCorpusEntryRequest(c.Server, slug, body)
+func (c *Client) CreateCorpusEntry(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCorpusEntryRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11689,8 +11788,8 @@ func (c *Client) CreateCorpusEntry(ctx context.Context, slug TenantSlug, body Cr
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-func (c *Client) BulkUpsertCorpusWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBulkUpsertCorpusRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) BulkUpsertCorpusWithBody(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkUpsertCorpusRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11708,8 +11807,8 @@ func (c *Client) BulkUpsertCorpusWithBody(ctx context.Context, slug TenantSlug, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-func (c *Client) BulkUpsertCorpus(ctx context.Context, slug TenantSlug, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBulkUpsertCorpusRequest(c.Server, slug, body)
+func (c *Client) BulkUpsertCorpus(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkUpsertCorpusRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11727,8 +11826,8 @@ func (c *Client) BulkUpsertCorpus(ctx context.Context, slug TenantSlug, body Bul
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus/import (the `ImportCorpus` operationId).
-func (c *Client) ImportCorpusWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewImportCorpusRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) ImportCorpusWithBody(ctx context.Context, slug TenantSlug, params *ImportCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportCorpusRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11746,8 +11845,8 @@ func (c *Client) ImportCorpusWithBody(ctx context.Context, slug TenantSlug, cont
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-func (c *Client) SyncCorpusWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSyncCorpusRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) SyncCorpusWithBody(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSyncCorpusRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11765,8 +11864,8 @@ func (c *Client) SyncCorpusWithBody(ctx context.Context, slug TenantSlug, conten
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-func (c *Client) SyncCorpus(ctx context.Context, slug TenantSlug, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSyncCorpusRequest(c.Server, slug, body)
+func (c *Client) SyncCorpus(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSyncCorpusRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12309,8 +12408,8 @@ func (c *Client) ListProducts(ctx context.Context, slug TenantSlug, params *List
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-func (c *Client) CreateProductWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateProductRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateProductWithBody(ctx context.Context, slug TenantSlug, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12328,8 +12427,8 @@ func (c *Client) CreateProductWithBody(ctx context.Context, slug TenantSlug, con
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-func (c *Client) CreateProduct(ctx context.Context, slug TenantSlug, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateProductRequest(c.Server, slug, body)
+func (c *Client) CreateProduct(ctx context.Context, slug TenantSlug, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12347,8 +12446,8 @@ func (c *Client) CreateProduct(ctx context.Context, slug TenantSlug, body Create
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-func (c *Client) BulkUpsertProductsWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBulkUpsertProductsRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) BulkUpsertProductsWithBody(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkUpsertProductsRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12366,8 +12465,8 @@ func (c *Client) BulkUpsertProductsWithBody(ctx context.Context, slug TenantSlug
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-func (c *Client) BulkUpsertProducts(ctx context.Context, slug TenantSlug, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewBulkUpsertProductsRequest(c.Server, slug, body)
+func (c *Client) BulkUpsertProducts(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBulkUpsertProductsRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12529,8 +12628,8 @@ func (c *Client) ListSegments(ctx context.Context, slug TenantSlug, reqEditors .
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-func (c *Client) CreateSegmentWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSegmentRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateSegmentWithBody(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSegmentRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12548,8 +12647,8 @@ func (c *Client) CreateSegmentWithBody(ctx context.Context, slug TenantSlug, con
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-func (c *Client) CreateSegment(ctx context.Context, slug TenantSlug, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSegmentRequest(c.Server, slug, body)
+func (c *Client) CreateSegment(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSegmentRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12783,8 +12882,8 @@ func (c *Client) ListSynonyms(ctx context.Context, slug TenantSlug, reqEditors .
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-func (c *Client) CreateSynonymGroupWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSynonymGroupRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateSynonymGroupWithBody(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSynonymGroupRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12802,8 +12901,8 @@ func (c *Client) CreateSynonymGroupWithBody(ctx context.Context, slug TenantSlug
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-func (c *Client) CreateSynonymGroup(ctx context.Context, slug TenantSlug, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSynonymGroupRequest(c.Server, slug, body)
+func (c *Client) CreateSynonymGroup(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSynonymGroupRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12948,8 +13047,8 @@ func (c *Client) ListTests(ctx context.Context, slug TenantSlug, reqEditors ...R
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-func (c *Client) CreateTestWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateTestRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateTestWithBody(ctx context.Context, slug TenantSlug, params *CreateTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12967,8 +13066,8 @@ func (c *Client) CreateTestWithBody(ctx context.Context, slug TenantSlug, conten
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-func (c *Client) CreateTest(ctx context.Context, slug TenantSlug, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateTestRequest(c.Server, slug, body)
+func (c *Client) CreateTest(ctx context.Context, slug TenantSlug, params *CreateTestParams, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateTestRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13185,8 +13284,8 @@ func (c *Client) ListTools(ctx context.Context, slug TenantSlug, reqEditors ...R
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-func (c *Client) CreateToolWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateToolRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateToolWithBody(ctx context.Context, slug TenantSlug, params *CreateToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateToolRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13204,8 +13303,8 @@ func (c *Client) CreateToolWithBody(ctx context.Context, slug TenantSlug, conten
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-func (c *Client) CreateTool(ctx context.Context, slug TenantSlug, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateToolRequest(c.Server, slug, body)
+func (c *Client) CreateTool(ctx context.Context, slug TenantSlug, params *CreateToolParams, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateToolRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13333,8 +13432,8 @@ func (c *Client) ListVisitors(ctx context.Context, slug TenantSlug, params *List
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-func (c *Client) CreateVisitorWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateVisitorRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateVisitorWithBody(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVisitorRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13352,8 +13451,8 @@ func (c *Client) CreateVisitorWithBody(ctx context.Context, slug TenantSlug, con
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-func (c *Client) CreateVisitor(ctx context.Context, slug TenantSlug, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateVisitorRequest(c.Server, slug, body)
+func (c *Client) CreateVisitor(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVisitorRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13532,8 +13631,8 @@ func (c *Client) GetMemoryFact(ctx context.Context, slug TenantSlug, visitorId V
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-func (c *Client) SetUpVoiceWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSetUpVoiceRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) SetUpVoiceWithBody(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetUpVoiceRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13551,8 +13650,8 @@ func (c *Client) SetUpVoiceWithBody(ctx context.Context, slug TenantSlug, conten
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-func (c *Client) SetUpVoice(ctx context.Context, slug TenantSlug, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSetUpVoiceRequest(c.Server, slug, body)
+func (c *Client) SetUpVoice(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetUpVoiceRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13633,8 +13732,8 @@ func (c *Client) ListWebhooks(ctx context.Context, slug TenantSlug, reqEditors .
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhookWithBody(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequestWithBody(c.Server, slug, contentType, body)
+func (c *Client) CreateWebhookWithBody(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, slug, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13660,8 +13759,8 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, slug TenantSlug, con
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-func (c *Client) CreateWebhook(ctx context.Context, slug TenantSlug, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateWebhookRequest(c.Server, slug, body)
+func (c *Client) CreateWebhook(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, slug, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -16297,18 +16396,18 @@ func NewDraftConversationReplyRequest(server string, slug TenantSlug, id Convers
 }
 
 // NewReplyToConversationRequest calls the generic ReplyToConversation builder with application/json body
-func NewReplyToConversationRequest(server string, slug TenantSlug, id ConversationId, body ReplyToConversationJSONRequestBody) (*http.Request, error) {
+func NewReplyToConversationRequest(server string, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, body ReplyToConversationJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplyToConversationRequestWithBody(server, slug, id, "application/json", bodyReader)
+	return NewReplyToConversationRequestWithBody(server, slug, id, params, "application/json", bodyReader)
 }
 
 // NewReplyToConversationRequestWithBody constructs an http.Request for the ReplyToConversation method, with any body, and a specified content type
-func NewReplyToConversationRequestWithBody(server string, slug TenantSlug, id ConversationId, contentType string, body io.Reader) (*http.Request, error) {
+func NewReplyToConversationRequestWithBody(server string, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16347,22 +16446,37 @@ func NewReplyToConversationRequestWithBody(server string, slug TenantSlug, id Co
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewCorrectAnswerRequest calls the generic CorrectAnswer builder with application/json body
-func NewCorrectAnswerRequest(server string, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, body CorrectAnswerJSONRequestBody) (*http.Request, error) {
+func NewCorrectAnswerRequest(server string, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, body CorrectAnswerJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCorrectAnswerRequestWithBody(server, slug, id, messageId, "application/json", bodyReader)
+	return NewCorrectAnswerRequestWithBody(server, slug, id, messageId, params, "application/json", bodyReader)
 }
 
 // NewCorrectAnswerRequestWithBody constructs an http.Request for the CorrectAnswer method, with any body, and a specified content type
-func NewCorrectAnswerRequestWithBody(server string, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
+func NewCorrectAnswerRequestWithBody(server string, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16407,6 +16521,21 @@ func NewCorrectAnswerRequestWithBody(server string, slug TenantSlug, id Conversa
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -16575,18 +16704,18 @@ func NewListCorpusRequest(server string, slug TenantSlug, params *ListCorpusPara
 }
 
 // NewCreateCorpusEntryRequest calls the generic CreateCorpusEntry builder with application/json body
-func NewCreateCorpusEntryRequest(server string, slug TenantSlug, body CreateCorpusEntryJSONRequestBody) (*http.Request, error) {
+func NewCreateCorpusEntryRequest(server string, slug TenantSlug, params *CreateCorpusEntryParams, body CreateCorpusEntryJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateCorpusEntryRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateCorpusEntryRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateCorpusEntryRequestWithBody constructs an http.Request for the CreateCorpusEntry method, with any body, and a specified content type
-func NewCreateCorpusEntryRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateCorpusEntryRequestWithBody(server string, slug TenantSlug, params *CreateCorpusEntryParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16618,22 +16747,37 @@ func NewCreateCorpusEntryRequestWithBody(server string, slug TenantSlug, content
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewBulkUpsertCorpusRequest calls the generic BulkUpsertCorpus builder with application/json body
-func NewBulkUpsertCorpusRequest(server string, slug TenantSlug, body BulkUpsertCorpusJSONRequestBody) (*http.Request, error) {
+func NewBulkUpsertCorpusRequest(server string, slug TenantSlug, params *BulkUpsertCorpusParams, body BulkUpsertCorpusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewBulkUpsertCorpusRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewBulkUpsertCorpusRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewBulkUpsertCorpusRequestWithBody constructs an http.Request for the BulkUpsertCorpus method, with any body, and a specified content type
-func NewBulkUpsertCorpusRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewBulkUpsertCorpusRequestWithBody(server string, slug TenantSlug, params *BulkUpsertCorpusParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16665,11 +16809,26 @@ func NewBulkUpsertCorpusRequestWithBody(server string, slug TenantSlug, contentT
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewImportCorpusRequestWithBody constructs an http.Request for the ImportCorpus method, with any body, and a specified content type
-func NewImportCorpusRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewImportCorpusRequestWithBody(server string, slug TenantSlug, params *ImportCorpusParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16701,22 +16860,37 @@ func NewImportCorpusRequestWithBody(server string, slug TenantSlug, contentType 
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewSyncCorpusRequest calls the generic SyncCorpus builder with application/json body
-func NewSyncCorpusRequest(server string, slug TenantSlug, body SyncCorpusJSONRequestBody) (*http.Request, error) {
+func NewSyncCorpusRequest(server string, slug TenantSlug, params *SyncCorpusParams, body SyncCorpusJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSyncCorpusRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewSyncCorpusRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewSyncCorpusRequestWithBody constructs an http.Request for the SyncCorpus method, with any body, and a specified content type
-func NewSyncCorpusRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewSyncCorpusRequestWithBody(server string, slug TenantSlug, params *SyncCorpusParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16747,6 +16921,21 @@ func NewSyncCorpusRequestWithBody(server string, slug TenantSlug, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -17850,18 +18039,18 @@ func NewListProductsRequest(server string, slug TenantSlug, params *ListProducts
 }
 
 // NewCreateProductRequest calls the generic CreateProduct builder with application/json body
-func NewCreateProductRequest(server string, slug TenantSlug, body CreateProductJSONRequestBody) (*http.Request, error) {
+func NewCreateProductRequest(server string, slug TenantSlug, params *CreateProductParams, body CreateProductJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateProductRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateProductRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateProductRequestWithBody constructs an http.Request for the CreateProduct method, with any body, and a specified content type
-func NewCreateProductRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateProductRequestWithBody(server string, slug TenantSlug, params *CreateProductParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17893,22 +18082,37 @@ func NewCreateProductRequestWithBody(server string, slug TenantSlug, contentType
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewBulkUpsertProductsRequest calls the generic BulkUpsertProducts builder with application/json body
-func NewBulkUpsertProductsRequest(server string, slug TenantSlug, body BulkUpsertProductsJSONRequestBody) (*http.Request, error) {
+func NewBulkUpsertProductsRequest(server string, slug TenantSlug, params *BulkUpsertProductsParams, body BulkUpsertProductsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewBulkUpsertProductsRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewBulkUpsertProductsRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewBulkUpsertProductsRequestWithBody constructs an http.Request for the BulkUpsertProducts method, with any body, and a specified content type
-func NewBulkUpsertProductsRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewBulkUpsertProductsRequestWithBody(server string, slug TenantSlug, params *BulkUpsertProductsParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17939,6 +18143,21 @@ func NewBulkUpsertProductsRequestWithBody(server string, slug TenantSlug, conten
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -18202,18 +18421,18 @@ func NewListSegmentsRequest(server string, slug TenantSlug) (*http.Request, erro
 }
 
 // NewCreateSegmentRequest calls the generic CreateSegment builder with application/json body
-func NewCreateSegmentRequest(server string, slug TenantSlug, body CreateSegmentJSONRequestBody) (*http.Request, error) {
+func NewCreateSegmentRequest(server string, slug TenantSlug, params *CreateSegmentParams, body CreateSegmentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateSegmentRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateSegmentRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateSegmentRequestWithBody constructs an http.Request for the CreateSegment method, with any body, and a specified content type
-func NewCreateSegmentRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateSegmentRequestWithBody(server string, slug TenantSlug, params *CreateSegmentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -18244,6 +18463,21 @@ func NewCreateSegmentRequestWithBody(server string, slug TenantSlug, contentType
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -18786,18 +19020,18 @@ func NewListSynonymsRequest(server string, slug TenantSlug) (*http.Request, erro
 }
 
 // NewCreateSynonymGroupRequest calls the generic CreateSynonymGroup builder with application/json body
-func NewCreateSynonymGroupRequest(server string, slug TenantSlug, body CreateSynonymGroupJSONRequestBody) (*http.Request, error) {
+func NewCreateSynonymGroupRequest(server string, slug TenantSlug, params *CreateSynonymGroupParams, body CreateSynonymGroupJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateSynonymGroupRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateSynonymGroupRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateSynonymGroupRequestWithBody constructs an http.Request for the CreateSynonymGroup method, with any body, and a specified content type
-func NewCreateSynonymGroupRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateSynonymGroupRequestWithBody(server string, slug TenantSlug, params *CreateSynonymGroupParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -18828,6 +19062,21 @@ func NewCreateSynonymGroupRequestWithBody(server string, slug TenantSlug, conten
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -19057,18 +19306,18 @@ func NewListTestsRequest(server string, slug TenantSlug) (*http.Request, error) 
 }
 
 // NewCreateTestRequest calls the generic CreateTest builder with application/json body
-func NewCreateTestRequest(server string, slug TenantSlug, body CreateTestJSONRequestBody) (*http.Request, error) {
+func NewCreateTestRequest(server string, slug TenantSlug, params *CreateTestParams, body CreateTestJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateTestRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateTestRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateTestRequestWithBody constructs an http.Request for the CreateTest method, with any body, and a specified content type
-func NewCreateTestRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateTestRequestWithBody(server string, slug TenantSlug, params *CreateTestParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -19099,6 +19348,21 @@ func NewCreateTestRequestWithBody(server string, slug TenantSlug, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -19450,18 +19714,18 @@ func NewListToolsRequest(server string, slug TenantSlug) (*http.Request, error) 
 }
 
 // NewCreateToolRequest calls the generic CreateTool builder with application/json body
-func NewCreateToolRequest(server string, slug TenantSlug, body CreateToolJSONRequestBody) (*http.Request, error) {
+func NewCreateToolRequest(server string, slug TenantSlug, params *CreateToolParams, body CreateToolJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateToolRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateToolRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateToolRequestWithBody constructs an http.Request for the CreateTool method, with any body, and a specified content type
-func NewCreateToolRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateToolRequestWithBody(server string, slug TenantSlug, params *CreateToolParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -19492,6 +19756,21 @@ func NewCreateToolRequestWithBody(server string, slug TenantSlug, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -19752,18 +20031,18 @@ func NewListVisitorsRequest(server string, slug TenantSlug, params *ListVisitors
 }
 
 // NewCreateVisitorRequest calls the generic CreateVisitor builder with application/json body
-func NewCreateVisitorRequest(server string, slug TenantSlug, body CreateVisitorJSONRequestBody) (*http.Request, error) {
+func NewCreateVisitorRequest(server string, slug TenantSlug, params *CreateVisitorParams, body CreateVisitorJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateVisitorRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateVisitorRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateVisitorRequestWithBody constructs an http.Request for the CreateVisitor method, with any body, and a specified content type
-func NewCreateVisitorRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateVisitorRequestWithBody(server string, slug TenantSlug, params *CreateVisitorParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -19794,6 +20073,21 @@ func NewCreateVisitorRequestWithBody(server string, slug TenantSlug, contentType
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -20126,18 +20420,18 @@ func NewGetMemoryFactRequest(server string, slug TenantSlug, visitorId VisitorId
 }
 
 // NewSetUpVoiceRequest calls the generic SetUpVoice builder with application/json body
-func NewSetUpVoiceRequest(server string, slug TenantSlug, body SetUpVoiceJSONRequestBody) (*http.Request, error) {
+func NewSetUpVoiceRequest(server string, slug TenantSlug, params *SetUpVoiceParams, body SetUpVoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSetUpVoiceRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewSetUpVoiceRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewSetUpVoiceRequestWithBody constructs an http.Request for the SetUpVoice method, with any body, and a specified content type
-func NewSetUpVoiceRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewSetUpVoiceRequestWithBody(server string, slug TenantSlug, params *SetUpVoiceParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20168,6 +20462,21 @@ func NewSetUpVoiceRequestWithBody(server string, slug TenantSlug, contentType st
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -20269,18 +20578,18 @@ func NewListWebhooksRequest(server string, slug TenantSlug) (*http.Request, erro
 }
 
 // NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
-func NewCreateWebhookRequest(server string, slug TenantSlug, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+func NewCreateWebhookRequest(server string, slug TenantSlug, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateWebhookRequestWithBody(server, slug, "application/json", bodyReader)
+	return NewCreateWebhookRequestWithBody(server, slug, params, "application/json", bodyReader)
 }
 
 // NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
-func NewCreateWebhookRequestWithBody(server string, slug TenantSlug, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateWebhookRequestWithBody(server string, slug TenantSlug, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -20311,6 +20620,21 @@ func NewCreateWebhookRequestWithBody(server string, slug TenantSlug, contentType
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -21002,7 +21326,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 	//
-	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21039,7 +21363,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 	//
-	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+	// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21534,7 +21858,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-	ReplyToConversationWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error)
+	ReplyToConversationWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error)
 
 	// ReplyToConversationWithResponse Reply to the visitor as a person
 	//
@@ -21543,7 +21867,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-	ReplyToConversationWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error)
+	ReplyToConversationWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error)
 
 	// CorrectAnswerWithBodyWithResponse Improve an answer into the knowledge base
 	//
@@ -21552,7 +21876,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-	CorrectAnswerWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error)
+	CorrectAnswerWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error)
 
 	// CorrectAnswerWithResponse Improve an answer into the knowledge base
 	//
@@ -21561,7 +21885,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-	CorrectAnswerWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error)
+	CorrectAnswerWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error)
 
 	// MoveConversationWithBodyWithResponse Take over, hand back, or close a conversation
 	//
@@ -21597,7 +21921,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-	CreateCorpusEntryWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error)
+	CreateCorpusEntryWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error)
 
 	// CreateCorpusEntryWithResponse Create (or upsert) a corpus entry
 	//
@@ -21606,7 +21930,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-	CreateCorpusEntryWithResponse(ctx context.Context, slug TenantSlug, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error)
+	CreateCorpusEntryWithResponse(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error)
 
 	// BulkUpsertCorpusWithBodyWithResponse Create or update up to 50 entries
 	//
@@ -21615,7 +21939,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-	BulkUpsertCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error)
+	BulkUpsertCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error)
 
 	// BulkUpsertCorpusWithResponse Create or update up to 50 entries
 	//
@@ -21624,7 +21948,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-	BulkUpsertCorpusWithResponse(ctx context.Context, slug TenantSlug, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error)
+	BulkUpsertCorpusWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error)
 
 	// ImportCorpusWithBodyWithResponse Import entries from a CSV file
 	//
@@ -21633,7 +21957,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/import (the `ImportCorpus` operationId).
-	ImportCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportCorpusResponse, error)
+	ImportCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *ImportCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportCorpusResponse, error)
 
 	// SyncCorpusWithBodyWithResponse Create or refresh an entry from a web page
 	//
@@ -21642,7 +21966,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-	SyncCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error)
+	SyncCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error)
 
 	// SyncCorpusWithResponse Create or refresh an entry from a web page
 	//
@@ -21651,7 +21975,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-	SyncCorpusWithResponse(ctx context.Context, slug TenantSlug, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error)
+	SyncCorpusWithResponse(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error)
 
 	// DeleteCorpusEntryWithResponse Delete a corpus entry
 	//
@@ -21921,7 +22245,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-	CreateProductWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+	CreateProductWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
 
 	// CreateProductWithResponse Create (or upsert) a product
 	//
@@ -21930,7 +22254,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-	CreateProductWithResponse(ctx context.Context, slug TenantSlug, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+	CreateProductWithResponse(ctx context.Context, slug TenantSlug, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
 
 	// BulkUpsertProductsWithBodyWithResponse Create or update up to 100 products
 	//
@@ -21939,7 +22263,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-	BulkUpsertProductsWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error)
+	BulkUpsertProductsWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error)
 
 	// BulkUpsertProductsWithResponse Create or update up to 100 products
 	//
@@ -21948,7 +22272,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-	BulkUpsertProductsWithResponse(ctx context.Context, slug TenantSlug, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error)
+	BulkUpsertProductsWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error)
 
 	// DeleteProductWithResponse Delete a product
 	//
@@ -22029,7 +22353,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-	CreateSegmentWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error)
+	CreateSegmentWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error)
 
 	// CreateSegmentWithResponse Create a segment
 	//
@@ -22038,7 +22362,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-	CreateSegmentWithResponse(ctx context.Context, slug TenantSlug, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error)
+	CreateSegmentWithResponse(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error)
 
 	// DeleteSegmentWithResponse Delete a segment
 	//
@@ -22155,7 +22479,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-	CreateSynonymGroupWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error)
+	CreateSynonymGroupWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error)
 
 	// CreateSynonymGroupWithResponse Create a synonym group
 	//
@@ -22164,7 +22488,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-	CreateSynonymGroupWithResponse(ctx context.Context, slug TenantSlug, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error)
+	CreateSynonymGroupWithResponse(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error)
 
 	// DeleteSynonymGroupWithResponse Delete a synonym group
 	//
@@ -22236,7 +22560,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-	CreateTestWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestResponse, error)
+	CreateTestWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestResponse, error)
 
 	// CreateTestWithResponse Add a test question
 	//
@@ -22245,7 +22569,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-	CreateTestWithResponse(ctx context.Context, slug TenantSlug, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestResponse, error)
+	CreateTestWithResponse(ctx context.Context, slug TenantSlug, params *CreateTestParams, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestResponse, error)
 
 	// ListTestRunsWithResponse List the test runs
 	//
@@ -22353,7 +22677,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-	CreateToolWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateToolResponse, error)
+	CreateToolWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateToolResponse, error)
 
 	// CreateToolWithResponse Create a tool
 	//
@@ -22362,7 +22686,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-	CreateToolWithResponse(ctx context.Context, slug TenantSlug, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateToolResponse, error)
+	CreateToolWithResponse(ctx context.Context, slug TenantSlug, params *CreateToolParams, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateToolResponse, error)
 
 	// DeleteToolWithResponse Delete a tool
 	//
@@ -22429,7 +22753,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-	CreateVisitorWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error)
+	CreateVisitorWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error)
 
 	// CreateVisitorWithResponse Create a visitor
 	//
@@ -22438,7 +22762,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-	CreateVisitorWithResponse(ctx context.Context, slug TenantSlug, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error)
+	CreateVisitorWithResponse(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error)
 
 	// DeleteVisitorWithResponse Delete a visitor
 	//
@@ -22528,7 +22852,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-	SetUpVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error)
+	SetUpVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error)
 
 	// SetUpVoiceWithResponse Managed voice setup
 	//
@@ -22537,7 +22861,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-	SetUpVoiceWithResponse(ctx context.Context, slug TenantSlug, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error)
+	SetUpVoiceWithResponse(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error)
 
 	// LinkVoiceWithBodyWithResponse Link the tenant's own assistant
 	//
@@ -22581,7 +22905,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// CreateWebhookWithResponse Register a webhook endpoint
 	//
@@ -22598,7 +22922,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-	CreateWebhookWithResponse(ctx context.Context, slug TenantSlug, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+	CreateWebhookWithResponse(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
 
 	// DeleteWebhookWithResponse Delete a webhook endpoint
 	//
@@ -23107,7 +23431,8 @@ func (r GetAvatarResponse) ContentType() string {
 
 // PostChatResponse200Headers the declared response headers of an HTTP 200 response for PostChat
 type PostChatResponse200Headers struct {
-	XAIGenerated *string
+	IdempotencyReplayed *string
+	XAIGenerated        *string
 }
 
 // PostChatResponse429Headers the declared response headers of an HTTP 429 response for PostChat
@@ -23141,6 +23466,8 @@ type PostChatResponse struct {
 	JSON413 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *PostChat429JSONResponseBody
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -23198,6 +23525,11 @@ func (r PostChatResponse) GetJSON413() *Error {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r PostChatResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostChatResponse) GetJSON422() *Error {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -25977,6 +26309,11 @@ func (r DraftConversationReplyResponse) ContentType() string {
 	return ""
 }
 
+// ReplyToConversationResponse201Headers the declared response headers of an HTTP 201 response for ReplyToConversation
+type ReplyToConversationResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // ReplyToConversationResponse401Headers the declared response headers of an HTTP 401 response for ReplyToConversation
 type ReplyToConversationResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26006,10 +26343,14 @@ type ReplyToConversationResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *ReplyToConversationResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReplyToConversationResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26056,6 +26397,11 @@ func (r ReplyToConversationResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReplyToConversationResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ReplyToConversationResponse) GetJSON500() *InternalError {
 	return r.JSON500
@@ -26095,6 +26441,16 @@ func (r ReplyToConversationResponse) ContentType() string {
 	return ""
 }
 
+// CorrectAnswerResponse200Headers the declared response headers of an HTTP 200 response for CorrectAnswer
+type CorrectAnswerResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
+// CorrectAnswerResponse201Headers the declared response headers of an HTTP 201 response for CorrectAnswer
+type CorrectAnswerResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CorrectAnswerResponse401Headers the declared response headers of an HTTP 401 response for CorrectAnswer
 type CorrectAnswerResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26120,16 +26476,24 @@ type CorrectAnswerResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *CorpusLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CorrectAnswerResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CorrectAnswerResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CorrectAnswerResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26166,6 +26530,11 @@ func (r CorrectAnswerResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CorrectAnswerResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CorrectAnswerResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -26174,6 +26543,11 @@ func (r CorrectAnswerResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CorrectAnswerResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CorrectAnswerResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26435,6 +26809,16 @@ func (r ListCorpusResponse) ContentType() string {
 	return ""
 }
 
+// CreateCorpusEntryResponse200Headers the declared response headers of an HTTP 200 response for CreateCorpusEntry
+type CreateCorpusEntryResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
+// CreateCorpusEntryResponse201Headers the declared response headers of an HTTP 201 response for CreateCorpusEntry
+type CreateCorpusEntryResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateCorpusEntryResponse401Headers the declared response headers of an HTTP 401 response for CreateCorpusEntry
 type CreateCorpusEntryResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26460,16 +26844,24 @@ type CreateCorpusEntryResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *CorpusLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateCorpusEntryResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateCorpusEntryResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateCorpusEntryResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26506,6 +26898,11 @@ func (r CreateCorpusEntryResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateCorpusEntryResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateCorpusEntryResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -26514,6 +26911,11 @@ func (r CreateCorpusEntryResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateCorpusEntryResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateCorpusEntryResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26560,6 +26962,11 @@ func (r CreateCorpusEntryResponse) ContentType() string {
 	return ""
 }
 
+// BulkUpsertCorpusResponse200Headers the declared response headers of an HTTP 200 response for BulkUpsertCorpus
+type BulkUpsertCorpusResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
 // BulkUpsertCorpusResponse401Headers the declared response headers of an HTTP 401 response for BulkUpsertCorpus
 type BulkUpsertCorpusResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26583,16 +26990,22 @@ type BulkUpsertCorpusResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *CorpusLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *BulkUpsertCorpusResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *BulkUpsertCorpusResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26624,6 +27037,11 @@ func (r BulkUpsertCorpusResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BulkUpsertCorpusResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BulkUpsertCorpusResponse) GetJSON413() *Error {
 	return r.JSON413
@@ -26632,6 +27050,11 @@ func (r BulkUpsertCorpusResponse) GetJSON413() *Error {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r BulkUpsertCorpusResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r BulkUpsertCorpusResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26678,6 +27101,11 @@ func (r BulkUpsertCorpusResponse) ContentType() string {
 	return ""
 }
 
+// ImportCorpusResponse200Headers the declared response headers of an HTTP 200 response for ImportCorpus
+type ImportCorpusResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
 // ImportCorpusResponse401Headers the declared response headers of an HTTP 401 response for ImportCorpus
 type ImportCorpusResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26701,14 +27129,20 @@ type ImportCorpusResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *CorpusLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ImportCorpusResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ImportCorpusResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26740,9 +27174,19 @@ func (r ImportCorpusResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ImportCorpusResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ImportCorpusResponse) GetJSON413() *Error {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ImportCorpusResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -26789,6 +27233,16 @@ func (r ImportCorpusResponse) ContentType() string {
 	return ""
 }
 
+// SyncCorpusResponse200Headers the declared response headers of an HTTP 200 response for SyncCorpus
+type SyncCorpusResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
+// SyncCorpusResponse201Headers the declared response headers of an HTTP 201 response for SyncCorpus
+type SyncCorpusResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // SyncCorpusResponse401Headers the declared response headers of an HTTP 401 response for SyncCorpus
 type SyncCorpusResponse401Headers struct {
 	WWWAuthenticate *string
@@ -26814,6 +27268,8 @@ type SyncCorpusResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -26826,6 +27282,10 @@ type SyncCorpusResponse struct {
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SyncCorpusResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *SyncCorpusResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *SyncCorpusResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26860,6 +27320,11 @@ func (r SyncCorpusResponse) GetJSON403() *ForbiddenCorpusWrite {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r SyncCorpusResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SyncCorpusResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -29204,6 +29669,16 @@ func (r ListProductsResponse) ContentType() string {
 	return ""
 }
 
+// CreateProductResponse200Headers the declared response headers of an HTTP 200 response for CreateProduct
+type CreateProductResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
+// CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
+type CreateProductResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateProductResponse401Headers the declared response headers of an HTTP 401 response for CreateProduct
 type CreateProductResponse401Headers struct {
 	WWWAuthenticate *string
@@ -29235,10 +29710,16 @@ type CreateProductResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateProductResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProductResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateProductResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29290,6 +29771,11 @@ func (r CreateProductResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateProductResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateProductResponse) GetJSON500() *InternalError {
 	return r.JSON500
@@ -29329,6 +29815,11 @@ func (r CreateProductResponse) ContentType() string {
 	return ""
 }
 
+// BulkUpsertProductsResponse200Headers the declared response headers of an HTTP 200 response for BulkUpsertProducts
+type BulkUpsertProductsResponse200Headers struct {
+	IdempotencyReplayed *string
+}
+
 // BulkUpsertProductsResponse401Headers the declared response headers of an HTTP 401 response for BulkUpsertProducts
 type BulkUpsertProductsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -29352,14 +29843,20 @@ type BulkUpsertProductsResponse struct {
 	JSON403 *ForbiddenToolsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *BulkUpsertProductsResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *BulkUpsertProductsResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -29391,6 +29888,11 @@ func (r BulkUpsertProductsResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BulkUpsertProductsResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r BulkUpsertProductsResponse) GetJSON413() *Error {
 	return r.JSON413
@@ -29399,6 +29901,11 @@ func (r BulkUpsertProductsResponse) GetJSON413() *Error {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r BulkUpsertProductsResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r BulkUpsertProductsResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -30064,6 +30571,11 @@ func (r ListSegmentsResponse) ContentType() string {
 	return ""
 }
 
+// CreateSegmentResponse201Headers the declared response headers of an HTTP 201 response for CreateSegment
+type CreateSegmentResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateSegmentResponse401Headers the declared response headers of an HTTP 401 response for CreateSegment
 type CreateSegmentResponse401Headers struct {
 	WWWAuthenticate *string
@@ -30093,12 +30605,16 @@ type CreateSegmentResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *SegmentLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateSegmentResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSegmentResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -30143,6 +30659,11 @@ func (r CreateSegmentResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateSegmentResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateSegmentResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -31125,6 +31646,11 @@ func (r ListSynonymsResponse) ContentType() string {
 	return ""
 }
 
+// CreateSynonymGroupResponse201Headers the declared response headers of an HTTP 201 response for CreateSynonymGroup
+type CreateSynonymGroupResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateSynonymGroupResponse401Headers the declared response headers of an HTTP 401 response for CreateSynonymGroup
 type CreateSynonymGroupResponse401Headers struct {
 	WWWAuthenticate *string
@@ -31148,16 +31674,22 @@ type CreateSynonymGroupResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *SynonymLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateSynonymGroupResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateSynonymGroupResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31189,6 +31721,11 @@ func (r CreateSynonymGroupResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateSynonymGroupResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateSynonymGroupResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -31197,6 +31734,11 @@ func (r CreateSynonymGroupResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateSynonymGroupResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateSynonymGroupResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -31756,6 +32298,11 @@ func (r ListTestsResponse) ContentType() string {
 	return ""
 }
 
+// CreateTestResponse201Headers the declared response headers of an HTTP 201 response for CreateTest
+type CreateTestResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateTestResponse401Headers the declared response headers of an HTTP 401 response for CreateTest
 type CreateTestResponse401Headers struct {
 	WWWAuthenticate *string
@@ -31779,16 +32326,22 @@ type CreateTestResponse struct {
 	JSON403 *ForbiddenCorpusWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TestLimitError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateTestResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateTestResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -31820,6 +32373,11 @@ func (r CreateTestResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateTestResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreateTestResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -31828,6 +32386,11 @@ func (r CreateTestResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateTestResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateTestResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -32699,6 +33262,11 @@ func (r ListToolsResponse) ContentType() string {
 	return ""
 }
 
+// CreateToolResponse201Headers the declared response headers of an HTTP 201 response for CreateTool
+type CreateToolResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateToolResponse401Headers the declared response headers of an HTTP 401 response for CreateTool
 type CreateToolResponse401Headers struct {
 	WWWAuthenticate *string
@@ -32728,10 +33296,14 @@ type CreateToolResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateToolResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateToolResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -32776,6 +33348,11 @@ func (r CreateToolResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateToolResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateToolResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -33330,6 +33907,11 @@ func (r ListVisitorsResponse) ContentType() string {
 	return ""
 }
 
+// CreateVisitorResponse201Headers the declared response headers of an HTTP 201 response for CreateVisitor
+type CreateVisitorResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateVisitorResponse401Headers the declared response headers of an HTTP 401 response for CreateVisitor
 type CreateVisitorResponse401Headers struct {
 	WWWAuthenticate *string
@@ -33359,10 +33941,14 @@ type CreateVisitorResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateVisitorResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateVisitorResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -33407,6 +33993,11 @@ func (r CreateVisitorResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateVisitorResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateVisitorResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34171,7 +34762,8 @@ func (r GetMemoryFactResponse) ContentType() string {
 
 // SetUpVoiceResponse200Headers the declared response headers of an HTTP 200 response for SetUpVoice
 type SetUpVoiceResponse200Headers struct {
-	CacheControl *string
+	CacheControl        *string
+	IdempotencyReplayed *string
 }
 
 // SetUpVoiceResponse401Headers the declared response headers of an HTTP 401 response for SetUpVoice
@@ -34194,10 +34786,14 @@ type SetUpVoiceResponse struct {
 	JSON403 *ForbiddenSettingsWrite
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *TenantNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON502 the response for an HTTP 502 `application/json` response
@@ -34248,6 +34844,11 @@ func (r SetUpVoiceResponse) GetJSON404() *TenantNotFound {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SetUpVoiceResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SetUpVoiceResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -34256,6 +34857,11 @@ func (r SetUpVoiceResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r SetUpVoiceResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetUpVoiceResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34540,6 +35146,11 @@ func (r ListWebhooksResponse) ContentType() string {
 	return ""
 }
 
+// CreateWebhookResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhook
+type CreateWebhookResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // CreateWebhookResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhook
 type CreateWebhookResponse401Headers struct {
 	WWWAuthenticate *string
@@ -34569,10 +35180,14 @@ type CreateWebhookResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateWebhookResponse201Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreateWebhookResponse401Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -34617,6 +35232,11 @@ func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreateWebhookResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateWebhookResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -35778,7 +36398,7 @@ func (c *ClientWithResponses) GetAvatarWithResponse(ctx context.Context, slug st
 //
 // **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 //
-// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -35821,7 +36441,7 @@ func (c *ClientWithResponses) PostChatWithBodyWithResponse(ctx context.Context, 
 //
 // **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
 //
-// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+// **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -36550,8 +37170,8 @@ func (c *ClientWithResponses) DraftConversationReplyWithResponse(ctx context.Con
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-func (c *ClientWithResponses) ReplyToConversationWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error) {
-	rsp, err := c.ReplyToConversationWithBody(ctx, slug, id, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ReplyToConversationWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error) {
+	rsp, err := c.ReplyToConversationWithBody(ctx, slug, id, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36565,8 +37185,8 @@ func (c *ClientWithResponses) ReplyToConversationWithBodyWithResponse(ctx contex
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages (the `ReplyToConversation` operationId).
-func (c *ClientWithResponses) ReplyToConversationWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error) {
-	rsp, err := c.ReplyToConversation(ctx, slug, id, body, reqEditors...)
+func (c *ClientWithResponses) ReplyToConversationWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, params *ReplyToConversationParams, body ReplyToConversationJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplyToConversationResponse, error) {
+	rsp, err := c.ReplyToConversation(ctx, slug, id, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36580,8 +37200,8 @@ func (c *ClientWithResponses) ReplyToConversationWithResponse(ctx context.Contex
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-func (c *ClientWithResponses) CorrectAnswerWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error) {
-	rsp, err := c.CorrectAnswerWithBody(ctx, slug, id, messageId, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CorrectAnswerWithBodyWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error) {
+	rsp, err := c.CorrectAnswerWithBody(ctx, slug, id, messageId, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36595,8 +37215,8 @@ func (c *ClientWithResponses) CorrectAnswerWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/conversations/{id}/messages/{messageId}/correction (the `CorrectAnswer` operationId).
-func (c *ClientWithResponses) CorrectAnswerWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error) {
-	rsp, err := c.CorrectAnswer(ctx, slug, id, messageId, body, reqEditors...)
+func (c *ClientWithResponses) CorrectAnswerWithResponse(ctx context.Context, slug TenantSlug, id ConversationId, messageId openapi_types.UUID, params *CorrectAnswerParams, body CorrectAnswerJSONRequestBody, reqEditors ...RequestEditorFn) (*CorrectAnswerResponse, error) {
+	rsp, err := c.CorrectAnswer(ctx, slug, id, messageId, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36655,8 +37275,8 @@ func (c *ClientWithResponses) ListCorpusWithResponse(ctx context.Context, slug T
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-func (c *ClientWithResponses) CreateCorpusEntryWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error) {
-	rsp, err := c.CreateCorpusEntryWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateCorpusEntryWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error) {
+	rsp, err := c.CreateCorpusEntryWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36670,8 +37290,8 @@ func (c *ClientWithResponses) CreateCorpusEntryWithBodyWithResponse(ctx context.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus (the `CreateCorpusEntry` operationId).
-func (c *ClientWithResponses) CreateCorpusEntryWithResponse(ctx context.Context, slug TenantSlug, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error) {
-	rsp, err := c.CreateCorpusEntry(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateCorpusEntryWithResponse(ctx context.Context, slug TenantSlug, params *CreateCorpusEntryParams, body CreateCorpusEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCorpusEntryResponse, error) {
+	rsp, err := c.CreateCorpusEntry(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36685,8 +37305,8 @@ func (c *ClientWithResponses) CreateCorpusEntryWithResponse(ctx context.Context,
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-func (c *ClientWithResponses) BulkUpsertCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error) {
-	rsp, err := c.BulkUpsertCorpusWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) BulkUpsertCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error) {
+	rsp, err := c.BulkUpsertCorpusWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36700,8 +37320,8 @@ func (c *ClientWithResponses) BulkUpsertCorpusWithBodyWithResponse(ctx context.C
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus/bulk (the `BulkUpsertCorpus` operationId).
-func (c *ClientWithResponses) BulkUpsertCorpusWithResponse(ctx context.Context, slug TenantSlug, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error) {
-	rsp, err := c.BulkUpsertCorpus(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) BulkUpsertCorpusWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertCorpusParams, body BulkUpsertCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertCorpusResponse, error) {
+	rsp, err := c.BulkUpsertCorpus(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36715,8 +37335,8 @@ func (c *ClientWithResponses) BulkUpsertCorpusWithResponse(ctx context.Context, 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus/import (the `ImportCorpus` operationId).
-func (c *ClientWithResponses) ImportCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportCorpusResponse, error) {
-	rsp, err := c.ImportCorpusWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ImportCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *ImportCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportCorpusResponse, error) {
+	rsp, err := c.ImportCorpusWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36730,8 +37350,8 @@ func (c *ClientWithResponses) ImportCorpusWithBodyWithResponse(ctx context.Conte
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-func (c *ClientWithResponses) SyncCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error) {
-	rsp, err := c.SyncCorpusWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SyncCorpusWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error) {
+	rsp, err := c.SyncCorpusWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -36745,8 +37365,8 @@ func (c *ClientWithResponses) SyncCorpusWithBodyWithResponse(ctx context.Context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/corpus/sync (the `SyncCorpus` operationId).
-func (c *ClientWithResponses) SyncCorpusWithResponse(ctx context.Context, slug TenantSlug, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error) {
-	rsp, err := c.SyncCorpus(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) SyncCorpusWithResponse(ctx context.Context, slug TenantSlug, params *SyncCorpusParams, body SyncCorpusJSONRequestBody, reqEditors ...RequestEditorFn) (*SyncCorpusResponse, error) {
+	rsp, err := c.SyncCorpus(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37195,8 +37815,8 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, slug
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
-	rsp, err := c.CreateProductWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProductWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37210,8 +37830,8 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/products (the `CreateProduct` operationId).
-func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, slug TenantSlug, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
-	rsp, err := c.CreateProduct(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, slug TenantSlug, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProduct(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37225,8 +37845,8 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, slu
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-func (c *ClientWithResponses) BulkUpsertProductsWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error) {
-	rsp, err := c.BulkUpsertProductsWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) BulkUpsertProductsWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error) {
+	rsp, err := c.BulkUpsertProductsWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37240,8 +37860,8 @@ func (c *ClientWithResponses) BulkUpsertProductsWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/products/bulk (the `BulkUpsertProducts` operationId).
-func (c *ClientWithResponses) BulkUpsertProductsWithResponse(ctx context.Context, slug TenantSlug, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error) {
-	rsp, err := c.BulkUpsertProducts(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) BulkUpsertProductsWithResponse(ctx context.Context, slug TenantSlug, params *BulkUpsertProductsParams, body BulkUpsertProductsJSONRequestBody, reqEditors ...RequestEditorFn) (*BulkUpsertProductsResponse, error) {
+	rsp, err := c.BulkUpsertProducts(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37375,8 +37995,8 @@ func (c *ClientWithResponses) ListSegmentsWithResponse(ctx context.Context, slug
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-func (c *ClientWithResponses) CreateSegmentWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error) {
-	rsp, err := c.CreateSegmentWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateSegmentWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error) {
+	rsp, err := c.CreateSegmentWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37390,8 +38010,8 @@ func (c *ClientWithResponses) CreateSegmentWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/segments (the `CreateSegment` operationId).
-func (c *ClientWithResponses) CreateSegmentWithResponse(ctx context.Context, slug TenantSlug, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error) {
-	rsp, err := c.CreateSegment(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateSegmentWithResponse(ctx context.Context, slug TenantSlug, params *CreateSegmentParams, body CreateSegmentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSegmentResponse, error) {
+	rsp, err := c.CreateSegment(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37585,8 +38205,8 @@ func (c *ClientWithResponses) ListSynonymsWithResponse(ctx context.Context, slug
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-func (c *ClientWithResponses) CreateSynonymGroupWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error) {
-	rsp, err := c.CreateSynonymGroupWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateSynonymGroupWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error) {
+	rsp, err := c.CreateSynonymGroupWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37600,8 +38220,8 @@ func (c *ClientWithResponses) CreateSynonymGroupWithBodyWithResponse(ctx context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/synonyms (the `CreateSynonymGroup` operationId).
-func (c *ClientWithResponses) CreateSynonymGroupWithResponse(ctx context.Context, slug TenantSlug, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error) {
-	rsp, err := c.CreateSynonymGroup(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateSynonymGroupWithResponse(ctx context.Context, slug TenantSlug, params *CreateSynonymGroupParams, body CreateSynonymGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSynonymGroupResponse, error) {
+	rsp, err := c.CreateSynonymGroup(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37720,8 +38340,8 @@ func (c *ClientWithResponses) ListTestsWithResponse(ctx context.Context, slug Te
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-func (c *ClientWithResponses) CreateTestWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestResponse, error) {
-	rsp, err := c.CreateTestWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateTestWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateTestResponse, error) {
+	rsp, err := c.CreateTestWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37735,8 +38355,8 @@ func (c *ClientWithResponses) CreateTestWithBodyWithResponse(ctx context.Context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/tests (the `CreateTest` operationId).
-func (c *ClientWithResponses) CreateTestWithResponse(ctx context.Context, slug TenantSlug, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestResponse, error) {
-	rsp, err := c.CreateTest(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateTestWithResponse(ctx context.Context, slug TenantSlug, params *CreateTestParams, body CreateTestJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateTestResponse, error) {
+	rsp, err := c.CreateTest(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37915,8 +38535,8 @@ func (c *ClientWithResponses) ListToolsWithResponse(ctx context.Context, slug Te
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-func (c *ClientWithResponses) CreateToolWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateToolResponse, error) {
-	rsp, err := c.CreateToolWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateToolWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateToolParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateToolResponse, error) {
+	rsp, err := c.CreateToolWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -37930,8 +38550,8 @@ func (c *ClientWithResponses) CreateToolWithBodyWithResponse(ctx context.Context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/tools (the `CreateTool` operationId).
-func (c *ClientWithResponses) CreateToolWithResponse(ctx context.Context, slug TenantSlug, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateToolResponse, error) {
-	rsp, err := c.CreateTool(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateToolWithResponse(ctx context.Context, slug TenantSlug, params *CreateToolParams, body CreateToolJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateToolResponse, error) {
+	rsp, err := c.CreateTool(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38039,8 +38659,8 @@ func (c *ClientWithResponses) ListVisitorsWithResponse(ctx context.Context, slug
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-func (c *ClientWithResponses) CreateVisitorWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error) {
-	rsp, err := c.CreateVisitorWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateVisitorWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error) {
+	rsp, err := c.CreateVisitorWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38054,8 +38674,8 @@ func (c *ClientWithResponses) CreateVisitorWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/visitors (the `CreateVisitor` operationId).
-func (c *ClientWithResponses) CreateVisitorWithResponse(ctx context.Context, slug TenantSlug, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error) {
-	rsp, err := c.CreateVisitor(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateVisitorWithResponse(ctx context.Context, slug TenantSlug, params *CreateVisitorParams, body CreateVisitorJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVisitorResponse, error) {
+	rsp, err := c.CreateVisitor(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38204,8 +38824,8 @@ func (c *ClientWithResponses) GetMemoryFactWithResponse(ctx context.Context, slu
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-func (c *ClientWithResponses) SetUpVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error) {
-	rsp, err := c.SetUpVoiceWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SetUpVoiceWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error) {
+	rsp, err := c.SetUpVoiceWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38219,8 +38839,8 @@ func (c *ClientWithResponses) SetUpVoiceWithBodyWithResponse(ctx context.Context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/voice/setup (the `SetUpVoice` operationId).
-func (c *ClientWithResponses) SetUpVoiceWithResponse(ctx context.Context, slug TenantSlug, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error) {
-	rsp, err := c.SetUpVoice(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) SetUpVoiceWithResponse(ctx context.Context, slug TenantSlug, params *SetUpVoiceParams, body SetUpVoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*SetUpVoiceResponse, error) {
+	rsp, err := c.SetUpVoice(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38287,8 +38907,8 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, slug
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, slug TenantSlug, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhookWithBody(ctx, slug, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, slug, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38310,8 +38930,8 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /tenants/{slug}/webhooks (the `CreateWebhook` operationId).
-func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, slug TenantSlug, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
-	rsp, err := c.CreateWebhook(ctx, slug, body, reqEditors...)
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, slug TenantSlug, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, slug, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -38956,6 +39576,13 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest PostChat429JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38985,6 +39612,13 @@ func ParsePostChatResponse(rsp *http.Response) (*PostChatResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers PostChatResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
 		if values := rsp.Header.Values("X-AI-Generated"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-AI-Generated", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -41713,6 +42347,13 @@ func ParseReplyToConversationResponse(rsp *http.Response) (*ReplyToConversationR
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41730,6 +42371,16 @@ func ParseReplyToConversationResponse(rsp *http.Response) (*ReplyToConversationR
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers ReplyToConversationResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers ReplyToConversationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -41811,6 +42462,13 @@ func ParseCorrectAnswerResponse(rsp *http.Response) (*CorrectAnswerResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -41824,6 +42482,13 @@ func ParseCorrectAnswerResponse(rsp *http.Response) (*CorrectAnswerResponse, err
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest CorpusLimitError
@@ -41849,6 +42514,26 @@ func ParseCorrectAnswerResponse(rsp *http.Response) (*CorrectAnswerResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CorrectAnswerResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers CorrectAnswerResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CorrectAnswerResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42133,6 +42818,13 @@ func ParseCreateCorpusEntryResponse(rsp *http.Response) (*CreateCorpusEntryRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42146,6 +42838,13 @@ func ParseCreateCorpusEntryResponse(rsp *http.Response) (*CreateCorpusEntryRespo
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest CorpusLimitError
@@ -42171,6 +42870,26 @@ func ParseCreateCorpusEntryResponse(rsp *http.Response) (*CreateCorpusEntryRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateCorpusEntryResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers CreateCorpusEntryResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateCorpusEntryResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42245,6 +42964,13 @@ func ParseBulkUpsertCorpusResponse(rsp *http.Response) (*BulkUpsertCorpusRespons
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42258,6 +42984,13 @@ func ParseBulkUpsertCorpusResponse(rsp *http.Response) (*BulkUpsertCorpusRespons
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest CorpusLimitError
@@ -42283,6 +43016,16 @@ func ParseBulkUpsertCorpusResponse(rsp *http.Response) (*BulkUpsertCorpusRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers BulkUpsertCorpusResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers BulkUpsertCorpusResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42357,12 +43100,26 @@ func ParseImportCorpusResponse(rsp *http.Response) (*ImportCorpusResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest CorpusLimitError
@@ -42388,6 +43145,16 @@ func ParseImportCorpusResponse(rsp *http.Response) (*ImportCorpusResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ImportCorpusResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers ImportCorpusResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -42469,6 +43236,13 @@ func ParseSyncCorpusResponse(rsp *http.Response) (*SyncCorpusResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42514,6 +43288,26 @@ func ParseSyncCorpusResponse(rsp *http.Response) (*SyncCorpusResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SyncCorpusResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers SyncCorpusResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers SyncCorpusResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -44805,6 +45599,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44822,6 +45623,26 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateProductResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers CreateProductResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateProductResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -44896,6 +45717,13 @@ func ParseBulkUpsertProductsResponse(rsp *http.Response) (*BulkUpsertProductsRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44909,6 +45737,13 @@ func ParseBulkUpsertProductsResponse(rsp *http.Response) (*BulkUpsertProductsRes
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -44927,6 +45762,16 @@ func ParseBulkUpsertProductsResponse(rsp *http.Response) (*BulkUpsertProductsRes
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers BulkUpsertProductsResponse200Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
 		var headers BulkUpsertProductsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -45610,6 +46455,13 @@ func ParseCreateSegmentResponse(rsp *http.Response) (*CreateSegmentResponse, err
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest SegmentLimitError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -45634,6 +46486,16 @@ func ParseCreateSegmentResponse(rsp *http.Response) (*CreateSegmentResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateSegmentResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateSegmentResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -46590,6 +47452,13 @@ func ParseCreateSynonymGroupResponse(rsp *http.Response) (*CreateSynonymGroupRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46603,6 +47472,13 @@ func ParseCreateSynonymGroupResponse(rsp *http.Response) (*CreateSynonymGroupRes
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest SynonymLimitError
@@ -46628,6 +47504,16 @@ func ParseCreateSynonymGroupResponse(rsp *http.Response) (*CreateSynonymGroupRes
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateSynonymGroupResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateSynonymGroupResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -47185,6 +48071,13 @@ func ParseCreateTestResponse(rsp *http.Response) (*CreateTestResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47198,6 +48091,13 @@ func ParseCreateTestResponse(rsp *http.Response) (*CreateTestResponse, error) {
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TestLimitError
@@ -47223,6 +48123,16 @@ func ParseCreateTestResponse(rsp *http.Response) (*CreateTestResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateTestResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateTestResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -48095,6 +49005,13 @@ func ParseCreateToolResponse(rsp *http.Response) (*CreateToolResponse, error) {
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48112,6 +49029,16 @@ func ParseCreateToolResponse(rsp *http.Response) (*CreateToolResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateToolResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateToolResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -48693,6 +49620,13 @@ func ParseCreateVisitorResponse(rsp *http.Response) (*CreateVisitorResponse, err
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -48710,6 +49644,16 @@ func ParseCreateVisitorResponse(rsp *http.Response) (*CreateVisitorResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateVisitorResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateVisitorResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -49470,6 +50414,13 @@ func ParseSetUpVoiceResponse(rsp *http.Response) (*SetUpVoiceResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49483,6 +50434,13 @@ func ParseSetUpVoiceResponse(rsp *http.Response) (*SetUpVoiceResponse, error) {
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -49524,6 +50482,13 @@ func ParseSetUpVoiceResponse(rsp *http.Response) (*SetUpVoiceResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 401:
@@ -49838,6 +50803,13 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49855,6 +50827,16 @@ func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateWebhookResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreateWebhookResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {

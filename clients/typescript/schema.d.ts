@@ -145,7 +145,7 @@ export interface paths {
          *
          *     **Admin token.** A site owner chatting with their own bot may send header `X-Service-Admin-Token`: an OAuth access token of this server (the authorization code flow of `/oauth/authorize`) issued for the MCP resource `{base}/mcp`, the very token an MCP client holds. It is checked as `/mcp` checks it: signature, expiry, revocation, audience `{base}/mcp` (a token for the REST API, `{base}`, is refused), and its tenant must be the chat's. Any failure is a 401 `Invalid admin token: <reason>` (for example `Invalid admin token: Access token expired: refresh it`, `Invalid admin token: Invalid or revoked token`, `Invalid admin token: it was issued for another tenant`); a tenant on a plan without MCP gets 402 `PLAN_REQUIRED`; a token granting no `mcp:*` scope gets 403. Nothing is stored and the model is not called. A valid token is enough: it names the tenant's owner who approved it, so no visitor token is needed, and without the header nothing changes (anonymous visitors are never offered these tools). The turn then also offers the tools of Parley's MCP server that the token's scopes allow (see `/mcp`), named `admin_` + the MCP tool's name (`admin_create_corpus_entry`, `admin_update_segment`...), with the same arguments. They run through the same code as at `/mcp`, as the token's owner; a refusal (bad argument, missing scope, limit) is told to the model as the tool's result. Each call is recorded in the conversation's tool history with `toolType` `MCP_ADMIN`, its arguments and result, and counts in `toolCallsCount`.
          *
-         *     **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests").
+         *     **Sending a message again.** After a dropped connection (no answer, or a stream cut before its final event), a 503 `TEMPORARILY_UNAVAILABLE` or a 409, send the same body again with the same `Idempotency-Key` header after `Retry-After` seconds (or about a second): the message is stored once and answered once (README, "Retrying requests"). Here the key is the message's within its `sessionId` (a widget has no credential): the same key in another session is another message, and a key is kept with its message for the conversation's life, longer than the management API's 24 hours. What must match is the message's text: a retry may ask for the answer another way (`stream`, a cut stream sent again as JSON), but another text with the same key is 422 `IDEMPOTENCY_KEY_REUSED` and stores nothing. A retry sent while the first try still runs waits for it (the session's turns run one at a time, up to 30 seconds, then 409) and gets its answer. A replayed answer is the one the request asks for, built from the stored answer: one JSON envelope, or a stream whose one text event is the whole stored answer and whose final event has `replayed: true`; both carry `Idempotency-Replayed: true`. When the first try stored the message but never answered it (its instance stopped), the message is answered now, once, not replayed.
          */
         post: operations["postChat"];
         delete?: never;
@@ -8009,6 +8009,24 @@ export interface components {
             };
             content?: never;
         };
+        /** @description The first request with this `Idempotency-Key` is still running: nothing was done. Send the request again once it has answered. */
+        IdempotencyKeyInUse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description This `Idempotency-Key` was sent with another request (another method, path or body) within the last 24 hours: nothing was written. Send a new key for a new request. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The credential is valid for this tenant but lacks scope `settings:read`. */
         ForbiddenSettingsRead: {
             headers: {
@@ -8278,6 +8296,11 @@ export interface components {
          * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
          */
         IfNoneMatch: string;
+        /**
+         * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+         * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+         */
+        IdempotencyKey: string;
         /** @description The segment's id, or its slug. A value shaped like a uuid (8-4-4-4-12 hexadecimal digits) is looked up as an id only. A segment that does not exist, or belongs to another tenant, gets 404 `Segment not found`. */
         SegmentId: string;
         /**
@@ -8348,6 +8371,8 @@ export interface components {
          * @example "3f2a9c4e1b7d08a6c5e4f3a2b1c0d9e8"
          */
         ETag: string;
+        /** @description Present, and `true`, when this is the answer kept for the request's `Idempotency-Key`, returned again: the request was not run again. */
+        IdempotencyReplayed: "true";
     };
     pathItems: never;
 }
@@ -8545,8 +8570,11 @@ export interface operations {
                 "X-LLM-Model"?: string;
                 /** @description Base URL of the caller's provider (for OpenAI-compatible servers, up to and including the version, e.g. `https://api.example.com/v1`); https, public hosts only. */
                 "X-LLM-Base-Url"?: string;
-                /** @description A key of the client's for this message (1 to 100 visible ASCII characters; a UUID is best), sent again unchanged with the same message when it is sent again after a dropped connection, a 503 or a 409, in the same `sessionId`. A message of the session stored with the same key is not stored again: when its answer is stored, that answer is replayed (`replayed: true`; the model is not called and no tool runs again); when its turn never ended (the instance answering it stopped), it is answered now. Without the key, a message sent again is a new message. A malformed key is 400. */
-                "Idempotency-Key"?: string;
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -8568,6 +8596,7 @@ export interface operations {
                 headers: {
                     /** @description `true`: the content was written by a language model. */
                     "X-AI-Generated"?: "true";
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8575,7 +8604,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description The body is not valid, the segment is unknown or inactive, or the LLM passthrough headers are not valid. Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not valid, the segment is unknown or inactive, or the LLM passthrough headers are not valid. Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8620,7 +8649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Another message of the same session was still being answered after 30 seconds; retry shortly. */
+            /** @description Another message of the same session was still being answered after 30 seconds; retry shortly. A try of the same message with the same `Idempotency-Key` waits the same way for the first try and then gets its answer, or this 409 when it runs longer. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8639,6 +8668,15 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description This `Idempotency-Key` was sent earlier in this session with another message: nothing was stored and the model was not called. Send a new key with a new message. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many messages from this address (with `Retry-After`, `details.retryAfter` in seconds), or the tenant's monthly conversation limit is reached for a new session (`code` `LIMIT_REACHED`, counts at top level). */
             429: {
                 headers: {
@@ -9375,7 +9413,13 @@ export interface operations {
     createSegment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -9395,13 +9439,14 @@ export interface operations {
             /** @description The created segment. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Segment"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9413,7 +9458,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSegmentsWrite"];
             404: components["responses"]["TenantNotFound"];
-            /** @description The slug is already used by another segment of the tenant. */
+            /** @description The slug is already used by another segment of the tenant. Also: the first request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`): nothing was done; send the request again once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9424,6 +9469,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description The plan's segment limit is reached. */
             429: {
                 headers: {
@@ -9701,7 +9747,13 @@ export interface operations {
     createCorpusEntry: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -9721,6 +9773,7 @@ export interface operations {
             /** @description An entry with this `externalId` existed: it is updated (or unchanged); `created` is false. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9730,13 +9783,14 @@ export interface operations {
             /** @description A new entry; `created` is true. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CorpusUpsertResult"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem, including a `segmentSlug` that names no segment). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem, including a `segmentSlug` that names no segment). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9748,8 +9802,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenCorpusWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description The plan's corpus limit is reached. */
             429: {
                 headers: {
@@ -9766,7 +9822,13 @@ export interface operations {
     bulkUpsertCorpus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -9786,13 +9848,14 @@ export interface operations {
             /** @description What happened to each item. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CorpusBulkResult"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or `entries` is not an array of 1 to 50 items. Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or `entries` is not an array of 1 to 50 items. Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9804,6 +9867,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenCorpusWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description The request body is larger than 12 MiB (12,582,912 bytes). */
             413: {
                 headers: {
@@ -9814,6 +9878,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description The entries the request would create take the corpus past the plan's limit (entries it updates or skips, and refused items, do not count); nothing was written, not even the updates. */
             429: {
                 headers: {
@@ -9830,7 +9895,13 @@ export interface operations {
     importCorpus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -9850,13 +9921,14 @@ export interface operations {
             /** @description How many rows were imported and skipped, and which were refused. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CorpusImportResult"];
                 };
             };
-            /** @description No part `file` (or not a multipart body); the file is empty, its header lacks `title` or `content`, or it cannot be read as CSV (the line is named). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which). */
+            /** @description No part `file` (or not a multipart body); the file is empty, its header lacks `title` or `content`, or it cannot be read as CSV (the line is named). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9868,6 +9940,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenCorpusWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description The CSV file is larger than 5 MiB (5,242,880 bytes). */
             413: {
                 headers: {
@@ -9877,6 +9950,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description The entries the request would create take the corpus past the plan's limit (entries it updates or skips, and refused items, do not count); nothing was written, not even the updates. */
             429: {
                 headers: {
@@ -9893,7 +9967,13 @@ export interface operations {
     syncCorpus: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -9913,6 +9993,7 @@ export interface operations {
             /** @description The tenant's entry with this `sourceUrl` was refreshed; `created` is false. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9922,13 +10003,14 @@ export interface operations {
             /** @description A new entry; `created` is true. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CorpusSyncResult"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem); or the fetch was refused: the host is, or resolves to, a private or reserved address, also after a redirect, or a redirect leads to a scheme other than http and https (`details.url`). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem); or the fetch was refused: the host is, or resolves to, a private or reserved address, also after a redirect, or a redirect leads to a scheme other than http and https (`details.url`). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9940,6 +10022,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenCorpusWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description The request body is larger than 1 MiB, or the page is larger than 10 MiB (the page could not be fetched or converted; nothing is written, except that an entry already synced from this URL records the failure in its `sync.lastError` and keeps its content). */
             413: {
                 headers: {
@@ -9950,7 +10033,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description The URL was well formed but gave no usable page. `code` says why, so each case can be told apart: `URL_UNREACHABLE` (DNS failure, connection refused or reset, TLS failure, more than 5 redirects), `URL_HTTP_ERROR` (the host answered a status other than 2xx), `URL_TIMEOUT` (no complete page within 20 seconds), `UNSUPPORTED_CONTENT_TYPE` (neither HTML, Markdown, plain text nor PDF); without a code: no text once converted, more than 50,000 characters once converted, an undecodable character set or an unreadable PDF (the page could not be fetched or converted; nothing is written, except that an entry already synced from this URL records the failure in its `sync.lastError` and keeps its content). */
+            /** @description The URL was well formed but gave no usable page. `code` says why, so each case can be told apart: `URL_UNREACHABLE` (DNS failure, connection refused or reset, TLS failure, more than 5 redirects), `URL_HTTP_ERROR` (the host answered a status other than 2xx), `URL_TIMEOUT` (no complete page within 20 seconds), `UNSUPPORTED_CONTENT_TYPE` (neither HTML, Markdown, plain text nor PDF); without a code: no text once converted, more than 50,000 characters once converted, an undecodable character set or an unreadable PDF (the page could not be fetched or converted; nothing is written, except that an entry already synced from this URL records the failure in its `sync.lastError` and keeps its content). Also: this `Idempotency-Key` was sent with another request (`IDEMPOTENCY_KEY_REUSED`): nothing was written. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10203,7 +10286,13 @@ export interface operations {
     createSynonymGroup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -10223,13 +10312,14 @@ export interface operations {
             /** @description The new group. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SynonymGroup"];
                 };
             };
-            /** @description The body is not a JSON object or is malformed JSON, or `terms` is missing, not an array of strings, or its terms fail the rules of `SynonymGroupWrite` (`details.terms` says which). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object or is malformed JSON, or `terms` is missing, not an array of strings, or its terms fail the rules of `SynonymGroupWrite` (`details.terms` says which). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10241,8 +10331,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenCorpusWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description The tenant already has 500 groups. */
             429: {
                 headers: {
@@ -10469,7 +10561,13 @@ export interface operations {
     createTool: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -10489,13 +10587,14 @@ export interface operations {
             /** @description The new tool. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Tool"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem; `details.config` lists every problem of the config, separated by `; `). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem; `details.config` lists every problem of the config, separated by `; `). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10507,7 +10606,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenToolsWrite"];
             404: components["responses"]["TenantNotFound"];
-            /** @description Another tool of the tenant already has this name (compared case-insensitively). */
+            /** @description Another tool of the tenant already has this name (compared case-insensitively). Also: the first request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`): nothing was done; send the request again once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10518,6 +10617,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -10712,7 +10812,13 @@ export interface operations {
     createProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -10732,6 +10838,7 @@ export interface operations {
             /** @description A product with this `externalId` existed: it is updated. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10741,13 +10848,14 @@ export interface operations {
             /** @description A new product. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10759,7 +10867,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenToolsWrite"];
             404: components["responses"]["TenantNotFound"];
-            /** @description Two requests created a product with the same `externalId` at once; retry to update it. */
+            /** @description Two requests created a product with the same `externalId` at once; retry to update it. Also: the first request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`): nothing was done; send the request again once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10770,6 +10878,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -10777,7 +10886,13 @@ export interface operations {
     bulkUpsertProducts: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -10797,13 +10912,14 @@ export interface operations {
             /** @description What happened to the items. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductBulkResult"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or `products` is not an array of 1 to 100 items. Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or `products` is not an array of 1 to 100 items. Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10815,6 +10931,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenToolsWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description The request body is larger than 12 MiB (12,582,912 bytes). */
             413: {
                 headers: {
@@ -10825,6 +10942,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -11078,7 +11196,13 @@ export interface operations {
     createVisitor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -11098,13 +11222,14 @@ export interface operations {
             /** @description The new visitor. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VisitorDetail"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11116,7 +11241,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenVisitorsWrite"];
             404: components["responses"]["TenantNotFound"];
-            /** @description Another visitor of the tenant already has this email (compared case-insensitively) or `externalId`. */
+            /** @description Another visitor of the tenant already has this email (compared case-insensitively) or `externalId`. Also: the first request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`): nothing was done; send the request again once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11127,6 +11252,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -11805,7 +11931,13 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -11825,13 +11957,14 @@ export interface operations {
             /** @description The endpoint and its signing secret, shown this once. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookCreated"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem; a member of the wrong JSON type is reported the same way). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem; a member of the wrong JSON type is reported the same way). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which), and a JSON body that is not UTF-8 (`details` names the fields). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11843,7 +11976,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
-            /** @description The tenant already has 20 webhook endpoints. */
+            /** @description The tenant already has 20 webhook endpoints. Also: the first request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`): nothing was done; send the request again once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11854,6 +11987,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -12446,7 +12580,13 @@ export interface operations {
     replyToConversation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -12471,13 +12611,14 @@ export interface operations {
             /** @description The stored message. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ConversationMessage"];
                 };
             };
-            /** @description The body is not a JSON object; `content` is missing, blank, not a string or longer than 15,000 characters; `authorName` is longer than 100 characters or not one line, or missing while nobody took the conversation through the API. */
+            /** @description The body is not a JSON object; `content` is missing, blank, not a string or longer than 15,000 characters; `authorName` is longer than 100 characters or not one line, or missing while nobody took the conversation through the API. Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12489,7 +12630,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenConversationsWrite"];
             404: components["responses"]["ConversationNotFound"];
-            /** @description Another person holds the conversation: the message names them. Hand it back (state `BOT`) or wait. */
+            /** @description Another person holds the conversation: the message names them. Hand it back (state `BOT`) or wait. Also: the first request with this `Idempotency-Key` is still running (`IDEMPOTENCY_KEY_IN_USE`): nothing was done; send the request again once it has answered. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12500,6 +12641,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["TemporarilyUnavailable"];
         };
@@ -12561,7 +12703,13 @@ export interface operations {
     correctAnswer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -12602,6 +12750,7 @@ export interface operations {
             /** @description The question had an entry from an earlier correction: it is updated; `created` is false. */
             200: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12611,13 +12760,14 @@ export interface operations {
             /** @description A new entry; `created` is true. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CorpusUpsertResult"];
                 };
             };
-            /** @description The body is not a JSON object or fails validation (`details` names `answer`: required, empty or too long; `title`: too long), or the message is not an answer of the assistant to a visitor's question (a visitor's message, a person's reply, an answer with no question before it: `details` names `messageId`). */
+            /** @description The body is not a JSON object or fails validation (`details` names `answer`: required, empty or too long; `title`: too long), or the message is not an answer of the assistant to a visitor's question (a visitor's message, a person's reply, an answer with no question before it: `details` names `messageId`). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12642,8 +12792,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description A new entry would pass the plan's `corpusLimit`. */
             429: {
                 headers: {
@@ -12886,7 +13038,13 @@ export interface operations {
     setUpVoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -12908,13 +13066,14 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: the secret must not be cached. */
                     "Cache-Control"?: string;
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VoiceSetup"];
                 };
             };
-            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which). */
+            /** @description The body is not a JSON object, is malformed JSON, or fails validation (`details` maps each offending field to its first problem). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte (`error` names which). Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12935,8 +13094,10 @@ export interface operations {
             };
             403: components["responses"]["ForbiddenSettingsWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             /** @description The orchestrator refused or failed (its message in plain words); nothing was saved. */
             502: {
@@ -13435,7 +13596,13 @@ export interface operations {
     createTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The tenant's slug. A slug that names no tenant, or a tenant other than the credential's, gets 404 `Tenant not found`.
@@ -13455,13 +13622,14 @@ export interface operations {
             /** @description The question. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestCase"];
                 };
             };
-            /** @description The body is not a JSON object or is malformed JSON, or a field breaks the rules of `TestCaseWrite` (`details` names each). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte, and a JSON body that is not UTF-8. */
+            /** @description The body is not a JSON object or is malformed JSON, or a field breaks the rules of `TestCaseWrite` (`details` names each). Also: the path, a query parameter or a header that is not valid UTF-8 text or holds a NUL byte, and a JSON body that is not UTF-8. Also: an `Idempotency-Key` that is empty, longer than 255 characters or not printable ASCII (`INVALID_IDEMPOTENCY_KEY`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13473,8 +13641,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenCorpusWrite"];
             404: components["responses"]["TenantNotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description The tenant already has 200 questions. */
             429: {
                 headers: {

@@ -39,18 +39,19 @@ var Columns = []Column{
 	{"calendar_connectors", "password", "tenant_id", "uuid"},
 	{"payment_connectors", "secret_key", "tenant_id", "uuid"},
 	{"user_two_factor", "secret", "user_id", "uuid"},
+	{"idempotency_keys", "body", "id", "uuid"},
 	{"secret_key_check", "sealed", "id", "boolean"},
 }
 
 // NotSealed are the bytea columns that hold no sealed value: hashes, salts,
-// images, vectors, the anonymous visitors' public keys and River's unique
-// keys.
+// images, vectors, the anonymous visitors' public keys, River's unique
+// keys and the idempotency keys' request fingerprints.
 var NotSealed = []string{
 	"api_tokens.token_hash", "sessions.data", "password_resets.token_hash", "tenant_avatars.data",
 	"oauth_codes.code_hash", "oauth_refresh_tokens.token_hash", "verification_codes.code_hash",
 	"verification_codes.salt", "visitors.anonymous_key", "corpus_embeddings.text_hash",
 	"corpus_embeddings.embedding", "user_recovery_codes.code_hash", "signups.token_hash",
-	"invitations.token_hash", "river_job.unique_key",
+	"invitations.token_hash", "river_job.unique_key", "idempotency_keys.fingerprint",
 }
 
 // Store reads and writes sealed values.

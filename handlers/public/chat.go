@@ -2,7 +2,6 @@ package public
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -191,7 +190,7 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 		return nil, false, parley.InvalidAnonymousID()
 	}
 	in.AnonymousID = req.AnonymousID
-	if in.IdempotencyKey, err = idempotencyKey(hdr); err != nil {
+	if in.IdempotencyKey, err = handlers.IdempotencyKey(hdr); err != nil {
 		return nil, false, err
 	}
 	// A valid visitor token wins over a visitor id; an invalid one is
@@ -271,27 +270,4 @@ func agentPrefix(msg string) (string, bool) {
 func truncatePtr(s string, n int) *string {
 	s = parley.Clip(s, n)
 	return &s
-}
-
-// MaxIdempotencyKey is the longest Idempotency-Key a chat message may carry.
-const MaxIdempotencyKey = 100
-
-// idempotencyKey is the request's Idempotency-Key: "" when absent, else 1
-// to MaxIdempotencyKey visible ASCII characters (a UUID, say), one per
-// message, sent again unchanged with the same message (README, "Retrying
-// requests").
-func idempotencyKey(hdr http.Header) (string, error) {
-	vs := hdr.Values("Idempotency-Key")
-	if len(vs) == 0 {
-		return "", nil
-	}
-	k := vs[0]
-	ok := len(vs) == 1 && k != "" && len(k) <= MaxIdempotencyKey
-	for i := 0; ok && i < len(k); i++ {
-		ok = k[i] > ' ' && k[i] < 0x7f
-	}
-	if !ok {
-		return "", handlers.Invalid("Idempotency-Key must be one value of 1 to %d visible ASCII characters, such as a UUID", MaxIdempotencyKey)
-	}
-	return k, nil
 }
