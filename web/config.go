@@ -116,7 +116,7 @@ type Config struct {
 	// model (PARLEY_LLM_BASE_URL), nil for Go's defaults (the system's
 	// roots). It is not read from the environment; benchmarks give their
 	// fake model's certificate, to talk HTTP/2 to it as to a hosted model.
-	ModelTLS *tls.Config
+	ModelTLS *tls.Config `json:"-"`
 	// SecretKeyPrevious is PARLEY_SECRET_KEY_PREVIOUS during a rotation of
 	// the secret key: the box opens with it too, and seals with SecretKey.
 	SecretKeyPrevious []byte

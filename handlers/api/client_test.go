@@ -36,7 +36,7 @@ func TestGeneratedGoClient(t *testing.T) {
 	}
 	c := client(ten.Token)
 
-	seg, err := c.CreateSegmentWithResponse(ctx, ten.Slug, parleyclient.CreateSegmentJSONRequestBody{
+	seg, err := c.CreateSegmentWithResponse(ctx, ten.Slug, nil, parleyclient.CreateSegmentJSONRequestBody{
 		Name:         "Sales team",
 		SystemPrompt: "You sell the Team plan.",
 	})
@@ -47,17 +47,26 @@ func TestGeneratedGoClient(t *testing.T) {
 		t.Errorf("created segment = %+v", *seg.JSON201)
 	}
 
-	created, err := c.CreateCorpusEntryWithResponse(ctx, ten.Slug, parleyclient.CorpusEntryCreate{
+	// Created with an Idempotency-Key, and sent again with it: the first
+	// answer again, one entry.
+	hours := parleyclient.CorpusEntryCreate{
 		Title:       "Opening hours",
 		Content:     "We answer from 9:00 to 18:00, Monday to Friday.",
 		Tags:        &[]string{"hours", "faq"},
 		Priority:    new(7),
 		SegmentSlug: new("sales-team"),
-	})
+	}
+	once := &parleyclient.CreateCorpusEntryParams{IdempotencyKey: new(parleyclient.IdempotencyKey("6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11"))}
+	created, err := c.CreateCorpusEntryWithResponse(ctx, ten.Slug, once, hours)
 	if err != nil || created.StatusCode() != http.StatusCreated || created.JSON201 == nil {
 		t.Fatalf("create entry: %v %v %s", err, created.Status(), created.Body)
 	}
 	entry := created.JSON201.Corpus
+	again, err := c.CreateCorpusEntryWithResponse(ctx, ten.Slug, once, hours)
+	if err != nil || again.StatusCode() != http.StatusCreated || again.JSON201 == nil || *again.JSON201.Corpus.Id != *entry.Id ||
+		again.HTTPResponse.Header.Get("Idempotency-Replayed") != "true" {
+		t.Fatalf("the create sent again with its key: %v %v %v %s", err, again.Status(), again.HTTPResponse.Header, again.Body)
+	}
 	if !created.JSON201.Created || entry.Id == nil || entry.Title != "Opening hours" || entry.Priority != 7 ||
 		!slices.Equal(entry.Tags, []string{"hours", "faq"}) || entry.Segment == nil || entry.Segment.Slug != "sales-team" {
 		t.Errorf("created entry = %+v (segment %+v)", entry, entry.Segment)
@@ -85,7 +94,7 @@ func TestGeneratedGoClient(t *testing.T) {
 	}
 
 	t.Run("TypedErrors", func(t *testing.T) {
-		bad, err := c.CreateCorpusEntryWithResponse(ctx, ten.Slug, parleyclient.CorpusEntryCreate{Title: " ", Content: "x"})
+		bad, err := c.CreateCorpusEntryWithResponse(ctx, ten.Slug, nil, parleyclient.CorpusEntryCreate{Title: " ", Content: "x"})
 		if err != nil || bad.StatusCode() != http.StatusBadRequest || bad.JSON400 == nil || bad.JSON400.Details == nil || (*bad.JSON400.Details)["title"] == "" {
 			t.Errorf("blank title: %v %v %s", err, bad.Status(), bad.Body)
 		}
