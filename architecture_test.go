@@ -76,7 +76,7 @@ var allowedImports = map[string][]string{
 	"handlers/api":                     {"", "agent/outbound/caldav", "db", "db/audit", "db/business", "db/knowledge", "db/listing", "db/testset", "db/webhooks", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},
 	"handlers/admin/gaps":              {"", "db/gaps", "handlers", "handlers/admin/dash", "handlers/resource", "manage", "views"},
 	"handlers/auditing":                {"", "db/audit", "handlers", "handlers/admin/dash"},
-	"handlers/idempotent":              {"", "db/idempotency", "handlers"},
+	"handlers/idempotent":              {"", "db/idempotency", "handlers", "handlers/jsonbody"},
 	"handlers/handlerstest":            {""},
 	"handlers/jsonbody":                {""},
 	"handlers/mcpserver":               {"", "agent/tools", "auth", "db", "db/audit", "db/testset", "handlers", "handlers/jsonbody", "handlers/resource", "manage"},

@@ -10,8 +10,9 @@ import (
 )
 
 // The operations that name the Idempotency-Key header in the document are
-// exactly those that honour it: the routes of handlers/idempotent and the
-// chat. Every create of the management API (a POST answering 201) is one.
+// exactly those that honour it: the routes of handlers/idempotent, the
+// public form's and the chat. Every create (a POST answering 201) but the
+// registration of an OAuth client (no tenant, no credential yet) is one.
 func TestIdempotencyKeyRoutes(t *testing.T) {
 	t.Parallel()
 	doc := webtest.LoadOpenAPI(t)
@@ -23,12 +24,12 @@ func TestIdempotencyKeyRoutes(t *testing.T) {
 					documented = append(documented, method+" "+path)
 				}
 			}
-			if method == "POST" && strings.HasPrefix(path, "/tenants/") && op.Responses.Status(201) != nil {
+			if method == "POST" && path != "/oauth/register" && op.Responses.Status(201) != nil {
 				creates = append(creates, method+" "+path)
 			}
 		}
 	}
-	want := []string{"POST /chat/{slug}"}
+	want := []string{"POST /chat/{slug}", "POST /form/{slug}"}
 	for route := range idempotent.Routes {
 		parts := strings.Split(route, "/")
 		for i, p := range parts {
@@ -41,7 +42,7 @@ func TestIdempotencyKeyRoutes(t *testing.T) {
 	slices.Sort(documented)
 	slices.Sort(want)
 	if !slices.Equal(documented, want) {
-		t.Errorf("operations naming Idempotency-Key:\n%v\nwant (handlers/idempotent.Routes and the chat):\n%v", documented, want)
+		t.Errorf("operations naming Idempotency-Key:\n%v\nwant (handlers/idempotent.Routes, the form and the chat):\n%v", documented, want)
 	}
 	for _, c := range creates {
 		if !slices.Contains(want, c) {

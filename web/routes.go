@@ -48,7 +48,7 @@ func (s *Server) routes() {
 	e.GET("/chat/:slug/widget", s.Public.ShowWidgetSettings)
 	e.GET("/chat/:slug/stream", s.Public.StreamChat)
 	e.POST("/chat/:slug/typing", s.Public.SignalTyping)
-	e.POST("/form/:slug", s.Public.SubmitForm)
+	e.POST("/form/:slug", s.Public.SubmitForm, s.Idempotency.KeepForm)
 
 	// Voice channel: the orchestrator's custom LLM and server URL,
 	// authenticated by the tenant's voice secret (no per-address limit: an

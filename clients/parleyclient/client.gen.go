@@ -7190,6 +7190,9 @@ type PostFormParams struct {
 
 	// XVisitorId An existing visitor of the tenant: a visitor id or an externalId; wins over body `visitorId`.
 	XVisitorId *string `json:"X-Visitor-Id,omitempty"`
+
+	// IdempotencyKey A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // PostMcpParams defines parameters for PostMcp.
@@ -9125,6 +9128,8 @@ type ClientInterface interface {
 	//
 	// The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
 	//
+	// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /form/{slug} (the `PostForm` operationId).
@@ -9137,6 +9142,8 @@ type ClientInterface interface {
 	// The segment's form must exist and be enabled, else 404 `Form not enabled for this segment`. Then `fields` is checked against the form's fields; every problem is reported at once in `details`, keyed by field name: a required field missing, null or blank (`is required`); a value that is not a string (`must be a string`); a value longer than 2000 characters; an `email` field that is not an email address; a `phone` field that is not a phone number (digits, optionally a leading `+`, spaces, dots, dashes, parentheses; at most 32 characters); a name the form does not declare (`is not a field of this form`: never silently stored); no field filled in at all (`details.fields`). Values are trimmed; null counts as absent; empty optional fields are left out.
 	//
 	// The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
+	//
+	// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10951,6 +10958,8 @@ func (c *Client) GetContext(ctx context.Context, slug string, reqEditors ...Requ
 //
 // The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
 //
+// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /form/{slug} (the `PostForm` operationId).
@@ -10973,6 +10982,8 @@ func (c *Client) PostFormWithBody(ctx context.Context, slug string, params *Post
 // The segment's form must exist and be enabled, else 404 `Form not enabled for this segment`. Then `fields` is checked against the form's fields; every problem is reported at once in `details`, keyed by field name: a required field missing, null or blank (`is required`); a value that is not a string (`must be a string`); a value longer than 2000 characters; an `email` field that is not an email address; a `phone` field that is not a phone number (digits, optionally a leading `+`, spaces, dots, dashes, parentheses; at most 32 characters); a name the form does not declare (`is not a field of this form`: never silently stored); no field filled in at all (`details.fields`). Values are trimmed; null counts as absent; empty optional fields are left out.
 //
 // The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
+//
+// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14904,6 +14915,17 @@ func NewPostFormRequestWithBody(server string, slug string, params *PostFormPara
 			}
 
 			req.Header.Set("X-Visitor-Id", headerParam1)
+		}
+
+		if params.IdempotencyKey != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam2)
 		}
 
 	}
@@ -21466,6 +21488,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
 	//
+	// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /form/{slug} (the `PostForm` operationId).
@@ -21478,6 +21502,8 @@ type ClientWithResponsesInterface interface {
 	// The segment's form must exist and be enabled, else 404 `Form not enabled for this segment`. Then `fields` is checked against the form's fields; every problem is reported at once in `details`, keyed by field name: a required field missing, null or blank (`is required`); a value that is not a string (`must be a string`); a value longer than 2000 characters; an `email` field that is not an email address; a `phone` field that is not a phone number (digits, optionally a leading `+`, spaces, dots, dashes, parentheses; at most 32 characters); a name the form does not declare (`is not a field of this form`: never silently stored); no field filled in at all (`details.fields`). Values are trimmed; null counts as absent; empty optional fields are left out.
 	//
 	// The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
+	//
+	// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -24072,6 +24098,11 @@ func (r GetContextResponse) ContentType() string {
 	return ""
 }
 
+// PostFormResponse201Headers the declared response headers of an HTTP 201 response for PostForm
+type PostFormResponse201Headers struct {
+	IdempotencyReplayed *string
+}
+
 // PostFormResponse429Headers the declared response headers of an HTTP 429 response for PostForm
 type PostFormResponse429Headers struct {
 	RetryAfter *int
@@ -24095,14 +24126,20 @@ type PostFormResponse struct {
 	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *Error
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyReused
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *TemporarilyUnavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostFormResponse201Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PostFormResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24134,6 +24171,11 @@ func (r PostFormResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostFormResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PostFormResponse) GetJSON413() *Error {
 	return r.JSON413
@@ -24142,6 +24184,11 @@ func (r PostFormResponse) GetJSON413() *Error {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r PostFormResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostFormResponse) GetJSON422() *IdempotencyKeyReused {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -36592,6 +36639,8 @@ func (c *ClientWithResponses) GetContextWithResponse(ctx context.Context, slug s
 //
 // The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
 //
+// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /form/{slug} (the `PostForm` operationId).
@@ -36610,6 +36659,8 @@ func (c *ClientWithResponses) PostFormWithBodyWithResponse(ctx context.Context, 
 // The segment's form must exist and be enabled, else 404 `Form not enabled for this segment`. Then `fields` is checked against the form's fields; every problem is reported at once in `details`, keyed by field name: a required field missing, null or blank (`is required`); a value that is not a string (`must be a string`); a value longer than 2000 characters; an `email` field that is not an email address; a `phone` field that is not a phone number (digits, optionally a leading `+`, spaces, dots, dashes, parentheses; at most 32 characters); a name the form does not declare (`is not a field of this form`: never silently stored); no field filled in at all (`details.fields`). Values are trimmed; null counts as absent; empty optional fields are left out.
 //
 // The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
+//
+// With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -40200,6 +40251,13 @@ func ParsePostFormResponse(rsp *http.Response) (*PostFormResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -40213,6 +40271,13 @@ func ParsePostFormResponse(rsp *http.Response) (*PostFormResponse, error) {
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyReused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Error
@@ -40231,6 +40296,16 @@ func ParsePostFormResponse(rsp *http.Response) (*PostFormResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 201:
+		var headers PostFormResponse201Headers
+		if values := rsp.Header.Values("Idempotency-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotency-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotencyReplayed = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers PostFormResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

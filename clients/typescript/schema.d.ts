@@ -311,6 +311,8 @@ export interface paths {
          *     The segment's form must exist and be enabled, else 404 `Form not enabled for this segment`. Then `fields` is checked against the form's fields; every problem is reported at once in `details`, keyed by field name: a required field missing, null or blank (`is required`); a value that is not a string (`must be a string`); a value longer than 2000 characters; an `email` field that is not an email address; a `phone` field that is not a phone number (digits, optionally a leading `+`, spaces, dots, dashes, parentheses; at most 32 characters); a name the form does not declare (`is not a field of this form`: never silently stored); no field filled in at all (`details.fields`). Values are trimmed; null counts as absent; empty optional fields are left out.
          *
          *     The values are stored as one submission with status `NEW`, channel `form`, tool type `SUBMIT_FORM`, tool name the form's `intent` (else `form`), `input` the values under the form's field names, `result` `{success: true, message}`; a `submission.created` event is recorded with it (its payload has no `messages`). The conversation is the tenant's conversation of body `sessionId`, when there is one; else none. The visitor is, in order: the existing visitor of the tenant that header `X-Visitor-Id` (wins) or body `visitorId` names, by id or `externalId` (an unknown reference is ignored, never created); the conversation's visitor; the anonymous visitor of body `anonymousId`. The visitor takes the name and email typed in (the form's first `email` field; its `full_name` or `name` field, else `first_name` and `last_name`): the email as the visitor's contact email, never as its identity (`email`, which a verification proves); the name as its display name when the visitor is known by nothing else, else only when it has none.
+         *
+         *     With an `Idempotency-Key` (see the conventions), a submission sent again is not stored again: the first answer is returned with `Idempotency-Replayed: true`. The form takes no credential, so its keys are the tenant's within the body's `sessionId`, or without one within the client's address; kept 24 hours.
          */
         post: operations["postForm"];
         delete?: never;
@@ -9164,6 +9166,11 @@ export interface operations {
                 "X-Widget-Key"?: string;
                 /** @description An existing visitor of the tenant: a visitor id or an externalId; wins over body `visitorId`. */
                 "X-Visitor-Id"?: string;
+                /**
+                 * @description A key of the client's for this request, 1 to 255 printable ASCII characters (a UUID is best), new for each new request and sent again unchanged when the request is sent again (after a dropped connection, a timeout, a 503 or a 409). The request sent again with the same key, by the same credential of the same tenant, within 24 hours, is not run again: the first answer is returned (the same status and body, with `Idempotency-Replayed: true`) and nothing is written twice. The same key with another request (another method, path or body) is refused with 422 `IDEMPOTENCY_KEY_REUSED` and writes nothing; sent while the first request is still running, 409 `IDEMPOTENCY_KEY_IN_USE` (send it again once that one has answered). A key that is empty, longer than 255 characters or not printable ASCII is 400 `INVALID_IDEMPOTENCY_KEY`. Answers of 500 and above (and 429) are not kept: the request sent again runs again. Keys are scoped per tenant and per credential: an API token's keys are its own; an OAuth client's access tokens share theirs, so a retry after a refresh finds its key. Without the header, a request sent again is a new request. On `POST /chat/{slug}` the key is the message's within its `sessionId` (see that operation).
+                 * @example 6f1c2a4e-8b9d-4f3a-9c1e-2d7b5a0e4f11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -9183,6 +9190,7 @@ export interface operations {
             /** @description The submission is stored. */
             201: {
                 headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9225,6 +9233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            409: components["responses"]["IdempotencyKeyInUse"];
             /** @description The body is larger than 64 KiB. */
             413: {
                 headers: {
@@ -9235,6 +9244,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             /** @description Too many form posts from this address: at most 10 a minute and 100 an hour (with `Retry-After`, `details.retryAfter` in seconds). */
             429: {
                 headers: {

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -29,6 +30,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/idempotency"
 	"github.com/parley/parley/handlers"
+	"github.com/parley/parley/handlers/jsonbody"
 )
 
 // Routes are the routes whose POST honours an Idempotency-Key: every create
@@ -90,29 +92,70 @@ func (k *Keeper) Keep(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok || !ok2 || k.Box == nil {
 			return next(c)
 		}
-		fp, err := fingerprint(req)
+		fp, err := fingerprint(req, maxBody)
 		if err != nil {
 			return err
 		}
-		r := idempotency.Request{TenantID: t.ID, Scope: Scope(p.TokenID, p.ClientID), Key: key, Fingerprint: fp,
-			Now: k.Clock().Truncate(time.Microsecond)}
-		outcome, a, err := k.DB.ClaimIdempotencyKey(req.Context(), r)
-		if err != nil {
-			return err
-		}
-		switch outcome {
-		case idempotency.Replay:
-			if a.Body, err = k.Box.Open(a.Body); err != nil {
-				return fmt.Errorf("opening a kept answer: %w", err)
-			}
-			return replay(c, a)
-		case idempotency.Reused:
-			return handlers.ErrIdempotencyKeyReused
-		case idempotency.InUse:
-			return handlers.ErrIdempotencyKeyInUse
-		}
-		return k.run(c, next, r)
+		return k.keep(c, next, idempotency.Request{TenantID: t.ID, Scope: Scope(p.TokenID, p.ClientID), Key: key, Fingerprint: fp})
 	}
+}
+
+// KeepForm honours the Idempotency-Key of POST /form/{slug}, the public
+// form's submission, as Keep does the REST API's creates. The form takes
+// no credential: its keys are the tenant's within the visitor's session
+// (the body's sessionId), or, without one, within the client's address.
+// A tenant that does not exist is left to the handler's 404.
+func (k *Keeper) KeepForm(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		key, err := handlers.IdempotencyKey(req.Header)
+		if err != nil || key == "" || k.Box == nil {
+			return cmpErr(err, next, c)
+		}
+		t, err := k.DB.TenantBySlug(req.Context(), c.Param("slug"))
+		if parley.ErrorKind(err) == parley.KindNotFound {
+			return next(c)
+		} else if err != nil {
+			return err
+		}
+		fp, err := fingerprint(req, jsonbody.MaxJSONBody) // a form's body is small; the handler's own limit is this
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(req.Body) // fingerprint put it back whole
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		var visitor struct {
+			SessionID string `json:"sessionId"`
+		}
+		scope := "form:address:" + c.RealIP()
+		if json.Unmarshal(body, &visitor) == nil && visitor.SessionID != "" {
+			scope = "form:session:" + visitor.SessionID
+		}
+		return k.keep(c, next, idempotency.Request{TenantID: t.ID, Scope: scope, Key: key, Fingerprint: fp})
+	}
+}
+
+// keep claims r's key (its Now set here) and replays the answer kept under
+// it, refuses the request (another request's key, or one still running),
+// or runs it and keeps its answer.
+func (k *Keeper) keep(c echo.Context, next echo.HandlerFunc, r idempotency.Request) error {
+	r.Now = k.Clock().Truncate(time.Microsecond)
+	outcome, a, err := k.DB.ClaimIdempotencyKey(c.Request().Context(), r)
+	if err != nil {
+		return err
+	}
+	switch outcome {
+	case idempotency.Replay:
+		if a.Body, err = k.Box.Open(a.Body); err != nil {
+			return fmt.Errorf("opening a kept answer: %w", err)
+		}
+		return replay(c, a)
+	case idempotency.Reused:
+		return handlers.ErrIdempotencyKeyReused
+	case idempotency.InUse:
+		return handlers.ErrIdempotencyKeyInUse
+	}
+	return k.run(c, next, r)
 }
 
 // cmpErr is err when there is one, else the request run as it is.
@@ -192,16 +235,16 @@ func Scope(tokenID, clientID string) string {
 }
 
 // fingerprint is the SHA-256 of the request's method, path, query and
-// body, which it reads (up to maxBody) and puts back for the handler. A
+// body, which it reads (up to limit bytes) and puts back for the handler. A
 // multipart body (the CSV import) is fingerprinted by its parts' names,
 // file names and contents, not its boundary, which a client draws anew
 // for each try.
-func fingerprint(req *http.Request) ([32]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+func fingerprint(req *http.Request, limit int64) ([32]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
 	if err != nil {
 		return [32]byte{}, err
 	}
-	if len(body) > maxBody {
+	if int64(len(body)) > limit {
 		return [32]byte{}, &parley.Error{Kind: parley.KindTooLarge, Message: "Request body too large"}
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
