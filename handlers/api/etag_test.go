@@ -1,12 +1,14 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/parley/parley/agent/outbound/caldav/caldavtest"
 	"github.com/parley/parley/web/webtest"
@@ -189,7 +191,9 @@ func TestConditionalSettings(t *testing.T) {
 
 // TestConditionalSettingsRace: PUTs sent at once with the same If-Match
 // cannot all win: the check and the write are one transaction, so exactly
-// one is written and the others get 412.
+// one is written and the others get 412. The tenant's row is held locked
+// until all of them wait on it, so that each has passed the handler's early
+// check: without the check on the locked row, every one would be written.
 func TestConditionalSettingsRace(t *testing.T) {
 	t.Parallel()
 	b := webtest.Setup(t)
@@ -198,6 +202,14 @@ func TestConditionalSettingsRace(t *testing.T) {
 	_, h, _ := exchange(t, b, "GET", path, ten.Token, nil, nil)
 	etag := h.Get("ETag")
 	const n = 6
+	hold, err := b.DB.Pool().Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback(context.Background())
+	if _, err := hold.Exec(t.Context(), `SELECT 1 FROM tenants WHERE id = $1 FOR UPDATE`, ten.ID); err != nil {
+		t.Fatal(err)
+	}
 	statuses := make([]int, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -205,6 +217,16 @@ func TestConditionalSettingsRace(t *testing.T) {
 			statuses[i], _, _ = exchange(t, b, "PUT", path, ten.Token, map[string]string{"If-Match": etag},
 				map[string]any{"botName": "Racer " + string(rune('A'+i))})
 		})
+	}
+	// Every PUT waits on the row (or 10 s pass: the test then only loses
+	// strength), and then the row is let go.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b.Count(t, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM tenants%FOR UPDATE%'`) >= n {
+			break
+		}
+	}
+	if err := hold.Commit(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	won := 0
