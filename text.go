@@ -15,6 +15,15 @@ func Clip(s string, n int) string {
 	return string([]rune(s)[:n])
 }
 
+// StorableText is s as PostgreSQL can store it: invalid UTF-8 and NUL
+// replaced with U+FFFD (the stores' text parameters, db's StorableKey).
+func StorableText(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
 // EditDistance is the Damerau-Levenshtein (optimal string alignment)
 // distance of a and b, or limit+1 once it is sure to exceed limit: how
 // far a word typed is from a word known, for reading typos.

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"strings"
-
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/outbound/llm"
 )
@@ -27,9 +25,9 @@ var ErrIdempotencyKeyReused = &parley.Error{Kind: parley.KindUnprocessable, Code
 	Message: "This Idempotency-Key was sent with another message in this session; send a new key for a new message"}
 
 // sameMessage reports whether the message sent is the one stored under
-// its key, as the store keeps text (invalid UTF-8 and NUL replaced).
+// its key, as the store keeps text (parley.StorableText).
 func sameMessage(stored, sent string) bool {
-	return stored == sent || stored == strings.ToValidUTF8(strings.ReplaceAll(sent, "\x00", "\uFFFD"), "\uFFFD")
+	return stored == parley.StorableText(sent)
 }
 
 // replay is the output of a message sent again after its turn ended: the

@@ -84,15 +84,15 @@ func (k *Keeper) Keep(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		key, err := handlers.IdempotencyKey(req.Header)
-		if err != nil || key == "" {
-			return cmpErr(err, next, c)
+		if err != nil {
+			return err
 		}
 		t, ok := handlers.TenantOf(c)
 		p, ok2 := handlers.PrincipalOf(c)
-		if !ok || !ok2 || k.Box == nil {
+		if key == "" || !ok || !ok2 || k.Box == nil {
 			return next(c)
 		}
-		fp, err := fingerprint(req, maxBody)
+		fp, _, err := fingerprint(req, maxBody)
 		if err != nil {
 			return err
 		}
@@ -109,8 +109,11 @@ func (k *Keeper) KeepForm(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		key, err := handlers.IdempotencyKey(req.Header)
-		if err != nil || key == "" || k.Box == nil {
-			return cmpErr(err, next, c)
+		if err != nil {
+			return err
+		}
+		if key == "" || k.Box == nil {
+			return next(c)
 		}
 		t, err := k.DB.TenantBySlug(req.Context(), c.Param("slug"))
 		if parley.ErrorKind(err) == parley.KindNotFound {
@@ -118,12 +121,10 @@ func (k *Keeper) KeepForm(next echo.HandlerFunc) echo.HandlerFunc {
 		} else if err != nil {
 			return err
 		}
-		fp, err := fingerprint(req, jsonbody.MaxJSONBody) // a form's body is small; the handler's own limit is this
+		fp, body, err := fingerprint(req, jsonbody.MaxJSONBody) // a form's body is small; the handler's own limit is this
 		if err != nil {
 			return err
 		}
-		body, _ := io.ReadAll(req.Body) // fingerprint put it back whole
-		req.Body = io.NopCloser(bytes.NewReader(body))
 		var visitor struct {
 			SessionID string `json:"sessionId"`
 		}
@@ -156,14 +157,6 @@ func (k *Keeper) keep(c echo.Context, next echo.HandlerFunc, r idempotency.Reque
 		return handlers.ErrIdempotencyKeyInUse
 	}
 	return k.run(c, next, r)
-}
-
-// cmpErr is err when there is one, else the request run as it is.
-func cmpErr(err error, next echo.HandlerFunc, c echo.Context) error {
-	if err != nil {
-		return err
-	}
-	return next(c)
 }
 
 // run runs the request that claimed r's key, writing its answer (an
@@ -235,17 +228,17 @@ func Scope(tokenID, clientID string) string {
 }
 
 // fingerprint is the SHA-256 of the request's method, path, query and
-// body, which it reads (up to limit bytes) and puts back for the handler. A
+// body, which it reads (up to limit bytes), returns and puts back for the
+// handler. A
 // multipart body (the CSV import) is fingerprinted by its parts' names,
 // file names and contents, not its boundary, which a client draws anew
 // for each try.
-func fingerprint(req *http.Request, limit int64) ([32]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
-	if err != nil {
-		return [32]byte{}, err
+func fingerprint(req *http.Request, limit int64) (sum [32]byte, body []byte, err error) {
+	if body, err = io.ReadAll(io.LimitReader(req.Body, limit+1)); err != nil {
+		return sum, nil, err
 	}
 	if int64(len(body)) > limit {
-		return [32]byte{}, &parley.Error{Kind: parley.KindTooLarge, Message: "Request body too large"}
+		return sum, nil, &parley.Error{Kind: parley.KindTooLarge, Message: "Request body too large"}
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	h := sha256.New()
@@ -253,9 +246,8 @@ func fingerprint(req *http.Request, limit int64) ([32]byte, error) {
 	if !multipartParts(h, req.Header.Get(echo.HeaderContentType), body) {
 		h.Write(body)
 	}
-	var sum [32]byte
 	h.Sum(sum[:0])
-	return sum, nil
+	return sum, body, nil
 }
 
 // multipartParts writes a multipart body's parts to w, reporting whether

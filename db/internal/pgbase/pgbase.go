@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/parley/parley"
 )
 
 // Querier is what both the pool and a transaction offer.
@@ -21,13 +22,9 @@ type Querier interface {
 // input finds nothing instead of failing the query.
 func Storable(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// StorableKey makes s Storable by replacing what PostgreSQL refuses with U+FFFD.
-func StorableKey(s string) string {
-	if Storable(s) {
-		return s
-	}
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
-}
+// StorableKey makes s Storable by replacing what PostgreSQL refuses with
+// U+FFFD (parley.StorableText).
+func StorableKey(s string) string { return parley.StorableText(s) }
 
 // AsyncCommit is a FROM item of one row that sets synchronous_commit off
 // for the statement's transaction (set_config's is_local): its commit
