@@ -188,7 +188,8 @@ func appendVisitorMessage(ctx context.Context, q pgbase.Querier, tenantID, conve
 // its idempotency key $4 (empty for none).
 const appendVisitorMessageSQL = `WITH c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
-			first_user_message = coalesce(first_user_message, $3)
+			first_user_message = coalesce(first_user_message, $3),
+			repeated_question = repeated_question OR question_repeated(id, $3)
 		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id)
 	INSERT INTO messages (tenant_id, conversation_id, role, content, idempotency_key) SELECT tenant_id, id, 'user', $3, nullif($4, '') FROM c
 	RETURNING ` + pgbase.MessageColumns

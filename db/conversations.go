@@ -126,12 +126,13 @@ func belongsToTenant(ctx context.Context, q pgbase.Querier, table, what, tenantI
 // appendMessage stores a message of the conversation ($5 the knowledge its
 // prompt held, $6 and $7 its gap signals and question key, for an answer:
 // never a key in a test conversation, which the knowledge gaps leave out) and, in the same statement, counts it, moves
-// last_message_at, keeps the first user message and marks the conversation
-// answered by an answer. Migration 00058's trigger marks it too, for the
-// writers of messages that do not come here (seeding, fixtures); an answer
-// stored here leaves the trigger nothing to write (its update is of rows
-// not yet answered), so a turn updates its conversation's row once, not
-// twice (BENCHMARKS.md, "Resolution and votes in the stats").
+// last_message_at, keeps the first user message and keeps the resolution's
+// marks (migration 00058): answered by an answer, repeated_question by a
+// visitor's message that repeats one of theirs (question_repeated). Every
+// statement that stores a message keeps them itself, as this one does, in
+// its update of the conversation's row (migration 00060 dropped the trigger
+// that did, one plpgsql call and one more update a message;
+// TestMessageWritersKeepResolution lists them).
 const appendMessageSQL = `WITH ` + appendMessageCTE
 
 // appendMessageCTE is appendMessageSQL after its WITH, for statements that
@@ -139,7 +140,8 @@ const appendMessageSQL = `WITH ` + appendMessageCTE
 const appendMessageCTE = `c AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
 			first_user_message = CASE WHEN $3 = 'user' THEN coalesce(first_user_message, $4) ELSE first_user_message END,
-			answered = answered OR $3 = 'assistant'
+			answered = answered OR $3 = 'assistant',
+			repeated_question = repeated_question OR ($3 = 'user' AND question_repeated(id, $4))
 		WHERE tenant_id = $1 AND id = $2 RETURNING id, tenant_id, is_test)
 	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge, gap_signals, question_key)
 	SELECT tenant_id, id, $3, $4, $5, $6::smallint, CASE WHEN NOT is_test THEN nullif($7::text, '') END FROM c

@@ -124,6 +124,13 @@ func (d *DB) CopySeedConversations(ctx context.Context, tenantID string, convs [
 			return 0, fmt.Errorf("copying %s: %w", c.table, err)
 		}
 	}
+	ids := make([][16]byte, len(convs))
+	for i, c := range convs {
+		ids[i] = c.ID
+	}
+	if _, err := tx.Exec(ctx, seedResolutionSQL, ids); err != nil {
+		return 0, fmt.Errorf("marking the resolution: %w", err)
+	}
 	for month, n := range usage {
 		if _, err := tx.Exec(ctx, `INSERT INTO conversation_usage (tenant_id, month, count) VALUES ($1, $2, $3)
 			ON CONFLICT (tenant_id, month) DO UPDATE SET count = conversation_usage.count + excluded.count`,
@@ -157,3 +164,15 @@ func parseUUID(id string, out *[16]byte) error {
 	}
 	return nil
 }
+
+// seedResolutionSQL sets the resolution's marks (migration 00058) of the
+// conversations $1 that CopySeedConversations copied: what the statements
+// that store messages one at a time keep as they go (appendMessageSQL).
+const seedResolutionSQL = `UPDATE conversations c SET
+		answered = EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'),
+		person_replied = EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'human'),
+		repeated_question = EXISTS (SELECT 1 FROM messages a JOIN messages b ON b.conversation_id = a.conversation_id AND b.seq < a.seq
+			WHERE a.conversation_id = c.id AND a.role = 'user' AND b.role = 'user'
+				AND char_length(question_key(a.content)) >= 15 AND question_key(a.content) LIKE '% % %'
+				AND (question_key(b.content) = question_key(a.content) OR similarity(question_key(b.content), question_key(a.content)) >= 0.8))
+	WHERE c.id = ANY($1::uuid[])`

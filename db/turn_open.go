@@ -138,7 +138,8 @@ var openTurnSQL = startOKSQL + `,
 			WHERE kc.tenant_id = $1 AND kc.session_id = $4 AND km.idempotency_key = $15)) AS held),
 	appended AS (
 		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
-			first_user_message = coalesce(first_user_message, $12)
+			first_user_message = coalesce(first_user_message, $12),
+			repeated_question = repeated_question OR question_repeated(id, $12)
 		WHERE tenant_id = $1 AND session_id = $4 AND is_test = $11 AND (SELECT held FROM held)
 		RETURNING ` + pgbase.ConversationColumns + `),
 	started AS (

@@ -221,3 +221,47 @@ func TestOpenTurnCancelled(t *testing.T) {
 		t.Errorf("used %d, want 1", n)
 	}
 }
+
+// OpenTurn keeps the resolution's marks itself (migration 00060): the
+// answer marks its conversation answered, and a visitor's message that
+// repeats one of theirs marks it repeated_question; another question does
+// not.
+func TestOpenTurnKeepsResolution(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := dbtest.SetupConversations(t)
+	marks := func(id string) (answered, repeated bool) {
+		t.Helper()
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT answered, repeated_question FROM conversations WHERE id = $1`, id).
+			Scan(&answered, &repeated); err != nil {
+			t.Fatal(err)
+		}
+		return answered, repeated
+	}
+	turn := func(session, holder, message string) string {
+		t.Helper()
+		p := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: session, Limit: 10, Channel: parley.ChannelWeb}
+		ok, st, err := f.Store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
+		if err != nil || !ok || st.Opened == nil {
+			t.Fatalf("OpenTurn %q: %v %v %+v", message, err, ok, st)
+		}
+		id := st.Opened.Conversation.ID
+		if _, err := f.Store.SaveTurn(ctx, parley.TurnRecord{TenantID: f.Tenant.ID, ConversationID: id,
+			SessionID: session, LeaseHolder: holder, Reply: "Use the link."}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	id := turn("r", "h1", "How do I reset my password?")
+	if answered, repeated := marks(id); !answered || repeated {
+		t.Fatalf("after one turn: answered %v, repeated %v; want true, false", answered, repeated)
+	}
+	turn("r", "h2", "And where is my invoice stored?")
+	if _, repeated := marks(id); repeated {
+		t.Fatal("another question marked the conversation repeated_question")
+	}
+	turn("r", "h3", "how do i reset my password??")
+	if _, repeated := marks(id); !repeated {
+		t.Fatal("the question asked again did not mark the conversation repeated_question")
+	}
+}

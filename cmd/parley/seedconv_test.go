@@ -48,6 +48,10 @@ func TestSeedConversations(t *testing.T) {
 			(SELECT content FROM messages m WHERE m.conversation_id = c.id ORDER BY seq LIMIT 1)`,
 		"last_message_at": `SELECT count(*) FROM conversations c WHERE tenant_id = $1 AND last_message_at <>
 			(SELECT max(created_at) FROM messages m WHERE m.conversation_id = c.id)`,
+		// the resolution's marks (migration 00058), which the seeding sets
+		// after its COPY now that no trigger does
+		"answered": `SELECT count(*) FROM conversations c WHERE tenant_id = $1 AND answered <>
+			EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant')`,
 		"votes on visitors' messages": `SELECT count(*) FROM messages WHERE tenant_id = $1 AND role = 'user' AND feedback IS NOT NULL`,
 		"usage": `SELECT count(*) FROM (SELECT date_trunc('month', created_at AT TIME ZONE 'UTC')::date AS month, count(*) AS n
 			FROM conversations WHERE tenant_id = $1 GROUP BY 1) c FULL JOIN (SELECT month, count FROM conversation_usage WHERE tenant_id = $1) u
