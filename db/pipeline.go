@@ -17,11 +17,17 @@ type statement struct {
 }
 
 // pipeline sends several transactions to PostgreSQL on one connection in
-// one round trip (the protocol's pipelining): each transaction is its
-// statements followed by a Sync, so each commits, or rolls back on an
-// error, on its own, in order, and a later one sees what an earlier one
-// committed. pgx's Batch, by contrast, ends all its statements with one
-// Sync: one transaction. A transaction's statements can therefore depend on
+// one round trip (the protocol's pipelining), all before one Sync: each
+// transaction but the last is a block of its own (BEGIN, its statements,
+// COMMIT), the last the implicit transaction the Sync ends. So each commits,
+// or rolls back on an error, on its own, in order, and a later one sees
+// what an earlier one committed; a failed statement skips the rest of the
+// pipeline, later transactions included (their statements read
+// errSkipped). One Sync rather than one a transaction: PostgreSQL sends
+// all the results at once, so the client waits for, and wakes to, one
+// answer, not one a transaction (BENCHMARKS.md, issue 41). pgx's Batch, by
+// contrast, runs all its statements in one transaction. A transaction's
+// statements can therefore depend on
 // an earlier transaction only through the database (a row it wrote, or a
 // setting of the session: see set_config), never on what it returned, which
 // the client reads only once all have run.
@@ -29,7 +35,7 @@ type statement struct {
 // read is called for each statement in order, with the transaction's index,
 // the statement's index in it and its rows; it may stop reading early (the
 // rest are drained). A statement that failed, or that was skipped because
-// an earlier one of its transaction failed, gets rows whose Err is the
+// an earlier one of the pipeline failed, gets rows whose Err is the
 // failure (for a skipped one, errSkipped). pipeline's own error is the
 // connection's or the protocol's, never a statement's.
 //
@@ -67,9 +73,22 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 			}
 		}
 	}
+	var begin, commit *pgconn.StatementDescription
+	if len(txs) > 1 {
+		if begin, err = c.Prepare(ctx, "BEGIN", "BEGIN"); err == nil {
+			commit, err = c.Prepare(ctx, "COMMIT", "COMMIT")
+		}
+		if err != nil {
+			return fmt.Errorf("preparing a statement: %w", err)
+		}
+	}
+	last := len(txs) - 1
 	p := c.PgConn().StartPipeline(ctx)
 	var eqb pgx.ExtendedQueryBuilder
 	for i, tx := range txs {
+		if i < last {
+			p.SendQueryPrepared(begin.Name, nil, nil, nil)
+		}
 		for j, st := range tx {
 			if err := eqb.Build(c.TypeMap(), sds[i][j], st.args); err != nil {
 				_ = p.Close()
@@ -81,14 +100,45 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 			// failure before a Sync leaves misaligned).
 			p.SendQueryPrepared(sds[i][j].Name, eqb.ParamValues, eqb.ParamFormats, eqb.ResultFormats)
 		}
-		p.SendPipelineSync()
+		if i < last {
+			p.SendQueryPrepared(commit.Name, nil, nil, nil)
+		}
 	}
+	p.SendPipelineSync()
 	if err := p.Flush(); err != nil {
 		_ = p.Close()
 		return fmt.Errorf("sending a pipeline: %w", err)
 	}
+	failed := error(nil)
+	// control reads the result of a BEGIN or COMMIT, unless the pipeline
+	// failed before it.
+	control := func() error {
+		if failed != nil {
+			return nil
+		}
+		res, err := p.GetResults()
+		switch rr, ok := res.(*pgconn.ResultReader); {
+		case err != nil && !isPgError(err):
+			_ = p.Close()
+			return fmt.Errorf("pipeline: %w", err)
+		case err != nil:
+			failed = err
+		case ok:
+			if _, err := rr.Close(); err != nil {
+				failed = err
+			}
+		default:
+			_ = p.Close()
+			return fmt.Errorf("pipeline: a transaction's BEGIN or COMMIT was %T", res)
+		}
+		return nil
+	}
 	for i, tx := range txs {
-		failed := error(nil)
+		if i < last {
+			if err := control(); err != nil {
+				return err
+			}
+		}
 		for j := range tx {
 			var rows pgx.Rows
 			if failed != nil {
@@ -117,26 +167,39 @@ func (d *DB) pipeline(ctx context.Context, txs [][]statement, read func(tx, i in
 					CommandTag: rows.CommandTag(), Err: rows.Err()})
 			}
 			// PostgreSQL failed the statement while sending its rows: it
-			// skips the rest of the transaction. An error of the client's
+			// skips the rest of the pipeline. An error of the client's
 			// (decoding a value) stops nothing on the server.
 			if err := rows.Err(); err != nil && failed == nil && isPgError(err) {
 				failed = err
 			}
 		}
-		// The Sync's ReadyForQuery; after a failure, PostgreSQL skipped the
-		// transaction's other statements and pgconn their results.
-		if res, err := p.GetResults(); err == nil {
-			if _, ok := res.(*pgconn.PipelineSync); !ok {
-				_ = p.Close()
-				return fmt.Errorf("pipeline: expected the end of a transaction, got %T", res)
+		if i < last {
+			if err := control(); err != nil {
+				return err
 			}
-		} else if failed == nil {
-			_ = p.Close()
-			return fmt.Errorf("pipeline: %w", err)
 		}
+	}
+	// The Sync's ReadyForQuery; after a failure, PostgreSQL skipped the
+	// pipeline's other statements and pgconn their results.
+	if res, err := p.GetResults(); err == nil {
+		if _, ok := res.(*pgconn.PipelineSync); !ok {
+			_ = p.Close()
+			return fmt.Errorf("pipeline: expected the end of a pipeline, got %T", res)
+		}
+	} else if failed == nil {
+		_ = p.Close()
+		return fmt.Errorf("pipeline: %w", err)
 	}
 	if err := p.Close(); err != nil && !isPgError(err) { // a statement's error was read already
 		return fmt.Errorf("closing a pipeline: %w", err)
+	}
+	// A failure inside a transaction's block leaves the block open and
+	// failed at the Sync: end it, for the connection to go back to the pool
+	// usable.
+	if c.PgConn().TxStatus() == 'E' {
+		if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+			return fmt.Errorf("ending a failed pipeline: %w", err)
+		}
 	}
 	return nil
 }

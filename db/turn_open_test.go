@@ -16,7 +16,8 @@ import (
 
 // A pipeline's transactions commit or roll back each on its own, in order,
 // and a later one sees what an earlier one committed; a failed statement
-// skips the rest of its transaction only.
+// skips the rest of the pipeline, and the transaction it failed in is
+// undone, that one's earlier statements included.
 func TestPipelineTransactions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -48,7 +49,7 @@ func TestPipelineTransactions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"0.0": "", "0.1": "one", "1.0": "", "1.1": "error", "1.2": "skipped",
-		"2.0": key + ":a", "2.1": "one"}
+		"2.0": "skipped", "2.1": "skipped"}
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("statement %s read %q, want %q (all: %v)", k, got[k], w, got)
@@ -58,6 +59,23 @@ func TestPipelineTransactions(t *testing.T) {
 	var n int
 	if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM rate_counters WHERE key LIKE $1`, key+":%").Scan(&n); err != nil || n != 1 {
 		t.Errorf("counters after the pipeline: %d %v, want 1 (the failed transaction's undone)", n, err)
+	}
+	// A failure in the last transaction: the ones before it stay committed.
+	var failed error
+	err = store.Pipeline(ctx, [][]string{{insert(key + ":c")}, {insert(key + ":d"), `SELECT 1/0`}},
+		func(tx, i int, rows pgx.Rows) {
+			rows.Close()
+			if tx == 1 && i == 1 {
+				failed = rows.Err()
+			}
+		})
+	if err != nil || failed == nil {
+		t.Fatalf("pipeline: %v, the failing statement's error %v", err, failed)
+	}
+	var keys string
+	if err := store.Pool().QueryRow(ctx, `SELECT string_agg(key, ',' ORDER BY key) FROM rate_counters WHERE key LIKE $1`,
+		key+":%").Scan(&keys); err != nil || keys != key+":a,"+key+":c" {
+		t.Errorf("counters after the second pipeline: %q %v, want a and c", keys, err)
 	}
 }
 
