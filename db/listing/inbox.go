@@ -32,7 +32,7 @@ type InboxItem struct {
 // InboxAttention lists the tenant's conversations waiting for a person or
 // held by one: the waiting first, then the held, each most recently active
 // first; at most maxInboxAttention. It reads the partial index of migration
-// 00039 (conversations_tenant_attention).
+// 00061 (conversations_attention), sorting them itself.
 func (d *Listings) InboxAttention(ctx context.Context, tenantID string) ([]InboxItem, error) {
 	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.ConversationColumns+`,
 			(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.tenant_id = c.tenant_id AND m.role = 'user'
