@@ -77,8 +77,8 @@ func (r ResolutionCounts) withRates() ResolutionCounts {
 
 // handedOffSQL is true of a conversation c handed to a person: escalated
 // (the stats' escalated count), held by a person, or with a person's reply
-// (person_replied, which the trigger of migration 00058 keeps, so that no
-// message is read).
+// (person_replied, which the statement storing a person's message keeps,
+// so that no message is read).
 const handedOffSQL = `(c.status IN ('ESCALATED', 'HUMAN') OR c.escalated_at IS NOT NULL OR c.taken_at IS NOT NULL OR c.person_replied)`
 
 // outcomeColumnsSQL are the aggregates of the outcomes of a group of
