@@ -64,14 +64,25 @@ func scanTenantPlan(row pgx.CollectableRow) (TenantPlan, error) {
 // starting at month, by slug: limit tenants after the first offset, and the
 // number of tenants in all. The operator's view, across tenants.
 func (a *Accounts) TenantPlans(ctx context.Context, month time.Time, limit, offset int) ([]TenantPlan, int, error) {
-	var total int
-	if err := a.pool.QueryRow(ctx, `SELECT count(*) FROM tenants`).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("counting tenants: %w", err)
-	}
-	rows, _ := a.pool.Query(ctx, tenantPlanSelect+` ORDER BY t.slug LIMIT $2 OFFSET $3`, month, limit, offset)
-	plans, err := pgx.CollectRows(rows, scanTenantPlan)
+	var (
+		total int
+		plans []TenantPlan
+	)
+	// One snapshot for the count and the page, so that a tenant created
+	// meanwhile is in both or in neither.
+	err := pgx.BeginTxFunc(ctx, a.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM tenants`).Scan(&total); err != nil {
+			return fmt.Errorf("counting tenants: %w", err)
+		}
+		rows, _ := tx.Query(ctx, tenantPlanSelect+` ORDER BY t.slug LIMIT $2 OFFSET $3`, month, limit, offset)
+		var err error
+		if plans, err = pgx.CollectRows(rows, scanTenantPlan); err != nil {
+			return fmt.Errorf("listing tenants' plans: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("listing tenants' plans: %w", err)
+		return nil, 0, err
 	}
 	return plans, total, nil
 }
