@@ -70,7 +70,7 @@ func (a *Accounts) TenantPlans(ctx context.Context, month time.Time, limit, offs
 	)
 	// One snapshot for the count and the page, so that a tenant created
 	// meanwhile is in both or in neither.
-	err := pgbase.Snapshot(ctx, a.pool, func(tx pgbase.Querier) error {
+	err := pgx.BeginTxFunc(ctx, a.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM tenants`).Scan(&total); err != nil {
 			return fmt.Errorf("counting tenants: %w", err)
 		}

@@ -39,18 +39,11 @@ type ProductQuery struct {
 // ListProducts returns one page of the catalog and the total.
 func (d *Business) ListProducts(ctx context.Context, tenantID string, q ProductQuery) ([]parley.Product, int, error) {
 	where, order, args := productFilter(tenantID, q)
-	var (
-		total int
-		ps    []parley.Product
-	)
-	err := pgbase.Snapshot(ctx, d.pool, func(db pgbase.Querier) error {
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
-			return fmt.Errorf("counting products: %w", err)
-		}
-		var err error
-		ps, err = productPage(ctx, db, where, order, args, q)
-		return err
-	})
+	var total int
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM products`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting products: %w", err)
+	}
+	ps, err := d.productPage(ctx, where, order, args, q)
 	return ps, total, err
 }
 
@@ -72,9 +65,9 @@ func productFilter(tenantID string, q ProductQuery) (where, order string, args [
 	return where, order, args
 }
 
-func productPage(ctx context.Context, db pgbase.Querier, where, order string, args []any, q ProductQuery) ([]parley.Product, error) {
+func (d *Business) productPage(ctx context.Context, where, order string, args []any, q ProductQuery) ([]parley.Product, error) {
 	args = append(args, q.Limit, (max(q.Page, 1)-1)*q.Limit)
-	rows, _ := db.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
+	rows, _ := d.pool.Query(ctx, `SELECT `+productColumns+` FROM products`+where+order+
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
 	ps, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Product])
 	if err != nil {
@@ -219,5 +212,5 @@ func (d *Business) HasActiveProducts(ctx context.Context, tenantID string) (bool
 func (d *Business) SearchProducts(ctx context.Context, tenantID, query string, limit int) ([]parley.Product, error) {
 	q := ProductQuery{Search: query, ActiveOnly: true, Page: 1, Limit: limit}
 	where, order, args := productFilter(tenantID, q)
-	return productPage(ctx, d.pool, where, order, args, q)
+	return d.productPage(ctx, where, order, args, q)
 }

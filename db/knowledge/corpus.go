@@ -95,33 +95,17 @@ func (d *Knowledge) ListCorpus(ctx context.Context, tenantID string, q CorpusQue
 		}
 		where += " AND " + cond
 	}
-	// The count (or the matching ids) and the page read one snapshot.
-	var page CorpusPage
-	err := pgbase.Snapshot(ctx, d.pool, func(db pgbase.Querier) error {
-		var err error
-		page, err = corpusPage(ctx, db, tenantID, where, args, q)
-		return err
-	})
-	if err != nil {
-		return CorpusPage{}, err
-	}
-	return page, nil
-}
-
-// corpusPage is ListCorpus's reads on db: the count, or the matching ids of
-// a search, then the page.
-func corpusPage(ctx context.Context, db pgbase.Querier, tenantID, where string, args []any, q CorpusQuery) (CorpusPage, error) {
 	page := CorpusPage{}
 	offset := (q.Page - 1) * q.Limit
 	const order = " ORDER BY c.priority DESC, c.updated_at DESC, c.id"
 	pageSQL := `SELECT ` + corpusColumns + corpusFrom + where + order +
 		fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(args)+1, len(args)+2)
 	if q.Search == "" {
-		if err := db.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&page.Total); err != nil {
+		if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM corpus_entries c`+where, args...).Scan(&page.Total); err != nil {
 			return page, fmt.Errorf("counting corpus: %w", err)
 		}
 	} else {
-		ids, err := matchingCorpusIDs(ctx, db, where, args)
+		ids, err := d.matchingCorpusIDs(ctx, where, args)
 		if err != nil {
 			return page, err
 		}
@@ -137,7 +121,7 @@ func corpusPage(ctx context.Context, db pgbase.Querier, tenantID, where string, 
 		}
 	}
 	args = append(args, q.Limit, offset)
-	rows, _ := db.Query(ctx, pageSQL, args...)
+	rows, _ := d.pool.Query(ctx, pageSQL, args...)
 	entries, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.CorpusEntry])
 	if err != nil {
 		return page, fmt.Errorf("listing corpus: %w", err)
@@ -160,8 +144,8 @@ func corpusPage(ctx context.Context, db pgbase.Querier, tenantID, where string, 
 // plan after five runs, which guesses 250 matches for any word and took
 // 7.7 ms for a word in every entry instead of 2.8. One round trip, no
 // planner settings (BenchmarkCorpusSearch, BenchmarkCorpusSearchCommonWord).
-func matchingCorpusIDs(ctx context.Context, db pgbase.Querier, where string, args []any) ([]string, error) {
-	rows, _ := db.Query(ctx, `WITH m AS MATERIALIZED (SELECT c.id FROM corpus_entries c`+where+`)
+func (d *Knowledge) matchingCorpusIDs(ctx context.Context, where string, args []any) ([]string, error) {
+	rows, _ := d.pool.Query(ctx, `WITH m AS MATERIALIZED (SELECT c.id FROM corpus_entries c`+where+`)
 		SELECT id FROM m`+fmt.Sprintf(" LIMIT %d", searchCountCap+1), append([]any{pgx.QueryExecModeExec}, args...)...)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {

@@ -97,23 +97,18 @@ func newSubmissionWhere(tenantID string, f SubmissionFilter) *submissionWhere {
 func (d *Listings) ListSubmissions(ctx context.Context, tenantID string, f SubmissionFilter) (SubmissionPage, error) {
 	w := newSubmissionWhere(tenantID, f)
 	page := SubmissionPage{}
-	err := pgbase.Snapshot(ctx, d.pool, func(q pgbase.Querier) error {
-		if err := q.QueryRow(ctx, `SELECT count(*) FROM submissions`+w.sql, w.args...).Scan(&page.Total); err != nil {
-			return fmt.Errorf("counting submissions: %w", err)
-		}
-		limit := w.arg(f.Limit)
-		offset := w.arg((f.Page - 1) * f.Limit)
-		rows, _ := q.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions`+w.sql+
-			` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, w.args...)
-		var err error
-		if page.Submissions, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission]); err != nil {
-			return fmt.Errorf("listing submissions: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return SubmissionPage{}, err
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM submissions`+w.sql, w.args...).Scan(&page.Total); err != nil {
+		return SubmissionPage{}, fmt.Errorf("counting submissions: %w", err)
 	}
+	limit := w.arg(f.Limit)
+	offset := w.arg((f.Page - 1) * f.Limit)
+	rows, _ := d.pool.Query(ctx, `SELECT `+pgbase.SubmissionColumns+` FROM submissions`+w.sql+
+		` ORDER BY created_at DESC, id DESC LIMIT `+limit+` OFFSET `+offset, w.args...)
+	subs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Submission])
+	if err != nil {
+		return SubmissionPage{}, fmt.Errorf("listing submissions: %w", err)
+	}
+	page.Submissions = subs
 	if f.Page == 1 {
 		stats, err := d.submissionStats(ctx, tenantID, f.ToolType)
 		if err != nil {

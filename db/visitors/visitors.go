@@ -60,25 +60,16 @@ func (d *Visitors) ListVisitors(ctx context.Context, tenantID, search string, li
 		args = append(args, "%"+pgbase.EscapeLike(search)+"%")
 		where += ` AND (coalesce(email, '') || ' ' || coalesce(display_name, '') || ' ' || coalesce(external_id, '')) ILIKE $2`
 	}
-	var (
-		total int
-		vs    []parley.Visitor
-	)
-	err := pgbase.Snapshot(ctx, d.pool, func(q pgbase.Querier) error {
-		if err := q.QueryRow(ctx, `SELECT count(*) FROM visitors`+where, args...).Scan(&total); err != nil {
-			return fmt.Errorf("counting visitors: %w", err)
-		}
-		args = append(args, limit, offset)
-		rows, _ := q.Query(ctx, `SELECT `+visitorColumns+` FROM visitors`+where+
-			fmt.Sprintf(" ORDER BY created_at DESC, id LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
-		var err error
-		if vs, err = pgx.CollectRows(rows, pgx.RowToStructByName[parley.Visitor]); err != nil {
-			return fmt.Errorf("listing visitors: %w", err)
-		}
-		return nil
-	})
+	var total int
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM visitors`+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting visitors: %w", err)
+	}
+	args = append(args, limit, offset)
+	rows, _ := d.pool.Query(ctx, `SELECT `+visitorColumns+` FROM visitors`+where+
+		fmt.Sprintf(" ORDER BY created_at DESC, id LIMIT $%d OFFSET $%d", len(args)-1, len(args)), args...)
+	vs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Visitor])
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("listing visitors: %w", err)
 	}
 	return vs, total, nil
 }

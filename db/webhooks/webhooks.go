@@ -339,18 +339,11 @@ func (d *Webhooks) ListWebhookDeliveries(ctx context.Context, tenantID, endpoint
 	}
 	where := `tenant_id = $1 AND endpoint_id = $2 AND ($3 = '' OR status = $3) AND ($4 = '' OR event = $4)`
 	args := []any{tenantID, endpointID, f.Status, f.Event}
-	var (
-		total int
-		out   []WebhookDelivery
-	)
-	err := pgbase.Snapshot(ctx, d.pool, func(q pgbase.Querier) error {
-		if err := q.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE `+where, args...).Scan(&total); err != nil {
-			return fmt.Errorf("counting deliveries: %w", err)
-		}
-		var err error
-		out, err = d.deliveries(ctx, q, where, append(args, f.Limit, (f.Page-1)*f.Limit))
-		return err
-	})
+	var total int
+	if err := d.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting deliveries: %w", err)
+	}
+	out, err := d.deliveries(ctx, where, append(args, f.Limit, (f.Page-1)*f.Limit))
 	return out, total, err
 }
 
@@ -360,14 +353,14 @@ func (d *Webhooks) RecentWebhookDeliveries(ctx context.Context, tenantID, endpoi
 	if !pgbase.LooksLikeUUID(endpointID) {
 		return nil, nil
 	}
-	return d.deliveries(ctx, d.pool, `tenant_id = $1 AND endpoint_id = $2`, []any{tenantID, endpointID, n, 0})
+	return d.deliveries(ctx, `tenant_id = $1 AND endpoint_id = $2`, []any{tenantID, endpointID, n, 0})
 }
 
 // deliveries runs the page query of the deliveries matching where, whose
 // last two arguments are the limit and the offset.
-func (d *Webhooks) deliveries(ctx context.Context, q pgbase.Querier, where string, args []any) ([]WebhookDelivery, error) {
+func (d *Webhooks) deliveries(ctx context.Context, where string, args []any) ([]WebhookDelivery, error) {
 	n := len(args)
-	rows, _ := q.Query(ctx, fmt.Sprintf(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
+	rows, _ := d.pool.Query(ctx, fmt.Sprintf(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE `+where+`
 		ORDER BY created_at DESC, id DESC LIMIT $%d OFFSET $%d`, n-1, n), args...)
 	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[WebhookDelivery])
 	if err != nil {

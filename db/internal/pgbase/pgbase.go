@@ -17,16 +17,6 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Snapshot runs fn in a read-only transaction at REPEATABLE READ, so that
-// its statements read one snapshot: a list's count and its page agree
-// whatever is written meanwhile.
-func Snapshot(ctx context.Context, db interface {
-	BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
-}, fn func(q Querier) error) error {
-	return pgx.BeginTxFunc(ctx, db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) error { return fn(tx) })
-}
-
 // Storable reports whether PostgreSQL can take s as a text parameter: valid
 // UTF-8 without NUL. Lookups by user-supplied text check it first, so that odd
 // input finds nothing instead of failing the query.
