@@ -167,12 +167,12 @@ func parseUUID(id string, out *[16]byte) error {
 
 // seedResolutionSQL sets the resolution's marks (migration 00058) of the
 // conversations $1 that CopySeedConversations copied: what the statements
-// that store messages one at a time keep as they go (appendMessageSQL).
+// that store messages one at a time keep as they go (appendMessageSQL),
+// with the same test of a question asked again (question_repeated, against
+// the visitor's messages before each one).
 const seedResolutionSQL = `UPDATE conversations c SET
 		answered = EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'),
 		person_replied = EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.role = 'human'),
-		repeated_question = EXISTS (SELECT 1 FROM messages a JOIN messages b ON b.conversation_id = a.conversation_id AND b.seq < a.seq
-			WHERE a.conversation_id = c.id AND a.role = 'user' AND b.role = 'user'
-				AND char_length(question_key(a.content)) >= 15 AND question_key(a.content) LIKE '% % %'
-				AND (question_key(b.content) = question_key(a.content) OR similarity(question_key(b.content), question_key(a.content)) >= 0.8))
+		repeated_question = EXISTS (SELECT 1 FROM messages a
+			WHERE a.conversation_id = c.id AND a.role = 'user' AND question_repeated(c.id, a.content, a.seq))
 	WHERE c.id = ANY($1::uuid[])`

@@ -283,3 +283,40 @@ func TestOpenTurnKeepsResolution(t *testing.T) {
 		t.Fatal("the question asked again did not mark the conversation repeated_question")
 	}
 }
+
+// Seeding marks the conversations it copies as the statements that store
+// messages one at a time do: answered by an answer, repeated_question by a
+// visitor's question asked again, and neither by a conversation of
+// different questions without an answer.
+func TestSeedKeepsResolution(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := dbtest.SetupConversations(t)
+	at := time.Now().UTC().Add(-time.Hour)
+	msg := func(role, content string, i int) db.SeedMessage {
+		return db.SeedMessage{Role: role, Content: content, CreatedAt: at.Add(time.Duration(i) * time.Second)}
+	}
+	repeated := db.SeedConversation{ID: [16]byte{0xa1, 1}, SessionID: "seed-repeated", Channel: parley.ChannelWeb, Status: parley.StatusBot,
+		VisitorType: parley.VisitorHuman, FirstUserMessage: "How do I reset my password?", Locale: "en", CreatedAt: at,
+		Messages: []db.SeedMessage{msg("user", "How do I reset my password?", 0), msg("assistant", "Use the link.", 1),
+			msg("user", "how do i reset my password??", 2)}}
+	plain := db.SeedConversation{ID: [16]byte{0xa1, 2}, SessionID: "seed-plain", Channel: parley.ChannelWeb, Status: parley.StatusBot,
+		VisitorType: parley.VisitorHuman, FirstUserMessage: "How do I reset my password?", Locale: "en", CreatedAt: at,
+		Messages: []db.SeedMessage{msg("user", "How do I reset my password?", 0), msg("user", "And where is my invoice stored?", 1)}}
+	if _, err := f.Store.CopySeedConversations(ctx, f.Tenant.ID, []db.SeedConversation{repeated, plain}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		session            string
+		answered, repeated bool
+	}{{"seed-repeated", true, true}, {"seed-plain", false, false}} {
+		var answered, rep bool
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT answered, repeated_question FROM conversations WHERE tenant_id = $1 AND session_id = $2`,
+			f.Tenant.ID, c.session).Scan(&answered, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if answered != c.answered || rep != c.repeated {
+			t.Errorf("%s: answered %v, repeated_question %v; want %v, %v", c.session, answered, rep, c.answered, c.repeated)
+		}
+	}
+}

@@ -10,15 +10,18 @@
 -- visitor's message, for those statements to call: whether content's
 -- question key has at least three words and 15 characters and equals or is
 -- trigram-similar (similarity >= 0.8) to the key of one of the visitor's
--- 50 latest messages in conversation conv. Called in the statement that
--- stores the message, before the message is visible to it, so those are the
--- messages before it, as the trigger's were.
+-- 50 latest messages in conversation conv (of those before seq before,
+-- when given). Called in the statement that stores the message, before the
+-- message is visible to it, so those are the messages before it, as the
+-- trigger's were; seeding, which marks conversations already copied, names
+-- each message's seq instead.
 
 -- +goose StatementBegin
-CREATE FUNCTION question_repeated(conv uuid, content text) RETURNS boolean LANGUAGE sql STABLE PARALLEL SAFE AS $$
+CREATE FUNCTION question_repeated(conv uuid, content text, before bigint DEFAULT NULL) RETURNS boolean
+    LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT char_length(q.k) >= 15 AND q.k LIKE '% % %' AND EXISTS (
         SELECT 1 FROM (SELECT question_key(m.content) AS key FROM messages m
-            WHERE m.conversation_id = conv AND m.role = 'user'
+            WHERE m.conversation_id = conv AND m.role = 'user' AND (before IS NULL OR m.seq < before)
             ORDER BY m.seq DESC LIMIT 50) e
         WHERE e.key = q.k OR similarity(e.key, q.k) >= 0.8)
     FROM (SELECT question_key(content) AS k) q
@@ -55,4 +58,4 @@ END $$;
 CREATE TRIGGER messages_resolution AFTER INSERT ON messages
     FOR EACH ROW WHEN (NEW.role IN ('user', 'assistant', 'human')) EXECUTE FUNCTION messages_resolution();
 
-DROP FUNCTION question_repeated(uuid, text);
+DROP FUNCTION question_repeated(uuid, text, bigint);
