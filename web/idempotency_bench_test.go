@@ -4,17 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/web"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -24,21 +20,9 @@ import (
 // time (the key claimed, the request run, its answer kept: two statements
 // more), and the same key sent again (the answer replayed, nothing run).
 func BenchmarkIdempotentCreate(b *testing.B) {
-	store := dbtest.New(b)
-	srv, err := web.NewServer(webtest.Config(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Echo)
-	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(webtest.SecretKey)
-	box, _ := auth.NewBox(key)
 	ctx := context.Background()
 	slug := fmt.Sprintf("idem-bench-%d", time.Now().UnixNano())
-	p, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: slug, Name: "Idempotency bench", Plan: "builder"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	store, _, ts, p := webtest.NewBench(b, parley.NewTenantInput{Slug: slug, Name: "Idempotency bench", Plan: "builder"})
 	tok, nt := auth.NewToken(p.ID, "bench", []string{auth.ScopeCorpusWrite}, false)
 	if _, err := store.CreateToken(ctx, nt); err != nil {
 		b.Fatal(err)

@@ -3,17 +3,13 @@ package web_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
-	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/web"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -22,20 +18,8 @@ import (
 // stateless mode), beside the REST read of the same entry: the difference
 // is what the MCP layer costs.
 func BenchmarkMCPToolCall(b *testing.B) {
-	store := dbtest.New(b)
-	srv, err := web.NewServer(webtest.Config(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Echo)
-	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(webtest.SecretKey)
-	box, _ := auth.NewBox(key)
 	ctx := context.Background()
-	p, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: "mcp-bench", Name: "MCP bench", Plan: "builder"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	store, _, ts, p := webtest.NewBench(b, parley.NewTenantInput{Slug: "mcp-bench", Name: "MCP bench", Plan: "builder"})
 	tok, nt := auth.NewToken(p.ID, "bench", []string{auth.ScopeCorpusRead, auth.ScopeCorpusWrite}, false)
 	if _, err := store.CreateToken(ctx, nt); err != nil {
 		b.Fatal(err)

@@ -20,10 +20,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"runtime/pprof"
@@ -35,9 +32,7 @@ import (
 	"github.com/parley/parley"
 	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/db/dbtest"
 	"github.com/parley/parley/handlers/public"
-	"github.com/parley/parley/web"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -47,21 +42,9 @@ func BenchmarkIdleStreams(b *testing.B) {
 		n = v
 	}
 	ctx := context.Background()
-	store := dbtest.New(b)
-	srv, err := web.NewServer(webtest.Config(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Echo)
-	b.Cleanup(ts.Close)
-	b.Cleanup(srv.Live.Close) // before ts.Close: the streams end
-	key, _ := auth.ParseKey(webtest.SecretKey)
-	box, _ := auth.NewBox(key)
 	slug := fmt.Sprintf("streams%d", time.Now().UnixNano()%1_000_000_000)
-	ten, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: slug, Name: "Streams", Plan: "scale"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	store, srv, ts, ten := webtest.NewBench(b, parley.NewTenantInput{Slug: slug, Name: "Streams", Plan: "scale"})
+	b.Cleanup(srv.Live.Close) // before ts.Close: the streams end
 	// One conversation per stream, waiting for a person.
 	convs := make([]db.SeedConversation, n)
 	for i := range convs {
@@ -74,6 +57,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 	if _, err := store.CopySeedConversations(ctx, ten.ID, convs); err != nil {
 		b.Fatal(err)
 	}
+	key, _ := auth.ParseKey(webtest.SecretKey)
 	streamKey := public.StreamKey(key)
 	addr := ts.Listener.Addr().String()
 	open := func(i int) (net.Conn, error) {

@@ -5,10 +5,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -16,10 +14,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
-	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/web"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -34,21 +29,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkInboxPoll -benchtime 2000x -benchmem ./handlers/admin/
 func BenchmarkInboxPoll(b *testing.B) {
-	store := dbtest.New(b)
-	srv, err := web.NewServer(webtest.Config(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Echo)
-	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(webtest.SecretKey)
-	box, _ := auth.NewBox(key)
 	ctx := context.Background()
-	p, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: "inbox-bench", Name: "Inbox bench", Plan: "scale",
+	store, _, ts, p := webtest.NewBench(b, parley.NewTenantInput{Slug: "inbox-bench", Name: "Inbox bench", Plan: "scale",
 		OwnerEmail: "owner@inbox-bench.test", OwnerPassword: "inbox bench password"})
-	if err != nil {
-		b.Fatal(err)
-	}
 	open := seedInboxLoad(b, store, p.ID)
 
 	jar, _ := cookiejar.New(nil)

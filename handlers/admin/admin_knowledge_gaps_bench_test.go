@@ -5,11 +5,9 @@ import (
 	crand "crypto/rand"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -19,10 +17,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/agent/rank"
-	"github.com/parley/parley/auth"
 	"github.com/parley/parley/db"
-	"github.com/parley/parley/db/dbtest"
-	"github.com/parley/parley/web"
 	"github.com/parley/parley/web/webtest"
 )
 
@@ -38,21 +33,9 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkKnowledgeGaps -benchtime 200x -timeout 30m ./handlers/admin/
 func BenchmarkKnowledgeGaps(b *testing.B) {
-	store := dbtest.New(b)
-	srv, err := web.NewServer(webtest.Config(b), store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Echo)
-	b.Cleanup(ts.Close)
-	key, _ := auth.ParseKey(webtest.SecretKey)
-	box, _ := auth.NewBox(key)
 	ctx := context.Background()
-	p, err := auth.Provision(ctx, store, box, srv.Base.Passwords, parley.NewTenantInput{Slug: "gaps-bench", Name: "Gaps bench", Plan: "scale",
+	store, _, ts, p := webtest.NewBench(b, parley.NewTenantInput{Slug: "gaps-bench", Name: "Gaps bench", Plan: "scale",
 		OwnerEmail: "owner@gaps-bench.test", OwnerPassword: "gaps bench password"})
-	if err != nil {
-		b.Fatal(err)
-	}
 	start := time.Now()
 	seedGapsLoad(b, store, p.ID)
 	b.Logf("seeded in %s", time.Since(start).Round(time.Second))
