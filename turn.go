@@ -34,6 +34,30 @@ type ConversationStart struct {
 	// (Idempotency-Key), stored with it: the same key again in the session
 	// is the same message sent again (SessionState.Keyed). "" for none.
 	IdempotencyKey string
+	// Admit, when not nil, is the request's count against its address's
+	// limit, made with the session's lease in the turn's first round trip
+	// instead of in one of its own before the turn (db.OpenTurn): the lease
+	// is taken only when the count admits the request and the tenant's
+	// configuration is still the version the request was let in on.
+	Admit *Admission
+}
+
+// Admission is a request's count against its address's limit made with a
+// turn's lease (ConversationStart.Admit). What the count read is filled in
+// when it was made (Made), whatever it decided: the counts and whether they
+// were counted (as db.HitWithin returns them), the tenant's configuration
+// version read with them, and whether the lease was let be taken.
+type Admission struct {
+	Windows []RateWindow
+	Now     time.Time
+	Slug    string // the tenant whose configuration version is read
+	Version int64  // the version the request was let in on
+
+	Made     bool
+	Counts   []int
+	Counted  bool
+	Current  *int64 // the version read; nil when the tenant is gone
+	Admitted bool
 }
 
 // Validate applies the start's rules, filling in the default channel (web)

@@ -199,7 +199,20 @@ type TurnInput struct {
 	// its stored answer is replayed (TurnOutput.Replayed), or, when its turn
 	// never ended (the instance answering it died), it is answered now.
 	IdempotencyKey string
+	// Admission, when not nil, is the request's count against its
+	// address's limit, left to the turn by the caller: it is made with the
+	// session's lease, in the turn's first round trip, instead of in one of
+	// its own before the turn (parley.ConversationStart.Admit). A turn the
+	// count does not admit (the address is past its limit, or Tenant is not
+	// the configuration's current version) ends with ErrNotAdmitted, having
+	// stored nothing, and the caller decides from what the count read.
+	Admission *parley.Admission
 }
+
+// ErrNotAdmitted ends a turn whose request its address's count, made with
+// the session's lease (TurnInput.Admission), did not admit: nothing was
+// stored or said, and TurnInput.Admission holds what the count read.
+var ErrNotAdmitted = errors.New("the request was not admitted by its address's count")
 
 // logger is the turn's logger: the request's, else the engine's naming the
 // tenant by slug. open sets it before anything runs in parallel.
@@ -407,12 +420,18 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 		return nil, err
 	}
 	t := &turn{in: in}
-	t.reads = e.readPrompt(ctx, in)
+	// The prompt data is read while the turn waits for its lease, unless
+	// the turn is yet to be admitted and its reads call the tenant's
+	// servers: a request its address's limit refuses calls nobody.
+	early := in.Admission == nil || !readsOutside(in)
+	if early {
+		t.reads = e.readPrompt(ctx, in)
+	}
 	start := parley.ConversationStart{
 		TenantID: in.Tenant.ID, SessionID: in.SessionID, Limit: in.Tenant.ConversationsLimit(),
 		SegmentID: &in.Segment.ID, Channel: in.Channel, VisitorType: in.VisitorType,
 		AgentModel: in.AgentModel, PageURL: nonEmptyPtr(in.PageURL), Locale: nonEmptyPtr(in.Locale),
-		Metadata: in.Metadata, Test: in.Test, IdempotencyKey: in.IdempotencyKey,
+		Metadata: in.Metadata, Test: in.Test, IdempotencyKey: in.IdempotencyKey, Admit: in.Admission,
 	}
 	if in.Visitor != nil {
 		start.VisitorID = &in.Visitor.ID
@@ -427,6 +446,9 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 		return nil, err
 	}
 	t.lease = lease
+	if !early {
+		t.reads = e.readPrompt(ctx, in)
+	}
 	if k := lease.state.Keyed; k != nil && lease.state.Conversation != nil {
 		// Sent again: nothing was stored this time (again.go).
 		if !sameMessage(k.Message.Content, in.Message) {

@@ -90,6 +90,9 @@ func (e *Engine) observedReply(ctx context.Context, in *TurnInput, emit func(llm
 		}
 		emit(ev)
 	})
+	if errors.Is(err, ErrNotAdmitted) {
+		return out, err // not a turn: the caller refuses the request or runs it again
+	}
 	e.Observer.TurnDone(TurnStats{Tenant: in.Tenant.Slug, Channel: in.Channel, Outcome: turnOutcome(ctx, out, err),
 		Duration: time.Since(start), FirstText: first})
 	return out, err

@@ -56,6 +56,12 @@ func (e *Engine) takeSessionLease(ctx context.Context, log *slog.Logger, start *
 	wait := leasePollFirst
 	for {
 		ok, state, err := e.Store.OpenTurn(ctx, *start, message, holder, e.Instance, ttl, HistoryTurns-1)
+		if a := start.Admit; a != nil {
+			start.Admit = nil // the address's count is made once, with the first try
+			if err == nil && a.Made && !a.Admitted {
+				return nil, ErrNotAdmitted
+			}
+		}
 		if err != nil {
 			return nil, err
 		}

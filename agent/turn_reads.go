@@ -42,6 +42,13 @@ func (e *Engine) readsCalendar(data parley.PromptData) bool {
 	return data.HasCalendar && e.Calendar != nil && e.Outbound != nil && e.Secrets != nil
 }
 
+// readsOutside reports whether readPrompt calls the tenant's servers for
+// in: its visitor context webhook, or its MCP server's tools.
+func readsOutside(in *TurnInput) bool {
+	t := in.Tenant
+	return t.VisitorContextURL != nil && *t.VisitorContextURL != "" || mcpclient.Configured(t)
+}
+
 // readPrompt starts the reads of the turn's prompt data.
 func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 	p := &promptReads{}

@@ -86,7 +86,7 @@ func (d *DB) RateWindowsPlan(ctx context.Context, windows []Window, now time.Tim
 			return "", err
 		}
 	}
-	st := hitWithinSQL(windows, now, "")
+	st := hitWithinSQL(windows, now, "", "", 0)
 	rows, _ := tx.Query(ctx, "EXPLAIN "+st.sql, st.args...)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
@@ -122,7 +122,7 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if count != nil && count.Test {
 		count = nil
 	}
-	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "", "")
+	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "", "", nil)
 }
 
 // HasCorpusSummaries reports whether any active entry applying to the

@@ -55,11 +55,11 @@ func (d *DB) HitWithin(ctx context.Context, windows []Window, now time.Time) (co
 // slug is empty): what the chat's configuration cache is checked against
 // (ChatTenantAndSegment).
 func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.Time, slug string) (counts []int, counted bool, version *int64, err error) {
-	st := hitWithinSQL(windows, now, slug)
+	st := hitWithinSQL(windows, now, slug, "", 0)
 	h := hits{err: errSkipped}
 	err = d.pipeline(ctx, [][]statement{{byIndex, st}}, func(_, i int, rows pgx.Rows) {
 		if i == 1 {
-			h = readHits(rows, len(windows))
+			h = readHits(rows, len(windows), nil)
 		}
 	})
 	if err != nil {
@@ -95,14 +95,19 @@ type hits struct {
 	err     error
 }
 
-// readHits reads the rows of hitWithinSQL.
-func readHits(rows pgx.Rows, n int) hits {
+// readHits reads the rows of hitWithinSQL; admitted, when not nil, is set
+// to its admission's column (when made for a holder).
+func readHits(rows pgx.Rows, n int, admitted *bool) hits {
 	defer rows.Close()
 	h := hits{counts: make([]int, 0, n), counted: true}
 	for rows.Next() {
 		var before int
 		var after *int
-		if err := rows.Scan(&before, &after, &h.version); err != nil {
+		dest := []any{&before, &after, &h.version}
+		if admitted != nil {
+			dest = append(dest, admitted)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return hits{err: fmt.Errorf("counting rate windows: %w", err)}
 		}
 		if after == nil {
@@ -118,8 +123,21 @@ func readHits(rows pgx.Rows, n int) hits {
 	return h
 }
 
-// hitWithinSQL is HitWithinForTenant's statement.
-func hitWithinSQL(windows []Window, now time.Time, slug string) statement {
+// admittedForSetting is a setting of the database session (set_config,
+// not local to the transaction) in which hitWithinSQL, counting for a turn
+// (its holder), leaves that holder when the count admits the turn: every
+// window counted and none past its limit, and the tenant's configuration
+// at the version the turn was let in on. The lease's statement of the same
+// transaction takes the lease only for that holder (takeLeaseSQL). A
+// holder is new for every turn, so a value left on a pooled connection by
+// an earlier turn never matches.
+const admittedForSetting = "parley.admitted_for"
+
+// hitWithinSQL is HitWithinForTenant's statement. With a holder (not ""),
+// it is also a turn's admission (parley.Admission): it leaves the holder
+// in admittedForSetting when the count admits the turn and the tenant's
+// configuration version is version, and says so in a fourth column.
+func hitWithinSQL(windows []Window, now time.Time, slug, holder string, version int64) statement {
 	// The windows are a VALUES list rather than unnest(arrays): the planner
 	// then knows how few they are and probes the counters' primary key,
 	// where it would guess a hundred rows for unnest and scan the table.
@@ -139,6 +157,20 @@ func hitWithinSQL(windows []Window, now time.Time, slug string) statement {
 		args = append(args, slug)
 		tenantVersion = fmt.Sprintf("(SELECT config_version FROM tenants WHERE slug = $%d)", len(args))
 	}
+	// The admission: the windows were counted (all or none are) and none
+	// is past its limit (a race; handlers.AddressLimit.Verdict decides
+	// alike), and the version is the one the turn was let in on.
+	var admission, admitted, admittedJoin string
+	if holder != "" {
+		args = append(args, holder, version)
+		h, ver := len(args)-1, len(args)
+		admission = fmt.Sprintf(`,
+		adm AS (SELECT set_config('%s', CASE WHEN EXISTS (SELECT 1 FROM hit)
+			AND NOT EXISTS (SELECT 1 FROM hit JOIN w ON w.key = hit.key WHERE hit.count > w.lim)
+			AND (SELECT version FROM v) = $%d::bigint THEN $%d::text ELSE '' END, false) = $%d::text AS admitted)`,
+			admittedForSetting, ver, h, h)
+		admitted, admittedJoin = ", adm.admitted", " CROSS JOIN adm"
+	}
 	return statement{`WITH w AS (
 			SELECT w.ord, w.key, w.start, w.ends, w.lim, coalesce(c.count, 0) AS n
 			FROM (VALUES ` + values.String() + `) AS w(ord, key, start, ends, lim)
@@ -149,7 +181,7 @@ func hitWithinSQL(windows []Window, now time.Time, slug string) statement {
 			SELECT key, start, ends, 1 FROM w WHERE NOT EXISTS (SELECT 1 FROM w WHERE n >= lim)
 			ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1
 			RETURNING key, count),
-		v AS (SELECT ` + tenantVersion + ` AS version)
-		SELECT w.n, hit.count, v.version
-		FROM w LEFT JOIN hit ON hit.key = w.key CROSS JOIN v ORDER BY w.ord`, args}
+		v AS (SELECT ` + tenantVersion + ` AS version)` + admission + `
+		SELECT w.n, hit.count, v.version` + admitted + `
+		FROM w LEFT JOIN hit ON hit.key = w.key CROSS JOIN v` + admittedJoin + ` ORDER BY w.ord`, args}
 }

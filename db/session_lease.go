@@ -22,15 +22,26 @@ import (
 // the visitor's message (StartTurn), commits synchronously, which flushes
 // the WAL up to and including the lease; a PostgreSQL crash in between ends
 // the turn anyway. One disk flush less per turn.
-var acquireLeaseSQL = takeLeaseSQL("$2", "$3", "$4", "$5")
+var acquireLeaseSQL = takeLeaseSQL("$2", "$3", "$4", "$5", false)
+
+// acquireLeaseAdmittedSQL is acquireLeaseSQL taking the lease only when the
+// address's count before it in its transaction admitted the turn
+// (hitWithinSQL, admittedForSetting).
+var acquireLeaseAdmittedSQL = takeLeaseSQL("$2", "$3", "$4", "$5", true)
 
 // takeLeaseSQL is the statement of acquireLeaseSQL with the placeholders
 // of its session, holder, ttl and instance (the tenant is $1): the lease
-// of takeLeaseCountingSQL as well.
-func takeLeaseSQL(session, holder, ttl, instance string) string {
+// of takeLeaseCountingSQL as well. admitted: only for a holder the
+// address's count admitted (admittedForSetting).
+func takeLeaseSQL(session, holder, ttl, instance string, admitted bool) string {
+	where := ""
+	if admitted {
+		where = `
+	WHERE current_setting('` + admittedForSetting + `', true) = ` + holder
+	}
 	return `INSERT INTO session_leases (tenant_id, session_id, holder, instance_id, busy_until)
 	SELECT $1, ` + session + `, ` + holder + `, NULLIF(` + instance + `, '')::uuid, now() + make_interval(secs => ` + ttl + `)
-	FROM ` + pgbase.AsyncCommit + `
+	FROM ` + pgbase.AsyncCommit + where + `
 	ON CONFLICT (tenant_id, session_id) DO UPDATE
 	SET holder = EXCLUDED.holder, instance_id = EXCLUDED.instance_id, busy_until = EXCLUDED.busy_until
 	WHERE session_leases.busy_until < now()
@@ -50,8 +61,18 @@ func takeLeaseSQL(session, holder, ttl, instance string) string {
 // Its transaction, the statement alone (takeLease), commits asynchronously,
 // so the usage row stays locked only while it runs; the conversation's
 // insert, which commits synchronously, flushes the count with it.
-var takeLeaseCountingSQL = startOKSQL + `,
-	lease AS (` + takeLeaseSQL("$4", "$5", "$6", "$7") + `),
+var takeLeaseCountingSQL = takeLeaseCounting(false)
+
+// takeLeaseCountingAdmittedSQL is takeLeaseCountingSQL taking the lease
+// only for a holder the address's count admitted, as
+// acquireLeaseAdmittedSQL does.
+var takeLeaseCountingAdmittedSQL = takeLeaseCounting(true)
+
+// takeLeaseCounting is takeLeaseCountingSQL, the lease only for an
+// admitted holder when admitted.
+func takeLeaseCounting(admitted bool) string {
+	return startOKSQL + `,
+	lease AS (` + takeLeaseSQL("$4", "$5", "$6", "$7", admitted) + `),
 	counted AS (
 		INSERT INTO conversation_usage (tenant_id, month, count)
 		SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 FROM ok, lease
@@ -63,6 +84,7 @@ var takeLeaseCountingSQL = startOKSQL + `,
 	SELECT lease.holder, counted.month,
 		set_config('` + countedForSetting + `', CASE WHEN counted.month IS NULL THEN '' ELSE $5 END, false)
 	FROM lease LEFT JOIN counted ON true`
+}
 
 // countedForSetting is a setting of the database session (set_config, not
 // local to the transaction) in which takeLeaseCountingSQL leaves the holder
@@ -73,12 +95,17 @@ var takeLeaseCountingSQL = startOKSQL + `,
 const countedForSetting = "parley.counted_for"
 
 // leaseStatements are the lease (counting count's conversation when not
-// nil), then the session's state (with the message of idempotency key key,
-// when not "").
-func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart, key string) []statement {
-	lease := statement{acquireLeaseSQL, []any{tenantID, pgbase.StorableKey(sessionID), holder, ttl.Seconds(), instance}}
+// nil; only for a holder the address's count admitted when admitted), then
+// the session's state (with the message of idempotency key key, when not
+// "").
+func leaseStatements(tenantID, sessionID, holder, instance string, ttl time.Duration, turns int, count *parley.ConversationStart, key string, admitted bool) []statement {
+	acquire, counting := acquireLeaseSQL, takeLeaseCountingSQL
+	if admitted {
+		acquire, counting = acquireLeaseAdmittedSQL, takeLeaseCountingAdmittedSQL
+	}
+	lease := statement{acquire, []any{tenantID, pgbase.StorableKey(sessionID), holder, ttl.Seconds(), instance}}
 	if count != nil {
-		lease = statement{takeLeaseCountingSQL, []any{tenantID, count.SegmentID, count.VisitorID, pgbase.StorableKey(sessionID), holder,
+		lease = statement{counting, []any{tenantID, count.SegmentID, count.VisitorID, pgbase.StorableKey(sessionID), holder,
 			ttl.Seconds(), instance, count.Limit, sessionID}}
 	}
 	return []statement{lease, {sessionStateSQL, []any{tenantID, sessionID, max(turns, 0), key}}}

@@ -43,20 +43,37 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 	if start.Validate() == nil {
 		open = &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder, p.IdempotencyKey)}
 	}
-	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content, p.IdempotencyKey)
+	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content, p.IdempotencyKey, p.Admit)
 }
 
 // takeLease is OpenTurn's pipeline: the lease (counting count's
 // conversation when not nil) in the first transaction; the session's state
 // (with the message stored earlier with idempotency key key, when not "")
 // and, when open is not nil, the message (content) in the second.
+//
+// With admit, the first transaction counts the request against its
+// address's limit before the lease, which is taken only when the count
+// admits the turn (hitWithinSQL, admittedForSetting); what the count read
+// is filled in admit. A lease not taken for want of admission returns
+// false, as a lease held by another turn does: admit.Admitted tells them
+// apart. The count commits with the lease, so a failure of the first
+// transaction leaves it unmade (admit.Made false).
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
-	count *parley.ConversationStart, open *statement, content, key string) (bool, parley.SessionState, error) {
-	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, key)
+	count *parley.ConversationStart, open *statement, content, key string, admit *parley.Admission) (bool, parley.SessionState, error) {
+	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, key, admit != nil)
 	txs := [][]statement{sts[:1], sts[1:]}
+	leaseAt := 0 // the lease's statement in the first transaction
+	if admit != nil {
+		txs[0] = []statement{byIndex, hitWithinSQL(admit.Windows, admit.Now, admit.Slug, holder, admit.Version), sts[0]}
+		leaseAt = 2
+	}
 	if open != nil {
 		txs[1] = append(txs[1], *open)
 	}
+	var (
+		h                   = hits{err: errSkipped}
+		admitted, leaseRead bool
+	)
 	var (
 		got                string
 		month              *time.Time
@@ -66,6 +83,9 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	)
 	perr := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		switch {
+		case tx == 0 && i == 1 && admit != nil: // the address's count
+			h = readHits(rows, len(admit.Windows), &admitted)
+		case tx == 0 && i != leaseAt:
 		case tx == 0: // the lease: its holder, the month counted
 			if rows.Next() {
 				dest := []any{&got}
@@ -76,6 +96,7 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 			}
 			rows.Close()
 			leaseErr = cmp.Or(leaseErr, rows.Err())
+			leaseRead = leaseErr == nil
 		case i == 0: // the session's state
 			st, stateErr = readSessionState(rows)
 		default: // the message
@@ -85,11 +106,18 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 			}
 		}
 	})
+	if admit != nil && h.err == nil && leaseRead {
+		// The first transaction ran to its commit: the count is made
+		// whatever came after.
+		admit.Made, admit.Counts, admit.Counted, admit.Current, admit.Admitted = true, h.counts, h.counted, h.version, admitted
+	}
 	switch {
 	case perr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", perr)
 	case leaseErr != nil:
 		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", leaseErr)
+	case admit != nil && h.err != nil:
+		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", h.err)
 	case got != holder:
 		return false, parley.SessionState{}, nil
 	}

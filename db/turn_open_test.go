@@ -320,3 +320,108 @@ func TestSeedKeepsResolution(t *testing.T) {
 		}
 	}
 }
+
+// A turn's admission (ConversationStart.Admit) counts the address with the
+// lease, in the turn's one round trip: a count under the limit on the
+// configuration's current version takes the lease and stores the message;
+// an address at its limit counts nothing and takes no lease; a version
+// that is not the current one counts the request but takes no lease; and
+// a lease another turn holds is not taken though the count admitted.
+func TestOpenTurnAdmission(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := dbtest.SetupConversations(t)
+	now := time.Date(2026, 11, 30, 12, 0, 30, 0, time.UTC)
+	var version int64
+	if err := f.Store.Pool().QueryRow(ctx, `SELECT config_version FROM tenants WHERE id = $1`, f.Tenant.ID).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	windows := func(addr string) []parley.RateWindow {
+		return []parley.RateWindow{
+			{Key: "chat:ip:min:" + addr, Length: time.Minute, Limit: 3},
+			{Key: "chat:ip:hour:" + addr, Length: time.Hour, Limit: 30},
+		}
+	}
+	open := func(session, holder string, a *parley.Admission) (bool, parley.SessionState) {
+		t.Helper()
+		p := parley.ConversationStart{TenantID: f.Tenant.ID, SessionID: session, Limit: 100, Channel: parley.ChannelWeb, Admit: a}
+		ok, st, err := f.Store.OpenTurn(ctx, p, "Hello", holder, "", 2*time.Minute, 3)
+		if err != nil {
+			t.Fatalf("OpenTurn %s: %v", session, err)
+		}
+		return ok, st
+	}
+	stored := func(session string) (leases, conversations int) {
+		t.Helper()
+		if err := f.Store.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM session_leases WHERE tenant_id = $1 AND session_id = $2),
+			(SELECT count(*) FROM conversations WHERE tenant_id = $1 AND session_id = $2)`, f.Tenant.ID, session).Scan(&leases, &conversations); err != nil {
+			t.Fatal(err)
+		}
+		return leases, conversations
+	}
+	minute := func(addr string) int {
+		t.Helper()
+		n, err := f.Store.Count(ctx, "chat:ip:min:"+addr, time.Minute, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// Admitted: counted, the lease taken, the message stored.
+	a := &parley.Admission{Windows: windows("a"), Now: now, Slug: f.Tenant.Slug, Version: version}
+	ok, st := open("adm-1", "h1", a)
+	if !ok || st.Opened == nil || !a.Made || !a.Admitted || !a.Counted || fmt.Sprint(a.Counts) != "[1 1]" ||
+		a.Current == nil || *a.Current != version {
+		t.Fatalf("admitted: ok %v, opened %v, admission %+v", ok, st.Opened != nil, a)
+	}
+	if l, c := stored("adm-1"); l != 1 || c != 1 {
+		t.Fatalf("admitted: %d leases, %d conversations; want 1, 1", l, c)
+	}
+
+	// A lease another turn holds: admitted and counted, not taken.
+	a = &parley.Admission{Windows: windows("a"), Now: now, Slug: f.Tenant.Slug, Version: version}
+	if ok, _ := open("adm-1", "h2", a); ok || !a.Made || !a.Admitted || fmt.Sprint(a.Counts) != "[2 2]" {
+		t.Fatalf("a held lease: ok %v, admission %+v; want not taken, admitted, counted", ok, a)
+	}
+
+	// Another version than the current one: counted, no lease, nothing stored.
+	a = &parley.Admission{Windows: windows("a"), Now: now, Slug: f.Tenant.Slug, Version: version - 1}
+	if ok, _ := open("adm-2", "h3", a); ok || !a.Made || a.Admitted || !a.Counted || fmt.Sprint(a.Counts) != "[3 3]" {
+		t.Fatalf("an old version: ok %v, admission %+v; want not taken, counted, not admitted", ok, a)
+	}
+	if l, c := stored("adm-2"); l != 0 || c != 0 {
+		t.Fatalf("an old version: %d leases, %d conversations; want none", l, c)
+	}
+
+	// At the limit (3 a minute): nothing counted, no lease, nothing stored.
+	a = &parley.Admission{Windows: windows("a"), Now: now, Slug: f.Tenant.Slug, Version: version}
+	if ok, _ := open("adm-3", "h4", a); ok || !a.Made || a.Admitted || a.Counted || fmt.Sprint(a.Counts) != "[3 3]" {
+		t.Fatalf("at the limit: ok %v, admission %+v; want not taken, not counted", ok, a)
+	}
+	if l, c := stored("adm-3"); l != 0 || c != 0 || minute("a") != 3 {
+		t.Fatalf("at the limit: %d leases, %d conversations, minute %d; want 0, 0, 3", l, c, minute("a"))
+	}
+
+	// After the refusals, the pool's connections admit other addresses'
+	// turns: what a refused admission left in the connection's setting
+	// stops nobody after it.
+	for i := range 12 {
+		a = &parley.Admission{Windows: windows(fmt.Sprintf("b%d", i)), Now: now, Slug: f.Tenant.Slug, Version: version}
+		session := fmt.Sprintf("adm-b%d", i)
+		if ok, st := open(session, fmt.Sprintf("hb%d", i), a); !ok || st.Opened == nil || !a.Admitted {
+			t.Fatalf("address b%d: ok %v, admission %+v", i, ok, a)
+		}
+	}
+
+	// A tenant gone (its slug unknown): counted, not admitted, no version.
+	a = &parley.Admission{Windows: windows("c"), Now: now, Slug: "no-such-tenant", Version: version}
+	if ok, _ := open("adm-4", "h5", a); ok || !a.Made || a.Admitted || a.Current != nil {
+		t.Fatalf("an unknown slug: ok %v, admission %+v", ok, a)
+	}
+
+	// Without an admission the lease is as before: taken, nothing counted.
+	if ok, st := open("adm-5", "h6", nil); !ok || st.Opened == nil || minute("d") != 0 {
+		t.Fatalf("no admission: ok %v", ok)
+	}
+}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -28,6 +29,11 @@ type AddressCount struct {
 	counted bool
 	version *int64 // the configuration version of the route's tenant
 	err     error  // the verdict: nil, a rate-limit error, or the count's failure
+
+	// mayDefer: the handler can leave the count to its turn (LeaveToTurn);
+	// deferred is the count so left (Defer), until its verdict is taken.
+	mayDefer bool
+	deferred *parley.Admission
 }
 
 // CountAddress begins c's count against limit, in store at the clock now
@@ -44,20 +50,115 @@ func CountAddress(c echo.Context, store *db.DB, now func() time.Time, logger *sl
 // Retry-After). The count's statement also reads the configuration version
 // of the route's tenant (tenantVersion), which the chat's configuration
 // cache is checked against.
+//
+// A count left to the turn (Defer) is taken as the turn made it, or, when
+// the turn did not make it (it failed, or never ran), made now.
 func (a *AddressCount) Verdict() error {
 	if !a.counted {
 		a.counted = true
-		// The count runs to the end even when the client leaves.
-		ctx := context.WithoutCancel(a.c.Request().Context())
-		now := a.now()
-		windows := a.limit.Windows(a.c.RealIP())
-		counts, counted, version, err := a.store.HitWithinForTenant(ctx, windows, now, a.c.Param("slug"))
-		a.version, a.err = version, err
-		if err == nil {
-			a.err = a.limit.Verdict(windows, now, counts, counted)
+		if d := a.deferred; d != nil && d.Made {
+			a.version, a.err = d.Current, a.limit.Verdict(d.Windows, d.Now, d.Counts, d.Counted)
+		} else {
+			// The count runs to the end even when the client leaves.
+			ctx := context.WithoutCancel(a.c.Request().Context())
+			now := a.now()
+			windows := a.limit.Windows(a.c.RealIP())
+			counts, counted, version, err := a.store.HitWithinForTenant(ctx, windows, now, a.c.Param("slug"))
+			a.version, a.err = version, err
+			if err == nil {
+				a.err = a.limit.Verdict(windows, now, counts, counted)
+			}
+		}
+		a.deferred = nil
+		if secs, ok := RetryAfterSeconds(a.err); ok {
+			now := a.now()
+			recentRefusals.note(a.refusalKey(), now, now.Add(time.Duration(secs)*time.Second))
 		}
 	}
 	return a.err
+}
+
+// LeaveToTurn says the handler can leave the count to its turn: made with
+// the session's lease, in the turn's first round trip, instead of in one
+// of its own before it (Defer).
+func (a *AddressCount) LeaveToTurn() { a.mayDefer = true }
+
+// Deferrable says the count may be left to the turn: the handler can
+// (LeaveToTurn), it is not made yet, and this instance has not refused the
+// address lately. An address past its limit thus costs one statement a
+// request, as before the turn, not the turn's first round trip.
+func (a *AddressCount) Deferrable() bool {
+	return a.mayDefer && !a.counted && a.deferred == nil && !recentRefusals.refused(a.refusalKey(), a.now())
+}
+
+// Defer leaves the count to the turn, the request let in on the tenant's
+// configuration at version: the turn's parley.Admission. The gates after the
+// limit's place are passed before it is made, so a refusal of one of
+// them must yield to the limit's (Over).
+func (a *AddressCount) Defer(version int64) *parley.Admission {
+	a.deferred = &parley.Admission{Windows: a.limit.Windows(a.c.RealIP()), Now: a.now(), Slug: a.c.Param("slug"), Version: version}
+	return a.deferred
+}
+
+// Deferred is the count left to the turn (Defer), nil when none is.
+func (a *AddressCount) Deferred() *parley.Admission { return a.deferred }
+
+// Over is err unless the count left to the turn, made now, refuses the
+// request: the limit's refusal wins over a later gate's.
+func (a *AddressCount) Over(err error) error {
+	if a.deferred == nil {
+		return err
+	}
+	if verdict := a.Verdict(); parley.ErrorKind(verdict) == parley.KindRateLimited {
+		return verdict
+	}
+	return err
+}
+
+// refusalKey names the address's counters of this limit in recentRefusals.
+func (a *AddressCount) refusalKey() string {
+	return a.limit.Kind + ":" + RateLimitAddr(a.c.RealIP())
+}
+
+// recentRefusals are the addresses this instance refused lately, until
+// their refusal ends (its Retry-After): their requests are counted before
+// the turn, not with it (Deferrable).
+var recentRefusals = refusals{until: map[string]time.Time{}}
+
+// maxRefusals bounds recentRefusals; past it, expired entries go, then
+// new ones are not kept (their requests are counted with the turn).
+const maxRefusals = 10_000
+
+type refusals struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+func (r *refusals) note(key string, now, until time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.until) >= maxRefusals {
+		for k, t := range r.until {
+			if t.Before(now) {
+				delete(r.until, k)
+			}
+		}
+		if len(r.until) >= maxRefusals {
+			return
+		}
+	}
+	r.until[key] = until
+}
+
+func (r *refusals) refused(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	until, ok := r.until[key]
+	if ok && !now.Before(until) {
+		delete(r.until, key)
+		return false
+	}
+	return ok
 }
 
 // Current says whether t, served from the chat's configuration cache, is

@@ -498,6 +498,9 @@ func BenchmarkChatOpenStreams(b *testing.B) {
 // what an HTTP/1.1 connection's client side holds.
 func benchOpenStreams(b *testing.B, h2 bool) {
 	const streams = 1000
+	if os.Getenv("PARLEY_BENCH_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 512 // every allocation of a stream's state
+	}
 	cb := newChatBenchOver(b, h2)
 	slug, _ := cb.tenant(b)
 	ctx := context.Background()
@@ -540,6 +543,14 @@ func holdStreams(b *testing.B, cb *chatBench, n int,
 	b.Helper()
 	settle()
 	before := inUse()
+	if os.Getenv("PARLEY_BENCH_HEAPPROFILE") != "" {
+		// The profile of what was in use before the streams: pprof's
+		// -diff_base, so that the profile below shows what they hold.
+		if f, err := os.Create(os.Getenv("PARLEY_BENCH_HEAPPROFILE") + ".before"); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			f.Close()
+		}
+	}
 	hctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var mu sync.Mutex

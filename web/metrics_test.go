@@ -138,6 +138,11 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s = %v (present %v), want at least %v", sample, v, ok, atLeast)
 		}
 	}
+	// The message refused at the per-address limit was not a turn, though
+	// its count was made with the turn's first round trip.
+	if v := got[`parley_chat_turns_total{channel="web",outcome="failed"}`]; v != 0 {
+		t.Errorf("%v web turns counted failed, want none", v)
+	}
 	if got[`parley_webhook_oldest_pending_delivery_age_seconds`] < 0 || !strings.Contains(text, "parley_webhook_oldest_pending_delivery_age_seconds ") {
 		t.Errorf("no age of the oldest pending delivery")
 	}

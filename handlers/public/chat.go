@@ -2,6 +2,8 @@ package public
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 
@@ -70,6 +72,13 @@ func tenantGates(c echo.Context, t parley.Tenant, bodyWidgetKey string) error {
 // configuration never decides a request, whether it lets it in or refuses
 // it. Otherwise (form posts) the tenant and segment are read afresh.
 //
+// A count the handler can leave to its turn (AddressCount.LeaveToTurn) is
+// left to it once every gate passed, the segment's too: the turn makes it
+// with the session's lease, in its first round trip, and takes the lease
+// only when the count admits the request on this configuration's version
+// (agent.TurnInput.Admission). Chat then answers a refusal as these gates
+// would have.
+//
 // The gates are one span of the request's trace ("public gates").
 func (h *Handler) publicGates(c echo.Context, count *handlers.AddressCount, widgetKey, captchaToken, segment string, kept bool) (parley.Tenant, parley.Segment, error) {
 	ctx, span := h.Engine.StartSpan(c.Request().Context(), "public gates")
@@ -92,7 +101,16 @@ func (h *Handler) gates(ctx context.Context, c echo.Context, count *handlers.Add
 	}
 	for {
 		if err == nil {
-			err = h.tenantAndAddressGates(c, count, t, widgetKey, captchaToken)
+			err = h.tenantAndCaptchaGates(c, t, widgetKey, captchaToken)
+			if err == nil && count.Deferrable() && segmentRefusal(seg, ref) == nil {
+				// Every gate passed on t: the count, and the check of t's
+				// version with it, are left to the turn (its admission).
+				count.Defer(t.ConfigVersion)
+				return t, *seg, nil
+			}
+			if err == nil {
+				err = count.Verdict()
+			}
 		}
 		if !kept || count.Current(t) {
 			break
@@ -100,29 +118,35 @@ func (h *Handler) gates(ctx context.Context, c echo.Context, count *handlers.Add
 		t, seg, _, err = h.DB.ChatTenantAndSegment(ctx, slug, ref, true)
 		kept = false
 	}
+	if err == nil {
+		err = segmentRefusal(seg, ref)
+	}
 	if err != nil {
 		h.noteRefusal(c, t, err)
 		return t, parley.Segment{}, err
 	}
-	switch {
-	case seg == nil && ref == "":
-		return t, parley.Segment{}, parley.Errorf(parley.KindNotFound, "Default segment not found")
-	case seg == nil || !seg.IsActive && ref != "":
-		return t, parley.Segment{}, handlers.UnknownSegment(ref)
-	}
 	return t, *seg, nil
 }
 
-// tenantAndAddressGates are publicGates' gates on a tenant read: plan,
-// origin, widget key, bot challenge, then the per-address limit.
-func (h *Handler) tenantAndAddressGates(c echo.Context, count *handlers.AddressCount, t parley.Tenant, widgetKey, captchaToken string) error {
+// segmentRefusal is the segment gate's refusal of seg, the segment ref
+// named (the default when ""), nil when it passes.
+func segmentRefusal(seg *parley.Segment, ref string) error {
+	switch {
+	case seg == nil && ref == "":
+		return parley.Errorf(parley.KindNotFound, "Default segment not found")
+	case seg == nil || !seg.IsActive && ref != "":
+		return handlers.UnknownSegment(ref)
+	}
+	return nil
+}
+
+// tenantAndCaptchaGates are publicGates' gates on a tenant read before the
+// per-address limit: plan, origin, widget key, bot challenge.
+func (h *Handler) tenantAndCaptchaGates(c echo.Context, t parley.Tenant, widgetKey, captchaToken string) error {
 	if err := tenantGates(c, t, widgetKey); err != nil {
 		return err
 	}
-	if err := h.Captcha.Check(c.Request().Context(), h.Box, h.Log(c), t, captchaToken, c.RealIP()); err != nil {
-		return err
-	}
-	return count.Verdict()
+	return h.Captcha.Check(c.Request().Context(), h.Box, h.Log(c), t, captchaToken, c.RealIP())
 }
 
 // Chat answers POST /chat/{slug}: the public agent surface. Browsers get the
@@ -132,10 +156,15 @@ func (h *Handler) tenantAndAddressGates(c echo.Context, count *handlers.AddressC
 // widget key, bot challenge, per-address limit, segment), and
 // agent.Engine.Reply runs the turn once (the monthly limit is its first
 // gate). The request counts against its address's chat limit whatever it
-// is answered (addressCount).
+// is answered (handlers.AddressCount). A message with no visitor to
+// resolve is counted with its turn (chatLeavesCount): a refusal of a gate
+// after the limit's place then yields to the limit's (Over), and a turn
+// the count did not admit is answered with the limit's refusal, or, when
+// the kept configuration was found changed, run again on the current one.
 //
-// Chat's frame stays small (see agent.Engine.Reply): the input is built on
-// the heap by a function that has returned before the model is called.
+// Chat's frame, and answer's under it, stay small (see agent.Engine.Reply):
+// the input is built on the heap by a function that has returned before
+// the model is called.
 func (h *Handler) Chat(c echo.Context) error {
 	count := handlers.CountAddress(c, h.DB, h.Now, h.Logger, handlers.ChatLimit)
 	defer count.Settle()
@@ -146,16 +175,52 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if chatLeavesCount(c.Request().Header, req) {
+		count.LeaveToTurn()
+	}
 	in, stream, err := h.chatInput(c, count, req)
 	if err != nil {
-		return err
+		return count.Over(err)
 	}
+	err = h.answer(c, in, stream)
+	if errors.Is(err, agent.ErrNotAdmitted) {
+		// The count made with the turn refused it, or found the tenant's
+		// configuration changed since it was kept: the limit's refusal, or
+		// the gates again on the configuration as it is now.
+		if err := count.Verdict(); err != nil {
+			return err
+		}
+		if in, stream, err = h.chatInput(c, count, req); err != nil {
+			return err
+		}
+		err = h.answer(c, in, stream)
+	}
+	return err
+}
+
+// answer runs the turn of in and writes its answer, streamed or not;
+// agent.ErrNotAdmitted is returned with nothing written.
+func (h *Handler) answer(c echo.Context, in *agent.TurnInput, stream bool) error {
 	w := handlers.NewChatWriter(c, in, stream)
 	if len(h.StreamKey) > 0 {
 		w.StreamToken = streamToken(h.StreamKey, in.Tenant.ID, in.SessionID)
 	}
 	out, err := h.Engine.Reply(c.Request().Context(), in, w.Emit)
+	if errors.Is(err, agent.ErrNotAdmitted) {
+		return err
+	}
 	return w.Finish(out, err)
+}
+
+// chatLeavesCount says whether a chat request's count against its
+// address's limit may be left to its turn (handlers.AddressCount.Defer):
+// nothing between the limit's place and the turn writes or calls out. A
+// visitor (a token, an id, the widget's anonymous id) is resolved, and an
+// admin token's tools read, before the turn: those requests are counted
+// first.
+func chatLeavesCount(hdr http.Header, req *chatRequest) bool {
+	return req.VisitorToken == "" && req.VisitorID == "" && req.AnonymousID == "" &&
+		hdr.Get("X-Visitor-Token") == "" && hdr.Get("X-Visitor-Id") == "" && hdr.Get("X-Service-Admin-Token") == ""
 }
 
 // chatInput passes the gates on the decoded request: the turn's input, and
@@ -165,7 +230,11 @@ func (h *Handler) chatInput(c echo.Context, count *handlers.AddressCount, req *c
 	if err != nil {
 		return nil, false, err
 	}
-	return h.turnInput(c, req, t, seg)
+	in, stream, err := h.turnInput(c, req, t, seg)
+	if err == nil {
+		in.Admission = count.Deferred()
+	}
+	return in, stream, err
 }
 
 // turnInput is the turn's input from a request past the gates.

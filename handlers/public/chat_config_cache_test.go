@@ -139,6 +139,10 @@ func TestChatCountedAtItsPlace(t *testing.T) {
 		t.Fatalf("at the limit: %d conversations, %d model calls, minute count %d; want 0, 0, 20 (a refusal counts nothing)",
 			sessions("h-3"), len(llm.Requests())-calls, minute())
 	}
+	// The count was made with the turn's lease, which it did not let be taken.
+	if n := b.Count(t, `SELECT count(*)::int FROM session_leases WHERE tenant_id = $1 AND session_id = 'h-3'`, ten.ID); n != 0 {
+		t.Fatalf("at the limit: %d session leases taken, want none", n)
+	}
 
 	// The owner restricts the origins, straight in the database: the kept
 	// configuration lets the message through its gates, the count finds it
@@ -221,5 +225,70 @@ func TestChatCountsRace(t *testing.T) {
 	stored := b.Count(t, `SELECT count(*)::int FROM conversations WHERE tenant_id = $1 AND session_id LIKE 'race-%' AND session_id <> 'race-0'`, ten.ID)
 	if byStatus[200] != 20 || byStatus[429] != 10 || stored != 20 {
 		t.Fatalf("30 racing messages: statuses %v, %d conversations stored; want 20 answered and stored, 10 refused", byStatus, stored)
+	}
+}
+
+// A message with no visitor to resolve has its count made in its turn's
+// first round trip, with the session's lease: the gates after the limit's
+// place run before the count is made, and the limit's refusal still wins
+// over theirs; an address refused lately is counted before its turns, with
+// the same answers; and a configuration changed since it was kept, found
+// so by the count made with the turn, is read again, the message counted
+// once.
+func TestChatCountedWithItsTurn(t *testing.T) {
+	t.Parallel()
+	b, llm, ten, path := setupKeptChat(t)
+	headers := func(addr string) map[string]string {
+		return map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test"}
+	}
+	minute := func(addr string) int {
+		return b.Count(t, `SELECT coalesce(sum(count), 0)::int FROM rate_counters WHERE key = $1`, "chat:ip:min:"+addr)
+	}
+	answered := func(addr, session string) string {
+		t.Helper()
+		llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+		if r := b.Chat(t, path, map[string]any{"message": "Hello", "sessionId": session}, headers(addr)); r.Status != 200 {
+			t.Fatalf("%s: %d %v", session, r.Status, r.Body)
+		}
+		reqs := llm.Requests()
+		return string(reqs[len(reqs)-1].Chat.Messages[0].Content)
+	}
+
+	// At the limit, a locale too long: that gate comes after the limit's,
+	// and its refusal yields to the limit's.
+	addr := webtest.NewChatAddr()
+	answered(addr, "t-1")
+	b.Exec(t, `UPDATE rate_counters SET count = 20 WHERE key = $1`, "chat:ip:min:"+addr)
+	long := map[string]any{"message": "Hello", "sessionId": "t-2", "locale": strings.Repeat("x", 36)}
+	if r := b.Chat(t, path, long, headers(addr)); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a locale too long at the limit: %d %v, want 429 with Retry-After", r.Status, r.Body)
+	}
+	// Refused lately: counted before the turn, refused alike.
+	if r := b.Chat(t, path, map[string]any{"message": "Hello", "sessionId": "t-3"}, headers(addr)); r.Status != 429 {
+		t.Fatalf("an address refused lately, at the limit: %d %v, want 429", r.Status, r.Body)
+	}
+	if n := b.Count(t, `SELECT count(*)::int FROM conversations WHERE tenant_id = $1 AND session_id IN ('t-2', 't-3')`, ten.ID); n != 0 || minute(addr) != 20 {
+		t.Fatalf("refused messages: %d conversations, minute count %d; want 0 and 20", n, minute(addr))
+	}
+	// Under the limit the locale's own refusal stands.
+	b.Exec(t, `UPDATE rate_counters SET count = 5 WHERE key = $1`, "chat:ip:min:"+addr)
+	if r := b.Chat(t, path, long, headers(addr)); r.Status != 400 {
+		t.Fatalf("a locale too long under the limit: %d %v, want 400", r.Status, r.Body)
+	}
+	answered(addr, "t-4")
+	if minute(addr) != 7 {
+		t.Fatalf("minute count %d after two more messages, want 7", minute(addr))
+	}
+
+	// The bot renamed straight in the database: the kept configuration
+	// lets a new address's message in, the count made with its turn finds
+	// it changed, and the message is answered on the current one.
+	other := webtest.NewChatAddr()
+	b.Exec(t, `UPDATE tenants SET bot_name = 'Marisol' WHERE id = $1`, ten.ID)
+	if s := answered(other, "t-5"); !strings.Contains(s, "Marisol") {
+		t.Errorf("the answer's prompt is not the current configuration's: %q", s)
+	}
+	if minute(other) != 1 {
+		t.Errorf("minute count %d for a message run again on the current configuration, want 1: counted once", minute(other))
 	}
 }

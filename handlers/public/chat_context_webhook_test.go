@@ -285,3 +285,34 @@ func TestChatContextChallenge(t *testing.T) {
 		t.Errorf("context calls whose raw-body signature did not verify: %v", e.bad)
 	}
 }
+
+// A message its address's limit refuses calls nobody: though its count is
+// made with its turn's first round trip, the turn reads nothing from the
+// tenant's context webhook until the count has let it in.
+func TestChatRefusedCallsNoContextWebhook(t *testing.T) {
+	t.Parallel()
+	b, llm := webtest.SetupChat(t, nil)
+	webtest.ManualClock(b) // the counts stay in one minute's window
+	ten := b.NewTenant(t, "starter")
+	e := newContextEndpoint(t, b.VisitorKey(t, ten.ID))
+	b.MustDo(t, 200, "PUT", "/tenants/"+ten.Slug, ten.Token, map[string]any{"visitorContextUrl": e.srv.URL + "/context"})
+	path := "/chat/" + ten.Slug
+	addr := webtest.NewChatAddr()
+	from := map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test"}
+	calls := func() int {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return len(e.bodies)
+	}
+	llm.Push(llmtest.Turn{Text: []string{"Hello."}})
+	if r := b.Chat(t, path, map[string]any{"message": "Hi", "sessionId": "lim-1"}, from); r.Status != 200 || calls() != 1 {
+		t.Fatalf("under the limit: %d %v, %d context calls; want 200 and 1", r.Status, r.Body, calls())
+	}
+	b.Exec(t, `UPDATE rate_counters SET count = 20 WHERE key = $1`, "chat:ip:min:"+addr)
+	if r := b.Chat(t, path, map[string]any{"message": "Hi", "sessionId": "lim-2"}, from); r.Status != 429 {
+		t.Fatalf("at the limit: %d %v, want 429", r.Status, r.Body)
+	}
+	if calls() != 1 {
+		t.Errorf("%d context calls after a refused message, want 1: the refused one called the tenant", calls())
+	}
+}
