@@ -93,7 +93,7 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	var raw *http.Response
 	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
 		option.WithResponseBodyInto(&raw))
-	return streamChunks[openaiChunk](newOpenAIChunks(raw, err), gate, t.add, t.finish,
+	return streamChunks[openaiChunk](newOpenAIChunks(raw, err, gate), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
 }
 

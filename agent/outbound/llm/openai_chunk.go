@@ -31,9 +31,13 @@ type openaiChunks struct {
 	done bool
 }
 
-func newOpenAIChunks(res *http.Response, err error) *openaiChunks {
-	if err != nil {
+func newOpenAIChunks(res *http.Response, err error, gate *eventGate) *openaiChunks {
+	switch {
+	case err != nil:
 		return &openaiChunks{err: err}
+	case gate != nil && gate.body != nil && res != nil && res.Body != nil:
+		// Decoded from the gate's buffer, without the SDK's scanner.
+		return &openaiChunks{dec: &gatedEvents{b: gate.body, rc: res.Body}}
 	}
 	return &openaiChunks{dec: ssestream.NewDecoder(res)}
 }

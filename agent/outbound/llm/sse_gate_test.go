@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
 )
 
@@ -49,6 +51,8 @@ type piecesReader struct {
 	rnd    *rand.Rand
 	err    error
 	closed bool
+	// withLast: the last piece comes with err, as a reader may return it.
+	withLast bool
 }
 
 func (r *piecesReader) Read(p []byte) (int, error) {
@@ -58,6 +62,9 @@ func (r *piecesReader) Read(p []byte) (int, error) {
 	n := min(len(p), len(r.data), 1+r.rnd.IntN(40))
 	copy(p, r.data[:n])
 	r.data = r.data[n:]
+	if r.withLast && len(r.data) == 0 {
+		return n, r.err
+	}
 	return n, nil
 }
 
@@ -223,4 +230,92 @@ func TestStreamWaitsAtTheGate(t *testing.T) {
 		}
 		check(t, s, cancel)
 	})
+}
+
+// randomStream is an event stream of random lines: data, event and other
+// fields, comments, empty lines, CRLF endings, a field without a colon, a
+// value without its space; it may end inside an event.
+func randomStream(rnd *rand.Rand) []byte {
+	var b bytes.Buffer
+	for range 1 + rnd.IntN(60) {
+		var line string
+		switch rnd.IntN(9) {
+		case 0, 1, 2:
+			line = fmt.Sprintf("data: {\"i\":%d,\"t\":%q}", rnd.IntN(100), strings.Repeat("w", rnd.IntN(900)))
+		case 3:
+			line = "data:" + strings.Repeat("z", rnd.IntN(5))
+		case 4:
+			line = fmt.Sprintf("event: e%d", rnd.IntN(3))
+		case 5:
+			line = ": keep-alive"
+		case 6:
+			line = fmt.Sprintf("id: %d", rnd.IntN(9))
+		case 7:
+			line = []string{"data", "event", "dataset: 1", "retry: 10"}[rnd.IntN(4)]
+		}
+		b.WriteString(line) // case 8: an empty line
+		if rnd.IntN(4) == 0 {
+			b.WriteString("\r")
+		}
+		b.WriteString("\n")
+		if rnd.IntN(3) == 0 {
+			b.WriteString("\n")
+		}
+	}
+	if rnd.IntN(3) == 0 {
+		b.WriteString("data: {\"cut\":") // the body ends inside an event
+	}
+	return b.Bytes()
+}
+
+// Decoded from the gate's buffer, a stream gives the events openai-go's
+// ssestream decoder gives, in the same order with the same types and data,
+// and the same error: whatever pieces the network brings it in, whether or
+// not the reader waits at the gate first, whether the body ends or fails,
+// and whether its end comes with its last bytes or after them.
+func TestGatedEventsDecodeAsTheSDK(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("connection reset")
+	for seed := range uint64(300) {
+		rnd := rand.New(rand.NewPCG(seed, 7))
+		stream := sampleStream()
+		if seed > 0 {
+			stream = randomStream(rnd)
+		}
+		end := io.EOF
+		if seed%5 == 4 {
+			end = boom
+		}
+		sdk := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(&piecesReader{data: stream, rnd: rand.New(rand.NewPCG(seed, 8)), err: end})})
+		src := &piecesReader{data: stream, rnd: rand.New(rand.NewPCG(seed, 9)), err: end, withLast: seed%2 == 1}
+		gate := &eventGate{body: &gatedBody{rc: src}}
+		ours := &gatedEvents{b: gate.body, rc: src}
+		var n int
+		for {
+			if rnd.IntN(2) == 0 {
+				gate.wait()
+			}
+			more, want := ours.Next(), sdk.Next()
+			if more != want {
+				t.Fatalf("seed %d, event %d: Next = %v, the SDK's %v\nstream %q", seed, n, more, want, stream)
+			}
+			if !more {
+				break
+			}
+			if g, w := ours.Event(), sdk.Event(); g.Type != w.Type || !bytes.Equal(g.Data, w.Data) {
+				t.Fatalf("seed %d, event %d: %q %q, the SDK's %q %q", seed, n, g.Type, g.Data, w.Type, w.Data)
+			}
+			n++
+		}
+		if g, w := ours.Err(), sdk.Err(); !errors.Is(g, w) && g != w {
+			t.Fatalf("seed %d: Err = %v, the SDK's %v", seed, g, w)
+		}
+		if seed == 0 && n != 41 {
+			t.Fatalf("the sample stream gave %d events, want 41", n)
+		}
+		if err := ours.Close(); err != nil || !src.closed {
+			t.Fatalf("seed %d: Close did not close the body", seed)
+		}
+	}
 }
