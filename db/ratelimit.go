@@ -1,7 +1,9 @@
 package db
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/parley/parley"
 	"github.com/parley/parley/db/internal/pgbase"
+	"github.com/parley/parley/db/visitors"
 )
 
 // Count returns the count of key in the window containing now, without adding to it.
@@ -66,6 +69,41 @@ func (d *DB) HitWithinForTenant(ctx context.Context, windows []Window, now time.
 		return nil, false, nil, fmt.Errorf("counting rate windows: %w", err)
 	}
 	return h.counts, h.counted, h.version, h.err
+}
+
+// HitWithinResolving is HitWithinForTenant that also resolves, in the same
+// round trip and transaction, the tenant's anonymous visitor of
+// anonymousID (visitors.ResolveAnonymousVisitor: found, or created on its
+// first message), but only when the count admits the request and the
+// tenant's configuration is at version, the one the request was let in
+// on: a request refused, or let in on a configuration since changed,
+// writes no visitor. v is nil then, and when the resolve met a concurrent
+// first message of the same id: the caller resolves it again.
+func (d *DB) HitWithinResolving(ctx context.Context, windows []Window, now time.Time, slug string, version int64,
+	tenantID, anonymousID string) (counts []int, counted bool, current *int64, v *parley.Visitor, err error) {
+	holder := rand.Text() // this request's mark in admittedForSetting
+	resolve := statement{visitors.ResolveAnonymousSQL(fmt.Sprintf("current_setting('%s', true) = $3", admittedForSetting)),
+		[]any{tenantID, visitors.AnonymousKey(anonymousID), holder}}
+	h := hits{err: errSkipped}
+	var admitted bool
+	var verr error
+	err = d.pipeline(ctx, [][]statement{{byIndex, hitWithinSQL(windows, now, slug, holder, version), resolve}}, func(_, i int, rows pgx.Rows) {
+		switch i {
+		case 1:
+			h = readHits(rows, len(windows), &admitted)
+		case 2:
+			vs, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Visitor])
+			if err != nil {
+				verr = err
+			} else if len(vs) == 1 {
+				v = &vs[0]
+			}
+		}
+	})
+	if err = cmp.Or(err, h.err, verr); err != nil {
+		return nil, false, nil, nil, fmt.Errorf("counting rate windows: %w", err)
+	}
+	return h.counts, h.counted, h.version, v, nil
 }
 
 // byIndex, the first statement of a transaction, has the transaction's

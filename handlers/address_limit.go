@@ -34,6 +34,12 @@ type AddressCount struct {
 	// deferred is the count so left (Defer), until its verdict is taken.
 	mayDefer bool
 	deferred *parley.Admission
+
+	// anonymousID: the request's anonymous visitor is resolved with the
+	// count (ResolveAlong, VerdictOn); visitor is it, of tenant visitorOf.
+	anonymousID string
+	visitor     *parley.Visitor
+	visitorOf   string
 }
 
 // CountAddress begins c's count against limit, in store at the clock now
@@ -64,18 +70,64 @@ func (a *AddressCount) Verdict() error {
 			now := a.now()
 			windows := a.limit.Windows(a.c.RealIP())
 			counts, counted, version, err := a.store.HitWithinForTenant(ctx, windows, now, a.c.Param("slug"))
-			a.version, a.err = version, err
-			if err == nil {
-				a.err = a.limit.Verdict(windows, now, counts, counted)
-			}
+			a.judge(windows, now, counts, counted, version, err)
 		}
 		a.deferred = nil
-		if secs, ok := RetryAfterSeconds(a.err); ok {
-			now := a.now()
-			recentRefusals.note(a.refusalKey(), now, now.Add(time.Duration(secs)*time.Second))
-		}
+		a.noteRefusal()
 	}
 	return a.err
+}
+
+// judge keeps what the count read and its verdict.
+func (a *AddressCount) judge(windows []parley.RateWindow, now time.Time, counts []int, counted bool, version *int64, err error) {
+	a.version, a.err = version, err
+	if err == nil {
+		a.err = a.limit.Verdict(windows, now, counts, counted)
+	}
+}
+
+// noteRefusal remembers the address when the count refused it.
+func (a *AddressCount) noteRefusal() {
+	if secs, ok := RetryAfterSeconds(a.err); ok {
+		now := a.now()
+		recentRefusals.note(a.refusalKey(), now, now.Add(time.Duration(secs)*time.Second))
+	}
+}
+
+// ResolveAlong has the count, when made on a tenant read (VerdictOn),
+// resolve the request's anonymous visitor of anonymousID in its round trip
+// (db.HitWithinResolving), for the handler to take (Visitor): only when the
+// count admits the request on that tenant's configuration as it is, so a
+// refused request writes no visitor. The handler asks for it only when
+// nothing after the limit's place can refuse the request.
+func (a *AddressCount) ResolveAlong(anonymousID string) { a.anonymousID = anonymousID }
+
+// VerdictOn is Verdict, the request let in so far on t's configuration:
+// the count resolves the anonymous visitor with it (ResolveAlong).
+func (a *AddressCount) VerdictOn(t parley.Tenant) error {
+	if a.counted || a.anonymousID == "" || a.deferred != nil {
+		return a.Verdict()
+	}
+	a.counted = true
+	ctx := context.WithoutCancel(a.c.Request().Context())
+	now := a.now()
+	windows := a.limit.Windows(a.c.RealIP())
+	counts, counted, version, v, err := a.store.HitWithinResolving(ctx, windows, now, a.c.Param("slug"), t.ConfigVersion, t.ID, a.anonymousID)
+	a.judge(windows, now, counts, counted, version, err)
+	a.noteRefusal()
+	if a.err == nil && v != nil {
+		a.visitor, a.visitorOf = v, t.ID
+	}
+	return a.err
+}
+
+// Visitor is the anonymous visitor the count resolved (VerdictOn) for
+// tenant tenantID, nil when it resolved none for it.
+func (a *AddressCount) Visitor(tenantID string) *parley.Visitor {
+	if a.visitorOf != tenantID {
+		return nil
+	}
+	return a.visitor
 }
 
 // LeaveToTurn says the handler can leave the count to its turn: made with

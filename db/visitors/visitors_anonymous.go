@@ -21,6 +21,31 @@ func anonymousKey(anonymousID string) []byte {
 	return k[:]
 }
 
+// AnonymousKey is what is stored of an anonymous id (anonymousKey): the
+// argument $2 of ResolveAnonymousSQL.
+func AnonymousKey(anonymousID string) []byte { return anonymousKey(anonymousID) }
+
+// ResolveAnonymousSQL is ResolveAnonymousVisitor's statement: the visitor
+// of tenant $1 whose anonymous id has the key $2, inserted when there is
+// none; one row, or none when a concurrent first message inserted it after
+// the statement began (its snapshot does not see the row its insert waited
+// for). With a condition (an SQL boolean over later arguments, "" for none),
+// it inserts and reads nothing unless the condition holds.
+func ResolveAnonymousSQL(cond string) string {
+	where, and := "", ""
+	if cond != "" {
+		where, and = " WHERE "+cond, " AND "+cond
+	}
+	return `WITH ins AS (
+			INSERT INTO visitors (tenant_id, anonymous_key, auth_provider) SELECT $1, $2, 'anonymous'` + where + `
+			ON CONFLICT (tenant_id, anonymous_key) WHERE anonymous_key IS NOT NULL DO NOTHING
+			RETURNING ` + visitorColumns + `)
+		SELECT * FROM ins
+		UNION ALL
+		SELECT ` + visitorColumns + ` FROM visitors WHERE tenant_id = $1 AND anonymous_key = $2` + and + `
+		LIMIT 1`
+}
+
 // ResolveAnonymousVisitor finds the tenant's visitor of this anonymous id
 // (parley.ValidAnonymousID), creating it on the id's first message (with
 // authProvider "anonymous"), in one round trip. Another tenant's visitor of
@@ -34,14 +59,7 @@ func (d *Visitors) ResolveAnonymousVisitor(ctx context.Context, tenantID, anonym
 	// message inserted after it began, which its insert waited for: no row
 	// then, and the second try reads the winner's.
 	for range 2 {
-		rows, _ := d.pool.Query(ctx, `WITH ins AS (
-				INSERT INTO visitors (tenant_id, anonymous_key, auth_provider) VALUES ($1, $2, 'anonymous')
-				ON CONFLICT (tenant_id, anonymous_key) WHERE anonymous_key IS NOT NULL DO NOTHING
-				RETURNING `+visitorColumns+`)
-			SELECT * FROM ins
-			UNION ALL
-			SELECT `+visitorColumns+` FROM visitors WHERE tenant_id = $1 AND anonymous_key = $2
-			LIMIT 1`, tenantID, key)
+		rows, _ := d.pool.Query(ctx, ResolveAnonymousSQL(""), tenantID, key)
 		v, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[parley.Visitor])
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue

@@ -108,7 +108,10 @@ func (h *Handler) gates(ctx context.Context, c echo.Context, count *handlers.Add
 				count.Defer(t.ConfigVersion)
 				return t, *seg, nil
 			}
-			if err == nil {
+			switch {
+			case err == nil && segmentRefusal(seg, ref) == nil:
+				err = count.VerdictOn(t) // the anonymous visitor resolved with it, when asked
+			case err == nil:
 				err = count.Verdict()
 			}
 		}
@@ -175,8 +178,11 @@ func (h *Handler) Chat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if chatLeavesCount(c.Request().Header, req) {
+	switch hdr := c.Request().Header; {
+	case chatLeavesCount(hdr, req):
 		count.LeaveToTurn()
+	case chatResolvesWithCount(hdr, req):
+		count.ResolveAlong(req.AnonymousID)
 	}
 	in, stream, err := h.chatInput(c, count, req)
 	if err != nil {
@@ -212,6 +218,28 @@ func (h *Handler) answer(c echo.Context, in *agent.TurnInput, stream bool) error
 	return w.Finish(out, err)
 }
 
+// chatResolvesWithCount says whether a chat request's anonymous visitor
+// (the widget's anonymous id, with no token or visitor id before it) may
+// be resolved with its count, at the limit's place
+// (handlers.AddressCount.ResolveAlong): none of the checks made after it
+// (the locale's length, the anonymous id's form, the Idempotency-Key) will
+// refuse the request, and no admin token is read.
+func chatResolvesWithCount(hdr http.Header, req *chatRequest) bool {
+	_, keyErr := handlers.IdempotencyKey(hdr)
+	return req.AnonymousID != "" && parley.ValidAnonymousID(req.AnonymousID) && keyErr == nil &&
+		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)) == "" &&
+		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)) == "" &&
+		hdr.Get("X-Service-Admin-Token") == "" && utf8.RuneCountInString(chatLocale(hdr, req)) <= handlers.MaxChatLocale
+}
+
+// chatLocale is the request's locale: the body's, else X-Service-Locale.
+func chatLocale(hdr http.Header, req *chatRequest) string {
+	if l := strings.TrimSpace(req.Locale); l != "" {
+		return l
+	}
+	return strings.TrimSpace(hdr.Get("X-Service-Locale"))
+}
+
 // chatLeavesCount says whether a chat request's count against its
 // address's limit may be left to its turn (handlers.AddressCount.Defer):
 // nothing between the limit's place and the turn writes or calls out. A
@@ -230,7 +258,7 @@ func (h *Handler) chatInput(c echo.Context, count *handlers.AddressCount, req *c
 	if err != nil {
 		return nil, false, err
 	}
-	in, stream, err := h.turnInput(c, req, t, seg)
+	in, stream, err := h.turnInput(c, count, req, t, seg)
 	if err == nil {
 		in.Admission = count.Deferred()
 	}
@@ -238,7 +266,7 @@ func (h *Handler) chatInput(c echo.Context, count *handlers.AddressCount, req *c
 }
 
 // turnInput is the turn's input from a request past the gates.
-func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, seg parley.Segment) (*agent.TurnInput, bool, error) {
+func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *chatRequest, t parley.Tenant, seg parley.Segment) (*agent.TurnInput, bool, error) {
 	ctx := c.Request().Context()
 	var err error
 	hdr := c.Request().Header
@@ -246,10 +274,7 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 		PageURL: req.PageURL, PageContext: req.PageContext, Channel: parley.ChannelWeb, VisitorType: parley.VisitorHuman,
 		Metadata: parley.ConversationMetadata{UserAgent: parley.Clip(hdr.Get("User-Agent"), 500),
 			Referrer: parley.Clip(hdr.Get("Referer"), 500), Page: parley.Clip(req.PageURL, 500)}}
-	in.Locale = strings.TrimSpace(req.Locale)
-	if in.Locale == "" {
-		in.Locale = strings.TrimSpace(hdr.Get("X-Service-Locale"))
-	}
+	in.Locale = chatLocale(hdr, req)
 	if utf8.RuneCountInString(in.Locale) > handlers.MaxChatLocale {
 		return nil, false, handlers.Invalid("locale too long (max %d chars)", handlers.MaxChatLocale)
 	}
@@ -278,6 +303,8 @@ func (h *Handler) turnInput(c echo.Context, req *chatRequest, t parley.Tenant, s
 			return nil, false, err
 		}
 		in.Visitor = &v
+	} else if v := count.Visitor(t.ID); in.AnonymousID != "" && v != nil {
+		in.Visitor = v // resolved with the count
 	} else if in.AnonymousID != "" {
 		v, err := h.DB.ResolveAnonymousVisitor(ctx, t.ID, in.AnonymousID)
 		if err != nil {

@@ -2,6 +2,7 @@ package public_test
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -311,5 +312,78 @@ func TestChatAnonymousVisitorContext(t *testing.T) {
 	if n := b.Count(t, `SELECT count(*) FROM conversations c JOIN visitors v ON v.id = c.visitor_id
 		WHERE c.tenant_id = $1 AND c.session_id = 'ctx-anon' AND v.anonymous_key IS NOT NULL`, ten.ID); n != 1 {
 		t.Errorf("the conversation is not the anonymous visitor's")
+	}
+}
+
+// The widget's message resolves its anonymous visitor in the round trip
+// that counts it against its address's limit, and only when that count
+// lets it in on the tenant's configuration as it is: a refused message, or
+// one the checks after the limit refuse, writes no visitor; a known id
+// finds its visitor again; a configuration changed since it was kept is
+// read again and the message answered on it, counted once, with its one
+// visitor.
+func TestChatAnonymousResolvedWithItsCount(t *testing.T) {
+	t.Parallel()
+	b, llm := webtest.SetupChat(t, nil)
+	webtest.ManualClock(b) // the counts stay in one minute's window
+	ten := b.NewTenant(t, "starter")
+	path := "/chat/" + ten.Slug
+	minute := func(addr string) int {
+		return b.Count(t, `SELECT coalesce(sum(count), 0)::int FROM rate_counters WHERE key = $1`, "chat:ip:min:"+addr)
+	}
+	visitors := func(anon string) int {
+		key := sha256.Sum256([]byte(anon))
+		return b.Count(t, `SELECT count(*)::int FROM visitors WHERE tenant_id = $1 AND anonymous_key = $2`, ten.ID, key[:])
+	}
+	send := func(addr, anon, session string, extra map[string]any) webtest.ChatResponse {
+		t.Helper()
+		body := map[string]any{"message": "Hello", "sessionId": session, "anonymousId": anon}
+		for k, v := range extra {
+			body[k] = v
+		}
+		return b.Chat(t, path, body, map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test"})
+	}
+
+	addr, anon := webtest.NewChatAddr(), newAnonymousID(t)
+	for i, session := range []string{"ar-1", "ar-2"} {
+		llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+		if r := send(addr, anon, session, nil); r.Status != 200 {
+			t.Fatalf("message %d: %d %v", i+1, r.Status, r.Body)
+		}
+	}
+	if n := b.Count(t, `SELECT count(*)::int FROM conversations c JOIN visitors v ON v.id = c.visitor_id
+		WHERE c.tenant_id = $1 AND c.session_id IN ('ar-1', 'ar-2') AND v.auth_provider = 'anonymous'`, ten.ID); n != 2 || visitors(anon) != 1 || minute(addr) != 2 {
+		t.Fatalf("two messages of one anonymous id: %d conversations of its visitor, %d visitors, minute count %d; want 2, 1, 2",
+			n, visitors(anon), minute(addr))
+	}
+
+	// A locale too long: refused after the limit's place, with no visitor
+	// written for its id.
+	long := newAnonymousID(t)
+	if r := send(addr, long, "ar-3", map[string]any{"locale": strings.Repeat("x", 36)}); r.Status != 400 || visitors(long) != 0 {
+		t.Fatalf("a locale too long: %d %v, %d visitors; want 400 and none", r.Status, r.Body, visitors(long))
+	}
+
+	// At the limit: 429, no visitor for a new id.
+	b.Exec(t, `UPDATE rate_counters SET count = 20 WHERE key = $1`, "chat:ip:min:"+addr)
+	refused := newAnonymousID(t)
+	if r := send(addr, refused, "ar-4", nil); r.Status != 429 || visitors(refused) != 0 {
+		t.Fatalf("at the limit: %d %v, %d visitors; want 429 and none", r.Status, r.Body, visitors(refused))
+	}
+
+	// The bot renamed straight in the database: answered on the current
+	// configuration, counted once, one visitor.
+	other, fresh := webtest.NewChatAddr(), newAnonymousID(t)
+	b.Exec(t, `UPDATE tenants SET bot_name = 'Oriane' WHERE id = $1`, ten.ID)
+	llm.Push(llmtest.Turn{Text: []string{"Hi."}})
+	if r := send(other, fresh, "ar-5", nil); r.Status != 200 {
+		t.Fatalf("after a change: %d %v", r.Status, r.Body)
+	}
+	reqs := llm.Requests()
+	if s := string(reqs[len(reqs)-1].Chat.Messages[0].Content); !strings.Contains(s, "Oriane") {
+		t.Errorf("the answer's prompt is not the current configuration's: %q", s)
+	}
+	if minute(other) != 1 || visitors(fresh) != 1 {
+		t.Errorf("after a change: minute count %d, %d visitors; want 1 and 1", minute(other), visitors(fresh))
 	}
 }
