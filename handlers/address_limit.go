@@ -191,7 +191,7 @@ func (r *refusals) note(key string, now, until time.Time) {
 	defer r.mu.Unlock()
 	if len(r.until) >= maxRefusals {
 		for k, t := range r.until {
-			if t.Before(now) {
+			if !t.After(now) { // ended, as refused says
 				delete(r.until, k)
 			}
 		}

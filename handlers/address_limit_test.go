@@ -126,3 +126,32 @@ func limitOf(ctx context.Context, store *db.DB, ip string, now time.Time) error 
 	}
 	return ChatLimit.Verdict(windows, now, counts, counted)
 }
+
+// An address refused lately is remembered until its refusal ends, and the
+// memory stays bounded: past maxRefusals it sheds the refusals that ended,
+// and keeps no more while none has.
+func TestRecentRefusals(t *testing.T) {
+	t.Parallel()
+	r := refusals{until: map[string]time.Time{}}
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	r.note("chat:192.0.2.1", now, now.Add(30*time.Second))
+	if !r.refused("chat:192.0.2.1", now.Add(29*time.Second)) || r.refused("chat:192.0.2.2", now) {
+		t.Fatal("a refusal not remembered for its time, or another address taken for it")
+	}
+	if r.refused("chat:192.0.2.1", now.Add(30*time.Second)) || len(r.until) != 0 {
+		t.Fatalf("a refusal remembered past its end (%d kept)", len(r.until))
+	}
+	for i := range maxRefusals {
+		r.note(fmt.Sprintf("chat:a%d", i), now, now.Add(time.Duration(1+i%2)*time.Minute))
+	}
+	r.note("chat:full", now, now.Add(time.Minute))
+	if r.refused("chat:full", now) || len(r.until) != maxRefusals {
+		t.Fatalf("with %d refusals running, another was kept (%d kept)", maxRefusals, len(r.until))
+	}
+	// A minute on, half of them ended: they go, and the new one is kept.
+	later := now.Add(time.Minute)
+	r.note("chat:later", later, later.Add(time.Minute))
+	if !r.refused("chat:later", later) || len(r.until) != maxRefusals/2+1 {
+		t.Fatalf("after half the refusals ended: %d kept, want %d with the new one", len(r.until), maxRefusals/2+1)
+	}
+}
