@@ -37,7 +37,7 @@ func newOpenAIChunks(res *http.Response, err error, gate *eventGate) *openaiChun
 		return &openaiChunks{err: err}
 	case gate != nil && gate.body != nil && res != nil && res.Body != nil:
 		// Decoded from the gate's buffer, without the SDK's scanner.
-		return &openaiChunks{dec: &gatedEvents{b: gate.body, rc: res.Body}}
+		return &openaiChunks{dec: &gatedEvents{gatedDecoder{b: gate.body, rc: res.Body}}}
 	}
 	return &openaiChunks{dec: ssestream.NewDecoder(res)}
 }

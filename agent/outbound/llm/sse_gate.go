@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 
+	anthropicsse "github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -70,6 +71,7 @@ func gateMiddleware(req *http.Request, next func(*http.Request) (*http.Response,
 	}
 	g.body = &gatedBody{rc: resp.Body}
 	resp.Body = g.body
+	resp.Header.Set("Content-Type", gatedEventStream) // anthropic-sdk-go's decoder: the gate's
 	return resp, err
 }
 
@@ -160,26 +162,29 @@ func eventEnd(data []byte) int {
 	}
 }
 
-// gatedEvents decodes the events of a gated body straight from the gate's
-// buffer, as openai-go's ssestream decoder does from its own scanner: an
+// gatedDecoder decodes the events of a gated body straight from the gate's
+// buffer, as the SDKs' ssestream decoders do from their own scanners: an
 // open stream then holds the gate's buffer (one event, from 512 bytes) and
-// not the scanner's 4 KiB besides (BENCHMARKS.md, open streams). What it
-// decodes, and where it stops, is what that decoder would
-// (TestGatedEventsDecodeAsTheSDK): lines end with "\n", one "\r" before it
-// dropped; an empty line dispatches the event when it has data, and else
+// not a scanner's 4 KiB besides (BENCHMARKS.md, open streams). What it
+// decodes, and where it stops, is what the SDK's decoder would
+// (TestGatedEventsDecodeAsTheSDK, for each SDK): lines end with "\n", one
+// "\r" before it dropped; an empty line dispatches the event when it has
+// data, or, with typeOnly (anthropic-sdk-go's rule), a type; else openai-go
 // forgets its type; "event" sets the type, each "data" line adds its value
-// and a "\n"; a comment or another field is skipped; an event the body
-// ends in the middle of is dropped, and the body's error other than io.EOF
-// is the stream's.
-type gatedEvents struct {
-	b   *gatedBody
-	rc  io.Closer // what Close closes: the response's body
-	evt ssestream.Event
-	err error
+// and a "\n"; a comment or another field is skipped; an event the body ends
+// in the middle of is dropped, and the body's error other than io.EOF is the
+// stream's.
+type gatedDecoder struct {
+	b        *gatedBody
+	rc       io.Closer // what Close closes: the response's body
+	typeOnly bool
+	typ      string
+	data     []byte
+	err      error
 }
 
-// Next decodes the next event, waiting at the gate for it.
-func (d *gatedEvents) Next() bool {
+// next decodes the next event, waiting at the gate for it.
+func (d *gatedDecoder) next() bool {
 	if d.err != nil {
 		return false
 	}
@@ -202,11 +207,11 @@ func (d *gatedEvents) Next() bool {
 			line := bytes.TrimSuffix(seg[:i], []byte("\r"))
 			seg = seg[i+1:]
 			if len(line) == 0 {
-				if len(data) == 0 {
+				if len(data) == 0 && (!d.typeOnly || event == "") {
 					event = ""
 					continue
 				}
-				d.evt = ssestream.Event{Type: event, Data: data}
+				d.typ, d.data = event, data
 				return true // eventEnd stopped seg at this line
 			}
 			name, value, _ := bytes.Cut(line, []byte(":"))
@@ -223,6 +228,38 @@ func (d *gatedEvents) Next() bool {
 	}
 }
 
-func (d *gatedEvents) Event() ssestream.Event { return d.evt }
-func (d *gatedEvents) Close() error           { return d.rc.Close() }
-func (d *gatedEvents) Err() error             { return d.err }
+func (d *gatedDecoder) Close() error { return d.rc.Close() }
+func (d *gatedDecoder) Err() error   { return d.err }
+
+// gatedEvents is gatedDecoder as openai-go's ssestream.Decoder.
+type gatedEvents struct{ gatedDecoder }
+
+func (d *gatedEvents) Next() bool             { return d.next() }
+func (d *gatedEvents) Event() ssestream.Event { return ssestream.Event{Type: d.typ, Data: d.data} }
+
+// gatedAnthropicEvents is gatedDecoder as anthropic-sdk-go's
+// ssestream.Decoder.
+type gatedAnthropicEvents struct{ gatedDecoder }
+
+func (d *gatedAnthropicEvents) Next() bool { return d.next() }
+func (d *gatedAnthropicEvents) Event() anthropicsse.Event {
+	return anthropicsse.Event{Type: d.typ, Data: d.data}
+}
+
+// gatedEventStream is the content type gateMiddleware gives the response
+// of a gated body. anthropic-sdk-go builds a stream's decoder inside
+// NewStreaming, from its registry of decoders by content type, so this
+// type is how its streams come to decode from the gate's buffer
+// (newAnthropicGatedEvents); openai's are given theirs (newOpenAIChunks).
+const gatedEventStream = "text/event-stream; parley-gate=1"
+
+func init() { anthropicsse.RegisterDecoder(gatedEventStream, newAnthropicGatedEvents) }
+
+// newAnthropicGatedEvents decodes a gated body from the gate's buffer, any
+// other body as the SDK does.
+func newAnthropicGatedEvents(rc io.ReadCloser) anthropicsse.Decoder {
+	if b, ok := rc.(*gatedBody); ok {
+		return &gatedAnthropicEvents{gatedDecoder{b: b, rc: rc, typeOnly: true}}
+	}
+	return anthropicsse.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: rc})
+}

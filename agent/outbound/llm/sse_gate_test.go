@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	anthropicsse "github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/parley/parley/agent/outbound/llm/llmtest"
@@ -268,7 +269,24 @@ func randomStream(rnd *rand.Rand) []byte {
 	return b.Bytes()
 }
 
-// Decoded from the gate's buffer, a stream gives the events openai-go's
+// sseDecoder is what both SDKs' decoders and the gate's have in common,
+// the event read as its type and data.
+type sseDecoder interface {
+	Next() bool
+	Err() error
+	Close() error
+	event() (string, []byte)
+}
+
+type openaiSDKDecoder struct{ ssestream.Decoder }
+
+func (d openaiSDKDecoder) event() (string, []byte) { e := d.Event(); return e.Type, e.Data }
+
+type anthropicSDKDecoder struct{ anthropicsse.Decoder }
+
+func (d anthropicSDKDecoder) event() (string, []byte) { e := d.Event(); return e.Type, e.Data }
+
+// Decoded from the gate's buffer, a stream gives the events each SDK's
 // ssestream decoder gives, in the same order with the same types and data,
 // and the same error: whatever pieces the network brings it in, whether or
 // not the reader waits at the gate first, whether the body ends or fails,
@@ -276,46 +294,62 @@ func randomStream(rnd *rand.Rand) []byte {
 func TestGatedEventsDecodeAsTheSDK(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("connection reset")
-	for seed := range uint64(300) {
-		rnd := rand.New(rand.NewPCG(seed, 7))
-		stream := sampleStream()
-		if seed > 0 {
-			stream = randomStream(rnd)
-		}
-		end := io.EOF
-		if seed%5 == 4 {
-			end = boom
-		}
-		sdk := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}},
-			Body: io.NopCloser(&piecesReader{data: stream, rnd: rand.New(rand.NewPCG(seed, 8)), err: end})})
-		src := &piecesReader{data: stream, rnd: rand.New(rand.NewPCG(seed, 9)), err: end, withLast: seed%2 == 1}
-		gate := &eventGate{body: &gatedBody{rc: src}}
-		ours := &gatedEvents{b: gate.body, rc: src}
-		var n int
-		for {
-			if rnd.IntN(2) == 0 {
-				gate.wait()
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	for _, sdk := range []string{"openai", "anthropic"} {
+		for seed := range uint64(300) {
+			rnd := rand.New(rand.NewPCG(seed, 7))
+			stream := sampleStream()
+			if seed > 0 {
+				stream = randomStream(rnd)
 			}
-			more, want := ours.Next(), sdk.Next()
-			if more != want {
-				t.Fatalf("seed %d, event %d: Next = %v, the SDK's %v\nstream %q", seed, n, more, want, stream)
+			end := io.EOF
+			if seed%5 == 4 {
+				end = boom
 			}
-			if !more {
-				break
+			theirs := io.NopCloser(&piecesReader{data: stream, rnd: rand.New(rand.NewPCG(seed, 8)), err: end})
+			src := &piecesReader{data: stream, rnd: rand.New(rand.NewPCG(seed, 9)), err: end, withLast: seed%2 == 1}
+			gate := &eventGate{body: &gatedBody{rc: src}}
+			var want, ours sseDecoder
+			if sdk == "openai" {
+				want = openaiSDKDecoder{ssestream.NewDecoder(&http.Response{Header: sse, Body: theirs})}
+				ours = openaiSDKDecoder{&gatedEvents{gatedDecoder{b: gate.body, rc: src}}}
+			} else {
+				want = anthropicSDKDecoder{anthropicsse.NewDecoder(&http.Response{Header: sse, Body: theirs})}
+				// As the SDK finds it: by the content type the gate gives the response.
+				ours = anthropicSDKDecoder{anthropicsse.NewDecoder(&http.Response{
+					Header: http.Header{"Content-Type": {gatedEventStream}}, Body: gate.body})}
+				if _, ok := ours.(anthropicSDKDecoder).Decoder.(*gatedAnthropicEvents); !ok {
+					t.Fatalf("anthropic-sdk-go decodes a gated body with %T", ours.(anthropicSDKDecoder).Decoder)
+				}
 			}
-			if g, w := ours.Event(), sdk.Event(); g.Type != w.Type || !bytes.Equal(g.Data, w.Data) {
-				t.Fatalf("seed %d, event %d: %q %q, the SDK's %q %q", seed, n, g.Type, g.Data, w.Type, w.Data)
+			var n int
+			for {
+				if rnd.IntN(2) == 0 {
+					gate.wait()
+				}
+				more, wantMore := ours.Next(), want.Next()
+				if more != wantMore {
+					t.Fatalf("%s, seed %d, event %d: Next = %v, the SDK's %v\nstream %q", sdk, seed, n, more, wantMore, stream)
+				}
+				if !more {
+					break
+				}
+				gt, gd := ours.event()
+				wt, wd := want.event()
+				if gt != wt || !bytes.Equal(gd, wd) {
+					t.Fatalf("%s, seed %d, event %d: %q %q, the SDK's %q %q", sdk, seed, n, gt, gd, wt, wd)
+				}
+				n++
 			}
-			n++
-		}
-		if g, w := ours.Err(), sdk.Err(); !errors.Is(g, w) && g != w {
-			t.Fatalf("seed %d: Err = %v, the SDK's %v", seed, g, w)
-		}
-		if seed == 0 && n != 41 {
-			t.Fatalf("the sample stream gave %d events, want 41", n)
-		}
-		if err := ours.Close(); err != nil || !src.closed {
-			t.Fatalf("seed %d: Close did not close the body", seed)
+			if g, w := ours.Err(), want.Err(); !errors.Is(g, w) && g != w {
+				t.Fatalf("%s, seed %d: Err = %v, the SDK's %v", sdk, seed, g, w)
+			}
+			if seed == 0 && n != 41 {
+				t.Fatalf("%s: the sample stream gave %d events, want 41", sdk, n)
+			}
+			if err := ours.Close(); err != nil || !src.closed {
+				t.Fatalf("%s, seed %d: Close did not close the body", sdk, seed)
+			}
 		}
 	}
 }
