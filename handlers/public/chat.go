@@ -222,11 +222,13 @@ func (h *Handler) answer(c echo.Context, in *agent.TurnInput, stream bool) error
 // (the widget's anonymous id, with no token or visitor id before it) may
 // be resolved with its count, at the limit's place
 // (handlers.AddressCount.ResolveAlong): none of the checks made after it
-// (the locale's length, the anonymous id's form, the Idempotency-Key) will
-// refuse the request, and no admin token is read.
+// (the locale's length, the anonymous id's form, the Idempotency-Key, the
+// caller's own model, which the widget never sends) will refuse the
+// request, and no admin token is read.
 func chatResolvesWithCount(hdr http.Header, req *chatRequest) bool {
 	_, keyErr := handlers.IdempotencyKey(hdr)
 	return req.AnonymousID != "" && parley.ValidAnonymousID(req.AnonymousID) && keyErr == nil &&
+		hdr.Get("X-LLM-Key") == "" && hdr.Get("X-API-Key") == "" &&
 		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)) == "" &&
 		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)) == "" &&
 		hdr.Get("X-Service-Admin-Token") == "" && utf8.RuneCountInString(chatLocale(hdr, req)) <= handlers.MaxChatLocale
@@ -287,6 +289,16 @@ func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *c
 	if in.IdempotencyKey, err = handlers.IdempotencyKey(hdr); err != nil {
 		return nil, false, err
 	}
+	// The caller's model and the admin token's tools before the visitor,
+	// which may be written: a request they refuse writes nothing.
+	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
+		return nil, false, err
+	}
+	if token := strings.TrimSpace(hdr.Get("X-Service-Admin-Token")); token != "" {
+		if in.ExtraTools, err = h.AdminTools(ctx, t, token); err != nil {
+			return nil, false, err
+		}
+	}
 	// A valid visitor token wins over a visitor id; an invalid one is
 	// refused. Then the spec's order: header X-Visitor-Id, body visitorId,
 	// then the anonymous id (the widget's browser: an anonymous visitor).
@@ -312,15 +324,7 @@ func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *c
 		}
 		in.Visitor = &v
 	}
-	if token := strings.TrimSpace(hdr.Get("X-Service-Admin-Token")); token != "" {
-		if in.ExtraTools, err = h.AdminTools(ctx, t, token); err != nil {
-			return nil, false, err
-		}
-	}
 	in.Logger = h.Log(c)
-	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
-		return nil, false, err
-	}
 	declared := strings.TrimSpace(hdr.Get("X-Agent-Model"))
 	if declared != "" {
 		in.Channel = parley.ChannelAgent

@@ -364,6 +364,14 @@ func TestChatAnonymousResolvedWithItsCount(t *testing.T) {
 		t.Fatalf("a locale too long: %d %v, %d visitors; want 400 and none", r.Status, r.Body, visitors(long))
 	}
 
+	// The caller's own model, of a provider unknown: refused after the
+	// limit's place too, with no visitor written.
+	badModel := newAnonymousID(t)
+	if r := b.Chat(t, path, map[string]any{"message": "Hello", "sessionId": "ar-3b", "anonymousId": badModel},
+		map[string]string{"X-Forwarded-For": addr, "X-Agent-Model": "claude-test", "X-LLM-Key": "sk-test", "X-LLM-Provider": "nonesuch"}); r.Status != 400 || visitors(badModel) != 0 {
+		t.Fatalf("an unknown model provider: %d %v, %d visitors; want 400 and none", r.Status, r.Body, visitors(badModel))
+	}
+
 	// At the limit: 429, no visitor for a new id.
 	b.Exec(t, `UPDATE rate_counters SET count = 20 WHERE key = $1`, "chat:ip:min:"+addr)
 	refused := newAnonymousID(t)
