@@ -7,8 +7,10 @@
 //
 // Modes: first (each turn a visitor's first message, a new session from its
 // own X-Forwarded-For address, streamed as SSE), agent (the same with
-// X-Agent-Model, answered as one JSON envelope) and session (ten turns per
-// session, one address per session).
+// X-Agent-Model, answered as one JSON envelope), session (ten turns per
+// session, one address per session) and widget (sessions as session's,
+// each message with its browser's anonymous id, as the widget sends it:
+// one anonymous visitor a session).
 //
 // Two builds, or two schemas, are compared in one run by giving -parley,
 // -db and -parley-pid a value for each server (comma-separated, in the same
@@ -25,6 +27,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -72,8 +76,8 @@ func main() {
 	flag.Parse()
 	c.modes = strings.Split(modes, ",")
 	for _, m := range c.modes {
-		if m != "first" && m != "agent" && m != "session" {
-			fail(fmt.Errorf("-modes: %q is not first, agent or session", m))
+		if m != "first" && m != "agent" && m != "session" && m != "widget" {
+			fail(fmt.Errorf("-modes: %q is not first, agent, session or widget", m))
 		}
 	}
 	for _, s := range strings.Split(concs, ",") {
@@ -312,6 +316,13 @@ func (lg *loadgen) address() string {
 	return fmt.Sprintf("10.%d.%d.%d", n>>16&255, n>>8&255, n&255)
 }
 
+// anonymousID is the widget's anonymous id of the browser that holds
+// session (parley.ValidAnonymousID): one for each session of a run.
+func anonymousID(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return "anon_" + hex.EncodeToString(sum[:16])
+}
+
 func (lg *loadgen) session() string {
 	if lg.runID == "" {
 		lg.runID = strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -424,7 +435,7 @@ func (lg *loadgen) measure(ctx context.Context, mode string, conc, n int, t *tar
 				if i >= n {
 					return
 				}
-				if mode != "session" || sent%lg.perSession == 0 {
+				if mode != "session" && mode != "widget" || sent%lg.perSession == 0 {
 					session, addr = lg.session(), lg.address()
 				}
 				sent++
@@ -448,6 +459,9 @@ func (lg *loadgen) request(ctx context.Context, mode string, t *target, session,
 	} else {
 		url = t.url + "/chat/" + lg.tenant
 		body = fmt.Sprintf(`{"message":%q,"sessionId":%q}`, message, session)
+		if mode == "widget" {
+			body = fmt.Sprintf(`{"message":%q,"sessionId":%q,"anonymousId":%q}`, message, session, anonymousID(session))
+		}
 		hdr.Set("X-Forwarded-For", addr)
 		if mode == "agent" {
 			hdr.Set("X-Agent-Model", "loadgen-agent")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,16 @@ func TestMinus(t *testing.T) {
 	}
 	if minus(Span{5}, Span{1, 2}) != nil || minus(nil, nil) != nil {
 		t.Error("minus of unequal or empty spans is not nil")
+	}
+}
+
+// The widget mode's anonymous ids have the widget's form ("anon_" and 32
+// lower-case hex digits, parley.ValidAnonymousID), one a session.
+func TestAnonymousID(t *testing.T) {
+	t.Parallel()
+	form := regexp.MustCompile(`^anon_[0-9a-f]{32}$`)
+	a, b := anonymousID("load-x-1"), anonymousID("load-x-2")
+	if !form.MatchString(a) || !form.MatchString(b) || a == b || a != anonymousID("load-x-1") {
+		t.Fatalf("anonymous ids %q, %q: not of the widget's form, or not one a session", a, b)
 	}
 }
