@@ -423,7 +423,7 @@ func (e *Engine) open(ctx context.Context, in *TurnInput) (*turn, error) {
 	// The prompt data is read while the turn waits for its lease, unless
 	// the turn is yet to be admitted and its reads call the tenant's
 	// servers: a request its address's limit refuses calls nobody.
-	early := in.Admission == nil || !readsOutside(in)
+	early := in.Admission == nil || !e.readsOutside(in)
 	if early {
 		t.reads = e.readPrompt(ctx, in)
 	}

@@ -42,12 +42,25 @@ func (e *Engine) readsCalendar(data parley.PromptData) bool {
 	return data.HasCalendar && e.Calendar != nil && e.Outbound != nil && e.Secrets != nil
 }
 
-// readsOutside reports whether readPrompt calls the tenant's servers for
-// in: its visitor context webhook, or its MCP server's tools.
-func readsOutside(in *TurnInput) bool {
+// readsContext says whether readPrompt calls the tenant's context webhook
+// for in: the tenant has one, and this engine can sign and send the call.
+func (e *Engine) readsContext(in *TurnInput) bool {
 	t := in.Tenant
-	return t.VisitorContextURL != nil && *t.VisitorContextURL != "" || mcpclient.Configured(t)
+	return t.VisitorContextURL != nil && *t.VisitorContextURL != "" && e.Outbound != nil && e.Secrets != nil
 }
+
+// readsMCP says whether readPrompt lists the tenant's MCP server's tools
+// for in: the tenant has a server, and the turn may offer its tools (the
+// tenant's reply endpoint, when it answers, runs no tools; a voice call is
+// offered none of the MCP server's).
+func (e *Engine) readsMCP(in *TurnInput) bool {
+	t := in.Tenant
+	replyEndpoint := in.LLM == nil && t.LLMWebhookURL != nil && *t.LLMWebhookURL != ""
+	return mcpclient.Configured(t) && e.MCP != nil && !replyEndpoint && in.Channel != parley.ChannelVoice
+}
+
+// readsOutside says whether readPrompt calls the tenant's servers for in.
+func (e *Engine) readsOutside(in *TurnInput) bool { return e.readsContext(in) || e.readsMCP(in) }
 
 // readPrompt starts the reads of the turn's prompt data.
 func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
@@ -58,17 +71,14 @@ func (e *Engine) readPrompt(ctx context.Context, in *TurnInput) *promptReads {
 		defer p.wg.Done()
 		p.err = e.readStore(ctx, in, p)
 	}()
-	if t.VisitorContextURL != nil && *t.VisitorContextURL != "" && e.Outbound != nil && e.Secrets != nil {
+	if e.readsContext(in) {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			p.visitorContext, p.challenge = e.visitorContext(ctx, in)
 		}()
 	}
-	// The tenant's reply endpoint, when it answers, runs no tools; a voice
-	// call is offered none of the MCP server's.
-	replyEndpoint := in.LLM == nil && t.LLMWebhookURL != nil && *t.LLMWebhookURL != ""
-	if mcpclient.Configured(t) && e.MCP != nil && !replyEndpoint && in.Channel != parley.ChannelVoice {
+	if e.readsMCP(in) {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()

@@ -414,6 +414,18 @@ func TestOpenTurnAdmission(t *testing.T) {
 		}
 	}
 
+	// The limit's own count is admitted, the one past it is not: a minute
+	// of one message.
+	one := []parley.RateWindow{{Key: "chat:ip:min:e", Length: time.Minute, Limit: 1}}
+	a = &parley.Admission{Windows: one, Now: now, Slug: f.Tenant.Slug, Version: version}
+	if ok, _ := open("adm-e1", "he1", a); !ok || !a.Admitted || fmt.Sprint(a.Counts) != "[1]" {
+		t.Fatalf("the limit's own count: ok %v, admission %+v; want admitted at 1", ok, a)
+	}
+	a = &parley.Admission{Windows: one, Now: now, Slug: f.Tenant.Slug, Version: version}
+	if ok, _ := open("adm-e2", "he2", a); ok || a.Admitted || a.Counted {
+		t.Fatalf("one past the limit: ok %v, admission %+v; want refused, not counted", ok, a)
+	}
+
 	// A tenant gone (its slug unknown): counted, not admitted, no version.
 	a = &parley.Admission{Windows: windows("c"), Now: now, Slug: "no-such-tenant", Version: version}
 	if ok, _ := open("adm-4", "h5", a); ok || !a.Made || a.Admitted || a.Current != nil {

@@ -60,36 +60,36 @@ func CountAddress(c echo.Context, store *db.DB, now func() time.Time, logger *sl
 // A count left to the turn (Defer) is taken as the turn made it, or, when
 // the turn did not make it (it failed, or never ran), made now.
 func (a *AddressCount) Verdict() error {
-	if !a.counted {
-		a.counted = true
-		if d := a.deferred; d != nil && d.Made {
-			a.version, a.err = d.Current, a.limit.Verdict(d.Windows, d.Now, d.Counts, d.Counted)
-		} else {
-			// The count runs to the end even when the client leaves.
-			ctx := context.WithoutCancel(a.c.Request().Context())
-			now := a.now()
-			windows := a.limit.Windows(a.c.RealIP())
-			counts, counted, version, err := a.store.HitWithinForTenant(ctx, windows, now, a.c.Param("slug"))
-			a.judge(windows, now, counts, counted, version, err)
-		}
-		a.deferred = nil
-		a.noteRefusal()
+	switch d := a.deferred; {
+	case a.counted:
+	case d != nil && d.Made:
+		a.judge(d.Windows, d.Now, d.Counts, d.Counted, d.Current, nil)
+	default:
+		a.hitNow(func(ctx context.Context, windows []parley.RateWindow, now time.Time) ([]int, bool, *int64, error) {
+			return a.store.HitWithinForTenant(ctx, windows, now, a.c.Param("slug"))
+		})
 	}
 	return a.err
 }
 
-// judge keeps what the count read and its verdict.
+// hitNow makes the count now with hit, one of the store's counts of the
+// address's windows; it runs to the end even when the client leaves.
+func (a *AddressCount) hitNow(hit func(ctx context.Context, windows []parley.RateWindow, now time.Time) ([]int, bool, *int64, error)) {
+	now := a.now()
+	windows := a.limit.Windows(a.c.RealIP())
+	counts, counted, version, err := hit(context.WithoutCancel(a.c.Request().Context()), windows, now)
+	a.judge(windows, now, counts, counted, version, err)
+}
+
+// judge takes what the count, made at now, read: its verdict and the
+// configuration version; an address refused is remembered (recentRefusals).
 func (a *AddressCount) judge(windows []parley.RateWindow, now time.Time, counts []int, counted bool, version *int64, err error) {
+	a.counted, a.deferred = true, nil
 	a.version, a.err = version, err
 	if err == nil {
 		a.err = a.limit.Verdict(windows, now, counts, counted)
 	}
-}
-
-// noteRefusal remembers the address when the count refused it.
-func (a *AddressCount) noteRefusal() {
 	if secs, ok := RetryAfterSeconds(a.err); ok {
-		now := a.now()
 		recentRefusals.note(a.refusalKey(), now, now.Add(time.Duration(secs)*time.Second))
 	}
 }
@@ -108,13 +108,11 @@ func (a *AddressCount) VerdictOn(t parley.Tenant) error {
 	if a.counted || a.anonymousID == "" || a.deferred != nil {
 		return a.Verdict()
 	}
-	a.counted = true
-	ctx := context.WithoutCancel(a.c.Request().Context())
-	now := a.now()
-	windows := a.limit.Windows(a.c.RealIP())
-	counts, counted, version, v, err := a.store.HitWithinResolving(ctx, windows, now, a.c.Param("slug"), t.ConfigVersion, t.ID, a.anonymousID)
-	a.judge(windows, now, counts, counted, version, err)
-	a.noteRefusal()
+	var v *parley.Visitor
+	a.hitNow(func(ctx context.Context, windows []parley.RateWindow, now time.Time) (counts []int, counted bool, version *int64, err error) {
+		counts, counted, version, v, err = a.store.HitWithinResolving(ctx, windows, now, a.c.Param("slug"), t.ConfigVersion, t.ID, a.anonymousID)
+		return counts, counted, version, err
+	})
 	if a.err == nil && v != nil {
 		a.visitor, a.visitorOf = v, t.ID
 	}

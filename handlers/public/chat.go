@@ -102,14 +102,14 @@ func (h *Handler) gates(ctx context.Context, c echo.Context, count *handlers.Add
 	for {
 		if err == nil {
 			err = h.tenantAndCaptchaGates(c, t, widgetKey, captchaToken)
-			if err == nil && count.Deferrable() && segmentRefusal(seg, ref) == nil {
+			segmentOK := err == nil && segmentRefusal(seg, ref) == nil
+			switch {
+			case segmentOK && count.Deferrable():
 				// Every gate passed on t: the count, and the check of t's
 				// version with it, are left to the turn (its admission).
 				count.Defer(t.ConfigVersion)
 				return t, *seg, nil
-			}
-			switch {
-			case err == nil && segmentRefusal(seg, ref) == nil:
+			case segmentOK:
 				err = count.VerdictOn(t) // the anonymous visitor resolved with it, when asked
 			case err == nil:
 				err = count.Verdict()
@@ -228,10 +228,17 @@ func (h *Handler) answer(c echo.Context, in *agent.TurnInput, stream bool) error
 func chatResolvesWithCount(hdr http.Header, req *chatRequest) bool {
 	_, keyErr := handlers.IdempotencyKey(hdr)
 	return req.AnonymousID != "" && parley.ValidAnonymousID(req.AnonymousID) && keyErr == nil &&
-		hdr.Get("X-LLM-Key") == "" && hdr.Get("X-API-Key") == "" &&
-		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)) == "" &&
-		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)) == "" &&
-		hdr.Get("X-Service-Admin-Token") == "" && utf8.RuneCountInString(chatLocale(hdr, req)) <= handlers.MaxChatLocale
+		hdr.Get("X-LLM-Key") == "" && hdr.Get("X-API-Key") == "" && !chatNamesVisitor(hdr, req) &&
+		utf8.RuneCountInString(chatLocale(hdr, req)) <= handlers.MaxChatLocale
+}
+
+// chatNamesVisitor says whether a chat request names its visitor by a
+// token or an id (as turnInput reads them, which wins over the anonymous
+// id), or carries an admin token, whose tools are read before the turn.
+func chatNamesVisitor(hdr http.Header, req *chatRequest) bool {
+	return strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)) != "" ||
+		strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)) != "" ||
+		strings.TrimSpace(hdr.Get("X-Service-Admin-Token")) != ""
 }
 
 // chatLocale is the request's locale: the body's, else X-Service-Locale.
@@ -249,8 +256,7 @@ func chatLocale(hdr http.Header, req *chatRequest) string {
 // admin token's tools read, before the turn: those requests are counted
 // first.
 func chatLeavesCount(hdr http.Header, req *chatRequest) bool {
-	return req.VisitorToken == "" && req.VisitorID == "" && req.AnonymousID == "" &&
-		hdr.Get("X-Visitor-Token") == "" && hdr.Get("X-Visitor-Id") == "" && hdr.Get("X-Service-Admin-Token") == ""
+	return req.AnonymousID == "" && !chatNamesVisitor(hdr, req)
 }
 
 // chatInput passes the gates on the decoded request: the turn's input, and

@@ -142,16 +142,15 @@ func (b *gatedBody) Close() error { return b.rc.Close() }
 // "event" field), or 0 when data holds none.
 func eventEnd(data []byte) int {
 	fields := false
-	for pos := 0; ; {
-		i := bytes.IndexByte(data[pos:], '\n')
-		if i < 0 {
+	for rest := data; ; {
+		line, r, ok := cutLine(rest)
+		if !ok {
 			return 0
 		}
-		line := bytes.TrimSuffix(data[pos:pos+i], []byte("\r"))
-		pos += i + 1
+		rest = r
 		if len(line) == 0 {
 			if fields {
-				return pos
+				return len(data) - len(rest)
 			}
 			continue
 		}
@@ -160,6 +159,17 @@ func eventEnd(data []byte) int {
 			fields = true
 		}
 	}
+}
+
+// cutLine cuts data's first line as the SDKs' decoders read lines: it ends
+// with "\n", one "\r" before it dropped. ok is false when data holds no
+// whole line.
+func cutLine(data []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return nil, data, false
+	}
+	return bytes.TrimSuffix(data[:i], []byte("\r")), data[i+1:], true
 }
 
 // gatedDecoder decodes the events of a gated body straight from the gate's
@@ -203,9 +213,8 @@ func (d *gatedDecoder) next() bool {
 		b.off += b.ready
 		b.ready = 0
 		for len(seg) > 0 {
-			i := bytes.IndexByte(seg, '\n') // eventEnd ended seg with one
-			line := bytes.TrimSuffix(seg[:i], []byte("\r"))
-			seg = seg[i+1:]
+			var line []byte
+			line, seg, _ = cutLine(seg) // eventEnd ended seg with a whole line
 			if len(line) == 0 {
 				if len(data) == 0 && (!d.typeOnly || event == "") {
 					event = ""
