@@ -36,7 +36,7 @@ func TestLockCalendar(t *testing.T) {
 		})
 	}()
 	// The second waits on the lock (PostgreSQL shows it waiting) and has not run.
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(60 * time.Second); ; { // a bound only: the loop ends once the second waits
 		var waiting int
 		if err := store.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting); err != nil {
 			t.Fatal(err)

@@ -30,8 +30,17 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
   exit 1
 fi
-go vet ./... & vet=$!
-go tool staticcheck ./... & lint=$!
+# go vet -race: vet type-checks each package against its imports' export
+# data, which the race-instrumented compiles of the test binaries below
+# produce too, so vet shares them in the build cache instead of compiling
+# every package a second time without -race (on an empty cache: 0.2 GB and
+# 45 s of CPU less for ./db/ alone; no file of the module depends on the
+# race build tag).
+go vet -race ./... & vet=$!
+# staticcheck loads the same export data through go list: -race there too
+# (for ./db/ on an empty cache: 9 MB and 4 s with it, 106 MB and 24 s
+# without).
+GOFLAGS="-race ${GOFLAGS:-}" go tool staticcheck ./... & lint=$!
 # The packaging (deploy/): the Dockerfile's static binary, the systemd
 # units' verify, HAProxy's configuration (scripts/check-deploy.sh).
 scripts/check-deploy.sh & deploy=$!

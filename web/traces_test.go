@@ -109,7 +109,7 @@ func TestTraces(t *testing.T) {
 	// The request's span ends once its answer is written, the job's once
 	// River has the worker's result: wait for both.
 	var spans tracetest.SpanStubs
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(webtest.Patience)
 	for {
 		spans = exp.GetSpans()
 		if spanNamed(spans, "POST /chat/:slug") != nil && spanNamed(spans, "job webhook_delivery") != nil {

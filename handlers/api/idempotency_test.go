@@ -205,9 +205,14 @@ func TestIdempotentCreateInFlight(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM tenants WHERE id = $1 FOR NO KEY UPDATE`, ten.ID); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan keyedAnswer)
+	done := make(chan keyedAnswer, 1)
 	go func() { done <- sendKeyed(t, b, path, ten.Token, ptr("held-1"), "application/json", entry) }()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.Now().Add(webtest.Patience); ; {
+		select {
+		case a := <-done:
+			t.Fatalf("the first try answered while the tenant's row was held: %d %s", a.status, a.raw)
+		default:
+		}
 		var n int
 		if err := b.DB.Pool().QueryRow(ctx, `SELECT count(*) FROM idempotency_keys WHERE tenant_id = $1 AND key = 'held-1' AND state = 'running'`, ten.ID).Scan(&n); err != nil {
 			t.Fatal(err)

@@ -223,7 +223,7 @@ func TestChatSentAgainWhileInFlight(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	for deadline := time.Now().Add(10 * time.Second); sessionMessages(t, b, ten.ID, "held-1") != "user:Are you open?"; {
+	for deadline := time.Now().Add(webtest.Patience); sessionMessages(t, b, ten.ID, "held-1") != "user:Are you open?"; {
 		if time.Now().After(deadline) {
 			t.Fatal("the first try's message was never stored")
 		}

@@ -395,7 +395,7 @@ func TestChatStream(t *testing.T) {
 		}
 		cancel()
 		resp.Body.Close()
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(webtest.Patience)
 		for {
 			n := b.Count(t, `SELECT count(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id
 				WHERE c.tenant_id = $1 AND c.session_id = 'sse-gone' AND m.role = 'assistant' AND m.content = 'Partial answer'`, ten.ID)

@@ -133,7 +133,7 @@ func slowModel(t *testing.T, delay time.Duration) (*llmtest.OpenAI, string) {
 // guessed delay.
 func waitSessionStarted(t *testing.T, b *webtest.Bundle, tenantID, sessionID string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); b.Count(t, `SELECT count(*) FROM messages m JOIN conversations c
+	for deadline := time.Now().Add(webtest.Patience); b.Count(t, `SELECT count(*) FROM messages m JOIN conversations c
 		ON c.id = m.conversation_id WHERE c.tenant_id = $1 AND c.session_id = $2`, tenantID, sessionID) == 0; {
 		if time.Now().After(deadline) {
 			t.Fatalf("no message of session %s was stored", sessionID)

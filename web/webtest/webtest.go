@@ -102,6 +102,15 @@ func (b *Bundle) serve() {
 	c.Transport = &ValidatingTransport{TB: b.T, Base: c.Transport}
 }
 
+// Patience bounds a test's wait for something the machine's load may delay
+// (a request in flight reaching its lock, a stored message, a span): the
+// wait ends as soon as the thing is seen, so the bound costs nothing when
+// the test passes. It is long because a fresh CI machine building and
+// vetting beside the tests ran a request's first pass (the OpenAPI router
+// of the validating client, the race detector) four times slower than
+// this one, past an earlier 10 s bound.
+const Patience = 60 * time.Second
+
 var TenantSeq atomic.Int64
 
 // Tenant is a provisioned test tenant; OwnerEmail and Password are its
