@@ -16,6 +16,9 @@
 # would give it; the output is go test's: "ok" and the time for a package
 # that passed, its whole output and "FAIL" for one that did not.
 #
+# On a short disk (under 8 GiB free, or PARLEY_TEST_LEAN=1) the binaries
+# are not kept: each is linked just before it runs and deleted after.
+#
 # Test flags are go test's (-run X, -v, -short, -failfast...): each goes to
 # the binaries as -test.<flag>. Packages default to ./...; a package named
 # twice runs once.

@@ -30,6 +30,33 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
   exit 1
 fi
+# Lean, where the disk is short (under 8 GiB free where the test binaries
+# go, or PARLEY_TEST_LEAN=1): a go command keeps every package it compiled
+# in its own work directory until it exits, beside the build cache's copy,
+# so four of them compiling at once on an empty cache (vet, staticcheck's
+# go list, two test binaries) held 4 GB of work directories on top of the
+# cache's 3.6 (BENCHMARKS.md, Test suite). So the race build's packages are
+# compiled first, in dependency order, a few dozen a go command; the checks
+# and the tests then find them in the cache. The static build of
+# scripts/check-deploy.sh, whose packages nothing else shares, runs after
+# the tests. scripts/gotest.sh then links each test binary just before it
+# runs and deletes it after, rather than keep them all (2 GB).
+mkdir -p .data
+if [ -z "${PARLEY_TEST_LEAN:-}" ]; then
+  avail=$(df -Pk .data | awk 'NR == 2 { print $4 }')
+  if [ "${avail:-0}" -lt $((8 * 1024 * 1024)) ]; then
+    echo "test: $((${avail:-0} / 1024)) MiB free for .data: lean (the packages compiled a few at a time, each test binary deleted once run)" >&2
+    export PARLEY_TEST_LEAN=1
+  fi
+fi
+if [ -n "${PARLEY_TEST_LEAN:-}" ]; then
+  # Every package the test binaries import (the test-only ones too), but
+  # the test variants and main packages, which only the binaries' own
+  # builds compile.
+  go list -deps -test -f '{{if not (or .ForTest (eq .Name "main"))}}{{.ImportPath}}{{end}}' ./... |
+    grep -v '\.test$' | xargs -r -n 60 go build -race 2>/dev/null ||
+    true # a package that does not build fails below, with its message
+fi
 # go vet -race: vet type-checks each package against its imports' export
 # data, which the race-instrumented compiles of the test binaries below
 # produce too, so vet shares them in the build cache instead of compiling
@@ -43,7 +70,9 @@ go vet -race ./... & vet=$!
 GOFLAGS="-race ${GOFLAGS:-}" go tool staticcheck ./... & lint=$!
 # The packaging (deploy/): the Dockerfile's static binary, the systemd
 # units' verify, HAProxy's configuration (scripts/check-deploy.sh).
-scripts/check-deploy.sh & deploy=$!
+if [ -z "${PARLEY_TEST_LEAN:-}" ]; then
+  scripts/check-deploy.sh & deploy=$!
+fi
 # The OpenAPI document, linted by Redocly's CLI (pinned here; npm's cache
 # keeps it after the first run, which fetches it from the npm registry) with
 # its recommended rules as errors (redocly.yaml; what is left on purpose is
@@ -81,6 +110,9 @@ status=0
 scripts/gotest.sh "$@" ./handlers/admin/ ./web/ ./handlers/api/ ./handlers/public/ ./jobs/ ./cmd/parley/ ./cmd/parley/clustertest/ ./... || status=$?
 wait "$vet" || { echo "go vet failed" >&2; status=1; }
 wait "$lint" || { echo "staticcheck failed" >&2; status=1; }
+if [ -n "${PARLEY_TEST_LEAN:-}" ]; then
+  scripts/check-deploy.sh & deploy=$!
+fi
 wait "$deploy" || { echo "the packaging check (scripts/check-deploy.sh) failed" >&2; status=1; }
 wait "$openapi" || { cat .data/openapi-lint.log >&2; echo "the OpenAPI document's lint failed" >&2; status=1; }
 wait "$typecheck" || { cat .data/clients-typecheck.log >&2; echo "the TypeScript client's type-check failed" >&2; status=1; }
