@@ -217,7 +217,7 @@ func TestChatAnonymousVisitor(t *testing.T) {
 		// verified visitor's facts, and is not verified.
 		_, req = say(t, path, map[string]any{"message": "Hi", "sessionId": "anon-10", "anonymousId": anon}, nil)
 		s = system(req)
-		if strings.Contains(s, "Paris") || strings.Contains(s, "4242") || strings.Contains(s, "pet: cat") ||
+		if strings.Contains(s, "Paris") || strings.Contains(s, "ends 4242") || strings.Contains(s, "pet: cat") ||
 			strings.Contains(s, "The visitor's identity is verified.") {
 			t.Errorf("the anonymous id got the verified visitor's memory: %q", s)
 		}
