@@ -43,22 +43,15 @@ done
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
 bindir=$PWD/.data/testbin
 mkdir -p "$bindir"
-# Lean, where the disk is short: the binaries kept in .data/testbin take
-# about 2 GB (45 MB each, race-instrumented), on top of the build cache a
-# fresh machine fills (4.7 GB from empty). Where the disk holding them has
-# less than 8 GiB free (a CI machine once had a few), or with
-# PARLEY_TEST_LEAN=1, each binary is linked just before it runs and deleted
-# once it has run, and those an earlier run kept are deleted first: the
-# links of a second run are not saved, but a run needs two binaries' room.
-lean=${PARLEY_TEST_LEAN:-}
-if [ -z "$lean" ]; then
-  avail=$(df -Pk "$bindir" | awk 'NR == 2 { print $4 }')
-  if [ "${avail:-0}" -lt $((8 * 1024 * 1024)) ]; then
-    lean=1
-    echo "gotest: $((${avail:-0} / 1024)) MiB free on the disk of $bindir: each test binary is linked, run and deleted in turn" >&2
-  fi
-fi
-if [ -n "$lean" ]; then
+# Lean, where the disk is short (scripts/disk-short.sh: under 8 GiB free,
+# or PARLEY_TEST_LEAN=1): the binaries kept in .data/testbin take about 2 GB
+# (45 MB each, race-instrumented) on top of the build cache, so each
+# binary is linked just before it runs and deleted once it has run, and
+# those an earlier run kept are deleted first: the links of a second run
+# are not saved, but a run needs two binaries' room.
+lean=
+if scripts/disk-short.sh "$bindir"; then
+  lean=1
   rm -rf "${bindir:?}"/[0-9]*
 fi
 # The packages with tests, in the order given: import path and directory.

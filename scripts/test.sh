@@ -42,12 +42,8 @@ fi
 # the tests. scripts/gotest.sh then links each test binary just before it
 # runs and deletes it after, rather than keep them all (2 GB).
 mkdir -p .data
-if [ -z "${PARLEY_TEST_LEAN:-}" ]; then
-  avail=$(df -Pk .data | awk 'NR == 2 { print $4 }')
-  if [ "${avail:-0}" -lt $((8 * 1024 * 1024)) ]; then
-    echo "test: $((${avail:-0} / 1024)) MiB free for .data: lean (the packages compiled a few at a time, each test binary deleted once run)" >&2
-    export PARLEY_TEST_LEAN=1
-  fi
+if scripts/disk-short.sh .data; then
+  export PARLEY_TEST_LEAN=1
 fi
 if [ -n "${PARLEY_TEST_LEAN:-}" ]; then
   # Every package the test binaries import (the test-only ones too), but

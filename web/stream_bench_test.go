@@ -52,11 +52,11 @@ func BenchmarkIdleStreams(b *testing.B) {
 	run := uint32(time.Now().UnixNano())
 	convs := make([]db.SeedConversation, n)
 	for i := range convs {
-		convs[i].ID[2], convs[i].ID[3], convs[i].ID[4], convs[i].ID[5] = byte(run>>24), byte(run>>16), byte(run>>8), byte(run)
-		convs[i] = db.SeedConversation{ID: convs[i].ID, SessionID: "s" + strconv.Itoa(i), Channel: "web", Status: parley.StatusEscalated,
+		convs[i] = db.SeedConversation{SessionID: "s" + strconv.Itoa(i), Channel: "web", Status: parley.StatusEscalated,
 			VisitorType: "human", FirstUserMessage: "Can a person help?", Locale: "en", CreatedAt: time.Now(),
 			Messages: []db.SeedMessage{{Role: "user", Content: "Can a person help?"}}}
 		convs[i].ID[0], convs[i].ID[1], convs[i].ID[15] = byte(i>>8), byte(i), 1
+		convs[i].ID[2], convs[i].ID[3], convs[i].ID[4], convs[i].ID[5] = byte(run>>24), byte(run>>16), byte(run>>8), byte(run)
 		convs[i].ID[6], convs[i].ID[8] = 0x40, 0x80
 	}
 	if _, err := store.CopySeedConversations(ctx, ten.ID, convs); err != nil {
