@@ -49,6 +49,8 @@ type DB struct {
 	// chat is the chat's configuration cache (ChatTenantAndSegment,
 	// ChatPromptData).
 	chat chatConfigCache
+	// replies writes the replies of concurrent turns together (saveReply).
+	replies replyBatch
 
 	// The stores of the aggregates that have a package of their own: their
 	// methods are the DB's.

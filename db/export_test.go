@@ -142,3 +142,28 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 	}
 	return found, nil
 }
+
+// SaveReplies writes recs' replies as replyBatch writes a batch of them
+// (one statement, else each alone), returning each one's message and error.
+func (d *DB) SaveReplies(ctx context.Context, recs []parley.TurnRecord) ([]parley.Message, []error) {
+	batch := make([]*pendingReply, len(recs))
+	for i, r := range recs {
+		batch[i] = &pendingReply{r: r}
+	}
+	d.writeReplies(ctx, batch)
+	ms, errs := make([]parley.Message, len(recs)), make([]error, len(recs))
+	for i, p := range batch {
+		ms[i], errs[i] = p.m, p.err
+	}
+	return ms, errs
+}
+
+// SaveRepliesTogether is SaveReplies' one statement alone: its error when it
+// wrote nothing.
+func (d *DB) SaveRepliesTogether(ctx context.Context, recs []parley.TurnRecord) error {
+	batch := make([]*pendingReply, len(recs))
+	for i, r := range recs {
+		batch[i] = &pendingReply{r: r}
+	}
+	return d.writeRepliesTogether(ctx, batch)
+}

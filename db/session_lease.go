@@ -285,7 +285,16 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 		return parley.Message{}, nil
 	case r.Reply == "":
 		return parley.Message{}, d.ReleaseSessionLease(ctx, r.TenantID, r.SessionID, r.LeaseHolder)
+	case r.LeaseHolder != "":
+		// A turn's reply: written with those of the turns finishing
+		// beside it (replyBatch).
+		return d.replies.save(ctx, r, d.writeReplies)
 	}
+	return d.saveReplyAlone(ctx, r)
+}
+
+// saveReplyAlone is saveReply of a reply, in a statement of its own.
+func (d *DB) saveReplyAlone(ctx context.Context, r parley.TurnRecord) (parley.Message, error) {
 	sql, args := appendMessageSQL, []any{r.TenantID, r.ConversationID, "assistant", pgbase.StorableKey(r.Reply), knowledgeArg(r.Knowledge),
 		r.GapSignals, questionKeyArg(r.QuestionKey)}
 	if r.LeaseHolder != "" {

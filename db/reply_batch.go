@@ -1,0 +1,175 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/parley/parley"
+	"github.com/parley/parley/db/internal/pgbase"
+)
+
+// replyBatch writes the replies of concurrent turns (saveReply, a reply
+// with a lease to give back) in one statement, as a database commits the
+// WAL of concurrent transactions with one flush: the first turn to come
+// writes its reply at once, alone; the turns that come while a write is
+// under way queue, and when it ends the first of them writes all those
+// queued (up to maxReplyBatch) in one statement and transaction
+// (saveRepliesSQL). A turn alone waits for nobody; under load a reply waits
+// at most for the write before its own. One statement for many replies
+// costs PostgreSQL about half the CPU a reply of writing each in its own
+// (BENCHMARKS.md, issue 41: 0.15–0.17 ms against 0.30–0.44 ms a reply,
+// the conversation's update and the message's insert, ten at a time).
+type replyBatch struct {
+	mu      sync.Mutex
+	queue   []*pendingReply
+	leading bool // a write is under way: a new reply queues
+}
+
+// pendingReply is one turn's reply waiting in a replyBatch.
+type pendingReply struct {
+	r     parley.TurnRecord
+	m     parley.Message
+	err   error
+	ready chan bool // true: m and err are set; false: write the next batch
+}
+
+// maxReplyBatch bounds the replies of one statement.
+const maxReplyBatch = 64
+
+// replyBatchTimeout bounds a batch's statement. A batch runs for several
+// turns, so not under the context of the one that writes it, whose
+// cancellation would fail the others' replies.
+const replyBatchTimeout = 30 * time.Second
+
+// save writes r's reply and gives its lease back, with the replies of the
+// turns queued beside it (write, DB.writeReplies, sets each one's message
+// or error), and returns the stored message.
+func (b *replyBatch) save(ctx context.Context, r parley.TurnRecord, write func(context.Context, []*pendingReply)) (parley.Message, error) {
+	p := &pendingReply{r: r, ready: make(chan bool, 1)}
+	b.mu.Lock()
+	b.queue = append(b.queue, p)
+	if b.leading {
+		b.mu.Unlock()
+		if <-p.ready {
+			return p.m, p.err
+		}
+		b.mu.Lock() // p heads the queue: it writes the next batch
+	} else {
+		b.leading = true
+	}
+	n := min(len(b.queue), maxReplyBatch)
+	batch := make([]*pendingReply, n)
+	copy(batch, b.queue)
+	b.queue = append(b.queue[:0], b.queue[n:]...)
+	b.mu.Unlock()
+
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyBatchTimeout)
+	write(wctx, batch)
+	cancel()
+
+	b.mu.Lock()
+	if len(b.queue) > 0 {
+		b.queue[0].ready <- false // the first queued writes the next batch
+	} else {
+		b.leading = false
+	}
+	b.mu.Unlock()
+	for _, q := range batch {
+		if q != p {
+			q.ready <- true
+		}
+	}
+	return p.m, p.err
+}
+
+// writeReplies writes the replies of batch, setting each one's message or
+// error: one reply with saveReplySQL, several with saveRepliesSQL. Should
+// that statement fail (a deadlock with a writer of two of the same
+// conversations, a reply PostgreSQL refuses), it wrote nothing, and each
+// reply is written again on its own, so that each gets its own answer.
+func (d *DB) writeReplies(ctx context.Context, batch []*pendingReply) {
+	if len(batch) > 1 {
+		if err := d.writeRepliesTogether(ctx, batch); err == nil {
+			return
+		}
+	}
+	for _, p := range batch {
+		p.m, p.err = d.saveReplyAlone(ctx, p.r)
+	}
+}
+
+// writeRepliesTogether writes batch's replies in one statement. Each turn
+// holds its session's lease, so no two of them are of one conversation;
+// a batch that would be (a caller's mistake) is refused, to be written
+// reply by reply.
+func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) error {
+	n := len(batch)
+	var (
+		tenants, convs, contents, keys, sessions, holders = make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n)
+		knowledge = make([]*string, n)
+		signals   = make([]int16, n)
+		of        = make(map[string]*pendingReply, n)
+	)
+	for i, p := range batch {
+		r := p.r
+		if of[r.ConversationID] != nil {
+			return fmt.Errorf("two replies of conversation %s in one batch", r.ConversationID)
+		}
+		of[r.ConversationID] = p
+		tenants[i], convs[i], contents[i] = r.TenantID, r.ConversationID, pgbase.StorableKey(r.Reply)
+		keys[i], sessions[i], holders[i] = questionKeyArg(r.QuestionKey), pgbase.StorableKey(r.SessionID), r.LeaseHolder
+		signals[i] = int16(r.GapSignals)
+		if len(r.Knowledge) > 0 {
+			b, err := json.Marshal(r.Knowledge)
+			if err != nil {
+				return err
+			}
+			s := string(b)
+			knowledge[i] = &s
+		}
+	}
+	rows, _ := d.pool.Query(ctx, saveRepliesSQL, tenants, convs, contents, knowledge, signals, keys, sessions, holders)
+	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Message])
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		of[m.ConversationID].m = m
+	}
+	for _, p := range batch {
+		if p.m.ID == "" {
+			// Its conversation is gone (deleted meanwhile), as saveReply
+			// answers it; its lease was given back all the same.
+			p.err = parley.Errorf(parley.KindNotFound, "Conversation not found")
+		}
+	}
+	return nil
+}
+
+// saveRepliesSQL is saveReplySQL for many replies at once, one a row of its
+// arrays: tenant $1, conversation $2, content $3, knowledge $4 (JSON text,
+// NULL for none), gap signals $5, question key $6, session $7 (as the lease
+// stores it) and lease holder $8. An answer's update of its conversation is
+// appendMessageCTE's for the role assistant (answered; the visitor's marks
+// untouched). One row a reply stored: none for a conversation not found.
+const saveRepliesSQL = `WITH input AS (
+		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::smallint[], $6::text[], $7::text[], $8::text[])
+			AS i(tenant_id, conversation_id, content, knowledge, gap_signals, question_key, session_id, holder)),
+	released AS (
+		DELETE FROM session_leases l USING input i
+		WHERE l.tenant_id = i.tenant_id AND l.session_id = i.session_id AND l.holder = i.holder),
+	c AS (
+		UPDATE conversations SET message_count = message_count + 1, last_message_at = clock_timestamp(), updated_at = now(),
+			answered = true
+		FROM input i WHERE conversations.tenant_id = i.tenant_id AND conversations.id = i.conversation_id
+		RETURNING conversations.id, conversations.tenant_id, conversations.is_test,
+			i.content, i.knowledge, i.gap_signals, i.question_key)
+	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge, gap_signals, question_key)
+	SELECT tenant_id, id, 'assistant', content, knowledge::jsonb, gap_signals, CASE WHEN NOT is_test THEN nullif(question_key, '') END FROM c
+	RETURNING ` + pgbase.MessageColumns

@@ -1,0 +1,132 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parley/parley"
+)
+
+// A reply that comes alone is written at once, alone; those that come while
+// a write is under way wait and are written together, by the first of them,
+// each getting its own message back.
+func TestReplyBatchGathers(t *testing.T) {
+	t.Parallel()
+	var b replyBatch
+	var (
+		mu      sync.Mutex
+		batches [][]string
+	)
+	first := make(chan struct{})   // the first write has begun
+	release := make(chan struct{}) // the first write may end
+	write := func(_ context.Context, batch []*pendingReply) {
+		mu.Lock()
+		n := len(batches)
+		ids := make([]string, len(batch))
+		for i, p := range batch {
+			ids[i] = p.r.ConversationID
+		}
+		batches = append(batches, ids)
+		mu.Unlock()
+		if n == 0 {
+			close(first)
+			<-release
+		}
+		for _, p := range batch {
+			p.m = parley.Message{ID: "m-" + p.r.ConversationID, ConversationID: p.r.ConversationID}
+		}
+	}
+	save := func(id string) (parley.Message, error) {
+		return b.save(context.Background(), parley.TurnRecord{ConversationID: id}, write)
+	}
+	got := make(chan string, 10)
+	go func() {
+		m, _ := save("c0")
+		got <- "c0:" + m.ID
+	}()
+	<-first
+	for i := 1; i <= 5; i++ {
+		go func() {
+			m, _ := save(fmt.Sprintf("c%d", i))
+			got <- fmt.Sprintf("c%d:%s", i, m.ID)
+		}()
+	}
+	// The five wait in the queue while the first write is under way.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		n := len(b.queue)
+		b.mu.Unlock()
+		if n == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replies queued, want 5", n)
+		}
+	}
+	close(release)
+	seen := map[string]bool{}
+	for range 6 {
+		seen[<-got] = true
+	}
+	for i := range 6 {
+		if want := fmt.Sprintf("c%d:m-c%d", i, i); !seen[want] {
+			t.Errorf("reply c%d did not get its own message back: %v", i, seen)
+		}
+	}
+	if len(batches) != 2 || len(batches[0]) != 1 || batches[0][0] != "c0" || len(batches[1]) != 5 {
+		t.Fatalf("batches %v, want [c0] then the five queued together", batches)
+	}
+	if b.leading || len(b.queue) != 0 {
+		t.Fatalf("after the writes: leading %v, %d queued", b.leading, len(b.queue))
+	}
+	// Alone again: written at once.
+	if m, err := save("c9"); err != nil || m.ID != "m-c9" || len(batches) != 3 || len(batches[2]) != 1 {
+		t.Fatalf("a reply alone: %+v %v, batches %v", m, err, batches)
+	}
+}
+
+// A batch is at most maxReplyBatch replies: the rest are written by the
+// first of them, after.
+func TestReplyBatchBounded(t *testing.T) {
+	t.Parallel()
+	var b replyBatch
+	var sizes []int
+	var mu sync.Mutex
+	first, release := make(chan struct{}), make(chan struct{})
+	write := func(_ context.Context, batch []*pendingReply) {
+		mu.Lock()
+		sizes = append(sizes, len(batch))
+		n := len(sizes)
+		mu.Unlock()
+		if n == 1 {
+			close(first)
+			<-release
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = b.save(context.Background(), parley.TurnRecord{}, write) })
+	<-first
+	extra := maxReplyBatch + 3
+	for range extra {
+		wg.Go(func() { _, _ = b.save(context.Background(), parley.TurnRecord{}, write) })
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		n := len(b.queue)
+		b.mu.Unlock()
+		if n == extra {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replies queued, want %d", n, extra)
+		}
+	}
+	close(release)
+	wg.Wait()
+	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != maxReplyBatch || sizes[2] != 3 {
+		t.Fatalf("batch sizes %v, want [1 %d 3]", sizes, maxReplyBatch)
+	}
+}
