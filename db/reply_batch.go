@@ -41,10 +41,11 @@ type pendingReply struct {
 // maxReplyBatch bounds the replies of one statement.
 const maxReplyBatch = 64
 
-// replyBatchTimeout bounds a batch's statement. A batch runs for several
-// turns, so not under the context of the one that writes it, whose
-// cancellation would fail the others' replies.
-const replyBatchTimeout = 30 * time.Second
+// replyBatchTimeout bounds a batch's write, as the engine bounds a turn's
+// writes (its storeTimeout). A batch runs for several turns, so not under
+// the context of the one that writes it, whose cancellation or deadline
+// would fail the others' replies.
+const replyBatchTimeout = 10 * time.Second
 
 // save writes r's reply and gives its lease back, with the replies of the
 // turns queued beside it (write, DB.writeReplies, sets each one's message
