@@ -146,10 +146,7 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 // SaveReplies writes recs' replies as replyBatch writes a batch of them
 // (one statement, else each alone), returning each one's message and error.
 func (d *DB) SaveReplies(ctx context.Context, recs []parley.TurnRecord) ([]parley.Message, []error) {
-	batch := make([]*pendingReply, len(recs))
-	for i, r := range recs {
-		batch[i] = &pendingReply{r: r}
-	}
+	batch := pendingReplies(recs)
 	d.writeReplies(ctx, batch)
 	ms, errs := make([]parley.Message, len(recs)), make([]error, len(recs))
 	for i, p := range batch {
@@ -161,9 +158,14 @@ func (d *DB) SaveReplies(ctx context.Context, recs []parley.TurnRecord) ([]parle
 // SaveRepliesTogether is SaveReplies' one statement alone: its error when it
 // wrote nothing.
 func (d *DB) SaveRepliesTogether(ctx context.Context, recs []parley.TurnRecord) error {
+	return d.writeRepliesTogether(ctx, pendingReplies(recs))
+}
+
+// pendingReplies is recs as a batch of replyBatch.
+func pendingReplies(recs []parley.TurnRecord) []*pendingReply {
 	batch := make([]*pendingReply, len(recs))
 	for i, r := range recs {
 		batch[i] = &pendingReply{r: r}
 	}
-	return d.writeRepliesTogether(ctx, batch)
+	return batch
 }
