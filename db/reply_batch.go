@@ -69,9 +69,7 @@ func (b *replyBatch) save(ctx context.Context, r parley.TurnRecord, write func(c
 	b.queue = append(b.queue[:0], b.queue[n:]...)
 	b.mu.Unlock()
 
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyBatchTimeout)
-	write(wctx, batch)
-	cancel()
+	writeBatch(ctx, batch, write)
 
 	b.mu.Lock()
 	if len(b.queue) > 0 {
@@ -86,6 +84,25 @@ func (b *replyBatch) save(ctx context.Context, r parley.TurnRecord, write func(c
 		}
 	}
 	return p.m, p.err
+}
+
+// writeBatch runs write over batch, bounded by replyBatchTimeout. Should
+// write panic, each reply of the batch without its message gets the panic
+// as its error, so that the turns waiting on it, and the queue behind
+// them, go on.
+func writeBatch(ctx context.Context, batch []*pendingReply, write func(context.Context, []*pendingReply)) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyBatchTimeout)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			for _, p := range batch {
+				if p.m.ID == "" && p.err == nil {
+					p.err = fmt.Errorf("writing the replies: %v", v)
+				}
+			}
+		}
+	}()
+	write(wctx, batch)
 }
 
 // writeReplies writes the replies of batch, setting each one's message or
@@ -141,7 +158,9 @@ func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) er
 		return err
 	}
 	for _, m := range ms {
-		of[m.ConversationID].m = m
+		if p := of[m.ConversationID]; p != nil {
+			p.m = m
+		}
 	}
 	for _, p := range batch {
 		if p.m.ID == "" {

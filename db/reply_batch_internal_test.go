@@ -130,3 +130,25 @@ func TestReplyBatchBounded(t *testing.T) {
 		t.Fatalf("batch sizes %v, want [1 %d 3]", sizes, maxReplyBatch)
 	}
 }
+
+// A write that panics fails its batch's replies, not the turns after it:
+// each gets an error, and the next reply is written.
+func TestReplyBatchSurvivesPanic(t *testing.T) {
+	t.Parallel()
+	var b replyBatch
+	boom := func(context.Context, []*pendingReply) { panic("boom") }
+	if _, err := b.save(context.Background(), parley.TurnRecord{ConversationID: "c1"}, boom); err == nil {
+		t.Fatal("a write that panicked gave no error")
+	}
+	ok := func(_ context.Context, batch []*pendingReply) {
+		for _, p := range batch {
+			p.m = parley.Message{ID: "m"}
+		}
+	}
+	if m, err := b.save(context.Background(), parley.TurnRecord{ConversationID: "c2"}, ok); err != nil || m.ID != "m" {
+		t.Fatalf("after a panic: %+v %v", m, err)
+	}
+	if b.leading {
+		t.Fatal("the queue is left leading after a panic")
+	}
+}
