@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -107,12 +108,22 @@ func writeBatch(ctx context.Context, batch []*pendingReply, write func(context.C
 
 // writeReplies writes the replies of batch, setting each one's message or
 // error: one reply with saveReplySQL, several with saveRepliesSQL. Should
-// that statement fail (a deadlock with a writer of two of the same
-// conversations, a reply PostgreSQL refuses), it wrote nothing, and each
-// reply is written again on its own, so that each gets its own answer.
+// PostgreSQL refuse that statement (a deadlock with a writer of two of the
+// same conversations, a value it rejects), it wrote nothing, and each reply
+// is written again on its own, so that each gets its own answer. When what
+// became of it is unknown (the connection failed, the time ran out, its
+// answer could not be read), none is written again, which could store a
+// reply twice: each gets the error, as a reply written alone would.
 func (d *DB) writeReplies(ctx context.Context, batch []*pendingReply) {
 	if len(batch) > 1 {
-		if err := d.writeRepliesTogether(ctx, batch); err == nil {
+		err := d.writeRepliesTogether(ctx, batch)
+		if err == nil {
+			return
+		}
+		if !writtenNothing(err) {
+			for _, p := range batch {
+				p.err = fmt.Errorf("storing the reply: %w", err)
+			}
 			return
 		}
 	}
@@ -120,6 +131,14 @@ func (d *DB) writeReplies(ctx context.Context, batch []*pendingReply) {
 		p.m, p.err = d.saveReplyAlone(ctx, p.r)
 	}
 }
+
+// writtenNothing says whether a batch that failed with err surely wrote
+// nothing: refused before it was sent, or by PostgreSQL.
+func writtenNothing(err error) bool { return errors.Is(err, errNotSent) || isPgError(err) }
+
+// errNotSent is writeRepliesTogether's refusal of a batch before its
+// statement is sent.
+var errNotSent = errors.New("the replies were not sent together")
 
 // writeRepliesTogether writes batch's replies in one statement. Each turn
 // holds its session's lease, so no two of them are of one conversation;
@@ -137,7 +156,7 @@ func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) er
 	for i, p := range batch {
 		r := p.r
 		if of[r.ConversationID] != nil {
-			return fmt.Errorf("two replies of conversation %s in one batch", r.ConversationID)
+			return fmt.Errorf("%w: two replies of conversation %s", errNotSent, r.ConversationID)
 		}
 		of[r.ConversationID] = p
 		tenants[i], convs[i], contents[i] = r.TenantID, r.ConversationID, pgbase.StorableKey(r.Reply)
@@ -146,7 +165,7 @@ func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) er
 		if len(r.Knowledge) > 0 {
 			b, err := json.Marshal(r.Knowledge)
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: %w", errNotSent, err)
 			}
 			s := string(b)
 			knowledge[i] = &s

@@ -2,10 +2,14 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parley/parley"
 )
@@ -150,5 +154,28 @@ func TestReplyBatchSurvivesPanic(t *testing.T) {
 	}
 	if b.leading {
 		t.Fatal("the queue is left leading after a panic")
+	}
+}
+
+// A batch is written again reply by reply only when it surely wrote
+// nothing: refused before it was sent, or by PostgreSQL. A batch whose fate
+// is unknown (the connection failed, the time ran out) is not, as that
+// could store a reply twice.
+func TestReplyBatchRetriesOnlyWhatWroteNothing(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: two replies of conversation c", errNotSent), true},
+		{fmt.Errorf("reading: %w", &pgconn.PgError{Code: "40P01"}), true}, // deadlock detected
+		{&pgconn.PgError{Code: "22P02"}, true},                            // invalid text for a uuid
+		{context.DeadlineExceeded, false},
+		{fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), false},
+		{errors.New("unexpected EOF"), false},
+	} {
+		if got := writtenNothing(c.err); got != c.want {
+			t.Errorf("writtenNothing(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
