@@ -2,7 +2,6 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -149,7 +148,7 @@ func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) er
 	var (
 		tenants, convs, contents, keys, sessions, holders = make([]string, n), make([]string, n), make([]string, n),
 			make([]string, n), make([]string, n), make([]string, n)
-		knowledge = make([]*string, n)
+		knowledge = make([]any, n)
 		signals   = make([]int16, n)
 		of        = make(map[string]*pendingReply, n)
 	)
@@ -161,15 +160,7 @@ func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) er
 		of[r.ConversationID] = p
 		tenants[i], convs[i], contents[i] = r.TenantID, r.ConversationID, pgbase.StorableKey(r.Reply)
 		keys[i], sessions[i], holders[i] = questionKeyArg(r.QuestionKey), pgbase.StorableKey(r.SessionID), r.LeaseHolder
-		signals[i] = int16(r.GapSignals)
-		if len(r.Knowledge) > 0 {
-			b, err := json.Marshal(r.Knowledge)
-			if err != nil {
-				return fmt.Errorf("%w: %w", errNotSent, err)
-			}
-			s := string(b)
-			knowledge[i] = &s
-		}
+		signals[i], knowledge[i] = int16(r.GapSignals), knowledgeArg(r.Knowledge)
 	}
 	rows, _ := d.pool.Query(ctx, saveRepliesSQL, tenants, convs, contents, knowledge, signals, keys, sessions, holders)
 	ms, err := pgx.CollectRows(rows, pgx.RowToStructByName[parley.Message])
@@ -192,13 +183,13 @@ func (d *DB) writeRepliesTogether(ctx context.Context, batch []*pendingReply) er
 }
 
 // saveRepliesSQL is saveReplySQL for many replies at once, one a row of its
-// arrays: tenant $1, conversation $2, content $3, knowledge $4 (JSON text,
-// NULL for none), gap signals $5, question key $6, session $7 (as the lease
+// arrays: tenant $1, conversation $2, content $3, knowledge $4 (NULL for
+// none), gap signals $5, question key $6, session $7 (as the lease
 // stores it) and lease holder $8. An answer's update of its conversation is
 // appendMessageCTE's for the role assistant (answered; the visitor's marks
 // untouched). One row a reply stored: none for a conversation not found.
 const saveRepliesSQL = `WITH input AS (
-		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::smallint[], $6::text[], $7::text[], $8::text[])
+		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::smallint[], $6::text[], $7::text[], $8::text[])
 			AS i(tenant_id, conversation_id, content, knowledge, gap_signals, question_key, session_id, holder)),
 	released AS (
 		DELETE FROM session_leases l USING input i
@@ -210,5 +201,5 @@ const saveRepliesSQL = `WITH input AS (
 		RETURNING conversations.id, conversations.tenant_id, conversations.is_test,
 			i.content, i.knowledge, i.gap_signals, i.question_key)
 	INSERT INTO messages (tenant_id, conversation_id, role, content, knowledge, gap_signals, question_key)
-	SELECT tenant_id, id, 'assistant', content, knowledge::jsonb, gap_signals, CASE WHEN NOT is_test THEN nullif(question_key, '') END FROM c
+	SELECT tenant_id, id, 'assistant', content, knowledge, gap_signals, CASE WHEN NOT is_test THEN nullif(question_key, '') END FROM c
 	RETURNING ` + pgbase.MessageColumns

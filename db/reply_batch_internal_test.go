@@ -14,6 +14,22 @@ import (
 	"github.com/parley/parley"
 )
 
+// waitQueued waits until n replies are queued in b.
+func waitQueued(t *testing.T, b *replyBatch, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b.mu.Lock()
+		got := len(b.queue)
+		b.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replies queued, want %d", got, n)
+		}
+	}
+}
+
 // A reply that comes alone is written at once, alone; those that come while
 // a write is under way wait and are written together, by the first of them,
 // each getting its own message back.
@@ -59,17 +75,7 @@ func TestReplyBatchGathers(t *testing.T) {
 		}()
 	}
 	// The five wait in the queue while the first write is under way.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		b.mu.Lock()
-		n := len(b.queue)
-		b.mu.Unlock()
-		if n == 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d replies queued, want 5", n)
-		}
-	}
+	waitQueued(t, &b, 5)
 	close(release)
 	seen := map[string]bool{}
 	for range 6 {
@@ -117,17 +123,7 @@ func TestReplyBatchBounded(t *testing.T) {
 	for range extra {
 		wg.Go(func() { _, _ = b.save(context.Background(), parley.TurnRecord{}, write) })
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		b.mu.Lock()
-		n := len(b.queue)
-		b.mu.Unlock()
-		if n == extra {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d replies queued, want %d", n, extra)
-		}
-	}
+	waitQueued(t, &b, extra)
 	close(release)
 	wg.Wait()
 	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != maxReplyBatch || sizes[2] != 3 {
