@@ -51,6 +51,9 @@ type DB struct {
 	chat chatConfigCache
 	// replies writes the replies of concurrent turns together (saveReply).
 	replies replyBatch
+	// opens writes the visitors' messages of concurrent turns together
+	// (OpenTurn).
+	opens writeQueue[*pendingOpen]
 
 	// The stores of the aggregates that have a package of their own: their
 	// methods are the DB's.

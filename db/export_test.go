@@ -122,7 +122,8 @@ func (d *DB) TakeSessionLease(ctx context.Context, tenantID, sessionID, holder, 
 	if count != nil && count.Test {
 		count = nil
 	}
-	return d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "", "", nil)
+	l, err := d.takeLease(ctx, tenantID, sessionID, holder, instance, ttl, turns, count, nil, "", nil)
+	return d.settleTurn(ctx, tenantID, "", l, err)
 }
 
 // HasCorpusSummaries reports whether any active entry applying to the
@@ -168,4 +169,39 @@ func pendingReplies(recs []parley.TurnRecord) []*pendingReply {
 		batch[i] = &pendingReply{r: r}
 	}
 	return batch
+}
+
+// HoldOpens takes the lead of the queue of visitors' messages, as a turn
+// whose message is being written does: OpenTurn's meanwhile queue theirs
+// (tests only). release hands on, and the first queued writes them all.
+func (d *DB) HoldOpens() (release func(), ok bool) {
+	if !d.opens.lead() {
+		return nil, false
+	}
+	return d.opens.handOn, true
+}
+
+// OpensQueued is how many visitors' messages wait in the queue (tests only).
+func (d *DB) OpensQueued() int {
+	d.opens.mu.Lock()
+	defer d.opens.mu.Unlock()
+	return len(d.opens.queue)
+}
+
+// WriteOpens stores the messages of turns holding their sessions' leases
+// (holders[i]; the lease counted the new conversation when counted[i]) as
+// a batch of the queue does (tests only): whether each was stored, and each
+// one's error.
+func (d *DB) WriteOpens(ctx context.Context, ps []parley.ConversationStart, message string, holders []string, counted []bool) ([]bool, []error) {
+	batch := make([]*pendingOpen, len(ps))
+	for i := range ps {
+		_ = ps[i].Validate()
+		batch[i] = &pendingOpen{p: &ps[i], content: message, holder: holders[i], counted: counted[i]}
+	}
+	d.writeOpens(ctx, batch)
+	stored, errs := make([]bool, len(ps)), make([]error, len(ps))
+	for i, o := range batch {
+		stored[i], errs[i] = o.opened != nil, o.err
+	}
+	return stored, errs
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,95 +12,38 @@ import (
 )
 
 // replyBatch writes the replies of concurrent turns (saveReply, a reply
-// with a lease to give back) in one statement, as a database commits the
-// WAL of concurrent transactions with one flush: the first turn to come
-// writes its reply at once, alone; the turns that come while a write is
-// under way queue, and when it ends the first of them writes all those
-// queued (up to maxReplyBatch) in one statement and transaction
-// (saveRepliesSQL). A turn alone waits for nobody; under load a reply waits
-// at most for the write before its own. One statement for many replies
-// costs PostgreSQL about half the CPU a reply of writing each in its own
-// (BENCHMARKS.md, issue 41: 0.15–0.17 ms against 0.30–0.44 ms a reply,
-// the conversation's update and the message's insert, ten at a time).
-type replyBatch struct {
-	mu      sync.Mutex
-	queue   []*pendingReply
-	leading bool // a write is under way: a new reply queues
-}
+// with a lease to give back) in one statement (saveRepliesSQL), gathered by
+// a writeQueue: a reply alone is written at once, by the statement it had
+// before; those that come while a write is under way are written together
+// when it ends. One statement for many replies costs PostgreSQL about half
+// the CPU a reply of writing each in its own (BENCHMARKS.md, issue 41:
+// 0.15–0.17 ms against 0.30–0.44 ms a reply, the conversation's update and
+// the message's insert, ten at a time).
+type replyBatch struct{ writeQueue[*pendingReply] }
 
 // pendingReply is one turn's reply waiting in a replyBatch.
 type pendingReply struct {
-	r     parley.TurnRecord
-	m     parley.Message
-	err   error
-	ready chan bool // true: m and err are set; false: write the next batch
+	r   parley.TurnRecord
+	m   parley.Message
+	err error
+}
+
+func (p *pendingReply) fail(err error) {
+	if p.m.ID == "" && p.err == nil {
+		p.err = err
+	}
 }
 
 // maxReplyBatch bounds the replies of one statement.
-const maxReplyBatch = 64
-
-// replyBatchTimeout bounds a batch's write, as the engine bounds a turn's
-// writes (its storeTimeout). A batch runs for several turns, so not under
-// the context of the one that writes it, whose cancellation or deadline
-// would fail the others' replies.
-const replyBatchTimeout = 10 * time.Second
+const maxReplyBatch = maxWriteBatch
 
 // save writes r's reply and gives its lease back, with the replies of the
 // turns queued beside it (write, DB.writeReplies, sets each one's message
 // or error), and returns the stored message.
 func (b *replyBatch) save(ctx context.Context, r parley.TurnRecord, write func(context.Context, []*pendingReply)) (parley.Message, error) {
-	p := &pendingReply{r: r, ready: make(chan bool, 1)}
-	b.mu.Lock()
-	b.queue = append(b.queue, p)
-	if b.leading {
-		b.mu.Unlock()
-		if <-p.ready {
-			return p.m, p.err
-		}
-		b.mu.Lock() // p heads the queue: it writes the next batch
-	} else {
-		b.leading = true
-	}
-	n := min(len(b.queue), maxReplyBatch)
-	batch := make([]*pendingReply, n)
-	copy(batch, b.queue)
-	b.queue = append(b.queue[:0], b.queue[n:]...)
-	b.mu.Unlock()
-
-	writeBatch(ctx, batch, write)
-
-	b.mu.Lock()
-	if len(b.queue) > 0 {
-		b.queue[0].ready <- false // the first queued writes the next batch
-	} else {
-		b.leading = false
-	}
-	b.mu.Unlock()
-	for _, q := range batch {
-		if q != p {
-			q.ready <- true
-		}
-	}
+	p := &pendingReply{r: r}
+	b.run(ctx, p, write)
 	return p.m, p.err
-}
-
-// writeBatch runs write over batch, bounded by replyBatchTimeout. Should
-// write panic, each reply of the batch without its message gets the panic
-// as its error, so that the turns waiting on it, and the queue behind
-// them, go on.
-func writeBatch(ctx context.Context, batch []*pendingReply, write func(context.Context, []*pendingReply)) {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replyBatchTimeout)
-	defer cancel()
-	defer func() {
-		if v := recover(); v != nil {
-			for _, p := range batch {
-				if p.m.ID == "" && p.err == nil {
-					p.err = fmt.Errorf("writing the replies: %v", v)
-				}
-			}
-		}
-	}()
-	write(wctx, batch)
 }
 
 // writeReplies writes the replies of batch, setting each one's message or

@@ -33,33 +33,73 @@ import (
 // tenant's; p breaks the start's rules; a statement failed): the caller then
 // calls StartTurn with the state, which stores it
 // or gives the reason, and spends or takes back the count (Counted).
+//
+// While another turn's message is being written (by OpenTurn, here or
+// batched), the second transaction reads the state alone, and the message
+// is stored with those of the other turns that came meanwhile, in one
+// statement (openBatch): the same decisions, taken row by row, with the
+// lease's count read from the first transaction instead of from its
+// connection's setting.
 func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
 	count := &p
 	if p.Test {
 		count = nil
 	}
-	var open *statement
 	content, start := pgbase.StorableKey(message), p
-	if start.Validate() == nil {
-		open = &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder, p.IdempotencyKey)}
+	if start.Validate() != nil {
+		l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, nil, p.IdempotencyKey, p.Admit)
+		return d.settleTurn(ctx, p.TenantID, content, l, err)
 	}
-	return d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, content, p.IdempotencyKey, p.Admit)
+	if d.opens.lead() {
+		// No visitor's message is being written: this one goes in the
+		// lease's round trip.
+		defer d.opens.handOn()
+		open := &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder, p.IdempotencyKey)}
+		l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, p.IdempotencyKey, p.Admit)
+		return d.settleTurn(ctx, p.TenantID, content, l, err)
+	}
+	// Another turn's message is being written: the lease and the state now,
+	// the message with those of the turns queued meanwhile (openBatch).
+	l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, nil, p.IdempotencyKey, p.Admit)
+	if err == nil && l.taken && l.stateErr == nil {
+		o := &pendingOpen{p: &start, content: content, holder: holder, counted: l.month != nil}
+		d.opens.run(ctx, o, d.writeOpens)
+		if o.err != nil {
+			// What became of the message is unknown: the turn fails, its
+			// count kept, as when the lease's round trip fails.
+			return false, parley.SessionState{}, fmt.Errorf("storing the visitor's message: %w", o.err)
+		}
+		l.opened = o.opened
+	}
+	return d.settleTurn(ctx, p.TenantID, content, l, err)
+}
+
+// leaseTaken is what takeLease read: whether the lease was taken, the
+// session's state, the month the lease counted a new conversation in (nil
+// when it counted none), the message stored with the lease (nil when none
+// was) and the state's read error.
+type leaseTaken struct {
+	taken    bool
+	st       parley.SessionState
+	month    *time.Time
+	opened   *openedTurn
+	stateErr error
 }
 
 // takeLease is OpenTurn's pipeline: the lease (counting count's
 // conversation when not nil) in the first transaction; the session's state
 // (with the message stored earlier with idempotency key key, when not "")
-// and, when open is not nil, the message (content) in the second.
+// and, when open is not nil, the message in the second.
 //
 // With admit, the first transaction counts the request against its
 // address's limit before the lease, which is taken only when the count
 // admits the turn (hitWithinSQL, admittedForSetting); what the count read
-// is filled in admit. A lease not taken for want of admission returns
-// false, as a lease held by another turn does: admit.Admitted tells them
+// is filled in admit. A lease not taken for want of admission is not
+// taken, as a lease held by another turn is not: admit.Admitted tells them
 // apart. The count commits with the lease, so a failure of the first
 // transaction leaves it unmade (admit.Made false).
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
-	count *parley.ConversationStart, open *statement, content, key string, admit *parley.Admission) (bool, parley.SessionState, error) {
+	count *parley.ConversationStart, open *statement, key string, admit *parley.Admission) (leaseTaken, error) {
 	sts := leaseStatements(tenantID, sessionID, holder, instance, ttl, turns, count, key, admit != nil)
 	txs := [][]statement{sts[:1], sts[1:]}
 	leaseAt := 0 // the lease's statement in the first transaction
@@ -73,13 +113,9 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	var (
 		h                   = hits{err: errSkipped}
 		admitted, leaseRead bool
-	)
-	var (
-		got                string
-		month              *time.Time
-		leaseErr, stateErr error
-		st                 parley.SessionState
-		opened             *openedTurn
+		got                 string
+		leaseErr            error
+		l                   leaseTaken
 	)
 	perr := d.pipeline(ctx, txs, func(tx, i int, rows pgx.Rows) {
 		switch {
@@ -90,7 +126,7 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 			if rows.Next() {
 				dest := []any{&got}
 				if count != nil {
-					dest = append(dest, &month, nil) // and the mark of countedForSetting
+					dest = append(dest, &l.month, nil) // and the mark of countedForSetting
 				}
 				leaseErr = rows.Scan(dest...)
 			}
@@ -98,11 +134,11 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 			leaseErr = cmp.Or(leaseErr, rows.Err())
 			leaseRead = leaseErr == nil
 		case i == 0: // the session's state
-			st, stateErr = readSessionState(rows)
+			l.st, l.stateErr = readSessionState(rows)
 		default: // the message
 			os, err := pgx.CollectRows(rows, pgx.RowToStructByName[openedTurn])
 			if err == nil && len(os) == 1 {
-				opened = &os[0]
+				l.opened = &os[0]
 			}
 		}
 	})
@@ -113,33 +149,47 @@ func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instanc
 	}
 	switch {
 	case perr != nil:
-		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", perr)
+		return leaseTaken{}, fmt.Errorf("taking the session lease: %w", perr)
 	case leaseErr != nil:
-		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", leaseErr)
+		return leaseTaken{}, fmt.Errorf("taking the session lease: %w", leaseErr)
 	case admit != nil && h.err != nil:
-		return false, parley.SessionState{}, fmt.Errorf("taking the session lease: %w", h.err)
-	case got != holder:
+		return leaseTaken{}, fmt.Errorf("taking the session lease: %w", h.err)
+	}
+	l.taken = got == holder
+	return l, nil
+}
+
+// settleTurn is OpenTurn's answer from what takeLease read (err, its
+// error) and the visitor's message (content) stored or not: the count of a
+// conversation not started is left to StartTurn (SessionState.Counted), or
+// taken back when the turn fails or continued a conversation after all.
+func (d *DB) settleTurn(ctx context.Context, tenantID, content string, l leaseTaken, err error) (bool, parley.SessionState, error) {
+	switch {
+	case err != nil:
+		return false, parley.SessionState{}, err
+	case !l.taken:
 		return false, parley.SessionState{}, nil
 	}
+	st, opened := l.st, l.opened
 	created := opened != nil && opened.Created
 	if opened != nil {
 		st.Opened = &parley.OpenedTurn{Conversation: opened.Conversation, Created: created,
 			Message: parley.Message{ID: opened.MessageID, ConversationID: opened.ID, Role: "user", Content: content,
 				CreatedAt: opened.MessageCreatedAt}}
 	}
-	if month != nil && !created {
-		if stateErr != nil || opened != nil {
+	if l.month != nil && !created {
+		if l.stateErr != nil || opened != nil {
 			// The turn fails, or continued a conversation after all: the
 			// count is not spent.
-			if err := d.uncountStart(ctx, tenantID, *month); err != nil {
-				return true, parley.SessionState{}, errors.Join(stateErr, err)
+			if err := d.uncountStart(ctx, tenantID, *l.month); err != nil {
+				return true, parley.SessionState{}, errors.Join(l.stateErr, err)
 			}
 		} else {
-			st.Counted = month // for StartTurn to spend or take back
+			st.Counted = l.month // for StartTurn to spend or take back
 		}
 	}
-	if stateErr != nil {
-		return true, parley.SessionState{}, stateErr
+	if l.stateErr != nil {
+		return true, parley.SessionState{}, l.stateErr
 	}
 	return true, st, nil
 }

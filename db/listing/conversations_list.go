@@ -70,15 +70,6 @@ type ConversationPage struct {
 // messages); counting up to the cap stops after a few hundred conversations.
 const SearchTotalCap = 500
 
-// qualified prefixes each column of a column list with the table alias a.
-func qualified(a, columns string) string {
-	cols := strings.Split(columns, ",")
-	for i, c := range cols {
-		cols[i] = a + "." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}
-
 // conversationWhere is the WHERE clause of f over conversations c, $1 being
 // the tenant's id; args holds $1 and the values it refers to.
 func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
@@ -133,7 +124,7 @@ func conversationWhere(tenantID string, f ConversationFilter) (string, []any) {
 
 // conversationItemSQL selects ConversationItems of conversations c, the
 // WHERE clause to follow.
-var conversationItemSQL = `SELECT ` + qualified("c", pgbase.ConversationColumns) + `,
+var conversationItemSQL = `SELECT ` + pgbase.Qualified("c", pgbase.ConversationColumns) + `,
 		s.slug AS segment_slug, s.name AS segment_name, last.preview
 	FROM conversations c
 	LEFT JOIN segments s ON s.tenant_id = c.tenant_id AND s.id = c.segment_id

@@ -1,5 +1,16 @@
 package pgbase
 
+import "strings"
+
+// Qualified prefixes each column of a column list with the table alias a.
+func Qualified(a, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = a + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
 // ConversationColumns are the columns of a parley.Conversation.
 const ConversationColumns = `id, tenant_id, segment_id, visitor_id, session_id, channel, status, visitor_type,
 	agent_model, page_url, metadata, first_user_message, locale, message_count, tool_calls_count,
