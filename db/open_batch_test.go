@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parley/parley"
+	"github.com/parley/parley/db"
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -18,13 +19,26 @@ type openResult struct {
 	err error
 }
 
-// openHeld runs the turns at once while another turn's message is being
-// written (HoldOpens), so that those that take their lease queue their
-// messages (want of them); then it lets the first of them write them all,
-// in one statement, and returns what each OpenTurn returned.
-func openHeld(t *testing.T, f *dbtest.ConvFixture, want int, turns ...func() openResult) []openResult {
+// ownStore is a store of its own on the test binary's database: its queue
+// of visitors' messages is the test's alone.
+func ownStore(t *testing.T) *db.DB {
 	t.Helper()
-	release, ok := f.Store.HoldOpens()
+	dbtest.New(t)
+	store, err := db.Open(context.Background(), dbtest.URL(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	return store
+}
+
+// openHeld runs the turns at once on store while another turn's message is
+// being written (HoldOpens), so that those that take their lease queue
+// their messages (want of them); then it lets the first of them write them
+// all, in one statement, and returns what each OpenTurn returned.
+func openHeld(t *testing.T, store *db.DB, want int, turns ...func() openResult) []openResult {
+	t.Helper()
+	release, ok := store.HoldOpens()
 	if !ok {
 		t.Fatal("the queue is led already")
 	}
@@ -33,10 +47,10 @@ func openHeld(t *testing.T, f *dbtest.ConvFixture, want int, turns ...func() ope
 	for i, turn := range turns {
 		wg.Go(func() { out[i] = turn() })
 	}
-	for deadline := time.Now().Add(10 * time.Second); f.Store.OpensQueued() != want; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); store.OpensQueued() != want; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			release()
-			t.Fatalf("%d messages queued, want %d", f.Store.OpensQueued(), want)
+			t.Fatalf("%d messages queued, want %d", store.OpensQueued(), want)
 		}
 	}
 	release()
@@ -55,13 +69,14 @@ func TestOpenTurnsTogether(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := dbtest.SetupConversations(t)
+	store := ownStore(t)
 	used := func() int { return usedCount(t, f) }
 	start := func(tenant, session string) parley.ConversationStart {
 		return parley.ConversationStart{TenantID: tenant, SessionID: session, Limit: 100, Channel: parley.ChannelAgent}
 	}
 	open := func(p parley.ConversationStart, message, holder string) func() openResult {
 		return func() openResult {
-			ok, st, err := f.Store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
+			ok, st, err := store.OpenTurn(ctx, p, message, holder, "", 2*time.Minute, 3)
 			return openResult{ok, st, err}
 		}
 	}
@@ -103,7 +118,7 @@ func TestOpenTurnsTogether(t *testing.T) {
 	theirSegment.SegmentID = &theirs
 	atLimit := start(f.Tenant.ID, "at-limit")
 	atLimit.Limit = 4 // 4 of 4 used
-	out := openHeld(t, f, 8,
+	out := openHeld(t, store, 8,
 		open(start(f.Tenant.ID, "first"), "First", "h-first"),
 		open(start(f.Tenant.ID, "next"), "Next", "h-next"),
 		open(test, "Trying", "h-test"),
