@@ -34,12 +34,12 @@ import (
 // calls StartTurn with the state, which stores it
 // or gives the reason, and spends or takes back the count (Counted).
 //
-// While another turn's message is being written (by OpenTurn, here or
-// batched), the second transaction reads the state alone, and the message
-// is stored with those of the other turns that came meanwhile, in one
-// statement (openBatch): the same decisions, taken row by row, with the
-// lease's count read from the first transaction instead of from its
-// connection's setting.
+// While another turn's message is being written (alone, as above, or in a
+// batch), the second transaction reads the state alone, and the message is
+// stored with those of the other turns that came meanwhile, in one
+// statement (DB.opens, writeOpens): the same decisions, taken row by row,
+// with the lease's count read from the first transaction's answer instead
+// of from its connection's setting.
 func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, holder, instance string, ttl time.Duration, turns int) (bool, parley.SessionState, error) {
 	count := &p
 	if p.Test {
@@ -59,7 +59,7 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 		return d.settleTurn(ctx, p.TenantID, content, l, err)
 	}
 	// Another turn's message is being written: the lease and the state now,
-	// the message with those of the turns queued meanwhile (openBatch).
+	// the message with those of the turns queued meanwhile (writeOpens).
 	l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, nil, p.IdempotencyKey, p.Admit)
 	if err == nil && l.taken && l.stateErr == nil {
 		o := &pendingOpen{p: &start, content: content, holder: holder, counted: l.month != nil}
@@ -94,9 +94,9 @@ type leaseTaken struct {
 // With admit, the first transaction counts the request against its
 // address's limit before the lease, which is taken only when the count
 // admits the turn (hitWithinSQL, admittedForSetting); what the count read
-// is filled in admit. A lease not taken for want of admission is not
-// taken, as a lease held by another turn is not: admit.Admitted tells them
-// apart. The count commits with the lease, so a failure of the first
+// is filled in admit. A lease refused for want of admission reads as not
+// taken (leaseTaken.taken false), as one held by another turn does:
+// admit.Admitted tells them apart. The count commits with the lease, so a failure of the first
 // transaction leaves it unmade (admit.Made false).
 func (d *DB) takeLease(ctx context.Context, tenantID, sessionID, holder, instance string, ttl time.Duration, turns int,
 	count *parley.ConversationStart, open *statement, key string, admit *parley.Admission) (leaseTaken, error) {
