@@ -121,11 +121,7 @@ var openTurnsSQL = `WITH input AS (
 		FROM input i
 		WHERE i.ok AND i.held AND (i.is_test OR i.counted)
 			AND NOT EXISTS (SELECT 1 FROM appended a WHERE a.tenant_id = i.tenant_id AND a.session_id = i.session_id)
-		-- a conversation of the other kind: nothing, rather than an error
-		ON CONFLICT ON CONSTRAINT conversations_session DO NOTHING
-		RETURNING ` + pgbase.ConversationColumns + `),
-	conv AS (
-		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),
+		` + conversationOfTurnSQL + `
 	msg AS (
 		INSERT INTO messages (tenant_id, conversation_id, role, content, idempotency_key)
 		SELECT conv.tenant_id, conv.id, 'user', i.content, nullif(i.idem, '')

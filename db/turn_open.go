@@ -224,12 +224,18 @@ var openTurnSQL = startOKSQL + `,
 		` + insertConversationSQL + ` FROM ok, held
 		WHERE ok AND held AND NOT EXISTS (SELECT 1 FROM appended)
 			AND ($11::boolean OR current_setting('` + countedForSetting + `', true) = $14)
-		-- a conversation of the other kind: nothing, rather than an error
-		ON CONFLICT ON CONSTRAINT conversations_session DO NOTHING
-		RETURNING ` + pgbase.ConversationColumns + `),
-	conv AS (
-		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),
+		` + conversationOfTurnSQL + `
 	msg AS (
 		INSERT INTO messages (tenant_id, conversation_id, role, content, idempotency_key)
 		SELECT tenant_id, id, 'user', $12, nullif($15, '') FROM conv RETURNING id, created_at)
 	SELECT conv.*, msg.id AS message_id, msg.created_at AS message_created_at FROM conv, msg`
+
+// conversationOfTurnSQL ends the CTE started of openTurnSQL and
+// openTurnsSQL (a conversation inserted, unless the session has one of the
+// other kind) and gives conv, the conversation appended to or started,
+// with whether it was started.
+const conversationOfTurnSQL = `-- a conversation of the other kind: nothing, rather than an error
+		ON CONFLICT ON CONSTRAINT conversations_session DO NOTHING
+		RETURNING ` + pgbase.ConversationColumns + `),
+	conv AS (
+		SELECT *, false AS created FROM appended UNION ALL SELECT *, true FROM started),`
