@@ -50,7 +50,7 @@ type DB struct {
 	// ChatPromptData).
 	chat chatConfigCache
 	// replies writes the replies of concurrent turns together (saveReply).
-	replies replyBatch
+	replies writeQueue[*pendingReply]
 	// opens writes the visitors' messages of concurrent turns together
 	// (OpenTurn).
 	opens writeQueue[*pendingOpen]

@@ -144,7 +144,7 @@ func (d *DB) HasCorpusSummaries(ctx context.Context, tenantID, segmentID, locale
 	return found, nil
 }
 
-// SaveReplies writes recs' replies as replyBatch writes a batch of them
+// SaveReplies writes recs' replies as DB.replies writes a batch of them
 // (one statement, else each alone), returning each one's message and error.
 func (d *DB) SaveReplies(ctx context.Context, recs []parley.TurnRecord) ([]parley.Message, []error) {
 	batch := pendingReplies(recs)
@@ -162,7 +162,7 @@ func (d *DB) SaveRepliesTogether(ctx context.Context, recs []parley.TurnRecord) 
 	return d.writeRepliesTogether(ctx, pendingReplies(recs))
 }
 
-// pendingReplies is recs as a batch of replyBatch.
+// pendingReplies is recs as a batch of DB.replies.
 func pendingReplies(recs []parley.TurnRecord) []*pendingReply {
 	batch := make([]*pendingReply, len(recs))
 	for i, r := range recs {

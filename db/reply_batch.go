@@ -11,17 +11,16 @@ import (
 	"github.com/parley/parley/db/internal/pgbase"
 )
 
-// replyBatch writes the replies of concurrent turns (saveReply, a reply
-// with a lease to give back) in one statement (saveRepliesSQL), gathered by
-// a writeQueue: a reply alone is written at once, by the statement it had
-// before; those that come while a write is under way are written together
-// when it ends. One statement for many replies costs PostgreSQL about half
-// the CPU a reply of writing each in its own (BENCHMARKS.md, issue 41:
-// 0.15–0.17 ms against 0.30–0.44 ms a reply, the conversation's update and
-// the message's insert, ten at a time).
-type replyBatch struct{ writeQueue[*pendingReply] }
+// The replies of concurrent turns (saveReply, a reply with a lease to give
+// back) are written in one statement (saveRepliesSQL), gathered by a
+// writeQueue (DB.replies): a reply alone is written at once, by the
+// statement it had before; those that come while a write is under way are
+// written together when it ends. One statement for many replies costs
+// PostgreSQL about half the CPU a reply of writing each in its own
+// (BENCHMARKS.md, issue 41: 0.15–0.17 ms against 0.30–0.44 ms a reply, the
+// conversation's update and the message's insert, ten at a time).
 
-// pendingReply is one turn's reply waiting in a replyBatch.
+// pendingReply is one turn's reply waiting in DB.replies.
 type pendingReply struct {
 	r   parley.TurnRecord
 	m   parley.Message
@@ -34,15 +33,12 @@ func (p *pendingReply) fail(err error) {
 	}
 }
 
-// maxReplyBatch bounds the replies of one statement.
-const maxReplyBatch = maxWriteBatch
-
-// save writes r's reply and gives its lease back, with the replies of the
-// turns queued beside it (write, DB.writeReplies, sets each one's message
-// or error), and returns the stored message.
-func (b *replyBatch) save(ctx context.Context, r parley.TurnRecord, write func(context.Context, []*pendingReply)) (parley.Message, error) {
+// saveReplyWith writes r's reply and gives its lease back through q, with
+// the replies of the turns queued beside it (write, DB.writeReplies, sets
+// each one's message or error), and returns the stored message.
+func saveReplyWith(ctx context.Context, q *writeQueue[*pendingReply], r parley.TurnRecord, write func(context.Context, []*pendingReply)) (parley.Message, error) {
 	p := &pendingReply{r: r}
-	b.run(ctx, p, write)
+	q.run(ctx, p, write)
 	return p.m, p.err
 }
 
@@ -76,9 +72,9 @@ func (d *DB) writeReplies(ctx context.Context, batch []*pendingReply) {
 // nothing: refused before it was sent, or by PostgreSQL.
 func writtenNothing(err error) bool { return errors.Is(err, errNotSent) || isPgError(err) }
 
-// errNotSent is writeRepliesTogether's refusal of a batch before its
-// statement is sent.
-var errNotSent = errors.New("the replies were not sent together")
+// errNotSent is the refusal of a batch before its statement is sent
+// (writeRepliesTogether, writeOpensTogether).
+var errNotSent = errors.New("the batch was not sent")
 
 // writeRepliesTogether writes batch's replies in one statement. Each turn
 // holds its session's lease, so no two of them are of one conversation;

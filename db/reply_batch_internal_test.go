@@ -15,7 +15,7 @@ import (
 )
 
 // waitQueued waits until n replies are queued in b.
-func waitQueued(t *testing.T, b *replyBatch, n int) {
+func waitQueued(t *testing.T, b *writeQueue[*pendingReply], n int) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		b.mu.Lock()
@@ -35,7 +35,7 @@ func waitQueued(t *testing.T, b *replyBatch, n int) {
 // each getting its own message back.
 func TestReplyBatchGathers(t *testing.T) {
 	t.Parallel()
-	var b replyBatch
+	var b writeQueue[*pendingReply]
 	var (
 		mu      sync.Mutex
 		batches [][]string
@@ -60,7 +60,7 @@ func TestReplyBatchGathers(t *testing.T) {
 		}
 	}
 	save := func(id string) (parley.Message, error) {
-		return b.save(context.Background(), parley.TurnRecord{ConversationID: id}, write)
+		return saveReplyWith(context.Background(), &b, parley.TurnRecord{ConversationID: id}, write)
 	}
 	got := make(chan string, 10)
 	go func() {
@@ -98,11 +98,11 @@ func TestReplyBatchGathers(t *testing.T) {
 	}
 }
 
-// A batch is at most maxReplyBatch replies: the rest are written by the
+// A batch is at most maxWriteBatch replies: the rest are written by the
 // first of them, after.
 func TestReplyBatchBounded(t *testing.T) {
 	t.Parallel()
-	var b replyBatch
+	var b writeQueue[*pendingReply]
 	var sizes []int
 	var mu sync.Mutex
 	first, release := make(chan struct{}), make(chan struct{})
@@ -117,17 +117,17 @@ func TestReplyBatchBounded(t *testing.T) {
 		}
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { _, _ = b.save(context.Background(), parley.TurnRecord{}, write) })
+	wg.Go(func() { _, _ = saveReplyWith(context.Background(), &b, parley.TurnRecord{}, write) })
 	<-first
-	extra := maxReplyBatch + 3
+	extra := maxWriteBatch + 3
 	for range extra {
-		wg.Go(func() { _, _ = b.save(context.Background(), parley.TurnRecord{}, write) })
+		wg.Go(func() { _, _ = saveReplyWith(context.Background(), &b, parley.TurnRecord{}, write) })
 	}
 	waitQueued(t, &b, extra)
 	close(release)
 	wg.Wait()
-	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != maxReplyBatch || sizes[2] != 3 {
-		t.Fatalf("batch sizes %v, want [1 %d 3]", sizes, maxReplyBatch)
+	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != maxWriteBatch || sizes[2] != 3 {
+		t.Fatalf("batch sizes %v, want [1 %d 3]", sizes, maxWriteBatch)
 	}
 }
 
@@ -135,9 +135,9 @@ func TestReplyBatchBounded(t *testing.T) {
 // each gets an error, and the next reply is written.
 func TestReplyBatchSurvivesPanic(t *testing.T) {
 	t.Parallel()
-	var b replyBatch
+	var b writeQueue[*pendingReply]
 	boom := func(context.Context, []*pendingReply) { panic("boom") }
-	if _, err := b.save(context.Background(), parley.TurnRecord{ConversationID: "c1"}, boom); err == nil {
+	if _, err := saveReplyWith(context.Background(), &b, parley.TurnRecord{ConversationID: "c1"}, boom); err == nil {
 		t.Fatal("a write that panicked gave no error")
 	}
 	ok := func(_ context.Context, batch []*pendingReply) {
@@ -145,7 +145,7 @@ func TestReplyBatchSurvivesPanic(t *testing.T) {
 			p.m = parley.Message{ID: "m"}
 		}
 	}
-	if m, err := b.save(context.Background(), parley.TurnRecord{ConversationID: "c2"}, ok); err != nil || m.ID != "m" {
+	if m, err := saveReplyWith(context.Background(), &b, parley.TurnRecord{ConversationID: "c2"}, ok); err != nil || m.ID != "m" {
 		t.Fatalf("after a panic: %+v %v", m, err)
 	}
 	if b.leading {

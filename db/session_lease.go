@@ -287,8 +287,8 @@ func (d *DB) saveReply(ctx context.Context, r parley.TurnRecord) (parley.Message
 		return parley.Message{}, d.ReleaseSessionLease(ctx, r.TenantID, r.SessionID, r.LeaseHolder)
 	case r.LeaseHolder != "":
 		// A turn's reply: written with those of the turns finishing
-		// beside it (replyBatch).
-		return d.replies.save(ctx, r, d.writeReplies)
+		// beside it (DB.replies).
+		return saveReplyWith(ctx, &d.replies, r, d.writeReplies)
 	}
 	return d.saveReplyAlone(ctx, r)
 }

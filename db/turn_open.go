@@ -46,22 +46,19 @@ func (d *DB) OpenTurn(ctx context.Context, p parley.ConversationStart, message, 
 		count = nil
 	}
 	content, start := pgbase.StorableKey(message), p
-	if start.Validate() != nil {
-		l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, nil, p.IdempotencyKey, p.Admit)
-		return d.settleTurn(ctx, p.TenantID, content, l, err)
-	}
-	if d.opens.lead() {
+	valid := start.Validate() == nil
+	var open *statement
+	lead := valid && d.opens.lead()
+	if lead {
 		// No visitor's message is being written: this one goes in the
 		// lease's round trip.
 		defer d.opens.handOn()
-		open := &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder, p.IdempotencyKey)}
-		l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, p.IdempotencyKey, p.Admit)
-		return d.settleTurn(ctx, p.TenantID, content, l, err)
+		open = &statement{openTurnSQL, append(startArgs(&start), content, pgbase.StorableKey(p.SessionID), holder, p.IdempotencyKey)}
 	}
-	// Another turn's message is being written: the lease and the state now,
-	// the message with those of the turns queued meanwhile (writeOpens).
-	l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, nil, p.IdempotencyKey, p.Admit)
-	if err == nil && l.taken && l.stateErr == nil {
+	l, err := d.takeLease(ctx, p.TenantID, p.SessionID, holder, instance, ttl, turns, count, open, p.IdempotencyKey, p.Admit)
+	if valid && !lead && err == nil && l.taken && l.stateErr == nil {
+		// Another turn's message was being written: this one goes with
+		// those of the turns queued meanwhile (writeOpens).
 		o := &pendingOpen{p: &start, content: content, holder: holder, counted: l.month != nil}
 		d.opens.run(ctx, o, d.writeOpens)
 		if o.err != nil {
