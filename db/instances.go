@@ -39,10 +39,18 @@ func (d *DB) RegisterInstance(ctx context.Context, staleAfter time.Duration) (st
 
 // BeatInstance records that instance id is alive. A row a peer deleted
 // while this instance's heartbeat was stale (the database out of reach for
-// a while) is added back.
+// a while) is added back, by a statement of its own: the beat's own
+// statement only updates, so that a beat PostgreSQL runs late (its caller
+// gave up waiting on it) cannot add back the row of an instance that has
+// since stopped and removed it (RemoveInstance).
 func (d *DB) BeatInstance(ctx context.Context, id string, staleAfter time.Duration) error {
-	if _, err := d.pool.Exec(ctx, `INSERT INTO instances (id, stale_after) VALUES ($1, make_interval(secs => $2))
-		ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stale_after = EXCLUDED.stale_after`, id, staleAfter.Seconds()); err != nil {
+	tag, err := d.pool.Exec(ctx, `UPDATE instances SET heartbeat_at = now(), stale_after = make_interval(secs => $2) WHERE id = $1`,
+		id, staleAfter.Seconds())
+	if err == nil && tag.RowsAffected() == 0 {
+		_, err = d.pool.Exec(ctx, `INSERT INTO instances (id, stale_after) VALUES ($1, make_interval(secs => $2))
+			ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), stale_after = EXCLUDED.stale_after`, id, staleAfter.Seconds())
+	}
+	if err != nil {
 		return fmt.Errorf("beating the instance's heartbeat: %w", err)
 	}
 	return nil
