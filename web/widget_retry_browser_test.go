@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 
@@ -75,8 +76,12 @@ func TestWidgetSendsAgainBrowser(t *testing.T) {
 	mu.Lock()
 	sent := append([]string(nil), keys...)
 	mu.Unlock()
-	if len(sent) != 2 || sent[0] == "" || sent[0] != sent[1] {
-		t.Errorf("the message's tries carried Idempotency-Key %q, want two tries with one key", sent)
+	// Two tries at least: Chromium itself sends a request again, once, when
+	// a kept-alive connection it reused closes before any answer (as the
+	// first try's does here), and a try the proxy fails on its way is sent
+	// again by the widget; every try carries the same key.
+	if len(sent) < 2 || sent[0] == "" || slices.ContainsFunc(sent, func(k string) bool { return k != sent[0] }) {
+		t.Errorf("the message's tries carried Idempotency-Key %q, want two tries or more with one key", sent)
 	}
 	var n, users int
 	if err := b.DB.Pool().QueryRow(t.Context(), `SELECT count(*), count(*) FILTER (WHERE m.role = 'user') FROM messages m
