@@ -58,8 +58,9 @@ func TestInstancesAndFailover(t *testing.T) {
 	c.prepare()
 	t.Logf("migrated in %s", time.Since(began).Round(time.Millisecond))
 
-	a, b := c.startInstance("a", freePort(t)), c.startInstance("b", freePort(t))
-	lbPort := freePort(t)
+	ports := freePorts(t, 3)
+	a, b := c.startInstance("a", ports[0]), c.startInstance("b", ports[1])
+	lbPort := ports[2]
 	lb := fmt.Sprintf("http://127.0.0.1:%d", lbPort)
 	c.startHAProxy(haproxy, lbPort, a, b)
 	for _, u := range []string{a.url, b.url, lb} {
@@ -667,14 +668,20 @@ func fakeModel(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// freePort is a loopback port nobody listens on.
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// freePorts are n distinct loopback ports nobody listens on.
+func freePorts(t *testing.T, n int) []int {
+	// Every listener is held until all are chosen, so that no two ports
+	// are the same (a port closed may be the next one handed out).
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // pgPorts are two free ports of 5450-5459 for the primary and the standby
