@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -151,6 +152,13 @@ func (d *DB) AnalyzeConversations(ctx context.Context) error {
 		return fmt.Errorf("analyzing: %w", err)
 	}
 	return nil
+}
+
+// NewSeedID is a random (version 4) uuid for a SeedConversation's ID.
+func NewSeedID() (id [16]byte) {
+	_, _ = rand.Read(id[:])
+	id[6], id[8] = id[6]&0x0f|0x40, id[8]&0x3f|0x80
+	return id
 }
 
 // parseUUID parses a uuid's text into its 16 bytes, as COPY's binary

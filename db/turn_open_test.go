@@ -2,7 +2,6 @@ package db_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"testing"
@@ -297,11 +296,11 @@ func TestSeedKeepsResolution(t *testing.T) {
 	msg := func(role, content string, i int) db.SeedMessage {
 		return db.SeedMessage{Role: role, Content: content, CreatedAt: at.Add(time.Duration(i) * time.Second)}
 	}
-	repeated := db.SeedConversation{ID: randomID(), SessionID: "seed-repeated", Channel: parley.ChannelWeb, Status: parley.StatusBot,
+	repeated := db.SeedConversation{ID: db.NewSeedID(), SessionID: "seed-repeated", Channel: parley.ChannelWeb, Status: parley.StatusBot,
 		VisitorType: parley.VisitorHuman, FirstUserMessage: "How do I reset my password?", Locale: "en", CreatedAt: at,
 		Messages: []db.SeedMessage{msg("user", "How do I reset my password?", 0), msg("assistant", "Use the link.", 1),
 			msg("user", "how do i reset my password??", 2)}}
-	plain := db.SeedConversation{ID: randomID(), SessionID: "seed-plain", Channel: parley.ChannelWeb, Status: parley.StatusBot,
+	plain := db.SeedConversation{ID: db.NewSeedID(), SessionID: "seed-plain", Channel: parley.ChannelWeb, Status: parley.StatusBot,
 		VisitorType: parley.VisitorHuman, FirstUserMessage: "How do I reset my password?", Locale: "en", CreatedAt: at,
 		Messages: []db.SeedMessage{msg("user", "How do I reset my password?", 0), msg("user", "And where is my invoice stored?", 1)}}
 	if _, err := f.Store.CopySeedConversations(ctx, f.Tenant.ID, []db.SeedConversation{repeated, plain}); err != nil {
@@ -365,7 +364,7 @@ func TestOpenTurnAdmission(t *testing.T) {
 	}
 	minute := func(addr string) int {
 		t.Helper()
-		n, err := f.Store.Count(ctx, "chat:ip:min:"+f.Tenant.ID+"-"+addr, time.Minute, now)
+		n, err := f.Store.Count(ctx, windows(addr)[0].Key, time.Minute, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,7 +419,7 @@ func TestOpenTurnAdmission(t *testing.T) {
 
 	// The limit's own count is admitted, the one past it is not: a minute
 	// of one message.
-	one := []parley.RateWindow{{Key: "chat:ip:min:" + f.Tenant.ID + "-e", Length: time.Minute, Limit: 1}}
+	one := []parley.RateWindow{{Key: windows("e")[0].Key, Length: time.Minute, Limit: 1}}
 	a = &parley.Admission{Windows: one, Now: now, Slug: f.Tenant.Slug, Version: version}
 	if ok, _ := open("adm-e1", "he1", a); !ok || !a.Admitted || fmt.Sprint(a.Counts) != "[1]" {
 		t.Fatalf("the limit's own count: ok %v, admission %+v; want admitted at 1", ok, a)
@@ -440,11 +439,4 @@ func TestOpenTurnAdmission(t *testing.T) {
 	if ok, st := open("adm-5", "h6", nil); !ok || st.Opened == nil || minute("d") != 0 {
 		t.Fatalf("no admission: ok %v", ok)
 	}
-}
-
-// randomID is a conversation id of the test's own, so that it runs again
-// (-count) on the binary's database.
-func randomID() (id [16]byte) {
-	_, _ = rand.Read(id[:])
-	return id
 }

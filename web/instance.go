@@ -15,8 +15,7 @@ const instanceStaleBeats = 3
 // engine's turns name the instance in their session leases: should the
 // process die, its leases are free once its heartbeat is instanceStaleBeats
 // beats old, not when they expire (db.OpenTurn). The heartbeat does
-// not end with ctx: it must go on while the server drains its turns. stop
-// waits for a beat under way, then removes the row.
+// not end with ctx: it must go on while the server drains its turns.
 func (s *Server) StartInstance(ctx context.Context) (stop func(), err error) {
 	every := cmp.Or(s.Config.Heartbeat, 5*time.Second)
 	staleAfter := instanceStaleBeats * every
@@ -37,11 +36,8 @@ func (s *Server) StartInstance(ctx context.Context) (stop func(), err error) {
 				return
 			case <-tick.C:
 			}
-			// A beat under way is not cancelled by stop: it ends (within a
-			// beat) before stop removes the row, so that it cannot insert
-			// the row again after the removal.
-			bctx, cancelBeat := context.WithTimeout(context.WithoutCancel(beating), every)
-			if err := s.DB.BeatInstance(bctx, id, staleAfter); err != nil {
+			bctx, cancelBeat := context.WithTimeout(beating, every)
+			if err := s.DB.BeatInstance(bctx, id, staleAfter); err != nil && beating.Err() == nil {
 				s.Logger.Error("instance heartbeat", "instance", id, "err", err)
 			}
 			cancelBeat()

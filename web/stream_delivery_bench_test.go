@@ -27,7 +27,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -194,9 +193,7 @@ func newDeliveryRig(b *testing.B, n, replies int) *deliveryRig {
 		seeds[i] = db.SeedConversation{SessionID: "s" + strconv.Itoa(i), Channel: "web", Status: parley.StatusEscalated,
 			VisitorType: "human", FirstUserMessage: "Can a person help?", Locale: "en", CreatedAt: time.Now(),
 			Messages: []db.SeedMessage{{Role: "user", Content: "Can a person help?"}}}
-		rand.Read(seeds[i].ID[:])
-		seeds[i].ID[6] = seeds[i].ID[6]&0x0f | 0x40
-		seeds[i].ID[8] = seeds[i].ID[8]&0x3f | 0x80
+		seeds[i].ID = db.NewSeedID()
 		id := seeds[i].ID
 		r.convs[i] = fmt.Sprintf("%x-%x-%x-%x-%x", id[0:4], id[4:6], id[6:8], id[8:10], id[10:16])
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -155,9 +154,7 @@ func (g *convGenerator) vary(q string) string {
 func (g *convGenerator) conversation() db.SeedConversation {
 	r := g.rng
 	g.seq++
-	var id [16]byte
-	rand.Read(id[:])
-	id[6], id[8] = id[6]&0x0f|0x40, id[8]&0x3f|0x80
+	id := db.NewSeedID()
 	// More recent days are busier: the square root skews draws toward now.
 	age := time.Duration(float64(g.span) * (1 - math.Sqrt(r.Float64())))
 	c := db.SeedConversation{
