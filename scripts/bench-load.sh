@@ -20,6 +20,9 @@
 # BENCH_FLOOR=1 makes the second server cmd/loadfloor instead (named floor):
 # the least a chat server can do, one INSERT committed to disk and the model
 # relayed, the yardstick of what Parley adds on this machine.
+# BENCH_FLOOR=reply: the floor that also stores the answer, committed to disk
+# before its last event (loadfloor -reply), as Parley promises (named
+# floor+reply).
 # (Not PARLEY_ names for the knobs: the server refuses PARLEY_ variables it
 # does not know.)
 set -euo pipefail
@@ -31,7 +34,8 @@ parley=${BENCH_PARLEY_BIN:-bin/parley}
 if [ -z "${BENCH_PARLEY_BIN:-}" ]; then
   go build -trimpath -ldflags "-s -w" -o bin/parley ./cmd/parley
 fi
-compare= floor=${BENCH_FLOOR:-}
+compare= floor=${BENCH_FLOOR:-} floor_reply=
+if [ "$floor" = reply ]; then floor_reply=1; fi
 if [ -n "$floor" ]; then
   if [ -n "${BENCH_PARLEY_BIN_B:-}${BENCH_SQL_B:-}" ]; then
     echo "BENCH_FLOOR takes the second server's place: not with BENCH_PARLEY_BIN_B or BENCH_SQL_B" >&2
@@ -116,7 +120,7 @@ urls=$url dbs=$DATABASE_URL servers=$pid
 if [ -n "$compare" ]; then
   addr_b=127.0.0.1:${BENCH_PORT_B:-8154}
   if [ -n "$floor" ]; then
-    bin/loadfloor -addr "$addr_b" -db "$db_b" -model "http://$model_addr/v1" 2> "$state/serve-b.log" &
+    bin/loadfloor -addr "$addr_b" -db "$db_b" -model "http://$model_addr/v1" ${floor_reply:+-reply} 2> "$state/serve-b.log" &
   else
     DATABASE_URL=$db_b PARLEY_ADDR=$addr_b "$parley_b" serve 2> "$state/serve-b.log" &
   fi
@@ -131,7 +135,7 @@ done
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(uname -sr)"
 names=()
 if [ -n "$floor" ]; then
-  names=(-names "${BENCH_NAMES:-Parley,floor}")
+  names=(-names "${BENCH_NAMES:-Parley,floor${floor_reply:++reply}}")
 elif [ -n "$compare" ]; then
   names=(-names "${BENCH_NAMES:-A,B}")
 fi

@@ -74,7 +74,7 @@ func TestFloor(t *testing.T) {
 	m := &model{stored: stored}
 	llm := httptest.NewServer(m)
 	defer llm.Close()
-	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", llm.Client()))
+	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", llm.Client(), false))
 	defer srv.Close()
 	post := func(body string, agent bool) (int, string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/load", strings.NewReader(body))
@@ -113,7 +113,7 @@ func TestFloor(t *testing.T) {
 		}
 	}
 	if n := stored(); n != 2 {
-		t.Errorf("%d messages stored, want 2 (bad requests store nothing)", n)
+		t.Errorf("%d messages stored, want 2 (bad requests store nothing, and no answer without -reply)", n)
 	}
 
 	m.status = http.StatusServiceUnavailable
@@ -148,7 +148,7 @@ func TestFloorReusesModelConnections(t *testing.T) {
 	}
 	llm.Start()
 	defer llm.Close()
-	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", modelClient()))
+	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", modelClient(), false))
 	defer srv.Close()
 	for round := range 2 {
 		batch = &sync.WaitGroup{}
@@ -172,5 +172,83 @@ func TestFloorReusesModelConnections(t *testing.T) {
 		if got := dialed.Load(); got != n {
 			t.Fatalf("after round %d the floor had dialed the model %d times, want %d (one a concurrent turn, then reused)", round+1, got, n)
 		}
+	}
+}
+
+// With -reply the floor stores the answer it relayed, before its last
+// event; a turn whose answer could not be stored ends with an error, not
+// done, and a model that refuses stores no answer.
+func TestFloorStoresReply(t *testing.T) {
+	ctx := context.Background()
+	pool := dbtest.New(t).Pool()
+	if err := setup(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	rows := func(session string) []string {
+		rs, err := pool.Query(ctx, `SELECT role || ':' || content FROM loadfloor_messages WHERE session_id = $1 ORDER BY id`, session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for rs.Next() {
+			var s string
+			if err := rs.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	m := &model{stored: func() int { return 0 }}
+	llm := httptest.NewServer(m)
+	defer llm.Close()
+	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", llm.Client(), true))
+	defer srv.Close()
+	post := func(session string, agent bool) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/load", strings.NewReader(fmt.Sprintf(`{"message":"Hello","sessionId":%q}`, session)))
+		if agent {
+			req.Header.Set("X-Agent-Model", "test-agent")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	if status, body := post("reply-stream", false); status != http.StatusOK || !strings.HasSuffix(body, "data: {\"done\":true}\n\n") {
+		t.Fatalf("streamed: %d %q", status, body)
+	}
+	if got := strings.Join(rows("reply-stream"), "|"); got != "user:Hello|assistant:word word word " {
+		t.Errorf("stored %q, want the message then the answer relayed", got)
+	}
+	if status, body := post("reply-agent", true); status != http.StatusOK || body != `{"done":true,"message":"word word word "}`+"\n" {
+		t.Fatalf("envelope: %d %q", status, body)
+	}
+	if got := strings.Join(rows("reply-agent"), "|"); got != "user:Hello|assistant:word word word " {
+		t.Errorf("stored %q, want the message then the envelope's answer", got)
+	}
+
+	// An answer PostgreSQL refuses: no done.
+	if _, err := pool.Exec(ctx, `ALTER TABLE loadfloor_messages ADD CONSTRAINT refuse_answers CHECK (session_id NOT LIKE 'reply-refused%' OR role = 'user')`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = pool.Exec(ctx, `ALTER TABLE loadfloor_messages DROP CONSTRAINT refuse_answers`) })
+	if status, body := post("reply-refused-stream", false); status != http.StatusOK || strings.Contains(body, `"done"`) ||
+		!strings.HasSuffix(body, "data: {\"error\":\"storing the reply\"}\n\n") {
+		t.Errorf("an answer not stored: %d %q, want an error event and no done", status, body)
+	}
+	if status, _ := post("reply-refused-agent", true); status != http.StatusInternalServerError {
+		t.Errorf("an envelope's answer not stored: status %d, want 500", status)
+	}
+
+	m.status = http.StatusServiceUnavailable
+	if status, _ := post("reply-down", false); status != http.StatusBadGateway {
+		t.Errorf("model refusing: status %d, want 502", status)
+	}
+	if got := rows("reply-down"); len(got) != 1 {
+		t.Errorf("stored %q when the model refused, want the message alone", got)
 	}
 }
