@@ -56,7 +56,7 @@ func (e *Engine) DraftReply(ctx context.Context, t parley.Tenant, seg parley.Seg
 	}
 	prompt := BuildPrompt(PromptInput{Tenant: t, Segment: seg, Corpus: corpus, Ranked: len(query) > 0, Locale: locale,
 		Channel: parley.ChannelWeb, Now: e.now(), Logger: e.Logger})
-	req := llm.Request{System: prompt.System + draftInstructions}
+	req := llm.Request{System: prompt.System + draftInstructions, Whole: true}
 	for _, m := range turns {
 		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
 	}

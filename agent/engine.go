@@ -199,6 +199,10 @@ type TurnInput struct {
 	// its stored answer is replayed (TurnOutput.Replayed), or, when its turn
 	// never ended (the instance answering it died), it is answered now.
 	IdempotencyKey string
+	// Whole says the caller writes the answer in one piece (the agent
+	// envelope), not streamed: the model is asked for it whole where its
+	// provider can (llm.Request.Whole), which spares both sides the chunks.
+	Whole bool
 	// Admission, when not nil, is the request's count against its
 	// address's limit, left to the turn by the caller: it is made with the
 	// session's lease, in the turn's first round trip, instead of in one of
@@ -558,7 +562,7 @@ func (e *Engine) prepare(ctx context.Context, t *turn, emit func(llm.Event)) (*t
 		in.logger(e).Debug("tools not offered", "tools", skipped)
 	}
 	call.history = history
-	call.req = llm.Request{System: prompt.System, Language: promptLanguage(in.Locale)}
+	call.req = llm.Request{System: prompt.System, Language: promptLanguage(in.Locale), Whole: in.Whole}
 	for _, m := range call.history {
 		call.req.Messages = append(call.req.Messages, llm.Message{Role: llm.Role(m.Role), Content: m.Content})
 	}

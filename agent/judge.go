@@ -29,7 +29,7 @@ func (e *Engine) Judge(ctx context.Context, t parley.Tenant, question, answer, f
 	}
 	ctx, cancel := context.WithTimeout(ctx, judgeTimeout)
 	defer cancel()
-	stream, err := e.LLM.Stream(ctx, llm.Request{System: judgeSystem, MaxTokens: 5, Messages: []llm.Message{{Role: llm.RoleUser,
+	stream, err := e.LLM.Stream(ctx, llm.Request{System: judgeSystem, MaxTokens: 5, Whole: true, Messages: []llm.Message{{Role: llm.RoleUser,
 		Content: "Question: " + question + "\n\nAnswer: " + answer + "\n\nFact: " + fact + "\n\nDoes the answer state the fact? YES or NO."}}})
 	if err != nil {
 		return false, err

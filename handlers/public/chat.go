@@ -207,6 +207,7 @@ func (h *Handler) Chat(c echo.Context) error {
 // answer runs the turn of in and writes its answer, streamed or not;
 // agent.ErrNotAdmitted is returned with nothing written.
 func (h *Handler) answer(c echo.Context, in *agent.TurnInput, stream bool) error {
+	in.Whole = !stream
 	w := handlers.NewChatWriter(c, in, stream)
 	if len(h.StreamKey) > 0 {
 		w.StreamToken = streamToken(h.StreamKey, in.Tenant.ID, in.SessionID)

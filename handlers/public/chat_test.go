@@ -285,6 +285,8 @@ func TestChatEnvelope(t *testing.T) {
 	}
 	if got := llm.Requests(); len(got) != 1 || got[0].Chat.Messages[len(got[0].Chat.Messages)-1].Content != "Who are you?" {
 		t.Errorf("model received %v", got)
+	} else if got[0].Chat.Stream {
+		t.Error("the envelope's model call was streamed: the answer is taken whole, so it is asked for whole")
 	}
 
 	t.Run("SecondTurnContinues", func(t *testing.T) {

@@ -100,6 +100,12 @@ type Request struct {
 	// empty when unknown. Models read it in System; the local provider
 	// writes its few words of its own in it.
 	Language string
+	// Whole says the caller takes the answer whole (the agent envelope, a
+	// judge's verdict): the provider may ask the model for it in one
+	// response rather than streamed, and yields it as the same events (the
+	// text in one, with More false). OpenAI-compatible providers do
+	// (OpenAI.whole); the others stream as before.
+	Whole bool
 }
 
 // EventKind says what an Event carries.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -73,11 +74,15 @@ func (p *OpenAI) Name() string { return "openai" }
 // Model returns the configured model.
 func (p *OpenAI) Model() string { return p.model }
 
-// Stream sends req as a streaming chat completion.
+// Stream sends req as a streaming chat completion; with req.Whole, as one
+// that is not streamed (whole).
 func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Whole {
+		return p.whole(ctx, params)
 	}
 	body, err := json.Marshal(params)
 	if err != nil {
@@ -111,19 +116,94 @@ type openaiChunk struct {
 }
 
 type openaiChoice struct {
-	Index int64 `json:"index"`
-	Delta struct {
-		Content   chunkString `json:"content"`
-		ToolCalls []struct {
-			Index    int64       `json:"index"`
-			ID       chunkString `json:"id"`
-			Function struct {
-				Name      chunkString `json:"name"`
-				Arguments chunkString `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-	} `json:"delta"`
+	Index        int64       `json:"index"`
+	Delta        openaiDelta `json:"delta"`
 	FinishReason chunkString `json:"finish_reason"`
+}
+
+// openaiDelta is a chunk's piece of the answer, or a whole answer's message.
+type openaiDelta struct {
+	Content   chunkString       `json:"content"`
+	ToolCalls []openaiToolDelta `json:"tool_calls"`
+}
+
+// openaiToolDelta is a piece of a tool call; a whole answer's calls have no
+// index (their order is theirs).
+type openaiToolDelta struct {
+	Index    int64       `json:"index"`
+	ID       chunkString `json:"id"`
+	Function struct {
+		Name      chunkString `json:"name"`
+		Arguments chunkString `json:"arguments"`
+	} `json:"function"`
+}
+
+// openaiCompletion is what a turn reads of a chat completion that is not
+// streamed (OpenAI.whole).
+type openaiCompletion struct {
+	Choices []struct {
+		Index        int64       `json:"index"`
+		Message      openaiDelta `json:"message"`
+		FinishReason chunkString `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// maxWholeAnswer bounds a completion that is not streamed: far more than
+// DefaultMaxTokens of text and its tool calls.
+const maxWholeAnswer = 8 << 20
+
+// whole sends params as a chat completion that is not streamed and yields
+// its answer as a stream of it would have: the text in one event, the tool
+// calls, done. The answer is in when it returns: every failure comes back
+// from it. A server that streams all the same is read as a stream.
+func (p *OpenAI) whole(ctx context.Context, params openaiRequest) (Stream, error) {
+	params.Stream, params.StreamOptions = false, nil
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the openai request: %w", err)
+	}
+	var t openaiTurn
+	ctx, gate := withEventGate(ctx)
+	var raw *http.Response
+	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
+		option.WithResponseBodyInto(&raw))
+	classify := func(err error) error { return p.classify(ctx, err) }
+	if err != nil || gate.body != nil {
+		return streamChunks[openaiChunk](newOpenAIChunks(raw, err, gate), gate, t.add, t.finish, classify)
+	}
+	defer raw.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(raw.Body, maxWholeAnswer+1))
+	if err != nil {
+		return nil, classify(err)
+	}
+	var c openaiCompletion
+	switch {
+	case len(b) > maxWholeAnswer:
+		return nil, &Error{Kind: Upstream, Provider: p.Name(), Err: errors.New("the answer is over 8 MiB")}
+	case json.Unmarshal(b, &c) != nil:
+		return nil, &Error{Kind: Upstream, Provider: p.Name(), Err: errors.New("the answer is not a chat completion")}
+	case len(c.Choices) == 0:
+		return nil, &Error{Kind: Upstream, Provider: p.Name(), Err: errors.New("the answer has no choices")}
+	}
+	chunk := openaiChunk{Usage: c.Usage}
+	for _, ch := range c.Choices {
+		for i := range ch.Message.ToolCalls {
+			ch.Message.ToolCalls[i].Index = int64(i)
+		}
+		chunk.Choices = append(chunk.Choices, openaiChoice{Index: ch.Index, Delta: ch.Message, FinishReason: ch.FinishReason})
+	}
+	evs := append(t.add(chunk), t.finish()...)
+	return func(yield func(Event, error) bool) {
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}, nil
 }
 
 // chunkString is a JSON string, or empty for any other value.
@@ -223,9 +303,10 @@ type openaiRequest struct {
 	MaxTokens           int64           `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int64           `json:"max_completion_tokens,omitempty"`
 	Stream              bool            `json:"stream"`
-	StreamOptions       struct {
+	// StreamOptions is nil when not streaming: OpenAI refuses it then.
+	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
+	} `json:"stream_options,omitempty"`
 	Tools []openaiTool `json:"tools,omitempty"`
 }
 
@@ -259,7 +340,9 @@ type openaiTool struct {
 // params is the request of req, streamed, with the usage asked for.
 func (p *OpenAI) params(req Request) (openaiRequest, error) {
 	params := openaiRequest{Model: p.model, Stream: true, Messages: make([]openaiMessage, 0, len(req.Messages)+1)}
-	params.StreamOptions.IncludeUsage = true
+	params.StreamOptions = &struct {
+		IncludeUsage bool `json:"include_usage"`
+	}{IncludeUsage: true}
 	maxTokens := int64(cmp.Or(req.MaxTokens, DefaultMaxTokens))
 	if p.newTokens {
 		params.MaxCompletionTokens = maxTokens
