@@ -55,16 +55,54 @@ func (p *Anthropic) Name() string { return "anthropic" }
 // Model returns the configured model.
 func (p *Anthropic) Model() string { return p.model }
 
-// Stream sends req as a streaming message.
+// Stream sends req as a streaming message; with req.Whole, as one that is
+// not streamed (whole).
 func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
 	}
+	if req.Whole {
+		return p.whole(ctx, params)
+	}
 	t := anthropicTurn{calls: map[int64]*anthropicCall{}}
 	ctx, gate := withEventGate(ctx)
 	return streamChunks(p.messages.NewStreaming(ctx, params), gate, t.add, t.finish,
 		func(err error) error { return p.classify(ctx, err) })
+}
+
+// whole sends params as a message that is not streamed and yields its
+// answer as a stream of it would have: its text in one event, its tool
+// uses in order, done. The answer is in when it returns: every failure
+// comes back from it.
+func (p *Anthropic) whole(ctx context.Context, params anthropic.MessageNewParams) (Stream, error) {
+	msg, err := p.messages.New(ctx, params)
+	if err != nil {
+		return nil, p.classify(ctx, err)
+	}
+	t := anthropicTurn{stop: string(msg.StopReason),
+		usage: Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)}}
+	var text strings.Builder
+	var evs []Event
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			evs = append(evs, Event{Kind: EventToolCall, ToolCall: ToolCall{ID: b.ID, Name: b.Name, Arguments: arguments(string(b.Input))}})
+		}
+	}
+	if text.Len() > 0 {
+		evs = append([]Event{{Kind: EventText, Text: text.String()}}, evs...)
+	}
+	evs = append(evs, t.finish()...)
+	return func(yield func(Event, error) bool) {
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}, nil
 }
 
 // anthropicTurn gathers a streamed message: text deltas become events as they

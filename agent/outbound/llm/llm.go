@@ -103,8 +103,9 @@ type Request struct {
 	// Whole says the caller takes the answer whole (the agent envelope, a
 	// judge's verdict): the provider may ask the model for it in one
 	// response rather than streamed, and yields it as the same events (the
-	// text in one, with More false). OpenAI-compatible providers do
-	// (OpenAI.whole); the others stream as before.
+	// text in one, with More false). OpenAI-compatible providers and
+	// Anthropic do; the others (the local one, a reply endpoint) answer
+	// as they always do.
 	Whole bool
 }
 

@@ -127,3 +127,56 @@ func TestOpenAIWhole(t *testing.T) {
 		})
 	}
 }
+
+// Anthropic takes a request whole as OpenAI does: a message not streamed,
+// yielded as its text in one event, its tool uses in order, done.
+func TestAnthropicWhole(t *testing.T) {
+	t.Parallel()
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(string(body), "refuse me") {
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-test",
+			"content":[{"type":"text","text":"Let me "},{"type":"text","text":"check."},
+				{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}},
+				{"type":"tool_use","id":"toolu_2","name":"escalate","input":{}}],
+			"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":42,"output_tokens":17}}`)
+	}))
+	defer srv.Close()
+	p := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "claude-test", HTTPClient: srv.Client()})
+	req := userRequest("Weather in Paris?")
+	req.Whole = true
+	s, err := p.Stream(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := collectStream(s)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if len(r.texts) != 1 || r.texts[0] != "Let me check." {
+		t.Errorf("texts = %q, want the message's text in one event", r.texts)
+	}
+	if len(r.calls) != 2 || r.calls[0].ID != "toolu_1" || r.calls[0].Name != "get_weather" ||
+		string(r.calls[0].Arguments) != `{"city":"Paris"}` || r.calls[1].Name != "escalate" {
+		t.Errorf("tool calls = %+v, want get_weather(Paris) then escalate", r.calls)
+	}
+	if r.done == nil || r.done.StopReason != StopToolCalls || r.done.Usage != (Usage{InputTokens: 42, OutputTokens: 17}) {
+		t.Errorf("done = %+v, want tool calls with usage 42/17", r.done)
+	}
+	if strings.Contains(string(body), `"stream":true`) {
+		t.Errorf("request %s asked for a stream", body)
+	}
+
+	req.Messages[0].Content = "refuse me"
+	_, err = p.Stream(t.Context(), req)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != RateLimited {
+		t.Fatalf("err = %v, want a rate limit from Stream itself", err)
+	}
+}
