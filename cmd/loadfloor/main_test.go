@@ -76,19 +76,7 @@ func TestFloor(t *testing.T) {
 	defer llm.Close()
 	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", llm.Client(), false))
 	defer srv.Close()
-	post := func(body string, agent bool) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/load", strings.NewReader(body))
-		if agent {
-			req.Header.Set("X-Agent-Model", "test-agent")
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	post := func(body string, agent bool) (int, string) { return postChat(t, srv, body, agent) }
 
 	status, body := post(fmt.Sprintf(`{"message":"Hello","sessionId":%q}`, session), false)
 	want := "data: {\"text\":\"word \"}\n\n"
@@ -120,6 +108,23 @@ func TestFloor(t *testing.T) {
 	if status, _ := post(fmt.Sprintf(`{"message":"Down","sessionId":%q}`, session), false); status != http.StatusBadGateway {
 		t.Errorf("model refusing: status %d, want 502", status)
 	}
+}
+
+// postChat posts body to the floor's chat route, as an agent (its
+// envelope) when agent, and returns the status and the body.
+func postChat(t *testing.T, srv *httptest.Server, body string, agent bool) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/load", strings.NewReader(body))
+	if agent {
+		req.Header.Set("X-Agent-Model", "test-agent")
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // Concurrent turns reuse the floor's connections to the model, as Parley's
@@ -205,17 +210,7 @@ func TestFloorStoresReply(t *testing.T) {
 	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", llm.Client(), true))
 	defer srv.Close()
 	post := func(session string, agent bool) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/chat/load", strings.NewReader(fmt.Sprintf(`{"message":"Hello","sessionId":%q}`, session)))
-		if agent {
-			req.Header.Set("X-Agent-Model", "test-agent")
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return postChat(t, srv, fmt.Sprintf(`{"message":"Hello","sessionId":%q}`, session), agent)
 	}
 
 	if status, body := post("reply-stream", false); status != http.StatusOK || !strings.HasSuffix(body, "data: {\"done\":true}\n\n") {

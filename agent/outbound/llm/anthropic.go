@@ -96,13 +96,7 @@ func (p *Anthropic) whole(ctx context.Context, params anthropic.MessageNewParams
 		evs = append([]Event{{Kind: EventText, Text: text.String()}}, evs...)
 	}
 	evs = append(evs, t.finish()...)
-	return func(yield func(Event, error) bool) {
-		for _, ev := range evs {
-			if !yield(ev, nil) {
-				return
-			}
-		}
-	}, nil
+	return streamOf(evs), nil
 }
 
 // anthropicTurn gathers a streamed message: text deltas become events as they

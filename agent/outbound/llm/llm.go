@@ -287,6 +287,17 @@ func arguments(s string) json.RawMessage {
 	return json.RawMessage(s)
 }
 
+// streamOf yields evs, an answer that came whole, as a Stream.
+func streamOf(evs []Event) Stream {
+	return func(yield func(Event, error) bool) {
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
 // chunkSource is an SDK's stream of chunks (openai-go's and
 // anthropic-sdk-go's ssestream.Stream both are).
 type chunkSource[C any] interface {

@@ -75,14 +75,14 @@ func (p *OpenAI) Name() string { return "openai" }
 func (p *OpenAI) Model() string { return p.model }
 
 // Stream sends req as a streaming chat completion; with req.Whole, as one
-// that is not streamed (whole).
+// that is not streamed, whose answer whole reads.
 func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
 	}
 	if req.Whole {
-		return p.whole(ctx, params)
+		params.Stream, params.StreamOptions = false, nil
 	}
 	body, err := json.Marshal(params)
 	if err != nil {
@@ -98,8 +98,13 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	var raw *http.Response
 	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
 		option.WithResponseBodyInto(&raw))
-	return streamChunks[openaiChunk](newOpenAIChunks(raw, err, gate), gate, t.add, t.finish,
-		func(err error) error { return p.classify(ctx, err) })
+	classify := func(err error) error { return p.classify(ctx, err) }
+	if err == nil && req.Whole && gate.body == nil {
+		return p.whole(raw, &t, classify)
+	}
+	// Streamed; or a failure to start, which streamChunks returns; or a
+	// server that streams though asked for the whole answer.
+	return streamChunks[openaiChunk](newOpenAIChunks(raw, err, gate), gate, t.add, t.finish, classify)
 }
 
 // openaiChunk is what a turn reads of a streamed chat completion chunk. Its
@@ -156,25 +161,11 @@ type openaiCompletion struct {
 // DefaultMaxTokens of text and its tool calls.
 const maxWholeAnswer = 8 << 20
 
-// whole sends params as a chat completion that is not streamed and yields
-// its answer as a stream of it would have: the text in one event, the tool
-// calls, done. The answer is in when it returns: every failure comes back
-// from it. A server that streams all the same is read as a stream.
-func (p *OpenAI) whole(ctx context.Context, params openaiRequest) (Stream, error) {
-	params.Stream, params.StreamOptions = false, nil
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the openai request: %w", err)
-	}
-	var t openaiTurn
-	ctx, gate := withEventGate(ctx)
-	var raw *http.Response
-	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
-		option.WithResponseBodyInto(&raw))
-	classify := func(err error) error { return p.classify(ctx, err) }
-	if err != nil || gate.body != nil {
-		return streamChunks[openaiChunk](newOpenAIChunks(raw, err, gate), gate, t.add, t.finish, classify)
-	}
+// whole reads raw, the answer of a chat completion that was not streamed,
+// and yields it as a stream of it would have: the text in one event, the
+// tool calls (t's), done. The answer is in when it returns: every failure
+// comes back from it.
+func (p *OpenAI) whole(raw *http.Response, t *openaiTurn, classify func(error) error) (Stream, error) {
 	defer raw.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(raw.Body, maxWholeAnswer+1))
 	if err != nil {
@@ -197,13 +188,7 @@ func (p *OpenAI) whole(ctx context.Context, params openaiRequest) (Stream, error
 		chunk.Choices = append(chunk.Choices, openaiChoice{Index: ch.Index, Delta: ch.Message, FinishReason: ch.FinishReason})
 	}
 	evs := append(t.add(chunk), t.finish()...)
-	return func(yield func(Event, error) bool) {
-		for _, ev := range evs {
-			if !yield(ev, nil) {
-				return
-			}
-		}
-	}, nil
+	return streamOf(evs), nil
 }
 
 // chunkString is a JSON string, or empty for any other value.
