@@ -184,8 +184,11 @@ func TestWidgetBrowserTakeover(t *testing.T) {
 	}
 
 	// Maya hands the conversation back from the dashboard: the assistant
-	// is back, the stream closed.
-	webtest.MustStep(t, "handing back", chromedp.Do(inbox, chromedp.WaitVisible(chromedp.ID("hand-back")), chromedp.Click(chromedp.ID("hand-back"))))
+	// is back, the stream closed. The button is found and clicked in one
+	// evaluation: the page's poll may swap it out between a wait that found
+	// it and a click that follows (chromedp's "Could not find node").
+	webtest.WaitUntil(inbox, t, "handing back", `(() => { const b = document.getElementById('hand-back');
+		if (!b || b.offsetParent === null || b.disabled) return false; b.click(); return true; })()`)
 	webtest.WaitUntil(ctx, t, "the hand-back", presence+`.innerText === 'The assistant is back'`)
 	eventually(t, "the stream to close", func() bool { return a.Srv.Live.Subscribers() == 0 })
 	webtest.SaveScreenshot(ctx, t, "widget-takeover")
