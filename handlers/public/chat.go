@@ -184,11 +184,11 @@ func (h *Handler) Chat(c echo.Context) error {
 	case chatResolvesWithCount(hdr, req):
 		count.ResolveAlong(req.AnonymousID)
 	}
-	in, stream, err := h.chatInput(c, count, req)
+	in, err := h.chatInput(c, count, req)
 	if err != nil {
 		return count.Over(err)
 	}
-	err = h.answer(c, in, stream)
+	err = h.answer(c, in)
 	if errors.Is(err, agent.ErrNotAdmitted) {
 		// The count made with the turn refused it, or found the tenant's
 		// configuration changed since it was kept: the limit's refusal, or
@@ -196,19 +196,19 @@ func (h *Handler) Chat(c echo.Context) error {
 		if err := count.Verdict(); err != nil {
 			return err
 		}
-		if in, stream, err = h.chatInput(c, count, req); err != nil {
+		if in, err = h.chatInput(c, count, req); err != nil {
 			return err
 		}
-		err = h.answer(c, in, stream)
+		err = h.answer(c, in)
 	}
 	return err
 }
 
-// answer runs the turn of in and writes its answer, streamed or not;
-// agent.ErrNotAdmitted is returned with nothing written.
-func (h *Handler) answer(c echo.Context, in *agent.TurnInput, stream bool) error {
-	in.Whole = !stream
-	w := handlers.NewChatWriter(c, in, stream)
+// answer runs the turn of in and writes its answer, streamed unless the
+// caller takes it whole (in.Whole); agent.ErrNotAdmitted is returned with
+// nothing written.
+func (h *Handler) answer(c echo.Context, in *agent.TurnInput) error {
+	w := handlers.NewChatWriter(c, in, !in.Whole)
 	if len(h.StreamKey) > 0 {
 		w.StreamToken = streamToken(h.StreamKey, in.Tenant.ID, in.SessionID)
 	}
@@ -260,22 +260,22 @@ func chatLeavesCount(hdr http.Header, req *chatRequest) bool {
 	return req.AnonymousID == "" && !chatNamesVisitor(hdr, req)
 }
 
-// chatInput passes the gates on the decoded request: the turn's input, and
-// whether the answer is streamed.
-func (h *Handler) chatInput(c echo.Context, count *handlers.AddressCount, req *chatRequest) (*agent.TurnInput, bool, error) {
+// chatInput passes the gates on the decoded request: the turn's input
+// (Whole when the answer is not streamed).
+func (h *Handler) chatInput(c echo.Context, count *handlers.AddressCount, req *chatRequest) (*agent.TurnInput, error) {
 	t, seg, err := h.publicGates(c, count, req.WidgetKey, req.CaptchaToken, req.Segment, true)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	in, stream, err := h.turnInput(c, count, req, t, seg)
+	in, err := h.turnInput(c, count, req, t, seg)
 	if err == nil {
 		in.Admission = count.Deferred()
 	}
-	return in, stream, err
+	return in, err
 }
 
 // turnInput is the turn's input from a request past the gates.
-func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *chatRequest, t parley.Tenant, seg parley.Segment) (*agent.TurnInput, bool, error) {
+func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *chatRequest, t parley.Tenant, seg parley.Segment) (*agent.TurnInput, error) {
 	ctx := c.Request().Context()
 	var err error
 	hdr := c.Request().Header
@@ -285,25 +285,25 @@ func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *c
 			Referrer: parley.Clip(hdr.Get("Referer"), 500), Page: parley.Clip(req.PageURL, 500)}}
 	in.Locale = chatLocale(hdr, req)
 	if utf8.RuneCountInString(in.Locale) > handlers.MaxChatLocale {
-		return nil, false, handlers.Invalid("locale too long (max %d chars)", handlers.MaxChatLocale)
+		return nil, handlers.Invalid("locale too long (max %d chars)", handlers.MaxChatLocale)
 	}
 	// The widget's anonymous id is checked whatever wins over it: a
 	// malformed one is the caller's mistake, told rather than ignored.
 	if req.AnonymousID != "" && !parley.ValidAnonymousID(req.AnonymousID) {
-		return nil, false, parley.InvalidAnonymousID()
+		return nil, parley.InvalidAnonymousID()
 	}
 	in.AnonymousID = req.AnonymousID
 	if in.IdempotencyKey, err = handlers.IdempotencyKey(hdr); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	// The caller's model and the admin token's tools before the visitor,
 	// which may be written: a request they refuse writes nothing.
 	if in.LLM, err = h.callerLLM(ctx, hdr); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if token := strings.TrimSpace(hdr.Get("X-Service-Admin-Token")); token != "" {
 		if in.ExtraTools, err = h.AdminTools(ctx, t, token); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
 	// A valid visitor token wins over a visitor id; an invalid one is
@@ -313,13 +313,13 @@ func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *c
 	if token := strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Token"), req.VisitorToken)); token != "" {
 		v, err := h.verifiedChatVisitor(c, t, token)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		in.Visitor, in.Verified = &v, true
 	} else if ref := strings.TrimSpace(handlers.NonBlankOr(hdr.Get("X-Visitor-Id"), req.VisitorID)); ref != "" {
 		v, err := h.DB.ResolveChatVisitor(ctx, t.ID, ref)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		in.Visitor = &v
 	} else if v := count.Visitor(t.ID); in.AnonymousID != "" && v != nil {
@@ -327,7 +327,7 @@ func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *c
 	} else if in.AnonymousID != "" {
 		v, err := h.DB.ResolveAnonymousVisitor(ctx, t.ID, in.AnonymousID)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		in.Visitor = &v
 	}
@@ -343,11 +343,12 @@ func (h *Handler) turnInput(c echo.Context, count *handlers.AddressCount, req *c
 			in.AgentModel = truncatePtr(model, handlers.MaxAgentModel)
 		}
 	}
-	stream := declared == ""
+	// An agent's envelope unless the request says otherwise.
+	in.Whole = declared != ""
 	if req.Stream != nil {
-		stream = *req.Stream
+		in.Whole = !*req.Stream
 	}
-	return in, stream, nil
+	return in, nil
 }
 
 // decodeChatRequest reads and validates the body, with the spec's messages.

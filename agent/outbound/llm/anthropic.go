@@ -83,20 +83,20 @@ func (p *Anthropic) whole(ctx context.Context, params anthropic.MessageNewParams
 	t := anthropicTurn{stop: string(msg.StopReason),
 		usage: Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)}}
 	var text strings.Builder
-	var evs []Event
+	var calls []Event
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
-			evs = append(evs, Event{Kind: EventToolCall, ToolCall: ToolCall{ID: b.ID, Name: b.Name, Arguments: arguments(string(b.Input))}})
+			calls = append(calls, Event{Kind: EventToolCall, ToolCall: ToolCall{ID: b.ID, Name: b.Name, Arguments: arguments(string(b.Input))}})
 		}
 	}
+	var evs []Event
 	if text.Len() > 0 {
-		evs = append([]Event{{Kind: EventText, Text: text.String()}}, evs...)
+		evs = append(evs, Event{Kind: EventText, Text: text.String()})
 	}
-	evs = append(evs, t.finish()...)
-	return streamOf(evs), nil
+	return streamOf(append(append(evs, calls...), t.finish()...)), nil
 }
 
 // anthropicTurn gathers a streamed message: text deltas become events as they

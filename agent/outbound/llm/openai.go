@@ -114,10 +114,13 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 type openaiChunk struct {
 	Choices []openaiChoice `json:"choices"`
 	// Usage is nil but in the usage chunk (stream_options.include_usage).
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
+	Usage *openaiUsage `json:"usage"`
+}
+
+// openaiUsage is a completion's token counts.
+type openaiUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
 }
 
 type openaiChoice struct {
@@ -151,10 +154,7 @@ type openaiCompletion struct {
 		Message      openaiDelta `json:"message"`
 		FinishReason chunkString `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
+	Usage *openaiUsage `json:"usage"`
 }
 
 // maxWholeAnswer bounds a completion that is not streamed: far more than
@@ -289,10 +289,13 @@ type openaiRequest struct {
 	MaxCompletionTokens int64           `json:"max_completion_tokens,omitempty"`
 	Stream              bool            `json:"stream"`
 	// StreamOptions is nil when not streaming: OpenAI refuses it then.
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options,omitempty"`
-	Tools []openaiTool `json:"tools,omitempty"`
+	StreamOptions *openaiStreamOptions `json:"stream_options,omitempty"`
+	Tools         []openaiTool         `json:"tools,omitempty"`
+}
+
+// openaiStreamOptions asks a stream for its usage in a last chunk.
+type openaiStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 // openaiMessage is a message of any role; Content is nil only for an
@@ -325,9 +328,7 @@ type openaiTool struct {
 // params is the request of req, streamed, with the usage asked for.
 func (p *OpenAI) params(req Request) (openaiRequest, error) {
 	params := openaiRequest{Model: p.model, Stream: true, Messages: make([]openaiMessage, 0, len(req.Messages)+1)}
-	params.StreamOptions = &struct {
-		IncludeUsage bool `json:"include_usage"`
-	}{IncludeUsage: true}
+	params.StreamOptions = &openaiStreamOptions{IncludeUsage: true}
 	maxTokens := int64(cmp.Or(req.MaxTokens, DefaultMaxTokens))
 	if p.newTokens {
 		params.MaxCompletionTokens = maxTokens

@@ -30,9 +30,7 @@ func TestOpenAIWhole(t *testing.T) {
 			},
 			PromptTokens: 40, CompletionTokens: 9,
 		})
-		req := userRequest("Weather in Paris?")
-		req.Whole = true
-		s, err := b.provider.Stream(t.Context(), req)
+		s, err := b.provider.Stream(t.Context(), wholeRequest("Weather in Paris?"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,9 +57,7 @@ func TestOpenAIWhole(t *testing.T) {
 	t.Run("TextOnly", func(t *testing.T) {
 		t.Parallel()
 		b := setupOpenAI(t, llmtest.Turn{Text: []string{"Hello there."}})
-		req := userRequest("Hi")
-		req.Whole = true
-		s, err := b.provider.Stream(t.Context(), req)
+		s, err := b.provider.Stream(t.Context(), wholeRequest("Hi"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +65,7 @@ func TestOpenAIWhole(t *testing.T) {
 		if r.err != nil || r.text() != "Hello there." || len(r.calls) != 0 || r.done == nil || r.done.StopReason != StopEnd {
 			t.Errorf("got %q, calls %v, done %+v, err %v; want the text and done", r.text(), r.calls, r.done, r.err)
 		}
-		if r.texts[0] != "Hello there." || len(r.texts) != 1 {
+		if len(r.texts) != 1 || r.texts[0] != "Hello there." {
 			t.Errorf("texts = %q, want one event", r.texts)
 		}
 	})
@@ -77,9 +73,7 @@ func TestOpenAIWhole(t *testing.T) {
 	t.Run("Refused", func(t *testing.T) {
 		t.Parallel()
 		b := setupOpenAI(t, llmtest.Turn{Status: http.StatusTooManyRequests, ErrorMessage: "slow down"})
-		req := userRequest("Hi")
-		req.Whole = true
-		_, err := b.provider.Stream(t.Context(), req)
+		_, err := b.provider.Stream(t.Context(), wholeRequest("Hi"))
 		var e *Error
 		if !errors.As(err, &e) || e.Kind != RateLimited || e.Status != http.StatusTooManyRequests {
 			t.Fatalf("err = %v, want a rate limit from Stream itself", err)
@@ -96,6 +90,10 @@ func TestOpenAIWhole(t *testing.T) {
 			"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi \"}}]}\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"there\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", "Hi there"},
 		{"NotJSON", "application/json", `<html>oops</html>`, ""},
+		// maxWholeAnswer: a completion of exactly that many bytes is read,
+		// one byte more is refused.
+		{"AtTheLimit", "application/json", padded(maxWholeAnswer), "ok"},
+		{"OverTheLimit", "application/json", padded(maxWholeAnswer + 1), ""},
 		{"NoChoices", "application/json", `{"id":"x","choices":[]}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,9 +106,7 @@ func TestOpenAIWhole(t *testing.T) {
 			defer srv.Close()
 			out := outbound.New([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil)
 			p := NewOpenAI(OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: testLLMKey, Model: "m", HTTPClient: out.Client(10 * time.Second)})
-			req := userRequest("Hi")
-			req.Whole = true
-			s, err := p.Stream(t.Context(), req)
+			s, err := p.Stream(t.Context(), wholeRequest("Hi"))
 			if tc.want == "" {
 				var e *Error
 				if !errors.As(err, &e) || e.Kind != Upstream {
@@ -126,6 +122,19 @@ func TestOpenAIWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wholeRequest is userRequest taken whole.
+func wholeRequest(text string) Request {
+	req := userRequest(text)
+	req.Whole = true
+	return req
+}
+
+// padded is a completion answering "ok", n bytes long (spaces after it).
+func padded(n int) string {
+	c := `{"choices":[{"index":0,"message":{"content":"ok"},"finish_reason":"stop"}]}`
+	return c + strings.Repeat(" ", n-len(c))
 }
 
 // Anthropic takes a request whole as OpenAI does: a message not streamed,
@@ -149,8 +158,7 @@ func TestAnthropicWhole(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := NewAnthropic(AnthropicConfig{BaseURL: srv.URL, APIKey: testLLMKey, Model: "claude-test", HTTPClient: srv.Client()})
-	req := userRequest("Weather in Paris?")
-	req.Whole = true
+	req := wholeRequest("Weather in Paris?")
 	s, err := p.Stream(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
