@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/parley/parley/db/dbtest"
 )
 
@@ -190,17 +192,10 @@ func TestFloorStoresReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := func(session string) []string {
-		rs, err := pool.Query(ctx, `SELECT role || ':' || content FROM loadfloor_messages WHERE session_id = $1 ORDER BY id`, session)
+		rs, _ := pool.Query(ctx, `SELECT role || ':' || content FROM loadfloor_messages WHERE session_id = $1 ORDER BY id`, session)
+		out, err := pgx.CollectRows(rs, pgx.RowTo[string])
 		if err != nil {
 			t.Fatal(err)
-		}
-		var out []string
-		for rs.Next() {
-			var s string
-			if err := rs.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
 		}
 		return out
 	}
