@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
 // AnthropicConfig configures the Anthropic provider.
@@ -26,6 +28,7 @@ type AnthropicConfig struct {
 type Anthropic struct {
 	model    string
 	key      string
+	client   anthropic.Client
 	messages anthropic.MessageService
 }
 
@@ -46,7 +49,8 @@ func NewAnthropic(cfg AnthropicConfig) *Anthropic {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"))
 	}
-	return &Anthropic{model: cfg.Model, key: cfg.APIKey, messages: anthropic.NewClient(opts...).Messages}
+	c := anthropic.NewClient(opts...)
+	return &Anthropic{model: cfg.Model, key: cfg.APIKey, client: c, messages: c.Messages}
 }
 
 // Name returns "anthropic".
@@ -67,8 +71,106 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 	}
 	t := anthropicTurn{calls: map[int64]*anthropicCall{}}
 	ctx, gate := withEventGate(ctx)
-	return streamChunks(p.messages.NewStreaming(ctx, params), gate, t.add, t.finish,
-		func(err error) error { return p.classify(ctx, err) })
+	// As MessageService.NewStreaming, but its events are read by
+	// anthropicEvents, which decodes each in place.
+	var raw *http.Response
+	err = p.client.Post(ctx, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+	events := &anthropicEvents{err: err}
+	if err == nil {
+		events.res, events.dec = raw, ssestream.NewDecoder(raw)
+	}
+	return streamChunks(events, gate, t.add, t.finish, func(err error) error { return p.classify(ctx, err) })
+}
+
+// anthropicEvents reads a message's events as the SDK's ssestream.Stream
+// does, each decoded in place into anthropicEvent, the few fields a turn
+// reads. The SDK's event union is 10 KiB, decoded by its reflective
+// decoder (apijson) and returned by value: half the time of a 50-delta
+// answer read from a local server (BenchmarkAnthropicStream), and its copy
+// in the frame that read it (10 KiB) grew a streaming handler's stack from
+// 16 to 32 KiB again after every collection that had halved it
+// (BENCHMARKS.md, issue 41).
+type anthropicEvents struct {
+	res *http.Response
+	dec ssestream.Decoder
+	cur anthropicEvent // the event read last
+	err error
+}
+
+// Next reads the next event as ssestream.Stream.Next does: pings and
+// empty events skipped, an error event the stream's error.
+func (e *anthropicEvents) Next() bool {
+	if e.err != nil || e.dec == nil {
+		return false
+	}
+	for e.dec.Next() {
+		ev := e.dec.Event()
+		switch ev.Type {
+		case "ping", "":
+			continue
+		case "error":
+			e.err = e.streamError(ev.Data)
+			return false
+		}
+		if len(bytes.TrimSuffix(ev.Data, []byte("\n"))) == 0 {
+			continue
+		}
+		e.cur = anthropicEvent{}
+		e.err = json.Unmarshal(ev.Data, &e.cur)
+		return e.err == nil
+	}
+	e.err = e.dec.Err()
+	return false
+}
+
+// streamError is an error event's error, as the SDK's stream makes it: an
+// *anthropic.Error of the response, its type and message from the event.
+func (e *anthropicEvents) streamError(data []byte) error {
+	aerr := &anthropic.Error{Request: e.res.Request, Response: e.res, StatusCode: e.res.StatusCode,
+		RequestID: e.res.Header.Get("request-id"), WorkspaceID: e.res.Header.Get("anthropic-workspace-id")}
+	if aerr.UnmarshalJSON(data) != nil {
+		return fmt.Errorf("received error while streaming: %s", data)
+	}
+	return aerr
+}
+
+func (e *anthropicEvents) Current() *anthropicEvent { return &e.cur }
+func (e *anthropicEvents) Err() error               { return e.err }
+
+func (e *anthropicEvents) Close() error {
+	if e.dec == nil {
+		return nil
+	}
+	return e.dec.Close()
+}
+
+var _ chunkSource[*anthropicEvent] = (*anthropicEvents)(nil)
+
+// anthropicEvent is what a turn reads of a streamed message's event
+// (anthropic.MessageStreamEventUnion's fields of the same names).
+type anthropicEvent struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message struct {
+		Usage anthropicUsage `json:"usage"`
+	} `json:"message"` // message_start
+	ContentBlock struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"` // content_block_start
+	Delta struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"` // message_delta
+	} `json:"delta"` // content_block_delta, message_delta
+	Usage anthropicUsage `json:"usage"` // message_delta
+}
+
+type anthropicUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
 }
 
 // whole sends params as a message that is not streamed and yields its
@@ -112,7 +214,7 @@ type anthropicCall struct {
 	args strings.Builder
 }
 
-func (t *anthropicTurn) add(ev anthropic.MessageStreamEventUnion) []Event {
+func (t *anthropicTurn) add(ev *anthropicEvent) []Event {
 	switch ev.Type {
 	case "message_start":
 		t.usage.InputTokens = int(ev.Message.Usage.InputTokens)
@@ -138,7 +240,7 @@ func (t *anthropicTurn) add(ev anthropic.MessageStreamEventUnion) []Event {
 			return []Event{{Kind: EventToolCall, ToolCall: c.call}}
 		}
 	case "message_delta":
-		t.stop = string(ev.Delta.StopReason)
+		t.stop = ev.Delta.StopReason
 		if n := int(ev.Usage.InputTokens); n > 0 {
 			t.usage.InputTokens = n
 		}

@@ -21,13 +21,13 @@ type fakeAnthropic struct {
 	keys   []string
 }
 
-// anthropicEvent is one server-sent event in Anthropic's wire format.
-type anthropicEvent struct {
+// anthropicWire is one server-sent event in Anthropic's wire format.
+type anthropicWire struct {
 	name string
 	data string
 }
 
-func newFakeAnthropic(t *testing.T, status int, events ...anthropicEvent) *fakeAnthropic {
+func newFakeAnthropic(t testing.TB, status int, events ...anthropicWire) *fakeAnthropic {
 	t.Helper()
 	f := &fakeAnthropic{}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,7 +62,7 @@ func (f *fakeAnthropic) provider() *Anthropic {
 
 // anthropicToolTurn is a text block then one tool_use block whose input
 // arrives in three pieces.
-var anthropicToolTurn = []anthropicEvent{
+var anthropicToolTurn = []anthropicWire{
 	{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":42,"output_tokens":1}}}`},
 	{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
 	{"ping", `{"type":"ping"}`},
@@ -186,15 +186,15 @@ func TestAnthropicProvider(t *testing.T) {
 		for _, tc := range []struct {
 			name     string
 			status   int
-			events   []anthropicEvent
+			events   []anthropicWire
 			kind     ErrorKind
 			contains string
 		}{
-			{"Unauthorized", 401, []anthropicEvent{{"", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testLLMKey + `"}}`}},
+			{"Unauthorized", 401, []anthropicWire{{"", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key ` + testLLMKey + `"}}`}},
 				Auth, "rejected the API key (HTTP 401)"},
-			{"Overloaded", 529, []anthropicEvent{{"", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}},
+			{"Overloaded", 529, []anthropicWire{{"", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}},
 				RateLimited, "rate limiting or overloaded (HTTP 529)"},
-			{"BadRequest", 400, []anthropicEvent{{"", `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large for ` + testLLMKey + `"}}`}},
+			{"BadRequest", 400, []anthropicWire{{"", `{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large for ` + testLLMKey + `"}}`}},
 				BadRequest, "refused the request (HTTP 400): max_tokens: too large for [redacted]"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -216,7 +216,7 @@ func TestAnthropicProvider(t *testing.T) {
 		t.Parallel()
 		f := newFakeAnthropic(t, http.StatusOK,
 			anthropicToolTurn[0], anthropicToolTurn[1], anthropicToolTurn[3],
-			anthropicEvent{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`})
+			anthropicWire{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`})
 		s, err := f.provider().Stream(t.Context(), userRequest("Hi"))
 		if err != nil {
 			t.Fatal(err)
@@ -227,4 +227,86 @@ func TestAnthropicProvider(t *testing.T) {
 			t.Errorf("text %q err %v, want the text then a rate-limited error", r.text(), r.err)
 		}
 	})
+}
+
+func TestAnthropicEvents(t *testing.T) {
+	t.Parallel()
+
+	t.Run("OthersSkipped", func(t *testing.T) {
+		t.Parallel()
+		// Blocks and deltas a turn does not read (thinking, its signature,
+		// a citation, an empty event, a server tool's result) pass unseen;
+		// the text and the stop around them are read.
+		f := newFakeAnthropic(t, http.StatusOK,
+			anthropicToolTurn[0],
+			anthropicWire{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`},
+			anthropicWire{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm."}}`},
+			anthropicWire{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"abc"}}`},
+			anthropicWire{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+			anthropicWire{"", ``},
+			anthropicWire{"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"Ex"}]}}`},
+			anthropicWire{"content_block_stop", `{"type":"content_block_stop","index":1}`},
+			anthropicWire{"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`},
+			anthropicWire{"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"char_location","cited_text":"x"}}}`},
+			anthropicWire{"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Sunny."}}`},
+			anthropicWire{"content_block_stop", `{"type":"content_block_stop","index":2}`},
+			anthropicWire{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"input_tokens":50,"output_tokens":9}}`},
+			anthropicToolTurn[len(anthropicToolTurn)-1])
+		s, err := f.provider().Stream(t.Context(), userRequest("Weather?"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := collectStream(s)
+		if r.err != nil || r.text() != "Sunny." || len(r.calls) != 0 {
+			t.Fatalf("text %q, calls %+v, error %v; want the text alone", r.text(), r.calls, r.err)
+		}
+		if r.done == nil || r.done.StopReason != StopLength || r.done.Usage != (Usage{InputTokens: 50, OutputTokens: 9}) {
+			t.Errorf("done = %+v, want length with usage 50/9", r.done)
+		}
+	})
+
+	t.Run("Malformed", func(t *testing.T) {
+		t.Parallel()
+		// An event that is not the JSON of an event ends the stream with
+		// the provider's error, after the text before it.
+		for _, data := range []string{`{"type":"content_block_delta","index":0,"delta":`, `{"type":"content_block_delta","index":"zero"}`} {
+			f := newFakeAnthropic(t, http.StatusOK, anthropicToolTurn[0], anthropicToolTurn[1], anthropicToolTurn[3],
+				anthropicWire{"content_block_delta", data})
+			s, err := f.provider().Stream(t.Context(), userRequest("Hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := collectStream(s)
+			var le *Error
+			if r.text() != "Let me " || !errors.As(r.err, &le) || r.done != nil {
+				t.Errorf("%s: text %q, error %v, done %+v; want the text then the provider's error", data, r.text(), r.err, r.done)
+			}
+		}
+	})
+}
+
+// BenchmarkAnthropicStream streams a 50-delta answer through the provider
+// from a local server: the time and allocation of a streamed turn's model
+// side, the SDK's event decoding included.
+func BenchmarkAnthropicStream(b *testing.B) {
+	evs := []anthropicWire{anthropicToolTurn[0], anthropicToolTurn[1]}
+	for i := range 50 {
+		evs = append(evs, anthropicWire{"content_block_delta",
+			fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word%d "}}`, i)})
+	}
+	evs = append(evs, anthropicToolTurn[5], anthropicWire{"message_delta",
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":50}}`},
+		anthropicToolTurn[len(anthropicToolTurn)-1])
+	p := newFakeAnthropic(b, http.StatusOK, evs...).provider()
+	req := Request{Messages: []Message{{Role: RoleUser, Content: "Hello"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := p.Stream(b.Context(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := collectStream(s); r.err != nil || len(r.texts) != 50 {
+			b.Fatalf("%d texts, error %v", len(r.texts), r.err)
+		}
+	}
 }
