@@ -174,8 +174,12 @@ func (f *floor) chat(w http.ResponseWriter, r *http.Request) {
 	flusher, _ := w.(http.Flusher)
 	first := true
 	var answer strings.Builder
+	// A line of the model's stream at a time: the scanner's own first
+	// buffer (4 KiB), grown for a longer line up to 1 MiB. The floor held a
+	// 64 KiB buffer for every open stream before (BENCHMARKS.md, issue 41),
+	// more than the rest of what a stream holds.
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
 		if !ok || bytes.Equal(line, []byte("[DONE]")) {

@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,6 +24,7 @@ import (
 // as OpenAI streams them, or one completion; it records what it was asked
 // and, for the floor's promise, how many messages were stored by then.
 type model struct {
+	long   string // when not "", the content of one chunk more, after the others
 	stored func() int
 	asked  []string // the user message of each request
 	before []int    // messages stored when each request came
@@ -52,6 +55,9 @@ func (m *model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n")
 	for range 3 {
 		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"content\":\"word \"}}]}\n\n")
+	}
+	if m.long != "" {
+		_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", m.long)
 	}
 	_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 }
@@ -105,6 +111,15 @@ func TestFloor(t *testing.T) {
 	if n := stored(); n != 2 {
 		t.Errorf("%d messages stored, want 2 (bad requests store nothing, and no answer without -reply)", n)
 	}
+
+	// A chunk longer than the scanner's first buffer (4 KiB) is relayed
+	// whole: the buffer grows, up to 1 MiB a line.
+	m.long = strings.Repeat("x", 200<<10)
+	if status, body := post(fmt.Sprintf(`{"message":"Long","sessionId":%q}`, session), false); status != http.StatusOK ||
+		!strings.Contains(body, `data: {"text":"`+m.long+`"}`) || !strings.HasSuffix(body, "data: {\"done\":true}\n\n") {
+		t.Errorf("a 200 KiB chunk: status %d, %d bytes relayed, want it whole then done", status, len(body))
+	}
+	m.long = ""
 
 	m.status = http.StatusServiceUnavailable
 	if status, _ := post(fmt.Sprintf(`{"message":"Down","sessionId":%q}`, session), false); status != http.StatusBadGateway {
@@ -240,5 +255,139 @@ func TestFloorStoresReply(t *testing.T) {
 	}
 	if got := rows("reply-down"); len(got) != 1 {
 		t.Errorf("stored %q when the model refused, want the message alone", got)
+	}
+}
+
+// BenchmarkFloorOpenStreams is web's BenchmarkChatOpenStreams (model over
+// HTTP/1.1) for the floor: the memory a streamed answer holds on the
+// server while it waits for the model's next chunk, read as the growth of
+// the heap and the goroutine stacks in use (after two collections) with
+// 1,000 streams open through the floor, less the growth with 1,000 open
+// straight to the model. Issue 41 reads Parley's figure against it.
+func BenchmarkFloorOpenStreams(b *testing.B) {
+	const streams = 1000
+	ctx := context.Background()
+	pool := dbtest.New(b).Pool()
+	if err := setup(ctx, pool); err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n"+
+			"data: {\"choices\":[{\"delta\":{\"content\":\"Hello, \"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		select { // held open after the first chunk
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer llm.Close()
+	defer close(stop)
+	srv := httptest.NewServer(newFloor(pool, llm.URL+"/v1", modelClient(), false))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 2 * streams, MaxIdleConnsPerHost: 2 * streams}}
+	defer client.CloseIdleConnections()
+	var seq atomic.Int64
+	// open sends one request and reads its answer up to the first chunk.
+	open := func(ctx context.Context, url, body string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := resp.Body.Read(make([]byte, 256)); err != nil || resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return nil, fmt.Errorf("status %d, %v", resp.StatusCode, err)
+		}
+		return resp, nil
+	}
+	direct := func(ctx context.Context) (*http.Response, error) {
+		return open(ctx, llm.URL+"/v1/chat/completions", `{"model":"fake","stream":true,"messages":[{"role":"user","content":"Hello"}]}`)
+	}
+	floor := func(ctx context.Context) (*http.Response, error) {
+		return open(ctx, srv.URL+"/chat/load", fmt.Sprintf(`{"message":"Hello","sessionId":"held-%d"}`, seq.Add(1)))
+	}
+	for _, warm := range []func(context.Context) (*http.Response, error){direct, floor} {
+		held := holdOpen(b, streams/5, warm)
+		held.release()
+	}
+	b.ResetTimer()
+	d := holdOpen(b, streams, direct)
+	d.release()
+	f := holdOpen(b, streams, floor)
+	f.release()
+	b.ReportMetric(float64(f.heap+f.stack-d.heap-d.stack)/streams/1024, "KiB/stream-server")
+	b.ReportMetric(float64(f.heap-d.heap)/streams/1024, "KiB/stream-server-heap")
+	b.ReportMetric(float64(f.stack-d.stack)/streams/1024, "KiB/stream-server-stack")
+	b.ReportMetric(float64(f.goroutines-d.goroutines)/streams, "server-goroutines/stream")
+}
+
+// held is what holdOpen measured: the growth of the heap and stacks in use
+// and of the goroutines while its streams were open; release closes them.
+type held struct {
+	heap, stack, goroutines int64
+	release                 func()
+}
+
+// holdOpen opens n streams with open, 50 at a time, and measures the
+// memory in use while all are open.
+func holdOpen(b *testing.B, n int, open func(context.Context) (*http.Response, error)) held {
+	b.Helper()
+	settleGoroutines()
+	before := memInUse()
+	ctx, cancel := context.WithCancel(context.Background())
+	resps := make([]*http.Response, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 50)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			resp, err := open(ctx)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			resps[i] = resp
+		})
+	}
+	wg.Wait()
+	during := memInUse()
+	return held{heap: during.heap - before.heap, stack: during.stack - before.stack, goroutines: during.goroutines - before.goroutines,
+		release: func() {
+			cancel()
+			for _, r := range resps {
+				if r != nil {
+					r.Body.Close()
+				}
+			}
+		}}
+}
+
+// memInUse is the heap and the goroutine stacks in use after two
+// collections (a parked goroutine's stack is halved at most once a cycle).
+func memInUse() held {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return held{heap: int64(m.HeapInuse), stack: int64(m.StackInuse), goroutines: int64(runtime.NumGoroutine())}
+}
+
+// settleGoroutines waits for the goroutines of closed streams to end.
+func settleGoroutines() {
+	prev := -1
+	for range 50 {
+		n := runtime.NumGoroutine()
+		if n == prev {
+			return
+		}
+		prev = n
+		time.Sleep(100 * time.Millisecond)
 	}
 }
