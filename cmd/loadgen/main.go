@@ -69,7 +69,7 @@ func main() {
 	flag.StringVar(&concs, "conc", "1,50", "comma-separated concurrencies")
 	flag.IntVar(&c.n, "n", 1000, "requests per measurement")
 	flag.IntVar(&c.rounds, "rounds", 3, "interleaved rounds")
-	flag.IntVar(&c.warmup, "warmup", 200, "requests of each mode before the first round, not measured")
+	flag.IntVar(&c.warmup, "warmup", 2000, "requests of each mode before the first round, not measured (at most 40 a unit of the highest concurrency)")
 	flag.IntVar(&c.perSession, "per-session", 10, "turns per session in session mode")
 	flag.IntVar(&c.top, "top", 15, "at the end, the statements PostgreSQL ran most often during the run (pg_stat_statements), this many")
 	flag.DurationVar(&c.settle, "settle", 1100*time.Millisecond, "wait after a measurement before reading PostgreSQL's statistics (flushed about once a second)")
@@ -213,8 +213,17 @@ func run(ctx context.Context, c config, out io.Writer) error {
 			current_setting('shared_buffers'), current_setting('shared_preload_libraries')`).Scan(&fsync, &syncCommit, &buffers, &preload)
 		fmt.Fprintf(out, "postgres: fsync=%s synchronous_commit=%s shared_buffers=%s shared_preload_libraries=%q\n", fsync, syncCommit, buffers, preload)
 	}
+	// The warm-up brings each server to the state of one that has run for
+	// a while: its pools full, and every pooled PostgreSQL connection past
+	// the five executions of a prepared statement that PostgreSQL plans for
+	// their parameters before it keeps one plan. At c50 Parley writes about
+	// thirteen turns' messages in one statement, on any of its 20
+	// connections: 200 turns of warm-up left most connections planning those
+	// statements afresh in the rounds, some 5 ms each, a tenth of
+	// PostgreSQL's CPU a turn in a round of 3,000 (BENCHMARKS.md, issue 41),
+	// which a server running for more than a minute no longer pays.
 	for _, m := range c.modes {
-		w := min(c.warmup, 10*max(c.concs[len(c.concs)-1], 1))
+		w := min(c.warmup, 40*max(c.concs[len(c.concs)-1], 1))
 		if w > 0 {
 			lg.measure(ctx, m, c.concs[len(c.concs)-1], w, nil)
 			for _, t := range c.targets {
