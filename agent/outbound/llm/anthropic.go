@@ -72,9 +72,21 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 	t := anthropicTurn{calls: map[int64]*anthropicCall{}}
 	ctx, gate := withEventGate(ctx)
 	// As MessageService.NewStreaming, but its events are read by
-	// anthropicEvents, which decodes each in place.
+	// anthropicEvents, which decodes each in place, and its body is a
+	// sentBody, not kept for the answer's length.
+	params.SetExtraFields(map[string]any{"stream": true})
+	encode := func() ([]byte, error) { return json.Marshal(params) }
+	body, err := encode()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the anthropic request: %w", err)
+	}
+	n := len(body)
 	var raw *http.Response
-	err = p.client.Post(ctx, "v1/messages", params, &raw, option.WithJSONSet("stream", true))
+	err = p.client.Post(ctx, "v1/messages", nil, &raw, option.WithRequestBody("application/json", &sentBody{b: body}),
+		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			sentAgain(r, n, encode)
+			return next(r)
+		}))
 	events := &anthropicEvents{err: err}
 	if err == nil {
 		events.res, events.dec = raw, ssestream.NewDecoder(raw)
