@@ -2,8 +2,8 @@ package jobs
 
 // Load benchmarks of webhook deliveries (BENCHMARKS.md, "Webhook
 // deliveries"). The production River client (NewClient: queue webhooks with
-// WebhookWorkers workers, the test database's pool of 20 connections, as
-// PARLEY_DB_MAX_CONNS defaults to) delivers to a receiver in this process
+// WebhookWorkers workers, the test database's pool of 20 connections,
+// PARLEY_DB_MAX_CONNS's default on a host of 5 cores or more) delivers to a receiver in this process
 // that answers 204 at once. Deliveries are enqueued the way the service
 // enqueues them: one CreateSubmission per event, one endpoint subscribed.
 //

@@ -30,7 +30,7 @@
 #   CLUSTER_ONE_PORT (also a second HAProxy frontend on this port in front of
 #   the first instance alone, to compare one instance with all in one run),
 #   CLUSTER_HAPROXY_LOG=1 (HAProxy logs every request to run/haproxy.log).
-# PARLEY_DB_MAX_CONNS (20) and the other PARLEY_ variables reach the
+# PARLEY_DB_MAX_CONNS (by default 4 a core, from 8 to 20) and the other PARLEY_ variables reach the
 # instances as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +42,10 @@ first_port=${CLUSTER_INSTANCE_PORT:-8171}
 pg_port=${CLUSTER_PG_PORT:-5456}
 standby_port=$((pg_port + 1))
 pg_max=${CLUSTER_PG_MAX_CONNECTIONS:-100}
-pool=${PARLEY_DB_MAX_CONNS:-20}
+# The instances' pool as parley serve sizes it unless PARLEY_DB_MAX_CONNS
+# says (web.DefaultDBMaxConns): four connections a core, from 8 to 20.
+cores=$(nproc)
+pool=${PARLEY_DB_MAX_CONNS:-$((cores * 4 < 8 ? 8 : (cores * 4 > 20 ? 20 : cores * 4)))}
 model_port=${CLUSTER_MODEL_PORT:-8169}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)

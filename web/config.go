@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,7 +212,7 @@ func LoadConfig(getenv func(string) string, environ []string) (Config, error) {
 		EmbeddingsURL:         get("PARLEY_EMBEDDINGS_URL", ""),
 		EmbeddingsAPIKey:      get("PARLEY_EMBEDDINGS_API_KEY", ""),
 		EmbeddingsModel:       get("PARLEY_EMBEDDINGS_MODEL", ""),
-		DBMaxConns:            20,
+		DBMaxConns:            DefaultDBMaxConns(runtime.GOMAXPROCS(0)),
 		BodyTimeout:           defaultBodyTimeout,
 		// MaxConnsPerAddress: room for a whole office behind one address,
 		// each with a streamed answer open; not for thousands.
@@ -422,3 +423,15 @@ func parseCIDRs(name, raw string) ([]netip.Prefix, error) {
 // MinOperatorToken is the shortest operator token PARLEY_OPERATOR_TOKEN
 // takes: 32 characters, such as `openssl rand -hex 32`'s 64.
 const MinOperatorToken = 32
+
+// DefaultDBMaxConns is the database pool's size unless PARLEY_DB_MAX_CONNS
+// says: four connections a core of the server's (GOMAXPROCS, which follows
+// a container's CPU limit), at least 8 (River's workers share the pool)
+// and at most 20. More connections than a small host's cores can run
+// make PostgreSQL's backends wait on each other for the CPU and for the
+// locks they hold meanwhile (a tenant's month's usage row): on 2 cores, 8
+// connections against 20 gave ×1.18 first messages a second at c50 and
+// PostgreSQL ×0.76 the CPU a turn (BENCHMARKS.md, issue 41).
+func DefaultDBMaxConns(cores int) int32 {
+	return int32(min(20, max(8, 4*cores)))
+}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestConfigDefaults(t *testing.T) {
 		LLMProvider:        "local",
 		CaptchaVerifyURL:   "https://challenges.cloudflare.com/turnstile/v0/siteverify",
 		CaptchaScriptURL:   "https://challenges.cloudflare.com/turnstile/v0/api.js?render=explicit",
-		DBMaxConns:         20,
+		DBMaxConns:         DefaultDBMaxConns(runtime.GOMAXPROCS(0)),
 		LogFormat:          "json",
 		StripeAPIURL:       "https://api.stripe.com",
 		BodyTimeout:        60 * time.Second,
@@ -382,5 +383,14 @@ func TestConfigTrustedProxies(t *testing.T) {
 				t.Errorf("real IP = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The pool's default follows the server's cores: four a core, from 8 to 20.
+func TestDefaultDBMaxConns(t *testing.T) {
+	for cores, want := range map[int]int32{1: 8, 2: 8, 3: 12, 4: 16, 5: 20, 6: 20, 64: 20} {
+		if got := DefaultDBMaxConns(cores); got != want {
+			t.Errorf("%d cores: %d connections, want %d", cores, got, want)
+		}
 	}
 }

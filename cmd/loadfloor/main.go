@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -44,7 +45,9 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8154", "listen address")
 	dbURL := flag.String("db", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
 	model := flag.String("model", "http://127.0.0.1:8153/v1", "the model's base URL (up to /v1)")
-	conns := flag.Int("db-conns", 20, "PostgreSQL connections at most (parley serve's PARLEY_DB_MAX_CONNS default)")
+	// parley serve's pool unless PARLEY_DB_MAX_CONNS says (web.DefaultDBMaxConns):
+	// four connections a core, from 8 to 20.
+	conns := flag.Int("db-conns", min(20, max(8, 4*runtime.GOMAXPROCS(0))), "PostgreSQL connections at most (parley serve's PARLEY_DB_MAX_CONNS default)")
 	reply := flag.Bool("reply", false, "store the answer too, committed to disk before the last event")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
