@@ -3,7 +3,8 @@ package jobs
 // Load benchmarks of webhook deliveries (BENCHMARKS.md, "Webhook
 // deliveries"). The production River client (NewClient: queue webhooks with
 // WebhookWorkers workers, the test database's pool of 20 connections,
-// PARLEY_DB_MAX_CONNS's default on a host of 5 cores or more) delivers to a receiver in this process
+// PARLEY_DB_MAX_CONNS's default on a host of 5 cores or more, or a pool of
+// PARLEY_BENCH_DB_CONNS connections when set) delivers to a receiver in this process
 // that answers 204 at once. Deliveries are enqueued the way the service
 // enqueues them: one CreateSubmission per event, one endpoint subscribed.
 //
@@ -22,6 +23,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,6 +102,13 @@ func newWebhookBench(b *testing.B) *webhookBench {
 	b.Helper()
 	ctx := context.Background()
 	store := dbtest.New(b)
+	if n, _ := strconv.Atoi(os.Getenv("PARLEY_BENCH_DB_CONNS")); n > 0 {
+		var err error
+		if store, err = db.Open(ctx, dbtest.URL(), int32(n)); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(store.Close)
+	}
 	key := make([]byte, 32)
 	rand.Read(key)
 	box, err := auth.NewBox(key)
