@@ -217,7 +217,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	// a while: its pools full, and every pooled PostgreSQL connection past
 	// the five executions of a prepared statement that PostgreSQL plans for
 	// their parameters before it keeps one plan. At c50 Parley writes about
-	// thirteen turns' messages in one statement, on any of its 20
+	// thirteen turns' messages in one statement, on any of its pooled
 	// connections: 200 turns of warm-up left most connections planning those
 	// statements afresh in the rounds, some 5 ms each, a tenth of
 	// PostgreSQL's CPU a turn in a round of 3,000 (BENCHMARKS.md, issue 41),

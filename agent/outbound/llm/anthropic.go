@@ -26,10 +26,9 @@ type AnthropicConfig struct {
 
 // Anthropic is the provider for Anthropic's Messages API.
 type Anthropic struct {
-	model    string
-	key      string
-	client   anthropic.Client
-	messages anthropic.MessageService
+	model  string
+	key    string
+	client anthropic.Client
 }
 
 // NewAnthropic builds the Anthropic provider. Like NewOpenAI it reads nothing
@@ -49,8 +48,7 @@ func NewAnthropic(cfg AnthropicConfig) *Anthropic {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"))
 	}
-	c := anthropic.NewClient(opts...)
-	return &Anthropic{model: cfg.Model, key: cfg.APIKey, client: c, messages: c.Messages}
+	return &Anthropic{model: cfg.Model, key: cfg.APIKey, client: anthropic.NewClient(opts...)}
 }
 
 // Name returns "anthropic".
@@ -75,18 +73,12 @@ func (p *Anthropic) Stream(ctx context.Context, req Request) (Stream, error) {
 	// anthropicEvents, which decodes each in place, and its body is a
 	// sentBody, not kept for the answer's length.
 	params.SetExtraFields(map[string]any{"stream": true})
-	encode := func() ([]byte, error) { return json.Marshal(params) }
-	body, err := encode()
+	body, sent, err := sentBodyRequest(func() ([]byte, error) { return json.Marshal(params) })
 	if err != nil {
 		return nil, fmt.Errorf("encoding the anthropic request: %w", err)
 	}
-	n := len(body)
 	var raw *http.Response
-	err = p.client.Post(ctx, "v1/messages", nil, &raw, option.WithRequestBody("application/json", &sentBody{b: body}),
-		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			sentAgain(r, n, encode)
-			return next(r)
-		}))
+	err = p.client.Post(ctx, "v1/messages", nil, &raw, option.WithRequestBody("application/json", body), option.WithMiddleware(sent))
 	events := &anthropicEvents{err: err}
 	if err == nil {
 		events.res, events.dec = raw, ssestream.NewDecoder(raw)
@@ -190,7 +182,7 @@ type anthropicUsage struct {
 // uses in order, done. The answer is in when it returns: every failure
 // comes back from it.
 func (p *Anthropic) whole(ctx context.Context, params anthropic.MessageNewParams) (Stream, error) {
-	msg, err := p.messages.New(ctx, params)
+	msg, err := p.client.Messages.New(ctx, params)
 	if err != nil {
 		return nil, p.classify(ctx, err)
 	}

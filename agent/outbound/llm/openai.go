@@ -84,7 +84,8 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	if req.Whole {
 		params.Stream, params.StreamOptions = false, nil
 	}
-	body, err := json.Marshal(params)
+	// The body is a sentBody: not kept for the answer's length.
+	body, sent, err := sentBodyRequest(func() ([]byte, error) { return json.Marshal(params) })
 	if err != nil {
 		return nil, fmt.Errorf("encoding the openai request: %w", err)
 	}
@@ -96,14 +97,8 @@ func (p *OpenAI) Stream(ctx context.Context, req Request) (Stream, error) {
 	// JSON) was a quarter of the server's CPU on a 50-chunk answer
 	// (BENCHMARKS.md, issue 18).
 	var raw *http.Response
-	// The body is a sentBody: not kept for the answer's length.
-	n := len(body)
-	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", &sentBody{b: body}),
-		option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			sentAgain(r, n, func() ([]byte, error) { return json.Marshal(params) })
-			return next(r)
-		}),
-		option.WithResponseBodyInto(&raw))
+	_, err = p.completion.New(ctx, openai.ChatCompletionNewParams{}, option.WithRequestBody("application/json", body),
+		option.WithMiddleware(sent), option.WithResponseBodyInto(&raw))
 	classify := func(err error) error { return p.classify(ctx, err) }
 	if err == nil && req.Whole && gate.body == nil {
 		return p.whole(raw, &t, classify)

@@ -11,13 +11,12 @@ import (
 // request for a retry (its GetBody): a streamed answer held its request's
 // JSON, the prompt with the knowledge base's extracts, the history and the
 // tools' schemas, for its whole length (BENCHMARKS.md, issue 41). The
-// request's GetBody encodes the body again instead (bodyAgain), for the
-// transport's retry of a request the server closed the connection under.
+// request's GetBody encodes the body again instead (sentBodyRequest), for
+// the transport's retry of a request the server closed the connection under.
 type sentBody struct{ b []byte }
 
 func (s *sentBody) Read(p []byte) (int, error) {
 	if len(s.b) == 0 {
-		s.b = nil
 		return 0, io.EOF
 	}
 	n := copy(p, s.b)
@@ -32,15 +31,28 @@ func (s *sentBody) Close() error {
 	return nil
 }
 
-// sentAgain has the attempt req (an SDK's middleware sees each) send
-// body, n bytes, as a sentBody of known length (the SDKs know the length of
-// their own buffers only; without it the body would go chunked), with a
-// GetBody that encodes it again with encode. The SDKs' own retries are off
+// middleware is an SDK's request middleware: openai-go's and
+// anthropic-sdk-go's option.WithMiddleware both take it (gateMiddleware is
+// one too).
+type middleware = func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error)
+
+// sentBodyRequest is the body of a request, encode's, as a sentBody, and
+// the middleware that gives each attempt its length (the SDKs know the
+// length of their own buffers only; without it the body would go chunked)
+// and a GetBody that encodes it again. The SDKs' own retries are off
 // (MaxRetries 0): they would send the first attempt's body, read already.
-func sentAgain(req *http.Request, n int, encode func() ([]byte, error)) {
-	req.ContentLength = int64(n)
-	req.GetBody = func() (io.ReadCloser, error) {
-		b, err := encode()
-		return &sentBody{b: b}, err
+func sentBodyRequest(encode func() ([]byte, error)) (io.ReadCloser, middleware, error) {
+	body, err := encode()
+	if err != nil {
+		return nil, nil, err
 	}
+	n := int64(len(body)) // the middleware keeps the length, not the bytes
+	return &sentBody{b: body}, func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		req.ContentLength = n
+		req.GetBody = func() (io.ReadCloser, error) {
+			b, err := encode()
+			return &sentBody{b: b}, err
+		}
+		return next(req)
+	}, nil
 }

@@ -66,20 +66,31 @@ func TestSentBody(t *testing.T) {
 		}
 	}
 
-	// The body itself, and the GetBody an attempt is given.
-	b := &sentBody{b: []byte(`{"a":1}`)}
-	r, _ := http.NewRequest(http.MethodPost, "http://model.test", b)
+	// The body itself, and the length and GetBody the middleware gives an
+	// attempt.
 	encoded := 0
-	sentAgain(r, 7, func() ([]byte, error) { encoded++; return []byte(`{"a":1}`), nil })
-	if sent, _ := io.ReadAll(r.Body); string(sent) != `{"a":1}` || b.b != nil || r.ContentLength != 7 {
-		t.Errorf("sent %q, left %q, length %d; want the body once, nothing kept, 7", sent, b.b, r.ContentLength)
+	rc, sent, err := sentBodyRequest(func() ([]byte, error) { encoded++; return []byte(`{"a":1}`), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rc.(*sentBody)
+	r, _ := http.NewRequest(http.MethodPost, "http://model.test", b)
+	if _, err := sent(r, func(*http.Request) (*http.Response, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := io.ReadAll(r.Body); string(got) != `{"a":1}` || b.b != nil || r.ContentLength != 7 {
+		t.Errorf("sent %q, left %q, length %d; want the body once, nothing kept, 7", got, b.b, r.ContentLength)
 	}
 	again, err := r.GetBody()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := io.ReadAll(again); !bytes.Equal(a, []byte(`{"a":1}`)) || encoded != 1 {
-		t.Errorf("GetBody gave %q after %d encodings, want the body encoded again", a, encoded)
+	if a, _ := io.ReadAll(again); !bytes.Equal(a, []byte(`{"a":1}`)) || encoded != 2 {
+		t.Errorf("GetBody gave %q after %d encodings, want the body encoded again (2)", a, encoded)
+	}
+	// An encoding that fails is the request's error, nothing sent.
+	if _, _, err := sentBodyRequest(func() ([]byte, error) { return nil, io.ErrUnexpectedEOF }); err != io.ErrUnexpectedEOF {
+		t.Errorf("a failed encoding: %v, want its error", err)
 	}
 	if n, err := b.Read(make([]byte, 4)); n != 0 || err != io.EOF {
 		t.Errorf("a body read to the end: %d, %v; want 0, EOF", n, err)
